@@ -1,0 +1,145 @@
+# halo-run — see README.md. `make check` on a fresh Debian 12 machine as root installs
+# what is missing, builds, and runs every test.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CC      ?= cc
+FUZZCC  ?= clang
+FUZZ_SECONDS ?= 60
+SMOKE_RUNS   ?= 20000
+
+# The one place that names Debian packages: build deps, test deps, bench deps.
+DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
+	libnl-3-dev libnl-route-3-dev check
+DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
+	bubblewrap hyperfine
+DEB_BENCH := tinyproxy squid
+DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
+
+PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+SAN ?=
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT := -O1
+else
+SANFLAGS :=
+OPT := -O2
+endif
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+CFLAGS  ?= $(OPT) -g
+ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+MODULES := policy rlimits netns proxy linux macos runner
+LIB_SRC := $(filter-out runner/main.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+BIN     := $(BUILD)/halo-run
+
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HELP_SRC  := $(wildcard tests/helpers/*.c)
+HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+POLICY_SRC := $(wildcard policy/*.c)
+
+.PHONY: all deps check unit integration asan fuzz fuzz-smoke bench install format clean helpers
+
+all: $(BIN) helpers
+
+helpers: $(HELP_BIN)
+
+$(BUILD)/%.o: %.c $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libhalo.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@ln -sf halo-run $(BUILD)/halo-sh
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
+
+$(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS)
+
+# Install the Debian packages that are missing (apt-get update first). Silent when
+# everything is there; a clear message when it cannot install.
+deps:
+	@missing=$$(for p in $(DEB_ALL); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		if ! command -v apt-get >/dev/null; then echo "make deps: install these packages by hand: $$missing" >&2; exit 1; fi; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: missing packages ($$missing); run as root or: sudo apt-get install $$missing" >&2; exit 1; fi; \
+		echo "make deps: installing $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+deps-bench: deps
+	@apt-get install -y -qq --no-install-recommends $(DEB_BENCH) >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_BENCH) >/dev/null; }
+
+# The whole suite: unit tests, integration tests (as root and as an unprivileged user),
+# the unit tests again under ASan+UBSan, and a short fuzz smoke pass of every target.
+check: deps
+	$(MAKE) all unit
+	$(MAKE) integration
+	$(MAKE) asan-unit
+	$(MAKE) fuzz-smoke
+	@echo "make check: all suites passed"
+
+unit: $(UNIT_BIN)
+	@tests/run-unit.sh $(UNIT_BIN)
+
+integration: all
+	@tests/integration/run.sh $(abspath $(BUILD))
+
+asan-unit:
+	$(MAKE) BUILD=build-asan SAN=1 unit
+
+# The whole suite under ASan+UBSan, integration included.
+asan:
+	$(MAKE) BUILD=build-asan SAN=1 all unit
+	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
+
+build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard policy/*.h)
+	@mkdir -p build-fuzz
+	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)
+
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 tests/fuzz/corpus-$$n tests/fuzz/seeds/$${n#fuzz_} || exit 1; done
+
+fuzz-smoke: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
+		echo "fuzz-smoke: $$n ($(SMOKE_RUNS) runs)"; \
+		$$f -runs=$(SMOKE_RUNS) -seed=1 -max_len=4096 tests/fuzz/seeds/$${n#fuzz_} >/dev/null 2>build-fuzz/$$n.log || \
+			{ tail -40 build-fuzz/$$n.log; exit 1; }; done
+
+bench: all deps-bench
+	@for b in tests/bench/*; do [ -x $$b ] && [ ! -d $$b ] && { echo "== $$b"; $$b $(abspath $(BUILD)) || exit 1; }; done; true
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo-run
+	ln -sf halo-run $(DESTDIR)$(PREFIX)/bin/halo-sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-fuzz

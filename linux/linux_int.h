@@ -1,0 +1,87 @@
+/* Internal interfaces between the files of linux/. Only the child's setup sequence
+ * dies, in functions named ..._or_die, which report through `report_fd` (a CLOEXEC
+ * pipe read by the supervisor) and _exit(LINUX_SETUP_FAILED). */
+#ifndef HALO_LINUX_INT_H
+#define HALO_LINUX_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "linux/linux.h"
+
+#define LINUX_SETUP_FAILED 125
+
+/* Message written to the report pipe; the supervisor prints
+ * "halo-run: sandbox setup failed: <step>: <message>: <strerror(err)>". */
+struct linux_report {
+	int kind; /* LINUX_REPORT_SETUP, LINUX_REPORT_EXEC */
+	int err;  /* errno */
+	char step[64];
+	char msg[512];
+};
+enum { LINUX_REPORT_SETUP = 1, LINUX_REPORT_EXEC = 2 };
+
+void linux_die(int report_fd, const char *step, int err, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 4, 5)));
+
+/* A list of absolute paths found before launch (bounded scan). */
+struct linux_paths {
+	char **v;
+	size_t n;
+};
+void linux_paths_add(struct linux_paths *p, const char *path);
+void linux_paths_free(struct linux_paths *p);
+
+/* What the launch scan found: the protected paths that exist (absolute and glob
+ * matches), and the persistence-guard targets inside writable trees. */
+struct linux_scan {
+	struct linux_paths masked;  /* exist, to be masked (no read, no write, no replace) */
+	struct linux_paths guarded; /* exist, to be made read-only */
+	struct linux_paths writable; /* absolute writable trees: workspace (if writable) + roots */
+	struct linux_paths readonly_extra; /* self_exe, policy files */
+	size_t entries_scanned;
+	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
+};
+
+/* Walk the workspace and writable roots (bounded in entries and depth, never following
+ * symlinks) to find glob matches of protected paths and persistence-guard targets.
+ * Returns 0 or -errno with e set. */
+int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+void linux_scan_free(struct linux_scan *s);
+
+/* In the child, in its new user and mount namespaces, as pid 1 of the new pid
+ * namespace: build the mount layout of DESIGN.md / issue 3 and pivot_root into it.
+ * Afterwards the cwd is the workspace. */
+void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_scan *s,
+			       int report_fd);
+
+/* Landlock: the ABI the kernel offers (0 = none). apply: restrict writes to s->writable
+ * plus /tmp, /dev/{null,zero,full,tty,pts,shm}; on ABI >= 6 scope abstract unix sockets
+ * and signals. With ABI 0 it returns without dying (the caller reports it). */
+int linux_landlock_abi(void);
+void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linux_scan *s,
+				 int report_fd);
+
+/* Drop every capability (effective, permitted, inheritable, ambient, bounding). */
+void linux_caps_drop_or_die(int report_fd);
+
+/* Load the seccomp deny list (the table in seccomp.c). Loaded last, right before exec. */
+void linux_seccomp_apply_or_die(int report_fd);
+
+/* One line per rule for --dry-run. */
+void linux_seccomp_describe(void (*line)(void *arg, const char *text), void *arg);
+
+/* Whole-sandbox limits through cgroups (v2, else v1 pids/memory), when the caller may
+ * create one (root or a delegated subtree). */
+struct linux_cgroup {
+	bool pids;
+	bool memory;
+	char path_pids[256];
+	char path_mem[256];
+	bool v2;
+};
+int linux_cgroup_setup(const struct rlimits_set *r, struct linux_cgroup *cg, struct halo_err *e);
+int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
+void linux_cgroup_cleanup(struct linux_cgroup *cg);
+
+#endif

@@ -1,0 +1,291 @@
+/* policy/ — the policy model, loading, validation, layering, presets, host and
+ * address rules, and the one Decide().  Pure: nothing here touches the OS beyond
+ * reading policy files, so every rule can be tested as a table.
+ *
+ * Helpers return 0 or -errno; messages go into a caller-provided buffer or the
+ * diagnostics list. Nothing here prints or exits. */
+#ifndef HALO_POLICY_H
+#define HALO_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POLICY_MAX_FILE_BYTES (1024 * 1024)
+#define POLICY_MAX_DEPTH      32
+#define POLICY_LIMIT_UNSET    (-1LL)
+#define POLICY_HOST_MAX       253 /* longest DNS name in text form, no trailing dot */
+
+/* A single error message, for helpers that fail in one way at a time. */
+struct halo_err {
+	char msg[1024];
+};
+
+void halo_err_set(struct halo_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---------------------------------------------------------------- model */
+
+enum policy_mode {
+	POLICY_MODE_UNSET = 0,
+	POLICY_MODE_OFF,
+	POLICY_MODE_WORKSPACE_WRITE,
+	POLICY_MODE_READ_ONLY,
+};
+
+enum policy_egress_default {
+	POLICY_EGRESS_UNSET = 0,
+	POLICY_EGRESS_ALLOW,
+	POLICY_EGRESS_DENY,
+};
+
+/* A list of strings as written in the file; `set` tells "absent" from "[]". */
+struct policy_list {
+	char **items;
+	size_t n;
+	bool set;
+};
+
+struct policy_kv {
+	char *key;
+	char *value;
+};
+
+/* Every limit is POLICY_LIMIT_UNSET or a positive count in the unit its name says. */
+struct policy_limits {
+	long long cpu_seconds;
+	long long memory_mb;
+	long long file_size_mb;
+	long long open_files;
+	long long processes;
+	long long wall_seconds;
+};
+
+struct policy_cidr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	unsigned prefix;
+};
+
+struct policy_index; /* Decide()'s hash tables, built by policy_finalize() */
+
+/* The validated, immutable policy. Fields mirror the schema; the "derived" ones are
+ * filled by policy_finalize() and are what the launchers and the proxy use. */
+struct halo_policy {
+	enum policy_mode mode;
+	struct policy_list writable_roots;
+	struct policy_list protected_paths;
+	int fail_if_unavailable; /* -1 unset (means true), 0, 1 */
+	int guard_persistence;   /* -1 unset (means true), 0, 1 */
+
+	enum policy_egress_default egress_default;
+	struct policy_list allowed_domains;
+	struct policy_list presets;
+	struct policy_list denied_domains;
+	struct policy_list allow_private; /* CIDR text */
+	char *gateway;
+
+	struct policy_limits limits;
+	struct policy_list env_pass;
+	struct policy_kv *env_set;
+	size_t n_env_set;
+	bool env_set_set;
+
+	char *legacy_permissions_sandbox; /* permissions.sandbox as written, or NULL */
+
+	/* derived */
+	bool egress_default_allow;       /* the effective default once unset is resolved */
+	struct policy_list writable_abs; /* writable roots, ~ expanded, absolute */
+	struct policy_list protected_abs; /* absolute protected paths, in every home form */
+	struct policy_list protected_globs; /* relative patterns such as ".env*" */
+	struct policy_cidr *cidrs;          /* allow_private parsed */
+	size_t n_cidrs;
+	struct policy_index *index;
+	char *source; /* where it came from: file list, "embedded default", ... */
+};
+
+/* What the pure layer needs to know about the world, supplied by runner/. */
+struct policy_ctx {
+	const char *pw_home;  /* home from the password database; required */
+	const char *env_home; /* $HOME, may be NULL or equal to pw_home */
+	const char *workspace; /* absolute; may be NULL when irrelevant (check, validate) */
+};
+
+/* Diagnostics collected while loading and validating: every error, one a line. */
+struct policy_diags {
+	char **errors;
+	size_t n_errors;
+	char **warnings;
+	size_t n_warnings;
+};
+
+void policy_diags_add_error(struct policy_diags *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void policy_diags_add_warning(struct policy_diags *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void policy_diags_free(struct policy_diags *d);
+
+/* ---------------------------------------------------------------- loading */
+
+/* Parse one file (JSON by content or .json, YAML otherwise) into a raw layer. Refuses
+ * non-regular files, files over 1 MiB, and never blocks on a FIFO. Errors name the
+ * file, the field path and, where known, the line. Returns 0, or -EINVAL with the
+ * reasons in d. */
+int policy_parse_file(const char *path, struct halo_policy **out, struct policy_diags *d);
+
+/* Parse a buffer; `name` is used in messages. Format: 'j' JSON, 'y' YAML, 0 = guess. */
+int policy_parse_buffer(const char *name, const char *buf, size_t len, char format,
+			struct halo_policy **out, struct policy_diags *d);
+
+/* The embedded default policy as a fresh raw layer. */
+struct halo_policy *policy_embedded_default(void);
+extern const char policy_embedded_default_yaml[];
+
+/* Merge `upper` on top of `base` (in place) per DESIGN's layering rules; each loosening
+ * is reported as a warning naming what was loosened. `upper_name` names the file. */
+int policy_layer(struct halo_policy *base, const struct halo_policy *upper, const char *upper_name,
+		 struct policy_diags *d);
+
+/* Validate every rule of DESIGN.md (all errors collected), then derive the expanded
+ * paths, CIDRs and Decide index. Returns 0 or -EINVAL. */
+int policy_finalize(struct halo_policy *p, const struct policy_ctx *ctx, struct policy_diags *d);
+
+/* Load, layer and finalize `n` files in order (n == 0: the embedded default). */
+int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx,
+		struct halo_policy **out, struct policy_diags *d);
+
+void policy_free(struct halo_policy *p);
+
+/* Render the effective policy (presets expanded) as JSON text; caller frees. */
+char *policy_to_json(const struct halo_policy *p);
+
+/* ---------------------------------------------------------------- discovery */
+
+/* Where to look when no --policy is given: $HALO_POLICY, /etc/halo/policy.{yaml,json},
+ * ~/.config/halo/policy.{yaml,json}, else the embedded default. `exists` is the only
+ * window onto the file system (injected so the logic stays pure and testable). A
+ * candidate inside the workspace is skipped with a warning: a repository must not
+ * loosen its own sandbox. Writes the chosen path into out (empty = embedded). */
+struct policy_discover_in {
+	const char *env_halo_policy;
+	const char *home; /* pw home */
+	const char *workspace;
+	bool (*exists)(const char *path);
+};
+int policy_discover(const struct policy_discover_in *in, char *out, size_t outlen,
+		    struct policy_diags *d);
+
+/* ---------------------------------------------------------------- presets */
+
+struct policy_preset_entry {
+	const char *pattern;
+	const char *source; /* why it is there */
+};
+
+struct policy_preset {
+	const char *name;
+	const struct policy_preset_entry *entries;
+	size_t n;
+};
+
+const struct policy_preset *policy_preset_find(const char *name);
+const struct policy_preset *policy_presets(size_t *n);
+
+/* ---------------------------------------------------------------- hosts */
+
+enum policy_host_kind {
+	POLICY_HOST_NAME,
+	POLICY_HOST_IPV4,
+	POLICY_HOST_IPV6,
+};
+
+struct policy_host {
+	enum policy_host_kind kind;
+	char text[POLICY_HOST_MAX + 1]; /* canonical: lower case, no trailing dot, v6 without [] */
+	uint8_t addr[16];               /* for IP literals: 4 or 16 bytes, network order */
+};
+
+/* Strict host grammar of DESIGN.md. `in` is exactly `len` bytes (may contain NUL,
+ * which is refused). IPv6 must come bracketed ("[::1]") unless allow_bare_v6.
+ * Returns 0 or -EINVAL with the reason in why. */
+int policy_host_parse(const char *in, size_t len, bool allow_bare_v6, struct policy_host *out,
+		      char *why, size_t whylen);
+
+/* A target for `halo-run check`: host, host:port, [v6]:port, or a URL whose authority is
+ * parsed strictly (userinfo is dropped: https://a.com@b.com/ targets b.com). port is 0
+ * when none was given. */
+int policy_target_parse(const char *target, struct policy_host *host, unsigned *port, char *why,
+			size_t whylen);
+
+/* Is `pattern` a valid domain-list entry (lower case, no URL/port/bare star, optional
+ * leading "*.")? Returns 0 or -EINVAL with why. */
+int policy_pattern_check(const char *pattern, char *why, size_t whylen);
+
+/* ---------------------------------------------------------------- addresses */
+
+enum policy_addr_class {
+	POLICY_ADDR_PUBLIC = 0,
+	POLICY_ADDR_UNSPECIFIED,
+	POLICY_ADDR_LOOPBACK,
+	POLICY_ADDR_PRIVATE,
+	POLICY_ADDR_LINK_LOCAL,
+	POLICY_ADDR_CGNAT,
+	POLICY_ADDR_MULTICAST,
+	POLICY_ADDR_BROADCAST,
+	POLICY_ADDR_METADATA,
+	POLICY_ADDR_DOCUMENTATION,
+	POLICY_ADDR_BENCHMARK,
+	POLICY_ADDR_RESERVED,
+	POLICY_ADDR_UNIQUE_LOCAL,
+	POLICY_ADDR_SITE_LOCAL,
+	POLICY_ADDR_TRANSLATION, /* a v6 wrapper whose inner IPv4 cannot be trusted */
+};
+
+/* Classify an address, unwrapping IPv4-mapped, -compatible, NAT64, 6to4 and Teredo
+ * forms to the IPv4 they carry. `addr` is 4 bytes (AF_INET) or 16 (AF_INET6). */
+enum policy_addr_class policy_addr_classify(int family, const uint8_t *addr);
+const char *policy_addr_class_name(enum policy_addr_class c);
+
+int policy_cidr_parse(const char *text, struct policy_cidr *out, char *why, size_t whylen);
+bool policy_cidr_match(const struct policy_cidr *c, int family, const uint8_t *addr);
+
+/* The proxy's question after resolution: may we connect to this address? True for a
+ * public address, or a special one covered by allowPrivate. */
+bool policy_addr_permitted(const struct halo_policy *p, int family, const uint8_t *addr,
+			   enum policy_addr_class *cls);
+
+/* ---------------------------------------------------------------- Decide */
+
+enum policy_rule {
+	POLICY_RULE_DEFAULT,
+	POLICY_RULE_DENIED,  /* deniedDomains[index] */
+	POLICY_RULE_ALLOWED, /* allowedDomains[index] */
+	POLICY_RULE_PRESET,  /* presets[index], entry pattern */
+	POLICY_RULE_INVALID_HOST,
+	POLICY_RULE_MODE_OFF, /* sandbox.mode off: no egress control */
+};
+
+struct policy_decision {
+	bool allow;
+	enum policy_rule rule;
+	size_t index;
+	const char *pattern; /* matching entry (points into the policy) */
+	const char *preset;  /* preset name for POLICY_RULE_PRESET */
+	struct policy_host host; /* the parsed host (valid unless RULE_INVALID_HOST) */
+	char why[128];           /* for RULE_INVALID_HOST */
+};
+
+/* The one decision function: a deny rule wins, then the allowlist (allowedDomains,
+ * presets), then the default. The gateway is not allowed implicitly: validation
+ * insists that a restricted policy allows it. Cost independent of the number of rules. */
+int policy_decide(const struct halo_policy *p, const char *host, size_t len,
+		  struct policy_decision *d);
+
+/* "deniedDomains[0] pastebin.com", "presets[1] vcs: *.github.com", "default deny",
+ * "invalid host: <why>". */
+void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n);
+
+/* Build / free the hash index (called by policy_finalize). */
+int policy_index_build(struct halo_policy *p);
+void policy_index_free(struct policy_index *ix);
+
+#endif

@@ -1,0 +1,19 @@
+/* runner/env — the command's environment: the caller's environment cleared to an
+ * allowlist, plus env.pass and env.set, plus HALO_SANDBOX=1 and TMPDIR. */
+#ifndef HALO_RUNNER_ENV_H
+#define HALO_RUNNER_ENV_H
+
+#include "policy/policy.h"
+
+/* Build a NULL-terminated environment from `caller` (an environ-style array).
+ * `tmpdir` becomes TMPDIR. Returns a heap array of heap strings (free with
+ * runner_env_free) or NULL with the reason in e. */
+char **runner_env_build(const struct halo_policy *p, char *const *caller, const char *tmpdir,
+			struct halo_err *e);
+void runner_env_free(char **env);
+
+/* The names kept from the caller's environment by default (NULL-terminated). A name
+ * ending in '*' is a prefix (LC_*). */
+extern const char *const runner_env_allowlist[];
+
+#endif

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Run every tests/integration/t_*.sh against the real binary, as root and again as an
+# unprivileged user (uid/gid 65534 through setpriv), and print one closing tally.
+#
+# Each test script gets: HALO (the binary), HELPERS (dir of test helper binaries),
+# AS (root|user) and a private scratch dir in TMPDIR. It prints "ok - name" /
+# "not ok - name" lines (lib.sh does this) and exits non-zero on any failure.
+set -u
+build=${1:?usage: run.sh BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+
+# The build tree may sit under a directory the unprivileged user cannot enter
+# (/root/...): copy the binaries to a world-readable place for both runs.
+stage=$(mktemp -d /tmp/halo-it.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+chmod 755 "$stage"
+cp "$build/halo-run" "$stage/"
+ln -s halo-run "$stage/halo-sh"
+mkdir -p "$stage/helpers"
+[ -d "$build/helpers" ] && cp "$build"/helpers/* "$stage/helpers/" 2>/dev/null
+cp -r "$here" "$stage/it"
+chmod -R a+rX "$stage"
+
+total_pass=0; total_fail=0
+run_one() { # as script
+	local as=$1 script=$2 out scratch rc
+	scratch=$(mktemp -d /tmp/halo-scratch.XXXXXX)
+	chmod 755 "$scratch"
+	local -a pre=()
+	if [ "$as" = user ]; then
+		chown 65534:65534 "$scratch"
+		pre=(setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env)
+	fi
+	out=$(cd "$scratch" && timeout -k 5 300 "${pre[@]}" env HOME="$scratch" PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+		HALO="$stage/halo-run" HELPERS="$stage/helpers" IT="$stage/it" AS="$as" TMPDIR="$scratch" \
+		bash "$stage/it/$(basename "$script")" 2>&1)
+	rc=$?
+	rm -rf "$scratch"
+	local p f
+	p=$(grep -c '^ok - ' <<<"$out")
+	f=$(grep -c '^not ok - ' <<<"$out")
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; out+=$'\n'"not ok - $(basename "$script") exited $rc"; fi
+	total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+	if [ "$f" -ne 0 ]; then
+		echo "--- $(basename "$script") as $as: $p passed, $f failed"
+		grep -v '^ok - ' <<<"$out" | tail -60
+	else
+		echo "--- $(basename "$script") as $as: $p passed"
+	fi
+}
+
+for script in "$here"/t_*.sh; do
+	[ -e "$script" ] || continue
+	run_one root "$script"
+	run_one user "$script"
+done
+echo "integration: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ] && [ "$total_pass" -gt 0 ]
