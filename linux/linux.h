@@ -25,9 +25,10 @@ struct linux_launch {
 };
 
 /* Run argv in the sandbox and wait. *status is the exit code halo-run should return
- * (command status, 128+N, 124 on timeout, 125/126/127 on failures). Returns 0 when the
- * command ran (or failed in a way encoded in *status), -errno with e set when the
- * sandbox could not be built (caller exits 125). */
+ * (command status, 128+N, 124 on timeout, 126/127 when exec failed). Returns 0 when
+ * the command ran, 1 when it ended in a way halo-run must explain (timeout, exec
+ * failure: the message is in e), -errno with e set when the sandbox could not be
+ * built (the caller exits 125). */
 int linux_run(const struct linux_launch *l, int *status, struct halo_err *e);
 
 /* Print the plan: namespaces, mounts, masked paths, limits, environment, seccomp

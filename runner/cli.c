@@ -1,12 +1,188 @@
-/* Command line (placeholder until the runner lands). */
+/* Command line: subcommands and options, as tables. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
-#include "runner/runner.h"
+#include "runner/runner_int.h"
+
+#ifndef HALO_VERSION
+#define HALO_VERSION "0.1.0"
+#endif
+
+void runner_usage(FILE *out)
+{
+	fputs("usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"
+	      "       halo-run check [--policy F]... TARGET     decide a host, host:port or URL\n"
+	      "       halo-run validate F...                    check policy files\n"
+	      "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
+	      "\n"
+	      "options:\n"
+	      "  --policy F        policy file (JSON or YAML); repeat to layer\n"
+	      "  --workspace DIR   the writable workspace (default: the current directory)\n"
+	      "  --limit K=V,...   cpu=SECONDS mem=SIZE fsize=SIZE nofile=N nproc=N wall=SECONDS\n"
+	      "  --timeout S       wall-clock limit; exit 124 when it is hit\n"
+	      "  --dry-run         print the sandbox plan and exit\n"
+	      "  --quiet           no warnings on stderr\n"
+	      "  --verbose         more detail\n"
+	      "  --json            JSON output (policy)\n"
+	      "  -h, --help        this help;  --version  the version\n"
+	      "\n"
+	      "exit: the command's status, 128+N if it died of signal N; 124 timeout,\n"
+	      "125 policy/usage/sandbox error, 126 not executable, 127 not found.\n",
+	      out);
+}
+
+enum opt_kind { OPT_FLAG, OPT_VALUE };
+
+struct opt_row {
+	const char *name;
+	enum opt_kind kind;
+	size_t off; /* offsetof the bool or const char* in runner_opts */
+};
+
+#define FLAG(n, f)  {n, OPT_FLAG, offsetof(struct runner_opts, f)}
+#define VALUE(n, f) {n, OPT_VALUE, offsetof(struct runner_opts, f)}
+
+static const struct opt_row opt_table[] = {
+	VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+	FLAG("--dry-run", dry_run),      FLAG("--quiet", quiet),       FLAG("--verbose", verbose),
+	FLAG("--json", json),
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "halo-run: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'halo-run --help'.\n");
+	return HALO_EXIT_SETUP;
+}
+
+/* Accept "--opt VALUE" and "--opt=VALUE". Returns the number of argv words used. */
+static int take_value(int argc, char **argv, int i, const char *name, const char **out)
+{
+	size_t n = strlen(name);
+
+	if (argv[i][n] == '=') {
+		*out = argv[i] + n + 1;
+		return 1;
+	}
+	if (i + 1 >= argc)
+		return -1;
+	*out = argv[i + 1];
+	return 2;
+}
+
+static int parse_one(int argc, char **argv, int i, struct runner_opts *o)
+{
+	const char *v = NULL;
+	int used;
+
+	if (strncmp(argv[i], "--policy", 8) == 0 && (argv[i][8] == 0 || argv[i][8] == '=')) {
+		if ((used = take_value(argc, argv, i, "--policy", &v)) < 0)
+			return usage_error("%s needs a file", argv[i]);
+		if (o->n_policies == RUNNER_MAX_POLICIES)
+			return usage_error("too many --policy files (at most %s)", "16");
+		o->policies[o->n_policies++] = v;
+		return -used;
+	}
+	for (size_t k = 0; k < sizeof(opt_table) / sizeof(opt_table[0]); k++) {
+		const struct opt_row *r = &opt_table[k];
+		size_t n = strlen(r->name);
+		if (strncmp(argv[i], r->name, n) != 0 || (argv[i][n] && argv[i][n] != '='))
+			continue;
+		if (r->kind == OPT_FLAG) {
+			if (argv[i][n] == '=')
+				return usage_error("%s takes no value", r->name);
+			*(bool *)((char *)o + r->off) = true;
+			return -1;
+		}
+		if ((used = take_value(argc, argv, i, r->name, &v)) < 0)
+			return usage_error("%s needs a value", r->name);
+		if (!*v)
+			return usage_error("%s needs a non-empty value", r->name);
+		*(const char **)((char *)o + r->off) = v;
+		return -used;
+	}
+	return usage_error("unknown option '%s'", argv[i]);
+}
+
+int runner_parse(int argc, char **argv, bool stop_at_command, struct runner_opts *o)
+{
+	int i = 0;
+
+	while (i < argc) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (argv[i][0] != '-' || argv[i][1] == 0) {
+			if (stop_at_command)
+				break;
+			/* Operands and options may mix for the subcommands. */
+			argv[o->n_rest++] = argv[i++];
+			continue;
+		}
+		int r = parse_one(argc, argv, i, o);
+		if (r > 0)
+			return r;
+		i += -r;
+	}
+	if (stop_at_command) {
+		o->rest = argv + i;
+		o->n_rest = argc - i;
+	} else {
+		while (i < argc)
+			argv[o->n_rest++] = argv[i++];
+		o->rest = argv;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(const struct runner_opts *o);
+} commands[] = {
+	{"check", runner_cmd_check},
+	{"validate", runner_cmd_validate},
+	{"policy", runner_cmd_policy},
+};
+
+/* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */
+static int refuse_privileged_binary(void)
+{
+	if (getauxval(AT_SECURE) == 0 && getuid() == geteuid() && getgid() == getegid())
+		return 0;
+	fprintf(stderr, "halo-run: refusing to run setuid, setgid or with file capabilities; "
+			"install it as a plain 0755 binary\n");
+	return HALO_EXIT_SETUP;
+}
 
 int runner_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "halo-run: not built yet\n");
-	return HALO_EXIT_SETUP;
+	struct runner_opts o = {0};
+	int rc;
+
+	if ((rc = refuse_privileged_binary()) != 0)
+		return rc;
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		runner_usage(stdout);
+		return 0;
+	}
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+		printf("halo-run %s\n", HALO_VERSION);
+		return 0;
+	}
+	for (size_t k = 0; argc >= 2 && k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (strcmp(argv[1], commands[k].name) == 0) {
+			if ((rc = runner_parse(argc - 2, argv + 2, false, &o)) != 0)
+				return rc;
+			return commands[k].fn(&o);
+		}
+	if ((rc = runner_parse(argc - 1, argv + 1, true, &o)) != 0)
+		return rc;
+	if (o.n_rest == 0)
+		return usage_error("%s", "no command given (halo-run [OPTIONS] -- CMD [ARGS...])");
+	return runner_cmd_run(&o);
 }

@@ -1,0 +1,214 @@
+/* pid 1 of the sandbox. The whole isolation recipe reads top to bottom in
+ * linux_init_main; every step either succeeds or stops the launch (exit 125 through
+ * the report pipe): the command never starts on a partial sandbox. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/launch_int.h"
+#include "netns/netns.h"
+
+extern char **environ;
+
+static void write_file_or_die(int rfd, const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		linux_die(rfd, "user namespace", errno, "open %s", path);
+	if (write(fd, text, len) != len) {
+		int err = errno;
+		close(fd);
+		linux_die(rfd, "user namespace", err, "write %s", path);
+	}
+	close(fd);
+}
+
+/* The caller keeps its own uid and gid inside: nobody inside is more than the caller
+ * is outside, and a root caller's uid 0 holds no capability once they are dropped. */
+static void map_ids_or_die(const struct launch_ids *ids, int rfd)
+{
+	char line[64];
+
+	/* setgroups must be denied before an unprivileged gid_map; it also stops the
+	 * command from dropping a supplementary group used as a negative permission. */
+	write_file_or_die(rfd, "/proc/self/setgroups", "deny");
+	snprintf(line, sizeof(line), "%u %u 1\n", ids->uid, ids->uid);
+	write_file_or_die(rfd, "/proc/self/uid_map", line);
+	snprintf(line, sizeof(line), "%u %u 1\n", ids->gid, ids->gid);
+	write_file_or_die(rfd, "/proc/self/gid_map", line);
+}
+
+static void wait_for_go_or_die(struct launch_fds *f)
+{
+	char c;
+
+	/* EOF means the supervisor died before we started: nothing to run for. */
+	if (read(f->go_r, &c, 1) != 1)
+		_exit(LINUX_SETUP_FAILED);
+	close(f->go_r);
+}
+
+static void loopback_up_or_die(int rfd)
+{
+	int rc = netns_loopback_up();
+
+	if (rc < 0)
+		linux_die(rfd, "network namespace", -rc, "bring up the loopback interface");
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+/* pid 1 only receives signals from outside for which it has a handler: install a
+ * no-op one, then take them through a signalfd. */
+static int init_signals_or_die(int rfd)
+{
+	sigset_t set;
+	struct sigaction sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = noop_handler;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaction(SIGCHLD, &sa, NULL);
+	for (size_t i = 0; i < launch_n_forwarded_signals; i++) {
+		sigaddset(&set, launch_forwarded_signals[i]);
+		sigaction(launch_forwarded_signals[i], &sa, NULL);
+	}
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		linux_die(rfd, "signals", errno, "sigprocmask");
+	fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (fd < 0)
+		linux_die(rfd, "signals", errno, "signalfd");
+	return fd;
+}
+
+static void report_status_and_exit(struct launch_fds *f, int wstatus)
+{
+	ssize_t n = write(f->status_w, &wstatus, sizeof(wstatus));
+
+	(void)n;
+	/* Leaving pid 1 kills everything else in the namespace: nothing outlives it. */
+	_exit(0);
+}
+
+/* Reap every child; forward signals to the command; exit when the command does. */
+static void __attribute__((noreturn)) init_loop(pid_t cmd, int sfd, struct launch_fds *f)
+{
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		int ws;
+		pid_t p;
+
+		if (n != sizeof(si)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			_exit(LINUX_SETUP_FAILED);
+		}
+		if (si.ssi_signo != SIGCHLD) {
+			/* A terminal's signals (SI_KERNEL) already reach the command, which
+			 * shares the foreground process group: forward only sent ones. */
+			if (si.ssi_code != SI_KERNEL)
+				kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+			if (p == cmd)
+				report_status_and_exit(f, ws);
+	}
+}
+
+void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
+		     const struct launch_ids *ids, struct launch_fds *f)
+{
+	int rfd = f->report_w;
+	int sfd;
+	pid_t cmd;
+
+	close(f->report_r);
+	close(f->status_r);
+	close(f->go_w);
+	close(f->sig_fd);
+	/* If the supervisor dies, so does the sandbox (and, as pid 1, all of it). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		linux_die(rfd, "supervision", errno, "PR_SET_PDEATHSIG");
+	wait_for_go_or_die(f);                /* placed in the cgroups first */
+	map_ids_or_die(ids, rfd);             /* user: caller's ids only */
+	if (sethostname("halo", 4) < 0)       /* uts: the host's name stays outside */
+		linux_die(rfd, "uts namespace", errno, "sethostname");
+	loopback_up_or_die(rfd);              /* net: loopback only, no route out */
+	linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
+	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");
+	sfd = init_signals_or_die(rfd);
+	linux_landlock_apply_or_die(l, s, rfd); /* second layer on writes */
+	linux_caps_drop_or_die(rfd);            /* no capability, no_new_privs */
+	linux_seccomp_apply_or_die(rfd);        /* deny table, last */
+	cmd = launch_spawn_command_or_die(l, rfd);
+	close(rfd);
+	init_loop(cmd, sfd, f);
+}
+
+static void report_exec_failure(int rfd, int err, const char *cmd)
+{
+	struct linux_report r;
+	ssize_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = LINUX_REPORT_EXEC;
+	r.err = err;
+	snprintf(r.step, sizeof(r.step), "exec");
+	snprintf(r.msg, sizeof(r.msg), "%s", cmd);
+	n = write(rfd, &r, sizeof(r));
+	(void)n;
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+static void close_fds_except(int keep)
+{
+	/* Nothing opened before launch is visible inside, except the report pipe,
+	 * which is CLOEXEC and gone once exec succeeds. */
+	if (keep > 3)
+		syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0U);
+	syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U);
+}
+
+pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
+{
+	struct halo_err e = {{0}};
+	sigset_t none;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		linux_die(rfd, "spawn", errno, "fork the command");
+	if (pid > 0)
+		return pid;
+	sigemptyset(&none);
+	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
+		signal(launch_forwarded_signals[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (rlimits_apply(&l->limits, &e) < 0)
+		linux_die(rfd, "limits", errno, "%s", e.msg);
+	close_fds_except(rfd);
+	/* execvp looks PATH up in environ, so the command's own PATH decides. */
+	environ = l->envp;
+	execvp(l->argv[0], l->argv);
+	report_exec_failure(rfd, errno, l->argv[0]);
+	_exit(127);
+}

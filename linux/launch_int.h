@@ -1,0 +1,51 @@
+/* Shared between the supervisor side (launch.c, supervise.c) and the sandbox's
+ * init (init.c). */
+#ifndef HALO_LINUX_LAUNCH_INT_H
+#define HALO_LINUX_LAUNCH_INT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "linux/linux_int.h"
+
+/* Pipes between the supervisor and the sandbox's init. Every fd is CLOEXEC. */
+struct launch_fds {
+	int report_r, report_w; /* setup failures and exec errors (struct linux_report) */
+	int status_r, status_w; /* init writes the command's wait status (int) */
+	int go_r, go_w;         /* supervisor → init: placed in cgroups, proceed */
+	int sig_fd;             /* the supervisor's signalfd; closed in the child */
+};
+
+struct launch_ids {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Signals forwarded from the supervisor to the sandbox and from init to the command. */
+extern const int launch_forwarded_signals[];
+extern const size_t launch_n_forwarded_signals;
+
+/* pid 1 of the sandbox: builds every layer, runs the command, exits with it. */
+void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
+		     const struct launch_ids *ids, struct launch_fds *f) __attribute__((noreturn));
+
+/* Fork the command from a process whose layers are in place: rlimits, fds closed,
+ * environment, exec. Returns the pid, or dies. Shared by init and the degraded path. */
+pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
+
+/* Wait for the sandbox's init (or the unsandboxed child in degraded mode), forwarding
+ * signals and enforcing the wall-clock limit; computes halo-run's exit code. */
+int linux_supervise(const struct linux_launch *l, pid_t child, struct launch_fds *f,
+		    bool via_init, int *status, struct halo_err *e);
+
+/* Is this clone() errno the "user namespaces unavailable" family? And what to do. */
+bool linux_userns_error(int err);
+const char *linux_userns_advice(void);
+
+/* 0 when this user can create the namespaces, else -errno (tries in a child). */
+int linux_userns_probe(void);
+
+/* Create the signalfd (signals blocked first) used by linux_supervise. */
+int launch_signalfd_open(void);
+
+#endif

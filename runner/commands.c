@@ -1,0 +1,109 @@
+/* The policy subcommands: check, validate, policy. None of them sends network traffic. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "runner/runner_int.h"
+
+static void print_address_class(const struct policy_host *h)
+{
+	int family = h->kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6;
+	enum policy_addr_class c = policy_addr_classify(family, h->addr);
+
+	printf("address class: %s%s\n", policy_addr_class_name(c),
+	       c == POLICY_ADDR_PUBLIC ? "" : " (refused by the proxy unless egress.allowPrivate covers it)");
+}
+
+int runner_cmd_check(const struct runner_opts *o)
+{
+	struct runner_env re;
+	struct policy_decision d;
+	struct policy_host h;
+	unsigned port = 0;
+	char why[160], rule[512];
+	int rc;
+
+	if (o->n_rest != 1) {
+		fprintf(stderr, "halo-run: check takes one TARGET (host, host:port, [v6]:port or URL)\n");
+		return HALO_EXIT_SETUP;
+	}
+	if ((rc = runner_load_policy(o, false, &re)) != 0)
+		return rc;
+	const char *target = o->rest[0];
+	if (policy_target_parse(target, &h, &port, why, sizeof(why)) < 0) {
+		/* Not a target we can parse: Decide says why, with the same words the
+		 * proxy would use, and denies. */
+		policy_decide(re.policy, target, strlen(target), &d);
+	} else {
+		policy_decide(re.policy, h.text, strlen(h.text), &d);
+	}
+	policy_decision_rule(&d, rule, sizeof(rule));
+	if (d.rule == POLICY_RULE_INVALID_HOST)
+		printf("deny %s\nrule: %s\n", target, rule);
+	else if (port)
+		printf("%s %s:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port, rule);
+	else
+		printf("%s %s\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, rule);
+	if (d.rule != POLICY_RULE_INVALID_HOST && d.host.kind != POLICY_HOST_NAME)
+		print_address_class(&d.host);
+	runner_env_release(&re);
+	return d.allow ? 0 : 1;
+}
+
+int runner_cmd_validate(const struct runner_opts *o)
+{
+	struct runner_opts one = *o;
+	int bad = 0;
+
+	if (o->n_rest < 1 || o->n_policies) {
+		fprintf(stderr, "halo-run: validate takes policy files as operands: validate F...\n");
+		return HALO_EXIT_SETUP;
+	}
+	/* Each file on its own, so every error of every file is reported. */
+	for (int i = 0; i < o->n_rest; i++) {
+		struct runner_env re;
+		one.policies[0] = o->rest[i];
+		one.n_policies = 1;
+		if (runner_load_policy(&one, false, &re) != 0) {
+			bad = 1;
+			continue;
+		}
+		printf("%s: valid\n", o->rest[i]);
+		runner_env_release(&re);
+	}
+	return bad;
+}
+
+int runner_cmd_policy(const struct runner_opts *o)
+{
+	struct runner_env re;
+	char *json;
+	int rc;
+
+	if (o->n_rest != 0) {
+		fprintf(stderr, "halo-run: policy takes no operands (use --policy F)\n");
+		return HALO_EXIT_SETUP;
+	}
+	if ((rc = runner_load_policy(o, false, &re)) != 0)
+		return rc;
+	json = policy_to_json(re.policy);
+	if (!json) {
+		fprintf(stderr, "halo-run: out of memory\n");
+		runner_env_release(&re);
+		return HALO_EXIT_SETUP;
+	}
+	if (o->json) {
+		printf("%s\n", json);
+	} else {
+		printf("# source: ");
+		if (re.n_paths == 0)
+			printf("embedded default\n");
+		for (size_t i = 0; i < re.n_paths; i++)
+			printf("%s%s", re.paths[i], i + 1 < re.n_paths ? " + " : "\n");
+		printf("%s\n", json);
+	}
+	free(json);
+	runner_env_release(&re);
+	return 0;
+}

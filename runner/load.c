@@ -1,0 +1,122 @@
+/* Loading the policy for any subcommand: the invoking user's home from the password
+ * database, the workspace, discovery when no --policy is given, every diagnostic. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner/runner_int.h"
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static int lookup_home(struct runner_env *re)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
+		fprintf(stderr, "halo-run: uid %u has no home directory in the password database\n",
+			(unsigned)getuid());
+		return HALO_EXIT_SETUP;
+	}
+	snprintf(re->pw_home, sizeof(re->pw_home), "%s", pw->pw_dir);
+	re->env_home = getenv("HOME");
+	if (re->env_home && re->env_home[0] != '/')
+		re->env_home = NULL;
+	return 0;
+}
+
+static int resolve_workspace(const struct runner_opts *o, struct runner_env *re)
+{
+	const char *w = o->workspace ? o->workspace : ".";
+	char *real = realpath(w, NULL);
+	struct stat st;
+
+	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "halo-run: workspace %s: %s\n", w,
+			real ? "not a directory" : strerror(errno));
+		free(real);
+		return HALO_EXIT_SETUP;
+	}
+	snprintf(re->workspace, sizeof(re->workspace), "%s", real);
+	free(real);
+	return 0;
+}
+
+static void print_diags(const struct policy_diags *d, bool quiet)
+{
+	for (size_t i = 0; i < d->n_errors; i++)
+		fprintf(stderr, "halo-run: error: %s\n", d->errors[i] ? d->errors[i] : "out of memory");
+	for (size_t i = 0; !quiet && i < d->n_warnings; i++)
+		fprintf(stderr, "halo-run: warning: %s\n",
+			d->warnings[i] ? d->warnings[i] : "out of memory");
+}
+
+static int discover(struct runner_env *re, struct policy_diags *d)
+{
+	struct policy_discover_in in = {
+		.env_halo_policy = getenv("HALO_POLICY"),
+		.home = re->pw_home,
+		.workspace = re->workspace[0] ? re->workspace : NULL,
+		.exists = file_exists,
+	};
+
+	if (policy_discover(&in, re->discovered, sizeof(re->discovered), d) < 0)
+		return HALO_EXIT_SETUP;
+	if (re->discovered[0])
+		re->paths[re->n_paths++] = re->discovered;
+	return 0;
+}
+
+int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct runner_env *re)
+{
+	struct policy_diags d = {0};
+	struct policy_ctx ctx;
+	int rc;
+
+	memset(re, 0, sizeof(*re));
+	if ((rc = lookup_home(re)) != 0)
+		return rc;
+	/* The workspace decides which discovered files may not be read (a repository
+	 * must not loosen its own sandbox), so resolve it even for `check`. */
+	if (need_workspace || o->workspace) {
+		if ((rc = resolve_workspace(o, re)) != 0)
+			return rc;
+	} else {
+		char *cwd = getcwd(NULL, 0);
+		if (cwd)
+			snprintf(re->workspace, sizeof(re->workspace), "%s", cwd);
+		free(cwd);
+	}
+	for (size_t i = 0; i < o->n_policies; i++)
+		re->paths[re->n_paths++] = o->policies[i];
+	if (o->n_policies == 0 && discover(re, &d) != 0) {
+		print_diags(&d, o->quiet);
+		policy_diags_free(&d);
+		return HALO_EXIT_SETUP;
+	}
+	ctx.pw_home = re->pw_home;
+	ctx.env_home = re->env_home;
+	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
+	rc = policy_load(re->paths, re->n_paths, &ctx, &re->policy, &d);
+	print_diags(&d, o->quiet);
+	policy_diags_free(&d);
+	if (rc < 0) {
+		fprintf(stderr, "halo-run: the policy is invalid; nothing was run\n");
+		return HALO_EXIT_SETUP;
+	}
+	return 0;
+}
+
+void runner_env_release(struct runner_env *re)
+{
+	policy_free(re->policy);
+	re->policy = NULL;
+}

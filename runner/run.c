@@ -1,0 +1,150 @@
+/* `halo-run [OPTIONS] -- CMD`: load the policy, settle the limits and the environment,
+ * hand over to the launcher, and exit with the command's status. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/linux.h"
+#include "runner/env.h"
+#include "runner/runner_int.h"
+
+extern char **environ;
+
+static int settle_limits(const struct runner_opts *o, const struct halo_policy *p,
+			 struct rlimits_set *r)
+{
+	struct halo_err e = {{0}};
+
+	rlimits_from_policy(&p->limits, r);
+	if (o->limit_spec && rlimits_parse_override(o->limit_spec, r, &e) < 0) {
+		fprintf(stderr, "halo-run: --limit: %s\n", e.msg);
+		return HALO_EXIT_SETUP;
+	}
+	if (o->timeout) {
+		char *end;
+		errno = 0;
+		long long s = strtoll(o->timeout, &end, 10);
+		if (errno || *end || s <= 0 || s > 31536000 || o->timeout[0] == '+') {
+			fprintf(stderr, "halo-run: --timeout: '%s' is not a whole number of seconds "
+					"between 1 and 31536000\n",
+				o->timeout);
+			return HALO_EXIT_SETUP;
+		}
+		r->wall_seconds = s;
+	}
+	return 0;
+}
+
+/* A workspace of / or a system directory would make the host writable. */
+static int check_workspace(const struct halo_policy *p, const char *ws)
+{
+	static const char *const refused[] = {"/", "/etc", "/usr", "/bin", "/sbin", "/lib",
+					      "/lib64", "/boot", "/dev", "/proc", "/sys", "/var"};
+
+	if (p->mode != POLICY_MODE_WORKSPACE_WRITE)
+		return 0;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (strcmp(ws, refused[i]) == 0) {
+			fprintf(stderr, "halo-run: refusing %s as a writable workspace; cd into a "
+					"project directory or pass --workspace DIR\n",
+				ws);
+			return HALO_EXIT_SETUP;
+		}
+	return 0;
+}
+
+/* sandbox.mode: off — the policy's explicit kill switch: limits and the clean
+ * environment still apply, nothing else does. */
+static int run_unsandboxed(const struct linux_launch *l)
+{
+	struct halo_err e = {{0}};
+	int ws;
+	pid_t pid;
+
+	if (!l->quiet)
+		fprintf(stderr, "halo-run: sandbox.mode is off: the command runs unsandboxed\n");
+	pid = fork();
+	if (pid < 0)
+		return HALO_EXIT_SETUP;
+	if (pid == 0) {
+		if (rlimits_apply(&l->limits, &e) < 0) {
+			fprintf(stderr, "halo-run: %s\n", e.msg);
+			_exit(HALO_EXIT_SETUP);
+		}
+		environ = l->envp;
+		execvp(l->argv[0], l->argv);
+		fprintf(stderr, "halo-run: %s: %s\n", l->argv[0], strerror(errno));
+		_exit(errno == ENOENT ? HALO_EXIT_NOTFOUND : HALO_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR)
+			return HALO_EXIT_SETUP;
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static int launch(const struct runner_opts *o, struct runner_env *re, struct linux_launch *l)
+{
+	struct halo_err e = {{0}};
+	int status = HALO_EXIT_SETUP;
+	int rc;
+
+	if (o->dry_run) {
+		rc = linux_dry_run(l, stdout, &e);
+		if (rc < 0)
+			fprintf(stderr, "halo-run: %s\n", e.msg);
+		return rc < 0 ? HALO_EXIT_SETUP : 0;
+	}
+	if (re->policy->mode == POLICY_MODE_OFF)
+		return run_unsandboxed(l);
+	rc = linux_run(l, &status, &e);
+	if (rc < 0) {
+		fprintf(stderr, "halo-run: %s\n", e.msg);
+		return HALO_EXIT_SETUP;
+	}
+	if (rc > 0 && e.msg[0])
+		fprintf(stderr, "halo-run: %s\n", e.msg);
+	return status;
+}
+
+int runner_cmd_run(const struct runner_opts *o)
+{
+	struct runner_env re;
+	struct linux_launch l;
+	struct halo_err e = {{0}};
+	char self[4096];
+	ssize_t n;
+	int rc;
+
+	if ((rc = runner_load_policy(o, true, &re)) != 0)
+		return rc;
+	memset(&l, 0, sizeof(l));
+	if ((rc = settle_limits(o, re.policy, &l.limits)) != 0 ||
+	    (rc = check_workspace(re.policy, re.workspace)) != 0)
+		goto out;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	l.policy = re.policy;
+	l.workspace = re.workspace;
+	l.pw_home = re.pw_home;
+	l.env_home = re.env_home;
+	l.self_exe = self;
+	l.policy_files = re.paths;
+	l.n_policy_files = re.n_paths;
+	l.argv = o->rest;
+	l.quiet = o->quiet;
+	l.envp = runner_env_build(re.policy, environ, "/tmp", &e);
+	if (!l.envp) {
+		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
+		rc = HALO_EXIT_SETUP;
+		goto out;
+	}
+	rc = launch(o, &re, &l);
+	runner_env_free(l.envp);
+out:
+	runner_env_release(&re);
+	return rc;
+}

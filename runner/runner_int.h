@@ -1,0 +1,54 @@
+/* Internal to runner/: parsed command line and the shared policy loading. */
+#ifndef HALO_RUNNER_INT_H
+#define HALO_RUNNER_INT_H
+
+#include <stdbool.h>
+
+#include "policy/policy.h"
+#include "rlimits/rlimits.h"
+#include "runner/runner.h"
+
+#define RUNNER_MAX_POLICIES 16
+
+struct runner_opts {
+	const char *policies[RUNNER_MAX_POLICIES];
+	size_t n_policies;
+	const char *workspace;
+	const char *limit_spec;
+	const char *timeout;
+	bool dry_run;
+	bool quiet;
+	bool verbose;
+	bool json;
+	char **rest; /* command (run) or operands (check, validate) */
+	int n_rest;
+};
+
+/* Everything a subcommand needs once the policy is loaded. */
+struct runner_env {
+	char pw_home[4096];
+	const char *env_home;
+	char workspace[4096];
+	char discovered[4096]; /* the discovered file, "" for embedded */
+	const char *paths[RUNNER_MAX_POLICIES];
+	size_t n_paths;
+	struct halo_policy *policy;
+};
+
+/* Parse argv (after the subcommand word). Returns 0, or HALO_EXIT_SETUP after printing
+ * the usage error. */
+int runner_parse(int argc, char **argv, bool stop_at_command, struct runner_opts *o);
+
+/* Load the policy of --policy files or discovery; prints every error and warning.
+ * Returns 0 or HALO_EXIT_SETUP. */
+int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct runner_env *re);
+void runner_env_release(struct runner_env *re);
+
+int runner_cmd_check(const struct runner_opts *o);
+int runner_cmd_validate(const struct runner_opts *o);
+int runner_cmd_policy(const struct runner_opts *o);
+int runner_cmd_run(const struct runner_opts *o);
+
+void runner_usage(FILE *out);
+
+#endif
