@@ -1,32 +1,271 @@
-/* PLACEHOLDER (to be replaced by the Decide work): denies everything. */
+/* Decide(): the one answer to "may this sandbox reach this host, and which rule says so".
+ *
+ * Every rule gets an id in priority order (deniedDomains, then allowedDomains, then each
+ * preset's entries in the order the policy lists the presets), so "the first rule in
+ * list order" is simply the lowest id.  Exact entries live in one hash table keyed by
+ * canonical text; "*.example.com" lives in another keyed by its suffix "example.com".
+ * A lookup probes the exact table once and the suffix table once per parent domain of
+ * the host (at most 127 for a 253-character name), so its cost depends on the host's
+ * length, never on the number of rules. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "policy/hashset.h"
 #include "policy/policy.h"
 
-int policy_decide(const struct halo_policy *p, const char *host, size_t len,
-		  struct policy_decision *d)
+struct ix_rule {
+	enum policy_rule rule;
+	size_t index;
+	const char *pattern; /* points into the policy, or into the static preset table */
+	const char *preset;
+};
+
+struct policy_index {
+	struct policy_hset exact;
+	struct policy_hset wild; /* key: the suffix after "*." */
+	struct ix_rule *rules;	 /* by id, in priority order */
+	size_t n_rules;
+};
+
+static int add_rule(struct policy_index *ix, const char *pattern, enum policy_rule rule,
+		    size_t index, const char *preset)
 {
-	(void)p; (void)host; (void)len;
-	memset(d, 0, sizeof(*d));
-	d->rule = POLICY_RULE_INVALID_HOST;
-	snprintf(d->why, sizeof(d->why), "not implemented");
+	struct policy_host h;
+	struct policy_hset_slot *s;
+	bool wild;
+	uint32_t id = (uint32_t)ix->n_rules, *field;
+
+	if (!pattern || policy_pattern_check(pattern, NULL, 0) != 0)
+		return -EINVAL;
+	wild = strncmp(pattern, "*.", 2) == 0;
+	if (policy_host_parse(pattern + (wild ? 2 : 0), strlen(pattern) - (wild ? 2 : 0), !wild, &h,
+			      NULL, 0) != 0)
+		return -EINVAL;
+	s = policy_hset_upsert(wild ? &ix->wild : &ix->exact,
+			       policy_hset_hash(h.text, strlen(h.text)), h.text, strlen(h.text));
+	if (!s)
+		return -ENOMEM;
+	ix->rules[ix->n_rules++] = (struct ix_rule){rule, index, pattern, preset};
+	field = rule == POLICY_RULE_DENIED ? &s->deny : &s->allow;
+	if (*field == POLICY_HSET_NONE || id < *field)
+		*field = id;
 	return 0;
 }
 
-void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
+static int add_list(struct policy_index *ix, const struct policy_list *l, enum policy_rule rule)
 {
-	snprintf(buf, n, "invalid host: %s", d->why);
+	int rc, bad = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		rc = add_rule(ix, l->items[i], rule, i, NULL);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc)
+			bad = rc;
+	}
+	return bad;
 }
 
+static int add_presets(struct policy_index *ix, const struct policy_list *names)
+{
+	int rc, bad = 0;
+
+	for (size_t i = 0; i < names->n; i++) {
+		const struct policy_preset *pr = policy_preset_find(names->items[i]);
+		if (!pr) {
+			bad = -EINVAL;
+			continue;
+		}
+		for (size_t k = 0; k < pr->n; k++) {
+			rc = add_rule(ix, pr->entries[k].pattern, POLICY_RULE_PRESET, i, pr->name);
+			if (rc == -ENOMEM)
+				return rc;
+			if (rc)
+				bad = rc;
+		}
+	}
+	return bad;
+}
+
+static size_t count_rules(const struct halo_policy *p, size_t *wild)
+{
+	const struct policy_list *lists[] = {&p->denied_domains, &p->allowed_domains};
+	size_t n = 0;
+
+	*wild = 0;
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++, n++)
+			*wild += lists[l]->items[i] && strncmp(lists[l]->items[i], "*.", 2) == 0;
+	for (size_t i = 0; i < p->presets.n; i++) {
+		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);
+		n += pr ? pr->n : 0;
+	}
+	return n;
+}
+
+/* Fail closed: an entry the grammar refuses, or an unknown preset, leaves p->index NULL
+ * (-EINVAL), and Decide() then denies everything rather than run with a rule missing.
+ * Validation reports those entries by name; this only guards against skipping them. */
 int policy_index_build(struct halo_policy *p)
 {
-	(void)p;
+	struct policy_index *ix;
+	size_t n, wild;
+	int rc;
+
+	if (!p)
+		return -EINVAL;
+	policy_index_free(p->index);
+	p->index = NULL;
+	n = count_rules(p, &wild);
+	if (n >= POLICY_HSET_NONE)
+		return -E2BIG;
+	ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
+	ix->rules = calloc(n ? n : 1, sizeof(*ix->rules));
+	rc = ix->rules ? 0 : -ENOMEM;
+	if (!rc)
+		rc = policy_hset_reserve(&ix->exact, n - wild);
+	if (!rc)
+		rc = policy_hset_reserve(&ix->wild, wild);
+	if (!rc)
+		rc = add_list(ix, &p->denied_domains, POLICY_RULE_DENIED);
+	if (rc != -ENOMEM) {
+		int rc2 = add_list(ix, &p->allowed_domains, POLICY_RULE_ALLOWED);
+		rc = rc2 == -ENOMEM || !rc ? rc2 : rc;
+	}
+	if (rc != -ENOMEM) {
+		int rc3 = add_presets(ix, &p->presets);
+		rc = rc3 == -ENOMEM || !rc ? rc3 : rc;
+	}
+	if (rc) {
+		policy_index_free(ix);
+		return rc;
+	}
+	p->index = ix;
 	return 0;
 }
 
 void policy_index_free(struct policy_index *ix)
 {
-	(void)ix;
+	if (!ix)
+		return;
+	policy_hset_free(&ix->exact);
+	policy_hset_free(&ix->wild);
+	free(ix->rules);
+	free(ix);
+}
+
+static void consider(const struct policy_hset_slot *s, uint32_t *deny, uint32_t *allow)
+{
+	if (!s)
+		return;
+	if (s->deny < *deny)
+		*deny = s->deny;
+	if (s->allow < *allow)
+		*allow = s->allow;
+}
+
+/* One backward pass: at every '.', the running reverse hash is the hash of the suffix
+ * after it, which is the key a "*.<suffix>" rule was stored under. IP literals never
+ * match a wildcard, so they only get the exact probe. */
+static void lookup(const struct policy_index *ix, const struct policy_host *host, uint32_t *deny,
+		   uint32_t *allow)
+{
+	const char *t = host->text;
+	size_t n = strlen(t);
+	uint64_t h = POLICY_HSET_FNV_BASIS;
+	bool suffixes = host->kind == POLICY_HOST_NAME && ix->wild.n > 0;
+
+	for (size_t i = n; i-- > 0;) {
+		if (suffixes && t[i] == '.')
+			consider(policy_hset_find(&ix->wild, h, t + i + 1, n - i - 1), deny, allow);
+		h = policy_hset_step(h, (unsigned char)t[i]);
+	}
+	consider(policy_hset_find(&ix->exact, h, t, n), deny, allow);
+}
+
+static void set_rule(struct policy_decision *d, const struct ix_rule *r, bool allow)
+{
+	d->allow = allow;
+	d->rule = r->rule;
+	d->index = r->index;
+	d->pattern = r->pattern;
+	d->preset = r->preset;
+}
+
+static bool has_rules(const struct halo_policy *p)
+{
+	return p->denied_domains.n || p->allowed_domains.n || p->presets.n;
+}
+
+int policy_decide(const struct halo_policy *p, const char *host, size_t len,
+		  struct policy_decision *d)
+{
+	uint32_t deny = POLICY_HSET_NONE, allow = POLICY_HSET_NONE;
+
+	memset(d, 0, sizeof(*d));
+	d->rule = POLICY_RULE_DEFAULT;
+	if (!p) {
+		snprintf(d->why, sizeof(d->why), "no policy");
+		return -EINVAL;
+	}
+	if (p->mode == POLICY_MODE_OFF) {
+		/* No egress control at all: the host is reported when it parses, but
+		 * nothing is refused, since nothing would be enforced. */
+		if (policy_host_parse(host, len, true, &d->host, NULL, 0) != 0)
+			memset(&d->host, 0, sizeof(d->host));
+		d->allow = true;
+		d->rule = POLICY_RULE_MODE_OFF;
+		return 0;
+	}
+	if (policy_host_parse(host, len, true, &d->host, d->why, sizeof(d->why)) != 0) {
+		d->rule = POLICY_RULE_INVALID_HOST;
+		return 0;
+	}
+	if (!p->index) {
+		if (has_rules(p)) {
+			snprintf(d->why, sizeof(d->why), "policy index not built");
+			return -EINVAL;
+		}
+		d->allow = p->egress_default_allow;
+		return 0;
+	}
+	lookup(p->index, &d->host, &deny, &allow);
+	if (deny != POLICY_HSET_NONE)
+		set_rule(d, &p->index->rules[deny], false);
+	else if (allow != POLICY_HSET_NONE)
+		set_rule(d, &p->index->rules[allow], true);
+	else
+		d->allow = p->egress_default_allow;
+	return 0;
+}
+
+void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
+{
+	const char *pat = d->pattern ? d->pattern : "?";
+
+	switch (d->rule) {
+	case POLICY_RULE_DENIED:
+		snprintf(buf, n, "deniedDomains[%zu] %s", d->index, pat);
+		break;
+	case POLICY_RULE_ALLOWED:
+		snprintf(buf, n, "allowedDomains[%zu] %s", d->index, pat);
+		break;
+	case POLICY_RULE_PRESET:
+		snprintf(buf, n, "presets[%zu] %s: %s", d->index, d->preset ? d->preset : "?", pat);
+		break;
+	case POLICY_RULE_INVALID_HOST:
+		snprintf(buf, n, "invalid host: %s", d->why);
+		break;
+	case POLICY_RULE_MODE_OFF:
+		snprintf(buf, n, "sandbox mode off");
+		break;
+	case POLICY_RULE_DEFAULT:
+	default:
+		snprintf(buf, n, "default %s", d->allow ? "allow" : "deny");
+		break;
+	}
 }
