@@ -1,0 +1,50 @@
+/* A small readiness poller with two backends: epoll (Linux) and poll() (portable, the
+ * macOS build). Callbacks run on the one thread that calls proxy_poller_run. Timers
+ * are kept by the poller itself (a deadline per timer), so the portable backend needs
+ * nothing but poll(). */
+#ifndef HALO_PROXY_POLLER_H
+#define HALO_PROXY_POLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum proxy_poller_backend {
+	PROXY_POLLER_EPOLL,
+	PROXY_POLLER_POLL,
+};
+
+#define PROXY_EV_IN  1u
+#define PROXY_EV_OUT 2u
+#define PROXY_EV_ERR 4u /* error or hang-up; always reported */
+
+typedef void (*proxy_poller_cb)(void *arg, int fd, unsigned events);
+typedef void (*proxy_timer_cb)(void *arg);
+
+struct proxy_poller;
+struct proxy_timer;
+
+/* The default backend for this build: epoll on Linux unless HALO_PORTABLE. */
+enum proxy_poller_backend proxy_poller_default_backend(void);
+
+int proxy_poller_new(enum proxy_poller_backend b, struct proxy_poller **out);
+void proxy_poller_free(struct proxy_poller *pl);
+
+/* Watch fd for `events` (IN/OUT); 0 keeps it registered but quiet. -errno on failure. */
+int proxy_poller_add(struct proxy_poller *pl, int fd, unsigned events, proxy_poller_cb cb,
+		     void *arg);
+int proxy_poller_mod(struct proxy_poller *pl, int fd, unsigned events);
+int proxy_poller_del(struct proxy_poller *pl, int fd);
+
+/* One-shot timer firing after `ms`; returns a handle or NULL on ENOMEM. Cancel before
+ * it fires with proxy_timer_cancel (the handle is then invalid). */
+struct proxy_timer *proxy_timer_add(struct proxy_poller *pl, uint64_t ms, proxy_timer_cb cb,
+				    void *arg);
+void proxy_timer_cancel(struct proxy_poller *pl, struct proxy_timer *t);
+
+/* Run until *stop becomes true (set from a callback). Returns 0 or -errno. */
+int proxy_poller_run(struct proxy_poller *pl, volatile bool *stop);
+
+/* Monotonic milliseconds. */
+uint64_t proxy_now_ms(void);
+
+#endif

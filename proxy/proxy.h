@@ -1,0 +1,67 @@
+/* proxy/ — the sandbox's only way out: HTTP CONNECT, absolute-form HTTP forwarding
+ * and SOCKS5 on listeners handed over from the sandbox's network namespace; Decide()
+ * for every host; resolution off the loop; private addresses refused; relay.
+ *
+ * One single-threaded event loop (proxy/poller.h: epoll on Linux, poll() portable)
+ * which the runner also uses for its own fds (child exit, signals, wall clock). */
+#ifndef HALO_PROXY_H
+#define HALO_PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "policy/policy.h"
+#include "proxy/poller.h"
+
+enum proxy_listener_kind {
+	PROXY_LISTEN_HTTP,
+	PROXY_LISTEN_SOCKS5,
+};
+
+struct proxy_listener {
+	int fd; /* listening, non-blocking; the proxy takes ownership */
+	enum proxy_listener_kind kind;
+};
+
+#define PROXY_MAX_LISTENERS 4
+
+struct proxy_options {
+	const struct halo_policy *policy;
+	struct proxy_listener listeners[PROXY_MAX_LISTENERS];
+	size_t n_listeners;
+	unsigned head_timeout_ms;    /* default 10000 (from the first byte) */
+	unsigned dns_timeout_ms;     /* default 5000 */
+	unsigned connect_timeout_ms; /* default 10000 */
+	unsigned idle_timeout_ms;    /* 0 = no idle limit on tunnels */
+	int audit_fd;                /* JSON Lines, one record per decision; -1 = none */
+	int log_fd;                  /* human lines ("halo-run: egress denied: ..."); -1 = none */
+	bool quiet;                  /* no denial lines on log_fd */
+	const char *auth_secret;     /* required Proxy-Authorization secret (macOS); NULL = none */
+	size_t max_conns;            /* 0 = default (4096) */
+};
+
+struct proxy;
+
+/* Create the proxy and register its listeners in `pl`. Returns 0 or -errno. */
+int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct proxy **out,
+		 struct halo_err *e);
+
+/* Close every connection and listener, stop the resolver threads, free. */
+void proxy_destroy(struct proxy *px);
+
+/* The --verbose summary table: one row per host (decision, rule, connections, bytes). */
+void proxy_summary(const struct proxy *px, FILE *out);
+
+/* Counters, for tests and the summary. */
+struct proxy_stats {
+	size_t conns_open;
+	size_t conns_total;
+	size_t denied;
+	size_t allowed;
+	unsigned long long bytes_up;
+	unsigned long long bytes_down;
+};
+void proxy_get_stats(const struct proxy *px, struct proxy_stats *st);
+
+#endif
