@@ -1,0 +1,365 @@
+/* The launch scan, run in the host before the namespaces are made (and by --dry-run):
+ * which trees are writable, which protected paths exist and must be masked, which
+ * host service sockets are reachable by name, and which persistence targets must be
+ * read-only. The result is plain paths; linux_mounts_setup_or_die opens every one of
+ * them again without following symlinks, so a change between scan and mount makes the
+ * launch fail rather than mount somewhere else. */
+#include <errno.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "linux/scan_int.h"
+
+/* Where host services listen on pathname sockets outside /run and /tmp (which the
+ * sandbox gets fresh): "~/" is each home directory. A read-only mount does not stop
+ * connect(), so a socket that exists is masked. */
+static const char *const host_sockets[] = {
+    "~/.docker/run",	       /* Docker Desktop / rootless helpers */
+    "~/.docker/desktop",       /* Docker Desktop for Linux */
+    "~/.gnupg/S.*",	       /* gpg-agent, its ssh and extra sockets, dirmngr */
+    "~/.1password/agent.sock", /* 1Password ssh agent */
+    "~/.ssh/*.sock",	       /* ssh ControlPath and agents kept with keys */
+    "~/.local/share/containers/podman/machine/*/podman.sock",
+    "~/.colima/*/docker.sock",
+    "~/.rd/docker.sock", /* Rancher Desktop */
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/lxd/unix.socket",
+    "/var/lib/incus/unix.socket",
+    "/var/run/docker.sock", /* when /var/run is a real directory it is fresh; else no-op */
+};
+
+/* The sandbox gets these fresh (mounts.c): a host path beneath them is out of reach
+ * unless a tree is bound back in, so there is nothing to mask there. */
+static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev/shm"};
+
+/* A writable root that resolves to one of these (through a symlink the policy's
+ * validation could not see) would hand the system to the command. */
+static const char *const forbidden_writable[] = {
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/proc", "/sys", "/dev"};
+
+bool linux_path_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+bool linux_scan_add_resolved(struct linux_paths *list, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(path, real))
+		return false;
+	linux_paths_add(list, real);
+	return true;
+}
+
+static bool beneath_any(const char *path, const struct linux_paths *dirs)
+{
+	for (size_t i = 0; i < dirs->n; i++)
+		if (linux_path_beneath(path, dirs->v[i]))
+			return true;
+	return false;
+}
+
+/* Path order with '/' lowest, so that a directory is directly followed by what is
+ * beneath it ("/a", "/a/b", "/a-b"): one pass then drops the redundant entries. */
+static int path_key(unsigned char ch)
+{
+	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 1;
+}
+
+static int path_cmp(const void *a, const void *b)
+{
+	const unsigned char *x = *(const unsigned char *const *)a;
+	const unsigned char *y = *(const unsigned char *const *)b;
+
+	for (; *x && *x == *y; x++, y++)
+		;
+	return path_key(*x) - path_key(*y);
+}
+
+/* Sort, then drop duplicates and entries beneath a kept one (a mask or read-only bind
+ * of a directory covers its contents), and entries `drop` says to drop. */
+static void normalise(struct linux_paths *p, bool (*drop)(const char *, void *), void *arg)
+{
+	size_t k = 0;
+
+	if (p->n > 1)
+		qsort(p->v, p->n, sizeof(*p->v), path_cmp);
+	for (size_t i = 0; i < p->n; i++) {
+		if ((k > 0 && linux_path_beneath(p->v[i], p->v[k - 1])) ||
+		    (drop && drop(p->v[i], arg))) {
+			free(p->v[i]);
+			continue;
+		}
+		p->v[k++] = p->v[i];
+	}
+	p->n = k;
+}
+
+struct bound_trees {
+	const char *workspace;
+	const struct linux_scan *s;
+};
+
+static bool unreachable(const char *path, void *arg)
+{
+	const struct bound_trees *b = arg;
+
+	if (linux_path_beneath(path, b->workspace) || beneath_any(path, &b->s->writable))
+		return false;
+	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
+		if (linux_path_beneath(path, fresh_dirs[i]))
+			return true;
+	return false;
+}
+
+/* Guard only what the command could change (beneath a writable tree), and not what
+ * is masked anyway. */
+static bool not_guardable(const char *path, void *arg)
+{
+	const struct linux_scan *s = arg;
+
+	return !beneath_any(path, &s->writable) || beneath_any(path, &s->masked);
+}
+
+static bool not_in_writable(const char *path, void *arg)
+{
+	return !beneath_any(path, &((const struct linux_scan *)arg)->writable);
+}
+
+static int add_writable_root(struct linux_scan *s, const char *root, struct halo_err *e)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(root, real)) {
+		int err = errno;
+		if (err == ENOENT)
+			halo_err_set(e,
+				     "writableRoots: %s does not exist; create it or remove it "
+				     "from the policy",
+				     root);
+		else
+			halo_err_set(e, "writableRoots: %s: %s", root, strerror(err));
+		return -err;
+	}
+	if (strcmp(real, "/") == 0)
+		goto forbidden;
+	for (size_t i = 0; i < sizeof(forbidden_writable) / sizeof(forbidden_writable[0]); i++)
+		if (linux_path_beneath(real, forbidden_writable[i]))
+			goto forbidden;
+	linux_paths_add(&s->writable, real);
+	return 0;
+forbidden:
+	halo_err_set(e,
+		     "writableRoots: %s resolves to %s, a system directory; refusing to make "
+		     "it writable",
+		     root, real);
+	return -EPERM;
+}
+
+static int fill_writable(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	const struct halo_policy *p = l->policy;
+	int rc;
+
+	if (p->mode != POLICY_MODE_READ_ONLY)
+		linux_paths_add(&s->writable, l->workspace);
+	for (size_t i = 0; i < p->writable_abs.n; i++)
+		if ((rc = add_writable_root(s, p->writable_abs.items[i], e)) < 0)
+			return rc;
+	normalise(&s->writable, NULL, NULL);
+	return 0;
+}
+
+static void add_protected_abs(const struct halo_policy *p, struct linux_scan *s)
+{
+	/* realpath: a protected path reached through a symlink (or whose parent is one)
+	 * is masked where it really is, which covers every name that leads there. */
+	for (size_t i = 0; i < p->protected_abs.n; i++)
+		linux_scan_add_resolved(&s->masked, p->protected_abs.items[i]);
+}
+
+static void add_glob_matches(struct linux_scan *s, const char *pattern)
+{
+	glob_t g;
+
+	if (glob(pattern, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		linux_scan_add_resolved(&s->masked, g.gl_pathv[i]);
+	globfree(&g);
+}
+
+static void add_host_sockets(const struct linux_launch *l, struct linux_scan *s)
+{
+	const char *homes[] = {l->pw_home, l->env_home};
+	const char *env[] = {"SSH_AUTH_SOCK", "DOCKER_HOST"};
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(host_sockets) / sizeof(host_sockets[0]); i++) {
+		const char *t = host_sockets[i];
+		if (t[0] == '/') {
+			add_glob_matches(s, t);
+			continue;
+		}
+		for (size_t h = 0; h < 2; h++)
+			if (homes[h] && (h == 0 || !homes[0] || strcmp(homes[0], homes[1]) != 0) &&
+			    snprintf(p, sizeof(p), "%s/%s", homes[h], t + 2) < (int)sizeof(p))
+				add_glob_matches(s, p);
+	}
+	/* The caller's own agent and container engine, wherever they listen. */
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *v = getenv(env[i]);
+		if (v && strncmp(v, "unix://", 7) == 0)
+			v += 7;
+		if (v && v[0] == '/')
+			linux_scan_add_resolved(&s->masked, v);
+	}
+}
+
+static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *s)
+{
+	if (l->self_exe)
+		linux_scan_add_resolved(&s->readonly_extra, l->self_exe);
+	for (size_t i = 0; i < l->n_policy_files; i++)
+		linux_scan_add_resolved(&s->readonly_extra, l->policy_files[i]);
+}
+
+/* Globs as written may start with "./" or "**\/" (anywhere is already the meaning)
+ * or end with "/" (a directory is matched by its name). */
+static char *glob_normalise(const char *g)
+{
+	size_t n;
+	char *out;
+
+	for (;;) {
+		if (strncmp(g, "./", 2) == 0)
+			g += 2;
+		else if (strncmp(g, "**/", 3) == 0)
+			g += 3;
+		else
+			break;
+	}
+	n = strlen(g);
+	while (n > 0 && g[n - 1] == '/')
+		n--;
+	if (n == 0 || !(out = strndup(g, n)))
+		return NULL;
+	return out;
+}
+
+static int prepare_globs(struct linux_scan_ctx *c, const struct halo_policy *p)
+{
+	size_t n = p->protected_globs.n;
+
+	c->name_globs = calloc(n + 1, sizeof(char *));
+	c->path_globs = calloc(n + 1, sizeof(char *));
+	if (!c->name_globs || !c->path_globs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char *g = glob_normalise(p->protected_globs.items[i]);
+		if (!g)
+			continue;
+		if (strchr(g, '/'))
+			c->path_globs[c->n_path_globs++] = g;
+		else
+			c->name_globs[c->n_name_globs++] = g;
+	}
+	return 0;
+}
+
+static void free_globs(struct linux_scan_ctx *c)
+{
+	for (size_t i = 0; i < c->n_name_globs; i++)
+		free((char *)c->name_globs[i]);
+	for (size_t i = 0; i < c->n_path_globs; i++)
+		free((char *)c->path_globs[i]);
+	free(c->name_globs);
+	free(c->path_globs);
+}
+
+/* Walk the workspace (globs always; guard when writable) and each writable root. */
+static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	struct linux_scan_ctx c = {.s = s, .e = e, .home = l->pw_home};
+	bool guard = l->policy->guard_persistence != 0;
+	const char **roots = calloc(s->writable.n + 1, sizeof(char *));
+	int rc;
+
+	if (!roots || (rc = prepare_globs(&c, l->policy)) < 0) {
+		free(roots);
+		free_globs(&c);
+		halo_err_set(e, "workspace scan: out of memory");
+		return -ENOMEM;
+	}
+	roots[c.n_roots++] = l->workspace;
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (strcmp(s->writable.v[i], l->workspace) != 0)
+			roots[c.n_roots++] = s->writable.v[i];
+	c.roots = roots;
+	c.max_entries = linux_scan_max_entries;
+	c.max_depth = linux_scan_max_depth;
+	for (size_t i = 0; i < c.n_roots && !c.stop; i++)
+		linux_scan_walk_root(&c, roots[i], guard && beneath_any(roots[i], &s->writable));
+	free(roots);
+	free_globs(&c);
+	return c.err;
+}
+
+/* A mask over the workspace or a writable root (a protected path that contains
+ * it, or a matched symlink pointing above it) would hide the tree the command is
+ * meant to work in: refuse instead of starting in an empty directory. */
+static int check_masks(const struct linux_launch *l, const struct linux_scan *s, struct halo_err *e)
+{
+	for (size_t i = 0; i < s->masked.n; i++) {
+		const char *m = s->masked.v[i];
+		const char *hit = linux_path_beneath(l->workspace, m) ? l->workspace : NULL;
+		for (size_t j = 0; !hit && j < s->writable.n; j++)
+			if (linux_path_beneath(s->writable.v[j], m))
+				hit = s->writable.v[j];
+		if (hit) {
+			halo_err_set(e,
+				     "protected path %s contains %s (the workspace or a writable "
+				     "root); it cannot be masked without hiding it",
+				     m, hit);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	struct bound_trees b = {l->workspace, s};
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if ((rc = fill_writable(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0)
+		goto fail;
+	add_protected_abs(l->policy, s);
+	add_host_sockets(l, s);
+	normalise(&s->masked, unreachable, &b);
+	if ((rc = check_masks(l, s, e)) < 0)
+		goto fail;
+	normalise(&s->guarded, not_guardable, s);
+	add_readonly_extra(l, s);
+	normalise(&s->readonly_extra, not_in_writable, s);
+	return 0;
+fail:
+	linux_scan_free(s);
+	return rc;
+}
+
+void linux_scan_free(struct linux_scan *s)
+{
+	linux_paths_free(&s->masked);
+	linux_paths_free(&s->guarded);
+	linux_paths_free(&s->writable);
+	linux_paths_free(&s->readonly_extra);
+}

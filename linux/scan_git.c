@@ -1,0 +1,288 @@
+/* The persistence guard's view of git: a repository runs code later through its
+ * hooks and through its config (core.hooksPath, core.fsmonitor, filters, aliases...),
+ * so both stay read-only for every repository found in a writable tree: work trees
+ * with a .git directory, linked work trees and submodules with a .git file, the git
+ * directories of submodules under .git/modules, and bare repositories. Files a config
+ * includes and a hooksPath it names are guarded too. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+#define GIT_MAX_NESTING 8	     /* commondir / include / modules depth */
+#define GIT_CONFIG_MAX	(256 * 1024) /* read no more of a config than this */
+
+struct git_config_refs {
+	char hooks_path[PATH_MAX]; /* core.hooksPath as written, or "" */
+	char worktree[PATH_MAX];   /* core.worktree as written, or "" */
+};
+
+static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
+			 unsigned nest);
+
+/* Read a small regular file without following a final symlink. */
+static char *read_small(const char *path, size_t max, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(buf = malloc(max + 1))) {
+		close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, max);
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/* "~/x" → home/x; "/x" stays; "x" → base/x. Empty out when it cannot be built. */
+static void resolve_against(const struct linux_scan_ctx *c, const char *base, const char *v,
+			    char *out, size_t n)
+{
+	int w;
+
+	if (v[0] == '~' && v[1] == '/')
+		w = c->home ? snprintf(out, n, "%s/%s", c->home, v + 2) : -1;
+	else if (v[0] == '/')
+		w = snprintf(out, n, "%s", v);
+	else
+		w = base ? snprintf(out, n, "%s/%s", base, v) : -1;
+	if (w < 0 || (size_t)w >= n)
+		out[0] = '\0';
+}
+
+/* dir/name into out; false when it does not fit. */
+static bool join(char *out, size_t n, const char *dir, const char *name)
+{
+	int w = snprintf(out, n, "%s/%s", dir, name);
+
+	return w >= 0 && (size_t)w < n;
+}
+
+static void guard_child(struct linux_scan_ctx *c, const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (join(p, sizeof(p), dir, name))
+		linux_scan_add_resolved(&c->s->guarded, p);
+}
+
+static void trim(char **s, char **end)
+{
+	while (**s && isspace((unsigned char)**s))
+		(*s)++;
+	while (*end > *s && isspace((unsigned char)(*end)[-1]))
+		(*end)--;
+	**end = '\0';
+}
+
+/* The value of "key = value": surrounding quotes dropped; escapes are rare in paths
+ * and left as written (an unresolvable path only means one guard fewer, and the
+ * config that names it is guarded itself). */
+static void config_value(char *v, char *out, size_t n)
+{
+	char *end = v + strlen(v);
+	char *hash;
+
+	trim(&v, &end);
+	if (*v == '"') {
+		char *q = strrchr(v + 1, '"');
+		v++;
+		if (q)
+			*q = '\0';
+	} else if ((hash = strpbrk(v, "#;")) != NULL) {
+		*hash = '\0';
+		end = hash;
+		trim(&v, &end);
+	}
+	snprintf(out, n, "%s", v);
+}
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+static void parse_config(struct linux_scan_ctx *c, const char *path, struct git_config_refs *r,
+			 unsigned nest);
+
+/* One "key = value" line in section `sec`. */
+static void config_entry(struct linux_scan_ctx *c, const char *cfg, const char *sec, char *line,
+			 struct git_config_refs *r, unsigned nest)
+{
+	char *eq = strchr(line, '=');
+	char *kend, value[PATH_MAX], dir[PATH_MAX], inc[PATH_MAX];
+
+	if (!eq)
+		return;
+	*eq = '\0';
+	kend = eq;
+	trim(&line, &kend);
+	lower(line);
+	config_value(eq + 1, value, sizeof(value));
+	if (strcmp(sec, "core") == 0 && strcmp(line, "hookspath") == 0)
+		snprintf(r->hooks_path, sizeof(r->hooks_path), "%s", value);
+	else if (strcmp(sec, "core") == 0 && strcmp(line, "worktree") == 0)
+		snprintf(r->worktree, sizeof(r->worktree), "%s", value);
+	else if ((strcmp(sec, "include") == 0 || strcmp(sec, "includeif") == 0) &&
+		 strcmp(line, "path") == 0 && nest < GIT_MAX_NESTING) {
+		snprintf(dir, sizeof(dir), "%s", cfg);
+		resolve_against(c, dirname(dir), value, inc, sizeof(inc));
+		if (inc[0] && linux_scan_add_resolved(&c->s->guarded, inc))
+			parse_config(c, inc, r, nest + 1);
+	}
+}
+
+static void parse_config(struct linux_scan_ctx *c, const char *path, struct git_config_refs *r,
+			 unsigned nest)
+{
+	size_t len;
+	char *buf = read_small(path, GIT_CONFIG_MAX, &len);
+	char sec[64] = "";
+
+	if (!buf)
+		return;
+	for (char *line = buf, *next; line; line = next) {
+		char *end;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		end = line + strlen(line);
+		trim(&line, &end);
+		if (*line == '#' || *line == ';' || *line == '\0')
+			continue;
+		if (*line == '[') {
+			size_t n = strcspn(line + 1, " \t\"].");
+			snprintf(sec, sizeof(sec), "%.*s", (int)n, line + 1);
+			lower(sec);
+			continue;
+		}
+		config_entry(c, path, sec, line, r, nest);
+	}
+	free(buf);
+}
+
+/* Submodules keep their git directories under <gitdir>/modules/<name>, where a name
+ * may contain slashes: a directory holding HEAD is a git directory. */
+static void walk_modules(struct linux_scan_ctx *c, const char *dir, unsigned nest)
+{
+	char sub[PATH_MAX], head[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (nest > GIT_MAX_NESTING || c->stop || !(d = opendir(dir)))
+		return;
+	while (!c->stop && (de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (++c->s->entries_scanned > c->max_entries) {
+			c->s->truncated = c->stop = true;
+			break;
+		}
+		if (!join(sub, sizeof(sub), dir, de->d_name) || lstat(sub, &st) < 0 ||
+		    !S_ISDIR(st.st_mode) || !join(head, sizeof(head), sub, "HEAD"))
+			continue;
+		if (lstat(head, &st) == 0)
+			guard_gitdir(c, sub, NULL, nest + 1);
+		else
+			walk_modules(c, sub, nest + 1);
+	}
+	closedir(d);
+}
+
+/* <gitdir>/commondir names the main repository's git directory (linked work trees):
+ * its hooks run for this work tree too. */
+static void guard_commondir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
+			    unsigned nest)
+{
+	char p[PATH_MAX], target[PATH_MAX], *buf, *end;
+	size_t len;
+
+	if (!join(p, sizeof(p), gitdir, "commondir") || !(buf = read_small(p, PATH_MAX - 1, &len)))
+		return;
+	end = buf + len;
+	char *v = buf;
+	trim(&v, &end);
+	resolve_against(c, gitdir, v, target, sizeof(target));
+	free(buf);
+	if (target[0] && realpath(target, p))
+		guard_gitdir(c, p, worktree, nest + 1);
+}
+
+static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
+			 unsigned nest)
+{
+	struct git_config_refs r = {"", ""};
+	char cfg[PATH_MAX], wt[PATH_MAX], hooks[PATH_MAX], mods[PATH_MAX];
+
+	if (nest > GIT_MAX_NESTING || c->stop)
+		return;
+	guard_child(c, gitdir, "hooks");
+	guard_child(c, gitdir, "config");
+	if (join(cfg, sizeof(cfg), gitdir, "config"))
+		parse_config(c, cfg, &r, nest);
+	/* A relative hooksPath is relative to the work tree: the one we came from, else
+	 * core.worktree (relative to the git directory), as for a submodule's. */
+	if (r.worktree[0]) {
+		resolve_against(c, gitdir, r.worktree, wt, sizeof(wt));
+		worktree = wt[0] ? wt : worktree;
+	}
+	if (r.hooks_path[0]) {
+		resolve_against(c, worktree, r.hooks_path, hooks, sizeof(hooks));
+		if (hooks[0])
+			linux_scan_add_resolved(&c->s->guarded, hooks);
+	}
+	guard_commondir(c, gitdir, worktree, nest);
+	if (join(mods, sizeof(mods), gitdir, "modules"))
+		walk_modules(c, mods, nest);
+}
+
+void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const char *worktree,
+			 bool is_file)
+{
+	char target[PATH_MAX], real[PATH_MAX], *buf, *end, *v;
+	size_t len;
+
+	if (!is_file) {
+		guard_gitdir(c, dotgit, worktree, 0);
+		return;
+	}
+	/* A .git file ("gitdir: <path>") could be rewritten to point at a git directory
+	 * with the command's own hooks: guard the file as well as where it points. */
+	linux_paths_add(&c->s->guarded, dotgit);
+	if (!(buf = read_small(dotgit, PATH_MAX - 1, &len)))
+		return;
+	end = buf + len;
+	v = buf;
+	trim(&v, &end);
+	if (strncmp(v, "gitdir:", 7) == 0) {
+		v += 7;
+		trim(&v, &end);
+		resolve_against(c, worktree, v, target, sizeof(target));
+		if (target[0] && realpath(target, real))
+			guard_gitdir(c, real, worktree, 0);
+	}
+	free(buf);
+}

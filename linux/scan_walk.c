@@ -1,0 +1,243 @@
+/* The bounded walk of one tree: finds protected-glob matches, unix sockets and
+ * persistence-guard targets. It never follows a symlink (every directory is opened
+ * relative to its parent with O_NOFOLLOW), never enters a kernel pseudo file system,
+ * and stops at a bound on entries and depth, reporting the scan as truncated. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+size_t linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
+unsigned linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
+
+/* Names that run code later when a shell, git, an editor or an agent starts in the
+ * tree: their contents stay read-only (.git is handled apart: hooks and config). */
+static const char *const guard_names[] = {
+    ".bashrc",	 ".bash_profile", ".bash_login", ".bash_logout", ".profile",   ".zshrc",
+    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".vscode",
+    ".idea",	 ".mcp.json",	  ".claude",	 ".codex",	 ".gemini",    ".cursor",
+};
+
+/* Mounted inside a tree, these hold nothing a glob is about, and /proc-like trees
+ * are huge or self-referential. */
+static const unsigned long pseudo_fs[] = {
+    PROC_SUPER_MAGIC,	 SYSFS_MAGIC,	 DEVPTS_SUPER_MAGIC, CGROUP_SUPER_MAGIC,
+    CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC,	 TRACEFS_MAGIC,	     SECURITYFS_MAGIC,
+    BPF_FS_MAGIC,	 PSTOREFS_MAGIC, EFIVARFS_MAGIC,
+};
+
+/* A bare repository shows itself by these entries side by side. */
+enum { BARE_HEAD = 1, BARE_CONFIG = 2, BARE_OBJECTS = 4, BARE_REFS = 8, BARE_ALL = 15 };
+
+bool linux_scan_guard_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(guard_names) / sizeof(guard_names[0]); i++)
+		if (strcmp(name, guard_names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Case-insensitive: a secret called .ENV is still a secret (and on a case-folding
+ * file system it is the same file). Path globs are tried at every depth and '*'
+ * crosses '/': matching more is the safe direction. */
+bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, const char *rel)
+{
+	for (size_t i = 0; i < c->n_name_globs; i++)
+		if (fnmatch(c->name_globs[i], name, FNM_CASEFOLD) == 0)
+			return true;
+	for (size_t i = 0; i < c->n_path_globs; i++)
+		for (const char *r = rel; r; r = strchr(r, '/') ? strchr(r, '/') + 1 : NULL)
+			if (fnmatch(c->path_globs[i], r, FNM_CASEFOLD) == 0)
+				return true;
+	return false;
+}
+
+static void stop_truncated(struct linux_scan_ctx *c)
+{
+	c->s->truncated = true;
+	c->stop = true;
+}
+
+static bool is_pseudo_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return true; /* cannot tell: do not walk into it */
+	for (size_t i = 0; i < sizeof(pseudo_fs) / sizeof(pseudo_fs[0]); i++)
+		if ((unsigned long)sf.f_type == pseudo_fs[i])
+			return true;
+	return false;
+}
+
+/* The top of another walked tree is walked on its own (with its own guard setting). */
+static bool is_other_root(const struct linux_scan_ctx *c)
+{
+	for (size_t i = 0; i < c->n_roots; i++)
+		if (strcmp(c->path, c->roots[i]) == 0)
+			return true;
+	return false;
+}
+
+static unsigned char entry_type(int dfd, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type;
+	if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	return IFTODT(st.st_mode);
+}
+
+static void walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev);
+
+/* A protected match: mask it (a symlink's target; the link itself is only a name). */
+static void on_protected(struct linux_scan_ctx *c, unsigned char type)
+{
+	if (type == DT_LNK)
+		linux_scan_add_resolved(&c->s->masked, c->path);
+	else
+		linux_paths_add(&c->s->masked, c->path);
+}
+
+static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t len, unsigned depth,
+		    dev_t dev)
+{
+	struct stat st;
+	int fd;
+
+	if (is_other_root(c))
+		return;
+	if (depth + 1 > c->max_depth) {
+		stop_truncated(c);
+		return;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* Unreadable (EACCES) or gone since readdir: nothing we can list is there. */
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || (st.st_dev != dev && is_pseudo_fs(fd))) {
+		close(fd);
+		return;
+	}
+	walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
+}
+
+static unsigned bare_flag(const char *name)
+{
+	static const struct {
+		const char *name;
+		unsigned flag;
+	} t[] = {{"HEAD", BARE_HEAD},
+		 {"config", BARE_CONFIG},
+		 {"objects", BARE_OBJECTS},
+		 {"refs", BARE_REFS}};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(name, t[i].name) == 0)
+			return t[i].flag;
+	return 0;
+}
+
+/* One entry of the directory at c->path[0..len): c->path holds its full path. */
+static void visit(struct linux_scan_ctx *c, int dfd, const struct dirent *de, size_t len,
+		  size_t elen, unsigned depth, dev_t dev)
+{
+	const char *name = de->d_name;
+	const char *rel = c->path + c->root_len + 1;
+	unsigned char type = entry_type(dfd, de);
+
+	if (linux_scan_glob_match(c, name, rel)) {
+		on_protected(c, type);
+		return;
+	}
+	/* A unix socket found in a tree we bind in belongs to a host service: connect()
+	 * ignores a read-only mount, so mask it. */
+	if (type == DT_SOCK) {
+		linux_paths_add(&c->s->masked, c->path);
+		return;
+	}
+	if (strcmp(name, ".git") == 0) {
+		/* Never descend: objects are many and hold no names a glob is about. */
+		if (c->guard && (type == DT_DIR || type == DT_REG)) {
+			char worktree[PATH_MAX];
+
+			memcpy(worktree, c->path, len);
+			worktree[len] = '\0';
+			linux_scan_git_repo(c, c->path, len ? worktree : "/", type == DT_REG);
+		}
+		return;
+	}
+	if (c->guard && linux_scan_guard_name(name))
+		linux_scan_add_resolved(&c->s->guarded, c->path);
+	if (type == DT_DIR)
+		descend(c, dfd, name, elen, depth, dev);
+}
+
+static void walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	unsigned bare = 0;
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while (!c->stop && (de = readdir(d)) != NULL) {
+		const char *name = de->d_name;
+		size_t n = strlen(name);
+
+		if (name[0] == '.' && (n == 1 || (n == 2 && name[1] == '.')))
+			continue;
+		if (++c->s->entries_scanned > c->max_entries || len + 1 + n >= sizeof(c->path)) {
+			stop_truncated(c);
+			break;
+		}
+		bare |= bare_flag(name);
+		c->path[len] = '/';
+		memcpy(c->path + len + 1, name, n + 1);
+		visit(c, dirfd(d), de, len, len + 1 + n, depth, dev);
+		c->path[len] = '\0';
+	}
+	closedir(d);
+	if (bare == BARE_ALL && c->guard && !c->stop)
+		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
+}
+
+void linux_scan_walk_root(struct linux_scan_ctx *c, const char *root, bool guard)
+{
+	struct stat st;
+	size_t len = strlen(root);
+	int fd;
+
+	if (c->stop)
+		return;
+	/* "/" is kept as the empty prefix so that children read "/x", not "//x". */
+	if (strcmp(root, "/") == 0)
+		len = 0;
+	if (len >= sizeof(c->path)) {
+		stop_truncated(c);
+		return;
+	}
+	memcpy(c->path, root, len);
+	c->path[len] = '\0';
+	c->root_len = len;
+	c->guard = guard;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return; /* a file as writable root, or unreadable: nothing to walk */
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return;
+	}
+	walk_dir(c, fd, len, 0, st.st_dev);
+}
