@@ -1,0 +1,433 @@
+/* Resource caps: from the policy, from --limit, applied with setrlimit().
+ *
+ * The --limit grammar, decided here once:
+ *   spec  := item ("," item)*
+ *   item  := key "=" value            no whitespace anywhere, no empty item
+ *   key   := cpu | mem | fsize | nofile | nproc | wall
+ *            Only these short spellings: the policy's long names (memoryMB, ...) carry
+ *            a unit in their name that would clash with the suffixes below, so they are
+ *            refused with a hint to the short key instead.
+ *   value := digits [suffix]          decimal, no sign, no leading zero, > 0
+ *            mem, fsize:  K, M, G (either case; powers of 1024); a bare number is bytes
+ *            cpu, wall:   s, m, h (seconds, minutes, hours); a bare number is seconds
+ *            nofile, nproc: no suffix
+ * A key given twice in one spec is refused (which one was meant?). Each key has a
+ * ceiling (see the table); mem has a floor of 1 MiB because a bare "mem=512" is almost
+ * certainly a missing "M", and 512 bytes of address space cannot even exec.
+ * On any error nothing is changed. */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "rlimits/rlimits.h"
+
+#define KIB	       1024LL
+#define MIB	       (1024LL * 1024)
+#define GIB	       (1024LL * 1024 * 1024)
+#define SPEC_MAX_BYTES 1024
+#define SECONDS_MAX    31536000LL /* one year, as --timeout */
+#define COUNT_MAX      1073741824LL
+
+enum unit_kind {
+	UNIT_BYTES,
+	UNIT_SECONDS,
+	UNIT_COUNT,
+};
+
+struct limit_key {
+	const char *key;
+	const char *policy_name; /* for the hint when someone writes the long name */
+	enum unit_kind unit;
+	long long min;
+	long long max;
+	size_t offset; /* into struct rlimits_set */
+};
+
+#define FIELD(f) offsetof(struct rlimits_set, f)
+
+static const struct limit_key limit_keys[] = {
+    {"cpu", "cpuSeconds", UNIT_SECONDS, 1, SECONDS_MAX, FIELD(cpu_seconds)},
+    {"mem", "memoryMB", UNIT_BYTES, MIB, LLONG_MAX, FIELD(memory_bytes)},
+    {"fsize", "fileSizeMB", UNIT_BYTES, 1, LLONG_MAX, FIELD(file_size_bytes)},
+    {"nofile", "openFiles", UNIT_COUNT, 1, COUNT_MAX, FIELD(open_files)},
+    {"nproc", "processes", UNIT_COUNT, 1, COUNT_MAX, FIELD(processes)},
+    {"wall", "wallSeconds", UNIT_SECONDS, 1, SECONDS_MAX, FIELD(wall_seconds)},
+};
+#define N_KEYS (sizeof(limit_keys) / sizeof(limit_keys[0]))
+
+static const char known_keys[] = "cpu, mem, fsize, nofile, nproc, wall";
+
+static long long *field(struct rlimits_set *r, const struct limit_key *k)
+{
+	return (long long *)((char *)r + k->offset);
+}
+
+void rlimits_init(struct rlimits_set *r)
+{
+	r->cpu_seconds = RLIMITS_UNSET;
+	r->memory_bytes = RLIMITS_UNSET;
+	r->file_size_bytes = RLIMITS_UNSET;
+	r->open_files = RLIMITS_UNSET;
+	r->processes = RLIMITS_UNSET;
+	r->wall_seconds = RLIMITS_UNSET;
+}
+
+/* Validation keeps the policy's limits positive; anything else means "not set". A
+ * megabyte count too large for bytes saturates: the host's hard limit still applies. */
+static long long positive_or_unset(long long v)
+{
+	return v > 0 ? v : RLIMITS_UNSET;
+}
+
+static long long mb_to_bytes(long long mb)
+{
+	if (mb <= 0)
+		return RLIMITS_UNSET;
+	if (mb > LLONG_MAX / MIB)
+		return LLONG_MAX;
+	return mb * MIB;
+}
+
+void rlimits_from_policy(const struct policy_limits *pl, struct rlimits_set *r)
+{
+	rlimits_init(r);
+	r->cpu_seconds = positive_or_unset(pl->cpu_seconds);
+	r->memory_bytes = mb_to_bytes(pl->memory_mb);
+	r->file_size_bytes = mb_to_bytes(pl->file_size_mb);
+	r->open_files = positive_or_unset(pl->open_files);
+	r->processes = positive_or_unset(pl->processes);
+	r->wall_seconds = positive_or_unset(pl->wall_seconds);
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+static const struct limit_key *key_find(const char *s, size_t n)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strlen(limit_keys[i].key) == n && memcmp(limit_keys[i].key, s, n) == 0)
+			return &limit_keys[i];
+	return NULL;
+}
+
+static const struct limit_key *key_find_policy_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strlen(limit_keys[i].policy_name) == n &&
+		    memcmp(limit_keys[i].policy_name, s, n) == 0)
+			return &limit_keys[i];
+	return NULL;
+}
+
+static long long suffix_multiplier(enum unit_kind unit, char c)
+{
+	static const struct {
+		enum unit_kind unit;
+		char c;
+		long long mult;
+	} suffixes[] = {
+	    {UNIT_BYTES, 'K', KIB}, {UNIT_BYTES, 'k', KIB},  {UNIT_BYTES, 'M', MIB},
+	    {UNIT_BYTES, 'm', MIB}, {UNIT_BYTES, 'G', GIB},  {UNIT_BYTES, 'g', GIB},
+	    {UNIT_SECONDS, 's', 1}, {UNIT_SECONDS, 'm', 60}, {UNIT_SECONDS, 'h', 3600},
+	};
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (suffixes[i].unit == unit && suffixes[i].c == c)
+			return suffixes[i].mult;
+	return 0;
+}
+
+static const char *suffix_help(enum unit_kind unit)
+{
+	switch (unit) {
+	case UNIT_BYTES:
+		return "a byte count with an optional K, M or G suffix";
+	case UNIT_SECONDS:
+		return "seconds, or a number with an s, m or h suffix";
+	case UNIT_COUNT:
+	default:
+		return "a plain count";
+	}
+}
+
+/* One value of `n` bytes at `s` (not NUL-terminated). */
+static int parse_value(const struct limit_key *k, const char *s, size_t n, long long *out,
+		       struct halo_err *e)
+{
+	long long v = 0, mult = 1;
+	size_t digits = 0;
+
+	while (digits < n && s[digits] >= '0' && s[digits] <= '9')
+		digits++;
+	if (n == 0) {
+		halo_err_set(e, "%s: empty value; expected %s", k->key, suffix_help(k->unit));
+		return -EINVAL;
+	}
+	if (digits == 0) {
+		halo_err_set(e, "%s=%.*s: not a number; expected %s", k->key, (int)n, s,
+			     suffix_help(k->unit));
+		return -EINVAL;
+	}
+	if (digits > 1 && s[0] == '0') {
+		halo_err_set(e, "%s=%.*s: leading zero", k->key, (int)n, s);
+		return -EINVAL;
+	}
+	if (n - digits == 1)
+		mult = suffix_multiplier(k->unit, s[digits]);
+	if (n - digits > 1 || mult == 0) {
+		halo_err_set(e, "%s=%.*s: unexpected '%.*s'; expected %s", k->key, (int)n, s,
+			     (int)(n - digits), s + digits, suffix_help(k->unit));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < digits; i++) {
+		int d = s[i] - '0';
+		if (v > (LLONG_MAX - d) / 10) {
+			v = LLONG_MAX;
+			break;
+		}
+		v = v * 10 + d;
+	}
+	if (v == 0) {
+		halo_err_set(e, "%s=%.*s: must be greater than zero", k->key, (int)n, s);
+		return -EINVAL;
+	}
+	if (v == LLONG_MAX || v > k->max / mult) {
+		halo_err_set(e, "%s=%.*s: too large (at most %lld%s)", k->key, (int)n, s, k->max,
+			     k->unit == UNIT_BYTES     ? " bytes"
+			     : k->unit == UNIT_SECONDS ? " s"
+						       : "");
+		return -EINVAL;
+	}
+	v *= mult;
+	if (v < k->min) {
+		halo_err_set(e, "%s=%.*s: below the minimum of %lld bytes%s%.*s%s", k->key, (int)n,
+			     s, k->min, digits == n ? " (did you mean " : "",
+			     digits == n ? (int)digits : 0, s, digits == n ? "M?)" : "");
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int unknown_key(const char *s, size_t n, struct halo_err *e)
+{
+	const struct limit_key *hint = key_find_policy_name(s, n);
+
+	if (hint)
+		halo_err_set(e, "unknown key '%.*s': here it is spelled %s (known: %s)", (int)n, s,
+			     hint->key, known_keys);
+	else
+		halo_err_set(e, "unknown key '%.*s' (known: %s)", (int)n > 64 ? 64 : (int)n, s,
+			     known_keys);
+	return -EINVAL;
+}
+
+static int parse_item(const char *s, size_t n, struct rlimits_set *r, bool *seen,
+		      struct halo_err *e)
+{
+	const char *eq = memchr(s, '=', n);
+	const struct limit_key *k;
+	long long v;
+	int rc;
+
+	if (n == 0) {
+		halo_err_set(e, "empty item (stray comma?)");
+		return -EINVAL;
+	}
+	if (!eq) {
+		halo_err_set(e, "'%.*s': expected KEY=VALUE", (int)n > 64 ? 64 : (int)n, s);
+		return -EINVAL;
+	}
+	if (eq == s) {
+		halo_err_set(e, "'%.*s': missing key before '='", (int)n > 64 ? 64 : (int)n, s);
+		return -EINVAL;
+	}
+	k = key_find(s, (size_t)(eq - s));
+	if (!k)
+		return unknown_key(s, (size_t)(eq - s), e);
+	if (seen[k - limit_keys]) {
+		halo_err_set(e, "%s given twice", k->key);
+		return -EINVAL;
+	}
+	seen[k - limit_keys] = true;
+	rc = parse_value(k, eq + 1, n - (size_t)(eq + 1 - s), &v, e);
+	if (rc < 0)
+		return rc;
+	*field(r, k) = v;
+	return 0;
+}
+
+int rlimits_parse_override(const char *spec, struct rlimits_set *r, struct halo_err *e)
+{
+	struct rlimits_set tmp = *r;
+	bool seen[N_KEYS] = {false};
+	size_t len;
+
+	if (!spec || !*spec) {
+		halo_err_set(e, "empty limit list; expected KEY=VALUE[,KEY=VALUE...] with keys %s",
+			     known_keys);
+		return -EINVAL;
+	}
+	len = strnlen(spec, SPEC_MAX_BYTES + 1);
+	if (len > SPEC_MAX_BYTES) {
+		halo_err_set(e, "limit list longer than %d bytes", SPEC_MAX_BYTES);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)spec[i] <= ' ' || (unsigned char)spec[i] >= 0x7f) {
+			halo_err_set(e, "whitespace, control or non-ASCII character at offset %zu",
+				     i);
+			return -EINVAL;
+		}
+	for (const char *p = spec;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		int rc = parse_item(p, n, &tmp, seen, e);
+
+		if (rc < 0)
+			return rc;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*r = tmp;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- applying */
+
+struct apply_row {
+	int resource;
+	const char *name;
+	size_t offset;
+};
+
+static const struct apply_row apply_rows[] = {
+    {RLIMIT_CPU, "RLIMIT_CPU", FIELD(cpu_seconds)},
+    {RLIMIT_AS, "RLIMIT_AS", FIELD(memory_bytes)},
+    {RLIMIT_FSIZE, "RLIMIT_FSIZE", FIELD(file_size_bytes)},
+    {RLIMIT_NOFILE, "RLIMIT_NOFILE", FIELD(open_files)},
+    {RLIMIT_NPROC, "RLIMIT_NPROC", FIELD(processes)},
+};
+
+static rlim_t min_rlim(rlim_t a, rlim_t b)
+{
+	/* RLIM_INFINITY is the largest rlim_t, so plain comparison is right. */
+	return a < b ? a : b;
+}
+
+static int set_limit(int resource, const char *name, rlim_t soft, rlim_t hard, struct halo_err *e)
+{
+	struct rlimit cur, want;
+
+	if (getrlimit(resource, &cur) < 0) {
+		int err = errno;
+		halo_err_set(e, "getrlimit(%s): %s", name, strerror(err));
+		return -err;
+	}
+	/* Never above the hard limit the host already imposes: raising it needs
+	 * CAP_SYS_RESOURCE, which the command no longer has, and would loosen the host. */
+	want.rlim_max = min_rlim(hard, cur.rlim_max);
+	want.rlim_cur = min_rlim(soft, want.rlim_max);
+	if (setrlimit(resource, &want) < 0) {
+		int err = errno;
+		halo_err_set(e, "setrlimit(%s, %llu): %s", name, (unsigned long long)want.rlim_cur,
+			     strerror(err));
+		errno = err;
+		return -err;
+	}
+	return 0;
+}
+
+int rlimits_apply(const struct rlimits_set *r, struct halo_err *e)
+{
+	int rc = set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0, 0, e);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < sizeof(apply_rows) / sizeof(apply_rows[0]); i++) {
+		const struct apply_row *row = &apply_rows[i];
+		long long v = *(const long long *)((const char *)r + row->offset);
+		rlim_t soft = (rlim_t)v, hard = (rlim_t)v;
+
+		if (v == RLIMITS_UNSET || v <= 0)
+			continue;
+		/* CPU: the soft limit delivers SIGXCPU (catchable: a build tool can report
+		 * it), the hard limit one second later SIGKILL, so a handler that ignores
+		 * SIGXCPU cannot run on. */
+		if (row->resource == RLIMIT_CPU)
+			hard = soft + 1;
+		rc = set_limit(row->resource, row->name, soft, hard, e);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- describing */
+
+static void format_bytes(long long v, char *buf, size_t n)
+{
+	if (v % GIB == 0)
+		snprintf(buf, n, "%lld GiB", v / GIB);
+	else if (v % MIB == 0)
+		snprintf(buf, n, "%lld MiB", v / MIB);
+	else if (v % KIB == 0)
+		snprintf(buf, n, "%lld KiB", v / KIB);
+	else
+		snprintf(buf, n, "%lld bytes", v);
+}
+
+void rlimits_describe(const struct rlimits_set *r, bool cgroup_pids, bool cgroup_mem,
+		      void (*line)(void *arg, const char *text), void *arg)
+{
+	char buf[256], num[64];
+
+	line(arg, "core dumps 0 (setrlimit RLIMIT_CORE)");
+	if (r->cpu_seconds > 0)
+		snprintf(buf, sizeof(buf),
+			 "cpu %lld s (setrlimit RLIMIT_CPU: SIGXCPU at %lld s, SIGKILL at %lld s)",
+			 r->cpu_seconds, r->cpu_seconds, r->cpu_seconds + 1);
+	else
+		snprintf(buf, sizeof(buf), "cpu: host limit kept");
+	line(arg, buf);
+	if (r->memory_bytes > 0) {
+		format_bytes(r->memory_bytes, num, sizeof(num));
+		snprintf(buf, sizeof(buf), "memory %s (setrlimit RLIMIT_AS, per process%s)", num,
+			 cgroup_mem ? "; memory cgroup for the whole sandbox" : "");
+	} else {
+		snprintf(buf, sizeof(buf), "memory: host limit kept");
+	}
+	line(arg, buf);
+	if (r->file_size_bytes > 0) {
+		format_bytes(r->file_size_bytes, num, sizeof(num));
+		snprintf(buf, sizeof(buf), "file size %s (setrlimit RLIMIT_FSIZE)", num);
+	} else {
+		snprintf(buf, sizeof(buf), "file size: host limit kept");
+	}
+	line(arg, buf);
+	if (r->open_files > 0)
+		snprintf(buf, sizeof(buf), "open files %lld (setrlimit RLIMIT_NOFILE)",
+			 r->open_files);
+	else
+		snprintf(buf, sizeof(buf), "open files: host limit kept");
+	line(arg, buf);
+	if (r->processes > 0)
+		snprintf(buf, sizeof(buf),
+			 "processes %lld (setrlimit RLIMIT_NPROC, counted per uid%s)", r->processes,
+			 cgroup_pids ? "; pids cgroup for the whole sandbox"
+				     : "; not enforced for host uid 0");
+	else
+		snprintf(buf, sizeof(buf), "processes: host limit kept");
+	line(arg, buf);
+	if (r->wall_seconds > 0)
+		snprintf(buf, sizeof(buf),
+			 "wall clock %lld s (supervisor timer: sandbox killed, exit 124)",
+			 r->wall_seconds);
+	else
+		snprintf(buf, sizeof(buf), "wall clock: no limit");
+	line(arg, buf);
+}
