@@ -1,0 +1,291 @@
+/* runner/env: the allowlist, planted secrets never passing, env.pass and env.set, the
+ * order of precedence (caller < pass < set < TMPDIR/HALO_SANDBOX), the PATH default,
+ * SSH_AUTH_SOCK never passed, malformed entries ignored. */
+#include <string.h>
+
+#include "runner/env.h"
+#include "tests/unit/unit.h"
+
+/* The value of `name` in env, or NULL; also counts how often it appears. */
+static const char *lookup(char **env, const char *name, int *count)
+{
+	const char *found = NULL;
+	size_t len = strlen(name);
+
+	*count = 0;
+	for (size_t i = 0; env[i]; i++)
+		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=') {
+			if (!found)
+				found = env[i] + len + 1;
+			(*count)++;
+		}
+	return found;
+}
+
+static void expect_value(char **env, const char *name, const char *want)
+{
+	int n;
+	const char *got = lookup(env, name, &n);
+
+	if (!want) {
+		ck_assert_msg(got == NULL, "%s should be absent, is '%s'", name, got ? got : "");
+		return;
+	}
+	ck_assert_msg(got != NULL, "%s missing", name);
+	ck_assert_str_eq(got, want);
+	ck_assert_msg(n == 1, "%s appears %d times", name, n);
+}
+
+static size_t count(char **env)
+{
+	size_t n = 0;
+
+	while (env[n])
+		n++;
+	return n;
+}
+
+static char *caller_env[] = {
+    "PATH=/opt/bin:/usr/bin",
+    "HOME=/home/alice",
+    "USER=alice",
+    "LOGNAME=alice",
+    "SHELL=/bin/zsh",
+    "TERM=xterm-256color",
+    "COLORTERM=truecolor",
+    "LANG=en_GB.UTF-8",
+    "LANGUAGE=en_GB:en",
+    "LC_ALL=C.UTF-8",
+    "LC_TIME=de_DE.UTF-8",
+    "TZ=Europe/Paris",
+    "NO_COLOR=1",
+    "FORCE_COLOR=3",
+    "CLICOLOR=1",
+    "CLICOLOR_FORCE=1",
+    "COLUMNS=120",
+    "LINES=40",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG",
+    "AWS_ACCESS_KEY_ID=AKIAEXAMPLE",
+    "GITHUB_TOKEN=ghp_secret",
+    "SSH_AUTH_SOCK=/tmp/ssh-XXXX/agent.1",
+    "LD_PRELOAD=/tmp/evil.so",
+    "LD_LIBRARY_PATH=/tmp",
+    "TMPDIR=/var/tmp/outside",
+    "HALO_SANDBOX=0",
+    "GOPATH=/home/alice/go",
+    "CARGO_HOME=/home/alice/.cargo",
+    "PATHX=not-path",
+    "LC=not-a-locale-category",
+    "XDG_RUNTIME_DIR=/run/user/1000",
+    "DISPLAY=:0",
+    "noequals",
+    "=empty-name",
+    "HOME=/second/home/ignored",
+    NULL,
+};
+
+START_TEST(allowlist_only)
+{
+	struct halo_err e = {{0}};
+	char **env = runner_env_build(NULL, caller_env, "/tmp", &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "PATH", "/opt/bin:/usr/bin");
+	expect_value(env, "HOME", "/home/alice"); /* the first one, as getenv() */
+	expect_value(env, "USER", "alice");
+	expect_value(env, "LOGNAME", "alice");
+	expect_value(env, "SHELL", "/bin/zsh");
+	expect_value(env, "TERM", "xterm-256color");
+	expect_value(env, "COLORTERM", "truecolor");
+	expect_value(env, "LANG", "en_GB.UTF-8");
+	expect_value(env, "LANGUAGE", "en_GB:en");
+	expect_value(env, "LC_ALL", "C.UTF-8");
+	expect_value(env, "LC_TIME", "de_DE.UTF-8");
+	expect_value(env, "TZ", "Europe/Paris");
+	expect_value(env, "NO_COLOR", "1");
+	expect_value(env, "FORCE_COLOR", "3");
+	expect_value(env, "CLICOLOR", "1");
+	expect_value(env, "CLICOLOR_FORCE", "1");
+	expect_value(env, "COLUMNS", "120");
+	expect_value(env, "LINES", "40");
+	expect_value(env, "TMPDIR", "/tmp");
+	expect_value(env, "HALO_SANDBOX", "1");
+	/* planted secrets and loader tricks */
+	expect_value(env, "AWS_SECRET_ACCESS_KEY", NULL);
+	expect_value(env, "AWS_ACCESS_KEY_ID", NULL);
+	expect_value(env, "GITHUB_TOKEN", NULL);
+	expect_value(env, "SSH_AUTH_SOCK", NULL);
+	expect_value(env, "LD_PRELOAD", NULL);
+	expect_value(env, "LD_LIBRARY_PATH", NULL);
+	expect_value(env, "GOPATH", NULL);
+	expect_value(env, "PATHX", NULL);
+	expect_value(env, "LC", NULL);
+	expect_value(env, "XDG_RUNTIME_DIR", NULL);
+	expect_value(env, "DISPLAY", NULL);
+	/* 18 allowlisted + TMPDIR + HALO_SANDBOX, nothing else */
+	ck_assert_int_eq(count(env), 20);
+	for (size_t i = 0; env[i]; i++) {
+		ck_assert_msg(strstr(env[i], "secret") == NULL, "leak: %s", env[i]);
+		ck_assert_msg(strchr(env[i], '=') > env[i], "malformed: %s", env[i]);
+	}
+	runner_env_free(env);
+}
+END_TEST
+
+static char *pass_names[] = {"GOPATH", "CARGO_HOME", "SSH_AUTH_SOCK", "NOT_IN_CALLER", "TERM"};
+static struct policy_kv set_kv[] = {
+    {"CI", "true"},
+    {"GOPATH", "/override/go"},	     /* set beats pass */
+    {"TERM", "dumb"},		     /* set beats the allowlist */
+    {"TMPDIR", "/policy/tmp"},	     /* TMPDIR always wins */
+    {"HALO_SANDBOX", "no"},	     /* so does HALO_SANDBOX */
+    {"SSH_AUTH_SOCK", "/run/agent"}, /* never passed, from any source */
+    {"EMPTY", ""},
+};
+
+static void policy_with(struct halo_policy *p, bool with_pass, bool with_set)
+{
+	memset(p, 0, sizeof(*p));
+	if (with_pass) {
+		p->env_pass.items = pass_names;
+		p->env_pass.n = sizeof(pass_names) / sizeof(pass_names[0]);
+		p->env_pass.set = true;
+	}
+	if (with_set) {
+		p->env_set = set_kv;
+		p->n_env_set = sizeof(set_kv) / sizeof(set_kv[0]);
+		p->env_set_set = true;
+	}
+}
+
+START_TEST(pass_names_only_what_is_named)
+{
+	struct halo_policy p;
+	struct halo_err e = {{0}};
+	char **env;
+
+	policy_with(&p, true, false);
+	env = runner_env_build(&p, caller_env, "/tmp", &e);
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "GOPATH", "/home/alice/go");
+	expect_value(env, "CARGO_HOME", "/home/alice/.cargo");
+	expect_value(env, "SSH_AUTH_SOCK", NULL);
+	expect_value(env, "NOT_IN_CALLER", NULL);
+	expect_value(env, "TERM", "xterm-256color");
+	expect_value(env, "GITHUB_TOKEN", NULL);
+	expect_value(env, "AWS_SECRET_ACCESS_KEY", NULL);
+	expect_value(env, "LD_PRELOAD", NULL);
+	ck_assert_int_eq(count(env), 22);
+	runner_env_free(env);
+}
+END_TEST
+
+START_TEST(precedence)
+{
+	struct halo_policy p;
+	struct halo_err e = {{0}};
+	char **env;
+
+	policy_with(&p, true, true);
+	env = runner_env_build(&p, caller_env, "/tmp/sbx", &e);
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "CI", "true");
+	expect_value(env, "GOPATH", "/override/go");
+	expect_value(env, "CARGO_HOME", "/home/alice/.cargo");
+	expect_value(env, "TERM", "dumb");
+	expect_value(env, "TMPDIR", "/tmp/sbx");
+	expect_value(env, "HALO_SANDBOX", "1");
+	expect_value(env, "SSH_AUTH_SOCK", NULL);
+	expect_value(env, "EMPTY", "");
+	/* HALO_SANDBOX and TMPDIR come last */
+	ck_assert_str_eq(env[count(env) - 1], "HALO_SANDBOX=1");
+	ck_assert_str_eq(env[count(env) - 2], "TMPDIR=/tmp/sbx");
+	runner_env_free(env);
+}
+END_TEST
+
+START_TEST(path_default)
+{
+	static char *no_path[] = {"HOME=/h", "GITHUB_TOKEN=x", NULL};
+	static char *empty_path[] = {"PATH=", NULL};
+	static struct policy_kv set_path[] = {{"PATH", "/policy/bin"}};
+	struct halo_policy p;
+	struct halo_err e = {{0}};
+	char **env;
+
+	env = runner_env_build(NULL, no_path, "/tmp", &e);
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	expect_value(env, "HOME", "/h");
+	expect_value(env, "GITHUB_TOKEN", NULL);
+	ck_assert_int_eq(count(env), 4);
+	runner_env_free(env);
+
+	env = runner_env_build(NULL, empty_path, "/tmp", &e);
+	expect_value(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	runner_env_free(env);
+
+	/* a PATH from env.set is kept; no TMPDIR when none is given */
+	memset(&p, 0, sizeof(p));
+	p.env_set = set_path;
+	p.n_env_set = 1;
+	env = runner_env_build(&p, no_path, NULL, &e);
+	expect_value(env, "PATH", "/policy/bin");
+	expect_value(env, "TMPDIR", NULL);
+	expect_value(env, "HALO_SANDBOX", "1");
+	runner_env_free(env);
+}
+END_TEST
+
+START_TEST(empty_and_null_caller)
+{
+	static char *none[] = {NULL};
+	struct halo_err e = {{0}};
+	char **env = runner_env_build(NULL, none, "/tmp", &e);
+
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(count(env), 3);
+	ck_assert_str_eq(env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
+	ck_assert_str_eq(env[1], "TMPDIR=/tmp");
+	ck_assert_str_eq(env[2], "HALO_SANDBOX=1");
+	runner_env_free(env);
+	env = runner_env_build(NULL, NULL, "/tmp", &e);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(count(env), 3);
+	runner_env_free(env);
+	runner_env_free(NULL);
+}
+END_TEST
+
+START_TEST(allowlist_contents)
+{
+	size_t n = 0;
+	bool has_lc = false;
+
+	for (; runner_env_allowlist[n]; n++) {
+		ck_assert_str_ne(runner_env_allowlist[n], "SSH_AUTH_SOCK");
+		ck_assert_msg(strncmp(runner_env_allowlist[n], "LD_", 3) != 0, "loader variable");
+		if (strcmp(runner_env_allowlist[n], "LC_*") == 0)
+			has_lc = true;
+	}
+	ck_assert(has_lc);
+	ck_assert_int_eq(n, 17);
+}
+END_TEST
+
+static Suite *env_suite(void)
+{
+	Suite *s = suite_create("env");
+	TCase *tc = tcase_create("build");
+
+	tcase_add_test(tc, allowlist_only);
+	tcase_add_test(tc, pass_names_only_what_is_named);
+	tcase_add_test(tc, precedence);
+	tcase_add_test(tc, path_default);
+	tcase_add_test(tc, empty_and_null_caller);
+	tcase_add_test(tc, allowlist_contents);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(env_suite)
