@@ -49,8 +49,12 @@ run_one() { # as script
 	fi
 }
 
+# IT_ONLY="t_run t_env" (optional) runs only the named scripts.
 for script in "$here"/t_*.sh; do
 	[ -e "$script" ] || continue
+	if [ -n "${IT_ONLY:-}" ]; then
+		case " ${IT_ONLY//,/ } " in *" $(basename "$script" .sh) "*) ;; *) continue ;; esac
+	fi
 	run_one root "$script"
 	run_one user "$script"
 done

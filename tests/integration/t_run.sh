@@ -1,0 +1,304 @@
+#!/bin/bash
+# Supervision: exit codes, messages, timeout, signal forwarding, no orphans, no fd
+# leak, the pid/uts/net/user namespaces as the command sees them, stdio pass-through,
+# the privilege lines of /proc/self/status and init's protection from the command.
+# Runs as root and as an unprivileged user (AS); the cwd ($TMPDIR) is the workspace.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+
+# Anything run inside must live in the workspace: /tmp inside is a private tmpfs,
+# so $HELPERS (under the host's /tmp) is not visible there.
+cp "$HELPERS/it_sup" ./it_sup 2>/dev/null || true
+E="$TMPDIR/_stderr"
+
+# sbx ARGS...: run halo-run, bounded, stdin from /dev/null; sets OUT, ERR, RC.
+sbx() {
+	OUT=$(timeout -k 2 "${BOUND:-20}" "$HALO" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds; 1 when it never did.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+# bg_halo ARGS...: start halo-run in the background, unwrapped (signals sent to
+# $HPID must reach halo-run itself), with a watchdog that SIGKILLs it after 40 s.
+bg_halo() {
+	"$HALO" "$@" </dev/null >/dev/null 2>"$E" &
+	HPID=$!
+	(sleep 40 && kill -KILL "$HPID") >/dev/null 2>&1 </dev/null &
+	WATCHDOG=$!
+}
+bg_wait() { # wait for halo-run; RC is its status
+	wait "$HPID"
+	RC=$?
+	kill "$WATCHDOG" 2>/dev/null
+	wait "$WATCHDOG" 2>/dev/null
+}
+marker_gone() { ! pgrep -f "$1" >/dev/null; }
+# Kill leftovers of a failed row by their unique marker, so the run does not hang.
+reap_marker() { pgrep -f "$1" | xargs -r kill -KILL 2>/dev/null; }
+
+# ------------------------------------------------------------------ exit codes
+sbx -- true
+expect "exit 0" 0 "$RC"
+sbx -- false
+expect "exit 1" 1 "$RC"
+sbx -- sh -c 'exit 42'
+expect "exit 42" 42 "$RC"
+sbx -- sh -c 'exit 200'
+expect "exit 200" 200 "$RC"
+sbx -- sh -c 'kill -TERM $$'
+expect "killed by SIGTERM: 128+15" 143 "$RC"
+sbx -- sh -c 'kill -KILL $$'
+expect "killed by SIGKILL: 128+9" 137 "$RC"
+sbx -- sh -c 'kill -SEGV $$'
+expect "killed by SIGSEGV (kill): 128+11" 139 "$RC"
+sbx -- ./it_sup segv
+expect "real segmentation fault: 128+11" 139 "$RC"
+sbx -- sh -c 'kill -USR1 $$'
+expect "killed by SIGUSR1: 128+10" 138 "$RC"
+
+printf '#!/bin/sh\necho should-not-run\n' >noexec.sh
+chmod 644 noexec.sh
+sbx -- ./noexec.sh
+expect "not executable: exit 126" 126 "$RC"
+expect_match "not executable: message names the file and the reason" \
+	"noexec\.sh.*(Permission denied|not executable)" "$ERR"
+expect "not executable: nothing ran" "" "$OUT"
+mkdir -p adir
+sbx -- ./adir
+expect "a directory as the command: exit 126" 126 "$RC"
+sbx -- no-such-command-h5
+expect "missing command: exit 127" 127 "$RC"
+expect_match "missing command: message" "no-such-command-h5.*(command )?not found" "$ERR"
+sbx -- /nonexistent/dir/cmd
+expect "missing absolute path: exit 127" 127 "$RC"
+
+printf 'sandbox: {mode: bogus-mode}\n' >bad.yaml
+sbx --policy bad.yaml -- echo ran
+expect "bad policy file: exit 125" 125 "$RC"
+expect "bad policy file: nothing ran" "" "$OUT"
+expect_match "bad policy file: message names the file" "bad\.yaml" "$ERR"
+expect_match "bad policy file: message says nothing ran" "invalid|nothing was run" "$ERR"
+sbx --policy does-not-exist.yaml -- echo ran
+expect "missing policy file: exit 125" 125 "$RC"
+expect_match "missing policy file: message" "does-not-exist\.yaml" "$ERR"
+sbx --frobnicate -- echo ran
+expect "unknown option: exit 125" 125 "$RC"
+expect_match "unknown option: message" "unknown option.*--frobnicate" "$ERR"
+sbx
+expect "no command: exit 125" 125 "$RC"
+expect_match "no command: message" "no command" "$ERR"
+sbx --
+expect "only --: exit 125" 125 "$RC"
+expect_match "only --: message" "no command" "$ERR"
+sbx --timeout abc -- true
+expect "--timeout abc: exit 125" 125 "$RC"
+expect_match "--timeout abc: message" "timeout.*abc" "$ERR"
+
+# ------------------------------------------------------------------ wall clock
+t0=$(date +%s%N)
+sbx --timeout 1 -- sleep 30
+t1=$(date +%s%N)
+expect "--timeout 1: exit 124" 124 "$RC"
+ms=$(((t1 - t0) / 1000000))
+expect "--timeout 1: returns within 2.5 s" yes "$([ $ms -lt 2500 ] && echo yes || echo "no (${ms} ms)")"
+expect_match "--timeout 1: message" "wall-clock" "$ERR"
+
+printf 'limits: {wallSeconds: 1}\n' >wall.yaml
+t0=$(date +%s%N)
+sbx --policy wall.yaml -- sleep 30
+t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+expect "limits.wallSeconds 1: exit 124" 124 "$RC"
+expect "limits.wallSeconds 1: returns within 2.5 s" yes "$([ $ms -lt 2500 ] && echo yes || echo "no (${ms} ms)")"
+
+# The timeout kills the whole sandbox, not only the command.
+m="1000.$RANDOM$RANDOM"
+sbx --timeout 1 -- sh -c "sleep $m & sleep 30"
+expect "timeout: exit 124 with a background process" 124 "$RC"
+expect "timeout: the background process is gone" yes "$(wait_for 2 marker_gone "sleep $m" && echo yes || echo no)"
+reap_marker "sleep $m"
+sbx --timeout 5 -- sh -c 'exit 3'
+expect "a timeout that is not hit changes nothing" 3 "$RC"
+
+# ------------------------------------------------------------------ signals
+# Each forwarded signal sent to halo-run's pid reaches the command, which reports it.
+rm -f sigs sigs.ready
+bg_halo -- ./it_sup sigwait sigs
+if wait_for 10 test -e sigs.ready; then
+	for s in INT TERM HUP USR1 USR2 QUIT WINCH; do
+		kill -s "$s" "$HPID" 2>/dev/null
+		wait_for 3 grep -qx "$s" sigs
+		expect "SIG$s forwarded to the command" "$s" "$(grep -x "$s" sigs)"
+	done
+else
+	fail "signal forwarding" "the command never started: $(cat "$E")"
+fi
+bg_wait
+expect "signal forwarding: the command's own exit status (7)" 7 "$RC"
+
+# A forwarded SIGTERM/SIGINT kills a command that does not handle it, and halo-run
+# exits 128+N itself (it is not killed by the signal: a parent sees an exit status).
+for pair in TERM:143 INT:130 HUP:129; do
+	s=${pair%:*}
+	want=${pair#*:}
+	got=$(python3 - "$HALO" "$s" <<'EOF'
+import os, signal, subprocess, sys, time
+halo, name = sys.argv[1], sys.argv[2]
+if os.path.exists("ready"): os.unlink("ready")
+p = subprocess.Popen([halo, "--", "sh", "-c", ": > ready; exec sleep 30"],
+                     stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+end = time.time() + 10
+while not os.path.exists("ready") and time.time() < end:
+    time.sleep(0.05)
+time.sleep(0.1)  # the shell has exec'd sleep
+p.send_signal(getattr(signal, "SIG" + name))
+try:
+    print(p.wait(timeout=10))
+except subprocess.TimeoutExpired:
+    p.kill(); print("hung")
+EOF
+	)
+	expect "SIG$s to halo-run: the command dies and halo-run exits $want" "$want" "$got"
+done
+
+# ------------------------------------------------------------------ no orphans
+m="1000.$RANDOM$RANDOM"
+t0=$(date +%s)
+sbx -- sh -c "sleep $m & exit 0"
+t1=$(date +%s)
+expect "background process: halo-run returns the command's status" 0 "$RC"
+expect "background process: halo-run does not wait for it" yes "$([ $((t1 - t0)) -lt 5 ] && echo yes || echo no)"
+expect "no orphan after the command exits" yes "$(wait_for 1 marker_gone "sleep $m" && echo yes || echo no)"
+reap_marker "sleep $m"
+
+m="1000.$RANDOM$RANDOM"
+bg_halo -- sh -c "sleep $m & wait"
+if wait_for 10 pgrep -f "sleep $m" >/dev/null; then
+	kill -KILL "$HPID"
+	bg_wait
+	expect "no orphan after halo-run is SIGKILLed" yes \
+		"$(wait_for 3 marker_gone "sleep $m" && echo yes || echo no)"
+	reap_marker "sleep $m"
+else
+	fail "no orphan after halo-run is SIGKILLed" "the command never started"
+	kill -KILL "$HPID" 2>/dev/null
+	bg_wait
+fi
+
+# ------------------------------------------------------------------ fd leak
+echo secret-data >fdfile
+exec 7<fdfile 200<fdfile 9>fdout
+sbx -- ./it_sup fds
+expect "fds inside: only 0 1 2 (fds 7, 9, 200 opened before launch are not visible)" "0 1 2" "$OUT"
+sbx -- ls /proc/self/fd
+expect "ls /proc/self/fd inside: 0 1 2 and ls's own" "0 1 2 3" "$(echo $OUT)"
+sbx -- sh -c 'cat <&7 2>/dev/null || echo no-fd-7'
+expect "fd 7 cannot be read inside" "no-fd-7" "$OUT"
+exec 7<&- 200<&- 9>&-
+
+# ------------------------------------------------------------------ namespaces
+sbx -- sh -c 'echo $$'
+expect "pid namespace: the command is pid 2" 2 "$OUT"
+sbx -- ps -e -o pid=
+expect "pid namespace: ps sees only init (1) and itself (2)" "1 2" "$(echo $OUT)"
+sbx -- sh -c 'echo /proc/[0-9]*'
+expect "pid namespace: /proc lists only init and the command" "/proc/1 /proc/2" "$OUT"
+sbx -- uname -n
+expect "uts namespace: hostname is halo" halo "$OUT"
+sbx -- cat /proc/sys/kernel/hostname
+expect "uts namespace: /proc/sys/kernel/hostname is halo" halo "$OUT"
+sbx -- id -u
+expect "uid inside equals the caller's" "$(id -u)" "$OUT"
+sbx -- id -g
+expect "gid inside equals the caller's" "$(id -g)" "$OUT"
+
+sbx -- cat /proc/net/dev
+expect "net namespace: /proc/net/dev lists only lo" lo \
+	"$(echo "$OUT" | tail -n +3 | cut -d: -f1 | tr -d ' ' | tr '\n' ' ' | sed 's/ $//')"
+if command -v ip >/dev/null; then
+	sbx -- ip -o link show
+	expect "net namespace: ip link shows only lo" lo "$(echo "$OUT" | awk -F': ' '{print $2}' | tr '\n' ' ' | sed 's/ $//')"
+	expect_match "net namespace: lo is UP" "^1: lo: <[^>]*[<,]UP[,>]" "$OUT"
+	sbx -- ip route show
+	expect "net namespace: no IPv4 route at all" "" "$OUT"
+	sbx -- ip -6 route show default
+	expect "net namespace: no IPv6 default route" "" "$OUT"
+fi
+sbx -- sh -c 'tail -n +2 /proc/net/route | wc -l'
+expect "net namespace: /proc/net/route has no entry" 0 "$OUT"
+
+# A listener on the host's loopback is out of reach; the sandbox's own loopback is
+# up (ECONNREFUSED on a closed port, not ENETUNREACH).
+cat >conn.py <<'EOF'
+import errno, socket, sys
+s = socket.socket(); s.settimeout(3)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1]))); print("connected")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, "timeout") if e.errno else "timeout")
+EOF
+timeout 60 python3 -u -m http.server --bind 127.0.0.1 0 >http.log 2>&1 </dev/null &
+httpd=$!
+port=""
+wait_for 10 grep -q "port [0-9]" http.log && port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' http.log | head -1)
+if [ -n "$port" ]; then
+	expect "host loopback listener reachable from the host (sanity)" connected "$(timeout 10 python3 conn.py "$port")"
+	sbx -- python3 conn.py "$port"
+	expect "host loopback listener NOT reachable from inside" ECONNREFUSED "$OUT"
+	sbx -- bash -c "exec 3<>/dev/tcp/127.0.0.1/$port 2>/dev/null && echo connected || echo failed"
+	expect "host loopback listener NOT reachable from inside (bash /dev/tcp)" failed "$OUT"
+else
+	fail "host loopback listener" "http.server did not start: $(head -c 300 http.log)"
+fi
+kill "$httpd" 2>/dev/null
+wait "$httpd" 2>/dev/null
+cat >listen.py <<'EOF'
+import socket
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+c = socket.create_connection(srv.getsockname(), timeout=3)
+a, _ = srv.accept(); c.sendall(b"ping"); print(a.recv(4).decode())
+EOF
+sbx -- python3 listen.py
+expect "loopback inside works (listen, connect, send)" ping "$OUT"
+
+# ------------------------------------------------------------------ stdio
+OUT=$(printf 'hello\nworld\n' | timeout 20 "$HALO" -- cat 2>"$E")
+expect "stdin piped in, stdout piped out" "hello
+world" "$OUT"
+head -c 1048576 /dev/urandom >blob
+timeout 20 "$HALO" -- cat <blob >blob.out 2>"$E"
+expect "1 MiB of binary data through stdin/stdout unchanged" same "$(cmp -s blob blob.out && echo same || echo differ)"
+ERR=$(timeout 20 "$HALO" -- sh -c 'echo to-err >&2; echo to-out' 2>&1 >/dev/null </dev/null)
+expect "stderr passes through (and stdout stays separate)" to-err "$ERR"
+sbx -- cat
+expect "stdin at EOF: cat ends, exit 0" "0:" "$RC:$OUT"
+OUT=$(timeout 20 "$HALO" -- sh -c 'read a; read b; echo "$b-$a"' 2>"$E" <<<"$(printf 'x\ny')")
+expect "stdin read line by line" "y-x" "$OUT"
+
+# ------------------------------------------------------------------ privileges
+sbx -- cat /proc/self/status
+status_line() { echo "$OUT" | sed -n "s/^$1:[[:space:]]*//p"; }
+expect "NoNewPrivs 1" 1 "$(status_line NoNewPrivs)"
+expect "Seccomp 2 (filter)" 2 "$(status_line Seccomp)"
+for c in CapEff CapPrm CapInh CapBnd CapAmb; do
+	expect "$c all zero" 0000000000000000 "$(status_line $c)"
+done
+sbx -- ./it_sup openmem 1
+expect "open /proc/1/mem of init refused" EACCES "$OUT"
+sbx -- sh -c 'cat /proc/1/environ >/dev/null 2>&1 && echo readable || echo refused'
+expect "/proc/1/environ of init unreadable" refused "$OUT"
+sbx -- ./it_sup ptrace 1
+expect_match "ptrace of init refused" "^(EPERM|EACCES)$" "$OUT"
+sbx -- ./it_sup vmread 1
+expect_match "process_vm_readv of init refused" "^(EPERM|EACCES)$" "$OUT"
+
+finish
