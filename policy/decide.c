@@ -29,11 +29,28 @@ struct policy_index {
 	size_t n_rules;
 };
 
+/* An IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) literal dials the same
+ * IPv4 host, so it is keyed by that IPv4's text: a deny on 192.0.2.66 cannot be sidestepped
+ * by writing [::ffff:192.0.2.66], and an entry in either spelling matches both. */
+static const char *ip_key(const struct policy_host *h, char *buf, size_t n)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+	static const uint8_t nat64[12] = {0x00, 0x64, 0xff, 0x9b};
+	const uint8_t *a = h->addr;
+
+	if (h->kind != POLICY_HOST_IPV6 || (memcmp(a, mapped, 12) && memcmp(a, nat64, 12)))
+		return h->text;
+	snprintf(buf, n, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+	return buf;
+}
+
 static int add_rule(struct policy_index *ix, const char *pattern, enum policy_rule rule,
 		    size_t index, const char *preset)
 {
 	struct policy_host h;
 	struct policy_hset_slot *s;
+	char buf[16];
+	const char *key;
 	bool wild;
 	uint32_t id = (uint32_t)ix->n_rules, *field;
 
@@ -43,8 +60,9 @@ static int add_rule(struct policy_index *ix, const char *pattern, enum policy_ru
 	if (policy_host_parse(pattern + (wild ? 2 : 0), strlen(pattern) - (wild ? 2 : 0), !wild, &h,
 			      NULL, 0) != 0)
 		return -EINVAL;
-	s = policy_hset_upsert(wild ? &ix->wild : &ix->exact,
-			       policy_hset_hash(h.text, strlen(h.text)), h.text, strlen(h.text));
+	key = ip_key(&h, buf, sizeof(buf));
+	s = policy_hset_upsert(wild ? &ix->wild : &ix->exact, policy_hset_hash(key, strlen(key)),
+			       key, strlen(key));
 	if (!s)
 		return -ENOMEM;
 	ix->rules[ix->n_rules++] = (struct ix_rule){rule, index, pattern, preset};
@@ -174,7 +192,8 @@ static void consider(const struct policy_hset_slot *s, uint32_t *deny, uint32_t 
 static void lookup(const struct policy_index *ix, const struct policy_host *host, uint32_t *deny,
 		   uint32_t *allow)
 {
-	const char *t = host->text;
+	char buf[16];
+	const char *t = ip_key(host, buf, sizeof(buf));
 	size_t n = strlen(t);
 	uint64_t h = POLICY_HSET_FNV_BASIS;
 	bool suffixes = host->kind == POLICY_HOST_NAME && ix->wild.n > 0;
