@@ -1,0 +1,211 @@
+/* Layering `--policy A --policy B`: deny lists and protected paths union; allow
+ * lists (allowedDomains, presets, allowPrivate), writableRoots and env.pass are
+ * replaced when the upper layer sets them; scalars and each limit are replaced when
+ * set; env.set merges key by key. Every way the upper layer loosens the lower one
+ * is reported: a later file must never widen the sandbox silently. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+
+struct lctx {
+	const char *name;
+	struct policy_diags *d;
+	int err;
+};
+
+static void loosens(struct lctx *l, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void loosens(struct lctx *l, const char *field, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	policy_diags_add_warning(l->d, "%s: loosens %s (%s)", l->name, field, msg);
+}
+
+/* Strictness order of modes: read-only < workspace-write < off. */
+static int mode_rank(enum policy_mode m)
+{
+	switch (m) {
+	case POLICY_MODE_READ_ONLY:
+		return 0;
+	case POLICY_MODE_OFF:
+		return 2;
+	default:
+		return 1; /* unset means workspace-write */
+	}
+}
+
+static void layer_mode(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
+{
+	enum policy_mode before = b->mode ? b->mode : POLICY_MODE_WORKSPACE_WRITE;
+
+	if (u->mode == POLICY_MODE_UNSET)
+		return;
+	if (mode_rank(u->mode) > mode_rank(before))
+		loosens(l, "sandbox.mode", "%s → %s", policy_mode_name(before),
+			policy_mode_name(u->mode));
+	b->mode = u->mode;
+	/* The legacy spelling follows the mode it came with, or it would disagree. */
+	free(b->legacy_permissions_sandbox);
+	b->legacy_permissions_sandbox = NULL;
+	if (u->legacy_permissions_sandbox) {
+		b->legacy_permissions_sandbox = strdup(u->legacy_permissions_sandbox);
+		if (!b->legacy_permissions_sandbox)
+			l->err = -ENOMEM;
+	}
+}
+
+static void layer_bool(int *b, int u, const char *field, struct lctx *l)
+{
+	if (u < 0)
+		return;
+	if (*b != 0 && u == 0) /* unset means true */
+		loosens(l, field, "true → false");
+	*b = u;
+}
+
+/* Replace `b` by `u` when set; `report` says whether additions loosen. */
+static void replace_list(struct policy_list *b, const struct policy_list *u, const char *field,
+			 bool report, struct lctx *l)
+{
+	char q[POLICY_QUOTE_MAX];
+
+	if (!u->set)
+		return;
+	for (size_t i = 0; report && i < u->n; i++)
+		if (!policy_list_contains(b, u->items[i]))
+			loosens(l, field, "adds %s", policy_quote(u->items[i], q, sizeof(q)));
+	if (policy_list_copy(b, u) < 0)
+		l->err = -ENOMEM;
+}
+
+static void union_list(struct policy_list *b, const struct policy_list *u, struct lctx *l)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (!policy_list_contains(b, u->items[i]) && policy_list_push(b, u->items[i]) < 0)
+			l->err = -ENOMEM;
+	b->set |= u->set;
+}
+
+static void layer_egress(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
+{
+	bool allow_before = policy_effective_default_allow(b, true);
+
+	if (u->egress_default != POLICY_EGRESS_UNSET)
+		b->egress_default = u->egress_default;
+	/* Additions to an allowlist only loosen a policy that denies by default. */
+	replace_list(&b->allowed_domains, &u->allowed_domains, "egress.allowedDomains",
+		     !allow_before, l);
+	replace_list(&b->presets, &u->presets, "egress.presets", !allow_before, l);
+	replace_list(&b->allow_private, &u->allow_private, "egress.allowPrivate", true, l);
+	union_list(&b->denied_domains, &u->denied_domains, l);
+	/* Covers both an explicit "default: allow" and an emptied allowlist that
+	 * turns an unset default into a denylist policy. */
+	if (!allow_before && policy_effective_default_allow(b, true))
+		loosens(l, "egress.default", "deny → allow");
+	if (u->gateway) {
+		free(b->gateway);
+		b->gateway = strdup(u->gateway);
+		if (!b->gateway)
+			l->err = -ENOMEM;
+	}
+}
+
+static void layer_limits(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
+{
+	char field[64];
+
+	for (size_t i = 0; i < policy_n_limit_fields; i++) {
+		const struct policy_limit_field *f = &policy_limit_fields[i];
+		long long *bv = policy_limit_ptr(&b->limits, f);
+		long long uv = *policy_limit_ptr((struct policy_limits *)&u->limits, f);
+
+		if (uv == POLICY_LIMIT_UNSET)
+			continue;
+		snprintf(field, sizeof(field), "limits.%s", f->key);
+		if (*bv != POLICY_LIMIT_UNSET && uv > *bv)
+			loosens(l, field, "%lld → %lld", *bv, uv);
+		*bv = uv;
+	}
+}
+
+static void layer_env_set(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
+{
+	struct policy_kv *grown;
+
+	if (!u->env_set_set)
+		return;
+	b->env_set_set = true;
+	grown = realloc(b->env_set, (b->n_env_set + u->n_env_set + 1) * sizeof(*grown));
+	if (!grown) {
+		l->err = -ENOMEM;
+		return;
+	}
+	b->env_set = grown;
+	for (size_t i = 0; i < u->n_env_set; i++) {
+		char *value = strdup(u->env_set[i].value);
+		size_t k = 0;
+
+		while (k < b->n_env_set && strcmp(b->env_set[k].key, u->env_set[i].key) != 0)
+			k++;
+		if (!value) {
+			l->err = -ENOMEM;
+			return;
+		}
+		if (k == b->n_env_set) {
+			b->env_set[k].key = strdup(u->env_set[i].key);
+			if (!b->env_set[k].key) {
+				free(value);
+				l->err = -ENOMEM;
+				return;
+			}
+			b->env_set[k].value = NULL;
+			b->n_env_set++;
+		}
+		free(b->env_set[k].value);
+		b->env_set[k].value = value;
+	}
+}
+
+static void layer_source(struct halo_policy *b, const char *name, struct lctx *l)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s, %s", b->source ? b->source : "policy", name) < 0) {
+		l->err = -ENOMEM;
+		return;
+	}
+	free(b->source);
+	b->source = s;
+}
+
+int policy_layer(struct halo_policy *base, const struct halo_policy *upper, const char *upper_name,
+		 struct policy_diags *d)
+{
+	struct lctx l = {.name = upper_name ? upper_name : "policy", .d = d};
+
+	layer_mode(base, upper, &l);
+	replace_list(&base->writable_roots, &upper->writable_roots, "sandbox.writableRoots", true,
+		     &l);
+	union_list(&base->protected_paths, &upper->protected_paths, &l);
+	layer_bool(&base->fail_if_unavailable, upper->fail_if_unavailable,
+		   "sandbox.failIfUnavailable", &l);
+	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",
+		   &l);
+	layer_egress(base, upper, &l);
+	layer_limits(base, upper, &l);
+	replace_list(&base->env_pass, &upper->env_pass, "env.pass", true, &l);
+	layer_env_set(base, upper, &l);
+	layer_source(base, l.name, &l);
+	if (l.err)
+		policy_diags_add_error(d, "%s: out of memory while layering", l.name);
+	return l.err;
+}

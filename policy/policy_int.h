@@ -1,0 +1,160 @@
+/* Internal to policy/: the generic document tree both parsers produce, and the
+ * helpers the loading, validation and layering files share. Not for other modules. */
+#ifndef HALO_POLICY_INT_H
+#define HALO_POLICY_INT_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+
+/* Sane bounds: the launchers create one mount or rule per path, so thousands of
+ * paths are a mistake (or an attack on the launch time), never a real policy. */
+#define POLICY_MAX_WRITABLE_ROOTS 256
+#define POLICY_MAX_PROTECTED	  1024
+#define POLICY_MAX_ENV		  1024
+#define POLICY_MAX_CIDRS	  1024
+#define POLICY_PATH_MAX		  4096
+#define POLICY_QUOTE_MAX	  200 /* buffer size for policy_quote() */
+
+static inline void policy_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void policy_closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+#define _policy_free_  __attribute__((cleanup(policy_freep)))
+#define _policy_close_ __attribute__((cleanup(policy_closep)))
+
+/* ------------------------------------------------------------ generic tree */
+
+/* One tree for JSON and YAML, so both formats go through the same model code and
+ * the same policy gives the same struct halo_policy whatever its spelling. */
+enum pnode_kind {
+	PN_NULL,
+	PN_BOOL,
+	PN_NUM,
+	PN_STR,
+	PN_SEQ,
+	PN_MAP,
+};
+
+/* Flags on YAML plain scalars that other YAML readers (1.1) would not read as a
+ * string: the model refuses them where the meaning would differ. */
+#define PN_YAML11_BOOL 1u /* yes, no, on, off, y, n in any case */
+#define PN_NUMBERISH   2u /* 0755, 0x1f, 1_000, .inf, 1:20 ... */
+
+struct pnode {
+	enum pnode_kind kind;
+	unsigned line; /* 1-based; 0 when the parser does not know (JSON) */
+	unsigned flags;
+	bool b;
+	double num;
+	char *str;	      /* PN_STR */
+	size_t n, cap;	      /* PN_SEQ, PN_MAP */
+	struct pnode **items; /* values */
+	char **keys;	      /* PN_MAP keys */
+	unsigned *key_lines;  /* PN_MAP key lines */
+};
+
+struct pnode *pnode_new(enum pnode_kind kind, unsigned line);
+/* Append a child; takes ownership of key and val even when it fails (-ENOMEM). */
+int pnode_seq_add(struct pnode *seq, struct pnode *val);
+int pnode_map_add(struct pnode *map, char *key, unsigned key_line, struct pnode *val);
+void pnode_free(struct pnode *n);
+const char *pnode_kind_name(const struct pnode *n); /* "a string", "a number", ... */
+/* Report every duplicate mapping key in the tree; returns how many. */
+size_t pnode_check_dup_keys(const char *name, const struct pnode *root, struct policy_diags *d);
+
+/* Parsers: 0 with the tree in *out, or -EINVAL with reasons (naming the file). */
+int policy_parse_json(const char *name, const char *buf, size_t len, struct pnode **out,
+		      struct policy_diags *d);
+int policy_parse_yaml(const char *name, const char *buf, size_t len, struct pnode **out,
+		      struct policy_diags *d);
+
+/* Turn a tree into a raw (unvalidated) layer: types, known keys, enum values. */
+int policy_model_from_tree(const char *name, const struct pnode *root, struct halo_policy **out,
+			   struct policy_diags *d);
+
+/* ------------------------------------------------------------ messages */
+
+/* "name:line: field: message" (line omitted when 0, field when NULL or ""). */
+void policy_diag(struct policy_diags *d, bool error, const char *name, unsigned line,
+		 const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Quote outside text for a message: 'text', control and non-ASCII bytes escaped as
+ * \xNN so a policy file cannot drive the terminal, long text cut with "...". */
+const char *policy_quote(const char *s, char *buf, size_t n);
+
+/* parent + "." + key (made printable) when idx < 0, else parent + "[idx]". */
+void policy_field_join(char *out, size_t n, const char *parent, const char *key, long idx);
+
+/* Levenshtein distance, case-insensitive, capped (for "did you mean"). */
+size_t policy_edit_distance(const char *a, const char *b);
+
+/* ------------------------------------------------------------ the model */
+
+struct halo_policy *policy_new(void); /* every field unset */
+int policy_list_push(struct policy_list *l, const char *s);
+int policy_list_copy(struct policy_list *dst, const struct policy_list *src);
+void policy_list_free(struct policy_list *l);
+bool policy_list_contains(const struct policy_list *l, const char *s);
+void policy_env_set_free(struct halo_policy *p);
+void policy_derived_free(struct halo_policy *p); /* what policy_finalize() fills */
+
+const char *policy_mode_name(enum policy_mode m);
+int policy_mode_parse(const char *s, enum policy_mode *m);
+
+/* The egress default as Decide will apply it, before or after finalize. With
+ * ignore_mode the answer disregards sandbox.mode off (for loosening reports). */
+bool policy_effective_default_allow(const struct halo_policy *p, bool ignore_mode);
+
+struct policy_limit_field {
+	const char *key; /* schema spelling, e.g. "memoryMB" */
+	size_t offset;	 /* into struct policy_limits */
+	long long max;
+};
+extern const struct policy_limit_field policy_limit_fields[];
+extern const size_t policy_n_limit_fields;
+
+static inline long long *policy_limit_ptr(struct policy_limits *l,
+					  const struct policy_limit_field *f)
+{
+	return (long long *)((char *)l + f->offset);
+}
+
+/* 0, or -EINVAL with why: a limit must be a positive integer up to f->max. */
+int policy_limit_check(const struct policy_limit_field *f, double v, char *why, size_t n);
+
+/* ------------------------------------------------------------ paths */
+
+bool policy_has_glob(const char *s);
+/* Lexical normalisation of an absolute path: collapse "//" and "/./", drop a trailing
+ * slash. ".." is refused (-EINVAL), or resolved lexically when resolve_dotdot. */
+int policy_path_normalise(const char *in, bool resolve_dotdot, char *out, size_t n,
+			  const char **why);
+/* "~" / "~/x" against home, or an absolute path; then normalised (".." refused). */
+int policy_path_expand(const char *raw, const char *home, char *out, size_t n, const char **why);
+/* Is `path` equal to `dir` or inside it (component boundary, case-insensitive)? */
+bool policy_path_within(const char *path, const char *dir);
+
+/* Validation pieces (validate.c, validate_paths.c), called by policy_finalize. */
+struct policy_vctx {
+	const struct policy_ctx *ctx;
+	const char *src;      /* message prefix: the policy's source */
+	const char *homes[2]; /* pw home, and $HOME when it differs (else NULL) */
+	size_t n_homes;
+	struct policy_diags *d;
+};
+void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v);
+void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, bool *domains_ok);
+void policy_validate_misc(struct halo_policy *p, const struct policy_vctx *v);
+void policy_warn_duplicates(const struct halo_policy *p, const struct policy_vctx *v);
+
+#endif

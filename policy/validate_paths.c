@@ -1,0 +1,290 @@
+/* Validation of sandbox.writableRoots and sandbox.protectedPaths, and the derived
+ * absolute forms the launchers use.
+ *
+ * Every comparison is case-insensitive (macOS file systems usually are, and a
+ * false refusal is cheap where a missed overlap is not) and is made for every home
+ * form: ~/ expands against the password database's home and, when $HOME differs,
+ * against $HOME as well. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy/policy_int.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Never writable, nor anything inside them, nor any directory containing them. */
+static const char *const system_trees[] = {
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/run",
+    "/var/run",
+    "/var/lib",
+    "/var/spool",
+    "/var/log",
+    "/var/db",
+    "/System",
+    "/Library",
+    "/private/etc",
+    "/private/var/db",
+    "/private/var/run",
+};
+
+/* Never writable as a whole, nor any directory containing them; a subdirectory
+ * of their own (a build cache in /opt/cache or /var/tmp/ci) is fine. */
+static const char *const system_dirs[] = {
+    "/var",   "/var/tmp", "/var/cache",	  "/opt",	  "/srv",	   "/tmp",     "/mnt",
+    "/media", "/private", "/private/var", "/private/tmp", "/Applications", "/Volumes",
+};
+
+/* Directories that hold home directories, and homes at fixed places. */
+static const char *const home_parents[] = {"/home", "/Users", "/var/home"};
+static const char *const fixed_homes[] = {"/root", "/var/root"};
+
+struct protected_form {
+	const char *abs; /* points into p->protected_abs */
+	size_t index;	 /* into p->protected_paths */
+};
+
+struct pctx {
+	struct halo_policy *p;
+	const struct policy_vctx *v;
+	struct protected_form *forms;
+	size_t n_forms;
+};
+
+static void perr(const struct policy_vctx *v, const char *list, size_t i, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void perr(const struct policy_vctx *v, const char *list, size_t i, const char *fmt, ...)
+{
+	char field[64], msg[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(field, sizeof(field), "sandbox.%s[%zu]", list, i);
+	policy_diag(v->d, true, v->src, 0, field, "%s", msg);
+}
+
+static bool is_home_of(const char *a, const char *parent)
+{
+	size_t pl = strlen(parent);
+
+	return strncasecmp(a, parent, pl) == 0 && a[pl] == '/' && a[pl + 1] &&
+	       !strchr(a + pl + 1, '/');
+}
+
+/* Why the absolute path `a` cannot be writable as far as homes and system
+ * directories go, or NULL. */
+static const char *system_reason(const char *a, const struct policy_vctx *v, char *buf, size_t n)
+{
+	if (strcmp(a, "/") == 0)
+		return "is the root directory";
+	for (size_t i = 0; i < v->n_homes; i++) {
+		if (policy_path_within(a, v->homes[i]) && policy_path_within(v->homes[i], a))
+			return "is a home directory; make a directory inside it writable instead";
+		if (policy_path_within(v->homes[i], a)) {
+			snprintf(buf, n, "contains the home directory %s", v->homes[i]);
+			return buf;
+		}
+	}
+	for (size_t i = 0; i < N(home_parents); i++) {
+		if (policy_path_within(home_parents[i], a))
+			return "contains home directories";
+		if (is_home_of(a, home_parents[i]))
+			return "is a home directory";
+	}
+	for (size_t i = 0; i < N(fixed_homes); i++)
+		if (policy_path_within(fixed_homes[i], a) && policy_path_within(a, fixed_homes[i]))
+			return "is a home directory";
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *t = pass ? system_dirs : system_trees;
+		size_t nt = pass ? N(system_dirs) : N(system_trees);
+
+		for (size_t i = 0; i < nt; i++) {
+			if (policy_path_within(a, t[i]) && policy_path_within(t[i], a))
+				return "is a system directory";
+			if (policy_path_within(t[i], a)) {
+				snprintf(buf, n, "contains the system directory %s", t[i]);
+				return buf;
+			}
+			if (!pass && policy_path_within(a, t[i])) {
+				snprintf(buf, n, "is inside the system directory %s", t[i]);
+				return buf;
+			}
+		}
+	}
+	return NULL;
+}
+
+static const char *overlap_reason(const char *a, const struct pctx *c, char *buf, size_t n)
+{
+	char q[POLICY_QUOTE_MAX];
+
+	for (size_t k = 0; k < c->n_forms; k++) {
+		const struct protected_form *f = &c->forms[k];
+		const char *raw = c->p->protected_paths.items[f->index];
+
+		if (policy_path_within(a, f->abs)) {
+			snprintf(buf, n, "is inside protected path sandbox.protectedPaths[%zu] %s",
+				 f->index, policy_quote(raw, q, sizeof(q)));
+			return buf;
+		}
+		if (policy_path_within(f->abs, a)) {
+			snprintf(buf, n, "contains protected path sandbox.protectedPaths[%zu] %s",
+				 f->index, policy_quote(raw, q, sizeof(q)));
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+static void check_writable(struct pctx *c, size_t i)
+{
+	const struct policy_vctx *v = c->v;
+	const char *raw = c->p->writable_roots.items[i], *why = NULL;
+	char q[POLICY_QUOTE_MAX], abs[POLICY_PATH_MAX], buf[POLICY_PATH_MAX + 200];
+
+	policy_quote(raw, q, sizeof(q));
+	if (!*raw) {
+		perr(v, "writableRoots", i, "is empty");
+		return;
+	}
+	if (policy_has_glob(raw)) {
+		perr(v, "writableRoots", i, "%s: globs are not allowed in writable roots", q);
+		return;
+	}
+	for (size_t h = 0; h < v->n_homes; h++) {
+		if (policy_path_expand(raw, v->homes[h], abs, sizeof(abs), &why) < 0) {
+			perr(v, "writableRoots", i, "%s %s", q, why);
+			return;
+		}
+		why = system_reason(abs, v, buf, sizeof(buf));
+		if (!why)
+			why = overlap_reason(abs, c, buf, sizeof(buf));
+		if (why) {
+			if (strcmp(abs, raw) != 0)
+				perr(v, "writableRoots", i, "%s (%s) %s", q, abs, why);
+			else
+				perr(v, "writableRoots", i, "%s %s", q, why);
+			return;
+		}
+		if (h == 0 && policy_list_push(&c->p->writable_abs, abs) < 0)
+			perr(v, "writableRoots", i, "out of memory");
+	}
+}
+
+static bool has_dotdot(const char *s)
+{
+	for (const char *p = s; (p = strstr(p, "..")); p += 2)
+		if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return true;
+	return false;
+}
+
+/* Relative entries are name patterns matched anywhere (".env*", "*.pem",
+ * "secrets/"); absolute and ~/ entries are exact places. */
+static void check_protected(struct pctx *c, size_t i)
+{
+	const struct policy_vctx *v = c->v;
+	const char *raw = c->p->protected_paths.items[i], *why = NULL;
+	char q[POLICY_QUOTE_MAX], abs[POLICY_PATH_MAX];
+
+	policy_quote(raw, q, sizeof(q));
+	if (!*raw) {
+		perr(v, "protectedPaths", i, "is empty");
+		return;
+	}
+	if (raw[0] != '/' && raw[0] != '~') {
+		if (has_dotdot(raw) || strncmp(raw, "./", 2) == 0 || strcmp(raw, ".") == 0)
+			perr(v, "protectedPaths", i,
+			     "%s: a relative entry is a name pattern (like .env* or secrets/); "
+			     "'.' and '..' have no meaning in it",
+			     q);
+		else if (policy_list_push(&c->p->protected_globs, raw) < 0)
+			perr(v, "protectedPaths", i, "out of memory");
+		return;
+	}
+	if (policy_has_glob(raw)) {
+		perr(v, "protectedPaths", i,
+		     "%s: globs are only supported in relative name patterns such as .env*; "
+		     "protect the directory instead",
+		     q);
+		return;
+	}
+	for (size_t h = 0; h < v->n_homes; h++) {
+		if (policy_path_expand(raw, v->homes[h], abs, sizeof(abs), &why) < 0) {
+			perr(v, "protectedPaths", i, "%s %s", q, why);
+			return;
+		}
+		if (strcmp(abs, "/") == 0) {
+			perr(v, "protectedPaths", i, "%s would hide the whole file system", q);
+			return;
+		}
+		if (v->ctx->workspace && policy_path_within(v->ctx->workspace, abs)) {
+			perr(v, "protectedPaths", i, "%s contains the workspace %s", q,
+			     v->ctx->workspace);
+			return;
+		}
+		if (policy_list_contains(&c->p->protected_abs, abs))
+			continue;
+		if (policy_list_push(&c->p->protected_abs, abs) < 0) {
+			perr(v, "protectedPaths", i, "out of memory");
+			return;
+		}
+		c->forms[c->n_forms++] = (struct protected_form){
+		    c->p->protected_abs.items[c->p->protected_abs.n - 1], i};
+		if (raw[0] != '~')
+			break; /* an absolute entry has one form */
+	}
+}
+
+void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v)
+{
+	struct pctx c = {.p = p, .v = v};
+	bool too_many = false;
+
+	if (p->protected_paths.n > POLICY_MAX_PROTECTED) {
+		policy_diag(v->d, true, v->src, 0, "sandbox.protectedPaths",
+			    "too many entries (%zu; at most %d)", p->protected_paths.n,
+			    POLICY_MAX_PROTECTED);
+		too_many = true;
+	}
+	if (p->writable_roots.n > POLICY_MAX_WRITABLE_ROOTS) {
+		policy_diag(v->d, true, v->src, 0, "sandbox.writableRoots",
+			    "too many entries (%zu; at most %d)", p->writable_roots.n,
+			    POLICY_MAX_WRITABLE_ROOTS);
+		too_many = true;
+	}
+	if (p->mode == POLICY_MODE_READ_ONLY && p->writable_roots.n > 0)
+		policy_diag(v->d, true, v->src, 0, "sandbox.writableRoots",
+			    "not allowed with sandbox.mode read-only (%zu entries)",
+			    p->writable_roots.n);
+	if (too_many)
+		return;
+	/* One absolute form per entry and home at most. */
+	c.forms = calloc(p->protected_paths.n * v->n_homes + 1, sizeof(*c.forms));
+	if (!c.forms) {
+		policy_diag(v->d, true, v->src, 0, NULL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < p->protected_paths.n; i++)
+		check_protected(&c, i);
+	for (size_t i = 0; i < p->writable_roots.n; i++)
+		check_writable(&c, i);
+	free(c.forms);
+}
