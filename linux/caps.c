@@ -1,0 +1,133 @@
+/* Capabilities: the command keeps none, in any set, and can never regain one.
+ *
+ * Order matters. Dropping the bounding set and setting securebits need CAP_SETPCAP, so
+ * they come first, while the process still has its (user-namespace) capabilities. The
+ * bounding set is what keeps a uid 0 command from being handed a full permitted set
+ * again at its next execve(); SECBIT_NOROOT says the same a second way. Then the
+ * effective, permitted and inheritable sets are emptied, ambient with them, and
+ * no_new_privs closes setuid binaries and file capabilities. Everything is read back
+ * afterwards: a set that did not change is a setup failure, not a warning.
+ *
+ * One exception, for the degraded launch without a user namespace: a process that
+ * holds no capability at all (empty permitted set, so no CAP_SETPCAP) cannot shrink its
+ * bounding set, and does not need to: under no_new_privs execve() never grants more than
+ * the old permitted set, which is empty, and ambient capabilities can only be raised
+ * from permitted. Then the bounding set and securebits are left as they are (CapBnd
+ * stays non-zero in /proc/self/status); in every other case they must go. */
+#include <errno.h>
+#include <stdbool.h>
+#include <linux/securebits.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "linux/linux_int.h"
+
+#define STEP "capabilities"
+
+static void cap_freep(cap_t *c)
+{
+	if (*c)
+		cap_free(*c);
+}
+#define _cleanup_cap_ __attribute__((cleanup(cap_freep)))
+
+/* The kernel's last capability: cap_get_bound() fails past it, whatever this libcap's
+ * CAP_LAST_CAP says (the kernel may be newer or older than the headers). */
+static int last_cap(void)
+{
+	int c = 0;
+
+	while (c < 64 && cap_get_bound((cap_value_t)(c + 1)) >= 0)
+		c++;
+	return c;
+}
+
+/* Does the process hold capability `c` in `flag`? */
+static bool has_cap(cap_flag_t flag, int c)
+{
+	_cleanup_cap_ cap_t now = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+
+	return now && cap_get_flag(now, (cap_value_t)c, flag, &v) == 0 && v == CAP_SET;
+}
+
+static bool permitted_empty(int last)
+{
+	for (int c = 0; c <= last; c++)
+		if (has_cap(CAP_PERMITTED, c))
+			return false;
+	return true;
+}
+
+static void drop_bounding_or_die(int rfd, int last)
+{
+	for (int c = 0; c <= last; c++) {
+		int in = cap_get_bound((cap_value_t)c);
+		if (in < 0)
+			linux_die(rfd, STEP, errno, "read bounding capability %d", c);
+		if (in && cap_drop_bound((cap_value_t)c) < 0)
+			linux_die(rfd, STEP, errno, "drop bounding capability %d", c);
+	}
+}
+
+static void lock_securebits_or_die(int rfd)
+{
+	unsigned bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+	if ((unsigned)cap_get_secbits() == bits)
+		return;
+	if (cap_set_secbits(bits) < 0)
+		linux_die(rfd, STEP, errno, "set securebits 0x%x", bits);
+}
+
+static void clear_sets_or_die(int rfd)
+{
+	_cleanup_cap_ cap_t none = cap_init();
+
+	/* Ambient first: the kernel drops ambient capabilities that leave permitted or
+	 * inheritable anyway, but an explicit clear does not depend on that. EINVAL
+	 * means a kernel without ambient capabilities, which has none to clear. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		linux_die(rfd, STEP, errno, "clear the ambient set");
+	if (!none)
+		linux_die(rfd, STEP, errno, "cap_init");
+	if (cap_set_proc(none) < 0)
+		linux_die(rfd, STEP, errno, "empty the effective, permitted and inheritable sets");
+}
+
+static void verify_or_die(int rfd, int last, bool bounding_kept)
+{
+	_cleanup_cap_ cap_t now = cap_get_proc();
+	_cleanup_cap_ cap_t none = cap_init();
+
+	if (!now || !none)
+		linux_die(rfd, STEP, errno, "read back the capability sets");
+	if (cap_compare(now, none) != 0)
+		linux_die(rfd, STEP, EPERM, "capabilities remain after dropping them");
+	for (int c = 0; c <= last; c++) {
+		if (!bounding_kept && cap_get_bound((cap_value_t)c) != 0)
+			linux_die(rfd, STEP, EPERM, "bounding capability %d remains", c);
+		if (CAP_AMBIENT_SUPPORTED() && cap_get_ambient((cap_value_t)c) > 0)
+			linux_die(rfd, STEP, EPERM, "ambient capability %d remains", c);
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		linux_die(rfd, STEP, EPERM, "no_new_privs is not set");
+}
+
+void linux_caps_drop_or_die(int report_fd)
+{
+	int last = last_cap();
+	/* See the top comment: only a process without any capability may keep them. */
+	bool keep_bounding = !has_cap(CAP_EFFECTIVE, CAP_SETPCAP) && permitted_empty(last);
+
+	if (!keep_bounding) {
+		drop_bounding_or_die(report_fd, last);
+		lock_securebits_or_die(report_fd);
+	}
+	clear_sets_or_die(report_fd);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		linux_die(report_fd, STEP, errno, "PR_SET_NO_NEW_PRIVS");
+	verify_or_die(report_fd, last, keep_bounding);
+}
