@@ -1,0 +1,398 @@
+/* The poller on both backends: readiness, interest changes, deletes inside callbacks
+ * (including a closed-and-reused fd number within one round), hang-up reporting,
+ * quiet fds, timers (order, cancel, re-arm from a callback) and the stop flag. Every
+ * test runs once per backend (loop index = enum proxy_poller_backend). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy/poller.h"
+#include "tests/unit/unit.h"
+
+static struct proxy_poller *mk(int backend)
+{
+	struct proxy_poller *pl = NULL;
+
+	ck_assert_int_eq(proxy_poller_new((enum proxy_poller_backend)backend, &pl), 0);
+	ck_assert_ptr_nonnull(pl);
+	return pl;
+}
+
+struct rec {
+	int calls;
+	int fd;
+	unsigned events;
+	volatile bool *stop;
+	int stop_after;
+};
+
+static void on_fd(void *arg, int fd, unsigned events)
+{
+	struct rec *r = arg;
+
+	r->calls++;
+	r->fd = fd;
+	r->events |= events;
+	if (r->stop && r->calls >= r->stop_after)
+		*r->stop = true;
+}
+
+static void stop_cb(void *arg)
+{
+	*(volatile bool *)arg = true;
+}
+
+/* Run until the callbacks stop the loop, with a 2 s safety timer. */
+static void run(struct proxy_poller *pl, volatile bool *stop)
+{
+	struct proxy_timer *guard = proxy_timer_add(pl, 2000, stop_cb, (void *)stop);
+
+	ck_assert_ptr_nonnull(guard);
+	ck_assert_int_eq(proxy_poller_run(pl, stop), 0);
+	proxy_timer_cancel(pl, guard);
+}
+
+START_TEST(default_backend)
+{
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	ck_assert_int_eq(proxy_poller_default_backend(), PROXY_POLLER_EPOLL);
+#else
+	ck_assert_int_eq(proxy_poller_default_backend(), PROXY_POLLER_POLL);
+#endif
+}
+END_TEST
+
+START_TEST(readable_and_writable)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct rec r = {.stop = &stop, .stop_after = 1};
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_fd, &r), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_fd, &r), -EEXIST);
+	ck_assert_int_eq(write(sv[1], "x", 1), 1);
+	run(pl, &stop);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.fd, sv[0]);
+	ck_assert_uint_eq(r.events, PROXY_EV_IN);
+
+	/* Switch to OUT only: a socket with room is writable at once. */
+	memset(&r, 0, sizeof(r));
+	r.stop = &stop;
+	r.stop_after = 1;
+	stop = false;
+	ck_assert_int_eq(proxy_poller_mod(pl, sv[0], PROXY_EV_OUT), 0);
+	run(pl, &stop);
+	ck_assert_uint_eq(r.events, PROXY_EV_OUT);
+	ck_assert_int_eq(proxy_poller_del(pl, sv[0]), 0);
+	ck_assert_int_eq(proxy_poller_del(pl, sv[0]), -ENOENT);
+	ck_assert_int_eq(proxy_poller_mod(pl, sv[0], PROXY_EV_IN), -ENOENT);
+	close(sv[0]);
+	close(sv[1]);
+	proxy_poller_free(pl);
+}
+END_TEST
+
+START_TEST(quiet_fd_not_reported)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct rec r = {0};
+	int sv[2];
+	uint64_t t0;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], 0, on_fd, &r), 0);
+	/* Data and a hang-up: neither may wake a quiet fd. */
+	ck_assert_int_eq(write(sv[1], "x", 1), 1);
+	close(sv[1]);
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 100, stop_cb, (void *)&stop));
+	t0 = proxy_now_ms();
+	ck_assert_int_eq(proxy_poller_run(pl, &stop), 0);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_ge(proxy_now_ms() - t0, 100);
+	/* Interest back: the data and the hang-up show. */
+	r.stop = &stop;
+	r.stop_after = 1;
+	stop = false;
+	ck_assert_int_eq(proxy_poller_mod(pl, sv[0], PROXY_EV_IN), 0);
+	run(pl, &stop);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert(r.events & PROXY_EV_IN);
+	close(sv[0]);
+	proxy_poller_free(pl);
+}
+END_TEST
+
+START_TEST(hangup_reported_as_err)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct rec r = {.stop = &stop, .stop_after = 1};
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_OUT, on_fd, &r), 0);
+	/* Fill the buffer so OUT is not ready, then hang up the peer. */
+	{
+		char buf[4096] = {0};
+		while (write(sv[0], buf, sizeof(buf)) > 0)
+			;
+	}
+	close(sv[1]);
+	run(pl, &stop);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert(r.events & PROXY_EV_ERR);
+	close(sv[0]);
+	proxy_poller_free(pl);
+}
+END_TEST
+
+/* Two fds ready in the same round: the first callback deletes and closes the other
+ * one, and a new socket takes its number and is registered. The stale report for the
+ * old fd must be dropped, not delivered to the new owner. */
+struct steal {
+	struct proxy_poller *pl;
+	int fds[2];
+	int newfd[2];
+	struct rec *fresh;
+	int calls;
+	volatile bool *stop;
+};
+
+static void on_pair(void *arg, int fd, unsigned events)
+{
+	struct steal *s = arg;
+	int other;
+
+	(void)events;
+	if (s->calls++)
+		return;
+	other = fd == s->fds[0] ? s->fds[1] : s->fds[0];
+	ck_assert_int_eq(proxy_poller_del(s->pl, other), 0);
+	close(other);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s->newfd), 0);
+	ck_assert_int_eq(s->newfd[0], other);
+	ck_assert_int_eq(write(s->newfd[1], "y", 1), 1);
+	ck_assert_int_eq(proxy_poller_add(s->pl, s->newfd[0], PROXY_EV_IN, on_fd, s->fresh), 0);
+	ck_assert_ptr_nonnull(proxy_timer_add(s->pl, 0, stop_cb, (void *)s->stop));
+	s->fds[fd == s->fds[0] ? 1 : 0] = -1;
+}
+
+START_TEST(stale_report_dropped)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct rec fresh = {0};
+	struct steal s = {.pl = pl, .fresh = &fresh, .stop = &stop};
+	int a[2], b[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+	ck_assert_int_eq(write(a[1], "x", 1), 1);
+	ck_assert_int_eq(write(b[1], "x", 1), 1);
+	s.fds[0] = a[0];
+	s.fds[1] = b[0];
+	ck_assert_int_eq(proxy_poller_add(pl, a[0], PROXY_EV_IN, on_pair, &s), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, b[0], PROXY_EV_IN, on_pair, &s), 0);
+	ck_assert_int_eq(proxy_poller_run(pl, &stop), 0);
+	ck_assert_int_eq(s.calls, 1);
+	ck_assert_int_eq(fresh.calls, 0);
+	/* The new owner gets its own report in the next round. */
+	stop = false;
+	fresh.stop = &stop;
+	fresh.stop_after = 1;
+	run(pl, &stop);
+	ck_assert_int_eq(fresh.calls, 1);
+	ck_assert_int_eq(fresh.fd, s.newfd[0]);
+	for (int i = 0; i < 2; i++)
+		if (s.fds[i] >= 0)
+			close(s.fds[i]);
+	close(a[1]);
+	close(b[1]);
+	close(s.newfd[0]);
+	close(s.newfd[1]);
+	proxy_poller_free(pl);
+}
+END_TEST
+
+struct order {
+	int seen[8];
+	int n;
+	struct proxy_poller *pl;
+	volatile bool *stop;
+};
+
+struct tag {
+	struct order *o;
+	int id;
+};
+
+static void on_timer(void *arg)
+{
+	struct tag *t = arg;
+
+	t->o->seen[t->o->n++] = t->id;
+	if (t->o->n == 3)
+		*t->o->stop = true;
+}
+
+START_TEST(timers_fire_in_deadline_order)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct order o = {.pl = pl, .stop = &stop};
+	struct tag t1 = {&o, 1}, t2 = {&o, 2}, t3 = {&o, 3}, t4 = {&o, 4};
+	struct proxy_timer *cancel_me;
+	uint64_t t0 = proxy_now_ms();
+
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 60, on_timer, &t3));
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 20, on_timer, &t1));
+	cancel_me = proxy_timer_add(pl, 30, on_timer, &t4);
+	ck_assert_ptr_nonnull(cancel_me);
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 20, on_timer, &t2)); /* same deadline: after t1 */
+	proxy_timer_cancel(pl, cancel_me);
+	ck_assert_int_eq(proxy_poller_run(pl, &stop), 0);
+	ck_assert_int_eq(o.n, 3);
+	ck_assert_int_eq(o.seen[0], 1);
+	ck_assert_int_eq(o.seen[1], 2);
+	ck_assert_int_eq(o.seen[2], 3);
+	ck_assert_uint_ge(proxy_now_ms() - t0, 60);
+	proxy_poller_free(pl);
+}
+END_TEST
+
+struct rearm {
+	struct proxy_poller *pl;
+	int count;
+	volatile bool *stop;
+};
+
+static void on_rearm(void *arg)
+{
+	struct rearm *r = arg;
+
+	if (++r->count == 5) {
+		*r->stop = true;
+		return;
+	}
+	ck_assert_ptr_nonnull(proxy_timer_add(r->pl, 0, on_rearm, r));
+}
+
+START_TEST(timer_rearmed_from_callback)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct rearm r = {.pl = pl, .stop = &stop};
+
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 0, on_rearm, &r));
+	ck_assert_int_eq(proxy_poller_run(pl, &stop), 0);
+	ck_assert_int_eq(r.count, 5);
+	proxy_poller_free(pl);
+}
+END_TEST
+
+START_TEST(free_with_pending_timers_and_fds)
+{
+	struct proxy_poller *pl = mk(_i);
+	struct rec r = {0};
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_fd, &r), 0);
+	for (int i = 0; i < 100; i++)
+		ck_assert_ptr_nonnull(proxy_timer_add(pl, 1000 + (uint64_t)i, stop_cb, NULL));
+	proxy_poller_free(pl); /* ASan run: no leak */
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+/* Many fds, many heap operations: every fd reported once, every cancelled timer
+ * stays silent. */
+struct many {
+	int hits[512];
+	int total;
+	volatile bool *stop;
+	int want;
+};
+
+static void on_many(void *arg, int fd, unsigned events)
+{
+	struct many *m = arg;
+	char c;
+
+	(void)events;
+	ck_assert_int_eq(read(fd, &c, 1), 1);
+	m->hits[fd]++;
+	if (++m->total == m->want)
+		*m->stop = true;
+}
+
+static void must_not_fire(void *arg)
+{
+	(void)arg;
+	ck_abort_msg("cancelled timer fired");
+}
+
+START_TEST(many_fds_and_timers)
+{
+	struct proxy_poller *pl = mk(_i);
+	volatile bool stop = false;
+	struct many m = {.stop = &stop, .want = 200};
+	int pairs[200][2];
+	struct proxy_timer *ts[300];
+
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pairs[i]), 0);
+		ck_assert_int_lt(pairs[i][0], 512);
+		ck_assert_int_eq(proxy_poller_add(pl, pairs[i][0], PROXY_EV_IN, on_many, &m), 0);
+	}
+	for (int i = 0; i < 300; i++)
+		ts[i] = proxy_timer_add(pl, 500 + (uint64_t)(i * 7919) % 300, must_not_fire, NULL);
+	for (int i = 0; i < 300; i += 2)
+		proxy_timer_cancel(pl, ts[i]);
+	for (int i = 1; i < 300; i += 2)
+		proxy_timer_cancel(pl, ts[i]);
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(write(pairs[i][1], "x", 1), 1);
+	run(pl, &stop);
+	ck_assert_int_eq(m.total, 200);
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_eq(m.hits[pairs[i][0]], 1);
+		close(pairs[i][0]);
+		close(pairs[i][1]);
+	}
+	proxy_poller_free(pl);
+}
+END_TEST
+
+static Suite *poller_suite(void)
+{
+	Suite *s = suite_create("poller");
+	TCase *tc = tcase_create("both backends");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, default_backend);
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	int first = PROXY_POLLER_EPOLL;
+#else
+	int first = PROXY_POLLER_POLL;
+#endif
+	tcase_add_loop_test(tc, readable_and_writable, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, quiet_fd_not_reported, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, hangup_reported_as_err, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, stale_report_dropped, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, timers_fire_in_deadline_order, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, timer_rearmed_from_callback, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, free_with_pending_timers_and_fds, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, many_fds_and_timers, first, PROXY_POLLER_POLL + 1);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(poller_suite)
