@@ -1,0 +1,216 @@
+/* Landlock: a second layer, independent of the mount layout, that allows writes only
+ * where the layout does (the writable trees, /tmp, /dev/shm, the harmless devices and
+ * the sandbox's terminals). Should a mount be missed or a future change leave one
+ * writable, the kernel still refuses the write. Reads and execution are not handled:
+ * secrets are kept out by masking, and reading the ro host root is the point.
+ * On ABI >= 6 the domain is also scoped: no connecting to abstract unix sockets and
+ * no signals to processes outside the sandbox.
+ *
+ * Debian 12's <linux/landlock.h> stops at ABI 3: later constants are defined here,
+ * and the ruleset attribute is our own struct (the kernel accepts a larger struct
+ * whose unknown fields are zero). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/linux_int.h"
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule	    445
+#define SYS_landlock_restrict_self  446
+#endif
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP	 (1ULL << 1) /* ABI 4 */
+#define HALO_LANDLOCK_RULE_NET_PORT		 2
+#define HALO_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define HALO_LANDLOCK_SCOPE_SIGNAL		 (1ULL << 1)
+
+#define STEP "landlock"
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;	     /* ABI 6 */
+};
+
+struct ll_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+/* Every right that changes the file system, with the ABI that introduced it. */
+static const struct {
+	uint64_t right;
+	int abi;
+} write_rights[] = {
+    {LANDLOCK_ACCESS_FS_WRITE_FILE, 1},	 {LANDLOCK_ACCESS_FS_REMOVE_DIR, 1},
+    {LANDLOCK_ACCESS_FS_REMOVE_FILE, 1}, {LANDLOCK_ACCESS_FS_MAKE_CHAR, 1},
+    {LANDLOCK_ACCESS_FS_MAKE_DIR, 1},	 {LANDLOCK_ACCESS_FS_MAKE_REG, 1},
+    {LANDLOCK_ACCESS_FS_MAKE_SOCK, 1},	 {LANDLOCK_ACCESS_FS_MAKE_FIFO, 1},
+    {LANDLOCK_ACCESS_FS_MAKE_BLOCK, 1},	 {LANDLOCK_ACCESS_FS_MAKE_SYM, 1},
+    {LANDLOCK_ACCESS_FS_REFER, 2},	 {LANDLOCK_ACCESS_FS_TRUNCATE, 3},
+    {LANDLOCK_ACCESS_FS_IOCTL_DEV, 5},
+};
+
+/* The rights that make sense on a file (rather than a directory). */
+#define FILE_RIGHTS                                                                                \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* Scratch space that is the sandbox's own (fresh tmpfs): every write right. */
+static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
+/* Devices and terminals: written to, never created in. */
+static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
+					       "/dev/pts"};
+
+/* What the ruleset restricts. The egress work may fill connect_ports (ABI >= 4) to
+ * let TCP connect only to the proxy; empty today: the network namespace already
+ * leaves nothing else to connect to. */
+struct ll_plan {
+	int abi;
+	uint64_t fs;
+	uint64_t scoped;
+	const uint16_t *connect_ports;
+	size_t n_connect_ports;
+};
+
+int linux_landlock_abi(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	return abi < 0 ? 0 : (int)abi;
+}
+
+static void plan_for_abi(struct ll_plan *p, int abi)
+{
+	*p = (struct ll_plan){.abi = abi};
+	for (size_t i = 0; i < sizeof(write_rights) / sizeof(write_rights[0]); i++)
+		if (abi >= write_rights[i].abi)
+			p->fs |= write_rights[i].right;
+	if (abi >= 6)
+		p->scoped = HALO_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | HALO_LANDLOCK_SCOPE_SIGNAL;
+}
+
+static int add_fd_rule(int ruleset, int fd, uint64_t rights)
+{
+	struct ll_path_beneath pb = {.allowed_access = rights, .parent_fd = fd};
+
+	return syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0
+		   ? -errno
+		   : 0;
+}
+
+/* Allow `rights` beneath path (only the file rights when it is not a directory). */
+static int add_path_rule(int ruleset, const char *path, uint64_t rights)
+{
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+	} else {
+		if (!S_ISDIR(st.st_mode))
+			rights &= FILE_RIGHTS;
+		rc = add_fd_rule(ruleset, fd, rights);
+	}
+	close(fd);
+	return rc;
+}
+
+/* The standard streams stay writable when reopened by name (/dev/stdout, 2>&1 through
+ * /proc/self/fd): when they are a file or a terminal, allow writing that very inode.
+ * Pipes and sockets are not checked by Landlock and need no rule. */
+static void add_stdio_rules(int ruleset, uint64_t fs)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+			(void)add_fd_rule(ruleset, fd, fs & FILE_RIGHTS);
+	}
+}
+
+static void add_net_rules_or_die(int rfd, int ruleset, const struct ll_plan *p)
+{
+	for (size_t i = 0; i < p->n_connect_ports; i++) {
+		struct ll_net_port np = {HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP, p->connect_ports[i]};
+		if (syscall(SYS_landlock_add_rule, ruleset, HALO_LANDLOCK_RULE_NET_PORT, &np, 0) <
+		    0)
+			linux_die(rfd, STEP, errno, "allow TCP connect to port %u",
+				  (unsigned)p->connect_ports[i]);
+	}
+}
+
+static void add_fs_rules_or_die(int rfd, int ruleset, const struct linux_scan *s,
+				const struct ll_plan *p)
+{
+	int rc;
+
+	for (size_t i = 0; i < s->writable.n; i++)
+		if ((rc = add_path_rule(ruleset, s->writable.v[i], p->fs)) < 0)
+			linux_die(rfd, STEP, -rc, "allow writes beneath %s", s->writable.v[i]);
+	for (size_t i = 0; i < sizeof(scratch_dirs) / sizeof(scratch_dirs[0]); i++)
+		if ((rc = add_path_rule(ruleset, scratch_dirs[i], p->fs)) < 0 && rc != -ENOENT)
+			linux_die(rfd, STEP, -rc, "allow writes beneath %s", scratch_dirs[i]);
+	for (size_t i = 0; i < sizeof(write_only_paths) / sizeof(write_only_paths[0]); i++)
+		if ((rc = add_path_rule(ruleset, write_only_paths[i], p->fs & FILE_RIGHTS)) < 0 &&
+		    rc != -ENOENT)
+			linux_die(rfd, STEP, -rc, "allow writing %s", write_only_paths[i]);
+	add_stdio_rules(ruleset, p->fs);
+}
+
+static void restrict_self_or_die(int rfd, int ruleset)
+{
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) == 0)
+		return;
+	/* Without CAP_SYS_ADMIN in our namespace (the degraded path), Landlock needs
+	 * no_new_privs first; the launcher sets it anyway before exec. */
+	if (errno != EPERM || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+		linux_die(rfd, STEP, errno, "restrict the sandbox");
+}
+
+void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linux_scan *s,
+				 int report_fd)
+{
+	struct ll_plan p;
+	struct ll_ruleset_attr attr;
+	int ruleset;
+
+	(void)l;
+	plan_for_abi(&p, linux_landlock_abi());
+	if (p.abi == 0)
+		return; /* no Landlock: the launcher says so in --dry-run and doctor */
+	attr = (struct ll_ruleset_attr){
+	    .handled_access_fs = p.fs,
+	    .handled_access_net = p.n_connect_ports ? HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
+	    .scoped = p.scoped,
+	};
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (ruleset < 0)
+		linux_die(report_fd, STEP, errno, "create the ruleset (ABI %d)", p.abi);
+	add_fs_rules_or_die(report_fd, ruleset, s, &p);
+	add_net_rules_or_die(report_fd, ruleset, &p);
+	restrict_self_or_die(report_fd, ruleset);
+	close(ruleset);
+}

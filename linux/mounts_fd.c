@@ -1,0 +1,314 @@
+/* fd-based mount primitives. A path is resolved once, without following any
+ * symlink (openat2 RESOLVE_NO_SYMLINKS, or a component-by-component O_NOFOLLOW walk),
+ * and every mount then acts on that fd (open_tree, fsmount, move_mount,
+ * mount_setattr): a symlink planted in the workspace, even while we work, cannot
+ * redirect where a mount lands or what it exposes — the bind-mount symlink-race
+ * class of container escapes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/mounts_int.h"
+
+bool linux_mounts_force_remount;
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+#define AUTO_FD __attribute__((cleanup(close_fd))) int
+
+/* Absolute, no empty, "." or ".." component: the only paths we resolve. */
+static bool path_is_plain(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (const char *c = p + 1; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/' && *++c == '\0')
+			return false;
+	}
+	return true;
+}
+
+static int create_component(int dir, const char *name, enum mnt_create create, bool last)
+{
+	if (last && create == MNT_CREATE_FILE) {
+		int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			return errno == EEXIST ? 0 : -errno;
+		close(fd);
+		return 0;
+	}
+	if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* The portable resolution: each component opened relative to its parent with
+ * O_NOFOLLOW and checked not to be a symlink; also the only way to create missing
+ * mount points. */
+static int open_walk(const char *prefix, const char *path, enum mnt_create create)
+{
+	char comp[256];
+	int fd = open(prefix[0] ? prefix : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	for (const char *c = path + 1; fd >= 0 && *c;) {
+		size_t n = strcspn(c, "/");
+		bool last = c[n] == '\0';
+		struct stat st;
+		int next;
+
+		if (n >= sizeof(comp)) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, c, n);
+		comp[n] = '\0';
+		c += n + !last;
+		next = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && create != MNT_NO_CREATE) {
+			int rc = create_component(fd, comp, create, last);
+			if (rc < 0) {
+				close(fd);
+				return rc;
+			}
+			next = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		int err = errno;
+		close(fd);
+		if (next < 0)
+			return -err;
+		if (fstat(next, &st) < 0 || S_ISLNK(st.st_mode)) {
+			close(next);
+			return -ELOOP;
+		}
+		fd = next;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int mnt_open(const char *prefix, const char *path, enum mnt_create create)
+{
+	static bool no_openat2;
+	char full[PATH_MAX];
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd, w;
+
+	if (!path_is_plain(path))
+		return -EINVAL;
+	w = snprintf(full, sizeof(full), "%s%s", prefix, strcmp(path, "/") == 0 ? "" : path);
+	if (w < 0 || (size_t)w >= sizeof(full))
+		return -ENAMETOOLONG;
+	if (!no_openat2) {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, full[0] ? full : "/", &how, sizeof(how));
+		if (fd >= 0)
+			return fd;
+		if (errno == ENOSYS)
+			no_openat2 = true;
+		else if (errno != ENOENT || create == MNT_NO_CREATE)
+			return -errno;
+	}
+	return open_walk(prefix, path, create);
+}
+
+int mnt_open_or_die(int rfd, const char *prefix, const char *path, enum mnt_create create)
+{
+	int fd = mnt_open(prefix, path, create);
+
+	if (fd < 0)
+		linux_die(rfd, MNT_STEP, -fd, "open %s without following symlinks%s", path,
+			  fd == -ELOOP ? " (a symlink is in the way)" : "");
+	return fd;
+}
+
+int mnt_is_dir(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 1 : 0;
+}
+
+static int fs_option(int fs, const char *opt)
+{
+	char key[64];
+	const char *eq = strchr(opt, '=');
+
+	if (!eq)
+		return fsconfig(fs, FSCONFIG_SET_FLAG, opt, NULL, 0);
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - opt), opt);
+	return fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0);
+}
+
+int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+		     int target, const char *where)
+{
+	AUTO_FD fs = fsopen(fstype, FSOPEN_CLOEXEC);
+	int mnt;
+
+	if (fs < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: fsopen", fstype, where);
+	for (size_t i = 0; opts && opts[i]; i++)
+		if (fs_option(fs, opts[i]) < 0)
+			linux_die(rfd, MNT_STEP, errno, "%s on %s: option %s", fstype, where,
+				  opts[i]);
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: create", fstype, where);
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	if (mnt < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: fsmount", fstype, where);
+	if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: attach", fstype, where);
+	return mnt;
+}
+
+/* ---- mount_setattr, and the MS_REMOUNT fallback for kernels before 5.12 */
+
+/* Flags a remount must repeat: in a user namespace the ones inherited from the host
+ * are locked, and a remount that would clear them fails. */
+static unsigned long kept_flags(const char *path)
+{
+	static const struct {
+		unsigned long st, ms;
+	} t[] = {{ST_RDONLY, MS_RDONLY},    {ST_NOSUID, MS_NOSUID},
+		 {ST_NODEV, MS_NODEV},	    {ST_NOEXEC, MS_NOEXEC},
+		 {ST_NOATIME, MS_NOATIME},  {ST_NODIRATIME, MS_NODIRATIME},
+		 {ST_RELATIME, MS_RELATIME}};
+	struct statvfs sv;
+	unsigned long ms = 0;
+
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (sv.f_flag & t[i].st)
+			ms |= t[i].ms;
+	return ms;
+}
+
+static unsigned long attr_to_ms(uint64_t attr)
+{
+	return (attr & MOUNT_ATTR_RDONLY ? MS_RDONLY : 0) |
+	       (attr & MOUNT_ATTR_NOSUID ? MS_NOSUID : 0) |
+	       (attr & MOUNT_ATTR_NODEV ? MS_NODEV : 0) |
+	       (attr & MOUNT_ATTR_NOEXEC ? MS_NOEXEC : 0);
+}
+
+static int remount_one(const char *path, uint64_t attr)
+{
+	unsigned long fl = MS_BIND | MS_REMOUNT | kept_flags(path) | attr_to_ms(attr);
+
+	return mount(NULL, path, NULL, fl, NULL) < 0 ? -errno : 0;
+}
+
+/* mountinfo escapes blanks and backslashes as \ooo. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Every mount at or beneath `top` (a path in our current root), top first. Path-based,
+ * hence used only where mount_setattr is missing. */
+static int remount_tree(const char *top, uint64_t attr)
+{
+	FILE *f = fopen(MNT_OLDROOT "/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0, n = strlen(top);
+	int rc = f ? 0 : -errno;
+
+	while (f && rc == 0 && getline(&line, &cap, f) > 0) {
+		char mp[PATH_MAX];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		unescape(mp);
+		if (strncmp(mp, top, n) == 0 && (mp[n] == '\0' || mp[n] == '/'))
+			rc = remount_one(mp, attr);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where)
+{
+	struct mount_attr a = {.attr_set = attr_set};
+	char self[64], path[PATH_MAX];
+	ssize_t n;
+	int rc;
+
+	if (!linux_mounts_force_remount &&
+	    mount_setattr(mnt, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) ==
+		0)
+		return;
+	if (!linux_mounts_force_remount && errno != ENOSYS)
+		linux_die(rfd, MNT_STEP, errno, "set attributes on %s", where);
+	/* The fd names the mount: the host's procfs, still at /oldroot, turns it into
+	 * a path for mount(2). */
+	snprintf(self, sizeof(self), MNT_OLDROOT "/proc/self/fd/%d", mnt);
+	if (!recursive) {
+		rc = remount_one(self, attr_set);
+	} else if ((n = readlink(self, path, sizeof(path) - 1)) < 0) {
+		rc = -errno;
+	} else {
+		path[n] = '\0';
+		rc = remount_tree(path, attr_set);
+	}
+	if (rc < 0)
+		linux_die(rfd, MNT_STEP, -rc, "remount %s", where);
+}
+
+int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where)
+{
+	struct mount_attr a = {.attr_set = attr_set};
+	int sdir = mnt_is_dir(src), ddir = mnt_is_dir(dst);
+	bool set_early;
+	int tree;
+
+	if (sdir < 0 || ddir < 0 || sdir != ddir)
+		linux_die(rfd, MNT_STEP,
+			  sdir < 0   ? -sdir
+			  : ddir < 0 ? -ddir
+				     : ENOTDIR,
+			  "bind %s: source and target changed type", where);
+	/* A recursive clone: a non-recursive one of a tree holding the host's locked
+	 * mounts is refused, and would reveal what they cover. */
+	tree =
+	    open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		linux_die(rfd, MNT_STEP, errno, "bind %s: clone", where);
+	/* Attributes before attaching: the mount is never visible without them. */
+	set_early = !linux_mounts_force_remount &&
+		    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0;
+	if (!set_early && !linux_mounts_force_remount && errno != ENOSYS)
+		linux_die(rfd, MNT_STEP, errno, "bind %s: set attributes", where);
+	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		linux_die(rfd, MNT_STEP, errno, "bind %s: attach", where);
+	if (!set_early)
+		mnt_setattr_or_die(rfd, tree, attr_set, true, where);
+	return tree;
+}

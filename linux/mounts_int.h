@@ -1,0 +1,59 @@
+/* Internal to the mount layout (mounts.c, mounts_fd.c, mounts_dev.c, mounts_proc.c).
+ * Every helper works on file descriptors opened without following symlinks and dies
+ * through linux_die() with the step and the path it was working on. */
+#ifndef HALO_LINUX_MOUNTS_INT_H
+#define HALO_LINUX_MOUNTS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linux/linux_int.h"
+
+#define MNT_STEP "mount layout"
+
+/* The staging root (a private tmpfs) holds these while the layout is built. */
+#define MNT_OLDROOT   "/oldroot" /* the host root, every host path still reachable */
+#define MNT_NEWROOT   "/newroot" /* the sandbox's root being built */
+#define MNT_MASKS     "/masks"	 /* a read-only tmpfs: the empty things masks are made of */
+#define MNT_MASK_DIR  "/masks/dir"
+#define MNT_MASK_FILE "/masks/file"
+
+enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
+
+/* Open `prefix``path` (path absolute, without "." or ".." components) O_PATH, never
+ * following a symlink in any component. With MNT_CREATE_*, missing components are
+ * created (only possible inside our own tmpfs mounts: elsewhere the root is
+ * read-only). Returns the fd or -errno. */
+int mnt_open(const char *prefix, const char *path, enum mnt_create create);
+int mnt_open_or_die(int rfd, const char *prefix, const char *path, enum mnt_create create);
+
+/* Is fd a directory? (-errno on failure) */
+int mnt_is_dir(int fd);
+
+/* A fresh file system on the target fd: `opts` are "key=value" or "flag" strings
+ * (NULL-terminated), attrs are MOUNT_ATTR_* for the new mount. Returns the mount's
+ * fd (its root, attached), or dies. */
+int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+		     int target, const char *where);
+
+/* Clone the tree at src (recursively), give it attr_set before it is visible, and
+ * attach it on dst. The types must agree (directory onto directory, else non-directory
+ * onto non-directory). Returns the attached mount's fd, or dies. */
+int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where);
+
+/* Add attributes to an attached mount (recursive: and every mount beneath it). */
+void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
+
+/* Test hook: behave as on kernels without mount_setattr(2) (before 5.12) and take
+ * the remount fallback. */
+extern bool linux_mounts_force_remount;
+
+/* /dev: a tmpfs holding the host's null zero full random urandom tty, a private
+ * devpts, a tmpfs on /dev/shm, the usual symlinks; read-only once populated. */
+void linux_mounts_dev_or_die(int rfd);
+
+/* A fresh /proc for the sandbox's pid namespace with the kernel's sensitive entries
+ * masked or read-only, and the sensitive parts of /sys masked. */
+void linux_mounts_proc_or_die(int rfd);
+
+#endif
