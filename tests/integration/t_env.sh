@@ -1,0 +1,116 @@
+#!/bin/bash
+# The command's environment: secrets planted in the caller's environment never reach
+# it; the allowlist passes; env.pass and env.set from a policy; HALO_SANDBOX=1,
+# TMPDIR=/tmp, PATH present.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+
+sbx() { # ARGS...: bounded halo-run, stdin /dev/null; sets OUT ERR RC
+	OUT=$(timeout -k 2 "${BOUND:-20}" "$HALO" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+var() { # NAME: its value in OUT (an `env` listing), or <unset>
+	local line
+	line=$(grep -m1 "^$1=" <<<"$OUT") || {
+		echo "<unset>"
+		return
+	}
+	echo "${line#*=}"
+}
+
+SECRET=h5-secret-$RANDOM$RANDOM
+secrets=(AWS_SECRET_ACCESS_KEY AWS_ACCESS_KEY_ID AWS_SESSION_TOKEN GITHUB_TOKEN GH_TOKEN
+	OPENAI_API_KEY ANTHROPIC_API_KEY NPM_TOKEN SSH_AUTH_SOCK GPG_AGENT_INFO DOCKER_HOST
+	KUBECONFIG BASH_ENV ENV PYTHONPATH PROMPT_COMMAND LD_LIBRARY_PATH)
+planted=()
+for n in "${secrets[@]}"; do planted+=("$n=$SECRET-$n"); done
+
+# --------------------------------------------------------- planted secrets
+sbx_env() { # run `env` inside with the secrets planted plus ARGS as env assignments
+	OUT=$(env "${planted[@]}" "$@" timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+sbx_env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-h5 TZ=Europe/Paris NO_COLOR=1 CI=false
+expect "env runs: exit 0" 0 "$RC"
+for n in "${secrets[@]}"; do
+	expect "planted $n absent inside" "<unset>" "$(var "$n")"
+done
+expect "no planted secret value anywhere in the environment" 0 "$(grep -c "$SECRET" <<<"$OUT")"
+expect "CI (not allowlisted) absent without env.pass" "<unset>" "$(var CI)"
+
+# --------------------------------------------------------- always set / kept
+expect "HALO_SANDBOX=1" 1 "$(var HALO_SANDBOX)"
+expect "TMPDIR=/tmp (not the caller's $TMPDIR)" /tmp "$(var TMPDIR)"
+expect "PATH is the caller's" "$PATH" "$(var PATH)"
+expect "HOME is the caller's" "$HOME" "$(var HOME)"
+expect "LANG passes" C.UTF-8 "$(var LANG)"
+expect "LC_ALL passes (LC_*)" C.UTF-8 "$(var LC_ALL)"
+expect "TERM passes" xterm-h5 "$(var TERM)"
+expect "TZ passes" Europe/Paris "$(var TZ)"
+expect "NO_COLOR passes" 1 "$(var NO_COLOR)"
+expect "every name appears once" "" "$(sed 's/=.*//' <<<"$OUT" | sort | uniq -d)"
+
+# LD_PRELOAD: a harmless missing object. ld.so warns once for halo-run itself; a
+# second warning would come from the command if the variable leaked.
+OUT=$(timeout -k 2 20 env LD_PRELOAD=/nonexistent-h5-preload.so "$HALO" -- env 2>"$E" </dev/null)
+RC=$?
+ERR=$(cat "$E")
+expect "LD_PRELOAD: the command ran" 0 "$RC"
+expect "LD_PRELOAD absent inside" "<unset>" "$(var LD_PRELOAD)"
+expect "LD_PRELOAD: ld.so warned only for halo-run itself" 1 "$(grep -c 'nonexistent-h5-preload' <<<"$ERR")"
+
+# No PATH at all in the caller: the command still gets one.
+OUT=$(env -u PATH "$(command -v timeout)" -k 2 20 "$HALO" -- /usr/bin/env 2>"$E" </dev/null)
+expect_match "caller without PATH: PATH still set inside" "^PATH=.*/usr/bin" "$(grep '^PATH=' <<<"$OUT")"
+expect "caller without PATH: HALO_SANDBOX=1" 1 "$(var HALO_SANDBOX)"
+
+# An empty caller environment.
+OUT=$(env -i "$(command -v timeout)" -k 2 20 "$HALO" -- /usr/bin/env 2>"$E" </dev/null)
+RC=$?
+expect "empty caller environment: runs" 0 "$RC"
+expect "empty caller environment: TMPDIR=/tmp" /tmp "$(var TMPDIR)"
+
+# --------------------------------------------------------- env.pass / env.set
+cat >envpol.yaml <<'EOF'
+env:
+  pass: [MY_PASSED, GITHUB_TOKEN, NOT_IN_CALLER]
+  set: {CI: "true", HALO_T_SET: "v1", LANG: "C"}
+EOF
+OUT=$(env "${planted[@]}" MY_PASSED=abc CI=false LANG=C.UTF-8 timeout -k 2 20 "$HALO" --policy envpol.yaml -- env 2>"$E" </dev/null)
+RC=$?
+ERR=$(cat "$E")
+expect "env policy: exit 0" 0 "$RC"
+expect "env.pass: MY_PASSED passes" abc "$(var MY_PASSED)"
+expect "env.pass: a named secret passes (GITHUB_TOKEN)" "$SECRET-GITHUB_TOKEN" "$(var GITHUB_TOKEN)"
+expect "env.pass: the other secrets stay out (AWS_SECRET_ACCESS_KEY)" "<unset>" "$(var AWS_SECRET_ACCESS_KEY)"
+expect "env.pass: a name not in the caller's environment stays unset" "<unset>" "$(var NOT_IN_CALLER)"
+expect "env.set: CI=true overrides the caller's CI=false" true "$(var CI)"
+expect "env.set: HALO_T_SET=v1" v1 "$(var HALO_T_SET)"
+expect "env.set: LANG=C overrides an allowlisted value" C "$(var LANG)"
+expect "env policy: HALO_SANDBOX=1 still" 1 "$(var HALO_SANDBOX)"
+
+# SSH_AUTH_SOCK is never passed, even when named: refused by validation or dropped.
+printf 'env: {pass: [SSH_AUTH_SOCK]}\n' >sshpol.yaml
+OUT=$(env SSH_AUTH_SOCK=/tmp/h5-agent.sock timeout -k 2 20 "$HALO" --policy sshpol.yaml -- env 2>"$E" </dev/null)
+RC=$?
+expect "env.pass SSH_AUTH_SOCK: refused (125) or dropped" yes \
+	"$({ [ $RC = 125 ] || { [ $RC = 0 ] && [ "$(var SSH_AUTH_SOCK)" = "<unset>" ]; }; } && echo yes || echo "no (rc $RC, $(var SSH_AUTH_SOCK))")"
+
+# env.set cannot undo HALO_SANDBOX or TMPDIR: refused by validation or overridden.
+printf 'env: {set: {HALO_SANDBOX: "0", TMPDIR: /var/tmp}}\n' >setpol.yaml
+sbx --policy setpol.yaml -- env
+expect "env.set of HALO_SANDBOX/TMPDIR: refused (125) or without effect" yes \
+	"$({ [ $RC = 125 ] || { [ $RC = 0 ] && [ "$(var HALO_SANDBOX):$(var TMPDIR)" = 1:/tmp ]; }; } && echo yes || echo "no (rc $RC, $(var HALO_SANDBOX):$(var TMPDIR))")"
+
+# --------------------------------------------------------- --dry-run
+OUT=$(env "${planted[@]}" timeout -k 2 20 "$HALO" --dry-run --policy envpol.yaml -- true 2>"$E" </dev/null)
+expect "--dry-run: exit 0" 0 "$?"
+expect "--dry-run: no secret value printed" 0 "$(grep -c "$SECRET" <<<"$OUT")"
+expect_match "--dry-run: the environment lists HALO_SANDBOX" "^ *HALO_SANDBOX" "$OUT"
+expect_match "--dry-run: the environment lists a passed name" "^ *GITHUB_TOKEN" "$OUT"
+
+finish
