@@ -53,21 +53,34 @@ struct proxy_http_req {
 
 /* Parse the head at the start of buf[0..len). Strict: request line 8 KiB, head 16 KiB,
  * 100 fields; refuses NUL and bare CR anywhere in the head, obs-fold, a field name
- * with whitespace before the colon, Transfer-Encoding (any, in a request to forward:
- * chunked request bodies are refused with 411/501 — keeps smuggling out), duplicate or
+ * with whitespace before the colon, Transfer-Encoding (any: 501 in a request to
+ * forward, since chunked request bodies are not supported — keeps smuggling out; 400
+ * in a CONNECT or together with Content-Length), duplicate or
  * non-numeric Content-Length, Content-Length with Transfer-Encoding, a Host header
  * that disagrees with the target, userinfo in the target, a non-http scheme in
  * absolute form (https:// must use CONNECT), origin-form requests (not a proxy
  * request → 400), versions other than HTTP/1.0 and 1.1 (505). */
 enum proxy_http_result proxy_http_parse(const char *buf, size_t len, struct proxy_http_req *req);
 
-/* Rewrite a FORWARD request head for the origin: origin-form request line,
- * hop-by-hop fields dropped (Connection and the fields it names, Keep-Alive,
- * Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer, Upgrade),
- * a "Connection: close"-free head with Host kept. Writes into out (NUL-terminated);
- * returns bytes written or -ENOSPC. */
+/* Rewrite a FORWARD request head for the origin: origin-form request line with the
+ * client's HTTP version, hop-by-hop fields dropped (Connection and the fields it names,
+ * Keep-Alive, Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
+ * Transfer-Encoding, Upgrade), Host kept or added first when absent, and
+ * "Connection: close" last: one origin connection per request, so the origin ends its
+ * response with EOF. The client side may stay keep-alive (its next request is parsed
+ * and decided again) only where the forwarder can tell where the response ends
+ * (Content-Length or chunked framing in the response head); a close-delimited
+ * response means closing the client too. buf is the buffer the head was parsed from.
+ * Writes into
+ * out (NUL-terminated); returns bytes written, -ENOSPC, or -EINVAL (not a FORWARD
+ * request, or fields outside buf). */
 int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *out,
 		       size_t outlen);
+
+/* Next element of a comma-separated field value (RFC 9110 5.6.1), optional whitespace
+ * trimmed and empty elements skipped; *pos starts at 0. False at the end. */
+bool proxy_http_list_next(const char *v, size_t n, size_t *pos, const char **elem,
+			  size_t *elem_len);
 
 /* A complete response head for a refusal: status line, Content-Type text/plain,
  * Content-Length, Connection: close, optional X-Halo-Deny (deny_header != NULL), and
