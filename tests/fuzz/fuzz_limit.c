@@ -1,0 +1,96 @@
+/* libFuzzer target for the --limit parser: a refusal leaves the set untouched and says
+ * why; an acceptance gives values inside each key's bounds that, written back as plain
+ * numbers, parse to the same set. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlimits/rlimits.h"
+
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define SENTINEL (-7LL)
+
+static void sentinel(struct rlimits_set *r)
+{
+	r->cpu_seconds = r->memory_bytes = r->file_size_bytes = SENTINEL;
+	r->open_files = r->processes = r->wall_seconds = SENTINEL;
+}
+
+static void in_bounds(long long v, long long lo, long long hi)
+{
+	CHECK(v == SENTINEL || (v >= lo && v <= hi));
+}
+
+static void discard(void *arg, const char *text)
+{
+	(void)arg;
+	CHECK(text && strlen(text) < 256);
+}
+
+/* Write the set back as "key=N,..." (plain bytes and seconds) and parse it again. */
+static void round_trip(const struct rlimits_set *r)
+{
+	const struct {
+		const char *key;
+		long long v;
+	} f[] = {{"cpu", r->cpu_seconds},   {"mem", r->memory_bytes}, {"fsize", r->file_size_bytes},
+		 {"nofile", r->open_files}, {"nproc", r->processes},  {"wall", r->wall_seconds}};
+	char spec[512] = "";
+	size_t off = 0;
+	struct rlimits_set again;
+	struct halo_err e = {{0}};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v != SENTINEL)
+			off += (size_t)snprintf(spec + off, sizeof(spec) - off, "%s%s=%lld",
+						off ? "," : "", f[i].key, f[i].v);
+	sentinel(&again);
+	if (off == 0)
+		return;
+	CHECK(rlimits_parse_override(spec, &again, &e) == 0);
+	CHECK(memcmp(&again, r, sizeof(again)) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *spec = malloc(size + 1);
+	struct rlimits_set r, before;
+	struct halo_err e;
+	int rc;
+
+	if (!spec)
+		return 0;
+	memcpy(spec, data, size);
+	spec[size] = '\0';
+	memset(&e, 0, sizeof(e));
+	sentinel(&r);
+	before = r;
+	rc = rlimits_parse_override(spec, &r, &e);
+	CHECK(rc == 0 || rc == -EINVAL);
+	if (rc < 0) {
+		CHECK(memcmp(&r, &before, sizeof(r)) == 0);
+		CHECK(e.msg[0] != '\0');
+		CHECK(memchr(e.msg, '\0', sizeof(e.msg)) != NULL);
+	} else {
+		CHECK(strpbrk(spec, " \t\n") == NULL);
+		in_bounds(r.cpu_seconds, 1, 31536000);
+		in_bounds(r.wall_seconds, 1, 31536000);
+		in_bounds(r.memory_bytes, 1024 * 1024, INT64_MAX);
+		in_bounds(r.file_size_bytes, 1, INT64_MAX);
+		in_bounds(r.open_files, 1, 1073741824);
+		in_bounds(r.processes, 1, 1073741824);
+		round_trip(&r);
+		rlimits_describe(&r, true, false, discard, NULL);
+	}
+	free(spec);
+	return 0;
+}
