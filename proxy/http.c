@@ -14,6 +14,8 @@
  *   smuggling shape (400); in a CONNECT it is meaningless (400); in a request to
  *   forward it would mean chunked bodies, which we do not support (501). A field name
  *   that reads as Content-Length or Transfer-Encoding once '_' becomes '-' is refused.
+ *   A CONNECT's Content-Length is checked like any other (a duplicate is still a
+ *   smuggling shape) and then ignored: what follows a CONNECT head is tunnel data.
  * - A Host header must name the target: names compared case-insensitively with one
  *   trailing dot ignored (as Decide() compares them), IPv6 literals by address, the
  *   port with 80 as the default. For CONNECT a Host without a port only has to agree
