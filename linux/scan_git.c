@@ -197,10 +197,11 @@ static void walk_modules(struct linux_scan_ctx *c, const char *dir, unsigned nes
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (++c->s->entries_scanned > c->max_entries) {
+		if (c->s->entries_scanned >= c->max_entries) {
 			c->s->truncated = c->stop = true;
 			break;
 		}
+		c->s->entries_scanned++;
 		if (!join(sub, sizeof(sub), dir, de->d_name) || lstat(sub, &st) < 0 ||
 		    !S_ISDIR(st.st_mode) || !join(head, sizeof(head), sub, "HEAD"))
 			continue;

@@ -198,10 +198,13 @@ static void walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 
 		if (name[0] == '.' && (n == 1 || (n == 2 && name[1] == '.')))
 			continue;
-		if (++c->s->entries_scanned > c->max_entries || len + 1 + n >= sizeof(c->path)) {
+		/* One entry more than the bound, or a path too long to name: what lies
+		 * beyond is not covered, so the scan says so. */
+		if (c->s->entries_scanned >= c->max_entries || len + 1 + n >= sizeof(c->path)) {
 			stop_truncated(c);
 			break;
 		}
+		c->s->entries_scanned++;
 		bare |= bare_flag(name);
 		c->path[len] = '/';
 		memcpy(c->path + len + 1, name, n + 1);

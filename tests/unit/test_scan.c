@@ -1,0 +1,449 @@
+/* The launch scan on temporary trees: protected globs at any depth, persistence-guard
+ * targets (nested, submodule and bare repositories, hooksPath, includes), symlinks
+ * never followed, the bounds, host sockets, and the 20k-file timing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linux/linux_int.h"
+#include "linux/scan_int.h"
+#include "tests/unit/unit.h"
+
+static char root[512]; /* the test's tree, symlinks resolved */
+static char ws[600];   /* root/ws: the workspace */
+static struct halo_policy pol;
+static struct linux_launch launch;
+static struct linux_scan scan;
+static struct halo_err err;
+static char *globs[] = {".env*", "./secrets/*.pem", "**/keys/"};
+
+static void p(char *out, const char *rel)
+{
+	int n = snprintf(out, PATH_MAX, "%s/%s", root, rel);
+
+	ck_assert(n > 0 && n < PATH_MAX);
+}
+
+static void mkdirs(const char *rel)
+{
+	char path[PATH_MAX], *s;
+
+	p(path, rel);
+	for (s = path + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	mkdir(path, 0755);
+}
+
+static void file(const char *rel, const char *text)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", rel);
+	if (strrchr(dir, '/')) {
+		*strrchr(dir, '/') = '\0';
+		mkdirs(dir);
+	}
+	p(path, rel);
+	f = fopen(path, "w");
+	ck_assert_msg(f != NULL, "create %s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void link_to(const char *target, const char *rel)
+{
+	char path[PATH_MAX];
+
+	p(path, rel);
+	ck_assert_int_eq(symlink(target, path), 0);
+}
+
+static void unix_socket(const char *rel)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	p(a.sun_path, rel);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	close(fd);
+}
+
+static void rm_rf(const char *path)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void setup(void)
+{
+	char tmpl[] = "/var/tmp/halo-scan.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	char real[PATH_MAX];
+
+	ck_assert_ptr_nonnull(realpath(tmpl, real));
+	ck_assert_uint_lt(strlen(real), sizeof(root));
+	strcpy(root, real);
+	p(ws, "ws");
+	mkdirs("ws");
+	mkdirs("home");
+	unsetenv("SSH_AUTH_SOCK");
+	unsetenv("DOCKER_HOST");
+	memset(&pol, 0, sizeof(pol));
+	pol.mode = POLICY_MODE_WORKSPACE_WRITE;
+	pol.guard_persistence = -1;
+	pol.fail_if_unavailable = -1;
+	pol.protected_globs = (struct policy_list){globs, 3, true};
+	memset(&launch, 0, sizeof(launch));
+	launch.policy = &pol;
+	launch.workspace = ws;
+	static char home[PATH_MAX];
+	p(home, "home");
+	launch.pw_home = home;
+	memset(&scan, 0, sizeof(scan));
+	linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
+	linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
+}
+
+static void teardown(void)
+{
+	linux_scan_free(&scan);
+	rm_rf(root);
+}
+
+/* The list, relative to root, joined by spaces: one exact string to compare. */
+static const char *rel_list(const struct linux_paths *l)
+{
+	static char buf[8192];
+	size_t n = strlen(root), o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n; i++) {
+		const char *v = l->v[i];
+		if (strncmp(v, root, n) == 0 && v[n] == '/')
+			v += n + 1;
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " " : "", v);
+	}
+	return buf;
+}
+
+static void run_scan_ok(void)
+{
+	int rc = linux_scan(&launch, &scan, &err);
+
+	ck_assert_msg(rc == 0, "linux_scan: %d %s", rc, err.msg);
+}
+
+START_TEST(paths_grow)
+{
+	struct linux_paths l = {0};
+	char buf[32];
+
+	for (int i = 0; i < 1000; i++) {
+		snprintf(buf, sizeof(buf), "/p/%d", i);
+		linux_paths_add(&l, buf);
+	}
+	ck_assert_uint_eq(l.n, 1000);
+	ck_assert_str_eq(l.v[0], "/p/0");
+	ck_assert_str_eq(l.v[999], "/p/999");
+	linux_paths_free(&l);
+	ck_assert_uint_eq(l.n, 0);
+	ck_assert_ptr_null(l.v);
+}
+END_TEST
+
+START_TEST(globs_at_any_depth)
+{
+	file("ws/.env", "A=1");
+	file("ws/a/b/.env.local", "B=1");
+	file("ws/a/.ENV", "C=1"); /* case-insensitive */
+	file("ws/a/env", "no");	  /* not a match */
+	file("ws/secrets/k.pem", "k");
+	file("ws/x/secrets/k.pem", "k"); /* a path glob matches at any depth */
+	file("ws/secrets/k.txt", "no");
+	file("ws/.envdir/.env", "inner"); /* covered by its matched directory */
+	file("ws/deep/keys/id", "k");	  /* "**\/keys/" → a directory named keys */
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.masked),
+			 "ws/.env ws/.envdir ws/a/.ENV ws/a/b/.env.local "
+			 "ws/deep/keys ws/secrets/k.pem ws/x/secrets/k.pem");
+	ck_assert_str_eq(rel_list(&scan.writable), "ws");
+	ck_assert(!scan.truncated);
+	/* ws/.env ws/a ws/a/b ws/a/b/.env.local ws/a/.ENV ws/a/env ws/secrets (+2) ws/x
+	 * ws/x/secrets ws/x/secrets/k.pem ws/.envdir ws/deep ws/deep/keys */
+	ck_assert_uint_eq(scan.entries_scanned, 15);
+}
+END_TEST
+
+START_TEST(guard_finds_repositories)
+{
+	file("ws/.git/config", "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../extra.cfg\n");
+	mkdirs("ws/.git/hooks");
+	mkdirs("ws/.husky");
+	file("ws/extra.cfg", "[user]\n\tname = x\n");
+	file("ws/lib/nested/.git/config", "[core]\n");
+	mkdirs("ws/lib/nested/.git/hooks");
+	/* A submodule: its git directory under the parent's .git/modules. */
+	file("ws/.git/modules/sm/HEAD", "ref: refs/heads/main\n");
+	file("ws/.git/modules/sm/config", "[core]\n\tworktree = ../../../sm\n");
+	mkdirs("ws/.git/modules/sm/hooks");
+	file("ws/sm/.git", "gitdir: ../.git/modules/sm\n");
+	/* A bare repository. */
+	file("ws/bare.git/HEAD", "ref: refs/heads/main\n");
+	file("ws/bare.git/config", "[core]\n\tbare = true\n");
+	mkdirs("ws/bare.git/objects");
+	mkdirs("ws/bare.git/refs");
+	mkdirs("ws/bare.git/hooks");
+	file("ws/.bashrc", "");
+	file("ws/.mcp.json", "{}");
+	mkdirs("ws/p/.vscode");
+	file("ws/p/.vscode/tasks.json", "{}");
+	file("ws/p/.zshenv", "");
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.guarded),
+			 "ws/.bashrc ws/.git/config ws/.git/hooks ws/.git/modules/sm/config "
+			 "ws/.git/modules/sm/hooks ws/.husky ws/.mcp.json ws/bare.git/config "
+			 "ws/bare.git/hooks ws/extra.cfg ws/lib/nested/.git/config "
+			 "ws/lib/nested/.git/hooks ws/p/.vscode ws/p/.zshenv ws/sm/.git");
+	ck_assert_str_eq(rel_list(&scan.masked), "");
+}
+END_TEST
+
+START_TEST(guard_off_and_read_only)
+{
+	file("ws/.bashrc", "");
+	mkdirs("ws/.git/hooks");
+	file("ws/.env", "");
+	pol.guard_persistence = 0;
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.guarded), "");
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/.env");
+	linux_scan_free(&scan);
+
+	/* read-only: nothing to guard in the workspace, globs still masked. */
+	pol.guard_persistence = 1;
+	pol.mode = POLICY_MODE_READ_ONLY;
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.guarded), "");
+	ck_assert_str_eq(rel_list(&scan.writable), "");
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/.env");
+}
+END_TEST
+
+START_TEST(symlinks_never_followed)
+{
+	char target[PATH_MAX];
+
+	file("outside/.env", "not in the workspace");
+	file("outside/secret", "S");
+	file("ws/dotfiles/bashrc", "");
+	p(target, "outside");
+	link_to(target, "ws/lnk"); /* a directory outside: not walked */
+	link_to("/etc", "ws/etc"); /* nor /etc */
+	p(target, "outside/secret");
+	link_to(target, "ws/.env.prod");	  /* a protected name: its target is masked */
+	link_to("dotfiles/bashrc", "ws/.bashrc"); /* a guarded name: its target guarded */
+	link_to("/nonexistent", "ws/.env.dangling");
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.masked), "outside/secret");
+	ck_assert_str_eq(rel_list(&scan.guarded), "ws/dotfiles/bashrc");
+	/* lnk etc .env.prod .bashrc .env.dangling dotfiles dotfiles/bashrc */
+	ck_assert_uint_eq(scan.entries_scanned, 7);
+}
+END_TEST
+
+START_TEST(entry_bound_truncates)
+{
+	char name[64];
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "ws/f%02d", i);
+		file(name, "");
+	}
+	linux_scan_max_entries = 20;
+	run_scan_ok();
+	ck_assert(!scan.truncated);
+	ck_assert_uint_eq(scan.entries_scanned, 20);
+	linux_scan_free(&scan);
+	file("ws/one-more", "");
+	run_scan_ok();
+	ck_assert(scan.truncated);
+	ck_assert_uint_eq(scan.entries_scanned, 20);
+}
+END_TEST
+
+START_TEST(depth_bound_truncates)
+{
+	char rel[PATH_MAX] = "ws";
+
+	for (int i = 0; i < 10; i++)
+		strcat(rel, "/d");
+	mkdirs(rel);
+	linux_scan_max_depth = 10;
+	run_scan_ok();
+	ck_assert(!scan.truncated);
+	linux_scan_free(&scan);
+	strcat(rel, "/d");
+	mkdirs(rel);
+	run_scan_ok();
+	ck_assert(scan.truncated);
+}
+END_TEST
+
+START_TEST(protected_abs_and_sockets)
+{
+	char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX], sock[PATH_MAX];
+	char *abs[3];
+
+	file("real-ssh/id", "K");
+	p(a, "real-ssh");
+	link_to(a, "home/.ssh"); /* ~/.ssh is a symlink: mask where it points */
+	p(a, "home/.ssh");
+	p(b, "home/.aws"); /* does not exist: nothing to mask */
+	file("data/token", "T");
+	p(c, "data/token");
+	abs[0] = a;
+	abs[1] = b;
+	abs[2] = c;
+	pol.protected_abs = (struct policy_list){abs, 3, true};
+	mkdirs("home/.gnupg");
+	unix_socket("home/.gnupg/S.gpg-agent");
+	unix_socket("ws/app.sock"); /* a host service listening inside the workspace */
+	unix_socket("agent.sock");
+	p(sock, "agent.sock");
+	setenv("SSH_AUTH_SOCK", sock, 1);
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.masked),
+			 "agent.sock data/token home/.gnupg/S.gpg-agent real-ssh ws/app.sock");
+}
+END_TEST
+
+START_TEST(writable_roots)
+{
+	char r1[PATH_MAX], r2[PATH_MAX], r3[PATH_MAX];
+	char *roots[2] = {r1, r2};
+
+	mkdirs("cache");
+	file("cache/.env", "");
+	mkdirs("cache/repo/.git/hooks");
+	mkdirs("ws/build"); /* nested in the workspace: already covered */
+	p(r1, "cache");
+	p(r2, "ws/build");
+	pol.writable_abs = (struct policy_list){roots, 2, true};
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.writable), "cache ws");
+	ck_assert_str_eq(rel_list(&scan.masked), "cache/.env");
+	ck_assert_str_eq(rel_list(&scan.guarded), "cache/repo/.git/hooks");
+	linux_scan_free(&scan);
+
+	p(r3, "missing");
+	roots[0] = r3;
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ENOENT);
+	ck_assert_msg(strstr(err.msg, "does not exist") && strstr(err.msg, r3), "%s", err.msg);
+
+	link_to("/etc", "etc-link");
+	p(r3, "etc-link");
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -EPERM);
+	ck_assert_msg(strstr(err.msg, "resolves to /etc"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(readonly_extra_only_in_writable_trees)
+{
+	char exe[PATH_MAX], pf[PATH_MAX], pf2[PATH_MAX];
+	const char *files[2] = {pf, pf2};
+
+	file("ws/tools/halo-run", "");
+	file("ws/policy.yaml", "");
+	file("etc-halo/policy.yaml", "");
+	p(exe, "ws/tools/halo-run");
+	p(pf, "ws/policy.yaml");
+	p(pf2, "etc-halo/policy.yaml");
+	launch.self_exe = exe;
+	launch.policy_files = files;
+	launch.n_policy_files = 2;
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.readonly_extra), "ws/policy.yaml ws/tools/halo-run");
+}
+END_TEST
+
+START_TEST(mask_over_workspace_refused)
+{
+	char target[PATH_MAX];
+
+	p(target, "ws");
+	link_to(target, "ws/.env-up"); /* a matched symlink pointing at the workspace */
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -EPERM);
+	ck_assert_msg(strstr(err.msg, "contains") && strstr(err.msg, ws), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(twenty_thousand_files_fast)
+{
+	char name[PATH_MAX];
+	struct timespec t0, t1;
+	double ms;
+
+	for (int d = 0; d < 200; d++)
+		for (int f = 0; f < 100; f++) {
+			int fd;
+			snprintf(name, sizeof(name), "%s/d%03d", ws, d);
+			if (f == 0)
+				mkdir(name, 0755);
+			if (f == 7 && d % 50 == 0)
+				snprintf(name, sizeof(name), "%s/d%03d/.env", ws, d);
+			else
+				snprintf(name, sizeof(name), "%s/d%03d/f%03d", ws, d, f);
+			fd = open(name, O_CREAT | O_WRONLY, 0644);
+			ck_assert_int_ge(fd, 0);
+			close(fd);
+		}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_scan_ok();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	printf("scan: 20200 entries in %.1f ms\n", ms);
+	ck_assert_uint_eq(scan.entries_scanned, 20200);
+	ck_assert_uint_eq(scan.masked.n, 4);
+	ck_assert_msg(ms < 1000.0, "scan took %.1f ms", ms);
+}
+END_TEST
+
+static Suite *scan_suite(void)
+{
+	Suite *s = suite_create("scan");
+	TCase *tc = tcase_create("scan");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, paths_grow);
+	tcase_add_test(tc, globs_at_any_depth);
+	tcase_add_test(tc, guard_finds_repositories);
+	tcase_add_test(tc, guard_off_and_read_only);
+	tcase_add_test(tc, symlinks_never_followed);
+	tcase_add_test(tc, entry_bound_truncates);
+	tcase_add_test(tc, depth_bound_truncates);
+	tcase_add_test(tc, protected_abs_and_sockets);
+	tcase_add_test(tc, writable_roots);
+	tcase_add_test(tc, readonly_extra_only_in_writable_trees);
+	tcase_add_test(tc, mask_over_workspace_refused);
+	tcase_add_test(tc, twenty_thousand_files_fast);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(scan_suite)
