@@ -26,7 +26,8 @@ static unsigned line_at(const char *buf, size_t off, unsigned *col)
 /* One pass before cJSON sees the text: cJSON accepts nesting up to 1000 levels
  * (recursively), and turns "\u0000" into a silent end of string, which would make
  * "evil.example\u0000.good.example" a different host than the one written. */
-static int json_prescan(const char *name, const char *buf, size_t len, struct policy_diags *d)
+static int json_prescan(const char *name, const char *buf, size_t len, bool *unterminated,
+			struct policy_diags *d)
 {
 	unsigned line = 1;
 	int depth = 0;
@@ -65,17 +66,22 @@ static int json_prescan(const char *name, const char *buf, size_t len, struct po
 			depth--;
 		}
 	}
+	/* Open brackets or an open string at the end: the file was cut short. */
+	*unterminated = in_str || depth > 0;
 	return 0;
 }
 
 static void json_syntax_error(const char *name, const char *buf, size_t len, const char *at,
-			      struct policy_diags *d)
+			      bool unterminated, struct policy_diags *d)
 {
 	size_t off = (at && at >= buf && at <= buf + len) ? (size_t)(at - buf) : len;
 	char snippet[24], q[POLICY_QUOTE_MAX];
 	unsigned col, line;
 	size_t k = 0;
 
+	/* cJSON reports running out of input as an error at the last byte. */
+	if (unterminated && off + 1 >= len)
+		off = len;
 	while (off < len &&
 	       (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\r' || buf[off] == '\n'))
 		off++;
@@ -148,14 +154,15 @@ int policy_parse_json(const char *name, const char *buf, size_t len, struct pnod
 		      struct policy_diags *d)
 {
 	const char *end = NULL;
+	bool unterminated = false;
 	cJSON *j;
 
 	*out = NULL;
-	if (json_prescan(name, buf, len, d) < 0)
+	if (json_prescan(name, buf, len, &unterminated, d) < 0)
 		return -EINVAL;
 	j = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
 	if (!j) {
-		json_syntax_error(name, buf, len, end, d);
+		json_syntax_error(name, buf, len, end, unterminated, d);
 		return -EINVAL;
 	}
 	while (end && end < buf + len &&

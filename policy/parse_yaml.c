@@ -169,7 +169,7 @@ static int check_props(struct ybuild *b, const yaml_event_t *ev, const yaml_char
 {
 	*force_str = false;
 	if (anchor)
-		return yerr(b, ev, "YAML anchors (&%s) are not allowed in a policy",
+		return yerr(b, ev, "YAML anchors are not allowed in a policy (anchor %s)",
 			    (const char *)anchor);
 	if (!tag)
 		return 0;
@@ -177,7 +177,7 @@ static int check_props(struct ybuild *b, const yaml_event_t *ev, const yaml_char
 		*force_str = true;
 		return 0;
 	}
-	return yerr(b, ev, "YAML tags (%s) are not allowed in a policy", (const char *)tag);
+	return yerr(b, ev, "YAML tags are not allowed in a policy (tag %s)", (const char *)tag);
 }
 
 /* Give a finished node to its parent (or make it the document). */
@@ -267,7 +267,7 @@ static int on_event(struct ybuild *b, const yaml_event_t *ev)
 			return yerr(b, ev, "more than one YAML document in a policy file%s", NULL);
 		return 0;
 	case YAML_ALIAS_EVENT:
-		return yerr(b, ev, "YAML aliases (*%s) are not allowed in a policy",
+		return yerr(b, ev, "YAML aliases are not allowed in a policy (alias %s)",
 			    (const char *)ev->data.alias.anchor);
 	case YAML_SCALAR_EVENT:
 		return on_scalar(b, ev);

@@ -50,7 +50,7 @@ static const char *default_reason(const struct halo_policy *p)
 	if (p->mode == POLICY_MODE_OFF)
 		return "sandbox.mode off: no egress control";
 	if (p->egress_default != POLICY_EGRESS_UNSET)
-		return "egress.default";
+		return "egress.default, set explicitly";
 	if (p->allowed_domains.n || p->presets.n)
 		return "unset, with an allowlist: deny";
 	if (p->denied_domains.n)

@@ -40,6 +40,7 @@ static const char *const system_trees[] = {
     "/private/etc",
     "/private/var/db",
     "/private/var/run",
+    "/nix/store",
 };
 
 /* Never writable as a whole, nor any directory containing them; a subdirectory
@@ -80,6 +81,11 @@ static void perr(const struct policy_vctx *v, const char *list, size_t i, const 
 	policy_diag(v->d, true, v->src, 0, field, "%s", msg);
 }
 
+static bool same_path(const char *a, const char *b)
+{
+	return strcasecmp(a, b) == 0;
+}
+
 static bool is_home_of(const char *a, const char *parent)
 {
 	size_t pl = strlen(parent);
@@ -94,8 +100,15 @@ static const char *system_reason(const char *a, const struct policy_vctx *v, cha
 {
 	if (strcmp(a, "/") == 0)
 		return "is the root directory";
+	/* Equality first, so /var reads as a system directory, not a home parent. */
+	for (size_t i = 0; i < N(system_trees); i++)
+		if (same_path(a, system_trees[i]))
+			return "is a system directory";
+	for (size_t i = 0; i < N(system_dirs); i++)
+		if (same_path(a, system_dirs[i]))
+			return "is a system directory";
 	for (size_t i = 0; i < v->n_homes; i++) {
-		if (policy_path_within(a, v->homes[i]) && policy_path_within(v->homes[i], a))
+		if (same_path(a, v->homes[i]))
 			return "is a home directory; make a directory inside it writable instead";
 		if (policy_path_within(v->homes[i], a)) {
 			snprintf(buf, n, "contains the home directory %s", v->homes[i]);
@@ -109,15 +122,13 @@ static const char *system_reason(const char *a, const struct policy_vctx *v, cha
 			return "is a home directory";
 	}
 	for (size_t i = 0; i < N(fixed_homes); i++)
-		if (policy_path_within(fixed_homes[i], a) && policy_path_within(a, fixed_homes[i]))
+		if (same_path(a, fixed_homes[i]))
 			return "is a home directory";
 	for (int pass = 0; pass < 2; pass++) {
 		const char *const *t = pass ? system_dirs : system_trees;
 		size_t nt = pass ? N(system_dirs) : N(system_trees);
 
 		for (size_t i = 0; i < nt; i++) {
-			if (policy_path_within(a, t[i]) && policy_path_within(t[i], a))
-				return "is a system directory";
 			if (policy_path_within(t[i], a)) {
 				snprintf(buf, n, "contains the system directory %s", t[i]);
 				return buf;
@@ -272,8 +283,7 @@ void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v)
 	}
 	if (p->mode == POLICY_MODE_READ_ONLY && p->writable_roots.n > 0)
 		policy_diag(v->d, true, v->src, 0, "sandbox.writableRoots",
-			    "not allowed with sandbox.mode read-only (%zu entries)",
-			    p->writable_roots.n);
+			    "not allowed with sandbox.mode read-only");
 	if (too_many)
 		return;
 	/* One absolute form per entry and home at most. */
