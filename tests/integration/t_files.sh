@@ -1,0 +1,204 @@
+#!/bin/bash
+# The file-rule matrix, through the real binary, as root and as an unprivileged user:
+# reads and writes inside and outside the workspace, writable roots, the private /tmp,
+# protected paths (direct, through symlinks, .env* in subfolders, directory patterns),
+# the persistence guard (nested repositories included), symlinks in the workspace that
+# point at /etc or at a protected directory, /proc/sys, /run, host sockets, halo-run's
+# own binary and policy files, and read-only mode.
+#
+# The workspace is the scratch dir ($TMPDIR, also $HOME, under the host's /tmp): it is
+# bound back into the sandbox's private /tmp. Every refused write is also checked from
+# the host side: the file is unchanged or absent.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+W=$TMPDIR
+E="$TMPDIR/_stderr"
+
+# A writable root outside the workspace (and outside /tmp, which is private inside).
+WR=$(mktemp -d /var/tmp/halo-wr.XXXXXX) || exit 1
+HOST_TMP=$(mktemp /tmp/halo-host-marker.XXXXXX) || exit 1
+SOCKPID=
+cleanup() {
+	rm -rf "$WR" "$HOST_TMP"
+	[ -n "$SOCKPID" ] && kill "$SOCKPID" 2>/dev/null
+}
+trap cleanup EXIT
+
+# in POLICY CMD: run `sh -c CMD` in the sandbox; sets OUT ERR RC.
+run_in() {
+	local pol=$1
+	shift
+	OUT=$(timeout -k 2 20 "$HALO" --policy "$pol" -- sh -c "$1" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+# refused NAME POLICY CMD: the command inside must fail (and the sandbox start).
+refused() {
+	run_in "$2" "$3"
+	if [ "$RC" -ne 0 ] && [ "$RC" -ne 125 ]; then ok "$1"; else fail "$1" "rc=$RC out=[$OUT] err=[$ERR]"; fi
+}
+allowed() { # NAME POLICY CMD
+	run_in "$2" "$3"
+	expect "$1" 0 "$RC"
+}
+
+# ------------------------------------------------------------------ the tree
+mkdir -p .ssh sub/a x/secrets proj/.git/hooks proj/lib/nested/.git/hooks .vscode other
+echo KEY >.ssh/id_rsa
+echo A=1 >.env
+echo B=1 >sub/a/.env
+echo C=1 >sub/.env.local
+echo PEM >x/secrets/key.pem
+echo '[core]' >proj/.git/config
+echo '[core]' >proj/lib/nested/.git/config
+echo rc >.bashrc
+echo '{}' >.vscode/settings.json
+echo plain >readme.txt
+ln -s /etc etc-link
+ln -s "$W/.ssh" ssh-link
+ln -s "$W/.ssh/id_rsa" key-link
+mkdir preal && echo P >preal/data && ln -s "$W/preal" plink
+mkdir -p bin && cp "$HALO" bin/halo-run
+
+cat >p.yaml <<EOF
+sandbox:
+  mode: workspace-write
+  writableRoots: [$WR]
+  protectedPaths: ["~/.ssh", "$W/plink", ".env*", "secrets/"]
+EOF
+cat >ro.yaml <<EOF
+sandbox:
+  mode: read-only
+  protectedPaths: ["~/.ssh", ".env*"]
+EOF
+cat >noguard.yaml <<EOF
+sandbox:
+  mode: workspace-write
+  guardPersistence: false
+  protectedPaths: [".env*"]
+EOF
+
+# ------------------------------------------------------------------ workspace and host root
+allowed "workspace: read" p.yaml 'cat readme.txt'
+expect "workspace: read gives the content" plain "$OUT"
+allowed "workspace: write" p.yaml 'echo new >made-inside && mkdir -p d/e && echo y >d/e/f'
+expect "workspace: the write reached the host" new "$(cat made-inside 2>/dev/null)"
+allowed "workspace: cwd is the workspace" p.yaml 'pwd'
+expect "workspace: same absolute path inside" "$W" "$OUT"
+allowed "host root: read /etc" p.yaml 'cat /etc/hostname >/dev/null'
+refused "host root: write /etc" p.yaml 'echo x >/etc/halo-files-test'
+expect "host root: nothing written to /etc" no "$([ -e /etc/halo-files-test ] && echo yes || echo no)"
+refused "host root: write /var/tmp (outside any writable tree)" p.yaml "echo x >/var/tmp/halo-files-$$"
+expect "host root: nothing written to /var/tmp" no "$([ -e /var/tmp/halo-files-$$ ] && echo yes || echo no)"
+run_in p.yaml 'grep -E "^[0-9]+ [0-9]+ [^ ]+ / / " /proc/self/mountinfo'
+expect_match "host root: mounted ro,nosuid,nodev" " / / ro,nosuid,nodev" "$OUT"
+
+# ------------------------------------------------------------------ writable root
+allowed "writable root: write" p.yaml "echo w >$WR/made && mkdir $WR/dir"
+expect "writable root: the write reached the host" w "$(cat "$WR/made" 2>/dev/null)"
+
+# ------------------------------------------------------------------ /tmp
+allowed "/tmp: writable" p.yaml 'echo t >/tmp/inside && cat /tmp/inside'
+expect "/tmp: TMPDIR is /tmp" /tmp "$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'echo $TMPDIR' 2>/dev/null)"
+refused "/tmp: the host's /tmp files are not visible" p.yaml "test -e $HOST_TMP"
+expect "/tmp: nothing leaked to the host's /tmp" no "$([ -e /tmp/inside ] && echo yes || echo no)"
+
+# ------------------------------------------------------------------ protected paths
+refused "protected dir: read a key" p.yaml 'cat ~/.ssh/id_rsa'
+run_in p.yaml 'ls -A ~/.ssh'
+expect "protected dir: lists as nothing" "" "$OUT"
+refused "protected dir: write into" p.yaml 'echo x >~/.ssh/authorized_keys'
+refused "protected dir: replace (mv)" p.yaml 'mv ~/.ssh ~/.ssh-moved'
+refused "protected dir: remove (rm -rf)" p.yaml 'rm -rf ~/.ssh'
+expect "protected dir: intact on the host" KEY "$(cat .ssh/id_rsa)"
+expect "protected dir: nothing added on the host" no "$([ -e .ssh/authorized_keys ] && echo yes || echo no)"
+refused "protected: read through a symlink to the file" p.yaml 'cat key-link'
+refused "protected: read through a symlink to the dir" p.yaml 'cat ssh-link/id_rsa'
+refused "protected path given as a symlink: its target masked" p.yaml 'cat preal/data'
+refused ".env: read" p.yaml 'cat .env'
+refused ".env: write" p.yaml 'echo X=2 >.env'
+refused ".env: replace" p.yaml 'mv .env env.bak'
+refused ".env: remove" p.yaml 'rm -f .env'
+expect ".env: intact on the host" A=1 "$(cat .env)"
+refused ".env in a subfolder: read" p.yaml 'cat sub/a/.env'
+refused ".env.local in a subfolder: read" p.yaml 'cat sub/.env.local'
+expect ".env in a subfolder: intact" B=1 "$(cat sub/a/.env)"
+refused "directory pattern secrets/: read inside" p.yaml 'cat x/secrets/key.pem'
+run_in p.yaml 'cat readme.txt sub/a/.env 2>/dev/null; echo rc=$?'
+expect_match "a masked file reads as nothing, its neighbours as usual" "^plain" "$OUT"
+
+# ------------------------------------------------------------------ persistence guard
+refused "guard: .git/hooks read-only" p.yaml 'echo "#!/bin/sh" >proj/.git/hooks/pre-commit'
+refused "guard: .git/config read-only" p.yaml 'echo "[core] hooksPath=/x" >>proj/.git/config'
+refused "guard: .git/hooks cannot be replaced" p.yaml 'mv proj/.git/hooks proj/.git/hooks.old'
+refused "guard: nested repository's hooks read-only" p.yaml 'echo x >proj/lib/nested/.git/hooks/post-checkout'
+allowed "guard: the rest of .git stays writable" p.yaml 'echo x >proj/.git/index.lock && rm proj/.git/index.lock'
+refused "guard: .bashrc read-only" p.yaml 'echo evil >>.bashrc'
+refused "guard: .vscode read-only" p.yaml 'echo {} >.vscode/tasks.json'
+refused "guard: policy file read-only" p.yaml 'echo "sandbox: {mode: off}" >p.yaml'
+expect "guard: hooks untouched on the host" no "$([ -e proj/.git/hooks/pre-commit ] && echo yes || echo no)"
+expect "guard: .bashrc untouched" rc "$(cat .bashrc)"
+expect_match "guard: policy file untouched" "mode: workspace-write" "$(cat p.yaml)"
+if command -v git >/dev/null; then
+	git init -q repo2 && git -C repo2 config user.email t@t && git -C repo2 config user.name t
+	allowed "guard: git still commits" p.yaml 'cd repo2 && echo a >a && git add a && git commit -qm a'
+	refused "guard: a fresh repository's hooks read-only" p.yaml 'echo x >repo2/.git/hooks/pre-commit'
+fi
+allowed "guard off: hooks writable" noguard.yaml 'echo x >proj/.git/hooks/post-merge'
+rm -f proj/.git/hooks/post-merge
+
+# ------------------------------------------------------------------ symlinks in the workspace
+refused "symlink to /etc: not writable through it" p.yaml 'echo x >etc-link/halo-files-test'
+allowed "symlink to /etc: readable through it" p.yaml 'cat etc-link/hostname >/dev/null'
+run_in p.yaml 'ls -A ssh-link/'
+expect "symlink to a protected dir: shows nothing" "" "$OUT"
+
+# ------------------------------------------------------------------ /proc, /run, /dev, sockets
+refused "/proc/sys read-only" p.yaml 'echo halo >/proc/sys/kernel/hostname'
+run_in p.yaml 'grep " /proc/sys " /proc/self/mountinfo'
+expect_match "/proc/sys mounted read-only" " /proc/sys ro," "$OUT"
+run_in p.yaml 'ls -A /run'
+expect "/run empty" "" "$OUT"
+expect "/run: exit 0" 0 "$RC"
+run_in p.yaml 'ls /dev'
+expect "/dev minimal" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero" "$(echo $OUT)"
+if command -v python3 >/dev/null; then
+	python3 -c 'import socket,sys,time
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60)' "$W/host.sock" &
+	SOCKPID=$!
+	for _ in $(seq 50); do [ -S host.sock ] && break; sleep 0.1; done
+	expect "host socket listening (test setup)" yes "$([ -S host.sock ] && echo yes || echo no)"
+	connect='import socket; socket.socket(socket.AF_UNIX).connect("host.sock"); print("connected")'
+	expect "host socket: reachable from the host" connected "$(python3 -c "$connect" 2>&1)"
+	run_in p.yaml "python3 -c '$connect'"
+	# Masked by an empty read-only file: EROFS (ECONNREFUSED would do as well).
+	expect_match "host socket in the workspace: connect refused inside" \
+		"Errno (30|111)" "$ERR"
+	kill "$SOCKPID" 2>/dev/null
+	SOCKPID=
+fi
+
+# ------------------------------------------------------------------ the binary
+# Run a copy that lives in the workspace: it must not be able to rewrite itself.
+OUT=$(timeout 20 ./bin/halo-run --policy p.yaml -- sh -c 'echo x >>bin/halo-run' 2>"$E" </dev/null)
+RC=$?
+expect "binary in the workspace: not writable (command fails)" 1 "$([ $RC -ne 0 ] && [ $RC -ne 125 ] && echo 1 || echo "$RC")"
+expect "binary in the workspace: unchanged" yes "$(cmp -s "$HALO" bin/halo-run && echo yes || echo no)"
+
+# ------------------------------------------------------------------ read-only mode
+refused "read-only: workspace not writable" ro.yaml 'echo x >ro-made'
+expect "read-only: nothing written" no "$([ -e ro-made ] && echo yes || echo no)"
+allowed "read-only: workspace readable" ro.yaml 'cat readme.txt'
+refused "read-only: other trees still read-only" ro.yaml "echo r >$WR/ro-made"
+allowed "read-only: /tmp still writable" ro.yaml 'echo t >/tmp/t'
+refused "read-only: .env still masked" ro.yaml 'cat .env'
+
+# ------------------------------------------------------------------ --dry-run
+OUT=$(timeout 20 "$HALO" --policy p.yaml --dry-run -- true 2>&1)
+expect_match "dry-run: lists the masked .env" "$W/\.env$" "$OUT"
+expect_match "dry-run: lists a nested repository's hooks" "$W/proj/lib/nested/\.git/hooks" "$OUT"
+expect_match "dry-run: reports the scan" "workspace scan: [0-9]+ entries" "$OUT"
+expect_match "dry-run: says files created later are not covered" "created after launch" "$OUT"
+
+finish
