@@ -32,15 +32,17 @@ int runner_cmd_check(const struct runner_opts *o)
 		return rc;
 	const char *target = o->rest[0];
 	if (policy_target_parse(target, &h, &port, why, sizeof(why)) < 0) {
-		/* Not a target we can parse: Decide says why, with the same words the
-		 * proxy would use, and denies. */
-		policy_decide(re.policy, target, strlen(target), &d);
-	} else {
-		policy_decide(re.policy, h.text, strlen(h.text), &d);
+		/* Unverifiable: denied, as the proxy would deny it, with the reason. */
+		printf("deny %s\nrule: invalid host: %s\n", target, why);
+		runner_env_release(&re);
+		return 1;
 	}
+	policy_decide(re.policy, h.text, strlen(h.text), &d);
 	policy_decision_rule(&d, rule, sizeof(rule));
 	if (d.rule == POLICY_RULE_INVALID_HOST)
 		printf("deny %s\nrule: %s\n", target, rule);
+	else if (port && d.host.kind == POLICY_HOST_IPV6)
+		printf("%s [%s]:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port, rule);
 	else if (port)
 		printf("%s %s:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port, rule);
 	else
