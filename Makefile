@@ -127,7 +127,8 @@ fuzz: $(FUZZ_BIN)
 fuzz-smoke: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); \
 		echo "fuzz-smoke: $$n ($(SMOKE_RUNS) runs)"; \
-		$$f -runs=$(SMOKE_RUNS) -seed=1 -max_len=4096 tests/fuzz/seeds/$${n#fuzz_} >/dev/null 2>build-fuzz/$$n.log || \
+		rm -rf build-fuzz/smoke-$$n; mkdir -p build-fuzz/smoke-$$n; \
+		$$f -runs=$(SMOKE_RUNS) -seed=1 -max_len=4096 build-fuzz/smoke-$$n tests/fuzz/seeds/$${n#fuzz_} >/dev/null 2>build-fuzz/$$n.log || \
 			{ tail -40 build-fuzz/$$n.log; exit 1; }; done
 
 bench: all deps-bench
