@@ -159,6 +159,7 @@ static int parse_value(const struct limit_key *k, const char *s, size_t n, long 
 {
 	long long v = 0, mult = 1;
 	size_t digits = 0;
+	bool overflow = false;
 
 	while (digits < n && s[digits] >= '0' && s[digits] <= '9')
 		digits++;
@@ -182,19 +183,16 @@ static int parse_value(const struct limit_key *k, const char *s, size_t n, long 
 			     (int)(n - digits), s + digits, suffix_help(k->unit));
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < digits; i++) {
+	for (size_t i = 0; i < digits && !overflow; i++) {
 		int d = s[i] - '0';
-		if (v > (LLONG_MAX - d) / 10) {
-			v = LLONG_MAX;
-			break;
-		}
-		v = v * 10 + d;
+		overflow = v > (LLONG_MAX - d) / 10;
+		v = overflow ? v : v * 10 + d;
 	}
 	if (v == 0) {
 		halo_err_set(e, "%s=%.*s: must be greater than zero", k->key, (int)n, s);
 		return -EINVAL;
 	}
-	if (v == LLONG_MAX || v > k->max / mult) {
+	if (overflow || v > k->max / mult) {
 		halo_err_set(e, "%s=%.*s: too large (at most %lld%s)", k->key, (int)n, s, k->max,
 			     k->unit == UNIT_BYTES     ? " bytes"
 			     : k->unit == UNIT_SECONDS ? " s"
@@ -326,6 +324,7 @@ static int set_limit(int resource, const char *name, rlim_t soft, rlim_t hard, s
 	if (getrlimit(resource, &cur) < 0) {
 		int err = errno;
 		halo_err_set(e, "getrlimit(%s): %s", name, strerror(err));
+		errno = err; /* callers may report errno as well as the message */
 		return -err;
 	}
 	/* Never above the hard limit the host already imposes: raising it needs

@@ -58,6 +58,8 @@ static const struct bad_row bad_rows[] = {
     {"mem=99999999999999999999", "mem=99999999999999999999: too large (at most "
 				 "9223372036854775807 bytes)"},
     {"mem=8589934592G", "mem=8589934592G: too large (at most 9223372036854775807 bytes)"},
+    {"fsize=9223372036854775808", "fsize=9223372036854775808: too large (at most "
+				  "9223372036854775807 bytes)"},
     {"cpu=31536001", "cpu=31536001: too large (at most 31536000 s)"},
     {"wall=8761h", "wall=8761h: too large (at most 31536000 s)"},
     {"nproc=1073741825", "nproc=1073741825: too large (at most 1073741824)"},
@@ -147,6 +149,7 @@ static const struct good_row good_rows[] = {
     {"cpu=31536000", {31536000, U, U, U, U, U}},
     {"wall=8760h", {U, U, U, U, U, 31536000}},
     {"mem=8589934591G", {U, 8589934591LL * GIB, U, U, U, U}},
+    {"fsize=9223372036854775807", {U, U, LLONG_MAX, U, U, U}},
     {"nofile=1,nproc=1,cpu=1,wall=1,fsize=1,mem=1M", {1, MIB, 1, 1, 1, 1}},
 };
 
