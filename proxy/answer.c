@@ -1,0 +1,127 @@
+/* Exchanges (one decision each, one audit record each) and the answers to every way a
+ * request can fail, in the client's protocol. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "proxy/proxy_int.h"
+
+/* SOCKS5 reply codes (RFC 1928 6): 01 general failure, 02 connection not allowed by
+ * ruleset, 03 network unreachable, 04 host unreachable, 05 connection refused. A
+ * name that does not resolve, and a timeout, are "host unreachable" as in most
+ * SOCKS servers; 06 (TTL expired) is about IP TTLs and would mislead. */
+static const struct {
+	int status;
+	uint8_t socks;
+	const char *error;
+} answers[] = {
+    [FAIL_DENY] = {403, 0x02, NULL},
+    [FAIL_ADDR] = {403, 0x02, NULL},
+    [FAIL_DNS_NONAME] = {502, 0x04, "no such host"},
+    [FAIL_DNS] = {502, 0x04, "name resolution failed"},
+    [FAIL_DNS_TIMEOUT] = {504, 0x04, "name resolution timed out"},
+    [FAIL_REFUSED] = {502, 0x05, "connection refused"},
+    [FAIL_HOST_UNREACH] = {502, 0x04, "host unreachable"},
+    [FAIL_NET_UNREACH] = {502, 0x03, "network unreachable"},
+    [FAIL_CONNECT_TIMEOUT] = {504, 0x04, "connect timed out"},
+    [FAIL_HEAD_TIMEOUT] = {408, 0x01, "request head timed out"},
+    [FAIL_INTERNAL] = {502, 0x01, "internal error"},
+    [FAIL_OVERLOAD] = {503, 0x01, "proxy out of resources"},
+    [FAIL_BAD_GATEWAY] = {502, 0x01, "bad response from origin"},
+};
+
+void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host, size_t len,
+			 unsigned port)
+{
+	struct exchange *ex = &c->ex;
+
+	if (ex->open)
+		conn_exchange_end(c);
+	memset(ex, 0, sizeof(*ex));
+	ex->open = true;
+	ex->proto = proto;
+	if (len >= sizeof(ex->host))
+		len = sizeof(ex->host) - 1;
+	memcpy(ex->host, host, len);
+	ex->host[len] = '\0';
+	ex->port = port;
+	ex->t0_ms = proxy_now_ms();
+	clock_gettime(CLOCK_REALTIME, &ex->t0_wall);
+}
+
+void conn_exchange_end(struct conn *c)
+{
+	struct exchange *ex = &c->ex;
+	struct proxy *px = c->px;
+
+	if (!ex->open)
+		return;
+	ex->open = false;
+	if (ex->allow)
+		px->st.allowed++;
+	else
+		px->st.denied++;
+	px->st.bytes_up += ex->up;
+	px->st.bytes_down += ex->down;
+	audit_write(px, ex);
+	hosts_record(px, ex);
+}
+
+static void http_fail(struct conn *c, enum conn_fail why, bool denied, const char *detail)
+{
+	const struct exchange *ex = &c->ex;
+	char body[600], hdr[520], hp[300], host[260], rule[200];
+
+	if (denied) {
+		audit_printable(ex->host, host, sizeof(host));
+		audit_printable(ex->rule, rule, sizeof(rule));
+		snprintf(hdr, sizeof(hdr), "%s (%s)", host, rule);
+		snprintf(body, sizeof(body), "blocked by egress policy: %s", hdr);
+		http_answer(c, answers[why].status, body, hdr);
+		return;
+	}
+	if (ex->open || ex->host[0]) {
+		audit_hostport(ex, hp, sizeof(hp));
+		snprintf(body, sizeof(body), "halo-run proxy: %s: %s", hp,
+			 detail ? detail : answers[why].error);
+	} else {
+		snprintf(body, sizeof(body), "halo-run proxy: %s",
+			 detail ? detail : answers[why].error);
+	}
+	http_answer(c, answers[why].status, body, NULL);
+}
+
+void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
+{
+	struct exchange *ex = &c->ex;
+	bool denied = why == FAIL_DENY || why == FAIL_ADDR;
+
+	if (c->st == CS_DEAD)
+		return;
+	if (ex->open) {
+		if (denied) {
+			ex->allow = false;
+			audit_deny_line(c->px, ex);
+		} else if (!ex->error) {
+			ex->error = answers[why].error;
+		}
+	}
+	/* The record is written now; what follows is only the answer. */
+	conn_exchange_end(c);
+	if (c->lkind == PROXY_LISTEN_SOCKS5) {
+		/* Before a request there is no reply to give: just hang up. */
+		if (c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || why == FAIL_HEAD_TIMEOUT)
+			conn_close(c);
+		else
+			socks_answer(c, answers[why].socks);
+		return;
+	}
+	if (c->st == CS_FORWARD || c->st == CS_CLOSING) {
+		/* Part of a response may already be out: an error page cannot follow. */
+		if (!c->fwd || fwd_response_started(c->fwd)) {
+			conn_close(c);
+			return;
+		}
+	}
+	http_fail(c, why, denied, detail);
+}

@@ -1,0 +1,173 @@
+/* Reporting: the JSON Lines audit record of every decision and the one-line denial
+ * notice (once per host per run). Host names reach here as the client sent them when
+ * Decide could not parse them (a SOCKS5 domain may hold any byte but NUL), so every
+ * string is escaped for JSON, and the human line keeps printable ASCII only: nothing a
+ * sandboxed program sends can move the terminal's cursor or forge a log line. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy/proxy_int.h"
+
+struct line {
+	char *p;
+	size_t cap, len;
+};
+
+static void put(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n >= l->cap)
+		n = l->len + 1 < l->cap ? l->cap - l->len - 1 : 0;
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+	l->p[l->len] = '\0';
+}
+
+static void putf(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void putf(struct line *l, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put(l, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Bytes outside printable ASCII become \u00XX: the record stays valid JSON (and
+ * valid UTF-8) whatever the client sent. */
+static void put_json_str(struct line *l, const char *s)
+{
+	put(l, "\"", 1);
+	for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+		char esc[8];
+
+		if (*u == '"' || *u == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)*u;
+			put(l, esc, 2);
+		} else if (*u < 0x20 || *u >= 0x7f) {
+			snprintf(esc, sizeof(esc), "\\u%04x", *u);
+			put(l, esc, 6);
+		} else {
+			put(l, (const char *)u, 1);
+		}
+	}
+	put(l, "\"", 1);
+}
+
+static void put_time(struct line *l, const struct timespec *ts)
+{
+	struct tm tm;
+	char buf[40];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	putf(l, "\"%s.%03ldZ\"", buf, ts->tv_nsec / 1000000L);
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* the audit sink is gone: never stall the proxy for it */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static const char *const proto_names[] = {
+    [PROTO_CONNECT] = "connect",
+    [PROTO_HTTP] = "http",
+    [PROTO_SOCKS5] = "socks5",
+};
+
+void audit_write(struct proxy *px, const struct exchange *ex)
+{
+	char buf[4096];
+	struct line l = {buf, sizeof(buf), 0};
+
+	if (px->o.audit_fd < 0)
+		return;
+	buf[0] = '\0';
+	put(&l, "{\"time\":", 8);
+	put_time(&l, &ex->t0_wall);
+	putf(&l, ",\"proto\":\"%s\",\"host\":", proto_names[ex->proto]);
+	put_json_str(&l, ex->host);
+	putf(&l, ",\"port\":%u,\"decision\":\"%s\",\"rule\":", ex->port,
+	     ex->allow ? "allow" : "deny");
+	put_json_str(&l, ex->rule);
+	if (ex->addr[0]) {
+		put(&l, ",\"address\":", 11);
+		put_json_str(&l, ex->addr);
+	}
+	if (ex->cls) {
+		put(&l, ",\"class\":", 9);
+		put_json_str(&l, ex->cls);
+	}
+	if (ex->error) {
+		put(&l, ",\"error\":", 9);
+		put_json_str(&l, ex->error);
+	}
+	putf(&l, ",\"bytes_up\":%llu,\"bytes_down\":%llu,\"duration_ms\":%llu}\n", ex->up, ex->down,
+	     (unsigned long long)(proxy_now_ms() - ex->t0_ms));
+	write_all(px->o.audit_fd, buf, l.len);
+}
+
+static void put_printable(struct line *l, const char *s)
+{
+	for (; *s; s++) {
+		char ch = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+		put(l, &ch, 1);
+	}
+}
+
+void audit_printable(const char *in, char *out, size_t n)
+{
+	struct line l = {out, n, 0};
+
+	out[0] = '\0';
+	put_printable(&l, in);
+}
+
+void audit_hostport(const struct exchange *ex, char *out, size_t n)
+{
+	struct line l = {out, n, 0};
+	bool v6 = strchr(ex->host, ':') != NULL;
+
+	out[0] = '\0';
+	put(&l, "[", v6 ? 1 : 0);
+	put_printable(&l, ex->host);
+	put(&l, "]", v6 ? 1 : 0);
+	putf(&l, ":%u", ex->port);
+}
+
+void audit_deny_line(struct proxy *px, const struct exchange *ex)
+{
+	char buf[768], hp[300];
+	struct line l = {buf, sizeof(buf), 0};
+
+	if (px->o.log_fd < 0 || px->o.quiet || !hosts_first_denial(px, ex->host))
+		return;
+	audit_hostport(ex, hp, sizeof(hp));
+	put(&l, "halo-run: egress denied: ", 25);
+	put(&l, hp, strlen(hp));
+	put(&l, " (", 2);
+	for (const char *r = ex->rule; *r; r++) {
+		char ch = (*r >= 0x20 && *r < 0x7f) ? *r : '?';
+		put(&l, &ch, 1);
+	}
+	put(&l, ")\n", 2);
+	write_all(px->o.log_fd, buf, l.len);
+}

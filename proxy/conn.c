@@ -1,0 +1,397 @@
+/* A client connection's life: accept → (HTTP head | SOCKS5 handshake) → Decide →
+ * resolve → check every address → dial → tunnel or forward → close.
+ *
+ * conn_close never frees on the spot: it closes the fds, cancels timers and the
+ * lookup, marks the connection CS_DEAD and queues it for a zero-delay reap timer. Any
+ * code that called something which may close (a send, a dial, an answer) therefore
+ * only has to check `c->st == CS_DEAD` before going on; it can never touch freed
+ * memory. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy/proxy_int.h"
+
+static void on_client(void *arg, int fd, unsigned events);
+
+void conn_touch(struct conn *c)
+{
+	if (c->px->o.idle_timeout_ms)
+		c->last_io = proxy_now_ms();
+}
+
+void conn_timer_clear(struct conn *c, struct proxy_timer **t)
+{
+	proxy_timer_cancel(c->px->pl, *t);
+	*t = NULL;
+}
+
+/* ------------------------------------------------------------------ sockets */
+
+void conn_sock_tune(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+#ifdef SO_NOSIGPIPE
+	setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
+#endif
+}
+
+void conn_side_drop(struct proxy *px, struct side *s)
+{
+	if (s->fd >= 0) {
+		proxy_poller_del(px->pl, s->fd);
+		close(s->fd);
+	}
+	s->fd = -1;
+	s->ev = 0;
+	pend_free(&s->out);
+}
+
+/* ---------------------------------------------------------------- lifetime */
+
+static void on_idle(void *arg)
+{
+	struct conn *c = arg;
+	uint64_t now = proxy_now_ms(), idle = c->px->o.idle_timeout_ms;
+
+	c->t_idle = NULL;
+	/* Resolving and dialing have their own timers; everything else is idle when
+	 * nothing moved for the whole period. */
+	if (c->st == CS_RESOLVING || c->st == CS_CONNECTING || now - c->last_io < idle) {
+		uint64_t left = c->st == CS_RESOLVING || c->st == CS_CONNECTING
+				    ? idle
+				    : idle - (now - c->last_io);
+		c->t_idle = proxy_timer_add(c->px->pl, left, on_idle, c);
+		if (c->t_idle)
+			return;
+	}
+	if (c->ex.open && !c->ex.error)
+		c->ex.error = "idle timeout";
+	conn_close(c);
+}
+
+int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->px = px;
+	c->lkind = kind;
+	c->st = kind == PROXY_LISTEN_HTTP ? CS_HTTP_HEAD : CS_SOCKS_GREET;
+	c->c.fd = fd;
+	c->u.fd = -1;
+	c->last_io = proxy_now_ms();
+	conn_sock_tune(fd);
+	rc = proxy_poller_add(px->pl, fd, PROXY_EV_IN, on_client, c);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	c->c.ev = PROXY_EV_IN;
+	if (px->o.idle_timeout_ms) {
+		c->t_idle = proxy_timer_add(px->pl, px->o.idle_timeout_ms, on_idle, c);
+		if (!c->t_idle) {
+			proxy_poller_del(px->pl, fd);
+			free(c);
+			return -ENOMEM;
+		}
+	}
+	c->next = px->conns;
+	if (px->conns)
+		px->conns->prev = c;
+	px->conns = c;
+	px->st.conns_open++;
+	px->st.conns_total++;
+	return 0;
+}
+
+static void reap(void *arg)
+{
+	struct proxy *px = arg;
+
+	px->reap_timer = NULL;
+	while (px->reap) {
+		struct conn *c = px->reap;
+		px->reap = c->next;
+		free(c);
+	}
+}
+
+void conn_close(struct conn *c)
+{
+	struct proxy *px = c->px;
+
+	if (c->st == CS_DEAD)
+		return;
+	conn_exchange_end(c);
+	conn_timer_clear(c, &c->t_head);
+	conn_timer_clear(c, &c->t_step);
+	conn_timer_clear(c, &c->t_idle);
+	if (c->job)
+		proxy_resolver_cancel(px->res, c->job);
+	c->job = NULL;
+	conn_side_drop(px, &c->c);
+	conn_side_drop(px, &c->u);
+	free(c->in);
+	c->in = NULL;
+	c->in_len = c->in_cap = 0;
+	free(c->addrs);
+	c->addrs = NULL;
+	fwd_free(c->fwd);
+	c->fwd = NULL;
+	c->st = CS_DEAD;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		px->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	px->st.conns_open--;
+	c->prev = NULL;
+	c->next = px->reap;
+	px->reap = c;
+	if (!px->reap_timer)
+		px->reap_timer = proxy_timer_add(px->pl, 0, reap, px);
+	/* No timer (ENOMEM): the connection stays on the reap list until the next
+	 * close or proxy_destroy frees it. */
+}
+
+/* --------------------------------------------------------------- interest */
+
+static unsigned want_client(const struct conn *c)
+{
+	unsigned out = c->c.out.len ? PROXY_EV_OUT : 0;
+
+	switch (c->st) {
+	case CS_HTTP_HEAD:
+	case CS_SOCKS_GREET:
+	case CS_SOCKS_REQ:
+		return out ? out : (c->c.rd_eof ? 0 : PROXY_EV_IN);
+	case CS_TUNNEL:
+		return out | (!c->c.rd_eof && !c->u.out.len ? PROXY_EV_IN : 0);
+	case CS_FORWARD:
+		return out | (fwd_wants_client_in(c) ? PROXY_EV_IN : 0);
+	case CS_CLOSING:
+		return out ? out : (c->c.wr_shut && !c->c.rd_eof ? PROXY_EV_IN : 0);
+	default:
+		return out;
+	}
+}
+
+static unsigned want_upstream(const struct conn *c)
+{
+	unsigned out = c->u.out.len ? PROXY_EV_OUT : 0;
+
+	if (c->u.fd < 0)
+		return 0;
+	switch (c->st) {
+	case CS_CONNECTING:
+		return PROXY_EV_OUT;
+	case CS_TUNNEL:
+	case CS_FORWARD:
+		return out | (!c->u.rd_eof && !c->c.out.len ? PROXY_EV_IN : 0);
+	default:
+		return 0;
+	}
+}
+
+void conn_set_interest(struct conn *c)
+{
+	unsigned w;
+
+	if (c->st == CS_DEAD)
+		return;
+	w = want_client(c);
+	if (w != c->c.ev && proxy_poller_mod(c->px->pl, c->c.fd, w) == 0)
+		c->c.ev = w;
+	w = want_upstream(c);
+	if (c->u.fd >= 0 && w != c->u.ev && proxy_poller_mod(c->px->pl, c->u.fd, w) == 0)
+		c->u.ev = w;
+}
+
+/* ------------------------------------------------------------ client input */
+
+int conn_in_reserve(struct conn *c, size_t want)
+{
+	size_t cap = c->in_cap ? c->in_cap : 1024;
+	char *b;
+
+	if (c->in_cap - c->in_len >= want)
+		return 0;
+	while (cap - c->in_len < want)
+		cap *= 2;
+	b = realloc(c->in, cap);
+	if (!b)
+		return -ENOMEM;
+	c->in = b;
+	c->in_cap = cap;
+	return 0;
+}
+
+void conn_in_consume(struct conn *c, size_t n)
+{
+	if (n >= c->in_len) {
+		free(c->in);
+		c->in = NULL;
+		c->in_len = c->in_cap = 0;
+		return;
+	}
+	memmove(c->in, c->in + n, c->in_len - n);
+	c->in_len -= n;
+}
+
+static void on_head_timeout(void *arg)
+{
+	struct conn *c = arg;
+
+	c->t_head = NULL;
+	conn_fail(c, FAIL_HEAD_TIMEOUT, NULL);
+}
+
+void conn_head_timer_start(struct conn *c)
+{
+	if (!c->t_head)
+		c->t_head =
+		    proxy_timer_add(c->px->pl, c->px->o.head_timeout_ms, on_head_timeout, c);
+}
+
+/* ---------------------------------------------------------------- closing */
+
+static void on_linger_done(void *arg)
+{
+	struct conn *c = arg;
+
+	c->t_step = NULL;
+	conn_close(c);
+}
+
+/* The answer is out: stop writing, and read (and drop) what the client still sends
+ * for a moment, so that closing with unread input does not reset the connection
+ * before the client has read the answer. */
+static void closing_progress(struct conn *c)
+{
+	if (c->c.out.len) {
+		conn_set_interest(c);
+		return;
+	}
+	if (!c->c.wr_shut) {
+		shutdown(c->c.fd, SHUT_WR);
+		c->c.wr_shut = true;
+		c->t_step = proxy_timer_add(c->px->pl, PROXY_LINGER_MS, on_linger_done, c);
+		if (!c->t_step) {
+			conn_close(c);
+			return;
+		}
+	}
+	if (c->c.rd_eof) {
+		conn_close(c);
+		return;
+	}
+	conn_set_interest(c);
+}
+
+static void closing_on_client(struct conn *c, unsigned events)
+{
+	if (side_flush(c, &c->c, NULL) != 0) {
+		conn_close(c);
+		return;
+	}
+	if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && c->c.wr_shut) {
+		ssize_t n = recv(c->c.fd, c->px->scratch, PROXY_SCRATCH_SIZE, 0);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			conn_close(c);
+			return;
+		}
+		if (n > 0) {
+			c->linger_bytes += (size_t)n;
+			if (c->linger_bytes > PROXY_LINGER_BYTES) {
+				conn_close(c);
+				return;
+			}
+		}
+	}
+	closing_progress(c);
+}
+
+void conn_answer_close(struct conn *c, const void *buf, size_t len)
+{
+	conn_timer_clear(c, &c->t_head);
+	conn_timer_clear(c, &c->t_step);
+	if (c->job)
+		proxy_resolver_cancel(c->px->res, c->job);
+	c->job = NULL;
+	conn_side_drop(c->px, &c->u);
+	c->st = CS_CLOSING;
+	if (side_send(c, &c->c, buf, len, NULL) != 0) {
+		conn_close(c);
+		return;
+	}
+	closing_progress(c);
+}
+
+/* --------------------------------------------------------------- callbacks */
+
+static void on_client(void *arg, int fd, unsigned events)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	switch (c->st) {
+	case CS_HTTP_HEAD:
+		http_on_client(c, events);
+		break;
+	case CS_SOCKS_GREET:
+	case CS_SOCKS_REQ:
+		socks_on_client(c, events);
+		break;
+	case CS_TUNNEL:
+		tunnel_on_event(c, &c->c, events);
+		break;
+	case CS_FORWARD:
+		fwd_on_client(c, events);
+		break;
+	case CS_CLOSING:
+		closing_on_client(c, events);
+		break;
+	case CS_RESOLVING:
+	case CS_CONNECTING:
+		if (side_flush(c, &c->c, NULL) != 0)
+			conn_close(c);
+		else
+			conn_set_interest(c);
+		break;
+	case CS_DEAD:
+		break;
+	}
+}
+
+void conn_on_upstream(void *arg, int fd, unsigned events)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	switch (c->st) {
+	case CS_CONNECTING:
+		conn_connect_done(c);
+		break;
+	case CS_TUNNEL:
+		tunnel_on_event(c, &c->u, events);
+		break;
+	case CS_FORWARD:
+		fwd_on_upstream(c, events);
+		break;
+	default:
+		break;
+	}
+}

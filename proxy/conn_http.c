@@ -1,0 +1,207 @@
+/* The HTTP listener: request heads (h6's strict parser), CONNECT, the optional
+ * Proxy-Authorization secret, and the start of absolute-form forwarding
+ * (conn_fwd.c carries it on). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "proxy/proxy_int.h"
+
+/* Room for a maximal head plus some pipelined bytes; a head that does not fit is
+ * refused by the parser (431) before this is reached. */
+#define IN_MAX (PROXY_HTTP_MAX_HEAD + 1024)
+
+int http_answer(struct conn *c, int status, const char *body, const char *deny)
+{
+	char buf[2048];
+	int n = proxy_http_error(status, body, deny, buf, sizeof(buf));
+
+	if (n < 0)
+		n = proxy_http_error(status, NULL, NULL, buf, sizeof(buf));
+	conn_answer_close(c, buf, n > 0 ? (size_t)n : 0);
+	return 0;
+}
+
+/* --------------------------------------------------------- Proxy-Authorization */
+
+static int b64val(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+static size_t b64dec(const char *in, char *out, size_t cap)
+{
+	unsigned acc = 0, bits = 0;
+	size_t o = 0;
+
+	for (; *in && *in != '='; in++) {
+		int v = b64val((unsigned char)*in);
+		if (v < 0 || o + 1 >= cap)
+			return 0;
+		acc = acc << 6 | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)(acc >> bits & 0xff);
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* The macOS build, where the listener sits on the host's loopback: "Basic" with
+ * any user name and the run's secret as password. Compared in constant time. */
+static bool auth_ok(const char *value, const char *secret)
+{
+	char dec[256];
+	const char *pw;
+	size_t n, pl, sl = strlen(secret);
+	unsigned diff;
+
+	if (strncasecmp(value, "Basic ", 6) != 0)
+		return false;
+	n = b64dec(value + 6, dec, sizeof(dec));
+	pw = n ? memchr(dec, ':', n) : NULL;
+	if (!pw)
+		return false;
+	pw++;
+	pl = strlen(pw);
+	diff = pl != sl;
+	for (size_t i = 0; i < sl; i++)
+		diff |= (unsigned)((i < pl ? pw[i] : 0) ^ secret[i]);
+	return diff == 0;
+}
+
+/* ------------------------------------------------------------------- heads */
+
+static void start_forward(struct conn *c, struct proxy_http_req *req)
+{
+	struct fwd *f = fwd_new(req);
+	char *head;
+	int n;
+
+	head = f ? malloc(PROXY_HTTP_MAX_HEAD + 512) : NULL;
+	if (!head) {
+		fwd_free(f);
+		http_answer(c, 503, "halo-run proxy: out of memory", NULL);
+		return;
+	}
+	n = proxy_http_rewrite(c->in, req, head, PROXY_HTTP_MAX_HEAD + 512);
+	if (n < 0) {
+		free(head);
+		fwd_free(f);
+		http_answer(c, n == -ENOSPC ? 431 : 400, "halo-run proxy: cannot forward this head",
+			    NULL);
+		return;
+	}
+	fwd_set_head(f, head, (size_t)n);
+	conn_in_consume(c, req->head_len);
+	c->fwd = f;
+	conn_target(c, PROTO_HTTP, req->host, strlen(req->host), req->port);
+}
+
+void http_parse_pending(struct conn *c)
+{
+	struct proxy_http_req *req = &c->px->req;
+	enum proxy_http_result r;
+
+	if (c->st != CS_HTTP_HEAD)
+		return;
+	if (c->in_len == 0) {
+		conn_timer_clear(c, &c->t_head);
+		conn_set_interest(c);
+		return;
+	}
+	r = proxy_http_parse(c->in, c->in_len, req);
+	if (r == PROXY_HTTP_NEED_MORE) {
+		if (c->in_len >= IN_MAX) {
+			http_answer(c, 431, "request head too large", NULL);
+			return;
+		}
+		conn_head_timer_start(c);
+		conn_set_interest(c);
+		return;
+	}
+	if (r == PROXY_HTTP_ERROR) {
+		http_answer(c, req->status, req->why, NULL);
+		return;
+	}
+	conn_timer_clear(c, &c->t_head);
+	if (c->px->o.auth_secret && !auth_ok(req->proxy_auth, c->px->o.auth_secret)) {
+		http_answer(c, 407, "halo-run proxy: proxy authentication required", NULL);
+		return;
+	}
+	if (req->kind == PROXY_HTTP_FORWARD) {
+		start_forward(c, req);
+		return;
+	}
+	conn_in_consume(c, req->head_len);
+	conn_target(c, PROTO_CONNECT, req->host, strlen(req->host), req->port);
+}
+
+void http_on_client(struct conn *c, unsigned events)
+{
+	size_t room = IN_MAX - c->in_len; /* in_len < IN_MAX: a full buffer was refused */
+	ssize_t n;
+
+	if (side_flush(c, &c->c, NULL) != 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->c.out.len || !(events & (PROXY_EV_IN | PROXY_EV_ERR))) {
+		conn_set_interest(c);
+		return;
+	}
+	if (room > 4096)
+		room = 4096;
+	if (conn_in_reserve(c, room) != 0) {
+		conn_close(c); /* ENOMEM: this connection only */
+		return;
+	}
+	do
+		n = recv(c->c.fd, c->in + c->in_len, room, 0);
+	while (n < 0 && errno == EINTR);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+		conn_close(c); /* gone before (or in the middle of) a request */
+		return;
+	}
+	if (n > 0) {
+		c->in_len += (size_t)n;
+		conn_touch(c);
+		conn_head_timer_start(c);
+	}
+	http_parse_pending(c);
+}
+
+void http_connected(struct conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+	if (c->fwd) {
+		fwd_start(c);
+		return;
+	}
+	if (side_send(c, &c->c, established, sizeof(established) - 1, NULL) != 0) {
+		conn_close(c);
+		return;
+	}
+	/* Bytes the client sent after the CONNECT head (a TLS hello, pipelined). */
+	if (c->in_len) {
+		c->ex.up += c->in_len;
+		if (side_send(c, &c->u, c->in, c->in_len, NULL) != 0) {
+			conn_close(c);
+			return;
+		}
+		conn_in_consume(c, c->in_len);
+	}
+	tunnel_start(c);
+}

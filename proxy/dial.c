@@ -1,0 +1,287 @@
+/* Reaching the target: Decide, resolve off the loop, check every answer, then dial
+ * the checked addresses in order with non-blocking connects. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy/proxy_int.h"
+
+static void dial_next(struct conn *c);
+
+static int sock_open(int family)
+{
+#ifdef SOCK_NONBLOCK
+	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+#else
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd >= 0) {
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
+	return fd;
+#endif
+}
+
+/* ------------------------------------------------------------------ dialing */
+
+static void addr_text(const struct proxy_addr *a, char *out, size_t n)
+{
+	if (!inet_ntop(a->family, a->addr, out, (socklen_t)n))
+		snprintf(out, n, "?");
+}
+
+static socklen_t addr_sockaddr(const struct proxy_addr *a, unsigned port,
+			       struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		memcpy(&sin->sin_addr, a->addr, 4);
+		return sizeof(*sin);
+	}
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons((uint16_t)port);
+	memcpy(&sin6->sin6_addr, a->addr, 16);
+	return sizeof(*sin6);
+}
+
+static enum conn_fail fail_for_errno(int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		return FAIL_REFUSED;
+	case ENETUNREACH:
+	case ENETDOWN:
+		return FAIL_NET_UNREACH;
+	case ETIMEDOUT:
+		return FAIL_CONNECT_TIMEOUT;
+	case EMFILE:
+	case ENFILE:
+	case ENOBUFS:
+	case ENOMEM:
+		return FAIL_OVERLOAD;
+	default:
+		return FAIL_HOST_UNREACH;
+	}
+}
+
+static void on_connect_timeout(void *arg)
+{
+	struct conn *c = arg;
+
+	c->t_step = NULL;
+	conn_side_drop(c->px, &c->u);
+	c->last_connect_err = ETIMEDOUT;
+	c->cur++;
+	if (proxy_now_ms() >= c->connect_deadline) {
+		conn_fail(c, FAIL_CONNECT_TIMEOUT, NULL);
+		return;
+	}
+	dial_next(c);
+}
+
+/* Each attempt gets an equal share of what is left of the connect budget, so an
+ * address that swallows SYNs cannot use up the time the next one needs. */
+static uint64_t attempt_budget(const struct conn *c)
+{
+	uint64_t now = proxy_now_ms(), left, share;
+	size_t addrs_left = c->n_addrs - c->cur;
+
+	left = c->connect_deadline > now ? c->connect_deadline - now : 0;
+	share = addrs_left ? left / addrs_left : left;
+	if (share < 1000 && left > 1000)
+		share = 1000;
+	return share;
+}
+
+static void connected(struct conn *c)
+{
+	conn_timer_clear(c, &c->t_step);
+	addr_text(&c->addrs[c->cur], c->ex.addr, sizeof(c->ex.addr));
+	free(c->addrs);
+	c->addrs = NULL;
+	c->n_addrs = c->cur = 0;
+	if (c->lkind == PROXY_LISTEN_SOCKS5)
+		socks_connected(c);
+	else
+		http_connected(c);
+}
+
+static void dial_next(struct conn *c)
+{
+	for (; c->cur < c->n_addrs; c->cur++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = addr_sockaddr(&c->addrs[c->cur], c->ex.port, &ss);
+		int fd = sock_open(c->addrs[c->cur].family), rc;
+
+		if (fd < 0) {
+			c->last_connect_err = errno;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM ||
+			    errno == ENOBUFS)
+				break;
+			continue;
+		}
+		conn_sock_tune(fd);
+		do
+			rc = connect(fd, (struct sockaddr *)&ss, sl);
+		while (rc < 0 && errno == EINTR);
+		if (rc < 0 && errno != EINPROGRESS) {
+			c->last_connect_err = errno;
+			close(fd);
+			continue;
+		}
+		c->u.fd = fd;
+		if (proxy_poller_add(c->px->pl, fd, PROXY_EV_OUT, conn_on_upstream, c) != 0) {
+			c->u.fd = -1;
+			close(fd);
+			c->last_connect_err = ENOMEM;
+			break;
+		}
+		c->u.ev = PROXY_EV_OUT;
+		c->st = CS_CONNECTING;
+		c->t_step = proxy_timer_add(c->px->pl, attempt_budget(c), on_connect_timeout, c);
+		if (!c->t_step) {
+			conn_fail(c, FAIL_INTERNAL, NULL);
+			return;
+		}
+		conn_set_interest(c);
+		return;
+	}
+	conn_fail(c, fail_for_errno(c->last_connect_err), NULL);
+}
+
+void conn_connect_done(struct conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(c->u.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		err = errno;
+	if (err == 0) {
+		connected(c);
+		return;
+	}
+	conn_timer_clear(c, &c->t_step);
+	conn_side_drop(c->px, &c->u);
+	c->last_connect_err = err;
+	c->cur++;
+	dial_next(c);
+}
+
+/* Every answer is checked before the first dial: one refused address refuses the
+ * name, so a rebinding answer mixing a public and a private address never gets
+ * through on the public one either. */
+static void check_and_dial(struct conn *c)
+{
+	for (size_t i = 0; i < c->n_addrs; i++) {
+		const char *cls = NULL;
+
+		if (!proxy_addr_ok(c->px, &c->addrs[i], &cls)) {
+			addr_text(&c->addrs[i], c->ex.addr, sizeof(c->ex.addr));
+			c->ex.cls = cls;
+			snprintf(c->ex.rule, sizeof(c->ex.rule),
+				 "address %s is %s, not in allowPrivate", c->ex.addr, cls);
+			conn_fail(c, FAIL_ADDR, NULL);
+			return;
+		}
+	}
+	c->cur = 0;
+	c->connect_deadline = proxy_now_ms() + c->px->o.connect_timeout_ms;
+	dial_next(c);
+}
+
+static int set_addrs(struct conn *c, const struct proxy_addr *a, size_t n)
+{
+	free(c->addrs);
+	c->addrs = calloc(n, sizeof(*a));
+	if (!c->addrs)
+		return -ENOMEM;
+	memcpy(c->addrs, a, n * sizeof(*a));
+	c->n_addrs = n;
+	return 0;
+}
+
+static void on_resolved(void *arg, int err, const struct proxy_addr *a, size_t n)
+{
+	struct conn *c = arg;
+
+	c->job = NULL;
+	conn_timer_clear(c, &c->t_step);
+	if (err) {
+		conn_fail(c, err == -ENOENT ? FAIL_DNS_NONAME : FAIL_DNS, NULL);
+		return;
+	}
+	if (set_addrs(c, a, n) != 0) {
+		conn_fail(c, FAIL_OVERLOAD, NULL);
+		return;
+	}
+	check_and_dial(c);
+}
+
+static void on_dns_timeout(void *arg)
+{
+	struct conn *c = arg;
+
+	c->t_step = NULL;
+	proxy_resolver_cancel(c->px->res, c->job);
+	c->job = NULL;
+	conn_fail(c, FAIL_DNS_TIMEOUT, NULL);
+}
+
+void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len, unsigned port)
+{
+	struct policy_decision d;
+	int rc = policy_decide(c->px->o.policy, host, len, &d);
+	bool parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
+
+	c->st = CS_RESOLVING; /* past the request: failures are answered from here on */
+
+	if (parsed)
+		conn_exchange_begin(c, proto, d.host.text, strlen(d.host.text), port);
+	else
+		conn_exchange_begin(c, proto, host, len, port);
+	if (rc != 0) {
+		snprintf(c->ex.rule, sizeof(c->ex.rule), "policy error: %s", d.why);
+		d.allow = false;
+	} else {
+		policy_decision_rule(&d, c->ex.rule, sizeof(c->ex.rule));
+	}
+	c->ex.allow = d.allow && parsed;
+	if (!c->ex.allow) {
+		conn_fail(c, FAIL_DENY, NULL);
+		return;
+	}
+	if (d.host.kind != POLICY_HOST_NAME) {
+		struct proxy_addr a = {.family =
+					   d.host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6};
+
+		memcpy(a.addr, d.host.addr, a.family == AF_INET ? 4 : 16);
+		if (set_addrs(c, &a, 1) != 0) {
+			conn_fail(c, FAIL_OVERLOAD, NULL);
+			return;
+		}
+		check_and_dial(c);
+		return;
+	}
+	c->st = CS_RESOLVING;
+	rc = proxy_resolver_submit(c->px->res, d.host.text, on_resolved, c, &c->job);
+	if (rc) {
+		conn_fail(c, rc == -ENOMEM ? FAIL_OVERLOAD : FAIL_DNS, NULL);
+		return;
+	}
+	c->t_step = proxy_timer_add(c->px->pl, c->px->o.dns_timeout_ms, on_dns_timeout, c);
+	if (!c->t_step) {
+		conn_fail(c, FAIL_OVERLOAD, NULL);
+		return;
+	}
+	conn_set_interest(c);
+}

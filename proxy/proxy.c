@@ -1,0 +1,325 @@
+/* The proxy's lifetime: listeners, accepting (with the out-of-fds answer), the
+ * host's own addresses, counters. Connections live in conn.c and friends.
+ *
+ * Out of file descriptors: accept() keeps failing with EMFILE while the pending
+ * connection stays queued, which would spin a level-triggered loop. One fd is kept in
+ * reserve (/dev/null): on EMFILE it is released, the pending client accepted and
+ * answered 503 (HTTP) or closed (SOCKS5, which has no reply before its request), the
+ * reserve re-taken, and the listener paused for PROXY_ACCEPT_PAUSE_MS. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy/proxy_int.h"
+
+/* ---------------------------------------------------------- own addresses */
+
+static void ifaddrs_load(struct proxy *px)
+{
+	struct ifaddrs *ifa = NULL;
+	struct proxy_addr *a = NULL;
+	size_t n = 0, cap = 0;
+
+	px->ifaddrs_at = proxy_now_ms();
+	if (getifaddrs(&ifa) != 0)
+		return; /* keep the previous list */
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		struct proxy_addr pa = {0};
+
+		if (!i->ifa_addr)
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			pa.family = AF_INET;
+			memcpy(pa.addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			pa.family = AF_INET6;
+			memcpy(pa.addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+		} else {
+			continue;
+		}
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			struct proxy_addr *g = realloc(a, nc * sizeof(*a));
+			if (!g)
+				break;
+			a = g;
+			cap = nc;
+		}
+		a[n++] = pa;
+	}
+	freeifaddrs(ifa);
+	free(px->ifaddrs);
+	px->ifaddrs = a;
+	px->n_ifaddrs = n;
+}
+
+int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n)
+{
+	struct proxy_addr *copy = calloc(n ? n : 1, sizeof(*a));
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, a, n * sizeof(*a));
+	free(px->ifaddrs);
+	px->ifaddrs = copy;
+	px->n_ifaddrs = n;
+	px->ifaddrs_fixed = true;
+	return 0;
+}
+
+/* ::ffff:a.b.c.d is a.b.c.d for this comparison: a dual-stack socket would reach it. */
+static bool same_addr(const struct proxy_addr *x, const struct proxy_addr *y)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	const uint8_t *xa = x->addr, *ya = y->addr;
+	int xf = x->family, yf = y->family;
+
+	if (xf == AF_INET6 && memcmp(xa, mapped, 12) == 0) {
+		xf = AF_INET;
+		xa += 12;
+	}
+	if (yf == AF_INET6 && memcmp(ya, mapped, 12) == 0) {
+		yf = AF_INET;
+		ya += 12;
+	}
+	return xf == yf && memcmp(xa, ya, xf == AF_INET ? 4 : 16) == 0;
+}
+
+/* The interface list is refreshed at most every PROXY_IFADDR_REFRESH_MS, when an
+ * address is checked: cheap (one netlink dump), and a DHCP renewal is seen soon. */
+bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cls)
+{
+	const struct halo_policy *p = px->o.policy;
+	enum policy_addr_class c;
+
+	if (!policy_addr_permitted(p, a->family, a->addr, &c)) {
+		*cls = policy_addr_class_name(c);
+		return false;
+	}
+	if (!px->ifaddrs_fixed && proxy_now_ms() - px->ifaddrs_at >= PROXY_IFADDR_REFRESH_MS)
+		ifaddrs_load(px);
+	for (size_t i = 0; i < px->n_ifaddrs; i++) {
+		if (!same_addr(a, &px->ifaddrs[i]))
+			continue;
+		for (size_t k = 0; k < p->n_cidrs; k++)
+			if (policy_cidr_match(&p->cidrs[k], a->family, a->addr))
+				return true;
+		*cls = "interface";
+		return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ accept */
+
+static int accept_nb(int lfd)
+{
+#if defined(__linux__)
+	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#else
+	int fd = accept(lfd, NULL, NULL);
+
+	if (fd >= 0) {
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
+	return fd;
+#endif
+}
+
+static void on_accept(void *arg, int fd, unsigned events);
+
+static void resume_listener(void *arg)
+{
+	struct listener *l = arg;
+
+	l->resume = NULL;
+	l->paused = false;
+	proxy_poller_mod(l->px->pl, l->fd, PROXY_EV_IN);
+}
+
+static void pause_listener(struct listener *l)
+{
+	if (l->paused)
+		return;
+	l->resume = proxy_timer_add(l->px->pl, PROXY_ACCEPT_PAUSE_MS, resume_listener, l);
+	if (!l->resume)
+		return; /* cannot schedule the resume: keep accepting rather than go deaf */
+	l->paused = true;
+	proxy_poller_mod(l->px->pl, l->fd, 0);
+}
+
+/* Answer one pending client without keeping it: read what it sent (so the close is
+ * not a reset that could destroy the answer), answer, close. */
+static void refuse_one(struct proxy *px, int fd, enum proxy_listener_kind kind)
+{
+	char busy[512];
+	int n = proxy_http_error(503, "halo-run proxy: too many open connections, retry later",
+				 NULL, busy, sizeof(busy));
+	ssize_t w;
+
+	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
+		;
+	if (kind == PROXY_LISTEN_HTTP && n > 0) {
+#ifdef MSG_NOSIGNAL
+		w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+#else
+		w = send(fd, busy, (size_t)n, MSG_DONTWAIT);
+#endif
+		(void)w;
+		shutdown(fd, SHUT_WR);
+		while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
+			;
+	}
+	close(fd);
+}
+
+static void out_of_fds(struct listener *l)
+{
+	struct proxy *px = l->px;
+
+	if (px->reserve_fd >= 0) {
+		int fd;
+
+		close(px->reserve_fd);
+		px->reserve_fd = -1;
+		fd = accept_nb(l->fd);
+		if (fd >= 0)
+			refuse_one(px, fd, l->kind);
+		px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	pause_listener(l);
+}
+
+static void on_accept(void *arg, int lfd, unsigned events)
+{
+	struct listener *l = arg;
+	struct proxy *px = l->px;
+
+	(void)events;
+	for (int i = 0; i < 64; i++) {
+		int fd = accept_nb(lfd);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				out_of_fds(l);
+			return;
+		}
+		if (px->st.conns_open >= px->o.max_conns || conn_new(px, fd, l->kind) != 0)
+			refuse_one(px, fd, l->kind);
+	}
+}
+
+/* ---------------------------------------------------------------- lifetime */
+
+static void set_defaults(struct proxy_options *o)
+{
+	if (!o->head_timeout_ms)
+		o->head_timeout_ms = 10000;
+	if (!o->dns_timeout_ms)
+		o->dns_timeout_ms = 5000;
+	if (!o->connect_timeout_ms)
+		o->connect_timeout_ms = 10000;
+	if (!o->max_conns)
+		o->max_conns = 4096;
+}
+
+/* On failure the listener fds stay the caller's: unwatch, do not close. */
+static void fail_unwatch(struct proxy *px)
+{
+	for (size_t i = 0; i < px->n_lsn; i++)
+		proxy_poller_del(px->pl, px->lsn[i].fd);
+	px->n_lsn = 0;
+	proxy_destroy(px);
+}
+
+int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct proxy **out,
+		 struct halo_err *e)
+{
+	struct proxy *px;
+	int rc;
+
+	*out = NULL;
+	if (!o->policy || o->n_listeners > PROXY_MAX_LISTENERS) {
+		halo_err_set(e, "proxy: %s", !o->policy ? "no policy" : "too many listeners");
+		return -EINVAL;
+	}
+	px = calloc(1, sizeof(*px));
+	if (!px || !(px->scratch = malloc(PROXY_SCRATCH_SIZE))) {
+		free(px);
+		halo_err_set(e, "proxy: out of memory");
+		return -ENOMEM;
+	}
+	px->pl = pl;
+	px->o = *o;
+	set_defaults(&px->o);
+	px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ifaddrs_load(px);
+	rc = proxy_resolver_new(pl, 0, &px->res);
+	if (rc) {
+		halo_err_set(e, "proxy: cannot start the resolver: %s", strerror(-rc));
+		fail_unwatch(px);
+		return rc;
+	}
+	for (size_t i = 0; i < o->n_listeners; i++) {
+		struct listener *l = &px->lsn[i];
+
+		l->px = px;
+		l->fd = o->listeners[i].fd;
+		l->kind = o->listeners[i].kind;
+		px->n_lsn = i + 1;
+		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+		rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, on_accept, l);
+		if (rc) {
+			halo_err_set(e, "proxy: cannot watch listener %zu: %s", i, strerror(-rc));
+			px->n_lsn = i;
+			fail_unwatch(px);
+			return rc;
+		}
+	}
+	*out = px;
+	return 0;
+}
+
+void proxy_destroy(struct proxy *px)
+{
+	if (!px)
+		return;
+	while (px->conns) {
+		struct conn *c = px->conns;
+		if (c->ex.open && c->ex.allow && !c->ex.error)
+			c->ex.error = "proxy stopped";
+		conn_close(c);
+	}
+	proxy_timer_cancel(px->pl, px->reap_timer);
+	px->reap_timer = NULL;
+	while (px->reap) {
+		struct conn *c = px->reap;
+		px->reap = c->next;
+		free(c);
+	}
+	for (size_t i = 0; i < px->n_lsn; i++) {
+		proxy_timer_cancel(px->pl, px->lsn[i].resume);
+		proxy_poller_del(px->pl, px->lsn[i].fd);
+		close(px->lsn[i].fd);
+	}
+	proxy_resolver_free(px->res);
+	if (px->reserve_fd >= 0)
+		close(px->reserve_fd);
+	hosts_free(&px->hosts);
+	free(px->ifaddrs);
+	free(px->scratch);
+	free(px);
+}
+
+void proxy_get_stats(const struct proxy *px, struct proxy_stats *st)
+{
+	*st = px->st;
+}

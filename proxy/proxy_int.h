@@ -1,0 +1,261 @@
+/* Internals of the proxy engine, shared by proxy.c (listeners, accept, lifetime),
+ * conn.c (connection lifetime, target resolution and dialing, answers), conn_http.c
+ * (request heads, CONNECT, absolute-form forwarding), conn_socks.c, relay.c (byte
+ * relay, half-close, backpressure), resp.c (origin response framing), audit.c and
+ * summary.c. Not a public interface. */
+#ifndef HALO_PROXY_INT_H
+#define HALO_PROXY_INT_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "policy/policy.h"
+#include "proxy/proxy.h"
+#include "proxy/proxy_parse.h"
+#include "proxy/resolve.h"
+
+/* One read buffer shared by every connection (the loop is single-threaded): a relay
+ * reads into it and writes straight on; only what the peer cannot take right now is
+ * copied into a per-direction queue. An idle tunnel holds no buffer at all. */
+#define PROXY_SCRATCH_SIZE	(64 * 1024)
+#define PROXY_LINGER_MS		2000 /* drain a refused client before closing (no RST) */
+#define PROXY_LINGER_BYTES	(256 * 1024)
+#define PROXY_ACCEPT_PAUSE_MS	100
+#define PROXY_IFADDR_REFRESH_MS 5000
+
+struct pend {
+	char *buf;
+	size_t off, len, cap; /* bytes [off, off+len) still to write */
+};
+
+struct side {
+	int fd; /* -1 when absent */
+	unsigned ev;
+	bool rd_eof;
+	bool wr_shut;
+	struct pend out; /* bytes waiting to be written to this side */
+};
+
+enum conn_state {
+	CS_HTTP_HEAD,
+	CS_SOCKS_GREET,
+	CS_SOCKS_REQ,
+	CS_RESOLVING,
+	CS_CONNECTING,
+	CS_TUNNEL,
+	CS_FORWARD,
+	CS_CLOSING,
+	CS_DEAD, /* fds closed; freed after the current round */
+};
+
+enum conn_proto {
+	PROTO_CONNECT,
+	PROTO_HTTP,
+	PROTO_SOCKS5,
+};
+
+/* Why a connection could not be served; one row of the answer table in conn.c. */
+enum conn_fail {
+	FAIL_DENY,	 /* Decide() said no */
+	FAIL_ADDR,	 /* an answer is a refused address */
+	FAIL_DNS_NONAME, /* no such name */
+	FAIL_DNS,	 /* resolver failure */
+	FAIL_DNS_TIMEOUT,
+	FAIL_REFUSED, /* every address refused the connection */
+	FAIL_HOST_UNREACH,
+	FAIL_NET_UNREACH,
+	FAIL_CONNECT_TIMEOUT,
+	FAIL_HEAD_TIMEOUT,
+	FAIL_INTERNAL,
+	FAIL_OVERLOAD,
+	FAIL_BAD_GATEWAY, /* the origin's response could not be framed */
+};
+
+/* One decision and what came of it: one audit record. */
+struct exchange {
+	bool open;
+	enum conn_proto proto;
+	char host[256]; /* canonical when Decide parsed it, else as sent */
+	unsigned port;
+	bool allow;
+	char rule[192];
+	char addr[INET6_ADDRSTRLEN]; /* the address connected to, or refused */
+	const char *cls;	     /* class of a refused address */
+	const char *error;	     /* what failed after an allow, if anything */
+	uint64_t t0_ms;
+	struct timespec t0_wall;
+	unsigned long long up, down;
+};
+
+struct fwd;
+
+struct conn {
+	struct proxy *px;
+	struct conn *prev, *next;
+	enum proxy_listener_kind lkind;
+	enum conn_state st;
+	struct side c, u;
+	char *in; /* client bytes not consumed yet: heads, SOCKS messages, pipelining */
+	size_t in_len, in_cap;
+	struct proxy_timer *t_head, *t_step, *t_idle;
+	uint64_t last_io;
+	struct proxy_resolve_job *job;
+	struct proxy_addr *addrs; /* checked addresses, tried in order */
+	size_t n_addrs, cur;
+	uint64_t connect_deadline;
+	int last_connect_err;
+	struct exchange ex;
+	struct fwd *fwd; /* absolute-form request in flight */
+	size_t linger_bytes;
+};
+
+struct listener {
+	struct proxy *px;
+	int fd;
+	enum proxy_listener_kind kind;
+	bool paused;
+	struct proxy_timer *resume;
+};
+
+struct host_entry;
+
+struct host_table {
+	struct host_entry **buckets;
+	size_t n_buckets, n;
+	size_t overflow_conns; /* connections to hosts beyond the table cap */
+};
+
+struct proxy {
+	struct proxy_poller *pl;
+	struct proxy_options o;
+	struct proxy_resolver *res;
+	struct listener lsn[PROXY_MAX_LISTENERS];
+	size_t n_lsn;
+	int reserve_fd; /* spent to accept-and-answer 503 when out of fds */
+	struct conn *conns;
+	struct conn *reap; /* closed this round; freed by reap_timer */
+	struct proxy_timer *reap_timer;
+	struct proxy_stats st;
+	struct host_table hosts;
+	struct proxy_http_req req; /* the one head being parsed (single-threaded) */
+	struct proxy_addr *ifaddrs;
+	size_t n_ifaddrs;
+	uint64_t ifaddrs_at;
+	bool ifaddrs_fixed; /* tests: list injected, never refreshed */
+	char *scratch;
+};
+
+/* ------------------------------------------------------------ proxy.c */
+/* Is this address one the proxy may dial? Public, or covered by allowPrivate; and
+ * never one of the host's own interface addresses unless allowPrivate covers it.
+ * *cls names the class ("loopback", ..., "interface") when refused. */
+bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cls);
+/* Tests: replace the interface-address list (copied; never refreshed afterwards). */
+int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n);
+
+/* ----------------------------------------------------- conn.c, answer.c */
+int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind);
+void conn_close(struct conn *c);
+void conn_set_interest(struct conn *c);
+void conn_on_upstream(void *arg, int fd, unsigned events);
+void conn_sock_tune(int fd);
+void conn_side_drop(struct proxy *px, struct side *s);
+void conn_connect_done(struct conn *c); /* dial.c */
+void conn_touch(struct conn *c);
+/* Start an exchange for a host Decide() has been asked about. */
+void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host, size_t len,
+			 unsigned port);
+void conn_exchange_end(struct conn *c);
+/* Decide, then resolve, check and dial (or answer the refusal). host as sent. */
+void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len,
+		 unsigned port);
+/* Answer a failure in the connection's protocol and close after the answer. */
+void conn_fail(struct conn *c, enum conn_fail why, const char *detail);
+/* Queue our own answer bytes for the client, then linger-close. */
+void conn_answer_close(struct conn *c, const void *buf, size_t len);
+int conn_in_reserve(struct conn *c, size_t want);
+void conn_in_consume(struct conn *c, size_t n);
+void conn_timer_clear(struct conn *c, struct proxy_timer **t);
+void conn_head_timer_start(struct conn *c);
+
+/* ------------------------------------------- conn_http.c, conn_fwd.c */
+void http_on_client(struct conn *c, unsigned events);
+void http_parse_pending(struct conn *c);
+void http_connected(struct conn *c);
+struct fwd *fwd_new(const struct proxy_http_req *req);
+void fwd_set_head(struct fwd *f, char *head, size_t len); /* takes head */
+void fwd_start(struct conn *c);
+void fwd_on_client(struct conn *c, unsigned events);
+void fwd_on_upstream(struct conn *c, unsigned events);
+void fwd_free(struct fwd *f);
+bool fwd_response_started(const struct fwd *f);
+bool fwd_wants_client_in(const struct conn *c);
+int http_answer(struct conn *c, int status, const char *body, const char *deny);
+
+/* ------------------------------------------------------- conn_socks.c */
+void socks_on_client(struct conn *c, unsigned events);
+void socks_connected(struct conn *c);
+void socks_answer(struct conn *c, uint8_t rep);
+
+/* ------------------------------------------------------------ relay.c */
+int side_send(struct conn *c, struct side *s, const void *data, size_t len,
+	      unsigned long long *count);
+int side_flush(struct conn *c, struct side *s, unsigned long long *count);
+void pend_free(struct pend *p);
+/* Move what is readable from src to dst (at most *limit bytes when limit != NULL).
+ * Returns bytes moved (0 on EOF, which sets src->rd_eof), -EAGAIN, or -errno. */
+long relay_pump(struct conn *c, struct side *src, struct side *dst, unsigned long long *limit,
+		unsigned long long *count);
+void tunnel_on_event(struct conn *c, struct side *s, unsigned events);
+void tunnel_start(struct conn *c);
+/* Half-close what can be half-closed; true when the tunnel has finished. */
+bool tunnel_settle(struct conn *c);
+
+/* -------------------------------------------------------------- resp.c */
+struct resp_head {
+	int status;
+	int minor;
+	size_t head_len;
+	bool has_cl;
+	unsigned long long cl;
+	bool has_te;
+	bool chunked;	  /* Transfer-Encoding whose final coding is chunked */
+	bool conflicting; /* both TE and CL, or duplicate CL values disagreeing */
+};
+
+enum resp_result { RESP_NEED_MORE = 0, RESP_OK = 1, RESP_BAD = -1 };
+
+enum resp_result resp_parse(const char *buf, size_t len, struct resp_head *h);
+/* The response head for the client: status line kept, Connection, Keep-Alive,
+ * Proxy-Connection and the fields Connection names dropped, then our own Connection
+ * field (close, or keep-alive for a 1.0 client we keep). Returns length or -ENOSPC. */
+int resp_rewrite(const char *buf, const struct resp_head *h, bool keep, int client_minor, char *out,
+		 size_t outlen);
+
+struct chunk_scan {
+	int st;
+	unsigned long long left;
+	unsigned digits;
+};
+/* Feed body bytes; returns how many belong to the body (== len unless the end was
+ * found), sets *done at the end of the chunked body, -1 on a framing error. */
+long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done);
+
+/* ------------------------------------------------------------ audit.c */
+void audit_write(struct proxy *px, const struct exchange *ex);
+void audit_deny_line(struct proxy *px, const struct exchange *ex);
+/* Host text for logs and headers: printable ASCII only, v6 in brackets with port. */
+void audit_hostport(const struct exchange *ex, char *out, size_t n);
+/* Printable ASCII only (anything else becomes '?'). */
+void audit_printable(const char *in, char *out, size_t n);
+
+/* ---------------------------------------------------------- summary.c */
+void hosts_record(struct proxy *px, const struct exchange *ex);
+/* True the first time a denied host is seen in this run. */
+bool hosts_first_denial(struct proxy *px, const char *host);
+void hosts_free(struct host_table *t);
+
+#endif

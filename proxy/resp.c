@@ -1,0 +1,343 @@
+/* Origin response heads and chunked framing, for absolute-form forwarding.
+ *
+ * The forwarder needs to know where a response ends only to keep the client's
+ * connection for its next request; it never changes the body. So the parser is
+ * strict where a mistake would let one response bleed into the next on a kept
+ * connection (NUL, bare CR or LF, obs-fold, Content-Length disagreeing with itself or
+ * with Transfer-Encoding: such responses are relayed but the client connection is
+ * closed after them), and the rewrite only replaces the connection-management fields.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proxy/proxy_int.h"
+
+#define CL_MAX (1ULL << 53)
+
+static bool ieq(const char *a, size_t an, const char *b)
+{
+	return an == strlen(b) && strncasecmp(a, b, an) == 0;
+}
+
+static bool is_tchar(unsigned char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return true;
+	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* Content-Length: digits, or a list of identical digit strings ("5, 5"). */
+static bool parse_cl(const char *v, size_t n, unsigned long long *out)
+{
+	size_t pos = 0, el;
+	const char *e;
+	bool any = false;
+
+	while (proxy_http_list_next(v, n, &pos, &e, &el)) {
+		unsigned long long x = 0;
+
+		if (el == 0 || el > 16)
+			return false;
+		for (size_t i = 0; i < el; i++) {
+			if (e[i] < '0' || e[i] > '9')
+				return false;
+			x = x * 10 + (unsigned long long)(e[i] - '0');
+		}
+		if (x > CL_MAX || (any && x != *out))
+			return false;
+		*out = x;
+		any = true;
+	}
+	return any;
+}
+
+static bool last_is_chunked(const char *v, size_t n)
+{
+	size_t pos = 0, el;
+	const char *e;
+	bool chunked = false;
+
+	while (proxy_http_list_next(v, n, &pos, &e, &el))
+		chunked = ieq(e, el, "chunked");
+	return chunked;
+}
+
+static enum resp_result status_line(const char *p, size_t n, struct resp_head *h)
+{
+	if (n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ')
+		return RESP_BAD;
+	for (int i = 9; i < 12; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return RESP_BAD;
+	if (n > 12 && p[12] != ' ')
+		return RESP_BAD;
+	h->minor = p[7] - '0';
+	h->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+	return h->status >= 100 ? RESP_OK : RESP_BAD;
+}
+
+static enum resp_result field(const char *p, size_t n, struct resp_head *h)
+{
+	const char *colon = memchr(p, ':', n);
+	size_t nl, vl;
+	const char *v;
+
+	if (!colon || colon == p)
+		return RESP_BAD;
+	nl = (size_t)(colon - p);
+	for (size_t i = 0; i < nl; i++)
+		if (!is_tchar((unsigned char)p[i]))
+			return RESP_BAD;
+	v = colon + 1;
+	vl = n - nl - 1;
+	while (vl && (*v == ' ' || *v == '\t'))
+		v++, vl--;
+	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+		vl--;
+	if (ieq(p, nl, "content-length")) {
+		unsigned long long x = 0;
+		if (!parse_cl(v, vl, &x) || (h->has_cl && x != h->cl))
+			h->conflicting = true;
+		h->has_cl = true;
+		h->cl = x;
+	} else if (ieq(p, nl, "transfer-encoding")) {
+		h->has_te = true;
+		h->chunked = last_is_chunked(v, vl);
+	}
+	return RESP_OK;
+}
+
+enum resp_result resp_parse(const char *buf, size_t len, struct resp_head *h)
+{
+	const char *p = buf, *end;
+	bool first = true;
+
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			return RESP_BAD;
+	end = buf + len;
+	for (;;) {
+		const char *lf = memchr(p, '\n', (size_t)(end - p));
+		size_t n;
+
+		if (!lf)
+			return RESP_NEED_MORE;
+		if (lf == p || lf[-1] != '\r')
+			return RESP_BAD; /* bare LF */
+		n = (size_t)(lf - 1 - p);
+		if (memchr(p, '\r', n))
+			return RESP_BAD; /* bare CR */
+		if (first) {
+			if (status_line(p, n, h) != RESP_OK)
+				return RESP_BAD;
+			first = false;
+		} else if (n == 0) {
+			h->head_len = (size_t)(lf + 1 - buf);
+			if (h->has_te && h->has_cl)
+				h->conflicting = true;
+			return RESP_OK;
+		} else if (*p == ' ' || *p == '\t' || field(p, n, h) != RESP_OK) {
+			return RESP_BAD; /* obs-fold, or a malformed field */
+		}
+		p = lf + 1;
+	}
+}
+
+/* Names listed in the origin's Connection fields (hop-by-hop by declaration). */
+struct tokens {
+	const char *p[32];
+	size_t n[32];
+	size_t count;
+};
+
+static void connection_tokens(const char *buf, size_t head_len, struct tokens *t)
+{
+	const char *p = memchr(buf, '\n', head_len), *end = buf + head_len;
+
+	t->count = 0;
+	while (p && ++p < end) {
+		const char *lf = memchr(p, '\n', (size_t)(end - p)), *colon, *e;
+		size_t ll, pos = 0, el;
+
+		if (!lf)
+			break;
+		ll = (size_t)(lf - p) - 1;
+		colon = memchr(p, ':', ll);
+		if (colon && ieq(p, (size_t)(colon - p), "connection"))
+			while (t->count < 32 &&
+			       proxy_http_list_next(colon + 1, ll - (size_t)(colon + 1 - p), &pos,
+						    &e, &el)) {
+				t->p[t->count] = e;
+				t->n[t->count++] = el;
+			}
+		p = lf;
+	}
+}
+
+/* Fields the client must not see from the origin: connection management for the
+ * hop between us and the origin. */
+static bool drop_field(const struct tokens *t, const char *name, size_t nl, bool has_te)
+{
+	static const char *const hop[] = {"connection", "keep-alive", "proxy-connection",
+					  "proxy-authenticate", "upgrade"};
+
+	for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
+		if (ieq(name, nl, hop[k]))
+			return true;
+	if (has_te && ieq(name, nl, "content-length"))
+		return true; /* RFC 9112 6.3: Transfer-Encoding overrides it */
+	for (size_t k = 0; k < t->count; k++)
+		if (t->n[k] == nl && strncasecmp(t->p[k], name, nl) == 0)
+			return true;
+	return false;
+}
+
+int resp_rewrite(const char *buf, const struct resp_head *h, bool keep, int client_minor, char *out,
+		 size_t outlen)
+{
+	const char *p = buf, *end = buf + h->head_len - 2; /* the final CRLF */
+	size_t o = 0;
+	const char *tail = !keep ? "Connection: close\r\n\r\n"
+				 : (client_minor == 0 ? "Connection: keep-alive\r\n\r\n" : "\r\n");
+	struct tokens t;
+	bool first = true;
+
+	connection_tokens(buf, h->head_len, &t);
+	while (p < end) {
+		const char *lf = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)(lf + 1 - p);
+		const char *colon = memchr(p, ':', n);
+
+		if (first || !colon || !drop_field(&t, p, (size_t)(colon - p), h->has_te)) {
+			if (o + n >= outlen)
+				return -ENOSPC;
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		first = false;
+		p = lf + 1;
+	}
+	if (o + strlen(tail) >= outlen)
+		return -ENOSPC;
+	memcpy(out + o, tail, strlen(tail) + 1);
+	return (int)(o + strlen(tail));
+}
+
+/* ---------------------------------------------------------------- chunked */
+
+enum {
+	CK_SIZE_START,
+	CK_SIZE,
+	CK_EXT,
+	CK_SIZE_LF,
+	CK_DATA,
+	CK_DATA_CR,
+	CK_DATA_LF,
+	CK_TRAILER_START,
+	CK_TRAILER_LINE,
+	CK_TRAILER_LF,
+	CK_FINAL_LF,
+};
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+static int size_byte(struct chunk_scan *cs, char ch)
+{
+	int v = hexval(ch);
+
+	if (v >= 0) {
+		if (++cs->digits > 15)
+			return -1;
+		cs->left = cs->left * 16 + (unsigned)v;
+		cs->st = CK_SIZE;
+		return 0;
+	}
+	if (cs->st == CK_SIZE_START)
+		return -1;
+	if (ch == '\r')
+		cs->st = CK_SIZE_LF;
+	else if (ch == ';' || ch == ' ' || ch == '\t')
+		cs->st = CK_EXT;
+	else
+		return -1;
+	return 0;
+}
+
+long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done)
+{
+	size_t i = 0;
+
+	*done = false;
+	while (i < len) {
+		char ch = p[i];
+
+		switch (cs->st) {
+		case CK_SIZE_START:
+		case CK_SIZE:
+			if (size_byte(cs, ch) != 0)
+				return -1;
+			break;
+		case CK_EXT:
+			if (ch == '\r')
+				cs->st = CK_SIZE_LF;
+			else if (ch == '\n')
+				return -1;
+			break;
+		case CK_SIZE_LF:
+			if (ch != '\n')
+				return -1;
+			cs->digits = 0;
+			cs->st = cs->left ? CK_DATA : CK_TRAILER_START;
+			break;
+		case CK_DATA: {
+			size_t take = len - i < cs->left ? len - i : (size_t)cs->left;
+			cs->left -= take;
+			i += take;
+			if (!cs->left)
+				cs->st = CK_DATA_CR;
+			continue;
+		}
+		case CK_DATA_CR:
+			if (ch != '\r')
+				return -1;
+			cs->st = CK_DATA_LF;
+			break;
+		case CK_DATA_LF:
+			if (ch != '\n')
+				return -1;
+			cs->st = CK_SIZE_START;
+			break;
+		case CK_TRAILER_START:
+			cs->st = ch == '\r' ? CK_FINAL_LF : CK_TRAILER_LINE;
+			break;
+		case CK_TRAILER_LINE:
+			if (ch == '\r')
+				cs->st = CK_TRAILER_LF;
+			break;
+		case CK_TRAILER_LF:
+			if (ch != '\n')
+				return -1;
+			cs->st = CK_TRAILER_START;
+			break;
+		case CK_FINAL_LF:
+			if (ch != '\n')
+				return -1;
+			*done = true;
+			return (long)(i + 1);
+		}
+		i++;
+	}
+	return (long)len;
+}
