@@ -5,7 +5,7 @@
  * list order" is simply the lowest id.  Exact entries live in one hash table keyed by
  * canonical text; "*.example.com" lives in another keyed by its suffix "example.com".
  * A lookup probes the exact table once and the suffix table once per parent domain of
- * the host (at most 127 for a 253-character name), so its cost depends on the host's
+ * the host (at most 126 for a 253-character name), so its cost depends on the host's
  * length, never on the number of rules. */
 #include <errno.h>
 #include <stdio.h>
@@ -15,18 +15,16 @@
 #include "policy/hashset.h"
 #include "policy/policy.h"
 
-struct ix_rule {
-	enum policy_rule rule;
-	size_t index;
-	const char *pattern; /* points into the policy, or into the static preset table */
-	const char *preset;
-};
+/* Below this the tables stay in cache and prefetching is pure overhead. */
+#define PREFETCH_MIN_RULES 4096
 
 struct policy_index {
 	struct policy_hset exact;
 	struct policy_hset wild; /* key: the suffix after "*." */
-	struct ix_rule *rules;	 /* by id, in priority order */
-	size_t n_rules;
+	uint32_t first_allowed;	 /* ids below are deniedDomains */
+	uint32_t first_preset;	 /* ids from here on are preset entries */
+	uint32_t next_id;
+	const char **preset_names; /* by position in the policy's presets list */
 };
 
 /* An IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) literal dials the same
@@ -44,15 +42,15 @@ static const char *ip_key(const struct policy_host *h, char *buf, size_t n)
 	return buf;
 }
 
-static int add_rule(struct policy_index *ix, const char *pattern, enum policy_rule rule,
-		    size_t index, const char *preset)
+static int add_rule(struct policy_index *ix, const char *pattern, bool deny, size_t index)
 {
 	struct policy_host h;
 	struct policy_hset_slot *s;
+	struct policy_hset_rule *r;
 	char buf[16];
 	const char *key;
 	bool wild;
-	uint32_t id = (uint32_t)ix->n_rules, *field;
+	uint32_t id = ix->next_id++;
 
 	if (!pattern || policy_pattern_check(pattern, NULL, 0) != 0)
 		return -EINVAL;
@@ -65,19 +63,20 @@ static int add_rule(struct policy_index *ix, const char *pattern, enum policy_ru
 			       key, strlen(key));
 	if (!s)
 		return -ENOMEM;
-	ix->rules[ix->n_rules++] = (struct ix_rule){rule, index, pattern, preset};
-	field = rule == POLICY_RULE_DENIED ? &s->deny : &s->allow;
-	if (*field == POLICY_HSET_NONE || id < *field)
-		*field = id;
+	r = deny ? &s->deny : &s->allow;
+	if (r->id == POLICY_HSET_NONE || id < r->id)
+		*r = (struct policy_hset_rule){pattern, id, (uint32_t)index};
 	return 0;
 }
 
-static int add_list(struct policy_index *ix, const struct policy_list *l, enum policy_rule rule)
+/* Keep going after a bad entry (to leave no doubt the whole list was seen) but remember
+ * it; stop only when out of memory. */
+static int add_list(struct policy_index *ix, const struct policy_list *l, bool deny)
 {
 	int rc, bad = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
-		rc = add_rule(ix, l->items[i], rule, i, NULL);
+		rc = add_rule(ix, l->items[i], deny, i);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc)
@@ -96,8 +95,9 @@ static int add_presets(struct policy_index *ix, const struct policy_list *names)
 			bad = -EINVAL;
 			continue;
 		}
+		ix->preset_names[i] = pr->name;
 		for (size_t k = 0; k < pr->n; k++) {
-			rc = add_rule(ix, pr->entries[k].pattern, POLICY_RULE_PRESET, i, pr->name);
+			rc = add_rule(ix, pr->entries[k].pattern, false, i);
 			if (rc == -ENOMEM)
 				return rc;
 			if (rc)
@@ -118,9 +118,26 @@ static size_t count_rules(const struct halo_policy *p, size_t *wild)
 			*wild += lists[l]->items[i] && strncmp(lists[l]->items[i], "*.", 2) == 0;
 	for (size_t i = 0; i < p->presets.n; i++) {
 		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);
-		n += pr ? pr->n : 0;
+		for (size_t k = 0; pr && k < pr->n; k++, n++)
+			*wild += strncmp(pr->entries[k].pattern, "*.", 2) == 0;
 	}
 	return n;
+}
+
+static int fill(struct policy_index *ix, const struct halo_policy *p)
+{
+	int rc = add_list(ix, &p->denied_domains, true), rc2;
+
+	if (rc == -ENOMEM)
+		return rc;
+	ix->first_allowed = ix->next_id;
+	rc2 = add_list(ix, &p->allowed_domains, false);
+	if (rc2 == -ENOMEM)
+		return rc2;
+	rc = rc ? rc : rc2;
+	ix->first_preset = ix->next_id;
+	rc2 = add_presets(ix, &p->presets);
+	return rc2 == -ENOMEM || !rc ? rc2 : rc;
 }
 
 /* Fail closed: an entry the grammar refuses, or an unknown preset, leaves p->index NULL
@@ -142,22 +159,14 @@ int policy_index_build(struct halo_policy *p)
 	ix = calloc(1, sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
-	ix->rules = calloc(n ? n : 1, sizeof(*ix->rules));
-	rc = ix->rules ? 0 : -ENOMEM;
+	ix->preset_names = calloc(p->presets.n ? p->presets.n : 1, sizeof(*ix->preset_names));
+	rc = ix->preset_names ? 0 : -ENOMEM;
 	if (!rc)
 		rc = policy_hset_reserve(&ix->exact, n - wild);
 	if (!rc)
 		rc = policy_hset_reserve(&ix->wild, wild);
 	if (!rc)
-		rc = add_list(ix, &p->denied_domains, POLICY_RULE_DENIED);
-	if (rc != -ENOMEM) {
-		int rc2 = add_list(ix, &p->allowed_domains, POLICY_RULE_ALLOWED);
-		rc = rc2 == -ENOMEM || !rc ? rc2 : rc;
-	}
-	if (rc != -ENOMEM) {
-		int rc3 = add_presets(ix, &p->presets);
-		rc = rc3 == -ENOMEM || !rc ? rc3 : rc;
-	}
+		rc = fill(ix, p);
 	if (rc) {
 		policy_index_free(ix);
 		return rc;
@@ -172,47 +181,68 @@ void policy_index_free(struct policy_index *ix)
 		return;
 	policy_hset_free(&ix->exact);
 	policy_hset_free(&ix->wild);
-	free(ix->rules);
+	free(ix->preset_names);
 	free(ix);
 }
 
-static void consider(const struct policy_hset_slot *s, uint32_t *deny, uint32_t *allow)
+struct best {
+	const struct policy_hset_rule *deny, *allow;
+};
+
+static void consider(const struct policy_hset_slot *s, struct best *b)
 {
 	if (!s)
 		return;
-	if (s->deny < *deny)
-		*deny = s->deny;
-	if (s->allow < *allow)
-		*allow = s->allow;
+	if (s->deny.id != POLICY_HSET_NONE && (!b->deny || s->deny.id < b->deny->id))
+		b->deny = &s->deny;
+	if (s->allow.id != POLICY_HSET_NONE && (!b->allow || s->allow.id < b->allow->id))
+		b->allow = &s->allow;
 }
 
 /* One backward pass: at every '.', the running reverse hash is the hash of the suffix
  * after it, which is the key a "*.<suffix>" rule was stored under. IP literals never
  * match a wildcard, so they only get the exact probe. */
-static void lookup(const struct policy_index *ix, const struct policy_host *host, uint32_t *deny,
-		   uint32_t *allow)
+static void lookup(const struct policy_index *ix, const struct policy_host *host, struct best *b)
 {
 	char buf[16];
 	const char *t = ip_key(host, buf, sizeof(buf));
-	size_t n = strlen(t);
-	uint64_t h = POLICY_HSET_FNV_BASIS;
+	size_t n = strlen(t), k = 0, at[POLICY_HOST_MAX / 2 + 1];
+	uint64_t h = POLICY_HSET_FNV_BASIS, sh[POLICY_HOST_MAX / 2 + 1];
 	bool suffixes = host->kind == POLICY_HOST_NAME && ix->wild.n > 0;
 
 	for (size_t i = n; i-- > 0;) {
-		if (suffixes && t[i] == '.')
-			consider(policy_hset_find(&ix->wild, h, t + i + 1, n - i - 1), deny, allow);
+		if (suffixes && t[i] == '.') {
+			sh[k] = h;
+			at[k++] = i + 1;
+		}
 		h = policy_hset_step(h, (unsigned char)t[i]);
 	}
-	consider(policy_hset_find(&ix->exact, h, t, n), deny, allow);
+	/* On large tables every probe is a cache miss: start them all before the first
+	 * compare so that they overlap instead of adding up. */
+	if (ix->next_id >= PREFETCH_MIN_RULES) {
+		policy_hset_prefetch(&ix->exact, h);
+		for (size_t j = 0; j < k; j++)
+			policy_hset_prefetch(&ix->wild, sh[j]);
+	}
+	consider(policy_hset_find(&ix->exact, h, t, n), b);
+	for (size_t j = 0; j < k; j++)
+		consider(policy_hset_find(&ix->wild, sh[j], t + at[j], n - at[j]), b);
 }
 
-static void set_rule(struct policy_decision *d, const struct ix_rule *r, bool allow)
+static void set_rule(const struct policy_index *ix, struct policy_decision *d,
+		     const struct policy_hset_rule *r, bool allow)
 {
 	d->allow = allow;
-	d->rule = r->rule;
 	d->index = r->index;
 	d->pattern = r->pattern;
-	d->preset = r->preset;
+	if (r->id < ix->first_allowed) {
+		d->rule = POLICY_RULE_DENIED;
+	} else if (r->id < ix->first_preset) {
+		d->rule = POLICY_RULE_ALLOWED;
+	} else {
+		d->rule = POLICY_RULE_PRESET;
+		d->preset = ix->preset_names[r->index];
+	}
 }
 
 static bool has_rules(const struct halo_policy *p)
@@ -223,10 +253,19 @@ static bool has_rules(const struct halo_policy *p)
 int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		  struct policy_decision *d)
 {
-	uint32_t deny = POLICY_HSET_NONE, allow = POLICY_HSET_NONE;
+	struct best b = {NULL, NULL};
 
-	memset(d, 0, sizeof(*d));
+	/* Field by field rather than memset: the host is filled by the parser, and this
+	 * runs on every connection. */
+	d->allow = false;
 	d->rule = POLICY_RULE_DEFAULT;
+	d->index = 0;
+	d->pattern = NULL;
+	d->preset = NULL;
+	d->why[0] = 0;
+	d->host.kind = POLICY_HOST_NAME;
+	d->host.text[0] = 0;
+	memset(d->host.addr, 0, sizeof(d->host.addr));
 	if (!p) {
 		snprintf(d->why, sizeof(d->why), "no policy");
 		return -EINVAL;
@@ -252,11 +291,11 @@ int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		d->allow = p->egress_default_allow;
 		return 0;
 	}
-	lookup(p->index, &d->host, &deny, &allow);
-	if (deny != POLICY_HSET_NONE)
-		set_rule(d, &p->index->rules[deny], false);
-	else if (allow != POLICY_HSET_NONE)
-		set_rule(d, &p->index->rules[allow], true);
+	lookup(p->index, &d->host, &b);
+	if (b.deny)
+		set_rule(p->index, d, b.deny, false);
+	else if (b.allow)
+		set_rule(p->index, d, b.allow, true);
 	else
 		d->allow = p->egress_default_allow;
 	return 0;

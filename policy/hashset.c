@@ -1,4 +1,4 @@
-/* Open-addressing (linear probing) string table for Decide(); see hashset.h. */
+/* Open-addressing (linear probing) table for Decide(); see hashset.h. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,15 +7,7 @@
 #include "policy/hashset.h"
 
 #define MIN_CAP 16
-
-/* FNV's low bits are weak for power-of-two tables: finish with a 64-bit mixer. */
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
+#define mix	policy_hset_mix
 
 uint64_t policy_hset_hash(const char *key, size_t len)
 {
@@ -26,14 +18,13 @@ uint64_t policy_hset_hash(const char *key, size_t len)
 	return h;
 }
 
-static bool key_eq(const struct policy_hset *h, uint32_t off, const char *key, size_t len)
+static const char *slot_key(const struct policy_hset *h, const struct policy_hset_slot *s)
 {
-	const char *k = h->arena + off;
-
-	return memcmp(k, key, len) == 0 && k[len] == 0;
+	return s->len <= POLICY_HSET_INLINE ? s->key.text : h->arena + s->key.off;
 }
 
-/* The slot holding key, or the empty slot where it belongs. */
+/* The slot holding key, or the empty slot where it belongs. A NULL key finds the
+ * first empty slot (rehashing, where keys are known to be unique). */
 static struct policy_hset_slot *probe(struct policy_hset_slot *slots, size_t mask,
 				      const struct policy_hset *h, uint64_t hash, const char *key,
 				      size_t len)
@@ -43,9 +34,9 @@ static struct policy_hset_slot *probe(struct policy_hset_slot *slots, size_t mas
 
 	for (size_t i = (size_t)m & mask;; i = (i + 1) & mask) {
 		struct policy_hset_slot *s = &slots[i];
-		if (s->off == 0)
+		if (s->len == 0)
 			return s;
-		if (s->tag == tag && key && key_eq(h, s->off, key, len))
+		if (key && s->tag == tag && s->len == len && memcmp(slot_key(h, s), key, len) == 0)
 			return s;
 	}
 }
@@ -56,24 +47,22 @@ int policy_hset_reserve(struct policy_hset *h, size_t n)
 	size_t cap = MIN_CAP;
 
 	while (cap / 2 < n) {
-		if (cap > SIZE_MAX / 2 / sizeof(*slots))
+		if (cap > SIZE_MAX / 4 / sizeof(*slots))
 			return -ENOMEM;
 		cap *= 2;
 	}
 	if (h->slots && cap <= h->mask + 1)
 		return 0;
-	slots = calloc(cap, sizeof(*slots));
+	slots = aligned_alloc(sizeof(*slots), cap * sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
+	memset(slots, 0, cap * sizeof(*slots));
 	for (size_t i = 0; h->slots && i <= h->mask; i++) {
 		const struct policy_hset_slot *old = &h->slots[i];
-		const char *k = h->arena + old->off;
-		size_t len;
-		if (old->off == 0)
+		if (old->len == 0)
 			continue;
-		len = strlen(k);
-		/* Keys are unique, so the rehash only needs the empty slot: no compare. */
-		*probe(slots, cap - 1, h, policy_hset_hash(k, len), NULL, 0) = *old;
+		*probe(slots, cap - 1, h, policy_hset_hash(slot_key(h, old), old->len), NULL, 0) =
+		    *old;
 	}
 	free(h->slots);
 	h->slots = slots;
@@ -81,14 +70,10 @@ int policy_hset_reserve(struct policy_hset *h, size_t n)
 	return 0;
 }
 
-static int arena_add(struct policy_hset *h, const char *key, size_t len, uint32_t *off)
+static int arena_add(struct policy_hset *h, const char *key, size_t len, size_t *off)
 {
-	size_t need = h->arena_len + len + 1;
+	size_t need = h->arena_len + len;
 
-	if (h->arena_len == 0)
-		need++; /* offset 0 is the empty-slot marker */
-	if (need > UINT32_MAX)
-		return -ENOMEM;
 	if (need > h->arena_cap) {
 		size_t cap = h->arena_cap ? h->arena_cap : 4096;
 		char *a;
@@ -100,32 +85,35 @@ static int arena_add(struct policy_hset *h, const char *key, size_t len, uint32_
 		h->arena = a;
 		h->arena_cap = cap;
 	}
-	if (h->arena_len == 0)
-		h->arena[h->arena_len++] = 0;
-	*off = (uint32_t)h->arena_len;
+	*off = h->arena_len;
 	memcpy(h->arena + h->arena_len, key, len);
-	h->arena[h->arena_len + len] = 0;
-	h->arena_len += len + 1;
+	h->arena_len += len;
 	return 0;
 }
 
 struct policy_hset_slot *policy_hset_upsert(struct policy_hset *h, uint64_t hash, const char *key,
 					    size_t len)
 {
+	static const struct policy_hset_rule none = {NULL, POLICY_HSET_NONE, 0};
 	struct policy_hset_slot *s;
-	uint32_t off;
 
+	if (len == 0 || len > UINT16_MAX)
+		return NULL;
 	if ((h->n + 1) * 2 > (h->slots ? h->mask + 1 : 0) && policy_hset_reserve(h, h->n + 1))
 		return NULL;
 	s = probe(h->slots, h->mask, h, hash, key, len);
-	if (s->off)
+	if (s->len)
 		return s;
-	if (arena_add(h, key, len, &off))
-		return NULL;
+	if (len > POLICY_HSET_INLINE) {
+		if (arena_add(h, key, len, &s->key.off))
+			return NULL;
+	} else {
+		memcpy(s->key.text, key, len);
+	}
 	s->tag = (uint32_t)(mix(hash) >> 32);
-	s->off = off;
-	s->deny = POLICY_HSET_NONE;
-	s->allow = POLICY_HSET_NONE;
+	s->len = (uint16_t)len;
+	s->deny = none;
+	s->allow = none;
 	h->n++;
 	return s;
 }
@@ -135,10 +123,10 @@ const struct policy_hset_slot *policy_hset_find(const struct policy_hset *h, uin
 {
 	const struct policy_hset_slot *s;
 
-	if (!h->slots || h->n == 0)
+	if (!h->slots || h->n == 0 || len == 0)
 		return NULL;
 	s = probe(h->slots, h->mask, h, hash, key, len);
-	return s->off ? s : NULL;
+	return s->len ? s : NULL;
 }
 
 void policy_hset_free(struct policy_hset *h)

@@ -270,13 +270,12 @@ static int check_labels(const char *s, size_t n, char *why, size_t whylen)
 	return 0;
 }
 
+/* Called once every byte is known to be a letter, digit, '-' or '.'. */
 static int parse_name(const char *s, size_t len, struct policy_host *out, char *why, size_t whylen)
 {
 	size_t n = len, last;
-	int rc = check_name_chars(s, len, why, whylen);
+	int rc;
 
-	if (rc)
-		return rc;
 	if (s[n - 1] == '.') {
 		n--;
 		if (n == 0)
@@ -301,26 +300,89 @@ static int parse_name(const char *s, size_t len, struct policy_host *out, char *
 	return 0;
 }
 
+/* Letters, digits, '-' and '.': a host made only of these skips the hostile-byte scans. */
+static const bool name_byte[256] = {
+    ['a' ... 'z'] = true, ['A' ... 'Z'] = true, ['0' ... '9'] = true, ['-'] = true, ['.'] = true,
+};
+
+/* The common case in one pass: a well-formed name, lower-cased straight into out.
+ * Returns false for anything else (errors, IPv4, IPv6), which the full parser then
+ * handles, so every refusal keeps its one precise message. */
+static bool fast_name(const unsigned char *u, size_t len, struct policy_host *out)
+{
+	size_t n = len, start = 0;
+	bool digits = true;
+
+	if (n > 0 && u[n - 1] == '.')
+		n--;
+	if (n == 0 || n > POLICY_HOST_MAX)
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		unsigned char c = i < n ? u[i] : '.';
+		if (c == '.') {
+			if (i == start || i - start > LABEL_MAX || u[start] == '-' ||
+			    u[i - 1] == '-')
+				return false;
+			if (i < n) {
+				out->text[i] = '.';
+				start = i + 1;
+				digits = true;
+			}
+			continue;
+		}
+		if (!name_byte[c])
+			return false;
+		digits = digits && is_digit(c);
+		out->text[i] = (char)lower(c);
+	}
+	/* a numeric (or 0x) last label makes it an IPv4 literal: the full parser decides */
+	if (digits || (n - start >= 2 && u[start] == '0' && (u[start + 1] | 0x20) == 'x'))
+		return false;
+	out->text[n] = 0;
+	out->kind = POLICY_HOST_NAME;
+	return true;
+}
+
+/* Everything else: refuse with the most telling reason first (bytes no host carries, then
+ * URL tricks), and only then try the bracketed and bare IPv6 forms. */
+static int parse_other(const char *in, size_t len, bool allow_bare_v6, struct policy_host *out,
+		       char *why, size_t whylen)
+{
+	int rc = scan_bytes((const unsigned char *)in, len, why, whylen);
+
+	if (!rc)
+		rc = scan_url_chars(in, len, why, whylen);
+	if (rc)
+		return rc;
+	if (in[0] == '[')
+		return parse_bracketed(in, len, out, why, whylen);
+	if (memchr(in, ':', len))
+		return parse_colon(in, len, allow_bare_v6, out, why, whylen);
+	rc = check_name_chars(in, len, why, whylen);
+	return rc ? rc : parse_name(in, len, out, why, whylen);
+}
+
 int policy_host_parse(const char *in, size_t len, bool allow_bare_v6, struct policy_host *out,
 		      char *why, size_t whylen)
 {
 	const unsigned char *u = (const unsigned char *)in;
+	size_t i = 0;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	/* Decide() runs this on every connection: clear only what a result leaves unset. */
+	out->kind = POLICY_HOST_NAME;
+	out->text[0] = 0;
+	memset(out->addr, 0, sizeof(out->addr));
 	if (!in || len == 0)
 		return fail(why, whylen, "empty host");
-	rc = scan_bytes(u, len, why, whylen);
-	if (!rc)
-		rc = scan_url_chars(in, len, why, whylen);
-	if (!rc) {
-		if (in[0] == '[')
-			rc = parse_bracketed(in, len, out, why, whylen);
-		else if (memchr(in, ':', len))
-			rc = parse_colon(in, len, allow_bare_v6, out, why, whylen);
-		else
-			rc = parse_name(in, len, out, why, whylen);
-	}
+	if (fast_name(u, len, out))
+		return 0;
+	while (i < len && name_byte[u[i]])
+		i++;
+	if (i == len)
+		rc = parse_name(in, len, out, why, whylen);
+	else
+		rc = parse_other(in, len, allow_bare_v6, out, why, whylen);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;

@@ -147,7 +147,7 @@ static const struct row rows[] = {
     DEF(M, "acme.example.evil", false),
     DEF(M, "ai.acme.example.evil", false),
     DEF(M, "ai.acme.example.other.example", false),
-	DEN(M, "ai.acme.example.evil.example", 1, "*.evil.example"),
+    DEN(M, "ai.acme.example.evil.example", 1, "*.evil.example"),
     DEF(M, "ai-acme.example", false),
     DEF(M, "example", false),
     ALW(M, "e.a.b.c.d.example", 12, "*.a.b.c.d.example"),
@@ -577,30 +577,38 @@ END_TEST
 START_TEST(hashset_direct)
 {
 	struct policy_hset h = {0};
-	char key[32];
+	char key[64];
 
 	ck_assert_ptr_null(policy_hset_find(&h, policy_hset_hash("a", 1), "a", 1));
 	for (unsigned i = 0; i < 5000; i++) {
 		struct policy_hset_slot *s;
-		snprintf(key, sizeof(key), "k%u", i);
+		/* every tenth key is too long to sit inline in its slot */
+		snprintf(key, sizeof(key), i % 10 ? "k%u" : "a-key-longer-than-the-slot-%u", i);
 		s = policy_hset_upsert(&h, policy_hset_hash(key, strlen(key)), key, strlen(key));
 		ck_assert_ptr_nonnull(s);
-		ck_assert_uint_eq(s->deny, POLICY_HSET_NONE);
-		s->allow = i;
+		ck_assert_uint_eq(s->deny.id, POLICY_HSET_NONE);
+		ck_assert_uint_eq(s->allow.id, POLICY_HSET_NONE);
+		s->allow.id = i;
 	}
 	ck_assert_uint_eq(h.n, 5000);
 	ck_assert_uint_le(h.n * 2, h.mask + 1);
 	for (unsigned i = 0; i < 5000; i++) {
 		const struct policy_hset_slot *s;
-		snprintf(key, sizeof(key), "k%u", i);
+		snprintf(key, sizeof(key), i % 10 ? "k%u" : "a-key-longer-than-the-slot-%u", i);
 		s = policy_hset_find(&h, policy_hset_hash(key, strlen(key)), key, strlen(key));
 		ck_assert_ptr_nonnull(s);
-		ck_assert_uint_eq(s->allow, i);
+		ck_assert_uint_eq(s->allow.id, i);
 		/* a prefix of a key is a different key */
 		ck_assert_ptr_null(policy_hset_find(&h, policy_hset_hash(key, 1), key, 1));
+		/* nor is a longer string that starts with it */
+		strcat(key, "x");
+		ck_assert_ptr_null(
+		    policy_hset_find(&h, policy_hset_hash(key, strlen(key)), key, strlen(key)));
 	}
-	ck_assert_uint_eq(policy_hset_upsert(&h, policy_hset_hash("k7", 2), "k7", 2)->allow, 7);
+	ck_assert_uint_eq(policy_hset_upsert(&h, policy_hset_hash("k7", 2), "k7", 2)->allow.id, 7);
 	ck_assert_uint_eq(h.n, 5000);
+	ck_assert_ptr_null(policy_hset_upsert(&h, policy_hset_hash("", 0), "", 0));
+	ck_assert_ptr_null(policy_hset_find(&h, policy_hset_hash("", 0), "", 0));
 	/* the reverse hash of a suffix is the running hash of a backward pass */
 	{
 		const char *t = "a.b.example";
