@@ -161,9 +161,12 @@ static int tree_cmp(const void *a, const void *b)
 
 /* The workspace (read-write in workspace-write, read-only in read-only) and each
  * writable root, read-write, nosuid, nodev. Parents first, so a nested tree lands on
- * top of its parent. Each is bound from the host's copy at /oldroot: a tree under /tmp
- * or /run reappears on the fresh tmpfs (its mount point created there). */
-static void bind_trees_or_die(int rfd, const struct linux_launch *l, const struct linux_scan *s)
+ * top of its parent. Each is bound from the host's copy at /oldroot. Two passes:
+ * trees elsewhere go before the fresh /tmp, /run and /dev, so that a tree holding one
+ * of those (a read-only workspace of /) cannot cover it again; trees beneath them go
+ * after, reappearing on the fresh tmpfs (their mount point created there). */
+static void bind_trees_or_die(int rfd, const struct linux_launch *l, const struct linux_scan *s,
+			      bool in_fresh)
 {
 	struct tree *t = calloc(s->writable.n + 1, sizeof(*t));
 	size_t n = 0;
@@ -171,9 +174,12 @@ static void bind_trees_or_die(int rfd, const struct linux_launch *l, const struc
 	if (!t)
 		linux_die(rfd, MNT_STEP, ENOMEM, "bind the workspace");
 	for (size_t i = 0; i < s->writable.n; i++)
-		t[n++] = (struct tree){s->writable.v[i], true};
-	/* Writable, the workspace is in s->writable (or beneath a writable root). */
-	if (l->policy->mode == POLICY_MODE_READ_ONLY)
+		if (linux_path_in_fresh_dir(s->writable.v[i]) == in_fresh)
+			t[n++] = (struct tree){s->writable.v[i], true};
+	/* Writable, the workspace is in s->writable (or beneath a writable root).
+	 * Read-only, it needs a mount only where the root does not show it. */
+	if (l->policy->mode == POLICY_MODE_READ_ONLY && in_fresh &&
+	    linux_path_in_fresh_dir(l->workspace))
 		t[n++] = (struct tree){l->workspace, false};
 	qsort(t, n, sizeof(*t), tree_cmp);
 	for (size_t i = 0; i < n; i++) {
@@ -263,9 +269,10 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 	enter_staging_or_die(rfd);
 	make_mask_sources_or_die(rfd);
 	bind_host_root_or_die(rfd);
+	bind_trees_or_die(rfd, l, s, false);
 	mount_scratch_or_die(rfd, run_mnts, &n_run);
 	linux_mounts_dev_or_die(rfd);
-	bind_trees_or_die(rfd, l, s);
+	bind_trees_or_die(rfd, l, s, true);
 	linux_mounts_proc_or_die(rfd);
 	bind_readonly_or_die(rfd, l, s, &s->guarded);
 	bind_readonly_or_die(rfd, l, s, &s->readonly_extra);

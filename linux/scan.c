@@ -32,7 +32,7 @@ static const char *const host_sockets[] = {
 
 /* The sandbox gets these fresh (mounts.c): a host path beneath them is out of reach
  * unless a tree is bound back in, so there is nothing to mask there. */
-static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev/shm"};
+static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev"};
 
 /* A writable root that resolves to one of these (through a symlink the policy's
  * validation could not see) would hand the system to the command. */
@@ -56,6 +56,14 @@ bool linux_scan_add_resolved(struct linux_paths *list, const char *path)
 		return false;
 	linux_paths_add(list, real);
 	return true;
+}
+
+bool linux_path_in_fresh_dir(const char *path)
+{
+	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
+		if (linux_path_beneath(path, fresh_dirs[i]))
+			return true;
+	return false;
 }
 
 static bool beneath_any(const char *path, const struct linux_paths *dirs)
@@ -113,10 +121,7 @@ static bool unreachable(const char *path, void *arg)
 
 	if (linux_path_beneath(path, b->workspace) || beneath_any(path, &b->s->writable))
 		return false;
-	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
-		if (linux_path_beneath(path, fresh_dirs[i]))
-			return true;
-	return false;
+	return linux_path_in_fresh_dir(path);
 }
 
 /* Guard only what the command could change (beneath a writable tree), and not what

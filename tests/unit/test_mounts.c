@@ -249,6 +249,17 @@ static int open_err(const char *path, int flags)
 	return 0;
 }
 
+/* A create that must fail; should it succeed on a broken layout, undo it at once
+ * (these probes point at the host's /etc). */
+static int create_err(const char *path)
+{
+	int e = open_err(path, O_WRONLY | O_CREAT | O_EXCL);
+
+	if (e == 0)
+		unlink(path);
+	return e;
+}
+
 static int call_err(int rc)
 {
 	return rc < 0 ? errno : 0;
@@ -294,7 +305,7 @@ static void check_layout(void)
 	IN(getcwd(cwd, sizeof(cwd)) && strcmp(cwd, ws) == 0, "starts in the workspace");
 	/* the host root: readable, read-only, nosuid, nodev */
 	IN(open_err("/etc/passwd", O_RDONLY) == 0, "host files readable");
-	IN(open_err("/etc/halo-test-file", O_WRONLY | O_CREAT) == EROFS, "host root read-only");
+	IN(create_err("/etc/halo-test-file") == EROFS, "host root read-only");
 	IN((mnt_flags("/") & (ST_RDONLY | ST_NOSUID | ST_NODEV)) ==
 	       (ST_RDONLY | ST_NOSUID | ST_NODEV),
 	   "root ro,nosuid,nodev");
@@ -308,7 +319,7 @@ static void check_layout(void)
 	snprintf(p, sizeof(p), "%s/made-inside", cache);
 	IN(open_err(p, O_WRONLY | O_CREAT) == 0, "writable root writable");
 	IN(open_err("etc-link/hostname", O_RDONLY) == 0, "symlink to /etc readable");
-	IN(open_err("etc-link/halo-x", O_WRONLY | O_CREAT) == EROFS, "symlink to /etc read-only");
+	IN(create_err("etc-link/halo-x") == EROFS, "symlink to /etc read-only");
 	/* protected paths: no read, no write, no replace */
 	IN(open_err(".env", O_RDONLY) == EACCES, ".env unreadable");
 	IN(open_err("sub/deeper/.env.local", O_RDONLY) == EACCES, "nested .env.local unreadable");
@@ -405,6 +416,20 @@ static void check_read_only_workspace(void)
 	IN(open_err(p, O_WRONLY | O_CREAT) == 0, "writable root still writable");
 }
 
+static void check_root_workspace(void)
+{
+	char cwd[PATH_MAX];
+
+	drop_caps();
+	IN(getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/") == 0, "starts in /");
+	IN(dir_is_empty("/run"), "/run still empty");
+	IN(dir_is_empty("/tmp"), "/tmp still private");
+	IN(open_err("/dev/vda", O_RDONLY) == ENOENT, "/dev still minimal");
+	IN(open_err(".env", O_RDONLY) != 0 && open_err(ws, O_RDONLY | O_DIRECTORY) == 0,
+	   "the rest as before");
+	IN(create_err("/etc/halo-test-file") == EROFS, "read-only");
+}
+
 static void check_landlock_on_top(void)
 {
 	int abi = linux_landlock_abi();
@@ -453,6 +478,14 @@ END_TEST
 START_TEST(landlock_on_top)
 {
 	expect_success(check_landlock_on_top);
+}
+END_TEST
+
+/* A read-only workspace of / holds /tmp, /run and /dev: it must not cover them. */
+START_TEST(read_only_root_workspace)
+{
+	launch.workspace = "/";
+	expect_success(check_root_workspace);
 }
 END_TEST
 
@@ -513,6 +546,7 @@ static Suite *mounts_suite(void)
 	tcase_add_test(b, workspace_under_tmp);
 	tcase_add_checked_fixture(c, setup_read_only, teardown);
 	tcase_add_test(c, read_only_mode);
+	tcase_add_test(c, read_only_root_workspace);
 	suite_add_tcase(s, a);
 	suite_add_tcase(s, b);
 	suite_add_tcase(s, c);
