@@ -232,7 +232,9 @@ static void unescape(char *s)
 }
 
 /* Every mount at or beneath `top` (a path in our current root), top first. Path-based,
- * hence used only where mount_setattr is missing. */
+ * hence used only where mount_setattr is missing. Limit: a host mount stacked under
+ * another at the same place cannot be named by a path and keeps its flags; it stays
+ * covered (the command can neither unmount nor move what covers it). */
 static int remount_tree(const char *top, uint64_t attr)
 {
 	FILE *f = fopen(MNT_OLDROOT "/proc/self/mountinfo", "re");
