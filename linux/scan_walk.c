@@ -18,7 +18,11 @@ size_t linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
 unsigned linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
 
 /* Names that run code later when a shell, git, an editor or an agent starts in the
- * tree: their contents stay read-only (.git is handled apart: hooks and config). */
+ * tree: their contents stay read-only (.git is handled apart: hooks and config).
+ * Only what exists at launch is guarded. Creating an empty .bashrc or hooks directory
+ * to mount over would change the user's tree, and Landlock cannot refuse creating one
+ * name while allowing others: a target the command creates is not guarded (a limit
+ * --dry-run states). */
 static const char *const guard_names[] = {
     ".bashrc",	 ".bash_profile", ".bash_login", ".bash_logout", ".profile",   ".zshrc",
     ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".vscode",
