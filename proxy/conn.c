@@ -9,6 +9,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,8 +115,15 @@ int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind)
 	px->conns = c;
 	px->st.conns_open++;
 	px->st.conns_total++;
+	if (px->st.conns_open > px->peak_open)
+		px->peak_open = px->st.conns_open;
 	return 0;
 }
+
+/* After a burst, once the last connection is gone, hand the freed heap back: the
+ * allocations of a burst are interleaved with long-lived ones (the poller's fd table
+ * grows during it), so glibc's automatic trim of the heap top would keep most of it. */
+#define TRIM_AFTER_PEAK 256
 
 static void reap(void *arg)
 {
@@ -124,6 +134,12 @@ static void reap(void *arg)
 		struct conn *c = px->reap;
 		px->reap = c->next;
 		free(c);
+	}
+	if (px->st.conns_open == 0 && px->peak_open >= TRIM_AFTER_PEAK) {
+		px->peak_open = 0;
+#ifdef __GLIBC__
+		malloc_trim(0);
+#endif
 	}
 }
 

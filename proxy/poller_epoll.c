@@ -92,11 +92,14 @@ static int ep_wait(struct proxy_poller *pl, int timeout_ms)
 	struct epoll_be *be = pl->be;
 	int n;
 
-	if (be->cap < pl->n_used && pl->n_used <= 4096) {
-		struct epoll_event *e = realloc(be->evs, pl->n_used * sizeof(*e));
+	/* One slot per registered fd, up to 4096 per round; doubled, never grown one
+	 * by one while connections arrive. */
+	if (be->cap < pl->n_used && be->cap < 4096) {
+		size_t cap = be->cap * 2 < 4096 ? be->cap * 2 : 4096;
+		struct epoll_event *e = realloc(be->evs, cap * sizeof(*e));
 		if (e) {
 			be->evs = e;
-			be->cap = pl->n_used;
+			be->cap = cap;
 		}
 	}
 	n = epoll_wait(be->epfd, be->evs, (int)be->cap, timeout_ms);

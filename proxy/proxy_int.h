@@ -139,6 +139,7 @@ struct proxy {
 	struct conn *reap; /* closed this round; freed by reap_timer */
 	struct proxy_timer *reap_timer;
 	struct proxy_stats st;
+	size_t peak_open; /* most connections open at once since the last trim */
 	struct host_table hosts;
 	struct proxy_http_req req; /* the one head being parsed (single-threaded) */
 	struct proxy_addr *ifaddrs;

@@ -28,6 +28,9 @@
 #include "proxy/resolve.h"
 #include "tests/unit/unit.h"
 
+/* Each test file uses a different subset of these helpers. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
 #if defined(__linux__) && !defined(HALO_PORTABLE)
 #define FIRST_BACKEND PROXY_POLLER_EPOLL
 #else
