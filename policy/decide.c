@@ -167,6 +167,10 @@ int policy_index_build(struct halo_policy *p)
 		rc = policy_hset_reserve(&ix->wild, wild);
 	if (!rc)
 		rc = fill(ix, p);
+	if (!rc)
+		rc = policy_hset_seal(&ix->exact);
+	if (!rc)
+		rc = policy_hset_seal(&ix->wild);
 	if (rc) {
 		policy_index_free(ix);
 		return rc;

@@ -99,6 +99,8 @@ struct policy_hset_slot *policy_hset_upsert(struct policy_hset *h, uint64_t hash
 
 	if (len == 0 || len > UINT16_MAX)
 		return NULL;
+	free(h->filter); /* it would miss the new key */
+	h->filter = NULL;
 	if ((h->n + 1) * 2 > (h->slots ? h->mask + 1 : 0) && policy_hset_reserve(h, h->n + 1))
 		return NULL;
 	s = probe(h->slots, h->mask, h, hash, key, len);
@@ -118,12 +120,35 @@ struct policy_hset_slot *policy_hset_upsert(struct policy_hset *h, uint64_t hash
 	return s;
 }
 
+int policy_hset_seal(struct policy_hset *h)
+{
+	size_t bits = 512;
+
+	free(h->filter);
+	h->filter = NULL;
+	while (bits < h->n * 8)
+		bits *= 2;
+	h->filter = calloc(bits / 64, sizeof(*h->filter));
+	if (!h->filter)
+		return -ENOMEM;
+	h->fmask = bits - 1;
+	for (size_t i = 0; h->slots && i <= h->mask; i++) {
+		const struct policy_hset_slot *s = &h->slots[i];
+		size_t bit;
+		if (s->len == 0)
+			continue;
+		bit = (size_t)(mix(policy_hset_hash(slot_key(h, s), s->len)) >> 24) & h->fmask;
+		h->filter[bit / 64] |= 1ULL << (bit % 64);
+	}
+	return 0;
+}
+
 const struct policy_hset_slot *policy_hset_find(const struct policy_hset *h, uint64_t hash,
 						const char *key, size_t len)
 {
 	const struct policy_hset_slot *s;
 
-	if (!h->slots || h->n == 0 || len == 0)
+	if (!h->slots || h->n == 0 || len == 0 || !policy_hset_maybe(h, mix(hash)))
 		return NULL;
 	s = probe(h->slots, h->mask, h, hash, key, len);
 	return s->len ? s : NULL;
@@ -133,5 +158,6 @@ void policy_hset_free(struct policy_hset *h)
 {
 	free(h->slots);
 	free(h->arena);
+	free(h->filter);
 	memset(h, 0, sizeof(*h));
 }

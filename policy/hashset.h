@@ -6,6 +6,7 @@
 #ifndef HALO_POLICY_HASHSET_H
 #define HALO_POLICY_HASHSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,7 +38,11 @@ struct policy_hset {
 	struct policy_hset_slot *slots;
 	size_t mask; /* capacity - 1; capacity is a power of two */
 	size_t n;
-	char *arena; /* keys longer than POLICY_HSET_INLINE */
+	/* Optional one-bit-per-hash filter (policy_hset_seal): small enough to stay in
+	 * cache, it answers most "absent" probes without touching a slot. */
+	uint64_t *filter;
+	size_t fmask; /* filter bits - 1 */
+	char *arena;  /* keys longer than POLICY_HSET_INLINE */
 	size_t arena_len, arena_cap;
 };
 
@@ -59,10 +64,20 @@ static inline uint64_t policy_hset_mix(uint64_t h)
 	return h;
 }
 
+/* False only when the key is surely absent. */
+static inline bool policy_hset_maybe(const struct policy_hset *h, uint64_t m)
+{
+	size_t bit = (size_t)(m >> 24) & h->fmask;
+
+	return !h->filter || (h->filter[bit / 64] >> (bit % 64)) & 1;
+}
+
 static inline void policy_hset_prefetch(const struct policy_hset *h, uint64_t hash)
 {
-	if (h->slots)
-		__builtin_prefetch(&h->slots[policy_hset_mix(hash) & h->mask]);
+	uint64_t m = policy_hset_mix(hash);
+
+	if (h->slots && policy_hset_maybe(h, m))
+		__builtin_prefetch(&h->slots[m & h->mask]);
 }
 
 uint64_t policy_hset_hash(const char *key, size_t len);
@@ -73,6 +88,9 @@ struct policy_hset_slot *policy_hset_upsert(struct policy_hset *h, uint64_t hash
 					    size_t len);
 const struct policy_hset_slot *policy_hset_find(const struct policy_hset *h, uint64_t hash,
 						const char *key, size_t len);
+/* Build the filter once every key is in (8 bits per key); a later upsert drops it.
+ * Returns 0 or -ENOMEM (the table still works, unfiltered). */
+int policy_hset_seal(struct policy_hset *h);
 /* Size the table for n keys up front (optional). Returns 0 or -ENOMEM. */
 int policy_hset_reserve(struct policy_hset *h, size_t n);
 void policy_hset_free(struct policy_hset *h);

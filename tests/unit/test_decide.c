@@ -607,6 +607,27 @@ START_TEST(hashset_direct)
 	}
 	ck_assert_uint_eq(policy_hset_upsert(&h, policy_hset_hash("k7", 2), "k7", 2)->allow.id, 7);
 	ck_assert_uint_eq(h.n, 5000);
+	/* the filter never hides a key, and a later insert drops it rather than go stale */
+	ck_assert_int_eq(policy_hset_seal(&h), 0);
+	ck_assert_ptr_nonnull(h.filter);
+	for (unsigned i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), i % 10 ? "k%u" : "a-key-longer-than-the-slot-%u", i);
+		ck_assert_ptr_nonnull(
+		    policy_hset_find(&h, policy_hset_hash(key, strlen(key)), key, strlen(key)));
+	}
+	{
+		/* ... and turns most absent keys away without a slot access (~12% pass) */
+		unsigned pass = 0;
+		for (unsigned i = 0; i < 5000; i++) {
+			snprintf(key, sizeof(key), "absent-%u", i);
+			pass += policy_hset_maybe(
+			    &h, policy_hset_mix(policy_hset_hash(key, strlen(key))));
+		}
+		ck_assert_uint_lt(pass, 1000);
+	}
+	ck_assert_ptr_nonnull(policy_hset_upsert(&h, policy_hset_hash("new", 3), "new", 3));
+	ck_assert_ptr_null(h.filter);
+	ck_assert_ptr_nonnull(policy_hset_find(&h, policy_hset_hash("new", 3), "new", 3));
 	ck_assert_ptr_null(policy_hset_upsert(&h, policy_hset_hash("", 0), "", 0));
 	ck_assert_ptr_null(policy_hset_find(&h, policy_hset_hash("", 0), "", 0));
 	/* the reverse hash of a suffix is the running hash of a backward pass */
