@@ -131,10 +131,11 @@ END_TEST
 START_TEST(too_large)
 {
 	size_t len = 2 * 1024 * 1024;
-	char *big = malloc(len);
+	char *big = malloc(len + 1);
 
 	ck_assert_ptr_nonnull(big);
 	memset(big, '#', len);
+	big[len] = '\0';
 	for (size_t i = 79; i < len; i += 80)
 		big[i] = '\n';
 	expect_file_error(tmp_file("big.yaml", big, len),
