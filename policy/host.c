@@ -182,9 +182,8 @@ static int check_v4_part(const char *p, size_t n, char *why, size_t whylen)
 	for (size_t i = 0; i < n; i++)
 		if (!is_digit((unsigned char)p[i]))
 			return fail(why, whylen,
-				    "name ends in a number but '%.*s' is not an IPv4 part "
-				    "(only dotted-quad a.b.c.d is accepted)",
-				    (int)n, p);
+				    "name ends in a number but '%.*s' is not an IPv4 part", (int)n,
+				    p);
 	if (n > 1 && p[0] == '0')
 		return fail(why, whylen,
 			    "non-canonical IPv4 address: leading zero in '%.*s' (octal?)", (int)n,
