@@ -72,27 +72,101 @@ static void layer_bool(int *b, int u, const char *field, struct lctx *l)
 	*b = u;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A sorted view of a list's strings: layering must stay n log n, a 1 MiB file can
+ * hold 100k domains. NULL when out of memory (or for an empty list). */
+static char **sorted_view(const struct policy_list *l)
+{
+	char **v;
+
+	if (!l->n)
+		return NULL;
+	v = malloc(l->n * sizeof(*v));
+	if (!v)
+		return NULL;
+	memcpy(v, l->items, l->n * sizeof(*v));
+	qsort(v, l->n, sizeof(*v), str_cmp);
+	return v;
+}
+
+static bool view_has(char **v, size_t n, const char *s)
+{
+	return v && bsearch(&s, v, n, sizeof(*v), str_cmp) != NULL;
+}
+
 /* Replace `b` by `u` when set; `report` says whether additions loosen. */
 static void replace_list(struct policy_list *b, const struct policy_list *u, const char *field,
 			 bool report, struct lctx *l)
 {
 	char q[POLICY_QUOTE_MAX];
+	char **view = NULL;
 
 	if (!u->set)
 		return;
-	for (size_t i = 0; report && i < u->n; i++)
-		if (!policy_list_contains(b, u->items[i]))
+	if (report && b->n && !(view = sorted_view(b)))
+		l->err = -ENOMEM;
+	for (size_t i = 0; report && view && i < u->n; i++)
+		if (!view_has(view, b->n, u->items[i]))
 			loosens(l, field, "adds %s", policy_quote(u->items[i], q, sizeof(q)));
+	for (size_t i = 0; report && !b->n && i < u->n; i++)
+		loosens(l, field, "adds %s", policy_quote(u->items[i], q, sizeof(q)));
+	free(view);
 	if (policy_list_copy(b, u) < 0)
 		l->err = -ENOMEM;
 }
 
+struct ref {
+	const char *s;
+	size_t i;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Append the upper entries not seen before (in the base or earlier in the upper
+ * list), keeping the order they were written in. */
 static void union_list(struct policy_list *b, const struct policy_list *u, struct lctx *l)
 {
-	for (size_t i = 0; i < u->n; i++)
-		if (!policy_list_contains(b, u->items[i]) && policy_list_push(b, u->items[i]) < 0)
-			l->err = -ENOMEM;
+	size_t n = b->n + u->n;
+	struct ref *r;
+	bool *dup;
+
 	b->set |= u->set;
+	if (!u->n)
+		return;
+	r = malloc(n * sizeof(*r));
+	dup = calloc(n, sizeof(*dup));
+	if (!r || !dup) {
+		free(r);
+		free(dup);
+		l->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct ref){i < b->n ? b->items[i] : u->items[i - b->n], i};
+	qsort(r, n, sizeof(*r), ref_cmp);
+	for (size_t i = 1, run = 0; i < n; i++) {
+		if (strcmp(r[run].s, r[i].s) != 0)
+			run = i;
+		else
+			dup[r[i].i] = true;
+	}
+	for (size_t i = 0, base_n = b->n; i < u->n; i++)
+		if (!dup[base_n + i] && policy_list_push(b, u->items[i]) < 0)
+			l->err = -ENOMEM;
+	free(r);
+	free(dup);
 }
 
 static void layer_egress(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
