@@ -190,14 +190,20 @@ static void close_fds_except(int keep)
 
 pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
 {
-	struct halo_err e = {{0}};
-	sigset_t none;
 	pid_t pid = fork();
 
 	if (pid < 0)
 		linux_die(rfd, "spawn", errno, "fork the command");
-	if (pid > 0)
-		return pid;
+	if (pid == 0)
+		launch_exec_command_or_die(l, rfd);
+	return pid;
+}
+
+void launch_exec_command_or_die(const struct linux_launch *l, int rfd)
+{
+	struct halo_err e = {{0}};
+	sigset_t none;
+
 	sigemptyset(&none);
 	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
 		signal(launch_forwarded_signals[i], SIG_DFL);

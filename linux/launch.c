@@ -115,6 +115,7 @@ static int run_degraded(const struct linux_launch *l, struct launch_fds *f, int 
 			struct halo_err *e)
 {
 	struct linux_scan none = {0};
+	pid_t parent = getpid();
 	pid_t pid = fork();
 
 	if (pid < 0) {
@@ -127,19 +128,16 @@ static int run_degraded(const struct linux_launch *l, struct launch_fds *f, int 
 		close(f->report_r);
 		close(f->status_r);
 		close(f->sig_fd);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Without a pid namespace there is no init to hold the command: this child
+		 * becomes the command itself, so forwarded signals and the wall-clock kill
+		 * reach it, and the parent-death signal (kept across exec: no set-id with
+		 * no_new_privs) ends it with halo-run. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(LINUX_SETUP_FAILED);
 		linux_landlock_apply_or_die(l, &none, rfd);
 		linux_caps_drop_or_die(rfd);
 		linux_seccomp_apply_or_die(rfd);
-		sigset_t all;
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		launch_spawn_command_or_die(l, rfd);
-		/* The spawned command is our child; wait for it and pass its status on. */
-		int ws = 0;
-		while (wait(&ws) < 0 && errno == EINTR)
-			;
-		_exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws));
+		launch_exec_command_or_die(l, rfd);
 	}
 	close(f->report_w);
 	close(f->status_w);

@@ -33,6 +33,11 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
  * environment, exec. Returns the pid, or dies. Shared by init and the degraded path. */
 pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
 
+/* The command's side of launch_spawn_command_or_die, in the calling process: signal
+ * dispositions reset, rlimits, fds closed, environment, exec. Never returns. */
+void launch_exec_command_or_die(const struct linux_launch *l, int report_fd)
+	__attribute__((noreturn));
+
 /* Wait for the sandbox's init (or the unsandboxed child in degraded mode), forwarding
  * signals and enforcing the wall-clock limit; computes halo-run's exit code. */
 int linux_supervise(const struct linux_launch *l, pid_t child, struct launch_fds *f,

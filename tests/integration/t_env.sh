@@ -78,7 +78,7 @@ expect "empty caller environment: TMPDIR=/tmp" /tmp "$(var TMPDIR)"
 cat >envpol.yaml <<'EOF'
 env:
   pass: [MY_PASSED, GITHUB_TOKEN, NOT_IN_CALLER]
-  set: {CI: "true", HALO_T_SET: "v1", LANG: "C"}
+  set: {CI: "true", T_SET_H5: "v1", LANG: "C"}
 EOF
 OUT=$(env "${planted[@]}" MY_PASSED=abc CI=false LANG=C.UTF-8 timeout -k 2 20 "$HALO" --policy envpol.yaml -- env 2>"$E" </dev/null)
 RC=$?
@@ -89,7 +89,7 @@ expect "env.pass: a named secret passes (GITHUB_TOKEN)" "$SECRET-GITHUB_TOKEN" "
 expect "env.pass: the other secrets stay out (AWS_SECRET_ACCESS_KEY)" "<unset>" "$(var AWS_SECRET_ACCESS_KEY)"
 expect "env.pass: a name not in the caller's environment stays unset" "<unset>" "$(var NOT_IN_CALLER)"
 expect "env.set: CI=true overrides the caller's CI=false" true "$(var CI)"
-expect "env.set: HALO_T_SET=v1" v1 "$(var HALO_T_SET)"
+expect "env.set: T_SET_H5=v1" v1 "$(var T_SET_H5)"
 expect "env.set: LANG=C overrides an allowlisted value" C "$(var LANG)"
 expect "env policy: HALO_SANDBOX=1 still" 1 "$(var HALO_SANDBOX)"
 

@@ -84,8 +84,17 @@ for way in "${ways[@]}"; do
 	expect "$w, degraded: 128+N passes (143)" 143 "$RC"
 	run_in "$way" --policy degrade.yaml -- no-such-command-h5
 	expect "$w, degraded: missing command 127" 127 "$RC"
-	run_in "$way" --policy degrade.yaml --timeout 1 -- sleep 30
+	# (The sleeps below drop the captured stdout, so that a survivor cannot hold the
+	# test up: survivors are what the rows look for.)
+	m="1000.$RANDOM$RANDOM"
+	t0=$SECONDS
+	run_in "$way" --policy degrade.yaml --timeout 1 -- sh -c "exec sleep $m >/dev/null 2>&1"
 	expect "$w, degraded: --timeout still gives 124" 124 "$RC"
+	expect "$w, degraded: ... within 3 s" yes "$([ $((SECONDS - t0)) -le 3 ] && echo yes || echo no)"
+	sleep 0.3
+	expect "$w, degraded: --timeout kills the command" gone \
+		"$(pgrep -f "sleep $m" >/dev/null && echo "still running" || echo gone)"
+	pgrep -f "sleep $m" | xargs -r kill -KILL 2>/dev/null
 
 	# The layers that remain: seccomp, no capabilities, no_new_privs.
 	run_in "$way" --policy degrade.yaml -- cat /proc/self/status
@@ -126,9 +135,26 @@ for way in "${ways[@]}"; do
 	expect "$w, degraded: no orphan after the command exits" gone \
 		"$(pgrep -f "sleep $m" >/dev/null && echo "still running" || echo gone)"
 	pgrep -f "sleep $m" | xargs -r kill -KILL 2>/dev/null
+	# Signals sent to halo-run reach the command.
+	local_pre="pre_$way[@]"
+	rm -f sigs sigs.ready
+	"${!local_pre}" "$HALO" --quiet --policy degrade.yaml -- ./it_sup sigwait sigs </dev/null >/dev/null 2>&1 &
+	hpid=$!
+	for _ in $(seq 50); do [ -e sigs.ready ] && break; sleep 0.1; done
+	for s in INT TERM HUP USR1 USR2 QUIT WINCH; do
+		kill -s "$s" "$hpid" 2>/dev/null
+		for _ in $(seq 20); do grep -qx "$s" sigs 2>/dev/null && break; sleep 0.1; done
+	done
+	for _ in $(seq 50); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$hpid" 2>/dev/null
+	wait "$hpid"
+	rc=$?
+	expect "$w, degraded: the seven signals reach the command" "INT TERM HUP USR1 USR2 QUIT WINCH" \
+		"$(tr '\n' ' ' <sigs 2>/dev/null | sed 's/ $//')"
+	expect "$w, degraded: ... and halo-run exits with its status (7)" 7 "$rc"
+	pgrep -f "it_sup sigwait sigs" | xargs -r kill -KILL 2>/dev/null
 	# ... nor after halo-run itself is killed.
 	m="1000.$RANDOM$RANDOM"
-	local_pre="pre_$way[@]"
 	"${!local_pre}" "$HALO" --quiet --policy degrade.yaml -- sleep "$m" </dev/null >/dev/null 2>&1 &
 	hpid=$!
 	for _ in $(seq 50); do pgrep -f "sleep $m" >/dev/null && break; sleep 0.1; done

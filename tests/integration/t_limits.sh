@@ -36,12 +36,12 @@ for via in limit policy; do
 	esac
 
 	# CPU: SIGXCPU at the soft limit; a command that ignores it gets SIGKILL.
-	t0=$SECONDS
+	# (The 20 s bound of sbx would show as 124: CPU seconds, not wall seconds, are
+	# counted, so a loaded machine may take a few more wall seconds.)
 	sbx "${cpu[@]}" -- sh -c 'while :; do :; done'
 	expect "cpu ($via): busy loop killed by SIGXCPU (152)" 152 "$RC"
 	sbx "${cpu[@]}" -- sh -c 'trap "" XCPU; while :; do :; done'
 	expect "cpu ($via): SIGXCPU ignored, then SIGKILL (137)" 137 "$RC"
-	expect "cpu ($via): both ended within 8 s" yes "$([ $((SECONDS - t0)) -le 8 ] && echo yes || echo no)"
 
 	# File size: SIGXFSZ by default; EFBIG when the signal is ignored, and the file
 	# stops exactly at the limit.
