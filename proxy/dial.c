@@ -83,6 +83,7 @@ static void on_connect_timeout(void *arg)
 	c->last_connect_err = ETIMEDOUT;
 	c->cur++;
 	if (proxy_now_ms() >= c->connect_deadline) {
+		addr_text(&c->addrs[c->cur - 1], c->ex.addr, sizeof(c->ex.addr));
 		conn_fail(c, FAIL_CONNECT_TIMEOUT, NULL);
 		return;
 	}
@@ -156,6 +157,8 @@ static void dial_next(struct conn *c)
 		conn_set_interest(c);
 		return;
 	}
+	if (c->n_addrs) /* the audit names the last address that failed */
+		addr_text(&c->addrs[c->n_addrs - 1], c->ex.addr, sizeof(c->ex.addr));
 	conn_fail(c, fail_for_errno(c->last_connect_err), NULL);
 }
 

@@ -270,6 +270,7 @@ START_TEST(connect_refused_502)
 	fx_stop(&f);
 	ck_assert_int_eq(fx_audit(&f, recs, 2), 1);
 	ck_assert_str_eq(js(recs[0], "error"), "connection refused");
+	ck_assert_str_eq(js(recs[0], "address"), "127.0.0.1");
 	ck_assert_str_eq(js(recs[0], "decision"), "allow");
 	fx_free_recs(recs, 1);
 }
