@@ -15,7 +15,7 @@ static void dial_next(struct conn *c);
 
 static int sock_open(int family)
 {
-#ifdef SOCK_NONBLOCK
+#if defined(SOCK_NONBLOCK) && !defined(HALO_PORTABLE)
 	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 #else
 	int fd = socket(family, SOCK_STREAM, 0);

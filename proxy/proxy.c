@@ -118,7 +118,7 @@ bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cl
 
 static int accept_nb(int lfd)
 {
-#if defined(__linux__)
+#if defined(__linux__) && !defined(HALO_PORTABLE)
 	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 #else
 	int fd = accept(lfd, NULL, NULL);
