@@ -22,6 +22,9 @@ int launch_signalfd_open(void)
 {
 	sigset_t set;
 
+	/* A caller that ignores SIGCHLD (inherited across exec) would have our children
+	 * reaped by the kernel, and waitpid() could not report the command's status. */
+	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&set);
 	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
 		sigaddset(&set, launch_forwarded_signals[i]);

@@ -80,6 +80,9 @@ for way in "${ways[@]}"; do
 
 	run_in "$way" --policy degrade.yaml -- sh -c 'exit 42'
 	expect "$w, degraded: exit status passes (42)" 42 "$RC"
+	local_pre="pre_$way[@]"
+	OUT=$(timeout -k 2 20 "${!local_pre}" env --ignore-signal=CHLD "$HALO" --policy degrade.yaml -- sh -c 'exit 42' 2>/dev/null </dev/null)
+	expect "$w, degraded: caller ignoring SIGCHLD: exit 42 still exact" 42 "$?"
 	run_in "$way" --policy degrade.yaml -- sh -c 'kill -TERM $$'
 	expect "$w, degraded: 128+N passes (143)" 143 "$RC"
 	run_in "$way" --policy degrade.yaml -- no-such-command-h5
@@ -136,7 +139,6 @@ for way in "${ways[@]}"; do
 		"$(pgrep -f "sleep $m" >/dev/null && echo "still running" || echo gone)"
 	pgrep -f "sleep $m" | xargs -r kill -KILL 2>/dev/null
 	# Signals sent to halo-run reach the command.
-	local_pre="pre_$way[@]"
 	rm -f sigs sigs.ready
 	"${!local_pre}" "$HALO" --quiet --policy degrade.yaml -- ./it_sup sigwait sigs </dev/null >/dev/null 2>&1 &
 	hpid=$!

@@ -65,6 +65,10 @@ expect "real segmentation fault: 128+11" 139 "$RC"
 sbx -- sh -c 'kill -USR1 $$'
 expect "killed by SIGUSR1: 128+10" 138 "$RC"
 
+# A caller that ignores SIGCHLD (inherited across exec) must not lose the status.
+OUT=$(timeout -k 2 20 env --ignore-signal=CHLD "$HALO" -- sh -c 'exit 42' 2>"$E" </dev/null)
+expect "caller ignoring SIGCHLD: exit 42 still exact" 42 "$?"
+
 printf '#!/bin/sh\necho should-not-run\n' >noexec.sh
 chmod 644 noexec.sh
 sbx -- ./noexec.sh
