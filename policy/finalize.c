@@ -187,9 +187,10 @@ int policy_finalize(struct halo_policy *p, const struct policy_ctx *ctx, struct 
 	if (prepare(f, ctx, &v) < 0)
 		goto out;
 	resolve_defaults(p);
-	policy_validate_misc(p, &v);
+	/* In the order of the schema, so messages read top to bottom like the file. */
 	policy_validate_paths(p, &v);
 	policy_validate_egress(p, &v, &domains_ok);
+	policy_validate_misc(p, &v);
 	policy_warn_duplicates(p, &v);
 	p->egress_default_allow = policy_effective_default_allow(p, false);
 	if (domains_ok) {
