@@ -36,7 +36,7 @@ bg_halo() {
 	WATCHDOG=$!
 }
 bg_wait() { # wait for halo-run; RC is its status
-	wait "$HPID"
+	wait "$HPID" 2>/dev/null
 	RC=$?
 	kill "$WATCHDOG" 2>/dev/null
 	wait "$WATCHDOG" 2>/dev/null
@@ -173,6 +173,30 @@ EOF
 	)
 	expect "SIG$s to halo-run: the command dies and halo-run exits $want" "$want" "$got"
 done
+
+# sandbox.mode: off is the policy's kill switch for the sandbox, not for supervision:
+# the limits (wall clock included), exit codes and signal forwarding still hold.
+printf 'sandbox: {mode: "off"}\n' >off.yaml
+sbx --quiet --policy off.yaml -- sh -c 'exit 42'
+expect "mode off: exit 42" 42 "$RC"
+t0=$SECONDS
+sbx --quiet --policy off.yaml --timeout 1 -- sh -c 'exec sleep 5 >/dev/null 2>&1'
+expect "mode off: --timeout 1 gives 124 within 3 s" "124 yes" "$RC $([ $((SECONDS - t0)) -le 3 ] && echo yes || echo no)"
+OUT=$(timeout -k 2 20 env --ignore-signal=CHLD "$HALO" --quiet --policy off.yaml -- sh -c 'exit 42' 2>"$E" </dev/null)
+expect "mode off: caller ignoring SIGCHLD: exit 42 still exact" 42 "$?"
+m="1000.$RANDOM$RANDOM"
+bg_halo --quiet --policy off.yaml -- sh -c "exec sleep $m"
+if wait_for 10 pgrep -f "sleep $m" >/dev/null; then
+	kill -TERM "$HPID"
+	bg_wait
+	expect "mode off: SIGTERM to halo-run ends the command (143)" 143 "$RC"
+	expect "mode off: no orphan after SIGTERM" yes "$(wait_for 2 marker_gone "sleep $m" && echo yes || echo no)"
+else
+	fail "mode off: SIGTERM" "the command never started"
+	kill -KILL "$HPID" 2>/dev/null
+	bg_wait
+fi
+reap_marker "sleep $m"
 
 # ------------------------------------------------------------------ no orphans
 m="1000.$RANDOM$RANDOM"
