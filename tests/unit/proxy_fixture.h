@@ -60,7 +60,7 @@ static struct halo_policy *fx_policy(const char *yaml)
 	"egress:\n"                                                                                \
 	"  default: deny\n"                                                                        \
 	"  allowedDomains: [origin.test, origin6.test, second.test, mixed.test, meta.test,\n"      \
-	"                   slow.test, nxdomain.test, 127.0.0.1, '::1']\n"                         \
+	"                   slow.test, nxdomain.test, twoaddr.test, 127.0.0.1, '::1']\n"           \
 	"  deniedDomains: [pastebin.com]\n"                                                        \
 	"  allowPrivate: [127.0.0.0/8, '::1/128']\n"
 
@@ -87,6 +87,7 @@ static int fx_lookup(const char *name, struct proxy_addr *out, size_t max, size_
 	    {"mixed.test", {"127.0.0.1", "10.0.0.1"}, 0},
 	    {"meta.test", {"127.0.0.1", "169.254.169.254"}, 0},
 	    {"slow.test", {"127.0.0.1"}, 1500},
+	    {"twoaddr.test", {"127.0.0.3", "127.0.0.1"}, 0}, /* the first one hangs */
 	};
 
 	*n = 0;

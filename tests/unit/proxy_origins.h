@@ -175,6 +175,7 @@ struct http_origin {
 	volatile bool stop;
 	pthread_mutex_t mu;
 	char last[8192];
+	char all[32768]; /* every request, each followed by "\n--\n" */
 };
 
 static const struct {
@@ -227,6 +228,10 @@ static void *http_origin_loop(void *arg)
 		req[n] = '\0';
 		pthread_mutex_lock(&o->mu);
 		snprintf(o->last, sizeof(o->last), "%s", req);
+		if (strlen(o->all) + n + 5 < sizeof(o->all)) {
+			strcat(o->all, req);
+			strcat(o->all, "\n--\n");
+		}
 		pthread_mutex_unlock(&o->mu);
 		for (size_t i = 0; i < sizeof(http_canned) / sizeof(http_canned[0]); i++)
 			if (strcmp(path, http_canned[i].path) == 0)
@@ -258,6 +263,13 @@ static void http_origin_last(struct http_origin *o, char *out, size_t n)
 {
 	pthread_mutex_lock(&o->mu);
 	snprintf(out, n, "%s", o->last);
+	pthread_mutex_unlock(&o->mu);
+}
+
+static void http_origin_all(struct http_origin *o, char *out, size_t n)
+{
+	pthread_mutex_lock(&o->mu);
+	snprintf(out, n, "%s", o->all);
 	pthread_mutex_unlock(&o->mu);
 }
 
