@@ -561,6 +561,57 @@ START_TEST(socks5_refused_address_02)
 }
 END_TEST
 
+/* ---------------------------------------------------------- auth secret */
+
+static void with_secret(struct proxy_options *o)
+{
+	o->auth_secret = "s3cret";
+}
+
+/* The macOS build's listener is on the host's loopback: only a client that knows the
+ * run's secret (any user name, the secret as password) gets through; SOCKS5 cannot
+ * carry it, so every method is refused. */
+START_TEST(auth_secret_required)
+{
+	static const struct {
+		const char *auth;
+		int status;
+	} rows[] = {
+	    {NULL, 407},
+	    {"Basic aGFsbzp3cm9uZw==", 407}, /* halo:wrong */
+	    {"Bearer s3cret", 407},
+	    {"Basic aGFsbzpzM2NyZXQ=", 200}, /* halo:s3cret */
+	};
+	struct fx_proxy f;
+	struct origin o;
+	char req[512], head[1024], buf[4];
+	int fd;
+
+	origin_start(&o, ORIGIN_ECHO);
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, with_secret);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		fd = cli_connect(f.http_port);
+		snprintf(req, sizeof(req),
+			 "CONNECT origin.test:%d HTTP/1.1\r\nHost: origin.test:%d\r\n%s%s%s\r\n",
+			 o.port, o.port, rows[i].auth ? "Proxy-Authorization: " : "",
+			 rows[i].auth ? rows[i].auth : "", rows[i].auth ? "\r\n" : "");
+		cli_sends(fd, req);
+		cli_recv_until(fd, head, sizeof(head), "\r\n\r\n");
+		ck_assert_msg(status_of(head) == rows[i].status, "row %zu: %s", i, head);
+		if (rows[i].status == 407)
+			ck_assert_ptr_nonnull(strstr(head, "\r\nProxy-Authenticate: Basic"));
+		close(fd);
+	}
+	fd = cli_connect(f.socks_port);
+	cli_send(fd, "\x05\x01\x00", 3);
+	ck_assert_uint_eq(cli_recv_n(fd, buf, 2), 2);
+	ck_assert(buf[0] == 5 && (uint8_t)buf[1] == 0xff);
+	close(fd);
+	fx_stop(&f);
+	origin_stop(&o);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- summary */
 
 START_TEST(summary_table)
@@ -612,6 +663,7 @@ static Suite *proxy_suite(void)
 	tcase_add_loop_test(tc, half_close_propagated, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, socks5_each_atyp, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, socks5_refused_address_02, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, auth_secret_required, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, summary_table, FIRST_BACKEND, END_BACKEND);
 	suite_add_tcase(s, tc);
 	return s;
