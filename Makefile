@@ -56,13 +56,21 @@ all: $(BIN) helpers
 
 helpers: $(HELP_BIN)
 
+# Quiet by default (one line per file); `make V=1` shows the commands.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
 $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libhalo.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -70,11 +78,13 @@ $(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
+	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS)
+	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS)
 
 # Install the Debian packages that are missing (apt-get update first). Silent when
 # everything is there; a clear message when it cannot install.

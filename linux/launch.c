@@ -109,15 +109,47 @@ static int start_child(const struct linux_launch *l, struct linux_cgroup *cg, pi
 	return 0;
 }
 
-/* failIfUnavailable: false and no user namespace: Landlock, seccomp, limits and the
- * environment still apply; the mount layout, masks and namespaces do not. */
-static int run_degraded(const struct linux_launch *l, struct launch_fds *f, int *status,
-			struct halo_err *e)
+/* Without a pid namespace nothing ends the command's background processes with it:
+ * halo-run becomes their subreaper and, once the command is done, kills whatever is
+ * left (bounded rounds: a killed process's children are reparented to us). */
+static void kill_descendants(void)
 {
-	struct linux_scan none = {0};
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	char path[64], buf[4096];
 
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	for (int round = 0; round < 64; round++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+		ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		char *p = buf, *end;
+
+		if (fd >= 0)
+			close(fd);
+		if (len <= 0)
+			break;
+		buf[len] = 0;
+		for (long pid; (pid = strtol(p, &end, 10)) > 0 && end != p; p = end, n++)
+			kill((pid_t)pid, SIGKILL);
+		while (waitpid(-1, NULL, n ? 0 : WNOHANG) > 0 && --n > 0)
+			;
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* No namespaces: failIfUnavailable: false without user namespaces (`layers`: Landlock,
+ * seccomp, no capabilities still apply), or sandbox.mode: off (limits and the clean
+ * environment only). The forked child becomes the command itself, so forwarded
+ * signals and the wall-clock kill reach it. */
+static int run_without_namespaces(const struct linux_launch *l, const struct linux_scan *scan,
+				  const struct linux_cgroup *cg, bool layers, struct launch_fds *f,
+				  int *status, struct halo_err *e)
+{
+	pid_t parent = getpid();
+	pid_t pid;
+	int rc;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	pid = fork();
 	if (pid < 0) {
 		halo_err_set(e, "fork: %s", strerror(errno));
 		return -errno;
@@ -128,21 +160,49 @@ static int run_degraded(const struct linux_launch *l, struct launch_fds *f, int 
 		close(f->report_r);
 		close(f->status_r);
 		close(f->sig_fd);
-		/* Without a pid namespace there is no init to hold the command: this child
-		 * becomes the command itself, so forwarded signals and the wall-clock kill
-		 * reach it, and the parent-death signal (kept across exec: no set-id with
-		 * no_new_privs) ends it with halo-run. */
+		/* The parent-death signal is kept across exec (no set-id with
+		 * no_new_privs) and ends the command with halo-run. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(LINUX_SETUP_FAILED);
-		linux_landlock_apply_or_die(l, &none, rfd);
-		linux_caps_drop_or_die(rfd);
-		linux_seccomp_apply_or_die(rfd);
+		if (linux_cgroup_attach(cg, getpid()) < 0)
+			linux_die(rfd, "cgroup", errno, "join the sandbox's cgroup");
+		if (layers) {
+			linux_landlock_apply_or_die(l, scan, rfd);
+			linux_caps_drop_or_die(rfd);
+			linux_seccomp_apply_or_die(rfd);
+		}
 		launch_exec_command_or_die(l, rfd);
 	}
 	close(f->report_w);
 	close(f->status_w);
 	f->report_w = f->status_w = -1;
-	return linux_supervise(l, pid, f, false, status, e);
+	rc = linux_supervise(l, pid, f, false, status, e);
+	kill_descendants();
+	return rc;
+}
+
+/* sandbox.mode: off — the policy's explicit kill switch: limits, the clean
+ * environment and supervision (timeout, signals, no leftovers) still apply. */
+static int run_unsandboxed(const struct linux_launch *l, int *status, struct halo_err *e)
+{
+	struct linux_cgroup cg = {0};
+	struct launch_fds f;
+	int rc;
+
+	if (!l->quiet)
+		fprintf(stderr, "halo-run: sandbox.mode is off: the command runs unsandboxed\n");
+	rc = linux_cgroup_setup(&l->limits, &cg, e);
+	if (rc < 0)
+		return rc;
+	rc = fds_open(&f);
+	if (rc < 0) {
+		halo_err_set(e, "could not create the supervisor's pipes: %s", strerror(-rc));
+	} else {
+		rc = run_without_namespaces(l, NULL, &cg, false, &f, status, e);
+		fds_close(&f);
+	}
+	linux_cgroup_cleanup(&cg);
+	return rc;
 }
 
 static void warn_degraded(const struct linux_launch *l)
@@ -165,6 +225,8 @@ int linux_run(const struct linux_launch *l, int *status, struct halo_err *e)
 	pid_t child;
 	int rc;
 
+	if (l->unsandboxed)
+		return run_unsandboxed(l, status, e);
 	rc = linux_scan(l, &scan, e);
 	if (rc < 0)
 		return rc;
@@ -196,7 +258,7 @@ int linux_run(const struct linux_launch *l, int *status, struct halo_err *e)
 			rc = -err;
 		} else {
 			warn_degraded(l);
-			rc = run_degraded(l, &f, status, e);
+			rc = run_without_namespaces(l, &scan, &cg, true, &f, status, e);
 		}
 		fds_close(&f);
 		goto out;

@@ -22,6 +22,7 @@ struct linux_launch {
 	char **envp; /* built by runner/env */
 	struct rlimits_set limits;
 	bool quiet;
+	bool unsandboxed; /* sandbox.mode: off — limits, environment, supervision only */
 };
 
 /* Run argv in the sandbox and wait. *status is the exit code halo-run should return

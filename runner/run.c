@@ -57,36 +57,7 @@ static int check_workspace(const struct halo_policy *p, const char *ws)
 	return 0;
 }
 
-/* sandbox.mode: off — the policy's explicit kill switch: limits and the clean
- * environment still apply, nothing else does. */
-static int run_unsandboxed(const struct linux_launch *l)
-{
-	struct halo_err e = {{0}};
-	int ws;
-	pid_t pid;
-
-	if (!l->quiet)
-		fprintf(stderr, "halo-run: sandbox.mode is off: the command runs unsandboxed\n");
-	pid = fork();
-	if (pid < 0)
-		return HALO_EXIT_SETUP;
-	if (pid == 0) {
-		if (rlimits_apply(&l->limits, &e) < 0) {
-			fprintf(stderr, "halo-run: %s\n", e.msg);
-			_exit(HALO_EXIT_SETUP);
-		}
-		environ = l->envp;
-		execvp(l->argv[0], l->argv);
-		fprintf(stderr, "halo-run: %s: %s\n", l->argv[0], strerror(errno));
-		_exit(errno == ENOENT ? HALO_EXIT_NOTFOUND : HALO_EXIT_NOEXEC);
-	}
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
-			return HALO_EXIT_SETUP;
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
-static int launch(const struct runner_opts *o, struct runner_env *re, struct linux_launch *l)
+static int launch(const struct runner_opts *o, struct linux_launch *l)
 {
 	struct halo_err e = {{0}};
 	int status = HALO_EXIT_SETUP;
@@ -98,8 +69,6 @@ static int launch(const struct runner_opts *o, struct runner_env *re, struct lin
 			fprintf(stderr, "halo-run: %s\n", e.msg);
 		return rc < 0 ? HALO_EXIT_SETUP : 0;
 	}
-	if (re->policy->mode == POLICY_MODE_OFF)
-		return run_unsandboxed(l);
 	rc = linux_run(l, &status, &e);
 	if (rc < 0) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);
@@ -136,13 +105,14 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.n_policy_files = re.n_paths;
 	l.argv = o->rest;
 	l.quiet = o->quiet;
+	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;
 	l.envp = runner_env_build(re.policy, environ, "/tmp", &e);
 	if (!l.envp) {
 		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
 		rc = HALO_EXIT_SETUP;
 		goto out;
 	}
-	rc = launch(o, &re, &l);
+	rc = launch(o, &l);
 	runner_env_free(l.envp);
 out:
 	runner_env_release(&re);
