@@ -105,7 +105,8 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 	fprintf(out, "not enforced:\n"
 		     "  files created after launch that match a protected glob are not masked\n"
 		     "  a hard link to a protected file inside a writable tree is not masked\n"
-		     "  egress: no proxy yet; the sandbox has loopback only (all outbound traffic fails)\n");
+		     "  egress: only through halo-run's proxy (HTTP 127.0.0.1:3128, SOCKS5 "
+		     "127.0.0.1:1080); tools that ignore the proxy variables find no route\n");
 	if (userns != 0)
 		fprintf(out, "  %s\n", l->policy->fail_if_unavailable == 0
 					       ? "namespaces, mount layout and masks (user namespaces "

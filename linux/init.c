@@ -66,6 +66,25 @@ static void loopback_up_or_die(int rfd)
 		linux_die(rfd, "network namespace", -rc, "bring up the loopback interface");
 }
 
+/* The proxy's listeners are made here, inside the sandbox's network namespace, and
+ * handed to the supervisor: the command sees a proxy on its own loopback and no
+ * other way out. */
+static void hand_over_listeners_or_die(struct launch_fds *f, int rfd)
+{
+	struct netns_listener ls[NETNS_MAX_LISTENERS];
+	size_t n = 0;
+	int rc = netns_listen_all(ls, &n);
+
+	if (rc < 0)
+		linux_die(rfd, "network namespace", -rc, "listen on the proxy ports");
+	rc = netns_send_listeners(f->lsock_w, ls, n);
+	for (size_t i = 0; i < n; i++)
+		close(ls[i].fd);
+	close(f->lsock_w);
+	if (rc < 0)
+		linux_die(rfd, "network namespace", -rc, "pass the proxy listeners to halo-run");
+}
+
 static void noop_handler(int sig)
 {
 	(void)sig;
@@ -142,6 +161,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	close(f->report_r);
 	close(f->status_r);
 	close(f->go_w);
+	close(f->lsock_r);
 	close(f->sig_fd);
 	/* If the supervisor dies, so does the sandbox (and, as pid 1, all of it). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -151,6 +171,10 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	if (sethostname("halo", 4) < 0)       /* uts: the host's name stays outside */
 		linux_die(rfd, "uts namespace", errno, "sethostname");
 	loopback_up_or_die(rfd);              /* net: loopback only, no route out */
+	if (l->egress_proxy)                  /* ... and halo-run's proxy on it */
+		hand_over_listeners_or_die(f, rfd);
+	else
+		close(f->lsock_w);
 	linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
 	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
@@ -195,11 +219,11 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
 	if (pid < 0)
 		linux_die(rfd, "spawn", errno, "fork the command");
 	if (pid == 0)
-		launch_exec_command_or_die(l, rfd);
+		launch_exec_command_or_die(l, l->envp, rfd);
 	return pid;
 }
 
-void launch_exec_command_or_die(const struct linux_launch *l, int rfd)
+void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int rfd)
 {
 	struct halo_err e = {{0}};
 	sigset_t none;
@@ -213,7 +237,7 @@ void launch_exec_command_or_die(const struct linux_launch *l, int rfd)
 		linux_die(rfd, "limits", errno, "%s", e.msg);
 	close_fds_except(rfd);
 	/* execvp looks PATH up in environ, so the command's own PATH decides. */
-	environ = l->envp;
+	environ = envp ? envp : l->envp;
 	execvp(l->argv[0], l->argv);
 	report_exec_failure(rfd, errno, l->argv[0]);
 	_exit(127);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "linux/linux_int.h"
+#include "netns/netns.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -81,9 +82,8 @@ static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
 static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
 					       "/dev/pts"};
 
-/* What the ruleset restricts. The egress work may fill connect_ports (ABI >= 4) to
- * let TCP connect only to the proxy; empty today: the network namespace already
- * leaves nothing else to connect to. */
+/* What the ruleset restricts; connect_ports (ABI >= 4) lets TCP connect only to the
+ * proxy when the sandbox's egress goes through it. */
 struct ll_plan {
 	int abi;
 	uint64_t fs;
@@ -99,9 +99,17 @@ int linux_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
-static void plan_for_abi(struct ll_plan *p, int abi)
+/* The sandbox's own proxy ports: the only TCP destinations once egress goes
+ * through halo-run (defence in depth behind the network namespace). */
+static const uint16_t proxy_ports[] = {NETNS_HTTP_PORT, NETNS_SOCKS_PORT};
+
+static void plan_for_abi(struct ll_plan *p, int abi, bool egress_proxy)
 {
 	*p = (struct ll_plan){.abi = abi};
+	if (abi >= 4 && egress_proxy) {
+		p->connect_ports = proxy_ports;
+		p->n_connect_ports = sizeof(proxy_ports) / sizeof(proxy_ports[0]);
+	}
 	for (size_t i = 0; i < sizeof(write_rights) / sizeof(write_rights[0]); i++)
 		if (abi >= write_rights[i].abi)
 			p->fs |= write_rights[i].right;
@@ -197,8 +205,7 @@ void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linu
 	struct ll_ruleset_attr attr;
 	int ruleset;
 
-	(void)l;
-	plan_for_abi(&p, linux_landlock_abi());
+	plan_for_abi(&p, linux_landlock_abi(), l->egress_proxy);
 	if (p.abi == 0)
 		return; /* no Landlock: the launcher says so in --dry-run and doctor */
 	attr = (struct ll_ruleset_attr){

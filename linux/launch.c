@@ -1,4 +1,5 @@
-/* The Linux launch: scan, cgroups, clone into new namespaces, supervise. Fails closed:
+/* The Linux launch: scan, cgroups, clone into new namespaces, hand over the proxy
+ * listeners, and at the end reap and report. Fails closed:
  * when a layer the policy asks for cannot be built, the command does not run, unless
  * the policy says failIfUnavailable: false — then what is missing is printed. */
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +22,8 @@
 
 static void fds_close(struct launch_fds *f)
 {
-	int *all[] = {&f->report_r, &f->report_w, &f->status_r, &f->status_w,
-		      &f->go_r,     &f->go_w,     &f->sig_fd};
+	int *all[] = {&f->report_r, &f->report_w, &f->status_r, &f->status_w, &f->go_r,
+		      &f->go_w,     &f->lsock_r,  &f->lsock_w,  &f->sig_fd};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (*all[i] >= 0) {
@@ -32,7 +34,7 @@ static void fds_close(struct launch_fds *f)
 
 static int fds_open(struct launch_fds *f)
 {
-	int p[3][2];
+	int p[3][2], sp[2];
 
 	memset(f, -1, sizeof(*f));
 	for (int i = 0; i < 3; i++)
@@ -50,6 +52,13 @@ static int fds_open(struct launch_fds *f)
 	f->status_w = p[1][1];
 	f->go_r = p[2][0];
 	f->go_w = p[2][1];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		int err = errno;
+		fds_close(f);
+		return -err;
+	}
+	f->lsock_r = sp[0];
+	f->lsock_w = sp[1];
 	f->sig_fd = launch_signalfd_open();
 	if (f->sig_fd < 0) {
 		int err = -f->sig_fd;
@@ -57,6 +66,17 @@ static int fds_open(struct launch_fds *f)
 		return -err;
 	}
 	return 0;
+}
+
+static void close_child_ends(struct launch_fds *f)
+{
+	int *ends[] = {&f->report_w, &f->status_w, &f->go_r, &f->lsock_w};
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (*ends[i] >= 0) {
+			close(*ends[i]);
+			*ends[i] = -1;
+		}
 }
 
 bool linux_userns_error(int err)
@@ -83,29 +103,50 @@ static pid_t clone_sandbox(void)
 	return (pid_t)syscall(SYS_clone, SANDBOX_NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
-static int start_child(const struct linux_launch *l, struct linux_cgroup *cg, pid_t child,
-		       struct launch_fds *f, struct halo_err *e)
+static void kill_and_reap(pid_t pid)
 {
-	close(f->report_w);
-	close(f->status_w);
-	close(f->go_r);
-	f->report_w = f->status_w = f->go_r = -1;
-	if (linux_cgroup_attach(cg, child) < 0) {
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The supervisor's hold on the child: a pidfd the event loop watches. */
+static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
+{
+	sb->pidfd = (int)syscall(SYS_pidfd_open, sb->child, 0);
+	if (sb->pidfd >= 0)
+		return 0;
+	halo_err_set(e, "pidfd_open: %s", strerror(errno));
+	kill_and_reap(sb->child);
+	return -EIO;
+}
+
+/* The child waits for "go" until it is accounted for in the cgroups; then, with
+ * egress through the proxy, it hands over the listeners it made in its namespace. */
+static int start_init(struct linux_sandbox *sb, struct halo_err *e)
+{
+	struct launch_fds *f = &sb->f;
+	int rc;
+
+	close_child_ends(f);
+	if (linux_cgroup_attach(&sb->cg, sb->child) < 0) {
 		halo_err_set(e, "could not place the sandbox in its cgroup: %s", strerror(errno));
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		kill_and_reap(sb->child);
 		return -EPERM;
 	}
-	(void)l;
-	/* Go: the child starts building its layers only once it is accounted for. */
 	if (write(f->go_w, "g", 1) != 1) {
 		halo_err_set(e, "could not start the sandbox: %s", strerror(errno));
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		kill_and_reap(sb->child);
 		return -EPIPE;
 	}
 	close(f->go_w);
 	f->go_w = -1;
+	if ((rc = watch_child(sb, e)) < 0 || !sb->l->egress_proxy)
+		return rc;
+	/* No listeners means the child failed before making them: it is killed, and
+	 * linux_finish reports the setup step that failed. */
+	if (netns_recv_listeners(f->lsock_r, sb->listeners, &sb->n_listeners, 10000) < 0)
+		kill(sb->child, SIGKILL);
 	return 0;
 }
 
@@ -140,21 +181,21 @@ static void kill_descendants(void)
  * seccomp, no capabilities still apply), or sandbox.mode: off (limits and the clean
  * environment only). The forked child becomes the command itself, so forwarded
  * signals and the wall-clock kill reach it. */
-static int run_without_namespaces(const struct linux_launch *l, const struct linux_scan *scan,
-				  const struct linux_cgroup *cg, bool layers, struct launch_fds *f,
-				  int *status, struct halo_err *e)
+static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struct halo_err *e)
 {
+	const struct linux_launch *l = sb->l;
+	struct launch_fds *f = &sb->f;
 	pid_t parent = getpid();
-	pid_t pid;
-	int rc;
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	pid = fork();
-	if (pid < 0) {
+	sb->subreaper = true;
+	sb->via_init = false;
+	sb->child = fork();
+	if (sb->child < 0) {
 		halo_err_set(e, "fork: %s", strerror(errno));
 		return -errno;
 	}
-	if (pid == 0) {
+	if (sb->child == 0) {
 		int rfd = f->report_w;
 
 		close(f->report_r);
@@ -164,45 +205,19 @@ static int run_without_namespaces(const struct linux_launch *l, const struct lin
 		 * no_new_privs) and ends the command with halo-run. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(LINUX_SETUP_FAILED);
-		if (linux_cgroup_attach(cg, getpid()) < 0)
+		if (linux_cgroup_attach(&sb->cg, getpid()) < 0)
 			linux_die(rfd, "cgroup", errno, "join the sandbox's cgroup");
 		if (layers) {
-			linux_landlock_apply_or_die(l, scan, rfd);
+			linux_landlock_apply_or_die(l, &sb->scan, rfd);
 			linux_caps_drop_or_die(rfd);
 			linux_seccomp_apply_or_die(rfd);
 		}
-		launch_exec_command_or_die(l, rfd);
+		/* No network namespace, so no proxy of ours: no variables pointing at one
+		 * (a host service on that port would otherwise get the traffic). */
+		launch_exec_command_or_die(l, l->envp_direct ? l->envp_direct : l->envp, rfd);
 	}
-	close(f->report_w);
-	close(f->status_w);
-	f->report_w = f->status_w = -1;
-	rc = linux_supervise(l, pid, f, false, status, e);
-	kill_descendants();
-	return rc;
-}
-
-/* sandbox.mode: off — the policy's explicit kill switch: limits, the clean
- * environment and supervision (timeout, signals, no leftovers) still apply. */
-static int run_unsandboxed(const struct linux_launch *l, int *status, struct halo_err *e)
-{
-	struct linux_cgroup cg = {0};
-	struct launch_fds f;
-	int rc;
-
-	if (!l->quiet)
-		fprintf(stderr, "halo-run: sandbox.mode is off: the command runs unsandboxed\n");
-	rc = linux_cgroup_setup(&l->limits, &cg, e);
-	if (rc < 0)
-		return rc;
-	rc = fds_open(&f);
-	if (rc < 0) {
-		halo_err_set(e, "could not create the supervisor's pipes: %s", strerror(-rc));
-	} else {
-		rc = run_without_namespaces(l, NULL, &cg, false, &f, status, e);
-		fds_close(&f);
-	}
-	linux_cgroup_cleanup(&cg);
-	return rc;
+	close_child_ends(f);
+	return watch_child(sb, e);
 }
 
 static void warn_degraded(const struct linux_launch *l)
@@ -215,60 +230,105 @@ static void warn_degraded(const struct linux_launch *l)
 			"and /run, persistence guard, pid/ipc/uts/net isolation (egress is open).\n");
 }
 
-int linux_run(const struct linux_launch *l, int *status, struct halo_err *e)
+/* Scan, cgroups, pipes: everything the supervisor prepares before the child exists. */
+static int prepare(struct linux_sandbox *sb, bool may_degrade, struct halo_err *e)
 {
-	struct linux_scan scan = {0};
-	struct linux_cgroup cg = {0};
-	struct launch_fds f;
-	struct launch_ids ids = {getuid(), getgid()};
-	bool may_degrade = l->policy->fail_if_unavailable == 0;
-	pid_t child;
+	const struct linux_launch *l = sb->l;
 	int rc;
 
-	if (l->unsandboxed)
-		return run_unsandboxed(l, status, e);
-	rc = linux_scan(l, &scan, e);
-	if (rc < 0)
-		return rc;
-	if (scan.truncated && !may_degrade) {
-		halo_err_set(e, "the workspace scan stopped at %zu entries before covering every "
-				"protected path; run in a smaller workspace",
-			     scan.entries_scanned);
-		rc = -E2BIG;
-		goto out;
+	if (!l->unsandboxed) {
+		if ((rc = linux_scan(l, &sb->scan, e)) < 0)
+			return rc;
+		if (sb->scan.truncated && !may_degrade) {
+			halo_err_set(e, "the workspace scan stopped at %zu entries before covering "
+					"every protected path; run in a smaller workspace",
+				     sb->scan.entries_scanned);
+			return -E2BIG;
+		}
 	}
-	rc = linux_cgroup_setup(&l->limits, &cg, e);
+	rc = linux_cgroup_setup(&l->limits, &sb->cg, e);
 	if (rc < 0 && !may_degrade)
-		goto out;
+		return rc;
 	if (rc < 0 && !l->quiet)
 		fprintf(stderr, "halo-run: WARNING: %s (failIfUnavailable: false)\n", e->msg);
-	rc = fds_open(&f);
-	if (rc < 0) {
+	if ((rc = fds_open(&sb->f)) < 0)
 		halo_err_set(e, "could not create the supervisor's pipes: %s", strerror(-rc));
-		goto out;
+	return rc;
+}
+
+static void sandbox_free(struct linux_sandbox *sb)
+{
+	for (size_t i = 0; i < sb->n_listeners; i++)
+		close(sb->listeners[i].fd);
+	if (sb->pidfd >= 0)
+		close(sb->pidfd);
+	fds_close(&sb->f);
+	linux_cgroup_cleanup(&sb->cg);
+	linux_scan_free(&sb->scan);
+	free(sb);
+}
+
+static int start(struct linux_sandbox *sb, struct halo_err *e)
+{
+	const struct linux_launch *l = sb->l;
+	bool may_degrade = l->policy->fail_if_unavailable == 0;
+	struct launch_ids ids = {getuid(), getgid()};
+	int rc, err;
+
+	if ((rc = prepare(sb, may_degrade, e)) < 0)
+		return rc;
+	if (l->unsandboxed) {
+		if (!l->quiet)
+			fprintf(stderr, "halo-run: sandbox.mode is off: the command runs unsandboxed\n");
+		return start_without_namespaces(sb, false, e);
 	}
-	child = clone_sandbox();
-	if (child == 0)
-		linux_init_main(l, &scan, &ids, &f);
-	if (child < 0) {
-		int err = errno;
-		if (!linux_userns_error(err) || !may_degrade) {
-			halo_err_set(e, "cannot create the sandbox's namespaces (%s): %s", strerror(err),
-				     linux_userns_error(err) ? linux_userns_advice() : "clone failed");
-			rc = -err;
-		} else {
-			warn_degraded(l);
-			rc = run_without_namespaces(l, &scan, &cg, true, &f, status, e);
-		}
-		fds_close(&f);
-		goto out;
+	sb->via_init = true;
+	sb->child = clone_sandbox();
+	if (sb->child == 0)
+		linux_init_main(l, &sb->scan, &ids, &sb->f);
+	if (sb->child > 0)
+		return start_init(sb, e);
+	err = errno;
+	if (!linux_userns_error(err) || !may_degrade) {
+		halo_err_set(e, "cannot create the sandbox's namespaces (%s): %s", strerror(err),
+			     linux_userns_error(err) ? linux_userns_advice() : "clone failed");
+		return -err;
 	}
-	rc = start_child(l, &cg, child, &f, e);
-	if (rc == 0)
-		rc = linux_supervise(l, child, &f, true, status, e);
-	fds_close(&f);
-out:
-	linux_cgroup_cleanup(&cg);
-	linux_scan_free(&scan);
+	warn_degraded(l);
+	return start_without_namespaces(sb, true, e);
+}
+
+int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct halo_err *e)
+{
+	struct linux_sandbox *sb = calloc(1, sizeof(*sb));
+	int rc;
+
+	*out = NULL;
+	if (!sb) {
+		halo_err_set(e, "out of memory");
+		return -ENOMEM;
+	}
+	sb->l = l;
+	sb->pidfd = -1;
+	memset(&sb->f, -1, sizeof(sb->f));
+	rc = start(sb, e);
+	if (rc < 0) {
+		sandbox_free(sb);
+		return rc;
+	}
+	*out = sb;
+	return 0;
+}
+
+int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e)
+{
+	int ws = 0, rc;
+
+	while (waitpid(sb->child, &ws, 0) < 0 && errno == EINTR)
+		;
+	rc = launch_outcome(sb, ws, status, e);
+	if (sb->subreaper)
+		kill_descendants();
+	sandbox_free(sb);
 	return rc;
 }

@@ -13,7 +13,23 @@ struct launch_fds {
 	int report_r, report_w; /* setup failures and exec errors (struct linux_report) */
 	int status_r, status_w; /* init writes the command's wait status (int) */
 	int go_r, go_w;         /* supervisor → init: placed in cgroups, proceed */
+	int lsock_r, lsock_w;   /* init → supervisor: proxy listeners (SCM_RIGHTS) */
 	int sig_fd;             /* the supervisor's signalfd; closed in the child */
+};
+
+/* Everything the supervisor holds for one run. */
+struct linux_sandbox {
+	const struct linux_launch *l;
+	struct linux_scan scan;
+	struct linux_cgroup cg;
+	struct launch_fds f;
+	pid_t child;
+	int pidfd;
+	bool via_init;      /* child is the sandbox's init (else the command itself) */
+	bool timed_out;
+	bool subreaper;     /* no pid namespace: leftovers are ours to kill */
+	struct netns_listener listeners[NETNS_MAX_LISTENERS];
+	size_t n_listeners;
 };
 
 struct launch_ids {
@@ -35,13 +51,11 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
 
 /* The command's side of launch_spawn_command_or_die, in the calling process: signal
  * dispositions reset, rlimits, fds closed, environment, exec. Never returns. */
-void launch_exec_command_or_die(const struct linux_launch *l, int report_fd)
+void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int report_fd)
 	__attribute__((noreturn));
 
-/* Wait for the sandbox's init (or the unsandboxed child in degraded mode), forwarding
- * signals and enforcing the wall-clock limit; computes halo-run's exit code. */
-int linux_supervise(const struct linux_launch *l, pid_t child, struct launch_fds *f,
-		    bool via_init, int *status, struct halo_err *e);
+/* How the sandbox ended, as halo-run's exit code (see linux_finish). */
+int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e);
 
 /* Is this clone() errno the "user namespaces unavailable" family? And what to do. */
 bool linux_userns_error(int err);

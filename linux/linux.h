@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "netns/netns.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 
@@ -19,18 +20,39 @@ struct linux_launch {
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;
 	char *const *argv;
-	char **envp; /* built by runner/env */
+	char **envp;        /* built by runner/env (with the proxy variables when egress_proxy) */
+	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
 	bool unsandboxed; /* sandbox.mode: off — limits, environment, supervision only */
+	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
 };
 
-/* Run argv in the sandbox and wait. *status is the exit code halo-run should return
- * (command status, 128+N, 124 on timeout, 126/127 when exec failed). Returns 0 when
- * the command ran, 1 when it ended in a way halo-run must explain (timeout, exec
- * failure: the message is in e), -errno with e set when the sandbox could not be
- * built (the caller exits 125). */
-int linux_run(const struct linux_launch *l, int *status, struct halo_err *e);
+/* A running sandbox, driven step by step so that the runner's one event loop can
+ * also carry the proxy:
+ *   linux_start → watch exit_fd and signal_fd (forward_signals when readable; kill on
+ *   the wall-clock limit) → linux_finish once exit_fd is readable. */
+struct linux_sandbox;
+
+/* Build the sandbox and start the command. Returns 0, or -errno with e set when the
+ * sandbox could not be built (the caller exits 125; nothing ran). */
+int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct halo_err *e);
+
+int linux_sandbox_exit_fd(const struct linux_sandbox *sb);   /* readable: it ended */
+int linux_sandbox_signal_fd(const struct linux_sandbox *sb); /* readable: forward */
+void linux_sandbox_forward_signals(struct linux_sandbox *sb);
+/* The wall-clock limit: kill every process of the sandbox; finish reports 124. */
+void linux_sandbox_kill(struct linux_sandbox *sb);
+
+/* The proxy listeners made inside the sandbox's network namespace; the caller takes
+ * them (0 when there are none: mode off, or no user namespace). */
+size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
+
+/* Reap, release, and compute halo-run's exit code in *status (the command's status,
+ * 128+N, 124 on timeout, 126/127 when exec failed). Returns 0 when the command ran, 1
+ * when it ended in a way halo-run must explain (message in e), -errno when the
+ * sandbox failed during setup (the caller exits 125). Frees sb. */
+int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e);
 
 /* Print the plan: namespaces, mounts, masked paths, limits, environment, seccomp
  * summary, Landlock ABI, what is not enforced. Returns 0 or -errno. */

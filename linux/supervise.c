@@ -2,13 +2,11 @@
  * wall-clock limit, and turn how the sandbox ended into halo-run's exit code. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,26 +32,6 @@ int launch_signalfd_open(void)
 	return fd < 0 ? -errno : fd;
 }
 
-static int timer_open(long long seconds)
-{
-	struct itimerspec its;
-	int fd;
-
-	if (seconds <= 0)
-		return -1;
-	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = (time_t)seconds;
-	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
-		int err = errno;
-		close(fd);
-		return -err;
-	}
-	return fd;
-}
-
 static void forward_pending(int sfd, pid_t child)
 {
 	struct signalfd_siginfo si;
@@ -76,12 +54,18 @@ static int status_to_code(int ws)
 }
 
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
-static int outcome(const struct linux_launch *l, struct launch_fds *f, bool via_init, int init_ws,
-		   int *status, struct halo_err *e)
+int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e)
 {
+	struct launch_fds *f = &sb->f;
 	struct linux_report r;
 	int cmd_ws;
 
+	if (sb->timed_out) {
+		*status = 124;
+		halo_err_set(e, "wall-clock limit of %lld s reached; the sandbox was killed",
+			     sb->l->limits.wall_seconds);
+		return 1;
+	}
 	if (read(f->report_r, &r, sizeof(r)) == (ssize_t)sizeof(r)) {
 		if (r.kind == LINUX_REPORT_EXEC) {
 			*status = r.err == ENOENT ? 127 : 126;
@@ -94,65 +78,51 @@ static int outcome(const struct linux_launch *l, struct launch_fds *f, bool via_
 			     r.err ? ": " : "", r.err ? strerror(r.err) : "");
 		return -EPERM;
 	}
-	if (via_init) {
-		if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
-			*status = status_to_code(cmd_ws);
-			return 0;
-		}
-		/* init ended without a word: killed from outside, or died in setup. */
-		*status = status_to_code(init_ws);
-		if (WIFEXITED(init_ws) && WEXITSTATUS(init_ws) == LINUX_SETUP_FAILED) {
-			halo_err_set(e, "sandbox setup failed before the command started");
-			return -EPERM;
-		}
+	if (!sb->via_init) {
+		*status = status_to_code(child_ws);
 		return 0;
 	}
-	(void)l;
-	*status = status_to_code(init_ws);
+	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
+		*status = status_to_code(cmd_ws);
+		return 0;
+	}
+	/* init ended without a word: killed from outside, or died in setup. */
+	*status = status_to_code(child_ws);
+	if (WIFEXITED(child_ws) && WEXITSTATUS(child_ws) == LINUX_SETUP_FAILED) {
+		halo_err_set(e, "sandbox setup failed before the command started");
+		return -EPERM;
+	}
 	return 0;
 }
 
-int linux_supervise(const struct linux_launch *l, pid_t child, struct launch_fds *f,
-		    bool via_init, int *status, struct halo_err *e)
+int linux_sandbox_exit_fd(const struct linux_sandbox *sb)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-	int tfd = timer_open(l->limits.wall_seconds);
-	bool timed_out = false;
-	int ws = 0;
+	return sb->pidfd;
+}
 
-	if (pidfd < 0) {
-		halo_err_set(e, "pidfd_open: %s", strerror(errno));
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		return -errno;
-	}
-	for (;;) {
-		struct pollfd p[3] = {{pidfd, POLLIN, 0}, {f->sig_fd, POLLIN, 0}, {tfd, POLLIN, 0}};
-		if (poll(p, tfd >= 0 ? 3 : 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents & POLLIN)
-			forward_pending(f->sig_fd, child);
-		if (tfd >= 0 && (p[2].revents & POLLIN)) {
-			/* Killing pid 1 of the sandbox kills every process in it. */
-			timed_out = true;
-			kill(child, SIGKILL);
-		}
-		if (p[0].revents & POLLIN)
-			break;
-	}
-	while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
-		;
-	close(pidfd);
-	if (tfd >= 0)
-		close(tfd);
-	if (timed_out) {
-		*status = 124;
-		halo_err_set(e, "wall-clock limit of %lld s reached; the sandbox was killed",
-			     l->limits.wall_seconds);
-		return 1;
-	}
-	return outcome(l, f, via_init, ws, status, e);
+int linux_sandbox_signal_fd(const struct linux_sandbox *sb)
+{
+	return sb->f.sig_fd;
+}
+
+void linux_sandbox_forward_signals(struct linux_sandbox *sb)
+{
+	forward_pending(sb->f.sig_fd, sb->child);
+}
+
+void linux_sandbox_kill(struct linux_sandbox *sb)
+{
+	/* Killing pid 1 of the sandbox kills every process in it. */
+	sb->timed_out = true;
+	kill(sb->child, SIGKILL);
+}
+
+size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out)
+{
+	size_t n = sb->n_listeners;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = sb->listeners[i];
+	sb->n_listeners = 0;
+	return n;
 }

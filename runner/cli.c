@@ -24,8 +24,9 @@ void runner_usage(FILE *out)
 	      "  --limit K=V,...   cpu=SECONDS mem=SIZE fsize=SIZE nofile=N nproc=N wall=SECONDS\n"
 	      "  --timeout S       wall-clock limit; exit 124 when it is hit\n"
 	      "  --dry-run         print the sandbox plan and exit\n"
-	      "  --quiet           no warnings on stderr\n"
-	      "  --verbose         more detail\n"
+	      "  --audit FILE      append one JSON line per egress decision to FILE\n"
+	      "  --quiet           no warnings and no egress-denied lines on stderr\n"
+	      "  --verbose         an egress summary table at exit\n"
 	      "  --json            JSON output (policy)\n"
 	      "  -h, --help        this help;  --version  the version\n"
 	      "\n"
@@ -47,6 +48,7 @@ struct opt_row {
 
 static const struct opt_row opt_table[] = {
 	VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+	VALUE("--audit", audit),
 	FLAG("--dry-run", dry_run),      FLAG("--quiet", quiet),       FLAG("--verbose", verbose),
 	FLAG("--json", json),
 };

@@ -195,8 +195,56 @@ static int add_fixed(struct env_buf *b, const char *tmpdir)
 	return buf_put(b, "HALO_SANDBOX", 12, "1");
 }
 
+#define PROXY_HTTP  "http://127.0.0.1:3128"
+#define PROXY_SOCKS "socks5h://127.0.0.1:1080"
+#define NO_PROXY    "localhost,127.0.0.1,::1"
+
+/* The sandbox's only way out is halo-run's proxy on its own loopback. Each variable
+ * is there for the tools that read it; a tool that ignores all of them finds no
+ * route and fails closed. */
+static const struct {
+	const char *name;
+	const char *value;
+} proxy_vars[] = {
+    {"HTTP_PROXY", PROXY_HTTP},  /* Go, pip/requests (curl reads only http_proxy) */
+    {"HTTPS_PROXY", PROXY_HTTP}, /* curl, git (libcurl), Go, pip/requests, cargo */
+    {"http_proxy", PROXY_HTTP},  /* curl and wget read only the lower-case http_proxy */
+    {"https_proxy", PROXY_HTTP}, /* wget, git, python urllib */
+    {"ALL_PROXY", PROXY_SOCKS},  /* curl's fallback; SOCKS5 with remote resolution */
+    {"all_proxy", PROXY_SOCKS},
+    {"NO_PROXY", NO_PROXY}, /* in-sandbox services stay direct */
+    {"no_proxy", NO_PROXY},
+    {"npm_config_proxy", PROXY_HTTP}, /* npm reads its config from npm_config_* */
+    {"npm_config_https_proxy", PROXY_HTTP},
+    {"YARN_HTTP_PROXY", PROXY_HTTP}, /* Yarn 2+ ignores the standard variables */
+    {"YARN_HTTPS_PROXY", PROXY_HTTP},
+    {"CARGO_HTTP_PROXY", PROXY_HTTP}, /* cargo's own setting (it also reads https_proxy) */
+    {"NODE_USE_ENV_PROXY", "1"},      /* Node >= 24 (and 22.21): fetch/http honour *_PROXY */
+    /* The JVM ignores *_PROXY; JAVA_TOOL_OPTIONS is read by every JVM at start. */
+    {"JAVA_TOOL_OPTIONS", "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 "
+			  "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 "
+			  "-Dhttp.nonProxyHosts=localhost|127.0.0.1"},
+};
+
+static int add_proxy(struct env_buf *b)
+{
+	for (size_t i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++) {
+		size_t len = strlen(proxy_vars[i].name);
+		buf_remove(b, proxy_vars[i].name, len);
+		if (buf_put(b, proxy_vars[i].name, len, proxy_vars[i].value) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 char **runner_env_build(const struct halo_policy *p, char *const *caller, const char *tmpdir,
 			struct halo_err *e)
+{
+	return runner_env_build_proxied(p, caller, tmpdir, false, e);
+}
+
+char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller,
+				const char *tmpdir, bool proxy, struct halo_err *e)
 {
 	struct env_buf b = {0};
 	int rc = add_allowlisted(&b, caller);
@@ -205,6 +253,8 @@ char **runner_env_build(const struct halo_policy *p, char *const *caller, const 
 		rc = add_passed(&b, p, caller);
 	if (rc == 0 && p)
 		rc = add_set(&b, p);
+	if (rc == 0 && proxy)
+		rc = add_proxy(&b);
 	if (rc == 0)
 		rc = add_fixed(&b, tmpdir);
 	if (rc < 0) {

@@ -12,6 +12,12 @@ char **runner_env_build(const struct halo_policy *p, char *const *caller, const 
 			struct halo_err *e);
 void runner_env_free(char **env);
 
+/* The same, plus (when `proxy`) the variables that point common tools at the
+ * sandbox's proxy: *_PROXY in both cases, NO_PROXY for loopback, npm, Yarn, cargo,
+ * Node and the JVM's own settings. They override anything passed or set. */
+char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller,
+				const char *tmpdir, bool proxy, struct halo_err *e);
+
 /* The names kept from the caller's environment by default (NULL-terminated). A name
  * ending in '*' is a prefix (LC_*). */
 extern const char *const runner_env_allowlist[];

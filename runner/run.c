@@ -69,7 +69,7 @@ static int launch(const struct runner_opts *o, struct linux_launch *l)
 			fprintf(stderr, "halo-run: %s\n", e.msg);
 		return rc < 0 ? HALO_EXIT_SETUP : 0;
 	}
-	rc = linux_run(l, &status, &e);
+	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);
 		return HALO_EXIT_SETUP;
@@ -106,14 +106,18 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.argv = o->rest;
 	l.quiet = o->quiet;
 	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;
-	l.envp = runner_env_build(re.policy, environ, "/tmp", &e);
-	if (!l.envp) {
+	l.egress_proxy = !l.unsandboxed;
+	l.envp = runner_env_build_proxied(re.policy, environ, "/tmp", l.egress_proxy, &e);
+	l.envp_direct = l.envp ? runner_env_build(re.policy, environ, "/tmp", &e) : NULL;
+	if (!l.envp || !l.envp_direct) {
+		runner_env_free(l.envp);
 		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
 		rc = HALO_EXIT_SETUP;
 		goto out;
 	}
 	rc = launch(o, &l);
 	runner_env_free(l.envp);
+	runner_env_free(l.envp_direct);
 out:
 	runner_env_release(&re);
 	return rc;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "linux/linux.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 #include "runner/runner.h"
@@ -16,6 +17,7 @@ struct runner_opts {
 	const char *workspace;
 	const char *limit_spec;
 	const char *timeout;
+	const char *audit; /* JSON Lines file, one record per egress decision */
 	bool dry_run;
 	bool quiet;
 	bool verbose;
@@ -50,5 +52,10 @@ int runner_cmd_policy(const struct runner_opts *o);
 int runner_cmd_run(const struct runner_opts *o);
 
 void runner_usage(FILE *out);
+
+/* Start the sandbox and run the one event loop (proxy, exit, signals, wall clock)
+ * until it ends. Returns as linux_finish does. */
+int runner_supervise(const struct runner_opts *o, const struct linux_launch *l, int *status,
+		     struct halo_err *e);
 
 #endif
