@@ -21,6 +21,12 @@ PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The halo-run binary: libseccomp is only used at build time (tools/gen_seccomp), and
+# the libraries whose -dev packages ship an archive are linked in statically — every
+# shared library costs the launch its loading and relocation. libcjson has no archive.
+BIN_STATIC_PKGS := yaml-0.1 libcap libnl-route-3.0 libnl-3.0
+BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
+	$(shell pkg-config --libs libcjson 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 SAN ?=
@@ -34,7 +40,7 @@ endif
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 MODULES := policy rlimits netns proxy linux macos runner
@@ -73,8 +79,21 @@ $(BUILD)/libhalo.a: $(LIB_OBJ)
 	$(Q)ar rcs $@ $^
 
 $(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(BIN_LIBS)
 	@ln -sf halo-run $(BUILD)/halo-sh
+
+# The seccomp filter, built from the deny table by libseccomp at build time and
+# compiled into linux/seccomp.o (see linux/seccomp_int.h). The generator is not in a
+# module folder, so it never lands in libhalo.a with its own main.
+$(BUILD)/gen/gen_seccomp: tools/gen_seccomp.c $(BUILD)/linux/seccomp_build.o \
+		$(BUILD)/linux/seccomp_table.o linux/seccomp_int.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS)
+
+$(BUILD)/gen/seccomp_bpf.h: $(BUILD)/gen/gen_seccomp
+	$< $@.tmp && mv $@.tmp $@
+
+$(BUILD)/linux/seccomp.o: $(BUILD)/gen/seccomp_bpf.h
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h
 	@mkdir -p $(dir $@)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "linux/linux_int.h"
+#include "linux/seccomp_int.h"
 #include "tests/unit/unit.h"
 
 extern char **environ;
@@ -351,6 +353,30 @@ START_TEST(unfiltered_errnos_differ)
 }
 END_TEST
 
+/* The program compiled into the library is what libseccomp makes of the table now:
+ * the generated header cannot lag behind the table or this libseccomp. */
+START_TEST(compiled_program_is_current)
+{
+	char msg[256] = "";
+	struct sock_filter fresh[BPF_MAXINSNS + 1];
+	size_t n = 0;
+	const struct sock_filter *compiled = linux_seccomp_program(&n);
+	int fd = memfd_create("halo-seccomp", MFD_CLOEXEC);
+	ssize_t got;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(linux_seccomp_export(fd, msg, sizeof(msg)) == 0, "export: %s", msg);
+	got = pread(fd, fresh, sizeof(fresh), 0);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(got, (ssize_t)(n * sizeof(*fresh)));
+	ck_assert_mem_eq(fresh, compiled, n * sizeof(*fresh));
+	/* The architecture check comes first: load the arch, compare with the native one. */
+	ck_assert_uint_eq(compiled[0].code, BPF_LD | BPF_W | BPF_ABS);
+	ck_assert_uint_eq(compiled[0].k, 4 /* offsetof(struct seccomp_data, arch) */);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- capabilities */
 
 static void expect_no_caps(void)
@@ -440,6 +466,7 @@ static Suite *seccomp_suite(void)
 
 	tcase_add_test(tc, seccomp_rows);
 	tcase_add_test(tc, unfiltered_errnos_differ);
+	tcase_add_test(tc, compiled_program_is_current);
 	tcase_add_test(tcap, caps_dropped_in_userns);
 	tcase_add_test(tcap, caps_dropped_as_root);
 	suite_add_tcase(s, tc);
