@@ -99,7 +99,9 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 		     "bounding); no_new_privs\n");
 	fprintf(out, "landlock: %s\n", abi > 0 ? "writes limited to the writable trees" : "unavailable");
 	if (abi > 0)
-		fprintf(out, "  ABI %d%s\n", abi, abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
+		fprintf(out, "  ABI %d%s%s\n", abi,
+			abi >= 4 && l->egress_proxy ? ", TCP connect only to the proxy ports 3128 and 1080" : "",
+			abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
 	fprintf(out, "seccomp deny list:\n");
 	linux_seccomp_describe(put_line, out);
 	fprintf(out, "not enforced:\n"

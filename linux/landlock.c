@@ -205,7 +205,7 @@ void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linu
 	struct ll_ruleset_attr attr;
 	int ruleset;
 
-	plan_for_abi(&p, linux_landlock_abi(), l->egress_proxy);
+	plan_for_abi(&p, linux_landlock_abi(), l && l->egress_proxy);
 	if (p.abi == 0)
 		return; /* no Landlock: the launcher says so in --dry-run and doctor */
 	attr = (struct ll_ruleset_attr){

@@ -281,7 +281,9 @@ wait_for 10 grep -q "port [0-9]" http.log && port=$(sed -n 's/.* port \([0-9]*\)
 if [ -n "$port" ]; then
 	expect "host loopback listener reachable from the host (sanity)" connected "$(timeout 10 python3 conn.py "$port")"
 	sbx -- python3 conn.py "$port"
-	expect "host loopback listener NOT reachable from inside" ECONNREFUSED "$OUT"
+	# Refused by the empty network namespace (ECONNREFUSED), or first by Landlock's
+	# TCP-connect rule (EACCES) where the kernel has Landlock ABI >= 4.
+	expect_match "host loopback listener NOT reachable from inside" '^(ECONNREFUSED|EACCES)$' "$OUT"
 	sbx -- bash -c "exec 3<>/dev/tcp/127.0.0.1/$port 2>/dev/null && echo connected || echo failed"
 	expect "host loopback listener NOT reachable from inside (bash /dev/tcp)" failed "$OUT"
 else
@@ -296,7 +298,23 @@ c = socket.create_connection(srv.getsockname(), timeout=3)
 a, _ = srv.accept(); c.sendall(b"ping"); print(a.recv(4).decode())
 EOF
 sbx -- python3 listen.py
-expect "loopback inside works (listen, connect, send)" ping "$OUT"
+# With Landlock ABI >= 4, TCP connect is allowed only to the proxy ports (issue 4),
+# so an in-sandbox TCP service on another port is refused; without it, it works.
+abi=$("$HALO" --quiet --dry-run -- true | sed -n 's/^  ABI \([0-9]*\).*/\1/p')
+if [ "${abi:-0}" -ge 4 ]; then
+	expect_match "in-sandbox loopback TCP to a non-proxy port refused by Landlock" 'PermissionError|Errno 13' "$ERR"
+else
+	expect "loopback inside works (listen, connect, send)" ping "$OUT"
+fi
+cat >unix.py <<'EOF'
+import socket, os
+p = "u.sock"
+srv = socket.socket(socket.AF_UNIX); srv.bind(p); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(p)
+a, _ = srv.accept(); c.sendall(b"ping"); print(a.recv(4).decode()); os.unlink(p)
+EOF
+sbx -- python3 unix.py
+expect "in-sandbox unix-socket service works" ping "$OUT"
 
 # ------------------------------------------------------------------ stdio
 OUT=$(printf 'hello\nworld\n' | timeout 20 "$HALO" -- cat 2>"$E")
