@@ -6,6 +6,7 @@
  * launch fail rather than mount somewhere else. */
 #include <errno.h>
 #include <glob.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -259,33 +260,56 @@ static char *glob_normalise(const char *g)
 	return out;
 }
 
+/* The literal start of a name glob: what a name must begin with for fnmatch to have a
+ * chance. Only plain ASCII, and only in the C locale, where FNM_CASEFOLD folds ASCII
+ * letters and nothing else; elsewhere no prefix is used. */
+static char *literal_prefix(const char *glob, bool c_locale)
+{
+	size_t n = 0;
+
+	while (c_locale && glob[n] && !strchr("*?[\\", glob[n]) && (unsigned char)glob[n] < 0x80)
+		n++;
+	return strndup(glob, n);
+}
+
 static int prepare_globs(struct linux_scan_ctx *c, const struct halo_policy *p)
 {
 	size_t n = p->protected_globs.n;
+	const char *ctype = setlocale(LC_CTYPE, NULL);
+	bool c_locale = ctype && (strcmp(ctype, "C") == 0 || strcmp(ctype, "POSIX") == 0);
 
 	c->name_globs = calloc(n + 1, sizeof(char *));
+	c->name_prefix = calloc(n + 1, sizeof(char *));
 	c->path_globs = calloc(n + 1, sizeof(char *));
-	if (!c->name_globs || !c->path_globs)
+	if (!c->name_globs || !c->name_prefix || !c->path_globs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		char *g = glob_normalise(p->protected_globs.items[i]);
 		if (!g)
 			continue;
-		if (strchr(g, '/'))
+		if (strchr(g, '/')) {
 			c->path_globs[c->n_path_globs++] = g;
-		else
-			c->name_globs[c->n_name_globs++] = g;
+			continue;
+		}
+		c->name_prefix[c->n_name_globs] = literal_prefix(g, c_locale);
+		c->name_globs[c->n_name_globs++] = g;
+		if (!c->name_prefix[c->n_name_globs - 1])
+			return -ENOMEM;
 	}
 	return 0;
 }
 
 static void free_globs(struct linux_scan_ctx *c)
 {
-	for (size_t i = 0; i < c->n_name_globs; i++)
+	for (size_t i = 0; i < c->n_name_globs; i++) {
 		free((char *)c->name_globs[i]);
+		if (c->name_prefix)
+			free((char *)c->name_prefix[i]);
+	}
 	for (size_t i = 0; i < c->n_path_globs; i++)
 		free((char *)c->path_globs[i]);
 	free(c->name_globs);
+	free(c->name_prefix);
 	free(c->path_globs);
 }
 
@@ -295,10 +319,12 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	struct linux_scan_ctx c = {.s = s, .e = e, .home = l->pw_home};
 	bool guard = l->policy->guard_persistence != 0;
 	const char **roots = calloc(s->writable.n + 1, sizeof(char *));
+	bool *guard_of = calloc(s->writable.n + 1, sizeof(bool));
 	int rc;
 
-	if (!roots || (rc = prepare_globs(&c, l->policy)) < 0) {
+	if (!roots || !guard_of || (rc = prepare_globs(&c, l->policy)) < 0) {
 		free(roots);
+		free(guard_of);
 		free_globs(&c);
 		halo_err_set(e, "workspace scan: out of memory");
 		return -ENOMEM;
@@ -307,12 +333,14 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	for (size_t i = 0; i < s->writable.n; i++)
 		if (strcmp(s->writable.v[i], l->workspace) != 0)
 			roots[c.n_roots++] = s->writable.v[i];
+	for (size_t i = 0; i < c.n_roots; i++)
+		guard_of[i] = guard && beneath_any(roots[i], &s->writable);
 	c.roots = roots;
 	c.max_entries = linux_scan_max_entries;
 	c.max_depth = linux_scan_max_depth;
-	for (size_t i = 0; i < c.n_roots && !c.stop; i++)
-		linux_scan_walk_root(&c, roots[i], guard && beneath_any(roots[i], &s->writable));
+	linux_scan_walk_roots(&c, guard_of, linux_scan_workers);
 	free(roots);
+	free(guard_of);
 	free_globs(&c);
 	return c.err;
 }

@@ -190,18 +190,15 @@ static void walk_modules(struct linux_scan_ctx *c, const char *dir, unsigned nes
 	struct dirent *de;
 	DIR *d;
 
-	if (nest > GIT_MAX_NESTING || c->stop || !(d = opendir(dir)))
+	if (nest > GIT_MAX_NESTING || linux_scan_stopped(c) || !(d = opendir(dir)))
 		return;
-	while (!c->stop && (de = readdir(d)) != NULL) {
+	while (!linux_scan_stopped(c) && (de = readdir(d)) != NULL) {
 		struct stat st;
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (c->s->entries_scanned >= c->max_entries) {
-			c->s->truncated = c->stop = true;
+		if (linux_scan_take(c, 1) == 0)
 			break;
-		}
-		c->s->entries_scanned++;
 		if (!join(sub, sizeof(sub), dir, de->d_name) || lstat(sub, &st) < 0 ||
 		    !S_ISDIR(st.st_mode) || !join(head, sizeof(head), sub, "HEAD"))
 			continue;
@@ -238,7 +235,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	struct git_config_refs r = {"", ""};
 	char cfg[PATH_MAX], wt[PATH_MAX], hooks[PATH_MAX], mods[PATH_MAX];
 
-	if (nest > GIT_MAX_NESTING || c->stop)
+	if (nest > GIT_MAX_NESTING || linux_scan_stopped(c))
 		return;
 	guard_child(c, gitdir, "hooks");
 	guard_child(c, gitdir, "config");

@@ -5,19 +5,28 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "linux/linux_int.h"
 
-/* One walk over the trees the command can reach by name and that we bind in:
+/* The walk is shared by up to LINUX_SCAN_WORKERS threads (scan_pool.c): a worker that
+ * runs out of directories takes one another worker hands over. What they share: */
+struct linux_scan_pool;
+
+/* One worker's walk over the trees the command can reach by name and that we bind in:
  * the workspace and the writable roots. */
 struct linux_scan_ctx {
-	struct linux_scan *s;
+	struct linux_scan *s; /* this worker's findings (masked, guarded), merged at the end */
+	struct linux_scan_pool *pool;
 	struct halo_err *e;
 	const char *home; /* pw home, for "~/" in git config paths */
 	/* Protected globs, normalised (no leading "./" or "**\/", no trailing "/"):
-	 * without a slash they match a name, with one a relative path at any depth. */
+	 * without a slash they match a name, with one a relative path at any depth.
+	 * name_prefix[i] is the literal ASCII start of name_globs[i] (before any wildcard,
+	 * escape or non-ASCII byte), a cheap test before fnmatch. */
 	const char **name_globs;
 	size_t n_name_globs;
+	const char **name_prefix;
 	const char **path_globs;
 	size_t n_path_globs;
 	const char *const *roots; /* every tree walked: a walk skips the others' tops */
@@ -27,19 +36,47 @@ struct linux_scan_ctx {
 	char path[PATH_MAX];
 	size_t max_entries;
 	unsigned max_depth;
-	bool stop; /* bound hit or a hard error: stop everything */
-	int err;   /* -errno of a hard error (e set), 0 otherwise */
+	int err; /* -errno of a hard error (e set), 0 otherwise */
 };
+
+/* Threads walking at most (the calling one included); 1 walks sequentially. */
+#define LINUX_SCAN_WORKERS 2
+/* A second worker only pays off past this many entries (thread start-up ~ 50 us). */
+#define LINUX_SCAN_PARALLEL_AFTER 1024
 
 /* The bounds of the walk. Variables so that tests can lower them. */
 #define LINUX_SCAN_MAX_ENTRIES 200000
 #define LINUX_SCAN_MAX_DEPTH   64
 extern size_t linux_scan_max_entries;
 extern unsigned linux_scan_max_depth;
+/* Threads the scan may use (LINUX_SCAN_WORKERS; tests set 1 to compare). */
+extern unsigned linux_scan_workers;
 
-/* Walk `root` (absolute, symlinks resolved). Never follows a symlink; does not cross
- * into kernel pseudo file systems; counts entries in s->entries_scanned. */
-void linux_scan_walk_root(struct linux_scan_ctx *c, const char *root, bool guard);
+/* Walk every root in c->roots (absolute, symlinks resolved; guard_of[i] says whether
+ * the persistence guard applies in roots[i]) with up to `workers` threads, all joined
+ * before it returns. Never follows a symlink; does not cross into kernel pseudo file
+ * systems; counts entries in c->s->entries_scanned and sets c->s->truncated at a
+ * bound. The findings of every thread end up in c->s (unsorted: the caller sorts). */
+void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsigned workers);
+
+/* Count k more entries against the bound: how many of them may be walked (< k means
+ * the bound was hit: the scan is truncated and every worker stops). */
+size_t linux_scan_take(struct linux_scan_ctx *c, size_t k);
+
+/* Has the walk been stopped (bound hit)? */
+bool linux_scan_stopped(const struct linux_scan_ctx *c);
+
+/* A bound other than the entry count was hit (depth, path length, memory): the scan is
+ * truncated and every worker stops. */
+void linux_scan_truncate(struct linux_scan_ctx *c);
+
+/* The walk of one directory, by a worker (scan_walk.c): fd is open on c->path[0..len),
+ * which the worker took from the pool. Closes fd. */
+void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev);
+
+/* Offer a directory to an idle worker instead of walking it now. Takes fd (open on
+ * c->path[0..len)) when it returns true. */
+bool linux_scan_offer(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev);
 
 /* Does `name` (or relative path `rel`) match a protected glob? */
 bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, const char *rel);

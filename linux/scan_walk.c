@@ -1,12 +1,18 @@
-/* The bounded walk of one tree: finds protected-glob matches, unix sockets and
- * persistence-guard targets. It never follows a symlink (every directory is opened
+/* The bounded walk of one directory tree: finds protected-glob matches, unix sockets
+ * and persistence-guard targets. It never follows a symlink (every directory is opened
  * relative to its parent with O_NOFOLLOW), never enters a kernel pseudo file system,
- * and stops at a bound on entries and depth, reporting the scan as truncated. */
+ * and stops at a bound on entries and depth, reporting the scan as truncated.
+ *
+ * Most of a large scan is the kernel listing directories, so the loop is kept lean:
+ * getdents64 straight into one buffer per directory (no DIR stream), the bound counted
+ * once per batch of entries, cheap first-byte tests before the name tables and
+ * fnmatch. Subdirectories may be handed to another worker (scan_pool.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/magic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -16,6 +22,9 @@
 
 size_t linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
 unsigned linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
+unsigned linux_scan_workers = LINUX_SCAN_WORKERS;
+
+#define DIR_BUF_SIZE 32768 /* what glibc's readdir reads at once */
 
 /* Names that run code later when a shell, git, an editor or an agent starts in the
  * tree: their contents stay read-only (.git is handled apart: hooks and config).
@@ -42,6 +51,8 @@ enum { BARE_HEAD = 1, BARE_CONFIG = 2, BARE_OBJECTS = 4, BARE_REFS = 8, BARE_ALL
 
 bool linux_scan_guard_name(const char *name)
 {
+	if (name[0] != '.') /* every guard name is a dot file */
+		return false;
 	for (size_t i = 0; i < sizeof(guard_names) / sizeof(guard_names[0]); i++)
 		if (strcmp(name, guard_names[i]) == 0)
 			return true;
@@ -51,22 +62,32 @@ bool linux_scan_guard_name(const char *name)
 /* Case-insensitive: a secret called .ENV is still a secret (and on a case-folding
  * file system it is the same file). Path globs are tried at every depth and '*'
  * crosses '/': matching more is the safe direction. */
+static char ascii_lower(char ch)
+{
+	return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+}
+
+/* Could `name` start with `prefix` (ASCII, compared case-insensitively as FNM_CASEFOLD
+ * does in the C locale)? Only then is fnmatch worth calling. */
+static bool prefix_may_match(const char *prefix, const char *name)
+{
+	for (; *prefix; prefix++, name++)
+		if (ascii_lower(*prefix) != ascii_lower(*name))
+			return false;
+	return true;
+}
+
 bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, const char *rel)
 {
 	for (size_t i = 0; i < c->n_name_globs; i++)
-		if (fnmatch(c->name_globs[i], name, FNM_CASEFOLD) == 0)
+		if (prefix_may_match(c->name_prefix[i], name) &&
+		    fnmatch(c->name_globs[i], name, FNM_CASEFOLD) == 0)
 			return true;
 	for (size_t i = 0; i < c->n_path_globs; i++)
 		for (const char *r = rel; r; r = strchr(r, '/') ? strchr(r, '/') + 1 : NULL)
 			if (fnmatch(c->path_globs[i], r, FNM_CASEFOLD) == 0)
 				return true;
 	return false;
-}
-
-static void stop_truncated(struct linux_scan_ctx *c)
-{
-	c->s->truncated = true;
-	c->stop = true;
 }
 
 static bool is_pseudo_fs(int fd)
@@ -90,18 +111,16 @@ static bool is_other_root(const struct linux_scan_ctx *c)
 	return false;
 }
 
-static unsigned char entry_type(int dfd, const struct dirent *de)
+static unsigned char entry_type(int dfd, const char *name, unsigned char d_type)
 {
 	struct stat st;
 
-	if (de->d_type != DT_UNKNOWN)
-		return de->d_type;
-	if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (d_type != DT_UNKNOWN)
+		return d_type;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return DT_UNKNOWN;
 	return IFTODT(st.st_mode);
 }
-
-static void walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev);
 
 /* A protected match: mask it (a symlink's target; the link itself is only a name). */
 static void on_protected(struct linux_scan_ctx *c, unsigned char type)
@@ -112,6 +131,7 @@ static void on_protected(struct linux_scan_ctx *c, unsigned char type)
 		linux_paths_add(&c->s->masked, c->path);
 }
 
+/* The subdirectory c->path[0..len): walked now, or by an idle worker. */
 static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t len, unsigned depth,
 		    dev_t dev)
 {
@@ -121,18 +141,19 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 	if (is_other_root(c))
 		return;
 	if (depth + 1 > c->max_depth) {
-		stop_truncated(c);
+		linux_scan_truncate(c);
 		return;
 	}
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* Unreadable (EACCES) or gone since readdir: nothing we can list is there. */
+	/* Unreadable (EACCES) or gone since it was listed: nothing we can list is there. */
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || (st.st_dev != dev && is_pseudo_fs(fd))) {
 		close(fd);
 		return;
 	}
-	walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
+	if (!linux_scan_offer(c, fd, len, depth + 1, st.st_dev))
+		linux_scan_walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
 }
 
 static unsigned bare_flag(const char *name)
@@ -145,6 +166,8 @@ static unsigned bare_flag(const char *name)
 		 {"objects", BARE_OBJECTS},
 		 {"refs", BARE_REFS}};
 
+	if (!strchr("Hcor", name[0]))
+		return 0;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (strcmp(name, t[i].name) == 0)
 			return t[i].flag;
@@ -152,12 +175,11 @@ static unsigned bare_flag(const char *name)
 }
 
 /* One entry of the directory at c->path[0..len): c->path holds its full path. */
-static void visit(struct linux_scan_ctx *c, int dfd, const struct dirent *de, size_t len,
-		  size_t elen, unsigned depth, dev_t dev)
+static void visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned char d_type,
+		  size_t len, size_t elen, unsigned depth, dev_t dev)
 {
-	const char *name = de->d_name;
 	const char *rel = c->path + c->root_len + 1;
-	unsigned char type = entry_type(dfd, de);
+	unsigned char type = entry_type(dfd, name, d_type);
 
 	if (linux_scan_glob_match(c, name, rel)) {
 		on_protected(c, type);
@@ -169,7 +191,7 @@ static void visit(struct linux_scan_ctx *c, int dfd, const struct dirent *de, si
 		linux_paths_add(&c->s->masked, c->path);
 		return;
 	}
-	if (strcmp(name, ".git") == 0) {
+	if (name[0] == '.' && strcmp(name, ".git") == 0) {
 		/* Never descend: objects are many and hold no names a glob is about. */
 		if (c->guard && (type == DT_DIR || type == DT_REG)) {
 			char worktree[PATH_MAX];
@@ -186,65 +208,74 @@ static void visit(struct linux_scan_ctx *c, int dfd, const struct dirent *de, si
 		descend(c, dfd, name, elen, depth, dev);
 }
 
-static void walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
+static bool is_dot_or_dotdot(const char *name)
 {
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
-	unsigned bare = 0;
-
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while (!c->stop && (de = readdir(d)) != NULL) {
-		const char *name = de->d_name;
-		size_t n = strlen(name);
-
-		if (name[0] == '.' && (n == 1 || (n == 2 && name[1] == '.')))
-			continue;
-		/* One entry more than the bound, or a path too long to name: what lies
-		 * beyond is not covered, so the scan says so. */
-		if (c->s->entries_scanned >= c->max_entries || len + 1 + n >= sizeof(c->path)) {
-			stop_truncated(c);
-			break;
-		}
-		c->s->entries_scanned++;
-		bare |= bare_flag(name);
-		c->path[len] = '/';
-		memcpy(c->path + len + 1, name, n + 1);
-		visit(c, dirfd(d), de, len, len + 1 + n, depth, dev);
-		c->path[len] = '\0';
-	}
-	closedir(d);
-	if (bare == BARE_ALL && c->guard && !c->stop)
-		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-void linux_scan_walk_root(struct linux_scan_ctx *c, const char *root, bool guard)
+/* The entries of one getdents64 batch, without "." and "..". */
+static size_t batch_entries(const char *buf, size_t n)
 {
-	struct stat st;
-	size_t len = strlen(root);
-	int fd;
+	size_t k = 0;
 
-	if (c->stop)
-		return;
-	/* "/" is kept as the empty prefix so that children read "/x", not "//x". */
-	if (strcmp(root, "/") == 0)
-		len = 0;
-	if (len >= sizeof(c->path)) {
-		stop_truncated(c);
-		return;
+	for (size_t off = 0; off < n;) {
+		const struct dirent64 *de = (const struct dirent64 *)(const void *)(buf + off);
+		k += !is_dot_or_dotdot(de->d_name);
+		off += de->d_reclen;
 	}
-	memcpy(c->path, root, len);
-	c->path[len] = '\0';
-	c->root_len = len;
-	c->guard = guard;
-	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return; /* a file as writable root, or unreadable: nothing to walk */
-	if (fstat(fd, &st) < 0) {
+	return k;
+}
+
+/* Walk one batch; false when the walk must stop. */
+static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t n, size_t len,
+		       unsigned depth, dev_t dev, unsigned *bare)
+{
+	/* One entry more than the bound: what lies beyond is not covered, so the scan
+	 * says so (linux_scan_take truncates it). */
+	size_t allowed = linux_scan_take(c, batch_entries(buf, n));
+
+	for (size_t off = 0; off < n;) {
+		const struct dirent64 *de = (const struct dirent64 *)(const void *)(buf + off);
+		const char *name = de->d_name;
+		size_t nlen;
+
+		off += de->d_reclen;
+		if (is_dot_or_dotdot(name))
+			continue;
+		if (allowed-- == 0 || linux_scan_stopped(c))
+			return false;
+		nlen = strlen(name);
+		/* A path too long to name: not covered either. */
+		if (len + 1 + nlen >= sizeof(c->path)) {
+			linux_scan_truncate(c);
+			return false;
+		}
+		*bare |= bare_flag(name);
+		c->path[len] = '/';
+		memcpy(c->path + len + 1, name, nlen + 1);
+		visit(c, fd, name, de->d_type, len, len + 1 + nlen, depth, dev);
+		c->path[len] = '\0';
+	}
+	return true;
+}
+
+void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
+{
+	char *buf = malloc(DIR_BUF_SIZE);
+	unsigned bare = 0;
+	ssize_t n;
+
+	if (!buf) {
+		/* A directory we cannot list is a tree we do not cover: fail closed. */
+		linux_scan_truncate(c);
 		close(fd);
 		return;
 	}
-	walk_dir(c, fd, len, 0, st.st_dev);
+	while (!linux_scan_stopped(c) && (n = getdents64(fd, buf, DIR_BUF_SIZE)) > 0)
+		if (!walk_batch(c, fd, buf, (size_t)n, len, depth, dev, &bare))
+			break;
+	free(buf);
+	close(fd);
+	if (bare == BARE_ALL && c->guard && !linux_scan_stopped(c))
+		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }

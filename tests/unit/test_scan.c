@@ -117,6 +117,7 @@ static void setup(void)
 	memset(&scan, 0, sizeof(scan));
 	linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
 	linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
+	linux_scan_workers = LINUX_SCAN_WORKERS;
 }
 
 static void teardown(void)
@@ -392,6 +393,60 @@ START_TEST(mask_over_workspace_refused)
 }
 END_TEST
 
+/* Two workers find exactly what one does: a tree big enough for the second worker to
+ * start, with matches, sockets, repositories and guard targets spread through it. */
+START_TEST(parallel_matches_sequential)
+{
+	char name[PATH_MAX], masked[8192], guarded[8192];
+	size_t entries;
+
+	for (int d = 0; d < 40; d++) {
+		for (int f = 0; f < 60; f++) {
+			snprintf(name, sizeof(name), "ws/p%02d/d%d/f%02d", d % 8, d, f);
+			file(name, "");
+		}
+		snprintf(name, sizeof(name), "ws/p%02d/d%d/.env.%d", d % 8, d, d);
+		if (d % 3 == 0)
+			file(name, "S=1");
+		snprintf(name, sizeof(name), "ws/p%02d/d%d/.git/config", d % 8, d);
+		if (d % 5 == 0)
+			file(name, "[core]\n");
+		snprintf(name, sizeof(name), "ws/p%02d/d%d/sub/keys/id", d % 8, d);
+		if (d % 7 == 0)
+			file(name, "k");
+		snprintf(name, sizeof(name), "ws/p%02d/d%d/.vscode/settings.json", d % 8, d);
+		if (d % 4 == 1)
+			file(name, "{}");
+	}
+	unix_socket("ws/p03/agent.sock");
+	linux_scan_workers = 1;
+	run_scan_ok();
+	ck_assert(!scan.truncated);
+	snprintf(masked, sizeof(masked), "%s", rel_list(&scan.masked));
+	snprintf(guarded, sizeof(guarded), "%s", rel_list(&scan.guarded));
+	entries = scan.entries_scanned;
+	ck_assert_uint_gt(entries, 2 * LINUX_SCAN_PARALLEL_AFTER);
+	ck_assert_uint_eq(scan.masked.n, 14 + 6 + 1); /* .env.*, keys, the socket */
+	ck_assert_uint_eq(scan.guarded.n, 8 + 10); /* each .git/config (no hooks); .vscode */
+	for (int run = 0; run < 20; run++) {
+		linux_scan_free(&scan);
+		linux_scan_workers = 2;
+		run_scan_ok();
+		ck_assert(!scan.truncated);
+		ck_assert_uint_eq(scan.entries_scanned, entries);
+		ck_assert_str_eq(rel_list(&scan.masked), masked);
+		ck_assert_str_eq(rel_list(&scan.guarded), guarded);
+	}
+	/* The entry bound holds across workers: exact count, truncated. */
+	linux_scan_free(&scan);
+	linux_scan_max_entries = entries - 1;
+	run_scan_ok();
+	ck_assert(scan.truncated);
+	ck_assert_uint_eq(scan.entries_scanned, entries - 1);
+	linux_scan_workers = LINUX_SCAN_WORKERS;
+}
+END_TEST
+
 START_TEST(twenty_thousand_files_fast)
 {
 	char name[PATH_MAX];
@@ -441,6 +496,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, writable_roots);
 	tcase_add_test(tc, readonly_extra_only_in_writable_trees);
 	tcase_add_test(tc, mask_over_workspace_refused);
+	tcase_add_test(tc, parallel_matches_sequential);
 	tcase_add_test(tc, twenty_thousand_files_fast);
 	suite_add_tcase(s, tc);
 	return s;
