@@ -32,14 +32,20 @@ static void cap_freep(cap_t *c)
 #define _cleanup_cap_ __attribute__((cleanup(cap_freep)))
 
 /* The kernel's last capability: cap_get_bound() fails past it, whatever this libcap's
- * CAP_LAST_CAP says (the kernel may be newer or older than the headers). */
+ * CAP_LAST_CAP says (the kernel may be newer or older than the headers). The valid
+ * numbers are 0..last, so a binary search finds it in six reads. */
 static int last_cap(void)
 {
-	int c = 0;
+	int lo = 0, hi = 63;
 
-	while (c < 64 && cap_get_bound((cap_value_t)(c + 1)) >= 0)
-		c++;
-	return c;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (cap_get_bound((cap_value_t)mid) >= 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
 }
 
 /* Does the process hold capability `c` in `flag`? */
@@ -59,15 +65,13 @@ static bool permitted_empty(int last)
 	return true;
 }
 
+/* Dropping a capability that is not in the set succeeds and changes nothing, so there
+ * is nothing to read first; verify_or_die reads the result back. */
 static void drop_bounding_or_die(int rfd, int last)
 {
-	for (int c = 0; c <= last; c++) {
-		int in = cap_get_bound((cap_value_t)c);
-		if (in < 0)
-			linux_die(rfd, STEP, errno, "read bounding capability %d", c);
-		if (in && cap_drop_bound((cap_value_t)c) < 0)
+	for (int c = 0; c <= last; c++)
+		if (cap_drop_bound((cap_value_t)c) < 0)
 			linux_die(rfd, STEP, errno, "drop bounding capability %d", c);
-	}
 }
 
 static void lock_securebits_or_die(int rfd)
@@ -101,6 +105,7 @@ static void verify_or_die(int rfd, int last, bool bounding_kept)
 {
 	_cleanup_cap_ cap_t now = cap_get_proc();
 	_cleanup_cap_ cap_t none = cap_init();
+	bool ambient = CAP_AMBIENT_SUPPORTED();
 
 	if (!now || !none)
 		linux_die(rfd, STEP, errno, "read back the capability sets");
@@ -109,7 +114,7 @@ static void verify_or_die(int rfd, int last, bool bounding_kept)
 	for (int c = 0; c <= last; c++) {
 		if (!bounding_kept && cap_get_bound((cap_value_t)c) != 0)
 			linux_die(rfd, STEP, EPERM, "bounding capability %d remains", c);
-		if (CAP_AMBIENT_SUPPORTED() && cap_get_ambient((cap_value_t)c) > 0)
+		if (ambient && cap_get_ambient((cap_value_t)c) > 0)
 			linux_die(rfd, STEP, EPERM, "ambient capability %d remains", c);
 	}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
