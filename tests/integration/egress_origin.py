@@ -1,0 +1,79 @@
+"""Loopback origins for t_egress*.sh, run on the host side (never in the sandbox).
+
+usage: egress_origin.py echo|git BIND PORTFILE LOG [ROOT]
+
+echo: GET /hello answers "hello from BIND"; GET /echo... answers "origin BIND", the
+      request line and every field as received, so the test can see exactly what the
+      proxy forwarded (Host added, hop-by-hop fields dropped).
+git:  CGI server over ROOT (cgi-bin/git runs git http-backend), HTTP/1.0.
+
+Every accepted connection is logged as "CONN peer" before any byte is read, every
+request as "REQ ...": a row that must never reach an origin checks that the CONN count
+did not move. The port is chosen by the kernel and written to PORTFILE once listening.
+"""
+import http.server
+import os
+import socket
+import socketserver
+import sys
+
+kind, bind, portfile, log = sys.argv[1:5]
+root = sys.argv[5] if len(sys.argv) > 5 else None
+
+
+def note(line):
+    with open(log, "a") as f:
+        f.write(line + "\n")
+
+
+class Echo(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        if self.path.startswith("/echo"):
+            fields = "".join("%s: %s\n" % kv for kv in self.headers.items())
+            body = "origin %s\n%s\n%s" % (bind, self.requestline, fields)
+        else:
+            body = "hello from %s\n" % bind
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, fmt, *args):
+        note("REQ %s %s" % (self.client_address[0], fmt % args))
+
+
+class Git(http.server.CGIHTTPRequestHandler):
+    cgi_directories = ["/cgi-bin"]
+
+    def log_message(self, fmt, *args):
+        note("REQ %s %s" % (self.client_address[0], fmt % args))
+
+
+class Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 1024  # 200 tunnels arrive at once
+    daemon_threads = True
+
+    def server_bind(self):
+        # HTTPServer.server_bind calls getfqdn(), a reverse lookup that could leave
+        # the host as a DNS query: skip it.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = bind, self.server_address[1]
+
+    def verify_request(self, request, client_address):
+        note("CONN %s" % client_address[0])
+        return True
+
+
+if ":" in bind:
+    Server.address_family = socket.AF_INET6
+if root:
+    os.chdir(root)
+srv = Server((bind, 0), Echo if kind == "echo" else Git)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
