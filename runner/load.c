@@ -1,7 +1,6 @@
 /* Loading the policy for any subcommand: the invoking user's home from the password
  * database, the workspace, discovery when no --policy is given, every diagnostic. */
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +18,11 @@ static bool file_exists(const char *path)
 
 static int lookup_home(struct runner_env *re)
 {
-	struct passwd *pw = getpwuid(getuid());
-
-	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
+	if (runner_pw_home(getuid(), re->pw_home, sizeof(re->pw_home)) < 0) {
 		fprintf(stderr, "halo-run: uid %u has no home directory in the password database\n",
 			(unsigned)getuid());
 		return HALO_EXIT_SETUP;
 	}
-	snprintf(re->pw_home, sizeof(re->pw_home), "%s", pw->pw_dir);
 	re->env_home = getenv("HOME");
 	if (re->env_home && re->env_home[0] != '/')
 		re->env_home = NULL;
@@ -53,7 +49,8 @@ static int resolve_workspace(const struct runner_opts *o, struct runner_env *re)
 static void print_diags(const struct policy_diags *d, bool quiet)
 {
 	for (size_t i = 0; i < d->n_errors; i++)
-		fprintf(stderr, "halo-run: error: %s\n", d->errors[i] ? d->errors[i] : "out of memory");
+		fprintf(stderr, "halo-run: error: %s\n",
+			d->errors[i] ? d->errors[i] : "out of memory");
 	for (size_t i = 0; !quiet && i < d->n_warnings; i++)
 		fprintf(stderr, "halo-run: warning: %s\n",
 			d->warnings[i] ? d->warnings[i] : "out of memory");
@@ -62,10 +59,10 @@ static void print_diags(const struct policy_diags *d, bool quiet)
 static int discover(struct runner_env *re, struct policy_diags *d)
 {
 	struct policy_discover_in in = {
-		.env_halo_policy = getenv("HALO_POLICY"),
-		.home = re->pw_home,
-		.workspace = re->workspace[0] ? re->workspace : NULL,
-		.exists = file_exists,
+	    .env_halo_policy = getenv("HALO_POLICY"),
+	    .home = re->pw_home,
+	    .workspace = re->workspace[0] ? re->workspace : NULL,
+	    .exists = file_exists,
 	};
 
 	if (policy_discover(&in, re->discovered, sizeof(re->discovered), d) < 0)

@@ -3,6 +3,8 @@
 #define HALO_RUNNER_INT_H
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "linux/linux.h"
 #include "policy/policy.h"
@@ -52,6 +54,15 @@ int runner_cmd_policy(const struct runner_opts *o);
 int runner_cmd_run(const struct runner_opts *o);
 
 void runner_usage(FILE *out);
+
+/* The password database's home directory of uid (absolute) into out. Returns 0 or
+ * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
+int runner_pw_home(uid_t uid, char *out, size_t n);
+/* Parts of the fast path, for tests: does nsswitch.conf text consult "files" first for
+ * passwd, with nothing that could let another source answer? And the home of uid in
+ * /etc/passwd text: 0, -ENOENT (absent) or -EINVAL (something glibc may read otherwise). */
+bool runner_passwd_files_first(const char *nsswitch);
+int runner_passwd_home_in(const char *passwd, uid_t uid, char *out, size_t n);
 
 /* Start the sandbox and run the one event loop (proxy, exit, signals, wall clock)
  * until it ends. Returns as linux_finish does. */
