@@ -48,7 +48,14 @@ class H(http.server.CGIHTTPRequestHandler):
     def log_message(self, fmt, *args):
         with open(log, "a") as f:
             f.write("REQ " + (fmt % args) + "\n")
-srv = http.server.ThreadingHTTPServer((bind, 0), H)
+import socketserver
+class S(http.server.ThreadingHTTPServer):
+    # HTTPServer.server_bind() calls getfqdn(), a reverse lookup that, for an address
+    # missing from /etc/hosts, would leave the machine as a DNS query: never do that.
+    def server_bind(self):
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+srv = S((bind, 0), H)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(portfile + ".tmp", portfile)
