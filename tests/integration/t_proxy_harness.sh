@@ -105,7 +105,17 @@ port_of() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" "$W/$1.ready"; }
 PA=$(port_of pa http) SA=$(port_of pa socks) PB=$(port_of pb http) PC=$(port_of pc http)
 
 # The newest audit record of proxy NAME, as "proto host decision address class".
+# The record is written when the connection ends, which the proxy may notice just
+# after the client exits: wait (at most 2 s) for a record newer than the last seen.
+declare -A AUDIT_SEEN
 last_audit() {
+	local n=0
+	for _ in $(seq 20); do
+		n=$(wc -l <"$W/$1.audit")
+		[ "$n" -gt "${AUDIT_SEEN[$1]:-0}" ] && break
+		sleep 0.1
+	done
+	AUDIT_SEEN[$1]=$n
 	python3 - "$W/$1.audit" <<'EOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
