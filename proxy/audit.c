@@ -3,6 +3,7 @@
  * Decide could not parse them (a SOCKS5 domain may hold any byte but NUL), so every
  * string is escaped for JSON, and the human line keeps printable ASCII only: nothing a
  * sandboxed program sends can move the terminal's cursor or forge a log line. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,7 +145,10 @@ void audit_printable(const char *in, char *out, size_t n)
 void audit_hostport(const struct exchange *ex, char *out, size_t n)
 {
 	struct line l = {out, n, 0};
-	bool v6 = strchr(ex->host, ':') != NULL;
+	struct in6_addr a6;
+	/* Brackets only around a real IPv6 literal: a refused name that merely contains
+	 * a colon must not read like one. */
+	bool v6 = inet_pton(AF_INET6, ex->host, &a6) == 1;
 
 	out[0] = '\0';
 	put(&l, "[", v6 ? 1 : 0);
