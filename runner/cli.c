@@ -17,6 +17,9 @@ void runner_usage(FILE *out)
 	      "       halo-run check [--policy F]... TARGET     decide a host, host:port or URL\n"
 	      "       halo-run validate F...                    check policy files\n"
 	      "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
+	      "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and fixes\n"
+	      "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
+	      "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	      "\n"
 	      "options:\n"
 	      "  --policy F        policy file (JSON or YAML); repeat to layer\n"
@@ -149,6 +152,9 @@ static const struct {
 	{"check", runner_cmd_check},
 	{"validate", runner_cmd_validate},
 	{"policy", runner_cmd_policy},
+	{"doctor", runner_cmd_doctor},
+	{"verify", runner_cmd_verify},
+	{"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
 };
 
 /* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */
@@ -168,6 +174,8 @@ int runner_main(int argc, char **argv)
 
 	if ((rc = refuse_privileged_binary()) != 0)
 		return rc;
+	if (runner_is_shell(argv[0]))
+		return runner_shell_main(argc, argv);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		runner_usage(stdout);
 		return 0;

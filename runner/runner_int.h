@@ -52,6 +52,14 @@ int runner_cmd_check(const struct runner_opts *o);
 int runner_cmd_validate(const struct runner_opts *o);
 int runner_cmd_policy(const struct runner_opts *o);
 int runner_cmd_run(const struct runner_opts *o);
+int runner_cmd_doctor(const struct runner_opts *o);  /* doctor.c */
+int runner_cmd_verify(const struct runner_opts *o);  /* verify.c */
+int runner_cmd_probe(const struct runner_opts *o);   /* probes.c: verify's probe runner */
+
+/* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
+ * same arguments under the discovered policy. */
+bool runner_is_shell(const char *argv0);
+int runner_shell_main(int argc, char **argv);
 
 void runner_usage(FILE *out);
 

@@ -1,0 +1,562 @@
+/* `halo-run verify [--policy F]... [--json]`: prove, on this machine, that the policy
+ * is enforced. verify makes a throwaway workspace (a git repository with a hook, a
+ * .bashrc, files matching the protected globs holding a planted secret), opens
+ * sockets on the host's loopback and an abstract unix socket, a SysV shared memory
+ * segment and a descriptor without close-on-exec, puts a secret in the environment,
+ * then runs halo-run itself — the real launch, through the same policy — with a copy
+ * of its own binary as the command: `halo-run __probe` tries each escape and reports.
+ * verify compares every answer with what the policy expects, looks on the host for
+ * what should not have arrived, cleans up, prints the table and exits 1 on any FAIL. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/sendfile.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/doctor.h"
+#include "runner/runner_int.h"
+#include "runner/verify_int.h"
+
+extern char **environ;
+
+#define RUN_SECONDS	300   /* the whole probe run, at most */
+#define RUN_TIMEOUT_ARG "240" /* --timeout given to the launch when the policy has none */
+#define RUNNER_NAME	"halo-verify-runner"
+#define MAX_MESSAGES	20
+
+struct run {
+	int status;		      /* halo-run's exit status, -1 unknown */
+	char *messages[MAX_MESSAGES]; /* the launcher's stderr lines worth showing */
+	size_t n_messages;
+};
+
+/* ---------------------------------------------------------------- set-up */
+
+static int make_workspace(struct verify *v)
+{
+	const char *t = getenv("TMPDIR");
+	struct stat st;
+
+	if (!t || t[0] != '/' || stat(t, &st) < 0 || !S_ISDIR(st.st_mode))
+		t = "/tmp";
+	snprintf(v->ws, sizeof(v->ws), "%s/halo-verify.XXXXXX", t);
+	if (!mkdtemp(v->ws)) {
+		fprintf(stderr, "halo-run: verify: cannot create a workspace in %s: %s\n", t,
+			strerror(errno));
+		v->ws[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? 0 : 0;
+}
+
+static void remove_workspace(const struct verify *v)
+{
+	/* FTW_PHYS: never follow a link out; FTW_MOUNT: never cross into a mount. */
+	if (v->ws[0])
+		nftw(v->ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+static void make_secret(struct verify *v)
+{
+	unsigned char r[12];
+	size_t n = (size_t)snprintf(v->secret, sizeof(v->secret), "halo-verify-secret-");
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		for (size_t i = 0; i < sizeof(r); i++)
+			r[i] = (unsigned char)(rand() ^ (int)time(NULL));
+	for (size_t i = 0; i < sizeof(r); i++)
+		n += (size_t)snprintf(v->secret + n, sizeof(v->secret) - n, "%02x", r[i]);
+}
+
+/* A socket on the host's loopback (port 0: the kernel picks); -1 when the family is
+ * missing (no IPv6). */
+static int host_socket(int family, int type, unsigned *port)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t len;
+	int fd = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -1;
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_loopback;
+		len = sizeof(*a);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 16) < 0) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					: ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return fd;
+}
+
+static int abstract_socket(struct verify *v)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	size_t len;
+	int fd;
+
+	snprintf(v->unix_name, sizeof(v->unix_name), "halo-verify-%d-%.8s", (int)v->self,
+		 v->secret + 19);
+	len = strlen(v->unix_name);
+	memcpy(a.sun_path + 1, v->unix_name, len);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 ||
+	    bind(fd, (struct sockaddr *)&a, (socklen_t)(sizeof(sa_family_t) + 1 + len)) < 0 ||
+	    listen(fd, 16) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int host_resources(struct verify *v)
+{
+	struct stat st;
+	int fd;
+
+	v->tcp4 = host_socket(AF_INET, SOCK_STREAM, &v->port_tcp4);
+	v->target4 = host_socket(AF_INET, SOCK_STREAM, &v->port_target4);
+	v->udp4 = host_socket(AF_INET, SOCK_DGRAM, &v->port_udp4);
+	v->tcp6 = host_socket(AF_INET6, SOCK_STREAM, &v->port_tcp6);
+	v->udp6 = host_socket(AF_INET6, SOCK_DGRAM, &v->port_udp6);
+	v->unix_fd = abstract_socket(v);
+	v->shm_id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | IPC_EXCL | 0600);
+	v->netns_ino = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+	/* Without close-on-exec, on purpose: halo-run must close it for the command. */
+	fd = open(v->ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	v->leak_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD, 100);
+	if (fd >= 0)
+		close(fd);
+	if (v->tcp4 < 0 || v->target4 < 0 || v->udp4 < 0 || v->unix_fd < 0 || v->shm_id < 0 ||
+	    v->leak_fd < 0) {
+		fprintf(stderr,
+			"halo-run: verify: cannot open the host-side sockets, shared "
+			"memory or descriptor it needs: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void release_resources(struct verify *v)
+{
+	int *fds[] = {&v->tcp4, &v->target4, &v->udp4,	 &v->tcp6,
+		      &v->udp6, &v->unix_fd, &v->leak_fd};
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+	if (v->shm_id >= 0)
+		shmctl(v->shm_id, IPC_RMID, NULL);
+	v->shm_id = -1;
+}
+
+/* halo-run's own binary, copied into the workspace: wherever it is installed (a
+ * directory the sandbox replaces, such as /tmp, included), the copy is reachable. */
+static int copy_self(const struct verify *v, char *dst, size_t n)
+{
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
+	struct stat st;
+	off_t off = 0;
+
+	snprintf(dst, n, "%s/" RUNNER_NAME, v->ws);
+	if (in < 0 || fstat(in, &st) < 0) {
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	while (out >= 0 && off < st.st_size)
+		if (sendfile(out, in, &off, (size_t)(st.st_size - off)) <= 0)
+			break;
+	close(in);
+	if (out < 0 || off != st.st_size) {
+		if (out >= 0)
+			close(out);
+		fprintf(stderr, "halo-run: verify: cannot copy halo-run into the workspace: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return close(out);
+}
+
+/* ---------------------------------------------------------------- the run */
+
+static char **build_env(const struct verify *v)
+{
+	size_t n = 0, k = 0;
+	char **env, *entry;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(char *));
+	if (!env || asprintf(&entry, "HALO_VERIFY_SECRET=%s", v->secret) < 0) {
+		free(env);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "HALO_VERIFY_SECRET=", 19) != 0)
+			env[k++] = environ[i];
+	env[k++] = entry;
+	return env;
+}
+
+static char **build_argv(const struct runner_opts *o, const struct verify *v, const char *self,
+			 const char *runner)
+{
+	char **argv = calloc(2 * o->n_policies + v->n + 16, sizeof(char *));
+	size_t k = 0;
+
+	if (!argv)
+		return NULL;
+	argv[k++] = (char *)self;
+	argv[k++] = "--workspace";
+	argv[k++] = (char *)v->ws;
+	for (size_t i = 0; i < o->n_policies; i++) {
+		argv[k++] = "--policy";
+		argv[k++] = (char *)o->policies[i];
+	}
+	if (v->p->limits.wall_seconds == POLICY_LIMIT_UNSET) {
+		argv[k++] = "--timeout";
+		argv[k++] = RUN_TIMEOUT_ARG;
+	}
+	argv[k++] = "--";
+	argv[k++] = (char *)runner;
+	argv[k++] = "__probe";
+	argv[k++] = PROBE_TOKEN;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].spec)
+			argv[k++] = v->rows[i].spec;
+	return argv;
+}
+
+/* "INDEX RESULT" lines into the rows that have a spec, in order. */
+static void take_results(struct verify *v, char *out)
+{
+	size_t *of = calloc(v->n + 1, sizeof(size_t)), n_specs = 0;
+
+	if (!of)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].spec)
+			of[n_specs++] = i;
+	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+		size_t k = strtoul(line, NULL, 10);
+		if (!sp || k >= n_specs)
+			continue;
+		snprintf(v->rows[of[k]].got, sizeof(v->rows[0].got), "%s", sp + 1);
+	}
+	free(of);
+}
+
+/* The launcher's stderr, minus the proxy's per-request denial lines (the probes ask
+ * for denied hosts on purpose). */
+static void take_messages(struct run *run, int fd)
+{
+	char buf[8192];
+	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	for (char *save = NULL, *line = strtok_r(buf, "\n", &save);
+	     line && run->n_messages < MAX_MESSAGES; line = strtok_r(NULL, "\n", &save))
+		if (!strstr(line, "egress denied"))
+			run->messages[run->n_messages++] = strdup(line);
+}
+
+static size_t read_all(int fd, pid_t pid, char **out)
+{
+	size_t len = 0, cap = 16384;
+	char *buf = malloc(cap);
+	time_t until = time(NULL) + RUN_SECONDS;
+
+	while (buf) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t r;
+		if (poll(&p, 1, 1000) == 0) {
+			if (time(NULL) < until)
+				continue;
+			kill(pid, SIGKILL); /* bounded: a hung run must not hang CI */
+			break;
+		}
+		if (len + 4096 > cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	if (buf)
+		buf[len] = '\0';
+	*out = buf;
+	return len;
+}
+
+static void spawn_child(char **argv, char **envp, int out_w, int err_fd)
+{
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (null < 0 || dup2(null, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_fd, 2) < 0)
+		_exit(HALO_EXIT_SETUP);
+	execve(argv[0], argv, envp);
+	_exit(HALO_EXIT_NOEXEC);
+}
+
+static int run_probes(const struct runner_opts *o, struct verify *v, struct run *run)
+{
+	char self[4096], runner[4200], *out = NULL, **argv, **envp;
+	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int pipefd[2], err_fd, ws = 0;
+	pid_t pid;
+
+	run->status = -1;
+	if (sn <= 0 || copy_self(v, runner, sizeof(runner)) < 0)
+		return -1;
+	self[sn] = '\0';
+	argv = build_argv(o, v, self, runner);
+	envp = build_env(v);
+	err_fd = memfd_create("halo-verify-stderr", MFD_CLOEXEC);
+	if (!argv || !envp || err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+		fprintf(stderr, "halo-run: verify: cannot start the probe run: %s\n",
+			strerror(errno));
+		free(argv);
+		free(envp);
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		spawn_child(argv, envp, pipefd[1], err_fd);
+	close(pipefd[1]);
+	if (pid > 0) {
+		read_all(pipefd[0], pid, &out);
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+		run->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	}
+	close(pipefd[0]);
+	if (out)
+		take_results(v, out);
+	take_messages(run, err_fd);
+	close(err_fd);
+	free(out);
+	for (size_t k = 0; envp[k]; k++)
+		if (!envp[k + 1])
+			free(envp[k]); /* ours: the planted secret, always last */
+	free(envp);
+	free(argv);
+	return pid > 0 ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- reporting */
+
+static const char *res_name(enum vres r)
+{
+	return r == R_PASS ? "PASS" : r == R_FAIL ? "FAIL" : "SKIP";
+}
+
+static void count(const struct verify *v, size_t c[3])
+{
+	c[0] = c[1] = c[2] = 0;
+	for (size_t i = 0; i < v->n; i++)
+		c[v->rows[i].res]++;
+}
+
+static void print_text(const struct verify *v, const struct run *run, const char *source)
+{
+	size_t c[3];
+
+	count(v, c);
+	printf("halo-run verify\npolicy: %s\nworkspace (temporary): %s\n\n", source, v->ws);
+	printf("%-58s %-20s %-22s %s\n", "PROBE", "EXPECTED", "GOT", "RESULT");
+	for (size_t i = 0; i < v->n; i++) {
+		const struct vrow *r = &v->rows[i];
+		printf("%-58.*s %-20s %-22s %s\n", 58, r->probe, r->expected, r->got,
+		       res_name(r->res));
+	}
+	if (run->n_messages) {
+		printf("\nthe launch said:\n");
+		for (size_t i = 0; i < run->n_messages; i++)
+			printf("  %s\n", run->messages[i] ? run->messages[i] : "");
+	}
+	printf("\nverify: %zu passed, %zu failed, %zu skipped%s\n", c[R_PASS], c[R_FAIL], c[R_SKIP],
+	       c[R_FAIL] ? ": the policy is NOT fully enforced on this machine"
+			 : ": the policy is enforced on this machine");
+}
+
+static void print_json(const struct verify *v, const struct run *run, const char *source)
+{
+	cJSON *root = cJSON_CreateObject(), *rows = cJSON_CreateArray(),
+	      *msgs = cJSON_CreateArray();
+	size_t c[3];
+	char *text;
+
+	count(v, c);
+	cJSON_AddStringToObject(root, "policy", source);
+	cJSON_AddStringToObject(root, "workspace", v->ws);
+	cJSON_AddNumberToObject(root, "launch_status", run->status);
+	for (size_t i = 0; i < v->n; i++) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "probe", v->rows[i].probe);
+		cJSON_AddStringToObject(r, "expected", v->rows[i].expected);
+		cJSON_AddStringToObject(r, "got", v->rows[i].got);
+		cJSON_AddStringToObject(r, "result", res_name(v->rows[i].res));
+		cJSON_AddItemToArray(rows, r);
+	}
+	for (size_t i = 0; i < run->n_messages; i++)
+		cJSON_AddItemToArray(msgs,
+				     cJSON_CreateString(run->messages[i] ? run->messages[i] : ""));
+	cJSON_AddItemToObject(root, "probes", rows);
+	cJSON_AddItemToObject(root, "launch_messages", msgs);
+	cJSON_AddNumberToObject(root, "passed", (double)c[R_PASS]);
+	cJSON_AddNumberToObject(root, "failed", (double)c[R_FAIL]);
+	cJSON_AddNumberToObject(root, "skipped", (double)c[R_SKIP]);
+	text = cJSON_Print(root);
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	cJSON_Delete(root);
+}
+
+/* ---------------------------------------------------------------- the command */
+
+/* The launch itself is the first row: the probes mean nothing if it did not run. */
+static int launch_row(struct verify *v, const struct run *run)
+{
+	struct vrow *r = verify_add(v, V_SKIP, "exit 0", NULL,
+				    "launch halo-run with the probe "
+				    "runner as the command");
+
+	if (!r)
+		return -ENOMEM;
+	if (run->status == 0) {
+		snprintf(r->got, sizeof(r->got), "exit 0");
+		r->res = R_PASS;
+	} else {
+		snprintf(r->got, sizeof(r->got), "exit %d", run->status);
+		r->res = R_FAIL;
+	}
+	r->check = V_EXACT;
+	/* Shown first. */
+	struct vrow launch = *r;
+	memmove(v->rows + 1, v->rows, (v->n - 1) * sizeof(*r));
+	v->rows[0] = launch;
+	return 0;
+}
+
+static void verify_free(struct verify *v, struct run *run)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		free(v->rows[i].spec);
+		free(v->rows[i].host_path);
+	}
+	free(v->rows);
+	for (size_t i = 0; i < run->n_messages; i++)
+		free(run->messages[i]);
+}
+
+static int verify_run(const struct runner_opts *o, struct verify *v, struct run *run,
+		      struct runner_env *re)
+{
+	struct runner_opts lo = *o;
+
+	lo.workspace = v->ws;
+	if (runner_load_policy(&lo, true, re) != 0)
+		return HALO_EXIT_SETUP;
+	v->p = re->policy;
+	v->home = re->env_home ? re->env_home : re->pw_home;
+	if (host_resources(v) < 0)
+		return HALO_EXIT_SETUP;
+	if (verify_plan(v) < 0) {
+		fprintf(stderr, "halo-run: verify: cannot prepare the probes: %s\n",
+			strerror(errno));
+		return HALO_EXIT_SETUP;
+	}
+	if (run_probes(o, v, run) < 0)
+		return HALO_EXIT_SETUP;
+	verify_judge(v);
+	if (launch_row(v, run) < 0)
+		return HALO_EXIT_SETUP;
+	return 0;
+}
+
+int runner_cmd_verify(const struct runner_opts *o)
+{
+	struct verify v;
+	struct run run = {0};
+	struct runner_env re = {0};
+	size_t c[3];
+	int rc;
+
+	if (o->n_rest != 0) {
+		fprintf(stderr, "halo-run: verify takes no operands (use --policy F)\n");
+		return HALO_EXIT_SETUP;
+	}
+	memset(&v, 0, sizeof(v));
+	v.self = getpid();
+	v.tcp4 = v.tcp6 = v.udp4 = v.udp6 = v.unix_fd = v.target4 = v.leak_fd = v.shm_id = -1;
+	make_secret(&v);
+	if (make_workspace(&v) < 0)
+		return HALO_EXIT_SETUP;
+	rc = verify_run(o, &v, &run, &re);
+	if (rc == 0) {
+		const char *source = v.p->source ? v.p->source : "embedded default";
+		if (o->json)
+			print_json(&v, &run, source);
+		else
+			print_text(&v, &run, source);
+		count(&v, c);
+		rc = c[R_FAIL] ? 1 : 0;
+	}
+	release_resources(&v);
+	remove_workspace(&v);
+	verify_free(&v, &run);
+	runner_env_release(&re);
+	return rc;
+}

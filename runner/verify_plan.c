@@ -1,0 +1,669 @@
+/* What `halo-run verify` tries, derived from the policy (its protected paths and globs,
+ * writable set, persistence guard, egress rules, limits) and from the seccomp table
+ * (each system call probe expects the errno of the row that denies it), and how each
+ * answer is judged. Where the sandbox answering "ok" might still be harmless (a file
+ * created in the sandbox's private /tmp), the host is asked: did it arrive here? */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "linux/seccomp_int.h"
+#include "rlimits/rlimits.h"
+#include "runner/doctor.h"
+#include "runner/verify_int.h"
+
+#define MAX_PROTECTED 12 /* existing protected paths probed */
+#define MAX_GLOBS     8
+
+struct vrow *verify_add(struct verify *v, enum vcheck check, const char *expected, const char *spec,
+			const char *fmt, ...)
+{
+	struct vrow *r;
+	va_list ap;
+
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		struct vrow *nr = realloc(v->rows, cap * sizeof(*nr));
+		if (!nr)
+			return NULL;
+		v->rows = nr;
+		v->cap = cap;
+	}
+	r = &v->rows[v->n];
+	memset(r, 0, sizeof(*r));
+	r->check = check;
+	r->host_fd = -1;
+	snprintf(r->expected, sizeof(r->expected), "%s", expected);
+	va_start(ap, fmt);
+	vsnprintf(r->probe, sizeof(r->probe), fmt, ap);
+	va_end(ap);
+	if (spec && !(r->spec = strdup(spec)))
+		return NULL;
+	v->n++;
+	return r;
+}
+
+static struct vrow *add_spec(struct verify *v, enum vcheck check, const char *expected,
+			     const char *probe, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* A row whose runner spec is printf-formatted. */
+static struct vrow *add_spec(struct verify *v, enum vcheck check, const char *expected,
+			     const char *probe, const char *fmt, ...)
+{
+	char spec[4400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(spec, sizeof(spec), fmt, ap);
+	va_end(ap);
+	return verify_add(v, check, expected, spec, "%s", probe);
+}
+
+static bool beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+static bool writable_by_policy(const struct verify *v, const char *path)
+{
+	if (v->p->mode == POLICY_MODE_WORKSPACE_WRITE && beneath(path, v->ws))
+		return true;
+	for (size_t i = 0; i < v->p->writable_abs.n; i++)
+		if (beneath(path, v->p->writable_abs.items[i]))
+			return true;
+	return false;
+}
+
+/* A create row: the runner makes `dir`/halo-verify.PID; the host then looks for it. */
+static int add_create(struct verify *v, const char *dir, enum vcheck check, const char *expected,
+		      const char *what)
+{
+	char path[4200];
+	struct vrow *r;
+
+	snprintf(path, sizeof(path), "%s/halo-verify.%d", dir, (int)v->self);
+	r = add_spec(v, check, expected, what, "create:%s", path);
+	if (!r || !(r->host_path = strdup(path)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static int plan_writes(struct verify *v)
+{
+	char parent[4096], what[4300];
+	const char *dirs[] = {"/etc", "/usr", "/var/tmp", v->home, parent};
+	const char *done[8];
+	size_t n_done = 0;
+
+	snprintf(parent, sizeof(parent), "%s", v->ws);
+	*strrchr(parent, '/') = '\0';
+	if (v->p->mode == POLICY_MODE_WORKSPACE_WRITE) {
+		if (add_create(v, v->ws, V_ON_HOST, "created",
+			       "create a file in the workspace "
+			       "(control)") < 0)
+			return -ENOMEM;
+	} else if (add_create(v, v->ws, V_NOT_ON_HOST, "refused (read-only)",
+			      "create a file in the read-only workspace") < 0) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		bool dup = false;
+		if (!dirs[i] || dirs[i][0] != '/' || !dirs[i][1] || writable_by_policy(v, dirs[i]))
+			continue;
+		for (size_t k = 0; k < n_done; k++)
+			dup |= strcmp(done[k], dirs[i]) == 0;
+		if (dup)
+			continue;
+		done[n_done++] = dirs[i];
+		snprintf(what, sizeof(what), "write outside the writable set: %s", dirs[i]);
+		if (add_create(v, dirs[i], V_NOT_ON_HOST, "refused", what) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The first regular file in dir (its name into out), for a read probe. */
+static bool first_file(const char *dir, char *out, size_t n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d && !found && (de = readdir(d))) {
+		char path[4400];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_name[0] == '.' && (!de->d_name[1] || !strcmp(de->d_name, "..")))
+			continue;
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			snprintf(out, n, "%s", path);
+			found = true;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int plan_protected_one(struct verify *v, const char *path, const struct stat *st)
+{
+	char file[4400], what[4600];
+
+	if (S_ISDIR(st->st_mode)) {
+		bool has = first_file(path, file, sizeof(file));
+		snprintf(what, sizeof(what), "read protected %s", has ? file : path);
+		if (!add_spec(v, V_REFUSED, "refused", what, "read:%s", has ? file : path))
+			return -ENOMEM;
+		snprintf(what, sizeof(what), "create a file in protected %s", path);
+		return add_create(v, path, V_NOT_ON_HOST, "refused", what);
+	}
+	snprintf(what, sizeof(what), "read protected %s", path);
+	if (!add_spec(v, V_REFUSED, "refused", what, "read:%s", path))
+		return -ENOMEM;
+	snprintf(what, sizeof(what), "open protected %s for writing", path);
+	return add_spec(v, V_REFUSED, "refused", what, "write:%s", path) ? 0 : -ENOMEM;
+}
+
+static int plan_protected(struct verify *v)
+{
+	const struct policy_list *l = &v->p->protected_abs;
+	struct stat seen[MAX_PROTECTED];
+	size_t n_seen = 0;
+
+	for (size_t i = 0; i < l->n && n_seen < MAX_PROTECTED; i++) {
+		struct stat st;
+		bool dup = false;
+		if (lstat(l->items[i], &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			continue;
+		for (size_t k = 0; k < n_seen; k++)
+			dup |= seen[k].st_dev == st.st_dev && seen[k].st_ino == st.st_ino;
+		if (dup)
+			continue;
+		seen[n_seen++] = st;
+		if (plan_protected_one(v, l->items[i], &st) < 0)
+			return -ENOMEM;
+	}
+	if (n_seen == 0 &&
+	    !verify_add(v, V_SKIP, "refused", NULL,
+			"protected paths: none of the policy's %zu exists here", l->n))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A file name a plain glob matches: '*' → "" (".env*" → ".env") or, when that does
+ * not match, "halo-verify"; '?' → 'x'. Globs with classes or escapes are skipped. */
+static bool plant_name(const char *glob, const char *star, char *out, size_t n)
+{
+	size_t k = 0;
+
+	for (const char *g = glob; *g; g++) {
+		char one[2] = {*g, 0};
+		const char *put = *g == '*' ? star : *g == '?' ? "x" : one;
+		if (strchr("[]\\{}", *g) || k + strlen(put) + 1 > n)
+			return false;
+		memcpy(out + k, put, strlen(put));
+		k += strlen(put);
+	}
+	out[k] = '\0';
+	return k > 0 && out[0] != '/' && out[k - 1] != '/' && !strstr(out, "..") &&
+	       strcmp(out, ".") != 0 && fnmatch(glob, out, 0) == 0;
+}
+
+static bool plantable(const char *glob, char *out, size_t n)
+{
+	while (glob[0] == '.' && glob[1] == '/')
+		glob += 2;
+	return plant_name(glob, "", out, n) || plant_name(glob, "halo-verify", out, n);
+}
+
+static int plant(const char *ws, const char *rel, const char *text)
+{
+	char path[4400];
+	FILE *f;
+
+	for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+		snprintf(path, sizeof(path), "%s/%.*s", ws, (int)(s - rel), rel);
+		mkdir(path, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/%s", ws, rel);
+	if (!(f = fopen(path, "wx")))
+		return -errno;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static int plan_globs(struct verify *v)
+{
+	const struct policy_list *g = &v->p->protected_globs;
+	char name[512], text[160];
+
+	snprintf(text, sizeof(text), "HALO_VERIFY_SECRET=%s\n", v->secret);
+	for (size_t i = 0; i < g->n && i < MAX_GLOBS; i++) {
+		if (!plantable(g->items[i], name, sizeof(name)) || plant(v->ws, name, text) < 0) {
+			if (!verify_add(v, V_SKIP, "refused", NULL,
+					"protected glob %s: no file planted for it", g->items[i]))
+				return -ENOMEM;
+			continue;
+		}
+		char spec[4700];
+		snprintf(spec, sizeof(spec), "read:%s/%s", v->ws, name);
+		if (!verify_add(v, V_REFUSED, "refused", spec,
+				"read planted %.60s (protected glob "
+				"%.40s)",
+				name, g->items[i]))
+			return -ENOMEM;
+		snprintf(spec, sizeof(spec), "write:%s/%s", v->ws, name);
+		if (!verify_add(v, V_REFUSED, "refused", spec, "open planted %.60s for writing",
+				name))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A git repository with a hook, a shell start-up file and editor settings: what a
+ * command would change to run code later, outside the sandbox. */
+static int plan_guard(struct verify *v)
+{
+	static const struct {
+		const char *rel;
+		const char *text;
+	} files[] = {
+	    {".git/HEAD", "ref: refs/heads/main\n"},
+	    {".git/config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"},
+	    {".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n"},
+	    {".git/objects/.keep", ""},
+	    {".git/refs/heads/.keep", ""},
+	    {".bashrc", "# planted by halo-run verify\n"},
+	    {".vscode/settings.json", "{}\n"},
+	};
+	static const struct {
+		const char *what;
+		const char *kind;
+		const char *rel;
+	} rows[] = {
+	    {"persistence: append to .git/hooks/pre-commit", "write", ".git/hooks/pre-commit"},
+	    {"persistence: new hook in .git/hooks", "create", ".git/hooks"},
+	    {"persistence: append to .git/config", "write", ".git/config"},
+	    {"persistence: append to .bashrc", "write", ".bashrc"},
+	    {"persistence: new file in .vscode", "create", ".vscode"},
+	};
+	bool off = v->p->guard_persistence == 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (plant(v->ws, files[i].rel, files[i].text) < 0)
+			return -EIO;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char path[4400];
+		snprintf(path, sizeof(path), "%s/%s", v->ws, rows[i].rel);
+		if (off) {
+			if (!verify_add(v, V_SKIP, "refused", NULL, "%s (guardPersistence: false)",
+					rows[i].what))
+				return -ENOMEM;
+		} else if (strcmp(rows[i].kind, "create") == 0) {
+			if (add_create(v, path, V_NOT_ON_HOST, "refused", rows[i].what) < 0)
+				return -ENOMEM;
+		} else if (!add_spec(v, V_REFUSED, "refused", rows[i].what, "write:%s", path)) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- network */
+
+static int plan_sockets(struct verify *v)
+{
+	struct vrow *r;
+
+	r = add_spec(v, V_REFUSED, "refused", "TCP to the host's 127.0.0.1", "tcp4:%u",
+		     v->port_tcp4);
+	if (!r)
+		return -ENOMEM;
+	r->host_fd = v->tcp4;
+	if (v->tcp6 >= 0) {
+		if (!(r = add_spec(v, V_REFUSED, "refused", "TCP to the host's [::1]", "tcp6:%u",
+				   v->port_tcp6)))
+			return -ENOMEM;
+		r->host_fd = v->tcp6;
+	}
+	if (!(r = add_spec(v, V_NOTHING_ARRIVED, "nothing arrives", "UDP to the host's 127.0.0.1",
+			   "udp4:%u", v->port_udp4)))
+		return -ENOMEM;
+	r->host_fd = v->udp4;
+	if (v->udp6 >= 0) {
+		if (!(r = add_spec(v, V_NOTHING_ARRIVED, "nothing arrives",
+				   "UDP to the host's [::1]", "udp6:%u", v->port_udp6)))
+			return -ENOMEM;
+		r->host_fd = v->udp6;
+	}
+	if (!(r = add_spec(v, V_REFUSED, "refused", "the host's abstract unix socket", "unix:%s",
+			   v->unix_name)))
+		return -ENOMEM;
+	r->host_fd = v->unix_fd;
+	if (!add_spec(v, V_VALUE, "its own", "network namespace", "netns:%llu", v->netns_ino) ||
+	    !add_spec(v, V_VALUE, "lo", "network interfaces", "ifaces:"))
+		return -ENOMEM;
+	snprintf(v->rows[v->n - 2].want, sizeof(v->rows[0].want), "its own");
+	snprintf(v->rows[v->n - 1].want, sizeof(v->rows[0].want), "lo");
+	return 0;
+}
+
+/* A host the policy denies, found without any lookup: a denied domain (a wildcard's
+ * made-up subdomain), else a reserved name under the default. */
+static bool denied_host(const struct halo_policy *p, char *out, size_t n)
+{
+	struct policy_decision d;
+	const char *cands[2] = {p->denied_domains.n ? p->denied_domains.items[0] : NULL,
+				"halo-verify.invalid"};
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!cands[i])
+			continue;
+		if (strncmp(cands[i], "*.", 2) == 0)
+			snprintf(out, n, "halo-verify.%s", cands[i] + 2);
+		else
+			snprintf(out, n, "%s", cands[i]);
+		if (policy_decide(p, out, strlen(out), &d) == 0 && !d.allow)
+			return true;
+	}
+	return false;
+}
+
+/* Does /etc/hosts name localhost? Then the proxy's lookup of it never leaves the
+ * machine (files come before DNS), which is the only way verify will ask for it. */
+static bool hosts_file_has_localhost(void)
+{
+	FILE *f = fopen("/etc/hosts", "re");
+	char line[512];
+	bool yes = false;
+
+	while (f && !yes && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok = strtok_r(line, " \t\n", &save);
+		if (!tok || tok[0] == '#')
+			continue;
+		while (!yes && (tok = strtok_r(NULL, " \t\n", &save)) && tok[0] != '#')
+			yes = strcmp(tok, "localhost") == 0;
+	}
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+static int proxy_row(struct verify *v, const char *host, const char *what)
+{
+	static const uint8_t lo[4] = {127, 0, 0, 1};
+	struct policy_decision d;
+	bool allowed = policy_decide(v->p, host, strlen(host), &d) == 0 && d.allow;
+	bool permitted = allowed && policy_addr_permitted(v->p, AF_INET, lo, NULL);
+	struct vrow *r;
+
+	if (allowed && strcmp(host, "localhost") == 0 && !hosts_file_has_localhost())
+		return verify_add(v, V_SKIP, "403", NULL, "%s (would need DNS)", what) ? 0
+										       : -ENOMEM;
+	r = add_spec(v, V_VALUE, permitted ? "200 (allowPrivate)" : "403", what, "proxy:%llu:%s:%u",
+		     v->netns_ino, host, v->port_target4);
+	if (!r)
+		return -ENOMEM;
+	snprintf(r->want, sizeof(r->want), "%s", permitted ? "200" : "403");
+	return 0;
+}
+
+static int plan_proxy(struct verify *v)
+{
+	char host[300], what[400];
+	struct vrow *r;
+
+	if (denied_host(v->p, host, sizeof(host))) {
+		snprintf(what, sizeof(what), "proxy CONNECT to denied %s", host);
+		r = add_spec(v, V_VALUE, "403", what, "proxy:%llu:%s:443", v->netns_ino, host);
+		if (!r)
+			return -ENOMEM;
+		snprintf(r->want, sizeof(r->want), "403");
+	} else if (!verify_add(v, V_SKIP, "403", NULL,
+			       "proxy CONNECT to a denied host (the policy "
+			       "denies none)")) {
+		return -ENOMEM;
+	}
+	if (proxy_row(v, "127.0.0.1", "proxy CONNECT to 127.0.0.1 (private address)") < 0)
+		return -ENOMEM;
+	return proxy_row(v, "localhost", "proxy CONNECT to localhost (resolves to loopback)");
+}
+
+/* ---------------------------------------------------------------- layers and limits */
+
+static int value_row(struct verify *v, const char *want, const char *what, const char *fmt,
+		     const char *arg)
+{
+	struct vrow *r = add_spec(v, V_VALUE, want, what, fmt, arg);
+
+	if (!r)
+		return -ENOMEM;
+	snprintf(r->want, sizeof(r->want), "%s", want);
+	return 0;
+}
+
+static int plan_layers(struct verify *v)
+{
+	char pid[32];
+	struct vrow *r;
+
+	snprintf(pid, sizeof(pid), "%d", (int)v->self);
+	if (value_row(v, "absent", "planted secret HALO_VERIFY_SECRET in the environment", "env:%s",
+		      "HALO_VERIFY_SECRET") < 0 ||
+	    value_row(v, "halo", "hostname (uts namespace)", "hostname:%s", "") < 0 ||
+	    value_row(v, "1", "no_new_privs", "status:%s", "NoNewPrivs") < 0 ||
+	    value_row(v, "2", "seccomp filter", "status:%s", "Seccomp") < 0 ||
+	    value_row(v, "0000000000000000", "effective capabilities", "status:%s", "CapEff") < 0 ||
+	    value_row(v, "0,1,2", "open file descriptors", "fds:%s", "") < 0)
+		return -ENOMEM;
+	if (!add_spec(v, V_REFUSED, "refused", "the host's SysV shared memory (ipc namespace)",
+		      "shm:%d", v->shm_id) ||
+	    !add_spec(v, V_REFUSED, "ESRCH or EPERM", "signal a host process (verify itself)",
+		      "kill:%s", pid) ||
+	    !add_spec(v, V_REFUSED, "refused", "open the host's /proc/PID/mem (verify itself)",
+		      "procmem:%s", pid) ||
+	    !add_spec(v, V_REFUSED, "refused", "open /proc/1/mem", "procmem:1"))
+		return -ENOMEM;
+	r = add_spec(v, V_EXACT, "EBADF", "descriptor inherited from outside", "fd:%d", v->leak_fd);
+	if (!r)
+		return -ENOMEM;
+	snprintf(r->want, sizeof(r->want), "errno=EBADF");
+	return 0;
+}
+
+static int plan_limits(struct verify *v)
+{
+	static const struct {
+		const char *name;
+		const char *what;
+		size_t off;
+	} caps[] = {
+	    {"cpu", "limit: cpu seconds", offsetof(struct rlimits_set, cpu_seconds)},
+	    {"as", "limit: address space (memoryMB)", offsetof(struct rlimits_set, memory_bytes)},
+	    {"fsize", "limit: file size", offsetof(struct rlimits_set, file_size_bytes)},
+	    {"nofile", "limit: open files", offsetof(struct rlimits_set, open_files)},
+	    {"nproc", "limit: processes", offsetof(struct rlimits_set, processes)},
+	};
+	struct rlimits_set rs;
+
+	if (value_row(v, "0", "limit: core dumps", "rlimit:%s", "core") < 0)
+		return -ENOMEM;
+	rlimits_init(&rs);
+	rlimits_from_policy(&v->p->limits, &rs);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		long long want = *(const long long *)((const char *)&rs + caps[i].off);
+		char exp[64];
+		struct vrow *r;
+		if (want == RLIMITS_UNSET)
+			continue;
+		snprintf(exp, sizeof(exp), "<= %lld", want);
+		if (!(r = add_spec(v, V_AT_MOST, exp, caps[i].what, "rlimit:%s", caps[i].name)))
+			return -ENOMEM;
+		r->limit = want;
+	}
+	return 0;
+}
+
+/* The errno the seccomp table gives the call, as the runner prints it. */
+static void table_errno(const struct probe_sys_info *s, char *out, size_t n)
+{
+	if (!s->row) {
+		snprintf(out, n, "killed=SIGSYS");
+		return;
+	}
+	for (size_t i = 0; i < linux_seccomp_n_rows; i++) {
+		const struct linux_seccomp_row *r = &linux_seccomp_table[i];
+		if (strcmp(r->name, s->row) == 0 && strstr(r->when, s->match)) {
+			snprintf(out, n, "errno=%s", strerrorname_np(r->err));
+			return;
+		}
+	}
+	snprintf(out, n, "errno=?");
+}
+
+static int plan_syscalls(struct verify *v)
+{
+	size_t n;
+	const struct probe_sys_info *s = probe_sys_list(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		char want[64], what[160];
+		struct vrow *r;
+		table_errno(&s[i], want, sizeof(want));
+		snprintf(what, sizeof(what), "seccomp: %s", s[i].name);
+		r = add_spec(v, V_EXACT, s[i].row ? strchr(want, '=') + 1 : "killed (SIGSYS)", what,
+			     "sys:%s", s[i].name);
+		if (!r)
+			return -ENOMEM;
+		snprintf(r->want, sizeof(r->want), "%s", want);
+	}
+	return 0;
+}
+
+int verify_plan(struct verify *v)
+{
+	int (*const steps[])(struct verify *) = {plan_layers, plan_protected, plan_globs,
+						 plan_guard,  plan_writes,    plan_sockets,
+						 plan_proxy,  plan_limits,    plan_syscalls};
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (steps[i](v) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- judging */
+
+static bool refused(const char *got)
+{
+	return strncmp(got, "errno=", 6) == 0 || strncmp(got, "killed=", 7) == 0;
+}
+
+/* Did anything reach one of our sockets? Connections are accepted and closed. */
+static bool arrived(int fd)
+{
+	socklen_t len = sizeof(int);
+	int type = 0, c;
+	char b[64];
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		return false;
+	if (type == SOCK_DGRAM)
+		return recv(fd, b, sizeof(b), MSG_DONTWAIT) >= 0;
+	c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (c < 0)
+		return false;
+	close(c);
+	return true;
+}
+
+static bool on_host(const char *path)
+{
+	struct stat st;
+
+	if (!path || lstat(path, &st) < 0)
+		return false;
+	unlink(path);
+	return true;
+}
+
+static enum vres judge_one(struct vrow *r)
+{
+	const char *val = strncmp(r->got, "value=", 6) == 0 ? r->got + 6 : NULL;
+
+	switch (r->check) {
+	case V_REFUSED:
+		return refused(r->got) && !arrived(r->host_fd) ? R_PASS : R_FAIL;
+	case V_EXACT:
+		return strcmp(r->got, r->want) == 0 ? R_PASS : R_FAIL;
+	case V_VALUE:
+		return val && strcmp(val, r->want) == 0 ? R_PASS : R_FAIL;
+	case V_AT_MOST:
+		return val && strcmp(val, "unlimited") != 0 && strtoll(val, NULL, 10) <= r->limit
+			   ? R_PASS
+			   : R_FAIL;
+	case V_NOT_ON_HOST:
+		if (on_host(r->host_path))
+			return R_FAIL;
+		return refused(r->got) || strcmp(r->got, "ok") == 0 ? R_PASS : R_FAIL;
+	case V_ON_HOST:
+		return strcmp(r->got, "ok") == 0 && on_host(r->host_path) ? R_PASS : R_FAIL;
+	case V_NOTHING_ARRIVED:
+		return r->got[0] && !arrived(r->host_fd) ? R_PASS : R_FAIL;
+	case V_SKIP:
+		return R_SKIP;
+	}
+	return R_FAIL;
+}
+
+/* The raw answer in words, for the table. */
+static void wording(struct vrow *r)
+{
+	char raw[sizeof(r->got)];
+
+	snprintf(raw, sizeof(raw), "%s", r->got);
+	if (r->check == V_SKIP)
+		snprintf(r->got, sizeof(r->got), "-");
+	else if (!raw[0])
+		snprintf(r->got, sizeof(r->got), "(no result)");
+	else if (strncmp(raw, "errno=", 6) == 0)
+		snprintf(r->got, sizeof(r->got), "%s", raw + 6);
+	else if (strncmp(raw, "killed=", 7) == 0)
+		snprintf(r->got, sizeof(r->got), "killed (%.32s)", raw + 7);
+	else if (strncmp(raw, "value=", 6) == 0)
+		snprintf(r->got, sizeof(r->got), "%s", raw + 6);
+	else if (strcmp(raw, "ok") == 0)
+		snprintf(r->got, sizeof(r->got), "succeeded");
+	if (r->res == R_FAIL && r->check == V_NOT_ON_HOST && strcmp(raw, "ok") == 0)
+		snprintf(r->got, sizeof(r->got), "created on the host");
+	else if (r->res == R_PASS && r->check == V_NOT_ON_HOST && strcmp(raw, "ok") == 0)
+		snprintf(r->got, sizeof(r->got), "only in the sandbox");
+	else if (r->res == R_FAIL && r->check == V_NOTHING_ARRIVED && raw[0])
+		snprintf(r->got, sizeof(r->got), "arrived on the host");
+	else if (r->res == R_PASS && r->check == V_NOTHING_ARRIVED && strcmp(raw, "ok") == 0)
+		snprintf(r->got, sizeof(r->got), "sent, never arrived");
+}
+
+void verify_judge(struct verify *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		v->rows[i].res = judge_one(&v->rows[i]);
+		wording(&v->rows[i]);
+	}
+}
