@@ -74,4 +74,9 @@ struct probe_sys_info {
 };
 const struct probe_sys_info *probe_sys_list(size_t *n);
 
+/* Try the named system call probe (probes_sys.c): 0, or -1 with errno set, or
+ * PROBE_SYS_UNKNOWN for a name not in the list. */
+#define PROBE_SYS_UNKNOWN (-2L)
+long probe_sys_try(const char *name);
+
 #endif

@@ -413,10 +413,9 @@ static void check_cgroups(struct doctor *d)
 
 	if (geteuid() != 0) {
 		l->available = true;
-		snprintf(l->detail, sizeof(l->detail),
-			 "not needed: RLIMIT_NPROC and RLIMIT_AS hold "
-			 "for a non-root user");
-		set_use(l, false, asks ? "limits held by setrlimit" : "not used (no limits)");
+		snprintf(l->detail, sizeof(l->detail), "not needed (not root)");
+		set_use(l, false,
+			asks ? "not used (RLIMIT_NPROC, RLIMIT_AS hold)" : "not used (no limits)");
 		return;
 	}
 	if (statfs("/sys/fs/cgroup", &fs) == 0 && (unsigned long)fs.f_type == CGROUP2_SUPER_MAGIC) {
@@ -428,8 +427,10 @@ static void check_cgroups(struct doctor *d)
 		mem = cgroup_writable("/sys/fs/cgroup/memory", "memory.limit_in_bytes");
 	}
 	l->available = pids;
-	snprintf(l->detail, sizeof(l->detail), "%s%s%s", pids ? "pids" : "no pids controller",
-		 mem ? ", memory" : ", no memory controller", "");
+	snprintf(l->detail, sizeof(l->detail), "%s",
+		 pids && mem ? "pids, memory"
+		 : pids	     ? "pids (no memory)"
+			     : "unavailable (no pids)");
 	set_use(l, asks, asks ? "used (processes/memory for root)" : "not used (no limits)");
 	if (pl->processes != POLICY_LIMIT_UNSET && !pids)
 		doctor_add(

@@ -414,10 +414,17 @@ static void print_text(const struct verify *v, const struct run *run, const char
 
 	count(v, c);
 	printf("halo-run verify\npolicy: %s\nworkspace (temporary): %s\n\n", source, v->ws);
-	printf("%-58s %-20s %-22s %s\n", "PROBE", "EXPECTED", "GOT", "RESULT");
+	int w = 5;
+
+	/* As wide as the longest probe (paths can be long), within reason. */
+	for (size_t i = 0; i < v->n; i++)
+		if ((int)strlen(v->rows[i].probe) > w)
+			w = (int)strlen(v->rows[i].probe);
+	w = w > 110 ? 110 : w;
+	printf("%-*s %-20s %-22s %s\n", w, "PROBE", "EXPECTED", "GOT", "RESULT");
 	for (size_t i = 0; i < v->n; i++) {
 		const struct vrow *r = &v->rows[i];
-		printf("%-58.*s %-20s %-22s %s\n", 58, r->probe, r->expected, r->got,
+		printf("%-*.*s %-20s %-22s %s\n", w, w, r->probe, r->expected, r->got,
 		       res_name(r->res));
 	}
 	if (run->n_messages) {

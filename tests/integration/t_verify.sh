@@ -1,0 +1,148 @@
+#!/bin/bash
+# halo-run verify: halo-run re-runs its own binary inside the sandbox as a probe runner
+# and tries the escapes its policy and seccomp table forbid. Every row PASSes under the
+# embedded default and under a strict policy (protected paths outside /tmp, globs, a
+# denied domain, an allowed name that resolves to loopback, limits), as root and as an
+# unprivileged user; a deliberately weakened run (failIfUnavailable: false with user
+# namespaces unavailable) shows FAILs and exits non-zero. No planted secret is printed.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+SECRET="h12-verify-secret-$RANDOM$RANDOM"
+
+# Protected paths the sandbox must mask, outside /tmp (the sandbox gets a fresh /tmp,
+# where a protected path would simply be missing and prove nothing about masking).
+KEYS=$(mktemp -d /var/tmp/h12-verify-keys.XXXXXX) || exit 1
+trap 'rm -rf "$KEYS"' EXIT
+mkdir -p "$KEYS/keys" "$HOME/.ssh"
+printf '%s\n' "$SECRET" >"$KEYS/keys/id_test"
+printf '%s\n' "$SECRET" >"$KEYS/token"
+printf '%s\n' "$SECRET" >"$HOME/.ssh/id_test"
+
+run() { OUT=$(timeout -k 2 120 "$@" 2>"$E" </dev/null); RC=$?; ERR=$(cat "$E"); }
+result() { awk -v p="$1" 'index($0, p) == 1 { print $NF; exit }' <<<"$OUT"; }
+count() { grep -cE "(^| )$1\$" <<<"$OUT"; }
+jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1" <<<"$OUT"; }
+
+# ---------------------------------------------------------------- the embedded default
+run "$HALO" verify
+expect "default policy: exit 0" 0 "$RC"
+expect "default policy: no FAIL" 0 "$(count FAIL)"
+expect "default policy: at least 30 probes PASS" yes "$([ "$(count PASS)" -ge 30 ] && echo yes || echo "no ($(count PASS))")"
+expect_match "default policy: the summary" "^verify: [0-9]+ passed, 0 failed" "$OUT"
+for p in "launch halo-run with the probe runner" "planted secret HALO_VERIFY_SECRET" \
+	"TCP to the host's 127.0.0.1" "UDP to the host's 127.0.0.1" "the host's abstract unix socket" \
+	"proxy CONNECT to denied" "proxy CONNECT to 127.0.0.1" "persistence: append to .git/hooks" \
+	"persistence: append to .bashrc" "read planted .env" "write outside the writable set: /etc" \
+	"signal a host process" "descriptor inherited from outside" "open /proc/1/mem" \
+	"seccomp: unshare(CLONE_NEWUSER)" "seccomp: mount" "seccomp: ptrace" "seccomp: bpf" \
+	"seccomp: io_uring_setup" "seccomp: keyctl" "seccomp: ioctl(TIOCSTI)" \
+	"seccomp: socket(AF_INET, SOCK_RAW)" "seccomp: socket(AF_PACKET)" "limit: core dumps" \
+	"seccomp: chmod(04600)" "network namespace"; do
+	expect "default: $p ... PASS" PASS "$(result "$p")"
+done
+expect "default: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
+expect "default: nothing left behind (workspace removed)" 0 "$(find "$TMPDIR" -maxdepth 1 -name 'halo-verify.*' | wc -l)"
+expect "default: no probe file left on the host" 0 "$(find /etc /var/tmp "$HOME" -maxdepth 1 -name 'halo-verify.*' 2>/dev/null | wc -l)"
+
+run "$HALO" verify --json
+expect "--json: exit 0" 0 "$RC"
+expect "--json: passed == probes - skipped, failed 0" "True 0" \
+	"$(jq_py 'print(d["passed"] + d["skipped"] == len(d["probes"]), d["failed"])')"
+expect "--json: every row has probe, expected, got, result" True \
+	"$(jq_py 'print(all(set(r) == {"probe","expected","got","result"} for r in d["probes"]))')"
+
+# ---------------------------------------------------------------- a strict policy
+cat >"$TMPDIR/strict.yaml" <<EOF
+sandbox:
+  mode: workspace-write
+  protectedPaths: [~/.ssh, ~/.aws, "$KEYS/keys", "$KEYS/token", ".env*", "*.pem", "secrets/*"]
+  failIfUnavailable: true
+  guardPersistence: true
+egress:
+  default: deny
+  allowedDomains: [localhost, "127.0.0.1"]
+  deniedDomains: [pastebin.com, "*.evil.example"]
+limits: {cpuSeconds: 60, memoryMB: 4096, fileSizeMB: 64, openFiles: 256, processes: 512, wallSeconds: 120}
+EOF
+run "$HALO" verify --policy "$TMPDIR/strict.yaml"
+expect "strict policy: exit 0" 0 "$RC"
+expect "strict policy: no FAIL" 0 "$(count FAIL)"
+expect "strict policy: no SKIP" 0 "$(count SKIP)"
+expect "strict: a masked directory's file cannot be read" "EACCES PASS" \
+	"$(awk -v p="read protected $KEYS/keys/id_test" 'index($0, p) == 1 { print $(NF-1), $NF }' <<<"$OUT")"
+expect "strict: a masked file cannot be read" PASS "$(result "read protected $KEYS/token")"
+expect "strict: ... nor opened for writing" PASS "$(result "open protected $KEYS/token for writing")"
+expect "strict: nothing can be created in a masked directory" PASS "$(result "create a file in protected $KEYS/keys")"
+expect "strict: ~/.ssh" PASS "$(result "read protected $HOME/.ssh/id_test")"
+expect "strict: planted *.pem" PASS "$(result "read planted .pem")"
+expect "strict: planted secrets/*" PASS "$(result "read planted secrets/")"
+expect "strict: the denied domain gets 403" "403 PASS" \
+	"$(awk 'index($0, "proxy CONNECT to denied pastebin.com") == 1 { print $(NF-1), $NF }' <<<"$OUT")"
+expect "strict: an allowed name resolving to loopback is refused (403)" "403 PASS" \
+	"$(awk 'index($0, "proxy CONNECT to localhost") == 1 { print $(NF-1), $NF }' <<<"$OUT")"
+expect "strict: an allowed private IP literal is refused (403)" "403 PASS" \
+	"$(awk 'index($0, "proxy CONNECT to 127.0.0.1") == 1 { print $(NF-1), $NF }' <<<"$OUT")"
+for l in "limit: cpu seconds" "limit: open files" "limit: file size" "limit: processes" \
+	"limit: address space"; do
+	expect "strict: $l" PASS "$(result "$l")"
+done
+expect "strict: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
+[ -z "$(cat "$KEYS/keys/id_test")" ] && fail "strict: the planted key is intact"
+expect "strict: nothing created in the masked directory on the host" "id_test" "$(ls "$KEYS/keys")"
+
+printf 'sandbox: {mode: read-only}\n' >"$TMPDIR/ro.yaml"
+run "$HALO" verify --policy "$TMPDIR/ro.yaml"
+expect "read-only policy: exit 0, no FAIL" "0 0" "$RC $(count FAIL)"
+expect "read-only: the workspace refuses a new file" PASS "$(result "create a file in the read-only workspace")"
+
+# ---------------------------------------------------------------- weakened: FAILs
+cat >"$TMPDIR/weak.yaml" <<EOF
+sandbox:
+  protectedPaths: ["$KEYS/keys", "$KEYS/token"]
+  failIfUnavailable: false
+EOF
+pre_sysctl=(unshare --user --map-root-user sh -c
+	'echo 0 >/proc/sys/user/max_user_namespaces || exit 99; exec "$@"' sh)
+pre_seccomp=("$HELPERS/it_nouserns")
+ways=()
+timeout 10 "${pre_sysctl[@]}" true 2>/dev/null && ways+=(sysctl) ||
+	ok "skipped the sysctl way (cannot set user.max_user_namespaces in a test namespace)"
+[ -x "$HELPERS/it_nouserns" ] && ways+=(seccomp) || fail "seccomp way" "helper it_nouserns missing"
+for way in "${ways[@]}"; do
+	declare -n pre="pre_$way"
+	run "${pre[@]}" "$HALO" verify --policy "$TMPDIR/weak.yaml"
+	expect "$way, failIfUnavailable: false: exit 1" 1 "$RC"
+	expect "$way: the launch itself ran (degraded)" PASS "$(result "launch halo-run with the probe runner")"
+	expect "$way: the masked file is readable now: FAIL" FAIL "$(result "read protected $KEYS/token")"
+	expect "$way: no network namespace: FAIL" FAIL "$(result "network namespace")"
+	expect "$way: UDP reaches the host: FAIL" FAIL "$(result "UDP to the host's 127.0.0.1")"
+	expect "$way: no proxy: FAIL" FAIL "$(result "proxy CONNECT to 127.0.0.1")"
+	expect "$way: the host's hostname: FAIL" FAIL "$(result "hostname (uts namespace)")"
+	expect "$way: persistence guard gone: FAIL" FAIL "$(result "persistence: append to .git/hooks/pre-commit")"
+	expect "$way: seccomp still holds (bpf PASS)" PASS "$(result "seccomp: bpf")"
+	expect "$way: the environment is still clean" PASS "$(result "planted secret HALO_VERIFY_SECRET")"
+	expect_match "$way: the summary says NOT enforced" "^verify: [0-9]+ passed, [1-9][0-9]* failed.*NOT fully enforced" "$OUT"
+	expect_match "$way: the launcher's warning is shown" "NOT enforced: protected-path masking" "$OUT"
+	expect "$way: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
+	run "${pre[@]}" "$HALO" verify --json --policy "$TMPDIR/weak.yaml"
+	expect "$way: --json failed > 0" True "$(jq_py 'print(d["failed"] > 0)')"
+	# Fail closed: the default policy refuses to launch at all.
+	run "${pre[@]}" "$HALO" verify
+	expect "$way, default policy: exit 1" 1 "$RC"
+	expect "$way, default: the launch row fails with 125" "exit 125 FAIL" \
+		"$(awk 'index($0, "launch halo-run") == 1 { print $(NF-2), $(NF-1), $NF }' <<<"$OUT")"
+	expect_match "$way, default: the launcher's reason is shown" "max_user_namespaces" "$OUT"
+	unset -n pre
+done
+expect "weakened runs left no probe file on the host" "id_test" "$(ls "$KEYS/keys")"
+
+# ---------------------------------------------------------------- the probe runner itself
+run "$HALO" __probe sys:bpf
+expect "__probe alone is refused (125)" "125:" "$RC:$OUT"
+expect_match "... pointing at verify" "internal to 'halo-run verify'" "$ERR"
+HALO_SANDBOX=1 run "$HALO" __probe sys:bpf
+expect "__probe without verify's token is refused" 125 "$RC"
+
+finish
