@@ -3,6 +3,14 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# PLATFORM=portable: the macOS code path (macos/ launcher, the proxy on poll(),
+# self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in
+# it — no linux/, no netns/, no libnl, libseccomp or libcap. A test vehicle only: it
+# honours $HALO_TEST_SANDBOX_EXEC (a fake sandbox-exec). See `make check-portable`.
+PLATFORM ?= linux
+ifeq ($(PLATFORM),portable)
+BUILD   ?= build-portable
+endif
 BUILD   ?= build
 CC      ?= cc
 FUZZCC  ?= clang
@@ -40,23 +48,47 @@ endif
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS)
+ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) \
+	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 MODULES := policy rlimits netns proxy linux macos runner
-LIB_SRC := $(filter-out runner/main.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
+PLATFORM_CFLAGS :=
+PLATFORM_EXCLUDE :=
+ifeq ($(PLATFORM),portable)
+MODULES := policy rlimits proxy macos runner
+PKGS := libcjson yaml-0.1
+BIN_STATIC_PKGS := yaml-0.1
+BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
+	$(shell pkg-config --libs libcjson 2>/dev/null)
+PLATFORM_CFLAGS := -DHALO_PORTABLE -DHALO_SANDBOX_EXEC_OVERRIDE
+# Subcommands that inspect Linux layers (doctor, verify and their probes); the portable
+# build has stand-ins in runner/portable.c.
+PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
+	runner/probes*.c)
+endif
+LIB_SRC := $(filter-out runner/main.c $(PLATFORM_EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BIN     := $(BUILD)/halo-run
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+ifeq ($(PLATFORM),portable)
+# What the macOS code path uses: the profile, the environment, the proxy on poll().
+UNIT_SRC  := $(addprefix tests/unit/,test_sbpl.c test_env.c test_rlimits.c test_poller.c \
+	test_http.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_units.c)
+endif
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/helpers/*.c)
+ifeq ($(PLATFORM),portable)
+HELP_SRC  := tests/helpers/fake_sandbox_exec.c tests/helpers/it_sup.c
+endif
 HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
-.PHONY: all deps check unit integration asan fuzz fuzz-smoke bench install format clean helpers
+.PHONY: all deps check unit integration asan fuzz fuzz-smoke bench install format clean helpers \
+	check-portable
 
 all: $(BIN) helpers
 
@@ -127,7 +159,17 @@ check: deps
 	$(MAKE) integration
 	$(MAKE) asan-unit
 	$(MAKE) fuzz-smoke
+	$(MAKE) check-portable
 	@echo "make check: all suites passed"
+
+# The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on
+# the poll() backend, then the launcher driven through a fake sandbox-exec as root and
+# as an unprivileged user; t_macos_portable.sh also checks with nm -u that no epoll,
+# signalfd, timerfd, eventfd, splice, pidfd or clone3 symbol is linked in.
+PORTABLE_BUILD ?= build-portable
+check-portable:
+	$(MAKE) PLATFORM=portable BUILD=$(PORTABLE_BUILD) all unit
+	@IT_ONLY=t_macos_portable tests/integration/run.sh $(abspath $(PORTABLE_BUILD))
 
 unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)

@@ -5,6 +5,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "macos/macos.h"
 #include "runner/runner_int.h"
 
 #ifndef HALO_VERSION
@@ -20,6 +21,7 @@ void runner_usage(FILE *out)
 	      "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and fixes\n"
 	      "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
 	      "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
+	      "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
 	      "\n"
 	      "options:\n"
 	      "  --policy F        policy file (JSON or YAML); repeat to layer\n"
@@ -54,6 +56,7 @@ static const struct opt_row opt_table[] = {
 	VALUE("--audit", audit),
 	FLAG("--dry-run", dry_run),      FLAG("--quiet", quiet),       FLAG("--verbose", verbose),
 	FLAG("--json", json),
+	VALUE("--os", os),
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -155,6 +158,8 @@ static const struct {
 	{"doctor", runner_cmd_doctor},
 	{"verify", runner_cmd_verify},
 	{"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
+	{"profile", runner_cmd_profile},
+	{MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 
 /* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */

@@ -10,6 +10,7 @@
  * time is the policy module's job; here it is simply dropped. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,14 +238,59 @@ static int add_proxy(struct env_buf *b)
 	return 0;
 }
 
+/* The JVM's settings for the proxy of `url` (scheme://[user:secret@]host:port): host
+ * and port only, as the JVM takes no credentials from properties (it then gets 407,
+ * which fails closed). False when the URL has no host:port. */
+static bool java_options(const char *url, char *out, size_t n)
+{
+	const char *h = strstr(url, "://"), *at, *colon;
+
+	if (!h)
+		return false;
+	h += 3;
+	at = strrchr(h, '@');
+	if (at)
+		h = at + 1;
+	colon = strrchr(h, ':');
+	if (!colon || colon == h || !colon[1] || strchr(colon, '/'))
+		return false;
+	int w = snprintf(out, n,
+			 "-Dhttp.proxyHost=%.*s -Dhttp.proxyPort=%s -Dhttps.proxyHost=%.*s "
+			 "-Dhttps.proxyPort=%s -Dhttp.nonProxyHosts=localhost|127.0.0.1",
+			 (int)(colon - h), h, colon + 1, (int)(colon - h), h, colon + 1);
+	return w > 0 && (size_t)w < n;
+}
+
+/* The same variables pointing at another proxy: the macOS launcher's, on an
+ * ephemeral port with the run's secret in the URL. */
+static int add_proxy_url(struct env_buf *b, const char *http, const char *socks)
+{
+	char java[512];
+
+	for (size_t i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++) {
+		const char *name = proxy_vars[i].name, *v = proxy_vars[i].value;
+		size_t len = strlen(name);
+		if (strcmp(v, PROXY_HTTP) == 0)
+			v = http;
+		else if (strcmp(v, PROXY_SOCKS) == 0)
+			v = socks ? socks : http;
+		else if (strcmp(name, "JAVA_TOOL_OPTIONS") == 0)
+			v = java_options(http, java, sizeof(java)) ? java : NULL;
+		buf_remove(b, name, len);
+		if (v && buf_put(b, name, len, v) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 char **runner_env_build(const struct halo_policy *p, char *const *caller, const char *tmpdir,
 			struct halo_err *e)
 {
 	return runner_env_build_proxied(p, caller, tmpdir, false, e);
 }
 
-char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller,
-				const char *tmpdir, bool proxy, struct halo_err *e)
+static char **build_env(const struct halo_policy *p, char *const *caller, const char *tmpdir,
+			bool proxy, const char *http_url, const char *socks_url, struct halo_err *e)
 {
 	struct env_buf b = {0};
 	int rc = add_allowlisted(&b, caller);
@@ -254,7 +300,7 @@ char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller
 	if (rc == 0 && p)
 		rc = add_set(&b, p);
 	if (rc == 0 && proxy)
-		rc = add_proxy(&b);
+		rc = http_url ? add_proxy_url(&b, http_url, socks_url) : add_proxy(&b);
 	if (rc == 0)
 		rc = add_fixed(&b, tmpdir);
 	if (rc < 0) {
@@ -263,6 +309,23 @@ char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller
 		return NULL;
 	}
 	return b.v;
+}
+
+char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller,
+				const char *tmpdir, bool proxy, struct halo_err *e)
+{
+	return build_env(p, caller, tmpdir, proxy, NULL, NULL, e);
+}
+
+char **runner_env_build_proxy_url(const struct halo_policy *p, char *const *caller,
+				  const char *tmpdir, const char *http_url, const char *socks_url,
+				  struct halo_err *e)
+{
+	if (!http_url) {
+		halo_err_set(e, "building the command's environment: no proxy URL");
+		return NULL;
+	}
+	return build_env(p, caller, tmpdir, true, http_url, socks_url, e);
 }
 
 void runner_env_free(char **env)

@@ -18,6 +18,13 @@ void runner_env_free(char **env);
 char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller,
 				const char *tmpdir, bool proxy, struct halo_err *e);
 
+/* The same proxy variables pointing at `http_url` (and ALL_PROXY at `socks_url`, or
+ * at http_url when NULL): the macOS launcher's proxy, on an ephemeral port, with the
+ * run's secret as the URL's password ("http://halo:SECRET@127.0.0.1:PORT"). */
+char **runner_env_build_proxy_url(const struct halo_policy *p, char *const *caller,
+				  const char *tmpdir, const char *http_url, const char *socks_url,
+				  struct halo_err *e);
+
 /* The names kept from the caller's environment by default (NULL-terminated). A name
  * ending in '*' is a prefix (LC_*). */
 extern const char *const runner_env_allowlist[];

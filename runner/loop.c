@@ -1,5 +1,6 @@
 /* The supervisor's one event loop: the proxy's sockets, the sandbox's exit, signals to
- * forward, and the wall-clock limit, all on one poller. */
+ * forward, and the wall-clock limit, all on one poller. The launcher is linux/ or
+ * macos/ (runner/launcher.h); the loop is the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +13,7 @@
 #include "runner/runner_int.h"
 
 struct loop_state {
-	struct linux_sandbox *sb;
+	runner_sandbox *sb;
 	struct proxy_poller *pl;
 	volatile bool stop;
 };
@@ -32,14 +33,14 @@ static void on_signal_fd(void *arg, int fd, unsigned events)
 
 	(void)fd;
 	(void)events;
-	linux_sandbox_forward_signals(st->sb);
+	runner_launcher_forward_signals(st->sb);
 }
 
 static void on_wall_clock(void *arg)
 {
 	struct loop_state *st = arg;
 
-	linux_sandbox_kill(st->sb);
+	runner_launcher_kill(st->sb);
 }
 
 static int open_audit(const char *path)
@@ -56,33 +57,27 @@ static int open_audit(const char *path)
 }
 
 /* Hand the sandbox's listeners to a new proxy. */
-static int start_proxy(const struct runner_opts *o, const struct linux_launch *l,
+static int start_proxy(const struct runner_opts *o, const runner_launch *l,
 		       struct loop_state *st, int audit_fd, struct proxy **px)
 {
-	struct netns_listener ls[NETNS_MAX_LISTENERS];
 	struct proxy_options po;
 	struct halo_err e = {{0}};
-	size_t n = linux_sandbox_take_listeners(st->sb, ls);
+	size_t n;
 	int rc;
 
 	*px = NULL;
+	memset(&po, 0, sizeof(po));
+	n = runner_launcher_listeners(st->sb, &po);
 	if (n == 0)
 		return 0;
-	memset(&po, 0, sizeof(po));
 	po.policy = l->policy;
-	for (size_t i = 0; i < n && i < PROXY_MAX_LISTENERS; i++) {
-		po.listeners[i].fd = ls[i].fd;
-		po.listeners[i].kind = ls[i].kind == NETNS_LISTEN_SOCKS5 ? PROXY_LISTEN_SOCKS5
-									 : PROXY_LISTEN_HTTP;
-		po.n_listeners++;
-	}
 	po.audit_fd = audit_fd;
 	po.log_fd = STDERR_FILENO;
 	po.quiet = o->quiet;
 	rc = proxy_create(st->pl, &po, px, &e);
 	if (rc < 0) {
 		for (size_t i = 0; i < n; i++)
-			close(ls[i].fd);
+			close(po.listeners[i].fd);
 		fprintf(stderr, "halo-run: egress proxy: %s\n", e.msg);
 	}
 	return rc;
@@ -101,12 +96,13 @@ static void supervisor_settings(void)
 	}
 }
 
-static int watch(struct loop_state *st, const struct linux_launch *l)
+static int watch(struct loop_state *st, const runner_launch *l)
 {
-	int rc = proxy_poller_add(st->pl, linux_sandbox_exit_fd(st->sb), PROXY_EV_IN, on_exit_fd, st);
+	int rc = proxy_poller_add(st->pl, runner_launcher_exit_fd(st->sb), PROXY_EV_IN, on_exit_fd,
+				  st);
 
 	if (rc == 0)
-		rc = proxy_poller_add(st->pl, linux_sandbox_signal_fd(st->sb), PROXY_EV_IN,
+		rc = proxy_poller_add(st->pl, runner_launcher_signal_fd(st->sb), PROXY_EV_IN,
 				      on_signal_fd, st);
 	if (rc == 0 && l->limits.wall_seconds > 0 &&
 	    !proxy_timer_add(st->pl, (uint64_t)l->limits.wall_seconds * 1000, on_wall_clock, st))
@@ -114,7 +110,7 @@ static int watch(struct loop_state *st, const struct linux_launch *l)
 	return rc;
 }
 
-int runner_supervise(const struct runner_opts *o, const struct linux_launch *l, int *status,
+int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
 		     struct halo_err *e)
 {
 	struct loop_state st = {0};
@@ -124,7 +120,7 @@ int runner_supervise(const struct runner_opts *o, const struct linux_launch *l, 
 
 	if (o->audit && audit_fd < 0)
 		return -EIO;
-	rc = linux_start(l, &st.sb, e);
+	rc = runner_launcher_start(l, &st.sb, e);
 	if (rc < 0)
 		goto out;
 	supervisor_settings();
@@ -135,15 +131,15 @@ int runner_supervise(const struct runner_opts *o, const struct linux_launch *l, 
 		rc = start_proxy(o, l, &st, audit_fd, &px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
-		linux_sandbox_kill(st.sb);
-		linux_finish(st.sb, status, e);
+		runner_launcher_kill(st.sb);
+		runner_launcher_finish(st.sb, status, e);
 		halo_err_set(e, "could not start the supervisor's event loop: %s", strerror(-rc));
 		goto out;
 	}
 	rc = proxy_poller_run(st.pl, &st.stop);
 	if (rc < 0)
-		linux_sandbox_kill(st.sb);
-	rc = linux_finish(st.sb, status, e);
+		runner_launcher_kill(st.sb);
+	rc = runner_launcher_finish(st.sb, status, e);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);
 out:

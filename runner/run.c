@@ -57,14 +57,14 @@ static int check_workspace(const struct halo_policy *p, const char *ws)
 	return 0;
 }
 
-static int launch(const struct runner_opts *o, struct linux_launch *l)
+static int launch(const struct runner_opts *o, runner_launch *l)
 {
 	struct halo_err e = {{0}};
 	int status = HALO_EXIT_SETUP;
 	int rc;
 
 	if (o->dry_run) {
-		rc = linux_dry_run(l, stdout, &e);
+		rc = runner_launcher_dry_run(l, stdout, &e);
 		if (rc < 0)
 			fprintf(stderr, "halo-run: %s\n", e.msg);
 		return rc < 0 ? HALO_EXIT_SETUP : 0;
@@ -82,7 +82,7 @@ static int launch(const struct runner_opts *o, struct linux_launch *l)
 int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
-	struct linux_launch l;
+	runner_launch l;
 	struct halo_err e = {{0}};
 	char self[4096];
 	ssize_t n;
@@ -106,6 +106,15 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.argv = o->rest;
 	l.quiet = o->quiet;
 	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;
+#ifdef RUNNER_MACOS
+	/* The environment is built by the launcher once the proxy's port and secret are
+	 * known (runner/run_macos.c supplies the builder). */
+	(void)e;
+	rc = runner_macos_launch_fill(&l, self, sizeof(self));
+	if (rc == 0)
+		rc = launch(o, &l);
+	goto out;
+#else
 	l.egress_proxy = !l.unsandboxed;
 	l.envp = runner_env_build_proxied(re.policy, environ, "/tmp", l.egress_proxy, &e);
 	l.envp_direct = l.envp ? runner_env_build(re.policy, environ, "/tmp", &e) : NULL;
@@ -118,6 +127,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	rc = launch(o, &l);
 	runner_env_free(l.envp);
 	runner_env_free(l.envp_direct);
+#endif
 out:
 	runner_env_release(&re);
 	return rc;

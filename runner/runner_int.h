@@ -9,6 +9,7 @@
 #include "linux/linux.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
+#include "runner/launcher.h"
 #include "runner/runner.h"
 
 #define RUNNER_MAX_POLICIES 16
@@ -24,6 +25,7 @@ struct runner_opts {
 	bool quiet;
 	bool verbose;
 	bool json;
+	const char *os; /* profile --os macos|linux */
 	char **rest; /* command (run) or operands (check, validate) */
 	int n_rest;
 };
@@ -74,7 +76,17 @@ int runner_passwd_home_in(const char *passwd, uid_t uid, char *out, size_t n);
 
 /* Start the sandbox and run the one event loop (proxy, exit, signals, wall clock)
  * until it ends. Returns as linux_finish does. */
-int runner_supervise(const struct runner_opts *o, const struct linux_launch *l, int *status,
+int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
 		     struct halo_err *e);
+
+/* profile.c: `halo-run profile --os macos` prints the Seatbelt profile; the hidden
+ * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */
+int runner_cmd_profile(const struct runner_opts *o);
+int runner_cmd_exec_child(const struct runner_opts *o);
+
+#ifdef RUNNER_MACOS
+/* run_macos.c: the macOS half of filling a launch (self path, environment builder). */
+int runner_macos_launch_fill(runner_launch *l, char *self, size_t self_len);
+#endif
 
 #endif

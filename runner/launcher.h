@@ -1,0 +1,114 @@
+/* Which launcher this build drives: linux/ on Linux; macos/ on macOS and in the
+ * portable build (make PLATFORM=portable, HALO_PORTABLE), which runs the macOS code
+ * path on Linux with nothing Linux-only linked in. Both launchers have the same
+ * steps (start → exit fd, signal fd → finish), so runner/loop.c and runner/run.c
+ * drive either through these names. */
+#ifndef HALO_RUNNER_LAUNCHER_H
+#define HALO_RUNNER_LAUNCHER_H
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "proxy/proxy.h"
+
+#if defined(__APPLE__) || defined(HALO_PORTABLE)
+#define RUNNER_MACOS 1
+#include "macos/macos.h"
+
+typedef struct macos_launch runner_launch;
+typedef struct macos_sandbox runner_sandbox;
+
+static inline int runner_launcher_start(const runner_launch *l, runner_sandbox **sb,
+					struct halo_err *e)
+{
+	return macos_start(l, sb, e);
+}
+static inline int runner_launcher_exit_fd(const runner_sandbox *sb)
+{
+	return macos_sandbox_exit_fd(sb);
+}
+static inline int runner_launcher_signal_fd(const runner_sandbox *sb)
+{
+	return macos_sandbox_signal_fd(sb);
+}
+static inline void runner_launcher_forward_signals(runner_sandbox *sb)
+{
+	macos_sandbox_forward_signals(sb);
+}
+static inline void runner_launcher_kill(runner_sandbox *sb)
+{
+	macos_sandbox_kill(sb);
+}
+static inline int runner_launcher_finish(runner_sandbox *sb, int *status, struct halo_err *e)
+{
+	return macos_finish(sb, status, e);
+}
+static inline int runner_launcher_dry_run(const runner_launch *l, FILE *out, struct halo_err *e)
+{
+	return macos_dry_run(l, out, e);
+}
+/* The proxy's one listener on the host's loopback, behind the run's secret. */
+static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
+{
+	int fd = macos_sandbox_take_listener(sb, &po->auth_secret);
+
+	if (fd < 0)
+		return 0;
+	po->listeners[0].fd = fd;
+	po->listeners[0].kind = PROXY_LISTEN_HTTP;
+	po->n_listeners = 1;
+	return 1;
+}
+
+#else
+#include "linux/linux.h"
+
+typedef struct linux_launch runner_launch;
+typedef struct linux_sandbox runner_sandbox;
+
+static inline int runner_launcher_start(const runner_launch *l, runner_sandbox **sb,
+					struct halo_err *e)
+{
+	return linux_start(l, sb, e);
+}
+static inline int runner_launcher_exit_fd(const runner_sandbox *sb)
+{
+	return linux_sandbox_exit_fd(sb);
+}
+static inline int runner_launcher_signal_fd(const runner_sandbox *sb)
+{
+	return linux_sandbox_signal_fd(sb);
+}
+static inline void runner_launcher_forward_signals(runner_sandbox *sb)
+{
+	linux_sandbox_forward_signals(sb);
+}
+static inline void runner_launcher_kill(runner_sandbox *sb)
+{
+	linux_sandbox_kill(sb);
+}
+static inline int runner_launcher_finish(runner_sandbox *sb, int *status, struct halo_err *e)
+{
+	return linux_finish(sb, status, e);
+}
+static inline int runner_launcher_dry_run(const runner_launch *l, FILE *out, struct halo_err *e)
+{
+	return linux_dry_run(l, out, e);
+}
+/* The listeners made inside the sandbox's network namespace. */
+static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
+{
+	struct netns_listener ls[NETNS_MAX_LISTENERS];
+	size_t n = linux_sandbox_take_listeners(sb, ls);
+
+	for (size_t i = 0; i < n && i < PROXY_MAX_LISTENERS; i++) {
+		po->listeners[i].fd = ls[i].fd;
+		po->listeners[i].kind =
+		    ls[i].kind == NETNS_LISTEN_SOCKS5 ? PROXY_LISTEN_SOCKS5 : PROXY_LISTEN_HTTP;
+		po->n_listeners++;
+	}
+	return po->n_listeners;
+}
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+/* The portable build (make PLATFORM=portable: the macOS code path built on Linux)
+ * leaves out the subcommands that inspect Linux layers — doctor, verify and verify's
+ * probes look at namespaces, Landlock, seccomp and cgroups. These stand in for them
+ * there: doctor prints what the macOS backend does not enforce. */
+#include <stdio.h>
+
+#include "runner/runner_int.h"
+
+#ifdef HALO_PORTABLE
+int runner_cmd_doctor(const struct runner_opts *o)
+{
+	(void)o;
+	printf("halo-run doctor: macOS backend (Seatbelt through %s)\n"
+	       "not enforced on macOS:\n",
+	       macos_sandbox_exec_path());
+	for (const char *const *g = macos_gaps(); *g; g++)
+		printf("  - %s\n", *g);
+	return 0;
+}
+
+int runner_cmd_verify(const struct runner_opts *o)
+{
+	(void)o;
+	fprintf(stderr, "halo-run: verify is not available in the portable build\n");
+	return HALO_EXIT_SETUP;
+}
+
+int runner_cmd_probe(const struct runner_opts *o)
+{
+	(void)o;
+	fprintf(stderr, "halo-run: __probe is not available in the portable build\n");
+	return HALO_EXIT_SETUP;
+}
+#endif

@@ -1,0 +1,824 @@
+/* macos/: the Seatbelt profile generator, its structural lint, the regex translation,
+ * path spellings and the per-run TMPDIR. Golden profiles live in tests/data/sbpl/
+ * (HALO_UPDATE_GOLDEN=1 rewrites them after a deliberate change: review the diff).
+ * The regexes are also run through POSIX regcomp as a stand-in for Seatbelt's engine,
+ * so "matches .ENV, not x.env" is tested, not only the text. */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macos/macos_int.h"
+#include "runner/env.h"
+#include "tests/unit/unit.h"
+#if !defined(HALO_PORTABLE)
+#include "linux/scan_int.h"
+#endif
+
+#define GOLDEN_DIR "tests/data/sbpl/"
+#define HOME	   "/Users/alice"
+#define WS	   "/Users/alice/proj"
+#define PORT	   50123
+
+static struct halo_policy *load(const char *yaml)
+{
+	struct policy_ctx ctx = {.pw_home = HOME, .env_home = HOME, .workspace = WS};
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	if (policy_parse_buffer("test", yaml, strlen(yaml), 'y', &p, &d) != 0 ||
+	    policy_finalize(p, &ctx, &d) != 0) {
+		for (size_t i = 0; i < d.n_errors; i++)
+			fprintf(stderr, "policy: %s\n", d.errors[i]);
+		ck_abort_msg("test policy refused");
+	}
+	policy_diags_free(&d);
+	return p;
+}
+
+/* Stable output on any machine: nothing is resolved, only /tmp-style mapping. */
+static int no_resolve(const char *in, char *out, size_t n)
+{
+	return snprintf(out, n, "%s", in) < (int)n ? 0 : -ENAMETOOLONG;
+}
+
+static const char *const policy_files[] = {"/etc/halo/policy.yaml"};
+
+static int build(const struct halo_policy *p, unsigned port, struct macos_profile *prof,
+		 struct halo_err *e)
+{
+	struct macos_profile_in in = {
+	    .policy = p,
+	    .workspace = WS,
+	    .pw_home = HOME,
+	    .tmpdir = "/tmp/halo-run.TEST",
+	    .proxy_port = port,
+	    .self_exe = "/usr/local/bin/halo-run",
+	    .policy_files = policy_files,
+	    .n_policy_files = 1,
+	    .resolve = no_resolve,
+	};
+	return macos_profile_build(&in, prof, e);
+}
+
+static int lint(const struct macos_profile *prof, char *why, size_t n)
+{
+	const char *keys[256];
+
+	ck_assert_uint_lt(prof->n_params, 256);
+	for (size_t i = 0; i < prof->n_params; i++)
+		keys[i] = prof->params[i].key;
+	return macos_sbpl_lint(prof->text, keys, prof->n_params, why, n);
+}
+
+/* ------------------------------------------------------------------ golden */
+
+static const struct {
+	const char *name;
+	const char *yaml;
+	unsigned port;
+} goldens[] = {
+    {"default", NULL, PORT}, /* the embedded default policy */
+    {"roots",
+     "sandbox:\n"
+     "  mode: workspace-write\n"
+     "  writableRoots: [/opt/cache, /tmp/build]\n"
+     "  protectedPaths: [~/.ssh, /Users/alice/proj/keys/deep/id,\n"
+     "                   \"*.pem\", \"secrets/\", \"config/**/token?.json\", \"[Kk]ey[0-9].txt\"]\n"
+     "  guardPersistence: false\n"
+     "egress:\n"
+     "  allowedDomains: [example.com]\n",
+     PORT},
+    {"readonly",
+     "sandbox:\n"
+     "  mode: read-only\n"
+     "  protectedPaths: [~/.aws]\n",
+     0},
+    {"escaping",
+     "sandbox:\n"
+     "  protectedPaths: [\"/Users/alice/proj/a.b+c(d){e}^$|y\", \"/Users/alice/x y\",\n"
+     "                   \"we.ird+(name)\"]\n",
+     PORT},
+};
+
+static char *file_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static char *render(const struct macos_profile *prof)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	macos_profile_write(prof, NULL, f);
+	fclose(f);
+	return text;
+}
+
+static struct halo_policy *golden_policy(int i)
+{
+	if (goldens[i].yaml)
+		return load(goldens[i].yaml);
+	struct halo_policy *p = NULL;
+	ck_assert_int_eq(policy_load(NULL, 0,
+				     &(struct policy_ctx){.pw_home = HOME, .workspace = WS}, &p,
+				     &(struct policy_diags){0}),
+			 0);
+	return p;
+}
+
+START_TEST(golden_profiles)
+{
+	struct halo_policy *p = golden_policy(_i);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	char path[256], why[512];
+	char *got, *want;
+
+	ck_assert_msg(build(p, goldens[_i].port, &prof, &e) == 0, "%s", e.msg);
+	ck_assert_msg(lint(&prof, why, sizeof(why)) == 0, "%s: %s", goldens[_i].name, why);
+	got = render(&prof);
+	snprintf(path, sizeof(path), GOLDEN_DIR "%s.sb", goldens[_i].name);
+	if (getenv("HALO_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	want = file_text(path);
+	ck_assert_msg(want != NULL, "%s missing (HALO_UPDATE_GOLDEN=1 writes it)", path);
+	if (strcmp(got, want) != 0) {
+		char actual[300];
+		snprintf(actual, sizeof(actual), "/tmp/halo-sbpl-%s.actual", goldens[_i].name);
+		FILE *f = fopen(actual, "w");
+		if (f) {
+			fputs(got, f);
+			fclose(f);
+		}
+		ck_abort_msg("%s differs from the generated profile: diff %s %s", path, path,
+			     actual);
+	}
+	free(got);
+	free(want);
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ families */
+
+/* The text of every top-level form starting with `head` ("(allow", "(deny"), joined. */
+static char *forms(const char *text, const char *head)
+{
+	size_t cap = strlen(text) + 1, len = 0;
+	char *out = calloc(1, cap);
+
+	for (const char *p = strstr(text, head); p; p = strstr(p + 1, head)) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		int depth = 0;
+		const char *q = p;
+		do {
+			depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+			q++;
+		} while (*q && depth > 0);
+		memcpy(out + len, p, (size_t)(q - p));
+		len += (size_t)(q - p);
+		out[len++] = '\n';
+	}
+	return out;
+}
+
+static size_t last_of(const char *text, const char *needle)
+{
+	size_t at = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		at = (size_t)(p - text);
+	return at;
+}
+
+START_TEST(rule_families_present)
+{
+	struct halo_policy *p = golden_policy(0);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	static const char *const want[] = {
+	    "(version 1)\n(deny default (with message \"halo-run\"))\n",
+	    "(allow process-fork)",
+	    "(allow process-exec)",
+	    "(allow signal (target same-sandbox))",
+	    "(allow sysctl-read",
+	    "(allow ipc-posix-sem)",
+	    "(allow mach-lookup\n  (global-name \"com.apple.system.opendirectoryd.libinfo\")",
+	    "(global-name \"com.apple.trustd.agent\")",
+	    "(allow file-read*)\n",
+	    "(allow file-write*\n  (require-all\n    (require-any\n      (subpath (param "
+	    "\"WORKSPACE_0\"))",
+	    "(subpath (param \"TMPDIR_0\"))",
+	    "(require-not (subpath (param \"PROTECTED_0\")))",
+	    "(allow network-outbound (remote ip \"localhost:50123\"))\n",
+	    "(literal \"/private/var/run/docker.sock\")",
+	    "(remote unix-socket (path-literal \"/var/run/docker.sock\"))",
+	    "(global-name-prefix \"com.docker.\")",
+	    "(deny appleevent-send lsopen",
+	    "(regex #\"/\\.[Gg][Ii][Tt]/",
+	    "(subpath (param \"GUARD_0\"))",
+	    "(regex #\"/\\.[Ee][Nn][Vv][^/]*(/.*)?$\")",
+	    "(regex #\"^/[Uu][Ss][Ee][Rr][Ss]/[Aa][Ll][Ii][Cc][Ee]/\\.[Ss][Ss][Hh](/.*)?$\")",
+	};
+
+	ck_assert_int_eq(build(p, PORT, &prof, &e), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(prof.text, want[i]), "missing: %s", want[i]);
+	ck_assert_ptr_null(strstr(prof.text, "(allow default"));
+	ck_assert_ptr_null(strstr(prof.text, "localhost:*"));
+	ck_assert_ptr_null(strstr(prof.text, "import"));
+	ck_assert_ptr_null(strstr(prof.text, "mDNSResponder"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+/* Never allowed, in any policy: osascript → Terminal, open -a, the pasteboard, launchd
+ * job submission, TCC, Docker, the Keychain. */
+START_TEST(dangerous_services_never_allowed)
+{
+	static const char *const never[] = {
+	    "appleevent",     "launchservicesd", "pasteboard",	  "windowserver",
+	    "tccd",	      "xpc.launchd",	 "com.docker",	  "OrbStack",
+	    "SecurityServer", "securityd",	 "mDNSResponder", "lsopen",
+	};
+	struct halo_policy *p = golden_policy(_i);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+
+	ck_assert_int_eq(build(p, goldens[_i].port, &prof, &e), 0);
+	char *allows = forms(prof.text, "(allow");
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		ck_assert_msg(!strstr(allows, never[i]), "%s allowed in %s", never[i],
+			      goldens[_i].name);
+	free(allows);
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+/* Last match wins among filtered rules: every allow comes before the first deny, and
+ * the protected paths' deny is the very last family. */
+START_TEST(allows_before_denies)
+{
+	struct halo_policy *p = golden_policy(_i);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+
+	ck_assert_int_eq(build(p, goldens[_i].port, &prof, &e), 0);
+	const char *after_default = strstr(prof.text, "(deny default") + 1;
+	const char *first_deny = strstr(after_default, "\n(deny ");
+	size_t last_allow = last_of(prof.text, "\n(allow ");
+	ck_assert_ptr_nonnull(first_deny);
+	ck_assert_uint_lt(last_allow, (size_t)(first_deny - prof.text));
+	size_t protected_at = last_of(prof.text, ";; 6. protected paths");
+	ck_assert_uint_gt(protected_at, last_of(prof.text, "(deny mach-lookup"));
+	ck_assert_uint_gt(protected_at, last_of(prof.text, "(deny network-outbound"));
+	ck_assert_uint_gt(protected_at, last_of(prof.text, "(deny file-write* (with"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+static const char *param_value(const struct macos_profile *prof, const char *key)
+{
+	for (size_t i = 0; i < prof->n_params; i++)
+		if (strcmp(prof->params[i].key, key) == 0)
+			return prof->params[i].value;
+	return NULL;
+}
+
+/* Paths are parameters: both spellings of /tmp, ~ from the password database, the
+ * protected path's ancestors inside the workspace, never the path in the text. */
+START_TEST(paths_are_parameters)
+{
+	struct halo_policy *p = load(goldens[1].yaml);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+
+	ck_assert_int_eq(build(p, PORT, &prof, &e), 0);
+	ck_assert_str_eq(param_value(&prof, "WORKSPACE_0"), WS);
+	ck_assert_str_eq(param_value(&prof, "WRITABLE_0"), "/opt/cache");
+	ck_assert_str_eq(param_value(&prof, "WRITABLE_1"), "/private/tmp/build");
+	ck_assert_str_eq(param_value(&prof, "WRITABLE_2"), "/tmp/build");
+	ck_assert_str_eq(param_value(&prof, "TMPDIR_0"), "/private/tmp/halo-run.TEST");
+	ck_assert_str_eq(param_value(&prof, "TMPDIR_1"), "/tmp/halo-run.TEST");
+	ck_assert_str_eq(param_value(&prof, "PROTECTED_0"), HOME "/.ssh");
+	ck_assert_str_eq(param_value(&prof, "ANCESTOR_0"), WS "/keys/deep");
+	ck_assert_str_eq(param_value(&prof, "ANCESTOR_1"), WS "/keys");
+	ck_assert_str_eq(param_value(&prof, "ANCESTOR_2"), WS);
+	ck_assert_ptr_null(param_value(&prof, "ANCESTOR_3"));
+	ck_assert_ptr_null(param_value(&prof, "GUARD_0")); /* guardPersistence: false */
+	ck_assert_ptr_null(strstr(prof.text, "\"/opt/cache"));
+	ck_assert_ptr_null(strstr(prof.text, "\"" WS));
+	ck_assert_ptr_nonnull(strstr(prof.text,
+				     "(deny file-write-unlink (with message "
+				     "\"halo-run\")\n  (literal (param \"ANCESTOR_0\"))"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+START_TEST(read_only_has_no_workspace_write_and_no_network)
+{
+	struct halo_policy *p = load(goldens[2].yaml);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+
+	ck_assert_int_eq(build(p, 0, &prof, &e), 0);
+	ck_assert_ptr_null(param_value(&prof, "WORKSPACE_0"));
+	ck_assert_ptr_nonnull(param_value(&prof, "TMPDIR_0"));
+	ck_assert_ptr_null(strstr(prof.text, "network-outbound (remote ip"));
+	ck_assert_ptr_nonnull(strstr(prof.text, ";; 4. network: none"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ refusals */
+
+START_TEST(refuses_quote_in_protected_path)
+{
+	struct halo_policy *p = load("sandbox:\n  protectedPaths: [\"/Users/alice/a\\\"b\"]\n");
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+
+	ck_assert_int_eq(build(p, PORT, &prof, &e), -EINVAL);
+	ck_assert_str_eq(e.msg, "profile: protected path '/Users/alice/a\"b' contains a double "
+				"quote, which an SBPL profile cannot carry safely");
+	ck_assert_ptr_null(prof.text);
+	policy_free(p);
+}
+END_TEST
+
+START_TEST(refuses_control_bytes_in_run_paths)
+{
+	static const char *const bad[] = {"/Users/alice/pro\nj", "/Users/alice/pro\tj",
+					  "/Users/alice/pro\x7fj"};
+	static const char *const want[] = {
+	    "profile: the workspace '/Users/alice/pro\nj' contains a control character (byte "
+	    "0x0a, a newline)",
+	    "profile: the workspace '/Users/alice/pro\tj' contains a control character (byte "
+	    "0x09)",
+	    "profile: the workspace '/Users/alice/pro\x7fj' contains a control character (byte "
+	    "0x7f)",
+	};
+	struct halo_policy *p = load("sandbox: {mode: workspace-write}\n");
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	struct macos_profile_in in = {
+	    .policy = p,
+	    .pw_home = HOME,
+	    .tmpdir = "/tmp/t",
+	    .proxy_port = PORT,
+	    .resolve = no_resolve,
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		in.workspace = bad[i];
+		ck_assert_int_eq(macos_profile_build(&in, &prof, &e), -EINVAL);
+		ck_assert_str_eq(e.msg, want[i]);
+	}
+	in.workspace = WS;
+	in.tmpdir = "/tmp/a\"b";
+	ck_assert_int_eq(macos_profile_build(&in, &prof, &e), -EINVAL);
+	ck_assert_str_eq(e.msg,
+			 "profile: TMPDIR '/tmp/a\"b' contains a double quote, which an SBPL "
+			 "profile cannot carry safely");
+	in.tmpdir = "relative";
+	ck_assert_int_eq(macos_profile_build(&in, &prof, &e), -EINVAL);
+	ck_assert_str_eq(e.msg, "profile: TMPDIR 'relative' is not an absolute path");
+	policy_free(p);
+}
+END_TEST
+
+START_TEST(mode_off_has_no_profile)
+{
+	struct halo_policy *p = load("sandbox: {mode: 'off'}\n");
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+
+	ck_assert_int_eq(build(p, PORT, &prof, &e), -EINVAL);
+	ck_assert_str_eq(e.msg, "sandbox.mode is off: there is no profile to apply");
+	policy_free(p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ lint */
+
+static const struct {
+	const char *text;
+	const char *why; /* NULL: accepted */
+} lint_rows[] = {
+    {"(version 1)\n(deny default)\n(allow file-read* (subpath (param \"A\")))\n", NULL},
+    {"(version 1)\n; a comment\n(deny default (with message \"m\"))\n"
+     "(allow file-read* (require-all (regex #\"^/a\\.b$\") (require-not (literal \"/x\"))))\n",
+     NULL},
+    {"", "line 1: empty profile"},
+    {"(version 2)", "line 1: the profile must start with (version 1)"},
+    {"(deny default)", "line 1: the profile must start with (version 1)"},
+    {"(version 1)\n(deny default", "line 2: unbalanced '(': no closing ')'"},
+    {"(version 1))", "line 1: unbalanced ')'"},
+    {"(version 1)\n(allow file-read* (subpath \"/x))", "line 2: unterminated string"},
+    {"(version 1)\n(allow file-read* (subpath \"/x\ny\"))",
+     "line 2: control character in a string"},
+    {"(version 1)\n(allow file-read* (subpath \"/x\\n\"))",
+     "line 2: unknown escape \\n in a string"},
+    {"(version 1)\n(allow default)", "line 2: (allow default) opens everything: never used"},
+    {"(version 1)\n(deny default (subpath \"/\"))", "line 2: (deny default) takes no filter"},
+    {"(version 1)\n(allow file-frobnicate)", "line 2: unknown operation file-frobnicate"},
+    {"(version 1)\n(allow (subpath \"/x\"))", "line 2: a rule needs an operation"},
+    {"(version 1)\n(allow file-read* (frob \"/x\"))", "line 2: unknown filter (frob ...)"},
+    {"(version 1)\n(allow file-read* (subpath (param \"NOPE\")))",
+     "line 2: parameter \"NOPE\" is used but not defined with -D"},
+    {"(version 1)\n(allow file-read* (subpath (param NOPE)))",
+     "line 2: (param ...) takes one string"},
+    {"(version 1)\n(allow file-read* (subpath \"relative\"))",
+     "line 2: (subpath ...) takes an absolute path"},
+    {"(version 1)\n(allow file-read* (subpath \"/a\" \"/b\"))",
+     "line 2: (subpath ...) takes exactly one argument"},
+    {"(version 1)\n(deny file-read* (subpath \"/a\"))\n(allow file-read* (subpath \"/b\"))",
+     "line 3: an allow after a deny: denies must come last"},
+    {"(version 1)\n(allow network-outbound (remote ip \"localhost:*\"))",
+     "line 2: (remote ip ...) must be \"localhost:PORT\" with one port"},
+    {"(version 1)\n(allow network-outbound (remote ip \"*:443\"))",
+     "line 2: (remote ip ...) must be \"localhost:PORT\" with one port"},
+    {"(version 1)\n(allow network-outbound (remote ip \"localhost:65536\"))",
+     "line 2: (remote ip ...) must be \"localhost:PORT\" with one port"},
+    {"(version 1)\n(allow network-outbound (remote tcp \"localhost:80\"))",
+     "line 2: (remote ...) takes ip \"localhost:PORT\" or unix-socket with a path filter"},
+    {"(version 1)\n(import \"system.sb\")", "line 2: unknown top-level form (import ...)"},
+    {"(version 1)\n(allow signal (target everyone))", "line 2: unknown (target ...)"},
+    {"(version 1)\n(allow file-read* (require-not))",
+     "line 2: (require-not ...) takes exactly one argument"},
+    {"(version 1)\n(allow file-read* (with frobnicate))", "line 2: unknown (with ...) modifier"},
+    {"(version 1)\n(allow file-read* (subpath \"/x\") file-write*)",
+     "line 2: a filter must be a form such as (subpath ...)"},
+    {"(version 1)\n(allow file-read* @)", "line 2: unexpected character '@'"},
+};
+
+START_TEST(lint_table)
+{
+	const char *defined[] = {"A"};
+	char why[512];
+	int rc = macos_sbpl_lint(lint_rows[_i].text, defined, 1, why, sizeof(why));
+
+	if (!lint_rows[_i].why) {
+		ck_assert_msg(rc == 0, "row %d refused: %s", _i, why);
+		return;
+	}
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_str_eq(why, lint_rows[_i].why);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ regexes */
+
+static bool ere_match(const char *re, const char *path)
+{
+	regex_t r;
+	int rc;
+
+	ck_assert_msg(regcomp(&r, re, REG_EXTENDED | REG_NOSUB) == 0, "bad regex %s", re);
+	rc = regexec(&r, path, 0, NULL, 0);
+	regfree(&r);
+	return rc == 0;
+}
+
+static const struct {
+	const char *glob;
+	const char *regex;
+	const char *yes[4];
+	const char *no[4];
+} glob_rows[] = {
+    {".env*",
+     "/\\.[Ee][Nn][Vv][^/]*(/.*)?$",
+     {"/w/.env", "/w/.ENV", "/w/a/b/.env.local", "/w/.Env/inner"},
+     {"/w/x.env", "/w/.xenv", "/w/envs/.xenv", "/w/env"}},
+    {"*.pem",
+     "/[^/]*\\.[Pp][Ee][Mm](/.*)?$",
+     {"/w/key.pem", "/w/a/KEY.PEM", "/w/.pem", NULL},
+     {"/w/key.pem.txt", "/w/keypem", NULL, NULL}},
+    {"secrets/",
+     "/[Ss][Ee][Cc][Rr][Ee][Tt][Ss](/.*)?$",
+     {"/w/secrets", "/w/a/SECRETS/x", NULL, NULL},
+     {"/w/secretsx", "/w/my-secrets", NULL, NULL}},
+    {"config/**/token?.json",
+     "/[Cc][Oo][Nn][Ff][Ii][Gg]/(.*/)?[Tt][Oo][Kk][Ee][Nn].\\.[Jj][Ss][Oo][Nn](/.*)?$",
+     {"/w/config/token1.json", "/w/config/a/b/tokenX.json", NULL, NULL},
+     {"/w/config/token.json", "/w/xconfig/token1.json", NULL, NULL}},
+    {"[Kk]ey[0-9].txt",
+     "/[KkkK][Ee][Yy][0-9]\\.[Tt][Xx][Tt](/.*)?$",
+     {"/w/key1.txt", "/w/KEY9.TXT", NULL, NULL},
+     {"/w/keyA.txt", "/w/key10.txt", NULL, NULL}},
+    {"**/id_[a-z]*",
+     "/[Ii][Dd]_[a-zA-Z][^/]*(/.*)?$",
+     {"/w/id_rsa", "/w/.ssh/ID_ED25519", NULL, NULL},
+     {"/w/id_1", "/w/xid_rsa", NULL, NULL}},
+    {"we.ird+(name)",
+     "/[Ww][Ee]\\.[Ii][Rr][Dd]\\+\\([Nn][Aa][Mm][Ee]\\)(/.*)?$",
+     {"/w/we.ird+(name)", "/w/WE.IRD+(NAME)/x", NULL, NULL},
+     {"/w/weXird+(name)", "/w/we.irdd(name)", NULL, NULL}},
+};
+
+START_TEST(glob_regexes)
+{
+	char re[1024];
+
+	ck_assert_int_eq(macos_glob_regex(glob_rows[_i].glob, re, sizeof(re)), 0);
+	ck_assert_str_eq(re, glob_rows[_i].regex);
+	for (int k = 0; k < 4 && glob_rows[_i].yes[k]; k++)
+		ck_assert_msg(ere_match(re, glob_rows[_i].yes[k]), "%s should match %s", re,
+			      glob_rows[_i].yes[k]);
+	for (int k = 0; k < 4 && glob_rows[_i].no[k]; k++)
+		ck_assert_msg(!ere_match(re, glob_rows[_i].no[k]), "%s should not match %s", re,
+			      glob_rows[_i].no[k]);
+}
+END_TEST
+
+START_TEST(regex_refusals)
+{
+	char re[64];
+
+	ck_assert_int_eq(macos_glob_regex("a\"b", re, sizeof(re)), -EINVAL);
+	ck_assert_int_eq(macos_glob_regex("a\nb", re, sizeof(re)), -EINVAL);
+	ck_assert_int_eq(macos_glob_regex("**/", re, sizeof(re)), -EINVAL);
+	ck_assert_int_eq(macos_glob_regex("", re, sizeof(re)), -EINVAL);
+	ck_assert_int_eq(macos_path_regex("relative", re, sizeof(re)), -EINVAL);
+	ck_assert_int_eq(macos_path_regex("/a\"b", re, sizeof(re)), -EINVAL);
+	ck_assert_int_eq(macos_path_regex("/a-very-long-path-that-does-not-fit", re, 16),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(path_regex_escapes_and_folds)
+{
+	char re[1024];
+
+	ck_assert_int_eq(macos_path_regex("/Users/a.b/x+(y)|z$^{1}[2]\\", re, sizeof(re)), 0);
+	ck_assert_str_eq(re, "^/[Uu][Ss][Ee][Rr][Ss]/[Aa]\\.[Bb]/[Xx]\\+\\([Yy]\\)\\|[Zz]\\$\\^"
+			     "\\{1\\}\\[2\\]\\\\(/.*)?$");
+	ck_assert(ere_match(re, "/users/A.B/X+(Y)|z$^{1}[2]\\"));
+	ck_assert(ere_match(re, "/Users/a.b/x+(y)|z$^{1}[2]\\/inner"));
+	ck_assert(!ere_match(re, "/Users/aXb/x+(y)|z$^{1}[2]\\"));
+	ck_assert_int_eq(macos_path_regex("/Users/alice/.ssh", re, sizeof(re)), 0);
+	ck_assert(ere_match(re, "/USERS/Alice/.SSH/id_rsa"));
+	ck_assert(!ere_match(re, "/Users/alice/.sshx"));
+	ck_assert(!ere_match(re, "/x/Users/alice/.ssh"));
+}
+END_TEST
+
+/* The persistence guard's git regexes, as folded into the profile. */
+START_TEST(guard_git_regexes)
+{
+	struct halo_policy *p = golden_policy(0);
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	char re[2][1024];
+	const char *at;
+
+	ck_assert_int_eq(build(p, PORT, &prof, &e), 0);
+	at = strstr(prof.text, "(deny file-write* (with message \"halo-run\")\n  (regex");
+	ck_assert_ptr_nonnull(at);
+	for (int k = 0; k < 2; k++) {
+		at = strstr(at, "#\"/\\.[Gg][Ii][Tt]/");
+		ck_assert_ptr_nonnull(at);
+		const char *end = strstr(at + 2, "\")");
+		snprintf(re[k], sizeof(re[k]), "%.*s", (int)(end - at - 2), at + 2);
+		at = end;
+	}
+	static const char *const hooks_yes[] = {"/w/.git/hooks", "/w/.git/hooks/pre-commit",
+						"/w/.GIT/Hooks/x", "/w/.git/modules/sub/hooks/x",
+						"/w/.git/worktrees/wt/hooks"};
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_msg(ere_match(re[0], hooks_yes[i]), "%s", hooks_yes[i]);
+	ck_assert(!ere_match(re[0], "/w/.git/objects/hooks-not"));
+	ck_assert(!ere_match(re[0], "/w/git/hooks"));
+	ck_assert(ere_match(re[1], "/w/.git/config"));
+	ck_assert(ere_match(re[1], "/w/.git/CONFIG"));
+	ck_assert(ere_match(re[1], "/w/.git/worktrees/wt/config.worktree"));
+	ck_assert(ere_match(re[1], "/w/.git/modules/a/modules/b/config"));
+	ck_assert(!ere_match(re[1], "/w/.git/configx"));
+	ck_assert(!ere_match(re[1], "/w/.git/refs/config/x"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
+START_TEST(guard_names_match_linux)
+{
+	size_t n;
+	const char *const *names = macos_guard_names(&n);
+
+	ck_assert_uint_eq(n, 18);
+#if !defined(HALO_PORTABLE)
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(linux_scan_guard_name(names[i]), "%s is not a Linux guard name",
+			      names[i]);
+	ck_assert(!linux_scan_guard_name(".env"));
+#else
+	ck_assert_str_eq(names[0], ".bashrc");
+#endif
+}
+END_TEST
+
+/* ------------------------------------------------------------------ paths */
+
+START_TEST(private_mapping)
+{
+	static const char *const rows[][2] = {
+	    {"/tmp", "/private/tmp"},
+	    {"/tmp/x", "/private/tmp/x"},
+	    {"/var/folders/ab/T", "/private/var/folders/ab/T"},
+	    {"/etc/halo", "/private/etc/halo"},
+	    {"/tmpx", "/tmpx"},
+	    {"/private/tmp/x", "/private/tmp/x"},
+	    {"/Users/a/tmp", "/Users/a/tmp"},
+	    {"/", "/"},
+	};
+	char out[256];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		ck_assert_int_eq(macos_path_private(rows[i][0], out, sizeof(out)), 0);
+		ck_assert_str_eq(out, rows[i][1]);
+	}
+	ck_assert_int_eq(macos_path_private("/tmp/abcdef", out, 8), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(resolve_longest_existing_prefix)
+{
+	char dir[] = "/tmp/halo-sbpl.XXXXXX", path[512], want[512], out[512], *real;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	real = realpath(dir, NULL);
+	snprintf(path, sizeof(path), "%s/real", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	ck_assert_int_eq(symlink("real", path), 0);
+	snprintf(path, sizeof(path), "%s/link/missing/file", dir);
+	snprintf(want, sizeof(want), "%s/real/missing/file", real);
+	ck_assert_int_eq(macos_path_resolve(path, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(macos_path_resolve("/nonexistent-halo/x", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/nonexistent-halo/x");
+	ck_assert_int_eq(macos_path_resolve("/", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/");
+	/* Both spellings, resolved and /private-mapped first. */
+	char sp[2][PATH_MAX];
+	ck_assert_int_eq(macos_spellings(NULL, path, sp), 2);
+	ck_assert_str_eq(sp[1], path);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/real", dir);
+	rmdir(path);
+	rmdir(dir);
+	free(real);
+}
+END_TEST
+
+/* The per-run TMPDIR goes away, but a symlink in it is removed, never followed. */
+START_TEST(tmpdir_removal_never_follows_links)
+{
+	char outside[] = "/tmp/halo-outside.XXXXXX", dir[PATH_MAX], path[PATH_MAX + 64];
+	struct halo_err e = {{0}};
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(outside));
+	snprintf(path, sizeof(path), "%s/keep", outside);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	ck_assert_int_eq(macos_tmpdir_make("/tmp", dir, sizeof(dir), &e), 0);
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	ck_assert_int_eq(mkdir(path, 0500), 0);
+	snprintf(path, sizeof(path), "%s/a/out", dir);
+	ck_assert_int_eq(symlink(outside, path), 0);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	macos_tmpdir_remove(dir);
+	ck_assert_int_eq(stat(dir, &st), -1);
+	snprintf(path, sizeof(path), "%s/keep", outside);
+	ck_assert_int_eq(stat(path, &st), 0);
+	unlink(path);
+	rmdir(outside);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ env, gaps */
+
+START_TEST(env_proxy_url)
+{
+	static char *caller[] = {"PATH=/usr/bin", "HOME=/Users/alice", "GITHUB_TOKEN=x",
+				 "HTTPS_PROXY=http://evil:1", NULL};
+	const char *url = "http://halo:0123abcd@127.0.0.1:50123";
+	struct halo_err e = {{0}};
+	char **env = runner_env_build_proxy_url(NULL, caller, "/tmp/run", url, NULL, &e);
+	static const char *const want[] = {
+	    "HTTP_PROXY=http://halo:0123abcd@127.0.0.1:50123",
+	    "HTTPS_PROXY=http://halo:0123abcd@127.0.0.1:50123",
+	    "https_proxy=http://halo:0123abcd@127.0.0.1:50123",
+	    "ALL_PROXY=http://halo:0123abcd@127.0.0.1:50123",
+	    "all_proxy=http://halo:0123abcd@127.0.0.1:50123",
+	    "npm_config_https_proxy=http://halo:0123abcd@127.0.0.1:50123",
+	    "NO_PROXY=localhost,127.0.0.1,::1",
+	    "JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=50123 "
+	    "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=50123 "
+	    "-Dhttp.nonProxyHosts=localhost|127.0.0.1",
+	    "TMPDIR=/tmp/run",
+	    "HALO_SANDBOX=1",
+	};
+	size_t found = 0;
+
+	ck_assert_ptr_nonnull(env);
+	for (size_t i = 0; env[i]; i++) {
+		ck_assert_msg(strncmp(env[i], "GITHUB_TOKEN", 12) != 0, "token passed");
+		ck_assert_msg(!strstr(env[i], "evil"), "caller's proxy kept: %s", env[i]);
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			found += strcmp(env[i], want[k]) == 0;
+	}
+	ck_assert_uint_eq(found, sizeof(want) / sizeof(want[0]));
+	runner_env_free(env);
+	ck_assert_ptr_null(runner_env_build_proxy_url(NULL, caller, "/t", NULL, NULL, &e));
+}
+END_TEST
+
+START_TEST(gaps_listed)
+{
+	static const char *const want[] = {
+	    "not yet run on a real Mac",  "no seccomp", "no pid, ipc", "DNS and per-domain rules",
+	    "sandbox-exec is deprecated", "no nesting"};
+	const char *const *g = macos_gaps();
+	size_t found = 0;
+
+	for (size_t i = 0; g[i]; i++)
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			found += strstr(g[i], want[k]) != NULL;
+	ck_assert_uint_eq(found, sizeof(want) / sizeof(want[0]));
+}
+END_TEST
+
+static Suite *sbpl_suite(void)
+{
+	Suite *s = suite_create("sbpl");
+	TCase *tc = tcase_create("profile");
+	int n_goldens = (int)(sizeof(goldens) / sizeof(goldens[0]));
+
+	tcase_add_loop_test(tc, golden_profiles, 0, n_goldens);
+	tcase_add_test(tc, rule_families_present);
+	tcase_add_loop_test(tc, dangerous_services_never_allowed, 0, n_goldens);
+	tcase_add_loop_test(tc, allows_before_denies, 0, n_goldens);
+	tcase_add_test(tc, paths_are_parameters);
+	tcase_add_test(tc, read_only_has_no_workspace_write_and_no_network);
+	tcase_add_test(tc, refuses_quote_in_protected_path);
+	tcase_add_test(tc, refuses_control_bytes_in_run_paths);
+	tcase_add_test(tc, mode_off_has_no_profile);
+	tcase_add_loop_test(tc, lint_table, 0, (int)(sizeof(lint_rows) / sizeof(lint_rows[0])));
+	tcase_add_loop_test(tc, glob_regexes, 0, (int)(sizeof(glob_rows) / sizeof(glob_rows[0])));
+	tcase_add_test(tc, regex_refusals);
+	tcase_add_test(tc, path_regex_escapes_and_folds);
+	tcase_add_test(tc, guard_git_regexes);
+	tcase_add_test(tc, guard_names_match_linux);
+	tcase_add_test(tc, private_mapping);
+	tcase_add_test(tc, resolve_longest_existing_prefix);
+	tcase_add_test(tc, tmpdir_removal_never_follows_links);
+	tcase_add_test(tc, env_proxy_url);
+	tcase_add_test(tc, gaps_listed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(sbpl_suite)
