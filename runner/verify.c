@@ -78,16 +78,27 @@ static void remove_workspace(const struct verify *v)
 		nftw(v->ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+static void hex_random(char *out, size_t n, size_t bytes)
+{
+	unsigned char r[16];
+	size_t k = 0;
+
+	bytes = bytes > sizeof(r) ? sizeof(r) : bytes;
+	if (getrandom(r, bytes, 0) != (ssize_t)bytes)
+		for (size_t i = 0; i < bytes; i++)
+			r[i] = (unsigned char)(rand() ^ (int)time(NULL) ^ (int)i);
+	out[0] = '\0';
+	for (size_t i = 0; i < bytes && k + 3 <= n; i++)
+		k += (size_t)snprintf(out + k, n - k, "%02x", r[i]);
+}
+
 static void make_secret(struct verify *v)
 {
-	unsigned char r[12];
-	size_t n = (size_t)snprintf(v->secret, sizeof(v->secret), "halo-verify-secret-");
+	char hex[40];
 
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		for (size_t i = 0; i < sizeof(r); i++)
-			r[i] = (unsigned char)(rand() ^ (int)time(NULL));
-	for (size_t i = 0; i < sizeof(r); i++)
-		n += (size_t)snprintf(v->secret + n, sizeof(v->secret) - n, "%02x", r[i]);
+	hex_random(hex, sizeof(hex), 12);
+	snprintf(v->secret, sizeof(v->secret), "halo-verify-secret-%s", hex);
+	hex_random(v->tag, sizeof(v->tag), 4);
 }
 
 /* A socket on the host's loopback (port 0: the kernel picks); -1 when the family is
@@ -128,8 +139,7 @@ static int abstract_socket(struct verify *v)
 	size_t len;
 	int fd;
 
-	snprintf(v->unix_name, sizeof(v->unix_name), "halo-verify-%d-%.8s", (int)v->self,
-		 v->secret + 19);
+	snprintf(v->unix_name, sizeof(v->unix_name), "halo-verify-%d-%s", (int)v->self, v->tag);
 	len = strlen(v->unix_name);
 	memcpy(a.sun_path + 1, v->unix_name, len);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -158,7 +168,7 @@ static int host_resources(struct verify *v)
 	v->netns_ino = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long long)st.st_ino : 0;
 	/* Without close-on-exec, on purpose: halo-run must close it for the command. */
 	fd = open(v->ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	v->leak_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD, 100);
+	v->leak_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD, 20);
 	if (fd >= 0)
 		close(fd);
 	if (v->tcp4 < 0 || v->target4 < 0 || v->udp4 < 0 || v->unix_fd < 0 || v->shm_id < 0 ||

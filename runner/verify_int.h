@@ -43,6 +43,7 @@ struct verify {
 	const char *home; /* $HOME (or the password database's) */
 	char ws[4096];	  /* the temporary workspace */
 	char secret[80];  /* planted in files and in the environment */
+	char tag[20];	  /* random, in the names of what verify creates */
 	pid_t self;
 	unsigned long long netns_ino;
 	int tcp4, tcp6, udp4, udp6, unix_fd, target4; /* host-side sockets, -1 if none */

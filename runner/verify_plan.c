@@ -95,7 +95,8 @@ static int add_create(struct verify *v, const char *dir, enum vcheck check, cons
 	char path[4200];
 	struct vrow *r;
 
-	snprintf(path, sizeof(path), "%s/halo-verify.%d", dir, (int)v->self);
+	/* pid and random: never the name of something already there */
+	snprintf(path, sizeof(path), "%s/halo-verify.%d.%s", dir, (int)v->self, v->tag);
 	r = add_spec(v, check, expected, what, "create:%s", path);
 	if (!r || !(r->host_path = strdup(path)))
 		return -ENOMEM;
