@@ -305,9 +305,30 @@ static void k_ifaces(const char *arg, char *out, size_t n)
 
 /* ---------------------------------------------------------------- processes, ids */
 
+/* "PID:PIDNS": a host process by its host pid. In a pid namespace of our own the same
+ * number may belong to one of the sandbox's processes: then the answer proves nothing
+ * either way, and says so. */
+static bool pid_is_ours(const char *arg)
+{
+	const char *ino = strchr(arg, ':');
+	struct stat self, other;
+	char path[64];
+
+	if (!ino || stat("/proc/self/ns/pid", &self) < 0 ||
+	    (unsigned long long)self.st_ino == strtoull(ino + 1, NULL, 10))
+		return false; /* the host's pid namespace: the number is the host's process */
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", atoi(arg));
+	return stat(path, &other) == 0 && other.st_ino == self.st_ino;
+}
+
 static void k_kill(const char *arg, char *out, size_t n)
 {
-	say_rc(out, n, kill((pid_t)atoi(arg), 0));
+	int rc = kill((pid_t)atoi(arg), 0);
+
+	if (rc == 0 && pid_is_ours(arg))
+		snprintf(out, n, "value=inconclusive (the pid is also the sandbox's)");
+	else
+		say_rc(out, n, rc);
 }
 
 static void k_procmem(const char *arg, char *out, size_t n)
@@ -317,7 +338,10 @@ static void k_procmem(const char *arg, char *out, size_t n)
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", atoi(arg));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	say_rc(out, n, fd);
+	if (fd >= 0 && strchr(arg, ':') && pid_is_ours(arg))
+		snprintf(out, n, "value=inconclusive (the pid is also the sandbox's)");
+	else
+		say_rc(out, n, fd);
 	if (fd >= 0)
 		close(fd);
 }

@@ -166,6 +166,7 @@ static int host_resources(struct verify *v)
 	v->unix_fd = abstract_socket(v);
 	v->shm_id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | IPC_EXCL | 0600);
 	v->netns_ino = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+	v->pidns_ino = stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
 	/* Without close-on-exec, on purpose: halo-run must close it for the command. */
 	fd = open(v->ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	v->leak_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD, 20);

@@ -46,6 +46,7 @@ struct verify {
 	char tag[20];	  /* random, in the names of what verify creates */
 	pid_t self;
 	unsigned long long netns_ino;
+	unsigned long long pidns_ino;
 	int tcp4, tcp6, udp4, udp6, unix_fd, target4; /* host-side sockets, -1 if none */
 	unsigned port_tcp4, port_tcp6, port_udp4, port_udp6, port_target4;
 	char unix_name[64];

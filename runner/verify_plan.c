@@ -461,10 +461,10 @@ static int value_row(struct verify *v, const char *want, const char *what, const
 
 static int plan_layers(struct verify *v)
 {
-	char pid[32];
+	char pid[64];
 	struct vrow *r;
 
-	snprintf(pid, sizeof(pid), "%d", (int)v->self);
+	snprintf(pid, sizeof(pid), "%d:%llu", (int)v->self, v->pidns_ino);
 	if (value_row(v, "absent", "planted secret HALO_VERIFY_SECRET in the environment", "env:%s",
 		      "HALO_VERIFY_SECRET") < 0 ||
 	    value_row(v, "halo", "hostname (uts namespace)", "hostname:%s", "") < 0 ||
