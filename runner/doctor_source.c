@@ -19,8 +19,38 @@ static bool is_machine(const char *path)
 	return strncmp(path, "/etc/", 5) == 0;
 }
 
+static bool unmapped_seen;
+
+/* In a user namespace other than the initial one, a file whose owner has no mapping
+ * shows as the overflow uid (65534): its real owner is outside and cannot be judged
+ * from here. */
+static bool unmapped(uid_t uid)
+{
+	static int nested = -1;
+	char map[128] = "";
+	long overflow;
+	FILE *f;
+
+	if (nested < 0) {
+		f = fopen("/proc/self/uid_map", "re");
+		nested = f && fgets(map, sizeof(map), f) &&
+			 !(strtoul(map, NULL, 10) == 0 && strstr(map, "4294967295"));
+		if (f)
+			fclose(f);
+	}
+	f = fopen("/proc/sys/kernel/overflowuid", "re");
+	overflow = f && fgets(map, sizeof(map), f) ? strtol(map, NULL, 10) : 65534;
+	if (f)
+		fclose(f);
+	return nested && (long)uid == overflow;
+}
+
 static bool other_owner(uid_t uid)
 {
+	if (uid != 0 && uid != getuid() && unmapped(uid)) {
+		unmapped_seen = true;
+		return false;
+	}
 	return uid != 0 && uid != getuid();
 }
 
@@ -165,4 +195,8 @@ void doctor_source(struct doctor *d, const struct runner_opts *o, const struct r
 			   "the machine policy %s is not in effect: --policy files replace it",
 			   machine);
 	check_binary(d);
+	if (unmapped_seen)
+		doctor_add(d, false, NULL, "run doctor outside the user namespace to judge them",
+			   "some of these files are owned by a user with no mapping in this user "
+			   "namespace: who owns them could not be checked");
 }
