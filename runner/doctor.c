@@ -108,7 +108,8 @@ static void print_text(const struct doctor *d, const struct runner_env *re)
 	printf("\nwhat each layer does not stop:\n");
 	for (size_t i = 0; i < d->n_layers; i++)
 		printf("  %s: %s\n", d->layers[i].name, d->layers[i].gaps);
-	printf("\n");
+	if (count(d, true, false) + count(d, false, false))
+		printf("\n");
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < d->n_f; i++) {
 			const struct doctor_finding *f = &d->f[i];

@@ -529,6 +529,16 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 		return HALO_EXIT_SETUP;
 	v->p = re->policy;
 	v->home = re->env_home ? re->env_home : re->pw_home;
+	if (v->p->mode == POLICY_MODE_OFF) {
+		/* Nothing to prove, and the probes would write to the host for real. */
+		struct vrow *r = verify_add(v, V_EXACT, "sandboxed", NULL,
+					    "sandbox.mode is off: commands run unsandboxed");
+		if (!r)
+			return HALO_EXIT_SETUP;
+		snprintf(r->got, sizeof(r->got), "off");
+		r->res = R_FAIL;
+		return 0;
+	}
 	if (host_resources(v) < 0)
 		return HALO_EXIT_SETUP;
 	if (verify_plan(v) < 0) {

@@ -114,7 +114,7 @@ static int plan_writes(struct verify *v)
 
 	snprintf(parent, sizeof(parent), "%s", v->ws);
 	*strrchr(parent, '/') = '\0';
-	if (v->p->mode == POLICY_MODE_WORKSPACE_WRITE) {
+	if (v->p->mode != POLICY_MODE_READ_ONLY) {
 		if (add_create(v, v->ws, V_ON_HOST, "created",
 			       "create a file in the workspace "
 			       "(control)") < 0)
@@ -202,7 +202,7 @@ static int plan_protected(struct verify *v)
 	}
 	if (n_seen == 0 &&
 	    !verify_add(v, V_SKIP, "refused", NULL,
-			"protected paths: none of the policy's %zu exists here", l->n))
+			"protected paths: none of the policy's exists on this machine"))
 		return -ENOMEM;
 	return 0;
 }

@@ -98,6 +98,10 @@ expect "read-only policy: exit 0, no FAIL" "0 0" "$RC $(count FAIL)"
 expect "read-only: the workspace refuses a new file" PASS "$(result "create a file in the read-only workspace")"
 
 # ---------------------------------------------------------------- weakened: FAILs
+printf 'sandbox: {mode: "off"}\n' >"$TMPDIR/off.yaml"
+run "$HALO" verify --policy "$TMPDIR/off.yaml"
+expect "sandbox.mode off: exit 1, nothing probed (no writes to the host)" "1 1" "$RC $(count FAIL)"
+expect_match "... and says why" "^sandbox.mode is off: commands run unsandboxed +sandboxed +off +FAIL" "$OUT"
 cat >"$TMPDIR/weak.yaml" <<EOF
 sandbox:
   protectedPaths: ["$KEYS/keys", "$KEYS/token"]
