@@ -7,7 +7,9 @@ DESTDIR ?=
 # self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in
 # it — no linux/, no netns/, no libnl, libseccomp or libcap. A test vehicle only: it
 # honours $HALO_TEST_SANDBOX_EXEC (a fake sandbox-exec). See `make check-portable`.
-PLATFORM ?= linux
+# PLATFORM=macos (the default on Darwin) is the same code path for a real Mac, without
+# the test override; it has not been run on a Mac yet.
+PLATFORM ?= $(if $(filter Darwin,$(shell uname -s 2>/dev/null)),macos,linux)
 ifeq ($(PLATFORM),portable)
 BUILD   ?= build-portable
 endif
@@ -55,32 +57,40 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 MODULES := policy rlimits netns proxy linux macos runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
-ifeq ($(PLATFORM),portable)
+ifneq ($(filter portable macos,$(PLATFORM)),)
 MODULES := policy rlimits proxy macos runner
 PKGS := libcjson yaml-0.1
+# Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
+# code path has stand-ins in runner/portable.c.
+PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
+	runner/probes*.c)
+endif
+ifeq ($(PLATFORM),portable)
 BIN_STATIC_PKGS := yaml-0.1
 BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
 	$(shell pkg-config --libs libcjson 2>/dev/null)
 PLATFORM_CFLAGS := -DHALO_PORTABLE -DHALO_SANDBOX_EXEC_OVERRIDE
-# Subcommands that inspect Linux layers (doctor, verify and their probes); the portable
-# build has stand-ins in runner/portable.c.
-PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
-	runner/probes*.c)
+endif
+ifeq ($(PLATFORM),macos)
+BIN_LIBS = $(shell pkg-config --libs yaml-0.1 libcjson 2>/dev/null) # Apple's ld: no -Bstatic
 endif
 LIB_SRC := $(filter-out runner/main.c $(PLATFORM_EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BIN     := $(BUILD)/halo-run
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
-ifeq ($(PLATFORM),portable)
+ifneq ($(filter portable macos,$(PLATFORM)),)
 # What the macOS code path uses: the profile, the environment, the proxy on poll().
-UNIT_SRC  := $(addprefix tests/unit/,test_sbpl.c test_env.c test_rlimits.c test_poller.c \
+UNIT_SRC  := $(addprefix tests/unit/,test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
 	test_http.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_units.c)
 endif
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/helpers/*.c)
 ifeq ($(PLATFORM),portable)
 HELP_SRC  := tests/helpers/fake_sandbox_exec.c tests/helpers/it_sup.c
+endif
+ifeq ($(PLATFORM),macos)
+HELP_SRC  :=
 endif
 HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)

@@ -1,12 +1,13 @@
-/* The portable build (make PLATFORM=portable: the macOS code path built on Linux)
- * leaves out the subcommands that inspect Linux layers — doctor, verify and verify's
- * probes look at namespaces, Landlock, seccomp and cgroups. These stand in for them
- * there: doctor prints what the macOS backend does not enforce. */
+/* The macOS code path (a Mac, or make PLATFORM=portable on Linux) leaves out the
+ * subcommands that inspect Linux layers — doctor, verify and verify's probes look at
+ * namespaces, Landlock, seccomp and cgroups (see the Makefile's PLATFORM_EXCLUDE).
+ * These stand in for them there: doctor prints what the macOS backend does not
+ * enforce. */
 #include <stdio.h>
 
 #include "runner/runner_int.h"
 
-#ifdef HALO_PORTABLE
+#ifdef RUNNER_MACOS
 int runner_cmd_doctor(const struct runner_opts *o)
 {
 	(void)o;
@@ -21,14 +22,14 @@ int runner_cmd_doctor(const struct runner_opts *o)
 int runner_cmd_verify(const struct runner_opts *o)
 {
 	(void)o;
-	fprintf(stderr, "halo-run: verify is not available in the portable build\n");
+	fprintf(stderr, "halo-run: verify is not available on macOS yet\n");
 	return HALO_EXIT_SETUP;
 }
 
 int runner_cmd_probe(const struct runner_opts *o)
 {
 	(void)o;
-	fprintf(stderr, "halo-run: __probe is not available in the portable build\n");
+	fprintf(stderr, "halo-run: __probe is not available on macOS yet\n");
 	return HALO_EXIT_SETUP;
 }
 #endif

@@ -116,14 +116,17 @@ int main(int argc, char **argv)
 		return usage();
 	if (log)
 		record(log, argc, argv, profile, keys, values, n);
-	if (marker || strstr(profile, MARKER) || (fail && strcmp(fail, "compile") == 0)) {
+	int bad = marker || strstr(profile, MARKER) || (fail && strcmp(fail, "compile") == 0);
+	if (bad)
 		fprintf(stderr, "sandbox-exec: syntax error in profile (simulated by the fake)\n");
+	else if (macos_sbpl_lint(profile, (const char *const *)keys, n, why, sizeof(why)) < 0)
+		bad = fprintf(stderr, "sandbox-exec: %s\n", why) || 1;
+	for (size_t k = 0; k < n; k++)
+		free(keys[k]);
+	free(keys);
+	free(values);
+	if (bad)
 		return 65;
-	}
-	if (macos_sbpl_lint(profile, (const char *const *)keys, n, why, sizeof(why)) < 0) {
-		fprintf(stderr, "sandbox-exec: %s\n", why);
-		return 65;
-	}
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "sandbox-exec: execvp() of '%s' failed: %s\n", argv[i], strerror(errno));
 	return 71;
