@@ -56,6 +56,7 @@ void conn_side_drop(struct proxy *px, struct side *s)
 	s->fd = -1;
 	s->ev = 0;
 	pend_free(&s->out);
+	relay_pipe_return(px, s);
 }
 
 /* ---------------------------------------------------------------- lifetime */
@@ -173,6 +174,8 @@ void conn_close(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	px->st.conns_open--;
+	if (px->st.conns_open == 0) /* idle pipes are kept only while tunnels may want them */
+		relay_pipes_close_idle(px);
 	c->prev = NULL;
 	c->next = px->reap;
 	px->reap = c;
@@ -186,7 +189,7 @@ void conn_close(struct conn *c)
 
 static unsigned want_client(const struct conn *c)
 {
-	unsigned out = c->c.out.len ? PROXY_EV_OUT : 0;
+	unsigned out = side_pending(&c->c) ? PROXY_EV_OUT : 0;
 
 	switch (c->st) {
 	case CS_HTTP_HEAD:
@@ -194,7 +197,7 @@ static unsigned want_client(const struct conn *c)
 	case CS_SOCKS_REQ:
 		return out ? out : (c->c.rd_eof ? 0 : PROXY_EV_IN);
 	case CS_TUNNEL:
-		return out | (!c->c.rd_eof && !c->u.out.len ? PROXY_EV_IN : 0);
+		return out | (!c->c.rd_eof && !side_pending(&c->u) ? PROXY_EV_IN : 0);
 	case CS_FORWARD:
 		return out | (fwd_wants_client_in(c) ? PROXY_EV_IN : 0);
 	case CS_CLOSING:
@@ -206,7 +209,7 @@ static unsigned want_client(const struct conn *c)
 
 static unsigned want_upstream(const struct conn *c)
 {
-	unsigned out = c->u.out.len ? PROXY_EV_OUT : 0;
+	unsigned out = side_pending(&c->u) ? PROXY_EV_OUT : 0;
 
 	if (c->u.fd < 0)
 		return 0;
@@ -215,7 +218,7 @@ static unsigned want_upstream(const struct conn *c)
 		return PROXY_EV_OUT;
 	case CS_TUNNEL:
 	case CS_FORWARD:
-		return out | (!c->u.rd_eof && !c->c.out.len ? PROXY_EV_IN : 0);
+		return out | (!c->u.rd_eof && !side_pending(&c->c) ? PROXY_EV_IN : 0);
 	default:
 		return 0;
 	}

@@ -1,11 +1,12 @@
 /* Internals of the proxy engine, shared by proxy.c (listeners, accept, lifetime),
  * conn.c (connection lifetime, target resolution and dialing, answers), conn_http.c
  * (request heads, CONNECT, absolute-form forwarding), conn_socks.c, relay.c (byte
- * relay, half-close, backpressure), resp.c (origin response framing), audit.c and
- * summary.c. Not a public interface. */
+ * relay, half-close, backpressure), relay_splice.c (the relay's pipes, Linux), resp.c
+ * (origin response framing), audit.c and summary.c. Not a public interface. */
 #ifndef HALO_PROXY_INT_H
 #define HALO_PROXY_INT_H
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,12 +32,55 @@ struct pend {
 	size_t off, len, cap; /* bytes [off, off+len) still to write */
 };
 
+/* Linux: a tunnel direction that moves bulk borrows a pipe from the proxy's pool and
+ * splices through it (relay_splice.c). The portable build only copies: there the pipe
+ * fields stay zero and the relay_pipe_* calls are no-ops. */
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+#define PROXY_SPLICE 1
+#endif
+#define RELAY_PIPE_SIZE	    (1024 * 1024) /* asked for with F_SETPIPE_SZ */
+#define RELAY_PIPES_HELD    64		  /* directions splicing at once; the others copy */
+#define RELAY_PIPES_IDLE    8		  /* empty pipes kept for the next burst */
+#define RELAY_PIPE_RETRY_MS 1000	  /* no new pipe for this long after one failed */
+
+/* The pipe lent to one direction: bytes read for this side wait in it. */
+struct side_pipe {
+	int rd, wr;
+	size_t cap;    /* the pipe's capacity */
+	size_t queued; /* bytes in it: counted when read, not yet written to the side */
+	bool held;
+};
+
 struct side {
 	int fd; /* -1 when absent */
 	unsigned ev;
 	bool rd_eof;
 	bool wr_shut;
-	struct pend out; /* bytes waiting to be written to this side */
+	bool bulk;	       /* a read toward this side filled the scratch buffer */
+	struct pend out;       /* bytes waiting to be written to this side */
+	struct side_pipe pipe; /* Linux: held only while bytes flow toward this side */
+};
+
+/* Bytes queued toward this side, in the userspace queue or in its pipe. */
+static inline bool side_pending(const struct side *s)
+{
+	return s->out.len || s->pipe.queued;
+}
+
+/* The proxy's pipes: lent per direction, returned as soon as they are empty, so an
+ * idle tunnel never holds one. Idle pipes are closed when the last connection goes. */
+struct relay_pipes {
+	struct {
+		int rd, wr;
+		size_t cap;
+	} idle[RELAY_PIPES_IDLE];
+	size_t n_idle, n_held;
+	size_t bytes;	   /* capacity of every pipe we own, idle or lent */
+	size_t budget;	   /* most pipe capacity we allow ourselves; 0 until computed */
+	uint64_t retry_at; /* a pipe could not be made: no new one before this */
+	size_t max_held;   /* 0: RELAY_PIPES_HELD (tests lower it) */
+	size_t want_size;  /* 0: RELAY_PIPE_SIZE (tests change it) */
+	unsigned long long lent, refused, made; /* for tests and notes */
 };
 
 enum conn_state {
@@ -147,6 +191,7 @@ struct proxy {
 	uint64_t ifaddrs_at;
 	bool ifaddrs_fixed; /* tests: list injected, never refreshed */
 	char *scratch;
+	struct relay_pipes pipes;
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -214,6 +259,53 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events);
 void tunnel_start(struct conn *c);
 /* Half-close what can be half-closed; true when the tunnel has finished. */
 bool tunnel_settle(struct conn *c);
+
+/* ----------------------------------------------------- relay_splice.c */
+#ifdef PROXY_SPLICE
+/* Lend dst a pipe (pooled, or new). False when none can be had: the cap is reached,
+ * the budget is spent, or fds or memory ran out; the direction then copies. */
+bool relay_pipe_lend(struct proxy *px, struct side *dst);
+/* Give s's pipe back: pooled when empty and the pool has room, else closed. */
+void relay_pipe_return(struct proxy *px, struct side *s);
+/* src -> dst's pipe -> dst, the pipe being empty. Returns bytes read (0 on EOF, which
+ * sets src->rd_eof), -EAGAIN, or -errno. */
+long relay_splice_pump(struct conn *c, struct side *src, struct side *dst,
+		       unsigned long long *count);
+/* Write what waits in s's pipe; 0 (done or EAGAIN) or -errno. */
+int relay_pipe_flush(struct conn *c, struct side *s);
+void relay_pipes_close_idle(struct proxy *px);
+#else
+static inline bool relay_pipe_lend(struct proxy *px, struct side *dst)
+{
+	(void)px;
+	(void)dst;
+	return false;
+}
+static inline void relay_pipe_return(struct proxy *px, struct side *s)
+{
+	(void)px;
+	(void)s;
+}
+static inline long relay_splice_pump(struct conn *c, struct side *src, struct side *dst,
+				     unsigned long long *count)
+{
+	(void)c;
+	(void)src;
+	(void)dst;
+	(void)count;
+	return -ENOSYS;
+}
+static inline int relay_pipe_flush(struct conn *c, struct side *s)
+{
+	(void)c;
+	(void)s;
+	return 0;
+}
+static inline void relay_pipes_close_idle(struct proxy *px)
+{
+	(void)px;
+}
+#endif
 
 /* -------------------------------------------------------------- resp.c */
 struct resp_head {

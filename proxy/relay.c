@@ -3,19 +3,25 @@
  * Memory: reads go into the proxy's one scratch buffer and are written straight to
  * the peer; only the part the peer's socket cannot take now is copied into that
  * direction's queue (struct pend), and the queue is freed as soon as it drains. An
- * idle tunnel therefore holds no buffer. Read/write through userspace was chosen over
- * splice(2): splice needs a pipe pair per direction (four more fds per tunnel, which
- * halves the tunnels an fd limit allows) and the copy is not the bottleneck on
- * loopback (see the throughput numbers in the proxy's notes).
+ * idle tunnel therefore holds no buffer.
+ *
+ * Bulk (Linux): once a read toward a side fills the whole scratch buffer, that
+ * direction splices through a pipe borrowed from the proxy's pool instead
+ * (relay_splice.c), as long as one can be had; the pipe goes back as soon as it is
+ * empty, so an idle tunnel holds no pipe either. Short exchanges keep the copy path.
  *
  * Counting: bytes_up is what the client handed over for the origin, bytes_down what
- * the origin sent, both counted when read (the queue flushes do not count again).
+ * the origin sent, both counted when read (into the scratch buffer or into a pipe;
+ * the queue and pipe flushes do not count again).
  *
- * Backpressure: a side is read only while the queue toward its peer is empty, so at
- * most one scratch-full per direction is ever queued.
+ * Backpressure: a side is read only while nothing is queued toward its peer (neither
+ * in the userspace queue nor in the peer's pipe), so at most one scratch-full or one
+ * pipe-full per direction is ever queued. Only one of the two is ever non-empty: a
+ * pipe is lent only while the queue is empty, and the queue fills only from a read.
  *
- * Half-close: EOF from one side becomes shutdown(SHUT_WR) toward the other once the
- * queue toward it has drained; the tunnel ends when both directions have ended. */
+ * Half-close: EOF from one side becomes shutdown(SHUT_WR) toward the other once
+ * everything queued toward it (queue and pipe) has drained; the tunnel ends when both
+ * directions have ended. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +74,12 @@ int side_flush(struct conn *c, struct side *s, unsigned long long *count)
 {
 	struct pend *p = &s->out;
 
+	if (s->pipe.queued) {
+		int rc = relay_pipe_flush(c, s);
+
+		if (rc || s->pipe.queued)
+			return rc;
+	}
 	while (p->len) {
 		ssize_t w = xsend(s->fd, p->buf + p->off, p->len);
 
@@ -150,17 +162,40 @@ bool tunnel_settle(struct conn *c)
 	for (int i = 0; i < 2; i++) {
 		struct side *src = pairs[i][0], *dst = pairs[i][1];
 
-		if (src->rd_eof && dst->out.len == 0 && !dst->wr_shut && dst->fd >= 0) {
+		if (src->rd_eof && !side_pending(dst) && !dst->wr_shut && dst->fd >= 0) {
 			shutdown(dst->fd, SHUT_WR);
 			dst->wr_shut = true;
 		}
 	}
-	return c->c.rd_eof && c->u.rd_eof && c->c.out.len == 0 && c->u.out.len == 0;
+	return c->c.rd_eof && c->u.rd_eof && !side_pending(&c->c) && !side_pending(&c->u);
 }
 
 static unsigned long long *count_for(struct conn *c, struct side *src)
 {
 	return src == &c->c ? &c->ex.up : &c->ex.down;
+}
+
+/* One read from src for dst: through dst's pipe once the direction is bulk and a pipe
+ * can be had, else through the scratch buffer. */
+static long tunnel_pump(struct conn *c, struct side *src, struct side *dst)
+{
+	long r;
+
+	if (dst->bulk && relay_pipe_lend(c->px, dst))
+		return relay_splice_pump(c, src, dst, count_for(c, src));
+	r = relay_pump(c, src, dst, NULL, count_for(c, src));
+	if (r == PROXY_SCRATCH_SIZE)
+		dst->bulk = true;
+	return r;
+}
+
+/* Empty pipes go back to the pool at the end of every wake-up. */
+static void tunnel_return_pipes(struct conn *c)
+{
+	if (c->c.pipe.held && !c->c.pipe.queued)
+		relay_pipe_return(c->px, &c->c);
+	if (c->u.pipe.held && !c->u.pipe.queued)
+		relay_pipe_return(c->px, &c->u);
 }
 
 /* A few reads per wake-up: enough to amortise the epoll round trip on a bulk
@@ -180,9 +215,9 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 	for (int i = 0; i < PUMP_ROUNDS && (events & (PROXY_EV_IN | PROXY_EV_ERR)); i++) {
 		long r;
 
-		if (s->rd_eof || other->out.len)
+		if (s->rd_eof || side_pending(other))
 			break;
-		r = relay_pump(c, s, other, NULL, count_for(c, s));
+		r = tunnel_pump(c, s, other);
 		if (r == -EAGAIN || r == 0)
 			break;
 		if (r < 0) {
@@ -190,6 +225,7 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 			return;
 		}
 	}
+	tunnel_return_pipes(c);
 	if (tunnel_settle(c)) {
 		conn_close(c);
 		return;
