@@ -61,17 +61,22 @@ int macos_sandbox_signal_fd(const struct macos_sandbox *sb)
 	return macos_signals_fwd_fd();
 }
 
-/* The command stopped (^Z at the terminal it has): stop halo-run too, so the shell
- * sees the job stopped and takes the terminal back; on `fg`, give the terminal back
- * to the command and continue it. */
+/* The command stopped: ^Z at the terminal it has, or it read the terminal from the
+ * background (halo-run started with &). Stop halo-run too, so the shell sees the job
+ * stopped and takes the terminal back; once continued in the foreground (`fg`), give
+ * the terminal to the command and continue it. Without a terminal, a stop is left to
+ * whoever sent it (halo-run must not freeze its proxy for nobody to continue). */
 static void job_stopped(struct macos_sandbox *sb)
 {
-	if (!sb->tty_handed || sb->child <= 0)
+	if (sb->child <= 0 || (!sb->tty_handed && !isatty(STDIN_FILENO)))
 		return;
-	macos_tty_give(getpgrp());
-	kill(getpid(), SIGTSTP);
-	/* Continued. */
+	if (sb->tty_handed)
+		macos_tty_give(getpgrp());
+	kill(getpid(), SIGTSTP); /* discarded in an orphaned process group */
+	if (tcgetpgrp(STDIN_FILENO) != getpgrp())
+		return; /* still in the background: the command stays stopped */
 	macos_tty_give(sb->child);
+	sb->tty_handed = true;
 	killpg(sb->child, SIGCONT);
 }
 

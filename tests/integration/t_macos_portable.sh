@@ -336,4 +336,67 @@ expect "tty: exit 0" 0 "$(sed -n 's/^status //p' <<<"$out")"
 out=$(timeout 40 python3 ptydrive.py intr "$HALO" "${P[@]}" -- sh -c 'echo ready; exec sleep 30' 2>&1)
 expect "tty: ^C reaches the command once: 130" 130 "$(sed -n 's/^status //p' <<<"$out")"
 
+# Job control under an interactive bash: the command reading the terminal from the
+# background stops the job, `fg` gives it the terminal; ^Z stops the job, `fg` resumes.
+cat >jobdrive.py <<'EOF'
+import os, pty, select, sys, time
+halo, pol = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["PS1"] = "PROMPT$ "
+    os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
+buf = b""
+def until(pat, secs):
+    global buf
+    end = time.time() + secs
+    while time.time() < end:
+        if pat in buf:
+            return True
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                d = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not d:
+                return False
+            buf += d
+    return pat in buf
+def say(k, v):
+    print(k, "yes" if v else "no", flush=True)
+until(b"PROMPT$ ", 10)
+run = "%s --policy %s -- sh -c " % (halo, pol)
+os.write(fd, (run + "'read x; echo got:$x' &\n").encode())
+time.sleep(1.5)
+os.write(fd, b"jobs\n")
+say("bg_stopped", until(b"Stopped", 10))
+os.write(fd, b"fg\n")
+time.sleep(0.5)
+os.write(fd, b"hello\n")
+say("fg_read", until(b"got:hello", 10))
+buf = b""
+os.write(fd, (run + "'echo started; read y; echo got2:$y'\n").encode())
+until(b"started", 10)
+time.sleep(0.3)
+os.write(fd, b"\x1a")
+say("tstp_stopped", until(b"Stopped", 10))
+os.write(fd, b"fg\n")
+time.sleep(0.5)
+os.write(fd, b"world\n")
+say("fg2_read", until(b"got2:world", 10))
+os.write(fd, b"exit\n")
+time.sleep(0.3)
+try:
+    os.kill(pid, 9)
+except OSError:
+    pass
+EOF
+if [ -x /bin/bash ]; then
+	out=$(timeout 60 python3 jobdrive.py "$HALO" "$TMPDIR/pol.yaml" 2>&1)
+	expect "jobs: reading the terminal from the background stops the job" yes "$(sed -n 's/^bg_stopped //p' <<<"$out")"
+	expect "jobs: fg gives the command the terminal" yes "$(sed -n 's/^fg_read //p' <<<"$out")"
+	expect "jobs: ^Z stops the job" yes "$(sed -n 's/^tstp_stopped //p' <<<"$out")"
+	expect "jobs: fg resumes it with the terminal" yes "$(sed -n 's/^fg2_read //p' <<<"$out")"
+fi
+
 finish
