@@ -141,6 +141,11 @@ static int start_init(struct linux_sandbox *sb, struct halo_err *e)
 	}
 	close(f->go_w);
 	f->go_w = -1;
+	/* The workspace walk, while the child builds its namespaces and mounts. */
+	if ((rc = linux_scan_hand_over(sb->l, &sb->scan, e)) < 0) {
+		kill_and_reap(sb->child);
+		return rc;
+	}
 	if ((rc = watch_child(sb, e)) < 0 || !sb->l->egress_proxy)
 		return rc;
 	/* No listeners means the child failed before making them: it is killed, and
@@ -236,16 +241,9 @@ static int prepare(struct linux_sandbox *sb, bool may_degrade, struct halo_err *
 	const struct linux_launch *l = sb->l;
 	int rc;
 
-	if (!l->unsandboxed) {
-		if ((rc = linux_scan(l, &sb->scan, e)) < 0)
-			return rc;
-		if (sb->scan.truncated && !may_degrade) {
-			halo_err_set(e, "the workspace scan stopped at %zu entries before covering "
-					"every protected path; run in a smaller workspace",
-				     sb->scan.entries_scanned);
-			return -E2BIG;
-		}
-	}
+	/* The walk itself comes after the clone (linux_scan_hand_over). */
+	if (!l->unsandboxed && (rc = linux_scan_begin(l, &sb->scan, e)) < 0)
+		return rc;
 	rc = linux_cgroup_setup(&l->limits, &sb->cg, e);
 	if (rc < 0 && !may_degrade)
 		return rc;

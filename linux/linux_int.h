@@ -41,6 +41,11 @@ struct linux_scan {
 	struct linux_paths readonly_extra; /* self_exe, policy files */
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
+	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
+	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor
+	 * writes). */
+	bool late;
+	int late_fd[2];
 };
 
 /* Walk the workspace and writable roots (bounded in entries and depth, never following
@@ -48,6 +53,22 @@ struct linux_scan {
  * Returns 0 or -errno with e set. */
 int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 void linux_scan_free(struct linux_scan *s);
+
+/* The same scan in two halves, so that the walk (most of a large workspace's launch
+ * time) runs while the sandbox's init builds its namespaces and mounts:
+ *  - linux_scan_begin, before the clone: writable trees (their errors), absolute
+ *    protected paths, host sockets, read-only extras; no walk yet.
+ *  - linux_scan_hand_over, in the supervisor once the child runs: the walk, the
+ *    checks linux_scan makes (and the truncation refusal unless failIfUnavailable is
+ *    false), then the masked and guarded lists are sent to the child. On -errno (e
+ *    set) the caller kills the child.
+ *  - linux_scan_receive_or_die, in the child where the mounts need them: returns s
+ *    itself when nothing is late, else `late` filled with the final lists (its
+ *    writable and readonly_extra alias s's). */
+int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
+						   struct linux_scan *late, int report_fd);
 
 /* In the child, in its new user and mount namespaces, as pid 1 of the new pid
  * namespace: build the mount layout of DESIGN.md / issue 3 and pivot_root into it.

@@ -262,6 +262,7 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 	int rfd = report_fd;
 	int run_mnts[2];
 	size_t n_run;
+	struct linux_scan late;
 
 	/* Nothing mounted from here on propagates back to the host, and nothing the host
 	 * mounts later appears inside. */
@@ -274,6 +275,9 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 	linux_mounts_dev_or_die(rfd);
 	bind_trees_or_die(rfd, l, s, true);
 	linux_mounts_proc_or_die(rfd);
+	/* Guards and masks come from the walk, which the supervisor runs while all of the
+	 * above was built: its findings are read here, as late as possible. */
+	s = linux_scan_receive_or_die(s, &late, rfd);
 	bind_readonly_or_die(rfd, l, s, &s->guarded);
 	bind_readonly_or_die(rfd, l, s, &s->readonly_extra);
 	/* Masks last: on top of the writable trees and guards they cover. */

@@ -9,7 +9,9 @@
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "linux/scan_int.h"
 
@@ -367,25 +369,82 @@ static int check_masks(const struct linux_launch *l, const struct linux_scan *s,
 	return 0;
 }
 
-int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+/* What the walk found, made final: masks that the sandbox shows at all, none over a
+ * tree the command works in; guards only where the command could write. */
+static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	struct bound_trees b = {l->workspace, s};
 	int rc;
 
-	memset(s, 0, sizeof(*s));
-	if ((rc = fill_writable(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0)
-		goto fail;
-	add_protected_abs(l->policy, s);
-	add_host_sockets(l, s);
 	normalise(&s->masked, unreachable, &b);
 	if ((rc = check_masks(l, s, e)) < 0)
-		goto fail;
+		return rc;
 	normalise(&s->guarded, not_guardable, s);
+	return 0;
+}
+
+/* Everything but the walk. */
+static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if ((rc = fill_writable(l, s, e)) < 0)
+		return rc;
+	add_protected_abs(l->policy, s);
+	add_host_sockets(l, s);
 	add_readonly_extra(l, s);
 	normalise(&s->readonly_extra, not_in_writable, s);
 	return 0;
-fail:
-	linux_scan_free(s);
+}
+
+int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	int rc;
+
+	if ((rc = scan_without_walk(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0 ||
+	    (rc = settle_walk(l, s, e)) < 0) {
+		linux_scan_free(s);
+		return rc;
+	}
+	return 0;
+}
+
+int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	int rc = scan_without_walk(l, s, e);
+
+	if (rc == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->late_fd) < 0) {
+		rc = -errno;
+		halo_err_set(e, "workspace scan: socketpair: %s", strerror(errno));
+	}
+	if (rc < 0) {
+		linux_scan_free(s);
+		return rc;
+	}
+	s->late = true;
+	return 0;
+}
+
+int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	int rc;
+
+	close(s->late_fd[0]);
+	s->late_fd[0] = -1;
+	if ((rc = walk_trees(l, s, e)) == 0 && (rc = settle_walk(l, s, e)) == 0 && s->truncated &&
+	    l->policy->fail_if_unavailable != 0) {
+		halo_err_set(e,
+			     "the workspace scan stopped at %zu entries before covering "
+			     "every protected path; run in a smaller workspace",
+			     s->entries_scanned);
+		rc = -E2BIG;
+	}
+	/* A child that is gone cannot take the lists: it reports why itself. */
+	if (rc == 0)
+		linux_scan_send(s, s->late_fd[1]);
+	close(s->late_fd[1]);
+	s->late_fd[1] = -1;
 	return rc;
 }
 
@@ -395,4 +454,8 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->guarded);
 	linux_paths_free(&s->writable);
 	linux_paths_free(&s->readonly_extra);
+	for (int i = 0; s->late && i < 2; i++)
+		if (s->late_fd[i] >= 0)
+			close(s->late_fd[i]);
+	s->late = false;
 }

@@ -97,6 +97,10 @@ bool linux_scan_add_resolved(struct linux_paths *list, const char *path);
 /* Is `path` equal to or beneath `dir`? (Both absolute, no trailing slash.) */
 bool linux_path_beneath(const char *path, const char *dir);
 
+/* Send the masked and guarded lists to the sandbox's init (scan_late.c). Failures are
+ * not reported: they mean the child is gone, and it says why. */
+void linux_scan_send(const struct linux_scan *s, int fd);
+
 /* Is `path` beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev),
  * so that the host's content there is not visible inside? */
 bool linux_path_in_fresh_dir(const char *path);

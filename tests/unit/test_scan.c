@@ -427,7 +427,7 @@ START_TEST(parallel_matches_sequential)
 	entries = scan.entries_scanned;
 	ck_assert_uint_gt(entries, 2 * LINUX_SCAN_PARALLEL_AFTER);
 	ck_assert_uint_eq(scan.masked.n, 14 + 6 + 1); /* .env.*, keys, the socket */
-	ck_assert_uint_eq(scan.guarded.n, 8 + 10); /* each .git/config (no hooks); .vscode */
+	ck_assert_uint_eq(scan.guarded.n, 8 + 10);    /* each .git/config (no hooks); .vscode */
 	for (int run = 0; run < 20; run++) {
 		linux_scan_free(&scan);
 		linux_scan_workers = 2;
@@ -444,6 +444,76 @@ START_TEST(parallel_matches_sequential)
 	ck_assert(scan.truncated);
 	ck_assert_uint_eq(scan.entries_scanned, entries - 1);
 	linux_scan_workers = LINUX_SCAN_WORKERS;
+}
+END_TEST
+
+/* The split scan (walk after the clone, findings sent to init) ends with the lists
+ * linux_scan makes, and refuses a truncated walk unless failIfUnavailable is false. */
+static void split_scan(struct linux_scan *got, int *rc)
+{
+	struct linux_scan sent, late;
+	const struct linux_scan *r;
+	int child_end;
+
+	ck_assert_int_eq(linux_scan_begin(&launch, &sent, &err), 0);
+	ck_assert(sent.late);
+	ck_assert_uint_eq(sent.entries_scanned, 0);
+	child_end = dup(sent.late_fd[0]); /* what the clone would have inherited */
+	*rc = linux_scan_hand_over(&launch, &sent, &err);
+	ck_assert_int_eq(sent.late_fd[0], -1);
+	ck_assert_int_eq(sent.late_fd[1], -1);
+	memset(got, 0, sizeof(*got));
+	if (*rc == 0) {
+		struct linux_scan in_child = sent;
+		in_child.late_fd[0] = child_end;
+		in_child.late_fd[1] = -1;
+		r = linux_scan_receive_or_die(&in_child, &late, -1);
+		ck_assert_ptr_eq(r, &late);
+		got->masked = late.masked;
+		got->guarded = late.guarded;
+	} else {
+		close(child_end);
+	}
+	got->truncated = sent.truncated;
+	got->entries_scanned = sent.entries_scanned;
+	linux_scan_free(&sent);
+}
+
+START_TEST(split_scan_matches)
+{
+	char masked[8192], guarded[8192];
+	struct linux_scan got;
+	int rc;
+
+	file("ws/a/.env", "S=1");
+	file("ws/b/c/.env.local", "S=1");
+	file("ws/.git/config", "[core]\n");
+	mkdirs("ws/.git/hooks");
+	file("ws/.bashrc", "");
+	run_scan_ok();
+	snprintf(masked, sizeof(masked), "%s", rel_list(&scan.masked));
+	snprintf(guarded, sizeof(guarded), "%s", rel_list(&scan.guarded));
+	ck_assert_str_eq(masked, "ws/a/.env ws/b/c/.env.local");
+	ck_assert_str_eq(guarded, "ws/.bashrc ws/.git/config ws/.git/hooks");
+	split_scan(&got, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(rel_list(&got.masked), masked);
+	ck_assert_str_eq(rel_list(&got.guarded), guarded);
+	linux_paths_free(&got.masked);
+	linux_paths_free(&got.guarded);
+	/* Truncated: refused with the count, unless failIfUnavailable is false. */
+	linux_scan_max_entries = 3;
+	split_scan(&got, &rc);
+	ck_assert_int_eq(rc, -E2BIG);
+	ck_assert(got.truncated);
+	ck_assert_str_eq(err.msg, "the workspace scan stopped at 3 entries before covering "
+				  "every protected path; run in a smaller workspace");
+	pol.fail_if_unavailable = 0;
+	split_scan(&got, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(got.truncated);
+	linux_paths_free(&got.masked);
+	linux_paths_free(&got.guarded);
 }
 END_TEST
 
@@ -497,6 +567,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, readonly_extra_only_in_writable_trees);
 	tcase_add_test(tc, mask_over_workspace_refused);
 	tcase_add_test(tc, parallel_matches_sequential);
+	tcase_add_test(tc, split_scan_matches);
 	tcase_add_test(tc, twenty_thousand_files_fast);
 	suite_add_tcase(s, tc);
 	return s;
