@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/auxv.h>
+#endif
 #include <unistd.h>
 
 #include "macos/macos.h"
@@ -165,7 +167,12 @@ static const struct {
 /* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */
 static int refuse_privileged_binary(void)
 {
-	if (getauxval(AT_SECURE) == 0 && getuid() == geteuid() && getgid() == getegid())
+#ifdef __linux__
+	bool secure = getauxval(AT_SECURE) != 0; /* setuid, setgid or file capabilities */
+#else
+	bool secure = issetugid() != 0;
+#endif
+	if (!secure && getuid() == geteuid() && getgid() == getegid())
 		return 0;
 	fprintf(stderr, "halo-run: refusing to run setuid, setgid or with file capabilities; "
 			"install it as a plain 0755 binary\n");
