@@ -36,13 +36,34 @@ static void make_private_or_die(int rfd)
 		linux_die(rfd, MNT_STEP, errno, "make every mount private");
 }
 
+/* What masks are made of: an empty directory and an empty file, mode 000, on the
+ * staging tmpfs, whose superblock is made read-only right away: neither can be listed
+ * with content, written, chmod'ed or filled through any mount of it. */
+static void make_mask_sources_or_die(int rfd, int staging, int fs_ctx)
+{
+	int fd;
+
+	if (mkdirat(staging, "masks", 0755) < 0 || mkdirat(staging, "masks/dir", 0) < 0 ||
+	    (fd = openat(staging, "masks/file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
+		linux_die(rfd, MNT_STEP, errno, "populate the mask file system");
+	close(fd);
+	if (fchmodat(staging, "masks/dir", 0, 0) < 0 || fchmodat(staging, "masks/file", 0, 0) < 0)
+		linux_die(rfd, MNT_STEP, errno, "chmod the masks");
+	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+		linux_die(rfd, MNT_STEP, errno, "make the mask file system read-only");
+}
+
 /* A tmpfs as the staging root, entered with pivot_root: the host root moves to
- * /oldroot whole, and even the directory the tmpfs was mounted on is uncovered there. */
+ * /oldroot whole, and even the directory the tmpfs was mounted on is uncovered there.
+ * Nothing is written to it after the mask sources: it turns read-only before the
+ * pivot (and noexec: nothing on it is run). */
 static void enter_staging_or_die(int rfd)
 {
 	static const char *const opts[] = {"mode=0755", "size=64k", NULL};
 	const char *base = NULL;
 	struct stat st;
+	AUTO_FD fs_ctx = -1;
 
 	for (size_t i = 0; !base && i < sizeof(staging_bases) / sizeof(staging_bases[0]); i++)
 		if (lstat(staging_bases[i], &st) == 0 && S_ISDIR(st.st_mode))
@@ -52,45 +73,16 @@ static void enter_staging_or_die(int rfd)
 			  "no directory to build the new root on (tried /tmp, "
 			  "/mnt, /run, /proc)");
 	AUTO_FD target = mnt_open_or_die(rfd, "", base, MNT_NO_CREATE);
-	AUTO_FD staging = mnt_fresh_or_die(rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-					   target, "the staging root");
-	if (fchdir(staging) < 0 || mkdir("oldroot", 0755) < 0 || mkdir("newroot", 0755) < 0 ||
-	    mkdir("masks", 0755) < 0)
+	AUTO_FD staging = mnt_fresh_keep_or_die(
+	    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target,
+	    "the staging root", &fs_ctx);
+	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "prepare the staging root");
-	if (syscall(SYS_pivot_root, ".", "oldroot") < 0)
+	make_mask_sources_or_die(rfd, staging, fs_ctx);
+	if (fchdir(staging) < 0 || syscall(SYS_pivot_root, ".", "oldroot") < 0)
 		linux_die(rfd, MNT_STEP, errno, "pivot_root into the staging root");
 	if (chdir("/") < 0)
 		linux_die(rfd, MNT_STEP, errno, "chdir /");
-}
-
-/* What masks are made of: an empty directory and an empty file, mode 000, on a tmpfs
- * whose superblock is read-only: neither can be listed with content, written,
- * chmod'ed or filled through any mount of it. */
-static void make_mask_sources_or_die(int rfd)
-{
-	AUTO_FD fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-	AUTO_FD mnt = -1;
-	AUTO_FD target = -1;
-	int fd;
-
-	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC,
-			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) < 0)
-		linux_die(rfd, MNT_STEP, errno, "create the mask file system");
-	if (mkdirat(mnt, "dir", 0) < 0 ||
-	    (fd = openat(mnt, "file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
-		linux_die(rfd, MNT_STEP, errno, "populate the mask file system");
-	close(fd);
-	if (fchmodat(mnt, "dir", 0, 0) < 0 || fchmodat(mnt, "file", 0, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "chmod the masks");
-	if (fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "make the mask file system read-only");
-	target = mnt_open_or_die(rfd, "", MNT_MASKS, MNT_NO_CREATE);
-	if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		linux_die(rfd, MNT_STEP, errno, "attach the mask file system");
 }
 
 /* ---- the new root */
@@ -268,7 +260,6 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 	 * mounts later appears inside. */
 	make_private_or_die(rfd);
 	enter_staging_or_die(rfd);
-	make_mask_sources_or_die(rfd);
 	bind_host_root_or_die(rfd);
 	bind_trees_or_die(rfd, l, s, false);
 	mount_scratch_or_die(rfd, run_mnts, &n_run);

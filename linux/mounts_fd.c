@@ -21,13 +21,6 @@
 
 bool linux_mounts_force_remount;
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
-#define AUTO_FD __attribute__((cleanup(close_fd))) int
-
 /* Absolute, no empty, "." or ".." component: the only paths we resolve. */
 static bool path_is_plain(const char *p)
 {
@@ -155,10 +148,10 @@ static int fs_option(int fs, const char *opt)
 	return fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0);
 }
 
-int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-		     int target, const char *where)
+int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+			  int target, const char *where, int *fs_ctx)
 {
-	AUTO_FD fs = fsopen(fstype, FSOPEN_CLOEXEC);
+	int fs = fsopen(fstype, FSOPEN_CLOEXEC);
 	int mnt;
 
 	if (fs < 0)
@@ -174,7 +167,17 @@ int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsig
 		linux_die(rfd, MNT_STEP, errno, "%s on %s: fsmount", fstype, where);
 	if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		linux_die(rfd, MNT_STEP, errno, "%s on %s: attach", fstype, where);
+	if (fs_ctx)
+		*fs_ctx = fs;
+	else
+		close(fs);
 	return mnt;
+}
+
+int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+		     int target, const char *where)
+{
+	return mnt_fresh_keep_or_die(rfd, fstype, opts, attrs, target, where, NULL);
 }
 
 /* ---- mount_setattr, and the MS_REMOUNT fallback for kernels before 5.12 */

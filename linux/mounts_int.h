@@ -14,7 +14,7 @@
 /* The staging root (a private tmpfs) holds these while the layout is built. */
 #define MNT_OLDROOT   "/oldroot" /* the host root, every host path still reachable */
 #define MNT_NEWROOT   "/newroot" /* the sandbox's root being built */
-#define MNT_MASKS     "/masks"	 /* a read-only tmpfs: the empty things masks are made of */
+#define MNT_MASKS     "/masks"	 /* the empty things masks are made of (read-only superblock) */
 #define MNT_MASK_DIR  "/masks/dir"
 #define MNT_MASK_FILE "/masks/file"
 
@@ -35,6 +35,9 @@ int mnt_is_dir(int fd);
  * fd (its root, attached), or dies. */
 int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 		     int target, const char *where);
+/* The same, handing the file system's context to *fs_ctx (for a later reconfigure). */
+int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+			  int target, const char *where, int *fs_ctx);
 
 /* Clone the tree at src (recursively), give it attr_set before it is visible, and
  * attach it on dst. The types must agree (directory onto directory, else non-directory
