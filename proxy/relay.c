@@ -199,12 +199,16 @@ static void tunnel_return_pipes(struct conn *c)
 }
 
 /* A few reads per wake-up: enough to amortise the epoll round trip on a bulk
- * transfer, few enough that one busy tunnel cannot starve the others. */
+ * transfer, few enough that one busy tunnel cannot starve the others. A splice read
+ * can move a whole pipe-full, so the bytes are bounded too. */
 #define PUMP_ROUNDS 4
+#define PUMP_BYTES  RELAY_PIPE_SIZE
 
 void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 {
 	struct side *other = s == &c->c ? &c->u : &c->c;
+	bool readable = events & (PROXY_EV_IN | PROXY_EV_ERR);
+	long moved = 0;
 
 	if (events & (PROXY_EV_OUT | PROXY_EV_ERR)) {
 		if (side_flush(c, s, NULL) != 0) {
@@ -212,7 +216,7 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 			return;
 		}
 	}
-	for (int i = 0; i < PUMP_ROUNDS && (events & (PROXY_EV_IN | PROXY_EV_ERR)); i++) {
+	for (int i = 0; readable && i < PUMP_ROUNDS && moved < PUMP_BYTES; i++) {
 		long r;
 
 		if (s->rd_eof || side_pending(other))
@@ -224,6 +228,7 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 			conn_close(c);
 			return;
 		}
+		moved += r;
 	}
 	tunnel_return_pipes(c);
 	if (tunnel_settle(c)) {

@@ -469,6 +469,7 @@ START_TEST(pipe_size_refused_default_used)
 	ck_assert_uint_le(c->c.pipe.queued, (size_t)dflt);
 #endif
 	(void)c;
+	(void)dflt;
 	fx_resume(&f);
 	expect_download(fd, 31, &off, 256 * MiB);
 	close(fd);
