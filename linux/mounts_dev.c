@@ -39,9 +39,8 @@ static const struct {
  * nosuid and noexec. */
 static void bind_node_or_die(int rfd, int dev, const char *name, bool required)
 {
-	char host[64], inside[64];
+	char host[64];
 	struct stat st;
-	int fd;
 
 	snprintf(host, sizeof(host), "/dev/%s", name);
 	AUTO_FD src = mnt_open(MNT_OLDROOT, host, MNT_NO_CREATE);
@@ -49,12 +48,11 @@ static void bind_node_or_die(int rfd, int dev, const char *name, bool required)
 		return;
 	if (src < 0 || fstat(src, &st) < 0 || !S_ISCHR(st.st_mode))
 		linux_die(rfd, MNT_STEP, src < 0 ? -src : ENODEV, "the host's %s", host);
-	fd = openat(dev, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
-	if (fd < 0)
+	/* The mount point, created (O_EXCL) in our own fresh tmpfs: the fd that made it
+	 * names it, no need to resolve it again. */
+	AUTO_FD dst = openat(dev, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (dst < 0)
 		linux_die(rfd, MNT_STEP, errno, "create %s", host);
-	close(fd);
-	snprintf(inside, sizeof(inside), "/dev/%s", name);
-	AUTO_FD dst = mnt_open_or_die(rfd, MNT_NEWROOT, inside, MNT_NO_CREATE);
 	close(mnt_bind_or_die(rfd, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, host));
 }
 
