@@ -226,6 +226,20 @@ static size_t batch_entries(const char *buf, size_t n)
 	return k;
 }
 
+/* Most entries of a large tree are plain files that no rule is about: not a socket,
+ * link or directory, no name glob could match (their literal prefixes differ), no
+ * path glob to try, not a dot file (every guard name and .git start with a dot).
+ * visit() would do nothing with them; they are only counted. */
+static bool nothing_to_do(const struct linux_scan_ctx *c, const char *name, unsigned char d_type)
+{
+	if (d_type != DT_REG || name[0] == '.' || c->n_path_globs > 0)
+		return false;
+	for (size_t i = 0; i < c->n_name_globs; i++)
+		if (prefix_may_match(c->name_prefix[i], name))
+			return false;
+	return true;
+}
+
 /* Walk one batch; false when the walk must stop. */
 static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t n, size_t len,
 		       unsigned depth, dev_t dev, unsigned *bare)
@@ -251,6 +265,8 @@ static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t
 			return false;
 		}
 		*bare |= bare_flag(name);
+		if (nothing_to_do(c, name, de->d_type))
+			continue;
 		c->path[len] = '/';
 		memcpy(c->path + len + 1, name, nlen + 1);
 		visit(c, fd, name, de->d_type, len, len + 1 + nlen, depth, dev);
