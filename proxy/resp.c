@@ -115,9 +115,6 @@ enum resp_result resp_parse(const char *buf, size_t len, struct resp_head *h)
 	bool first = true;
 
 	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] == '\0')
-			return RESP_BAD;
 	end = buf + len;
 	for (;;) {
 		const char *lf = memchr(p, '\n', (size_t)(end - p));
@@ -128,8 +125,10 @@ enum resp_result resp_parse(const char *buf, size_t len, struct resp_head *h)
 		if (lf == p || lf[-1] != '\r')
 			return RESP_BAD; /* bare LF */
 		n = (size_t)(lf - 1 - p);
-		if (memchr(p, '\r', n))
-			return RESP_BAD; /* bare CR */
+		/* Only the head is checked: the body may follow in the same read and may
+		 * hold any byte (git's pkt-lines carry NULs). */
+		if (memchr(p, '\r', n) || memchr(p, '\0', n))
+			return RESP_BAD; /* bare CR or NUL in the head */
 		if (first) {
 			if (status_line(p, n, h) != RESP_OK)
 				return RESP_BAD;

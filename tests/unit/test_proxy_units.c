@@ -75,6 +75,18 @@ START_TEST(resp_parse_nul_refused)
 }
 END_TEST
 
+/* The body can arrive in the same read as the head: its bytes (git's pkt-lines carry
+ * NULs) are not the head's business. */
+START_TEST(resp_parse_body_nul_in_same_read)
+{
+	static const char buf[] = "HTTP/1.0 200 OK\r\nContent-Type: x\r\n\r\n0010HEAD\0caps\n";
+	struct resp_head h;
+
+	ck_assert_int_eq(resp_parse(buf, sizeof(buf) - 1, &h), RESP_OK);
+	ck_assert_uint_eq(h.head_len, strlen("HTTP/1.0 200 OK\r\nContent-Type: x\r\n\r\n"));
+}
+END_TEST
+
 static const struct {
 	const char *head;
 	bool keep;
@@ -477,6 +489,7 @@ static Suite *units_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, resp_parse_table, 0, sizeof(resp_rows) / sizeof(resp_rows[0]));
 	tcase_add_test(tc, resp_parse_nul_refused);
+	tcase_add_test(tc, resp_parse_body_nul_in_same_read);
 	tcase_add_loop_test(tc, resp_rewrite_table, 0,
 			    sizeof(rewrite_rows) / sizeof(rewrite_rows[0]));
 	tcase_add_loop_test(tc, chunk_scan_table, 0, sizeof(chunk_rows) / sizeof(chunk_rows[0]));
