@@ -80,6 +80,7 @@ struct relay_pipes {
 	uint64_t retry_at; /* a pipe could not be made: no new one before this */
 	size_t max_held;   /* 0: RELAY_PIPES_HELD (tests lower it) */
 	size_t want_size;  /* 0: RELAY_PIPE_SIZE (tests change it) */
+	bool off;	   /* splice(2) refused here (seccomp, an emulated kernel): copy only */
 	unsigned long long lent, refused, made; /* for tests and notes */
 };
 
@@ -268,7 +269,9 @@ bool relay_pipe_lend(struct proxy *px, struct side *dst);
 /* Give s's pipe back: pooled when empty and the pool has room, else closed. */
 void relay_pipe_return(struct proxy *px, struct side *s);
 /* src -> dst's pipe -> dst, the pipe being empty. Returns bytes read (0 on EOF, which
- * sets src->rd_eof), -EAGAIN, or -errno. */
+ * sets src->rd_eof), -EAGAIN, -EOPNOTSUPP when this system refuses splice(2) (nothing
+ * was moved, the pipe is returned, splicing is off from now on: copy instead), or
+ * -errno. */
 long relay_splice_pump(struct conn *c, struct side *src, struct side *dst,
 		       unsigned long long *count);
 /* Write what waits in s's pipe; 0 (done or EAGAIN) or -errno. */

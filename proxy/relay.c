@@ -181,8 +181,11 @@ static long tunnel_pump(struct conn *c, struct side *src, struct side *dst)
 {
 	long r;
 
-	if (dst->bulk && relay_pipe_lend(c->px, dst))
-		return relay_splice_pump(c, src, dst, count_for(c, src));
+	if (dst->bulk && relay_pipe_lend(c->px, dst)) {
+		r = relay_splice_pump(c, src, dst, count_for(c, src));
+		if (r != -EOPNOTSUPP)
+			return r;
+	}
 	r = relay_pump(c, src, dst, NULL, count_for(c, src));
 	if (r == PROXY_SCRATCH_SIZE)
 		dst->bulk = true;

@@ -2,10 +2,12 @@
  * the cap on lent pipes, pooled reuse, a pipe with bytes left closed rather than
  * pooled, the idle cap, closing the idle ones (fds back to the baseline), the memory
  * budget, the back-off after a pipe could not be made (EMFILE); and the SIGPIPE rule
- * of the pipe's write (none raised on a dead peer, a caller's pending one kept) and
- * its partial writes (EAGAIN keeps the rest queued, in order). */
+ * of the pipe's write (none raised on a dead peer, a caller's pending one kept), its
+ * partial writes (EAGAIN keeps the rest queued, in order), and a system that refuses
+ * splice(2) (splicing turned off, nothing lost). */
 #include <dirent.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 
 #include "tests/unit/proxy_fixture.h"
@@ -263,6 +265,33 @@ START_TEST(flush_partial_then_rest)
 }
 END_TEST
 
+/* A source splice(2) cannot read (as on a system that refuses it): nothing moved,
+ * the pipe back in the pool, splicing off for good, the caller told to copy. */
+START_TEST(splice_refused_turns_splicing_off)
+{
+	struct proxy *px = bare_proxy();
+	struct conn c = {.px = px};
+	struct side src = {0}, dst = {0};
+	unsigned long long count = 0;
+
+	src.fd = epoll_create1(EPOLL_CLOEXEC); /* has no splice_read: EINVAL */
+	ck_assert_int_ge(src.fd, 0);
+	dst.fd = -1;
+	ck_assert(relay_pipe_lend(px, &dst));
+	ck_assert_int_eq(relay_splice_pump(&c, &src, &dst, &count), -EOPNOTSUPP);
+	ck_assert_uint_eq(count, 0);
+	ck_assert(!src.rd_eof);
+	ck_assert(!dst.pipe.held);
+	ck_assert(px->pipes.off);
+	ck_assert_uint_eq(px->pipes.n_held, 0);
+	ck_assert_uint_eq(px->pipes.n_idle, 1);
+	ck_assert(!relay_pipe_lend(px, &dst));
+	close(src.fd);
+	relay_pipes_close_idle(px);
+	free(px);
+}
+END_TEST
+
 #endif
 
 static Suite *relay_pool_suite(void)
@@ -277,6 +306,7 @@ static Suite *relay_pool_suite(void)
 	tcase_add_test(tc, emfile_backs_off);
 	tcase_add_test(tc, flush_to_dead_peer_raises_no_sigpipe);
 	tcase_add_test(tc, flush_partial_then_rest);
+	tcase_add_test(tc, splice_refused_turns_splicing_off);
 #endif
 	suite_add_tcase(s, tc);
 	return s;
