@@ -412,7 +412,12 @@ int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_e
 
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
+	/* What is known already is checked already: a protected path over the workspace
+	 * is refused before any namespace exists, and also when none can be made. */
 	int rc = scan_without_walk(l, s, e);
+
+	if (rc == 0)
+		rc = settle_walk(l, s, e);
 
 	if (rc == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->late_fd) < 0) {
 		rc = -errno;
