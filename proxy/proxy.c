@@ -100,7 +100,8 @@ bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cl
 		*cls = policy_addr_class_name(c);
 		return false;
 	}
-	if (!px->ifaddrs_fixed && proxy_now_ms() - px->ifaddrs_at >= PROXY_IFADDR_REFRESH_MS)
+	if (!px->ifaddrs_fixed &&
+	    (px->ifaddrs_at == 0 || proxy_now_ms() - px->ifaddrs_at >= PROXY_IFADDR_REFRESH_MS))
 		ifaddrs_load(px);
 	for (size_t i = 0; i < px->n_ifaddrs; i++) {
 		if (!same_addr(a, &px->ifaddrs[i]))
@@ -261,7 +262,8 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 	px->o = *o;
 	set_defaults(&px->o);
 	px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	ifaddrs_load(px);
+	/* The interface list is loaded at the first address check, not here: most runs
+	 * never check one, and the launch should not pay for a netlink dump. */
 	rc = proxy_resolver_new(pl, 0, &px->res);
 	if (rc) {
 		halo_err_set(e, "proxy: cannot start the resolver: %s", strerror(-rc));
