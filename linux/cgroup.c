@@ -40,8 +40,7 @@ static bool is_cgroup2(void)
 }
 
 /* Make dir (unique per run) and write one limit into it. */
-static int make_group(char *dir, size_t dirlen, const char *base, const char *file,
-		      long long value)
+static int make_group(char *dir, size_t dirlen, const char *base, const char *file, long long value)
 {
 	char num[32];
 	int rc;
@@ -116,8 +115,9 @@ int linux_cgroup_setup(const struct rlimits_set *r, struct linux_cgroup *cg, str
 		return 0;
 	rc = is_cgroup2() ? setup_v2(r, cg) : setup_v1(r, cg);
 	if (rc < 0 && r->processes != RLIMITS_UNSET && !cg->pids) {
-		halo_err_set(e, "limits.processes cannot be enforced for root without the pids "
-				"cgroup controller (%s); RLIMIT_NPROC does not apply to uid 0",
+		halo_err_set(e,
+			     "limits.processes cannot be enforced for root without the pids "
+			     "cgroup controller (%s); RLIMIT_NPROC does not apply to uid 0",
 			     strerror(-rc));
 		linux_cgroup_cleanup(cg);
 		return rc;

@@ -30,7 +30,9 @@ int linux_userns_probe(void)
 
 static const char *mode_name(enum policy_mode m)
 {
-	return m == POLICY_MODE_READ_ONLY ? "read-only" : m == POLICY_MODE_OFF ? "off" : "workspace-write";
+	return m == POLICY_MODE_READ_ONLY ? "read-only"
+	       : m == POLICY_MODE_OFF	  ? "off"
+					  : "workspace-write";
 }
 
 static void print_paths(FILE *out, const char *title, const struct linux_paths *p)
@@ -42,19 +44,23 @@ static void print_paths(FILE *out, const char *title, const struct linux_paths *
 
 static void print_mounts(FILE *out, const struct linux_launch *l, const struct linux_scan *s)
 {
-	fprintf(out, "mounts:\n"
-		     "  /             host root, read-only, nosuid, nodev (recursive)\n"
-		     "  %-13s workspace, %s\n",
+	fprintf(out,
+		"mounts:\n"
+		"  /             host root, read-only, nosuid, nodev (recursive)\n"
+		"  %-13s workspace, %s\n",
 		l->workspace,
 		l->policy->mode == POLICY_MODE_READ_ONLY ? "read-only" : "read-write");
 	for (size_t i = 0; i < l->policy->writable_abs.n; i++)
-		fprintf(out, "  %-13s writable root, read-write\n", l->policy->writable_abs.items[i]);
-	fprintf(out, "  /tmp          private tmpfs (TMPDIR=/tmp)\n"
-		     "  /run          empty tmpfs (host service sockets out of reach)\n"
-		     "  /proc         fresh for the pid namespace; kcore, sysrq-trigger, keys... masked; "
-		     "/proc/sys read-only\n"
-		     "  /dev          minimal: null zero full random urandom tty, private devpts, shm\n"
-		     "  /sys          read-only\n");
+		fprintf(out, "  %-13s writable root, read-write\n",
+			l->policy->writable_abs.items[i]);
+	fprintf(
+	    out,
+	    "  /tmp          private tmpfs (TMPDIR=/tmp)\n"
+	    "  /run          empty tmpfs (host service sockets out of reach)\n"
+	    "  /proc         fresh for the pid namespace; kcore, sysrq-trigger, keys... masked; "
+	    "/proc/sys read-only\n"
+	    "  /dev          minimal: null zero full random urandom tty, private devpts, shm\n"
+	    "  /sys          read-only\n");
 	print_paths(out, "masked protected paths (no read, no write, no replace)", &s->masked);
 	if (l->policy->guard_persistence != 0)
 		print_paths(out, "persistence guard (read-only)", &s->guarded);
@@ -83,11 +89,13 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 	if (rc < 0)
 		return rc;
 	fprintf(out, "halo-run plan\npolicy: %s\nmode: %s\nworkspace: %s\ncommand:",
-		l->policy->source ? l->policy->source : "?", mode_name(l->policy->mode), l->workspace);
+		l->policy->source ? l->policy->source : "?", mode_name(l->policy->mode),
+		l->workspace);
 	for (size_t i = 0; l->argv[i]; i++)
 		fprintf(out, " %s", l->argv[i]);
-	fprintf(out, "\nnamespaces: user (uid %u, gid %u mapped to themselves), mount, pid, net "
-		     "(loopback only), ipc, uts: %s\n",
+	fprintf(out,
+		"\nnamespaces: user (uid %u, gid %u mapped to themselves), mount, pid, net "
+		"(loopback only), ipc, uts: %s\n",
 		(unsigned)getuid(), (unsigned)getgid(),
 		userns == 0 ? "available" : strerror(-userns));
 	print_mounts(out, l, &s);
@@ -97,10 +105,13 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 	print_env(out, l->envp);
 	fprintf(out, "capabilities: all dropped (effective, permitted, inheritable, ambient, "
 		     "bounding); no_new_privs\n");
-	fprintf(out, "landlock: %s\n", abi > 0 ? "writes limited to the writable trees" : "unavailable");
+	fprintf(out, "landlock: %s\n",
+		abi > 0 ? "writes limited to the writable trees" : "unavailable");
 	if (abi > 0)
 		fprintf(out, "  ABI %d%s%s\n", abi,
-			abi >= 4 && l->egress_proxy ? ", TCP connect only to the proxy ports 3128 and 1080" : "",
+			abi >= 4 && l->egress_proxy
+			    ? ", TCP connect only to the proxy ports 3128 and 1080"
+			    : "",
 			abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
 	fprintf(out, "seccomp deny list:\n");
 	linux_seccomp_describe(put_line, out);
@@ -110,11 +121,12 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 		     "  egress: only through halo-run's proxy (HTTP 127.0.0.1:3128, SOCKS5 "
 		     "127.0.0.1:1080); tools that ignore the proxy variables find no route\n");
 	if (userns != 0)
-		fprintf(out, "  %s\n", l->policy->fail_if_unavailable == 0
-					       ? "namespaces, mount layout and masks (user namespaces "
-						 "unavailable; failIfUnavailable: false)"
-					       : "NOTHING: the launch would be refused (user namespaces "
-						 "unavailable)");
+		fprintf(out, "  %s\n",
+			l->policy->fail_if_unavailable == 0
+			    ? "namespaces, mount layout and masks (user namespaces "
+			      "unavailable; failIfUnavailable: false)"
+			    : "NOTHING: the launch would be refused (user namespaces "
+			      "unavailable)");
 	if (abi == 0)
 		fprintf(out, "  landlock (kernel without Landlock)\n");
 	linux_scan_free(&s);

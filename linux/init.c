@@ -166,12 +166,12 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	/* If the supervisor dies, so does the sandbox (and, as pid 1, all of it). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		linux_die(rfd, "supervision", errno, "PR_SET_PDEATHSIG");
-	wait_for_go_or_die(f);                /* placed in the cgroups first */
-	map_ids_or_die(ids, rfd);             /* user: caller's ids only */
-	if (sethostname("halo", 4) < 0)       /* uts: the host's name stays outside */
+	wait_for_go_or_die(f);		/* placed in the cgroups first */
+	map_ids_or_die(ids, rfd);	/* user: caller's ids only */
+	if (sethostname("halo", 4) < 0) /* uts: the host's name stays outside */
 		linux_die(rfd, "uts namespace", errno, "sethostname");
-	loopback_up_or_die(rfd);              /* net: loopback only, no route out */
-	if (l->egress_proxy)                  /* ... and halo-run's proxy on it */
+	loopback_up_or_die(rfd); /* net: loopback only, no route out */
+	if (l->egress_proxy)	 /* ... and halo-run's proxy on it */
 		hand_over_listeners_or_die(f, rfd);
 	else
 		close(f->lsock_w);
@@ -181,8 +181,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");
 	sfd = init_signals_or_die(rfd);
 	linux_landlock_apply_or_die(l, s, rfd); /* second layer on writes */
-	linux_caps_drop_or_die(rfd);            /* no capability, no_new_privs */
-	linux_seccomp_apply_or_die(rfd);        /* deny table, last */
+	linux_caps_drop_or_die(rfd);		/* no capability, no_new_privs */
+	linux_seccomp_apply_or_die(rfd);	/* deny table, last */
 	cmd = launch_spawn_command_or_die(l, rfd);
 	close(rfd);
 	init_loop(cmd, sfd, f);

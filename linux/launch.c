@@ -23,7 +23,7 @@
 static void fds_close(struct launch_fds *f)
 {
 	int *all[] = {&f->report_r, &f->report_w, &f->status_r, &f->status_w, &f->go_r,
-		      &f->go_w,     &f->lsock_r,  &f->lsock_w,  &f->sig_fd};
+		      &f->go_w,	    &f->lsock_r,  &f->lsock_w,	&f->sig_fd};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (*all[i] >= 0) {
@@ -229,10 +229,11 @@ static void warn_degraded(const struct linux_launch *l)
 {
 	if (l->quiet)
 		return;
-	fprintf(stderr, "halo-run: WARNING: user namespaces unavailable; running with Landlock, "
-			"seccomp, limits and a clean environment only (failIfUnavailable: false).\n"
-			"halo-run: NOT enforced: protected-path masking, read-only root, private /tmp "
-			"and /run, persistence guard, pid/ipc/uts/net isolation (egress is open).\n");
+	fprintf(stderr,
+		"halo-run: WARNING: user namespaces unavailable; running with Landlock, "
+		"seccomp, limits and a clean environment only (failIfUnavailable: false).\n"
+		"halo-run: NOT enforced: protected-path masking, read-only root, private /tmp "
+		"and /run, persistence guard, pid/ipc/uts/net isolation (egress is open).\n");
 }
 
 /* Scan, cgroups, pipes: everything the supervisor prepares before the child exists. */
@@ -277,7 +278,8 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 		return rc;
 	if (l->unsandboxed) {
 		if (!l->quiet)
-			fprintf(stderr, "halo-run: sandbox.mode is off: the command runs unsandboxed\n");
+			fprintf(stderr,
+				"halo-run: sandbox.mode is off: the command runs unsandboxed\n");
 		return start_without_namespaces(sb, false, e);
 	}
 	sb->via_init = true;

@@ -12,9 +12,9 @@
 struct launch_fds {
 	int report_r, report_w; /* setup failures and exec errors (struct linux_report) */
 	int status_r, status_w; /* init writes the command's wait status (int) */
-	int go_r, go_w;         /* supervisor → init: placed in cgroups, proceed */
-	int lsock_r, lsock_w;   /* init → supervisor: proxy listeners (SCM_RIGHTS) */
-	int sig_fd;             /* the supervisor's signalfd; closed in the child */
+	int go_r, go_w;		/* supervisor → init: placed in cgroups, proceed */
+	int lsock_r, lsock_w;	/* init → supervisor: proxy listeners (SCM_RIGHTS) */
+	int sig_fd;		/* the supervisor's signalfd; closed in the child */
 };
 
 /* Everything the supervisor holds for one run. */
@@ -25,9 +25,9 @@ struct linux_sandbox {
 	struct launch_fds f;
 	pid_t child;
 	int pidfd;
-	bool via_init;      /* child is the sandbox's init (else the command itself) */
+	bool via_init; /* child is the sandbox's init (else the command itself) */
 	bool timed_out;
-	bool subreaper;     /* no pid namespace: leftovers are ours to kill */
+	bool subreaper; /* no pid namespace: leftovers are ours to kill */
 	struct netns_listener listeners[NETNS_MAX_LISTENERS];
 	size_t n_listeners;
 };
@@ -52,7 +52,7 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
 /* The command's side of launch_spawn_command_or_die, in the calling process: signal
  * dispositions reset, rlimits, fds closed, environment, exec. Never returns. */
 void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int report_fd)
-	__attribute__((noreturn));
+    __attribute__((noreturn));
 
 /* How the sandbox ended, as halo-run's exit code (see linux_finish). */
 int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e);

@@ -15,16 +15,16 @@ struct linux_launch {
 	const struct halo_policy *policy;
 	const char *workspace; /* absolute, symlinks resolved */
 	const char *pw_home;
-	const char *env_home; /* may equal pw_home or be NULL */
-	const char *self_exe; /* absolute path of the running binary (made read-only) */
+	const char *env_home;		 /* may equal pw_home or be NULL */
+	const char *self_exe;		 /* absolute path of the running binary (made read-only) */
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;
 	char *const *argv;
-	char **envp;        /* built by runner/env (with the proxy variables when egress_proxy) */
+	char **envp;	    /* built by runner/env (with the proxy variables when egress_proxy) */
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
-	bool unsandboxed; /* sandbox.mode: off — limits, environment, supervision only */
+	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
 };
 

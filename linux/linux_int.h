@@ -22,7 +22,7 @@ struct linux_report {
 enum { LINUX_REPORT_SETUP = 1, LINUX_REPORT_EXEC = 2 };
 
 void linux_die(int report_fd, const char *step, int err, const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 4, 5)));
+    __attribute__((noreturn, format(printf, 4, 5)));
 
 /* A list of absolute paths found before launch (bounded scan). */
 struct linux_paths {
@@ -35,8 +35,8 @@ void linux_paths_free(struct linux_paths *p);
 /* What the launch scan found: the protected paths that exist (absolute and glob
  * matches), and the persistence-guard targets inside writable trees. */
 struct linux_scan {
-	struct linux_paths masked;  /* exist, to be masked (no read, no write, no replace) */
-	struct linux_paths guarded; /* exist, to be made read-only */
+	struct linux_paths masked;   /* exist, to be masked (no read, no write, no replace) */
+	struct linux_paths guarded;  /* exist, to be made read-only */
 	struct linux_paths writable; /* absolute writable trees: workspace (if writable) + roots */
 	struct linux_paths readonly_extra; /* self_exe, policy files */
 	size_t entries_scanned;

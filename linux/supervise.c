@@ -12,9 +12,10 @@
 
 #include "linux/launch_int.h"
 
-const int launch_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+const int launch_forwarded_signals[] = {SIGINT,	 SIGTERM, SIGHUP,  SIGQUIT,
+					SIGUSR1, SIGUSR2, SIGWINCH};
 const size_t launch_n_forwarded_signals =
-	sizeof(launch_forwarded_signals) / sizeof(launch_forwarded_signals[0]);
+    sizeof(launch_forwarded_signals) / sizeof(launch_forwarded_signals[0]);
 
 int launch_signalfd_open(void)
 {

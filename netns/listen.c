@@ -53,9 +53,9 @@ int netns_listen_all(struct netns_listener *out, size_t *n)
 		enum netns_listener_kind kind;
 		int optional;
 	} table[] = {
-		{AF_INET, "127.0.0.1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, 0},
-		{AF_INET6, "::1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, 1},
-		{AF_INET, "127.0.0.1", NETNS_SOCKS_PORT, NETNS_LISTEN_SOCKS5, 0},
+	    {AF_INET, "127.0.0.1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, 0},
+	    {AF_INET6, "::1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, 1},
+	    {AF_INET, "127.0.0.1", NETNS_SOCKS_PORT, NETNS_LISTEN_SOCKS5, 0},
 	};
 
 	*n = 0;

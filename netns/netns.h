@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#define NETNS_HTTP_PORT  3128
-#define NETNS_SOCKS_PORT 1080
+#define NETNS_HTTP_PORT	    3128
+#define NETNS_SOCKS_PORT    1080
 #define NETNS_MAX_LISTENERS 4
 
 enum netns_listener_kind {

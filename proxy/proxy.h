@@ -34,11 +34,11 @@ struct proxy_options {
 	unsigned dns_timeout_ms;     /* default 5000 */
 	unsigned connect_timeout_ms; /* default 10000 */
 	unsigned idle_timeout_ms;    /* 0 = no idle limit on tunnels */
-	int audit_fd;                /* JSON Lines, one record per decision; -1 = none */
-	int log_fd;                  /* human lines ("halo-run: egress denied: ..."); -1 = none */
-	bool quiet;                  /* no denial lines on log_fd */
+	int audit_fd;		     /* JSON Lines, one record per decision; -1 = none */
+	int log_fd;		     /* human lines ("halo-run: egress denied: ..."); -1 = none */
+	bool quiet;		     /* no denial lines on log_fd */
 	const char *auth_secret;     /* required Proxy-Authorization secret (macOS); NULL = none */
-	size_t max_conns;            /* 0 = default (4096) */
+	size_t max_conns;	     /* 0 = default (4096) */
 };
 
 struct proxy;

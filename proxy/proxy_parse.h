@@ -16,13 +16,13 @@
 
 enum proxy_http_result {
 	PROXY_HTTP_NEED_MORE = 0, /* no complete head yet, and no limit exceeded */
-	PROXY_HTTP_OK = 1,        /* a complete, acceptable head */
-	PROXY_HTTP_ERROR = -1,    /* refuse with req->status and req->why */
+	PROXY_HTTP_OK = 1,	  /* a complete, acceptable head */
+	PROXY_HTTP_ERROR = -1,	  /* refuse with req->status and req->why */
 };
 
 enum proxy_http_kind {
-	PROXY_HTTP_CONNECT,  /* CONNECT host:port HTTP/1.1 */
-	PROXY_HTTP_FORWARD,  /* METHOD http://host[:port]/path HTTP/1.x */
+	PROXY_HTTP_CONNECT, /* CONNECT host:port HTTP/1.1 */
+	PROXY_HTTP_FORWARD, /* METHOD http://host[:port]/path HTTP/1.x */
 };
 
 struct proxy_http_field {
@@ -37,18 +37,18 @@ struct proxy_http_req {
 	char method[32];
 	char host[256]; /* target host exactly as sent (Decide() normalises it); v6 without [] */
 	bool host_is_v6_literal;
-	unsigned port;  /* CONNECT: required; FORWARD: default 80 */
+	unsigned port;			/* CONNECT: required; FORWARD: default 80 */
 	char path[PROXY_HTTP_MAX_LINE]; /* FORWARD: origin-form "/..." (at least "/") */
-	int version_minor;              /* HTTP/1.0 → 0, HTTP/1.1 → 1 */
-	size_t head_len;                /* bytes of the head including the final CRLFCRLF */
+	int version_minor;		/* HTTP/1.0 → 0, HTTP/1.1 → 1 */
+	size_t head_len;		/* bytes of the head including the final CRLFCRLF */
 	struct proxy_http_field fields[PROXY_HTTP_MAX_FIELDS];
 	size_t n_fields;
-	bool has_body;            /* Content-Length > 0 (FORWARD only) */
+	bool has_body; /* Content-Length > 0 (FORWARD only) */
 	unsigned long long content_length;
-	bool keep_alive;          /* client wants the connection kept (1.1 default) */
-	char proxy_auth[256];     /* Proxy-Authorization value, if any (macOS secret) */
-	int status;               /* on ERROR: 400, 405, 414, 431, 501, 505 ... */
-	char why[160];            /* on ERROR: one line for the body and the log */
+	bool keep_alive;      /* client wants the connection kept (1.1 default) */
+	char proxy_auth[256]; /* Proxy-Authorization value, if any (macOS secret) */
+	int status;	      /* on ERROR: 400, 405, 414, 431, 501, 505 ... */
+	char why[160];	      /* on ERROR: one line for the body and the log */
 };
 
 /* Parse the head at the start of buf[0..len). Strict: request line 8 KiB, head 16 KiB,
@@ -74,8 +74,7 @@ enum proxy_http_result proxy_http_parse(const char *buf, size_t len, struct prox
  * Writes into
  * out (NUL-terminated); returns bytes written, -ENOSPC, or -EINVAL (not a FORWARD
  * request, or fields outside buf). */
-int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *out,
-		       size_t outlen);
+int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *out, size_t outlen);
 
 /* Next element of a comma-separated field value (RFC 9110 5.6.1), optional whitespace
  * trimmed and empty elements skipped; *pos starts at 0. False at the end. */
@@ -107,7 +106,7 @@ enum proxy_socks_atyp {
 };
 
 struct proxy_socks_req {
-	uint8_t cmd;  /* 1 CONNECT (2 BIND, 3 UDP ASSOCIATE are refused) */
+	uint8_t cmd; /* 1 CONNECT (2 BIND, 3 UDP ASSOCIATE are refused) */
 	enum proxy_socks_atyp atyp;
 	char host[256]; /* domain as sent (not NUL-containing), or the literal as text */
 	uint8_t addr[16];

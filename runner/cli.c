@@ -16,30 +16,32 @@
 
 void runner_usage(FILE *out)
 {
-	fputs("usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"
-	      "       halo-run check [--policy F]... TARGET     decide a host, host:port or URL\n"
-	      "       halo-run validate F...                    check policy files\n"
-	      "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
-	      "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and fixes\n"
-	      "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
-	      "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
-	      "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
-	      "\n"
-	      "options:\n"
-	      "  --policy F        policy file (JSON or YAML); repeat to layer\n"
-	      "  --workspace DIR   the writable workspace (default: the current directory)\n"
-	      "  --limit K=V,...   cpu=SECONDS mem=SIZE fsize=SIZE nofile=N nproc=N wall=SECONDS\n"
-	      "  --timeout S       wall-clock limit; exit 124 when it is hit\n"
-	      "  --dry-run         print the sandbox plan and exit\n"
-	      "  --audit FILE      append one JSON line per egress decision to FILE\n"
-	      "  --quiet           no warnings and no egress-denied lines on stderr\n"
-	      "  --verbose         an egress summary table at exit\n"
-	      "  --json            JSON output (policy)\n"
-	      "  -h, --help        this help;  --version  the version\n"
-	      "\n"
-	      "exit: the command's status, 128+N if it died of signal N; 124 timeout,\n"
-	      "125 policy/usage/sandbox error, 126 not executable, 127 not found.\n",
-	      out);
+	fputs(
+	    "usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"
+	    "       halo-run check [--policy F]... TARGET     decide a host, host:port or URL\n"
+	    "       halo-run validate F...                    check policy files\n"
+	    "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
+	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
+	    "fixes\n"
+	    "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
+	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
+	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
+	    "\n"
+	    "options:\n"
+	    "  --policy F        policy file (JSON or YAML); repeat to layer\n"
+	    "  --workspace DIR   the writable workspace (default: the current directory)\n"
+	    "  --limit K=V,...   cpu=SECONDS mem=SIZE fsize=SIZE nofile=N nproc=N wall=SECONDS\n"
+	    "  --timeout S       wall-clock limit; exit 124 when it is hit\n"
+	    "  --dry-run         print the sandbox plan and exit\n"
+	    "  --audit FILE      append one JSON line per egress decision to FILE\n"
+	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
+	    "  --verbose         an egress summary table at exit\n"
+	    "  --json            JSON output (policy)\n"
+	    "  -h, --help        this help;  --version  the version\n"
+	    "\n"
+	    "exit: the command's status, 128+N if it died of signal N; 124 timeout,\n"
+	    "125 policy/usage/sandbox error, 126 not executable, 127 not found.\n",
+	    out);
 }
 
 enum opt_kind { OPT_FLAG, OPT_VALUE };
@@ -50,15 +52,19 @@ struct opt_row {
 	size_t off; /* offsetof the bool or const char* in runner_opts */
 };
 
-#define FLAG(n, f)  {n, OPT_FLAG, offsetof(struct runner_opts, f)}
-#define VALUE(n, f) {n, OPT_VALUE, offsetof(struct runner_opts, f)}
+#define FLAG(n, f)                                                                                 \
+	{                                                                                          \
+		n, OPT_FLAG, offsetof(struct runner_opts, f)                                       \
+	}
+#define VALUE(n, f)                                                                                \
+	{                                                                                          \
+		n, OPT_VALUE, offsetof(struct runner_opts, f)                                      \
+	}
 
 static const struct opt_row opt_table[] = {
-	VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
-	VALUE("--audit", audit),
-	FLAG("--dry-run", dry_run),      FLAG("--quiet", quiet),       FLAG("--verbose", verbose),
-	FLAG("--json", json),
-	VALUE("--os", os),
+    VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+    VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
+    FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -154,14 +160,14 @@ static const struct {
 	const char *name;
 	int (*fn)(const struct runner_opts *o);
 } commands[] = {
-	{"check", runner_cmd_check},
-	{"validate", runner_cmd_validate},
-	{"policy", runner_cmd_policy},
-	{"doctor", runner_cmd_doctor},
-	{"verify", runner_cmd_verify},
-	{"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
-	{"profile", runner_cmd_profile},
-	{MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
+    {"check", runner_cmd_check},
+    {"validate", runner_cmd_validate},
+    {"policy", runner_cmd_policy},
+    {"doctor", runner_cmd_doctor},
+    {"verify", runner_cmd_verify},
+    {"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
+    {"profile", runner_cmd_profile},
+    {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 
 /* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */

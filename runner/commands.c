@@ -12,7 +12,9 @@ static void print_address_class(const struct policy_host *h)
 	enum policy_addr_class c = policy_addr_classify(family, h->addr);
 
 	printf("address class: %s%s\n", policy_addr_class_name(c),
-	       c == POLICY_ADDR_PUBLIC ? "" : " (refused by the proxy unless egress.allowPrivate covers it)");
+	       c == POLICY_ADDR_PUBLIC
+		   ? ""
+		   : " (refused by the proxy unless egress.allowPrivate covers it)");
 }
 
 int runner_cmd_check(const struct runner_opts *o)
@@ -25,7 +27,8 @@ int runner_cmd_check(const struct runner_opts *o)
 	int rc;
 
 	if (o->n_rest != 1) {
-		fprintf(stderr, "halo-run: check takes one TARGET (host, host:port, [v6]:port or URL)\n");
+		fprintf(stderr,
+			"halo-run: check takes one TARGET (host, host:port, [v6]:port or URL)\n");
 		return HALO_EXIT_SETUP;
 	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0)
@@ -42,7 +45,8 @@ int runner_cmd_check(const struct runner_opts *o)
 	if (d.rule == POLICY_RULE_INVALID_HOST)
 		printf("deny %s\nrule: %s\n", target, rule);
 	else if (port && d.host.kind == POLICY_HOST_IPV6)
-		printf("%s [%s]:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port, rule);
+		printf("%s [%s]:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port,
+		       rule);
 	else if (port)
 		printf("%s %s:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port, rule);
 	else
@@ -59,7 +63,8 @@ int runner_cmd_validate(const struct runner_opts *o)
 	int bad = 0;
 
 	if (o->n_rest < 1 || o->n_policies) {
-		fprintf(stderr, "halo-run: validate takes policy files as operands: validate F...\n");
+		fprintf(stderr,
+			"halo-run: validate takes policy files as operands: validate F...\n");
 		return HALO_EXIT_SETUP;
 	}
 	/* Each file on its own, so every error of every file is reported. */

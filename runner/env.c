@@ -207,11 +207,11 @@ static const struct {
 	const char *name;
 	const char *value;
 } proxy_vars[] = {
-    {"HTTP_PROXY", PROXY_HTTP},  /* Go, pip/requests (curl reads only http_proxy) */
+    {"HTTP_PROXY", PROXY_HTTP},	 /* Go, pip/requests (curl reads only http_proxy) */
     {"HTTPS_PROXY", PROXY_HTTP}, /* curl, git (libcurl), Go, pip/requests, cargo */
-    {"http_proxy", PROXY_HTTP},  /* curl and wget read only the lower-case http_proxy */
+    {"http_proxy", PROXY_HTTP},	 /* curl and wget read only the lower-case http_proxy */
     {"https_proxy", PROXY_HTTP}, /* wget, git, python urllib */
-    {"ALL_PROXY", PROXY_SOCKS},  /* curl's fallback; SOCKS5 with remote resolution */
+    {"ALL_PROXY", PROXY_SOCKS},	 /* curl's fallback; SOCKS5 with remote resolution */
     {"all_proxy", PROXY_SOCKS},
     {"NO_PROXY", NO_PROXY}, /* in-sandbox services stay direct */
     {"no_proxy", NO_PROXY},

@@ -57,8 +57,8 @@ static int open_audit(const char *path)
 }
 
 /* Hand the sandbox's listeners to a new proxy. */
-static int start_proxy(const struct runner_opts *o, const runner_launch *l,
-		       struct loop_state *st, int audit_fd, struct proxy **px)
+static int start_proxy(const struct runner_opts *o, const runner_launch *l, struct loop_state *st,
+		       int audit_fd, struct proxy **px)
 {
 	struct proxy_options po;
 	struct halo_err e = {{0}};
@@ -98,8 +98,8 @@ static void supervisor_settings(void)
 
 static int watch(struct loop_state *st, const runner_launch *l)
 {
-	int rc = proxy_poller_add(st->pl, runner_launcher_exit_fd(st->sb), PROXY_EV_IN, on_exit_fd,
-				  st);
+	int rc =
+	    proxy_poller_add(st->pl, runner_launcher_exit_fd(st->sb), PROXY_EV_IN, on_exit_fd, st);
 
 	if (rc == 0)
 		rc = proxy_poller_add(st->pl, runner_launcher_signal_fd(st->sb), PROXY_EV_IN,

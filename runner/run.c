@@ -29,8 +29,9 @@ static int settle_limits(const struct runner_opts *o, const struct halo_policy *
 		errno = 0;
 		long long s = strtoll(o->timeout, &end, 10);
 		if (errno || *end || s <= 0 || s > 31536000 || o->timeout[0] == '+') {
-			fprintf(stderr, "halo-run: --timeout: '%s' is not a whole number of seconds "
-					"between 1 and 31536000\n",
+			fprintf(stderr,
+				"halo-run: --timeout: '%s' is not a whole number of seconds "
+				"between 1 and 31536000\n",
 				o->timeout);
 			return HALO_EXIT_SETUP;
 		}
@@ -42,15 +43,16 @@ static int settle_limits(const struct runner_opts *o, const struct halo_policy *
 /* A workspace of / or a system directory would make the host writable. */
 static int check_workspace(const struct halo_policy *p, const char *ws)
 {
-	static const char *const refused[] = {"/", "/etc", "/usr", "/bin", "/sbin", "/lib",
-					      "/lib64", "/boot", "/dev", "/proc", "/sys", "/var"};
+	static const char *const refused[] = {"/",	"/etc",	 "/usr", "/bin",  "/sbin", "/lib",
+					      "/lib64", "/boot", "/dev", "/proc", "/sys",  "/var"};
 
 	if (p->mode != POLICY_MODE_WORKSPACE_WRITE)
 		return 0;
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		if (strcmp(ws, refused[i]) == 0) {
-			fprintf(stderr, "halo-run: refusing %s as a writable workspace; cd into a "
-					"project directory or pass --workspace DIR\n",
+			fprintf(stderr,
+				"halo-run: refusing %s as a writable workspace; cd into a "
+				"project directory or pass --workspace DIR\n",
 				ws);
 			return HALO_EXIT_SETUP;
 		}

@@ -26,7 +26,7 @@ struct runner_opts {
 	bool verbose;
 	bool json;
 	const char *os; /* profile --os macos|linux */
-	char **rest; /* command (run) or operands (check, validate) */
+	char **rest;	/* command (run) or operands (check, validate) */
 	int n_rest;
 };
 
@@ -54,9 +54,9 @@ int runner_cmd_check(const struct runner_opts *o);
 int runner_cmd_validate(const struct runner_opts *o);
 int runner_cmd_policy(const struct runner_opts *o);
 int runner_cmd_run(const struct runner_opts *o);
-int runner_cmd_doctor(const struct runner_opts *o);  /* doctor.c */
-int runner_cmd_verify(const struct runner_opts *o);  /* verify.c */
-int runner_cmd_probe(const struct runner_opts *o);   /* probes.c: verify's probe runner */
+int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
+int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
+int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */
