@@ -347,4 +347,18 @@ expect_match "ptrace of init refused" "^(EPERM|EACCES)$" "$OUT"
 sbx -- ./it_sup vmread 1
 expect_match "process_vm_readv of init refused" "^(EPERM|EACCES)$" "$OUT"
 
+# A setuid copy would hand its owner's privilege to whoever runs it: refused.
+if [ "$AS" = root ]; then
+	cp "$HALO" ./halo-suid && chown 65534:65534 ./halo-suid && chmod 4755 ./halo-suid
+	OUT=$(./halo-suid -- true 2>&1)
+	RC=$?
+	if [ "$(stat -c %a ./halo-suid)" = 4755 ] && ! grep -q nosuid <<<"$(findmnt -no OPTIONS -T .)"; then
+		expect "setuid copy refused: exit 125" 125 "$RC"
+		expect_match "setuid copy refused: message" "refusing to run setuid" "$OUT"
+	else
+		ok "setuid copy refused: skipped (the scratch file system is nosuid)"
+	fi
+	rm -f ./halo-suid
+fi
+
 finish
