@@ -286,49 +286,22 @@ wait "$OPID" 2>/dev/null
 
 # ------------------------------------------------------------ the terminal
 cat >ptydrive.py <<'EOF'
-import os, pty, select, sys, time
+import os, sys, time
 mode, argv = sys.argv[1], sys.argv[2:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(argv[0], argv)
-buf = b""
-def read_until(pat, secs):
-    global buf
-    end = time.time() + secs
-    while time.time() < end:
-        r, _, _ = select.select([fd], [], [], 0.1)
-        if not r:
-            continue
-        try:
-            d = os.read(fd, 4096)
-        except OSError:
-            return False
-        if not d:
-            return False
-        buf += d
-        if pat in buf:
-            return True
-    return False
-def status(secs):
-    end = time.time() + secs
-    while time.time() < end:
-        p, st = os.waitpid(pid, os.WNOHANG)
-        if p:
-            return os.waitstatus_to_exitcode(st)
-        read_until(b"\0never\0", 0.1)
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return "hung"
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
+
+P = Pty(argv)
 if mode == "read":
-    ok = read_until(b"ready", 10)
-    os.write(fd, b"hello\n")
-    print("read", "yes" if read_until(b"got:hello", 10) else "no")
-    print("status", status(10))
+    ok = P.read_until(b"ready", 10)
+    os.write(P.fd, b"hello\n")
+    print("read", "yes" if P.read_until(b"got:hello", 10) else "no")
+    print("status", P.status(10))
 elif mode == "intr":
-    ok = read_until(b"ready", 10)
+    ok = P.read_until(b"ready", 10)
     time.sleep(0.3)
-    os.write(fd, b"\x03")
-    print("status", status(10))
+    os.write(P.fd, b"\x03")
+    print("status", P.status(10))
 EOF
 out=$(timeout 40 python3 ptydrive.py read "$HALO" "${P[@]}" -- sh -c 'echo ready; read x; echo "got:$x"' 2>&1)
 expect "tty: the command reads the terminal (it has the foreground)" yes "$(sed -n 's/^read //p' <<<"$out")"

@@ -63,48 +63,17 @@ expect_match "--help says what halo-sh is" "usage: halo-sh -c CMD" "$OUT"
 
 # ---------------------------------------------------------------- interactive, on a pty
 cat >"$TMPDIR/shdrive.py" <<'EOF'
-import os, pty, select, sys, time
+import os, sys
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
 
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1]])
-buf = b""
-
-def read_until(pat, secs):
-    global buf
-    end = time.time() + secs
-    while time.time() < end:
-        r, _, _ = select.select([fd], [], [], 0.1)
-        if not r:
-            continue
-        try:
-            d = os.read(fd, 4096)
-        except OSError:
-            return False
-        if not d:
-            return False
-        buf += d
-        if pat in buf:
-            return True
-    return False
-
-read_until(b"$ ", 10) or read_until(b"# ", 1)
-os.write(fd, b"case $- in *i*) echo mode-interactive;; esac; [ -t 0 ] && echo stdin-tty\n")
-print("interactive", "yes" if read_until(b"stdin-tty\r\n", 10) and b"mode-interactive" in buf else "no")
-os.write(fd, b"echo sum-$((6*7)); exit 5\n")
-print("output", "yes" if read_until(b"sum-42", 10) else "no")
-end = time.time() + 10
-code = "hung"
-while time.time() < end:
-    p, st = os.waitpid(pid, os.WNOHANG)
-    if p:
-        code = os.waitstatus_to_exitcode(st)
-        break
-    read_until(b"\0never\0", 0.1)
-if code == "hung":
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-print("status", code)
+P = Pty([sys.argv[1]])
+P.read_until(b"$ ", 10) or P.read_until(b"# ", 1)
+os.write(P.fd, b"case $- in *i*) echo mode-interactive;; esac; [ -t 0 ] && echo stdin-tty\n")
+print("interactive", "yes" if P.read_until(b"stdin-tty\r\n", 10) and b"mode-interactive" in P.buf else "no")
+os.write(P.fd, b"echo sum-$((6*7)); exit 5\n")
+print("output", "yes" if P.read_until(b"sum-42", 10) else "no")
+print("status", P.status(10))
 EOF
 OUT=$(timeout -k 2 40 python3 "$TMPDIR/shdrive.py" "$SH" 2>&1)
 expect "on a pty, halo-sh alone is an interactive shell" yes "$(sed -n 's/^interactive //p' <<<"$OUT")"

@@ -11,45 +11,13 @@ cp "$HELPERS/it_sup" ./it_sup 2>/dev/null || true
 # ptydrive.py MODE ARGV...: run ARGV on a fresh pty (python3's pty module) and print one
 # "key value" line per check. Every wait is bounded.
 cat >ptydrive.py <<'EOF'
-import fcntl, os, pty, select, struct, sys, termios, time
+import fcntl, os, struct, sys, termios, time
 
 mode, argv = sys.argv[1], sys.argv[2:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(argv[0], argv)
-buf = b""
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
 
-def read_until(pat, secs):
-    global buf
-    end = time.time() + secs
-    while time.time() < end:
-        r, _, _ = select.select([fd], [], [], 0.1)
-        if not r:
-            continue
-        try:
-            d = os.read(fd, 4096)
-        except OSError:
-            return False
-        if not d:
-            return False
-        buf += d
-        if pat in buf:
-            return True
-    return False
-
-def drain(secs):
-    read_until(b"\0never\0", secs)
-
-def status(secs):
-    end = time.time() + secs
-    while time.time() < end:
-        p, st = os.waitpid(pid, os.WNOHANG)
-        if p:
-            return os.waitstatus_to_exitcode(st)
-        drain(0.1)
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return "hung"
+P = Pty(argv)
 
 def say(k, v):
     print(k, "yes" if v is True else "no" if v is False else v, flush=True)
@@ -59,28 +27,28 @@ if mode == "shell":
     end = time.time() + 10
     prompt = False
     while time.time() < end and not prompt:
-        drain(0.2)
-        prompt = buf.rstrip(b" ").endswith((b"$", b"#"))
+        P.drain(0.2)
+        prompt = P.buf.rstrip(b" ").endswith((b"$", b"#"))
     say("prompt", prompt)
-    os.write(fd, b"echo TTY-$((6*7))\n")
-    say("typed", read_until(b"TTY-42", 5))
-    os.write(fd, b"test -t 0 && test -t 1 && echo IS-A-$((1))-TTY\n")
-    say("isatty", read_until(b"IS-A-1-TTY", 5))
-    os.write(fd, b"sleep 30; echo SLEPT-$((3))\n")
+    os.write(P.fd, b"echo TTY-$((6*7))\n")
+    say("typed", P.read_until(b"TTY-42", 5))
+    os.write(P.fd, b"test -t 0 && test -t 1 && echo IS-A-$((1))-TTY\n")
+    say("isatty", P.read_until(b"IS-A-1-TTY", 5))
+    os.write(P.fd, b"sleep 30; echo SLEPT-$((3))\n")
     time.sleep(0.5)
     t0 = time.time()
-    os.write(fd, b"\x03")  # ^C: the terminal's SIGINT to the foreground job
-    os.write(fd, b"echo AFTER-$((1+1))\n")
-    say("ctrlc", read_until(b"AFTER-2", 5) and time.time() - t0 < 5 and b"SLEPT-3" not in buf)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-    os.write(fd, b"stty size | sed 's/ /x/'\n")
-    say("winsize", read_until(b"40x100", 5))
-    os.write(fd, b"exit 5\n")
-    say("status", status(10))
-    say("pgrp_msg", b"Cannot set tty process group" in buf)
+    os.write(P.fd, b"\x03")  # ^C: the terminal's SIGINT to the foreground job
+    os.write(P.fd, b"echo AFTER-$((1+1))\n")
+    say("ctrlc", P.read_until(b"AFTER-2", 5) and time.time() - t0 < 5 and b"SLEPT-3" not in P.buf)
+    fcntl.ioctl(P.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    os.write(P.fd, b"stty size | sed 's/ /x/'\n")
+    say("winsize", P.read_until(b"40x100", 5))
+    os.write(P.fd, b"exit 5\n")
+    say("status", P.status(10))
+    say("pgrp_msg", b"Cannot set tty process group" in P.buf)
 else:  # one command; print its output and status
-    st = status(10)
-    out = buf.decode(errors="replace").replace("\r", "").strip()
+    st = P.status(10)
+    out = P.buf.decode(errors="replace").replace("\r", "").strip()
     say("output", out.replace("\n", "|") or "<none>")
     say("status", st)
 EOF
