@@ -18,35 +18,15 @@
 typedef struct macos_launch runner_launch;
 typedef struct macos_sandbox runner_sandbox;
 
-static inline int runner_launcher_start(const runner_launch *l, runner_sandbox **sb,
-					struct halo_err *e)
-{
-	return macos_start(l, sb, e);
-}
-static inline int runner_launcher_exit_fd(const runner_sandbox *sb)
-{
-	return macos_sandbox_exit_fd(sb);
-}
-static inline int runner_launcher_signal_fd(const runner_sandbox *sb)
-{
-	return macos_sandbox_signal_fd(sb);
-}
-static inline void runner_launcher_forward_signals(runner_sandbox *sb)
-{
-	macos_sandbox_forward_signals(sb);
-}
-static inline void runner_launcher_kill(runner_sandbox *sb)
-{
-	macos_sandbox_kill(sb);
-}
-static inline int runner_launcher_finish(runner_sandbox *sb, int *status, struct halo_err *e)
-{
-	return macos_finish(sb, status, e);
-}
-static inline int runner_launcher_dry_run(const runner_launch *l, FILE *out, struct halo_err *e)
-{
-	return macos_dry_run(l, out, e);
-}
+/* The steps map one to one onto the launcher's own names. */
+#define runner_launcher_start           macos_start
+#define runner_launcher_exit_fd         macos_sandbox_exit_fd
+#define runner_launcher_signal_fd       macos_sandbox_signal_fd
+#define runner_launcher_forward_signals macos_sandbox_forward_signals
+#define runner_launcher_kill            macos_sandbox_kill
+#define runner_launcher_finish          macos_finish
+#define runner_launcher_dry_run         macos_dry_run
+
 /* The proxy's one listener on the host's loopback, behind the run's secret. */
 static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
 {
@@ -66,35 +46,15 @@ static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_
 typedef struct linux_launch runner_launch;
 typedef struct linux_sandbox runner_sandbox;
 
-static inline int runner_launcher_start(const runner_launch *l, runner_sandbox **sb,
-					struct halo_err *e)
-{
-	return linux_start(l, sb, e);
-}
-static inline int runner_launcher_exit_fd(const runner_sandbox *sb)
-{
-	return linux_sandbox_exit_fd(sb);
-}
-static inline int runner_launcher_signal_fd(const runner_sandbox *sb)
-{
-	return linux_sandbox_signal_fd(sb);
-}
-static inline void runner_launcher_forward_signals(runner_sandbox *sb)
-{
-	linux_sandbox_forward_signals(sb);
-}
-static inline void runner_launcher_kill(runner_sandbox *sb)
-{
-	linux_sandbox_kill(sb);
-}
-static inline int runner_launcher_finish(runner_sandbox *sb, int *status, struct halo_err *e)
-{
-	return linux_finish(sb, status, e);
-}
-static inline int runner_launcher_dry_run(const runner_launch *l, FILE *out, struct halo_err *e)
-{
-	return linux_dry_run(l, out, e);
-}
+/* The steps map one to one onto the launcher's own names. */
+#define runner_launcher_start           linux_start
+#define runner_launcher_exit_fd         linux_sandbox_exit_fd
+#define runner_launcher_signal_fd       linux_sandbox_signal_fd
+#define runner_launcher_forward_signals linux_sandbox_forward_signals
+#define runner_launcher_kill            linux_sandbox_kill
+#define runner_launcher_finish          linux_finish
+#define runner_launcher_dry_run         linux_dry_run
+
 /* The listeners made inside the sandbox's network namespace. */
 static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
 {
