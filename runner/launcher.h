@@ -19,13 +19,13 @@ typedef struct macos_launch runner_launch;
 typedef struct macos_sandbox runner_sandbox;
 
 /* The steps map one to one onto the launcher's own names. */
-#define runner_launcher_start           macos_start
-#define runner_launcher_exit_fd         macos_sandbox_exit_fd
-#define runner_launcher_signal_fd       macos_sandbox_signal_fd
+#define runner_launcher_start		macos_start
+#define runner_launcher_exit_fd		macos_sandbox_exit_fd
+#define runner_launcher_signal_fd	macos_sandbox_signal_fd
 #define runner_launcher_forward_signals macos_sandbox_forward_signals
-#define runner_launcher_kill            macos_sandbox_kill
-#define runner_launcher_finish          macos_finish
-#define runner_launcher_dry_run         macos_dry_run
+#define runner_launcher_kill		macos_sandbox_kill
+#define runner_launcher_finish		macos_finish
+#define runner_launcher_dry_run		macos_dry_run
 
 /* The proxy's one listener on the host's loopback, behind the run's secret. */
 static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
@@ -47,13 +47,13 @@ typedef struct linux_launch runner_launch;
 typedef struct linux_sandbox runner_sandbox;
 
 /* The steps map one to one onto the launcher's own names. */
-#define runner_launcher_start           linux_start
-#define runner_launcher_exit_fd         linux_sandbox_exit_fd
-#define runner_launcher_signal_fd       linux_sandbox_signal_fd
+#define runner_launcher_start		linux_start
+#define runner_launcher_exit_fd		linux_sandbox_exit_fd
+#define runner_launcher_signal_fd	linux_sandbox_signal_fd
 #define runner_launcher_forward_signals linux_sandbox_forward_signals
-#define runner_launcher_kill            linux_sandbox_kill
-#define runner_launcher_finish          linux_finish
-#define runner_launcher_dry_run         linux_dry_run
+#define runner_launcher_kill		linux_sandbox_kill
+#define runner_launcher_finish		linux_finish
+#define runner_launcher_dry_run		linux_dry_run
 
 /* The listeners made inside the sandbox's network namespace. */
 static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
