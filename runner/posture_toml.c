@@ -202,17 +202,17 @@ static int escape(struct tp *t, struct strval *v)
 	return fail(t, "bad escape in a string");
 }
 
-/* "..." (the opening quote already taken). */
-static int basic_string(struct tp *t, struct strval *v)
+/* "..." or '...' (the opening quote `q` already taken): escapes only in "...". */
+static int one_line_string(struct tp *t, struct strval *v, char q)
 {
 	for (;;) {
 		int c = peek(t, 0);
 		if (c < 0 || c == '\n' || c == '\r')
 			return fail(t, "unterminated string");
 		t->p++;
-		if (c == '"')
+		if (c == q)
 			return 0;
-		if (c == '\\') {
+		if (q == '"' && c == '\\') {
 			if (escape(t, v) < 0)
 				return -EINVAL;
 		} else if (bad_control(c)) {
@@ -221,23 +221,6 @@ static int basic_string(struct tp *t, struct strval *v)
 			char ch = (char)c;
 			put(v, &ch, 1);
 		}
-	}
-}
-
-/* '...' (the opening quote already taken): no escapes. */
-static int literal_string(struct tp *t, struct strval *v)
-{
-	for (;;) {
-		int c = peek(t, 0);
-		if (c < 0 || c == '\n' || c == '\r')
-			return fail(t, "unterminated string");
-		t->p++;
-		if (c == '\'')
-			return 0;
-		if (bad_control(c))
-			return fail(t, "control character in a string");
-		char ch = (char)c;
-		put(v, &ch, 1);
 	}
 }
 
@@ -307,7 +290,7 @@ static int string_value(struct tp *t, struct strval *v)
 		return multiline_string(t, q, v);
 	}
 	t->p++;
-	return q == '"' ? basic_string(t, v) : literal_string(t, v);
+	return one_line_string(t, v, q);
 }
 
 /* ---------------------------------------------------------------- keys */
@@ -325,7 +308,7 @@ static int simple_key(struct tp *t, char *out)
 
 	if (c == '"' || c == '\'') {
 		t->p++;
-		if ((c == '"' ? basic_string(t, &v) : literal_string(t, &v)) < 0)
+		if (one_line_string(t, &v, (char)c) < 0)
 			return -EINVAL;
 	} else {
 		const char *s = t->p;
