@@ -109,8 +109,8 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 		abi > 0 ? "writes limited to the writable trees" : "unavailable");
 	if (abi > 0)
 		fprintf(out, "  ABI %d%s%s\n", abi,
-			abi >= 4 && l->egress_proxy
-			    ? ", TCP connect only to the proxy ports 3128 and 1080"
+			abi >= 4 && userns != 0
+			    ? ", every TCP connect refused (no network namespace)"
 			    : "",
 			abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
 	fprintf(out, "seccomp deny list:\n");
@@ -119,7 +119,8 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 		     "  files created after launch that match a protected glob are not masked\n"
 		     "  a hard link to a protected file inside a writable tree is not masked\n"
 		     "  egress: only through halo-run's proxy (HTTP 127.0.0.1:3128, SOCKS5 "
-		     "127.0.0.1:1080); tools that ignore the proxy variables find no route\n");
+		     "127.0.0.1:1080); tools that ignore the proxy variables find no route;\n"
+		     "  the sandbox's loopback (any port, TCP and UDP) is the command's own\n");
 	if (userns != 0)
 		fprintf(out, "  %s\n",
 			l->policy->fail_if_unavailable == 0

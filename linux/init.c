@@ -180,7 +180,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");
 	sfd = init_signals_or_die(rfd);
-	linux_landlock_apply_or_die(l, s, rfd); /* second layer on writes */
+	linux_landlock_apply_or_die(s, true, rfd); /* second layer on writes */
 	linux_caps_drop_or_die(rfd);		/* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);	/* deny table, last */
 	cmd = launch_spawn_command_or_die(l, rfd);

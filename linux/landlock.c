@@ -36,7 +36,6 @@
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
 #define HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP	 (1ULL << 1) /* ABI 4 */
-#define HALO_LANDLOCK_RULE_NET_PORT		 2
 #define HALO_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define HALO_LANDLOCK_SCOPE_SIGNAL		 (1ULL << 1)
 
@@ -52,11 +51,6 @@ struct ll_path_beneath {
 	uint64_t allowed_access;
 	int32_t parent_fd;
 } __attribute__((packed));
-
-struct ll_net_port {
-	uint64_t allowed_access;
-	uint64_t port;
-};
 
 /* Every right that changes the file system, with the ABI that introduced it. */
 static const struct {
@@ -82,14 +76,13 @@ static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
 static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
 					       "/dev/pts"};
 
-/* What the ruleset restricts; connect_ports (ABI >= 4) lets TCP connect only to the
- * proxy when the sandbox's egress goes through it. */
+/* What the ruleset restricts. net_tcp (ABI >= 4): TCP connect is handled and no port
+ * is allowed, so every TCP connection is refused. */
 struct ll_plan {
 	int abi;
 	uint64_t fs;
 	uint64_t scoped;
-	const uint16_t *connect_ports;
-	size_t n_connect_ports;
+	bool net_tcp;
 };
 
 int linux_landlock_abi(void)
@@ -99,17 +92,15 @@ int linux_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
-/* The sandbox's own proxy ports: the only TCP destinations once egress goes
- * through halo-run (defence in depth behind the network namespace). */
-static const uint16_t proxy_ports[] = {NETNS_HTTP_PORT, NETNS_SOCKS_PORT};
-
-static void plan_for_abi(struct ll_plan *p, int abi, bool egress_proxy)
+/* Inside the sandbox's network namespace, loopback reaches nothing but the sandbox
+ * itself and the proxy: the namespace is the boundary, and the command's own test
+ * servers, dev servers and databases must work on any port, so TCP is not handled.
+ * Without a network namespace (the degraded launch) there is no proxy and the host's
+ * network is right there: every TCP connect is refused, loopback included. */
+static void plan_for_abi(struct ll_plan *p, int abi, bool in_netns)
 {
 	*p = (struct ll_plan){.abi = abi};
-	if (abi >= 4 && egress_proxy) {
-		p->connect_ports = proxy_ports;
-		p->n_connect_ports = sizeof(proxy_ports) / sizeof(proxy_ports[0]);
-	}
+	p->net_tcp = abi >= 4 && !in_netns;
 	for (size_t i = 0; i < sizeof(write_rights) / sizeof(write_rights[0]); i++)
 		if (abi >= write_rights[i].abi)
 			p->fs |= write_rights[i].right;
@@ -158,17 +149,6 @@ static void add_stdio_rules(int ruleset, uint64_t fs)
 	}
 }
 
-static void add_net_rules_or_die(int rfd, int ruleset, const struct ll_plan *p)
-{
-	for (size_t i = 0; i < p->n_connect_ports; i++) {
-		struct ll_net_port np = {HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP, p->connect_ports[i]};
-		if (syscall(SYS_landlock_add_rule, ruleset, HALO_LANDLOCK_RULE_NET_PORT, &np, 0) <
-		    0)
-			linux_die(rfd, STEP, errno, "allow TCP connect to port %u",
-				  (unsigned)p->connect_ports[i]);
-	}
-}
-
 static void add_fs_rules_or_die(int rfd, int ruleset, const struct linux_scan *s,
 				const struct ll_plan *p)
 {
@@ -198,26 +178,24 @@ static void restrict_self_or_die(int rfd, int ruleset)
 		linux_die(rfd, STEP, errno, "restrict the sandbox");
 }
 
-void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linux_scan *s,
-				 int report_fd)
+void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns, int report_fd)
 {
 	struct ll_plan p;
 	struct ll_ruleset_attr attr;
 	int ruleset;
 
-	plan_for_abi(&p, linux_landlock_abi(), l && l->egress_proxy);
+	plan_for_abi(&p, linux_landlock_abi(), in_netns);
 	if (p.abi == 0)
 		return; /* no Landlock: the launcher says so in --dry-run and doctor */
 	attr = (struct ll_ruleset_attr){
 	    .handled_access_fs = p.fs,
-	    .handled_access_net = p.n_connect_ports ? HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
+	    .handled_access_net = p.net_tcp ? HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
 	    .scoped = p.scoped,
 	};
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (ruleset < 0)
 		linux_die(report_fd, STEP, errno, "create the ruleset (ABI %d)", p.abi);
 	add_fs_rules_or_die(report_fd, ruleset, s, &p);
-	add_net_rules_or_die(report_fd, ruleset, &p);
 	restrict_self_or_die(report_fd, ruleset);
 	close(ruleset);
 }

@@ -213,7 +213,7 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 		if (linux_cgroup_attach(&sb->cg, getpid()) < 0)
 			linux_die(rfd, "cgroup", errno, "join the sandbox's cgroup");
 		if (layers) {
-			linux_landlock_apply_or_die(l, &sb->scan, rfd);
+			linux_landlock_apply_or_die(&sb->scan, false, rfd);
 			linux_caps_drop_or_die(rfd);
 			linux_seccomp_apply_or_die(rfd);
 		}
@@ -227,13 +227,27 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 
 static void warn_degraded(const struct linux_launch *l)
 {
+	int abi = linux_landlock_abi();
+
 	if (l->quiet)
 		return;
 	fprintf(stderr,
 		"halo-run: WARNING: user namespaces unavailable; running with Landlock, "
 		"seccomp, limits and a clean environment only (failIfUnavailable: false).\n"
 		"halo-run: NOT enforced: protected-path masking, read-only root, private /tmp "
-		"and /run, persistence guard, pid/ipc/uts/net isolation (egress is open).\n");
+		"and /run, persistence guard, pid/ipc/uts/net isolation.\n");
+	/* No network namespace means no proxy: say exactly what the command can reach. */
+	if (abi >= 4)
+		fprintf(stderr,
+			"halo-run: network: every TCP connect is refused (Landlock ABI %d), "
+			"the host's loopback included; UDP (DNS too) and unix sockets are "
+			"NOT filtered.\n",
+			abi);
+	else
+		fprintf(stderr,
+			"halo-run: network: egress is open (no network namespace, and "
+			"Landlock below ABI 4 cannot refuse TCP): TCP, UDP and unix sockets "
+			"reach the host and beyond.\n");
 }
 
 /* Scan, cgroups, pipes: everything the supervisor prepares before the child exists. */

@@ -78,10 +78,10 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 
 /* Landlock: the ABI the kernel offers (0 = none). apply: restrict writes to s->writable
  * plus /tmp, /dev/{null,zero,full,tty,pts,shm}; on ABI >= 6 scope abstract unix sockets
- * and signals. With ABI 0 it returns without dying (the caller reports it). */
+ * and signals; without a network namespace (!in_netns) and ABI >= 4, refuse every TCP
+ * connect. With ABI 0 it returns without dying (the caller reports it). */
 int linux_landlock_abi(void);
-void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linux_scan *s,
-				 int report_fd);
+void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns, int report_fd);
 
 /* Drop every capability (effective, permitted, inheritable, ambient, bounding). */
 void linux_caps_drop_or_die(int report_fd);

@@ -320,7 +320,9 @@ static void check_landlock(struct doctor *d, bool off)
 	snprintf(gaps, sizeof(gaps),
 		 "a second layer on writes (only where the mounts allow them); reads are not "
 		 "limited by it (masking does that)%s%s",
-		 abi >= 4 ? "" : "; TCP connect is not limited (ABI < 4)",
+		 abi >= 4 ? "; TCP is limited only without a network namespace (there: every "
+			    "connect refused)"
+			  : "; without a network namespace TCP connect is not limited (ABI < 4)",
 		 abi >= 6 ? "" : "; abstract unix sockets and signals are not scoped (ABI < 6)");
 	set_use(l, !off && err == 0, off ? "not used (sandbox.mode: off)" : "used (second layer)");
 	if (err && !off)

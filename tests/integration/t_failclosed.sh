@@ -128,6 +128,23 @@ for way in "${ways[@]}"; do
 	rm -f "$out_path"
 	run_in "$way" --policy degrade.yaml -- sh -c 'echo x > inside.txt && echo wrote'
 	expect "$w, degraded: the workspace stays writable" wrote "$OUT"
+	# No network namespace, so no proxy: with Landlock ABI >= 4 every TCP connect is
+	# refused (the host's loopback included), and stderr says what is not filtered.
+	abi=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')
+	run_in "$way" --policy degrade.yaml -- python3 -c 'import socket
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+try:
+    socket.create_connection(l.getsockname(), timeout=5); print("connected")
+except OSError as e:
+    print(__import__("errno").errorcode[e.errno])'
+	if [ "$abi" -ge 4 ]; then
+		expect "$w, degraded: TCP connect refused (Landlock ABI $abi)" EACCES "$OUT"
+		expect_match "$w, degraded: stderr says TCP is refused, UDP is not" \
+			"every TCP connect is refused.*UDP.*NOT filtered" "$ERR"
+	else
+		expect "$w, degraded: TCP connect open (Landlock ABI $abi)" connected "$OUT"
+		expect_match "$w, degraded: stderr says egress is open" "egress is open" "$ERR"
+	fi
 	# TIOCSTI and ptrace stay closed by seccomp.
 	run_in "$way" --policy degrade.yaml -- ./it_sup ptrace 1
 	expect_match "$w, degraded: ptrace refused" "^(EPERM|EACCES|ESRCH)$" "$OUT"

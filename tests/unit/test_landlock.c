@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -79,8 +81,9 @@ static const char *in_root(const char *rel)
 	return b;
 }
 
-/* Run body in a child restricted by Landlock; return its failure text ("" if none). */
-static void run_restricted(void (*body)(int abi), char *fail, size_t n)
+/* Run body in a child restricted by Landlock (as inside a network namespace, or not);
+ * return its failure text ("" if none). */
+static void run_restricted_net(void (*body)(int abi), bool in_netns, char *fail, size_t n)
 {
 	int res[2], st, abi = linux_landlock_abi();
 	pid_t pid;
@@ -91,7 +94,7 @@ static void run_restricted(void (*body)(int abi), char *fail, size_t n)
 	if (pid == 0) {
 		close(res[0]);
 		result_fd = res[1];
-		linux_landlock_apply_or_die(NULL, &scan, res[1]);
+		linux_landlock_apply_or_die(&scan, in_netns, res[1]);
 		body(abi);
 		_exit(0);
 	}
@@ -101,6 +104,44 @@ static void run_restricted(void (*body)(int abi), char *fail, size_t n)
 	fail[got > 0 ? got : 0] = '\0';
 	close(res[0]);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", fail);
+}
+
+static void run_restricted(void (*body)(int abi), char *fail, size_t n)
+{
+	run_restricted_net(body, true, fail, n);
+}
+
+/* errno of a TCP connect to a listener of our own on 127.0.0.1 (0: connected). */
+static int loopback_connect_err(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int err = 0;
+
+	if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) < 0)
+		err = -1;
+	else if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0)
+		err = errno;
+	close(l);
+	close(c);
+	return err;
+}
+
+/* Inside a network namespace the command owns its loopback: any port connects. */
+static void check_loopback_open(int abi)
+{
+	(void)abi;
+	IN(loopback_connect_err() == 0, "TCP connect to an own loopback port");
+}
+
+/* Without one (the degraded launch) ABI >= 4 refuses every TCP connect. */
+static void check_tcp_refused(int abi)
+{
+	IN(loopback_connect_err() == (abi >= 4 ? EACCES : 0),
+	   "TCP connect refused without a network namespace (ABI >= 4)");
 }
 
 static void check_writes(int abi)
@@ -155,6 +196,22 @@ START_TEST(signals_scoped)
 }
 END_TEST
 
+START_TEST(loopback_open_in_netns)
+{
+	char fail[1024];
+
+	run_restricted_net(check_loopback_open, true, fail, sizeof(fail));
+}
+END_TEST
+
+START_TEST(tcp_refused_without_netns)
+{
+	char fail[1024];
+
+	run_restricted_net(check_tcp_refused, false, fail, sizeof(fail));
+}
+END_TEST
+
 static Suite *landlock_suite(void)
 {
 	Suite *s = suite_create("landlock");
@@ -164,6 +221,8 @@ static Suite *landlock_suite(void)
 	tcase_add_test(tc, abi_matches_kernel);
 	tcase_add_test(tc, writes_only_beneath_writable_trees);
 	tcase_add_test(tc, signals_scoped);
+	tcase_add_test(tc, loopback_open_in_netns);
+	tcase_add_test(tc, tcp_refused_without_netns);
 	suite_add_tcase(s, tc);
 	return s;
 }
