@@ -36,6 +36,52 @@ const char *const runner_env_allowlist[] = {
     "CLICOLOR_FORCE", /* its "even when not a tty" form */
     "COLUMNS",	      /* terminal width when the tty cannot be asked */
     "LINES",	      /* terminal height, same */
+    /* CI markers: tools switch to non-interactive, reproducible behaviour on them
+     * (npm ci's progress, jest's watch mode, pip's prompts). Booleans and build
+     * numbers, never the providers' tokens (GITHUB_TOKEN, CI_JOB_TOKEN...). */
+    "CI",		      /* the common one: "true" on every major provider */
+    "CONTINUOUS_INTEGRATION", /* Travis, older tools */
+    "GITHUB_ACTIONS",	      /* GitHub Actions */
+    "GITLAB_CI",	      /* GitLab CI */
+    "CIRCLECI",		      /* CircleCI */
+    "TRAVIS",		      /* Travis CI */
+    "BUILDKITE",	      /* Buildkite */
+    "DRONE",		      /* Drone */
+    "APPVEYOR",		      /* AppVeyor */
+    "TF_BUILD",		      /* Azure Pipelines */
+    "TEAMCITY_VERSION",	      /* TeamCity */
+    "CODEBUILD_BUILD_ID",     /* AWS CodeBuild */
+    "BITBUCKET_BUILD_NUMBER", /* Bitbucket Pipelines */
+    "SEMAPHORE",	      /* Semaphore */
+    NULL,
+};
+
+/* Registry settings: they say where to fetch from, which the proxy still decides.
+ * A URL may carry credentials (https://user:token@host/): userinfo is removed from
+ * every URL in the value, with a warning naming the variable. A '*' inside a name
+ * stands for any registry name (CARGO_REGISTRIES_<NAME>_INDEX). */
+const char *const runner_env_registry[] = {
+    "GOPROXY",			   /* Go module proxy list (URLs, "direct", "off") */
+    "GOFLAGS",			   /* -mod=, -modcacherw... */
+    "GONOSUMDB",		   /* module patterns not checked against the sum database */
+    "GONOPROXY",		   /* module patterns fetched directly */
+    "GOPRIVATE",		   /* both of the above */
+    "GOSUMDB",			   /* the checksum database, or off */
+    "GOTOOLCHAIN",		   /* "local": no toolchain download */
+    "npm_config_registry",	   /* npm, pnpm: the default registry */
+    "NPM_CONFIG_REGISTRY",	   /* npm reads its variables case-insensitively */
+    "YARN_NPM_REGISTRY_SERVER",	   /* Yarn 2+ */
+    "YARN_REGISTRY",		   /* Yarn 1 */
+    "PIP_INDEX_URL",		   /* pip */
+    "PIP_EXTRA_INDEX_URL",	   /* pip, space-separated URLs */
+    "PIP_TRUSTED_HOST",		   /* pip: hosts served over plain http */
+    "UV_INDEX_URL",		   /* uv */
+    "UV_EXTRA_INDEX_URL",	   /* uv */
+    "UV_DEFAULT_INDEX",		   /* uv */
+    "UV_INDEX",			   /* uv: named indexes */
+    "CARGO_REGISTRIES_*_INDEX",	   /* cargo: an alternative registry's index URL */
+    "CARGO_REGISTRIES_*_PROTOCOL", /* sparse or git */
+    "CARGO_REGISTRY_DEFAULT",	   /* cargo's default registry name */
     NULL,
 };
 
@@ -47,18 +93,50 @@ struct env_buf {
 	size_t n, cap;
 };
 
+/* Does `name` (len bytes) match `pat`, where one '*' stands for one or more bytes? */
+static bool name_match(const char *pat, const char *name, size_t len)
+{
+	const char *star = strchr(pat, '*');
+	size_t pre, suf;
+
+	if (!star)
+		return strlen(pat) == len && memcmp(pat, name, len) == 0;
+	pre = (size_t)(star - pat);
+	suf = strlen(star + 1);
+	return len > pre + suf && memcmp(pat, name, pre) == 0 &&
+	       memcmp(star + 1, name + len - suf, suf) == 0;
+}
+
 static bool name_in(const char *const *list, const char *name, size_t len)
 {
-	for (size_t i = 0; list[i]; i++) {
-		size_t l = strlen(list[i]);
-		if (l > 0 && list[i][l - 1] == '*') {
-			if (len >= l - 1 && memcmp(list[i], name, l - 1) == 0)
-				return true;
-		} else if (l == len && memcmp(list[i], name, len) == 0) {
+	for (size_t i = 0; list[i]; i++)
+		if (name_match(list[i], name, len))
 			return true;
-		}
-	}
 	return false;
+}
+
+/* Remove the userinfo of every URL in `v` in place ("https://u:p@h/x" becomes
+ * "https://h/x"); URLs may be listed with ',', '|' or blanks between them. Returns
+ * whether anything was removed. */
+bool runner_env_strip_userinfo(char *v)
+{
+	bool cut = false;
+	char *p = v;
+
+	while ((p = strstr(p, "://")) != NULL) {
+		char *auth = p + 3, *end = auth + strcspn(auth, "/?#,| \t");
+		char *at = NULL;
+
+		for (char *q = auth; q < end; q++)
+			if (*q == '@')
+				at = q;
+		if (at) {
+			memmove(auth, at + 1, strlen(at + 1) + 1);
+			cut = true;
+		}
+		p = auth;
+	}
+	return cut;
 }
 
 /* Length of the name of "NAME=value", or 0 when the entry has no '=' or an empty
@@ -139,6 +217,43 @@ static void buf_remove(struct env_buf *b, const char *name, size_t len)
 	free(*slot);
 	memmove(slot, slot + 1, (size_t)(b->v + b->n - slot) * sizeof(*slot));
 	b->n--;
+}
+
+/* Registry settings from the caller, credentials cut out of their URLs. */
+static int add_registry(struct env_buf *b, char *const *caller, struct policy_diags *warn)
+{
+	for (size_t i = 0; caller && caller[i]; i++) {
+		size_t len = entry_name_len(caller[i]);
+		char *copy;
+		int rc;
+
+		if (len == 0 || !name_in(runner_env_registry, caller[i], len) ||
+		    slot_of(b, caller[i], len))
+			continue;
+		if (!(copy = strdup(caller[i] + len + 1)))
+			return -ENOMEM;
+		if (runner_env_strip_userinfo(copy) && warn)
+			policy_diags_add_warning(
+			    warn,
+			    "%.*s: credentials removed from its URL (they never "
+			    "enter the sandbox)",
+			    (int)len, caller[i]);
+		rc = buf_put(b, caller[i], len, copy);
+		free(copy);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Variables halo-run sets for the command (tool caches): below env.pass and env.set,
+ * so that a policy that names one keeps the caller's or its own value. */
+static int add_vars(struct env_buf *b, const struct policy_kv *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (buf_put(b, v[i].key, strlen(v[i].key), v[i].value) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 static int add_allowlisted(struct env_buf *b, char *const *caller)
@@ -289,20 +404,24 @@ char **runner_env_build(const struct halo_policy *p, char *const *caller, const 
 	return runner_env_build_proxied(p, caller, tmpdir, false, e);
 }
 
-static char **build_env(const struct halo_policy *p, char *const *caller, const char *tmpdir,
-			bool proxy, const char *http_url, const char *socks_url, struct halo_err *e)
+char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e)
 {
+	const struct halo_policy *p = in->policy;
 	struct env_buf b = {0};
-	int rc = add_allowlisted(&b, caller);
+	int rc = add_allowlisted(&b, in->caller);
 
+	if (rc == 0)
+		rc = add_registry(&b, in->caller, in->warnings);
+	if (rc == 0)
+		rc = add_vars(&b, in->vars, in->n_vars);
 	if (rc == 0 && p)
-		rc = add_passed(&b, p, caller);
+		rc = add_passed(&b, p, in->caller);
 	if (rc == 0 && p)
 		rc = add_set(&b, p);
-	if (rc == 0 && proxy)
-		rc = http_url ? add_proxy_url(&b, http_url, socks_url) : add_proxy(&b);
+	if (rc == 0 && in->proxy)
+		rc = in->http_url ? add_proxy_url(&b, in->http_url, in->socks_url) : add_proxy(&b);
 	if (rc == 0)
-		rc = add_fixed(&b, tmpdir);
+		rc = add_fixed(&b, in->tmpdir);
 	if (rc < 0) {
 		runner_env_free(b.v);
 		halo_err_set(e, "building the command's environment: %s", strerror(-rc));
@@ -314,7 +433,9 @@ static char **build_env(const struct halo_policy *p, char *const *caller, const 
 char **runner_env_build_proxied(const struct halo_policy *p, char *const *caller,
 				const char *tmpdir, bool proxy, struct halo_err *e)
 {
-	return build_env(p, caller, tmpdir, proxy, NULL, NULL, e);
+	struct runner_env_in in = {.policy = p, .caller = caller, .tmpdir = tmpdir, .proxy = proxy};
+
+	return runner_env_build_in(&in, e);
 }
 
 char **runner_env_build_proxy_url(const struct halo_policy *p, char *const *caller,
@@ -325,7 +446,14 @@ char **runner_env_build_proxy_url(const struct halo_policy *p, char *const *call
 		halo_err_set(e, "building the command's environment: no proxy URL");
 		return NULL;
 	}
-	return build_env(p, caller, tmpdir, true, http_url, socks_url, e);
+	struct runner_env_in in = {.policy = p,
+				   .caller = caller,
+				   .tmpdir = tmpdir,
+				   .proxy = true,
+				   .http_url = http_url,
+				   .socks_url = socks_url};
+
+	return runner_env_build_in(&in, e);
 }
 
 void runner_env_free(char **env)

@@ -3,6 +3,9 @@
 #ifndef HALO_RUNNER_ENV_H
 #define HALO_RUNNER_ENV_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "policy/policy.h"
 
 /* Build a NULL-terminated environment from `caller` (an environ-style array).
@@ -25,8 +28,29 @@ char **runner_env_build_proxy_url(const struct halo_policy *p, char *const *call
 				  const char *tmpdir, const char *http_url, const char *socks_url,
 				  struct halo_err *e);
 
-/* The names kept from the caller's environment by default (NULL-terminated). A name
- * ending in '*' is a prefix (LC_*). */
+/* Everything the builder takes. In rising precedence: the allowlist and the registry
+ * settings (userinfo cut, a warning each), `vars` (what halo-run sets: tool caches),
+ * env.pass, env.set, the proxy variables (when `proxy`; pointing at http_url when
+ * given), TMPDIR and HALO_SANDBOX=1. */
+struct runner_env_in {
+	const struct halo_policy *policy;
+	char *const *caller;
+	const char *tmpdir;
+	bool proxy;
+	const char *http_url, *socks_url;
+	const struct policy_kv *vars;
+	size_t n_vars;
+	struct policy_diags *warnings; /* may be NULL */
+};
+char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e);
+
+/* Cut the userinfo out of every URL in v, in place; true when something was cut. */
+bool runner_env_strip_userinfo(char *v);
+
+/* The names kept from the caller's environment by default (NULL-terminated). A '*'
+ * stands for one or more characters (LC_*). */
 extern const char *const runner_env_allowlist[];
+/* Registry settings kept with their URLs' credentials removed. */
+extern const char *const runner_env_registry[];
 
 #endif

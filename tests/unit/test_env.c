@@ -1,6 +1,7 @@
 /* runner/env: the allowlist, planted secrets never passing, env.pass and env.set, the
  * order of precedence (caller < pass < set < TMPDIR/HALO_SANDBOX), the PATH default,
  * SSH_AUTH_SOCK never passed, malformed entries ignored. */
+#include <stdio.h>
 #include <string.h>
 
 #include "runner/env.h"
@@ -269,7 +270,139 @@ START_TEST(allowlist_contents)
 			has_lc = true;
 	}
 	ck_assert(has_lc);
-	ck_assert_int_eq(n, 17);
+	ck_assert_int_eq(n, 31);
+	for (size_t i = 0; runner_env_registry[i]; i++)
+		ck_assert_msg(!strstr(runner_env_registry[i], "TOKEN") &&
+				  !strstr(runner_env_registry[i], "AUTH"),
+			      "%s", runner_env_registry[i]);
+}
+END_TEST
+
+/* CI markers pass; the providers' tokens never do. */
+START_TEST(ci_markers_not_tokens)
+{
+	char *caller[] = {"CI=true",
+			  "GITHUB_ACTIONS=true",
+			  "GITLAB_CI=true",
+			  "TF_BUILD=True",
+			  "GITHUB_TOKEN=ghs_secret",
+			  "CI_JOB_TOKEN=glcbt-secret",
+			  "ACTIONS_RUNTIME_TOKEN=secret",
+			  "CI_REGISTRY_PASSWORD=secret",
+			  "CIRCLE_TOKEN=secret",
+			  "CIX=nope",
+			  NULL};
+	struct halo_err e = {{0}};
+	char **env = runner_env_build(NULL, caller, "/tmp", &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "CI", "true");
+	expect_value(env, "GITHUB_ACTIONS", "true");
+	expect_value(env, "GITLAB_CI", "true");
+	expect_value(env, "TF_BUILD", "True");
+	for (size_t i = 0; env[i]; i++)
+		ck_assert_msg(!strstr(env[i], "secret") && strncmp(env[i], "CIX", 3) != 0, "%s",
+			      env[i]);
+	runner_env_free(env);
+}
+END_TEST
+
+/* Registry settings pass, their URLs' credentials cut out, a warning naming each. */
+START_TEST(registry_settings_without_credentials)
+{
+	char *caller[] = {"GOPROXY=https://u:p@proxy.corp.example/go,direct",
+			  "GOFLAGS=-mod=mod",
+			  "GONOSUMDB=corp.example/*",
+			  "npm_config_registry=http://localhost:4873/",
+			  "PIP_INDEX_URL=https://user:tok@pypi.corp.example/simple/",
+			  "PIP_EXTRA_INDEX_URL=https://a@x.example/s https://b:c@y.example/s",
+			  "CARGO_REGISTRIES_CORP_INDEX=sparse+https://t@crates.corp.example/",
+			  "CARGO_REGISTRIES_CORP_TOKEN=secret",
+			  "CARGO_REGISTRIES__INDEX=empty-name",
+			  "NPM_TOKEN=secret",
+			  "UV_INDEX_URL=https://pypi.example/simple/@scope",
+			  NULL};
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "GOPROXY", "https://proxy.corp.example/go,direct");
+	expect_value(env, "GOFLAGS", "-mod=mod");
+	expect_value(env, "GONOSUMDB", "corp.example/*");
+	expect_value(env, "npm_config_registry", "http://localhost:4873/");
+	expect_value(env, "PIP_INDEX_URL", "https://pypi.corp.example/simple/");
+	expect_value(env, "PIP_EXTRA_INDEX_URL", "https://x.example/s https://y.example/s");
+	expect_value(env, "CARGO_REGISTRIES_CORP_INDEX", "sparse+https://crates.corp.example/");
+	expect_value(env, "CARGO_REGISTRIES_CORP_TOKEN", NULL);
+	expect_value(env, "CARGO_REGISTRIES__INDEX", NULL);
+	expect_value(env, "NPM_TOKEN", NULL);
+	/* '@' in a path is not userinfo */
+	expect_value(env, "UV_INDEX_URL", "https://pypi.example/simple/@scope");
+	ck_assert_uint_eq(d.n_warnings, 4);
+	ck_assert(strstr(d.warnings[0], "GOPROXY") != NULL);
+	for (size_t i = 0; i < d.n_warnings; i++)
+		ck_assert(strstr(d.warnings[i], "tok") == NULL);
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
+START_TEST(strip_userinfo_table)
+{
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+	    {"", ""},
+	    {"direct", "direct"},
+	    {"https://h/", "https://h/"},
+	    {"https://u@h", "https://h"},
+	    {"https://u:p@h:8080/x?y#z", "https://h:8080/x?y#z"},
+	    {"https://u:p@ss@h/", "https://h/"},
+	    {"https://h/a@b", "https://h/a@b"},
+	    {"https://h?q=a@b", "https://h?q=a@b"},
+	    {"a://x@h,b://y@i|c://z@j", "a://h,b://i|c://j"},
+	    {"https://@h", "https://h"},
+	    {"://@", "://"},
+	    {"https://u:p@", "https://"},
+	    {"https://u:p@h https://v@i\thttps://w@j", "https://h https://i\thttps://j"},
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", t[i].in);
+		ck_assert_int_eq(runner_env_strip_userinfo(buf), strcmp(t[i].in, t[i].out) != 0);
+		ck_assert_msg(strcmp(buf, t[i].out) == 0, "%s -> %s, want %s", t[i].in, buf,
+			      t[i].out);
+	}
+}
+END_TEST
+
+/* halo-run's own variables (tool caches) yield to env.pass and env.set. */
+START_TEST(vars_below_pass_and_set)
+{
+	char *caller[] = {"GOPATH=/home/alice/go", "PATH=/bin", NULL};
+	char *pass[] = {"GOPATH"};
+	struct policy_kv set[] = {{"CARGO_HOME", "/opt/cargo"}};
+	struct policy_kv vars[] = {
+	    {"GOPATH", "/c/go"}, {"CARGO_HOME", "/c/cargo"}, {"GOCACHE", "/c/go-build"}};
+	struct halo_policy p;
+	struct halo_err e = {{0}};
+
+	memset(&p, 0, sizeof(p));
+	p.env_pass = (struct policy_list){pass, 1, true};
+	p.env_set = set;
+	p.n_env_set = 1;
+	struct runner_env_in in = {
+	    .policy = &p, .caller = caller, .tmpdir = "/tmp", .vars = vars, .n_vars = 3};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "GOPATH", "/home/alice/go");
+	expect_value(env, "CARGO_HOME", "/opt/cargo");
+	expect_value(env, "GOCACHE", "/c/go-build");
+	runner_env_free(env);
 }
 END_TEST
 
@@ -284,6 +417,10 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, path_default);
 	tcase_add_test(tc, empty_and_null_caller);
 	tcase_add_test(tc, allowlist_contents);
+	tcase_add_test(tc, ci_markers_not_tokens);
+	tcase_add_test(tc, registry_settings_without_credentials);
+	tcase_add_test(tc, strip_userinfo_table);
+	tcase_add_test(tc, vars_below_pass_and_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
