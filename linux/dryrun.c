@@ -53,6 +53,9 @@ static void print_mounts(FILE *out, const struct linux_launch *l, const struct l
 	for (size_t i = 0; i < l->policy->writable_abs.n; i++)
 		fprintf(out, "  %-13s writable root, read-write\n",
 			l->policy->writable_abs.items[i]);
+	for (size_t i = 0; i < l->n_cache_binds; i++)
+		fprintf(out, "  %-13s tool caches (sandbox.caches: %s), read-write, not scanned\n",
+			l->cache_binds[i], policy_caches_name(l->policy->caches));
 	fprintf(
 	    out,
 	    "  /tmp          private tmpfs (TMPDIR=/tmp)\n"

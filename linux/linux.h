@@ -19,6 +19,10 @@ struct linux_launch {
 	const char *self_exe;		 /* absolute path of the running binary (made read-only) */
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;
+	/* Tool caches (runner/caches): bound read-write like writable roots, but never
+	 * walked (no host tool reads them, and a warm npm cache holds 100k files). */
+	const char *const *cache_binds;
+	size_t n_cache_binds;
 	char *const *argv;
 	char **envp;	    /* built by runner/env (with the proxy variables when egress_proxy) */
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */

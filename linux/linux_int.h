@@ -39,6 +39,7 @@ struct linux_scan {
 	struct linux_paths guarded;  /* exist, to be made read-only */
 	struct linux_paths writable; /* absolute writable trees: workspace (if writable) + roots */
 	struct linux_paths readonly_extra; /* self_exe, policy files */
+	struct linux_paths unwalked;	   /* writable trees the walk skips: tool caches */
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it

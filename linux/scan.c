@@ -181,6 +181,11 @@ static int fill_writable(const struct linux_launch *l, struct linux_scan *s, str
 	for (size_t i = 0; i < p->writable_abs.n; i++)
 		if ((rc = add_writable_root(s, p->writable_abs.items[i], e)) < 0)
 			return rc;
+	for (size_t i = 0; i < l->n_cache_binds; i++) {
+		if ((rc = add_writable_root(s, l->cache_binds[i], e)) < 0)
+			return rc;
+		linux_paths_add(&s->unwalked, s->writable.v[s->writable.n - 1]);
+	}
 	normalise(&s->writable, NULL, NULL);
 	return 0;
 }
@@ -333,7 +338,8 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	}
 	roots[c.n_roots++] = l->workspace;
 	for (size_t i = 0; i < s->writable.n; i++)
-		if (strcmp(s->writable.v[i], l->workspace) != 0)
+		if (strcmp(s->writable.v[i], l->workspace) != 0 &&
+		    !beneath_any(s->writable.v[i], &s->unwalked))
 			roots[c.n_roots++] = s->writable.v[i];
 	for (size_t i = 0; i < c.n_roots; i++)
 		guard_of[i] = guard && beneath_any(roots[i], &s->writable);
@@ -459,6 +465,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->guarded);
 	linux_paths_free(&s->writable);
 	linux_paths_free(&s->readonly_extra);
+	linux_paths_free(&s->unwalked);
 	for (int i = 0; s->late && i < 2; i++)
 		if (s->late_fd[i] >= 0)
 			close(s->late_fd[i]);

@@ -63,6 +63,17 @@ static void layer_mode(struct halo_policy *b, const struct halo_policy *u, struc
 	}
 }
 
+/* host makes the real caches writable: the one loosening of the three. */
+static void layer_caches(enum policy_caches *b, enum policy_caches u, struct lctx *l)
+{
+	if (u == POLICY_CACHES_UNSET)
+		return;
+	if (u == POLICY_CACHES_HOST && *b != POLICY_CACHES_HOST)
+		loosens(l, "sandbox.caches", "%s → host (the host's own caches become writable)",
+			policy_caches_name(*b));
+	*b = u;
+}
+
 static void layer_bool(int *b, int u, const char *field, struct lctx *l)
 {
 	if (u < 0)
@@ -274,6 +285,7 @@ int policy_layer(struct halo_policy *base, const struct halo_policy *upper, cons
 		   "sandbox.failIfUnavailable", &l);
 	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",
 		   &l);
+	layer_caches(&base->caches, upper->caches, &l);
 	layer_egress(base, upper, &l);
 	layer_limits(base, upper, &l);
 	replace_list(&base->env_pass, &upper->env_pass, "env.pass", true, &l);

@@ -15,6 +15,7 @@ enum ftype {
 	F_BLOCK,
 	F_MODE,
 	F_DEFAULT,
+	F_CACHES,
 	F_LIST,
 	F_BOOL,
 	F_STRING,
@@ -45,6 +46,7 @@ static const struct field sandbox_fields[] = {
     {"protectedPaths", F_LIST, OFF(protected_paths), NULL},
     {"failIfUnavailable", F_BOOL, OFF(fail_if_unavailable), NULL},
     {"guardPersistence", F_BOOL, OFF(guard_persistence), NULL},
+    {"caches", F_CACHES, OFF(caches), NULL},
 };
 static const struct field egress_fields[] = {
     {"default", F_DEFAULT, OFF(egress_default), NULL},
@@ -181,6 +183,23 @@ static void set_default(struct mctx *m, const struct pnode *n, const char *path,
 		     policy_quote(s, q, sizeof(q)));
 }
 
+static void set_caches(struct mctx *m, const struct pnode *n, const char *path,
+		       enum policy_caches *out)
+{
+	const char *s;
+	char q[POLICY_QUOTE_MAX];
+
+	if (get_keyword(m, n, path, &s) < 0)
+		return;
+	for (int c = POLICY_CACHES_ISOLATED; c <= POLICY_CACHES_OFF; c++)
+		if (strcmp(s, policy_caches_name((enum policy_caches)c)) == 0) {
+			*out = (enum policy_caches)c;
+			return;
+		}
+	merr(m, n->line, path, "unknown value %s (expected isolated, host or off)",
+	     policy_quote(s, q, sizeof(q)));
+}
+
 static void set_bool(struct mctx *m, const struct pnode *n, const char *path, int *out)
 {
 	char q[POLICY_QUOTE_MAX];
@@ -315,6 +334,9 @@ static void read_field(struct mctx *m, const struct field *f, const struct pnode
 		break;
 	case F_DEFAULT:
 		set_default(m, v, path, (enum policy_egress_default *)(base + f->off));
+		break;
+	case F_CACHES:
+		set_caches(m, v, path, (enum policy_caches *)(base + f->off));
 		break;
 	case F_LIST:
 		set_list(m, v, path, (struct policy_list *)(base + f->off));

@@ -44,6 +44,19 @@ static const char *const mode_names[] = {
     [POLICY_MODE_READ_ONLY] = "read-only",
 };
 
+static const char *const caches_names[] = {
+    [POLICY_CACHES_ISOLATED] = "isolated",
+    [POLICY_CACHES_HOST] = "host",
+    [POLICY_CACHES_OFF] = "off",
+};
+
+const char *policy_caches_name(enum policy_caches c)
+{
+	if (c == POLICY_CACHES_UNSET)
+		c = POLICY_CACHES_ISOLATED;
+	return (size_t)c < N(caches_names) ? caches_names[c] : "unset";
+}
+
 const char *policy_mode_name(enum policy_mode m)
 {
 	if (m == POLICY_MODE_UNSET || (size_t)m >= N(mode_names))

@@ -14,7 +14,7 @@
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_DEPTH      32
 #define POLICY_LIMIT_UNSET    (-1LL)
-#define POLICY_HOST_MAX       253 /* longest DNS name in text form, no trailing dot */
+#define POLICY_HOST_MAX	      253 /* longest DNS name in text form, no trailing dot */
 
 /* A single error message, for helpers that fail in one way at a time. */
 struct halo_err {
@@ -31,6 +31,15 @@ enum policy_mode {
 	POLICY_MODE_WORKSPACE_WRITE,
 	POLICY_MODE_READ_ONLY,
 };
+
+/* sandbox.caches: where the tools' caches live for the command. */
+enum policy_caches {
+	POLICY_CACHES_UNSET = 0, /* means isolated */
+	POLICY_CACHES_ISOLATED,	 /* sandbox-only caches, kept across runs, never the host's */
+	POLICY_CACHES_HOST,	 /* the host's real caches, writable (a loosening) */
+	POLICY_CACHES_OFF,	 /* none: the tools' defaults, read-only */
+};
+const char *policy_caches_name(enum policy_caches c);
 
 enum policy_egress_default {
 	POLICY_EGRESS_UNSET = 0,
@@ -75,7 +84,8 @@ struct halo_policy {
 	struct policy_list writable_roots;
 	struct policy_list protected_paths;
 	int fail_if_unavailable; /* -1 unset (means true), 0, 1 */
-	int guard_persistence;   /* -1 unset (means true), 0, 1 */
+	int guard_persistence;	 /* -1 unset (means true), 0, 1 */
+	enum policy_caches caches;
 
 	enum policy_egress_default egress_default;
 	struct policy_list allowed_domains;
@@ -93,11 +103,11 @@ struct halo_policy {
 	char *legacy_permissions_sandbox; /* permissions.sandbox as written, or NULL */
 
 	/* derived */
-	bool egress_default_allow;       /* the effective default once unset is resolved */
-	struct policy_list writable_abs; /* writable roots, ~ expanded, absolute */
-	struct policy_list protected_abs; /* absolute protected paths, in every home form */
+	bool egress_default_allow;	    /* the effective default once unset is resolved */
+	struct policy_list writable_abs;    /* writable roots, ~ expanded, absolute */
+	struct policy_list protected_abs;   /* absolute protected paths, in every home form */
 	struct policy_list protected_globs; /* relative patterns such as ".env*" */
-	struct policy_cidr *cidrs;          /* allow_private parsed */
+	struct policy_cidr *cidrs;	    /* allow_private parsed */
 	size_t n_cidrs;
 	struct policy_index *index;
 	char *source; /* where it came from: file list, "embedded default", ... */
@@ -105,8 +115,8 @@ struct halo_policy {
 
 /* What the pure layer needs to know about the world, supplied by runner/. */
 struct policy_ctx {
-	const char *pw_home;  /* home from the password database; required */
-	const char *env_home; /* $HOME, may be NULL or equal to pw_home */
+	const char *pw_home;   /* home from the password database; required */
+	const char *env_home;  /* $HOME, may be NULL or equal to pw_home */
 	const char *workspace; /* absolute; may be NULL when irrelevant (check, validate) */
 };
 
@@ -119,9 +129,9 @@ struct policy_diags {
 };
 
 void policy_diags_add_error(struct policy_diags *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void policy_diags_add_warning(struct policy_diags *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void policy_diags_free(struct policy_diags *d);
 
 /* ---------------------------------------------------------------- loading */
@@ -201,7 +211,7 @@ enum policy_host_kind {
 struct policy_host {
 	enum policy_host_kind kind;
 	char text[POLICY_HOST_MAX + 1]; /* canonical: lower case, no trailing dot, v6 without [] */
-	uint8_t addr[16];               /* for IP literals: 4 or 16 bytes, network order */
+	uint8_t addr[16];		/* for IP literals: 4 or 16 bytes, network order */
 };
 
 /* Strict host grammar of DESIGN.md. `in` is exactly `len` bytes (may contain NUL,
@@ -268,10 +278,10 @@ struct policy_decision {
 	bool allow;
 	enum policy_rule rule;
 	size_t index;
-	const char *pattern; /* matching entry (points into the policy) */
-	const char *preset;  /* preset name for POLICY_RULE_PRESET */
+	const char *pattern;	 /* matching entry (points into the policy) */
+	const char *preset;	 /* preset name for POLICY_RULE_PRESET */
 	struct policy_host host; /* the parsed host (valid unless RULE_INVALID_HOST) */
-	char why[128];           /* for RULE_INVALID_HOST */
+	char why[128];		 /* for RULE_INVALID_HOST */
 };
 
 /* The one decision function: a deny rule wins, then the allowlist (allowedDomains,

@@ -160,6 +160,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"egress.allowPrivate", p->allow_private.n > 0},
 	    {"sandbox.writableRoots", p->writable_roots.n > 0},
 	    {"sandbox.protectedPaths", p->protected_paths.n > 0},
+	    {"sandbox.caches", p->caches != POLICY_CACHES_UNSET},
 	};
 
 	if (p->mode != POLICY_MODE_OFF)

@@ -24,6 +24,7 @@ void runner_usage(FILE *out)
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
 	    "fixes\n"
 	    "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
+	    "       halo-run cache [list | path | clear [TOOL...]]  the sandbox's own tool caches\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
 	    "\n"
@@ -167,6 +168,7 @@ static const struct {
     {"verify", runner_cmd_verify},
     {"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
     {"profile", runner_cmd_profile},
+    {"cache", runner_cmd_cache},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "linux/linux.h"
+#include "runner/caches.h"
 #include "runner/env.h"
 #include "runner/runner_int.h"
 
@@ -81,11 +82,58 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 	return status;
 }
 
+#ifndef RUNNER_MACOS
+static struct runner_caches caches;
+
+static void print_warnings(const struct runner_opts *o, struct policy_diags *d)
+{
+	for (size_t i = 0; !o->quiet && i < d->n_warnings; i++)
+		fprintf(stderr, "halo-run: warning: %s\n", d->warnings[i]);
+	policy_diags_free(d);
+}
+
+/* The command's two environments (with the proxy, and without for a launch that gets
+ * no network namespace) and its tool caches. Per-run caches live in the sandbox's own
+ * /tmp, so the environment without namespaces (the host's /tmp) does not name them. */
+static int linux_environment(const struct runner_opts *o, const struct runner_env *re,
+			     runner_launch *l)
+{
+	struct runner_env_in in = {.policy = re->policy, .caller = environ, .tmpdir = "/tmp"};
+	struct policy_diags d = {0};
+	struct halo_err e = {{0}};
+	const char *home = re->env_home ? re->env_home : re->pw_home;
+
+	if (runner_caches_plan(re->policy, home, getenv("XDG_CACHE_HOME"), &caches) < 0) {
+		fprintf(stderr, "halo-run: tool caches: out of memory\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (caches.note[0] && !o->quiet)
+		fprintf(stderr, "halo-run: %s\n", caches.note);
+	l->cache_binds = (const char *const *)caches.binds;
+	l->n_cache_binds = caches.n_binds;
+	in.vars = caches.vars;
+	in.n_vars = caches.n_vars;
+	in.proxy = l->egress_proxy;
+	in.warnings = &d;
+	l->envp = runner_env_build_in(&in, &e);
+	in.proxy = false;
+	in.warnings = NULL;
+	if (caches.per_run)
+		in.n_vars = 0;
+	l->envp_direct = l->envp ? runner_env_build_in(&in, &e) : NULL;
+	print_warnings(o, &d);
+	if (!l->envp || !l->envp_direct) {
+		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
+		return HALO_EXIT_SETUP;
+	}
+	return 0;
+}
+#endif
+
 int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
 	runner_launch l;
-	struct halo_err e = {{0}};
 	char self[4096];
 	ssize_t n;
 	int rc;
@@ -111,24 +159,18 @@ int runner_cmd_run(const struct runner_opts *o)
 #ifdef RUNNER_MACOS
 	/* The environment is built by the launcher once the proxy's port and secret are
 	 * known (runner/run_macos.c supplies the builder). */
-	(void)e;
 	rc = runner_macos_launch_fill(&l, self, sizeof(self));
 	if (rc == 0)
 		rc = launch(o, &l);
 	goto out;
 #else
 	l.egress_proxy = !l.unsandboxed;
-	l.envp = runner_env_build_proxied(re.policy, environ, "/tmp", l.egress_proxy, &e);
-	l.envp_direct = l.envp ? runner_env_build(re.policy, environ, "/tmp", &e) : NULL;
-	if (!l.envp || !l.envp_direct) {
-		runner_env_free(l.envp);
-		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
-		rc = HALO_EXIT_SETUP;
-		goto out;
-	}
-	rc = launch(o, &l);
+	rc = linux_environment(o, &re, &l);
+	if (rc == 0)
+		rc = launch(o, &l);
 	runner_env_free(l.envp);
 	runner_env_free(l.envp_direct);
+	runner_caches_release(&caches);
 #endif
 out:
 	runner_env_release(&re);

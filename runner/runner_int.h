@@ -57,6 +57,7 @@ int runner_cmd_run(const struct runner_opts *o);
 int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
+int runner_cmd_cache(const struct runner_opts *o);  /* cache_cmd.c: list and clear caches */
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */

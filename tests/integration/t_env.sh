@@ -28,6 +28,25 @@ secrets=(AWS_SECRET_ACCESS_KEY AWS_ACCESS_KEY_ID AWS_SESSION_TOKEN GITHUB_TOKEN 
 planted=()
 for n in "${secrets[@]}"; do planted+=("$n=$SECRET-$n"); done
 
+# ------------------------------------------- CI markers and registry settings
+OUT=$(env CI=true GITHUB_ACTIONS=true GITHUB_TOKEN=$SECRET CI_JOB_TOKEN=$SECRET \
+	GOPROXY="https://u:$SECRET@goproxy.corp.example,direct" GOFLAGS=-mod=mod \
+	PIP_INDEX_URL="https://$SECRET@pypi.corp.example/simple/" \
+	npm_config_registry=http://localhost:4873/ CARGO_REGISTRIES_CORP_TOKEN=$SECRET \
+	timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
+ERR=$(cat "$E")
+expect "CI=true passes" true "$(var CI)"
+expect "GITHUB_ACTIONS passes" true "$(var GITHUB_ACTIONS)"
+expect "GOPROXY passes without its userinfo" "https://goproxy.corp.example,direct" "$(var GOPROXY)"
+expect "PIP_INDEX_URL passes without its userinfo" "https://pypi.corp.example/simple/" \
+	"$(var PIP_INDEX_URL)"
+expect "GOFLAGS passes" -mod=mod "$(var GOFLAGS)"
+expect "npm_config_registry passes" http://localhost:4873/ "$(var npm_config_registry)"
+expect "no token of any CI or registry inside" 0 "$(grep -c "$SECRET" <<<"$OUT")"
+expect_match "warning names GOPROXY" "warning: GOPROXY: credentials removed" "$ERR"
+expect_match "warning names PIP_INDEX_URL" "warning: PIP_INDEX_URL: credentials removed" "$ERR"
+expect "the warning never shows the secret" 0 "$(grep -c "$SECRET" <<<"$ERR")"
+
 # --------------------------------------------------------- planted secrets
 sbx_env() { # run `env` inside with the secrets planted plus ARGS as env assignments
 	OUT=$(env "${planted[@]}" "$@" timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
@@ -40,7 +59,7 @@ for n in "${secrets[@]}"; do
 	expect "planted $n absent inside" "<unset>" "$(var "$n")"
 done
 expect "no planted secret value anywhere in the environment" 0 "$(grep -c "$SECRET" <<<"$OUT")"
-expect "CI (not allowlisted) absent without env.pass" "<unset>" "$(var CI)"
+expect "CI passes by default (a marker, not a secret)" false "$(var CI)"
 
 # --------------------------------------------------------- always set / kept
 expect "HALO_SANDBOX=1" 1 "$(var HALO_SANDBOX)"

@@ -135,6 +135,9 @@ static const struct loose loosenings[] = {
      "loosens sandbox.failIfUnavailable (true → false)"},
     {"egress: {}\n", "sandbox: {guardPersistence: false}\n",
      "up.yaml: loosens sandbox.guardPersistence (true → false)"},
+    {"egress: {}\n", "sandbox: {caches: host}\n",
+     "up.yaml: loosens sandbox.caches (isolated → host (the host's own caches become writable))"},
+    {"sandbox: {caches: off}\n", "sandbox: {caches: host}\n", "loosens sandbox.caches (off → host"},
     {"sandbox: {writableRoots: [/opt/a]}\n", "sandbox: {writableRoots: [/opt/a, /opt/b]}\n",
      "up.yaml: loosens sandbox.writableRoots (adds '/opt/b')"},
     {"limits: {memoryMB: 1024}\n", "limits: {memoryMB: 4096}\n",
@@ -153,6 +156,8 @@ static const struct loose loosenings[] = {
     {"sandbox: {writableRoots: [/opt/a, /opt/b]}\n", "sandbox: {writableRoots: [/opt/b]}\n", NULL},
     {"egress: {allowedDomains: [a.example]}\n", "gateway: a.example\n", NULL},
     {"egress: {}\n", "egress: {}\n", NULL},
+    {"sandbox: {caches: host}\n", "sandbox: {caches: isolated}\n", NULL},
+    {"egress: {}\n", "sandbox: {caches: off}\n", NULL},
 };
 
 START_TEST(loosening_warnings)

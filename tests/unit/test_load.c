@@ -395,6 +395,33 @@ START_TEST(alias_bomb_and_anchors)
 }
 END_TEST
 
+START_TEST(caches_values)
+{
+	static const struct {
+		const char *text;
+		enum policy_caches want;
+	} ok[] = {
+	    {"sandbox: {caches: isolated}\n", POLICY_CACHES_ISOLATED},
+	    {"sandbox: {caches: host}\n", POLICY_CACHES_HOST},
+	    {"sandbox: {caches: off}\n", POLICY_CACHES_OFF},
+	    {"sandbox: {mode: read-only}\n", POLICY_CACHES_UNSET},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct halo_policy *p = expect_parse_ok(ok[i].text, 'y');
+		ck_assert_int_eq(p->caches, ok[i].want);
+		policy_free(p);
+	}
+	expect_parse_error("sandbox: {caches: shared}\n", 'y',
+			   "t.yaml:1: sandbox.caches: unknown value 'shared' (expected isolated, "
+			   "host or off)");
+	expect_parse_error("sandbox: {caches: Host}\n", 'y', "unknown value 'Host'");
+	expect_parse_error("sandbox: {caches: false}\n", 'y', "sandbox.caches: expected a string");
+	expect_parse_error("sandbox: {caches: [host]}\n", 'y', "sandbox.caches: expected a string");
+	expect_parse_error("{\"sandbox\": {\"caches\": 1}}", 'j',
+			   "sandbox.caches: expected a string");
+}
+END_TEST
+
 START_TEST(unknown_keys)
 {
 	struct policy_diags d = {0};
@@ -403,7 +430,8 @@ START_TEST(unknown_keys)
 
 	expect_parse_error("sandbox:\n  writeableRoots: [/opt/x]\n", 'y',
 			   "t.yaml:2: sandbox: unknown key 'writeableRoots' (known: mode, "
-			   "writableRoots, protectedPaths, failIfUnavailable, guardPersistence)");
+			   "writableRoots, protectedPaths, failIfUnavailable, guardPersistence, "
+			   "caches)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
 			   "allowedDomains, presets, deniedDomains, allowPrivate)");
@@ -658,6 +686,7 @@ static Suite *load_suite(void)
 	tcase_add_test(parse, duplicate_keys);
 	tcase_add_test(parse, alias_bomb_and_anchors);
 	tcase_add_test(parse, unknown_keys);
+	tcase_add_test(parse, caches_values);
 	tcase_add_test(parse, hostile_strings);
 	tcase_add_test(parse, legacy_permissions);
 	tcase_add_test(model, json_yaml_equivalence);

@@ -122,7 +122,10 @@ static const struct vcase cases[] = {
      "sandbox.writableRoots: not allowed with sandbox.mode off"},
     {"off protected", "sandbox: {mode: off, protectedPaths: [~/.ssh]}\n",
      "sandbox.protectedPaths: not allowed with sandbox.mode off"},
+    {"off caches", "sandbox: {mode: off, caches: host}\n",
+     "sandbox.caches: not allowed with sandbox.mode off"},
     {"off neighbour", "sandbox: {mode: off}\nlimits: {cpuSeconds: 5}\negress: {}\n", NULL},
+    {"caches with read-only", "sandbox: {mode: read-only, caches: off}\n", NULL},
     /* domain lists */
     {"bare star", AD("\"*\""), "t.yaml: egress.allowedDomains[0]: '*': a bare '*'"},
     {"url", AD("\"https://a.example/\""), "egress.allowedDomains[0]: 'https://a.example/': a URL"},

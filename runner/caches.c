@@ -1,0 +1,276 @@
+/* Tool caches for the command: see caches.h for the three modes and why isolated
+ * caches live where no host tool looks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner/caches.h"
+
+/* Each tool's own variable, so that it writes where it expects to find its cache on the
+ * next run. XDG_CACHE_HOME last: the tools not listed (node-gyp, deno, pnpm's metadata,
+ * ccache 4, composer...) follow it. */
+const struct runner_cache_tool runner_cache_tools[] = {
+    {"npm", "npm_config_cache", "npm", NULL, ".npm"},
+    {"pnpm", "npm_config_store_dir", "pnpm-store", NULL, ".local/share/pnpm/store"},
+    {"yarn", "YARN_CACHE_FOLDER", "yarn", NULL, ".cache/yarn"},
+    {"pip", "PIP_CACHE_DIR", "pip", NULL, ".cache/pip"},
+    /* pip install --user: the sandbox's own user base (the host's ~/.local stays read-only
+     * and is not on the sandbox's sys.path). */
+    {"pip", "PYTHONUSERBASE", "python-user", NULL, ".local"},
+    {"uv", "UV_CACHE_DIR", "uv", NULL, ".cache/uv"},
+    {"go", "GOCACHE", "go-build", NULL, ".cache/go-build"},
+    {"go", "GOPATH", "go", NULL, "go"},
+    /* Registry and git caches; the sandbox's CARGO_HOME holds no credentials.toml. */
+    {"cargo", "CARGO_HOME", "cargo", NULL, ".cargo"},
+    {"maven", "MAVEN_OPTS", "m2/repository", "-Dmaven.repo.local=%s", ".m2/repository"},
+    {"gradle", "GRADLE_USER_HOME", "gradle", NULL, ".gradle"},
+    {"ccache", "CCACHE_DIR", "ccache", NULL, ".cache/ccache"},
+    {"bun", "BUN_INSTALL_CACHE_DIR", "bun", NULL, ".bun/install/cache"},
+    {"xdg", "XDG_CACHE_HOME", "xdg", NULL, ".cache"},
+};
+const size_t runner_n_cache_tools = sizeof(runner_cache_tools) / sizeof(runner_cache_tools[0]);
+
+/* caches: host. Caches only: never ~/.local (keyrings), ~/.cargo itself (credentials)
+ * or ~/.gradle itself (gradle.properties). */
+const char *const runner_cache_host_dirs[] = {
+    ".npm",
+    ".cache",
+    "go",
+    ".cargo/registry",
+    ".cargo/git",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".local/share/pnpm",
+    ".yarn/berry",
+    ".ccache",
+    ".bun/install/cache",
+    NULL,
+};
+
+/* "a/b" into out; false when it does not fit. */
+static bool join(char *out, size_t n, const char *a, const char *b)
+{
+	int w = snprintf(out, n, "%s/%s", a, b);
+
+	return w > 0 && (size_t)w < n;
+}
+
+bool runner_cache_tool_known(const char *tool)
+{
+	if (strcmp(tool, "all") == 0)
+		return true;
+	for (size_t i = 0; i < runner_n_cache_tools; i++)
+		if (strcmp(tool, runner_cache_tools[i].tool) == 0)
+			return true;
+	return false;
+}
+
+int runner_cache_root(const char *home, const char *xdg_cache_home, char *out, size_t n)
+{
+	int w;
+
+	if (xdg_cache_home && xdg_cache_home[0] == '/')
+		w = snprintf(out, n, "%s/halo-run/caches", xdg_cache_home);
+	else if (home && home[0] == '/')
+		w = snprintf(out, n, "%s/.cache/halo-run/caches", strcmp(home, "/") ? home : "");
+	else
+		return -ENOENT;
+	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+}
+
+int runner_caches_vars(struct runner_caches *c, const char *root)
+{
+	if (!root)
+		root = RUNNER_CACHE_PER_RUN_ROOT;
+	for (size_t i = 0; i < runner_n_cache_tools; i++) {
+		const struct runner_cache_tool *t = &runner_cache_tools[i];
+		char path[PATH_MAX], *v = NULL;
+
+		if (!join(path, sizeof(path), root, t->sub))
+			return -ENAMETOOLONG;
+		if ((t->fmt ? asprintf(&v, t->fmt, path) : asprintf(&v, "%s", path)) < 0)
+			return -ENOMEM;
+		c->vars[c->n_vars].key = (char *)t->var;
+		c->vars[c->n_vars++].value = v;
+	}
+	return 0;
+}
+
+/* Create `name` beneath dirfd unless it exists; open it without following a link. */
+static int open_own_dir(int dirfd, const char *name)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0022)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* mkdir -p of the cache root. The part above halo-run/ is the user's own (~/.cache may
+ * well be a symlink); halo-run/caches itself must be ours, private, and no link. */
+static int make_root(const char *root, char *real, size_t n, char *why, size_t whylen)
+{
+	char base[PATH_MAX];
+	size_t len = strlen(root), tail = strlen("/halo-run/caches");
+	int fd, sub, rc;
+
+	if (len <= tail || len - tail >= sizeof(base))
+		return -ENAMETOOLONG;
+	memcpy(base, root, len - tail);
+	base[len - tail] = '\0';
+	/* The base (~/.cache): create it if the home exists, as any XDG tool would. */
+	if (mkdir(base, 0700) < 0 && errno != EEXIST) {
+		rc = -errno;
+		snprintf(why, whylen, "cannot create %.300s: %s", base, strerror(-rc));
+		return rc;
+	}
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "%.300s: %s", base, strerror(-rc));
+		return rc;
+	}
+	sub = open_own_dir(fd, "halo-run");
+	close(fd);
+	if (sub >= 0) {
+		fd = open_own_dir(sub, "caches");
+		close(sub);
+		sub = fd;
+	}
+	if (sub < 0) {
+		snprintf(why, whylen, "%.300s: %s", root,
+			 sub == -EPERM ? "not a private directory of this user" : strerror(-sub));
+		return sub;
+	}
+	rc = faccessat(sub, ".", W_OK, AT_EACCESS) < 0 ? -errno : 0;
+	if (rc == 0 && !realpath(root, real))
+		rc = -errno;
+	(void)n;
+	close(sub);
+	if (rc < 0)
+		snprintf(why, whylen, "%.300s: %s", root, strerror(-rc));
+	return rc;
+}
+
+/* A cache root under a protected path would be a way to write into it. */
+static const char *under_protected(const struct halo_policy *p, const char *root)
+{
+	for (size_t i = 0; i < p->protected_abs.n; i++) {
+		const char *pp = p->protected_abs.items[i];
+		size_t l = strlen(pp);
+		if (strncmp(root, pp, l) == 0 && (root[l] == '/' || root[l] == '\0'))
+			return pp;
+		if (strncmp(pp, root, strlen(root)) == 0 && pp[strlen(root)] == '/')
+			return pp;
+	}
+	return NULL;
+}
+
+/* The sandbox's CARGO_HOME is its own, so the user's ~/.cargo/config.toml (registries,
+ * mirrors, net settings) would be lost outside the home: link it in, read-only inside
+ * like the rest of the home. credentials.toml is never linked. */
+static void link_cargo_config(const char *home, const char *root)
+{
+	static const char *const names[] = {"config.toml", "config"};
+	char from[PATH_MAX], to[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!join(dir, sizeof(dir), home, ".cargo") ||
+		    !join(from, sizeof(from), dir, names[i]) ||
+		    !join(dir, sizeof(dir), root, "cargo") || !join(to, sizeof(to), dir, names[i]))
+			return;
+		if (stat(from, &st) < 0 || !S_ISREG(st.st_mode) || lstat(to, &st) == 0)
+			continue;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return;
+		if (symlink(from, to) < 0)
+			return;
+	}
+}
+
+static int plan_isolated(const struct halo_policy *p, const char *home, const char *xdg,
+			 struct runner_caches *c)
+{
+	char root[PATH_MAX], why[400] = "";
+	const char *prot;
+	int rc = runner_cache_root(home, xdg, root, sizeof(root));
+
+	if (rc == 0)
+		rc = make_root(root, c->root, sizeof(c->root), why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "no home directory");
+	if (rc == 0 && (prot = under_protected(p, c->root)) != NULL) {
+		snprintf(why, sizeof(why), "%.180s overlaps the protected path %.180s", c->root,
+			 prot);
+		rc = -EPERM;
+	}
+	if (rc < 0) {
+		c->per_run = true;
+		c->root[0] = '\0';
+		snprintf(c->note, sizeof(c->note),
+			 "tool caches are per-run, in the sandbox's /tmp (%.300s; HOME=%.100s)",
+			 why, home ? home : "unset");
+		return runner_caches_vars(c, NULL);
+	}
+	if (!(c->binds[c->n_binds] = strdup(c->root)))
+		return -ENOMEM;
+	c->n_binds++;
+	if (home)
+		link_cargo_config(home, c->root);
+	return runner_caches_vars(c, c->root);
+}
+
+static int plan_host(const char *home, struct runner_caches *c)
+{
+	for (size_t i = 0; home && runner_cache_host_dirs[i] && c->n_binds < RUNNER_CACHE_MAX_BINDS;
+	     i++) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (!join(path, sizeof(path), home, runner_cache_host_dirs[i]))
+			continue;
+		/* Only real directories of this user: a link could name any tree. */
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+			continue;
+		if (!(c->binds[c->n_binds] = strdup(path)))
+			return -ENOMEM;
+		c->n_binds++;
+	}
+	return 0;
+}
+
+int runner_caches_plan(const struct halo_policy *p, const char *home, const char *xdg_cache_home,
+		       struct runner_caches *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = p->caches == POLICY_CACHES_UNSET ? POLICY_CACHES_ISOLATED : p->caches;
+	if (p->mode == POLICY_MODE_OFF || c->mode == POLICY_CACHES_OFF)
+		return 0;
+	if (c->mode == POLICY_CACHES_HOST)
+		return plan_host(home, c);
+	return plan_isolated(p, home, xdg_cache_home, c);
+}
+
+void runner_caches_release(struct runner_caches *c)
+{
+	for (size_t i = 0; i < c->n_vars; i++)
+		free(c->vars[i].value);
+	for (size_t i = 0; i < c->n_binds; i++)
+		free(c->binds[i]);
+	c->n_vars = c->n_binds = 0;
+}

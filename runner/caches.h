@@ -1,0 +1,67 @@
+/* runner/caches — where the tools' caches live for the command (sandbox.caches).
+ *
+ * isolated (the default): every user gets sandbox-only caches, kept across runs, in
+ * ${XDG_CACHE_HOME:-$HOME/.cache}/halo-run/caches, bound writable inside and named to
+ * the tools through their own variables (npm_config_cache, GOCACHE, CARGO_HOME...). No
+ * host tool reads that directory, so a cache poisoned inside never runs outside; the
+ * host's own caches stay read-only and untouched. Without a usable home (uid 65534 with
+ * HOME=/nonexistent) the same variables point into the sandbox's private /tmp: per-run
+ * caches, said in one line.
+ * host: the host's real cache directories that exist are bound writable (a loosening).
+ * off: nothing; the tools find their default, read-only, locations. */
+#ifndef HALO_RUNNER_CACHES_H
+#define HALO_RUNNER_CACHES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+/* One tool's cache as the command sees it: variable, the subdirectory of the cache
+ * root it points at, and the host's own default location (for host mode and docs). */
+struct runner_cache_tool {
+	const char *tool; /* name for `halo-run cache clear TOOL` */
+	const char *var;
+	const char *sub;
+	const char *fmt;  /* value format around the path, NULL for the path itself */
+	const char *host; /* the tool's default, relative to $HOME */
+};
+extern const struct runner_cache_tool runner_cache_tools[];
+extern const size_t runner_n_cache_tools;
+
+/* The host directories `caches: host` makes writable when they exist ($HOME-relative). */
+extern const char *const runner_cache_host_dirs[];
+
+#define RUNNER_CACHE_PER_RUN_ROOT "/tmp/halo-cache"
+#define RUNNER_CACHE_MAX_BINDS	  16
+
+struct runner_caches {
+	enum policy_caches mode;
+	bool per_run;	 /* isolated without a usable root: in the sandbox's /tmp */
+	char root[4096]; /* isolated: the host directory bound writable ("" when per_run) */
+	struct policy_kv vars[24];
+	size_t n_vars;
+	char *binds[RUNNER_CACHE_MAX_BINDS]; /* writable, never walked: root or host dirs */
+	size_t n_binds;
+	char note[640]; /* one line for stderr (per-run and why), or "" */
+};
+
+/* The cache root for a home and $XDG_CACHE_HOME (may be NULL; ignored unless
+ * absolute): pure. Returns 0 or -ENAMETOOLONG / -ENOENT (no home). */
+int runner_cache_root(const char *home, const char *xdg_cache_home, char *out, size_t n);
+
+/* Fill c->vars for `root` (the per-run root when NULL): pure. */
+int runner_caches_vars(struct runner_caches *c, const char *root);
+
+/* The whole plan for a launch: creates the cache root when needed (0700, owned by the
+ * caller, no symlink in halo-run's own part of the path), falls back to per-run caches
+ * with a note when it cannot be used (no home, not writable, another owner, beneath a
+ * protected path). Returns 0 or -ENOMEM. */
+int runner_caches_plan(const struct halo_policy *p, const char *home, const char *xdg_cache_home,
+		       struct runner_caches *c);
+void runner_caches_release(struct runner_caches *c);
+
+/* Is `tool` one of the names above (or "all")? */
+bool runner_cache_tool_known(const char *tool);
+
+#endif

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Tool caches (sandbox.caches). isolated, the default: the tools' variables point at
+# sandbox-only caches under $HOME/.cache/halo-run/caches, writable inside and kept
+# across runs, while the host's own caches (~/.npm, ~/.cache/go-build...) stay
+# read-only and unchanged; without a usable home, per-run caches and one line saying
+# so. host: the real ones writable. off: neither. `halo-run cache` lists and clears,
+# never following a link planted inside. Real npm (a tarball install) where present.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+# The user's home, apart from the workspace and outside /tmp (which the sandbox gets
+# fresh, so a home there would be out of sight inside and prove nothing).
+H=$(mktemp -d /var/tmp/halo-it-home.XXXXXX) || exit 1
+trap 'rm -rf "$H"' EXIT
+WS="$TMPDIR/ws"
+mkdir -p "$H/.npm" "$H/.cache/go-build" "$H/go" "$WS"
+echo host-marker >"$H/.npm/marker"
+C="$H/.cache/halo-run/caches"
+
+sbx() { # ARGS...: halo-run with HOME=$H in the workspace; sets OUT ERR RC
+	OUT=$(cd "$WS" && HOME=$H timeout -k 2 "${BOUND:-30}" "$HALO" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+snapshot() { (cd "$H" && find .npm .cache/go-build go -printf '%p %s\n' 2>/dev/null | sort); }
+
+before=$(snapshot)
+sbx -- sh -c 'echo "$npm_config_cache|$GOCACHE|$GOPATH|$CARGO_HOME|$PIP_CACHE_DIR|$XDG_CACHE_HOME"'
+expect "isolated: exit 0" 0 "$RC"
+expect "isolated: the tools' variables point at the sandbox's caches" \
+	"$C/npm|$C/go-build|$C/go|$C/cargo|$C/pip|$C/xdg" "$OUT"
+expect "isolated: no note on stderr" "" "$ERR"
+sbx -- sh -c 'mkdir -p "$GOCACHE" && echo run1 > "$GOCACHE/entry" && echo wrote'
+expect "isolated: the cache is writable inside" wrote "$OUT"
+sbx -- cat "$C/go-build/entry"
+expect "isolated: found again on the next run" run1 "$OUT"
+sbx -- sh -c 'echo x > "$HOME/.npm/marker" 2>/dev/null && echo wrote || echo refused'
+expect "isolated: the host's ~/.npm stays read-only" refused "$OUT"
+sbx -- sh -c 'echo x > "$HOME/.cache/go-build/poison" 2>/dev/null && echo wrote || echo refused'
+expect "isolated: the host's ~/.cache/go-build stays read-only" refused "$OUT"
+sbx -- sh -c 'mkdir -p "$C/../../elsewhere" 2>/dev/null && echo wrote || echo refused'
+expect "isolated: only the caches directory is writable, not ~/.cache" refused "$OUT"
+expect "isolated: the host's own caches unchanged" "$before" "$(snapshot)"
+expect "isolated: the root is private (0700)" 700 "$(stat -c %a "$C")"
+sbx --dry-run -- true
+expect_match "dry-run names the caches bind" "$C +tool caches \(sandbox.caches: isolated\)" "$OUT"
+
+# Real npm: a tarball install writes npm's cache, which must land in the sandbox's.
+if command -v npm >/dev/null; then
+	mkdir -p "$WS/app/pkg"
+	printf '{"name":"halo-demo","version":"1.0.0","main":"i.js"}\n' >"$WS/app/pkg/package.json"
+	echo 'module.exports = 42' >"$WS/app/pkg/i.js"
+	(cd "$WS/app/pkg" && HOME=$H npm_config_cache="$TMPDIR/npm-pack" npm pack --silent >/dev/null 2>&1)
+	printf '{"name":"app","version":"1.0.0"}\n' >"$WS/app/package.json"
+	OUT=$(cd "$WS/app" && HOME=$H timeout 120 "$HALO" -- sh -c \
+		'npm install --no-audit --no-fund ./pkg/halo-demo-1.0.0.tgz >npm.log 2>&1 &&
+		 node -e "console.log(require(\"halo-demo\"))"' 2>"$E" </dev/null)
+	expect "npm install of a tarball under the default policy" 42 "$OUT"
+	[ "$OUT" = 42 ] || { tail -n 5 "$WS/app/npm.log"; tail -n 5 "$E"; }
+	expect "npm's cache is the sandbox's" yes "$([ -d "$C/npm/_cacache" ] && echo yes || echo no)"
+	expect "the host's ~/.npm unchanged by npm" "$before" "$(snapshot)"
+else
+	echo "ok - $AS: skip: npm not installed, no npm cache row"
+fi
+
+# cache list / clear; a link planted inside is removed, never followed.
+echo keep >"$TMPDIR/outside-target"
+sbx -- sh -c 'mkdir -p "$npm_config_cache" && ln -s '"$TMPDIR"'/outside-target "$npm_config_cache/link" &&
+	ln -s '"$TMPDIR"' "$npm_config_cache/dirlink" && echo planted'
+expect "a link planted in the npm cache" planted "$OUT"
+OUT=$(HOME=$H "$HALO" cache list 2>&1)
+expect_match "cache list: go's entry has a size" "^go +GOCACHE +[0-9.]+K +$C/go-build$" "$OUT"
+OUT=$(HOME=$H "$HALO" cache clear npm 2>&1)
+expect_match "cache clear npm" "^cleared npm" "$OUT"
+expect "cache clear: the npm cache is gone" no "$([ -e "$C/npm" ] && echo yes || echo no)"
+expect "cache clear: a link's target is untouched" keep "$(cat "$TMPDIR/outside-target")"
+expect "cache clear: go's cache kept" yes "$([ -e "$C/go-build/entry" ] && echo yes || echo no)"
+expect_rc "cache clear of an unknown tool: 125" 125 env HOME="$H" "$HALO" cache clear nosuch
+OUT=$(HOME=$H "$HALO" cache clear all 2>&1)
+expect "cache clear all: go's cache gone" no "$([ -e "$C/go-build" ] && echo yes || echo no)"
+expect "cache path" "$C" "$(HOME=$H "$HALO" cache path)"
+
+# No usable home: per-run caches in the sandbox's /tmp, and one line saying so.
+OUT=$(cd "$WS" && HOME=/nonexistent timeout 20 "$HALO" -- sh -c \
+	'mkdir -p "$GOCACHE" && echo "$GOCACHE"' 2>"$E" </dev/null)
+expect "no home: per-run caches in /tmp" /tmp/halo-cache/go-build "$OUT"
+expect_match "no home: one line says so" "tool caches are per-run" "$(cat "$E")"
+expect "no home: exactly one line" 1 "$(grep -c . "$E")"
+OUT=$(cd "$WS" && HOME=/nonexistent timeout 20 "$HALO" --quiet -- true 2>&1)
+expect "no home, --quiet: silent" "" "$OUT"
+
+# caches: off and host.
+printf 'sandbox: {caches: off}\n' >"$TMPDIR/off.yaml"
+sbx --policy "$TMPDIR/off.yaml" -- sh -c 'echo "${GOCACHE:-unset}"'
+expect "caches: off: no cache variables" unset "$OUT"
+printf 'sandbox: {caches: host}\n' >"$TMPDIR/host.yaml"
+sbx --policy "$TMPDIR/host.yaml" -- sh -c 'echo "${GOCACHE:-unset}"; echo in > "$HOME/.npm/from-sandbox" && echo wrote'
+expect "caches: host: the tools' own defaults, the real ~/.npm writable" "unset
+wrote" "$OUT"
+expect "caches: host: the write landed on the host" in "$(cat "$H/.npm/from-sandbox" 2>/dev/null)"
+sbx --policy "$TMPDIR/host.yaml" -- sh -c 'echo x > "$HOME/.bashrc" 2>/dev/null && echo wrote || echo refused'
+expect "caches: host: the rest of the home stays read-only" refused "$OUT"
+printf 'sandbox: {caches: shared}\n' >"$TMPDIR/bad.yaml"
+sbx --policy "$TMPDIR/bad.yaml" -- true
+expect "caches: an unknown value: 125" 125 "$RC"
+expect_match "caches: the error names the field" "sandbox.caches: unknown value 'shared'" "$ERR"
+finish

@@ -1,0 +1,212 @@
+/* runner/caches: the cache root's location, the variables each tool gets, the plan's
+ * fall-backs (no home, a root owned by someone else or reached through a link, a root
+ * under a protected path), host mode binding only real directories. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner/caches.h"
+#include "tests/unit/unit.h"
+
+static char home[PATH_MAX];
+
+static void sh(const char *fmt, const char *arg)
+{
+	char cmd[2 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), fmt, arg, arg, arg, arg);
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+static void setup(void)
+{
+	char t[] = "/var/tmp/halo-caches.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(t));
+	ck_assert_ptr_nonnull(realpath(t, home));
+}
+
+static void teardown(void)
+{
+	sh("rm -rf '%s'", home);
+}
+
+static const char *var(const struct runner_caches *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_vars; i++)
+		if (strcmp(c->vars[i].key, name) == 0)
+			return c->vars[i].value;
+	return NULL;
+}
+
+START_TEST(root_location)
+{
+	char out[64];
+
+	ck_assert_int_eq(runner_cache_root("/home/a", NULL, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/home/a/.cache/halo-run/caches");
+	ck_assert_int_eq(runner_cache_root("/home/a", "/x/cache", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/x/cache/halo-run/caches");
+	/* a relative XDG_CACHE_HOME is ignored, as the spec says */
+	ck_assert_int_eq(runner_cache_root("/home/a", "rel", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/home/a/.cache/halo-run/caches");
+	ck_assert_int_eq(runner_cache_root("/", NULL, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/.cache/halo-run/caches");
+	ck_assert_int_eq(runner_cache_root(NULL, NULL, out, sizeof(out)), -ENOENT);
+	ck_assert_int_eq(runner_cache_root("relative", NULL, out, sizeof(out)), -ENOENT);
+	ck_assert_int_eq(runner_cache_root("/a/very/long/home/directory/name/here", NULL, out, 20),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(vars_per_tool)
+{
+	struct runner_caches c;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(runner_caches_vars(&c, "/r"), 0);
+	ck_assert_uint_eq(c.n_vars, runner_n_cache_tools);
+	ck_assert_str_eq(var(&c, "npm_config_cache"), "/r/npm");
+	ck_assert_str_eq(var(&c, "GOCACHE"), "/r/go-build");
+	ck_assert_str_eq(var(&c, "GOPATH"), "/r/go");
+	ck_assert_str_eq(var(&c, "CARGO_HOME"), "/r/cargo");
+	ck_assert_str_eq(var(&c, "PIP_CACHE_DIR"), "/r/pip");
+	ck_assert_str_eq(var(&c, "MAVEN_OPTS"), "-Dmaven.repo.local=/r/m2/repository");
+	ck_assert_str_eq(var(&c, "XDG_CACHE_HOME"), "/r/xdg");
+	runner_caches_release(&c);
+	ck_assert_int_eq(runner_caches_vars(&c, NULL), 0);
+	ck_assert_str_eq(var(&c, "UV_CACHE_DIR"), RUNNER_CACHE_PER_RUN_ROOT "/uv");
+	runner_caches_release(&c);
+	ck_assert(runner_cache_tool_known("go") && runner_cache_tool_known("all"));
+	ck_assert(!runner_cache_tool_known("Go") && !runner_cache_tool_known(""));
+}
+END_TEST
+
+static struct halo_policy *policy(enum policy_caches mode, const char *protected_abs)
+{
+	static struct halo_policy p;
+	static char *prot[1];
+
+	memset(&p, 0, sizeof(p));
+	p.mode = POLICY_MODE_WORKSPACE_WRITE;
+	p.caches = mode;
+	if (protected_abs) {
+		prot[0] = (char *)protected_abs;
+		p.protected_abs = (struct policy_list){prot, 1, true};
+	}
+	return &p;
+}
+
+START_TEST(isolated_creates_a_private_root)
+{
+	struct runner_caches c;
+	char want[PATH_MAX + 64];
+	struct stat st;
+
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_UNSET, NULL), home, NULL, &c), 0);
+	snprintf(want, sizeof(want), "%s/.cache/halo-run/caches", home);
+	ck_assert(!c.per_run);
+	ck_assert_str_eq(c.root, want);
+	ck_assert_uint_eq(c.n_binds, 1);
+	ck_assert_str_eq(c.binds[0], want);
+	ck_assert_int_eq(stat(want, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	ck_assert_str_eq(c.note, "");
+	runner_caches_release(&c);
+	/* again: the existing root is reused */
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
+			 0);
+	ck_assert(!c.per_run);
+	runner_caches_release(&c);
+}
+END_TEST
+
+START_TEST(isolated_falls_back_to_per_run)
+{
+	struct runner_caches c;
+	char missing[PATH_MAX + 16], prot[PATH_MAX + 16];
+
+	snprintf(missing, sizeof(missing), "%s/nonexistent", home);
+	ck_assert_int_eq(
+	    runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), missing, NULL, &c), 0);
+	ck_assert(c.per_run);
+	ck_assert_uint_eq(c.n_binds, 0);
+	ck_assert_str_eq(var(&c, "GOCACHE"), RUNNER_CACHE_PER_RUN_ROOT "/go-build");
+	ck_assert_msg(strstr(c.note, "per-run") && strstr(c.note, "nonexistent"), "%s", c.note);
+	runner_caches_release(&c);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), NULL, NULL, &c),
+			 0);
+	ck_assert(c.per_run);
+	runner_caches_release(&c);
+
+	/* halo-run's part of the path may not be a link (it could point anywhere). */
+	sh("mkdir -p '%s/.cache' '%s/elsewhere' && ln -s '%s/elsewhere' '%s/.cache/halo-run'",
+	   home);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
+			 0);
+	ck_assert_msg(c.per_run, "a symlinked halo-run directory must not be used");
+	runner_caches_release(&c);
+	sh("rm -f '%s/.cache/halo-run'", home);
+
+	/* a root under a protected path */
+	snprintf(prot, sizeof(prot), "%s/.cache", home);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, prot), home, NULL, &c),
+			 0);
+	ck_assert(c.per_run);
+	ck_assert_msg(strstr(c.note, "protected path") != NULL, "%s", c.note);
+	runner_caches_release(&c);
+}
+END_TEST
+
+START_TEST(isolated_other_owner_refused)
+{
+	struct runner_caches c;
+
+	if (geteuid() != 0)
+		return; /* needs chown to another user: covered as root */
+	sh("mkdir -p '%s/.cache/halo-run/caches' && chown 65534 '%s/.cache/halo-run'", home);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
+			 0);
+	ck_assert(c.per_run);
+	ck_assert_msg(strstr(c.note, "not a private directory") != NULL, "%s", c.note);
+	runner_caches_release(&c);
+}
+END_TEST
+
+START_TEST(host_binds_real_dirs_only)
+{
+	struct runner_caches c;
+
+	sh("mkdir -p '%s/.npm' '%s/.cargo/registry' && ln -s /etc '%s/go'", home);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_HOST, NULL), home, NULL, &c), 0);
+	ck_assert_uint_eq(c.n_vars, 0);
+	ck_assert_uint_eq(c.n_binds, 2);
+	ck_assert(strstr(c.binds[0], "/.npm") && strstr(c.binds[1], "/.cargo/registry"));
+	runner_caches_release(&c);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_OFF, NULL), home, NULL, &c), 0);
+	ck_assert_uint_eq(c.n_vars + c.n_binds, 0);
+	runner_caches_release(&c);
+}
+END_TEST
+
+static Suite *caches_suite(void)
+{
+	Suite *s = suite_create("caches");
+	TCase *tc = tcase_create("caches");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, root_location);
+	tcase_add_test(tc, vars_per_tool);
+	tcase_add_test(tc, isolated_creates_a_private_root);
+	tcase_add_test(tc, isolated_falls_back_to_per_run);
+	tcase_add_test(tc, isolated_other_owner_refused);
+	tcase_add_test(tc, host_binds_real_dirs_only);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(caches_suite)
