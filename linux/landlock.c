@@ -88,7 +88,7 @@ struct ll_plan {
 	int abi;
 	uint64_t fs;
 	uint64_t scoped;
-	const uint16_t *connect_ports;
+	uint16_t connect_ports[2 + NETNS_MAX_HOST_PORTS];
 	size_t n_connect_ports;
 };
 
@@ -103,12 +103,17 @@ int linux_landlock_abi(void)
  * through halo-run (defence in depth behind the network namespace). */
 static const uint16_t proxy_ports[] = {NETNS_HTTP_PORT, NETNS_SOCKS_PORT};
 
-static void plan_for_abi(struct ll_plan *p, int abi, bool egress_proxy)
+/* The proxy ports, and the egress.hostPorts listeners beside them (whose
+ * connections the supervisor relays to the host's loopback). */
+static void plan_for_abi(struct ll_plan *p, int abi, bool egress_proxy,
+			 const struct policy_ports *host_ports)
 {
 	*p = (struct ll_plan){.abi = abi};
 	if (abi >= 4 && egress_proxy) {
-		p->connect_ports = proxy_ports;
-		p->n_connect_ports = sizeof(proxy_ports) / sizeof(proxy_ports[0]);
+		for (size_t i = 0; i < sizeof(proxy_ports) / sizeof(proxy_ports[0]); i++)
+			p->connect_ports[p->n_connect_ports++] = proxy_ports[i];
+		for (size_t i = 0; host_ports && i < host_ports->n && i < NETNS_MAX_HOST_PORTS; i++)
+			p->connect_ports[p->n_connect_ports++] = host_ports->items[i];
 	}
 	for (size_t i = 0; i < sizeof(write_rights) / sizeof(write_rights[0]); i++)
 		if (abi >= write_rights[i].abi)
@@ -205,7 +210,8 @@ void linux_landlock_apply_or_die(const struct linux_launch *l, const struct linu
 	struct ll_ruleset_attr attr;
 	int ruleset;
 
-	plan_for_abi(&p, linux_landlock_abi(), l && l->egress_proxy);
+	plan_for_abi(&p, linux_landlock_abi(), l && l->egress_proxy,
+		     l && l->policy ? &l->policy->host_ports : NULL);
 	if (p.abi == 0)
 		return; /* no Landlock: the launcher says so in --dry-run and doctor */
 	attr = (struct ll_ruleset_attr){

@@ -14,7 +14,7 @@
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_DEPTH      32
 #define POLICY_LIMIT_UNSET    (-1LL)
-#define POLICY_HOST_MAX       253 /* longest DNS name in text form, no trailing dot */
+#define POLICY_HOST_MAX	      253 /* longest DNS name in text form, no trailing dot */
 
 /* A single error message, for helpers that fail in one way at a time. */
 struct halo_err {
@@ -41,6 +41,14 @@ enum policy_egress_default {
 /* A list of strings as written in the file; `set` tells "absent" from "[]". */
 struct policy_list {
 	char **items;
+	size_t n;
+	bool set;
+};
+
+/* egress.hostPorts: host loopback ports reachable inside the sandbox. */
+#define POLICY_MAX_HOST_PORTS 64
+struct policy_ports {
+	uint16_t *items;
 	size_t n;
 	bool set;
 };
@@ -75,13 +83,14 @@ struct halo_policy {
 	struct policy_list writable_roots;
 	struct policy_list protected_paths;
 	int fail_if_unavailable; /* -1 unset (means true), 0, 1 */
-	int guard_persistence;   /* -1 unset (means true), 0, 1 */
+	int guard_persistence;	 /* -1 unset (means true), 0, 1 */
 
 	enum policy_egress_default egress_default;
 	struct policy_list allowed_domains;
 	struct policy_list presets;
 	struct policy_list denied_domains;
 	struct policy_list allow_private; /* CIDR text */
+	struct policy_ports host_ports;	  /* egress.hostPorts, 1..65535, in file order */
 	char *gateway;
 
 	struct policy_limits limits;
@@ -93,11 +102,11 @@ struct halo_policy {
 	char *legacy_permissions_sandbox; /* permissions.sandbox as written, or NULL */
 
 	/* derived */
-	bool egress_default_allow;       /* the effective default once unset is resolved */
-	struct policy_list writable_abs; /* writable roots, ~ expanded, absolute */
-	struct policy_list protected_abs; /* absolute protected paths, in every home form */
+	bool egress_default_allow;	    /* the effective default once unset is resolved */
+	struct policy_list writable_abs;    /* writable roots, ~ expanded, absolute */
+	struct policy_list protected_abs;   /* absolute protected paths, in every home form */
 	struct policy_list protected_globs; /* relative patterns such as ".env*" */
-	struct policy_cidr *cidrs;          /* allow_private parsed */
+	struct policy_cidr *cidrs;	    /* allow_private parsed */
 	size_t n_cidrs;
 	struct policy_index *index;
 	char *source; /* where it came from: file list, "embedded default", ... */
@@ -105,8 +114,8 @@ struct halo_policy {
 
 /* What the pure layer needs to know about the world, supplied by runner/. */
 struct policy_ctx {
-	const char *pw_home;  /* home from the password database; required */
-	const char *env_home; /* $HOME, may be NULL or equal to pw_home */
+	const char *pw_home;   /* home from the password database; required */
+	const char *env_home;  /* $HOME, may be NULL or equal to pw_home */
 	const char *workspace; /* absolute; may be NULL when irrelevant (check, validate) */
 };
 
@@ -119,9 +128,9 @@ struct policy_diags {
 };
 
 void policy_diags_add_error(struct policy_diags *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void policy_diags_add_warning(struct policy_diags *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void policy_diags_free(struct policy_diags *d);
 
 /* ---------------------------------------------------------------- loading */
@@ -201,7 +210,7 @@ enum policy_host_kind {
 struct policy_host {
 	enum policy_host_kind kind;
 	char text[POLICY_HOST_MAX + 1]; /* canonical: lower case, no trailing dot, v6 without [] */
-	uint8_t addr[16];               /* for IP literals: 4 or 16 bytes, network order */
+	uint8_t addr[16];		/* for IP literals: 4 or 16 bytes, network order */
 };
 
 /* Strict host grammar of DESIGN.md. `in` is exactly `len` bytes (may contain NUL,
@@ -268,10 +277,10 @@ struct policy_decision {
 	bool allow;
 	enum policy_rule rule;
 	size_t index;
-	const char *pattern; /* matching entry (points into the policy) */
-	const char *preset;  /* preset name for POLICY_RULE_PRESET */
+	const char *pattern;	 /* matching entry (points into the policy) */
+	const char *preset;	 /* preset name for POLICY_RULE_PRESET */
 	struct policy_host host; /* the parsed host (valid unless RULE_INVALID_HOST) */
-	char why[128];           /* for RULE_INVALID_HOST */
+	char why[128];		 /* for RULE_INVALID_HOST */
 };
 
 /* The one decision function: a deny rule wins, then the allowlist (allowedDomains,
