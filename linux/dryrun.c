@@ -82,6 +82,29 @@ static void print_env(FILE *out, char **envp)
 	}
 }
 
+/* The listeners take these ports on the sandbox's loopback before the command starts:
+ * say so, a dev server told to bind one would otherwise fail without a reason. */
+static void print_host_ports(FILE *out, const struct linux_launch *l, int userns)
+{
+	const struct policy_ports *hp = &l->policy->host_ports;
+
+	if (!hp->n || !l->egress_proxy)
+		return;
+	fprintf(out, "host ports (egress.hostPorts):");
+	for (size_t i = 0; i < hp->n; i++)
+		fprintf(out, "%s %u", i ? "," : "", (unsigned)hp->items[i]);
+	if (userns != 0) {
+		fprintf(out, "\n  no network namespace: the command reaches the host's loopback "
+			     "directly\n");
+		return;
+	}
+	fprintf(out, "\n  inside: localhost, 127.0.0.1 and [::1] on each port, relayed by "
+		     "halo-run to the host's 127.0.0.1:PORT, else [::1]:PORT; each connection "
+		     "audited\n"
+		     "  these ports are taken inside the sandbox: a command that binds one gets "
+		     "EADDRINUSE\n");
+}
+
 int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 {
 	struct linux_scan s = {0};
@@ -106,16 +129,19 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 	rlimits_describe(&l->limits, geteuid() == 0 && l->limits.processes != RLIMITS_UNSET,
 			 geteuid() == 0 && l->limits.memory_bytes != RLIMITS_UNSET, put_line, out);
 	print_env(out, l->envp);
+	print_host_ports(out, l, userns);
 	fprintf(out, "capabilities: all dropped (effective, permitted, inheritable, ambient, "
 		     "bounding); no_new_privs\n");
 	fprintf(out, "landlock: %s\n",
 		abi > 0 ? "writes limited to the writable trees" : "unavailable");
 	if (abi > 0)
-		fprintf(out, "  ABI %d%s%s\n", abi,
-			abi >= 4 && userns != 0
-			    ? ", every TCP connect refused (no network namespace)"
-			    : "",
-			abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
+		fprintf(
+		    out, "  ABI %d%s%s%s\n", abi,
+		    abi >= 4 && userns != 0 ? ", every TCP connect refused (no network namespace)"
+					    : "",
+		    abi >= 4 && userns != 0 && l->policy->host_ports.n ? " but to the host ports"
+								       : "",
+		    abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
 	fprintf(out, "seccomp deny list:\n");
 	linux_seccomp_describe(put_line, out);
 	fprintf(out, "not enforced:\n"

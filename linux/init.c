@@ -69,14 +69,21 @@ static void loopback_up_or_die(int rfd)
 /* The proxy's listeners are made here, inside the sandbox's network namespace, and
  * handed to the supervisor: the command sees a proxy on its own loopback and no
  * other way out. */
-static void hand_over_listeners_or_die(struct launch_fds *f, int rfd)
+_Static_assert(NETNS_MAX_HOST_PORTS == POLICY_MAX_HOST_PORTS, "one bound on egress.hostPorts");
+_Static_assert(NETNS_HTTP_PORT == 3128 && NETNS_SOCKS_PORT == 1080,
+	       "policy/validate.c refuses these ports in egress.hostPorts");
+
+static void hand_over_listeners_or_die(const struct linux_launch *l, struct launch_fds *f, int rfd)
 {
 	struct netns_listener ls[NETNS_MAX_LISTENERS];
+	const struct policy_ports *hp = &l->policy->host_ports;
 	size_t n = 0;
-	int rc = netns_listen_all(ls, &n);
+	int rc = netns_listen_all(hp->items, hp->n, ls, &n);
 
 	if (rc < 0)
-		linux_die(rfd, "network namespace", -rc, "listen on the proxy ports");
+		linux_die(rfd, "network namespace", -rc,
+			  hp->n ? "listen on the proxy ports and egress.hostPorts"
+				: "listen on the proxy ports");
 	rc = netns_send_listeners(f->lsock_w, ls, n);
 	for (size_t i = 0; i < n; i++)
 		close(ls[i].fd);
@@ -172,7 +179,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		linux_die(rfd, "uts namespace", errno, "sethostname");
 	loopback_up_or_die(rfd); /* net: loopback only, no route out */
 	if (l->egress_proxy)	 /* ... and halo-run's proxy on it */
-		hand_over_listeners_or_die(f, rfd);
+		hand_over_listeners_or_die(l, f, rfd);
 	else
 		close(f->lsock_w);
 	linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
@@ -180,9 +187,9 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");
 	sfd = init_signals_or_die(rfd);
-	linux_landlock_apply_or_die(s, true, rfd); /* second layer on writes */
-	linux_caps_drop_or_die(rfd);		/* no capability, no_new_privs */
-	linux_seccomp_apply_or_die(rfd);	/* deny table, last */
+	linux_landlock_apply_or_die(s, true, NULL, rfd); /* second layer on writes */
+	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
+	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
 	cmd = launch_spawn_command_or_die(l, rfd);
 	close(rfd);
 	init_loop(cmd, sfd, f);

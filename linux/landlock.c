@@ -36,10 +36,16 @@
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
 #define HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP	 (1ULL << 1) /* ABI 4 */
+#define HALO_LANDLOCK_RULE_NET_PORT		 2
 #define HALO_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define HALO_LANDLOCK_SCOPE_SIGNAL		 (1ULL << 1)
 
 #define STEP "landlock"
+
+struct ll_net_port {
+	uint64_t allowed_access;
+	uint64_t port;
+};
 
 struct ll_ruleset_attr {
 	uint64_t handled_access_fs;
@@ -76,13 +82,15 @@ static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
 static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
 					       "/dev/pts"};
 
-/* What the ruleset restricts. net_tcp (ABI >= 4): TCP connect is handled and no port
- * is allowed, so every TCP connection is refused. */
+/* What the ruleset restricts. net_tcp (ABI >= 4): TCP connect is handled and only
+ * connect_ports are allowed. */
 struct ll_plan {
 	int abi;
 	uint64_t fs;
 	uint64_t scoped;
-	bool net_tcp;
+	bool net_tcp; /* TCP connect handled: only connect_ports allowed */
+	uint16_t connect_ports[NETNS_MAX_HOST_PORTS];
+	size_t n_connect_ports;
 };
 
 int linux_landlock_abi(void)
@@ -93,14 +101,20 @@ int linux_landlock_abi(void)
 }
 
 /* Inside the sandbox's network namespace, loopback reaches nothing but the sandbox
- * itself and the proxy: the namespace is the boundary, and the command's own test
- * servers, dev servers and databases must work on any port, so TCP is not handled.
- * Without a network namespace (the degraded launch) there is no proxy and the host's
- * network is right there: every TCP connect is refused, loopback included. */
-static void plan_for_abi(struct ll_plan *p, int abi, bool in_netns)
+ * itself, the proxy and the egress.hostPorts listeners: the namespace is the boundary,
+ * and the command's own test servers, dev servers and databases must work on any port,
+ * so TCP is not handled. Without a network namespace (the degraded launch) there is no
+ * proxy and the host's network is right there: every TCP connect is refused, loopback
+ * included, but for the listed host ports (on every address: Landlock rules name ports,
+ * not addresses). */
+static void plan_for_abi(struct ll_plan *p, int abi, bool in_netns,
+			 const struct policy_ports *host_ports)
 {
 	*p = (struct ll_plan){.abi = abi};
 	p->net_tcp = abi >= 4 && !in_netns;
+	for (size_t i = 0;
+	     p->net_tcp && host_ports && i < host_ports->n && i < NETNS_MAX_HOST_PORTS; i++)
+		p->connect_ports[p->n_connect_ports++] = host_ports->items[i];
 	for (size_t i = 0; i < sizeof(write_rights) / sizeof(write_rights[0]); i++)
 		if (abi >= write_rights[i].abi)
 			p->fs |= write_rights[i].right;
@@ -149,6 +163,17 @@ static void add_stdio_rules(int ruleset, uint64_t fs)
 	}
 }
 
+static void add_net_rules_or_die(int rfd, int ruleset, const struct ll_plan *p)
+{
+	for (size_t i = 0; i < p->n_connect_ports; i++) {
+		struct ll_net_port np = {HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP, p->connect_ports[i]};
+		if (syscall(SYS_landlock_add_rule, ruleset, HALO_LANDLOCK_RULE_NET_PORT, &np, 0) <
+		    0)
+			linux_die(rfd, STEP, errno, "allow TCP connect to port %u",
+				  (unsigned)p->connect_ports[i]);
+	}
+}
+
 static void add_fs_rules_or_die(int rfd, int ruleset, const struct linux_scan *s,
 				const struct ll_plan *p)
 {
@@ -178,13 +203,14 @@ static void restrict_self_or_die(int rfd, int ruleset)
 		linux_die(rfd, STEP, errno, "restrict the sandbox");
 }
 
-void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns, int report_fd)
+void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns,
+				 const struct policy_ports *host_ports, int report_fd)
 {
 	struct ll_plan p;
 	struct ll_ruleset_attr attr;
 	int ruleset;
 
-	plan_for_abi(&p, linux_landlock_abi(), in_netns);
+	plan_for_abi(&p, linux_landlock_abi(), in_netns, host_ports);
 	if (p.abi == 0)
 		return; /* no Landlock: the launcher says so in --dry-run and doctor */
 	attr = (struct ll_ruleset_attr){
@@ -196,6 +222,7 @@ void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns, int 
 	if (ruleset < 0)
 		linux_die(report_fd, STEP, errno, "create the ruleset (ABI %d)", p.abi);
 	add_fs_rules_or_die(report_fd, ruleset, s, &p);
+	add_net_rules_or_die(report_fd, ruleset, &p);
 	restrict_self_or_die(report_fd, ruleset);
 	close(ruleset);
 }

@@ -213,7 +213,7 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 		if (linux_cgroup_attach(&sb->cg, getpid()) < 0)
 			linux_die(rfd, "cgroup", errno, "join the sandbox's cgroup");
 		if (layers) {
-			linux_landlock_apply_or_die(&sb->scan, false, rfd);
+			linux_landlock_apply_or_die(&sb->scan, false, &l->policy->host_ports, rfd);
 			linux_caps_drop_or_die(rfd);
 			linux_seccomp_apply_or_die(rfd);
 		}

@@ -82,7 +82,8 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
  * and signals; without a network namespace (!in_netns) and ABI >= 4, refuse every TCP
  * connect. With ABI 0 it returns without dying (the caller reports it). */
 int linux_landlock_abi(void);
-void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns, int report_fd);
+void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns,
+				 const struct policy_ports *host_ports, int report_fd);
 
 /* Drop every capability (effective, permitted, inheritable, ambient, bounding). */
 void linux_caps_drop_or_die(int report_fd);

@@ -123,6 +123,10 @@ int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e)
 		sbx, MACOS_EXEC_CHILD_WORD, tmpdir);
 	for (const char *const *g = gaps; *g; g++)
 		fprintf(out, "  - %s\n", *g);
+	if (l->policy->host_ports.n)
+		fprintf(out, "  - egress.hostPorts: the command connects to the listed host ports "
+			     "directly (no network namespace), so those connections are not "
+			     "audited\n");
 	struct macos_profile_in in = {
 	    .policy = l->policy,
 	    .workspace = l->workspace,

@@ -316,6 +316,20 @@ static void writes(struct pctx *c, bool guard)
 
 /* ---------------------------------------------------------------- 4. network */
 
+/* egress.hostPorts: without a network namespace the command's loopback is the
+ * host's, so a listed port is simply reachable (directly: not through the proxy,
+ * hence not audited; the dry-run says so). */
+static void host_ports(struct pctx *c)
+{
+	const struct policy_ports *hp = &c->in->policy->host_ports;
+
+	if (hp->n)
+		sbpl_add(&c->b, ";; egress.hostPorts: host loopback services, reached directly\n");
+	for (size_t i = 0; i < hp->n; i++)
+		sbpl_addf(&c->b, "(allow network-outbound (remote ip \"localhost:%u\"))\n",
+			  (unsigned)hp->items[i]);
+}
+
 static void network(struct pctx *c)
 {
 	struct sbpl *b = &c->b;
@@ -338,6 +352,7 @@ static void network(struct pctx *c)
 	    "  (global-name \"com.apple.SystemConfiguration.configd\")\n"
 	    "  (global-name \"com.apple.SystemConfiguration.DNSConfiguration\"))\n",
 	    port);
+	host_ports(c);
 }
 
 /* ---------------------------------------------------------------- 5. always denied */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -44,36 +45,62 @@ static int listen_on(int family, const char *ip, unsigned port)
 	return fd;
 }
 
-int netns_listen_all(struct netns_listener *out, size_t *n)
+static int add_listener(struct netns_listener *out, size_t *n, int family, const char *ip,
+			unsigned port, enum netns_listener_kind kind, size_t index, bool optional)
+{
+	int fd = listen_on(family, ip, port);
+
+	if (fd < 0)
+		return optional ? 0 : fd;
+	out[*n] = (struct netns_listener){fd, kind, (uint16_t)port, (uint16_t)index};
+	(*n)++;
+	return 0;
+}
+
+int netns_listen_all(const uint16_t *host_ports, size_t n_host_ports, struct netns_listener *out,
+		     size_t *n)
 {
 	static const struct {
 		int family;
 		const char *ip;
 		unsigned port;
 		enum netns_listener_kind kind;
-		int optional;
+		bool optional;
 	} table[] = {
-	    {AF_INET, "127.0.0.1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, 0},
-	    {AF_INET6, "::1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, 1},
-	    {AF_INET, "127.0.0.1", NETNS_SOCKS_PORT, NETNS_LISTEN_SOCKS5, 0},
+	    {AF_INET, "127.0.0.1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, false},
+	    {AF_INET6, "::1", NETNS_HTTP_PORT, NETNS_LISTEN_HTTP, true},
+	    {AF_INET, "127.0.0.1", NETNS_SOCKS_PORT, NETNS_LISTEN_SOCKS5, false},
 	};
+	int rc = 0;
 
 	*n = 0;
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		int fd = listen_on(table[i].family, table[i].ip, table[i].port);
-		if (fd < 0 && table[i].optional)
-			continue;
-		if (fd < 0) {
-			while (*n > 0)
-				close(out[--*n].fd);
-			return fd;
-		}
-		out[*n].fd = fd;
-		out[*n].kind = table[i].kind;
-		(*n)++;
+	if (n_host_ports > NETNS_MAX_HOST_PORTS)
+		return -E2BIG;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]) && rc == 0; i++)
+		rc = add_listener(out, n, table[i].family, table[i].ip, table[i].port,
+				  table[i].kind, 0, table[i].optional);
+	/* localhost:P must answer on both families: clients try ::1 first as often
+	 * as 127.0.0.1. Without IPv6 in the namespace only the v4 one exists. */
+	for (size_t i = 0; i < n_host_ports && rc == 0; i++) {
+		rc = add_listener(out, n, AF_INET, "127.0.0.1", host_ports[i],
+				  NETNS_LISTEN_HOSTPORT, i, false);
+		if (rc == 0)
+			rc = add_listener(out, n, AF_INET6, "::1", host_ports[i],
+					  NETNS_LISTEN_HOSTPORT, i, true);
 	}
-	return 0;
+	if (rc < 0)
+		while (*n > 0)
+			close(out[--*n].fd);
+	return rc;
 }
+
+/* What travels with each fd: its kind, port and host-port index. */
+struct wire {
+	uint8_t kind;
+	uint8_t pad;
+	uint16_t port;
+	uint16_t index;
+};
 
 int netns_send_listeners(int sock, const struct netns_listener *l, size_t n)
 {
@@ -81,16 +108,17 @@ int netns_send_listeners(int sock, const struct netns_listener *l, size_t n)
 		char buf[CMSG_SPACE(sizeof(int) * NETNS_MAX_LISTENERS)];
 		struct cmsghdr align;
 	} u;
-	uint8_t kinds[NETNS_MAX_LISTENERS];
-	struct iovec iov = {kinds, n};
+	struct wire w[NETNS_MAX_LISTENERS];
+	struct iovec iov = {w, n * sizeof(w[0])};
 	struct msghdr msg = {0};
 	struct cmsghdr *c;
 
 	if (n == 0 || n > NETNS_MAX_LISTENERS)
 		return -EINVAL;
 	memset(&u, 0, sizeof(u));
+	memset(w, 0, sizeof(w));
 	for (size_t i = 0; i < n; i++)
-		kinds[i] = (uint8_t)l[i].kind;
+		w[i] = (struct wire){(uint8_t)l[i].kind, 0, l[i].port, l[i].index};
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	msg.msg_control = u.buf;
@@ -101,7 +129,25 @@ int netns_send_listeners(int sock, const struct netns_listener *l, size_t n)
 	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 	for (size_t i = 0; i < n; i++)
 		memcpy(CMSG_DATA(c) + i * sizeof(int), &l[i].fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -errno;
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -errno;
+}
+
+/* A malformed message may still have carried fds: never leak them. */
+static void close_passed(struct msghdr *msg)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			close(fd);
+		}
+	}
 }
 
 int netns_recv_listeners(int sock, struct netns_listener *l, size_t *n, int timeout_ms)
@@ -110,12 +156,13 @@ int netns_recv_listeners(int sock, struct netns_listener *l, size_t *n, int time
 		char buf[CMSG_SPACE(sizeof(int) * NETNS_MAX_LISTENERS)];
 		struct cmsghdr align;
 	} u;
-	uint8_t kinds[NETNS_MAX_LISTENERS];
-	struct iovec iov = {kinds, sizeof(kinds)};
+	struct wire w[NETNS_MAX_LISTENERS];
+	struct iovec iov = {w, sizeof(w)};
 	struct msghdr msg = {0};
 	struct pollfd p = {sock, POLLIN, 0};
 	struct cmsghdr *c;
 	ssize_t got;
+	size_t nfd;
 
 	*n = 0;
 	if (poll(&p, 1, timeout_ms) <= 0)
@@ -128,13 +175,21 @@ int netns_recv_listeners(int sock, struct netns_listener *l, size_t *n, int time
 	if (got <= 0)
 		return got == 0 ? -EPIPE : -errno;
 	c = CMSG_FIRSTHDR(&msg);
+	nfd = (size_t)got / sizeof(w[0]);
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int) * (size_t)got) || (msg.msg_flags & MSG_CTRUNC))
+	    (size_t)got % sizeof(w[0]) || c->cmsg_len != CMSG_LEN(sizeof(int) * nfd) ||
+	    (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+		close_passed(&msg);
 		return -EPROTO;
-	for (ssize_t i = 0; i < got; i++) {
-		memcpy(&l[i].fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof(int));
-		l[i].kind = kinds[i] ? NETNS_LISTEN_SOCKS5 : NETNS_LISTEN_HTTP;
 	}
-	*n = (size_t)got;
+	for (size_t i = 0; i < nfd; i++) {
+		memcpy(&l[i].fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+		l[i].kind = w[i].kind == NETNS_LISTEN_SOCKS5	 ? NETNS_LISTEN_SOCKS5
+			    : w[i].kind == NETNS_LISTEN_HOSTPORT ? NETNS_LISTEN_HOSTPORT
+								 : NETNS_LISTEN_HTTP;
+		l[i].port = w[i].port;
+		l[i].index = w[i].index;
+	}
+	*n = nfd;
 	return 0;
 }

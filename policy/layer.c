@@ -1,5 +1,5 @@
 /* Layering `--policy A --policy B`: deny lists and protected paths union; allow
- * lists (allowedDomains, presets, allowPrivate), writableRoots and env.pass are
+ * lists (allowedDomains, presets, allowPrivate, hostPorts), writableRoots and env.pass are
  * replaced when the upper layer sets them; scalars and each limit are replaced when
  * set; env.set merges key by key. Every way the upper layer loosens the lower one
  * is reported: a later file must never widen the sandbox silently. */
@@ -130,6 +130,24 @@ static void replace_list(struct policy_list *b, const struct policy_list *u, con
 		l->err = -ENOMEM;
 }
 
+/* egress.hostPorts replaces like an allowlist; every added port opens a host
+ * service to the sandbox whatever the egress default, so each is a loosening. */
+static void replace_ports(struct policy_ports *b, const struct policy_ports *u, struct lctx *l)
+{
+	if (!u->set)
+		return;
+	for (size_t i = 0; i < u->n; i++) {
+		bool had = false;
+
+		for (size_t k = 0; k < b->n && !had; k++)
+			had = b->items[k] == u->items[i];
+		if (!had)
+			loosens(l, "egress.hostPorts", "adds %u", (unsigned)u->items[i]);
+	}
+	if (policy_ports_copy(b, u) < 0)
+		l->err = -ENOMEM;
+}
+
 struct ref {
 	const char *s;
 	size_t i;
@@ -191,6 +209,7 @@ static void layer_egress(struct halo_policy *b, const struct halo_policy *u, str
 		     !allow_before, l);
 	replace_list(&b->presets, &u->presets, "egress.presets", !allow_before, l);
 	replace_list(&b->allow_private, &u->allow_private, "egress.allowPrivate", true, l);
+	replace_ports(&b->host_ports, &u->host_ports, l);
 	union_list(&b->denied_domains, &u->denied_domains, l);
 	/* Covers both an explicit "default: allow" and an emptied allowlist that
 	 * turns an unset default into a denylist policy. */

@@ -22,6 +22,7 @@ enum ftype {
 	F_LIMITS,
 	F_ENVSET,
 	F_LEGACY,
+	F_PORTS,
 };
 
 struct block;
@@ -54,6 +55,7 @@ static const struct field egress_fields[] = {
     {"presets", F_LIST, OFF(presets), NULL},
     {"deniedDomains", F_LIST, OFF(denied_domains), NULL},
     {"allowPrivate", F_LIST, OFF(allow_private), NULL},
+    {"hostPorts", F_PORTS, OFF(host_ports), NULL},
 };
 static const struct field env_fields[] = {
     {"pass", F_LIST, OFF(env_pass), NULL},
@@ -236,6 +238,59 @@ static void set_list(struct mctx *m, const struct pnode *n, const char *path,
 	}
 }
 
+/* One port: a YAML/JSON integer 1..65535. A string ("4873") is refused rather than
+ * read as a number: the list opens the host to the sandbox, so its spelling must be
+ * the one every reader agrees on. */
+static int get_port(struct mctx *m, const struct pnode *n, const char *path, uint16_t *out)
+{
+	char q[POLICY_QUOTE_MAX];
+
+	if (n->kind == PN_STR && (n->flags & PN_NUMBERISH)) {
+		merr(m, n->line, path, "%s is not a plain decimal integer from 1 to 65535",
+		     policy_quote(n->str, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (n->kind == PN_STR) {
+		merr(m, n->line, path,
+		     "expected a port number (an integer from 1 to 65535), got the string %s; "
+		     "write it without quotes",
+		     policy_quote(n->str, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (n->kind != PN_NUM) {
+		type_error(m, n, path, "a port number (an integer from 1 to 65535)");
+		return -EINVAL;
+	}
+	if (!(n->num >= 1 && n->num <= 65535) || n->num != (double)(long)n->num) {
+		merr(m, n->line, path, "must be an integer from 1 to 65535, got %g", n->num);
+		return -EINVAL;
+	}
+	*out = (uint16_t)n->num;
+	return 0;
+}
+
+static void set_ports(struct mctx *m, const struct pnode *n, const char *path,
+		      struct policy_ports *out)
+{
+	char sub[256];
+
+	if (n->kind != PN_SEQ) {
+		type_error(m, n, path, "a list of port numbers");
+		return;
+	}
+	policy_ports_free(out);
+	out->set = true;
+	for (size_t i = 0; i < n->n; i++) {
+		uint16_t port;
+
+		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+		if (get_port(m, n->items[i], sub, &port) < 0)
+			continue;
+		if (policy_ports_push(out, port) < 0)
+			merr(m, n->line, path, "out of memory");
+	}
+}
+
 static void set_string(struct mctx *m, const struct pnode *n, const char *path, char **out)
 {
 	const char *s;
@@ -340,6 +395,9 @@ static void read_field(struct mctx *m, const struct field *f, const struct pnode
 		break;
 	case F_LIST:
 		set_list(m, v, path, (struct policy_list *)(base + f->off));
+		break;
+	case F_PORTS:
+		set_ports(m, v, path, (struct policy_ports *)(base + f->off));
 		break;
 	case F_BOOL:
 		set_bool(m, v, path, (int *)(base + f->off));

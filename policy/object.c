@@ -153,6 +153,39 @@ bool policy_list_contains(const struct policy_list *l, const char *s)
 	return false;
 }
 
+int policy_ports_push(struct policy_ports *l, uint16_t port)
+{
+	uint16_t *items = realloc(l->items, (l->n + 1) * sizeof(*items));
+
+	if (!items)
+		return -ENOMEM;
+	l->items = items;
+	l->items[l->n++] = port;
+	l->set = true;
+	return 0;
+}
+
+void policy_ports_free(struct policy_ports *l)
+{
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+int policy_ports_copy(struct policy_ports *dst, const struct policy_ports *src)
+{
+	uint16_t *items = NULL;
+
+	if (src->n && !(items = malloc(src->n * sizeof(*items))))
+		return -ENOMEM;
+	if (src->n)
+		memcpy(items, src->items, src->n * sizeof(*items));
+	free(dst->items);
+	dst->items = items;
+	dst->n = src->n;
+	dst->set = src->set;
+	return 0;
+}
+
 void policy_env_set_free(struct halo_policy *p)
 {
 	for (size_t i = 0; i < p->n_env_set; i++) {
@@ -187,6 +220,7 @@ void policy_free(struct halo_policy *p)
 	policy_list_free(&p->presets);
 	policy_list_free(&p->denied_domains);
 	policy_list_free(&p->allow_private);
+	policy_ports_free(&p->host_ports);
 	policy_list_free(&p->env_pass);
 	policy_env_set_free(p);
 	free(p->gateway);

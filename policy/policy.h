@@ -54,6 +54,14 @@ struct policy_list {
 	bool set;
 };
 
+/* egress.hostPorts: host loopback ports reachable inside the sandbox. */
+#define POLICY_MAX_HOST_PORTS 64
+struct policy_ports {
+	uint16_t *items;
+	size_t n;
+	bool set;
+};
+
 struct policy_kv {
 	char *key;
 	char *value;
@@ -92,6 +100,7 @@ struct halo_policy {
 	struct policy_list presets;
 	struct policy_list denied_domains;
 	struct policy_list allow_private; /* CIDR text */
+	struct policy_ports host_ports;	  /* egress.hostPorts, 1..65535, in file order */
 	char *gateway;
 
 	struct policy_limits limits;

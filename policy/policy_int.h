@@ -105,6 +105,9 @@ int policy_list_push(struct policy_list *l, const char *s);
 int policy_list_copy(struct policy_list *dst, const struct policy_list *src);
 void policy_list_free(struct policy_list *l);
 bool policy_list_contains(const struct policy_list *l, const char *s);
+int policy_ports_push(struct policy_ports *l, uint16_t port);
+int policy_ports_copy(struct policy_ports *dst, const struct policy_ports *src);
+void policy_ports_free(struct policy_ports *l);
 void policy_env_set_free(struct halo_policy *p);
 void policy_derived_free(struct halo_policy *p); /* what policy_finalize() fills */
 

@@ -74,6 +74,7 @@ static void add_sandbox(struct jb *j, cJSON *root, const struct halo_policy *p)
 static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
 {
 	cJSON *e = add(j, root, "egress", cJSON_CreateObject());
+	cJSON *ports;
 
 	/* With mode off there is no egress control, and a default would not load. */
 	if (p->mode != POLICY_MODE_OFF)
@@ -84,6 +85,9 @@ static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
 	add_list(j, e, "presets", &p->presets);
 	add_list(j, e, "deniedDomains", &p->denied_domains);
 	add_list(j, e, "allowPrivate", &p->allow_private);
+	ports = add(j, e, "hostPorts", cJSON_CreateArray());
+	for (size_t i = 0; i < p->host_ports.n; i++)
+		add(j, ports, NULL, cJSON_CreateNumber(p->host_ports.items[i]));
 	if (p->gateway)
 		add(j, root, "gateway", cJSON_CreateString(p->gateway));
 }

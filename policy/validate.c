@@ -128,6 +128,41 @@ static void check_cidrs(struct halo_policy *p, const struct policy_vctx *v)
 	}
 }
 
+/* The sandbox's own proxy ports inside its namespace (netns/netns.h, asserted equal
+ * in linux/init.c): a host port there would have no listener to take it. */
+static const struct {
+	uint16_t port;
+	const char *what;
+} reserved_ports[] = {
+    {3128, "halo-run's own HTTP proxy port inside the sandbox"},
+    {1080, "halo-run's own SOCKS5 proxy port inside the sandbox"},
+};
+
+static void check_host_ports(const struct halo_policy *p, const struct policy_vctx *v)
+{
+	const struct policy_ports *l = &p->host_ports;
+	char field[64];
+
+	if (l->n > POLICY_MAX_HOST_PORTS) {
+		verr(v, "egress.hostPorts", "too many entries (%zu; at most %d)", l->n,
+		     POLICY_MAX_HOST_PORTS);
+		return;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		snprintf(field, sizeof(field), "egress.hostPorts[%zu]", i);
+		for (size_t k = 0; k < N(reserved_ports); k++)
+			if (l->items[i] == reserved_ports[k].port)
+				verr(v, field, "%u is %s and cannot be forwarded to the host",
+				     (unsigned)l->items[i], reserved_ports[k].what);
+		for (size_t k = 0; k < i; k++)
+			if (l->items[k] == l->items[i]) {
+				verr(v, field, "%u is listed twice (also egress.hostPorts[%zu])",
+				     (unsigned)l->items[i], k);
+				break;
+			}
+	}
+}
+
 void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, bool *domains_ok)
 {
 	bool ok = true;
@@ -138,6 +173,7 @@ void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, 
 	ok &= check_gateway(p, v);
 	*domains_ok = ok;
 	check_cidrs(p, v);
+	check_host_ports(p, v);
 	if (p->egress_default == POLICY_EGRESS_ALLOW && (p->allowed_domains.n || p->presets.n))
 		verr(v, "egress.default",
 		     "'allow' together with an allowlist (egress.allowedDomains or "
@@ -158,6 +194,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"egress.presets", p->presets.n > 0},
 	    {"egress.deniedDomains", p->denied_domains.n > 0},
 	    {"egress.allowPrivate", p->allow_private.n > 0},
+	    {"egress.hostPorts", p->host_ports.n > 0},
 	    {"sandbox.writableRoots", p->writable_roots.n > 0},
 	    {"sandbox.protectedPaths", p->protected_paths.n > 0},
 	    {"sandbox.caches", p->caches != POLICY_CACHES_UNSET},

@@ -108,6 +108,10 @@ void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 	}
 	/* The record is written now; what follows is only the answer. */
 	conn_exchange_end(c);
+	if (c->lkind == PROXY_LISTEN_HOSTPORT) {
+		hostport_fail(c);
+		return;
+	}
 	if (c->lkind == PROXY_LISTEN_SOCKS5) {
 		/* Before a request there is no reply to give: just hang up. */
 		if (c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || why == FAIL_HEAD_TIMEOUT)

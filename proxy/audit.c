@@ -92,6 +92,7 @@ static const char *const proto_names[] = {
     [PROTO_CONNECT] = "connect",
     [PROTO_HTTP] = "http",
     [PROTO_SOCKS5] = "socks5",
+    [PROTO_HOSTPORT] = "hostport",
 };
 
 void audit_write(struct proxy *px, const struct exchange *ex)

@@ -82,7 +82,7 @@ static void on_idle(void *arg)
 	conn_close(c);
 }
 
-int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind)
+int conn_new(struct proxy *px, int fd, const struct listener *l)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	int rc;
@@ -90,8 +90,8 @@ int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind)
 	if (!c)
 		return -ENOMEM;
 	c->px = px;
-	c->lkind = kind;
-	c->st = kind == PROXY_LISTEN_HTTP ? CS_HTTP_HEAD : CS_SOCKS_GREET;
+	c->lkind = l->kind;
+	c->st = l->kind == PROXY_LISTEN_HTTP ? CS_HTTP_HEAD : CS_SOCKS_GREET;
 	c->c.fd = fd;
 	c->u.fd = -1;
 	c->last_io = proxy_now_ms();
@@ -118,6 +118,8 @@ int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind)
 	px->st.conns_total++;
 	if (px->st.conns_open > px->peak_open)
 		px->peak_open = px->st.conns_open;
+	if (l->kind == PROXY_LISTEN_HOSTPORT)
+		hostport_start(c, l->port, l->index); /* may close c: never touch it after */
 	return 0;
 }
 

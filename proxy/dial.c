@@ -113,6 +113,8 @@ static void connected(struct conn *c)
 	c->n_addrs = c->cur = 0;
 	if (c->lkind == PROXY_LISTEN_SOCKS5)
 		socks_connected(c);
+	else if (c->lkind == PROXY_LISTEN_HOSTPORT)
+		tunnel_start(c); /* no request, no answer: bytes flow from the first one */
 	else
 		http_connected(c);
 }
@@ -211,6 +213,17 @@ static int set_addrs(struct conn *c, const struct proxy_addr *a, size_t n)
 	memcpy(c->addrs, a, n * sizeof(*a));
 	c->n_addrs = n;
 	return 0;
+}
+
+void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n)
+{
+	if (set_addrs(c, a, n) != 0) {
+		conn_fail(c, FAIL_OVERLOAD, NULL);
+		return;
+	}
+	c->cur = 0;
+	c->connect_deadline = proxy_now_ms() + c->px->o.connect_timeout_ms;
+	dial_next(c);
 }
 
 static void on_resolved(void *arg, int err, const struct proxy_addr *a, size_t n)

@@ -213,7 +213,7 @@ static void on_accept(void *arg, int lfd, unsigned events)
 				out_of_fds(l);
 			return;
 		}
-		if (px->st.conns_open >= px->o.max_conns || conn_new(px, fd, l->kind) != 0)
+		if (px->st.conns_open >= px->o.max_conns || conn_new(px, fd, l) != 0)
 			refuse_one(px, fd, l->kind);
 	}
 }
@@ -276,6 +276,8 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		l->px = px;
 		l->fd = o->listeners[i].fd;
 		l->kind = o->listeners[i].kind;
+		l->port = o->listeners[i].port;
+		l->index = o->listeners[i].index;
 		px->n_lsn = i + 1;
 		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 		rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, on_accept, l);

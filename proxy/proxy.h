@@ -17,14 +17,18 @@
 enum proxy_listener_kind {
 	PROXY_LISTEN_HTTP,
 	PROXY_LISTEN_SOCKS5,
+	PROXY_LISTEN_HOSTPORT, /* egress.hostPorts: relayed to the host's loopback */
 };
 
 struct proxy_listener {
 	int fd; /* listening, non-blocking; the proxy takes ownership */
 	enum proxy_listener_kind kind;
+	unsigned port; /* HOSTPORT: the host loopback port every connection goes to */
+	size_t index;  /* HOSTPORT: its position in egress.hostPorts (for the audit) */
 };
 
-#define PROXY_MAX_LISTENERS 4
+/* HTTP on v4 and v6, SOCKS5, and two per host port. */
+#define PROXY_MAX_LISTENERS (3 + 2 * POLICY_MAX_HOST_PORTS)
 
 struct proxy_options {
 	const struct halo_policy *policy;

@@ -100,6 +100,7 @@ enum conn_proto {
 	PROTO_CONNECT,
 	PROTO_HTTP,
 	PROTO_SOCKS5,
+	PROTO_HOSTPORT,
 };
 
 /* Why a connection could not be served; one row of the answer table in conn.c. */
@@ -161,6 +162,8 @@ struct listener {
 	struct proxy *px;
 	int fd;
 	enum proxy_listener_kind kind;
+	unsigned port; /* HOSTPORT */
+	size_t index;  /* HOSTPORT */
 	bool paused;
 	struct proxy_timer *resume;
 };
@@ -204,7 +207,7 @@ bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cl
 int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n);
 
 /* ----------------------------------------------------- conn.c, answer.c */
-int conn_new(struct proxy *px, int fd, enum proxy_listener_kind kind);
+int conn_new(struct proxy *px, int fd, const struct listener *l);
 void conn_close(struct conn *c);
 void conn_set_interest(struct conn *c);
 void conn_on_upstream(void *arg, int fd, unsigned events);
@@ -216,6 +219,9 @@ void conn_touch(struct conn *c);
 void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 			 unsigned port);
 void conn_exchange_end(struct conn *c);
+/* Dial these addresses in order, without the address check: for targets that a
+ * rule other than Decide() permits (egress.hostPorts). */
+void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n);
 /* Decide, then resolve, check and dial (or answer the refusal). host as sent. */
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 		 unsigned port);
@@ -241,6 +247,10 @@ void fwd_free(struct fwd *f);
 bool fwd_response_started(const struct fwd *f);
 bool fwd_wants_client_in(const struct conn *c);
 int http_answer(struct conn *c, int status, const char *body, const char *deny);
+
+/* ---------------------------------------------------- conn_hostport.c */
+void hostport_start(struct conn *c, unsigned port, size_t index);
+void hostport_fail(struct conn *c);
 
 /* ------------------------------------------------------- conn_socks.c */
 void socks_on_client(struct conn *c, unsigned events);
@@ -352,6 +362,9 @@ void audit_printable(const char *in, char *out, size_t n);
 void hosts_record(struct proxy *px, const struct exchange *ex);
 /* True the first time a denied host is seen in this run. */
 bool hosts_first_denial(struct proxy *px, const char *host);
+/* True the first time an exchange to this host (host:port for egress.hostPorts)
+ * fails after an allow. */
+bool hosts_first_error(struct proxy *px, const struct exchange *ex);
 void hosts_free(struct host_table *t);
 
 #endif

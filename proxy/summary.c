@@ -17,6 +17,7 @@ struct host_entry {
 	unsigned long allowed, denied;
 	unsigned long long up, down;
 	bool deny_reported;
+	bool error_reported;
 	char rule[192]; /* the latest rule */
 	char host[];
 };
@@ -94,9 +95,33 @@ bool hosts_first_denial(struct proxy *px, const char *host)
 	return true;
 }
 
+/* The row an exchange counts in: its host, or "localhost:PORT" for a host port (each
+ * port is its own service, with its own rule). */
+static const char *host_key(const struct exchange *ex, char *buf, size_t n)
+{
+	if (ex->proto != PROTO_HOSTPORT)
+		return ex->host;
+	snprintf(buf, n, "%s:%u", ex->host, ex->port);
+	return buf;
+}
+
+bool hosts_first_error(struct proxy *px, const struct exchange *ex)
+{
+	char key[300];
+	struct host_entry *e = lookup(&px->hosts, host_key(ex, key, sizeof(key)), true);
+
+	if (!e)
+		return true;
+	if (e->error_reported)
+		return false;
+	e->error_reported = true;
+	return true;
+}
+
 void hosts_record(struct proxy *px, const struct exchange *ex)
 {
-	struct host_entry *e = lookup(&px->hosts, ex->host, true);
+	char key[300];
+	struct host_entry *e = lookup(&px->hosts, host_key(ex, key, sizeof(key)), true);
 
 	if (!e) {
 		px->hosts.overflow_conns++;

@@ -99,7 +99,7 @@ static int try_listeners(long unused)
 	(void)unused;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
 		return errno;
-	if ((rc = netns_loopback_up()) < 0 || (rc = netns_listen_all(ls, &n)) < 0)
+	if ((rc = netns_loopback_up()) < 0 || (rc = netns_listen_all(NULL, 0, ls, &n)) < 0)
 		return -rc;
 	for (size_t i = 0; i < n; i++)
 		close(ls[i].fd);

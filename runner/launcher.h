@@ -55,16 +55,24 @@ typedef struct linux_sandbox runner_sandbox;
 #define runner_launcher_finish		linux_finish
 #define runner_launcher_dry_run		linux_dry_run
 
+_Static_assert(NETNS_MAX_LISTENERS <= PROXY_MAX_LISTENERS, "the proxy takes every listener");
+
 /* The listeners made inside the sandbox's network namespace. */
 static inline size_t runner_launcher_listeners(runner_sandbox *sb, struct proxy_options *po)
 {
+	static const enum proxy_listener_kind kinds[] = {
+	    [NETNS_LISTEN_HTTP] = PROXY_LISTEN_HTTP,
+	    [NETNS_LISTEN_SOCKS5] = PROXY_LISTEN_SOCKS5,
+	    [NETNS_LISTEN_HOSTPORT] = PROXY_LISTEN_HOSTPORT,
+	};
 	struct netns_listener ls[NETNS_MAX_LISTENERS];
 	size_t n = linux_sandbox_take_listeners(sb, ls);
 
-	for (size_t i = 0; i < n && i < PROXY_MAX_LISTENERS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		po->listeners[i].fd = ls[i].fd;
-		po->listeners[i].kind =
-		    ls[i].kind == NETNS_LISTEN_SOCKS5 ? PROXY_LISTEN_SOCKS5 : PROXY_LISTEN_HTTP;
+		po->listeners[i].kind = kinds[ls[i].kind];
+		po->listeners[i].port = ls[i].port;
+		po->listeners[i].index = ls[i].index;
 		po->n_listeners++;
 	}
 	return po->n_listeners;

@@ -176,17 +176,20 @@ int main(int argc, char **argv)
 	http_port = a.http_port;
 	fd = listen_on("127.0.0.1", &http_port);
 	if (fd >= 0) {
-		o.listeners[o.n_listeners++] = (struct proxy_listener){fd, PROXY_LISTEN_HTTP};
+		o.listeners[o.n_listeners++] =
+		    (struct proxy_listener){.fd = fd, .kind = PROXY_LISTEN_HTTP};
 		fd = listen_on("127.0.0.1", &a.socks_port);
 	}
 	if (fd < 0) {
 		fprintf(stderr, "proxy_harness: cannot listen: %s\n", strerror(errno));
 		return 2;
 	}
-	o.listeners[o.n_listeners++] = (struct proxy_listener){fd, PROXY_LISTEN_SOCKS5};
+	o.listeners[o.n_listeners++] =
+	    (struct proxy_listener){.fd = fd, .kind = PROXY_LISTEN_SOCKS5};
 	fd = listen_on("::1", &http_port); /* optional: no IPv6 loopback is fine */
 	if (fd >= 0)
-		o.listeners[o.n_listeners++] = (struct proxy_listener){fd, PROXY_LISTEN_HTTP};
+		o.listeners[o.n_listeners++] =
+		    (struct proxy_listener){.fd = fd, .kind = PROXY_LISTEN_HTTP};
 
 	rc = proxy_poller_new(a.poll ? PROXY_POLLER_POLL : proxy_poller_default_backend(), &pl);
 	if (rc == 0)

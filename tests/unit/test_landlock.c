@@ -94,7 +94,7 @@ static void run_restricted_net(void (*body)(int abi), bool in_netns, char *fail,
 	if (pid == 0) {
 		close(res[0]);
 		result_fd = res[1];
-		linux_landlock_apply_or_die(&scan, in_netns, res[1]);
+		linux_landlock_apply_or_die(&scan, in_netns, NULL, res[1]);
 		body(abi);
 		_exit(0);
 	}

@@ -76,6 +76,31 @@ START_TEST(allow_lists_replace)
 }
 END_TEST
 
+START_TEST(host_ports_replace)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p =
+	    layer("egress: {hostPorts: [4873, 5432]}\n", "egress: {hostPorts: [8080]}\n", &d);
+
+	ck_assert_uint_eq(p->host_ports.n, 1);
+	ck_assert_uint_eq(p->host_ports.items[0], 8080);
+	ck_assert(pt_warn(&d, "up.yaml: loosens egress.hostPorts (adds 8080)"));
+	policy_free(p);
+	policy_diags_free(&d);
+	/* unset in the upper layer: kept */
+	p = layer("egress: {hostPorts: [4873]}\n", "egress: {deniedDomains: [x.example]}\n", &d);
+	ck_assert_uint_eq(p->host_ports.n, 1);
+	ck_assert_uint_eq(p->host_ports.items[0], 4873);
+	policy_free(p);
+	/* [] empties it */
+	p = layer("egress: {hostPorts: [4873]}\n", "egress: {hostPorts: []}\n", &d);
+	ck_assert_uint_eq(p->host_ports.n, 0);
+	ck_assert(p->host_ports.set);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 START_TEST(scalars_and_limits_replace_when_set)
 {
 	struct policy_diags d = {0};
@@ -146,7 +171,17 @@ static const struct loose loosenings[] = {
      "loosens limits.wallSeconds (60 → 61)"},
     {"env: {pass: [GOPATH]}\n", "env: {pass: [GOPATH, AWS_SECRET_ACCESS_KEY]}\n",
      "up.yaml: loosens env.pass (adds 'AWS_SECRET_ACCESS_KEY')"},
+    /* each host port added opens a host service, whatever the egress default */
+    {"egress: {hostPorts: [4873]}\n", "egress: {hostPorts: [4873, 5432]}\n",
+     "up.yaml: loosens egress.hostPorts (adds 5432)"},
+    {"egress: {}\n", "egress: {hostPorts: [4873]}\n",
+     "up.yaml: loosens egress.hostPorts (adds 4873)"},
+    {"egress: {default: allow}\n", "egress: {hostPorts: [4873]}\n",
+     "up.yaml: loosens egress.hostPorts (adds 4873)"},
     /* tightening, or no change: no warning */
+    {"egress: {hostPorts: [4873, 5432]}\n", "egress: {hostPorts: [5432]}\n", NULL},
+    {"egress: {hostPorts: [4873]}\n", "egress: {hostPorts: []}\n", NULL},
+    {"egress: {hostPorts: [4873]}\n", "limits: {memoryMB: 100}\n", NULL},
     {"egress: {default: allow}\n", "egress: {default: deny}\n", NULL},
     {"egress: {deniedDomains: [x.example]}\n", "egress: {allowedDomains: [a.example]}\n", NULL},
     {"sandbox: {mode: workspace-write}\n", "sandbox: {mode: read-only}\n", NULL},
@@ -266,6 +301,7 @@ static Suite *layer_suite(void)
 
 	tcase_add_test(t, deny_lists_and_protected_paths_union);
 	tcase_add_test(t, allow_lists_replace);
+	tcase_add_test(t, host_ports_replace);
 	tcase_add_test(t, scalars_and_limits_replace_when_set);
 	tcase_add_loop_test(t, loosening_warnings, 0,
 			    (int)(sizeof(loosenings) / sizeof(loosenings[0])));

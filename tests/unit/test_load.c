@@ -266,6 +266,76 @@ START_TEST(wrong_types)
 }
 END_TEST
 
+/* egress.hostPorts: integers only, in both formats; every refusal names the entry. */
+static const struct {
+	const char *text;
+	char format;
+	const char *error;
+} host_port_cases[] = {
+    {"egress:\n  hostPorts: [\"4873\"]\n", 'y',
+     "t.yaml:2: egress.hostPorts[0]: expected a port number (an integer from 1 to 65535), got "
+     "the string '4873'; write it without quotes"},
+    {"{\"egress\": {\"hostPorts\": [4873, \"5432\"]}}", 'j',
+     "t.json: egress.hostPorts[1]: expected a port number (an integer from 1 to 65535), got "
+     "the string '5432'"},
+    {"egress: {hostPorts: [0]}\n", 'y',
+     "egress.hostPorts[0]: must be an integer from 1 to "
+     "65535, got 0"},
+    {"egress: {hostPorts: [-22]}\n", 'y',
+     "egress.hostPorts[0]: must be an integer from 1 to "
+     "65535, got -22"},
+    {"egress: {hostPorts: [65536]}\n", 'y',
+     "egress.hostPorts[0]: must be an integer from 1 to "
+     "65535, got 65536"},
+    {"{\"egress\": {\"hostPorts\": [1e99]}}", 'j', "egress.hostPorts[0]: must be an integer"},
+    {"{\"egress\": {\"hostPorts\": [-1e400]}}", 'j', "egress.hostPorts[0]: must be an integer"},
+    {"egress: {hostPorts: [80, 4873.5]}\n", 'y',
+     "egress.hostPorts[1]: must be an integer from 1 to 65535, got 4873.5"},
+    {"egress: {hostPorts: [.inf]}\n", 'y', "egress.hostPorts[0]: '.inf' is not a plain decimal"},
+    {"egress: {hostPorts: [0x10]}\n", 'y', "egress.hostPorts[0]: '0x10' is not a plain decimal"},
+    {"egress: {hostPorts: [0755]}\n", 'y', "egress.hostPorts[0]: '0755' is not a plain decimal"},
+    {"egress: {hostPorts: [4_873]}\n", 'y', "egress.hostPorts[0]: '4_873' is not a plain decimal"},
+    {"egress: {hostPorts: [localhost:4873]}\n", 'y', "got the string 'localhost:4873'"},
+    {"egress: {hostPorts: [true]}\n", 'y',
+     "egress.hostPorts[0]: expected a port number (an integer from 1 to 65535), got a boolean"},
+    {"egress: {hostPorts: [~]}\n", 'y', "egress.hostPorts[0]: expected a port number"},
+    {"egress: {hostPorts: [[4873]]}\n", 'y', "egress.hostPorts[0]: expected a port number"},
+    {"egress: {hostPorts: {a: 1}}\n", 'y',
+     "egress.hostPorts: expected a list of port numbers, got a mapping"},
+    {"egress: {hostPorts: 4873}\n", 'y',
+     "egress.hostPorts: expected a list of port numbers, got a number"},
+    {"{\"egress\": {\"hostPorts\": null}}", 'j',
+     "egress.hostPorts: expected a list of port numbers, got null"},
+};
+
+START_TEST(host_ports_hostile)
+{
+	expect_parse_error(host_port_cases[_i].text, host_port_cases[_i].format,
+			   host_port_cases[_i].error);
+}
+END_TEST
+
+START_TEST(host_ports_both_formats)
+{
+	struct halo_policy *y = expect_parse_ok("egress:\n  hostPorts:\n    - 4873\n    - 5432\n"
+						"    - 1e3\n",
+						'y');
+	struct halo_policy *j =
+	    expect_parse_ok("{\"egress\": {\"hostPorts\": [4873, 5432, 1000.0]}}", 'j');
+
+	for (int k = 0; k < 2; k++) {
+		const struct halo_policy *p = k ? j : y;
+
+		ck_assert_uint_eq(p->host_ports.n, 3);
+		ck_assert_uint_eq(p->host_ports.items[0], 4873);
+		ck_assert_uint_eq(p->host_ports.items[1], 5432);
+		ck_assert_uint_eq(p->host_ports.items[2], 1000);
+	}
+	policy_free(y);
+	policy_free(j);
+}
+END_TEST
+
 START_TEST(every_type_error_is_reported)
 {
 	struct policy_diags d = {0};
@@ -434,7 +504,7 @@ START_TEST(unknown_keys)
 			   "caches)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
-			   "allowedDomains, presets, deniedDomains, allowPrivate)");
+			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts)");
 	expect_parse_error("permissions: {network: none}\n", 'y',
 			   "permissions: unknown key 'network' (known: sandbox)");
 	/* A near miss of a block name would drop a whole block of rules. */
@@ -562,6 +632,8 @@ START_TEST(full_policy_model)
 	ck_assert_int_eq(p->cidrs[0].prefix, 16);
 	ck_assert_int_eq(p->limits.memory_mb, 4096);
 	ck_assert_int_eq(p->limits.wall_seconds, 900);
+	ck_assert_uint_eq(p->host_ports.n, 2);
+	ck_assert_uint_eq(p->host_ports.items[1], 5432);
 	ck_assert_uint_eq(p->n_env_set, 2);
 	ck_assert_str_eq(p->env_set[1].key, "LANG");
 	ck_assert_str_eq(p->env_set[1].value, "C.UTF-8");
@@ -632,10 +704,11 @@ START_TEST(to_json_expands_presets)
 	free(text);
 	policy_free(p);
 	ck_assert_int_eq(
-	    pt_load("egress: {default: deny, presets: [package-registries]}\n"
-		    "sandbox: {writableRoots: [~/c], protectedPaths: [~/.ssh, .env*]}\n"
-		    "limits: {memoryMB: 100}\nenv: {set: {A: b}}\n",
-		    &p, &d),
+	    pt_load(
+		"egress: {default: deny, presets: [package-registries], hostPorts: [4873, 22]}\n"
+		"sandbox: {writableRoots: [~/c], protectedPaths: [~/.ssh, .env*]}\n"
+		"limits: {memoryMB: 100}\nenv: {set: {A: b}}\n",
+		&p, &d),
 	    0);
 	text = policy_to_json(p);
 	ck_assert_ptr_nonnull(text);
@@ -643,6 +716,7 @@ START_TEST(to_json_expands_presets)
 	ck_assert_ptr_nonnull(strstr(text, "\"pattern\":\t\"registry.npmjs.org\""));
 	ck_assert_ptr_nonnull(strstr(text, "\"pattern\":\t\"api.nuget.org\""));
 	ck_assert_ptr_nonnull(strstr(text, "\"source\":\t\"Go module proxy\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"hostPorts\":\t[4873, 22]"));
 	/* The output loads back as the same policy ("effective" is only a warning). */
 	ck_assert_int_eq(policy_parse_buffer("again.json", text, strlen(text), 0, &again, &d), 0);
 	ck_assert(pt_warn(&d, "again.json: unknown top-level key 'effective' ignored"));
@@ -679,6 +753,9 @@ static Suite *load_suite(void)
 	tcase_add_test(parse, deep_nesting);
 	tcase_add_test(parse, nesting_at_the_limit_is_only_a_type_error);
 	tcase_add_test(parse, wrong_types);
+	tcase_add_loop_test(parse, host_ports_hostile, 0,
+			    (int)(sizeof(host_port_cases) / sizeof(host_port_cases[0])));
+	tcase_add_test(parse, host_ports_both_formats);
 	tcase_add_test(parse, every_type_error_is_reported);
 	tcase_add_test(parse, enum_values);
 	tcase_add_test(parse, yaml11_booleans_and_numbers);

@@ -434,7 +434,7 @@ static void check_landlock_on_top(void)
 {
 	int abi = linux_landlock_abi();
 
-	linux_landlock_apply_or_die(&scan, true, result_fd);
+	linux_landlock_apply_or_die(&scan, true, NULL, result_fd);
 	drop_caps();
 	IN(open_err("made-inside", O_WRONLY | O_CREAT) == 0, "workspace writable");
 	IN(open_err("/tmp/x", O_WRONLY | O_CREAT) == 0, "/tmp writable");

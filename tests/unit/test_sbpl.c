@@ -150,6 +150,27 @@ static struct halo_policy *golden_policy(int i)
 	return p;
 }
 
+START_TEST(host_ports_allowed_directly)
+{
+	struct halo_policy *p = load("egress: {default: deny, hostPorts: [4873, 5432]}\n");
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	char why[512];
+
+	ck_assert_msg(build(p, PORT, &prof, &e) == 0, "%s", e.msg);
+	ck_assert_msg(lint(&prof, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_ptr_nonnull(strstr(prof.text, "(allow network-outbound (remote ip "
+						"\"localhost:4873\"))\n(allow network-outbound "
+						"(remote ip \"localhost:5432\"))\n"));
+	macos_profile_free(&prof);
+	/* no proxy for the run (mode off cannot list ports): no network at all */
+	ck_assert_msg(build(p, 0, &prof, &e) == 0, "%s", e.msg);
+	ck_assert_ptr_null(strstr(prof.text, "localhost:4873"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(golden_profiles)
 {
 	struct halo_policy *p = golden_policy(_i);
@@ -577,6 +598,7 @@ static Suite *sbpl_suite(void)
 
 	tcase_add_loop_test(tc, golden_profiles, 0, n_goldens);
 	tcase_add_test(tc, rule_families_present);
+	tcase_add_test(tc, host_ports_allowed_directly);
 	tcase_add_loop_test(tc, dangerous_services_never_allowed, 0, n_goldens);
 	tcase_add_loop_test(tc, allows_before_denies, 0, n_goldens);
 	tcase_add_test(tc, paths_are_parameters);

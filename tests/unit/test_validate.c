@@ -19,6 +19,7 @@ struct vcase {
 #define PR(x)  "sandbox:\n  protectedPaths: [" x "]\n"
 #define AD(x)  "egress:\n  allowedDomains: [" x "]\n"
 #define ENV(x) "env:\n  " x "\n"
+#define HP(x)  "egress:\n  hostPorts: [" x "]\n"
 
 static const struct vcase cases[] = {
     /* writableRoots: the root */
@@ -210,6 +211,21 @@ static const struct vcase cases[] = {
      NULL},
     {"cidr metadata", "egress: {allowPrivate: [169.254.0.0/16]}\n", NULL,
      "egress.allowPrivate[0]: covers a cloud metadata address"},
+    /* hostPorts: types and ranges are refused at parse time (test_load.c); these are
+     * the rules over the whole list */
+    {"hostports neighbour", HP("4873, 5432, 1, 65535"), NULL},
+    {"hostports empty", HP(""), NULL},
+    {"hostports http proxy", HP("4873, 3128"),
+     "t.yaml: egress.hostPorts[1]: 3128 is halo-run's own HTTP proxy port inside the sandbox"},
+    {"hostports socks proxy", HP("1080"),
+     "egress.hostPorts[0]: 1080 is halo-run's own SOCKS5 proxy port inside the sandbox"},
+    {"hostports duplicate", HP("4873, 5432, 4873"),
+     "t.yaml: egress.hostPorts[2]: 4873 is listed twice (also egress.hostPorts[0])"},
+    {"hostports mode off", "sandbox: {mode: off}\negress: {hostPorts: [4873]}\n",
+     "t.yaml: egress.hostPorts: not allowed with sandbox.mode off"},
+    {"hostports mode off empty", "sandbox: {mode: off}\negress: {hostPorts: []}\n", NULL},
+    /* no Decide() rule is needed beside the ports, whatever the default */
+    {"hostports with deny", "egress: {default: deny, hostPorts: [4873]}\n", NULL},
     /* protectedPaths */
     {"protected tilde user", PR("~bob/.ssh"), "sandbox.protectedPaths[0]: '~bob/.ssh' uses ~user"},
     {"protected root", PR("/"), "sandbox.protectedPaths[0]: '/' would hide the whole file system"},
@@ -366,6 +382,36 @@ START_TEST(too_many_roots)
 }
 END_TEST
 
+START_TEST(too_many_host_ports)
+{
+	char yaml[1024] = "egress:\n  hostPorts: [";
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	for (int i = 0; i <= POLICY_MAX_HOST_PORTS; i++)
+		snprintf(yaml + strlen(yaml), sizeof(yaml) - strlen(yaml), "%s%d", i ? ", " : "",
+			 10000 + i);
+	strcat(yaml, "]\n");
+	ck_assert_int_eq(pt_load(yaml, &p, &d), -EINVAL);
+	ck_assert_msg(pt_err(&d, "egress.hostPorts: too many entries (65; at most 64)"), "%s",
+		      pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+	/* exactly the bound is fine */
+	strcpy(yaml, "egress:\n  hostPorts: [");
+	for (int i = 0; i < POLICY_MAX_HOST_PORTS; i++)
+		snprintf(yaml + strlen(yaml), sizeof(yaml) - strlen(yaml), "%s%d", i ? ", " : "",
+			 10000 + i);
+	strcat(yaml, "]\n");
+	p = NULL;
+	ck_assert_msg(pt_load(yaml, &p, &d) == 0, "%s", pt_dump(&d));
+	ck_assert_uint_eq(p->host_ports.n, POLICY_MAX_HOST_PORTS);
+	ck_assert_uint_eq(p->host_ports.items[63], 10063);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 START_TEST(context_required)
 {
 	struct policy_diags d = {0};
@@ -416,6 +462,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(t, defaults_resolved);
 	tcase_add_test(t, paths_normalised);
 	tcase_add_test(t, too_many_roots);
+	tcase_add_test(t, too_many_host_ports);
 	tcase_add_test(t, context_required);
 	tcase_add_test(t, hand_built_policy);
 	suite_add_tcase(s, t);

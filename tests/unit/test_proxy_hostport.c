@@ -1,0 +1,152 @@
+/* egress.hostPorts in the proxy: a HOSTPORT listener's connections are tunnels with no
+ * request, dialed to the host's 127.0.0.1:P then [::1]:P, audited as proto "hostport"
+ * with the rule egress.hostPorts[i]; a refused upstream closes the client and is said
+ * once per port on the log (never with quiet). */
+#include "tests/unit/proxy_fixture.h"
+
+static int hp_target; /* the "host" port the listener forwards to */
+static int hp_listen; /* where the test's client connects (stands for the sandbox's) */
+static bool hp_quiet;
+
+static void hostport_listener(struct proxy_options *o)
+{
+	hp_listen = 0;
+	o->listeners[o->n_listeners++] = (struct proxy_listener){
+	    .fd = fx_listen("127.0.0.1", &hp_listen),
+	    .kind = PROXY_LISTEN_HOSTPORT,
+	    .port = (unsigned)hp_target,
+	    .index = 1,
+	};
+	o->quiet = hp_quiet;
+}
+
+static void start(struct fx_proxy *f, int backend, int target, bool quiet)
+{
+	char yaml[128];
+
+	hp_target = target;
+	hp_quiet = quiet;
+	snprintf(yaml, sizeof(yaml), "egress:\n  default: deny\n  hostPorts: [1, %d]\n", target);
+	fx_start(f, backend, yaml, hostport_listener);
+}
+
+static void check_echo(const char *origin_ip, int backend)
+{
+	struct fx_proxy f;
+	struct origin o;
+	char buf[16], rule[64];
+	cJSON *recs[4];
+	int fd, n;
+
+	origin_start_at(&o, ORIGIN_ECHO, origin_ip);
+	start(&f, backend, o.port, false);
+	fd = cli_connect(hp_listen);
+	cli_sends(fd, "ping!");
+	ck_assert_uint_eq(cli_recv_n(fd, buf, 5), 5);
+	ck_assert(memcmp(buf, "ping!", 5) == 0);
+	close(fd);
+	usleep(100 * 1000);
+	fx_stop(&f);
+	origin_stop(&o);
+	n = fx_audit(&f, recs, 4);
+	ck_assert_int_eq(n, 1);
+	snprintf(rule, sizeof(rule), "egress.hostPorts[1] %d", o.port);
+	ck_assert_str_eq(js(recs[0], "proto"), "hostport");
+	ck_assert_str_eq(js(recs[0], "host"), "localhost");
+	ck_assert_int_eq((int)jnum(recs[0], "port"), o.port);
+	ck_assert_str_eq(js(recs[0], "decision"), "allow");
+	ck_assert_str_eq(js(recs[0], "rule"), rule);
+	ck_assert_str_eq(js(recs[0], "address"), origin_ip);
+	ck_assert_ptr_null(js(recs[0], "error"));
+	ck_assert_int_eq((int)jnum(recs[0], "bytes_up"), 5);
+	ck_assert_int_eq((int)jnum(recs[0], "bytes_down"), 5);
+	fx_free_recs(recs, n);
+	ck_assert_uint_eq(f.st.allowed, 1);
+	ck_assert_uint_eq(f.st.conns_open, 0);
+}
+
+START_TEST(relays_to_host_v4)
+{
+	check_echo("127.0.0.1", _i);
+}
+END_TEST
+
+/* The origin is on [::1]:P only: 127.0.0.1:P refuses, the second address serves
+ * (the audit names the address that answered). */
+START_TEST(falls_back_to_host_v6)
+{
+	check_echo("::1", _i);
+}
+END_TEST
+
+static char *log_text(struct fx_proxy *f)
+{
+	return fx_slurp(f->log);
+}
+
+static void refused(int backend, bool quiet)
+{
+	struct fx_proxy f;
+	char buf[16], *log, want[160];
+	cJSON *recs[4];
+	int port = 0, lfd = fx_listen("::1", &port), n;
+
+	close(lfd); /* nothing listens there now, on either family */
+	start(&f, backend, port, quiet);
+	for (int i = 0; i < 2; i++) {
+		int fd = cli_connect(hp_listen);
+
+		cli_sends(fd, "GET / HTTP/1.0\r\n\r\n");
+		ck_assert_uint_eq(cli_recv_all(fd, buf, sizeof(buf)), 0); /* closed, no answer */
+		close(fd);
+	}
+	fx_stop(&f);
+	log = log_text(&f);
+	snprintf(want, sizeof(want),
+		 "halo-run: host port %d (egress.hostPorts[1] %d): connection refused on the "
+		 "host's 127.0.0.1:%d and [::1]:%d (is the service running?)",
+		 port, port, port, port);
+	if (quiet) {
+		ck_assert_str_eq(log, "");
+	} else {
+		ck_assert_msg(strstr(log, want) == log, "log: %s", log);
+		ck_assert_ptr_null(strstr(log + 1, "halo-run:")); /* once per port */
+	}
+	free(log);
+	n = fx_audit(&f, recs, 4);
+	ck_assert_int_eq(n, 2);
+	for (int i = 0; i < n; i++) {
+		ck_assert_str_eq(js(recs[i], "decision"), "allow");
+		ck_assert_str_eq(js(recs[i], "error"), "connection refused");
+		ck_assert_str_eq(js(recs[i], "address"), "::1");
+	}
+	fx_free_recs(recs, n);
+}
+
+START_TEST(refused_closes_and_says_once)
+{
+	refused(_i, false);
+}
+END_TEST
+
+START_TEST(refused_quiet)
+{
+	refused(_i, true);
+}
+END_TEST
+
+static Suite *hostport_suite(void)
+{
+	Suite *s = suite_create("proxy_hostport");
+	TCase *tc = tcase_create("loopback");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, relays_to_host_v4, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, falls_back_to_host_v6, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, refused_closes_and_says_once, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, refused_quiet, FIRST_BACKEND, END_BACKEND);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(hostport_suite)
