@@ -112,7 +112,7 @@ int linux_cgroup_delegated_find(const char *mount, const char *own, uid_t uid, c
 	 * user@UID.service is systemd's (root's) to manage, never ours. */
 	while (mark && mark[strlen(boundary)] != '/' && mark[strlen(boundary)] != '\0')
 		mark = strstr(mark + 1, boundary);
-	if (!mark || uid == 0)
+	if (!mark)
 		return -ENOENT;
 	keep = (size_t)(mark - own) + strlen(boundary); /* the shortest candidate */
 	if ((size_t)snprintf(path, sizeof(path), "%s%s", mount, own) >= sizeof(path))

@@ -202,10 +202,14 @@ static int parse_duration(const struct limit_key *k, const char *what, const cha
 		const char *u = pos + digits < n ? strchr(order, s[pos + digits]) : NULL;
 		long long mult;
 
-		if (digits == 0) {
-			halo_err_set(e, "%s: %s; expected %s", what,
-				     pos == 0 ? "not a number" : "a unit must follow a number",
+		if (digits == 0 && pos == 0) {
+			halo_err_set(e, "%s: not a number; expected %s", what,
 				     suffix_help(k->unit));
+			return -EINVAL;
+		}
+		if (digits == 0) {
+			halo_err_set(e, "%s: unexpected '%.*s'; expected %s", what, (int)(n - pos),
+				     s + pos, suffix_help(k->unit));
 			return -EINVAL;
 		}
 		if (digits > 1 && s[pos] == '0') {
