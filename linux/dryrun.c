@@ -111,6 +111,9 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 	int userns = linux_userns_probe();
 	int abi = linux_landlock_abi();
 	int rc = linux_scan(l, &s, e);
+	char mem_desc[LINUX_CGROUP_PATH + 64];
+	bool mem_cgroup = l->limits.memory_bytes != RLIMITS_UNSET &&
+			  linux_cgroup_memory_probe(mem_desc, sizeof(mem_desc));
 
 	if (rc < 0)
 		return rc;
@@ -127,7 +130,7 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 	print_mounts(out, l, &s);
 	fprintf(out, "limits:\n");
 	rlimits_describe(&l->limits, geteuid() == 0 && l->limits.processes != RLIMITS_UNSET,
-			 geteuid() == 0 && l->limits.memory_bytes != RLIMITS_UNSET, put_line, out);
+			 mem_cgroup ? mem_desc : NULL, put_line, out);
 	print_env(out, l->envp);
 	print_host_ports(out, l, userns);
 	fprintf(out, "capabilities: all dropped (effective, permitted, inheritable, ambient, "

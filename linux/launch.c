@@ -262,6 +262,8 @@ static int prepare(struct linux_sandbox *sb, bool may_degrade, struct halo_err *
 	rc = linux_cgroup_setup(&l->limits, &sb->cg, e);
 	if (rc < 0 && !may_degrade)
 		return rc;
+	/* The memory cgroup, where there is one, holds memory instead of RLIMIT_DATA. */
+	sb->own.limits.memory_via = sb->cg.memory ? RLIMITS_MEM_CGROUP : RLIMITS_MEM_DATA;
 	if (rc < 0 && !l->quiet)
 		fprintf(stderr, "halo-run: WARNING: %s (failIfUnavailable: false)\n", e->msg);
 	if ((rc = fds_open(&sb->f)) < 0)
@@ -322,7 +324,8 @@ int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct
 		halo_err_set(e, "out of memory");
 		return -ENOMEM;
 	}
-	sb->l = l;
+	sb->own = *l;
+	sb->l = &sb->own;
 	sb->pidfd = -1;
 	memset(&sb->f, -1, sizeof(sb->f));
 	rc = start(sb, e);

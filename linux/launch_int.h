@@ -19,7 +19,8 @@ struct launch_fds {
 
 /* Everything the supervisor holds for one run. */
 struct linux_sandbox {
-	const struct linux_launch *l;
+	const struct linux_launch *l; /* &own */
+	struct linux_launch own;      /* the caller's, with limits.memory_via settled */
 	struct linux_scan scan;
 	struct linux_cgroup cg;
 	struct launch_fds f;

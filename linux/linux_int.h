@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "linux/linux.h"
 
@@ -94,17 +95,37 @@ void linux_seccomp_apply_or_die(int report_fd);
 /* One line per rule for --dry-run. */
 void linux_seccomp_describe(void (*line)(void *arg, const char *text), void *arg);
 
-/* Whole-sandbox limits through cgroups (v2, else v1 pids/memory), when the caller may
- * create one (root or a delegated subtree). */
+/* Whole-sandbox limits through cgroups: root gets pids and memory (v2, else v1 under
+ * its own cgroup); an unprivileged caller gets memory in a subtree systemd delegated to
+ * it (v2), when there is one. Where no memory cgroup is had, RLIMIT_DATA holds memory. */
+#define LINUX_CGROUP_PATH 512
 struct linux_cgroup {
 	bool pids;
 	bool memory;
-	char path_pids[256];
-	char path_mem[256];
+	char path_pids[LINUX_CGROUP_PATH];
+	char path_mem[LINUX_CGROUP_PATH];
 	bool v2;
+	char mem_desc[LINUX_CGROUP_PATH + 64]; /* what holds memory, for messages */
 };
 int linux_cgroup_setup(const struct rlimits_set *r, struct linux_cgroup *cg, struct halo_err *e);
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
 void linux_cgroup_cleanup(struct linux_cgroup *cg);
+/* How many processes the kernel's OOM killer ended in the memory cgroup (0 without). */
+long long linux_cgroup_oom_kills(const struct linux_cgroup *cg);
+/* Would a memory cgroup hold the memory limit for this caller? Read-only: nothing is
+ * created. Returns true with `desc` set ("memory cgroup v1 (...)"), else false with the
+ * reason in `desc`. */
+bool linux_cgroup_memory_probe(char *desc, size_t n);
+
+/* cgroup_find.c: the caller's cgroup path for `controller` (NULL: the v2 "0::" line)
+ * in /proc/self/cgroup text; 0, -ENOENT or -ENAMETOOLONG. */
+int linux_cgroup_own_path(const char *proc_cgroup, const char *controller, char *out, size_t n);
+int linux_cgroup_read_self(char *buf, size_t n);
+/* Does dir/file list `word` (space or comma separated)? */
+bool linux_cgroup_file_has(const char *dir, const char *file, const char *word);
+/* A delegated v2 subtree for uid: the nearest proper ancestor of mount+own, at or below
+ * .../user@UID.service, owned and writable by uid, with memory in its
+ * cgroup.subtree_control. 0 with the directory in out, else -ENOENT. */
+int linux_cgroup_delegated_find(const char *mount, const char *own, uid_t uid, char *out, size_t n);
 
 #endif

@@ -54,6 +54,8 @@ static int status_to_code(int ws)
 	return 125;
 }
 
+static int command_status(struct linux_sandbox *sb, int ws, int *status, struct halo_err *e);
+
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
 int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e)
 {
@@ -79,14 +81,10 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct h
 			     r.err ? ": " : "", r.err ? strerror(r.err) : "");
 		return -EPERM;
 	}
-	if (!sb->via_init) {
-		*status = status_to_code(child_ws);
-		return 0;
-	}
-	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
-		*status = status_to_code(cmd_ws);
-		return 0;
-	}
+	if (!sb->via_init)
+		return command_status(sb, child_ws, status, e);
+	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws))
+		return command_status(sb, cmd_ws, status, e);
 	/* init ended without a word: killed from outside, or died in setup. */
 	*status = status_to_code(child_ws);
 	if (WIFEXITED(child_ws) && WEXITSTATUS(child_ws) == LINUX_SETUP_FAILED) {
@@ -94,6 +92,24 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct h
 		return -EPERM;
 	}
 	return 0;
+}
+
+/* The command's own status; when the memory cgroup's OOM killer ended a process of the
+ * sandbox (the command or one of its children), halo-run says so: the status alone
+ * (137, or whatever the command made of a killed child) does not tell. */
+static int command_status(struct linux_sandbox *sb, int ws, int *status, struct halo_err *e)
+{
+	long long kills = linux_cgroup_oom_kills(&sb->cg);
+
+	*status = status_to_code(ws);
+	if (kills <= 0)
+		return 0;
+	halo_err_set(e,
+		     "memory limit hit: the kernel's OOM killer ended %lld process%s in the "
+		     "sandbox (%lld MiB, %s)",
+		     kills, kills == 1 ? "" : "es", sb->l->limits.memory_bytes / (1024 * 1024),
+		     sb->cg.mem_desc);
+	return 1;
 }
 
 int linux_sandbox_exit_fd(const struct linux_sandbox *sb)

@@ -26,7 +26,8 @@ static const char *const gaps[] = {
     "and tools that sandbox themselves (SwiftPM manifests, Bazel's darwin-sandbox, Chrome) "
     "fail inside halo-run",
     "limits are setrlimit() per process (RLIMIT_NPROC counts every process of the user); "
-    "there are no cgroups",
+    "there are no cgroups, and memory is RLIMIT_DATA, which macOS enforces only for some "
+    "allocations (address space is not capped: that breaks V8, the JVM and Go)",
     "the persistence guard matches names (.git/hooks, .git/config, shell rc files, editor "
     "and agent settings): a core.hooksPath outside .git is not guarded",
     "path rules cover names, not inodes: a hard link to a protected file made before the "
@@ -103,7 +104,7 @@ int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e)
 	if (!(envp = example_env(l, l->unsandboxed ? base : tmpdir, e)))
 		return -ENOMEM;
 	fprintf(out, "limits:\n");
-	rlimits_describe(&l->limits, false, false, put_line, out);
+	rlimits_describe(&l->limits, false, NULL, put_line, out);
 	if (l->limits.wall_seconds > 0)
 		fprintf(out,
 			"  wall clock %lld s (the command's process group is killed; exit 124)\n",

@@ -13,7 +13,11 @@
  *            nofile, nproc: no suffix
  * A key given twice in one spec is refused (which one was meant?). Each key has a
  * ceiling (see the table); mem has a floor of 1 MiB because a bare "mem=512" is almost
- * certainly a missing "M", and 512 bytes of address space cannot even exec.
+ * certainly a missing "M", and 512 bytes of memory cannot even exec.
+ * Durations (cpu, wall, and --timeout) may combine units: "1h30m", "2m30s" (h, m, s in
+ * that order, each once; a bare number is seconds and stands alone).
+ * On the command line (rlimits_parse_cli, rlimits_parse_timeout) a value may only
+ * tighten the policy's: one above the policy's value for the same limit is refused.
  * On any error nothing is changed. */
 #include <errno.h>
 #include <limits.h>
@@ -74,6 +78,7 @@ void rlimits_init(struct rlimits_set *r)
 	r->open_files = RLIMITS_UNSET;
 	r->processes = RLIMITS_UNSET;
 	r->wall_seconds = RLIMITS_UNSET;
+	r->memory_via = RLIMITS_MEM_DATA;
 }
 
 /* Validation keeps the policy's limits positive; anything else means "not set". A
@@ -153,61 +158,162 @@ static const char *suffix_help(enum unit_kind unit)
 	}
 }
 
-/* One value of `n` bytes at `s` (not NUL-terminated). */
-static int parse_value(const struct limit_key *k, const char *s, size_t n, long long *out,
-		       struct halo_err *e)
+/* The leading decimal digits of s[0..n): their count, the value in *v (saturated
+ * flag in *overflow). */
+static size_t read_digits(const char *s, size_t n, long long *v, bool *overflow)
 {
-	long long v = 0, mult = 1;
-	size_t digits = 0;
-	bool overflow = false;
+	size_t i = 0;
 
-	while (digits < n && s[digits] >= '0' && s[digits] <= '9')
-		digits++;
-	if (n == 0) {
-		halo_err_set(e, "%s: empty value; expected %s", k->key, suffix_help(k->unit));
+	*v = 0;
+	*overflow = false;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		int d = s[i] - '0';
+		if (*v > (LLONG_MAX - d) / 10)
+			*overflow = true;
+		else
+			*v = *v * 10 + d;
+	}
+	return i;
+}
+
+static const char *unit_word(enum unit_kind unit)
+{
+	return unit == UNIT_BYTES ? " bytes" : unit == UNIT_SECONDS ? " s" : "";
+}
+
+static int too_large(const struct limit_key *k, const char *what, struct halo_err *e)
+{
+	halo_err_set(e, "%s: too large (at most %lld%s)", what, k->max, unit_word(k->unit));
+	return -EINVAL;
+}
+
+/* A duration: "90", "90s", "2m", "1h30m", "1h0m5s": number-unit pairs in the order h,
+ * m, s, each unit at most once; a bare number (seconds) only on its own. */
+static int parse_duration(const struct limit_key *k, const char *what, const char *s, size_t n,
+			  long long *out, struct halo_err *e)
+{
+	static const char order[] = "hms";
+	long long total = 0, v;
+	size_t pos = 0, next_unit = 0;
+	bool overflow;
+
+	while (pos < n) {
+		size_t digits = read_digits(s + pos, n - pos, &v, &overflow);
+		const char *u = pos + digits < n ? strchr(order, s[pos + digits]) : NULL;
+		long long mult;
+
+		if (digits == 0 && pos == 0) {
+			halo_err_set(e, "%s: not a number; expected %s", what,
+				     suffix_help(k->unit));
+			return -EINVAL;
+		}
+		if (digits == 0) {
+			halo_err_set(e, "%s: unexpected '%.*s'; expected %s", what, (int)(n - pos),
+				     s + pos, suffix_help(k->unit));
+			return -EINVAL;
+		}
+		if (digits > 1 && s[pos] == '0') {
+			halo_err_set(e, "%s: leading zero", what);
+			return -EINVAL;
+		}
+		if (pos + digits == n && pos == 0) {
+			mult = 1; /* a bare number: seconds */
+		} else if (pos + digits == n) {
+			halo_err_set(e, "%s: '%.*s' needs a unit (h, m or s)", what, (int)digits,
+				     s + pos);
+			return -EINVAL;
+		} else if (!u || s[pos + digits] == '\0') {
+			halo_err_set(e, "%s: unexpected '%.*s'; expected %s", what,
+				     (int)(n - pos - digits), s + pos + digits,
+				     suffix_help(k->unit));
+			return -EINVAL;
+		} else if ((size_t)(u - order) < next_unit) {
+			halo_err_set(e, "%s: units must come in the order h, m, s, each once",
+				     what);
+			return -EINVAL;
+		} else {
+			mult = suffix_multiplier(k->unit, *u);
+			next_unit = (size_t)(u - order) + 1;
+		}
+		if (overflow || v > k->max / mult || total > k->max - v * mult)
+			return too_large(k, what, e);
+		total += v * mult;
+		pos += digits + (mult == 1 && pos + digits == n ? 0 : 1);
+	}
+	if (total == 0) {
+		halo_err_set(e, "%s: must be greater than zero", what);
 		return -EINVAL;
 	}
+	*out = total;
+	return 0;
+}
+
+/* A size or a count: digits and at most one suffix. */
+static int parse_amount(const struct limit_key *k, const char *what, const char *s, size_t n,
+			long long *out, struct halo_err *e)
+{
+	long long v, mult = 1;
+	bool overflow;
+	size_t digits = read_digits(s, n, &v, &overflow);
+
 	if (digits == 0) {
-		halo_err_set(e, "%s=%.*s: not a number; expected %s", k->key, (int)n, s,
-			     suffix_help(k->unit));
+		halo_err_set(e, "%s: not a number; expected %s", what, suffix_help(k->unit));
 		return -EINVAL;
 	}
 	if (digits > 1 && s[0] == '0') {
-		halo_err_set(e, "%s=%.*s: leading zero", k->key, (int)n, s);
+		halo_err_set(e, "%s: leading zero", what);
 		return -EINVAL;
 	}
 	if (n - digits == 1)
 		mult = suffix_multiplier(k->unit, s[digits]);
 	if (n - digits > 1 || mult == 0) {
-		halo_err_set(e, "%s=%.*s: unexpected '%.*s'; expected %s", k->key, (int)n, s,
-			     (int)(n - digits), s + digits, suffix_help(k->unit));
+		halo_err_set(e, "%s: unexpected '%.*s'; expected %s", what, (int)(n - digits),
+			     s + digits, suffix_help(k->unit));
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < digits && !overflow; i++) {
-		int d = s[i] - '0';
-		overflow = v > (LLONG_MAX - d) / 10;
-		v = overflow ? v : v * 10 + d;
-	}
-	if (v == 0) {
-		halo_err_set(e, "%s=%.*s: must be greater than zero", k->key, (int)n, s);
+	if (v == 0 && !overflow) {
+		halo_err_set(e, "%s: must be greater than zero", what);
 		return -EINVAL;
 	}
-	if (overflow || v > k->max / mult) {
-		halo_err_set(e, "%s=%.*s: too large (at most %lld%s)", k->key, (int)n, s, k->max,
-			     k->unit == UNIT_BYTES     ? " bytes"
-			     : k->unit == UNIT_SECONDS ? " s"
-						       : "");
-		return -EINVAL;
-	}
+	if (overflow || v > k->max / mult)
+		return too_large(k, what, e);
 	v *= mult;
 	if (v < k->min) {
-		halo_err_set(e, "%s=%.*s: below the minimum of %lld bytes%s%.*s%s", k->key, (int)n,
-			     s, k->min, digits == n ? " (did you mean " : "",
-			     digits == n ? (int)digits : 0, s, digits == n ? "M?)" : "");
+		halo_err_set(e, "%s: below the minimum of %lld bytes%s%.*s%s", what, k->min,
+			     digits == n ? " (did you mean " : "", digits == n ? (int)digits : 0, s,
+			     digits == n ? "M?)" : "");
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
+}
+
+/* One value of `n` bytes at `s` (not NUL-terminated); `what` names it in messages. */
+static int parse_value(const struct limit_key *k, const char *what, const char *s, size_t n,
+		       long long *out, struct halo_err *e)
+{
+	if (n == 0) {
+		halo_err_set(e, "%s: empty value; expected %s", what, suffix_help(k->unit));
+		return -EINVAL;
+	}
+	return k->unit == UNIT_SECONDS ? parse_duration(k, what, s, n, out, e)
+				       : parse_amount(k, what, s, n, out, e);
+}
+
+/* The command line may tighten the policy, never loosen it: a value above the one the
+ * policy set for the same limit is refused. `what` is how the user wrote it. */
+static int check_tightens(const struct limit_key *k, const char *flag, const char *what,
+			  long long v, const struct rlimits_set *policy, struct halo_err *e)
+{
+	long long had = policy ? *field((struct rlimits_set *)policy, k) : RLIMITS_UNSET;
+
+	if (had == RLIMITS_UNSET || v <= had)
+		return 0;
+	halo_err_set(e,
+		     "%s%s exceeds the policy's limits.%s (%lld); the command line may only "
+		     "tighten limits",
+		     flag, what, k->policy_name, k->unit == UNIT_BYTES ? had / MIB : had);
+	return -EPERM;
 }
 
 static int unknown_key(const char *s, size_t n, struct halo_err *e)
@@ -224,10 +330,11 @@ static int unknown_key(const char *s, size_t n, struct halo_err *e)
 }
 
 static int parse_item(const char *s, size_t n, struct rlimits_set *r, bool *seen,
-		      struct halo_err *e)
+		      const struct rlimits_set *policy, struct halo_err *e)
 {
 	const char *eq = memchr(s, '=', n);
 	const struct limit_key *k;
+	char what[SPEC_MAX_BYTES + 8];
 	long long v;
 	int rc;
 
@@ -251,39 +358,53 @@ static int parse_item(const char *s, size_t n, struct rlimits_set *r, bool *seen
 		return -EINVAL;
 	}
 	seen[k - limit_keys] = true;
-	rc = parse_value(k, eq + 1, n - (size_t)(eq + 1 - s), &v, e);
+	snprintf(what, sizeof(what), "%.*s", (int)n, s);
+	rc = parse_value(k, eq + 1 == s + n ? k->key : what, eq + 1, n - (size_t)(eq + 1 - s), &v,
+			 e);
+	if (rc == 0 && policy)
+		rc = check_tightens(k, "--limit ", what, v, policy, e);
 	if (rc < 0)
 		return rc;
 	*field(r, k) = v;
 	return 0;
 }
 
-int rlimits_parse_override(const char *spec, struct rlimits_set *r, struct halo_err *e)
+/* Printable ASCII only, at most SPEC_MAX_BYTES: returns the length or -EINVAL. */
+static long check_text(const char *text, const char *what, struct halo_err *e)
+{
+	size_t len = strnlen(text, SPEC_MAX_BYTES + 1);
+
+	if (len > SPEC_MAX_BYTES) {
+		halo_err_set(e, "%s longer than %d bytes", what, SPEC_MAX_BYTES);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)text[i] <= ' ' || (unsigned char)text[i] >= 0x7f) {
+			halo_err_set(e, "whitespace, control or non-ASCII character at offset %zu",
+				     i);
+			return -EINVAL;
+		}
+	return (long)len;
+}
+
+static int parse_spec(const char *spec, struct rlimits_set *r, const struct rlimits_set *policy,
+		      struct halo_err *e)
 {
 	struct rlimits_set tmp = *r;
 	bool seen[N_KEYS] = {false};
-	size_t len;
+	long len;
 
 	if (!spec || !*spec) {
 		halo_err_set(e, "empty limit list; expected KEY=VALUE[,KEY=VALUE...] with keys %s",
 			     known_keys);
 		return -EINVAL;
 	}
-	len = strnlen(spec, SPEC_MAX_BYTES + 1);
-	if (len > SPEC_MAX_BYTES) {
-		halo_err_set(e, "limit list longer than %d bytes", SPEC_MAX_BYTES);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)spec[i] <= ' ' || (unsigned char)spec[i] >= 0x7f) {
-			halo_err_set(e, "whitespace, control or non-ASCII character at offset %zu",
-				     i);
-			return -EINVAL;
-		}
+	if ((len = check_text(spec, "limit list", e)) < 0)
+		return (int)len;
 	for (const char *p = spec;;) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-		int rc = parse_item(p, n, &tmp, seen, e);
+		int rc = parse_item(p, n, &tmp, seen, policy, e);
 
 		if (rc < 0)
 			return rc;
@@ -295,7 +416,58 @@ int rlimits_parse_override(const char *spec, struct rlimits_set *r, struct halo_
 	return 0;
 }
 
+int rlimits_parse_override(const char *spec, struct rlimits_set *r, struct halo_err *e)
+{
+	return parse_spec(spec, r, NULL, e);
+}
+
+int rlimits_parse_cli(const char *spec, const struct rlimits_set *policy, struct rlimits_set *r,
+		      struct halo_err *e)
+{
+	return parse_spec(spec, r, policy, e);
+}
+
+int rlimits_parse_timeout(const char *text, const struct rlimits_set *policy, struct rlimits_set *r,
+			  struct halo_err *e)
+{
+	const struct limit_key *wall = key_find("wall", 4);
+	char what[SPEC_MAX_BYTES + 16];
+	long long v;
+	long len;
+	int rc;
+
+	if (!text || !*text) {
+		halo_err_set(e, "--timeout: empty value; expected %s", suffix_help(UNIT_SECONDS));
+		return -EINVAL;
+	}
+	if ((len = check_text(text, "--timeout value", e)) < 0) {
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		halo_err_set(e, "--timeout: %s", msg);
+		return (int)len;
+	}
+	snprintf(what, sizeof(what), "--timeout %s", text);
+	rc = parse_value(wall, what, text, (size_t)len, &v, e);
+	if (rc == 0)
+		rc = check_tightens(wall, "", what, v, policy, e);
+	if (rc < 0)
+		return rc;
+	/* Both --limit wall= and --timeout tighten: the shorter one holds. */
+	if (r->wall_seconds == RLIMITS_UNSET || v < r->wall_seconds)
+		r->wall_seconds = v;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- applying */
+
+/* Memory is counted as what is used, never as address space: RLIMIT_AS kills runtimes
+ * that reserve far more than they touch (V8's cage, the JVM's heap, Go's arenas, wasm
+ * guard regions) at start. RLIMIT_DATA counts private writable mappings (heap, brk,
+ * anonymous mmap) since Linux 4.7, and PROT_NONE reservations not at all. */
+int rlimits_memory_resource(const struct rlimits_set *r)
+{
+	return r->memory_via == RLIMITS_MEM_CGROUP ? -1 : RLIMIT_DATA;
+}
 
 struct apply_row {
 	int resource;
@@ -305,7 +477,7 @@ struct apply_row {
 
 static const struct apply_row apply_rows[] = {
     {RLIMIT_CPU, "RLIMIT_CPU", FIELD(cpu_seconds)},
-    {RLIMIT_AS, "RLIMIT_AS", FIELD(memory_bytes)},
+    {RLIMIT_DATA, "RLIMIT_DATA", FIELD(memory_bytes)},
     {RLIMIT_FSIZE, "RLIMIT_FSIZE", FIELD(file_size_bytes)},
     {RLIMIT_NOFILE, "RLIMIT_NOFILE", FIELD(open_files)},
     {RLIMIT_NPROC, "RLIMIT_NPROC", FIELD(processes)},
@@ -354,6 +526,8 @@ int rlimits_apply(const struct rlimits_set *r, struct halo_err *e)
 
 		if (v == RLIMITS_UNSET || v <= 0)
 			continue;
+		if (row->offset == FIELD(memory_bytes) && rlimits_memory_resource(r) < 0)
+			continue; /* the launcher's memory cgroup holds it */
 		/* CPU: the soft limit delivers SIGXCPU (catchable: a build tool can report
 		 * it), the hard limit one second later SIGKILL, so a handler that ignores
 		 * SIGXCPU cannot run on. */
@@ -364,69 +538,4 @@ int rlimits_apply(const struct rlimits_set *r, struct halo_err *e)
 			return rc;
 	}
 	return 0;
-}
-
-/* ---------------------------------------------------------------- describing */
-
-static void format_bytes(long long v, char *buf, size_t n)
-{
-	if (v % GIB == 0)
-		snprintf(buf, n, "%lld GiB", v / GIB);
-	else if (v % MIB == 0)
-		snprintf(buf, n, "%lld MiB", v / MIB);
-	else if (v % KIB == 0)
-		snprintf(buf, n, "%lld KiB", v / KIB);
-	else
-		snprintf(buf, n, "%lld bytes", v);
-}
-
-void rlimits_describe(const struct rlimits_set *r, bool cgroup_pids, bool cgroup_mem,
-		      void (*line)(void *arg, const char *text), void *arg)
-{
-	char buf[256], num[64];
-
-	line(arg, "core dumps 0 (setrlimit RLIMIT_CORE)");
-	if (r->cpu_seconds > 0)
-		snprintf(buf, sizeof(buf),
-			 "cpu %lld s (setrlimit RLIMIT_CPU: SIGXCPU at %lld s, SIGKILL at %lld s)",
-			 r->cpu_seconds, r->cpu_seconds, r->cpu_seconds + 1);
-	else
-		snprintf(buf, sizeof(buf), "cpu: host limit kept");
-	line(arg, buf);
-	if (r->memory_bytes > 0) {
-		format_bytes(r->memory_bytes, num, sizeof(num));
-		snprintf(buf, sizeof(buf), "memory %s (setrlimit RLIMIT_AS, per process%s)", num,
-			 cgroup_mem ? "; memory cgroup for the whole sandbox" : "");
-	} else {
-		snprintf(buf, sizeof(buf), "memory: host limit kept");
-	}
-	line(arg, buf);
-	if (r->file_size_bytes > 0) {
-		format_bytes(r->file_size_bytes, num, sizeof(num));
-		snprintf(buf, sizeof(buf), "file size %s (setrlimit RLIMIT_FSIZE)", num);
-	} else {
-		snprintf(buf, sizeof(buf), "file size: host limit kept");
-	}
-	line(arg, buf);
-	if (r->open_files > 0)
-		snprintf(buf, sizeof(buf), "open files %lld (setrlimit RLIMIT_NOFILE)",
-			 r->open_files);
-	else
-		snprintf(buf, sizeof(buf), "open files: host limit kept");
-	line(arg, buf);
-	if (r->processes > 0)
-		snprintf(buf, sizeof(buf),
-			 "processes %lld (setrlimit RLIMIT_NPROC, counted per uid%s)", r->processes,
-			 cgroup_pids ? "; pids cgroup for the whole sandbox"
-				     : "; not enforced for host uid 0");
-	else
-		snprintf(buf, sizeof(buf), "processes: host limit kept");
-	line(arg, buf);
-	if (r->wall_seconds > 0)
-		snprintf(buf, sizeof(buf),
-			 "wall clock %lld s (supervisor timer: sandbox killed, exit 124)",
-			 r->wall_seconds);
-	else
-		snprintf(buf, sizeof(buf), "wall clock: no limit");
-	line(arg, buf);
 }

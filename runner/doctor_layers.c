@@ -402,6 +402,43 @@ static bool controller_listed(const char *name)
 	return false;
 }
 
+/* Which mechanism holds limits.memoryMB on this machine, for this caller: a note, since
+ * either holds (RLIMIT_DATA per process, the cgroup for the whole sandbox). */
+static void note_memory(struct doctor *d, bool cgroup, const char *desc)
+{
+	const struct policy_limits *pl = &d->p->limits;
+
+	if (pl->memory_mb == POLICY_LIMIT_UNSET)
+		return;
+	if (cgroup)
+		doctor_add(d, false, NULL, "none needed",
+			   "limits.memoryMB (%lld) is held by the %s for the whole sandbox: over "
+			   "it the kernel's OOM killer ends a process and halo-run says "
+			   "\"memory limit hit\"",
+			   (long long)pl->memory_mb, desc);
+	else
+		doctor_add(d, false, NULL,
+			   geteuid() == 0 ? "mount the memory cgroup controller"
+					  : "run under a systemd user session that delegates the "
+					    "memory controller (user@UID.service), or as root",
+			   "limits.memoryMB (%lld) is held per process by RLIMIT_DATA (%s): an "
+			   "allocation over it fails; several processes together may use more",
+			   (long long)pl->memory_mb, desc);
+}
+
+static void check_cgroups_user(struct doctor *d, struct doctor_layer *l, bool asks, bool mem,
+			       const char *desc)
+{
+	l->available = true;
+	snprintf(l->detail, sizeof(l->detail), "%s",
+		 mem ? "not needed (not root); delegated: memory" : "not needed (not root)");
+	set_use(l, asks && mem && d->p->limits.memory_mb != POLICY_LIMIT_UNSET,
+		!asks ? "not used (no limits)"
+		: mem ? "memory in the delegated cgroup; processes by RLIMIT_NPROC"
+		      : "not used (RLIMIT_NPROC, RLIMIT_DATA hold)");
+	note_memory(d, mem, desc);
+}
+
 static void check_cgroups(struct doctor *d)
 {
 	struct doctor_layer *l =
@@ -410,23 +447,21 @@ static void check_cgroups(struct doctor *d)
 		  "(RLIMIT_CPU), disk I/O and network bandwidth are not limited");
 	const struct policy_limits *pl = &d->p->limits;
 	bool asks = pl->processes != POLICY_LIMIT_UNSET || pl->memory_mb != POLICY_LIMIT_UNSET;
+	char desc[LINUX_CGROUP_PATH + 64];
+	bool mem = linux_cgroup_memory_probe(desc, sizeof(desc));
 	struct statfs fs;
-	bool pids, mem;
+	bool pids;
 
 	if (geteuid() != 0) {
-		l->available = true;
-		snprintf(l->detail, sizeof(l->detail), "not needed (not root)");
-		set_use(l, false,
-			asks ? "not used (RLIMIT_NPROC, RLIMIT_AS hold)" : "not used (no limits)");
+		check_cgroups_user(d, l, asks, mem, desc);
 		return;
 	}
 	if (statfs("/sys/fs/cgroup", &fs) == 0 && (unsigned long)fs.f_type == CGROUP2_SUPER_MAGIC) {
 		pids =
 		    controller_listed("pids") && cgroup_writable("/sys/fs/cgroup", "cgroup.procs");
-		mem = controller_listed("memory") && pids;
+		mem = mem && pids;
 	} else {
 		pids = cgroup_writable("/sys/fs/cgroup/pids", "pids.max");
-		mem = cgroup_writable("/sys/fs/cgroup/memory", "memory.limit_in_bytes");
 	}
 	l->available = pids;
 	snprintf(l->detail, sizeof(l->detail), "%s",
@@ -441,10 +476,7 @@ static void check_cgroups(struct doctor *d)
 		    "pids enabled), or run halo-run as a non-root user",
 		    "limits.processes cannot be enforced for root without the pids cgroup "
 		    "controller (RLIMIT_NPROC does not apply to uid 0): the launch is refused");
-	if (pl->memory_mb != POLICY_LIMIT_UNSET && !mem)
-		doctor_add(d, false, NULL, "mount the memory cgroup controller",
-			   "limits.memoryMB holds per process only (RLIMIT_AS): no memory cgroup "
-			   "for the whole sandbox");
+	note_memory(d, mem, desc);
 }
 
 void doctor_layers(struct doctor *d)

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linux/linux_int.h"
 #include "netns/netns.h"
 #include "runner/doctor.h"
 #include "runner/runner_int.h"
@@ -376,7 +377,7 @@ static void k_rlimit(const char *arg, char *out, size_t n)
 	static const struct {
 		const char *name;
 		int res;
-	} names[] = {{"core", RLIMIT_CORE},   {"cpu", RLIMIT_CPU},	 {"as", RLIMIT_AS},
+	} names[] = {{"core", RLIMIT_CORE},   {"cpu", RLIMIT_CPU},	 {"data", RLIMIT_DATA},
 		     {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}, {"nproc", RLIMIT_NPROC}};
 	struct rlimit r;
 
@@ -393,6 +394,43 @@ static void k_rlimit(const char *arg, char *out, size_t n)
 		return;
 	}
 	snprintf(out, n, "setup-failed");
+}
+
+/* The memory limit of the probe's own memory cgroup: v1 memory.limit_in_bytes, else
+ * v2 memory.max (in /sys/fs/cgroup or the hybrid layout's unified mount). */
+static void k_memcg(const char *arg, char *out, size_t n)
+{
+	static const struct {
+		const char *controller, *mount, *file;
+	} where[] = {
+	    {"memory", "/sys/fs/cgroup/memory", "memory.limit_in_bytes"},
+	    {NULL, "/sys/fs/cgroup", "memory.max"},
+	    {NULL, "/sys/fs/cgroup/unified", "memory.max"},
+	};
+	char self[4096], own[LINUX_CGROUP_PATH], path[LINUX_CGROUP_PATH + 64], buf[64];
+
+	(void)arg;
+	snprintf(out, n, "value=unlimited");
+	if (linux_cgroup_read_self(self, sizeof(self)) < 0)
+		return;
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		int fd;
+		ssize_t got;
+
+		if (linux_cgroup_own_path(self, where[i].controller, own, sizeof(own)) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s%s/%s", where[i].mount, own, where[i].file);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		got = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (got <= 0)
+			continue;
+		buf[got] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(out, n, "value=%s", strcmp(buf, "max") == 0 ? "unlimited" : buf);
+		return;
+	}
 }
 
 static void k_status(const char *arg, char *out, size_t n)
@@ -443,7 +481,7 @@ static const struct {
     {"unix", k_unix},	    {"proxy", k_proxy}, {"sys", k_sys},	      {"kill", k_kill},
     {"procmem", k_procmem}, {"fd", k_fd},	{"fds", k_fds},	      {"rlimit", k_rlimit},
     {"status", k_status},   {"netns", k_netns}, {"ifaces", k_ifaces}, {"hostname", k_hostname},
-    {"shm", k_shm},
+    {"shm", k_shm},	    {"memcg", k_memcg},
 };
 
 /* One probe in a throwaway child; the line it printed, or how it died. */

@@ -15,28 +15,23 @@
 
 extern char **environ;
 
+/* The policy's limits, tightened (never loosened) by --limit and --timeout. */
 static int settle_limits(const struct runner_opts *o, const struct halo_policy *p,
 			 struct rlimits_set *r)
 {
 	struct halo_err e = {{0}};
+	struct rlimits_set policy;
+	int rc;
 
-	rlimits_from_policy(&p->limits, r);
-	if (o->limit_spec && rlimits_parse_override(o->limit_spec, r, &e) < 0) {
-		fprintf(stderr, "halo-run: --limit: %s\n", e.msg);
+	rlimits_from_policy(&p->limits, &policy);
+	*r = policy;
+	if (o->limit_spec && (rc = rlimits_parse_cli(o->limit_spec, &policy, r, &e)) < 0) {
+		fprintf(stderr, rc == -EPERM ? "halo-run: %s\n" : "halo-run: --limit: %s\n", e.msg);
 		return HALO_EXIT_SETUP;
 	}
-	if (o->timeout) {
-		char *end;
-		errno = 0;
-		long long s = strtoll(o->timeout, &end, 10);
-		if (errno || *end || s <= 0 || s > 31536000 || o->timeout[0] == '+') {
-			fprintf(stderr,
-				"halo-run: --timeout: '%s' is not a whole number of seconds "
-				"between 1 and 31536000\n",
-				o->timeout);
-			return HALO_EXIT_SETUP;
-		}
-		r->wall_seconds = s;
+	if (o->timeout && rlimits_parse_timeout(o->timeout, &policy, r, &e) < 0) {
+		fprintf(stderr, "halo-run: %s\n", e.msg);
+		return HALO_EXIT_SETUP;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "linux/linux_int.h"
 #include "linux/seccomp_int.h"
 #include "rlimits/rlimits.h"
 #include "runner/doctor.h"
@@ -496,25 +497,36 @@ static int plan_limits(struct verify *v)
 		size_t off;
 	} caps[] = {
 	    {"cpu", "limit: cpu seconds", offsetof(struct rlimits_set, cpu_seconds)},
-	    {"as", "limit: address space (memoryMB)", offsetof(struct rlimits_set, memory_bytes)},
+	    {"data", "limit: memory, RLIMIT_DATA (memoryMB)",
+	     offsetof(struct rlimits_set, memory_bytes)},
 	    {"fsize", "limit: file size", offsetof(struct rlimits_set, file_size_bytes)},
 	    {"nofile", "limit: open files", offsetof(struct rlimits_set, open_files)},
 	    {"nproc", "limit: processes", offsetof(struct rlimits_set, processes)},
 	};
 	struct rlimits_set rs;
+	char desc[LINUX_CGROUP_PATH + 64];
 
 	if (value_row(v, "0", "limit: core dumps", "rlimit:%s", "core") < 0)
 		return -ENOMEM;
 	rlimits_init(&rs);
 	rlimits_from_policy(&v->p->limits, &rs);
+	/* Memory is held by the memory cgroup where the launch can make one, else by
+	 * RLIMIT_DATA: the probe checks the one this launch uses. */
+	if (rs.memory_bytes != RLIMITS_UNSET && linux_cgroup_memory_probe(desc, sizeof(desc)))
+		rs.memory_via = RLIMITS_MEM_CGROUP;
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		long long want = *(const long long *)((const char *)&rs + caps[i].off);
+		bool memcg = caps[i].off == offsetof(struct rlimits_set, memory_bytes) &&
+			     rlimits_memory_resource(&rs) < 0;
 		char exp[64];
 		struct vrow *r;
 		if (want == RLIMITS_UNSET)
 			continue;
 		snprintf(exp, sizeof(exp), "<= %lld", want);
-		if (!(r = add_spec(v, V_AT_MOST, exp, caps[i].what, "rlimit:%s", caps[i].name)))
+		r = memcg ? add_spec(v, V_AT_MOST, exp, "limit: memory, memory cgroup (memoryMB)",
+				     "memcg:")
+			  : add_spec(v, V_AT_MOST, exp, caps[i].what, "rlimit:%s", caps[i].name);
+		if (!r)
 			return -ENOMEM;
 		r->limit = want;
 	}

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Resource limits: each one through --limit and through the policy's limits block,
-# core dumps always 0, --limit overriding the policy, bad values refused (125) with a
-# message naming the item, and --dry-run naming the mechanism that holds each limit.
+# core dumps always 0, the command line tightening (never loosening) the policy, bad
+# values refused (125) with a message naming the item, --timeout durations, memory
+# limits that real runtimes (node, java, go, wasm) start under, and --dry-run naming
+# the mechanism that holds each limit.
 set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1
@@ -26,6 +28,12 @@ policy p_mem.yaml 'limits: {memoryMB: 100}'
 policy p_nproc.yaml 'limits: {processes: 20}'
 policy p_nofile.yaml 'limits: {openFiles: 32}'
 policy p_wall.yaml 'limits: {wallSeconds: 1}'
+
+# Which mechanism holds memory for this caller: the memory cgroup (root; a delegated
+# user cgroup) or RLIMIT_DATA. The rows below expect what that mechanism does.
+sbx --dry-run --limit mem=100M -- true
+if grep -q "memory 100 MiB (.*cgroup" <<<"$OUT"; then MEMCG=yes; else MEMCG=no; fi
+echo "# memory held by: $(grep -o 'memory 100 MiB ([^,;]*' <<<"$OUT")"
 
 for via in limit policy; do
 	case $via in
@@ -57,14 +65,27 @@ for via in limit policy; do
 	expect "fsize ($via): a file under the limit is written" 0 "$RC"
 	rm -f big small
 
-	# Memory (address space): allocation beyond fails; within works.
+	# Memory: touching more than the limit is stopped (the cgroup's OOM killer, and
+	# halo-run says so; or RLIMIT_DATA refusing the allocation); within it works.
 	sbx "${mem[@]}" -- ./it_sup alloc 300
-	expect "mem ($via): malloc of 300 MiB under 100 MiB fails with ENOMEM" ENOMEM "$OUT"
+	if [ "$MEMCG" = yes ]; then
+		expect "mem ($via): touching 300 MiB under 100 MiB is OOM-killed (137)" 137 "$RC"
+		expect_match "mem ($via): halo-run says the memory limit was hit" \
+			"^halo-run: memory limit hit: the kernel's OOM killer ended 1 process in the sandbox \(100 MiB, .*memory cgroup" "$ERR"
+	else
+		expect "mem ($via): malloc of 300 MiB under 100 MiB fails with ENOMEM" ENOMEM "$OUT"
+	fi
 	sbx "${mem[@]}" -- ./it_sup alloc 20
 	expect "mem ($via): 20 MiB under 100 MiB works" ok "$OUT"
+	expect "mem ($via): no memory-limit message when under it" "" "$(grep 'memory limit hit' <<<"$ERR")"
 	sbx "${mem[@]}" -- python3 -c 'bytearray(300 << 20)'
-	expect "mem ($via): python3 allocating 300 MiB exits 1" 1 "$RC"
-	expect_match "mem ($via): python3 raises MemoryError" "MemoryError" "$ERR"
+	if [ "$MEMCG" = yes ]; then
+		expect "mem ($via): python3 allocating 300 MiB is OOM-killed (137)" 137 "$RC"
+		expect_match "mem ($via): ... and halo-run says so" "memory limit hit" "$ERR"
+	else
+		expect "mem ($via): python3 allocating 300 MiB exits 1" 1 "$RC"
+		expect_match "mem ($via): python3 raises MemoryError" "MemoryError" "$ERR"
+	fi
 
 	# Processes: the fork bomb is bounded. The sandbox holds init and the helper, so
 	# at most 18..19 children fit under 20 (cgroup: pids.max = 21 with init).
@@ -95,11 +116,86 @@ expect "core dumps: cannot be raised inside" refused "$OUT"
 sbx -- sh -c 'ulimit -n'
 expect "no --limit: open files keep the host's limit" "$(ulimit -n)" "$OUT"
 
-# --limit overrides the policy.
-sbx --policy p_nofile.yaml --limit nofile=64 -- ./it_sup openmany 100
-expect "--limit nofile=64 overrides the policy's openFiles: 32" "opened 61 EMFILE" "$OUT"
-sbx --policy p_cpu.yaml --limit mem=100M -- sh -c 'ulimit -t; ulimit -v'
-expect "--limit of another item keeps the policy's cpu" "1 102400" "$(echo $OUT)"
+# The command line tightens the policy's limits, never loosens them.
+sbx --policy p_nofile.yaml --limit nofile=16 -- ./it_sup openmany 100
+expect "--limit nofile=16 tightens the policy's openFiles: 32" "opened 13 EMFILE" "$OUT"
+sbx --policy p_cpu.yaml --limit mem=100M -- sh -c 'ulimit -t; ulimit -d; ulimit -v'
+expect "--limit of another item keeps the policy's cpu (memory: $([ $MEMCG = yes ] && echo cgroup || echo RLIMIT_DATA), address space never capped)" \
+	"1 $([ $MEMCG = yes ] && echo unlimited || echo 102400) unlimited" "$(echo $OUT)"
+loosen() { # WHAT POLICY ARGS...: the command line asks more than the policy: 125
+	local what=$1 pol=$2
+	shift 2
+	sbx --policy "$pol" "$@" -- echo ran
+	expect "$what: exit 125" 125 "$RC"
+	expect "$what: nothing ran" "" "$OUT"
+	expect_match "$what: the message names the limit and the policy's value" "$MSG" "$ERR"
+}
+ONLY="; the command line may only tighten limits"
+MSG="^halo-run: --limit nofile=64 exceeds the policy's limits.openFiles \(32\)$ONLY\$"
+loosen "--limit nofile=64 over openFiles: 32" p_nofile.yaml --limit nofile=64
+MSG="^halo-run: --limit mem=8G exceeds the policy's limits.memoryMB \(100\)$ONLY\$"
+loosen "--limit mem=8G over memoryMB: 100" p_mem.yaml --limit mem=8G
+MSG="^halo-run: --limit cpu=1m exceeds the policy's limits.cpuSeconds \(1\)"
+loosen "--limit cpu=1m over cpuSeconds: 1" p_cpu.yaml --limit cpu=1m
+MSG="^halo-run: --timeout 1m exceeds the policy's limits.wallSeconds \(1\)$ONLY\$"
+loosen "--timeout 1m over wallSeconds: 1" p_wall.yaml --timeout 1m
+MSG="^halo-run: --limit wall=2 exceeds the policy's limits.wallSeconds \(1\)"
+loosen "--limit wall=2 over wallSeconds: 1" p_wall.yaml --limit wall=2
+sbx --policy p_wall.yaml --limit nproc=100000 -- echo ran
+expect "a limit the policy leaves unset may be given any value" "0 ran" "$RC $OUT"
+policy p_wall60.yaml 'limits: {wallSeconds: 60}'
+sbx --policy p_wall60.yaml --timeout 1 -- sleep 30
+expect "--timeout 1 tightens wallSeconds: 60 (exit 124)" 124 "$RC"
+
+# --timeout takes the durations of --limit wall=.
+for t in 90 1m 1h30m 2m30s; do
+	sbx --timeout "$t" -- echo ran
+	expect "--timeout $t accepted" "0 ran" "$RC $OUT"
+done
+sbx --dry-run --timeout 1h30m -- true
+expect_match "--timeout 1h30m: the plan says 5400 s" "wall clock 5400 s" "$OUT"
+sbx --timeout 1m --limit wall=2 -- sleep 30
+expect "--timeout 1m with --limit wall=2: the shorter one holds (124)" 124 "$RC"
+for t in 1x 0 -5 1h1h 1m30 " 1m" "1e3"; do
+	sbx --timeout "$t" -- echo ran
+	expect "--timeout '$t': exit 125, nothing ran" "125 " "$RC $OUT"
+	expect_match "--timeout '$t': the message names it" "^halo-run: --timeout" "$ERR"
+done
+
+# Runtimes that reserve far more address space than they use start under a memory
+# limit (RLIMIT_AS made them crash), and one that really uses more is stopped.
+sbx --limit mem=1G -- node -e 'console.log(1)'
+expect "node starts under mem=1G" "0 1" "$RC $OUT"
+sbx --limit mem=1G -- node -e 'new WebAssembly.Memory({initial: 1}); console.log("wasm")'
+expect "node: a wasm memory (a large guard reservation) under mem=1G" "0 wasm" "$RC $OUT"
+sbx --limit mem=1G -- node -e 'const a = []; for (let i = 0; i < 200; i++) a.push(Buffer.alloc(1 << 20, 1)); console.log("ok")'
+expect "node: 200 MiB really used under mem=1G works" "0 ok" "$RC $OUT"
+BOUND=60 sbx --limit mem=200M -- node -e 'const a = []; for (let i = 0; i < 2000; i++) a.push(Buffer.alloc(1 << 20, 1)); console.log("survived")'
+expect "node: touching 2 GiB under mem=200M is stopped" "stopped" \
+	"$([ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] && [ -z "$OUT" ] && echo stopped || echo "rc=$RC out=$OUT")"
+[ "$MEMCG" = yes ] && expect_match "node over the limit: halo-run says the memory limit was hit" "memory limit hit" "$ERR"
+if command -v java >/dev/null; then
+	sbx --limit mem=1G -- java -version
+	expect "java starts under mem=1G" 0 "$RC"
+else
+	ok "skipped java under mem=1G (no java)"
+fi
+if command -v go >/dev/null; then
+	mkdir -p gomem && printf '%s\n' 'package main' 'import ("fmt"; "os")' \
+		'func main() { if len(os.Args) > 1 { var k [][]byte; for i := 0; i < 2000; i++ { b := make([]byte, 1<<20); for j := range b { b[j] = 1 }; k = append(k, b) }; fmt.Println("survived", len(k)); return }; fmt.Println("go ok") }' >gomem/main.go
+	(cd gomem && GOCACHE="$TMPDIR/gocache" GOPATH="$TMPDIR/gopath" GO111MODULE=off GOFLAGS= timeout 120 go build -o ../gomem.bin main.go) 2>/dev/null
+	if [ -x gomem.bin ]; then
+		sbx --limit mem=1G -- ./gomem.bin
+		expect "go: a Go binary starts under mem=1G" "0 go ok" "$RC $OUT"
+		BOUND=60 sbx --limit mem=200M -- ./gomem.bin big
+		expect "go: touching 2 GiB under mem=200M is stopped" "stopped" \
+			"$([ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] && [ -z "$OUT" ] && echo stopped || echo "rc=$RC out=$OUT")"
+	else
+		ok "skipped the Go rows (go build failed here)"
+	fi
+else
+	ok "skipped the Go rows (no go)"
+fi
 
 # Bad --limit values: 125, nothing run, the message names the item.
 bad_limit() { # SPEC REGEX
@@ -144,12 +240,24 @@ if [ "$AS" = root ]; then
 	cg=$(echo "$OUT" | head -1)
 	expect_match "root: the sandbox runs in its own pids cgroup" "halo-run" "$cg"
 	expect "root: pids.max of that cgroup is 20 + init" 21 "$(echo "$OUT" | sed -n 2p)"
+	own=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
 	sbx --limit mem=100M -- sh -c 'grep -E "^[0-9]+:memory:" /proc/self/cgroup'
 	expect_match "root: the sandbox runs in its own memory cgroup" "memory:.*halo-run" "$OUT"
+	if [ -n "$own" ] && [ "$own" != / ]; then
+		expect_match "root (v1): ... nested under the caller's own memory cgroup" "memory:$own/halo-run" "$OUT"
+		memcg=$(sed -n 's/^[0-9]*:memory://p' <<<"$OUT")
+		expect "root: the memory cgroup is removed after the run" gone \
+			"$([ -n "$memcg" ] && [ ! -e "/sys/fs/cgroup/memory$memcg" ] && echo gone || echo "left: $memcg")"
+	fi
 	expect "root: the pids cgroup is removed after the run" gone \
 		"$([ -n "$cg" ] && [ ! -e "/sys/fs/cgroup/pids$cg" ] && [ ! -e "/sys/fs/cgroup$cg" ] && echo gone || echo "left: $cg")"
 else
 	expect_match "--dry-run (user): processes held by RLIMIT_NPROC" "processes 20 \(setrlimit RLIMIT_NPROC" "$OUT"
+	if [ "$MEMCG" = yes ]; then
+		expect_match "--dry-run (user): memory in the delegated cgroup" "memory 512 MiB \(delegated user cgroup" "$OUT"
+	else
+		expect_match "--dry-run (user, no delegated cgroup): memory held by RLIMIT_DATA" "memory 512 MiB \(setrlimit RLIMIT_DATA" "$OUT"
+	fi
 	if grep -q "processes 20.*cgroup" <<<"$OUT"; then
 		fail "--dry-run (user): no cgroup claimed" "$(grep 'processes 20' <<<"$OUT")"
 	else

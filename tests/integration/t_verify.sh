@@ -85,7 +85,7 @@ expect "strict: an allowed name resolving to loopback is refused (403)" "403 PAS
 expect "strict: an allowed private IP literal is refused (403)" "403 PASS" \
 	"$(awk 'index($0, "proxy CONNECT to 127.0.0.1") == 1 { print $(NF-1), $NF }' <<<"$OUT")"
 for l in "limit: cpu seconds" "limit: open files" "limit: file size" "limit: processes" \
-	"limit: address space"; do
+	"limit: memory, "; do
 	expect "strict: $l" PASS "$(result "$l")"
 done
 expect "strict: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
