@@ -1,0 +1,126 @@
+# Shared by the workflow tests t_wf_*.sh (source after lib.sh and egress_lib.sh).
+#
+# Real developer workflows under halo-run, each under the default policy plus only its
+# own registry's name allowed (and allowPrivate 127.0.0.0/8, since the registry is on
+# loopback and the proxy refuses loopback addresses otherwise). The registries are
+# wf_origin.py trees on the host's 127.0.0.1, ports picked by the kernel, named through
+# egress_lib.sh's bind-mounted /etc/hosts: no lookup can leave the machine.
+#
+# HOME: run.sh's scratch dir is under /tmp, which the sandbox covers with its own
+# tmpfs, so tools would find an empty writable home there and nothing would be kept or
+# at stake. A real home is visible and read-only inside but for the workspace: HOME
+# here is a fresh directory under /var/tmp (removed at exit). A tool that writes its
+# cache under HOME then needs sandbox.caches. The host's cache directories are seeded
+# with one entry each (as a real user's would be) and must hold exactly that entry
+# after the runs.
+HOME=$(mktemp -d /var/tmp/halo-wf-home.XXXXXX) || exit 1
+export HOME
+chmod 755 "$HOME"
+trap 'eg_cleanup; rm -rf "$HOME"' EXIT
+echo "127.0.0.1 npm.test goproxy.test pypi.test crates.test gitwf.test" >>"$W/etc/hosts"
+
+# skip NAME REASON: a row that cannot check what it claims here; never counted as ok.
+skip() { echo "skip - $AS: $1: $2"; }
+
+# start_registry NAME [DELAY_MS]: wf_origin.py over $W/NAME.root; $W/NAME.port, .log
+start_registry() {
+	mkdir -p "$W/$1.root"
+	timeout 280 python3 "$IT/wf_origin.py" 127.0.0.1 "$W/$1.port" "$W/$1.log" \
+		"$W/$1.root" "${2:-0}" 2>>"$W/$1.err" &
+	pids+=($!)
+}
+reqs() { cat "$W/$1.log" 2>/dev/null | grep -c '^REQ'; } # requests registry NAME answered
+# no_requests NAME REGISTRY BEFORE: the warm run asked the registry nothing
+no_requests() {
+	local n=$(($(reqs "$2") - $3))
+	if [ "$RC" != 0 ]; then
+		fail "$1: no registry request (the cache answered)" "the run failed"
+	elif [ "$n" = 0 ]; then ok "$1: no registry request (the cache answered)"; else
+		fail "$1: no registry request (the cache answered)" "$n requests: the first run's cache was not kept"; fi
+}
+
+# wf_policy FILE HOST...: the default policy plus only these names
+wf_policy() {
+	local f=$1 hosts
+	shift
+	hosts=$(printf '%s, ' "$@")
+	cat >"$W/$f" <<EOF
+egress:
+  allowedDomains: [${hosts%, }]
+  allowPrivate: [127.0.0.0/8]
+EOF
+	chmod a+r "$W/$f"
+}
+
+# run_wf POLICY LOG CMD...: halo-run CMD in $WS under POLICY, bounded; stdout in $W/LOG,
+# stderr in $W/LOG.err, exit status in $RC and wall time in $MS (milliseconds)
+run_wf() {
+	local pol=$1 log=$2 t0
+	shift 2
+	t0=$(date +%s%N)
+	HR_ERR="$W/$log.err" hr "$pol" "$log.audit" "$@" >"$W/$log"
+	RC=$?
+	MS=$((($(date +%s%N) - t0) / 1000000))
+}
+tailof() { cat "$W/$1" "$W/$1.err" 2>/dev/null | tail -c 600 | tr '\n' ' '; } # a run's last words
+
+# row NAME POLICY LOG WANT CMD...: run CMD; ok when it exits 0 and a line of its stdout
+# matches the regex WANT, else the end of its output
+row() {
+	local name=$1 pol=$2 log=$3 want=$4
+	shift 4
+	run_wf "$pol" "$log" "$@"
+	if [ "$RC" = 0 ] && grep -qE -- "$want" "$W/$log"; then ok "$name"; else
+		fail "$name" "exit $RC: $(tailof "$log")"; fi
+}
+
+# diag NAME POLICY LOG CMD...: after a failure, the same work with the tool's caches
+# moved into the workspace, to tell a cache problem from any other: a "# " line only,
+# never counted
+diag() {
+	local name=$1
+	shift
+	run_wf "$@"
+	if [ "$RC" = 0 ]; then echo "# diagnostic, $name: exit 0"; else
+		echo "# diagnostic, $name: exit $RC: $(tailof "$2")"; fi
+}
+
+# faster NAME FIRST_MS FIRST_RC SECOND_MS SECOND_RC: the warm run beat the cold one by
+# 15% at least (the registries answer 200 ms late, as across a network): noise on a
+# loaded machine stays below that, a cache that was not kept does not.
+faster() {
+	echo "# $1: first run ${2} ms (exit $3), second run ${4} ms (exit $5)"
+	if [ "$3" != 0 ] || [ "$5" != 0 ]; then
+		fail "$1: second run faster" "a run failed (exits $3, $5)"
+	elif [ $(($4 * 100)) -le $(($2 * 85)) ]; then
+		ok "$1: second run faster (${4} ms against ${2} ms)"
+	else
+		fail "$1: second run faster" "${4} ms against ${2} ms: not 15% faster, the cache was not kept?"
+	fi
+}
+
+# Host caches: seed_caches DIR...; then caches_unchanged NAME after the runs.
+seed_caches() {
+	local d
+	HOST_CACHES=("$@")
+	for d in "$@"; do
+		mkdir -p "$d" && echo seed >"$d/host-entry"
+	done
+	snap_caches >"$W/caches.before"
+}
+snap_caches() { find "${HOST_CACHES[@]}" -printf '%p %s %T@\n' 2>/dev/null | sort; }
+caches_unchanged() {
+	local diff
+	diff=$(snap_caches | diff "$W/caches.before" - | grep '^[<>]' | head -5 | tr '\n' ' ')
+	if [ -z "$diff" ]; then ok "$1: host caches unchanged (${HOST_CACHES[*]#"$HOME"/})"; else
+		fail "$1: host caches unchanged" "$diff"; fi
+}
+
+# need TOOL...: 0 when each is on PATH, else prints nothing and returns 1 (the caller skips)
+need() {
+	local t
+	for t in "$@"; do command -v "$t" >/dev/null || {
+		MISSING=$t
+		return 1
+	}; done
+}
