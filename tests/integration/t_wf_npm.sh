@@ -23,43 +23,6 @@ R="http://npm.test:$P"
 wf_policy npm.yaml npm.test
 
 # ------------------------------------------------------------ the registry
-# npm_registry ROOT URL PKGDIR...: pack each package, write its packument under ROOT
-npm_registry() {
-	local root=$1 url=$2
-	shift 2
-	python3 - "$root" "$url" "$@" <<'EOF'
-import base64, hashlib, json, os, subprocess, sys
-root, url, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
-os.makedirs(os.path.join(root, "tgz"), exist_ok=True)
-for d in dirs:
-    meta = json.load(open(os.path.join(d, "package.json")))
-    name, ver = meta["name"], meta["version"]
-    tgz = os.path.join(root, "tgz", "%s-%s.tgz" % (name, ver))
-    if not os.path.exists(tgz):
-        out = subprocess.run(["npm", "pack", "--silent", "--pack-destination",
-                              os.path.join(root, "tgz"), d], check=True, timeout=60,
-                             stdout=subprocess.PIPE).stdout.decode().strip()
-        os.rename(os.path.join(root, "tgz", out.splitlines()[-1]), tgz)
-    data = open(tgz, "rb").read()
-    integ = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
-    v = dict(meta, dist={"tarball": "%s/tgz/%s-%s.tgz" % (url, name, ver),
-                         "integrity": integ, "shasum": hashlib.sha1(data).hexdigest()})
-    doc = {"name": name, "dist-tags": {"latest": ver}, "versions": {ver: v}}
-    json.dump(doc, open(os.path.join(root, name), "w"))
-EOF
-}
-mkpkg() { # NAME [DEP]: a tiny package under $W/src
-	local d="$W/src/$1" deps=""
-	mkdir -p "$d"
-	[ -n "${2:-}" ] && deps=", \"dependencies\": {\"$2\": \"^1.0.0\"}"
-	printf '{"name": "%s", "version": "1.0.0", "main": "index.js"%s}\n' "$1" "$deps" >"$d/package.json"
-	if [ -n "${2:-}" ]; then
-		printf 'module.exports = "%s+" + require("%s");\n' "$1" "$2" >"$d/index.js"
-	else
-		printf 'module.exports = "%s";\n' "$1" >"$d/index.js"
-	fi
-	echo "$d"
-}
 # npm pack writes its logs into the cache: a throwaway one, never the host's ~/.npm
 export npm_config_cache="$W/pack-cache" npm_config_update_notifier=false
 dirs=($(mkpkg wf-left) $(mkpkg wf-right wf-left) $(for i in 1 2 3 4 5 6 7 8; do mkpkg "wf-p$i"; done))
