@@ -62,7 +62,23 @@ run_wf() {
 	RC=$?
 	MS=$((($(date +%s%N) - t0) / 1000000))
 }
-tailof() { cat "$W/$1" "$W/$1.err" 2>/dev/null | tail -c 600 | tr '\n' ' '; } # a run's last words
+# tailof LOG: a run's last words, and what they point at when it is a known gap
+tailof() {
+	local out pat
+	out=$(cat "$W/$1" "$W/$1.err" 2>/dev/null | tr '\n' ' ')
+	[ ${#out} -le 600 ] || out=${out: -600}
+	printf '%s' "$out"
+	for pat in "${!HINTS[@]}"; do
+		grep -qE -- "$pat" <<<"$out" && printf ' [%s]' "${HINTS[$pat]}"
+	done
+}
+declare -A HINTS=(
+	["(ead-only file system|EROFS|ENOENT).*$HOME|$HOME.*(ead-only file system|EROFS)"]="a cache under HOME is not writable inside: needs sandbox.caches"
+	["connect: permission denied|Failed to connect to (127\\.0\\.0\\.1|::1) port [0-9]+ after"]="a loopback connect inside was refused: needs the sandbox's own loopback"
+	["HTTP 501|returned error: 501"]="the proxy refused a chunked request body (501)"
+	["unknown key 'hostPorts'"]="this halo-run has no egress.hostPorts"
+	["got 400; class=Net"]="the proxy answered 400: libgit2 (git2-curl) sends Host without the port"
+)
 
 # row NAME POLICY LOG WANT CMD...: run CMD; ok when it exits 0 and a line of its stdout
 # matches the regex WANT, else the end of its output
