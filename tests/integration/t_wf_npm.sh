@@ -35,31 +35,11 @@ chmod -R a+rX "$W"
 seed_caches "$HOME/.npm"
 
 # ------------------------------------------------------------ the projects
-project() { # DIR DEPS-JSON: package.json and the .npmrc naming the loopback registry
-	mkdir -p "$WS/$1"
-	printf '{"name": "%s", "version": "1.0.0", "private": true, "dependencies": {%s}}\n' \
-		"$1" "$2" >"$WS/$1/package.json"
-	printf 'registry=%s/\naudit=false\nfund=false\nupdate-notifier=false\n' "$R" >"$WS/$1/.npmrc"
-}
-# A lockfile for the eight wf-p* packages, written by hand from the packuments: the
-# first `npm ci` is then the first contact with the registry (cold cache).
 deps=$(for i in 1 2 3 4 5 6 7 8; do printf '"wf-p%s": "1.0.0",' "$i"; done)
-project ci "${deps%,}"
-python3 - "$W/npm.root" "$WS/ci" <<'EOF'
-import json, os, sys
-root, proj = sys.argv[1:]
-pj = json.load(open(os.path.join(proj, "package.json")))
-pkgs = {"": {"name": pj["name"], "version": "1.0.0", "dependencies": pj["dependencies"]}}
-for name in pj["dependencies"]:
-    v = json.load(open(os.path.join(root, name)))["versions"]["1.0.0"]
-    pkgs["node_modules/" + name] = {"version": "1.0.0", "resolved": v["dist"]["tarball"],
-                                    "integrity": v["dist"]["integrity"]}
-lock = {"name": pj["name"], "version": "1.0.0", "lockfileVersion": 3, "requires": True,
-        "packages": pkgs}
-json.dump(lock, open(os.path.join(proj, "package-lock.json"), "w"), indent=2)
-EOF
-project inst ""
-project tarball ""
+npm_project "$WS/ci" "${deps%,}" "$R"
+npm_lock "$W/npm.root" "$WS/ci"
+npm_project "$WS/inst" "" "$R"
+npm_project "$WS/tarball" "" "$R"
 cp "$W/src/wf-local-1.0.0.tgz" "$WS/tarball/"
 chmod -R a+rwX "$WS"
 

@@ -133,6 +133,31 @@ caches_unchanged() {
 }
 
 # ------------------------------------------------------------ npm registries
+# npm_project DIR DEPS-JSON REGISTRY: package.json and the .npmrc naming the registry
+npm_project() {
+	mkdir -p "$1"
+	printf '{"name": "%s", "version": "1.0.0", "private": true, "dependencies": {%s}}\n' \
+		"${1##*/}" "$2" >"$1/package.json"
+	printf 'registry=%s/\naudit=false\nfund=false\nupdate-notifier=false\n' "$3" >"$1/.npmrc"
+}
+# npm_lock ROOT DIR: DIR's package-lock.json, written by hand from the packuments under
+# ROOT: the first `npm ci` is then the first contact with the registry (cold cache).
+npm_lock() {
+	python3 - "$1" "$2" <<'EOF'
+import json, os, sys
+root, proj = sys.argv[1:]
+pj = json.load(open(os.path.join(proj, "package.json")))
+pkgs = {"": {"name": pj["name"], "version": "1.0.0", "dependencies": pj["dependencies"]}}
+for name in pj["dependencies"]:
+    v = json.load(open(os.path.join(root, name)))["versions"]["1.0.0"]
+    pkgs["node_modules/" + name] = {"version": "1.0.0", "resolved": v["dist"]["tarball"],
+                                    "integrity": v["dist"]["integrity"]}
+lock = {"name": pj["name"], "version": "1.0.0", "lockfileVersion": 3, "requires": True,
+        "packages": pkgs}
+json.dump(lock, open(os.path.join(proj, "package-lock.json"), "w"), indent=2)
+EOF
+}
+
 # npm_registry ROOT URL PKGDIR...: pack each package, write its packument under ROOT
 npm_registry() {
 	local root=$1 url=$2
@@ -169,6 +194,85 @@ mkpkg() { # NAME [DEP]: a tiny package under $W/src
 		printf 'module.exports = "%s";\n' "$1" >"$d/index.js"
 	fi
 	echo "$d"
+}
+
+# go_fixture ROOT APPDIR: a Go module proxy tree (list, .info, .mod and the zip of
+# example.com/greet v1.0.0) under ROOT, and under APPDIR a module using it whose test
+# serves with httptest.NewServer
+go_fixture() {
+	python3 - "$1" <<'EOF'
+import os, sys, zipfile
+root, mod, ver = sys.argv[1], "example.com/greet", "v1.0.0"
+d = os.path.join(root, mod, "@v")
+os.makedirs(d)
+gomod = "module %s\n\ngo 1.19\n" % mod
+src = 'package greet\n\nfunc Hello(who string) string { return "hello, " + who }\n'
+open(os.path.join(d, "list"), "w").write(ver + "\n")
+open(os.path.join(d, ver + ".info"), "w").write('{"Version":"%s","Time":"2024-01-01T00:00:00Z"}' % ver)
+open(os.path.join(d, ver + ".mod"), "w").write(gomod)
+with zipfile.ZipFile(os.path.join(d, ver + ".zip"), "w") as z:
+    z.writestr("%s@%s/go.mod" % (mod, ver), gomod)
+    z.writestr("%s@%s/greet.go" % (mod, ver), src)
+EOF
+
+	mkdir -p "$2/web"
+	cat >"$2/go.mod" <<'EOF'
+module wf.test/app
+
+go 1.19
+
+require example.com/greet v1.0.0
+EOF
+	cat >"$2/main.go" <<'EOF'
+package main
+
+import (
+	"fmt"
+
+	"example.com/greet"
+	"wf.test/app/web"
+)
+
+func main() { fmt.Println(greet.Hello("sandbox"), web.Path) }
+EOF
+	cat >"$2/web/web.go" <<'EOF'
+package web
+
+import (
+	"fmt"
+	"net/http"
+
+	"example.com/greet"
+)
+
+const Path = "/hello"
+
+func Handler(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, greet.Hello(r.URL.Query().Get("who"))) }
+EOF
+	cat >"$2/web/web_test.go" <<'EOF'
+package web
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// A server on the sandbox's own loopback, as most Go HTTP tests do.
+func TestServe(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(Handler))
+	defer srv.Close()
+	res, err := http.Get(srv.URL + Path + "?who=test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if string(body) != "hello, test" {
+		t.Fatalf("got %q", body)
+	}
+}
+EOF
 }
 
 # need TOOL...: 0 when each is on PATH, else prints nothing and returns 1 (the caller skips)
