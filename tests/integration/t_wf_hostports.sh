@@ -42,5 +42,7 @@ chmod -R a+rwX "$WS"
 seed_caches "$HOME/.npm"
 row "hostPorts: npm install with registry=http://localhost:PORT/" hp.yaml npm.log "^wf-right\+wf-left$" \
 	sh -c "cd app && timeout 60 npm install wf-right && node -e 'console.log(require(\"wf-right\"))'"
+[ "$RC" = 0 ] || diag "the same with npm_config_cache in the workspace" hp.yaml npmdiag.log \
+	sh -c "cd app && export npm_config_cache=\$PWD/.diag-npm && timeout 60 npm install wf-right"
 caches_unchanged "hostPorts npm"
 finish
