@@ -23,7 +23,9 @@ SMOKE_RUNS   ?= 20000
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
 	libnl-3-dev libnl-route-3-dev check
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
-	bubblewrap hyperfine
+	bubblewrap hyperfine golang-go cargo python3-venv
+# npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
+DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
 DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
 
@@ -151,6 +153,7 @@ $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a
 # everything is there; a clear message when it cannot install.
 deps:
 	@missing=$$(for p in $(DEB_ALL); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	command -v npm >/dev/null || missing="$$missing $(DEB_NPM)"; \
 	if [ -n "$$missing" ]; then \
 		if ! command -v apt-get >/dev/null; then echo "make deps: install these packages by hand: $$missing" >&2; exit 1; fi; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: missing packages ($$missing); run as root or: sudo apt-get install $$missing" >&2; exit 1; fi; \

@@ -36,16 +36,19 @@ run_one() { # as script
 		bash "$stage/it/$(basename "$script")" 2>&1)
 	rc=$?
 	rm -rf "$scratch"
-	local p f
+	local p f s
 	p=$(grep -c '^ok - ' <<<"$out")
 	f=$(grep -c '^not ok - ' <<<"$out")
+	s=$(grep -c '^skip - ' <<<"$out") # rows that could not check what they claim here
+	[ "$s" -gt 0 ] && s=", $s skipped" || s=""
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; out+=$'\n'"not ok - $(basename "$script") exited $rc"; fi
 	total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 	if [ "$f" -ne 0 ]; then
-		echo "--- $(basename "$script") as $as: $p passed, $f failed"
+		echo "--- $(basename "$script") as $as: $p passed, $f failed$s"
 		grep -v '^ok - ' <<<"$out" | tail -60
 	else
-		echo "--- $(basename "$script") as $as: $p passed"
+		echo "--- $(basename "$script") as $as: $p passed$s"
+		grep -E '^(skip - |# )' <<<"$out" # skips and the figures ("# ...")
 	fi
 }
 
