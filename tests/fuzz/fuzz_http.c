@@ -97,7 +97,7 @@ static void check_rewrite(const char *buf)
 	CHECK(!strcasestr(out, "\nProxy-Authorization:") && !strcasestr(out, "\nUpgrade:"));
 	/* only ours, only for a chunked body, exactly once */
 	const char *te = strcasestr(out, "\nTransfer-Encoding:");
-	CHECK(req.chunked ? te && strncmp(te, "\nTransfer-Encoding: chunked\r\n", 30) == 0 &&
+	CHECK(req.chunked ? te && strncmp(te, "\nTransfer-Encoding: chunked\r\n", 29) == 0 &&
 				!strcasestr(te + 1, "\nTransfer-Encoding:")
 			  : !te);
 }
