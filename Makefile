@@ -22,7 +22,7 @@ SMOKE_RUNS   ?= 20000
 # The one place that names Debian packages: build deps, test deps, bench deps.
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
 	libnl-3-dev libnl-route-3-dev check
-DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
+DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 python3-requests \
 	bubblewrap hyperfine
 DEB_BENCH := tinyproxy squid
 DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
