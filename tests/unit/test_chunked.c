@@ -84,7 +84,7 @@ static const struct bad_row bad_rows[] = {
     BAD(F16 "\r\n", "larger than 2^53"),
     BAD("20000000000001\r\n", "larger than 2^53"),
     BAD("10000000000000000\r\nx", "larger than 2^53"), /* wraps to 0 in 64 bits */
-    BAD("\xef\xbc\x95\r\n", "not hexadecimal"),			/* a full-width digit */
+    BAD("\xef\xbc\x95\r\n", "not hexadecimal"),	       /* a full-width digit */
     /* line endings */
     BAD("5\nhello\r\n0\r\n\r\n", "bare LF in a chunk-size line"),
     BAD("5\rhello\r\n0\r\n\r\n", "bare CR in a chunk-size line"),
