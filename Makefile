@@ -23,7 +23,7 @@ SMOKE_RUNS   ?= 20000
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
 	libnl-3-dev libnl-route-3-dev check
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
-	bubblewrap hyperfine golang-go cargo python3-venv
+	python3-requests bubblewrap hyperfine golang-go cargo python3-venv
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
 DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
@@ -84,7 +84,8 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 ifneq ($(filter portable macos,$(PLATFORM)),)
 # What the macOS code path uses: the profile, the environment, the proxy on poll().
 UNIT_SRC  := $(addprefix tests/unit/,test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
-	test_http.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_units.c test_proxy_hostport.c)
+	test_http.c test_chunked.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_chunked.c \
+	test_proxy_units.c test_proxy_hostport.c)
 endif
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/helpers/*.c)

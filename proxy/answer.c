@@ -28,6 +28,7 @@ static const struct {
     [FAIL_INTERNAL] = {502, 0x01, "internal error"},
     [FAIL_OVERLOAD] = {503, 0x01, "proxy out of resources"},
     [FAIL_BAD_GATEWAY] = {502, 0x01, "bad response from origin"},
+    [FAIL_BAD_BODY] = {400, 0x01, "malformed chunked request body"},
 };
 
 void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host, size_t len,
@@ -67,9 +68,13 @@ void conn_exchange_end(struct conn *c)
 	hosts_record(px, ex);
 }
 
-static void http_fail(struct conn *c, enum conn_fail why, bool denied, const char *detail)
+/* open: the failure belongs to an exchange (a kept connection's previous exchange
+ * still names its host, but a later head timeout is not about it). */
+static void http_fail(struct conn *c, enum conn_fail why, bool denied, bool open,
+		      const char *detail)
 {
 	const struct exchange *ex = &c->ex;
+	const char *reason = detail ? detail : answers[why].error;
 	char body[600], hdr[520], hp[300], host[260], rule[200];
 
 	if (denied) {
@@ -80,21 +85,33 @@ static void http_fail(struct conn *c, enum conn_fail why, bool denied, const cha
 		http_answer(c, answers[why].status, body, hdr);
 		return;
 	}
-	if (ex->open || ex->host[0]) {
+	if (open && ex->host[0]) {
 		audit_hostport(ex, hp, sizeof(hp));
-		snprintf(body, sizeof(body), "halo-run proxy: %s: %s", hp,
-			 detail ? detail : answers[why].error);
+		snprintf(body, sizeof(body), "halo-run proxy: %s: %s", hp, reason);
 	} else {
-		snprintf(body, sizeof(body), "halo-run proxy: %s",
-			 detail ? detail : answers[why].error);
+		snprintf(body, sizeof(body), "halo-run proxy: %s", reason);
 	}
-	http_answer(c, answers[why].status, body, NULL);
+	http_refuse(c, answers[why].status, body, reason, open ? ex->host : "", ex->port);
+}
+
+/* The record carries what failed: the detail when there is one (copied, since it may
+ * live in a buffer that goes before the record is written), else the class. */
+static void exchange_error(struct exchange *ex, enum conn_fail why, const char *detail)
+{
+	if (ex->error)
+		return;
+	if (!detail) {
+		ex->error = answers[why].error;
+		return;
+	}
+	snprintf(ex->error_buf, sizeof(ex->error_buf), "%s", detail);
+	ex->error = ex->error_buf;
 }
 
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 {
 	struct exchange *ex = &c->ex;
-	bool denied = why == FAIL_DENY || why == FAIL_ADDR;
+	bool denied = why == FAIL_DENY || why == FAIL_ADDR, open = ex->open;
 
 	if (c->st == CS_DEAD)
 		return;
@@ -102,8 +119,8 @@ void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 		if (denied) {
 			ex->allow = false;
 			audit_deny_line(c->px, ex);
-		} else if (!ex->error) {
-			ex->error = answers[why].error;
+		} else {
+			exchange_error(ex, why, detail);
 		}
 	}
 	/* The record is written now; what follows is only the answer. */
@@ -114,10 +131,18 @@ void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 	}
 	if (c->lkind == PROXY_LISTEN_SOCKS5) {
 		/* Before a request there is no reply to give: just hang up. */
-		if (c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || why == FAIL_HEAD_TIMEOUT)
+		if (c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || why == FAIL_HEAD_TIMEOUT) {
 			conn_close(c);
-		else
-			socks_answer(c, answers[why].socks);
+			return;
+		}
+		if (!denied) {
+			char code[24];
+
+			snprintf(code, sizeof(code), "SOCKS5 reply %02x", answers[why].socks);
+			audit_error_line(c->px, ex->host, ex->port,
+					 detail ? detail : answers[why].error, code);
+		}
+		socks_answer(c, answers[why].socks);
 		return;
 	}
 	if (c->st == CS_FORWARD || c->st == CS_CLOSING) {
@@ -127,5 +152,5 @@ void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 			return;
 		}
 	}
-	http_fail(c, why, denied, detail);
+	http_fail(c, why, denied, open, detail);
 }

@@ -1,5 +1,5 @@
-/* Reporting: the JSON Lines audit record of every decision and the one-line denial
- * notice (once per host per run). Host names reach here as the client sent them when
+/* Reporting: the JSON Lines audit record of every decision, and the one-line denial
+ * and error notices (once per host per run). Host names reach here as the client sent them when
  * Decide could not parse them (a SOCKS5 domain may hold any byte but NUL), so every
  * string is escaped for JSON, and the human line keeps printable ASCII only: nothing a
  * sandboxed program sends can move the terminal's cursor or forge a log line. */
@@ -143,19 +143,24 @@ void audit_printable(const char *in, char *out, size_t n)
 	put_printable(&l, in);
 }
 
-void audit_hostport(const struct exchange *ex, char *out, size_t n)
+static void hostport(const char *host, unsigned port, char *out, size_t n)
 {
 	struct line l = {out, n, 0};
 	struct in6_addr a6;
 	/* Brackets only around a real IPv6 literal: a refused name that merely contains
 	 * a colon must not read like one. */
-	bool v6 = inet_pton(AF_INET6, ex->host, &a6) == 1;
+	bool v6 = inet_pton(AF_INET6, host, &a6) == 1;
 
 	out[0] = '\0';
 	put(&l, "[", v6 ? 1 : 0);
-	put_printable(&l, ex->host);
+	put_printable(&l, host);
 	put(&l, "]", v6 ? 1 : 0);
-	putf(&l, ":%u", ex->port);
+	putf(&l, ":%u", port);
+}
+
+void audit_hostport(const struct exchange *ex, char *out, size_t n)
+{
+	hostport(ex->host, ex->port, out, n);
 }
 
 void audit_deny_line(struct proxy *px, const struct exchange *ex)
@@ -174,5 +179,24 @@ void audit_deny_line(struct proxy *px, const struct exchange *ex)
 		put(&l, &ch, 1);
 	}
 	put(&l, ")\n", 2);
+	write_all(px->o.log_fd, buf, l.len);
+}
+
+void audit_error_line(struct proxy *px, const char *host, unsigned port, const char *why,
+		      const char *code)
+{
+	char buf[768], hp[300];
+	struct line l = {buf, sizeof(buf), 0};
+
+	if (px->o.log_fd < 0 || px->o.quiet || !hosts_first_error(px, host[0] ? host : why))
+		return;
+	put(&l, "halo-run: egress error: ", 24);
+	if (host[0]) {
+		hostport(host, port, hp, sizeof(hp));
+		put(&l, hp, strlen(hp));
+		put(&l, ": ", 2);
+	}
+	put_printable(&l, why);
+	putf(&l, " (%s)\n", code);
 	write_all(px->o.log_fd, buf, l.len);
 }

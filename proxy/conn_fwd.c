@@ -6,7 +6,15 @@
  * hold: the client asked for keep-alive, its request body was fully relayed, and the
  * response is framed (no body by status or method, Content-Length, or chunked, parsed
  * here without changing a byte). Otherwise the response carries "Connection: close"
- * and the client connection is closed after it. */
+ * and the client connection is closed after it.
+ *
+ * A chunked request body is decoded as it arrives (proxy_chunked_feed) and its
+ * canonical re-encoding queued for the origin: the client is read only while nothing
+ * waits for the origin, so a connection holds at most one read of it (half the scratch
+ * buffer) however long the body is. Bytes after the last chunk are the next request
+ * and go back to the connection's input. A framing error before any response byte is
+ * answered 400 with its why; the origin connection is dropped mid-body, so the origin
+ * never sees bytes the proxy did not accept. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +33,8 @@ struct fwd {
 	bool is_head;	  /* a HEAD request: the response has no body */
 	bool client_keep; /* the client asked to keep the connection */
 	int client_minor;
-	unsigned long long body_left; /* request body still to relay */
+	unsigned long long body_left; /* Content-Length body still to relay */
+	struct proxy_chunked *ck;     /* a chunked body's decoder (NULL: not chunked) */
 	enum resp_stage rs;
 	enum framing frame;
 	bool framed;
@@ -47,7 +56,16 @@ struct fwd *fwd_new(const struct proxy_http_req *req)
 	f->client_keep = req->keep_alive;
 	f->client_minor = req->version_minor;
 	f->body_left = req->has_body ? req->content_length : 0;
+	if (req->chunked && !(f->ck = calloc(1, sizeof(*f->ck)))) {
+		free(f);
+		return NULL;
+	}
 	return f;
+}
+
+static bool body_pending(const struct fwd *f)
+{
+	return f->ck ? !f->ck->done : f->body_left > 0;
 }
 
 void fwd_set_head(struct fwd *f, char *head, size_t len)
@@ -62,6 +80,7 @@ void fwd_free(struct fwd *f)
 		return;
 	free(f->head);
 	free(f->rh);
+	free(f->ck);
 	free(f);
 }
 
@@ -72,7 +91,69 @@ bool fwd_response_started(const struct fwd *f)
 
 bool fwd_wants_client_in(const struct conn *c)
 {
-	return c->fwd && c->fwd->body_left > 0 && !c->c.rd_eof && c->u.fd >= 0 && c->u.out.len == 0;
+	return c->fwd && body_pending(c->fwd) && !c->c.rd_eof && c->u.fd >= 0 && c->u.out.len == 0;
+}
+
+/* Decode in[0..n) of a chunked body into out (cap bytes) and queue the re-encoding
+ * for the origin. Returns the bytes taken (n unless the body ended within them), or
+ * -1 when the connection has been failed. */
+static long chunked_bytes(struct conn *c, const char *in, size_t n, char *out, size_t cap)
+{
+	struct proxy_chunked *ck = c->fwd->ck;
+	size_t taken = 0;
+
+	while (taken < n && !ck->done) {
+		size_t piece = n - taken, used, olen;
+
+		if (piece > cap - PROXY_CHUNK_SLACK)
+			piece = cap - PROXY_CHUNK_SLACK;
+		if (proxy_chunked_feed(ck, in + taken, piece, &used, out, &olen) ==
+		    PROXY_CHUNK_ERROR) {
+			conn_fail(c, FAIL_BAD_BODY, ck->why);
+			return -1;
+		}
+		taken += used;
+		if (olen && side_send(c, &c->u, out, olen, NULL) != 0) {
+			conn_fail(c, FAIL_BAD_GATEWAY, NULL);
+			return -1;
+		}
+	}
+	return (long)taken;
+}
+
+/* One read of a chunked body: into the scratch buffer's first half, re-encoded into
+ * its second half. */
+static void chunked_in(struct conn *c)
+{
+	size_t half = PROXY_SCRATCH_SIZE / 2;
+	char *buf = c->px->scratch;
+	ssize_t n;
+	long k;
+
+	do
+		n = recv(c->c.fd, buf, half - PROXY_CHUNK_SLACK, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		if (!c->ex.error)
+			c->ex.error = "client closed during the request body";
+		conn_close(c);
+		return;
+	}
+	conn_touch(c);
+	k = chunked_bytes(c, buf, (size_t)n, buf + half, half);
+	if (k < 0)
+		return;
+	c->ex.up += (unsigned long long)k;
+	if (k < n) { /* pipelined: the next request's first bytes */
+		if (conn_in_reserve(c, (size_t)(n - k)) != 0) {
+			conn_close(c);
+			return;
+		}
+		memcpy(c->in + c->in_len, buf + k, (size_t)(n - k));
+		c->in_len += (size_t)(n - k);
+	}
 }
 
 void fwd_start(struct conn *c)
@@ -90,6 +171,16 @@ void fwd_start(struct conn *c)
 	free(f->head);
 	f->head = NULL;
 	/* Body bytes that came with the head; what follows them is the next request. */
+	if (f->ck) {
+		long taken = chunked_bytes(c, c->in, c->in_len, c->px->scratch, PROXY_SCRATCH_SIZE);
+
+		if (taken < 0)
+			return;
+		c->ex.up += (unsigned long long)taken;
+		conn_in_consume(c, (size_t)taken);
+		conn_set_interest(c);
+		return;
+	}
 	k = c->in_len < f->body_left ? c->in_len : (size_t)f->body_left;
 	if (k) {
 		c->ex.up += k;
@@ -259,7 +350,7 @@ static void origin_eof(struct conn *c)
 static void complete(struct conn *c)
 {
 	struct fwd *f = c->fwd;
-	bool keep = f->keep_announced && f->framed && f->body_left == 0 && !c->c.rd_eof;
+	bool keep = f->keep_announced && f->framed && !body_pending(f) && !c->c.rd_eof;
 
 	conn_side_drop(c->px, &c->u);
 	conn_exchange_end(c);
@@ -290,7 +381,11 @@ void fwd_on_client(struct conn *c, unsigned events)
 		conn_close(c);
 		return;
 	}
-	if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && fwd_wants_client_in(c)) {
+	if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && fwd_wants_client_in(c) && c->fwd->ck) {
+		chunked_in(c);
+		if (c->st == CS_DEAD || c->st == CS_CLOSING)
+			return;
+	} else if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && fwd_wants_client_in(c)) {
 		long r = relay_pump(c, &c->c, &c->u, &c->fwd->body_left, &c->ex.up);
 
 		if (r == 0 || (r < 0 && r != -EAGAIN)) {

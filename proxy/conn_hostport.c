@@ -33,7 +33,7 @@ void hostport_fail(struct conn *c)
 	char line[400];
 	int n;
 
-	if (px->o.log_fd >= 0 && !px->o.quiet && hosts_first_error(px, ex)) {
+	if (px->o.log_fd >= 0 && !px->o.quiet && hosts_first_exchange_error(px, ex)) {
 		n = snprintf(line, sizeof(line),
 			     "halo-run: host port %u (%s): %s on the host's 127.0.0.1:%u and "
 			     "[::1]:%u%s; the sandbox's connection is closed\n",

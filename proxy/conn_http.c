@@ -14,15 +14,31 @@
  * refused by the parser (431) before this is reached. */
 #define IN_MAX (PROXY_HTTP_MAX_HEAD + 1024)
 
-int http_answer(struct conn *c, int status, const char *body, const char *deny)
+static void answer(struct conn *c, int status, const char *body, const char *deny,
+		   const char *error)
 {
 	char buf[2048];
-	int n = proxy_http_error(status, body, deny, buf, sizeof(buf));
+	int n = proxy_http_error(status, body, deny, error, buf, sizeof(buf));
 
 	if (n < 0)
-		n = proxy_http_error(status, NULL, NULL, buf, sizeof(buf));
+		n = proxy_http_error(status, NULL, NULL, NULL, buf, sizeof(buf));
 	conn_answer_close(c, buf, n > 0 ? (size_t)n : 0);
+}
+
+int http_answer(struct conn *c, int status, const char *body, const char *deny)
+{
+	answer(c, status, body, deny, NULL);
 	return 0;
+}
+
+void http_refuse(struct conn *c, int status, const char *body, const char *why, const char *host,
+		 unsigned port)
+{
+	char code[8];
+
+	snprintf(code, sizeof(code), "%d", status);
+	audit_error_line(c->px, host, port, why, code);
+	answer(c, status, body, NULL, why);
 }
 
 /* --------------------------------------------------------- Proxy-Authorization */
@@ -92,15 +108,16 @@ static void start_forward(struct conn *c, struct proxy_http_req *req)
 	head = f ? malloc(PROXY_HTTP_MAX_HEAD + 512) : NULL;
 	if (!head) {
 		fwd_free(f);
-		http_answer(c, 503, "halo-run proxy: out of memory", NULL);
+		http_refuse(c, 503, "halo-run proxy: out of memory", "out of memory", req->host,
+			    req->port);
 		return;
 	}
 	n = proxy_http_rewrite(c->in, req, head, PROXY_HTTP_MAX_HEAD + 512);
 	if (n < 0) {
 		free(head);
 		fwd_free(f);
-		http_answer(c, n == -ENOSPC ? 431 : 400, "halo-run proxy: cannot forward this head",
-			    NULL);
+		http_refuse(c, n == -ENOSPC ? 431 : 400, "halo-run proxy: cannot forward this head",
+			    "cannot forward this head", req->host, req->port);
 		return;
 	}
 	fwd_set_head(f, head, (size_t)n);
@@ -124,7 +141,8 @@ void http_parse_pending(struct conn *c)
 	r = proxy_http_parse(c->in, c->in_len, req);
 	if (r == PROXY_HTTP_NEED_MORE) {
 		if (c->in_len >= IN_MAX) {
-			http_answer(c, 431, "request head too large", NULL);
+			http_refuse(c, 431, "request head too large", "request head too large", "",
+				    0);
 			return;
 		}
 		conn_head_timer_start(c);
@@ -132,12 +150,14 @@ void http_parse_pending(struct conn *c)
 		return;
 	}
 	if (r == PROXY_HTTP_ERROR) {
-		http_answer(c, req->status, req->why, NULL);
+		/* the target is named when the parser got that far */
+		http_refuse(c, req->status, req->why, req->why, req->host, req->port);
 		return;
 	}
 	conn_timer_clear(c, &c->t_head);
 	if (c->px->o.auth_secret && !auth_ok(req->proxy_auth, c->px->o.auth_secret)) {
-		http_answer(c, 407, "halo-run proxy: proxy authentication required", NULL);
+		http_refuse(c, 407, "halo-run proxy: proxy authentication required",
+			    "proxy authentication required", "", 0);
 		return;
 	}
 	if (req->kind == PROXY_HTTP_FORWARD) {

@@ -10,17 +10,19 @@
  *   bytes is 431; the 101st field line is 431.
  * - Ports are decimal 1..65535 without sign or leading zeros ("0443" reads as octal to
  *   some tools); Content-Length likewise has no leading zeros and is at most 2^53.
- * - Transfer-Encoding is never accepted: with Content-Length it is the classic
- *   smuggling shape (400); in a CONNECT it is meaningless (400); in a request to
- *   forward it would mean chunked bodies, which we do not support (501). A field name
- *   that reads as Content-Length or Transfer-Encoding once '_' becomes '-' is refused.
+ * - Transfer-Encoding is accepted only as one field whose value is exactly "chunked",
+ *   in an HTTP/1.1 request to forward (the body is then decoded and re-encoded by
+ *   http_chunked.c). Everything else is refused with 400: with Content-Length (the
+ *   classic smuggling shape), in a CONNECT (meaningless), in HTTP/1.0 (RFC 9112 6.1:
+ *   faulty framing), duplicated, a list, another coding. A field name that reads as
+ *   Content-Length or Transfer-Encoding once '_' becomes '-' is refused.
  *   A CONNECT's Content-Length is checked like any other (a duplicate is still a
  *   smuggling shape) and then ignored: what follows a CONNECT head is tunnel data.
  * - A Host header must name the target: names compared case-insensitively with one
  *   trailing dot ignored (as Decide() compares them), IPv6 literals by address, the
  *   port with 80 as the default. For CONNECT a Host without a port only has to agree
  *   on the name (clients omit :443), since the tunnel goes to the target's port.
- * - A Connection header may not name Host or Content-Length: dropping them as
+ * - A Connection header may not name Host, Content-Length or Transfer-Encoding: dropping them as
  *   hop-by-hop would desynchronise the body framing with the origin.
  */
 #include <arpa/inet.h>
@@ -40,24 +42,6 @@ static enum proxy_http_result fail(struct proxy_http_req *req, int status, const
 	return PROXY_HTTP_ERROR;
 }
 
-/* RFC 9110 tchar. */
-static bool is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return true;
-	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static bool is_token(const char *s, size_t n)
-{
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return false;
-	return true;
-}
-
 static bool is_visible(unsigned char c)
 {
 	return c > 0x20 && c < 0x7f;
@@ -66,30 +50,6 @@ static bool is_visible(unsigned char c)
 static bool ieq(const char *a, size_t an, const char *b)
 {
 	return an == strlen(b) && strncasecmp(a, b, an) == 0;
-}
-
-bool proxy_http_list_next(const char *v, size_t n, size_t *pos, const char **elem, size_t *elem_len)
-{
-	size_t i = *pos;
-
-	for (;;) {
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		if (i >= n) {
-			*pos = n;
-			return false;
-		}
-		size_t start = i;
-		while (i < n && v[i] != ',')
-			i++;
-		size_t end = i;
-		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
-			end--;
-		*elem = v + start;
-		*elem_len = end - start;
-		*pos = i;
-		return true;
-	}
 }
 
 /* ------------------------------------------------------------- the head's extent */
@@ -169,7 +129,7 @@ static enum proxy_http_result parse_request_line(const char *p, size_t n,
 	if (!sp2 || sp1 == p || sp2 == sp1 + 1 || sp2 + 1 == end ||
 	    memchr(sp2 + 1, ' ', (size_t)(end - sp2 - 1)))
 		return fail(req, 400, "malformed request line (want METHOD SP target SP version)");
-	if (!is_token(p, (size_t)(sp1 - p)))
+	if (!proxy_http_token(p, (size_t)(sp1 - p)))
 		return fail(req, 400, "method is not a token");
 	if ((size_t)(sp1 - p) >= sizeof(req->method))
 		return fail(req, 400, "method longer than 31 bytes");
@@ -446,13 +406,30 @@ static const char *on_content_length(struct facts *fx, const struct proxy_http_f
 	return NULL;
 }
 
+/* Exactly one field, exactly "chunked": a list ("gzip, chunked", "chunked, chunked"),
+ * another coding, or a second field is where proxies and origins have disagreed on
+ * which coding is final, so each is refused rather than interpreted. */
 static const char *on_transfer_encoding(struct facts *fx, const struct proxy_http_field *f,
 					struct proxy_http_req *req)
 {
-	(void)f;
+	size_t pos = 0, n, count = 0;
+	const char *e;
+	bool last_chunked = false;
+
 	(void)req;
-	fx->n_te++;
-	return NULL;
+	if (++fx->n_te > 1)
+		return "duplicate Transfer-Encoding";
+	while (proxy_http_list_next(f->value, f->value_len, &pos, &e, &n)) {
+		count++;
+		last_chunked = ieq(e, n, "chunked");
+	}
+	if (count == 1 && last_chunked && memchr(f->value, ',', f->value_len) == NULL)
+		return NULL;
+	if (count > 1 && !last_chunked)
+		return "Transfer-Encoding: chunked is not the final coding";
+	if (count > 1)
+		return "Transfer-Encoding with more than one coding (only chunked is forwarded)";
+	return "Transfer-Encoding other than chunked (only chunked is forwarded)";
 }
 
 static const char *on_host(struct facts *fx, const struct proxy_http_field *f,
@@ -485,13 +462,14 @@ static const char *on_connection(struct facts *fx, const struct proxy_http_field
 
 	(void)req;
 	while (proxy_http_list_next(f->value, f->value_len, &pos, &e, &n)) {
-		if (!is_token(e, n))
+		if (!proxy_http_token(e, n))
 			return "malformed Connection header";
 		if (ieq(e, n, "close"))
 			fx->conn_close = true;
 		else if (ieq(e, n, "keep-alive"))
 			fx->conn_keep_alive = true;
-		else if (ieq(e, n, "host") || ieq(e, n, "content-length"))
+		else if (ieq(e, n, "host") || ieq(e, n, "content-length") ||
+			 ieq(e, n, "transfer-encoding"))
 			return "Connection header names an end-to-end field";
 	}
 	return NULL;
@@ -509,53 +487,6 @@ static const struct {
     {"proxy-connection", on_connection},
 };
 
-/* A name that only an '_'-to-'-' folding origin would read as a framing field. */
-static bool framing_lookalike(const char *name, size_t n)
-{
-	static const char *const framing[] = {"content-length", "transfer-encoding"};
-
-	if (!memchr(name, '_', n))
-		return false;
-	for (size_t k = 0; k < sizeof(framing) / sizeof(framing[0]); k++) {
-		if (n != strlen(framing[k]))
-			continue;
-		size_t i = 0;
-		while (i < n && (name[i] == '_' ? '-' : (name[i] | 0x20)) == framing[k][i])
-			i++;
-		if (i == n)
-			return true;
-	}
-	return false;
-}
-
-/* One field line [p, p+n) into req->fields. */
-static const char *split_field(const char *p, size_t n, struct proxy_http_field *f)
-{
-	const char *colon = memchr(p, ':', n);
-
-	if (!colon)
-		return "header line without a colon";
-	size_t nn = (size_t)(colon - p);
-	if (nn == 0)
-		return "empty header field name";
-	if (p[nn - 1] == ' ' || p[nn - 1] == '\t')
-		return "whitespace before the colon in a header field";
-	if (!is_token(p, nn))
-		return "header field name is not a token";
-	if (framing_lookalike(p, nn))
-		return "header field name reads as Content-Length or Transfer-Encoding";
-	const char *v = colon + 1, *end = p + n;
-	while (v < end && (*v == ' ' || *v == '\t'))
-		v++;
-	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	for (const char *q = v; q < end; q++)
-		if (((unsigned char)*q < 0x20 && *q != '\t') || *q == 0x7f)
-			return "control character in a header field value";
-	*f = (struct proxy_http_field){p, nn, v, (size_t)(end - v)};
-	return NULL;
-}
-
 static enum proxy_http_result parse_fields(const char *buf, size_t start,
 					   struct proxy_http_req *req, struct facts *fx)
 {
@@ -565,7 +496,7 @@ static enum proxy_http_result parse_fields(const char *buf, size_t start,
 		const char *cr = memchr(buf + ls, '\r', end - ls);
 		size_t le = (size_t)(cr - buf);
 		struct proxy_http_field *f = &req->fields[req->n_fields];
-		const char *why = split_field(buf + ls, le - ls, f);
+		const char *why = proxy_http_split_field(buf + ls, le - ls, f);
 
 		if (why)
 			return fail(req, 400, why);
@@ -588,13 +519,14 @@ static enum proxy_http_result check_fields(struct proxy_http_req *req, const str
 		return fail(req, 400, "Content-Length together with Transfer-Encoding");
 	if (fx->n_te && !fwd)
 		return fail(req, 400, "Transfer-Encoding in a CONNECT request");
-	if (fx->n_te)
-		return fail(req, 501, "chunked request bodies are not supported");
+	if (fx->n_te && req->version_minor == 0)
+		return fail(req, 400, "Transfer-Encoding in an HTTP/1.0 request");
 	if (fx->host && check_host(fx->host, req) != PROXY_HTTP_OK)
 		return PROXY_HTTP_ERROR;
 	if (!fwd)
 		req->content_length = 0; /* a CONNECT body is tunnel data, not framing */
-	req->has_body = fwd && req->content_length > 0;
+	req->chunked = fx->n_te > 0;
+	req->has_body = fwd && (req->content_length > 0 || req->chunked);
 	if (req->version_minor == 1)
 		req->keep_alive = !fx->conn_close;
 	else

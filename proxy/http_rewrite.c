@@ -5,7 +5,9 @@
  * keeps the client's HTTP version (a 1.0 client must not receive a chunked response,
  * and the proxy relays the response bytes unchanged) and ends with "Connection: close",
  * so the origin closes after its response and no origin connection is ever shared
- * between two decisions. Host is added as the first field when the client sent none. */
+ * between two decisions. Host is added as the first field when the client sent none.
+ * A chunked request keeps "Transfer-Encoding: chunked" (added back after the
+ * hop-by-hop fields are dropped): its body is re-encoded by proxy_chunked_feed. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,6 +144,8 @@ int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *
 		put_n(&o, f->value, f->value_len);
 		put(&o, "\r\n");
 	}
+	if (req->chunked) /* the body follows re-encoded by proxy_chunked_feed */
+		put(&o, "Transfer-Encoding: chunked\r\n");
 	put(&o, "Connection: close\r\n\r\n");
 	return finish(&o);
 }
@@ -181,8 +185,8 @@ static int known_status(int status, const char **reason)
 	return 500;
 }
 
-int proxy_http_error(int status, const char *body_line, const char *deny_header, char *out,
-		     size_t outlen)
+int proxy_http_error(int status, const char *body_line, const char *deny_header,
+		     const char *error_header, char *out, size_t outlen)
 {
 	struct out o = {out, outlen, 0, outlen == 0};
 	const char *reason;
@@ -204,6 +208,10 @@ int proxy_http_error(int status, const char *body_line, const char *deny_header,
 	if (deny_header) {
 		put(&o, "X-Halo-Deny: ");
 		put_clean(&o, deny_header);
+		put(&o, "\r\n");
+	} else if (error_header) {
+		put(&o, "X-Halo-Error: ");
+		put_clean(&o, error_header);
 		put(&o, "\r\n");
 	}
 	put(&o, "\r\n");

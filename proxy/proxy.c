@@ -159,12 +159,14 @@ static void pause_listener(struct listener *l)
 static void refuse_one(struct proxy *px, int fd, enum proxy_listener_kind kind)
 {
 	char busy[512];
+	static const char why[] = "too many open connections, retry later";
 	int n = proxy_http_error(503, "halo-run proxy: too many open connections, retry later",
-				 NULL, busy, sizeof(busy));
+				 NULL, why, busy, sizeof(busy));
 	ssize_t w;
 
 	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
 		;
+	audit_error_line(px, "", 0, why, kind == PROXY_LISTEN_HTTP ? "503" : "closed");
 	if (kind == PROXY_LISTEN_HTTP && n > 0) {
 #ifdef MSG_NOSIGNAL
 		w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -118,6 +118,7 @@ enum conn_fail {
 	FAIL_INTERNAL,
 	FAIL_OVERLOAD,
 	FAIL_BAD_GATEWAY, /* the origin's response could not be framed */
+	FAIL_BAD_BODY,	  /* the client's chunked request body broke the grammar */
 };
 
 /* One decision and what came of it: one audit record. */
@@ -131,6 +132,7 @@ struct exchange {
 	char addr[INET6_ADDRSTRLEN]; /* the address connected to, or refused */
 	const char *cls;	     /* class of a refused address */
 	const char *error;	     /* what failed after an allow, if anything */
+	char error_buf[200];	     /* error, when it is a detail of this exchange */
 	uint64_t t0_ms;
 	struct timespec t0_wall;
 	unsigned long long up, down;
@@ -246,7 +248,12 @@ void fwd_on_upstream(struct conn *c, unsigned events);
 void fwd_free(struct fwd *f);
 bool fwd_response_started(const struct fwd *f);
 bool fwd_wants_client_in(const struct conn *c);
+/* The denial answer (403 with X-Halo-Deny: deny). */
 int http_answer(struct conn *c, int status, const char *body, const char *deny);
+/* Any other answer of our own: X-Halo-Error: why, the one-line body, and the stderr
+ * line once per host (host "" when no target is known yet). */
+void http_refuse(struct conn *c, int status, const char *body, const char *why, const char *host,
+		 unsigned port);
 
 /* ---------------------------------------------------- conn_hostport.c */
 void hostport_start(struct conn *c, unsigned port, size_t index);
@@ -353,6 +360,10 @@ long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done);
 /* ------------------------------------------------------------ audit.c */
 void audit_write(struct proxy *px, const struct exchange *ex);
 void audit_deny_line(struct proxy *px, const struct exchange *ex);
+/* "halo-run: egress error: HOST:PORT: WHY (CODE)" once per host per run (once per why
+ * when host is ""), on log_fd unless quiet: the answers the proxy gives itself. */
+void audit_error_line(struct proxy *px, const char *host, unsigned port, const char *why,
+		      const char *code);
 /* Host text for logs and headers: printable ASCII only, v6 in brackets with port. */
 void audit_hostport(const struct exchange *ex, char *out, size_t n);
 /* Printable ASCII only (anything else becomes '?'). */
@@ -362,9 +373,10 @@ void audit_printable(const char *in, char *out, size_t n);
 void hosts_record(struct proxy *px, const struct exchange *ex);
 /* True the first time a denied host is seen in this run. */
 bool hosts_first_denial(struct proxy *px, const char *host);
-/* True the first time an exchange to this host (host:port for egress.hostPorts)
- * fails after an allow. */
-bool hosts_first_error(struct proxy *px, const struct exchange *ex);
+/* True the first time an error is reported for this host (or key) in this run. */
+bool hosts_first_error(struct proxy *px, const char *key);
+/* The same for an exchange: its host, host:port for egress.hostPorts. */
+bool hosts_first_exchange_error(struct proxy *px, const struct exchange *ex);
 void hosts_free(struct host_table *t);
 
 #endif

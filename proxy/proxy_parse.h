@@ -43,7 +43,8 @@ struct proxy_http_req {
 	size_t head_len;		/* bytes of the head including the final CRLFCRLF */
 	struct proxy_http_field fields[PROXY_HTTP_MAX_FIELDS];
 	size_t n_fields;
-	bool has_body; /* Content-Length > 0 (FORWARD only) */
+	bool has_body; /* Content-Length > 0 or chunked (FORWARD only) */
+	bool chunked;  /* Transfer-Encoding: chunked (FORWARD, HTTP/1.1 only) */
 	unsigned long long content_length;
 	bool keep_alive;      /* client wants the connection kept (1.1 default) */
 	char proxy_auth[256]; /* Proxy-Authorization value, if any (macOS secret) */
@@ -53,10 +54,10 @@ struct proxy_http_req {
 
 /* Parse the head at the start of buf[0..len). Strict: request line 8 KiB, head 16 KiB,
  * 100 fields; refuses NUL and bare CR anywhere in the head, obs-fold, a field name
- * with whitespace before the colon, Transfer-Encoding (any: 501 in a request to
- * forward, since chunked request bodies are not supported — keeps smuggling out; 400
- * in a CONNECT or together with Content-Length), duplicate or
- * non-numeric Content-Length, Content-Length with Transfer-Encoding, a Host header
+ * with whitespace before the colon, any Transfer-Encoding but one field whose value is
+ * exactly "chunked" in an HTTP/1.1 request to forward (400: in a CONNECT, in HTTP/1.0,
+ * together with Content-Length, duplicated, another coding), duplicate or
+ * non-numeric Content-Length, a Host header
  * that disagrees with the target, userinfo in the target, a non-http scheme in
  * absolute form (https:// must use CONNECT), origin-form requests (not a proxy
  * request → 400), versions other than HTTP/1.0 and 1.1 (505). */
@@ -76,16 +77,62 @@ enum proxy_http_result proxy_http_parse(const char *buf, size_t len, struct prox
  * request, or fields outside buf). */
 int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *out, size_t outlen);
 
+/* ------------------------------------------------- field lines (http_field.c) */
+
+bool proxy_http_tchar(unsigned char c); /* RFC 9110 tchar */
+bool proxy_http_token(const char *s, size_t n);
+/* One field line p[0..n) (no CRLF) split into name and trimmed value; NULL, or why
+ * it is refused (no colon, empty name, whitespace before the colon, a name that is not
+ * a token or reads as Content-Length/Transfer-Encoding once '_' is '-', a control byte
+ * in the value). */
+const char *proxy_http_split_field(const char *p, size_t n, struct proxy_http_field *f);
+
 /* Next element of a comma-separated field value (RFC 9110 5.6.1), optional whitespace
  * trimmed and empty elements skipped; *pos starts at 0. False at the end. */
 bool proxy_http_list_next(const char *v, size_t n, size_t *pos, const char **elem,
 			  size_t *elem_len);
 
 /* A complete response head for a refusal: status line, Content-Type text/plain,
- * Content-Length, Connection: close, optional X-Halo-Deny (deny_header != NULL), and
- * a one-line body. Returns bytes written or -ENOSPC. */
-int proxy_http_error(int status, const char *body_line, const char *deny_header, char *out,
-		     size_t outlen);
+ * Content-Length, Connection: close, X-Halo-Deny (deny_header != NULL) for a denial or
+ * X-Halo-Error (error_header != NULL) for any other answer of the proxy's own, and a
+ * one-line body. Returns bytes written or -ENOSPC. */
+int proxy_http_error(int status, const char *body_line, const char *deny_header,
+		     const char *error_header, char *out, size_t outlen);
+
+/* ------------------------------------------- chunked bodies (http_chunked.c) */
+
+#define PROXY_CHUNK_MAX_LINE	      4096 /* a chunk-size line, extensions included */
+#define PROXY_CHUNK_MAX_TRAILERS      32
+#define PROXY_CHUNK_MAX_TRAILER_BYTES 4096 /* the whole trailer section */
+#define PROXY_CHUNK_SLACK	      32   /* out may exceed in by this much per feed */
+
+enum proxy_chunk_result {
+	PROXY_CHUNK_MORE = 0,  /* all input taken, the body goes on */
+	PROXY_CHUNK_DONE = 1,  /* the body ended; input past *used is the next request */
+	PROXY_CHUNK_ERROR = -1 /* refuse with 400 and ck->why */
+};
+
+/* Decoder state; zero-initialised to start a body. */
+struct proxy_chunked {
+	int st;
+	bool done, error;
+	unsigned long long size, left; /* the size being read; data left in the chunk */
+	unsigned digits;
+	size_t line;		 /* bytes of the current size line */
+	size_t tbytes, trailers; /* the trailer section so far */
+	size_t tlen;		 /* bytes of the current trailer line */
+	char tline[PROXY_CHUNK_MAX_TRAILER_BYTES];
+	char tmp[160];
+	char why[200]; /* on ERROR: one line for the answer and the log */
+};
+
+/* Decode in[0..len) and write the canonical re-encoding for the origin into out,
+ * which has room for len + PROXY_CHUNK_SLACK bytes: hex sizes in lower case without
+ * leading zeros, no extensions, no trailers, "0\r\n\r\n" at the end. *used: input
+ * bytes taken (all of them unless DONE); *out_len: bytes written. Strict grammar:
+ * see http_chunked.c. */
+enum proxy_chunk_result proxy_chunked_feed(struct proxy_chunked *ck, const char *in, size_t len,
+					   size_t *used, char *out, size_t *out_len);
 
 /* ---------------------------------------------------------------- SOCKS5 */
 

@@ -1,8 +1,9 @@
-/* Per-host bookkeeping: the --verbose summary table and the "denied once per host"
- * memory of the denial lines. A chained hash table keyed by the host text, capped so
- * that a program inventing host names cannot grow it without bound: past the cap,
- * hosts are counted in one "(other hosts)" row and every denial is reported (better
- * noisy than silent). */
+/* Per-host bookkeeping: the --verbose summary table and the "once per host" memory of
+ * the denial and error lines (an error without a host is keyed by its why; such rows
+ * count nothing and never show in the table). A chained hash table keyed by the host text, capped
+ * so that a program inventing host names cannot grow it without bound: past the cap, hosts are
+ * counted in one "(other hosts)" row and every denial and error is reported (better noisy than
+ * silent). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,15 +84,17 @@ static struct host_entry *lookup(struct host_table *t, const char *host, bool cr
 	return e;
 }
 
-bool hosts_first_denial(struct proxy *px, const char *host)
+static bool first_report(struct proxy *px, const char *host, bool error)
 {
 	struct host_entry *e = lookup(&px->hosts, host, true);
+	bool *seen;
 
 	if (!e)
 		return true;
-	if (e->deny_reported)
+	seen = error ? &e->error_reported : &e->deny_reported;
+	if (*seen)
 		return false;
-	e->deny_reported = true;
+	*seen = true;
 	return true;
 }
 
@@ -105,17 +108,21 @@ static const char *host_key(const struct exchange *ex, char *buf, size_t n)
 	return buf;
 }
 
-bool hosts_first_error(struct proxy *px, const struct exchange *ex)
+bool hosts_first_denial(struct proxy *px, const char *host)
+{
+	return first_report(px, host, false);
+}
+
+bool hosts_first_error(struct proxy *px, const char *key)
+{
+	return first_report(px, key, true);
+}
+
+bool hosts_first_exchange_error(struct proxy *px, const struct exchange *ex)
 {
 	char key[300];
-	struct host_entry *e = lookup(&px->hosts, host_key(ex, key, sizeof(key)), true);
 
-	if (!e)
-		return true;
-	if (e->error_reported)
-		return false;
-	e->error_reported = true;
-	return true;
+	return first_report(px, host_key(ex, key, sizeof(key)), true);
 }
 
 void hosts_record(struct proxy *px, const struct exchange *ex)

@@ -76,7 +76,8 @@ static void check_target(void)
 	CHECK(req.path[0] == '/' && !strchr(req.path, '#'));
 	for (const char *p = req.path; *p; p++)
 		CHECK(visible((unsigned char)*p));
-	CHECK(req.has_body == (req.content_length > 0));
+	CHECK(req.has_body == (req.content_length > 0 || req.chunked));
+	CHECK(!req.chunked || (req.content_length == 0 && req.version_minor == 1));
 	CHECK(req.content_length <= (1ULL << 53));
 }
 
@@ -94,7 +95,11 @@ static void check_rewrite(const char *buf)
 	CHECK(strncmp(out, req.method, strlen(req.method)) == 0);
 	CHECK(out[strlen(req.method)] == ' ' && out[strlen(req.method) + 1] == '/');
 	CHECK(!strcasestr(out, "\nProxy-Authorization:") && !strcasestr(out, "\nUpgrade:"));
-	CHECK(!strcasestr(out, "\nTransfer-Encoding:"));
+	/* only ours, only for a chunked body, exactly once */
+	const char *te = strcasestr(out, "\nTransfer-Encoding:");
+	CHECK(req.chunked ? te && strncmp(te, "\nTransfer-Encoding: chunked\r\n", 29) == 0 &&
+				!strcasestr(te + 1, "\nTransfer-Encoding:")
+			  : !te);
 }
 
 static void check_ok(const char *buf, size_t size)
@@ -132,7 +137,8 @@ static void check_answer(const char *buf, size_t size)
 	memcpy(s, buf, n);
 	s[n] = '\0';
 	int status = size ? (unsigned char)buf[0] + 300 : 403;
-	int r = proxy_http_error(status, s, n > 1 ? s + 1 : NULL, out, sizeof(out));
+	int r = proxy_http_error(status, s, n > 1 && (buf[0] & 1) ? s + 1 : NULL,
+				 n > 2 && !(buf[0] & 1) ? s + 2 : NULL, out, sizeof(out));
 	CHECK(r > 0 && (size_t)r < sizeof(out));
 	const char *end = strstr(out, "\r\n\r\n");
 	CHECK(end != NULL);

@@ -5,7 +5,8 @@ normalises URLs) decides every row.
   http REQ [REQ...]        send each request on one connection, one answer each; a
                            CONNECT answered 200 carries "GET /hello" through the tunnel.
                            Prints: the codes (EOF if closed unanswered), the
-                           X-Halo-Deny value of the last answer (or -), its body.
+                           X-Halo-Deny value of the last answer, else "error: " and
+                           its X-Halo-Error value, else -; then its body.
   socks ATYP HOST PORT [CMD]  ATYP domain|v4|v6|5; prints the reply code (2 hex
                            digits, or EOF); after 00 the body of "GET /hello".
   tcp HOST PORT            a direct TCP connect: "ok" or the errno name.
@@ -105,7 +106,12 @@ def cmd_http(reqs):
         if not code.isdigit():
             break
     print(" ".join(codes))
-    print(fields.get("x-halo-deny", "-"))
+    if "x-halo-deny" in fields:
+        print(fields["x-halo-deny"])
+    elif "x-halo-error" in fields:
+        print("error: " + fields["x-halo-error"])
+    else:
+        print("-")
     sys.stdout.write(body.decode("utf-8", "replace"))
 
 

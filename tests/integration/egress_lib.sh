@@ -148,7 +148,8 @@ expand_req() { # "get H:P" and "connect H:P" shorthands, Host naming the target
 # http_rows: a table on stdin, one row a line:
 #   name | policy | raw request(s) (Python escapes, ';;' between pipelined ones)
 #        | codes | X-Halo-Deny (403) or first body line | audit records
-# A row answered other than 200 must also leave every origin untouched.
+# A row answered other than 200 must also leave every origin untouched, and an answer
+# of the proxy's own other than a denial must carry X-Halo-Error, which the body names.
 http_rows() {
 	local name pol req code line audit before out got want
 	while IFS='|' read -r name pol req code line audit; do
@@ -169,6 +170,13 @@ http_rows() {
 		if [ "${code##* }" = 403 ]; then got=$(sed -n 2p <<<"$out") want="X-Halo-Deny"; else
 			got=$(sed -n 3p <<<"$out") want="body"; fi
 		expect "$name: $want" "$line" "$got"
+		case "${code##* }" in 200 | 403 | EOF) ;; *)
+			got=$(sed -n 2p <<<"$out")
+			if [ -n "${got#error: }" ] && [ "${got:0:7}" = "error: " ] && [[ "$line" == *"${got#error: }" ]]; then
+				ok "$name: X-Halo-Error"
+			else fail "$name: X-Halo-Error" "header [$got], body [$line]"; fi
+			;;
+		esac
 		expect "$name: audit" "$audit" "$(aud row.audit)"
 		case " $code " in *" 200 "*) ;; *) expect "$name: origin never connected" "$before" "$(conns)" ;; esac
 	done

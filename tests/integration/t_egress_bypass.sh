@@ -116,7 +116,13 @@ duplicate CL           | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nCo
 CL list "0, 0"         | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nContent-Length: 0, 0\r\n\r\n | 400 | Content-Length is not a decimal number |
 CL with sign           | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nContent-Length: +0\r\n\r\n | 400 | Content-Length is not a decimal number |
 Content_Length lookalike | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nContent_Length: 0\r\n\r\n | 400 | header field name reads as Content-Length or Transfer-Encoding |
-TE alone (not forwarded) | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n | 501 | chunked request bodies are not supported |
+TE chunked, empty body | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: origin.test:@O1@\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n | 200 | hello from 127.0.0.1 | http origin.test @O1@ allow 127.0.0.1 -
+TE twice               | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n | 400 | duplicate Transfer-Encoding |
+TE chunked, gzip       | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n | 400 | Transfer-Encoding: chunked is not the final coding |
+TE gzip, chunked       | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n | 400 | Transfer-Encoding with more than one coding (only chunked is forwarded) |
+TE xchunked            | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n | 400 | Transfer-Encoding other than chunked (only chunked is forwarded) |
+TE in HTTP/1.0         | main | POST http://origin.test:@O1@/hello HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n | 400 | Transfer-Encoding in an HTTP/1.0 request |
+Connection names TE    | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nConnection: transfer-encoding\r\nTransfer-Encoding: chunked\r\n\r\n | 400 | Connection header names an end-to-end field |
 obs-fold               | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nX-A: 1\r\n X-B: 2\r\n\r\n | 400 | obs-fold (header line starting with whitespace) is not accepted |
 NUL in a field         | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nX-A: a\x00b\r\n\r\n | 400 | NUL byte in the request head |
 bare CR in a field     | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nX-A: a\rb\r\n\r\n | 400 | bare CR in the request head |

@@ -74,13 +74,29 @@ static const struct bad_row bad_rows[] = {
     BAD(G "Content-Length: 007\r\n\r\n", 400, "Content-Length has leading zeros"),
     BAD(G "Content-Length: 9007199254740993\r\n\r\n", 400, "larger than 2^53"),
     BAD(G "Content-Length: 99999999999999999999999999\r\n\r\n", 400, "larger than 2^53"),
-    BAD(G "Transfer-Encoding: chunked\r\n\r\n", 501, "chunked request bodies are not supported"),
-    BAD(G "transfer-encoding: CHUNKED\r\n\r\n", 501, "chunked request bodies are not supported"),
-    BAD(G "TRANSFER-ENCODING:\tchunked \r\n\r\n", 501, "chunked request bodies"),
-    BAD(G "Transfer-Encoding: gzip, chunked\r\n\r\n", 501, "chunked request bodies"),
-    BAD(G "Transfer-Encoding: xchunked\r\n\r\n", 501, "chunked request bodies"),
-    BAD(G "Transfer-Encoding: identity\r\n\r\n", 501, "chunked request bodies"),
-    BAD(G "Transfer-Encoding:\r\n\r\n", 501, "chunked request bodies"),
+    BAD(G "Transfer-Encoding: gzip, chunked\r\n\r\n", 400, "more than one coding"),
+    BAD(G "Transfer-Encoding: chunked, chunked\r\n\r\n", 400, "more than one coding"),
+    BAD(G "Transfer-Encoding: chunked, gzip\r\n\r\n", 400, "chunked is not the final coding"),
+    BAD(G "Transfer-Encoding: chunked,\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: ,chunked\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: xchunked\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: chunked;q=1\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: \"chunked\"\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: chun ked\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: identity\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding:\r\n\r\n", 400, "other than chunked"),
+    BAD(G "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+	"duplicate Transfer-Encoding"),
+    BAD(G "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+	"other than chunked"),
+    BAD(G "Transfer-Encoding: chunked\r\ntransfer-encoding: identity\r\n\r\n", 400,
+	"duplicate Transfer-Encoding"),
+    BAD("POST http://example.com/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+	"Transfer-Encoding in an HTTP/1.0 request"),
+    BAD(G "Connection: Transfer-Encoding\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+	"Connection header names an end-to-end field"),
+    BAD(G "Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n", 400,
+	"Content-Length together with Transfer-Encoding"),
     BAD(G "Transfer-Encoding : chunked\r\n\r\n", 400, "whitespace before the colon"),
     BAD(G "Transfer_Encoding: chunked\r\n\r\n", 400, "reads as Content-Length or Transfer"),
     BAD(G "Content_Length: 5\r\n\r\n", 400, "reads as Content-Length or Transfer-Encoding"),
@@ -213,11 +229,12 @@ struct good_row {
 	bool keep_alive;
 	unsigned long long content_length;
 	size_t head_len; /* 0: the whole input */
+	bool chunked;
 };
 
 #define GOOD(s, k, h, v6, p, path, minor, ka, cl)                                                  \
 	{                                                                                          \
-		s, sizeof(s) - 1, k, h, v6, p, path, minor, ka, cl, 0                              \
+		s, sizeof(s) - 1, k, h, v6, p, path, minor, ka, cl, 0, false                       \
 	}
 #define CON PROXY_HTTP_CONNECT
 #define FWD PROXY_HTTP_FORWARD
@@ -268,13 +285,20 @@ static const struct good_row good_rows[] = {
 	 80, "/", 1, true, 0),
     GOOD("M-SEARCH http://example.com/ HTTP/1.1\r\n\r\n", FWD, "example.com", false, 80, "/", 1,
 	 true, 0),
+    /* chunked request bodies: exactly one "chunked", any case, OWS around it */
+    {G "Transfer-Encoding: chunked\r\n\r\n", sizeof(G "Transfer-Encoding: chunked\r\n\r\n") - 1,
+     FWD, "example.com", false, 80, "/", 1, true, 0, 0, true},
+    {G "transfer-encoding:\tCHUNKED \r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+     sizeof(G "transfer-encoding:\tCHUNKED \r\n\r\n5\r\nhello\r\n0\r\n\r\n") - 1, FWD,
+     "example.com", false, 80, "/", 1, true, 0,
+     sizeof(G "transfer-encoding:\tCHUNKED \r\n\r\n") - 1, true},
     /* a pipelined body or next request is not part of the head */
     {C "\r\nGET / HTTP/1.1\r\n\r\n", sizeof(C "\r\nGET / HTTP/1.1\r\n\r\n") - 1, CON, "example.com",
-     false, 443, "", 1, true, 0, sizeof(C "\r\n") - 1},
+     false, 443, "", 1, true, 0, sizeof(C "\r\n") - 1, false},
     {"POST http://example.com/ HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
      sizeof("POST http://example.com/ HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc") - 1, FWD,
      "example.com", false, 80, "/", 1, true, 3,
-     sizeof("POST http://example.com/ HTTP/1.1\r\nContent-Length: 3\r\n\r\n") - 1},
+     sizeof("POST http://example.com/ HTTP/1.1\r\nContent-Length: 3\r\n\r\n") - 1, false},
 };
 
 START_TEST(good_table)
@@ -292,7 +316,8 @@ START_TEST(good_table)
 	ck_assert_int_eq(req.version_minor, r->minor);
 	ck_assert_int_eq(req.keep_alive, r->keep_alive);
 	ck_assert_uint_eq(req.content_length, r->content_length);
-	ck_assert_int_eq(req.has_body, r->kind == FWD && r->content_length > 0);
+	ck_assert_int_eq(req.has_body, r->kind == FWD && (r->content_length > 0 || r->chunked));
+	ck_assert_int_eq(req.chunked, r->chunked);
 	ck_assert_uint_eq(req.head_len, r->head_len ? r->head_len : r->len);
 	ck_assert_int_eq(req.status, 0);
 }
@@ -512,6 +537,10 @@ static const struct {
      "GET / HTTP/1.0\r\nHost: Example.com:8080\r\naccept: */*\r\nConnection: close\r\n\r\n"},
     {"POST http://[::1]/x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
      "POST /x HTTP/1.1\r\nHost: [::1]\r\nContent-Length: 3\r\nConnection: close\r\n\r\n"},
+    {"PUT http://example.com/u HTTP/1.1\r\nTransfer-Encoding:  chunked\r\nTE: trailers\r\n"
+     "Trailer: X-Sum\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+     "PUT /u HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\n"
+     "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"},
     {"GET http://example.com:80/?q HTTP/1.1\r\nhost: EXAMPLE.com\r\nCONNECTION: x-a\r\n"
      "X-A: 1\r\nx-b: 2\r\n\r\n",
      "GET /?q HTTP/1.1\r\nhost: EXAMPLE.com\r\nx-b: 2\r\nConnection: close\r\n\r\n"},
@@ -561,7 +590,7 @@ START_TEST(error_deny)
 				   "\r\n"
 				   "blocked by egress policy: pastebin.com (deniedDomains[0])\n";
 	int n = proxy_http_error(403, "blocked by egress policy: pastebin.com (deniedDomains[0])",
-				 "pastebin.com (deniedDomains[0])", out, sizeof(out));
+				 "pastebin.com (deniedDomains[0])", NULL, out, sizeof(out));
 
 	ck_assert_str_eq(out, want);
 	ck_assert_int_eq(n, sizeof(want) - 1);
@@ -569,28 +598,41 @@ START_TEST(error_deny)
 		ck_assert_int_eq(proxy_http_error(403,
 						  "blocked by egress policy: pastebin.com "
 						  "(deniedDomains[0])",
-						  "pastebin.com (deniedDomains[0])", out, cap),
+						  "pastebin.com (deniedDomains[0])", NULL, out,
+						  cap),
 				 -ENOSPC);
 }
 END_TEST
 
 START_TEST(error_shapes)
 {
-	proxy_http_error(407, "proxy authentication required", NULL, out, sizeof(out));
+	proxy_http_error(407, "proxy authentication required", NULL,
+			 "proxy authentication required", out, sizeof(out));
 	ck_assert_str_eq(out, "HTTP/1.1 407 Proxy Authentication Required\r\n"
 			      "Proxy-Authenticate: Basic realm=\"halo-run\"\r\n"
 			      "Content-Type: text/plain; charset=utf-8\r\n"
 			      "Content-Length: 30\r\n"
-			      "Connection: close\r\n\r\n"
+			      "Connection: close\r\n"
+			      "X-Halo-Error: proxy authentication required\r\n\r\n"
 			      "proxy authentication required\n");
-	proxy_http_error(502, "x\r\ny", "a\r\nSet-Cookie: s=1\n\x01", out, sizeof(out));
+	proxy_http_error(502, "x\r\ny", "a\r\nSet-Cookie: s=1\n\x01", NULL, out, sizeof(out));
 	ck_assert_str_eq(out, "HTTP/1.1 502 Bad Gateway\r\n"
 			      "Content-Type: text/plain; charset=utf-8\r\n"
 			      "Content-Length: 5\r\n"
 			      "Connection: close\r\n"
 			      "X-Halo-Deny: a  Set-Cookie: s=1  \r\n\r\n"
 			      "x  y\n");
-	proxy_http_error(299, NULL, NULL, out, sizeof(out));
+	proxy_http_error(400, "b", NULL, "chunked body: bare LF\r\nSet-Cookie: s=1", out,
+			 sizeof(out));
+	ck_assert_str_eq(out, "HTTP/1.1 400 Bad Request\r\n"
+			      "Content-Type: text/plain; charset=utf-8\r\n"
+			      "Content-Length: 2\r\n"
+			      "Connection: close\r\n"
+			      "X-Halo-Error: chunked body: bare LF  Set-Cookie: s=1\r\n\r\n"
+			      "b\n");
+	proxy_http_error(403, "d", "deny", "not both", out, sizeof(out)); /* a denial wins */
+	ck_assert_ptr_null(strstr(out, "X-Halo-Error"));
+	proxy_http_error(299, NULL, NULL, NULL, out, sizeof(out));
 	ck_assert_str_eq(out, "HTTP/1.1 500 Internal Server Error\r\n"
 			      "Content-Type: text/plain; charset=utf-8\r\n"
 			      "Content-Length: 22\r\n"
@@ -622,7 +664,7 @@ static const struct {
 
 START_TEST(status_line_table)
 {
-	int n = proxy_http_error(status_lines[_i].code, "why", NULL, out, sizeof(out));
+	int n = proxy_http_error(status_lines[_i].code, "why", NULL, NULL, out, sizeof(out));
 
 	ck_assert_int_gt(n, 0);
 	ck_assert_msg(strncmp(out, status_lines[_i].line, strlen(status_lines[_i].line)) == 0,

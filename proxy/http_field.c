@@ -1,0 +1,95 @@
+/* Field-line grammar shared by the request-head parser (http.c) and the chunked body
+ * decoder's trailers (http_chunked.c): tokens, comma lists, one field line. The rules
+ * are the strict ones of http.c's header comment: no whitespace before the colon, no
+ * control byte in a value, no name that reads as a framing field once '_' is '-'. */
+#include <string.h>
+
+#include "proxy/proxy_parse.h"
+
+/* RFC 9110 tchar. */
+bool proxy_http_tchar(unsigned char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return true;
+	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+bool proxy_http_token(const char *s, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!proxy_http_tchar((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+bool proxy_http_list_next(const char *v, size_t n, size_t *pos, const char **elem, size_t *elem_len)
+{
+	size_t i = *pos;
+
+	for (;;) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		if (i >= n) {
+			*pos = n;
+			return false;
+		}
+		size_t start = i;
+		while (i < n && v[i] != ',')
+			i++;
+		size_t end = i;
+		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+			end--;
+		*elem = v + start;
+		*elem_len = end - start;
+		*pos = i;
+		return true;
+	}
+}
+
+/* A name that only an '_'-to-'-' folding origin would read as a framing field. */
+static bool framing_lookalike(const char *name, size_t n)
+{
+	static const char *const framing[] = {"content-length", "transfer-encoding"};
+
+	if (!memchr(name, '_', n))
+		return false;
+	for (size_t k = 0; k < sizeof(framing) / sizeof(framing[0]); k++) {
+		if (n != strlen(framing[k]))
+			continue;
+		size_t i = 0;
+		while (i < n && (name[i] == '_' ? '-' : (name[i] | 0x20)) == framing[k][i])
+			i++;
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
+const char *proxy_http_split_field(const char *p, size_t n, struct proxy_http_field *f)
+{
+	const char *colon = memchr(p, ':', n);
+
+	if (!colon)
+		return "header line without a colon";
+	size_t nn = (size_t)(colon - p);
+	if (nn == 0)
+		return "empty header field name";
+	if (p[nn - 1] == ' ' || p[nn - 1] == '\t')
+		return "whitespace before the colon in a header field";
+	if (!proxy_http_token(p, nn))
+		return "header field name is not a token";
+	if (framing_lookalike(p, nn))
+		return "header field name reads as Content-Length or Transfer-Encoding";
+	const char *v = colon + 1, *end = p + n;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	for (const char *q = v; q < end; q++)
+		if (((unsigned char)*q < 0x20 && *q != '\t') || *q == 0x7f)
+			return "control character in a header field value";
+	*f = (struct proxy_http_field){p, nn, v, (size_t)(end - v)};
+	return NULL;
+}
