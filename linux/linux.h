@@ -11,6 +11,13 @@
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 
+/* A file of halo-run's inside the sandbox, on the sealed (read-only) /run: Node's
+ * preload that drops the one warning NODE_USE_ENV_PROXY=1 makes every Node 22 print
+ * ("[UNDICI-EHPA] EnvHttpProxyAgent is experimental"). NODE_OPTIONS names it. */
+#define LINUX_NODE_PRELOAD_DIR	"/run/halo"
+#define LINUX_NODE_PRELOAD_PATH "/run/halo/node-preload.cjs"
+#define LINUX_NODE_OPTIONS	"--require " LINUX_NODE_PRELOAD_PATH
+
 struct linux_launch {
 	const struct halo_policy *policy;
 	const char *workspace; /* absolute, symlinks resolved */

@@ -99,6 +99,29 @@ static void bind_host_root_or_die(int rfd)
 	close(mnt_bind_or_die(rfd, src, dst, RO_ATTRS, "/ (the host root)"));
 }
 
+/* Node's preload (see linux.h): only the warning of that one code is dropped; every
+ * other warning reaches the listeners Node installed, unchanged. */
+static const char node_preload[] =
+    "// halo-run: drop Node 22's warning that NODE_USE_ENV_PROXY's agent is experimental.\n"
+    "'use strict';\n"
+    "const ls = process.listeners('warning');\n"
+    "process.removeAllListeners('warning');\n"
+    "for (const l of ls)\n"
+    "  process.on('warning', (w) => { if (!w || w.code !== 'UNDICI-EHPA') l.call(process, w); "
+    "});\n";
+
+static void write_node_preload_or_die(int rfd, int run)
+{
+	AUTO_FD fd = -1;
+	ssize_t len = (ssize_t)sizeof(node_preload) - 1;
+
+	if (mkdirat(run, "halo", 0755) < 0 ||
+	    (fd = openat(run, "halo/node-preload.cjs", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			 0644)) < 0 ||
+	    write(fd, node_preload, len) != len)
+		linux_die(rfd, MNT_STEP, errno, "write %s", LINUX_NODE_PRELOAD_PATH);
+}
+
 /* Fresh, private scratch space. /tmp: the host's /tmp holds other users' files and
  * agent sockets (ssh-agent, X11): a new empty tmpfs, world-writable and sticky as
  * usual (TMPDIR points there). /run and /var/run: where host services listen (D-Bus,
@@ -123,6 +146,8 @@ static void mount_scratch_or_die(int rfd, int *run_mnts, size_t *n_run)
 			linux_die(rfd, MNT_STEP, t < 0 ? -t : ENOTDIR, "open %s", runs[i]);
 		run_mnts[(*n_run)++] = mnt_fresh_or_die(rfd, "tmpfs", run_opts,
 							RW_ATTRS | MOUNT_ATTR_NOEXEC, t, runs[i]);
+		if (i == 0)
+			write_node_preload_or_die(rfd, run_mnts[0]);
 	}
 }
 

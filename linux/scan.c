@@ -148,10 +148,11 @@ static int add_writable_root(struct linux_scan *s, const char *root, struct halo
 	if (!realpath(root, real)) {
 		int err = errno;
 		if (err == ENOENT)
-			halo_err_set(e,
-				     "writableRoots: %s does not exist; create it or remove it "
-				     "from the policy",
-				     root);
+			halo_err_set(
+			    e,
+			    "sandbox.writableRoots: %s does not exist; create it (mkdir -p "
+			    "%s) or remove it from the policy",
+			    root, root);
 		else
 			halo_err_set(e, "writableRoots: %s: %s", root, strerror(err));
 		return -err;

@@ -1,8 +1,10 @@
 /* The policy subcommands: check, validate, policy. None of them sends network traffic. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "runner/runner_int.h"
 
@@ -57,6 +59,27 @@ int runner_cmd_check(const struct runner_opts *o)
 	return d.allow ? 0 : 1;
 }
 
+/* What the launch checks on this machine that the pure validation cannot: a writable
+ * root must exist (the launch refuses a missing one rather than creating it), so that
+ * any policy validate accepts launches here, and the other way round. */
+static int check_on_this_machine(const char *file, const struct halo_policy *p)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < p->writable_abs.n; i++) {
+		struct stat st;
+		const char *r = p->writable_abs.items[i];
+		if (stat(r, &st) == 0)
+			continue;
+		fprintf(stderr,
+			"halo-run: %s: sandbox.writableRoots: %s %s; create it (mkdir -p %s) "
+			"or remove it from the policy\n",
+			file, r, errno == ENOENT ? "does not exist" : strerror(errno), r);
+		bad = 1;
+	}
+	return bad;
+}
+
 int runner_cmd_validate(const struct runner_opts *o)
 {
 	struct runner_opts one = *o;
@@ -76,7 +99,10 @@ int runner_cmd_validate(const struct runner_opts *o)
 			bad = 1;
 			continue;
 		}
-		printf("%s: valid\n", o->rest[i]);
+		if (check_on_this_machine(o->rest[i], re.policy))
+			bad = 1;
+		else
+			printf("%s: valid\n", o->rest[i]);
 		runner_env_release(&re);
 	}
 	return bad;

@@ -97,6 +97,8 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	struct policy_diags d = {0};
 	struct halo_err e = {{0}};
 	const char *home = re->env_home ? re->env_home : re->pw_home;
+	struct policy_kv vars[sizeof(caches.vars) / sizeof(caches.vars[0]) + 1];
+	size_t n = 0;
 
 	if (runner_caches_plan(re->policy, home, getenv("XDG_CACHE_HOME"), &caches) < 0) {
 		fprintf(stderr, "halo-run: tool caches: out of memory\n");
@@ -106,18 +108,25 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		fprintf(stderr, "halo-run: %s\n", caches.note);
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;
-	in.vars = caches.vars;
-	in.n_vars = caches.n_vars;
+	/* The per-run caches and Node's preload (on the sealed /run) exist only inside the
+	 * namespaces: the environment without them names neither. */
+	if (!caches.per_run)
+		for (; n < caches.n_vars; n++)
+			vars[n] = caches.vars[n];
+	in.vars = vars;
+	in.n_vars = n;
+	in.warnings = NULL;
+	l->envp_direct = runner_env_build_in(&in, &e);
+	for (size_t i = 0; caches.per_run && i < caches.n_vars; i++)
+		vars[n++] = caches.vars[i];
+	if (l->egress_proxy)
+		vars[n++] = (struct policy_kv){"NODE_OPTIONS", LINUX_NODE_OPTIONS};
+	in.n_vars = n;
 	in.proxy = l->egress_proxy;
 	in.warnings = &d;
-	l->envp = runner_env_build_in(&in, &e);
-	in.proxy = false;
-	in.warnings = NULL;
-	if (caches.per_run)
-		in.n_vars = 0;
-	l->envp_direct = l->envp ? runner_env_build_in(&in, &e) : NULL;
+	l->envp = l->envp_direct ? runner_env_build_in(&in, &e) : NULL;
 	print_warnings(o, &d);
-	if (!l->envp || !l->envp_direct) {
+	if (!l->envp) {
 		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
 		return HALO_EXIT_SETUP;
 	}

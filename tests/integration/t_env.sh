@@ -47,6 +47,21 @@ expect_match "warning names GOPROXY" "warning: GOPROXY: credentials removed" "$E
 expect_match "warning names PIP_INDEX_URL" "warning: PIP_INDEX_URL: credentials removed" "$ERR"
 expect "the warning never shows the secret" 0 "$(grep -c "$SECRET" <<<"$ERR")"
 
+# ------------------------------------- Node: no warning from halo-run's settings
+if command -v node >/dev/null; then
+	OUT=$(timeout 20 "$HALO" -- node -e 'process.emitWarning("agent", {code: "UNDICI-EHPA"});
+		process.emitWarning("kept", {code: "H5-OTHER"}); console.log("ran")' 2>"$E" </dev/null)
+	ERR=$(cat "$E")
+	expect "node: runs with halo-run's NODE_OPTIONS" ran "$OUT"
+	expect "node: the EnvHttpProxyAgent warning (UNDICI-EHPA) is dropped" 0 \
+		"$(grep -c UNDICI-EHPA <<<"$ERR")"
+	expect "node: any other warning still shows" 1 "$(grep -c "H5-OTHER" <<<"$ERR")"
+	OUT=$(timeout 20 "$HALO" -- sh -c '{ echo x >> /run/halo/node-preload.cjs; } 2>/dev/null && echo wrote || echo refused' 2>&1)
+	expect "node: the preload cannot be changed inside" refused "$OUT"
+else
+	echo "ok - $AS: skip: node not installed, no Node warning rows"
+fi
+
 # --------------------------------------------------------- planted secrets
 sbx_env() { # run `env` inside with the secrets planted plus ARGS as env assignments
 	OUT=$(env "${planted[@]}" "$@" timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)

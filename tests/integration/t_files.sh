@@ -160,8 +160,9 @@ expect "symlink to a protected dir: shows nothing" "" "$OUT"
 refused "/proc/sys read-only" p.yaml 'echo halo >/proc/sys/kernel/hostname'
 run_in p.yaml 'grep " /proc/sys " /proc/self/mountinfo'
 expect_match "/proc/sys mounted read-only" " /proc/sys ro," "$OUT"
-run_in p.yaml 'ls -A /run'
-expect "/run empty" "" "$OUT"
+run_in p.yaml 'ls -A /run; ls -A /run/halo'
+expect "/run empty but for halo-run's own Node preload" "halo
+node-preload.cjs" "$OUT"
 expect "/run: exit 0" 0 "$RC"
 run_in p.yaml 'ls /dev'
 expect "/dev minimal" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero" "$(echo $OUT)"
@@ -202,5 +203,19 @@ expect_match "dry-run: lists the masked .env" "$W/\.env$" "$OUT"
 expect_match "dry-run: lists a nested repository's hooks" "$W/proj/lib/nested/\.git/hooks" "$OUT"
 expect_match "dry-run: reports the scan" "workspace scan: [0-9]+ entries" "$OUT"
 expect_match "dry-run: says files created later are not covered" "created after launch" "$OUT"
+
+# ------------------------------------------- validate and the launch agree
+MISSING=/var/tmp/h5-missing-root-$$-$RANDOM
+printf 'sandbox: {writableRoots: [%s]}\n' "$MISSING" >missing.yaml
+OUT=$("$HALO" validate missing.yaml 2>&1)
+expect "validate: a missing writable root is an error (exit 1)" 1 "$?"
+expect_match "validate: names it and the fix" "writableRoots: $MISSING does not exist; create it \(mkdir -p" "$OUT"
+OUT=$(timeout 20 "$HALO" --policy missing.yaml -- true 2>&1)
+expect "launch: the same policy is refused (125)" 125 "$?"
+expect_match "launch: the same message" "writableRoots: $MISSING does not exist; create it \(mkdir -p" "$OUT"
+mkdir -p "$MISSING"
+expect_rc "validate: valid once it exists" 0 "$HALO" validate missing.yaml
+expect_rc "launch: runs once it exists" 0 timeout 20 "$HALO" --policy missing.yaml -- true
+rmdir "$MISSING"
 
 finish
