@@ -305,6 +305,19 @@ int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 	return 0;
 }
 
+int policy_host_port_index(const struct halo_policy *p, const struct policy_host *h, unsigned port)
+{
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "::1"};
+	bool named = false;
+
+	for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
+		named |= strcmp(h->text, loopback[i]) == 0;
+	for (size_t i = 0; named && port && i < p->host_ports.n; i++)
+		if (p->host_ports.items[i] == port)
+			return (int)i;
+	return -1;
+}
+
 void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
 {
 	const char *pat = d->pattern ? d->pattern : "?";

@@ -299,6 +299,12 @@ struct policy_decision {
 int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		  struct policy_decision *d);
 
+/* Is host:port (a parsed host) one of the sandbox's own loopback names with a port
+ * listed in egress.hostPorts? Then the connection is relayed to the host's loopback
+ * without Decide() or the address check: listing the port is the permission. Returns
+ * the index in hostPorts, or -1. */
+int policy_host_port_index(const struct halo_policy *p, const struct policy_host *h, unsigned port);
+
 /* "deniedDomains[0] pastebin.com", "presets[1] vcs: *.github.com", "default deny",
  * "invalid host: <why>". */
 void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n);

@@ -42,6 +42,16 @@ int runner_cmd_check(const struct runner_opts *o)
 		runner_env_release(&re);
 		return 1;
 	}
+	int hp = policy_host_port_index(re.policy, &h, port);
+	if (hp >= 0) {
+		/* The proxy never sees these: the sandbox's listener relays to the host. */
+		printf("allow %s%s%s:%u\nrule: egress.hostPorts[%d] %u (relayed to the host's "
+		       "loopback)\n",
+		       h.kind == POLICY_HOST_IPV6 ? "[" : "", h.text,
+		       h.kind == POLICY_HOST_IPV6 ? "]" : "", port, hp, port);
+		runner_env_release(&re);
+		return 0;
+	}
 	policy_decide(re.policy, h.text, strlen(h.text), &d);
 	policy_decision_rule(&d, rule, sizeof(rule));
 	if (d.rule == POLICY_RULE_INVALID_HOST)

@@ -7,6 +7,7 @@
 
 #include "policy/hashset.h"
 #include "policy/policy.h"
+#include "tests/unit/policy_test.h"
 #include "tests/unit/unit.h"
 
 #define ROWS(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -643,6 +644,35 @@ START_TEST(hashset_direct)
 }
 END_TEST
 
+/* `check` on a listed host port: the loopback names with that port, nothing else. */
+START_TEST(host_port_index)
+{
+	static const struct {
+		const char *target;
+		int want;
+	} t[] = {
+	    {"localhost:4873", 0},	 {"127.0.0.1:5432", 1},
+	    {"[::1]:4873", 0},		 {"LOCALHOST.:5432", 1},
+	    {"localhost", -1},		 {"localhost:4874", -1},
+	    {"127.0.0.2:4873", -1},	 {"[::ffff:127.0.0.1]:4873", -1},
+	    {"localhost.test:4873", -1}, {"example.com:4873", -1},
+	};
+	struct halo_policy *p = NULL;
+	struct policy_diags d = {0};
+
+	ck_assert_int_eq(pt_load("egress: {hostPorts: [4873, 5432]}\n", &p, &d), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct policy_host h;
+		unsigned port;
+		char why[128];
+		ck_assert_int_eq(policy_target_parse(t[i].target, &h, &port, why, sizeof(why)), 0);
+		ck_assert_msg(policy_host_port_index(p, &h, port) == t[i].want, "%s", t[i].target);
+	}
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 static Suite *decide_suite(void)
 {
 	Suite *s = suite_create("decide");
@@ -652,6 +682,7 @@ static Suite *decide_suite(void)
 	tcase_add_loop_test(tc, decide_table, 0, ROWS(rows));
 	tcase_add_loop_test(tc, rule_text, 0, ROWS(text_rows));
 	tcase_add_test(tc, decided_host);
+	tcase_add_test(tc, host_port_index);
 	tcase_add_test(tc, deepest_name);
 	tcase_add_test(tc, build_fails_closed);
 	tcase_add_test(tc, many_rules);
