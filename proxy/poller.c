@@ -343,6 +343,20 @@ static void dispatch(struct proxy_poller *pl, volatile bool *stop)
 	pl->n_ready = 0;
 }
 
+int proxy_poller_run_once(struct proxy_poller *pl, int timeout_ms)
+{
+	bool stop = false;
+	int t = next_timeout(pl), rc;
+
+	pl->n_ready = 0;
+	rc = pl->ops->wait(pl, t >= 0 && t < timeout_ms ? t : timeout_ms);
+	if (rc < 0 && rc != -EINTR)
+		return rc;
+	dispatch(pl, &stop);
+	fire_timers(pl, &stop);
+	return 0;
+}
+
 int proxy_poller_run(struct proxy_poller *pl, volatile bool *stop)
 {
 	while (!*stop) {

@@ -44,6 +44,9 @@ void proxy_timer_cancel(struct proxy_poller *pl, struct proxy_timer *t);
 /* Run until *stop becomes true (set from a callback). Returns 0 or -errno. */
 int proxy_poller_run(struct proxy_poller *pl, volatile bool *stop);
 
+/* One round: wait at most timeout_ms for events, dispatch them and due timers. */
+int proxy_poller_run_once(struct proxy_poller *pl, int timeout_ms);
+
 /* Monotonic milliseconds. */
 uint64_t proxy_now_ms(void);
 

@@ -294,6 +294,17 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 	return 0;
 }
 
+void proxy_drain(struct proxy *px, unsigned ms)
+{
+	uint64_t end = proxy_now_ms() + ms;
+
+	while (px && px->conns) {
+		uint64_t now = proxy_now_ms();
+		if (now >= end || proxy_poller_run_once(px->pl, (int)(end - now)) < 0)
+			break;
+	}
+}
+
 void proxy_destroy(struct proxy *px)
 {
 	if (!px)

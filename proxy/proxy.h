@@ -54,6 +54,11 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 /* Close every connection and listener, stop the resolver threads, free. */
 void proxy_destroy(struct proxy *px);
 
+/* Once the sandbox has ended its clients are gone, but their last events may not have
+ * been handled yet: let the connections finish (at most `ms`), so that the summary and
+ * the audit record how they really ended. */
+void proxy_drain(struct proxy *px, unsigned ms);
+
 /* The --verbose summary table: one row per host (decision, rule, connections, bytes). */
 void proxy_summary(const struct proxy *px, FILE *out);
 

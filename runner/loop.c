@@ -140,6 +140,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc < 0)
 		runner_launcher_kill(st.sb);
 	rc = runner_launcher_finish(st.sb, status, e);
+	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);
 out:

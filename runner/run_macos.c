@@ -4,20 +4,40 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runner/caches.h"
 #include "runner/env.h"
 #include "runner/runner_int.h"
 
 #ifdef RUNNER_MACOS
 extern char **environ;
 
+/* Tool caches on macOS are per-run, in the run's own TMPDIR (made 0700 and removed at
+ * the end): the profile allows writes there, and no host tool reads it. Kept caches,
+ * as on Linux, need a writable path in the profile: not yet. */
 static char **build_env(void *arg, const char *proxy_url, const char *tmpdir, struct halo_err *e)
 {
 	const struct halo_policy *p = arg;
-
-	if (!proxy_url)
-		return runner_env_build(p, environ, tmpdir, e);
+	struct runner_caches c;
+	char root[1024];
+	char **env;
 	/* One HTTP listener: ALL_PROXY points at it too (SOCKS5 cannot carry the secret). */
-	return runner_env_build_proxy_url(p, environ, tmpdir, proxy_url, NULL, e);
+	struct runner_env_in in = {.policy = p,
+				   .caller = environ,
+				   .tmpdir = tmpdir,
+				   .proxy = proxy_url != NULL,
+				   .http_url = proxy_url};
+
+	memset(&c, 0, sizeof(c));
+	if (p && p->mode != POLICY_MODE_OFF &&
+	    (p->caches == POLICY_CACHES_UNSET || p->caches == POLICY_CACHES_ISOLATED) && tmpdir &&
+	    snprintf(root, sizeof(root), "%s/halo-cache", tmpdir) < (int)sizeof(root) &&
+	    runner_caches_vars(&c, root) == 0) {
+		in.vars = c.vars;
+		in.n_vars = c.n_vars;
+	}
+	env = runner_env_build_in(&in, e);
+	runner_caches_release(&c);
+	return env;
 }
 
 int runner_macos_launch_fill(runner_launch *l, char *self, size_t self_len)
