@@ -65,6 +65,12 @@ static void print_mounts(FILE *out, const struct linux_launch *l, const struct l
 	    "  /dev          minimal: null zero full random urandom tty, private devpts, shm\n"
 	    "  /sys          read-only\n");
 	print_paths(out, "masked protected paths (no read, no write, no replace)", &s->masked);
+	fprintf(out, "allowRead carve-outs, read-only (a loosening) (%zu):\n", s->carved.n);
+	for (size_t i = 0; i < s->carved.n; i++)
+		fprintf(out, "  %s%s%s\n", s->carved.v[i],
+			strcmp(s->carved.v[i], s->carved_src.v[i]) ? " <- " : "",
+			strcmp(s->carved.v[i], s->carved_src.v[i]) ? s->carved_src.v[i] : "");
+	print_paths(out, "sanitized copies (secret entries removed)", &s->sanitized);
 	if (l->policy->guard_persistence != 0)
 		print_paths(out, "persistence guard (read-only)", &s->guarded);
 	else

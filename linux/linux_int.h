@@ -41,6 +41,15 @@ struct linux_scan {
 	struct linux_paths writable; /* absolute writable trees: workspace (if writable) + roots */
 	struct linux_paths readonly_extra; /* self_exe, policy files */
 	struct linux_paths unwalked;	   /* writable trees the walk skips: tool caches */
+	/* sandbox.allowRead carve-outs that exist: where each shows (its parent resolved,
+	 * beneath a masked path) and the host file or directory bound there read-only. */
+	struct linux_paths carved;
+	struct linux_paths carved_src;
+	/* Floor files shown as sanitized copies (scan_carve.c): the resolved path, the
+	 * copy's bytes. One that could not be read or sanitized is masked whole. */
+	struct linux_paths sanitized;
+	char **sanitized_data;
+	size_t *sanitized_len;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it

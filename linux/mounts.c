@@ -76,7 +76,8 @@ static void enter_staging_or_die(int rfd)
 	AUTO_FD staging = mnt_fresh_keep_or_die(
 	    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target,
 	    "the staging root", &fs_ctx);
-	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0)
+	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0 ||
+	    mkdirat(staging, "carve", 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "prepare the staging root");
 	make_mask_sources_or_die(rfd, staging, fs_ctx);
 	if (fchdir(staging) < 0 || syscall(SYS_pivot_root, ".", "oldroot") < 0)
@@ -250,13 +251,22 @@ static void mask_or_die(int rfd, const struct linux_launch *l, const struct linu
 {
 	AUTO_FD dir = mnt_open_or_die(rfd, "", MNT_MASK_DIR, MNT_NO_CREATE);
 	AUTO_FD file = mnt_open_or_die(rfd, "", MNT_MASK_FILE, MNT_NO_CREATE);
+	int *repl = calloc(s->masked.n + 1, sizeof(int));
 
+	if (!repl)
+		linux_die(rfd, MNT_STEP, ENOMEM, "mask protected paths");
+	/* Carve-outs and sanitized copies replace some masks (mounts_carve.c). */
+	linux_mounts_carve_or_die(rfd, s, repl);
 	for (size_t i = 0; i < s->masked.n; i++) {
 		AUTO_FD fd = open_target_or_die(rfd, l, s, s->masked.v[i]);
+		int src = repl[i] >= 0 ? repl[i] : mnt_is_dir(fd) > 0 ? dir : file;
+
 		if (fd >= 0)
-			close(mnt_bind_or_die(rfd, mnt_is_dir(fd) > 0 ? dir : file, fd, RO_ATTRS,
-					      s->masked.v[i]));
+			close(mnt_bind_or_die(rfd, src, fd, RO_ATTRS, s->masked.v[i]));
+		if (repl[i] >= 0)
+			close(repl[i]);
 	}
+	free(repl);
 }
 
 /* Enter the new root and let go of the host's: pivot_root(".", ".") stacks the old

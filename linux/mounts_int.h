@@ -17,6 +17,7 @@
 #define MNT_MASKS     "/masks"	 /* the empty things masks are made of (read-only superblock) */
 #define MNT_MASK_DIR  "/masks/dir"
 #define MNT_MASK_FILE "/masks/file"
+#define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
 
 enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
 
@@ -50,6 +51,11 @@ void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, con
 /* Test hook: behave as on kernels without mount_setattr(2) (before 5.12) and take
  * the remount fallback. */
 extern bool linux_mounts_force_remount;
+
+/* For each masked path, what is mounted over it instead of the empty mask (an fd), or
+ * -1: carve-outs and sanitized copies (mounts_carve.c). repl has s->masked.n slots. */
+struct linux_scan;
+void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl);
 
 /* /dev: a tmpfs holding the host's null zero full random urandom tty, a private
  * devpts, a tmpfs on /dev/shm, the usual symlinks; read-only once populated. */

@@ -383,6 +383,8 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	struct bound_trees b = {l->workspace, s};
 	int rc;
 
+	if ((rc = linux_scan_check_carves(s, e)) < 0)
+		return rc;
 	normalise(&s->masked, unreachable, &b);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
@@ -399,6 +401,7 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = fill_writable(l, s, e)) < 0)
 		return rc;
 	add_protected_abs(l->policy, s);
+	linux_scan_carve(l, s);
 	add_host_sockets(l, s);
 	add_readonly_extra(l, s);
 	normalise(&s->readonly_extra, not_in_writable, s);
@@ -467,6 +470,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->writable);
 	linux_paths_free(&s->readonly_extra);
 	linux_paths_free(&s->unwalked);
+	linux_scan_carve_free(s);
 	for (int i = 0; s->late && i < 2; i++)
 		if (s->late_fd[i] >= 0)
 			close(s->late_fd[i]);

@@ -101,6 +101,13 @@ bool linux_path_beneath(const char *path, const char *dir);
  * not reported: they mean the child is gone, and it says why. */
 void linux_scan_send(const struct linux_scan *s, int fd);
 
+/* sandbox.allowRead and the sanitized floor files (scan_carve.c): collect them (before
+ * the clone), check the carve-outs against every mask (before the masks are
+ * normalised), free them. */
+void linux_scan_carve(const struct linux_launch *l, struct linux_scan *s);
+int linux_scan_check_carves(const struct linux_scan *s, struct halo_err *e);
+void linux_scan_carve_free(struct linux_scan *s);
+
 /* Is `path` beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev),
  * so that the host's content there is not visible inside? */
 bool linux_path_in_fresh_dir(const char *path);

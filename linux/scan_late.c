@@ -119,5 +119,10 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 	/* Known before the clone; shared, never freed here (init execs or exits). */
 	late->writable = s->writable;
 	late->readonly_extra = s->readonly_extra;
+	late->carved = s->carved;
+	late->carved_src = s->carved_src;
+	late->sanitized = s->sanitized;
+	late->sanitized_data = s->sanitized_data;
+	late->sanitized_len = s->sanitized_len;
 	return late;
 }

@@ -31,6 +31,7 @@ struct pctx {
 	struct strs prot_keys;
 	struct strs ancestors;	   /* of protected paths, inside writable trees */
 	struct strs regexes;	   /* glob sources: the protected name patterns */
+	struct strs allow_keys;	   /* sandbox.allowRead carve-outs, every spelling */
 	struct strs halo_keys;	   /* halo-run's own files: literal */
 	struct strs halo_dir_keys; /* halo-run's config directories: subpath */
 };
@@ -164,6 +165,9 @@ static void collect(struct pctx *c)
 		      &c->prot);
 	for (size_t i = 0; i < p->protected_globs.n; i++)
 		strs_add(c, &c->regexes, p->protected_globs.items[i]);
+	for (size_t i = 0; i < p->allow_read_abs.n; i++)
+		spell(c, "ALLOW_READ", p->allow_read_abs.items[i], "allowRead carve-out",
+		      &c->allow_keys, NULL);
 	if (in->self_exe && in->self_exe[0])
 		spell(c, "HALO_FILE", in->self_exe, "halo-run's own binary", &c->halo_keys, NULL);
 	for (size_t i = 0; i < in->n_policy_files; i++) {
@@ -452,6 +456,29 @@ static void persistence(struct pctx *c, bool guard)
 
 /* ---------------------------------------------------------------- 6. protected */
 
+/* Every protected path's filters, each after `sep`. */
+static void protected_filters(struct pctx *c, const char *sep)
+{
+	struct sbpl *b = &c->b;
+
+	for (size_t i = 0; i < c->prot_keys.n; i++) {
+		/* literal too: subpath alone leaves the creation of P itself open. */
+		sbpl_add(b, sep);
+		sbpl_param_filter(b, "literal", c->prot_keys.v[i]);
+		sbpl_add(b, sep);
+		sbpl_param_filter(b, "subpath", c->prot_keys.v[i]);
+	}
+	/* Case variants (.SSH on a case-insensitive volume) as regexes. */
+	for (size_t i = 0; i < c->prot.n; i++) {
+		sbpl_add(b, sep);
+		sbpl_regex(b, macos_path_regex, c->prot.v[i], "protected path");
+	}
+	for (size_t i = 0; i < c->regexes.n; i++) {
+		sbpl_add(b, sep);
+		sbpl_regex(b, macos_glob_regex, c->regexes.v[i], "protected pattern");
+	}
+}
+
 static void protected_paths(struct pctx *c)
 {
 	struct sbpl *b = &c->b;
@@ -462,24 +489,34 @@ static void protected_paths(struct pctx *c)
 		sbpl_add(b, ";; none\n");
 		return;
 	}
-	sbpl_add(b, "(deny file-read* file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
-	for (size_t i = 0; i < c->prot_keys.n; i++) {
-		/* literal too: subpath alone leaves the creation of P itself open. */
-		sbpl_add(b, "\n  ");
-		sbpl_param_filter(b, "literal", c->prot_keys.v[i]);
-		sbpl_add(b, "\n  ");
-		sbpl_param_filter(b, "subpath", c->prot_keys.v[i]);
+	if (!c->allow_keys.n) {
+		sbpl_add(b,
+			 "(deny file-read* file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
+		protected_filters(c, "\n  ");
+		sbpl_add(b, ")\n");
+	} else {
+		/* allowRead: the carve-outs are left out of the deny itself (the require-not
+		 * pattern: no allow has to follow a deny), then denied writing on their own. */
+		sbpl_add(b, "(deny file-read* file-write* (with message \"" MACOS_DENY_MESSAGE
+			    "\")\n  (require-all\n    (require-any");
+		protected_filters(c, "\n      ");
+		sbpl_add(b, ")");
+		for (size_t i = 0; i < c->allow_keys.n; i++) {
+			sbpl_add(b, "\n    (require-not ");
+			sbpl_param_filter(b, "literal", c->allow_keys.v[i]);
+			sbpl_add(b, ")\n    (require-not ");
+			sbpl_param_filter(b, "subpath", c->allow_keys.v[i]);
+			sbpl_add(b, ")");
+		}
+		sbpl_add(b, "))\n(deny file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
+		for (size_t i = 0; i < c->allow_keys.n; i++) {
+			sbpl_add(b, "\n  ");
+			sbpl_param_filter(b, "literal", c->allow_keys.v[i]);
+			sbpl_add(b, "\n  ");
+			sbpl_param_filter(b, "subpath", c->allow_keys.v[i]);
+		}
+		sbpl_add(b, ")\n");
 	}
-	/* Case variants (.SSH on a case-insensitive volume) as regexes. */
-	for (size_t i = 0; i < c->prot.n; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_regex(b, macos_path_regex, c->prot.v[i], "protected path");
-	}
-	for (size_t i = 0; i < c->regexes.n; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_regex(b, macos_glob_regex, c->regexes.v[i], "protected pattern");
-	}
-	sbpl_add(b, ")\n");
 	if (!c->ancestors.n)
 		return;
 	sbpl_add(b, "(deny file-write-unlink (with message \"" MACOS_DENY_MESSAGE "\")");
@@ -494,8 +531,9 @@ static void protected_paths(struct pctx *c)
 
 static void pctx_free(struct pctx *c)
 {
-	struct strs *all[] = {&c->trees,     &c->tree_keys, &c->prot,	   &c->prot_keys,
-			      &c->ancestors, &c->regexes,   &c->halo_keys, &c->halo_dir_keys};
+	struct strs *all[] = {&c->trees,     &c->tree_keys,	&c->prot,
+			      &c->prot_keys, &c->ancestors,	&c->regexes,
+			      &c->halo_keys, &c->halo_dir_keys, &c->allow_keys};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		strs_free(all[i]);

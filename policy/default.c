@@ -1,6 +1,6 @@
-/* The embedded default policy: what runs when nobody chose a policy. It keeps the
- * usual credential stores unreadable, lets the command write its workspace only,
- * and allows no egress at all. */
+/* The embedded default policy: what runs when nobody chose a policy. It lets the
+ * command write its workspace only and allows no egress at all; the usual credential
+ * stores are unreadable under it as under every policy (the floor, floor.c). */
 #include <stddef.h>
 
 #include "policy/policy_int.h"
@@ -8,19 +8,10 @@
 const char policy_embedded_default_yaml[] =
     "# halo-run embedded default policy (used when no --policy, no $HALO_POLICY\n"
     "# and no /etc/halo or ~/.config/halo policy file is found).\n"
+    "# The credential floor (~/.ssh, ~/.aws, ~/.npmrc, .env* ... see `halo-run policy`)\n"
+    "# is the first layer of every policy, this one included.\n"
     "sandbox:\n"
     "  mode: workspace-write\n"
-    "  protectedPaths:\n"
-    "    - ~/.ssh             # SSH keys\n"
-    "    - ~/.aws             # AWS credentials\n"
-    "    - ~/.gnupg           # GPG keys\n"
-    "    - ~/.config/gcloud   # Google Cloud credentials\n"
-    "    - ~/.azure           # Azure credentials\n"
-    "    - ~/.kube            # Kubernetes contexts and tokens\n"
-    "    - ~/.docker          # registry credentials\n"
-    "    - ~/.netrc           # HTTP/FTP passwords\n"
-    "    - ~/.git-credentials # git HTTPS passwords\n"
-    "    - \".env*\"            # dotenv files anywhere\n"
     "  failIfUnavailable: true\n"
     "  guardPersistence: true\n"
     "egress:\n"

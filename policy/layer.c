@@ -300,6 +300,8 @@ int policy_layer(struct halo_policy *base, const struct halo_policy *upper, cons
 	replace_list(&base->writable_roots, &upper->writable_roots, "sandbox.writableRoots", true,
 		     &l);
 	union_list(&base->protected_paths, &upper->protected_paths, &l);
+	/* Carve-outs union too; finalize reports each one as a loosening. */
+	union_list(&base->allow_read, &upper->allow_read, &l);
 	layer_bool(&base->fail_if_unavailable, upper->fail_if_unavailable,
 		   "sandbox.failIfUnavailable", &l);
 	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",

@@ -45,6 +45,7 @@ static const struct field sandbox_fields[] = {
     {"mode", F_MODE, OFF(mode), NULL},
     {"writableRoots", F_LIST, OFF(writable_roots), NULL},
     {"protectedPaths", F_LIST, OFF(protected_paths), NULL},
+    {"allowRead", F_LIST, OFF(allow_read), NULL},
     {"failIfUnavailable", F_BOOL, OFF(fail_if_unavailable), NULL},
     {"guardPersistence", F_BOOL, OFF(guard_persistence), NULL},
     {"caches", F_CACHES, OFF(caches), NULL},

@@ -202,6 +202,10 @@ void policy_derived_free(struct halo_policy *p)
 	policy_list_free(&p->writable_abs);
 	policy_list_free(&p->protected_abs);
 	policy_list_free(&p->protected_globs);
+	policy_list_free(&p->allow_read_abs);
+	policy_list_free(&p->sanitize_abs);
+	free(p->sanitize_kind);
+	p->sanitize_kind = NULL;
 	free(p->cidrs);
 	p->cidrs = NULL;
 	p->n_cidrs = 0;
@@ -216,6 +220,7 @@ void policy_free(struct halo_policy *p)
 		return;
 	policy_list_free(&p->writable_roots);
 	policy_list_free(&p->protected_paths);
+	policy_list_free(&p->allow_read);
 	policy_list_free(&p->allowed_domains);
 	policy_list_free(&p->presets);
 	policy_list_free(&p->denied_domains);

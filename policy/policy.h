@@ -90,9 +90,10 @@ struct policy_index; /* Decide()'s hash tables, built by policy_finalize() */
 struct halo_policy {
 	enum policy_mode mode;
 	struct policy_list writable_roots;
-	struct policy_list protected_paths;
-	int fail_if_unavailable; /* -1 unset (means true), 0, 1 */
-	int guard_persistence;	 /* -1 unset (means true), 0, 1 */
+	struct policy_list protected_paths; /* added to the credential floor (floor.c) */
+	struct policy_list allow_read;	    /* carve-outs from protected paths (a loosening) */
+	int fail_if_unavailable;	    /* -1 unset (means true), 0, 1 */
+	int guard_persistence;		    /* -1 unset (means true), 0, 1 */
 	enum policy_caches caches;
 
 	enum policy_egress_default egress_default;
@@ -116,7 +117,12 @@ struct halo_policy {
 	struct policy_list writable_abs;    /* writable roots, ~ expanded, absolute */
 	struct policy_list protected_abs;   /* absolute protected paths, in every home form */
 	struct policy_list protected_globs; /* relative patterns such as ".env*" */
-	struct policy_cidr *cidrs;	    /* allow_private parsed */
+	struct policy_list allow_read_abs;  /* allowRead, in every home form */
+	/* Floor files shown inside as a sanitized copy (not carved out, not protected by
+	 * the policy itself), every home form; sanitize_kind[i] says the format. */
+	struct policy_list sanitize_abs;
+	unsigned char *sanitize_kind; /* enum policy_sanitizer, parallel to sanitize_abs */
+	struct policy_cidr *cidrs;    /* allow_private parsed */
 	size_t n_cidrs;
 	struct policy_index *index;
 	char *source; /* where it came from: file list, "embedded default", ... */
@@ -176,6 +182,42 @@ void policy_free(struct halo_policy *p);
 
 /* Render the effective policy (presets expanded) as JSON text; caller frees. */
 char *policy_to_json(const struct halo_policy *p);
+
+/* ---------------------------------------------------------------- credential floor */
+
+enum policy_floor_kind {
+	POLICY_FLOOR_SECRET, /* keys, tokens, keyrings: never carved out (but `carve`) */
+	POLICY_FLOOR_MIXED,  /* settings and secrets: carve-outs allowed, as a loosening */
+};
+
+enum policy_sanitizer {
+	POLICY_SANITIZE_NONE = 0, /* masked entirely */
+	POLICY_SANITIZE_NPMRC,	  /* shown with every secret entry removed */
+};
+
+/* One protected path every policy has (its first layer). */
+struct policy_floor_entry {
+	const char *path; /* ~/..., or a relative name pattern */
+	enum policy_floor_kind kind;
+	enum policy_sanitizer sanitizer;
+	const char *const *carve; /* SECRET: names inside that allowRead may open; NULL-ended */
+	const char *reason;
+};
+
+const struct policy_floor_entry *policy_floor(size_t *n);
+const char *policy_floor_kind_name(enum policy_floor_kind k);
+const char *policy_sanitizer_name(enum policy_sanitizer s);
+/* Is the absolute `abs` within one of f's carve names below `entry_abs` (f expanded)? */
+bool policy_floor_carve_ok(const struct policy_floor_entry *f, const char *entry_abs,
+			   const char *abs);
+
+/* A sanitized copy of a mixed settings file: every entry that is or may hold a
+ * secret removed, every line that cannot be understood removed (fail closed).
+ * Pure. Returns 0 with a malloc'd *out (NUL-terminated, *outlen bytes), or -EINVAL
+ * (binary input, too large: show nothing), -ENOMEM. */
+#define POLICY_SANITIZE_MAX (1024 * 1024)
+int policy_sanitize(enum policy_sanitizer kind, const char *in, size_t len, char **out,
+		    size_t *outlen);
 
 /* ---------------------------------------------------------------- discovery */
 

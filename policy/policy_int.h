@@ -156,6 +156,8 @@ struct policy_vctx {
 	struct policy_diags *d;
 };
 void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v);
+/* sandbox.allowRead (validate_allow.c): after the protected paths are derived. */
+void policy_validate_allow_read(struct halo_policy *p, const struct policy_vctx *v);
 void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, bool *domains_ok);
 void policy_validate_misc(struct halo_policy *p, const struct policy_vctx *v);
 void policy_warn_duplicates(const struct halo_policy *p, const struct policy_vctx *v);

@@ -66,6 +66,7 @@ static void add_sandbox(struct jb *j, cJSON *root, const struct halo_policy *p)
 	add(j, s, "mode", cJSON_CreateString(policy_mode_name(m)));
 	add_list(j, s, "writableRoots", &p->writable_roots);
 	add_list(j, s, "protectedPaths", &p->protected_paths);
+	add_list(j, s, "allowRead", &p->allow_read);
 	add(j, s, "failIfUnavailable", cJSON_CreateBool(p->fail_if_unavailable != 0));
 	add(j, s, "guardPersistence", cJSON_CreateBool(p->guard_persistence != 0));
 	add(j, s, "caches", cJSON_CreateString(policy_caches_name(p->caches)));
@@ -111,6 +112,32 @@ static void add_limits_env(struct jb *j, cJSON *root, const struct halo_policy *
 		add(j, set, p->env_set[i].key, cJSON_CreateString(p->env_set[i].value));
 }
 
+/* The credential floor, always present: marked as such, with why and how. */
+static void add_floor(struct jb *j, cJSON *e, const struct halo_policy *p)
+{
+	cJSON *fl = add(j, e, "floor", cJSON_CreateArray());
+	cJSON *san = add(j, e, "sanitized", cJSON_CreateArray());
+	const struct policy_floor_entry *f;
+	size_t n;
+
+	if (p->mode == POLICY_MODE_OFF)
+		return;
+	f = policy_floor(&n);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = add(j, fl, NULL, cJSON_CreateObject());
+
+		add(j, o, "path", cJSON_CreateString(f[i].path));
+		add(j, o, "kind",
+		    cJSON_CreateString(f[i].kind == POLICY_FLOOR_SECRET ? "secret" : "mixed"));
+		if (f[i].sanitizer)
+			add(j, o, "sanitizer",
+			    cJSON_CreateString(policy_sanitizer_name(f[i].sanitizer)));
+		add(j, o, "reason", cJSON_CreateString(f[i].reason));
+	}
+	for (size_t i = 0; i < p->sanitize_abs.n; i++)
+		add(j, san, NULL, cJSON_CreateString(p->sanitize_abs.items[i]));
+}
+
 static void add_effective(struct jb *j, cJSON *root, const struct halo_policy *p)
 {
 	cJSON *e = add(j, root, "effective", cJSON_CreateObject());
@@ -123,6 +150,8 @@ static void add_effective(struct jb *j, cJSON *root, const struct halo_policy *p
 	add_list(j, e, "writableRoots", &p->writable_abs);
 	add_list(j, e, "protectedPaths", &p->protected_abs);
 	add_list(j, e, "protectedPatterns", &p->protected_globs);
+	add_list(j, e, "allowRead", &p->allow_read_abs);
+	add_floor(j, e, p);
 	presets = add(j, e, "presets", cJSON_CreateObject());
 	for (size_t i = 0; i < p->presets.n; i++) {
 		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);

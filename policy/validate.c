@@ -197,6 +197,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"egress.hostPorts", p->host_ports.n > 0},
 	    {"sandbox.writableRoots", p->writable_roots.n > 0},
 	    {"sandbox.protectedPaths", p->protected_paths.n > 0},
+	    {"sandbox.allowRead", p->allow_read.n > 0},
 	    {"sandbox.caches", p->caches != POLICY_CACHES_UNSET},
 	};
 

@@ -55,8 +55,9 @@ static const char *const home_parents[] = {"/home", "/Users", "/var/home"};
 static const char *const fixed_homes[] = {"/root", "/var/root"};
 
 struct protected_form {
-	const char *abs; /* points into p->protected_abs */
-	size_t index;	 /* into p->protected_paths */
+	const char *abs;			/* points into p->protected_abs */
+	size_t index;				/* into p->protected_paths (floor: NULL) */
+	const struct policy_floor_entry *floor; /* or the credential floor's entry */
 };
 
 struct pctx {
@@ -148,8 +149,17 @@ static const char *overlap_reason(const char *a, const struct pctx *c, char *buf
 
 	for (size_t k = 0; k < c->n_forms; k++) {
 		const struct protected_form *f = &c->forms[k];
-		const char *raw = c->p->protected_paths.items[f->index];
+		const char *raw = f->floor ? f->floor->path : c->p->protected_paths.items[f->index];
 
+		/* A floor entry inside a writable root is masked there like a .env file in
+		 * the workspace: build caches such as ~/.gradle or ~/.cargo stay writable. */
+		if (f->floor) {
+			if (!policy_path_within(a, f->abs))
+				continue;
+			snprintf(buf, n, "is inside the credential floor's %s (%s)",
+				 policy_quote(raw, q, sizeof(q)), f->floor->reason);
+			return buf;
+		}
 		if (policy_path_within(a, f->abs)) {
 			snprintf(buf, n, "is inside protected path sandbox.protectedPaths[%zu] %s",
 				 f->index, policy_quote(raw, q, sizeof(q)));
@@ -207,6 +217,51 @@ static bool has_dotdot(const char *s)
 	return false;
 }
 
+/* The credential floor, after the policy's own entries (so messages name those
+ * first): never an error of the policy's, but the workspace must not lie inside it. */
+static void add_floor(struct pctx *c)
+{
+	const struct policy_vctx *v = c->v;
+	const struct policy_floor_entry *fl;
+	char abs[POLICY_PATH_MAX], q[POLICY_QUOTE_MAX];
+	const char *why;
+	size_t n;
+
+	if (c->p->mode == POLICY_MODE_OFF)
+		return; /* nothing is enforced, the floor included */
+	fl = policy_floor(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct policy_floor_entry *f = &fl[i];
+
+		if (f->path[0] != '~') {
+			if (!policy_list_contains(&c->p->protected_globs, f->path) &&
+			    policy_list_push(&c->p->protected_globs, f->path) < 0)
+				policy_diag(v->d, true, v->src, 0, NULL, "out of memory");
+			continue;
+		}
+		for (size_t h = 0; h < v->n_homes; h++) {
+			if (policy_path_expand(f->path, v->homes[h], abs, sizeof(abs), &why) < 0)
+				continue;
+			if (v->ctx->workspace && policy_path_within(v->ctx->workspace, abs)) {
+				policy_diag(v->d, true, v->src, 0, NULL,
+					    "the workspace %s is inside the credential floor's %s "
+					    "(%s), which is never readable",
+					    v->ctx->workspace, policy_quote(f->path, q, sizeof(q)),
+					    f->reason);
+				return;
+			}
+			if (policy_list_contains(&c->p->protected_abs, abs))
+				continue;
+			if (policy_list_push(&c->p->protected_abs, abs) < 0) {
+				policy_diag(v->d, true, v->src, 0, NULL, "out of memory");
+				return;
+			}
+			c->forms[c->n_forms++] = (struct protected_form){
+			    c->p->protected_abs.items[c->p->protected_abs.n - 1], 0, f};
+		}
+	}
+}
+
 /* Relative entries are name patterns matched anywhere (".env*", "*.pem",
  * "secrets/"); absolute and ~/ entries are exact places. */
 static void check_protected(struct pctx *c, size_t i)
@@ -258,7 +313,7 @@ static void check_protected(struct pctx *c, size_t i)
 			return;
 		}
 		c->forms[c->n_forms++] = (struct protected_form){
-		    c->p->protected_abs.items[c->p->protected_abs.n - 1], i};
+		    c->p->protected_abs.items[c->p->protected_abs.n - 1], i, NULL};
 		if (raw[0] != '~')
 			break; /* an absolute entry has one form */
 	}
@@ -268,6 +323,7 @@ void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v)
 {
 	struct pctx c = {.p = p, .v = v};
 	bool too_many = false;
+	size_t n_floor;
 
 	if (p->protected_paths.n > POLICY_MAX_PROTECTED) {
 		policy_diag(v->d, true, v->src, 0, "sandbox.protectedPaths",
@@ -287,14 +343,17 @@ void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v)
 	if (too_many)
 		return;
 	/* One absolute form per entry and home at most. */
-	c.forms = calloc(p->protected_paths.n * v->n_homes + 1, sizeof(*c.forms));
+	policy_floor(&n_floor);
+	c.forms = calloc((p->protected_paths.n + n_floor) * v->n_homes + 1, sizeof(*c.forms));
 	if (!c.forms) {
 		policy_diag(v->d, true, v->src, 0, NULL, "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < p->protected_paths.n; i++)
 		check_protected(&c, i);
+	add_floor(&c);
 	for (size_t i = 0; i < p->writable_roots.n; i++)
 		check_writable(&c, i);
 	free(c.forms);
+	policy_validate_allow_read(p, v);
 }

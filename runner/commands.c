@@ -118,6 +118,29 @@ int runner_cmd_validate(const struct runner_opts *o)
 	return bad;
 }
 
+/* The credential floor under every policy, one entry a line. */
+static void print_floor(const struct halo_policy *p)
+{
+	const struct policy_floor_entry *f;
+	size_t n;
+
+	if (p->mode == POLICY_MODE_OFF) {
+		printf("# credential floor: not enforced (sandbox.mode off)\n");
+		return;
+	}
+	f = policy_floor(&n);
+	printf("# credential floor (the first layer of every policy; protectedPaths add to it):\n");
+	for (size_t i = 0; i < n; i++)
+		printf("#   floor %-40s %-20s %s\n", f[i].path, policy_floor_kind_name(f[i].kind),
+		       f[i].reason);
+	for (size_t i = 0; i < p->allow_read_abs.n; i++)
+		printf("# allowRead (a loosening): %s is readable\n", p->allow_read_abs.items[i]);
+	for (size_t i = 0; i < p->sanitize_abs.n; i++)
+		printf("# sanitized copy: %s (%s), secret entries removed\n",
+		       p->sanitize_abs.items[i],
+		       policy_sanitizer_name((enum policy_sanitizer)p->sanitize_kind[i]));
+}
+
 int runner_cmd_policy(const struct runner_opts *o)
 {
 	struct runner_env re;
@@ -144,6 +167,7 @@ int runner_cmd_policy(const struct runner_opts *o)
 			printf("embedded default\n");
 		for (size_t i = 0; i < re.n_paths; i++)
 			printf("%s%s", re.paths[i], i + 1 < re.n_paths ? " + " : "\n");
+		print_floor(re.policy);
 		printf("%s\n", json);
 	}
 	free(json);

@@ -163,12 +163,34 @@ static bool first_file(const char *dir, char *out, size_t n)
 	return found;
 }
 
+/* Readable inside by design: an allowRead carve-out, or a floor file shown as its
+ * sanitized copy (whose write probe still applies). */
+static bool shown_inside(const struct verify *v, const char *path)
+{
+	const struct halo_policy *p = v->p;
+
+	for (size_t i = 0; i < p->sanitize_abs.n; i++)
+		if (strcmp(path, p->sanitize_abs.items[i]) == 0)
+			return true;
+	for (size_t i = 0; i < p->allow_read_abs.n; i++) {
+		size_t n = strlen(p->allow_read_abs.items[i]);
+		if (strncmp(path, p->allow_read_abs.items[i], n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 static int plan_protected_one(struct verify *v, const char *path, const struct stat *st)
 {
 	char file[4400], what[4600];
 
+	if (shown_inside(v, path)) {
+		snprintf(what, sizeof(what), "open %s (shown read-only) for writing", path);
+		return add_spec(v, V_REFUSED, "refused", what, "write:%s", path) ? 0 : -ENOMEM;
+	}
 	if (S_ISDIR(st->st_mode)) {
-		bool has = first_file(path, file, sizeof(file));
+		bool has = first_file(path, file, sizeof(file)) && !shown_inside(v, file);
 		snprintf(what, sizeof(what), "read protected %s", has ? file : path);
 		if (!add_spec(v, V_REFUSED, "refused", what, "read:%s", has ? file : path))
 			return -ENOMEM;

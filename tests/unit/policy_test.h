@@ -34,6 +34,14 @@ static inline bool pt_warn(const struct policy_diags *d, const char *needle)
 	return pt_has(d->warnings, d->n_warnings, needle);
 }
 
+static inline bool pt_list_has(const struct policy_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->items[i], s) == 0)
+			return true;
+	return false;
+}
+
 /* Every message, for failure output (static buffer: tests run one at a time). */
 static inline const char *pt_dump(const struct policy_diags *d)
 {

@@ -498,10 +498,11 @@ START_TEST(unknown_keys)
 	struct halo_policy *p = NULL;
 	const char *text = "version: 2\nsandbox: {mode: read-only}\n";
 
-	expect_parse_error("sandbox:\n  writeableRoots: [/opt/x]\n", 'y',
-			   "t.yaml:2: sandbox: unknown key 'writeableRoots' (known: mode, "
-			   "writableRoots, protectedPaths, failIfUnavailable, guardPersistence, "
-			   "caches)");
+	expect_parse_error(
+	    "sandbox:\n  writeableRoots: [/opt/x]\n", 'y',
+	    "t.yaml:2: sandbox: unknown key 'writeableRoots' (known: mode, "
+	    "writableRoots, protectedPaths, allowRead, failIfUnavailable, guardPersistence, "
+	    "caches)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
 			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts)");
@@ -623,9 +624,11 @@ START_TEST(full_policy_model)
 	ck_assert_int_eq(p->mode, POLICY_MODE_WORKSPACE_WRITE);
 	ck_assert_uint_eq(p->writable_abs.n, 2);
 	ck_assert_str_eq(p->writable_abs.items[1], "/home/alice/.cache/halo-build");
-	ck_assert_uint_eq(p->protected_abs.n, 4);
+	/* The policy's own entries first, then the credential floor's. */
+	ck_assert_uint_gt(p->protected_abs.n, 4);
 	ck_assert_str_eq(p->protected_abs.items[0], "/home/alice/.ssh");
 	ck_assert_str_eq(p->protected_abs.items[1], "/work/envhome/.ssh");
+	ck_assert(pt_list_has(&p->protected_abs, "/work/envhome/.npmrc"));
 	ck_assert_uint_eq(p->protected_globs.n, 2);
 	ck_assert_str_eq(p->protected_globs.items[1], "*.pem");
 	ck_assert_uint_eq(p->n_cidrs, 2);
@@ -647,17 +650,13 @@ END_TEST
 
 START_TEST(embedded_default)
 {
-	static const char *const want[] = {
-	    "~/.ssh",  "~/.aws",    "~/.gnupg", "~/.config/gcloud",   "~/.azure",
-	    "~/.kube", "~/.docker", "~/.netrc", "~/.git-credentials", ".env*"};
 	struct policy_diags d = {0};
 	struct halo_policy *p = policy_embedded_default();
 
 	ck_assert_ptr_nonnull(p);
 	ck_assert_int_eq(p->mode, POLICY_MODE_WORKSPACE_WRITE);
-	ck_assert_uint_eq(p->protected_paths.n, 10);
-	for (size_t i = 0; i < 10; i++)
-		ck_assert_str_eq(p->protected_paths.items[i], want[i]);
+	/* The credential stores are the floor's, under this policy as under any. */
+	ck_assert_uint_eq(p->protected_paths.n, 0);
 	ck_assert_int_eq(p->egress_default, POLICY_EGRESS_DENY);
 	ck_assert_uint_eq(p->allowed_domains.n + p->presets.n + p->writable_roots.n, 0);
 	ck_assert_str_eq(p->source, "embedded default");
@@ -665,12 +664,17 @@ START_TEST(embedded_default)
 	ck_assert_uint_eq(d.n_errors + d.n_warnings, 0);
 	ck_assert(!p->egress_default_allow);
 	ck_assert_uint_eq(p->protected_globs.n, 1);
-	ck_assert_uint_eq(p->protected_abs.n, 9);
+	ck_assert_str_eq(p->protected_globs.items[0], ".env*");
+	for (const char *const *w = (const char *const[]){"/home/alice/.ssh", "/home/alice/.aws",
+							  "/home/alice/.docker/config.json",
+							  "/home/alice/.git-credentials", NULL};
+	     *w; w++)
+		ck_assert_msg(pt_list_has(&p->protected_abs, *w), "%s missing", *w);
 	policy_free(p);
 	/* policy_load with no file is the embedded default, finalized. */
 	ck_assert_int_eq(policy_load(NULL, 0, &pt_ctx2, &p, &d), 0);
 	ck_assert_str_eq(p->source, "embedded default");
-	ck_assert_uint_eq(p->protected_abs.n, 18);
+	ck_assert(pt_list_has(&p->protected_abs, "/work/envhome/.kube"));
 	policy_free(p);
 	policy_diags_free(&d);
 }

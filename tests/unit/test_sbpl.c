@@ -97,6 +97,11 @@ static const struct {
      "  mode: read-only\n"
      "  protectedPaths: [~/.aws]\n",
      0},
+    {"carve", /* sandbox.allowRead: reads of the carve-out left out of the deny */
+     "sandbox:\n"
+     "  protectedPaths: [~/.aws]\n"
+     "  allowRead: [~/.aws/config, ~/.ssh/known_hosts]\n",
+     PORT},
     {"escaping",
      "sandbox:\n"
      "  protectedPaths: [\"/Users/alice/proj/a.b+c(d){e}^$|y\", \"/Users/alice/x y\",\n"
@@ -325,7 +330,11 @@ START_TEST(allows_before_denies)
 	size_t protected_at = last_of(prof.text, ";; 6. protected paths");
 	ck_assert_uint_gt(protected_at, last_of(prof.text, "(deny mach-lookup"));
 	ck_assert_uint_gt(protected_at, last_of(prof.text, "(deny network-outbound"));
-	ck_assert_uint_gt(protected_at, last_of(prof.text, "(deny file-write* (with"));
+	/* The guard's write denies (section 5) come before; section 6 may deny writes of
+	 * allowRead carve-outs itself. */
+	size_t last_write_deny = last_of(prof.text, "(deny file-write* (with");
+	ck_assert(last_write_deny < protected_at ||
+		  strncmp(prof.text + last_write_deny - 3, "))\n", 3) == 0);
 	macos_profile_free(&prof);
 	policy_free(p);
 }

@@ -1,0 +1,365 @@
+/* The credential floor: present under every policy and chain, added to by
+ * protectedPaths; sandbox.allowRead carve-outs (validation table with hostile values,
+ * loosening warnings); which floor files are shown sanitized. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "tests/unit/policy_test.h"
+
+/* Table rows name only the fields they need. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+/* The README's agent example: before the floor, it dropped most credential stores. */
+#define AGENT                                                                                      \
+	"sandbox: {mode: workspace-write, protectedPaths: [~/.ssh, ~/.aws, ~/.config/gcloud, "     \
+	"\".env*\"]}\n"
+
+static const char *const floor_musts[] = {
+    "~/.ssh",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh/hosts.yml",
+    "~/.gnupg",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials.toml",
+    "~/.cargo/credentials",
+    "~/.m2/settings.xml",
+    "~/.gradle/gradle.properties",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.claude/.credentials.json",
+    "~/.codex/auth.json",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+};
+
+static void assert_floor(const struct halo_policy *p, const char *home)
+{
+	char abs[512];
+
+	for (size_t i = 0; i < sizeof(floor_musts) / sizeof(floor_musts[0]); i++) {
+		snprintf(abs, sizeof(abs), "%s%s", home, floor_musts[i] + 1);
+		ck_assert_msg(pt_list_has(&p->protected_abs, abs), "floor entry %s missing", abs);
+	}
+	ck_assert(pt_list_has(&p->protected_globs, ".env*"));
+}
+
+START_TEST(table_is_sound)
+{
+	size_t n;
+	const struct policy_floor_entry *f = policy_floor(&n);
+
+	ck_assert_uint_gt(n, sizeof(floor_musts) / sizeof(floor_musts[0]));
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(f[i].reason && *f[i].reason, "%s has no reason", f[i].path);
+		ck_assert(f[i].path[0] == '~' || f[i].path[0] == '.');
+		ck_assert_msg(!f[i].carve || f[i].kind == POLICY_FLOOR_SECRET, "%s", f[i].path);
+		ck_assert_msg(!f[i].sanitizer || f[i].kind == POLICY_FLOOR_MIXED, "%s", f[i].path);
+	}
+}
+END_TEST
+
+START_TEST(floor_under_one_policy)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_msg(pt_load(AGENT, &p, &d) == 0, "%s", pt_dump(&d));
+	assert_floor(p, "/home/alice");
+	/* The policy's own entries stay as written: the floor is not copied in. */
+	ck_assert_uint_eq(p->protected_paths.n, 4);
+	policy_free(p);
+	policy_diags_free(&d);
+	/* Both homes when $HOME differs. */
+	ck_assert_msg(pt_load_ctx(AGENT, 'y', &pt_ctx2, &p, &d) == 0, "%s", pt_dump(&d));
+	assert_floor(p, "/home/alice");
+	assert_floor(p, "/work/envhome");
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+/* A file path for policy_load: written to a temporary directory. */
+static void write_file(char *path, size_t n, const char *dir, const char *name, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, n, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(floor_under_every_chain)
+{
+	char dir[] = "/tmp/halo-floor-XXXXXX", a[256], b[256], c[256];
+	const char *const chains[][3] = {{a, NULL, NULL}, {a, b, NULL}, {b, a, c}, {c, NULL, NULL}};
+	const size_t lens[] = {1, 2, 3, 1};
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_file(a, sizeof(a), dir, "agent.yaml", AGENT);
+	write_file(b, sizeof(b), dir, "more.yaml", "sandbox: {protectedPaths: [/srv/keys]}\n");
+	write_file(c, sizeof(c), dir, "bare.yaml", "egress: {allowedDomains: [a.example]}\n");
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct policy_diags d = {0};
+		struct halo_policy *p = NULL;
+
+		ck_assert_msg(policy_load(chains[i], lens[i], &pt_ctx, &p, &d) == 0, "%s",
+			      pt_dump(&d));
+		assert_floor(p, "/home/alice");
+		if (i == 1 || i == 2) /* protectedPaths add to it */
+			ck_assert(pt_list_has(&p->protected_abs, "/srv/keys"));
+		policy_free(p);
+		policy_diags_free(&d);
+	}
+	unlink(a);
+	unlink(b);
+	unlink(c);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(mode_off_has_no_floor)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_msg(pt_load("sandbox: {mode: off}\n", &p, &d) == 0, "%s", pt_dump(&d));
+	ck_assert_uint_eq(p->protected_abs.n, 0);
+	ck_assert_uint_eq(d.n_errors + d.n_warnings, 0);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+struct acase {
+	const char *name;
+	const char *yaml;
+	const char *error;   /* substring of an error, or NULL: accepted */
+	const char *warning; /* substring of a warning */
+	int ctx2;
+};
+
+#define AR(x)	     "sandbox:\n  allowRead: [" x "]\n"
+#define ARP(prot, x) "sandbox:\n  protectedPaths: [" prot "]\n  allowRead: [" x "]\n"
+
+static const struct acase acases[] = {
+    /* carve-outs that hold */
+    {"aws config", AR("~/.aws/config"), NULL,
+     "t.yaml: sandbox.allowRead[0]: '~/.aws/config' loosens the protected path '~/.aws'"},
+    {"aws config absolute", AR("/home/alice/.aws/config"), NULL, "loosens the protected path"},
+    {"aws config both homes", AR("~/.aws/config"), NULL, "loosens", 1},
+    {"ssh config", AR("~/.ssh/config"), NULL, "'~/.ssh/config' loosens"},
+    {"ssh known_hosts", AR("~/.ssh/known_hosts"), NULL, "loosens"},
+    {"gcloud configurations", AR("~/.config/gcloud/configurations/config_default"), NULL,
+     "loosens"},
+    {"azure config", AR("~/.azure/config"), NULL, "loosens"},
+    {"kube config (mixed)", AR("~/.kube/config"), NULL, "loosens the protected path '~/.kube'"},
+    {"npmrc whole", AR("~/.npmrc"), NULL, "loosens the protected path '~/.npmrc'"},
+    {"docker config", AR("~/.docker/config.json"), NULL, "loosens"},
+    {"dotenv example", AR("/home/alice/proj/.env.example"), NULL,
+     "loosens the protected path '.env*'"},
+    {"own protected dir", ARP("/srv/secrets", "/srv/secrets/README"), NULL,
+     "loosens the protected path '/srv/secrets'"},
+    {"own protected equal", ARP("/srv/secrets", "/srv/secrets"), NULL, "loosens"},
+    {"trailing slash", AR("~/.aws/config/"), NULL, "loosens"},
+    {"case folded carve name", AR("~/.ssh/CONFIG"), NULL, "loosens"},
+    /* never: secret stores of the floor */
+    {"ssh key", AR("~/.ssh/id_ed25519"),
+     "sandbox.allowRead[0]: '~/.ssh/id_ed25519' is inside '~/.ssh', a secret store of the "
+     "credential floor"},
+    {"ssh whole", AR("~/.ssh"), "a secret store"},
+    {"ssh key case", AR("~/.SSH/id_rsa"), "a secret store"},
+    {"ssh key via own entry", ARP("~/.ssh", "~/.ssh/id_rsa"), "a secret store"},
+    {"gnupg", AR("~/.gnupg"), "'~/.gnupg' is inside '~/.gnupg', a secret store"},
+    {"gnupg key", AR("~/.gnupg/private-keys-v1.d/x.key"), "a secret store"},
+    {"keyring", AR("~/.local/share/keyrings/login.keyring"), "a secret store"},
+    {"cargo credentials", AR("~/.cargo/credentials.toml"), "a secret store"},
+    {"aws credentials", AR("~/.aws/credentials"), "'~/.aws/credentials', a secret store"},
+    {"aws sso cache", AR("~/.aws/sso/cache/abc.json"), "a secret store"},
+    {"gh hosts", AR("~/.config/gh/hosts.yml"), "a secret store"},
+    {"claude", AR("~/.claude/.credentials.json"), "a secret store"},
+    {"chrome cookies", AR("~/.config/google-chrome/Default/Cookies"), "a secret store"},
+    {"gcloud creds", AR("~/.config/gcloud/credentials.db"), "a secret store"},
+    {"carve name prefix only", AR("~/.ssh/configx"), "a secret store"},
+    /* a carve-out is a leaf */
+    {"aws whole", AR("~/.aws"), "'~/.aws' contains the protected path '~/.aws/credentials'"},
+    {"aws sso", AR("~/.aws/sso"), "contains the protected path '~/.aws/sso/cache'"},
+    {"contains own", ARP("/srv/secrets/inner", "/srv/secrets"),
+     "contains the protected path '/srv/secrets/inner'"},
+    /* nothing to carve out */
+    {"outside", AR("/etc/passwd"), "'/etc/passwd' is not inside any protected path"},
+    {"home", AR("\"~\""), "contains the protected path"},
+    {"neighbour", AR("~/.sshx/config"), "is not inside any protected path"},
+    {"root", AR("/"), "'/' is the whole file system"},
+    /* hostile and malformed values */
+    {"empty", AR("\"\""), "sandbox.allowRead[0]: is empty"},
+    {"relative", AR("aws/config"), "must be an absolute path or start with ~/"},
+    {"dot relative", AR("./.env"), "must be an absolute path or start with ~/"},
+    {"glob", AR("\"~/.ssh/*.pub\""), "globs are not allowed"},
+    {"glob class", AR("\"~/.aws/[c]onfig\""), "globs are not allowed"},
+    {"tilde user", AR("~bob/.aws/config"), "uses ~user"},
+    {"dotdot escape", AR("~/.aws/../.ssh/id_rsa"), "'..' component"},
+    {"dotdot in carve", AR("~/.ssh/config/../id_rsa"), "'..' component"},
+    {"control chars", AR("\"~/.ssh/\\e[31mkey\""),
+     "'~/.ssh/\\x1b[31mkey' contains a control character"},
+    {"newline", AR("\"~/.aws/a\\nb\""), "contains a control character"},
+    {"not a list", "sandbox: {allowRead: ~/.aws/config}\n", "sandbox.allowRead"},
+    {"number item", AR("42"), "sandbox.allowRead[0]"},
+    {"mode off", "sandbox: {mode: off, allowRead: [~/.aws/config]}\n",
+     "sandbox.allowRead: not allowed with sandbox.mode off"},
+};
+
+START_TEST(allow_read_table)
+{
+	const struct acase *c = &acases[_i];
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+	int rc = pt_load_ctx(c->yaml, 'y', c->ctx2 ? &pt_ctx2 : &pt_ctx, &p, &d);
+
+	if (c->error) {
+		ck_assert_msg(rc < 0, "[%s] accepted:\n%s%s", c->name, c->yaml, pt_dump(&d));
+		ck_assert_msg(pt_err(&d, c->error), "[%s] want '%s' in:%s", c->name, c->error,
+			      pt_dump(&d));
+	} else {
+		ck_assert_msg(rc == 0, "[%s] refused:\n%s%s", c->name, c->yaml, pt_dump(&d));
+		ck_assert_msg(pt_warn(&d, c->warning), "[%s] want warning '%s' in:%s", c->name,
+			      c->warning, pt_dump(&d));
+		ck_assert_uint_eq(p->allow_read_abs.n, c->ctx2 ? 2 : 1);
+	}
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+START_TEST(allow_read_layers)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *b = NULL, *u = NULL;
+
+	ck_assert_int_eq(policy_parse_buffer("a.yaml", AR("~/.aws/config"),
+					     strlen(AR("~/.aws/config")), 'y', &b, &d),
+			 0);
+	ck_assert_int_eq(policy_parse_buffer("b.yaml", AR("~/.ssh/known_hosts, ~/.aws/config"),
+					     strlen(AR("~/.ssh/known_hosts, ~/.aws/config")), 'y',
+					     &u, &d),
+			 0);
+	ck_assert_int_eq(policy_layer(b, u, "b.yaml", &d), 0);
+	ck_assert_uint_eq(b->allow_read.n, 2);
+	ck_assert_int_eq(policy_finalize(b, &pt_ctx, &d), 0);
+	ck_assert(pt_warn(&d, "'~/.ssh/known_hosts' loosens"));
+	ck_assert(pt_warn(&d, "'~/.aws/config' loosens"));
+	policy_free(b);
+	policy_free(u);
+	policy_diags_free(&d);
+}
+END_TEST
+
+START_TEST(writable_roots_and_floor)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	/* A build cache holding a floor file: it stays writable, the file masked. */
+	ck_assert_msg(pt_load("sandbox: {writableRoots: [~/.gradle, ~/.cargo, ~/.m2]}\n", &p, &d) ==
+			  0,
+		      "%s", pt_dump(&d));
+	policy_free(p);
+	ck_assert_int_eq(pt_load("sandbox: {writableRoots: [~/.aws/cli]}\n", &p, &d), -EINVAL);
+	ck_assert_msg(pt_err(&d, "sandbox.writableRoots[0]: '~/.aws/cli' (/home/alice/.aws/cli) is "
+				 "inside the credential floor's '~/.aws'"),
+		      "%s", pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+START_TEST(workspace_inside_floor)
+{
+	static const struct policy_ctx ws = {"/home/alice", "/home/alice", "/home/alice/.ssh/x"};
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_int_eq(pt_load_ctx("egress: {default: deny}\n", 'y', &ws, &p, &d), -EINVAL);
+	ck_assert_msg(pt_err(&d, "the workspace /home/alice/.ssh/x is inside the credential "
+				 "floor's '~/.ssh'"),
+		      "%s", pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+START_TEST(sanitized_files)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_int_eq(pt_load(AGENT, &p, &d), 0);
+	ck_assert(pt_list_has(&p->sanitize_abs, "/home/alice/.npmrc"));
+	ck_assert_uint_eq(p->sanitize_kind[0], POLICY_SANITIZE_NPMRC);
+	policy_free(p);
+	/* Protected by the policy itself: masked whole. Carved out: the real file. */
+	ck_assert_int_eq(pt_load("sandbox: {protectedPaths: [~/.npmrc]}\n", &p, &d), 0);
+	ck_assert_uint_eq(p->sanitize_abs.n, 0);
+	policy_free(p);
+	ck_assert_int_eq(pt_load(AR("~/.npmrc"), &p, &d), 0);
+	ck_assert_uint_eq(p->sanitize_abs.n, 0);
+	policy_free(p);
+	ck_assert_int_eq(pt_load_ctx(AGENT, 'y', &pt_ctx2, &p, &d), 0);
+	ck_assert_uint_eq(p->sanitize_abs.n, 2);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+START_TEST(json_marks_floor)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+	char *j;
+
+	ck_assert_int_eq(
+	    pt_load("sandbox: {protectedPaths: [~/.aws], allowRead: [~/.aws/config]}\n", &p, &d),
+	    0);
+	j = policy_to_json(p);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_msg(strstr(j, "\"floor\":") && strstr(j, "\"path\":\t\"~/.git-credentials\"") &&
+			  strstr(j, "\"kind\":\t\"secret\"") &&
+			  strstr(j, "\"sanitizer\":\t\"npmrc\"") &&
+			  strstr(j, "\"allowRead\":\t[\"~/.aws/config\"]"),
+		      "%s", j);
+	free(j);
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+static Suite *floor_suite(void)
+{
+	Suite *s = suite_create("policy_floor");
+	TCase *t = tcase_create("floor");
+
+	tcase_add_test(t, table_is_sound);
+	tcase_add_test(t, floor_under_one_policy);
+	tcase_add_test(t, floor_under_every_chain);
+	tcase_add_test(t, mode_off_has_no_floor);
+	tcase_add_loop_test(t, allow_read_table, 0, (int)(sizeof(acases) / sizeof(acases[0])));
+	tcase_add_test(t, allow_read_layers);
+	tcase_add_test(t, writable_roots_and_floor);
+	tcase_add_test(t, workspace_inside_floor);
+	tcase_add_test(t, sanitized_files);
+	tcase_add_test(t, json_marks_floor);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(floor_suite)
