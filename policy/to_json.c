@@ -69,7 +69,9 @@ static void add_sandbox(struct jb *j, cJSON *root, const struct halo_policy *p)
 	add_list(j, s, "allowRead", &p->allow_read);
 	add(j, s, "failIfUnavailable", cJSON_CreateBool(p->fail_if_unavailable != 0));
 	add(j, s, "guardPersistence", cJSON_CreateBool(p->guard_persistence != 0));
-	add(j, s, "caches", cJSON_CreateString(policy_caches_name(p->caches)));
+	/* With mode off there is no sandbox to hold caches, and the key would not load. */
+	if (m != POLICY_MODE_OFF)
+		add(j, s, "caches", cJSON_CreateString(policy_caches_name(p->caches)));
 }
 
 static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
