@@ -236,6 +236,22 @@ static void add_host_sockets(const struct linux_launch *l, struct linux_scan *s)
 	}
 }
 
+/* halo-run's own output files, opened before launch: masked like protected paths, so
+ * the command can neither read nor truncate, append to, unlink or rename them, even in
+ * the workspace (the mask is a mount point: EBUSY). They exist by now; one that does
+ * not resolve was moved under the supervisor's feet, and the launch stops. */
+static int add_own_outputs(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	for (size_t i = 0; i < l->n_own_outputs; i++)
+		if (!linux_scan_add_resolved(&s->masked, l->own_outputs[i])) {
+			int err = errno;
+			halo_err_set(e, "%s (halo-run's own output): %s", l->own_outputs[i],
+				     strerror(err));
+			return -err;
+		}
+	return 0;
+}
+
 static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *s)
 {
 	if (l->self_exe)
@@ -398,6 +414,8 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = fill_writable(l, s, e)) < 0)
 		return rc;
 	add_protected_abs(l->policy, s);
+	if ((rc = add_own_outputs(l, s, e)) < 0)
+		return rc;
 	add_host_sockets(l, s);
 	add_readonly_extra(l, s);
 	normalise(&s->readonly_extra, not_in_writable, s);
