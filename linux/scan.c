@@ -236,15 +236,35 @@ static void add_host_sockets(const struct linux_launch *l, struct linux_scan *s)
 	}
 }
 
+/* A file that may not exist yet (--dry-run opens nothing): its directory resolved,
+ * its name appended. */
+static bool add_resolved_file(struct linux_paths *list, const char *path)
+{
+	char dir[PATH_MAX], real[PATH_MAX], full[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+
+	if (linux_scan_add_resolved(list, path))
+		return true;
+	if (errno != ENOENT || !*name ||
+	    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		     slash ? path : ".") >= (int)sizeof(dir) ||
+	    !realpath(dir, real) ||
+	    snprintf(full, sizeof(full), "%s/%s", strcmp(real, "/") ? real : "", name) >=
+		(int)sizeof(full))
+		return false;
+	linux_paths_add(list, full);
+	return true;
+}
+
 /* halo-run's own output files, opened before launch: masked like protected paths, so
  * the command can neither read nor truncate, append to, unlink or rename them, even in
- * the workspace (the mask is a mount point: EBUSY). They exist by now; one that does
- * not resolve was moved under the supervisor's feet, and the launch stops. */
+ * the workspace (the mask is a mount point: EBUSY). One whose directory does not
+ * resolve stops the launch. */
 static int add_own_outputs(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	for (size_t i = 0; i < l->n_own_outputs; i++)
-		if (!linux_scan_add_resolved(&s->masked, l->own_outputs[i])) {
-			int err = errno;
+		if (!add_resolved_file(&s->masked, l->own_outputs[i])) {
+			int err = errno ? errno : ENAMETOOLONG;
 			halo_err_set(e, "%s (halo-run's own output): %s", l->own_outputs[i],
 				     strerror(err));
 			return -err;

@@ -68,6 +68,11 @@ else
 fi
 rm -rf "$WS/logs2"
 
+# --dry-run shows the mask and creates nothing.
+out=$(cd "$WS" && "$HALO" --dry-run --audit planned.jsonl -- true 2>&1)
+expect_match "--dry-run: the audit file is in the masked list" "^  $WS/planned.jsonl$" "$out"
+expect "--dry-run: nothing created" "" "$(ls "$WS/planned.jsonl" 2>/dev/null)"
+
 # Not a regular file, or a link: refused before anything runs.
 mkfifo "$TMPDIR/fifo"
 ln -s "$WS/egress.jsonl" "$TMPDIR/link"
