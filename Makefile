@@ -85,7 +85,7 @@ ifneq ($(filter portable macos,$(PLATFORM)),)
 # What the macOS code path uses: the profile, the environment, the proxy on poll().
 UNIT_SRC  := $(addprefix tests/unit/,test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
 	test_http.c test_chunked.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_chunked.c \
-	test_proxy_units.c test_proxy_hostport.c)
+	test_proxy_units.c test_proxy_hostport.c test_proxy_sni.c test_tls_hello.c)
 endif
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/helpers/*.c)
@@ -199,7 +199,7 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 all unit
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
-build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c) $(wildcard policy/*.h)
+build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c) $(wildcard policy/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)

@@ -26,6 +26,11 @@ struct linux_launch {
 	const char *self_exe;		 /* absolute path of the running binary (made read-only) */
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;
+	/* halo-run's own output files (--audit; any later one joins this list): opened by
+	 * the supervisor before launch, masked inside (no read, no write, no unlink or
+	 * rename), wherever they lie, the workspace and writable roots included. */
+	const char *const *own_outputs;
+	size_t n_own_outputs;
 	/* Tool caches (runner/caches): bound read-write like writable roots, but never
 	 * walked (no host tool reads them, and a warm npm cache holds 100k files). */
 	const char *const *cache_binds;

@@ -237,6 +237,42 @@ static void add_host_sockets(const struct linux_launch *l, struct linux_scan *s)
 	}
 }
 
+/* A file that may not exist yet (--dry-run opens nothing): its directory resolved,
+ * its name appended. */
+static bool add_resolved_file(struct linux_paths *list, const char *path)
+{
+	char dir[PATH_MAX], real[PATH_MAX], full[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+
+	if (linux_scan_add_resolved(list, path))
+		return true;
+	if (errno != ENOENT || !*name ||
+	    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		     slash ? path : ".") >= (int)sizeof(dir) ||
+	    !realpath(dir, real) ||
+	    snprintf(full, sizeof(full), "%s/%s", strcmp(real, "/") ? real : "", name) >=
+		(int)sizeof(full))
+		return false;
+	linux_paths_add(list, full);
+	return true;
+}
+
+/* halo-run's own output files, opened before launch: masked like protected paths, so
+ * the command can neither read nor truncate, append to, unlink or rename them, even in
+ * the workspace (the mask is a mount point: EBUSY). One whose directory does not
+ * resolve stops the launch. */
+static int add_own_outputs(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	for (size_t i = 0; i < l->n_own_outputs; i++)
+		if (!add_resolved_file(&s->masked, l->own_outputs[i])) {
+			int err = errno ? errno : ENAMETOOLONG;
+			halo_err_set(e, "%s (halo-run's own output): %s", l->own_outputs[i],
+				     strerror(err));
+			return -err;
+		}
+	return 0;
+}
+
 static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *s)
 {
 	if (l->self_exe)
@@ -401,6 +437,8 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = fill_writable(l, s, e)) < 0)
 		return rc;
 	add_protected_abs(l->policy, s);
+	if ((rc = add_own_outputs(l, s, e)) < 0)
+		return rc;
 	linux_scan_carve(l, s);
 	add_host_sockets(l, s);
 	add_readonly_extra(l, s);

@@ -137,6 +137,8 @@ int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e)
 	    .self_exe = l->self_exe,
 	    .policy_files = l->policy_files,
 	    .n_policy_files = l->n_policy_files,
+	    .own_outputs = l->own_outputs,
+	    .n_own_outputs = l->n_own_outputs,
 	};
 	if ((rc = macos_profile_build(&in, &prof, e)) < 0)
 		return rc;

@@ -88,6 +88,8 @@ static int make_profile(struct macos_sandbox *sb, struct halo_err *e)
 	    .self_exe = l->self_exe,
 	    .policy_files = l->policy_files,
 	    .n_policy_files = l->n_policy_files,
+	    .own_outputs = l->own_outputs,
+	    .n_own_outputs = l->n_own_outputs,
 	};
 	const char **keys;
 	char why[512];

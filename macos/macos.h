@@ -47,6 +47,8 @@ struct macos_profile_in {
 	const char *self_exe;  /* halo-run itself: never writable; may be NULL */
 	const char *const *policy_files; /* never writable */
 	size_t n_policy_files;
+	const char *const *own_outputs; /* halo-run's output files: denied like protected paths */
+	size_t n_own_outputs;
 	/* Symlink resolution of the longest existing prefix (into out, n bytes): NULL
 	 * means macos_path_resolve. Tests pass their own to get stable output. */
 	int (*resolve)(const char *in, char *out, size_t n);
@@ -120,6 +122,8 @@ struct macos_launch {
 	const char *self_exe; /* halo-run: never writable, and the exec trampoline */
 	const char *const *policy_files;
 	size_t n_policy_files;
+	const char *const *own_outputs; /* --audit...: neither readable nor writable inside */
+	size_t n_own_outputs;
 	char *const *argv;
 	struct rlimits_set limits;
 	bool quiet;

@@ -178,6 +178,16 @@ static void collect(struct pctx *c)
 			f = abs;
 		spell(c, "HALO_FILE", f, "policy file", &c->halo_keys, NULL);
 	}
+	/* halo-run's own output files (--audit): never read, written, unlinked or renamed,
+	 * wherever they lie, as a protected path is; their ancestors inside writable trees
+	 * cannot be renamed either (collect_ancestors). */
+	for (size_t i = 0; i < in->n_own_outputs; i++) {
+		const char *f = in->own_outputs[i];
+		char abs[PATH_MAX];
+		if (f[0] != '/' && realpath(f, abs))
+			f = abs;
+		spell(c, "PROTECTED", f, "halo-run's own output file", &c->prot_keys, &c->prot);
+	}
 	home_path(c, ".config/halo", path, sizeof(path));
 	spell(c, "HALO_DIR", path, "halo-run's configuration directory", &c->halo_dir_keys, NULL);
 }

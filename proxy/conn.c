@@ -1,5 +1,6 @@
 /* A client connection's life: accept → (HTTP head | SOCKS5 handshake) → Decide →
- * resolve → check every address → dial → tunnel or forward → close.
+ * resolve → check every address → dial → (CONNECT, SOCKS5: the first flight's TLS
+ * name checked) tunnel, or forward → close.
  *
  * conn_close never frees on the spot: it closes the fds, cancels timers and the
  * lookup, marks the connection CS_DEAD and queues it for a zero-delay reap timer. Any
@@ -200,6 +201,8 @@ static unsigned want_client(const struct conn *c)
 		return out ? out : (c->c.rd_eof ? 0 : PROXY_EV_IN);
 	case CS_TUNNEL:
 		return out | (!c->c.rd_eof && !side_pending(&c->u) ? PROXY_EV_IN : 0);
+	case CS_HELLO: /* reads are bounded by the hello's buffer, not by the origin */
+		return out | (!c->c.rd_eof && c->in_len < PROXY_TLS_HELLO_MAX ? PROXY_EV_IN : 0);
 	case CS_FORWARD:
 		return out | (fwd_wants_client_in(c) ? PROXY_EV_IN : 0);
 	case CS_CLOSING:
@@ -218,6 +221,7 @@ static unsigned want_upstream(const struct conn *c)
 	switch (c->st) {
 	case CS_CONNECTING:
 		return PROXY_EV_OUT;
+	case CS_HELLO: /* the origin may speak first: its bytes flow while the client's wait */
 	case CS_TUNNEL:
 	case CS_FORWARD:
 		return out | (!c->u.rd_eof && !side_pending(&c->c) ? PROXY_EV_IN : 0);
@@ -379,6 +383,9 @@ static void on_client(void *arg, int fd, unsigned events)
 	case CS_TUNNEL:
 		tunnel_on_event(c, &c->c, events);
 		break;
+	case CS_HELLO:
+		hello_on_client(c, events);
+		break;
 	case CS_FORWARD:
 		fwd_on_client(c, events);
 		break;
@@ -406,6 +413,7 @@ void conn_on_upstream(void *arg, int fd, unsigned events)
 	case CS_CONNECTING:
 		conn_connect_done(c);
 		break;
+	case CS_HELLO:
 	case CS_TUNNEL:
 		tunnel_on_event(c, &c->u, events);
 		break;

@@ -214,14 +214,7 @@ void http_connected(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	/* Bytes the client sent after the CONNECT head (a TLS hello, pipelined). */
-	if (c->in_len) {
-		c->ex.up += c->in_len;
-		if (side_send(c, &c->u, c->in, c->in_len, NULL) != 0) {
-			conn_close(c);
-			return;
-		}
-		conn_in_consume(c, c->in_len);
-	}
-	tunnel_start(c);
+	/* Bytes the client sent after the CONNECT head (a TLS hello, pipelined) are
+	 * judged with what follows before any reaches the origin. */
+	hello_start(c);
 }

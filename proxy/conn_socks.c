@@ -106,13 +106,5 @@ void socks_connected(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (c->in_len) {
-		c->ex.up += c->in_len;
-		if (side_send(c, &c->u, c->in, c->in_len, NULL) != 0) {
-			conn_close(c);
-			return;
-		}
-		conn_in_consume(c, c->in_len);
-	}
-	tunnel_start(c);
+	hello_start(c); /* the first flight's TLS name is checked as after CONNECT */
 }

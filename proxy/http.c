@@ -18,10 +18,17 @@
  *   Content-Length or Transfer-Encoding once '_' becomes '-' is refused.
  *   A CONNECT's Content-Length is checked like any other (a duplicate is still a
  *   smuggling shape) and then ignored: what follows a CONNECT head is tunnel data.
- * - A Host header must name the target: names compared case-insensitively with one
- *   trailing dot ignored (as Decide() compares them), IPv6 literals by address, the
- *   port with 80 as the default. For CONNECT a Host without a port only has to agree
- *   on the name (clients omit :443), since the tunnel goes to the target's port.
+ * - Host in an absolute-form request is replaced, never compared (RFC 9112 3.2.2: a
+ *   proxy MUST ignore the received Host and use the target URI's authority):
+ *   http_rewrite.c writes the URL's authority as the one Host field, so the origin
+ *   always sees the name Decide() judged. libgit2 (cargo's git fetch) sends
+ *   "Host: name" without the URL's port; refusing that broke it. What stays a 400:
+ *   more than one Host field and a Host value that is not a valid authority (RFC 9112
+ *   3.2: both are invalid requests, and which one an origin would read is ambiguous).
+ * - In a CONNECT, Host must name the target: names compared case-insensitively with
+ *   one trailing dot ignored (as Decide() compares them), IPv6 literals by address; a
+ *   Host without a port only has to agree on the name (clients omit :443), since the
+ *   tunnel goes to the target's port.
  * - A Connection header may not name Host, Content-Length or Transfer-Encoding: dropping them as
  *   hop-by-hop would desynchronise the body framing with the origin.
  */
@@ -364,6 +371,8 @@ static enum proxy_http_result check_host(const struct proxy_http_field *f,
 		snprintf(why, sizeof(why), "malformed Host header: %s", w);
 		return fail(req, 400, why);
 	}
+	if (req->kind == PROXY_HTTP_FORWARD)
+		return PROXY_HTTP_OK; /* replaced by the target's authority (http_rewrite.c) */
 	bool same = au.v6 == req->host_is_v6_literal;
 	if (same && au.v6) {
 		uint8_t t[16];
@@ -372,9 +381,7 @@ static enum proxy_http_result check_host(const struct proxy_http_field *f,
 	} else if (same) {
 		same = names_agree(au.host, req->host);
 	}
-	if (req->kind == PROXY_HTTP_FORWARD && (au.port ? au.port : 80) != req->port)
-		same = false;
-	if (req->kind == PROXY_HTTP_CONNECT && au.port && au.port != req->port)
+	if (au.port && au.port != req->port)
 		same = false;
 	if (!same)
 		return fail(req, 400, "Host header disagrees with the target");

@@ -5,7 +5,9 @@
  * keeps the client's HTTP version (a 1.0 client must not receive a chunked response,
  * and the proxy relays the response bytes unchanged) and ends with "Connection: close",
  * so the origin closes after its response and no origin connection is ever shared
- * between two decisions. Host is added as the first field when the client sent none.
+ * between two decisions. Host is always the target URI's authority, written as the
+ * first field; the client's Host field is dropped (RFC 9112 3.2.2), so what the origin
+ * reads as the host is what Decide() judged.
  * A chunked request keeps "Transfer-Encoding: chunked" (added back after the
  * hop-by-hop fields are dropped): its body is re-encoded by proxy_chunked_feed. */
 #include <errno.h>
@@ -116,7 +118,6 @@ static void put_host_field(struct out *o, const struct proxy_http_req *req)
 int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *out, size_t outlen)
 {
 	struct out o = {out, outlen, 0, outlen == 0};
-	bool has_host = false;
 
 	if (req->kind != PROXY_HTTP_FORWARD)
 		return -EINVAL;
@@ -126,18 +127,16 @@ int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *
 		if (!within(buf, req, f->name, f->name_len) ||
 		    !within(buf, req, f->value, f->value_len))
 			return -EINVAL;
-		has_host |= name_is(f, "host", 4);
 	}
 	put(&o, req->method);
 	put(&o, " ");
 	put(&o, req->path);
 	put(&o, req->version_minor == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
-	if (!has_host)
-		put_host_field(&o, req);
+	put_host_field(&o, req);
 	for (size_t i = 0; i < req->n_fields; i++) {
 		const struct proxy_http_field *f = &req->fields[i];
 
-		if (is_hop_by_hop(req, f))
+		if (is_hop_by_hop(req, f) || name_is(f, "host", 4))
 			continue;
 		put_n(&o, f->name, f->name_len);
 		put(&o, ": ");

@@ -90,6 +90,7 @@ enum conn_state {
 	CS_SOCKS_REQ,
 	CS_RESOLVING,
 	CS_CONNECTING,
+	CS_HELLO, /* CONNECT/SOCKS5 tunnel: the client's first flight is judged (conn_hello.c) */
 	CS_TUNNEL,
 	CS_FORWARD,
 	CS_CLOSING,
@@ -254,6 +255,12 @@ int http_answer(struct conn *c, int status, const char *body, const char *deny);
  * line once per host (host "" when no target is known yet). */
 void http_refuse(struct conn *c, int status, const char *body, const char *why, const char *host,
 		 unsigned port);
+
+/* ------------------------------------------------------- conn_hello.c */
+/* After the 200 or SOCKS5 success: read the client's first flight, check a
+ * ClientHello's name against the target, then tunnel_start (or refuse with an alert). */
+void hello_start(struct conn *c);
+void hello_on_client(struct conn *c, unsigned events);
 
 /* ---------------------------------------------------- conn_hostport.c */
 void hostport_start(struct conn *c, unsigned port, size_t index);

@@ -1,6 +1,7 @@
 /* Pure parsers of the proxy's outside input: HTTP/1.1 request heads (CONNECT and
- * absolute-form forwarding) and SOCKS5. No I/O: the event loop feeds bytes in and
- * acts on the result. Every parser has a hostile-input table and a fuzz target. */
+ * absolute-form forwarding), SOCKS5, and a tunnel's first TLS ClientHello. No I/O: the event loop
+ * feeds bytes in and acts on the result. Every parser has a hostile-input table and a fuzz target.
+ */
 #ifndef HALO_PROXY_PARSE_H
 #define HALO_PROXY_PARSE_H
 
@@ -169,5 +170,39 @@ enum proxy_socks_result proxy_socks_request(const uint8_t *buf, size_t len, size
 
 /* A SOCKS5 reply (VER REP RSV ATYP=1 0.0.0.0:0) into out[10]; returns 10. */
 int proxy_socks_reply(uint8_t rep, uint8_t out[10]);
+
+/* ------------------------------------------------------------------- TLS */
+
+#define PROXY_TLS_HELLO_MAX	      16384 /* bytes buffered for a ClientHello, headers included */
+#define PROXY_TLS_ALERT_ACCESS_DENIED 49
+
+enum proxy_tls_result {
+	PROXY_TLS_NEED_MORE = 0,
+	PROXY_TLS_HELLO = 1,   /* a complete, well-formed ClientHello */
+	PROXY_TLS_NOT_TLS = 2, /* the first byte is not a TLS handshake record */
+	PROXY_TLS_ERROR = -1,  /* TLS, but malformed or over the bound: refuse (alert, why) */
+};
+
+struct proxy_tls_hello {
+	bool has_sni;
+	char sni[256]; /* the host_name as sent: 1..255 visible ASCII bytes */
+	bool ech;      /* an encrypted_client_hello extension (0xfe0d): sni is the outer name */
+	size_t used;   /* on HELLO: bytes of the records that carried the ClientHello */
+	uint8_t alert; /* on ERROR: the TLS alert description to answer with */
+	char why[128];
+};
+
+/* The client's first bytes of a tunnel, as many as have arrived (tls_hello.c). */
+enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
+					    struct proxy_tls_hello *h);
+
+/* One name per tunnel: true when the hello names no host, or names `target` (the
+ * canonical host Decide() judged: lower case, no trailing dot, v6 without brackets)
+ * after the same normalisation. Else false with "sni mismatch: NAME" in rule. */
+bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
+			   size_t n);
+
+/* A fatal TLS alert record (legacy version 3.3) into out[7]; returns 7. */
+int proxy_tls_alert(uint8_t desc, uint8_t out[7]);
 
 #endif

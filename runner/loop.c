@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proxy/proxy.h"
@@ -43,17 +44,50 @@ static void on_wall_clock(void *arg)
 	runner_launcher_kill(st->sb);
 }
 
-static int open_audit(const char *path)
+/* The audit file, opened before the launch so that the sandbox can mask it (it is one
+ * of halo-run's own outputs, runner/run.c). Appending keeps earlier runs' records;
+ * O_NOFOLLOW refuses a planted link; O_NONBLOCK keeps a FIFO with no reader from
+ * hanging the open, and anything but a regular file is refused: a FIFO or a device
+ * would hand the records to whoever reads it, and cannot be masked as a file. */
+static int open_audit(const char *path, struct stat *st, struct halo_err *e)
 {
 	int fd;
 
-	if (!path)
-		return -1;
-	/* Appending keeps earlier runs' records; O_NOFOLLOW refuses a planted link. */
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		fprintf(stderr, "halo-run: --audit %s: %s\n", path, strerror(errno));
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0) {
+		halo_err_set(e, "--audit %s: %s", path,
+			     errno == ELOOP   ? "is a symbolic link (refused)"
+			     : errno == ENXIO ? "is a FIFO or socket (refused: not a regular file)"
+					      : strerror(errno));
+		return -EINVAL;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		halo_err_set(e,
+			     "--audit %s: not a regular file (a FIFO, device or socket cannot "
+			     "hold the audit)",
+			     path);
+		close(fd);
+		return -EINVAL;
+	}
+	fcntl(fd, F_SETFL, O_APPEND); /* blocking again: records are written whole */
 	return fd;
+}
+
+/* The supervisor wrote through its fd, so the records are intact whatever happened to
+ * the name; but a reader after the run goes by the name. If it no longer leads to the
+ * file that was opened (a parent directory renamed from inside and a forgery planted
+ * at the old name), say so and fail the run rather than let the forgery be read. */
+static int audit_name_intact(const char *path, const struct stat *opened, struct halo_err *e)
+{
+	struct stat now;
+
+	if (lstat(path, &now) == 0 && now.st_dev == opened->st_dev && now.st_ino == opened->st_ino)
+		return 0;
+	halo_err_set(e,
+		     "--audit %s no longer names the audit file halo-run wrote (moved or replaced "
+		     "during the run); do not trust what is there now",
+		     path);
+	return -ESTALE;
 }
 
 /* Hand the sandbox's listeners to a new proxy. */
@@ -115,11 +149,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 {
 	struct loop_state st = {0};
 	struct proxy *px = NULL;
-	int audit_fd = open_audit(o->audit);
+	struct stat audit_st;
+	int audit_fd = -1;
 	int rc;
 
-	if (o->audit && audit_fd < 0)
-		return -EIO;
+	if (o->audit && (audit_fd = open_audit(o->audit, &audit_st, e)) < 0)
+		return audit_fd;
 	rc = runner_launcher_start(l, &st.sb, e);
 	if (rc < 0)
 		goto out;
@@ -143,6 +178,10 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);
+	if (rc >= 0 && audit_fd >= 0 && audit_name_intact(o->audit, &audit_st, e) < 0) {
+		*status = HALO_EXIT_SETUP;
+		rc = 1;
+	}
 out:
 	proxy_destroy(px);
 	proxy_poller_free(st.pl);

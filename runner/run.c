@@ -138,6 +138,7 @@ int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
 	runner_launch l;
+	const char *own_outputs[1]; /* halo-run's own output files: --audit */
 	char self[4096];
 	ssize_t n;
 	int rc;
@@ -157,6 +158,10 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.self_exe = self;
 	l.policy_files = re.paths;
 	l.n_policy_files = re.n_paths;
+	l.own_outputs = own_outputs;
+	l.n_own_outputs = 0;
+	if (o->audit) /* opened (created) by runner_supervise before the launch */
+		own_outputs[l.n_own_outputs++] = o->audit;
 	l.argv = o->rest;
 	l.quiet = o->quiet;
 	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;

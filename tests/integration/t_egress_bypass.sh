@@ -104,9 +104,11 @@ CONNECT Host names another host  | main | CONNECT origin.test:@O1@ HTTP/1.1\r\nH
 CONNECT Host another port        | main | CONNECT origin.test:@O1@ HTTP/1.1\r\nHost: origin.test:@P1@\r\n\r\n | 400 | Host header disagrees with the target |
 CONNECT Host without port agrees | main | CONNECT origin.test:@O1@ HTTP/1.1\r\nHost: ORIGIN.test\r\n\r\n | 200 | hello from 127.0.0.1 | connect origin.test @O1@ allow 127.0.0.1 -
 CONNECT two Host fields          | main | CONNECT origin.test:@O1@ HTTP/1.1\r\nHost: origin.test:@O1@\r\nHost: denied.test\r\n\r\n | 400 | duplicate Host header |
-absolute Host another host       | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: denied.test:@O1@\r\n\r\n | 400 | Host header disagrees with the target |
-absolute Host without port (80)  | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: origin.test\r\n\r\n | 400 | Host header disagrees with the target |
-absolute Host v6 vs name         | main | GET http://[::1]:@O6@/hello HTTP/1.1\r\nHost: localhost:@O6@\r\n\r\n | 400 | Host header disagrees with the target |
+absolute Host another host: replaced | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: denied.test:@O1@\r\n\r\n | 200 | hello from 127.0.0.1 | http origin.test @O1@ allow 127.0.0.1 -
+absolute Host without port: replaced | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: origin.test\r\n\r\n | 200 | hello from 127.0.0.1 | http origin.test @O1@ allow 127.0.0.1 -
+absolute Host v6 vs name: replaced   | main | GET http://[::1]:@O6@/hello HTTP/1.1\r\nHost: localhost:@O6@\r\n\r\n | 200 | hello from ::1 | http ::1 @O6@ allow ::1 -
+absolute two Host fields         | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: origin.test:@O1@\r\nHost: denied.test\r\n\r\n | 400 | duplicate Host header |
+absolute malformed Host          | main | GET http://origin.test:@O1@/hello HTTP/1.1\r\nHost: origin.test/x\r\n\r\n | 400 | malformed Host header: authority must be host:port only (no path, query or fragment) |
 EOF
 
 # -------------------------------------------------------------- smuggling shapes
@@ -155,6 +157,22 @@ X-Keep: yes
 Connection: close"
 echo_row "no Host: the proxy adds the target's" \
 	"GET http://origin.test:$O1/echo HTTP/1.1\r\nX-A: 1\r\n\r\n" \
+	"origin 127.0.0.1
+GET /echo HTTP/1.1
+Host: origin.test:$O1
+X-A: 1
+Connection: close"
+# RFC 9112 3.2.2: the received Host is ignored, the URL's authority replaces it
+# (libgit2 sends "Host: name" without the URL's port).
+echo_row "Host without the URL's port: replaced" \
+	"GET http://origin.test:$O1/echo HTTP/1.1\r\nHost: origin.test\r\nX-A: 1\r\n\r\n" \
+	"origin 127.0.0.1
+GET /echo HTTP/1.1
+Host: origin.test:$O1
+X-A: 1
+Connection: close"
+echo_row "Host naming a denied host: replaced" \
+	"GET http://origin.test:$O1/echo HTTP/1.1\r\nX-A: 1\r\nHost: denied.test:$O1\r\n\r\n" \
 	"origin 127.0.0.1
 GET /echo HTTP/1.1
 Host: origin.test:$O1

@@ -181,14 +181,11 @@ static const struct bad_row bad_rows[] = {
     BAD("CONNECT " L64 L64 L64 L64 ":443 HTTP/1.1\r\n\r\n", 400, "host longer than 255"),
     /* Host header against the target */
     BAD(G "Host: example.com\r\nHost: example.com\r\n\r\n", 400, "duplicate Host header"),
-    BAD(G "Host: evil.example\r\n\r\n", 400, "Host header disagrees with the target"),
-    BAD(G "Host: example.com.evil\r\n\r\n", 400, "Host header disagrees with the target"),
-    BAD(G "Host: example.com:8080\r\n\r\n", 400, "Host header disagrees with the target"),
-    BAD("GET http://example.com:8080/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400,
-	"Host header disagrees with the target"),
-    BAD(G "Host: 127.0.0.1\r\n\r\n", 400, "Host header disagrees with the target"),
-    BAD("GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.1\r\n\r\n", 400,
-	"Host header disagrees with the target"),
+    /* (absolute form: a disagreeing Host is replaced, see the rewrite table) */
+    BAD(G "Host: example.com\r\nhost: evil.example\r\n\r\n", 400, "duplicate Host header"),
+    BAD("GET http://example.com:8080/ HTTP/1.1\r\nHost: example.com:8080/x\r\n\r\n", 400,
+	"malformed Host header"),
+    BAD(G "Host: example.com:0\r\n\r\n", 400, "malformed Host header"),
     BAD(C "Host: evil.example:443\r\n\r\n", 400, "Host header disagrees with the target"),
     BAD(C "Host: example.com:444\r\n\r\n", 400, "Host header disagrees with the target"),
     BAD("CONNECT [::1]:443 HTTP/1.1\r\nHost: [::2]:443\r\n\r\n", 400,
@@ -543,7 +540,25 @@ static const struct {
      "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"},
     {"GET http://example.com:80/?q HTTP/1.1\r\nhost: EXAMPLE.com\r\nCONNECTION: x-a\r\n"
      "X-A: 1\r\nx-b: 2\r\n\r\n",
-     "GET /?q HTTP/1.1\r\nhost: EXAMPLE.com\r\nx-b: 2\r\nConnection: close\r\n\r\n"},
+     "GET /?q HTTP/1.1\r\nHost: example.com\r\nx-b: 2\r\nConnection: close\r\n\r\n"},
+    /* RFC 9112 3.2.2: the received Host is ignored and replaced by the URL's authority,
+     * whatever it says (libgit2 sends the name without the URL's port) */
+    {"GET http://crates.test:8080/index/config.json HTTP/1.1\r\nUser-Agent: git/2.0 "
+     "(libgit2 1.5.1)\r\nHost: crates.test\r\nAccept: */*\r\n\r\n",
+     "GET /index/config.json HTTP/1.1\r\nHost: crates.test:8080\r\nUser-Agent: git/2.0 "
+     "(libgit2 1.5.1)\r\nAccept: */*\r\nConnection: close\r\n\r\n"},
+    {G "Host: evil.example\r\n\r\n",
+     "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"},
+    {G "Host: example.com.evil\r\n\r\n",
+     "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"},
+    {G "Host: example.com:8080\r\n\r\n",
+     "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"},
+    {"GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.1\r\n\r\n",
+     "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"},
+    {"GET http://[::1]:8080/ HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
+     "GET / HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n"},
+    {"GET http://example.com/ HTTP/1.1\r\nX-A: 1\r\nHost: example.com\r\n\r\n",
+     "GET / HTTP/1.1\r\nHost: example.com\r\nX-A: 1\r\nConnection: close\r\n\r\n"},
 };
 
 START_TEST(rewrite_table)

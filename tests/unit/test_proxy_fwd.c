@@ -12,7 +12,8 @@ START_TEST(bad_heads_answered)
 		int status;
 	} rows[] = {
 	    {"GET / HTTP/1.1\r\nHost: a\r\n\r\n", 400},
-	    {"GET http://origin.test/ HTTP/1.1\r\nHost: other.test\r\n\r\n", 400},
+	    {"GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\nHost: other.test\r\n\r\n",
+	     400},
 	    {"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test\r\nX: a\rb\r\n\r\n", 400},
 	    {"POST http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: "
 	     "chunked\r\nContent-Length: 3\r\n\r\n",
@@ -87,11 +88,12 @@ START_TEST(forward_keepalive_decided_again)
 	    o.port);
 	ck_assert_str_eq(last, req);
 	/* Same connection: a chunked response, then a denied host. */
-	snprintf(req, sizeof(req), "GET http://origin.test:%d/chunked HTTP/1.1\r\nHost: x\r\n\r\n",
+	snprintf(req, sizeof(req),
+		 "GET http://origin.test:%d/chunked HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
 		 o.port);
 	cli_sends(fd, req);
 	cli_recv_until(fd, resp, sizeof(resp), "\r\n\r\n");
-	ck_assert_int_eq(status_of(resp), 400); /* Host disagrees with the target */
+	ck_assert_int_eq(status_of(resp), 400); /* duplicate Host header */
 	close(fd);
 
 	fd = cli_connect(f.http_port);

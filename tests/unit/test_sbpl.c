@@ -452,6 +452,47 @@ START_TEST(refuses_control_bytes_in_run_paths)
 }
 END_TEST
 
+/* halo-run's own output files (--audit): denied like a protected path (no read, no
+ * write, no creation, no unlink) even inside the workspace, and the directories
+ * between it and the workspace cannot be renamed away. */
+START_TEST(own_outputs_denied)
+{
+	static const char *const outs[] = {WS "/logs/egress.jsonl"};
+	struct halo_policy *p = load("sandbox: {mode: workspace-write}\n");
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	struct macos_profile_in in = {
+	    .policy = p,
+	    .workspace = WS,
+	    .pw_home = HOME,
+	    .tmpdir = "/tmp/t",
+	    .proxy_port = PORT,
+	    .own_outputs = outs,
+	    .n_own_outputs = 1,
+	    .resolve = no_resolve,
+	};
+	const char *key = NULL, *deny, *unlink;
+	char want[128], why[256];
+
+	ck_assert_int_eq(macos_profile_build(&in, &prof, &e), 0);
+	for (size_t i = 0; i < prof.n_params; i++)
+		if (strcmp(prof.params[i].value, outs[0]) == 0)
+			key = prof.params[i].key;
+	ck_assert_ptr_nonnull(key);
+	ck_assert(strncmp(key, "PROTECTED_", 10) == 0);
+	deny = strstr(prof.text, "(deny file-read* file-write* (with message \"halo-run\")");
+	ck_assert_ptr_nonnull(deny);
+	snprintf(want, sizeof(want), "(literal (param \"%s\"))", key);
+	ck_assert_ptr_nonnull(strstr(deny, want));
+	unlink = strstr(prof.text, "(deny file-write-unlink");
+	ck_assert_ptr_nonnull(unlink);
+	ck_assert_str_eq(param_value(&prof, "ANCESTOR_0"), WS "/logs");
+	ck_assert_int_eq(lint(&prof, why, sizeof(why)), 0);
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(mode_off_has_no_profile)
 {
 	struct halo_policy *p = load("sandbox: {mode: 'off'}\n");
@@ -607,6 +648,7 @@ static Suite *sbpl_suite(void)
 
 	tcase_add_loop_test(tc, golden_profiles, 0, n_goldens);
 	tcase_add_test(tc, rule_families_present);
+	tcase_add_test(tc, own_outputs_denied);
 	tcase_add_test(tc, host_ports_allowed_directly);
 	tcase_add_loop_test(tc, dangerous_services_never_allowed, 0, n_goldens);
 	tcase_add_loop_test(tc, allows_before_denies, 0, n_goldens);

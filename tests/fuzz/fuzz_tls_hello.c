@@ -1,0 +1,67 @@
+/* libFuzzer target for the tunnel's ClientHello parser. Invariants: NOT_TLS exactly
+ * when the first byte is not a handshake record; an accepted hello used no more than
+ * was given, reads the same from exactly its own records, and one byte less of them
+ * waits for more; its name is 1..255 visible ASCII bytes; a refusal names an alert and
+ * a why and carries no name; the name rule never accepts a name other than the target
+ * spelled differently. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proxy/proxy_parse.h"
+
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static void check_hello(const uint8_t *d, size_t size, const struct proxy_tls_hello *h)
+{
+	struct proxy_tls_hello again;
+	size_t n = strnlen(h->sni, sizeof(h->sni));
+	char rule[300];
+
+	CHECK(h->used >= 5 + 4 + 2 + 32 + 1 + 2 + 2 + 1 && h->used <= size);
+	CHECK(h->used <= PROXY_TLS_HELLO_MAX);
+	CHECK(h->has_sni == (n > 0) && n < sizeof(h->sni));
+	for (size_t i = 0; i < n; i++)
+		CHECK(h->sni[i] > 0x20 && h->sni[i] < 0x7f);
+	CHECK(proxy_tls_hello_parse(d, h->used, &again) == PROXY_TLS_HELLO);
+	CHECK(strcmp(again.sni, h->sni) == 0 && again.ech == h->ech && again.used == h->used);
+	CHECK(proxy_tls_hello_parse(d, h->used - 1, &again) == PROXY_TLS_NEED_MORE);
+	if (proxy_tls_sni_allowed("allowed.test", h, rule, sizeof(rule)) && h->has_sni) {
+		size_t k = strlen(h->sni);
+		if (k && h->sni[k - 1] == '.')
+			k--;
+		CHECK(k == 12 && strncasecmp(h->sni, "allowed.test", 12) == 0);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct proxy_tls_hello h;
+	enum proxy_tls_result r = proxy_tls_hello_parse(data, size, &h);
+
+	CHECK((r == PROXY_TLS_NOT_TLS) == (size > 0 && data[0] != 0x16));
+	switch (r) {
+	case PROXY_TLS_HELLO:
+		check_hello(data, size, &h);
+		break;
+	case PROXY_TLS_ERROR:
+		CHECK(h.alert != 0 && h.why[0] != '\0' && !h.has_sni && h.sni[0] == '\0');
+		break;
+	case PROXY_TLS_NEED_MORE:
+		CHECK(size < PROXY_TLS_HELLO_MAX);
+		break;
+	case PROXY_TLS_NOT_TLS:
+		break;
+	default:
+		CHECK(0);
+	}
+	return 0;
+}

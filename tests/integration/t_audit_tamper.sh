@@ -1,0 +1,87 @@
+#!/bin/bash
+# The audit cannot be rewritten from inside: --audit FILE is opened by the supervisor
+# before the launch and masked inside (one of halo-run's own output files), even in the
+# workspace (the CI recipe's `--audit egress.jsonl`) or in a writable root. Inside,
+# reading, truncating, appending, removing, renaming, linking and replacing it all
+# fail; afterwards the file holds exactly the run's real records. A parent directory
+# renamed from inside (the name redirected to a planted forgery) fails the run with
+# 125 and a message. A FIFO, a device, a directory or a symlink is refused with 125.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+WS="$TMPDIR/ws"
+mkdir -p "$WS/logs"
+WR=$(mktemp -d /var/tmp/halo-audit-wr.XXXXXX) || exit 1
+trap 'rm -rf "$WR"' EXIT
+printf 'sandbox:\n  writableRoots: [%s]\n' "$WR" >"$TMPDIR/wr.yaml"
+
+cat >"$WS/tamper.sh" <<'EOF'
+A=$1
+cat "$A" >/dev/null 2>&1 && echo "read: yes"
+(: >"$A") 2>/dev/null && echo "truncate: yes"
+(echo '{"forged":1}' >>"$A") 2>/dev/null && echo "append: yes"
+rm -f "$A" 2>/dev/null && echo "rm: yes"
+mv "$A" "$A.moved" 2>/dev/null && echo "mv: yes"
+ln "$A" "$A.link" 2>/dev/null && echo "ln: yes"
+echo '{"forged":2}' >"$A.new" && { mv "$A.new" "$A" 2>/dev/null && echo "replace: yes"; rm -f "$A.new"; }
+python3 -c 'import os,sys; os.open(sys.argv[1], os.O_RDWR)' "$A" 2>/dev/null && echo "open rw: yes"
+for h in one two; do curl -s -o /dev/null -w '%{http_code}\n' http://$h.invalid/; done
+EOF
+chmod -R a+rwX "$WS"
+
+run() { # AUDIT [OPTS...]: run the tamper script from the workspace
+	local a=$1
+	shift
+	(cd "$WS" && timeout -k 5 60 "$HALO" "$@" --audit "$a" -- sh tamper.sh "$a" </dev/null) 2>"$TMPDIR/err"
+}
+records() { python3 -c 'import json,sys; print(";".join("%s %s %s" % (r["host"], r["decision"], r["rule"]) for r in map(json.loads, open(sys.argv[1]))))' "$1" 2>&1; }
+WANT="one.invalid deny default deny;two.invalid deny default deny"
+
+for where in "workspace:egress.jsonl" "workspace subdir:logs/egress.jsonl" "writable root:$WR/egress.jsonl"; do
+	name=${where%%:*} a=${where#*:}
+	opts=()
+	[ "$name" = "writable root" ] && opts=(--policy "$TMPDIR/wr.yaml")
+	out=$(run "$a" "${opts[@]}")
+	expect "$name: rc" 0 "$?"
+	expect "$name: every tamper refused inside, the requests still audited" "403
+403" "$out"
+	f=$a
+	[ "${a:0:1}" = / ] || f="$WS/$a"
+	expect "$name: the file holds exactly the real records" "$WANT" "$(records "$f")"
+	expect "$name: nothing left beside it" "" "$(ls "$f".* 2>/dev/null)"
+	# A second run appends: earlier records are kept, and still nothing can be forged.
+	run "$a" "${opts[@]}" >/dev/null
+	expect "$name: a second run appends" "$WANT;$WANT" "$(records "$f")"
+done
+
+# The name redirected from inside: logs/ renamed, a forgery planted at the old name.
+rm -rf "$WS/logs" "$WS/logs2"
+mkdir -p "$WS/logs" && chmod a+rwx "$WS/logs"
+(cd "$WS" && timeout 60 "$HALO" --audit logs/egress.jsonl -- sh -c \
+	'mv logs logs2 && mkdir logs && echo "{\"forged\":1}" >logs/egress.jsonl' </dev/null) 2>"$TMPDIR/err"
+rc=$?
+if [ -d "$WS/logs2" ]; then
+	expect "parent renamed from inside: the run fails" 125 "$rc"
+	expect_match "parent renamed from inside: says so" "--audit logs/egress.jsonl no longer names the audit file" "$(cat "$TMPDIR/err")"
+else
+	ok "parent rename refused inside (ancestors pinned)"
+fi
+rm -rf "$WS/logs2"
+
+# --dry-run shows the mask and creates nothing.
+out=$(cd "$WS" && "$HALO" --dry-run --audit planned.jsonl -- true 2>&1)
+expect_match "--dry-run: the audit file is in the masked list" "^  $WS/planned.jsonl$" "$out"
+expect "--dry-run: nothing created" "" "$(ls "$WS/planned.jsonl" 2>/dev/null)"
+
+# Not a regular file, or a link: refused before anything runs.
+mkfifo "$TMPDIR/fifo"
+ln -s "$WS/egress.jsonl" "$TMPDIR/link"
+for bad in "FIFO:$TMPDIR/fifo:FIFO" "device:/dev/null:not a regular file" "directory:$WS/logs:Is a directory" "symlink:$TMPDIR/link:symbolic link"; do
+	IFS=: read -r name path msg <<<"$bad"
+	out=$(cd "$WS" && timeout 20 "$HALO" --audit "$path" -- sh -c 'echo ran' 2>&1 </dev/null)
+	rc=$?
+	expect "--audit a $name: 125" 125 "$rc"
+	expect_match "--audit a $name: clear error" "^halo-run: --audit $path: .*$msg" "$out"
+	[[ "$out" == *ran* ]] && fail "--audit a $name: the command did not run" "$out"
+done
+finish
