@@ -31,7 +31,8 @@ static void put24(struct buf *b, size_t v)
 }
 static void putn(struct buf *b, const void *p, size_t n)
 {
-	memcpy(b->b + b->n, p, n);
+	if (n) /* p may be NULL for an empty part */
+		memcpy(b->b + b->n, p, n);
 	b->n += n;
 }
 static void putrep(struct buf *b, unsigned v, size_t n)
