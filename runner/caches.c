@@ -182,25 +182,39 @@ static const char *under_protected(const struct halo_policy *p, const char *root
 
 /* The sandbox's CARGO_HOME is its own, so the user's ~/.cargo/config.toml (registries,
  * mirrors, net settings) would be lost outside the home: link it in, read-only inside
- * like the rest of the home. credentials.toml is never linked. */
+ * like the rest of the home. credentials.toml is never linked. The caches directory is
+ * written by sandboxed commands, so everything below the root is reached by descriptor
+ * without following links: a `cargo` symlink planted there cannot make this create a
+ * file anywhere else on the host. */
 static void link_cargo_config(const char *home, const char *root)
 {
 	static const char *const names[] = {"config.toml", "config"};
-	char from[PATH_MAX], to[PATH_MAX], dir[PATH_MAX];
+	char from[PATH_MAX], dir[PATH_MAX];
 	struct stat st;
+	int rfd, cfd;
 
+	if (!join(dir, sizeof(dir), home, ".cargo"))
+		return;
+	rfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd < 0)
+		return;
+	cfd = -1;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!join(dir, sizeof(dir), home, ".cargo") ||
-		    !join(from, sizeof(from), dir, names[i]) ||
-		    !join(dir, sizeof(dir), root, "cargo") || !join(to, sizeof(to), dir, names[i]))
-			return;
-		if (stat(from, &st) < 0 || !S_ISREG(st.st_mode) || lstat(to, &st) == 0)
+		if (!join(from, sizeof(from), dir, names[i]) || stat(from, &st) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return;
-		if (symlink(from, to) < 0)
-			return;
+		if (cfd < 0 && (mkdirat(rfd, "cargo", 0700) < 0 && errno != EEXIST))
+			break;
+		if (cfd < 0 && (cfd = openat(rfd, "cargo",
+					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			break;
+		if (fstatat(cfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		(void)symlinkat(from, cfd, names[i]);
 	}
+	if (cfd >= 0)
+		close(cfd);
+	close(rfd);
 }
 
 static int plan_isolated(const struct halo_policy *p, const char *home, const char *xdg,

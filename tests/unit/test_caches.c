@@ -193,6 +193,35 @@ START_TEST(host_binds_real_dirs_only)
 }
 END_TEST
 
+/* The user's cargo config is linked into the sandbox's CARGO_HOME, but a `cargo` link
+ * planted in the caches directory is never followed. */
+START_TEST(cargo_config_linked_never_through_a_link)
+{
+	struct runner_caches c;
+	char path[PATH_MAX + 64], target[PATH_MAX];
+	ssize_t n;
+
+	sh("mkdir -p '%s/.cargo' && echo '[net]' > '%s/.cargo/config.toml'", home);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
+			 0);
+	snprintf(path, sizeof(path), "%s/cargo/config.toml", c.root);
+	n = readlink(path, target, sizeof(target) - 1);
+	ck_assert_int_gt(n, 0);
+	target[n] = '\0';
+	ck_assert(strstr(target, "/.cargo/config.toml") != NULL);
+	runner_caches_release(&c);
+	/* planted: caches/cargo -> elsewhere */
+	sh("rm -rf '%s/.cache/halo-run/caches/cargo' && mkdir -p '%s/elsewhere' && "
+	   "ln -s '%s/elsewhere' '%s/.cache/halo-run/caches/cargo'",
+	   home);
+	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
+			 0);
+	snprintf(path, sizeof(path), "%s/elsewhere/config.toml", home);
+	ck_assert_msg(access(path, F_OK) < 0, "a link was created through the planted symlink");
+	runner_caches_release(&c);
+}
+END_TEST
+
 static Suite *caches_suite(void)
 {
 	Suite *s = suite_create("caches");
@@ -205,6 +234,7 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, isolated_falls_back_to_per_run);
 	tcase_add_test(tc, isolated_other_owner_refused);
 	tcase_add_test(tc, host_binds_real_dirs_only);
+	tcase_add_test(tc, cargo_config_linked_never_through_a_link);
 	suite_add_tcase(s, tc);
 	return s;
 }
