@@ -41,8 +41,24 @@ struct linux_scan {
 	struct linux_paths writable; /* absolute writable trees: workspace (if writable) + roots */
 	struct linux_paths readonly_extra; /* self_exe, policy files */
 	struct linux_paths unwalked;	   /* writable trees the walk skips: tool caches */
+	/* Bound onto themselves inside the sandbox, keeping their access: a mount point
+	 * cannot be renamed, removed or replaced (EBUSY). Every git directory in a
+	 * writable tree, each symlink met on the way to a guard target or protected path,
+	 * and the ancestors of all of these and of every mask and guard, below the top of
+	 * their writable tree. Sorted parents first. */
+	struct linux_paths pinned;
+	struct linux_paths links; /* symlinks met resolving guards and masks (to pin) */
+	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
+	 * loop): dangling_at[i] is where the first missing name would be created, or ""
+	 * for a loop. The launch refuses when the command could create it. */
+	struct linux_paths dangling;
+	struct linux_paths dangling_at;
+	/* sandbox.unixSockets that exist as sockets on the host: left reachable, shown
+	 * at their path even beneath a fresh /run or a mask. */
+	struct linux_paths sockets_open;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
+	bool sockets_truncated; /* more host sockets than masks: the same */
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor
 	 * writes). */

@@ -2,8 +2,8 @@
  * the workspace after the clone, while init builds its namespaces and mounts; init
  * needs the lists only for the last mount steps (guards and masks) and reads them
  * there. One message on a stream socket (send with MSG_NOSIGNAL: a child that died
- * must not take the supervisor with it): a header, then the masked and the guarded
- * paths, each NUL-terminated. */
+ * must not take the supervisor with it): a header, then the masked, the guarded and
+ * the pinned paths, each NUL-terminated. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@ struct late_header {
 	uint32_t magic;
 	uint32_t n_masked;
 	uint32_t n_guarded;
+	uint32_t n_pinned;
 	uint32_t bytes; /* of the paths that follow */
 };
 
@@ -45,15 +46,15 @@ static char *put_list(char *o, const struct linux_paths *p)
 
 void linux_scan_send(const struct linux_scan *s, int fd)
 {
-	size_t bytes = list_bytes(&s->masked) + list_bytes(&s->guarded);
+	size_t bytes = list_bytes(&s->masked) + list_bytes(&s->guarded) + list_bytes(&s->pinned);
 	struct late_header h = {LATE_MAGIC, (uint32_t)s->masked.n, (uint32_t)s->guarded.n,
-				(uint32_t)bytes};
+				(uint32_t)s->pinned.n, (uint32_t)bytes};
 	char *buf, *end;
 
 	if (bytes > LATE_MAX || !(buf = malloc(sizeof(h) + bytes)))
 		return; /* the child reads EOF and stops: never a partial layout */
 	memcpy(buf, &h, sizeof(h));
-	end = put_list(put_list(buf + sizeof(h), &s->masked), &s->guarded);
+	end = put_list(put_list(put_list(buf + sizeof(h), &s->masked), &s->guarded), &s->pinned);
 	for (char *p = buf; p < end;) {
 		ssize_t n = send(fd, p, (size_t)(end - p), MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
@@ -113,11 +114,13 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 	p = buf;
 	take_list_or_die(&p, buf + h.bytes, h.n_masked, &late->masked, rfd);
 	take_list_or_die(&p, buf + h.bytes, h.n_guarded, &late->guarded, rfd);
+	take_list_or_die(&p, buf + h.bytes, h.n_pinned, &late->pinned, rfd);
 	if (p != buf + h.bytes)
 		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
 	free(buf);
 	/* Known before the clone; shared, never freed here (init execs or exits). */
 	late->writable = s->writable;
 	late->readonly_extra = s->readonly_extra;
+	late->sockets_open = s->sockets_open;
 	return late;
 }

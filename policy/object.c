@@ -202,6 +202,7 @@ void policy_derived_free(struct halo_policy *p)
 	policy_list_free(&p->writable_abs);
 	policy_list_free(&p->protected_abs);
 	policy_list_free(&p->protected_globs);
+	policy_list_free(&p->unix_sockets_abs);
 	free(p->cidrs);
 	p->cidrs = NULL;
 	p->n_cidrs = 0;
@@ -216,6 +217,7 @@ void policy_free(struct halo_policy *p)
 		return;
 	policy_list_free(&p->writable_roots);
 	policy_list_free(&p->protected_paths);
+	policy_list_free(&p->unix_sockets);
 	policy_list_free(&p->allowed_domains);
 	policy_list_free(&p->presets);
 	policy_list_free(&p->denied_domains);

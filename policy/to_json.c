@@ -69,6 +69,7 @@ static void add_sandbox(struct jb *j, cJSON *root, const struct halo_policy *p)
 	add(j, s, "failIfUnavailable", cJSON_CreateBool(p->fail_if_unavailable != 0));
 	add(j, s, "guardPersistence", cJSON_CreateBool(p->guard_persistence != 0));
 	add(j, s, "caches", cJSON_CreateString(policy_caches_name(p->caches)));
+	add_list(j, s, "unixSockets", &p->unix_sockets);
 }
 
 static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
@@ -123,6 +124,7 @@ static void add_effective(struct jb *j, cJSON *root, const struct halo_policy *p
 	add_list(j, e, "writableRoots", &p->writable_abs);
 	add_list(j, e, "protectedPaths", &p->protected_abs);
 	add_list(j, e, "protectedPatterns", &p->protected_globs);
+	add_list(j, e, "unixSockets", &p->unix_sockets_abs);
 	presets = add(j, e, "presets", cJSON_CreateObject());
 	for (size_t i = 0; i < p->presets.n; i++) {
 		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);

@@ -198,6 +198,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"sandbox.writableRoots", p->writable_roots.n > 0},
 	    {"sandbox.protectedPaths", p->protected_paths.n > 0},
 	    {"sandbox.caches", p->caches != POLICY_CACHES_UNSET},
+	    {"sandbox.unixSockets", p->unix_sockets.n > 0},
 	};
 
 	if (p->mode != POLICY_MODE_OFF)

@@ -501,7 +501,7 @@ START_TEST(unknown_keys)
 	expect_parse_error("sandbox:\n  writeableRoots: [/opt/x]\n", 'y',
 			   "t.yaml:2: sandbox: unknown key 'writeableRoots' (known: mode, "
 			   "writableRoots, protectedPaths, failIfUnavailable, guardPersistence, "
-			   "caches)");
+			   "caches, unixSockets)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
 			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts)");

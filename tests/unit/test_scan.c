@@ -356,10 +356,20 @@ START_TEST(writable_roots)
 	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ENOENT);
 	ck_assert_msg(strstr(err.msg, "does not exist") && strstr(err.msg, r3), "%s", err.msg);
 
+	/* A root that is a symlink is refused, naming the link and its target. */
 	link_to("/etc", "etc-link");
 	p(r3, "etc-link");
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ELOOP);
+	ck_assert_msg(strstr(err.msg, "is a symlink (to /etc)") && strstr(err.msg, r3), "%s",
+		      err.msg);
+	mkdirs("real-cache");
+	link_to("real-cache", "cache-link");
+	p(r3, "cache-link");
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ELOOP);
+	/* Through a linked parent: the tree it leads to, checked as such. */
+	p(r3, "etc-link/ssl");
 	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -EPERM);
-	ck_assert_msg(strstr(err.msg, "resolves to /etc"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "resolves to /etc/ssl"), "%s", err.msg);
 }
 END_TEST
 
