@@ -69,8 +69,7 @@ static void print_mounts(FILE *out, const struct linux_launch *l, const struct l
 		print_paths(out, "persistence guard (read-only)", &s->guarded);
 	else
 		fprintf(out, "persistence guard: off (sandbox.guardPersistence: false)\n");
-	print_paths(out,
-		    "pinned (bound onto themselves: cannot be renamed, removed or replaced)",
+	print_paths(out, "pinned (bound onto themselves: cannot be renamed, removed or replaced)",
 		    &s->pinned);
 	if (s->sockets_open.n)
 		print_paths(out, "host unix sockets left reachable (sandbox.unixSockets)",

@@ -93,8 +93,8 @@ static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/f
  * connect_ports are allowed. */
 struct ll_plan {
 	int abi;
-	uint64_t fs;	   /* write rights handled (granted on the writable trees) */
-	uint64_t fs_unix;  /* RESOLVE_UNIX when handled: granted on named sockets only */
+	uint64_t fs;	  /* write rights handled (granted on the writable trees) */
+	uint64_t fs_unix; /* RESOLVE_UNIX when handled: granted on named sockets only */
 	uint64_t scoped;
 	bool net_tcp; /* TCP connect handled: only connect_ports allowed */
 	uint16_t connect_ports[NETNS_MAX_HOST_PORTS];

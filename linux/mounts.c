@@ -267,13 +267,13 @@ static void pivot_or_die(int rfd, const struct linux_launch *l)
 		linux_die(rfd, MNT_STEP, errno, "chdir into the workspace %s", l->workspace);
 }
 
-void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_scan *s,
-			       int report_fd)
+const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
+						   const struct linux_scan *s, int report_fd)
 {
 	int rfd = report_fd;
 	int run_mnts[2];
 	size_t n_run;
-	struct linux_scan late;
+	static struct linux_scan late; /* init keeps it (the broker's pins) */
 
 	/* Nothing mounted from here on propagates back to the host, and nothing the host
 	 * mounts later appears inside. */
@@ -301,4 +301,5 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 		close(run_mnts[i]);
 	}
 	pivot_or_die(rfd, l);
+	return s;
 }

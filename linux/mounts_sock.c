@@ -43,8 +43,8 @@ static void open_mask_or_die(int rfd, const char *m, const char **laid, int *ctx
 		if (strcmp(laid[i], m) == 0)
 			return;
 	int target = mnt_open_or_die(rfd, MNT_NEWROOT, m, MNT_NO_CREATE);
-	close(mnt_fresh_keep_or_die(rfd, "tmpfs", opts, SOCK_ATTRS & ~MOUNT_ATTR_RDONLY, target,
-				    m, &ctx[*n]));
+	close(mnt_fresh_keep_or_die(rfd, "tmpfs", opts, SOCK_ATTRS & ~MOUNT_ATTR_RDONLY, target, m,
+				    &ctx[*n]));
 	close(target);
 	laid[(*n)++] = m;
 }

@@ -124,7 +124,8 @@ static bool unreachable(const char *path, void *arg)
 	for (size_t i = 0; i < b->s->sockets_open.n; i++)
 		if (strcmp(path, b->s->sockets_open.v[i]) == 0)
 			return true;
-	if (linux_path_beneath(path, b->workspace) || linux_paths_beneath_any(path, &b->s->writable))
+	if (linux_path_beneath(path, b->workspace) ||
+	    linux_paths_beneath_any(path, &b->s->writable))
 		return false;
 	return linux_path_in_fresh_dir(path);
 }
@@ -135,7 +136,8 @@ static bool not_guardable(const char *path, void *arg)
 {
 	const struct linux_scan *s = arg;
 
-	return !linux_paths_beneath_any(path, &s->writable) || linux_paths_beneath_any(path, &s->masked);
+	return !linux_paths_beneath_any(path, &s->writable) ||
+	       linux_paths_beneath_any(path, &s->masked);
 }
 
 static bool not_in_writable(const char *path, void *arg)
@@ -364,7 +366,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
 	normalise(&s->guarded, not_guardable, s);
-	return linux_scan_pin(l->workspace, s, e);
+	return linux_scan_pin(l->policy->guard_persistence != 0, s, e);
 }
 
 /* Everything but the walk. */
@@ -453,6 +455,8 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->unwalked);
 	linux_paths_free(&s->pinned);
 	linux_paths_free(&s->links);
+	linux_paths_free(&s->gitdirs);
+	linux_paths_free(&s->missing);
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);

@@ -240,6 +240,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 		return;
 	/* Immovable, so that `mv .git .git-old && git init` cannot start afresh. */
 	linux_paths_add(&c->s->pinned, gitdir);
+	linux_paths_add(&c->s->gitdirs, gitdir);
 	guard_child(c, gitdir, "hooks");
 	guard_child(c, gitdir, "config");
 	if (join(cfg, sizeof(cfg), gitdir, "config"))

@@ -83,6 +83,7 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
 
 /* Is `name` a persistence-guard target found by its name (.bashrc, .vscode, ...)? */
 bool linux_scan_guard_name(const char *name);
+const char *const *linux_scan_guard_names(size_t *n);
 
 /* The repository at `dotgit` (a .git directory, or a .git file pointing at one) whose
  * work tree is `worktree`: guard its hooks and config, the hook directory and
@@ -109,9 +110,10 @@ bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exis
  * pinned (the link protects as much as its target). True when masked. */
 bool linux_scan_add_mask(struct linux_scan *s, const char *path);
 
-/* After the walk, masks and guards settled: the pinned list (see linux_scan), and
- * the refusal of guard chains the command could complete (-EPERM, e set). */
-int linux_scan_pin(const char *workspace, struct linux_scan *s, struct halo_err *e);
+/* After the walk, masks and guards settled: the pinned list (see linux_scan), the
+ * missing guard targets (when `guard`), and the refusal of guard chains the command
+ * could complete (-EPERM, e set). */
+int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e);
 
 /* scan_sockets.c: mask the host's pathname unix sockets the command could reach by
  * name (bound ones from /proc/net/unix, known places, $SSH_AUTH_SOCK, $DOCKER_HOST),

@@ -176,7 +176,8 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 				     what);
 			return -ELOOP;
 		}
-		if (at[0] && tree_of(at, &s->writable) && !linux_paths_beneath_any(at, &s->masked)) {
+		if (at[0] && tree_of(at, &s->writable) &&
+		    !linux_paths_beneath_any(at, &s->masked)) {
 			halo_err_set(e,
 				     "persistence guard: %s leads to %s, which does not exist and "
 				     "could be created from inside the sandbox (and run on the "
@@ -188,15 +189,53 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 	return 0;
 }
 
-int linux_scan_pin(const char *workspace, struct linux_scan *s, struct halo_err *e)
+/* Names in a git directory that change what runs: hooks, the config, and the two
+ * files that move them elsewhere (commondir) or add to the config (config.worktree,
+ * read when the config enables it). */
+static const char *const git_names[] = {"hooks", "config", "commondir", "config.worktree"};
+
+static void add_missing(struct linux_paths *out, const char *dir, const char *const *names,
+			size_t n)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++)
+		if (snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") ? dir : "", names[i]) <
+			(int)sizeof(p) &&
+		    lstat(p, &st) < 0 && errno == ENOENT)
+			linux_paths_add(out, p);
+}
+
+/* Guard targets that do not exist: at each writable tree's top and in each git
+ * directory inside one (not beneath a mask: nothing can be created there). */
+static void find_missing(struct linux_scan *s)
+{
+	size_t n;
+	const char *const *names = linux_scan_guard_names(&n);
+
+	linux_paths_free(&s->missing);
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (!linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
+			add_missing(&s->missing, s->writable.v[i], names, n);
+	for (size_t i = 0; i < s->gitdirs.n; i++)
+		if (tree_of(s->gitdirs.v[i], &s->writable) &&
+		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
+			add_missing(&s->missing, s->gitdirs.v[i], git_names,
+				    sizeof(git_names) / sizeof(git_names[0]));
+	linux_paths_sort_unique(&s->missing);
+}
+
+int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 {
 	struct linux_paths pins = {0};
 	const struct linux_paths *from[] = {&s->pinned, &s->links, &s->guarded, &s->masked};
 	int rc = check_dangling(s, e);
 
-	(void)workspace;
 	if (rc < 0)
 		return rc;
+	if (guard)
+		find_missing(s);
 	for (size_t f = 0; f < sizeof(from) / sizeof(from[0]); f++)
 		for (size_t i = 0; i < from[f]->n; i++) {
 			const char *p = from[f]->v[i], *top = tree_of(p, &s->writable);

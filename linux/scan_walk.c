@@ -51,6 +51,12 @@ static const unsigned long pseudo_fs[] = {
 /* A bare repository shows itself by these entries side by side. */
 enum { BARE_HEAD = 1, BARE_CONFIG = 2, BARE_OBJECTS = 4, BARE_REFS = 8, BARE_ALL = 15 };
 
+const char *const *linux_scan_guard_names(size_t *n)
+{
+	*n = sizeof(guard_names) / sizeof(guard_names[0]);
+	return guard_names;
+}
+
 bool linux_scan_guard_name(const char *name)
 {
 	if (name[0] != '.') /* every guard name is a dot file */

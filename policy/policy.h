@@ -113,12 +113,12 @@ struct halo_policy {
 	char *legacy_permissions_sandbox; /* permissions.sandbox as written, or NULL */
 
 	/* derived */
-	bool egress_default_allow;	    /* the effective default once unset is resolved */
-	struct policy_list writable_abs;    /* writable roots, ~ expanded, absolute */
-	struct policy_list protected_abs;   /* absolute protected paths, in every home form */
-	struct policy_list protected_globs; /* relative patterns such as ".env*" */
+	bool egress_default_allow;	     /* the effective default once unset is resolved */
+	struct policy_list writable_abs;     /* writable roots, ~ expanded, absolute */
+	struct policy_list protected_abs;    /* absolute protected paths, in every home form */
+	struct policy_list protected_globs;  /* relative patterns such as ".env*" */
 	struct policy_list unix_sockets_abs; /* unixSockets, ~ expanded, in every home form */
-	struct policy_cidr *cidrs;	    /* allow_private parsed */
+	struct policy_cidr *cidrs;	     /* allow_private parsed */
 	size_t n_cidrs;
 	struct policy_index *index;
 	char *source; /* where it came from: file list, "embedded default", ... */

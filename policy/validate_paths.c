@@ -167,8 +167,7 @@ static const char *overlap_reason(const char *a, const struct pctx *c, char *buf
 /* A writable root is bound as the directory it names, never through a link: a link
  * would make its target writable (the parent of the workspace, a system tree), and
  * the rules above only ever saw the link's name. */
-static const char *symlink_reason(const char *abs, const struct policy_vctx *v, char *buf,
-				  size_t n)
+static const char *symlink_reason(const char *abs, const struct policy_vctx *v, char *buf, size_t n)
 {
 	char target[POLICY_PATH_MAX], q[POLICY_QUOTE_MAX];
 
