@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "linux/scan_int.h"
+#include "linux/unix_line.h"
 
 const char *linux_scan_proc_net_unix = "/proc/net/unix";
 
@@ -72,25 +73,6 @@ static void add_known_places(const struct linux_launch *l, struct linux_scan *s)
 	}
 }
 
-/* The Path column of one /proc/net/unix line (after seven fields), or NULL: unbound,
- * abstract ("@...") or relative (bound by a name we cannot place). */
-static const char *line_path(char *line)
-{
-	char *p = line;
-	size_t len;
-
-	for (int f = 0; f < 7; f++) {
-		p += strspn(p, " ");
-		if (!*p)
-			return NULL;
-		p += strcspn(p, " ");
-	}
-	p += strspn(p, " ");
-	len = strcspn(p, "\n");
-	p[len] = '\0';
-	return p[0] == '/' ? p : NULL;
-}
-
 /* Every pathname socket bound in this network namespace, de-duplicated (accepted
  * connections repeat their listener's path). */
 static int read_bound(struct linux_paths *out)
@@ -110,7 +92,7 @@ static int read_bound(struct linux_paths *out)
 			rc = -E2BIG;
 			break;
 		}
-		if ((p = line_path(line)) && strlen(p) < PATH_MAX)
+		if ((p = linux_unix_line_path(line)) && strlen(p) < PATH_MAX)
 			linux_paths_add(out, p);
 	}
 	free(line);
