@@ -266,6 +266,45 @@ static void answer_fd(struct linux_broker *b, int fd, bool cloexec)
 	close(fd);
 }
 
+void linux_broker_note_created(struct linux_broker *b, int dfd, const char *name)
+{
+	char self[64], dir[PATH_MAX], path[PATH_MAX + 8];
+	ssize_t n;
+
+	if (strncasecmp(name, ".git", 4) != 0 || (name[4] && strcmp(name + 4, "/") != 0))
+		return;
+	if (b->new_repos.n >= BROKER_MAX_NEW_REPOS) {
+		b->more_repos++;
+		return;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
+	if ((n = readlink(self, dir, sizeof(dir) - 1)) < 0)
+		return;
+	dir[n] = '\0';
+	snprintf(path, sizeof(path), "%s/.git", strcmp(dir, "/") ? dir : "");
+	linux_paths_add(&b->new_repos, path);
+}
+
+void linux_broker_send_notes(const struct linux_broker *b, int fd)
+{
+	char buf[8192];
+	size_t o = 0;
+	ssize_t w;
+
+	for (size_t i = 0; i < b->new_repos.n; i++) {
+		size_t len = strlen(b->new_repos.v[i]) + 1;
+		if (o + len > sizeof(buf) - 32)
+			break;
+		memcpy(buf + o, b->new_repos.v[i], len);
+		o += len;
+	}
+	if (b->more_repos)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "+%zu", b->more_repos) + 1;
+	if (o)
+		w = write(fd, buf, o);
+	(void)w;
+}
+
 void linux_broker_answer(struct linux_broker *b, long rc, int fd)
 {
 	if (fd >= 0) {

@@ -219,7 +219,9 @@ static long do_mkdir(struct call *c, int dfd, uint64_t path, mode_t mode)
 	if (rc < 0)
 		return rc;
 	take_umask(c);
-	return R(mkdirat(pfd, nn.last, mode));
+	if ((rc = (int)R(mkdirat(pfd, nn.last, mode))) == 0)
+		linux_broker_note_created(c->b, pfd, nn.last);
+	return rc;
 }
 
 static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t dev)
@@ -299,7 +301,9 @@ static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t
 	AUTO_FD pfd = nn.pfd;
 	if (rc < 0)
 		return rc;
-	return R((int)syscall(SYS_renameat2, obase, op, pfd, nn.last, flags));
+	if ((rc = (int)R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags))) == 0)
+		linux_broker_note_created(c->b, pfd, nn.last);
+	return rc;
 }
 
 /* Would this open block (a FIFO without its other end)? Such opens run in a child

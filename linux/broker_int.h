@@ -35,7 +35,21 @@ struct linux_broker {
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
 	bool addfd_send; /* SECCOMP_ADDFD_FLAG_SEND works (5.14+) */
+	/* Git directories the command made (mkdir or rename to .git): a repository
+	 * created inside is the command's, hooks and config included, and the user is
+	 * told at the end. At most BROKER_MAX_NEW_REPOS kept, the rest counted. */
+	struct linux_paths new_repos;
+	size_t more_repos;
 };
+
+#define BROKER_MAX_NEW_REPOS 16
+
+/* A name made in the directory open at dfd: remembered when it is ".git". */
+void linux_broker_note_created(struct linux_broker *b, int dfd, const char *name);
+
+/* The notes for the supervisor (NUL-separated paths, then "+N" when more were made),
+ * written to fd after the command's status. */
+void linux_broker_send_notes(const struct linux_broker *b, int fd);
 
 /* Init, after the mounts: the pins from s->missing (opened in the sandbox's view).
  * Returns false when there is nothing to pin, or when Yama forbids it and it is not

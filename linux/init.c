@@ -130,11 +130,12 @@ static int init_signals_or_die(int rfd)
 	return fd;
 }
 
-static void report_status_and_exit(struct launch_fds *f, int wstatus)
+static void report_status_and_exit(struct launch_fds *f, int wstatus, const struct linux_broker *b)
 {
 	ssize_t n = write(f->status_w, &wstatus, sizeof(wstatus));
 
 	(void)n;
+	linux_broker_send_notes(b, f->status_w);
 	/* Leaving pid 1 kills everything else in the namespace: nothing outlives it. */
 	_exit(0);
 }
@@ -184,7 +185,7 @@ init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 		}
 		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
 			if (p == cmd)
-				report_status_and_exit(f, ws);
+				report_status_and_exit(f, ws, b);
 	}
 }
 
