@@ -19,6 +19,15 @@
 
 #define STEP "persistence guard"
 
+/* Linux 6.6: the caller and init switch on one CPU instead of waking each other
+ * across CPUs (the round trip is then a fraction of the cross-CPU wake-up). */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 #ifdef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define HALO_WAIT_KILLABLE_RECV SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #else
@@ -147,6 +156,7 @@ bool linux_broker_receive(struct linux_broker *b, int sock)
 	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
 		return false;
 	memcpy(&b->listener, CMSG_DATA(cm), sizeof(int));
+	(void)ioctl(b->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	return true;
 }
 
