@@ -71,6 +71,10 @@ static void print_mounts(FILE *out, const struct linux_launch *l, const struct l
 		fprintf(out, "persistence guard: off (sandbox.guardPersistence: false)\n");
 	print_paths(out, "pinned (bound onto themselves: cannot be renamed, removed or replaced)",
 		    &s->pinned);
+	if (l->policy->guard_persistence != 0)
+		print_paths(out,
+			    "missing guard targets (their creation refused by the sandbox's init)",
+			    &s->missing);
 	if (s->sockets_open.n)
 		print_paths(out, "host unix sockets left reachable (sandbox.unixSockets)",
 			    &s->sockets_open);
@@ -161,6 +165,9 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 		     "  a hard link to a protected file inside a writable tree is not masked\n"
 		     "  host unix sockets bound after the launch, or in another network "
 		     "namespace away from the known places, are not masked (below ABI 9)\n"
+		     "  guard names missing below the top of a writable tree (sub/.vscode) may "
+		     "be created; a repository the command creates is its own, hooks and config "
+		     "included (halo-run names it at the end)\n"
 		     "  egress: only through halo-run's proxy (HTTP 127.0.0.1:3128, SOCKS5 "
 		     "127.0.0.1:1080); tools that ignore the proxy variables find no route;\n"
 		     "  the sandbox's loopback (any port, TCP and UDP) is the command's own\n");
