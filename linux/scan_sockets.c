@@ -147,8 +147,8 @@ void linux_scan_host_sockets(const struct linux_launch *l, struct linux_scan *s)
 
 	add_named(l->policy, s);
 	add_known_places(l, s);
-	/* Without /proc (a rare chroot), the known places are all there is: the
-	 * launch still refuses nothing it could not before. */
+	/* Without /proc (a rare chroot) the known places are all that is masked;
+	 * Landlock ABI 9, where the kernel has it, still refuses the rest. */
 	if (read_bound(&bound) == -E2BIG)
 		s->sockets_truncated = true;
 	mask_bound(l, s, &bound);
