@@ -75,6 +75,15 @@ static void print_mounts(FILE *out, const struct linux_launch *l, const struct l
 		print_paths(out, "persistence guard (read-only)", &s->guarded);
 	else
 		fprintf(out, "persistence guard: off (sandbox.guardPersistence: false)\n");
+	print_paths(out, "pinned (bound onto themselves: cannot be renamed, removed or replaced)",
+		    &s->pinned);
+	if (l->policy->guard_persistence != 0)
+		print_paths(out,
+			    "missing guard targets (their creation refused by the sandbox's init)",
+			    &s->missing);
+	if (s->sockets_open.n)
+		print_paths(out, "host unix sockets left reachable (sandbox.unixSockets)",
+			    &s->sockets_open);
 	fprintf(out, "workspace scan: %zu entries%s\n", s->entries_scanned,
 		s->truncated ? " (TRUNCATED: the launch would be refused)" : "");
 }
@@ -151,11 +160,20 @@ int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e)
 		    abi >= 4 && userns != 0 && l->policy->host_ports.n ? " but to the host ports"
 								       : "",
 		    abi >= 6 ? ", abstract unix sockets and signals scoped" : "");
+	if (abi > 0)
+		fprintf(out, "  pathname unix sockets: %s\n",
+			abi >= 9 ? "only the sandbox's own and sandbox.unixSockets (ABI 9)"
+				 : "not handled below ABI 9: host sockets are masked by name");
 	fprintf(out, "seccomp deny list:\n");
 	linux_seccomp_describe(put_line, out);
 	fprintf(out, "not enforced:\n"
 		     "  files created after launch that match a protected glob are not masked\n"
 		     "  a hard link to a protected file inside a writable tree is not masked\n"
+		     "  host unix sockets bound after the launch, or in another network "
+		     "namespace away from the known places, are not masked (below ABI 9)\n"
+		     "  guard names missing below the top of a writable tree (sub/.vscode) may "
+		     "be created; a repository the command creates is its own, hooks and config "
+		     "included (halo-run names it at the end)\n"
 		     "  egress: only through halo-run's proxy (HTTP 127.0.0.1:3128, SOCKS5 "
 		     "127.0.0.1:1080); tools that ignore the proxy variables find no route;\n"
 		     "  the sandbox's loopback (any port, TCP and UDP) is the command's own\n");

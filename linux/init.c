@@ -7,16 +7,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linux/broker_int.h"
 #include "linux/launch_int.h"
 #include "netns/netns.h"
 
 extern char **environ;
+
+/* The creation broker's socket to the command's process (-1: none, as on the
+ * degraded path, which has no mounts to guard with). */
+static int broker_sock = -1;
+static int broker_child_sock = -1;
 
 static void write_file_or_die(int rfd, const char *path, const char *text)
 {
@@ -122,21 +130,44 @@ static int init_signals_or_die(int rfd)
 	return fd;
 }
 
-static void report_status_and_exit(struct launch_fds *f, int wstatus)
+static void report_status_and_exit(struct launch_fds *f, int wstatus, const struct linux_broker *b)
 {
 	ssize_t n = write(f->status_w, &wstatus, sizeof(wstatus));
 
 	(void)n;
+	linux_broker_send_notes(b, f->status_w);
 	/* Leaving pid 1 kills everything else in the namespace: nothing outlives it. */
 	_exit(0);
 }
 
+/* Wait for a signal, answering the creation broker's calls meanwhile. */
+static ssize_t next_signal(int sfd, struct linux_broker *b, struct signalfd_siginfo *si)
+{
+	struct pollfd pf[2] = {{sfd, POLLIN, 0}, {b->listener, POLLIN, 0}};
+
+	while (b->listener >= 0) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (pf[1].revents & POLLIN)
+			linux_broker_serve(b);
+		else if (pf[1].revents & (POLLHUP | POLLERR))
+			b->listener = -1; /* every filtered process is gone */
+		if (pf[0].revents & POLLIN)
+			break;
+	}
+	return read(sfd, si, sizeof(*si));
+}
+
 /* Reap every child; forward signals to the command; exit when the command does. */
-static void __attribute__((noreturn)) init_loop(pid_t cmd, int sfd, struct launch_fds *f)
+static void __attribute__((noreturn))
+init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 {
 	for (;;) {
 		struct signalfd_siginfo si;
-		ssize_t n = read(sfd, &si, sizeof(si));
+		ssize_t n = next_signal(sfd, b, &si);
 		int ws;
 		pid_t p;
 
@@ -154,13 +185,24 @@ static void __attribute__((noreturn)) init_loop(pid_t cmd, int sfd, struct launc
 		}
 		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
 			if (p == cmd)
-				report_status_and_exit(f, ws);
+				report_status_and_exit(f, ws, b);
 	}
+}
+
+static void broker_socket_or_die(int rfd)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		linux_die(rfd, "persistence guard", errno, "socketpair for the creation broker");
+	broker_sock = sv[0];
+	broker_child_sock = sv[1];
 }
 
 void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		     const struct launch_ids *ids, struct launch_fds *f)
 {
+	struct linux_broker broker = {.listener = -1};
 	int rfd = f->report_w;
 	int sfd;
 	pid_t cmd;
@@ -182,7 +224,10 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		hand_over_listeners_or_die(l, f, rfd);
 	else
 		close(f->lsock_w);
-	linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
+	s = linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
+	/* Guard targets missing at launch: their creation refused (broker_int.h). */
+	if (linux_broker_pins_or_die(&broker, s, l->policy->fail_if_unavailable != 0, rfd))
+		broker_socket_or_die(rfd);
 	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");
@@ -191,8 +236,10 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
 	cmd = launch_spawn_command_or_die(l, rfd);
+	if (broker_sock >= 0 && !linux_broker_receive(&broker, broker_sock))
+		broker.listener = -1; /* the command ended first; it says why */
 	close(rfd);
-	init_loop(cmd, sfd, f);
+	init_loop(cmd, sfd, f, &broker);
 }
 
 static void report_exec_failure(int rfd, int err, const char *cmd)
@@ -225,8 +272,17 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
 
 	if (pid < 0)
 		linux_die(rfd, "spawn", errno, "fork the command");
-	if (pid == 0)
+	if (pid == 0) {
+		if (broker_child_sock >= 0) {
+			close(broker_sock);
+			broker_sock = -1;
+		}
 		launch_exec_command_or_die(l, l->envp, rfd);
+	}
+	if (broker_child_sock >= 0) {
+		close(broker_child_sock);
+		broker_child_sock = -1;
+	}
 	return pid;
 }
 
@@ -242,6 +298,9 @@ void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int r
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (rlimits_apply(&l->limits, &e) < 0)
 		linux_die(rfd, "limits", errno, "%s", e.msg);
+	/* Last before exec: from here on each call that creates a name goes to init. */
+	if (broker_child_sock >= 0)
+		linux_broker_install_or_die(broker_child_sock, rfd);
 	close_fds_except(rfd);
 	/* execvp looks PATH up in environ, so the command's own PATH decides. */
 	environ = envp ? envp : l->envp;

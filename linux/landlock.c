@@ -4,15 +4,21 @@
  * writable, the kernel still refuses the write. Reads and execution are not handled:
  * secrets are kept out by masking, and reading the ro host root is the point.
  * On ABI >= 6 the domain is also scoped: no connecting to abstract unix sockets and
- * no signals to processes outside the sandbox.
+ * no signals to processes outside the sandbox. On ABI >= 9 pathname unix sockets are
+ * handled too: the command connects only to sockets made inside the sandbox and to
+ * those sandbox.unixSockets names, whatever the masks missed (a socket bound after
+ * the launch scan, or in another network namespace).
  *
  * Debian 12's <linux/landlock.h> stops at ABI 3: later constants are defined here,
  * and the ruleset attribute is our own struct (the kernel accepts a larger struct
  * whose unknown fields are zero). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/landlock.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,7 +41,8 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
-#define HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP	 (1ULL << 1) /* ABI 4 */
+#define HALO_LANDLOCK_ACCESS_FS_RESOLVE_UNIX	 (1ULL << 16) /* ABI 9 */
+#define HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP	 (1ULL << 1)  /* ABI 4 */
 #define HALO_LANDLOCK_RULE_NET_PORT		 2
 #define HALO_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define HALO_LANDLOCK_SCOPE_SIGNAL		 (1ULL << 1)
@@ -86,7 +93,8 @@ static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/f
  * connect_ports are allowed. */
 struct ll_plan {
 	int abi;
-	uint64_t fs;
+	uint64_t fs;	  /* write rights handled (granted on the writable trees) */
+	uint64_t fs_unix; /* RESOLVE_UNIX when handled: granted on named sockets only */
 	uint64_t scoped;
 	bool net_tcp; /* TCP connect handled: only connect_ports allowed */
 	uint16_t connect_ports[NETNS_MAX_HOST_PORTS];
@@ -120,6 +128,8 @@ static void plan_for_abi(struct ll_plan *p, int abi, bool in_netns,
 			p->fs |= write_rights[i].right;
 	if (abi >= 6)
 		p->scoped = HALO_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | HALO_LANDLOCK_SCOPE_SIGNAL;
+	if (abi >= 9)
+		p->fs_unix = HALO_LANDLOCK_ACCESS_FS_RESOLVE_UNIX;
 }
 
 static int add_fd_rule(int ruleset, int fd, uint64_t rights)
@@ -174,6 +184,32 @@ static void add_net_rules_or_die(int rfd, int ruleset, const struct ll_plan *p)
 	}
 }
 
+/* A named socket: the right on the socket itself, or, should the kernel take the
+ * right only on directories, on the one holding it. */
+static void add_socket_rules_or_die(int rfd, int ruleset, const struct linux_scan *s,
+				    const struct ll_plan *p)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	for (size_t i = 0; p->fs_unix && i < s->sockets_open.n; i++) {
+		const char *path = s->sockets_open.v[i];
+		int fd = open(path, O_PATH | O_CLOEXEC);
+
+		if (fd < 0)
+			continue; /* gone since the scan: nothing to reach */
+		rc = add_fd_rule(ruleset, fd, p->fs_unix);
+		close(fd);
+		if (rc == -EINVAL) {
+			snprintf(dir, sizeof(dir), "%s", path);
+			*strrchr(dir, '/') = '\0';
+			rc = add_path_rule(ruleset, dir[0] ? dir : "/", p->fs_unix);
+		}
+		if (rc < 0)
+			linux_die(rfd, STEP, -rc, "allow connecting to %s", path);
+	}
+}
+
 static void add_fs_rules_or_die(int rfd, int ruleset, const struct linux_scan *s,
 				const struct ll_plan *p)
 {
@@ -214,7 +250,7 @@ void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns,
 	if (p.abi == 0)
 		return; /* no Landlock: the launcher says so in --dry-run and doctor */
 	attr = (struct ll_ruleset_attr){
-	    .handled_access_fs = p.fs,
+	    .handled_access_fs = p.fs | p.fs_unix,
 	    .handled_access_net = p.net_tcp ? HALO_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
 	    .scoped = p.scoped,
 	};
@@ -222,6 +258,7 @@ void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns,
 	if (ruleset < 0)
 		linux_die(report_fd, STEP, errno, "create the ruleset (ABI %d)", p.abi);
 	add_fs_rules_or_die(report_fd, ruleset, s, &p);
+	add_socket_rules_or_die(report_fd, ruleset, s, &p);
 	add_net_rules_or_die(report_fd, ruleset, &p);
 	restrict_self_or_die(report_fd, ruleset);
 	close(ruleset);

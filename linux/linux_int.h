@@ -50,8 +50,30 @@ struct linux_scan {
 	struct linux_paths sanitized;
 	char **sanitized_data;
 	size_t *sanitized_len;
+	/* Bound onto themselves inside the sandbox, keeping their access: a mount point
+	 * cannot be renamed, removed or replaced (EBUSY). Every git directory in a
+	 * writable tree, each symlink met on the way to a guard target or protected path,
+	 * and the ancestors of all of these and of every mask and guard, below the top of
+	 * their writable tree. Sorted parents first. */
+	struct linux_paths pinned;
+	struct linux_paths links;   /* symlinks met resolving guards and masks (to pin) */
+	struct linux_paths gitdirs; /* git directories found in writable trees */
+	/* Guard targets missing at launch, as parent/name: at the top of each writable
+	 * tree every guard name, in each git directory its hooks, config, commondir and
+	 * config.worktree. Nothing can be mounted on a name that does not exist, so the
+	 * sandbox's init refuses their creation (broker.c). */
+	struct linux_paths missing;
+	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
+	 * loop): dangling_at[i] is where the first missing name would be created, or ""
+	 * for a loop. The launch refuses when the command could create it. */
+	struct linux_paths dangling;
+	struct linux_paths dangling_at;
+	/* sandbox.unixSockets that exist as sockets on the host: left reachable, shown
+	 * at their path even beneath a fresh /run or a mask. */
+	struct linux_paths sockets_open;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
+	bool sockets_truncated; /* more host sockets than masks: the same */
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor
 	 * writes). */
@@ -83,9 +105,10 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 
 /* In the child, in its new user and mount namespaces, as pid 1 of the new pid
  * namespace: build the mount layout of DESIGN.md / issue 3 and pivot_root into it.
- * Afterwards the cwd is the workspace. */
-void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_scan *s,
-			       int report_fd);
+ * Afterwards the cwd is the workspace. Returns the scan with the walk's findings (s
+ * itself, or the late lists received from the supervisor). */
+const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
+						   const struct linux_scan *s, int report_fd);
 
 /* Landlock: the ABI the kernel offers (0 = none). apply: restrict writes to s->writable
  * plus /tmp, /dev/{null,zero,full,tty,pts,shm}; on ABI >= 6 scope abstract unix sockets

@@ -243,6 +243,25 @@ static void bind_readonly_or_die(int rfd, const struct linux_launch *l, const st
 	}
 }
 
+/* Pinned: git directories, the symlinks on the way to guards and masks, and the
+ * ancestors of all of them inside the writable trees, each bound onto itself with
+ * its access unchanged. A mount point cannot be renamed, removed or replaced, so a
+ * guarded or masked name cannot be moved aside and planted afresh (`mv .git x && git
+ * init`, `mv dir dir2 && mkdir dir && echo > dir/.env`). Parents first: each later
+ * bind lands inside the one before. Symlinks are opened as themselves. */
+static void pin_or_die(int rfd, const struct linux_scan *s)
+{
+	for (size_t i = 0; i < s->pinned.n; i++) {
+		AUTO_FD fd = mnt_open_last(MNT_NEWROOT, s->pinned.v[i]);
+		/* Pins lie inside bound trees: one missing means the tree is being
+		 * rearranged right now. */
+		if (fd < 0)
+			linux_die(rfd, MNT_STEP, -fd, "pin %s (open without following symlinks)",
+				  s->pinned.v[i]);
+		close(mnt_bind_or_die(rfd, fd, fd, RW_ATTRS, s->pinned.v[i]));
+	}
+}
+
 /* Protected paths and host sockets: an empty, mode-000, read-only directory or file
  * mounted over each. Its content cannot be read, it cannot be written (read-only
  * superblock) nor replaced (a mount point cannot be renamed or unlinked), and a
@@ -283,13 +302,13 @@ static void pivot_or_die(int rfd, const struct linux_launch *l)
 		linux_die(rfd, MNT_STEP, errno, "chdir into the workspace %s", l->workspace);
 }
 
-void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_scan *s,
-			       int report_fd)
+const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
+						   const struct linux_scan *s, int report_fd)
 {
 	int rfd = report_fd;
 	int run_mnts[2];
 	size_t n_run;
-	struct linux_scan late;
+	static struct linux_scan late; /* init keeps it (the broker's pins) */
 
 	/* Nothing mounted from here on propagates back to the host, and nothing the host
 	 * mounts later appears inside. */
@@ -304,14 +323,18 @@ void linux_mounts_setup_or_die(const struct linux_launch *l, const struct linux_
 	/* Guards and masks come from the walk, which the supervisor runs while all of the
 	 * above was built: its findings are read here, as late as possible. */
 	s = linux_scan_receive_or_die(s, &late, rfd);
+	pin_or_die(rfd, s);
 	bind_readonly_or_die(rfd, l, s, &s->guarded);
 	bind_readonly_or_die(rfd, l, s, &s->readonly_extra);
 	/* Masks last: on top of the writable trees and guards they cover. */
 	mask_or_die(rfd, l, s);
+	/* sandbox.unixSockets: back on top, even beneath /run or a mask. */
+	linux_mounts_sockets_or_die(rfd, s);
 	/* /run stays empty: sealed once any tree under it has its mount point. */
 	for (size_t i = 0; i < n_run; i++) {
 		mnt_setattr_or_die(rfd, run_mnts[i], MOUNT_ATTR_RDONLY, false, "/run");
 		close(run_mnts[i]);
 	}
 	pivot_or_die(rfd, l);
+	return s;
 }

@@ -118,6 +118,26 @@ int mnt_open(const char *prefix, const char *path, enum mnt_create create)
 	return open_walk(prefix, path, create);
 }
 
+int mnt_open_last(const char *prefix, const char *path)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int dfd, fd, err;
+
+	if (!slash || slash[1] == '\0' || (size_t)(slash - path) >= sizeof(parent))
+		return -EINVAL;
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash == path ? 1 : slash - path] = '\0';
+	if (slash == path)
+		parent[0] = '/';
+	if ((dfd = mnt_open(prefix, parent, MNT_NO_CREATE)) < 0)
+		return dfd;
+	fd = openat(dfd, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	err = errno;
+	close(dfd);
+	return fd < 0 ? -err : fd;
+}
+
 int mnt_open_or_die(int rfd, const char *prefix, const char *path, enum mnt_create create)
 {
 	int fd = mnt_open(prefix, path, create);

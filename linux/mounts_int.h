@@ -27,6 +27,9 @@ enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
  * read-only). Returns the fd or -errno. */
 int mnt_open(const char *prefix, const char *path, enum mnt_create create);
 int mnt_open_or_die(int rfd, const char *prefix, const char *path, enum mnt_create create);
+/* The same for what the final component is itself, a symlink included (O_PATH |
+ * O_NOFOLLOW); no symlink is followed on the way. Returns the fd or -errno. */
+int mnt_open_last(const char *prefix, const char *path);
 
 /* Is fd a directory? (-errno on failure) */
 int mnt_is_dir(int fd);
@@ -56,6 +59,10 @@ extern bool linux_mounts_force_remount;
  * -1: carve-outs and sanitized copies (mounts_carve.c). repl has s->masked.n slots. */
 struct linux_scan;
 void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl);
+/* The sockets of sandbox.unixSockets (s->sockets_open) shown at their own path: where
+ * a fresh /run or /tmp or a mask hides one, a mount point is made for it (on our
+ * tmpfs, or on a search-only tmpfs laid over the mask). Before /run is sealed. */
+void linux_mounts_sockets_or_die(int rfd, const struct linux_scan *s);
 
 /* /dev: a tmpfs holding the host's null zero full random urandom tty, a private
  * devpts, a tmpfs on /dev/shm, the usual symlinks; read-only once populated. */

@@ -5,7 +5,6 @@
  * them again without following symlinks, so a change between scan and mount makes the
  * launch fail rather than mount somewhere else. */
 #include <errno.h>
-#include <glob.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +13,6 @@
 #include <unistd.h>
 
 #include "linux/scan_int.h"
-
-/* Where host services listen on pathname sockets outside /run and /tmp (which the
- * sandbox gets fresh): "~/" is each home directory. A read-only mount does not stop
- * connect(), so a socket that exists is masked. */
-static const char *const host_sockets[] = {
-    "~/.docker/run",	       /* Docker Desktop / rootless helpers */
-    "~/.docker/desktop",       /* Docker Desktop for Linux */
-    "~/.gnupg/S.*",	       /* gpg-agent, its ssh and extra sockets, dirmngr */
-    "~/.1password/agent.sock", /* 1Password ssh agent */
-    "~/.ssh/*.sock",	       /* ssh ControlPath and agents kept with keys */
-    "~/.local/share/containers/podman/machine/*/podman.sock",
-    "~/.colima/*/docker.sock",
-    "~/.rd/docker.sock", /* Rancher Desktop */
-    "/var/snap/lxd/common/lxd/unix.socket",
-    "/var/lib/lxd/unix.socket",
-    "/var/lib/incus/unix.socket",
-    "/var/run/docker.sock", /* when /var/run is a real directory it is fresh; else no-op */
-};
 
 /* The sandbox gets these fresh (mounts.c): a host path beneath them is out of reach
  * unless a tree is bound back in, so there is nothing to mask there. */
@@ -69,7 +50,7 @@ bool linux_path_in_fresh_dir(const char *path)
 	return false;
 }
 
-static bool beneath_any(const char *path, const struct linux_paths *dirs)
+bool linux_paths_beneath_any(const char *path, const struct linux_paths *dirs)
 {
 	for (size_t i = 0; i < dirs->n; i++)
 		if (linux_path_beneath(path, dirs->v[i]))
@@ -92,6 +73,22 @@ static int path_cmp(const void *a, const void *b)
 	for (; *x && *x == *y; x++, y++)
 		;
 	return path_key(*x) - path_key(*y);
+}
+
+void linux_paths_sort_unique(struct linux_paths *p)
+{
+	size_t k = 0;
+
+	if (p->n > 1)
+		qsort(p->v, p->n, sizeof(*p->v), path_cmp);
+	for (size_t i = 0; i < p->n; i++) {
+		if (k > 0 && strcmp(p->v[i], p->v[k - 1]) == 0) {
+			free(p->v[i]);
+			continue;
+		}
+		p->v[k++] = p->v[i];
+	}
+	p->n = k;
 }
 
 /* Sort, then drop duplicates and entries beneath a kept one (a mask or read-only bind
@@ -118,11 +115,17 @@ struct bound_trees {
 	const struct linux_scan *s;
 };
 
+/* Not to be masked: out of the command's sight anyway, or a socket the policy names
+ * (sandbox.unixSockets). */
 static bool unreachable(const char *path, void *arg)
 {
 	const struct bound_trees *b = arg;
 
-	if (linux_path_beneath(path, b->workspace) || beneath_any(path, &b->s->writable))
+	for (size_t i = 0; i < b->s->sockets_open.n; i++)
+		if (strcmp(path, b->s->sockets_open.v[i]) == 0)
+			return true;
+	if (linux_path_beneath(path, b->workspace) ||
+	    linux_paths_beneath_any(path, &b->s->writable))
 		return false;
 	return linux_path_in_fresh_dir(path);
 }
@@ -133,18 +136,32 @@ static bool not_guardable(const char *path, void *arg)
 {
 	const struct linux_scan *s = arg;
 
-	return !beneath_any(path, &s->writable) || beneath_any(path, &s->masked);
+	return !linux_paths_beneath_any(path, &s->writable) ||
+	       linux_paths_beneath_any(path, &s->masked);
 }
 
 static bool not_in_writable(const char *path, void *arg)
 {
-	return !beneath_any(path, &((const struct linux_scan *)arg)->writable);
+	return !linux_paths_beneath_any(path, &((const struct linux_scan *)arg)->writable);
 }
 
 static int add_writable_root(struct linux_scan *s, const char *root, struct halo_err *e)
 {
 	char real[PATH_MAX];
+	struct stat st;
 
+	/* A link would make its target writable, whatever the policy's validation saw
+	 * (it checks too, but the link may be newer than the policy). Directories on
+	 * the way may be links: the tree is the one they lead to, checked below. */
+	if (lstat(root, &st) == 0 && S_ISLNK(st.st_mode)) {
+		ssize_t n = readlink(root, real, sizeof(real) - 1);
+		real[n < 0 ? 0 : n] = '\0';
+		halo_err_set(e,
+			     "writableRoots: %s is a symlink (to %s); writable roots are never "
+			     "followed through a link: name the directory itself",
+			     root, real);
+		return -ELOOP;
+	}
 	if (!realpath(root, real)) {
 		int err = errno;
 		if (err == ENOENT)
@@ -193,48 +210,11 @@ static int fill_writable(const struct linux_launch *l, struct linux_scan *s, str
 
 static void add_protected_abs(const struct halo_policy *p, struct linux_scan *s)
 {
-	/* realpath: a protected path reached through a symlink (or whose parent is one)
-	 * is masked where it really is, which covers every name that leads there. */
+	/* Resolved: a protected path reached through a symlink (or whose parent is one)
+	 * is masked where it really is, which covers every name that leads there; the
+	 * links on the way are pinned (linux_scan_pin). */
 	for (size_t i = 0; i < p->protected_abs.n; i++)
-		linux_scan_add_resolved(&s->masked, p->protected_abs.items[i]);
-}
-
-static void add_glob_matches(struct linux_scan *s, const char *pattern)
-{
-	glob_t g;
-
-	if (glob(pattern, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++)
-		linux_scan_add_resolved(&s->masked, g.gl_pathv[i]);
-	globfree(&g);
-}
-
-static void add_host_sockets(const struct linux_launch *l, struct linux_scan *s)
-{
-	const char *homes[] = {l->pw_home, l->env_home};
-	const char *env[] = {"SSH_AUTH_SOCK", "DOCKER_HOST"};
-	char p[PATH_MAX];
-
-	for (size_t i = 0; i < sizeof(host_sockets) / sizeof(host_sockets[0]); i++) {
-		const char *t = host_sockets[i];
-		if (t[0] == '/') {
-			add_glob_matches(s, t);
-			continue;
-		}
-		for (size_t h = 0; h < 2; h++)
-			if (homes[h] && (h == 0 || !homes[0] || strcmp(homes[0], homes[1]) != 0) &&
-			    snprintf(p, sizeof(p), "%s/%s", homes[h], t + 2) < (int)sizeof(p))
-				add_glob_matches(s, p);
-	}
-	/* The caller's own agent and container engine, wherever they listen. */
-	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
-		const char *v = getenv(env[i]);
-		if (v && strncmp(v, "unix://", 7) == 0)
-			v += 7;
-		if (v && v[0] == '/')
-			linux_scan_add_resolved(&s->masked, v);
-	}
+		linux_scan_add_mask(s, p->protected_abs.items[i]);
 }
 
 /* A file that may not exist yet (--dry-run opens nothing): its directory resolved,
@@ -376,10 +356,10 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	roots[c.n_roots++] = l->workspace;
 	for (size_t i = 0; i < s->writable.n; i++)
 		if (strcmp(s->writable.v[i], l->workspace) != 0 &&
-		    !beneath_any(s->writable.v[i], &s->unwalked))
+		    !linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
 			roots[c.n_roots++] = s->writable.v[i];
 	for (size_t i = 0; i < c.n_roots; i++)
-		guard_of[i] = guard && beneath_any(roots[i], &s->writable);
+		guard_of[i] = guard && linux_paths_beneath_any(roots[i], &s->writable);
 	c.roots = roots;
 	c.max_entries = linux_scan_max_entries;
 	c.max_depth = linux_scan_max_depth;
@@ -425,7 +405,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
 	normalise(&s->guarded, not_guardable, s);
-	return 0;
+	return linux_scan_pin(l->policy->guard_persistence != 0, s, e);
 }
 
 /* Everything but the walk. */
@@ -440,9 +420,16 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = add_own_outputs(l, s, e)) < 0)
 		return rc;
 	linux_scan_carve(l, s);
-	add_host_sockets(l, s);
+	linux_scan_host_sockets(l, s);
 	add_readonly_extra(l, s);
 	normalise(&s->readonly_extra, not_in_writable, s);
+	if (s->sockets_truncated && l->policy->fail_if_unavailable != 0) {
+		halo_err_set(e,
+			     "the host has more than %d unix sockets to mask; the sandbox "
+			     "cannot hide them all",
+			     LINUX_SCAN_MAX_SOCKETS);
+		return -E2BIG;
+	}
 	return 0;
 }
 
@@ -509,6 +496,13 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->readonly_extra);
 	linux_paths_free(&s->unwalked);
 	linux_scan_carve_free(s);
+	linux_paths_free(&s->pinned);
+	linux_paths_free(&s->links);
+	linux_paths_free(&s->gitdirs);
+	linux_paths_free(&s->missing);
+	linux_paths_free(&s->dangling);
+	linux_paths_free(&s->dangling_at);
+	linux_paths_free(&s->sockets_open);
 	for (int i = 0; s->late && i < 2; i++)
 		if (s->late_fd[i] >= 0)
 			close(s->late_fd[i]);

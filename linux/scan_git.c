@@ -82,7 +82,7 @@ static void guard_child(struct linux_scan_ctx *c, const char *dir, const char *n
 	char p[PATH_MAX];
 
 	if (join(p, sizeof(p), dir, name))
-		linux_scan_add_resolved(&c->s->guarded, p);
+		linux_scan_add_guard(c->s, p, false);
 }
 
 static void trim(char **s, char **end)
@@ -147,7 +147,8 @@ static void config_entry(struct linux_scan_ctx *c, const char *cfg, const char *
 		 strcmp(line, "path") == 0 && nest < GIT_MAX_NESTING) {
 		snprintf(dir, sizeof(dir), "%s", cfg);
 		resolve_against(c, dirname(dir), value, inc, sizeof(inc));
-		if (inc[0] && linux_scan_add_resolved(&c->s->guarded, inc))
+		/* Missing, it is a config the command could write: refused. */
+		if (inc[0] && linux_scan_add_guard(c->s, inc, true))
 			parse_config(c, inc, r, nest + 1);
 	}
 }
@@ -237,6 +238,9 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 
 	if (nest > GIT_MAX_NESTING || linux_scan_stopped(c))
 		return;
+	/* Immovable, so that `mv .git .git-old && git init` cannot start afresh. */
+	linux_paths_add(&c->s->pinned, gitdir);
+	linux_paths_add(&c->s->gitdirs, gitdir);
 	guard_child(c, gitdir, "hooks");
 	guard_child(c, gitdir, "config");
 	if (join(cfg, sizeof(cfg), gitdir, "config"))
@@ -250,7 +254,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	if (r.hooks_path[0]) {
 		resolve_against(c, worktree, r.hooks_path, hooks, sizeof(hooks));
 		if (hooks[0])
-			linux_scan_add_resolved(&c->s->guarded, hooks);
+			linux_scan_add_guard(c->s, hooks, true);
 	}
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))

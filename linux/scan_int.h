@@ -83,6 +83,7 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
 
 /* Is `name` a persistence-guard target found by its name (.bashrc, .vscode, ...)? */
 bool linux_scan_guard_name(const char *name);
+const char *const *linux_scan_guard_names(size_t *n);
 
 /* The repository at `dotgit` (a .git directory, or a .git file pointing at one) whose
  * work tree is `worktree`: guard its hooks and config, the hook directory and
@@ -94,8 +95,43 @@ void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const cha
  * target does not exist). Returns true when something was added. */
 bool linux_scan_add_resolved(struct linux_paths *list, const char *path);
 
+/* scan_pin.c. Resolve `path` (absolute) one component at a time, as the kernel would,
+ * appending each symlink met (its own absolute path) to `links`. 0 with the real path
+ * in out; -ENOENT with the first missing path in out (where a create would happen);
+ * -ELOOP past 40 links; other -errno. */
+int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links);
+
+/* A guard target: its real path guarded, every symlink on the way recorded to be
+ * pinned; a link that leads nowhere (or, with must_exist, any missing target: a path
+ * a git config names) recorded in s->dangling. True when guarded. */
+bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exist);
+
+/* A protected path: its real path masked, every symlink on the way recorded to be
+ * pinned (the link protects as much as its target). True when masked. */
+bool linux_scan_add_mask(struct linux_scan *s, const char *path);
+
+/* After the walk, masks and guards settled: the pinned list (see linux_scan), the
+ * missing guard targets (when `guard`), and the refusal of guard chains the command
+ * could complete (-EPERM, e set). */
+int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e);
+
+/* scan_sockets.c: mask the host's pathname unix sockets the command could reach by
+ * name (bound ones from /proc/net/unix, known places, $SSH_AUTH_SOCK, $DOCKER_HOST),
+ * except those sandbox.unixSockets names, which go to s->sockets_open. More than
+ * LINUX_SCAN_MAX_SOCKETS to mask sets s->sockets_truncated. */
+#define LINUX_SCAN_MAX_SOCKETS	    4096
+#define LINUX_MAX_OPEN_SOCKETS	    128 /* unixSockets, in both home forms */
+#define LINUX_SCAN_MAX_SOCKET_LINES (256 * 1024)
+extern const char *linux_scan_proc_net_unix; /* tests point it at a fixture */
+void linux_scan_host_sockets(const struct linux_launch *l, struct linux_scan *s);
+
+/* Sort paths with '/' lowest (a directory right before what is beneath it) and drop
+ * duplicates (scan.c). */
+void linux_paths_sort_unique(struct linux_paths *p);
+
 /* Is `path` equal to or beneath `dir`? (Both absolute, no trailing slash.) */
 bool linux_path_beneath(const char *path, const char *dir);
+bool linux_paths_beneath_any(const char *path, const struct linux_paths *dirs);
 
 /* Send the masked and guarded lists to the sandbox's init (scan_late.c). Failures are
  * not reported: they mean the child is gone, and it says why. */

@@ -2,8 +2,8 @@
  * the workspace after the clone, while init builds its namespaces and mounts; init
  * needs the lists only for the last mount steps (guards and masks) and reads them
  * there. One message on a stream socket (send with MSG_NOSIGNAL: a child that died
- * must not take the supervisor with it): a header, then the masked and the guarded
- * paths, each NUL-terminated. */
+ * must not take the supervisor with it): a header, then the masked, the guarded, the
+ * pinned and the missing paths, each NUL-terminated. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +21,8 @@ struct late_header {
 	uint32_t magic;
 	uint32_t n_masked;
 	uint32_t n_guarded;
+	uint32_t n_pinned;
+	uint32_t n_missing;
 	uint32_t bytes; /* of the paths that follow */
 };
 
@@ -45,15 +47,21 @@ static char *put_list(char *o, const struct linux_paths *p)
 
 void linux_scan_send(const struct linux_scan *s, int fd)
 {
-	size_t bytes = list_bytes(&s->masked) + list_bytes(&s->guarded);
-	struct late_header h = {LATE_MAGIC, (uint32_t)s->masked.n, (uint32_t)s->guarded.n,
+	size_t bytes = list_bytes(&s->masked) + list_bytes(&s->guarded) + list_bytes(&s->pinned) +
+		       list_bytes(&s->missing);
+	struct late_header h = {LATE_MAGIC,
+				(uint32_t)s->masked.n,
+				(uint32_t)s->guarded.n,
+				(uint32_t)s->pinned.n,
+				(uint32_t)s->missing.n,
 				(uint32_t)bytes};
 	char *buf, *end;
 
 	if (bytes > LATE_MAX || !(buf = malloc(sizeof(h) + bytes)))
 		return; /* the child reads EOF and stops: never a partial layout */
 	memcpy(buf, &h, sizeof(h));
-	end = put_list(put_list(buf + sizeof(h), &s->masked), &s->guarded);
+	end = put_list(buf + sizeof(h), &s->masked);
+	end = put_list(put_list(put_list(end, &s->guarded), &s->pinned), &s->missing);
 	for (char *p = buf; p < end;) {
 		ssize_t n = send(fd, p, (size_t)(end - p), MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
@@ -113,6 +121,8 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 	p = buf;
 	take_list_or_die(&p, buf + h.bytes, h.n_masked, &late->masked, rfd);
 	take_list_or_die(&p, buf + h.bytes, h.n_guarded, &late->guarded, rfd);
+	take_list_or_die(&p, buf + h.bytes, h.n_pinned, &late->pinned, rfd);
+	take_list_or_die(&p, buf + h.bytes, h.n_missing, &late->missing, rfd);
 	if (p != buf + h.bytes)
 		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
 	free(buf);
@@ -124,5 +134,6 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 	late->sanitized = s->sanitized;
 	late->sanitized_data = s->sanitized_data;
 	late->sanitized_len = s->sanitized_len;
+	late->sockets_open = s->sockets_open;
 	return late;
 }

@@ -256,6 +256,11 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		pthread_join(p.thread[i], NULL);
 		merge(&c->s->masked, &p.found[i].masked);
 		merge(&c->s->guarded, &p.found[i].guarded);
+		merge(&c->s->pinned, &p.found[i].pinned);
+		merge(&c->s->links, &p.found[i].links);
+		merge(&c->s->gitdirs, &p.found[i].gitdirs);
+		merge(&c->s->dangling, &p.found[i].dangling); /* pairs stay in step */
+		merge(&c->s->dangling_at, &p.found[i].dangling_at);
 		free(p.helper_ctx[i]);
 	}
 	/* Stopped early: what was offered and never taken. */

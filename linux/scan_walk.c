@@ -27,15 +27,17 @@ unsigned linux_scan_workers = LINUX_SCAN_WORKERS;
 #define DIR_BUF_SIZE 32768 /* what glibc's readdir reads at once */
 
 /* Names that run code later when a shell, git, an editor or an agent starts in the
- * tree: their contents stay read-only (.git is handled apart: hooks and config).
- * Only what exists at launch is guarded. Creating an empty .bashrc or hooks directory
- * to mount over would change the user's tree, and Landlock cannot refuse creating one
- * name while allowing others: a target the command creates is not guarded (a limit
- * --dry-run states). */
+ * tree: their contents stay read-only, and they cannot be moved, removed or replaced
+ * (.git is handled apart: hooks and config). The README's guard table says why each
+ * is here; macos/profile.c holds the same list (a unit test compares them).
+ * Only what exists at launch can be a mount point: creating an empty .bashrc to mount
+ * over would change the user's tree, and Landlock cannot refuse creating one name
+ * while allowing others (a limit --dry-run and doctor state). */
 static const char *const guard_names[] = {
     ".bashrc",	 ".bash_profile", ".bash_login", ".bash_logout", ".profile",   ".zshrc",
-    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".vscode",
-    ".idea",	 ".mcp.json",	  ".claude",	 ".codex",	 ".gemini",    ".cursor",
+    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".gitmodules",
+    ".envrc",	 ".ripgreprc",	  ".vscode",	 ".idea",	 ".mcp.json",  ".claude",
+    ".codex",	 ".gemini",	  ".cursor",
 };
 
 /* Mounted inside a tree, these hold nothing a glob is about, and /proc-like trees
@@ -48,6 +50,12 @@ static const unsigned long pseudo_fs[] = {
 
 /* A bare repository shows itself by these entries side by side. */
 enum { BARE_HEAD = 1, BARE_CONFIG = 2, BARE_OBJECTS = 4, BARE_REFS = 8, BARE_ALL = 15 };
+
+const char *const *linux_scan_guard_names(size_t *n)
+{
+	*n = sizeof(guard_names) / sizeof(guard_names[0]);
+	return guard_names;
+}
 
 bool linux_scan_guard_name(const char *name)
 {
@@ -122,13 +130,28 @@ static unsigned char entry_type(int dfd, const char *name, unsigned char d_type)
 	return IFTODT(st.st_mode);
 }
 
-/* A protected match: mask it (a symlink's target; the link itself is only a name). */
+/* A protected match: mask it (a symlink's target; the link itself is pinned, so it
+ * can be neither removed nor replaced). */
 static void on_protected(struct linux_scan_ctx *c, unsigned char type)
 {
 	if (type == DT_LNK)
-		linux_scan_add_resolved(&c->s->masked, c->path);
+		linux_scan_add_mask(c->s, c->path);
 	else
 		linux_paths_add(&c->s->masked, c->path);
+}
+
+/* A .git that is a symlink: git follows it, so guard what it leads to, and pin the
+ * link (linux_scan_add_guard records it). */
+static void on_git_link(struct linux_scan_ctx *c, const char *worktree)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (linux_scan_resolve(c->path, real, sizeof(real), &c->s->links) < 0 ||
+	    stat(real, &st) < 0)
+		return;
+	if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
+		linux_scan_git_repo(c, real, worktree, S_ISREG(st.st_mode));
 }
 
 /* The subdirectory c->path[0..len): walked now, or by an idle worker. */
@@ -193,17 +216,21 @@ static void visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 	}
 	if (name[0] == '.' && strcmp(name, ".git") == 0) {
 		/* Never descend: objects are many and hold no names a glob is about. */
-		if (c->guard && (type == DT_DIR || type == DT_REG)) {
+		if (c->guard && (type == DT_DIR || type == DT_REG || type == DT_LNK)) {
 			char worktree[PATH_MAX];
 
 			memcpy(worktree, c->path, len);
 			worktree[len] = '\0';
-			linux_scan_git_repo(c, c->path, len ? worktree : "/", type == DT_REG);
+			if (type == DT_LNK)
+				on_git_link(c, len ? worktree : "/");
+			else
+				linux_scan_git_repo(c, c->path, len ? worktree : "/",
+						    type == DT_REG);
 		}
 		return;
 	}
 	if (c->guard && linux_scan_guard_name(name))
-		linux_scan_add_resolved(&c->s->guarded, c->path);
+		linux_scan_add_guard(c->s, c->path, false);
 	if (type == DT_DIR)
 		descend(c, dfd, name, elen, depth, dev);
 }

@@ -57,6 +57,28 @@ static int status_to_code(int ws)
 static int command_status(struct linux_sandbox *sb, int ws, int *status, struct halo_err *e);
 
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
+/* After the status, init sends the git directories the command created (its
+ * creation broker saw each made): say so, after whatever else there is to say. */
+static bool new_repos_note(int fd, struct halo_err *e)
+{
+	char buf[8192], list[900] = "";
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	size_t o = 0;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+		o += (size_t)snprintf(list + o, o < sizeof(list) ? sizeof(list) - o : 0, "%s%s",
+				      o ? ", " : "", p[0] == '+' ? "and more" : p);
+	o = strlen(e->msg);
+	snprintf(e->msg + o, sizeof(e->msg) - o,
+		 "%swarning: the command created git repositories (%s): their hooks and config "
+		 "were written inside the sandbox; review them before running git there",
+		 o ? "; " : "", list);
+	return true;
+}
+
 int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e)
 {
 	struct launch_fds *f = &sb->f;
@@ -83,8 +105,10 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct h
 	}
 	if (!sb->via_init)
 		return command_status(sb, child_ws, status, e);
-	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws))
-		return command_status(sb, cmd_ws, status, e);
+	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
+		int rc = command_status(sb, cmd_ws, status, e);
+		return new_repos_note(f->status_r, e) ? 1 : rc;
+	}
 	/* init ended without a word: killed from outside, or died in setup. */
 	*status = status_to_code(child_ws);
 	if (WIFEXITED(child_ws) && WEXITSTATUS(child_ws) == LINUX_SETUP_FAILED) {

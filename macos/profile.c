@@ -34,14 +34,16 @@ struct pctx {
 	struct strs allow_keys;	   /* sandbox.allowRead carve-outs, every spelling */
 	struct strs halo_keys;	   /* halo-run's own files: literal */
 	struct strs halo_dir_keys; /* halo-run's config directories: subpath */
+	struct strs socket_keys;   /* sandbox.unixSockets */
 };
 
 /* Persistence targets, the same names as linux/scan_walk.c's guard list (a unit test
  * checks them against it in the Linux build). Each matches as a path component. */
 static const char *const guard_names[] = {
     ".bashrc",	 ".bash_profile", ".bash_login", ".bash_logout", ".profile",   ".zshrc",
-    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".vscode",
-    ".idea",	 ".mcp.json",	  ".claude",	 ".codex",	 ".gemini",    ".cursor",
+    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".gitmodules",
+    ".envrc",	 ".ripgreprc",	  ".vscode",	 ".idea",	 ".mcp.json",  ".claude",
+    ".codex",	 ".gemini",	  ".cursor",
 };
 
 const char *const *macos_guard_names(size_t *n)
@@ -55,6 +57,8 @@ const char *const *macos_guard_names(size_t *n)
 static const char *const guard_git_regexes[] = {
     "/\\.git/((modules|worktrees)/.+/)?hooks(/.*)?$",
     "/\\.git/((modules|worktrees)/.+/)?config(\\.worktree)?$",
+    /* A commondir file moves config and hooks to the directory it names. */
+    "/\\.git/((modules|worktrees)/.+/)?commondir$",
 };
 
 /* Container runtimes: their sockets are a root shell on the host (or in its VM). */
@@ -344,6 +348,28 @@ static void host_ports(struct pctx *c)
 			  (unsigned)hp->items[i]);
 }
 
+/* sandbox.unixSockets: the host sockets the policy opens (outbound network is
+ * otherwise only the proxy's port: no other unix socket is reachable). The runtime
+ * denies below carve them out (c->socket_keys). */
+static void unix_sockets(struct pctx *c)
+{
+	const struct halo_policy *p = c->in->policy;
+
+	if (p->unix_sockets_abs.n == 0)
+		return;
+	for (size_t i = 0; i < p->unix_sockets_abs.n; i++)
+		spell(c, "UNIX_SOCKET", p->unix_sockets_abs.items[i], "unix socket",
+		      &c->socket_keys, NULL);
+	sbpl_add(&c->b, ";; sandbox.unixSockets: host sockets the policy opens\n"
+			"(allow network-outbound");
+	for (size_t i = 0; i < c->socket_keys.n; i++) {
+		sbpl_add(&c->b, "\n  (remote unix-socket ");
+		sbpl_param_filter(&c->b, "path-literal", c->socket_keys.v[i]);
+		sbpl_add(&c->b, ")");
+	}
+	sbpl_add(&c->b, ")\n");
+}
+
 static void network(struct pctx *c)
 {
 	struct sbpl *b = &c->b;
@@ -367,6 +393,7 @@ static void network(struct pctx *c)
 	    "  (global-name \"com.apple.SystemConfiguration.DNSConfiguration\"))\n",
 	    port);
 	host_ports(c);
+	unix_sockets(c);
 }
 
 /* ---------------------------------------------------------------- 5. always denied */
@@ -409,8 +436,18 @@ static void runtimes(struct pctx *c)
 		sbpl_add(b, "\n  ");
 		sbpl_param_filter(b, "subpath", keys.v[i]);
 	}
-	/* connect() to a unix socket is a network operation: file rules do not stop it. */
+	/* connect() to a unix socket is a network operation: file rules do not stop it.
+	 * A socket the policy names is carved out. */
 	sbpl_add(b, ")\n(deny network-outbound (with message \"" MACOS_DENY_MESSAGE "\")");
+	if (c->socket_keys.n) {
+		sbpl_add(b, "\n (require-all");
+		for (size_t i = 0; i < c->socket_keys.n; i++) {
+			sbpl_add(b, "\n  (require-not (remote unix-socket ");
+			sbpl_param_filter(b, "path-literal", c->socket_keys.v[i]);
+			sbpl_add(b, "))");
+		}
+		sbpl_add(b, "\n  (require-any");
+	}
 	for (size_t i = 0; i < sizeof(runtime_literals) / sizeof(runtime_literals[0]); i++)
 		sbpl_addf(b, "\n  (remote unix-socket (path-literal \"%s\"))", runtime_literals[i]);
 	for (size_t i = 0; i < sizeof(runtime_subpaths) / sizeof(runtime_subpaths[0]); i++)
@@ -420,7 +457,7 @@ static void runtimes(struct pctx *c)
 		sbpl_param_filter(b, "subpath", keys.v[i]);
 		sbpl_add(b, ")");
 	}
-	sbpl_add(b, ")\n");
+	sbpl_add(b, c->socket_keys.n ? ")))\n" : ")\n");
 	strs_free(&keys);
 }
 
@@ -543,7 +580,8 @@ static void pctx_free(struct pctx *c)
 {
 	struct strs *all[] = {&c->trees,     &c->tree_keys,	&c->prot,
 			      &c->prot_keys, &c->ancestors,	&c->regexes,
-			      &c->halo_keys, &c->halo_dir_keys, &c->allow_keys};
+			      &c->halo_keys, &c->halo_dir_keys, &c->allow_keys,
+			      &c->socket_keys};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		strs_free(all[i]);

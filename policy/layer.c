@@ -307,6 +307,7 @@ int policy_layer(struct halo_policy *base, const struct halo_policy *upper, cons
 	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",
 		   &l);
 	layer_caches(&base->caches, upper->caches, &l);
+	replace_list(&base->unix_sockets, &upper->unix_sockets, "sandbox.unixSockets", true, &l);
 	layer_egress(base, upper, &l);
 	layer_limits(base, upper, &l);
 	replace_list(&base->env_pass, &upper->env_pass, "env.pass", true, &l);

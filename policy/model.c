@@ -49,6 +49,7 @@ static const struct field sandbox_fields[] = {
     {"failIfUnavailable", F_BOOL, OFF(fail_if_unavailable), NULL},
     {"guardPersistence", F_BOOL, OFF(guard_persistence), NULL},
     {"caches", F_CACHES, OFF(caches), NULL},
+    {"unixSockets", F_LIST, OFF(unix_sockets), NULL},
 };
 static const struct field egress_fields[] = {
     {"default", F_DEFAULT, OFF(egress_default), NULL},

@@ -206,6 +206,7 @@ void policy_derived_free(struct halo_policy *p)
 	policy_list_free(&p->sanitize_abs);
 	free(p->sanitize_kind);
 	p->sanitize_kind = NULL;
+	policy_list_free(&p->unix_sockets_abs);
 	free(p->cidrs);
 	p->cidrs = NULL;
 	p->n_cidrs = 0;
@@ -221,6 +222,7 @@ void policy_free(struct halo_policy *p)
 	policy_list_free(&p->writable_roots);
 	policy_list_free(&p->protected_paths);
 	policy_list_free(&p->allow_read);
+	policy_list_free(&p->unix_sockets);
 	policy_list_free(&p->allowed_domains);
 	policy_list_free(&p->presets);
 	policy_list_free(&p->denied_domains);

@@ -95,6 +95,7 @@ struct halo_policy {
 	int fail_if_unavailable;	    /* -1 unset (means true), 0, 1 */
 	int guard_persistence;		    /* -1 unset (means true), 0, 1 */
 	enum policy_caches caches;
+	struct policy_list unix_sockets; /* host unix sockets left reachable (a loosening) */
 
 	enum policy_egress_default egress_default;
 	struct policy_list allowed_domains;
@@ -113,16 +114,17 @@ struct halo_policy {
 	char *legacy_permissions_sandbox; /* permissions.sandbox as written, or NULL */
 
 	/* derived */
-	bool egress_default_allow;	    /* the effective default once unset is resolved */
-	struct policy_list writable_abs;    /* writable roots, ~ expanded, absolute */
-	struct policy_list protected_abs;   /* absolute protected paths, in every home form */
-	struct policy_list protected_globs; /* relative patterns such as ".env*" */
-	struct policy_list allow_read_abs;  /* allowRead, in every home form */
+	bool egress_default_allow;	     /* the effective default once unset is resolved */
+	struct policy_list writable_abs;     /* writable roots, ~ expanded, absolute */
+	struct policy_list protected_abs;    /* absolute protected paths, in every home form */
+	struct policy_list protected_globs;  /* relative patterns such as ".env*" */
+	struct policy_list allow_read_abs;   /* allowRead, in every home form */
 	/* Floor files shown inside as a sanitized copy (not carved out, not protected by
 	 * the policy itself), every home form; sanitize_kind[i] says the format. */
 	struct policy_list sanitize_abs;
-	unsigned char *sanitize_kind; /* enum policy_sanitizer, parallel to sanitize_abs */
-	struct policy_cidr *cidrs;    /* allow_private parsed */
+	unsigned char *sanitize_kind;	     /* enum policy_sanitizer, parallel to sanitize_abs */
+	struct policy_list unix_sockets_abs; /* unixSockets, ~ expanded, in every home form */
+	struct policy_cidr *cidrs;	     /* allow_private parsed */
 	size_t n_cidrs;
 	struct policy_index *index;
 	char *source; /* where it came from: file list, "embedded default", ... */
@@ -133,6 +135,9 @@ struct policy_ctx {
 	const char *pw_home;   /* home from the password database; required */
 	const char *env_home;  /* $HOME, may be NULL or equal to pw_home */
 	const char *workspace; /* absolute; may be NULL when irrelevant (check, validate) */
+	/* Optional window onto the file system (NULL: not checked): is `path` itself a
+	 * symlink? If so, its target in `target`. A writable root that is one is refused. */
+	bool (*is_symlink)(const char *path, char *target, size_t n);
 };
 
 /* Diagnostics collected while loading and validating: every error, one a line. */

@@ -13,6 +13,7 @@
  * paths are a mistake (or an attack on the launch time), never a real policy. */
 #define POLICY_MAX_WRITABLE_ROOTS 256
 #define POLICY_MAX_PROTECTED	  1024
+#define POLICY_MAX_UNIX_SOCKETS	  64
 #define POLICY_MAX_ENV		  1024
 #define POLICY_MAX_CIDRS	  1024
 #define POLICY_PATH_MAX		  4096

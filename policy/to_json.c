@@ -72,6 +72,7 @@ static void add_sandbox(struct jb *j, cJSON *root, const struct halo_policy *p)
 	/* With mode off there is no sandbox to hold caches, and the key would not load. */
 	if (m != POLICY_MODE_OFF)
 		add(j, s, "caches", cJSON_CreateString(policy_caches_name(p->caches)));
+	add_list(j, s, "unixSockets", &p->unix_sockets);
 }
 
 static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
@@ -154,6 +155,7 @@ static void add_effective(struct jb *j, cJSON *root, const struct halo_policy *p
 	add_list(j, e, "protectedPatterns", &p->protected_globs);
 	add_list(j, e, "allowRead", &p->allow_read_abs);
 	add_floor(j, e, p);
+	add_list(j, e, "unixSockets", &p->unix_sockets_abs);
 	presets = add(j, e, "presets", cJSON_CreateObject());
 	for (size_t i = 0; i < p->presets.n; i++) {
 		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);

@@ -199,6 +199,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"sandbox.protectedPaths", p->protected_paths.n > 0},
 	    {"sandbox.allowRead", p->allow_read.n > 0},
 	    {"sandbox.caches", p->caches != POLICY_CACHES_UNSET},
+	    {"sandbox.unixSockets", p->unix_sockets.n > 0},
 	};
 
 	if (p->mode != POLICY_MODE_OFF)

@@ -174,6 +174,62 @@ static const char *overlap_reason(const char *a, const struct pctx *c, char *buf
 	return NULL;
 }
 
+/* A writable root is bound as the directory it names, never through a link: a link
+ * would make its target writable (the parent of the workspace, a system tree), and
+ * the rules above only ever saw the link's name. */
+static const char *symlink_reason(const char *abs, const struct policy_vctx *v, char *buf, size_t n)
+{
+	char target[POLICY_PATH_MAX], q[POLICY_QUOTE_MAX];
+
+	if (!v->ctx->is_symlink || !v->ctx->is_symlink(abs, target, sizeof(target)))
+		return NULL;
+	snprintf(buf, n,
+		 "is a symlink (to %s); writable roots are never followed through a link: "
+		 "name the directory itself",
+		 policy_quote(target, q, sizeof(q)));
+	return buf;
+}
+
+/* sandbox.unixSockets: exact places (absolute or ~/), each a host socket the command
+ * may connect to. */
+static void check_unix_socket(struct pctx *c, size_t i)
+{
+	const struct policy_vctx *v = c->v;
+	const char *raw = c->p->unix_sockets.items[i], *why = NULL;
+	char q[POLICY_QUOTE_MAX], abs[POLICY_PATH_MAX];
+
+	policy_quote(raw, q, sizeof(q));
+	if (!*raw) {
+		perr(v, "unixSockets", i, "is empty");
+		return;
+	}
+	if (raw[0] != '/' && raw[0] != '~') {
+		perr(v, "unixSockets", i, "%s: must be an absolute or ~/ path to a socket", q);
+		return;
+	}
+	if (policy_has_glob(raw)) {
+		perr(v, "unixSockets", i, "%s: globs are not allowed; name each socket", q);
+		return;
+	}
+	for (size_t h = 0; h < v->n_homes; h++) {
+		if (policy_path_expand(raw, v->homes[h], abs, sizeof(abs), &why) < 0) {
+			perr(v, "unixSockets", i, "%s %s", q, why);
+			return;
+		}
+		if (strcmp(abs, "/") == 0) {
+			perr(v, "unixSockets", i, "%s is not a socket", q);
+			return;
+		}
+		if (!policy_list_contains(&c->p->unix_sockets_abs, abs) &&
+		    policy_list_push(&c->p->unix_sockets_abs, abs) < 0) {
+			perr(v, "unixSockets", i, "out of memory");
+			return;
+		}
+		if (raw[0] != '~')
+			break;
+	}
+}
+
 static void check_writable(struct pctx *c, size_t i)
 {
 	const struct policy_vctx *v = c->v;
@@ -197,6 +253,8 @@ static void check_writable(struct pctx *c, size_t i)
 		why = system_reason(abs, v, buf, sizeof(buf));
 		if (!why)
 			why = overlap_reason(abs, c, buf, sizeof(buf));
+		if (!why)
+			why = symlink_reason(abs, v, buf, sizeof(buf));
 		if (why) {
 			if (strcmp(abs, raw) != 0)
 				perr(v, "writableRoots", i, "%s (%s) %s", q, abs, why);
@@ -337,6 +395,12 @@ void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v)
 			    POLICY_MAX_WRITABLE_ROOTS);
 		too_many = true;
 	}
+	if (p->unix_sockets.n > POLICY_MAX_UNIX_SOCKETS) {
+		policy_diag(v->d, true, v->src, 0, "sandbox.unixSockets",
+			    "too many entries (%zu; at most %d)", p->unix_sockets.n,
+			    POLICY_MAX_UNIX_SOCKETS);
+		too_many = true;
+	}
 	if (p->mode == POLICY_MODE_READ_ONLY && p->writable_roots.n > 0)
 		policy_diag(v->d, true, v->src, 0, "sandbox.writableRoots",
 			    "not allowed with sandbox.mode read-only");
@@ -354,6 +418,8 @@ void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v)
 	add_floor(&c);
 	for (size_t i = 0; i < p->writable_roots.n; i++)
 		check_writable(&c, i);
+	for (size_t i = 0; i < p->unix_sockets.n; i++)
+		check_unix_socket(&c, i);
 	free(c.forms);
 	policy_validate_allow_read(p, v);
 }

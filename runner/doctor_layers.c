@@ -309,7 +309,7 @@ static void check_seccomp(struct doctor *d, bool off)
 
 static void check_landlock(struct doctor *d, bool off)
 {
-	static char gaps[320];
+	static char gaps[640];
 	struct doctor_layer *l = layer(d, "landlock", "landlock", gaps);
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	int err = abi < 0 ? errno : in_child(try_landlock, 0);
@@ -319,11 +319,17 @@ static void check_landlock(struct doctor *d, bool off)
 		snprintf(l->detail, sizeof(l->detail), "available, ABI %ld", abi);
 	snprintf(gaps, sizeof(gaps),
 		 "a second layer on writes (only where the mounts allow them); reads are not "
-		 "limited by it (masking does that)%s%s",
+		 "limited by it (masking does that)%s%s%s",
 		 abi >= 4 ? "; TCP is limited only without a network namespace (there: every "
 			    "connect refused)"
 			  : "; without a network namespace TCP connect is not limited (ABI < 4)",
-		 abi >= 6 ? "" : "; abstract unix sockets and signals are not scoped (ABI < 6)");
+		 abi >= 6 ? "" : "; abstract unix sockets and signals are not scoped (ABI < 6)",
+		 abi >= 9 ? "; pathname unix sockets: only the sandbox's own and those "
+			    "sandbox.unixSockets names are connectable (ABI 9)"
+			  : "; host pathname unix sockets are not handled (ABI < 9): they are "
+			    "masked by name at launch (every one the host's /proc/net/unix lists, "
+			    "and the known agent and engine places); one bound after the launch "
+			    "at a visible path outside /tmp and /run is reachable");
 	set_use(l, !off && err == 0, off ? "not used (sandbox.mode: off)" : "used (second layer)");
 	if (err && !off)
 		doctor_add(d, false, NULL,

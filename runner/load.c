@@ -16,6 +16,19 @@ static bool file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* For validation: a writable root that is a symlink is refused (policy/). */
+static bool path_is_symlink(const char *path, char *target, size_t n)
+{
+	struct stat st;
+	ssize_t len;
+
+	if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode))
+		return false;
+	len = readlink(path, target, n - 1);
+	target[len < 0 ? 0 : len] = '\0';
+	return true;
+}
+
 static int lookup_home(struct runner_env *re)
 {
 	if (runner_pw_home(getuid(), re->pw_home, sizeof(re->pw_home)) < 0) {
@@ -102,6 +115,7 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 	ctx.pw_home = re->pw_home;
 	ctx.env_home = re->env_home;
 	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
+	ctx.is_symlink = path_is_symlink;
 	rc = policy_load(re->paths, re->n_paths, &ctx, &re->policy, &d);
 	print_diags(&d, o->quiet);
 	policy_diags_free(&d);

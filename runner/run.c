@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,6 +135,29 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 }
 #endif
 
+/* sandbox.unixSockets opens a host service to the command: said at every launch,
+ * --quiet or not, with what such a socket means. */
+static void warn_unix_sockets(const struct halo_policy *p)
+{
+	for (size_t i = 0; i < p->unix_sockets_abs.n; i++) {
+		const char *s = p->unix_sockets_abs.items[i];
+		struct stat st;
+
+		if (stat(s, &st) == 0 && S_ISSOCK(st.st_mode))
+			fprintf(stderr,
+				"halo-run: warning: sandbox.unixSockets: %s is reachable from "
+				"inside: whatever listens there acts for the command (an ssh "
+				"agent signs with your keys, a Docker engine is root on the "
+				"host)\n",
+				s);
+		else
+			fprintf(stderr,
+				"halo-run: warning: sandbox.unixSockets: %s is not a socket now; "
+				"nothing is opened there\n",
+				s);
+	}
+}
+
 int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
@@ -149,6 +173,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	if ((rc = settle_limits(o, re.policy, &l.limits)) != 0 ||
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
+	warn_unix_sockets(re.policy);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = 0;
 	l.policy = re.policy;

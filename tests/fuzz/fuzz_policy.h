@@ -19,7 +19,7 @@
 		}                                                                                  \
 	} while (0)
 
-static const struct policy_ctx fuzz_ctx = {"/home/u", "/home/env", "/home/u/ws"};
+static const struct policy_ctx fuzz_ctx = {"/home/u", "/home/env", "/home/u/ws", NULL};
 
 /* The rendering says where the default came from, which legitimately changes once
  * the default is written out explicitly; everything else must match. The

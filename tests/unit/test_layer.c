@@ -176,6 +176,12 @@ static const struct loose loosenings[] = {
      "up.yaml: loosens egress.hostPorts (adds 5432)"},
     {"egress: {}\n", "egress: {hostPorts: [4873]}\n",
      "up.yaml: loosens egress.hostPorts (adds 4873)"},
+    /* each host socket opened is a host service reachable inside */
+    {"egress: {}\n", "sandbox: {unixSockets: [~/.ssh/agent.sock]}\n",
+     "up.yaml: loosens sandbox.unixSockets (adds '~/.ssh/agent.sock')"},
+    {"sandbox: {unixSockets: [/run/a.sock]}\n",
+     "sandbox: {unixSockets: [/run/a.sock, /var/run/docker.sock]}\n",
+     "up.yaml: loosens sandbox.unixSockets (adds '/var/run/docker.sock')"},
     {"egress: {default: allow}\n", "egress: {hostPorts: [4873]}\n",
      "up.yaml: loosens egress.hostPorts (adds 4873)"},
     /* tightening, or no change: no warning */

@@ -176,6 +176,35 @@ START_TEST(host_ports_allowed_directly)
 }
 END_TEST
 
+START_TEST(unix_sockets_allowed_last)
+{
+	struct halo_policy *p = load("sandbox: {unixSockets: [~/.ssh/agent.sock]}\n");
+	struct macos_profile prof;
+	struct halo_err e = {{0}};
+	char why[512];
+	const char *allow, *deny;
+
+	ck_assert_msg(build(p, PORT, &prof, &e) == 0, "%s", e.msg);
+	ck_assert_msg(lint(&prof, why, sizeof(why)) == 0, "%s", why);
+	allow = strstr(prof.text, "(allow network-outbound\n  (remote unix-socket (path-literal "
+				  "(param \"UNIX_SOCKET");
+	ck_assert_ptr_nonnull(allow);
+	/* carved out of the runtime denies (which come later and would win) */
+	deny = strstr(prof.text, "(deny network-outbound");
+	ck_assert(deny && allow < deny);
+	ck_assert_ptr_nonnull(strstr(deny, "(require-all\n  (require-not (remote unix-socket "
+					   "(path-literal (param \"UNIX_SOCKET"));
+	macos_profile_free(&prof);
+	policy_free(p);
+	/* none named: no unix socket rule at all */
+	p = load("sandbox: {mode: workspace-write}\n");
+	ck_assert_msg(build(p, PORT, &prof, &e) == 0, "%s", e.msg);
+	ck_assert_ptr_null(strstr(prof.text, "sandbox.unixSockets"));
+	macos_profile_free(&prof);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(golden_profiles)
 {
 	struct halo_policy *p = golden_policy(_i);
@@ -628,7 +657,7 @@ START_TEST(guard_names_match_linux)
 	size_t n;
 	const char *const *names = macos_guard_names(&n);
 
-	ck_assert_uint_eq(n, 18);
+	ck_assert_uint_eq(n, 21);
 #if defined(__linux__) && !defined(HALO_PORTABLE)
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(linux_scan_guard_name(names[i]), "%s is not a Linux guard name",
@@ -660,6 +689,7 @@ static Suite *sbpl_suite(void)
 	tcase_add_loop_test(tc, lint_table, 0, (int)(sizeof(lint_rows) / sizeof(lint_rows[0])));
 	tcase_add_test(tc, guard_git_regexes);
 	tcase_add_test(tc, guard_names_match_linux);
+	tcase_add_test(tc, unix_sockets_allowed_last);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,141 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "linux/linux_int.h"
-#include "linux/scan_int.h"
-#include "tests/unit/unit.h"
-
-static char root[512]; /* the test's tree, symlinks resolved */
-static char ws[600];   /* root/ws: the workspace */
-static struct halo_policy pol;
-static struct linux_launch launch;
-static struct linux_scan scan;
-static struct halo_err err;
-static char *globs[] = {".env*", "./secrets/*.pem", "**/keys/"};
-
-static void p(char *out, const char *rel)
-{
-	int n = snprintf(out, PATH_MAX, "%s/%s", root, rel);
-
-	ck_assert(n > 0 && n < PATH_MAX);
-}
-
-static void mkdirs(const char *rel)
-{
-	char path[PATH_MAX], *s;
-
-	p(path, rel);
-	for (s = path + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
-		*s = '\0';
-		mkdir(path, 0755);
-		*s = '/';
-	}
-	mkdir(path, 0755);
-}
-
-static void file(const char *rel, const char *text)
-{
-	char path[PATH_MAX], dir[PATH_MAX];
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "%s", rel);
-	if (strrchr(dir, '/')) {
-		*strrchr(dir, '/') = '\0';
-		mkdirs(dir);
-	}
-	p(path, rel);
-	f = fopen(path, "w");
-	ck_assert_msg(f != NULL, "create %s: %s", path, strerror(errno));
-	fputs(text, f);
-	fclose(f);
-}
-
-static void link_to(const char *target, const char *rel)
-{
-	char path[PATH_MAX];
-
-	p(path, rel);
-	ck_assert_int_eq(symlink(target, path), 0);
-}
-
-static void unix_socket(const char *rel)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	p(a.sun_path, rel);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	close(fd);
-}
-
-static void rm_rf(const char *path)
-{
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void setup(void)
-{
-	char tmpl[] = "/var/tmp/halo-scan.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	char real[PATH_MAX];
-
-	ck_assert_ptr_nonnull(realpath(tmpl, real));
-	ck_assert_uint_lt(strlen(real), sizeof(root));
-	strcpy(root, real);
-	p(ws, "ws");
-	mkdirs("ws");
-	mkdirs("home");
-	unsetenv("SSH_AUTH_SOCK");
-	unsetenv("DOCKER_HOST");
-	memset(&pol, 0, sizeof(pol));
-	pol.mode = POLICY_MODE_WORKSPACE_WRITE;
-	pol.guard_persistence = -1;
-	pol.fail_if_unavailable = -1;
-	pol.protected_globs = (struct policy_list){globs, 3, true};
-	memset(&launch, 0, sizeof(launch));
-	launch.policy = &pol;
-	launch.workspace = ws;
-	static char home[PATH_MAX];
-	p(home, "home");
-	launch.pw_home = home;
-	memset(&scan, 0, sizeof(scan));
-	linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
-	linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
-	linux_scan_workers = LINUX_SCAN_WORKERS;
-}
-
-static void teardown(void)
-{
-	linux_scan_free(&scan);
-	rm_rf(root);
-}
-
-/* The list, relative to root, joined by spaces: one exact string to compare. */
-static const char *rel_list(const struct linux_paths *l)
-{
-	static char buf[8192];
-	size_t n = strlen(root), o = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < l->n; i++) {
-		const char *v = l->v[i];
-		if (strncmp(v, root, n) == 0 && v[n] == '/')
-			v += n + 1;
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " " : "", v);
-	}
-	return buf;
-}
-
-static void run_scan_ok(void)
-{
-	int rc = linux_scan(&launch, &scan, &err);
-
-	ck_assert_msg(rc == 0, "linux_scan: %d %s", rc, err.msg);
-}
+#include "tests/unit/scan_fixture.h"
 
 START_TEST(paths_grow)
 {
@@ -356,10 +222,20 @@ START_TEST(writable_roots)
 	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ENOENT);
 	ck_assert_msg(strstr(err.msg, "does not exist") && strstr(err.msg, r3), "%s", err.msg);
 
+	/* A root that is a symlink is refused, naming the link and its target. */
 	link_to("/etc", "etc-link");
 	p(r3, "etc-link");
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ELOOP);
+	ck_assert_msg(strstr(err.msg, "is a symlink (to /etc)") && strstr(err.msg, r3), "%s",
+		      err.msg);
+	mkdirs("real-cache");
+	link_to("real-cache", "cache-link");
+	p(r3, "cache-link");
+	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -ELOOP);
+	/* Through a linked parent: the tree it leads to, checked as such. */
+	p(r3, "etc-link/ssl");
 	ck_assert_int_eq(linux_scan(&launch, &scan, &err), -EPERM);
-	ck_assert_msg(strstr(err.msg, "resolves to /etc"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "resolves to /etc/ssl"), "%s", err.msg);
 }
 END_TEST
 
@@ -471,6 +347,8 @@ static void split_scan(struct linux_scan *got, int *rc)
 		ck_assert_ptr_eq(r, &late);
 		got->masked = late.masked;
 		got->guarded = late.guarded;
+		got->pinned = late.pinned;
+		got->missing = late.missing;
 	} else {
 		close(child_end);
 	}
@@ -481,7 +359,7 @@ static void split_scan(struct linux_scan *got, int *rc)
 
 START_TEST(split_scan_matches)
 {
-	char masked[8192], guarded[8192];
+	char masked[8192], guarded[8192], pinned[8192], missing[8192];
 	struct linux_scan got;
 	int rc;
 
@@ -493,14 +371,22 @@ START_TEST(split_scan_matches)
 	run_scan_ok();
 	snprintf(masked, sizeof(masked), "%s", rel_list(&scan.masked));
 	snprintf(guarded, sizeof(guarded), "%s", rel_list(&scan.guarded));
+	snprintf(pinned, sizeof(pinned), "%s", rel_list(&scan.pinned));
+	snprintf(missing, sizeof(missing), "%s", rel_list(&scan.missing));
+	ck_assert_str_eq(pinned, "ws/.git ws/a ws/b ws/b/c");
+	ck_assert_ptr_nonnull(strstr(missing, "ws/.git/commondir"));
 	ck_assert_str_eq(masked, "ws/a/.env ws/b/c/.env.local");
 	ck_assert_str_eq(guarded, "ws/.bashrc ws/.git/config ws/.git/hooks");
 	split_scan(&got, &rc);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(rel_list(&got.masked), masked);
 	ck_assert_str_eq(rel_list(&got.guarded), guarded);
+	ck_assert_str_eq(rel_list(&got.pinned), pinned);
+	ck_assert_str_eq(rel_list(&got.missing), missing);
 	linux_paths_free(&got.masked);
 	linux_paths_free(&got.guarded);
+	linux_paths_free(&got.pinned);
+	linux_paths_free(&got.missing);
 	/* Truncated: refused with the count, unless failIfUnavailable is false. */
 	linux_scan_max_entries = 3;
 	split_scan(&got, &rc);

@@ -20,6 +20,7 @@ struct vcase {
 #define AD(x)  "egress:\n  allowedDomains: [" x "]\n"
 #define ENV(x) "env:\n  " x "\n"
 #define HP(x)  "egress:\n  hostPorts: [" x "]\n"
+#define US(x)  "sandbox:\n  unixSockets: [" x "]\n"
 
 static const struct vcase cases[] = {
     /* writableRoots: the root */
@@ -245,6 +246,21 @@ static const struct vcase cases[] = {
      "sandbox.protectedPaths[1]: duplicate of sandbox.protectedPaths[0] '~/.ssh'"},
     {"dup env pass", ENV("pass: [A, A]"), NULL, "env.pass[1]: duplicate of env.pass[0] 'A'"},
     {"dup presets", "egress: {presets: [vcs, vcs]}\n", NULL, "egress.presets[1]: duplicate"},
+    /* sandbox.unixSockets: exact absolute or ~/ places */
+    {"socket home", US("~/.ssh/agent.sock"), NULL},
+    {"socket abs", US("/var/run/docker.sock, /run/user/1000/podman/podman.sock"), NULL},
+    {"socket relative", US("agent.sock"),
+     "t.yaml: sandbox.unixSockets[0]: 'agent.sock': must be an absolute or ~/ path to a "
+     "socket"},
+    {"socket empty", US("\"\""), "sandbox.unixSockets[0]: is empty"},
+    {"socket glob", US("\"/run/*.sock\""), "'/run/*.sock': globs are not allowed"},
+    {"socket dotdot", US("/run/../etc/x.sock"), "has a '..' component"},
+    {"socket other user", US("~bob/agent.sock"), "uses ~user"},
+    {"socket root", US("/"), "sandbox.unixSockets[0]: '/' is not a socket"},
+    {"socket not a list", "sandbox:\n  unixSockets: /run/a.sock\n", "unixSockets"},
+    {"socket mode off", "sandbox:\n  mode: off\n  unixSockets: [/run/a.sock]\n",
+     "sandbox.unixSockets: not allowed with sandbox.mode off"},
+    {"socket newline", US("\"/run/a\\nb.sock\""), "contains a control character"},
 };
 
 START_TEST(rule_table)
@@ -412,18 +428,84 @@ START_TEST(too_many_host_ports)
 }
 END_TEST
 
+START_TEST(too_many_sockets)
+{
+	char yaml[4096] = "sandbox:\n  unixSockets: [";
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	for (int i = 0; i <= 64; i++)
+		snprintf(yaml + strlen(yaml), sizeof(yaml) - strlen(yaml), "%s/run/s%d",
+			 i ? ", " : "", i);
+	strcat(yaml, "]\n");
+	ck_assert_int_eq(pt_load(yaml, &p, &d), -EINVAL);
+	ck_assert_msg(pt_err(&d, "sandbox.unixSockets: too many entries (65; at most 64)"), "%s",
+		      pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+/* Both home forms are what the launcher must leave reachable. */
+START_TEST(sockets_in_every_home_form)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_int_eq(pt_load_ctx(US("~/.ssh/agent.sock, /run/x.sock"), 'y', &pt_ctx2, &p, &d),
+			 0);
+	ck_assert_uint_eq(p->unix_sockets_abs.n, 3);
+	ck_assert_str_eq(p->unix_sockets_abs.items[0], "/home/alice/.ssh/agent.sock");
+	ck_assert_str_eq(p->unix_sockets_abs.items[1], "/work/envhome/.ssh/agent.sock");
+	ck_assert_str_eq(p->unix_sockets_abs.items[2], "/run/x.sock");
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
+static bool fake_symlink(const char *path, char *target, size_t n)
+{
+	if (strcmp(path, "/opt/link") != 0 && strcmp(path, "/home/alice/cache") != 0)
+		return false;
+	snprintf(target, n, "%s", strcmp(path, "/opt/link") == 0 ? "/" : "/home/alice");
+	return true;
+}
+
+/* A writable root that is a symlink is refused at validation, naming its target. */
+START_TEST(symlinked_writable_root)
+{
+	struct policy_ctx ctx = pt_ctx;
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ctx.is_symlink = fake_symlink;
+	ck_assert_int_eq(pt_load_ctx(WR("/opt/link, ~/cache, /opt/real"), 'y', &ctx, &p, &d),
+			 -EINVAL);
+	ck_assert_msg(pt_err(&d, "sandbox.writableRoots[0]: '/opt/link' is a symlink (to '/'); "
+				 "writable roots are never followed through a link: name the "
+				 "directory itself"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(pt_err(&d, "sandbox.writableRoots[1]: '~/cache' (/home/alice/cache) is a "
+				 "symlink (to '/home/alice')"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(d.n_errors == 2, "%s", pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 START_TEST(context_required)
 {
 	struct policy_diags d = {0};
 	struct halo_policy *p = NULL;
-	const struct policy_ctx relative = {"home/alice", NULL, NULL};
+	const struct policy_ctx relative = {"home/alice", NULL, NULL, NULL};
 
 	ck_assert_int_eq(policy_parse_buffer("t.yaml", "egress: {}", 10, 'y', &p, &d), 0);
 	ck_assert_int_eq(policy_finalize(p, NULL, &d), -EINVAL);
 	ck_assert(pt_err(&d, "t.yaml: no usable home directory from the password database"));
 	ck_assert_int_eq(policy_finalize(p, &relative, &d), -EINVAL);
 	/* An unusable $HOME is ignored rather than trusted. */
-	const struct policy_ctx weird = {"/home/alice", "relative/home", NULL};
+	const struct policy_ctx weird = {"/home/alice", "relative/home", NULL, NULL};
 	policy_diags_free(&d);
 	ck_assert_int_eq(policy_finalize(p, &weird, &d), 0);
 	/* Finalizing twice is harmless. */
@@ -463,6 +545,9 @@ static Suite *validate_suite(void)
 	tcase_add_test(t, paths_normalised);
 	tcase_add_test(t, too_many_roots);
 	tcase_add_test(t, too_many_host_ports);
+	tcase_add_test(t, too_many_sockets);
+	tcase_add_test(t, sockets_in_every_home_form);
+	tcase_add_test(t, symlinked_writable_root);
 	tcase_add_test(t, context_required);
 	tcase_add_test(t, hand_built_policy);
 	suite_add_tcase(s, t);

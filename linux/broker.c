@@ -1,0 +1,343 @@
+/* The creation broker's plumbing: the filter, the listener's way to init, the pins,
+ * and one notification answered. See broker_int.h for why it exists and why every
+ * trapped call is performed by init rather than let through. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/broker_int.h"
+
+#define STEP "persistence guard"
+
+/* Linux 6.6: the caller and init switch on one CPU instead of waking each other
+ * across CPUs (the round trip is then a fraction of the cross-CPU wake-up). */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+#ifdef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define HALO_WAIT_KILLABLE_RECV SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#else
+#define HALO_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+#if defined(__x86_64__)
+#define BROKER_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define BROKER_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "the creation broker knows no audit arch for this target"
+#endif
+
+/* The low 32 bits of argument i (open flags live there). */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#else
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i) + 4)
+#endif
+
+#define NOTIFY (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF)
+#define ALLOW  (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define IS(nr, t, f)                                                                               \
+	(struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), (t), (f))
+
+/* Calls that create a name. Opens only with O_CREAT (everything else opens what
+ * exists); openat2 is refused with ENOSYS by the deny list (its flags are out of
+ * seccomp's sight), and other architectures are killed by it. */
+static const int create_calls[] = {
+    __NR_mkdirat,  __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2,
+#ifdef __NR_mkdir
+    __NR_mkdir,	   __NR_mknod,	 __NR_symlink,	 __NR_link,   __NR_rename,
+    __NR_renameat, __NR_creat,
+#endif
+};
+
+void linux_broker_install_or_die(int sock, int rfd)
+{
+	enum { N_CREATE = sizeof(create_calls) / sizeof(create_calls[0]) };
+	struct sock_filter f[4 + 2 * N_CREATE + 10];
+	size_t n = 0;
+	char dummy = 0;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {&dummy, 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf};
+	struct cmsghdr *cm;
+	int lfd;
+
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BROKER_ARCH, 1, 0);
+	f[n++] = ALLOW; /* the deny list kills every other architecture */
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	for (size_t i = 0; i < N_CREATE; i++) {
+		f[n++] = IS(create_calls[i], 0, 1);
+		f[n++] = NOTIFY;
+	}
+	/* openat (and open): to CHECK with the flags loaded, else allowed. */
+#ifdef __NR_open
+	f[n++] = IS(__NR_openat, 0, 2);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 4, 0, 0);
+	f[n++] = IS(__NR_open, 0, 2);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+#else
+	f[n++] = IS(__NR_openat, 0, 2);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+#endif
+	f[n++] = ALLOW;
+	/* CHECK */
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1);
+	f[n++] = NOTIFY;
+	f[n++] = ALLOW;
+	struct sock_fprog prog = {(unsigned short)n, f};
+
+	/* Waiting killably once init has the call (5.19+): a signal then cannot make the
+	 * kernel restart a call init has already performed (mkdir twice: EEXIST). */
+	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			   SECCOMP_FILTER_FLAG_NEW_LISTENER | HALO_WAIT_KILLABLE_RECV, &prog);
+	if (lfd < 0 && errno == EINVAL)
+		lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				   SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (lfd < 0)
+		linux_die(rfd, STEP, errno,
+			  "install the seccomp listener that refuses creating missing guard "
+			  "targets (Linux 5.14 or later is needed)");
+	mh.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
+		linux_die(rfd, STEP, errno, "hand the seccomp listener to init");
+	close(lfd);
+	close(sock);
+}
+
+bool linux_broker_receive(struct linux_broker *b, int sock)
+{
+	char dummy;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {&dummy, 1};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	close(sock);
+	cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return false;
+	memcpy(&b->listener, CMSG_DATA(cm), sizeof(int));
+	(void)ioctl(b->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	return true;
+}
+
+static void sizes_or_die(struct linux_broker *b, int rfd)
+{
+	struct seccomp_notif_sizes sz;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		linux_die(rfd, STEP, errno, "seccomp user notification is unavailable");
+	/* The kernel's structs may be larger than ours: allocate what it says. */
+	b->req_size = sz.seccomp_notif > sizeof(*b->req) ? sz.seccomp_notif : sizeof(*b->req);
+	b->resp_size =
+	    sz.seccomp_notif_resp > sizeof(*b->resp) ? sz.seccomp_notif_resp : sizeof(*b->resp);
+	b->req = calloc(1, b->req_size);
+	b->resp = calloc(1, b->resp_size);
+	if (!b->req || !b->resp)
+		linux_die(rfd, STEP, ENOMEM, "seccomp notification buffers");
+}
+
+/* Yama's ptrace_scope 2 and 3 keep init from reading the command's paths even as its
+ * ancestor (scope 1 allows that). */
+static int yama_scope(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? atoi(buf) : 0;
+}
+
+bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool required,
+			      int rfd)
+{
+	int yama = yama_scope();
+
+	memset(b, 0, sizeof(*b));
+	b->listener = -1;
+	b->addfd_send = true;
+	if (s->missing.n == 0)
+		return false;
+	if (yama >= 2) {
+		if (!required)
+			return false; /* failIfUnavailable: false (dry-run and doctor say so) */
+		linux_die(rfd, STEP, EPERM,
+			  "kernel.yama.ptrace_scope is %d: halo-run's init cannot read the "
+			  "command's paths to refuse creating missing guard targets (%s...); set "
+			  "it to 1, or sandbox.failIfUnavailable: false to run without that",
+			  yama, s->missing.v[0]);
+	}
+	if (!(b->pins = calloc(s->missing.n, sizeof(*b->pins))))
+		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
+	for (size_t i = 0; i < s->missing.n; i++) {
+		char dir[PATH_MAX];
+		const char *p = s->missing.v[i], *sl = strrchr(p, '/');
+		struct broker_pin *pin = &b->pins[b->n_pins];
+		struct stat st;
+		int fd;
+
+		if (!sl || strlen(sl + 1) > NAME_MAX || (size_t)(sl - p) >= sizeof(dir))
+			linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
+		memcpy(dir, p, (size_t)(sl - p));
+		dir[sl == p ? 1 : sl - p] = '\0';
+		if (sl == p)
+			dir[0] = '/';
+		fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			linux_die(rfd, STEP, errno, "open %s to refuse creating %s in it", dir,
+				  sl + 1);
+		close(fd);
+		pin->dev = st.st_dev;
+		pin->ino = st.st_ino;
+		memcpy(pin->name, sl + 1, strlen(sl + 1) + 1);
+		b->n_pins++;
+	}
+	sizes_or_die(b, rfd);
+	return true;
+}
+
+bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name)
+{
+	struct stat st;
+
+	if (b->n_pins == 0)
+		return false;
+	if (fstat(dfd, &st) < 0)
+		return true; /* cannot tell: refuse */
+	/* Case folded: on a case-insensitive file system .VSCODE is .vscode. */
+	for (size_t i = 0; i < b->n_pins; i++)
+		if (b->pins[i].ino == st.st_ino && b->pins[i].dev == st.st_dev &&
+		    strcasecmp(b->pins[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Install fd in the caller and answer with its number. */
+static void answer_fd(struct linux_broker *b, int fd, bool cloexec)
+{
+	struct seccomp_notif_addfd a = {.id = b->req->id,
+					.flags = SECCOMP_ADDFD_FLAG_SEND,
+					.srcfd = (unsigned)fd,
+					.newfd_flags = cloexec ? O_CLOEXEC : 0};
+	int n = b->addfd_send ? ioctl(b->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) : -1;
+
+	if (n < 0 && (!b->addfd_send || errno == EINVAL)) {
+		/* Before 5.14: add, then answer with the number. */
+		b->addfd_send = false;
+		a.flags = 0;
+		n = ioctl(b->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+		memset(b->resp, 0, b->resp_size);
+		b->resp->id = b->req->id;
+		b->resp->val = n;
+		b->resp->error = n < 0 ? -errno : 0;
+		(void)ioctl(b->listener, SECCOMP_IOCTL_NOTIF_SEND, b->resp);
+	}
+	close(fd);
+}
+
+void linux_broker_note_created(struct linux_broker *b, int dfd, const char *name)
+{
+	char self[64], dir[PATH_MAX], path[PATH_MAX + 8];
+	ssize_t n;
+
+	if (strncasecmp(name, ".git", 4) != 0 || (name[4] && strcmp(name + 4, "/") != 0))
+		return;
+	if (b->new_repos.n >= BROKER_MAX_NEW_REPOS) {
+		b->more_repos++;
+		return;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
+	if ((n = readlink(self, dir, sizeof(dir) - 1)) < 0)
+		return;
+	dir[n] = '\0';
+	snprintf(path, sizeof(path), "%s/.git", strcmp(dir, "/") ? dir : "");
+	linux_paths_add(&b->new_repos, path);
+}
+
+void linux_broker_send_notes(const struct linux_broker *b, int fd)
+{
+	char buf[8192];
+	size_t o = 0;
+	ssize_t w;
+
+	for (size_t i = 0; i < b->new_repos.n; i++) {
+		size_t len = strlen(b->new_repos.v[i]) + 1;
+		if (o + len > sizeof(buf) - 32)
+			break;
+		memcpy(buf + o, b->new_repos.v[i], len);
+		o += len;
+	}
+	if (b->more_repos)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "+%zu", b->more_repos) + 1;
+	if (o)
+		w = write(fd, buf, o);
+	(void)w;
+}
+
+void linux_broker_answer(struct linux_broker *b, long rc, int fd)
+{
+	if (fd >= 0) {
+		answer_fd(b, fd, rc != 0);
+		return;
+	}
+	memset(b->resp, 0, b->resp_size);
+	b->resp->id = b->req->id;
+	b->resp->val = rc < 0 ? 0 : rc;
+	b->resp->error = rc < 0 ? (int)rc : 0;
+	(void)ioctl(b->listener, SECCOMP_IOCTL_NOTIF_SEND, b->resp);
+}
+
+void linux_broker_serve(struct linux_broker *b)
+{
+	int fd = -1;
+	long rc;
+
+	memset(b->req, 0, b->req_size);
+	/* ENOENT: the caller was interrupted (a signal) before we looked. */
+	if (ioctl(b->listener, SECCOMP_IOCTL_NOTIF_RECV, b->req) < 0)
+		return;
+	rc = linux_broker_emulate(b, b->req, &fd);
+	if (rc != BROKER_ANSWERED)
+		linux_broker_answer(b, rc, fd);
+}

@@ -1,0 +1,442 @@
+/* The creation broker's emulation: each trapped call performed by init on its caller's
+ * behalf. The caller's strings are copied once (process_vm_readv), its directory fds
+ * and working directory reopened through /proc/<tid>, and the new name is created
+ * relative to its parent directory, opened first and checked against the pins: what
+ * is checked is what is acted on. Names "/proc/self" and "/proc/thread-self" in a
+ * path mean the caller's, as they would for it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "linux/broker_int.h"
+
+#define MAX_FOLLOW 40 /* as the kernel's MAXSYMLINKS */
+
+struct call {
+	struct linux_broker *b;
+	const struct seccomp_notif *req;
+	pid_t tid;
+	const uint64_t *a;
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+#define AUTO_FD __attribute__((cleanup(close_fd))) int
+
+/* A NUL-terminated string of the caller, page by page (a read that crosses into an
+ * unmapped page fails as a whole). Through /proc/<tid>/mem: init runs under the deny
+ * list too, which refuses process_vm_readv. */
+static int read_str(struct call *c, uint64_t addr, char *buf, size_t n)
+{
+	char p[64];
+	size_t got = 0;
+	int fd, rc = -ENAMETOOLONG;
+
+	if (addr == 0)
+		return -EFAULT;
+	snprintf(p, sizeof(p), "/proc/%d/mem", (int)c->tid);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? -ESRCH : -EPERM;
+	while (got < n) {
+		size_t want = 4096 - ((addr + got) & 4095);
+		ssize_t k;
+
+		if (want > n - got)
+			want = n - got;
+		k = pread(fd, buf + got, want, (off_t)(addr + got));
+		if (k <= 0) {
+			rc = -EFAULT;
+			break;
+		}
+		if (memchr(buf + got, '\0', (size_t)k)) {
+			rc = 0;
+			break;
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	return rc;
+}
+
+/* /proc/self/... and /proc/thread-self/... name the caller, not init. */
+static int own_proc(struct call *c, char *path, size_t n)
+{
+	static const char *const selves[] = {"/proc/self", "/proc/thread-self"};
+	char tmp[PATH_MAX];
+
+	for (size_t i = 0; i < 2; i++) {
+		size_t k = strlen(selves[i]);
+		if (strncmp(path, selves[i], k) != 0 || (path[k] != '/' && path[k] != '\0'))
+			continue;
+		if (snprintf(tmp, sizeof(tmp), "/proc/%d%s", (int)c->tid, path + k) >=
+		    (int)sizeof(tmp))
+			return -ENAMETOOLONG;
+		snprintf(path, n, "%s", tmp);
+		return 0;
+	}
+	return 0;
+}
+
+static int read_path(struct call *c, uint64_t addr, char *buf, size_t n)
+{
+	int rc = read_str(c, addr, buf, n);
+
+	return rc < 0 ? rc : own_proc(c, buf, n);
+}
+
+/* Where a path is resolved from: the root for an absolute one, else the caller's
+ * working directory or directory fd, reopened. */
+static int open_base(struct call *c, int dfd, const char *path)
+{
+	char p[64];
+	int fd;
+
+	if (path[0] == '/')
+		return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd == AT_FDCWD)
+		snprintf(p, sizeof(p), "/proc/%d/cwd", (int)c->tid);
+	else if (dfd < 0)
+		return -EBADF;
+	else
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)c->tid, dfd);
+	fd = open(p, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT && dfd != AT_FDCWD ? -EBADF : -errno;
+	return fd;
+}
+
+/* A new name: its parent directory opened from base (following links on the way, as
+ * the kernel does), and the name, checked against the pins. Trailing slashes are
+ * kept on the name used for the call (the kernel's rules for them stay its own) but
+ * not on the one checked. */
+struct newname {
+	int pfd;
+	char last[NAME_MAX + 2];
+};
+
+static int open_parent(struct call *c, int base, char *path, struct newname *nn)
+{
+	size_t n = strlen(path), k;
+	bool slash = false;
+	char *sl;
+	const char *parent = ".", *name;
+
+	nn->pfd = -1;
+	if (n == 0)
+		return -ENOENT;
+	while (n > 1 && path[n - 1] == '/') {
+		path[--n] = '\0';
+		slash = true;
+	}
+	sl = strrchr(path, '/');
+	name = sl ? sl + 1 : path;
+	if (sl)
+		parent = sl == path ? "/" : (*sl = '\0', path);
+	if (*name == '\0')
+		name = "."; /* the path was "/" */
+	if ((k = strlen(name)) > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(nn->last, name, k + 1);
+	nn->pfd = openat(base, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (nn->pfd < 0)
+		return -errno;
+	if (linux_broker_pinned(c->b, nn->pfd, nn->last))
+		return -EACCES;
+	if (slash)
+		memcpy(nn->last + k, "/", 2);
+	return 0;
+}
+
+/* The caller's umask, for calls that create with a mode. */
+static void take_umask(struct call *c)
+{
+	char p[64], buf[2048];
+	unsigned m = 022;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		const char *u = strstr(buf, "\nUmask:");
+		if (u)
+			m = (unsigned)strtoul(u + 7, NULL, 8) & 0777;
+	}
+	umask((mode_t)m);
+}
+
+/* The caller is still waiting for this call (its tid was not reused meanwhile). */
+static bool still_valid(struct call *c)
+{
+	uint64_t id = c->req->id;
+
+	return ioctl(c->b->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* (dfd, path at addr) → base fd and the new name in nn; 0 or -errno. */
+static int new_name(struct call *c, int dfd, uint64_t addr, int *base, struct newname *nn)
+{
+	char path[PATH_MAX];
+	int rc = read_path(c, addr, path, sizeof(path));
+
+	*base = -1;
+	nn->pfd = -1;
+	if (rc < 0)
+		return rc;
+	if ((*base = open_base(c, dfd, path)) < 0)
+		return *base;
+	if ((rc = open_parent(c, *base, path, nn)) < 0)
+		return rc;
+	return still_valid(c) ? 0 : -ENOENT;
+}
+
+/* A syscall's result as the caller sees it. */
+static long R(long rc)
+{
+	return rc < 0 ? -errno : rc;
+}
+
+static long do_mkdir(struct call *c, int dfd, uint64_t path, mode_t mode)
+{
+	AUTO_FD base = -1;
+	struct newname nn;
+	int rc = new_name(c, dfd, path, &base, &nn);
+	AUTO_FD pfd = nn.pfd;
+
+	if (rc < 0)
+		return rc;
+	take_umask(c);
+	if ((rc = (int)R(mkdirat(pfd, nn.last, mode))) == 0)
+		linux_broker_note_created(c->b, pfd, nn.last);
+	return rc;
+}
+
+static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t dev)
+{
+	AUTO_FD base = -1;
+	struct newname nn;
+	int rc = new_name(c, dfd, path, &base, &nn);
+	AUTO_FD pfd = nn.pfd;
+
+	if (rc < 0)
+		return rc;
+	take_umask(c);
+	return R(mknodat(pfd, nn.last, mode, dev));
+}
+
+static long do_symlink(struct call *c, uint64_t target, int dfd, uint64_t path)
+{
+	char t[PATH_MAX];
+	AUTO_FD base = -1;
+	struct newname nn;
+	int rc = read_str(c, target, t, sizeof(t));
+
+	if (rc < 0)
+		return rc;
+	rc = new_name(c, dfd, path, &base, &nn);
+	AUTO_FD pfd = nn.pfd;
+	if (rc < 0)
+		return rc;
+	return R(symlinkat(t, pfd, nn.last));
+}
+
+/* The existing side of link and rename: its base and path (not checked: it exists). */
+static int old_side(struct call *c, int dfd, uint64_t addr, char *path, size_t n)
+{
+	int rc = read_path(c, addr, path, n);
+
+	return rc < 0 ? rc : open_base(c, dfd, path[0] ? path : ".");
+}
+
+static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t new, int flags)
+{
+	char op[PATH_MAX];
+	AUTO_FD obase = old_side(c, odfd, old, op, sizeof(op));
+	AUTO_FD base = -1;
+	struct newname nn;
+	int rc;
+
+	if (obase < 0)
+		return obase;
+	rc = new_name(c, ndfd, new, &base, &nn);
+	AUTO_FD pfd = nn.pfd;
+	if (rc < 0)
+		return rc;
+	/* AT_EMPTY_PATH links the caller's fd itself (an O_TMPFILE): through its
+	 * /proc entry, which needs no capability. */
+	if ((flags & AT_EMPTY_PATH) && op[0] == '\0') {
+		snprintf(op, sizeof(op), "/proc/%d/fd/%d", (int)c->tid, odfd);
+		return R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
+	}
+	return R(linkat(obase, op, pfd, nn.last, flags & AT_SYMLINK_FOLLOW));
+}
+
+static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t new,
+		      unsigned flags)
+{
+	char op[PATH_MAX];
+	AUTO_FD obase = old_side(c, odfd, old, op, sizeof(op));
+	AUTO_FD base = -1;
+	struct newname nn;
+	int rc;
+
+	if (obase < 0)
+		return obase;
+	if (op[0] == '\0')
+		return -ENOENT;
+	rc = new_name(c, ndfd, new, &base, &nn);
+	AUTO_FD pfd = nn.pfd;
+	if (rc < 0)
+		return rc;
+	if ((rc = (int)R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags))) == 0)
+		linux_broker_note_created(c->b, pfd, nn.last);
+	return rc;
+}
+
+/* Would this open block (a FIFO without its other end)? Such opens run in a child
+ * of init, so that one waiting writer does not stall every other call. */
+static bool is_fifo(int pfd, const char *last, bool follow)
+{
+	struct stat st;
+
+	return fstatat(pfd, last, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISFIFO(st.st_mode);
+}
+
+/* A name in /proc/<tid>/fd (or any procfs directory) is a magic link: opened by
+ * following it, it reopens what the caller holds, and creates nothing. */
+static bool in_procfs(int pfd)
+{
+	struct statfs sf;
+
+	return fstatfs(pfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+static long open_final(struct call *c, int pfd, const char *last, int flags, mode_t mode,
+		       bool follow, int *fd_out)
+{
+	int fl = flags | O_CLOEXEC | O_NOCTTY;
+	int fd;
+
+	if (!follow)
+		fl |= O_NOFOLLOW;
+	if (is_fifo(pfd, last, follow)) {
+		pid_t p = fork();
+		if (p < 0)
+			return -errno;
+		if (p == 0) {
+			fd = openat(pfd, last, fl, mode);
+			linux_broker_answer(c->b, fd < 0 ? -errno : (flags & O_CLOEXEC) != 0, fd);
+			_exit(0);
+		}
+		return BROKER_ANSWERED;
+	}
+	fd = openat(pfd, last, fl, mode);
+	if (fd < 0)
+		return -errno;
+	*fd_out = fd;
+	return (flags & O_CLOEXEC) != 0;
+}
+
+/* open with O_CREAT: the name checked at each hop when its last component is a
+ * symlink the kernel would follow (and create the target of). */
+static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mode, int *fd_out)
+{
+	char path[PATH_MAX];
+	int rc = read_path(c, addr, path, sizeof(path));
+	AUTO_FD base = -1;
+
+	if (rc < 0)
+		return rc;
+	if ((base = open_base(c, dfd, path)) < 0)
+		return base;
+	take_umask(c);
+	for (int hop = 0;; hop++) {
+		struct newname nn;
+		long r;
+
+		rc = open_parent(c, base, path, &nn);
+		AUTO_FD pfd = nn.pfd;
+		if (rc < 0)
+			return rc;
+		if (hop == 0 && !still_valid(c))
+			return -ENOENT;
+		r = open_final(c, pfd, nn.last, flags, mode, in_procfs(pfd), fd_out);
+		if (r != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
+			return r;
+		if (hop >= MAX_FOLLOW)
+			return -ELOOP;
+		/* The name is a symlink to follow: its target is the next path. */
+		ssize_t n = readlinkat(pfd, nn.last, path, sizeof(path) - 1);
+		if (n < 0)
+			return -ELOOP;
+		path[n] = '\0';
+		if ((rc = own_proc(c, path, sizeof(path))) < 0)
+			return rc;
+		close(base);
+		if (path[0] == '/') {
+			base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		} else {
+			base = pfd;
+			pfd = -1;
+		}
+		if (base < 0)
+			return -errno;
+	}
+}
+
+long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
+{
+	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args};
+	const uint64_t *a = c.a;
+
+	*fd_out = -1;
+	switch (req->data.nr) {
+	case __NR_openat:
+		return do_open(&c, (int)a[0], a[1], (int)a[2], (mode_t)a[3], fd_out);
+	case __NR_mkdirat:
+		return do_mkdir(&c, (int)a[0], a[1], (mode_t)a[2]);
+	case __NR_mknodat:
+		return do_mknod(&c, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
+	case __NR_symlinkat:
+		return do_symlink(&c, a[0], (int)a[1], a[2]);
+	case __NR_linkat:
+		return do_link(&c, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
+	case __NR_renameat2:
+		return do_rename(&c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
+#ifdef __NR_open
+	case __NR_open:
+		return do_open(&c, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], fd_out);
+	case __NR_creat:
+		return do_open(&c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1],
+			       fd_out);
+	case __NR_mkdir:
+		return do_mkdir(&c, AT_FDCWD, a[0], (mode_t)a[1]);
+	case __NR_mknod:
+		return do_mknod(&c, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
+	case __NR_symlink:
+		return do_symlink(&c, a[0], AT_FDCWD, a[1]);
+	case __NR_link:
+		return do_link(&c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+	case __NR_rename:
+		return do_rename(&c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+	case __NR_renameat:
+		return do_rename(&c, (int)a[0], a[1], (int)a[2], a[3], 0);
+#endif
+	default:
+		return -ENOSYS; /* the filter sends nothing else */
+	}
+}

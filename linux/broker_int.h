@@ -1,0 +1,85 @@
+/* The creation broker (broker.c, broker_emul.c): the guard targets missing at launch
+ * cannot be mount points, so their creation is refused by the sandbox's init instead.
+ * The command's calls that create a name (open with O_CREAT, creat, mkdir, mknod,
+ * symlink, link, rename, in every *at form) stop in a seccomp user-notification
+ * filter; init, the ancestor of every process inside, performs each one itself with
+ * its own copy of the arguments and answers with the result (an opened file is
+ * installed in the caller with SECCOMP_ADDFD). A copy cannot change after it is
+ * checked, and the name is checked against the directory it lands in, opened first:
+ * no race between check and use (the reason the kernel's documentation forbids
+ * letting such a call continue after a check). Init works under the same Landlock
+ * domain, credentials and mounts as the command, with the caller's umask. */
+#ifndef HALO_LINUX_BROKER_INT_H
+#define HALO_LINUX_BROKER_INT_H
+
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "linux/linux_int.h"
+
+/* A missing guard target: a name in a directory (by inode: directories that hold one
+ * are mount points or pinned, so they cannot be swapped for another). */
+struct broker_pin {
+	dev_t dev;
+	ino_t ino;
+	char name[NAME_MAX + 1];
+};
+
+struct linux_broker {
+	int listener; /* -1: no broker */
+	struct broker_pin *pins;
+	size_t n_pins;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size;
+	bool addfd_send; /* SECCOMP_ADDFD_FLAG_SEND works (5.14+) */
+	/* Git directories the command made (mkdir or rename to .git): a repository
+	 * created inside is the command's, hooks and config included, and the user is
+	 * told at the end. At most BROKER_MAX_NEW_REPOS kept, the rest counted. */
+	struct linux_paths new_repos;
+	size_t more_repos;
+};
+
+#define BROKER_MAX_NEW_REPOS 16
+
+/* A name made in the directory open at dfd: remembered when it is ".git". */
+void linux_broker_note_created(struct linux_broker *b, int dfd, const char *name);
+
+/* The notes for the supervisor (NUL-separated paths, then "+N" when more were made),
+ * written to fd after the command's status. */
+void linux_broker_send_notes(const struct linux_broker *b, int fd);
+
+/* Init, after the mounts: the pins from s->missing (opened in the sandbox's view).
+ * Returns false when there is nothing to pin, or when Yama forbids it and it is not
+ * `required` (sandbox.failIfUnavailable: false); dies when it is. */
+bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool required,
+			      int rfd);
+
+/* The command's process, right before exec: install the filter and hand its listener
+ * to init over `sock`. */
+void linux_broker_install_or_die(int sock, int rfd);
+
+/* Init, after the fork: take the listener from `sock`. False when the command ended
+ * before it could send it (it reports why itself). */
+bool linux_broker_receive(struct linux_broker *b, int sock);
+
+/* Init: answer one notification (the listener is readable). */
+void linux_broker_serve(struct linux_broker *b);
+
+/* broker_emul.c: perform the call in req for its caller. Returns the syscall's value
+ * or -errno; *fd_out >= 0 is a file to install in the caller (the value is then the
+ * O_CLOEXEC flag wanted for it); BROKER_ANSWERED when a child of init answers (an
+ * open that may block). */
+#define BROKER_ANSWERED LONG_MIN
+long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out);
+
+/* Answer the current notification: with rc (a value or -errno), or by installing fd
+ * (>= 0) in the caller, O_CLOEXEC when rc is non-zero. */
+void linux_broker_answer(struct linux_broker *b, long rc, int fd);
+
+/* Is `name` in the directory open at dfd a pinned (missing) guard target? */
+bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name);
+
+#endif

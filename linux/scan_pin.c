@@ -1,0 +1,254 @@
+/* Pinning: what the persistence guard and the masks protect stays where it is. A
+ * read-only bind stops writes to a file but not a rename of its parent: `mv .git
+ * .git-old && git init` would leave the guarded hooks beside a fresh, writable
+ * repository, and a renamed parent frees the protected name for a planted file.
+ * Inside the sandbox a mount point cannot be renamed, removed or replaced (rename,
+ * unlink and rmdir give EBUSY in the namespace that holds the mount), so every git
+ * directory, every symlink on the way to a guard target or protected path, and every
+ * ancestor of those below the top of its writable tree is bound onto itself, keeping
+ * its access (git still writes objects, refs and the index). Nothing is created on
+ * the host: only what exists at launch can be a mount point.
+ *
+ * Symlinks are resolved here one component at a time, so that each link met is known:
+ * a link protects as much as its target, and a link that leads nowhere would let the
+ * command create the target it names. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+#define RESOLVE_MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
+
+/* Append component r[0..len) to cur (length *clen); false when it does not fit. */
+static bool push_component(char *cur, size_t *clen, const char *r, size_t len)
+{
+	if (*clen + 1 + len >= PATH_MAX)
+		return false;
+	cur[*clen] = '/';
+	memcpy(cur + *clen + 1, r, len);
+	cur[*clen + 1 + len] = '\0';
+	return true;
+}
+
+/* rest := target "/" r (r points into rest). */
+static int splice_link(char *rest, size_t cap, const char *target, const char *r)
+{
+	char tmp[2 * PATH_MAX];
+	int w = snprintf(tmp, sizeof(tmp), "%s/%s", target, r);
+
+	if (w < 0 || (size_t)w >= cap)
+		return -ENAMETOOLONG;
+	memcpy(rest, tmp, (size_t)w + 1);
+	return 0;
+}
+
+int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links)
+{
+	char rest[2 * PATH_MAX], cur[PATH_MAX], target[PATH_MAX];
+	size_t clen = 0;
+	unsigned hops = 0;
+	char *r = rest;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(rest))
+		return -EINVAL;
+	memcpy(rest, path, strlen(path) + 1);
+	cur[0] = '\0';
+	while (*r) {
+		struct stat st;
+		size_t len;
+		ssize_t tl;
+
+		while (*r == '/')
+			r++;
+		len = strcspn(r, "/");
+		if (len == 0 || (len == 1 && r[0] == '.')) {
+			r += len;
+			continue;
+		}
+		if (len == 2 && r[0] == '.' && r[1] == '.') {
+			char *sl = strrchr(cur, '/');
+			clen = sl ? (size_t)(sl - cur) : 0;
+			cur[clen] = '\0';
+			r += len;
+			continue;
+		}
+		if (!push_component(cur, &clen, r, len))
+			return -ENAMETOOLONG;
+		r += len;
+		if (lstat(cur, &st) < 0) {
+			int err = errno;
+			snprintf(out, n, "%s", cur);
+			return -err;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			clen += 1 + len;
+			continue;
+		}
+		if (++hops > RESOLVE_MAX_LINKS)
+			return -ELOOP;
+		if ((tl = readlink(cur, target, sizeof(target) - 1)) < 0)
+			return -errno;
+		target[tl] = '\0';
+		if (links)
+			linux_paths_add(links, cur);
+		if (splice_link(rest, sizeof(rest), target, r) < 0)
+			return -ENAMETOOLONG;
+		r = rest;
+		if (target[0] == '/')
+			clen = 0;
+		cur[clen] = '\0';
+	}
+	snprintf(out, n, "%s", clen ? cur : "/");
+	return 0;
+}
+
+bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exist)
+{
+	char real[PATH_MAX];
+	size_t before = s->links.n;
+	int rc = linux_scan_resolve(path, real, sizeof(real), &s->links);
+
+	if (rc == 0) {
+		linux_paths_add(&s->guarded, real);
+		return true;
+	}
+	/* A plain absence (no hooks directory) has nothing to bind. A link that leads
+	 * nowhere, or a name a config points at, is a place the command could fill. */
+	if ((rc == -ENOENT || rc == -ELOOP) && (must_exist || s->links.n > before)) {
+		linux_paths_add(&s->dangling, path);
+		linux_paths_add(&s->dangling_at, rc == -ENOENT ? real : "");
+	}
+	return false;
+}
+
+bool linux_scan_add_mask(struct linux_scan *s, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+		return false;
+	linux_paths_add(&s->masked, real);
+	return true;
+}
+
+/* The top of the writable tree holding path, or NULL. */
+static const char *tree_of(const char *path, const struct linux_paths *writable)
+{
+	for (size_t i = 0; i < writable->n; i++)
+		if (linux_path_beneath(path, writable->v[i]))
+			return writable->v[i];
+	return NULL;
+}
+
+/* Every ancestor of path strictly below its tree's top (path itself included when
+ * `self`), into pins. */
+static void add_ancestors(struct linux_paths *pins, const char *path, const char *top, bool self)
+{
+	char a[PATH_MAX];
+	size_t tl = strcmp(top, "/") == 0 ? 0 : strlen(top);
+	char *sl;
+
+	snprintf(a, sizeof(a), "%s", path);
+	if (!self && (sl = strrchr(a, '/')))
+		*sl = '\0';
+	while (strlen(a) > tl) {
+		linux_paths_add(pins, a);
+		if (!(sl = strrchr(a, '/')))
+			break;
+		*sl = '\0';
+	}
+}
+
+/* A chain the command could complete: refuse, naming the link and what is missing. */
+static int check_dangling(const struct linux_scan *s, struct halo_err *e)
+{
+	for (size_t i = 0; i < s->dangling.n; i++) {
+		const char *at = s->dangling_at.v[i], *what = s->dangling.v[i];
+
+		if (at[0] == '\0' && tree_of(what, &s->writable)) {
+			halo_err_set(e,
+				     "persistence guard: %s is a symlink loop inside a writable "
+				     "tree; remove it (its links could be replaced from inside)",
+				     what);
+			return -ELOOP;
+		}
+		if (at[0] && tree_of(at, &s->writable) &&
+		    !linux_paths_beneath_any(at, &s->masked)) {
+			halo_err_set(e,
+				     "persistence guard: %s leads to %s, which does not exist and "
+				     "could be created from inside the sandbox (and run on the "
+				     "host later); create it, or remove what points there",
+				     what, at);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/* Names in a git directory that change what runs: hooks, the config, and the two
+ * files that move them elsewhere (commondir) or add to the config (config.worktree,
+ * read when the config enables it). */
+static const char *const git_names[] = {"hooks", "config", "commondir", "config.worktree"};
+
+static void add_missing(struct linux_paths *out, const char *dir, const char *const *names,
+			size_t n)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++)
+		if (snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") ? dir : "", names[i]) <
+			(int)sizeof(p) &&
+		    lstat(p, &st) < 0 && errno == ENOENT)
+			linux_paths_add(out, p);
+}
+
+/* Guard targets that do not exist: at each writable tree's top and in each git
+ * directory inside one (not beneath a mask: nothing can be created there). */
+static void find_missing(struct linux_scan *s)
+{
+	size_t n;
+	const char *const *names = linux_scan_guard_names(&n);
+
+	linux_paths_free(&s->missing);
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (!linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
+			add_missing(&s->missing, s->writable.v[i], names, n);
+	for (size_t i = 0; i < s->gitdirs.n; i++)
+		if (tree_of(s->gitdirs.v[i], &s->writable) &&
+		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
+			add_missing(&s->missing, s->gitdirs.v[i], git_names,
+				    sizeof(git_names) / sizeof(git_names[0]));
+	linux_paths_sort_unique(&s->missing);
+}
+
+int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
+{
+	struct linux_paths pins = {0};
+	const struct linux_paths *from[] = {&s->pinned, &s->links, &s->guarded, &s->masked};
+	int rc = check_dangling(s, e);
+
+	if (rc < 0)
+		return rc;
+	if (guard)
+		find_missing(s);
+	for (size_t f = 0; f < sizeof(from) / sizeof(from[0]); f++)
+		for (size_t i = 0; i < from[f]->n; i++) {
+			const char *p = from[f]->v[i], *top = tree_of(p, &s->writable);
+			/* Pinned lists hold the thing itself; guards and masks are mount
+			 * points already: only their ancestors. */
+			bool self = f < 2;
+
+			if (!top || (self && linux_paths_beneath_any(p, &s->masked)))
+				continue;
+			add_ancestors(&pins, p, top, self);
+		}
+	linux_paths_free(&s->pinned);
+	s->pinned = pins;
+	linux_paths_sort_unique(&s->pinned);
+	return 0;
+}

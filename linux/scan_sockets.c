@@ -1,0 +1,156 @@
+/* Host unix sockets. A pathname socket is a file system object: a read-only mount does
+ * not stop connect(), and the sandbox's own network namespace does not either. Every
+ * host socket the command could reach by name is masked, unless the policy names it
+ * (sandbox.unixSockets). They are found three ways: the kernel's list of bound
+ * sockets in the host's network namespace (/proc/net/unix, read here in the
+ * supervisor, before the clone), the well-known places of agents and container
+ * engines (for a socket bound in another network namespace, such as a container's),
+ * and the caller's $SSH_AUTH_SOCK and $DOCKER_HOST. Sockets beneath /tmp and /run need
+ * nothing: the sandbox gets those fresh. */
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "linux/scan_int.h"
+#include "linux/unix_line.h"
+
+const char *linux_scan_proc_net_unix = "/proc/net/unix";
+
+/* Where host services listen outside /run and /tmp: "~/" is each home directory. */
+static const char *const host_sockets[] = {
+    "~/.docker/run",	       /* Docker Desktop / rootless helpers */
+    "~/.docker/desktop",       /* Docker Desktop for Linux */
+    "~/.gnupg/S.*",	       /* gpg-agent, its ssh and extra sockets, dirmngr */
+    "~/.1password/agent.sock", /* 1Password ssh agent */
+    "~/.ssh/*.sock",	       /* ssh ControlPath and agents kept with keys */
+    "~/.local/share/containers/podman/machine/*/podman.sock",
+    "~/.colima/*/docker.sock",
+    "~/.rd/docker.sock", /* Rancher Desktop */
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/lxd/unix.socket",
+    "/var/lib/incus/unix.socket",
+    "/var/run/docker.sock", /* when /var/run is a real directory it is fresh; else no-op */
+};
+
+static void add_glob_matches(struct linux_scan *s, const char *pattern)
+{
+	glob_t g;
+
+	if (glob(pattern, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		linux_scan_add_mask(s, g.gl_pathv[i]);
+	globfree(&g);
+}
+
+static void add_known_places(const struct linux_launch *l, struct linux_scan *s)
+{
+	const char *homes[] = {l->pw_home, l->env_home};
+	const char *env[] = {"SSH_AUTH_SOCK", "DOCKER_HOST"};
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(host_sockets) / sizeof(host_sockets[0]); i++) {
+		const char *t = host_sockets[i];
+		if (t[0] == '/') {
+			add_glob_matches(s, t);
+			continue;
+		}
+		for (size_t h = 0; h < 2; h++)
+			if (homes[h] && (h == 0 || !homes[0] || strcmp(homes[0], homes[1]) != 0) &&
+			    snprintf(p, sizeof(p), "%s/%s", homes[h], t + 2) < (int)sizeof(p))
+				add_glob_matches(s, p);
+	}
+	/* The caller's own agent and container engine, wherever they listen. */
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *v = getenv(env[i]);
+		if (v && strncmp(v, "unix://", 7) == 0)
+			v += 7;
+		if (v && v[0] == '/')
+			linux_scan_add_mask(s, v);
+	}
+}
+
+/* Every pathname socket bound in this network namespace, de-duplicated (accepted
+ * connections repeat their listener's path). */
+static int read_bound(struct linux_paths *out)
+{
+	FILE *f = fopen(linux_scan_proc_net_unix, "re");
+	char *line = NULL;
+	size_t cap = 0, lines = 0;
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		const char *p;
+		if (lines++ == 0)
+			continue; /* the header */
+		if (lines > LINUX_SCAN_MAX_SOCKET_LINES) {
+			rc = -E2BIG;
+			break;
+		}
+		if ((p = linux_unix_line_path(line)) && strlen(p) < PATH_MAX)
+			linux_paths_add(out, p);
+	}
+	free(line);
+	fclose(f);
+	linux_paths_sort_unique(out);
+	return rc;
+}
+
+/* A socket out of sight inside (beneath a fresh /tmp or /run and no bound tree)
+ * needs no mask; anything else that is still a socket gets one. */
+static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
+		       const struct linux_paths *bound)
+{
+	size_t taken = 0;
+
+	for (size_t i = 0; i < bound->n; i++) {
+		const char *p = bound->v[i];
+		struct stat st;
+
+		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
+		    !linux_paths_beneath_any(p, &s->writable))
+			continue;
+		if (lstat(p, &st) < 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		if (++taken > LINUX_SCAN_MAX_SOCKETS) {
+			s->sockets_truncated = true;
+			return;
+		}
+		linux_scan_add_mask(s, p);
+	}
+}
+
+/* sandbox.unixSockets: each that is a socket now stays reachable. */
+static void add_named(const struct halo_policy *p, struct linux_scan *s)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < p->unix_sockets_abs.n; i++)
+		if (linux_scan_resolve(p->unix_sockets_abs.items[i], real, sizeof(real), NULL) ==
+			0 &&
+		    stat(real, &st) == 0 && S_ISSOCK(st.st_mode))
+			linux_paths_add(&s->sockets_open, real);
+	linux_paths_sort_unique(&s->sockets_open);
+	while (s->sockets_open.n > LINUX_MAX_OPEN_SOCKETS) /* policy/ allows fewer */
+		free(s->sockets_open.v[--s->sockets_open.n]);
+}
+
+void linux_scan_host_sockets(const struct linux_launch *l, struct linux_scan *s)
+{
+	struct linux_paths bound = {0};
+
+	add_named(l->policy, s);
+	add_known_places(l, s);
+	/* Without /proc (a rare chroot) the known places are all that is masked;
+	 * Landlock ABI 9, where the kernel has it, still refuses the rest. */
+	if (read_bound(&bound) == -E2BIG)
+		s->sockets_truncated = true;
+	mask_bound(l, s, &bound);
+	linux_paths_free(&bound);
+}

@@ -1,0 +1,168 @@
+#!/bin/bash
+# Integrity of what the sandbox leaves behind (issue 10, items 1-3), each row a case
+# that failed before: a hook planted by moving .git aside runs on the host's next
+# commit; missing guard targets (.codex, .claude/settings.json, .mcp.json,
+# .vscode/tasks.json, .gitmodules, .ripgreprc, .envrc, .git/hooks, .git/commondir) can
+# be created; .gitmodules and .ripgreprc are not guarded at all; a dangling guard link
+# can be completed; the parent of a protected file can be renamed; a protected path
+# given through a symlink leaves the link removable; a symlink in writableRoots is
+# followed; a host unix socket outside /tmp and /run (here under a home in /var/tmp)
+# accepts connections. And what must keep working: git add and commit inside, a
+# socket the policy names in sandbox.unixSockets, nothing left in the workspace.
+#
+# Host-side checks run after the sandbox is gone: a real `git commit` on the host,
+# with a hook that would leave a marker if it ran.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+HOMEDIR=$(mktemp -d /var/tmp/halo-int-home.XXXXXX) || exit 1
+WR=$(mktemp -d /var/tmp/halo-int-wr.XXXXXX) || exit 1
+SOCKPID=
+cleanup() {
+	[ -n "$SOCKPID" ] && kill "$SOCKPID" 2>/dev/null
+	rm -rf "$HOMEDIR" "$WR"
+}
+trap cleanup EXIT
+git_host() { git -c user.name=host -c user.email=host@example.test -c init.defaultBranch=main "$@"; }
+
+# in_ws DIR POLICY CMD: run `sh -c CMD` in the sandbox with DIR as the workspace.
+in_ws() {
+	local dir=$1 pol=$2
+	shift 2
+	case $pol in /*) ;; *) pol=$TMPDIR/$pol ;; esac
+	OUT=$(cd "$dir" && timeout -k 2 30 "$HALO" --policy "$pol" -- sh -c "$1" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+printf 'sandbox: {mode: workspace-write}\n' >plain.yaml
+mkdir -p sw # a plain workspace for the rows that are not about its content
+
+# A fresh repository with one commit and a hook marker outside the tree.
+new_repo() { # DIR
+	rm -rf "$1"
+	mkdir -p "$1"
+	(cd "$1" && git_host init -q . && echo one >f && git_host add f && git_host commit -qm one)
+}
+MARK="$TMPDIR/hook-ran"
+HOOK="printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit"
+
+# ---------------------------------------------------------------- 1. the guard pinned
+new_repo r1
+in_ws r1 plain.yaml "mv .git .git-old && git init -q && $HOOK"
+rm -f "$MARK"
+(cd r1 && git_host commit -q --allow-empty -m host >/dev/null 2>&1)
+expect "mv .git .git-old && git init, hook written: no hook ran at the host's next git commit" \
+	absent "$([ -e "$MARK" ] && echo present || echo absent)"
+expect "... and the repository is the original one (its first commit is there)" one \
+	"$(cd r1 && git log --format=%s | tail -1)"
+expect "... and nothing was moved aside" absent "$([ -e r1/.git-old ] && echo present || echo absent)"
+expect_match "... refused inside: .git cannot be moved (a mount point)" "busy|Busy" "$ERR"
+
+new_repo r2
+in_ws r2 plain.yaml "echo two >> f && git add f && git -c user.name=in -c user.email=in@example.test commit -qm two"
+expect "git add and commit inside still work (objects, refs, index writable)" two \
+	"$(cd r2 && git log -1 --format=%s)"
+
+new_repo r3
+rm -rf r3/.git/hooks
+for t in .codex/config.toml .claude/settings.json .mcp.json .vscode/tasks.json .gitmodules \
+	.ripgreprc .envrc .cursor/rules .gemini/settings.json; do
+	in_ws r3 plain.yaml "mkdir -p \$(dirname $t) && echo planted > $t"
+	top=${t%%/*}
+	if [ "$RC" -ne 0 ] && [ ! -e "r3/$top" ]; then
+		ok "missing guard target $t: cannot be created inside, nothing on the host"
+	else
+		fail "missing guard target $t" "rc=$RC err=[$ERR] host: $(ls -a r3 | tr '\n' ' ')"
+	fi
+done
+in_ws r3 plain.yaml "mkdir .git/hooks && $HOOK"
+rm -f "$MARK"
+(cd r3 && git_host commit -q --allow-empty -m host >/dev/null 2>&1)
+expect "a repository without .git/hooks: the directory cannot be made, no hook ran" \
+	"absent absent" "$([ -e r3/.git/hooks ] && echo present || echo absent) \
+$([ -e "$MARK" ] && echo present || echo absent)"
+mkdir -p evil/hooks && printf '#!/bin/sh\ntouch %s\n' "$MARK" >evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit
+in_ws r3 plain.yaml "echo $TMPDIR/evil > .git/commondir"
+expect "a .git/commondir (config and hooks elsewhere) cannot be planted" absent \
+	"$([ -e r3/.git/commondir ] && echo present || echo absent)"
+expect "the workspace holds no placeholder afterwards (nothing halo-run made)" ".git f" \
+	"$(cd r3 && ls -A | tr '\n' ' ' | sed 's/ $//')"
+
+new_repo r4
+echo '[submodule "x"]' >r4/.gitmodules
+echo '--hidden' >r4/.ripgreprc
+in_ws r4 plain.yaml "echo '	url = ../evil' >> .gitmodules; echo '--pre=sh' >> .ripgreprc"
+expect ".gitmodules and .ripgreprc are guarded: unchanged" "1 1" \
+	"$(wc -l <r4/.gitmodules) $(wc -l <r4/.ripgreprc)"
+
+new_repo r5
+ln -s build/rg r5/.ripgreprc
+in_ws r5 plain.yaml "mkdir -p build && echo '--pre=sh' > .ripgreprc"
+expect "a guard target that is a dangling link the command could complete: launch refused (125)" \
+	125 "$RC"
+expect_match "... naming the link and what is missing" "ripgreprc leads to .*build, which does not exist" "$ERR"
+
+new_repo r6
+in_ws r6 plain.yaml "git init -q sub && echo made"
+expect_match "a repository created inside is named at the end (its hooks and config are the command's)" \
+	"created git repositories \(.*/r6/sub/\.git\)" "$ERR"
+
+# ---------------------------------------------------------------- 2. renames and symlinks
+mkdir -p m1/conf m1/real-keys
+echo SECRET=1 >m1/conf/.env
+echo KEY >m1/real-keys/id
+ln -s real-keys m1/keys
+printf 'sandbox:\n  protectedPaths: ["%s/m1/keys", ".env*"]\n' "$TMPDIR" >m1.yaml
+in_ws m1 m1.yaml "mv conf conf2 && mkdir conf && echo SECRET=planted > conf/.env"
+expect "the parent of a protected file cannot be renamed (nothing planted at its name)" \
+	"SECRET=1 absent" "$(cat m1/conf/.env) $([ -e m1/conf2 ] && echo present || echo absent)"
+in_ws m1 m1.yaml "rm keys || true; rm -rf keys; mkdir keys; echo planted > keys/id"
+expect "a protected path given through a symlink: the link is neither removed nor replaced" \
+	"real-keys KEY" "$(readlink m1/keys) $(cat m1/real-keys/id)"
+in_ws m1 m1.yaml "cat keys/id; cat real-keys/id"
+expect "... and neither the link nor its target is readable" "" "$OUT"
+
+mkdir -p "$WR/real"
+ln -s "$WR/real" "$WR/link"
+printf 'sandbox:\n  writableRoots: ["%s/link"]\n' "$WR" >wr.yaml
+in_ws "$TMPDIR/sw" wr.yaml "touch $WR/link/x"
+expect "a symlink in writableRoots: the launch is refused (125)" 125 "$RC"
+expect_match "... naming the link and its target" "writableRoots.*link.* is a symlink \(to .*real.?\)" "$ERR"
+VOUT=$("$HALO" validate "$TMPDIR/wr.yaml" 2>&1)
+expect "... and halo-run validate refuses it (exit 1)" 1 "$?"
+expect_match "... naming it" "is a symlink" "$VOUT"
+expect "... nothing was written through it" absent "$([ -e "$WR/real/x" ] && echo present || echo absent)"
+
+# ---------------------------------------------------------------- 3. host sockets
+mkdir -p "$HOMEDIR/.svc"
+SOCK="$HOMEDIR/.svc/agent.sock"
+python3 -c 'import socket,sys,time
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); s.settimeout(60)
+end=time.time()+60
+while time.time()<end:
+    try:
+        c,_=s.accept(); c.sendall(b"hello"); c.close()
+    except OSError: break' "$SOCK" &
+SOCKPID=$!
+for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+CONNECT='import socket,sys
+s=socket.socket(socket.AF_UNIX); s.settimeout(3)
+try:
+    s.connect(sys.argv[1]); print("connected", s.recv(5).decode())
+except OSError as e: print("refused", e.errno)'
+expect "host socket under a home in /var/tmp: reachable on the host (test setup)" "connected hello" \
+	"$(python3 -c "$CONNECT" "$SOCK" 2>&1)"
+in_ws "$TMPDIR/sw" plain.yaml "python3 -c '$CONNECT' '$SOCK'"
+expect_match "... refused inside (masked: found in the host's /proc/net/unix)" "^refused" "$OUT"
+printf 'sandbox:\n  unixSockets: ["%s"]\n' "$SOCK" >sock.yaml
+in_ws "$TMPDIR/sw" sock.yaml "python3 -c '$CONNECT' '$SOCK'"
+expect "... named in sandbox.unixSockets: reachable inside" "connected hello" "$OUT"
+expect_match "... with a warning at launch" "warning: sandbox.unixSockets: .*agent.sock is reachable" "$ERR"
+printf 'sandbox:\n  protectedPaths: ["%s/.svc"]\n  unixSockets: ["%s"]\n' "$HOMEDIR" "$SOCK" >sock2.yaml
+in_ws "$TMPDIR/sw" sock2.yaml "python3 -c '$CONNECT' '$SOCK'; ls $HOMEDIR/.svc 2>/dev/null | wc -l"
+expect "... even inside a protected directory, which stays unlistable" "connected hello 0" \
+	"$(echo $OUT)"
+expect_match "doctor says what this kernel's Landlock does for pathname sockets" \
+	"pathname unix sockets" "$("$HALO" doctor 2>&1)"
+finish
