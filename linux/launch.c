@@ -237,13 +237,21 @@ static void warn_degraded(const struct linux_launch *l)
 		"halo-run: NOT enforced: protected-path masking, read-only root, private /tmp "
 		"and /run, persistence guard, pid/ipc/uts/net isolation.\n");
 	/* No network namespace means no proxy: say exactly what the command can reach. */
-	if (abi >= 4)
+	if (abi >= 4) {
+		const struct policy_ports *hp = &l->policy->host_ports;
 		fprintf(stderr,
 			"halo-run: network: every TCP connect is refused (Landlock ABI %d), "
 			"the host's loopback included; UDP (DNS too) and unix sockets are "
 			"NOT filtered.\n",
 			abi);
-	else
+		/* Landlock rules name ports, not addresses. */
+		for (size_t i = 0; i < hp->n; i++)
+			fprintf(stderr,
+				"halo-run: network: egress.hostPorts %u is open on EVERY address "
+				"(Landlock cannot limit a port to the loopback), not only the "
+				"host's.\n",
+				(unsigned)hp->items[i]);
+	} else
 		fprintf(stderr,
 			"halo-run: network: egress is open (no network namespace, and "
 			"Landlock below ABI 4 cannot refuse TCP): TCP, UDP and unix sockets "

@@ -163,12 +163,24 @@ static void npmrc_line(struct out *o, const char *s, size_t n, bool *stop)
 	vn = n - kn - 1;
 	trim(&k, &kn);
 	trim(&v, &vn);
-	if (!npmrc_key_ok(k, kn) || value_has_userinfo(v, vn))
+	/* npm's ini reader cuts a value at an unquoted ';' or '#' (an inline comment,
+	 * which may hold an old token): a value holding either is dropped whole. */
+	if (!npmrc_key_ok(k, kn) || value_has_userinfo(v, vn) || memchr(v, ';', vn) ||
+	    memchr(v, '#', vn))
 		return;
 	put(o, k, kn);
 	put(o, "=", 1);
 	put(o, v, vn);
 	put(o, "\n", 1);
+}
+
+static size_t strcspn_n(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && s[n] != '\n' && s[n] != '\r')
+		n++;
+	return n;
 }
 
 static int sanitize_npmrc(const char *in, size_t len, struct out *o)
@@ -177,8 +189,9 @@ static int sanitize_npmrc(const char *in, size_t len, struct out *o)
 
 	put(o, npmrc_header, sizeof(npmrc_header) - 1);
 	for (size_t i = 0; i < len && !stop;) {
-		const char *nl = memchr(in + i, '\n', len - i);
-		size_t n = nl ? (size_t)(nl - (in + i)) : len - i;
+		/* Lines end at CR or LF, as npm's ini reader splits them ([\r\n]+): a CR-only
+		 * file must not pass as one line. */
+		size_t n = strcspn_n(in + i, len - i);
 
 		npmrc_line(o, in + i, n, &stop);
 		i += n + 1;

@@ -35,6 +35,10 @@ static int tree(int at, const char *name, bool rm, int depth, unsigned long long
 	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* Go makes its module cache read-only (0555): ours to make writable again, as
+	 * `go clean -modcache` does, or nothing in it could be removed. */
+	if (rm && st.st_uid == getuid() && (st.st_mode & 0700) != 0700)
+		(void)fchmod(fd, 0700);
 	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return -errno;
@@ -53,7 +57,7 @@ static int open_root(const struct runner_env *re, char *root, size_t n)
 	const char *home = re->env_home ? re->env_home : re->pw_home;
 	int fd;
 
-	if (runner_cache_root(home, getenv("XDG_CACHE_HOME"), root, n) < 0) {
+	if (runner_cache_dir(home, getenv("XDG_CACHE_HOME"), re->workspace, root, n) < 0) {
 		fprintf(stderr, "halo-run: cache: no home directory, so no kept caches\n");
 		return -ENOENT;
 	}
@@ -135,7 +139,8 @@ int runner_cmd_cache(const struct runner_opts *o)
 	const char *verb = o->n_rest > 0 ? o->rest[0] : "list";
 	int rc, fd;
 
-	if ((rc = runner_load_policy(o, false, &re)) != 0)
+	/* The caches are the workspace's own (caches.h): --workspace or the cwd. */
+	if ((rc = runner_load_policy(o, true, &re)) != 0)
 		return rc;
 	fd = open_root(&re, root, sizeof(root));
 	if (fd < 0 && fd != -ENOENT) {

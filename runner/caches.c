@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ const struct runner_cache_tool runner_cache_tools[] = {
     {"go", "GOPATH", "go", NULL, "go"},
     /* Registry and git caches; the sandbox's CARGO_HOME holds no credentials.toml. */
     {"cargo", "CARGO_HOME", "cargo", NULL, ".cargo"},
-    {"maven", "MAVEN_OPTS", "m2/repository", "-Dmaven.repo.local=%s", ".m2/repository"},
+    {"maven", "MAVEN_OPTS", "maven", "-Dmaven.repo.local=%s", ".m2/repository"},
     {"gradle", "GRADLE_USER_HOME", "gradle", NULL, ".gradle"},
     {"ccache", "CCACHE_DIR", "ccache", NULL, ".cache/ccache"},
     {"bun", "BUN_INSTALL_CACHE_DIR", "bun", NULL, ".bun/install/cache"},
@@ -40,13 +41,13 @@ const size_t runner_n_cache_tools = sizeof(runner_cache_tools) / sizeof(runner_c
 const char *const runner_cache_host_dirs[] = {
     ".npm",
     ".cache",
-    "go",
+    "go/pkg/mod",
     ".cargo/registry",
     ".cargo/git",
     ".m2/repository",
     ".gradle/caches",
     ".gradle/wrapper",
-    ".local/share/pnpm",
+    ".local/share/pnpm/store",
     ".yarn/berry",
     ".ccache",
     ".bun/install/cache",
@@ -82,6 +83,46 @@ int runner_cache_root(const char *home, const char *xdg_cache_home, char *out, s
 	else
 		return -ENOENT;
 	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+}
+
+int runner_cache_key(const char *workspace, char *out, size_t n)
+{
+	const char *b = strrchr(workspace, '/');
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 */
+	size_t k = 0;
+	int w;
+
+	for (const char *s = workspace; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	b = b && b[1] ? b + 1 : "root";
+	if (n < 60)
+		return -ENAMETOOLONG;
+	for (; b[k] && k < 40; k++)
+		out[k] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+				b[k])
+			     ? b[k]
+			     : '_';
+	if (out[0] == '.')
+		out[0] = '_'; /* never "." or "..", never hidden */
+	w = snprintf(out + k, n - k, "-%016llx", (unsigned long long)h);
+	return w > 0 && (size_t)w < n - k ? 0 : -ENAMETOOLONG;
+}
+
+int runner_cache_dir(const char *home, const char *xdg_cache_home, const char *workspace, char *out,
+		     size_t n)
+{
+	char key[64];
+	size_t l;
+	int rc = runner_cache_root(home, xdg_cache_home, out, n);
+
+	if (rc < 0)
+		return rc;
+	if (!workspace)
+		return -EINVAL;
+	if ((rc = runner_cache_key(workspace, key, sizeof(key))) < 0)
+		return rc;
+	l = strlen(out);
+	return join(out + l, n - l, "", key) ? 0 : -ENAMETOOLONG;
 }
 
 int runner_caches_vars(struct runner_caches *c, const char *root)
@@ -122,10 +163,10 @@ static int open_own_dir(int dirfd, const char *name)
 
 /* mkdir -p of the cache root. The part above halo-run/ is the user's own (~/.cache may
  * well be a symlink); halo-run/caches itself must be ours, private, and no link. */
-static int make_root(const char *root, char *real, size_t n, char *why, size_t whylen)
+static int make_root(const char *root, const char *key, char *real, char *why, size_t whylen)
 {
 	char base[PATH_MAX];
-	size_t len = strlen(root), tail = strlen("/halo-run/caches");
+	size_t len = strlen(root), tail = strlen("/halo-run/caches/") + strlen(key);
 	int fd, sub, rc;
 
 	if (len <= tail || len - tail >= sizeof(base))
@@ -146,8 +187,8 @@ static int make_root(const char *root, char *real, size_t n, char *why, size_t w
 	}
 	sub = open_own_dir(fd, "halo-run");
 	close(fd);
-	if (sub >= 0) {
-		fd = open_own_dir(sub, "caches");
+	for (int i = 0; i < 2 && sub >= 0; i++) {
+		fd = open_own_dir(sub, i == 0 ? "caches" : key);
 		close(sub);
 		sub = fd;
 	}
@@ -159,7 +200,6 @@ static int make_root(const char *root, char *real, size_t n, char *why, size_t w
 	rc = faccessat(sub, ".", W_OK, AT_EACCESS) < 0 ? -errno : 0;
 	if (rc == 0 && !realpath(root, real))
 		rc = -errno;
-	(void)n;
 	close(sub);
 	if (rc < 0)
 		snprintf(why, whylen, "%.300s: %s", root, strerror(-rc));
@@ -217,35 +257,44 @@ static void link_cargo_config(const char *home, const char *root)
 	close(rfd);
 }
 
-static int plan_isolated(const struct halo_policy *p, const char *home, const char *xdg,
-			 struct runner_caches *c)
+static int per_run(struct runner_caches *c, const char *why, const char *home)
 {
-	char root[PATH_MAX], why[400] = "";
-	const char *prot;
-	int rc = runner_cache_root(home, xdg, root, sizeof(root));
+	c->per_run = true;
+	c->root[0] = '\0';
+	snprintf(c->note, sizeof(c->note),
+		 "tool caches are per-run, in the sandbox's /tmp (%.300s; HOME=%.100s)", why,
+		 home ? home : "unset");
+	return runner_caches_vars(c, NULL);
+}
 
-	if (rc == 0)
-		rc = make_root(root, c->root, sizeof(c->root), why, sizeof(why));
-	else
-		snprintf(why, sizeof(why), "no home directory");
-	if (rc == 0 && (prot = under_protected(p, c->root)) != NULL) {
+static int plan_isolated(const struct runner_caches_in *in, struct runner_caches *c)
+{
+	char root[PATH_MAX], key[64], why[400] = "";
+	const char *prot;
+	int rc;
+
+	if (in->policy->mode == POLICY_MODE_READ_ONLY)
+		return per_run(c, "sandbox.mode read-only: nothing outlives the run", in->home);
+	rc = runner_cache_dir(in->home, in->xdg_cache_home, in->workspace, root, sizeof(root));
+	if (rc < 0)
+		return per_run(c, rc == -ENOENT ? "no home directory" : "no cache directory",
+			       in->home);
+	if (in->dry_run) { /* nothing is created: show where it would be */
+		snprintf(c->root, sizeof(c->root), "%s", root);
+	} else if ((rc = runner_cache_key(in->workspace, key, sizeof(key))) < 0 ||
+		   (rc = make_root(root, key, c->root, why, sizeof(why))) < 0) {
+		return per_run(c, why[0] ? why : strerror(-rc), in->home);
+	}
+	if ((prot = under_protected(in->policy, c->root)) != NULL) {
 		snprintf(why, sizeof(why), "%.180s overlaps the protected path %.180s", c->root,
 			 prot);
-		rc = -EPERM;
-	}
-	if (rc < 0) {
-		c->per_run = true;
-		c->root[0] = '\0';
-		snprintf(c->note, sizeof(c->note),
-			 "tool caches are per-run, in the sandbox's /tmp (%.300s; HOME=%.100s)",
-			 why, home ? home : "unset");
-		return runner_caches_vars(c, NULL);
+		return per_run(c, why, in->home);
 	}
 	if (!(c->binds[c->n_binds] = strdup(c->root)))
 		return -ENOMEM;
 	c->n_binds++;
-	if (home)
-		link_cargo_config(home, c->root);
+	if (in->home && !in->dry_run)
+		link_cargo_config(in->home, c->root);
 	return runner_caches_vars(c, c->root);
 }
 
@@ -268,16 +317,17 @@ static int plan_host(const char *home, struct runner_caches *c)
 	return 0;
 }
 
-int runner_caches_plan(const struct halo_policy *p, const char *home, const char *xdg_cache_home,
-		       struct runner_caches *c)
+int runner_caches_plan(const struct runner_caches_in *in, struct runner_caches *c)
 {
+	const struct halo_policy *p = in->policy;
+
 	memset(c, 0, sizeof(*c));
 	c->mode = p->caches == POLICY_CACHES_UNSET ? POLICY_CACHES_ISOLATED : p->caches;
 	if (p->mode == POLICY_MODE_OFF || c->mode == POLICY_CACHES_OFF)
 		return 0;
 	if (c->mode == POLICY_CACHES_HOST)
-		return plan_host(home, c);
-	return plan_isolated(p, home, xdg_cache_home, c);
+		return plan_host(in->home, c);
+	return plan_isolated(in, c);
 }
 
 void runner_caches_release(struct runner_caches *c)

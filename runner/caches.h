@@ -1,10 +1,15 @@
 /* runner/caches — where the tools' caches live for the command (sandbox.caches).
  *
- * isolated (the default): every user gets sandbox-only caches, kept across runs, in
- * ${XDG_CACHE_HOME:-$HOME/.cache}/halo-run/caches, bound writable inside and named to
- * the tools through their own variables (npm_config_cache, GOCACHE, CARGO_HOME...). No
- * host tool reads that directory, so a cache poisoned inside never runs outside; the
- * host's own caches stay read-only and untouched. Without a usable home (uid 65534 with
+ * isolated (the default): every workspace gets sandbox-only caches, kept across runs, in
+ * ${XDG_CACHE_HOME:-$HOME/.cache}/halo-run/caches/<workspace key>, bound writable inside
+ * and named to the tools through their own variables (npm_config_cache, GOCACHE,
+ * CARGO_HOME...). No host tool reads that directory, so a cache poisoned inside never
+ * runs outside; the host's own caches stay read-only and untouched. One directory per
+ * workspace, because caches carry code (a .pth file in the pip user base, a cargo
+ * config, a gradle init script, objects in GOCACHE): shared, one workspace's run could
+ * plant code into every other workspace's builds; per workspace, a cache can do no more
+ * than the workspace itself, which the command can write anyway. A read-only sandbox
+ * writes nothing that outlives it: its caches are per-run. Without a usable home (uid 65534 with
  * HOME=/nonexistent) the same variables point into the sandbox's private /tmp: per-run
  * caches, said in one line.
  * host: the host's real cache directories that exist are bound writable (a loosening).
@@ -23,7 +28,9 @@ struct runner_cache_tool {
 	const char *tool; /* name for `halo-run cache clear TOOL` */
 	const char *var;
 	const char *sub;
-	const char *fmt;  /* value format around the path, NULL for the path itself */
+	const char *fmt; /* value format around the path, NULL for the path itself */
+	/* sub is one path component: `cache clear` walks it by descriptor without
+	 * following a link, which a multi-component path could not guarantee. */
 	const char *host; /* the tool's default, relative to $HOME */
 };
 extern const struct runner_cache_tool runner_cache_tools[];
@@ -46,19 +53,35 @@ struct runner_caches {
 	char note[640]; /* one line for stderr (per-run and why), or "" */
 };
 
-/* The cache root for a home and $XDG_CACHE_HOME (may be NULL; ignored unless
+/* The caches base for a home and $XDG_CACHE_HOME (may be NULL; ignored unless
  * absolute): pure. Returns 0 or -ENAMETOOLONG / -ENOENT (no home). */
 int runner_cache_root(const char *home, const char *xdg_cache_home, char *out, size_t n);
+
+/* The workspace's own directory name below the base: its base name (characters
+ * outside [A-Za-z0-9._-] as '_', at most 40) and a 64-bit hash of its whole path, so
+ * that two workspaces never share one. Pure. Returns 0 or -ENAMETOOLONG. */
+int runner_cache_key(const char *workspace, char *out, size_t n);
+
+/* base/key for a workspace, as runner_caches_plan and `halo-run cache` use it. */
+int runner_cache_dir(const char *home, const char *xdg_cache_home, const char *workspace, char *out,
+		     size_t n);
 
 /* Fill c->vars for `root` (the per-run root when NULL): pure. */
 int runner_caches_vars(struct runner_caches *c, const char *root);
 
-/* The whole plan for a launch: creates the cache root when needed (0700, owned by the
- * caller, no symlink in halo-run's own part of the path), falls back to per-run caches
- * with a note when it cannot be used (no home, not writable, another owner, beneath a
- * protected path). Returns 0 or -ENOMEM. */
-int runner_caches_plan(const struct halo_policy *p, const char *home, const char *xdg_cache_home,
-		       struct runner_caches *c);
+/* The whole plan for a launch: creates the workspace's cache directory when needed
+ * (0700, owned by the caller, no symlink in halo-run's own part of the path; nothing
+ * is created when dry_run), falls back to per-run caches with a note when it cannot be
+ * used (no home, not writable, another owner, beneath a protected path, a read-only
+ * sandbox). Returns 0 or -ENOMEM. */
+struct runner_caches_in {
+	const struct halo_policy *policy;
+	const char *home;
+	const char *xdg_cache_home; /* may be NULL */
+	const char *workspace;
+	bool dry_run;
+};
+int runner_caches_plan(const struct runner_caches_in *in, struct runner_caches *c);
 void runner_caches_release(struct runner_caches *c);
 
 /* Is `tool` one of the names above (or "all")? */

@@ -124,7 +124,10 @@ bool runner_env_strip_userinfo(char *v)
 	char *p = v;
 
 	while ((p = strstr(p, "://")) != NULL) {
-		char *auth = p + 3, *end = auth + strcspn(auth, "/?#,| \t");
+		/* The authority ends at the next '/' only: a password may hold '?', '#', ',',
+		 * '|' or a blank, and cutting too early would let it through. A '@' in a
+		 * query before any '/' is cut too: losing a URL beats leaking a token. */
+		char *auth = p + 3, *end = auth + strcspn(auth, "/");
 		char *at = NULL;
 
 		for (char *q = auth; q < end; q++)

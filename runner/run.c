@@ -101,7 +101,13 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	struct policy_kv vars[sizeof(caches.vars) / sizeof(caches.vars[0]) + 1];
 	size_t n = 0;
 
-	if (runner_caches_plan(re->policy, home, getenv("XDG_CACHE_HOME"), &caches) < 0) {
+	struct runner_caches_in ci = {.policy = re->policy,
+				      .home = home,
+				      .xdg_cache_home = getenv("XDG_CACHE_HOME"),
+				      .workspace = re->workspace,
+				      .dry_run = o->dry_run};
+
+	if (runner_caches_plan(&ci, &caches) < 0) {
 		fprintf(stderr, "halo-run: tool caches: out of memory\n");
 		return HALO_EXIT_SETUP;
 	}

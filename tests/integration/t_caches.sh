@@ -16,7 +16,8 @@ trap 'rm -rf "$H"' EXIT
 WS="$TMPDIR/ws"
 mkdir -p "$H/.npm" "$H/.cache/go-build" "$H/go" "$WS"
 echo host-marker >"$H/.npm/marker"
-C="$H/.cache/halo-run/caches"
+C=$(cd "$WS" && HOME=$H "$HALO" cache path)
+case "$C" in "$H/.cache/halo-run/caches/ws-"*) ;; *) echo "not ok - $AS: cache path: $C" ;; esac
 
 sbx() { # ARGS...: halo-run with HOME=$H in the workspace; sets OUT ERR RC
 	OUT=$(cd "$WS" && HOME=$H timeout -k 2 "${BOUND:-30}" "$HALO" "$@" 2>"$E" </dev/null)
@@ -58,28 +59,55 @@ if command -v npm >/dev/null; then
 		 node -e "console.log(require(\"halo-demo\"))"' 2>"$E" </dev/null)
 	expect "npm install of a tarball under the default policy" 42 "$OUT"
 	[ "$OUT" = 42 ] || { tail -n 5 "$WS/app/npm.log"; tail -n 5 "$E"; }
-	expect "npm's cache is the sandbox's" yes "$([ -d "$C/npm/_cacache" ] && echo yes || echo no)"
+	CA=$(cd "$WS/app" && HOME=$H "$HALO" cache path)
+	expect "npm's cache is the sandbox's (the app workspace's own)" yes \
+		"$([ -d "$CA/npm/_cacache" ] && echo yes || echo no)"
 	expect "the host's ~/.npm unchanged by npm" "$before" "$(snapshot)"
 else
 	echo "ok - $AS: skip: npm not installed, no npm cache row"
 fi
+
+# Caches are the workspace's own: what one workspace's run plants (a .pth file that
+# every later python would run) never reaches another workspace's runs.
+mkdir -p "$TMPDIR/ws2"
+sbx -- python3 -c 'import site, os
+d = site.getusersitepackages(); os.makedirs(d, exist_ok=True)
+open(os.path.join(d, "zz-h5.pth"), "w").write("import os; open(\"PLANTED-BY-WS\", \"w\")\n")
+print("planted")'
+expect "a .pth planted in this workspace's pip user base" planted "$OUT"
+OUT=$(cd "$TMPDIR/ws2" && HOME=$H timeout 20 "$HALO" -- sh -c 'python3 -c "print(1)"; echo "$GOCACHE"' 2>/dev/null)
+expect "another workspace: its own caches" no "$(grep -c "^$C" <<<"$OUT" | grep -q '^0$' && echo no || echo yes)"
+expect "another workspace: the planted .pth never runs there" no \
+	"$([ -e "$TMPDIR/ws2/PLANTED-BY-WS" ] && echo yes || echo no)"
+printf 'sandbox: {mode: read-only}\n' >"$TMPDIR/ro.yaml"
+sbx --policy "$TMPDIR/ro.yaml" -- sh -c 'echo "$GOCACHE"'
+expect "read-only: per-run caches (nothing outlives the run)" /tmp/halo-cache/go-build "$OUT"
+expect_match "read-only: one line says so" "per-run.*read-only" "$ERR"
+before_dry=$(ls "$H/.cache/halo-run/caches" | wc -l)
+mkdir -p "$TMPDIR/ws3"
+(cd "$TMPDIR/ws3" && HOME=$H "$HALO" --dry-run -- true >/dev/null 2>&1)
+expect "--dry-run creates no cache directory" "$before_dry" "$(ls "$H/.cache/halo-run/caches" | wc -l)"
 
 # cache list / clear; a link planted inside is removed, never followed.
 echo keep >"$TMPDIR/outside-target"
 sbx -- sh -c 'mkdir -p "$npm_config_cache" && ln -s '"$TMPDIR"'/outside-target "$npm_config_cache/link" &&
 	ln -s '"$TMPDIR"' "$npm_config_cache/dirlink" && echo planted'
 expect "a link planted in the npm cache" planted "$OUT"
-OUT=$(HOME=$H "$HALO" cache list 2>&1)
+OUT=$(cd "$WS" && HOME=$H "$HALO" cache list 2>&1)
 expect_match "cache list: go's entry has a size" "^go +GOCACHE +[0-9.]+K +$C/go-build$" "$OUT"
-OUT=$(HOME=$H "$HALO" cache clear npm 2>&1)
+OUT=$(cd "$WS" && HOME=$H "$HALO" cache clear npm 2>&1)
 expect_match "cache clear npm" "^cleared npm" "$OUT"
 expect "cache clear: the npm cache is gone" no "$([ -e "$C/npm" ] && echo yes || echo no)"
 expect "cache clear: a link's target is untouched" keep "$(cat "$TMPDIR/outside-target")"
 expect "cache clear: go's cache kept" yes "$([ -e "$C/go-build/entry" ] && echo yes || echo no)"
 expect_rc "cache clear of an unknown tool: 125" 125 env HOME="$H" "$HALO" cache clear nosuch
-OUT=$(HOME=$H "$HALO" cache clear all 2>&1)
+sbx -- sh -c 'mkdir -p "$GOPATH/pkg/mod/x/sub" && touch "$GOPATH/pkg/mod/x/sub/f" && chmod -R a-w "$GOPATH/pkg/mod/x" && echo made'
+expect "a read-only module cache, as Go makes it" made "$OUT"
+OUT=$(cd "$WS" && HOME=$H "$HALO" cache clear go 2>&1)
+expect "cache clear go: removes Go's read-only module cache" no "$([ -e "$C/go" ] && echo yes || echo no)"
+OUT=$(cd "$WS" && HOME=$H "$HALO" cache clear all 2>&1)
 expect "cache clear all: go's cache gone" no "$([ -e "$C/go-build" ] && echo yes || echo no)"
-expect "cache path" "$C" "$(HOME=$H "$HALO" cache path)"
+expect "cache path" "$C" "$(cd "$WS" && HOME=$H "$HALO" cache path)"
 
 # No usable home: per-run caches in the sandbox's /tmp, and one line saying so.
 OUT=$(cd "$WS" && HOME=/nonexistent timeout 20 "$HALO" -- sh -c \

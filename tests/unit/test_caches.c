@@ -75,7 +75,9 @@ START_TEST(vars_per_tool)
 	ck_assert_str_eq(var(&c, "GOPATH"), "/r/go");
 	ck_assert_str_eq(var(&c, "CARGO_HOME"), "/r/cargo");
 	ck_assert_str_eq(var(&c, "PIP_CACHE_DIR"), "/r/pip");
-	ck_assert_str_eq(var(&c, "MAVEN_OPTS"), "-Dmaven.repo.local=/r/m2/repository");
+	ck_assert_str_eq(var(&c, "MAVEN_OPTS"), "-Dmaven.repo.local=/r/maven");
+	for (size_t i = 0; i < runner_n_cache_tools; i++) /* one component each (clear) */
+		ck_assert_ptr_null(strchr(runner_cache_tools[i].sub, '/'));
 	ck_assert_str_eq(var(&c, "XDG_CACHE_HOME"), "/r/xdg");
 	runner_caches_release(&c);
 	ck_assert_int_eq(runner_caches_vars(&c, NULL), 0);
@@ -85,6 +87,15 @@ START_TEST(vars_per_tool)
 	ck_assert(!runner_cache_tool_known("Go") && !runner_cache_tool_known(""));
 }
 END_TEST
+
+#define WS "/w/proj"
+
+static int plan(const struct halo_policy *p, const char *h, struct runner_caches *c)
+{
+	struct runner_caches_in in = {.policy = p, .home = h, .workspace = WS};
+
+	return runner_caches_plan(&in, c);
+}
 
 static struct halo_policy *policy(enum policy_caches mode, const char *protected_abs)
 {
@@ -104,11 +115,13 @@ static struct halo_policy *policy(enum policy_caches mode, const char *protected
 START_TEST(isolated_creates_a_private_root)
 {
 	struct runner_caches c;
-	char want[PATH_MAX + 64];
+	char want[PATH_MAX + 128];
 	struct stat st;
 
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_UNSET, NULL), home, NULL, &c), 0);
-	snprintf(want, sizeof(want), "%s/.cache/halo-run/caches", home);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_UNSET, NULL), home, &c), 0);
+	char key[64];
+	ck_assert_int_eq(runner_cache_key(WS, key, sizeof(key)), 0);
+	snprintf(want, sizeof(want), "%s/.cache/halo-run/caches/%s", home, key);
 	ck_assert(!c.per_run);
 	ck_assert_str_eq(c.root, want);
 	ck_assert_uint_eq(c.n_binds, 1);
@@ -118,8 +131,7 @@ START_TEST(isolated_creates_a_private_root)
 	ck_assert_str_eq(c.note, "");
 	runner_caches_release(&c);
 	/* again: the existing root is reused */
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
 	ck_assert(!c.per_run);
 	runner_caches_release(&c);
 }
@@ -131,31 +143,27 @@ START_TEST(isolated_falls_back_to_per_run)
 	char missing[PATH_MAX + 16], prot[PATH_MAX + 16];
 
 	snprintf(missing, sizeof(missing), "%s/nonexistent", home);
-	ck_assert_int_eq(
-	    runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), missing, NULL, &c), 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), missing, &c), 0);
 	ck_assert(c.per_run);
 	ck_assert_uint_eq(c.n_binds, 0);
 	ck_assert_str_eq(var(&c, "GOCACHE"), RUNNER_CACHE_PER_RUN_ROOT "/go-build");
 	ck_assert_msg(strstr(c.note, "per-run") && strstr(c.note, "nonexistent"), "%s", c.note);
 	runner_caches_release(&c);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), NULL, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), NULL, &c), 0);
 	ck_assert(c.per_run);
 	runner_caches_release(&c);
 
 	/* halo-run's part of the path may not be a link (it could point anywhere). */
 	sh("mkdir -p '%s/.cache' '%s/elsewhere' && ln -s '%s/elsewhere' '%s/.cache/halo-run'",
 	   home);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
 	ck_assert_msg(c.per_run, "a symlinked halo-run directory must not be used");
 	runner_caches_release(&c);
 	sh("rm -f '%s/.cache/halo-run'", home);
 
 	/* a root under a protected path */
 	snprintf(prot, sizeof(prot), "%s/.cache", home);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, prot), home, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, prot), home, &c), 0);
 	ck_assert(c.per_run);
 	ck_assert_msg(strstr(c.note, "protected path") != NULL, "%s", c.note);
 	runner_caches_release(&c);
@@ -169,10 +177,57 @@ START_TEST(isolated_other_owner_refused)
 	if (geteuid() != 0)
 		return; /* needs chown to another user: covered as root */
 	sh("mkdir -p '%s/.cache/halo-run/caches' && chown 65534 '%s/.cache/halo-run'", home);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
 	ck_assert(c.per_run);
 	ck_assert_msg(strstr(c.note, "not a private directory") != NULL, "%s", c.note);
+	runner_caches_release(&c);
+}
+END_TEST
+
+START_TEST(key_per_workspace)
+{
+	char a[64], b[64], c2[64];
+
+	ck_assert_int_eq(runner_cache_key("/home/u/proj", a, sizeof(a)), 0);
+	ck_assert_int_eq(runner_cache_key("/srv/proj", b, sizeof(b)), 0);
+	ck_assert_int_eq(runner_cache_key("/", c2, sizeof(c2)), 0);
+	ck_assert(strncmp(a, "proj-", 5) == 0 && strncmp(b, "proj-", 5) == 0);
+	ck_assert_str_ne(a, b); /* same name, other workspace: another directory */
+	ck_assert(strncmp(c2, "root-", 5) == 0);
+	ck_assert_int_eq(runner_cache_key("/x/..", a, sizeof(a)), 0);
+	ck_assert(a[0] == '_' && !strchr(a, '/'));
+	ck_assert_int_eq(runner_cache_key("/x/a b\n\x01", a, sizeof(a)), 0);
+	ck_assert(strncmp(a, "a_b__-", 6) == 0);
+	ck_assert_int_eq(runner_cache_key("/x/y", a, 10), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(read_only_is_per_run)
+{
+	struct runner_caches c;
+	struct halo_policy *p = policy(POLICY_CACHES_ISOLATED, NULL);
+
+	p->mode = POLICY_MODE_READ_ONLY;
+	ck_assert_int_eq(plan(p, home, &c), 0);
+	ck_assert(c.per_run && c.n_binds == 0);
+	ck_assert_msg(strstr(c.note, "read-only") != NULL, "%s", c.note);
+	runner_caches_release(&c);
+}
+END_TEST
+
+START_TEST(dry_run_creates_nothing)
+{
+	struct runner_caches c;
+	struct runner_caches_in in = {.policy = policy(POLICY_CACHES_ISOLATED, NULL),
+				      .home = home,
+				      .workspace = WS,
+				      .dry_run = true};
+	char p[PATH_MAX + 32];
+
+	ck_assert_int_eq(runner_caches_plan(&in, &c), 0);
+	ck_assert(!c.per_run && c.n_binds == 1);
+	snprintf(p, sizeof(p), "%s/.cache", home);
+	ck_assert_msg(access(p, F_OK) < 0, "dry run created %s", p);
 	runner_caches_release(&c);
 }
 END_TEST
@@ -182,12 +237,12 @@ START_TEST(host_binds_real_dirs_only)
 	struct runner_caches c;
 
 	sh("mkdir -p '%s/.npm' '%s/.cargo/registry' && ln -s /etc '%s/go'", home);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_HOST, NULL), home, NULL, &c), 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_HOST, NULL), home, &c), 0);
 	ck_assert_uint_eq(c.n_vars, 0);
 	ck_assert_uint_eq(c.n_binds, 2);
 	ck_assert(strstr(c.binds[0], "/.npm") && strstr(c.binds[1], "/.cargo/registry"));
 	runner_caches_release(&c);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_OFF, NULL), home, NULL, &c), 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_OFF, NULL), home, &c), 0);
 	ck_assert_uint_eq(c.n_vars + c.n_binds, 0);
 	runner_caches_release(&c);
 }
@@ -202,20 +257,19 @@ START_TEST(cargo_config_linked_never_through_a_link)
 	ssize_t n;
 
 	sh("mkdir -p '%s/.cargo' && echo '[net]' > '%s/.cargo/config.toml'", home);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
 	snprintf(path, sizeof(path), "%s/cargo/config.toml", c.root);
+	ck_assert(strstr(c.root, "/caches/proj-") != NULL);
 	n = readlink(path, target, sizeof(target) - 1);
 	ck_assert_int_gt(n, 0);
 	target[n] = '\0';
 	ck_assert(strstr(target, "/.cargo/config.toml") != NULL);
 	runner_caches_release(&c);
 	/* planted: caches/cargo -> elsewhere */
-	sh("rm -rf '%s/.cache/halo-run/caches/cargo' && mkdir -p '%s/elsewhere' && "
-	   "ln -s '%s/elsewhere' '%s/.cache/halo-run/caches/cargo'",
+	sh("d=$(echo '%s/.cache/halo-run/caches/'*) && rm -rf \"$d/cargo\" && "
+	   "mkdir -p '%s/elsewhere' && ln -s '%s/elsewhere' \"$d/cargo\"",
 	   home);
-	ck_assert_int_eq(runner_caches_plan(policy(POLICY_CACHES_ISOLATED, NULL), home, NULL, &c),
-			 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
 	snprintf(path, sizeof(path), "%s/elsewhere/config.toml", home);
 	ck_assert_msg(access(path, F_OK) < 0, "a link was created through the planted symlink");
 	runner_caches_release(&c);
@@ -234,6 +288,9 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, isolated_falls_back_to_per_run);
 	tcase_add_test(tc, isolated_other_owner_refused);
 	tcase_add_test(tc, host_binds_real_dirs_only);
+	tcase_add_test(tc, key_per_workspace);
+	tcase_add_test(tc, read_only_is_per_run);
+	tcase_add_test(tc, dry_run_creates_nothing);
 	tcase_add_test(tc, cargo_config_linked_never_through_a_link);
 	suite_add_tcase(s, tc);
 	return s;

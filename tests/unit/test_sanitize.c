@@ -51,6 +51,11 @@ static const struct scase cases[] = {
     {"empty file", "", NULL},
     {"only blank lines", "\n\n\r\n   \n", NULL},
     {"no final newline", "registry=r", "registry=r"},
+    {"CR-only line ends", "registry=https://r/\r//r/:_authToken=CR1\rstrict-ssl=true\r",
+     "registry=https://r/|strict-ssl=true", "CR1"},
+    {"inline comment with a token", "registry=https://r/ ; old _authToken=IC1\n", NULL, "IC1"},
+    {"inline hash comment", "registry=https://r/ # _password=IC2\nfetch-retries=2\n",
+     "fetch-retries=2", "IC2"},
     {"long line", NULL},
     {"nul byte", "registry=r\0_authToken=x\n", NULL, NULL, -EINVAL, 25},
 };
