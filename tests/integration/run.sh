@@ -21,7 +21,7 @@ mkdir -p "$stage/helpers"
 cp -r "$here" "$stage/it"
 chmod -R a+rX "$stage"
 
-total_pass=0; total_fail=0
+total_pass=0; total_fail=0; total_skip=0
 run_one() { # as script
 	local as=$1 script=$2 out scratch rc
 	scratch=$(mktemp -d /tmp/halo-scratch.XXXXXX)
@@ -40,6 +40,7 @@ run_one() { # as script
 	p=$(grep -c '^ok - ' <<<"$out")
 	f=$(grep -c '^not ok - ' <<<"$out")
 	s=$(grep -c '^skip - ' <<<"$out") # rows that could not check what they claim here
+	total_skip=$((total_skip + s))
 	[ "$s" -gt 0 ] && s=", $s skipped" || s=""
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; out+=$'\n'"not ok - $(basename "$script") exited $rc"; fi
 	total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
@@ -61,5 +62,5 @@ for script in "$here"/t_*.sh; do
 	run_one root "$script"
 	run_one user "$script"
 done
-echo "integration: $total_pass passed, $total_fail failed"
+echo "integration: $total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ] && [ "$total_pass" -gt 0 ]
