@@ -400,6 +400,8 @@ START_TEST(split_scan_matches)
 	ck_assert(got.truncated);
 	linux_paths_free(&got.masked);
 	linux_paths_free(&got.guarded);
+	linux_paths_free(&got.pinned);
+	linux_paths_free(&got.missing);
 }
 END_TEST
 
