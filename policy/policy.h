@@ -114,11 +114,11 @@ struct halo_policy {
 	char *legacy_permissions_sandbox; /* permissions.sandbox as written, or NULL */
 
 	/* derived */
-	bool egress_default_allow;	     /* the effective default once unset is resolved */
-	struct policy_list writable_abs;     /* writable roots, ~ expanded, absolute */
-	struct policy_list protected_abs;    /* absolute protected paths, in every home form */
-	struct policy_list protected_globs;  /* relative patterns such as ".env*" */
-	struct policy_list allow_read_abs;   /* allowRead, in every home form */
+	bool egress_default_allow;	    /* the effective default once unset is resolved */
+	struct policy_list writable_abs;    /* writable roots, ~ expanded, absolute */
+	struct policy_list protected_abs;   /* absolute protected paths, in every home form */
+	struct policy_list protected_globs; /* relative patterns such as ".env*" */
+	struct policy_list allow_read_abs;  /* allowRead, in every home form */
 	/* Floor files shown inside as a sanitized copy (not carved out, not protected by
 	 * the policy itself), every home form; sanitize_kind[i] says the format. */
 	struct policy_list sanitize_abs;
