@@ -290,6 +290,12 @@ static int plan_isolated(const struct runner_caches_in *in, struct runner_caches
 			 prot);
 		return per_run(c, why, in->home);
 	}
+	if (in->dry_run && access(c->root, F_OK) < 0) {
+		/* Nothing to bind yet, and a dry run creates nothing: say where it will be. */
+		snprintf(c->note, sizeof(c->note),
+			 "tool caches: %.500s (created at the first launch)", c->root);
+		return runner_caches_vars(c, c->root);
+	}
 	if (!(c->binds[c->n_binds] = strdup(c->root)))
 		return -ENOMEM;
 	c->n_binds++;
