@@ -346,6 +346,10 @@ struct policy_decision {
 int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		  struct policy_decision *d);
 
+/* Is `path` `dir` or beneath it, compared case-insensitively, as validation compares
+ * writable roots with protected paths (a case-insensitive volume has one file there). */
+bool policy_path_within(const char *path, const char *dir);
+
 /* Is host:port (a parsed host) one of the sandbox's own loopback names with a port
  * listed in egress.hostPorts? Then the connection is relayed to the host's loopback
  * without Decide() or the address check: listing the port is the permission. Returns

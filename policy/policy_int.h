@@ -145,8 +145,6 @@ int policy_path_normalise(const char *in, bool resolve_dotdot, char *out, size_t
 			  const char **why);
 /* "~" / "~/x" against home, or an absolute path; then normalised (".." refused). */
 int policy_path_expand(const char *raw, const char *home, char *out, size_t n, const char **why);
-/* Is `path` equal to `dir` or inside it (component boundary, case-insensitive)? */
-bool policy_path_within(const char *path, const char *dir);
 
 /* Validation pieces (validate.c, validate_paths.c), called by policy_finalize. */
 struct policy_vctx {

@@ -206,15 +206,13 @@ static int make_root(const char *root, const char *key, char *real, char *why, s
 	return rc;
 }
 
-/* A cache root under a protected path would be a way to write into it. */
+/* A cache root over or under a protected path would be a way to write into it: the
+ * overlap rule validation applies to writable roots. */
 static const char *under_protected(const struct halo_policy *p, const char *root)
 {
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
 		const char *pp = p->protected_abs.items[i];
-		size_t l = strlen(pp);
-		if (strncmp(root, pp, l) == 0 && (root[l] == '/' || root[l] == '\0'))
-			return pp;
-		if (strncmp(pp, root, strlen(root)) == 0 && pp[strlen(root)] == '/')
+		if (policy_path_within(root, pp) || policy_path_within(pp, root))
 			return pp;
 	}
 	return NULL;
