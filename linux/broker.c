@@ -54,9 +54,10 @@
 #define IS(nr, t, f)                                                                               \
 	(struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), (t), (f))
 
-/* Calls that create a name. Opens only with O_CREAT (everything else opens what
- * exists); openat2 is refused with ENOSYS by the deny list (its flags are out of
- * seccomp's sight), and other architectures are killed by it. */
+/* Calls that create a name, and opens that create or write (O_CREAT, O_WRONLY, O_RDWR,
+ * O_TRUNC: the git rules refuse writing a git directory's config or hooks in place;
+ * read-only opens pass untouched); openat2 is refused with ENOSYS by the deny list (its flags are
+ * out of seccomp's sight), and other architectures are killed by it. */
 static const int create_calls[] = {
     __NR_mkdirat,  __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2,
 #ifdef __NR_mkdir
@@ -105,7 +106,8 @@ void linux_broker_install_or_die(int sock, int rfd)
 #endif
 	f[n++] = ALLOW;
 	/* CHECK */
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+					      O_CREAT | O_WRONLY | O_RDWR | O_TRUNC, 0, 1);
 	f[n++] = NOTIFY;
 	f[n++] = ALLOW;
 	struct sock_fprog prog = {(unsigned short)n, f};
@@ -189,24 +191,30 @@ static int yama_scope(void)
 	return n > 0 ? atoi(buf) : 0;
 }
 
-bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool required,
-			      int rfd)
+bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool guard_git,
+			      bool required, int rfd)
 {
 	int yama = yama_scope();
 
 	memset(b, 0, sizeof(*b));
 	b->listener = -1;
 	b->addfd_send = true;
-	if (s->missing.n == 0)
+	if (s->missing.n == 0 && !guard_git)
 		return false;
 	if (yama >= 2) {
 		if (!required)
 			return false; /* failIfUnavailable: false (dry-run and doctor say so) */
 		linux_die(rfd, STEP, EPERM,
 			  "kernel.yama.ptrace_scope is %d: halo-run's init cannot read the "
-			  "command's paths to refuse creating missing guard targets (%s...); set "
-			  "it to 1, or sandbox.failIfUnavailable: false to run without that",
-			  yama, s->missing.v[0]);
+			  "command's paths to refuse creating missing guard targets (%s) or "
+			  "hooks in git directories; set it to 1, or "
+			  "sandbox.failIfUnavailable: false to run without that",
+			  yama, s->missing.n ? s->missing.v[0] : "none missing");
+	}
+	b->guard_git = guard_git;
+	if (s->missing.n == 0) {
+		sizes_or_die(b, rfd);
+		return true;
 	}
 	if (!(b->pins = calloc(s->missing.n, sizeof(*b->pins))))
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
@@ -276,42 +284,16 @@ static void answer_fd(struct linux_broker *b, int fd, bool cloexec)
 	close(fd);
 }
 
-void linux_broker_note_created(struct linux_broker *b, int dfd, const char *name)
-{
-	char self[64], dir[PATH_MAX], path[PATH_MAX + 8];
-	ssize_t n;
-
-	if (strncasecmp(name, ".git", 4) != 0 || (name[4] && strcmp(name + 4, "/") != 0))
-		return;
-	if (b->new_repos.n >= BROKER_MAX_NEW_REPOS) {
-		b->more_repos++;
-		return;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
-	if ((n = readlink(self, dir, sizeof(dir) - 1)) < 0)
-		return;
-	dir[n] = '\0';
-	snprintf(path, sizeof(path), "%s/.git", strcmp(dir, "/") ? dir : "");
-	linux_paths_add(&b->new_repos, path);
-}
-
 void linux_broker_send_notes(const struct linux_broker *b, int fd)
 {
-	char buf[8192];
-	size_t o = 0;
+	char buf[sizeof(b->git_why) + 32];
+	int n;
 	ssize_t w;
 
-	for (size_t i = 0; i < b->new_repos.n; i++) {
-		size_t len = strlen(b->new_repos.v[i]) + 1;
-		if (o + len > sizeof(buf) - 32)
-			break;
-		memcpy(buf + o, b->new_repos.v[i], len);
-		o += len;
-	}
-	if (b->more_repos)
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "+%zu", b->more_repos) + 1;
-	if (o)
-		w = write(fd, buf, o);
+	if (b->git_refused == 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "%zu %s", b->git_refused, b->git_why);
+	w = write(fd, buf, (size_t)n + 1);
 	(void)w;
 }
 

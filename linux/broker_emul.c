@@ -25,6 +25,7 @@ struct call {
 	const struct seccomp_notif *req;
 	pid_t tid;
 	const uint64_t *a;
+	enum broker_op op; /* for the git rules */
 };
 
 static void close_fd(int *fd)
@@ -123,6 +124,7 @@ static int open_base(struct call *c, int dfd, const char *path)
 struct newname {
 	int pfd;
 	char last[NAME_MAX + 2];
+	int git; /* what the git rules said (BROKER_GIT_OK or BROKER_GIT_CONFIG) */
 };
 
 static int open_parent(struct call *c, int base, char *path, struct newname *nn)
@@ -133,6 +135,7 @@ static int open_parent(struct call *c, int base, char *path, struct newname *nn)
 	const char *parent = ".", *name;
 
 	nn->pfd = -1;
+	nn->git = BROKER_GIT_OK;
 	if (n == 0)
 		return -ENOENT;
 	while (n > 1 && path[n - 1] == '/') {
@@ -153,6 +156,8 @@ static int open_parent(struct call *c, int base, char *path, struct newname *nn)
 		return -errno;
 	if (linux_broker_pinned(c->b, nn->pfd, nn->last))
 		return -EACCES;
+	if ((nn->git = linux_broker_git_check(c->b, nn->pfd, nn->last, c->op)) < 0)
+		return nn->git;
 	if (slash)
 		memcpy(nn->last + k, "/", 2);
 	return 0;
@@ -213,22 +218,20 @@ static long do_mkdir(struct call *c, int dfd, uint64_t path, mode_t mode)
 {
 	AUTO_FD base = -1;
 	struct newname nn;
-	int rc = new_name(c, dfd, path, &base, &nn);
+	int rc = (c->op = BROKER_OP_MKDIR, new_name(c, dfd, path, &base, &nn));
 	AUTO_FD pfd = nn.pfd;
 
 	if (rc < 0)
 		return rc;
 	take_umask(c);
-	if ((rc = (int)R(mkdirat(pfd, nn.last, mode))) == 0)
-		linux_broker_note_created(c->b, pfd, nn.last);
-	return rc;
+	return R(mkdirat(pfd, nn.last, mode));
 }
 
 static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t dev)
 {
 	AUTO_FD base = -1;
 	struct newname nn;
-	int rc = new_name(c, dfd, path, &base, &nn);
+	int rc = (c->op = BROKER_OP_MKNOD, new_name(c, dfd, path, &base, &nn));
 	AUTO_FD pfd = nn.pfd;
 
 	if (rc < 0)
@@ -246,6 +249,7 @@ static long do_symlink(struct call *c, uint64_t target, int dfd, uint64_t path)
 
 	if (rc < 0)
 		return rc;
+	c->op = BROKER_OP_SYMLINK;
 	rc = new_name(c, dfd, path, &base, &nn);
 	AUTO_FD pfd = nn.pfd;
 	if (rc < 0)
@@ -271,6 +275,7 @@ static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t n
 
 	if (obase < 0)
 		return obase;
+	c->op = BROKER_OP_LINK;
 	rc = new_name(c, ndfd, new, &base, &nn);
 	AUTO_FD pfd = nn.pfd;
 	if (rc < 0)
@@ -282,6 +287,22 @@ static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t n
 		return R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
 	}
 	return R(linkat(obase, op, pfd, nn.last, flags & AT_SYMLINK_FOLLOW));
+}
+
+/* RENAME_EXCHANGE makes the old name anew too: it is checked as one made. */
+static int exchange_side(struct call *c, int obase, const char *op)
+{
+	char path[PATH_MAX];
+	struct newname on;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s", op);
+	rc = open_parent(c, obase, path, &on);
+	if (on.pfd >= 0)
+		close(on.pfd);
+	if (rc == 0 && on.git == BROKER_GIT_CONFIG)
+		return -EACCES; /* a git config is replaced by rename only, never swapped */
+	return rc;
 }
 
 static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t new,
@@ -297,13 +318,16 @@ static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t
 		return obase;
 	if (op[0] == '\0')
 		return -ENOENT;
+	c->op = BROKER_OP_RENAME;
 	rc = new_name(c, ndfd, new, &base, &nn);
 	AUTO_FD pfd = nn.pfd;
 	if (rc < 0)
 		return rc;
-	if ((rc = (int)R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags))) == 0)
-		linux_broker_note_created(c->b, pfd, nn.last);
-	return rc;
+	if ((flags & RENAME_EXCHANGE) && (rc = exchange_side(c, obase, op)) < 0)
+		return rc;
+	if (nn.git == BROKER_GIT_CONFIG)
+		return linux_broker_git_config_rename(c->b, obase, op, pfd, nn.last, flags);
+	return R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags));
 }
 
 /* Would this open block (a FIFO without its other end)? Such opens run in a child
@@ -351,7 +375,7 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 	return (flags & O_CLOEXEC) != 0;
 }
 
-/* open with O_CREAT: the name checked at each hop when its last component is a
+/* open with O_CREAT (or for writing): the name checked at each hop when its last component is a
  * symlink the kernel would follow (and create the target of). */
 static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mode, int *fd_out)
 {
@@ -364,6 +388,7 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 	if ((base = open_base(c, dfd, path)) < 0)
 		return base;
 	take_umask(c);
+	c->op = (flags & O_CREAT) ? BROKER_OP_OPEN_CREATE : BROKER_OP_OPEN_WRITE;
 	for (int hop = 0;; hop++) {
 		struct newname nn;
 		long r;
@@ -374,7 +399,14 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 			return rc;
 		if (hop == 0 && !still_valid(c))
 			return -ENOENT;
-		r = open_final(c, pfd, nn.last, flags, mode, in_procfs(pfd), fd_out);
+		bool magic = in_procfs(pfd);
+		r = open_final(c, pfd, nn.last, flags, mode, magic, fd_out);
+		if (magic && r >= 0 && *fd_out >= 0 &&
+		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {
+			close(*fd_out); /* the file behind the magic link is a guarded one */
+			*fd_out = -1;
+			return -EACCES;
+		}
 		if (r != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
 			return r;
 		if (hop >= MAX_FOLLOW)
@@ -400,7 +432,8 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 
 long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
 {
-	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args};
+	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args,
+			 BROKER_OP_OPEN_CREATE};
 	const uint64_t *a = c.a;
 
 	*fd_out = -1;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "linux/gitconf.h"
 #include "linux/linux_int.h"
 
 /* A missing guard target: a name in a directory (by inode: directories that hold one
@@ -35,27 +36,33 @@ struct linux_broker {
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
 	bool addfd_send; /* SECCOMP_ADDFD_FLAG_SEND works (5.14+) */
-	/* Git directories the command made (mkdir or rename to .git): a repository
-	 * created inside is the command's, hooks and config included, and the user is
-	 * told at the end. At most BROKER_MAX_NEW_REPOS kept, the rest counted. */
-	struct linux_paths new_repos;
-	size_t more_repos;
+	/* The git directory rules (broker_git.c) apply: sandbox.guardPersistence in a
+	 * sandbox with writable trees. What they refused: a count and the first one. */
+	bool guard_git;
+	size_t git_refused;
+	char git_why[PATH_MAX + 200];
 };
 
-#define BROKER_MAX_NEW_REPOS 16
+/* What a trapped call does to the name it makes (the git rules differ by call). */
+enum broker_op {
+	BROKER_OP_OPEN_CREATE,
+	BROKER_OP_OPEN_WRITE, /* an existing file opened for writing */
+	BROKER_OP_MKDIR,
+	BROKER_OP_MKNOD,
+	BROKER_OP_SYMLINK,
+	BROKER_OP_LINK,
+	BROKER_OP_RENAME,
+};
 
-/* A name made in the directory open at dfd: remembered when it is ".git". */
-void linux_broker_note_created(struct linux_broker *b, int dfd, const char *name);
-
-/* The notes for the supervisor (NUL-separated paths, then "+N" when more were made),
- * written to fd after the command's status. */
+/* The note for the supervisor, written to fd after the command's status: what the
+ * git rules refused ("N first-refusal"), nothing when they refused nothing. */
 void linux_broker_send_notes(const struct linux_broker *b, int fd);
 
-/* Init, after the mounts: the pins from s->missing (opened in the sandbox's view).
- * Returns false when there is nothing to pin, or when Yama forbids it and it is not
- * `required` (sandbox.failIfUnavailable: false); dies when it is. */
-bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool required,
-			      int rfd);
+/* Init, after the mounts: the pins from s->missing (opened in the sandbox's view), and
+ * the git directory rules when guard_git. Returns false when there is nothing to do, or when Yama
+ * forbids it and it is not `required` (sandbox.failIfUnavailable: false); dies when it is. */
+bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool guard_git,
+			      bool required, int rfd);
 
 /* The command's process, right before exec: install the filter and hand its listener
  * to init over `sock`. */
@@ -81,5 +88,21 @@ void linux_broker_answer(struct linux_broker *b, long rc, int fd);
 
 /* Is `name` in the directory open at dfd a pinned (missing) guard target? */
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name);
+
+/* broker_git.c: the git directory rules for making `name` in the directory open at
+ * pfd. BROKER_GIT_OK, BROKER_GIT_CONFIG (a rename onto a git directory's config: let
+ * linux_broker_git_config_rename perform it), or -EACCES (refused, noted). */
+#define BROKER_GIT_OK	  0
+#define BROKER_GIT_CONFIG 1
+int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, enum broker_op op);
+
+/* rename(obase/old → pfd/name) onto a git directory's config: the new content
+ * checked, init's own copy installed, old removed. 0 or -errno. */
+long linux_broker_git_config_rename(struct linux_broker *b, int obase, const char *old, int pfd,
+				    const char *name, unsigned flags);
+
+/* A file init opened for writing through a magic link (/proc/<pid>/fd/N): the rules
+ * applied to where it lies. 0 or -EACCES. */
+int linux_broker_git_check_opened(struct linux_broker *b, int fd);
 
 #endif

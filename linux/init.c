@@ -199,6 +199,12 @@ static void broker_socket_or_die(int rfd)
 	broker_child_sock = sv[1];
 }
 
+/* The git directory rules apply wherever the command can write a tree of the host's. */
+static bool guard_git(const struct linux_launch *l)
+{
+	return l->policy->guard_persistence != 0 && l->policy->mode != POLICY_MODE_READ_ONLY;
+}
+
 void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		     const struct launch_ids *ids, struct launch_fds *f)
 {
@@ -225,8 +231,10 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	else
 		close(f->lsock_w);
 	s = linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
-	/* Guard targets missing at launch: their creation refused (broker_int.h). */
-	if (linux_broker_pins_or_die(&broker, s, l->policy->fail_if_unavailable != 0, rfd))
+	/* Guard targets missing at launch: their creation refused; git directories' hooks
+	 * and config held, whenever made (broker_int.h, broker_git.c). */
+	if (linux_broker_pins_or_die(&broker, s, guard_git(l), l->policy->fail_if_unavailable != 0,
+				     rfd))
 		broker_socket_or_die(rfd);
 	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)

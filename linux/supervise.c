@@ -2,6 +2,7 @@
  * wall-clock limit, and turn how the sandbox ended into halo-run's exit code. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,25 +58,26 @@ static int status_to_code(int ws)
 static int command_status(struct linux_sandbox *sb, int ws, int *status, struct halo_err *e);
 
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
-/* After the status, init sends the git directories the command created (its
- * creation broker saw each made): say so, after whatever else there is to say. */
-static bool new_repos_note(int fd, struct halo_err *e)
+/* After the status, init sends what the git directory rules refused, if anything
+ * (broker_git.c): say so, after whatever else there is to say. */
+static bool git_refusals_note(int fd, struct halo_err *e)
 {
-	char buf[8192], list[900] = "";
+	char buf[PATH_MAX + 256], *sp;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	size_t o = 0;
+	size_t o;
 
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	for (char *p = buf; p < buf + n; p += strlen(p) + 1)
-		o += (size_t)snprintf(list + o, o < sizeof(list) ? sizeof(list) - o : 0, "%s%s",
-				      o ? ", " : "", p[0] == '+' ? "and more" : p);
+	if (!(sp = strchr(buf, ' ')))
+		return false;
+	*sp = '\0';
 	o = strlen(e->msg);
 	snprintf(e->msg + o, sizeof(e->msg) - o,
-		 "%swarning: the command created git repositories (%s): their hooks and config "
-		 "were written inside the sandbox; review them before running git there",
-		 o ? "; " : "", list);
+		 "%swarning: refused %s change%s to git hooks or config (first: %s); the hooks "
+		 "of a repository and the config keys that run programs stay out of the "
+		 "command's reach, in repositories it creates too",
+		 o ? "; " : "", buf, strcmp(buf, "1") ? "s" : "", sp + 1);
 	return true;
 }
 
@@ -107,7 +109,7 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct h
 		return command_status(sb, child_ws, status, e);
 	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
 		int rc = command_status(sb, cmd_ws, status, e);
-		return new_repos_note(f->status_r, e) ? 1 : rc;
+		return git_refusals_note(f->status_r, e) ? 1 : rc;
 	}
 	/* init ended without a word: killed from outside, or died in setup. */
 	*status = status_to_code(child_ws);

@@ -103,10 +103,41 @@ expect "a guard target that is a dangling link the command could complete: launc
 	125 "$RC"
 expect_match "... naming the link and what is missing" "ripgreprc leads to .*build, which does not exist" "$ERR"
 
+# A repository the command makes during the run is allowed, but its hooks and the
+# config keys that run programs are held: each way in, then a real host-side commit
+# and config read in it.
 new_repo r6
-in_ws r6 plain.yaml "git init -q sub && echo made"
-expect_match "a repository created inside is named at the end (its hooks and config are the command's)" \
-	"created git repositories \(.*/r6/sub/\.git\)" "$ERR"
+R6_ATTACKS='git init -q sub && cd sub
+git config core.hooksPath /tmp; echo "hookspath=$?"
+git config alias.st "!sh"; echo "alias=$?"
+printf "#!/bin/sh\ntouch '"$MARK"'\n" > .git/hooks/pre-commit; echo "hook=$?"
+mv .git/hooks/pre-commit.sample .git/hooks/pre-commit; echo "sample-renamed=$?"
+python3 -c "open(\".git/config\",\"a\").write(\"[core]\\n\\tfsmonitor = x\\n\")"; echo "append=$?"
+python3 -c "f=open(\".git/config\",\"r+\"); f.seek(0,2); f.write(\"[core]\\n\\tpager = x\\n\")"; echo "rplus=$?"
+exec 3<.git/config; (echo "[core] editor = x" >> /proc/self/fd/3); echo "magic-link=$?"; exec 3<&-
+printf "[core]\n\tsshCommand = x\n" > /tmp/c; cp /tmp/c .git/config.lock; mv .git/config.lock .git/config; echo "lock-rename=$?"; rm -f .git/config.lock
+mkdir -p ../evil/hooks && printf "#!/bin/sh\n" > ../evil/hooks/pre-commit && mkdir ../evil/objects && mkdir ../evil/refs; echo "prestaged=$?"
+git config user.email in@example.test; echo "user=$?"
+git remote add origin https://git.example.test/r.git; echo "remote=$?"
+echo x > f && git add f && git -c user.name=in commit -qm in; echo "commit=$?"'
+in_ws r6 plain.yaml "$R6_ATTACKS"
+for w in hookspath alias hook sample-renamed append rplus magic-link lock-rename prestaged; do
+	expect_match "a repository made inside: $w refused" "^$w=[1-9]" "$(printf '%s\n' "$OUT" | grep "^$w=")"
+done
+for w in user remote commit; do
+	expect "a repository made inside: $w still works" "$w=0" "$(printf '%s\n' "$OUT" | grep "^$w=")"
+done
+expect_match "... the refusals are named at the end" "refused [0-9]+ changes to git hooks or config" "$ERR"
+rm -f "$MARK"
+(cd r6/sub && git_host commit -q --allow-empty -m host >/dev/null 2>&1)
+expect "... the host's next commit there runs no hook" absent \
+	"$([ -e "$MARK" ] && echo present || echo absent)"
+expect "... its config holds no key that runs a program" "" \
+	"$(git -C r6/sub config --local --list | grep -iE 'hookspath|alias|fsmonitor|pager|editor|sshcommand')"
+expect "... and keeps what the command set legitimately" "in@example.test https://git.example.test/r.git" \
+	"$(git -C r6/sub config user.email) $(git -C r6/sub config remote.origin.url)"
+expect "... the pre-staged directory never became a git directory" absent \
+	"$([ -e r6/evil/refs ] && echo present || echo absent)"
 
 # ---------------------------------------------------------------- 2. renames and symlinks
 mkdir -p m1/conf m1/real-keys

@@ -1,0 +1,329 @@
+/* The creation broker's rules for git directories, whoever made them and whenever: a
+ * repository the command creates during the run (`git init sub`, a clone, a
+ * `gitdir:` file pointing anywhere) is allowed, but its hooks and the keys of its
+ * config that run programs stay out of the command's reach, because the host's next
+ * `git` there would run them.
+ *
+ * A directory is a git directory, as git's own is_git_directory() sees it, when it
+ * holds HEAD and commondir (a linked work tree's) or objects and refs (a repository
+ * or a common directory); names are enough here, so this errs on the guarded side.
+ * In such a directory:
+ *   - hooks/ can only be made empty (mkdir); in it only *.sample names can be made
+ *     or opened for writing (git init's templates; git runs none of them);
+ *   - config and config.worktree can only be replaced by rename (git's lockfile
+ *     protocol: config.lock → config): init reads the new file, checks every key
+ *     (gitconf.c), and renames ITS OWN copy into place, so no descriptor the command
+ *     still holds reaches the installed file; opening them for writing is refused.
+ * A directory BECOMING one (the name that completes HEAD+commondir or objects+refs is
+ * made in it) is checked first: no hook but samples in hooks/, a config that passes,
+ * which is then replaced by init's copy for the same reason. Refusals are EACCES,
+ * counted and the first one named in the run's summary. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "linux/broker_int.h"
+
+#define CONFIG_MAX  (1024 * 1024) /* a config larger than this is refused */
+#define HOOKS_MAX   4096	  /* entries read in a hooks/ being checked */
+#define SAMPLE	    ".sample"
+#define SAMPLE_LEN  (sizeof(SAMPLE) - 1)
+#define RULE_HOOKS  "hooks"
+#define RULE_CONFIG "config"
+#define RULE_CONFWT "config.worktree"
+static const char *const triggers[] = {"HEAD", "commondir", "objects", "refs"};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+#define AUTO_FD __attribute__((cleanup(close_fd))) int
+
+static bool exists_at(int dfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Does dfd hold `name`, or is `name` the one being made (plus)? */
+static bool has(int dfd, const char *name, const char *plus)
+{
+	return (plus && strcasecmp(plus, name) == 0) || exists_at(dfd, name);
+}
+
+/* Is the directory a git directory (with `plus` made in it, when not NULL)? */
+static bool gitdir_like(int dfd, const char *plus)
+{
+	return (has(dfd, "HEAD", plus) && has(dfd, "commondir", plus)) ||
+	       (has(dfd, "objects", plus) && has(dfd, "refs", plus));
+}
+
+static bool is_trigger(const char *name)
+{
+	for (size_t i = 0; i < sizeof(triggers) / sizeof(triggers[0]); i++)
+		if (strcasecmp(name, triggers[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool is_config(const char *name)
+{
+	return strcasecmp(name, RULE_CONFIG) == 0 || strcasecmp(name, RULE_CONFWT) == 0;
+}
+
+static bool is_sample(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > SAMPLE_LEN && strcasecmp(name + n - SAMPLE_LEN, SAMPLE) == 0;
+}
+
+/* The path of an open directory, for messages ("?" when it cannot be told). */
+static void dir_path(int dfd, char *out, size_t n)
+{
+	char self[64];
+	ssize_t k;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
+	k = readlink(self, out, n - 1);
+	if (k < 0)
+		k = snprintf(out, n, "?");
+	out[k] = '\0';
+}
+
+static int refuse(struct linux_broker *b, int dfd, const char *name, const char *why)
+{
+	char dir[PATH_MAX];
+
+	if (b->git_refused++ == 0) {
+		dir_path(dfd, dir, sizeof(dir));
+		snprintf(b->git_why, sizeof(b->git_why), "%s/%s: %s", strcmp(dir, "/") ? dir : "",
+			 name, why);
+	}
+	return -EACCES;
+}
+
+/* Is the directory open at dfd the hooks/ of a git directory? */
+static bool in_git_hooks(int dfd)
+{
+	char dir[PATH_MAX];
+	const char *base;
+
+	dir_path(dfd, dir, sizeof(dir));
+	base = strrchr(dir, '/');
+	if (!base || strcasecmp(base + 1, RULE_HOOKS) != 0)
+		return false;
+	AUTO_FD up = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return up < 0 || gitdir_like(up, NULL); /* cannot tell: guarded */
+}
+
+/* Read a whole regular file (at most CONFIG_MAX bytes) into a new buffer. */
+static int slurp(int fd, char **out, size_t *len, mode_t *mode)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX)
+		return -EINVAL;
+	if (!(buf = malloc((size_t)st.st_size + 1)))
+		return -ENOMEM;
+	while (got <= (size_t)st.st_size) {
+		ssize_t k = pread(fd, buf + got, (size_t)st.st_size + 1 - got, (off_t)got);
+		if (k < 0) {
+			free(buf);
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	if (got > (size_t)st.st_size) { /* grew while read: someone writes it */
+		free(buf);
+		return -EINVAL;
+	}
+	*out = buf;
+	*len = got;
+	*mode = st.st_mode & 07777;
+	return 0;
+}
+
+/* Install `buf` as dfd/name through a new file of init's own (write, then rename). */
+static int install_copy(int dfd, const char *name, const char *buf, size_t len, mode_t mode)
+{
+	char tmp[NAME_MAX + 1];
+	int fd = -1, rc = 0;
+
+	for (unsigned i = 0; fd < 0 && i < 16; i++) {
+		snprintf(tmp, sizeof(tmp), ".%.32s.halo-%d-%u", name, (int)getpid(), i);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	for (size_t o = 0; o < len && rc == 0;) {
+		ssize_t k = write(fd, buf + o, len - o);
+		if (k < 0)
+			rc = -errno;
+		else
+			o += (size_t)k;
+	}
+	if (rc == 0 && fchmod(fd, mode & 0666) < 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		(void)unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
+/* Check the config at fd (opened by the caller) and, when it passes, install init's
+ * copy of it as dfd/name. 0, -EACCES (refused, noted) or -errno. */
+static int config_take(struct linux_broker *b, int fd, int dfd, const char *name)
+{
+	char *buf = NULL, why[160];
+	size_t len = 0;
+	mode_t mode = 0644;
+	int rc = slurp(fd, &buf, &len, &mode);
+
+	if (rc == -EINVAL)
+		return refuse(b, dfd, name, "not a regular file of at most 1 MiB");
+	if (rc < 0)
+		return rc;
+	rc = linux_gitconf_check(buf, len, why, sizeof(why));
+	if (rc == 0)
+		rc = install_copy(dfd, name, buf, len, mode);
+	else
+		rc = refuse(b, dfd, name, why);
+	free(buf);
+	return rc;
+}
+
+/* hooks/ of a directory becoming a git directory: absent, or samples only. */
+static int hooks_comply(struct linux_broker *b, int dfd)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	unsigned n = 0;
+	int fd, rc = 0;
+
+	if (fstatat(dfd, RULE_HOOKS, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return refuse(b, dfd, RULE_HOOKS, "not a directory in a git directory");
+	fd = openat(dfd, RULE_HOOKS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while (rc == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++n > HOOKS_MAX || !is_sample(de->d_name))
+			rc = refuse(b, dfd, RULE_HOOKS,
+				    "a hook in a directory that is becoming a git directory");
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The directory at dfd is becoming a git directory: its hooks and configs pass, and
+ * the configs are replaced by init's copies. */
+static int becoming_gitdir(struct linux_broker *b, int dfd)
+{
+	static const char *const configs[] = {RULE_CONFIG, RULE_CONFWT};
+	int rc = hooks_comply(b, dfd);
+
+	for (size_t i = 0; rc == 0 && i < 2; i++) {
+		AUTO_FD fd =
+		    openat(dfd, configs[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0)
+			return errno == ELOOP ? refuse(b, dfd, configs[i], "a symlink") : -errno;
+		rc = config_take(b, fd, dfd, configs[i]);
+	}
+	return rc;
+}
+
+int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, enum broker_op op)
+{
+	if (!b->guard_git)
+		return BROKER_GIT_OK;
+	if (is_trigger(name)) {
+		if (gitdir_like(pfd, NULL) || !gitdir_like(pfd, name))
+			return BROKER_GIT_OK; /* already one (its content is held), or not becoming
+						 one */
+		return becoming_gitdir(b, pfd);
+	}
+	if (strcasecmp(name, RULE_HOOKS) == 0 || is_config(name)) {
+		if (!gitdir_like(pfd, NULL))
+			return BROKER_GIT_OK;
+		if (strcasecmp(name, RULE_HOOKS) == 0)
+			return op == BROKER_OP_MKDIR
+				   ? BROKER_GIT_OK
+				   : refuse(b, pfd, name,
+					    "a git directory's hooks/ can only be made empty");
+		return op == BROKER_OP_RENAME ? BROKER_GIT_CONFIG
+					      : refuse(b, pfd, name,
+						       "a git directory's config is only written "
+						       "by rename (git's lock file)");
+	}
+	if (!is_sample(name) && in_git_hooks(pfd))
+		return refuse(b, pfd, name, "a hook in a git directory (only *.sample names)");
+	return BROKER_GIT_OK;
+}
+
+long linux_broker_git_config_rename(struct linux_broker *b, int obase, const char *old, int pfd,
+				    const char *name, unsigned flags)
+{
+	int rc;
+
+	if (flags & RENAME_EXCHANGE)
+		return refuse(b, pfd, name, "exchanged with another file");
+	if ((flags & RENAME_NOREPLACE) && exists_at(pfd, name))
+		return -EEXIST;
+	AUTO_FD fd = openat(obase, old, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? refuse(b, pfd, name, "a symlink") : -errno;
+	if ((rc = config_take(b, fd, pfd, name)) < 0)
+		return rc;
+	/* The lock file is gone, as after the rename git asked for. */
+	(void)unlinkat(obase, old, 0);
+	return 0;
+}
+
+int linux_broker_git_check_opened(struct linux_broker *b, int fd)
+{
+	char self[64], path[PATH_MAX];
+	ssize_t k;
+	char *sl;
+
+	if (!b->guard_git)
+		return 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0 || path[0] != '/')
+		return 0; /* a pipe, a socket, an anonymous file: no name to guard */
+	path[k] = '\0';
+	sl = strrchr(path, '/');
+	*sl = '\0';
+	AUTO_FD dfd = open(sl == path ? "/" : path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0; /* deleted, or renamed since: not in place */
+	int rc = linux_broker_git_check(b, dfd, sl + 1, BROKER_OP_OPEN_WRITE);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,16 @@
+/* The check of a git config written inside the sandbox (gitconf.c). Pure. */
+#ifndef HALO_LINUX_GITCONF_H
+#define HALO_LINUX_GITCONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Is every key of this git config one that names no program and includes no file?
+ * 0; -EACCES (a key refused) or -EINVAL (not readable as git reads it), the reason in
+ * why. */
+int linux_gitconf_check(const char *buf, size_t n, char *why, size_t whylen);
+
+/* One key: section and key lower case; has_sub: it has a subsection. */
+bool linux_gitconf_key_allowed(const char *section, bool has_sub, const char *key);
+
+#endif

@@ -1,0 +1,176 @@
+/* The check of a git config written inside the sandbox (linux/gitconf.c): what git
+ * init, clone, remote and branch write passes; every key that runs a program or
+ * includes a file is refused, however it is spelled; anything git would read
+ * differently is refused. Each case is also read by the real git when it is
+ * installed: every key git sees in a config the check accepted must be an allowed
+ * one (the check never misses a key git reads). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/unit.h"
+#include "linux/gitconf.h"
+
+struct gcase {
+	const char *name;
+	const char *in;
+	int rc;
+	size_t len; /* 0: strlen(in) */
+};
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+static const struct gcase cases[] = {
+    {"git init",
+     "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+     "\tlogallrefupdates = true\n",
+     0},
+    {"git clone and branch",
+     "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://git.example/r.git\n"
+     "\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n"
+     "\tmerge = refs/heads/main\n",
+     0},
+    {"submodule",
+     "[submodule \"sm\"]\n\turl = ../sm.git\n\tactive = true\n[core]\n\tworktree = ../../sm\n", 0},
+    {"user and comments", "# c\n; c\n[user]\n\tname = A # trailing\n\temail = \"a@x\" ; c\n", 0},
+    {"empty", "", 0},
+    {"BOM then a section", "\xef\xbb\xbf[core]\n\tbare = true\n", 0},
+    {"CRLF", "[core]\r\n\tbare = true\r\n", 0},
+    {"boolean without value", "[core]\n\tbare\n", 0},
+    {"quoted hash in value", "[user]\n\tname = \"a # b\"\n", 0},
+    {"hooksPath", "[core]\n\thooksPath = /tmp/h\n", -EACCES},
+    {"hooksPath mixed case", "[CoRe]\n\tHOOKSPATH = /tmp/h\n", -EACCES},
+    {"fsmonitor", "[core]\n\tfsmonitor = sh -c evil\n", -EACCES},
+    {"sshCommand", "[core]\nsshcommand=x\n", -EACCES},
+    {"pager editor askpass", "[core]\n\tpager = x\n", -EACCES},
+    {"key on the header line", "[core] hooksPath = /tmp/h\n", -EACCES},
+    {"key right after the bracket", "[core]fsmonitor=x\n", -EACCES},
+    {"alias", "[alias]\n\tst = !sh -c evil\n", -EACCES},
+    {"include", "[include]\n\tpath = /tmp/other\n", -EACCES},
+    {"includeIf", "[includeIf \"gitdir:/\"]\n\tpath = /tmp/other\n", -EACCES},
+    {"filter driver", "[filter \"x\"]\n\tclean = sh\n", -EACCES},
+    {"filter old style", "[filter.lfs]\n\tprocess = sh\n", -EACCES},
+    {"diff textconv", "[diff \"x\"]\n\ttextconv = sh\n", -EACCES},
+    {"diff external", "[diff]\n\texternal = sh\n", -EACCES},
+    {"merge driver", "[merge \"x\"]\n\tdriver = sh\n", -EACCES},
+    {"credential helper", "[credential]\n\thelper = !sh\n", -EACCES},
+    {"uploadpack", "[remote \"o\"]\n\turl = /x\n\tuploadpack = sh\n", -EACCES},
+    {"protocol allow", "[protocol \"ext\"]\n\tallow = always\n", -EACCES},
+    {"protocol.allow", "[protocol]\n\tallow = always\n", -EACCES},
+    {"submodule update command", "[submodule \"x\"]\n\tupdate = !sh\n", -EACCES},
+    {"gpg program", "[gpg]\n\tprogram = sh\n", -EACCES},
+    {"commit signing", "[commit]\n\tgpgsign = true\n", -EACCES},
+    {"sequence editor", "[sequence]\n\teditor = sh\n", -EACCES},
+    {"core with a subsection", "[core \"x\"]\n\tbare = true\n", -EACCES},
+    {"unknown section", "[zzz]\n\ta = b\n", -EACCES},
+    {"continuation hides nothing",
+     "[user]\n\tname = a \\\n[core]\n\tbare = true\n[core]\n\thooksPath = /x\n", -EACCES},
+    {"continuation then a key", "[core]\n\tbare = a\\\n\tb\n\thooksPath = x\n", -EACCES},
+    {"quoted subsection with escapes", "[remote \"a\\\"b\"]\n\turl = x\n[alias]\n\tx = y\n",
+     -EACCES},
+    {"comment after a value hides no key", "[user]\n\tname = a ; x\n[alias]\nx=y\n", -EACCES},
+    {"key before any section", "hooksPath = x\n", -EINVAL},
+    {"space before a section name", "[ core ]\n\tbare = true\n", -EINVAL},
+    {"unterminated section", "[core\n\tbare = true\n", -EINVAL},
+    {"unterminated subsection", "[remote \"o\n]\n", -EINVAL},
+    {"unterminated quote", "[user]\n\tname = \"a\n[alias]\n\tx = y\n", -EINVAL},
+    {"bad escape", "[user]\n\tname = \\q\n", -EINVAL},
+    {"NUL in a value", "[user]\n\tname = a\0b\n", -EINVAL, 17},
+    {"NUL at top level", "[user]\n\0name = a\n", -EINVAL, 16},
+    {"garbage", "\x01\x02\x03", -EINVAL},
+    {"key without =", "[user]\n\tname x\n", -EINVAL},
+    {"over-long key",
+     "[user]\n\taaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 1\n",
+     -EINVAL},
+    {"trailing backslash at the end", "[user]\n\tname = a\\", -EINVAL},
+};
+
+/* The keys the real git reads in buf (`git config --list -z`), each checked against
+ * the allow list; returns how many were refused, or -1 when git is absent or could
+ * not read the file (then nothing is compared). */
+static int git_refused_keys(const char *buf, size_t n)
+{
+	char path[] = "/tmp/halo-gitconf-XXXXXX", cmd[128], out[65536];
+	int fd = mkstemp(path), refused = 0;
+	size_t got;
+	FILE *p;
+
+	if (fd < 0 || write(fd, buf, n) != (ssize_t)n) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "git config --file %s --list -z 2>/dev/null", path);
+	if (access("/usr/bin/git", X_OK) != 0 || !(p = popen(cmd, "r"))) {
+		unlink(path);
+		return -1;
+	}
+	got = fread(out, 1, sizeof(out) - 1, p);
+	out[got] = '\0';
+	if (pclose(p) != 0) {
+		unlink(path);
+		return -1;
+	}
+	unlink(path);
+	for (char *e = out, *end; e < out + got; e = end + 1) {
+		char *first, *last, sec[64];
+		end = e + strlen(e);
+		e[strcspn(e, "\n")] = '\0'; /* "key\nvalue": the key */
+		first = strchr(e, '.');
+		last = strrchr(e, '.');
+		if (!first || (size_t)(first - e) >= sizeof(sec))
+			return refused + 1;
+		memcpy(sec, e, (size_t)(first - e));
+		sec[first - e] = '\0';
+		if (!linux_gitconf_key_allowed(sec, first != last, last + 1))
+			refused++;
+	}
+	return refused;
+}
+
+START_TEST(gitconf_table)
+{
+	const struct gcase *c = &cases[_i];
+	size_t n = c->len ? c->len : strlen(c->in);
+	char why[160] = "x";
+	int rc = linux_gitconf_check(c->in, n, why, sizeof(why));
+	int git = git_refused_keys(c->in, n);
+
+	ck_assert_msg(rc == c->rc, "[%s] rc %d, want %d (%s)", c->name, rc, c->rc, why);
+	ck_assert_msg(rc == 0 ? why[0] == '\0' : why[0] != '\0', "[%s] why: '%s'", c->name, why);
+	if (rc == 0)
+		ck_assert_msg(git <= 0, "[%s] accepted, but git reads %d refused key(s)", c->name,
+			      git);
+	if (c->rc == -EACCES)
+		ck_assert_msg(git != 0, "[%s] git reads no refused key: the case tests nothing",
+			      c->name);
+}
+END_TEST
+
+START_TEST(gitconf_keys)
+{
+	ck_assert(linux_gitconf_key_allowed("core", false, "bare"));
+	ck_assert(!linux_gitconf_key_allowed("core", false, "hookspath"));
+	ck_assert(!linux_gitconf_key_allowed("core", true, "bare"));
+	ck_assert(linux_gitconf_key_allowed("remote", true, "url"));
+	ck_assert(!linux_gitconf_key_allowed("remote", true, "receivepack"));
+	ck_assert(linux_gitconf_key_allowed("protocol", false, "version"));
+	ck_assert(!linux_gitconf_key_allowed("protocol", true, "allow"));
+	ck_assert(!linux_gitconf_key_allowed("", false, "x"));
+}
+END_TEST
+
+static Suite *gitconf_suite(void)
+{
+	Suite *s = suite_create("gitconf");
+	TCase *t = tcase_create("check");
+
+	tcase_add_loop_test(t, gitconf_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_test(t, gitconf_keys);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+UNIT_MAIN(gitconf_suite)
