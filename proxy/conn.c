@@ -339,7 +339,7 @@ static void closing_on_client(struct conn *c, unsigned events)
 			return;
 		}
 		if (n > 0) {
-			c->linger_bytes += (size_t)n;
+			c->linger_bytes += (unsigned)n;
 			if (c->linger_bytes > PROXY_LINGER_BYTES) {
 				conn_close(c);
 				return;

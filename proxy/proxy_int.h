@@ -195,9 +195,9 @@ struct conn {
 	size_t n_addrs, cur;
 	uint64_t connect_deadline;
 	int last_connect_err;
+	unsigned linger_bytes; /* < PROXY_LINGER_BYTES + one read; fills the hole before ex */
 	struct exchange ex;
 	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
-	size_t linger_bytes;
 };
 
 struct listener {
