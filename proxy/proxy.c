@@ -296,8 +296,7 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 
 		l->px = px;
 		l->fd = o->listeners[i].fd;
-		l->kind = o->listeners[i].kind;
-		l->proto = proto_of(l->kind);
+		l->proto = proto_of(o->listeners[i].kind);
 		l->port = o->listeners[i].port;
 		l->index = o->listeners[i].index;
 		px->n_lsn = i + 1;

@@ -203,8 +203,7 @@ struct conn {
 struct listener {
 	struct proxy *px;
 	int fd;
-	enum proxy_listener_kind kind;
-	const struct proto_ops *proto; /* what its connections speak */
+	const struct proto_ops *proto; /* what its connections speak (from its kind) */
 	unsigned port;		       /* HOSTPORT */
 	size_t index;		       /* HOSTPORT */
 	bool paused;
