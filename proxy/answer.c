@@ -1,35 +1,35 @@
-/* Exchanges (one decision each, one audit record each) and the answers to every way a
- * request can fail, in the client's protocol. */
+/* Exchanges (one decision each, one audit record each) and every way a request can
+ * fail: recorded here, answered by the connection's protocol (proto->on_error). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "proxy/proxy_int.h"
 
-/* SOCKS5 reply codes (RFC 1928 6): 01 general failure, 02 connection not allowed by
- * ruleset, 03 network unreachable, 04 host unreachable, 05 connection refused. A
- * name that does not resolve, and a timeout, are "host unreachable" as in most
- * SOCKS servers; 06 (TTL expired) is about IP TTLs and would mislead. */
-static const struct {
-	int status;
-	uint8_t socks;
-	const char *error;
-} answers[] = {
-    [FAIL_DENY] = {403, 0x02, NULL},
-    [FAIL_ADDR] = {403, 0x02, NULL},
-    [FAIL_DNS_NONAME] = {502, 0x04, "no such host"},
-    [FAIL_DNS] = {502, 0x04, "name resolution failed"},
-    [FAIL_DNS_TIMEOUT] = {504, 0x04, "name resolution timed out"},
-    [FAIL_REFUSED] = {502, 0x05, "connection refused"},
-    [FAIL_HOST_UNREACH] = {502, 0x04, "host unreachable"},
-    [FAIL_NET_UNREACH] = {502, 0x03, "network unreachable"},
-    [FAIL_CONNECT_TIMEOUT] = {504, 0x04, "connect timed out"},
-    [FAIL_HEAD_TIMEOUT] = {408, 0x01, "request head timed out"},
-    [FAIL_INTERNAL] = {502, 0x01, "internal error"},
-    [FAIL_OVERLOAD] = {503, 0x01, "proxy out of resources"},
-    [FAIL_BAD_GATEWAY] = {502, 0x01, "bad response from origin"},
-    [FAIL_BAD_BODY] = {400, 0x01, "malformed chunked request body"},
+/* What failed, in the words of the audit record, the error line and the answers;
+ * each protocol maps the failure to its own answer (an HTTP status, a SOCKS5 reply). */
+static const char *const reasons[] = {
+    [FAIL_DENY] = NULL,
+    [FAIL_ADDR] = NULL,
+    [FAIL_DNS_NONAME] = "no such host",
+    [FAIL_DNS] = "name resolution failed",
+    [FAIL_DNS_TIMEOUT] = "name resolution timed out",
+    [FAIL_REFUSED] = "connection refused",
+    [FAIL_HOST_UNREACH] = "host unreachable",
+    [FAIL_NET_UNREACH] = "network unreachable",
+    [FAIL_CONNECT_TIMEOUT] = "connect timed out",
+    [FAIL_HEAD_TIMEOUT] = "request head timed out",
+    [FAIL_INTERNAL] = "internal error",
+    [FAIL_OVERLOAD] = "proxy out of resources",
+    [FAIL_BAD_GATEWAY] = "bad response from origin",
+    [FAIL_BAD_BODY] = "malformed chunked request body",
 };
+_Static_assert(sizeof(reasons) / sizeof(reasons[0]) == FAIL_N, "a failure without its words");
+
+const char *conn_fail_reason(enum conn_fail why)
+{
+	return (size_t)why < sizeof(reasons) / sizeof(reasons[0]) ? reasons[why] : NULL;
+}
 
 void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 			 unsigned port)
@@ -68,32 +68,6 @@ void conn_exchange_end(struct conn *c)
 	hosts_record(px, ex);
 }
 
-/* open: the failure belongs to an exchange (a kept connection's previous exchange
- * still names its host, but a later head timeout is not about it). */
-static void http_fail(struct conn *c, enum conn_fail why, bool denied, bool open,
-		      const char *detail)
-{
-	const struct exchange *ex = &c->ex;
-	const char *reason = detail ? detail : answers[why].error;
-	char body[600], hdr[520], hp[300], host[260], rule[200];
-
-	if (denied) {
-		audit_printable(ex->host, host, sizeof(host));
-		audit_printable(ex->rule, rule, sizeof(rule));
-		snprintf(hdr, sizeof(hdr), "%s (%s)", host, rule);
-		snprintf(body, sizeof(body), "blocked by egress policy: %s", hdr);
-		http_answer(c, answers[why].status, body, hdr);
-		return;
-	}
-	if (open && ex->host[0]) {
-		audit_hostport(ex, hp, sizeof(hp));
-		snprintf(body, sizeof(body), "halo-run proxy: %s: %s", hp, reason);
-	} else {
-		snprintf(body, sizeof(body), "halo-run proxy: %s", reason);
-	}
-	http_refuse(c, answers[why].status, body, reason, open ? ex->host : "", ex->port);
-}
-
 /* The record carries what failed: the detail when there is one (copied, since it may
  * live in a buffer that goes before the record is written), else the class. */
 static void exchange_error(struct exchange *ex, enum conn_fail why, const char *detail)
@@ -101,7 +75,7 @@ static void exchange_error(struct exchange *ex, enum conn_fail why, const char *
 	if (ex->error)
 		return;
 	if (!detail) {
-		ex->error = answers[why].error;
+		ex->error = conn_fail_reason(why);
 		return;
 	}
 	snprintf(ex->error_buf, sizeof(ex->error_buf), "%s", detail);
@@ -111,7 +85,7 @@ static void exchange_error(struct exchange *ex, enum conn_fail why, const char *
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 {
 	struct exchange *ex = &c->ex;
-	bool denied = why == FAIL_DENY || why == FAIL_ADDR, open = ex->open;
+	bool denied = conn_fail_denied(why), open = ex->open;
 
 	if (c->st == CS_DEAD)
 		return;
@@ -125,32 +99,5 @@ void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 	}
 	/* The record is written now; what follows is only the answer. */
 	conn_exchange_end(c);
-	if (c->lkind == PROXY_LISTEN_HOSTPORT) {
-		hostport_fail(c);
-		return;
-	}
-	if (c->lkind == PROXY_LISTEN_SOCKS5) {
-		/* Before a request there is no reply to give: just hang up. */
-		if (c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || why == FAIL_HEAD_TIMEOUT) {
-			conn_close(c);
-			return;
-		}
-		if (!denied) {
-			char code[24];
-
-			snprintf(code, sizeof(code), "SOCKS5 reply %02x", answers[why].socks);
-			audit_error_line(c->px, ex->host, ex->port,
-					 detail ? detail : answers[why].error, code);
-		}
-		socks_answer(c, answers[why].socks);
-		return;
-	}
-	if (c->st == CS_FORWARD || c->st == CS_CLOSING) {
-		/* Part of a response may already be out: an error page cannot follow. */
-		if (!c->fwd || fwd_response_started(c->fwd)) {
-			conn_close(c);
-			return;
-		}
-	}
-	http_fail(c, why, denied, open, detail);
+	c->proto->on_error(c, why, open, detail);
 }

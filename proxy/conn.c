@@ -1,6 +1,7 @@
-/* A client connection's life: accept → (HTTP head | SOCKS5 handshake) → Decide →
- * resolve → check every address → dial → (CONNECT, SOCKS5: the first flight's TLS
- * name checked) tunnel, or forward → close.
+/* A client connection's life: accept → the protocol's request → Decide → resolve →
+ * check every address → dial → (CONNECT, SOCKS5: the first flight's TLS name checked)
+ * tunnel, or the protocol's own forwarding → close. The protocol is the listener's
+ * table of callbacks (struct proto_ops); nothing here knows which one it is.
  *
  * conn_close never frees on the spot: it closes the fds, cancels timers and the
  * lookup, marks the connection CS_DEAD and queues it for a zero-delay reap timer. Any
@@ -91,8 +92,8 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	if (!c)
 		return -ENOMEM;
 	c->px = px;
-	c->lkind = l->kind;
-	c->st = l->kind == PROXY_LISTEN_HTTP ? CS_HTTP_HEAD : CS_SOCKS_GREET;
+	c->proto = l->proto;
+	c->st = CS_REQUEST;
 	c->c.fd = fd;
 	c->u.fd = -1;
 	c->last_io = proxy_now_ms();
@@ -119,8 +120,8 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	px->st.conns_total++;
 	if (px->st.conns_open > px->peak_open)
 		px->peak_open = px->st.conns_open;
-	if (l->kind == PROXY_LISTEN_HOSTPORT)
-		hostport_start(c, l->port, l->index); /* may close c: never touch it after */
+	if (c->proto->on_accept)
+		c->proto->on_accept(c, l); /* may close c: never touch it after */
 	return 0;
 }
 
@@ -167,8 +168,9 @@ void conn_close(struct conn *c)
 	c->in_len = c->in_cap = 0;
 	free(c->addrs);
 	c->addrs = NULL;
-	fwd_free(c->fwd);
-	c->fwd = NULL;
+	if (c->proto->on_close)
+		c->proto->on_close(c);
+	c->pstate = NULL;
 	c->st = CS_DEAD;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -195,16 +197,14 @@ static unsigned want_client(const struct conn *c)
 	unsigned out = side_pending(&c->c) ? PROXY_EV_OUT : 0;
 
 	switch (c->st) {
-	case CS_HTTP_HEAD:
-	case CS_SOCKS_GREET:
-	case CS_SOCKS_REQ:
+	case CS_REQUEST:
 		return out ? out : (c->c.rd_eof ? 0 : PROXY_EV_IN);
 	case CS_TUNNEL:
 		return out | (!c->c.rd_eof && !side_pending(&c->u) ? PROXY_EV_IN : 0);
 	case CS_HELLO: /* reads are bounded by the hello's buffer, not by the origin */
 		return out | (!c->c.rd_eof && c->in_len < PROXY_TLS_HELLO_MAX ? PROXY_EV_IN : 0);
 	case CS_FORWARD:
-		return out | (fwd_wants_client_in(c) ? PROXY_EV_IN : 0);
+		return out | (c->proto->fwd_wants_client(c) ? PROXY_EV_IN : 0);
 	case CS_CLOSING:
 		return out ? out : (c->c.wr_shut && !c->c.rd_eof ? PROXY_EV_IN : 0);
 	default:
@@ -339,7 +339,7 @@ static void closing_on_client(struct conn *c, unsigned events)
 			return;
 		}
 		if (n > 0) {
-			c->linger_bytes += (size_t)n;
+			c->linger_bytes += (unsigned)n;
 			if (c->linger_bytes > PROXY_LINGER_BYTES) {
 				conn_close(c);
 				return;
@@ -367,18 +367,23 @@ void conn_answer_close(struct conn *c, const void *buf, size_t len)
 
 /* --------------------------------------------------------------- callbacks */
 
+void conn_on_client_flush(struct conn *c, unsigned events)
+{
+	(void)events;
+	if (side_flush(c, &c->c, NULL) != 0)
+		conn_close(c);
+	else
+		conn_set_interest(c);
+}
+
 static void on_client(void *arg, int fd, unsigned events)
 {
 	struct conn *c = arg;
 
 	(void)fd;
 	switch (c->st) {
-	case CS_HTTP_HEAD:
-		http_on_client(c, events);
-		break;
-	case CS_SOCKS_GREET:
-	case CS_SOCKS_REQ:
-		socks_on_client(c, events);
+	case CS_REQUEST:
+		c->proto->on_request(c, events);
 		break;
 	case CS_TUNNEL:
 		tunnel_on_event(c, &c->c, events);
@@ -387,17 +392,14 @@ static void on_client(void *arg, int fd, unsigned events)
 		hello_on_client(c, events);
 		break;
 	case CS_FORWARD:
-		fwd_on_client(c, events);
+		c->proto->fwd_on_client(c, events);
 		break;
 	case CS_CLOSING:
 		closing_on_client(c, events);
 		break;
 	case CS_RESOLVING:
 	case CS_CONNECTING:
-		if (side_flush(c, &c->c, NULL) != 0)
-			conn_close(c);
-		else
-			conn_set_interest(c);
+		conn_on_client_flush(c, events);
 		break;
 	case CS_DEAD:
 		break;
@@ -418,7 +420,7 @@ void conn_on_upstream(void *arg, int fd, unsigned events)
 		tunnel_on_event(c, &c->u, events);
 		break;
 	case CS_FORWARD:
-		fwd_on_upstream(c, events);
+		c->proto->fwd_on_upstream(c, events);
 		break;
 	default:
 		break;

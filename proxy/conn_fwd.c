@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/http_int.h"
 
 #define RH_MAX PROXY_HTTP_MAX_HEAD /* an origin's response head, same limit */
 
@@ -91,7 +91,8 @@ bool fwd_response_started(const struct fwd *f)
 
 bool fwd_wants_client_in(const struct conn *c)
 {
-	return c->fwd && body_pending(c->fwd) && !c->c.rd_eof && c->u.fd >= 0 && c->u.out.len == 0;
+	return fwd_of(c) && body_pending(fwd_of(c)) && !c->c.rd_eof && c->u.fd >= 0 &&
+	       c->u.out.len == 0;
 }
 
 /* Decode in[0..n) of a chunked body into out (cap bytes) and queue the re-encoding
@@ -99,7 +100,7 @@ bool fwd_wants_client_in(const struct conn *c)
  * -1 when the connection has been failed. */
 static long chunked_bytes(struct conn *c, const char *in, size_t n, char *out, size_t cap)
 {
-	struct proxy_chunked *ck = c->fwd->ck;
+	struct proxy_chunked *ck = fwd_of(c)->ck;
 	size_t taken = 0;
 
 	while (taken < n && !ck->done) {
@@ -158,7 +159,7 @@ static void chunked_in(struct conn *c)
 
 void fwd_start(struct conn *c)
 {
-	struct fwd *f = c->fwd;
+	struct fwd *f = fwd_of(c);
 	size_t k;
 
 	c->st = CS_FORWARD;
@@ -202,13 +203,13 @@ static void to_client(struct conn *c, const char *p, size_t n)
 
 static void response_done(struct conn *c)
 {
-	c->fwd->rs = RS_DONE;
+	fwd_of(c)->rs = RS_DONE;
 	conn_side_drop(c->px, &c->u);
 }
 
 static void body_bytes(struct conn *c, const char *p, size_t n)
 {
-	struct fwd *f = c->fwd;
+	struct fwd *f = fwd_of(c);
 	size_t k = n;
 	bool done = false;
 
@@ -256,7 +257,7 @@ static enum framing framing_of(const struct fwd *f, const struct resp_head *h)
  * Interim responses (1xx but 101) are relayed and the next head awaited. */
 static void head_bytes(struct conn *c)
 {
-	struct fwd *f = c->fwd;
+	struct fwd *f = fwd_of(c);
 
 	while (f->rh_len) {
 		struct resp_head h;
@@ -306,7 +307,7 @@ static void head_bytes(struct conn *c)
 
 static void response_bytes(struct conn *c, const char *p, size_t n)
 {
-	struct fwd *f = c->fwd;
+	struct fwd *f = fwd_of(c);
 
 	/* Head bytes go through the bounded head buffer; whatever follows the head
 	 * in it is relayed by head_bytes before the rest of this read. */
@@ -333,7 +334,7 @@ static void response_bytes(struct conn *c, const char *p, size_t n)
 
 static void origin_eof(struct conn *c)
 {
-	struct fwd *f = c->fwd;
+	struct fwd *f = fwd_of(c);
 
 	if (f->rs == RS_HEAD) {
 		conn_fail(c, FAIL_BAD_GATEWAY, "the origin closed without a response");
@@ -349,18 +350,18 @@ static void origin_eof(struct conn *c)
  * this connection (pipelined bytes may already be there) or close it. */
 static void complete(struct conn *c)
 {
-	struct fwd *f = c->fwd;
+	struct fwd *f = fwd_of(c);
 	bool keep = f->keep_announced && f->framed && !body_pending(f) && !c->c.rd_eof;
 
 	conn_side_drop(c->px, &c->u);
 	conn_exchange_end(c);
 	fwd_free(f);
-	c->fwd = NULL;
+	c->pstate = NULL;
 	if (!keep) {
 		conn_answer_close(c, NULL, 0);
 		return;
 	}
-	c->st = CS_HTTP_HEAD;
+	c->st = CS_REQUEST;
 	http_parse_pending(c);
 }
 
@@ -368,7 +369,7 @@ static void settle(struct conn *c)
 {
 	if (c->st != CS_FORWARD)
 		return; /* closed, or answering an error */
-	if (c->fwd->rs == RS_DONE && c->c.out.len == 0) {
+	if (fwd_of(c)->rs == RS_DONE && c->c.out.len == 0) {
 		complete(c);
 		return;
 	}
@@ -381,12 +382,12 @@ void fwd_on_client(struct conn *c, unsigned events)
 		conn_close(c);
 		return;
 	}
-	if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && fwd_wants_client_in(c) && c->fwd->ck) {
+	if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && fwd_wants_client_in(c) && fwd_of(c)->ck) {
 		chunked_in(c);
 		if (c->st == CS_DEAD || c->st == CS_CLOSING)
 			return;
 	} else if ((events & (PROXY_EV_IN | PROXY_EV_ERR)) && fwd_wants_client_in(c)) {
-		long r = relay_pump(c, &c->c, &c->u, &c->fwd->body_left, &c->ex.up);
+		long r = relay_pump(c, &c->c, &c->u, &fwd_of(c)->body_left, &c->ex.up);
 
 		if (r == 0 || (r < 0 && r != -EAGAIN)) {
 			c->ex.error = "client closed during the request body";

@@ -1,6 +1,7 @@
-/* The HTTP listener: request heads (h6's strict parser), CONNECT, the optional
- * Proxy-Authorization secret, and the start of absolute-form forwarding
- * (conn_fwd.c carries it on). */
+/* The HTTP listener's protocol (proxy_proto_http): request heads (h6's strict
+ * parser), CONNECT, the optional Proxy-Authorization secret, the start of
+ * absolute-form forwarding (conn_fwd.c carries it on), and HTTP's answers to every
+ * failure. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "proxy/proxy_int.h"
+#include "proxy/http_int.h"
 
 /* Room for a maximal head plus some pipelined bytes; a head that does not fit is
  * refused by the parser (431) before this is reached. */
@@ -25,14 +26,10 @@ static void answer(struct conn *c, int status, const char *body, const char *den
 	conn_answer_close(c, buf, n > 0 ? (size_t)n : 0);
 }
 
-int http_answer(struct conn *c, int status, const char *body, const char *deny)
-{
-	answer(c, status, body, deny, NULL);
-	return 0;
-}
-
-void http_refuse(struct conn *c, int status, const char *body, const char *why, const char *host,
-		 unsigned port)
+/* Any answer but a denial: X-Halo-Error: why, the one-line body, and the stderr line
+ * once per host (host "" when no target is known yet). */
+static void http_refuse(struct conn *c, int status, const char *body, const char *why,
+			const char *host, unsigned port)
 {
 	char code[8];
 
@@ -122,7 +119,7 @@ static void start_forward(struct conn *c, struct proxy_http_req *req)
 	}
 	fwd_set_head(f, head, (size_t)n);
 	conn_in_consume(c, req->head_len);
-	c->fwd = f;
+	c->pstate = f;
 	conn_target(c, PROTO_HTTP, req->host, strlen(req->host), req->port);
 }
 
@@ -131,7 +128,7 @@ void http_parse_pending(struct conn *c)
 	struct proxy_http_req *req = &c->px->req;
 	enum proxy_http_result r;
 
-	if (c->st != CS_HTTP_HEAD)
+	if (c->st != CS_REQUEST)
 		return;
 	if (c->in_len == 0) {
 		conn_timer_clear(c, &c->t_head);
@@ -168,7 +165,7 @@ void http_parse_pending(struct conn *c)
 	conn_target(c, PROTO_CONNECT, req->host, strlen(req->host), req->port);
 }
 
-void http_on_client(struct conn *c, unsigned events)
+static void http_on_request(struct conn *c, unsigned events)
 {
 	size_t room = IN_MAX - c->in_len; /* in_len < IN_MAX: a full buffer was refused */
 	ssize_t n;
@@ -202,11 +199,11 @@ void http_on_client(struct conn *c, unsigned events)
 	http_parse_pending(c);
 }
 
-void http_connected(struct conn *c)
+static void http_connected(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
-	if (c->fwd) {
+	if (fwd_of(c)) {
 		fwd_start(c);
 		return;
 	}
@@ -218,3 +215,82 @@ void http_connected(struct conn *c)
 	 * judged with what follows before any reaches the origin. */
 	hello_start(c);
 }
+
+/* ----------------------------------------------------------------- failures */
+
+/* clang-format off */
+static const int status_for[] = {
+	[FAIL_DENY] = 403,
+	[FAIL_ADDR] = 403,
+	[FAIL_DNS_NONAME] = 502,
+	[FAIL_DNS] = 502,
+	[FAIL_DNS_TIMEOUT] = 504,
+	[FAIL_REFUSED] = 502,
+	[FAIL_HOST_UNREACH] = 502,
+	[FAIL_NET_UNREACH] = 502,
+	[FAIL_CONNECT_TIMEOUT] = 504,
+	[FAIL_HEAD_TIMEOUT] = 408,
+	[FAIL_INTERNAL] = 502,
+	[FAIL_OVERLOAD] = 503,
+	[FAIL_BAD_GATEWAY] = 502,
+	[FAIL_BAD_BODY] = 400,
+};
+/* clang-format on */
+_Static_assert(sizeof(status_for) / sizeof(status_for[0]) == FAIL_N,
+	       "a failure without its HTTP status");
+
+/* open: the failure belongs to an exchange (a kept connection's previous exchange
+ * still names its host, but a later head timeout is not about it). */
+static void http_on_error(struct conn *c, enum conn_fail why, bool open, const char *detail)
+{
+	const struct exchange *ex = &c->ex;
+	const char *reason = detail ? detail : conn_fail_reason(why);
+	char body[600], hdr[520], hp[300], host[260], rule[200];
+
+	if (c->st == CS_FORWARD || c->st == CS_CLOSING) {
+		/* Part of a response may already be out: an error page cannot follow. */
+		if (!fwd_of(c) || fwd_response_started(fwd_of(c))) {
+			conn_close(c);
+			return;
+		}
+	}
+	if (conn_fail_denied(why)) { /* 403 with X-Halo-Deny */
+		audit_printable(ex->host, host, sizeof(host));
+		audit_printable(ex->rule, rule, sizeof(rule));
+		snprintf(hdr, sizeof(hdr), "%s (%s)", host, rule);
+		snprintf(body, sizeof(body), "blocked by egress policy: %s", hdr);
+		answer(c, status_for[why], body, hdr, NULL);
+		return;
+	}
+	if (open && ex->host[0]) {
+		audit_hostport(ex, hp, sizeof(hp));
+		snprintf(body, sizeof(body), "halo-run proxy: %s: %s", hp, reason);
+	} else {
+		snprintf(body, sizeof(body), "halo-run proxy: %s", reason);
+	}
+	http_refuse(c, status_for[why], body, reason, open ? ex->host : "", ex->port);
+}
+
+static void http_on_close(struct conn *c)
+{
+	fwd_free(fwd_of(c));
+	c->pstate = NULL;
+}
+
+static int http_busy_answer(char *buf, size_t cap, const char *why)
+{
+	return proxy_http_error(503, "halo-run proxy: too many open connections, retry later", NULL,
+				why, buf, cap);
+}
+
+const struct proto_ops proxy_proto_http = {
+    .on_request = http_on_request,
+    .on_connected = http_connected,
+    .fwd_on_client = fwd_on_client,
+    .fwd_on_upstream = fwd_on_upstream,
+    .fwd_wants_client = fwd_wants_client_in,
+    .on_error = http_on_error,
+    .on_close = http_on_close,
+    .busy_answer = http_busy_answer,
+    .busy_code = "503",
+};

@@ -1,7 +1,9 @@
-/* The SOCKS5 listener (RFC 1928, no authentication, CONNECT only): greeting, request,
- * then the same Decide → resolve → check → dial path as HTTP, and a tunnel. */
+/* The SOCKS5 listener's protocol (proxy_proto_socks5; RFC 1928, no authentication,
+ * CONNECT only): greeting, request, then the same Decide → resolve → check → dial path
+ * as HTTP, and a tunnel. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -9,7 +11,10 @@
 
 #define SOCKS_IN_MAX 600 /* a greeting (≤ 257) and a request (≤ 262) */
 
-void socks_answer(struct conn *c, uint8_t rep)
+/* c->req_step within CS_REQUEST */
+enum { SOCKS_GREETING, SOCKS_REQUEST };
+
+static void socks_answer(struct conn *c, uint8_t rep)
 {
 	uint8_t out[10];
 	int n = proxy_socks_reply(rep, out);
@@ -23,7 +28,7 @@ static void parse(struct conn *c)
 	struct proxy_socks_req req;
 	size_t used = 0;
 
-	if (c->st == CS_SOCKS_GREET) {
+	if (c->req_step == SOCKS_GREETING) {
 		enum proxy_socks_result r = proxy_socks_greeting(in, c->in_len, &used);
 		static const uint8_t no_auth[2] = {5, 0}, refuse[2] = {5, 0xff};
 
@@ -35,7 +40,7 @@ static void parse(struct conn *c)
 			return;
 		}
 		conn_in_consume(c, used);
-		c->st = CS_SOCKS_REQ;
+		c->req_step = SOCKS_REQUEST;
 		if (side_send(c, &c->c, no_auth, sizeof(no_auth), NULL) != 0) {
 			conn_close(c);
 			return;
@@ -66,7 +71,7 @@ more:
 	conn_set_interest(c);
 }
 
-void socks_on_client(struct conn *c, unsigned events)
+static void socks_on_request(struct conn *c, unsigned events)
 {
 	ssize_t n;
 
@@ -97,7 +102,7 @@ void socks_on_client(struct conn *c, unsigned events)
 	parse(c);
 }
 
-void socks_connected(struct conn *c)
+static void socks_connected(struct conn *c)
 {
 	uint8_t ok[10];
 	int n = proxy_socks_reply(0x00, ok);
@@ -108,3 +113,52 @@ void socks_connected(struct conn *c)
 	}
 	hello_start(c); /* the first flight's TLS name is checked as after CONNECT */
 }
+
+/* SOCKS5 reply codes (RFC 1928 6): 01 general failure, 02 connection not allowed by
+ * ruleset, 03 network unreachable, 04 host unreachable, 05 connection refused. A
+ * name that does not resolve, and a timeout, are "host unreachable" as in most
+ * SOCKS servers; 06 (TTL expired) is about IP TTLs and would mislead. */
+/* clang-format off */
+static const uint8_t reply_for[] = {
+	[FAIL_DENY] = 0x02,
+	[FAIL_ADDR] = 0x02,
+	[FAIL_DNS_NONAME] = 0x04,
+	[FAIL_DNS] = 0x04,
+	[FAIL_DNS_TIMEOUT] = 0x04,
+	[FAIL_REFUSED] = 0x05,
+	[FAIL_HOST_UNREACH] = 0x04,
+	[FAIL_NET_UNREACH] = 0x03,
+	[FAIL_CONNECT_TIMEOUT] = 0x04,
+	[FAIL_HEAD_TIMEOUT] = 0x01,
+	[FAIL_INTERNAL] = 0x01,
+	[FAIL_OVERLOAD] = 0x01,
+	[FAIL_BAD_GATEWAY] = 0x01,
+	[FAIL_BAD_BODY] = 0x01,
+};
+/* clang-format on */
+_Static_assert(sizeof(reply_for) / sizeof(reply_for[0]) == FAIL_N,
+	       "a failure without its SOCKS5 reply");
+
+static void socks_on_error(struct conn *c, enum conn_fail why, bool open, const char *detail)
+{
+	char code[24];
+
+	(void)open;
+	/* Before a request there is no reply to give: just hang up. */
+	if (c->st == CS_REQUEST || why == FAIL_HEAD_TIMEOUT) {
+		conn_close(c);
+		return;
+	}
+	if (!conn_fail_denied(why)) {
+		snprintf(code, sizeof(code), "SOCKS5 reply %02x", reply_for[why]);
+		audit_error_line(c->px, c->ex.host, c->ex.port,
+				 detail ? detail : conn_fail_reason(why), code);
+	}
+	socks_answer(c, reply_for[why]);
+}
+
+const struct proto_ops proxy_proto_socks5 = {
+    .on_request = socks_on_request,
+    .on_connected = socks_connected,
+    .on_error = socks_on_error,
+};

@@ -111,12 +111,7 @@ static void connected(struct conn *c)
 	free(c->addrs);
 	c->addrs = NULL;
 	c->n_addrs = c->cur = 0;
-	if (c->lkind == PROXY_LISTEN_SOCKS5)
-		socks_connected(c);
-	else if (c->lkind == PROXY_LISTEN_HOSTPORT)
-		tunnel_start(c); /* no request, no answer: bytes flow from the first one */
-	else
-		http_connected(c);
+	c->proto->on_connected(c);
 }
 
 static void dial_next(struct conn *c)

@@ -156,18 +156,17 @@ static void pause_listener(struct listener *l)
 
 /* Answer one pending client without keeping it: read what it sent (so the close is
  * not a reset that could destroy the answer), answer, close. */
-static void refuse_one(struct proxy *px, int fd, enum proxy_listener_kind kind)
+static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto)
 {
 	char busy[512];
 	static const char why[] = "too many open connections, retry later";
-	int n = proxy_http_error(503, "halo-run proxy: too many open connections, retry later",
-				 NULL, why, busy, sizeof(busy));
+	int n = proto->busy_answer ? proto->busy_answer(busy, sizeof(busy), why) : 0;
 	ssize_t w;
 
 	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
 		;
-	audit_error_line(px, "", 0, why, kind == PROXY_LISTEN_HTTP ? "503" : "closed");
-	if (kind == PROXY_LISTEN_HTTP && n > 0) {
+	audit_error_line(px, "", 0, why, proto->busy_code ? proto->busy_code : "closed");
+	if (n > 0) {
 #ifdef MSG_NOSIGNAL
 		w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 #else
@@ -192,7 +191,7 @@ static void out_of_fds(struct listener *l)
 		px->reserve_fd = -1;
 		fd = accept_nb(l->fd);
 		if (fd >= 0)
-			refuse_one(px, fd, l->kind);
+			refuse_one(px, fd, l->proto);
 		px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
 	pause_listener(l);
@@ -216,11 +215,24 @@ static void on_accept(void *arg, int lfd, unsigned events)
 			return;
 		}
 		if (px->st.conns_open >= px->o.max_conns || conn_new(px, fd, l) != 0)
-			refuse_one(px, fd, l->kind);
+			refuse_one(px, fd, l->proto);
 	}
 }
 
 /* ---------------------------------------------------------------- lifetime */
+
+/* What each listener speaks: the connection core reaches a protocol only through
+ * its table. */
+static const struct proto_ops *const protos[] = {
+    [PROXY_LISTEN_HTTP] = &proxy_proto_http,
+    [PROXY_LISTEN_SOCKS5] = &proxy_proto_socks5,
+    [PROXY_LISTEN_HOSTPORT] = &proxy_proto_hostport,
+};
+
+static const struct proto_ops *proto_of(enum proxy_listener_kind kind)
+{
+	return (size_t)kind < sizeof(protos) / sizeof(protos[0]) ? protos[kind] : NULL;
+}
 
 static void set_defaults(struct proxy_options *o)
 {
@@ -254,6 +266,13 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		halo_err_set(e, "proxy: %s", !o->policy ? "no policy" : "too many listeners");
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < o->n_listeners; i++) {
+		if (!proto_of(o->listeners[i].kind)) {
+			halo_err_set(e, "proxy: listener %zu: unknown kind %d", i,
+				     (int)o->listeners[i].kind);
+			return -EINVAL;
+		}
+	}
 	px = calloc(1, sizeof(*px));
 	if (!px || !(px->scratch = malloc(PROXY_SCRATCH_SIZE))) {
 		free(px);
@@ -277,7 +296,7 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 
 		l->px = px;
 		l->fd = o->listeners[i].fd;
-		l->kind = o->listeners[i].kind;
+		l->proto = proto_of(o->listeners[i].kind);
 		l->port = o->listeners[i].port;
 		l->index = o->listeners[i].index;
 		px->n_lsn = i + 1;

@@ -1,8 +1,14 @@
-/* Internals of the proxy engine, shared by proxy.c (listeners, accept, lifetime),
- * conn.c (connection lifetime, target resolution and dialing, answers), conn_http.c
- * (request heads, CONNECT, absolute-form forwarding), conn_socks.c, relay.c (byte
- * relay, half-close, backpressure), relay_splice.c (the relay's pipes, Linux), resp.c
- * (origin response framing), audit.c and summary.c. Not a public interface. */
+/* Internals of the proxy engine. Not a public interface.
+ *
+ * The connection core knows no protocol by name: conn.c (lifetime, interest, event
+ * dispatch), answer.c (exchanges, failures), dial.c (Decide, resolve, check, dial),
+ * conn_hello.c (a tunnel's first flight), relay.c and relay_splice.c (the byte relay).
+ * Each protocol is a table of callbacks (struct proto_ops) the core calls through
+ * c->proto: conn_http.c + conn_fwd.c (CONNECT and absolute-form forwarding, sharing
+ * proxy/http_int.h), conn_socks.c (SOCKS5), conn_hostport.c (egress.hostPorts).
+ * Protocols call the core, never the other way round. proxy.c (listeners, accept,
+ * lifetime) gives each listener kind its protocol; resp.c frames origin responses;
+ * audit.c and summary.c record. */
 #ifndef HALO_PROXY_INT_H
 #define HALO_PROXY_INT_H
 
@@ -85,18 +91,18 @@ struct relay_pipes {
 };
 
 enum conn_state {
-	CS_HTTP_HEAD,
-	CS_SOCKS_GREET,
-	CS_SOCKS_REQ,
+	CS_REQUEST, /* the protocol reads its request (proto->on_request; its own steps in
+		     * c->req_step) */
 	CS_RESOLVING,
 	CS_CONNECTING,
 	CS_HELLO, /* CONNECT/SOCKS5 tunnel: the client's first flight is judged (conn_hello.c) */
 	CS_TUNNEL,
-	CS_FORWARD,
+	CS_FORWARD, /* the protocol frames the exchange itself (proto->fwd_*) */
 	CS_CLOSING,
 	CS_DEAD, /* fds closed; freed after the current round */
 };
 
+/* What the audit record calls the exchange (audit.c names them). */
 enum conn_proto {
 	PROTO_CONNECT,
 	PROTO_HTTP,
@@ -120,6 +126,7 @@ enum conn_fail {
 	FAIL_OVERLOAD,
 	FAIL_BAD_GATEWAY, /* the origin's response could not be framed */
 	FAIL_BAD_BODY,	  /* the client's chunked request body broke the grammar */
+	FAIL_N,		  /* the count: every table of answers has this many rows */
 };
 
 /* One decision and what came of it: one audit record. */
@@ -139,13 +146,45 @@ struct exchange {
 	unsigned long long up, down;
 };
 
-struct fwd;
+struct conn;
+struct listener;
+
+/* A protocol spoken on a listener, haproxy's style: one table of callbacks per
+ * protocol, called by the connection core through c->proto. A protocol drives its
+ * request to conn_target() (or conn_dial()) and, once connected, hands the client to
+ * hello_start() or tunnel_start(), or keeps it in CS_FORWARD. Optional members may be
+ * NULL. */
+struct proto_ops {
+	/* Optional. Accepted: a protocol without a request starts here (hostPorts). */
+	void (*on_accept)(struct conn *c, const struct listener *l);
+	/* CS_REQUEST, a client event: read and parse the request. */
+	void (*on_request)(struct conn *c, unsigned events);
+	/* The dial succeeded (c->ex.addr names the address). */
+	void (*on_connected)(struct conn *c);
+	/* Optional, for a protocol that enters CS_FORWARD: its client and origin events,
+	 * and whether the client's side is to be read. */
+	void (*fwd_on_client)(struct conn *c, unsigned events);
+	void (*fwd_on_upstream)(struct conn *c, unsigned events);
+	bool (*fwd_wants_client)(const struct conn *c);
+	/* A failure whose audit record is written: answer it in the protocol, or close.
+	 * open: it belonged to an exchange; detail, when set, replaces
+	 * conn_fail_reason(why). */
+	void (*on_error)(struct conn *c, enum conn_fail why, bool open, const char *detail);
+	/* Optional. conn_close: free the protocol's own state (c->pstate). */
+	void (*on_close)(struct conn *c);
+	/* Optional. Out of connections: the answer for a client we cannot keep (its
+	 * length, <= 0 for none) and its code for the error line; without it the client
+	 * is closed. */
+	int (*busy_answer)(char *buf, size_t cap, const char *why);
+	const char *busy_code;
+};
 
 struct conn {
 	struct proxy *px;
 	struct conn *prev, *next;
-	enum proxy_listener_kind lkind;
+	const struct proto_ops *proto; /* its listener's */
 	enum conn_state st;
+	unsigned req_step; /* CS_REQUEST: the protocol's own steps (SOCKS5: greeting) */
 	struct side c, u;
 	char *in; /* client bytes not consumed yet: heads, SOCKS messages, pipelining */
 	size_t in_len, in_cap;
@@ -156,22 +195,27 @@ struct conn {
 	size_t n_addrs, cur;
 	uint64_t connect_deadline;
 	int last_connect_err;
+	unsigned linger_bytes; /* < PROXY_LINGER_BYTES + one read; fills the hole before ex */
 	struct exchange ex;
-	struct fwd *fwd; /* absolute-form request in flight */
-	size_t linger_bytes;
+	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
 };
 
 struct listener {
 	struct proxy *px;
 	int fd;
-	enum proxy_listener_kind kind;
-	unsigned port; /* HOSTPORT */
-	size_t index;  /* HOSTPORT */
+	const struct proto_ops *proto; /* what its connections speak (from its kind) */
+	unsigned port;		       /* HOSTPORT */
+	size_t index;		       /* HOSTPORT */
 	bool paused;
 	struct proxy_timer *resume;
 };
 
 struct host_entry;
+
+/* The protocols (conn_http.c, conn_socks.c, conn_hostport.c). */
+extern const struct proto_ops proxy_proto_http;
+extern const struct proto_ops proxy_proto_socks5;
+extern const struct proto_ops proxy_proto_hostport;
 
 struct host_table {
 	struct host_entry **buckets;
@@ -209,11 +253,13 @@ bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cl
 /* Tests: replace the interface-address list (copied; never refreshed afterwards). */
 int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n);
 
-/* ----------------------------------------------------- conn.c, answer.c */
+/* ----------------------------------------------- conn.c, answer.c, dial.c */
 int conn_new(struct proxy *px, int fd, const struct listener *l);
 void conn_close(struct conn *c);
 void conn_set_interest(struct conn *c);
 void conn_on_upstream(void *arg, int fd, unsigned events);
+/* A client event while nothing is to be read from it: flush what waits for it. */
+void conn_on_client_flush(struct conn *c, unsigned events);
 void conn_sock_tune(int fd);
 void conn_side_drop(struct proxy *px, struct side *s);
 void conn_connect_done(struct conn *c); /* dial.c */
@@ -228,8 +274,15 @@ void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n);
 /* Decide, then resolve, check and dial (or answer the refusal). host as sent. */
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 		 unsigned port);
-/* Answer a failure in the connection's protocol and close after the answer. */
+/* Record a failure, then let the protocol answer it and close after the answer. */
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail);
+/* What failed, in words ("connection refused"); NULL for the denials. */
+const char *conn_fail_reason(enum conn_fail why);
+/* A denial (by Decide() or by the address check), not an error. */
+static inline bool conn_fail_denied(enum conn_fail why)
+{
+	return why == FAIL_DENY || why == FAIL_ADDR;
+}
 /* Queue our own answer bytes for the client, then linger-close. */
 void conn_answer_close(struct conn *c, const void *buf, size_t len);
 int conn_in_reserve(struct conn *c, size_t want);
@@ -237,39 +290,11 @@ void conn_in_consume(struct conn *c, size_t n);
 void conn_timer_clear(struct conn *c, struct proxy_timer **t);
 void conn_head_timer_start(struct conn *c);
 
-/* ------------------------------------------- conn_http.c, conn_fwd.c */
-void http_on_client(struct conn *c, unsigned events);
-void http_parse_pending(struct conn *c);
-void http_connected(struct conn *c);
-struct fwd *fwd_new(const struct proxy_http_req *req);
-void fwd_set_head(struct fwd *f, char *head, size_t len); /* takes head */
-void fwd_start(struct conn *c);
-void fwd_on_client(struct conn *c, unsigned events);
-void fwd_on_upstream(struct conn *c, unsigned events);
-void fwd_free(struct fwd *f);
-bool fwd_response_started(const struct fwd *f);
-bool fwd_wants_client_in(const struct conn *c);
-/* The denial answer (403 with X-Halo-Deny: deny). */
-int http_answer(struct conn *c, int status, const char *body, const char *deny);
-/* Any other answer of our own: X-Halo-Error: why, the one-line body, and the stderr
- * line once per host (host "" when no target is known yet). */
-void http_refuse(struct conn *c, int status, const char *body, const char *why, const char *host,
-		 unsigned port);
-
 /* ------------------------------------------------------- conn_hello.c */
 /* After the 200 or SOCKS5 success: read the client's first flight, check a
  * ClientHello's name against the target, then tunnel_start (or refuse with an alert). */
 void hello_start(struct conn *c);
 void hello_on_client(struct conn *c, unsigned events);
-
-/* ---------------------------------------------------- conn_hostport.c */
-void hostport_start(struct conn *c, unsigned port, size_t index);
-void hostport_fail(struct conn *c);
-
-/* ------------------------------------------------------- conn_socks.c */
-void socks_on_client(struct conn *c, unsigned events);
-void socks_connected(struct conn *c);
-void socks_answer(struct conn *c, uint8_t rep);
 
 /* ------------------------------------------------------------ relay.c */
 int side_send(struct conn *c, struct side *s, const void *data, size_t len,

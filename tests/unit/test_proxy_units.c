@@ -2,7 +2,8 @@
  * chunked-body scanner, the address check (classes, the host's own addresses,
  * IPv4-mapped forms), the resolver pool (order, cancellation, late answers, signals
  * blocked, teardown during a slow lookup), the system lookup's flags on an
- * /etc/hosts name, and what reporting does with hostile host text. */
+ * /etc/hosts name, what reporting does with hostile host text, and the protocols'
+ * tables of callbacks (every listener kind has a complete one). */
 #include <signal.h>
 
 #include "tests/unit/proxy_fixture.h"
@@ -483,6 +484,50 @@ START_TEST(summary_caps_hosts)
 }
 END_TEST
 
+/* ------------------------------------------------------------- protocols */
+
+/* The connection core calls these without checking: they must be there. */
+START_TEST(protocol_tables_complete)
+{
+	const struct proto_ops *const all[] = {&proxy_proto_http, &proxy_proto_socks5,
+					       &proxy_proto_hostport};
+	const struct proto_ops *p = all[_i];
+	bool fwd = p->fwd_on_client != NULL;
+
+	ck_assert_ptr_nonnull(p->on_request);
+	ck_assert_ptr_nonnull(p->on_connected);
+	ck_assert_ptr_nonnull(p->on_error);
+	/* CS_FORWARD's three go together, and so do the busy answer and its code */
+	ck_assert_int_eq(p->fwd_on_upstream != NULL, fwd);
+	ck_assert_int_eq(p->fwd_wants_client != NULL, fwd);
+	ck_assert_int_eq(p->busy_answer != NULL, p->busy_code != NULL);
+}
+END_TEST
+
+/* A listener of no known kind has no protocol: refused, its fd left to the caller. */
+START_TEST(unknown_listener_kind_refused)
+{
+	struct halo_policy *pol = fx_policy(POLICY_LOOPBACK_OK);
+	struct proxy_poller *pl;
+	struct proxy_options o = {.policy = pol, .audit_fd = -1, .log_fd = -1, .n_listeners = 1};
+	struct halo_err e = {{0}};
+	struct proxy *px = (struct proxy *)&o;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	o.listeners[0].fd = fd;
+	o.listeners[0].kind = (enum proxy_listener_kind)99;
+	ck_assert_int_eq(proxy_poller_new(PROXY_POLLER_POLL, &pl), 0);
+	ck_assert_int_eq(proxy_create(pl, &o, &px, &e), -EINVAL);
+	ck_assert_ptr_null(px);
+	ck_assert_str_eq(e.msg, "proxy: listener 0: unknown kind 99");
+	ck_assert_int_eq(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	close(fd);
+	proxy_poller_free(pl);
+	policy_free(pol);
+}
+END_TEST
+
 static Suite *units_suite(void)
 {
 	Suite *s = suite_create("proxy-units");
@@ -502,6 +547,8 @@ static Suite *units_suite(void)
 	tcase_add_test(tc, system_lookup_hosts_file);
 	tcase_add_test(tc, hostile_host_text_reported_safely);
 	tcase_add_test(tc, summary_caps_hosts);
+	tcase_add_loop_test(tc, protocol_tables_complete, 0, 3);
+	tcase_add_test(tc, unknown_listener_kind_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
