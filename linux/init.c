@@ -1,5 +1,5 @@
 /* pid 1 of the sandbox. The whole isolation recipe reads top to bottom in
- * linux_init_main; every step either succeeds or stops the launch (exit 125 through
+ * linux_init_main; every step either succeeds or stops the launch (HALO_EXIT_SETUP through
  * the report pipe): the command never starts on a partial sandbox. */
 #include <errno.h>
 #include <fcntl.h>
@@ -242,6 +242,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	init_loop(cmd, sfd, f, &broker);
 }
 
+static void report_exec_failure(int rfd, int err, const char *cmd) __attribute__((noreturn));
 static void report_exec_failure(int rfd, int err, const char *cmd)
 {
 	struct linux_report r;
@@ -254,7 +255,7 @@ static void report_exec_failure(int rfd, int err, const char *cmd)
 	snprintf(r.msg, sizeof(r.msg), "%s", cmd);
 	n = write(rfd, &r, sizeof(r));
 	(void)n;
-	_exit(err == ENOENT ? 127 : 126);
+	_exit(halo_exit_code(halo_outcome_exec(err)));
 }
 
 static void close_fds_except(int keep)
@@ -306,5 +307,4 @@ void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int r
 	environ = envp ? envp : l->envp;
 	execvp(l->argv[0], l->argv);
 	report_exec_failure(rfd, errno, l->argv[0]);
-	_exit(127);
 }

@@ -10,7 +10,8 @@
 
 #include "linux/linux.h"
 
-#define LINUX_SETUP_FAILED 125
+/* halo-run's setup-failure status (runner/exit.h), the child's reserved _exit code. */
+#define LINUX_SETUP_FAILED HALO_EXIT_SETUP
 
 /* Message written to the report pipe; the supervisor prints
  * "halo-run: sandbox setup failed: <step>: <message>: <strerror(err)>". */
