@@ -224,6 +224,23 @@ bool policy_floor_carve_ok(const struct policy_floor_entry *f, const char *entry
 int policy_sanitize(enum policy_sanitizer kind, const char *in, size_t len, char **out,
 		    size_t *outlen);
 
+/* ---------------------------------------------------------------- system facts */
+
+/* The system directories (policy/sysdirs.c, their one home): trees nothing inside of
+ * which is ever writable, and directories never writable as a whole (a subdirectory of
+ * their own is fine). Validation, the workspace check and the Linux scan use them. */
+const char *const *policy_system_trees(size_t *n);
+const char *const *policy_system_dirs(size_t *n);
+/* Is `path` the root, a system tree or a system directory itself (case-insensitive)? */
+bool policy_is_system_dir(const char *path);
+/* The system tree `path` is or lies within (case-insensitive), or NULL. */
+const char *policy_system_tree_of(const char *path);
+
+/* The persistence guard's names (policy/guard.c, their one home): dot files and
+ * directories that run code later, kept read-only by linux/ and macos/. */
+const char *const *policy_guard_names(size_t *n);
+bool policy_guard_name(const char *name); /* exactly one of them (case-sensitive) */
+
 /* ---------------------------------------------------------------- discovery */
 
 /* Where to look when no --policy is given: $HALO_POLICY, /etc/halo/policy.{yaml,json},
