@@ -64,7 +64,7 @@ if command -v npm >/dev/null; then
 		"$([ -d "$CA/npm/_cacache" ] && echo yes || echo no)"
 	expect "the host's ~/.npm unchanged by npm" "$before" "$(snapshot)"
 else
-	echo "skip - $AS: npm not installed, no npm cache row"
+	skip "npm cache rows" "npm not installed"
 fi
 
 # Caches are the workspace's own: what one workspace's run plants (a .pth file that

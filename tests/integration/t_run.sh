@@ -350,7 +350,7 @@ if [ "$AS" = root ]; then
 		expect "setuid copy refused: exit 125" 125 "$RC"
 		expect_match "setuid copy refused: message" "refusing to run setuid" "$OUT"
 	else
-		ok "setuid copy refused: skipped (the scratch file system is nosuid)"
+		skip "setuid copy refused" "the scratch file system is nosuid"
 	fi
 	rm -f ./halo-suid
 fi
