@@ -12,8 +12,7 @@
 
 #include "linux/launch_int.h"
 
-const int launch_forwarded_signals[] = {SIGINT,	 SIGTERM, SIGHUP,  SIGQUIT,
-					SIGUSR1, SIGUSR2, SIGWINCH};
+const int launch_forwarded_signals[] = {HALO_FORWARDED_SIGNALS};
 const size_t launch_n_forwarded_signals =
     sizeof(launch_forwarded_signals) / sizeof(launch_forwarded_signals[0]);
 

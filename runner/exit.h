@@ -7,6 +7,7 @@
 #define HALO_RUNNER_EXIT_H
 
 #include <errno.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 enum halo_outcome_kind {
@@ -62,6 +63,10 @@ static inline int halo_exit_code(struct halo_outcome o)
 		return 128 + o.value;
 	return own[o.kind];
 }
+
+/* The signals halo-run forwards to the command (both launchers): what a terminal or a
+ * job control sends to halo-run reaches the command, and ends it as 128+N. */
+#define HALO_FORWARDED_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH
 
 /* halo-run's own outcomes by number, for runner/'s returns and _exit() calls. */
 #define HALO_EXIT_OF(kind) halo_exit_code(halo_outcome_of(kind, 0))
