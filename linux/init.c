@@ -78,8 +78,9 @@ static void loopback_up_or_die(int rfd)
  * handed to the supervisor: the command sees a proxy on its own loopback and no
  * other way out. */
 _Static_assert(NETNS_MAX_HOST_PORTS == POLICY_MAX_HOST_PORTS, "one bound on egress.hostPorts");
-_Static_assert(NETNS_HTTP_PORT == 3128 && NETNS_SOCKS_PORT == 1080,
-	       "policy/validate.c refuses these ports in egress.hostPorts");
+_Static_assert(NETNS_HTTP_PORT == POLICY_PROXY_HTTP_PORT &&
+		   NETNS_SOCKS_PORT == POLICY_PROXY_SOCKS_PORT,
+	       "the environment names, and validation reserves, the ports netns/ listens on");
 
 static void hand_over_listeners_or_die(const struct linux_launch *l, struct launch_fds *f, int rfd)
 {

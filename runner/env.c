@@ -314,8 +314,10 @@ static int add_fixed(struct env_buf *b, const char *tmpdir)
 	return buf_put(b, "HALO_SANDBOX", 12, "1");
 }
 
-#define PROXY_HTTP  "http://127.0.0.1:3128"
-#define PROXY_SOCKS "socks5h://127.0.0.1:1080"
+#define STR_(x)	    #x
+#define STR(x)	    STR_(x)
+#define PROXY_HTTP  "http://127.0.0.1:" STR(POLICY_PROXY_HTTP_PORT)
+#define PROXY_SOCKS "socks5h://127.0.0.1:" STR(POLICY_PROXY_SOCKS_PORT)
 #define NO_PROXY    "localhost,127.0.0.1,::1"
 
 /* The sandbox's only way out is halo-run's proxy on its own loopback. Each variable
