@@ -169,9 +169,9 @@ static int add_writable_root(struct linux_scan *s, const char *root, struct halo
 			halo_err_set(e, "writableRoots: %s: %s", root, strerror(err));
 		return -err;
 	}
-	/* A writable root that resolves into a system tree (through a symlink the
-	 * policy's validation could not see) would hand the system to the command. */
-	if (strcmp(real, "/") != 0 && !policy_system_tree_of(real)) {
+	/* A writable root or cache that resolves into the operating system's trees
+	 * (through a symlink validation could not see) would hand the system over. */
+	if (strcmp(real, "/") != 0 && !policy_os_tree_of(real)) {
 		linux_paths_add(&s->writable, real);
 		return 0;
 	}

@@ -240,6 +240,11 @@ const char *const *policy_system_dirs(size_t *n);
 bool policy_is_system_dir(const char *path);
 /* The system tree `path` is or lies within (case-insensitive), or NULL. */
 const char *policy_system_tree_of(const char *path);
+/* The same for the operating system's own trees only (/etc, /usr, /bin, /sbin, /lib*,
+ * /boot, /dev, /proc, /sys): nothing that resolves inside them is bound writable,
+ * whoever asks for it. The Linux scan checks resolved writable roots and tool caches
+ * with it (a home, and so its caches, may lie in /var/lib: jenkins). */
+const char *policy_os_tree_of(const char *path);
 
 /* The persistence guard's names (policy/guard.c, their one home): dot files and
  * directories that run code later, kept read-only by linux/ and macos/. */

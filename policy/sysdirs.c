@@ -11,7 +11,9 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Never writable, nor anything inside them, nor any directory containing them. */
+/* Never writable, nor anything inside them, nor any directory containing them. The
+ * first N_OS_TREES are the operating system itself (policy_os_tree_of). */
+#define N_OS_TREES 12
 static const char *const system_trees[] = {
     "/etc",
     "/usr",
@@ -69,6 +71,14 @@ bool policy_is_system_dir(const char *path)
 		if (strcasecmp(path, system_dirs[i]) == 0)
 			return true;
 	return false;
+}
+
+const char *policy_os_tree_of(const char *path)
+{
+	for (size_t i = 0; i < N_OS_TREES; i++)
+		if (policy_path_within(path, system_trees[i]))
+			return system_trees[i];
+	return NULL;
 }
 
 const char *policy_system_tree_of(const char *path)

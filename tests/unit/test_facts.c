@@ -71,6 +71,22 @@ START_TEST(system_dirs)
 }
 END_TEST
 
+START_TEST(os_trees)
+{
+	static const char *const os[] = {"/etc",  "/usr/lib", "/bin",	 "/sbin",
+					 "/lib",  "/lib32",   "/lib64",	 "/libx32/x",
+					 "/boot", "/dev/shm", "/proc/1", "/sys/fs"};
+	static const char *const not_os[] = {
+	    "/run/user", "/var/lib/jenkins/.cache", "/tmp", "/home/u", "/nix/store/x", "/etcx"};
+
+	for (size_t i = 0; i < sizeof(os) / sizeof(os[0]); i++)
+		ck_assert_msg(policy_os_tree_of(os[i]) && policy_system_tree_of(os[i]), "%s",
+			      os[i]);
+	for (size_t i = 0; i < sizeof(not_os) / sizeof(not_os[0]); i++)
+		ck_assert_msg(!policy_os_tree_of(not_os[i]), "%s", not_os[i]);
+}
+END_TEST
+
 START_TEST(system_lists)
 {
 	size_t nt, nd;
@@ -94,6 +110,7 @@ static Suite *facts_suite(void)
 	tcase_add_loop_test(tc, exit_codes, 0, (int)(sizeof(exit_rows) / sizeof(exit_rows[0])));
 	tcase_add_test(tc, exit_outcomes);
 	tcase_add_loop_test(tc, system_dirs, 0, (int)(sizeof(dir_rows) / sizeof(dir_rows[0])));
+	tcase_add_test(tc, os_trees);
 	tcase_add_test(tc, system_lists);
 	suite_add_tcase(s, tc);
 	return s;
