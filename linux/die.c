@@ -1,5 +1,5 @@
 /* The child's setup sequence reports failures through a pipe and exits with a reserved
- * code; the supervisor turns the report into one clear message and exit 125. */
+ * code; the supervisor turns the report into one clear message and a setup failure. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* pid 1 of the sandbox. The whole isolation recipe reads top to bottom in
- * linux_init_main; every step either succeeds or stops the launch (exit 125 through
+ * linux_init_main; every step either succeeds or stops the launch (HALO_EXIT_SETUP through
  * the report pipe): the command never starts on a partial sandbox. */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,8 +78,9 @@ static void loopback_up_or_die(int rfd)
  * handed to the supervisor: the command sees a proxy on its own loopback and no
  * other way out. */
 _Static_assert(NETNS_MAX_HOST_PORTS == POLICY_MAX_HOST_PORTS, "one bound on egress.hostPorts");
-_Static_assert(NETNS_HTTP_PORT == 3128 && NETNS_SOCKS_PORT == 1080,
-	       "policy/validate.c refuses these ports in egress.hostPorts");
+_Static_assert(NETNS_HTTP_PORT == POLICY_PROXY_HTTP_PORT &&
+		   NETNS_SOCKS_PORT == POLICY_PROXY_SOCKS_PORT,
+	       "the environment names, and validation reserves, the ports netns/ listens on");
 
 static void hand_over_listeners_or_die(const struct linux_launch *l, struct launch_fds *f, int rfd)
 {
@@ -250,6 +251,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	init_loop(cmd, sfd, f, &broker);
 }
 
+static void report_exec_failure(int rfd, int err, const char *cmd) __attribute__((noreturn));
 static void report_exec_failure(int rfd, int err, const char *cmd)
 {
 	struct linux_report r;
@@ -262,7 +264,7 @@ static void report_exec_failure(int rfd, int err, const char *cmd)
 	snprintf(r.msg, sizeof(r.msg), "%s", cmd);
 	n = write(rfd, &r, sizeof(r));
 	(void)n;
-	_exit(err == ENOENT ? 127 : 126);
+	_exit(halo_exit_code(halo_outcome_exec(err)));
 }
 
 static void close_fds_except(int keep)
@@ -314,5 +316,4 @@ void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int r
 	environ = envp ? envp : l->envp;
 	execvp(l->argv[0], l->argv);
 	report_exec_failure(rfd, errno, l->argv[0]);
-	_exit(127);
 }

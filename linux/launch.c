@@ -345,13 +345,13 @@ int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct
 	return 0;
 }
 
-int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e)
+int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e)
 {
 	int ws = 0, rc;
 
 	while (waitpid(sb->child, &ws, 0) < 0 && errno == EINTR)
 		;
-	rc = launch_outcome(sb, ws, status, e);
+	rc = launch_outcome(sb, ws, out, e);
 	if (sb->subreaper)
 		kill_descendants();
 	sandbox_free(sb);

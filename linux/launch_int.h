@@ -55,8 +55,9 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
 void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int report_fd)
     __attribute__((noreturn));
 
-/* How the sandbox ended, as halo-run's exit code (see linux_finish). */
-int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e);
+/* How the sandbox ended (see linux_finish). */
+int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *out,
+		   struct halo_err *e);
 
 /* Is this clone() errno the "user namespaces unavailable" family? And what to do. */
 bool linux_userns_error(int err);

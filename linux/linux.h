@@ -10,6 +10,7 @@
 #include "netns/netns.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
+#include "runner/exit.h"
 
 /* A file of halo-run's inside the sandbox, on the sealed (read-only) /run: Node's
  * preload that drops the one warning NODE_USE_ENV_PROXY=1 makes every Node 22 print
@@ -51,24 +52,24 @@ struct linux_launch {
 struct linux_sandbox;
 
 /* Build the sandbox and start the command. Returns 0, or -errno with e set when the
- * sandbox could not be built (the caller exits 125; nothing ran). */
+ * sandbox could not be built (HALO_OUTCOME_SETUP; nothing ran). */
 int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct halo_err *e);
 
 int linux_sandbox_exit_fd(const struct linux_sandbox *sb);   /* readable: it ended */
 int linux_sandbox_signal_fd(const struct linux_sandbox *sb); /* readable: forward */
 void linux_sandbox_forward_signals(struct linux_sandbox *sb);
-/* The wall-clock limit: kill every process of the sandbox; finish reports 124. */
+/* The wall-clock limit: kill every process of the sandbox; finish reports the timeout. */
 void linux_sandbox_kill(struct linux_sandbox *sb);
 
 /* The proxy listeners made inside the sandbox's network namespace; the caller takes
  * them (0 when there are none: mode off, or no user namespace). */
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
 
-/* Reap, release, and compute halo-run's exit code in *status (the command's status,
- * 128+N, 124 on timeout, 126/127 when exec failed). Returns 0 when the command ran, 1
- * when it ended in a way halo-run must explain (message in e), -errno when the
- * sandbox failed during setup (the caller exits 125). Frees sb. */
-int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e);
+/* Reap, release, and say how the run ended in *out (the command's status or signal,
+ * the timeout, exec failed: runner/exit.h). Returns 0 when the command ran, 1 when it
+ * ended in a way halo-run must explain (message in e), -errno when the sandbox failed
+ * during setup (*out: HALO_OUTCOME_SETUP). Frees sb. */
+int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
 
 /* Print the plan: namespaces, mounts, masked paths, limits, environment, seccomp
  * summary, Landlock ABI, what is not enforced. Returns 0 or -errno. */

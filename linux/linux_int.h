@@ -10,7 +10,8 @@
 
 #include "linux/linux.h"
 
-#define LINUX_SETUP_FAILED 125
+/* halo-run's setup-failure status (runner/exit.h), the child's reserved _exit code. */
+#define LINUX_SETUP_FAILED HALO_EXIT_SETUP
 
 /* Message written to the report pipe; the supervisor prints
  * "halo-run: sandbox setup failed: <step>: <message>: <strerror(err)>". */
@@ -24,6 +25,20 @@ enum { LINUX_REPORT_SETUP = 1, LINUX_REPORT_EXEC = 2 };
 
 void linux_die(int report_fd, const char *step, int err, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));
+
+/* Test hooks (test_hooks.c): the only overrides of linux/'s behaviour, for the unit
+ * tests. Production never sets them; linux_test_hooks_set(NULL) restores the defaults.
+ * (The scan's bounds, linux_scan_max_*, are still variables of scan_walk.c.) */
+struct linux_test_hooks {
+	/* mounts_fd.c: behave as on kernels without mount_setattr(2) (before 5.12) and
+	 * take the remount fallback. Default false. */
+	bool force_remount;
+	/* scan_sockets.c: the kernel's list of bound unix sockets (a test's fixture).
+	 * Default (and NULL): /proc/net/unix. */
+	const char *proc_net_unix;
+};
+const struct linux_test_hooks *linux_test_hooks(void);
+void linux_test_hooks_set(const struct linux_test_hooks *h);
 
 /* A list of absolute paths found before launch (bounded scan). */
 struct linux_paths {

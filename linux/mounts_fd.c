@@ -19,8 +19,6 @@
 
 #include "linux/mounts_int.h"
 
-bool linux_mounts_force_remount;
-
 /* Absolute, no empty, "." or ".." component: the only paths we resolve. */
 static bool path_is_plain(const char *p)
 {
@@ -286,11 +284,11 @@ void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, con
 	ssize_t n;
 	int rc;
 
-	if (!linux_mounts_force_remount &&
+	if (!linux_test_hooks()->force_remount &&
 	    mount_setattr(mnt, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) ==
 		0)
 		return;
-	if (!linux_mounts_force_remount && errno != ENOSYS)
+	if (!linux_test_hooks()->force_remount && errno != ENOSYS)
 		linux_die(rfd, MNT_STEP, errno, "set attributes on %s", where);
 	/* The fd names the mount: the host's procfs, still at /oldroot, turns it into
 	 * a path for mount(2). */
@@ -327,9 +325,9 @@ int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *wh
 	if (tree < 0)
 		linux_die(rfd, MNT_STEP, errno, "bind %s: clone", where);
 	/* Attributes before attaching: the mount is never visible without them. */
-	set_early = !linux_mounts_force_remount &&
+	set_early = !linux_test_hooks()->force_remount &&
 		    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0;
-	if (!set_early && !linux_mounts_force_remount && errno != ENOSYS)
+	if (!set_early && !linux_test_hooks()->force_remount && errno != ENOSYS)
 		linux_die(rfd, MNT_STEP, errno, "bind %s: set attributes", where);
 	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		linux_die(rfd, MNT_STEP, errno, "bind %s: attach", where);

@@ -51,10 +51,6 @@ int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *wh
 /* Add attributes to an attached mount (recursive: and every mount beneath it). */
 void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
 
-/* Test hook: behave as on kernels without mount_setattr(2) (before 5.12) and take
- * the remount fallback. */
-extern bool linux_mounts_force_remount;
-
 /* For each masked path, what is mounted over it instead of the empty mask (an fd), or
  * -1: carve-outs and sanitized copies (mounts_carve.c). repl has s->masked.n slots. */
 struct linux_scan;

@@ -18,11 +18,6 @@
  * unless a tree is bound back in, so there is nothing to mask there. */
 static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev"};
 
-/* A writable root that resolves to one of these (through a symlink the policy's
- * validation could not see) would hand the system to the command. */
-static const char *const forbidden_writable[] = {
-    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/proc", "/sys", "/dev"};
-
 bool linux_path_beneath(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -174,14 +169,12 @@ static int add_writable_root(struct linux_scan *s, const char *root, struct halo
 			halo_err_set(e, "writableRoots: %s: %s", root, strerror(err));
 		return -err;
 	}
-	if (strcmp(real, "/") == 0)
-		goto forbidden;
-	for (size_t i = 0; i < sizeof(forbidden_writable) / sizeof(forbidden_writable[0]); i++)
-		if (linux_path_beneath(real, forbidden_writable[i]))
-			goto forbidden;
-	linux_paths_add(&s->writable, real);
-	return 0;
-forbidden:
+	/* A writable root or cache that resolves into the operating system's trees
+	 * (through a symlink validation could not see) would hand the system over. */
+	if (strcmp(real, "/") != 0 && !policy_os_tree_of(real)) {
+		linux_paths_add(&s->writable, real);
+		return 0;
+	}
 	halo_err_set(e,
 		     "writableRoots: %s resolves to %s, a system directory; refusing to make "
 		     "it writable",

@@ -122,7 +122,6 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e);
 #define LINUX_SCAN_MAX_SOCKETS	    4096
 #define LINUX_MAX_OPEN_SOCKETS	    128 /* unixSockets, in both home forms */
 #define LINUX_SCAN_MAX_SOCKET_LINES (256 * 1024)
-extern const char *linux_scan_proc_net_unix; /* tests point it at a fixture */
 void linux_scan_host_sockets(const struct linux_launch *l, struct linux_scan *s);
 
 /* Sort paths with '/' lowest (a directory right before what is beneath it) and drop

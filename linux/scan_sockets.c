@@ -17,8 +17,6 @@
 #include "linux/scan_int.h"
 #include "linux/unix_line.h"
 
-const char *linux_scan_proc_net_unix = "/proc/net/unix";
-
 /* Where host services listen outside /run and /tmp: "~/" is each home directory. */
 static const char *const host_sockets[] = {
     "~/.docker/run",	       /* Docker Desktop / rootless helpers */
@@ -77,7 +75,7 @@ static void add_known_places(const struct linux_launch *l, struct linux_scan *s)
  * connections repeat their listener's path). */
 static int read_bound(struct linux_paths *out)
 {
-	FILE *f = fopen(linux_scan_proc_net_unix, "re");
+	FILE *f = fopen(linux_test_hooks()->proc_net_unix, "re");
 	char *line = NULL;
 	size_t cap = 0, lines = 0;
 	int rc = 0;

@@ -26,19 +26,10 @@ unsigned linux_scan_workers = LINUX_SCAN_WORKERS;
 
 #define DIR_BUF_SIZE 32768 /* what glibc's readdir reads at once */
 
-/* Names that run code later when a shell, git, an editor or an agent starts in the
- * tree: their contents stay read-only, and they cannot be moved, removed or replaced
- * (.git is handled apart: hooks and config). The README's guard table says why each
- * is here; macos/profile.c holds the same list (a unit test compares them).
+/* The guard names are policy's (policy/guard.c, shared with macos/profile.c).
  * Only what exists at launch can be a mount point: creating an empty .bashrc to mount
  * over would change the user's tree, and Landlock cannot refuse creating one name
  * while allowing others (a limit --dry-run and doctor state). */
-static const char *const guard_names[] = {
-    ".bashrc",	 ".bash_profile", ".bash_login", ".bash_logout", ".profile",   ".zshrc",
-    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".gitmodules",
-    ".envrc",	 ".ripgreprc",	  ".vscode",	 ".idea",	 ".mcp.json",  ".claude",
-    ".codex",	 ".gemini",	  ".cursor",
-};
 
 /* Mounted inside a tree, these hold nothing a glob is about, and /proc-like trees
  * are huge or self-referential. */
@@ -53,18 +44,12 @@ enum { BARE_HEAD = 1, BARE_CONFIG = 2, BARE_OBJECTS = 4, BARE_REFS = 8, BARE_ALL
 
 const char *const *linux_scan_guard_names(size_t *n)
 {
-	*n = sizeof(guard_names) / sizeof(guard_names[0]);
-	return guard_names;
+	return policy_guard_names(n);
 }
 
 bool linux_scan_guard_name(const char *name)
 {
-	if (name[0] != '.') /* every guard name is a dot file */
-		return false;
-	for (size_t i = 0; i < sizeof(guard_names) / sizeof(guard_names[0]); i++)
-		if (strcmp(name, guard_names[i]) == 0)
-			return true;
-	return false;
+	return policy_guard_name(name);
 }
 
 /* Case-insensitive: a secret called .ENV is still a secret (and on a case-folding

@@ -13,8 +13,7 @@
 
 #include "linux/launch_int.h"
 
-const int launch_forwarded_signals[] = {SIGINT,	 SIGTERM, SIGHUP,  SIGQUIT,
-					SIGUSR1, SIGUSR2, SIGWINCH};
+const int launch_forwarded_signals[] = {HALO_FORWARDED_SIGNALS};
 const size_t launch_n_forwarded_signals =
     sizeof(launch_forwarded_signals) / sizeof(launch_forwarded_signals[0]);
 
@@ -46,16 +45,8 @@ static void forward_pending(int sfd, pid_t child)
 	}
 }
 
-static int status_to_code(int ws)
-{
-	if (WIFEXITED(ws))
-		return WEXITSTATUS(ws);
-	if (WIFSIGNALED(ws))
-		return 128 + WTERMSIG(ws);
-	return 125;
-}
-
-static int command_status(struct linux_sandbox *sb, int ws, int *status, struct halo_err *e);
+static int command_status(struct linux_sandbox *sb, int ws, struct halo_outcome *out,
+			  struct halo_err *e);
 
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
 /* After the status, init sends what the git directory rules refused, if anything
@@ -81,39 +72,41 @@ static bool git_refusals_note(int fd, struct halo_err *e)
 	return true;
 }
 
-int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct halo_err *e)
+int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *out,
+		   struct halo_err *e)
 {
 	struct launch_fds *f = &sb->f;
 	struct linux_report r;
 	int cmd_ws;
 
 	if (sb->timed_out) {
-		*status = 124;
+		*out = halo_outcome_of(HALO_OUTCOME_TIMEOUT, 0);
 		halo_err_set(e, "wall-clock limit of %lld s reached; the sandbox was killed",
 			     sb->l->limits.wall_seconds);
 		return 1;
 	}
 	if (read(f->report_r, &r, sizeof(r)) == (ssize_t)sizeof(r)) {
 		if (r.kind == LINUX_REPORT_EXEC) {
-			*status = r.err == ENOENT ? 127 : 126;
+			*out = halo_outcome_exec(r.err);
 			halo_err_set(e, "%s: %s", r.msg,
 				     r.err == ENOENT ? "command not found" : strerror(r.err));
 			return 1; /* the sandbox worked; the command could not start */
 		}
-		*status = 125;
+		*out = halo_outcome_of(HALO_OUTCOME_SETUP, 0);
 		halo_err_set(e, "sandbox setup failed at %s: %s%s%s", r.step, r.msg,
 			     r.err ? ": " : "", r.err ? strerror(r.err) : "");
 		return -EPERM;
 	}
 	if (!sb->via_init)
-		return command_status(sb, child_ws, status, e);
+		return command_status(sb, child_ws, out, e);
 	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
-		int rc = command_status(sb, cmd_ws, status, e);
+		int rc = command_status(sb, cmd_ws, out, e);
 		return git_refusals_note(f->status_r, e) ? 1 : rc;
 	}
 	/* init ended without a word: killed from outside, or died in setup. */
-	*status = status_to_code(child_ws);
+	*out = halo_outcome_wait(child_ws);
 	if (WIFEXITED(child_ws) && WEXITSTATUS(child_ws) == LINUX_SETUP_FAILED) {
+		*out = halo_outcome_of(HALO_OUTCOME_SETUP, 0);
 		halo_err_set(e, "sandbox setup failed before the command started");
 		return -EPERM;
 	}
@@ -123,11 +116,12 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, int *status, struct h
 /* The command's own status; when the memory cgroup's OOM killer ended a process of the
  * sandbox (the command or one of its children), halo-run says so: the status alone
  * (137, or whatever the command made of a killed child) does not tell. */
-static int command_status(struct linux_sandbox *sb, int ws, int *status, struct halo_err *e)
+static int command_status(struct linux_sandbox *sb, int ws, struct halo_outcome *out,
+			  struct halo_err *e)
 {
 	long long kills = linux_cgroup_oom_kills(&sb->cg);
 
-	*status = status_to_code(ws);
+	*out = halo_outcome_wait(ws);
 	if (kills <= 0)
 		return 0;
 	halo_err_set(e,

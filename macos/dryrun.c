@@ -107,8 +107,8 @@ int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e)
 	rlimits_describe(&l->limits, false, NULL, put_line, out);
 	if (l->limits.wall_seconds > 0)
 		fprintf(out,
-			"  wall clock %lld s (the command's process group is killed; exit 124)\n",
-			l->limits.wall_seconds);
+			"  wall clock %lld s (the command's process group is killed; exit %d)\n",
+			l->limits.wall_seconds, HALO_EXIT_TIMEOUT);
 	print_env(out, envp);
 	if (l->unsandboxed) {
 		fprintf(out, "sandbox.mode is off: no profile and no proxy; the command runs "

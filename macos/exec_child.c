@@ -3,8 +3,8 @@
  * error") is told apart from anything the command prints: once this program runs,
  * the profile compiled and applies. It puts the caller's stderr back on fd 2, says
  * "started" on the report pipe (close-on-exec from here), and execs the command. If
- * that exec fails, the errno follows on the same pipe, so halo-run exits 126 or 127
- * with the same message as on Linux. */
+ * that exec fails, the errno follows on the same pipe, so halo-run reports "not
+ * executable" or "not found" with the same message as on Linux. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ int macos_exec_child(int n, char **args)
 	}
 	if (dup2(err_fd, STDERR_FILENO) < 0) {
 		macos_report(report, MACOS_REPORT_SETUP, errno, "restore stderr");
-		_exit(125);
+		_exit(HALO_EXIT_SETUP);
 	}
 	close(err_fd);
 	fcntl(report, F_SETFD, FD_CLOEXEC);
@@ -43,5 +43,5 @@ int macos_exec_child(int n, char **args)
 	execvp(args[2], args + 2);
 	int err = errno;
 	macos_report(report, MACOS_REPORT_EXEC, err, "%s", args[2]);
-	_exit(err == ENOENT ? 127 : 126);
+	_exit(halo_exit_code(halo_outcome_exec(err)));
 }

@@ -4,7 +4,7 @@
  * halo-run's trampoline (exec_child.c), which execs the command.
  *
  * Fails closed: a missing sandbox-exec, a profile it refuses, or anything else before
- * the trampoline says "started" stops the launch with an error (exit 125). There is
+ * the trampoline says "started" stops the launch with an error (a setup failure). There is
  * no path that runs the command without sandbox-exec, except sandbox.mode: off. */
 #include <errno.h>
 #include <fcntl.h>
@@ -192,7 +192,7 @@ static void run_unsandboxed(struct macos_sandbox *sb)
 	execvp(av[0], av);
 	int err = errno;
 	macos_report(CHILD_REPORT_FD, MACOS_REPORT_EXEC, err, "%s", av[0]);
-	_exit(err == ENOENT ? 127 : 126);
+	_exit(halo_exit_code(halo_outcome_exec(err)));
 }
 
 static void child_main(struct macos_sandbox *sb, bool handover) __attribute__((noreturn));
@@ -225,21 +225,21 @@ static void child_main(struct macos_sandbox *sb, bool handover)
 	if (rep < 0 || dup2(rep, CHILD_REPORT_FD) < 0 ||
 	    (!l->unsandboxed && (err_copy < 0 || cap < 0 || dup2(err_copy, CHILD_STDERR_FD) < 0 ||
 				 dup2(cap, STDERR_FILENO) < 0)))
-		_exit(125);
+		_exit(HALO_EXIT_SETUP);
 	/* sandbox-exec's own messages now go to the capture pipe (the trampoline puts
 	 * the real stderr back); no fd but 0-4 crosses into the sandbox. */
 	macos_close_fds_except(keep, l->unsandboxed ? 1 : 2);
 	int rc = rlimits_apply(&l->limits, &e);
 	if (rc < 0) {
 		macos_report(CHILD_REPORT_FD, MACOS_REPORT_SETUP, -rc, "limits: %s", e.msg);
-		_exit(125);
+		_exit(HALO_EXIT_SETUP);
 	}
 	if (l->unsandboxed)
 		run_unsandboxed(sb);
 	execve(sb->argv[0], sb->argv, sb->envp);
 	int err = errno;
 	macos_report(CHILD_REPORT_FD, MACOS_REPORT_SETUP, err, "cannot execute %s", sb->argv[0]);
-	_exit(125);
+	_exit(HALO_EXIT_SETUP);
 }
 
 /* ---------------------------------------------------------------- the parent */

@@ -16,6 +16,7 @@
 
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
+#include "runner/exit.h"
 
 #define MACOS_SANDBOX_EXEC    "/usr/bin/sandbox-exec"
 #define MACOS_EXAMPLE_PORT    49152 /* shown by `halo-run profile`; a run picks its own */
@@ -157,13 +158,13 @@ struct macos_sandbox;
  * above 2 and execs sandbox-exec, which runs halo-run's trampoline, which says
  * "started" and execs the command. Returns once the trampoline has started: 0, or
  * -errno with e set when the sandbox could not be built — a profile sandbox-exec
- * refused, a missing sandbox-exec: the caller exits 125 and nothing ran. */
+ * refused, a missing sandbox-exec: a setup failure, and nothing ran. */
 int macos_start(const struct macos_launch *l, struct macos_sandbox **out, struct halo_err *e);
 
 int macos_sandbox_exit_fd(const struct macos_sandbox *sb);   /* readable: it ended */
 int macos_sandbox_signal_fd(const struct macos_sandbox *sb); /* readable: forward */
 void macos_sandbox_forward_signals(struct macos_sandbox *sb);
-/* The wall-clock limit: kill the command's process group; finish reports 124. */
+/* The wall-clock limit: kill the command's process group; finish reports the timeout. */
 void macos_sandbox_kill(struct macos_sandbox *sb);
 
 /* The proxy's listener (HTTP, non-blocking) and the secret clients must present as
@@ -172,9 +173,9 @@ void macos_sandbox_kill(struct macos_sandbox *sb);
 int macos_sandbox_take_listener(struct macos_sandbox *sb, const char **secret);
 
 /* Reap, kill what is left of the command's process group, remove the TMPDIR, and
- * compute halo-run's exit code (as linux_finish: 0 ran, 1 explained in e, -errno).
+ * say how the run ended in *out (as linux_finish: 0 ran, 1 explained in e, -errno).
  * Frees sb. */
-int macos_finish(struct macos_sandbox *sb, int *status, struct halo_err *e);
+int macos_finish(struct macos_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
 
 /* Print the plan: the sandbox-exec invocation, the profile and its parameters (with
  * an example port and TMPDIR), limits and what is not enforced. */
@@ -182,7 +183,7 @@ int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e);
 
 /* The trampoline sandbox-exec runs: args = { REPORT_FD, STDERR_FD, CMD, ARGS... }.
  * Puts the real stderr back on fd 2, tells the supervisor it started, execs CMD.
- * Returns only on a usage error (the caller exits 125). */
+ * Returns only on a usage error (the caller exits with HALO_EXIT_SETUP). */
 int macos_exec_child(int n, char **args);
 
 /* What the macOS backend does not do, one line each (NULL-terminated), for

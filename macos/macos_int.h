@@ -52,9 +52,6 @@ int macos_regex_fold(const char *src, char *out, size_t n);
 int macos_spellings(int (*resolve)(const char *, char *, size_t), const char *path,
 		    char out[2][PATH_MAX]);
 
-/* The persistence guard's names (the same as linux/scan_walk.c's list). */
-const char *const *macos_guard_names(size_t *n);
-
 /* ---------------------------------------------------------------- launcher */
 
 /* Records on the report pipe, from the forked child (SETUP) and from the trampoline

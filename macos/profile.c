@@ -37,21 +37,6 @@ struct pctx {
 	struct strs socket_keys;   /* sandbox.unixSockets */
 };
 
-/* Persistence targets, the same names as linux/scan_walk.c's guard list (a unit test
- * checks them against it in the Linux build). Each matches as a path component. */
-static const char *const guard_names[] = {
-    ".bashrc",	 ".bash_profile", ".bash_login", ".bash_logout", ".profile",   ".zshrc",
-    ".zprofile", ".zshenv",	  ".zlogin",	 ".zlogout",	 ".gitconfig", ".gitmodules",
-    ".envrc",	 ".ripgreprc",	  ".vscode",	 ".idea",	 ".mcp.json",  ".claude",
-    ".codex",	 ".gemini",	  ".cursor",
-};
-
-const char *const *macos_guard_names(size_t *n)
-{
-	*n = sizeof(guard_names) / sizeof(guard_names[0]);
-	return guard_names;
-}
-
 /* git runs code later through hooks and config, in any repository, its submodules'
  * git dirs and its linked work trees' dirs. Lower case: folded when emitted. */
 static const char *const guard_git_regexes[] = {
@@ -278,6 +263,8 @@ static void lines(struct sbpl *b, const char *const *l)
 static void carve_outs(struct pctx *c, bool guard)
 {
 	struct sbpl *b = &c->b;
+	size_t n_guard; /* persistence targets: policy's guard names, as path components */
+	const char *const *guard_names = policy_guard_names(&n_guard);
 
 	for (size_t i = 0; i < c->prot_keys.n; i++) {
 		sbpl_add(b, "\n    (require-not ");
@@ -296,7 +283,7 @@ static void carve_outs(struct pctx *c, bool guard)
 		sbpl_param_filter(b, "literal", c->halo_keys.v[i]);
 		sbpl_add(b, ")");
 	}
-	for (size_t i = 0; guard && i < sizeof(guard_names) / sizeof(guard_names[0]); i++) {
+	for (size_t i = 0; guard && i < n_guard; i++) {
 		sbpl_add(b, "\n    (require-not ");
 		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
 		sbpl_add(b, ")");
@@ -466,6 +453,8 @@ static void persistence(struct pctx *c, bool guard)
 	struct sbpl *b = &c->b;
 	struct strs keys = {0};
 	char path[PATH_MAX];
+	size_t n_guard;
+	const char *const *guard_names = policy_guard_names(&n_guard);
 
 	/* halo-run's own binary, policy and configuration: always, guard or not. */
 	sbpl_add(b, "(deny file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
@@ -485,7 +474,7 @@ static void persistence(struct pctx *c, bool guard)
 	home_path(c, "Library/LaunchAgents", path, sizeof(path));
 	spell(c, "GUARD", path, "LaunchAgents", &keys, NULL);
 	sbpl_add(b, "(deny file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
-	for (size_t i = 0; i < sizeof(guard_names) / sizeof(guard_names[0]); i++) {
+	for (size_t i = 0; i < n_guard; i++) {
 		sbpl_add(b, "\n  ");
 		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
 	}

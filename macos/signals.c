@@ -16,8 +16,7 @@
 
 #include "macos/macos_int.h"
 
-const int macos_forwarded_signals[] = {SIGINT,	SIGTERM, SIGHUP,  SIGQUIT,
-				       SIGUSR1, SIGUSR2, SIGWINCH};
+const int macos_forwarded_signals[] = {HALO_FORWARDED_SIGNALS};
 const size_t macos_n_forwarded_signals =
     sizeof(macos_forwarded_signals) / sizeof(macos_forwarded_signals[0]);
 

@@ -111,23 +111,14 @@ void macos_sandbox_kill(struct macos_sandbox *sb)
 	}
 }
 
-static int status_to_code(int ws)
-{
-	if (WIFEXITED(ws))
-		return WEXITSTATUS(ws);
-	if (WIFSIGNALED(ws))
-		return 128 + WTERMSIG(ws);
-	return 125;
-}
-
 /* After the command ended: the wall clock, an exec failure, or its own status. */
-static int outcome(struct macos_sandbox *sb, int ws, int *status, struct halo_err *e)
+static int outcome(struct macos_sandbox *sb, int ws, struct halo_outcome *out, struct halo_err *e)
 {
 	struct macos_report r;
 	ssize_t n;
 
 	if (sb->timed_out) {
-		*status = 124;
+		*out = halo_outcome_of(HALO_OUTCOME_TIMEOUT, 0);
 		halo_err_set(e, "wall-clock limit of %lld s reached; the command was killed",
 			     sb->l->limits.wall_seconds);
 		return 1;
@@ -138,12 +129,12 @@ static int outcome(struct macos_sandbox *sb, int ws, int *status, struct halo_er
 		n = read(sb->report_r, &r, sizeof(r));
 	while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)sizeof(r) && r.kind == MACOS_REPORT_EXEC) {
-		*status = r.err == ENOENT ? 127 : 126;
+		*out = halo_outcome_exec(r.err);
 		halo_err_set(e, "%s: %s", r.msg,
 			     r.err == ENOENT ? "command not found" : strerror(r.err));
 		return 1; /* the sandbox worked; the command could not start */
 	}
-	*status = status_to_code(ws);
+	*out = halo_outcome_wait(ws);
 	return 0;
 }
 
@@ -175,7 +166,7 @@ void macos_sandbox_free(struct macos_sandbox *sb)
 	free(sb);
 }
 
-int macos_finish(struct macos_sandbox *sb, int *status, struct halo_err *e)
+int macos_finish(struct macos_sandbox *sb, struct halo_outcome *out, struct halo_err *e)
 {
 	int ws = macos_reap(sb), rc;
 
@@ -186,7 +177,7 @@ int macos_finish(struct macos_sandbox *sb, int *status, struct halo_err *e)
 	/* Whatever the command left running in its group ends with it. */
 	if (sb->child < 0)
 		killpg(-sb->child, SIGKILL);
-	rc = outcome(sb, ws, status, e);
+	rc = outcome(sb, ws, out, e);
 	macos_sandbox_free(sb);
 	return rc;
 }

@@ -56,6 +56,11 @@ struct policy_list {
 
 /* egress.hostPorts: host loopback ports reachable inside the sandbox. */
 #define POLICY_MAX_HOST_PORTS 64
+/* halo-run's own proxy on the sandbox's loopback (Linux): the environment points the
+ * tools at these ports (runner/env.c), hostPorts may not take them (validate.c), and
+ * netns/ listens on them (asserted equal in linux/init.c). */
+#define POLICY_PROXY_HTTP_PORT	3128
+#define POLICY_PROXY_SOCKS_PORT 1080
 struct policy_ports {
 	uint16_t *items;
 	size_t n;
@@ -223,6 +228,28 @@ bool policy_floor_carve_ok(const struct policy_floor_entry *f, const char *entry
 #define POLICY_SANITIZE_MAX (1024 * 1024)
 int policy_sanitize(enum policy_sanitizer kind, const char *in, size_t len, char **out,
 		    size_t *outlen);
+
+/* ---------------------------------------------------------------- system facts */
+
+/* The system directories (policy/sysdirs.c, their one home): trees nothing inside of
+ * which is ever writable, and directories never writable as a whole (a subdirectory of
+ * their own is fine). Validation, the workspace check and the Linux scan use them. */
+const char *const *policy_system_trees(size_t *n);
+const char *const *policy_system_dirs(size_t *n);
+/* Is `path` the root, a system tree or a system directory itself (case-insensitive)? */
+bool policy_is_system_dir(const char *path);
+/* The system tree `path` is or lies within (case-insensitive), or NULL. */
+const char *policy_system_tree_of(const char *path);
+/* The same for the operating system's own trees only (/etc, /usr, /bin, /sbin, /lib*,
+ * /boot, /dev, /proc, /sys): nothing that resolves inside them is bound writable,
+ * whoever asks for it. The Linux scan checks resolved writable roots and tool caches
+ * with it (a home, and so its caches, may lie in /var/lib: jenkins). */
+const char *policy_os_tree_of(const char *path);
+
+/* The persistence guard's names (policy/guard.c, their one home): dot files and
+ * directories that run code later, kept read-only by linux/ and macos/. */
+const char *const *policy_guard_names(size_t *n);
+bool policy_guard_name(const char *name); /* exactly one of them (case-sensitive) */
 
 /* ---------------------------------------------------------------- discovery */
 

@@ -128,14 +128,14 @@ static void check_cidrs(struct halo_policy *p, const struct policy_vctx *v)
 	}
 }
 
-/* The sandbox's own proxy ports inside its namespace (netns/netns.h, asserted equal
- * in linux/init.c): a host port there would have no listener to take it. */
+/* The sandbox's own proxy ports inside its namespace: a host port there would have no
+ * listener to take it. */
 static const struct {
 	uint16_t port;
 	const char *what;
 } reserved_ports[] = {
-    {3128, "halo-run's own HTTP proxy port inside the sandbox"},
-    {1080, "halo-run's own SOCKS5 proxy port inside the sandbox"},
+    {POLICY_PROXY_HTTP_PORT, "halo-run's own HTTP proxy port inside the sandbox"},
+    {POLICY_PROXY_SOCKS_PORT, "halo-run's own SOCKS5 proxy port inside the sandbox"},
 };
 
 static void check_host_ports(const struct halo_policy *p, const struct policy_vctx *v)

@@ -15,41 +15,6 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Never writable, nor anything inside them, nor any directory containing them. */
-static const char *const system_trees[] = {
-    "/etc",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/boot",
-    "/dev",
-    "/proc",
-    "/sys",
-    "/run",
-    "/var/run",
-    "/var/lib",
-    "/var/spool",
-    "/var/log",
-    "/var/db",
-    "/System",
-    "/Library",
-    "/private/etc",
-    "/private/var/db",
-    "/private/var/run",
-    "/nix/store",
-};
-
-/* Never writable as a whole, nor any directory containing them; a subdirectory
- * of their own (a build cache in /opt/cache or /var/tmp/ci) is fine. */
-static const char *const system_dirs[] = {
-    "/var",   "/var/tmp", "/var/cache",	  "/opt",	  "/srv",	   "/tmp",     "/mnt",
-    "/media", "/private", "/private/var", "/private/tmp", "/Applications", "/Volumes",
-};
-
 /* Directories that hold home directories, and homes at fixed places. */
 static const char *const home_parents[] = {"/home", "/Users", "/var/home"};
 static const char *const fixed_homes[] = {"/root", "/var/root"};
@@ -102,12 +67,8 @@ static const char *system_reason(const char *a, const struct policy_vctx *v, cha
 	if (strcmp(a, "/") == 0)
 		return "is the root directory";
 	/* Equality first, so /var reads as a system directory, not a home parent. */
-	for (size_t i = 0; i < N(system_trees); i++)
-		if (same_path(a, system_trees[i]))
-			return "is a system directory";
-	for (size_t i = 0; i < N(system_dirs); i++)
-		if (same_path(a, system_dirs[i]))
-			return "is a system directory";
+	if (policy_is_system_dir(a))
+		return "is a system directory";
 	for (size_t i = 0; i < v->n_homes; i++) {
 		if (same_path(a, v->homes[i]))
 			return "is a home directory; make a directory inside it writable instead";
@@ -126,8 +87,8 @@ static const char *system_reason(const char *a, const struct policy_vctx *v, cha
 		if (same_path(a, fixed_homes[i]))
 			return "is a home directory";
 	for (int pass = 0; pass < 2; pass++) {
-		const char *const *t = pass ? system_dirs : system_trees;
-		size_t nt = pass ? N(system_dirs) : N(system_trees);
+		size_t nt;
+		const char *const *t = pass ? policy_system_dirs(&nt) : policy_system_trees(&nt);
 
 		for (size_t i = 0; i < nt; i++) {
 			if (policy_path_within(t[i], a)) {

@@ -16,7 +16,9 @@
 
 void runner_usage(FILE *out)
 {
-	fputs(
+	/* The exit codes from their one home, runner/exit.h. */
+	fprintf(
+	    out,
 	    "usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"
 	    "       halo-run check [--policy F]... TARGET     decide a host, host:port or URL\n"
 	    "       halo-run validate F...                    check policy files\n"
@@ -32,8 +34,8 @@ void runner_usage(FILE *out)
 	    "  --policy F        policy file (JSON or YAML); repeat to layer\n"
 	    "  --workspace DIR   the writable workspace (default: the current directory)\n"
 	    "  --limit K=V,...   cpu=DUR mem=SIZE fsize=SIZE nofile=N nproc=N wall=DUR; may only\n"
-	    "                    tighten the policy's limits (125 when a value loosens one)\n"
-	    "  --timeout D       wall-clock limit (90, 1m, 1h30m); exit 124 when it is hit\n"
+	    "                    tighten the policy's limits (%d when a value loosens one)\n"
+	    "  --timeout D       wall-clock limit (90, 1m, 1h30m); exit %d when it is hit\n"
 	    "  --dry-run         print the sandbox plan and exit\n"
 	    "  --audit FILE      append one JSON line per egress decision to FILE\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
@@ -41,9 +43,10 @@ void runner_usage(FILE *out)
 	    "  --json            JSON output (policy)\n"
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
-	    "exit: the command's status, 128+N if it died of signal N; 124 timeout,\n"
-	    "125 policy/usage/sandbox error, 126 not executable, 127 not found.\n",
-	    out);
+	    "exit: the command's status, 128+N if it died of signal N; %d timeout,\n"
+	    "%d policy/usage/sandbox error, %d not executable, %d not found.\n",
+	    HALO_EXIT_SETUP, HALO_EXIT_TIMEOUT, HALO_EXIT_TIMEOUT, HALO_EXIT_SETUP,
+	    HALO_EXIT_NOEXEC, HALO_EXIT_NOTFOUND);
 }
 
 enum opt_kind { OPT_FLAG, OPT_VALUE };

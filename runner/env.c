@@ -314,8 +314,10 @@ static int add_fixed(struct env_buf *b, const char *tmpdir)
 	return buf_put(b, "HALO_SANDBOX", 12, "1");
 }
 
-#define PROXY_HTTP  "http://127.0.0.1:3128"
-#define PROXY_SOCKS "socks5h://127.0.0.1:1080"
+#define STR_(x)	    #x
+#define STR(x)	    STR_(x)
+#define PROXY_HTTP  "http://127.0.0.1:" STR(POLICY_PROXY_HTTP_PORT)
+#define PROXY_SOCKS "socks5h://127.0.0.1:" STR(POLICY_PROXY_SOCKS_PORT)
 #define NO_PROXY    "localhost,127.0.0.1,::1"
 
 /* The sandbox's only way out is halo-run's proxy on its own loopback. Each variable
@@ -339,22 +341,10 @@ static const struct {
     {"YARN_HTTPS_PROXY", PROXY_HTTP},
     {"CARGO_HTTP_PROXY", PROXY_HTTP}, /* cargo's own setting (it also reads https_proxy) */
     {"NODE_USE_ENV_PROXY", "1"},      /* Node >= 24 (and 22.21): fetch/http honour *_PROXY */
-    /* The JVM ignores *_PROXY; JAVA_TOOL_OPTIONS is read by every JVM at start. */
-    {"JAVA_TOOL_OPTIONS", "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 "
-			  "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 "
-			  "-Dhttp.nonProxyHosts=localhost|127.0.0.1"},
+    /* The JVM ignores *_PROXY; JAVA_TOOL_OPTIONS is read by every JVM at start. Its
+     * value is made from the HTTP proxy's host and port (java_options). */
+    {"JAVA_TOOL_OPTIONS", ""},
 };
-
-static int add_proxy(struct env_buf *b)
-{
-	for (size_t i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++) {
-		size_t len = strlen(proxy_vars[i].name);
-		buf_remove(b, proxy_vars[i].name, len);
-		if (buf_put(b, proxy_vars[i].name, len, proxy_vars[i].value) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
 
 /* The JVM's settings for the proxy of `url` (scheme://[user:secret@]host:port): host
  * and port only, as the JVM takes no credentials from properties (it then gets 407,
@@ -379,8 +369,9 @@ static bool java_options(const char *url, char *out, size_t n)
 	return w > 0 && (size_t)w < n;
 }
 
-/* The same variables pointing at another proxy: the macOS launcher's, on an
- * ephemeral port with the run's secret in the URL. */
+/* The proxy variables, pointing at `http` (and ALL_PROXY at `socks`, else at http):
+ * the sandbox's own proxy on Linux (PROXY_HTTP, PROXY_SOCKS), the macOS launcher's on
+ * an ephemeral port with the run's secret in the URL. One table, one way. */
 static int add_proxy_url(struct env_buf *b, const char *http, const char *socks)
 {
 	char java[512];
@@ -422,7 +413,8 @@ char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e)
 	if (rc == 0 && p)
 		rc = add_set(&b, p);
 	if (rc == 0 && in->proxy)
-		rc = in->http_url ? add_proxy_url(&b, in->http_url, in->socks_url) : add_proxy(&b);
+		rc = in->http_url ? add_proxy_url(&b, in->http_url, in->socks_url)
+				  : add_proxy_url(&b, PROXY_HTTP, PROXY_SOCKS);
 	if (rc == 0)
 		rc = add_fixed(&b, in->tmpdir);
 	if (rc < 0) {

@@ -149,6 +149,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 {
 	struct loop_state st = {0};
 	struct proxy *px = NULL;
+	struct halo_outcome outcome = halo_outcome_of(HALO_OUTCOME_SETUP, 0);
 	struct stat audit_st;
 	int audit_fd = -1;
 	int rc;
@@ -167,14 +168,15 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
 		runner_launcher_kill(st.sb);
-		runner_launcher_finish(st.sb, status, e);
+		runner_launcher_finish(st.sb, &outcome, e);
 		halo_err_set(e, "could not start the supervisor's event loop: %s", strerror(-rc));
 		goto out;
 	}
 	rc = proxy_poller_run(st.pl, &st.stop);
 	if (rc < 0)
 		runner_launcher_kill(st.sb);
-	rc = runner_launcher_finish(st.sb, status, e);
+	rc = runner_launcher_finish(st.sb, &outcome, e);
+	*status = halo_exit_code(outcome); /* the one mapping, runner/exit.h */
 	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);

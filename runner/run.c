@@ -37,23 +37,23 @@ static int settle_limits(const struct runner_opts *o, const struct halo_policy *
 	return 0;
 }
 
-/* A workspace of / or a system directory would make the host writable. */
+/* A workspace of / or a system directory (policy's one list) would make the host
+ * writable. */
 static int check_workspace(const struct halo_policy *p, const char *ws)
 {
-	static const char *const refused[] = {"/",	"/etc",	 "/usr", "/bin",  "/sbin", "/lib",
-					      "/lib64", "/boot", "/dev", "/proc", "/sys",  "/var"};
+	/* The operating system's own trees, "/" and "/var" themselves: a command run from
+	 * /tmp, /opt or /srv (a scratch directory, not a system one) keeps working. */
+	const char *tree = policy_os_tree_of(ws);
+	bool refused = strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 ||
+		       (tree && strcmp(tree, ws) == 0);
 
-	if (p->mode != POLICY_MODE_WORKSPACE_WRITE)
+	if (p->mode != POLICY_MODE_WORKSPACE_WRITE || !refused)
 		return 0;
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-		if (strcmp(ws, refused[i]) == 0) {
-			fprintf(stderr,
-				"halo-run: refusing %s as a writable workspace; cd into a "
-				"project directory or pass --workspace DIR\n",
-				ws);
-			return HALO_EXIT_SETUP;
-		}
-	return 0;
+	fprintf(stderr,
+		"halo-run: refusing %s as a writable workspace; cd into a project directory or "
+		"pass --workspace DIR\n",
+		ws);
+	return HALO_EXIT_SETUP;
 }
 
 static int launch(const struct runner_opts *o, runner_launch *l)

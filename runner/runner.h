@@ -3,12 +3,7 @@
 #ifndef HALO_RUNNER_H
 #define HALO_RUNNER_H
 
-enum {
-	HALO_EXIT_TIMEOUT = 124,
-	HALO_EXIT_SETUP = 125, /* policy or usage error, sandbox could not be built */
-	HALO_EXIT_NOEXEC = 126,
-	HALO_EXIT_NOTFOUND = 127,
-};
+#include "runner/exit.h" /* HALO_EXIT_*: halo-run's own exit codes */
 
 int runner_main(int argc, char **argv);
 

@@ -9,6 +9,29 @@ set -u
 build=${1:?usage: run.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 
+# IT_HOSTS=v6: run as on a stock Debian 12, whose /etc/hosts maps localhost to ::1 as
+# well as 127.0.0.1 (no test may depend on which answer the resolver gives first): in
+# a mount namespace of its own, with such a copy bind-mounted over /etc/hosts (the
+# real file is never touched). Root only, like the rest of this runner.
+if [ "${IT_HOSTS:-}" = v6 ] && [ -z "${IT_HOSTS_APPLIED:-}" ]; then
+	hosts=$(mktemp /tmp/halo-hosts.XXXXXX) || exit 1
+	{
+		grep -vE '^[[:space:]]*::1[[:space:]]' /etc/hosts
+		printf '::1\tlocalhost ip6-localhost ip6-loopback\n'
+	} >"$hosts"
+	chmod 644 "$hosts"
+	# Kept until the end: the tests bind their own hosts files over this one, and
+	# the kernel refuses a mount over a deleted file.
+	IT_HOSTS_APPLIED=1 unshare --mount --propagation private sh -c \
+		'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$hosts" bash "$0" "$@"
+	rc=$?
+	rm -f "$hosts"
+	exit $rc
+fi
+if [ -n "${IT_HOSTS_APPLIED:-}" ]; then
+	echo "# /etc/hosts: localhost is $(getent ahosts localhost | awk '$2 == "STREAM" {print $1}' | paste -sd' ')"
+fi
+
 # The build tree may sit under a directory the unprivileged user cannot enter
 # (/root/...): copy the binaries to a world-readable place for both runs.
 stage=$(mktemp -d /tmp/halo-it.XXXXXX)

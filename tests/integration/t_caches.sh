@@ -64,7 +64,7 @@ if command -v npm >/dev/null; then
 		"$([ -d "$CA/npm/_cacache" ] && echo yes || echo no)"
 	expect "the host's ~/.npm unchanged by npm" "$before" "$(snapshot)"
 else
-	echo "skip - $AS: npm not installed, no npm cache row"
+	skip "npm cache rows" "npm not installed"
 fi
 
 # Caches are the workspace's own: what one workspace's run plants (a .pth file that
@@ -133,4 +133,14 @@ printf 'sandbox: {caches: shared}\n' >"$TMPDIR/bad.yaml"
 sbx --policy "$TMPDIR/bad.yaml" -- true
 expect "caches: an unknown value: 125" 125 "$RC"
 expect_match "caches: the error names the field" "sandbox.caches: unknown value 'shared'" "$ERR"
+
+# A home in /var/lib (a CI service account's, like jenkins'): its caches are still
+# bound, only the operating system's own trees are never writable. Root: a private
+# mount namespace with a tmpfs over /var/lib (the real one is never touched).
+if [ "$AS" = root ]; then
+	OUT=$(cd "$WS" && timeout -k 2 30 unshare --mount --propagation private sh -c \
+		'mount -t tmpfs halo-test /var/lib && mkdir -p /var/lib/ci && HOME=/var/lib/ci exec "$@"' \
+		sh "$HALO" -- sh -c 'mkdir -p "$GOCACHE" && echo x > "$GOCACHE/f" && echo "$GOCACHE"' 2>"$E")
+	expect_match "caches of a home in /var/lib: bound and writable" "^/var/lib/ci/\.cache/halo-run/caches/" "$OUT"
+fi
 finish

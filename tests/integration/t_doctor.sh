@@ -53,7 +53,7 @@ pre_seccomp=("$HELPERS/it_nouserns")
 printf 'sandbox: {failIfUnavailable: false}\n' >"$TMPDIR/degrade.yaml"
 ways=()
 if timeout 10 "${pre_sysctl[@]}" true 2>/dev/null; then ways+=(sysctl); else
-	ok "skipped the sysctl way (cannot set user.max_user_namespaces in a test namespace)"
+	skip "the sysctl way" "cannot set user.max_user_namespaces in a test namespace"
 fi
 [ -x "$HELPERS/it_nouserns" ] && ways+=(seccomp) || fail "seccomp way" "helper it_nouserns missing"
 for way in "${ways[@]}"; do

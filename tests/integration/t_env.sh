@@ -59,7 +59,7 @@ if command -v node >/dev/null; then
 	OUT=$(timeout 20 "$HALO" -- sh -c '{ echo x >> /run/halo/node-preload.cjs; } 2>/dev/null && echo wrote || echo refused' 2>&1)
 	expect "node: the preload cannot be changed inside" refused "$OUT"
 else
-	echo "skip - $AS: node not installed, no Node warning rows"
+	skip "Node warning rows" "node not installed"
 fi
 
 # --------------------------------------------------------- planted secrets

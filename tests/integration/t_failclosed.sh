@@ -39,7 +39,7 @@ if timeout 10 "${pre_sysctl[@]}" true 2>/dev/null; then
 	expect "sysctl: unshare -U fails inside the test namespace" fails \
 		"$(timeout 10 "${pre_sysctl[@]}" unshare -U true 2>/dev/null && echo works || echo fails)"
 else
-	ok "skipped (user.max_user_namespaces cannot be set in a test user namespace: unshare -U -r or the write failed)"
+	skip "the sysctl way" "user.max_user_namespaces cannot be set in a test user namespace (unshare -U -r or the write failed)"
 fi
 if [ -x "$HELPERS/it_nouserns" ]; then
 	ways+=(seccomp)

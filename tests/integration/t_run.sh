@@ -341,6 +341,15 @@ expect_match "ptrace of init refused" "^(EPERM|EACCES)$" "$OUT"
 sbx -- ./it_sup vmread 1
 expect_match "process_vm_readv of init refused" "^(EPERM|EACCES)$" "$OUT"
 
+# A system directory as the writable workspace would make the host writable: refused
+# (policy's one list of system directories), before anything runs.
+for d in / /etc /usr; do
+	OUT=$(timeout 20 "$HALO" --workspace "$d" -- true 2>&1)
+	RC=$?
+	expect "workspace $d refused: exit 125" 125 "$RC"
+	expect_match "workspace $d refused: message" "refusing $d as a writable workspace" "$OUT"
+done
+
 # A setuid copy would hand its owner's privilege to whoever runs it: refused.
 if [ "$AS" = root ]; then
 	cp "$HALO" ./halo-suid && chown 65534:65534 ./halo-suid && chmod 4755 ./halo-suid
@@ -350,7 +359,7 @@ if [ "$AS" = root ]; then
 		expect "setuid copy refused: exit 125" 125 "$RC"
 		expect_match "setuid copy refused: message" "refusing to run setuid" "$OUT"
 	else
-		ok "setuid copy refused: skipped (the scratch file system is nosuid)"
+		skip "setuid copy refused" "the scratch file system is nosuid"
 	fi
 	rm -f ./halo-suid
 fi

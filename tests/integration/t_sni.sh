@@ -9,7 +9,6 @@ set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1
 . "$IT/egress_lib.sh"
-skip() { echo "skip - $AS: $1: $2"; }
 
 if ! command -v openssl >/dev/null; then
 	skip "tls tunnels" "no openssl"

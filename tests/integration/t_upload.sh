@@ -72,7 +72,7 @@ if python3 -c 'import requests' 2>/dev/null; then
 	body_same "python requests"
 	expect "python requests: audit" "$AUD" "$(aud u.audit)"
 else
-	ok "python requests: skipped (python3-requests is not installed; http.client below)"
+	skip "python requests" "python3-requests is not installed (http.client below)"
 fi
 OUT=$(hr main.yaml u.audit -- python3 up.py client "$URL")
 expect "python http.client encode_chunked, then GET kept" "200 $WANT

@@ -112,7 +112,7 @@ pre_sysctl=(unshare --user --map-root-user sh -c
 pre_seccomp=("$HELPERS/it_nouserns")
 ways=()
 timeout 10 "${pre_sysctl[@]}" true 2>/dev/null && ways+=(sysctl) ||
-	ok "skipped the sysctl way (cannot set user.max_user_namespaces in a test namespace)"
+	skip "the sysctl way" "cannot set user.max_user_namespaces in a test namespace"
 [ -x "$HELPERS/it_nouserns" ] && ways+=(seccomp) || fail "seccomp way" "helper it_nouserns missing"
 for way in "${ways[@]}"; do
 	declare -n pre="pre_$way"

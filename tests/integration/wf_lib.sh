@@ -19,8 +19,6 @@ chmod 755 "$HOME"
 trap 'eg_cleanup; rm -rf "$HOME"' EXIT
 echo "127.0.0.1 npm.test goproxy.test pypi.test crates.test gitwf.test" >>"$W/etc/hosts"
 
-# skip NAME REASON: a row that cannot check what it claims here; never counted as ok.
-skip() { echo "skip - $AS: $1: $2"; }
 
 # start_registry NAME [DELAY_MS]: wf_origin.py over $W/NAME.root; $W/NAME.port, .log
 start_registry() {

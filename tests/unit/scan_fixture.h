@@ -110,7 +110,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(pnu);
 	fputs("Num       RefCount Protocol Flags    Type St Inode Path\n", pnu);
 	fclose(pnu);
-	linux_scan_proc_net_unix = no_sockets;
+	linux_test_hooks_set(&(struct linux_test_hooks){.proc_net_unix = no_sockets});
 	unsetenv("SSH_AUTH_SOCK");
 	unsetenv("DOCKER_HOST");
 	memset(&pol, 0, sizeof(pol));

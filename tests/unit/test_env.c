@@ -408,6 +408,37 @@ START_TEST(vars_below_pass_and_set)
 }
 END_TEST
 
+/* The sandbox's own proxy (Linux) and a URL's (macOS) take the same path: the JVM's
+ * options are made from the HTTP proxy's host and port either way. */
+START_TEST(proxy_variables_one_way)
+{
+	char *caller[] = {"PATH=/bin", "HTTPS_PROXY=http://corp:8080", NULL};
+	struct halo_err e = {{0}};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .proxy = true};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "HTTPS_PROXY", "http://127.0.0.1:3128");
+	expect_value(env, "http_proxy", "http://127.0.0.1:3128");
+	expect_value(env, "ALL_PROXY", "socks5h://127.0.0.1:1080");
+	expect_value(env, "NO_PROXY", "localhost,127.0.0.1,::1");
+	expect_value(env, "JAVA_TOOL_OPTIONS",
+		     "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 -Dhttps.proxyHost=127.0.0.1 "
+		     "-Dhttps.proxyPort=3128 -Dhttp.nonProxyHosts=localhost|127.0.0.1");
+	runner_env_free(env);
+	in.http_url = "http://halo:s3cret@127.0.0.1:49152";
+	env = runner_env_build_in(&in, &e);
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "HTTPS_PROXY", "http://halo:s3cret@127.0.0.1:49152");
+	expect_value(env, "ALL_PROXY", "http://halo:s3cret@127.0.0.1:49152");
+	expect_value(
+	    env, "JAVA_TOOL_OPTIONS",
+	    "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=49152 -Dhttps.proxyHost=127.0.0.1 "
+	    "-Dhttps.proxyPort=49152 -Dhttp.nonProxyHosts=localhost|127.0.0.1");
+	runner_env_free(env);
+}
+END_TEST
+
 static Suite *env_suite(void)
 {
 	Suite *s = suite_create("env");
@@ -423,6 +454,7 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, registry_settings_without_credentials);
 	tcase_add_test(tc, strip_userinfo_table);
 	tcase_add_test(tc, vars_below_pass_and_set);
+	tcase_add_test(tc, proxy_variables_one_way);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -121,7 +121,7 @@ static void prepare(const char *base, enum policy_mode mode)
 	launch.n_policy_files = 1;
 	rc = linux_scan(&launch, &scan, &e);
 	ck_assert_msg(rc == 0, "scan: %s", e.msg);
-	linux_mounts_force_remount = false;
+	linux_test_hooks_set(NULL);
 }
 
 static void teardown(void)
@@ -474,7 +474,7 @@ END_TEST
 
 START_TEST(layout_with_remount_fallback)
 {
-	linux_mounts_force_remount = true;
+	linux_test_hooks_set(&(struct linux_test_hooks){.force_remount = true});
 	expect_success(check_layout);
 }
 END_TEST

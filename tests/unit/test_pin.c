@@ -134,7 +134,7 @@ END_TEST
 
 static void proc_net_unix(const char *const *lines, size_t n)
 {
-	FILE *f = fopen(linux_scan_proc_net_unix, "w");
+	FILE *f = fopen(linux_test_hooks()->proc_net_unix, "w");
 
 	ck_assert_ptr_nonnull(f);
 	fputs("Num       RefCount Protocol Flags    Type St Inode Path\n", f);

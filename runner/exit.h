@@ -1,0 +1,78 @@
+/* halo-run's outcomes and the one place they become exit codes (minijail's style:
+ * libminijail.h names MINIJAIL_ERR_* once). A neutral header: the launchers (linux/,
+ * macos/) include it to report how a run ended as a struct halo_outcome, and the
+ * processes they fork to pick their own _exit status; runner/ turns the outcome into
+ * the number. No number of halo-run's own is written anywhere else. */
+#ifndef HALO_RUNNER_EXIT_H
+#define HALO_RUNNER_EXIT_H
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+enum halo_outcome_kind {
+	HALO_OUTCOME_EXITED,   /* the command exited; value is its status */
+	HALO_OUTCOME_SIGNALED, /* the command died of signal `value` */
+	HALO_OUTCOME_TIMEOUT,  /* the wall-clock limit was hit */
+	HALO_OUTCOME_SETUP,    /* policy or usage error, the sandbox could not be built */
+	HALO_OUTCOME_NOEXEC,   /* the command was found but could not be executed */
+	HALO_OUTCOME_NOTFOUND, /* the command was not found */
+};
+
+struct halo_outcome {
+	enum halo_outcome_kind kind;
+	int value;
+};
+
+static inline struct halo_outcome halo_outcome_of(enum halo_outcome_kind kind, int value)
+{
+	return (struct halo_outcome){.kind = kind, .value = value};
+}
+
+/* exec failed with errno err: not found (ENOENT) or not executable (anything else). */
+static inline struct halo_outcome halo_outcome_exec(int err)
+{
+	return halo_outcome_of(err == ENOENT ? HALO_OUTCOME_NOTFOUND : HALO_OUTCOME_NOEXEC, err);
+}
+
+/* A waitpid() status: exited or killed by a signal; anything else is halo-run's
+ * failure to follow its child. */
+static inline struct halo_outcome halo_outcome_wait(int ws)
+{
+	if (WIFEXITED(ws))
+		return halo_outcome_of(HALO_OUTCOME_EXITED, WEXITSTATUS(ws));
+	if (WIFSIGNALED(ws))
+		return halo_outcome_of(HALO_OUTCOME_SIGNALED, WTERMSIG(ws));
+	return halo_outcome_of(HALO_OUTCOME_SETUP, 0);
+}
+
+/* The mapping: the command's own status, 128+N for signal N, and halo-run's own
+ * failures like timeout(1) and container runtimes (see DESIGN.md, "Exit codes"). */
+static inline int halo_exit_code(struct halo_outcome o)
+{
+	static const int own[] = {
+	    [HALO_OUTCOME_TIMEOUT] = 124,
+	    [HALO_OUTCOME_SETUP] = 125,
+	    [HALO_OUTCOME_NOEXEC] = 126,
+	    [HALO_OUTCOME_NOTFOUND] = 127,
+	};
+
+	if (o.kind == HALO_OUTCOME_EXITED)
+		return o.value & 0xff;
+	if (o.kind == HALO_OUTCOME_SIGNALED)
+		return 128 + o.value;
+	return own[o.kind];
+}
+
+/* The signals halo-run forwards to the command (both launchers): what a terminal or a
+ * job control sends to halo-run reaches the command, and ends it as 128+N. */
+#define HALO_FORWARDED_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH
+
+/* halo-run's own outcomes by number, for runner/'s returns and _exit() calls. */
+#define HALO_EXIT_OF(kind) halo_exit_code(halo_outcome_of(kind, 0))
+#define HALO_EXIT_TIMEOUT  HALO_EXIT_OF(HALO_OUTCOME_TIMEOUT)
+#define HALO_EXIT_SETUP	   HALO_EXIT_OF(HALO_OUTCOME_SETUP)
+#define HALO_EXIT_NOEXEC   HALO_EXIT_OF(HALO_OUTCOME_NOEXEC)
+#define HALO_EXIT_NOTFOUND HALO_EXIT_OF(HALO_OUTCOME_NOTFOUND)
+
+#endif
