@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "netns/netns.h"
+#include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 
@@ -40,6 +41,9 @@ struct linux_launch {
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
+	/* What the launch could not enforce (a degraded start, a missing cgroup), one line
+	 * each without the "halo-run: " prefix: the runner says them. May be NULL. */
+	struct plan_text *warnings;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
 };
@@ -70,8 +74,10 @@ size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_liste
  * sandbox failed during setup (the caller exits 125). Frees sb. */
 int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e);
 
-/* Print the plan: namespaces, mounts, masked paths, limits, environment, seccomp
- * summary, Landlock ABI, what is not enforced. Returns 0 or -errno. */
-int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e);
+/* The plan of this launch on this machine (linux/plan.c): the probes (user
+ * namespaces, Landlock, the memory cgroup), the scan, and from them the ordered
+ * filesystem steps, layers, limits, egress and gaps. The plan borrows l's strings and
+ * owns the scan (plan_free releases it). Returns 0 or -errno with e set. */
+int linux_plan(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e);
 
 #endif

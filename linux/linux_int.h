@@ -81,6 +81,12 @@ struct linux_scan {
 	int late_fd[2];
 };
 
+/* The scan's findings as the plan's input (borrowed: s and l outlive the plan). */
+void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *s,
+			 struct plan_fs_in *in);
+/* The numbers behind the plan's limits. */
+void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r);
+
 /* Walk the workspace and writable roots (bounded in entries and depth, never following
  * symlinks) to find glob matches of protected paths and persistence-guard targets.
  * Returns 0 or -errno with e set. */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 
@@ -127,7 +128,8 @@ struct macos_launch {
 	char *const *argv;
 	struct rlimits_set limits;
 	bool quiet;
-	bool unsandboxed; /* sandbox.mode: off: limits, environment, supervision only */
+	struct plan_text *warnings; /* as linux_launch's: the runner says them */
+	bool unsandboxed;	    /* sandbox.mode: off: limits, environment, supervision only */
 	macos_env_fn build_env;
 	void *build_env_arg;
 	const char *sandbox_exec; /* NULL: macos_sandbox_exec_path() */
@@ -176,9 +178,10 @@ int macos_sandbox_take_listener(struct macos_sandbox *sb, const char **secret);
  * Frees sb. */
 int macos_finish(struct macos_sandbox *sb, int *status, struct halo_err *e);
 
-/* Print the plan: the sandbox-exec invocation, the profile and its parameters (with
- * an example port and TMPDIR), limits and what is not enforced. */
-int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e);
+/* The plan: the sandbox-exec invocation, the profile and its parameters (with an
+ * example port and TMPDIR), limits and what is not enforced (macos/plan.c). Returns 0
+ * or -errno with e set; plan_free it either way. */
+int macos_plan(const struct macos_launch *l, struct halo_plan *p, struct halo_err *e);
 
 /* The trampoline sandbox-exec runs: args = { REPORT_FD, STDERR_FD, CMD, ARGS... }.
  * Puts the real stderr back on fd 2, tells the supervisor it started, execs CMD.
