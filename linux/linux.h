@@ -80,4 +80,30 @@ int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e);
  * owns the scan (plan_free releases it). Returns 0 or -errno with e set. */
 int linux_plan(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e);
 
+/* ---- for doctor and verify, which check the machine and the sandbox against the
+ * plan: the probes the plan is built from, and the facts of the deny table. */
+
+/* Is this clone() errno the "user namespaces unavailable" family? And what to do. */
+bool linux_userns_error(int err);
+const char *linux_userns_advice(void);
+/* 0 when this user can create the namespaces, else -errno (tries in a child). */
+int linux_userns_probe(void);
+
+/* The seccomp program compiled into the library (from the generated header). */
+struct sock_filter;
+const struct sock_filter *linux_seccomp_program(size_t *n_insns);
+/* The errno the deny table gives the call `name` under the condition whose words
+ * hold `match` ("" for an unconditional row); 0 when no row matches. */
+int linux_seccomp_errno(const char *name, const char *match);
+
+/* Would a memory cgroup hold the memory limit for this caller? Read-only: nothing is
+ * created. Returns true with `desc` set ("memory cgroup v1 (...)"), else false with the
+ * reason in `desc`. */
+#define LINUX_CGROUP_PATH 512
+bool linux_cgroup_memory_probe(char *desc, size_t n);
+/* cgroup_find.c: the caller's cgroup path for `controller` (NULL: the v2 "0::" line)
+ * in /proc/self/cgroup text; 0, -ENOENT or -ENAMETOOLONG. */
+int linux_cgroup_own_path(const char *proc_cgroup, const char *controller, char *out, size_t n);
+int linux_cgroup_read_self(char *buf, size_t n);
+
 #endif

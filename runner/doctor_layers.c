@@ -4,6 +4,7 @@
  * it, what it does not stop even when present, and for each failure the fix. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -17,8 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/launch_int.h"
-#include "linux/seccomp_int.h"
+#include "linux/linux.h"
 #include "netns/netns.h"
 #include "runner/doctor_int.h"
 

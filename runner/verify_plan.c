@@ -16,8 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "linux/linux_int.h"
-#include "linux/seccomp_int.h"
+#include "linux/linux.h"
 #include "rlimits/rlimits.h"
 #include "runner/doctor.h"
 #include "runner/verify_int.h"
@@ -562,14 +561,12 @@ static void table_errno(const struct probe_sys_info *s, char *out, size_t n)
 		snprintf(out, n, "killed=SIGSYS");
 		return;
 	}
-	for (size_t i = 0; i < linux_seccomp_n_rows; i++) {
-		const struct linux_seccomp_row *r = &linux_seccomp_table[i];
-		if (strcmp(r->name, s->row) == 0 && strstr(r->when, s->match)) {
-			snprintf(out, n, "errno=%s", strerrorname_np(r->err));
-			return;
-		}
-	}
-	snprintf(out, n, "errno=?");
+	int err = linux_seccomp_errno(s->row, s->match);
+
+	if (err)
+		snprintf(out, n, "errno=%s", strerrorname_np(err));
+	else
+		snprintf(out, n, "errno=?");
 }
 
 static int plan_syscalls(struct verify *v)
