@@ -79,6 +79,8 @@ int linux_finish(struct linux_sandbox *sb, int *status, struct halo_err *e);
  * filesystem steps, layers, limits, egress and gaps. The plan borrows l's strings and
  * owns the scan (plan_free releases it). Returns 0 or -errno with e set. */
 int linux_plan(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e);
+/* The same without the scan and the filesystem steps: layers, limits, egress, gaps. */
+int linux_plan_layers(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e);
 
 /* ---- for doctor and verify, which check the machine and the sandbox against the
  * plan: the probes the plan is built from, and the facts of the deny table. */

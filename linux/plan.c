@@ -74,6 +74,7 @@ static void plan_limits(struct halo_plan *p, const struct linux_launch *l)
 	rlimits_describe(&l->limits, geteuid() == 0 && l->limits.processes != RLIMITS_UNSET,
 			 mem_cgroup ? mem_desc : NULL, add_line, &lt);
 	linux_plan_limit_values(p, &l->limits);
+	p->limit_values.memory_cgroup = mem_cgroup;
 }
 
 void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r)
@@ -141,6 +142,8 @@ static void plan_layers(struct halo_plan *p, const struct linux_launch *l, int u
 	plan_layer_add(p, "no_new_privs", NULL, !l->unsandboxed, true, "set before exec");
 	y = plan_layer_add(p, "landlock", "landlock", false, abi > 0,
 			   abi > 0 ? "writes limited to the writable trees" : "unavailable");
+	if (y) /* a second layer on writes: used where the kernel has it */
+		y->used = abi > 0 && !l->unsandboxed;
 	if (y && abi > 0) {
 		plan_add(
 		    p, &y->details, "ABI %d%s%s%s", abi,
@@ -203,6 +206,7 @@ static void plan_head(struct halo_plan *p, const struct linux_launch *l, int use
 	p->workspace = l->workspace;
 	p->argv = l->argv;
 	p->guard = l->policy->guard_persistence != 0;
+	p->sandboxed = !l->unsandboxed;
 	p->namespaces_available = userns == 0;
 	plan_set(&p->namespaces,
 		 "user (uid %u, gid %u mapped to themselves), mount, pid, net (loopback only), "
@@ -211,11 +215,33 @@ static void plan_head(struct halo_plan *p, const struct linux_launch *l, int use
 		 userns == 0 ? "available" : strerror(-userns));
 }
 
+/* Everything but the filesystem: what doctor checks the machine against. */
+static int plan_machine(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e)
+{
+	int userns = linux_userns_probe();
+	int abi = linux_landlock_abi();
+	int rc;
+
+	plan_head(p, l, userns);
+	plan_limits(p, l);
+	plan_env(p, l->envp);
+	plan_egress(p, l, userns);
+	plan_layers(p, l, userns, abi);
+	plan_gaps(p, l, userns, abi);
+	if ((rc = plan_ok(p)) < 0)
+		halo_err_set(e, "the plan: out of memory");
+	return rc;
+}
+
+int linux_plan_layers(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e)
+{
+	plan_init(p, "linux");
+	return plan_machine(l, p, e);
+}
+
 int linux_plan(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e)
 {
 	struct linux_scan *s = calloc(1, sizeof(*s));
-	int userns = linux_userns_probe();
-	int abi = linux_landlock_abi();
 	struct plan_fs_in in;
 	int rc;
 
@@ -230,18 +256,15 @@ int linux_plan(const struct linux_launch *l, struct halo_plan *p, struct halo_er
 	}
 	p->release = release_scan;
 	p->release_arg = s;
-	plan_head(p, l, userns);
 	linux_scan_findings(l, s, &in);
+	/* The order of the text: the head, then the filesystem, then the rest. */
+	if ((rc = plan_machine(l, p, e)) < 0)
+		return rc;
 	plan_fs_layout(p, &in);
 	plan_fs_late(p, &in);
 	p->scanned = true;
 	p->entries_scanned = s->entries_scanned;
 	p->scan_truncated = s->truncated;
-	plan_limits(p, l);
-	plan_env(p, l->envp);
-	plan_egress(p, l, userns);
-	plan_layers(p, l, userns, abi);
-	plan_gaps(p, l, userns, abi);
 	if ((rc = plan_ok(p)) < 0)
 		halo_err_set(e, "the plan: out of memory");
 	return rc;

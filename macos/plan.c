@@ -178,6 +178,7 @@ int macos_plan(const struct macos_launch *l, struct halo_plan *p, struct halo_er
 	p->mode = policy_mode_name(l->policy->mode);
 	p->workspace = l->workspace;
 	p->argv = l->argv;
+	p->sandboxed = !l->unsandboxed;
 	if (!(envp = example_env(l, l->unsandboxed ? base : tmpdir, e)))
 		return -ENOMEM;
 	plan_limits(p, l);

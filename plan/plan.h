@@ -65,6 +65,7 @@ struct plan_layer {
 	const char *name;  /* "landlock", "seccomp", "capabilities", "no_new_privs"... */
 	const char *label; /* its heading in the text ("seccomp deny list") */
 	bool required;	   /* missing, it stops the launch (failIfUnavailable) */
+	bool used;	   /* this launch applies it */
 	bool available;	   /* on this machine, as probed by the launcher */
 	char *summary;	   /* one line, may be NULL */
 	struct plan_text details;
@@ -83,6 +84,7 @@ struct halo_plan {
 	 * the launch stops without them. */
 	char *namespaces;
 	bool namespaces_available, namespaces_required;
+	bool sandboxed; /* sandbox.mode is not off */
 	struct plan_step *steps;
 	size_t n_steps, cap_steps;
 	bool scanned; /* the workspace scan ran: entries_scanned and truncated hold */
@@ -108,6 +110,7 @@ struct halo_plan {
 	struct {
 		long long cpu_seconds, memory_bytes, file_size_bytes, open_files, processes,
 		    wall_seconds;
+		bool memory_cgroup; /* a memory cgroup holds memory_bytes, not RLIMIT_DATA */
 	} limit_values;
 	/* What the steps borrow from, released by plan_free (the launcher's scan). */
 	void (*release)(void *arg);

@@ -84,6 +84,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
  * (0 or -ENOMEM). */
 void runner_plan_print(const struct halo_plan *p, FILE *out);
 int runner_plan_json(const struct halo_plan *p, FILE *out);
+#ifndef RUNNER_MACOS
+/* doctor_plan.c: the plan of a plain launch of p (the command `true`) in workspace,
+ * with the scan and filesystem steps or (with_fs false) without. As linux_plan. */
+int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
+		   bool with_fs, struct halo_plan *out, struct halo_err *e);
+#endif
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
 
