@@ -64,6 +64,14 @@ int macos_profile_build(const struct macos_profile_in *in, struct macos_profile 
 			struct halo_err *e);
 void macos_profile_free(struct macos_profile *p);
 
+/* The same in two steps, for a caller that keeps the plan (--dry-run): the profile's
+ * filesystem rules added to p (plan_fs_rules: what is writable, protected, carved
+ * out, halo-run's own, the host sockets), then the profile rendered from p's steps.
+ * Same returns. */
+int macos_profile_plan(const struct macos_profile_in *in, struct halo_plan *p, struct halo_err *e);
+int macos_profile_render(const struct macos_profile_in *in, const struct halo_plan *p,
+			 struct macos_profile *out, struct halo_err *e);
+
 /* Write the profile as a loadable .sb file: the parameters as leading comment lines
  * ("; -D KEY=VALUE"), then the SBPL text. `note` (may be NULL) is one more comment. */
 void macos_profile_write(const struct macos_profile *p, const char *note, FILE *out);

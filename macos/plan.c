@@ -142,7 +142,12 @@ static int plan_profile(struct halo_plan *p, const struct macos_launch *l, const
 	FILE *f;
 	int rc;
 
-	if ((rc = macos_profile_build(&in, &prof, e)) < 0)
+	/* The file rules go into the plan (the dry run lists them, --json included) and
+	 * the profile is rendered from them, as a launch renders it. */
+	if ((rc = macos_profile_plan(&in, p, e)) < 0)
+		return rc;
+	p->rules = true;
+	if ((rc = macos_profile_render(&in, p, &prof, e)) < 0)
 		return rc;
 	plan_add(p, &p->extra, "profile:");
 	if ((f = open_memstream(&text, &len))) {

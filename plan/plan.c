@@ -98,7 +98,8 @@ struct plan_step *plan_step_add(struct halo_plan *p, enum plan_op op, unsigned f
 		p->cap_steps = cap;
 	}
 	struct plan_step *s = &p->steps[p->n_steps++];
-	*s = (struct plan_step){op, flags, path, src, reason, NULL, 0};
+	*s = (struct plan_step){
+	    .op = op, .flags = flags, .path = path, .src = src, .reason = reason};
 	return s;
 }
 

@@ -37,6 +37,13 @@ enum plan_op {
 	PLAN_N_OPS
 };
 
+/* The path is a name pattern (sandbox.protectedPaths "*.pem"), not an absolute path:
+ * a renderer with pattern rules (SBPL regexes) applies it; a scan-based launcher
+ * masks its matches instead. */
+#define PLAN_F_PATTERN 2u
+/* The rule covers the whole tree beneath the path (a subpath), not the path alone. */
+#define PLAN_F_TREE 4u
+
 /* The step has no mount of its own: the host root (read-only) or a parent tree shows
  * it already. It is listed so the plan names every tree the policy names. */
 #define PLAN_F_SHOWN 1u
@@ -47,6 +54,11 @@ struct plan_step {
 	const char *path;   /* where it shows inside (absolute) */
 	const char *src;    /* host source when not path itself (carve-outs), else NULL */
 	const char *reason; /* short, for the printer and the JSON */
+	/* What asked for it: "workspace", "sandbox.writableRoots", "sandbox.protectedPaths",
+	 * "sandbox.allowRead", "tmpdir", "self", "policy-file", "own-output",
+	 * "config-dir", "sandbox.unixSockets"... (may be NULL). Renderers that work
+	 * from rules rather than a scan (macOS) key on it. */
+	const char *origin;
 	/* PLAN_SANITIZE: the copy's bytes (borrowed). */
 	const char *data;
 	size_t len;
@@ -87,6 +99,7 @@ struct halo_plan {
 	bool sandboxed; /* sandbox.mode is not off */
 	struct plan_step *steps;
 	size_t n_steps, cap_steps;
+	bool rules;   /* the steps are path rules (plan_fs_rules), not mounts */
 	bool scanned; /* the workspace scan ran: entries_scanned and truncated hold */
 	size_t entries_scanned;
 	bool scan_truncated;
@@ -180,6 +193,27 @@ int plan_fs_layout(struct halo_plan *p, const struct plan_fs_in *in);
  * files, carve-outs and sanitized copies, masks, sockets, then /run sealed, and the
  * guard targets whose creation is refused. Returns 0 or -ENOMEM. */
 int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in);
+
+/* The filesystem as rules, for a launcher without a scan or mounts (macOS: rendered
+ * to SBPL): what may be written, what is protected (absolute paths and patterns), the
+ * carve-outs, halo-run's own files, the host sockets. Paths are borrowed and taken as
+ * given (relative policy files resolved by the caller). */
+struct plan_rules_in {
+	const struct halo_policy *policy;
+	const char *workspace;
+	const char *tmpdir; /* this run's, always writable; may be NULL */
+	const char *self_exe;
+	const char *const *policy_files;
+	size_t n_policy_files;
+	const char *const *own_outputs;
+	size_t n_own_outputs;
+	const char *config_dir; /* halo-run's own configuration directory */
+};
+/* In the order a renderer defines its parameters: writable trees (workspace,
+ * writableRoots, TMPDIR), protected paths, protected patterns, allowRead, halo-run's
+ * binary and policy files, its output files (protected), its configuration
+ * directory, sandbox.unixSockets. Returns 0 or -ENOMEM. */
+int plan_fs_rules(struct halo_plan *p, const struct plan_rules_in *in);
 
 /* Is path one of the fresh file systems' places (/tmp, /run, /var/run, /dev) or
  * beneath one? Their steps are the plan's own, so this is the one home of the list. */

@@ -1,6 +1,6 @@
 /* --dry-run --json: the plan as one JSON object, for harnesses. Keys:
  *   platform, policy, mode, workspace, command[], namespaces{available, required,
- *   summary}, steps[{op, path, reason, src?, shown?}], scan{entries, truncated},
+ *   summary}, steps[{op, path, reason, src?, origin?, pattern?, shown?}], scan{entries, truncated},
  *   layers[{name, required, available, summary, details[]}], limits{cpuSeconds...,
  *   lines[]}, environment[], egress{proxy, listeners[], hostPorts[], notes[]},
  *   gaps[], warnings[], rendering[] (the platform's own: the macOS profile). */
@@ -37,6 +37,10 @@ static cJSON *steps(const struct halo_plan *p)
 		add_str(o, "reason", s->reason);
 		if (s->src)
 			add_str(o, "src", s->src);
+		if (s->origin)
+			add_str(o, "origin", s->origin);
+		if (s->flags & PLAN_F_PATTERN)
+			cJSON_AddBoolToObject(o, "pattern", 1);
 		if (s->flags & PLAN_F_SHOWN)
 			cJSON_AddBoolToObject(o, "shown", 1); /* no mount of its own */
 		cJSON_AddItemToArray(a, o);

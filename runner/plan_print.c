@@ -42,10 +42,24 @@ static void print_group(const struct halo_plan *p, const struct group *g, FILE *
 	}
 }
 
+/* A launcher without mounts (macOS): its path rules, as its profile renders them. */
+static void print_rules(const struct halo_plan *p, FILE *out)
+{
+	if (p->n_steps)
+		fprintf(out, "file rules:\n");
+	for (size_t i = 0; i < p->n_steps; i++)
+		fprintf(out, "  %-13s %s%s\n", p->steps[i].path, p->steps[i].reason,
+			p->steps[i].flags & PLAN_F_PATTERN ? " (a name pattern)" : "");
+}
+
 static void print_fs(const struct halo_plan *p, FILE *out)
 {
 	bool head = false;
 
+	if (p->rules) {
+		print_rules(p, out);
+		return;
+	}
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
 		if (!plan_op_is_layout(s->op))
