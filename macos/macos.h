@@ -193,7 +193,7 @@ int macos_plan(const struct macos_launch *l, struct halo_plan *p, struct halo_er
 
 /* The trampoline sandbox-exec runs: args = { REPORT_FD, STDERR_FD, CMD, ARGS... }.
  * Puts the real stderr back on fd 2, tells the supervisor it started, execs CMD.
- * Returns only on a usage error (the caller exits 125). */
+ * Returns only on a usage error (-EINVAL: the caller says so and exits 125). */
 int macos_exec_child(int n, char **args);
 
 /* What the macOS backend does not do, one line each (NULL-terminated), for
