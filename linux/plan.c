@@ -89,11 +89,7 @@ void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r)
 
 static void plan_env(struct halo_plan *p, char **envp)
 {
-	for (size_t i = 0; envp && envp[i]; i++) {
-		const char *eq = strchr(envp[i], '=');
-		plan_add(p, &p->env, "%.*s", eq ? (int)(eq - envp[i]) : (int)strlen(envp[i]),
-			 envp[i]);
-	}
+	plan_env_names(p, envp);
 }
 
 /* The listeners take these ports on the sandbox's loopback before the command starts:

@@ -72,12 +72,9 @@ static char **example_env(const struct macos_launch *l, const char *tmpdir, stru
 
 static void plan_env(struct halo_plan *p, char **envp)
 {
-	for (size_t i = 0; envp && envp[i]; i++) {
-		const char *eq = strchr(envp[i], '=');
-		plan_add(p, &p->env, "%.*s", eq ? (int)(eq - envp[i]) : (int)strlen(envp[i]),
-			 envp[i]);
+	plan_env_names(p, envp);
+	for (size_t i = 0; envp && envp[i]; i++)
 		free(envp[i]);
-	}
 	free(envp);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plan/plan.h"
 
@@ -32,6 +33,19 @@ const char *plan_op_name(enum plan_op op)
 	return op < PLAN_N_OPS ? op_names[op] : "?";
 }
 
+void plan_env_names(struct halo_plan *p, char *const *envp)
+{
+	for (size_t i = 0; envp && envp[i]; i++) {
+		const char *eq = strchr(envp[i], '=');
+		int n = eq ? (int)(eq - envp[i]) : (int)strlen(envp[i]);
+		plan_add(p, &p->env, "%.*s", n, envp[i]);
+		/* HTTP_PROXY, https_proxy, ALL_PROXY, NO_PROXY...: how egress reaches the
+		 * proxy (values stay out of the plan: they may hold the run's secret). */
+		if (n >= 5 && strncasecmp(envp[i] + n - 5, "proxy", 5) == 0)
+			plan_add(p, &p->egress.env, "%.*s", n, envp[i]);
+	}
+}
+
 bool plan_op_is_layout(enum plan_op op)
 {
 	return op <= PLAN_PROC;
@@ -54,9 +68,9 @@ void plan_text_free(struct plan_text *t)
 
 void plan_free(struct halo_plan *p)
 {
-	struct plan_text *texts[] = {&p->limits,       &p->env,	 &p->egress.listeners,
-				     &p->egress.notes, &p->gaps, &p->warnings,
-				     &p->extra,	       &p->pool};
+	struct plan_text *texts[] = {&p->limits,       &p->env,	       &p->egress.listeners,
+				     &p->egress.notes, &p->egress.env, &p->gaps,
+				     &p->warnings,     &p->extra,      &p->pool};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
 		plan_text_free(texts[i]);

@@ -111,6 +111,7 @@ struct halo_plan {
 	struct {			    /* how the command reaches the network */
 		bool proxy;		    /* through halo-run's proxy */
 		struct plan_text listeners; /* "http 127.0.0.1:3128" */
+		struct plan_text env;	    /* the proxy variables the command gets (names) */
 		const struct policy_ports *host_ports;
 		struct plan_text notes; /* the printer's lines, as they read */
 	} egress;
@@ -142,6 +143,10 @@ size_t plan_count(const struct halo_plan *p, enum plan_op op);
 const char *plan_op_name(enum plan_op op);
 /* Is this op one of the layout's trees and fresh file systems ("mounts:")? */
 bool plan_op_is_layout(enum plan_op op);
+
+/* The command's environment ("NAME=value"...) as names into p->env, and its proxy
+ * variables' names into p->egress.env. Values are never copied. */
+void plan_env_names(struct halo_plan *p, char *const *envp);
 
 /* Copied; printf-style. Return 0 or -ENOMEM; plan_add also marks the plan broken. */
 int plan_text_add(struct plan_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

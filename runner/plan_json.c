@@ -2,7 +2,8 @@
  *   platform, policy, mode, workspace, command[], namespaces{available, required,
  *   summary}, steps[{op, path, reason, src?, origin?, pattern?, shown?}], scan{entries, truncated},
  *   layers[{name, required, available, summary, details[]}], limits{cpuSeconds...,
- *   lines[]}, environment[], egress{proxy, listeners[], hostPorts[], notes[]},
+ *   lines[]}, environment[], egress{proxy, listeners[],
+ *   environment[], hostPorts[], notes[]},
  *   gaps[], warnings[], rendering[] (the platform's own: the macOS profile). */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -90,6 +91,7 @@ static cJSON *egress(const struct halo_plan *p)
 
 	cJSON_AddBoolToObject(o, "proxy", p->egress.proxy);
 	cJSON_AddItemToObject(o, "listeners", strings(&p->egress.listeners));
+	cJSON_AddItemToObject(o, "environment", strings(&p->egress.env));
 	for (size_t i = 0; p->egress.host_ports && i < p->egress.host_ports->n; i++)
 		cJSON_AddItemToArray(ports, cJSON_CreateNumber(p->egress.host_ports->items[i]));
 	cJSON_AddItemToObject(o, "hostPorts", ports);

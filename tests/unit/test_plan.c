@@ -320,6 +320,18 @@ START_TEST(storage)
 	ck_assert_ptr_nonnull(plan_layer_find(&p, "l"));
 	ck_assert_ptr_null(plan_layer_find(&p, "nope"));
 	ck_assert_str_eq(plan_str(&p, "%d-%s", 7, "x"), "7-x");
+	/* environment: names only; the proxy's among them, never a value (the secret) */
+	char *const env[] = {"PATH=/bin",    "HTTPS_PROXY=http://halo:SECRET@127.0.0.1:1",
+			     "no_proxy=x",   "BARE",
+			     "PROXY_FREE=1", NULL};
+	plan_env_names(&p, env);
+	ck_assert_uint_eq(p.env.n, 5);
+	ck_assert_str_eq(p.env.v[1], "HTTPS_PROXY");
+	ck_assert_str_eq(p.env.v[3], "BARE");
+	ck_assert_uint_eq(p.egress.env.n, 2);
+	ck_assert_str_eq(p.egress.env.v[1], "no_proxy");
+	for (size_t i = 0; i < p.env.n; i++)
+		ck_assert_ptr_null(strstr(p.env.v[i], "SECRET"));
 	p.release = on_release;
 	p.release_arg = &released;
 	plan_free(&p);
