@@ -37,16 +37,15 @@ enum plan_op {
 	PLAN_N_OPS
 };
 
+/* The step has no mount of its own: the host root (read-only) or a parent tree shows
+ * it already. It is listed so the plan names every tree the policy names. */
+#define PLAN_F_SHOWN 1u
 /* The path is a name pattern (sandbox.protectedPaths "*.pem"), not an absolute path:
  * a renderer with pattern rules (SBPL regexes) applies it; a scan-based launcher
  * masks its matches instead. */
 #define PLAN_F_PATTERN 2u
 /* The rule covers the whole tree beneath the path (a subpath), not the path alone. */
 #define PLAN_F_TREE 4u
-
-/* The step has no mount of its own: the host root (read-only) or a parent tree shows
- * it already. It is listed so the plan names every tree the policy names. */
-#define PLAN_F_SHOWN 1u
 
 struct plan_step {
 	enum plan_op op;

@@ -42,6 +42,7 @@ struct tree {
 	enum plan_op op;
 	unsigned flags;
 	const char *reason;
+	const char *origin;
 };
 
 static int path_key(unsigned char ch)
@@ -81,36 +82,44 @@ static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, st
 	for (size_t i = 0; i < in->writable.n; i++) {
 		const char *w = in->writable.v[i];
 		if (strcmp(w, in->workspace) == 0)
-			t[n++] = (struct tree){w, PLAN_BIND_RW, 0, "workspace, read-write"};
+			t[n++] =
+			    (struct tree){w, PLAN_BIND_RW, 0, "workspace, read-write", "workspace"};
 		else if (listed(&in->caches, w))
-			t[n++] = (struct tree){w, PLAN_CACHE_BIND, 0, cache_reason(p, pol)};
+			t[n++] = (struct tree){w, PLAN_CACHE_BIND, 0, cache_reason(p, pol),
+					       "sandbox.caches"};
 		else
-			t[n++] = (struct tree){w, PLAN_BIND_RW, 0, "writable root, read-write"};
+			t[n++] = (struct tree){w, PLAN_BIND_RW, 0, "writable root, read-write",
+					       "sandbox.writableRoots"};
 	}
 	/* Read-only, the workspace needs a mount only where the root does not show it. */
 	if (ro)
 		t[n++] = (struct tree){in->workspace, PLAN_BIND_RO,
 				       plan_path_in_fresh(in->workspace) ? 0 : PLAN_F_SHOWN,
-				       "workspace, read-only"};
+				       "workspace, read-only", "workspace"};
 	else if (!listed(&in->writable, in->workspace))
 		t[n++] = (struct tree){in->workspace, PLAN_BIND_RW, PLAN_F_SHOWN,
-				       "workspace, read-write"};
+				       "workspace, read-write", "workspace"};
 	for (size_t i = 0; i < pol->writable_abs.n; i++)
 		if (!listed(&in->writable, pol->writable_abs.items[i]))
-			t[n++] = (struct tree){pol->writable_abs.items[i], PLAN_BIND_RW,
-					       PLAN_F_SHOWN, "writable root, read-write"};
+			t[n++] =
+			    (struct tree){pol->writable_abs.items[i], PLAN_BIND_RW, PLAN_F_SHOWN,
+					  "writable root, read-write", "sandbox.writableRoots"};
 	for (size_t i = 0; i < in->caches.n; i++)
 		if (!listed(&in->writable, in->caches.v[i]))
 			t[n++] = (struct tree){in->caches.v[i], PLAN_CACHE_BIND, PLAN_F_SHOWN,
-					       cache_reason(p, pol)};
+					       cache_reason(p, pol), "sandbox.caches"};
 	return n;
 }
 
 static void add_trees(struct halo_plan *p, const struct tree *t, size_t n, bool in_fresh)
 {
 	for (size_t i = 0; i < n; i++)
-		if (plan_path_in_fresh(t[i].path) == in_fresh)
-			plan_step_add(p, t[i].op, t[i].flags, t[i].path, NULL, t[i].reason);
+		if (plan_path_in_fresh(t[i].path) == in_fresh) {
+			struct plan_step *s =
+			    plan_step_add(p, t[i].op, t[i].flags, t[i].path, NULL, t[i].reason);
+			if (s)
+				s->origin = t[i].origin;
+		}
 }
 
 int plan_fs_layout(struct halo_plan *p, const struct plan_fs_in *in)
@@ -144,24 +153,32 @@ int plan_fs_layout(struct halo_plan *p, const struct plan_fs_in *in)
 }
 
 static void add_list(struct halo_plan *p, enum plan_op op, const struct plan_paths *l,
-		     const char *reason)
+		     const char *reason, const char *origin)
 {
-	for (size_t i = 0; i < l->n; i++)
-		plan_step_add(p, op, 0, l->v[i], NULL, reason);
+	for (size_t i = 0; i < l->n; i++) {
+		struct plan_step *s = plan_step_add(p, op, 0, l->v[i], NULL, reason);
+		if (s)
+			s->origin = origin;
+	}
 }
 
 int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 {
 	bool guard = in->policy->guard_persistence != 0;
 
-	add_list(p, PLAN_PIN, &in->pinned, "pinned: cannot be renamed, removed or replaced");
-	add_list(p, PLAN_GUARD, &in->guarded, "persistence guard: read-only");
-	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only");
-	for (size_t i = 0; i < in->carved.n; i++)
-		plan_step_add(p, PLAN_CARVE, 0, in->carved.v[i],
-			      strcmp(in->carved.v[i], in->carved_src.v[i]) ? in->carved_src.v[i]
-									   : NULL,
-			      "sandbox.allowRead carve-out, read-only (a loosening)");
+	add_list(p, PLAN_PIN, &in->pinned, "pinned: cannot be renamed, removed or replaced", NULL);
+	add_list(p, PLAN_GUARD, &in->guarded, "persistence guard: read-only",
+		 "sandbox.guardPersistence");
+	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only", NULL);
+	for (size_t i = 0; i < in->carved.n; i++) {
+		const char *src =
+		    strcmp(in->carved.v[i], in->carved_src.v[i]) ? in->carved_src.v[i] : NULL;
+		struct plan_step *s =
+		    plan_step_add(p, PLAN_CARVE, 0, in->carved.v[i], src,
+				  "sandbox.allowRead carve-out, read-only (a loosening)");
+		if (s)
+			s->origin = "sandbox.allowRead";
+	}
 	for (size_t i = 0; i < in->sanitized.n; i++) {
 		struct plan_step *s = plan_step_add(p, PLAN_SANITIZE, 0, in->sanitized.v[i], NULL,
 						    "sanitized copy (secret entries removed)");
@@ -170,11 +187,13 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 			s->len = in->sanitized_len[i];
 		}
 	}
-	add_list(p, PLAN_MASK, &in->masked, "protected path: no read, no write, no replace");
-	add_list(p, PLAN_SOCKET, &in->sockets, "sandbox.unixSockets: host socket reachable");
+	add_list(p, PLAN_MASK, &in->masked, "protected path: no read, no write, no replace", NULL);
+	add_list(p, PLAN_SOCKET, &in->sockets, "sandbox.unixSockets: host socket reachable",
+		 "sandbox.unixSockets");
 	plan_step_add(p, PLAN_SEAL, 0, "/run", NULL, "read-only once populated");
 	if (guard)
 		add_list(p, PLAN_REFUSE_CREATE, &in->missing,
-			 "missing guard target: its creation refused by the sandbox's init");
+			 "missing guard target: its creation refused by the sandbox's init",
+			 "sandbox.guardPersistence");
 	return plan_ok(p);
 }
