@@ -56,11 +56,11 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy rlimits netns proxy linux macos runner
+MODULES := policy plan rlimits netns proxy linux macos runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy rlimits proxy macos runner
+MODULES := policy plan rlimits proxy macos runner
 PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.
@@ -83,7 +83,7 @@ BIN     := $(BUILD)/halo-run
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 ifneq ($(filter portable macos,$(PLATFORM)),)
 # What the macOS code path uses: the profile, the environment, the proxy on poll().
-UNIT_SRC  := $(addprefix tests/unit/,test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
+UNIT_SRC  := $(addprefix tests/unit/,test_plan.c test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
 	test_http.c test_chunked.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_chunked.c \
 	test_proxy_units.c test_proxy_hostport.c test_proxy_sni.c test_tls_hello.c)
 endif

@@ -225,37 +225,34 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 	return watch_child(sb, e);
 }
 
+/* What the launch could not enforce goes back to the runner, which says it (nothing
+ * below runner/ prints). Lost only when memory runs out. */
+#define WARN(l, ...) ((l)->warnings ? (void)plan_text_add((l)->warnings, __VA_ARGS__) : (void)0)
+
 static void warn_degraded(const struct linux_launch *l)
 {
 	int abi = linux_landlock_abi();
 
-	if (l->quiet)
-		return;
-	fprintf(stderr,
-		"halo-run: WARNING: user namespaces unavailable; running with Landlock, "
-		"seccomp, limits and a clean environment only (failIfUnavailable: false).\n"
-		"halo-run: NOT enforced: protected-path masking, read-only root, private /tmp "
-		"and /run, persistence guard, pid/ipc/uts/net isolation.\n");
+	WARN(l, "WARNING: user namespaces unavailable; running with Landlock, seccomp, limits "
+		"and a clean environment only (failIfUnavailable: false).");
+	WARN(l, "NOT enforced: protected-path masking, read-only root, private /tmp and /run, "
+		"persistence guard, pid/ipc/uts/net isolation.");
 	/* No network namespace means no proxy: say exactly what the command can reach. */
 	if (abi >= 4) {
 		const struct policy_ports *hp = &l->policy->host_ports;
-		fprintf(stderr,
-			"halo-run: network: every TCP connect is refused (Landlock ABI %d), "
-			"the host's loopback included; UDP (DNS too) and unix sockets are "
-			"NOT filtered.\n",
-			abi);
+		WARN(l,
+		     "network: every TCP connect is refused (Landlock ABI %d), the host's "
+		     "loopback included; UDP (DNS too) and unix sockets are NOT filtered.",
+		     abi);
 		/* Landlock rules name ports, not addresses. */
 		for (size_t i = 0; i < hp->n; i++)
-			fprintf(stderr,
-				"halo-run: network: egress.hostPorts %u is open on EVERY address "
-				"(Landlock cannot limit a port to the loopback), not only the "
-				"host's.\n",
-				(unsigned)hp->items[i]);
+			WARN(l,
+			     "network: egress.hostPorts %u is open on EVERY address (Landlock "
+			     "cannot limit a port to the loopback), not only the host's.",
+			     (unsigned)hp->items[i]);
 	} else
-		fprintf(stderr,
-			"halo-run: network: egress is open (no network namespace, and "
-			"Landlock below ABI 4 cannot refuse TCP): TCP, UDP and unix sockets "
-			"reach the host and beyond.\n");
+		WARN(l, "network: egress is open (no network namespace, and Landlock below ABI 4 "
+			"cannot refuse TCP): TCP, UDP and unix sockets reach the host and beyond.");
 }
 
 /* Scan, cgroups, pipes: everything the supervisor prepares before the child exists. */
@@ -272,8 +269,8 @@ static int prepare(struct linux_sandbox *sb, bool may_degrade, struct halo_err *
 		return rc;
 	/* The memory cgroup, where there is one, holds memory instead of RLIMIT_DATA. */
 	sb->own.limits.memory_via = sb->cg.memory ? RLIMITS_MEM_CGROUP : RLIMITS_MEM_DATA;
-	if (rc < 0 && !l->quiet)
-		fprintf(stderr, "halo-run: WARNING: %s (failIfUnavailable: false)\n", e->msg);
+	if (rc < 0)
+		WARN(l, "WARNING: %s (failIfUnavailable: false)", e->msg);
 	if ((rc = fds_open(&sb->f)) < 0)
 		halo_err_set(e, "could not create the supervisor's pipes: %s", strerror(-rc));
 	return rc;
@@ -301,9 +298,7 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 	if ((rc = prepare(sb, may_degrade, e)) < 0)
 		return rc;
 	if (l->unsandboxed) {
-		if (!l->quiet)
-			fprintf(stderr,
-				"halo-run: sandbox.mode is off: the command runs unsandboxed\n");
+		WARN(l, "sandbox.mode is off: the command runs unsandboxed");
 		return start_without_namespaces(sb, false, e);
 	}
 	sb->via_init = true;

@@ -59,13 +59,6 @@ void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int r
 int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *out,
 		   struct halo_err *e);
 
-/* Is this clone() errno the "user namespaces unavailable" family? And what to do. */
-bool linux_userns_error(int err);
-const char *linux_userns_advice(void);
-
-/* 0 when this user can create the namespaces, else -errno (tries in a child). */
-int linux_userns_probe(void);
-
 /* Create the signalfd (signals blocked first) used by linux_supervise. */
 int launch_signalfd_open(void);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "netns/netns.h"
+#include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 #include "runner/exit.h"
@@ -41,6 +42,9 @@ struct linux_launch {
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
+	/* What the launch could not enforce (a degraded start, a missing cgroup), one line
+	 * each without the "halo-run: " prefix: the runner says them. May be NULL. */
+	struct plan_text *warnings;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
 };
@@ -71,8 +75,38 @@ size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_liste
  * during setup (*out: HALO_OUTCOME_SETUP). Frees sb. */
 int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
 
-/* Print the plan: namespaces, mounts, masked paths, limits, environment, seccomp
- * summary, Landlock ABI, what is not enforced. Returns 0 or -errno. */
-int linux_dry_run(const struct linux_launch *l, FILE *out, struct halo_err *e);
+/* The plan of this launch on this machine (linux/plan.c): the probes (user
+ * namespaces, Landlock, the memory cgroup), the scan, and from them the ordered
+ * filesystem steps, layers, limits, egress and gaps. The plan borrows l's strings and
+ * owns the scan (plan_free releases it). Returns 0 or -errno with e set. */
+int linux_plan(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e);
+/* The same without the scan and the filesystem steps: layers, limits, egress, gaps. */
+int linux_plan_layers(const struct linux_launch *l, struct halo_plan *p, struct halo_err *e);
+
+/* ---- for doctor and verify, which check the machine and the sandbox against the
+ * plan: the probes the plan is built from, and the facts of the deny table. */
+
+/* Is this clone() errno the "user namespaces unavailable" family? And what to do. */
+bool linux_userns_error(int err);
+const char *linux_userns_advice(void);
+/* 0 when this user can create the namespaces, else -errno (tries in a child). */
+int linux_userns_probe(void);
+
+/* The seccomp program compiled into the library (from the generated header). */
+struct sock_filter;
+const struct sock_filter *linux_seccomp_program(size_t *n_insns);
+/* The errno the deny table gives the call `name` under the condition whose words
+ * hold `match` ("" for an unconditional row); 0 when no row matches. */
+int linux_seccomp_errno(const char *name, const char *match);
+
+/* Would a memory cgroup hold the memory limit for this caller? Read-only: nothing is
+ * created. Returns true with `desc` set ("memory cgroup v1 (...)"), else false with the
+ * reason in `desc`. */
+#define LINUX_CGROUP_PATH 512
+bool linux_cgroup_memory_probe(char *desc, size_t n);
+/* cgroup_find.c: the caller's cgroup path for `controller` (NULL: the v2 "0::" line)
+ * in /proc/self/cgroup text; 0, -ENOENT or -ENAMETOOLONG. */
+int linux_cgroup_own_path(const char *proc_cgroup, const char *controller, char *out, size_t n);
+int linux_cgroup_read_self(char *buf, size_t n);
 
 #endif

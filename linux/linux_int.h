@@ -96,6 +96,12 @@ struct linux_scan {
 	int late_fd[2];
 };
 
+/* The scan's findings as the plan's input (borrowed: s and l outlive the plan). */
+void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *s,
+			 struct plan_fs_in *in);
+/* The numbers behind the plan's limits. */
+void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r);
+
 /* Walk the workspace and writable roots (bounded in entries and depth, never following
  * symlinks) to find glob matches of protected paths and persistence-guard targets.
  * Returns 0 or -errno with e set. */
@@ -145,7 +151,6 @@ void linux_seccomp_describe(void (*line)(void *arg, const char *text), void *arg
 /* Whole-sandbox limits through cgroups: root gets pids and memory (v2, else v1 under
  * its own cgroup); an unprivileged caller gets memory in a subtree systemd delegated to
  * it (v2), when there is one. Where no memory cgroup is had, RLIMIT_DATA holds memory. */
-#define LINUX_CGROUP_PATH 512
 struct linux_cgroup {
 	bool pids;
 	bool memory;
@@ -159,15 +164,7 @@ int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
 void linux_cgroup_cleanup(struct linux_cgroup *cg);
 /* How many processes the kernel's OOM killer ended in the memory cgroup (0 without). */
 long long linux_cgroup_oom_kills(const struct linux_cgroup *cg);
-/* Would a memory cgroup hold the memory limit for this caller? Read-only: nothing is
- * created. Returns true with `desc` set ("memory cgroup v1 (...)"), else false with the
- * reason in `desc`. */
-bool linux_cgroup_memory_probe(char *desc, size_t n);
 
-/* cgroup_find.c: the caller's cgroup path for `controller` (NULL: the v2 "0::" line)
- * in /proc/self/cgroup text; 0, -ENOENT or -ENAMETOOLONG. */
-int linux_cgroup_own_path(const char *proc_cgroup, const char *controller, char *out, size_t n);
-int linux_cgroup_read_self(char *buf, size_t n);
 /* Does dir/file list `word` (space or comma separated)? */
 bool linux_cgroup_file_has(const char *dir, const char *file, const char *word);
 /* A delegated v2 subtree for uid: the nearest proper ancestor of mount+own, at or below

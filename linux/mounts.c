@@ -1,8 +1,10 @@
 /* The sandbox's mount layout, built by its init (pid 1, in new user, mount and pid
- * namespaces) before anything of the command runs. linux_mounts_setup_or_die reads
- * top to bottom: each step says the threat it answers. Every path comes from the
- * host-side scan and is opened again here without following symlinks (mounts_fd.c);
- * a step that fails stops the launch through the report pipe. */
+ * namespaces) before anything of the command runs. What is mounted where, and in
+ * which order, is the plan's (plan/plan_fs.c): this file executes its filesystem
+ * steps one by one through a table of executors, each saying the threat it answers.
+ * Every path comes from the host-side scan and is opened again here without
+ * following symlinks (mounts_fd.c); a step that fails stops the launch through the
+ * report pipe. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -123,108 +125,110 @@ static void write_node_preload_or_die(int rfd, int run)
 		linux_die(rfd, MNT_STEP, errno, "write %s", LINUX_NODE_PRELOAD_PATH);
 }
 
+/* A tree of the plan (the workspace, a writable root, tool caches, a read-only
+ * workspace the root does not show), bound from the host's copy at /oldroot,
+ * nosuid, nodev; the plan orders them parents first, so a nested tree lands on top. */
+static void bind_tree_or_die(int rfd, const char *path, bool rw)
+{
+	AUTO_FD src = mnt_open_or_die(rfd, MNT_OLDROOT, path, MNT_NO_CREATE);
+	int dir = mnt_is_dir(src);
+	AUTO_FD dst =
+	    mnt_open_or_die(rfd, MNT_NEWROOT, path, dir ? MNT_CREATE_DIR : MNT_CREATE_FILE);
+
+	close(mnt_bind_or_die(rfd, src, dst, rw ? RW_ATTRS : RO_ATTRS, path));
+}
+
+/* What the executors share while one plan is applied. */
+struct exec {
+	int rfd;
+	const struct linux_launch *l;
+	const struct linux_scan *s;
+	int run_mnts[2]; /* /run and /var/run, sealed by PLAN_SEAL */
+	size_t n_run;
+	int *repl; /* per mask: a carve-out or sanitized copy to mount instead, or -1 */
+	size_t n_masks;
+	int mask_dir, mask_file;
+	bool sockets_done;
+};
+
 /* Fresh, private scratch space. /tmp: the host's /tmp holds other users' files and
  * agent sockets (ssh-agent, X11): a new empty tmpfs, world-writable and sticky as
  * usual (TMPDIR points there). /run and /var/run: where host services listen (D-Bus,
  * docker, podman, systemd, $XDG_RUNTIME_DIR); a read-only mount does not stop
  * connect(), so they are replaced by an empty tmpfs, sealed read-only later. */
-static void mount_scratch_or_die(int rfd, int *run_mnts, size_t *n_run)
+static void do_tmpfs(struct exec *x, const struct plan_step *st)
 {
 	static const char *const tmp_opts[] = {"mode=1777", NULL};
 	static const char *const run_opts[] = {"mode=0755", "size=1m", NULL};
 	static const char *const runs[] = {"/run", "/var/run"};
-	struct stat st;
+	struct stat sb;
 
-	AUTO_FD tmp = mnt_open_or_die(rfd, MNT_NEWROOT, "/tmp", MNT_NO_CREATE);
-	close(mnt_fresh_or_die(rfd, "tmpfs", tmp_opts, RW_ATTRS, tmp, "/tmp"));
-	*n_run = 0;
+	if (strcmp(st->path, "/tmp") == 0) {
+		AUTO_FD tmp = mnt_open_or_die(x->rfd, MNT_NEWROOT, "/tmp", MNT_NO_CREATE);
+		close(mnt_fresh_or_die(x->rfd, "tmpfs", tmp_opts, RW_ATTRS, tmp, "/tmp"));
+		return;
+	}
+	if (strcmp(st->path, "/run") != 0)
+		linux_die(x->rfd, MNT_STEP, EINVAL, "no fresh file system for %s", st->path);
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		AUTO_FD t = mnt_open(MNT_NEWROOT, runs[i], MNT_NO_CREATE);
 		/* /var/run is usually a symlink to /run: nothing more to cover. */
 		if (t == -ELOOP || t == -ENOENT)
 			continue;
-		if (t < 0 || fstat(t, &st) < 0 || !S_ISDIR(st.st_mode))
-			linux_die(rfd, MNT_STEP, t < 0 ? -t : ENOTDIR, "open %s", runs[i]);
-		run_mnts[(*n_run)++] = mnt_fresh_or_die(rfd, "tmpfs", run_opts,
-							RW_ATTRS | MOUNT_ATTR_NOEXEC, t, runs[i]);
+		if (t < 0 || fstat(t, &sb) < 0 || !S_ISDIR(sb.st_mode))
+			linux_die(x->rfd, MNT_STEP, t < 0 ? -t : ENOTDIR, "open %s", runs[i]);
+		x->run_mnts[x->n_run++] = mnt_fresh_or_die(
+		    x->rfd, "tmpfs", run_opts, RW_ATTRS | MOUNT_ATTR_NOEXEC, t, runs[i]);
 		if (i == 0)
-			write_node_preload_or_die(rfd, run_mnts[0]);
+			write_node_preload_or_die(x->rfd, x->run_mnts[0]);
 	}
 }
 
-struct tree {
-	const char *path;
-	bool rw;
-};
-
-static int path_key(unsigned char ch)
+/* /run stays empty: sealed once any tree under it has its mount point. */
+static void do_seal(struct exec *x, const struct plan_step *st)
 {
-	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 1;
-}
-
-static int tree_cmp(const void *a, const void *b)
-{
-	const struct tree *x = a, *y = b;
-	size_t i = 0;
-
-	while (x->path[i] && x->path[i] == y->path[i])
-		i++;
-	/* '/' sorts lowest: a tree comes right before what is nested in it. The same
-	 * path twice (a read-only workspace also listed as a writable root): read-only
-	 * last, so it wins. */
-	if (x->path[i] != y->path[i])
-		return path_key((unsigned char)x->path[i]) - path_key((unsigned char)y->path[i]);
-	return (int)y->rw - (int)x->rw;
-}
-
-/* The workspace (read-write in workspace-write, read-only in read-only) and each
- * writable root, read-write, nosuid, nodev. Parents first, so a nested tree lands on
- * top of its parent. Each is bound from the host's copy at /oldroot. Two passes:
- * trees elsewhere go before the fresh /tmp, /run and /dev, so that a tree holding one
- * of those (a read-only workspace of /) cannot cover it again; trees beneath them go
- * after, reappearing on the fresh tmpfs (their mount point created there). */
-static void bind_trees_or_die(int rfd, const struct linux_launch *l, const struct linux_scan *s,
-			      bool in_fresh)
-{
-	struct tree *t = calloc(s->writable.n + 1, sizeof(*t));
-	size_t n = 0;
-
-	if (!t)
-		linux_die(rfd, MNT_STEP, ENOMEM, "bind the workspace");
-	for (size_t i = 0; i < s->writable.n; i++)
-		if (linux_path_in_fresh_dir(s->writable.v[i]) == in_fresh)
-			t[n++] = (struct tree){s->writable.v[i], true};
-	/* Writable, the workspace is in s->writable (or beneath a writable root).
-	 * Read-only, it needs a mount only where the root does not show it. */
-	if (l->policy->mode == POLICY_MODE_READ_ONLY && in_fresh &&
-	    linux_path_in_fresh_dir(l->workspace))
-		t[n++] = (struct tree){l->workspace, false};
-	qsort(t, n, sizeof(*t), tree_cmp);
-	for (size_t i = 0; i < n; i++) {
-		AUTO_FD src = mnt_open_or_die(rfd, MNT_OLDROOT, t[i].path, MNT_NO_CREATE);
-		int dir = mnt_is_dir(src);
-		AUTO_FD dst = mnt_open_or_die(rfd, MNT_NEWROOT, t[i].path,
-					      dir ? MNT_CREATE_DIR : MNT_CREATE_FILE);
-		close(mnt_bind_or_die(rfd, src, dst, t[i].rw ? RW_ATTRS : RO_ATTRS, t[i].path));
+	for (size_t i = 0; i < x->n_run; i++) {
+		mnt_setattr_or_die(x->rfd, x->run_mnts[i], MOUNT_ATTR_RDONLY, false, st->path);
+		close(x->run_mnts[i]);
 	}
-	free(t);
+	x->n_run = 0;
+}
+
+/* The host root (see bind_host_root_or_die), or a tree the root does not show. */
+static void do_bind(struct exec *x, const struct plan_step *st)
+{
+	if (st->op == PLAN_BIND_RO && strcmp(st->path, "/") == 0)
+		bind_host_root_or_die(x->rfd);
+	else
+		bind_tree_or_die(x->rfd, st->path, st->op != PLAN_BIND_RO);
+}
+
+static void do_dev(struct exec *x, const struct plan_step *st)
+{
+	(void)st;
+	linux_mounts_dev_or_die(x->rfd);
+}
+
+static void do_proc(struct exec *x, const struct plan_step *st)
+{
+	(void)st;
+	linux_mounts_proc_or_die(x->rfd);
 }
 
 /* A target the scan found is missing here. Outside the bound trees that means it is
  * hidden by a fresh mount (or the host removed it): nothing to cover. Inside a bound
  * tree, which another process could be rearranging right now, fail closed. */
-static int open_target_or_die(int rfd, const struct linux_launch *l, const struct linux_scan *s,
-			      const char *path)
+static int open_target_or_die(const struct exec *x, const char *path)
 {
 	int fd = mnt_open(MNT_NEWROOT, path, MNT_NO_CREATE);
-	bool bound = linux_path_beneath(path, l->workspace);
+	bool bound = linux_path_beneath(path, x->l->workspace);
 
-	for (size_t i = 0; !bound && i < s->writable.n; i++)
-		bound = linux_path_beneath(path, s->writable.v[i]);
+	for (size_t i = 0; !bound && i < x->s->writable.n; i++)
+		bound = linux_path_beneath(path, x->s->writable.v[i]);
 	if (fd == -ENOENT && !bound)
 		return -1;
 	if (fd < 0)
-		linux_die(rfd, MNT_STEP, -fd, "open %s without following symlinks%s", path,
+		linux_die(x->rfd, MNT_STEP, -fd, "open %s without following symlinks%s", path,
 			  fd == -ELOOP ? " (a symlink is in the way)" : "");
 	return fd;
 }
@@ -233,14 +237,12 @@ static int open_target_or_die(int rfd, const struct linux_launch *l, const struc
  * configuration) and halo-run's own binary and policy files: each bound read-only
  * onto itself, so it can be read and run but not changed; being a mount point, it
  * can neither be renamed nor deleted (EBUSY). */
-static void bind_readonly_or_die(int rfd, const struct linux_launch *l, const struct linux_scan *s,
-				 const struct linux_paths *list)
+static void do_readonly(struct exec *x, const struct plan_step *st)
 {
-	for (size_t i = 0; i < list->n; i++) {
-		AUTO_FD fd = open_target_or_die(rfd, l, s, list->v[i]);
-		if (fd >= 0)
-			close(mnt_bind_or_die(rfd, fd, fd, RO_ATTRS, list->v[i]));
-	}
+	AUTO_FD fd = open_target_or_die(x, st->path);
+
+	if (fd >= 0)
+		close(mnt_bind_or_die(x->rfd, fd, fd, RO_ATTRS, st->path));
 }
 
 /* Pinned: git directories, the symlinks on the way to guards and masks, and the
@@ -249,43 +251,94 @@ static void bind_readonly_or_die(int rfd, const struct linux_launch *l, const st
  * guarded or masked name cannot be moved aside and planted afresh (`mv .git x && git
  * init`, `mv dir dir2 && mkdir dir && echo > dir/.env`). Parents first: each later
  * bind lands inside the one before. Symlinks are opened as themselves. */
-static void pin_or_die(int rfd, const struct linux_scan *s)
+static void do_pin(struct exec *x, const struct plan_step *st)
 {
-	for (size_t i = 0; i < s->pinned.n; i++) {
-		AUTO_FD fd = mnt_open_last(MNT_NEWROOT, s->pinned.v[i]);
-		/* Pins lie inside bound trees: one missing means the tree is being
-		 * rearranged right now. */
-		if (fd < 0)
-			linux_die(rfd, MNT_STEP, -fd, "pin %s (open without following symlinks)",
-				  s->pinned.v[i]);
-		close(mnt_bind_or_die(rfd, fd, fd, RW_ATTRS, s->pinned.v[i]));
-	}
+	AUTO_FD fd = mnt_open_last(MNT_NEWROOT, st->path);
+
+	/* Pins lie inside bound trees: one missing means the tree is being rearranged
+	 * right now. */
+	if (fd < 0)
+		linux_die(x->rfd, MNT_STEP, -fd, "pin %s (open without following symlinks)",
+			  st->path);
+	close(mnt_bind_or_die(x->rfd, fd, fd, RW_ATTRS, st->path));
+}
+
+/* Carve-outs and sanitized copies replace some masks: all of them are made at the
+ * first mask (mounts_carve.c), on one small tmpfs sealed before any is attached. */
+static void masks_ready_or_die(struct exec *x)
+{
+	if (x->repl)
+		return;
+	x->mask_dir = mnt_open_or_die(x->rfd, "", MNT_MASK_DIR, MNT_NO_CREATE);
+	x->mask_file = mnt_open_or_die(x->rfd, "", MNT_MASK_FILE, MNT_NO_CREATE);
+	if (!(x->repl = calloc(x->s->masked.n + 1, sizeof(int))))
+		linux_die(x->rfd, MNT_STEP, ENOMEM, "mask protected paths");
+	linux_mounts_carve_or_die(x->rfd, x->s, x->repl);
 }
 
 /* Protected paths and host sockets: an empty, mode-000, read-only directory or file
  * mounted over each. Its content cannot be read, it cannot be written (read-only
  * superblock) nor replaced (a mount point cannot be renamed or unlinked), and a
- * socket under it refuses connect(). */
-static void mask_or_die(int rfd, const struct linux_launch *l, const struct linux_scan *s)
+ * socket under it refuses connect(). The plan lists the masks in the scan's order,
+ * which is what the replacements are indexed by. */
+static void do_mask(struct exec *x, const struct plan_step *st)
 {
-	AUTO_FD dir = mnt_open_or_die(rfd, "", MNT_MASK_DIR, MNT_NO_CREATE);
-	AUTO_FD file = mnt_open_or_die(rfd, "", MNT_MASK_FILE, MNT_NO_CREATE);
-	int *repl = calloc(s->masked.n + 1, sizeof(int));
+	size_t i = x->n_masks++;
 
-	if (!repl)
-		linux_die(rfd, MNT_STEP, ENOMEM, "mask protected paths");
-	/* Carve-outs and sanitized copies replace some masks (mounts_carve.c). */
-	linux_mounts_carve_or_die(rfd, s, repl);
-	for (size_t i = 0; i < s->masked.n; i++) {
-		AUTO_FD fd = open_target_or_die(rfd, l, s, s->masked.v[i]);
-		int src = repl[i] >= 0 ? repl[i] : mnt_is_dir(fd) > 0 ? dir : file;
+	masks_ready_or_die(x);
+	if (i >= x->s->masked.n || strcmp(x->s->masked.v[i], st->path) != 0)
+		linux_die(x->rfd, MNT_STEP, EINVAL, "mask %s: not the scan's", st->path);
+	AUTO_FD fd = open_target_or_die(x, st->path);
+	int src = x->repl[i] >= 0 ? x->repl[i] : mnt_is_dir(fd) > 0 ? x->mask_dir : x->mask_file;
 
-		if (fd >= 0)
-			close(mnt_bind_or_die(rfd, src, fd, RO_ATTRS, s->masked.v[i]));
-		if (repl[i] >= 0)
-			close(repl[i]);
-	}
-	free(repl);
+	if (fd >= 0)
+		close(mnt_bind_or_die(x->rfd, src, fd, RO_ATTRS, st->path));
+	if (x->repl[i] >= 0)
+		close(x->repl[i]);
+}
+
+/* sandbox.unixSockets: back on top, even beneath /run or a mask (mounts_sock.c). */
+static void do_sockets(struct exec *x, const struct plan_step *st)
+{
+	(void)st;
+	if (!x->sockets_done)
+		linux_mounts_sockets_or_die(x->rfd, x->s);
+	x->sockets_done = true;
+}
+
+/* Carve-outs and sanitized copies are mounted with their masks; a missing guard
+ * target's creation is refused by the sandbox's init (broker.c), not by a mount. */
+static void do_elsewhere(struct exec *x, const struct plan_step *st)
+{
+	(void)x;
+	(void)st;
+}
+
+static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step *) = {
+    [PLAN_BIND_RO] = do_bind,
+    [PLAN_BIND_RW] = do_bind,
+    [PLAN_CACHE_BIND] = do_bind,
+    [PLAN_TMPFS] = do_tmpfs,
+    [PLAN_DEV] = do_dev,
+    [PLAN_PROC] = do_proc,
+    [PLAN_PIN] = do_pin,
+    [PLAN_GUARD] = do_readonly,
+    [PLAN_READONLY] = do_readonly,
+    [PLAN_CARVE] = do_elsewhere,
+    [PLAN_SANITIZE] = do_elsewhere,
+    [PLAN_MASK] = do_mask,
+    [PLAN_SOCKET] = do_sockets,
+    [PLAN_SEAL] = do_seal,
+    [PLAN_REFUSE_CREATE] = do_elsewhere,
+};
+
+static void run_steps_or_die(struct exec *x, const struct halo_plan *p, size_t from)
+{
+	if (plan_ok(p) < 0)
+		linux_die(x->rfd, MNT_STEP, ENOMEM, "plan the mount layout");
+	for (size_t i = from; i < p->n_steps; i++)
+		if (!(p->steps[i].flags & PLAN_F_SHOWN))
+			executors[p->steps[i].op](x, &p->steps[i]);
 }
 
 /* Enter the new root and let go of the host's: pivot_root(".", ".") stacks the old
@@ -305,36 +358,34 @@ static void pivot_or_die(int rfd, const struct linux_launch *l)
 const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 						   const struct linux_scan *s, int report_fd)
 {
-	int rfd = report_fd;
-	int run_mnts[2];
-	size_t n_run;
 	static struct linux_scan late; /* init keeps it (the broker's pins) */
+	struct exec x = {.rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1};
+	struct halo_plan plan;
+	struct plan_fs_in in;
+	size_t n_layout;
 
+	plan_init(&plan, "linux");
+	linux_scan_findings(l, s, &in);
+	plan_fs_layout(&plan, &in);
 	/* Nothing mounted from here on propagates back to the host, and nothing the host
 	 * mounts later appears inside. */
-	make_private_or_die(rfd);
-	enter_staging_or_die(rfd);
-	bind_host_root_or_die(rfd);
-	bind_trees_or_die(rfd, l, s, false);
-	mount_scratch_or_die(rfd, run_mnts, &n_run);
-	linux_mounts_dev_or_die(rfd);
-	bind_trees_or_die(rfd, l, s, true);
-	linux_mounts_proc_or_die(rfd);
+	make_private_or_die(x.rfd);
+	enter_staging_or_die(x.rfd);
+	run_steps_or_die(&x, &plan, 0);
 	/* Guards and masks come from the walk, which the supervisor runs while all of the
-	 * above was built: its findings are read here, as late as possible. */
-	s = linux_scan_receive_or_die(s, &late, rfd);
-	pin_or_die(rfd, s);
-	bind_readonly_or_die(rfd, l, s, &s->guarded);
-	bind_readonly_or_die(rfd, l, s, &s->readonly_extra);
-	/* Masks last: on top of the writable trees and guards they cover. */
-	mask_or_die(rfd, l, s);
-	/* sandbox.unixSockets: back on top, even beneath /run or a mask. */
-	linux_mounts_sockets_or_die(rfd, s);
-	/* /run stays empty: sealed once any tree under it has its mount point. */
-	for (size_t i = 0; i < n_run; i++) {
-		mnt_setattr_or_die(rfd, run_mnts[i], MOUNT_ATTR_RDONLY, false, "/run");
-		close(run_mnts[i]);
-	}
-	pivot_or_die(rfd, l);
+	 * above was built: its findings are read here, as late as possible, and planned
+	 * by the same builder --dry-run prints. */
+	x.s = s = linux_scan_receive_or_die(s, &late, x.rfd);
+	n_layout = plan.n_steps;
+	linux_scan_findings(l, s, &in);
+	plan_fs_late(&plan, &in);
+	run_steps_or_die(&x, &plan, n_layout);
+	if (x.mask_dir >= 0)
+		close(x.mask_dir);
+	if (x.mask_file >= 0)
+		close(x.mask_file);
+	free(x.repl);
+	plan_free(&plan);
+	pivot_or_die(x.rfd, l);
 	return s;
 }

@@ -45,7 +45,4 @@ extern const size_t linux_seccomp_n_rows;
  * halo-run binary needs no libseccomp at run time. */
 int linux_seccomp_export(int fd, char *msg, size_t n);
 
-/* The program compiled into the library (from the generated header). */
-const struct sock_filter *linux_seccomp_program(size_t *n_insns);
-
 #endif

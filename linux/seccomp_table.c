@@ -178,3 +178,13 @@ void linux_seccomp_describe(void (*line)(void *arg, const char *text), void *arg
 	line(arg, "any other architecture, x32 syscalls included: process killed");
 	line(arg, "everything else: allowed");
 }
+
+int linux_seccomp_errno(const char *name, const char *match)
+{
+	for (size_t i = 0; i < linux_seccomp_n_rows; i++) {
+		const struct linux_seccomp_row *r = &linux_seccomp_table[i];
+		if (strcmp(r->name, name) == 0 && strstr(r->when, match))
+			return r->err;
+	}
+	return 0;
+}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
 #include "runner/exit.h"
@@ -63,6 +64,14 @@ struct macos_profile_in {
 int macos_profile_build(const struct macos_profile_in *in, struct macos_profile *out,
 			struct halo_err *e);
 void macos_profile_free(struct macos_profile *p);
+
+/* The same in two steps, for a caller that keeps the plan (--dry-run): the profile's
+ * filesystem rules added to p (plan_fs_rules: what is writable, protected, carved
+ * out, halo-run's own, the host sockets), then the profile rendered from p's steps.
+ * Same returns. */
+int macos_profile_plan(const struct macos_profile_in *in, struct halo_plan *p, struct halo_err *e);
+int macos_profile_render(const struct macos_profile_in *in, const struct halo_plan *p,
+			 struct macos_profile *out, struct halo_err *e);
 
 /* Write the profile as a loadable .sb file: the parameters as leading comment lines
  * ("; -D KEY=VALUE"), then the SBPL text. `note` (may be NULL) is one more comment. */
@@ -128,7 +137,8 @@ struct macos_launch {
 	char *const *argv;
 	struct rlimits_set limits;
 	bool quiet;
-	bool unsandboxed; /* sandbox.mode: off: limits, environment, supervision only */
+	struct plan_text *warnings; /* as linux_launch's: the runner says them */
+	bool unsandboxed;	    /* sandbox.mode: off: limits, environment, supervision only */
 	macos_env_fn build_env;
 	void *build_env_arg;
 	const char *sandbox_exec; /* NULL: macos_sandbox_exec_path() */
@@ -177,13 +187,14 @@ int macos_sandbox_take_listener(struct macos_sandbox *sb, const char **secret);
  * Frees sb. */
 int macos_finish(struct macos_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
 
-/* Print the plan: the sandbox-exec invocation, the profile and its parameters (with
- * an example port and TMPDIR), limits and what is not enforced. */
-int macos_dry_run(const struct macos_launch *l, FILE *out, struct halo_err *e);
+/* The plan: the sandbox-exec invocation, the profile and its parameters (with an
+ * example port and TMPDIR), limits and what is not enforced (macos/plan.c). Returns 0
+ * or -errno with e set; plan_free it either way. */
+int macos_plan(const struct macos_launch *l, struct halo_plan *p, struct halo_err *e);
 
 /* The trampoline sandbox-exec runs: args = { REPORT_FD, STDERR_FD, CMD, ARGS... }.
  * Puts the real stderr back on fd 2, tells the supervisor it started, execs CMD.
- * Returns only on a usage error (the caller exits with HALO_EXIT_SETUP). */
+ * Returns only on a usage error (-EINVAL: the caller says so and exits with HALO_EXIT_SETUP). */
 int macos_exec_child(int n, char **args);
 
 /* What the macOS backend does not do, one line each (NULL-terminated), for

@@ -11,60 +11,14 @@
  * Seatbelt applies the last matching rule among filtered ones, so every deny comes
  * after every allow; macos_sbpl_lint checks that. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "macos/macos_int.h"
+#include "macos/profile_int.h"
 
-struct strs {
-	char **v;
-	size_t n;
-};
-
-struct pctx {
-	const struct macos_profile_in *in;
-	struct sbpl b;
-	struct strs trees;     /* writable trees, every spelling */
-	struct strs tree_keys; /* their parameters, same order */
-	struct strs prot;      /* protected absolute paths, every spelling */
-	struct strs prot_keys;
-	struct strs ancestors;	   /* of protected paths, inside writable trees */
-	struct strs regexes;	   /* glob sources: the protected name patterns */
-	struct strs allow_keys;	   /* sandbox.allowRead carve-outs, every spelling */
-	struct strs halo_keys;	   /* halo-run's own files: literal */
-	struct strs halo_dir_keys; /* halo-run's config directories: subpath */
-	struct strs socket_keys;   /* sandbox.unixSockets */
-};
-
-/* git runs code later through hooks and config, in any repository, its submodules'
- * git dirs and its linked work trees' dirs. Lower case: folded when emitted. */
-static const char *const guard_git_regexes[] = {
-    "/\\.git/((modules|worktrees)/.+/)?hooks(/.*)?$",
-    "/\\.git/((modules|worktrees)/.+/)?config(\\.worktree)?$",
-    /* A commondir file moves config and hooks to the directory it names. */
-    "/\\.git/((modules|worktrees)/.+/)?commondir$",
-};
-
-/* Container runtimes: their sockets are a root shell on the host (or in its VM). */
-static const char *const runtime_literals[] = {
-    "/var/run/docker.sock",
-    "/private/var/run/docker.sock",
-    "/var/run/docker.sock.raw",
-    "/private/var/run/docker.sock.raw",
-};
-static const char *const runtime_subpaths[] = {
-    "/var/run/docker",	       "/private/var/run/docker", "/var/run/podman",
-    "/private/var/run/podman", "/Users/Shared/.docker",
-};
-static const char *const runtime_home[] = {
-    ".docker/run", ".docker/desktop",
-    ".colima",	   ".orbstack/run",
-    ".rd",	   ".local/share/containers/podman",
-    ".podman",	   "Library/Containers/com.docker.docker",
-};
-
-static void strs_add(struct pctx *c, struct strs *s, const char *v)
+void pctx_strs_add(struct pctx *c, struct strs *s, const char *v)
 {
 	char **nv;
 
@@ -84,7 +38,7 @@ static void strs_add(struct pctx *c, struct strs *s, const char *v)
 	s->n++;
 }
 
-static void strs_free(struct strs *s)
+void pctx_strs_free(struct strs *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i]);
@@ -101,9 +55,8 @@ static bool within(const char *path, const char *dir)
 	return strncmp(path, dir, k) == 0 && (path[k] == '\0' || path[k] == '/');
 }
 
-/* Define a parameter for every spelling of `path`; keys (and spellings) appended. */
-static void spell(struct pctx *c, const char *prefix, const char *path, const char *what,
-		  struct strs *keys, struct strs *paths)
+void pctx_spell(struct pctx *c, const char *prefix, const char *path, const char *what,
+		struct strs *keys, struct strs *paths)
 {
 	char sp[2][PATH_MAX], why[160];
 	int n;
@@ -120,13 +73,13 @@ static void spell(struct pctx *c, const char *prefix, const char *path, const ch
 		return;
 	}
 	for (int i = 0; i < n; i++) {
-		strs_add(c, keys, sbpl_param(&c->b, prefix, sp[i], what));
+		pctx_strs_add(c, keys, sbpl_param(&c->b, prefix, sp[i], what));
 		if (paths)
-			strs_add(c, paths, sp[i]);
+			pctx_strs_add(c, paths, sp[i]);
 	}
 }
 
-static void home_path(struct pctx *c, const char *rel, char *out, size_t n)
+void pctx_home_path(struct pctx *c, const char *rel, char *out, size_t n)
 {
 	int w = snprintf(out, n, "%s/%s", c->in->pw_home, rel);
 
@@ -134,51 +87,51 @@ static void home_path(struct pctx *c, const char *rel, char *out, size_t n)
 		sbpl_fail(&c->b, -ENAMETOOLONG, "home directory path is too long");
 }
 
-/* Every path the rules below name, defined up front so that parameter numbers follow
- * the policy's order. */
+/* How each of the plan's filesystem rules is named in the profile: its parameter
+ * prefix, the words for messages, and the lists the sections below read. In the
+ * plan's order (plan_fs_rules), so that parameter numbers follow the policy's. */
+static const struct {
+	const char *origin;
+	const char *prefix, *what;
+	size_t keys, paths; /* offsets of struct strs in struct pctx; paths 0: none */
+} rules[] = {
+    {"workspace", "WORKSPACE", "the workspace", offsetof(struct pctx, tree_keys),
+     offsetof(struct pctx, trees)},
+    {"sandbox.writableRoots", "WRITABLE", "writable root", offsetof(struct pctx, tree_keys),
+     offsetof(struct pctx, trees)},
+    {"tmpdir", "TMPDIR", "TMPDIR", offsetof(struct pctx, tree_keys), offsetof(struct pctx, trees)},
+    {"sandbox.protectedPaths", "PROTECTED", "protected path", offsetof(struct pctx, prot_keys),
+     offsetof(struct pctx, prot)},
+    {"sandbox.allowRead", "ALLOW_READ", "allowRead carve-out", offsetof(struct pctx, allow_keys),
+     0},
+    {"self", "HALO_FILE", "halo-run's own binary", offsetof(struct pctx, halo_keys), 0},
+    {"policy-file", "HALO_FILE", "policy file", offsetof(struct pctx, halo_keys), 0},
+    {"own-output", "PROTECTED", "halo-run's own output file", offsetof(struct pctx, prot_keys),
+     offsetof(struct pctx, prot)},
+    {"config-dir", "HALO_DIR", "halo-run's configuration directory",
+     offsetof(struct pctx, halo_dir_keys), 0},
+};
+
+#define STRS(c, off) ((struct strs *)((char *)(c) + (off)))
+
+/* Every path the rules below name, defined up front. Host sockets are named in the
+ * network section (unix_sockets). */
 static void collect(struct pctx *c)
 {
-	const struct macos_profile_in *in = c->in;
-	const struct halo_policy *p = in->policy;
-	char path[PATH_MAX];
-
-	if (p->mode == POLICY_MODE_WORKSPACE_WRITE && in->workspace)
-		spell(c, "WORKSPACE", in->workspace, "the workspace", &c->tree_keys, &c->trees);
-	for (size_t i = 0; i < p->writable_abs.n; i++)
-		spell(c, "WRITABLE", p->writable_abs.items[i], "writable root", &c->tree_keys,
-		      &c->trees);
-	if (in->tmpdir)
-		spell(c, "TMPDIR", in->tmpdir, "TMPDIR", &c->tree_keys, &c->trees);
-	for (size_t i = 0; i < p->protected_abs.n; i++)
-		spell(c, "PROTECTED", p->protected_abs.items[i], "protected path", &c->prot_keys,
-		      &c->prot);
-	for (size_t i = 0; i < p->protected_globs.n; i++)
-		strs_add(c, &c->regexes, p->protected_globs.items[i]);
-	for (size_t i = 0; i < p->allow_read_abs.n; i++)
-		spell(c, "ALLOW_READ", p->allow_read_abs.items[i], "allowRead carve-out",
-		      &c->allow_keys, NULL);
-	if (in->self_exe && in->self_exe[0])
-		spell(c, "HALO_FILE", in->self_exe, "halo-run's own binary", &c->halo_keys, NULL);
-	for (size_t i = 0; i < in->n_policy_files; i++) {
-		const char *f = in->policy_files[i];
-		char abs[PATH_MAX];
-		/* A relative --policy names a file in the cwd. */
-		if (f[0] != '/' && realpath(f, abs))
-			f = abs;
-		spell(c, "HALO_FILE", f, "policy file", &c->halo_keys, NULL);
+	for (size_t i = 0; i < c->plan->n_steps; i++) {
+		const struct plan_step *st = &c->plan->steps[i];
+		if (st->flags & PLAN_F_PATTERN) {
+			pctx_strs_add(c, &c->regexes, st->path);
+			continue;
+		}
+		for (size_t r = 0; st->origin && r < sizeof(rules) / sizeof(rules[0]); r++)
+			if (strcmp(st->origin, rules[r].origin) == 0) {
+				pctx_spell(c, rules[r].prefix, st->path, rules[r].what,
+					   STRS(c, rules[r].keys),
+					   rules[r].paths ? STRS(c, rules[r].paths) : NULL);
+				break;
+			}
 	}
-	/* halo-run's own output files (--audit): never read, written, unlinked or renamed,
-	 * wherever they lie, as a protected path is; their ancestors inside writable trees
-	 * cannot be renamed either (collect_ancestors). */
-	for (size_t i = 0; i < in->n_own_outputs; i++) {
-		const char *f = in->own_outputs[i];
-		char abs[PATH_MAX];
-		if (f[0] != '/' && realpath(f, abs))
-			f = abs;
-		spell(c, "PROTECTED", f, "halo-run's own output file", &c->prot_keys, &c->prot);
-	}
-	home_path(c, ".config/halo", path, sizeof(path));
-	spell(c, "HALO_DIR", path, "halo-run's configuration directory", &c->halo_dir_keys, NULL);
 }
 
 /* Ancestors of each protected path that lie inside a writable tree (the tree itself
@@ -196,7 +149,7 @@ static void collect_ancestors(struct pctx *c)
 				*s = '\0';
 				if (!within(a, c->trees.v[t]))
 					break;
-				strs_add(
+				pctx_strs_add(
 				    c, &c->ancestors,
 				    sbpl_param(&c->b, "ANCESTOR", a, "protected path's parent"));
 			}
@@ -263,7 +216,7 @@ static void lines(struct sbpl *b, const char *const *l)
 static void carve_outs(struct pctx *c, bool guard)
 {
 	struct sbpl *b = &c->b;
-	size_t n_guard; /* persistence targets: policy's guard names, as path components */
+	size_t n_guard;
 	const char *const *guard_names = policy_guard_names(&n_guard);
 
 	for (size_t i = 0; i < c->prot_keys.n; i++) {
@@ -288,10 +241,9 @@ static void carve_outs(struct pctx *c, bool guard)
 		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
 		sbpl_add(b, ")");
 	}
-	for (size_t i = 0; guard && i < sizeof(guard_git_regexes) / sizeof(guard_git_regexes[0]);
-	     i++) {
+	for (size_t i = 0; guard && i < macos_n_guard_git_regexes; i++) {
 		sbpl_add(b, "\n    (require-not ");
-		sbpl_regex(b, macos_regex_fold, guard_git_regexes[i], "guard regex");
+		sbpl_regex(b, macos_regex_fold, macos_guard_git_regexes[i], "guard regex");
 		sbpl_add(b, ")");
 	}
 }
@@ -340,13 +292,12 @@ static void host_ports(struct pctx *c)
  * denies below carve them out (c->socket_keys). */
 static void unix_sockets(struct pctx *c)
 {
-	const struct halo_policy *p = c->in->policy;
-
-	if (p->unix_sockets_abs.n == 0)
+	if (plan_count(c->plan, PLAN_SOCKET) == 0)
 		return;
-	for (size_t i = 0; i < p->unix_sockets_abs.n; i++)
-		spell(c, "UNIX_SOCKET", p->unix_sockets_abs.items[i], "unix socket",
-		      &c->socket_keys, NULL);
+	for (size_t i = 0; i < c->plan->n_steps; i++)
+		if (c->plan->steps[i].op == PLAN_SOCKET)
+			pctx_spell(c, "UNIX_SOCKET", c->plan->steps[i].path, "unix socket",
+				   &c->socket_keys, NULL);
 	sbpl_add(&c->b, ";; sandbox.unixSockets: host sockets the policy opens\n"
 			"(allow network-outbound");
 	for (size_t i = 0; i < c->socket_keys.n; i++) {
@@ -381,113 +332,6 @@ static void network(struct pctx *c)
 	    port);
 	host_ports(c);
 	unix_sockets(c);
-}
-
-/* ---------------------------------------------------------------- 5. always denied */
-
-static const char *const denied_services[] = {
-    "(deny mach-lookup (with message \"" MACOS_DENY_MESSAGE "\")",
-    "  (global-name-prefix \"com.docker.\")",
-    "  (global-name-prefix \"dev.kdrag0n.OrbStack\")",
-    "  (global-name \"com.apple.coreservices.appleevents\")",
-    "  (global-name \"com.apple.coreservices.launchservicesd\")",
-    "  (global-name-prefix \"com.apple.pasteboard.\")",
-    "  (global-name-prefix \"com.apple.windowserver\")",
-    "  (global-name \"com.apple.tccd\")",
-    "  (global-name \"com.apple.tccd.system\")",
-    "  (global-name-prefix \"com.apple.xpc.launchd.\")",
-    "  (global-name \"com.apple.SecurityServer\")",
-    "  (global-name \"com.apple.securityd.xpc\"))",
-    "(deny ipc-posix-shm (with message \"" MACOS_DENY_MESSAGE "\") (ipc-posix-name-prefix "
-    "\"docker\"))",
-    "(deny appleevent-send lsopen (with message \"" MACOS_DENY_MESSAGE "\"))",
-    NULL,
-};
-
-static void runtimes(struct pctx *c)
-{
-	struct sbpl *b = &c->b;
-	struct strs keys = {0};
-	char path[PATH_MAX];
-
-	for (size_t i = 0; i < sizeof(runtime_home) / sizeof(runtime_home[0]); i++) {
-		home_path(c, runtime_home[i], path, sizeof(path));
-		spell(c, "RUNTIME", path, "container runtime path", &keys, NULL);
-	}
-	sbpl_add(b, "(deny file-read* file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
-	for (size_t i = 0; i < sizeof(runtime_literals) / sizeof(runtime_literals[0]); i++)
-		sbpl_addf(b, "\n  (literal \"%s\")", runtime_literals[i]);
-	for (size_t i = 0; i < sizeof(runtime_subpaths) / sizeof(runtime_subpaths[0]); i++)
-		sbpl_addf(b, "\n  (subpath \"%s\")", runtime_subpaths[i]);
-	for (size_t i = 0; i < keys.n; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_param_filter(b, "subpath", keys.v[i]);
-	}
-	/* connect() to a unix socket is a network operation: file rules do not stop it.
-	 * A socket the policy names is carved out. */
-	sbpl_add(b, ")\n(deny network-outbound (with message \"" MACOS_DENY_MESSAGE "\")");
-	if (c->socket_keys.n) {
-		sbpl_add(b, "\n (require-all");
-		for (size_t i = 0; i < c->socket_keys.n; i++) {
-			sbpl_add(b, "\n  (require-not (remote unix-socket ");
-			sbpl_param_filter(b, "path-literal", c->socket_keys.v[i]);
-			sbpl_add(b, "))");
-		}
-		sbpl_add(b, "\n  (require-any");
-	}
-	for (size_t i = 0; i < sizeof(runtime_literals) / sizeof(runtime_literals[0]); i++)
-		sbpl_addf(b, "\n  (remote unix-socket (path-literal \"%s\"))", runtime_literals[i]);
-	for (size_t i = 0; i < sizeof(runtime_subpaths) / sizeof(runtime_subpaths[0]); i++)
-		sbpl_addf(b, "\n  (remote unix-socket (subpath \"%s\"))", runtime_subpaths[i]);
-	for (size_t i = 0; i < keys.n; i++) {
-		sbpl_add(b, "\n  (remote unix-socket ");
-		sbpl_param_filter(b, "subpath", keys.v[i]);
-		sbpl_add(b, ")");
-	}
-	sbpl_add(b, c->socket_keys.n ? ")))\n" : ")\n");
-	strs_free(&keys);
-}
-
-static void persistence(struct pctx *c, bool guard)
-{
-	struct sbpl *b = &c->b;
-	struct strs keys = {0};
-	char path[PATH_MAX];
-	size_t n_guard;
-	const char *const *guard_names = policy_guard_names(&n_guard);
-
-	/* halo-run's own binary, policy and configuration: always, guard or not. */
-	sbpl_add(b, "(deny file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
-	for (size_t i = 0; i < c->halo_keys.n; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_param_filter(b, "literal", c->halo_keys.v[i]);
-	}
-	for (size_t i = 0; i < c->halo_dir_keys.n; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_param_filter(b, "subpath", c->halo_dir_keys.v[i]);
-	}
-	sbpl_add(b, "\n  (subpath \"/etc/halo\")\n  (subpath \"/private/etc/halo\"))\n");
-	if (!guard) {
-		sbpl_add(b, ";; persistence guard: off (sandbox.guardPersistence: false)\n");
-		return;
-	}
-	home_path(c, "Library/LaunchAgents", path, sizeof(path));
-	spell(c, "GUARD", path, "LaunchAgents", &keys, NULL);
-	sbpl_add(b, "(deny file-write* (with message \"" MACOS_DENY_MESSAGE "\")");
-	for (size_t i = 0; i < n_guard; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
-	}
-	for (size_t i = 0; i < sizeof(guard_git_regexes) / sizeof(guard_git_regexes[0]); i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_regex(b, macos_regex_fold, guard_git_regexes[i], "guard regex");
-	}
-	for (size_t i = 0; i < keys.n; i++) {
-		sbpl_add(b, "\n  ");
-		sbpl_param_filter(b, "subpath", keys.v[i]);
-	}
-	sbpl_add(b, ")\n");
-	strs_free(&keys);
 }
 
 /* ---------------------------------------------------------------- 6. protected */
@@ -572,7 +416,7 @@ static void pctx_free(struct pctx *c)
 			      &c->allow_keys, &c->socket_keys};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		strs_free(all[i]);
+		pctx_strs_free(all[i]);
 }
 
 static void build(struct pctx *c)
@@ -589,16 +433,64 @@ static void build(struct pctx *c)
 	network(c);
 	sbpl_add(&c->b, "\n;; 5. always denied: container runtimes, session services, "
 			"persistence targets\n");
-	runtimes(c);
-	lines(&c->b, denied_services);
-	persistence(c, guard);
+	profile_runtimes(c);
+	profile_denied_services(c);
+	profile_persistence(c, guard);
 	protected_paths(c);
 }
 
-int macos_profile_build(const struct macos_profile_in *in, struct macos_profile *out,
-			struct halo_err *e)
+/* A relative --policy (or --audit) names a file in the cwd: resolved, kept by the
+ * plan. */
+static const char *absolute(struct halo_plan *p, const char *f)
 {
-	struct pctx c = {.in = in};
+	char abs[PATH_MAX];
+
+	return f[0] != '/' && realpath(f, abs) ? plan_str(p, "%s", abs) : f;
+}
+
+int macos_profile_plan(const struct macos_profile_in *in, struct halo_plan *p, struct halo_err *e)
+{
+	size_t n = in->n_policy_files + in->n_own_outputs + 1;
+	const char **files = calloc(n, sizeof(*files));
+	char dir[PATH_MAX];
+	int w = snprintf(dir, sizeof(dir), "%s/.config/halo", in->pw_home ? in->pw_home : "");
+	int rc;
+
+	if (!files) {
+		halo_err_set(e, "profile: out of memory");
+		return -ENOMEM;
+	}
+	if (w < 0 || (size_t)w >= sizeof(dir)) {
+		free(files);
+		halo_err_set(e, "profile: home directory path is too long");
+		return -ENAMETOOLONG;
+	}
+	for (size_t i = 0; i < in->n_policy_files; i++)
+		files[i] = absolute(p, in->policy_files[i]);
+	for (size_t i = 0; i < in->n_own_outputs; i++)
+		files[in->n_policy_files + i] = absolute(p, in->own_outputs[i]);
+	struct plan_rules_in r = {
+	    .policy = in->policy,
+	    .workspace = in->workspace,
+	    .tmpdir = in->tmpdir,
+	    .self_exe = in->self_exe,
+	    .policy_files = files,
+	    .n_policy_files = in->n_policy_files,
+	    .own_outputs = files + in->n_policy_files,
+	    .n_own_outputs = in->n_own_outputs,
+	    .config_dir = plan_str(p, "%s", dir),
+	};
+	rc = plan_fs_rules(p, &r);
+	free(files);
+	if (rc < 0)
+		halo_err_set(e, "profile: out of memory");
+	return rc;
+}
+
+int macos_profile_render(const struct macos_profile_in *in, const struct halo_plan *plan,
+			 struct macos_profile *out, struct halo_err *e)
+{
+	struct pctx c = {.in = in, .plan = plan};
 	char why[256];
 
 	memset(out, 0, sizeof(*out));
@@ -625,6 +517,21 @@ int macos_profile_build(const struct macos_profile_in *in, struct macos_profile 
 	out->params = c.b.params;
 	out->n_params = c.b.n_params;
 	return 0;
+}
+
+int macos_profile_build(const struct macos_profile_in *in, struct macos_profile *out,
+			struct halo_err *e)
+{
+	struct halo_plan plan;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	plan_init(&plan, "macos");
+	rc = in->policy ? macos_profile_plan(in, &plan, e) : 0;
+	if (rc == 0)
+		rc = macos_profile_render(in, &plan, out, e);
+	plan_free(&plan);
+	return rc;
 }
 
 void macos_profile_free(struct macos_profile *p)

@@ -40,6 +40,7 @@ enum policy_caches {
 	POLICY_CACHES_OFF,	 /* none: the tools' defaults, read-only */
 };
 const char *policy_caches_name(enum policy_caches c);
+const char *policy_mode_name(enum policy_mode m); /* "workspace-write"...; "unset" */
 
 enum policy_egress_default {
 	POLICY_EGRESS_UNSET = 0,

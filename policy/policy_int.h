@@ -112,7 +112,6 @@ void policy_ports_free(struct policy_ports *l);
 void policy_env_set_free(struct halo_policy *p);
 void policy_derived_free(struct halo_policy *p); /* what policy_finalize() fills */
 
-const char *policy_mode_name(enum policy_mode m);
 int policy_mode_parse(const char *s, enum policy_mode *m);
 
 /* The egress default as Decide will apply it, before or after finalize. With

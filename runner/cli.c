@@ -40,7 +40,7 @@ void runner_usage(FILE *out)
 	    "  --audit FILE      append one JSON line per egress decision to FILE\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
-	    "  --json            JSON output (policy)\n"
+	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
 	    "exit: the command's status, 128+N if it died of signal N; %d timeout,\n"

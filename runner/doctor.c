@@ -201,6 +201,7 @@ int runner_cmd_doctor(const struct runner_opts *o)
 {
 	struct runner_env re;
 	struct doctor d;
+	struct halo_err e = {{0}};
 	const char *home = getenv("HOME");
 	char *cwd;
 	int rc;
@@ -214,6 +215,8 @@ int runner_cmd_doctor(const struct runner_opts *o)
 	memset(&d, 0, sizeof(d));
 	d.p = re.policy;
 	fflush(NULL); /* the probes fork */
+	if (runner_plan_of(re.policy, re.workspace, re.pw_home, false, &d.plan, &e) < 0)
+		d.oom = true;
 	doctor_layers(&d);
 	doctor_source(&d, o, &re);
 	cwd = getcwd(NULL, 0);
@@ -234,6 +237,7 @@ int runner_cmd_doctor(const struct runner_opts *o)
 		free(d.f[i].fix);
 	}
 	free(d.f);
+	plan_free(&d.plan);
 	runner_env_release(&re);
 	return rc;
 }

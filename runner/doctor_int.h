@@ -32,6 +32,9 @@ struct doctor_finding {
 
 struct doctor {
 	const struct halo_policy *p;
+	/* What a launch of the policy would apply here (runner_plan_of, no scan): which
+	 * layers are used and required, which limits are asked. */
+	struct halo_plan plan;
 	struct doctor_layer layers[DOCTOR_MAX_LAYERS];
 	size_t n_layers;
 	struct doctor_finding *f;

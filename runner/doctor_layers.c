@@ -4,6 +4,7 @@
  * it, what it does not stop even when present, and for each failure the fix. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -17,8 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/launch_int.h"
-#include "linux/seccomp_int.h"
+#include "linux/linux.h"
 #include "netns/netns.h"
 #include "runner/doctor_int.h"
 
@@ -264,6 +264,14 @@ static const struct {
      "gives the sandbox its own hostname; nothing more"},
 };
 
+/* Does a launch of this policy apply the layer? The plan says, not the policy. */
+static bool uses(const struct doctor *d, const char *layer)
+{
+	const struct plan_layer *y = plan_layer_find(&d->plan, layer);
+
+	return y && y->used;
+}
+
 static int check_namespaces(struct doctor *d, bool off)
 {
 	int first_err = 0;
@@ -294,7 +302,7 @@ static void check_seccomp(struct doctor *d, bool off)
 	int err = in_child(try_seccomp, 0);
 
 	set_result(l, err, "loading halo-run's filter");
-	set_use(l, !off, off ? "not used (sandbox.mode: off)" : "used (required)");
+	set_use(l, uses(d, "seccomp"), off ? "not used (sandbox.mode: off)" : "used (required)");
 	if (err && !off)
 		doctor_add(d, true, NULL,
 			   "use a kernel built with CONFIG_SECCOMP_FILTER; in a container, allow "
@@ -330,7 +338,8 @@ static void check_landlock(struct doctor *d, bool off)
 			    "masked by name at launch (every one the host's /proc/net/unix lists, "
 			    "and the known agent and engine places); one bound after the launch "
 			    "at a visible path outside /tmp and /run is reachable");
-	set_use(l, !off && err == 0, off ? "not used (sandbox.mode: off)" : "used (second layer)");
+	set_use(l, uses(d, "landlock") && err == 0,
+		off ? "not used (sandbox.mode: off)" : "used (second layer)");
 	if (err && !off)
 		doctor_add(d, false, NULL,
 			   "boot a kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in its lsm= "
@@ -349,7 +358,8 @@ static void check_nnp(struct doctor *d, bool off)
 	int err = in_child(try_nnp, 0);
 
 	set_result(l, err, "prctl(PR_SET_NO_NEW_PRIVS)");
-	set_use(l, !off, off ? "not used (sandbox.mode: off)" : "used (required)");
+	set_use(l, uses(d, "no_new_privs"),
+		off ? "not used (sandbox.mode: off)" : "used (required)");
 	if (err && !off)
 		doctor_add(d, true, NULL, "use a kernel newer than 3.5",
 			   "no_new_privs cannot be set: every launch would fail");
@@ -365,7 +375,7 @@ static void check_proxy(struct doctor *d, bool off, int userns_err)
 	int err = userns_err ? userns_err : in_child(try_listeners, 0);
 
 	set_result(l, err, "listeners in a new network namespace");
-	set_use(l, !off, off ? "not used (sandbox.mode: off)" : "used");
+	set_use(l, d->plan.egress.listeners.n > 0, off ? "not used (sandbox.mode: off)" : "used");
 	if (err && !userns_err && !off)
 		doctor_add(d, true, NULL,
 			   "check that the loopback interface can be brought up in a "
@@ -452,7 +462,7 @@ static void check_cgroups(struct doctor *d)
 		  "cap processes and memory of the whole sandbox; CPU time stays per process "
 		  "(RLIMIT_CPU), disk I/O and network bandwidth are not limited");
 	const struct policy_limits *pl = &d->p->limits;
-	bool asks = pl->processes != POLICY_LIMIT_UNSET || pl->memory_mb != POLICY_LIMIT_UNSET;
+	bool asks = d->plan.limit_values.processes > 0 || d->plan.limit_values.memory_bytes > 0;
 	char desc[LINUX_CGROUP_PATH + 64];
 	bool mem = linux_cgroup_memory_probe(desc, sizeof(desc));
 	struct statfs fs;
@@ -487,7 +497,7 @@ static void check_cgroups(struct doctor *d)
 
 void doctor_layers(struct doctor *d)
 {
-	bool off = d->p->mode == POLICY_MODE_OFF;
+	bool off = !d->plan.sandboxed;
 	int userns_err = check_namespaces(d, off);
 
 	check_seccomp(d, off);

@@ -34,14 +34,14 @@ static void on_signal_fd(void *arg, int fd, unsigned events)
 
 	(void)fd;
 	(void)events;
-	runner_launcher_forward_signals(st->sb);
+	runner_launcher.forward_signals(st->sb);
 }
 
 static void on_wall_clock(void *arg)
 {
 	struct loop_state *st = arg;
 
-	runner_launcher_kill(st->sb);
+	runner_launcher.kill(st->sb);
 }
 
 /* The audit file, opened before the launch so that the sandbox can mask it (it is one
@@ -101,7 +101,7 @@ static int start_proxy(const struct runner_opts *o, const runner_launch *l, stru
 
 	*px = NULL;
 	memset(&po, 0, sizeof(po));
-	n = runner_launcher_listeners(st->sb, &po);
+	n = runner_launcher.listeners(st->sb, &po);
 	if (n == 0)
 		return 0;
 	po.policy = l->policy;
@@ -133,15 +133,24 @@ static void supervisor_settings(void)
 static int watch(struct loop_state *st, const runner_launch *l)
 {
 	int rc =
-	    proxy_poller_add(st->pl, runner_launcher_exit_fd(st->sb), PROXY_EV_IN, on_exit_fd, st);
+	    proxy_poller_add(st->pl, runner_launcher.exit_fd(st->sb), PROXY_EV_IN, on_exit_fd, st);
 
 	if (rc == 0)
-		rc = proxy_poller_add(st->pl, runner_launcher_signal_fd(st->sb), PROXY_EV_IN,
+		rc = proxy_poller_add(st->pl, runner_launcher.signal_fd(st->sb), PROXY_EV_IN,
 				      on_signal_fd, st);
 	if (rc == 0 && l->limits.wall_seconds > 0 &&
 	    !proxy_timer_add(st->pl, (uint64_t)l->limits.wall_seconds * 1000, on_wall_clock, st))
 		rc = -ENOMEM;
 	return rc;
+}
+
+void runner_say_warnings(const struct runner_opts *o, struct plan_text *w)
+{
+	for (size_t i = 0; w && i < w->n; i++)
+		if (!o->quiet)
+			fprintf(stderr, "halo-run: %s\n", w->v[i]);
+	if (w)
+		plan_text_free(w);
 }
 
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
@@ -156,7 +165,8 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 
 	if (o->audit && (audit_fd = open_audit(o->audit, &audit_st, e)) < 0)
 		return audit_fd;
-	rc = runner_launcher_start(l, &st.sb, e);
+	rc = runner_launcher.start(l, &st.sb, e);
+	runner_say_warnings(o, l->warnings);
 	if (rc < 0)
 		goto out;
 	supervisor_settings();
@@ -167,15 +177,15 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		rc = start_proxy(o, l, &st, audit_fd, &px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
-		runner_launcher_kill(st.sb);
-		runner_launcher_finish(st.sb, &outcome, e);
+		runner_launcher.kill(st.sb);
+		runner_launcher.finish(st.sb, &outcome, e);
 		halo_err_set(e, "could not start the supervisor's event loop: %s", strerror(-rc));
 		goto out;
 	}
 	rc = proxy_poller_run(st.pl, &st.stop);
 	if (rc < 0)
-		runner_launcher_kill(st.sb);
-	rc = runner_launcher_finish(st.sb, &outcome, e);
+		runner_launcher.kill(st.sb);
+	rc = runner_launcher.finish(st.sb, &outcome, e);
 	*status = halo_exit_code(outcome); /* the one mapping, runner/exit.h */
 	proxy_drain(px, 100);
 	if (px && o->verbose)

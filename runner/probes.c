@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/linux_int.h"
+#include "linux/linux.h"
 #include "netns/netns.h"
 #include "runner/doctor.h"
 #include "runner/runner_int.h"

@@ -105,5 +105,6 @@ int runner_cmd_profile(const struct runner_opts *o)
 int runner_cmd_exec_child(const struct runner_opts *o)
 {
 	macos_exec_child(o->n_rest, o->rest);
+	fprintf(stderr, "halo-run: %s is internal to the macOS launcher\n", MACOS_EXEC_CHILD_WORD);
 	return HALO_EXIT_SETUP;
 }

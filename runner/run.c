@@ -56,18 +56,31 @@ static int check_workspace(const struct halo_policy *p, const char *ws)
 	return HALO_EXIT_SETUP;
 }
 
+/* --dry-run [--json]: the launcher's plan, printed by the one printer. */
+static int dry_run(const struct runner_opts *o, runner_launch *l)
+{
+	struct halo_err e = {{0}};
+	struct halo_plan p;
+	int rc = runner_launcher.plan(l, &p, &e);
+
+	if (rc == 0 && o->json)
+		rc = runner_plan_json(&p, stdout);
+	else if (rc == 0)
+		runner_plan_print(&p, stdout);
+	plan_free(&p);
+	if (rc < 0)
+		fprintf(stderr, "halo-run: %s\n", e.msg[0] ? e.msg : strerror(-rc));
+	return rc < 0 ? HALO_EXIT_SETUP : 0;
+}
+
 static int launch(const struct runner_opts *o, runner_launch *l)
 {
 	struct halo_err e = {{0}};
 	int status = HALO_EXIT_SETUP;
 	int rc;
 
-	if (o->dry_run) {
-		rc = runner_launcher_dry_run(l, stdout, &e);
-		if (rc < 0)
-			fprintf(stderr, "halo-run: %s\n", e.msg);
-		return rc < 0 ? HALO_EXIT_SETUP : 0;
-	}
+	if (o->dry_run)
+		return dry_run(o, l);
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);
@@ -169,6 +182,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	struct runner_env re;
 	runner_launch l;
 	const char *own_outputs[1]; /* halo-run's own output files: --audit */
+	struct plan_text warnings = {0};
 	char self[4096];
 	ssize_t n;
 	int rc;
@@ -195,6 +209,7 @@ int runner_cmd_run(const struct runner_opts *o)
 		own_outputs[l.n_own_outputs++] = o->audit;
 	l.argv = o->rest;
 	l.quiet = o->quiet;
+	l.warnings = &warnings;
 	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;
 #ifdef RUNNER_MACOS
 	/* The environment is built by the launcher once the proxy's port and secret are
@@ -213,6 +228,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	runner_caches_release(&caches);
 #endif
 out:
+	plan_text_free(&warnings);
 	runner_env_release(&re);
 	return rc;
 }

@@ -80,6 +80,19 @@ int runner_passwd_home_in(const char *passwd, uid_t uid, char *out, size_t n);
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
 		     struct halo_err *e);
 
+/* plan_print.c, plan_json.c: --dry-run's one printer of a plan, as text or JSON
+ * (0 or -ENOMEM). */
+void runner_plan_print(const struct halo_plan *p, FILE *out);
+int runner_plan_json(const struct halo_plan *p, FILE *out);
+#ifndef RUNNER_MACOS
+/* doctor_plan.c: the plan of a plain launch of p (the command `true`) in workspace,
+ * with the scan and filesystem steps or (with_fs false) without. As linux_plan. */
+int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
+		   bool with_fs, struct halo_plan *out, struct halo_err *e);
+#endif
+/* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
+void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
+
 /* profile.c: `halo-run profile --os macos` prints the Seatbelt profile; the hidden
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */
 int runner_cmd_profile(const struct runner_opts *o);

@@ -515,6 +515,7 @@ static void verify_free(struct verify *v, struct run *run)
 		free(v->rows[i].host_path);
 	}
 	free(v->rows);
+	plan_free(&v->plan);
 	for (size_t i = 0; i < run->n_messages; i++)
 		free(run->messages[i]);
 }
@@ -523,6 +524,7 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 		      struct runner_env *re)
 {
 	struct runner_opts lo = *o;
+	struct halo_err e = {{0}};
 
 	lo.workspace = v->ws;
 	if (runner_load_policy(&lo, true, re) != 0)
@@ -541,6 +543,10 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 	}
 	if (host_resources(v) < 0)
 		return HALO_EXIT_SETUP;
+	if (runner_plan_of(v->p, re->workspace, re->pw_home, true, &v->plan, &e) < 0) {
+		fprintf(stderr, "halo-run: verify: the plan of the launch: %s\n", e.msg);
+		return HALO_EXIT_SETUP;
+	}
 	if (verify_plan(v) < 0) {
 		fprintf(stderr, "halo-run: verify: cannot prepare the probes: %s\n",
 			strerror(errno));

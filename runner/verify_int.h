@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "plan/plan.h"
 #include "policy/policy.h"
 
 /* How a row's result is judged. */
@@ -40,6 +41,9 @@ struct verify {
 	struct vrow *rows;
 	size_t n, cap;
 	const struct halo_policy *p;
+	/* The plan of the launch verify makes (runner_plan_of, scan included): what is
+	 * writable, which limits hold and how, whether the guard is on. */
+	struct halo_plan plan;
 	const char *home; /* $HOME (or the password database's) */
 	char ws[4096];	  /* the temporary workspace */
 	char secret[80];  /* planted in files and in the environment */
@@ -53,6 +57,17 @@ struct verify {
 	int shm_id;
 	int leak_fd;
 };
+
+/* The rows of the command's own process (verify_proc.c): environment, hostname,
+ * no_new_privs, seccomp, capabilities, descriptors, ipc and pid isolation; the
+ * limits; one probe per system call of the deny table. 0 or -ENOMEM. */
+int verify_plan_layers(struct verify *v);
+int verify_plan_limits(struct verify *v);
+int verify_plan_syscalls(struct verify *v);
+/* A row whose runner spec is printf-formatted. */
+struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *expected,
+			     const char *probe, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Add every row for this policy and machine (verify.c has set up the sockets, the
  * workspace and the secret). Returns 0 or -ENOMEM. */

@@ -1,8 +1,9 @@
-/* What `halo-run verify` tries, derived from the policy (its protected paths and globs,
- * writable set, persistence guard, egress rules, limits) and from the seccomp table
- * (each system call probe expects the errno of the row that denies it), and how each
- * answer is judged. Where the sandbox answering "ok" might still be harmless (a file
- * created in the sandbox's private /tmp), the host is asked: did it arrive here? */
+/* What `halo-run verify` tries: from the plan of its launch (the writable set, the
+ * persistence guard, the limits and what holds them), from the policy (its protected
+ * paths and globs, egress rules) and from the seccomp table (verify_proc.c: each
+ * system call probe expects the errno of the row that denies it). Where the sandbox answering "ok"
+ * might still be harmless (a file created in the sandbox's private /tmp), the host is asked: did it
+ * arrive here? */
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -16,8 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "linux/linux_int.h"
-#include "linux/seccomp_int.h"
+#include "linux/linux.h"
 #include "rlimits/rlimits.h"
 #include "runner/doctor.h"
 #include "runner/verify_int.h"
@@ -53,12 +53,7 @@ struct vrow *verify_add(struct verify *v, enum vcheck check, const char *expecte
 	return r;
 }
 
-static struct vrow *add_spec(struct verify *v, enum vcheck check, const char *expected,
-			     const char *probe, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* A row whose runner spec is printf-formatted. */
-static struct vrow *add_spec(struct verify *v, enum vcheck check, const char *expected,
+struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *expected,
 			     const char *probe, const char *fmt, ...)
 {
 	char spec[4400];
@@ -79,13 +74,14 @@ static bool beneath(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
-static bool writable_by_policy(const struct verify *v, const char *path)
+/* Beneath a tree the plan makes writable (the workspace, a writable root)? */
+static bool writable_in_plan(const struct verify *v, const char *path)
 {
-	if (v->p->mode == POLICY_MODE_WORKSPACE_WRITE && beneath(path, v->ws))
-		return true;
-	for (size_t i = 0; i < v->p->writable_abs.n; i++)
-		if (beneath(path, v->p->writable_abs.items[i]))
+	for (size_t i = 0; i < v->plan.n_steps; i++) {
+		const struct plan_step *s = &v->plan.steps[i];
+		if ((s->op == PLAN_BIND_RW || s->op == PLAN_CACHE_BIND) && beneath(path, s->path))
 			return true;
+	}
 	return false;
 }
 
@@ -98,7 +94,7 @@ static int add_create(struct verify *v, const char *dir, enum vcheck check, cons
 
 	/* pid and random: never the name of something already there */
 	snprintf(path, sizeof(path), "%s/halo-verify.%d.%s", dir, (int)v->self, v->tag);
-	r = add_spec(v, check, expected, what, "create:%s", path);
+	r = verify_add_spec(v, check, expected, what, "create:%s", path);
 	if (!r || !(r->host_path = strdup(path)))
 		return -ENOMEM;
 	return 0;
@@ -126,7 +122,7 @@ static int plan_writes(struct verify *v)
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		bool dup = false;
-		if (!dirs[i] || dirs[i][0] != '/' || !dirs[i][1] || writable_by_policy(v, dirs[i]))
+		if (!dirs[i] || dirs[i][0] != '/' || !dirs[i][1] || writable_in_plan(v, dirs[i]))
 			continue;
 		for (size_t k = 0; k < n_done; k++)
 			dup |= strcmp(done[k], dirs[i]) == 0;
@@ -187,21 +183,22 @@ static int plan_protected_one(struct verify *v, const char *path, const struct s
 
 	if (shown_inside(v, path)) {
 		snprintf(what, sizeof(what), "open %s (shown read-only) for writing", path);
-		return add_spec(v, V_REFUSED, "refused", what, "write:%s", path) ? 0 : -ENOMEM;
+		return verify_add_spec(v, V_REFUSED, "refused", what, "write:%s", path) ? 0
+											: -ENOMEM;
 	}
 	if (S_ISDIR(st->st_mode)) {
 		bool has = first_file(path, file, sizeof(file)) && !shown_inside(v, file);
 		snprintf(what, sizeof(what), "read protected %s", has ? file : path);
-		if (!add_spec(v, V_REFUSED, "refused", what, "read:%s", has ? file : path))
+		if (!verify_add_spec(v, V_REFUSED, "refused", what, "read:%s", has ? file : path))
 			return -ENOMEM;
 		snprintf(what, sizeof(what), "create a file in protected %s", path);
 		return add_create(v, path, V_NOT_ON_HOST, "refused", what);
 	}
 	snprintf(what, sizeof(what), "read protected %s", path);
-	if (!add_spec(v, V_REFUSED, "refused", what, "read:%s", path))
+	if (!verify_add_spec(v, V_REFUSED, "refused", what, "read:%s", path))
 		return -ENOMEM;
 	snprintf(what, sizeof(what), "open protected %s for writing", path);
-	return add_spec(v, V_REFUSED, "refused", what, "write:%s", path) ? 0 : -ENOMEM;
+	return verify_add_spec(v, V_REFUSED, "refused", what, "write:%s", path) ? 0 : -ENOMEM;
 }
 
 static int plan_protected(struct verify *v)
@@ -327,7 +324,7 @@ static int plan_guard(struct verify *v)
 	    {"persistence: append to .bashrc", "write", ".bashrc"},
 	    {"persistence: new file in .vscode", "create", ".vscode"},
 	};
-	bool off = v->p->guard_persistence == 0;
+	bool off = !v->plan.guard;
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (plant(v->ws, files[i].rel, files[i].text) < 0)
@@ -342,7 +339,8 @@ static int plan_guard(struct verify *v)
 		} else if (strcmp(rows[i].kind, "create") == 0) {
 			if (add_create(v, path, V_NOT_ON_HOST, "refused", rows[i].what) < 0)
 				return -ENOMEM;
-		} else if (!add_spec(v, V_REFUSED, "refused", rows[i].what, "write:%s", path)) {
+		} else if (!verify_add_spec(v, V_REFUSED, "refused", rows[i].what, "write:%s",
+					    path)) {
 			return -ENOMEM;
 		}
 	}
@@ -355,33 +353,34 @@ static int plan_sockets(struct verify *v)
 {
 	struct vrow *r;
 
-	r = add_spec(v, V_REFUSED, "refused", "TCP to the host's 127.0.0.1", "tcp4:%u",
-		     v->port_tcp4);
+	r = verify_add_spec(v, V_REFUSED, "refused", "TCP to the host's 127.0.0.1", "tcp4:%u",
+			    v->port_tcp4);
 	if (!r)
 		return -ENOMEM;
 	r->host_fd = v->tcp4;
 	if (v->tcp6 >= 0) {
-		if (!(r = add_spec(v, V_REFUSED, "refused", "TCP to the host's [::1]", "tcp6:%u",
-				   v->port_tcp6)))
+		if (!(r = verify_add_spec(v, V_REFUSED, "refused", "TCP to the host's [::1]",
+					  "tcp6:%u", v->port_tcp6)))
 			return -ENOMEM;
 		r->host_fd = v->tcp6;
 	}
-	if (!(r = add_spec(v, V_NOTHING_ARRIVED, "nothing arrives", "UDP to the host's 127.0.0.1",
-			   "udp4:%u", v->port_udp4)))
+	if (!(r = verify_add_spec(v, V_NOTHING_ARRIVED, "nothing arrives",
+				  "UDP to the host's 127.0.0.1", "udp4:%u", v->port_udp4)))
 		return -ENOMEM;
 	r->host_fd = v->udp4;
 	if (v->udp6 >= 0) {
-		if (!(r = add_spec(v, V_NOTHING_ARRIVED, "nothing arrives",
-				   "UDP to the host's [::1]", "udp6:%u", v->port_udp6)))
+		if (!(r = verify_add_spec(v, V_NOTHING_ARRIVED, "nothing arrives",
+					  "UDP to the host's [::1]", "udp6:%u", v->port_udp6)))
 			return -ENOMEM;
 		r->host_fd = v->udp6;
 	}
-	if (!(r = add_spec(v, V_REFUSED, "refused", "the host's abstract unix socket", "unix:%s",
-			   v->unix_name)))
+	if (!(r = verify_add_spec(v, V_REFUSED, "refused", "the host's abstract unix socket",
+				  "unix:%s", v->unix_name)))
 		return -ENOMEM;
 	r->host_fd = v->unix_fd;
-	if (!add_spec(v, V_VALUE, "its own", "network namespace", "netns:%llu", v->netns_ino) ||
-	    !add_spec(v, V_VALUE, "lo", "network interfaces", "ifaces:"))
+	if (!verify_add_spec(v, V_VALUE, "its own", "network namespace", "netns:%llu",
+			     v->netns_ino) ||
+	    !verify_add_spec(v, V_VALUE, "lo", "network interfaces", "ifaces:"))
 		return -ENOMEM;
 	snprintf(v->rows[v->n - 2].want, sizeof(v->rows[0].want), "its own");
 	snprintf(v->rows[v->n - 1].want, sizeof(v->rows[0].want), "lo");
@@ -440,8 +439,8 @@ static int proxy_row(struct verify *v, const char *host, const char *what)
 	if (allowed && strcmp(host, "localhost") == 0 && !hosts_file_has_localhost())
 		return verify_add(v, V_SKIP, "403", NULL, "%s (would need DNS)", what) ? 0
 										       : -ENOMEM;
-	r = add_spec(v, V_VALUE, permitted ? "200 (allowPrivate)" : "403", what, "proxy:%llu:%s:%u",
-		     v->netns_ino, host, v->port_target4);
+	r = verify_add_spec(v, V_VALUE, permitted ? "200 (allowPrivate)" : "403", what,
+			    "proxy:%llu:%s:%u", v->netns_ino, host, v->port_target4);
 	if (!r)
 		return -ENOMEM;
 	snprintf(r->want, sizeof(r->want), "%s", permitted ? "200" : "403");
@@ -455,7 +454,8 @@ static int plan_proxy(struct verify *v)
 
 	if (denied_host(v->p, host, sizeof(host))) {
 		snprintf(what, sizeof(what), "proxy CONNECT to denied %s", host);
-		r = add_spec(v, V_VALUE, "403", what, "proxy:%llu:%s:443", v->netns_ino, host);
+		r = verify_add_spec(v, V_VALUE, "403", what, "proxy:%llu:%s:443", v->netns_ino,
+				    host);
 		if (!r)
 			return -ENOMEM;
 		snprintf(r->want, sizeof(r->want), "403");
@@ -471,131 +471,12 @@ static int plan_proxy(struct verify *v)
 
 /* ---------------------------------------------------------------- layers and limits */
 
-static int value_row(struct verify *v, const char *want, const char *what, const char *fmt,
-		     const char *arg)
-{
-	struct vrow *r = add_spec(v, V_VALUE, want, what, fmt, arg);
-
-	if (!r)
-		return -ENOMEM;
-	snprintf(r->want, sizeof(r->want), "%s", want);
-	return 0;
-}
-
-static int plan_layers(struct verify *v)
-{
-	char pid[64];
-	struct vrow *r;
-
-	snprintf(pid, sizeof(pid), "%d:%llu", (int)v->self, v->pidns_ino);
-	if (value_row(v, "absent", "planted secret HALO_VERIFY_SECRET in the environment", "env:%s",
-		      "HALO_VERIFY_SECRET") < 0 ||
-	    value_row(v, "halo", "hostname (uts namespace)", "hostname:%s", "") < 0 ||
-	    value_row(v, "1", "no_new_privs", "status:%s", "NoNewPrivs") < 0 ||
-	    value_row(v, "2", "seccomp filter", "status:%s", "Seccomp") < 0 ||
-	    value_row(v, "0000000000000000", "effective capabilities", "status:%s", "CapEff") < 0 ||
-	    value_row(v, "0,1,2", "open file descriptors", "fds:%s", "") < 0)
-		return -ENOMEM;
-	if (!add_spec(v, V_REFUSED, "refused", "the host's SysV shared memory (ipc namespace)",
-		      "shm:%d", v->shm_id) ||
-	    !add_spec(v, V_REFUSED, "ESRCH or EPERM", "signal a host process (verify itself)",
-		      "kill:%s", pid) ||
-	    !add_spec(v, V_REFUSED, "refused", "open the host's /proc/PID/mem (verify itself)",
-		      "procmem:%s", pid) ||
-	    !add_spec(v, V_REFUSED, "refused", "open /proc/1/mem", "procmem:1"))
-		return -ENOMEM;
-	r = add_spec(v, V_EXACT, "EBADF", "descriptor inherited from outside", "fd:%d", v->leak_fd);
-	if (!r)
-		return -ENOMEM;
-	snprintf(r->want, sizeof(r->want), "errno=EBADF");
-	return 0;
-}
-
-static int plan_limits(struct verify *v)
-{
-	static const struct {
-		const char *name;
-		const char *what;
-		size_t off;
-	} caps[] = {
-	    {"cpu", "limit: cpu seconds", offsetof(struct rlimits_set, cpu_seconds)},
-	    {"data", "limit: memory, RLIMIT_DATA (memoryMB)",
-	     offsetof(struct rlimits_set, memory_bytes)},
-	    {"fsize", "limit: file size", offsetof(struct rlimits_set, file_size_bytes)},
-	    {"nofile", "limit: open files", offsetof(struct rlimits_set, open_files)},
-	    {"nproc", "limit: processes", offsetof(struct rlimits_set, processes)},
-	};
-	struct rlimits_set rs;
-	char desc[LINUX_CGROUP_PATH + 64];
-
-	if (value_row(v, "0", "limit: core dumps", "rlimit:%s", "core") < 0)
-		return -ENOMEM;
-	rlimits_init(&rs);
-	rlimits_from_policy(&v->p->limits, &rs);
-	/* Memory is held by the memory cgroup where the launch can make one, else by
-	 * RLIMIT_DATA: the probe checks the one this launch uses. */
-	if (rs.memory_bytes != RLIMITS_UNSET && linux_cgroup_memory_probe(desc, sizeof(desc)))
-		rs.memory_via = RLIMITS_MEM_CGROUP;
-	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
-		long long want = *(const long long *)((const char *)&rs + caps[i].off);
-		bool memcg = caps[i].off == offsetof(struct rlimits_set, memory_bytes) &&
-			     rlimits_memory_resource(&rs) < 0;
-		char exp[64];
-		struct vrow *r;
-		if (want == RLIMITS_UNSET)
-			continue;
-		snprintf(exp, sizeof(exp), "<= %lld", want);
-		r = memcg ? add_spec(v, V_AT_MOST, exp, "limit: memory, memory cgroup (memoryMB)",
-				     "memcg:")
-			  : add_spec(v, V_AT_MOST, exp, caps[i].what, "rlimit:%s", caps[i].name);
-		if (!r)
-			return -ENOMEM;
-		r->limit = want;
-	}
-	return 0;
-}
-
-/* The errno the seccomp table gives the call, as the runner prints it. */
-static void table_errno(const struct probe_sys_info *s, char *out, size_t n)
-{
-	if (!s->row) {
-		snprintf(out, n, "killed=SIGSYS");
-		return;
-	}
-	for (size_t i = 0; i < linux_seccomp_n_rows; i++) {
-		const struct linux_seccomp_row *r = &linux_seccomp_table[i];
-		if (strcmp(r->name, s->row) == 0 && strstr(r->when, s->match)) {
-			snprintf(out, n, "errno=%s", strerrorname_np(r->err));
-			return;
-		}
-	}
-	snprintf(out, n, "errno=?");
-}
-
-static int plan_syscalls(struct verify *v)
-{
-	size_t n;
-	const struct probe_sys_info *s = probe_sys_list(&n);
-
-	for (size_t i = 0; i < n; i++) {
-		char want[64], what[160];
-		struct vrow *r;
-		table_errno(&s[i], want, sizeof(want));
-		snprintf(what, sizeof(what), "seccomp: %s", s[i].name);
-		r = add_spec(v, V_EXACT, s[i].row ? strchr(want, '=') + 1 : "killed (SIGSYS)", what,
-			     "sys:%s", s[i].name);
-		if (!r)
-			return -ENOMEM;
-		snprintf(r->want, sizeof(r->want), "%s", want);
-	}
-	return 0;
-}
-
 int verify_plan(struct verify *v)
 {
-	int (*const steps[])(struct verify *) = {plan_layers, plan_protected, plan_globs,
-						 plan_guard,  plan_writes,    plan_sockets,
-						 plan_proxy,  plan_limits,    plan_syscalls};
+	int (*const steps[])(struct verify *) = {
+	    verify_plan_layers, plan_protected,	    plan_globs,
+	    plan_guard,		plan_writes,	    plan_sockets,
+	    plan_proxy,		verify_plan_limits, verify_plan_syscalls};
 
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
 		if (steps[i](v) < 0)

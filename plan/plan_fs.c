@@ -1,0 +1,199 @@
+/* The filesystem steps: the mount layout of DESIGN.md worked out once from the policy
+ * and the scan's findings, in the order linux/ applies it, each with its reason.
+ * Which trees go before the fresh file systems and which after, which tree lands on
+ * which, and what a read-only workspace needs are decided here, not in the launcher. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan.h"
+
+/* The sandbox gets these fresh: a host path beneath them is out of sight unless a
+ * tree is bound back in. /var/run goes with /run (usually a symlink to it). */
+static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev"};
+
+bool plan_path_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+bool plan_path_in_fresh(const char *path)
+{
+	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
+		if (plan_path_beneath(path, fresh_dirs[i]))
+			return true;
+	return false;
+}
+
+static bool listed(const struct plan_paths *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], path) == 0)
+			return true;
+	return false;
+}
+
+struct tree {
+	const char *path;
+	enum plan_op op;
+	unsigned flags;
+	const char *reason;
+	const char *origin;
+};
+
+static int path_key(unsigned char ch)
+{
+	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 1;
+}
+
+/* '/' sorts lowest: a tree comes right before what is nested in it, so each later
+ * bind lands on top of its parent. The same path twice (a read-only workspace also
+ * listed as a writable root): read-only last, so it wins. */
+static int tree_cmp(const void *a, const void *b)
+{
+	const struct tree *x = a, *y = b;
+	size_t i = 0;
+
+	while (x->path[i] && x->path[i] == y->path[i])
+		i++;
+	if (x->path[i] != y->path[i])
+		return path_key((unsigned char)x->path[i]) - path_key((unsigned char)y->path[i]);
+	return (int)(y->op != PLAN_BIND_RO) - (int)(x->op != PLAN_BIND_RO);
+}
+
+static const char *cache_reason(struct halo_plan *p, const struct halo_policy *pol)
+{
+	return plan_str(p, "tool caches (sandbox.caches: %s), read-write, not scanned",
+			policy_caches_name(pol->caches));
+}
+
+/* Every tree: the resolved writable ones (each its own mount), and those the policy
+ * or the command line names that a parent already shows (listed, not mounted). */
+static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, struct tree *t)
+{
+	const struct halo_policy *pol = in->policy;
+	bool ro = pol->mode == POLICY_MODE_READ_ONLY;
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->writable.n; i++) {
+		const char *w = in->writable.v[i];
+		if (strcmp(w, in->workspace) == 0)
+			t[n++] =
+			    (struct tree){w, PLAN_BIND_RW, 0, "workspace, read-write", "workspace"};
+		else if (listed(&in->caches, w))
+			t[n++] = (struct tree){w, PLAN_CACHE_BIND, 0, cache_reason(p, pol),
+					       "sandbox.caches"};
+		else
+			t[n++] = (struct tree){w, PLAN_BIND_RW, 0, "writable root, read-write",
+					       "sandbox.writableRoots"};
+	}
+	/* Read-only, the workspace needs a mount only where the root does not show it. */
+	if (ro)
+		t[n++] = (struct tree){in->workspace, PLAN_BIND_RO,
+				       plan_path_in_fresh(in->workspace) ? 0 : PLAN_F_SHOWN,
+				       "workspace, read-only", "workspace"};
+	else if (!listed(&in->writable, in->workspace))
+		t[n++] = (struct tree){in->workspace, PLAN_BIND_RW, PLAN_F_SHOWN,
+				       "workspace, read-write", "workspace"};
+	for (size_t i = 0; i < pol->writable_abs.n; i++)
+		if (!listed(&in->writable, pol->writable_abs.items[i]))
+			t[n++] =
+			    (struct tree){pol->writable_abs.items[i], PLAN_BIND_RW, PLAN_F_SHOWN,
+					  "writable root, read-write", "sandbox.writableRoots"};
+	for (size_t i = 0; i < in->caches.n; i++)
+		if (!listed(&in->writable, in->caches.v[i]))
+			t[n++] = (struct tree){in->caches.v[i], PLAN_CACHE_BIND, PLAN_F_SHOWN,
+					       cache_reason(p, pol), "sandbox.caches"};
+	return n;
+}
+
+static void add_trees(struct halo_plan *p, const struct tree *t, size_t n, bool in_fresh)
+{
+	for (size_t i = 0; i < n; i++)
+		if (plan_path_in_fresh(t[i].path) == in_fresh) {
+			struct plan_step *s =
+			    plan_step_add(p, t[i].op, t[i].flags, t[i].path, NULL, t[i].reason);
+			if (s)
+				s->origin = t[i].origin;
+		}
+}
+
+int plan_fs_layout(struct halo_plan *p, const struct plan_fs_in *in)
+{
+	size_t max = in->writable.n + in->policy->writable_abs.n + in->caches.n + 1;
+	struct tree *t = calloc(max, sizeof(*t));
+	size_t n;
+
+	if (!t)
+		return -ENOMEM;
+	n = collect_trees(p, in, t);
+	qsort(t, n, sizeof(*t), tree_cmp);
+	plan_step_add(p, PLAN_BIND_RO, 0, "/", NULL,
+		      "host root, read-only, nosuid, nodev (recursive)");
+	/* Trees elsewhere go before the fresh /tmp, /run and /dev, so that a tree holding
+	 * one of those (a read-only workspace of /) cannot cover it again; trees beneath
+	 * them go after, reappearing on the fresh tmpfs. */
+	add_trees(p, t, n, false);
+	plan_step_add(p, PLAN_TMPFS, 0, "/tmp", NULL, "private tmpfs (TMPDIR=/tmp)");
+	plan_step_add(p, PLAN_TMPFS, 0, "/run", NULL,
+		      "empty tmpfs (host service sockets out of reach)");
+	plan_step_add(p, PLAN_DEV, 0, "/dev", NULL,
+		      "minimal: null zero full random urandom tty, private devpts, shm");
+	add_trees(p, t, n, true);
+	plan_step_add(p, PLAN_PROC, 0, "/proc", NULL,
+		      "fresh for the pid namespace; kcore, sysrq-trigger, keys... masked; "
+		      "/proc/sys read-only");
+	plan_step_add(p, PLAN_BIND_RO, PLAN_F_SHOWN, "/sys", NULL, "read-only");
+	free(t);
+	return plan_ok(p);
+}
+
+static void add_list(struct halo_plan *p, enum plan_op op, const struct plan_paths *l,
+		     const char *reason, const char *origin)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct plan_step *s = plan_step_add(p, op, 0, l->v[i], NULL, reason);
+		if (s)
+			s->origin = origin;
+	}
+}
+
+int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
+{
+	bool guard = in->policy->guard_persistence != 0;
+
+	add_list(p, PLAN_PIN, &in->pinned, "pinned: cannot be renamed, removed or replaced", NULL);
+	add_list(p, PLAN_GUARD, &in->guarded, "persistence guard: read-only",
+		 "sandbox.guardPersistence");
+	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only", NULL);
+	for (size_t i = 0; i < in->carved.n; i++) {
+		const char *src =
+		    strcmp(in->carved.v[i], in->carved_src.v[i]) ? in->carved_src.v[i] : NULL;
+		struct plan_step *s =
+		    plan_step_add(p, PLAN_CARVE, 0, in->carved.v[i], src,
+				  "sandbox.allowRead carve-out, read-only (a loosening)");
+		if (s)
+			s->origin = "sandbox.allowRead";
+	}
+	for (size_t i = 0; i < in->sanitized.n; i++) {
+		struct plan_step *s = plan_step_add(p, PLAN_SANITIZE, 0, in->sanitized.v[i], NULL,
+						    "sanitized copy (secret entries removed)");
+		if (s && in->sanitized_data) {
+			s->data = in->sanitized_data[i];
+			s->len = in->sanitized_len[i];
+		}
+	}
+	add_list(p, PLAN_MASK, &in->masked, "protected path: no read, no write, no replace", NULL);
+	add_list(p, PLAN_SOCKET, &in->sockets, "sandbox.unixSockets: host socket reachable",
+		 "sandbox.unixSockets");
+	plan_step_add(p, PLAN_SEAL, 0, "/run", NULL, "read-only once populated");
+	if (guard)
+		add_list(p, PLAN_REFUSE_CREATE, &in->missing,
+			 "missing guard target: its creation refused by the sandbox's init",
+			 "sandbox.guardPersistence");
+	return plan_ok(p);
+}

@@ -1,0 +1,62 @@
+/* The launcher this build drives, as runner's ops table (launcher.h). */
+#include "runner/launcher.h"
+
+#ifdef RUNNER_MACOS
+/* The proxy's one listener on the host's loopback, behind the run's secret. */
+static size_t macos_listeners(runner_sandbox *sb, struct proxy_options *po)
+{
+	int fd = macos_sandbox_take_listener(sb, &po->auth_secret);
+
+	if (fd < 0)
+		return 0;
+	po->listeners[0].fd = fd;
+	po->listeners[0].kind = PROXY_LISTEN_HTTP;
+	po->n_listeners = 1;
+	return 1;
+}
+
+const struct runner_launcher runner_launcher = {
+    .plan = macos_plan,
+    .start = macos_start,
+    .exit_fd = macos_sandbox_exit_fd,
+    .signal_fd = macos_sandbox_signal_fd,
+    .forward_signals = macos_sandbox_forward_signals,
+    .kill = macos_sandbox_kill,
+    .listeners = macos_listeners,
+    .finish = macos_finish,
+};
+#else
+_Static_assert(NETNS_MAX_LISTENERS <= PROXY_MAX_LISTENERS, "the proxy takes every listener");
+
+/* The listeners made inside the sandbox's network namespace. */
+static size_t linux_listeners(runner_sandbox *sb, struct proxy_options *po)
+{
+	static const enum proxy_listener_kind kinds[] = {
+	    [NETNS_LISTEN_HTTP] = PROXY_LISTEN_HTTP,
+	    [NETNS_LISTEN_SOCKS5] = PROXY_LISTEN_SOCKS5,
+	    [NETNS_LISTEN_HOSTPORT] = PROXY_LISTEN_HOSTPORT,
+	};
+	struct netns_listener ls[NETNS_MAX_LISTENERS];
+	size_t n = linux_sandbox_take_listeners(sb, ls);
+
+	for (size_t i = 0; i < n; i++) {
+		po->listeners[i].fd = ls[i].fd;
+		po->listeners[i].kind = kinds[ls[i].kind];
+		po->listeners[i].port = ls[i].port;
+		po->listeners[i].index = ls[i].index;
+		po->n_listeners++;
+	}
+	return po->n_listeners;
+}
+
+const struct runner_launcher runner_launcher = {
+    .plan = linux_plan,
+    .start = linux_start,
+    .exit_fd = linux_sandbox_exit_fd,
+    .signal_fd = linux_sandbox_signal_fd,
+    .forward_signals = linux_sandbox_forward_signals,
+    .kill = linux_sandbox_kill,
+    .listeners = linux_listeners,
+    .finish = linux_finish,
+};
+#endif
