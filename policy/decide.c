@@ -25,6 +25,7 @@ struct policy_index {
 	uint32_t first_preset;	 /* ids from here on are preset entries */
 	uint32_t next_id;
 	const char **preset_names; /* by position in the policy's presets list */
+	bool ports;		   /* some entry names a port: keyed "host#PORT" */
 };
 
 /* An IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) literal dials the same
@@ -47,18 +48,27 @@ static int add_rule(struct policy_index *ix, const char *pattern, bool deny, siz
 	struct policy_host h;
 	struct policy_hset_slot *s;
 	struct policy_hset_rule *r;
-	char buf[16];
+	char buf[16], kb[POLICY_HOST_MAX + 8];
 	const char *key;
+	size_t hl;
+	unsigned port;
 	bool wild;
 	uint32_t id = ix->next_id++;
 
-	if (!pattern || policy_pattern_check(pattern, NULL, 0) != 0)
+	if (!pattern || policy_pattern_check(pattern, NULL, 0) != 0 ||
+	    policy_pattern_split(pattern, &hl, &port, NULL, 0) != 0)
 		return -EINVAL;
 	wild = strncmp(pattern, "*.", 2) == 0;
-	if (policy_host_parse(pattern + (wild ? 2 : 0), strlen(pattern) - (wild ? 2 : 0), !wild, &h,
-			      NULL, 0) != 0)
+	if (policy_host_parse(pattern + (wild ? 2 : 0), hl - (wild ? 2 : 0), !wild, &h, NULL, 0) !=
+	    0)
 		return -EINVAL;
 	key = ip_key(&h, buf, sizeof(buf));
+	if (port) {
+		/* '#' is in no host text, v6 included: "host#443" is never a host's key. */
+		snprintf(kb, sizeof(kb), "%s#%u", key, port);
+		key = kb;
+		ix->ports = true;
+	}
 	s = policy_hset_upsert(wild ? &ix->wild : &ix->exact, policy_hset_hash(key, strlen(key)),
 			       key, strlen(key));
 	if (!s)
@@ -206,7 +216,26 @@ static void consider(const struct policy_hset_slot *s, struct best *b)
 /* One backward pass: at every '.', the running reverse hash is the hash of the suffix
  * after it, which is the key a "*.<suffix>" rule was stored under. IP literals never
  * match a wildcard, so they only get the exact probe. */
-static void lookup(const struct policy_index *ix, const struct policy_host *host, struct best *b)
+/* The entries with a port: the same probes with "#PORT" after each key. */
+static void lookup_port(const struct policy_index *ix, const char *t, size_t n, unsigned port,
+			bool suffixes, struct best *b)
+{
+	char kb[POLICY_HOST_MAX + 8];
+	size_t m;
+	uint64_t h = POLICY_HSET_FNV_BASIS;
+
+	memcpy(kb, t, n);
+	m = n + (size_t)snprintf(kb + n, sizeof(kb) - n, "#%u", port);
+	for (size_t i = m; i-- > 0;) {
+		if (suffixes && i < n && kb[i] == '.')
+			consider(policy_hset_find(&ix->wild, h, kb + i + 1, m - i - 1), b);
+		h = policy_hset_step(h, (unsigned char)kb[i]);
+	}
+	consider(policy_hset_find(&ix->exact, h, kb, m), b);
+}
+
+static void lookup(const struct policy_index *ix, const struct policy_host *host, unsigned port,
+		   struct best *b)
 {
 	char buf[16];
 	const char *t = ip_key(host, buf, sizeof(buf));
@@ -231,6 +260,8 @@ static void lookup(const struct policy_index *ix, const struct policy_host *host
 	consider(policy_hset_find(&ix->exact, h, t, n), b);
 	for (size_t j = 0; j < k; j++)
 		consider(policy_hset_find(&ix->wild, sh[j], t + at[j], n - at[j]), b);
+	if (port && ix->ports)
+		lookup_port(ix, t, n, port, suffixes, b);
 }
 
 static void set_rule(const struct policy_index *ix, struct policy_decision *d,
@@ -256,6 +287,12 @@ static bool has_rules(const struct halo_policy *p)
 
 int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		  struct policy_decision *d)
+{
+	return policy_decide_port(p, host, len, 0, d);
+}
+
+int policy_decide_port(const struct halo_policy *p, const char *host, size_t len, unsigned port,
+		       struct policy_decision *d)
 {
 	struct best b = {NULL, NULL};
 
@@ -295,7 +332,7 @@ int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		d->allow = p->egress_default_allow;
 		return 0;
 	}
-	lookup(p->index, &d->host, &b);
+	lookup(p->index, &d->host, port, &b);
 	if (b.deny)
 		set_rule(p->index, d, b.deny, false);
 	else if (b.allow)

@@ -520,21 +520,31 @@ int policy_target_parse(const char *target, struct policy_host *host, unsigned *
 
 /* ---------------------------------------------------------------- patterns */
 
-static int check_pattern_port(const char *p, size_t len, char *why, size_t whylen)
+int policy_pattern_split(const char *p, size_t *host_len, unsigned *port, char *why, size_t whylen)
 {
-	size_t colons = 0;
+	size_t len = strlen(p), colons = 0;
+	const char *colon;
 
-	if (p[0] == '[') {
+	*host_len = len;
+	*port = 0;
+	if (p[0] == '[' || (p[0] == '*' && p[1] == '.' && p[2] == '[')) {
 		const char *close = strchr(p, ']');
-		if (close && close[1] == ':')
-			return fail(why, whylen, "a port is not allowed in a domain entry");
-		return 0;
+		if (!close || close[1] == '\0')
+			return 0; /* the host grammar says what is wrong, if anything */
+		if (close[1] != ':')
+			return fail(why, whylen, "text after ']': only ':PORT' may follow [v6]");
+		*host_len = (size_t)(close + 1 - p);
+		return parse_port(close + 2, len - *host_len - 1, port, why, whylen);
 	}
 	for (size_t i = 0; i < len; i++)
 		colons += p[i] == ':';
-	if (colons == 1)
-		return fail(why, whylen, "a port is not allowed in a domain entry");
-	return 0;
+	if (colons != 1)
+		return 0; /* none, or a bare IPv6 literal (a port needs brackets) */
+	colon = strchr(p, ':');
+	*host_len = (size_t)(colon - p);
+	if (*host_len == 0)
+		return fail(why, whylen, "a port with no host before it");
+	return parse_port(colon + 1, len - *host_len - 1, port, why, whylen);
 }
 
 static int check_wildcard(const char *p, size_t len, char *why, size_t whylen)
@@ -560,6 +570,7 @@ int policy_pattern_check(const char *pattern, char *why, size_t whylen)
 {
 	struct policy_host h;
 	size_t len;
+	unsigned port;
 	int rc;
 
 	if (!pattern || !*pattern)
@@ -576,7 +587,7 @@ int policy_pattern_check(const char *pattern, char *why, size_t whylen)
 			return fail(why, whylen, "upper case: write domain entries in lower case");
 	rc = scan_bytes((const unsigned char *)pattern, len, why, whylen);
 	if (!rc)
-		rc = check_pattern_port(pattern, len, why, whylen);
+		rc = policy_pattern_split(pattern, &len, &port, why, whylen);
 	if (rc)
 		return rc;
 	if (pattern[len - 1] == '.')

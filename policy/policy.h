@@ -310,9 +310,15 @@ int policy_host_parse(const char *in, size_t len, bool allow_bare_v6, struct pol
 int policy_target_parse(const char *target, struct policy_host *host, unsigned *port, char *why,
 			size_t whylen);
 
-/* Is `pattern` a valid domain-list entry (lower case, no URL/port/bare star, optional
- * leading "*.")? Returns 0 or -EINVAL with why. */
+/* Is `pattern` a valid domain-list entry (lower case, no URL or bare star, optional
+ * leading "*.", optional ":PORT": host:port, *.x:port, [v6]:port)? 0 or -EINVAL with why. */
 int policy_pattern_check(const char *pattern, char *why, size_t whylen);
+
+/* The port of a domain-list entry: *host_len is the length of what precedes ":PORT"
+ * (the whole entry when there is none), *port 0 when there is none. A bare IPv6 literal
+ * ("::1:80") has no port: a port after an IPv6 address needs brackets. 0 or -EINVAL. */
+int policy_pattern_split(const char *pattern, size_t *host_len, unsigned *port, char *why,
+			 size_t whylen);
 
 /* ---------------------------------------------------------------- addresses */
 
@@ -373,6 +379,11 @@ struct policy_decision {
  * insists that a restricted policy allows it. Cost independent of the number of rules. */
 int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 		  struct policy_decision *d);
+
+/* The same for host:port. An entry without a port matches every port; one with a port
+ * only that port. port 0 (not known) matches only entries without a port. */
+int policy_decide_port(const struct halo_policy *p, const char *host, size_t len, unsigned port,
+		       struct policy_decision *d);
 
 /* Is `path` `dir` or beneath it, compared case-insensitively, as validation compares
  * writable roots with protected paths (a case-insensitive volume has one file there). */

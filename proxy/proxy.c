@@ -8,112 +8,12 @@
  * reserve re-taken, and the listener paused for PROXY_ACCEPT_PAUSE_MS. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "proxy/proxy_int.h"
-
-/* ---------------------------------------------------------- own addresses */
-
-static void ifaddrs_load(struct proxy *px)
-{
-	struct ifaddrs *ifa = NULL;
-	struct proxy_addr *a = NULL;
-	size_t n = 0, cap = 0;
-
-	px->ifaddrs_at = proxy_now_ms();
-	if (getifaddrs(&ifa) != 0)
-		return; /* keep the previous list */
-	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
-		struct proxy_addr pa = {0};
-
-		if (!i->ifa_addr)
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET) {
-			pa.family = AF_INET;
-			memcpy(pa.addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-		} else if (i->ifa_addr->sa_family == AF_INET6) {
-			pa.family = AF_INET6;
-			memcpy(pa.addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-		} else {
-			continue;
-		}
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 8;
-			struct proxy_addr *g = realloc(a, nc * sizeof(*a));
-			if (!g)
-				break;
-			a = g;
-			cap = nc;
-		}
-		a[n++] = pa;
-	}
-	freeifaddrs(ifa);
-	free(px->ifaddrs);
-	px->ifaddrs = a;
-	px->n_ifaddrs = n;
-}
-
-int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n)
-{
-	struct proxy_addr *copy = calloc(n ? n : 1, sizeof(*a));
-
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, a, n * sizeof(*a));
-	free(px->ifaddrs);
-	px->ifaddrs = copy;
-	px->n_ifaddrs = n;
-	px->ifaddrs_fixed = true;
-	return 0;
-}
-
-/* ::ffff:a.b.c.d is a.b.c.d for this comparison: a dual-stack socket would reach it. */
-static bool same_addr(const struct proxy_addr *x, const struct proxy_addr *y)
-{
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	const uint8_t *xa = x->addr, *ya = y->addr;
-	int xf = x->family, yf = y->family;
-
-	if (xf == AF_INET6 && memcmp(xa, mapped, 12) == 0) {
-		xf = AF_INET;
-		xa += 12;
-	}
-	if (yf == AF_INET6 && memcmp(ya, mapped, 12) == 0) {
-		yf = AF_INET;
-		ya += 12;
-	}
-	return xf == yf && memcmp(xa, ya, xf == AF_INET ? 4 : 16) == 0;
-}
-
-/* The interface list is refreshed at most every PROXY_IFADDR_REFRESH_MS, when an
- * address is checked: cheap (one netlink dump), and a DHCP renewal is seen soon. */
-bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cls)
-{
-	const struct halo_policy *p = px->o.policy;
-	enum policy_addr_class c;
-
-	if (!policy_addr_permitted(p, a->family, a->addr, &c)) {
-		*cls = policy_addr_class_name(c);
-		return false;
-	}
-	if (!px->ifaddrs_fixed &&
-	    (px->ifaddrs_at == 0 || proxy_now_ms() - px->ifaddrs_at >= PROXY_IFADDR_REFRESH_MS))
-		ifaddrs_load(px);
-	for (size_t i = 0; i < px->n_ifaddrs; i++) {
-		if (!same_addr(a, &px->ifaddrs[i]))
-			continue;
-		for (size_t k = 0; k < p->n_cidrs; k++)
-			if (policy_cidr_match(&p->cidrs[k], a->family, a->addr))
-				return true;
-		*cls = "interface";
-		return false;
-	}
-	return true;
-}
 
 /* ------------------------------------------------------------------ accept */
 

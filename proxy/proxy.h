@@ -73,4 +73,18 @@ struct proxy_stats {
 };
 void proxy_get_stats(const struct proxy *px, struct proxy_stats *st);
 
+/* `halo-run check --resolve`: resolve `name` (canonical) as the proxy does and judge
+ * every answer by the proxy's address rule. 0 with *n answers (at most max), or the
+ * lookup's -errno (-ENOENT: no such name, -EAGAIN: temporary failure). */
+struct proxy_resolved {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	char text[46];	 /* INET6_ADDRSTRLEN */
+	bool ok;	 /* the proxy would connect to it */
+	const char *cls; /* when !ok: loopback, private, metadata, interface... */
+};
+#define PROXY_RESOLVE_MAX_ANSWERS 32 /* as the proxy: answers beyond are never dialled */
+int proxy_resolve_check(const struct halo_policy *p, const char *name, struct proxy_resolved *out,
+			size_t max, size_t *n);
+
 #endif

@@ -20,7 +20,7 @@ void runner_usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"
-	    "       halo-run check [--policy F]... TARGET     decide a host, host:port or URL\n"
+	    "       halo-run check [--policy F]... [--resolve] TARGET  decide a host, host:port or URL\n"
 	    "       halo-run validate F...                    check policy files\n"
 	    "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
@@ -70,6 +70,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
+    FLAG("--resolve", resolve),
 };
 
 static int usage_error(const char *fmt, const char *arg)

@@ -1,4 +1,5 @@
-/* The policy subcommands: check, validate, policy. None of them sends network traffic. */
+/* The policy subcommands: check, validate, policy. None of them sends network traffic,
+ * but for the name lookup of `check --resolve` (the host's resolver, as the proxy's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "proxy/proxy.h"
 #include "runner/runner_int.h"
 
 static void print_address_class(const struct policy_host *h)
@@ -17,6 +19,39 @@ static void print_address_class(const struct policy_host *h)
 	       c == POLICY_ADDR_PUBLIC
 		   ? ""
 		   : " (refused by the proxy unless egress.allowPrivate covers it)");
+}
+
+/* check --resolve: the name looked up and every answer judged as the proxy would (it
+ * refuses a name when any answer is refused). True when the proxy would connect. */
+static bool print_resolution(const struct halo_policy *p, const struct policy_decision *d)
+{
+	struct proxy_resolved r[PROXY_RESOLVE_MAX_ANSWERS];
+	size_t n = 0;
+	bool ok = true;
+	int rc;
+
+	if (!d->allow) {
+		printf("resolve: not looked up (the proxy never resolves a denied name)\n");
+		return false;
+	}
+	rc = proxy_resolve_check(p, d->host.text, r, PROXY_RESOLVE_MAX_ANSWERS, &n);
+	if (rc < 0) {
+		printf("resolve: %s %s: the proxy would answer 502\n", d->host.text,
+		       rc == -ENOENT   ? "does not resolve"
+		       : rc == -EAGAIN ? "could not be looked up now (temporary failure)"
+				       : "could not be looked up");
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		printf("address %s: %s%s%s\n", r[i].text,
+		       r[i].ok ? "ok" : "refused: ", r[i].ok ? "" : r[i].cls,
+		       r[i].ok ? "" : ", not in egress.allowPrivate");
+		ok &= r[i].ok;
+	}
+	printf("resolved: %s (%s)\n", ok ? "allow" : "deny",
+	       ok ? "every address passes the address rule"
+		  : "the proxy refuses a name when any of its addresses is refused");
+	return ok;
 }
 
 int runner_cmd_check(const struct runner_opts *o)
@@ -52,7 +87,7 @@ int runner_cmd_check(const struct runner_opts *o)
 		runner_env_release(&re);
 		return 0;
 	}
-	policy_decide(re.policy, h.text, strlen(h.text), &d);
+	policy_decide_port(re.policy, h.text, strlen(h.text), port, &d);
 	policy_decision_rule(&d, rule, sizeof(rule));
 	if (d.rule == POLICY_RULE_INVALID_HOST)
 		printf("deny %s\nrule: %s\n", target, rule);
@@ -63,10 +98,13 @@ int runner_cmd_check(const struct runner_opts *o)
 		printf("%s %s:%u\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, port, rule);
 	else
 		printf("%s %s\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, rule);
-	if (d.rule != POLICY_RULE_INVALID_HOST && d.host.kind != POLICY_HOST_NAME)
+	if (d.rule != POLICY_RULE_INVALID_HOST && d.host.kind != POLICY_HOST_NAME && !o->resolve)
 		print_address_class(&d.host);
+	bool allow = d.allow;
+	if (o->resolve && d.rule != POLICY_RULE_INVALID_HOST)
+		allow = print_resolution(re.policy, &d);
 	runner_env_release(&re);
-	return d.allow ? 0 : 1;
+	return allow ? 0 : 1;
 }
 
 /* What the launch checks on this machine that the pure validation cannot: a writable

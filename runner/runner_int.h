@@ -25,6 +25,7 @@ struct runner_opts {
 	bool quiet;
 	bool verbose;
 	bool json;
+	bool resolve; /* check --resolve: look the name up as the proxy would */
 	const char *os; /* profile --os macos|linux */
 	char **rest;	/* command (run) or operands (check, validate) */
 	int n_rest;

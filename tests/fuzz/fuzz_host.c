@@ -101,6 +101,10 @@ static void fuzz_pattern(const char *s)
 	}
 	for (size_t i = 0; i < n; i++)
 		CHECK(!(s[i] >= 'A' && s[i] <= 'Z'));
+	unsigned port = 0;
+	CHECK(policy_pattern_split(s, &n, &port, why, sizeof(why)) == 0);
+	CHECK(n > 0 && n <= strlen(s) && port <= 65535);
+	CHECK(port == 0 ? n == strlen(s) : s[n] == ':');
 	if (strncmp(s, "*.", 2) == 0) {
 		CHECK(policy_host_parse(s + 2, n - 2, false, &h, why, sizeof(why)) == 0);
 		CHECK(h.kind == POLICY_HOST_NAME);

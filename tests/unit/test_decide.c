@@ -673,6 +673,66 @@ START_TEST(host_port_index)
 }
 END_TEST
 
+/* host:port entries: a portless entry matches every port, one with a port only that
+ * port; deny still wins; the first rule in list order is the one reported. */
+static char *p_denied[] = {"git.acme.example:25", "*.evil.example:443", "[2001:db8::1]:80"};
+static char *p_allowed[] = {"git.acme.example:22",   "*.acme.example:443", "registry.example",
+			    "registry.example:8443", "1.2.3.4:8080",	   "[2001:db8::1]",
+			    "evil.example:443",	     "x.evil.example"};
+
+START_TEST(ports_table)
+{
+	static const struct {
+		const char *host;
+		unsigned port;
+		bool allow;
+		const char *pattern; /* NULL: the default */
+	} t[] = {
+	    {"git.acme.example", 22, true, "git.acme.example:22"},
+	    {"git.acme.example", 443, true, "*.acme.example:443"},
+	    {"git.acme.example", 80, false, NULL},
+	    {"git.acme.example", 0, false, NULL}, /* no port known: only portless entries */
+	    {"git.acme.example", 25, false, "git.acme.example:25"},
+	    {"a.b.acme.example", 443, true, "*.acme.example:443"},
+	    {"acme.example", 443, false, NULL},			  /* *.x never matches the apex */
+	    {"registry.example", 8443, true, "registry.example"}, /* first in list order */
+	    {"registry.example", 1, true, "registry.example"},
+	    {"registry.example", 0, true, "registry.example"},
+	    {"1.2.3.4", 8080, true, "1.2.3.4:8080"},
+	    {"1.2.3.4", 80, false, NULL},
+	    {"[::ffff:1.2.3.4]", 8080, true, "1.2.3.4:8080"},
+	    {"[2001:db8::1]", 80, false, "[2001:db8::1]:80"}, /* deny wins */
+	    {"[2001:db8::1]", 81, true, "[2001:db8::1]"},
+	    {"x.evil.example", 443, false, "*.evil.example:443"},
+	    {"x.evil.example", 80, true, "x.evil.example"},
+	    {"evil.example", 443, true, "evil.example:443"},
+	    {"git.acme.example.", 22, true, "git.acme.example:22"},
+	    {"GIT.acme.example", 22, true, "git.acme.example:22"},
+	};
+	struct halo_policy *p = mk(POLICY_MODE_WORKSPACE_WRITE, false);
+
+	p->denied_domains = LIST(p_denied);
+	p->allowed_domains = LIST(p_allowed);
+	ck_assert_int_eq(policy_index_build(p), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct policy_decision d;
+		ck_assert_int_eq(policy_decide_port(p, t[i].host, strlen(t[i].host), t[i].port, &d),
+				 0);
+		ck_assert_msg(d.allow == t[i].allow, "%s:%u: allow %d", t[i].host, t[i].port,
+			      d.allow);
+		if (t[i].pattern)
+			ck_assert_msg(d.pattern && strcmp(d.pattern, t[i].pattern) == 0,
+				      "%s:%u: pattern %s, want %s", t[i].host, t[i].port,
+				      d.pattern ? d.pattern : "(none)", t[i].pattern);
+		else
+			ck_assert_msg(d.rule == POLICY_RULE_DEFAULT, "%s:%u: rule %d, want default",
+				      t[i].host, t[i].port, (int)d.rule);
+	}
+	policy_index_free(p->index);
+	free(p);
+}
+END_TEST
+
 static Suite *decide_suite(void)
 {
 	Suite *s = suite_create("decide");
@@ -687,6 +747,7 @@ static Suite *decide_suite(void)
 	tcase_add_test(tc, build_fails_closed);
 	tcase_add_test(tc, many_rules);
 	tcase_add_test(tc, hashset_direct);
+	tcase_add_test(tc, ports_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

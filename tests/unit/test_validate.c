@@ -131,8 +131,11 @@ static const struct vcase cases[] = {
     /* domain lists */
     {"bare star", AD("\"*\""), "t.yaml: egress.allowedDomains[0]: '*': a bare '*'"},
     {"url", AD("\"https://a.example/\""), "egress.allowedDomains[0]: 'https://a.example/': a URL"},
-    {"port", AD("a.example, \"b.example:443\""),
-     "egress.allowedDomains[1]: 'b.example:443': a port is not allowed"},
+    {"port", AD("a.example, \"b.example:443\""), NULL},
+    {"zero port", AD("a.example, \"b.example:0\""),
+     "egress.allowedDomains[1]: 'b.example:0': port 0 out of range"},
+    {"bad port", AD("\"b.example:ssh\""),
+     "egress.allowedDomains[0]: 'b.example:ssh': port 'ssh' is not a decimal number"},
     {"upper case", AD("A.example"), "'A.example': upper case"},
     {"denied bare star", "egress: {deniedDomains: [\"*\"]}\n",
      "egress.deniedDomains[0]: '*': a bare '*'"},
