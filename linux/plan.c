@@ -157,6 +157,18 @@ static void plan_layers(struct halo_plan *p, const struct linux_launch *l, int u
 		struct line_to lt = {p, &y->details};
 		linux_seccomp_describe(add_line, &lt);
 	}
+	if (l->policy->guard_persistence != 0 && !l->unsandboxed &&
+	    l->policy->mode != POLICY_MODE_READ_ONLY) {
+		y = plan_layer_add(p, "broker", "creation broker", req, true,
+				   "init performs the command's creations and opens for writing");
+		if (y) {
+			plan_add(p, &y->details, "missing guard targets cannot be created");
+			plan_add(
+			    p, &y->details,
+			    "in every git directory, made before or during the run: hooks/ only "
+			    "*.sample, config only by rename with keys that run no program");
+		}
+	}
 	p->namespaces_required = req;
 }
 
@@ -166,8 +178,8 @@ static const char *const linux_gaps[] = {
     "host unix sockets bound after the launch, or in another network namespace away from "
     "the known places, are not masked (below ABI 9)",
     "guard names missing below the top of a writable tree (sub/.vscode) may be created; a "
-    "repository the command creates is its own, hooks and config included (halo-run names "
-    "it at the end)",
+    "repository the command creates keeps its hooks and command-running config held, but "
+    "its other files (.gitattributes, info/) are the command's",
     "egress: only through halo-run's proxy (HTTP 127.0.0.1:3128, SOCKS5 127.0.0.1:1080); "
     "tools that ignore the proxy variables find no route;",
     "the sandbox's loopback (any port, TCP and UDP) is the command's own",
