@@ -8,14 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy/policy.h"
+#include "policy/host_int.h"
 
 #define LABEL_MAX 63
 
-static int fail(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *why, size_t whylen, const char *fmt, ...)
+int policy_host_fail(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -53,20 +50,23 @@ static unsigned char lower(unsigned char c)
 }
 
 /* Bytes no host may carry, whatever its form. */
-static int scan_bytes(const unsigned char *s, size_t len, char *why, size_t whylen)
+int policy_host_scan_bytes(const unsigned char *s, size_t len, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] == 0)
-			return fail(why, whylen, "NUL byte at offset %zu", i);
+			return policy_host_fail(why, whylen, "NUL byte at offset %zu", i);
 		if (s[i] >= 0x80)
-			return fail(why, whylen,
-				    "non-ASCII byte 0x%02x at offset %zu (write internationalised "
-				    "names in their xn-- form)",
-				    s[i], i);
+			return policy_host_fail(
+			    why, whylen,
+			    "non-ASCII byte 0x%02x at offset %zu (write internationalised "
+			    "names in their xn-- form)",
+			    s[i], i);
 		if (is_space(s[i]))
-			return fail(why, whylen, "whitespace (byte 0x%02x) at offset %zu", s[i], i);
+			return policy_host_fail(why, whylen,
+						"whitespace (byte 0x%02x) at offset %zu", s[i], i);
 		if (s[i] < 0x20 || s[i] == 0x7f)
-			return fail(why, whylen, "control byte 0x%02x at offset %zu", s[i], i);
+			return policy_host_fail(why, whylen, "control byte 0x%02x at offset %zu",
+						s[i], i);
 	}
 	return 0;
 }
@@ -78,15 +78,15 @@ static int scan_url_chars(const char *s, size_t len, char *why, size_t whylen)
 	bool v6ish = s[0] == '[' || memchr(s, ':', len) != NULL;
 
 	if (memchr(s, '@', len))
-		return fail(why, whylen, "userinfo ('@') is not part of a host");
+		return policy_host_fail(why, whylen, "userinfo ('@') is not part of a host");
 	if (memchr(s, '/', len))
-		return fail(why, whylen, "'/' found: a URL or path, not a host");
+		return policy_host_fail(why, whylen, "'/' found: a URL or path, not a host");
 	if (memchr(s, '\\', len))
-		return fail(why, whylen, "backslash is not valid in a host");
+		return policy_host_fail(why, whylen, "backslash is not valid in a host");
 	if (memchr(s, '%', len))
-		return fail(why, whylen,
-			    v6ish ? "IPv6 zone id ('%%') is not allowed"
-				  : "percent-escape ('%%') is not allowed in a host");
+		return policy_host_fail(why, whylen,
+					v6ish ? "IPv6 zone id ('%%') is not allowed"
+					      : "percent-escape ('%%') is not allowed in a host");
 	return 0;
 }
 
@@ -95,11 +95,11 @@ static int set_v6(const char *lit, struct policy_host *out, char *why, size_t wh
 	struct in6_addr a;
 
 	if (inet_pton(AF_INET6, lit, &a) != 1)
-		return fail(why, whylen, "invalid IPv6 address '%s'", lit);
+		return policy_host_fail(why, whylen, "invalid IPv6 address '%s'", lit);
 	out->kind = POLICY_HOST_IPV6;
 	memcpy(out->addr, &a, 16);
 	if (!inet_ntop(AF_INET6, &a, out->text, sizeof(out->text)))
-		return fail(why, whylen, "cannot format IPv6 address");
+		return policy_host_fail(why, whylen, "cannot format IPv6 address");
 	return 0;
 }
 
@@ -110,19 +110,19 @@ static int parse_bracketed(const char *s, size_t len, struct policy_host *out, c
 	const char *close = memchr(s, ']', len);
 
 	if (!close)
-		return fail(why, whylen, "unterminated '[' (no closing ']')");
+		return policy_host_fail(why, whylen, "unterminated '[' (no closing ']')");
 	if ((size_t)(close - s) != len - 1)
-		return fail(why, whylen,
-			    close[1] == ':' ? "port not allowed in a host ('[v6]:port')"
-					    : "characters after ']'");
+		return policy_host_fail(why, whylen,
+					close[1] == ':' ? "port not allowed in a host ('[v6]:port')"
+							: "characters after ']'");
 	if (len == 2)
-		return fail(why, whylen, "empty brackets");
+		return policy_host_fail(why, whylen, "empty brackets");
 	if (memchr(s + 1, '[', len - 2))
-		return fail(why, whylen, "nested '['");
+		return policy_host_fail(why, whylen, "nested '['");
 	if (!memchr(s + 1, ':', len - 2))
-		return fail(why, whylen, "brackets are only for IPv6 literals");
+		return policy_host_fail(why, whylen, "brackets are only for IPv6 literals");
 	if (len - 2 >= sizeof(lit))
-		return fail(why, whylen, "too long for an IPv6 address");
+		return policy_host_fail(why, whylen, "too long for an IPv6 address");
 	memcpy(lit, s + 1, len - 2);
 	lit[len - 2] = 0;
 	return set_v6(lit, out, why, whylen);
@@ -139,21 +139,22 @@ static int parse_colon(const char *s, size_t len, bool allow_bare_v6, struct pol
 	for (size_t i = 0; i < len; i++)
 		colons += s[i] == ':';
 	if (memchr(s, '[', len) || memchr(s, ']', len))
-		return fail(why, whylen, "misplaced '[' or ']'");
+		return policy_host_fail(why, whylen, "misplaced '[' or ']'");
 	if (colons == 1)
-		return fail(why, whylen, "port not allowed in a host ('host:port')");
+		return policy_host_fail(why, whylen, "port not allowed in a host ('host:port')");
 	if (len >= sizeof(lit))
-		return fail(why, whylen, "':' is not valid in a host name");
+		return policy_host_fail(why, whylen, "':' is not valid in a host name");
 	memcpy(lit, s, len);
 	lit[len] = 0;
 	is_v6 = inet_pton(AF_INET6, lit, &a) == 1;
 	if (!is_v6)
-		return fail(why, whylen,
-			    allow_bare_v6 ? "invalid IPv6 address '%s'"
-					  : "':' is not valid in a host name ('%s')",
-			    lit);
+		return policy_host_fail(why, whylen,
+					allow_bare_v6 ? "invalid IPv6 address '%s'"
+						      : "':' is not valid in a host name ('%s')",
+					lit);
 	if (!allow_bare_v6)
-		return fail(why, whylen, "an IPv6 address must be in brackets ([%s])", lit);
+		return policy_host_fail(why, whylen, "an IPv6 address must be in brackets ([%s])",
+					lit);
 	return set_v6(lit, out, why, whylen);
 }
 
@@ -178,16 +179,17 @@ static bool label_is_number(const char *l, size_t n)
 static int check_v4_part(const char *p, size_t n, char *why, size_t whylen)
 {
 	if (n >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		return fail(why, whylen, "non-canonical IPv4 address: hex part '%.*s'", (int)n, p);
+		return policy_host_fail(why, whylen, "non-canonical IPv4 address: hex part '%.*s'",
+					(int)n, p);
 	for (size_t i = 0; i < n; i++)
 		if (!is_digit((unsigned char)p[i]))
-			return fail(why, whylen,
-				    "name ends in a number but '%.*s' is not an IPv4 part", (int)n,
-				    p);
+			return policy_host_fail(
+			    why, whylen, "name ends in a number but '%.*s' is not an IPv4 part",
+			    (int)n, p);
 	if (n > 1 && p[0] == '0')
-		return fail(why, whylen,
-			    "non-canonical IPv4 address: leading zero in '%.*s' (octal?)", (int)n,
-			    p);
+		return policy_host_fail(
+		    why, whylen, "non-canonical IPv4 address: leading zero in '%.*s' (octal?)",
+		    (int)n, p);
 	return 0;
 }
 
@@ -215,15 +217,17 @@ static int parse_v4(const char *s, size_t n, struct policy_host *out, char *why,
 		start = i + 1;
 	}
 	if (parts == 1)
-		return fail(why, whylen, "non-canonical IPv4 address: a single number");
+		return policy_host_fail(why, whylen, "non-canonical IPv4 address: a single number");
 	if (parts < 4)
-		return fail(why, whylen, "non-canonical IPv4 address: short form with %zu parts",
-			    parts);
+		return policy_host_fail(
+		    why, whylen, "non-canonical IPv4 address: short form with %zu parts", parts);
 	if (parts > 4)
-		return fail(why, whylen, "not an IPv4 address: %zu numeric parts", parts);
+		return policy_host_fail(why, whylen, "not an IPv4 address: %zu numeric parts",
+					parts);
 	for (size_t i = 0; i < 4; i++) {
 		if (vals[i] > 255)
-			return fail(why, whylen, "IPv4 part %zu out of range (over 255)", i + 1);
+			return policy_host_fail(why, whylen,
+						"IPv4 part %zu out of range (over 255)", i + 1);
 		out->addr[i] = (uint8_t)vals[i];
 	}
 	out->kind = POLICY_HOST_IPV4;
@@ -238,13 +242,13 @@ static int check_name_chars(const char *s, size_t len, char *why, size_t whylen)
 		if (is_alpha(c) || is_digit(c) || c == '-' || c == '.')
 			continue;
 		if (c == '_')
-			return fail(why, whylen,
-				    "underscore ('_') is not a valid host name character");
+			return policy_host_fail(
+			    why, whylen, "underscore ('_') is not a valid host name character");
 		if (c == '*')
-			return fail(why, whylen, "'*' is a pattern, not a host");
+			return policy_host_fail(why, whylen, "'*' is a pattern, not a host");
 		if (c == '[' || c == ']')
-			return fail(why, whylen, "misplaced '[' or ']'");
-		return fail(why, whylen, "invalid character '%c' in a host name", c);
+			return policy_host_fail(why, whylen, "misplaced '[' or ']'");
+		return policy_host_fail(why, whylen, "invalid character '%c' in a host name", c);
 	}
 	return 0;
 }
@@ -257,13 +261,14 @@ static int check_labels(const char *s, size_t n, char *why, size_t whylen)
 		if (i < n && s[i] != '.')
 			continue;
 		if (i == start)
-			return fail(why, whylen, "empty label at offset %zu", start);
+			return policy_host_fail(why, whylen, "empty label at offset %zu", start);
 		if (i - start > LABEL_MAX)
-			return fail(why, whylen, "label longer than %d characters (%zu)", LABEL_MAX,
-				    i - start);
+			return policy_host_fail(why, whylen,
+						"label longer than %d characters (%zu)", LABEL_MAX,
+						i - start);
 		if (s[start] == '-' || s[i - 1] == '-')
-			return fail(why, whylen, "label '%.*s' starts or ends with '-'",
-				    (int)(i - start), s + start);
+			return policy_host_fail(why, whylen, "label '%.*s' starts or ends with '-'",
+						(int)(i - start), s + start);
 		start = i + 1;
 	}
 	return 0;
@@ -278,13 +283,13 @@ static int parse_name(const char *s, size_t len, struct policy_host *out, char *
 	if (s[n - 1] == '.') {
 		n--;
 		if (n == 0)
-			return fail(why, whylen, "empty host ('.')");
+			return policy_host_fail(why, whylen, "empty host ('.')");
 		if (s[n - 1] == '.')
-			return fail(why, whylen, "more than one trailing dot");
+			return policy_host_fail(why, whylen, "more than one trailing dot");
 	}
 	if (n > POLICY_HOST_MAX)
-		return fail(why, whylen, "name longer than %d characters (%zu)", POLICY_HOST_MAX,
-			    n);
+		return policy_host_fail(why, whylen, "name longer than %d characters (%zu)",
+					POLICY_HOST_MAX, n);
 	rc = check_labels(s, n, why, whylen);
 	if (rc)
 		return rc;
@@ -347,7 +352,7 @@ static bool fast_name(const unsigned char *u, size_t len, struct policy_host *ou
 static int parse_other(const char *in, size_t len, bool allow_bare_v6, struct policy_host *out,
 		       char *why, size_t whylen)
 {
-	int rc = scan_bytes((const unsigned char *)in, len, why, whylen);
+	int rc = policy_host_scan_bytes((const unsigned char *)in, len, why, whylen);
 
 	if (!rc)
 		rc = scan_url_chars(in, len, why, whylen);
@@ -373,7 +378,7 @@ int policy_host_parse(const char *in, size_t len, bool allow_bare_v6, struct pol
 	out->text[0] = 0;
 	memset(out->addr, 0, sizeof(out->addr));
 	if (!in || len == 0)
-		return fail(why, whylen, "empty host");
+		return policy_host_fail(why, whylen, "empty host");
 	if (fast_name(u, len, out))
 		return 0;
 	while (i < len && name_byte[u[i]])
@@ -389,23 +394,25 @@ int policy_host_parse(const char *in, size_t len, bool allow_bare_v6, struct pol
 
 /* ---------------------------------------------------------------- targets */
 
-static int parse_port(const char *p, size_t n, unsigned *port, char *why, size_t whylen)
+int policy_host_parse_port(const char *p, size_t n, unsigned *port, char *why, size_t whylen)
 {
 	unsigned v = 0;
 
 	if (n == 0)
-		return fail(why, whylen, "empty port");
+		return policy_host_fail(why, whylen, "empty port");
 	for (size_t i = 0; i < n; i++)
 		if (!is_digit((unsigned char)p[i]))
-			return fail(why, whylen, "port '%.*s' is not a decimal number", (int)n, p);
+			return policy_host_fail(why, whylen, "port '%.*s' is not a decimal number",
+						(int)n, p);
 	if (n > 1 && p[0] == '0')
-		return fail(why, whylen, "port '%.*s' has a leading zero", (int)n, p);
+		return policy_host_fail(why, whylen, "port '%.*s' has a leading zero", (int)n, p);
 	if (n > 5)
-		return fail(why, whylen, "port '%.*s' out of range (1-65535)", (int)n, p);
+		return policy_host_fail(why, whylen, "port '%.*s' out of range (1-65535)", (int)n,
+					p);
 	for (size_t i = 0; i < n; i++)
 		v = v * 10 + (unsigned)(p[i] - '0');
 	if (v == 0 || v > 65535)
-		return fail(why, whylen, "port %u out of range (1-65535)", v);
+		return policy_host_fail(why, whylen, "port %u out of range (1-65535)", v);
 	*port = v;
 	return 0;
 }
@@ -420,14 +427,14 @@ static int parse_hostport(const char *s, size_t len, bool in_url, struct policy_
 	int rc;
 
 	if (len == 0)
-		return fail(why, whylen, "empty host");
+		return policy_host_fail(why, whylen, "empty host");
 	if (s[0] == '[') {
 		const char *close = memchr(s, ']', len);
 		if (close && (size_t)(close - s) + 1 < len) {
 			if (close[1] != ':')
-				return fail(why, whylen, "characters after ']'");
+				return policy_host_fail(why, whylen, "characters after ']'");
 			hlen = (size_t)(close - s) + 1;
-			rc = parse_port(close + 2, len - hlen - 1, port, why, whylen);
+			rc = policy_host_parse_port(close + 2, len - hlen - 1, port, why, whylen);
 			if (rc)
 				return rc;
 		}
@@ -436,24 +443,26 @@ static int parse_hostport(const char *s, size_t len, bool in_url, struct policy_
 	colon = memchr(s, ':', len);
 	if (colon && memchr(colon + 1, ':', len - (size_t)(colon - s) - 1)) {
 		if (in_url)
-			return fail(why, whylen, "an IPv6 address in a URL must be in brackets");
+			return policy_host_fail(why, whylen,
+						"an IPv6 address in a URL must be in brackets");
 		char inner[128];
 		rc = policy_host_parse(s, len, true, host, inner, sizeof(inner));
 		if (rc && strncmp(inner, "invalid IPv6", 12) == 0)
-			return fail(why, whylen,
-				    "neither host:port nor an IPv6 address (an IPv6 address with "
-				    "a port is written [v6]:port)");
+			return policy_host_fail(
+			    why, whylen,
+			    "neither host:port nor an IPv6 address (an IPv6 address with "
+			    "a port is written [v6]:port)");
 		if (rc)
-			return fail(why, whylen, "%s", inner);
+			return policy_host_fail(why, whylen, "%s", inner);
 		return 0;
 	}
 	if (colon) {
 		hlen = (size_t)(colon - s);
-		rc = parse_port(colon + 1, len - hlen - 1, port, why, whylen);
+		rc = policy_host_parse_port(colon + 1, len - hlen - 1, port, why, whylen);
 		if (rc)
 			return rc;
 		if (hlen == 0)
-			return fail(why, whylen, "empty host before ':'");
+			return policy_host_fail(why, whylen, "empty host before ':'");
 	}
 	return policy_host_parse(s, hlen, false, host, why, whylen);
 }
@@ -461,11 +470,12 @@ static int parse_hostport(const char *s, size_t len, bool in_url, struct policy_
 static int check_scheme(const char *s, size_t n, char *why, size_t whylen)
 {
 	if (n == 0 || !is_alpha((unsigned char)s[0]))
-		return fail(why, whylen, "invalid URL scheme '%.*s'", (int)n, s);
+		return policy_host_fail(why, whylen, "invalid URL scheme '%.*s'", (int)n, s);
 	for (size_t i = 1; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.')
-			return fail(why, whylen, "invalid URL scheme '%.*s'", (int)n, s);
+			return policy_host_fail(why, whylen, "invalid URL scheme '%.*s'", (int)n,
+						s);
 	}
 	return 0;
 }
@@ -482,13 +492,13 @@ static int parse_url(const char *t, const char *sep, struct policy_host *host, u
 	alen = strcspn(auth, "/?#");
 	end = auth + alen;
 	if (memchr(auth, '\\', alen))
-		return fail(why, whylen, "backslash in a URL authority");
+		return policy_host_fail(why, whylen, "backslash in a URL authority");
 	/* Userinfo ends at the LAST '@': everything before it is credentials, which is
 	 * how curl and browsers pick the host out of https://a.com@b.com/. */
 	for (start = end; start > auth && start[-1] != '@'; start--)
 		;
 	if (start == end)
-		return fail(why, whylen, "URL without a host");
+		return policy_host_fail(why, whylen, "URL without a host");
 	return parse_hostport(start, (size_t)(end - start), true, host, port, why, whylen);
 }
 
@@ -502,100 +512,20 @@ int policy_target_parse(const char *target, struct policy_host *host, unsigned *
 	memset(host, 0, sizeof(*host));
 	*port = 0;
 	if (!target || !*target)
-		return fail(why, whylen, "empty target");
+		return policy_host_fail(why, whylen, "empty target");
 	len = strlen(target);
 	for (size_t i = 0; i < len; i++) {
 		if (is_space(u[i]))
-			return fail(why, whylen, "whitespace (byte 0x%02x) in target", u[i]);
+			return policy_host_fail(why, whylen, "whitespace (byte 0x%02x) in target",
+						u[i]);
 		if (u[i] < 0x20 || u[i] == 0x7f)
-			return fail(why, whylen, "control byte 0x%02x in target", u[i]);
+			return policy_host_fail(why, whylen, "control byte 0x%02x in target", u[i]);
 	}
 	sep = strstr(target, "://");
 	if (sep)
 		return parse_url(target, sep, host, port, why, whylen);
 	if (strchr(target, '/'))
-		return fail(why, whylen, "'/' without a scheme: give a host or a full URL");
+		return policy_host_fail(why, whylen,
+					"'/' without a scheme: give a host or a full URL");
 	return parse_hostport(target, len, false, host, port, why, whylen);
-}
-
-/* ---------------------------------------------------------------- patterns */
-
-int policy_pattern_split(const char *p, size_t *host_len, unsigned *port, char *why, size_t whylen)
-{
-	size_t len = strlen(p), colons = 0;
-	const char *colon;
-
-	*host_len = len;
-	*port = 0;
-	if (p[0] == '[' || (p[0] == '*' && p[1] == '.' && p[2] == '[')) {
-		const char *close = strchr(p, ']');
-		if (!close || close[1] == '\0')
-			return 0; /* the host grammar says what is wrong, if anything */
-		if (close[1] != ':')
-			return fail(why, whylen, "text after ']': only ':PORT' may follow [v6]");
-		*host_len = (size_t)(close + 1 - p);
-		return parse_port(close + 2, len - *host_len - 1, port, why, whylen);
-	}
-	for (size_t i = 0; i < len; i++)
-		colons += p[i] == ':';
-	if (colons != 1)
-		return 0; /* none, or a bare IPv6 literal (a port needs brackets) */
-	colon = strchr(p, ':');
-	*host_len = (size_t)(colon - p);
-	if (*host_len == 0)
-		return fail(why, whylen, "a port with no host before it");
-	return parse_port(colon + 1, len - *host_len - 1, port, why, whylen);
-}
-
-static int check_wildcard(const char *p, size_t len, char *why, size_t whylen)
-{
-	struct policy_host h;
-	int rc;
-
-	if (strchr(p + 2, '*'))
-		return fail(why, whylen,
-			    "'*' is only allowed as the whole first label ('*.example.com')");
-	if (len == 2)
-		return fail(why, whylen, "nothing after '*.'");
-	rc = policy_host_parse(p + 2, len - 2, false, &h, why, whylen);
-	if (rc)
-		return rc;
-	if (h.kind != POLICY_HOST_NAME)
-		return fail(why, whylen,
-			    "a wildcard suffix must be a domain name, not an IP address");
-	return 0;
-}
-
-int policy_pattern_check(const char *pattern, char *why, size_t whylen)
-{
-	struct policy_host h;
-	size_t len;
-	unsigned port;
-	int rc;
-
-	if (!pattern || !*pattern)
-		return fail(why, whylen, "empty entry");
-	len = strlen(pattern);
-	if (strcmp(pattern, "*") == 0)
-		return fail(why, whylen, "a bare '*' would match every host; list the domains");
-	if (strstr(pattern, "://"))
-		return fail(why, whylen, "a URL, not a domain: write only the host name");
-	if (strchr(pattern, '/'))
-		return fail(why, whylen, "'/' found: a URL or path, not a domain");
-	for (size_t i = 0; i < len; i++)
-		if (pattern[i] >= 'A' && pattern[i] <= 'Z')
-			return fail(why, whylen, "upper case: write domain entries in lower case");
-	rc = scan_bytes((const unsigned char *)pattern, len, why, whylen);
-	if (!rc)
-		rc = policy_pattern_split(pattern, &len, &port, why, whylen);
-	if (rc)
-		return rc;
-	if (pattern[len - 1] == '.')
-		return fail(why, whylen, "trailing dot: write the name without it");
-	if (strncmp(pattern, "*.", 2) == 0)
-		return check_wildcard(pattern, len, why, whylen);
-	if (strchr(pattern, '*'))
-		return fail(why, whylen,
-			    "'*' is only allowed as the whole first label ('*.example.com')");
-	return policy_host_parse(pattern, len, true, &h, why, whylen);
 }
