@@ -153,10 +153,21 @@ struct render_import {
 	size_t n_warnings;
 };
 
+/* The world the imported policy must validate in: each path is checked by policy/'s
+ * own validation against ctx, and a writable root must exist (`exists`, optional),
+ * as `halo-run validate` insists. */
+struct render_import_world {
+	const struct policy_ctx *ctx;
+	bool (*exists)(const char *abs);
+};
+
 /* A harness's settings text (JSON or TOML, `len` bytes, any content) to a halo-run
- * policy. 0, or -EINVAL with the reason (naming the line or key) in e. */
+ * policy that passes validation. 0, or -EINVAL with the reason (naming the line or
+ * key) in e. What has no equivalent is a warning; an entry validation refuses is
+ * left out with a warning (tighter, never looser). */
 int render_import(const char *buf, size_t len, enum render_import_kind kind,
-		  struct render_import *out, struct halo_err *e);
+		  const struct render_import_world *w, struct render_import *out,
+		  struct halo_err *e);
 void render_import_free(struct render_import *r);
 
 #endif

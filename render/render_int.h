@@ -99,4 +99,8 @@ void render_gateway(const struct halo_policy *p, const struct render_view *v,
 void render_toml_str(struct rbuf *b, const char *s);
 void render_toml_list(struct rbuf *b, const char *key, const struct rlist *l);
 
+/* toml.c: a strict TOML subset into a cJSON tree (caller deletes). 0 or -EINVAL with
+ * the line and reason in e. */
+int render_toml_parse(const char *buf, size_t len, cJSON **out, struct halo_err *e);
+
 #endif

@@ -144,8 +144,18 @@ static int read_input(const char *path, char **buf, size_t *len)
 	return 0;
 }
 
+static bool exists(const char *abs)
+{
+	struct stat st;
+
+	return stat(abs, &st) == 0;
+}
+
 int runner_cmd_policy_import(const struct runner_opts *o)
 {
+	struct policy_ctx ctx = {0};
+	struct render_import_world w = {&ctx, exists};
+	char home[4096];
 	enum render_import_kind kind = RI_GUESS;
 	struct render_import r = {0};
 	struct halo_err e = {{0}};
@@ -164,9 +174,17 @@ int runner_cmd_policy_import(const struct runner_opts *o)
 			o->from);
 		return HALO_EXIT_SETUP;
 	}
+	if (runner_pw_home(getuid(), home, sizeof(home)) < 0) {
+		fprintf(stderr, "halo-run: uid %u has no home directory in the password database\n",
+			(unsigned)getuid());
+		return HALO_EXIT_SETUP;
+	}
+	/* The world `validate` checks the result in: the same homes. */
+	ctx.pw_home = home;
+	ctx.env_home = getenv("HOME") && getenv("HOME")[0] == '/' ? getenv("HOME") : NULL;
 	if ((rc = read_input(o->rest[1], &buf, &len)) != 0)
 		return rc;
-	if (render_import(buf, len, kind, &r, &e) < 0) {
+	if (render_import(buf, len, kind, &w, &r, &e) < 0) {
 		fprintf(stderr, "halo-run: import: %s: %s\n", o->rest[1], e.msg);
 		free(buf);
 		return HALO_EXIT_SETUP;
