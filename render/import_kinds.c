@@ -40,6 +40,26 @@ static int no_equivalent(struct imp *m, const cJSON *o, const char *key, const c
 
 /* ---------------------------------------------------------------- shared: srt shape */
 
+/* Does `w` name a path `r` does not? (Types are checked by the caller's walk.) */
+static bool write_only(const cJSON *w, const cJSON *r)
+{
+	const cJSON *a, *b;
+
+	cJSON_ArrayForEach(a, w)
+	{
+		bool found = false;
+		cJSON_ArrayForEach(b, r)
+		{
+			if (cJSON_IsString(a) && cJSON_IsString(b) &&
+			    strcmp(a->valuestring, b->valuestring) == 0)
+				found = true;
+		}
+		if (!found)
+			return true;
+	}
+	return false;
+}
+
 /* The sandbox-runtime's filesystem and network blocks: Claude Code's sandbox settings
  * have the same shape under "sandbox". */
 static int fs_deny(struct imp *m, const cJSON *fs, const char *pre)
@@ -52,9 +72,9 @@ static int fs_deny(struct imp *m, const cJSON *fs, const char *pre)
 	if (imp_strings(m, GET(fs, "denyRead"), f, imp_protect) < 0)
 		return -1;
 	snprintf(f, sizeof(f), "%s.denyWrite", pre);
-	if (GET(fs, "denyWrite"))
-		imp_warn(m, f, "halo-run protects paths from reads and writes alike; these are now "
-			       "unreadable too (tighter)");
+	if (write_only(GET(fs, "denyWrite"), GET(fs, "denyRead")))
+		imp_warn(m, f, "halo-run protects paths from reads and writes alike; paths denied "
+			       "only for writing are now unreadable too (tighter)");
 	if (imp_strings(m, GET(fs, "denyWrite"), f, imp_protect) < 0)
 		return -1;
 	snprintf(f, sizeof(f), "%s.allowRead", pre);

@@ -243,7 +243,8 @@ static int scalar(struct tr *t, cJSON **out)
 	else if (n == 5 && memcmp(s, "false", 5) == 0)
 		*out = cJSON_CreateFalse();
 	else {
-		if (n == 0 || n >= sizeof(text) || peek(t, 0) == ':')
+		if (n == 0 || n >= sizeof(text) || peek(t, 0) == ':' ||
+		    (n > 1 && memchr(s + 1, '-', n - 1) && s[0] >= '0' && s[0] <= '9'))
 			return fail(t, "a value is missing or not understood (dates are not "
 				       "supported)");
 		memcpy(text, s, n);
