@@ -216,19 +216,44 @@ void rj_file(struct render_out *out, cJSON *root, const char *name, const char *
 
 /* ---------------------------------------------------------------- render */
 
-static const char *const bypass[] = {
-    "danger-full-access",
-    "dangerouslyDisableSandbox",
-    "insecure_none",
-    "\"allowUnsandboxedCommands\": true",
-    "\"allowBypass\": true",
+/* Bypass settings as values (quoted, so a path that merely contains the word is not
+ * one) and as keys set to true, however the JSON is spaced. */
+static const char *const bypass_values[] = {
+    "\"danger-full-access\"",
+    "\"insecure_none\"",
+    "\"dangerouslyDisableSandbox\"",
 };
+static const char *const bypass_true_keys[] = {
+    "\"allowUnsandboxedCommands\"",
+    "\"allowBypass\"",
+    "\"dangerouslyDisableSandbox\"",
+};
+
+static bool key_is_true(const char *text, const char *key)
+{
+	for (const char *s = strstr(text, key); s; s = strstr(s + 1, key)) {
+		const char *c = s + strlen(key);
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (*c != ':' && *c != '=')
+			continue;
+		c++;
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (strncmp(c, "true", 4) == 0)
+			return true;
+	}
+	return false;
+}
 
 const char *render_find_bypass(const char *text)
 {
-	for (size_t i = 0; i < RN(bypass); i++)
-		if (strstr(text, bypass[i]))
-			return bypass[i];
+	for (size_t i = 0; i < RN(bypass_values); i++)
+		if (strstr(text, bypass_values[i]))
+			return bypass_values[i];
+	for (size_t i = 0; i < RN(bypass_true_keys); i++)
+		if (key_is_true(text, bypass_true_keys[i]))
+			return bypass_true_keys[i];
 	return NULL;
 }
 

@@ -211,7 +211,9 @@ START_TEST(no_bypass_and_keys_cited)
 					const char *t = out.files[f].text;
 					cJSON *root = NULL;
 					ck_assert_ptr_null(render_find_bypass(t));
-					ck_assert_ptr_null(strstr(t, "allowUnsandboxedCommands\": true"));
+					ck_assert_ptr_null(strstr(t, "danger-full-access"));
+					ck_assert_ptr_null(strstr(t, "dangerouslyDisableSandbox"));
+					ck_assert_ptr_null(strstr(t, "insecure_none"));
 					if (strstr(out.files[f].name, ".toml"))
 						ck_assert_int_eq(render_toml_parse(t, strlen(t), &root, &e), 0);
 					else
@@ -226,8 +228,12 @@ START_TEST(no_bypass_and_keys_cited)
 		}
 		policy_free(p);
 	}
-	ck_assert_str_eq(render_find_bypass("x = \"danger-full-access\""), "danger-full-access");
+	ck_assert_ptr_nonnull(render_find_bypass("x = \"danger-full-access\""));
 	ck_assert_ptr_nonnull(render_find_bypass("{\"type\": \"insecure_none\"}"));
+	ck_assert_ptr_nonnull(render_find_bypass("{\"allowUnsandboxedCommands\":\ttrue}"));
+	ck_assert_ptr_nonnull(render_find_bypass("{\"allowUnsandboxedCommands\" : true}"));
+	ck_assert_ptr_null(render_find_bypass("{\"allowUnsandboxedCommands\":\tfalse}"));
+	ck_assert_ptr_null(render_find_bypass("[\"~/danger-full-access.d\"]"));
 }
 END_TEST
 
