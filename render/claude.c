@@ -8,7 +8,7 @@
 
 #include "render/render_int.h"
 
-#define F "managed-settings.json"
+#define F	 "managed-settings.json"
 #define SETTINGS "https://code.claude.com/docs/en/settings#sandbox-settings"
 
 static const struct render_key keys[] = {
@@ -52,8 +52,8 @@ static enum render_field glob_field(const struct halo_policy *p, const char *g)
 	return RF_FLOOR;
 }
 
-static void paths(const struct halo_policy *p, const struct render_view *v, cJSON *sb,
-		  cJSON *deny, struct render_out *out)
+static void paths(const struct halo_policy *p, const struct render_view *v, cJSON *sb, cJSON *deny,
+		  struct render_out *out)
 {
 	cJSON *fs = rj_obj(out, sb, "filesystem");
 	struct rlist rules = {0};
@@ -73,11 +73,12 @@ static void paths(const struct halo_policy *p, const struct render_view *v, cJSO
 	if (p->protected_paths.n)
 		render_mark(out, RF_PROTECTED_PATHS);
 	for (size_t i = 0; i < v->prot_glob.n; i++)
-		render_warn(out, glob_field(p, v->prot_glob.v[i]),
-			    "%s: sandbox.filesystem takes absolute or ~/ paths only; the pattern is "
-			    "held by Read/Edit deny rules (Claude Code's file tools), not for "
-			    "commands",
-			    v->prot_glob.v[i]);
+		render_warn(
+		    out, glob_field(p, v->prot_glob.v[i]),
+		    "%s: sandbox.filesystem takes absolute or ~/ paths only; the pattern is "
+		    "held by Read/Edit deny rules (Claude Code's file tools), not for "
+		    "commands",
+		    v->prot_glob.v[i]);
 }
 
 static void network(const struct halo_policy *p, const struct render_view *v, cJSON *sb,
@@ -138,8 +139,8 @@ void render_gateway(const struct halo_policy *p, const struct render_view *v,
 		render_warn(out, RF_GATEWAY, "%s: not held by %s", p->gateway, where);
 }
 
-static int render(const struct halo_policy *p, const struct render_opts *o,
-		  struct render_out *out, struct halo_err *e)
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
 	struct render_view v;
 	cJSON *root = cJSON_CreateObject(), *sb, *perm, *deny;

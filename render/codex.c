@@ -147,8 +147,8 @@ static char *take(struct rbuf *b)
 	return s;
 }
 
-static int render(const struct halo_policy *p, const struct render_opts *o,
-		  struct render_out *out, struct halo_err *e)
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
 	struct render_view v;
 	struct rbuf req = {0}, cfg = {0};
@@ -210,18 +210,23 @@ static bool explain(const struct halo_policy *p, const struct render_opts *o, co
 		snprintf(buf, n, "nothing rendered (sandbox.mode off): Codex's own default");
 		allow = true;
 	} else if ((m = render_list_match(&v.deny, host, RM_HALO))) {
-		snprintf(buf, n, "refused by requirements.toml [experimental_network] domains %s = "
-				 "\"deny\" (experimental)", m);
+		snprintf(buf, n,
+			 "refused by requirements.toml [experimental_network] domains %s = "
+			 "\"deny\" (experimental)",
+			 m);
 		allow = false;
 	} else if ((m = render_list_match(&v.allow, host, RM_HALO))) {
-		snprintf(buf, n, "allowed by requirements.toml [experimental_network] domains %s = "
-				 "\"allow\" (experimental)", m);
+		snprintf(buf, n,
+			 "allowed by requirements.toml [experimental_network] domains %s = "
+			 "\"allow\" (experimental)",
+			 m);
 		allow = true;
 	} else if (v.default_allow) {
 		snprintf(buf, n, "allowed: managed_config.toml network_access = true");
 		allow = true;
 	} else {
-		snprintf(buf, n, "refused: managed_allowed_domains_only, and network_access = false");
+		snprintf(buf, n,
+			 "refused: managed_allowed_domains_only, and network_access = false");
 		allow = false;
 	}
 	render_view_free(&v);

@@ -13,9 +13,10 @@
 
 #include "render/render_int.h"
 
-#define F   "managed-settings.json"
-#define EMS "https://docs.github.com/en/copilot/reference/enterprise-administrators/" \
-	    "enterprise-managed-settings"
+#define F "managed-settings.json"
+#define EMS                                                                                        \
+	"https://docs.github.com/en/copilot/reference/enterprise-administrators/"                  \
+	"enterprise-managed-settings"
 
 static const struct render_key keys[] = {
     /* local sandbox on, refuse without it, no model-requested bypass (Invariant 1) */
@@ -151,8 +152,8 @@ static void network(const struct halo_policy *p, const struct render_view *v, cJ
 		render_mark(out, RF_DENIED_DOMAINS);
 }
 
-static int render(const struct halo_policy *p, const struct render_opts *o,
-		  struct render_out *out, struct halo_err *e)
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
 	struct render_view v;
 	cJSON *root, *sb, *up;

@@ -9,11 +9,11 @@
 #include "render/render_int.h"
 
 #define WHY                                                                                        \
-	"Cursor has no system-wide managed file (sandbox.json is per user or per repository, "    \
+	"Cursor has no system-wide managed file (sandbox.json is per user or per repository, "     \
 	"permissions are in the per-user ~/.cursor/cli-config.json); nothing rendered"
 
-static int render(const struct halo_policy *p, const struct render_opts *o,
-		  struct render_out *out, struct halo_err *e)
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
 	(void)o;
 	(void)e;

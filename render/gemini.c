@@ -48,8 +48,8 @@ static const struct cannot cannot[] = {
     {RF_GATEWAY, "no per-domain rule in Gemini CLI"},
 };
 
-static int render(const struct halo_policy *p, const struct render_opts *o,
-		  struct render_out *out, struct halo_err *e)
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
 	cJSON *root = cJSON_CreateObject();
 

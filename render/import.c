@@ -103,8 +103,7 @@ int imp_string(struct imp *m, const cJSON *s, const char *field, const char **ou
 	return 0;
 }
 
-void imp_unknown_keys(struct imp *m, const cJSON *obj, const char *prefix,
-		      const char *const *known)
+void imp_unknown_keys(struct imp *m, const cJSON *obj, const char *prefix, const char *const *known)
 {
 	const cJSON *it;
 	char q[POLICY_HOST_MAX];
@@ -124,8 +123,8 @@ void imp_unknown_keys(struct imp *m, const cJSON *obj, const char *prefix,
 					      (unsigned char)*c);
 		q[n] = 0;
 		if (prefix[0])
-			imp_warn(m, prefix, "%s: not a sandbox setting halo-run holds; not imported",
-				 q);
+			imp_warn(m, prefix,
+				 "%s: not a sandbox setting halo-run holds; not imported", q);
 		else
 			imp_warn(m, q, "not a sandbox setting halo-run holds; not imported");
 	}
@@ -171,8 +170,8 @@ static char *yaml_of(const struct imp *m, bool header)
 		    mode == POLICY_MODE_READ_ONLY ? "read-only" : "workspace-write");
 	if (m->fail >= 0)
 		rbuf_printf(&b, "  failIfUnavailable: %s\n", m->fail ? "true" : "false");
-	yaml_list(&b, "writableRoots", mode == POLICY_MODE_READ_ONLY ? &(struct rlist){0}
-								     : &m->writable);
+	yaml_list(&b, "writableRoots",
+		  mode == POLICY_MODE_READ_ONLY ? &(struct rlist){0} : &m->writable);
 	yaml_list(&b, "protectedPaths", &m->protected);
 	rbuf_printf(&b, "egress:\n  default: %s\n",
 		    m->dflt == POLICY_EGRESS_ALLOW && !m->allowed.n ? "allow" : "deny");
@@ -348,8 +347,10 @@ int imp_writable(struct imp *m, const char *s, const char *field)
 	else if (!validates(m, y, why, sizeof(why)))
 		imp_warn(m, field, "a writable root halo-run refuses (%s); left out", why);
 	else if (m->w->exists && !m->w->exists(abs))
-		imp_warn(m, field, "%s does not exist on this machine; left out (create it and "
-			 "add it to sandbox.writableRoots)", path);
+		imp_warn(m, field,
+			 "%s does not exist on this machine; left out (create it and "
+			 "add it to sandbox.writableRoots)",
+			 path);
 	else if (rlist_push(&m->writable, path) < 0)
 		m->error = true;
 	free(y);
@@ -399,8 +400,7 @@ static int perm(struct imp *m, const char *s, const char *field, bool deny)
 			 tool);
 		return 0;
 	}
-	imp_warn(m, field, "%s rules have no equivalent in a halo-run policy; not imported",
-		 tool);
+	imp_warn(m, field, "%s rules have no equivalent in a halo-run policy; not imported", tool);
 	return 0;
 }
 
@@ -472,8 +472,8 @@ static int parse(const char *buf, size_t len, enum render_import_kind *kind, cJS
 }
 
 static int (*const readers[])(struct imp *m, const cJSON *root) = {
-    [RI_CLAUDE_CODE] = imp_claude, [RI_SRT] = imp_srt,		[RI_CODEX] = imp_codex,
-    [RI_CURSOR] = imp_cursor,	    [RI_COPILOT] = imp_copilot,
+    [RI_CLAUDE_CODE] = imp_claude, [RI_SRT] = imp_srt,	       [RI_CODEX] = imp_codex,
+    [RI_CURSOR] = imp_cursor,	   [RI_COPILOT] = imp_copilot,
 };
 
 static void imp_free(struct imp *m)
@@ -510,7 +510,8 @@ int render_import(const char *buf, size_t len, enum render_import_kind kind,
 	if (rc == 0 && m.error)
 		rc = oom(&m);
 	if (rc == 0 && m.dflt == POLICY_EGRESS_ALLOW && m.allowed.n)
-		imp_warn(&m, "egress.default", "allow with an allowlist: halo-run refuses the pair; "
+		imp_warn(&m, "egress.default",
+			 "allow with an allowlist: halo-run refuses the pair; "
 			 "the allowlist wins and other hosts are denied");
 	if (rc == 0 && !(out->yaml = yaml_of(&m, true)))
 		rc = oom(&m);

@@ -73,8 +73,9 @@ static int fs_deny(struct imp *m, const cJSON *fs, const char *pre)
 		return -1;
 	snprintf(f, sizeof(f), "%s.denyWrite", pre);
 	if (write_only(GET(fs, "denyWrite"), GET(fs, "denyRead")))
-		imp_warn(m, f, "halo-run protects paths from reads and writes alike; paths denied "
-			       "only for writing are now unreadable too (tighter)");
+		imp_warn(m, f,
+			 "halo-run protects paths from reads and writes alike; paths denied "
+			 "only for writing are now unreadable too (tighter)");
 	if (imp_strings(m, GET(fs, "denyWrite"), f, imp_protect) < 0)
 		return -1;
 	snprintf(f, sizeof(f), "%s.allowRead", pre);
@@ -116,8 +117,9 @@ static int network(struct imp *m, const cJSON *net, const char *pre, bool manage
 	if (opt_bool(m, net, "allowManagedDomainsOnly", f, &only) < 0)
 		return -1;
 	if (managed_only_known && only != 1)
-		imp_warn(m, f, "the harness asks before unlisted hosts; halo-run has no prompt "
-			       "and denies them");
+		imp_warn(m, f,
+			 "the harness asks before unlisted hosts; halo-run has no prompt "
+			 "and denies them");
 	if (net)
 		imp_unknown_keys(m, net, pre, known);
 	m->dflt = POLICY_EGRESS_DENY; /* unlisted hosts: refused or asked, never open */
@@ -139,8 +141,9 @@ static int claude_perms(struct imp *m, const cJSON *perm)
 	if (ask && !cJSON_IsArray(ask))
 		return imp_type_error(m, "permissions.ask", "a list of strings", ask);
 	if (cJSON_GetArraySize(ask) > 0)
-		imp_warn(m, "permissions.ask", "halo-run has no prompt; asked-for actions are "
-					       "not allowed (tighter)");
+		imp_warn(m, "permissions.ask",
+			 "halo-run has no prompt; asked-for actions are "
+			 "not allowed (tighter)");
 	if (perm)
 		imp_unknown_keys(m, perm, "permissions", known);
 	return 0;
@@ -149,19 +152,22 @@ static int claude_perms(struct imp *m, const cJSON *perm)
 int imp_claude(struct imp *m, const cJSON *root)
 {
 	static const char *const top[] = {"sandbox", "permissions", "$schema", NULL};
-	static const char *const sbk[] = {"enabled", "allowUnsandboxedCommands",
-					  "failIfUnavailable", "filesystem", "network", NULL};
+	static const char *const sbk[] = {"enabled",	       "allowUnsandboxedCommands",
+					  "failIfUnavailable", "filesystem",
+					  "network",	       NULL};
 	const cJSON *sb = GET(root, "sandbox");
 	int enabled = -1, escape = -1;
 
-	if (object(m, sb, "sandbox") < 0 || opt_bool(m, sb, "enabled", "sandbox.enabled", &enabled) < 0 ||
+	if (object(m, sb, "sandbox") < 0 ||
+	    opt_bool(m, sb, "enabled", "sandbox.enabled", &enabled) < 0 ||
 	    opt_bool(m, sb, "allowUnsandboxedCommands", "sandbox.allowUnsandboxedCommands",
 		     &escape) < 0 ||
 	    opt_bool(m, sb, "failIfUnavailable", "sandbox.failIfUnavailable", &m->fail) < 0)
 		return -1;
 	if (enabled != 1)
-		imp_warn(m, "sandbox.enabled", "the harness's sandbox is off; the policy keeps "
-					       "halo-run's defaults (workspace-write, egress denied)");
+		imp_warn(m, "sandbox.enabled",
+			 "the harness's sandbox is off; the policy keeps "
+			 "halo-run's defaults (workspace-write, egress denied)");
 	if (escape != 0)
 		imp_warn(m, "sandbox.allowUnsandboxedCommands",
 			 "the escape hatch is not imported: halo-run has none");
@@ -199,8 +205,9 @@ static int codex_mode(struct imp *m, const char *s, const char *field)
 	else if (strcmp(s, "workspace-write") == 0)
 		m->mode = POLICY_MODE_WORKSPACE_WRITE;
 	else
-		imp_warn(m, field, "a mode halo-run does not import (no bypass); workspace-write "
-				   "kept");
+		imp_warn(m, field,
+			 "a mode halo-run does not import (no bypass); workspace-write "
+			 "kept");
 	return 0;
 }
 
@@ -224,12 +231,15 @@ static int codex_domains(struct imp *m, const cJSON *d)
 		const char *v;
 		if (imp_string(m, it, "experimental_network.domains", &v) < 0)
 			return -1;
-		if (strcmp(v, "allow") == 0 ? imp_allow(m, it->string, "experimental_network.domains")
-		    : strcmp(v, "deny") == 0 ? imp_deny(m, it->string, "experimental_network.domains")
-					     : -2) {
+		if (strcmp(v, "allow") == 0
+			? imp_allow(m, it->string, "experimental_network.domains")
+		    : strcmp(v, "deny") == 0
+			? imp_deny(m, it->string, "experimental_network.domains")
+			: -2) {
 			if (!m->e->msg[0])
-				halo_err_set(m->e, "experimental_network.domains: expected \"allow\" "
-						   "or \"deny\"");
+				halo_err_set(m->e,
+					     "experimental_network.domains: expected \"allow\" "
+					     "or \"deny\"");
 			return -1;
 		}
 	}
@@ -253,8 +263,9 @@ static int codex_network(struct imp *m, const cJSON *root)
 	if (enabled == 1 && codex_domains(m, GET(xn, "domains")) < 0)
 		return -1;
 	if (xn && enabled != 1)
-		imp_warn(m, "experimental_network.enabled", "not enabled: its domains are not "
-							    "imported");
+		imp_warn(m, "experimental_network.enabled",
+			 "not enabled: its domains are not "
+			 "imported");
 	if (xn)
 		imp_unknown_keys(m, xn, "experimental_network", known);
 	m->dflt = (net == 1 && only != 1) ? POLICY_EGRESS_ALLOW : POLICY_EGRESS_DENY;
@@ -263,9 +274,9 @@ static int codex_network(struct imp *m, const cJSON *root)
 
 int imp_codex(struct imp *m, const cJSON *root)
 {
-	static const char *const top[] = {"sandbox_mode", "allowed_sandbox_modes",
-					  "sandbox_workspace_write", "experimental_network",
-					  "permissions", NULL};
+	static const char *const top[] = {
+	    "sandbox_mode",	    "allowed_sandbox_modes", "sandbox_workspace_write",
+	    "experimental_network", "permissions",	     NULL};
 	static const char *const wwk[] = {"writable_roots", "network_access", NULL};
 	const cJSON *perm = GET(root, "permissions"), *fs = GET(perm, "filesystem");
 	const cJSON *ww = GET(root, "sandbox_workspace_write"), *mode = GET(root, "sandbox_mode");
@@ -274,8 +285,8 @@ int imp_codex(struct imp *m, const cJSON *root)
 	if (object(m, perm, "permissions") < 0 || object(m, fs, "permissions.filesystem") < 0 ||
 	    object(m, ww, "sandbox_workspace_write") < 0)
 		return -1;
-	if (mode && (imp_string(m, mode, "sandbox_mode", &s) < 0 ||
-		     codex_mode(m, s, "sandbox_mode") < 0))
+	if (mode &&
+	    (imp_string(m, mode, "sandbox_mode", &s) < 0 || codex_mode(m, s, "sandbox_mode") < 0))
 		return -1;
 	if (GET(root, "allowed_sandbox_modes")) {
 		if (imp_strings(m, GET(root, "allowed_sandbox_modes"), "allowed_sandbox_modes",
@@ -284,8 +295,8 @@ int imp_codex(struct imp *m, const cJSON *root)
 		if (!m->writes_allowed)
 			m->mode = POLICY_MODE_READ_ONLY;
 	}
-	if (imp_strings(m, GET(fs, "deny_read"), "permissions.filesystem.deny_read",
-			imp_protect) < 0 ||
+	if (imp_strings(m, GET(fs, "deny_read"), "permissions.filesystem.deny_read", imp_protect) <
+		0 ||
 	    imp_strings(m, GET(ww, "writable_roots"), "sandbox_workspace_write.writable_roots",
 			imp_writable) < 0 ||
 	    codex_network(m, root) < 0)
@@ -312,8 +323,9 @@ int imp_cursor(struct imp *m, const cJSON *root)
 		if (strcmp(s, "workspace_readonly") == 0)
 			m->mode = POLICY_MODE_READ_ONLY;
 		else if (strcmp(s, "workspace_readwrite") != 0)
-			imp_warn(m, "type", "a type halo-run does not import (no bypass); "
-					    "workspace-write kept");
+			imp_warn(m, "type",
+				 "a type halo-run does not import (no bypass); "
+				 "workspace-write kept");
 	}
 	if (object(m, np, "networkPolicy") < 0 || object(m, perm, "permissions") < 0)
 		return -1;
@@ -351,15 +363,17 @@ int imp_copilot(struct imp *m, const cJSON *root)
 
 	if (object(m, sb, "sandbox") < 0 || object(m, up, "sandbox.userPolicy") < 0 ||
 	    object(m, fs, "sandbox.userPolicy.filesystem") < 0 ||
-	    object(m, net, "sandbox.userPolicy.network") < 0 || object(m, perm, "permissions") < 0 ||
+	    object(m, net, "sandbox.userPolicy.network") < 0 ||
+	    object(m, perm, "permissions") < 0 ||
 	    opt_bool(m, sb, "enabled", "sandbox.enabled", &enabled) < 0 ||
 	    opt_bool(m, sb, "allowBypass", "sandbox.allowBypass", &bypass) < 0 ||
 	    opt_bool(m, sb, "failIfUnavailable", "sandbox.failIfUnavailable", &m->fail) < 0 ||
 	    opt_bool(m, net, "allowOutbound", "sandbox.userPolicy.network.allowOutbound", &out) < 0)
 		return -1;
 	if (enabled != 1)
-		imp_warn(m, "sandbox.enabled", "the harness's sandbox is off; the policy keeps "
-					       "halo-run's defaults (workspace-write, egress denied)");
+		imp_warn(m, "sandbox.enabled",
+			 "the harness's sandbox is off; the policy keeps "
+			 "halo-run's defaults (workspace-write, egress denied)");
 	if (bypass != 0)
 		imp_warn(m, "sandbox.allowBypass", "bypass is not imported: halo-run has none");
 	if (imp_strings(m, GET(perm, "deny"), "permissions.deny", imp_perm_deny) < 0 ||
@@ -372,8 +386,8 @@ int imp_copilot(struct imp *m, const cJSON *root)
 	    imp_strings(m, GET(net, "blockedHosts"), "sandbox.userPolicy.network.blockedHosts",
 			imp_deny_tree) < 0)
 		return -1;
-	m->dflt = (out == 0 || m->allowed.n || enabled != 1) ? POLICY_EGRESS_DENY
-							     : POLICY_EGRESS_ALLOW;
+	m->dflt =
+	    (out == 0 || m->allowed.n || enabled != 1) ? POLICY_EGRESS_DENY : POLICY_EGRESS_ALLOW;
 	if (sb)
 		imp_unknown_keys(m, sb, "sandbox", sbk);
 	imp_unknown_keys(m, root, "", top);

@@ -70,8 +70,8 @@ static const char *webfetch(const struct halo_policy *p, const struct render_vie
 	return "deny";
 }
 
-static int render(const struct halo_policy *p, const struct render_opts *o,
-		  struct render_out *out, struct halo_err *e)
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
 	struct render_view v;
 	cJSON *root = cJSON_CreateObject(), *perm;

@@ -6,11 +6,11 @@
 
 #include "render/render_int.h"
 
-extern const struct render_adapter render_claude_code, render_codex, render_copilot,
-    render_gemini, render_opencode, render_cursor;
+extern const struct render_adapter render_claude_code, render_codex, render_copilot, render_gemini,
+    render_opencode, render_cursor;
 
 static const struct render_adapter *const adapters[] = {
-    &render_claude_code, &render_codex,	  &render_copilot,
+    &render_claude_code, &render_codex,	   &render_copilot,
     &render_gemini,	 &render_opencode, &render_cursor,
 };
 
@@ -120,8 +120,9 @@ struct halo_only {
 static const struct halo_only halo_only[] = {
     {RF_ALLOW_READ, "carve-outs from protected paths have no equivalent; the carved paths stay "
 		    "denied here (tighter than halo-run)"},
-    {RF_GUARD_PERSISTENCE, "no equivalent: .git/hooks, shell rc files and the like stay "
-			   "writable to the harness's commands; only halo-run keeps them read-only"},
+    {RF_GUARD_PERSISTENCE,
+     "no equivalent: .git/hooks, shell rc files and the like stay "
+     "writable to the harness's commands; only halo-run keeps them read-only"},
     {RF_CACHES, "no equivalent: the harness's commands use its own cache handling"},
     {RF_UNIX_SOCKETS, "no managed equivalent; host unix sockets are as the harness leaves them"},
     {RF_ALLOW_PRIVATE, "no equivalent: private-address refusal after resolution is halo-run's "

@@ -16,7 +16,7 @@ struct rlist {
 	char **v;
 	size_t n, cap;
 };
-int rlist_push(struct rlist *l, const char *s);		  /* appends unless already there */
+int rlist_push(struct rlist *l, const char *s); /* appends unless already there */
 bool rlist_has(const struct rlist *l, const char *s);
 void rlist_free(struct rlist *l);
 
@@ -31,11 +31,11 @@ void rbuf_free(struct rbuf *b);
 
 /* What every adapter renders from: the policy's meaning with presets expanded. */
 struct render_view {
-	bool off;	    /* sandbox.mode off */
-	bool read_only;	    /* sandbox.mode read-only */
-	bool default_allow; /* the effective egress default */
-	struct rlist allow; /* hosts allowed on every port (presets expanded) */
-	struct rlist deny;  /* hosts denied (a port, if any, dropped: denied on every port) */
+	bool off;		 /* sandbox.mode off */
+	bool read_only;		 /* sandbox.mode read-only */
+	bool default_allow;	 /* the effective egress default */
+	struct rlist allow;	 /* hosts allowed on every port (presets expanded) */
+	struct rlist deny;	 /* hosts denied (a port, if any, dropped: denied on every port) */
 	struct rlist allow_port; /* allowed only on one port: "host:port" (not renderable) */
 	struct rlist deny_port;	 /* denied only on one port: "host:port" */
 	struct rlist prot_home;	 /* protected paths, floor first: "~/x" or "/abs" */
@@ -68,9 +68,9 @@ void rj_file(struct render_out *out, cJSON *root, const char *name, const char *
 
 /* Host matching as Decide() means it ("*.x": subdomains only) and the vendors' variants. */
 enum rmatch {
-	RM_HALO,	  /* "*.x" subdomains only, "x" exactly x */
-	RM_SUBTREE,	  /* "x" is x and every subdomain (Copilot blockedHosts) */
-	RM_STAR_APEX,	  /* "*.x" is x too (Cursor) */
+	RM_HALO,      /* "*.x" subdomains only, "x" exactly x */
+	RM_SUBTREE,   /* "x" is x and every subdomain (Copilot blockedHosts) */
+	RM_STAR_APEX, /* "*.x" is x too (Cursor) */
 };
 bool render_host_match(const char *pattern, const char *host, enum rmatch m);
 /* The first entry of l matching host, or NULL. */

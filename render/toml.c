@@ -309,7 +309,7 @@ static int inline_table(struct tr *t, unsigned depth, cJSON **out)
 		cJSON *v = NULL;
 		if (space(t) < 0)
 			goto bad;
-		if (peek(t, 0) == '}' ) {
+		if (peek(t, 0) == '}') {
 			t->p++;
 			*out = o;
 			return 0;
@@ -381,7 +381,8 @@ static int assign(struct tr *t, cJSON *table, struct keypath *k, cJSON *v)
 			next = cJSON_AddObjectToObject(cur, k->seg[i]);
 		if (!next || !cJSON_IsObject(next)) {
 			cJSON_Delete(v);
-			return fail(t, next ? "a key is both a value and a table" : "out of memory");
+			return fail(t,
+				    next ? "a key is both a value and a table" : "out of memory");
 		}
 		cur = next;
 	}

@@ -90,9 +90,10 @@ int runner_cmd_policy_render(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	if (!a)
-		return o->harness ? harness_error(o->harness)
-				  : (fprintf(stderr, "halo-run: policy render needs --harness NAME\n"),
-				     HALO_EXIT_SETUP);
+		return o->harness
+			   ? harness_error(o->harness)
+			   : (fprintf(stderr, "halo-run: policy render needs --harness NAME\n"),
+			      HALO_EXIT_SETUP);
 	if (o->os && render_os_parse(o->os, &ro.os) < 0) {
 		fprintf(stderr, "halo-run: --os %s: expected linux, macos or windows\n", o->os);
 		return HALO_EXIT_SETUP;
@@ -169,9 +170,10 @@ int runner_cmd_policy_import(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	if (o->from && render_import_kind_parse(o->from, &kind) < 0) {
-		fprintf(stderr,
-			"halo-run: --from %s: expected claude-code, srt, codex, cursor or copilot\n",
-			o->from);
+		fprintf(
+		    stderr,
+		    "halo-run: --from %s: expected claude-code, srt, codex, cursor or copilot\n",
+		    o->from);
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_pw_home(getuid(), home, sizeof(home)) < 0) {

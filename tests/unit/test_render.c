@@ -92,14 +92,16 @@ START_TEST(fields_cover_the_model)
 		if (strcmp(blk->string, "effective") == 0)
 			continue;
 		if (!cJSON_IsObject(blk)) {
-			ck_assert_msg(field_known(blk->string), "%s unknown to render/", blk->string);
+			ck_assert_msg(field_known(blk->string), "%s unknown to render/",
+				      blk->string);
 			seen++;
 			continue;
 		}
 		cJSON_ArrayForEach(k, blk)
 		{
 			snprintf(name, sizeof(name), "%s.%s", blk->string, k->string);
-			ck_assert_msg(field_known(name), "%s is not in render/'s field table", name);
+			ck_assert_msg(field_known(name), "%s is not in render/'s field table",
+				      name);
 			seen++;
 		}
 	}
@@ -215,11 +217,12 @@ START_TEST(no_bypass_and_keys_cited)
 					ck_assert_ptr_null(strstr(t, "dangerouslyDisableSandbox"));
 					ck_assert_ptr_null(strstr(t, "insecure_none"));
 					if (strstr(out.files[f].name, ".toml"))
-						ck_assert_int_eq(render_toml_parse(t, strlen(t), &root, &e), 0);
+						ck_assert_int_eq(
+						    render_toml_parse(t, strlen(t), &root, &e), 0);
 					else
 						root = cJSON_Parse(t);
-					ck_assert_msg(root != NULL, "%s: %s does not parse", a->name,
-						      out.files[f].name);
+					ck_assert_msg(root != NULL, "%s: %s does not parse",
+						      a->name, out.files[f].name);
 					walk(a, out.files[f].name, root, "");
 					cJSON_Delete(root);
 				}
@@ -397,8 +400,7 @@ static const struct {
     {"{\"sandbox\": ", RI_GUESS, "not valid JSON"},
     {"{\"sandbox\": {\"network\": {\"allowedDomains\": \"a.com\"}}}", RI_CLAUDE_CODE,
      "allowedDomains: expected a list"},
-    {"{\"sandbox\": {\"network\": {\"allowedDomains\": [1]}}}", RI_CLAUDE_CODE,
-     "each entry"},
+    {"{\"sandbox\": {\"network\": {\"allowedDomains\": [1]}}}", RI_CLAUDE_CODE, "each entry"},
     {"{\"sandbox\": {\"enabled\": \"yes\"}}", RI_CLAUDE_CODE, "sandbox.enabled: expected true"},
     {"{\"sandbox\": []}", RI_CLAUDE_CODE, "sandbox: expected an object"},
     {"[1, 2]", RI_GUESS, "top level"},
@@ -426,8 +428,8 @@ START_TEST(import_hostile)
 		ck_assert_msg(render_import(hostile[i].text, strlen(hostile[i].text),
 					    hostile[i].kind, &world, &r, &e) < 0,
 			      "case %zu accepted", i);
-		ck_assert_msg(strstr(e.msg, hostile[i].want), "case %zu: '%s' lacks '%s'", i,
-			      e.msg, hostile[i].want);
+		ck_assert_msg(strstr(e.msg, hostile[i].want), "case %zu: '%s' lacks '%s'", i, e.msg,
+			      hostile[i].want);
 		render_import_free(&r);
 	}
 	/* Huge, and a NUL byte. */
