@@ -164,6 +164,11 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 	render_mark(out, RF_FAIL_IF_UNAVAILABLE);
 	if (p->legacy_permissions_sandbox)
 		render_mark(out, RF_LEGACY_PERMISSIONS);
+	if (o->os == RENDER_OS_WINDOWS)
+		render_warn(out, RF_MODE,
+			    "windows: Claude Code's sandbox is documented for macOS (Seatbelt) and "
+			    "Linux/WSL (bubblewrap); on native Windows sandbox.* is not enforced, "
+			    "only the permission rules are");
 	if (v.read_only)
 		render_warn(out, RF_MODE,
 			    "read-only: Claude Code's sandbox always lets commands write the "

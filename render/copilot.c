@@ -180,6 +180,12 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 	render_mark(out, RF_FAIL_IF_UNAVAILABLE);
 	if (p->legacy_permissions_sandbox)
 		render_mark(out, RF_LEGACY_PERMISSIONS);
+	if (o->os == RENDER_OS_WINDOWS)
+		/* configuring-local-sandbox-settings: "Local sandboxing on Windows requires
+		 * a Windows Insiders build." */
+		render_warn(out, RF_MODE,
+			    "windows: Copilot CLI's local sandbox needs a Windows Insiders build; "
+			    "elsewhere failIfUnavailable keeps commands from running");
 	if (v.read_only)
 		render_warn(out, RF_MODE,
 			    "read-only: Copilot's sandbox has no read-only workspace; only "
