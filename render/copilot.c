@@ -185,7 +185,8 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 		 * a Windows Insiders build." */
 		render_warn(out, RF_MODE,
 			    "windows: Copilot CLI's local sandbox needs a Windows Insiders build; "
-			    "elsewhere failIfUnavailable keeps commands from running");
+			    "on other builds failIfUnavailable stops commands rather than run them "
+			    "unsandboxed");
 	if (v.read_only)
 		render_warn(out, RF_MODE,
 			    "read-only: Copilot's sandbox has no read-only workspace; only "
