@@ -20,9 +20,15 @@ void runner_usage(FILE *out)
 	fprintf(
 	    out,
 	    "usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"
-	    "       halo-run check [--policy F]... [--resolve] TARGET  decide a host, host:port or URL\n"
+	    "       halo-run check [--policy F]... [--resolve] [--harness NAME|all] TARGET\n"
+	    "                                                 decide a host, host:port or URL\n"
 	    "       halo-run validate F...                    check policy files\n"
 	    "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
+	    "       halo-run policy render --harness NAME [--os linux|macos|windows]\n"
+	    "                [--policy F]... [--out DIR] [--version V]\n"
+	    "                                                 the harness's managed settings\n"
+	    "       halo-run policy import FILE [--from claude-code|srt|codex|cursor|copilot]\n"
+	    "                                                 a harness's settings as a policy\n"
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
 	    "fixes\n"
 	    "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
@@ -41,6 +47,8 @@ void runner_usage(FILE *out)
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
+	    "  --harness NAME    claude-code, codex, copilot, gemini, opencode or cursor\n"
+	    "  --resolve         check: look the name up and judge its addresses as the proxy\n"
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
 	    "exit: the command's status, 128+N if it died of signal N; %d timeout,\n"
@@ -70,7 +78,8 @@ static const struct opt_row opt_table[] = {
     VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
-    FLAG("--resolve", resolve),
+    FLAG("--resolve", resolve),	     VALUE("--harness", harness),  VALUE("--out", out_dir),
+    VALUE("--version", pin),	     VALUE("--from", from),
 };
 
 static int usage_error(const char *fmt, const char *arg)

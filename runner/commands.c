@@ -68,6 +68,14 @@ int runner_cmd_check(const struct runner_opts *o)
 			"halo-run: check takes one TARGET (host, host:port, [v6]:port or URL)\n");
 		return HALO_EXIT_SETUP;
 	}
+	if (o->harness && !runner_harness_known(o->harness)) {
+		fprintf(
+		    stderr,
+		    "halo-run: --harness %s: expected all, claude-code, codex, copilot, gemini, "
+		    "opencode or cursor\n",
+		    o->harness);
+		return HALO_EXIT_SETUP;
+	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0)
 		return rc;
 	const char *target = o->rest[0];
@@ -101,6 +109,8 @@ int runner_cmd_check(const struct runner_opts *o)
 	if (d.rule != POLICY_RULE_INVALID_HOST && d.host.kind != POLICY_HOST_NAME && !o->resolve)
 		print_address_class(&d.host);
 	bool allow = d.allow;
+	if (o->harness && d.rule != POLICY_RULE_INVALID_HOST)
+		runner_check_harness(o, re.policy, d.host.text, port, d.allow);
 	if (o->resolve && d.rule != POLICY_RULE_INVALID_HOST)
 		allow = print_resolution(re.policy, &d);
 	runner_env_release(&re);
@@ -185,8 +195,13 @@ int runner_cmd_policy(const struct runner_opts *o)
 	char *json;
 	int rc;
 
+	if (o->n_rest >= 1 && strcmp(o->rest[0], "render") == 0)
+		return runner_cmd_policy_render(o);
+	if (o->n_rest >= 1 && strcmp(o->rest[0], "import") == 0)
+		return runner_cmd_policy_import(o);
 	if (o->n_rest != 0) {
-		fprintf(stderr, "halo-run: policy takes no operands (use --policy F)\n");
+		fprintf(stderr, "halo-run: policy takes no operands (use --policy F, or the "
+				"verbs render and import)\n");
 		return HALO_EXIT_SETUP;
 	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0)

@@ -25,9 +25,13 @@ struct runner_opts {
 	bool quiet;
 	bool verbose;
 	bool json;
-	bool resolve; /* check --resolve: look the name up as the proxy would */
-	const char *os; /* profile --os macos|linux */
-	char **rest;	/* command (run) or operands (check, validate) */
+	bool resolve;	     /* check --resolve: look the name up as the proxy would */
+	const char *os;	     /* profile --os macos|linux; policy render --os linux|macos|windows */
+	const char *harness; /* policy render, check: --harness NAME (check: or all) */
+	const char *out_dir; /* policy render --out DIR */
+	const char *pin;     /* policy render --version V: the harness version pinned */
+	const char *from;    /* policy import --from KIND */
+	char **rest;	     /* command (run) or operands (check, validate) */
 	int n_rest;
 };
 
@@ -59,6 +63,12 @@ int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);  /* cache_cmd.c: list and clear caches */
+/* render_cmd.c: `policy render` and `policy import`, and check's --harness lines. */
+int runner_cmd_policy_render(const struct runner_opts *o);
+int runner_cmd_policy_import(const struct runner_opts *o);
+bool runner_harness_known(const char *name); /* a harness name or "all" */
+void runner_check_harness(const struct runner_opts *o, const struct halo_policy *p,
+			  const char *host, unsigned port, bool allow);
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */

@@ -42,6 +42,7 @@ ln -s halo-run "$stage/halo-sh"
 mkdir -p "$stage/helpers"
 [ -d "$build/helpers" ] && cp "$build"/helpers/* "$stage/helpers/" 2>/dev/null
 cp -r "$here" "$stage/it"
+[ -d "$here/../golden" ] && cp -r "$here/../golden" "$stage/golden" # t_render.sh's goldens
 chmod -R a+rX "$stage"
 
 total_pass=0; total_fail=0; total_skip=0

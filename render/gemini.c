@@ -1,0 +1,121 @@
+/* Gemini CLI: the system settings file (settings.json, overrides every other
+ * settings file). Sources: https://geminicli.com/docs/reference/configuration and
+ * the sandboxing guide (https://github.com/google-gemini/gemini-cli/blob/main/docs/
+ * cli/sandbox.md); checked against DESIGN.md's table (2026-10-27). Only
+ * tools.sandbox is held, on macOS only (Seatbelt through sandbox-exec); elsewhere
+ * it means a container runtime. The --sandbox flag and GEMINI_SANDBOX take
+ * precedence over any settings file: a default, not a lock. */
+#include <stdio.h>
+
+#include "render/render_int.h"
+
+#define F "settings.json"
+
+static const struct render_key keys[] = {
+    /* "sandbox-exec": macOS Seatbelt */
+    {F, "tools.sandbox", "https://geminicli.com/docs/reference/configuration#tools"},
+};
+
+static const char *install(enum render_os os)
+{
+	/* https://geminicli.com/docs/reference/configuration#settings-files */
+	static const char *const where[] = {
+	    [RENDER_OS_LINUX] = "/etc/gemini-cli/settings.json",
+	    [RENDER_OS_MACOS] = "/Library/Application Support/GeminiCli/settings.json",
+	    [RENDER_OS_WINDOWS] = "C:\\ProgramData\\gemini-cli\\settings.json",
+	};
+	return where[os];
+}
+
+struct cannot {
+	enum render_field f;
+	const char *reason;
+};
+
+static const struct cannot cannot[] = {
+    {RF_WRITABLE_ROOTS, "Gemini CLI's settings hold no writable paths"},
+    {RF_PROTECTED_PATHS, "Gemini CLI's settings hold no protected paths; not protected"},
+    {RF_FLOOR, "Gemini CLI's settings hold no protected paths; the credential floor is not "
+	       "protected"},
+    {RF_FAIL_IF_UNAVAILABLE, "Gemini CLI has no setting that refuses to run without its "
+			     "sandbox"},
+    {RF_EGRESS_DEFAULT, "Gemini CLI holds no per-domain egress rule "
+			"(tools.sandboxNetworkAccess is a boolean of undocumented scope); "
+			"egress is not enforced"},
+    {RF_ALLOWED_DOMAINS, "no per-domain rule in Gemini CLI; not enforced"},
+    {RF_PRESETS, "no per-domain rule in Gemini CLI; not enforced"},
+    {RF_DENIED_DOMAINS, "no per-domain rule in Gemini CLI; these hosts are NOT refused"},
+    {RF_GATEWAY, "no per-domain rule in Gemini CLI"},
+};
+
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
+{
+	cJSON *root = cJSON_CreateObject();
+
+	(void)e;
+	if (p->mode == POLICY_MODE_OFF) {
+		render_warn_off(p, out);
+		rj_file(out, root, F, install(o->os));
+		return 0;
+	}
+	if (o->os == RENDER_OS_MACOS) {
+		rj_str(out, rj_obj(out, root, "tools"), "sandbox", "sandbox-exec");
+		render_mark(out, RF_MODE);
+		render_warn(out, RF_MODE,
+			    "tools.sandbox is a default: the --sandbox flag and GEMINI_SANDBOX "
+			    "take precedence");
+		if (p->legacy_permissions_sandbox)
+			render_mark(out, RF_LEGACY_PERMISSIONS);
+	} else {
+		render_warn(out, RF_MODE,
+			    "%s: tools.sandbox is rendered on macOS only (Seatbelt); elsewhere it "
+			    "needs a container runtime; nothing rendered",
+			    render_os_name(o->os));
+		if (p->legacy_permissions_sandbox)
+			render_warn(out, RF_LEGACY_PERMISSIONS, "as sandbox.mode: not rendered");
+	}
+	if (p->mode == POLICY_MODE_READ_ONLY)
+		render_warn(out, RF_MODE, "read-only: Gemini CLI has no read-only setting");
+	for (size_t i = 0; i < RN(cannot); i++)
+		if (render_field_in_force(p, cannot[i].f))
+			render_warn(out, cannot[i].f, "%s", cannot[i].reason);
+	render_warn_halo_only(p, out);
+	rj_file(out, root, F, install(o->os));
+	return 0;
+}
+
+static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
+		    unsigned port, char *buf, size_t n)
+{
+	(void)p;
+	(void)o;
+	(void)host;
+	(void)port;
+	snprintf(buf, n, "not enforced: Gemini CLI holds no per-domain egress rule");
+	return true;
+}
+
+const struct render_adapter render_gemini = {
+    .name = "gemini",
+    .title = "Gemini CLI",
+    .keys = keys,
+    .n_keys = RN(keys),
+    .disp =
+	{
+	    RENDER_DISP_HALO_ONLY,
+	    [RF_MODE] = RD_KEY_WARN,
+	    [RF_WRITABLE_ROOTS] = RD_WARN,
+	    [RF_PROTECTED_PATHS] = RD_WARN,
+	    [RF_FAIL_IF_UNAVAILABLE] = RD_WARN,
+	    [RF_EGRESS_DEFAULT] = RD_WARN,
+	    [RF_ALLOWED_DOMAINS] = RD_WARN,
+	    [RF_PRESETS] = RD_WARN,
+	    [RF_DENIED_DOMAINS] = RD_WARN,
+	    [RF_GATEWAY] = RD_WARN,
+	    [RF_LEGACY_PERMISSIONS] = RD_KEY_WARN,
+	    [RF_FLOOR] = RD_WARN,
+	},
+    .render = render,
+    .explain = explain,
+};

@@ -1,0 +1,173 @@
+/* render/ — one policy into every harness's own managed settings, and a harness's
+ * sandbox settings back into a policy. Pure: it builds text from a validated
+ * struct halo_policy (and parses text handed to it); runner/ reads and writes the
+ * files and prints. It may call policy/ only.
+ *
+ * Invariants (DESIGN.md, "Rendering to the harnesses"): nothing rendered carries a
+ * bypass; every field a harness cannot hold is a warning naming the harness and the
+ * reason, never dropped; a host gets the same decision as Decide() wherever the
+ * harness can express it, and a warning where it cannot. */
+#ifndef HALO_RENDER_H
+#define HALO_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+enum render_os {
+	RENDER_OS_LINUX,
+	RENDER_OS_MACOS,
+	RENDER_OS_WINDOWS,
+};
+
+/* Every field of the policy model, as the schema spells it (render/fields.c). The
+ * no-silent-drop test walks this table against the model. */
+enum render_field {
+	RF_MODE,
+	RF_WRITABLE_ROOTS,
+	RF_PROTECTED_PATHS,
+	RF_ALLOW_READ,
+	RF_FAIL_IF_UNAVAILABLE,
+	RF_GUARD_PERSISTENCE,
+	RF_CACHES,
+	RF_UNIX_SOCKETS,
+	RF_EGRESS_DEFAULT,
+	RF_ALLOWED_DOMAINS,
+	RF_PRESETS,
+	RF_DENIED_DOMAINS,
+	RF_ALLOW_PRIVATE,
+	RF_HOST_PORTS,
+	RF_GATEWAY,
+	RF_LIMIT_CPU,
+	RF_LIMIT_MEMORY,
+	RF_LIMIT_FSIZE,
+	RF_LIMIT_NOFILE,
+	RF_LIMIT_NPROC,
+	RF_LIMIT_WALL,
+	RF_ENV_PASS,
+	RF_ENV_SET,
+	RF_LEGACY_PERMISSIONS,
+	RF_FLOOR, /* the built-in credential floor: not a key, but always in force */
+	RENDER_N_FIELDS
+};
+const char *render_field_name(enum render_field f); /* "sandbox.mode", ... */
+/* Is the field set in p (or, for the floor and defaults, in force)? */
+bool render_field_in_force(const struct halo_policy *p, enum render_field f);
+
+/* How an adapter treats a field; the test checks the behaviour matches. */
+enum render_disp {
+	RD_NONE = 0, /* never valid: every adapter names every field */
+	RD_KEY,	     /* rendered into a managed key */
+	RD_WARN,     /* cannot be held: always a warning */
+	RD_KEY_WARN, /* rendered, with a warning where the harness's meaning differs */
+};
+
+struct render_warning {
+	enum render_field field;
+	char *text; /* "FIELD: REASON" */
+};
+
+#define RENDER_MAX_FILES 2
+
+struct render_file {
+	const char *name;    /* "managed-settings.json" */
+	const char *install; /* where the harness reads it on the target OS, or NULL */
+	char *text;
+};
+
+#define RF_RENDERED 1u
+#define RF_WARNED   2u
+
+struct render_out {
+	const char *harness;
+	struct render_file files[RENDER_MAX_FILES];
+	size_t n_files;
+	struct render_warning *w;
+	size_t n_w, cap_w;
+	unsigned char handled[RENDER_N_FIELDS]; /* RF_RENDERED | RF_WARNED */
+	bool oom;
+};
+
+struct render_opts {
+	enum render_os os;
+	const char *version; /* the harness version pinned (Copilot), or NULL */
+};
+
+/* One key an adapter renders, with the vendor documentation it comes from. */
+struct render_key {
+	const char *file; /* which rendered file */
+	const char *path; /* dotted key path; "*" stands for any one key (a map's keys) */
+	const char *source;
+};
+
+struct render_adapter {
+	const char *name; /* "claude-code" */
+	const char *title;
+	const struct render_key *keys;
+	size_t n_keys;
+	enum render_disp disp[RENDER_N_FIELDS];
+	int (*render)(const struct halo_policy *p, const struct render_opts *o,
+		      struct render_out *out, struct halo_err *e);
+	/* For `check --harness`: the mechanism that decides `host` after rendering
+	 * (NUL-terminated into buf), and whether the rendering allows it. */
+	bool (*explain)(const struct halo_policy *p, const struct render_opts *o, const char *host,
+			unsigned port, char *buf, size_t n);
+};
+
+size_t render_n_adapters(void);
+const struct render_adapter *render_adapter_at(size_t i); /* NULL past the end */
+const struct render_adapter *render_adapter_find(const char *name);
+int render_os_parse(const char *s, enum render_os *os);
+const char *render_os_name(enum render_os os);
+
+/* Render p for one harness. 0, or -EINVAL (a pin the harness cannot hold) /
+ * -ENOMEM with the reason in e. out is always freed with render_out_free. */
+int render_policy(const struct render_adapter *a, const struct halo_policy *p,
+		  const struct render_opts *o, struct render_out *out, struct halo_err *e);
+void render_out_free(struct render_out *out);
+
+/* The bypass settings no rendering may contain (Invariant 1); NULL when clean, else
+ * the first one found. */
+const char *render_find_bypass(const char *text);
+
+/* ---------------------------------------------------------------- import */
+
+enum render_import_kind {
+	RI_GUESS = 0,
+	RI_CLAUDE_CODE,
+	RI_SRT, /* Anthropic's sandbox-runtime settings (srt-settings.json) */
+	RI_CODEX,
+	RI_CURSOR,
+	RI_COPILOT,
+};
+int render_import_kind_parse(const char *s, enum render_import_kind *k);
+const char *render_import_kind_name(enum render_import_kind k);
+
+#define RENDER_IMPORT_MAX (1024 * 1024)
+
+struct render_import {
+	enum render_import_kind kind; /* what it was read as */
+	char *yaml;		      /* the policy, YAML */
+	char **warnings;	      /* "FIELD: REASON", what has no equivalent */
+	size_t n_warnings;
+};
+
+/* The world the imported policy must validate in: each path is checked by policy/'s
+ * own validation against ctx, and a writable root must exist (`exists`, optional),
+ * as `halo-run validate` insists. */
+struct render_import_world {
+	const struct policy_ctx *ctx;
+	bool (*exists)(const char *abs);
+};
+
+/* A harness's settings text (JSON or TOML, `len` bytes, any content) to a halo-run
+ * policy that passes validation. 0, or -EINVAL with the reason (naming the line or
+ * key) in e. What has no equivalent is a warning; an entry validation refuses is
+ * left out with a warning (tighter, never looser). */
+int render_import(const char *buf, size_t len, enum render_import_kind kind,
+		  const struct render_import_world *w, struct render_import *out,
+		  struct halo_err *e);
+void render_import_free(struct render_import *r);
+
+#endif

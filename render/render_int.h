@@ -1,0 +1,106 @@
+/* Internal to render/: the lists every adapter starts from (presets expanded, the
+ * credential floor added), the output builder, and the shared warnings. */
+#ifndef HALO_RENDER_INT_H
+#define HALO_RENDER_INT_H
+
+#include <stdarg.h>
+
+#include <cjson/cJSON.h>
+
+#include "render/render.h"
+
+#define RN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A list of owned strings. */
+struct rlist {
+	char **v;
+	size_t n, cap;
+};
+int rlist_push(struct rlist *l, const char *s); /* appends unless already there */
+bool rlist_has(const struct rlist *l, const char *s);
+void rlist_free(struct rlist *l);
+
+/* A growing text buffer; `oom` sticks. */
+struct rbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+void rbuf_printf(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rbuf_free(struct rbuf *b);
+
+/* What every adapter renders from: the policy's meaning with presets expanded. */
+struct render_view {
+	bool off;		 /* sandbox.mode off */
+	bool read_only;		 /* sandbox.mode read-only */
+	bool default_allow;	 /* the effective egress default */
+	struct rlist allow;	 /* hosts allowed on every port (presets expanded) */
+	struct rlist deny;	 /* hosts denied (a port, if any, dropped: denied on every port) */
+	struct rlist allow_port; /* allowed only on one port: "host:port" (not renderable) */
+	struct rlist deny_port;	 /* denied only on one port: "host:port" */
+	struct rlist prot_home;	 /* protected paths, floor first: "~/x" or "/abs" */
+	struct rlist prot_glob;	 /* relative name patterns (".env*") */
+	struct rlist writable;	 /* writable roots as written ("~/x" or "/abs") */
+};
+int render_view_build(const struct halo_policy *p, struct render_view *v);
+void render_view_free(struct render_view *v);
+
+/* Output: warnings ("FIELD: REASON") and which fields were dealt with. */
+void render_warn(struct render_out *out, enum render_field f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void render_mark(struct render_out *out, enum render_field f);
+/* Add a file (takes text; NULL text sets oom). */
+void render_add_file(struct render_out *out, const char *name, const char *install, char *text);
+/* The fields only halo-run enforces (limits, env, allowPrivate, hostPorts,
+ * unixSockets, caches, guardPersistence, allowRead): one warning each when in force. */
+void render_warn_halo_only(const struct halo_policy *p, struct render_out *out);
+/* sandbox.mode off: nothing is rendered; say so for every field in force. */
+void render_warn_off(const struct halo_policy *p, struct render_out *out);
+
+/* cJSON helpers that remember a failed allocation in out->oom. */
+cJSON *rj_obj(struct render_out *out, cJSON *parent, const char *key);
+void rj_bool(struct render_out *out, cJSON *parent, const char *key, bool v);
+void rj_str(struct render_out *out, cJSON *parent, const char *key, const char *v);
+void rj_list(struct render_out *out, cJSON *parent, const char *key, const struct rlist *l);
+void rj_push(struct render_out *out, cJSON *arr, const char *v);
+/* Print root (tab-indented, as cJSON prints) as a file, and free root. */
+void rj_file(struct render_out *out, cJSON *root, const char *name, const char *install);
+
+/* Host matching as Decide() means it ("*.x": subdomains only) and the vendors' variants. */
+enum rmatch {
+	RM_HALO,      /* "*.x" subdomains only, "x" exactly x */
+	RM_SUBTREE,   /* "x" is x and every subdomain (Copilot blockedHosts) */
+	RM_STAR_APEX, /* "*.x" is x too (Cursor) */
+};
+bool render_host_match(const char *pattern, const char *host, enum rmatch m);
+/* The first entry of l matching host, or NULL. */
+const char *render_list_match(const struct rlist *l, const char *host, enum rmatch m);
+
+/* Is the view's egress anything but "allow every host"? */
+bool render_view_restricts(const struct render_view *v);
+
+/* Claude Code's path spelling in permission rules: "~/x" stays, "/abs" becomes
+ * "//abs"; directories and files alike get "X" and "X" followed by the any-depth glob. */
+int render_perm_rules(struct rlist *out, const char *tool, const struct render_view *v);
+
+/* gateway: rendered when the allowlist holds it, else a warning naming `where`. */
+void render_gateway(const struct halo_policy *p, const struct render_view *v,
+		    struct render_out *out, const char *where);
+
+/* The disposition rows every adapter shares: what only halo-run enforces. */
+#define RENDER_DISP_HALO_ONLY                                                                      \
+	[RF_ALLOW_READ] = RD_WARN, [RF_GUARD_PERSISTENCE] = RD_WARN, [RF_CACHES] = RD_WARN,        \
+	[RF_UNIX_SOCKETS] = RD_WARN, [RF_ALLOW_PRIVATE] = RD_WARN, [RF_HOST_PORTS] = RD_WARN,      \
+	[RF_LIMIT_CPU] = RD_WARN, [RF_LIMIT_MEMORY] = RD_WARN, [RF_LIMIT_FSIZE] = RD_WARN,         \
+	[RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN, [RF_LIMIT_WALL] = RD_WARN,        \
+	[RF_ENV_PASS] = RD_WARN, [RF_ENV_SET] = RD_WARN
+
+/* The TOML basic-string spelling of s (quotes included) into b. */
+void render_toml_str(struct rbuf *b, const char *s);
+void render_toml_list(struct rbuf *b, const char *key, const struct rlist *l);
+
+/* toml.c: a strict TOML subset into a cJSON tree (caller deletes). 0 or -EINVAL with
+ * the line and reason in e. */
+int render_toml_parse(const char *buf, size_t len, cJSON **out, struct halo_err *e);
+
+#endif

@@ -1,0 +1,245 @@
+/* `halo-run policy render` and `halo-run policy import`: the files and the printing
+ * around render/, which builds the text. Nothing here sends network traffic. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "render/render.h"
+#include "runner/runner_int.h"
+
+bool runner_harness_known(const char *name)
+{
+	return strcmp(name, "all") == 0 || render_adapter_find(name) != NULL;
+}
+
+static int harness_error(const char *name)
+{
+	fprintf(stderr, "halo-run: unknown harness '%s' (expected", name ? name : "");
+	for (size_t i = 0; i < render_n_adapters(); i++)
+		fprintf(stderr, "%s %s", i ? "," : "", render_adapter_at(i)->name);
+	fprintf(stderr, ")\n");
+	return HALO_EXIT_SETUP;
+}
+
+/* Write one rendered file into dir, never through a symlink, replacing it. */
+static int write_file(const char *dir, const struct render_file *f)
+{
+	char path[4096];
+	size_t len = strlen(f->text);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, f->name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, f->text, len) != (ssize_t)len) {
+		fprintf(stderr, "halo-run: --out: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return HALO_EXIT_SETUP;
+	}
+	if (close(fd) < 0) {
+		fprintf(stderr, "halo-run: --out: %s: %s\n", path, strerror(errno));
+		return HALO_EXIT_SETUP;
+	}
+	fprintf(stderr, "halo-run: wrote %s%s%s\n", path, f->install ? "; install it as " : "",
+		f->install ? f->install : "");
+	return 0;
+}
+
+static int emit(const struct runner_opts *o, const struct render_out *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !o->quiet && i < out->n_w; i++)
+		fprintf(stderr, "halo-run: warning: %s: %s\n", out->harness, out->w[i].text);
+	if (o->out_dir) {
+		struct stat st;
+		if (stat(o->out_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "halo-run: --out %s: not a directory\n", o->out_dir);
+			return HALO_EXIT_SETUP;
+		}
+		for (size_t i = 0; i < out->n_files && !rc; i++)
+			rc = write_file(o->out_dir, &out->files[i]);
+		return rc;
+	}
+	for (size_t i = 0; i < out->n_files; i++) {
+		if (out->n_files > 1)
+			printf("# file: %s\n", out->files[i].name);
+		fputs(out->files[i].text, stdout);
+		if (!o->quiet && out->files[i].install)
+			fprintf(stderr, "halo-run: install %s as %s\n", out->files[i].name,
+				out->files[i].install);
+	}
+	return 0;
+}
+
+int runner_cmd_policy_render(const struct runner_opts *o)
+{
+	const struct render_adapter *a = o->harness ? render_adapter_find(o->harness) : NULL;
+	struct render_opts ro = {RENDER_OS_LINUX, o->pin};
+	struct render_out out;
+	struct runner_env re;
+	struct halo_err e = {{0}};
+	int rc;
+
+	if (o->n_rest != 1) {
+		fprintf(stderr, "halo-run: policy render takes no operands (use --policy F)\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (!a)
+		return o->harness
+			   ? harness_error(o->harness)
+			   : (fprintf(stderr, "halo-run: policy render needs --harness NAME\n"),
+			      HALO_EXIT_SETUP);
+	if (o->os && render_os_parse(o->os, &ro.os) < 0) {
+		fprintf(stderr, "halo-run: --os %s: expected linux, macos or windows\n", o->os);
+		return HALO_EXIT_SETUP;
+	}
+	if ((rc = runner_load_policy(o, false, &re)) != 0)
+		return rc;
+	if (render_policy(a, re.policy, &ro, &out, &e) < 0) {
+		fprintf(stderr, "halo-run: %s\n", e.msg);
+		rc = HALO_EXIT_SETUP;
+	} else {
+		rc = emit(o, &out);
+	}
+	render_out_free(&out);
+	runner_env_release(&re);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- import */
+
+static int read_input(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "halo-run: import: %s: %s\n", path,
+			fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return HALO_EXIT_SETUP;
+	}
+	if (st.st_size > RENDER_IMPORT_MAX) {
+		fprintf(stderr, "halo-run: import: %s: larger than %d bytes; refused\n", path,
+			RENDER_IMPORT_MAX);
+		close(fd);
+		return HALO_EXIT_SETUP;
+	}
+	*buf = malloc((size_t)st.st_size + 1);
+	n = *buf ? read(fd, *buf, (size_t)st.st_size + 1) : -1;
+	close(fd);
+	if (n < 0 || n > st.st_size) {
+		fprintf(stderr, "halo-run: import: %s: %s\n", path,
+			n < 0 ? strerror(errno) : "changed while read");
+		free(*buf);
+		return HALO_EXIT_SETUP;
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
+static bool exists(const char *abs)
+{
+	struct stat st;
+
+	return stat(abs, &st) == 0;
+}
+
+int runner_cmd_policy_import(const struct runner_opts *o)
+{
+	struct policy_ctx ctx = {0};
+	struct render_import_world w = {&ctx, exists};
+	char home[4096];
+	enum render_import_kind kind = RI_GUESS;
+	struct render_import r = {0};
+	struct halo_err e = {{0}};
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (o->n_rest != 2 || o->n_policies) {
+		fprintf(stderr, "halo-run: policy import takes one FILE: policy import FILE "
+				"[--from claude-code|srt|codex|cursor|copilot]\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->from && render_import_kind_parse(o->from, &kind) < 0) {
+		fprintf(
+		    stderr,
+		    "halo-run: --from %s: expected claude-code, srt, codex, cursor or copilot\n",
+		    o->from);
+		return HALO_EXIT_SETUP;
+	}
+	if (runner_pw_home(getuid(), home, sizeof(home)) < 0) {
+		fprintf(stderr, "halo-run: uid %u has no home directory in the password database\n",
+			(unsigned)getuid());
+		return HALO_EXIT_SETUP;
+	}
+	/* The world `validate` checks the result in: the same homes. */
+	ctx.pw_home = home;
+	ctx.env_home = getenv("HOME") && getenv("HOME")[0] == '/' ? getenv("HOME") : NULL;
+	if ((rc = read_input(o->rest[1], &buf, &len)) != 0)
+		return rc;
+	if (render_import(buf, len, kind, &w, &r, &e) < 0) {
+		fprintf(stderr, "halo-run: import: %s: %s\n", o->rest[1], e.msg);
+		free(buf);
+		return HALO_EXIT_SETUP;
+	}
+	free(buf);
+	for (size_t i = 0; !o->quiet && i < r.n_warnings; i++)
+		fprintf(stderr, "halo-run: warning: %s: %s\n", render_import_kind_name(r.kind),
+			r.warnings[i]);
+	fputs(r.yaml, stdout);
+	render_import_free(&r);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- check */
+
+static bool egress_field(enum render_field f)
+{
+	return f == RF_MODE || f == RF_EGRESS_DEFAULT || f == RF_ALLOWED_DOMAINS ||
+	       f == RF_PRESETS || f == RF_DENIED_DOMAINS || f == RF_GATEWAY ||
+	       f == RF_ALLOW_PRIVATE;
+}
+
+static void check_one(const struct render_adapter *a, const struct runner_opts *o,
+		      const struct halo_policy *p, const char *host, unsigned port, bool allow)
+{
+	struct render_opts ro = {RENDER_OS_LINUX, o->pin};
+	struct render_out out;
+	struct halo_err e = {{0}};
+	char mech[512];
+	bool h_allow;
+
+	if (o->os && render_os_parse(o->os, &ro.os) < 0)
+		ro.os = RENDER_OS_LINUX;
+	h_allow = a->explain(p, &ro, host, port, mech, sizeof(mech));
+	printf("harness %s: %s: %s\n", a->name, h_allow ? "allow" : "deny", mech);
+	if (h_allow != allow)
+		printf("  differs from halo-run (%s): run the command under halo-run for "
+		       "halo-run's decision\n",
+		       allow ? "allow" : "deny");
+	if (render_policy(a, p, &ro, &out, &e) < 0)
+		printf("  warning: %s\n", e.msg);
+	for (size_t i = 0; i < out.n_w; i++)
+		if (egress_field(out.w[i].field))
+			printf("  warning: %s\n", out.w[i].text);
+	render_out_free(&out);
+}
+
+void runner_check_harness(const struct runner_opts *o, const struct halo_policy *p,
+			  const char *host, unsigned port, bool allow)
+{
+	for (size_t i = 0; i < render_n_adapters(); i++) {
+		const struct render_adapter *a = render_adapter_at(i);
+		if (strcmp(o->harness, "all") == 0 || strcmp(o->harness, a->name) == 0)
+			check_one(a, o, p, host, port, allow);
+	}
+}
