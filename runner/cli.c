@@ -27,6 +27,8 @@ void runner_usage(FILE *out)
 	    "       halo-run cache [list | path | clear [TOOL...]]  the sandbox's own tool caches\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
+	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
+	    "                                                 the audit, per host\n"
 	    "\n"
 	    "options:\n"
 	    "  --policy F        policy file (JSON or YAML); repeat to layer\n"
@@ -36,13 +38,17 @@ void runner_usage(FILE *out)
 	    "  --timeout D       wall-clock limit (90, 1m, 1h30m); exit 124 when it is hit\n"
 	    "  --dry-run         print the sandbox plan and exit\n"
 	    "  --audit FILE      append one JSON line per egress decision to FILE\n"
+	    "  --summary-md F    append this run's egress report (markdown) to F at exit;\n"
+	    "                    needs --audit\n"
+	    "  --fail-on-deny    exit 122 when the command exited 0 but egress was denied\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy)\n"
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
 	    "exit: the command's status, 128+N if it died of signal N; 124 timeout,\n"
-	    "125 policy/usage/sandbox error, 126 not executable, 127 not found.\n",
+	    "125 policy/usage/sandbox error, 126 not executable, 127 not found;\n"
+	    "122 with --fail-on-deny.\n",
 	    out);
 }
 
@@ -64,9 +70,18 @@ struct opt_row {
 	}
 
 static const struct opt_row opt_table[] = {
-    VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
-    VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
-    FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
+    VALUE("--workspace", workspace),
+    VALUE("--limit", limit_spec),
+    VALUE("--timeout", timeout),
+    VALUE("--audit", audit),
+    FLAG("--dry-run", dry_run),
+    FLAG("--quiet", quiet),
+    FLAG("--verbose", verbose),
+    FLAG("--json", json),
+    VALUE("--os", os),
+    VALUE("--format", format),
+    VALUE("--summary-md", summary_md),
+    FLAG("--fail-on-deny", fail_on_deny),
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -170,6 +185,7 @@ static const struct {
     {"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
+    {"report", runner_cmd_report},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

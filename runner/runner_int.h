@@ -25,8 +25,11 @@ struct runner_opts {
 	bool quiet;
 	bool verbose;
 	bool json;
-	const char *os; /* profile --os macos|linux */
-	char **rest;	/* command (run) or operands (check, validate) */
+	const char *os;		/* profile --os macos|linux */
+	const char *format;	/* report --format text|markdown|json */
+	const char *summary_md; /* run: the markdown report of this run, written at exit */
+	bool fail_on_deny;	/* run, report: HALO_EXIT_DENIED when something was denied */
+	char **rest;		/* command (run) or operands (check, validate) */
 	int n_rest;
 };
 
@@ -58,6 +61,15 @@ int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);  /* cache_cmd.c: list and clear caches */
+int runner_cmd_report(const struct runner_opts *o); /* report_cmd.c: the audit, read */
+
+/* report_cmd.c, for CI: refuse --summary-md without --audit (before the launch), and
+ * at exit apply --fail-on-deny to *status and write --summary-md from the records the
+ * run appended to the audit (from audit_start on). */
+struct proxy;
+int runner_ci_check(const struct runner_opts *o);
+void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
+		      off_t audit_start, int *status);
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */
