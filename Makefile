@@ -205,6 +205,10 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard rlimits/*.c) $(wildcard pr
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)
 
+# The report's reader and renderers, for fuzz_report (outside the shared list: they
+# are runner/ code).
+build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \

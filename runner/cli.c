@@ -69,20 +69,15 @@ struct opt_row {
 		n, OPT_VALUE, offsetof(struct runner_opts, f)                                      \
 	}
 
+/* clang-format off */
 static const struct opt_row opt_table[] = {
-    VALUE("--workspace", workspace),
-    VALUE("--limit", limit_spec),
-    VALUE("--timeout", timeout),
-    VALUE("--audit", audit),
-    FLAG("--dry-run", dry_run),
-    FLAG("--quiet", quiet),
-    FLAG("--verbose", verbose),
-    FLAG("--json", json),
-    VALUE("--os", os),
-    VALUE("--format", format),
-    VALUE("--summary-md", summary_md),
+    VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+    VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
+    FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
+    VALUE("--format", format),	     VALUE("--summary-md", summary_md),
     FLAG("--fail-on-deny", fail_on_deny),
 };
+/* clang-format on */
 
 static int usage_error(const char *fmt, const char *arg)
 {

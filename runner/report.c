@@ -31,10 +31,14 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+/* Where the last units began, to cut at one of them (a unit is at most 10 bytes, so
+ * eight of them always reach back past the room "..." needs). */
+#define ESC_MARKS 8
+
 size_t report_escape(const char *s, size_t len, char *out, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t o = 0, i = 0;
+	size_t marks[ESC_MARKS] = {0}, n_marks = 0, o = 0, i = 0;
 
 	if (n == 0)
 		return 0;
@@ -56,15 +60,23 @@ size_t report_escape(const char *s, size_t len, char *out, size_t n)
 			snprintf(unit, sizeof(unit), "\\x%02x", u[i]);
 		}
 		ul = strlen(unit);
-		if (o + ul + 1 > n || (o + ul + 4 > n && i + used < len)) {
-			/* Every unit written before another one left room for "...": the
-			 * rest is cut, never half an escape. */
-			if (o + 4 <= n) {
-				memcpy(out + o, "...", 3);
-				o += 3;
+		if (o + ul + 1 > n) {
+			/* Cut at the latest unit start that leaves room for "...": never half
+			 * an escape. */
+			size_t cut = 0;
+			for (size_t k = 0; k < ESC_MARKS && k < n_marks; k++)
+				if (marks[k] + 4 <= n && marks[k] > cut)
+					cut = marks[k];
+			if (o + 4 <= n)
+				cut = o;
+			o = 0;
+			if (cut + 4 <= n) {
+				memcpy(out + cut, "...", 3);
+				o = cut + 3;
 			}
 			break;
 		}
+		marks[n_marks++ % ESC_MARKS] = o;
 		memcpy(out + o, unit, ul);
 		o += ul;
 		i += used;
@@ -138,13 +150,19 @@ static void take_command(const cJSON *obj, char *out, size_t n)
 enum report_line report_parse_line(const char *line, size_t len, struct report_rec *r)
 {
 	const cJSON *d, *h, *p;
+	const char *end = NULL;
 	cJSON *obj;
 
 	memset(r, 0, sizeof(*r));
 	if (len > REPORT_LINE_MAX)
 		return REPORT_LINE_LONG;
-	obj = cJSON_ParseWithLength(line, len);
-	if (!obj || !cJSON_IsObject(obj)) {
+	if (memchr(line, '\0', len))
+		return REPORT_LINE_JSON; /* cJSON would read a raw NUL as the end */
+	obj = cJSON_ParseWithLengthOpts(line, len, &end, false);
+	/* One object per line, nothing after it but blanks. */
+	while (obj && end < line + len && (*end == ' ' || *end == '\t'))
+		end++;
+	if (!obj || !cJSON_IsObject(obj) || end != line + len) {
 		cJSON_Delete(obj);
 		return REPORT_LINE_JSON;
 	}
