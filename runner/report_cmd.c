@@ -55,9 +55,8 @@ static int read_file(struct report *rp, const char *path)
 static void say_denied(unsigned long long denied, const char *what)
 {
 	fprintf(stderr,
-		"halo-run: --fail-on-deny: %s, but %llu egress connection%s denied; exit "
-		"status %d\n",
-		what, denied, denied == 1 ? " was" : "s were", HALO_EXIT_DENIED);
+		"halo-run: --fail-on-deny: %s %llu denied egress connection%s; exit status %d\n",
+		what, denied, denied == 1 ? "" : "s", HALO_EXIT_DENIED);
 }
 
 int runner_cmd_report(const struct runner_opts *o)
@@ -82,7 +81,7 @@ int runner_cmd_report(const struct runner_opts *o)
 			fprintf(stderr, "halo-run: report: could not write the report\n");
 			rc = HALO_EXIT_SETUP;
 		} else if (o->fail_on_deny && rp.denied) {
-			say_denied(rp.denied, "the audit was read");
+			say_denied(rp.denied, "the audit records");
 			rc = HALO_EXIT_DENIED;
 		}
 	}
@@ -192,7 +191,7 @@ void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int a
 	if (px)
 		proxy_get_stats(px, &ps);
 	if (o->fail_on_deny && *status == 0 && ps.denied) {
-		say_denied(ps.denied, "the command exited 0");
+		say_denied(ps.denied, "the command exited 0, but the run had");
 		*status = HALO_EXIT_DENIED;
 		failed = true;
 	}

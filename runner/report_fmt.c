@@ -88,11 +88,20 @@ static void text_cells(const struct report_row *r, char cells[C_N][TEXT_CELL])
 	snprintf(cells[C_CMD], TEXT_CELL, "%s", r->command[0] ? r->command : "-");
 }
 
-static void text_line(FILE *out, char cells[C_N][TEXT_CELL], const int *w, const char *colour)
+static bool any_command(const struct report *rp)
 {
-	for (int c = 0; c < C_N; c++) {
+	for (size_t i = 0; i < rp->n_rows; i++)
+		if (rp->rows[i].command[0])
+			return true;
+	return rp->other.command[0] != '\0';
+}
+
+static void text_line(FILE *out, char cells[C_N][TEXT_CELL], const int *w, const char *colour,
+		      int n_cols)
+{
+	for (int c = 0; c < n_cols; c++) {
 		bool right = c >= C_ALLOWED && c <= C_DOWN;
-		bool last = c == C_N - 1;
+		bool last = c == n_cols - 1;
 
 		if (c == C_DECISION && colour)
 			fprintf(out, "%s%-*s\033[0m", colour, w[c], cells[c]);
@@ -127,11 +136,10 @@ static void print_header(const struct report *rp, FILE *out, bool md)
 {
 	char skipped[256];
 
-	fprintf(out,
-		md ? "**%llu denied** and %llu allowed connection%s to %zu host:port%s"
-		   : "%llu denied and %llu allowed connection%s to %zu host:port%s",
-		rp->denied, rp->allowed, rp->records == 1 ? "" : "s", n_hosts(rp),
-		n_hosts(rp) == 1 ? "" : "s");
+	fprintf(out, md ? "**%llu denied**, %llu allowed" : "%llu denied, %llu allowed", rp->denied,
+		rp->allowed);
+	fprintf(out, " egress connection%s to %zu host:port%s", rp->records == 1 ? "" : "s",
+		n_hosts(rp), n_hosts(rp) == 1 ? "" : "s");
 	if (rp->first[0])
 		fprintf(out, ", %s to %s", rp->first, rp->last);
 	fputs(md ? ".\n\n" : ".\n", out);
@@ -153,7 +161,7 @@ static void print_header(const struct report *rp, FILE *out, bool md)
 static int print_text(const struct report *rp, bool colour, FILE *out)
 {
 	static char cells[C_N][TEXT_CELL];
-	int w[C_N];
+	int w[C_N], n_cols = any_command(rp) ? C_N : C_N - 1;
 
 	print_header(rp, out, false);
 	if (n_hosts(rp) == 0)
@@ -172,11 +180,15 @@ static int print_text(const struct report *rp, bool colour, FILE *out)
 	fputs("\n", out);
 	for (int c = 0; c < C_N; c++)
 		snprintf(cells[c], TEXT_CELL, "%s", text_head[c]);
-	text_line(out, cells, w, NULL);
+	text_line(out, cells, w, NULL, n_cols);
 	for (size_t i = 0; i < n_hosts(rp); i++) {
 		const struct report_row *r = row_at(rp, i);
 		text_cells(r, cells);
-		text_line(out, cells, w, !colour ? NULL : r->denied ? "\033[1;31m" : "\033[32m");
+		text_line(out, cells, w,
+			  !colour     ? NULL
+			  : r->denied ? "\033[1;31m"
+				      : "\033[32m",
+			  n_cols);
 	}
 	return 0;
 }
@@ -187,14 +199,16 @@ static int print_markdown(const struct report *rp, FILE *out)
 {
 	char hp[REPORT_STR_MAX + 16], up[32], down[32];
 	size_t n = n_hosts(rp);
+	bool cmd = any_command(rp);
 
 	fputs("### halo-run egress report\n\n", out);
 	print_header(rp, out, true);
 	if (n == 0)
 		return 0;
-	fputs("| decision | host:port | allowed | denied | up | down | first | last | rule | "
-	      "command |\n|---|---|--:|--:|--:|--:|---|---|---|---|\n",
-	      out);
+	fprintf(out,
+		"| decision | host:port | allowed | denied | up | down | first | last | rule |%s\n"
+		"|---|---|--:|--:|--:|--:|---|---|---|%s\n",
+		cmd ? " command |" : "", cmd ? "---|" : "");
 	for (size_t i = 0; i < n && i < REPORT_MD_ROWS; i++) {
 		const struct report_row *r = row_at(rp, i);
 
@@ -206,8 +220,10 @@ static int print_markdown(const struct report *rp, FILE *out)
 		fprintf(out, " | %llu | %llu | %s | %s | %s | %s | ", r->allowed, r->denied, up,
 			down, r->first[0] ? r->first : "-", r->last[0] ? r->last : "-");
 		md_code(out, r->rule, true);
-		fputs(" | ", out);
-		md_code(out, r->command, true);
+		if (cmd) {
+			fputs(" | ", out);
+			md_code(out, r->command, true);
+		}
 		fputs(" |\n", out);
 	}
 	if (n > REPORT_MD_ROWS)

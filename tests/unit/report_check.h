@@ -14,7 +14,7 @@
 
 #include "runner/report.h"
 
-#define REPORT_MD_CELLS 10
+#define REPORT_MD_CELLS 10 /* and the command column when a record names one */
 
 /* NULL when out is fine, else what is wrong. */
 static inline const char *report_check_bytes(const char *out, size_t len)
@@ -31,7 +31,7 @@ static inline const char *report_check_bytes(const char *out, size_t len)
 
 /* One markdown line: outside code spans no < (only a span may hold one: the report's
  * own words have none); in a table row the unescaped pipes, never inside a span. */
-static inline const char *report_check_md_line(const char *line, size_t len)
+static inline const char *report_check_md_line(const char *line, size_t len, size_t *cells)
 {
 	size_t pipes = 0, ticks = 0;
 	bool row = len && line[0] == '|';
@@ -53,18 +53,24 @@ static inline const char *report_check_md_line(const char *line, size_t len)
 	}
 	if (ticks % 2)
 		return "a code span left open";
-	return !row || pipes == REPORT_MD_CELLS + 1 ? NULL
-						    : "a table row with the wrong number of cells";
+	if (row && *cells == 0)
+		*cells = pipes; /* the header row */
+	if (!row)
+		return NULL;
+	return pipes == *cells && (pipes == REPORT_MD_CELLS || pipes == REPORT_MD_CELLS + 1)
+		   ? NULL
+		   : "a table row with the wrong number of cells";
 }
 
 static inline const char *report_check_md(const char *out, size_t len)
 {
 	const char *p = out, *end = out + len;
+	size_t cells = 0;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		const char *why = report_check_md_line(p, n);
+		const char *why = report_check_md_line(p, n, &cells);
 
 		if (why)
 			return why;
