@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runner/doctor.h"
+#include "runner/doctor_apparmor.h"
 #include "runner/doctor_int.h"
 
 void doctor_add(struct doctor *d, bool problem, const char *harness, const char *fix,
@@ -215,6 +216,7 @@ int runner_cmd_doctor(const struct runner_opts *o)
 	d.p = re.policy;
 	fflush(NULL); /* the probes fork */
 	doctor_layers(&d);
+	doctor_apparmor(&d);
 	doctor_source(&d, o, &re);
 	cwd = getcwd(NULL, 0);
 	posture_check(home && home[0] == '/' ? home : re.pw_home, cwd, get_env, on_posture, &d);
