@@ -238,6 +238,8 @@ install: $(BIN) $(BUILD)/halo-run.1
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo-run
 	for l in $(HALO_LINKS); do ln -sf halo-run $(DESTDIR)$(PREFIX)/bin/$$l; done
 	install -m 0644 $(BUILD)/halo-run.1 $(DESTDIR)$(MANDIR)/man1/halo-run.1
+	install -d $(DESTDIR)$(PREFIX)/share/halo-run
+	install -m 0755 contrib/ci/halo-ci.sh $(DESTDIR)$(PREFIX)/share/halo-run/halo-ci.sh
 
 # The Debian package (dpkg-deb; see tools/mkdeb.sh and packaging/): $(BUILD)/halo-run_*.deb.
 deb: $(BIN) $(BUILD)/halo-run.1
