@@ -72,7 +72,7 @@ if [ "$rc" != 0 ]; then
 	exit "$rc"
 fi
 
-echo "halo-ci: build: $* (audit: $audit)" >&2
+printf "halo-ci: build: %s (audit: %s)\n" "$*" "$audit" >&2
 "$HALO" --policy "$policy" --workspace "$ws" --timeout "$timeout" --audit "$audit" \
 	--summary-md "$summary" --fail-on-deny -- "$@"
 rc=$?
