@@ -3,6 +3,11 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+MANDIR  ?= $(PREFIX)/share/man
+# The names halo-run answers to as a shell (runner/shell.c): a link each, in build/,
+# `make install` and the package. Add halo-bash here once runner/shell.c knows it.
+HALO_LINKS ?= halo-sh
+VERSION := $(shell sed -n 's/^\#define HALO_VERSION "\(.*\)"$$/\1/p' runner/cli.c)
 # PLATFORM=portable: the macOS code path (macos/ launcher, the proxy on poll(),
 # self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in
 # it — no linux/, no netns/, no libnl, libseccomp or libcap. A test vehicle only: it
@@ -101,7 +106,7 @@ FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
 .PHONY: all deps check unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
-	check-portable
+	check-portable deb check-deb
 
 all: $(BIN) helpers
 
@@ -125,7 +130,7 @@ $(BUILD)/libhalo.a: $(LIB_OBJ)
 
 $(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(BIN_LIBS)
-	@ln -sf halo-run $(BUILD)/halo-sh
+	@for l in $(HALO_LINKS); do ln -sf halo-run $(BUILD)/$$l; done
 
 # The seccomp filter, built from the deny table by libseccomp at build time and
 # compiled into linux/seccomp.o (see linux/seccomp_int.h). The generator is not in a
@@ -214,6 +219,10 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)
 
+# The report's reader and renderers, for fuzz_report (outside the shared list: they
+# are runner/ code).
+build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
@@ -229,10 +238,27 @@ fuzz-smoke: $(FUZZ_BIN)
 bench: all deps-bench
 	@for b in tests/bench/*; do [ -x $$b ] && [ ! -d $$b ] && { echo "== $$b"; $$b $(abspath $(BUILD)) || exit 1; }; done; true
 
-install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+$(BUILD)/halo-run.1: packaging/halo-run.1 runner/cli.c
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/' $< >$@
+
+install: $(BIN) $(BUILD)/halo-run.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo-run
-	ln -sf halo-run $(DESTDIR)$(PREFIX)/bin/halo-sh
+	for l in $(HALO_LINKS); do ln -sf halo-run $(DESTDIR)$(PREFIX)/bin/$$l; done
+	install -m 0644 $(BUILD)/halo-run.1 $(DESTDIR)$(MANDIR)/man1/halo-run.1
+	install -d $(DESTDIR)$(PREFIX)/share/halo-run
+	install -m 0755 contrib/ci/halo-ci.sh $(DESTDIR)$(PREFIX)/share/halo-run/halo-ci.sh
+
+# The Debian package (dpkg-deb; see tools/mkdeb.sh and packaging/): $(BUILD)/halo-run_*.deb.
+deb: $(BIN) $(BUILD)/halo-run.1
+	@tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
+
+# The package, tested: lintian, then installed with apt-get into a fresh Debian 12
+# root (debootstrap, minutes and network to the Debian archive) where `halo-run verify`
+# runs as root and as an unprivileged user. Not part of `make check`.
+check-deb: deb
+	tests/pkg/t_deb.sh $(abspath $(BUILD))
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

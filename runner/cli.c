@@ -35,6 +35,8 @@ void runner_usage(FILE *out)
 	    "       halo-run cache [list | path | clear [TOOL...]]  the sandbox's own tool caches\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
+	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
+	    "                                                 the audit, per host\n"
 	    "\n"
 	    "options:\n"
 	    "  --policy F        policy file (JSON or YAML); repeat to layer\n"
@@ -44,6 +46,9 @@ void runner_usage(FILE *out)
 	    "  --timeout D       wall-clock limit (90, 1m, 1h30m); exit %d when it is hit\n"
 	    "  --dry-run         print the sandbox plan and exit\n"
 	    "  --audit FILE      append one JSON line per egress decision to FILE\n"
+	    "  --summary-md F    append this run's egress report (markdown) to F at exit;\n"
+	    "                    needs --audit\n"
+	    "  --fail-on-deny    exit %d when the command exited 0 but egress was denied\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
@@ -52,9 +57,10 @@ void runner_usage(FILE *out)
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
 	    "exit: the command's status, 128+N if it died of signal N; %d timeout,\n"
-	    "%d policy/usage/sandbox error, %d not executable, %d not found.\n",
-	    HALO_EXIT_SETUP, HALO_EXIT_TIMEOUT, HALO_EXIT_TIMEOUT, HALO_EXIT_SETUP,
-	    HALO_EXIT_NOEXEC, HALO_EXIT_NOTFOUND);
+	    "%d policy/usage/sandbox error, %d not executable, %d not found;\n"
+	    "%d with --fail-on-deny.\n",
+	    HALO_EXIT_SETUP, HALO_EXIT_TIMEOUT, HALO_EXIT_DENIED, HALO_EXIT_TIMEOUT,
+	    HALO_EXIT_SETUP, HALO_EXIT_NOEXEC, HALO_EXIT_NOTFOUND, HALO_EXIT_DENIED);
 }
 
 enum opt_kind { OPT_FLAG, OPT_VALUE };
@@ -74,13 +80,17 @@ struct opt_row {
 		n, OPT_VALUE, offsetof(struct runner_opts, f)                                      \
 	}
 
+/* clang-format off */
 static const struct opt_row opt_table[] = {
     VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
     FLAG("--resolve", resolve),	     VALUE("--harness", harness),  VALUE("--out", out_dir),
     VALUE("--version", pin),	     VALUE("--from", from),
+    VALUE("--format", format),	     VALUE("--summary-md", summary_md),
+    FLAG("--fail-on-deny", fail_on_deny),
 };
+/* clang-format on */
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -183,6 +193,7 @@ static const struct {
     {"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
+    {"report", runner_cmd_report},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runner/doctor.h"
+#include "runner/doctor_apparmor.h"
 #include "runner/doctor_int.h"
 
 void doctor_add(struct doctor *d, bool problem, const char *harness, const char *fix,
@@ -218,6 +219,7 @@ int runner_cmd_doctor(const struct runner_opts *o)
 	if (runner_plan_of(re.policy, re.workspace, re.pw_home, false, &d.plan, &e) < 0)
 		d.oom = true;
 	doctor_layers(&d);
+	doctor_apparmor(&d);
 	doctor_source(&d, o, &re);
 	cwd = getcwd(NULL, 0);
 	posture_check(home && home[0] == '/' ? home : re.pw_home, cwd, get_env, on_posture, &d);

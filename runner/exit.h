@@ -17,6 +17,9 @@ enum halo_outcome_kind {
 	HALO_OUTCOME_SETUP,    /* policy or usage error, the sandbox could not be built */
 	HALO_OUTCOME_NOEXEC,   /* the command was found but could not be executed */
 	HALO_OUTCOME_NOTFOUND, /* the command was not found */
+	/* --fail-on-deny: the command exited 0 but egress was denied. Below xargs's
+	 * 123-127 and timeout's 124-125, above sysexits' 64-78 and apt's 100. */
+	HALO_OUTCOME_DENIED,
 };
 
 struct halo_outcome {
@@ -51,10 +54,8 @@ static inline struct halo_outcome halo_outcome_wait(int ws)
 static inline int halo_exit_code(struct halo_outcome o)
 {
 	static const int own[] = {
-	    [HALO_OUTCOME_TIMEOUT] = 124,
-	    [HALO_OUTCOME_SETUP] = 125,
-	    [HALO_OUTCOME_NOEXEC] = 126,
-	    [HALO_OUTCOME_NOTFOUND] = 127,
+	    [HALO_OUTCOME_TIMEOUT] = 124,  [HALO_OUTCOME_SETUP] = 125,	[HALO_OUTCOME_NOEXEC] = 126,
+	    [HALO_OUTCOME_NOTFOUND] = 127, [HALO_OUTCOME_DENIED] = 122,
 	};
 
 	if (o.kind == HALO_OUTCOME_EXITED)
@@ -74,5 +75,6 @@ static inline int halo_exit_code(struct halo_outcome o)
 #define HALO_EXIT_SETUP	   HALO_EXIT_OF(HALO_OUTCOME_SETUP)
 #define HALO_EXIT_NOEXEC   HALO_EXIT_OF(HALO_OUTCOME_NOEXEC)
 #define HALO_EXIT_NOTFOUND HALO_EXIT_OF(HALO_OUTCOME_NOTFOUND)
+#define HALO_EXIT_DENIED   HALO_EXIT_OF(HALO_OUTCOME_DENIED)
 
 #endif

@@ -194,6 +194,8 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		*status = HALO_EXIT_SETUP;
 		rc = 1;
 	}
+	if (rc >= 0)
+		runner_ci_finish(o, px, audit_fd, audit_fd >= 0 ? audit_st.st_size : 0, status);
 out:
 	proxy_destroy(px);
 	proxy_poller_free(st.pl);

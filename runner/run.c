@@ -190,7 +190,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	if ((rc = runner_load_policy(o, true, &re)) != 0)
 		return rc;
 	memset(&l, 0, sizeof(l));
-	if ((rc = settle_limits(o, re.policy, &l.limits)) != 0 ||
+	if ((rc = runner_ci_check(o)) != 0 || (rc = settle_limits(o, re.policy, &l.limits)) != 0 ||
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
 	warn_unix_sockets(re.policy);

@@ -31,7 +31,10 @@ struct runner_opts {
 	const char *out_dir; /* policy render --out DIR */
 	const char *pin;     /* policy render --version V: the harness version pinned */
 	const char *from;    /* policy import --from KIND */
-	char **rest;	     /* command (run) or operands (check, validate) */
+	const char *format;  /* report --format text|markdown|json */
+	const char *summary_md; /* run: the markdown report of this run, written at exit */
+	bool fail_on_deny;	/* run, report: HALO_EXIT_DENIED when something was denied */
+	char **rest;		/* command (run) or operands (check, validate) */
 	int n_rest;
 };
 
@@ -69,6 +72,16 @@ int runner_cmd_policy_import(const struct runner_opts *o);
 bool runner_harness_known(const char *name); /* a harness name or "all" */
 void runner_check_harness(const struct runner_opts *o, const struct halo_policy *p,
 			  const char *host, unsigned port, bool allow);
+
+int runner_cmd_report(const struct runner_opts *o); /* report_cmd.c: the audit, read */
+
+/* report_cmd.c, for CI: refuse --summary-md without --audit (before the launch), and
+ * at exit apply --fail-on-deny to *status and write --summary-md from the records the
+ * run appended to the audit (from audit_start on). */
+struct proxy;
+int runner_ci_check(const struct runner_opts *o);
+void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
+		      off_t audit_start, int *status);
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */

@@ -43,6 +43,7 @@ mkdir -p "$stage/helpers"
 [ -d "$build/helpers" ] && cp "$build"/helpers/* "$stage/helpers/" 2>/dev/null
 cp -r "$here" "$stage/it"
 [ -d "$here/../golden" ] && cp -r "$here/../golden" "$stage/golden" # t_render.sh's goldens
+[ -d "$here/../../contrib" ] && cp -r "$here/../../contrib" "$stage/contrib" # t_ci_kit.sh runs contrib/ci
 chmod -R a+rX "$stage"
 
 total_pass=0; total_fail=0; total_skip=0
