@@ -9,14 +9,7 @@
 #include <string.h>
 
 #include "linux/gitconf.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 #define TAIL "\n[alias]\n\tx = !sh\n"
 

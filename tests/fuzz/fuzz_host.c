@@ -8,14 +8,7 @@
 #include <sys/socket.h>
 
 #include "policy/policy.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static char *denied[] = {"pastebin.com", "*.evil.example", "192.0.2.66", "[2001:db8::bad]"};
 static char *allowed[] = {"ai.acme.example", "*.acme.example", "198.51.100.10", "::1"};

@@ -10,14 +10,7 @@
 #include <string.h>
 
 #include "proxy/proxy_parse.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static struct proxy_http_req req, again;
 static char out[PROXY_HTTP_MAX_HEAD * 2];

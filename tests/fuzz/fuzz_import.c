@@ -7,14 +7,7 @@
 #include <string.h>
 
 #include "render/render.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static const struct policy_ctx ctx = {"/home/u", "/home/env", "/home/u/ws", NULL};
 static const struct render_import_world world = {&ctx, NULL};

@@ -10,14 +10,7 @@
 #include <string.h>
 
 #include "policy/policy.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static const struct policy_ctx fuzz_ctx = {"/home/u", "/home/env", "/home/u/ws", NULL};
 

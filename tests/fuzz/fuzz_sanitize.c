@@ -8,14 +8,7 @@
 #include <strings.h>
 
 #include "policy/policy.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static const char *const words[] = {"auth",  "token", "pass", "secret", "user",
 				    "email", "cert",  "key",  "otp",	"cred"};

@@ -11,14 +11,7 @@
 #include <strings.h>
 
 #include "proxy/proxy_parse.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static void check_hello(const uint8_t *d, size_t size, const struct proxy_tls_hello *h)
 {

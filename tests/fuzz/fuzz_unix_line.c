@@ -8,14 +8,7 @@
 #include <string.h>
 
 #include "linux/unix_line.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 #define PREFIX "0000000000000000: 00000002 00000000 00010000 0001 01 1234 "
 
