@@ -56,11 +56,11 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy rlimits netns proxy linux macos runner
+MODULES := policy rlimits netns proxy linux macos hook runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy rlimits proxy macos runner
+MODULES := policy rlimits proxy macos hook runner
 PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.

@@ -25,6 +25,8 @@ void runner_usage(FILE *out)
 	    "fixes\n"
 	    "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
 	    "       halo-run cache [list | path | clear [TOOL...]]  the sandbox's own tool caches\n"
+	    "       halo-run hook [--policy F]... [--harness H]  judge one agent tool event (stdin);\n"
+	    "                                                exit 0 allow, 2 block\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
 	    "\n"
@@ -67,6 +69,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
+    VALUE("--harness", harness),
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -170,6 +173,7 @@ static const struct {
     {"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
+    {"hook", runner_cmd_hook},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

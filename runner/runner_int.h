@@ -26,6 +26,7 @@ struct runner_opts {
 	bool verbose;
 	bool json;
 	const char *os; /* profile --os macos|linux */
+	const char *harness; /* hook --harness claude-code|codex|gemini */
 	char **rest;	/* command (run) or operands (check, validate) */
 	int n_rest;
 };
@@ -58,6 +59,7 @@ int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);  /* cache_cmd.c: list and clear caches */
+int runner_cmd_hook(const struct runner_opts *o);   /* hook_cmd.c: a harness's tool event */
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */
