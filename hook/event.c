@@ -186,6 +186,10 @@ int hook_event_parse(const char *json, size_t len, enum hook_harness h, struct h
 	if (!root)
 		return why_(why, n, "%s", "the event is not valid JSON (or nested too deeply)");
 	ev->root = root;
+	while (end && end < json + len && strchr(" \t\r\n", *end))
+		end++;
+	if (end != json + len)
+		return why_(why, n, "%s", "the event has text after its JSON object");
 	if (!cJSON_IsObject(root))
 		return why_(why, n, "%s", "the event is not a JSON object");
 	if (dup_keys(root, &dup))

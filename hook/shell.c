@@ -84,6 +84,7 @@ static int finish(struct hook_lex *L, struct cmdb *b, long pipe_from)
 
 	if (!b->c.n_words && !b->c.n_assigns && !b->c.n_redirs) {
 		cmd_free(&b->c);
+		memset(b, 0, sizeof(*b));
 		return 0;
 	}
 	if (s->n >= HOOK_MAX_CMDS) {
@@ -207,6 +208,7 @@ static int on_lparen(struct hook_lex *L, struct pstate *p)
 			return rc ? rc : hook_lex_fail(L, "%s", "syntax error near '('");
 		}
 		cmd_free(&p->cur.c);
+		memset(&p->cur, 0, sizeof(p->cur));
 		return 0;
 	}
 	if (p->cur.c.n_words)
@@ -227,6 +229,11 @@ static int step(struct hook_lex *L, struct pstate *p, struct hook_token *t, bool
 
 	switch (t->t) {
 	case T_WORD:
+		if (L->heredoc_mode) {
+			/* a here-document's text is data; only its substitutions ran */
+			word_free(&t->w);
+			return 0;
+		}
 		if ((rc = reserved(L, p, t)) != 0)
 			return rc < 0 ? rc : 0;
 		if (p->skip_name) {

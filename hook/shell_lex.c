@@ -184,8 +184,11 @@ static int lex_dollar(struct hook_lex *L, struct buf *b, bool in_dq)
 	if (next == '(') {
 		if (++L->nest > HOOK_MAX_NEST)
 			return hook_lex_fail(L, "nested more than %s levels deep", "64");
+		bool hm = L->heredoc_mode; /* inside $( ) it is shell text again */
 		L->i += 2;
+		L->heredoc_mode = false;
 		rc = hook_parse_list(L, true, -1);
+		L->heredoc_mode = hm;
 		L->nest--;
 		return rc ? rc : puts_(b, "$(...)", false);
 	}
@@ -468,7 +471,7 @@ int hook_next_token(struct hook_lex *L, struct hook_token *t)
 		return lex_op(L, t);
 	t->t = T_WORD;
 	rc = lex_word(L, &b);
-	t->plain = !b.quoted && !b.special;
+	t->plain = !b.quoted && (!b.special || (b.n == 1 && b.p[0] == '{'));
 	t->w = buf_take(&b);
 	return rc ? rc : t->w.text ? 0 : -ENOMEM;
 }

@@ -177,7 +177,7 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_word *argv, size_
 		*skip = argc;
 		return true;
 	}
-	for (; i < argc && hook_word_literal(&argv[i]); i++) {
+	for (; i < argc && argv[i].lit >= 2; i++) { /* an option's letters must be literal */
 		const char *a = argv[i].text;
 		if (strcmp(a, "--") == 0) {
 			i++;
