@@ -304,6 +304,15 @@ static size_t strip_user(const char *t, size_t start, size_t end)
 	return start;
 }
 
+/* After a bracketed IPv6 literal at i, or i itself. */
+static size_t past_bracket(const char *t, size_t i)
+{
+	if (t[i] != '[')
+		return i;
+	i += strcspn(t + i, "]");
+	return t[i] ? i + 1 : i;
+}
+
 /* A URL (scheme://...) or a bare host[:port][/path] at `off` in w. */
 static void url_at(struct hook_judge *j, const char *what, const struct hook_word *w, size_t off)
 {
@@ -321,9 +330,7 @@ static void host_list(struct hook_judge *j, const char *what, const struct hook_
 		if (strncmp(t + off, "ssh://", 6) == 0) {
 			url_at(j, what, w, off);
 		} else {
-			size_t hs = strip_user(t, off, end), he = hs;
-			if (t[hs] == '[')
-				he = hs + strcspn(t + hs, "]") + 1;
+			size_t hs = strip_user(t, off, end), he = past_bracket(t, hs);
 			he += strcspn(t + he, ":,");
 			hook_target(j, what, w, hs, he > end ? end : he);
 		}
@@ -716,7 +723,7 @@ static void socat_address(struct hook_judge *j, const struct hook_word *w)
 	for (size_t i = 0; i < c; i++)
 		type[i] = (char)(t[i] >= 'a' && t[i] <= 'z' ? t[i] - 32 : t[i]);
 	type[c] = 0;
-	size_t h = c + 1, he = h + (t[h] == '[' ? strcspn(t + h, "]") + 1 : 0);
+	size_t h = c + 1, he = past_bracket(t, h);
 	he += strcspn(t + he, ":,");
 	bool is_one = false, is_two = false;
 	for (size_t k = 0; one[k]; k++)
@@ -726,7 +733,7 @@ static void socat_address(struct hook_judge *j, const struct hook_word *w)
 	if (is_one || is_two)
 		hook_target(j, "socat", w, h, he);
 	if (is_two && t[he] == ':') {
-		size_t h2 = he + 1, e2 = h2 + (t[h2] == '[' ? strcspn(t + h2, "]") + 1 : 0);
+		size_t h2 = he + 1, e2 = past_bracket(t, h2);
 		hook_target(j, "socat", w, h2, e2 + strcspn(t + e2, ":,"));
 	}
 	if (!strcmp(type, "EXEC") || !strcmp(type, "SYSTEM")) {

@@ -333,8 +333,12 @@ int hook_shell_parse(const char *src, size_t len, unsigned depth, struct hook_sc
 		return hook_lex_fail(&L, "%s", "a NUL byte in the command");
 	if (depth > HOOK_MAX_DEPTH)
 		return hook_lex_fail(&L, "nested more than %s levels deep", "16");
-	if (!(bodies = calloc(1, sizeof(*bodies))))
+	char *copy = strndup(src, len); /* the lexer reads up to a NUL */
+	if (!copy || !(bodies = calloc(1, sizeof(*bodies)))) {
+		free(copy);
 		return -ENOMEM;
+	}
+	L.s = copy;
 	L.bodies = bodies;
 	rc = hook_parse_list(&L, false, -1);
 	for (size_t k = 0; k < L.n_pend; k++)
@@ -343,6 +347,7 @@ int hook_shell_parse(const char *src, size_t len, unsigned depth, struct hook_sc
 	for (size_t k = 0; k < bodies->n; k++)
 		free(bodies->text[k]);
 	free(bodies);
+	free(copy);
 	for (size_t i = 0; !rc && i < s->n; i++)
 		for (size_t r = 0; r < s->cmds[i].n_redirs; r++)
 			if (!s->cmds[i].redirs[r].target.text)

@@ -78,7 +78,8 @@ static bool is_meta(char c)
  * same script. */
 static int sub_parse(struct hook_lex *L, const char *text, size_t len, bool heredoc_mode)
 {
-	struct hook_lex sub = {.s = text,
+	char *copy = strndup(text, len); /* the lexer reads up to a NUL */
+	struct hook_lex sub = {.s = copy,
 			       .n = len,
 			       .depth = L->depth + 1,
 			       .out = L->out,
@@ -86,11 +87,16 @@ static int sub_parse(struct hook_lex *L, const char *text, size_t len, bool here
 			       .heredoc_mode = heredoc_mode};
 	int rc;
 
-	if (sub.depth > HOOK_MAX_DEPTH)
+	if (!copy)
+		return -ENOMEM;
+	if (sub.depth > HOOK_MAX_DEPTH) {
+		free(copy);
 		return hook_lex_fail(L, "nested more than %s levels deep", "16");
+	}
 	rc = hook_parse_list(&sub, false, -1);
 	for (size_t k = 0; k < sub.n_pend; k++)
 		free(sub.pend[k].delim);
+	free(copy);
 	return rc;
 }
 
@@ -102,6 +108,8 @@ static int lex_ansi_c(struct hook_lex *L, struct buf *b)
 {
 	static const char from[] = "abefnrtv\\'\"?E", to[] = "\a\b\033\f\n\r\t\v\\'\"?\033";
 	int rc = 0;
+
+	size_t start = b->n;
 
 	b->quoted = true;
 	for (L->i += 2; L->i < L->n && L->s[L->i] != '\'' && !rc; L->i++) {
@@ -135,6 +143,11 @@ static int lex_ansi_c(struct hook_lex *L, struct buf *b)
 	if (!rc && L->i >= L->n)
 		return hook_lex_fail(L, "unterminated %s", "$'...'");
 	L->i++;
+	/* bash ends the string at a decoded NUL ($'ev\0il' is "ev"): so does the word. */
+	if (!rc && b->n > start && memchr(b->p + start, 0, b->n - start))
+		b->n = start + strlen(b->p + start);
+	if (b->lit > b->n)
+		b->lit = b->n;
 	return rc;
 }
 
@@ -383,6 +396,7 @@ static int lex_redir(struct hook_lex *L, struct hook_token *t)
 		return 0;
 	if (L->n_pend == HOOK_MAX_PENDING || L->bodies->n == HOOK_MAX_HEREDOCS) {
 		free(t->w.text);
+		t->w.text = NULL;
 		return hook_lex_fail(L, "more than %s here-documents", "256");
 	}
 	L->pend[L->n_pend].id = L->bodies->n;
