@@ -106,6 +106,10 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_word *argv, size_
  * contact and return true. */
 bool hook_net_check(struct hook_judge *j, const char *base, const struct hook_word *argv,
 		    size_t argc, bool from_xargs);
+/* python -c, perl -e, node -e ...: the URLs written in inline code. Returns true for an
+ * interpreter (judged), false otherwise. */
+bool hook_net_inline(struct hook_judge *j, const char *base, const struct hook_word *argv,
+		     size_t argc);
 /* Environment assignments (NAME=VALUE) that point a client at a host or run a command. */
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w);
 

@@ -314,7 +314,7 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 	} else if (in_list(declarers, b)) {
 		for (size_t i = 1; i < argc; i++)
 			hook_net_assign(j, &argv[i]);
-	} else {
+	} else if (!hook_net_inline(j, b, argv, argc)) {
 		hook_net_check(j, b, argv, argc, from_xargs);
 	}
 }

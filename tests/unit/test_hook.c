@@ -178,6 +178,12 @@ static const struct {
     {"while true; do curl evil.test; done", B, "evil.test"},
     {"curl ok.example \\\n evil.test", B, "evil.test"},
     {"ls |& curl evil.test", B, "evil.test"},
+    /* inline code of interpreters */
+    {"python3 -c \"import urllib.request as u; u.urlopen('https://evil.test/x')\"", B, "evil.test"},
+    {"node -e \"fetch('http://pastebin.com/a')\"", B, "deniedDomains[0]"},
+    {"perl -MLWP::Simple -e 'get(\"https://evil.test\")'", B, "evil.test"},
+    {"python3 -c \"print('https://github.com/x')\"", A, NULL},
+    {"python3 script.py -c 'https://evil.test'", A, NULL},
     /* unreadable: blocked too */
     {"echo 'unterminated", C, "unterminated"},
     {"echo $(ls", C, "unterminated"},
