@@ -288,7 +288,8 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 
 	if (!argc || hook_decided(j))
 		return;
-	if (!hook_word_literal(&argv[0])) {
+	if (!hook_word_literal(&argv[0]) && strcmp(argv[0].text, "[") &&
+	    strcmp(argv[0].text, "[[")) {
 		hook_block(j, HOOK_BLOCK,
 			   "the program name '%.200s' is an expansion, so what runs cannot be "
 			   "verified",

@@ -113,6 +113,9 @@ t0=$(date +%s%N)
 for ((i = 0; i < n; i++)); do "$HALO" hook --policy "$pol" <"$evfile" || break; done
 t1=$(date +%s%N)
 expect "1000 events judged" "$n" "$i"
-echo "# hook: $(((t1 - t0) / n / 1000)) us/event ($n events, one process each: halo-run hook --policy policy.yaml < event.json)"
+for ((i = 0; i < n; i++)); do "$HALO" --version >/dev/null || break; done
+t2=$(date +%s%N)
+echo "# hook: $(((t1 - t0) / n / 1000)) us/event ($n events, one process each: halo-run hook" \
+	"--policy policy.yaml < event.json); starting halo-run --version: $(((t2 - t1) / n / 1000)) us"
 
 finish
