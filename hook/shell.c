@@ -201,6 +201,10 @@ static int on_lparen(struct hook_lex *L, struct pstate *p)
 	struct hook_token t;
 	int rc;
 
+	if (p->cur.c.n_words == 1 && strcmp(p->cur.c.words[0].text, "time") == 0) {
+		cmd_free(&p->cur.c); /* time ( list ): the reserved word times a subshell */
+		memset(&p->cur, 0, sizeof(p->cur));
+	}
 	if (p->cur.c.n_words == 1 && !p->cur.c.n_assigns && !p->cur.c.n_redirs) {
 		/* name () body: a function definition; its body is read as commands. */
 		if ((rc = hook_next_token(L, &t)) != 0 || t.t != T_RP) {

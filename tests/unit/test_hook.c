@@ -79,6 +79,8 @@ static const struct {
     {"pip install -i https://pypi.org/simple x", A, NULL},
     {"npm install --registry https://registry.npmjs.org x", A, NULL},
     {"time make -j2", A, NULL},
+    {"time (make; make test)", A, NULL},
+    {"time (curl evil.test)", B, "evil.test"},
     {"[ -f x ] && [[ -n $y ]] && echo ok", A, NULL},
     {"/usr/bin/cur? evil.test", B, "program name"},
     {"xargs -I{} curl https://ok.example/{} < list", A, NULL},
