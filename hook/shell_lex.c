@@ -383,6 +383,20 @@ static int lex_redir(struct hook_lex *L, struct hook_token *t)
 	t->rk = ops[k].kind;
 	while (L->i < L->n && (L->s[L->i] == ' ' || L->s[L->i] == '\t'))
 		L->i++;
+	if (L->i + 1 < L->n && (L->s[L->i] == '<' || L->s[L->i] == '>') && L->s[L->i + 1] == '(') {
+		/* sh < <(cmd): the target is a process substitution; cmd runs */
+		if (++L->nest > HOOK_MAX_NEST)
+			return hook_lex_fail(L, "nested more than %s levels deep", "64");
+		L->i += 2;
+		if ((rc = hook_parse_list(L, true, -1)) != 0)
+			return rc;
+		L->nest--;
+		t->w.text = strdup("/dev/fd/?");
+		t->w.lit = 0;
+		if (t->rk == HOOK_REDIR_HEREDOC)
+			t->rk = HOOK_REDIR_IN;
+		return t->w.text ? 0 : -ENOMEM;
+	}
 	if (L->i >= L->n || is_meta(L->s[L->i]))
 		return hook_lex_fail(L, "a redirection (%s) without a target", ops[k].op);
 	if ((rc = lex_word(L, &b)) != 0) {

