@@ -1,7 +1,8 @@
 /* hook/ — `halo-run hook`: the policy at an agent harness's tool boundary, before
- * anything runs. A shell-grammar reader (shell.c), the judge of shell commands with
- * its tables of wrappers and network programs (judge.c, net.c), the file-tool rules
- * (files.c) and the harnesses' event shapes (event.c).
+ * anything runs. A shell-grammar reader (shell_lex.c, shell.c), the judge of shell
+ * commands (judge.c) with its tables of wrappers (wrap.c) and network programs (net.c,
+ * net_proto.c), the file-tool rules (files.c) and the harnesses' event shapes
+ * (event.c).
  *
  * Pure like policy/: no syscalls. What needs the file system (symlink resolution)
  * comes in through struct hook_ctx. Decide() stays in policy/; this only calls it.
