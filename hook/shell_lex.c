@@ -356,6 +356,7 @@ static int read_bodies(struct hook_lex *L)
 		L->bodies->text[L->pend[k].id] = w.text;
 		L->bodies->lit[L->pend[k].id] = w.lit;
 		free(L->pend[k].delim);
+		L->pend[k].delim = NULL; /* an error in a later body must not free it again */
 	}
 	L->n_pend = 0;
 	return 0;
