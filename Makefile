@@ -61,11 +61,11 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy plan render rlimits netns proxy linux macos runner
+MODULES := policy plan render rlimits netns proxy linux macos hook runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy plan render rlimits proxy macos runner
+MODULES := policy plan render rlimits proxy macos hook runner
 PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.
@@ -90,7 +90,7 @@ ifneq ($(filter portable macos,$(PLATFORM)),)
 # What the macOS code path uses: the profile, the environment, the proxy on poll().
 UNIT_SRC  := $(addprefix tests/unit/,test_plan.c test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
 	test_http.c test_chunked.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_chunked.c \
-	test_proxy_units.c test_proxy_hostport.c test_proxy_sni.c test_tls_hello.c)
+	test_proxy_units.c test_proxy_hostport.c test_proxy_sni.c test_tls_hello.c test_hook.c)
 endif
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/helpers/*.c)
@@ -214,7 +214,7 @@ asan:
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
 build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c) $(wildcard policy/*.h) \
-		linux/unix_line.c linux/gitconf.c
+		linux/unix_line.c linux/gitconf.c $(wildcard hook/*.c) $(wildcard hook/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)

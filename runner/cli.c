@@ -33,6 +33,9 @@ void runner_usage(FILE *out)
 	    "fixes\n"
 	    "       halo-run verify [--policy F]... [--json]  try escapes from inside the sandbox\n"
 	    "       halo-run cache [list | path | clear [TOOL...]]  the sandbox's own tool caches\n"
+	    "       halo-run hook [--policy F]... [--harness H]  judge one agent tool event "
+	    "(stdin);\n"
+	    "                                                exit 0 allow, 2 block\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
@@ -194,6 +197,7 @@ static const struct {
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
     {"report", runner_cmd_report},
+    {"hook", runner_cmd_hook},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

@@ -27,7 +27,7 @@ struct runner_opts {
 	bool json;
 	bool resolve;	     /* check --resolve: look the name up as the proxy would */
 	const char *os;	     /* profile --os macos|linux; policy render --os linux|macos|windows */
-	const char *harness; /* policy render, check: --harness NAME (check: or all) */
+	const char *harness; /* policy render, check (or all), hook: --harness NAME */
 	const char *out_dir; /* policy render --out DIR */
 	const char *pin;     /* policy render --version V: the harness version pinned */
 	const char *from;    /* policy import --from KIND */
@@ -82,6 +82,8 @@ struct proxy;
 int runner_ci_check(const struct runner_opts *o);
 void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
 		      off_t audit_start, int *status);
+
+int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */

@@ -1,0 +1,148 @@
+/* hook/ — `halo-run hook`: the policy at an agent harness's tool boundary, before
+ * anything runs. A shell-grammar reader (shell_lex.c, shell.c), the judge of shell
+ * commands (judge.c) with its tables of wrappers (wrap.c) and network programs (net.c,
+ * net_proto.c), the file-tool rules (files.c) and the harnesses' event shapes
+ * (event.c).
+ *
+ * Pure like policy/: no syscalls. What needs the file system (symlink resolution)
+ * comes in through struct hook_ctx. Decide() stays in policy/; this only calls it.
+ * Nothing here prints or exits. */
+#ifndef HALO_HOOK_H
+#define HALO_HOOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+#define HOOK_MAX_EVENT	 (32u * 1024 * 1024) /* bytes of one event on stdin */
+#define HOOK_MAX_COMMAND (1024u * 1024)	     /* bytes of one shell command */
+#define HOOK_MAX_DEPTH	 16		     /* sh -c / eval / $(...) nesting */
+#define HOOK_MAX_CMDS	 4096		     /* simple commands in one event */
+#define HOOK_MAX_WORDS	 4096		     /* words in one simple command */
+
+/* ---------------------------------------------------------------- shell reader */
+
+/* One word after quote removal. Expansions ($x, ${x}, $(...), `...`, $((...))) stay as
+ * written; `lit` is how many leading bytes of text are literal (neither an expansion
+ * nor an unquoted glob or brace), so a host inside [0, lit) is exactly what runs. */
+struct hook_word {
+	char *text;
+	size_t lit;
+};
+
+static inline bool hook_word_literal(const struct hook_word *w)
+{
+	return w->text[w->lit] == '\0';
+}
+
+enum hook_redir_kind {
+	HOOK_REDIR_IN,	       /* <  <> */
+	HOOK_REDIR_OUT,	       /* > >> >| &> &>> */
+	HOOK_REDIR_DUP,	       /* <& >& */
+	HOOK_REDIR_HEREDOC,    /* << <<-: target.text is the body */
+	HOOK_REDIR_HERESTRING, /* <<< */
+};
+
+struct hook_redir {
+	enum hook_redir_kind kind;
+	struct hook_word target;
+};
+
+/* A simple command: assignments before it, its words, its redirections. */
+struct hook_cmd {
+	struct hook_word *assigns;
+	size_t n_assigns;
+	struct hook_word *words;
+	size_t n_words;
+	struct hook_redir *redirs;
+	size_t n_redirs;
+	long pipe_from; /* index of the command whose output is this one's stdin, or -1 */
+};
+
+/* Every simple command of a script, flattened: lists, pipelines, subshells, groups,
+ * loop and if bodies, function bodies and the commands inside substitutions. */
+struct hook_script {
+	struct hook_cmd *cmds;
+	size_t n, cap;
+	char err[160];
+};
+
+/* Read `len` bytes of shell text. `depth` counts the nesting that led here. Returns 0,
+ * or -EINVAL (unreadable: unterminated quote, too deep, too many commands...) with the
+ * reason in s->err, or -ENOMEM. s is always safe to hook_script_free(). */
+int hook_shell_parse(const char *src, size_t len, unsigned depth, struct hook_script *s);
+void hook_script_free(struct hook_script *s);
+
+/* ---------------------------------------------------------------- judging */
+
+struct hook_ctx {
+	const struct halo_policy *policy;
+	const char *cwd;		/* absolute: the event's working directory, the workspace */
+	const char *cwd_real;		/* the same resolved through symbolic links, or NULL */
+	const char *home;		/* pw home */
+	const char *env_home;		/* $HOME, may be NULL */
+	const char *const *guard_names; /* persistence-guard names (.bashrc, .vscode, ...) */
+	size_t n_guard_names;
+	/* The sandbox's view of a name: the real path of its longest existing prefix with
+	 * the rest appended. Returns 0 or -errno. NULL: lexical only. */
+	int (*resolve)(const char *abs, char *out, size_t n);
+};
+
+enum hook_outcome {
+	HOOK_ALLOW,
+	HOOK_BLOCK,  /* a rule refuses it */
+	HOOK_CANNOT, /* the event cannot be judged: blocked too (fail closed) */
+};
+
+struct hook_verdict {
+	enum hook_outcome outcome;
+	char reason[600]; /* one line */
+};
+
+/* A shell command (Bash tool and equivalents). */
+void hook_check_command(const struct hook_ctx *c, const char *cmd, size_t len,
+			struct hook_verdict *v);
+/* A fetch tool's URL: its host through Decide(). `tool` names it in the reason. */
+void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
+		    struct hook_verdict *v);
+/* Every http(s) URL in free text (Gemini's web_fetch takes a prompt). */
+void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const char *text,
+			    struct hook_verdict *v);
+/* A file tool's path: protected paths, the writable roots, the persistence guard. */
+void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,
+		     struct hook_verdict *v);
+/* A Codex apply_patch body: every file it adds, updates, deletes or moves to. */
+void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
+		      struct hook_verdict *v);
+
+/* ---------------------------------------------------------------- events */
+
+enum hook_harness {
+	HOOK_HARNESS_ANY = 0, /* every harness's tool names; either pre-tool event */
+	HOOK_HARNESS_CLAUDE_CODE,
+	HOOK_HARNESS_CODEX,
+	HOOK_HARNESS_GEMINI,
+};
+
+/* "claude-code", "codex", "gemini": 0, or -EINVAL. */
+int hook_harness_parse(const char *name, enum hook_harness *out);
+
+struct hook_event {
+	void *root;	   /* the parsed JSON (cJSON) */
+	const char *tool;  /* tool_name */
+	const char *cwd;   /* the event's cwd, NULL when absent */
+	const void *row;   /* the tool's row, NULL for a tool the hook does not judge */
+	const void *input; /* tool_input */
+};
+
+/* Parse one event: valid UTF-8, no NUL, no duplicate keys where the hook reads, the
+ * documented shape. Returns 0, or -EINVAL with the reason in why (fail closed). */
+int hook_event_parse(const char *json, size_t len, enum hook_harness h, struct hook_event *ev,
+		     char *why, size_t whylen);
+/* Judge a parsed event; c->cwd is the event's (or the caller's fallback). */
+void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev,
+		      struct hook_verdict *v);
+void hook_event_free(struct hook_event *ev);
+
+#endif

@@ -1,0 +1,116 @@
+/* Internal to hook/: the lexer's state shared by the reader's two halves, and the
+ * helpers the judge's files share. Not for other modules. */
+#ifndef HALO_HOOK_INT_H
+#define HALO_HOOK_INT_H
+
+#include "hook/hook.h"
+
+#define HOOK_MAX_NEST	  64 /* subshells, groups and substitutions inside one text */
+#define HOOK_MAX_PENDING  32 /* here-documents waiting for their newline */
+#define HOOK_MAX_HEREDOCS 256
+
+static inline int hook_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static inline bool hook_is_name_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* ------------------------------------------------------------ the reader */
+
+struct hook_bodies {
+	char *text[HOOK_MAX_HEREDOCS];
+	size_t lit[HOOK_MAX_HEREDOCS];
+	size_t n;
+};
+
+struct hook_lex {
+	const char *s;
+	size_t n, i;
+	unsigned depth, nest;
+	struct hook_script *out;
+	struct hook_bodies *bodies;
+	struct {
+		size_t id;
+		char *delim;
+		bool strip, quoted;
+	} pend[HOOK_MAX_PENDING];
+	size_t n_pend;
+	bool heredoc_mode; /* the whole text is a here-document body */
+};
+
+enum { T_EOF, T_WORD, T_NL, T_SEMI, T_AMP, T_AND, T_OR, T_PIPE, T_LP, T_RP, T_DSEMI, T_REDIR };
+
+struct hook_token {
+	int t;
+	struct hook_word w; /* T_WORD, T_REDIR (a here-document's: lit is the body's id) */
+	enum hook_redir_kind rk;
+	bool plain; /* no quoting and nothing special: may be a reserved word */
+};
+
+int hook_next_token(struct hook_lex *L, struct hook_token *t);
+int hook_parse_list(struct hook_lex *L, bool until_rparen, long pipe_outer);
+int hook_lex_fail(struct hook_lex *L, const char *fmt, const char *arg);
+
+/* ------------------------------------------------------------ the judge */
+
+struct hook_judge {
+	const struct hook_ctx *c;
+	struct hook_verdict *v;
+	unsigned depth;
+};
+
+/* Set a block (the first reason wins; later ones are dropped). Returns true when the
+ * verdict is already decided, so loops can stop. */
+bool hook_block(struct hook_judge *j, enum hook_outcome o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline bool hook_decided(const struct hook_judge *j)
+{
+	return j->v->outcome != HOOK_ALLOW;
+}
+
+/* Put one target (URL, host, host:port, [v6]:port) through Decide(). `what` names it
+ * ("curl", "ssh -J"). `w` is the word it came from and [start, end) the bytes of the
+ * target inside w->text: anything non-literal up to `end` makes it unverifiable. */
+void hook_target(struct hook_judge *j, const char *what, const struct hook_word *w, size_t start,
+		 size_t end);
+/* A whole word as a target (the common case). */
+void hook_target_word(struct hook_judge *j, const char *what, const struct hook_word *w);
+/* A literal string as a target (from a decoded value). */
+void hook_target_text(struct hook_judge *j, const char *what, const char *text);
+
+/* Judge shell text (sh -c, eval, ssh -o ProxyCommand=...) one level deeper. */
+void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_word *w);
+/* Judge an argv (after wrappers were removed). `cmd` gives redirections and the pipe. */
+void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		     const struct hook_word *argv, size_t argc, bool from_xargs);
+
+/* wrap.c: is argv[0] a wrapper (sudo, env, timeout, nice, nohup, command, exec, xargs,
+ * time, stdbuf ...)? Then *skip is where the command it runs starts, *xargs says that
+ * more arguments will come from standard input; returns true. A wrapper with no
+ * command (sudo -v) gives *skip == argc. */
+bool hook_wrapper_skip(struct hook_judge *j, const struct hook_word *argv, size_t argc,
+		       size_t *skip, bool *xargs);
+
+/* net.c: is argv[0]'s base name a network program? Then check every host it would
+ * contact and return true. */
+bool hook_net_check(struct hook_judge *j, const char *base, const struct hook_word *argv,
+		    size_t argc, bool from_xargs);
+/* python -c, perl -e, node -e ...: the URLs written in inline code. Returns true for an
+ * interpreter (judged), false otherwise. */
+bool hook_net_inline(struct hook_judge *j, const char *base, const struct hook_word *argv,
+		     size_t argc);
+/* Environment assignments (NAME=VALUE) that point a client at a host or run a command. */
+void hook_net_assign(struct hook_judge *j, const struct hook_word *w);
+
+#endif

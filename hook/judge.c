@@ -1,0 +1,374 @@
+/* The judge of shell commands: unwrap what runs another command (sudo, env, timeout,
+ * xargs, sh -c, eval ...), then ask net.c about every network program it finds.
+ *
+ * Every host goes through policy_decide(), the one Decide(); a host that is not
+ * literal in the command text (an expansion, a glob, a command substitution) is
+ * refused as unverifiable, and so is a script that is decoded and executed, because
+ * the hook cannot see what it would run. Programs without an explicit host pass: the
+ * sandbox decides those when they connect. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "hook/hook_int.h"
+
+bool hook_block(struct hook_judge *j, enum hook_outcome o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (hook_decided(j))
+		return true;
+	j->v->outcome = o;
+	va_start(ap, fmt);
+	vsnprintf(j->v->reason, sizeof(j->v->reason), fmt, ap);
+	va_end(ap);
+	for (char *p = j->v->reason; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' '; /* one line, whatever the command held */
+	return true;
+}
+
+/* The sandbox's own loopback: a command talks to its own servers there without the
+ * proxy, so neither does the hook ask Decide() about it. */
+static bool is_loopback(const struct policy_host *h)
+{
+	if (h->kind == POLICY_HOST_NAME) {
+		size_t n = strlen(h->text);
+		return strcmp(h->text, "localhost") == 0 ||
+		       (n > 10 && strcmp(h->text + n - 10, ".localhost") == 0);
+	}
+	return policy_addr_classify(h->kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, h->addr) ==
+	       POLICY_ADDR_LOOPBACK;
+}
+
+void hook_target_text(struct hook_judge *j, const char *what, const char *text)
+{
+	const struct halo_policy *p = j->c->policy;
+	struct policy_decision d;
+	struct policy_host h;
+	unsigned port;
+	char why[160], rule[512], v6[POLICY_HOST_MAX + 3];
+
+	if (hook_decided(j))
+		return;
+	/* A bare IPv6 address (/dev/tcp/::1/80, ssh ::1) is a host, not host:port. */
+	if (strchr(text, ':') != strrchr(text, ':') && text[0] != '[' && !strstr(text, "://") &&
+	    strlen(text) < sizeof(v6) - 2) {
+		snprintf(v6, sizeof(v6), "[%s]", text);
+		text = v6;
+	}
+	if (policy_target_parse(text, &h, &port, why, sizeof(why)) < 0) {
+		hook_block(j, HOOK_BLOCK, "%s: '%.200s' is not a host that can be verified (%s)",
+			   what, text, why);
+		return;
+	}
+	if (is_loopback(&h) || policy_host_port_index(p, &h, port) >= 0)
+		return;
+	/* With the port when the text names one (host:port entries apply then); without,
+	 * only the portless entries, as `halo-run check HOST` does. */
+	policy_decide_port(p, h.text, strlen(h.text), port, &d);
+	if (d.allow)
+		return;
+	policy_decision_rule(&d, rule, sizeof(rule));
+	hook_block(j, HOOK_BLOCK, "%s -> %s: %s (egress policy; `halo-run check %s` explains)",
+		   what, h.text, rule, h.text);
+}
+
+void hook_target(struct hook_judge *j, const char *what, const struct hook_word *w, size_t start,
+		 size_t end)
+{
+	char *t;
+
+	if (hook_decided(j) || end <= start)
+		return;
+	if (end > w->lit) {
+		hook_block(j, HOOK_BLOCK,
+			   "%s: the host in '%.200s' is not literal (a variable, a command "
+			   "substitution or a glob), so it cannot be verified",
+			   what, w->text);
+		return;
+	}
+	if (!(t = strndup(w->text + start, end - start))) {
+		hook_block(j, HOOK_CANNOT, "out of memory");
+		return;
+	}
+	hook_target_text(j, what, t);
+	free(t);
+}
+
+void hook_target_word(struct hook_judge *j, const char *what, const struct hook_word *w)
+{
+	const char *t = w->text, *scheme = strstr(t, "://");
+	size_t end;
+
+	/* A URL's authority, or a bare host[:port] with a path after it. */
+	if (scheme)
+		end = (size_t)(scheme - t) + 3 + strcspn(scheme + 3, "/?#");
+	else
+		end = strcspn(t, "/");
+	if (!scheme && end == 0)
+		return; /* a path, not a host */
+	hook_target(j, what, w, 0, end);
+}
+
+static void judge_script(struct hook_judge *j, const struct hook_script *s);
+
+void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_word *w)
+{
+	struct hook_script s;
+	int rc;
+
+	if (hook_decided(j))
+		return;
+	if (!hook_word_literal(w)) {
+		hook_block(j, HOOK_BLOCK,
+			   "%s: the script '%.160s' is built by an expansion at run time, so "
+			   "what it runs cannot be verified",
+			   what, w->text);
+		return;
+	}
+	rc = hook_shell_parse(w->text, strlen(w->text), j->depth + 1, &s);
+	if (rc) {
+		hook_block(j, HOOK_CANNOT, "%s: cannot read the script: %s", what,
+			   rc == -ENOMEM ? "out of memory" : s.err);
+	} else {
+		j->depth++;
+		judge_script(j, &s);
+		j->depth--;
+	}
+	hook_script_free(&s);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static bool in_list(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (strcmp(*list, name) == 0)
+			return true;
+	return false;
+}
+
+/* Programs that turn encoded or compressed text back into a script. */
+static const char *const decoders[] = {
+    "base64", "base32", "basenc", "xxd",     "uudecode", "openssl", "gunzip",
+    "zcat",   "gzip",	"bzcat",  "bzip2",   "bunzip2",	 "xz",	    "unxz",
+    "xzcat",  "zstd",	"unzstd", "zstdcat", "lz4",	 "lz4cat",  "rev",
+    "tr",     "perl",	"python", "python3", "ruby",	 "node",    NULL,
+};
+
+/* What feeds a shell's standard input when it was given no script. */
+static void judge_stdin_script(struct hook_judge *j, const struct hook_script *s,
+			       const struct hook_cmd *cmd, const char *sh)
+{
+	for (size_t r = cmd->n_redirs; r-- > 0;) {
+		const struct hook_redir *rd = &cmd->redirs[r];
+		if (rd->kind == HOOK_REDIR_HEREDOC || rd->kind == HOOK_REDIR_HERESTRING) {
+			hook_judge_text(j, sh, &rd->target);
+			return;
+		}
+		if (rd->kind == HOOK_REDIR_IN)
+			return; /* sh < file: like sh file, its text is not here */
+	}
+	if (cmd->pipe_from < 0)
+		return;
+	const struct hook_cmd *up = &s->cmds[cmd->pipe_from];
+	if (!up->n_words)
+		return;
+	const char *b = base_name(up->words[0].text);
+	if (in_list(decoders, b)) {
+		hook_block(j, HOOK_BLOCK,
+			   "%s | %s: a decoded script is executed, and the hook cannot see what "
+			   "it would run",
+			   b, sh);
+		return;
+	}
+	if (strcmp(b, "echo") != 0 && strcmp(b, "printf") != 0)
+		return; /* cat FILE | sh, curl URL | sh: the text comes from elsewhere */
+	/* echo 'curl evil' | sh: the script is right here. */
+	size_t len = 1;
+	for (size_t i = 1; i < up->n_words; i++)
+		len += strlen(up->words[i].text) + 1;
+	struct hook_word w = {calloc(1, len), 0};
+	bool lit = true;
+	if (!w.text) {
+		hook_block(j, HOOK_CANNOT, "out of memory");
+		return;
+	}
+	for (size_t i = 1; i < up->n_words; i++) {
+		lit &= hook_word_literal(&up->words[i]);
+		if (up->words[i].text[0] == '-' && i == 1 && b[0] == 'e')
+			continue; /* echo -n / -e */
+		strcat(w.text, up->words[i].text);
+		strcat(w.text, i + 1 < up->n_words ? " " : "");
+	}
+	w.lit = lit && !strchr(w.text, '\\') && !strchr(w.text, '%') ? strlen(w.text) : 0;
+	hook_judge_text(j, sh, &w);
+	free(w.text);
+}
+
+/* sh [-opts] [-c TEXT | FILE | (stdin)] */
+static void judge_shell(struct hook_judge *j, const struct hook_script *s,
+			const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc)
+{
+	const char *sh = base_name(argv[0].text);
+	bool cmode = false;
+	size_t i = 1;
+
+	for (; i < argc; i++) {
+		const char *a = argv[i].text;
+		if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
+			i++;
+			break;
+		}
+		if ((a[0] != '-' && a[0] != '+') || !hook_word_literal(&argv[i]))
+			break;
+		if (a[1] == '-') {
+			if (strcmp(a, "--rcfile") == 0 || strcmp(a, "--init-file") == 0)
+				i++;
+			continue;
+		}
+		if (strchr(a, 'c') && a[0] == '-')
+			cmode = true;
+		if (strchr(a, 'o') || strchr(a, 'O'))
+			i++; /* -o OPTION, +O SHOPT */
+	}
+	if (cmode) {
+		if (i < argc)
+			hook_judge_text(j, sh, &argv[i]);
+		return;
+	}
+	if (i >= argc)
+		judge_stdin_script(j, s, cmd, sh);
+	/* else: sh FILE. Its text is not in the command: the sandbox is the boundary. */
+}
+
+/* eval ARGS: the words joined are read again as a command. */
+static void judge_eval(struct hook_judge *j, const struct hook_word *argv, size_t argc)
+{
+	size_t len = 1;
+	bool lit = true;
+
+	for (size_t i = 1; i < argc; i++) {
+		len += strlen(argv[i].text) + 1;
+		lit &= hook_word_literal(&argv[i]);
+	}
+	struct hook_word w = {calloc(1, len), 0};
+	if (!w.text) {
+		hook_block(j, HOOK_CANNOT, "out of memory");
+		return;
+	}
+	for (size_t i = 1; i < argc; i++) {
+		strcat(w.text, argv[i].text);
+		strcat(w.text, i + 1 < argc ? " " : "");
+	}
+	w.lit = lit ? strlen(w.text) : 0;
+	hook_judge_text(j, "eval", &w);
+	free(w.text);
+}
+
+static const char *const shells[] = {
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "lksh", NULL,
+};
+static const char *const declarers[] = {
+    "export", "declare", "typeset", "local", "readonly", NULL,
+};
+
+void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		     const struct hook_word *argv, size_t argc, bool from_xargs)
+{
+	const char *b;
+	size_t skip;
+	bool xargs = false;
+
+	if (!argc || hook_decided(j))
+		return;
+	if (!hook_word_literal(&argv[0]) && strcmp(argv[0].text, "[") &&
+	    strcmp(argv[0].text, "[[")) {
+		hook_block(j, HOOK_BLOCK,
+			   "the program name '%.200s' is an expansion, so what runs cannot be "
+			   "verified",
+			   argv[0].text);
+		return;
+	}
+	b = base_name(argv[0].text);
+	if (j->depth > HOOK_MAX_DEPTH) {
+		hook_block(j, HOOK_CANNOT, "commands nested more than %d levels deep",
+			   HOOK_MAX_DEPTH);
+		return;
+	}
+	if (hook_wrapper_skip(j, argv, argc, &skip, &xargs)) {
+		j->depth++;
+		hook_judge_argv(j, s, cmd, argv + skip, argc - skip, from_xargs || xargs);
+		j->depth--;
+		return;
+	}
+	if (in_list(shells, b)) {
+		judge_shell(j, s, cmd, argv, argc);
+	} else if (strcmp(b, "eval") == 0) {
+		judge_eval(j, argv, argc);
+	} else if (in_list(declarers, b)) {
+		for (size_t i = 1; i < argc; i++)
+			hook_net_assign(j, &argv[i]);
+	} else if (!hook_net_inline(j, b, argv, argc)) {
+		hook_net_check(j, b, argv, argc, from_xargs);
+	}
+}
+
+/* /dev/tcp/HOST/PORT and /dev/udp/...: bash opens a connection for the redirection. */
+static void judge_redir(struct hook_judge *j, const struct hook_redir *r)
+{
+	const struct hook_word *w = &r->target;
+	const char *t = w->text;
+
+	if (r->kind == HOOK_REDIR_HEREDOC || r->kind == HOOK_REDIR_HERESTRING)
+		return;
+	if (strncmp(t, "/dev/tcp/", 9) == 0 || strncmp(t, "/dev/udp/", 9) == 0) {
+		size_t end = 9 + strcspn(t + 9, "/");
+		hook_target(j, t[5] == 't' ? "/dev/tcp" : "/dev/udp", w, 9, end);
+	} else if (w->lit < 9 && w->lit >= 5 && strncmp(t, "/dev/", 5) == 0 &&
+		   (strncmp(t + 5, "tcp/", w->lit - 5) == 0 ||
+		    strncmp(t + 5, "udp/", w->lit - 5) == 0)) {
+		hook_block(j, HOOK_BLOCK,
+			   "the redirection to '%.200s' may open a network connection that "
+			   "cannot be verified",
+			   t);
+	}
+}
+
+static void judge_script(struct hook_judge *j, const struct hook_script *s)
+{
+	for (size_t i = 0; i < s->n && !hook_decided(j); i++) {
+		const struct hook_cmd *c = &s->cmds[i];
+		for (size_t a = 0; a < c->n_assigns; a++)
+			hook_net_assign(j, &c->assigns[a]);
+		for (size_t r = 0; r < c->n_redirs; r++)
+			judge_redir(j, &c->redirs[r]);
+		hook_judge_argv(j, s, c, c->words, c->n_words, false);
+	}
+}
+
+void hook_check_command(const struct hook_ctx *c, const char *cmd, size_t len,
+			struct hook_verdict *v)
+{
+	struct hook_judge j = {c, v, 0};
+	struct hook_script s;
+	int rc;
+
+	v->outcome = HOOK_ALLOW;
+	v->reason[0] = 0;
+	rc = hook_shell_parse(cmd, len, 0, &s);
+	if (rc)
+		hook_block(&j, HOOK_CANNOT, "cannot read the command: %s",
+			   rc == -ENOMEM ? "out of memory" : s.err);
+	else
+		judge_script(&j, &s);
+	hook_script_free(&s);
+}

@@ -1,0 +1,152 @@
+/* `halo-run hook`: one harness event on stdin, judged by the policy; exit 0 to allow,
+ * 2 to block with one line on stderr. An event or a policy that cannot be judged
+ * blocks too (exit 2): the harnesses run the tool on any other non-zero status, so a
+ * hook that failed any other way would fail open. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hook/hook.h"
+#include "runner/runner_int.h"
+/* The persistence guard's names. Their one home is moving to policy/; until then the
+ * macOS profile's copy (built on every platform) is the list both launchers use. */
+
+#define HOOK_EXIT_ALLOW 0
+#define HOOK_EXIT_BLOCK 2
+
+static int blocked(const char *what, const char *reason)
+{
+	fprintf(stderr, "halo-run: blocked%s: %s\n", what, reason);
+	return HOOK_EXIT_BLOCK;
+}
+
+/* The sandbox's view of a name: realpath of the longest prefix that exists, the rest
+ * appended as written (a file the tool would create). */
+static int resolve(const char *abs, char *out, size_t n)
+{
+	char prefix[PATH_MAX], *real;
+	size_t cut = strlen(abs);
+
+	if (cut >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	memcpy(prefix, abs, cut + 1);
+	for (;;) {
+		if ((real = realpath(prefix, NULL)))
+			break;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		char *slash = strrchr(prefix, '/');
+		if (!slash || slash == prefix) {
+			snprintf(out, n, "%s", abs);
+			return 0;
+		}
+		*slash = 0;
+		cut = (size_t)(slash - prefix);
+	}
+	int w = snprintf(out, n, "%s%s", strcmp(real, "/") ? real : "", abs + cut);
+	free(real);
+	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
+}
+
+static char *read_stdin(size_t *len, char *why, size_t whylen)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+
+	while (buf) {
+		if (n == cap) {
+			if (cap > HOOK_MAX_EVENT) {
+				snprintf(why, whylen, "the event is larger than 32 MiB");
+				free(buf);
+				return NULL;
+			}
+			char *nb = realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(STDIN_FILENO, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(why, whylen, "reading standard input: %s", strerror(errno));
+			free(buf);
+			return NULL;
+		}
+		if (r == 0) {
+			buf[n] = 0;
+			*len = n;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	snprintf(why, whylen, "out of memory");
+	return NULL;
+}
+
+static int judge(const struct runner_opts *o, const struct hook_event *ev)
+{
+	struct runner_opts lo = *o;
+	struct runner_env re;
+	struct hook_verdict v;
+	struct stat st;
+	char *cwd_real = NULL;
+	size_t ng;
+
+	lo.quiet = true; /* warnings on every tool call would drown the one line */
+	if (ev->cwd && stat(ev->cwd, &st) == 0 && S_ISDIR(st.st_mode))
+		lo.workspace = ev->cwd;
+	if (runner_load_policy(&lo, false, &re) != 0)
+		return blocked("", "cannot judge: the policy is invalid (above); fix it or "
+				   "`halo-run validate` it");
+	struct hook_ctx c = {
+	    .policy = re.policy,
+	    .cwd = ev->cwd ? ev->cwd : re.workspace,
+	    .home = re.pw_home,
+	    .env_home = re.env_home,
+	    .resolve = resolve,
+	};
+	c.guard_names = policy_guard_names(&ng);
+	c.n_guard_names = ng;
+	if (c.cwd && (cwd_real = realpath(c.cwd, NULL)))
+		c.cwd_real = cwd_real;
+	hook_event_judge(&c, ev, &v);
+	free(cwd_real);
+	runner_env_release(&re);
+	if (v.outcome == HOOK_ALLOW)
+		return HOOK_EXIT_ALLOW;
+	return blocked(v.outcome == HOOK_CANNOT ? " (cannot judge)" : "", v.reason);
+}
+
+int runner_cmd_hook(const struct runner_opts *o)
+{
+	enum hook_harness h = HOOK_HARNESS_ANY;
+	struct hook_event ev;
+	char why[256];
+	size_t len = 0;
+	char *in;
+	int rc;
+
+	if (o->harness && hook_harness_parse(o->harness, &h) < 0)
+		return blocked(" (cannot judge)", "--harness takes claude-code, codex or gemini");
+	if (o->n_rest)
+		return blocked(" (cannot judge)",
+			       "hook takes no operands: the event comes on standard input");
+	if (!(in = read_stdin(&len, why, sizeof(why))))
+		return blocked(" (cannot judge)", why);
+	if (hook_event_parse(in, len, h, &ev, why, sizeof(why)) < 0) {
+		hook_event_free(&ev);
+		free(in);
+		return blocked(" (cannot judge)", why);
+	}
+	rc = judge(o, &ev);
+	hook_event_free(&ev);
+	free(in);
+	return rc;
+}
