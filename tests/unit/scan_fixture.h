@@ -112,6 +112,8 @@ static void setup(void)
 	fclose(pnu);
 	linux_scan_proc_net_unix = no_sockets;
 	unsetenv("SSH_AUTH_SOCK");
+	unsetenv("XDG_STATE_HOME"); /* the index goes to home/.local/state */
+	linux_scan_racy_seconds = LINUX_SCAN_RACY_SECONDS;
 	unsetenv("DOCKER_HOST");
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = POLICY_MODE_WORKSPACE_WRITE;
