@@ -530,7 +530,7 @@ int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_e
 		linux_scan_free(s);
 		return rc;
 	}
-	linux_scan_index_store(s->index, s->truncated);
+	linux_scan_index_store(s->index, s->truncated, false);
 	linux_scan_index_free(s->index);
 	s->index = NULL;
 	return 0;
@@ -573,7 +573,7 @@ int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, str
 	s->late_fd[1] = -1;
 	/* Kept after the lists went: the sandbox's init does not wait for the file. */
 	if (rc == 0)
-		linux_scan_index_store(s->index, s->truncated);
+		linux_scan_index_store(s->index, s->truncated, true);
 	linux_scan_index_free(s->index);
 	s->index = NULL;
 	return rc;

@@ -345,6 +345,7 @@ static int parse_header(const unsigned char *b, size_t len, struct linux_index *
 	ix->key.ino = u[1];
 	ix->key.rules = u[2];
 	ix->key.root = (const char *)b + HEADER_LEN;
+	ix->sum = u[5];
 	*n_dirs = u[3];
 	return (int)hlen;
 }

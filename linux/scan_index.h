@@ -50,6 +50,7 @@ struct linux_index {
 	size_t n;
 	size_t *slot; /* open-addressing table of dirs by rel: index + 1, 0 empty */
 	size_t n_slots;
+	uint64_t sum; /* the header's checksum: names this version of the file */
 	void *buf;
 };
 

@@ -145,13 +145,13 @@ static uint64_t rules_hash(const struct linux_scan_ctx *c, const bool *guard_of,
 	return linux_index_hash(h, &c->max_depth, sizeof(c->max_depth));
 }
 
-static void file_name(const struct linux_index_key *k, char *out, size_t n)
+void linux_scan_index_name(const struct linux_index_key *k, const char *ext, char *out, size_t n)
 {
-	snprintf(out, n, "%016llx-%016llx.idx", (unsigned long long)k->dev,
-		 (unsigned long long)k->ino);
+	snprintf(out, n, "%016llx-%016llx.%s", (unsigned long long)k->dev,
+		 (unsigned long long)k->ino, ext);
 }
 
-static void *read_owned(int dirfd, const char *name, size_t *len)
+void *linux_scan_index_read(int dirfd, const char *name, size_t *len)
 {
 	struct stat st;
 	char *buf;
@@ -186,8 +186,8 @@ static void load(struct linux_scan_index *ix, struct linux_scan_tree_index *t)
 	size_t len = 0;
 	void *buf;
 
-	file_name(&t->key, name, sizeof(name));
-	if (!(buf = read_owned(ix->dirfd, name, &len)))
+	linux_scan_index_name(&t->key, "idx", name, sizeof(name));
+	if (!(buf = linux_scan_index_read(ix->dirfd, name, &len)))
 		return;
 	if (linux_index_parse(buf, len, &t->in, why, sizeof(why)) < 0)
 		return;
@@ -219,6 +219,7 @@ static void open_tree(struct linux_scan_index *ix, struct linux_scan_tree_index 
 		t->usable = true;
 		t->key = (struct linux_index_key){st.st_dev, st.st_ino, rules, t->root};
 		load(ix, t);
+		linux_scan_watch_sync(ix, t);
 	}
 	close(fd);
 }
@@ -236,6 +237,9 @@ void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan
 	}
 	ix->n = c->n_roots;
 	ix->dirfd = -1;
+	const char *w = getenv("HALO_RUN_INDEX_WATCH");
+	if (w && strcmp(w, "0") == 0)
+		linux_scan_watch_enabled = false;
 	clock_gettime(CLOCK_REALTIME, &now);
 	ix->racy_from = (int64_t)now.tv_sec - linux_scan_racy_seconds;
 	if (open_dir(l, s, ix) == 0)
@@ -275,7 +279,7 @@ static void store_tree(struct linux_scan_index *ix, struct linux_scan_tree_index
 	buf = linux_index_serialize(&t->key, t->out, LINUX_SCAN_WORKERS_MAX, &len);
 	if (!buf)
 		return;
-	file_name(&t->key, name, sizeof(name));
+	linux_scan_index_name(&t->key, "idx", name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
 	unlinkat(ix->dirfd, tmp, 0);
 	fd = openat(ix->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -287,7 +291,7 @@ static void store_tree(struct linux_scan_index *ix, struct linux_scan_tree_index
 	free(buf);
 }
 
-void linux_scan_index_store(struct linux_scan_index *ix, bool truncated)
+void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers)
 {
 	if (!ix || ix->dirfd < 0 || truncated)
 		return;
@@ -296,6 +300,9 @@ void linux_scan_index_store(struct linux_scan_index *ix, bool truncated)
 		/* Unchanged: every directory replayed, none gone. */
 		if (t->usable && (t->listed > 0 || t->replayed != t->in.n))
 			store_tree(ix, t);
+		/* A watcher that answers sees the new file itself. */
+		if (start_watchers)
+			linux_scan_watch_start(ix, t);
 	}
 }
 
@@ -306,6 +313,7 @@ void linux_scan_index_free(struct linux_scan_index *ix)
 	for (size_t i = 0; i < ix->n; i++) {
 		linux_index_free(&ix->t[i].in);
 		free(ix->t[i].reached);
+		free(ix->t[i].dirty);
 		for (size_t w = 0; w < LINUX_SCAN_WORKERS_MAX; w++)
 			linux_index_out_free(&ix->t[i].out[w]);
 	}

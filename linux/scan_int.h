@@ -27,8 +27,14 @@ struct linux_scan_tree_index {
 	char root[PATH_MAX];
 	struct linux_index_out out[LINUX_SCAN_WORKERS_MAX];
 	unsigned char *reached; /* in.dirs[i] replayed by this walk (kept as it was) */
-	size_t listed;		/* directories listed (not replayed): under the pool's count */
-	size_t replayed;	/* the others */
+	/* The tree's watcher (scan_watch.c) answered for this version of the index:
+	 * dirty[i] says in.dirs[i] changed (or could not be watched); the others are
+	 * replayed without a stat where their parent was (see scan_walk.c). */
+	bool synced;
+	bool no_watcher; /* none answered: start one after the walk */
+	unsigned char *dirty;
+	size_t listed;	 /* directories listed (not replayed): under the pool's count */
+	size_t replayed; /* the others */
 };
 
 /* Every tree's index for one scan, and where they are kept. */
@@ -68,7 +74,10 @@ struct linux_scan_ctx {
 	struct linux_scan_index *ix; /* NULL: no index */
 	unsigned worker;	     /* 0 the calling thread, helpers 1.. */
 	unsigned root_id;	     /* the tree being walked: roots[root_id] */
-	int64_t deadline_ns;	     /* CLOCK_MONOTONIC; 0 none (failIfUnavailable: false only) */
+	/* The directory being walked, or the entries being visited, lie beneath a chain
+	 * of directories the watcher vouched for: their records need no stat. */
+	bool trust;
+	int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 none (failIfUnavailable: false only) */
 };
 
 /* A second worker only pays off past this many entries (thread start-up ~ 50 us). */
@@ -123,11 +132,12 @@ bool linux_scan_offer(struct linux_scan_ctx *c, int fd, size_t len, unsigned dep
 bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, const char *rel);
 
 /* scan_index_file.c. Before the walk: c->ix for the trees in c->roots (loaded where a
- * valid index exists; NULL without memory). After it: keep what changed (not when
- * the walk was truncated). */
+ * valid index exists, its watcher asked; NULL without memory). After it: keep what
+ * changed (not when the walk was truncated), and start the watchers that did not
+ * answer (a launch; not --dry-run). */
 void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of);
-void linux_scan_index_store(struct linux_scan_index *ix, bool truncated);
+void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers);
 /* A directory of the tree's index replayed (its record is kept as it is). */
 void linux_scan_index_reached(struct linux_scan_index *ix, unsigned tree,
 			      const struct linux_index_dir *d);
@@ -136,6 +146,41 @@ void linux_scan_index_free(struct linux_scan_index *ix);
  * replayed next time (tests set a negative value to replay fresh trees). */
 #define LINUX_SCAN_RACY_SECONDS 3
 extern int linux_scan_racy_seconds;
+
+/* scan_index_file.c, shared with the watcher: read a file of the index directory
+ * when it is the caller's, unwritable by others, single-linked, not a symlink; and the
+ * names of a tree's files there ("idx", "sock", "lock"). */
+void *linux_scan_index_read(int dirfd, const char *name, size_t *len);
+void linux_scan_index_name(const struct linux_index_key *k, const char *ext, char *out, size_t n);
+
+/* The index watcher (scan_watch.c, scan_watch_client.c): a process per tree that
+ * keeps inotify watches on every indexed directory, outlives the launch that started
+ * it, and tells the next launches which directories changed since the index file was
+ * written, so that the others need not even be stat'ed. It exits after
+ * LINUX_WATCH_IDLE_SECONDS without a question, when its tree or its socket is
+ * removed, or when its index file stops being valid. */
+#define LINUX_WATCH_ARGV0	 "halo-run-index-watch"
+#define LINUX_WATCH_IDLE_SECONDS 900
+#define LINUX_WATCH_MAGIC	 0x68697731U
+#define LINUX_WATCH_MAX_DIRTY	 16384 /* more changed directories: "unknown" */
+#define LINUX_WATCH_TIMEOUT_MS	 50    /* a launch waits no longer for an answer */
+enum { LINUX_WATCH_SYNC = 1 };
+enum { LINUX_WATCH_OK = 0, LINUX_WATCH_UNKNOWN = 1 };
+struct linux_watch_msg {
+	uint32_t magic, op;
+	uint64_t token; /* the checksum of the index file the launch loaded */
+};
+struct linux_watch_reply {
+	uint32_t magic, status;
+	uint32_t n, bytes; /* changed directories: n relative paths, NUL-terminated */
+};
+/* false: no watcher is asked nor started (tests; HALO_RUN_INDEX_WATCH=0). */
+extern bool linux_scan_watch_enabled;
+void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_index *t);
+void linux_scan_watch_start(const struct linux_scan_index *ix,
+			    const struct linux_scan_tree_index *t);
+/* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT). */
+void linux_scan_watch_main(const char *dir, const char *root) __attribute__((noreturn));
 
 /* Is `name` a persistence-guard target found by its name (.bashrc, .vscode, ...)? */
 bool linux_scan_guard_name(const char *name);

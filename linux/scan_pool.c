@@ -33,6 +33,7 @@ struct walk_item {
 	dev_t dev;
 	bool guard;
 	unsigned root_id;
+	bool trust;
 };
 
 struct linux_scan_pool {
@@ -142,7 +143,8 @@ static void start_helper(struct linux_scan_pool *p, const struct linux_scan_ctx 
 bool linux_scan_offer(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
 {
 	struct linux_scan_pool *p = c->pool;
-	struct walk_item it = {fd, NULL, len, c->root_len, depth, dev, c->guard, c->root_id};
+	struct walk_item it = {fd,  NULL,     len,	  c->root_len, depth,
+			       dev, c->guard, c->root_id, c->trust};
 	bool taken = false;
 
 	unsigned helpers = atomic_load_explicit(&p->helpers, memory_order_relaxed);
@@ -196,6 +198,7 @@ static void walk_item(struct linux_scan_ctx *c, struct walk_item *it)
 		c->root_len = it->root_len;
 		c->guard = it->guard;
 		c->root_id = it->root_id;
+		c->trust = it->trust;
 		linux_scan_walk_dir(c, fd, it->len, it->depth, it->dev); /* closes fd */
 	}
 	free(it->path);
@@ -241,7 +244,15 @@ static void add_roots(struct linux_scan_pool *p, const struct linux_scan_ctx *c,
 	for (size_t i = c->n_roots; i-- > 0;) {
 		const char *root = c->roots[i];
 		size_t len = strcmp(root, "/") == 0 ? 0 : strlen(root);
-		struct walk_item it = {-1, strdup(root), len, len, 0, 0, guard_of[i], (unsigned)i};
+		struct walk_item it = {-1,
+				       strdup(root),
+				       len,
+				       len,
+				       0,
+				       0,
+				       guard_of[i],
+				       (unsigned)i,
+				       c->ix && c->ix->t[i].synced};
 
 		if (!it.path || len >= sizeof(c->path) || !push(p, &it)) {
 			free(it.path);

@@ -159,6 +159,14 @@ static void on_git_link(struct linux_scan_ctx *c, const char *worktree)
 static const struct linux_index_dir *still_valid(const struct linux_scan_ctx *c, size_t len,
 						 const struct stat *st);
 
+/* The watcher answered for this tree and saw no change to d's entries (nor to what d
+ * is: a rename, removal or replacement of d is a change to its parent, which is why
+ * trust needs the whole chain above d vouched for, or d's own stat checked). */
+static bool watched_clean(const struct linux_scan_tree_index *t, const struct linux_index_dir *d)
+{
+	return t->synced && !(d->flags & LINUX_INDEX_RACY) && !t->dirty[d - t->in.dirs];
+}
+
 /* Most directories of a large tree hold only plain files no rule is about: when the
  * index says so of c->path[0..len) and its stat agrees, it is counted without being
  * opened (one fstatat instead of open, fstat, close). */
@@ -172,8 +180,10 @@ static bool replay_leaf(struct linux_scan_ctx *c, int dfd, const char *name, siz
 	if (!t->usable || !(d = linux_index_find(&t->in, c->path + c->root_len + 1, rlen)) ||
 	    d->n_entries || (d->flags & (LINUX_INDEX_RACY | LINUX_INDEX_BARE)))
 		return false;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_dev != dev || still_valid(c, len, &st) != d)
+	/* Vouched for by the watcher, beneath a chain it vouched for: not even a stat. */
+	if (!(c->trust && watched_clean(t, d)) &&
+	    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	     st.st_dev != dev || still_valid(c, len, &st) != d))
 		return false;
 	if (linux_scan_take(c, d->n_total) < d->n_total)
 		return true;
@@ -511,8 +521,11 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
 {
 	struct stat st;
-	bool have_st = fstat(fd, &st) == 0;
-	const struct linux_index_dir *d;
+	const struct linux_index_dir *d = NULL;
+	const struct linux_scan_tree_index *t = c->ix ? &c->ix->t[c->root_id] : NULL;
+	bool trust = c->trust, have_st = false;
+	size_t rlen;
+	const char *rel;
 
 	if (past_deadline(c)) {
 		c->path[len] = '\0';
@@ -520,9 +533,21 @@ void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned 
 		close(fd);
 		return;
 	}
-	if (have_st && c->ix && c->ix->t[c->root_id].usable && (d = still_valid(c, len, &st)))
+	if (t && t->usable && t->in.n) {
+		rel = rel_of(c, len, &rlen);
+		if (trust && (d = linux_index_find(&t->in, rel, rlen)) && !watched_clean(t, d))
+			d = NULL;
+		if (!d && (have_st = fstat(fd, &st) == 0))
+			d = still_valid(c, len, &st);
+	} else
+		have_st = fstat(fd, &st) == 0;
+	/* Below a directory replayed and vouched for, trust goes on; below one that is
+	 * listed, every record is checked by its stat again. */
+	c->trust = d && t->synced && watched_clean(t, d);
+	if (d)
 		replay(c, fd, d, len, depth, dev);
 	else
 		list_dir(c, fd, len, depth, dev, have_st ? &st : NULL);
+	c->trust = trust;
 	close(fd);
 }

@@ -2,7 +2,9 @@
 # The workspace index (issue 12), through the real binary, as root and as an
 # unprivileged user: kept outside the workspace and unwritable from inside the sandbox
 # (root too), reused by a warm launch without being rewritten, a .env planted deep on
-# the host after it was built masked on the next launch, a garbage index rebuilt and
+# the host after it was built masked on the next launch, the watcher (changes it saw
+# masked, its socket out of the sandbox's reach, killed or stopped: the launch falls
+# back and starts another; HALO_RUN_INDEX_WATCH=0), a garbage index rebuilt and
 # never trusted, no index at all when its place lies in the workspace, launches while
 # the tree changes under the walk, and a 250k-entry workspace that launches instead of
 # being refused (it was, past 200,000 entries).
@@ -18,6 +20,7 @@ BIG=
 CHURN=
 cleanup() {
 	[ -n "$CHURN" ] && kill "$CHURN" 2>/dev/null
+	# Removing its socket stops the tree's watcher.
 	rm -rf "$STATE" "$BIG"
 }
 trap cleanup EXIT
@@ -80,6 +83,47 @@ mkdir -p "$W/docs/new/sub"
 echo k >"$W/docs/new/sub/.env.prod"
 run_in 'cat docs/new/sub/.env.prod'
 expect "a new subtree after the index: its .env masked" "" "$OUT"
+
+# ------------------------------------------------------------------ the watcher
+# The first launch that found no watcher started one; launches since asked it what
+# changed and stat'ed nothing else. Every change made on the host must still show.
+SOCK=$(ls "$IDX_DIR"/*.sock 2>/dev/null | head -1)
+watcher_pid() { ps -eo pid,args | awk -v d="$IDX_DIR" '$2 == "halo-run-index-watch" && $4 == d {print $1}' | head -1; }
+for i in $(seq 1 20); do [ -n "$(watcher_pid)" ] && [ -S "$SOCK" ] && break; sleep 0.1; SOCK=$(ls "$IDX_DIR"/*.sock 2>/dev/null | head -1); done
+WPID=$(watcher_pid)
+expect "watcher: started, listening in the index directory" yes \
+	"$([ -n "$WPID" ] && [ -S "$SOCK" ] && echo yes || echo no)"
+expect "watcher: runs as the caller, socket mode 600" "$(id -u) 600" \
+	"$(stat -c %u /proc/"$WPID" 2>/dev/null) $(stat -c %a "$SOCK" 2>/dev/null)"
+run_in 'true'
+mkdir -p "$W/src/a/b/new1/new2"
+echo w >"$W/src/a/b/new1/new2/.env.w"
+echo w >"$W/src/a/b/.env.w2"
+run_in 'cat src/a/b/new1/new2/.env.w src/a/b/.env.w2 2>/dev/null; true'
+expect "watcher: files planted after it started are masked" "0 " "$RC $OUT"
+mv "$W/node_modules/pkg" "$W/node_modules/pkg.old" && mkdir -p "$W/node_modules/pkg/lib"
+echo r >"$W/node_modules/pkg/lib/.env"
+run_in 'cat node_modules/pkg/lib/.env node_modules/pkg.old/lib/deep/er/.env.local 2>/dev/null; true'
+expect "watcher: a directory replaced by rename, both masked" "0 " "$RC $OUT"
+expect "watcher: still the same one" "$WPID" "$(watcher_pid)"
+if command -v python3 >/dev/null; then
+	run_in "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"$SOCK\"); print(\"connected\")' 2>&1; true"
+	expect_match "watcher: its socket unreachable from inside" "Errno|refused|denied|No such" "$OUT"
+fi
+kill "$WPID" 2>/dev/null
+sleep 0.2
+echo k >"$W/docs/.env.after-kill"
+run_in 'cat docs/.env.after-kill 2>/dev/null; true'
+expect "watcher gone: the next launch stats everything, still masked" "0 " "$RC $OUT"
+for i in $(seq 1 20); do [ -n "$(watcher_pid)" ] && break; sleep 0.1; done
+WPID=$(watcher_pid)
+expect "watcher gone: the launch started another" yes "$([ -n "$WPID" ] && echo yes || echo no)"
+rm -f "$IDX_DIR"/*.sock
+for i in $(seq 1 20); do [ -z "$(watcher_pid)" ] && break; sleep 0.1; done
+expect "watcher: its socket removed, it exits" "" "$(watcher_pid)"
+HALO_RUN_INDEX_WATCH=0 run_in 'true'
+expect "HALO_RUN_INDEX_WATCH=0: no watcher started" "" "$(watcher_pid)"
+run_in 'true'
 
 # ------------------------------------------------------------------ hostile index files
 F=$(idx_file)

@@ -114,6 +114,7 @@ static void setup(void)
 	unsetenv("SSH_AUTH_SOCK");
 	unsetenv("XDG_STATE_HOME"); /* the index goes to home/.local/state */
 	linux_scan_racy_seconds = LINUX_SCAN_RACY_SECONDS;
+	linux_scan_watch_enabled = false; /* no watcher: every scan stats what it replays */
 	unsetenv("DOCKER_HOST");
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = POLICY_MODE_WORKSPACE_WRITE;
