@@ -259,6 +259,7 @@ static bool parse_record(const unsigned char *b, size_t len, size_t *off, struct
 		return false;
 	rl = (size_t)(nul - (b + o));
 	d->rel = (const char *)b + o;
+	d->rel_len = (uint32_t)rl;
 	if (!good_rel(d->rel, rl))
 		return false;
 	o += rl + 1;
@@ -275,46 +276,113 @@ static bool parse_record(const unsigned char *b, size_t len, size_t *off, struct
 	return true;
 }
 
-static size_t rel_hash(const char *rel, size_t len)
+const struct linux_index_dir *linux_index_find_near(const struct linux_index *ix, const char *rel,
+						    size_t len, size_t *next)
 {
-	return (size_t)linux_index_hash(LINUX_INDEX_HASH_SEED, rel, len);
+	const struct linux_index_dir *d;
+
+	if (ix && *next < ix->n) {
+		d = &ix->dirs[*next];
+		if (d->rel_len == len && memcmp(d->rel, rel, len) == 0) {
+			(*next)++;
+			return d;
+		}
+	}
+	if ((d = linux_index_find(ix, rel, len)) != NULL)
+		*next = (size_t)(d - ix->dirs) + 1;
+	return d;
 }
 
+/* Path order with '/' lowest (as linux_paths_sort_unique): a directory, then what is
+ * beneath it, then its next sibling. */
+static int path_key(unsigned char ch)
+{
+	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 1;
+}
+
+static int dir_cmp(const void *a, const void *b)
+{
+	const unsigned char *x =
+	    (const unsigned char *)(*(const struct linux_index_dir *const *)a)->rel;
+	const unsigned char *y =
+	    (const unsigned char *)(*(const struct linux_index_dir *const *)b)->rel;
+
+	for (; *x && *x == *y; x++, y++)
+		;
+	return path_key(*x) - path_key(*y);
+}
+
+/* rel (len bytes) against a record's path, in the order of dir_cmp. */
+static int rel_cmp(const char *rel, size_t len, const struct linux_index_dir *d)
+{
+	size_t n = len < d->rel_len ? len : d->rel_len;
+	size_t i = 0;
+
+	while (i < n && rel[i] == d->rel[i])
+		i++;
+	return path_key(i < len ? (unsigned char)rel[i] : 0) -
+	       path_key(i < d->rel_len ? (unsigned char)d->rel[i] : 0);
+}
+
+/* The records are sorted (the parser refuses a file that is not): a binary search. */
 const struct linux_index_dir *linux_index_find(const struct linux_index *ix, const char *rel,
 					       size_t len)
 {
-	if (!ix || ix->n_slots == 0)
-		return NULL;
-	for (size_t i = rel_hash(rel, len) & (ix->n_slots - 1);; i = (i + 1) & (ix->n_slots - 1)) {
-		size_t k = ix->slot[i];
-		if (k == 0)
-			return NULL;
-		const struct linux_index_dir *d = &ix->dirs[k - 1];
-		if (strncmp(d->rel, rel, len) == 0 && d->rel[len] == '\0')
-			return d;
+	size_t lo = 0, hi = ix ? ix->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = rel_cmp(rel, len, &ix->dirs[mid]);
+		if (c == 0)
+			return &ix->dirs[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	return NULL;
 }
 
-/* The lookup table; false on a duplicate directory (or no memory). */
-static bool build_slots(struct linux_index *ix)
+static int name_cmp(const void *a, const void *b)
 {
-	size_t n = 16;
+	return strcmp(*(const char *const *)a + 1, *(const char *const *)b + 1);
+}
 
-	while (n < ix->n * 2)
-		n *= 2;
-	if (!(ix->slot = calloc(n, sizeof(size_t))))
-		return false;
-	ix->n_slots = n;
-	for (size_t k = 0; k < ix->n; k++) {
-		const char *rel = ix->dirs[k].rel;
-		size_t len = strlen(rel), i;
-		if (linux_index_find(ix, rel, len))
-			return false;
-		for (i = rel_hash(rel, len) & (n - 1); ix->slot[i]; i = (i + 1) & (n - 1))
-			;
-		ix->slot[i] = k + 1;
+static void out_sorted_dir(struct linux_index_out *o, const struct linux_index_dir *d)
+{
+	const char **e = calloc(d->n_entries + 1, sizeof(char *));
+	const unsigned char *p = d->entries;
+
+	if (!e) {
+		o->oom = true;
+		return;
 	}
-	return true;
+	for (uint32_t i = 0; i < d->n_entries; i++) {
+		e[i] = (const char *)p;
+		p += 2 + strlen((const char *)p + 1);
+	}
+	qsort(e, d->n_entries, sizeof(*e), name_cmp);
+	linux_index_out_begin(o, d);
+	for (uint32_t i = 0; i < d->n_entries; i++)
+		linux_index_out_entry(o, (unsigned char)e[i][0], e[i] + 1);
+	linux_index_out_end(o, d->flags, d->n_total);
+	free(e);
+}
+
+void linux_index_out_sorted(struct linux_index_out *o, const struct linux_index *ix)
+{
+	const struct linux_index_dir **v = calloc(ix->n + 1, sizeof(*v));
+
+	if (!v) {
+		o->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < ix->n; i++)
+		v[i] = &ix->dirs[i];
+	qsort(v, ix->n, sizeof(*v), dir_cmp);
+	for (size_t i = 0; i < ix->n; i++)
+		out_sorted_dir(o, v[i]);
+	free(v);
 }
 
 static int parse_header(const unsigned char *b, size_t len, struct linux_index *ix,
@@ -350,7 +418,19 @@ static int parse_header(const unsigned char *b, size_t len, struct linux_index *
 	return (int)hlen;
 }
 
+static int parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n, bool ordered);
+
 int linux_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n)
+{
+	return parse(buf, len, ix, why, n, true);
+}
+
+int linux_index_parse_unordered(void *buf, size_t len, struct linux_index *ix, char *why, size_t n)
+{
+	return parse(buf, len, ix, why, n, false);
+}
+
+static int parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n, bool ordered)
 {
 	const unsigned char *b = buf;
 	uint64_t n_dirs;
@@ -381,9 +461,13 @@ int linux_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, 
 		rc = bad(why, n, "fewer directories than its header says");
 		goto fail;
 	}
-	if (!build_slots(ix)) {
-		rc = bad(why, n, "a directory listed twice");
-		goto fail;
+	for (size_t i = 1; ordered && i < ix->n; i++) {
+		int c = rel_cmp(ix->dirs[i].rel, ix->dirs[i].rel_len, &ix->dirs[i - 1]);
+		if (c <= 0) {
+			rc = bad(why, n,
+				 c ? "directories out of order" : "a directory listed twice");
+			goto fail;
+		}
 	}
 	return 0;
 fail:
@@ -394,7 +478,6 @@ fail:
 void linux_index_free(struct linux_index *ix)
 {
 	free(ix->dirs);
-	free(ix->slot);
 	free(ix->buf);
 	memset(ix, 0, sizeof(*ix));
 }

@@ -32,6 +32,7 @@ struct linux_index_dir {
 	uint32_t flags;
 	uint32_t n_total; /* every entry of the directory, counted as scanned */
 	uint32_t n_entries;
+	uint32_t rel_len; /* set by the parser */
 	const char *rel;
 	const unsigned char *entries;
 };
@@ -43,24 +44,31 @@ struct linux_index_key {
 	const char *root;  /* the tree's absolute path when the index was written */
 };
 
-/* A parsed index: dirs point into buf (owned). */
+/* A parsed index: dirs point into buf (owned), sorted by path ('/' lowest). */
 struct linux_index {
 	struct linux_index_key key;
 	struct linux_index_dir *dirs;
 	size_t n;
-	size_t *slot; /* open-addressing table of dirs by rel: index + 1, 0 empty */
-	size_t n_slots;
 	uint64_t sum; /* the header's checksum: names this version of the file */
 	void *buf;
 };
 
 /* Parse len bytes (taken: freed by linux_index_free, also on failure). 0, or -EINVAL
  * with why set (truncated, wrong magic or version, bad checksum, malformed record,
- * duplicate directory). */
+ * directories out of order or listed twice). */
 int linux_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n);
+/* The same without the order check (linux_index_find is then unusable): records as
+ * the workers of a walk wrote them, to be sorted by linux_index_out_sorted. */
+int linux_index_parse_unordered(void *buf, size_t len, struct linux_index *ix, char *why, size_t n);
 void linux_index_free(struct linux_index *ix);
 const struct linux_index_dir *linux_index_find(const struct linux_index *ix, const char *rel,
 					       size_t len);
+/* The same, trying *next first: a walk in the order the file is written (directories
+ * sorted by path, '/' lowest: each one right before what is beneath it, entries sorted
+ * by name) finds each record right after the one before, with no hashing and in
+ * memory order. *next is left after the record found. */
+const struct linux_index_dir *linux_index_find_near(const struct linux_index *ix, const char *rel,
+						    size_t len, size_t *next);
 
 /* The records a walk produces (one buffer per worker and tree, concatenated). */
 struct linux_index_out {
@@ -81,6 +89,9 @@ void linux_index_out_copy(struct linux_index_out *o, const struct linux_index_di
  * subdirectories were walked into o). */
 void linux_index_out_append(struct linux_index_out *o, const struct linux_index_out *from);
 void linux_index_out_free(struct linux_index_out *o);
+/* Sorted copies of every record of ix (path order) with their entries (name order):
+ * the order linux_index_find_near expects. */
+void linux_index_out_sorted(struct linux_index_out *o, const struct linux_index *ix);
 
 /* The file's bytes: header for key, then the bodies of outs[0..n) in order.
  * Returns a malloc'd buffer (*len set) or NULL. */

@@ -262,6 +262,24 @@ static bool write_all(int fd, const char *p, size_t n)
 	return true;
 }
 
+/* The file's bytes, records in walk order (linux_index_find_near): serialised once
+ * as the workers left them, parsed back (which checks them), sorted, serialised. */
+static void *sorted(struct linux_scan_tree_index *t, size_t *len)
+{
+	struct linux_index ix;
+	struct linux_index_out o = {0};
+	char why[128];
+	void *buf = linux_index_serialize(&t->key, t->out, LINUX_SCAN_WORKERS_MAX, len);
+
+	if (!buf || linux_index_parse_unordered(buf, *len, &ix, why, sizeof(why)) < 0)
+		return NULL;
+	linux_index_out_sorted(&o, &ix);
+	buf = linux_index_serialize(&t->key, &o, 1, len);
+	linux_index_out_free(&o);
+	linux_index_free(&ix);
+	return buf;
+}
+
 /* Atomically: a reader sees the old file or the new one, never a part. No fsync: a
  * crash that leaves a torn file fails the checksum, and the tree is walked again. */
 static void store_tree(struct linux_scan_index *ix, struct linux_scan_tree_index *t)
@@ -276,8 +294,7 @@ static void store_tree(struct linux_scan_index *ix, struct linux_scan_tree_index
 	for (size_t i = 0; i < t->in.n; i++)
 		if (t->reached[i])
 			linux_index_out_copy(&t->out[0], &t->in.dirs[i]);
-	buf = linux_index_serialize(&t->key, t->out, LINUX_SCAN_WORKERS_MAX, &len);
-	if (!buf)
+	if (!(buf = sorted(t, &len)))
 		return;
 	linux_scan_index_name(&t->key, "idx", name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());

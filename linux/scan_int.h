@@ -77,6 +77,7 @@ struct linux_scan_ctx {
 	/* The directory being walked, or the entries being visited, lie beneath a chain
 	 * of directories the watcher vouched for: their records need no stat. */
 	bool trust;
+	size_t next_rec;     /* where this worker expects its next record (find_near) */
 	int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 none (failIfUnavailable: false only) */
 };
 

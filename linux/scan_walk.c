@@ -156,8 +156,8 @@ static void on_git_link(struct linux_scan_ctx *c, const char *worktree)
 		linux_scan_git_repo(c, real, worktree, S_ISREG(st.st_mode));
 }
 
-static const struct linux_index_dir *still_valid(const struct linux_scan_ctx *c, size_t len,
-						 const struct stat *st);
+static const struct linux_index_dir *lookup(struct linux_scan_ctx *c, size_t len);
+static bool still_valid(const struct linux_index_dir *d, const struct stat *st);
 
 /* The watcher answered for this tree and saw no change to d's entries (nor to what d
  * is: a rename, removal or replacement of d is a change to its parent, which is why
@@ -175,15 +175,14 @@ static bool replay_leaf(struct linux_scan_ctx *c, int dfd, const char *name, siz
 	const struct linux_scan_tree_index *t = &c->ix->t[c->root_id];
 	const struct linux_index_dir *d;
 	struct stat st;
-	size_t rlen = len - c->root_len - 1;
 
-	if (!t->usable || !(d = linux_index_find(&t->in, c->path + c->root_len + 1, rlen)) ||
-	    d->n_entries || (d->flags & (LINUX_INDEX_RACY | LINUX_INDEX_BARE)))
+	if (!t->usable || !(d = lookup(c, len)) || d->n_entries ||
+	    (d->flags & (LINUX_INDEX_RACY | LINUX_INDEX_BARE)))
 		return false;
 	/* Vouched for by the watcher, beneath a chain it vouched for: not even a stat. */
 	if (!(c->trust && watched_clean(t, d)) &&
 	    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-	     st.st_dev != dev || still_valid(c, len, &st) != d))
+	     st.st_dev != dev || !still_valid(d, &st)))
 		return false;
 	if (linux_scan_take(c, d->n_total) < d->n_total)
 		return true;
@@ -370,20 +369,20 @@ static const char *rel_of(const struct linux_scan_ctx *c, size_t len, size_t *rl
  * it still describes its entries: same inode, same ctime (the kernel moves it on every
  * entry added, removed or renamed), same link count and size, and it was not listed
  * within the ctime's granularity. */
-static const struct linux_index_dir *still_valid(const struct linux_scan_ctx *c, size_t len,
-						 const struct stat *st)
+static const struct linux_index_dir *lookup(struct linux_scan_ctx *c, size_t len)
 {
-	const struct linux_scan_tree_index *t = &c->ix->t[c->root_id];
 	size_t rlen;
 	const char *rel = rel_of(c, len, &rlen);
-	const struct linux_index_dir *d = linux_index_find(&t->in, rel, rlen);
 
-	if (!d || (d->flags & LINUX_INDEX_RACY) || d->dev != (uint64_t)st->st_dev ||
-	    d->ino != (uint64_t)st->st_ino || d->ctime_sec != (int64_t)st->st_ctim.tv_sec ||
-	    d->ctime_nsec != (uint32_t)st->st_ctim.tv_nsec || d->nlink != (uint64_t)st->st_nlink ||
-	    d->size != (uint64_t)st->st_size)
-		return NULL;
-	return d;
+	return linux_index_find_near(&c->ix->t[c->root_id].in, rel, rlen, &c->next_rec);
+}
+
+static bool still_valid(const struct linux_index_dir *d, const struct stat *st)
+{
+	return d && !(d->flags & LINUX_INDEX_RACY) && d->dev == (uint64_t)st->st_dev &&
+	       d->ino == (uint64_t)st->st_ino && d->ctime_sec == (int64_t)st->st_ctim.tv_sec &&
+	       d->ctime_nsec == (uint32_t)st->st_ctim.tv_nsec &&
+	       d->nlink == (uint64_t)st->st_nlink && d->size == (uint64_t)st->st_size;
 }
 
 /* A directory the index describes: its kept entries visited as if listed, the rest
@@ -524,8 +523,6 @@ void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned 
 	const struct linux_index_dir *d = NULL;
 	const struct linux_scan_tree_index *t = c->ix ? &c->ix->t[c->root_id] : NULL;
 	bool trust = c->trust, have_st = false;
-	size_t rlen;
-	const char *rel;
 
 	if (past_deadline(c)) {
 		c->path[len] = '\0';
@@ -534,12 +531,12 @@ void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned 
 		return;
 	}
 	if (t && t->usable && t->in.n) {
-		rel = rel_of(c, len, &rlen);
-		if (trust && (d = linux_index_find(&t->in, rel, rlen)) && !watched_clean(t, d))
+		d = lookup(c, len);
+		if (d && !(trust && watched_clean(t, d)) &&
+		    !((have_st = fstat(fd, &st) == 0) && still_valid(d, &st)))
 			d = NULL;
-		if (!d && (have_st = fstat(fd, &st) == 0))
-			d = still_valid(c, len, &st);
-	} else
+	}
+	if (!d && !have_st)
 		have_st = fstat(fd, &st) == 0;
 	/* Below a directory replayed and vouched for, trust goes on; below one that is
 	 * listed, every record is checked by its stat again. */

@@ -197,6 +197,20 @@ START_TEST(format_duplicate_and_count)
 	free(buf);
 	linux_index_out_free(&o[0]);
 	linux_index_out_free(&o[1]);
+	/* Out of path order: a lookup by binary search could miss one. */
+	{
+		struct linux_index_out u = {0};
+		struct linux_index_dir b = {.rel = "b"}, a = {.rel = "a"};
+		linux_index_out_begin(&u, &b);
+		linux_index_out_end(&u, 0, 0);
+		linux_index_out_begin(&u, &a);
+		linux_index_out_end(&u, 0, 0);
+		buf = linux_index_serialize(&k, &u, 1, &len);
+		ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+		ck_assert_str_eq(why, "directories out of order");
+		free(buf);
+		linux_index_out_free(&u);
+	}
 	/* One long record said to be two (the file could hold two). */
 	d.rel = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 	linux_index_out_begin(&o[0], &d);
