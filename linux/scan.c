@@ -339,6 +339,8 @@ static void free_globs(struct linux_scan_ctx *c)
 	free(c->path_globs);
 }
 
+size_t linux_scan_max_mounts = LINUX_SCAN_MAX_MOUNTS;
+
 /* With failIfUnavailable: false the policy accepts a scan that does not cover
  * everything, so a walk that takes too long stops and says where; otherwise it goes on
  * to the end, however large the tree (no refusal for size). */
@@ -502,7 +504,7 @@ static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
 	size_t n = s->masked.n + s->guarded.n + s->pinned.n, best = 0, run = 0;
 	const char *at = NULL;
 
-	if (n <= LINUX_SCAN_MAX_MOUNTS)
+	if (n <= linux_scan_max_mounts)
 		return 0;
 	for (size_t i = 0; i < s->masked.n; i++) {
 		const char *a = s->masked.v[i], *sa = strrchr(a, '/');
@@ -515,9 +517,9 @@ static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
 	}
 	halo_err_set(e,
 		     "the sandbox would need %zu mounts for masks, guards and pins (at most "
-		     "%d): %zu protected files in the directory of %s alone; name such a "
+		     "%zu): %zu protected files in the directory of %s alone; name such a "
 		     "directory in sandbox.protectedPaths to mask it whole",
-		     n, LINUX_SCAN_MAX_MOUNTS, best, at ? at : "?");
+		     n, linux_scan_max_mounts, best, at ? at : "?");
 	return -E2BIG;
 }
 

@@ -93,6 +93,7 @@ struct linux_scan_ctx {
 #define LINUX_SCAN_BUDGET_MS 10000
 /* Masks, guards and pins together (one mount each): well under fs.mount-max. */
 #define LINUX_SCAN_MAX_MOUNTS 50000
+extern size_t linux_scan_max_mounts;
 extern unsigned linux_scan_budget_ms;
 extern size_t linux_scan_max_entries;
 extern unsigned linux_scan_max_depth;

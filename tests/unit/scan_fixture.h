@@ -114,7 +114,10 @@ static void setup(void)
 	unsetenv("SSH_AUTH_SOCK");
 	unsetenv("XDG_STATE_HOME"); /* the index goes to home/.local/state */
 	linux_scan_racy_seconds = LINUX_SCAN_RACY_SECONDS;
-	linux_scan_watch_enabled = false; /* no watcher: every scan stats what it replays */
+	linux_scan_watch_enabled = false;
+	linux_scan_budget_ms = LINUX_SCAN_BUDGET_MS;
+	linux_scan_max_mounts =
+	    LINUX_SCAN_MAX_MOUNTS; /* no watcher: every scan stats what it replays */
 	unsetenv("DOCKER_HOST");
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = POLICY_MODE_WORKSPACE_WRITE;

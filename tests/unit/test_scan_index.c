@@ -236,6 +236,14 @@ static const char *ws_path(const char *rel)
 	return buf;
 }
 
+static const char *root_path(const char *rel)
+{
+	static char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s/%s", root, rel);
+	return buf;
+}
+
 static void scan_again(void)
 {
 	linux_scan_free(&scan);
@@ -472,6 +480,55 @@ START_TEST(index_changed_dir_relisted_once)
 }
 END_TEST
 
+/* No refusal for size: failIfUnavailable (the default) walks to the end whatever it
+ * takes; false accepts a time budget, and the statement names where it stopped. */
+START_TEST(budget_only_when_the_policy_accepts_it)
+{
+	char name[64];
+
+	for (int i = 0; i < 4000; i++) {
+		snprintf(name, sizeof(name), "ws/d%02d/e%04d", i % 40, i);
+		mkdirs(name);
+	}
+	linux_scan_budget_ms = 1;
+	run_scan_ok();
+	ck_assert(!scan.truncated);
+	ck_assert_uint_eq(scan.entries_scanned, 4040);
+	pol.fail_if_unavailable = 0;
+	linux_scan_free(&scan);
+	rm_rf(root_path("home/.local"));
+	run_scan_ok();
+	ck_assert(scan.truncated);
+	ck_assert_ptr_nonnull(scan.uncovered);
+	ck_assert_ptr_nonnull(strstr(scan.uncovered, "(the scan's time budget ran out)"));
+}
+END_TEST
+
+/* Masks, guards and pins are a mount each: past the bound the launch is refused,
+ * naming the directory that holds most masks. */
+START_TEST(mount_bound_names_the_directory)
+{
+	char name[64];
+	struct linux_scan got;
+	int rc;
+
+	for (int i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "ws/many/.env.%02d", i);
+		file(name, "");
+	}
+	file("ws/other/.env", "");
+	linux_scan_max_mounts = 10;
+	memset(&got, 0, sizeof(got));
+	rc = linux_scan(&launch, &got, &err);
+	ck_assert_int_eq(rc, -E2BIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "12 protected files in the directory of"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "ws/many/.env."));
+	linux_scan_max_mounts = 1000;
+	run_scan_ok();
+	ck_assert_uint_eq(scan.masked.n, 13);
+}
+END_TEST
+
 static Suite *scan_index_suite(void)
 {
 	Suite *s = suite_create("scan_index");
@@ -494,6 +551,8 @@ static Suite *scan_index_suite(void)
 	tcase_add_test(tc, index_stale_after_mv);
 	tcase_add_test(tc, index_never_in_a_writable_tree);
 	tcase_add_test(tc, index_changed_dir_relisted_once);
+	tcase_add_test(tc, budget_only_when_the_policy_accepts_it);
+	tcase_add_test(tc, mount_bound_names_the_directory);
 	suite_add_tcase(s, tc);
 	return s;
 }
