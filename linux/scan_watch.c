@@ -12,9 +12,11 @@
  * watcher reads every event already queued, so that every change completed before the
  * question is in the answer. It answers "unknown" (the launch falls back to stat'ing
  * every directory) when it lost events (queue overflow), could not watch everything
- * (fs.inotify.max_user_watches), saw the mount table change (a mount over a directory
- * raises no inotify event), or holds another version of the file; it re-verifies its
- * watches against the file after such an answer and whenever the file is replaced.
+ * (fs.inotify.max_user_watches), or holds another version of the file; it re-verifies
+ * its watches against the file after such an answer, whenever the file is replaced,
+ * and whenever the mount table changes (a mount over a directory raises no inotify
+ * event). While it does, it answers nobody: a launch waits LINUX_WATCH_TIMEOUT_MS at
+ * most, then stats every directory itself.
  *
  * Only the caller's own uid may ask (SO_PEERCRED); the socket and a lock file (one
  * watcher per tree) lie in the index directory, mode 0700, outside the sandbox's
@@ -343,8 +345,11 @@ void linux_scan_watch_main(const char *dir, const char *root)
 			break;
 		if (p[0].revents)
 			drain(&w);
+		/* A mount anywhere: what a path leads to may have changed without an
+		 * event. Every watch is checked against the file again, now, rather
+		 * than answering "unknown" to the next launch. */
 		if (w.mfd >= 0 && (p[2].revents & (POLLPRI | POLLERR)))
-			w.unknown = true;
+			w.stop = !rebuild(&w);
 		if (p[1].revents) {
 			serve(&w);
 			last = now_s();
