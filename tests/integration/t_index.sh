@@ -198,6 +198,7 @@ EOF
 	expect_match "large workspace: no refusal message" "^$" "$(grep -i 'stopped at' "$E")"
 	sleep 4
 	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
+	sleep 1 # the watcher re-reads the index that launch rewrote
 	t2=$(date +%s%N)
 	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
 	t3=$(date +%s%N)
