@@ -88,6 +88,12 @@ struct linux_scan {
 	struct linux_paths sockets_open;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
+	/* What a truncated walk did not cover and why (malloc'd), or NULL. */
+	char *uncovered;
+	/* The workspace index used and kept by the walk (scan_index_file.c), until the
+	 * findings are sent; NULL when none. */
+	struct linux_scan_index *index;
+	size_t dirs_listed, dirs_replayed; /* by the walk: re-read, and taken from the index */
 	bool sockets_truncated; /* more host sockets than masks: the same */
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor

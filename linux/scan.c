@@ -6,10 +6,12 @@
  * launch fail rather than mount somewhere else. */
 #include <errno.h>
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/scan_int.h"
@@ -330,6 +332,22 @@ static void free_globs(struct linux_scan_ctx *c)
 	free(c->path_globs);
 }
 
+size_t linux_scan_max_mounts = LINUX_SCAN_MAX_MOUNTS;
+
+/* With failIfUnavailable: false the policy accepts a scan that does not cover
+ * everything, so a walk that takes too long stops and says where; otherwise it goes on
+ * to the end, however large the tree (no refusal for size). */
+static int64_t walk_deadline(const struct linux_launch *l)
+{
+	struct timespec now;
+
+	if (l->policy->fail_if_unavailable != 0 || linux_scan_budget_ms == 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec +
+	       (int64_t)linux_scan_budget_ms * 1000000;
+}
+
 /* Walk the workspace (globs always; guard when writable) and each writable root. */
 static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
@@ -356,7 +374,15 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	c.roots = roots;
 	c.max_entries = linux_scan_max_entries;
 	c.max_depth = linux_scan_max_depth;
+	c.deadline_ns = walk_deadline(l);
+	linux_scan_index_free(s->index);
+	linux_scan_index_open(l, s, &c, guard_of);
+	s->index = c.ix;
 	linux_scan_walk_roots(&c, guard_of, linux_scan_workers);
+	for (size_t i = 0; c.ix && i < c.ix->n; i++) {
+		s->dirs_listed += c.ix->t[i].listed;
+		s->dirs_replayed += c.ix->t[i].replayed;
+	}
 	free(roots);
 	free(guard_of);
 	free_globs(&c);
@@ -426,15 +452,82 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	return 0;
 }
 
+/* A walk that did not cover everything: refused unless the policy accepts it, and
+ * then stated. */
+static int judge_truncated(const struct linux_launch *l, const struct linux_scan *s,
+			   struct halo_err *e)
+{
+	if (!s->truncated)
+		return 0;
+	if (l->policy->fail_if_unavailable != 0) {
+		if (s->uncovered)
+			halo_err_set(e,
+				     "the workspace scan cannot cover %s, so protected files there "
+				     "could not be masked; move or rename it, or set "
+				     "sandbox.failIfUnavailable: false to launch without it",
+				     s->uncovered);
+		else
+			halo_err_set(e,
+				     "the workspace scan stopped at %zu entries before covering "
+				     "every protected path",
+				     s->entries_scanned);
+		return -E2BIG;
+	}
+	/* Said by the runner, like every launch warning (nothing below runner/ prints). */
+	if (l->warnings && s->uncovered)
+		plan_text_add(l->warnings,
+			      "WARNING: the workspace scan did not cover %s, nor what it would "
+			      "have walked after it (%zu entries covered): protected files there "
+			      "are NOT masked (failIfUnavailable: false)",
+			      s->uncovered, s->entries_scanned);
+	else if (l->warnings)
+		plan_text_add(l->warnings,
+			      "WARNING: the workspace scan stopped after %zu entries: protected "
+			      "files beyond them are NOT masked (failIfUnavailable: false)",
+			      s->entries_scanned);
+	return 0;
+}
+
+/* Masks, guards and pins are one mount each in the sandbox, whose mount table the
+ * kernel bounds (fs.mount-max, 100000 by default): past LINUX_SCAN_MAX_MOUNTS the
+ * layout cannot be built, whatever the policy accepts. The message names the
+ * directory holding most masks: naming it in protectedPaths masks it with one. */
+static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
+{
+	size_t n = s->masked.n + s->guarded.n + s->pinned.n, best = 0, run = 0;
+	const char *at = NULL;
+
+	if (n <= linux_scan_max_mounts)
+		return 0;
+	for (size_t i = 0; i < s->masked.n; i++) {
+		const char *a = s->masked.v[i], *sa = strrchr(a, '/');
+		const char *b = i ? s->masked.v[i - 1] : NULL, *sb = b ? strrchr(b, '/') : NULL;
+		run = b && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0 ? run + 1 : 1;
+		if (run > best) {
+			best = run;
+			at = a;
+		}
+	}
+	halo_err_set(e,
+		     "the sandbox would need %zu mounts for masks, guards and pins (at most "
+		     "%zu): %zu protected files in the directory of %s alone; name such a "
+		     "directory in sandbox.protectedPaths to mask it whole",
+		     n, linux_scan_max_mounts, best, at ? at : "?");
+	return -E2BIG;
+}
+
 int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	int rc;
 
 	if ((rc = scan_without_walk(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0 ||
-	    (rc = settle_walk(l, s, e)) < 0) {
+	    (rc = settle_walk(l, s, e)) < 0 || (rc = check_mount_count(s, e)) < 0) {
 		linux_scan_free(s);
 		return rc;
 	}
+	linux_scan_index_store(s->index, s->truncated, false);
+	linux_scan_index_free(s->index);
+	s->index = NULL;
 	return 0;
 }
 
@@ -465,19 +558,19 @@ int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, str
 
 	close(s->late_fd[0]);
 	s->late_fd[0] = -1;
-	if ((rc = walk_trees(l, s, e)) == 0 && (rc = settle_walk(l, s, e)) == 0 && s->truncated &&
-	    l->policy->fail_if_unavailable != 0) {
-		halo_err_set(e,
-			     "the workspace scan stopped at %zu entries before covering "
-			     "every protected path; run in a smaller workspace",
-			     s->entries_scanned);
-		rc = -E2BIG;
-	}
+	if ((rc = walk_trees(l, s, e)) == 0 && (rc = settle_walk(l, s, e)) == 0 &&
+	    (rc = check_mount_count(s, e)) == 0)
+		rc = judge_truncated(l, s, e);
 	/* A child that is gone cannot take the lists: it reports why itself. */
 	if (rc == 0)
 		linux_scan_send(s, s->late_fd[1]);
 	close(s->late_fd[1]);
 	s->late_fd[1] = -1;
+	/* Kept after the lists went: the sandbox's init does not wait for the file. */
+	if (rc == 0)
+		linux_scan_index_store(s->index, s->truncated, true);
+	linux_scan_index_free(s->index);
+	s->index = NULL;
 	return rc;
 }
 
@@ -496,6 +589,10 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);
+	free(s->uncovered);
+	s->uncovered = NULL;
+	linux_scan_index_free(s->index);
+	s->index = NULL;
 	for (int i = 0; s->late && i < 2; i++)
 		if (s->late_fd[i] >= 0)
 			close(s->late_fd[i]);

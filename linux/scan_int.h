@@ -8,10 +8,44 @@
 #include <sys/types.h>
 
 #include "linux/linux_int.h"
+#include "linux/scan_index.h"
 
 /* The walk is shared by up to LINUX_SCAN_WORKERS threads (scan_pool.c): a worker that
  * runs out of directories takes one another worker hands over. What they share: */
 struct linux_scan_pool;
+
+/* Threads walking at most (the calling one included); 1 walks sequentially. */
+#define LINUX_SCAN_WORKERS     2
+#define LINUX_SCAN_WORKERS_MAX (LINUX_SCAN_WORKERS + 1)
+
+/* The index of one walked tree (scan_index_file.c): what was loaded (in.n == 0 when
+ * nothing usable was), and what this walk records, one buffer per worker. */
+struct linux_scan_tree_index {
+	bool usable; /* a place to keep it, on a file system whose ctime we trust */
+	struct linux_index in;
+	struct linux_index_key key;
+	char root[PATH_MAX];
+	struct linux_index_out out[LINUX_SCAN_WORKERS_MAX];
+	unsigned char *reached; /* in.dirs[i] replayed by this walk (kept as it was) */
+	/* The tree's watcher (scan_watch.c) answered for this version of the index:
+	 * dirty[i] says in.dirs[i] changed (or could not be watched); the others are
+	 * replayed without a stat where their parent was (see scan_walk.c). */
+	bool synced;
+	bool no_watcher; /* none answered: start one after the walk */
+	unsigned char *dirty;
+	size_t listed;	 /* directories listed (not replayed): under the pool's count */
+	size_t replayed; /* the others */
+};
+
+/* Every tree's index for one scan, and where they are kept. */
+struct linux_scan_index {
+	int dirfd; /* the index directory, -1 when none may be used */
+	char dir[PATH_MAX];
+	char why_not[PATH_MAX + 128]; /* why no index was used or kept, "" when it was */
+	int64_t racy_from;	      /* a directory whose ctime is at or after this (s) is RACY */
+	struct linux_scan_tree_index *t;
+	size_t n;
+};
 
 /* One worker's walk over the trees the command can reach by name and that we bind in:
  * the workspace and the writable roots. */
@@ -36,17 +70,31 @@ struct linux_scan_ctx {
 	char path[PATH_MAX];
 	size_t max_entries;
 	unsigned max_depth;
-	int err; /* -errno of a hard error (e set), 0 otherwise */
+	int err;		     /* -errno of a hard error (e set), 0 otherwise */
+	struct linux_scan_index *ix; /* NULL: no index */
+	unsigned worker;	     /* 0 the calling thread, helpers 1.. */
+	unsigned root_id;	     /* the tree being walked: roots[root_id] */
+	/* The directory being walked, or the entries being visited, lie beneath a chain
+	 * of directories the watcher vouched for: their records need no stat. */
+	bool trust;
+	size_t next_rec;     /* where this worker expects its next record (find_near) */
+	int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 none (failIfUnavailable: false only) */
 };
 
-/* Threads walking at most (the calling one included); 1 walks sequentially. */
-#define LINUX_SCAN_WORKERS 2
 /* A second worker only pays off past this many entries (thread start-up ~ 50 us). */
 #define LINUX_SCAN_PARALLEL_AFTER 1024
 
-/* The bounds of the walk. Variables so that tests can lower them. */
-#define LINUX_SCAN_MAX_ENTRIES 200000
+/* The bounds of the walk. Variables so that tests can lower them. No bound on entries:
+ * a workspace of any size is walked whole (the index makes that a one-off). */
+#define LINUX_SCAN_MAX_ENTRIES SIZE_MAX
 #define LINUX_SCAN_MAX_DEPTH   64
+/* With failIfUnavailable: false only, the walk stops after this long and the launch
+ * goes on, naming the first directory it did not cover. */
+#define LINUX_SCAN_BUDGET_MS 10000
+/* Masks, guards and pins together (one mount each): well under fs.mount-max. */
+#define LINUX_SCAN_MAX_MOUNTS 50000
+extern size_t linux_scan_max_mounts;
+extern unsigned linux_scan_budget_ms;
 extern size_t linux_scan_max_entries;
 extern unsigned linux_scan_max_depth;
 /* Threads the scan may use (LINUX_SCAN_WORKERS; tests set 1 to compare). */
@@ -70,6 +118,10 @@ bool linux_scan_stopped(const struct linux_scan_ctx *c);
  * truncated and every worker stops. */
 void linux_scan_truncate(struct linux_scan_ctx *c);
 
+/* The same, saying what was not covered and why (the first such statement is kept in
+ * s->uncovered): `path` is left uncovered because `why`. */
+void linux_scan_uncovered(struct linux_scan_ctx *c, const char *path, const char *why);
+
 /* The walk of one directory, by a worker (scan_walk.c): fd is open on c->path[0..len),
  * which the worker took from the pool. Closes fd. */
 void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev);
@@ -80,6 +132,57 @@ bool linux_scan_offer(struct linux_scan_ctx *c, int fd, size_t len, unsigned dep
 
 /* Does `name` (or relative path `rel`) match a protected glob? */
 bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, const char *rel);
+
+/* scan_index_file.c. Before the walk: c->ix for the trees in c->roots (loaded where a
+ * valid index exists, its watcher asked; NULL without memory). After it: keep what
+ * changed (not when the walk was truncated), and start the watchers that did not
+ * answer (a launch; not --dry-run). */
+void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,
+			   struct linux_scan_ctx *c, const bool *guard_of);
+void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers);
+/* A directory of the tree's index replayed (its record is kept as it is). */
+void linux_scan_index_reached(struct linux_scan_index *ix, unsigned tree,
+			      const struct linux_index_dir *d);
+void linux_scan_index_free(struct linux_scan_index *ix);
+/* A directory whose ctime is within this many seconds of the walk's start is not
+ * replayed next time (tests set a negative value to replay fresh trees). */
+#define LINUX_SCAN_RACY_SECONDS 3
+extern int linux_scan_racy_seconds;
+
+/* scan_index_file.c, shared with the watcher: read a file of the index directory
+ * when it is the caller's, unwritable by others, single-linked, not a symlink; and the
+ * names of a tree's files there ("idx", "sock", "lock"). */
+void *linux_scan_index_read(int dirfd, const char *name, size_t *len);
+void linux_scan_index_name(const struct linux_index_key *k, const char *ext, char *out, size_t n);
+
+/* The index watcher (scan_watch.c, scan_watch_client.c): a process per tree that
+ * keeps inotify watches on every indexed directory, outlives the launch that started
+ * it, and tells the next launches which directories changed since the index file was
+ * written, so that the others need not even be stat'ed. It exits after
+ * LINUX_WATCH_IDLE_SECONDS without a question, when its tree or its socket is
+ * removed, or when its index file stops being valid. */
+#define LINUX_WATCH_ARGV0	 "halo-run-index-watch"
+#define LINUX_WATCH_IDLE_SECONDS 900
+#define LINUX_WATCH_MAGIC	 0x68697731U
+#define LINUX_WATCH_MAX_DIRTY	 16384 /* more changed directories: "unknown" */
+#define LINUX_WATCH_TIMEOUT_MS	 50    /* a launch waits no longer for an answer */
+enum { LINUX_WATCH_SYNC = 1 };
+enum { LINUX_WATCH_OK = 0, LINUX_WATCH_UNKNOWN = 1 };
+struct linux_watch_msg {
+	uint32_t magic, op;
+	uint64_t token; /* the checksum of the index file the launch loaded */
+};
+struct linux_watch_reply {
+	uint32_t magic, status;
+	uint32_t n, bytes; /* changed directories: n relative paths, NUL-terminated */
+};
+/* false: no watcher is asked nor started (tests; HALO_RUN_INDEX_WATCH=0). */
+extern bool linux_scan_watch_enabled;
+void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_index *t);
+void linux_scan_watch_start(const struct linux_scan_index *ix,
+			    const struct linux_scan_tree_index *t);
+/* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT). */
+void linux_scan_watch_main(const char *dir, const char *root) __attribute__((noreturn));
 
 /* Is `name` a persistence-guard target found by its name (.bashrc, .vscode, ...)? */
 bool linux_scan_guard_name(const char *name);

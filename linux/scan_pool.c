@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,8 @@ struct walk_item {
 	unsigned depth;
 	dev_t dev;
 	bool guard;
+	unsigned root_id;
+	bool trust;
 };
 
 struct linux_scan_pool {
@@ -49,6 +52,7 @@ struct linux_scan_pool {
 	pthread_t thread[LINUX_SCAN_WORKERS];
 	struct linux_scan_ctx *helper_ctx[LINUX_SCAN_WORKERS];
 	struct linux_scan found[LINUX_SCAN_WORKERS];
+	char *uncovered; /* the first statement of what was not covered (under mu) */
 };
 
 bool linux_scan_stopped(const struct linux_scan_ctx *c)
@@ -65,6 +69,23 @@ void linux_scan_truncate(struct linux_scan_ctx *c)
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
+}
+
+void linux_scan_uncovered(struct linux_scan_ctx *c, const char *path, const char *why)
+{
+	struct linux_scan_pool *p = c->pool;
+	char *msg = NULL;
+
+	if (asprintf(&msg, "%s (%s)", path, why) < 0)
+		msg = NULL;
+	pthread_mutex_lock(&p->mu);
+	if (!p->uncovered) {
+		p->uncovered = msg;
+		msg = NULL;
+	}
+	pthread_mutex_unlock(&p->mu);
+	free(msg);
+	linux_scan_truncate(c);
 }
 
 size_t linux_scan_take(struct linux_scan_ctx *c, size_t k)
@@ -106,6 +127,7 @@ static void start_helper(struct linux_scan_pool *p, const struct linux_scan_ctx 
 		return;
 	*h = *c;
 	h->s = &p->found[i];
+	h->worker = i + 1;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&p->thread[i], NULL, helper_main, h) == 0) {
@@ -121,7 +143,8 @@ static void start_helper(struct linux_scan_pool *p, const struct linux_scan_ctx 
 bool linux_scan_offer(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
 {
 	struct linux_scan_pool *p = c->pool;
-	struct walk_item it = {fd, NULL, len, c->root_len, depth, dev, c->guard};
+	struct walk_item it = {fd,  NULL,     len,	  c->root_len, depth,
+			       dev, c->guard, c->root_id, c->trust};
 	bool taken = false;
 
 	unsigned helpers = atomic_load_explicit(&p->helpers, memory_order_relaxed);
@@ -174,6 +197,8 @@ static void walk_item(struct linux_scan_ctx *c, struct walk_item *it)
 		c->path[it->len] = '\0';
 		c->root_len = it->root_len;
 		c->guard = it->guard;
+		c->root_id = it->root_id;
+		c->trust = it->trust;
 		linux_scan_walk_dir(c, fd, it->len, it->depth, it->dev); /* closes fd */
 	}
 	free(it->path);
@@ -219,7 +244,15 @@ static void add_roots(struct linux_scan_pool *p, const struct linux_scan_ctx *c,
 	for (size_t i = c->n_roots; i-- > 0;) {
 		const char *root = c->roots[i];
 		size_t len = strcmp(root, "/") == 0 ? 0 : strlen(root);
-		struct walk_item it = {-1, strdup(root), len, len, 0, 0, guard_of[i]};
+		struct walk_item it = {-1,
+				       strdup(root),
+				       len,
+				       len,
+				       0,
+				       0,
+				       guard_of[i],
+				       (unsigned)i,
+				       c->ix && c->ix->t[i].synced};
 
 		if (!it.path || len >= sizeof(c->path) || !push(p, &it)) {
 			free(it.path);
@@ -274,6 +307,8 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 	entries = atomic_load(&p.entries);
 	c->s->entries_scanned = entries < p.max_entries ? entries : p.max_entries;
 	c->s->truncated = atomic_load(&p.truncated);
+	free(c->s->uncovered);
+	c->s->uncovered = p.uncovered;
 	c->pool = NULL;
 	pthread_cond_destroy(&p.cv);
 	pthread_mutex_destroy(&p.mu);

@@ -16,11 +16,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/scan_int.h"
 
 size_t linux_scan_max_entries = LINUX_SCAN_MAX_ENTRIES;
+unsigned linux_scan_budget_ms = LINUX_SCAN_BUDGET_MS;
 unsigned linux_scan_max_depth = LINUX_SCAN_MAX_DEPTH;
 unsigned linux_scan_workers = LINUX_SCAN_WORKERS;
 
@@ -139,6 +141,40 @@ static void on_git_link(struct linux_scan_ctx *c, const char *worktree)
 		linux_scan_git_repo(c, real, worktree, S_ISREG(st.st_mode));
 }
 
+static const struct linux_index_dir *lookup(struct linux_scan_ctx *c, size_t len);
+static bool still_valid(const struct linux_index_dir *d, const struct stat *st);
+
+/* The watcher answered for this tree and saw no change to d's entries (nor to what d
+ * is: a rename, removal or replacement of d is a change to its parent, which is why
+ * trust needs the whole chain above d vouched for, or d's own stat checked). */
+static bool watched_clean(const struct linux_scan_tree_index *t, const struct linux_index_dir *d)
+{
+	return t->synced && !(d->flags & LINUX_INDEX_RACY) && !t->dirty[d - t->in.dirs];
+}
+
+/* Most directories of a large tree hold only plain files no rule is about: when the
+ * index says so of c->path[0..len) and its stat agrees, it is counted without being
+ * opened (one fstatat instead of open, fstat, close). */
+static bool replay_leaf(struct linux_scan_ctx *c, int dfd, const char *name, size_t len, dev_t dev)
+{
+	const struct linux_scan_tree_index *t = &c->ix->t[c->root_id];
+	const struct linux_index_dir *d;
+	struct stat st;
+
+	if (!t->usable || !(d = lookup(c, len)) || d->n_entries ||
+	    (d->flags & (LINUX_INDEX_RACY | LINUX_INDEX_BARE)))
+		return false;
+	/* Vouched for by the watcher, beneath a chain it vouched for: not even a stat. */
+	if (!(c->trust && watched_clean(t, d)) &&
+	    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	     st.st_dev != dev || !still_valid(d, &st)))
+		return false;
+	if (linux_scan_take(c, d->n_total) < d->n_total)
+		return true;
+	linux_scan_index_reached(c->ix, c->root_id, d);
+	return true;
+}
+
 /* The subdirectory c->path[0..len): walked now, or by an idle worker. */
 static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t len, unsigned depth,
 		    dev_t dev)
@@ -149,11 +185,15 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 	if (is_other_root(c))
 		return;
 	if (depth + 1 > c->max_depth) {
-		linux_scan_truncate(c);
+		linux_scan_uncovered(c, c->path, "it lies deeper than the scan's depth bound");
 		return;
 	}
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* Unreadable (EACCES) or gone since it was listed: nothing we can list is there. */
+	if (c->ix && replay_leaf(c, dfd, name, len, dev))
+		return;
+	/* O_PATH: a directory the index replays is never read, only stat'ed (and an
+	 * O_PATH open costs less); linux_scan_walk_dir opens it for reading if needed. */
+	fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* Gone since it was listed: nothing we can list is there. */
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || (st.st_dev != dev && is_pseudo_fs(fd))) {
@@ -182,22 +222,24 @@ static unsigned bare_flag(const char *name)
 	return 0;
 }
 
-/* One entry of the directory at c->path[0..len): c->path holds its full path. */
-static void visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned char d_type,
-		  size_t len, size_t elen, unsigned depth, dev_t dev)
+/* One entry of the directory at c->path[0..len): c->path holds its full path. Returns
+ * whether a rule is about it (the index keeps it), with its type in *type_out. */
+static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned char d_type,
+		  size_t len, size_t elen, unsigned depth, dev_t dev, unsigned char *type_out)
 {
 	const char *rel = c->path + c->root_len + 1;
 	unsigned char type = entry_type(dfd, name, d_type);
 
+	*type_out = type;
 	if (linux_scan_glob_match(c, name, rel)) {
 		on_protected(c, type);
-		return;
+		return true;
 	}
 	/* A unix socket found in a tree we bind in belongs to a host service: connect()
 	 * ignores a read-only mount, so mask it. */
 	if (type == DT_SOCK) {
 		linux_paths_add(&c->s->masked, c->path);
-		return;
+		return true;
 	}
 	if (name[0] == '.' && strcmp(name, ".git") == 0) {
 		/* Never descend: objects are many and hold no names a glob is about. */
@@ -212,12 +254,16 @@ static void visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 				linux_scan_git_repo(c, c->path, len ? worktree : "/",
 						    type == DT_REG);
 		}
-		return;
+		return true;
 	}
-	if (c->guard && linux_scan_guard_name(name))
+	bool kept = type == DT_DIR || type == DT_UNKNOWN;
+	if (c->guard && linux_scan_guard_name(name)) {
 		linux_scan_add_guard(c->s, c->path, false);
+		kept = true;
+	}
 	if (type == DT_DIR)
 		descend(c, dfd, name, elen, depth, dev);
+	return kept;
 }
 
 static bool is_dot_or_dotdot(const char *name)
@@ -252,10 +298,13 @@ static bool nothing_to_do(const struct linux_scan_ctx *c, const char *name, unsi
 	return true;
 }
 
-/* Walk one batch; false when the walk must stop. */
+/* Walk one batch of the directory listed through lfd (fd: the same, O_PATH); out,
+ * when not NULL, takes what the index keeps. False when the walk must stop. */
 static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t n, size_t len,
-		       unsigned depth, dev_t dev, unsigned *bare)
+		       unsigned depth, dev_t dev, unsigned *bare, struct linux_index_out *out)
 {
+	unsigned char type;
+
 	/* One entry more than the bound: what lies beyond is not covered, so the scan
 	 * says so (linux_scan_take truncates it). */
 	size_t allowed = linux_scan_take(c, batch_entries(buf, n));
@@ -273,7 +322,8 @@ static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t
 		nlen = strlen(name);
 		/* A path too long to name: not covered either. */
 		if (len + 1 + nlen >= sizeof(c->path)) {
-			linux_scan_truncate(c);
+			linux_scan_uncovered(c, c->path,
+					     "a name in it makes a path longer than PATH_MAX");
 			return false;
 		}
 		*bare |= bare_flag(name);
@@ -281,29 +331,205 @@ static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t
 			continue;
 		c->path[len] = '/';
 		memcpy(c->path + len + 1, name, nlen + 1);
-		visit(c, fd, name, de->d_type, len, len + 1 + nlen, depth, dev);
+		if (visit(c, fd, name, de->d_type, len, len + 1 + nlen, depth, dev, &type) && out &&
+		    type != DT_UNKNOWN)
+			linux_index_out_entry(out, type, name);
 		c->path[len] = '\0';
 	}
 	return true;
 }
 
-void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
+/* The relative path of c->path[0..len) in its tree: "" for the top. */
+static const char *rel_of(const struct linux_scan_ctx *c, size_t len, size_t *rlen)
+{
+	if (len <= c->root_len) {
+		*rlen = 0;
+		return "";
+	}
+	*rlen = len - c->root_len - 1;
+	return c->path + c->root_len + 1;
+}
+
+/* The index's record for the directory at c->path[0..len) (open as fd, stat st) when
+ * it still describes its entries: same inode, same ctime (the kernel moves it on every
+ * entry added, removed or renamed), same link count and size, and it was not listed
+ * within the ctime's granularity. */
+static const struct linux_index_dir *lookup(struct linux_scan_ctx *c, size_t len)
+{
+	size_t rlen;
+	const char *rel = rel_of(c, len, &rlen);
+
+	return linux_index_find_near(&c->ix->t[c->root_id].in, rel, rlen, &c->next_rec);
+}
+
+static bool still_valid(const struct linux_index_dir *d, const struct stat *st)
+{
+	return d && !(d->flags & LINUX_INDEX_RACY) && d->dev == (uint64_t)st->st_dev &&
+	       d->ino == (uint64_t)st->st_ino && d->ctime_sec == (int64_t)st->st_ctim.tv_sec &&
+	       d->ctime_nsec == (uint32_t)st->st_ctim.tv_nsec &&
+	       d->nlink == (uint64_t)st->st_nlink && d->size == (uint64_t)st->st_size;
+}
+
+/* A directory the index describes: its kept entries visited as if listed, the rest
+ * (plain files no rule is about) only counted. */
+static void replay(struct linux_scan_ctx *c, int fd, const struct linux_index_dir *d, size_t len,
+		   unsigned depth, dev_t dev)
+{
+	const unsigned char *e = d->entries;
+	unsigned char type;
+
+	if (linux_scan_take(c, d->n_total) < d->n_total)
+		return;
+	for (uint32_t i = 0; i < d->n_entries && !linux_scan_stopped(c); i++) {
+		unsigned char etype = e[0];
+		const char *name = (const char *)e + 1;
+		size_t nlen = strlen(name);
+		e += 2 + nlen;
+		if (len + 1 + nlen >= sizeof(c->path)) {
+			linux_scan_uncovered(c, c->path, "its path is longer than PATH_MAX");
+			return;
+		}
+		c->path[len] = '/';
+		memcpy(c->path + len + 1, name, nlen + 1);
+		visit(c, fd, name, etype, len, len + 1 + nlen, depth, dev, &type);
+		c->path[len] = '\0';
+	}
+	if ((d->flags & LINUX_INDEX_BARE) && c->guard && !linux_scan_stopped(c))
+		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
+	linux_scan_index_reached(c->ix, c->root_id, d);
+}
+
+static bool same_listing(const struct stat *a, const struct stat *b)
+{
+	return a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec &&
+	       a->st_nlink == b->st_nlink && a->st_size == b->st_size && a->st_ino == b->st_ino;
+}
+
+/* Start the index record of a directory about to be listed, in `rec` (its own: the
+ * records of its subdirectories are written to the worker's buffer meanwhile). */
+static struct linux_index_out *record_begin(struct linux_scan_ctx *c, size_t len,
+					    const struct stat *st, struct linux_index_out *rec)
+{
+	struct linux_scan_tree_index *t;
+	size_t rlen;
+	const char *rel;
+	char relbuf[PATH_MAX];
+
+	if (!c->ix || !(t = &c->ix->t[c->root_id])->usable)
+		return NULL;
+	rel = rel_of(c, len, &rlen);
+	memcpy(relbuf, rel, rlen);
+	relbuf[rlen] = '\0';
+	struct linux_index_dir d = {
+	    .dev = st->st_dev,
+	    .ino = st->st_ino,
+	    .nlink = st->st_nlink,
+	    .size = (uint64_t)st->st_size,
+	    .ctime_sec = st->st_ctim.tv_sec,
+	    .ctime_nsec = (uint32_t)st->st_ctim.tv_nsec,
+	    .rel = relbuf,
+	};
+	linux_index_out_begin(rec, &d);
+	__atomic_fetch_add(&t->listed, 1, __ATOMIC_RELAXED);
+	return rec;
+}
+
+/* Close it: RACY when the directory changed while it was listed, was changed within
+ * the ctime's granularity, or lies on another device than the tree's top (whose file
+ * system was the one checked). */
+static void record_end(struct linux_scan_ctx *c, struct linux_index_out *out, int lfd,
+		       const struct stat *before, size_t total, unsigned bare)
+{
+	struct stat after;
+	uint32_t flags = 0;
+
+	if (!out)
+		return;
+	if (fstat(lfd, &after) < 0 || !same_listing(before, &after) ||
+	    (int64_t)before->st_ctim.tv_sec >= c->ix->racy_from ||
+	    (uint64_t)before->st_dev != c->ix->t[c->root_id].key.dev)
+		flags |= LINUX_INDEX_RACY;
+	if (bare == BARE_ALL)
+		flags |= LINUX_INDEX_BARE;
+	linux_index_out_end(out, flags, total > UINT32_MAX ? UINT32_MAX : (uint32_t)total);
+	linux_index_out_append(&c->ix->t[c->root_id].out[c->worker], out);
+	linux_index_out_free(out);
+}
+
+static bool past_deadline(const struct linux_scan_ctx *c)
+{
+	struct timespec now;
+
+	if (!c->deadline_ns)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec > c->deadline_ns;
+}
+
+/* List the directory (fd O_PATH or readable) and visit its entries. */
+static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev,
+		     const struct stat *st)
 {
 	char *buf = malloc(DIR_BUF_SIZE);
 	unsigned bare = 0;
+	size_t total = 0;
 	ssize_t n;
+	int lfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct linux_index_out rec = {0}, *out = NULL;
 
+	/* Unreadable (EACCES): nothing we can list is there. */
+	if (lfd < 0) {
+		free(buf);
+		return;
+	}
 	if (!buf) {
 		/* A directory we cannot list is a tree we do not cover: fail closed. */
-		linux_scan_truncate(c);
+		linux_scan_uncovered(c, c->path, "out of memory");
+		close(lfd);
+		return;
+	}
+	if (st)
+		out = record_begin(c, len, st, &rec);
+	while (!linux_scan_stopped(c) && (n = getdents64(lfd, buf, DIR_BUF_SIZE)) > 0) {
+		total += batch_entries(buf, (size_t)n);
+		if (!walk_batch(c, fd, buf, (size_t)n, len, depth, dev, &bare, out))
+			break;
+	}
+	free(buf);
+	record_end(c, out, lfd, st, total, bare);
+	close(lfd);
+	if (bare == BARE_ALL && c->guard && !linux_scan_stopped(c))
+		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
+}
+
+void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned depth, dev_t dev)
+{
+	struct stat st;
+	const struct linux_index_dir *d = NULL;
+	const struct linux_scan_tree_index *t = c->ix ? &c->ix->t[c->root_id] : NULL;
+	bool trust = c->trust, have_st = false;
+
+	if (past_deadline(c)) {
+		c->path[len] = '\0';
+		linux_scan_uncovered(c, len ? c->path : "/", "the scan's time budget ran out");
 		close(fd);
 		return;
 	}
-	while (!linux_scan_stopped(c) && (n = getdents64(fd, buf, DIR_BUF_SIZE)) > 0)
-		if (!walk_batch(c, fd, buf, (size_t)n, len, depth, dev, &bare))
-			break;
-	free(buf);
+	if (t && t->usable && t->in.n) {
+		d = lookup(c, len);
+		if (d && !(trust && watched_clean(t, d)) &&
+		    !((have_st = fstat(fd, &st) == 0) && still_valid(d, &st)))
+			d = NULL;
+	}
+	if (!d && !have_st)
+		have_st = fstat(fd, &st) == 0;
+	/* Below a directory replayed and vouched for, trust goes on; below one that is
+	 * listed, every record is checked by its stat again. */
+	c->trust = d && t->synced && watched_clean(t, d);
+	if (d)
+		replay(c, fd, d, len, depth, dev);
+	else
+		list_dir(c, fd, len, depth, dev, have_st ? &st : NULL);
+	c->trust = trust;
 	close(fd);
-	if (bare == BARE_ALL && c->guard && !linux_scan_stopped(c))
-		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }

@@ -74,7 +74,9 @@ static void print_fs(const struct halo_plan *p, FILE *out)
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
 		print_group(p, &groups[i], out);
 	fprintf(out, "workspace scan: %zu entries%s\n", p->entries_scanned,
-		p->scan_truncated ? " (TRUNCATED: the launch would be refused)" : "");
+		p->scan_truncated
+		    ? " (NOT COMPLETE: refused under failIfUnavailable: true, stated otherwise)"
+		    : "");
 }
 
 static void print_text(const char *title, const struct plan_text *t, const char *indent, FILE *out)

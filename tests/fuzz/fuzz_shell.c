@@ -8,14 +8,7 @@
 #include <string.h>
 
 #include "hook/hook.h"
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #c, __LINE__);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static char *allowed[] = {"github.com", "*.github.com", "ok.example"};
 static char *denied[] = {"pastebin.com"};

@@ -112,6 +112,12 @@ static void setup(void)
 	fclose(pnu);
 	linux_test_hooks_set(&(struct linux_test_hooks){.proc_net_unix = no_sockets});
 	unsetenv("SSH_AUTH_SOCK");
+	unsetenv("XDG_STATE_HOME"); /* the index goes to home/.local/state */
+	linux_scan_racy_seconds = LINUX_SCAN_RACY_SECONDS;
+	linux_scan_watch_enabled = false;
+	linux_scan_budget_ms = LINUX_SCAN_BUDGET_MS;
+	linux_scan_max_mounts =
+	    LINUX_SCAN_MAX_MOUNTS; /* no watcher: every scan stats what it replays */
 	unsetenv("DOCKER_HOST");
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = POLICY_MODE_WORKSPACE_WRITE;

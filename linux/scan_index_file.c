@@ -1,0 +1,341 @@
+/* Where the workspace index lives and when a file there is believed.
+ *
+ * The place: ${XDG_STATE_HOME:-$HOME/.local/state}/halo-run/index, one file per walked
+ * tree named by the tree's (st_dev, st_ino). It must lie outside every tree the sandbox
+ * can write (the workspace, writable roots, the tool caches bound read-write): there
+ * it is on the read-only host root inside the sandbox, whoever runs it (root too).
+ * When it does not, no index is used at all, and the scan says why.
+ *
+ * A file is believed only when everything holds: the directory and the file are the
+ * caller's own (euid) and writable by nobody else, the file is a regular file with
+ * one link, opened without following a symlink, parsed whole (scan_index.c), and its
+ * header names this tree: same device and inode, same absolute path (a moved
+ * workspace is re-walked), same rules. Anything else: the tree is walked afresh and a
+ * new index written, atomically (a temporary file renamed over the old one). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+/* A directory's ctime moves whenever an entry is added, removed or renamed, and
+ * user space cannot set it back. Trusted where the kernel keeps it itself; network
+ * and FUSE file systems report what a server says, overlayfs what a layer says. */
+static const unsigned long trusted_fs[] = {
+    EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, TMPFS_MAGIC, F2FS_SUPER_MAGIC,
+};
+
+/* ctime has a granularity (a clock tick; a second on some file systems): a directory
+ * changed within it of its listing could change again unseen with the same ctime. */
+int linux_scan_racy_seconds = LINUX_SCAN_RACY_SECONDS;
+
+static bool trusted(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(trusted_fs) / sizeof(trusted_fs[0]); i++)
+		if ((unsigned long)sf.f_type == trusted_fs[i])
+			return true;
+	return false;
+}
+
+/* The index directory's path, from the environment the caller gave. */
+static bool index_base(const struct linux_launch *l, char *out, size_t n, size_t *home_len)
+{
+	const char *x = getenv("XDG_STATE_HOME");
+	const char *home = l->env_home ? l->env_home : l->pw_home;
+	int w;
+
+	if (x && x[0] == '/') {
+		w = snprintf(out, n, "%s/halo-run/index", x);
+		*home_len = strlen(x);
+	} else if (home && home[0] == '/' && strcmp(home, "/") != 0) {
+		w = snprintf(out, n, "%s/.local/state/halo-run/index", home);
+		*home_len = strlen(home);
+	} else
+		return false;
+	return w > 0 && (size_t)w < n;
+}
+
+/* mkdir -p below the first `keep` bytes (the home, or XDG_STATE_HOME's parent, must
+ * exist already), mode 0700 as the XDG base directories are. */
+static void make_dirs(char *path, size_t keep)
+{
+	for (char *p = path + keep; (p = strchr(p + 1, '/')) != NULL;) {
+		*p = '\0';
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	mkdir(path, 0700);
+}
+
+static int open_dir(const struct linux_launch *l, const struct linux_scan *s,
+		    struct linux_scan_index *ix)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	size_t keep;
+	struct stat st;
+	const char *in = NULL;
+	int fd;
+
+	if (!index_base(l, path, sizeof(path), &keep)) {
+		snprintf(ix->why_not, sizeof(ix->why_not), "no home directory to keep it in");
+		return -ENOENT;
+	}
+	make_dirs(path, keep);
+	if (!realpath(path, real)) {
+		snprintf(ix->why_not, sizeof(ix->why_not), "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (linux_path_beneath(real, l->workspace))
+		in = l->workspace;
+	for (size_t i = 0; !in && i < s->writable.n; i++)
+		if (linux_path_beneath(real, s->writable.v[i]))
+			in = s->writable.v[i];
+	if (in) {
+		snprintf(ix->why_not, sizeof(ix->why_not),
+			 "%s lies in %s, which the sandbox can write; set XDG_STATE_HOME "
+			 "elsewhere",
+			 real, in);
+		return -EPERM;
+	}
+	fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(ix->why_not, sizeof(ix->why_not),
+			 "%s is not a directory of uid %u writable by it alone", real,
+			 (unsigned)geteuid());
+		if (fd >= 0)
+			close(fd);
+		return -EPERM;
+	}
+	snprintf(ix->dir, sizeof(ix->dir), "%s", real);
+	ix->dirfd = fd;
+	return 0;
+}
+
+/* What decides which entries the index keeps, and whether a tree is walked at all. */
+static uint64_t rules_hash(const struct linux_scan_ctx *c, const bool *guard_of, size_t t)
+{
+	uint64_t h = linux_index_hash(LINUX_INDEX_HASH_SEED, "rules v1", 8);
+	size_t n_guard;
+	const char *const *g = linux_scan_guard_names(&n_guard);
+
+	for (size_t i = 0; i < c->n_name_globs; i++) {
+		h = linux_index_hash(h, c->name_globs[i], strlen(c->name_globs[i]) + 1);
+		h = linux_index_hash(h, c->name_prefix[i], strlen(c->name_prefix[i]) + 1);
+	}
+	h = linux_index_hash(h, "/", 1);
+	for (size_t i = 0; i < c->n_path_globs; i++)
+		h = linux_index_hash(h, c->path_globs[i], strlen(c->path_globs[i]) + 1);
+	for (size_t i = 0; i < n_guard; i++)
+		h = linux_index_hash(h, g[i], strlen(g[i]) + 1);
+	for (size_t i = 0; i < c->n_roots; i++)
+		h = linux_index_hash(h, c->roots[i], strlen(c->roots[i]) + 1);
+	h = linux_index_hash(h, &guard_of[t], sizeof(guard_of[t]));
+	return linux_index_hash(h, &c->max_depth, sizeof(c->max_depth));
+}
+
+void linux_scan_index_name(const struct linux_index_key *k, const char *ext, char *out, size_t n)
+{
+	snprintf(out, n, "%016llx-%016llx.%s", (unsigned long long)k->dev,
+		 (unsigned long long)k->ino, ext);
+}
+
+void *linux_scan_index_read(int dirfd, const char *name, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_nlink != 1 || st.st_size > (off_t)LINUX_INDEX_MAX ||
+	    !(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return NULL;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	*len = got;
+	return buf;
+}
+
+/* The tree's index when the file is this tree's, else nothing (in.n == 0). */
+static void load(struct linux_scan_index *ix, struct linux_scan_tree_index *t)
+{
+	char name[64], why[128];
+	size_t len = 0;
+	void *buf;
+
+	linux_scan_index_name(&t->key, "idx", name, sizeof(name));
+	if (!(buf = linux_scan_index_read(ix->dirfd, name, &len)))
+		return;
+	if (linux_index_parse(buf, len, &t->in, why, sizeof(why)) < 0)
+		return;
+	if (t->in.key.dev != t->key.dev || t->in.key.ino != t->key.ino ||
+	    t->in.key.rules != t->key.rules || strcmp(t->in.key.root, t->key.root) != 0 ||
+	    !(t->reached = calloc(t->in.n + 1, 1)))
+		linux_index_free(&t->in);
+}
+
+void linux_scan_index_reached(struct linux_scan_index *ix, unsigned tree,
+			      const struct linux_index_dir *d)
+{
+	struct linux_scan_tree_index *t = &ix->t[tree];
+
+	__atomic_store_n(&t->reached[d - t->in.dirs], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->replayed, 1, __ATOMIC_RELAXED);
+}
+
+static void open_tree(struct linux_scan_index *ix, struct linux_scan_tree_index *t,
+		      const char *root, uint64_t rules)
+{
+	struct stat st;
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	snprintf(t->root, sizeof(t->root), "%s", root);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && trusted(fd)) {
+		t->usable = true;
+		t->key = (struct linux_index_key){st.st_dev, st.st_ino, rules, t->root};
+		load(ix, t);
+		linux_scan_watch_sync(ix, t);
+	}
+	close(fd);
+}
+
+void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,
+			   struct linux_scan_ctx *c, const bool *guard_of)
+{
+	struct linux_scan_index *ix = calloc(1, sizeof(*ix));
+	struct timespec now;
+
+	c->ix = NULL;
+	if (!ix || !(ix->t = calloc(c->n_roots, sizeof(*ix->t)))) {
+		free(ix);
+		return;
+	}
+	ix->n = c->n_roots;
+	ix->dirfd = -1;
+	const char *w = getenv("HALO_RUN_INDEX_WATCH");
+	if (w && strcmp(w, "0") == 0)
+		linux_scan_watch_enabled = false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	ix->racy_from = (int64_t)now.tv_sec - linux_scan_racy_seconds;
+	if (open_dir(l, s, ix) == 0)
+		for (size_t i = 0; i < c->n_roots; i++)
+			open_tree(ix, &ix->t[i], c->roots[i], rules_hash(c, guard_of, i));
+	c->ix = ix;
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* The file's bytes, records in walk order (linux_index_find_near): serialised once
+ * as the workers left them, parsed back (which checks them), sorted, serialised. */
+static void *sorted(struct linux_scan_tree_index *t, size_t *len)
+{
+	struct linux_index ix;
+	struct linux_index_out o = {0};
+	char why[128];
+	void *buf = linux_index_serialize(&t->key, t->out, LINUX_SCAN_WORKERS_MAX, len);
+
+	if (!buf || linux_index_parse_unordered(buf, *len, &ix, why, sizeof(why)) < 0)
+		return NULL;
+	linux_index_out_sorted(&o, &ix);
+	buf = linux_index_serialize(&t->key, &o, 1, len);
+	linux_index_out_free(&o);
+	linux_index_free(&ix);
+	return buf;
+}
+
+/* Atomically: a reader sees the old file or the new one, never a part. No fsync: a
+ * crash that leaves a torn file fails the checksum, and the tree is walked again. */
+static void store_tree(struct linux_scan_index *ix, struct linux_scan_tree_index *t)
+{
+	char name[64], tmp[96];
+	size_t len;
+	void *buf;
+	int fd;
+
+	/* The records replayed, as they were, in the first buffer (no worker uses it:
+	 * helpers are 1.. and the calling thread's records go to out[0], so append). */
+	for (size_t i = 0; i < t->in.n; i++)
+		if (t->reached[i])
+			linux_index_out_copy(&t->out[0], &t->in.dirs[i]);
+	if (!(buf = sorted(t, &len)))
+		return;
+	linux_scan_index_name(&t->key, "idx", name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	unlinkat(ix->dirfd, tmp, 0);
+	fd = openat(ix->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write_all(fd, buf, len);
+		if (close(fd) < 0 || !ok || renameat(ix->dirfd, tmp, ix->dirfd, name) < 0)
+			unlinkat(ix->dirfd, tmp, 0);
+	}
+	free(buf);
+}
+
+void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers)
+{
+	if (!ix || ix->dirfd < 0 || truncated)
+		return;
+	for (size_t i = 0; i < ix->n; i++) {
+		struct linux_scan_tree_index *t = &ix->t[i];
+		/* Unchanged: every directory replayed, none gone. */
+		if (t->usable && (t->listed > 0 || t->replayed != t->in.n))
+			store_tree(ix, t);
+		/* A watcher that answers sees the new file itself. */
+		if (start_watchers)
+			linux_scan_watch_start(ix, t);
+	}
+}
+
+void linux_scan_index_free(struct linux_scan_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->n; i++) {
+		linux_index_free(&ix->t[i].in);
+		free(ix->t[i].reached);
+		free(ix->t[i].dirty);
+		for (size_t w = 0; w < LINUX_SCAN_WORKERS_MAX; w++)
+			linux_index_out_free(&ix->t[i].out[w]);
+	}
+	if (ix->dirfd >= 0)
+		close(ix->dirfd);
+	free(ix->t);
+	free(ix);
+}

@@ -1,0 +1,143 @@
+/* A launch's side of the index watcher (scan_watch.c): ask it what changed, and start
+ * one when none answered. Every failure means "no answer": the launch then stats every
+ * directory, as without a watcher. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+bool linux_scan_watch_enabled = true;
+
+static bool recv_all(int fd, void *p, size_t n)
+{
+	for (char *c = p; n > 0;) {
+		ssize_t k = recv(fd, c, n, MSG_WAITALL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		c += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* The changed directories: dirty[i] for each named one the index holds (a name it
+ * does not hold is a directory the walk finds anew anyway). */
+static bool take_dirty(struct linux_scan_tree_index *t, char *list, size_t bytes, uint32_t n)
+{
+	char *p = list, *end = list + bytes;
+
+	for (uint32_t i = 0; i < n; i++) {
+		char *nul = memchr(p, '\0', (size_t)(end - p));
+		const struct linux_index_dir *d;
+		if (!nul)
+			return false;
+		if ((d = linux_index_find(&t->in, p, (size_t)(nul - p))) != NULL)
+			t->dirty[d - t->in.dirs] = 1;
+		p = nul + 1;
+	}
+	return p == end;
+}
+
+static int connect_watcher(const struct linux_scan_index *ix, const struct linux_scan_tree_index *t)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval tv = {0, LINUX_WATCH_TIMEOUT_MS * 1000};
+	char name[64];
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	int fd;
+
+	linux_scan_index_name(&t->key, "sock", name, sizeof(name));
+	/* Through the directory's fd: short whatever the home's length. */
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", ix->dirfd, name);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != geteuid()) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_index *t)
+{
+	struct linux_watch_msg m = {LINUX_WATCH_MAGIC, LINUX_WATCH_SYNC, t->in.sum};
+	struct linux_watch_reply r;
+	char *list = NULL;
+	int fd;
+
+	if (!linux_scan_watch_enabled || !t->usable || ix->dirfd < 0)
+		return;
+	if ((fd = connect_watcher(ix, t)) < 0) {
+		t->no_watcher = true;
+		return;
+	}
+	if (t->in.n == 0 || send(fd, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m) ||
+	    !recv_all(fd, &r, sizeof(r)) || r.magic != LINUX_WATCH_MAGIC ||
+	    r.status != LINUX_WATCH_OK || r.n > LINUX_WATCH_MAX_DIRTY || r.bytes > 64U << 20 ||
+	    !(t->dirty = calloc(t->in.n, 1)) || !(list = malloc(r.bytes + 1)) ||
+	    !recv_all(fd, list, r.bytes) || !take_dirty(t, list, r.bytes, r.n)) {
+		free(t->dirty);
+		t->dirty = NULL;
+	} else
+		t->synced = true;
+	free(list);
+	close(fd);
+}
+
+void linux_scan_watch_start(const struct linux_scan_index *ix,
+			    const struct linux_scan_tree_index *t)
+{
+	/* An option the runner does not know: a binary without the watcher in it (or
+	 * anything else that runs main) refuses it as a usage error, never launches. */
+	char *const argv[] = {(char *)LINUX_WATCH_ARGV0, (char *)"--index-watch", (char *)ix->dir,
+			      (char *)t->root, NULL};
+	char *const envp[] = {NULL};
+	sigset_t all;
+	pid_t pid;
+
+	if (!linux_scan_watch_enabled || !t->usable || !t->no_watcher || ix->dirfd < 0)
+		return;
+	if ((pid = fork()) < 0)
+		return;
+	if (pid == 0) {
+		/* Its own session, nothing inherited: it outlives this launch. */
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		int nul = open("/dev/null", O_RDWR);
+		for (int i = 0; nul >= 0 && i < 3; i++)
+			dup2(nul, i);
+		syscall(SYS_close_range, 3U, ~0U, 0U);
+		execve("/proc/self/exe", argv, envp);
+		_exit(127);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Run as the watcher when exec'd as one (linux_scan_watch_start): before main, so that
+ * no part of the runner starts. glibc passes argc, argv and envp to these. (In this
+ * file, which the launch links, so that the watcher is always linked with it.) */
+__attribute__((constructor)) static void watch_entry(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (argc == 4 && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
+	    strcmp(argv[1], "--index-watch") == 0)
+		linux_scan_watch_main(argv[2], argv[3]);
+}

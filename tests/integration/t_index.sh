@@ -1,0 +1,210 @@
+#!/bin/bash
+# The workspace index (issue 12), through the real binary, as root and as an
+# unprivileged user: kept outside the workspace and unwritable from inside the sandbox
+# (root too), reused by a warm launch without being rewritten, a .env planted deep on
+# the host after it was built masked on the next launch, the watcher (changes it saw
+# masked, its socket out of the sandbox's reach, killed or stopped: the launch falls
+# back and starts another; HALO_RUN_INDEX_WATCH=0), a garbage index rebuilt and
+# never trusted, no index at all when its place lies in the workspace, launches while
+# the tree changes under the walk, and a 250k-entry workspace that launches instead of
+# being refused (it was, past 200,000 entries).
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+W=$TMPDIR/ws
+E=$TMPDIR/_stderr
+# The index's place: on the host's /var/tmp, which the sandbox sees read-only (a
+# place under the private /tmp would be invisible inside, proving less).
+STATE=$(mktemp -d /var/tmp/halo-it-index.XXXXXX) || exit 1
+BIG=
+CHURN=
+cleanup() {
+	[ -n "$CHURN" ] && kill "$CHURN" 2>/dev/null
+	# Removing its socket stops the tree's watcher.
+	rm -rf "$STATE" "$BIG"
+}
+trap cleanup EXIT
+export XDG_STATE_HOME=$STATE
+IDX_DIR=$STATE/halo-run/index
+
+mkdir -p "$W/src/a/b" "$W/node_modules/pkg/lib/deep/er" "$W/docs"
+echo top >"$W/.env"
+echo code >"$W/src/a/b/main.c"
+echo js >"$W/node_modules/pkg/lib/index.js"
+cd "$W" || exit 1
+
+# in CMD: run `sh -c CMD` in the sandbox of the default policy; sets OUT ERR RC.
+run_in() {
+	OUT=$(timeout -k 2 30 "$HALO" -- sh -c "$1" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+idx_file() { ls "$IDX_DIR"/*.idx 2>/dev/null | head -1; }
+# The file's identity: a rewrite renames a new inode over it.
+idx_id() { stat -c '%i %s' "$(idx_file)" 2>/dev/null; }
+
+# ------------------------------------------------------------------ first launch
+run_in 'cat .env'
+expect "first launch: .env masked" "" "$OUT"
+F=$(idx_file)
+expect "first launch: an index is written outside the workspace" yes "$([ -n "$F" ] && echo yes || echo no)"
+expect "index: owned by the caller, mode 600" "$(id -u) 600" "$(stat -c '%u %a' "$F" 2>/dev/null)"
+expect "index: its directory is mode 700" 700 "$(stat -c '%a' "$IDX_DIR")"
+
+# ------------------------------------------------------------------ the sandbox cannot touch it
+# (The launch itself may rewrite the index: what the command wrote must not be in it.)
+run_in "echo x >>'$F'; echo x >'$IDX_DIR/planted.idx'; rm -f '$F'; mv '$F' '$F.x'; ls '$IDX_DIR'"
+expect "index: not appended to from inside" "HALOIDX no" \
+	"$(head -c 7 "$F") $([ "$(tail -c 2 "$F" | od -An -c | tr -d ' ')" = 'x\n' ] && echo yes || echo no)"
+expect "index: neither removed nor moved from inside" "yes no" \
+	"$([ -f "$F" ] && echo yes || echo no) $([ -e "$F.x" ] && echo yes || echo no)"
+expect "index: nothing planted next to it from inside" no "$([ -e "$IDX_DIR/planted.idx" ] && echo yes || echo no)"
+run_in "touch '$F' 2>&1 || true"
+expect_match "index: read-only inside the sandbox ($AS)" "Read-only file system|Permission denied" "$OUT"
+
+# ------------------------------------------------------------------ warm launch
+# Directories changed within the ctime granularity are re-read on the next launch
+# (and it rewrites the index once): let them age.
+sleep 4
+run_in 'true'
+id1=$(idx_id)
+run_in 'cat .env'
+expect "warm launch: .env still masked" "" "$OUT"
+expect "warm launch: the index is reused, not rewritten" "$id1" "$(idx_id)"
+
+# ------------------------------------------------------------------ planted on the host
+echo secret >"$W/node_modules/pkg/lib/deep/er/.env.local"
+run_in 'cat node_modules/pkg/lib/deep/er/.env.local'
+expect "planted deep after the index: masked on the next launch" "" "$OUT"
+expect_match "planted deep: refused for want of access, not for a failed launch" \
+	"Permission denied|Is a directory|No such device" "$ERR"
+expect "planted deep: the index was updated" yes "$([ "$(idx_id)" != "$id1" ] && echo yes || echo no)"
+mkdir -p "$W/docs/new/sub"
+echo k >"$W/docs/new/sub/.env.prod"
+run_in 'cat docs/new/sub/.env.prod'
+expect "a new subtree after the index: its .env masked" "" "$OUT"
+
+# ------------------------------------------------------------------ the watcher
+# The first launch that found no watcher started one; launches since asked it what
+# changed and stat'ed nothing else. Every change made on the host must still show.
+SOCK=$(ls "$IDX_DIR"/*.sock 2>/dev/null | head -1)
+watcher_pid() { ps -eo pid,args | awk -v d="$IDX_DIR" '$2 == "halo-run-index-watch" && $4 == d {print $1}' | head -1; }
+for i in $(seq 1 20); do [ -n "$(watcher_pid)" ] && [ -S "$SOCK" ] && break; sleep 0.1; SOCK=$(ls "$IDX_DIR"/*.sock 2>/dev/null | head -1); done
+WPID=$(watcher_pid)
+expect "watcher: started, listening in the index directory" yes \
+	"$([ -n "$WPID" ] && [ -S "$SOCK" ] && echo yes || echo no)"
+expect "watcher: runs as the caller, socket mode 600" "$(id -u) 600" \
+	"$(stat -c %u /proc/"$WPID" 2>/dev/null) $(stat -c %a "$SOCK" 2>/dev/null)"
+run_in 'true'
+mkdir -p "$W/src/a/b/new1/new2"
+echo w >"$W/src/a/b/new1/new2/.env.w"
+echo w >"$W/src/a/b/.env.w2"
+run_in 'cat src/a/b/new1/new2/.env.w src/a/b/.env.w2 2>/dev/null; true'
+expect "watcher: files planted after it started are masked" "0 " "$RC $OUT"
+mv "$W/node_modules/pkg" "$W/node_modules/pkg.old" && mkdir -p "$W/node_modules/pkg/lib"
+echo r >"$W/node_modules/pkg/lib/.env"
+run_in 'cat node_modules/pkg/lib/.env node_modules/pkg.old/lib/deep/er/.env.local 2>/dev/null; true'
+expect "watcher: a directory replaced by rename, both masked" "0 " "$RC $OUT"
+expect "watcher: still the same one" "$WPID" "$(watcher_pid)"
+if command -v python3 >/dev/null; then
+	run_in "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"$SOCK\"); print(\"connected\")' 2>&1; true"
+	expect_match "watcher: its socket unreachable from inside" "Errno|refused|denied|No such" "$OUT"
+fi
+kill "$WPID" 2>/dev/null
+sleep 0.2
+echo k >"$W/docs/.env.after-kill"
+run_in 'cat docs/.env.after-kill 2>/dev/null; true'
+expect "watcher gone: the next launch stats everything, still masked" "0 " "$RC $OUT"
+for i in $(seq 1 20); do [ -n "$(watcher_pid)" ] && break; sleep 0.1; done
+WPID=$(watcher_pid)
+expect "watcher gone: the launch started another" yes "$([ -n "$WPID" ] && echo yes || echo no)"
+rm -f "$IDX_DIR"/*.sock
+for i in $(seq 1 20); do [ -z "$(watcher_pid)" ] && break; sleep 0.1; done
+expect "watcher: its socket removed, it exits" "" "$(watcher_pid)"
+HALO_RUN_INDEX_WATCH=0 run_in 'true'
+expect "HALO_RUN_INDEX_WATCH=0: no watcher started" "" "$(watcher_pid)"
+run_in 'true'
+
+# ------------------------------------------------------------------ hostile index files
+F=$(idx_file)
+head -c 3000 /dev/urandom >"$F"
+run_in 'cat node_modules/pkg/lib/deep/er/.env.local; cat .env'
+expect "garbage index: never trusted (everything still masked)" "" "$OUT"
+expect "garbage index: rebuilt" "HALOIDX" "$(head -c 7 "$F")"
+good=$(mktemp /var/tmp/halo-it-good.XXXXXX) && cp "$F" "$good" && chmod 600 "$good"
+rm -f "$F" && ln -s "$good" "$F"
+echo more >"$W/src/.env.dev"
+run_in 'cat src/.env.dev'
+expect "symlinked index: not followed, .env masked" "" "$OUT"
+expect "symlinked index: replaced by a file" no "$([ -L "$F" ] && echo yes || echo no)"
+rm -f "$good"
+
+# ------------------------------------------------------------------ its place in the workspace
+XDG_STATE_HOME=$W/.state run_in 'cat .env'
+expect "index place in the workspace: .env still masked" "" "$OUT"
+expect "index place in the workspace: nothing written there" "" "$(ls -A "$W/.state/halo-run/index" 2>/dev/null)"
+
+# ------------------------------------------------------------------ a tree changing during the walk
+mkdir -p "$W/churn"
+(for i in $(seq 1 400); do
+	mkdir -p "$W/churn/d$((i % 7))/e$i" && echo x >"$W/churn/d$((i % 7))/f$i"
+	rm -rf "$W/churn/d$(((i + 3) % 7))"
+	sleep 0.01
+done) &
+CHURN=$!
+bad=0
+for i in 1 2 3 4 5 6; do
+	run_in 'cat .env src/.env.dev 2>/dev/null; true'
+	[ "$RC" -eq 0 ] && [ -z "$OUT" ] || { bad=1; echo "# churn launch $i: rc=$RC out=[$OUT] err=[$ERR]"; }
+done
+wait "$CHURN" 2>/dev/null
+CHURN=
+expect "tree changing during the walk: every launch runs, .env masked" 0 "$bad"
+run_in 'cat .env; true'
+expect "after the churn: the next launch is complete" "0 " "$RC $OUT"
+
+# ------------------------------------------------------------------ a large workspace
+# 250,000 entries (hard links: quick to make, no disk blocks), once more than the
+# refusal bound. Skipped when /var/tmp is short of inodes or space.
+free_kb=$(df -Pk /var/tmp | awk 'NR==2 {print $4}')
+if [ "${free_kb:-0}" -lt 2000000 ]; then
+	echo "skip - $AS: less than 2 GB free in /var/tmp, no large-workspace rows"
+else
+	BIG=$(mktemp -d /var/tmp/halo-it-big.XXXXXX)
+	timeout 120 python3 - "$BIG" 250000 <<'EOF'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(os.path.join(root, "src"))
+count = made = 0
+while made < n:
+    d = os.path.join(root, "node_modules", f"p{count // 4000:03d}", f"d{count // 40:05d}")
+    os.makedirs(d, exist_ok=True)
+    made += 1 if count % 40 else 3
+    src = os.path.join(root, "src", f"s{count // 60000}")
+    if count % 60000 == 0:
+        open(src, "w").close()
+    os.link(src, os.path.join(d, f"f{count % 40:02d}.js"))
+    count += 1
+os.makedirs(os.path.join(root, "node_modules/p003/d00150/x"), exist_ok=True)
+open(os.path.join(root, "node_modules/p003/d00150/x/.env"), "w").write("S=1\n")
+EOF
+	n=$(find "$BIG" | wc -l)
+	echo "# large workspace: $n entries"
+	t0=$(date +%s%N)
+	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
+	rc=$?
+	t1=$(date +%s%N)
+	expect "large workspace ($n entries): launches, not refused" "0 ran" "$rc $out"
+	expect_match "large workspace: no refusal message" "^$" "$(grep -i 'stopped at' "$E")"
+	sleep 4
+	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
+	sleep 1 # the watcher re-reads the index that launch rewrote
+	t2=$(date +%s%N)
+	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
+	t3=$(date +%s%N)
+	expect "large workspace: warm launch, .env still masked" "0 ran" "$? $out"
+	echo "# large workspace: first launch $(((t1 - t0) / 1000000)) ms, warm $(((t3 - t2) / 1000000)) ms"
+	rm -rf "$BIG"
+	BIG=
+fi
+finish

@@ -1,0 +1,560 @@
+/* The workspace index: its file format against hostile bytes (truncated at every
+ * length, wrong magic or version, bad checksum, malformed records), and the scan's use
+ * of the file: replayed when valid, rebuilt when it is another user's, a symlink,
+ * group-writable, another tree's, stale after `mv`, or kept inside a writable tree;
+ * a .env planted deep after the index was built is masked on the next scan. */
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <time.h>
+
+#include "tests/unit/scan_fixture.h"
+
+/* A small valid index: the top and a/b, one kept entry. */
+static void *sample(size_t *len)
+{
+	struct linux_index_out o = {0};
+	struct linux_index_dir top = {.dev = 1, .ino = 2, .nlink = 3, .size = 4096, .rel = ""};
+	struct linux_index_dir ab = {.dev = 1, .ino = 9, .ctime_sec = 5, .rel = "a/b"};
+	struct linux_index_key k = {1, 2, 42, "/work/ws"};
+	void *buf;
+
+	linux_index_out_begin(&o, &top);
+	linux_index_out_entry(&o, DT_DIR, "a");
+	linux_index_out_entry(&o, DT_REG, ".env");
+	linux_index_out_end(&o, 0, 7);
+	linux_index_out_begin(&o, &ab);
+	linux_index_out_end(&o, LINUX_INDEX_BARE, 4);
+	buf = linux_index_serialize(&k, &o, 1, len);
+	linux_index_out_free(&o);
+	ck_assert_ptr_nonnull(buf);
+	return buf;
+}
+
+static int parse_copy(const void *b, size_t len, struct linux_index *ix, char *why)
+{
+	void *copy = malloc(len ? len : 1);
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, b, len);
+	return linux_index_parse(copy, len, ix, why, 128);
+}
+
+START_TEST(format_round_trip)
+{
+	size_t len;
+	void *buf = sample(&len);
+	struct linux_index ix;
+	char why[128];
+	const struct linux_index_dir *d;
+
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), 0);
+	ck_assert_uint_eq(ix.n, 2);
+	ck_assert_str_eq(ix.key.root, "/work/ws");
+	ck_assert_uint_eq(ix.key.rules, 42);
+	d = linux_index_find(&ix, "", 0);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->n_entries, 2);
+	ck_assert_uint_eq(d->n_total, 7);
+	ck_assert_uint_eq(d->entries[0], DT_DIR);
+	ck_assert_str_eq((const char *)d->entries + 1, "a");
+	d = linux_index_find(&ix, "a/b/c", 3);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->ino, 9);
+	ck_assert_uint_eq(d->flags, LINUX_INDEX_BARE);
+	ck_assert_ptr_null(linux_index_find(&ix, "a", 1));
+	linux_index_free(&ix);
+	free(buf);
+}
+END_TEST
+
+/* Cut short at every length: refused each time, never read past the end (ASan). */
+START_TEST(format_truncated_everywhere)
+{
+	size_t len;
+	unsigned char *buf = sample(&len);
+	struct linux_index ix;
+	char why[128];
+
+	for (size_t n = 0; n < len; n++)
+		ck_assert_msg(parse_copy(buf, n, &ix, why) == -EINVAL, "accepted at %zu", n);
+	free(buf);
+}
+END_TEST
+
+/* Each row damages one thing; every one is refused with its reason. */
+static const struct {
+	size_t off; /* from the start, or (when from_end) from the end */
+	bool from_end;
+	unsigned char byte;
+	bool fix_sum; /* recompute the checksum: the record itself must be refused */
+	const char *why;
+} damage[] = {
+    {0, false, 'X', false, "wrong magic"},
+    {8, false, 2, false, "another version"},
+    {12, false, 0xff, false, "malformed header"},
+    {48, false, 9, false, "truncated (its length"},
+    {60, false, 0x55, false, "checksum mismatch"},
+    {1, true, 'x', false, "checksum mismatch"},
+    {64, false, 'w', true, "malformed root path"},
+    {1, true, 'x', true, "malformed directory record"},
+};
+
+static void resum(unsigned char *b, size_t len)
+{
+	uint64_t sum = linux_index_checksum(b + 64, len - 64);
+
+	memcpy(b + 56, &sum, 8);
+}
+
+START_TEST(format_damaged)
+{
+	size_t len;
+	unsigned char *buf = sample(&len);
+	struct linux_index ix;
+	char why[128];
+	size_t at = damage[_i].from_end ? len - damage[_i].off : damage[_i].off;
+
+	buf[at] = damage[_i].byte;
+	if (damage[_i].fix_sum)
+		resum(buf, len);
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+	ck_assert_msg(strstr(why, damage[_i].why), "row %d: %s", _i, why);
+	free(buf);
+}
+END_TEST
+
+/* Records that linux_index_serialize could not have written. */
+static void expect_bad_record(const struct linux_index_dir *d, const char *entry_name,
+			      unsigned char entry_type, uint32_t flags, uint32_t total)
+{
+	struct linux_index_out o = {0};
+	struct linux_index_key k = {1, 2, 3, "/w"};
+	struct linux_index ix;
+	char why[128];
+	size_t len;
+	void *buf;
+
+	linux_index_out_begin(&o, d);
+	if (entry_name)
+		linux_index_out_entry(&o, entry_type, entry_name);
+	linux_index_out_end(&o, flags, total);
+	buf = linux_index_serialize(&k, &o, 1, &len);
+	linux_index_out_free(&o);
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+	free(buf);
+}
+
+START_TEST(format_bad_records)
+{
+	struct linux_index_dir d = {.rel = "a"};
+	const char *bad_rels[] = {"/a", "a/", "a//b", "../a", "a/./b", "a/..", "."};
+
+	for (size_t i = 0; i < sizeof(bad_rels) / sizeof(bad_rels[0]); i++) {
+		d.rel = bad_rels[i];
+		expect_bad_record(&d, NULL, 0, 0, 0);
+	}
+	d.rel = "a";
+	expect_bad_record(&d, "x/y", DT_REG, 0, 1);   /* a name with a slash */
+	expect_bad_record(&d, "..", DT_DIR, 0, 1);    /* a name that climbs */
+	expect_bad_record(&d, "", DT_REG, 0, 1);      /* an empty name */
+	expect_bad_record(&d, "x", DT_UNKNOWN, 0, 1); /* a type never kept */
+	expect_bad_record(&d, "x", DT_REG, 0, 0);     /* more kept than entries */
+	expect_bad_record(&d, NULL, 0, 0x80, 0);      /* an unknown flag */
+	d.ctime_nsec = 1000000000U;		      /* not a nanosecond count */
+	expect_bad_record(&d, NULL, 0, 0, 0);
+}
+END_TEST
+
+START_TEST(format_duplicate_and_count)
+{
+	struct linux_index_out o[2] = {{0}};
+	struct linux_index_dir d = {.rel = "a"};
+	struct linux_index_key k = {1, 2, 3, "/w"};
+	struct linux_index ix;
+	char why[128];
+	size_t len;
+	unsigned char *buf;
+	uint64_t n = 5;
+
+	for (int i = 0; i < 2; i++) {
+		linux_index_out_begin(&o[i], &d);
+		linux_index_out_end(&o[i], 0, 0);
+	}
+	buf = linux_index_serialize(&k, o, 2, &len);
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+	ck_assert_str_eq(why, "a directory listed twice");
+	n = 1; /* n_dirs: one record more than it says */
+	memcpy(buf + 40, &n, 8);
+	resum(buf, len);
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+	ck_assert_str_eq(why, "malformed directory record");
+	n = UINT64_MAX;
+	memcpy(buf + 40, &n, 8);
+	resum(buf, len);
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+	ck_assert_str_eq(why, "more directories than the file can hold");
+	free(buf);
+	linux_index_out_free(&o[0]);
+	linux_index_out_free(&o[1]);
+	/* Out of path order: a lookup by binary search could miss one. */
+	{
+		struct linux_index_out u = {0};
+		struct linux_index_dir b = {.rel = "b"}, a = {.rel = "a"};
+		linux_index_out_begin(&u, &b);
+		linux_index_out_end(&u, 0, 0);
+		linux_index_out_begin(&u, &a);
+		linux_index_out_end(&u, 0, 0);
+		buf = linux_index_serialize(&k, &u, 1, &len);
+		ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+		ck_assert_str_eq(why, "directories out of order");
+		free(buf);
+		linux_index_out_free(&u);
+	}
+	/* One long record said to be two (the file could hold two). */
+	d.rel = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	linux_index_out_begin(&o[0], &d);
+	linux_index_out_end(&o[0], 0, 0);
+	buf = linux_index_serialize(&k, o, 1, &len);
+	n = 2;
+	memcpy(buf + 40, &n, 8);
+	resum(buf, len);
+	ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+	ck_assert_str_eq(why, "fewer directories than its header says");
+	free(buf);
+	linux_index_out_free(&o[0]);
+}
+END_TEST
+
+/* --- the scan's use of the file ------------------------------------------------ */
+
+static const char *ws_path(const char *rel)
+{
+	static char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s/%s", ws, rel);
+	return buf;
+}
+
+static const char *root_path(const char *rel)
+{
+	static char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s/%s", root, rel);
+	return buf;
+}
+
+static void scan_again(void)
+{
+	linux_scan_free(&scan);
+	run_scan_ok();
+}
+
+/* The index file of the workspace (there is one tree: ws). */
+static void index_file(char *out)
+{
+	char pat[PATH_MAX];
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "%s/home/.local/state/halo-run/index/*.idx", root);
+	ck_assert_int_eq(glob(pat, 0, NULL, &g), 0);
+	ck_assert_uint_eq(g.gl_pathc, 1);
+	snprintf(out, PATH_MAX, "%s", g.gl_pathv[0]);
+	globfree(&g);
+}
+
+/* A tree of 30 directories, indexed; nothing counts as racy in these tests (the tree
+ * is seconds old at most), so the next scan replays it all. */
+static void indexed_tree(void)
+{
+	char name[64];
+
+	linux_scan_racy_seconds = -1000;
+	for (int i = 0; i < 30; i++) {
+		snprintf(name, sizeof(name), "ws/p%d/d%d/f", i % 3, i);
+		file(name, "");
+	}
+	file("ws/p1/d4/.env", "S=1");
+	run_scan_ok();
+	ck_assert_uint_eq(scan.dirs_replayed, 0);
+	ck_assert_uint_eq(scan.dirs_listed, 34);
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_listed, 0);
+	ck_assert_uint_eq(scan.dirs_replayed, 34);
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/p1/d4/.env");
+}
+
+START_TEST(index_replays_and_sees_new_files)
+{
+	indexed_tree();
+	/* Planted deep after the index was built (a tick later: ctime is coarse). */
+	usleep(20000);
+	file("ws/p2/d5/.env.local", "T=1");
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_listed, 1);
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/p1/d4/.env ws/p2/d5/.env.local");
+	/* A new subtree: walked; a removed one: gone from the index. */
+	usleep(20000);
+	file("ws/p0/new/deeper/.env.x", "x");
+	rm_rf(ws_path("p2/d5"));
+	scan_again();
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/p0/new/deeper/.env.x ws/p1/d4/.env");
+	ck_assert_uint_eq(scan.dirs_listed, 4); /* p0, p2, new, deeper */
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_listed, 0);
+	ck_assert_uint_eq(scan.dirs_replayed, 35);
+}
+END_TEST
+
+/* What a replayed directory holds besides plain files acts as when listed: a socket
+ * is masked, a protected link's target masked, a nested repository guarded. */
+START_TEST(index_replays_sockets_links_repos)
+{
+	char target[PATH_MAX], masked[4096], guarded[4096];
+
+	linux_scan_racy_seconds = -1000;
+	file("outside/secret", "s");
+	p(target, "outside/secret");
+	mkdirs("ws/a/b");
+	link_to(target, "ws/a/b/.env.link");
+	unix_socket("ws/a/agent.sock");
+	file("ws/a/sub/.git/config", "[core]\n");
+	file("ws/a/sub/.git/hooks/pre-commit", "#!/bin/sh\n");
+	run_scan_ok();
+	snprintf(masked, sizeof(masked), "%s", rel_list(&scan.masked));
+	snprintf(guarded, sizeof(guarded), "%s", rel_list(&scan.guarded));
+	ck_assert_str_eq(masked, "outside/secret ws/a/agent.sock");
+	ck_assert_ptr_nonnull(strstr(guarded, "ws/a/sub/.git/config"));
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_listed, 0);
+	ck_assert_str_eq(rel_list(&scan.masked), masked);
+	ck_assert_str_eq(rel_list(&scan.guarded), guarded);
+}
+END_TEST
+
+START_TEST(index_racy_directories_relisted)
+{
+	char name[64];
+
+	/* Just made: within the ctime granularity, so never replayed. */
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "ws/d%d/f", i);
+		file(name, "");
+	}
+	run_scan_ok();
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_replayed, 0);
+	ck_assert_uint_eq(scan.dirs_listed, 6);
+}
+END_TEST
+
+/* Each way the file can be untrustworthy: the next scan lists everything again. */
+static void expect_rebuilt(void)
+{
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_replayed, 0);
+	ck_assert_uint_eq(scan.dirs_listed, 34);
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/p1/d4/.env");
+}
+
+START_TEST(index_hostile_files)
+{
+	char f[PATH_MAX], copy[PATH_MAX + 8], cmd[3 * PATH_MAX];
+
+	indexed_tree();
+	index_file(f);
+	snprintf(copy, sizeof(copy), "%s.good", f);
+	snprintf(cmd, sizeof(cmd), "cp -p '%s' '%s'", f, copy);
+	ck_assert_int_eq(system(cmd), 0);
+
+	/* Truncated on disk. */
+	ck_assert_int_eq(truncate(f, 100), 0);
+	expect_rebuilt();
+	/* Rebuilt: trusted again. */
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_replayed, 34);
+
+	/* Writable by the group. */
+	ck_assert_int_eq(chmod(f, 0620), 0);
+	expect_rebuilt();
+
+	/* A symlink to a valid index. */
+	ck_assert_int_eq(unlink(f), 0);
+	ck_assert_int_eq(symlink(copy, f), 0);
+	expect_rebuilt();
+
+	/* Two links to it. */
+	ck_assert_int_eq(unlink(f), 0);
+	ck_assert_int_eq(link(copy, f), 0);
+	expect_rebuilt();
+
+	/* Another user's (root only can make one). */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(f, 65534, 65534), 0);
+		expect_rebuilt();
+	}
+	unlink(copy);
+}
+END_TEST
+
+START_TEST(index_wrong_tree)
+{
+	char f[PATH_MAX], other[PATH_MAX], cmd[3 * PATH_MAX];
+	struct stat st;
+
+	indexed_tree();
+	index_file(f);
+	/* Another tree's index under this tree's name. */
+	mkdirs("other");
+	p(other, "other");
+	ck_assert_int_eq(stat(other, &st), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "mv '%s' '%s/home/.local/state/halo-run/index/%016llx-%016llx.idx'", f, root,
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	ck_assert_int_eq(system(cmd), 0);
+	launch.workspace = other;
+	linux_scan_free(&scan);
+	run_scan_ok();
+	ck_assert_uint_eq(scan.dirs_replayed, 0);
+	launch.workspace = ws;
+}
+END_TEST
+
+START_TEST(index_stale_after_mv)
+{
+	char moved[PATH_MAX], again[PATH_MAX];
+
+	indexed_tree();
+	/* Same device and inode, another path: relative paths and path globs differ. */
+	p(moved, "ws2");
+	ck_assert_int_eq(rename(ws, moved), 0);
+	launch.workspace = moved;
+	linux_scan_free(&scan);
+	run_scan_ok();
+	ck_assert_uint_eq(scan.dirs_replayed, 0);
+	ck_assert_str_eq(rel_list(&scan.masked), "ws2/p1/d4/.env");
+	/* Moved back: its index was rewritten for ws2, so rebuilt again. */
+	p(again, "ws");
+	ck_assert_int_eq(rename(moved, again), 0);
+	launch.workspace = ws;
+	expect_rebuilt();
+}
+END_TEST
+
+START_TEST(index_never_in_a_writable_tree)
+{
+	char state[PATH_MAX], probe[PATH_MAX + 32];
+
+	/* XDG_STATE_HOME inside the workspace: no index at all, the scan is complete. */
+	p(state, "ws/state");
+	mkdirs("ws/state");
+	setenv("XDG_STATE_HOME", state, 1);
+	file("ws/.env", "x");
+	run_scan_ok();
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_replayed, 0);
+	ck_assert_str_eq(rel_list(&scan.masked), "ws/.env");
+	snprintf(probe, sizeof(probe), "%s/halo-run/index", state);
+	DIR *d = opendir(probe);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)))
+			ck_assert_msg(de->d_name[0] == '.', "index written in the workspace: %s",
+				      de->d_name);
+		closedir(d);
+	}
+	unsetenv("XDG_STATE_HOME");
+}
+END_TEST
+
+/* A directory whose entries changed is listed once, then replayed again. */
+START_TEST(index_changed_dir_relisted_once)
+{
+	indexed_tree();
+	usleep(20000);
+	file("ws/p1/d4/g", "");
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_listed, 1);
+	scan_again();
+	ck_assert_uint_eq(scan.dirs_listed, 0);
+}
+END_TEST
+
+/* No refusal for size: failIfUnavailable (the default) walks to the end whatever it
+ * takes; false accepts a time budget, and the statement names where it stopped. */
+START_TEST(budget_only_when_the_policy_accepts_it)
+{
+	char name[64];
+
+	for (int i = 0; i < 4000; i++) {
+		snprintf(name, sizeof(name), "ws/d%02d/e%04d", i % 40, i);
+		mkdirs(name);
+	}
+	linux_scan_budget_ms = 1;
+	run_scan_ok();
+	ck_assert(!scan.truncated);
+	ck_assert_uint_eq(scan.entries_scanned, 4040);
+	pol.fail_if_unavailable = 0;
+	linux_scan_free(&scan);
+	rm_rf(root_path("home/.local"));
+	run_scan_ok();
+	ck_assert(scan.truncated);
+	ck_assert_ptr_nonnull(scan.uncovered);
+	ck_assert_ptr_nonnull(strstr(scan.uncovered, "(the scan's time budget ran out)"));
+}
+END_TEST
+
+/* Masks, guards and pins are a mount each: past the bound the launch is refused,
+ * naming the directory that holds most masks. */
+START_TEST(mount_bound_names_the_directory)
+{
+	char name[64];
+	struct linux_scan got;
+	int rc;
+
+	for (int i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "ws/many/.env.%02d", i);
+		file(name, "");
+	}
+	file("ws/other/.env", "");
+	linux_scan_max_mounts = 10;
+	memset(&got, 0, sizeof(got));
+	rc = linux_scan(&launch, &got, &err);
+	ck_assert_int_eq(rc, -E2BIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "12 protected files in the directory of"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "ws/many/.env."));
+	linux_scan_max_mounts = 1000;
+	run_scan_ok();
+	ck_assert_uint_eq(scan.masked.n, 13);
+}
+END_TEST
+
+static Suite *scan_index_suite(void)
+{
+	Suite *s = suite_create("scan_index");
+	TCase *fmt = tcase_create("format");
+	TCase *tc = tcase_create("file");
+
+	tcase_add_test(fmt, format_round_trip);
+	tcase_add_test(fmt, format_truncated_everywhere);
+	tcase_add_loop_test(fmt, format_damaged, 0, sizeof(damage) / sizeof(damage[0]));
+	tcase_add_test(fmt, format_bad_records);
+	tcase_add_test(fmt, format_duplicate_and_count);
+	suite_add_tcase(s, fmt);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, index_replays_and_sees_new_files);
+	tcase_add_test(tc, index_replays_sockets_links_repos);
+	tcase_add_test(tc, index_racy_directories_relisted);
+	tcase_add_test(tc, index_hostile_files);
+	tcase_add_test(tc, index_wrong_tree);
+	tcase_add_test(tc, index_stale_after_mv);
+	tcase_add_test(tc, index_never_in_a_writable_tree);
+	tcase_add_test(tc, index_changed_dir_relisted_once);
+	tcase_add_test(tc, budget_only_when_the_policy_accepts_it);
+	tcase_add_test(tc, mount_bound_names_the_directory);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(scan_index_suite)
