@@ -109,4 +109,22 @@ bool linux_cgroup_memory_probe(char *desc, size_t n);
 int linux_cgroup_own_path(const char *proc_cgroup, const char *controller, char *out, size_t n);
 int linux_cgroup_read_self(char *buf, size_t n);
 
+/* The workspace index from outside a launch (index_admin.c, `halo-run index`). */
+struct linux_index_info {
+	char base[40];	 /* the files' common name: DEV-INO of the tree's top */
+	char root[4096]; /* the tree, as its index names it */
+	size_t dirs;	 /* directories in the index */
+	size_t bytes;	 /* the index file's size */
+	bool valid;	 /* the file parses (else it is rebuilt at the next launch) */
+	bool watcher;	 /* a watcher's socket is there */
+	bool running;	 /* ... and a watcher answers on it */
+};
+/* ${XDG_STATE_HOME:-HOME/.local/state}/halo-run/index. 0 or -errno. */
+int linux_index_place(const char *home, char *out, size_t n);
+/* Every tree's index in dir (none when dir does not exist). 0 or -errno. */
+int linux_index_list(const char *dir, struct linux_index_info **out, size_t *n);
+/* Stop its watcher (it exits once its socket is gone) or, with clear, also remove the
+ * index (the next launch walks the tree afresh). 0 or -errno. */
+int linux_index_end(const char *dir, const struct linux_index_info *in, bool clear);
+
 #endif

@@ -49,22 +49,17 @@ static bool trusted(int fd)
 	return false;
 }
 
-/* The index directory's path, from the environment the caller gave. */
+/* The index directory's path, from the environment the caller gave (one rule with
+ * `halo-run index`: linux_index_place). */
 static bool index_base(const struct linux_launch *l, char *out, size_t n, size_t *home_len)
 {
 	const char *x = getenv("XDG_STATE_HOME");
 	const char *home = l->env_home ? l->env_home : l->pw_home;
-	int w;
 
-	if (x && x[0] == '/') {
-		w = snprintf(out, n, "%s/halo-run/index", x);
-		*home_len = strlen(x);
-	} else if (home && home[0] == '/' && strcmp(home, "/") != 0) {
-		w = snprintf(out, n, "%s/.local/state/halo-run/index", home);
-		*home_len = strlen(home);
-	} else
+	if (linux_index_place(home, out, n) < 0)
 		return false;
-	return w > 0 && (size_t)w < n;
+	*home_len = x && x[0] == '/' ? strlen(x) : strlen(home);
+	return true;
 }
 
 /* mkdir -p below the first `keep` bytes (the home, or XDG_STATE_HOME's parent, must

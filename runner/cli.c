@@ -196,6 +196,7 @@ static const struct {
     {"__probe", runner_cmd_probe}, /* internal: verify's probe runner */
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
+    {"index", runner_cmd_index},
     {"report", runner_cmd_report},
     {"hook", runner_cmd_hook},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */

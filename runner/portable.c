@@ -32,4 +32,10 @@ int runner_cmd_probe(const struct runner_opts *o)
 	fprintf(stderr, "halo-run: __probe is not available on macOS yet\n");
 	return HALO_EXIT_SETUP;
 }
+int runner_cmd_index(const struct runner_opts *o)
+{
+	(void)o;
+	fprintf(stderr, "halo-run: index: the workspace index is Linux's (macOS has no scan)\n");
+	return HALO_EXIT_SETUP;
+}
 #endif

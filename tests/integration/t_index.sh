@@ -163,6 +163,25 @@ expect "tree changing during the walk: every launch runs, .env masked" 0 "$bad"
 run_in 'cat .env; true'
 expect "after the churn: the next launch is complete" "0 " "$RC $OUT"
 
+# ------------------------------------------------------------------ halo-run index
+run_in 'true'
+sleep 0.5 # the watcher of this tree binds its socket
+OUT=$("$HALO" index 2>&1)
+expect_match "index list: names the place" "^index: $IDX_DIR" "$OUT"
+expect_match "index list: this workspace, its directories, its watcher answering" \
+	"$W  [0-9]+ directories, [0-9]+ bytes, watcher running" "$OUT"
+OUT=$("$HALO" index stop "$W" 2>&1)
+expect "index stop WS: says so" "stopped the watcher of $W" "$OUT"
+for i in $(seq 1 30); do [ -z "$(watcher_pid)" ] && break; sleep 0.1; done
+expect "index stop WS: the watcher exits" "" "$(watcher_pid)"
+OUT=$("$HALO" index clear "$W" 2>&1)
+expect "index clear WS: says so" "cleared $W" "$OUT"
+expect "index clear WS: no index file left" "" "$(idx_file)"
+run_in 'cat .env; true'
+expect "after clear: the next launch walks afresh, .env masked" "0 " "$RC $OUT"
+"$HALO" index bogus >/dev/null 2>&1
+expect "index: an unknown verb is a usage error (125)" 125 "$?"
+
 # ------------------------------------------------------------------ a large workspace
 # 250,000 entries (hard links: quick to make, no disk blocks), once more than the
 # refusal bound. Skipped when /var/tmp is short of inodes or space.

@@ -1,0 +1,83 @@
+/* `halo-run index [list | stop [TREE...] | clear [TREE...]]`: the workspace index and
+ * its watchers (linux/index_admin.c), listed and ended by hand. A watcher also exits by
+ * itself after 15 minutes idle; a cleared index is rebuilt by the next launch. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "linux/linux.h"
+#include "runner/runner_int.h"
+
+static bool wanted(const struct runner_opts *o, const struct linux_index_info *in)
+{
+	if (o->n_rest <= 1)
+		return true;
+	for (int i = 1; i < o->n_rest; i++)
+		if (strcmp(o->rest[i], in->root) == 0)
+			return true;
+	return false;
+}
+
+static void print_list(const char *dir, const struct linux_index_info *v, size_t n)
+{
+	printf("index: %s\n", dir);
+	if (n == 0)
+		printf("  (none)\n");
+	for (size_t i = 0; i < n; i++)
+		printf("  %s  %zu directories, %zu bytes%s\n", v[i].root, v[i].dirs, v[i].bytes,
+		       v[i].running   ? ", watcher running"
+		       : v[i].watcher ? ", watcher gone (stale socket)"
+				      : "");
+}
+
+int runner_cmd_index(const struct runner_opts *o)
+{
+	const char *verb = o->n_rest > 0 ? o->rest[0] : "list";
+	bool list = strcmp(verb, "list") == 0, clear = strcmp(verb, "clear") == 0;
+	struct linux_index_info *v = NULL;
+	char home[4096], dir[4200];
+	size_t n = 0, done = 0;
+	int rc;
+
+	if (!list && !clear && strcmp(verb, "stop") != 0) {
+		fprintf(stderr,
+			"halo-run: index: unknown '%s' (list, stop [TREE...], clear "
+			"[TREE...])\n",
+			verb);
+		return HALO_EXIT_SETUP;
+	}
+	/* The home a launch would use: $HOME, else the password database's. */
+	const char *env_home = getenv("HOME");
+	if (env_home && env_home[0] == '/')
+		snprintf(home, sizeof(home), "%s", env_home);
+	else if (runner_pw_home(geteuid(), home, sizeof(home)) < 0)
+		home[0] = '\0';
+	if (linux_index_place(home, dir, sizeof(dir)) < 0) {
+		fprintf(stderr, "halo-run: index: no home directory to keep an index in\n");
+		return HALO_EXIT_SETUP;
+	}
+	if ((rc = linux_index_list(dir, &v, &n)) < 0) {
+		fprintf(stderr, "halo-run: index: %s: %s\n", dir, strerror(-rc));
+		return HALO_EXIT_SETUP;
+	}
+	if (list) {
+		print_list(dir, v, n);
+		free(v);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!wanted(o, &v[i]) || (!clear && !v[i].watcher))
+			continue;
+		if ((rc = linux_index_end(dir, &v[i], clear)) < 0)
+			fprintf(stderr, "halo-run: index: %s: %s\n", v[i].root, strerror(-rc));
+		else
+			printf("%s %s\n", clear ? "cleared" : "stopped the watcher of", v[i].root);
+		done += rc == 0;
+	}
+	if (done == 0)
+		printf("nothing to %s\n", verb);
+	free(v);
+	return 0;
+}
