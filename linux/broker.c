@@ -59,10 +59,10 @@
  * read-only opens pass untouched); openat2 is refused with ENOSYS by the deny list (its flags are
  * out of seccomp's sight), and other architectures are killed by it. */
 static const int create_calls[] = {
-    __NR_mkdirat,  __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2,
+    __NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind,
 #ifdef __NR_mkdir
-    __NR_mkdir,	   __NR_mknod,	 __NR_symlink,	 __NR_link,   __NR_rename,
-    __NR_renameat, __NR_creat,
+    __NR_mkdir,	  __NR_mknod,	__NR_symlink,	__NR_link,   __NR_rename,    __NR_renameat,
+    __NR_creat,
 #endif
 };
 

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -284,9 +287,19 @@ static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t n
 	 * /proc entry, which needs no capability. */
 	if ((flags & AT_EMPTY_PATH) && op[0] == '\0') {
 		snprintf(op, sizeof(op), "/proc/%d/fd/%d", (int)c->tid, odfd);
-		return R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
+		flags = AT_SYMLINK_FOLLOW;
+		close(obase);
+		obase = AT_FDCWD;
 	}
-	return R(linkat(obase, op, pfd, nn.last, flags & AT_SYMLINK_FOLLOW));
+	/* A second name for a git directory's config or hook would write it in place. */
+	AUTO_FD src =
+	    openat(obase, op, O_PATH | O_CLOEXEC | ((flags & AT_SYMLINK_FOLLOW) ? 0 : O_NOFOLLOW));
+	if (src < 0)
+		return -errno;
+	if ((rc = linux_broker_git_check_opened(c->b, src)) < 0)
+		return rc;
+	snprintf(op, sizeof(op), "/proc/self/fd/%d", src); /* no capability needed */
+	return R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
 }
 
 /* RENAME_EXCHANGE makes the old name anew too: it is checked as one made. */
@@ -330,14 +343,19 @@ static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t
 	return R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags));
 }
 
-/* Would this open block (a FIFO without its other end)? Such opens run in a child
- * of init, so that one waiting writer does not stall every other call. */
-static bool is_fifo(int pfd, const char *last, bool follow)
+/* Would this open block (a FIFO without its other end)? Then the FIFO, held O_PATH,
+ * is what a child of init opens, so that one waiting writer does not stall every other
+ * call, and so that the name cannot be swapped between the check and the open. */
+static int fifo_at(int pfd, const char *last, bool follow)
 {
 	struct stat st;
+	int fd = openat(pfd, last, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 
-	return fstatat(pfd, last, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISFIFO(st.st_mode);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 /* A name in /proc/<tid>/fd (or any procfs directory) is a magic link: opened by
@@ -357,15 +375,25 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 
 	if (!follow)
 		fl |= O_NOFOLLOW;
-	if (is_fifo(pfd, last, follow)) {
+	int ff = fifo_at(pfd, last, follow);
+	if (ff >= 0 && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+		close(ff);
+		return -EEXIST; /* the name is there: O_EXCL fails as it would */
+	}
+	if (ff >= 0) {
 		pid_t p = fork();
-		if (p < 0)
+		if (p < 0) {
+			close(ff);
 			return -errno;
+		}
 		if (p == 0) {
-			fd = openat(pfd, last, fl, mode);
+			char self[64];
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", ff);
+			fd = open(self, fl & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC), mode);
 			linux_broker_answer(c->b, fd < 0 ? -errno : (flags & O_CLOEXEC) != 0, fd);
 			_exit(0);
 		}
+		close(ff);
 		return BROKER_ANSWERED;
 	}
 	fd = openat(pfd, last, fl, mode);
@@ -373,6 +401,30 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 		return -errno;
 	*fd_out = fd;
 	return (flags & O_CLOEXEC) != 0;
+}
+
+/* A procfs directory is opened by init as init: only the caller's own /proc/<pid>
+ * (its fd/ magic links, its own files) may be reached through it, never another
+ * process's (/proc/1/environ and /proc/1/mem are init's). */
+static pid_t caller_tgid(struct call *c);
+
+static bool own_procfs(struct call *c, int pfd)
+{
+	char self[64], path[PATH_MAX], mine[64];
+	pid_t ids[2] = {c->tid, caller_tgid(c)};
+	ssize_t k;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0)
+		return false;
+	path[k] = '\0';
+	for (size_t i = 0; i < 2; i++) {
+		int n = snprintf(mine, sizeof(mine), "/proc/%d", (int)ids[i]);
+		if (ids[i] > 0 && strncmp(path, mine, (size_t)n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
 }
 
 /* open with O_CREAT (or for writing): the name checked at each hop when its last component is a
@@ -400,6 +452,8 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 		if (hop == 0 && !still_valid(c))
 			return -ENOENT;
 		bool magic = in_procfs(pfd);
+		if (magic && !own_procfs(c, pfd))
+			return -EACCES;
 		r = open_final(c, pfd, nn.last, flags, mode, magic, fd_out);
 		if (magic && r >= 0 && *fd_out >= 0 &&
 		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {
@@ -430,6 +484,104 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 	}
 }
 
+/* The caller's bytes at addr, n of them (a socket address). */
+static int read_mem(struct call *c, uint64_t addr, void *buf, size_t n)
+{
+	char p[64];
+	int fd;
+	ssize_t k;
+
+	snprintf(p, sizeof(p), "/proc/%d/mem", (int)c->tid);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? -ESRCH : -EPERM;
+	k = pread(fd, buf, n, (off_t)addr);
+	close(fd);
+	return k == (ssize_t)n ? 0 : -EFAULT;
+}
+
+/* The caller's process (its thread group), or -ESRCH. */
+static pid_t caller_tgid(struct call *c)
+{
+	char p[64], buf[2048];
+	const char *t;
+	ssize_t n;
+	int sfd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
+	if ((sfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -ESRCH;
+	n = read(sfd, buf, sizeof(buf) - 1);
+	close(sfd);
+	buf[n > 0 ? n : 0] = '\0';
+	return (t = strstr(buf, "\nTgid:")) ? (pid_t)atoi(t + 6) : -ESRCH;
+}
+
+/* The caller's descriptor fd, duplicated into init (the same open socket). */
+static int caller_fd(struct call *c, int fd)
+{
+	pid_t tgid = caller_tgid(c);
+	int pfd, got;
+
+	if (tgid < 0)
+		return tgid;
+	if ((pfd = (int)syscall(SYS_pidfd_open, tgid, 0)) < 0)
+		return -errno;
+	got = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	close(pfd);
+	return got < 0 ? (errno == EBADF ? -EBADF : -errno) : got;
+}
+
+/* bind() makes a name too (a unix socket's), and git takes a socket for objects/ or
+ * refs/: performed here, in the directory checked, like every other creation. */
+static long do_bind(struct call *c, int fd, uint64_t addr, socklen_t len)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_un *un = (struct sockaddr_un *)&ss, u = {.sun_family = AF_UNIX};
+	char path[sizeof(un->sun_path) + 1];
+	size_t plen = len > offsetof(struct sockaddr_un, sun_path)
+			  ? len - offsetof(struct sockaddr_un, sun_path)
+			  : 0;
+	struct newname nn = {.pfd = -1};
+	int rc;
+
+	if (len < sizeof(sa_family_t) || len > sizeof(ss))
+		return -EINVAL;
+	if ((rc = read_mem(c, addr, &ss, len)) < 0)
+		return rc;
+	AUTO_FD sock = caller_fd(c, fd);
+	if (sock < 0)
+		return sock;
+	if (ss.ss_family != AF_UNIX || plen == 0 || un->sun_path[0] == '\0')
+		return R(bind(sock, (struct sockaddr *)&ss, len)); /* no name in a directory */
+	memcpy(path, un->sun_path, plen);
+	path[plen] = '\0';
+	c->op = BROKER_OP_MKNOD; /* a socket is a node */
+	AUTO_FD base = open_base(c, AT_FDCWD, path);
+	if (base < 0)
+		return base;
+	rc = open_parent(c, base, path, &nn);
+	AUTO_FD pfd = nn.pfd;
+	if (rc < 0)
+		return rc;
+	if (!still_valid(c))
+		return -ENOENT;
+	if (strlen(nn.last) >= sizeof(u.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(u.sun_path, nn.last, strlen(nn.last) + 1);
+	take_umask(c);
+	/* Bound by its last name from inside the checked directory: nothing between the
+	 * check and the bind resolves the path again. */
+	AUTO_FD cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0 || fchdir(pfd) < 0)
+		return -errno;
+	rc = bind(sock, (struct sockaddr *)&u,
+		  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(u.sun_path) + 1));
+	rc = rc < 0 ? -errno : 0;
+	if (fchdir(cwd) < 0)
+		return -EIO;
+	return rc;
+}
+
 long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
 {
 	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args,
@@ -450,6 +602,8 @@ long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *re
 		return do_link(&c, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
 	case __NR_renameat2:
 		return do_rename(&c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
+	case __NR_bind:
+		return do_bind(&c, (int)a[0], a[1], (socklen_t)a[2]);
 #ifdef __NR_open
 	case __NR_open:
 		return do_open(&c, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], fd_out);

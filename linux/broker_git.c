@@ -111,18 +111,20 @@ static int refuse(struct linux_broker *b, int dfd, const char *name, const char 
 	return -EACCES;
 }
 
-/* Is the directory open at dfd the hooks/ of a git directory? */
+/* Is the directory open at dfd the hooks/ of a git directory? Told by inode (its
+ * parent's "hooks" is this very directory), not by the path read back, which may not
+ * fit in PATH_MAX. */
 static bool in_git_hooks(int dfd)
 {
-	char dir[PATH_MAX];
-	const char *base;
+	struct stat self, named;
 
-	dir_path(dfd, dir, sizeof(dir));
-	base = strrchr(dir, '/');
-	if (!base || strcasecmp(base + 1, RULE_HOOKS) != 0)
-		return false;
 	AUTO_FD up = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return up < 0 || gitdir_like(up, NULL); /* cannot tell: guarded */
+	if (up < 0 || fstat(dfd, &self) < 0)
+		return true; /* cannot tell: guarded */
+	if (fstatat(up, RULE_HOOKS, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    named.st_dev != self.st_dev || named.st_ino != self.st_ino)
+		return false;
+	return gitdir_like(up, NULL);
 }
 
 /* Read a whole regular file (at most CONFIG_MAX bytes) into a new buffer. */
@@ -189,6 +191,42 @@ static int install_copy(int dfd, const char *name, const char *buf, size_t len, 
 	return rc;
 }
 
+/* core.worktree, which git submodule sets in each submodule's git directory
+ * (SUPER/.git/modules/NAME, worktree ../../../NAME): allowed when it leads, symlinks
+ * resolved as the host's git would, to a directory strictly inside the superproject's
+ * work tree, through no .git and no persistence-guard name. Anywhere else it would let
+ * the host's next checkout write files where the command could not. */
+static bool worktree_ok(void *ctx, const char *section, const char *key, const char *value)
+{
+	char gitdir[PATH_MAX], want[2 * PATH_MAX + 2], real[PATH_MAX], sreal[PATH_MAX];
+	size_t ng, sl;
+	const char *const *guard = policy_guard_names(&ng);
+	char *m, *c;
+
+	if (strcmp(section, "core") || strcmp(key, "worktree") || !value[0] || value[0] == '/')
+		return false;
+	dir_path(*(const int *)ctx, gitdir, sizeof(gitdir));
+	if (gitdir[0] != '/' || !(m = strstr(gitdir, "/.git/modules/")))
+		return false;
+	snprintf(want, sizeof(want), "%s/%s", gitdir, value);
+	*m = '\0'; /* gitdir is now the superproject's work tree */
+	if (!realpath(want, real) || !realpath(gitdir, sreal))
+		return false;
+	sl = strlen(sreal);
+	if (strncmp(real, sreal, sl) != 0 || real[sl] != '/')
+		return false;
+	for (c = real + sl + 1; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 4 && strncasecmp(c, ".git", 4) == 0)
+			return false;
+		for (size_t i = 0; i < ng; i++)
+			if (strlen(guard[i]) == n && strncasecmp(c, guard[i], n) == 0)
+				return false;
+		c += n + (c[n] == '/');
+	}
+	return true;
+}
+
 /* Check the config at fd (opened by the caller) and, when it passes, install init's
  * copy of it as dfd/name. 0, -EACCES (refused, noted) or -errno. */
 static int config_take(struct linux_broker *b, int fd, int dfd, const char *name)
@@ -202,7 +240,7 @@ static int config_take(struct linux_broker *b, int fd, int dfd, const char *name
 		return refuse(b, dfd, name, "not a regular file of at most 1 MiB");
 	if (rc < 0)
 		return rc;
-	rc = linux_gitconf_check(buf, len, why, sizeof(why));
+	rc = linux_gitconf_check_values(buf, len, why, sizeof(why), worktree_ok, &dfd);
 	if (rc == 0)
 		rc = install_copy(dfd, name, buf, len, mode);
 	else
@@ -316,9 +354,11 @@ int linux_broker_git_check_opened(struct linux_broker *b, int fd)
 	if (!b->guard_git)
 		return 0;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0 || path[0] != '/')
-		return 0; /* a pipe, a socket, an anonymous file: no name to guard */
+	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0)
+		return -EACCES; /* cannot tell where it lies (a path past PATH_MAX): guarded */
 	path[k] = '\0';
+	if (path[0] != '/')
+		return 0; /* a pipe, a socket, an anonymous file: no name to guard */
 	sl = strrchr(path, '/');
 	*sl = '\0';
 	AUTO_FD dfd = open(sl == path ? "/" : path, O_PATH | O_DIRECTORY | O_CLOEXEC);

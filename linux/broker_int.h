@@ -101,8 +101,9 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 long linux_broker_git_config_rename(struct linux_broker *b, int obase, const char *old, int pfd,
 				    const char *name, unsigned flags);
 
-/* A file init opened for writing through a magic link (/proc/<pid>/fd/N): the rules
- * applied to where it lies. 0 or -EACCES. */
+/* A file init opened for writing through a magic link (/proc/<pid>/fd/N), or the
+ * source of a hard link (opened O_PATH): the rules applied to where it lies, as a write
+ * there. 0 or -EACCES. */
 int linux_broker_git_check_opened(struct linux_broker *b, int fd);
 
 #endif

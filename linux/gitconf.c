@@ -28,12 +28,22 @@ struct gitconf_rule {
  * user's key, in sections that are otherwise allowed. */
 static const struct gitconf_rule deny[] = {
     {"core", 2,
-     "|hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand|"},
+     "|hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand|"
+     /* files made group- or world-writable on the host; a work tree elsewhere */
+     "sharedrepository|worktree|"},
     {"diff", 2, "|external|"},
-    {"commit", 2, "|gpgsign|"},
-    {"tag", 2, "|gpgsign|"},
+    {"commit", 2, "|gpgsign|template|"}, /* a template names a host file to show */
+    {"tag", 2, "|gpgsign|forcesignannotated|"},
     {"push", 2, "|gpgsign|"},
     {"log", 2, "|showsignature|"},
+    {"pull", 2, "|twohead|octopus|"}, /* pick a git-merge-* program */
+    {"init", 2, "|templatedir|"},
+};
+
+/* Keys allowed only for some values, checked by the caller's value_ok: core.worktree,
+ * which `git submodule` sets in every submodule's git directory. */
+static const struct gitconf_rule value_rules[] = {
+    {"core", 0, "|worktree|"},
 };
 
 static const struct gitconf_rule allow[] = {
@@ -67,8 +77,12 @@ static const struct gitconf_rule allow[] = {
     {"rerere", 0, "*"},
     {"commit", 0, "*"},
     {"tag", 0, "*"},
-    {"http", 2, "*"},
-    {"lfs", 2, "*"}, /* read by git-lfs only; filter.lfs.* stays refused */
+    /* Not proxy, sslVerify, sslCAInfo, extraHeader, cookieFile, saveCookies. */
+    {"http", 2, "|version|postbuffer|lowspeedlimit|lowspeedtime|maxrequests|followredirects|"},
+    /* git-lfs's own; customtransfer, standalonetransferagent and extension run programs */
+    {"lfs", 2,
+     "|url|pushurl|locksverify|repositoryformatversion|fetchinclude|fetchexclude|access|"
+     "contenttype|"},
     {"maintenance", 2, "*"},
     {"protocol", 0, "|version|"}, /* protocol.allow would let ext:: urls run commands */
     {"remote", 1,
@@ -95,6 +109,14 @@ static bool rule_has(const struct gitconf_rule *r, const char *section, bool has
 	return strstr(r->keys, k) != NULL;
 }
 
+bool linux_gitconf_key_valued(const char *section, bool has_sub, const char *key)
+{
+	for (size_t i = 0; i < sizeof(value_rules) / sizeof(value_rules[0]); i++)
+		if (rule_has(&value_rules[i], section, has_sub, key))
+			return true;
+	return false;
+}
+
 bool linux_gitconf_key_allowed(const char *section, bool has_sub, const char *key)
 {
 	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++)
@@ -113,6 +135,12 @@ struct rd {
 	bool has_sub;
 	char *why;
 	size_t whylen;
+	linux_gitconf_value_fn value_ok;
+	void *ctx;
+	char val[4096]; /* the value of a key value_ok must see, decoded */
+	size_t val_len;
+	bool keep; /* decode into val */
+	bool too_long;
 };
 
 static int next(struct rd *r)
@@ -182,24 +210,44 @@ static int section(struct rd *r)
 }
 
 /* A value after "=": quotes, escapes, comments, and "\\\n" continuing the value. */
+static void keep(struct rd *r, int c, bool quoted, size_t *trim)
+{
+	if (!r->keep)
+		return;
+	if (r->val_len + 1 >= sizeof(r->val)) {
+		r->too_long = true;
+		return;
+	}
+	if (r->val_len == 0 && !quoted && (c == ' ' || c == '\t'))
+		return; /* git skips leading blanks */
+	r->val[r->val_len++] = (char)c;
+	if (quoted || (c != ' ' && c != '\t'))
+		*trim = r->val_len; /* and trailing blanks outside quotes */
+}
+
+/* A value after "=": quotes, escapes, comments, and "\\\n" continuing the value;
+ * decoded into r->val when r->keep. */
 static int value(struct rd *r)
 {
 	bool quoted = false;
+	size_t trim = 0;
 	int c;
 
+	r->val_len = 0;
+	r->too_long = false;
 	for (;;) {
 		c = next(r);
 		if (c == EOF || c == '\n') {
 			if (quoted)
 				return bad(r, "an unterminated quoted value");
-			return 0;
+			break;
 		}
 		if (c == '\0')
 			return bad(r, "a NUL byte");
 		if (!quoted && (c == ';' || c == '#')) {
 			while ((c = next(r)) != EOF && c != '\n')
 				;
-			return 0;
+			break;
 		}
 		if (c == '"') {
 			quoted = !quoted;
@@ -211,14 +259,34 @@ static int value(struct rd *r)
 				continue;
 			if (c == EOF || !strchr("tbn\\\"", c))
 				return bad(r, "an unknown escape in a value");
+			c = c == 't' ? '\t' : c == 'b' ? '\b' : c == 'n' ? '\n' : c;
+			keep(r, c, true, &trim);
+			continue;
 		}
+		keep(r, c, quoted, &trim);
 	}
+	r->val_len = trim;
+	r->val[trim] = '\0';
+	return 0;
+}
+
+/* A key allowed for some values: its value, decoded, is the caller's to judge. */
+static int judge_value(struct rd *r, const char *k, bool has_value)
+{
+	if (!r->value_ok || !has_value || r->too_long || strlen(r->val) != r->val_len ||
+	    !r->value_ok(r->ctx, r->section, k, r->val)) {
+		snprintf(r->why, r->whylen, "%s.%s is not allowed with this value", r->section, k);
+		return -EACCES;
+	}
+	return 0;
 }
 
 static int key(struct rd *r, int c)
 {
 	char k[64];
 	size_t n = 0;
+	bool valued;
+	int rc;
 
 	while (keychar(c)) {
 		if (n + 1 >= sizeof(k))
@@ -229,7 +297,8 @@ static int key(struct rd *r, int c)
 	k[n] = '\0';
 	if (!r->section[0])
 		return bad(r, "a key before any section");
-	if (!linux_gitconf_key_allowed(r->section, r->has_sub, k)) {
+	valued = linux_gitconf_key_valued(r->section, r->has_sub, k);
+	if (!valued && !linux_gitconf_key_allowed(r->section, r->has_sub, k)) {
 		snprintf(r->why, r->whylen, "%s.%s%s is not allowed", r->section,
 			 r->has_sub ? "<subsection>." : "", k);
 		return -EACCES;
@@ -237,15 +306,34 @@ static int key(struct rd *r, int c)
 	while (c == ' ' || c == '\t')
 		c = next(r);
 	if (c == '\n' || c == EOF)
-		return 0;
+		return valued ? judge_value(r, k, false) : 0;
 	if (c != '=')
 		return bad(r, "a key followed by neither '=' nor the end of the line");
-	return value(r);
+	r->keep = valued;
+	rc = value(r);
+	r->keep = false;
+	if (rc < 0)
+		return rc;
+	return valued ? judge_value(r, k, true) : 0;
 }
 
 int linux_gitconf_check(const char *buf, size_t n, char *why, size_t whylen)
 {
-	struct rd r = {.p = buf, .end = buf + n, .why = why, .whylen = whylen};
+	return linux_gitconf_check_values(buf, n, why, whylen, NULL, NULL);
+}
+
+int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whylen,
+			       linux_gitconf_value_fn value_ok, void *ctx)
+{
+	static __thread struct rd r; /* 4 KiB of value: not on a small stack */
+
+	memset(&r, 0, sizeof(r));
+	r.p = buf;
+	r.end = buf + n;
+	r.why = why;
+	r.whylen = whylen;
+	r.value_ok = value_ok;
+	r.ctx = ctx;
 	bool comment = false;
 	int c, rc;
 

@@ -10,7 +10,16 @@
  * why. */
 int linux_gitconf_check(const char *buf, size_t n, char *why, size_t whylen);
 
-/* One key: section and key lower case; has_sub: it has a subsection. */
+/* The same, with keys that are allowed for some values only (core.worktree) judged by
+ * value_ok (the value decoded as git reads it); without one they are refused. */
+typedef bool (*linux_gitconf_value_fn)(void *ctx, const char *section, const char *key,
+				       const char *value);
+int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whylen,
+			       linux_gitconf_value_fn value_ok, void *ctx);
+
+/* One key: section and key lower case; has_sub: it has a subsection. Allowed whatever
+ * its value; or (valued) allowed for the values the caller accepts. */
 bool linux_gitconf_key_allowed(const char *section, bool has_sub, const char *key);
+bool linux_gitconf_key_valued(const char *section, bool has_sub, const char *key);
 
 #endif

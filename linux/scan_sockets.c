@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "linux/scan_int.h"
 #include "linux/unix_line.h"
@@ -99,8 +100,48 @@ static int read_bound(struct linux_paths *out)
 	return rc;
 }
 
-/* A socket out of sight inside (beneath a fresh /tmp or /run and no bound tree)
- * needs no mask; anything else that is still a socket gets one. */
+/* Can the command reach `path` by name at all? Inside, its only identity is the
+ * caller's uid and gid, and no capability applies to files whose owner is not mapped:
+ * a socket behind a directory that uid cannot search (another user's 0700 directory,
+ * whoever runs halo-run, root included) is out of reach already, and its mask could
+ * not even be laid (the launch would fail on someone else's socket). */
+static bool in_groups(gid_t g)
+{
+	gid_t v[256];
+	int n = getgroups(256, v);
+
+	if (g == getegid() || n < 0)
+		return true; /* cannot tell: as if a member (the mask is laid) */
+	for (int i = 0; i < n; i++)
+		if (v[i] == g)
+			return true;
+	return false;
+}
+
+static bool searchable_by_caller(const char *path)
+{
+	char dir[PATH_MAX];
+	uid_t uid = geteuid();
+	char *sl;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	while ((sl = strrchr(dir, '/')) && sl != dir) {
+		struct stat st;
+		mode_t need;
+
+		*sl = '\0';
+		if (stat(dir, &st) < 0)
+			return true; /* cannot tell: mask it */
+		need = st.st_uid == uid ? S_IXUSR : in_groups(st.st_gid) ? S_IXGRP : S_IXOTH;
+		if (!(st.st_mode & need))
+			return false;
+	}
+	return true;
+}
+
+/* A socket out of sight inside (beneath a fresh /tmp or /run and no bound tree, or
+ * behind a directory the caller's uid cannot search) needs no mask; anything else
+ * that is still a socket gets one. */
 static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		       const struct linux_paths *bound)
 {
@@ -113,7 +154,7 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
 		    !linux_paths_beneath_any(p, &s->writable))
 			continue;
-		if (lstat(p, &st) < 0 || !S_ISSOCK(st.st_mode))
+		if (lstat(p, &st) < 0 || !S_ISSOCK(st.st_mode) || !searchable_by_caller(p))
 			continue;
 		if (++taken > LINUX_SCAN_MAX_SOCKETS) {
 			s->sockets_truncated = true;

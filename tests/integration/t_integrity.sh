@@ -139,6 +139,31 @@ expect "... and keeps what the command set legitimately" "in@example.test https:
 expect "... the pre-staged directory never became a git directory" absent \
 	"$([ -e r6/evil/refs ] && echo present || echo absent)"
 
+# Found by review: a hard link to the config, a socket that completes a git
+# directory, init's own /proc, lfs transfer agents, core.worktree outside the
+# superproject. Each refused inside, each checked on the host afterwards.
+new_repo r7
+mkdir -p "$TMPDIR/victim"
+R7_ATTACKS='git init -q sub && cd sub
+ln .git/config l 2>/dev/null; echo "hardlink=$?"
+git config lfs.standalonetransferagent evil 2>/dev/null; echo "lfs=$?"
+git config core.worktree '"$TMPDIR"'/victim 2>/dev/null; echo "worktree=$?"
+cd ..; mkdir -p g/hooks g/objects && printf "#!/bin/sh\ntouch '"$MARK"'\n" > g/hooks/pre-commit && chmod +x g/hooks/pre-commit && echo "ref: refs/heads/main" > g/HEAD
+python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"g/refs\")" 2>/dev/null; echo "socket-trigger=$?"
+python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"ok.sock\"); s.listen(); print(\"bind-ok\")"
+python3 -c "import os; os.open(\"/proc/1/environ\", os.O_RDONLY | os.O_CREAT)" 2>/dev/null; echo "proc1=$?"'
+HALO_IT_SECRET=planted in_ws r7 plain.yaml "$R7_ATTACKS"
+for w in hardlink lfs worktree socket-trigger proc1; do
+	expect_match "review: $w refused" "^$w=[1-9]" "$(printf '%s\n' "$OUT" | grep "^$w=")"
+done
+expect_match "review: a plain unix socket still binds" "^bind-ok" "$OUT"
+expect "... the host's config has none of it" "" \
+	"$(git -C r7/sub config --local --list | grep -iE 'lfs|worktree')"
+rm -f "$MARK"
+(cd r7 && git_host --git-dir=g --work-tree=. commit -q --allow-empty -m host >/dev/null 2>&1)
+expect "... the half-made git directory ran no hook on the host" absent \
+	"$([ -e "$MARK" ] && echo present || echo absent)"
+
 # ---------------------------------------------------------------- 2. renames and symlinks
 mkdir -p m1/conf m1/real-keys
 echo SECRET=1 >m1/conf/.env

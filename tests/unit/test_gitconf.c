@@ -31,8 +31,18 @@ static const struct gcase cases[] = {
      "\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n"
      "\tmerge = refs/heads/main\n",
      0},
-    {"submodule",
-     "[submodule \"sm\"]\n\turl = ../sm.git\n\tactive = true\n[core]\n\tworktree = ../../sm\n", 0},
+    {"submodule", "[submodule \"sm\"]\n\turl = ../sm.git\n\tactive = true\n", 0},
+    {"worktree without a value check", "[core]\n\tworktree = ../../sm\n", -EACCES},
+    {"sharedRepository", "[core]\n\tsharedRepository = 0777\n", -EACCES},
+    {"lfs custom transfer", "[lfs \"customtransfer.x\"]\n\tpath = sh\n", -EACCES},
+    {"lfs standalone agent", "[lfs]\n\tstandalonetransferagent = x\n", -EACCES},
+    {"lfs url", "[lfs]\n\turl = https://lfs.example/\n", 0},
+    {"http cookie file", "[http]\n\tcookieFile = /root/x\n\tsaveCookies = true\n", -EACCES},
+    {"http proxy", "[http \"https://x/\"]\n\tproxy = http://evil:1\n", -EACCES},
+    {"http version", "[http]\n\tversion = HTTP/1.1\n", 0},
+    {"pull twohead", "[pull]\n\ttwohead = evil\n", -EACCES},
+    {"commit template", "[commit]\n\ttemplate = ~/.ssh/id_rsa\n", -EACCES},
+    {"init templateDir", "[init]\n\ttemplateDir = /tmp/t\n", -EACCES},
     {"user and comments", "# c\n; c\n[user]\n\tname = A # trailing\n\temail = \"a@x\" ; c\n", 0},
     {"empty", "", 0},
     {"BOM then a section", "\xef\xbb\xbf[core]\n\tbare = true\n", 0},
@@ -149,6 +159,37 @@ START_TEST(gitconf_table)
 }
 END_TEST
 
+/* core.worktree: judged by the caller on its decoded value. */
+static bool only_sm(void *ctx, const char *section, const char *key, const char *value)
+{
+	(void)ctx;
+	return !strcmp(section, "core") && !strcmp(key, "worktree") && !strcmp(value, "../../sm");
+}
+
+START_TEST(gitconf_values)
+{
+	static const struct {
+		const char *in;
+		int rc;
+	} t[] = {
+	    {"[core]\n\tworktree = ../../sm\n", 0},
+	    {"[core]\n\tworktree = \"../../sm\"  ; c\n", 0},
+	    {"[core]\n\tworktree = ../../s\\\nm\n", 0}, /* continued */
+	    {"[core]\n\tworktree =   ../../sm   \n", 0},  /* blanks trimmed */
+	    {"[core]\n\tworktree = /home/u\n", -EACCES},
+	    {"[core]\n\tworktree = \"../../sm \"\n", -EACCES}, /* quoted blank kept */
+	    {"[core]\n\tworktree\n", -EACCES},		      /* no value */
+	    {"[core \"x\"]\n\tworktree = ../../sm\n", -EACCES},
+	};
+	char why[160];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(linux_gitconf_check_values(t[i].in, strlen(t[i].in), why, sizeof(why),
+							 only_sm, NULL) == t[i].rc,
+			      "row %zu: %s (%s)", i, t[i].in, why);
+}
+END_TEST
+
 START_TEST(gitconf_keys)
 {
 	ck_assert(linux_gitconf_key_allowed("core", false, "bare"));
@@ -169,6 +210,7 @@ static Suite *gitconf_suite(void)
 
 	tcase_add_loop_test(t, gitconf_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(t, gitconf_keys);
+	tcase_add_test(t, gitconf_values);
 	suite_add_tcase(s, t);
 	return s;
 }
