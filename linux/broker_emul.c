@@ -454,6 +454,13 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 		bool magic = in_procfs(pfd);
 		if (magic && !own_procfs(c, pfd))
 			return -EACCES;
+		if (nn.git == BROKER_GIT_EMPTY) {
+			int fd = linux_broker_git_empty(c->b, pfd, nn.last, mode);
+			if (fd < 0)
+				return fd;
+			*fd_out = fd;
+			return (flags & O_CLOEXEC) != 0;
+		}
 		r = open_final(c, pfd, nn.last, flags, mode, magic, fd_out);
 		if (magic && r >= 0 && *fd_out >= 0 &&
 		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -316,10 +317,15 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 				   ? BROKER_GIT_OK
 				   : refuse(b, pfd, name,
 					    "a git directory's hooks/ can only be made empty");
-		return op == BROKER_OP_RENAME ? BROKER_GIT_CONFIG
-					      : refuse(b, pfd, name,
-						       "a git directory's config is only written "
-						       "by rename (git's lock file)");
+		if (op == BROKER_OP_RENAME)
+			return BROKER_GIT_CONFIG;
+		/* libgit2 (cargo...) makes an empty config before writing it through its
+		 * lock file: the empty file is made, what is written to it goes nowhere. */
+		if (op == BROKER_OP_OPEN_CREATE && !exists_at(pfd, name))
+			return BROKER_GIT_EMPTY;
+		return refuse(
+		    b, pfd, name,
+		    "a git directory's config is only written by rename (git's lock file)");
 	}
 	if (!is_sample(name) && in_git_hooks(pfd))
 		return refuse(b, pfd, name, "a hook in a git directory (only *.sample names)");
@@ -343,6 +349,18 @@ long linux_broker_git_config_rename(struct linux_broker *b, int obase, const cha
 	/* The lock file is gone, as after the rename git asked for. */
 	(void)unlinkat(obase, old, 0);
 	return 0;
+}
+
+int linux_broker_git_empty(struct linux_broker *b, int pfd, const char *name, mode_t mode)
+{
+	int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+
+	(void)b;
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	fd = memfd_create("halo-run: a git config written in place goes nowhere", MFD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 int linux_broker_git_check_opened(struct linux_broker *b, int fd)

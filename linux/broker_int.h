@@ -94,12 +94,20 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
  * linux_broker_git_config_rename perform it), or -EACCES (refused, noted). */
 #define BROKER_GIT_OK	  0
 #define BROKER_GIT_CONFIG 1
+#define BROKER_GIT_EMPTY                                                                           \
+	2 /* an open that creates a git directory's config: made empty,                            \
+	   * the caller writes to a file of its own (linux_broker_git_empty) */
 int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, enum broker_op op);
 
 /* rename(obase/old → pfd/name) onto a git directory's config: the new content
  * checked, init's own copy installed, old removed. 0 or -errno. */
 long linux_broker_git_config_rename(struct linux_broker *b, int obase, const char *old, int pfd,
 				    const char *name, unsigned flags);
+
+/* A config made empty by init (mode as the caller asked, less its umask), and the
+ * descriptor the caller gets instead: an anonymous file, so that what it writes
+ * there never reaches the config git reads. The descriptor or -errno. */
+int linux_broker_git_empty(struct linux_broker *b, int pfd, const char *name, mode_t mode);
 
 /* A file init opened for writing through a magic link (/proc/<pid>/fd/N), or the
  * source of a hard link (opened O_PATH): the rules applied to where it lies, as a write

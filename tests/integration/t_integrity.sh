@@ -151,12 +151,15 @@ git config core.worktree '"$TMPDIR"'/victim 2>/dev/null; echo "worktree=$?"
 cd ..; mkdir -p g/hooks g/objects && printf "#!/bin/sh\ntouch '"$MARK"'\n" > g/hooks/pre-commit && chmod +x g/hooks/pre-commit && echo "ref: refs/heads/main" > g/HEAD
 python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"g/refs\")" 2>/dev/null; echo "socket-trigger=$?"
 python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"ok.sock\"); s.listen(); print(\"bind-ok\")"
-python3 -c "import os; os.open(\"/proc/1/environ\", os.O_RDONLY | os.O_CREAT)" 2>/dev/null; echo "proc1=$?"'
+python3 -c "import os; os.open(\"/proc/1/environ\", os.O_RDONLY | os.O_CREAT)" 2>/dev/null; echo "proc1=$?"
+git init -q sub2 && rm sub2/.git/config && printf "[core]\n\tfsmonitor = touch '"$MARK"'\n" > sub2/.git/config; echo "in-place-create=$?"'
 HALO_IT_SECRET=planted in_ws r7 plain.yaml "$R7_ATTACKS"
 for w in hardlink lfs worktree socket-trigger proc1; do
 	expect_match "review: $w refused" "^$w=[1-9]" "$(printf '%s\n' "$OUT" | grep "^$w=")"
 done
 expect_match "review: a plain unix socket still binds" "^bind-ok" "$OUT"
+expect "review: a config created in place (libgit2 style) is made, empty" "in-place-create=0 0" \
+	"$(printf '%s\n' "$OUT" | grep "^in-place-create=") $(wc -c <r7/sub2/.git/config)"
 expect "... the host's config has none of it" "" \
 	"$(git -C r7/sub config --local --list | grep -iE 'lfs|worktree')"
 rm -f "$MARK"
