@@ -188,17 +188,10 @@ const struct render_adapter render_claude_code = {
     .disp =
 	{
 	    RENDER_DISP_HALO_ONLY,
-	    [RF_MODE] = RD_KEY_WARN,
+	    RENDER_DISP_MANAGED,
 	    [RF_WRITABLE_ROOTS] = RD_KEY,
-	    [RF_PROTECTED_PATHS] = RD_KEY_WARN,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_KEY,
 	    [RF_EGRESS_DEFAULT] = RD_KEY_WARN,
-	    [RF_ALLOWED_DOMAINS] = RD_KEY_WARN,
-	    [RF_PRESETS] = RD_KEY,
-	    [RF_DENIED_DOMAINS] = RD_KEY_WARN,
-	    [RF_GATEWAY] = RD_KEY_WARN,
-	    [RF_LEGACY_PERMISSIONS] = RD_KEY,
-	    [RF_FLOOR] = RD_KEY_WARN,
 	},
     .render = render,
     .explain = explain,

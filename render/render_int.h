@@ -145,6 +145,15 @@ void render_warn_cannot(const struct halo_policy *p, struct render_out *out,
 	[RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN, [RF_LIMIT_WALL] = RD_WARN,        \
 	[RF_ENV_PASS] = RD_WARN, [RF_ENV_SET] = RD_WARN
 
+/* The rows every harness whose managed settings hold a sandbox and both domain lists
+ * shares (Claude Code, Codex, Copilot); each adds its writable roots, egress default
+ * and failIfUnavailable rows. */
+#define RENDER_DISP_MANAGED                                                                        \
+	[RF_MODE] = RD_KEY_WARN, [RF_PROTECTED_PATHS] = RD_KEY_WARN,                               \
+	[RF_ALLOWED_DOMAINS] = RD_KEY_WARN, [RF_PRESETS] = RD_KEY,                                 \
+	[RF_DENIED_DOMAINS] = RD_KEY_WARN, [RF_GATEWAY] = RD_KEY_WARN,                             \
+	[RF_LEGACY_PERMISSIONS] = RD_KEY, [RF_FLOOR] = RD_KEY_WARN
+
 /* The TOML basic-string spelling of s (quotes included) into b. */
 void render_toml_str(struct rbuf *b, const char *s);
 void render_toml_list(struct rbuf *b, const char *key, const struct rlist *l);
