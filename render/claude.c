@@ -110,116 +110,74 @@ static void network(const struct halo_policy *p, const struct render_view *v, cJ
 		snprintf(rule, sizeof(rule), "WebFetch(domain:%s)", v->deny.v[i]);
 		rj_push(out, deny, rule);
 	}
-	for (size_t i = 0; i < v->allow_port.n; i++)
-		render_warn(out, RF_ALLOWED_DOMAINS,
-			    "%s: allowedDomains hold no port; left out, so the host is refused "
-			    "(tighter than halo-run)",
-			    v->allow_port.v[i]);
-	for (size_t i = 0; i < v->deny_port.n; i++)
-		render_warn(out, RF_DENIED_DOMAINS,
-			    "%s: deniedDomains hold no port; denied on every port (tighter)",
-			    v->deny_port.v[i]);
-	if (p->allowed_domains.n > v->allow_port.n)
-		render_mark(out, RF_ALLOWED_DOMAINS);
-	if (p->presets.n)
-		render_mark(out, RF_PRESETS);
-	if (p->denied_domains.n)
-		render_mark(out, RF_DENIED_DOMAINS);
+	render_domain_ports(p, v, out, "allowedDomains", " (tighter than halo-run)",
+			    "deniedDomains");
 }
 
-void render_gateway(const struct halo_policy *p, const struct render_view *v,
-		    struct render_out *out, const char *where)
+static void body(const struct halo_policy *p, const struct render_opts *o,
+		 const struct render_view *v, cJSON *root, struct render_out *out)
 {
-	if (!p->gateway)
-		return;
-	if (render_list_match(&v->allow, p->gateway, RM_HALO) &&
-	    !render_list_match(&v->deny, p->gateway, RM_HALO))
-		render_mark(out, RF_GATEWAY);
-	else
-		render_warn(out, RF_GATEWAY, "%s: not held by %s", p->gateway, where);
-}
+	cJSON *sb = rj_obj(out, root, "sandbox"), *perm, *deny;
 
-static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
-		  struct halo_err *e)
-{
-	struct render_view v;
-	cJSON *root = cJSON_CreateObject(), *sb, *perm, *deny;
-
-	(void)e;
-	if (!root || render_view_build(p, &v) < 0) {
-		cJSON_Delete(root);
-		out->oom = true;
-		return 0;
-	}
-	if (v.off) {
-		render_warn_off(p, out);
-		rj_file(out, root, F, install(o->os));
-		return 0;
-	}
-	sb = rj_obj(out, root, "sandbox");
 	rj_bool(out, sb, "enabled", true);
 	rj_bool(out, sb, "allowUnsandboxedCommands", false);
 	rj_bool(out, sb, "failIfUnavailable", p->fail_if_unavailable != 0);
-	render_mark(out, RF_MODE);
-	render_mark(out, RF_FAIL_IF_UNAVAILABLE);
-	if (p->legacy_permissions_sandbox)
-		render_mark(out, RF_LEGACY_PERMISSIONS);
+	render_mark_sandbox(p, out);
 	if (o->os == RENDER_OS_WINDOWS)
 		render_warn(out, RF_MODE,
 			    "windows: Claude Code's sandbox is documented for macOS (Seatbelt) and "
 			    "Linux/WSL (bubblewrap); on native Windows sandbox.* is not enforced, "
 			    "only the permission rules are");
-	if (v.read_only)
+	if (v->read_only)
 		render_warn(out, RF_MODE,
 			    "read-only: Claude Code's sandbox always lets commands write the "
 			    "working directory; only halo-run makes it read-only");
 	perm = rj_obj(out, root, "permissions");
 	deny = perm ? cJSON_AddArrayToObject(perm, "deny") : NULL;
-	paths(p, &v, sb, deny, out);
-	network(p, &v, sb, deny, out);
-	render_gateway(p, &v, out, "sandbox.network.allowedDomains");
-	render_warn_halo_only(p, out);
-	render_view_free(&v);
-	rj_file(out, root, F, install(o->os));
-	return 0;
+	paths(p, v, sb, deny, out);
+	network(p, v, sb, deny, out);
+	render_gateway(p, v, out, "sandbox.network.allowedDomains");
+}
+
+static const struct render_json_frame frame = {F, install, NULL, body};
+
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
+{
+	(void)e;
+	return render_json(p, o, out, &frame);
+}
+
+static bool decide(const struct render_view *v, const char *host, char *buf, size_t n)
+{
+	const char *m;
+
+	if ((m = render_list_match(&v->deny, host, RM_HALO))) {
+		snprintf(buf, n,
+			 "refused by sandbox.network.deniedDomains %s (commands) and "
+			 "permissions.deny WebFetch(domain:%s) (WebFetch)",
+			 m, m);
+		return false;
+	}
+	if (!render_view_restricts(v)) {
+		snprintf(buf, n, "allowed after a prompt: no allow-every-host key");
+		return true;
+	}
+	if ((m = render_list_match(&v->allow, host, RM_HALO))) {
+		snprintf(buf, n, "allowed by sandbox.network.allowedDomains %s", m);
+		return true;
+	}
+	snprintf(buf, n,
+		 "refused: not in sandbox.network.allowedDomains (allowManagedDomainsOnly)");
+	return false;
 }
 
 static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
 		    unsigned port, char *buf, size_t n)
 {
-	struct render_view v;
-	const char *m;
-	bool allow;
-
 	(void)o;
 	(void)port;
-	if (render_view_build(p, &v) < 0) {
-		snprintf(buf, n, "out of memory");
-		return false;
-	}
-	if (v.off) {
-		snprintf(buf, n, "nothing rendered (sandbox.mode off): Claude Code's own default");
-		allow = true;
-	} else if ((m = render_list_match(&v.deny, host, RM_HALO))) {
-		snprintf(buf, n,
-			 "refused by sandbox.network.deniedDomains %s (commands) and "
-			 "permissions.deny WebFetch(domain:%s) (WebFetch)",
-			 m, m);
-		allow = false;
-	} else if (!render_view_restricts(&v)) {
-		snprintf(buf, n, "allowed after a prompt: no allow-every-host key");
-		allow = true;
-	} else if ((m = render_list_match(&v.allow, host, RM_HALO))) {
-		snprintf(buf, n, "allowed by sandbox.network.allowedDomains %s", m);
-		allow = true;
-	} else {
-		snprintf(buf, n,
-			 "refused: not in sandbox.network.allowedDomains "
-			 "(allowManagedDomainsOnly)");
-		allow = false;
-	}
-	render_view_free(&v);
-	return allow;
+	return render_explain_view(p, "Claude Code", host, buf, n, decide);
 }
 
 const struct render_adapter render_claude_code = {
@@ -229,31 +187,11 @@ const struct render_adapter render_claude_code = {
     .n_keys = RN(keys),
     .disp =
 	{
-	    [RF_MODE] = RD_KEY_WARN,
+	    RENDER_DISP_HALO_ONLY,
+	    RENDER_DISP_MANAGED,
 	    [RF_WRITABLE_ROOTS] = RD_KEY,
-	    [RF_PROTECTED_PATHS] = RD_KEY_WARN,
-	    [RF_ALLOW_READ] = RD_WARN,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_KEY,
-	    [RF_GUARD_PERSISTENCE] = RD_WARN,
-	    [RF_CACHES] = RD_WARN,
-	    [RF_UNIX_SOCKETS] = RD_WARN,
 	    [RF_EGRESS_DEFAULT] = RD_KEY_WARN,
-	    [RF_ALLOWED_DOMAINS] = RD_KEY_WARN,
-	    [RF_PRESETS] = RD_KEY,
-	    [RF_DENIED_DOMAINS] = RD_KEY_WARN,
-	    [RF_ALLOW_PRIVATE] = RD_WARN,
-	    [RF_HOST_PORTS] = RD_WARN,
-	    [RF_GATEWAY] = RD_KEY_WARN,
-	    [RF_LIMIT_CPU] = RD_WARN,
-	    [RF_LIMIT_MEMORY] = RD_WARN,
-	    [RF_LIMIT_FSIZE] = RD_WARN,
-	    [RF_LIMIT_NOFILE] = RD_WARN,
-	    [RF_LIMIT_NPROC] = RD_WARN,
-	    [RF_LIMIT_WALL] = RD_WARN,
-	    [RF_ENV_PASS] = RD_WARN,
-	    [RF_ENV_SET] = RD_WARN,
-	    [RF_LEGACY_PERMISSIONS] = RD_KEY,
-	    [RF_FLOOR] = RD_KEY_WARN,
 	},
     .render = render,
     .explain = explain,

@@ -39,7 +39,8 @@ static const char *install(enum render_os os, bool req)
 	return req ? "/etc/codex/requirements.toml" : "/etc/codex/managed_config.toml";
 }
 
-static void network(const struct render_view *v, struct rbuf *b, struct render_out *out)
+static void network(const struct halo_policy *p, const struct render_view *v, struct rbuf *b,
+		    struct render_out *out)
 {
 	rbuf_printf(b, "\n[experimental_network]\nenabled = true\n");
 	rbuf_printf(b, "managed_allowed_domains_only = %s\n", v->default_allow ? "false" : "true");
@@ -57,15 +58,7 @@ static void network(const struct render_view *v, struct rbuf *b, struct render_o
 	render_warn(out, RF_EGRESS_DEFAULT,
 		    "Codex documents [experimental_network] as experimental; a client without "
 		    "it falls back to network_access alone");
-	for (size_t i = 0; i < v->allow_port.n; i++)
-		render_warn(out, RF_ALLOWED_DOMAINS,
-			    "%s: domains hold no port; left out, so the host is refused (tighter "
-			    "than halo-run)",
-			    v->allow_port.v[i]);
-	for (size_t i = 0; i < v->deny_port.n; i++)
-		render_warn(out, RF_DENIED_DOMAINS,
-			    "%s: domains hold no port; denied on every port (tighter)",
-			    v->deny_port.v[i]);
+	render_domain_ports(p, v, out, "domains", " (tighter than halo-run)", "domains");
 }
 
 static void deny_read(const struct halo_policy *p, const struct render_view *v, struct rbuf *b,
@@ -169,19 +162,13 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 	} else {
 		rbuf_printf(&req, "allowed_sandbox_modes = [%s\"read-only\"]\n",
 			    v.read_only ? "" : "\"workspace-write\", ");
-		network(&v, &req, out);
+		network(p, &v, &req, out);
 		deny_read(p, &v, &req, out);
 		config(p, &v, &cfg, out);
 		render_mark(out, RF_MODE);
 		render_mark(out, RF_EGRESS_DEFAULT);
 		if (p->legacy_permissions_sandbox)
 			render_mark(out, RF_LEGACY_PERMISSIONS);
-		if (p->allowed_domains.n > v.allow_port.n)
-			render_mark(out, RF_ALLOWED_DOMAINS);
-		if (p->presets.n)
-			render_mark(out, RF_PRESETS);
-		if (p->denied_domains.n)
-			render_mark(out, RF_DENIED_DOMAINS);
 		render_warn(out, RF_FAIL_IF_UNAVAILABLE,
 			    "Codex has no managed key that refuses to run without its sandbox");
 		render_gateway(p, &v, out, "[experimental_network] domains");
@@ -193,44 +180,38 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 	return 0;
 }
 
-static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
-		    unsigned port, char *buf, size_t n)
+static bool decide(const struct render_view *v, const char *host, char *buf, size_t n)
 {
-	struct render_view v;
 	const char *m;
-	bool allow;
 
-	(void)o;
-	(void)port;
-	if (render_view_build(p, &v) < 0) {
-		snprintf(buf, n, "out of memory");
-		return false;
-	}
-	if (v.off) {
-		snprintf(buf, n, "nothing rendered (sandbox.mode off): Codex's own default");
-		allow = true;
-	} else if ((m = render_list_match(&v.deny, host, RM_HALO))) {
+	if ((m = render_list_match(&v->deny, host, RM_HALO))) {
 		snprintf(buf, n,
 			 "refused by requirements.toml [experimental_network] domains %s = "
 			 "\"deny\" (experimental)",
 			 m);
-		allow = false;
-	} else if ((m = render_list_match(&v.allow, host, RM_HALO))) {
+		return false;
+	}
+	if ((m = render_list_match(&v->allow, host, RM_HALO))) {
 		snprintf(buf, n,
 			 "allowed by requirements.toml [experimental_network] domains %s = "
 			 "\"allow\" (experimental)",
 			 m);
-		allow = true;
-	} else if (v.default_allow) {
-		snprintf(buf, n, "allowed: managed_config.toml network_access = true");
-		allow = true;
-	} else {
-		snprintf(buf, n,
-			 "refused: managed_allowed_domains_only, and network_access = false");
-		allow = false;
+		return true;
 	}
-	render_view_free(&v);
-	return allow;
+	if (v->default_allow) {
+		snprintf(buf, n, "allowed: managed_config.toml network_access = true");
+		return true;
+	}
+	snprintf(buf, n, "refused: managed_allowed_domains_only, and network_access = false");
+	return false;
+}
+
+static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
+		    unsigned port, char *buf, size_t n)
+{
+	(void)o;
+	(void)port;
+	return render_explain_view(p, "Codex", host, buf, n, decide);
 }
 
 const struct render_adapter render_codex = {
@@ -241,17 +222,10 @@ const struct render_adapter render_codex = {
     .disp =
 	{
 	    RENDER_DISP_HALO_ONLY,
-	    [RF_MODE] = RD_KEY_WARN,
+	    RENDER_DISP_MANAGED,
 	    [RF_WRITABLE_ROOTS] = RD_KEY_WARN,
-	    [RF_PROTECTED_PATHS] = RD_KEY_WARN,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_WARN,
 	    [RF_EGRESS_DEFAULT] = RD_KEY_WARN,
-	    [RF_ALLOWED_DOMAINS] = RD_KEY_WARN,
-	    [RF_PRESETS] = RD_KEY,
-	    [RF_DENIED_DOMAINS] = RD_KEY_WARN,
-	    [RF_GATEWAY] = RD_KEY_WARN,
-	    [RF_LEGACY_PERMISSIONS] = RD_KEY,
-	    [RF_FLOOR] = RD_KEY_WARN,
 	},
     .render = render,
     .explain = explain,

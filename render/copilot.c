@@ -136,50 +136,18 @@ static void network(const struct halo_policy *p, const struct render_view *v, cJ
 				    "%s: blockedHosts also block every subdomain (tighter than "
 				    "halo-run)",
 				    v->deny.v[i]);
-	for (size_t i = 0; i < v->allow_port.n; i++)
-		render_warn(out, RF_ALLOWED_DOMAINS,
-			    "%s: allowedHosts hold no port; left out, so the host is refused",
-			    v->allow_port.v[i]);
-	for (size_t i = 0; i < v->deny_port.n; i++)
-		render_warn(out, RF_DENIED_DOMAINS,
-			    "%s: blockedHosts hold no port; denied on every port (tighter)",
-			    v->deny_port.v[i]);
-	if (p->allowed_domains.n > v->allow_port.n)
-		render_mark(out, RF_ALLOWED_DOMAINS);
-	if (p->presets.n)
-		render_mark(out, RF_PRESETS);
-	if (p->denied_domains.n)
-		render_mark(out, RF_DENIED_DOMAINS);
+	render_domain_ports(p, v, out, "allowedHosts", "", "blockedHosts");
 }
 
-static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
-		  struct halo_err *e)
+static void body(const struct halo_policy *p, const struct render_opts *o,
+		 const struct render_view *v, cJSON *root, struct render_out *out)
 {
-	struct render_view v;
-	cJSON *root, *sb, *up;
-	int rc;
+	cJSON *sb = rj_obj(out, root, "sandbox"), *up;
 
-	if ((rc = check_pin(o, out, e)) < 0)
-		return rc;
-	root = cJSON_CreateObject();
-	if (!root || render_view_build(p, &v) < 0) {
-		cJSON_Delete(root);
-		out->oom = true;
-		return 0;
-	}
-	if (v.off) {
-		render_warn_off(p, out);
-		rj_file(out, root, F, install(o->os));
-		return 0;
-	}
-	sb = rj_obj(out, root, "sandbox");
 	rj_bool(out, sb, "enabled", true);
 	rj_bool(out, sb, "failIfUnavailable", p->fail_if_unavailable != 0);
 	rj_bool(out, sb, "allowBypass", false);
-	render_mark(out, RF_MODE);
-	render_mark(out, RF_FAIL_IF_UNAVAILABLE);
-	if (p->legacy_permissions_sandbox)
-		render_mark(out, RF_LEGACY_PERMISSIONS);
+	render_mark_sandbox(p, out);
 	if (o->os == RENDER_OS_WINDOWS)
 		/* configuring-local-sandbox-settings: "Local sandboxing on Windows requires
 		 * a Windows Insiders build." */
@@ -187,56 +155,57 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 			    "windows: Copilot CLI's local sandbox needs a Windows Insiders build; "
 			    "on other builds failIfUnavailable stops commands rather than run them "
 			    "unsandboxed");
-	if (v.read_only)
+	if (v->read_only)
 		render_warn(out, RF_MODE,
 			    "read-only: Copilot's sandbox has no read-only workspace; only "
 			    "halo-run makes it read-only");
 	up = rj_obj(out, sb, "userPolicy");
-	paths(p, &v, rj_obj(out, up, "filesystem"), out);
-	network(p, &v, rj_obj(out, up, "network"), out);
-	render_gateway(p, &v, out, "sandbox.userPolicy.network.allowedHosts");
-	render_warn_halo_only(p, out);
-	render_view_free(&v);
-	rj_file(out, root, F, install(o->os));
-	return 0;
+	paths(p, v, rj_obj(out, up, "filesystem"), out);
+	network(p, v, rj_obj(out, up, "network"), out);
+	render_gateway(p, v, out, "sandbox.userPolicy.network.allowedHosts");
+}
+
+static const struct render_json_frame frame = {F, install, NULL, body};
+
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
+{
+	int rc = check_pin(o, out, e);
+
+	return rc < 0 ? rc : render_json(p, o, out, &frame);
+}
+
+static bool decide(const struct render_view *v, const char *host, char *buf, size_t n)
+{
+	const char *m;
+
+	if ((m = render_list_match(&v->deny, host, RM_SUBTREE))) {
+		snprintf(buf, n, "refused by sandbox.userPolicy.network.blockedHosts %s", m);
+		return false;
+	}
+	if (v->default_allow) {
+		snprintf(buf, n, "allowed: no allowedHosts (outbound open)");
+		return true;
+	}
+	if ((m = render_list_match(&v->allow, host, RM_HALO))) {
+		snprintf(buf, n, "allowed by sandbox.userPolicy.network.allowedHosts %s", m);
+		return true;
+	}
+	snprintf(buf, n, "refused: %s",
+		 v->allow.n ? "not in sandbox.userPolicy.network.allowedHosts"
+			    : "sandbox.userPolicy.network.allowOutbound false");
+	return false;
 }
 
 static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
 		    unsigned port, char *buf, size_t n)
 {
-	struct render_view v;
-	const char *m;
-	bool allow;
-
 	(void)port;
 	if (o->version && version_key(o->version) < version_key("1.0.93")) {
 		snprintf(buf, n, "nothing rendered: the pin predates Copilot CLI 1.0.93");
 		return true;
 	}
-	if (render_view_build(p, &v) < 0) {
-		snprintf(buf, n, "out of memory");
-		return false;
-	}
-	if (v.off) {
-		snprintf(buf, n, "nothing rendered (sandbox.mode off): Copilot's own default");
-		allow = true;
-	} else if ((m = render_list_match(&v.deny, host, RM_SUBTREE))) {
-		snprintf(buf, n, "refused by sandbox.userPolicy.network.blockedHosts %s", m);
-		allow = false;
-	} else if (v.default_allow) {
-		snprintf(buf, n, "allowed: no allowedHosts (outbound open)");
-		allow = true;
-	} else if ((m = render_list_match(&v.allow, host, RM_HALO))) {
-		snprintf(buf, n, "allowed by sandbox.userPolicy.network.allowedHosts %s", m);
-		allow = true;
-	} else {
-		snprintf(buf, n, "refused: %s",
-			 v.allow.n ? "not in sandbox.userPolicy.network.allowedHosts"
-				   : "sandbox.userPolicy.network.allowOutbound false");
-		allow = false;
-	}
-	render_view_free(&v);
-	return allow;
+	return render_explain_view(p, "Copilot", host, buf, n, decide);
 }
 
 const struct render_adapter render_copilot = {
@@ -247,17 +216,10 @@ const struct render_adapter render_copilot = {
     .disp =
 	{
 	    RENDER_DISP_HALO_ONLY,
-	    [RF_MODE] = RD_KEY_WARN,
+	    RENDER_DISP_MANAGED,
 	    [RF_WRITABLE_ROOTS] = RD_KEY,
-	    [RF_PROTECTED_PATHS] = RD_KEY_WARN,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_KEY,
 	    [RF_EGRESS_DEFAULT] = RD_KEY,
-	    [RF_ALLOWED_DOMAINS] = RD_KEY_WARN,
-	    [RF_PRESETS] = RD_KEY,
-	    [RF_DENIED_DOMAINS] = RD_KEY_WARN,
-	    [RF_GATEWAY] = RD_KEY_WARN,
-	    [RF_LEGACY_PERMISSIONS] = RD_KEY,
-	    [RF_FLOOR] = RD_KEY_WARN,
 	},
     .render = render,
     .explain = explain,

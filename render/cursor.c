@@ -27,16 +27,7 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 	return 0;
 }
 
-static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
-		    unsigned port, char *buf, size_t n)
-{
-	(void)p;
-	(void)o;
-	(void)host;
-	(void)port;
-	snprintf(buf, n, "not enforced by a managed file: Cursor's sandbox.json is per user");
-	return true;
-}
+RENDER_EXPLAIN_NONE(explain, "not enforced by a managed file: Cursor's sandbox.json is per user")
 
 const struct render_adapter render_cursor = {
     .name = "cursor",

@@ -27,12 +27,7 @@ static const char *install(enum render_os os)
 	return where[os];
 }
 
-struct cannot {
-	enum render_field f;
-	const char *reason;
-};
-
-static const struct cannot cannot[] = {
+static const struct render_cannot cannot[] = {
     {RF_WRITABLE_ROOTS, "Gemini CLI's settings hold no writable paths"},
     {RF_PROTECTED_PATHS, "Gemini CLI's settings hold no protected paths; not protected"},
     {RF_FLOOR, "Gemini CLI's settings hold no protected paths; the credential floor is not "
@@ -48,17 +43,9 @@ static const struct cannot cannot[] = {
     {RF_GATEWAY, "no per-domain rule in Gemini CLI"},
 };
 
-static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
-		  struct halo_err *e)
+static void body(const struct halo_policy *p, const struct render_opts *o,
+		 const struct render_view *v, cJSON *root, struct render_out *out)
 {
-	cJSON *root = cJSON_CreateObject();
-
-	(void)e;
-	if (p->mode == POLICY_MODE_OFF) {
-		render_warn_off(p, out);
-		rj_file(out, root, F, install(o->os));
-		return 0;
-	}
 	if (o->os == RENDER_OS_MACOS) {
 		rj_str(out, rj_obj(out, root, "tools"), "sandbox", "sandbox-exec");
 		render_mark(out, RF_MODE);
@@ -75,26 +62,21 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 		if (p->legacy_permissions_sandbox)
 			render_warn(out, RF_LEGACY_PERMISSIONS, "as sandbox.mode: not rendered");
 	}
-	if (p->mode == POLICY_MODE_READ_ONLY)
+	if (v->read_only)
 		render_warn(out, RF_MODE, "read-only: Gemini CLI has no read-only setting");
-	for (size_t i = 0; i < RN(cannot); i++)
-		if (render_field_in_force(p, cannot[i].f))
-			render_warn(out, cannot[i].f, "%s", cannot[i].reason);
-	render_warn_halo_only(p, out);
-	rj_file(out, root, F, install(o->os));
-	return 0;
+	render_warn_cannot(p, out, cannot, RN(cannot));
 }
 
-static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
-		    unsigned port, char *buf, size_t n)
+static const struct render_json_frame frame = {F, install, NULL, body};
+
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
 {
-	(void)p;
-	(void)o;
-	(void)host;
-	(void)port;
-	snprintf(buf, n, "not enforced: Gemini CLI holds no per-domain egress rule");
-	return true;
+	(void)e;
+	return render_json(p, o, out, &frame);
 }
+
+RENDER_EXPLAIN_NONE(explain, "not enforced: Gemini CLI holds no per-domain egress rule")
 
 const struct render_adapter render_gemini = {
     .name = "gemini",

@@ -70,33 +70,21 @@ static const char *webfetch(const struct halo_policy *p, const struct render_vie
 	return "deny";
 }
 
-static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
-		  struct halo_err *e)
+static void body(const struct halo_policy *p, const struct render_opts *o,
+		 const struct render_view *v, cJSON *root, struct render_out *out)
 {
-	struct render_view v;
-	cJSON *root = cJSON_CreateObject(), *perm;
+	cJSON *perm;
 
-	(void)e;
-	if (!root || render_view_build(p, &v) < 0) {
-		cJSON_Delete(root);
-		out->oom = true;
-		return 0;
-	}
-	rj_str(out, root, "$schema", "https://opencode.ai/config.json");
-	if (v.off) {
-		render_warn_off(p, out);
-		rj_file(out, root, F, install(o->os));
-		return 0;
-	}
+	(void)o;
 	perm = rj_obj(out, root, "permission");
-	rj_str(out, perm, "webfetch", webfetch(p, &v, out));
+	rj_str(out, perm, "webfetch", webfetch(p, v, out));
 	render_mark(out, RF_EGRESS_DEFAULT);
 	render_warn(out, RF_EGRESS_DEFAULT,
 		    "OpenCode has no sandbox: its shell commands reach every host; only the "
 		    "webfetch tool is ruled");
-	deny_paths(&v, perm, "read", false, out);
-	deny_paths(&v, perm, "edit", false, out);
-	deny_paths(&v, perm, "external_directory", true, out);
+	deny_paths(v, perm, "read", false, out);
+	deny_paths(v, perm, "edit", false, out);
+	deny_paths(v, perm, "external_directory", true, out);
 	render_mark(out, RF_FLOOR);
 	render_warn(out, RF_FLOOR,
 		    "read/edit deny rules bind OpenCode's file tools, not its shell commands");
@@ -114,32 +102,35 @@ static int render(const struct halo_policy *p, const struct render_opts *o, stru
 		render_warn(out, RF_WRITABLE_ROOTS,
 			    "OpenCode has no sandbox; writes are limited by nothing rendered");
 	render_warn(out, RF_FAIL_IF_UNAVAILABLE, "OpenCode has no sandbox to require");
-	render_warn_halo_only(p, out);
-	render_view_free(&v);
-	rj_file(out, root, F, install(o->os));
-	return 0;
+}
+
+static const struct render_json_frame frame = {F, install, "https://opencode.ai/config.json", body};
+
+static int render(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		  struct halo_err *e)
+{
+	(void)e;
+	return render_json(p, o, out, &frame);
+}
+
+static bool decide(const struct render_view *v, const char *host, char *buf, size_t n)
+{
+	bool allow = v->off || (v->default_allow && v->deny.n == 0);
+
+	(void)host;
+	snprintf(buf, n,
+		 "webfetch tool: permission.webfetch \"%s\" (every URL); shell commands: not "
+		 "enforced (no sandbox)",
+		 allow ? "allow" : "deny");
+	return allow;
 }
 
 static bool explain(const struct halo_policy *p, const struct render_opts *o, const char *host,
 		    unsigned port, char *buf, size_t n)
 {
-	struct render_view v;
-	bool allow;
-
 	(void)o;
-	(void)host;
 	(void)port;
-	if (render_view_build(p, &v) < 0) {
-		snprintf(buf, n, "out of memory");
-		return false;
-	}
-	allow = v.off || (v.default_allow && v.deny.n == 0);
-	snprintf(buf, n,
-		 "webfetch tool: permission.webfetch \"%s\" (every URL); shell commands: not "
-		 "enforced (no sandbox)",
-		 allow ? "allow" : "deny");
-	render_view_free(&v);
-	return allow;
+	return render_explain_view(p, NULL, host, buf, n, decide);
 }
 
 const struct render_adapter render_opencode = {

@@ -155,6 +155,98 @@ void render_warn_off(const struct halo_policy *p, struct render_out *out)
 		render_warn(out, RF_LEGACY_PERMISSIONS, "off, as sandbox.mode: nothing rendered");
 }
 
+void render_gateway(const struct halo_policy *p, const struct render_view *v,
+		    struct render_out *out, const char *where)
+{
+	if (!p->gateway)
+		return;
+	if (render_list_match(&v->allow, p->gateway, RM_HALO) &&
+	    !render_list_match(&v->deny, p->gateway, RM_HALO))
+		render_mark(out, RF_GATEWAY);
+	else
+		render_warn(out, RF_GATEWAY, "%s: not held by %s", p->gateway, where);
+}
+
+void render_domain_ports(const struct halo_policy *p, const struct render_view *v,
+			 struct render_out *out, const char *allow_list, const char *allow_tail,
+			 const char *deny_list)
+{
+	for (size_t i = 0; i < v->allow_port.n; i++)
+		render_warn(out, RF_ALLOWED_DOMAINS,
+			    "%s: %s hold no port; left out, so the host is refused%s",
+			    v->allow_port.v[i], allow_list, allow_tail);
+	for (size_t i = 0; i < v->deny_port.n; i++)
+		render_warn(out, RF_DENIED_DOMAINS,
+			    "%s: %s hold no port; denied on every port (tighter)",
+			    v->deny_port.v[i], deny_list);
+	if (p->allowed_domains.n > v->allow_port.n)
+		render_mark(out, RF_ALLOWED_DOMAINS);
+	if (p->presets.n)
+		render_mark(out, RF_PRESETS);
+	if (p->denied_domains.n)
+		render_mark(out, RF_DENIED_DOMAINS);
+}
+
+void render_mark_sandbox(const struct halo_policy *p, struct render_out *out)
+{
+	render_mark(out, RF_MODE);
+	render_mark(out, RF_FAIL_IF_UNAVAILABLE);
+	if (p->legacy_permissions_sandbox)
+		render_mark(out, RF_LEGACY_PERMISSIONS);
+}
+
+void render_warn_cannot(const struct halo_policy *p, struct render_out *out,
+			const struct render_cannot *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (render_field_in_force(p, rows[i].f))
+			render_warn(out, rows[i].f, "%s", rows[i].reason);
+}
+
+int render_json(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		const struct render_json_frame *f)
+{
+	struct render_view v;
+	cJSON *root = cJSON_CreateObject();
+
+	if (!root || render_view_build(p, &v) < 0) {
+		cJSON_Delete(root);
+		out->oom = true;
+		return 0;
+	}
+	if (f->schema)
+		rj_str(out, root, "$schema", f->schema);
+	if (v.off) {
+		render_warn_off(p, out);
+	} else {
+		f->body(p, o, &v, root, out);
+		render_warn_halo_only(p, out);
+	}
+	render_view_free(&v);
+	rj_file(out, root, f->file, f->install(o->os));
+	return 0;
+}
+
+bool render_explain_view(const struct halo_policy *p, const char *title, const char *host,
+			 char *buf, size_t n, render_decide_fn decide)
+{
+	struct render_view v;
+	bool allow;
+
+	if (render_view_build(p, &v) < 0) {
+		snprintf(buf, n, "out of memory");
+		return false;
+	}
+	if (v.off && title) {
+		snprintf(buf, n, "nothing rendered (sandbox.mode off): %s's own default", title);
+		allow = true;
+	} else {
+		allow = decide(&v, host, buf, n);
+	}
+	render_view_free(&v);
+	return allow;
+}
+
 /* ---------------------------------------------------------------- JSON */
 
 cJSON *rj_obj(struct render_out *out, cJSON *parent, const char *key)

@@ -131,6 +131,20 @@ void render_out_free(struct render_out *out);
  * the first one found. */
 const char *render_find_bypass(const char *text);
 
+/* ---------------------------------------------------------------- TOML */
+
+/* The one strict TOML reader (render/toml.c) as doctor reads Codex's config.toml:
+ * the whole document is read (TOML 1.0, with 1.1's \\e, \\x and newlines in inline
+ * tables) and every `key = value` is shown to kv with its full dotted path (path NULL,
+ * n 0 inside an array or past 32 segments), the line of its key, and its text when
+ * it is a string (else NULL; a string holding a NUL reads as cut there). Duplicate
+ * keys are not refused: nothing is kept. 0, or -EINVAL with "line N: <what>" in e,
+ * never the file's text. */
+typedef void (*render_toml_kv_fn)(void *arg, const char *const *path, size_t n, unsigned line,
+				  const char *str);
+int render_toml_scan(const char *buf, size_t len, render_toml_kv_fn kv, void *arg,
+		     struct halo_err *e);
+
 /* ---------------------------------------------------------------- import */
 
 enum render_import_kind {

@@ -87,6 +87,56 @@ int render_perm_rules(struct rlist *out, const char *tool, const struct render_v
 void render_gateway(const struct halo_policy *p, const struct render_view *v,
 		    struct render_out *out, const char *where);
 
+/* The one-port entries a vendor's domain lists cannot hold (each a warning: an allowed
+ * one left out, a denied one denied on every port), and the domain fields marked.
+ * `allow_tail` ends the allowed entries' warning (" (tighter than halo-run)" or ""). */
+void render_domain_ports(const struct halo_policy *p, const struct render_view *v,
+			 struct render_out *out, const char *allow_list, const char *allow_tail,
+			 const char *deny_list);
+
+/* sandbox.mode, failIfUnavailable and the legacy spelling marked, for the harnesses
+ * whose managed sandbox holds them. */
+void render_mark_sandbox(const struct halo_policy *p, struct render_out *out);
+
+/* The frame of an adapter writing one JSON file: the view, sandbox.mode off (nothing
+ * but `schema`), the halo-only warnings and the file. `body` fills root. */
+struct render_json_frame {
+	const char *file;
+	const char *(*install)(enum render_os os);
+	const char *schema; /* "$schema" value, or NULL */
+	void (*body)(const struct halo_policy *p, const struct render_opts *o,
+		     const struct render_view *v, cJSON *root, struct render_out *out);
+};
+int render_json(const struct halo_policy *p, const struct render_opts *o, struct render_out *out,
+		const struct render_json_frame *f);
+
+/* `check --harness` over the view: out of memory refuses; sandbox.mode off is `title`'s
+ * own default (when title is NULL, decide sees the off view too); else decide. */
+typedef bool (*render_decide_fn)(const struct render_view *v, const char *host, char *buf,
+				 size_t n);
+bool render_explain_view(const struct halo_policy *p, const char *title, const char *host,
+			 char *buf, size_t n, render_decide_fn decide);
+
+/* A field a harness cannot hold, and why. */
+struct render_cannot {
+	enum render_field f;
+	const char *reason;
+};
+/* One warning per row in force. */
+void render_warn_cannot(const struct halo_policy *p, struct render_out *out,
+			const struct render_cannot *rows, size_t n);
+
+/* An adapter whose rendering decides no host: `check --harness` says `why` and lets
+ * the host through. */
+#define RENDER_EXPLAIN_NONE(fn, why)                                                               \
+	static bool fn(const struct halo_policy *p, const struct render_opts *o, const char *host, \
+		       unsigned port, char *buf, size_t n)                                         \
+	{                                                                                          \
+		(void)p, (void)o, (void)host, (void)port;                                          \
+		snprintf(buf, n, "%s", why);                                                       \
+		return true;                                                                       \
+	}
+
 /* The disposition rows every adapter shares: what only halo-run enforces. */
 #define RENDER_DISP_HALO_ONLY                                                                      \
 	[RF_ALLOW_READ] = RD_WARN, [RF_GUARD_PERSISTENCE] = RD_WARN, [RF_CACHES] = RD_WARN,        \
@@ -94,6 +144,15 @@ void render_gateway(const struct halo_policy *p, const struct render_view *v,
 	[RF_LIMIT_CPU] = RD_WARN, [RF_LIMIT_MEMORY] = RD_WARN, [RF_LIMIT_FSIZE] = RD_WARN,         \
 	[RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN, [RF_LIMIT_WALL] = RD_WARN,        \
 	[RF_ENV_PASS] = RD_WARN, [RF_ENV_SET] = RD_WARN
+
+/* The rows every harness whose managed settings hold a sandbox and both domain lists
+ * shares (Claude Code, Codex, Copilot); each adds its writable roots, egress default
+ * and failIfUnavailable rows. */
+#define RENDER_DISP_MANAGED                                                                        \
+	[RF_MODE] = RD_KEY_WARN, [RF_PROTECTED_PATHS] = RD_KEY_WARN,                               \
+	[RF_ALLOWED_DOMAINS] = RD_KEY_WARN, [RF_PRESETS] = RD_KEY,                                 \
+	[RF_DENIED_DOMAINS] = RD_KEY_WARN, [RF_GATEWAY] = RD_KEY_WARN,                             \
+	[RF_LEGACY_PERMISSIONS] = RD_KEY, [RF_FLOOR] = RD_KEY_WARN
 
 /* The TOML basic-string spelling of s (quotes included) into b. */
 void render_toml_str(struct rbuf *b, const char *s);

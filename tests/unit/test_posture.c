@@ -80,7 +80,11 @@ static const struct {
      0, '-', NULL},
     {"s = \"a\\\"b\" # \"sandbox_mode\"\n", 0, 0, '-', NULL},
     {"s = \"\"\"one \\\n   two\"\"\"\nsandbox_mode = \"danger-full-access\"\n", 1, 3, 't', NULL},
+    /* the scan reads what import refuses: duplicate keys, \e, a table twice */
+    {"a = 1\na = 2\nsandbox_mode = \"danger-full-access\"\n", 1, 3, 't', NULL},
+    {"s = \"\\e\"\n[t]\n[t]\n[profiles.p]\nsandbox_mode = 'danger-full-access'\n", 1, 5, 'p', NULL},
     /* errors: the line, never the content */
+    {"# c\r" SECRET "\n", 0, 0, '-', "line 1: control character in a comment"},
     {"sandbox_mode = \"" SECRET "\n", 0, 0, '-', "line 1: unterminated string"},
     {"ok = 1\n" SECRET "\n", 0, 0, '-', "line 2: expected '=' after a key"},
     {"x = " SECRET "\n", 0, 0, '-', "line 1: a value is missing or not understood"},

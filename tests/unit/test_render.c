@@ -307,7 +307,10 @@ static bool protects(const struct halo_policy *p, const char *abs)
 	return false;
 }
 
-START_TEST(round_trip_claude_code)
+/* Render the full policy for `harness`, import the first file back (kind guessed):
+ * the same kind, the same decisions, and protected what `check` lists (each NULL-ended). */
+static void round_trip(const char *harness, enum render_import_kind want, const char *const *abs,
+		       const char *const *globs)
 {
 	struct halo_policy *p = load(full_yaml), *q;
 	struct render_opts o = {RENDER_OS_LINUX, NULL};
@@ -315,35 +318,36 @@ START_TEST(round_trip_claude_code)
 	struct halo_err e;
 	enum render_import_kind got;
 
-	ck_assert_int_eq(render_policy(render_adapter_find("claude-code"), p, &o, &out, &e), 0);
+	ck_assert_int_eq(render_policy(render_adapter_find(harness), p, &o, &out, &e), 0);
 	q = import_text(out.files[0].text, RI_GUESS, &got);
-	ck_assert_int_eq(got, RI_CLAUDE_CODE);
+	ck_assert_int_eq(got, want);
 	same_decisions(p, q);
-	ck_assert(protects(q, "/home/alice/.config/acme/key"));
-	ck_assert(protects(q, "/home/alice/.ssh/id_ed25519"));
-	ck_assert(pt_list_has(&q->protected_globs, ".secret*"));
+	for (; *abs; abs++)
+		ck_assert_msg(protects(q, *abs), "%s: %s not protected", harness, *abs);
+	for (; *globs; globs++)
+		ck_assert_msg(pt_list_has(&q->protected_globs, *globs), "%s: no %s", harness,
+			      *globs);
 	render_out_free(&out);
 	policy_free(q);
 	policy_free(p);
+}
+
+START_TEST(round_trip_claude_code)
+{
+	static const char *const abs[] = {"/home/alice/.config/acme/key",
+					  "/home/alice/.ssh/id_ed25519", NULL};
+	static const char *const globs[] = {".secret*", NULL};
+
+	round_trip("claude-code", RI_CLAUDE_CODE, abs, globs);
 }
 END_TEST
 
 START_TEST(round_trip_codex)
 {
-	struct halo_policy *p = load(full_yaml), *q;
-	struct render_opts o = {RENDER_OS_LINUX, NULL};
-	struct render_out out;
-	struct halo_err e;
-	enum render_import_kind got;
+	static const char *const abs[] = {"/home/alice/.config/acme/key", NULL};
+	static const char *const globs[] = {NULL};
 
-	ck_assert_int_eq(render_policy(render_adapter_find("codex"), p, &o, &out, &e), 0);
-	q = import_text(out.files[0].text, RI_GUESS, &got);
-	ck_assert_int_eq(got, RI_CODEX);
-	same_decisions(p, q);
-	ck_assert(protects(q, "/home/alice/.config/acme/key"));
-	render_out_free(&out);
-	policy_free(q);
-	policy_free(p);
+	round_trip("codex", RI_CODEX, abs, globs);
 }
 END_TEST
 
