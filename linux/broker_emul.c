@@ -19,24 +19,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "linux/broker_int.h"
+#include "linux/broker_emul_int.h"
 
 #define MAX_FOLLOW 40 /* as the kernel's MAXSYMLINKS */
-
-struct call {
-	struct linux_broker *b;
-	const struct seccomp_notif *req;
-	pid_t tid;
-	const uint64_t *a;
-	enum broker_op op; /* for the git rules */
-};
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
-#define AUTO_FD __attribute__((cleanup(close_fd))) int
 
 /* A NUL-terminated string of the caller, page by page (a read that crosses into an
  * unmapped page fails as a whole). Through /proc/<tid>/mem: init runs under the deny
@@ -101,7 +86,7 @@ static int read_path(struct call *c, uint64_t addr, char *buf, size_t n)
 
 /* Where a path is resolved from: the root for an absolute one, else the caller's
  * working directory or directory fd, reopened. */
-static int open_base(struct call *c, int dfd, const char *path)
+int broker_open_base(struct call *c, int dfd, const char *path)
 {
 	char p[64];
 	int fd;
@@ -120,17 +105,7 @@ static int open_base(struct call *c, int dfd, const char *path)
 	return fd;
 }
 
-/* A new name: its parent directory opened from base (following links on the way, as
- * the kernel does), and the name, checked against the pins. Trailing slashes are
- * kept on the name used for the call (the kernel's rules for them stay its own) but
- * not on the one checked. */
-struct newname {
-	int pfd;
-	char last[NAME_MAX + 2];
-	int git; /* what the git rules said (BROKER_GIT_OK or BROKER_GIT_CONFIG) */
-};
-
-static int open_parent(struct call *c, int base, char *path, struct newname *nn)
+int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 {
 	size_t n = strlen(path), k;
 	bool slash = false;
@@ -167,7 +142,7 @@ static int open_parent(struct call *c, int base, char *path, struct newname *nn)
 }
 
 /* The caller's umask, for calls that create with a mode. */
-static void take_umask(struct call *c)
+void broker_take_umask(struct call *c)
 {
 	char p[64], buf[2048];
 	unsigned m = 022;
@@ -187,7 +162,7 @@ static void take_umask(struct call *c)
 }
 
 /* The caller is still waiting for this call (its tid was not reused meanwhile). */
-static bool still_valid(struct call *c)
+bool broker_still_valid(struct call *c)
 {
 	uint64_t id = c->req->id;
 
@@ -204,15 +179,15 @@ static int new_name(struct call *c, int dfd, uint64_t addr, int *base, struct ne
 	nn->pfd = -1;
 	if (rc < 0)
 		return rc;
-	if ((*base = open_base(c, dfd, path)) < 0)
+	if ((*base = broker_open_base(c, dfd, path)) < 0)
 		return *base;
-	if ((rc = open_parent(c, *base, path, nn)) < 0)
+	if ((rc = broker_open_parent(c, *base, path, nn)) < 0)
 		return rc;
-	return still_valid(c) ? 0 : -ENOENT;
+	return broker_still_valid(c) ? 0 : -ENOENT;
 }
 
 /* A syscall's result as the caller sees it. */
-static long R(long rc)
+long broker_R(long rc)
 {
 	return rc < 0 ? -errno : rc;
 }
@@ -226,8 +201,8 @@ static long do_mkdir(struct call *c, int dfd, uint64_t path, mode_t mode)
 
 	if (rc < 0)
 		return rc;
-	take_umask(c);
-	return R(mkdirat(pfd, nn.last, mode));
+	broker_take_umask(c);
+	return broker_R(mkdirat(pfd, nn.last, mode));
 }
 
 static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t dev)
@@ -239,8 +214,8 @@ static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t 
 
 	if (rc < 0)
 		return rc;
-	take_umask(c);
-	return R(mknodat(pfd, nn.last, mode, dev));
+	broker_take_umask(c);
+	return broker_R(mknodat(pfd, nn.last, mode, dev));
 }
 
 static long do_symlink(struct call *c, uint64_t target, int dfd, uint64_t path)
@@ -257,7 +232,7 @@ static long do_symlink(struct call *c, uint64_t target, int dfd, uint64_t path)
 	AUTO_FD pfd = nn.pfd;
 	if (rc < 0)
 		return rc;
-	return R(symlinkat(t, pfd, nn.last));
+	return broker_R(symlinkat(t, pfd, nn.last));
 }
 
 /* The existing side of link and rename: its base and path (not checked: it exists). */
@@ -265,7 +240,7 @@ static int old_side(struct call *c, int dfd, uint64_t addr, char *path, size_t n
 {
 	int rc = read_path(c, addr, path, n);
 
-	return rc < 0 ? rc : open_base(c, dfd, path[0] ? path : ".");
+	return rc < 0 ? rc : broker_open_base(c, dfd, path[0] ? path : ".");
 }
 
 static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t new, int flags)
@@ -299,7 +274,7 @@ static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t n
 	if ((rc = linux_broker_git_check_opened(c->b, src)) < 0)
 		return rc;
 	snprintf(op, sizeof(op), "/proc/self/fd/%d", src); /* no capability needed */
-	return R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
+	return broker_R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
 }
 
 /* RENAME_EXCHANGE makes the old name anew too: it is checked as one made. */
@@ -310,7 +285,7 @@ static int exchange_side(struct call *c, int obase, const char *op)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s", op);
-	rc = open_parent(c, obase, path, &on);
+	rc = broker_open_parent(c, obase, path, &on);
 	if (on.pfd >= 0)
 		close(on.pfd);
 	if (rc == 0 && on.git == BROKER_GIT_CONFIG)
@@ -340,7 +315,7 @@ static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t
 		return rc;
 	if (nn.git == BROKER_GIT_CONFIG)
 		return linux_broker_git_config_rename(c->b, obase, op, pfd, nn.last, flags);
-	return R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags));
+	return broker_R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags));
 }
 
 /* Would this open block (a FIFO without its other end)? Then the FIFO, held O_PATH,
@@ -403,15 +378,30 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 	return (flags & O_CLOEXEC) != 0;
 }
 
+/* The caller's process (its thread group), or -ESRCH. */
+pid_t broker_caller_tgid(struct call *c)
+{
+	char p[64], buf[2048];
+	const char *t;
+	ssize_t n;
+	int sfd;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
+	if ((sfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -ESRCH;
+	n = read(sfd, buf, sizeof(buf) - 1);
+	close(sfd);
+	buf[n > 0 ? n : 0] = '\0';
+	return (t = strstr(buf, "\nTgid:")) ? (pid_t)atoi(t + 6) : -ESRCH;
+}
+
 /* A procfs directory is opened by init as init: only the caller's own /proc/<pid>
  * (its fd/ magic links, its own files) may be reached through it, never another
  * process's (/proc/1/environ and /proc/1/mem are init's). */
-static pid_t caller_tgid(struct call *c);
-
 static bool own_procfs(struct call *c, int pfd)
 {
 	char self[64], path[PATH_MAX], mine[64];
-	pid_t ids[2] = {c->tid, caller_tgid(c)};
+	pid_t ids[2] = {c->tid, broker_caller_tgid(c)};
 	ssize_t k;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
@@ -437,19 +427,19 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 
 	if (rc < 0)
 		return rc;
-	if ((base = open_base(c, dfd, path)) < 0)
+	if ((base = broker_open_base(c, dfd, path)) < 0)
 		return base;
-	take_umask(c);
+	broker_take_umask(c);
 	c->op = (flags & O_CREAT) ? BROKER_OP_OPEN_CREATE : BROKER_OP_OPEN_WRITE;
 	for (int hop = 0;; hop++) {
 		struct newname nn;
 		long r;
 
-		rc = open_parent(c, base, path, &nn);
+		rc = broker_open_parent(c, base, path, &nn);
 		AUTO_FD pfd = nn.pfd;
 		if (rc < 0)
 			return rc;
-		if (hop == 0 && !still_valid(c))
+		if (hop == 0 && !broker_still_valid(c))
 			return -ENOENT;
 		bool magic = in_procfs(pfd);
 		if (magic && !own_procfs(c, pfd))
@@ -491,104 +481,6 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 	}
 }
 
-/* The caller's bytes at addr, n of them (a socket address). */
-static int read_mem(struct call *c, uint64_t addr, void *buf, size_t n)
-{
-	char p[64];
-	int fd;
-	ssize_t k;
-
-	snprintf(p, sizeof(p), "/proc/%d/mem", (int)c->tid);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? -ESRCH : -EPERM;
-	k = pread(fd, buf, n, (off_t)addr);
-	close(fd);
-	return k == (ssize_t)n ? 0 : -EFAULT;
-}
-
-/* The caller's process (its thread group), or -ESRCH. */
-static pid_t caller_tgid(struct call *c)
-{
-	char p[64], buf[2048];
-	const char *t;
-	ssize_t n;
-	int sfd;
-
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
-	if ((sfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return -ESRCH;
-	n = read(sfd, buf, sizeof(buf) - 1);
-	close(sfd);
-	buf[n > 0 ? n : 0] = '\0';
-	return (t = strstr(buf, "\nTgid:")) ? (pid_t)atoi(t + 6) : -ESRCH;
-}
-
-/* The caller's descriptor fd, duplicated into init (the same open socket). */
-static int caller_fd(struct call *c, int fd)
-{
-	pid_t tgid = caller_tgid(c);
-	int pfd, got;
-
-	if (tgid < 0)
-		return tgid;
-	if ((pfd = (int)syscall(SYS_pidfd_open, tgid, 0)) < 0)
-		return -errno;
-	got = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
-	close(pfd);
-	return got < 0 ? (errno == EBADF ? -EBADF : -errno) : got;
-}
-
-/* bind() makes a name too (a unix socket's), and git takes a socket for objects/ or
- * refs/: performed here, in the directory checked, like every other creation. */
-static long do_bind(struct call *c, int fd, uint64_t addr, socklen_t len)
-{
-	struct sockaddr_storage ss;
-	struct sockaddr_un *un = (struct sockaddr_un *)&ss, u = {.sun_family = AF_UNIX};
-	char path[sizeof(un->sun_path) + 1];
-	size_t plen = len > offsetof(struct sockaddr_un, sun_path)
-			  ? len - offsetof(struct sockaddr_un, sun_path)
-			  : 0;
-	struct newname nn = {.pfd = -1};
-	int rc;
-
-	if (len < sizeof(sa_family_t) || len > sizeof(ss))
-		return -EINVAL;
-	if ((rc = read_mem(c, addr, &ss, len)) < 0)
-		return rc;
-	AUTO_FD sock = caller_fd(c, fd);
-	if (sock < 0)
-		return sock;
-	if (ss.ss_family != AF_UNIX || plen == 0 || un->sun_path[0] == '\0')
-		return R(bind(sock, (struct sockaddr *)&ss, len)); /* no name in a directory */
-	memcpy(path, un->sun_path, plen);
-	path[plen] = '\0';
-	c->op = BROKER_OP_MKNOD; /* a socket is a node */
-	AUTO_FD base = open_base(c, AT_FDCWD, path);
-	if (base < 0)
-		return base;
-	rc = open_parent(c, base, path, &nn);
-	AUTO_FD pfd = nn.pfd;
-	if (rc < 0)
-		return rc;
-	if (!still_valid(c))
-		return -ENOENT;
-	if (strlen(nn.last) >= sizeof(u.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(u.sun_path, nn.last, strlen(nn.last) + 1);
-	take_umask(c);
-	/* Bound by its last name from inside the checked directory: nothing between the
-	 * check and the bind resolves the path again. */
-	AUTO_FD cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cwd < 0 || fchdir(pfd) < 0)
-		return -errno;
-	rc = bind(sock, (struct sockaddr *)&u,
-		  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(u.sun_path) + 1));
-	rc = rc < 0 ? -errno : 0;
-	if (fchdir(cwd) < 0)
-		return -EIO;
-	return rc;
-}
-
 long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
 {
 	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args,
@@ -610,7 +502,7 @@ long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *re
 	case __NR_renameat2:
 		return do_rename(&c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
 	case __NR_bind:
-		return do_bind(&c, (int)a[0], a[1], (socklen_t)a[2]);
+		return broker_do_bind(&c, (int)a[0], a[1], (socklen_t)a[2]);
 #ifdef __NR_open
 	case __NR_open:
 		return do_open(&c, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], fd_out);

@@ -1,0 +1,47 @@
+/* Internal to the creation broker's emulation (broker_emul.c, broker_bind.c): one
+ * trapped call, and the steps every emulated call shares. */
+#ifndef HALO_LINUX_BROKER_EMUL_INT_H
+#define HALO_LINUX_BROKER_EMUL_INT_H
+
+#include <unistd.h>
+
+#include "linux/broker_int.h"
+
+struct call {
+	struct linux_broker *b;
+	const struct seccomp_notif *req;
+	pid_t tid;
+	const uint64_t *a;
+	enum broker_op op; /* for the git rules */
+};
+
+static inline void broker_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+#define AUTO_FD __attribute__((cleanup(broker_close_fd))) int
+
+/* A new name: its parent directory opened from base (following links on the way, as
+ * the kernel does), and the name, checked against the pins. Trailing slashes are
+ * kept on the name used for the call (the kernel's rules for them stay its own) but
+ * not on the one checked. */
+struct newname {
+	int pfd;
+	char last[NAME_MAX + 2];
+	int git; /* what the git rules said (BROKER_GIT_OK or BROKER_GIT_CONFIG) */
+};
+
+/* The base a path starts from (/, the caller's cwd or its dfd), reopened in init. */
+int broker_open_base(struct call *c, int dfd, const char *path);
+/* The new name's parent opened from base, the name checked (pins, git rules). */
+int broker_open_parent(struct call *c, int base, char *path, struct newname *nn);
+void broker_take_umask(struct call *c);	  /* the caller's umask, for a creation */
+bool broker_still_valid(struct call *c);  /* the caller still waits for this call */
+long broker_R(long rc);			  /* a syscall's result as the caller sees it */
+pid_t broker_caller_tgid(struct call *c); /* the caller's process, or -ESRCH */
+
+/* broker_bind.c */
+long broker_do_bind(struct call *c, int fd, uint64_t addr, socklen_t len);
+
+#endif
