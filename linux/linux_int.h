@@ -94,7 +94,7 @@ struct linux_scan {
 	 * findings are sent; NULL when none. */
 	struct linux_scan_index *index;
 	size_t dirs_listed, dirs_replayed; /* by the walk: re-read, and taken from the index */
-	bool sockets_truncated; /* more host sockets than masks: the same */
+	bool sockets_truncated;		   /* more host sockets than masks: the same */
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor
 	 * writes). */

@@ -44,8 +44,8 @@ static int check_workspace(const struct halo_policy *p, const char *ws)
 	/* The operating system's own trees, "/" and "/var" themselves: a command run from
 	 * /tmp, /opt or /srv (a scratch directory, not a system one) keeps working. */
 	const char *tree = policy_os_tree_of(ws);
-	bool refused = strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 ||
-		       (tree && strcmp(tree, ws) == 0);
+	bool refused =
+	    strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 || (tree && strcmp(tree, ws) == 0);
 
 	if (p->mode != POLICY_MODE_WORKSPACE_WRITE || !refused)
 		return 0;

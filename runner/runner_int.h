@@ -66,7 +66,8 @@ int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);
-int runner_cmd_index(const struct runner_opts *o); /* index_cmd.c: the workspace index */  /* cache_cmd.c: list and clear caches */
+int runner_cmd_index(const struct runner_opts *o);
+    /* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
 /* render_cmd.c: `policy render` and `policy import`, and check's --harness lines. */
 int runner_cmd_policy_render(const struct runner_opts *o);
 int runner_cmd_policy_import(const struct runner_opts *o);

@@ -174,11 +174,11 @@ START_TEST(gitconf_values)
 	} t[] = {
 	    {"[core]\n\tworktree = ../../sm\n", 0},
 	    {"[core]\n\tworktree = \"../../sm\"  ; c\n", 0},
-	    {"[core]\n\tworktree = ../../s\\\nm\n", 0}, /* continued */
-	    {"[core]\n\tworktree =   ../../sm   \n", 0},  /* blanks trimmed */
+	    {"[core]\n\tworktree = ../../s\\\nm\n", 0},	 /* continued */
+	    {"[core]\n\tworktree =   ../../sm   \n", 0}, /* blanks trimmed */
 	    {"[core]\n\tworktree = /home/u\n", -EACCES},
 	    {"[core]\n\tworktree = \"../../sm \"\n", -EACCES}, /* quoted blank kept */
-	    {"[core]\n\tworktree\n", -EACCES},		      /* no value */
+	    {"[core]\n\tworktree\n", -EACCES},		       /* no value */
 	    {"[core \"x\"]\n\tworktree = ../../sm\n", -EACCES},
 	};
 	char why[160];

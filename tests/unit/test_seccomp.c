@@ -452,7 +452,8 @@ static void caps_unprivileged_body(int rfd)
 START_TEST(caps_dropped_as_root)
 {
 	if (geteuid() != 0)
-		UNIT_SKIP("capabilities dropped as root", "not root (the user-namespace test covers it)");
+		UNIT_SKIP("capabilities dropped as root",
+			  "not root (the user-namespace test covers it)");
 	in_child(caps_as_root_body);
 	in_child(caps_unprivileged_body);
 }
