@@ -152,6 +152,33 @@ static int fx_listen(const char *ip, int *port)
 	return fd;
 }
 
+/* A port that refuses on both 127.0.0.1 and [::1] and that nobody can take while the
+ * test runs: bound on both families, never listened on (a SYN to a bound socket that
+ * does not listen is answered with a reset). Closing a listener instead would free the
+ * number for the next bind(port 0), the proxy's own listeners included. */
+static int fx_refusing_port(int fds[2])
+{
+	for (int tries = 0; tries < 100; tries++) {
+		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+		struct sockaddr_in s4 = {.sin_family = AF_INET};
+		socklen_t sl = sizeof(s6);
+
+		fds[0] = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		fds[1] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ck_assert(fds[0] >= 0 && fds[1] >= 0);
+		ck_assert_int_eq(bind(fds[0], (struct sockaddr *)&s6, sizeof(s6)), 0);
+		ck_assert_int_eq(getsockname(fds[0], (struct sockaddr *)&s6, &sl), 0);
+		s4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		s4.sin_port = s6.sin6_port;
+		if (bind(fds[1], (struct sockaddr *)&s4, sizeof(s4)) == 0)
+			return ntohs(s6.sin6_port);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	ck_abort_msg("no port free on both 127.0.0.1 and [::1] in 100 tries");
+	return -1;
+}
+
 static void fx_on_wake(void *arg, int fd, unsigned events)
 {
 	struct fx_proxy *f = arg;

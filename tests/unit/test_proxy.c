@@ -278,16 +278,17 @@ START_TEST(connect_refused_502)
 {
 	struct fx_proxy f;
 	char head[1024], target[64];
-	int port = 0, lfd;
+	int dead[2], port;
 	cJSON *recs[2];
 
 	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
-	lfd = fx_listen("127.0.0.1", &port);
-	close(lfd); /* nothing listens there now */
+	port = fx_refusing_port(dead);
 	snprintf(target, sizeof(target), "origin.test:%d", port);
 	close(cli_connect_via(&f, target, head, sizeof(head)));
 	ck_assert_int_eq(status_of(head), 502);
 	fx_stop(&f);
+	close(dead[0]);
+	close(dead[1]);
 	ck_assert_int_eq(fx_audit(&f, recs, 2), 1);
 	ck_assert_str_eq(js(recs[0], "error"), "connection refused");
 	ck_assert_str_eq(js(recs[0], "address"), "127.0.0.1");

@@ -89,9 +89,8 @@ static void refused(int backend, bool quiet)
 	struct fx_proxy f;
 	char buf[16], *log, want[160];
 	cJSON *recs[4];
-	int port = 0, lfd = fx_listen("::1", &port), n;
+	int dead[2], port = fx_refusing_port(dead), n;
 
-	close(lfd); /* nothing listens there now, on either family */
 	start(&f, backend, port, quiet);
 	for (int i = 0; i < 2; i++) {
 		int fd = cli_connect(hp_listen);
@@ -101,6 +100,8 @@ static void refused(int backend, bool quiet)
 		close(fd);
 	}
 	fx_stop(&f);
+	close(dead[0]);
+	close(dead[1]);
 	log = log_text(&f);
 	snprintf(want, sizeof(want),
 		 "halo-run: host port %d (egress.hostPorts[1] %d): connection refused on the "
