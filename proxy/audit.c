@@ -93,6 +93,8 @@ static const char *const proto_names[] = {
     [PROTO_HTTP] = "http",
     [PROTO_SOCKS5] = "socks5",
     [PROTO_HOSTPORT] = "hostport",
+    [PROTO_CAPTURED] = "captured",
+    [PROTO_DNS] = "dns",
 };
 
 void audit_write(struct proxy *px, const struct exchange *ex)
