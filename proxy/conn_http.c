@@ -31,14 +31,16 @@ static void answer(struct conn *c, int status, const char *body, const char *den
  * ProxyCommand passing the bytes on lets OpenSSH print the reason. */
 static void answer_ssh(struct conn *c, const char *body, const char *deny)
 {
-	char buf[2048 + 600];
+	char buf[2048 + 600], hp[300], why[600];
 	int n = proxy_http_error(403, body, deny, NULL, buf, 2048), m;
 
 	if (n < 0)
 		n = proxy_http_error(403, NULL, NULL, NULL, buf, 2048);
 	if (n < 0)
 		n = 0;
-	m = proxy_ssh_refusal(body, buf + n, sizeof(buf) - (size_t)n);
+	audit_hostport(&c->ex, hp, sizeof(hp));
+	snprintf(why, sizeof(why), "halo-run: egress denied: %s (%s)", hp, c->ex.rule);
+	m = proxy_ssh_refusal(why, buf + n, sizeof(buf) - (size_t)n);
 	conn_answer_close(c, buf, (size_t)n + (m > 0 ? (size_t)m : 0));
 }
 
