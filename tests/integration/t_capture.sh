@@ -109,6 +109,45 @@ else
 	skip "go net.Dial" "no Go toolchain"
 fi
 
+# A client that uses the proxy but resolves the name itself (curl --socks5, not
+# --socks5-hostname) sends the fake address: the proxy decides the name behind it.
+OUT=$(cap curl -sS --max-time 10 --socks5 127.0.0.1:1080 "http://origin.test:$P/hello")
+expect "curl --socks5 (local lookup): the fake address is decided as its name" "hello from 127.0.0.1" "$OUT"
+expect "... audited by name" "socks5 origin.test $P allow" "$(recs)"
+
+# TLS to a captured name: the ClientHello's name is checked against it, as after a
+# CONNECT (t_sni.sh has the CONNECT rows).
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/key.pem" -out "$WS/cert.pem" -days 2 \
+		-subj /CN=origin.test -addext "subjectAltName=DNS:origin.test,DNS:evil.test" \
+		>/dev/null 2>&1 || fail "make a throwaway certificate" "openssl req failed"
+	chmod a+r "$W/key.pem" "$WS/cert.pem"
+	timeout 280 python3 "$IT/tls_origin.py" "$WS/cert.pem" "$W/key.pem" 127.0.0.1 "$W/tls.port" \
+		"$W/tls.log" 2>>"$W/tls.err" &
+	pids+=($!)
+	T=$(wait_port tls)
+	cat >"$WS/tlsc.py" <<'EOF2'
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="cert.pem")
+ctx.check_hostname = False
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+    t = ctx.wrap_socket(s, server_hostname=sys.argv[3])
+    print(t.recv(100).decode().strip())
+except (ssl.SSLError, OSError) as e:
+    print("tls error: %s" % getattr(e, "reason", e))
+EOF2
+	OUT=$(cap python3 tlsc.py origin.test "$T" origin.test)
+	expect_match "TLS to a captured name, its own SNI: served" "^[^t]" "$OUT"
+	expect "... captured" "captured origin.test $T allow" "$(recs)"
+	OUT=$(cap python3 tlsc.py origin.test "$T" evil.test)
+	expect_match "TLS to a captured name with another SNI: refused" "^tls error" "$OUT"
+	expect "... the audit names the mismatch" "captured origin.test deny sni mismatch: evil.test" \
+		"$(aud a.audit proto host decision rule | tr ';' '\n' | grep '^captured')"
+else
+	skip "TLS rows" "no openssl"
+fi
+
 # ------------------------------------------------------------ refusals
 before=$(conns)
 cap curl -sS --max-time 10 --noproxy '*' "http://denied.test:$P/hello"
