@@ -8,13 +8,33 @@
  * disconnect naming the rule first); the audit record and the denial line say why. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <linux/netfilter_ipv4.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "proxy/dns.h"
 #include "proxy/proxy_int.h"
+
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+#include <linux/netfilter_ipv4.h> /* SO_ORIGINAL_DST */
+
+static int original_dst(int fd, struct sockaddr_in *dst)
+{
+	socklen_t len = sizeof(*dst);
+
+	return getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, dst, &len) == 0 && dst->sin_family == AF_INET
+		   ? 0
+		   : -1;
+}
+#else
+/* Capture is made by netns/ (Linux): elsewhere no listener of this kind exists. */
+static int original_dst(int fd, struct sockaddr_in *dst)
+{
+	(void)fd;
+	(void)dst;
+	return -1;
+}
+#endif
 
 const char *capture_unfake(struct proxy *px, const char *host, size_t *len)
 {
@@ -44,14 +64,12 @@ static void captured_deny(struct conn *c, const char *host, unsigned port, const
 static void captured_start(struct conn *c, const struct listener *l)
 {
 	struct sockaddr_in dst;
-	socklen_t len = sizeof(dst);
 	char text[INET_ADDRSTRLEN];
 	const char *name;
 	unsigned port;
 
 	(void)l;
-	if (getsockopt(c->c.fd, SOL_IP, SO_ORIGINAL_DST, &dst, &len) != 0 ||
-	    dst.sin_family != AF_INET) {
+	if (original_dst(c->c.fd, &dst) != 0) {
 		captured_deny(c, "", 0,
 			      "captured: no original destination (not a redirected "
 			      "connection)");

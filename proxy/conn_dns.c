@@ -22,7 +22,6 @@ static void dns_deny_line(struct proxy *px, const struct exchange *ex)
 {
 	char line[600], host[260], rule[200];
 	int n;
-	ssize_t w;
 
 	if (px->o.log_fd < 0 || px->o.quiet || !hosts_first_denial(px, ex->host))
 		return;
@@ -30,10 +29,11 @@ static void dns_deny_line(struct proxy *px, const struct exchange *ex)
 	audit_printable(ex->rule, rule, sizeof(rule));
 	n = snprintf(line, sizeof(line), "halo-run: egress denied: lookup of %s (%s)\n", host,
 		     rule);
-	if (n > 0)
-		w = write(px->o.log_fd, line,
-			  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	(void)w;
+	if (n > 0) {
+		ssize_t w = write(px->o.log_fd, line,
+				  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		(void)w;
+	}
 }
 
 static void dns_audit(struct proxy *px, const struct proxy_dns_query *q, bool allow,

@@ -9,7 +9,6 @@
 
 #define FLAG_QR	  0x8000u
 #define FLAG_AA	  0x0400u
-#define FLAG_TC	  0x0200u
 #define FLAG_RD	  0x0100u
 #define FLAG_RA	  0x0080u
 #define OPCODE(f) (((f) >> 11) & 0xfu)
