@@ -100,7 +100,8 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 	rc = netns_listen_capture(netns_capture_setup() == 0, ls, &n);
 	if (rc < 0)
 		linux_die(rfd, "network namespace", -rc,
-			  "listen on " NETNS_DNS_ADDR ":53 (halo-run's DNS stub) and the capture port");
+			  "listen on " NETNS_DNS_ADDR
+			  ":53 (halo-run's DNS stub) and the capture port");
 	rc = netns_send_listeners(f->lsock_w, ls, n);
 	for (size_t i = 0; i < n; i++)
 		close(ls[i].fd);

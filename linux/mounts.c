@@ -320,6 +320,7 @@ static void do_elsewhere(struct exec *x, const struct plan_step *st)
 	(void)st;
 }
 
+/* clang-format off */
 static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step *) = {
     [PLAN_BIND_RO] = do_bind,
     [PLAN_BIND_RW] = do_bind,
@@ -338,6 +339,7 @@ static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step
     [PLAN_SEAL] = do_seal,
     [PLAN_REFUSE_CREATE] = do_elsewhere,
 };
+/* clang-format on */
 
 static void run_steps_or_die(struct exec *x, const struct halo_plan *p, size_t from)
 {
@@ -366,8 +368,8 @@ const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 						   const struct linux_scan *s, int report_fd)
 {
 	static struct linux_scan late; /* init keeps it (the broker's pins) */
-	struct exec x = {.rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1,
-			 .names_fs = -1};
+	struct exec x = {
+	    .rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1, .names_fs = -1};
 	struct halo_plan plan;
 	struct plan_fs_in in;
 	size_t n_layout;

@@ -19,7 +19,7 @@
 #define MNT_MASK_FILE "/masks/file"
 #define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
 #define MNT_NAMES     "/names" /* halo-run's own name files (mounts_names.c) */
-#define PATH_MAX_NAMES 512     /* a name file's path or its symlink's target */
+#define MNT_NAME_MAX  512      /* a name file's path or its symlink's target */
 
 enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
 

@@ -41,7 +41,7 @@ static void write_file_or_die(int rfd, int dir, const char *name, const struct p
  * folded). 0, or -EINVAL when it is not something we follow. */
 static int link_target(const char *path, char *out, size_t n)
 {
-	char link[PATH_MAX_NAMES], joined[2 * PATH_MAX_NAMES];
+	char link[MNT_NAME_MAX], joined[2 * MNT_NAME_MAX];
 	int fd = mnt_open_last(MNT_NEWROOT, path);
 	ssize_t len = fd < 0 ? -1 : readlinkat(fd, "", link, sizeof(link) - 1);
 	size_t o = 0;
@@ -79,7 +79,7 @@ static int link_target(const char *path, char *out, size_t n)
  * file are made there. */
 static void write_under_run_or_die(int rfd, int run, const char *rel, const struct plan_step *st)
 {
-	char dirs[PATH_MAX_NAMES];
+	char dirs[MNT_NAME_MAX];
 	char *slash;
 	int dir;
 
@@ -104,7 +104,7 @@ void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step 
 {
 	static const char *const opts[] = {"mode=0755", "size=64k", "nr_inodes=64", NULL};
 	const char *base = strrchr(st->path, '/') + 1;
-	char target[PATH_MAX_NAMES];
+	char target[MNT_NAME_MAX];
 	int src, dst;
 
 	if (*fs < 0) {

@@ -144,8 +144,8 @@ static const struct {
 static void add_names(struct halo_plan *p)
 {
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct plan_step *s = plan_step_add(p, PLAN_NAMES, 0, names[i].path, NULL,
-						    names[i].reason);
+		struct plan_step *s =
+		    plan_step_add(p, PLAN_NAMES, 0, names[i].path, NULL, names[i].reason);
 		if (s) {
 			s->origin = "egress";
 			s->data = names[i].data;

@@ -60,8 +60,8 @@ struct policy_list {
 /* halo-run's own proxy on the sandbox's loopback (Linux): the environment points the
  * tools at these ports (runner/env.c), hostPorts may not take them (validate.c), and
  * netns/ listens on them (asserted equal in linux/init.c). */
-#define POLICY_PROXY_HTTP_PORT	3128
-#define POLICY_PROXY_SOCKS_PORT 1080
+#define POLICY_PROXY_HTTP_PORT	  3128
+#define POLICY_PROXY_SOCKS_PORT	  1080
 #define POLICY_PROXY_CAPTURE_PORT 3129 /* captured connections (netns/capture.c) */
 struct policy_ports {
 	uint16_t *items;

@@ -88,6 +88,7 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* clang-format off */
 static const char *const proto_names[] = {
     [PROTO_CONNECT] = "connect",
     [PROTO_HTTP] = "http",
@@ -96,6 +97,7 @@ static const char *const proto_names[] = {
     [PROTO_CAPTURED] = "captured",
     [PROTO_DNS] = "dns",
 };
+/* clang-format on */
 
 void audit_write(struct proxy *px, const struct exchange *ex)
 {
