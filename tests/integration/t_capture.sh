@@ -45,6 +45,26 @@ OUT=$("${WRAP[@]}" "$HALO" --policy "$W/cap.yaml" --dry-run -- true 2>&1)
 expect_match "--dry-run shows halo-run's resolv.conf" "^  /etc/resolv.conf +halo-run's own" "$OUT"
 expect_match "--dry-run says what is captured and what not" "not captured: UDP other than DNS, IP literals" "$OUT"
 
+# A host whose resolv.conf is a symlink into /run (systemd-resolved): the sandbox's
+# /run is its own fresh tmpfs, where halo-run's copy is written at the link's target.
+mkdir -p "$W/etc2"
+cp -a /etc/. "$W/etc2/" 2>/dev/null
+rm -f "$W/etc2/resolv.conf"
+ln -s ../run/systemd/resolve/stub-resolv.conf "$W/etc2/resolv.conf"
+cp "$W/etc/hosts" "$W/etc/nsswitch.conf" "$W/etc2/"
+BIND2='mount --bind "$0/etc2" /etc || exit 125'
+if [ "$AS" = root ]; then
+	W2=(unshare --mount --propagation private sh -c "$BIND2; exec \"\$@\"" "$W")
+else
+	W2=(unshare --user --map-current-user --mount --propagation private --keep-caps
+		sh -c "$BIND2; exec setpriv --inh-caps=-all --ambient-caps=-all -- \"\$@\"" "$W")
+fi
+OUT=$(cd "$WS" && timeout -k 5 60 "${W2[@]}" "$HALO" --policy "$W/cap.yaml" -- "${NOPROXY[@]}" \
+	sh -c "cat /etc/resolv.conf; curl -sS --max-time 10 --noproxy '*' http://origin.test:$P/hello" \
+	</dev/null 2>"$W/err")
+expect_match "resolv.conf a symlink into /run: halo-run's copy at its target" "^nameserver 127\.0\.0\.53$" "$OUT"
+expect_match "... and names resolve through the stub" "^hello from 127\.0\.0\.1$" "$OUT"
+
 # ------------------------------------------------------------ clients by name
 OUT=$(cap curl -sS --max-time 10 --noproxy '*' "http://origin.test:$P/hello")
 expect "curl --noproxy '*': reaches the allowed origin by name" "hello from 127.0.0.1" "$OUT"
