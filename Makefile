@@ -28,7 +28,7 @@ SMOKE_RUNS   ?= 20000
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
 	libnl-3-dev libnl-route-3-dev check
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
-	python3-requests bubblewrap hyperfine golang-go cargo python3-venv
+	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
 DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
