@@ -28,7 +28,7 @@ SMOKE_RUNS   ?= 20000
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
 	libnl-3-dev libnl-route-3-dev check
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
-	python3-requests bubblewrap hyperfine golang-go cargo python3-venv
+	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
 DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
@@ -213,7 +213,7 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 all unit
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
-build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c) $(wildcard policy/*.h) \
+build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/dns.c) $(wildcard policy/*.h) \
 		linux/unix_line.c linux/gitconf.c linux/scan_index.c $(wildcard hook/*.c) $(wildcard hook/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \

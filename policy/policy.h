@@ -60,8 +60,9 @@ struct policy_list {
 /* halo-run's own proxy on the sandbox's loopback (Linux): the environment points the
  * tools at these ports (runner/env.c), hostPorts may not take them (validate.c), and
  * netns/ listens on them (asserted equal in linux/init.c). */
-#define POLICY_PROXY_HTTP_PORT	3128
-#define POLICY_PROXY_SOCKS_PORT 1080
+#define POLICY_PROXY_HTTP_PORT	  3128
+#define POLICY_PROXY_SOCKS_PORT	  1080
+#define POLICY_PROXY_CAPTURE_PORT 3129 /* captured connections (netns/capture.c) */
 struct policy_ports {
 	uint16_t *items;
 	size_t n;
@@ -384,6 +385,17 @@ int policy_decide(const struct halo_policy *p, const char *host, size_t len,
  * only that port. port 0 (not known) matches only entries without a port. */
 int policy_decide_port(const struct halo_policy *p, const char *host, size_t len, unsigned port,
 		       struct policy_decision *d);
+
+/* The distinct ports named by allow entries (allowedDomains, then the presets), at
+ * most max of them (POLICY_MAX_NAMED_PORTS is plenty: ports are few). */
+#define POLICY_MAX_NAMED_PORTS 256
+size_t policy_allowed_ports(const struct halo_policy *p, unsigned *out, size_t max);
+
+/* Could Decide() allow host on some port? The decision without a port when it
+ * allows (or the host is invalid), else the first allowing one on a port an allow
+ * entry names, else the portless denial. Same return as policy_decide_port. */
+int policy_decide_some_port(const struct halo_policy *p, const char *host, size_t len,
+			    struct policy_decision *d);
 
 /* Is `path` `dir` or beneath it, compared case-insensitively, as validation compares
  * writable roots with protected paths (a case-insensitive volume has one file there). */

@@ -88,12 +88,16 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* clang-format off */
 static const char *const proto_names[] = {
     [PROTO_CONNECT] = "connect",
     [PROTO_HTTP] = "http",
     [PROTO_SOCKS5] = "socks5",
     [PROTO_HOSTPORT] = "hostport",
+    [PROTO_CAPTURED] = "captured",
+    [PROTO_DNS] = "dns",
 };
+/* clang-format on */
 
 void audit_write(struct proxy *px, const struct exchange *ex)
 {

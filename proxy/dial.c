@@ -251,8 +251,12 @@ static void on_dns_timeout(void *arg)
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len, unsigned port)
 {
 	struct policy_decision d;
-	int rc = policy_decide_port(c->px->o.policy, host, len, port, &d);
-	bool parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
+	int rc;
+	bool parsed;
+
+	host = capture_unfake(c->px, host, &len);
+	rc = policy_decide_port(c->px->o.policy, host, len, port, &d);
+	parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
 
 	c->st = CS_RESOLVING; /* past the request: failures are answered from here on */
 

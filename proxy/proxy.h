@@ -18,6 +18,9 @@ enum proxy_listener_kind {
 	PROXY_LISTEN_HTTP,
 	PROXY_LISTEN_SOCKS5,
 	PROXY_LISTEN_HOSTPORT, /* egress.hostPorts: relayed to the host's loopback */
+	PROXY_LISTEN_DNS_UDP,  /* the in-sandbox DNS stub: a UDP socket (conn_dns.c) */
+	PROXY_LISTEN_DNS_TCP,
+	PROXY_LISTEN_CAPTURE, /* connections to fake addresses (conn_capture.c) */
 };
 
 struct proxy_listener {
@@ -27,8 +30,8 @@ struct proxy_listener {
 	size_t index;  /* HOSTPORT: its position in egress.hostPorts (for the audit) */
 };
 
-/* HTTP on v4 and v6, SOCKS5, and two per host port. */
-#define PROXY_MAX_LISTENERS (3 + 2 * POLICY_MAX_HOST_PORTS)
+/* HTTP on v4 and v6, SOCKS5, DNS on UDP and TCP, capture, and two per host port. */
+#define PROXY_MAX_LISTENERS (6 + 2 * POLICY_MAX_HOST_PORTS)
 
 struct proxy_options {
 	const struct halo_policy *policy;

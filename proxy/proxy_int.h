@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "policy/policy.h"
+#include "proxy/dns.h"
 #include "proxy/proxy.h"
 #include "proxy/proxy_parse.h"
 #include "proxy/resolve.h"
@@ -108,6 +109,8 @@ enum conn_proto {
 	PROTO_HTTP,
 	PROTO_SOCKS5,
 	PROTO_HOSTPORT,
+	PROTO_CAPTURED, /* a connection to a fake address, decided by its name */
+	PROTO_DNS,	/* one query to the in-sandbox DNS stub */
 };
 
 /* Why a connection could not be served; one row of the answer table in conn.c. */
@@ -216,6 +219,15 @@ struct host_entry;
 extern const struct proto_ops proxy_proto_http;
 extern const struct proto_ops proxy_proto_socks5;
 extern const struct proto_ops proxy_proto_hostport;
+extern const struct proto_ops proxy_proto_dns_tcp;
+extern const struct proto_ops proxy_proto_captured;
+
+/* conn_dns.c: the stub's UDP socket is read here, not accepted on. */
+void proxy_dns_udp_on_event(void *arg, int fd, unsigned events);
+
+/* ssh_refuse.c: our SSH identification line and an SSH_MSG_DISCONNECT carrying
+ * `why`, for a refused connection to port 22. Length, or -1 when cap is too small. */
+int proxy_ssh_refusal(const char *why, char *out, size_t cap);
 
 struct host_table {
 	struct host_entry **buckets;
@@ -243,6 +255,8 @@ struct proxy {
 	bool ifaddrs_fixed; /* tests: list injected, never refreshed */
 	char *scratch;
 	struct relay_pipes pipes;
+	struct proxy_fakeip fake; /* the DNS stub's names, for capture */
+	bool capture;		  /* a capture listener was handed over */
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -289,6 +303,12 @@ int conn_in_reserve(struct conn *c, size_t want);
 void conn_in_consume(struct conn *c, size_t n);
 void conn_timer_clear(struct conn *c, struct proxy_timer **t);
 void conn_head_timer_start(struct conn *c);
+
+/* ----------------------------------------------------- conn_capture.c */
+/* A fake address the DNS stub handed out, sent as the target of a CONNECT, a SOCKS5
+ * request or a forwarded URL by a client that resolved the name itself: the name it
+ * stands for (and *len updated). Anything else is returned as it is. */
+const char *capture_unfake(struct proxy *px, const char *host, size_t *len);
 
 /* ------------------------------------------------------- conn_hello.c */
 /* After the 200 or SOCKS5 success: read the client's first flight, check a
