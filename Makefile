@@ -5,8 +5,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 MANDIR  ?= $(PREFIX)/share/man
 # The names halo-run answers to as a shell (runner/shell.c): a link each, in build/,
-# `make install` and the package. Add halo-bash here once runner/shell.c knows it.
-HALO_LINKS ?= halo-sh
+# `make install` and the package.
+HALO_LINKS ?= halo-sh halo-bash
 VERSION := $(shell sed -n 's/^\#define HALO_VERSION "\(.*\)"$$/\1/p' runner/cli.c)
 # PLATFORM=portable: the macOS code path (macos/ launcher, the proxy on poll(),
 # self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in

@@ -32,9 +32,13 @@ struct runner_opts {
 	const char *pin;     /* policy render --version V: the harness version pinned */
 	const char *from;    /* policy import --from KIND */
 	const char *format;  /* report --format text|markdown|json */
-	const char *summary_md; /* run: the markdown report of this run, written at exit */
-	bool fail_on_deny;	/* run, report: HALO_EXIT_DENIED when something was denied */
-	char **rest;		/* command (run) or operands (check, validate) */
+	const char *summary_md;	     /* run: the markdown report of this run, written at exit */
+	bool fail_on_deny;	     /* run, report: HALO_EXIT_DENIED when something was denied */
+	const char *events;	     /* run: JSON Lines of events, FILE or fd:N (events.c) */
+	const char *decider;	     /* run: /bin/sh -c command asked about unmatched hosts */
+	const char *decider_timeout; /* run: per question (duration), default 5 s */
+	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
+	char **rest;		     /* command (run) or operands (check, validate) */
 	int n_rest;
 };
 
@@ -67,7 +71,7 @@ int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);
 int runner_cmd_index(const struct runner_opts *o);
-    /* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
+/* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
 /* render_cmd.c: `policy render` and `policy import`, and check's --harness lines. */
 int runner_cmd_policy_render(const struct runner_opts *o);
 int runner_cmd_policy_import(const struct runner_opts *o);
