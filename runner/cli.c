@@ -226,11 +226,19 @@ static int refuse_privileged_binary(void)
 	return HALO_EXIT_SETUP;
 }
 
+static pid_t parent_at_start;
+
+pid_t runner_parent_at_start(void)
+{
+	return parent_at_start;
+}
+
 int runner_main(int argc, char **argv)
 {
 	struct runner_opts o = {0};
 	int rc;
 
+	parent_at_start = getppid();
 	if ((rc = refuse_privileged_binary()) != 0)
 		return rc;
 	if (runner_is_shell(argv[0]))
