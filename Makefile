@@ -222,6 +222,8 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
 # are runner/ code).
 build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+# The decider's answer parser (runner/ code too).
+build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

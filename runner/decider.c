@@ -141,8 +141,14 @@ static void on_timer(void *arg)
 
 	q->t = NULL;
 	unlink_q(dc, q->id);
-	if (waited)
-		say(dc, T_TIMEOUT, q->key);
+	if (waited) {
+		char hp[KEY_MAX], *hash;
+
+		snprintf(hp, sizeof(hp), "%s", q->key);
+		if ((hash = strrchr(hp, '#')))
+			*hash = ':';
+		say(dc, T_TIMEOUT, hp);
+	}
 	answer(q, q->now, waited ? "decider timed out" : q->why);
 }
 

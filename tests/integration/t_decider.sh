@@ -86,6 +86,29 @@ expect "a decider that exits: no wait for the timeout" yes "$([ "$MS" -lt 2500 ]
 dec hang --decider-timeout 1s -- ask.test
 expect "a hanging decider holds a connection for its timeout only (1 s)" yes "$([ "$MS" -lt 6000 ] && [ "$MS" -ge 900 ] && echo yes || echo "no ($MS ms)")"
 
+# --events: each egress record is the audit record's fields, with type, ts, session
+# and pid instead of time; the decider's troubles are records too.
+rm -f "$W/e.jsonl"
+dec allow --events "$W/e.jsonl" -- origin.test denied.test ask.test
+expect "events: the egress records carry exactly the audit's fields and values" same "$(python3 - "$W/e.jsonl" "$W/d.audit" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+au = [json.loads(l) for l in open(sys.argv[2])]
+eg = [r for r in ev if r["type"] == "egress"]
+strip = lambda r, ks: {k: v for k, v in r.items() if k not in ks}
+a = [strip(r, {"time", "duration_ms"}) for r in au]
+b = [strip(r, {"type", "ts", "session", "pid", "duration_ms"}) for r in eg]
+ok = len(eg) == 3 and a == b and all(r["ts"] == x["time"] for r, x in zip(eg, au))
+print("same" if ok else "differ: %r vs %r" % (a, b))
+PY
+)"
+expect "events: start, 3 egress, exit" "start egress egress egress exit" "$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$W/e.jsonl")"
+rm -f "$W/e.jsonl"
+dec hang --decider-timeout 1s --events "$W/e.jsonl" -- ask.test
+expect "events: a decider's trouble is a record" "did not answer in time ask.test:$O1" "$(python3 -c '
+import json,sys
+print(";".join(r["problem"] + " " + r.get("detail","") for r in map(json.loads, open(sys.argv[1])) if r["type"] == "decider"))' "$W/e.jsonl" | sed "s/#/:/")"
+
 # Bad options are refused before anything runs.
 OUT=$(cd "$WS" && "$HALO" --decider-timeout 5s -- true 2>&1); RC=$?
 expect "--decider-timeout without --decider: 125" 125 "$RC"
