@@ -70,6 +70,7 @@ struct runner_decider {
 	uint64_t next_id;
 	unsigned timeout_ms;
 	int events_fd;
+	const char *session; /* the questions' and records' "session" ("" outside one) */
 	bool said[T_N];
 	struct memory *mem;
 	size_t n_mem;
@@ -98,7 +99,7 @@ static void say(struct runner_decider *dc, enum trouble t, const char *detail)
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "type", "decider");
 	cJSON_AddStringToObject(o, "ts", ts);
-	cJSON_AddStringToObject(o, "session", "");
+	cJSON_AddStringToObject(o, "session", dc->session);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
 	cJSON_AddStringToObject(o, "problem", trouble_text[t]);
 	if (detail)
@@ -295,7 +296,7 @@ static int queue_question(struct runner_decider *dc, const struct question *q, c
 	cJSON_AddStringToObject(o, "host", host);
 	cJSON_AddNumberToObject(o, "port", port);
 	cJSON_AddStringToObject(o, "protocol", protocol);
-	cJSON_AddStringToObject(o, "session", "");
+	cJSON_AddStringToObject(o, "session", dc->session);
 	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!s)
@@ -456,7 +457,7 @@ int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e)
 }
 
 int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, int events_fd,
-			 struct runner_decider **out, struct halo_err *e)
+			 const char *session, struct runner_decider **out, struct halo_err *e)
 {
 	struct runner_decider *dc = calloc(1, sizeof(*dc));
 	int rc;
@@ -470,6 +471,7 @@ int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, i
 	dc->pl = pl;
 	dc->in_fd = dc->out_fd = -1;
 	dc->events_fd = events_fd;
+	dc->session = session ? session : "";
 	if ((rc = runner_decider_timeout(o->decider_timeout, &dc->timeout_ms, e)) < 0) {
 		free(dc->wbuf);
 		free(dc);

@@ -205,7 +205,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc == 0)
 		rc = watch(&st, l);
 	if (rc == 0 && o->decider)
-		rc = runner_decider_start(o, st.pl, st.ev.fd, &st.dc, e);
+		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
 	if (rc == 0)
 		rc = start_proxy(o, l, &st, audit_fd, &px);
 	if (rc < 0) {

@@ -102,7 +102,7 @@ int runner_shell_main(int argc, char **argv);
 struct runner_decider;
 struct proxy_poller;
 int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, int events_fd,
-			 struct runner_decider **out, struct halo_err *e);
+			 const char *session, struct runner_decider **out, struct halo_err *e);
 void runner_decider_options(struct runner_decider *dc, struct proxy_options *po);
 void runner_decider_stop(struct runner_decider *dc);
 /* --decider-timeout (NULL: 5 s) in ms; 0, or -EINVAL with e set. */
