@@ -17,6 +17,12 @@ egress:
   deniedDomains: [denied.test]
   allowPrivate: [127.0.0.1/32]
 YAML
+cat >"$W/open.yaml" <<'YAML'
+egress:
+  default: allow
+  deniedDomains: [denied.test]
+  allowPrivate: [127.0.0.1/32]
+YAML
 chmod -R a+rX "$W"
 start_origin o1 echo 127.0.0.1
 O1=$(wait_port o1)
@@ -67,6 +73,13 @@ expect "... later answers audited as the decider's too" "decider;decider;decider
 
 dec allow -- ask.test ask.test
 expect "remember once (the default): asked again" "ask.test;ask.test" "$(qlog host)"
+
+# Under default allow the decider is asked too (it comes before the default) and may
+# refuse; a deny rule still never reaches it.
+rm -f "$W/q.log"
+OUT=$(trim "$(HR_ERR="$W/derr" hr open.yaml d.audit --decider "python3 $W/decider.py deny $W/q.log" -- sh -c "curl -s -o /dev/null -w '%{http_code} ' --max-time 15 -x http://127.0.0.1:3128 http://ask.test:$O1/hello; curl -s -o /dev/null -w '%{http_code} ' --max-time 15 -x http://127.0.0.1:3128 http://denied.test:$O1/hello")")
+expect "default allow: the decider's deny refuses the unmatched host; the deny rule is not asked" "403 403:ask.test" "$OUT:$(qlog host)"
+expect "... audited" "decider;deniedDomains[0] denied.test" "$(aud d.audit rule)"
 
 # Hostile deciders: the default (deny) every time, one stderr line per kind of trouble.
 hostile() { # MODE WANT-STDERR NAME
