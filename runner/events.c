@@ -132,14 +132,20 @@ void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 			 const char *const *layers, size_t n_layers, const char *workspace,
 			 char *const *argv)
 {
-	char *pj, hex[65], digest[72];
+	char *pj, *line, hex[65], digest[72];
 	cJSON *o, *a;
 
 	if (ev->fd < 0)
 		return;
 	o = record(ev, "start");
+	/* The digest of what `halo-run policy --json` prints, newline included, so that
+	 * `halo-run policy --policy F --json | sha256sum` gives the same hex. */
 	pj = policy_to_json(p);
-	runner_sha256_hex(pj ? pj : "", pj ? strlen(pj) : 0, hex);
+	line = pj ? malloc(strlen(pj) + 2) : NULL;
+	if (line)
+		sprintf(line, "%s\n", pj);
+	runner_sha256_hex(line ? line : "", line ? strlen(line) : 0, hex);
+	free(line);
 	free(pj);
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
 	cJSON_AddStringToObject(o, "policy_digest", digest);

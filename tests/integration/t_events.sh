@@ -41,6 +41,7 @@ expect "the records, in order" "start;exit" "$(python3 -c 'import json,sys; prin
 expect "start: layers (the floor first), workspace, command" "[\"builtin:floor\", \"$TMPDIR/p.yaml\"] $PWD [\"sh\", \"-c\", \"exit 3\"]" "$(ev "$EV" start layers workspace command)"
 D1=$(ev "$EV" start policy_digest)
 expect_match "start: the policy digest is sha256:HEX" '^sha256:[0-9a-f]{64}$' "$D1"
+expect "... of what 'halo-run policy --json' prints" "$D1" "sha256:$("$HALO" policy --policy "$TMPDIR/p.yaml" --json | sha256sum | cut -d' ' -f1)"
 expect "exit: outcome status code" "exited 3 3" "$(ev "$EV" exit outcome status code)"
 expect_match "exit: a duration" '^[0-9]+$' "$(ev "$EV" exit duration_ms)"
 run --policy "$TMPDIR/p.yaml" --events "$EV" -- true
