@@ -5,8 +5,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 MANDIR  ?= $(PREFIX)/share/man
 # The names halo-run answers to as a shell (runner/shell.c): a link each, in build/,
-# `make install` and the package. Add halo-bash here once runner/shell.c knows it.
-HALO_LINKS ?= halo-sh
+# `make install` and the package.
+HALO_LINKS ?= halo-sh halo-bash
 VERSION := $(shell sed -n 's/^\#define HALO_VERSION "\(.*\)"$$/\1/p' runner/cli.c)
 # PLATFORM=portable: the macOS code path (macos/ launcher, the proxy on poll(),
 # self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in
@@ -222,6 +222,8 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
 # are runner/ code).
 build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+# The decider's answer parser (runner/ code too).
+build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

@@ -363,6 +363,9 @@ enum policy_rule {
 	POLICY_RULE_PRESET,  /* presets[index], entry pattern */
 	POLICY_RULE_INVALID_HOST,
 	POLICY_RULE_MODE_OFF, /* sandbox.mode off: no egress control */
+	/* Never set by Decide(): the proxy's mark for an answer of the harness's decider
+	 * (--decider), asked only when policy_decision_unmatched(). */
+	POLICY_RULE_DECIDER,
 };
 
 struct policy_decision {
@@ -406,6 +409,11 @@ bool policy_path_within(const char *path, const char *dir);
  * without Decide() or the address check: listing the port is the permission. Returns
  * the index in hostPorts, or -1. */
 int policy_host_port_index(const struct halo_policy *p, const struct policy_host *h, unsigned port);
+
+/* Did no rule of the policy match (the default decided)? Then, and only then, a
+ * harness's decider may be asked (DESIGN.md's decision order: deny rule, allowlist,
+ * decider, default). False for invalid hosts and mode off. */
+bool policy_decision_unmatched(const struct policy_decision *d);
 
 /* "deniedDomains[0] pastebin.com", "presets[1] vcs: *.github.com", "default deny",
  * "invalid host: <why>". */

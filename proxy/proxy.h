@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "policy/policy.h"
@@ -33,6 +34,20 @@ struct proxy_listener {
 /* HTTP on v4 and v6, SOCKS5, DNS on UDP and TCP, capture, and two per host port. */
 #define PROXY_MAX_LISTENERS (6 + 2 * POLICY_MAX_HOST_PORTS)
 
+/* --decider: a harness's program asked about hosts no rule of the policy matched
+ * (runner/decider.c). ask() returns 0 and later calls done(arg, ...) from the loop,
+ * never from inside ask(); or -errno, and the policy's default applies at once.
+ * cancel() forgets the question of a connection that closed first. why names what
+ * answered ("decider", or the default's reason: "decider timed out"...). */
+enum proxy_verdict { PROXY_VERDICT_DEFAULT, PROXY_VERDICT_ALLOW, PROXY_VERDICT_DENY };
+typedef void (*proxy_verdict_fn)(void *arg, enum proxy_verdict v, const char *why);
+struct proxy_decider {
+	int (*ask)(void *ctx, const char *host, unsigned port, const char *protocol,
+		   proxy_verdict_fn done, void *arg, uint64_t *ticket);
+	void (*cancel)(void *ctx, uint64_t ticket);
+	void *ctx;
+};
+
 struct proxy_options {
 	const struct halo_policy *policy;
 	struct proxy_listener listeners[PROXY_MAX_LISTENERS];
@@ -42,10 +57,15 @@ struct proxy_options {
 	unsigned connect_timeout_ms; /* default 10000 */
 	unsigned idle_timeout_ms;    /* 0 = no idle limit on tunnels */
 	int audit_fd;		     /* JSON Lines, one record per decision; -1 = none */
-	int log_fd;		     /* human lines ("halo-run: egress denied: ..."); -1 = none */
-	bool quiet;		     /* no denial lines on log_fd */
-	const char *auth_secret;     /* required Proxy-Authorization secret (macOS); NULL = none */
-	size_t max_conns;	     /* 0 = default (4096) */
+	/* --events: the same record with "type":"egress" (runner/events.h); 0-2 and -1
+	 * are none (never the command's stdio; a zeroed struct has none). */
+	int events_fd;
+	const char *session;		     /* the events' "session" ("" or NULL: none) */
+	const struct proxy_decider *decider; /* NULL: no decider */
+	int log_fd;		 /* human lines ("halo-run: egress denied: ..."); -1 = none */
+	bool quiet;		 /* no denial lines on log_fd */
+	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
+	size_t max_conns;	 /* 0 = default (4096) */
 };
 
 struct proxy;

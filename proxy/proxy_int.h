@@ -200,7 +200,8 @@ struct conn {
 	int last_connect_err;
 	unsigned linger_bytes; /* < PROXY_LINGER_BYTES + one read; fills the hole before ex */
 	struct exchange ex;
-	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
+	uint64_t ask_ticket; /* a question to the decider in flight (0: none) */
+	void *pstate;	     /* the protocol's own (HTTP: the forwarded request in flight) */
 };
 
 struct listener {
@@ -288,6 +289,8 @@ void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n);
 /* Decide, then resolve, check and dial (or answer the refusal). host as sent. */
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 		 unsigned port);
+/* Forget the decider's question of c, if any (conn_close). */
+void conn_cancel_question(struct conn *c);
 /* Record a failure, then let the protocol answer it and close after the answer. */
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail);
 /* What failed, in words ("connection refused"); NULL for the denials. */
@@ -410,7 +413,10 @@ struct chunk_scan {
 long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done);
 
 /* ------------------------------------------------------------ audit.c */
+/* The exchange's record to the audit and, as "type":"egress", to --events. */
 void audit_write(struct proxy *px, const struct exchange *ex);
+bool audit_events_on(const struct proxy *px);
+const char *audit_proto_name(enum conn_proto p); /* "connect", "http", "socks5"... */
 void audit_deny_line(struct proxy *px, const struct exchange *ex);
 /* "halo-run: egress error: HOST:PORT: WHY (CODE)" once per host per run (once per why
  * when host is ""), on log_fd unless quiet: the answers the proxy gives itself. */
