@@ -114,6 +114,10 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 		put(&l, ",\"address\":", 11);
 		put_json_str(&l, ex->addr);
 	}
+	if (ex->via_upstream) {
+		put(&l, ",\"upstream\":", 12);
+		put_json_str(&l, px->up_text);
+	}
 	if (ex->cls) {
 		put(&l, ",\"class\":", 9);
 		put_json_str(&l, ex->cls);

@@ -43,6 +43,9 @@ struct proxy_options {
 	bool quiet;		     /* no denial lines on log_fd */
 	const char *auth_secret;     /* required Proxy-Authorization secret (macOS); NULL = none */
 	size_t max_conns;	     /* 0 = default (4096) */
+	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
+	 * !on: every allowed host is dialled directly. Copied. */
+	const struct policy_upstream *upstream;
 };
 
 struct proxy;

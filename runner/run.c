@@ -62,7 +62,16 @@ static int dry_run(const struct runner_opts *o, runner_launch *l)
 	struct halo_err e = {{0}};
 	struct halo_plan p;
 	int rc = runner_launcher.plan(l, &p, &e);
+	char up[POLICY_NO_PROXY_MAX + 400];
 
+	if (rc == 0 && l->policy->upstream_proxy && l->policy->mode != POLICY_MODE_OFF) {
+		struct policy_upstream u = {0};
+		const struct policy_upstream *s = runner_upstream();
+
+		runner_upstream_describe(l->policy, s ? s : &u, up, sizeof(up));
+		plan_add(&p, &p.egress.notes,
+			 "allowed hosts are reached through the upstream proxy %s", up);
+	}
 	if (rc == 0 && o->json)
 		rc = runner_plan_json(&p, stdout);
 	else if (rc == 0)
@@ -194,6 +203,11 @@ int runner_cmd_run(const struct runner_opts *o)
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
 	warn_unix_sockets(re.policy);
+	{
+		struct policy_upstream up;
+		if ((rc = runner_upstream_settle(re.policy, &up)) != 0)
+			goto out;
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = 0;
 	l.policy = re.policy;
