@@ -34,6 +34,8 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .sockets = P(s->sockets_open),
 	    .sanitized_data = s->sanitized_data,
 	    .sanitized_len = s->sanitized_len,
+	    .ssh_config = l->ssh_config,
+	    .ssh_config_len = l->ssh_config_len,
 	};
 }
 

@@ -17,6 +17,9 @@
 
 /* ---------------------------------------------------------------- filesystem steps */
 
+/* OpenSSH's system-wide client configuration (PLAN_SSH_CONFIG). */
+#define PLAN_SSH_CONFIG_PATH "/etc/ssh/ssh_config"
+
 /* In execution order on Linux; plan_op_name() gives the JSON name. */
 enum plan_op {
 	PLAN_BIND_RO,	    /* a host tree read-only: the root, a read-only workspace */
@@ -30,6 +33,7 @@ enum plan_op {
 	PLAN_READONLY,	    /* halo-run's own binary and policy files: read-only */
 	PLAN_CARVE,	    /* sandbox.allowRead: read-only view beneath a mask (src -> path) */
 	PLAN_SANITIZE,	    /* a floor file shown as a copy with its secrets removed */
+	PLAN_SSH_CONFIG,    /* halo-run's /etc/ssh/ssh_config: ProxyCommand (data) */
 	PLAN_MASK,	    /* protected path: an empty, mode-000, read-only mask over it */
 	PLAN_SOCKET,	    /* sandbox.unixSockets: a host socket left reachable */
 	PLAN_SEAL,	    /* made read-only once populated */
@@ -58,7 +62,7 @@ struct plan_step {
 	 * "config-dir", "sandbox.unixSockets"... (may be NULL). Renderers that work
 	 * from rules rather than a scan (macOS) key on it. */
 	const char *origin;
-	/* PLAN_SANITIZE: the copy's bytes (borrowed). */
+	/* PLAN_SANITIZE, PLAN_SSH_CONFIG: the file's bytes (borrowed). */
 	const char *data;
 	size_t len;
 };
@@ -187,6 +191,9 @@ struct plan_fs_in {
 	    sockets;
 	char *const *sanitized_data;
 	const size_t *sanitized_len;
+	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
+	const char *ssh_config;
+	size_t ssh_config_len;
 };
 
 /* The layout, in the order it is built: the host root read-only, the trees outside

@@ -234,9 +234,14 @@ int runner_cmd_run(const struct runner_opts *o)
 	goto out;
 #else
 	l.egress_proxy = !l.unsandboxed;
+	char *ssh_config = NULL; /* the sandbox's ssh route (linux/ssh_config.c) */
+	if (l.egress_proxy &&
+	    linux_ssh_config_build(self, l.workspace, &ssh_config, &l.ssh_config_len) == 0)
+		l.ssh_config = ssh_config;
 	rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);
+	free(ssh_config);
 	runner_env_free(l.envp);
 	runner_env_free(l.envp_direct);
 	runner_caches_release(&caches);

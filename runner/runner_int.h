@@ -62,6 +62,9 @@ int runner_cmd_check(const struct runner_opts *o);
 int runner_cmd_validate(const struct runner_opts *o);
 int runner_cmd_policy(const struct runner_opts *o);
 
+/* connect.c: `halo-run connect HOST PORT`, ssh's ProxyCommand inside the sandbox. */
+int runner_cmd_connect(const struct runner_opts *o);
+
 /* upstream.c: egress.upstreamProxy resolved from the caller's environment (once, at
  * launch; an error is printed and HALO_EXIT_SETUP returned), what the proxy is given
  * (NULL: direct), and one line describing it for check and --dry-run. */
