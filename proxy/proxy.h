@@ -46,6 +46,10 @@ struct proxy_options {
 	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
 	 * !on: every allowed host is dialled directly. Copied. */
 	const struct policy_upstream *upstream;
+	/* The embedder ignores SIGPIPE (SIG_IGN) before proxy_create and for the proxy's
+	 * whole life: a splice into a closed socket then raises nothing, and the relay
+	 * skips holding SIGPIPE back around every write (relay_splice.c). */
+	bool sigpipe_ignored;
 };
 
 struct proxy;
