@@ -6,7 +6,9 @@
  * reads for each option, so the route wins and every other system setting stays; the
  * user's options and a GIT_SSH_COMMAND without a ProxyCommand keep working. The
  * user's ~/.ssh is masked by the credential floor (keys come from ssh-agent through
- * sandbox.unixSockets, or a key file the user names): a ProxyCommand or ProxyJump
+ * sandbox.unixSockets, or a key file the user names; SSH_AUTH_SOCK itself is never
+ * passed, so when the caller's agent socket is one of sandbox.unixSockets the file
+ * names it as IdentityAgent): a ProxyCommand or ProxyJump
  * there would not be read anyway; one given with -o on the command line wins, and
  * finds no route. The sandbox's own loopback stays direct. */
 #include <errno.h>
@@ -30,12 +32,14 @@ static const char head_fmt[] =
     "\tProxyCommand none\n"
     "Host *\n"
     "\tProxyCommand \"%s\" connect %%h %%p\n"
+    "%s%s%s"
     "\n";
 
 /* The sandbox's own fresh trees: a binary there is not the one inside. */
 static const char *const fresh[] = {"/tmp/", "/run/", "/dev/", "/proc/"};
 
-int linux_ssh_config_build(const char *self_exe, const char *workspace, char **out, size_t *len)
+int linux_ssh_config_build(const char *self_exe, const char *workspace, const char *agent,
+			   char **out, size_t *len)
 {
 	struct stat st;
 	size_t head, cap;
@@ -57,13 +61,17 @@ int linux_ssh_config_build(const char *self_exe, const char *workspace, char **o
 		close(fd);
 		return -ENOENT;
 	}
-	cap = sizeof(head_fmt) + strlen(self_exe) + (size_t)st.st_size + 1;
+	if (agent && (!*agent || strpbrk(agent, "\"%$~\n\r") || agent[0] != '/'))
+		agent = NULL; /* not a path IdentityAgent takes literally */
+	cap = sizeof(head_fmt) + strlen(self_exe) + (agent ? strlen(agent) + 32 : 0) +
+	      (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (!buf) {
 		close(fd);
 		return -ENOMEM;
 	}
-	head = (size_t)snprintf(buf, cap, head_fmt, self_exe);
+	head = (size_t)snprintf(buf, cap, head_fmt, self_exe, agent ? "\tIdentityAgent \"" : "",
+				agent ? agent : "", agent ? "\"\n" : "");
 	*len = head;
 	for (;;) {
 		ssize_t r = read(fd, buf + *len, cap - 1 - *len);

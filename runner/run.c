@@ -71,6 +71,11 @@ static int dry_run(const struct runner_opts *o, runner_launch *l)
 		runner_upstream_describe(l->policy, s ? s : &u, up, sizeof(up));
 		plan_add(&p, &p.egress.notes,
 			 "allowed hosts are reached through the upstream proxy %s", up);
+		if (s)
+			plan_add(
+			    &p, &p.egress.notes,
+			    "the upstream resolves names itself: halo-run checks this machine's "
+			    "answers first (private ones refused), a split DNS view may differ");
 	}
 	if (rc == 0 && o->json)
 		rc = runner_plan_json(&p, stdout);
@@ -186,6 +191,20 @@ static void warn_unix_sockets(const struct halo_policy *p)
 	}
 }
 
+#ifndef RUNNER_MACOS
+/* The caller's ssh-agent socket, when sandbox.unixSockets lists it: the sandbox's
+ * ssh_config names it (SSH_AUTH_SOCK itself is never passed, runner/env.c). */
+static const char *ssh_agent_opted_in(const struct halo_policy *p)
+{
+	const char *agent = getenv("SSH_AUTH_SOCK");
+
+	for (size_t i = 0; agent && i < p->unix_sockets_abs.n; i++)
+		if (strcmp(p->unix_sockets_abs.items[i], agent) == 0)
+			return agent;
+	return NULL;
+}
+#endif
+
 int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
@@ -236,7 +255,8 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.egress_proxy = !l.unsandboxed;
 	char *ssh_config = NULL; /* the sandbox's ssh route (linux/ssh_config.c) */
 	if (l.egress_proxy &&
-	    linux_ssh_config_build(self, l.workspace, &ssh_config, &l.ssh_config_len) == 0)
+	    linux_ssh_config_build(self, l.workspace, ssh_agent_opted_in(re.policy), &ssh_config,
+				   &l.ssh_config_len) == 0)
 		l.ssh_config = ssh_config;
 	rc = linux_environment(o, &re, &l);
 	if (rc == 0)

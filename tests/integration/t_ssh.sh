@@ -97,6 +97,32 @@ expect_match "... and git fails" "rc=128" "$OUT"
 OUT=$(hr ssh.yaml a.audit -- sh -c "ssh -i $WS/key -o BatchMode=yes -p 1 git.test true 2>&1; echo rc=\$?")
 expect_match "the allowed host on another port: refused (the entry names a port)" \
 	"halo-run: egress denied: git.test:1 \(default deny\).*rc=255" "$(tr '\n' ' ' <<<"$OUT")"
+# ssh-agent through sandbox.unixSockets: no key file named, the agent holds the key;
+# the sandbox's ssh_config names the socket (SSH_AUTH_SOCK itself is never passed).
+if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
+	AGENT="$W/agent.sock"
+	eval "$(ssh-agent -a "$AGENT" -s)" >/dev/null
+	ssh-add -q "$WS/key" 2>/dev/null
+	cat >"$W/agent.yaml" <<EOF
+sandbox:
+  unixSockets: ["$AGENT"]
+egress:
+  default: deny
+  allowedDomains: ["git.test:$PORT"]
+  allowPrivate: [127.0.0.1/32]
+env:
+  set:
+    GIT_SSH_COMMAND: "ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+EOF
+	chmod a+r "$W/agent.yaml"
+	rm -rf "$WS/clone2"
+	OUT=$(SSH_AUTH_SOCK="$AGENT" hr agent.yaml a.audit -- sh -c "git clone -q '$URL' clone2 && cat clone2/f")
+	expect "git clone over ssh with the key in ssh-agent (sandbox.unixSockets)" "hello over ssh" "$OUT"
+	[ "$OUT" = "hello over ssh" ] || echo "# halo: $(head -c 600 "$W/err")"
+	kill "$SSH_AGENT_PID" 2>/dev/null
+else
+	skip "ssh-agent row" "no ssh-agent"
+fi
 OUT=$(cd "$WS" && "$HALO" --dry-run --policy "$W/ssh.yaml" -- true 2>&1)
 expect_match "--dry-run lists the sandbox's ssh_config" "ssh client configuration.*" "$OUT"
 OUT=$("$HALO" connect git.test 2>&1; echo "rc=$?")

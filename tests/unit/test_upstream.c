@@ -134,6 +134,30 @@ START_TEST(env_resolution)
 }
 END_TEST
 
+START_TEST(layering_replaces)
+{
+	struct policy_ctx ctx = {.pw_home = "/nonexistent-home", .workspace = "/tmp"};
+	const char *a = "egress:\n  allowedDomains: [a.com]\n  upstreamProxy: http://one:1\n";
+	const char *b = "egress:\n  upstreamProxy: env\n";
+	const char *c = "egress:\n  deniedDomains: [x.com]\n";
+	struct policy_diags d = {0};
+	struct halo_policy *base = NULL, *up = NULL, *up2 = NULL;
+
+	ck_assert_int_eq(policy_parse_buffer("a", a, strlen(a), 'y', &base, &d), 0);
+	ck_assert_int_eq(policy_parse_buffer("b", b, strlen(b), 'y', &up, &d), 0);
+	ck_assert_int_eq(policy_parse_buffer("c", c, strlen(c), 'y', &up2, &d), 0);
+	ck_assert_int_eq(policy_layer(base, up, "b", &d), 0);
+	ck_assert_str_eq(base->upstream_proxy, "env");
+	ck_assert_int_eq(policy_layer(base, up2, "c", &d), 0); /* unset: kept */
+	ck_assert_str_eq(base->upstream_proxy, "env");
+	ck_assert_int_eq(policy_finalize(base, &ctx, &d), 0);
+	policy_diags_free(&d);
+	policy_free(base);
+	policy_free(up);
+	policy_free(up2);
+}
+END_TEST
+
 START_TEST(validation_and_json)
 {
 	const char *bad[] = {"http://u:p@corp:1", "https://corp:1", "corp:1", "http://corp"};
@@ -386,6 +410,7 @@ static Suite *upstream_suite(void)
 	tcase_add_loop_test(t, url_table, 0, sizeof(url_rows) / sizeof(url_rows[0]));
 	tcase_add_test(t, env_resolution);
 	tcase_add_test(t, validation_and_json);
+	tcase_add_test(t, layering_replaces);
 	tcase_add_loop_test(t, no_proxy_table, 0, sizeof(np_rows) / sizeof(np_rows[0]));
 	tcase_add_test(t, request_and_judge);
 	tcase_add_test(t, exchange_through_upstream);
