@@ -49,7 +49,21 @@ struct linux_launch {
 	struct halo_run_facts *facts;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
+	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
+	const char *ssh_config;
+	size_t ssh_config_len;
 };
+
+/* The ssh client configuration the sandbox gets when its egress goes through the
+ * proxy (none when self_exe lies in a tree that is the sandbox's own, /tmp or /run,
+ * outside the workspace: the binary would not be there inside): "Host *" with ProxyCommand
+ * "<self_exe> connect %h %p", then the host's own /etc/ssh/ssh_config (ssh keeps the first value it
+ * reads, so the route wins and every other setting of the host still applies). `agent`,
+ * when not NULL, is the caller's ssh-agent socket as sandbox.unixSockets lists it: named
+ * IdentityAgent (SSH_AUTH_SOCK is never passed). 0 with *out
+ * malloc'd, or -ENOENT (the host has no regular ssh_config: no ssh to route), or -errno. */
+int linux_ssh_config_build(const char *self_exe, const char *workspace, const char *agent,
+			   char **out, size_t *len);
 
 /* A running sandbox, driven step by step so that the runner's one event loop can
  * also carry the proxy:

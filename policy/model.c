@@ -58,6 +58,7 @@ static const struct field egress_fields[] = {
     {"deniedDomains", F_LIST, OFF(denied_domains), NULL},
     {"allowPrivate", F_LIST, OFF(allow_private), NULL},
     {"hostPorts", F_PORTS, OFF(host_ports), NULL},
+    {"upstreamProxy", F_STRING, OFF(upstream_proxy), NULL},
 };
 static const struct field env_fields[] = {
     {"pass", F_LIST, OFF(env_pass), NULL},

@@ -231,6 +231,7 @@ void policy_free(struct halo_policy *p)
 	policy_list_free(&p->env_pass);
 	policy_env_set_free(p);
 	free(p->gateway);
+	free(p->upstream_proxy);
 	free(p->legacy_permissions_sandbox);
 	policy_derived_free(p);
 	free(p->source);

@@ -22,6 +22,7 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_DENIED_DOMAINS] = "egress.deniedDomains",
     [RF_ALLOW_PRIVATE] = "egress.allowPrivate",
     [RF_HOST_PORTS] = "egress.hostPorts",
+    [RF_UPSTREAM_PROXY] = "egress.upstreamProxy",
     [RF_GATEWAY] = "gateway",
     [RF_LIMIT_CPU] = "limits.cpuSeconds",
     [RF_LIMIT_MEMORY] = "limits.memoryMB",
@@ -93,6 +94,8 @@ bool render_field_in_force(const struct halo_policy *p, enum render_field f)
 		return p->allow_private.n > 0;
 	case RF_HOST_PORTS:
 		return p->host_ports.n > 0;
+	case RF_UPSTREAM_PROXY:
+		return on && p->upstream_proxy != NULL;
 	case RF_GATEWAY:
 		return p->gateway != NULL;
 	case RF_ENV_PASS:

@@ -128,6 +128,8 @@ static const struct halo_only halo_only[] = {
     {RF_ALLOW_PRIVATE, "no equivalent: private-address refusal after resolution is halo-run's "
 		       "proxy; the harness applies its own rule for private addresses"},
     {RF_HOST_PORTS, "no equivalent: host loopback ports are as the harness leaves them"},
+    {RF_UPSTREAM_PROXY, "no managed equivalent: the harness's commands reach hosts through the "
+			"proxy settings of its own environment"},
     {RF_LIMIT_CPU, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_MEMORY, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_FSIZE, "resource limits are halo-run's; no harness holds them"},

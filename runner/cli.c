@@ -38,6 +38,9 @@ void runner_usage(FILE *out)
 	    "                                                exit 0 allow, 2 block\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-bash [-c CMD [ARG0 ARGS...]]         /bin/bash in the sandbox (a link)\n"
+	    "       halo-run connect HOST PORT                inside the sandbox: a tunnel on "
+	    "stdio\n"
+	    "                                                 (ssh's ProxyCommand)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
@@ -208,6 +211,7 @@ static const struct {
     {"index", runner_cmd_index},
     {"report", runner_cmd_report},
     {"hook", runner_cmd_hook},
+    {"connect", runner_cmd_connect},		    /* inside the sandbox: ssh's ProxyCommand */
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

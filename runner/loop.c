@@ -115,6 +115,8 @@ static int start_proxy(const struct runner_opts *o, const runner_launch *l, stru
 		runner_decider_options(st->dc, &po);
 	po.log_fd = STDERR_FILENO;
 	po.quiet = o->quiet;
+	po.upstream = runner_upstream();
+	po.sigpipe_ignored = true; /* supervisor_settings(), before the proxy starts */
 	rc = proxy_create(st->pl, &po, px, &e);
 	if (rc < 0) {
 		for (size_t i = 0; i < n; i++)

@@ -65,6 +65,17 @@ void runner_env_release(struct runner_env *re);
 int runner_cmd_check(const struct runner_opts *o);
 int runner_cmd_validate(const struct runner_opts *o);
 int runner_cmd_policy(const struct runner_opts *o);
+
+/* connect.c: `halo-run connect HOST PORT`, ssh's ProxyCommand inside the sandbox. */
+int runner_cmd_connect(const struct runner_opts *o);
+
+/* upstream.c: egress.upstreamProxy resolved from the caller's environment (once, at
+ * launch; an error is printed and HALO_EXIT_SETUP returned), what the proxy is given
+ * (NULL: direct), and one line describing it for check and --dry-run. */
+int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *out);
+const struct policy_upstream *runner_upstream(void);
+void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,
+			      char *buf, size_t n);
 int runner_cmd_run(const struct runner_opts *o);
 int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
