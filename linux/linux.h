@@ -47,6 +47,10 @@ struct linux_launch {
 	struct plan_text *warnings;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
+	/* A session (runner/session*.c): init's child is the spawner, which runs each call
+	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
+	 * the namespaces: never degraded, never unsandboxed. */
+	bool session;
 };
 
 /* A running sandbox, driven step by step so that the runner's one event loop can
@@ -68,6 +72,9 @@ void linux_sandbox_kill(struct linux_sandbox *sb);
 /* The proxy listeners made inside the sandbox's network namespace; the caller takes
  * them (0 when there are none: mode off, or no user namespace). */
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
+
+/* A session's channel to its spawner (linux/session_proto.h frames), -1 without one. */
+int linux_sandbox_session_fd(const struct linux_sandbox *sb);
 
 /* Reap, release, and say how the run ended in *out (the command's status or signal,
  * the timeout, exec failed: runner/exit.h). Returns 0 when the command ran, 1 when it

@@ -81,6 +81,7 @@ struct policy_limits {
 	long long open_files;
 	long long processes;
 	long long wall_seconds;
+	long long session_idle_seconds; /* --session: the supervisor ends after this idle */
 };
 
 struct policy_cidr {

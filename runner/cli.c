@@ -38,6 +38,9 @@ void runner_usage(FILE *out)
 	    "                                                exit 0 allow, 2 block\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
+	    "       halo-run [OPTIONS] --session NAME -- CMD  run CMD in the named session\n"
+	    "                                                 (started by its first call)\n"
+	    "       halo-run session [list | stop NAME...]    the sessions of this user\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
 	    "\n"
@@ -52,6 +55,9 @@ void runner_usage(FILE *out)
 	    "  --summary-md F    append this run's egress report (markdown) to F at exit;\n"
 	    "                    needs --audit\n"
 	    "  --fail-on-deny    exit %d when the command exited 0 but egress was denied\n"
+	    "  --session NAME    run in the named session: one sandbox (/tmp, loopback,\n"
+	    "                    background processes) kept across calls; the first call\n"
+	    "                    starts it, idle for limits.sessionIdleSeconds ends it\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
@@ -91,7 +97,7 @@ static const struct opt_row opt_table[] = {
     FLAG("--resolve", resolve),	     VALUE("--harness", harness),  VALUE("--out", out_dir),
     VALUE("--version", pin),	     VALUE("--from", from),
     VALUE("--format", format),	     VALUE("--summary-md", summary_md),
-    FLAG("--fail-on-deny", fail_on_deny),
+    FLAG("--fail-on-deny", fail_on_deny), VALUE("--session", session),
 };
 /* clang-format on */
 
@@ -197,6 +203,7 @@ static const struct {
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
     {"index", runner_cmd_index},
+    {"session", runner_cmd_session},
     {"report", runner_cmd_report},
     {"hook", runner_cmd_hook},
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */

@@ -81,6 +81,8 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 
 	if (o->dry_run)
 		return dry_run(o, l);
+	if (o->session)
+		return runner_session_run(o, l);
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);

@@ -34,6 +34,7 @@ struct runner_opts {
 	const char *format;  /* report --format text|markdown|json */
 	const char *summary_md; /* run: the markdown report of this run, written at exit */
 	bool fail_on_deny;	/* run, report: HALO_EXIT_DENIED when something was denied */
+	const char *session;	/* run: --session NAME (runner/session*.c) */
 	char **rest;		/* command (run) or operands (check, validate) */
 	int n_rest;
 };
@@ -67,7 +68,7 @@ int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);
 int runner_cmd_index(const struct runner_opts *o);
-    /* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
+/* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
 /* render_cmd.c: `policy render` and `policy import`, and check's --harness lines. */
 int runner_cmd_policy_render(const struct runner_opts *o);
 int runner_cmd_policy_import(const struct runner_opts *o);
@@ -86,6 +87,25 @@ void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int a
 		      off_t audit_start, int *status);
 
 int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
+
+/* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
+ * outlives the first call). runner_session_run replaces the launch of a run with
+ * --session: it joins the named session, starting it first when there is none. */
+int runner_cmd_session(const struct runner_opts *o);
+int runner_session_run(const struct runner_opts *o, const runner_launch *l);
+/* What fixes a session's sandbox: compared at every call (refused when it differs). */
+struct runner_session_id {
+	char name[65];
+	char policy[33]; /* digest of the effective policy (policy_to_json) */
+	char *options;	 /* the launch options that shape the sandbox, as text */
+	char workspace[4096];
+	long long idle_seconds;
+};
+/* The session's supervisor, in the daemon the first call forks: start the sandbox (l
+ * with session set), tell ready_fd, serve calls on listen_fd until stopped or idle.
+ * Returns the daemon's exit status. */
+int runner_session_serve(const struct runner_opts *o, const runner_launch *l, int listen_fd,
+			 int ready_fd, const struct runner_session_id *id, const char *sock_path);
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */
@@ -118,6 +138,16 @@ int runner_plan_json(const struct halo_plan *p, FILE *out);
 int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
 		   bool with_fs, struct halo_plan *out, struct halo_err *e);
 #endif
+/* loop.c, shared with the session's supervisor: the --audit file (opened before the
+ * launch, so that the sandbox masks it), the proxy on the sandbox's listeners, and
+ * the supervisor's process settings (SIGPIPE ignored, the fd limit raised). */
+struct stat;
+struct proxy_poller;
+int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
+int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
+		       struct proxy_poller *pl, int audit_fd, struct proxy **px);
+void runner_supervisor_settings(void);
+
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
 
