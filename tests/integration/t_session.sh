@@ -1,0 +1,302 @@
+#!/bin/bash
+# Sessions (halo-run --session NAME): one sandbox kept across calls. /tmp and the
+# sandbox's loopback are shared between calls (a server started in the background by
+# one call answers the next), each call keeps its own stdio, exit code, signals and
+# wall-clock limit; a call that would change the sandbox (other policy, other limits)
+# is refused with 125; concurrent calls (and concurrent first calls) land in one
+# session; a call killed mid-way takes only its own command along; session list and
+# stop; the idle timeout; the control socket invisible inside; and a joined call still
+# under every layer (a protected file unreadable, no write outside the workspace, no
+# capabilities, no_new_privs, seccomp). Runs as root and as an unprivileged user.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+S="it$$"
+SESSIONS=()
+cleanup() {
+	for s in "${SESSIONS[@]}"; do "$HALO" session stop "$s" >/dev/null 2>&1; done
+	pgrep -f "halo-sess-mark-$$" | xargs -r kill -KILL 2>/dev/null
+	[ -n "${SRV:-}" ] && pgrep -f "$SRV" | xargs -r kill -KILL 2>/dev/null
+}
+trap cleanup EXIT
+
+# call NAME ARGS...: one bounded call, stdin from /dev/null; sets OUT, ERR, RC.
+call() {
+	local name=$1
+	shift
+	OUT=$(timeout -k 2 "${BOUND:-30}" "$HALO" --session "$name" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+new_session() {
+	SESSIONS+=("$1")
+}
+gone() { ! pgrep -f "$1" >/dev/null; } # (a process of its own would match itself)
+wait_for() { # SECONDS CMD...: poll every 0.1 s
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
+if ! "$HALO" -- true 2>/dev/null; then
+	skip "sessions" "this machine cannot build the sandbox for $AS"
+	exit 0
+fi
+
+# ------------------------------------------------------------------ one sandbox, many calls
+new_session "$S"
+call "$S" -- sh -c 'echo kept >/tmp/halo-sess-file; echo first'
+expect "first call runs (starts the session)" "0:first" "$RC:$OUT"
+call "$S" -- cat /tmp/halo-sess-file
+expect "/tmp is shared across calls" "0:kept" "$RC:$OUT"
+if [ -e /tmp/halo-sess-file ]; then
+	fail "the session's /tmp is its own" "the file reached the host's /tmp"
+else
+	ok "the session's /tmp is its own"
+fi
+
+# The first call's stdout is a pipe here: the supervisor must not keep it open.
+t0=$SECONDS
+OUT=$(timeout -k 2 20 "$HALO" --session "${S}p" -- echo piped 2>"$E" </dev/null)
+RC=$?
+new_session "${S}p"
+expect "a first call's pipe closes when its command ends" "0:piped:fast" \
+	"$RC:$OUT:$([ $((SECONDS - t0)) -lt 15 ] && echo fast || echo slow)"
+
+# ------------------------------------------------------------------ a server across calls
+PORT=18$((RANDOM % 900 + 100))
+SRV="http.server $PORT --bind 127.0.0.1 --directory /tmp"
+call "$S" -- sh -c "nohup python3 -m $SRV >/tmp/srv.log 2>&1 &"
+expect "a call starts a background server and returns" 0 "$RC"
+call "$S" -- sh -c "for i in \$(seq 100); do
+	c=\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$PORT/) && echo \$c && exit 0
+	sleep 0.1; done; exit 1"
+expect "the next call reaches it on the sandbox's loopback" "0:200" "$RC:$OUT"
+if curl -s -m 2 -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
+	fail "the server is not on the host's loopback" "the host reached port $PORT"
+else
+	ok "the server is not on the host's loopback"
+fi
+
+# ------------------------------------------------------------------ stdio and exit codes
+OUT=$(echo abc | timeout -k 2 20 "$HALO" --session "$S" -- tr a-z A-Z 2>"$E")
+expect "stdin and stdout are the call's" "ABC" "$OUT"
+OUT=$(timeout -k 2 20 "$HALO" --session "$S" -- sh -c 'echo out; echo err >&2' 2>"$E" </dev/null)
+expect "stdout and stderr apart" "out|err" "$OUT|$(cat "$E")"
+call "$S" -- sh -c 'exit 42'
+expect "exit 42" 42 "$RC"
+call "$S" -- false
+expect "exit 1" 1 "$RC"
+call "$S" -- sh -c 'kill -TERM $$'
+expect "killed by SIGTERM: 143" 143 "$RC"
+call "$S" -- halo-no-such-command
+expect "not found: 127" 127 "$RC"
+expect_match "not found: named" "halo-no-such-command: command not found" "$ERR"
+printf 'echo no\n' >"$TMPDIR/noexec"
+chmod 644 "$TMPDIR/noexec"
+call "$S" -- ./noexec
+expect "not executable: 126" 126 "$RC"
+call "$S" --timeout 1 -- sh -c "sleep 20; : halo-sess-mark-$$-wall"
+expect "the call's own wall-clock limit: 124" 124 "$RC"
+if wait_for 5 gone "halo-sess-mark-$$-wall"; then
+	ok "the timed-out command is killed"
+else
+	fail "the timed-out command is killed" "still running"
+fi
+call "$S" -- true
+expect "the session lives on after a timeout" 0 "$RC"
+
+# A signal to the call reaches its command only.
+"$HALO" --session "$S" -- sh -c "trap 'exit 7' TERM; : halo-sess-mark-$$-sig; sleep 20 & wait" \
+	</dev/null >/dev/null 2>"$E" &
+HPID=$!
+wait_for 10 pgrep -f "halo-sess-mark-$$-sig" >/dev/null
+sleep 0.3
+kill -TERM "$HPID"
+wait "$HPID"
+expect "SIGTERM to the call is forwarded to its command" 7 "$?"
+
+# ------------------------------------------------------------------ a call killed mid-way
+"$HALO" --session "$S" -- sh -c "sleep 30; : halo-sess-mark-$$-kill" </dev/null >/dev/null 2>&1 &
+HPID=$!
+if wait_for 10 pgrep -f "halo-sess-mark-$$-kill" >/dev/null; then
+	kill -KILL "$HPID"
+	wait "$HPID" 2>/dev/null
+	if wait_for 5 gone "halo-sess-mark-$$-kill"; then
+		ok "a call killed mid-way: its command dies"
+	else
+		fail "a call killed mid-way: its command dies" "still running"
+	fi
+else
+	fail "a call killed mid-way: its command dies" "it never started"
+fi
+call "$S" -- cat /tmp/halo-sess-file
+expect "a call killed mid-way: the session lives" "0:kept" "$RC:$OUT"
+
+# ------------------------------------------------------------------ concurrent calls
+pids=()
+for i in 1 2 3 4; do
+	timeout -k 2 30 "$HALO" --session "$S" -- sh -c 'sleep 0.5; echo "n$1"; exit "$1"' sh "$i" \
+		</dev/null >"$TMPDIR/conc.$i" 2>&1 &
+	pids+=($!)
+done
+good=0
+for i in 1 2 3 4; do
+	wait "${pids[$((i - 1))]}"
+	rc=$?
+	[ "$rc" = "$i" ] && [ "$(cat "$TMPDIR/conc.$i")" = "n$i" ] && good=$((good + 1))
+done
+expect "four concurrent calls: each its own output and exit code" 4 "$good"
+
+# Concurrent first calls of a new session start one supervisor.
+C="${S}c"
+new_session "$C"
+pids=()
+for i in 1 2 3; do
+	timeout -k 2 60 "$HALO" --session "$C" -- sh -c 'echo $$ >>/tmp/pids; echo ok' \
+		</dev/null >"$TMPDIR/first.$i" 2>&1 &
+	pids+=($!)
+done
+good=0
+for p in "${pids[@]}"; do wait "$p" && good=$((good + 1)); done
+call "$C" -- sh -c 'wc -l </tmp/pids'
+expect "concurrent first calls: all run, in one session" "3:0:3" "$good:$RC:$OUT"
+
+# ------------------------------------------------------------------ the policy is fixed
+printf '{"limits": {"cpuSeconds": 50}}\n' >"$TMPDIR/other.json"
+call "$S" --policy "$TMPDIR/other.json" -- true
+expect "another policy: refused 125" 125 "$RC"
+expect_match "another policy: named" "refused: effective policy differs" "$ERR"
+call "$S" --limit nofile=200 -- true
+expect "other limits: refused 125" 125 "$RC"
+expect_match "other limits: named" "refused: launch options differ.*nofile:200" "$ERR"
+mkdir -p "$TMPDIR/elsewhere"
+OUT=$(cd "$TMPDIR/elsewhere" && timeout 20 "$HALO" --session "$S" -- true 2>&1 </dev/null)
+RC=$?
+expect "another workspace: refused 125" 125 "$RC"
+expect_match "another workspace: named" "refused: workspace differs" "$OUT"
+call "$S" --timeout 5 -- true
+expect "a wall-clock limit of the call's own is no change" 0 "$RC"
+call "bad/name" -- true
+expect "a bad session name: 125" 125 "$RC"
+
+# ------------------------------------------------------------------ every layer in a joined call
+printf 'SESSIONSECRET\n' >"$TMPDIR/.env.local"
+P="$TMPDIR/protect.json"
+printf '{"sandbox": {"protectedPaths": [".env*"]}}\n' >"$P"
+L="${S}l"
+new_session "$L"
+call "$L" --policy "$P" -- true
+call "$L" --policy "$P" -- sh -c "cat .env.local"
+if [ "$RC" -ne 0 ] && ! grep -q SESSIONSECRET <<<"$OUT"; then
+	ok "joined call: a protected file is unreadable"
+else
+	fail "joined call: a protected file is unreadable" "rc=$RC out=$OUT"
+fi
+call "$L" --policy "$P" -- sh -c "echo x >/var/tmp/halo-sess-$$"
+if [ "$RC" -ne 0 ] && [ ! -e "/var/tmp/halo-sess-$$" ]; then
+	ok "joined call: no write outside the workspace"
+else
+	fail "joined call: no write outside the workspace" "rc=$RC"
+	rm -f "/var/tmp/halo-sess-$$"
+fi
+call "$L" --policy "$P" -- sh -c 'echo x >ws-file && cat ws-file'
+expect "joined call: the workspace is writable" "0:x" "$RC:$OUT"
+call "$L" --policy "$P" -- grep -E '^(CapEff|CapPrm|NoNewPrivs|Seccomp):' /proc/self/status
+expect_match "joined call: no capabilities" "CapEff:[[:space:]]+0000000000000000" "$OUT"
+expect_match "joined call: no_new_privs" "NoNewPrivs:[[:space:]]+1" "$OUT"
+expect_match "joined call: seccomp filtering" "Seccomp:[[:space:]]+2" "$OUT"
+call "$L" --policy "$P" -- sh -c 'unshare -U true 2>/dev/null && echo escaped || echo refused'
+expect "joined call: no new user namespace" "refused" "$OUT"
+call "$L" --policy "$P" -- env
+if grep -q '^HALO_SESS_LEAK=' <<<"$OUT"; then
+	fail "joined call: a clean environment" "a caller's variable leaked"
+else
+	ok "joined call: a clean environment"
+fi
+HALO_SESS_LEAK=1 call "$L" --policy "$P" -- sh -c 'echo "${HALO_SESS_LEAK:-unset}"'
+expect "joined call: the caller's other variables stay out" "unset" "$OUT"
+
+# ------------------------------------------------------------------ the control socket
+DIR=$("$HALO" session list | sed -n 's/^sessions: //p')
+if [ -S "$DIR/$S.sock" ]; then ok "the control socket is in $DIR"; else fail "the control socket is in $DIR" "no socket"; fi
+MODE=$(stat -c %a "$DIR")
+expect "the control directory is 0700" 700 "$MODE"
+call "$S" -- sh -c "test -e '$DIR/$S.sock' || test -e '$DIR' && echo visible || echo hidden"
+expect "the control socket is not visible inside" "hidden" "$OUT"
+call "$S" -- python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('$DIR/$S.sock'); print('connected')
+except OSError as e:
+    print('refused')"
+expect "the control socket cannot be reached inside" "refused" "$OUT"
+if [ "$AS" = root ] && command -v setpriv >/dev/null; then
+	OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('$DIR/$S.sock'); print('connected')
+except OSError:
+    print('refused')" 2>&1)
+	expect "another user cannot reach the control socket" "refused" "$OUT"
+else
+	skip "another user cannot reach the control socket" "needs root to become another user"
+fi
+
+# ------------------------------------------------------------------ list and stop
+OUT=$("$HALO" session list)
+expect_match "list: the session is running" "^  $S  running, supervisor pid [0-9]+" "$OUT"
+SUP=$(sed -n "s/^  $S  running, supervisor pid \([0-9]*\).*/\1/p" <<<"$OUT")
+if [ -n "$SUP" ] && [ "$(ps -o sid= -p "$SUP" | tr -d ' ')" != "$(ps -o sid= -p $$ | tr -d ' ')" ]; then
+	ok "the supervisor is in a session of its own (no terminal of the caller's)"
+else
+	fail "the supervisor is in a session of its own (no terminal of the caller's)" "sid"
+fi
+OUT=$("$HALO" session stop "$S")
+expect "stop" "stopped $S" "$OUT"
+if wait_for 5 gone "$SRV" && wait_for 5 sh -c "! kill -0 $SUP 2>/dev/null"; then
+	ok "stop kills everything in the session, the supervisor included"
+else
+	fail "stop kills everything in the session, the supervisor included" "$(pgrep -af "$SRV")"
+fi
+OUT=$("$HALO" session list)
+if grep -q "^  $S " <<<"$OUT"; then fail "list: a stopped session is gone" "$OUT"; else ok "list: a stopped session is gone"; fi
+call "$S" -- sh -c 'test -e /tmp/halo-sess-file && echo old || echo fresh'
+expect "a call after stop starts a fresh session" "0:fresh" "$RC:$OUT"
+"$HALO" session stop "$S" >/dev/null
+
+# A stale socket: the supervisor killed without a word.
+T="${S}t"
+new_session "$T"
+call "$T" -- true
+SUP=$("$HALO" session list | sed -n "s/^  $T  running, supervisor pid \([0-9]*\).*/\1/p")
+kill -KILL "$SUP" 2>/dev/null
+wait_for 5 sh -c "! kill -0 $SUP 2>/dev/null"
+OUT=$("$HALO" session list)
+expect_match "list: a stale socket is told from a live one" "^  $T  stale socket" "$OUT"
+call "$T" -- echo again
+expect "a call over a stale socket starts a new session" "0:again" "$RC:$OUT"
+
+# ------------------------------------------------------------------ idle expiry
+printf '{"limits": {"sessionIdleSeconds": 2}}\n' >"$TMPDIR/idle.json"
+I="${S}i"
+new_session "$I"
+call "$I" --policy "$TMPDIR/idle.json" -- sh -c 'sleep 3; echo busy'
+expect "a call longer than the idle timeout is not cut" "0:busy" "$RC:$OUT"
+if wait_for 8 sh -c "! '$HALO' session list | grep -q '^  $I '"; then
+	ok "idle: the session ends by itself after sessionIdleSeconds"
+else
+	fail "idle: the session ends by itself after sessionIdleSeconds" "$("$HALO" session list)"
+fi
+if [ -e "$DIR/$I.sock" ]; then fail "idle: its socket is removed" "still there"; else ok "idle: its socket is removed"; fi
+printf '{"limits": {"sessionIdleSeconds": 0}}\n' >"$TMPDIR/idle0.json"
+OUT=$("$HALO" validate "$TMPDIR/idle0.json" 2>&1)
+expect_match "validation: sessionIdleSeconds must be positive" "limits\.sessionIdleSeconds" "$OUT"
+
+finish
