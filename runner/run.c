@@ -222,6 +222,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	goto out;
 #else
 	l.egress_proxy = !l.unsandboxed;
+	l.session = o->session != NULL; /* --dry-run says what a session changes */
 	rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);

@@ -31,9 +31,7 @@
 
 extern char **environ;
 
-#define DEFAULT_IDLE_SECONDS 1800
-#define HELLO_MS	     10000
-#define START_MS	     120000 /* the first launch scans the workspace */
+#define SEND_MS 10000
 
 static uint64_t fnv1a(const char *s, uint64_t h)
 {
@@ -82,7 +80,7 @@ int runner_session_identity(const char *name, const runner_launch *l, struct run
 		 (unsigned long long)fnv1a(json, 0x84222325cbf29ce4ULL));
 	free(json);
 	snprintf(id->workspace, sizeof(id->workspace), "%s", l->workspace);
-	id->idle_seconds = idle > 0 ? idle : DEFAULT_IDLE_SECONDS;
+	id->idle_seconds = idle > 0 ? idle : POLICY_SESSION_IDLE_DEFAULT;
 	id->options = options_text(l);
 	return id->options ? 0 : -ENOMEM;
 }
@@ -170,7 +168,7 @@ int runner_session_send(int fd, struct session_buf *b, const int *fds, size_t n)
 	int rc = session_buf_end(b);
 
 	if (rc == 0)
-		rc = session_send(fd, b, fds, n, HELLO_MS);
+		rc = session_send(fd, b, fds, n, SEND_MS);
 	session_buf_free(b);
 	return rc;
 }

@@ -151,12 +151,15 @@ static int start(const struct runner_opts *o, const runner_launch *l,
 	return rc;
 }
 
-/* Join, or start under the lock (concurrent first calls start one session). */
+/* Join, or start under the lock: concurrent first calls start one session, and a
+ * call never talks to a supervisor that is still starting (the socket accepts from
+ * its bind on, but answers only once the sandbox is up; that may take a first walk of
+ * a large workspace). Joining takes the lock shared, starting exclusive. */
 static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 			    const struct runner_session_id *id, const char *dir)
 {
 	char sock[4300], lock[4300], log[4300];
-	int fd, lk;
+	int fd = -ENOENT, lk;
 
 	if (runner_session_path(dir, id->name, "sock", sock, sizeof(sock)) < 0 ||
 	    runner_session_path(dir, id->name, "lock", lock, sizeof(lock)) < 0 ||
@@ -165,13 +168,16 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 			id->name);
 		return -1;
 	}
-	if ((fd = runner_session_connect(sock)) >= 0)
+	lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lk >= 0 && flock(lk, LOCK_SH) == 0 && (fd = runner_session_connect(sock)) >= 0) {
+		close(lk);
 		return fd;
-	if (fd != -ECONNREFUSED && fd != -ENOENT) {
+	}
+	if (lk >= 0 && fd != -ECONNREFUSED && fd != -ENOENT) {
 		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-fd));
+		close(lk);
 		return -1;
 	}
-	lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lk < 0 || flock(lk, LOCK_EX) < 0) {
 		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, lock, strerror(errno));
 		if (lk >= 0)
