@@ -249,6 +249,47 @@ else
 	skip "another user cannot reach the control socket" "needs root to become another user"
 fi
 
+# ------------------------------------------------------------------ the first call's terminal
+# A first call on a terminal that then closes (the harness's tab, an ssh session): the
+# call gets SIGHUP and passes it on to its command; the session and what it started in
+# the background stay.
+Y="${S}y"
+new_session "$Y"
+OUT=$(timeout 30 python3 - "$HALO" "$Y" "halo-sess-mark-$$-bg" <<'PY' 2>&1
+import os, sys, time
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
+halo, name, mark = sys.argv[1:4]
+p = Pty([halo, "--session", name, "--", "sh", "-c",
+         f"test -t 0 && echo on-a-tty; nohup sh -c 'sleep 300; : {mark}' >/dev/null 2>&1 & "
+         "echo started; exec sleep 300"])
+if not p.read_until(b"started", 20):
+    print("never started:", p.buf); sys.exit(1)
+print("tty" if b"on-a-tty" in p.buf else "no tty")
+time.sleep(0.3)
+os.close(p.fd)  # the terminal goes away: SIGHUP to its session
+end = time.time() + 10
+while time.time() < end:
+    pid, st = os.waitpid(p.pid, os.WNOHANG)
+    if pid:
+        print("status", os.waitstatus_to_exitcode(st)); break
+    time.sleep(0.1)
+else:
+    os.kill(p.pid, 9); os.waitpid(p.pid, 0); print("status hung")
+PY
+)
+expect_match "a terminal's call: the command sees the terminal" "^tty$" "$OUT"
+expect_match "a terminal's call: hang-up ends the call (SIGHUP: 129)" "^status 129$" "$OUT"
+call "$Y" -- echo still
+expect "a terminal's call: the session outlives the terminal" "0:still" "$RC:$OUT"
+if pgrep -f "halo-sess-mark-$$-bg" >/dev/null; then
+	ok "a terminal's call: its background process outlives the terminal"
+else
+	fail "a terminal's call: its background process outlives the terminal" "gone"
+fi
+"$HALO" session stop "$Y" >/dev/null
+if wait_for 5 gone "halo-sess-mark-$$-bg"; then ok "stop ends it"; else fail "stop ends it" "still running"; fi
+
 # ------------------------------------------------------------------ list and stop
 OUT=$("$HALO" session list)
 expect_match "list: the session is running" "^  $S  running, supervisor pid [0-9]+" "$OUT"
