@@ -92,7 +92,7 @@ static int audit_name_intact(const char *path, const struct stat *opened, struct
 
 /* Hand the sandbox's listeners to a new proxy. */
 int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
-		       struct proxy_poller *pl, int audit_fd, struct proxy **px)
+		       struct proxy_poller *pl, int audit_fd, int log_fd, struct proxy **px)
 {
 	struct proxy_options po;
 	struct halo_err e = {{0}};
@@ -106,7 +106,7 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 		return 0;
 	po.policy = l->policy;
 	po.audit_fd = audit_fd;
-	po.log_fd = STDERR_FILENO;
+	po.log_fd = log_fd;
 	po.quiet = o->quiet;
 	rc = proxy_create(pl, &po, px, &e);
 	if (rc < 0) {
@@ -174,7 +174,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc == 0)
 		rc = watch(&st, l);
 	if (rc == 0)
-		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, &px);
+		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO, &px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
 		runner_launcher.kill(st.sb);

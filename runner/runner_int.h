@@ -145,7 +145,7 @@ struct stat;
 struct proxy_poller;
 int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
 int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
-		       struct proxy_poller *pl, int audit_fd, struct proxy **px);
+		       struct proxy_poller *pl, int audit_fd, int log_fd, struct proxy **px);
 void runner_supervisor_settings(void);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */

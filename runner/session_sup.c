@@ -6,6 +6,11 @@
  * told how its command ended. The commands themselves are forked inside the sandbox
  * by the spawner (linux/session_spawn.c), over the launcher's session channel.
  *
+ * The proxy's lines (egress denied, egress error) go to the session's log and to the
+ * stderr of every call running when they are written: the proxy cannot tell which
+ * call opened a connection (they share the loopback), and a line to one call too many
+ * beats a refusal without its reason.
+ *
  * Only the same user may connect (SO_PEERCRED; the directory is 0700 too). It ends
  * when stopped (`session stop`, SIGTERM, its socket removed), when idle (no call
  * running for limits.sessionIdleSeconds: background processes do not count), or
@@ -13,6 +18,8 @@
  * ends with a call: a call that goes away only kills its own command. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +42,8 @@ struct client {
 	struct sup *s;
 	int state;
 	long long id;
-	bool gone; /* the call went away; its command is being killed */
+	int err_fd; /* the call's stderr, while it runs: the proxy's lines */
+	bool gone;  /* the call went away; its command is being killed */
 };
 
 struct sup {
@@ -47,7 +55,7 @@ struct sup {
 	runner_sandbox *sb;
 	struct proxy_poller *pl;
 	struct session_conn chan;
-	int listen_fd, ready_fd;
+	int listen_fd, ready_fd, log_r;
 	struct client **c;
 	size_t n, cap;
 	long long next_id;
@@ -76,6 +84,9 @@ static void client_drop(struct sup *s, struct client *c)
 {
 	if (c->io.fd >= 0)
 		proxy_poller_del(s->pl, c->io.fd);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	c->err_fd = -1;
 	if (c->state == C_RUNNING && !c->gone) {
 		/* Its command dies with the call (a kill, a crash, a closed terminal). */
 		struct session_buf b = {0};
@@ -173,12 +184,13 @@ static int run(struct sup *s, struct client *c, const struct session_msg *m)
 			rc = session_send(s->chan.fd, &b, fds, nf, SEND_MS);
 		session_buf_free(&b);
 	}
-	for (size_t i = 0; i < nf; i++)
-		close(fds[i]);
 	if (rc == 0) {
 		c->state = C_RUNNING;
+		c->err_fd = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
 		s->running++;
 	}
+	for (size_t i = 0; i < nf; i++)
+		close(fds[i]);
 	return rc;
 }
 
@@ -256,6 +268,7 @@ static void on_accept(void *arg, int fd, unsigned events)
 		}
 		session_conn_init(&c->io, cfd);
 		c->s = s;
+		c->err_fd = -1;
 		s->c[s->n++] = c;
 		if (proxy_poller_add(s->pl, cfd, PROXY_EV_IN, on_client, c) < 0)
 			client_drop(s, c);
@@ -320,6 +333,34 @@ static void on_chan(void *arg, int fd, unsigned events)
 		s->stop = true;
 }
 
+/* A line that would block is dropped, never waited for: the call's stderr is the
+ * command's too (its flags are not ours to change), and a pipe with room for
+ * PIPE_BUF takes a line of the proxy's whole. */
+static void to_stderr(int fd, const char *p, size_t n)
+{
+	struct pollfd pf = {fd, POLLOUT, 0};
+
+	if (n <= PIPE_BUF && poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT)) {
+		ssize_t w = write(fd, p, n);
+		(void)w;
+	}
+}
+
+static void on_log(void *arg, int fd, unsigned events)
+{
+	struct sup *s = arg;
+	char buf[PIPE_BUF];
+	ssize_t n;
+
+	(void)events;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		to_stderr(STDERR_FILENO, buf, (size_t)n);
+		for (size_t i = 0; i < s->n; i++)
+			if (s->c[i]->state == C_RUNNING && s->c[i]->err_fd >= 0)
+				to_stderr(s->c[i]->err_fd, buf, (size_t)n);
+	}
+}
+
 static void on_stop(void *arg, int fd, unsigned events)
 {
 	struct sup *s = arg;
@@ -356,6 +397,8 @@ static int watch(struct sup *s)
 		rc = proxy_poller_add(s->pl, s->listen_fd, PROXY_EV_IN, on_accept, s);
 	if (rc == 0)
 		rc = proxy_poller_add(s->pl, s->chan.fd, PROXY_EV_IN, on_chan, s);
+	if (rc == 0 && s->log_r >= 0)
+		rc = proxy_poller_add(s->pl, s->log_r, PROXY_EV_IN, on_log, s);
 	if (rc == 0 && !proxy_timer_add(s->pl, 200, on_tick, s))
 		rc = -ENOMEM;
 	return rc;
@@ -385,12 +428,13 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 			.sock_path = sock_path,
 			.listen_fd = listen_fd,
 			.ready_fd = ready_fd,
+			.log_r = -1,
 			.cap = 1024};
 	struct halo_outcome out;
 	struct halo_err e = {{0}};
 	struct proxy *px = NULL;
 	struct stat audit_st;
-	int audit_fd = -1, rc;
+	int audit_fd = -1, logp[2] = {-1, -1}, rc;
 
 	if (fstat(listen_fd, &s.sock_st) < 0 || lstat(sock_path, &s.sock_st) < 0 ||
 	    !(s.c = calloc(s.cap, sizeof(*s.c)))) {
@@ -410,12 +454,16 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	}
 	runner_supervisor_settings();
 	session_conn_init(&s.chan, runner_launcher.session_fd(s.sb));
+	/* Non-blocking both ways: the proxy never stalls on its lines (it drops them),
+	 * and this loop reads them between its other events. */
+	s.log_r = pipe2(logp, O_CLOEXEC | O_NONBLOCK) == 0 ? logp[0] : -1;
 	s.last_ms = proxy_now_ms();
 	rc = proxy_poller_new(proxy_poller_default_backend(), &s.pl);
 	if (rc == 0)
 		rc = watch(&s);
 	if (rc == 0)
-		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd, &px);
+		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd,
+					s.log_r >= 0 ? logp[1] : STDERR_FILENO, &px);
 	if (rc == 0)
 		rc = proxy_poller_run(s.pl, &s.stop);
 	end(&s);
@@ -428,6 +476,9 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	proxy_drain(px, 100);
 	proxy_destroy(px);
 	proxy_poller_free(s.pl);
+	for (int i = 0; i < 2; i++)
+		if (logp[i] >= 0)
+			close(logp[i]);
 	free(s.c);
 	if (audit_fd >= 0)
 		close(audit_fd);

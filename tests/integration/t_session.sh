@@ -120,6 +120,14 @@ kill -TERM "$HPID"
 wait "$HPID"
 expect "SIGTERM to the call is forwarded to its command" 7 "$?"
 
+# The proxy's refusals reach the stderr of the call (a name no rule allows: refused by
+# the policy's default before any lookup, nothing leaves the machine).
+OUT=$(timeout -k 2 20 "$HALO" --session "$S" -- curl -s -o /dev/null -w '%{http_code}' \
+	"http://denied-$$.invalid/" 2>"$E" </dev/null)
+expect "a denied request: refused by the session's proxy" 403 "$OUT"
+expect_match "a denied request: the reason on the call's stderr" \
+	"egress denied: denied-$$\.invalid:80" "$(cat "$E")"
+
 # ------------------------------------------------------------------ a call killed mid-way
 "$HALO" --session "$S" -- sh -c "sleep 30; : halo-sess-mark-$$-kill" </dev/null >/dev/null 2>&1 &
 HPID=$!
