@@ -229,6 +229,24 @@ fi
 HALO_SESS_LEAK=1 call "$L" --policy "$P" -- sh -c 'echo "${HALO_SESS_LEAK:-unset}"'
 expect "joined call: the caller's other variables stay out" "unset" "$OUT"
 
+# The session's limits hold in every call (rlimits are set per call, before exec).
+R="${S}r"
+new_session "$R"
+call "$R" --limit nofile=100,fsize=1M -- true
+call "$R" --limit nofile=100,fsize=1M -- sh -c 'ulimit -n; ulimit -f'
+expect "joined call: the session's rlimits apply" "100 2048" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
+
+# --audit is the session's: given at its start, every call's egress lands there.
+A="${S}a"
+new_session "$A"
+call "$A" --audit "$TMPDIR/audit.jsonl" -- curl -s -o /dev/null "http://one-$$.invalid/"
+call "$A" --audit "$TMPDIR/audit.jsonl" -- curl -s -o /dev/null "http://two-$$.invalid/"
+N=$(grep -c -e "one-$$.invalid" -e "two-$$.invalid" "$TMPDIR/audit.jsonl" 2>/dev/null)
+expect "the session's audit holds every call's decisions" 2 "$N"
+call "$A" -- true
+expect "a call without the session's --audit: refused 125" 125 "$RC"
+expect_match "a call without the session's --audit: named" "launch options differ.*audit=" "$ERR"
+
 # ------------------------------------------------------------------ the control socket
 DIR=$("$HALO" session list | sed -n 's/^sessions: //p')
 if [ -S "$DIR/$S.sock" ]; then ok "the control socket is in $DIR"; else fail "the control socket is in $DIR" "no socket"; fi
