@@ -341,10 +341,15 @@ expect "a call after stop starts a fresh session" "0:fresh" "$RC:$OUT"
 # A stale socket: the supervisor killed without a word.
 T="${S}t"
 new_session "$T"
-call "$T" -- true
+call "$T" -- sh -c "nohup sh -c 'sleep 300; : halo-sess-mark-$$-orphan' >/dev/null 2>&1 &"
 SUP=$("$HALO" session list | sed -n "s/^  $T  running, supervisor pid \([0-9]*\).*/\1/p")
 kill -KILL "$SUP" 2>/dev/null
 wait_for 5 sh -c "! kill -0 $SUP 2>/dev/null"
+if wait_for 5 gone "halo-sess-mark-$$-orphan"; then
+	ok "a supervisor killed: the sandbox dies with it"
+else
+	fail "a supervisor killed: the sandbox dies with it" "a process lives on"
+fi
 OUT=$("$HALO" session list)
 expect_match "list: a stale socket is told from a live one" "^  $T  stale socket" "$OUT"
 call "$T" -- echo again
