@@ -73,6 +73,14 @@ void linux_sandbox_kill(struct linux_sandbox *sb);
  * them (0 when there are none: mode off, or no user namespace). */
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
 
+/* A session's protected files (session_scan.c): what a fresh launch would mask or
+ * show sanitized now, each as "DEV:ID:PATH" (ID: which file, see session_scan.c),
+ * sorted. A joined call's list must hold
+ * nothing its session's lacks. 0 or -errno with e set. */
+int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
+			    struct halo_err *e);
+void linux_session_protected_free(char **v, size_t n);
+
 /* A session's channel to its spawner (linux/session_proto.h frames), -1 without one. */
 int linux_sandbox_session_fd(const struct linux_sandbox *sb);
 

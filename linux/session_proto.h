@@ -42,8 +42,8 @@ enum session_fail_kind { SESSION_FAIL_EXEC = 1, SESSION_FAIL_SETUP = 2 };
 struct session_msg {
 	enum session_verb verb;
 	const char *version, *name, *policy, *options, *workspace, *why, *msg;
-	char **arg, **env;
-	size_t n_arg, n_env;
+	char **arg, **env, **prot;
+	size_t n_arg, n_env, n_prot;
 	long long id, sig, status, err, calls, idle, pid;
 	enum session_fail_kind kind;
 	unsigned have; /* bit per key present (1u << SESSION_K_...) */
@@ -68,6 +68,7 @@ enum session_key {
 	SESSION_K_CALLS,
 	SESSION_K_IDLE,
 	SESSION_K_PID,
+	SESSION_K_PROT, /* hello: one protected file, "DEV:ID:PATH" (repeated) */
 	SESSION_N_KEYS,
 };
 

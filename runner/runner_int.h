@@ -100,6 +100,10 @@ struct runner_session_id {
 	char *options;	 /* the launch options that shape the sandbox, as text */
 	char workspace[4096];
 	long long idle_seconds;
+	/* The protected files a fresh launch would mask now (linux_session_protected):
+	 * a call may bring none that the session's start did not. */
+	char **prot;
+	size_t n_prot;
 };
 /* The session's supervisor, in the daemon the first call forks: start the sandbox (l
  * with session set), tell ready_fd, serve calls on listen_fd until stopped or idle.

@@ -206,6 +206,8 @@ static int hello(int fd, struct session_conn *c, const struct runner_session_id 
 	session_buf_put(&b, SESSION_K_POLICY, id->policy);
 	session_buf_put(&b, SESSION_K_OPTIONS, id->options);
 	session_buf_put(&b, SESSION_K_WORKSPACE, id->workspace);
+	for (size_t i = 0; i < id->n_prot; i++)
+		session_buf_put(&b, SESSION_K_PROT, id->prot[i]);
 	if ((rc = runner_session_send(fd, &b, NULL, 0)) < 0 ||
 	    (rc = runner_session_recv(c, &m, HELLO_MS)) < 0) {
 		fprintf(stderr, "halo-run: session %s: no answer: %s\n", id->name, strerror(-rc));
@@ -366,6 +368,22 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		fprintf(stderr, "halo-run: session: out of memory\n");
 		return HALO_EXIT_SETUP;
 	}
+	/* The audit file is masked inside: made now, it is in the list from the first
+	 * call on (the supervisor opens it again, appending). */
+	if (o->audit) {
+		int afd =
+		    open(o->audit,
+			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+		if (afd >= 0)
+			close(afd);
+	}
+	/* Walked before the start too: the session's list is never later than the walk
+	 * its sandbox is built from (a file in between is then refused, never missed). */
+	if (linux_session_protected(l, &id.prot, &id.n_prot, &e) < 0) {
+		fprintf(stderr, "halo-run: session: %s\n", e.msg);
+		free(id.options);
+		return HALO_EXIT_SETUP;
+	}
 	if ((fd = connect_or_start(o, l, &id, dir)) >= 0) {
 		session_conn_init(&c, fd);
 		if (hello(fd, &c, &id) == 0 && send_run(fd, l) == 0)
@@ -373,5 +391,6 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		session_conn_release(&c);
 	}
 	free(id.options);
+	linux_session_protected_free(id.prot, id.n_prot);
 	return rc;
 }

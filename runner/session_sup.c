@@ -119,6 +119,45 @@ static int reply(struct client *c, struct session_buf *b)
 	return rc;
 }
 
+static bool held(const struct runner_session_id *id, const char *entry)
+{
+	size_t lo = 0, hi = id->n_prot;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(id->prot[mid], entry);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* A protected file the session's mounts do not hold (new, or replaced: another
+ * inode): the refusal names it and how many there are. */
+static void protected_changes(const struct sup *s, const struct session_msg *m, char *why, size_t n)
+{
+	const char *first = NULL;
+	size_t count = 0;
+
+	for (size_t i = 0; i < m->n_prot; i++)
+		if (!held(s->id, m->prot[i])) {
+			count++;
+			first = first ? first : m->prot[i];
+		}
+	if (!count)
+		return;
+	first = strchr(strchr(first, ':') + 1, ':') + 1; /* the path (prot_ok's form) */
+	snprintf(why, n,
+		 "%zu protected file%s appeared or %s replaced since the session started "
+		 "(first: %.2000s); a fresh launch masks %s, this session's mounts do not",
+		 count, count == 1 ? "" : "s", count == 1 ? "was" : "were", first,
+		 count == 1 ? "it" : "them");
+}
+
 /* Hello: the same sandbox or a refusal that names what differs. */
 static int hello(struct sup *s, struct client *c, const struct session_msg *m)
 {
@@ -142,6 +181,8 @@ static int hello(struct sup *s, struct client *c, const struct session_msg *m)
 		snprintf(why, sizeof(why),
 			 "launch options differ: the session's are %.2000s; this call's %.2000s",
 			 s->id->options, m->options);
+	else
+		protected_changes(s, m, why, sizeof(why));
 	session_buf_begin(&b, why[0] ? SESSION_REFUSED : SESSION_OK);
 	if (why[0])
 		session_buf_put(&b, SESSION_K_WHY, why);

@@ -18,6 +18,7 @@ cleanup() {
 	for s in "${SESSIONS[@]}"; do "$HALO" session stop "$s" >/dev/null 2>&1; done
 	pgrep -f "halo-sess-mark-$$" | xargs -r kill -KILL 2>/dev/null
 	[ -n "${SRV:-}" ] && pgrep -f "$SRV" | xargs -r kill -KILL 2>/dev/null
+	[ -n "${LWS:-}" ] && rm -rf "$LWS"
 }
 trap cleanup EXIT
 
@@ -25,7 +26,7 @@ trap cleanup EXIT
 call() {
 	local name=$1
 	shift
-	OUT=$(timeout -k 2 "${BOUND:-30}" "$HALO" --session "$name" "$@" 2>"$E" </dev/null)
+	OUT=$(cd "${CALLDIR:-$TMPDIR}" && timeout -k 2 "${BOUND:-30}" "$HALO" --session "$name" "$@" 2>"$E" </dev/null)
 	RC=$?
 	ERR=$(cat "$E")
 }
@@ -193,7 +194,10 @@ call "bad/name" -- true
 expect "a bad session name: 125" 125 "$RC"
 
 # ------------------------------------------------------------------ every layer in a joined call
-printf 'SESSIONSECRET\n' >"$TMPDIR/.env.local"
+# In a workspace of its own, outside the others' (whose walk would find its files).
+CALLDIR=$(mktemp -d /var/tmp/halo-sess.XXXXXX) || exit 1
+LWS=$CALLDIR
+printf 'SESSIONSECRET\n' >"$CALLDIR/.env.local"
 P="$TMPDIR/protect.json"
 printf '{"sandbox": {"protectedPaths": [".env*"]}}\n' >"$P"
 L="${S}l"
@@ -205,6 +209,28 @@ if [ "$RC" -ne 0 ] && ! grep -q SESSIONSECRET <<<"$OUT"; then
 else
 	fail "joined call: a protected file is unreadable" "rc=$RC out=$OUT"
 fi
+# Protected files that appear on the host after the session started, or replace a
+# masked one (the kernel drops a mount whose file is unlinked): a fresh launch masks
+# them; the session refuses the call rather than run without the mask.
+printf 'LATESECRET\n' >"$CALLDIR/.env.late"
+call "$L" --policy "$P" -- cat .env.late
+expect "a protected file written after the start: refused 125" 125 "$RC"
+expect_match "a protected file written after the start: named" "protected file appeared.*\.env\.late" "$ERR"
+if grep -q LATESECRET <<<"$OUT"; then fail "a protected file written after the start: unread" "read"; else ok "a protected file written after the start: unread"; fi
+rm -f "$CALLDIR/.env.late"
+call "$L" --policy "$P" -- true
+expect "the file gone again: the session takes calls" 0 "$RC"
+rm -f "$CALLDIR/.env.local"
+printf 'SESSIONSECRET2\n' >"$CALLDIR/.env.local"
+call "$L" --policy "$P" -- cat .env.local
+if [ "$RC" = 125 ] && ! grep -q SESSIONSECRET2 <<<"$OUT"; then
+	ok "a masked file replaced on the host: refused, unread"
+else
+	fail "a masked file replaced on the host: refused, unread" "rc=$RC out=$OUT"
+fi
+"$HALO" session stop "$L" >/dev/null
+call "$L" --policy "$P" -- sh -c 'cat .env.local; echo rc=$?'
+expect_match "after a restart the new file is masked" "^rc=1$" "$OUT"
 call "$L" --policy "$P" -- sh -c "echo x >/var/tmp/halo-sess-$$"
 if [ "$RC" -ne 0 ] && [ ! -e "/var/tmp/halo-sess-$$" ]; then
 	ok "joined call: no write outside the workspace"
@@ -228,6 +254,7 @@ else
 fi
 HALO_SESS_LEAK=1 call "$L" --policy "$P" -- sh -c 'echo "${HALO_SESS_LEAK:-unset}"'
 expect "joined call: the caller's other variables stay out" "unset" "$OUT"
+CALLDIR=
 
 # The session's limits hold in every call (rlimits are set per call, before exec).
 R="${S}r"
@@ -253,7 +280,7 @@ if [ -S "$DIR/$S.sock" ]; then ok "the control socket is in $DIR"; else fail "th
 MODE=$(stat -c %a "$DIR")
 expect "the control directory is 0700" 700 "$MODE"
 call "$S" -- sh -c "test -e '$DIR/$S.sock' || test -e '$DIR' && echo visible || echo hidden"
-expect "the control socket is not visible inside" "hidden" "$OUT"
+expect "the control socket is not visible inside" "hidden" "$OUT${ERR:+ ($ERR)}"
 call "$S" -- python3 -c "
 import socket, sys
 s = socket.socket(socket.AF_UNIX)

@@ -28,6 +28,38 @@ static const struct {
        "0123456789abcdef0123456789abcdef\0options\0x\0"
        "workspace\0/w"),
      0, NULL},
+    {P("hello\0v\0"
+       "1\0name\0s1\0policy\0"
+       "0123456789abcdef\0options\0x\0workspace\0/w\0"
+       "prot\0"
+       "2049:81000000deadbeef:/w/.env\0prot\0-:-:/w/.env.gone"),
+     0, NULL},
+    {P("hello\0v\0"
+       "1\0name\0s\0policy\0"
+       "0123456789abcdef\0options\0x\0workspace\0/w\0"
+       "prot\0/w/.env"),
+     -EINVAL, "'prot'"},
+    {P("hello\0v\0"
+       "1\0name\0s\0policy\0"
+       "0123456789abcdef\0options\0x\0workspace\0/w\0"
+       "prot\0"
+       "1:2:rel"),
+     -EINVAL, "'prot'"},
+    {P("hello\0v\0"
+       "1\0name\0s\0policy\0"
+       "0123456789abcdef\0options\0x\0workspace\0/w\0"
+       "prot\0"
+       "1:-2:/x"),
+     -EINVAL, "'prot'"},
+    {P("hello\0v\0"
+       "1\0name\0s\0policy\0"
+       "0123456789abcdef\0options\0x\0workspace\0/w\0"
+       "prot\0"
+       "1:ABC:/x"),
+     -EINVAL, "'prot'"},
+    {P("run\0arg\0x\0prot\0"
+       "1:2:/x"),
+     -EINVAL, "does not belong"},
     {P("ok"), 0, NULL},
     {P("stop"), 0, NULL},
     {P("info"), 0, NULL},
@@ -158,7 +190,8 @@ START_TEST(parse_table)
 	if (rows[_i].why)
 		ck_assert_msg(strstr(why, rows[_i].why), "row %d: why '%s'", _i, why);
 	if (rc == 0) {
-		ck_assert(m.arg && m.env);
+		ck_assert(m.arg && m.env && m.prot);
+		ck_assert_ptr_null(m.prot[m.n_prot]);
 		ck_assert_ptr_null(m.arg[m.n_arg]);
 		ck_assert_ptr_null(m.env[m.n_env]);
 	}
