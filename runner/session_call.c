@@ -287,11 +287,12 @@ static int outcome(const struct runner_opts *o, const struct session_msg *m, boo
 	return HALO_EXIT_SETUP;
 }
 
-static int wait_end(const struct runner_opts *o, const runner_launch *l, struct session_conn *c)
+static int wait_end(const struct runner_opts *o, const runner_launch *l, struct session_conn *c,
+		    int sfd)
 {
 	long long wall = l->limits.wall_seconds;
 	uint64_t deadline = wall > 0 ? proxy_now_ms() + (uint64_t)wall * 1000 : 0;
-	int sfd = signals_fd(), rc;
+	int rc;
 	bool killed = false;
 	struct session_msg m;
 	char why[128];
@@ -385,9 +386,16 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		return HALO_EXIT_SETUP;
 	}
 	if ((fd = connect_or_start(o, l, &id, dir)) >= 0) {
+		int sfd = -1;
 		session_conn_init(&c, fd);
-		if (hello(fd, &c, &id) == 0 && send_run(fd, l) == 0)
-			rc = wait_end(o, l, &c);
+		/* Signals are held from before the command starts: none is lost. */
+		if (hello(fd, &c, &id) == 0) {
+			sfd = signals_fd();
+			if (send_run(fd, l) == 0)
+				rc = wait_end(o, l, &c, sfd);
+		}
+		if (sfd >= 0)
+			close(sfd);
 		session_conn_release(&c);
 	}
 	free(id.options);
