@@ -123,14 +123,42 @@ static int listen_on(const char *sock)
 	return fd;
 }
 
-static int start(const struct runner_opts *o, const runner_launch *l,
-		 const struct runner_session_id *id, const char *sock, const char *log)
+/* The protected files now (session_scan.c). A first call walks after its socket and
+ * the audit file exist (both are masked inside) and before the supervisor's own walk:
+ * the session's list is never later than the walk its sandbox is built from, so a
+ * file made in between is refused at the next call, never missed. */
+static int protected_now(const struct runner_opts *o, const runner_launch *l,
+			 struct runner_session_id *id)
+{
+	struct halo_err e = {{0}};
+
+	if (o->audit) { /* the supervisor opens it again, appending */
+		int afd =
+		    open(o->audit,
+			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+		if (afd >= 0)
+			close(afd);
+	}
+	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
+		fprintf(stderr, "halo-run: session %s: %s\n", id->name, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int start(const struct runner_opts *o, const runner_launch *l, struct runner_session_id *id,
+		 const char *sock, const char *log)
 {
 	int lfd = listen_on(sock), ready[2], rc;
 	pid_t pid;
 
 	if (lfd < 0) {
 		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-lfd));
+		return -1;
+	}
+	if (protected_now(o, l, id) < 0) {
+		close(lfd);
+		unlink(sock);
 		return -1;
 	}
 	if (pipe2(ready, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
@@ -156,7 +184,7 @@ static int start(const struct runner_opts *o, const runner_launch *l,
  * its bind on, but answers only once the sandbox is up; that may take a first walk of
  * a large workspace). Joining takes the lock shared, starting exclusive. */
 static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
-			    const struct runner_session_id *id, const char *dir)
+			    struct runner_session_id *id, const char *dir)
 {
 	char sock[4300], lock[4300], log[4300];
 	int fd = -ENOENT, lk;
@@ -171,7 +199,10 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 	lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lk >= 0 && flock(lk, LOCK_SH) == 0 && (fd = runner_session_connect(sock)) >= 0) {
 		close(lk);
-		return fd;
+		if (protected_now(o, l, id) == 0)
+			return fd;
+		close(fd);
+		return -1;
 	}
 	if (lk >= 0 && fd != -ECONNREFUSED && fd != -ENOENT) {
 		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-fd));
@@ -184,7 +215,10 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 			close(lk);
 		return -1;
 	}
-	if ((fd = runner_session_connect(sock)) < 0) {
+	if ((fd = runner_session_connect(sock)) >= 0 && protected_now(o, l, id) < 0) {
+		close(fd);
+		fd = -1;
+	} else if (fd < 0) {
 		if (start(o, l, id, sock, log) < 0)
 			fd = -1;
 		else if ((fd = runner_session_connect(sock)) < 0)
@@ -367,22 +401,6 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 	}
 	if (runner_session_identity(o->session, l, &id) < 0) {
 		fprintf(stderr, "halo-run: session: out of memory\n");
-		return HALO_EXIT_SETUP;
-	}
-	/* The audit file is masked inside: made now, it is in the list from the first
-	 * call on (the supervisor opens it again, appending). */
-	if (o->audit) {
-		int afd =
-		    open(o->audit,
-			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-		if (afd >= 0)
-			close(afd);
-	}
-	/* Walked before the start too: the session's list is never later than the walk
-	 * its sandbox is built from (a file in between is then refused, never missed). */
-	if (linux_session_protected(l, &id.prot, &id.n_prot, &e) < 0) {
-		fprintf(stderr, "halo-run: session: %s\n", e.msg);
-		free(id.options);
 		return HALO_EXIT_SETUP;
 	}
 	if ((fd = connect_or_start(o, l, &id, dir)) >= 0) {

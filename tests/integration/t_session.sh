@@ -18,7 +18,7 @@ cleanup() {
 	for s in "${SESSIONS[@]}"; do "$HALO" session stop "$s" >/dev/null 2>&1; done
 	pgrep -f "halo-sess-mark-$$" | xargs -r kill -KILL 2>/dev/null
 	[ -n "${SRV:-}" ] && pgrep -f "$SRV" | xargs -r kill -KILL 2>/dev/null
-	[ -n "${LWS:-}" ] && rm -rf "$LWS"
+	[ -n "${LWS:-}" ] && rm -rf $LWS
 }
 trap cleanup EXIT
 
@@ -394,6 +394,25 @@ else
 	fail "idle: the session ends by itself after sessionIdleSeconds" "$("$HALO" session list)"
 fi
 if [ -e "$DIR/$I.sock" ]; then fail "idle: its socket is removed" "still there"; else ok "idle: its socket is removed"; fi
+# A control directory in the workspace itself ($XDG_RUNTIME_DIR there): the socket is
+# masked like any host socket, and the walk of later calls holds it (no refusal).
+XWS=$(mktemp -d /var/tmp/halo-sessx.XXXXXX) || exit 1
+LWS="$LWS $XWS"
+mkdir -m 700 "$XWS/xdg"
+X="${S}x"
+OUT=$(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" --session "$X" -- true 2>&1 </dev/null)
+RC=$?
+OUT2=$(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" --session "$X" -- python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('$XWS/xdg/halo-run/$X.sock'); print('connected')
+except OSError:
+    print('refused')" 2>&1 </dev/null)
+RC2=$?
+expect "a control socket in the workspace: masked inside, calls go on" "0:0:refused" "$RC:$RC2:$OUT2"
+(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$X" >/dev/null 2>&1)
+
 printf '{"limits": {"sessionIdleSeconds": 0}}\n' >"$TMPDIR/idle0.json"
 OUT=$("$HALO" validate "$TMPDIR/idle0.json" 2>&1)
 expect_match "validation: sessionIdleSeconds must be positive" "limits\.sessionIdleSeconds" "$OUT"
