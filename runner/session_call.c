@@ -179,6 +179,30 @@ static int start(const struct runner_opts *o, const runner_launch *l, struct run
 	return rc;
 }
 
+/* Still the file at that name? (An ending supervisor removes the lock file, under
+ * the lock: a lock taken on the removed file locks nothing.) */
+static bool lock_current(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int lock_open(const char *path, int how)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, how) == 0 && lock_current(fd, path))
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
 /* Join, or start under the lock: concurrent first calls start one session, and a
  * call never talks to a supervisor that is still starting (the socket accepts from
  * its bind on, but answers only once the sandbox is up; that may take a first walk of
@@ -196,8 +220,8 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 			id->name);
 		return -1;
 	}
-	lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (lk >= 0 && flock(lk, LOCK_SH) == 0 && (fd = runner_session_connect(sock)) >= 0) {
+	lk = lock_open(lock, LOCK_SH);
+	if (lk >= 0 && (fd = runner_session_connect(sock)) >= 0) {
 		close(lk);
 		if (protected_now(o, l, id) == 0)
 			return fd;
@@ -209,11 +233,15 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 		close(lk);
 		return -1;
 	}
-	if (lk < 0 || flock(lk, LOCK_EX) < 0) {
-		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, lock, strerror(errno));
+	if (lk < 0 || flock(lk, LOCK_UN) < 0 || flock(lk, LOCK_EX) < 0 || !lock_current(lk, lock)) {
 		if (lk >= 0)
 			close(lk);
-		return -1;
+		/* Unlinked by an ending supervisor meanwhile: once more, on the new file. */
+		if ((lk = lock_open(lock, LOCK_EX)) < 0) {
+			fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, lock,
+				strerror(errno));
+			return -1;
+		}
 	}
 	if ((fd = runner_session_connect(sock)) >= 0 && protected_now(o, l, id) < 0) {
 		close(fd);

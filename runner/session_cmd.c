@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "runner/session_int.h"
@@ -90,6 +92,16 @@ static int stop(const char *dir, const char *name)
 	}
 	if ((fd = runner_session_connect(sock)) < 0) {
 		if (unlink(sock) == 0) {
+			char other[4300];
+			int lfd;
+			if (runner_session_path(dir, name, "log", other, sizeof(other)) == 0)
+				unlink(other);
+			if (runner_session_path(dir, name, "lock", other, sizeof(other)) == 0 &&
+			    (lfd = open(other, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+				if (flock(lfd, LOCK_EX | LOCK_NB) == 0) /* nobody starting it */
+					unlink(other);
+				close(lfd);
+			}
 			printf("removed the stale socket of %s\n", name);
 			return 0;
 		}

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -445,14 +446,39 @@ static int watch(struct sup *s)
 	return rc;
 }
 
+/* The lock and the log go with the session, the lock only when nobody holds it (a
+ * call that locked the removed file notices and locks the new one, session_call.c);
+ * the log stays when the session never got ready: the first call points to it. */
+static void remove_files(const struct sup *s, bool ready)
+{
+	size_t n = strlen(s->sock_path);
+	char path[4300];
+	int fd;
+
+	if (n < 5 || n - 5 + 6 > sizeof(path))
+		return;
+	memcpy(path, s->sock_path, n - 5);
+	strcpy(path + n - 5, ".lock");
+	if ((fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlink(path);
+		close(fd);
+	}
+	strcpy(path + n - 5, ".log");
+	if (ready)
+		unlink(path);
+}
+
 static void end(struct sup *s)
 {
 	struct stat st;
 
 	/* Its socket first: a call arriving now starts a new session, not this one. */
 	if (lstat(s->sock_path, &st) == 0 && st.st_ino == s->sock_st.st_ino &&
-	    st.st_dev == s->sock_st.st_dev)
+	    st.st_dev == s->sock_st.st_dev) {
 		unlink(s->sock_path);
+		remove_files(s, s->ready_fd < 0);
+	}
 	/* Every call still running dies with the sandbox; its caller sees the end. */
 	while (s->n) {
 		s->c[0]->gone = true;

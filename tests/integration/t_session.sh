@@ -381,6 +381,9 @@ OUT=$("$HALO" session list)
 expect_match "list: a stale socket is told from a live one" "^  $T  stale socket" "$OUT"
 call "$T" -- echo again
 expect "a call over a stale socket starts a new session" "0:again" "$RC:$OUT"
+"$HALO" session stop "$T" >/dev/null
+LEFT=$(ls "$DIR" | grep -c "^$T\.")
+expect "a stopped session leaves no file behind" 0 "$LEFT"
 
 # ------------------------------------------------------------------ idle expiry
 printf '{"limits": {"sessionIdleSeconds": 2}}\n' >"$TMPDIR/idle.json"
