@@ -52,6 +52,10 @@ struct linux_launch {
 	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
 	const char *ssh_config;
 	size_t ssh_config_len;
+	/* A session (runner/session*.c): init's child is the spawner, which runs each call
+	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
+	 * the namespaces: never degraded, never unsandboxed. */
+	bool session;
 };
 
 /* The ssh client configuration the sandbox gets when its egress goes through the
@@ -84,6 +88,17 @@ void linux_sandbox_kill(struct linux_sandbox *sb);
 /* The proxy listeners made inside the sandbox's network namespace; the caller takes
  * them (0 when there are none: mode off, or no user namespace). */
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
+
+/* A session's protected files (session_scan.c): what a fresh launch would mask or
+ * show sanitized now, each as "DEV:ID:PATH" (ID: which file, see session_scan.c),
+ * sorted. A joined call's list must hold
+ * nothing its session's lacks. 0 or -errno with e set. */
+int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
+			    struct halo_err *e);
+void linux_session_protected_free(char **v, size_t n);
+
+/* A session's channel to its spawner (linux/session_proto.h frames), -1 without one. */
+int linux_sandbox_session_fd(const struct linux_sandbox *sb);
 
 /* Reap, release, and say how the run ended in *out (the command's status or signal,
  * the timeout, exec failed: runner/exit.h). Returns 0 when the command ran, 1 when it

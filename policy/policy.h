@@ -14,7 +14,9 @@
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_DEPTH      32
 #define POLICY_LIMIT_UNSET    (-1LL)
-#define POLICY_HOST_MAX	      253 /* longest DNS name in text form, no trailing dot */
+/* limits.sessionIdleSeconds when unset: a session's supervisor ends after 30 min idle. */
+#define POLICY_SESSION_IDLE_DEFAULT 1800
+#define POLICY_HOST_MAX		    253 /* longest DNS name in text form, no trailing dot */
 
 /* A single error message, for helpers that fail in one way at a time. */
 struct halo_err {
@@ -82,6 +84,7 @@ struct policy_limits {
 	long long open_files;
 	long long processes;
 	long long wall_seconds;
+	long long session_idle_seconds; /* --session: the supervisor ends after this idle */
 };
 
 struct policy_cidr {

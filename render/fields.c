@@ -30,6 +30,7 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_LIMIT_NOFILE] = "limits.openFiles",
     [RF_LIMIT_NPROC] = "limits.processes",
     [RF_LIMIT_WALL] = "limits.wallSeconds",
+    [RF_LIMIT_SESSION_IDLE] = "limits.sessionIdleSeconds",
     [RF_ENV_PASS] = "env.pass",
     [RF_ENV_SET] = "env.set",
     [RF_LEGACY_PERMISSIONS] = "permissions.sandbox",
@@ -56,6 +57,8 @@ static long long limit_of(const struct halo_policy *p, enum render_field f)
 		return p->limits.processes;
 	case RF_LIMIT_WALL:
 		return p->limits.wall_seconds;
+	case RF_LIMIT_SESSION_IDLE:
+		return p->limits.session_idle_seconds;
 	default:
 		return POLICY_LIMIT_UNSET;
 	}

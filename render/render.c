@@ -136,6 +136,8 @@ static const struct halo_only halo_only[] = {
     {RF_LIMIT_NOFILE, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_NPROC, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_WALL, "the wall-clock limit is halo-run's; no harness holds it"},
+    {RF_LIMIT_SESSION_IDLE, "sessions are halo-run's (--session); no harness holds their idle "
+			    "timeout"},
     {RF_ENV_PASS, "environment stripping is halo-run's; the harness passes its own environment"},
     {RF_ENV_SET, "environment rules are halo-run's; no harness managed setting sets them"},
 };

@@ -98,6 +98,8 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 
 	if (o->dry_run)
 		return dry_run(o, l);
+	if (o->session)
+		return runner_session_run(o, l);
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);
@@ -308,6 +310,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	    linux_ssh_config_build(self, l.workspace, ssh_agent_opted_in(re.policy), &ssh_config,
 				   &l.ssh_config_len) == 0)
 		l.ssh_config = ssh_config;
+	l.session = o->session != NULL; /* --dry-run says what a session changes */
 	rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);
