@@ -56,6 +56,7 @@ void runner_usage(FILE *out)
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
 	    "  --harness NAME    claude-code, codex, copilot, gemini, opencode or cursor\n"
+	    "  -X, --method M    check URL: judge the request METHOD URL by egress.requestRules\n"
 	    "  --resolve         check: look the name up and judge its addresses as the proxy\n"
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
@@ -92,6 +93,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--version", pin),	     VALUE("--from", from),
     VALUE("--format", format),	     VALUE("--summary-md", summary_md),
     FLAG("--fail-on-deny", fail_on_deny),
+    VALUE("--method", method),	     VALUE("-X", method),
 };
 /* clang-format on */
 

@@ -25,6 +25,7 @@ struct runner_opts {
 	bool quiet;
 	bool verbose;
 	bool json;
+	const char *method;  /* check -X METHOD: the request judged by egress.requestRules */
 	bool resolve;	     /* check --resolve: look the name up as the proxy would */
 	const char *os;	     /* profile --os macos|linux; policy render --os linux|macos|windows */
 	const char *harness; /* policy render, check (or all), hook: --harness NAME */
@@ -85,6 +86,10 @@ int runner_ci_check(const struct runner_opts *o);
 void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
 		      off_t audit_start, int *status);
 
+/* check_request.c: check's request line (egress.requestRules, TLS termination) for a
+ * URL target whose host is allowed; returns the final allow. */
+bool runner_check_request(const struct runner_opts *o, const struct halo_policy *p,
+			  const char *host, const char *target, bool allow);
 int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
