@@ -19,6 +19,10 @@
 #define LINUX_NODE_PRELOAD_DIR	"/run/halo"
 #define LINUX_NODE_PRELOAD_PATH "/run/halo/node-preload.cjs"
 #define LINUX_NODE_OPTIONS	"--require " LINUX_NODE_PRELOAD_PATH
+/* The run's CA (TLS termination for egress.credentials and requestRules), on the same
+ * sealed /run: the bundle (system roots + the CA) and the CA alone. Read-only inside. */
+#define LINUX_CA_BUNDLE_PATH "/run/halo/ca-bundle.pem"
+#define LINUX_CA_CERT_PATH   "/run/halo/ca.pem"
 
 struct linux_launch {
 	const struct halo_policy *policy;
@@ -47,6 +51,11 @@ struct linux_launch {
 	struct plan_text *warnings;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
+	/* The run's CA certificate and trust bundle (PEM), written to LINUX_CA_*_PATH;
+	 * NULL when no host's TLS is terminated. Public material only: the key stays with
+	 * the supervisor's proxy. */
+	const char *ca_cert, *ca_bundle;
+	size_t ca_cert_len, ca_bundle_len;
 };
 
 /* A running sandbox, driven step by step so that the runner's one event loop can

@@ -443,10 +443,10 @@ bool policy_tls_wanted(const struct halo_policy *p);
 struct policy_request_decision {
 	bool applies; /* the host has request rules (else the request is not judged) */
 	bool allow;
-	size_t index;		       /* requestRules[index] when allowed */
+	size_t index;			/* requestRules[index] when allowed */
 	char rule[POLICY_REQ_RULE_MAX]; /* "requestRules[0] api.github.com GET,HEAD /repos/acme/..."
-					* or "requestRules for api.github.com: no rule allows POST
-					* /gists" */
+					 * or "requestRules for api.github.com: no rule allows POST
+					 * /gists" */
 };
 
 /* The one request decision, used by the proxy on every request of a terminated tunnel
@@ -459,8 +459,8 @@ int policy_decide_request(const struct halo_policy *p, const char *host, const c
 			  const char *target, struct policy_request_decision *d);
 
 /* The credential for this canonical host (the first entry matching), or NULL. */
-const struct policy_credential *policy_credential_for(const struct halo_policy *p,
-						       const char *host, size_t *index);
+const struct policy_credential *policy_credential_for(const struct halo_policy *p, const char *host,
+						      size_t *index);
 
 /* Expand a credential template: "${NAME}" is lookup(arg, NAME) (names are
  * [A-Za-z_][A-Za-z0-9_]*; "$$" is a literal '$'). Returns 0 with the value in out,

@@ -89,10 +89,8 @@ static void write_all(int fd, const char *p, size_t n)
 }
 
 static const char *const proto_names[] = {
-    [PROTO_CONNECT] = "connect",
-    [PROTO_HTTP] = "http",
-    [PROTO_SOCKS5] = "socks5",
-    [PROTO_HOSTPORT] = "hostport",
+    [PROTO_CONNECT] = "connect",   [PROTO_HTTP] = "http",   [PROTO_SOCKS5] = "socks5",
+    [PROTO_HOSTPORT] = "hostport", [PROTO_HTTPS] = "https",
 };
 
 void audit_write(struct proxy *px, const struct exchange *ex)
@@ -117,6 +115,14 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 	if (ex->cls) {
 		put(&l, ",\"class\":", 9);
 		put_json_str(&l, ex->cls);
+	}
+	if (ex->terminated)
+		put(&l, ",\"tls\":\"terminated\"", 19);
+	if (ex->method) {
+		put(&l, ",\"method\":", 10);
+		put_json_str(&l, ex->method);
+		put(&l, ",\"path\":", 8);
+		put_json_str(&l, ex->path ? ex->path : "");
 	}
 	if (ex->error) {
 		put(&l, ",\"error\":", 9);

@@ -30,6 +30,23 @@ struct proxy_listener {
 /* HTTP on v4 and v6, SOCKS5, and two per host port. */
 #define PROXY_MAX_LISTENERS (3 + 2 * POLICY_MAX_HOST_PORTS)
 
+/* The run's TLS termination (proxy/tls.c), for hosts with egress.credentials or
+ * egress.requestRules: a per-run CA whose key lives only in this process, a leaf key,
+ * certificates minted per host on demand, the origin-side trust (system roots plus
+ * egress.trustedCAs), and the credentials' expanded values. */
+struct proxy_tls;
+
+/* Make it: expand every credential with lookup (the caller's environment; a missing
+ * variable is an error naming it), make the CA, load the origin roots. Returns 0, or
+ * -errno with e set; -ENOENT for a missing variable. */
+int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
+		  void *arg, struct proxy_tls **out, struct halo_err *e);
+void proxy_tls_free(struct proxy_tls *t);
+/* The CA certificate alone (PEM), and the bundle the command trusts: the system roots
+ * followed by the CA. Heap copies (free); 0 or -errno with e set. */
+int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+
 struct proxy_options {
 	const struct halo_policy *policy;
 	struct proxy_listener listeners[PROXY_MAX_LISTENERS];
@@ -43,6 +60,7 @@ struct proxy_options {
 	bool quiet;		     /* no denial lines on log_fd */
 	const char *auth_secret;     /* required Proxy-Authorization secret (macOS); NULL = none */
 	size_t max_conns;	     /* 0 = default (4096) */
+	struct proxy_tls *tls;	     /* NULL: no host is terminated (policy_tls_wanted false) */
 };
 
 struct proxy;

@@ -108,6 +108,7 @@ static int start_proxy(const struct runner_opts *o, const runner_launch *l, stru
 	po.audit_fd = audit_fd;
 	po.log_fd = STDERR_FILENO;
 	po.quiet = o->quiet;
+	po.tls = runner_tls(); /* NULL unless some host's TLS is terminated */
 	rc = proxy_create(st->pl, &po, px, &e);
 	if (rc < 0) {
 		for (size_t i = 0; i < n; i++)

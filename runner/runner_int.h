@@ -68,7 +68,7 @@ int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
 int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);
 int runner_cmd_index(const struct runner_opts *o);
-    /* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
+/* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
 /* render_cmd.c: `policy render` and `policy import`, and check's --harness lines. */
 int runner_cmd_policy_render(const struct runner_opts *o);
 int runner_cmd_policy_import(const struct runner_opts *o);
@@ -130,6 +130,17 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */
 int runner_cmd_profile(const struct runner_opts *o);
 int runner_cmd_exec_child(const struct runner_opts *o);
+
+/* tls_setup.c: TLS termination at launch, for a policy with credentials or request
+ * rules (nothing otherwise, nor on --dry-run): the CA made, the bundle handed to the
+ * launcher, 125 with the reason (a missing ${NAME}) when it cannot be. runner_tls_env
+ * fills the variables that make the tools trust it (none without a CA). */
+struct proxy_tls;
+int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p, runner_launch *l);
+struct proxy_tls *runner_tls(void);
+#define RUNNER_TLS_ENV_MAX 12
+size_t runner_tls_env(struct policy_kv *out, size_t max);
+void runner_tls_release(void);
 
 #ifdef RUNNER_MACOS
 /* run_macos.c: the macOS half of filling a launch (self path, environment builder). */

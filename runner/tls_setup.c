@@ -1,0 +1,93 @@
+/* TLS termination at launch (egress.credentials, egress.requestRules): the
+ * credentials' ${NAME}s read from the caller's environment (a missing one stops the
+ * launch, naming it), the run's CA made by the proxy module (its key never leaves this
+ * process), and the CA made trusted inside without flags: a bundle on the sandbox's
+ * sealed /run and the variables each tool reads. Nothing happens, and nothing is paid,
+ * for a policy without credentials or request rules. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner_int.h"
+#ifndef RUNNER_MACOS
+#include "linux/linux.h"
+#endif
+
+static struct proxy_tls *tls;
+static char *ca_pem, *bundle_pem;
+
+struct proxy_tls *runner_tls(void)
+{
+	return tls;
+}
+
+static const char *caller_env(void *arg, const char *name)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+#ifndef RUNNER_MACOS
+#define BUNDLE LINUX_CA_BUNDLE_PATH
+#define CACERT LINUX_CA_CERT_PATH
+#else
+#define BUNDLE ""
+#define CACERT ""
+#endif
+
+/* Who reads what (README table). Values: the bundle (system roots + the run's CA), or
+ * the CA alone where a tool adds it to its own roots. */
+static const struct policy_kv tls_vars[] = {
+    {"SSL_CERT_FILE", BUNDLE},	     /* OpenSSL's default (python ssl, urllib, ruby,
+				      * wget built on OpenSSL), Go's crypto/x509, uv */
+    {"CURL_CA_BUNDLE", BUNDLE},	     /* the curl tool */
+    {"GIT_SSL_CAINFO", BUNDLE},	     /* git over https (libcurl) */
+    {"PIP_CERT", BUNDLE},	     /* pip */
+    {"REQUESTS_CA_BUNDLE", BUNDLE},  /* python requests (and tools built on it) */
+    {"NODE_EXTRA_CA_CERTS", CACERT}, /* node, npm, yarn, pnpm, bun: added to the roots */
+    {"CARGO_HTTP_CAINFO", BUNDLE},   /* cargo */
+    {"DENO_CERT", CACERT},	     /* deno: added to the roots */
+    {"AWS_CA_BUNDLE", BUNDLE},	     /* the AWS CLI and SDKs */
+};
+
+size_t runner_tls_env(struct policy_kv *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; tls && i < sizeof(tls_vars) / sizeof(tls_vars[0]) && n < max; i++)
+		out[n++] = tls_vars[i];
+	return n;
+}
+
+int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p, runner_launch *l)
+{
+	struct halo_err e = {{0}};
+	size_t cl = 0, bl = 0;
+
+	(void)l;
+	if (!policy_tls_wanted(p) || o->dry_run)
+		return 0;
+	if (proxy_tls_new(p, caller_env, NULL, &tls, &e) < 0 ||
+	    proxy_tls_ca_pem(tls, &ca_pem, &cl, &e) < 0 ||
+	    proxy_tls_bundle(tls, &bundle_pem, &bl, &e) < 0) {
+		fprintf(stderr, "halo-run: %s\n", e.msg);
+		runner_tls_release();
+		return HALO_EXIT_SETUP;
+	}
+#ifndef RUNNER_MACOS
+	l->ca_cert = ca_pem;
+	l->ca_cert_len = cl;
+	l->ca_bundle = bundle_pem;
+	l->ca_bundle_len = bl;
+#endif
+	return 0;
+}
+
+void runner_tls_release(void)
+{
+	proxy_tls_free(tls);
+	tls = NULL;
+	free(ca_pem);
+	free(bundle_pem);
+	ca_pem = bundle_pem = NULL;
+}
