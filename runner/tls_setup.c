@@ -44,7 +44,9 @@ static const struct policy_kv tls_vars[] = {
     {"GIT_SSL_CAINFO", BUNDLE},	     /* git over https (libcurl) */
     {"PIP_CERT", BUNDLE},	     /* pip */
     {"REQUESTS_CA_BUNDLE", BUNDLE},  /* python requests (and tools built on it) */
-    {"NODE_EXTRA_CA_CERTS", CACERT}, /* node, npm, yarn, pnpm, bun: added to the roots */
+    {"NODE_EXTRA_CA_CERTS", CACERT}, /* node (https, tls), bun: added to the roots */
+    {"npm_config_cafile", BUNDLE},   /* npm and pnpm (their agent ignores the above) */
+    {"YARN_CA_FILE_PATH", BUNDLE},   /* Yarn 2+ */
     {"CARGO_HTTP_CAINFO", BUNDLE},   /* cargo */
     {"DENO_CERT", CACERT},	     /* deno: added to the roots */
     {"AWS_CA_BUNDLE", BUNDLE},	     /* the AWS CLI and SDKs */

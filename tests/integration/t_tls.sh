@@ -133,6 +133,15 @@ else
 	skip "git clone" "no git"
 fi
 
+if command -v npm >/dev/null; then
+	out=$(hr tls.yaml a.audit -- npm view halo-private-pkg version \
+		--registry "https://secure.test:$P/npm/" 2>&1 | tail -1)
+	expect "npm view from a private registry that requires the token (no token, no CA inside)" \
+		"1.2.3" "$out"
+else
+	skip "npm" "no npm"
+fi
+
 if command -v node >/dev/null; then
 	cat >"$WS/nodeget.js" <<'EOF'
 // A CONNECT through the proxy by hand, then https over it: no CA option anywhere.
@@ -207,6 +216,16 @@ out=$(hr tls.yaml r.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o
 expect "keep-alive: the second request on the same connection is denied" "200 1
 403 0" "$out"
 expect "the denied request never reached the origin" "0" "$(grep -c ' /gists ' "$W/good.log")"
+
+expect "plain http:// forwarding obeys the same rules" \
+	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
+	"$(code "http://api.test:$P/gists")"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -x socks5h://127.0.0.1:1080 "https://secure.test:$P/echo-socks")
+expect "SOCKS5 to a terminated host: terminated too (credential injected)" \
+	"auth=ok n_auth=1 method=GET path=/echo-socks" "$out"
+expect "SOCKS5: denied requests too" \
+	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
+	"$(code "https://api.test:$P/gists" -x socks5h://127.0.0.1:1080)"
 
 # ----------------------------------------------------------- origin verification
 out=$(hr tls.yaml b.audit -- "${CURL[@]}" -D - -o /dev/null "https://bad.test:$B/echo" | tr -d '\r')

@@ -8,9 +8,11 @@ or other, and how many Authorization fields came.
   /redirect         302 to https://plain.test:PORT/echo (another host)
   /repos/...        "repo ok"
   /upload (POST)    "got N bytes" (Content-Length or chunked)
+  /npm/NAME         an npm packument (only with the right token, else 401)
   /git/...          git http-backend (smart HTTP), only with the right token (else 401)
 Each request is logged: "METHOD PATH auth=... n_auth=N"."""
 import http.server
+import json
 import os
 import socketserver
 import ssl
@@ -74,6 +76,16 @@ class H(http.server.BaseHTTPRequestHandler):
         elif self.path == "/redirect":
             port = self.server.server_address[1]
             self.send(302, "moved\n", [("Location", "https://plain.test:%d/echo" % port)])
+        elif self.path.startswith("/npm/"):
+            if state != "ok":
+                return self.send(401, '{"error":"token required"}\n')
+            name = self.path[5:].split("?")[0]
+            port = self.server.server_address[1]
+            doc = {"name": name, "dist-tags": {"latest": "1.2.3"},
+                   "versions": {"1.2.3": {"name": name, "version": "1.2.3", "dist": {
+                       "tarball": "https://secure.test:%d/npm/-/%s-1.2.3.tgz" % (port, name),
+                       "shasum": "0" * 40}}}}
+            self.send(200, json.dumps(doc), [("X-Kind", "npm")])
         elif self.path.startswith("/repos/"):
             self.send(200, "repo ok\n")
         elif self.path == "/upload":
