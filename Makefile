@@ -5,8 +5,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 MANDIR  ?= $(PREFIX)/share/man
 # The names halo-run answers to as a shell (runner/shell.c): a link each, in build/,
-# `make install` and the package. Add halo-bash here once runner/shell.c knows it.
-HALO_LINKS ?= halo-sh
+# `make install` and the package.
+HALO_LINKS ?= halo-sh halo-bash
 VERSION := $(shell sed -n 's/^\#define HALO_VERSION "\(.*\)"$$/\1/p' runner/cli.c)
 # PLATFORM=portable: the macOS code path (macos/ launcher, the proxy on poll(),
 # self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in
@@ -28,7 +28,7 @@ SMOKE_RUNS   ?= 20000
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
 	libnl-3-dev libnl-route-3-dev check libssl-dev
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
-	python3-requests bubblewrap hyperfine golang-go cargo python3-venv
+	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
 DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
@@ -214,7 +214,7 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 all unit
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
-build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c) $(wildcard policy/*.h) \
+build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/dns.c) $(wildcard policy/*.h) \
 		linux/unix_line.c linux/gitconf.c linux/scan_index.c $(wildcard hook/*.c) $(wildcard hook/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
@@ -223,6 +223,8 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
 # are runner/ code).
 build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+# The decider's answer parser (runner/ code too).
+build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

@@ -226,18 +226,16 @@ int linux_cgroup_attach(const struct linux_cgroup *cg, int pid)
 	return rc;
 }
 
-/* "oom_kill N" from memory.events (v2) or memory.oom_control (v1, Linux 4.13+). */
-long long linux_cgroup_oom_kills(const struct linux_cgroup *cg)
+/* The number after "KEY " at the start of a line of dir/file; 0 when absent. */
+static long long counter_of(const char *dir, const char *file, const char *key)
 {
 	char path[LINUX_CGROUP_PATH + 32], buf[1024];
+	size_t kl = strlen(key);
 	const char *at;
 	ssize_t got;
 	int fd;
 
-	if (!cg->memory)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", cg->path_mem,
-		 cg->v2 ? "memory.events" : "memory.oom_control");
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	got = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	if (fd >= 0)
@@ -245,10 +243,25 @@ long long linux_cgroup_oom_kills(const struct linux_cgroup *cg)
 	if (got <= 0)
 		return 0;
 	buf[got] = '\0';
-	for (at = buf; (at = strstr(at, "oom_kill ")); at++)
-		if (at == buf || at[-1] == '\n')
-			return strtoll(at + 9, NULL, 10);
+	for (at = buf; (at = strstr(at, key)); at++)
+		if ((at == buf || at[-1] == '\n') && at[kl] == ' ')
+			return strtoll(at + kl + 1, NULL, 10);
 	return 0;
+}
+
+/* "oom_kill N" from memory.events (v2) or memory.oom_control (v1, Linux 4.13+). */
+long long linux_cgroup_oom_kills(const struct linux_cgroup *cg)
+{
+	if (!cg->memory)
+		return 0;
+	return counter_of(cg->path_mem, cg->v2 ? "memory.events" : "memory.oom_control",
+			  "oom_kill");
+}
+
+/* "max N" from pids.events (v1 and v2): forks refused at pids.max. */
+long long linux_cgroup_pids_max_hits(const struct linux_cgroup *cg)
+{
+	return cg->pids ? counter_of(cg->path_pids, "pids.events", "max") : 0;
 }
 
 /* The sandbox's processes die with its init but may take a moment to be released:

@@ -70,7 +70,7 @@ static void describe(int dfd, const char *name, size_t base, struct linux_index_
 	memset(in, 0, sizeof(*in));
 	snprintf(in->base, sizeof(in->base), "%.*s", (int)base, name);
 	in->bytes = len;
-	if (buf && linux_index_parse(buf, len, &ix, why, sizeof(why)) == 0) {
+	if (buf && linux_scan_index_parse(buf, len, &ix, why, sizeof(why)) == 0) {
 		snprintf(in->root, sizeof(in->root), "%s", ix.key.root);
 		in->dirs = ix.n;
 		in->valid = true;

@@ -79,7 +79,8 @@ static void loopback_up_or_die(int rfd)
  * other way out. */
 _Static_assert(NETNS_MAX_HOST_PORTS == POLICY_MAX_HOST_PORTS, "one bound on egress.hostPorts");
 _Static_assert(NETNS_HTTP_PORT == POLICY_PROXY_HTTP_PORT &&
-		   NETNS_SOCKS_PORT == POLICY_PROXY_SOCKS_PORT,
+		   NETNS_SOCKS_PORT == POLICY_PROXY_SOCKS_PORT &&
+		   NETNS_CAPTURE_PORT == POLICY_PROXY_CAPTURE_PORT,
 	       "the environment names, and validation reserves, the ports netns/ listens on");
 
 static void hand_over_listeners_or_die(const struct linux_launch *l, struct launch_fds *f, int rfd)
@@ -93,6 +94,14 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 		linux_die(rfd, "network namespace", -rc,
 			  hp->n ? "listen on the proxy ports and egress.hostPorts"
 				: "listen on the proxy ports");
+	/* Capture is a convenience for proxy-unaware clients, not a barrier (there is no
+	 * route out either way): a kernel without nf_tables in user namespaces runs
+	 * without it, and the supervisor, seeing no capture listener, says so. */
+	rc = netns_listen_capture(netns_capture_setup() == 0, ls, &n);
+	if (rc < 0)
+		linux_die(rfd, "network namespace", -rc,
+			  "listen on " NETNS_DNS_ADDR
+			  ":53 (halo-run's DNS stub) and the capture port");
 	rc = netns_send_listeners(f->lsock_w, ls, n);
 	for (size_t i = 0; i < n; i++)
 		close(ls[i].fd);

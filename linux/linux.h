@@ -49,6 +49,8 @@ struct linux_launch {
 	/* What the launch could not enforce (a degraded start, a missing cgroup), one line
 	 * each without the "halo-run: " prefix: the runner says them. May be NULL. */
 	struct plan_text *warnings;
+	/* Filled by linux_finish when set (runner/exit.h): limits hit, refusals counted. */
+	struct halo_run_facts *facts;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
 	/* The run's CA certificate and trust bundle (PEM), written to LINUX_CA_*_PATH;

@@ -170,6 +170,8 @@ int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
 void linux_cgroup_cleanup(struct linux_cgroup *cg);
 /* How many processes the kernel's OOM killer ended in the memory cgroup (0 without). */
 long long linux_cgroup_oom_kills(const struct linux_cgroup *cg);
+/* How many forks the pids cgroup refused at pids.max (0 without). */
+long long linux_cgroup_pids_max_hits(const struct linux_cgroup *cg);
 
 /* Does dir/file list `word` (space or comma separated)? */
 bool linux_cgroup_file_has(const char *dir, const char *file, const char *word);

@@ -79,7 +79,7 @@ static void enter_staging_or_die(int rfd)
 	    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target,
 	    "the staging root", &fs_ctx);
 	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0 ||
-	    mkdirat(staging, "carve", 0755) < 0)
+	    mkdirat(staging, "carve", 0755) < 0 || mkdirat(staging, "names", 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "prepare the staging root");
 	make_mask_sources_or_die(rfd, staging, fs_ctx);
 	if (fchdir(staging) < 0 || syscall(SYS_pivot_root, ".", "oldroot") < 0)
@@ -157,6 +157,7 @@ struct exec {
 	int *repl; /* per mask: a carve-out or sanitized copy to mount instead, or -1 */
 	size_t n_masks;
 	int mask_dir, mask_file;
+	int names_fs; /* PLAN_NAMES: their tmpfs, once made */
 	bool sockets_done;
 };
 
@@ -223,6 +224,11 @@ static void do_dev(struct exec *x, const struct plan_step *st)
 {
 	(void)st;
 	linux_mounts_dev_or_die(x->rfd);
+}
+
+static void do_names(struct exec *x, const struct plan_step *st)
+{
+	linux_mounts_name_or_die(x->rfd, &x->names_fs, x->n_run ? x->run_mnts[0] : -1, st);
 }
 
 static void do_proc(struct exec *x, const struct plan_step *st)
@@ -330,12 +336,14 @@ static void do_elsewhere(struct exec *x, const struct plan_step *st)
 	(void)st;
 }
 
+/* clang-format off */
 static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step *) = {
     [PLAN_BIND_RO] = do_bind,
     [PLAN_BIND_RW] = do_bind,
     [PLAN_CACHE_BIND] = do_bind,
     [PLAN_TMPFS] = do_tmpfs,
     [PLAN_DEV] = do_dev,
+    [PLAN_NAMES] = do_names,
     [PLAN_PROC] = do_proc,
     [PLAN_PIN] = do_pin,
     [PLAN_GUARD] = do_readonly,
@@ -347,6 +355,7 @@ static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step
     [PLAN_SEAL] = do_seal,
     [PLAN_REFUSE_CREATE] = do_elsewhere,
 };
+/* clang-format on */
 
 static void run_steps_or_die(struct exec *x, const struct halo_plan *p, size_t from)
 {
@@ -375,7 +384,8 @@ const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 						   const struct linux_scan *s, int report_fd)
 {
 	static struct linux_scan late; /* init keeps it (the broker's pins) */
-	struct exec x = {.rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1};
+	struct exec x = {
+	    .rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1, .names_fs = -1};
 	struct halo_plan plan;
 	struct plan_fs_in in;
 	size_t n_layout;
@@ -400,6 +410,8 @@ const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 		close(x.mask_dir);
 	if (x.mask_file >= 0)
 		close(x.mask_file);
+	if (x.names_fs >= 0)
+		close(x.names_fs);
 	free(x.repl);
 	plan_free(&plan);
 	pivot_or_die(x.rfd, l);

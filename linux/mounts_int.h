@@ -18,6 +18,8 @@
 #define MNT_MASK_DIR  "/masks/dir"
 #define MNT_MASK_FILE "/masks/file"
 #define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
+#define MNT_NAMES     "/names" /* halo-run's own name files (mounts_names.c) */
+#define MNT_NAME_MAX  512      /* a name file's path or its symlink's target */
 
 enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
 
@@ -50,6 +52,11 @@ int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *wh
 
 /* Add attributes to an attached mount (recursive: and every mount beneath it). */
 void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
+
+/* PLAN_NAMES: st's bytes bound read-only over st->path (*fs: the tmpfs they are
+ * written on, made at the first call; run: the sandbox's /run, or -1). */
+struct plan_step;
+void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step *st);
 
 /* For each masked path, what is mounted over it instead of the empty mask (an fd), or
  * -1: carve-outs and sanitized copies (mounts_carve.c). repl has s->masked.n slots. */

@@ -34,6 +34,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .sockets = P(s->sockets_open),
 	    .sanitized_data = s->sanitized_data,
 	    .sanitized_len = s->sanitized_len,
+	    .own_names = l->egress_proxy,
 	};
 }
 
@@ -106,6 +107,17 @@ static void plan_egress(struct halo_plan *p, const struct linux_launch *l, int u
 		plan_add(p, &p->egress.listeners, "http 127.0.0.1:%d", NETNS_HTTP_PORT);
 		plan_add(p, &p->egress.listeners, "http [::1]:%d", NETNS_HTTP_PORT);
 		plan_add(p, &p->egress.listeners, "socks5 127.0.0.1:%d", NETNS_SOCKS_PORT);
+		plan_add(p, &p->egress.listeners, "dns %s:53 (udp, tcp)", NETNS_DNS_ADDR);
+		plan_add(p, &p->egress.listeners, "captured 127.0.0.1:%d", NETNS_CAPTURE_PORT);
+		plan_add(p, &p->egress.notes,
+			 "names: the DNS stub %s answers a name the policy could allow with an "
+			 "address in 198.18.0.0/15, anything else NXDOMAIN/REFUSED (never "
+			 "forwarded); AAAA answers are empty",
+			 NETNS_DNS_ADDR);
+		plan_add(p, &p->egress.notes,
+			 "capture: TCP to 198.18.0.0/15 on any port is redirected (nf_tables) to "
+			 "halo-run and decided by name; not captured: UDP other than DNS, IP "
+			 "literals, IPv6");
 	}
 	if (!hp->n || !l->egress_proxy)
 		return;

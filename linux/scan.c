@@ -379,6 +379,7 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	linux_scan_index_open(l, s, &c, guard_of);
 	s->index = c.ix;
 	linux_scan_walk_roots(&c, guard_of, linux_scan_workers);
+	linux_scan_index_count(c.ix);
 	for (size_t i = 0; c.ix && i < c.ix->n; i++) {
 		s->dirs_listed += c.ix->t[i].listed;
 		s->dirs_replayed += c.ix->t[i].replayed;

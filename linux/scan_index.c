@@ -34,22 +34,36 @@ uint64_t linux_index_hash(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* Eight bytes at a time: a million-entry index is a few megabytes, read per launch. */
+/* One step of a lane: xor a word in, multiply, fold the high bits down. */
+static inline uint64_t sum_step(uint64_t h, const unsigned char *b)
+{
+	uint64_t w;
+
+	memcpy(&w, b, 8);
+	h = (h ^ w) * 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 29);
+}
+
+/* Four independent lanes of eight bytes: a million-entry index is a few megabytes,
+ * read per launch, and one lane's multiply chain would be four times as long. */
 uint64_t linux_index_checksum(const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+	uint64_t h[4] = {0x9e3779b97f4a7c15ULL ^ n, 0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL,
+			 0x2545f4914f6cdd1dULL};
+	uint64_t w = 0;
 	size_t i = 0;
 
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, b + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 29;
-	}
-	w = 0;
+	for (; i + 32 <= n; i += 32)
+		for (int k = 0; k < 4; k++)
+			h[k] = sum_step(h[k], b + i + 8 * (size_t)k);
+	for (; i + 8 <= n; i += 8)
+		h[0] = sum_step(h[0], b + i);
 	memcpy(&w, b + i, n - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 32);
+	for (int k = 1; k < 4; k++)
+		h[0] = (h[0] ^ h[k]) * 0xff51afd7ed558ccdULL;
+	h[0] = (h[0] ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h[0] ^ (h[0] >> 32);
 }
 
 static void put(unsigned char *at, const void *v, size_t n)
@@ -201,35 +215,45 @@ static int bad(char *why, size_t n, const char *what)
 	return -EINVAL;
 }
 
-/* A name as a directory entry can be: not empty, no '/', not "." nor "..". */
+/* A name as a directory entry can be, given that the caller found no '/' in it: not
+ * empty, not "." nor "..". */
 static bool good_name(const char *s, size_t len)
 {
-	return len > 0 && len <= NAME_MAX && !memchr(s, '/', len) && strcmp(s, ".") != 0 &&
-	       strcmp(s, "..") != 0;
+	return len > 0 && len <= NAME_MAX &&
+	       !(s[0] == '.' && (len == 1 || (len == 2 && s[1] == '.')));
 }
 
-/* A relative path as the walk makes them: "" or names joined by single slashes. */
-static bool good_rel(const char *s, size_t len)
+/* The relative path that starts at s, up to its NUL before end: "" or names joined by
+ * single slashes, shorter than PATH_MAX. Its length into *len; false when malformed or
+ * not terminated. One pass: a million-entry tree has tens of thousands of them. */
+static bool scan_rel(const char *s, const char *end, size_t *len)
 {
-	if (len == 0)
-		return true;
-	if (len >= PATH_MAX)
-		return false;
-	for (const char *p = s; p <= s + len;) {
-		const char *slash = memchr(p, '/', (size_t)(s + len - p));
-		size_t k = slash ? (size_t)(slash - p) : (size_t)(s + len - p);
-		char name[NAME_MAX + 1];
-		if (k == 0 || k > NAME_MAX)
+	const char *p = s, *comp = s;
+
+	for (; p < end && *p; p++) {
+		if (*p != '/')
+			continue;
+		if (!good_name(comp, (size_t)(p - comp)))
 			return false;
-		memcpy(name, p, k);
-		name[k] = '\0';
-		if (!good_name(name, k))
-			return false;
-		if (!slash)
-			break;
-		p = slash + 1;
+		comp = p + 1;
 	}
-	return true;
+	if (p == end || (p > s && !good_name(comp, (size_t)(p - comp))))
+		return false;
+	*len = (size_t)(p - s);
+	return *len < PATH_MAX;
+}
+
+/* An entry's name at s, up to its NUL before end; its length into *len. */
+static bool scan_name(const char *s, const char *end, size_t *len)
+{
+	const char *p = s;
+
+	while (p < end && *p && *p != '/')
+		p++;
+	if (p == end || *p)
+		return false;
+	*len = (size_t)(p - s);
+	return good_name(s, *len);
 }
 
 static bool good_type(unsigned char t)
@@ -244,7 +268,6 @@ static bool parse_record(const unsigned char *b, size_t len, size_t *off, struct
 	size_t o = *off, rl;
 	uint64_t u[4];
 	uint32_t w[4];
-	const unsigned char *nul;
 
 	if (len - o < RECORD_MIN)
 		return false;
@@ -255,22 +278,17 @@ static bool parse_record(const unsigned char *b, size_t len, size_t *off, struct
 	d->ctime_nsec = w[0], d->flags = w[1], d->n_total = w[2], d->n_entries = w[3];
 	o += RECORD_MIN;
 	if (d->ctime_nsec >= 1000000000U || (d->flags & ~(uint32_t)3) ||
-	    d->n_entries > d->n_total || !(nul = memchr(b + o, '\0', len - o)))
+	    d->n_entries > d->n_total || !scan_rel((const char *)b + o, (const char *)b + len, &rl))
 		return false;
-	rl = (size_t)(nul - (b + o));
 	d->rel = (const char *)b + o;
 	d->rel_len = (uint32_t)rl;
-	if (!good_rel(d->rel, rl))
-		return false;
 	o += rl + 1;
 	d->entries = b + o;
 	for (uint32_t i = 0; i < d->n_entries; i++) {
 		if (len - o < 2 || !good_type(b[o]) ||
-		    !(nul = memchr(b + o + 1, '\0', len - o - 1)))
+		    !scan_name((const char *)b + o + 1, (const char *)b + len, &rl))
 			return false;
-		if (!good_name((const char *)b + o + 1, (size_t)(nul - (b + o + 1))))
-			return false;
-		o = (size_t)(nul - b) + 1;
+		o += rl + 2;
 	}
 	*off = o;
 	return true;
@@ -312,14 +330,31 @@ static int dir_cmp(const void *a, const void *b)
 	return path_key(*x) - path_key(*y);
 }
 
+/* How many leading bytes a[0..n) and b[0..n) share: eight at a time, since sorted
+ * neighbours share most of their path. */
+static size_t common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
+	}
+#endif
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
 /* rel (len bytes) against a record's path, in the order of dir_cmp. */
 static int rel_cmp(const char *rel, size_t len, const struct linux_index_dir *d)
 {
-	size_t n = len < d->rel_len ? len : d->rel_len;
-	size_t i = 0;
+	size_t i = common_prefix(rel, d->rel, len < d->rel_len ? len : d->rel_len);
 
-	while (i < n && rel[i] == d->rel[i])
-		i++;
 	return path_key(i < len ? (unsigned char)rel[i] : 0) -
 	       path_key(i < d->rel_len ? (unsigned char)d->rel[i] : 0);
 }
@@ -422,11 +457,20 @@ static int parse(void *buf, size_t len, struct linux_index *ix, char *why, size_
 
 int linux_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n)
 {
+	return linux_index_parse_with(buf, len, NULL, ix, why, n);
+}
+
+int linux_index_parse_with(void *buf, size_t len, void (*release)(void *, size_t),
+			   struct linux_index *ix, char *why, size_t n)
+{
+	memset(ix, 0, sizeof(*ix));
+	ix->release = release;
 	return parse(buf, len, ix, why, n, true);
 }
 
 int linux_index_parse_unordered(void *buf, size_t len, struct linux_index *ix, char *why, size_t n)
 {
+	memset(ix, 0, sizeof(*ix));
 	return parse(buf, len, ix, why, n, false);
 }
 
@@ -437,8 +481,8 @@ static int parse(void *buf, size_t len, struct linux_index *ix, char *why, size_
 	size_t off;
 	int rc;
 
-	memset(ix, 0, sizeof(*ix));
 	ix->buf = buf;
+	ix->len = len;
 	if ((rc = parse_header(b, len, ix, &n_dirs, why, n)) < 0)
 		goto fail;
 	off = (size_t)rc;
@@ -478,6 +522,9 @@ fail:
 void linux_index_free(struct linux_index *ix)
 {
 	free(ix->dirs);
-	free(ix->buf);
+	if (ix->release && ix->buf)
+		ix->release(ix->buf, ix->len);
+	else
+		free(ix->buf);
 	memset(ix, 0, sizeof(*ix));
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define LINUX_INDEX_MAGIC   "HALOIDX\n"
-#define LINUX_INDEX_VERSION 1
+#define LINUX_INDEX_VERSION 2			 /* 2: the four-lane checksum */
 #define LINUX_INDEX_MAX	    (512U * 1024 * 1024) /* bytes of a file we read at all */
 
 /* Record flags. */
@@ -51,6 +51,8 @@ struct linux_index {
 	size_t n;
 	uint64_t sum; /* the header's checksum: names this version of the file */
 	void *buf;
+	size_t len;
+	void (*release)(void *buf, size_t len); /* how buf goes back; NULL: free() */
 };
 
 /* Parse len bytes (taken: freed by linux_index_free, also on failure). 0, or -EINVAL
@@ -60,6 +62,10 @@ int linux_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, 
 /* The same without the order check (linux_index_find is then unusable): records as
  * the workers of a walk wrote them, to be sorted by linux_index_out_sorted. */
 int linux_index_parse_unordered(void *buf, size_t len, struct linux_index *ix, char *why, size_t n);
+/* The same for a buffer that goes back through release (a mapping's munmap) rather
+ * than free(): the parser itself makes no system call. */
+int linux_index_parse_with(void *buf, size_t len, void (*release)(void *, size_t),
+			   struct linux_index *ix, char *why, size_t n);
 void linux_index_free(struct linux_index *ix);
 const struct linux_index_dir *linux_index_find(const struct linux_index *ix, const char *rel,
 					       size_t len);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -146,32 +147,42 @@ void linux_scan_index_name(const struct linux_index_key *k, const char *ext, cha
 		 (unsigned long long)k->ino, ext);
 }
 
+/* The file mapped, not read: a million-entry index is megabytes, and a private
+ * read-only mapping of the page cache costs neither the copy nor a fault per page of a
+ * fresh buffer. Every writer replaces the file by rename (the mapping keeps the old
+ * inode); only a process of the same user truncating it in place could fault us, and
+ * that user can stop us by other means anyway. */
 void *linux_scan_index_read(int dirfd, const char *name, size_t *len)
 {
 	struct stat st;
-	char *buf;
-	size_t got = 0;
+	void *map;
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
+	*len = 0;
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || st.st_nlink != 1 || st.st_size > (off_t)LINUX_INDEX_MAX ||
-	    !(buf = malloc((size_t)st.st_size + 1))) {
+	    st.st_size == 0) {
 		close(fd);
 		return NULL;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	close(fd);
-	*len = got;
-	return buf;
+	if (map == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	return map;
+}
+
+static void unmap(void *buf, size_t len)
+{
+	munmap(buf, len);
+}
+
+int linux_scan_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n)
+{
+	return linux_index_parse_with(buf, len, unmap, ix, why, n);
 }
 
 /* The tree's index when the file is this tree's, else nothing (in.n == 0). */
@@ -184,7 +195,7 @@ static void load(struct linux_scan_index *ix, struct linux_scan_tree_index *t)
 	linux_scan_index_name(&t->key, "idx", name, sizeof(name));
 	if (!(buf = linux_scan_index_read(ix->dirfd, name, &len)))
 		return;
-	if (linux_index_parse(buf, len, &t->in, why, sizeof(why)) < 0)
+	if (linux_scan_index_parse(buf, len, &t->in, why, sizeof(why)) < 0)
 		return;
 	if (t->in.key.dev != t->key.dev || t->in.key.ino != t->key.ino ||
 	    t->in.key.rules != t->key.rules || strcmp(t->in.key.root, t->key.root) != 0 ||
@@ -197,8 +208,20 @@ void linux_scan_index_reached(struct linux_scan_index *ix, unsigned tree,
 {
 	struct linux_scan_tree_index *t = &ix->t[tree];
 
+	/* A byte per record, counted once the walk is done (linux_scan_index_count):
+	 * no shared counter for the workers to contend on. */
 	__atomic_store_n(&t->reached[d - t->in.dirs], 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&t->replayed, 1, __ATOMIC_RELAXED);
+}
+
+void linux_scan_index_count(struct linux_scan_index *ix)
+{
+	for (size_t i = 0; ix && i < ix->n; i++) {
+		struct linux_scan_tree_index *t = &ix->t[i];
+
+		t->replayed = 0;
+		for (size_t k = 0; t->reached && k < t->in.n; k++)
+			t->replayed += t->reached[k];
+	}
 }
 
 static void open_tree(struct linux_scan_index *ix, struct linux_scan_tree_index *t,

@@ -78,6 +78,7 @@ struct linux_scan_ctx {
 	 * of directories the watcher vouched for: their records need no stat. */
 	bool trust;
 	size_t next_rec;     /* where this worker expects its next record (find_near) */
+	size_t taken;	     /* entries counted by this worker when nothing bounds them */
 	int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 none (failIfUnavailable: false only) */
 };
 
@@ -143,6 +144,8 @@ void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool st
 /* A directory of the tree's index replayed (its record is kept as it is). */
 void linux_scan_index_reached(struct linux_scan_index *ix, unsigned tree,
 			      const struct linux_index_dir *d);
+/* After the walk: each tree's replayed, from the records reached. */
+void linux_scan_index_count(struct linux_scan_index *ix);
 void linux_scan_index_free(struct linux_scan_index *ix);
 /* A directory whose ctime is within this many seconds of the walk's start is not
  * replayed next time (tests set a negative value to replay fresh trees). */
@@ -153,6 +156,8 @@ extern int linux_scan_racy_seconds;
  * when it is the caller's, unwritable by others, single-linked, not a symlink; and the
  * names of a tree's files there ("idx", "sock", "lock"). */
 void *linux_scan_index_read(int dirfd, const char *name, size_t *len);
+/* linux_index_parse for what linux_scan_index_read returned (a mapping). */
+int linux_scan_index_parse(void *buf, size_t len, struct linux_index *ix, char *why, size_t n);
 void linux_scan_index_name(const struct linux_index_key *k, const char *ext, char *out, size_t n);
 
 /* The index watcher (scan_watch.c, scan_watch_client.c): a process per tree that

@@ -91,7 +91,15 @@ void linux_scan_uncovered(struct linux_scan_ctx *c, const char *path, const char
 size_t linux_scan_take(struct linux_scan_ctx *c, size_t k)
 {
 	struct linux_scan_pool *p = c->pool;
-	size_t before = atomic_fetch_add(&p->entries, k);
+	size_t before;
+
+	/* No bound to enforce (the default): count without a shared cache line, which two
+	 * workers replaying an index would otherwise pass back and forth per directory. */
+	if (p->max_entries == SIZE_MAX) {
+		c->taken += k;
+		return k;
+	}
+	before = atomic_fetch_add(&p->entries, k);
 
 	if (before + k <= p->max_entries)
 		return k;
@@ -126,6 +134,7 @@ static void start_helper(struct linux_scan_pool *p, const struct linux_scan_ctx 
 	if (!h)
 		return;
 	*h = *c;
+	h->taken = 0;
 	h->s = &p->found[i];
 	h->worker = i + 1;
 	sigfillset(&all);
@@ -294,6 +303,7 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		merge(&c->s->gitdirs, &p.found[i].gitdirs);
 		merge(&c->s->dangling, &p.found[i].dangling); /* pairs stay in step */
 		merge(&c->s->dangling_at, &p.found[i].dangling_at);
+		c->taken += p.helper_ctx[i]->taken;
 		free(p.helper_ctx[i]);
 	}
 	/* Stopped early: what was offered and never taken. */
@@ -304,7 +314,8 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		free(it->path);
 	}
 	free(p.q);
-	entries = atomic_load(&p.entries);
+	entries = atomic_load(&p.entries) + c->taken;
+	c->taken = 0;
 	c->s->entries_scanned = entries < p.max_entries ? entries : p.max_entries;
 	c->s->truncated = atomic_load(&p.truncated);
 	free(c->s->uncovered);

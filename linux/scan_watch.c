@@ -135,7 +135,7 @@ static bool rebuild(struct watcher *w)
 	linux_index_free(&w->ix);
 	free(w->state);
 	w->state = NULL;
-	if (!buf || linux_index_parse(buf, len, &w->ix, why, sizeof(why)) < 0)
+	if (!buf || linux_scan_index_parse(buf, len, &w->ix, why, sizeof(why)) < 0)
 		return false;
 	if (w->ix.key.dev != w->key.dev || w->ix.key.ino != w->key.ino ||
 	    strcmp(w->ix.key.root, w->root) != 0 || !(w->state = calloc(w->ix.n + 1, 1)))

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -51,7 +52,7 @@ static int command_status(struct linux_sandbox *sb, int ws, struct halo_outcome 
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
 /* After the status, init sends what the git directory rules refused, if anything
  * (broker_git.c): say so, after whatever else there is to say. */
-static bool git_refusals_note(int fd, struct halo_err *e)
+static bool git_refusals_note(int fd, struct halo_err *e, struct halo_run_facts *facts)
 {
 	char buf[PATH_MAX + 256], *sp;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -63,6 +64,10 @@ static bool git_refusals_note(int fd, struct halo_err *e)
 	if (!(sp = strchr(buf, ' ')))
 		return false;
 	*sp = '\0';
+	if (facts) {
+		facts->fs_refusals = strtoll(buf, NULL, 10);
+		snprintf(facts->fs_first, sizeof(facts->fs_first), "%s", sp + 1);
+	}
 	o = strlen(e->msg);
 	snprintf(e->msg + o, sizeof(e->msg) - o,
 		 "%swarning: refused %s change%s to git hooks or config (first: %s); the hooks "
@@ -79,6 +84,10 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *
 	struct linux_report r;
 	int cmd_ws;
 
+	if (sb->l->facts) {
+		sb->l->facts->timed_out = sb->timed_out;
+		sb->l->facts->pids_max_hits = linux_cgroup_pids_max_hits(&sb->cg);
+	}
 	if (sb->timed_out) {
 		*out = halo_outcome_of(HALO_OUTCOME_TIMEOUT, 0);
 		halo_err_set(e, "wall-clock limit of %lld s reached; the sandbox was killed",
@@ -101,7 +110,7 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *
 		return command_status(sb, child_ws, out, e);
 	if (read(f->status_r, &cmd_ws, sizeof(cmd_ws)) == (ssize_t)sizeof(cmd_ws)) {
 		int rc = command_status(sb, cmd_ws, out, e);
-		return git_refusals_note(f->status_r, e) ? 1 : rc;
+		return git_refusals_note(f->status_r, e, sb->l->facts) ? 1 : rc;
 	}
 	/* init ended without a word: killed from outside, or died in setup. */
 	*out = halo_outcome_wait(child_ws);
@@ -121,6 +130,8 @@ static int command_status(struct linux_sandbox *sb, int ws, struct halo_outcome 
 {
 	long long kills = linux_cgroup_oom_kills(&sb->cg);
 
+	if (sb->l->facts)
+		sb->l->facts->oom_kills = kills;
 	*out = halo_outcome_wait(ws);
 	if (kills <= 0)
 		return 0;

@@ -137,8 +137,9 @@ struct macos_launch {
 	char *const *argv;
 	struct rlimits_set limits;
 	bool quiet;
-	struct plan_text *warnings; /* as linux_launch's: the runner says them */
-	bool unsandboxed;	    /* sandbox.mode: off: limits, environment, supervision only */
+	struct plan_text *warnings;   /* as linux_launch's: the runner says them */
+	struct halo_run_facts *facts; /* as linux_launch's; only timed_out is known here */
+	bool unsandboxed;	      /* sandbox.mode: off: limits, environment, supervision only */
 	macos_env_fn build_env;
 	void *build_env_arg;
 	const char *sandbox_exec; /* NULL: macos_sandbox_exec_path() */

@@ -117,6 +117,8 @@ static int outcome(struct macos_sandbox *sb, int ws, struct halo_outcome *out, s
 	struct macos_report r;
 	ssize_t n;
 
+	if (sb->l->facts) /* --events: no cgroups, no broker here; the wall clock is known */
+		sb->l->facts->timed_out = sb->timed_out;
 	if (sb->timed_out) {
 		*out = halo_outcome_of(HALO_OUTCOME_TIMEOUT, 0);
 		halo_err_set(e, "wall-clock limit of %lld s reached; the command was killed",

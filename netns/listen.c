@@ -12,12 +12,12 @@
 
 #include "netns/netns.h"
 
-static int listen_on(int family, const char *ip, unsigned port)
+static int listen_type(int family, int type, const char *ip, unsigned port)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int one = 1;
-	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
@@ -37,12 +37,18 @@ static int listen_on(int family, const char *ip, unsigned port)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 1024) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 1024) < 0)) {
 		int err = errno;
 		close(fd);
 		return -err;
 	}
 	return fd;
+}
+
+static int listen_on(int family, const char *ip, unsigned port)
+{
+	return listen_type(family, SOCK_STREAM, ip, port);
 }
 
 static int add_listener(struct netns_listener *out, size_t *n, int family, const char *ip,
@@ -92,6 +98,34 @@ int netns_listen_all(const uint16_t *host_ports, size_t n_host_ports, struct net
 		while (*n > 0)
 			close(out[--*n].fd);
 	return rc;
+}
+
+int netns_listen_capture(bool capture, struct netns_listener *out, size_t *n)
+{
+	static const struct {
+		int type;
+		const char *ip;
+		unsigned port;
+		enum netns_listener_kind kind;
+	} table[] = {
+	    {SOCK_DGRAM, NETNS_DNS_ADDR, 53, NETNS_LISTEN_DNS_UDP},
+	    {SOCK_STREAM, NETNS_DNS_ADDR, 53, NETNS_LISTEN_DNS_TCP},
+	    {SOCK_STREAM, "127.0.0.1", NETNS_CAPTURE_PORT, NETNS_LISTEN_CAPTURE},
+	};
+	size_t first = *n, rows = capture ? 3 : 2;
+
+	for (size_t i = 0; i < rows; i++) {
+		int fd = listen_type(AF_INET, table[i].type, table[i].ip, table[i].port);
+
+		if (fd < 0) {
+			while (*n > first)
+				close(out[--*n].fd);
+			return fd;
+		}
+		out[(*n)++] =
+		    (struct netns_listener){fd, table[i].kind, (uint16_t)table[i].port, 0};
+	}
+	return 0;
 }
 
 /* What travels with each fd: its kind, port and host-port index. */
@@ -184,9 +218,8 @@ int netns_recv_listeners(int sock, struct netns_listener *l, size_t *n, int time
 	}
 	for (size_t i = 0; i < nfd; i++) {
 		memcpy(&l[i].fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-		l[i].kind = w[i].kind == NETNS_LISTEN_SOCKS5	 ? NETNS_LISTEN_SOCKS5
-			    : w[i].kind == NETNS_LISTEN_HOSTPORT ? NETNS_LISTEN_HOSTPORT
-								 : NETNS_LISTEN_HTTP;
+		l[i].kind = w[i].kind <= NETNS_LISTEN_CAPTURE ? (enum netns_listener_kind)w[i].kind
+							      : NETNS_LISTEN_HTTP;
 		l[i].port = w[i].port;
 		l[i].index = w[i].index;
 	}

@@ -17,6 +17,9 @@
 
 /* ---------------------------------------------------------------- filesystem steps */
 
+/* The in-sandbox DNS stub's address (netns/netns.h NETNS_DNS_ADDR). */
+#define PLAN_DNS_STUB "127.0.0.53"
+
 /* In execution order on Linux; plan_op_name() gives the JSON name. */
 enum plan_op {
 	PLAN_BIND_RO,	    /* a host tree read-only: the root, a read-only workspace */
@@ -24,6 +27,7 @@ enum plan_op {
 	PLAN_CACHE_BIND,    /* tool caches: read-write like a writable root, never walked */
 	PLAN_TMPFS,	    /* a fresh, private tmpfs (/tmp, /run) */
 	PLAN_DEV,	    /* a minimal /dev */
+	PLAN_NAMES,	    /* halo-run's own /etc/hosts, resolv.conf, nsswitch.conf (data) */
 	PLAN_PROC,	    /* a fresh /proc, its sensitive entries masked */
 	PLAN_PIN,	    /* bound onto itself: cannot be renamed, removed or replaced */
 	PLAN_GUARD,	    /* persistence guard: read-only onto itself */
@@ -58,7 +62,7 @@ struct plan_step {
 	 * "config-dir", "sandbox.unixSockets"... (may be NULL). Renderers that work
 	 * from rules rather than a scan (macOS) key on it. */
 	const char *origin;
-	/* PLAN_SANITIZE: the copy's bytes (borrowed). */
+	/* PLAN_SANITIZE, PLAN_NAMES: the file's bytes (borrowed). */
 	const char *data;
 	size_t len;
 };
@@ -187,6 +191,9 @@ struct plan_fs_in {
 	    sockets;
 	char *const *sanitized_data;
 	const size_t *sanitized_len;
+	/* The sandbox has its own network namespace with halo-run's DNS stub: name
+	 * resolution inside is halo-run's (PLAN_NAMES). */
+	bool own_names;
 };
 
 /* The layout, in the order it is built: the host root read-only, the trees outside

@@ -122,6 +122,38 @@ static void add_trees(struct halo_plan *p, const struct tree *t, size_t n, bool 
 		}
 }
 
+/* Inside, name resolution is halo-run's, whatever the host's files say: localhost and
+ * the sandbox's own host name from the files, everything else from the DNS stub
+ * (netns/, proxy/conn_dns.c) at PLAN_DNS_STUB, which answers only names the policy
+ * could allow. Account databases are the files alone: no NSS module of the host's
+ * (sss, systemd, mdns, ldap) is asked anything from inside. */
+static const struct {
+	const char *path, *reason, *data;
+} names[] = {
+    {"/etc/hosts", "halo-run's own: localhost and the sandbox's name",
+     "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback halo\n127.0.1.1\thalo\n"},
+    {"/etc/resolv.conf", "halo-run's own: the in-sandbox DNS stub " PLAN_DNS_STUB,
+     "# halo-run: names are answered by its DNS stub, by policy\nnameserver " PLAN_DNS_STUB
+     "\noptions timeout:2 attempts:2\n"},
+    {"/etc/nsswitch.conf", "halo-run's own: hosts: files dns",
+     "passwd: files\ngroup: files\nshadow: files\ngshadow: files\nhosts: files dns\n"
+     "networks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n"
+     "netgroup: files\n"},
+};
+
+static void add_names(struct halo_plan *p)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct plan_step *s =
+		    plan_step_add(p, PLAN_NAMES, 0, names[i].path, NULL, names[i].reason);
+		if (s) {
+			s->origin = "egress";
+			s->data = names[i].data;
+			s->len = strlen(names[i].data);
+		}
+	}
+}
+
 int plan_fs_layout(struct halo_plan *p, const struct plan_fs_in *in)
 {
 	size_t max = in->writable.n + in->policy->writable_abs.n + in->caches.n + 1;
@@ -144,6 +176,8 @@ int plan_fs_layout(struct halo_plan *p, const struct plan_fs_in *in)
 	plan_step_add(p, PLAN_DEV, 0, "/dev", NULL,
 		      "minimal: null zero full random urandom tty, private devpts, shm");
 	add_trees(p, t, n, true);
+	if (in->own_names)
+		add_names(p);
 	plan_step_add(p, PLAN_PROC, 0, "/proc", NULL,
 		      "fresh for the pid namespace; kcore, sysrq-trigger, keys... masked; "
 		      "/proc/sys read-only");

@@ -355,6 +355,11 @@ int policy_host_port_index(const struct halo_policy *p, const struct policy_host
 	return -1;
 }
 
+bool policy_decision_unmatched(const struct policy_decision *d)
+{
+	return d->rule == POLICY_RULE_DEFAULT;
+}
+
 void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
 {
 	const char *pat = d->pattern ? d->pattern : "?";
@@ -374,6 +379,9 @@ void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
 		break;
 	case POLICY_RULE_MODE_OFF:
 		snprintf(buf, n, "sandbox mode off");
+		break;
+	case POLICY_RULE_DECIDER:
+		snprintf(buf, n, "decider");
 		break;
 	case POLICY_RULE_DEFAULT:
 	default:

@@ -60,8 +60,9 @@ struct policy_list {
 /* halo-run's own proxy on the sandbox's loopback (Linux): the environment points the
  * tools at these ports (runner/env.c), hostPorts may not take them (validate.c), and
  * netns/ listens on them (asserted equal in linux/init.c). */
-#define POLICY_PROXY_HTTP_PORT	3128
-#define POLICY_PROXY_SOCKS_PORT 1080
+#define POLICY_PROXY_HTTP_PORT	  3128
+#define POLICY_PROXY_SOCKS_PORT	  1080
+#define POLICY_PROXY_CAPTURE_PORT 3129 /* captured connections (netns/capture.c) */
 struct policy_ports {
 	uint16_t *items;
 	size_t n;
@@ -388,6 +389,9 @@ enum policy_rule {
 	POLICY_RULE_PRESET,  /* presets[index], entry pattern */
 	POLICY_RULE_INVALID_HOST,
 	POLICY_RULE_MODE_OFF, /* sandbox.mode off: no egress control */
+	/* Never set by Decide(): the proxy's mark for an answer of the harness's decider
+	 * (--decider), asked only when policy_decision_unmatched(). */
+	POLICY_RULE_DECIDER,
 };
 
 struct policy_decision {
@@ -411,6 +415,17 @@ int policy_decide(const struct halo_policy *p, const char *host, size_t len,
 int policy_decide_port(const struct halo_policy *p, const char *host, size_t len, unsigned port,
 		       struct policy_decision *d);
 
+/* The distinct ports named by allow entries (allowedDomains, then the presets), at
+ * most max of them (POLICY_MAX_NAMED_PORTS is plenty: ports are few). */
+#define POLICY_MAX_NAMED_PORTS 256
+size_t policy_allowed_ports(const struct halo_policy *p, unsigned *out, size_t max);
+
+/* Could Decide() allow host on some port? The decision without a port when it
+ * allows (or the host is invalid), else the first allowing one on a port an allow
+ * entry names, else the portless denial. Same return as policy_decide_port. */
+int policy_decide_some_port(const struct halo_policy *p, const char *host, size_t len,
+			    struct policy_decision *d);
+
 /* Is `path` `dir` or beneath it, compared case-insensitively, as validation compares
  * writable roots with protected paths (a case-insensitive volume has one file there). */
 bool policy_path_within(const char *path, const char *dir);
@@ -420,6 +435,11 @@ bool policy_path_within(const char *path, const char *dir);
  * without Decide() or the address check: listing the port is the permission. Returns
  * the index in hostPorts, or -1. */
 int policy_host_port_index(const struct halo_policy *p, const struct policy_host *h, unsigned port);
+
+/* Did no rule of the policy match (the default decided)? Then, and only then, a
+ * harness's decider may be asked (DESIGN.md's decision order: deny rule, allowlist,
+ * decider, default). False for invalid hosts and mode off. */
+bool policy_decision_unmatched(const struct policy_decision *d);
 
 /* "deniedDomains[0] pastebin.com", "presets[1] vcs: *.github.com", "default deny",
  * "invalid host: <why>". */

@@ -136,6 +136,7 @@ static const struct {
 } reserved_ports[] = {
     {POLICY_PROXY_HTTP_PORT, "halo-run's own HTTP proxy port inside the sandbox"},
     {POLICY_PROXY_SOCKS_PORT, "halo-run's own SOCKS5 proxy port inside the sandbox"},
+    {POLICY_PROXY_CAPTURE_PORT, "halo-run's own capture port inside the sandbox"},
 };
 
 static void check_host_ports(const struct halo_policy *p, const struct policy_vctx *v)

@@ -88,49 +88,93 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* clang-format off */
 static const char *const proto_names[] = {
-    [PROTO_CONNECT] = "connect",   [PROTO_HTTP] = "http",   [PROTO_SOCKS5] = "socks5",
-    [PROTO_HOSTPORT] = "hostport", [PROTO_HTTPS] = "https",
+    [PROTO_CONNECT] = "connect",
+    [PROTO_HTTP] = "http",
+    [PROTO_SOCKS5] = "socks5",
+    [PROTO_HOSTPORT] = "hostport",
+    [PROTO_CAPTURED] = "captured",
+    [PROTO_DNS] = "dns",
+    [PROTO_HTTPS] = "https",
 };
+/* clang-format on */
+
+const char *audit_proto_name(enum conn_proto p)
+{
+	return proto_names[p];
+}
+
+/* The fields after the time, one builder for both sinks: the audit's record
+ * {"time":T,FIELDS} and the --events record {"type":"egress","ts":T,"session":S,...}
+ * carry the same decision in the same words. */
+static void put_fields(struct line *l, const struct exchange *ex)
+{
+	putf(l, ",\"proto\":\"%s\",\"host\":", proto_names[ex->proto]);
+	put_json_str(l, ex->host);
+	putf(l, ",\"port\":%u,\"decision\":\"%s\",\"rule\":", ex->port,
+	     ex->allow ? "allow" : "deny");
+	put_json_str(l, ex->rule);
+	if (ex->addr[0]) {
+		put(l, ",\"address\":", 11);
+		put_json_str(l, ex->addr);
+	}
+	if (ex->cls) {
+		put(l, ",\"class\":", 9);
+		put_json_str(l, ex->cls);
+	}
+	if (ex->terminated)
+		put(l, ",\"tls\":\"terminated\"", 19);
+	if (ex->method) {
+		put(l, ",\"method\":", 10);
+		put_json_str(l, ex->method);
+		put(l, ",\"path\":", 8);
+		put_json_str(l, ex->path ? ex->path : "");
+	}
+	if (ex->error) {
+		put(l, ",\"error\":", 9);
+		put_json_str(l, ex->error);
+	}
+	putf(l, ",\"bytes_up\":%llu,\"bytes_down\":%llu,\"duration_ms\":%llu}\n", ex->up, ex->down,
+	     (unsigned long long)(proxy_now_ms() - ex->t0_ms));
+}
+
+/* ,"session":S,"pid":N — what every --events record carries after its time. */
+static void put_common(const struct proxy *px, struct line *l)
+{
+	put(l, ",\"session\":", 11);
+	put_json_str(l, px->o.session ? px->o.session : "");
+	putf(l, ",\"pid\":%d", (int)getpid());
+}
+
+bool audit_events_on(const struct proxy *px)
+{
+	return px->o.events_fd > 2;
+}
 
 void audit_write(struct proxy *px, const struct exchange *ex)
 {
-	char buf[4096];
-	struct line l = {buf, sizeof(buf), 0};
+	char buf[4096], fields[3800];
+	struct line l = {buf, sizeof(buf), 0}, f = {fields, sizeof(fields), 0};
 
-	if (px->o.audit_fd < 0)
+	if (px->o.audit_fd < 0 && !audit_events_on(px))
 		return;
-	buf[0] = '\0';
-	put(&l, "{\"time\":", 8);
+	fields[0] = '\0';
+	put_fields(&f, ex);
+	if (px->o.audit_fd >= 0) {
+		put(&l, "{\"time\":", 8);
+		put_time(&l, &ex->t0_wall);
+		put(&l, fields, f.len);
+		write_all(px->o.audit_fd, buf, l.len);
+	}
+	if (!audit_events_on(px))
+		return;
+	l.len = 0;
+	put(&l, "{\"type\":\"egress\",\"ts\":", 22);
 	put_time(&l, &ex->t0_wall);
-	putf(&l, ",\"proto\":\"%s\",\"host\":", proto_names[ex->proto]);
-	put_json_str(&l, ex->host);
-	putf(&l, ",\"port\":%u,\"decision\":\"%s\",\"rule\":", ex->port,
-	     ex->allow ? "allow" : "deny");
-	put_json_str(&l, ex->rule);
-	if (ex->addr[0]) {
-		put(&l, ",\"address\":", 11);
-		put_json_str(&l, ex->addr);
-	}
-	if (ex->cls) {
-		put(&l, ",\"class\":", 9);
-		put_json_str(&l, ex->cls);
-	}
-	if (ex->terminated)
-		put(&l, ",\"tls\":\"terminated\"", 19);
-	if (ex->method) {
-		put(&l, ",\"method\":", 10);
-		put_json_str(&l, ex->method);
-		put(&l, ",\"path\":", 8);
-		put_json_str(&l, ex->path ? ex->path : "");
-	}
-	if (ex->error) {
-		put(&l, ",\"error\":", 9);
-		put_json_str(&l, ex->error);
-	}
-	putf(&l, ",\"bytes_up\":%llu,\"bytes_down\":%llu,\"duration_ms\":%llu}\n", ex->up, ex->down,
-	     (unsigned long long)(proxy_now_ms() - ex->t0_ms));
-	write_all(px->o.audit_fd, buf, l.len);
+	put_common(px, &l);
+	put(&l, fields, f.len);
+	write_all(px->o.events_fd, buf, l.len);
 }
 
 static void put_printable(struct line *l, const char *s)

@@ -154,6 +154,7 @@ void conn_close(struct conn *c)
 
 	if (c->st == CS_DEAD)
 		return;
+	conn_cancel_question(c);
 	conn_exchange_end(c);
 	conn_timer_clear(c, &c->t_head);
 	conn_timer_clear(c, &c->t_step);

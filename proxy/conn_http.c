@@ -26,6 +26,24 @@ static void answer(struct conn *c, int status, const char *body, const char *den
 	conn_answer_close(c, buf, n > 0 ? (size_t)n : 0);
 }
 
+/* A refused CONNECT to port 22: after the 403 (head and its one-line body), our SSH
+ * identification line and a disconnect naming the rule (ssh_refuse.c), so that a
+ * ProxyCommand passing the bytes on lets OpenSSH print the reason. */
+static void answer_ssh(struct conn *c, const char *body, const char *deny)
+{
+	char buf[2048 + 600], hp[300], why[600];
+	int n = proxy_http_error(403, body, deny, NULL, buf, 2048), m;
+
+	if (n < 0)
+		n = proxy_http_error(403, NULL, NULL, NULL, buf, 2048);
+	if (n < 0)
+		n = 0;
+	audit_hostport(&c->ex, hp, sizeof(hp));
+	snprintf(why, sizeof(why), "halo-run: egress denied: %s (%s)", hp, c->ex.rule);
+	m = proxy_ssh_refusal(why, buf + n, sizeof(buf) - (size_t)n);
+	conn_answer_close(c, buf, (size_t)n + (m > 0 ? (size_t)m : 0));
+}
+
 /* Any answer but a denial: X-Halo-Error: why, the one-line body, and the stderr line
  * once per host (host "" when no target is known yet). */
 static void http_refuse(struct conn *c, int status, const char *body, const char *why,
@@ -280,7 +298,10 @@ static void http_on_error(struct conn *c, enum conn_fail why, bool open, const c
 		audit_printable(ex->rule, rule, sizeof(rule));
 		snprintf(hdr, sizeof(hdr), "%s (%s)", host, rule);
 		snprintf(body, sizeof(body), "blocked by egress policy: %s", hdr);
-		answer(c, status_for[why], body, hdr, NULL);
+		if (ex->proto == PROTO_CONNECT && ex->port == 22)
+			answer_ssh(c, body, hdr);
+		else
+			answer(c, status_for[why], body, hdr, NULL);
 		return;
 	}
 	if (open && ex->host[0]) {

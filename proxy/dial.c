@@ -248,11 +248,91 @@ static void on_dns_timeout(void *arg)
 	conn_fail(c, FAIL_DNS_TIMEOUT, NULL);
 }
 
+/* After the decision (Decide's, or the decider's): refuse, or resolve, check, dial. */
+static void target_proceed(struct conn *c, const struct policy_decision *d, bool parsed)
+{
+	int rc;
+
+	c->ex.allow = d->allow && parsed;
+	if (!c->ex.allow) {
+		conn_fail(c, FAIL_DENY, NULL);
+		return;
+	}
+	if (d->host.kind != POLICY_HOST_NAME) {
+		struct proxy_addr a = {.family =
+					   d->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6};
+
+		memcpy(a.addr, d->host.addr, a.family == AF_INET ? 4 : 16);
+		if (set_addrs(c, &a, 1) != 0) {
+			conn_fail(c, FAIL_OVERLOAD, NULL);
+			return;
+		}
+		check_and_dial(c);
+		return;
+	}
+	c->st = CS_RESOLVING;
+	rc = proxy_resolver_submit(c->px->res, d->host.text, on_resolved, c, &c->job);
+	if (rc) {
+		conn_fail(c, rc == -ENOMEM ? FAIL_OVERLOAD : FAIL_DNS, NULL);
+		return;
+	}
+	c->t_step = proxy_timer_add(c->px->pl, c->px->o.dns_timeout_ms, on_dns_timeout, c);
+	if (!c->t_step) {
+		conn_fail(c, FAIL_OVERLOAD, NULL);
+		return;
+	}
+	conn_set_interest(c);
+}
+
+/* The decider's answer (or the default, with why). The host is decided again from
+ * its canonical text: the same answer as before, and the parsed host to dial. */
+static void on_verdict(void *arg, enum proxy_verdict v, const char *why)
+{
+	struct conn *c = arg;
+	struct policy_decision d;
+	size_t n;
+
+	c->ask_ticket = 0;
+	if (c->st == CS_DEAD)
+		return;
+	if (policy_decide_port(c->px->o.policy, c->ex.host, strlen(c->ex.host), c->ex.port, &d) !=
+		0 ||
+	    !policy_decision_unmatched(&d)) {
+		snprintf(c->ex.rule, sizeof(c->ex.rule), "policy error: %s", d.why);
+		d.allow = false;
+		target_proceed(c, &d, false);
+		return;
+	}
+	if (v != PROXY_VERDICT_DEFAULT) {
+		d.rule = POLICY_RULE_DECIDER;
+		d.allow = v == PROXY_VERDICT_ALLOW;
+	}
+	policy_decision_rule(&d, c->ex.rule, sizeof(c->ex.rule));
+	n = strlen(c->ex.rule);
+	if (v == PROXY_VERDICT_DEFAULT && why && *why)
+		snprintf(c->ex.rule + n, sizeof(c->ex.rule) - n, " (%s)", why);
+	target_proceed(c, &d, true);
+}
+
+void conn_cancel_question(struct conn *c)
+{
+	const struct proxy_decider *dc = c->px->o.decider;
+
+	if (c->ask_ticket && dc)
+		dc->cancel(dc->ctx, c->ask_ticket);
+	c->ask_ticket = 0;
+}
+
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len, unsigned port)
 {
+	const struct proxy_decider *dc = c->px->o.decider;
 	struct policy_decision d;
-	int rc = policy_decide_port(c->px->o.policy, host, len, port, &d);
-	bool parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
+	int rc;
+	bool parsed;
+
+	host = capture_unfake(c->px, host, &len);
+	rc = policy_decide_port(c->px->o.policy, host, len, port, &d);
+	parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
 
 	c->st = CS_RESOLVING; /* past the request: failures are answered from here on */
 
@@ -266,33 +346,13 @@ void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t
 	} else {
 		policy_decision_rule(&d, c->ex.rule, sizeof(c->ex.rule));
 	}
-	c->ex.allow = d.allow && parsed;
-	if (!c->ex.allow) {
-		conn_fail(c, FAIL_DENY, NULL);
+	/* No rule matched: the harness's decider, when there is one, answers (later, from
+	 * the loop); the connection waits in CS_RESOLVING, its client's bytes unread. */
+	if (parsed && dc && policy_decision_unmatched(&d) &&
+	    dc->ask(dc->ctx, c->ex.host, port, audit_proto_name(proto), on_verdict, c,
+		    &c->ask_ticket) == 0) {
+		conn_set_interest(c);
 		return;
 	}
-	if (d.host.kind != POLICY_HOST_NAME) {
-		struct proxy_addr a = {.family =
-					   d.host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6};
-
-		memcpy(a.addr, d.host.addr, a.family == AF_INET ? 4 : 16);
-		if (set_addrs(c, &a, 1) != 0) {
-			conn_fail(c, FAIL_OVERLOAD, NULL);
-			return;
-		}
-		check_and_dial(c);
-		return;
-	}
-	c->st = CS_RESOLVING;
-	rc = proxy_resolver_submit(c->px->res, d.host.text, on_resolved, c, &c->job);
-	if (rc) {
-		conn_fail(c, rc == -ENOMEM ? FAIL_OVERLOAD : FAIL_DNS, NULL);
-		return;
-	}
-	c->t_step = proxy_timer_add(c->px->pl, c->px->o.dns_timeout_ms, on_dns_timeout, c);
-	if (!c->t_step) {
-		conn_fail(c, FAIL_OVERLOAD, NULL);
-		return;
-	}
-	conn_set_interest(c);
+	target_proceed(c, &d, parsed);
 }

@@ -127,6 +127,9 @@ static const struct proto_ops *const protos[] = {
     [PROXY_LISTEN_HTTP] = &proxy_proto_http,
     [PROXY_LISTEN_SOCKS5] = &proxy_proto_socks5,
     [PROXY_LISTEN_HOSTPORT] = &proxy_proto_hostport,
+    [PROXY_LISTEN_DNS_UDP] = &proxy_proto_dns_tcp, /* not accepted on: read as datagrams */
+    [PROXY_LISTEN_DNS_TCP] = &proxy_proto_dns_tcp,
+    [PROXY_LISTEN_CAPTURE] = &proxy_proto_captured,
 };
 
 static const struct proto_ops *proto_of(enum proxy_listener_kind kind)
@@ -201,7 +204,11 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		l->index = o->listeners[i].index;
 		px->n_lsn = i + 1;
 		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
-		rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, on_accept, l);
+		px->capture |= o->listeners[i].kind == PROXY_LISTEN_CAPTURE;
+		if (o->listeners[i].kind == PROXY_LISTEN_DNS_UDP)
+			rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, proxy_dns_udp_on_event, px);
+		else
+			rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, on_accept, l);
 		if (rc) {
 			halo_err_set(e, "proxy: cannot watch listener %zu: %s", i, strerror(-rc));
 			px->n_lsn = i;
@@ -250,6 +257,7 @@ void proxy_destroy(struct proxy *px)
 	if (px->reserve_fd >= 0)
 		close(px->reserve_fd);
 	hosts_free(&px->hosts);
+	proxy_fakeip_free(&px->fake);
 	free(px->ifaddrs);
 	free(px->scratch);
 	free(px);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "policy/policy.h"
@@ -18,6 +19,9 @@ enum proxy_listener_kind {
 	PROXY_LISTEN_HTTP,
 	PROXY_LISTEN_SOCKS5,
 	PROXY_LISTEN_HOSTPORT, /* egress.hostPorts: relayed to the host's loopback */
+	PROXY_LISTEN_DNS_UDP,  /* the in-sandbox DNS stub: a UDP socket (conn_dns.c) */
+	PROXY_LISTEN_DNS_TCP,
+	PROXY_LISTEN_CAPTURE, /* connections to fake addresses (conn_capture.c) */
 };
 
 struct proxy_listener {
@@ -27,8 +31,22 @@ struct proxy_listener {
 	size_t index;  /* HOSTPORT: its position in egress.hostPorts (for the audit) */
 };
 
-/* HTTP on v4 and v6, SOCKS5, and two per host port. */
-#define PROXY_MAX_LISTENERS (3 + 2 * POLICY_MAX_HOST_PORTS)
+/* HTTP on v4 and v6, SOCKS5, DNS on UDP and TCP, capture, and two per host port. */
+#define PROXY_MAX_LISTENERS (6 + 2 * POLICY_MAX_HOST_PORTS)
+
+/* --decider: a harness's program asked about hosts no rule of the policy matched
+ * (runner/decider.c). ask() returns 0 and later calls done(arg, ...) from the loop,
+ * never from inside ask(); or -errno, and the policy's default applies at once.
+ * cancel() forgets the question of a connection that closed first. why names what
+ * answered ("decider", or the default's reason: "decider timed out"...). */
+enum proxy_verdict { PROXY_VERDICT_DEFAULT, PROXY_VERDICT_ALLOW, PROXY_VERDICT_DENY };
+typedef void (*proxy_verdict_fn)(void *arg, enum proxy_verdict v, const char *why);
+struct proxy_decider {
+	int (*ask)(void *ctx, const char *host, unsigned port, const char *protocol,
+		   proxy_verdict_fn done, void *arg, uint64_t *ticket);
+	void (*cancel)(void *ctx, uint64_t ticket);
+	void *ctx;
+};
 
 /* The run's TLS termination (proxy/tls.c), for hosts with egress.credentials or
  * egress.requestRules: a per-run CA whose key lives only in this process, a leaf key,
@@ -56,11 +74,16 @@ struct proxy_options {
 	unsigned connect_timeout_ms; /* default 10000 */
 	unsigned idle_timeout_ms;    /* 0 = no idle limit on tunnels */
 	int audit_fd;		     /* JSON Lines, one record per decision; -1 = none */
-	int log_fd;		     /* human lines ("halo-run: egress denied: ..."); -1 = none */
-	bool quiet;		     /* no denial lines on log_fd */
-	const char *auth_secret;     /* required Proxy-Authorization secret (macOS); NULL = none */
-	size_t max_conns;	     /* 0 = default (4096) */
-	struct proxy_tls *tls;	     /* NULL: no host is terminated (policy_tls_wanted false) */
+	/* --events: the same record with "type":"egress" (runner/events.h); 0-2 and -1
+	 * are none (never the command's stdio; a zeroed struct has none). */
+	int events_fd;
+	const char *session;		     /* the events' "session" ("" or NULL: none) */
+	const struct proxy_decider *decider; /* NULL: no decider */
+	int log_fd;		 /* human lines ("halo-run: egress denied: ..."); -1 = none */
+	bool quiet;		 /* no denial lines on log_fd */
+	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
+	size_t max_conns;	 /* 0 = default (4096) */
+	struct proxy_tls *tls; /* NULL: no host is terminated (policy_tls_wanted false) */
 };
 
 struct proxy;

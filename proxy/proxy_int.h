@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "policy/policy.h"
+#include "proxy/dns.h"
 #include "proxy/proxy.h"
 #include "proxy/proxy_parse.h"
 #include "proxy/resolve.h"
@@ -109,6 +110,8 @@ enum conn_proto {
 	PROTO_HTTP,
 	PROTO_SOCKS5,
 	PROTO_HOSTPORT,
+	PROTO_CAPTURED, /* a connection to a fake address, decided by its name */
+	PROTO_DNS,	/* one query to the in-sandbox DNS stub */
 	PROTO_HTTPS, /* one request inside a tunnel whose TLS the proxy terminates */
 };
 
@@ -205,7 +208,8 @@ struct conn {
 	int last_connect_err;
 	unsigned linger_bytes; /* < PROXY_LINGER_BYTES + one read; fills the hole before ex */
 	struct exchange ex;
-	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
+	uint64_t ask_ticket; /* a question to the decider in flight (0: none) */
+	void *pstate;	     /* the protocol's own (HTTP: the forwarded request in flight) */
 };
 
 struct listener {
@@ -224,6 +228,15 @@ struct host_entry;
 extern const struct proto_ops proxy_proto_http;
 extern const struct proto_ops proxy_proto_socks5;
 extern const struct proto_ops proxy_proto_hostport;
+extern const struct proto_ops proxy_proto_dns_tcp;
+extern const struct proto_ops proxy_proto_captured;
+
+/* conn_dns.c: the stub's UDP socket is read here, not accepted on. */
+void proxy_dns_udp_on_event(void *arg, int fd, unsigned events);
+
+/* ssh_refuse.c: our SSH identification line and an SSH_MSG_DISCONNECT carrying
+ * `why`, for a refused connection to port 22. Length, or -1 when cap is too small. */
+int proxy_ssh_refusal(const char *why, char *out, size_t cap);
 
 struct host_table {
 	struct host_entry **buckets;
@@ -251,6 +264,8 @@ struct proxy {
 	bool ifaddrs_fixed; /* tests: list injected, never refreshed */
 	char *scratch;
 	struct relay_pipes pipes;
+	struct proxy_fakeip fake; /* the DNS stub's names, for capture */
+	bool capture;		  /* a capture listener was handed over */
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -282,6 +297,8 @@ void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n);
 /* Decide, then resolve, check and dial (or answer the refusal). host as sent. */
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 		 unsigned port);
+/* Forget the decider's question of c, if any (conn_close). */
+void conn_cancel_question(struct conn *c);
 /* Record a failure, then let the protocol answer it and close after the answer. */
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail);
 /* What failed, in words ("connection refused"); NULL for the denials. */
@@ -297,6 +314,12 @@ int conn_in_reserve(struct conn *c, size_t want);
 void conn_in_consume(struct conn *c, size_t n);
 void conn_timer_clear(struct conn *c, struct proxy_timer **t);
 void conn_head_timer_start(struct conn *c);
+
+/* ----------------------------------------------------- conn_capture.c */
+/* A fake address the DNS stub handed out, sent as the target of a CONNECT, a SOCKS5
+ * request or a forwarded URL by a client that resolved the name itself: the name it
+ * stands for (and *len updated). Anything else is returned as it is. */
+const char *capture_unfake(struct proxy *px, const char *host, size_t *len);
 
 /* ------------------------------------------------------- conn_hello.c */
 /* After the 200 or SOCKS5 success: read the client's first flight, check a
@@ -398,7 +421,10 @@ struct chunk_scan {
 long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done);
 
 /* ------------------------------------------------------------ audit.c */
+/* The exchange's record to the audit and, as "type":"egress", to --events. */
 void audit_write(struct proxy *px, const struct exchange *ex);
+bool audit_events_on(const struct proxy *px);
+const char *audit_proto_name(enum conn_proto p); /* "connect", "http", "socks5"... */
 void audit_deny_line(struct proxy *px, const struct exchange *ex);
 /* "halo-run: egress error: HOST:PORT: WHY (CODE)" once per host per run (once per why
  * when host is ""), on log_fd unless quiet: the answers the proxy gives itself. */

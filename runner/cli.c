@@ -37,6 +37,7 @@ void runner_usage(FILE *out)
 	    "(stdin);\n"
 	    "                                                exit 0 allow, 2 block\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
+	    "       halo-bash [-c CMD [ARG0 ARGS...]]         /bin/bash in the sandbox (a link)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
@@ -52,6 +53,12 @@ void runner_usage(FILE *out)
 	    "  --summary-md F    append this run's egress report (markdown) to F at exit;\n"
 	    "                    needs --audit\n"
 	    "  --fail-on-deny    exit %d when the command exited 0 but egress was denied\n"
+	    "  --events FILE     JSON Lines of this run's events (start, egress, limit, fs,\n"
+	    "                    exit) appended to FILE, or fd:N for an open descriptor\n"
+	    "  --decider CMD     ask CMD (run with /bin/sh -c, outside the sandbox) about\n"
+	    "                    hosts no rule matches: JSON lines on its stdin and stdout\n"
+	    "  --decider-timeout D  how long a question waits (default 5s), then the default\n"
+	    "  --die-with-parent the sandbox is killed when halo-run's parent dies\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
@@ -93,6 +100,8 @@ static const struct opt_row opt_table[] = {
     VALUE("--version", pin),	     VALUE("--from", from),
     VALUE("--format", format),	     VALUE("--summary-md", summary_md),
     FLAG("--fail-on-deny", fail_on_deny),
+    VALUE("--events", events),		     VALUE("--decider", decider),
+    VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
     VALUE("--method", method),	     VALUE("-X", method),
 };
 /* clang-format on */
@@ -219,11 +228,19 @@ static int refuse_privileged_binary(void)
 	return HALO_EXIT_SETUP;
 }
 
+static pid_t parent_at_start;
+
+pid_t runner_parent_at_start(void)
+{
+	return parent_at_start;
+}
+
 int runner_main(int argc, char **argv)
 {
 	struct runner_opts o = {0};
 	int rc;
 
+	parent_at_start = getppid();
 	if ((rc = refuse_privileged_binary()) != 0)
 		return rc;
 	if (runner_is_shell(argv[0]))

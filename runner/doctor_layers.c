@@ -106,6 +106,18 @@ static int try_listeners(long unused)
 	return 0;
 }
 
+/* Capture of proxy-unaware clients: the fake range made local and the nf_tables
+ * redirect, in a throwaway network namespace, as the sandbox's init does it. */
+static int try_capture(long unused)
+{
+	(void)unused;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		return errno;
+	int rc = netns_loopback_up();
+
+	return -(rc < 0 ? rc : netns_capture_setup());
+}
+
 static long read_long(const char *path)
 {
 	char buf[32] = "";
@@ -386,6 +398,27 @@ static void check_proxy(struct doctor *d, bool off, int userns_err)
 			   strerror(err));
 }
 
+static void check_capture(struct doctor *d, bool off, int userns_err)
+{
+	struct doctor_layer *l =
+	    layer(d, "capture", "capture",
+		  "clients that ignore the proxy variables: the DNS stub answers names the policy "
+		  "could allow with fake addresses and TCP to them is decided by name; not "
+		  "captured: UDP other than DNS, IP literals, IPv6");
+	int err = userns_err ? userns_err : in_child(try_capture, 0);
+
+	set_result(l, err, "nf_tables redirect in a new network namespace");
+	set_use(l, d->plan.egress.listeners.n > 0 && !err,
+		off ? "not used (sandbox.mode: off)" : "used");
+	if (err && !userns_err && !off)
+		doctor_add(d, false, NULL,
+			   "use a kernel with nf_tables (NF_TABLES, NFT_REDIR, NF_NAT) usable in "
+			   "user namespaces",
+			   "connections cannot be captured (%s): clients that ignore the proxy "
+			   "variables get REFUSED for every name inside the sandbox",
+			   strerror(err));
+}
+
 /* Can a directory be made in this cgroup hierarchy (and removed again)? */
 static bool cgroup_writable(const char *base, const char *file)
 {
@@ -506,6 +539,7 @@ void doctor_layers(struct doctor *d)
 	check_landlock(d, off);
 	check_nnp(d, off);
 	check_proxy(d, off, userns_err);
+	check_capture(d, off, userns_err);
 	check_cgroups(d);
 	if (off)
 		doctor_add(d, true, NULL, "set sandbox.mode: workspace-write (or read-only)",

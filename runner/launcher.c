@@ -35,6 +35,9 @@ static size_t linux_listeners(runner_sandbox *sb, struct proxy_options *po)
 	    [NETNS_LISTEN_HTTP] = PROXY_LISTEN_HTTP,
 	    [NETNS_LISTEN_SOCKS5] = PROXY_LISTEN_SOCKS5,
 	    [NETNS_LISTEN_HOSTPORT] = PROXY_LISTEN_HOSTPORT,
+	    [NETNS_LISTEN_DNS_UDP] = PROXY_LISTEN_DNS_UDP,
+	    [NETNS_LISTEN_DNS_TCP] = PROXY_LISTEN_DNS_TCP,
+	    [NETNS_LISTEN_CAPTURE] = PROXY_LISTEN_CAPTURE,
 	};
 	struct netns_listener ls[NETNS_MAX_LISTENERS];
 	size_t n = linux_sandbox_take_listeners(sb, ls);

@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include "proxy/proxy.h"
+#include "runner/events.h"
 #include "runner/runner_int.h"
 
 struct loop_state {
 	runner_sandbox *sb;
 	struct proxy_poller *pl;
+	struct runner_events ev;   /* --events */
+	struct runner_decider *dc; /* --decider (decider.c), NULL without */
 	volatile bool stop;
 };
 
@@ -106,6 +109,10 @@ static int start_proxy(const struct runner_opts *o, const runner_launch *l, stru
 		return 0;
 	po.policy = l->policy;
 	po.audit_fd = audit_fd;
+	po.events_fd = st->ev.fd;
+	po.session = st->ev.session;
+	if (st->dc)
+		runner_decider_options(st->dc, &po);
 	po.log_fd = STDERR_FILENO;
 	po.quiet = o->quiet;
 	po.tls = runner_tls(); /* NULL unless some host's TLS is terminated */
@@ -154,6 +161,22 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w)
 		plan_text_free(w);
 }
 
+/* The exit record, and the limits and refusals before it; the events file's name
+ * checked as the audit's is. */
+static void events_end(struct runner_events *ev, const runner_launch *l, struct halo_outcome out,
+		       int status, struct halo_err *e)
+{
+	static const struct halo_run_facts none;
+	struct halo_err stale = {{0}};
+
+	if (ev->fd < 0)
+		return;
+	runner_events_finish(ev, &l->limits, out, l->facts ? l->facts : &none, status, e->msg);
+	if (ev->path && audit_name_intact(ev->path, &ev->st, &stale) < 0)
+		fprintf(stderr, "halo-run: %s\n", stale.msg);
+	runner_events_close(ev);
+}
+
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
 		     struct halo_err *e)
 {
@@ -166,6 +189,14 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 
 	if (o->audit && (audit_fd = open_audit(o->audit, &audit_st, e)) < 0)
 		return audit_fd;
+	/* Sessions (another branch) name theirs here; "" outside a session. */
+	if ((rc = runner_events_open(o->events, "", &st.ev, e)) < 0) {
+		if (audit_fd >= 0)
+			close(audit_fd);
+		return rc;
+	}
+	runner_events_start(&st.ev, l->policy, l->policy_files, l->n_policy_files, l->workspace,
+			    l->argv);
 	rc = runner_launcher.start(l, &st.sb, e);
 	runner_say_warnings(o, l->warnings);
 	if (rc < 0)
@@ -174,6 +205,8 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	rc = proxy_poller_new(proxy_poller_default_backend(), &st.pl);
 	if (rc == 0)
 		rc = watch(&st, l);
+	if (rc == 0 && o->decider)
+		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
 	if (rc == 0)
 		rc = start_proxy(o, l, &st, audit_fd, &px);
 	if (rc < 0) {
@@ -198,7 +231,10 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc >= 0)
 		runner_ci_finish(o, px, audit_fd, audit_fd >= 0 ? audit_st.st_size : 0, status);
 out:
+	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
+		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
 	proxy_destroy(px);
+	runner_decider_stop(st.dc); /* after the proxy: no connection waits on it */
 	proxy_poller_free(st.pl);
 	if (audit_fd >= 0)
 		close(audit_fd);

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "linux/linux.h"
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include "runner/caches.h"
 #include "runner/env.h"
 #include "runner/runner_int.h"
@@ -180,11 +183,55 @@ static void warn_unix_sockets(const struct halo_policy *p)
 	}
 }
 
+/* --die-with-parent, as bubblewrap's: the supervisor gets SIGKILL when its parent dies
+ * (the sandbox's init already dies with the supervisor, and with init every process
+ * of the sandbox). The parent may have died before the prctl: then getppid() is no
+ * longer the parent halo-run started under, and nothing is launched. The signal is
+ * tied to the parent *thread* that forked halo-run (prctl(2)): a harness that spawns
+ * from a thread that later exits ends the run then. */
+static int die_with_parent(const struct runner_opts *o)
+{
+	if (!o->die_with_parent)
+		return 0;
+#ifdef __linux__
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+		fprintf(stderr, "halo-run: --die-with-parent: %s\n", strerror(errno));
+		return HALO_EXIT_SETUP;
+	}
+	if (getppid() != runner_parent_at_start()) {
+		fprintf(stderr, "halo-run: --die-with-parent: the parent already exited\n");
+		return HALO_EXIT_SETUP;
+	}
+	return 0;
+#else
+	fprintf(stderr, "halo-run: --die-with-parent is not supported on this system\n");
+	return HALO_EXIT_SETUP;
+#endif
+}
+
+/* Options of this change that are refused before anything starts. */
+static int check_agent_options(const struct runner_opts *o)
+{
+	struct halo_err e = {{0}};
+	unsigned ms;
+
+	if (o->decider_timeout && !o->decider)
+		return fprintf(stderr, "halo-run: --decider-timeout needs --decider\n"),
+		       HALO_EXIT_SETUP;
+	if (runner_decider_timeout(o->decider_timeout, &ms, &e) < 0)
+		return fprintf(stderr, "halo-run: %s\n", e.msg), HALO_EXIT_SETUP;
+	if (o->events && o->audit && strcmp(o->events, o->audit) == 0)
+		return fprintf(stderr, "halo-run: --events and --audit name the same file\n"),
+		       HALO_EXIT_SETUP;
+	return die_with_parent(o);
+}
+
 int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
 	runner_launch l;
-	const char *own_outputs[1]; /* halo-run's own output files: --audit */
+	struct halo_run_facts facts = {0};
+	const char *own_outputs[2]; /* halo-run's own output files: --audit, --events */
 	struct plan_text warnings = {0};
 	char self[4096];
 	ssize_t n;
@@ -193,7 +240,8 @@ int runner_cmd_run(const struct runner_opts *o)
 	if ((rc = runner_load_policy(o, true, &re)) != 0)
 		return rc;
 	memset(&l, 0, sizeof(l));
-	if ((rc = runner_ci_check(o)) != 0 || (rc = settle_limits(o, re.policy, &l.limits)) != 0 ||
+	if ((rc = runner_ci_check(o)) != 0 || (rc = check_agent_options(o)) != 0 ||
+	    (rc = settle_limits(o, re.policy, &l.limits)) != 0 ||
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
 	warn_unix_sockets(re.policy);
@@ -210,6 +258,9 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.n_own_outputs = 0;
 	if (o->audit) /* opened (created) by runner_supervise before the launch */
 		own_outputs[l.n_own_outputs++] = o->audit;
+	if (o->events && strncmp(o->events, "fd:", 3) != 0) /* also opened by runner_supervise */
+		own_outputs[l.n_own_outputs++] = o->events;
+	l.facts = &facts;
 	l.argv = o->rest;
 	l.quiet = o->quiet;
 	l.warnings = &warnings;

@@ -33,9 +33,13 @@ struct runner_opts {
 	const char *pin;     /* policy render --version V: the harness version pinned */
 	const char *from;    /* policy import --from KIND */
 	const char *format;  /* report --format text|markdown|json */
-	const char *summary_md; /* run: the markdown report of this run, written at exit */
-	bool fail_on_deny;	/* run, report: HALO_EXIT_DENIED when something was denied */
-	char **rest;		/* command (run) or operands (check, validate) */
+	const char *summary_md;	     /* run: the markdown report of this run, written at exit */
+	bool fail_on_deny;	     /* run, report: HALO_EXIT_DENIED when something was denied */
+	const char *events;	     /* run: JSON Lines of events, FILE or fd:N (events.c) */
+	const char *decider;	     /* run: /bin/sh -c command asked about unmatched hosts */
+	const char *decider_timeout; /* run: per question (duration), default 5 s */
+	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
+	char **rest;		     /* command (run) or operands (check, validate) */
 	int n_rest;
 };
 
@@ -97,7 +101,21 @@ int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's too
 bool runner_is_shell(const char *argv0);
 int runner_shell_main(int argc, char **argv);
 
+/* decider.c: --decider's process and its questions on the supervisor's loop. start
+ * after the sandbox (the decider runs outside it); options hands the proxy its ask;
+ * stop after the proxy is destroyed. */
+struct runner_decider;
+struct proxy_poller;
+int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, int events_fd,
+			 const char *session, struct runner_decider **out, struct halo_err *e);
+void runner_decider_options(struct runner_decider *dc, struct proxy_options *po);
+void runner_decider_stop(struct runner_decider *dc);
+/* --decider-timeout (NULL: 5 s) in ms; 0, or -EINVAL with e set. */
+int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
+
 void runner_usage(FILE *out);
+/* getppid() as runner_main saw it first (--die-with-parent's race check). */
+pid_t runner_parent_at_start(void);
 
 /* The password database's home directory of uid (absolute) into out. Returns 0 or
  * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */

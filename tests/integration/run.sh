@@ -39,6 +39,7 @@ trap 'rm -rf "$stage"' EXIT
 chmod 755 "$stage"
 cp "$build/halo-run" "$stage/"
 ln -s halo-run "$stage/halo-sh"
+ln -s halo-run "$stage/halo-bash"
 mkdir -p "$stage/helpers"
 [ -d "$build/helpers" ] && cp "$build"/helpers/* "$stage/helpers/" 2>/dev/null
 cp -r "$here" "$stage/it"

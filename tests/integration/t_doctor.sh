@@ -27,7 +27,7 @@ jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1" <<<"$OUT"; }
 run "$HALO" doctor
 expect "doctor: exit 0 on this machine" 0 "$RC"
 for l in "user namespace" "mount namespace" "pid namespace" "net namespace" "ipc namespace" \
-	"uts namespace" seccomp no_new_privs "egress proxy"; do
+	"uts namespace" seccomp no_new_privs "egress proxy" capture; do
 	expect_match "$l: available and used" "^available \| used" "$(layer "$l")"
 done
 expect_match "landlock: available with its ABI" "^available, ABI [0-9]+ \| used" "$(layer landlock)"
@@ -42,7 +42,7 @@ expect_match "the policy source: the embedded default" "^policy: the embedded de
 
 run "$HALO" doctor --json
 expect "--json: exit 0" 0 "$RC"
-expect "--json: eleven layers, all available" "11 11 True" \
+expect "--json: twelve layers, all available" "12 12 True" \
 	"$(jq_py 'print(len(d["layers"]), sum(l["available"] for l in d["layers"]), d["enforceable"])')"
 expect "--json: no problems" 0 "$(jq_py 'print(len(d["problems"]))')"
 

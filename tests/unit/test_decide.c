@@ -474,6 +474,41 @@ START_TEST(decided_host)
 }
 END_TEST
 
+/* --decider is asked only when no rule matched: a deny rule, an allow rule, a preset,
+ * an invalid host and mode off never count as unmatched; the decider's own mark is
+ * named "decider". */
+START_TEST(unmatched)
+{
+	static const struct {
+		int pol;
+		const char *host;
+		bool unmatched;
+	} t[] = {
+	    {M, "nobody.example", true},
+	    {M, "pastebin.com", false},
+	    {M, "ai.acme.example", false},
+	    {M, "github.com", false},
+	    {M, "a..b", false},
+	    {M, "acme.example", true}, /* the apex of *.acme */
+	    {M, "198.51.100.11", true},
+	    {F, "nobody.example", false},
+	    {M, "[2001:db8::bad]", false},
+	};
+	struct policy_decision d;
+	char buf[64];
+
+	for (int i = 0; i < ROWS(t); i++) {
+		ck_assert_int_eq(policy_decide(pols[t[i].pol], t[i].host, strlen(t[i].host), &d),
+				 0);
+		ck_assert_msg(policy_decision_unmatched(&d) == t[i].unmatched, "row %d: %s", i,
+			      t[i].host);
+	}
+	d.rule = POLICY_RULE_DECIDER;
+	policy_decision_rule(&d, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "decider");
+}
+END_TEST
+
 /* 127 labels, the most a 253-character name holds: one probe per parent suffix. */
 START_TEST(deepest_name)
 {
@@ -748,6 +783,7 @@ static Suite *decide_suite(void)
 	tcase_add_test(tc, many_rules);
 	tcase_add_test(tc, hashset_direct);
 	tcase_add_test(tc, ports_table);
+	tcase_add_test(tc, unmatched);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -91,7 +91,7 @@ static const struct {
 	const char *why;
 } damage[] = {
     {0, false, 'X', false, "wrong magic"},
-    {8, false, 2, false, "another version"},
+    {8, false, 0x7f, false, "another version"},
     {12, false, 0xff, false, "malformed header"},
     {48, false, 9, false, "truncated (its length"},
     {60, false, 0x55, false, "checksum mismatch"},
@@ -148,7 +148,11 @@ static void expect_bad_record(const struct linux_index_dir *d, const char *entry
 START_TEST(format_bad_records)
 {
 	struct linux_index_dir d = {.rel = "a"};
-	const char *bad_rels[] = {"/a", "a/", "a//b", "../a", "a/./b", "a/..", "."};
+	static char long_name[NAME_MAX + 3];
+	const char *bad_rels[] = {"/a", "a/", "a//b", "../a", "a/./b", "a/..",
+				  ".",	"..", "a/.",  "a/b/", "/",     long_name};
+
+	memset(long_name, 'n', NAME_MAX + 1); /* one byte more than a name can hold */
 
 	for (size_t i = 0; i < sizeof(bad_rels) / sizeof(bad_rels[0]); i++) {
 		d.rel = bad_rels[i];
@@ -210,6 +214,45 @@ START_TEST(format_duplicate_and_count)
 		ck_assert_str_eq(why, "directories out of order");
 		free(buf);
 		linux_index_out_free(&u);
+	}
+	/* Neighbours that differ past the first eight bytes (the comparison goes a word
+	 * at a time), and '/' sorting below every other byte ("a/b" before "a-b"). */
+	{
+		static const char *const rels[][2] = {
+		    {"node_modules/pkg007/d00157", "node_modules/pkg007/d00156"},
+		    {"node_modules/pkg007-x", "node_modules/pkg007/y"},
+		    {"abcdefghijklmnopq", "abcdefghijklmnop"},
+		};
+		for (size_t r = 0; r < sizeof(rels) / sizeof(rels[0]); r++) {
+			struct linux_index_out u = {0};
+			for (int i = 0; i < 2; i++) {
+				struct linux_index_dir x = {.rel = rels[r][i]};
+				linux_index_out_begin(&u, &x);
+				linux_index_out_end(&u, 0, 0);
+			}
+			buf = linux_index_serialize(&k, &u, 1, &len);
+			ck_assert_int_eq(parse_copy(buf, len, &ix, why), -EINVAL);
+			ck_assert_str_eq(why, "directories out of order");
+			free(buf);
+			linux_index_out_free(&u);
+			/* The other way round is the order a walk writes. */
+			memset(&u, 0, sizeof(u));
+			for (int i = 1; i >= 0; i--) {
+				struct linux_index_dir x = {.rel = rels[r][i]};
+				linux_index_out_begin(&u, &x);
+				linux_index_out_end(&u, 0, 0);
+			}
+			buf = linux_index_serialize(&k, &u, 1, &len);
+			ck_assert_int_eq(parse_copy(buf, len, &ix, why), 0);
+			ck_assert_ptr_nonnull(
+			    linux_index_find(&ix, rels[r][0], strlen(rels[r][0])));
+			ck_assert_ptr_nonnull(
+			    linux_index_find(&ix, rels[r][1], strlen(rels[r][1])));
+			ck_assert_ptr_null(linux_index_find(&ix, "node_modules", 12));
+			linux_index_free(&ix);
+			free(buf);
+			linux_index_out_free(&u);
+		}
 	}
 	/* One long record said to be two (the file could hold two). */
 	d.rel = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";

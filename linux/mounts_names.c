@@ -1,0 +1,137 @@
+/* halo-run's own name-resolution files inside the sandbox (PLAN_NAMES: /etc/hosts,
+ * /etc/resolv.conf, /etc/nsswitch.conf, their bytes from the plan): written on a
+ * small tmpfs of the staging root and bound read-only over the host's files, so that
+ * every resolver inside asks the DNS stub, which answers by policy. A file the host
+ * does not have is not made (the read-only root has nowhere to put it; the resolver's
+ * defaults apply). A symlink (systemd-resolved's resolv.conf -> /run/...) is followed
+ * by hand: into the sandbox's fresh /run, the file is written there; elsewhere, its
+ * target is covered. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "linux/mounts_int.h"
+
+#define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+
+static void write_file_or_die(int rfd, int dir, const char *name, const struct plan_step *st)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s: create halo-run's copy", st->path);
+	for (size_t o = 0; o < st->len;) {
+		ssize_t w = write(fd, st->data + o, st->len - o);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			linux_die(rfd, MNT_STEP, w < 0 ? errno : EIO, "%s: write halo-run's copy",
+				  st->path);
+		o += (size_t)w;
+	}
+	close(fd);
+}
+
+/* The symlink at path, resolved lexically against its directory ("." and ".."
+ * folded). 0, or -EINVAL when it is not something we follow. */
+static int link_target(const char *path, char *out, size_t n)
+{
+	char link[MNT_NAME_MAX], joined[2 * MNT_NAME_MAX];
+	int fd = mnt_open_last(MNT_NEWROOT, path);
+	ssize_t len = fd < 0 ? -1 : readlinkat(fd, "", link, sizeof(link) - 1);
+	size_t o = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0)
+		return -EINVAL;
+	link[len] = '\0';
+	if (link[0] == '/')
+		snprintf(joined, sizeof(joined), "%s", link);
+	else
+		snprintf(joined, sizeof(joined), "%.*s/%s", (int)(strrchr(path, '/') - path), path,
+			 link);
+	for (char *save = NULL, *c = strtok_r(joined, "/", &save); c;
+	     c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			while (o > 0 && out[--o] != '/')
+				;
+			continue;
+		}
+		if (o + 1 + strlen(c) + 1 > n)
+			return -EINVAL;
+		out[o++] = '/';
+		memcpy(out + o, c, strlen(c));
+		o += strlen(c);
+	}
+	out[o] = '\0';
+	return o ? 0 : -EINVAL;
+}
+
+/* Into the sandbox's own /run (a fresh tmpfs, sealed later): the directories and the
+ * file are made there. */
+static void write_under_run_or_die(int rfd, int run, const char *rel, const struct plan_step *st)
+{
+	char dirs[MNT_NAME_MAX];
+	char *slash;
+	int dir;
+
+	snprintf(dirs, sizeof(dirs), "%s", rel);
+	for (char *p = dirs; (slash = strchr(p, '/')); p = slash + 1) {
+		*slash = '\0';
+		if (mkdirat(run, dirs, 0755) < 0 && errno != EEXIST)
+			linux_die(rfd, MNT_STEP, errno, "%s: make /run/%s", st->path, dirs);
+		*slash = '/';
+	}
+	slash = strrchr(dirs, '/');
+	if (slash)
+		*slash = '\0';
+	dir = slash ? openat(run, dirs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : dup(run);
+	if (dir < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s: open /run/%s", st->path, dirs);
+	write_file_or_die(rfd, dir, slash ? slash + 1 : rel, st);
+	close(dir);
+}
+
+void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step *st)
+{
+	static const char *const opts[] = {"mode=0755", "size=64k", "nr_inodes=64", NULL};
+	const char *base = strrchr(st->path, '/') + 1;
+	char target[MNT_NAME_MAX];
+	int src, dst;
+
+	if (*fs < 0) {
+		int at = mnt_open_or_die(rfd, "", MNT_NAMES, MNT_NO_CREATE);
+
+		*fs = mnt_fresh_or_die(rfd, "tmpfs", opts,
+				       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, at,
+				       "halo-run's name files");
+		close(at);
+	}
+	dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE);
+	if (dst == -ELOOP && link_target(st->path, target, sizeof(target)) == 0) {
+		if (strncmp(target, "/run/", 5) == 0 && run >= 0) {
+			write_under_run_or_die(rfd, run, target + 5, st);
+			return;
+		}
+		dst = mnt_open(MNT_NEWROOT, target, MNT_NO_CREATE);
+	}
+	if (dst == -ENOENT)
+		return;
+	if (dst < 0)
+		linux_die(rfd, MNT_STEP, -dst, "%s: open without following symlinks", st->path);
+	write_file_or_die(rfd, *fs, base, st);
+	src = openat(*fs, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s: open halo-run's copy", st->path);
+	close(mnt_bind_or_die(rfd, src, dst, RO_ATTRS, st->path));
+	close(src);
+	close(dst);
+}

@@ -1,0 +1,239 @@
+/* --events: the runner's records (start, limit, fs_denied, exit); the proxy writes the
+ * egress and decider records to the same fd. See events.h for the schema. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy/poller.h"
+#include "runner/events.h"
+
+static int open_fd_spec(const char *num, struct runner_events *ev, struct halo_err *e)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(num, &end, 10);
+	if (!*num || *end || errno || n < 0 || n > 1 << 20) {
+		halo_err_set(e, "--events fd:%s: not a descriptor number", num);
+		return -EINVAL;
+	}
+	if (n < 3) {
+		halo_err_set(e,
+			     "--events fd:%ld: refused: descriptors 0-2 are the command's own "
+			     "stdio, where it could write forged events; use 3 or more",
+			     n);
+		return -EINVAL;
+	}
+	if (fcntl((int)n, F_GETFL) < 0 || (fcntl((int)n, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+		halo_err_set(e, "--events fd:%ld: not open for writing", n);
+		return -EINVAL;
+	}
+	fcntl((int)n, F_SETFD, FD_CLOEXEC); /* never the command's */
+	ev->fd = (int)n;
+	return 0;
+}
+
+/* As the audit file (runner/loop.c open_audit): appended, no symbolic link, a regular
+ * file only, and masked inside the sandbox as one of halo-run's own outputs. */
+static int open_file_spec(const char *path, struct runner_events *ev, struct halo_err *e)
+{
+	int fd =
+	    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+
+	if (fd < 0) {
+		halo_err_set(e, "--events %s: %s", path,
+			     errno == ELOOP   ? "is a symbolic link (refused)"
+			     : errno == ENXIO ? "is a FIFO or socket (refused: not a regular file)"
+					      : strerror(errno));
+		return -EINVAL;
+	}
+	if (fstat(fd, &ev->st) < 0 || !S_ISREG(ev->st.st_mode)) {
+		halo_err_set(e, "--events %s: not a regular file (use fd:N for a pipe)", path);
+		close(fd);
+		return -EINVAL;
+	}
+	fcntl(fd, F_SETFL, O_APPEND);
+	ev->fd = fd;
+	ev->path = path;
+	return 0;
+}
+
+int runner_events_open(const char *spec, const char *session, struct runner_events *ev,
+		       struct halo_err *e)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	ev->session = session ? session : "";
+	ev->t0_ms = proxy_now_ms();
+	if (!spec)
+		return 0;
+	if (strncmp(spec, "fd:", 3) == 0)
+		return open_fd_spec(spec + 3, ev, e);
+	return open_file_spec(spec, ev, e);
+}
+
+void runner_events_close(struct runner_events *ev)
+{
+	if (ev->fd >= 0 && ev->path)
+		close(ev->fd);
+	ev->fd = -1;
+}
+
+static cJSON *record(const struct runner_events *ev, const char *type)
+{
+	struct timespec ts;
+	struct tm tm;
+	char t[64], ms[24];
+	cJSON *o = cJSON_CreateObject();
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ms, sizeof(ms), ".%03ldZ", ts.tv_nsec / 1000000L);
+	strcat(t, ms);
+	cJSON_AddStringToObject(o, "type", type);
+	cJSON_AddStringToObject(o, "ts", t);
+	cJSON_AddStringToObject(o, "session", ev->session);
+	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	return o;
+}
+
+/* One line, written whole (the file is O_APPEND; a pipe gets it in one write when
+ * under PIPE_BUF, which every record but a long start is). */
+static void emit(struct runner_events *ev, cJSON *o)
+{
+	char *s = cJSON_PrintUnformatted(o);
+	size_t n, off = 0;
+
+	cJSON_Delete(o);
+	if (!s)
+		return;
+	n = strlen(s);
+	s[n] = '\n'; /* over the NUL: the length is known */
+	while (off < n + 1) {
+		ssize_t w = write(ev->fd, s + off, n + 1 - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* the reader went away: the run goes on */
+		off += (size_t)w;
+	}
+	free(s);
+}
+
+void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
+			 const char *const *layers, size_t n_layers, const char *workspace,
+			 char *const *argv)
+{
+	char *pj, *line, hex[65], digest[72];
+	cJSON *o, *a;
+
+	if (ev->fd < 0)
+		return;
+	o = record(ev, "start");
+	/* The digest of what `halo-run policy --json` prints, newline included, so that
+	 * `halo-run policy --policy F --json | sha256sum` gives the same hex. */
+	pj = policy_to_json(p);
+	line = pj ? malloc(strlen(pj) + 2) : NULL;
+	if (line)
+		sprintf(line, "%s\n", pj);
+	runner_sha256_hex(line ? line : "", line ? strlen(line) : 0, hex);
+	free(line);
+	free(pj);
+	snprintf(digest, sizeof(digest), "sha256:%s", hex);
+	cJSON_AddStringToObject(o, "policy_digest", digest);
+	a = cJSON_AddArrayToObject(o, "layers");
+	cJSON_AddItemToArray(a, cJSON_CreateString("builtin:floor"));
+	if (n_layers == 0)
+		cJSON_AddItemToArray(a, cJSON_CreateString("builtin:default"));
+	for (size_t i = 0; i < n_layers; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(layers[i]));
+	cJSON_AddStringToObject(o, "workspace", workspace ? workspace : "");
+	a = cJSON_AddArrayToObject(o, "command");
+	for (size_t i = 0; argv && argv[i]; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+	emit(ev, o);
+}
+
+static void limit_record(struct runner_events *ev, const char *which, long long value,
+			 const char *key, long long count, const char *how)
+{
+	cJSON *o = record(ev, "limit");
+
+	cJSON_AddStringToObject(o, "limit", which);
+	cJSON_AddNumberToObject(o, "value", (double)value);
+	if (key)
+		cJSON_AddNumberToObject(o, key, (double)count);
+	cJSON_AddStringToObject(o, "evidence", how);
+	emit(ev, o);
+}
+
+/* What the kernel told: the cgroup counters, the wall clock, and the signal the
+ * command died of. A limit the command survived (a refused fork it handled, EFBIG
+ * with SIGXFSZ ignored, a failed malloc under RLIMIT_DATA) leaves no trace here. */
+static void limits_hit(struct runner_events *ev, const struct rlimits_set *r,
+		       struct halo_outcome out, const struct halo_run_facts *f)
+{
+	bool sig = out.kind == HALO_OUTCOME_SIGNALED;
+
+	if (f->timed_out)
+		limit_record(ev, "wall", r->wall_seconds, NULL, 0, "wall clock");
+	if (f->oom_kills > 0)
+		limit_record(ev, "memory", r->memory_bytes, "processes_killed", f->oom_kills,
+			     "memory cgroup oom_kill");
+	if (f->pids_max_hits > 0)
+		limit_record(ev, "processes", r->processes, "forks_refused", f->pids_max_hits,
+			     "pids cgroup max");
+	if (sig && out.value == SIGXCPU)
+		limit_record(ev, "cpu", r->cpu_seconds, NULL, 0, "SIGXCPU");
+	else if (sig && out.value == SIGKILL && r->cpu_seconds != RLIMITS_UNSET && !f->timed_out &&
+		 f->oom_kills <= 0)
+		limit_record(ev, "cpu", r->cpu_seconds, NULL, 0,
+			     "SIGKILL with a CPU limit set (inferred: the hard limit)");
+	if (sig && out.value == SIGXFSZ)
+		limit_record(ev, "fsize", r->file_size_bytes, NULL, 0, "SIGXFSZ");
+}
+
+static const char *const outcome_names[] = {
+    [HALO_OUTCOME_EXITED] = "exited",	[HALO_OUTCOME_SIGNALED] = "signaled",
+    [HALO_OUTCOME_TIMEOUT] = "timeout", [HALO_OUTCOME_SETUP] = "setup",
+    [HALO_OUTCOME_NOEXEC] = "noexec",	[HALO_OUTCOME_NOTFOUND] = "notfound",
+    [HALO_OUTCOME_DENIED] = "denied",
+};
+
+void runner_events_finish(struct runner_events *ev, const struct rlimits_set *limits,
+			  struct halo_outcome out, const struct halo_run_facts *f, int status,
+			  const char *error)
+{
+	cJSON *o;
+
+	if (ev->fd < 0)
+		return;
+	limits_hit(ev, limits, out, f);
+	if (f->fs_refusals > 0) {
+		o = record(ev, "fs_denied");
+		cJSON_AddStringToObject(o, "source", "broker");
+		cJSON_AddStringToObject(o, "what", "git hooks or config");
+		cJSON_AddNumberToObject(o, "count", (double)f->fs_refusals);
+		cJSON_AddStringToObject(o, "first", f->fs_first);
+		emit(ev, o);
+	}
+	o = record(ev, "exit");
+	cJSON_AddStringToObject(o, "outcome", outcome_names[out.kind]);
+	cJSON_AddNumberToObject(o, "status", status);
+	if (out.kind == HALO_OUTCOME_SIGNALED)
+		cJSON_AddNumberToObject(o, "signal", out.value);
+	if (out.kind == HALO_OUTCOME_EXITED)
+		cJSON_AddNumberToObject(o, "code", out.value);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - ev->t0_ms));
+	if (error && *error)
+		cJSON_AddStringToObject(o, "error", error);
+	emit(ev, o);
+}

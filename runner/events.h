@@ -1,0 +1,52 @@
+/* --events FILE | fd:N: one JSON object per line for whoever drives halo-run (an agent
+ * harness, CI), so that it need not parse stderr. Every record has "type", "ts" (UTC,
+ * milliseconds, as the audit's "time"), "session" ("" outside a session) and "pid"
+ * (the supervisor's: tells calls apart when one file follows a session). Types:
+ *   start     policy_digest, layers, workspace, command
+ *   egress    the audit record's fields (proxy/audit.c writes both from one builder)
+ *   decider   the decider's troubles (died, garbage, timeout), one line each
+ *   limit     limit (wall|memory|processes|cpu|fsize), value, and what showed it
+ *   fs_denied source, count, first: refusals the broker counted
+ *   exit      outcome, status (halo-run's exit code), signal or code, duration_ms
+ * The file is opened by the supervisor before the launch and masked inside the
+ * sandbox like --audit (no read, no write, wherever it lies); an fd:N must be 3 or
+ * more (0-2 are the command's own, where it could forge lines) and is never
+ * inherited by the command. */
+#ifndef HALO_RUNNER_EVENTS_H
+#define HALO_RUNNER_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "policy/policy.h"
+#include "rlimits/rlimits.h"
+#include "runner/exit.h"
+
+struct runner_events {
+	int fd;		  /* -1: no --events */
+	const char *path; /* the FILE, NULL for fd:N */
+	struct stat st;	  /* the FILE as opened: checked again at exit */
+	const char *session;
+	uint64_t t0_ms;
+};
+
+/* Parse and open --events (NULL: none, ev->fd = -1). 0, or -EINVAL with e set. */
+int runner_events_open(const char *spec, const char *session, struct runner_events *ev,
+		       struct halo_err *e);
+void runner_events_close(struct runner_events *ev);
+
+void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
+			 const char *const *layers, size_t n_layers, const char *workspace,
+			 char *const *argv);
+/* The limit and fs_denied records the outcome and the facts show, then exit. error:
+ * halo-run's own message about the end ("" or NULL for none). */
+void runner_events_finish(struct runner_events *ev, const struct rlimits_set *limits,
+			  struct halo_outcome out, const struct halo_run_facts *f, int status,
+			  const char *error);
+
+/* SHA-256 of data as 64 hex digits (sha256.c). */
+void runner_sha256_hex(const void *data, size_t len, char out[65]);
+
+#endif
