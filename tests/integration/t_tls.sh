@@ -171,6 +171,30 @@ else
 	skip "node" "no node"
 fi
 
+# Proxy-unaware clients: the name resolves to a fake address inside, the connection is
+# captured and decided by name, and a terminated host's TLS is terminated all the same.
+NOPROXY=(env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy
+	-u NODE_USE_ENV_PROXY -u npm_config_proxy -u npm_config_https_proxy)
+out=$(hr tls.yaml a.audit -- "${NOPROXY[@]}" "${CURL[@]}" --noproxy '*' "https://secure.test:$P/echo-captured")
+expect "curl ignoring the proxy (captured): the credential is injected" \
+	"auth=ok n_auth=1 method=GET path=/echo-captured" "$out"
+if command -v node >/dev/null && node -e 'process.exit(typeof fetch === "function" ? 0 : 1)'; then
+	out=$(hr tls.yaml a.audit -- "${NOPROXY[@]}" node -e "
+fetch('https://secure.test:$P/echo-fetch').then(r => r.text()).then(t => console.log(t.trim()),
+  e => console.log('error ' + (e.cause && e.cause.code)))")
+	expect "node fetch (captured, NODE_EXTRA_CA_CERTS, no CA option)" \
+		"auth=ok n_auth=1 method=GET path=/echo-fetch" "$out"
+else
+	skip "node fetch (captured)" "no node with fetch"
+fi
+
+# --events: the same records, never the token.
+rm -f "$W/ev.jsonl"
+hr tls.yaml a.audit --events "$W/ev.jsonl" -- "${CURL[@]}" -o /dev/null "https://secure.test:$P/echo-ev"
+expect_match "--events: the request recorded with method and path" \
+	'"proto":"https".*"method":"GET","path":"/echo-ev"' "$(cat "$W/ev.jsonl" 2>/dev/null)"
+if grep -q "$TOKEN" "$W/ev.jsonl" 2>/dev/null; then fail "--events never holds the token"; else ok "--events never holds the token"; fi
+
 # ------------------------------------------------------- the token is nowhere inside
 out=$(hr tls.yaml a.audit -- sh -c '
 	env; cat /proc/self/environ; for p in /proc/[0-9]*; do cat $p/environ $p/cmdline; done
@@ -217,6 +241,9 @@ expect "keep-alive: the second request on the same connection is denied" "200 1
 403 0" "$out"
 expect "the denied request never reached the origin" "0" "$(grep -c ' /gists ' "$W/good.log")"
 
+expect "curl ignoring the proxy: a denied request is denied" \
+	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
+	"$(code "https://api.test:$P/gists" --noproxy '*')"
 expect "plain http:// forwarding obeys the same rules" \
 	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
 	"$(code "http://api.test:$P/gists")"
