@@ -334,7 +334,7 @@ void term_start(struct conn *c)
 		if (t)
 			SSL_free(t->cs);
 		free(t);
-		set_error(c, "TLS termination: %s", why);
+		set_error(c, "TLS termination: %.160s", why);
 		conn_close(c);
 		return;
 	}

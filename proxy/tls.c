@@ -306,6 +306,7 @@ static int expand_values(struct proxy_tls *t, const char *(*lookup)(void *, cons
 	t->values = calloc(p->n_creds ? p->n_creds : 1, sizeof(*t->values));
 	if (!t->values)
 		return -ENOMEM;
+	t->n_values = p->n_creds;
 	for (size_t i = 0; i < p->n_creds; i++) {
 		int rc = policy_credential_expand(p->creds[i].value, lookup, arg, val, sizeof(val),
 						  why, sizeof(why));
@@ -353,7 +354,7 @@ void proxy_tls_free(struct proxy_tls *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; t->values && i < t->policy->n_creds; i++) {
+	for (size_t i = 0; t->values && i < t->n_values; i++) {
 		if (t->values[i])
 			OPENSSL_cleanse(t->values[i], strlen(t->values[i]));
 		free(t->values[i]);

@@ -23,6 +23,7 @@ struct proxy_tls {
 	SSL_CTX *srv;  /* toward the command: our certificates, ALPN http/1.1 only */
 	SSL_CTX *cli;  /* toward origins: system roots + egress.trustedCAs, hostname checked */
 	char **values; /* the credentials' expanded values, parallel to policy->creds */
+	size_t n_values;
 	struct tls_cert *certs;
 	size_t n_certs;
 	unsigned long long serial;
