@@ -111,6 +111,20 @@ out=$(hr tls.yaml a.audit -- "${CURL[@]}" -X POST -H "Transfer-Encoding: chunked
 	--data-binary @/etc/services "https://secure.test:$P/upload")
 expect "curl: a chunked upload is re-framed and arrives whole" "got $(wc -c </etc/services) bytes" "$out"
 
+out=$(hr tls.yaml a.audit -- sh -c 'head -c 3000000 /dev/zero >big.bin &&
+	curl -sS --max-time 20 -X POST --data-binary @big.bin https://secure.test:'"$P"'/upload')
+expect "curl: a 3 MB upload with Expect: 100-continue" "got 3000000 bytes" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' \
+	"https://secure.test:$P/chunked" "https://secure.test:$P/chunked")
+expect "keep-alive over chunked responses" "one two three
+200 1
+one two three
+200 0" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -o /dev/null -o /dev/null -w '%{http_code} %{num_connects}\n' -I \
+	"https://secure.test:$P/echo-head" "https://secure.test:$P/chunked")
+expect "keep-alive after HEAD responses (no body despite their framing fields)" "200 1
+200 0" "$out"
+
 # Keep-alive: two requests on one connection, both with the credential.
 out=$(hr tls.yaml a.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o /dev/null \
 	-o /dev/null "https://secure.test:$P/echo1" "https://secure.test:$P/echo2")

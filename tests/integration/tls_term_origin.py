@@ -8,6 +8,7 @@ or other, and how many Authorization fields came.
   /redirect         302 to https://plain.test:PORT/echo (another host)
   /repos/...        "repo ok"
   /upload (POST)    "got N bytes" (Content-Length or chunked)
+  /chunked          "one two three" as a chunked response
   /npm/NAME         an npm packument (only with the right token, else 401)
   /git/...          git http-backend (smart HTTP), only with the right token (else 401)
 Each request is logged: "METHOD PATH auth=... n_auth=N"."""
@@ -88,6 +89,14 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send(200, json.dumps(doc), [("X-Kind", "npm")])
         elif self.path.startswith("/repos/"):
             self.send(200, "repo ok\n")
+        elif self.path == "/chunked":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if self.command != "HEAD":
+                for part in (b"one ", b"two ", b"three\n"):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
         elif self.path == "/upload":
             self.send(200, "got %d bytes\n" % len(body))
         else:
