@@ -58,6 +58,10 @@ struct linux_launch {
 	 * the supervisor's proxy. */
 	const char *ca_cert, *ca_bundle;
 	size_t ca_cert_len, ca_bundle_len;
+	/* Called first thing in the sandbox's init (a fork-like copy of the supervisor):
+	 * wipes that copy of secrets only the supervisor needs. Must not allocate or lock
+	 * (other threads of the supervisor may have held locks at the clone). NULL: none. */
+	void (*child_scrub)(void);
 };
 
 /* A running sandbox, driven step by step so that the runner's one event loop can

@@ -60,6 +60,11 @@ struct proxy_tls;
 int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
 		  void *arg, struct proxy_tls **out, struct halo_err *e);
 void proxy_tls_free(struct proxy_tls *t);
+/* Wipe the credentials' values in place, without freeing or allocating: for a
+ * fork-like copy of this process that must not keep them (the sandbox's init). The
+ * keys stay in that copy's memory, which the command cannot read (init is not
+ * dumpable). */
+void proxy_tls_wipe_values(struct proxy_tls *t);
 /* The CA certificate alone (PEM), and the bundle the command trusts: the system roots
  * followed by the CA. Heap copies (free); 0 or -errno with e set. */
 int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);

@@ -350,6 +350,13 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	return 0;
 }
 
+void proxy_tls_wipe_values(struct proxy_tls *t)
+{
+	for (size_t i = 0; t && t->values && i < t->n_values; i++)
+		if (t->values[i])
+			OPENSSL_cleanse(t->values[i], strlen(t->values[i]));
+}
+
 void proxy_tls_free(struct proxy_tls *t)
 {
 	if (!t)
@@ -463,6 +470,11 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 }
 
 void proxy_tls_free(struct proxy_tls *t)
+{
+	(void)t;
+}
+
+void proxy_tls_wipe_values(struct proxy_tls *t)
 {
 	(void)t;
 }

@@ -15,6 +15,7 @@
 
 static struct proxy_tls *tls;
 static char *ca_pem, *bundle_pem;
+static const struct halo_policy *scrub_policy;
 
 struct proxy_tls *runner_tls(void)
 {
@@ -61,6 +62,25 @@ size_t runner_tls_env(struct policy_kv *out, size_t max)
 	return n;
 }
 
+/* In the sandbox's init: its copy of the credentials' values, and of the caller's
+ * variables they came from, wiped in place (no allocation: see linux.h). */
+static void child_scrub(void)
+{
+	const struct halo_policy *p = scrub_policy;
+
+	proxy_tls_wipe_values(tls);
+	for (size_t i = 0; p && i < p->n_creds; i++) {
+		char name[128];
+		size_t pos = 0;
+
+		while (policy_credential_next_var(p->creds[i].value, &pos, name, sizeof(name))) {
+			char *v = getenv(name);
+			if (v)
+				memset(v, 0, strlen(v));
+		}
+	}
+}
+
 int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p, runner_launch *l)
 {
 	struct halo_err e = {{0}};
@@ -81,7 +101,9 @@ int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p,
 	l->ca_cert_len = cl;
 	l->ca_bundle = bundle_pem;
 	l->ca_bundle_len = bl;
+	l->child_scrub = child_scrub;
 #endif
+	scrub_policy = p;
 	return 0;
 }
 
