@@ -256,8 +256,79 @@ static void check_cas(const struct halo_policy *p, const struct policy_vctx *v)
 		      "not terminated)");
 }
 
+/* Is this allowlist entry a way to the host's servers that the proxy does not
+ * terminate? An IP literal (a tunnel to the server's address with no SNI passes), or a
+ * wildcard covering the host's siblings (a front that answers for several names may
+ * route by the Host header inside TLS: domain fronting). Entries that are themselves
+ * terminated are not. */
+static const char *other_way(const struct halo_policy *p, const char *host, const char *entry)
+{
+	char why[64];
+	struct policy_host h;
+	size_t hl, el;
+	unsigned port;
+
+	if (policy_pattern_split(entry, &el, &port, why, sizeof(why)) != 0)
+		return NULL;
+	if (strncmp(entry, "*.", 2) != 0) {
+		if (policy_host_parse(entry, el, true, &h, why, sizeof(why)) == 0 &&
+		    h.kind != POLICY_HOST_NAME)
+			return "an IP literal (a tunnel to that address with no SNI is not judged)";
+		return NULL;
+	}
+	hl = strlen(host);
+	if (hl <= el - 1 || strncmp(host + hl - (el - 1), entry + 1, el - 1) != 0)
+		return NULL;
+	for (size_t i = 0; i < p->n_creds + p->n_req_rules; i++) {
+		const char *t =
+		    i < p->n_creds ? p->creds[i].host : p->req_rules[i - p->n_creds].host;
+		if (t && strlen(t) == el && strncmp(t, entry, el) == 0)
+			return NULL;
+	}
+	return "a wildcard over its sibling names, which are tunnelled plain (a shared front may "
+	       "route by the Host header inside TLS)";
+}
+
+static void warn_other_ways(const struct halo_policy *p, const struct policy_vctx *v,
+			    const char *field, const char *host)
+{
+	for (size_t i = 0; host && i < p->allowed_domains.n; i++) {
+		const char *why = other_way(p, host, p->allowed_domains.items[i]);
+		if (why)
+			vwarn(
+			    v, field,
+			    "%s is also reachable another way: egress.allowedDomains[%zu] %s is %s",
+			    host, i, p->allowed_domains.items[i], why);
+	}
+	for (size_t i = 0; host && i < p->presets.n; i++) {
+		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);
+
+		for (size_t k = 0; pr && k < pr->n; k++) {
+			const char *why = other_way(p, host, pr->entries[k].pattern);
+			if (why)
+				vwarn(v, field,
+				      "%s is also reachable another way: preset %s's %s is %s",
+				      host, pr->name, pr->entries[k].pattern, why);
+		}
+	}
+}
+
 void policy_validate_tls(struct halo_policy *p, const struct policy_vctx *v)
 {
+	char field[96];
+
+	for (size_t i = 0; i < p->n_creds; i++) {
+		snprintf(field, sizeof(field), "egress.credentials[%zu].host", i);
+		warn_other_ways(p, v, field, p->creds[i].host);
+	}
+	for (size_t i = 0; i < p->n_req_rules; i++) {
+		snprintf(field, sizeof(field), "egress.requestRules[%zu].host", i);
+		warn_other_ways(p, v, field, p->req_rules[i].host);
+	}
+	if (policy_tls_wanted(p) && p->egress_default_allow)
+		vwarn(v, "egress.default",
+		      "allow: hosts with credentials or requestRules are reachable by plain tunnel "
+		      "under an IP literal or another name, where nothing is judged");
 	check_credentials(p, v);
 	check_rules(p, v);
 	check_cas(p, v);

@@ -245,7 +245,7 @@ struct val_row {
 #define ALLOW "egress:\n  allowedDomains: [api.github.com, reg.example, 10.0.0.1]\n"
 static const struct val_row val_rows[] = {
     {"  credentials: [{host: reg.example, header: Authorization, value: \"Bearer ${T}\"}]\n", NULL,
-     NULL},
+     "egress.allowedDomains[2] 10.0.0.1 is an IP literal"},
     {"  credentials: [{host: other.example, header: A, value: \"${T}\"}]\n",
      "is not allowed by egress", NULL},
     {"  credentials: [{host: \"*.reg.example\", header: A, value: \"${T}\"}]\n",
@@ -358,6 +358,31 @@ START_TEST(default_allow_warns_reachable_otherwise)
 }
 END_TEST
 
+/* Another way to the same servers: a wildcard over the host's siblings (unless that
+ * wildcard is terminated itself), an IP literal, a preset's wildcard. */
+START_TEST(other_ways_warned)
+{
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_int_eq(
+	    pt_load("egress:\n  allowedDomains: [\"*.acme.example\", \"*.gh.example\"]\n"
+		    "  presets: [vcs]\n"
+		    "  requestRules: [{host: api.acme.example}, {host: \"*.gh.example\"},\n"
+		    "                 {host: api.github.com}]\n",
+		    &p, &d),
+	    0);
+	ck_assert_msg(pt_warn(&d, "api.acme.example is also reachable another way: "
+				  "egress.allowedDomains[0] *.acme.example is a wildcard"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(!pt_warn(&d, "allowedDomains[1] *.gh.example"), "%s", pt_dump(&d));
+	ck_assert_msg(pt_warn(&d, "api.github.com is also reachable another way: preset vcs"), "%s",
+		      pt_dump(&d));
+	policy_diags_free(&d);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(mode_off_refuses_them)
 {
 	struct policy_diags d = {0};
@@ -410,6 +435,7 @@ static Suite *request_suite(void)
 	tcase_add_test(tc, env_pass_of_a_credential_refused);
 	tcase_add_test(tc, default_allow_warns_reachable_otherwise);
 	tcase_add_test(tc, mode_off_refuses_them);
+	tcase_add_test(tc, other_ways_warned);
 	tcase_add_test(tc, layering);
 	suite_add_tcase(s, tc);
 	return s;
