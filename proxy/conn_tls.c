@@ -290,6 +290,10 @@ static void term_on_close(struct conn *c)
 
 	if (!t)
 		return;
+	/* A verified origin's session stays resumable (SSL_free would drop one that saw no
+	 * close_notify); a failed handshake never produced one. */
+	if (t->u_done)
+		SSL_set_shutdown(t->us, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
 	SSL_free(t->cs);
 	SSL_free(t->us);
 	free(t->rb);
@@ -329,7 +333,7 @@ void term_start(struct conn *c)
 	if (t)
 		t->cs = tls_server_new(tls, c->ex.host, why, sizeof(why));
 	if (t && t->cs)
-		t->us = tls_client_new(tls, c->ex.host, why, sizeof(why));
+		t->us = tls_client_new(tls, c->ex.host, c->ex.port, why, sizeof(why));
 	if (!t || !t->us) {
 		if (t)
 			SSL_free(t->cs);

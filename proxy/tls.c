@@ -210,10 +210,47 @@ SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n)
 	return ssl;
 }
 
-SSL *tls_client_new(struct proxy_tls *t, const char *host, char *why, size_t n)
+static int sess_index = -1; /* SSL ex_data: the struct tls_sess key of a client SSL */
+
+static struct tls_sess *sess_slot(struct proxy_tls *t, const char *host, unsigned port, bool make)
+{
+	struct tls_sess *s;
+
+	for (s = t->sessions; s; s = s->next)
+		if (s->port == port && strcmp(s->host, host) == 0)
+			return s;
+	if (!make || t->n_sessions >= TLS_SESS_CACHE_MAX || !(s = calloc(1, sizeof(*s))))
+		return NULL;
+	snprintf(s->host, sizeof(s->host), "%s", host);
+	s->port = port;
+	s->next = t->sessions;
+	t->sessions = s;
+	t->n_sessions++;
+	return s;
+}
+
+/* A session (or TLS 1.3 ticket) from a verified origin: kept for its host:port. */
+static int on_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct tls_sess *slot = SSL_get_ex_data(ssl, sess_index);
+
+	if (!slot || SSL_get_verify_result(ssl) != X509_V_OK)
+		return 0;
+	SSL_SESSION_free(slot->s);
+	slot->s = sess;
+	return 1; /* ours now */
+}
+
+SSL *tls_client_new(struct proxy_tls *t, const char *host, unsigned port, char *why, size_t n)
 {
 	SSL *ssl = SSL_new(t->cli);
+	struct tls_sess *slot = sess_slot(t, host, port, true);
 
+	if (ssl && slot) {
+		SSL_set_ex_data(ssl, sess_index, slot);
+		if (slot->s)
+			SSL_set_session(ssl, slot->s);
+	}
 	if (!ssl || SSL_set_tlsext_host_name(ssl, host) != 1 || SSL_set1_host(ssl, host) != 1) {
 		snprintf(why, n, "cannot set up TLS toward %s", host);
 		SSL_free(ssl);
@@ -281,6 +318,11 @@ static int make_contexts(struct proxy_tls *t, struct halo_err *e)
 	SSL_CTX_set_session_cache_mode(t->srv, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_num_tickets(t->srv, 0);
 	SSL_CTX_set_verify(t->cli, SSL_VERIFY_PEER, NULL);
+	if (sess_index < 0)
+		sess_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+	SSL_CTX_set_session_cache_mode(t->cli,
+				       SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(t->cli, on_new_session);
 	SSL_CTX_set_alpn_protos(t->cli, alpn, sizeof(alpn) - 1);
 	if (SSL_CTX_set_default_verify_paths(t->cli) != 1) {
 		halo_err_set(e, "TLS termination: cannot load the system's root certificates");
@@ -367,6 +409,12 @@ void proxy_tls_free(struct proxy_tls *t)
 		free(t->values[i]);
 	}
 	free(t->values);
+	while (t->sessions) {
+		struct tls_sess *s = t->sessions;
+		t->sessions = s->next;
+		SSL_SESSION_free(s->s);
+		free(s);
+	}
 	while (t->certs) {
 		struct tls_cert *c = t->certs;
 		t->certs = c->next;

@@ -9,6 +9,17 @@
 #include "proxy/proxy_int.h"
 
 #define TLS_CERT_CACHE_MAX 4096 /* minted certificates kept; beyond, minted per use */
+#define TLS_SESS_CACHE_MAX 1024 /* origin sessions kept for resumption, one per host:port */
+
+/* The last session an origin gave us, resumed by the next tunnel to the same host and
+ * port: it was made by a verified handshake with that name, so resuming it keeps the
+ * verification (and saves the origin's signature and our chain check). */
+struct tls_sess {
+	struct tls_sess *next;
+	SSL_SESSION *s;
+	unsigned port;
+	char host[POLICY_HOST_MAX + 1];
+};
 
 struct tls_cert {
 	struct tls_cert *next;
@@ -26,6 +37,8 @@ struct proxy_tls {
 	size_t n_values;
 	struct tls_cert *certs;
 	size_t n_certs;
+	struct tls_sess *sessions;
+	size_t n_sessions;
 	unsigned long long serial;
 };
 
@@ -34,7 +47,7 @@ struct proxy_tls {
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n);
 /* A client-side SSL toward the origin `host`: SNI, hostname verification, ALPN
  * http/1.1, on memory BIOs; NULL with why. */
-SSL *tls_client_new(struct proxy_tls *t, const char *host, char *why, size_t n);
+SSL *tls_client_new(struct proxy_tls *t, const char *host, unsigned port, char *why, size_t n);
 /* The credential for `host`: header name and expanded value, or false. */
 bool tls_credential(const struct proxy_tls *t, const char *host, const char **header,
 		    const char **value);
