@@ -16,6 +16,7 @@
 static struct proxy_tls *tls;
 static char *ca_pem, *bundle_pem;
 static const struct halo_policy *scrub_policy;
+static bool wanted; /* the policy terminates some host (--dry-run too: the plan's names) */
 
 struct proxy_tls *runner_tls(void)
 {
@@ -57,7 +58,7 @@ size_t runner_tls_env(struct policy_kv *out, size_t max)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; tls && i < sizeof(tls_vars) / sizeof(tls_vars[0]) && n < max; i++)
+	for (size_t i = 0; wanted && i < sizeof(tls_vars) / sizeof(tls_vars[0]) && n < max; i++)
 		out[n++] = tls_vars[i];
 	return n;
 }
@@ -87,7 +88,8 @@ int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p,
 	size_t cl = 0, bl = 0;
 
 	(void)l;
-	if (!policy_tls_wanted(p) || o->dry_run)
+	wanted = policy_tls_wanted(p);
+	if (!wanted || o->dry_run)
 		return 0;
 	if (proxy_tls_new(p, caller_env, NULL, &tls, &e) < 0 ||
 	    proxy_tls_ca_pem(tls, &ca_pem, &cl, &e) < 0 ||
@@ -114,4 +116,5 @@ void runner_tls_release(void)
 	free(ca_pem);
 	free(bundle_pem);
 	ca_pem = bundle_pem = NULL;
+	wanted = false;
 }
