@@ -197,6 +197,10 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 					      LINUX_CA_BUNDLE_PATH);
 			write_run_file_or_die(x->rfd, x->run_mnts[0], "halo/ca.pem", x->l->ca_cert,
 					      x->l->ca_cert_len, LINUX_CA_CERT_PATH);
+			if (x->l->ca_jvm)
+				write_run_file_or_die(x->rfd, x->run_mnts[0],
+						      "halo/ca-truststore.p12", x->l->ca_jvm,
+						      x->l->ca_jvm_len, LINUX_CA_JVM_PATH);
 		}
 	}
 }

@@ -69,6 +69,11 @@ void proxy_tls_wipe_values(struct proxy_tls *t);
  * followed by the CA. Heap copies (free); 0 or -errno with e set. */
 int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
 int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+/* The same roots as a PKCS#12 trust store the JVM reads (-Djavax.net.ssl.trustStore,
+ * type PKCS12, this password: the store is public material). DER, heap (free). */
+#define PROXY_TLS_JVM_STORE_PASSWORD "changeit"
+int proxy_tls_jvm_store(const struct proxy_tls *t, unsigned char **der, size_t *len,
+			struct halo_err *e);
 
 struct proxy_options {
 	const struct halo_policy *policy;
@@ -88,7 +93,7 @@ struct proxy_options {
 	bool quiet;		 /* no denial lines on log_fd */
 	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
 	size_t max_conns;	 /* 0 = default (4096) */
-	struct proxy_tls *tls; /* NULL: no host is terminated (policy_tls_wanted false) */
+	struct proxy_tls *tls;	 /* NULL: no host is terminated (policy_tls_wanted false) */
 };
 
 struct proxy;

@@ -149,6 +149,7 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		n += runner_tls_env(vars + n, RUNNER_TLS_ENV_MAX);
 	in.n_vars = n;
 	in.proxy = l->egress_proxy;
+	in.java_extra = runner_tls_java_options();
 	in.warnings = &d;
 	l->envp = l->envp_direct ? runner_env_build_in(&in, &e) : NULL;
 	print_warnings(o, &d);

@@ -158,6 +158,8 @@ int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p,
 struct proxy_tls *runner_tls(void);
 #define RUNNER_TLS_ENV_MAX 12
 size_t runner_tls_env(struct policy_kv *out, size_t max);
+/* The JVM's trust-store properties for JAVA_TOOL_OPTIONS, or NULL. */
+const char *runner_tls_java_options(void);
 void runner_tls_release(void);
 
 #ifdef RUNNER_MACOS

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner/runner_int.h"
 #ifndef RUNNER_MACOS
@@ -15,6 +16,7 @@
 
 static struct proxy_tls *tls;
 static char *ca_pem, *bundle_pem;
+static unsigned char *jvm_store;
 static const struct halo_policy *scrub_policy;
 static bool wanted; /* the policy terminates some host (--dry-run too: the plan's names) */
 
@@ -54,6 +56,17 @@ static const struct policy_kv tls_vars[] = {
     {"AWS_CA_BUNDLE", BUNDLE},	     /* the AWS CLI and SDKs */
 };
 
+const char *runner_tls_java_options(void)
+{
+#ifndef RUNNER_MACOS
+	if (wanted && jvm_store)
+		return "-Djavax.net.ssl.trustStore=" LINUX_CA_JVM_PATH
+		       " -Djavax.net.ssl.trustStoreType=PKCS12"
+		       " -Djavax.net.ssl.trustStorePassword=" PROXY_TLS_JVM_STORE_PASSWORD;
+#endif
+	return NULL;
+}
+
 size_t runner_tls_env(struct policy_kv *out, size_t max)
 {
 	size_t n = 0;
@@ -82,10 +95,33 @@ static void child_scrub(void)
 	}
 }
 
+/* A JVM the command may start: JAVA_HOME, or java on the caller's PATH. Its trust
+ * store costs the launch ~18 ms (every root re-encoded), so it is made only then. */
+static bool jvm_present(void)
+{
+	const char *path = getenv("PATH");
+	char dir[4096];
+
+	if (getenv("JAVA_HOME"))
+		return true;
+	for (const char *p = path; p && *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n && n < sizeof(dir) - 6) {
+			memcpy(dir, p, n);
+			memcpy(dir + n, "/java", 6);
+			if (access(dir, X_OK) == 0)
+				return true;
+		}
+		p += n + (p[n] == ':');
+	}
+	return false;
+}
+
 int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p, runner_launch *l)
 {
 	struct halo_err e = {{0}};
-	size_t cl = 0, bl = 0;
+	size_t cl = 0, bl = 0, jl = 0;
 
 	(void)l;
 	wanted = policy_tls_wanted(p);
@@ -93,7 +129,8 @@ int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p,
 		return 0;
 	if (proxy_tls_new(p, caller_env, NULL, &tls, &e) < 0 ||
 	    proxy_tls_ca_pem(tls, &ca_pem, &cl, &e) < 0 ||
-	    proxy_tls_bundle(tls, &bundle_pem, &bl, &e) < 0) {
+	    proxy_tls_bundle(tls, &bundle_pem, &bl, &e) < 0 ||
+	    (jvm_present() && proxy_tls_jvm_store(tls, &jvm_store, &jl, &e) < 0)) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);
 		runner_tls_release();
 		return HALO_EXIT_SETUP;
@@ -103,6 +140,8 @@ int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p,
 	l->ca_cert_len = cl;
 	l->ca_bundle = bundle_pem;
 	l->ca_bundle_len = bl;
+	l->ca_jvm = (const char *)jvm_store;
+	l->ca_jvm_len = jl;
 	l->child_scrub = child_scrub;
 #endif
 	scrub_policy = p;
@@ -115,6 +154,8 @@ void runner_tls_release(void)
 	tls = NULL;
 	free(ca_pem);
 	free(bundle_pem);
+	free(jvm_store);
 	ca_pem = bundle_pem = NULL;
+	jvm_store = NULL;
 	wanted = false;
 }

@@ -185,6 +185,27 @@ else
 	skip "node" "no node"
 fi
 
+if command -v java >/dev/null && java -version 2>&1 | grep -q 'version "\(1[1-9]\|[2-9][0-9]\)'; then
+	cat >"$WS/Get.java" <<'EOF'
+import java.net.URI;
+import java.net.http.*;
+public class Get {
+  public static void main(String[] a) throws Exception {
+    HttpClient c = HttpClient.newBuilder().proxy(java.net.ProxySelector.getDefault()).build();
+    HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create(a[0])).build(),
+        HttpResponse.BodyHandlers.ofString());
+    System.out.println(r.body().trim());
+  }
+}
+EOF
+	chmod a+r "$WS/Get.java"
+	out=$(HR_BOUND=120 hr tls.yaml a.audit -- java Get.java "https://secure.test:$P/echo-java" 2>/dev/null)
+	expect "java HttpClient (the run's PKCS#12 trust store via JAVA_TOOL_OPTIONS, no flag)" \
+		"auth=ok n_auth=1 method=GET path=/echo-java" "$out"
+else
+	skip "java" "no JDK 11 or later"
+fi
+
 # Proxy-unaware clients: the name resolves to a fake address inside, the connection is
 # captured and decided by name, and a terminated host's TLS is terminated all the same.
 NOPROXY=(env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy
