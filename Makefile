@@ -71,7 +71,7 @@ PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.
 PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
-	runner/probes*.c runner/index_cmd.c)
+	runner/probes*.c runner/index_cmd.c runner/session*.c)
 endif
 ifeq ($(PLATFORM),portable)
 BIN_STATIC_PKGS := yaml-0.1
@@ -215,7 +215,7 @@ asan:
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
 build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/dns.c) $(wildcard policy/*.h) \
-		linux/unix_line.c linux/gitconf.c linux/scan_index.c $(wildcard hook/*.c) $(wildcard hook/*.h)
+		linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c) $(wildcard hook/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)

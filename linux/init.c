@@ -230,6 +230,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	close(f->go_w);
 	close(f->lsock_r);
 	close(f->sig_fd);
+	if (f->sess_r >= 0)
+		close(f->sess_r);
 	/* If the supervisor dies, so does the sandbox (and, as pid 1, all of it). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		linux_die(rfd, "supervision", errno, "PR_SET_PDEATHSIG");
@@ -255,7 +257,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	linux_landlock_apply_or_die(s, true, NULL, rfd); /* second layer on writes */
 	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
-	cmd = launch_spawn_command_or_die(l, rfd);
+	cmd = l->session ? launch_spawn_session_or_die(l, f->sess_w, rfd)
+			 : launch_spawn_command_or_die(l, rfd);
 	if (broker_sock >= 0 && !linux_broker_receive(&broker, broker_sock))
 		broker.listener = -1; /* the command ended first; it says why */
 	close(rfd);
@@ -278,6 +281,18 @@ static void report_exec_failure(int rfd, int err, const char *cmd)
 	_exit(halo_exit_code(halo_outcome_exec(err)));
 }
 
+/* Init's dispositions (no-op handlers, blocked signals) are not the command's. */
+static void reset_signals(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
+		signal(launch_forwarded_signals[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void close_fds_except(int keep)
 {
 	/* Nothing opened before launch is visible inside, except the report pipe,
@@ -287,7 +302,10 @@ static void close_fds_except(int keep)
 	syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U);
 }
 
-pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
+/* Init's one child: the command (body NULL) or a session's spawner. The creation
+ * broker's listener is handed back from it either way: a spawner installs the filter
+ * once, and every call it forks inherits it. */
+static pid_t spawn_or_die(const struct linux_launch *l, int chan, int rfd)
 {
 	pid_t pid = fork();
 
@@ -298,8 +316,17 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
 			close(broker_sock);
 			broker_sock = -1;
 		}
-		launch_exec_command_or_die(l, l->envp, rfd);
+		if (chan < 0)
+			launch_exec_command_or_die(l, l->envp, rfd);
+		reset_signals();
+		if (broker_child_sock >= 0)
+			linux_broker_install_or_die(broker_child_sock, rfd);
+		broker_child_sock = -1;
+		close(rfd);
+		linux_session_spawner_main(l, chan);
 	}
+	if (chan >= 0)
+		close(chan);
 	if (broker_child_sock >= 0) {
 		close(broker_child_sock);
 		broker_child_sock = -1;
@@ -307,24 +334,37 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
 	return pid;
 }
 
+pid_t launch_spawn_command_or_die(const struct linux_launch *l, int rfd)
+{
+	return spawn_or_die(l, -1, rfd);
+}
+
+pid_t launch_spawn_session_or_die(const struct linux_launch *l, int chan, int rfd)
+{
+	return spawn_or_die(l, chan, rfd);
+}
+
 void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int rfd)
 {
-	struct halo_err e = {{0}};
-	sigset_t none;
+	struct launch_exec x = {l->argv, envp ? envp : l->envp, &l->limits};
 
-	sigemptyset(&none);
-	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
-		signal(launch_forwarded_signals[i], SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (rlimits_apply(&l->limits, &e) < 0)
+	launch_exec_or_die(&x, rfd);
+}
+
+void launch_exec_or_die(const struct launch_exec *x, int rfd)
+{
+	struct halo_err e = {{0}};
+
+	reset_signals();
+	if (rlimits_apply(x->limits, &e) < 0)
 		linux_die(rfd, "limits", errno, "%s", e.msg);
-	/* Last before exec: from here on each call that creates a name goes to init. */
+	/* Last before exec: from here on each call that creates a name goes to init (a
+	 * session's calls inherit the spawner's filter instead: the sock is gone). */
 	if (broker_child_sock >= 0)
 		linux_broker_install_or_die(broker_child_sock, rfd);
 	close_fds_except(rfd);
 	/* execvp looks PATH up in environ, so the command's own PATH decides. */
-	environ = envp ? envp : l->envp;
-	execvp(l->argv[0], l->argv);
-	report_exec_failure(rfd, errno, l->argv[0]);
+	environ = x->envp;
+	execvp(x->argv[0], x->argv);
+	report_exec_failure(rfd, errno, x->argv[0]);
 }

@@ -22,8 +22,8 @@
 
 static void fds_close(struct launch_fds *f)
 {
-	int *all[] = {&f->report_r, &f->report_w, &f->status_r, &f->status_w, &f->go_r,
-		      &f->go_w,	    &f->lsock_r,  &f->lsock_w,	&f->sig_fd};
+	int *all[] = {&f->report_r, &f->report_w, &f->status_r, &f->status_w, &f->go_r,	 &f->go_w,
+		      &f->lsock_r,  &f->lsock_w,  &f->sess_r,	&f->sess_w,   &f->sig_fd};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (*all[i] >= 0) {
@@ -32,7 +32,7 @@ static void fds_close(struct launch_fds *f)
 		}
 }
 
-static int fds_open(struct launch_fds *f)
+static int fds_open(struct launch_fds *f, bool session)
 {
 	int p[3][2], sp[2];
 
@@ -59,6 +59,15 @@ static int fds_open(struct launch_fds *f)
 	}
 	f->lsock_r = sp[0];
 	f->lsock_w = sp[1];
+	if (session && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		int err = errno;
+		fds_close(f);
+		return -err;
+	}
+	if (session) {
+		f->sess_r = sp[0];
+		f->sess_w = sp[1];
+	}
 	f->sig_fd = launch_signalfd_open();
 	if (f->sig_fd < 0) {
 		int err = -f->sig_fd;
@@ -70,7 +79,7 @@ static int fds_open(struct launch_fds *f)
 
 static void close_child_ends(struct launch_fds *f)
 {
-	int *ends[] = {&f->report_w, &f->status_w, &f->go_r, &f->lsock_w};
+	int *ends[] = {&f->report_w, &f->status_w, &f->go_r, &f->lsock_w, &f->sess_w};
 
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
 		if (*ends[i] >= 0) {
@@ -271,7 +280,7 @@ static int prepare(struct linux_sandbox *sb, bool may_degrade, struct halo_err *
 	sb->own.limits.memory_via = sb->cg.memory ? RLIMITS_MEM_CGROUP : RLIMITS_MEM_DATA;
 	if (rc < 0)
 		WARN(l, "WARNING: %s (failIfUnavailable: false)", e->msg);
-	if ((rc = fds_open(&sb->f)) < 0)
+	if ((rc = fds_open(&sb->f, l->session)) < 0)
 		halo_err_set(e, "could not create the supervisor's pipes: %s", strerror(-rc));
 	return rc;
 }
@@ -295,6 +304,10 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 	struct launch_ids ids = {getuid(), getgid()};
 	int rc, err;
 
+	if (l->session && l->unsandboxed) {
+		halo_err_set(e, "a session needs the sandbox (sandbox.mode is off)");
+		return -EINVAL;
+	}
 	if ((rc = prepare(sb, may_degrade, e)) < 0)
 		return rc;
 	if (l->unsandboxed) {
@@ -308,7 +321,7 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 	if (sb->child > 0)
 		return start_init(sb, e);
 	err = errno;
-	if (!linux_userns_error(err) || !may_degrade) {
+	if (!linux_userns_error(err) || !may_degrade || l->session) {
 		halo_err_set(e, "cannot create the sandbox's namespaces (%s): %s", strerror(err),
 			     linux_userns_error(err) ? linux_userns_advice() : "clone failed");
 		return -err;

@@ -14,6 +14,7 @@ struct launch_fds {
 	int status_r, status_w; /* init writes the command's wait status (int) */
 	int go_r, go_w;		/* supervisor → init: placed in cgroups, proceed */
 	int lsock_r, lsock_w;	/* init → supervisor: proxy listeners (SCM_RIGHTS) */
+	int sess_r, sess_w;	/* a session: supervisor ↔ spawner (session_proto.h) */
 	int sig_fd;		/* the supervisor's signalfd; closed in the child */
 };
 
@@ -54,6 +55,21 @@ pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
  * dispositions reset, rlimits, fds closed, environment, exec. Never returns. */
 void launch_exec_command_or_die(const struct linux_launch *l, char **envp, int report_fd)
     __attribute__((noreturn));
+
+/* The same recipe for any command line: what a fresh launch's command and each call
+ * into a session go through before exec (the layers above them, Landlock,
+ * capabilities, no_new_privs, seccomp, are inherited from init and cannot be undone). */
+struct launch_exec {
+	char *const *argv;
+	char **envp;
+	const struct rlimits_set *limits;
+};
+void launch_exec_or_die(const struct launch_exec *x, int report_fd) __attribute__((noreturn));
+
+/* A session (l->session): init's one child is the spawner instead of the command;
+ * it forks and execs each call (session_spawn.c). Returns its pid, or dies. */
+pid_t launch_spawn_session_or_die(const struct linux_launch *l, int chan, int report_fd);
+void linux_session_spawner_main(const struct linux_launch *l, int chan) __attribute__((noreturn));
 
 /* How the sandbox ended (see linux_finish). */
 int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *out,

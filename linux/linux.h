@@ -54,6 +54,13 @@ struct linux_launch {
 	struct halo_run_facts *facts;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
+	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
+	const char *ssh_config;
+	size_t ssh_config_len;
+	/* A session (runner/session*.c): init's child is the spawner, which runs each call
+	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
+	 * the namespaces: never degraded, never unsandboxed. */
+	bool session;
 	/* The run's CA certificate and trust bundle (PEM), written to LINUX_CA_*_PATH;
 	 * NULL when no host's TLS is terminated. Public material only: the key stays with
 	 * the supervisor's proxy. */
@@ -64,6 +71,17 @@ struct linux_launch {
 	 * (other threads of the supervisor may have held locks at the clone). NULL: none. */
 	void (*child_scrub)(void);
 };
+
+/* The ssh client configuration the sandbox gets when its egress goes through the
+ * proxy (none when self_exe lies in a tree that is the sandbox's own, /tmp or /run,
+ * outside the workspace: the binary would not be there inside): "Host *" with ProxyCommand
+ * "<self_exe> connect %h %p", then the host's own /etc/ssh/ssh_config (ssh keeps the first value it
+ * reads, so the route wins and every other setting of the host still applies). `agent`,
+ * when not NULL, is the caller's ssh-agent socket as sandbox.unixSockets lists it: named
+ * IdentityAgent (SSH_AUTH_SOCK is never passed). 0 with *out
+ * malloc'd, or -ENOENT (the host has no regular ssh_config: no ssh to route), or -errno. */
+int linux_ssh_config_build(const char *self_exe, const char *workspace, const char *agent,
+			   char **out, size_t *len);
 
 /* A running sandbox, driven step by step so that the runner's one event loop can
  * also carry the proxy:
@@ -84,6 +102,17 @@ void linux_sandbox_kill(struct linux_sandbox *sb);
 /* The proxy listeners made inside the sandbox's network namespace; the caller takes
  * them (0 when there are none: mode off, or no user namespace). */
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
+
+/* A session's protected files (session_scan.c): what a fresh launch would mask or
+ * show sanitized now, each as "DEV:ID:PATH" (ID: which file, see session_scan.c),
+ * sorted. A joined call's list must hold
+ * nothing its session's lacks. 0 or -errno with e set. */
+int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
+			    struct halo_err *e);
+void linux_session_protected_free(char **v, size_t n);
+
+/* A session's channel to its spawner (linux/session_proto.h frames), -1 without one. */
+int linux_sandbox_session_fd(const struct linux_sandbox *sb);
 
 /* Reap, release, and say how the run ended in *out (the command's status or signal,
  * the timeout, exec failed: runner/exit.h). Returns 0 when the command ran, 1 when it

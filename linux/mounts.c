@@ -79,7 +79,8 @@ static void enter_staging_or_die(int rfd)
 	    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target,
 	    "the staging root", &fs_ctx);
 	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0 ||
-	    mkdirat(staging, "carve", 0755) < 0 || mkdirat(staging, "names", 0755) < 0)
+	    mkdirat(staging, "carve", 0755) < 0 || mkdirat(staging, "names", 0755) < 0 ||
+	    mkdirat(staging, "sshconf", 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "prepare the staging root");
 	make_mask_sources_or_die(rfd, staging, fs_ctx);
 	if (fchdir(staging) < 0 || syscall(SYS_pivot_root, ".", "oldroot") < 0)
@@ -340,6 +341,12 @@ static void do_elsewhere(struct exec *x, const struct plan_step *st)
 	(void)st;
 }
 
+/* halo-run's ssh client configuration (ssh_config.c). */
+static void do_ssh_config(struct exec *x, const struct plan_step *st)
+{
+	linux_mounts_ssh_config_or_die(x->rfd, st);
+}
+
 /* clang-format off */
 static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step *) = {
     [PLAN_BIND_RO] = do_bind,
@@ -354,6 +361,7 @@ static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step
     [PLAN_READONLY] = do_readonly,
     [PLAN_CARVE] = do_elsewhere,
     [PLAN_SANITIZE] = do_elsewhere,
+    [PLAN_SSH_CONFIG] = do_ssh_config,
     [PLAN_MASK] = do_mask,
     [PLAN_SOCKET] = do_sockets,
     [PLAN_SEAL] = do_seal,

@@ -20,6 +20,8 @@
 #define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
 #define MNT_NAMES     "/names" /* halo-run's own name files (mounts_names.c) */
 #define MNT_NAME_MAX  512      /* a name file's path or its symlink's target */
+#define MNT_CARVE     "/carve"	 /* mount point of the carve-out tmpfs (mounts_carve.c) */
+#define MNT_SSHCONF   "/sshconf" /* mount point of the ssh_config tmpfs (ssh_config.c) */
 
 enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
 
@@ -66,6 +68,11 @@ void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl);
  * a fresh /run or /tmp or a mask hides one, a mount point is made for it (on our
  * tmpfs, or on a search-only tmpfs laid over the mask). Before /run is sealed. */
 void linux_mounts_sockets_or_die(int rfd, const struct linux_scan *s);
+
+/* PLAN_SSH_CONFIG: st->data written on a small read-only tmpfs and bound read-only
+ * over the host's /etc/ssh/ssh_config (a regular file: anything else is left alone). */
+struct plan_step;
+void linux_mounts_ssh_config_or_die(int rfd, const struct plan_step *st);
 
 /* /dev: a tmpfs holding the host's null zero full random urandom tty, a private
  * devpts, a tmpfs on /dev/shm, the usual symlinks; read-only once populated. */

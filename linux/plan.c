@@ -35,6 +35,8 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .sanitized_data = s->sanitized_data,
 	    .sanitized_len = s->sanitized_len,
 	    .own_names = l->egress_proxy,
+	    .ssh_config = l->ssh_config,
+	    .ssh_config_len = l->ssh_config_len,
 	};
 }
 
@@ -76,6 +78,14 @@ static void plan_limits(struct halo_plan *p, const struct linux_launch *l)
 			 mem_cgroup ? mem_desc : NULL, add_line, &lt);
 	linux_plan_limit_values(p, &l->limits);
 	p->limit_values.memory_cgroup = mem_cgroup;
+	if (l->session) /* the cgroups are the sandbox's, and the sandbox is the session's */
+		plan_add(p, &p->limits,
+			 "session: ends after %lld s without a call running "
+			 "(limits.sessionIdleSeconds); memory and processes are held for the "
+			 "whole session, the other caps and the wall clock per call",
+			 l->policy->limits.session_idle_seconds > 0
+			     ? l->policy->limits.session_idle_seconds
+			     : POLICY_SESSION_IDLE_DEFAULT);
 }
 
 void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r)

@@ -165,6 +165,11 @@ void linux_sandbox_kill(struct linux_sandbox *sb)
 	kill(sb->child, SIGKILL);
 }
 
+int linux_sandbox_session_fd(const struct linux_sandbox *sb)
+{
+	return sb->f.sess_r;
+}
+
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out)
 {
 	size_t n = sb->n_listeners;

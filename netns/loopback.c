@@ -3,13 +3,53 @@
  *
  * One RTM_NEWLINK request naming "lo" with IFF_UP in the change mask, answered by one
  * acknowledgement: the link is not fetched first (libnl only needs the old flags to
- * keep the bits outside the mask, and the mask holds IFF_UP alone). */
+ * keep the bits outside the mask, and the mask holds IFF_UP alone).
+ *
+ * Then, best effort, BIG TCP on this loopback (it is the sandbox's own, in its own
+ * namespace; the host's is never touched): GSO and GRO packets up to 512 KiB for IPv4
+ * and IPv6 instead of 64 KiB, so a stream between the command and halo-run's proxy
+ * (or a server of its own) costs a quarter of the packets. Direct loopback bulk in a
+ * fresh namespace on the development machine (kernel 6.18, 2 cores): ~2.8 GiB/s with
+ * the defaults, ~5.5 GiB/s with these. A kernel that lacks the attributes (IPv4 BIG
+ * TCP came in 6.3, IPv6 in 5.19) refuses or ignores the request; the loopback stays
+ * up with its defaults either way, and nothing else depends on it. */
 #include <errno.h>
+#include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 
 #include "netns/netns.h"
+
+/* Newer than some installed headers: the kernel's numbers (uapi/linux/if_link.h). */
+#define NETNS_IFLA_GSO_IPV4_MAX_SIZE 63
+#define NETNS_IFLA_GRO_IPV4_MAX_SIZE 64
+#define NETNS_BIG_TCP_SIZE	     524280 /* GSO_MAX_SIZE: lo's tso_max_size */
+
+static void loopback_big_tcp(struct nl_sock *sk)
+{
+	static const int attrs[] = {IFLA_GSO_MAX_SIZE, IFLA_GRO_MAX_SIZE,
+				    NETNS_IFLA_GSO_IPV4_MAX_SIZE, NETNS_IFLA_GRO_IPV4_MAX_SIZE};
+	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = (int)if_nametoindex("lo")};
+	struct nl_msg *m;
+
+	/* Two tries: all four sizes, then the IPv6 pair alone (a kernel between 5.19 and
+	 * 6.3 may refuse what it does not know). */
+	for (size_t n = 4; n >= 2 && ifi.ifi_index > 0; n -= 2) {
+		m = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
+		if (!m)
+			return;
+		int bad = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0;
+		for (size_t i = 0; i < n && !bad; i++)
+			bad = nla_put_u32(m, attrs[i], NETNS_BIG_TCP_SIZE) < 0;
+		bad = bad || nl_send_auto(sk, m) < 0 || nl_wait_for_ack(sk) < 0;
+		nlmsg_free(m);
+		if (!bad)
+			return;
+	}
+}
 
 int netns_loopback_up(void)
 {
@@ -26,6 +66,8 @@ int netns_loopback_up(void)
 	rtnl_link_set_name(change, "lo");
 	rtnl_link_set_flags(change, IFF_UP);
 	rc = rtnl_link_change(sk, lo, change, 0);
+	if (rc == 0)
+		loopback_big_tcp(sk);
 out:
 	if (change)
 		rtnl_link_put(change);

@@ -23,6 +23,7 @@ static const char *const op_names[PLAN_N_OPS] = {
     [PLAN_CARVE] = "carve-out",
     [PLAN_SANITIZE] = "sanitized-copy",
     [PLAN_NAMES] = "own-file",
+    [PLAN_SSH_CONFIG] = "ssh-config",
     [PLAN_MASK] = "mask",
     [PLAN_SOCKET] = "socket",
     [PLAN_SEAL] = "seal",

@@ -19,6 +19,8 @@
 
 /* The in-sandbox DNS stub's address (netns/netns.h NETNS_DNS_ADDR). */
 #define PLAN_DNS_STUB "127.0.0.53"
+/* OpenSSH's system-wide client configuration (PLAN_SSH_CONFIG). */
+#define PLAN_SSH_CONFIG_PATH "/etc/ssh/ssh_config"
 
 /* In execution order on Linux; plan_op_name() gives the JSON name. */
 enum plan_op {
@@ -34,6 +36,7 @@ enum plan_op {
 	PLAN_READONLY,	    /* halo-run's own binary and policy files: read-only */
 	PLAN_CARVE,	    /* sandbox.allowRead: read-only view beneath a mask (src -> path) */
 	PLAN_SANITIZE,	    /* a floor file shown as a copy with its secrets removed */
+	PLAN_SSH_CONFIG,    /* halo-run's /etc/ssh/ssh_config: ProxyCommand (data) */
 	PLAN_MASK,	    /* protected path: an empty, mode-000, read-only mask over it */
 	PLAN_SOCKET,	    /* sandbox.unixSockets: a host socket left reachable */
 	PLAN_SEAL,	    /* made read-only once populated */
@@ -62,7 +65,7 @@ struct plan_step {
 	 * "config-dir", "sandbox.unixSockets"... (may be NULL). Renderers that work
 	 * from rules rather than a scan (macOS) key on it. */
 	const char *origin;
-	/* PLAN_SANITIZE, PLAN_NAMES: the file's bytes (borrowed). */
+	/* PLAN_SANITIZE, PLAN_NAMES, PLAN_SSH_CONFIG: the file's bytes (borrowed). */
 	const char *data;
 	size_t len;
 };
@@ -194,6 +197,9 @@ struct plan_fs_in {
 	/* The sandbox has its own network namespace with halo-run's DNS stub: name
 	 * resolution inside is halo-run's (PLAN_NAMES). */
 	bool own_names;
+	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
+	const char *ssh_config;
+	size_t ssh_config_len;
 };
 
 /* The layout, in the order it is built: the host root read-only, the trees outside

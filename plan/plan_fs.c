@@ -221,6 +221,17 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 			s->len = in->sanitized_len[i];
 		}
 	}
+	if (in->ssh_config) {
+		struct plan_step *s = plan_step_add(
+		    p, PLAN_SSH_CONFIG, 0, PLAN_SSH_CONFIG_PATH, NULL,
+		    "halo-run's copy: ssh reaches hosts through the proxy (ProxyCommand halo-run "
+		    "connect), then the host's settings");
+		if (s) {
+			s->origin = "egress";
+			s->data = in->ssh_config;
+			s->len = in->ssh_config_len;
+		}
+	}
 	add_list(p, PLAN_MASK, &in->masked, "protected path: no read, no write, no replace", NULL);
 	add_list(p, PLAN_SOCKET, &in->sockets, "sandbox.unixSockets: host socket reachable",
 		 "sandbox.unixSockets");

@@ -245,6 +245,12 @@ static void layer_egress(struct halo_policy *b, const struct halo_policy *u, str
 		if (!b->gateway)
 			l->err = -ENOMEM;
 	}
+	if (u->upstream_proxy) { /* a route, not a rule: a later file replaces it */
+		free(b->upstream_proxy);
+		b->upstream_proxy = strdup(u->upstream_proxy);
+		if (!b->upstream_proxy)
+			l->err = -ENOMEM;
+	}
 }
 
 static void layer_limits(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)

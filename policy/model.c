@@ -60,6 +60,7 @@ static const struct field egress_fields[] = {
     {"deniedDomains", F_LIST, OFF(denied_domains), NULL},
     {"allowPrivate", F_LIST, OFF(allow_private), NULL},
     {"hostPorts", F_PORTS, OFF(host_ports), NULL},
+    {"upstreamProxy", F_STRING, OFF(upstream_proxy), NULL},
     {"trustedCAs", F_LIST, OFF(trusted_cas), NULL},
     {"credentials", F_CREDS, 0, NULL},
     {"requestRules", F_RULES, 0, NULL},
@@ -329,7 +330,7 @@ static void set_limits(struct mctx *m, const struct pnode *n, const char *path)
 		if (!f) {
 			merr(m, n->key_lines[i], path,
 			     "unknown key %s (known: cpuSeconds, memoryMB, fileSizeMB, openFiles, "
-			     "processes, wallSeconds)",
+			     "processes, wallSeconds, sessionIdleSeconds)",
 			     policy_quote(n->keys[i], q, sizeof(q)));
 		} else if (v->kind == PN_STR && (v->flags & PN_NUMBERISH)) {
 			merr(m, v->line, sub, "%s is not a plain decimal integer",

@@ -19,6 +19,7 @@ const struct policy_limit_field policy_limit_fields[] = {
     {"openFiles", offsetof(struct policy_limits, open_files), 1024LL * 1024},
     {"processes", offsetof(struct policy_limits, processes), 4LL * 1024 * 1024},
     {"wallSeconds", offsetof(struct policy_limits, wall_seconds), 31LL * 24 * 3600},
+    {"sessionIdleSeconds", offsetof(struct policy_limits, session_idle_seconds), 31LL * 24 * 3600},
 };
 const size_t policy_n_limit_fields = N(policy_limit_fields);
 
@@ -234,6 +235,7 @@ void policy_free(struct halo_policy *p)
 	policy_list_free(&p->env_pass);
 	policy_env_set_free(p);
 	free(p->gateway);
+	free(p->upstream_proxy);
 	free(p->legacy_permissions_sandbox);
 	policy_derived_free(p);
 	free(p->source);

@@ -14,7 +14,9 @@
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_DEPTH      32
 #define POLICY_LIMIT_UNSET    (-1LL)
-#define POLICY_HOST_MAX	      253 /* longest DNS name in text form, no trailing dot */
+/* limits.sessionIdleSeconds when unset: a session's supervisor ends after 30 min idle. */
+#define POLICY_SESSION_IDLE_DEFAULT 1800
+#define POLICY_HOST_MAX		    253 /* longest DNS name in text form, no trailing dot */
 
 /* A single error message, for helpers that fail in one way at a time. */
 struct halo_err {
@@ -82,6 +84,7 @@ struct policy_limits {
 	long long open_files;
 	long long processes;
 	long long wall_seconds;
+	long long session_idle_seconds; /* --session: the supervisor ends after this idle */
 };
 
 struct policy_cidr {
@@ -137,6 +140,7 @@ struct halo_policy {
 	size_t n_req_rules;
 	bool req_rules_set;
 	char *gateway;
+	char *upstream_proxy; /* egress.upstreamProxy: "env" or http://host:port; NULL unset */
 
 	struct policy_limits limits;
 	struct policy_list env_pass;
@@ -445,6 +449,52 @@ bool policy_decision_unmatched(const struct policy_decision *d);
  * "invalid host: <why>". */
 void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n);
 
+/* ---------------------------------------------------------------- upstream proxy */
+
+/* egress.upstreamProxy: after Decide() allows host:port, the proxy reaches it through
+ * this HTTP proxy with CONNECT host:port (policy/upstream.c; proxy/upstream.c). */
+#define POLICY_UPSTREAM_AUTH_MAX 512
+#define POLICY_NO_PROXY_MAX	 2048
+#define POLICY_UPSTREAM_AUTH_ENV "HALO_UPSTREAM_PROXY_AUTH" /* "user:password", never passed */
+
+struct policy_upstream {
+	bool on;		 /* false: every allowed host is dialled directly */
+	struct policy_host host; /* the upstream proxy itself */
+	unsigned port;
+	char auth[POLICY_UPSTREAM_AUTH_MAX]; /* "user:password" for Basic; "" = none */
+	char no_proxy[POLICY_NO_PROXY_MAX];  /* `env`: the caller's NO_PROXY, as given */
+	const char *from;		     /* where the URL came from: "egress.upstreamProxy",
+					      * "https_proxy", ... (static text) */
+	const char *auth_from;		     /* where auth came from, or NULL */
+};
+
+/* http://HOST:PORT with an optional trailing "/": no other scheme, no path, query or
+ * fragment, an explicit port (proxies agree on no default). `from_env`: the form the
+ * caller's HTTPS_PROXY may take: the scheme may be left out, and userinfo is taken
+ * (percent-decoded) into auth; in a policy file userinfo is refused. 0 or -EINVAL. */
+int policy_upstream_parse(const char *url, bool from_env, struct policy_upstream *out, char *why,
+			  size_t whylen);
+
+/* The caller's environment at launch (any member may be NULL). */
+struct policy_upstream_env {
+	const char *https_proxy, *HTTPS_PROXY, *http_proxy, *HTTP_PROXY;
+	const char *no_proxy, *NO_PROXY;
+	const char *auth; /* $HALO_UPSTREAM_PROXY_AUTH */
+};
+
+/* The upstream a run uses: off when the policy names none, or names `env` and the
+ * caller has no proxy variable; else the policy's URL, or the caller's https_proxy,
+ * HTTPS_PROXY, http_proxy, HTTP_PROXY (first set, in that order) with NO_PROXY.
+ * Credentials: $HALO_UPSTREAM_PROXY_AUTH, else the userinfo of the caller's URL.
+ * 0 or -EINVAL with why (naming the variable). */
+int policy_upstream_resolve(const struct halo_policy *p, const struct policy_upstream_env *env,
+			    struct policy_upstream *out, char *why, size_t whylen);
+
+/* Is host:port to be dialled directly (the upstream's NO_PROXY names it)? Entries are
+ * separated by commas or blanks: "*" (everything), a name (itself and its subdomains;
+ * a leading "." or "*." means the same), an IP literal, each with an optional ":PORT". */
+bool policy_upstream_bypass(const struct policy_upstream *u, const struct policy_host *h,
+			    unsigned port);
 /* ---------------------------------------------------------------- TLS-level rules
  * (policy/request.c): credentials and request rules, for the hosts whose TLS the proxy
  * terminates. Pure, like Decide(). */

@@ -121,6 +121,8 @@ static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
 	ports = add(j, e, "hostPorts", cJSON_CreateArray());
 	for (size_t i = 0; i < p->host_ports.n; i++)
 		add(j, ports, NULL, cJSON_CreateNumber(p->host_ports.items[i]));
+	if (p->upstream_proxy)
+		add(j, e, "upstreamProxy", cJSON_CreateString(p->upstream_proxy));
 	add_tls(j, e, p);
 	if (p->gateway)
 		add(j, root, "gateway", cJSON_CreateString(p->gateway));

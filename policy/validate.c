@@ -164,6 +164,19 @@ static void check_host_ports(const struct halo_policy *p, const struct policy_vc
 	}
 }
 
+/* The URL form only: `env` is resolved at launch (policy_upstream_resolve). */
+static void check_upstream(const struct halo_policy *p, const struct policy_vctx *v)
+{
+	struct policy_upstream u;
+	char why[256], q[POLICY_QUOTE_MAX];
+
+	if (!p->upstream_proxy || strcmp(p->upstream_proxy, "env") == 0)
+		return;
+	if (policy_upstream_parse(p->upstream_proxy, false, &u, why, sizeof(why)) < 0)
+		verr(v, "egress.upstreamProxy", "%s: %s",
+		     policy_quote(p->upstream_proxy, q, sizeof(q)), why);
+}
+
 void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, bool *domains_ok)
 {
 	bool ok = true;
@@ -175,6 +188,7 @@ void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, 
 	*domains_ok = ok;
 	check_cidrs(p, v);
 	check_host_ports(p, v);
+	check_upstream(p, v);
 	if (p->egress_default == POLICY_EGRESS_ALLOW && (p->allowed_domains.n || p->presets.n))
 		verr(v, "egress.default",
 		     "'allow' together with an allowlist (egress.allowedDomains or "
@@ -196,6 +210,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"egress.deniedDomains", p->denied_domains.n > 0},
 	    {"egress.allowPrivate", p->allow_private.n > 0},
 	    {"egress.hostPorts", p->host_ports.n > 0},
+	    {"egress.upstreamProxy", p->upstream_proxy != NULL},
 	    {"egress.credentials", p->n_creds > 0},
 	    {"egress.requestRules", p->n_req_rules > 0},
 	    {"sandbox.writableRoots", p->writable_roots.n > 0},

@@ -23,6 +23,7 @@ static const char *const reasons[] = {
     [FAIL_OVERLOAD] = "proxy out of resources",
     [FAIL_BAD_GATEWAY] = "bad response from origin",
     [FAIL_BAD_BODY] = "malformed chunked request body",
+    [FAIL_UPSTREAM] = "upstream proxy failed",
 };
 _Static_assert(sizeof(reasons) / sizeof(reasons[0]) == FAIL_N, "a failure without its words");
 

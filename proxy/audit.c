@@ -108,7 +108,7 @@ const char *audit_proto_name(enum conn_proto p)
 /* The fields after the time, one builder for both sinks: the audit's record
  * {"time":T,FIELDS} and the --events record {"type":"egress","ts":T,"session":S,...}
  * carry the same decision in the same words. */
-static void put_fields(struct line *l, const struct exchange *ex)
+static void put_fields(const struct proxy *px, struct line *l, const struct exchange *ex)
 {
 	putf(l, ",\"proto\":\"%s\",\"host\":", proto_names[ex->proto]);
 	put_json_str(l, ex->host);
@@ -118,6 +118,10 @@ static void put_fields(struct line *l, const struct exchange *ex)
 	if (ex->addr[0]) {
 		put(l, ",\"address\":", 11);
 		put_json_str(l, ex->addr);
+	}
+	if (ex->via_upstream) {
+		put(l, ",\"upstream\":", 12);
+		put_json_str(l, px->up_text);
 	}
 	if (ex->cls) {
 		put(l, ",\"class\":", 9);
@@ -160,7 +164,7 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 	if (px->o.audit_fd < 0 && !audit_events_on(px))
 		return;
 	fields[0] = '\0';
-	put_fields(&f, ex);
+	put_fields(px, &f, ex);
 	if (px->o.audit_fd >= 0) {
 		put(&l, "{\"time\":", 8);
 		put_time(&l, &ex->t0_wall);

@@ -71,10 +71,10 @@ static void on_idle(void *arg)
 	c->t_idle = NULL;
 	/* Resolving and dialing have their own timers; everything else is idle when
 	 * nothing moved for the whole period. */
-	if (c->st == CS_RESOLVING || c->st == CS_CONNECTING || now - c->last_io < idle) {
-		uint64_t left = c->st == CS_RESOLVING || c->st == CS_CONNECTING
-				    ? idle
-				    : idle - (now - c->last_io);
+	bool own_timer = c->st == CS_RESOLVING || c->st == CS_CONNECTING || c->st == CS_UPSTREAM;
+
+	if (own_timer || now - c->last_io < idle) {
+		uint64_t left = own_timer ? idle : idle - (now - c->last_io);
 		c->t_idle = proxy_timer_add(c->px->pl, left, on_idle, c);
 		if (c->t_idle)
 			return;
@@ -169,6 +169,8 @@ void conn_close(struct conn *c)
 	c->in_len = c->in_cap = 0;
 	free(c->addrs);
 	c->addrs = NULL;
+	free(c->up_head);
+	c->up_head = NULL;
 	if (c->proto->on_close)
 		c->proto->on_close(c);
 	c->pstate = NULL;
@@ -222,6 +224,8 @@ static unsigned want_upstream(const struct conn *c)
 	switch (c->st) {
 	case CS_CONNECTING:
 		return PROXY_EV_OUT;
+	case CS_UPSTREAM: /* our CONNECT first, then its answer */
+		return out ? out : PROXY_EV_IN;
 	case CS_FORWARD:
 		if (c->proto->fwd_wants_upstream)
 			return out | (c->proto->fwd_wants_upstream(c) ? PROXY_EV_IN : 0);
@@ -403,6 +407,7 @@ static void on_client(void *arg, int fd, unsigned events)
 		break;
 	case CS_RESOLVING:
 	case CS_CONNECTING:
+	case CS_UPSTREAM:
 		conn_on_client_flush(c, events);
 		break;
 	case CS_DEAD:
@@ -418,6 +423,9 @@ void conn_on_upstream(void *arg, int fd, unsigned events)
 	switch (c->st) {
 	case CS_CONNECTING:
 		conn_connect_done(c);
+		break;
+	case CS_UPSTREAM:
+		upstream_on_event(c, events);
 		break;
 	case CS_HELLO:
 	case CS_TUNNEL:

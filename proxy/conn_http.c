@@ -273,6 +273,7 @@ static const int status_for[] = {
 	[FAIL_OVERLOAD] = 503,
 	[FAIL_BAD_GATEWAY] = 502,
 	[FAIL_BAD_BODY] = 400,
+	[FAIL_UPSTREAM] = 502,
 };
 /* clang-format on */
 _Static_assert(sizeof(status_for) / sizeof(status_for[0]) == FAIL_N,

@@ -134,6 +134,7 @@ static const uint8_t reply_for[] = {
 	[FAIL_OVERLOAD] = 0x01,
 	[FAIL_BAD_GATEWAY] = 0x01,
 	[FAIL_BAD_BODY] = 0x01,
+	[FAIL_UPSTREAM] = 0x01,
 };
 /* clang-format on */
 _Static_assert(sizeof(reply_for) / sizeof(reply_for[0]) == FAIL_N,

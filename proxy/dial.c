@@ -12,6 +12,7 @@
 #include "proxy/proxy_int.h"
 
 static void dial_next(struct conn *c);
+static int set_addrs(struct conn *c, const struct proxy_addr *a, size_t n);
 
 static int sock_open(int family)
 {
@@ -74,6 +75,15 @@ static enum conn_fail fail_for_errno(int err)
 	}
 }
 
+/* Every address failed: the upstream's failure names the upstream. */
+static void dial_failed(struct conn *c, enum conn_fail why)
+{
+	if (c->via_up)
+		upstream_dial_failed(c, why);
+	else
+		conn_fail(c, why, NULL);
+}
+
 static void on_connect_timeout(void *arg)
 {
 	struct conn *c = arg;
@@ -83,8 +93,9 @@ static void on_connect_timeout(void *arg)
 	c->last_connect_err = ETIMEDOUT;
 	c->cur++;
 	if (proxy_now_ms() >= c->connect_deadline) {
-		addr_text(&c->addrs[c->cur - 1], c->ex.addr, sizeof(c->ex.addr));
-		conn_fail(c, FAIL_CONNECT_TIMEOUT, NULL);
+		if (!c->via_up)
+			addr_text(&c->addrs[c->cur - 1], c->ex.addr, sizeof(c->ex.addr));
+		dial_failed(c, FAIL_CONNECT_TIMEOUT);
 		return;
 	}
 	dial_next(c);
@@ -107,18 +118,22 @@ static uint64_t attempt_budget(const struct conn *c)
 static void connected(struct conn *c)
 {
 	conn_timer_clear(c, &c->t_step);
-	addr_text(&c->addrs[c->cur], c->ex.addr, sizeof(c->ex.addr));
+	if (!c->via_up) /* through the upstream, ex.addr keeps the checked address */
+		addr_text(&c->addrs[c->cur], c->ex.addr, sizeof(c->ex.addr));
 	free(c->addrs);
 	c->addrs = NULL;
 	c->n_addrs = c->cur = 0;
-	c->proto->on_connected(c);
+	if (c->via_up)
+		upstream_connected(c);
+	else
+		c->proto->on_connected(c);
 }
 
 static void dial_next(struct conn *c)
 {
 	for (; c->cur < c->n_addrs; c->cur++) {
 		struct sockaddr_storage ss;
-		socklen_t sl = addr_sockaddr(&c->addrs[c->cur], c->ex.port, &ss);
+		socklen_t sl = addr_sockaddr(&c->addrs[c->cur], c->dial_port, &ss);
 		int fd = sock_open(c->addrs[c->cur].family), rc;
 
 		if (fd < 0) {
@@ -154,9 +169,9 @@ static void dial_next(struct conn *c)
 		conn_set_interest(c);
 		return;
 	}
-	if (c->n_addrs) /* the audit names the last address that failed */
+	if (c->n_addrs && !c->via_up) /* the audit names the last address that failed */
 		addr_text(&c->addrs[c->n_addrs - 1], c->ex.addr, sizeof(c->ex.addr));
-	conn_fail(c, fail_for_errno(c->last_connect_err), NULL);
+	dial_failed(c, fail_for_errno(c->last_connect_err));
 }
 
 void conn_connect_done(struct conn *c)
@@ -194,7 +209,26 @@ static void check_and_dial(struct conn *c)
 			return;
 		}
 	}
+	if (c->via_up) { /* the audit names the (first) address the name was checked at */
+		addr_text(&c->addrs[0], c->ex.addr, sizeof(c->ex.addr));
+		upstream_dial(c);
+		return;
+	}
 	c->cur = 0;
+	c->dial_port = c->ex.port;
+	c->connect_deadline = proxy_now_ms() + c->px->o.connect_timeout_ms;
+	dial_next(c);
+}
+
+/* The upstream's addresses: dialled in order on its port, never address-checked. */
+void conn_dial_upstream(struct conn *c, const struct proxy_addr *a, size_t n, unsigned port)
+{
+	if (set_addrs(c, a, n) != 0) {
+		conn_fail(c, FAIL_OVERLOAD, NULL);
+		return;
+	}
+	c->cur = 0;
+	c->dial_port = port;
 	c->connect_deadline = proxy_now_ms() + c->px->o.connect_timeout_ms;
 	dial_next(c);
 }
@@ -217,6 +251,7 @@ void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n)
 		return;
 	}
 	c->cur = 0;
+	c->dial_port = c->ex.port;
 	c->connect_deadline = proxy_now_ms() + c->px->o.connect_timeout_ms;
 	dial_next(c);
 }
@@ -258,6 +293,8 @@ static void target_proceed(struct conn *c, const struct policy_decision *d, bool
 		conn_fail(c, FAIL_DENY, NULL);
 		return;
 	}
+	c->via_up = upstream_wanted(c->px, &d->host, c->ex.port); /* only for an allowed name */
+	c->ex.via_upstream = c->via_up;
 	if (d->host.kind != POLICY_HOST_NAME) {
 		struct proxy_addr a = {.family =
 					   d->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6};

@@ -185,6 +185,8 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 	px->pl = pl;
 	px->o = *o;
 	set_defaults(&px->o);
+	upstream_init(px, o->upstream);
+	px->o.upstream = NULL; /* px->up holds the copy */
 	px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	/* The interface list is loaded at the first address check, not here: most runs
 	 * never check one, and the launch should not pay for a netlink dump. */

@@ -93,6 +93,13 @@ struct proxy_options {
 	bool quiet;		 /* no denial lines on log_fd */
 	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
 	size_t max_conns;	 /* 0 = default (4096) */
+	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
+	 * !on: every allowed host is dialled directly. Copied. */
+	const struct policy_upstream *upstream;
+	/* The embedder ignores SIGPIPE (SIG_IGN) before proxy_create and for the proxy's
+	 * whole life: a splice into a closed socket then raises nothing, and the relay
+	 * skips holding SIGPIPE back around every write (relay_splice.c). */
+	bool sigpipe_ignored;
 	struct proxy_tls *tls;	 /* NULL: no host is terminated (policy_tls_wanted false) */
 };
 

@@ -97,7 +97,8 @@ enum conn_state {
 		     * c->req_step) */
 	CS_RESOLVING,
 	CS_CONNECTING,
-	CS_HELLO, /* CONNECT/SOCKS5 tunnel: the client's first flight is judged (conn_hello.c) */
+	CS_UPSTREAM, /* egress.upstreamProxy: our CONNECT to it is out, its answer awaited */
+	CS_HELLO,    /* CONNECT/SOCKS5 tunnel: the client's first flight is judged (conn_hello.c) */
 	CS_TUNNEL,
 	CS_FORWARD, /* the protocol frames the exchange itself (proto->fwd_*) */
 	CS_CLOSING,
@@ -131,6 +132,7 @@ enum conn_fail {
 	FAIL_OVERLOAD,
 	FAIL_BAD_GATEWAY, /* the origin's response could not be framed */
 	FAIL_BAD_BODY,	  /* the client's chunked request body broke the grammar */
+	FAIL_UPSTREAM,	  /* the upstream proxy could not be reached or refused (detail) */
 	FAIL_N,		  /* the count: every table of answers has this many rows */
 };
 
@@ -144,6 +146,7 @@ struct exchange {
 	char rule[192];
 	char addr[INET6_ADDRSTRLEN]; /* the address connected to, or refused */
 	const char *cls;	     /* class of a refused address */
+	bool via_upstream;	     /* reached through egress.upstreamProxy (addr: checked) */
 	const char *error;	     /* what failed after an allow, if anything */
 	bool terminated;	     /* the proxy terminated this tunnel's TLS (conn_tls.c) */
 	const char *method;	     /* PROTO_HTTPS: the request's method and target */
@@ -209,7 +212,11 @@ struct conn {
 	unsigned linger_bytes; /* < PROXY_LINGER_BYTES + one read; fills the hole before ex */
 	struct exchange ex;
 	uint64_t ask_ticket; /* a question to the decider in flight (0: none) */
-	void *pstate;	     /* the protocol's own (HTTP: the forwarded request in flight) */
+	unsigned dial_port;  /* the port dial_next connects to: the target's or the upstream's */
+	bool via_up;	     /* this target goes through the upstream proxy */
+	char *up_head;	     /* CS_UPSTREAM: the upstream's answer head so far */
+	size_t up_len;
+	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
 };
 
 struct listener {
@@ -266,6 +273,9 @@ struct proxy {
 	struct relay_pipes pipes;
 	struct proxy_fakeip fake; /* the DNS stub's names, for capture */
 	bool capture;		  /* a capture listener was handed over */
+	struct policy_upstream up; /* egress.upstreamProxy as resolved at launch; off: direct */
+	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
+	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -294,6 +304,8 @@ void conn_exchange_end(struct conn *c);
 /* Dial these addresses in order, without the address check: for targets that a
  * rule other than Decide() permits (egress.hostPorts). */
 void conn_dial(struct conn *c, const struct proxy_addr *a, size_t n);
+/* The upstream proxy's addresses on its port, without the address check. */
+void conn_dial_upstream(struct conn *c, const struct proxy_addr *a, size_t n, unsigned port);
 /* Decide, then resolve, check and dial (or answer the refusal). host as sent. */
 void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t len,
 		 unsigned port);
@@ -320,6 +332,28 @@ void conn_head_timer_start(struct conn *c);
  * request or a forwarded URL by a client that resolved the name itself: the name it
  * stands for (and *len updated). Anything else is returned as it is. */
 const char *capture_unfake(struct proxy *px, const char *host, size_t *len);
+/* --------------------------------------------------------- upstream.c */
+/* Set up px->up from the options (the Basic header computed once). */
+void upstream_init(struct proxy *px, const struct policy_upstream *up);
+/* Should this allowed target go through the upstream? (Not when off or NO_PROXY.) */
+bool upstream_wanted(const struct proxy *px, const struct policy_host *h, unsigned port);
+/* The target's addresses passed the check: reach the upstream instead (its name
+ * resolved, then dialled; the upstream's own address is the policy's choice and not
+ * checked). */
+void upstream_dial(struct conn *c);
+/* The dial to the upstream failed: why, with the upstream named. */
+void upstream_dial_failed(struct conn *c, enum conn_fail why);
+/* Connected to the upstream: send CONNECT target and wait for its answer, then
+ * proto->on_connected as for a direct dial. */
+void upstream_connected(struct conn *c);
+void upstream_on_event(struct conn *c, unsigned events);
+/* Build "CONNECT host:port HTTP/1.1" with Host and the optional Proxy-Authorization
+ * line (auth_line: "" or "Proxy-Authorization: Basic ...\r\n"). Length, or -ENOSPC. */
+int upstream_request(const char *host, bool v6, unsigned port, const char *auth_line, char *out,
+		     size_t cap);
+/* Judge the upstream's answer head: 0 for 2xx, else -EPROTO with why (its status). */
+int upstream_judge(const char *head, size_t len, const char *up_text, size_t *head_len, char *why,
+		   size_t whylen);
 
 /* ------------------------------------------------------- conn_hello.c */
 /* After the 200 or SOCKS5 success: read the client's first flight, check a

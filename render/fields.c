@@ -22,6 +22,7 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_DENIED_DOMAINS] = "egress.deniedDomains",
     [RF_ALLOW_PRIVATE] = "egress.allowPrivate",
     [RF_HOST_PORTS] = "egress.hostPorts",
+    [RF_UPSTREAM_PROXY] = "egress.upstreamProxy",
     [RF_TRUSTED_CAS] = "egress.trustedCAs",
     [RF_CREDENTIALS] = "egress.credentials",
     [RF_REQUEST_RULES] = "egress.requestRules",
@@ -32,6 +33,7 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_LIMIT_NOFILE] = "limits.openFiles",
     [RF_LIMIT_NPROC] = "limits.processes",
     [RF_LIMIT_WALL] = "limits.wallSeconds",
+    [RF_LIMIT_SESSION_IDLE] = "limits.sessionIdleSeconds",
     [RF_ENV_PASS] = "env.pass",
     [RF_ENV_SET] = "env.set",
     [RF_LEGACY_PERMISSIONS] = "permissions.sandbox",
@@ -58,6 +60,8 @@ static long long limit_of(const struct halo_policy *p, enum render_field f)
 		return p->limits.processes;
 	case RF_LIMIT_WALL:
 		return p->limits.wall_seconds;
+	case RF_LIMIT_SESSION_IDLE:
+		return p->limits.session_idle_seconds;
 	default:
 		return POLICY_LIMIT_UNSET;
 	}
@@ -96,6 +100,8 @@ bool render_field_in_force(const struct halo_policy *p, enum render_field f)
 		return p->allow_private.n > 0;
 	case RF_HOST_PORTS:
 		return p->host_ports.n > 0;
+	case RF_UPSTREAM_PROXY:
+		return on && p->upstream_proxy != NULL;
 	case RF_TRUSTED_CAS:
 		return p->trusted_cas.n > 0;
 	case RF_CREDENTIALS:

@@ -128,6 +128,8 @@ static const struct halo_only halo_only[] = {
     {RF_ALLOW_PRIVATE, "no equivalent: private-address refusal after resolution is halo-run's "
 		       "proxy; the harness applies its own rule for private addresses"},
     {RF_HOST_PORTS, "no equivalent: host loopback ports are as the harness leaves them"},
+    {RF_UPSTREAM_PROXY, "no managed equivalent: the harness's commands reach hosts through the "
+			"proxy settings of its own environment"},
     {RF_TRUSTED_CAS, "no equivalent: only halo-run's proxy speaks TLS to origins"},
     {RF_CREDENTIALS, "no equivalent: the harness cannot add a header its commands never see; "
 		     "give the token to the harness's commands another way, or run them under "
@@ -140,6 +142,8 @@ static const struct halo_only halo_only[] = {
     {RF_LIMIT_NOFILE, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_NPROC, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_WALL, "the wall-clock limit is halo-run's; no harness holds it"},
+    {RF_LIMIT_SESSION_IDLE, "sessions are halo-run's (--session); no harness holds their idle "
+			    "timeout"},
     {RF_ENV_PASS, "environment stripping is halo-run's; the harness passes its own environment"},
     {RF_ENV_SET, "environment rules are halo-run's; no harness managed setting sets them"},
 };

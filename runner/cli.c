@@ -38,7 +38,13 @@ void runner_usage(FILE *out)
 	    "                                                exit 0 allow, 2 block\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-bash [-c CMD [ARG0 ARGS...]]         /bin/bash in the sandbox (a link)\n"
+	    "       halo-run connect HOST PORT                inside the sandbox: a tunnel on "
+	    "stdio\n"
+	    "                                                 (ssh's ProxyCommand)\n"
 	    "       halo-run profile --os macos [--policy F]... print the macOS Seatbelt profile\n"
+	    "       halo-run [OPTIONS] --session NAME -- CMD  run CMD in the named session\n"
+	    "                                                 (started by its first call)\n"
+	    "       halo-run session [list | stop NAME...]    the sessions of this user\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
 	    "\n"
@@ -59,6 +65,9 @@ void runner_usage(FILE *out)
 	    "                    hosts no rule matches: JSON lines on its stdin and stdout\n"
 	    "  --decider-timeout D  how long a question waits (default 5s), then the default\n"
 	    "  --die-with-parent the sandbox is killed when halo-run's parent dies\n"
+	    "  --session NAME    run in the named session: one sandbox (/tmp, loopback,\n"
+	    "                    background processes) kept across calls; the first call\n"
+	    "                    starts it, idle for limits.sessionIdleSeconds ends it\n"
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
@@ -102,6 +111,7 @@ static const struct opt_row opt_table[] = {
     FLAG("--fail-on-deny", fail_on_deny),
     VALUE("--events", events),		     VALUE("--decider", decider),
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
+    VALUE("--session", session),
     VALUE("--method", method),	     VALUE("-X", method),
 };
 /* clang-format on */
@@ -208,8 +218,10 @@ static const struct {
     {"profile", runner_cmd_profile},
     {"cache", runner_cmd_cache},
     {"index", runner_cmd_index},
+    {"session", runner_cmd_session},
     {"report", runner_cmd_report},
     {"hook", runner_cmd_hook},
+    {"connect", runner_cmd_connect},		    /* inside the sandbox: ssh's ProxyCommand */
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 

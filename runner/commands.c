@@ -54,6 +54,25 @@ static bool print_resolution(const struct halo_policy *p, const struct policy_de
 	return ok;
 }
 
+/* egress.upstreamProxy: how the proxy would reach an allowed host, from this caller's
+ * environment (`env`) and NO_PROXY. */
+static void print_route(const struct halo_policy *p, const struct policy_host *h, unsigned port)
+{
+	struct policy_upstream u;
+	char text[POLICY_NO_PROXY_MAX + 400];
+
+	if (runner_upstream_settle(p, &u) != 0) {
+		printf("route: the launch would refuse this egress.upstreamProxy (see above)\n");
+		return;
+	}
+	runner_upstream_describe(p, &u, text, sizeof(text));
+	if (u.on && policy_upstream_bypass(&u, h, port))
+		printf("route: direct (the caller's NO_PROXY names it; upstream %s)\n", text);
+	else
+		printf("route: %s%s\n", u.on ? "through the upstream proxy " : "", text);
+	memset(&u, 0, sizeof(u));
+}
+
 int runner_cmd_check(const struct runner_opts *o)
 {
 	struct runner_env re;
@@ -113,6 +132,8 @@ int runner_cmd_check(const struct runner_opts *o)
 		allow = runner_check_request(o, re.policy, d.host.text, target, allow);
 	if (o->harness && d.rule != POLICY_RULE_INVALID_HOST)
 		runner_check_harness(o, re.policy, d.host.text, port, d.allow);
+	if (d.allow && re.policy->upstream_proxy && re.policy->mode != POLICY_MODE_OFF)
+		print_route(re.policy, &d.host, port);
 	if (o->resolve && d.rule != POLICY_RULE_INVALID_HOST)
 		allow = print_resolution(re.policy, &d);
 	runner_env_release(&re);

@@ -86,7 +86,7 @@ const char *const runner_env_registry[] = {
 };
 
 /* Never passed, whatever the source: see the top comment. */
-static const char *const never_passed[] = {"SSH_AUTH_SOCK", NULL};
+static const char *const never_passed[] = {"SSH_AUTH_SOCK", POLICY_UPSTREAM_AUTH_ENV, NULL};
 
 struct env_buf {
 	char **v;

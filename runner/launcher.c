@@ -61,5 +61,6 @@ const struct runner_launcher runner_launcher = {
     .kill = linux_sandbox_kill,
     .listeners = linux_listeners,
     .finish = linux_finish,
+    .session_fd = linux_sandbox_session_fd,
 };
 #endif

@@ -52,7 +52,7 @@ static void on_wall_clock(void *arg)
  * O_NOFOLLOW refuses a planted link; O_NONBLOCK keeps a FIFO with no reader from
  * hanging the open, and anything but a regular file is refused: a FIFO or a device
  * would hand the records to whoever reads it, and cannot be masked as a file. */
-static int open_audit(const char *path, struct stat *st, struct halo_err *e)
+int runner_open_audit(const char *path, struct stat *st, struct halo_err *e)
 {
 	int fd;
 
@@ -94,8 +94,9 @@ static int audit_name_intact(const char *path, const struct stat *opened, struct
 }
 
 /* Hand the sandbox's listeners to a new proxy. */
-static int start_proxy(const struct runner_opts *o, const runner_launch *l, struct loop_state *st,
-		       int audit_fd, struct proxy **px)
+int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
+		       struct proxy_poller *pl, int audit_fd, int log_fd,
+		       const struct runner_proxy_extra *x, struct proxy **px)
 {
 	struct proxy_options po;
 	struct halo_err e = {{0}};
@@ -104,19 +105,21 @@ static int start_proxy(const struct runner_opts *o, const runner_launch *l, stru
 
 	*px = NULL;
 	memset(&po, 0, sizeof(po));
-	n = runner_launcher.listeners(st->sb, &po);
+	n = runner_launcher.listeners(sb, &po);
 	if (n == 0)
 		return 0;
 	po.policy = l->policy;
 	po.audit_fd = audit_fd;
-	po.events_fd = st->ev.fd;
-	po.session = st->ev.session;
-	if (st->dc)
-		runner_decider_options(st->dc, &po);
-	po.log_fd = STDERR_FILENO;
+	po.events_fd = x ? x->events_fd : -1;
+	po.session = x ? x->session : NULL;
+	if (x && x->dc)
+		runner_decider_options(x->dc, &po);
+	po.log_fd = log_fd;
 	po.quiet = o->quiet;
+	po.upstream = runner_upstream();
+	po.sigpipe_ignored = true; /* supervisor_settings(), before the proxy starts */
 	po.tls = runner_tls(); /* NULL unless some host's TLS is terminated */
-	rc = proxy_create(st->pl, &po, px, &e);
+	rc = proxy_create(pl, &po, px, &e);
 	if (rc < 0) {
 		for (size_t i = 0; i < n; i++)
 			close(po.listeners[i].fd);
@@ -127,7 +130,7 @@ static int start_proxy(const struct runner_opts *o, const runner_launch *l, stru
 
 /* Only now that the sandbox has its own copies: a peer closing a tunnel must not kill
  * the supervisor, and thousands of tunnels need more than the default 1024 fds. */
-static void supervisor_settings(void)
+void runner_supervisor_settings(void)
 {
 	struct rlimit r;
 
@@ -187,7 +190,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	int audit_fd = -1;
 	int rc;
 
-	if (o->audit && (audit_fd = open_audit(o->audit, &audit_st, e)) < 0)
+	if (o->audit && (audit_fd = runner_open_audit(o->audit, &audit_st, e)) < 0)
 		return audit_fd;
 	/* Sessions (another branch) name theirs here; "" outside a session. */
 	if ((rc = runner_events_open(o->events, "", &st.ev, e)) < 0) {
@@ -201,14 +204,16 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	runner_say_warnings(o, l->warnings);
 	if (rc < 0)
 		goto out;
-	supervisor_settings();
+	runner_supervisor_settings();
 	rc = proxy_poller_new(proxy_poller_default_backend(), &st.pl);
 	if (rc == 0)
 		rc = watch(&st, l);
 	if (rc == 0 && o->decider)
 		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
 	if (rc == 0)
-		rc = start_proxy(o, l, &st, audit_fd, &px);
+		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
+					&(struct runner_proxy_extra){st.ev.fd, st.ev.session, st.dc},
+					&px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
 		runner_launcher.kill(st.sb);

@@ -16,6 +16,7 @@ static const struct group {
     {PLAN_MASK, "masked protected paths (no read, no write, no replace)", ALWAYS},
     {PLAN_CARVE, "allowRead carve-outs, read-only (a loosening)", ALWAYS},
     {PLAN_SANITIZE, "sanitized copies (secret entries removed)", ALWAYS},
+    {PLAN_SSH_CONFIG, "ssh client configuration (ProxyCommand through halo-run's proxy)", IF_ANY},
     {PLAN_GUARD, "persistence guard (read-only)", IF_GUARD},
     {PLAN_PIN, "pinned (bound onto themselves: cannot be renamed, removed or replaced)", ALWAYS},
     {PLAN_REFUSE_CREATE, "missing guard targets (their creation refused by the sandbox's init)",

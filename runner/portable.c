@@ -32,6 +32,17 @@ int runner_cmd_probe(const struct runner_opts *o)
 	fprintf(stderr, "halo-run: __probe is not available on macOS yet\n");
 	return HALO_EXIT_SETUP;
 }
+int runner_cmd_session(const struct runner_opts *o)
+{
+	(void)o;
+	fprintf(stderr, "halo-run: session: sessions need Linux namespaces (not on macOS yet)\n");
+	return HALO_EXIT_SETUP;
+}
+int runner_session_run(const struct runner_opts *o, const runner_launch *l)
+{
+	(void)l;
+	return runner_cmd_session(o);
+}
 int runner_cmd_index(const struct runner_opts *o)
 {
 	(void)o;

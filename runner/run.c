@@ -65,7 +65,21 @@ static int dry_run(const struct runner_opts *o, runner_launch *l)
 	struct halo_err e = {{0}};
 	struct halo_plan p;
 	int rc = runner_launcher.plan(l, &p, &e);
+	char up[POLICY_NO_PROXY_MAX + 400];
 
+	if (rc == 0 && l->policy->upstream_proxy && l->policy->mode != POLICY_MODE_OFF) {
+		struct policy_upstream u = {0};
+		const struct policy_upstream *s = runner_upstream();
+
+		runner_upstream_describe(l->policy, s ? s : &u, up, sizeof(up));
+		plan_add(&p, &p.egress.notes,
+			 "allowed hosts are reached through the upstream proxy %s", up);
+		if (s)
+			plan_add(
+			    &p, &p.egress.notes,
+			    "the upstream resolves names itself: halo-run checks this machine's "
+			    "answers first (private ones refused), a split DNS view may differ");
+	}
 	if (rc == 0 && o->json)
 		rc = runner_plan_json(&p, stdout);
 	else if (rc == 0)
@@ -84,6 +98,8 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 
 	if (o->dry_run)
 		return dry_run(o, l);
+	if (o->session)
+		return runner_session_run(o, l);
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
 		fprintf(stderr, "halo-run: %s\n", e.msg);
@@ -226,6 +242,19 @@ static int check_agent_options(const struct runner_opts *o)
 		       HALO_EXIT_SETUP;
 	return die_with_parent(o);
 }
+#ifndef RUNNER_MACOS
+/* The caller's ssh-agent socket, when sandbox.unixSockets lists it: the sandbox's
+ * ssh_config names it (SSH_AUTH_SOCK itself is never passed, runner/env.c). */
+static const char *ssh_agent_opted_in(const struct halo_policy *p)
+{
+	const char *agent = getenv("SSH_AUTH_SOCK");
+
+	for (size_t i = 0; agent && i < p->unix_sockets_abs.n; i++)
+		if (strcmp(p->unix_sockets_abs.items[i], agent) == 0)
+			return agent;
+	return NULL;
+}
+#endif
 
 int runner_cmd_run(const struct runner_opts *o)
 {
@@ -246,6 +275,11 @@ int runner_cmd_run(const struct runner_opts *o)
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
 	warn_unix_sockets(re.policy);
+	{
+		struct policy_upstream up;
+		if ((rc = runner_upstream_settle(re.policy, &up)) != 0)
+			goto out;
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = 0;
 	l.policy = re.policy;
@@ -278,12 +312,19 @@ int runner_cmd_run(const struct runner_opts *o)
 	goto out;
 #else
 	l.egress_proxy = !l.unsandboxed;
+	char *ssh_config = NULL; /* the sandbox's ssh route (linux/ssh_config.c) */
+	if (l.egress_proxy &&
+	    linux_ssh_config_build(self, l.workspace, ssh_agent_opted_in(re.policy), &ssh_config,
+				   &l.ssh_config_len) == 0)
+		l.ssh_config = ssh_config;
+	l.session = o->session != NULL; /* --dry-run says what a session changes */
 	rc = runner_tls_prepare(o, re.policy, &l);
 	if (rc == 0)
 		rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);
 	runner_tls_release();
+	free(ssh_config);
 	runner_env_free(l.envp);
 	runner_env_free(l.envp_direct);
 	runner_caches_release(&caches);

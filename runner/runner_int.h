@@ -39,6 +39,7 @@ struct runner_opts {
 	const char *decider;	     /* run: /bin/sh -c command asked about unmatched hosts */
 	const char *decider_timeout; /* run: per question (duration), default 5 s */
 	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
+	const char *session;	     /* run: --session NAME (runner/session*.c) */
 	char **rest;		     /* command (run) or operands (check, validate) */
 	int n_rest;
 };
@@ -66,6 +67,17 @@ void runner_env_release(struct runner_env *re);
 int runner_cmd_check(const struct runner_opts *o);
 int runner_cmd_validate(const struct runner_opts *o);
 int runner_cmd_policy(const struct runner_opts *o);
+
+/* connect.c: `halo-run connect HOST PORT`, ssh's ProxyCommand inside the sandbox. */
+int runner_cmd_connect(const struct runner_opts *o);
+
+/* upstream.c: egress.upstreamProxy resolved from the caller's environment (once, at
+ * launch; an error is printed and HALO_EXIT_SETUP returned), what the proxy is given
+ * (NULL: direct), and one line describing it for check and --dry-run. */
+int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *out);
+const struct policy_upstream *runner_upstream(void);
+void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,
+			      char *buf, size_t n);
 int runner_cmd_run(const struct runner_opts *o);
 int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
 int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
@@ -95,6 +107,29 @@ void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int a
 bool runner_check_request(const struct runner_opts *o, const struct halo_policy *p,
 			  const char *host, const char *target, bool allow);
 int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
+
+/* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
+ * outlives the first call). runner_session_run replaces the launch of a run with
+ * --session: it joins the named session, starting it first when there is none. */
+int runner_cmd_session(const struct runner_opts *o);
+int runner_session_run(const struct runner_opts *o, const runner_launch *l);
+/* What fixes a session's sandbox: compared at every call (refused when it differs). */
+struct runner_session_id {
+	char name[65];
+	char policy[33]; /* digest of the effective policy (policy_to_json) */
+	char *options;	 /* the launch options that shape the sandbox, as text */
+	char workspace[4096];
+	long long idle_seconds;
+	/* The protected files a fresh launch would mask now (linux_session_protected):
+	 * a call may bring none that the session's start did not. */
+	char **prot;
+	size_t n_prot;
+};
+/* The session's supervisor, in the daemon the first call forks: start the sandbox (l
+ * with session set), tell ready_fd, serve calls on listen_fd until stopped or idle.
+ * Returns the daemon's exit status. */
+int runner_session_serve(const struct runner_opts *o, const runner_launch *l, int listen_fd,
+			 int ready_fd, const struct runner_session_id *id, const char *sock_path);
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */
@@ -141,6 +176,25 @@ int runner_plan_json(const struct halo_plan *p, FILE *out);
 int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
 		   bool with_fs, struct halo_plan *out, struct halo_err *e);
 #endif
+/* loop.c, shared with the session's supervisor: the --audit file (opened before the
+ * launch, so that the sandbox masks it), the proxy on the sandbox's listeners, and
+ * the supervisor's process settings (SIGPIPE ignored, the fd limit raised). */
+struct stat;
+struct proxy_poller;
+int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
+/* What a run adds to its proxy beyond the listeners: the --events fd (-1: none),
+ * the events' session name, the --decider (NULL: none). */
+struct runner_decider;
+struct runner_proxy_extra {
+	int events_fd;
+	const char *session;
+	struct runner_decider *dc;
+};
+int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
+		       struct proxy_poller *pl, int audit_fd, int log_fd,
+		       const struct runner_proxy_extra *x, struct proxy **px);
+void runner_supervisor_settings(void);
+
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
 

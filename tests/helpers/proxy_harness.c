@@ -221,6 +221,9 @@ int main(int argc, char **argv)
 		o.listeners[o.n_listeners++] =
 		    (struct proxy_listener){.fd = fd, .kind = PROXY_LISTEN_HTTP};
 
+	/* As the supervisor runs it (runner/loop.c): SIGPIPE ignored before the proxy. */
+	signal(SIGPIPE, SIG_IGN);
+	o.sigpipe_ignored = true;
 	if (policy_tls_wanted(p) && start_tls(&o, a.ca_out) != 0)
 		return 1;
 	rc = proxy_poller_new(a.poll ? PROXY_POLLER_POLL : proxy_poller_default_backend(), &pl);
@@ -235,7 +238,6 @@ int main(int argc, char **argv)
 	sigpipe_w = sp[1];
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	proxy_poller_add(pl, sp[0], PROXY_EV_IN, on_sigpipe_r, (void *)&stop);
 	printf("ready http=%d socks=%d\n", http_port, a.socks_port);
 	fflush(stdout);

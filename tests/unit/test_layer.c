@@ -169,6 +169,9 @@ static const struct loose loosenings[] = {
      "up.yaml: loosens limits.memoryMB (1024 → 4096)"},
     {"limits: {wallSeconds: 60}\n", "limits: {wallSeconds: 61}\n",
      "loosens limits.wallSeconds (60 → 61)"},
+    /* a session that lives longer keeps its sandbox (and what runs there) longer */
+    {"limits: {sessionIdleSeconds: 600}\n", "limits: {sessionIdleSeconds: 3600}\n",
+     "loosens limits.sessionIdleSeconds (600 → 3600)"},
     {"env: {pass: [GOPATH]}\n", "env: {pass: [GOPATH, AWS_SECRET_ACCESS_KEY]}\n",
      "up.yaml: loosens env.pass (adds 'AWS_SECRET_ACCESS_KEY')"},
     /* each host port added opens a host service, whatever the egress default */

@@ -426,6 +426,20 @@ START_TEST(limits_bounds)
 			   "limits.memoryMB: expected a positive integer, got a string");
 	expect_parse_error("limits: {memoryGB: 4}\n", 'y',
 			   "limits: unknown key 'memoryGB' (known: cpuSeconds, memoryMB");
+	expect_parse_error(
+	    "limits: {sessionIdleSeconds: 0}\n", 'y',
+	    "limits.sessionIdleSeconds: must be a positive integer up to 2678400, got 0");
+	expect_parse_error("{\"limits\": {\"sessionIdleSeconds\": \"30m\"}}", 'j',
+			   "limits.sessionIdleSeconds: expected a positive integer, got a string");
+	expect_parse_error("limits: {sessionIdleSeconds: 2678401}\n", 'y',
+			   "limits.sessionIdleSeconds: must be a positive integer up to 2678400");
+	expect_parse_error(
+	    "limits: {sessionIdle: 60}\n", 'y',
+	    "limits: unknown key 'sessionIdle' (known: cpuSeconds, memoryMB, fileSizeMB, "
+	    "openFiles, processes, wallSeconds, sessionIdleSeconds)");
+	struct halo_policy *p = expect_parse_ok("limits: {sessionIdleSeconds: 600}\n", 'y');
+	ck_assert_int_eq(p->limits.session_idle_seconds, 600);
+	policy_free(p);
 }
 END_TEST
 
@@ -505,7 +519,7 @@ START_TEST(unknown_keys)
 	    "caches, unixSockets)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
-			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts, trustedCAs, credentials, requestRules)");
+			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts, upstreamProxy, trustedCAs, credentials, requestRules)");
 	expect_parse_error("permissions: {network: none}\n", 'y',
 			   "permissions: unknown key 'network' (known: sandbox)");
 	/* A near miss of a block name would drop a whole block of rules. */

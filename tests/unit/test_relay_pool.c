@@ -222,6 +222,30 @@ START_TEST(flush_to_dead_peer_raises_no_sigpipe)
 }
 END_TEST
 
+/* An embedder that ignores SIGPIPE (the supervisor): no mask around the write, the
+ * error is still EPIPE and the bytes stay queued. */
+START_TEST(flush_to_dead_peer_sigpipe_ignored)
+{
+	struct proxy *px = bare_proxy();
+	struct conn c = {.px = px};
+	struct sigaction sa = {.sa_handler = SIG_IGN}, old;
+	struct side s;
+
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGPIPE, &sa, &old), 0);
+	px->o.sigpipe_ignored = true;
+	dead_peer_side(px, &s);
+	ck_assert_int_eq(relay_pipe_flush(&c, &s), -EPIPE);
+	ck_assert(!sigpipe_pending());
+	ck_assert_uint_eq(s.pipe.queued, 5);
+	relay_pipe_return(px, &s);
+	close(s.fd);
+	relay_pipes_close_idle(px);
+	ck_assert_int_eq(sigaction(SIGPIPE, &old, NULL), 0);
+	free(px);
+}
+END_TEST
+
 /* The peer takes less than the pipe holds: the rest stays queued, then follows. */
 START_TEST(flush_partial_then_rest)
 {
@@ -305,6 +329,7 @@ static Suite *relay_pool_suite(void)
 	tcase_add_test(tc, budget_limits_pipes);
 	tcase_add_test(tc, emfile_backs_off);
 	tcase_add_test(tc, flush_to_dead_peer_raises_no_sigpipe);
+	tcase_add_test(tc, flush_to_dead_peer_sigpipe_ignored);
 	tcase_add_test(tc, flush_partial_then_rest);
 	tcase_add_test(tc, splice_refused_turns_splicing_off);
 #endif

@@ -1,0 +1,140 @@
+/* What a session must not miss: the files a fresh launch would mask or show as a
+ * sanitized copy now. A session's mounts are made once, at its start; a protected
+ * file that appears later (a .env written on the host, a ~/.npmrc created, a masked
+ * file replaced: the kernel drops a mount whose file is unlinked) is masked by the
+ * next fresh launch but not in the running session. Each call walks the workspace
+ * as a launch would (the index makes that cheap) and its list, each file with its
+ * identity, is compared with the session's: a file the session does not hold is
+ * refused (runner/session_sup.c). The identity is the device and the file handle
+ * (name_to_handle_at: the inode and its generation, so that a file deleted and made
+ * again under a reused inode number differs), else the inode and its birth time.
+ *
+ * Host sockets count too (a gpg-agent or a container engine started after the
+ * session is reachable in it otherwise), except halo-run's own index watchers': one
+ * starts for every tree halo-run walks, anywhere, and answers only "what changed". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "linux/linux_int.h"
+
+static int cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Hex of the file handle, or of the inode and birth time; "-" when neither. */
+static void identity(const char *path, const struct statx *sx, char *out, size_t n)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + 64];
+	} u;
+	int mnt;
+	size_t o = 0;
+
+	u.fh.handle_bytes = 64;
+	if (name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0) == 0 && u.fh.handle_bytes <= 64 &&
+	    2 * u.fh.handle_bytes + 1 <= n) {
+		for (unsigned i = 0; i < u.fh.handle_bytes; i++)
+			o += (size_t)snprintf(out + o, n - o, "%02x",
+					      (unsigned char)u.fh.f_handle[i]);
+		return;
+	}
+	if (sx->stx_mask & STATX_BTIME)
+		snprintf(out, n, "%llx%llx%x", (unsigned long long)sx->stx_ino,
+			 (unsigned long long)sx->stx_btime.tv_sec, sx->stx_btime.tv_nsec);
+	else
+		snprintf(out, n, "%llx", (unsigned long long)sx->stx_ino);
+}
+
+static bool watcher_socket(const struct statx *sx, const char *path, const char *index_dir)
+{
+	size_t n = strlen(index_dir);
+
+	return S_ISSOCK(sx->stx_mode) && n && strncmp(path, index_dir, n) == 0 && path[n] == '/' &&
+	       !strchr(path + n + 1, '/');
+}
+
+static int add(char ***v, size_t *n, const char *path, const char *index_dir)
+{
+	struct statx sx;
+	char id[160], *s, **g;
+	int w;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME | STATX_TYPE, &sx) ==
+	    0) {
+		if (watcher_socket(&sx, path, index_dir))
+			return 0;
+		identity(path, &sx, id, sizeof(id));
+		w = asprintf(&s, "%llu:%s:%s",
+			     (unsigned long long)makedev(sx.stx_dev_major, sx.stx_dev_minor), id,
+			     path);
+	} else
+		w = asprintf(&s, "-:-:%s", path);
+	if (w < 0)
+		return -ENOMEM;
+	if (!(g = realloc(*v, (*n + 2) * sizeof(char *)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	*v = g;
+	(*v)[(*n)++] = s;
+	(*v)[*n] = NULL;
+	return 0;
+}
+
+void linux_session_protected_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
+			    struct halo_err *e)
+{
+	struct linux_scan *s = calloc(1, sizeof(*s));
+	const struct linux_paths *lists[2];
+	char index_dir[4200] = "";
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return -ENOMEM;
+	if ((rc = linux_scan(l, s, e)) < 0) {
+		free(s);
+		return rc;
+	}
+	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, index_dir,
+			      sizeof(index_dir)) < 0)
+		index_dir[0] = '\0';
+	else { /* the walk's paths are resolved: compare like with like */
+		char *real = realpath(index_dir, NULL);
+		if (real && strlen(real) < sizeof(index_dir))
+			strcpy(index_dir, real);
+		free(real);
+	}
+	lists[0] = &s->masked;
+	lists[1] = &s->sanitized;
+	for (size_t k = 0; k < 2 && rc == 0; k++)
+		for (size_t i = 0; i < lists[k]->n && rc == 0; i++)
+			rc = add(out, n, lists[k]->v[i], index_dir);
+	linux_scan_free(s);
+	free(s);
+	if (rc < 0) {
+		linux_session_protected_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		halo_err_set(e, "out of memory");
+		return rc;
+	}
+	if (*n)
+		qsort(*out, *n, sizeof(char *), cmp);
+	return 0;
+}

@@ -1,0 +1,174 @@
+/* `halo-run --session NAME -- CMD`: one call into a named session, which the first
+ * call starts. What fixes the session's sandbox (the effective policy, the workspace,
+ * the options that shape the launch) is compared at every call: a call that would
+ * change it is refused (125), naming what differs. Each call keeps its own stdio
+ * (passed to the session, which runs the command with them), its exit code, its
+ * signals (forwarded: INT, TERM, HUP... reach its command only) and its wall-clock
+ * limit (enforced here: the command's process group is killed, exit 124).
+ *
+ * The control socket lives in a directory of the user's own, mode 0700:
+ * $XDG_RUNTIME_DIR/halo-run, else /tmp/halo-run-UID. Neither is in the sandbox's
+ * view (its /run and /tmp are its own), and the host's sockets are masked inside. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/session_proto.h"
+#include "runner/runner_int.h"
+#include "runner/session_int.h"
+
+extern char **environ;
+
+#define SEND_MS 10000
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The launch options that shape the sandbox, as text: a call with other ones is a
+ * call into another sandbox. The wall-clock limit is the call's own. */
+static char *options_text(const runner_launch *l)
+{
+	const struct rlimits_set *r = &l->limits;
+	char *s = NULL, *t;
+	size_t n = 0;
+	FILE *f = open_memstream(&s, &n);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "home=%s limits=cpu:%lld,mem:%lld,fsize:%lld,nofile:%lld,nproc:%lld",
+		l->env_home ? l->env_home : l->pw_home, r->cpu_seconds, r->memory_bytes,
+		r->file_size_bytes, r->open_files, r->processes);
+	for (size_t i = 0; i < l->n_own_outputs; i++)
+		fprintf(f, " audit=%s", l->own_outputs[i]);
+	for (size_t i = 0; i < l->n_cache_binds; i++)
+		fprintf(f, " cache=%s", l->cache_binds[i]);
+	fclose(f);
+	/* Never empty (the protocol refuses an empty value). */
+	t = s && *s ? s : NULL;
+	if (!t)
+		free(s);
+	return t;
+}
+
+int runner_session_identity(const char *name, const runner_launch *l, struct runner_session_id *id)
+{
+	char *json = policy_to_json(l->policy);
+	long long idle = l->policy->limits.session_idle_seconds;
+
+	memset(id, 0, sizeof(*id));
+	if (!json)
+		return -ENOMEM;
+	snprintf(id->name, sizeof(id->name), "%s", name);
+	snprintf(id->policy, sizeof(id->policy), "%016llx%016llx",
+		 (unsigned long long)fnv1a(json, 0xcbf29ce484222325ULL),
+		 (unsigned long long)fnv1a(json, 0x84222325cbf29ce4ULL));
+	free(json);
+	snprintf(id->workspace, sizeof(id->workspace), "%s", l->workspace);
+	id->idle_seconds = idle > 0 ? idle : POLICY_SESSION_IDLE_DEFAULT;
+	id->options = options_text(l);
+	return id->options ? 0 : -ENOMEM;
+}
+
+int runner_session_place(char *out, size_t n, struct halo_err *e)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int w;
+
+	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		w = snprintf(out, n, "%s/halo-run", x);
+	else
+		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)geteuid());
+	if (w <= 0 || (size_t)w >= n) {
+		halo_err_set(e, "the session directory's name is too long");
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(out, 0700) < 0 && errno != EEXIST) {
+		halo_err_set(e, "%s: %s", out, strerror(errno));
+		return -errno;
+	}
+	/* Ours alone: a directory someone else made (or can write) could hand a call a
+	 * socket of theirs. */
+	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		halo_err_set(e,
+			     "%s is not a private directory of this user (mode 0700, owned by "
+			     "uid %u); refusing to keep session sockets there",
+			     out, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n)
+{
+	int w = snprintf(out, n, "%s/%s.%s", dir, name, ext);
+
+	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+}
+
+/* 0 and the fd, or -errno: -ECONNREFUSED / -ENOENT when nobody serves it. */
+int runner_session_connect(const char *sock_path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a.sun_path, sock_path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* One frame from fd within ms (blocking use: the call and the admin commands). */
+int runner_session_recv(struct session_conn *c, struct session_msg *m, int ms)
+{
+	char why[128];
+	uint64_t end = proxy_now_ms() + (uint64_t)ms;
+	int rc;
+
+	for (;;) {
+		if ((rc = session_conn_next(c, m, why, sizeof(why))) != 0)
+			return rc;
+		struct pollfd p = {c->fd, POLLIN, 0};
+		uint64_t now = proxy_now_ms();
+		if (now >= end)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)(end - now)) < 0 && errno != EINTR)
+			return -errno;
+		if ((rc = session_conn_read(c)) < 0)
+			return rc;
+	}
+}
+
+int runner_session_send(int fd, struct session_buf *b, const int *fds, size_t n)
+{
+	int rc = session_buf_end(b);
+
+	if (rc == 0)
+		rc = session_send(fd, b, fds, n, SEND_MS);
+	session_buf_free(b);
+	return rc;
+}

@@ -1,0 +1,23 @@
+/* Shared by runner/session*.c: where sessions live, who they are, and frames over
+ * their sockets in the blocking style of a call. */
+#ifndef HALO_RUNNER_SESSION_INT_H
+#define HALO_RUNNER_SESSION_INT_H
+
+#include "linux/session_proto.h"
+#include "runner/runner_int.h"
+
+/* The control directory ($XDG_RUNTIME_DIR/halo-run or /tmp/halo-run-UID), made 0700
+ * and checked to be this user's alone. 0 or -errno with e set. */
+int runner_session_place(char *out, size_t n, struct halo_err *e);
+/* DIR/NAME.EXT. 0 or -ENAMETOOLONG. */
+int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n);
+/* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
+int runner_session_identity(const char *name, const runner_launch *l, struct runner_session_id *id);
+/* A connected fd, or -errno (-ECONNREFUSED, -ENOENT: nobody serves that name). */
+int runner_session_connect(const char *sock_path);
+/* The next frame within ms: 1, or -errno (-ETIMEDOUT, -EPIPE at end of stream). */
+int runner_session_recv(struct session_conn *c, struct session_msg *m, int ms);
+/* End b, send it (with fds), free it. 0 or -errno. */
+int runner_session_send(int fd, struct session_buf *b, const int *fds, size_t n);
+
+#endif

@@ -1,0 +1,58 @@
+/* egress.upstreamProxy at launch: the caller's proxy variables read once (for `env`)
+ * and the credentials from $HALO_UPSTREAM_PROXY_AUTH or the caller's URL. The
+ * variables never enter the sandbox: runner/env.c rewrites every proxy variable to
+ * halo-run's own proxy and never passes HALO_UPSTREAM_PROXY_AUTH. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner_int.h"
+
+static struct policy_upstream settled;
+
+int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *out)
+{
+	struct policy_upstream_env env = {
+	    .https_proxy = getenv("https_proxy"),
+	    .HTTPS_PROXY = getenv("HTTPS_PROXY"),
+	    .http_proxy = getenv("http_proxy"),
+	    .HTTP_PROXY = getenv("HTTP_PROXY"),
+	    .no_proxy = getenv("no_proxy"),
+	    .NO_PROXY = getenv("NO_PROXY"),
+	    .auth = getenv(POLICY_UPSTREAM_AUTH_ENV),
+	};
+	char why[400];
+
+	if (policy_upstream_resolve(p, &env, out, why, sizeof(why)) < 0) {
+		fprintf(stderr, "halo-run: %s\n", why);
+		return HALO_EXIT_SETUP;
+	}
+	settled = *out;
+	return 0;
+}
+
+const struct policy_upstream *runner_upstream(void)
+{
+	return settled.on ? &settled : NULL;
+}
+
+void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,
+			      char *buf, size_t n)
+{
+	bool v6 = u->host.kind == POLICY_HOST_IPV6;
+
+	if (!p->upstream_proxy || p->mode == POLICY_MODE_OFF) {
+		snprintf(buf, n, "direct (no egress.upstreamProxy)");
+		return;
+	}
+	if (!u->on) {
+		snprintf(buf, n,
+			 "direct (egress.upstreamProxy: env, and the caller sets no "
+			 "https_proxy, HTTPS_PROXY, http_proxy or HTTP_PROXY)");
+		return;
+	}
+	snprintf(buf, n, "http://%s%s%s:%u (from %s; credentials: %s%s%s)", v6 ? "[" : "",
+		 u->host.text, v6 ? "]" : "", u->port, u->from,
+		 u->auth_from ? u->auth_from : "none", u->no_proxy[0] ? "; NO_PROXY: " : "",
+		 u->no_proxy);
+}

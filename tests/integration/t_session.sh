@@ -1,0 +1,423 @@
+#!/bin/bash
+# Sessions (halo-run --session NAME): one sandbox kept across calls. /tmp and the
+# sandbox's loopback are shared between calls (a server started in the background by
+# one call answers the next), each call keeps its own stdio, exit code, signals and
+# wall-clock limit; a call that would change the sandbox (other policy, other limits)
+# is refused with 125; concurrent calls (and concurrent first calls) land in one
+# session; a call killed mid-way takes only its own command along; session list and
+# stop; the idle timeout; the control socket invisible inside; and a joined call still
+# under every layer (a protected file unreadable, no write outside the workspace, no
+# capabilities, no_new_privs, seccomp). Runs as root and as an unprivileged user.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+S="it$$"
+SESSIONS=()
+cleanup() {
+	for s in "${SESSIONS[@]}"; do "$HALO" session stop "$s" >/dev/null 2>&1; done
+	pgrep -f "halo-sess-mark-$$" | xargs -r kill -KILL 2>/dev/null
+	[ -n "${SRV:-}" ] && pgrep -f "$SRV" | xargs -r kill -KILL 2>/dev/null
+	[ -n "${LWS:-}" ] && rm -rf $LWS
+}
+trap cleanup EXIT
+
+# call NAME ARGS...: one bounded call, stdin from /dev/null; sets OUT, ERR, RC.
+call() {
+	local name=$1
+	shift
+	OUT=$(cd "${CALLDIR:-$TMPDIR}" && timeout -k 2 "${BOUND:-30}" "$HALO" --session "$name" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+new_session() {
+	SESSIONS+=("$1")
+}
+gone() { ! pgrep -f "$1" >/dev/null; } # (a process of its own would match itself)
+wait_for() { # SECONDS CMD...: poll every 0.1 s
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
+if ! "$HALO" -- true 2>/dev/null; then
+	skip "sessions" "this machine cannot build the sandbox for $AS"
+	exit 0
+fi
+
+# ------------------------------------------------------------------ one sandbox, many calls
+new_session "$S"
+call "$S" -- sh -c 'echo kept >/tmp/halo-sess-file; echo first'
+expect "first call runs (starts the session)" "0:first" "$RC:$OUT"
+call "$S" -- cat /tmp/halo-sess-file
+expect "/tmp is shared across calls" "0:kept" "$RC:$OUT"
+if [ -e /tmp/halo-sess-file ]; then
+	fail "the session's /tmp is its own" "the file reached the host's /tmp"
+else
+	ok "the session's /tmp is its own"
+fi
+
+# The first call's stdout is a pipe here: the supervisor must not keep it open.
+t0=$SECONDS
+OUT=$(timeout -k 2 20 "$HALO" --session "${S}p" -- echo piped 2>"$E" </dev/null)
+RC=$?
+new_session "${S}p"
+expect "a first call's pipe closes when its command ends" "0:piped:fast" \
+	"$RC:$OUT:$([ $((SECONDS - t0)) -lt 15 ] && echo fast || echo slow)"
+
+# ------------------------------------------------------------------ a server across calls
+PORT=18$((RANDOM % 900 + 100))
+SRV="http.server $PORT --bind 127.0.0.1 --directory /tmp"
+call "$S" -- sh -c "nohup python3 -m $SRV >/tmp/srv.log 2>&1 &"
+expect "a call starts a background server and returns" 0 "$RC"
+call "$S" -- sh -c "for i in \$(seq 100); do
+	c=\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$PORT/) && echo \$c && exit 0
+	sleep 0.1; done; exit 1"
+expect "the next call reaches it on the sandbox's loopback" "0:200" "$RC:$OUT"
+if curl -s -m 2 -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
+	fail "the server is not on the host's loopback" "the host reached port $PORT"
+else
+	ok "the server is not on the host's loopback"
+fi
+
+# ------------------------------------------------------------------ stdio and exit codes
+OUT=$(echo abc | timeout -k 2 20 "$HALO" --session "$S" -- tr a-z A-Z 2>"$E")
+expect "stdin and stdout are the call's" "ABC" "$OUT"
+OUT=$(timeout -k 2 20 "$HALO" --session "$S" -- sh -c 'echo out; echo err >&2' 2>"$E" </dev/null)
+expect "stdout and stderr apart" "out|err" "$OUT|$(cat "$E")"
+call "$S" -- sh -c 'exit 42'
+expect "exit 42" 42 "$RC"
+call "$S" -- false
+expect "exit 1" 1 "$RC"
+call "$S" -- sh -c 'kill -TERM $$'
+expect "killed by SIGTERM: 143" 143 "$RC"
+call "$S" -- halo-no-such-command
+expect "not found: 127" 127 "$RC"
+expect_match "not found: named" "halo-no-such-command: command not found" "$ERR"
+printf 'echo no\n' >"$TMPDIR/noexec"
+chmod 644 "$TMPDIR/noexec"
+call "$S" -- ./noexec
+expect "not executable: 126" 126 "$RC"
+call "$S" --timeout 1 -- sh -c "sleep 20; : halo-sess-mark-$$-wall"
+expect "the call's own wall-clock limit: 124" 124 "$RC"
+if wait_for 5 gone "halo-sess-mark-$$-wall"; then
+	ok "the timed-out command is killed"
+else
+	fail "the timed-out command is killed" "still running"
+fi
+call "$S" -- true
+expect "the session lives on after a timeout" 0 "$RC"
+
+# A signal to the call reaches its command only.
+"$HALO" --session "$S" -- sh -c "trap 'exit 7' TERM; : halo-sess-mark-$$-sig; sleep 20 & wait" \
+	</dev/null >/dev/null 2>"$E" &
+HPID=$!
+wait_for 10 pgrep -f "halo-sess-mark-$$-sig" >/dev/null
+sleep 0.3
+kill -TERM "$HPID"
+wait "$HPID"
+expect "SIGTERM to the call is forwarded to its command" 7 "$?"
+
+# The proxy's refusals reach the stderr of the call (a name no rule allows: refused by
+# the policy's default before any lookup, nothing leaves the machine).
+OUT=$(timeout -k 2 20 "$HALO" --session "$S" -- curl -s -o /dev/null -w '%{http_code}' \
+	"http://denied-$$.invalid/" 2>"$E" </dev/null)
+expect "a denied request: refused by the session's proxy" 403 "$OUT"
+expect_match "a denied request: the reason on the call's stderr" \
+	"egress denied: denied-$$\.invalid:80" "$(cat "$E")"
+
+# ------------------------------------------------------------------ a call killed mid-way
+"$HALO" --session "$S" -- sh -c "sleep 30; : halo-sess-mark-$$-kill" </dev/null >/dev/null 2>&1 &
+HPID=$!
+if wait_for 10 pgrep -f "halo-sess-mark-$$-kill" >/dev/null; then
+	kill -KILL "$HPID"
+	wait "$HPID" 2>/dev/null
+	if wait_for 5 gone "halo-sess-mark-$$-kill"; then
+		ok "a call killed mid-way: its command dies"
+	else
+		fail "a call killed mid-way: its command dies" "still running"
+	fi
+else
+	fail "a call killed mid-way: its command dies" "it never started"
+fi
+call "$S" -- cat /tmp/halo-sess-file
+expect "a call killed mid-way: the session lives" "0:kept" "$RC:$OUT"
+
+# ------------------------------------------------------------------ concurrent calls
+pids=()
+for i in 1 2 3 4; do
+	timeout -k 2 30 "$HALO" --session "$S" -- sh -c 'sleep 0.5; echo "n$1"; exit "$1"' sh "$i" \
+		</dev/null >"$TMPDIR/conc.$i" 2>&1 &
+	pids+=($!)
+done
+good=0
+for i in 1 2 3 4; do
+	wait "${pids[$((i - 1))]}"
+	rc=$?
+	[ "$rc" = "$i" ] && [ "$(cat "$TMPDIR/conc.$i")" = "n$i" ] && good=$((good + 1))
+done
+expect "four concurrent calls: each its own output and exit code" 4 "$good"
+
+# Concurrent first calls of a new session start one supervisor.
+C="${S}c"
+new_session "$C"
+pids=()
+for i in 1 2 3; do
+	timeout -k 2 60 "$HALO" --session "$C" -- sh -c 'echo $$ >>/tmp/pids; echo ok' \
+		</dev/null >"$TMPDIR/first.$i" 2>&1 &
+	pids+=($!)
+done
+good=0
+for p in "${pids[@]}"; do wait "$p" && good=$((good + 1)); done
+call "$C" -- sh -c 'wc -l </tmp/pids'
+expect "concurrent first calls: all run, in one session" "3:0:3" "$good:$RC:$OUT"
+
+# ------------------------------------------------------------------ the policy is fixed
+printf '{"limits": {"cpuSeconds": 50}}\n' >"$TMPDIR/other.json"
+call "$S" --policy "$TMPDIR/other.json" -- true
+expect "another policy: refused 125" 125 "$RC"
+expect_match "another policy: named" "refused: effective policy differs" "$ERR"
+call "$S" --limit nofile=200 -- true
+expect "other limits: refused 125" 125 "$RC"
+expect_match "other limits: named" "refused: launch options differ.*nofile:200" "$ERR"
+mkdir -p "$TMPDIR/elsewhere"
+OUT=$(cd "$TMPDIR/elsewhere" && timeout 20 "$HALO" --session "$S" -- true 2>&1 </dev/null)
+RC=$?
+expect "another workspace: refused 125" 125 "$RC"
+expect_match "another workspace: named" "refused: workspace differs" "$OUT"
+call "$S" --timeout 5 -- true
+expect "a wall-clock limit of the call's own is no change" 0 "$RC"
+call "bad/name" -- true
+expect "a bad session name: 125" 125 "$RC"
+
+# ------------------------------------------------------------------ every layer in a joined call
+# In a workspace of its own, outside the others' (whose walk would find its files).
+CALLDIR=$(mktemp -d /var/tmp/halo-sess.XXXXXX) || exit 1
+LWS=$CALLDIR
+printf 'SESSIONSECRET\n' >"$CALLDIR/.env.local"
+P="$TMPDIR/protect.json"
+printf '{"sandbox": {"protectedPaths": [".env*"]}}\n' >"$P"
+L="${S}l"
+new_session "$L"
+call "$L" --policy "$P" -- true
+call "$L" --policy "$P" -- sh -c "cat .env.local"
+if [ "$RC" -ne 0 ] && ! grep -q SESSIONSECRET <<<"$OUT"; then
+	ok "joined call: a protected file is unreadable"
+else
+	fail "joined call: a protected file is unreadable" "rc=$RC out=$OUT"
+fi
+# Protected files that appear on the host after the session started, or replace a
+# masked one (the kernel drops a mount whose file is unlinked): a fresh launch masks
+# them; the session refuses the call rather than run without the mask.
+printf 'LATESECRET\n' >"$CALLDIR/.env.late"
+call "$L" --policy "$P" -- cat .env.late
+expect "a protected file written after the start: refused 125" 125 "$RC"
+expect_match "a protected file written after the start: named" "protected file appeared.*\.env\.late" "$ERR"
+if grep -q LATESECRET <<<"$OUT"; then fail "a protected file written after the start: unread" "read"; else ok "a protected file written after the start: unread"; fi
+rm -f "$CALLDIR/.env.late"
+call "$L" --policy "$P" -- true
+expect "the file gone again: the session takes calls" 0 "$RC"
+rm -f "$CALLDIR/.env.local"
+printf 'SESSIONSECRET2\n' >"$CALLDIR/.env.local"
+call "$L" --policy "$P" -- cat .env.local
+if [ "$RC" = 125 ] && ! grep -q SESSIONSECRET2 <<<"$OUT"; then
+	ok "a masked file replaced on the host: refused, unread"
+else
+	fail "a masked file replaced on the host: refused, unread" "rc=$RC out=$OUT"
+fi
+"$HALO" session stop "$L" >/dev/null
+call "$L" --policy "$P" -- sh -c 'cat .env.local; echo rc=$?'
+expect_match "after a restart the new file is masked" "^rc=1$" "$OUT"
+call "$L" --policy "$P" -- sh -c "echo x >/var/tmp/halo-sess-$$"
+if [ "$RC" -ne 0 ] && [ ! -e "/var/tmp/halo-sess-$$" ]; then
+	ok "joined call: no write outside the workspace"
+else
+	fail "joined call: no write outside the workspace" "rc=$RC"
+	rm -f "/var/tmp/halo-sess-$$"
+fi
+call "$L" --policy "$P" -- sh -c 'echo x >ws-file && cat ws-file'
+expect "joined call: the workspace is writable" "0:x" "$RC:$OUT"
+call "$L" --policy "$P" -- grep -E '^(CapEff|CapPrm|NoNewPrivs|Seccomp):' /proc/self/status
+expect_match "joined call: no capabilities" "CapEff:[[:space:]]+0000000000000000" "$OUT"
+expect_match "joined call: no_new_privs" "NoNewPrivs:[[:space:]]+1" "$OUT"
+expect_match "joined call: seccomp filtering" "Seccomp:[[:space:]]+2" "$OUT"
+call "$L" --policy "$P" -- sh -c 'unshare -U true 2>/dev/null && echo escaped || echo refused'
+expect "joined call: no new user namespace" "refused" "$OUT"
+call "$L" --policy "$P" -- env
+if grep -q '^HALO_SESS_LEAK=' <<<"$OUT"; then
+	fail "joined call: a clean environment" "a caller's variable leaked"
+else
+	ok "joined call: a clean environment"
+fi
+HALO_SESS_LEAK=1 call "$L" --policy "$P" -- sh -c 'echo "${HALO_SESS_LEAK:-unset}"'
+expect "joined call: the caller's other variables stay out" "unset" "$OUT"
+CALLDIR=
+
+# The session's limits hold in every call (rlimits are set per call, before exec).
+R="${S}r"
+new_session "$R"
+call "$R" --limit nofile=100,fsize=1M -- true
+call "$R" --limit nofile=100,fsize=1M -- sh -c 'ulimit -n; ulimit -f'
+expect "joined call: the session's rlimits apply" "100 2048" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
+
+# --audit is the session's: given at its start, every call's egress lands there.
+A="${S}a"
+new_session "$A"
+call "$A" --audit "$TMPDIR/audit.jsonl" -- curl -s -o /dev/null "http://one-$$.invalid/"
+call "$A" --audit "$TMPDIR/audit.jsonl" -- curl -s -o /dev/null "http://two-$$.invalid/"
+N=$(grep -c -e "one-$$.invalid" -e "two-$$.invalid" "$TMPDIR/audit.jsonl" 2>/dev/null)
+expect "the session's audit holds every call's decisions" 2 "$N"
+call "$A" -- true
+expect "a call without the session's --audit: refused 125" 125 "$RC"
+expect_match "a call without the session's --audit: named" "launch options differ.*audit=" "$ERR"
+
+# ------------------------------------------------------------------ the control socket
+DIR=$("$HALO" session list | sed -n 's/^sessions: //p')
+if [ -S "$DIR/$S.sock" ]; then ok "the control socket is in $DIR"; else fail "the control socket is in $DIR" "no socket"; fi
+MODE=$(stat -c %a "$DIR")
+expect "the control directory is 0700" 700 "$MODE"
+call "$S" -- sh -c "test -e '$DIR/$S.sock' || test -e '$DIR' && echo visible || echo hidden"
+expect "the control socket is not visible inside" "hidden" "$OUT${ERR:+ ($ERR)}"
+call "$S" -- python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('$DIR/$S.sock'); print('connected')
+except OSError as e:
+    print('refused')"
+expect "the control socket cannot be reached inside" "refused" "$OUT"
+if [ "$AS" = root ] && command -v setpriv >/dev/null; then
+	OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('$DIR/$S.sock'); print('connected')
+except OSError:
+    print('refused')" 2>&1)
+	expect "another user cannot reach the control socket" "refused" "$OUT"
+else
+	skip "another user cannot reach the control socket" "needs root to become another user"
+fi
+
+# ------------------------------------------------------------------ the first call's terminal
+# A first call on a terminal that then closes (the harness's tab, an ssh session): the
+# call gets SIGHUP and passes it on to its command; the session and what it started in
+# the background stay.
+Y="${S}y"
+new_session "$Y"
+OUT=$(timeout 30 python3 - "$HALO" "$Y" "halo-sess-mark-$$-bg" <<'PY' 2>&1
+import os, sys, time
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
+halo, name, mark = sys.argv[1:4]
+p = Pty([halo, "--session", name, "--", "sh", "-c",
+         f"test -t 0 && echo on-a-tty; nohup sh -c 'sleep 300; : {mark}' >/dev/null 2>&1 & "
+         "echo started; exec sleep 300"])
+if not p.read_until(b"started", 20):
+    print("never started:", p.buf); sys.exit(1)
+print("tty" if b"on-a-tty" in p.buf else "no tty")
+time.sleep(0.3)
+os.close(p.fd)  # the terminal goes away: SIGHUP to its session
+end = time.time() + 10
+while time.time() < end:
+    pid, st = os.waitpid(p.pid, os.WNOHANG)
+    if pid:
+        print("status", os.waitstatus_to_exitcode(st)); break
+    time.sleep(0.1)
+else:
+    os.kill(p.pid, 9); os.waitpid(p.pid, 0); print("status hung")
+PY
+)
+expect_match "a terminal's call: the command sees the terminal" "^tty$" "$OUT"
+expect_match "a terminal's call: hang-up ends the call (SIGHUP: 129)" "^status 129$" "$OUT"
+call "$Y" -- echo still
+expect "a terminal's call: the session outlives the terminal" "0:still" "$RC:$OUT"
+if pgrep -f "halo-sess-mark-$$-bg" >/dev/null; then
+	ok "a terminal's call: its background process outlives the terminal"
+else
+	fail "a terminal's call: its background process outlives the terminal" "gone"
+fi
+"$HALO" session stop "$Y" >/dev/null
+if wait_for 5 gone "halo-sess-mark-$$-bg"; then ok "stop ends it"; else fail "stop ends it" "still running"; fi
+
+# ------------------------------------------------------------------ list and stop
+OUT=$("$HALO" session list)
+expect_match "list: the session is running" "^  $S  running, supervisor pid [0-9]+" "$OUT"
+SUP=$(sed -n "s/^  $S  running, supervisor pid \([0-9]*\).*/\1/p" <<<"$OUT")
+if [ -n "$SUP" ] && [ "$(ps -o sid= -p "$SUP" | tr -d ' ')" != "$(ps -o sid= -p $$ | tr -d ' ')" ]; then
+	ok "the supervisor is in a session of its own (no terminal of the caller's)"
+else
+	fail "the supervisor is in a session of its own (no terminal of the caller's)" "sid"
+fi
+OUT=$("$HALO" session stop "$S")
+expect "stop" "stopped $S" "$OUT"
+if wait_for 5 gone "$SRV" && wait_for 5 sh -c "! kill -0 $SUP 2>/dev/null"; then
+	ok "stop kills everything in the session, the supervisor included"
+else
+	fail "stop kills everything in the session, the supervisor included" "$(pgrep -af "$SRV")"
+fi
+OUT=$("$HALO" session list)
+if grep -q "^  $S " <<<"$OUT"; then fail "list: a stopped session is gone" "$OUT"; else ok "list: a stopped session is gone"; fi
+call "$S" -- sh -c 'test -e /tmp/halo-sess-file && echo old || echo fresh'
+expect "a call after stop starts a fresh session" "0:fresh" "$RC:$OUT"
+"$HALO" session stop "$S" >/dev/null
+
+# A stale socket: the supervisor killed without a word.
+T="${S}t"
+new_session "$T"
+call "$T" -- sh -c "nohup sh -c 'sleep 300; : halo-sess-mark-$$-orphan' >/dev/null 2>&1 &"
+SUP=$("$HALO" session list | sed -n "s/^  $T  running, supervisor pid \([0-9]*\).*/\1/p")
+kill -KILL "$SUP" 2>/dev/null
+wait_for 5 sh -c "! kill -0 $SUP 2>/dev/null"
+if wait_for 5 gone "halo-sess-mark-$$-orphan"; then
+	ok "a supervisor killed: the sandbox dies with it"
+else
+	fail "a supervisor killed: the sandbox dies with it" "a process lives on"
+fi
+OUT=$("$HALO" session list)
+expect_match "list: a stale socket is told from a live one" "^  $T  stale socket" "$OUT"
+call "$T" -- echo again
+expect "a call over a stale socket starts a new session" "0:again" "$RC:$OUT"
+"$HALO" session stop "$T" >/dev/null
+LEFT=$(ls "$DIR" | grep -c "^$T\.")
+expect "a stopped session leaves no file behind" 0 "$LEFT"
+
+# ------------------------------------------------------------------ idle expiry
+printf '{"limits": {"sessionIdleSeconds": 2}}\n' >"$TMPDIR/idle.json"
+I="${S}i"
+new_session "$I"
+call "$I" --policy "$TMPDIR/idle.json" -- sh -c 'sleep 3; echo busy'
+expect "a call longer than the idle timeout is not cut" "0:busy" "$RC:$OUT"
+if wait_for 8 sh -c "! '$HALO' session list | grep -q '^  $I '"; then
+	ok "idle: the session ends by itself after sessionIdleSeconds"
+else
+	fail "idle: the session ends by itself after sessionIdleSeconds" "$("$HALO" session list)"
+fi
+if [ -e "$DIR/$I.sock" ]; then fail "idle: its socket is removed" "still there"; else ok "idle: its socket is removed"; fi
+# A control directory in the workspace itself ($XDG_RUNTIME_DIR there): the socket is
+# masked like any host socket, and the walk of later calls holds it (no refusal).
+XWS=$(mktemp -d /var/tmp/halo-sessx.XXXXXX) || exit 1
+LWS="$LWS $XWS"
+mkdir -m 700 "$XWS/xdg"
+X="${S}x"
+OUT=$(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" --session "$X" -- true 2>&1 </dev/null)
+RC=$?
+OUT2=$(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" --session "$X" -- python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('$XWS/xdg/halo-run/$X.sock'); print('connected')
+except OSError:
+    print('refused')" 2>&1 </dev/null)
+RC2=$?
+expect "a control socket in the workspace: masked inside, calls go on" "0:0:refused" "$RC:$RC2:$OUT2"
+(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$X" >/dev/null 2>&1)
+
+printf '{"limits": {"sessionIdleSeconds": 0}}\n' >"$TMPDIR/idle0.json"
+OUT=$("$HALO" validate "$TMPDIR/idle0.json" 2>&1)
+expect_match "validation: sessionIdleSeconds must be positive" "limits\.sessionIdleSeconds" "$OUT"
+
+finish

@@ -1,0 +1,130 @@
+#!/bin/bash
+# git over SSH (issue 13, item 3): an sshd on loopback (the invoking user's, on a port
+# the kernel picks, its own host key and authorized_keys) serves a bare repository;
+# inside the sandbox `git clone ssh://USER@git.test:PORT/...` works with the user's
+# own key file and options in GIT_SSH_COMMAND (no ProxyCommand of theirs): the
+# sandbox's ssh_config routes ssh through `halo-run connect` and the proxy, which
+# decides git.test:PORT. A denied host fails with halo-run's reason on ssh's stderr;
+# the allowed host on another port is refused too (the entry names a port).
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+. "$IT/egress_lib.sh"
+
+SSHD=/usr/sbin/sshd
+if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v git >/dev/null; then
+	skip "git over ssh rows" "needs openssh-server, openssh-client and git (apt-get install openssh-server)"
+	finish
+	exit
+fi
+S="$W/sshd"
+mkdir -p "$S"
+ssh-keygen -q -t ed25519 -N '' -f "$S/hostkey"
+ssh-keygen -q -t ed25519 -N '' -f "$WS/key" # the user's key, in the workspace
+cp "$WS/key.pub" "$S/authorized_keys"
+git init -q --bare "$S/repo.git"
+git --git-dir="$S/repo.git" symbolic-ref HEAD refs/heads/main
+git init -q "$W/seed"
+echo "hello over ssh" >"$W/seed/f"
+git -C "$W/seed" add f
+git -C "$W/seed" -c user.email=t@t -c user.name=t commit -qm seed
+git -C "$W/seed" push -q "$S/repo.git" HEAD:refs/heads/main
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ME=$(id -un 2>/dev/null || echo nobody)
+cat >"$S/sshd_config" <<EOF
+Port $PORT
+ListenAddress 127.0.0.1
+HostKey $S/hostkey
+AuthorizedKeysFile $S/authorized_keys
+PidFile $S/sshd.pid
+UsePAM no
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+EOF
+# The sshd runs in a mount namespace of its own: as root, with a private /run for its
+# privilege-separation directory; as the user, in a user namespace whose passwd gives
+# the user a shell (nobody's is nologin, and sshd runs commands through it) and whose
+# shadow does not lock the account.
+sed "s#^\($ME:[^:]*:[^:]*:[^:]*:[^:]*:\)[^:]*:.*#\1$W:/bin/sh#" /etc/passwd >"$S/passwd"
+printf '%s::19000:0:99999:7:::\n' "$ME" >"$S/shadow" # not locked (keys only: no password auth)
+if [ "$AS" = root ]; then
+	SW=(unshare --mount --propagation private sh -c \
+		'mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && exec "$@"' sh)
+else
+	SW=(unshare --user --map-current-user --mount --propagation private --keep-caps sh -c \
+		'mount --bind "$0/passwd" /etc/passwd && mount --bind "$0/shadow" /etc/shadow && exec "$@"' "$S")
+fi
+chmod -R a+rX "$W"
+chmod 600 "$WS/key" "$S/hostkey"
+timeout 280 "${SW[@]}" "$SSHD" -D -e -f "$S/sshd_config" 2>"$S/sshd.log" &
+pids+=($!)
+for _ in $(seq 50); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+	sleep 0.1
+done
+
+# ssh runs `halo-run connect` inside: the binary must be visible there, and this
+# run's stage directory lies in /tmp, which is the sandbox's own. A copy in the
+# workspace stands in for an installed /usr/bin/halo-run.
+mkdir -p "$WS/bin"
+cp "$HALO" "$WS/bin/halo-run"
+HALO="$WS/bin/halo-run"
+cat >"$W/ssh.yaml" <<EOF
+egress:
+  default: deny
+  allowedDomains: ["git.test:$PORT"]
+  allowPrivate: [127.0.0.1/32]
+env:
+  set:
+    GIT_SSH_COMMAND: "ssh -i $WS/key -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+EOF
+chmod a+r "$W/ssh.yaml"
+URL="ssh://$ME@git.test:$PORT$S/repo.git"
+# ssh runs a ProxyCommand with $SHELL; the unprivileged run's is nobody's nologin.
+export SHELL=/bin/sh
+
+rm -rf "$WS/clone"
+OUT=$(hr ssh.yaml a.audit -- sh -c "git clone -q '$URL' clone && cat clone/f")
+expect "git clone over ssh through the sandbox (the user's key and options)" "hello over ssh" "$OUT"
+[ "$OUT" = "hello over ssh" ] || echo "# sshd: $(tail -3 "$S/sshd.log" | tr '\n' ' ') halo: $(head -c 400 "$W/err")"
+expect "... the proxy decided git.test:$PORT (CONNECT)" "connect git.test $PORT allow allowedDomains[0] git.test:$PORT" \
+	"$(aud a.audit proto host port decision rule)"
+OUT=$(hr ssh.yaml a.audit -- sh -c "git clone -q 'ssh://$ME@denied.test:$PORT$S/repo.git' d 2>&1; echo rc=\$?")
+expect_match "a denied host: ssh shows halo-run's reason" "halo-run: egress denied: denied.test:$PORT \(default deny\)" "$OUT"
+expect_match "... and git fails" "rc=128" "$OUT"
+OUT=$(hr ssh.yaml a.audit -- sh -c "ssh -i $WS/key -o BatchMode=yes -p 1 git.test true 2>&1; echo rc=\$?")
+expect_match "the allowed host on another port: refused (the entry names a port)" \
+	"halo-run: egress denied: git.test:1 \(default deny\).*rc=255" "$(tr '\n' ' ' <<<"$OUT")"
+# ssh-agent through sandbox.unixSockets: no key file named, the agent holds the key;
+# the sandbox's ssh_config names the socket (SSH_AUTH_SOCK itself is never passed).
+if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
+	AGENT="$W/agent.sock"
+	eval "$(ssh-agent -a "$AGENT" -s)" >/dev/null
+	ssh-add -q "$WS/key" 2>/dev/null
+	cat >"$W/agent.yaml" <<EOF
+sandbox:
+  unixSockets: ["$AGENT"]
+egress:
+  default: deny
+  allowedDomains: ["git.test:$PORT"]
+  allowPrivate: [127.0.0.1/32]
+env:
+  set:
+    GIT_SSH_COMMAND: "ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+EOF
+	chmod a+r "$W/agent.yaml"
+	rm -rf "$WS/clone2"
+	OUT=$(SSH_AUTH_SOCK="$AGENT" hr agent.yaml a.audit -- sh -c "git clone -q '$URL' clone2 && cat clone2/f")
+	expect "git clone over ssh with the key in ssh-agent (sandbox.unixSockets)" "hello over ssh" "$OUT"
+	[ "$OUT" = "hello over ssh" ] || echo "# halo: $(head -c 600 "$W/err")"
+	kill "$SSH_AGENT_PID" 2>/dev/null
+else
+	skip "ssh-agent row" "no ssh-agent"
+fi
+OUT=$(cd "$WS" && "$HALO" --dry-run --policy "$W/ssh.yaml" -- true 2>&1)
+expect_match "--dry-run lists the sandbox's ssh_config" "ssh client configuration.*" "$OUT"
+OUT=$("$HALO" connect git.test 2>&1; echo "rc=$?")
+expect_match "connect needs HOST PORT" "connect takes HOST PORT.*rc=125" "$(tr '\n' ' ' <<<"$OUT")"
+finish

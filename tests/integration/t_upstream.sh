@@ -1,0 +1,115 @@
+#!/bin/bash
+# egress.upstreamProxy (issue 13, item 4) through the real sandbox: tinyproxy on
+# loopback is the company's proxy, with Basic auth and its own access log. Allowed
+# names reach the origin through it (CONNECT name:port in its log, for CONNECT,
+# absolute-form and SOCKS5 clients alike); a denied name and a name whose answer is
+# a refused private address never appear in its log; no or wrong credentials (407),
+# an upstream that is down: 502 naming the upstream and its answer; `env` takes the
+# caller's https_proxy (userinfo included) and NO_PROXY, and none of it is visible
+# inside the sandbox; check and --dry-run say the route.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+. "$IT/egress_lib.sh"
+
+if ! command -v tinyproxy >/dev/null; then
+	skip "upstream proxy rows" "tinyproxy is not installed (make deps-bench)"
+	finish
+	exit
+fi
+start_origin o1 echo 127.0.0.1
+O1=$(wait_port o1)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+TP=$(free_port) DOWN=$(free_port)
+cat >"$W/tp.conf" <<EOF
+Port $TP
+Listen 127.0.0.1
+Timeout 60
+MaxClients 50
+Allow 127.0.0.1
+LogLevel Connect
+LogFile "$W/tp.log"
+PidFile "$W/tp.pid"
+BasicAuth alice s3cret
+EOF
+# Under the test names too: the upstream resolves origin.test itself.
+timeout 280 "${WRAP[@]}" tinyproxy -d -c "$W/tp.conf" >"$W/tp.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$TP") 2>/dev/null && break
+	sleep 0.1
+done
+tplog() { grep -c "CONNECT $1" "$W/tp.log" 2>/dev/null; } # tinyproxy's CONNECT lines for $1
+
+cat >"$W/up.yaml" <<EOF
+egress:
+  default: deny
+  allowedDomains: [origin.test, two.test]
+  deniedDomains: [denied.test]
+  allowPrivate: [127.0.0.1/32]
+  upstreamProxy: http://127.0.0.1:$TP
+EOF
+sed "s/upstreamProxy: .*/upstreamProxy: env/" "$W/up.yaml" >"$W/env.yaml"
+sed "s/upstreamProxy: .*/upstreamProxy: http:\/\/127.0.0.1:$DOWN/" "$W/up.yaml" >"$W/down.yaml"
+chmod a+r "$W"/*.yaml
+C=(curl -s --max-time 10 -o /dev/null -w '%{http_code}%{http_connect}')
+export HALO_UPSTREAM_PROXY_AUTH=alice:s3cret
+
+OUT=$(hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "CONNECT client: the origin is reached through the upstream" 200200 "$OUT"
+expect "... tinyproxy's log has CONNECT origin.test:$O1 (the name, not an address)" 1 "$(tplog "origin.test:$O1")"
+expect "... the audit names the upstream and the checked address" \
+	"connect origin.test allow 127.0.0.1 127.0.0.1:$TP" "$(aud a.audit proto host decision address upstream)"
+OUT=$(hr up.yaml a.audit -- curl -s --max-time 10 -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "absolute-form client: forwarded through a tunnel of the upstream" "hello from 127.0.0.1" "$OUT"
+expect "... tinyproxy saw a second CONNECT" 2 "$(tplog "origin.test:$O1")"
+OUT=$(hr up.yaml a.audit -- curl -s --max-time 10 --socks5-hostname 127.0.0.1:1080 "http://origin.test:$O1/hello")
+expect "SOCKS5 client: through the upstream too" "hello from 127.0.0.1" "$OUT"
+expect "... a third CONNECT" 3 "$(tplog "origin.test:$O1")"
+
+OUT=$(hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://denied.test:$O1/hello")
+expect "a denied name: 403 from halo-run" 000403 "$OUT"
+expect "... and never sent to the upstream" 0 "$(grep -c denied.test "$W/tp.log")"
+OUT=$(hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://two.test:$O1/hello")
+expect "an allowed name resolving to a refused private address: 403 before forwarding" 000403 "$OUT"
+expect "... the rule names the address" "deny address 127.0.0.2 is loopback, not in allowPrivate" \
+	"$(aud a.audit decision rule)"
+expect "... and the upstream never saw it" 0 "$(grep -c two.test "$W/tp.log")"
+
+OUT=$(HALO_UPSTREAM_PROXY_AUTH= hr up.yaml a.audit -- curl -s --max-time 10 -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "no credentials: 502 naming the upstream and its 407" \
+	"halo-run proxy: origin.test:$O1: upstream proxy 127.0.0.1:$TP answered 407 (Proxy Authentication Required)" "$OUT"
+OUT=$(HALO_UPSTREAM_PROXY_AUTH=alice:wrong hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "wrong credentials: 502 to the CONNECT client" 000502 "$OUT"
+expect_match "... the audit says why (tinyproxy answers 401 to wrong ones)" \
+	"^upstream proxy 127.0.0.1:$TP answered 40[17] " "$(aud a.audit error)"
+OUT=$(hr down.yaml a.audit -- curl -s --max-time 10 -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "an upstream that is down: 502 naming it" \
+	"halo-run proxy: origin.test:$O1: upstream proxy 127.0.0.1:$DOWN: connection refused" "$OUT"
+
+# env: the caller's https_proxy with userinfo; nothing of it inside.
+unset HALO_UPSTREAM_PROXY_AUTH
+N=$(tplog "origin.test:$O1")
+OUT=$(https_proxy="http://alice:s3cret@127.0.0.1:$TP" HTTPS_PROXY= NO_PROXY= no_proxy= hr env.yaml a.audit -- sh -c \
+	"curl -s --max-time 10 -x http://127.0.0.1:3128 http://origin.test:$O1/hello; env | grep -c -e s3cret -e $TP")
+expect "env: the caller's https_proxy (credentials in its userinfo) is the upstream; nothing of it inside" \
+	"hello from 127.0.0.1|0" "$(printf '%s' "$OUT" | tr '\n' '|')"
+expect "... tinyproxy saw it" $((N + 1)) "$(tplog "origin.test:$O1")"
+OUT=$(https_proxy="http://alice:s3cret@127.0.0.1:$TP" NO_PROXY=.test hr env.yaml a.audit -- \
+	curl -s --max-time 10 -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "env: a NO_PROXY name is dialled directly" "hello from 127.0.0.1" "$OUT"
+expect "... not through the upstream" "$((N + 1)) -" "$(tplog "origin.test:$O1") $(aud a.audit upstream)"
+OUT=$(HALO_UPSTREAM_PROXY_AUTH=alice:s3cret hr env.yaml a.audit -- env 2>&1)
+expect "HALO_UPSTREAM_PROXY_AUTH is never passed into the sandbox" 0 "$(grep -c -e HALO_UPSTREAM -e s3cret <<<"$OUT")"
+OUT=$(https_proxy="https://127.0.0.1:$TP" hr env.yaml a.audit -- true; echo "rc=$?")
+expect "env: an https:// upstream refuses the launch (125) naming the variable" "rc=125" "$OUT"
+expect_match "... with the reason" "https_proxy: an upstream reached over TLS" "$(cat "$W/err")"
+
+# check and --dry-run show the route.
+OUT=$("$HALO" check --policy "$W/up.yaml" "origin.test:443" 2>&1)
+expect_match "check shows the upstream" "^route: through the upstream proxy http://127.0.0.1:$TP \(from egress.upstreamProxy" "$OUT"
+OUT=$(https_proxy="http://127.0.0.1:$TP" NO_PROXY=origin.test "$HALO" check --policy "$W/env.yaml" "origin.test:443" 2>&1)
+expect_match "check: a NO_PROXY name goes direct" "^route: direct \(the caller's NO_PROXY names it" "$OUT"
+OUT=$(cd "$WS" && "$HALO" --dry-run --policy "$W/up.yaml" -- true 2>&1)
+expect_match "--dry-run shows the upstream" "through the upstream proxy http://127.0.0.1:$TP" "$OUT"
+finish
