@@ -223,6 +223,16 @@ else
 	skip "node fetch (captured)" "no node with fetch"
 fi
 
+# A session: the CA is made when the session starts and lives in its supervisor; calls
+# that join it are terminated by that supervisor.
+out=$(hr tls.yaml a.audit --session tls-t -- "${CURL[@]}" "https://secure.test:$P/echo-s1")
+out="$out
+$(hr tls.yaml a.audit --session tls-t -- "${CURL[@]}" "https://secure.test:$P/echo-s2")"
+(cd "$WS" && timeout 20 "${WRAP[@]}" "$HALO" session stop tls-t >/dev/null 2>&1)
+expect "--session: two calls, both terminated with the credential" \
+	"auth=ok n_auth=1 method=GET path=/echo-s1
+auth=ok n_auth=1 method=GET path=/echo-s2" "$out"
+
 # --events: the same records, never the token.
 rm -f "$W/ev.jsonl"
 hr tls.yaml a.audit --events "$W/ev.jsonl" -- "${CURL[@]}" -o /dev/null "https://secure.test:$P/echo-ev"
