@@ -100,7 +100,7 @@ struct proxy_options {
 	 * whole life: a splice into a closed socket then raises nothing, and the relay
 	 * skips holding SIGPIPE back around every write (relay_splice.c). */
 	bool sigpipe_ignored;
-	struct proxy_tls *tls;	 /* NULL: no host is terminated (policy_tls_wanted false) */
+	struct proxy_tls *tls; /* NULL: no host is terminated (policy_tls_wanted false) */
 };
 
 struct proxy;

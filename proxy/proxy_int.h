@@ -113,7 +113,7 @@ enum conn_proto {
 	PROTO_HOSTPORT,
 	PROTO_CAPTURED, /* a connection to a fake address, decided by its name */
 	PROTO_DNS,	/* one query to the in-sandbox DNS stub */
-	PROTO_HTTPS, /* one request inside a tunnel whose TLS the proxy terminates */
+	PROTO_HTTPS,	/* one request inside a tunnel whose TLS the proxy terminates */
 };
 
 /* Why a connection could not be served; one row of the answer table in conn.c. */
@@ -271,8 +271,8 @@ struct proxy {
 	bool ifaddrs_fixed; /* tests: list injected, never refreshed */
 	char *scratch;
 	struct relay_pipes pipes;
-	struct proxy_fakeip fake; /* the DNS stub's names, for capture */
-	bool capture;		  /* a capture listener was handed over */
+	struct proxy_fakeip fake;  /* the DNS stub's names, for capture */
+	bool capture;		   /* a capture listener was handed over */
 	struct policy_upstream up; /* egress.upstreamProxy as resolved at launch; off: direct */
 	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
 	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */

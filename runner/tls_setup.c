@@ -76,6 +76,7 @@ size_t runner_tls_env(struct policy_kv *out, size_t max)
 	return n;
 }
 
+#ifndef RUNNER_MACOS
 /* In the sandbox's init: its copy of the credentials' values, and of the caller's
  * variables they came from, wiped in place (no allocation: see linux.h). */
 static void child_scrub(void)
@@ -94,6 +95,7 @@ static void child_scrub(void)
 		}
 	}
 }
+#endif
 
 /* A JVM the command may start: JAVA_HOME, or java on the caller's PATH. Its trust
  * store costs the launch ~18 ms (every root re-encoded), so it is made only then. */
