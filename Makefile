@@ -26,7 +26,7 @@ SMOKE_RUNS   ?= 20000
 
 # The one place that names Debian packages: build deps, test deps, bench deps.
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
-	libnl-3-dev libnl-route-3-dev check
+	libnl-3-dev libnl-route-3-dev check libssl-dev
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
@@ -34,16 +34,17 @@ DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
 DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
 
-PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0
+PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0 libssl libcrypto
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # The halo-run binary: libseccomp is only used at build time (tools/gen_seccomp), and
 # the libraries whose -dev packages ship an archive are linked in statically — every
 # shared library costs the launch its loading and relocation. libcjson has no archive.
-BIN_STATIC_PKGS := yaml-0.1 libcap libnl-route-3.0 libnl-3.0
+# OpenSSL (TLS termination, proxy/tls.c) is linked in statically too.
+BIN_STATIC_PKGS := yaml-0.1 libcap libnl-route-3.0 libnl-3.0 libssl libcrypto
 BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
-	$(shell pkg-config --libs libcjson 2>/dev/null)
+	$(shell pkg-config --libs libcjson 2>/dev/null) -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 SAN ?=

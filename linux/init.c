@@ -223,6 +223,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	int sfd;
 	pid_t cmd;
 
+	if (l->child_scrub)
+		l->child_scrub();
 	close(f->report_r);
 	close(f->status_r);
 	close(f->go_w);

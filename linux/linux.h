@@ -19,6 +19,11 @@
 #define LINUX_NODE_PRELOAD_DIR	"/run/halo"
 #define LINUX_NODE_PRELOAD_PATH "/run/halo/node-preload.cjs"
 #define LINUX_NODE_OPTIONS	"--require " LINUX_NODE_PRELOAD_PATH
+/* The run's CA (TLS termination for egress.credentials and requestRules), on the same
+ * sealed /run: the bundle (system roots + the CA) and the CA alone. Read-only inside. */
+#define LINUX_CA_BUNDLE_PATH "/run/halo/ca-bundle.pem"
+#define LINUX_CA_CERT_PATH   "/run/halo/ca.pem"
+#define LINUX_CA_JVM_PATH    "/run/halo/ca-truststore.p12"
 
 struct linux_launch {
 	const struct halo_policy *policy;
@@ -56,6 +61,15 @@ struct linux_launch {
 	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
 	 * the namespaces: never degraded, never unsandboxed. */
 	bool session;
+	/* The run's CA certificate and trust bundle (PEM), written to LINUX_CA_*_PATH;
+	 * NULL when no host's TLS is terminated. Public material only: the key stays with
+	 * the supervisor's proxy. */
+	const char *ca_cert, *ca_bundle, *ca_jvm;
+	size_t ca_cert_len, ca_bundle_len, ca_jvm_len;
+	/* Called first thing in the sandbox's init (a fork-like copy of the supervisor):
+	 * wipes that copy of secrets only the supervisor needs. Must not allocate or lock
+	 * (other threads of the supervisor may have held locks at the clone). NULL: none. */
+	void (*child_scrub)(void);
 };
 
 /* The ssh client configuration the sandbox gets when its egress goes through the

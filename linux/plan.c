@@ -103,6 +103,27 @@ static void plan_env(struct halo_plan *p, char **envp)
 	plan_env_names(p, envp);
 }
 
+/* Hosts whose TLS the proxy terminates (egress.credentials, egress.requestRules). */
+static void plan_tls(struct halo_plan *p, const struct halo_policy *pol)
+{
+	for (size_t i = 0; i < pol->n_creds; i++)
+		plan_add(p, &p->egress.notes,
+			 "tls: %s terminated; the proxy sets %s on every request (the value, from "
+			 "the caller's environment, never enters the sandbox)",
+			 pol->creds[i].host, pol->creds[i].header);
+	for (size_t i = 0; i < pol->n_req_rules; i++)
+		plan_add(p, &p->egress.notes,
+			 "tls: %s terminated; every request must match egress.requestRules "
+			 "(else 403)",
+			 pol->req_rules[i].host);
+	if (policy_tls_wanted(pol))
+		plan_add(p, &p->egress.notes,
+			 "  a per-run CA (its key only in the supervisor), trusted inside through "
+			 "%s and the tools' variables; HTTP/1.1 only (ALPN); origins verified "
+			 "against the system roots and egress.trustedCAs",
+			 LINUX_CA_BUNDLE_PATH);
+}
+
 /* The listeners take these ports on the sandbox's loopback before the command starts:
  * say so, a dev server told to bind one would otherwise fail without a reason. */
 static void plan_egress(struct halo_plan *p, const struct linux_launch *l, int userns)
@@ -128,6 +149,7 @@ static void plan_egress(struct halo_plan *p, const struct linux_launch *l, int u
 			 "capture: TCP to 198.18.0.0/15 on any port is redirected (nf_tables) to "
 			 "halo-run and decided by name; not captured: UDP other than DNS, IP "
 			 "literals, IPv6");
+		plan_tls(p, l->policy);
 	}
 	if (!hp->n || !l->egress_proxy)
 		return;

@@ -200,6 +200,8 @@ int policy_finalize(struct halo_policy *p, const struct policy_ctx *ctx, struct 
 				    "cannot build the decision index: %s", strerror(-rc));
 		else
 			check_gateway_allowed(p, &v);
+		if (rc >= 0)
+			policy_validate_tls(p, &v);
 	}
 out:
 	free(f);

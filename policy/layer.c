@@ -198,6 +198,29 @@ static void union_list(struct policy_list *b, const struct policy_list *u, struc
 	free(dup);
 }
 
+/* credentials, requestRules and trustedCAs replace. Dropping request rules or adding
+ * a trusted root loosens; credentials change what is sent, not what is reachable. */
+static void layer_tls(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
+{
+	if (u->req_rules_set) {
+		if (b->n_req_rules)
+			loosens(l, "egress.requestRules", "%zu rules replaced by %zu",
+				b->n_req_rules, u->n_req_rules);
+		if (policy_req_rules_copy(b, u) < 0)
+			l->err = -ENOMEM;
+	}
+	if (u->creds_set && policy_creds_copy(b, u) < 0)
+		l->err = -ENOMEM;
+	if (u->trusted_cas.set) {
+		for (size_t i = 0; i < u->trusted_cas.n; i++)
+			if (!policy_list_contains(&b->trusted_cas, u->trusted_cas.items[i]))
+				loosens(l, "egress.trustedCAs", "adds %s", u->trusted_cas.items[i]);
+		policy_list_free(&b->trusted_cas);
+		if (policy_list_copy(&b->trusted_cas, &u->trusted_cas) < 0)
+			l->err = -ENOMEM;
+	}
+}
+
 static void layer_egress(struct halo_policy *b, const struct halo_policy *u, struct lctx *l)
 {
 	bool allow_before = policy_effective_default_allow(b, true);
@@ -210,6 +233,7 @@ static void layer_egress(struct halo_policy *b, const struct halo_policy *u, str
 	replace_list(&b->presets, &u->presets, "egress.presets", !allow_before, l);
 	replace_list(&b->allow_private, &u->allow_private, "egress.allowPrivate", true, l);
 	replace_ports(&b->host_ports, &u->host_ports, l);
+	layer_tls(b, u, l);
 	union_list(&b->denied_domains, &u->denied_domains, l);
 	/* Covers both an explicit "default: allow" and an emptied allowlist that
 	 * turns an unset default into a denylist policy. */

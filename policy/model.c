@@ -23,6 +23,8 @@ enum ftype {
 	F_ENVSET,
 	F_LEGACY,
 	F_PORTS,
+	F_CREDS, /* egress.credentials (model_tls.c) */
+	F_RULES, /* egress.requestRules (model_tls.c) */
 };
 
 struct block;
@@ -59,6 +61,9 @@ static const struct field egress_fields[] = {
     {"allowPrivate", F_LIST, OFF(allow_private), NULL},
     {"hostPorts", F_PORTS, OFF(host_ports), NULL},
     {"upstreamProxy", F_STRING, OFF(upstream_proxy), NULL},
+    {"trustedCAs", F_LIST, OFF(trusted_cas), NULL},
+    {"credentials", F_CREDS, 0, NULL},
+    {"requestRules", F_RULES, 0, NULL},
 };
 static const struct field env_fields[] = {
     {"pass", F_LIST, OFF(env_pass), NULL},
@@ -413,6 +418,12 @@ static void read_field(struct mctx *m, const struct field *f, const struct pnode
 		break;
 	case F_ENVSET:
 		set_env(m, v, path);
+		break;
+	case F_CREDS:
+		m->errors += policy_model_credentials(m->name, m->d, m->p, v, path);
+		break;
+	case F_RULES:
+		m->errors += policy_model_request_rules(m->name, m->d, m->p, v, path);
 		break;
 	case F_LEGACY: {
 		enum policy_mode mode = POLICY_MODE_UNSET;

@@ -229,6 +229,9 @@ void policy_free(struct halo_policy *p)
 	policy_list_free(&p->denied_domains);
 	policy_list_free(&p->allow_private);
 	policy_ports_free(&p->host_ports);
+	policy_list_free(&p->trusted_cas);
+	policy_creds_free(p);
+	policy_req_rules_free(p);
 	policy_list_free(&p->env_pass);
 	policy_env_set_free(p);
 	free(p->gateway);

@@ -95,6 +95,25 @@ struct policy_cidr {
 
 struct policy_index; /* Decide()'s hash tables, built by policy_finalize() */
 
+/* egress.credentials[i]: a header the proxy sets on every request to `host` (exact, or
+ * "*.x" for subdomains only) through a TLS tunnel it terminates. `value` is the
+ * template as written: "${NAME}" is the caller's environment variable NAME, read at
+ * launch (policy_credential_expand); the expanded value lives only in the supervisor. */
+struct policy_credential {
+	char *host;
+	char *header;
+	char *value;
+};
+
+/* egress.requestRules[i]: for a host with rules every request must match one rule:
+ * its method one of `methods` (absent: any) and its path one of `paths` (absent: any;
+ * '*' stands for any run of bytes, '/' included). */
+struct policy_request_rule {
+	char *host;
+	struct policy_list methods;
+	struct policy_list paths;
+};
+
 /* The validated, immutable policy. Fields mirror the schema; the "derived" ones are
  * filled by policy_finalize() and are what the launchers and the proxy use. */
 struct halo_policy {
@@ -113,6 +132,13 @@ struct halo_policy {
 	struct policy_list denied_domains;
 	struct policy_list allow_private; /* CIDR text */
 	struct policy_ports host_ports;	  /* egress.hostPorts, 1..65535, in file order */
+	struct policy_list trusted_cas;	  /* egress.trustedCAs: PEM files, extra origin roots */
+	struct policy_credential *creds;  /* egress.credentials */
+	size_t n_creds;
+	bool creds_set;
+	struct policy_request_rule *req_rules; /* egress.requestRules */
+	size_t n_req_rules;
+	bool req_rules_set;
 	char *gateway;
 	char *upstream_proxy; /* egress.upstreamProxy: "env" or http://host:port; NULL unset */
 
@@ -469,6 +495,52 @@ int policy_upstream_resolve(const struct halo_policy *p, const struct policy_ups
  * a leading "." or "*." means the same), an IP literal, each with an optional ":PORT". */
 bool policy_upstream_bypass(const struct policy_upstream *u, const struct policy_host *h,
 			    unsigned port);
+/* ---------------------------------------------------------------- TLS-level rules
+ * (policy/request.c): credentials and request rules, for the hosts whose TLS the proxy
+ * terminates. Pure, like Decide(). */
+
+/* Does a credential/request-rule host entry (exact, or "*.x": subdomains only, never
+ * the apex) match the canonical host? */
+bool policy_tls_host_match(const char *pattern, const char *host);
+
+/* Is this canonical host one whose TLS the proxy terminates (it has a credential or a
+ * request rule)? Every other host keeps a plain (spliced) tunnel. */
+bool policy_tls_terminated(const struct halo_policy *p, const char *host);
+/* Does the policy terminate TLS for any host (then a per-run CA is made)? */
+bool policy_tls_wanted(const struct halo_policy *p);
+
+#define POLICY_REQ_RULE_MAX 320
+struct policy_request_decision {
+	bool applies; /* the host has request rules (else the request is not judged) */
+	bool allow;
+	size_t index;			/* requestRules[index] when allowed */
+	char rule[POLICY_REQ_RULE_MAX]; /* "requestRules[0] api.github.com GET,HEAD /repos/acme/..."
+					 * or "requestRules for api.github.com: no rule allows POST
+					 * /gists" */
+};
+
+/* The one request decision, used by the proxy on every request of a terminated tunnel
+ * (and of absolute-form forwarding) and by `halo-run check URL -X METHOD`. host is
+ * canonical, method as sent, target the request-target as sent ("/path?query"). A path
+ * that cannot be judged the way every origin reads it (dot segments, encoded dots,
+ * slashes or backslashes, control bytes, not origin-form) matches no rule. 0, or
+ * -EINVAL (NULL arguments). */
+int policy_decide_request(const struct halo_policy *p, const char *host, const char *method,
+			  const char *target, struct policy_request_decision *d);
+
+/* The credential for this canonical host (the first entry matching), or NULL. */
+const struct policy_credential *policy_credential_for(const struct halo_policy *p, const char *host,
+						      size_t *index);
+
+/* Expand a credential template: "${NAME}" is lookup(arg, NAME) (names are
+ * [A-Za-z_][A-Za-z0-9_]*; "$$" is a literal '$'). Returns 0 with the value in out,
+ * -ENOENT when a variable is not set (why names it), -EINVAL for a malformed template or
+ * a value holding CR, LF, NUL or another control byte, -ENOSPC. */
+int policy_credential_expand(const char *tmpl, const char *(*lookup)(void *arg, const char *name),
+			     void *arg, char *out, size_t n, char *why, size_t whylen);
+/* The environment names a template references, one at a time: *pos starts at 0; false
+ * at the end. */
+bool policy_credential_next_var(const char *tmpl, size_t *pos, char *name, size_t n);
 
 /* Build / free the hash index (called by policy_finalize). */
 int policy_index_build(struct halo_policy *p);

@@ -159,5 +159,18 @@ void policy_validate_allow_read(struct halo_policy *p, const struct policy_vctx 
 void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, bool *domains_ok);
 void policy_validate_misc(struct halo_policy *p, const struct policy_vctx *v);
 void policy_warn_duplicates(const struct halo_policy *p, const struct policy_vctx *v);
+/* egress.credentials, requestRules, trustedCAs (validate_tls.c): after the index. */
+void policy_validate_tls(struct halo_policy *p, const struct policy_vctx *v);
+
+/* egress.credentials and egress.requestRules from the tree (model_tls.c); returns
+ * the number of errors reported. */
+size_t policy_model_credentials(const char *name, struct policy_diags *d, struct halo_policy *p,
+				const struct pnode *n, const char *path);
+size_t policy_model_request_rules(const char *name, struct policy_diags *d, struct halo_policy *p,
+				  const struct pnode *n, const char *path);
+void policy_creds_free(struct halo_policy *p);
+void policy_req_rules_free(struct halo_policy *p);
+int policy_creds_copy(struct halo_policy *dst, const struct halo_policy *src);
+int policy_req_rules_copy(struct halo_policy *dst, const struct halo_policy *src);
 
 #endif

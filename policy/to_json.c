@@ -45,6 +45,35 @@ static void add_list(struct jb *j, cJSON *parent, const char *key, const struct 
 		add(j, a, NULL, cJSON_CreateString(l->items[i]));
 }
 
+/* trustedCAs, credentials (the value as a template: "${NAME}" is never expanded
+ * here) and requestRules. */
+static void add_tls(struct jb *j, cJSON *e, const struct halo_policy *p)
+{
+	cJSON *creds, *rules;
+
+	add_list(j, e, "trustedCAs", &p->trusted_cas);
+	creds = add(j, e, "credentials", cJSON_CreateArray());
+	for (size_t i = 0; i < p->n_creds; i++) {
+		cJSON *c = add(j, creds, NULL, cJSON_CreateObject());
+
+		add(j, c, "host", cJSON_CreateString(p->creds[i].host ? p->creds[i].host : ""));
+		add(j, c, "header",
+		    cJSON_CreateString(p->creds[i].header ? p->creds[i].header : ""));
+		add(j, c, "value", cJSON_CreateString(p->creds[i].value ? p->creds[i].value : ""));
+	}
+	rules = add(j, e, "requestRules", cJSON_CreateArray());
+	for (size_t i = 0; i < p->n_req_rules; i++) {
+		const struct policy_request_rule *r = &p->req_rules[i];
+		cJSON *o = add(j, rules, NULL, cJSON_CreateObject());
+
+		add(j, o, "host", cJSON_CreateString(r->host ? r->host : ""));
+		if (r->methods.set)
+			add_list(j, o, "methods", &r->methods);
+		if (r->paths.set)
+			add_list(j, o, "paths", &r->paths);
+	}
+}
+
 static const char *default_reason(const struct halo_policy *p)
 {
 	if (p->mode == POLICY_MODE_OFF)
@@ -94,6 +123,7 @@ static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)
 		add(j, ports, NULL, cJSON_CreateNumber(p->host_ports.items[i]));
 	if (p->upstream_proxy)
 		add(j, e, "upstreamProxy", cJSON_CreateString(p->upstream_proxy));
+	add_tls(j, e, p);
 	if (p->gateway)
 		add(j, root, "gateway", cJSON_CreateString(p->gateway));
 }

@@ -211,6 +211,8 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"egress.allowPrivate", p->allow_private.n > 0},
 	    {"egress.hostPorts", p->host_ports.n > 0},
 	    {"egress.upstreamProxy", p->upstream_proxy != NULL},
+	    {"egress.credentials", p->n_creds > 0},
+	    {"egress.requestRules", p->n_req_rules > 0},
 	    {"sandbox.writableRoots", p->writable_roots.n > 0},
 	    {"sandbox.protectedPaths", p->protected_paths.n > 0},
 	    {"sandbox.allowRead", p->allow_read.n > 0},

@@ -96,6 +96,7 @@ static const char *const proto_names[] = {
     [PROTO_HOSTPORT] = "hostport",
     [PROTO_CAPTURED] = "captured",
     [PROTO_DNS] = "dns",
+    [PROTO_HTTPS] = "https",
 };
 /* clang-format on */
 
@@ -125,6 +126,14 @@ static void put_fields(const struct proxy *px, struct line *l, const struct exch
 	if (ex->cls) {
 		put(l, ",\"class\":", 9);
 		put_json_str(l, ex->cls);
+	}
+	if (ex->terminated)
+		put(l, ",\"tls\":\"terminated\"", 19);
+	if (ex->method) {
+		put(l, ",\"method\":", 10);
+		put_json_str(l, ex->method);
+		put(l, ",\"path\":", 8);
+		put_json_str(l, ex->path ? ex->path : "");
 	}
 	if (ex->error) {
 		put(l, ",\"error\":", 9);

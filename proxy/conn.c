@@ -226,9 +226,12 @@ static unsigned want_upstream(const struct conn *c)
 		return PROXY_EV_OUT;
 	case CS_UPSTREAM: /* our CONNECT first, then its answer */
 		return out ? out : PROXY_EV_IN;
+	case CS_FORWARD:
+		if (c->proto->fwd_wants_upstream)
+			return out | (c->proto->fwd_wants_upstream(c) ? PROXY_EV_IN : 0);
+		/* fall through */
 	case CS_HELLO: /* the origin may speak first: its bytes flow while the client's wait */
 	case CS_TUNNEL:
-	case CS_FORWARD:
 		return out | (!c->u.rd_eof && !side_pending(&c->c) ? PROXY_EV_IN : 0);
 	default:
 		return 0;

@@ -15,6 +15,9 @@
 #include <sys/socket.h>
 
 #include "proxy/proxy_int.h"
+#ifdef PROXY_TLS
+#include "proxy/tls_int.h"
+#endif
 
 /* The hello is judged: everything buffered goes to the origin, then bytes flow. */
 static void pass(struct conn *c)
@@ -45,6 +48,28 @@ static void refuse(struct conn *c, uint8_t alert, const char *rule)
 	conn_answer_close(c, rec, (size_t)n);
 }
 
+/* A host with credentials or request rules: its TLS is terminated (conn_tls.c). */
+static bool terminated(const struct conn *c)
+{
+	return policy_tls_terminated(c->px->o.policy, c->ex.host);
+}
+
+static void refuse(struct conn *c, uint8_t alert, const char *rule);
+
+/* Without the run's TLS material (a build without OpenSSL) such a host is refused,
+ * never tunnelled past its rules. */
+static void start_terminated(struct conn *c)
+{
+#ifdef PROXY_TLS
+	if (c->px->o.tls) {
+		conn_timer_clear(c, &c->t_head);
+		term_start(c);
+		return;
+	}
+#endif
+	refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, "TLS termination is not available in this run");
+}
+
 static void on_hello_timeout(void *arg)
 {
 	struct conn *c = arg;
@@ -60,7 +85,12 @@ static void judge(struct conn *c)
 
 	switch (proxy_tls_hello_parse((const uint8_t *)c->in, c->in_len, &h)) {
 	case PROXY_TLS_NOT_TLS:
-		pass(c);
+		if (terminated(c)) /* plain bytes would pass the credentials' and rules' host */
+			refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED,
+			       "not TLS: this host's requests are judged inside TLS the proxy "
+			       "terminates");
+		else
+			pass(c);
 		return;
 	case PROXY_TLS_NEED_MORE:
 		if (c->in_len == 0 && !c->c.rd_eof) {
@@ -84,10 +114,12 @@ static void judge(struct conn *c)
 		refuse(c, h.alert, rule);
 		return;
 	case PROXY_TLS_HELLO:
-		if (proxy_tls_sni_allowed(c->ex.host, &h, rule, sizeof(rule)))
-			pass(c);
-		else
+		if (!proxy_tls_sni_allowed(c->ex.host, &h, rule, sizeof(rule)))
 			refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, rule);
+		else if (terminated(c))
+			start_terminated(c);
+		else
+			pass(c);
 		return;
 	}
 }

@@ -141,6 +141,26 @@ static void start_forward(struct conn *c, struct proxy_http_req *req)
 	conn_target(c, PROTO_HTTP, req->host, strlen(req->host), req->port);
 }
 
+/* egress.requestRules hold for plain http:// forwarding too (credentials never: they
+ * are sent only inside TLS). A denied request is a denial of its own exchange. */
+static bool forward_rules_deny(struct conn *c, const struct proxy_http_req *req)
+{
+	struct policy_request_decision rd;
+	struct policy_host h;
+	char why[160];
+
+	if (policy_host_parse(req->host, strlen(req->host), true, &h, why, sizeof(why)) != 0 ||
+	    policy_decide_request(c->px->o.policy, h.text, req->method, req->path, &rd) != 0 ||
+	    rd.allow)
+		return false; /* an unparsable host is denied by conn_target's Decide() */
+	conn_exchange_begin(c, PROTO_HTTP, h.text, strlen(h.text), req->port);
+	c->ex.allow = false;
+	snprintf(c->ex.rule, sizeof(c->ex.rule), "%.180s", rd.rule);
+	c->st = CS_RESOLVING;
+	conn_fail(c, FAIL_DENY, NULL);
+	return true;
+}
+
 void http_parse_pending(struct conn *c)
 {
 	struct proxy_http_req *req = &c->px->req;
@@ -176,7 +196,8 @@ void http_parse_pending(struct conn *c)
 		return;
 	}
 	if (req->kind == PROXY_HTTP_FORWARD) {
-		start_forward(c, req);
+		if (!forward_rules_deny(c, req))
+			start_forward(c, req);
 		return;
 	}
 	conn_in_consume(c, req->head_len);

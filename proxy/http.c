@@ -520,7 +520,7 @@ static enum proxy_http_result parse_fields(const char *buf, size_t start,
 /* Framing, Host agreement and connection persistence, once every field is known. */
 static enum proxy_http_result check_fields(struct proxy_http_req *req, const struct facts *fx)
 {
-	bool fwd = req->kind == PROXY_HTTP_FORWARD;
+	bool fwd = req->kind != PROXY_HTTP_CONNECT; /* FORWARD, or ORIGIN (a terminated tunnel) */
 
 	if (fx->n_te && fx->n_cl)
 		return fail(req, 400, "Content-Length together with Transfer-Encoding");
@@ -557,5 +557,41 @@ enum proxy_http_result proxy_http_parse(const char *buf, size_t len, struct prox
 	    parse_fields(buf, line_len + 2, req, &fx) != PROXY_HTTP_OK ||
 	    check_fields(req, &fx) != PROXY_HTTP_OK)
 		return PROXY_HTTP_ERROR;
+	return PROXY_HTTP_OK;
+}
+
+/* Inside a tunnel whose TLS the proxy terminates: origin-form requests to the tunnel's
+ * own host, with the same strict head rules. */
+enum proxy_http_result proxy_http_parse_origin(const char *buf, size_t len, const char *host,
+					       unsigned port, struct proxy_http_req *req)
+{
+	size_t line_len = 0, target_len = 0;
+	const char *target = NULL;
+	struct facts fx = {0};
+	enum proxy_http_result r;
+
+	memset(req, 0, sizeof(*req));
+	r = scan_head(buf, len, req, &line_len);
+	if (r != PROXY_HTTP_OK)
+		return r;
+	if (parse_request_line(buf, line_len, req, &target, &target_len) != PROXY_HTTP_OK)
+		return PROXY_HTTP_ERROR;
+	if (strcmp(req->method, "CONNECT") == 0)
+		return fail(req, 405, "CONNECT inside a tunnel the proxy terminates");
+	if (target_len == 0 || target[0] != '/')
+		return fail(req, 400, "want an origin-form target (/path) inside the tunnel");
+	for (size_t i = 0; i < target_len; i++)
+		if (!is_visible((unsigned char)target[i]))
+			return fail(req, 400,
+				    "request target contains a byte outside visible ASCII");
+	req->kind = PROXY_HTTP_ORIGIN;
+	snprintf(req->host, sizeof(req->host), "%s", host);
+	req->port = port;
+	if (parse_path(target, target_len, req) != PROXY_HTTP_OK ||
+	    parse_fields(buf, line_len + 2, req, &fx) != PROXY_HTTP_OK ||
+	    check_fields(req, &fx) != PROXY_HTTP_OK)
+		return PROXY_HTTP_ERROR;
+	if (!fx.host && req->version_minor == 1)
+		return fail(req, 400, "missing Host header");
 	return PROXY_HTTP_OK;
 }

@@ -48,6 +48,33 @@ struct proxy_decider {
 	void *ctx;
 };
 
+/* The run's TLS termination (proxy/tls.c), for hosts with egress.credentials or
+ * egress.requestRules: a per-run CA whose key lives only in this process, a leaf key,
+ * certificates minted per host on demand, the origin-side trust (system roots plus
+ * egress.trustedCAs), and the credentials' expanded values. */
+struct proxy_tls;
+
+/* Make it: expand every credential with lookup (the caller's environment; a missing
+ * variable is an error naming it), make the CA, load the origin roots. Returns 0, or
+ * -errno with e set; -ENOENT for a missing variable. */
+int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
+		  void *arg, struct proxy_tls **out, struct halo_err *e);
+void proxy_tls_free(struct proxy_tls *t);
+/* Wipe the credentials' values in place, without freeing or allocating: for a
+ * fork-like copy of this process that must not keep them (the sandbox's init). The
+ * keys stay in that copy's memory, which the command cannot read (init is not
+ * dumpable). */
+void proxy_tls_wipe_values(struct proxy_tls *t);
+/* The CA certificate alone (PEM), and the bundle the command trusts: the system roots
+ * followed by the CA. Heap copies (free); 0 or -errno with e set. */
+int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+/* The same roots as a PKCS#12 trust store the JVM reads (-Djavax.net.ssl.trustStore,
+ * type PKCS12, this password: the store is public material). DER, heap (free). */
+#define PROXY_TLS_JVM_STORE_PASSWORD "changeit"
+int proxy_tls_jvm_store(const struct proxy_tls *t, unsigned char **der, size_t *len,
+			struct halo_err *e);
+
 struct proxy_options {
 	const struct halo_policy *policy;
 	struct proxy_listener listeners[PROXY_MAX_LISTENERS];
@@ -73,6 +100,7 @@ struct proxy_options {
 	 * whole life: a splice into a closed socket then raises nothing, and the relay
 	 * skips holding SIGPIPE back around every write (relay_splice.c). */
 	bool sigpipe_ignored;
+	struct proxy_tls *tls; /* NULL: no host is terminated (policy_tls_wanted false) */
 };
 
 struct proxy;

@@ -44,6 +44,7 @@ struct pend {
  * fields stay zero and the relay_pipe_* calls are no-ops. */
 #if defined(__linux__) && !defined(HALO_PORTABLE)
 #define PROXY_SPLICE 1
+#define PROXY_TLS    1 /* TLS termination (OpenSSL): the Linux build only, for now */
 #endif
 #define RELAY_PIPE_SIZE	    (1024 * 1024) /* asked for with F_SETPIPE_SZ */
 #define RELAY_PIPES_HELD    64		  /* directions splicing at once; the others copy */
@@ -112,6 +113,7 @@ enum conn_proto {
 	PROTO_HOSTPORT,
 	PROTO_CAPTURED, /* a connection to a fake address, decided by its name */
 	PROTO_DNS,	/* one query to the in-sandbox DNS stub */
+	PROTO_HTTPS,	/* one request inside a tunnel whose TLS the proxy terminates */
 };
 
 /* Why a connection could not be served; one row of the answer table in conn.c. */
@@ -146,7 +148,10 @@ struct exchange {
 	const char *cls;	     /* class of a refused address */
 	bool via_upstream;	     /* reached through egress.upstreamProxy (addr: checked) */
 	const char *error;	     /* what failed after an allow, if anything */
-	char error_buf[200];	     /* error, when it is a detail of this exchange */
+	bool terminated;	     /* the proxy terminated this tunnel's TLS (conn_tls.c) */
+	const char *method;	     /* PROTO_HTTPS: the request's method and target */
+	const char *path;
+	char error_buf[200]; /* error, when it is a detail of this exchange */
 	uint64_t t0_ms;
 	struct timespec t0_wall;
 	unsigned long long up, down;
@@ -172,6 +177,9 @@ struct proto_ops {
 	void (*fwd_on_client)(struct conn *c, unsigned events);
 	void (*fwd_on_upstream)(struct conn *c, unsigned events);
 	bool (*fwd_wants_client)(const struct conn *c);
+	/* Optional: whether the origin's side is to be read (default: while nothing waits
+	 * for the client). */
+	bool (*fwd_wants_upstream)(const struct conn *c);
 	/* A failure whose audit record is written: answer it in the protocol, or close.
 	 * open: it belonged to an exchange; detail, when set, replaces
 	 * conn_fail_reason(why). */
@@ -263,8 +271,8 @@ struct proxy {
 	bool ifaddrs_fixed; /* tests: list injected, never refreshed */
 	char *scratch;
 	struct relay_pipes pipes;
-	struct proxy_fakeip fake; /* the DNS stub's names, for capture */
-	bool capture;		  /* a capture listener was handed over */
+	struct proxy_fakeip fake;  /* the DNS stub's names, for capture */
+	bool capture;		   /* a capture listener was handed over */
 	struct policy_upstream up; /* egress.upstreamProxy as resolved at launch; off: direct */
 	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
 	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */

@@ -24,6 +24,7 @@ enum proxy_http_result {
 enum proxy_http_kind {
 	PROXY_HTTP_CONNECT, /* CONNECT host:port HTTP/1.1 */
 	PROXY_HTTP_FORWARD, /* METHOD http://host[:port]/path HTTP/1.x */
+	PROXY_HTTP_ORIGIN,  /* METHOD /path HTTP/1.x inside a terminated TLS tunnel */
 };
 
 struct proxy_http_field {
@@ -63,6 +64,22 @@ struct proxy_http_req {
  * absolute form (https:// must use CONNECT), origin-form requests (not a proxy
  * request → 400), versions other than HTTP/1.0 and 1.1 (505). */
 enum proxy_http_result proxy_http_parse(const char *buf, size_t len, struct proxy_http_req *req);
+
+/* The same for an origin-form request inside a tunnel whose TLS the proxy terminates
+ * (kind PROXY_HTTP_ORIGIN): host and port are the tunnel's (canonical); the Host header
+ * is required in HTTP/1.1 and must name that host; CONNECT is refused (405). */
+enum proxy_http_result proxy_http_parse_origin(const char *buf, size_t len, const char *host,
+					       unsigned port, struct proxy_http_req *req);
+
+/* The head sent to the origin of a terminated tunnel (http_origin.c): the request
+ * line rebuilt, hop-by-hop fields dropped (Connection and the fields it names,
+ * Keep-Alive, Proxy-*, TE, Trailer, Upgrade: no protocol switch past the rules), every
+ * field named cred_header dropped and, when cred_header is not NULL, "cred_header:
+ * cred_value" added. Framing fields kept (the body is re-framed canonically). Returns
+ * bytes written (NUL-terminated) or -ENOSPC, -EINVAL. */
+int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
+			   const char *cred_header, const char *cred_value, char *out,
+			   size_t outlen);
 
 /* Rewrite a FORWARD request head for the origin: origin-form request line with the
  * client's HTTP version, hop-by-hop fields dropped (Connection and the fields it names,

@@ -23,6 +23,9 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_ALLOW_PRIVATE] = "egress.allowPrivate",
     [RF_HOST_PORTS] = "egress.hostPorts",
     [RF_UPSTREAM_PROXY] = "egress.upstreamProxy",
+    [RF_TRUSTED_CAS] = "egress.trustedCAs",
+    [RF_CREDENTIALS] = "egress.credentials",
+    [RF_REQUEST_RULES] = "egress.requestRules",
     [RF_GATEWAY] = "gateway",
     [RF_LIMIT_CPU] = "limits.cpuSeconds",
     [RF_LIMIT_MEMORY] = "limits.memoryMB",
@@ -99,6 +102,12 @@ bool render_field_in_force(const struct halo_policy *p, enum render_field f)
 		return p->host_ports.n > 0;
 	case RF_UPSTREAM_PROXY:
 		return on && p->upstream_proxy != NULL;
+	case RF_TRUSTED_CAS:
+		return p->trusted_cas.n > 0;
+	case RF_CREDENTIALS:
+		return p->n_creds > 0;
+	case RF_REQUEST_RULES:
+		return p->n_req_rules > 0;
 	case RF_GATEWAY:
 		return p->gateway != NULL;
 	case RF_ENV_PASS:

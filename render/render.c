@@ -130,6 +130,12 @@ static const struct halo_only halo_only[] = {
     {RF_HOST_PORTS, "no equivalent: host loopback ports are as the harness leaves them"},
     {RF_UPSTREAM_PROXY, "no managed equivalent: the harness's commands reach hosts through the "
 			"proxy settings of its own environment"},
+    {RF_TRUSTED_CAS, "no equivalent: only halo-run's proxy speaks TLS to origins"},
+    {RF_CREDENTIALS, "no equivalent: the harness cannot add a header its commands never see; "
+		     "give the token to the harness's commands another way, or run them under "
+		     "halo-run"},
+    {RF_REQUEST_RULES, "no equivalent: the harness's egress rules are per host, so every "
+		       "method and path of an allowed host is open"},
     {RF_LIMIT_CPU, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_MEMORY, "resource limits are halo-run's; no harness holds them"},
     {RF_LIMIT_FSIZE, "resource limits are halo-run's; no harness holds them"},

@@ -144,7 +144,8 @@ void render_warn_cannot(const struct halo_policy *p, struct render_out *out,
 	[RF_UPSTREAM_PROXY] = RD_WARN, [RF_LIMIT_CPU] = RD_WARN, [RF_LIMIT_MEMORY] = RD_WARN,      \
 	[RF_LIMIT_FSIZE] = RD_WARN, [RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN,       \
 	[RF_LIMIT_WALL] = RD_WARN, [RF_LIMIT_SESSION_IDLE] = RD_WARN, [RF_ENV_PASS] = RD_WARN,     \
-	[RF_ENV_SET] = RD_WARN
+	[RF_ENV_SET] = RD_WARN, [RF_TRUSTED_CAS] = RD_WARN, [RF_CREDENTIALS] = RD_WARN,            \
+	[RF_REQUEST_RULES] = RD_WARN
 
 /* The rows every harness whose managed settings hold a sandbox and both domain lists
  * shares (Claude Code, Codex, Copilot); each adds its writable roots, egress default

@@ -72,6 +72,7 @@ void runner_usage(FILE *out)
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
 	    "  --harness NAME    claude-code, codex, copilot, gemini, opencode or cursor\n"
+	    "  -X, --method M    check URL: judge the request METHOD URL by egress.requestRules\n"
 	    "  --resolve         check: look the name up and judge its addresses as the proxy\n"
 	    "  -h, --help        this help;  --version  the version\n"
 	    "\n"
@@ -111,6 +112,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--events", events),		     VALUE("--decider", decider),
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
     VALUE("--session", session),
+    VALUE("--method", method),	     VALUE("-X", method),
 };
 /* clang-format on */
 

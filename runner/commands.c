@@ -128,6 +128,8 @@ int runner_cmd_check(const struct runner_opts *o)
 	if (d.rule != POLICY_RULE_INVALID_HOST && d.host.kind != POLICY_HOST_NAME && !o->resolve)
 		print_address_class(&d.host);
 	bool allow = d.allow;
+	if (d.rule != POLICY_RULE_INVALID_HOST)
+		allow = runner_check_request(o, re.policy, d.host.text, target, allow);
 	if (o->harness && d.rule != POLICY_RULE_INVALID_HOST)
 		runner_check_harness(o, re.policy, d.host.text, port, d.allow);
 	if (d.allow && re.policy->upstream_proxy && re.policy->mode != POLICY_MODE_OFF)

@@ -382,8 +382,10 @@ static void check_proxy(struct doctor *d, bool off, int userns_err)
 	struct doctor_layer *l =
 	    layer(d, "proxy", "egress proxy",
 		  "decides every host by name and refuses private addresses after resolution; it "
-		  "cannot see inside TLS, so an allowed host (and whatever shares its name, such "
-		  "as a CDN) can receive anything the command sends");
+		  "sees inside TLS only for hosts with egress.credentials or egress.requestRules "
+		  "(terminated with a per-run CA, HTTP/1.1), so any other allowed host (and "
+		  "whatever shares its name, such as a CDN) can receive anything the command "
+		  "sends");
 	int err = userns_err ? userns_err : in_child(try_listeners, 0);
 
 	set_result(l, err, "listeners in a new network namespace");

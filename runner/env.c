@@ -392,6 +392,21 @@ static int add_proxy_url(struct env_buf *b, const char *http, const char *socks)
 	return 0;
 }
 
+/* JAVA_TOOL_OPTIONS += " extra" (the proxy's settings are already there). */
+static int add_java_extra(struct env_buf *b, const char *extra)
+{
+	char **slot = slot_of(b, "JAVA_TOOL_OPTIONS", 17), *v;
+	int rc;
+
+	if (!extra || !slot)
+		return 0;
+	if (asprintf(&v, "%s %s", *slot + 18, extra) < 0)
+		return -ENOMEM;
+	rc = buf_put(b, "JAVA_TOOL_OPTIONS", 17, v);
+	free(v);
+	return rc;
+}
+
 char **runner_env_build(const struct halo_policy *p, char *const *caller, const char *tmpdir,
 			struct halo_err *e)
 {
@@ -415,6 +430,8 @@ char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e)
 	if (rc == 0 && in->proxy)
 		rc = in->http_url ? add_proxy_url(&b, in->http_url, in->socks_url)
 				  : add_proxy_url(&b, PROXY_HTTP, PROXY_SOCKS);
+	if (rc == 0 && in->proxy)
+		rc = add_java_extra(&b, in->java_extra);
 	if (rc == 0)
 		rc = add_fixed(&b, in->tmpdir);
 	if (rc < 0) {

@@ -41,6 +41,9 @@ struct runner_env_in {
 	const struct policy_kv *vars;
 	size_t n_vars;
 	struct policy_diags *warnings; /* may be NULL */
+	/* Appended to the JVM's JAVA_TOOL_OPTIONS (with the proxy): the run's trust store
+	 * when some host's TLS is terminated (runner/tls_setup.c). NULL: nothing. */
+	const char *java_extra;
 };
 char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e);
 

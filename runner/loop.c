@@ -118,6 +118,7 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 	po.quiet = o->quiet;
 	po.upstream = runner_upstream();
 	po.sigpipe_ignored = true; /* supervisor_settings(), before the proxy starts */
+	po.tls = runner_tls();	   /* NULL unless some host's TLS is terminated */
 	rc = proxy_create(pl, &po, px, &e);
 	if (rc < 0) {
 		for (size_t i = 0; i < n; i++)
@@ -210,9 +211,9 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc == 0 && o->decider)
 		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
 	if (rc == 0)
-		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
-					&(struct runner_proxy_extra){st.ev.fd, st.ev.session, st.dc},
-					&px);
+		rc = runner_start_proxy(
+		    o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
+		    &(struct runner_proxy_extra){st.ev.fd, st.ev.session, st.dc}, &px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
 		runner_launcher.kill(st.sb);

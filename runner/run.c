@@ -130,7 +130,8 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	struct policy_diags d = {0};
 	struct halo_err e = {{0}};
 	const char *home = re->env_home ? re->env_home : re->pw_home;
-	struct policy_kv vars[sizeof(caches.vars) / sizeof(caches.vars[0]) + 1];
+	struct policy_kv
+	    vars[sizeof(caches.vars) / sizeof(caches.vars[0]) + 1 + RUNNER_TLS_ENV_MAX];
 	size_t n = 0;
 
 	struct runner_caches_in ci = {.policy = re->policy,
@@ -160,8 +161,11 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		vars[n++] = caches.vars[i];
 	if (l->egress_proxy)
 		vars[n++] = (struct policy_kv){"NODE_OPTIONS", LINUX_NODE_OPTIONS};
+	if (l->egress_proxy) /* the run's CA, on the sandbox's /run: inside only */
+		n += runner_tls_env(vars + n, RUNNER_TLS_ENV_MAX);
 	in.n_vars = n;
 	in.proxy = l->egress_proxy;
+	in.java_extra = runner_tls_java_options();
 	in.warnings = &d;
 	l->envp = l->envp_direct ? runner_env_build_in(&in, &e) : NULL;
 	print_warnings(o, &d);
@@ -301,7 +305,10 @@ int runner_cmd_run(const struct runner_opts *o)
 	 * known (runner/run_macos.c supplies the builder). */
 	rc = runner_macos_launch_fill(&l, self, sizeof(self));
 	if (rc == 0)
+		rc = runner_tls_prepare(o, re.policy, &l);
+	if (rc == 0)
 		rc = launch(o, &l);
+	runner_tls_release();
 	goto out;
 #else
 	l.egress_proxy = !l.unsandboxed;
@@ -311,9 +318,12 @@ int runner_cmd_run(const struct runner_opts *o)
 				   &l.ssh_config_len) == 0)
 		l.ssh_config = ssh_config;
 	l.session = o->session != NULL; /* --dry-run says what a session changes */
-	rc = linux_environment(o, &re, &l);
+	rc = runner_tls_prepare(o, re.policy, &l);
+	if (rc == 0)
+		rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);
+	runner_tls_release();
 	free(ssh_config);
 	runner_env_free(l.envp);
 	runner_env_free(l.envp_direct);

@@ -25,6 +25,7 @@ struct runner_opts {
 	bool quiet;
 	bool verbose;
 	bool json;
+	const char *method;  /* check -X METHOD: the request judged by egress.requestRules */
 	bool resolve;	     /* check --resolve: look the name up as the proxy would */
 	const char *os;	     /* profile --os macos|linux; policy render --os linux|macos|windows */
 	const char *harness; /* policy render, check (or all), hook: --harness NAME */
@@ -101,6 +102,10 @@ int runner_ci_check(const struct runner_opts *o);
 void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
 		      off_t audit_start, int *status);
 
+/* check_request.c: check's request line (egress.requestRules, TLS termination) for a
+ * URL target whose host is allowed; returns the final allow. */
+bool runner_check_request(const struct runner_opts *o, const struct halo_policy *p,
+			  const char *host, const char *target, bool allow);
 int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
 
 /* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
@@ -197,6 +202,19 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */
 int runner_cmd_profile(const struct runner_opts *o);
 int runner_cmd_exec_child(const struct runner_opts *o);
+
+/* tls_setup.c: TLS termination at launch, for a policy with credentials or request
+ * rules (nothing otherwise, nor on --dry-run): the CA made, the bundle handed to the
+ * launcher, 125 with the reason (a missing ${NAME}) when it cannot be. runner_tls_env
+ * fills the variables that make the tools trust it (none without a CA). */
+struct proxy_tls;
+int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p, runner_launch *l);
+struct proxy_tls *runner_tls(void);
+#define RUNNER_TLS_ENV_MAX 12
+size_t runner_tls_env(struct policy_kv *out, size_t max);
+/* The JVM's trust-store properties for JAVA_TOOL_OPTIONS, or NULL. */
+const char *runner_tls_java_options(void);
+void runner_tls_release(void);
 
 #ifdef RUNNER_MACOS
 /* run_macos.c: the macOS half of filling a launch (self path, environment builder). */

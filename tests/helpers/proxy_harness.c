@@ -5,7 +5,9 @@
  * stdout as "ready http=P socks=Q" once the proxy accepts.
  *
  *   proxy_harness --policy F --http-port P --socks-port Q [--audit FILE] [--poll]
- *                 [--quiet] [--idle-ms N] [--head-ms N] [--summary]
+ *                 [--quiet] [--idle-ms N] [--head-ms N] [--summary] [--ca-out FILE]
+ * A policy with credentials or requestRules gets the run's TLS termination, its
+ * variables from this environment; --ca-out writes the CA certificate (PEM) there.
  *
  * Denial lines and the summary go to stderr. */
 #include <arpa/inet.h>
@@ -90,7 +92,7 @@ static void usage(void)
 }
 
 struct args {
-	const char *policy, *audit;
+	const char *policy, *audit, *ca_out;
 	int http_port, socks_port;
 	bool poll, quiet, summary;
 	unsigned idle_ms, head_ms;
@@ -111,6 +113,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 			usage();
 		else if (!strcmp(k, "--policy"))
 			a->policy = v, i++;
+		else if (!strcmp(k, "--ca-out"))
+			a->ca_out = v, i++;
 		else if (!strcmp(k, "--audit"))
 			a->audit = v, i++;
 		else if (!strcmp(k, "--http-port"))
@@ -148,6 +152,32 @@ static struct halo_policy *load(const char *path)
 	}
 	policy_diags_free(&d);
 	return p;
+}
+
+static const char *env_lookup(void *arg, const char *name)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+static int start_tls(struct proxy_options *o, const char *ca_out)
+{
+	struct halo_err e = {{0}};
+	char *pem = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	if (proxy_tls_new(o->policy, env_lookup, NULL, &o->tls, &e) != 0 ||
+	    proxy_tls_ca_pem(o->tls, &pem, &n, &e) != 0) {
+		fprintf(stderr, "proxy_harness: %s\n", e.msg);
+		return 1;
+	}
+	if (ca_out && (!(f = fopen(ca_out, "w")) || fwrite(pem, 1, n, f) != n || fclose(f))) {
+		fprintf(stderr, "proxy_harness: %s: cannot write\n", ca_out);
+		return 1;
+	}
+	free(pem);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -194,6 +224,8 @@ int main(int argc, char **argv)
 	/* As the supervisor runs it (runner/loop.c): SIGPIPE ignored before the proxy. */
 	signal(SIGPIPE, SIG_IGN);
 	o.sigpipe_ignored = true;
+	if (policy_tls_wanted(p) && start_tls(&o, a.ca_out) != 0)
+		return 1;
 	rc = proxy_poller_new(a.poll ? PROXY_POLLER_POLL : proxy_poller_default_backend(), &pl);
 	if (rc == 0)
 		rc = proxy_create(pl, &o, &px, &e);
@@ -215,6 +247,7 @@ int main(int argc, char **argv)
 	proxy_poller_del(pl, sp[0]);
 	proxy_destroy(px);
 	proxy_poller_free(pl);
+	proxy_tls_free(o.tls);
 	policy_free(p);
 	return rc == 0 ? 0 : 1;
 }

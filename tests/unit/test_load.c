@@ -519,7 +519,8 @@ START_TEST(unknown_keys)
 	    "caches, unixSockets)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
-			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts, upstreamProxy)");
+			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts, "
+			   "upstreamProxy, trustedCAs, credentials, requestRules)");
 	expect_parse_error("permissions: {network: none}\n", 'y',
 			   "permissions: unknown key 'network' (known: sandbox)");
 	/* A near miss of a block name would drop a whole block of rules. */

@@ -14,10 +14,10 @@
 /* A new member of struct halo_policy must be added to render/render.h's field list
  * (and so to every adapter's disposition table) before this compiles again; for a
  * derived member, update the size here after checking it needs no rendering. */
-_Static_assert(sizeof(struct halo_policy) == 568,
+_Static_assert(sizeof(struct halo_policy) == 568 + 72,
 	       "struct halo_policy changed: add the field to enum render_field (render.h), "
 	       "every adapter's disp table and render_field_in_force, then update this size");
-_Static_assert(RENDER_N_FIELDS == 27, "a field was added: update the full policy below");
+_Static_assert(RENDER_N_FIELDS == 30, "a field was added: update the full policy below");
 
 /* Every field of the schema set. */
 static const char full_yaml[] =
@@ -38,6 +38,9 @@ static const char full_yaml[] =
     "  allowPrivate: [10.20.0.0/16]\n"
     "  hostPorts: [4873]\n"
     "  upstreamProxy: http://proxy.acme.example:8080\n"
+    "  trustedCAs: [/etc/ssl/corp-root.pem]\n"
+    "  credentials: [{host: ai.acme.example, header: X-Api-Key, value: \"${ACME_KEY}\"}]\n"
+    "  requestRules: [{host: ai.acme.example, methods: [POST], paths: [\"/v1/*\"]}]\n"
     "gateway: ai.acme.example\n"
     "limits: {cpuSeconds: 60, memoryMB: 4096, fileSizeMB: 1024, openFiles: 1024,\n"
     "         processes: 1024, wallSeconds: 900, sessionIdleSeconds: 1800}\n"
@@ -106,7 +109,7 @@ START_TEST(fields_cover_the_model)
 			seen++;
 		}
 	}
-	/* 25 schema keys (permissions.sandbox is folded into sandbox.mode by to_json),
+	/* 28 schema keys (permissions.sandbox is folded into sandbox.mode by to_json),
 	 * plus the floor: every render field is a model field. */
 	ck_assert_uint_eq(seen + 2, RENDER_N_FIELDS);
 	cJSON_Delete(root);

@@ -1,0 +1,304 @@
+/* The TLS-level rules: which hosts the proxy terminates, the request decision for
+ * hosts with egress.requestRules, and the credential for a host. Pure: the proxy and
+ * `halo-run check URL -X METHOD` call the same functions, so one request gets one
+ * answer and one reason. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+
+bool policy_tls_host_match(const char *pattern, const char *host)
+{
+	size_t pl, hl;
+
+	if (!pattern || !host)
+		return false;
+	if (strncmp(pattern, "*.", 2) != 0)
+		return strcmp(pattern, host) == 0;
+	pl = strlen(pattern) - 1; /* ".x" */
+	hl = strlen(host);
+	return hl > pl && strcmp(host + hl - pl, pattern + 1) == 0;
+}
+
+bool policy_tls_terminated(const struct halo_policy *p, const char *host)
+{
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (policy_tls_host_match(p->creds[i].host, host))
+			return true;
+	for (size_t i = 0; i < p->n_req_rules; i++)
+		if (policy_tls_host_match(p->req_rules[i].host, host))
+			return true;
+	return false;
+}
+
+bool policy_tls_wanted(const struct halo_policy *p)
+{
+	return p->n_creds > 0 || p->n_req_rules > 0;
+}
+
+const struct policy_credential *policy_credential_for(const struct halo_policy *p, const char *host,
+						      size_t *index)
+{
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (policy_tls_host_match(p->creds[i].host, host)) {
+			if (index)
+				*index = i;
+			return &p->creds[i];
+		}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+/* '*' matches any run of bytes ('/' included); everything else itself. Iterative
+ * with one backtrack point: linear in practice, never exponential. */
+static bool glob_match(const char *pat, const char *s, size_t n)
+{
+	const char *star = NULL;
+	size_t i = 0, mark = 0;
+
+	while (i < n) {
+		if (*pat == '*') {
+			star = pat++;
+			mark = i;
+		} else if (*pat && *pat == s[i]) {
+			pat++;
+			i++;
+		} else if (star) {
+			pat = star + 1;
+			i = ++mark;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The path part of an origin-form target, if every origin reads it the same way:
+ * no control bytes, no backslash, no percent-encoded '.', '/', '\\' or invalid escape,
+ * no "." or ".." segment (nor ".;"/"..;" ones, which some servers strip). Else why. */
+static const char *path_of(const char *target, size_t *len)
+{
+	size_t n = strcspn(target, "?#"), seg = 0;
+
+	if (target[0] != '/')
+		return "not an origin-form path";
+	for (size_t i = 0; i <= n; i++) {
+		unsigned char c = (unsigned char)target[i];
+
+		if (i < n && (c <= 0x20 || c >= 0x7f || c == '\\'))
+			return "a control, space, non-ASCII or backslash byte in the path";
+		if (i < n && c == '%') {
+			int hi = hexval(target[i + 1]), lo = hi < 0 ? -1 : hexval(target[i + 2]);
+			int v = hi * 16 + lo;
+
+			if (hi < 0 || lo < 0)
+				return "an invalid percent-escape in the path";
+			if (v == '.' || v == '/' || v == '\\' || v < 0x20 || v == 0x7f)
+				return "an encoded '.', '/', '\\' or control byte in the path";
+		}
+		if (i == n || c == '/') {
+			const char *s = target + seg;
+			size_t sl = i - seg;
+
+			if ((sl == 1 && s[0] == '.') || (sl == 2 && s[0] == '.' && s[1] == '.') ||
+			    (sl >= 2 && s[0] == '.' && s[1] == ';') ||
+			    (sl >= 3 && s[0] == '.' && s[1] == '.' && s[2] == ';'))
+				return "a '.' or '..' segment in the path";
+			seg = i + 1;
+		}
+	}
+	*len = n;
+	return NULL;
+}
+
+static bool list_has(const struct policy_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->items[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool rule_matches(const struct policy_request_rule *r, const char *method, const char *path,
+			 size_t plen)
+{
+	if (r->methods.set && !list_has(&r->methods, method))
+		return false;
+	if (!r->paths.set)
+		return true;
+	for (size_t i = 0; i < r->paths.n; i++)
+		if (glob_match(r->paths.items[i], path, plen))
+			return true;
+	return false;
+}
+
+static void rule_text(const struct policy_request_rule *r, size_t i, char *out, size_t n)
+{
+	size_t len = (size_t)snprintf(out, n, "requestRules[%zu] %s", i, r->host);
+
+	for (size_t k = 0; len < n && k < r->methods.n; k++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s", k ? "," : " ",
+					r->methods.items[k]);
+	for (size_t k = 0; len < n && k < r->paths.n; k++)
+		len +=
+		    (size_t)snprintf(out + len, n - len, "%s%s", k ? "," : " ", r->paths.items[k]);
+}
+
+int policy_decide_request(const struct halo_policy *p, const char *host, const char *method,
+			  const char *target, struct policy_request_decision *d)
+{
+	const char *bad;
+	size_t plen = 0;
+
+	if (!p || !host || !method || !target || !d)
+		return -EINVAL;
+	memset(d, 0, sizeof(*d));
+	for (size_t i = 0; i < p->n_req_rules && !d->applies; i++)
+		d->applies = policy_tls_host_match(p->req_rules[i].host, host);
+	if (!d->applies) {
+		d->allow = true;
+		snprintf(d->rule, sizeof(d->rule), "no requestRules for %s", host);
+		return 0;
+	}
+	bad = path_of(target, &plen);
+	for (size_t i = 0; !bad && i < p->n_req_rules; i++) {
+		const struct policy_request_rule *r = &p->req_rules[i];
+
+		if (policy_tls_host_match(r->host, host) && rule_matches(r, method, target, plen)) {
+			d->allow = true;
+			d->index = i;
+			rule_text(r, i, d->rule, sizeof(d->rule));
+			return 0;
+		}
+	}
+	if (bad)
+		snprintf(d->rule, sizeof(d->rule), "requestRules for %s: %s", host, bad);
+	else
+		snprintf(d->rule, sizeof(d->rule), "requestRules for %s: no rule allows %.32s %.*s",
+			 host, method, (int)(plen > 200 ? 200 : plen), target);
+	return 0;
+}
+
+/* ------------------------------------------------------------ credentials */
+
+static bool name_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static bool name_char(char c)
+{
+	return name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* At tmpl[i] == '$': the length of "${NAME}" with the name's bounds, or 0. */
+static size_t var_at(const char *t, size_t i, size_t *ns, size_t *nl)
+{
+	size_t k = i + 2;
+
+	if (t[i + 1] != '{' || !name_start(t[k]))
+		return 0;
+	while (name_char(t[k]))
+		k++;
+	if (t[k] != '}')
+		return 0;
+	*ns = i + 2;
+	*nl = k - (i + 2);
+	return k + 1 - i;
+}
+
+bool policy_credential_next_var(const char *tmpl, size_t *pos, char *name, size_t n)
+{
+	for (size_t i = *pos; tmpl[i]; i++) {
+		size_t ns, nl, w;
+
+		if (tmpl[i] != '$')
+			continue;
+		if (tmpl[i + 1] == '$') {
+			i++;
+			continue;
+		}
+		w = var_at(tmpl, i, &ns, &nl);
+		if (w && nl < n) {
+			memcpy(name, tmpl + ns, nl);
+			name[nl] = '\0';
+			*pos = i + w;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int put(char *out, size_t n, size_t *len, const char *s, size_t sl)
+{
+	if (*len + sl >= n)
+		return -ENOSPC;
+	memcpy(out + *len, s, sl);
+	*len += sl;
+	return 0;
+}
+
+int policy_credential_expand(const char *tmpl, const char *(*lookup)(void *arg, const char *name),
+			     void *arg, char *out, size_t n, char *why, size_t whylen)
+{
+	size_t len = 0;
+	int rc = 0;
+
+	for (size_t i = 0; tmpl[i] && rc == 0; i++) {
+		size_t ns, nl, w;
+		char name[128];
+		const char *v;
+
+		if (tmpl[i] != '$') {
+			rc = put(out, n, &len, tmpl + i, 1);
+			continue;
+		}
+		if (tmpl[i + 1] == '$') {
+			rc = put(out, n, &len, "$", 1);
+			i++;
+			continue;
+		}
+		w = var_at(tmpl, i, &ns, &nl);
+		if (!w || nl >= sizeof(name)) {
+			snprintf(why, whylen, "a '$' not followed by ${NAME} (write $$ for a '$')");
+			return -EINVAL;
+		}
+		memcpy(name, tmpl + ns, nl);
+		name[nl] = '\0';
+		v = lookup(arg, name);
+		if (!v) {
+			snprintf(why, whylen, "the environment variable %s is not set", name);
+			return -ENOENT;
+		}
+		rc = put(out, n, &len, v, strlen(v));
+		i += w - 1;
+	}
+	if (rc) {
+		snprintf(why, whylen, "the value is too long");
+		return rc;
+	}
+	out[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)out[i] < 0x20 && out[i] != '\t') {
+			snprintf(why, whylen, "the value holds a control byte (CR, LF...)");
+			memset(out, 0, len);
+			return -EINVAL;
+		}
+	if (len == 0) {
+		snprintf(why, whylen, "the value is empty");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* The request head for the origin of a tunnel whose TLS the proxy terminates. The
+ * parser (proxy_http_parse_origin) has already refused every ambiguous head; this only
+ * drops the hop-by-hop fields and sets the credential, so what the origin reads is what
+ * the rules judged, plus the one header the policy adds. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proxy/proxy_parse.h"
+
+static bool ieq(const char *a, size_t an, const char *b)
+{
+	return an == strlen(b) && strncasecmp(a, b, an) == 0;
+}
+
+/* Hop-by-hop: between the client and us. Upgrade goes too, so that no request can
+ * switch the connection to a protocol the rules cannot see. */
+static const char *const hop_fields[] = {
+    "connection",	  "keep-alive", "proxy-connection", "proxy-authorization",
+    "proxy-authenticate", "te",		"trailer",	    "upgrade",
+};
+
+/* Named in a Connection field of this head? */
+static bool connection_named(const struct proxy_http_req *req, const char *name, size_t nl)
+{
+	for (size_t i = 0; i < req->n_fields; i++) {
+		const struct proxy_http_field *f = &req->fields[i];
+		size_t pos = 0, el;
+		const char *e;
+
+		if (!ieq(f->name, f->name_len, "connection") &&
+		    !ieq(f->name, f->name_len, "proxy-connection"))
+			continue;
+		while (proxy_http_list_next(f->value, f->value_len, &pos, &e, &el))
+			if (el == nl && strncasecmp(e, name, nl) == 0)
+				return true;
+	}
+	return false;
+}
+
+static bool dropped(const struct proxy_http_req *req, const struct proxy_http_field *f,
+		    const char *cred_header)
+{
+	for (size_t k = 0; k < sizeof(hop_fields) / sizeof(hop_fields[0]); k++)
+		if (ieq(f->name, f->name_len, hop_fields[k]))
+			return true;
+	if (cred_header && ieq(f->name, f->name_len, cred_header))
+		return true; /* the command's own value is replaced, never merged */
+	return connection_named(req, f->name, f->name_len);
+}
+
+static int put(char *out, size_t cap, size_t *o, const char *s, size_t n)
+{
+	if (*o + n >= cap)
+		return -ENOSPC;
+	memcpy(out + *o, s, n);
+	*o += n;
+	out[*o] = '\0';
+	return 0;
+}
+
+int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
+			   const char *cred_header, const char *cred_value, char *out,
+			   size_t outlen)
+{
+	char line[64];
+	size_t o = 0;
+	int rc;
+
+	if (req->kind != PROXY_HTTP_ORIGIN || outlen == 0)
+		return -EINVAL;
+	out[0] = '\0';
+	rc = put(out, outlen, &o, req->method, strlen(req->method));
+	rc = rc ?: put(out, outlen, &o, " ", 1);
+	rc = rc ?: put(out, outlen, &o, req->path, strlen(req->path));
+	snprintf(line, sizeof(line), " HTTP/1.%d\r\n", req->version_minor);
+	rc = rc ?: put(out, outlen, &o, line, strlen(line));
+	for (size_t i = 0; rc == 0 && i < req->n_fields; i++) {
+		const struct proxy_http_field *f = &req->fields[i];
+
+		if (f->name < buf || dropped(req, f, cred_header))
+			continue;
+		rc = put(out, outlen, &o, f->name, f->name_len);
+		rc = rc ?: put(out, outlen, &o, ": ", 2);
+		rc = rc ?: put(out, outlen, &o, f->value, f->value_len);
+		rc = rc ?: put(out, outlen, &o, "\r\n", 2);
+	}
+	if (rc == 0 && cred_header && cred_value) {
+		rc = put(out, outlen, &o, cred_header, strlen(cred_header));
+		rc = rc ?: put(out, outlen, &o, ": ", 2);
+		rc = rc ?: put(out, outlen, &o, cred_value, strlen(cred_value));
+		rc = rc ?: put(out, outlen, &o, "\r\n", 2);
+	}
+	rc = rc ?: put(out, outlen, &o, "\r\n", 2);
+	return rc ? rc : (int)o;
+}

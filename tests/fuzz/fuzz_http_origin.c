@@ -1,0 +1,87 @@
+/* libFuzzer target for requests inside a terminated tunnel: the origin-form parser,
+ * the head the origin gets, and the request decision on its path. Invariants: an
+ * accepted head names the tunnel's host, is re-accepted at head_len and waits for more
+ * one byte earlier; the origin's head has only CRLF line ends, starts with the method
+ * and the path, holds exactly one credential field (ours, last) and no hop-by-hop
+ * field; the request decision always answers, with a bounded rule. */
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy/policy.h"
+#include "proxy/proxy_parse.h"
+#include "tests/fuzz/fuzz_check.h"
+
+static struct proxy_http_req req, again;
+static char out[PROXY_HTTP_MAX_HEAD + 4096];
+static struct halo_policy *pol;
+
+static const char yaml[] = "egress:\n  allowedDomains: [api.example]\n"
+			   "  requestRules: [{host: api.example, methods: [GET, POST], paths: "
+			   "[\"/repos/acme/*\", \"/a/*/b\"]}]\n";
+
+static void load_policy(void)
+{
+	struct policy_ctx ctx = {"/home/f", "/home/f", "/home/f/ws", NULL};
+	struct policy_diags d = {0};
+
+	if (pol)
+		return;
+	CHECK(policy_parse_buffer("f.yaml", yaml, strlen(yaml), 'y', &pol, &d) == 0);
+	CHECK(policy_finalize(pol, &ctx, &d) == 0);
+	policy_diags_free(&d);
+}
+
+static void check_head(const char *buf)
+{
+	int n =
+	    proxy_http_origin_head(buf, &req, "Authorization", "Bearer T0KEN", out, sizeof(out));
+	const char *cred, *line;
+
+	if (n < 0)
+		return; /* -ENOSPC: refused with 431 */
+	CHECK((size_t)n == strlen(out));
+	for (int i = 0; i < n; i++) {
+		if (out[i] == '\r')
+			CHECK(i + 1 < n && out[i + 1] == '\n');
+		if (out[i] == '\n')
+			CHECK(i > 0 && out[i - 1] == '\r');
+	}
+	CHECK(strncmp(out, req.method, strlen(req.method)) == 0);
+	CHECK(strncmp(out + strlen(req.method) + 1, req.path, strlen(req.path)) == 0);
+	cred = strcasestr(out, "\r\nAuthorization:");
+	CHECK(cred && strcmp(cred, "\r\nAuthorization: Bearer T0KEN\r\n\r\n") == 0);
+	for (line = strstr(out, "\r\n"); line && line[2]; line = strstr(line + 2, "\r\n")) {
+		static const char *const hop[] = {
+		    "connection:", "keep-alive:",	   "upgrade:",	       "te:",
+		    "trailer:",	   "proxy-authorization:", "proxy-connection:"};
+		for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
+			CHECK(strncasecmp(line + 2, hop[k], strlen(hop[k])) != 0);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *buf = (const char *)data;
+	struct policy_request_decision d;
+
+	load_policy();
+	enum proxy_http_result r = proxy_http_parse_origin(buf, size, "api.example", 443, &req);
+
+	if (r == PROXY_HTTP_ERROR)
+		CHECK(req.status >= 400 && req.status < 600 && req.why[0]);
+	if (r != PROXY_HTTP_OK)
+		return 0;
+	CHECK(req.kind == PROXY_HTTP_ORIGIN && strcmp(req.host, "api.example") == 0);
+	CHECK(req.head_len <= size && req.path[0] == '/');
+	CHECK(proxy_http_parse_origin(buf, req.head_len - 1, "api.example", 443, &again) ==
+	      PROXY_HTTP_NEED_MORE);
+	check_head(buf);
+	CHECK(policy_decide_request(pol, "api.example", req.method, req.path, &d) == 0);
+	CHECK(d.applies && strnlen(d.rule, sizeof(d.rule)) < sizeof(d.rule));
+	if (d.allow) { /* the path part, before any query */
+		req.path[strcspn(req.path, "?")] = '\0';
+		CHECK(!strstr(req.path, "/../") && !strcasestr(req.path, "%2e"));
+	}
+	return 0;
+}

@@ -1,0 +1,313 @@
+#!/bin/bash
+# TLS termination for egress.credentials and egress.requestRules, end to end. An HTTPS
+# origin on 127.0.0.1 (tls_term_origin.py) with a certificate from a test CA made here
+# (openssl), named secure.test, api.test and plain.test through the /etc/hosts trick of
+# egress_lib.sh; egress.trustedCAs names the test CA, so the proxy verifies the origin,
+# and the tools inside trust the run's CA with no CA flag at all (the bundle on /run
+# and the variables). A second origin with a certificate from another CA (bad.test)
+# must give 502 with the reason. The token lives in the caller's environment only (made
+# at random here, never written to a file) and must be nowhere inside.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+. "$IT/egress_lib.sh"
+
+if ! command -v openssl >/dev/null; then
+	skip "tls termination" "no openssl"
+	finish
+	exit
+fi
+TOKEN="tok$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+export HALO_TEST_TOKEN="$TOKEN"
+printf '127.0.0.1 secure.test api.test plain.test bad.test\n' >>"$W/etc/hosts"
+
+# --------------------------------------------------------------- certificates
+mkca() { # NAME: a CA key and certificate
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=halo test $1" -keyout "$W/$1.key" -out "$W/$1.pem" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+		>/dev/null 2>&1
+}
+mkleaf() { # CA NAME SANS
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
+		-keyout "$W/$2.key" -out "$W/$2.csr" >/dev/null 2>&1 &&
+		openssl x509 -req -in "$W/$2.csr" -CA "$W/$1.pem" -CAkey "$W/$1.key" \
+			-CAcreateserial -days 2 -out "$W/$2.pem" \
+			-extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$3") \
+			>/dev/null 2>&1
+}
+mkca testca && mkca otherca && mkleaf testca good "DNS:secure.test,DNS:api.test,DNS:plain.test" &&
+	mkleaf otherca bad "DNS:bad.test" || {
+	fail "make the test certificates" "openssl failed"
+	finish
+	exit
+}
+chmod a+r "$W"/*.pem "$W"/*.key
+
+# A bare repository to clone over smart HTTP.
+git init -q --bare "$W/git/repo.git" && git -C "$W/git/repo.git" config http.receivepack false
+git init -q "$W/src" && git -C "$W/src" -c user.email=t@t -c user.name=t commit -q --allow-empty -m one &&
+	git -C "$W/src" push -q "$W/git/repo.git" HEAD:refs/heads/main 2>/dev/null
+git -C "$W/git/repo.git" symbolic-ref HEAD refs/heads/main
+chmod -R a+rX "$W/git"
+
+start_tls_origin() { # NAME CERT
+	timeout 280 python3 "$IT/tls_term_origin.py" "$W/$2.pem" "$W/$2.key" "$W/$1.port" \
+		"$W/$1.log" "$W/git" 2>>"$W/$1.err" &
+	pids+=($!)
+}
+start_tls_origin good good
+start_tls_origin bad bad
+P=$(wait_port good)
+B=$(wait_port bad)
+
+cat >"$W/tls.yaml" <<EOF
+egress:
+  default: deny
+  allowedDomains: [secure.test, api.test, plain.test, bad.test]
+  allowPrivate: [127.0.0.1/32]
+  trustedCAs: [$W/testca.pem]
+  credentials:
+    - {host: secure.test, header: Authorization, value: "Bearer \${HALO_TEST_TOKEN}"}
+  requestRules:
+    - {host: api.test, methods: [GET, HEAD], paths: ["/repos/acme/*"]}
+    - {host: plain.test}
+    - {host: bad.test, methods: [GET]}
+EOF
+chmod a+r "$W/tls.yaml"
+unset HTTPS_PROXY https_proxy HTTP_PROXY http_proxy ALL_PROXY all_proxy
+CURL=(curl -sS --max-time 20)
+
+# ------------------------------------------------------------------ credentials
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" "https://secure.test:$P/echo")
+expect "curl, no CA flag: the credential is injected" "auth=ok n_auth=1 method=GET path=/echo" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -H "Authorization: Bearer forged" \
+	-H "authorization: second" "https://secure.test:$P/echo")
+expect "curl: the command's own Authorization is replaced (one field)" \
+	"auth=ok n_auth=1 method=GET path=/echo" "$out"
+expect "audit: the tunnel is terminated, the request recorded with method and path" \
+	"connect secure.test allow terminated - -;https secure.test allow terminated GET /echo" \
+	"$(aud a.audit proto host decision tls method path | tr ';' '\n' | sort | tr '\n' ';' | sed 's/;$//')"
+if grep -q "$TOKEN" "$W/a.audit" "$W/err"; then
+	fail "the token is never in the audit or on stderr"
+else
+	ok "the token is never in the audit or on stderr"
+fi
+
+out=$(hr tls.yaml a.audit -- python3 -c "
+import urllib.request
+print(urllib.request.urlopen('https://secure.test:$P/echo-urllib', timeout=20).read().decode().strip())")
+expect "python urllib, no CA flag" "auth=ok n_auth=1 method=GET path=/echo-urllib" "$out"
+if python3 -c 'import requests' 2>/dev/null; then
+	out=$(hr tls.yaml a.audit -- python3 -c "
+import requests
+print(requests.get('https://secure.test:$P/echo-requests', timeout=20).text.strip())")
+	expect "python requests, no CA flag" "auth=ok n_auth=1 method=GET path=/echo-requests" "$out"
+else
+	skip "python requests" "not installed"
+fi
+
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -X POST -H "Transfer-Encoding: chunked" \
+	--data-binary @/etc/services "https://secure.test:$P/upload")
+expect "curl: a chunked upload is re-framed and arrives whole" "got $(wc -c </etc/services) bytes" "$out"
+
+out=$(hr tls.yaml a.audit -- sh -c 'head -c 3000000 /dev/zero >big.bin &&
+	curl -sS --max-time 20 -X POST --data-binary @big.bin https://secure.test:'"$P"'/upload')
+expect "curl: a 3 MB upload with Expect: 100-continue" "got 3000000 bytes" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' \
+	"https://secure.test:$P/chunked" "https://secure.test:$P/chunked")
+expect "keep-alive over chunked responses" "one two three
+200 1
+one two three
+200 0" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -o /dev/null -o /dev/null -w '%{http_code} %{num_connects}\n' -I \
+	"https://secure.test:$P/echo-head" "https://secure.test:$P/chunked")
+expect "keep-alive after HEAD responses (no body despite their framing fields)" "200 1
+200 0" "$out"
+
+# Keep-alive: two requests on one connection, both with the credential.
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o /dev/null \
+	-o /dev/null "https://secure.test:$P/echo1" "https://secure.test:$P/echo2")
+expect "curl keep-alive: two requests, one connection" "200 1
+200 0" "$out"
+
+# A redirect to another host: followed by the client; the other host gets no token.
+before=$(grep -c 'auth=ok' "$W/good.log")
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -L "https://secure.test:$P/redirect")
+expect "redirect to plain.test: followed, and no credential sent there" \
+	"auth=none n_auth=0 method=GET path=/echo" "$out"
+
+if command -v git >/dev/null; then
+	rm -rf "$WS/clone"
+	out=$(hr tls.yaml a.audit -- env GIT_TERMINAL_PROMPT=0 git clone -q \
+		"https://secure.test:$P/git/repo.git" clone 2>&1)
+	expect "git clone over https with the injected token (no CA flag, no credential inside)" \
+		"one" "$(git -C "$WS/clone" log --format=%s 2>/dev/null | head -1)$out"
+else
+	skip "git clone" "no git"
+fi
+
+if command -v npm >/dev/null; then
+	out=$(hr tls.yaml a.audit -- npm view halo-private-pkg version \
+		--registry "https://secure.test:$P/npm/" 2>&1 | tail -1)
+	expect "npm view from a private registry that requires the token (no token, no CA inside)" \
+		"1.2.3" "$out"
+else
+	skip "npm" "no npm"
+fi
+
+if command -v node >/dev/null; then
+	cat >"$WS/nodeget.js" <<'EOF'
+// A CONNECT through the proxy by hand, then https over it: no CA option anywhere.
+const http = require('http'), https = require('https');
+const [host, port] = [process.argv[2], +process.argv[3]];
+http.request({host: '127.0.0.1', port: 3128, method: 'CONNECT', path: `${host}:${port}`,
+              headers: {host: `${host}:${port}`}})
+  .on('connect', (res, socket) => {
+    https.get({host, port, path: '/echo-node', socket, agent: false}, (r) => {
+      let b = ''; r.on('data', (d) => b += d); r.on('end', () => console.log(b.trim()));
+    }).on('error', (e) => console.log('error ' + e.code));
+  }).on('error', (e) => console.log('error ' + e.code)).end();
+EOF
+	chmod a+r "$WS/nodeget.js"
+	out=$(hr tls.yaml a.audit -- node nodeget.js secure.test "$P")
+	expect "node https (NODE_EXTRA_CA_CERTS, no CA option)" \
+		"auth=ok n_auth=1 method=GET path=/echo-node" "$out"
+	if node -e 'process.exit(+process.versions.node.split(".")[0] >= 24 ? 0 : 1)'; then
+		out=$(hr tls.yaml a.audit -- node -e "
+fetch('https://secure.test:$P/echo-fetch').then(r => r.text()).then(t => console.log(t.trim()),
+  e => console.log('error ' + e.cause))")
+		expect "node fetch (NODE_USE_ENV_PROXY)" "auth=ok n_auth=1 method=GET path=/echo-fetch" "$out"
+	else
+		skip "node fetch" "node $(node --version) ignores the proxy variables"
+	fi
+else
+	skip "node" "no node"
+fi
+
+if command -v java >/dev/null && java -version 2>&1 | grep -q 'version "\(1[1-9]\|[2-9][0-9]\)'; then
+	cat >"$WS/Get.java" <<'EOF'
+import java.net.URI;
+import java.net.http.*;
+public class Get {
+  public static void main(String[] a) throws Exception {
+    HttpClient c = HttpClient.newBuilder().proxy(java.net.ProxySelector.getDefault()).build();
+    HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create(a[0])).build(),
+        HttpResponse.BodyHandlers.ofString());
+    System.out.println(r.body().trim());
+  }
+}
+EOF
+	chmod a+r "$WS/Get.java"
+	out=$(HR_BOUND=120 hr tls.yaml a.audit -- java Get.java "https://secure.test:$P/echo-java" 2>/dev/null)
+	expect "java HttpClient (the run's PKCS#12 trust store via JAVA_TOOL_OPTIONS, no flag)" \
+		"auth=ok n_auth=1 method=GET path=/echo-java" "$out"
+else
+	skip "java" "no JDK 11 or later"
+fi
+
+# Proxy-unaware clients: the name resolves to a fake address inside, the connection is
+# captured and decided by name, and a terminated host's TLS is terminated all the same.
+NOPROXY=(env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy
+	-u NODE_USE_ENV_PROXY -u npm_config_proxy -u npm_config_https_proxy)
+out=$(hr tls.yaml a.audit -- "${NOPROXY[@]}" "${CURL[@]}" --noproxy '*' "https://secure.test:$P/echo-captured")
+expect "curl ignoring the proxy (captured): the credential is injected" \
+	"auth=ok n_auth=1 method=GET path=/echo-captured" "$out"
+if command -v node >/dev/null && node -e 'process.exit(typeof fetch === "function" ? 0 : 1)'; then
+	out=$(hr tls.yaml a.audit -- "${NOPROXY[@]}" node -e "
+fetch('https://secure.test:$P/echo-fetch').then(r => r.text()).then(t => console.log(t.trim()),
+  e => console.log('error ' + (e.cause && e.cause.code)))")
+	expect "node fetch (captured, NODE_EXTRA_CA_CERTS, no CA option)" \
+		"auth=ok n_auth=1 method=GET path=/echo-fetch" "$out"
+else
+	skip "node fetch (captured)" "no node with fetch"
+fi
+
+# A session: the CA is made when the session starts and lives in its supervisor; calls
+# that join it are terminated by that supervisor.
+out=$(hr tls.yaml a.audit --session tls-t -- "${CURL[@]}" "https://secure.test:$P/echo-s1")
+out="$out
+$(hr tls.yaml a.audit --session tls-t -- "${CURL[@]}" "https://secure.test:$P/echo-s2")"
+(cd "$WS" && timeout 20 "${WRAP[@]}" "$HALO" session stop tls-t >/dev/null 2>&1)
+expect "--session: two calls, both terminated with the credential" \
+	"auth=ok n_auth=1 method=GET path=/echo-s1
+auth=ok n_auth=1 method=GET path=/echo-s2" "$out"
+
+# --events: the same records, never the token.
+rm -f "$W/ev.jsonl"
+hr tls.yaml a.audit --events "$W/ev.jsonl" -- "${CURL[@]}" -o /dev/null "https://secure.test:$P/echo-ev"
+expect_match "--events: the request recorded with method and path" \
+	'"proto":"https".*"method":"GET","path":"/echo-ev"' "$(cat "$W/ev.jsonl" 2>/dev/null)"
+if grep -q "$TOKEN" "$W/ev.jsonl" 2>/dev/null; then fail "--events never holds the token"; else ok "--events never holds the token"; fi
+
+# ------------------------------------------------------- the token is nowhere inside
+out=$(hr tls.yaml a.audit -- sh -c '
+	env; cat /proc/self/environ; for p in /proc/[0-9]*; do cat $p/environ $p/cmdline; done
+	timeout 60 grep -rsI -e "'"${TOKEN:0:4}[${TOKEN:4:1}]${TOKEN:5}"'" /run /tmp /etc "$HOME" . 2>/dev/null' 2>/dev/null | tr '\0' '\n')
+if grep -q "$TOKEN" <<<"$out"; then
+	fail "the token is not inside (env, /proc/*/environ and cmdline, /run, /tmp, /etc, HOME, workspace)" \
+		"$(grep -m3 "$TOKEN" <<<"$out" | head -c 300)"
+else
+	ok "the token is not inside (env, /proc/*/environ and cmdline, /run, /tmp, /etc, HOME, workspace)"
+fi
+out=$(hr tls.yaml a.audit -- sh -c 'echo "$SSL_CERT_FILE $NODE_EXTRA_CA_CERTS"; ls -l /run/halo/ca-bundle.pem | cut -c1-10; echo x >>/run/halo/ca-bundle.pem && echo writable' 2>&1)
+expect_match "the bundle is on the sealed /run, read-only" \
+	"^/run/halo/ca-bundle.pem /run/halo/ca.pem
+-r--r--r--" "$out"
+if grep -q '^writable' <<<"$out"; then fail "the bundle cannot be written inside"; else ok "the bundle cannot be written inside"; fi
+
+# A missing variable stops the launch, naming it.
+( unset HALO_TEST_TOKEN; hr tls.yaml m.audit -- true; echo "rc=$?" ) >"$W/missing.out"
+expect "a missing \${NAME}: 125" "rc=125" "$(cat "$W/missing.out")"
+expect_match "a missing \${NAME}: named" "HALO_TEST_TOKEN is not set" "$(cat "$W/err")"
+
+# ---------------------------------------------------------------- request rules
+code() { # URL [CURL ARGS]: status and X-Halo-Deny
+	hr tls.yaml r.audit -- "${CURL[@]}" -o /dev/null -D - "${@:2}" "$1" |
+		tr -d '\r' | awk '/^HTTP/{s=$2} /^[Xx]-[Hh]alo-[Dd]eny:/{sub(/^[^:]*: /,""); d=$0} END{print s, d}'
+}
+expect "requestRules: GET /repos/acme/x allowed" "200 " "$(code "https://api.test:$P/repos/acme/x")"
+expect "requestRules: GET /repos/other denied, X-Halo-Deny names the rule set" \
+	"403 api.test (requestRules for api.test: no rule allows GET /repos/other/x)" \
+	"$(code "https://api.test:$P/repos/other/x")"
+expect "requestRules: POST /repos/acme/x denied" \
+	"403 api.test (requestRules for api.test: no rule allows POST /repos/acme/x)" \
+	"$(code "https://api.test:$P/repos/acme/x" -X POST -d x)"
+expect "requestRules: an encoded dot segment is denied" \
+	"403 api.test (requestRules for api.test: an encoded '.', '/', '\\' or control byte in the path)" \
+	"$(code "https://api.test:$P/repos/acme/%2e%2e/other" --path-as-is)"
+expect "audit: the denied request with method and path" \
+	"https deny POST /repos/acme/x requestRules for api.test: no rule allows POST /repos/acme/x" \
+	"$(hr tls.yaml r.audit -- "${CURL[@]}" -o /dev/null -X POST -d x "https://api.test:$P/repos/acme/x"
+		aud r.audit proto decision method path rule | tr ';' '\n' | grep '^https')"
+out=$(hr tls.yaml r.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o /dev/null \
+	-o /dev/null "https://api.test:$P/repos/acme/one" "https://api.test:$P/gists")
+expect "keep-alive: the second request on the same connection is denied" "200 1
+403 0" "$out"
+expect "the denied request never reached the origin" "0" "$(grep -c ' /gists ' "$W/good.log")"
+
+expect "curl ignoring the proxy: a denied request is denied" \
+	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
+	"$(code "https://api.test:$P/gists" --noproxy '*')"
+expect "plain http:// forwarding obeys the same rules" \
+	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
+	"$(code "http://api.test:$P/gists")"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -x socks5h://127.0.0.1:1080 "https://secure.test:$P/echo-socks")
+expect "SOCKS5 to a terminated host: terminated too (credential injected)" \
+	"auth=ok n_auth=1 method=GET path=/echo-socks" "$out"
+expect "SOCKS5: denied requests too" \
+	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
+	"$(code "https://api.test:$P/gists" -x socks5h://127.0.0.1:1080)"
+
+# ----------------------------------------------------------- origin verification
+out=$(hr tls.yaml b.audit -- "${CURL[@]}" -D - -o /dev/null "https://bad.test:$B/echo" | tr -d '\r')
+expect_match "an origin with a certificate from an untrusted CA: 502" "^HTTP/1.1 502" "$out"
+expect_match "... with the reason in X-Halo-Error" \
+	"X-Halo-Error: TLS to the origin failed: certificate verify failed: (unable to get local issuer certificate|self.signed)" "$out"
+expect "... and the bad origin never saw a request" "0" "$(cat "$W/bad.log" 2>/dev/null | wc -l)"
+
+# -------------------------------------------------- no CA for a policy without rules
+out=$(hr main.yaml n.audit -- sh -c 'echo "[${SSL_CERT_FILE-unset}]"; ls /run/halo')
+expect "a policy without credentials or requestRules: no CA, no variables" "[unset]
+node-preload.cjs" "$out"
+finish
