@@ -29,6 +29,8 @@ call() {
 	OUT=$(cd "${CALLDIR:-$TMPDIR}" && timeout -k 2 "${BOUND:-30}" "$HALO" --session "$name" "$@" 2>"$E" </dev/null)
 	RC=$?
 	ERR=$(cat "$E")
+	# halo-run's own refusal: say it, so that an unexpected one can be read in the log.
+	[ "$RC" != 125 ] || printf '# call exit 125: %s\n' "$(printf '%s' "$ERR" | head -3 | tr '\n' ' ')"
 }
 new_session() {
 	SESSIONS+=("$1")
