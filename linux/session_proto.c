@@ -70,6 +70,7 @@ static const struct key_row keys[SESSION_N_KEYS] = {
     [SESSION_K_IDLE] = {"idle", T_INT, 0, ID_MAX, V(SESSION_INFO), 0, M(idle)},
     [SESSION_K_PID] = {"pid", T_INT, 1, PID_MAX_LIM, V(SESSION_INFO), 0, M(pid)},
     [SESSION_K_PROT] = {"prot", T_PROT, 0, 0, V(SESSION_HELLO), 0, 0},
+    [SESSION_K_WALL] = {"wall", T_INT, 0, 1LL << 40, V(SESSION_RUN), 0, M(wall)},
 };
 /* clang-format on */
 

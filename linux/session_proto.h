@@ -44,7 +44,7 @@ struct session_msg {
 	const char *version, *name, *policy, *options, *workspace, *why, *msg;
 	char **arg, **env, **prot;
 	size_t n_arg, n_env, n_prot;
-	long long id, sig, status, err, calls, idle, pid;
+	long long id, sig, status, err, calls, idle, pid, wall;
 	enum session_fail_kind kind;
 	unsigned have; /* bit per key present (1u << SESSION_K_...) */
 	char *owned;   /* the payload's copy when session_conn_next made it */
@@ -69,6 +69,7 @@ enum session_key {
 	SESSION_K_IDLE,
 	SESSION_K_PID,
 	SESSION_K_PROT, /* hello: one protected file, "DEV:ID:PATH" (repeated) */
+	SESSION_K_WALL, /* run (call → supervisor): the call's wall-clock limit, s (events) */
 	SESSION_N_KEYS,
 };
 

@@ -70,6 +70,7 @@ struct runner_decider {
 	uint64_t next_id;
 	unsigned timeout_ms;
 	int events_fd;
+	int log_fd;	     /* halo-run's lines about it: stderr, or a session's log pipe */
 	const char *session; /* the questions' and records' "session" ("" outside one) */
 	bool said[T_N];
 	struct memory *mem;
@@ -87,7 +88,7 @@ static void say(struct runner_decider *dc, enum trouble t, const char *detail)
 	if (dc->said[t])
 		return;
 	dc->said[t] = true;
-	fprintf(stderr, "halo-run: decider %s%s%s; the policy's default applies to %s\n",
+	dprintf(dc->log_fd, "halo-run: decider %s%s%s; the policy's default applies to %s\n",
 		trouble_text[t], detail ? ": " : "", detail ? detail : "",
 		t == T_EXITED ? "every host no rule matches from now on" : "those hosts");
 	if (dc->events_fd < 3)
@@ -471,6 +472,7 @@ int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, i
 	dc->pl = pl;
 	dc->in_fd = dc->out_fd = -1;
 	dc->events_fd = events_fd;
+	dc->log_fd = STDERR_FILENO;
 	dc->session = session ? session : "";
 	if ((rc = runner_decider_timeout(o->decider_timeout, &dc->timeout_ms, e)) < 0) {
 		free(dc->wbuf);
@@ -488,6 +490,11 @@ int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, i
 	}
 	*out = dc;
 	return 0;
+}
+
+void runner_decider_log_to(struct runner_decider *dc, int fd)
+{
+	dc->log_fd = fd;
 }
 
 void runner_decider_options(struct runner_decider *dc, struct proxy_options *po)

@@ -102,6 +102,8 @@ static cJSON *record(const struct runner_events *ev, const char *type)
 	cJSON_AddStringToObject(o, "ts", t);
 	cJSON_AddStringToObject(o, "session", ev->session);
 	cJSON_AddNumberToObject(o, "pid", (double)getpid());
+	if (ev->call > 0)
+		cJSON_AddNumberToObject(o, "call", (double)ev->call);
 	return o;
 }
 
@@ -235,5 +237,19 @@ void runner_events_finish(struct runner_events *ev, const struct rlimits_set *li
 	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - ev->t0_ms));
 	if (error && *error)
 		cJSON_AddStringToObject(o, "error", error);
+	emit(ev, o);
+}
+
+void runner_events_session_end(struct runner_events *ev, const char *reason, long long calls)
+{
+	cJSON *o;
+
+	if (ev->fd < 0)
+		return;
+	ev->call = 0;
+	o = record(ev, "session_end");
+	cJSON_AddStringToObject(o, "reason", reason);
+	cJSON_AddNumberToObject(o, "calls", (double)calls);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - ev->t0_ms));
 	emit(ev, o);
 }

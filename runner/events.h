@@ -8,6 +8,10 @@
  *   limit     limit (wall|memory|processes|cpu|fsize), value, and what showed it
  *   fs_denied source, count, first: refusals the broker counted
  *   exit      outcome, status (halo-run's exit code), signal or code, duration_ms
+ *   session_end  reason, calls, duration_ms: a session's supervisor ending
+ * In a session the session's supervisor writes every record (pid is its own); the
+ * start, limit and exit records of a call carry "call" (its number in the session,
+ * from 1), egress and decider records do not (the calls share the proxy).
  * The file is opened by the supervisor before the launch and masked inside the
  * sandbox like --audit (no read, no write, wherever it lies); an fd:N must be 3 or
  * more (0-2 are the command's own, where it could forge lines) and is never
@@ -30,6 +34,7 @@ struct runner_events {
 	struct stat st;	  /* the FILE as opened: checked again at exit */
 	const char *session;
 	uint64_t t0_ms;
+	long long call; /* > 0: the session's call the next records are about */
 };
 
 /* Parse and open --events (NULL: none, ev->fd = -1). 0, or -EINVAL with e set. */
@@ -45,6 +50,10 @@ void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 void runner_events_finish(struct runner_events *ev, const struct rlimits_set *limits,
 			  struct halo_outcome out, const struct halo_run_facts *f, int status,
 			  const char *error);
+
+/* A session's last record: why it ended (stopped, idle, sandbox ended), the calls it
+ * ran, and its life since runner_events_open. */
+void runner_events_session_end(struct runner_events *ev, const char *reason, long long calls);
 
 /* SHA-256 of data as 64 hex digits (sha256.c). */
 void runner_sha256_hex(const void *data, size_t len, char out[65]);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "linux/session_proto.h"
+#include "runner/events.h"
 #include "runner/runner_int.h"
 #include "runner/session_int.h"
 
@@ -40,13 +41,33 @@ static uint64_t fnv1a(const char *s, uint64_t h)
 	return h;
 }
 
+/* A path as the identity holds it: its directory resolved (a relative name from
+ * another directory, or by another way, is the file it names), its last component as
+ * given (the supervisor refuses a link there). */
+static void path_text(FILE *f, const char *key, const char *path)
+{
+	char dir[4096], real[4096];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	int n = slash ? snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path)
+		      : snprintf(dir, sizeof(dir), ".");
+
+	if (n >= 0 && (size_t)n < sizeof(dir) && realpath(dir[0] ? dir : "/", real))
+		fprintf(f, " %s=%s%s%s", key, real, strcmp(real, "/") ? "/" : "", base);
+	else
+		fprintf(f, " %s=%s", key, path);
+}
+
 /* The launch options that shape the sandbox, as text: a call with other ones is a
- * call into another sandbox. The wall-clock limit is the call's own. */
-static char *options_text(const runner_launch *l)
+ * call into another sandbox. The wall-clock limit is the call's own. The session's
+ * supervisor holds the audit, the events file and the decider for all its calls
+ * (the calls share its proxy): a call names the same ones or is refused. */
+static char *options_text(const struct runner_opts *o, const runner_launch *l)
 {
 	const struct rlimits_set *r = &l->limits;
 	char *s = NULL, *t;
 	size_t n = 0;
+	unsigned ms = 0;
+	struct halo_err e = {{0}};
 	FILE *f = open_memstream(&s, &n);
 
 	if (!f)
@@ -54,8 +75,20 @@ static char *options_text(const runner_launch *l)
 	fprintf(f, "home=%s limits=cpu:%lld,mem:%lld,fsize:%lld,nofile:%lld,nproc:%lld",
 		l->env_home ? l->env_home : l->pw_home, r->cpu_seconds, r->memory_bytes,
 		r->file_size_bytes, r->open_files, r->processes);
-	for (size_t i = 0; i < l->n_own_outputs; i++)
-		fprintf(f, " audit=%s", l->own_outputs[i]);
+	if (o->audit)
+		path_text(f, "audit", o->audit);
+	if (o->events)
+		path_text(f, "events", o->events);
+	if (o->decider && runner_decider_timeout(o->decider_timeout, &ms, &e) == 0) {
+		char hex[65];
+		/* A long command line by its digest: the whole text must fit one value. */
+		runner_sha256_hex(o->decider, strlen(o->decider), hex);
+		if (strlen(o->decider) <= 512)
+			fprintf(f, " decider=%s", o->decider);
+		else
+			fprintf(f, " decider=sha256:%s", hex);
+		fprintf(f, " decider-timeout=%ums", ms);
+	}
 	for (size_t i = 0; i < l->n_cache_binds; i++)
 		fprintf(f, " cache=%s", l->cache_binds[i]);
 	fclose(f);
@@ -66,7 +99,8 @@ static char *options_text(const runner_launch *l)
 	return t;
 }
 
-int runner_session_identity(const char *name, const runner_launch *l, struct runner_session_id *id)
+int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
+			    struct runner_session_id *id)
 {
 	char *json = policy_to_json(l->policy);
 	long long idle = l->policy->limits.session_idle_seconds;
@@ -81,7 +115,7 @@ int runner_session_identity(const char *name, const runner_launch *l, struct run
 	free(json);
 	snprintf(id->workspace, sizeof(id->workspace), "%s", l->workspace);
 	id->idle_seconds = idle > 0 ? idle : POLICY_SESSION_IDLE_DEFAULT;
-	id->options = options_text(l);
+	id->options = options_text(o, l);
 	return id->options ? 0 : -ENOMEM;
 }
 

@@ -132,10 +132,15 @@ static int protected_now(const struct runner_opts *o, const runner_launch *l,
 {
 	struct halo_err e = {{0}};
 
-	if (o->audit) { /* the supervisor opens it again, appending */
+	/* The supervisor opens them again, appending (and says what is wrong with them). */
+	const char *own[2] = {o->audit, o->events};
+	for (int i = 0; i < 2; i++) {
 		int afd =
-		    open(o->audit,
-			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+		    own[i]
+			? open(own[i],
+			       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+			       0600)
+			: -1;
 		if (afd >= 0)
 			close(afd);
 	}
@@ -297,6 +302,8 @@ static int send_run(int fd, const runner_launch *l)
 	for (int i = 0; i < 3; i++)
 		fds[i] = fcntl(i, F_GETFD) >= 0 ? i : open("/dev/null", O_RDWR | O_CLOEXEC);
 	session_buf_begin(&b, SESSION_RUN);
+	if (l->limits.wall_seconds > 0) /* for the session's events: a limit record */
+		session_buf_put_int(&b, SESSION_K_WALL, l->limits.wall_seconds);
 	for (char *const *a = l->argv; *a; a++)
 		session_buf_put(&b, SESSION_K_ARG, *a);
 	for (char **e = l->envp; e && *e; e++)
@@ -419,9 +426,12 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 				"they are not available with --session\n");
 		return HALO_EXIT_SETUP;
 	}
-	if (o->events || o->decider) {
-		fprintf(stderr, "halo-run: --events and --decider are not yet available with "
-				"--session (the session's supervisor would have to hold them)\n");
+	if (o->events && strncmp(o->events, "fd:", 3) == 0) {
+		fprintf(stderr,
+			"halo-run: --events %s: a descriptor is this call's; the session outlives "
+			"it and its supervisor holds the events for every call: use --events "
+			"FILE with --session\n",
+			o->events);
 		return HALO_EXIT_SETUP;
 	}
 	if (l->unsandboxed) {
@@ -432,7 +442,7 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		fprintf(stderr, "halo-run: session: %s\n", e.msg);
 		return HALO_EXIT_SETUP;
 	}
-	if (runner_session_identity(o->session, l, &id) < 0) {
+	if (runner_session_identity(o->session, o, l, &id) < 0) {
 		fprintf(stderr, "halo-run: session: out of memory\n");
 		return HALO_EXIT_SETUP;
 	}

@@ -3,6 +3,8 @@
 #ifndef HALO_RUNNER_SESSION_INT_H
 #define HALO_RUNNER_SESSION_INT_H
 
+#include <stdint.h>
+
 #include "linux/session_proto.h"
 #include "runner/runner_int.h"
 
@@ -12,12 +14,30 @@ int runner_session_place(char *out, size_t n, struct halo_err *e);
 /* DIR/NAME.EXT. 0 or -ENAMETOOLONG. */
 int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n);
 /* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
-int runner_session_identity(const char *name, const runner_launch *l, struct runner_session_id *id);
+int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
+			    struct runner_session_id *id);
 /* A connected fd, or -errno (-ECONNREFUSED, -ENOENT: nobody serves that name). */
 int runner_session_connect(const char *sock_path);
 /* The next frame within ms: 1, or -errno (-ETIMEDOUT, -EPIPE at end of stream). */
 int runner_session_recv(struct session_conn *c, struct session_msg *m, int ms);
 /* End b, send it (with fds), free it. 0 or -errno. */
 int runner_session_send(int fd, struct session_buf *b, const int *fds, size_t n);
+
+/* session_events.c: --events in the session's supervisor (see there). */
+struct runner_events;
+struct runner_session_call {
+	long long id;	/* the call's number in the session, from 1 */
+	uint64_t t0_ms; /* when it was run */
+	long long wall; /* its wall-clock limit, s (0: none) */
+	bool timed_out; /* it killed its command at that limit */
+};
+void runner_session_ev_start(struct runner_events *ev, const runner_launch *l,
+			     const struct runner_session_call *c, char *const *argv);
+/* m: the spawner's exit or failed, NULL when the session ends during the call;
+ * call_gone: the call went away first (its command was killed). */
+void runner_session_ev_exit(struct runner_events *ev, const runner_launch *l,
+			    const struct runner_session_call *c, const struct session_msg *m,
+			    bool call_gone);
+void runner_session_ev_end(struct runner_events *ev, const char *reason, long long calls);
 
 #endif

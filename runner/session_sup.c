@@ -31,7 +31,8 @@
 
 #include "linux/session_proto.h"
 #include "proxy/proxy.h"
-#include "runner/runner_int.h"
+#include "runner/events.h"
+#include "runner/session_int.h"
 
 #define SEND_MS 5000 /* a peer that reads nothing for this long is dropped */
 
@@ -45,6 +46,8 @@ struct client {
 	long long id;
 	int err_fd; /* the call's stderr, while it runs: the proxy's lines */
 	bool gone;  /* the call went away; its command is being killed */
+	bool left;  /* ... by itself (not at the session's end): said in --events */
+	struct runner_session_call ev; /* what --events says of it */
 };
 
 struct sup {
@@ -56,6 +59,9 @@ struct sup {
 	runner_sandbox *sb;
 	struct proxy_poller *pl;
 	struct session_conn chan;
+	struct runner_events ev;   /* --events: the session's, for every call */
+	struct runner_decider *dc; /* --decider: the session's (NULL: none) */
+	const char *why_end;	   /* for --events: stopped, idle... */
 	int listen_fd, ready_fd, log_r;
 	struct client **c;
 	size_t n, cap;
@@ -96,7 +102,7 @@ static void client_drop(struct sup *s, struct client *c)
 		if (session_buf_end(&b) == 0)
 			session_send(s->chan.fd, &b, NULL, 0, SEND_MS);
 		session_buf_free(&b);
-		c->gone = true;
+		c->gone = c->left = true;
 		close(c->io.fd);
 		c->io.fd = -1;
 		return; /* kept until the spawner reports the end */
@@ -230,6 +236,8 @@ static int run(struct sup *s, struct client *c, const struct session_msg *m)
 		c->state = C_RUNNING;
 		c->err_fd = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
 		s->running++;
+		c->ev = (struct runner_session_call){c->id, proxy_now_ms(), m->wall, false};
+		runner_session_ev_start(&s->ev, s->l, &c->ev, m->arg);
 	}
 	for (size_t i = 0; i < nf; i++)
 		close(fds[i]);
@@ -242,6 +250,8 @@ static int forward(struct sup *s, struct client *c, const struct session_msg *m)
 	struct session_buf b = {0};
 	int rc;
 
+	/* A call kills its command only at its wall-clock limit (session_call.c). */
+	c->ev.timed_out |= m->verb == SESSION_KILL;
 	session_buf_begin(&b, m->verb);
 	session_buf_put_int(&b, SESSION_K_ID, c->id);
 	if (m->verb == SESSION_SIGNAL)
@@ -263,6 +273,7 @@ static int client_msg(struct sup *s, struct client *c, const struct session_msg 
 		struct session_buf b = {0};
 		session_buf_begin(&b, SESSION_OK);
 		reply(c, &b);
+		s->why_end = "stopped";
 		s->stop = true; /* its socket closes when the session is gone */
 		return 0;
 	}
@@ -338,6 +349,7 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 	}
 	if ((m->verb != SESSION_EXIT && m->verb != SESSION_FAILED) || !(c = by_id(s, m->id)))
 		return;
+	runner_session_ev_exit(&s->ev, s->l, &c->ev, m, c->left);
 	if (!c->gone) {
 		session_buf_begin(&b, m->verb);
 		if (m->verb == SESSION_EXIT)
@@ -371,8 +383,10 @@ static void on_chan(void *arg, int fd, unsigned events)
 		spawner_msg(s, &m);
 		session_msg_free(&m);
 	}
-	if (rc < 0) /* the spawner is gone or spoke nonsense: the session is over */
+	if (rc < 0) { /* the spawner is gone or spoke nonsense: the session is over */
+		s->why_end = s->why_end ? s->why_end : "sandbox ended";
 		s->stop = true;
+	}
 }
 
 /* A line that would block is dropped, never waited for: the call's stderr is the
@@ -407,8 +421,9 @@ static void on_stop(void *arg, int fd, unsigned events)
 {
 	struct sup *s = arg;
 
-	(void)fd;
 	(void)events;
+	if (!s->why_end)
+		s->why_end = fd == runner_launcher.exit_fd(s->sb) ? "sandbox ended" : "signal";
 	s->stop = true;
 }
 
@@ -420,10 +435,14 @@ static void on_tick(void *arg)
 	uint64_t idle_ms = (uint64_t)s->id->idle_seconds * 1000;
 
 	if (lstat(s->sock_path, &st) < 0 || st.st_ino != s->sock_st.st_ino ||
-	    st.st_dev != s->sock_st.st_dev)
+	    st.st_dev != s->sock_st.st_dev) {
+		s->why_end = s->why_end ? s->why_end : "socket removed";
 		s->stop = true;
-	if (s->running == 0 && proxy_now_ms() - s->last_ms >= idle_ms)
+	}
+	if (s->running == 0 && proxy_now_ms() - s->last_ms >= idle_ms) {
+		s->why_end = s->why_end ? s->why_end : "idle";
 		s->stop = true;
+	}
 	if (!s->stop && !proxy_timer_add(s->pl, idle_ms < 1000 ? idle_ms : 1000, on_tick, s))
 		s->stop = true;
 }
@@ -480,10 +499,45 @@ static void end(struct sup *s)
 		remove_files(s, s->ready_fd < 0);
 	}
 	/* Every call still running dies with the sandbox; its caller sees the end. */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i]->state == C_RUNNING)
+			runner_session_ev_exit(&s->ev, s->l, &s->c[i]->ev, NULL, s->c[i]->left);
 	while (s->n) {
 		s->c[0]->gone = true;
 		client_drop(s, s->c[0]);
 	}
+}
+
+/* --events and --audit are opened before the launch (the sandbox masks them); the
+ * events' session name is the session's. */
+static int open_outputs(struct sup *s, int *audit_fd, struct stat *audit_st)
+{
+	struct halo_err e = {{0}};
+
+	if (s->o->audit && (*audit_fd = runner_open_audit(s->o->audit, audit_st, &e)) < 0) {
+		ready_say(s, 'E', e.msg);
+		return -1;
+	}
+	if (runner_events_open(s->o->events, s->id->name, &s->ev, &e) < 0) {
+		ready_say(s, 'E', e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The decider, outside the sandbox, the supervisor's child: it lives as long as the
+ * session (its "remember":"session" answers too) and dies with it. Its troubles are
+ * said on the log pipe, which reaches the calls running then. */
+static int start_decider(struct sup *s, int log_w, struct halo_err *e)
+{
+	int rc;
+
+	if (!s->o->decider)
+		return 0;
+	rc = runner_decider_start(s->o, s->pl, s->ev.fd, s->id->name, &s->dc, e);
+	if (rc == 0 && log_w >= 0)
+		runner_decider_log_to(s->dc, log_w);
+	return rc;
 }
 
 int runner_session_serve(const struct runner_opts *o, const runner_launch *l, int listen_fd,
@@ -508,10 +562,9 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		ready_say(&s, 'E', "session: the control socket vanished");
 		return HALO_EXIT_SETUP;
 	}
-	if (o->audit && (audit_fd = runner_open_audit(o->audit, &audit_st, &e)) < 0) {
-		ready_say(&s, 'E', e.msg);
+	s.ev.fd = -1;
+	if (open_outputs(&s, &audit_fd, &audit_st) < 0)
 		return HALO_EXIT_SETUP;
-	}
 	rc = runner_launcher.start(l, &s.sb, &e);
 	for (size_t i = 0; l->warnings && i < l->warnings->n; i++)
 		ready_say(&s, 'W', l->warnings->v[i]);
@@ -529,8 +582,11 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	if (rc == 0)
 		rc = watch(&s);
 	if (rc == 0)
+		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
+	if (rc == 0)
 		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd,
-					s.log_r >= 0 ? logp[1] : STDERR_FILENO, NULL, &px);
+					s.log_r >= 0 ? logp[1] : STDERR_FILENO,
+					&(struct runner_proxy_extra){s.ev.fd, id->name, s.dc}, &px);
 	if (rc == 0)
 		rc = proxy_poller_run(s.pl, &s.stop);
 	end(&s);
@@ -542,6 +598,8 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	session_conn_release(&s.chan);
 	proxy_drain(px, 100);
 	proxy_destroy(px);
+	runner_decider_stop(s.dc); /* after the proxy: no connection waits on it */
+	runner_session_ev_end(&s.ev, s.why_end ? s.why_end : "ended", s.next_id);
 	proxy_poller_free(s.pl);
 	for (int i = 0; i < 2; i++)
 		if (logp[i] >= 0)

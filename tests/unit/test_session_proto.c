@@ -73,6 +73,21 @@ static const struct {
     {P("run\0id\0"
        "5\0arg\0true"),
      0, NULL},
+    {P("run\0arg\0true\0wall\0"
+       "900"),
+     0, NULL}, /* the call's wall-clock limit, for the session's events */
+    {P("run\0arg\0true\0wall\0-5"), -EINVAL, "wall"},
+    {P("run\0arg\0true\0wall\0"
+       "99999999999999"),
+     -EINVAL, "wall"},
+    {P("run\0arg\0true\0wall\0"
+       "1\0wall\0"
+       "2"),
+     -EINVAL, "twice"},
+    {P("exit\0status\0"
+       "0\0wall\0"
+       "1"),
+     -EINVAL, "does not belong"},
     {P("signal\0sig\0"
        "15"),
      0, NULL},
