@@ -7,6 +7,7 @@
  * inside, so nothing can be added next to a carve-out. A carve-out that is the masked
  * path itself is its own read-only bind. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,25 +19,6 @@
 #include "linux/scan_int.h"
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
-
-static void write_copy_or_die(int rfd, int dir, const char *name, const char *data, size_t len,
-			      const char *where)
-{
-	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-
-	if (fd < 0)
-		linux_die(rfd, MNT_STEP, errno, "sanitized copy of %s: create", where);
-	for (size_t o = 0; o < len;) {
-		ssize_t w = write(fd, data + o, len - o);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			linux_die(rfd, MNT_STEP, w < 0 ? errno : EIO, "sanitized copy of %s: write",
-				  where);
-		o += (size_t)w;
-	}
-	close(fd);
-}
 
 /* The carve-outs strictly beneath m, bound into the fresh directory `dir` (named
  * MNT_CARVE/<name>). Returns how many. */
@@ -84,8 +66,11 @@ static int replacement_or_die(int rfd, const struct linux_scan *s, size_t i, int
 		return mnt_open(MNT_NEWROOT, m, MNT_NO_CREATE); /* -ENOENT: nothing to do */
 	for (size_t k = 0; k < s->sanitized.n; k++)
 		if (strcmp(s->sanitized.v[k], m) == 0) {
-			write_copy_or_die(rfd, carve, name, s->sanitized_data[k],
-					  s->sanitized_len[k], m);
+			char what[PATH_MAX + 32];
+
+			snprintf(what, sizeof(what), "sanitized copy of %s", m);
+			mnt_write_new_or_die(rfd, carve, name, 0444, s->sanitized_data[k],
+					     s->sanitized_len[k], what);
 			return mnt_open_or_die(rfd, "", path, MNT_NO_CREATE);
 		}
 	if (bind_carves_or_die(rfd, s, m, carve, name) == 0)

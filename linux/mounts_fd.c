@@ -155,6 +155,25 @@ int mnt_is_dir(int fd)
 	return S_ISDIR(st.st_mode) ? 1 : 0;
 }
 
+void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
+			  size_t len, const char *what)
+{
+	const char *p = data;
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+
+	if (fd < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s: create", what);
+	for (size_t o = 0; o < len;) {
+		ssize_t w = write(fd, p + o, len - o);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			linux_die(rfd, MNT_STEP, w < 0 ? errno : EIO, "%s: write", what);
+		o += (size_t)w;
+	}
+	close(fd);
+}
+
 static int fs_option(int fs, const char *opt)
 {
 	char key[64];

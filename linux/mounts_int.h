@@ -17,9 +17,9 @@
 #define MNT_MASKS     "/masks"	 /* the empty things masks are made of (read-only superblock) */
 #define MNT_MASK_DIR  "/masks/dir"
 #define MNT_MASK_FILE "/masks/file"
-#define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
-#define MNT_NAMES     "/names" /* halo-run's own name files (mounts_names.c) */
-#define MNT_NAME_MAX  512      /* a name file's path or its symlink's target */
+#define MNT_CARVE     "/carve"	 /* mount point of the carve-out tmpfs (mounts_carve.c) */
+#define MNT_NAMES     "/names"	 /* halo-run's own name files (mounts_names.c) */
+#define MNT_NAME_MAX  512	 /* a name file's path or its symlink's target */
 #define MNT_CARVE     "/carve"	 /* mount point of the carve-out tmpfs (mounts_carve.c) */
 #define MNT_SSHCONF   "/sshconf" /* mount point of the ssh_config tmpfs (ssh_config.c) */
 
@@ -41,6 +41,10 @@ int mnt_is_dir(int fd);
 /* A fresh file system on the target fd: `opts` are "key=value" or "flag" strings
  * (NULL-terminated), attrs are MOUNT_ATTR_* for the new mount. Returns the mount's
  * fd (its root, attached), or dies. */
+/* Create name in dir (O_EXCL, no symlink followed) with mode and write len bytes of
+ * data to it; dies naming what ("sanitized copy of X", "X: halo-run's copy"). */
+void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
+			  size_t len, const char *what);
 int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 		     int target, const char *where);
 /* The same, handing the file system's context to *fs_ctx (for a later reconfigure). */

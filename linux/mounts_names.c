@@ -7,6 +7,7 @@
  * by hand: into the sandbox's fresh /run, the file is written there; elsewhere, its
  * target is covered. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,21 +21,10 @@
 
 static void write_file_or_die(int rfd, int dir, const char *name, const struct plan_step *st)
 {
-	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	char what[PATH_MAX + 32];
 
-	if (fd < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s: create halo-run's copy", st->path);
-	for (size_t o = 0; o < st->len;) {
-		ssize_t w = write(fd, st->data + o, st->len - o);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			linux_die(rfd, MNT_STEP, w < 0 ? errno : EIO, "%s: write halo-run's copy",
-				  st->path);
-		o += (size_t)w;
-	}
-	close(fd);
+	snprintf(what, sizeof(what), "%s: halo-run's copy", st->path);
+	mnt_write_new_or_die(rfd, dir, name, 0644, st->data, st->len, what);
 }
 
 /* The symlink at path, resolved lexically against its directory ("." and ".."

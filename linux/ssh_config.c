@@ -12,6 +12,7 @@
  * there would not be read anyway; one given with -o on the command line wins, and
  * finds no route. The sandbox's own loopback stays direct. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ int linux_ssh_config_build(const char *self_exe, const char *workspace, const ch
 void linux_mounts_ssh_config_or_die(int rfd, const struct plan_step *st)
 {
 	static const char *const opts[] = {"mode=0755", "size=512k", "nr_inodes=16", NULL};
-	int dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE), fs, fs_ctx = -1, fd, src;
+	int dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE), fs, fs_ctx = -1, src;
 	struct stat sb;
 
 	/* Replaced since the plan was made (a package upgrade): leave it as it is. */
@@ -105,19 +106,12 @@ void linux_mounts_ssh_config_or_die(int rfd, const struct plan_step *st)
 				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, at,
 				   "halo-run's ssh_config", &fs_ctx);
 	close(at);
-	fd = openat(fs, "ssh_config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (fd < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s: create halo-run's copy", st->path);
-	for (size_t o = 0; o < st->len;) {
-		ssize_t w = write(fd, st->data + o, st->len - o);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			linux_die(rfd, MNT_STEP, w < 0 ? errno : EIO, "%s: write halo-run's copy",
-				  st->path);
-		o += (size_t)w;
+	{
+		char what[PATH_MAX + 32];
+
+		snprintf(what, sizeof(what), "%s: halo-run's copy", st->path);
+		mnt_write_new_or_die(rfd, fs, "ssh_config", 0444, st->data, st->len, what);
 	}
-	close(fd);
 	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
 	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
 		linux_die(rfd, MNT_STEP, errno, "%s: make halo-run's copy read-only", st->path);

@@ -153,6 +153,11 @@ struct policy_vctx {
 	size_t n_homes;
 	struct policy_diags *d;
 };
+/* A validation error or warning for field (validate.c), formatted. */
+void policy_verr(const struct policy_vctx *v, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void policy_vwarn(const struct policy_vctx *v, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void policy_validate_paths(struct halo_policy *p, const struct policy_vctx *v);
 /* sandbox.allowRead (validate_allow.c): after the protected paths are derived. */
 void policy_validate_allow_read(struct halo_policy *p, const struct policy_vctx *v);

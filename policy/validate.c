@@ -12,18 +12,31 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static void verr(const struct policy_vctx *v, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void verr(const struct policy_vctx *v, const char *field, const char *fmt, ...)
+static void vdiag(const struct policy_vctx *v, bool error, const char *field, const char *fmt,
+		  va_list ap)
 {
 	char msg[900];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	policy_diag(v->d, error, v->src, 0, field, "%s", msg);
+}
+
+void policy_verr(const struct policy_vctx *v, const char *field, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vdiag(v, true, field, fmt, ap);
 	va_end(ap);
-	policy_diag(v->d, true, v->src, 0, field, "%s", msg);
+}
+
+void policy_vwarn(const struct policy_vctx *v, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdiag(v, false, field, fmt, ap);
+	va_end(ap);
 }
 
 static bool check_domains(const struct policy_list *l, const char *name,
@@ -36,7 +49,7 @@ static bool check_domains(const struct policy_list *l, const char *name,
 		if (policy_pattern_check(l->items[i], why, sizeof(why)) == 0)
 			continue;
 		snprintf(field, sizeof(field), "egress.%s[%zu]", name, i);
-		verr(v, field, "%s: %s", policy_quote(l->items[i], q, sizeof(q)), why);
+		policy_verr(v, field, "%s: %s", policy_quote(l->items[i], q, sizeof(q)), why);
 		ok = false;
 	}
 	return ok;
@@ -56,8 +69,8 @@ static bool check_presets(const struct policy_list *l, const struct policy_vctx 
 		if (policy_preset_find(l->items[i]))
 			continue;
 		snprintf(field, sizeof(field), "egress.presets[%zu]", i);
-		verr(v, field, "unknown preset %s (known: %s)",
-		     policy_quote(l->items[i], q, sizeof(q)), known);
+		policy_verr(v, field, "unknown preset %s (known: %s)",
+			    policy_quote(l->items[i], q, sizeof(q)), known);
 		ok = false;
 	}
 	return ok;
@@ -71,15 +84,15 @@ static bool check_gateway(const struct halo_policy *p, const struct policy_vctx 
 		return true;
 	policy_quote(p->gateway, q, sizeof(q));
 	if (!*p->gateway) {
-		verr(v, "gateway", "is empty");
+		policy_verr(v, "gateway", "is empty");
 		return false;
 	}
 	if (p->gateway[0] == '*') {
-		verr(v, "gateway", "%s: must be one host, not a wildcard", q);
+		policy_verr(v, "gateway", "%s: must be one host, not a wildcard", q);
 		return false;
 	}
 	if (policy_pattern_check(p->gateway, why, sizeof(why)) < 0) {
-		verr(v, "gateway", "%s: %s", q, why);
+		policy_verr(v, "gateway", "%s: %s", q, why);
 		return false;
 	}
 	return true;
@@ -105,13 +118,13 @@ static void check_cidrs(struct halo_policy *p, const struct policy_vctx *v)
 	char field[64], why[256], q[POLICY_QUOTE_MAX];
 
 	if (p->allow_private.n > POLICY_MAX_CIDRS) {
-		verr(v, "egress.allowPrivate", "too many entries (%zu; at most %d)",
-		     p->allow_private.n, POLICY_MAX_CIDRS);
+		policy_verr(v, "egress.allowPrivate", "too many entries (%zu; at most %d)",
+			    p->allow_private.n, POLICY_MAX_CIDRS);
 		return;
 	}
 	p->cidrs = calloc(p->allow_private.n + 1, sizeof(*p->cidrs));
 	if (!p->cidrs) {
-		verr(v, "egress.allowPrivate", "out of memory");
+		policy_verr(v, "egress.allowPrivate", "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < p->allow_private.n; i++) {
@@ -119,8 +132,8 @@ static void check_cidrs(struct halo_policy *p, const struct policy_vctx *v)
 
 		snprintf(field, sizeof(field), "egress.allowPrivate[%zu]", i);
 		if (policy_cidr_parse(p->allow_private.items[i], c, why, sizeof(why)) < 0) {
-			verr(v, field, "%s: %s",
-			     policy_quote(p->allow_private.items[i], q, sizeof(q)), why);
+			policy_verr(v, field, "%s: %s",
+				    policy_quote(p->allow_private.items[i], q, sizeof(q)), why);
 			continue;
 		}
 		p->n_cidrs++;
@@ -145,20 +158,22 @@ static void check_host_ports(const struct halo_policy *p, const struct policy_vc
 	char field[64];
 
 	if (l->n > POLICY_MAX_HOST_PORTS) {
-		verr(v, "egress.hostPorts", "too many entries (%zu; at most %d)", l->n,
-		     POLICY_MAX_HOST_PORTS);
+		policy_verr(v, "egress.hostPorts", "too many entries (%zu; at most %d)", l->n,
+			    POLICY_MAX_HOST_PORTS);
 		return;
 	}
 	for (size_t i = 0; i < l->n; i++) {
 		snprintf(field, sizeof(field), "egress.hostPorts[%zu]", i);
 		for (size_t k = 0; k < N(reserved_ports); k++)
 			if (l->items[i] == reserved_ports[k].port)
-				verr(v, field, "%u is %s and cannot be forwarded to the host",
-				     (unsigned)l->items[i], reserved_ports[k].what);
+				policy_verr(v, field,
+					    "%u is %s and cannot be forwarded to the host",
+					    (unsigned)l->items[i], reserved_ports[k].what);
 		for (size_t k = 0; k < i; k++)
 			if (l->items[k] == l->items[i]) {
-				verr(v, field, "%u is listed twice (also egress.hostPorts[%zu])",
-				     (unsigned)l->items[i], k);
+				policy_verr(v, field,
+					    "%u is listed twice (also egress.hostPorts[%zu])",
+					    (unsigned)l->items[i], k);
 				break;
 			}
 	}
@@ -173,8 +188,8 @@ static void check_upstream(const struct halo_policy *p, const struct policy_vctx
 	if (!p->upstream_proxy || strcmp(p->upstream_proxy, "env") == 0)
 		return;
 	if (policy_upstream_parse(p->upstream_proxy, false, &u, why, sizeof(why)) < 0)
-		verr(v, "egress.upstreamProxy", "%s: %s",
-		     policy_quote(p->upstream_proxy, q, sizeof(q)), why);
+		policy_verr(v, "egress.upstreamProxy", "%s: %s",
+			    policy_quote(p->upstream_proxy, q, sizeof(q)), why);
 }
 
 void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, bool *domains_ok)
@@ -190,10 +205,11 @@ void policy_validate_egress(struct halo_policy *p, const struct policy_vctx *v, 
 	check_host_ports(p, v);
 	check_upstream(p, v);
 	if (p->egress_default == POLICY_EGRESS_ALLOW && (p->allowed_domains.n || p->presets.n))
-		verr(v, "egress.default",
-		     "'allow' together with an allowlist (egress.allowedDomains or "
-		     "egress.presets) makes the allowlist meaningless; use deny, or drop the "
-		     "allowlist and list what to block in egress.deniedDomains");
+		policy_verr(
+		    v, "egress.default",
+		    "'allow' together with an allowlist (egress.allowedDomains or "
+		    "egress.presets) makes the allowlist meaningless; use deny, or drop the "
+		    "allowlist and list what to block in egress.deniedDomains");
 }
 
 /* ------------------------------------------------------------ misc */
@@ -224,8 +240,8 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 		return;
 	for (size_t i = 0; i < N(rules); i++)
 		if (rules[i].present)
-			verr(v, rules[i].field,
-			     "not allowed with sandbox.mode off (nothing would enforce it)");
+			policy_verr(v, rules[i].field,
+				    "not allowed with sandbox.mode off (nothing would enforce it)");
 }
 
 static void check_limits(struct halo_policy *p, const struct policy_vctx *v)
@@ -240,7 +256,7 @@ static void check_limits(struct halo_policy *p, const struct policy_vctx *v)
 		    policy_limit_check(f, (double)val, why, sizeof(why)) == 0)
 			continue;
 		snprintf(field, sizeof(field), "limits.%s", f->key);
-		verr(v, field, "%s", why);
+		policy_verr(v, field, "%s", why);
 	}
 }
 
@@ -282,13 +298,13 @@ static void check_env_name(const char *name, const char *field, const struct pol
 	const char *why;
 
 	if (!env_name_ok(name)) {
-		verr(v, field, "%s is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)",
-		     policy_quote(name, q, sizeof(q)));
+		policy_verr(v, field, "%s is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)",
+			    policy_quote(name, q, sizeof(q)));
 		return;
 	}
 	why = env_reserved(name);
 	if (why)
-		verr(v, field, "%s is reserved: %s", policy_quote(name, q, sizeof(q)), why);
+		policy_verr(v, field, "%s is reserved: %s", policy_quote(name, q, sizeof(q)), why);
 }
 
 static void check_env(const struct halo_policy *p, const struct policy_vctx *v)
@@ -296,8 +312,8 @@ static void check_env(const struct halo_policy *p, const struct policy_vctx *v)
 	char field[300];
 
 	if (p->env_pass.n > POLICY_MAX_ENV || p->n_env_set > POLICY_MAX_ENV) {
-		verr(v, p->env_pass.n > POLICY_MAX_ENV ? "env.pass" : "env.set",
-		     "too many entries (at most %d)", POLICY_MAX_ENV);
+		policy_verr(v, p->env_pass.n > POLICY_MAX_ENV ? "env.pass" : "env.set",
+			    "too many entries (at most %d)", POLICY_MAX_ENV);
 		return;
 	}
 	for (size_t i = 0; i < p->env_pass.n; i++) {
@@ -319,11 +335,11 @@ static void check_legacy(const struct halo_policy *p, const struct policy_vctx *
 		return;
 	policy_quote(p->legacy_permissions_sandbox, q, sizeof(q));
 	if (policy_mode_parse(p->legacy_permissions_sandbox, &m) < 0)
-		verr(v, "permissions.sandbox",
-		     "unknown mode %s (expected off, workspace-write or read-only)", q);
+		policy_verr(v, "permissions.sandbox",
+			    "unknown mode %s (expected off, workspace-write or read-only)", q);
 	else if (p->mode != POLICY_MODE_UNSET && p->mode != m)
-		verr(v, "permissions.sandbox", "%s disagrees with sandbox.mode '%s'", q,
-		     policy_mode_name(p->mode));
+		policy_verr(v, "permissions.sandbox", "%s disagrees with sandbox.mode '%s'", q,
+			    policy_mode_name(p->mode));
 }
 
 void policy_validate_misc(struct halo_policy *p, const struct policy_vctx *v)

@@ -9,33 +9,6 @@
 
 #include "policy/policy_int.h"
 
-static void verr(const struct policy_vctx *v, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void vwarn(const struct policy_vctx *v, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void verr(const struct policy_vctx *v, const char *field, const char *fmt, ...)
-{
-	char msg[900];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	policy_diag(v->d, true, v->src, 0, field, "%s", msg);
-}
-
-static void vwarn(const struct policy_vctx *v, const char *field, const char *fmt, ...)
-{
-	char msg[900];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	policy_diag(v->d, false, v->src, 0, field, "%s", msg);
-}
-
 /* Header fields the proxy owns (framing, hop-by-hop, the target): a credential may
  * not set them. */
 static const char *const reserved_headers[] = {
@@ -72,26 +45,28 @@ static bool host_ok(const struct halo_policy *p, const struct policy_vctx *v, co
 	unsigned port;
 
 	if (!host || policy_pattern_check(host, why, sizeof(why)) != 0) {
-		verr(v, field, "%s: %s", policy_quote(host ? host : "", q, sizeof(q)),
-		     host ? why : "missing");
+		policy_verr(v, field, "%s: %s", policy_quote(host ? host : "", q, sizeof(q)),
+			    host ? why : "missing");
 		return false;
 	}
 	if (policy_pattern_split(host, &hl, &port, why, sizeof(why)) != 0 || port ||
 	    strchr(host, '[') || strchr(host, ':')) {
-		verr(v, field, "%s: a host name without a port", policy_quote(host, q, sizeof(q)));
+		policy_verr(v, field, "%s: a host name without a port",
+			    policy_quote(host, q, sizeof(q)));
 		return false;
 	}
 	snprintf(probe, sizeof(probe), "%s%s", strncmp(host, "*.", 2) == 0 ? "halo-probe" : "",
 		 strncmp(host, "*.", 2) == 0 ? host + 1 : host);
 	if (policy_decide(p, probe, strlen(probe), &d) != 0 || !d.allow) {
-		verr(v, field, "%s is not allowed by egress (the proxy would never reach it)",
-		     policy_quote(host, q, sizeof(q)));
+		policy_verr(v, field,
+			    "%s is not allowed by egress (the proxy would never reach it)",
+			    policy_quote(host, q, sizeof(q)));
 		return false;
 	}
 	if (d.host.kind != POLICY_HOST_NAME) {
-		verr(v, field,
-		     "%s: a host name, not an IP address (certificates are minted per name)",
-		     policy_quote(host, q, sizeof(q)));
+		policy_verr(v, field,
+			    "%s: a host name, not an IP address (certificates are minted per name)",
+			    policy_quote(host, q, sizeof(q)));
 		return false;
 	}
 	return true;
@@ -104,19 +79,20 @@ static void check_header(const struct policy_vctx *v, const char *field, const c
 
 	for (size_t i = 0; i < n; i++)
 		if (!tchar((unsigned char)h[i])) {
-			verr(v, field, "%s is not a header field name (RFC 9110 token)",
-			     policy_quote(h, q, sizeof(q)));
+			policy_verr(v, field, "%s is not a header field name (RFC 9110 token)",
+				    policy_quote(h, q, sizeof(q)));
 			return;
 		}
 	if (n == 0 || n > 64) {
-		verr(v, field, "a header field name of 1 to 64 characters");
+		policy_verr(v, field, "a header field name of 1 to 64 characters");
 		return;
 	}
 	for (size_t i = 0; reserved_headers[i]; i++)
 		if (strcasecmp(h, reserved_headers[i]) == 0)
-			verr(v, field,
-			     "%s is a field the proxy owns (framing, hop-by-hop or the target)",
-			     policy_quote(h, q, sizeof(q)));
+			policy_verr(
+			    v, field,
+			    "%s is a field the proxy owns (framing, hop-by-hop or the target)",
+			    policy_quote(h, q, sizeof(q)));
 }
 
 static const char *probe_lookup(void *arg, const char *name)
@@ -136,21 +112,23 @@ static void check_value(const struct halo_policy *p, const struct policy_vctx *v
 
 	if (!val || policy_credential_expand(val, probe_lookup, NULL, out, sizeof(out), why,
 					     sizeof(why)) != 0) {
-		verr(v, field, "%s", val ? why : "missing");
+		policy_verr(v, field, "%s", val ? why : "missing");
 		return;
 	}
 	while (policy_credential_next_var(val, &pos, name, sizeof(name))) {
 		vars = true;
 		if (policy_list_contains(&p->env_pass, name))
-			verr(v, field,
-			     "${%s} is also in env.pass: the credential would enter the sandbox; "
-			     "drop it from env.pass",
-			     name);
+			policy_verr(
+			    v, field,
+			    "${%s} is also in env.pass: the credential would enter the sandbox; "
+			    "drop it from env.pass",
+			    name);
 	}
 	if (!vars)
-		vwarn(v, field,
-		      "a literal value in the policy file; write ${NAME} and keep the secret in "
-		      "the caller's environment");
+		policy_vwarn(
+		    v, field,
+		    "a literal value in the policy file; write ${NAME} and keep the secret in "
+		    "the caller's environment");
 }
 
 static void check_credentials(const struct halo_policy *p, const struct policy_vctx *v)
@@ -164,11 +142,12 @@ static void check_credentials(const struct halo_policy *p, const struct policy_v
 		if (host_ok(p, v, field, c->host)) {
 			for (size_t k = 0; k < i; k++)
 				if (p->creds[k].host && strcmp(p->creds[k].host, c->host) == 0)
-					verr(v, field,
-					     "%s has a credential already (credentials[%zu])",
-					     c->host, k);
+					policy_verr(
+					    v, field,
+					    "%s has a credential already (credentials[%zu])",
+					    c->host, k);
 			if (p->egress_default_allow || policy_effective_default_allow(p, false))
-				vwarn(
+				policy_vwarn(
 				    v, field,
 				    "egress.default allow: the same server is reachable by plain "
 				    "tunnel under an IP literal or another name; the credential is "
@@ -188,7 +167,8 @@ static void check_methods(const struct policy_vctx *v, const char *field,
 	char q[POLICY_QUOTE_MAX];
 
 	if (l->set && l->n == 0)
-		verr(v, field, "empty: the rule would allow no request (drop the rule instead)");
+		policy_verr(v, field,
+			    "empty: the rule would allow no request (drop the rule instead)");
 	for (size_t i = 0; i < l->n; i++) {
 		const char *m = l->items[i];
 		size_t n = strlen(m), k = 0;
@@ -196,8 +176,8 @@ static void check_methods(const struct policy_vctx *v, const char *field,
 		while (k < n && m[k] >= 'A' && m[k] <= 'Z')
 			k++;
 		if (n == 0 || k != n || n > 20)
-			verr(v, field, "%s: a method in upper case letters (GET, POST...)",
-			     policy_quote(m, q, sizeof(q)));
+			policy_verr(v, field, "%s: a method in upper case letters (GET, POST...)",
+				    policy_quote(m, q, sizeof(q)));
 	}
 }
 
@@ -206,7 +186,8 @@ static void check_paths(const struct policy_vctx *v, const char *field, const st
 	char q[POLICY_QUOTE_MAX];
 
 	if (l->set && l->n == 0)
-		verr(v, field, "empty: the rule would allow no request (drop the rule instead)");
+		policy_verr(v, field,
+			    "empty: the rule would allow no request (drop the rule instead)");
 	for (size_t i = 0; i < l->n; i++) {
 		const char *s = l->items[i];
 		bool bad = s[0] != '/' || strlen(s) > 1024;
@@ -215,10 +196,11 @@ static void check_paths(const struct policy_vctx *v, const char *field, const st
 			bad = (unsigned char)s[k] <= 0x20 || (unsigned char)s[k] >= 0x7f ||
 			      strchr("?#\\", s[k]);
 		if (bad)
-			verr(v, field,
-			     "%s: a path starting with '/', printable ASCII without space, '?', "
-			     "'#' or '\\' ('*' matches any run of characters)",
-			     policy_quote(s, q, sizeof(q)));
+			policy_verr(
+			    v, field,
+			    "%s: a path starting with '/', printable ASCII without space, '?', "
+			    "'#' or '\\' ('*' matches any run of characters)",
+			    policy_quote(s, q, sizeof(q)));
 	}
 }
 
@@ -247,13 +229,14 @@ static void check_cas(const struct halo_policy *p, const struct policy_vctx *v)
 
 		snprintf(field, sizeof(field), "egress.trustedCAs[%zu]", i);
 		if (f[0] != '/' || policy_has_glob(f))
-			verr(v, field, "%s: an absolute file path (PEM certificates)",
-			     policy_quote(f, q, sizeof(q)));
+			policy_verr(v, field, "%s: an absolute file path (PEM certificates)",
+				    policy_quote(f, q, sizeof(q)));
 	}
 	if (p->trusted_cas.n && !policy_tls_wanted(p))
-		vwarn(v, "egress.trustedCAs",
-		      "only used for hosts with credentials or requestRules (other tunnels are "
-		      "not terminated)");
+		policy_vwarn(
+		    v, "egress.trustedCAs",
+		    "only used for hosts with credentials or requestRules (other tunnels are "
+		    "not terminated)");
 }
 
 /* Is this allowlist entry a way to the host's servers that the proxy does not
@@ -295,7 +278,7 @@ static void warn_other_ways(const struct halo_policy *p, const struct policy_vct
 	for (size_t i = 0; host && i < p->allowed_domains.n; i++) {
 		const char *why = other_way(p, host, p->allowed_domains.items[i]);
 		if (why)
-			vwarn(
+			policy_vwarn(
 			    v, field,
 			    "%s is also reachable another way: egress.allowedDomains[%zu] %s is %s",
 			    host, i, p->allowed_domains.items[i], why);
@@ -306,9 +289,10 @@ static void warn_other_ways(const struct halo_policy *p, const struct policy_vct
 		for (size_t k = 0; pr && k < pr->n; k++) {
 			const char *why = other_way(p, host, pr->entries[k].pattern);
 			if (why)
-				vwarn(v, field,
-				      "%s is also reachable another way: preset %s's %s is %s",
-				      host, pr->name, pr->entries[k].pattern, why);
+				policy_vwarn(
+				    v, field,
+				    "%s is also reachable another way: preset %s's %s is %s", host,
+				    pr->name, pr->entries[k].pattern, why);
 		}
 	}
 }
@@ -326,9 +310,10 @@ void policy_validate_tls(struct halo_policy *p, const struct policy_vctx *v)
 		warn_other_ways(p, v, field, p->req_rules[i].host);
 	}
 	if (policy_tls_wanted(p) && p->egress_default_allow)
-		vwarn(v, "egress.default",
-		      "allow: hosts with credentials or requestRules are reachable by plain tunnel "
-		      "under an IP literal or another name, where nothing is judged");
+		policy_vwarn(
+		    v, "egress.default",
+		    "allow: hosts with credentials or requestRules are reachable by plain tunnel "
+		    "under an IP literal or another name, where nothing is judged");
 	check_credentials(p, v);
 	check_rules(p, v);
 	check_cas(p, v);
