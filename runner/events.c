@@ -3,6 +3,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,74 @@
 #include "proxy/poller.h"
 #include "runner/events.h"
 
-static int open_fd_spec(const char *num, struct runner_events *ev, struct halo_err *e)
+int runner_output_one_link(const char *opt, const char *name, const struct stat *st,
+			   struct halo_err *e)
 {
+	if (!S_ISREG(st->st_mode) || st->st_nlink <= 1)
+		return 0;
+	halo_err_set(e,
+		     "%s %s: refused: the file has %ju hard links, and only this name can be "
+		     "masked inside the sandbox (the command could write it through another)",
+		     opt, name, (uintmax_t)st->st_nlink);
+	return -EINVAL;
+}
+
+/* The name the descriptor's file was opened by: /proc on Linux, F_GETPATH on macOS. */
+static ssize_t fd_name(int fd, char *path, size_t n)
+{
+#ifdef F_GETPATH
+	char buf[PATH_MAX];
+
+	if (fcntl(fd, F_GETPATH, buf) < 0 || strlen(buf) >= n)
+		return -1;
+	snprintf(path, n, "%s", buf);
+	return (ssize_t)strlen(path);
+#else
+	char link[40];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, n - 1);
+	if (len <= 0 || (size_t)len >= n - 1)
+		return -1;
+	path[len] = '\0';
+	return len;
+#endif
+}
+
+int runner_events_fd_file(const char *spec, char *path, size_t n, struct halo_err *e)
+{
+	struct stat st, named;
+	char *end;
+	long fd;
+
+	if (!spec || strncmp(spec, "fd:", 3) != 0)
+		return 0;
+	errno = 0;
+	fd = strtol(spec + 3, &end, 10);
+	/* A bad number is open_fd_spec's to refuse; a pipe or socket has no name; a
+	 * file no name leads to any more (nlink 0) cannot be reached from inside. */
+	if (!spec[3] || *end || errno || fd < 3 || fd > 1 << 20 || fstat((int)fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_nlink == 0)
+		return 0;
+	if (runner_output_one_link("--events", spec, &st, e) < 0)
+		return -EINVAL;
+	if (fd_name((int)fd, path, n) < 0 || path[0] != '/' || lstat(path, &named) != 0 ||
+	    named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
+		halo_err_set(e,
+			     "--events %s: refused: a regular file whose name halo-run cannot "
+			     "find, so it cannot be masked inside the sandbox (use --events FILE)",
+			     spec);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_err *e)
+{
+	const char *num = spec + 3;
+	char path[PATH_MAX];
+
 	char *end;
 	long n;
 
@@ -35,6 +103,8 @@ static int open_fd_spec(const char *num, struct runner_events *ev, struct halo_e
 		halo_err_set(e, "--events fd:%ld: not open for writing", n);
 		return -EINVAL;
 	}
+	if (runner_events_fd_file(spec, path, sizeof(path), e) < 0)
+		return -EINVAL;
 	fcntl((int)n, F_SETFD, FD_CLOEXEC); /* never the command's */
 	ev->fd = (int)n;
 	return 0;
@@ -59,6 +129,10 @@ static int open_file_spec(const char *path, struct runner_events *ev, struct hal
 		close(fd);
 		return -EINVAL;
 	}
+	if (runner_output_one_link("--events", path, &ev->st, e) < 0) {
+		close(fd);
+		return -EINVAL;
+	}
 	fcntl(fd, F_SETFL, O_APPEND);
 	ev->fd = fd;
 	ev->path = path;
@@ -75,7 +149,7 @@ int runner_events_open(const char *spec, const char *session, struct runner_even
 	if (!spec)
 		return 0;
 	if (strncmp(spec, "fd:", 3) == 0)
-		return open_fd_spec(spec + 3, ev, e);
+		return open_fd_spec(spec, ev, e);
 	return open_file_spec(spec, ev, e);
 }
 

@@ -68,6 +68,18 @@ else
 fi
 rm -rf "$WS/logs2"
 
+# A second hard link is a name the mask does not cover: a command that planted one
+# (in an earlier run, before the audit file existed) could forge records through it.
+: >"$WS/planted.jsonl"
+chmod a+rw "$WS/planted.jsonl"
+ln -f "$WS/planted.jsonl" "$WS/hl-audit.jsonl"
+out=$(cd "$WS" && timeout 60 "$HALO" --audit hl-audit.jsonl -- sh -c 'echo "{\"forged\":1}" >>planted.jsonl; echo ran' 2>&1 </dev/null)
+rc=$?
+expect "--audit a file with another hard link: 125, nothing ran" "125:no" "$rc:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+expect_match "--audit a file with another hard link: says so" "^halo-run: --audit hl-audit.jsonl: .*hard link" "$out"
+expect "... nothing forged" "" "$(cat "$WS/hl-audit.jsonl")"
+rm -f "$WS/planted.jsonl" "$WS/hl-audit.jsonl"
+
 # --dry-run shows the mask and creates nothing.
 out=$(cd "$WS" && "$HALO" --dry-run --audit planned.jsonl -- true 2>&1)
 expect_match "--dry-run: the audit file is in the masked list" "^  $WS/planned.jsonl$" "$out"

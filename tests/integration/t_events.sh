@@ -130,4 +130,30 @@ run --events "$TMPDIR" -- echo ran
 expect "a directory refused" "125:" "$RC:$OUT"
 run --events "$TMPDIR/a.jsonl" --audit "$TMPDIR/a.jsonl" -- echo ran
 expect "--events and --audit on one file refused" "125:" "$RC:$OUT"
+# The same file by another spelling, or as fd:N: still one file.
+(cd "$TMPDIR" && timeout -k 2 30 "$HALO" --events ./b.jsonl --audit b.jsonl -- echo ran >"$E.out" 2>"$E")
+expect "--events ./F --audit F (one file, two spellings) refused" "125:" "$?:$(cat "$E.out")"
+expect_match "... named" "same file" "$(cat "$E")"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:5 --audit "$TMPDIR/c.jsonl" -- echo ran 5>>"$TMPDIR/c.jsonl" 2>"$E")
+expect "--events fd:N open on the --audit file refused" "125:" "$?:$OUT"
+
+# A regular file behind fd:N in the writable workspace is masked like FILE: the
+# command cannot append forged records to it by its name.
+FEV="$PWD/fd-in-ws.jsonl"
+: >"$FEV"
+chmod a+rw "$FEV"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- sh -c 'echo "{\"type\":\"exit\",\"forged\":1}" >>'"$FEV"' 2>/dev/null && echo wrote; cat '"$FEV"' >/dev/null 2>&1 && echo read; echo done' 6>>"$FEV" 2>"$E")
+expect "fd:N on a workspace file: the command can neither write nor read it by name" done "$OUT"
+expect "... and the records are intact" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$FEV")"
+
+# Another hard link to the file would be a second, unmasked name: refused (FILE and
+# fd:N alike), before anything runs.
+: >"$TMPDIR/hl.jsonl"
+ln -f "$TMPDIR/hl.jsonl" "$PWD/hl-link"
+run --events "$TMPDIR/hl.jsonl" -- echo ran
+expect "a FILE with another hard link refused" "125:" "$RC:$OUT"
+expect_match "... named" "hard link" "$ERR"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- echo ran 6>>"$TMPDIR/hl.jsonl" 2>"$E")
+expect "fd:N on a file with another hard link refused" "125:" "$?:$OUT"
+rm -f "$PWD/hl-link" "$TMPDIR/hl.jsonl"
 finish
