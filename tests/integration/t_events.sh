@@ -112,13 +112,19 @@ expect "... and the records are intact" "start;exit" "$(python3 -c 'import json,
 OUT=$(timeout -k 2 30 "$HALO" --events fd:7 -- sh -c 'ls /proc/self/fd/7 >/dev/null 2>&1 && echo inherited || echo not-inherited' 7>"$TMPDIR/fd7.jsonl" 2>/dev/null)
 expect "fd:N: the descriptor is not the command's" not-inherited "$OUT"
 expect "fd:N: the records arrive there" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$TMPDIR/fd7.jsonl")"
-OUT=$(timeout -k 2 30 "$HALO" --events fd:8 -- true 8>&1 | python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in sys.stdin))')
+OUT=$(timeout -k 2 30 "$HALO" --events fd:8 -- true 8>&1 >/dev/null | python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in sys.stdin))')
 expect "fd:N: a pipe works" "start;exit" "$OUT"
 for bad in fd:0 fd:1 fd:2 fd:-3 fd:x fd: "fd:99"; do
 	run --events "$bad" -- echo ran
 	expect "--events $bad refused (125), nothing ran" "125:" "$RC:$OUT"
 done
 expect_match "... fd:1 says why" "0-2 are the command's own" "$(timeout 10 "$HALO" --events fd:1 -- true 2>&1)"
+# fd:N that is the command's stdout under another number is the same channel.
+OUT=$(timeout -k 2 30 "$HALO" --events fd:3 -- sh -c 'echo "{\"type\":\"exit\",\"forged\":3}"' 3>&1 2>"$E")
+expect "--events fd:3 3>&1 (the command's stdout) refused (125), nothing ran" "125:" "$?:$OUT"
+expect_match "... says why" "same file or pipe as descriptor 1" "$(cat "$E")"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:3 -- echo ran 3>/dev/null </dev/null 2>/dev/null >/dev/null; echo $?)
+expect "--events fd:3 on /dev/null with stdio on /dev/null too: runs" 0 "$OUT"
 ln -sf "$TMPDIR/elsewhere" "$TMPDIR/link.jsonl"
 run --events "$TMPDIR/link.jsonl" -- echo ran
 expect "a symbolic link refused" "125:" "$RC:$OUT"
