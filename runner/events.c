@@ -210,12 +210,18 @@ static void emit(struct runner_events *ev, cJSON *o)
 {
 	char *s = cJSON_PrintUnformatted(o);
 	size_t n, off = 0;
+	/* The start record is written before the supervisor ignores SIGPIPE (it must not
+	 * before the launch: the command would inherit SIG_IGN); a pipe whose reader is
+	 * gone must give EPIPE here, not kill halo-run without a word. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 
 	cJSON_Delete(o);
 	if (!s)
 		return;
 	n = strlen(s);
 	s[n] = '\n'; /* over the NUL: the length is known */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
 	while (off < n + 1) {
 		ssize_t w = write(ev->fd, s + off, n + 1 - off);
 		if (w < 0 && errno == EINTR)
@@ -224,6 +230,7 @@ static void emit(struct runner_events *ev, cJSON *o)
 			break; /* the reader went away: the run goes on */
 		off += (size_t)w;
 	}
+	sigaction(SIGPIPE, &old, NULL);
 	free(s);
 }
 

@@ -112,6 +112,18 @@ expect "... and the records are intact" "start;exit" "$(python3 -c 'import json,
 OUT=$(timeout -k 2 30 "$HALO" --events fd:7 -- sh -c 'ls /proc/self/fd/7 >/dev/null 2>&1 && echo inherited || echo not-inherited' 7>"$TMPDIR/fd7.jsonl" 2>/dev/null)
 expect "fd:N: the descriptor is not the command's" not-inherited "$OUT"
 expect "fd:N: the records arrive there" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$TMPDIR/fd7.jsonl")"
+# A pipe whose reader is already gone: the records are lost, the run is not (halo-run
+# is not killed by SIGPIPE before the launch).
+OUT=$(python3 - "$HALO" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([sys.argv[1], "--events", "fd:%d" % w, "--", "sh", "-c", "echo ran; exit 3"],
+                   pass_fds=[w], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+print(p.returncode, p.stdout.strip())
+PY
+)
+expect "fd:N, the reader gone before the start record: the command runs, its status kept" "3 ran" "$OUT"
 OUT=$(timeout -k 2 30 "$HALO" --events fd:8 -- true 8>&1 >/dev/null | python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in sys.stdin))')
 expect "fd:N: a pipe works" "start;exit" "$OUT"
 for bad in fd:0 fd:1 fd:2 fd:-3 fd:x fd: "fd:99"; do
