@@ -18,7 +18,7 @@
 int runner_output_one_link(const char *opt, const char *name, const struct stat *st,
 			   struct halo_err *e)
 {
-	if (!S_ISREG(st->st_mode) || st->st_nlink <= 1)
+	if (!(S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode)) || st->st_nlink <= 1)
 		return 0;
 	halo_err_set(e,
 		     "%s %s: refused: the file has %ju hard links, and only this name can be "
@@ -60,17 +60,21 @@ int runner_events_fd_file(const char *spec, char *path, size_t n, struct halo_er
 		return 0;
 	errno = 0;
 	fd = strtol(spec + 3, &end, 10);
-	/* A bad number is open_fd_spec's to refuse; a pipe or socket has no name; a
+	/* A bad number is open_fd_spec's to refuse; a socket is the socket scan's; a
 	 * file no name leads to any more (nlink 0) cannot be reached from inside. */
 	if (!spec[3] || *end || errno || fd < 3 || fd > 1 << 20 || fstat((int)fd, &st) < 0 ||
-	    !S_ISREG(st.st_mode) || st.st_nlink == 0)
+	    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) || st.st_nlink == 0)
+		return 0;
+	/* A pipe(2) has no name (/proc shows "pipe:[N]"); a named FIFO has one, where the
+	 * command could open it to write forged lines or read the records. */
+	if (S_ISFIFO(st.st_mode) && (fd_name((int)fd, path, n) < 0 || path[0] != '/'))
 		return 0;
 	if (runner_output_one_link("--events", spec, &st, e) < 0)
 		return -EINVAL;
 	if (fd_name((int)fd, path, n) < 0 || path[0] != '/' || lstat(path, &named) != 0 ||
 	    named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
 		halo_err_set(e,
-			     "--events %s: refused: a regular file whose name halo-run cannot "
+			     "--events %s: refused: a file or FIFO whose name halo-run cannot "
 			     "find, so it cannot be masked inside the sandbox (use --events FILE)",
 			     spec);
 		return -EINVAL;

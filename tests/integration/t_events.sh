@@ -164,6 +164,19 @@ OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- sh -c 'echo "{\"type\":\"exit\",\
 expect "fd:N on a workspace file: the command can neither write nor read it by name" done "$OUT"
 expect "... and the records are intact" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$FEV")"
 
+# A named FIFO behind fd:N (a harness reading ws/ev.fifo): masked too, the command can
+# neither write forged lines into it nor open it to read.
+rm -f "$PWD/ev.fifo"
+mkfifo "$PWD/ev.fifo"
+chmod a+rw "$PWD/ev.fifo"
+timeout 30 cat "$PWD/ev.fifo" >"$TMPDIR/fifo.out" &
+CATP=$!
+OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- sh -c 'timeout 5 sh -c "echo \"{\\\"type\\\":\\\"exit\\\"}\" >ev.fifo" 2>/dev/null && echo wrote; echo done' 6>"$PWD/ev.fifo" 2>"$E")
+wait "$CATP"
+expect "fd:N on a named FIFO in the workspace: the command cannot write it by name" done "$OUT"
+expect "... the reader gets exactly the records" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] + ("!" if len(json.loads(l)) < 4 else "") for l in open(sys.argv[1])))' "$TMPDIR/fifo.out")"
+rm -f "$PWD/ev.fifo"
+
 # Another hard link to the file would be a second, unmasked name: refused (FILE and
 # fd:N alike), before anything runs.
 : >"$TMPDIR/hl.jsonl"
