@@ -82,28 +82,32 @@ int runner_events_fd_file(const char *spec, char *path, size_t n, struct halo_er
 	return 1;
 }
 
-/* fd:N that is the same pipe, socket, terminal or file as the command's stdin,
- * stdout or stderr (--events fd:3 3>&1) would let the command write forged lines
- * through its own stdio: refused like fd 0-2. A character device that is not a
- * terminal (/dev/null) carries nothing anyone reads. */
-static int shared_with_stdio(int fd)
+/* An output that is the same pipe, socket, terminal or file as the command's stdin,
+ * stdout or stderr (--events fd:3 3>&1, --audit F with >>F) would let the command
+ * write forged lines through its own stdio: refused like fd 0-2. A character device
+ * that is not a terminal (/dev/null) carries nothing anyone reads. */
+int runner_output_not_stdio(const char *opt, const char *name, int fd, struct halo_err *e)
 {
 	struct stat st, io;
 
 	if (fstat(fd, &st) < 0 || (S_ISCHR(st.st_mode) && !isatty(fd)))
-		return -1;
+		return 0;
 	for (int i = 0; i < 3; i++)
-		if (fstat(i, &io) == 0 && io.st_dev == st.st_dev && io.st_ino == st.st_ino)
-			return i;
-	return -1;
+		if (fstat(i, &io) == 0 && io.st_dev == st.st_dev && io.st_ino == st.st_ino) {
+			halo_err_set(
+			    e,
+			    "%s %s: refused: it is the same file or pipe as descriptor %d, "
+			    "the command's own stdio, where it could write forged records",
+			    opt, name, i);
+			return -EINVAL;
+		}
+	return 0;
 }
 
 static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_err *e)
 {
 	const char *num = spec + 3;
 	char path[PATH_MAX];
-	int io;
-
 	char *end;
 	long n;
 
@@ -124,14 +128,8 @@ static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_
 		halo_err_set(e, "--events fd:%ld: not open for writing", n);
 		return -EINVAL;
 	}
-	if ((io = shared_with_stdio((int)n)) >= 0) {
-		halo_err_set(
-		    e,
-		    "--events fd:%ld: refused: it is the same file or pipe as descriptor %d, "
-		    "the command's own stdio, where it could write forged events",
-		    n, io);
+	if (runner_output_not_stdio("--events", spec, (int)n, e) < 0)
 		return -EINVAL;
-	}
 	if (runner_events_fd_file(spec, path, sizeof(path), e) < 0)
 		return -EINVAL;
 	fcntl((int)n, F_SETFD, FD_CLOEXEC); /* never the command's */
@@ -158,7 +156,8 @@ static int open_file_spec(const char *path, struct runner_events *ev, struct hal
 		close(fd);
 		return -EINVAL;
 	}
-	if (runner_output_one_link("--events", path, &ev->st, e) < 0) {
+	if (runner_output_one_link("--events", path, &ev->st, e) < 0 ||
+	    runner_output_not_stdio("--events", path, fd, e) < 0) {
 		close(fd);
 		return -EINVAL;
 	}

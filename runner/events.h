@@ -46,6 +46,9 @@ int runner_events_fd_file(const char *spec, char *path, size_t n, struct halo_er
  * e set): the mask covers one name, the command could write through the other. */
 int runner_output_one_link(const char *opt, const char *name, const struct stat *st,
 			   struct halo_err *e);
+/* --audit and --events: fd, the output, is refused (-EINVAL, e set) when it is the
+ * same file, pipe or terminal as fd 0, 1 or 2, which the command writes to. */
+int runner_output_not_stdio(const char *opt, const char *name, int fd, struct halo_err *e);
 
 void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 			 const char *const *layers, size_t n_layers, const char *workspace,

@@ -72,7 +72,8 @@ static int open_audit(const char *path, struct stat *st, struct halo_err *e)
 		close(fd);
 		return -EINVAL;
 	}
-	if (runner_output_one_link("--audit", path, st, e) < 0) {
+	if (runner_output_one_link("--audit", path, st, e) < 0 ||
+	    runner_output_not_stdio("--audit", path, fd, e) < 0) {
 		close(fd);
 		return -EINVAL;
 	}
