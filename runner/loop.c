@@ -251,10 +251,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc >= 0)
 		runner_ci_finish(o, px, audit_fd, audit_fd >= 0 ? audit_st.st_size : 0, status);
 out:
-	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
-		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
+	/* The proxy first: the connections it still holds are closed and recorded (audit
+	 * and egress events) before the exit record, not written to a closed fd after. */
 	proxy_destroy(px);
 	runner_decider_stop(st.dc); /* after the proxy: no connection waits on it */
+	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
+		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
 	proxy_poller_free(st.pl);
 	if (audit_fd >= 0)
 		close(audit_fd);
