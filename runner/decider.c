@@ -512,6 +512,12 @@ void runner_decider_stop(struct runner_decider *dc)
 
 	if (!dc)
 		return;
+	/* A decider that exited before the end, its EOF not yet read off the loop (the
+	 * command ended first): said as the loop would have said it. */
+	if (!dc->dead && dc->pid > 0 && waitpid(dc->pid, NULL, WNOHANG) == dc->pid) {
+		dc->pid = 0;
+		say(dc, T_EXITED, NULL);
+	}
 	while ((q = dc->qs)) {
 		dc->qs = q->next;
 		if (q->t)

@@ -24,6 +24,22 @@ static bool duplicate_keys(const cJSON *o)
 	return false;
 }
 
+/* An escaped NUL (\u0000) in a string: cJSON's C string ends there and another
+ * reader's does not, so "allow\u0000deny" would be an allow here only. Backslashes
+ * occur only inside strings in valid JSON; each escape is skipped whole, so "\\u0000"
+ * (a backslash, then text) is not one. */
+static bool escaped_nul(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (s[i + 1] == 'u' && n - i >= 6 && memcmp(s + i + 2, "0000", 4) == 0)
+			return true;
+		i++;
+	}
+	return false;
+}
+
 static int read_id(const cJSON *v, uint64_t *id, char *why, size_t n)
 {
 	double d;
@@ -73,6 +89,8 @@ int runner_decider_parse_answer(const char *line, size_t len, struct runner_deci
 		return bad(why, whylen, "line too long");
 	if (memchr(line, '\0', len))
 		return bad(why, whylen, "NUL byte in the line");
+	if (escaped_nul(line, len))
+		return bad(why, whylen, "an escaped NUL (\\u0000) in a string");
 	o = cJSON_ParseWithLengthOpts(line, len, &end, false);
 	if (!o)
 		return bad(why, whylen, "not JSON");

@@ -3,6 +3,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,99 @@
 #include "proxy/poller.h"
 #include "runner/events.h"
 
-static int open_fd_spec(const char *num, struct runner_events *ev, struct halo_err *e)
+int runner_output_one_link(const char *opt, const char *name, const struct stat *st,
+			   struct halo_err *e)
 {
+	if (!(S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode)) || st->st_nlink <= 1)
+		return 0;
+	halo_err_set(e,
+		     "%s %s: refused: the file has %ju hard links, and only this name can be "
+		     "masked inside the sandbox (the command could write it through another)",
+		     opt, name, (uintmax_t)st->st_nlink);
+	return -EINVAL;
+}
+
+/* The name the descriptor's file was opened by: /proc on Linux, F_GETPATH on macOS. */
+static ssize_t fd_name(int fd, char *path, size_t n)
+{
+#ifdef F_GETPATH
+	char buf[PATH_MAX];
+
+	if (fcntl(fd, F_GETPATH, buf) < 0 || strlen(buf) >= n)
+		return -1;
+	snprintf(path, n, "%s", buf);
+	return (ssize_t)strlen(path);
+#else
+	char link[40];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, n - 1);
+	if (len <= 0 || (size_t)len >= n - 1)
+		return -1;
+	path[len] = '\0';
+	return len;
+#endif
+}
+
+int runner_events_fd_file(const char *spec, char *path, size_t n, struct halo_err *e)
+{
+	struct stat st, named;
+	char *end;
+	long fd;
+
+	if (!spec || strncmp(spec, "fd:", 3) != 0)
+		return 0;
+	errno = 0;
+	fd = strtol(spec + 3, &end, 10);
+	/* A bad number is open_fd_spec's to refuse; a socket is the socket scan's; a
+	 * file no name leads to any more (nlink 0) cannot be reached from inside. */
+	if (!spec[3] || *end || errno || fd < 3 || fd > 1 << 20 || fstat((int)fd, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) || st.st_nlink == 0)
+		return 0;
+	/* A pipe(2) has no name (/proc shows "pipe:[N]"); a named FIFO has one, where the
+	 * command could open it to write forged lines or read the records. */
+	if (S_ISFIFO(st.st_mode) && (fd_name((int)fd, path, n) < 0 || path[0] != '/'))
+		return 0;
+	if (runner_output_one_link("--events", spec, &st, e) < 0)
+		return -EINVAL;
+	if (fd_name((int)fd, path, n) < 0 || path[0] != '/' || lstat(path, &named) != 0 ||
+	    named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
+		halo_err_set(e,
+			     "--events %s: refused: a file or FIFO whose name halo-run cannot "
+			     "find, so it cannot be masked inside the sandbox (use --events FILE)",
+			     spec);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/* An output that is the same pipe, socket, terminal or file as the command's stdin,
+ * stdout or stderr (--events fd:3 3>&1, --audit F with >>F) would let the command
+ * write forged lines through its own stdio: refused like fd 0-2. A character device
+ * that is not a terminal (/dev/null) carries nothing anyone reads. */
+int runner_output_not_stdio(const char *opt, const char *name, int fd, struct halo_err *e)
+{
+	struct stat st, io;
+
+	if (fstat(fd, &st) < 0 || (S_ISCHR(st.st_mode) && !isatty(fd)))
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (fstat(i, &io) == 0 && io.st_dev == st.st_dev && io.st_ino == st.st_ino) {
+			halo_err_set(
+			    e,
+			    "%s %s: refused: it is the same file or pipe as descriptor %d, "
+			    "the command's own stdio, where it could write forged records",
+			    opt, name, i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_err *e)
+{
+	const char *num = spec + 3;
+	char path[PATH_MAX];
 	char *end;
 	long n;
 
@@ -35,6 +128,10 @@ static int open_fd_spec(const char *num, struct runner_events *ev, struct halo_e
 		halo_err_set(e, "--events fd:%ld: not open for writing", n);
 		return -EINVAL;
 	}
+	if (runner_output_not_stdio("--events", spec, (int)n, e) < 0)
+		return -EINVAL;
+	if (runner_events_fd_file(spec, path, sizeof(path), e) < 0)
+		return -EINVAL;
 	fcntl((int)n, F_SETFD, FD_CLOEXEC); /* never the command's */
 	ev->fd = (int)n;
 	return 0;
@@ -59,6 +156,11 @@ static int open_file_spec(const char *path, struct runner_events *ev, struct hal
 		close(fd);
 		return -EINVAL;
 	}
+	if (runner_output_one_link("--events", path, &ev->st, e) < 0 ||
+	    runner_output_not_stdio("--events", path, fd, e) < 0) {
+		close(fd);
+		return -EINVAL;
+	}
 	fcntl(fd, F_SETFL, O_APPEND);
 	ev->fd = fd;
 	ev->path = path;
@@ -75,7 +177,7 @@ int runner_events_open(const char *spec, const char *session, struct runner_even
 	if (!spec)
 		return 0;
 	if (strncmp(spec, "fd:", 3) == 0)
-		return open_fd_spec(spec + 3, ev, e);
+		return open_fd_spec(spec, ev, e);
 	return open_file_spec(spec, ev, e);
 }
 
@@ -113,12 +215,18 @@ static void emit(struct runner_events *ev, cJSON *o)
 {
 	char *s = cJSON_PrintUnformatted(o);
 	size_t n, off = 0;
+	/* The start record is written before the supervisor ignores SIGPIPE (it must not
+	 * before the launch: the command would inherit SIG_IGN); a pipe whose reader is
+	 * gone must give EPIPE here, not kill halo-run without a word. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 
 	cJSON_Delete(o);
 	if (!s)
 		return;
 	n = strlen(s);
 	s[n] = '\n'; /* over the NUL: the length is known */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
 	while (off < n + 1) {
 		ssize_t w = write(ev->fd, s + off, n + 1 - off);
 		if (w < 0 && errno == EINTR)
@@ -127,6 +235,7 @@ static void emit(struct runner_events *ev, cJSON *o)
 			break; /* the reader went away: the run goes on */
 		off += (size_t)w;
 	}
+	sigaction(SIGPIPE, &old, NULL);
 	free(s);
 }
 

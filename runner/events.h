@@ -41,6 +41,19 @@ struct runner_events {
 int runner_events_open(const char *spec, const char *session, struct runner_events *ev,
 		       struct halo_err *e);
 void runner_events_close(struct runner_events *ev);
+/* --events fd:N open on a regular file or a named FIFO: its name, absolute, into
+ * path (1), to be masked inside like FILE, since the command would otherwise reach it
+ * by name. 0 when there is nothing to mask (no fd:N, a pipe(2) or socket, a file no
+ * name leads to); -EINVAL with e set when it cannot be masked (no name found, another
+ * link). */
+int runner_events_fd_file(const char *spec, char *path, size_t n, struct halo_err *e);
+/* --audit and --events: a regular file with another hard link is refused (-EINVAL,
+ * e set): the mask covers one name, the command could write through the other. */
+int runner_output_one_link(const char *opt, const char *name, const struct stat *st,
+			   struct halo_err *e);
+/* --audit and --events: fd, the output, is refused (-EINVAL, e set) when it is the
+ * same file, pipe or terminal as fd 0, 1 or 2, which the command writes to. */
+int runner_output_not_stdio(const char *opt, const char *name, int fd, struct halo_err *e);
 
 void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 			 const char *const *layers, size_t n_layers, const char *workspace,

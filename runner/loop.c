@@ -72,6 +72,11 @@ int runner_open_audit(const char *path, struct stat *st, struct halo_err *e)
 		close(fd);
 		return -EINVAL;
 	}
+	if (runner_output_one_link("--audit", path, st, e) < 0 ||
+	    runner_output_not_stdio("--audit", path, fd, e) < 0) {
+		close(fd);
+		return -EINVAL;
+	}
 	fcntl(fd, F_SETFL, O_APPEND); /* blocking again: records are written whole */
 	return fd;
 }
@@ -91,6 +96,16 @@ static int audit_name_intact(const char *path, const struct stat *opened, struct
 		     "during the run); do not trust what is there now",
 		     path);
 	return -ESTALE;
+}
+
+/* --events ./F --audit F, or fd:N open on the audit file: the string compare in
+ * runner/run.c sees two names, the inodes say one file. */
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Hand the sandbox's listeners to a new proxy. */
@@ -198,6 +213,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 			close(audit_fd);
 		return rc;
 	}
+	if (audit_fd >= 0 && same_file(audit_fd, st.ev.fd)) {
+		halo_err_set(e, "--events and --audit name the same file");
+		runner_events_close(&st.ev);
+		close(audit_fd);
+		return -EINVAL;
+	}
 	runner_events_start(&st.ev, l->policy, l->policy_files, l->n_policy_files, l->workspace,
 			    l->argv);
 	rc = runner_launcher.start(l, &st.sb, e);
@@ -236,10 +257,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc >= 0)
 		runner_ci_finish(o, px, audit_fd, audit_fd >= 0 ? audit_st.st_size : 0, status);
 out:
-	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
-		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
+	/* The proxy first: the connections it still holds are closed and recorded (audit
+	 * and egress events) before the exit record, not written to a closed fd after. */
 	proxy_destroy(px);
 	runner_decider_stop(st.dc); /* after the proxy: no connection waits on it */
+	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
+		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
 	proxy_poller_free(st.pl);
 	if (audit_fd >= 0)
 		close(audit_fd);

@@ -15,6 +15,7 @@
 #endif
 #include "runner/caches.h"
 #include "runner/env.h"
+#include "runner/events.h"
 #include "runner/runner_int.h"
 
 extern char **environ;
@@ -263,7 +264,8 @@ int runner_cmd_run(const struct runner_opts *o)
 	struct halo_run_facts facts = {0};
 	const char *own_outputs[2]; /* halo-run's own output files: --audit, --events */
 	struct plan_text warnings = {0};
-	char self[4096];
+	char self[4096], events_file[4096];
+	struct halo_err e = {{0}};
 	ssize_t n;
 	int rc;
 
@@ -295,6 +297,13 @@ int runner_cmd_run(const struct runner_opts *o)
 		own_outputs[l.n_own_outputs++] = o->audit;
 	if (o->events && strncmp(o->events, "fd:", 3) != 0) /* also opened by runner_supervise */
 		own_outputs[l.n_own_outputs++] = o->events;
+	else if ((rc = runner_events_fd_file(o->events, events_file, sizeof(events_file), &e)) <
+		 0) {
+		fprintf(stderr, "halo-run: %s\n", e.msg);
+		rc = HALO_EXIT_SETUP;
+		goto out;
+	} else if (rc > 0) /* fd:N on a regular file: its name is masked as FILE's */
+		own_outputs[l.n_own_outputs++] = events_file;
 	l.facts = &facts;
 	l.argv = o->rest;
 	l.quiet = o->quiet;

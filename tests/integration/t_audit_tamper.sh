@@ -68,6 +68,27 @@ else
 fi
 rm -rf "$WS/logs2"
 
+# A second hard link is a name the mask does not cover: a command that planted one
+# (in an earlier run, before the audit file existed) could forge records through it.
+: >"$WS/planted.jsonl"
+chmod a+rw "$WS/planted.jsonl"
+ln -f "$WS/planted.jsonl" "$WS/hl-audit.jsonl"
+out=$(cd "$WS" && timeout 60 "$HALO" --audit hl-audit.jsonl -- sh -c 'echo "{\"forged\":1}" >>planted.jsonl; echo ran' 2>&1 </dev/null)
+rc=$?
+expect "--audit a file with another hard link: 125, nothing ran" "125:no" "$rc:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+expect_match "--audit a file with another hard link: says so" "^halo-run: --audit hl-audit.jsonl: .*hard link" "$out"
+expect "... nothing forged" "" "$(cat "$WS/hl-audit.jsonl")"
+rm -f "$WS/planted.jsonl" "$WS/hl-audit.jsonl"
+
+# The command's own stdout on the audit file (>>F): it could print forged records.
+rm -f "$WS/out.jsonl"
+out=$(cd "$WS" && timeout 60 "$HALO" --audit out.jsonl -- sh -c 'echo "{\"forged\":1}"; echo ran >&2' 2>&1 >>out.jsonl </dev/null)
+rc=$?
+expect "--audit F with the command's stdout on F: 125, nothing ran" "125:no" "$rc:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+expect_match "... says so" "^halo-run: --audit out.jsonl: .*same file or pipe as descriptor 1" "$out"
+expect "... nothing forged" "" "$(cat "$WS/out.jsonl" 2>/dev/null)"
+rm -f "$WS/out.jsonl"
+
 # --dry-run shows the mask and creates nothing.
 out=$(cd "$WS" && "$HALO" --dry-run --audit planned.jsonl -- true 2>&1)
 expect_match "--dry-run: the audit file is in the masked list" "^  $WS/planned.jsonl$" "$out"

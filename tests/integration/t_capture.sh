@@ -267,4 +267,26 @@ else
 	skip "ssh rows" "no OpenSSH client (openssh-client)"
 fi
 
+# ------------------------------------------------------------ without nf_tables: fail closed
+# it_nonft makes NETLINK_NETFILTER sockets fail as on a kernel without nf_tables: no
+# redirect, no capture listener; every lookup inside is REFUSED (never an answer that
+# would lead nowhere, never forwarded), and proxy-aware clients still get out.
+if [ -x "$HELPERS/it_nonft" ]; then
+	rm -f "$W/n.audit"
+	OUT=$(cd "$WS" && timeout -k 5 60 "${WRAP[@]}" "$HELPERS/it_nonft" "$HALO" --policy "$W/cap.yaml" \
+		--audit "$W/n.audit" -- "${NOPROXY[@]}" sh -c "python3 cc.py dns udp origin.test A; python3 cc.py dns tcp origin.test A;
+		python3 cc.py sock 127.0.0.1 3129; curl -sS --max-time 10 --noproxy '*' http://origin.test:$P/hello;
+		curl -sS --max-time 10 -x http://127.0.0.1:3128 http://origin.test:$P/hello" </dev/null 2>"$W/err")
+	expect_match "no nf_tables: a lookup of an allowed name is REFUSED (udp)" "^REFUSED 0$" "$(sed -n 1p <<<"$OUT")"
+	expect_match "... and over tcp" "^REFUSED 0$" "$(sed -n 2p <<<"$OUT")"
+	expect_match "... no capture listener inside" "ConnectionRefused" "$(sed -n 3p <<<"$OUT")"
+	expect_match "... a client by name cannot resolve" "Could not resolve host: origin.test" "$(cat "$W/err")"
+	expect_match "... said on stderr" "name lookups inside the sandbox are refused: connection capture could not be set up" "$(cat "$W/err")"
+	expect "... a proxy-aware client still gets out" "hello from 127.0.0.1" "$(sed -n 4p <<<"$OUT")"
+	expect "... audited: every lookup denied, the proxy request allowed, nothing captured" \
+		"dns origin.test deny;http origin.test allow" "$(aud n.audit proto host decision | tr ';' '\n' | uniq | paste -sd';')"
+else
+	fail "no nf_tables rows" "helper it_nonft missing"
+fi
+
 finish

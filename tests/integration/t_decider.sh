@@ -122,6 +122,21 @@ expect "events: a decider's trouble is a record" "did not answer in time ask.tes
 import json,sys
 print(";".join(r["problem"] + " " + r.get("detail","") for r in map(json.loads, open(sys.argv[1])) if r["type"] == "decider"))' "$W/e.jsonl" | sed "s/#/:/")"
 
+# A connection still waiting when the command ends (its client gave up first, the
+# decider still thinking) is closed with the proxy: its record reaches the events as it
+# reaches the audit, and before the exit record.
+rm -f "$W/e.jsonl"
+OUT=$(HR_ERR="$W/derr" hr dec.yaml d.audit --decider "python3 $W/decider.py hang $W/q.log" --events "$W/e.jsonl" -- \
+	curl -s -o /dev/null -w '%{http_code}' --max-time 1 -x http://127.0.0.1:3128 "http://ask.test:$O1/hello")
+expect "events: a connection closed at the end is recorded as in the audit, before exit" "audit 1; events start egress exit" \
+	"$(python3 - "$W/e.jsonl" "$W/d.audit" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+au = [json.loads(l) for l in open(sys.argv[2])]
+print("audit %d; events %s" % (len(au), " ".join(r["type"] for r in ev)))
+PY
+)"
+
 # Bad options are refused before anything runs.
 OUT=$(cd "$WS" && "$HALO" --decider-timeout 5s -- true 2>&1); RC=$?
 expect "--decider-timeout without --decider: 125" 125 "$RC"

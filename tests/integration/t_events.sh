@@ -112,13 +112,31 @@ expect "... and the records are intact" "start;exit" "$(python3 -c 'import json,
 OUT=$(timeout -k 2 30 "$HALO" --events fd:7 -- sh -c 'ls /proc/self/fd/7 >/dev/null 2>&1 && echo inherited || echo not-inherited' 7>"$TMPDIR/fd7.jsonl" 2>/dev/null)
 expect "fd:N: the descriptor is not the command's" not-inherited "$OUT"
 expect "fd:N: the records arrive there" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$TMPDIR/fd7.jsonl")"
-OUT=$(timeout -k 2 30 "$HALO" --events fd:8 -- true 8>&1 | python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in sys.stdin))')
+# A pipe whose reader is already gone: the records are lost, the run is not (halo-run
+# is not killed by SIGPIPE before the launch).
+OUT=$(python3 - "$HALO" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([sys.argv[1], "--events", "fd:%d" % w, "--", "sh", "-c", "echo ran; exit 3"],
+                   pass_fds=[w], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+print(p.returncode, p.stdout.strip())
+PY
+)
+expect "fd:N, the reader gone before the start record: the command runs, its status kept" "3 ran" "$OUT"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:8 -- true 8>&1 >/dev/null | python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in sys.stdin))')
 expect "fd:N: a pipe works" "start;exit" "$OUT"
 for bad in fd:0 fd:1 fd:2 fd:-3 fd:x fd: "fd:99"; do
 	run --events "$bad" -- echo ran
 	expect "--events $bad refused (125), nothing ran" "125:" "$RC:$OUT"
 done
 expect_match "... fd:1 says why" "0-2 are the command's own" "$(timeout 10 "$HALO" --events fd:1 -- true 2>&1)"
+# fd:N that is the command's stdout under another number is the same channel.
+OUT=$(timeout -k 2 30 "$HALO" --events fd:3 -- sh -c 'echo "{\"type\":\"exit\",\"forged\":3}"' 3>&1 2>"$E")
+expect "--events fd:3 3>&1 (the command's stdout) refused (125), nothing ran" "125:" "$?:$OUT"
+expect_match "... says why" "same file or pipe as descriptor 1" "$(cat "$E")"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:3 -- echo ran 3>/dev/null </dev/null 2>/dev/null >/dev/null; echo $?)
+expect "--events fd:3 on /dev/null with stdio on /dev/null too: runs" 0 "$OUT"
 ln -sf "$TMPDIR/elsewhere" "$TMPDIR/link.jsonl"
 run --events "$TMPDIR/link.jsonl" -- echo ran
 expect "a symbolic link refused" "125:" "$RC:$OUT"
@@ -130,4 +148,43 @@ run --events "$TMPDIR" -- echo ran
 expect "a directory refused" "125:" "$RC:$OUT"
 run --events "$TMPDIR/a.jsonl" --audit "$TMPDIR/a.jsonl" -- echo ran
 expect "--events and --audit on one file refused" "125:" "$RC:$OUT"
+# The same file by another spelling, or as fd:N: still one file.
+(cd "$TMPDIR" && timeout -k 2 30 "$HALO" --events ./b.jsonl --audit b.jsonl -- echo ran >"$E.out" 2>"$E")
+expect "--events ./F --audit F (one file, two spellings) refused" "125:" "$?:$(cat "$E.out")"
+expect_match "... named" "same file" "$(cat "$E")"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:5 --audit "$TMPDIR/c.jsonl" -- echo ran 5>>"$TMPDIR/c.jsonl" 2>"$E")
+expect "--events fd:N open on the --audit file refused" "125:" "$?:$OUT"
+
+# A regular file behind fd:N in the writable workspace is masked like FILE: the
+# command cannot append forged records to it by its name.
+FEV="$PWD/fd-in-ws.jsonl"
+: >"$FEV"
+chmod a+rw "$FEV"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- sh -c 'echo "{\"type\":\"exit\",\"forged\":1}" >>'"$FEV"' 2>/dev/null && echo wrote; cat '"$FEV"' >/dev/null 2>&1 && echo read; echo done' 6>>"$FEV" 2>"$E")
+expect "fd:N on a workspace file: the command can neither write nor read it by name" done "$OUT"
+expect "... and the records are intact" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$FEV")"
+
+# A named FIFO behind fd:N (a harness reading ws/ev.fifo): masked too, the command can
+# neither write forged lines into it nor open it to read.
+rm -f "$PWD/ev.fifo"
+mkfifo "$PWD/ev.fifo"
+chmod a+rw "$PWD/ev.fifo"
+timeout 30 cat "$PWD/ev.fifo" >"$TMPDIR/fifo.out" &
+CATP=$!
+OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- sh -c 'timeout 5 sh -c "echo \"{\\\"type\\\":\\\"exit\\\"}\" >ev.fifo" 2>/dev/null && echo wrote; echo done' 6>"$PWD/ev.fifo" 2>"$E")
+wait "$CATP"
+expect "fd:N on a named FIFO in the workspace: the command cannot write it by name" done "$OUT"
+expect "... the reader gets exactly the records" "start;exit" "$(python3 -c 'import json,sys; print(";".join(json.loads(l)["type"] + ("!" if len(json.loads(l)) < 4 else "") for l in open(sys.argv[1])))' "$TMPDIR/fifo.out")"
+rm -f "$PWD/ev.fifo"
+
+# Another hard link to the file would be a second, unmasked name: refused (FILE and
+# fd:N alike), before anything runs.
+: >"$TMPDIR/hl.jsonl"
+ln -f "$TMPDIR/hl.jsonl" "$PWD/hl-link"
+run --events "$TMPDIR/hl.jsonl" -- echo ran
+expect "a FILE with another hard link refused" "125:" "$RC:$OUT"
+expect_match "... named" "hard link" "$ERR"
+OUT=$(timeout -k 2 30 "$HALO" --events fd:6 -- echo ran 6>>"$TMPDIR/hl.jsonl" 2>"$E")
+expect "fd:N on a file with another hard link refused" "125:" "$?:$OUT"
+rm -f "$PWD/hl-link" "$TMPDIR/hl.jsonl"
 finish

@@ -51,6 +51,13 @@ START_TEST(answers)
 	    {"{\"id\":1,\"decision\":\"allow\"} x", -EINVAL, 0, false, false},
 	    {"{\"id\":1,\"decision\":\"allow\"", -EINVAL, 0, false, false},
 	    {"{\"Id\":1,\"Decision\":\"allow\"}", -EINVAL, 0, false, false},
+	    /* An escaped NUL: cJSON's C string stops there, another reader's does not. */
+	    {"{\"id\":1,\"decision\":\"allow\\u0000deny\"}", -EINVAL, 0, false, false},
+	    {"{\"id\":1,\"decision\\u0000x\":\"allow\"}", -EINVAL, 0, false, false},
+	    {"{\"id\":1,\"decision\":\"allow\",\"remember\":\"session\\u0000\"}", -EINVAL, 0, false,
+	     false},
+	    /* ... but an escaped backslash before "u0000" is text, not a NUL. */
+	    {"{\"id\":4,\"decision\":\"allow\",\"note\":\"a\\\\u0000\"}", 0, 4, true, false},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
