@@ -372,12 +372,15 @@ static void cancel(void *ctx, uint64_t ticket)
 
 /* The child: the pipes on 0 and 1, stderr kept (the decider's own messages reach the
  * caller), nothing else of the supervisor's, and it dies with halo-run. */
-static void exec_decider(const char *command, int in_r, int out_w)
+static void exec_decider(const char *command, int in_r, int out_w, pid_t supervisor)
 {
+	(void)supervisor; /* Linux only */
 	if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0)
 		_exit(127);
 #ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* A supervisor gone between the fork and here never sends the signal. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != supervisor)
+		_exit(127);
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3, ~0U, 0) != 0)
 #endif
@@ -416,12 +419,13 @@ static int spawn(struct runner_decider *dc, const char *command, struct halo_err
 	 * start with them blocked. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t self = getpid();
 	dc->pid = fork();
 	if (dc->pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		exec_decider(command, in[0], out[1]);
+		exec_decider(command, in[0], out[1], self);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(in[0]);
