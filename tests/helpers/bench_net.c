@@ -1,6 +1,7 @@
 /* bench_net: the network ends of tests/bench/proxy. Loopback only: every socket it opens
  * is bound or connected to 127.0.0.1 (or to the host named in ORIGIN, which the bench
- * script only ever sets to a loopback name).
+ * script only ever sets to a loopback name, or inside the sandbox to a name that
+ * halo-run's DNS stub answers with a captured fake address).
  *
  *   bench_net sink PORT                 origin: prints "ready PORT" (0 = any free port)
  *   bench_net freeport                  prints a port that was free a moment ago
@@ -9,7 +10,8 @@
  *   bench_net idle  PXHOST PXPORT ORIGIN N [PID]
  *
  * ORIGIN is PORT (target 127.0.0.1) or HOST:PORT. PXPORT 0 means no proxy: connect
- * straight to the origin. Otherwise every connection starts with
+ * straight to the origin (a name must resolve into 127.0.0.0/8 or, inside halo-run's
+ * sandbox, into its captured fake range 198.18.0.0/15). Otherwise every connection starts with
  * "CONNECT ORIGIN HTTP/1.1" and must get a 200 before its first byte of payload.
  *
  * The origin's protocol is one mode byte, then:
@@ -29,6 +31,7 @@
  * Results are one line of key=value pairs on stdout; errors go to stderr with exit 1. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -100,6 +103,31 @@ static struct sockaddr_in loop_addr(const char *ip, unsigned port)
 	return a;
 }
 
+/* Direct: a loopback IP literal, or a name. A name is resolved (inside the sandbox:
+ * by halo-run's DNS stub) and must give a loopback address or one of halo-run's fake
+ * addresses (198.18.0.0/15), which exist only in the sandbox's own network namespace,
+ * where they are captured into the supervisor: the proxy-unaware path. */
+static struct sockaddr_in direct_addr(const char *host, unsigned port)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	struct sockaddr_in a;
+	uint32_t ip;
+	int rc;
+
+	if (inet_pton(AF_INET, host, &a.sin_addr) == 1)
+		return loop_addr(host, port);
+	rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc != 0)
+		die("resolve %s: %s", host, gai_strerror(rc));
+	a = *(struct sockaddr_in *)res->ai_addr;
+	freeaddrinfo(res);
+	a.sin_port = htons((uint16_t)port);
+	ip = ntohl(a.sin_addr.s_addr);
+	if ((ip >> 24) != 127 && (ip >> 17) != (0xc6120000u >> 17))
+		die("%s resolved outside 127.0.0.0/8 and 198.18.0.0/15", host);
+	return a;
+}
+
 static void parse_ends(char **argv, struct ends *e)
 {
 	const char *colon = strrchr(argv[2], ':');
@@ -114,9 +142,8 @@ static void parse_ends(char **argv, struct ends *e)
 		e->origin.port = parse_port(argv[2]);
 	}
 	e->via_proxy = pxport != 0;
-	/* Direct: the origin must then be a loopback IP literal. */
 	e->dial =
-	    e->via_proxy ? loop_addr(argv[0], pxport) : loop_addr(e->origin.host, e->origin.port);
+	    e->via_proxy ? loop_addr(argv[0], pxport) : direct_addr(e->origin.host, e->origin.port);
 }
 
 static int sock_new(bool nonblock)
@@ -135,12 +162,15 @@ static int sock_new(bool nonblock)
 static int dial_blocking(const struct ends *e)
 {
 	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+	char ip[INET_ADDRSTRLEN] = "?";
 	int fd = sock_new(false);
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&e->dial, sizeof(e->dial)) != 0)
-		die("connect 127.0.0.1:%u: %s", ntohs(e->dial.sin_port), strerror(errno));
+	if (connect(fd, (struct sockaddr *)&e->dial, sizeof(e->dial)) != 0) {
+		inet_ntop(AF_INET, &e->dial.sin_addr, ip, sizeof(ip));
+		die("connect %s:%u: %s", ip, ntohs(e->dial.sin_port), strerror(errno));
+	}
 	return fd;
 }
 

@@ -129,6 +129,56 @@ else
 	skip "go net.Dial" "no Go toolchain"
 fi
 
+# WebSocket clients with no proxy settings: the `ws` library (Debian's node-ws) and
+# Node's own (undici's, behind --experimental-websocket on Node 20), against a
+# standard-library RFC 6455 echo origin on the host's loopback.
+if command -v node >/dev/null; then
+	timeout 280 python3 "$IT/ws_echo.py" 127.0.0.1 "$W/ows.port" "$W/ows.log" 2>>"$W/ows.err" &
+	pids+=($!)
+	WP=$(wait_port ows)
+	cat >"$WS/wsc.js" <<'EOF2'
+// node wsc.js lib|native URL MESSAGE: "echo MESSAGE", "error CODE" or "timeout"
+const [mode, url, msg] = process.argv.slice(2);
+const done = (s) => { console.log(s); process.exit(0); };
+setTimeout(() => done("timeout"), 10000);
+const WS = mode === "lib" ? require("ws") : WebSocket;
+const ws = new WS(url);
+ws.onopen = () => ws.send(msg);
+ws.onmessage = (e) => done("echo " + e.data);
+ws.onerror = (e) => done("error " + ((e.error && e.error.code) || e.message || "failed"));
+EOF2
+	NODEWS=/usr/share/nodejs # where Debian's node-ws puts the ws module
+	WSROWS=()
+	if NODE_PATH=$NODEWS node -e 'require("ws")' 2>/dev/null; then
+		WSROWS+=("ws library|env NODE_PATH=$NODEWS node wsc.js lib")
+	else
+		skip "ws library" "node-ws not installed (make deps)"
+	fi
+	if node --experimental-websocket -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
+		WSROWS+=("node's own WebSocket|node --experimental-websocket wsc.js native")
+	else
+		skip "node's own WebSocket" "node $(node --version) has no --experimental-websocket"
+	fi
+	for row in "${WSROWS[@]}"; do
+		IFS='|' read -r what cmd <<<"$row"
+		read -r -a argv <<<"$cmd"
+		expect "$what: reaches the allowed origin by name, echoed" "echo hello $what" \
+			"$(cap "${argv[@]}" "ws://origin.test:$WP/" "hello $what")"
+		expect "... captured and decided by name" "captured origin.test $WP allow" "$(recs)"
+		before=$(conns)
+		OUT=$(cap "${argv[@]}" "ws://denied.test:$WP/" "hello $what")
+		expect_match "$what to a denied name: fails" "^error " "$OUT"
+		expect_match "... it does not resolve, halo-run says why" \
+			"egress denied: lookup of denied.test \(deniedDomains\[0\] denied.test\)" "$(cat "$W/err")"
+		expect "... never a connection" "" "$(recs)"
+		expect "... the origin saw nothing" "$before" "$(conns)"
+	done
+	[ "${#WSROWS[@]}" -gt 0 ] && expect_match "the echo origin saw the WebSocket handshakes by name" \
+		"^WS / origin\.test:$WP$" "$(cat "$W/ows.log")"
+else
+	skip "WebSocket clients" "node not installed"
+fi
+
 # A client that uses the proxy but resolves the name itself (curl --socks5, not
 # --socks5-hostname) sends the fake address: the proxy decides the name behind it.
 OUT=$(cap curl -sS --max-time 10 --socks5 127.0.0.1:1080 "http://origin.test:$P/hello")
