@@ -69,6 +69,9 @@ void proxy_tls_wipe_values(struct proxy_tls *t);
  * followed by the CA. Heap copies (free); 0 or -errno with e set. */
 int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
 int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+/* Tests only: SHA-256 of the CA's and the leaf's private scalars (32 bytes, little
+ * endian, as a BIGNUM holds them), to look for the keys in a process's memory. */
+int proxy_tls_key_digests(const struct proxy_tls *t, unsigned char ca[32], unsigned char leaf[32]);
 /* The same roots as a PKCS#12 trust store the JVM reads (-Djavax.net.ssl.trustStore,
  * type PKCS12, this password: the store is public material). DER, heap (free). */
 #define PROXY_TLS_JVM_STORE_PASSWORD "changeit"

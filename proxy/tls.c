@@ -15,6 +15,7 @@
 #ifdef PROXY_TLS
 
 #include <openssl/err.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -469,6 +470,31 @@ int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct 
 	return 0;
 }
 
+/* For the test that looks for the keys in other processes' memory: the SHA-256 of each
+ * private scalar as 32 little-endian bytes, which is how OpenSSL's BIGNUM holds it on a
+ * little-endian machine (the words, least significant first). The digests say nothing
+ * of the keys. */
+static int scalar_digest(EVP_PKEY *k, unsigned char out[32])
+{
+	BIGNUM *d = NULL;
+	unsigned char le[32];
+	unsigned int n = 32;
+	int ok = k && EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_PRIV_KEY, &d) == 1 &&
+		 BN_bn2lebinpad(d, le, sizeof(le)) == (int)sizeof(le) &&
+		 EVP_Digest(le, sizeof(le), out, &n, EVP_sha256(), NULL) == 1;
+
+	OPENSSL_cleanse(le, sizeof(le));
+	BN_clear_free(d);
+	return ok ? 0 : -EINVAL;
+}
+
+int proxy_tls_key_digests(const struct proxy_tls *t, unsigned char ca[32], unsigned char leaf[32])
+{
+	if (!t || scalar_digest(t->ca_key, ca) < 0 || scalar_digest(t->leaf_key, leaf) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 /* The first system bundle that exists, read whole (at most 8 MiB). */
 static int read_system_roots(char **buf, size_t *len)
 {
@@ -560,6 +586,14 @@ int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct 
 int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e)
 {
 	return proxy_tls_ca_pem(t, pem, len, e);
+}
+
+int proxy_tls_key_digests(const struct proxy_tls *t, unsigned char ca[32], unsigned char leaf[32])
+{
+	(void)t;
+	(void)ca;
+	(void)leaf;
+	return -ENOTSUP;
 }
 
 #endif

@@ -97,6 +97,27 @@ static void child_scrub(void)
 }
 #endif
 
+/* Tests only (t_tls.sh): $HALO_TEST_TLS_KEY_DIGESTS names a file that gets this
+ * process's pid and the digests of the run's two private keys, so that the test can
+ * look for the keys in the memory of every process (proxy_tls_key_digests). */
+static void test_key_digests(void)
+{
+	const char *path = getenv("HALO_TEST_TLS_KEY_DIGESTS");
+	unsigned char d[2][32];
+	FILE *f;
+
+	if (!path || proxy_tls_key_digests(tls, d[0], d[1]) < 0 || !(f = fopen(path, "we")))
+		return;
+	fprintf(f, "pid %d\n", (int)getpid());
+	for (int k = 0; k < 2; k++) {
+		fprintf(f, "%s ", k ? "leaf" : "ca");
+		for (int i = 0; i < 32; i++)
+			fprintf(f, "%02x", d[k][i]);
+		fprintf(f, "\n");
+	}
+	fclose(f);
+}
+
 /* A JVM the command may start: JAVA_HOME, or java on the caller's PATH. Its trust
  * store costs the launch ~18 ms (every root re-encoded), so it is made only then. */
 static bool jvm_present(void)
@@ -137,6 +158,7 @@ int runner_tls_prepare(const struct runner_opts *o, const struct halo_policy *p,
 		runner_tls_release();
 		return HALO_EXIT_SETUP;
 	}
+	test_key_digests();
 #ifndef RUNNER_MACOS
 	l->ca_cert = ca_pem;
 	l->ca_cert_len = cl;
