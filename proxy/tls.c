@@ -191,7 +191,7 @@ static void mem_bios(SSL *ssl)
 
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n)
 {
-	X509 *x = cert_for(t, host);
+	X509 *x = t->ca ? cert_for(t, host) : NULL; /* no CA: proxy_tls_make_ca was not called */
 	SSL *ssl = x ? SSL_new(t->srv) : NULL;
 
 	if (!ssl || SSL_use_certificate(ssl, x) != 1 || SSL_use_PrivateKey(ssl, t->leaf_key) != 1) {
@@ -387,8 +387,9 @@ static int expand_values(struct proxy_tls *t, const char *(*lookup)(void *, cons
 	return 0;
 }
 
-int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
-		  void *arg, struct proxy_tls **out, struct halo_err *e)
+int proxy_tls_prepare(const struct halo_policy *p,
+		      const char *(*lookup)(void *arg, const char *name), void *arg,
+		      struct proxy_tls **out, struct halo_err *e)
 {
 	struct proxy_tls *t = calloc(1, sizeof(*t));
 	int rc;
@@ -401,8 +402,6 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	t->policy = p;
 	rc = expand_values(t, lookup, arg, e);
 	if (rc == 0)
-		rc = make_ca(t, e);
-	if (rc == 0)
 		rc = make_contexts(t, e);
 	if (rc < 0) {
 		if (rc == -ENOMEM && !e->msg[0])
@@ -412,6 +411,27 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	}
 	*out = t;
 	return 0;
+}
+
+int proxy_tls_make_ca(struct proxy_tls *t, struct halo_err *e)
+{
+	if (t->ca_key) {
+		halo_err_set(e, "TLS termination: the run's CA exists already");
+		return -EEXIST;
+	}
+	return make_ca(t, e);
+}
+
+int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
+		  void *arg, struct proxy_tls **out, struct halo_err *e)
+{
+	int rc = proxy_tls_prepare(p, lookup, arg, out, e);
+
+	if (rc == 0 && (rc = proxy_tls_make_ca(*out, e)) < 0) {
+		proxy_tls_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 void proxy_tls_wipe_values(struct proxy_tls *t)
@@ -453,7 +473,7 @@ void proxy_tls_free(struct proxy_tls *t)
 
 int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e)
 {
-	BIO *b = BIO_new(BIO_s_mem());
+	BIO *b = t->ca ? BIO_new(BIO_s_mem()) : NULL; /* no CA before proxy_tls_make_ca */
 	char *data;
 	long n;
 
@@ -561,6 +581,20 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	*out = NULL;
 	halo_err_set(e, "egress.credentials and egress.requestRules need TLS termination, which "
 			"this build of halo-run does not have (Linux only for now)");
+	return -ENOTSUP;
+}
+
+int proxy_tls_prepare(const struct halo_policy *p,
+		      const char *(*lookup)(void *arg, const char *name), void *arg,
+		      struct proxy_tls **out, struct halo_err *e)
+{
+	return proxy_tls_new(p, lookup, arg, out, e);
+}
+
+int proxy_tls_make_ca(struct proxy_tls *t, struct halo_err *e)
+{
+	(void)t;
+	halo_err_set(e, "no TLS termination in this build");
 	return -ENOTSUP;
 }
 
