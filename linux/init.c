@@ -105,9 +105,12 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 	rc = netns_send_listeners(f->lsock_w, ls, n);
 	for (size_t i = 0; i < n; i++)
 		close(ls[i].fd);
-	close(f->lsock_w);
 	if (rc < 0)
 		linux_die(rfd, "network namespace", -rc, "pass the proxy listeners to halo-run");
+	/* The run's CA comes back the same way: made only now, in the supervisor alone. */
+	if (l->ca_make)
+		linux_ca_receive_or_die(f->lsock_w, rfd);
+	close(f->lsock_w);
 }
 
 static void noop_handler(int sig)

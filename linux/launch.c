@@ -131,10 +131,13 @@ static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
 }
 
 /* The child waits for "go" until it is accounted for in the cgroups; then, with
- * egress through the proxy, it hands over the listeners it made in its namespace. */
+ * egress through the proxy, it hands over the listeners it made in its namespace, and
+ * gets the run's CA files, when some host's TLS is terminated, in return. */
 static int start_init(struct linux_sandbox *sb, struct halo_err *e)
 {
 	struct launch_fds *f = &sb->f;
+	bool ca = sb->l->ca_make && sb->l->egress_proxy;
+	int ca_fds[LAUNCH_CA_FILES] = {-1, -1, -1};
 	int rc;
 
 	close_child_ends(f);
@@ -150,17 +153,24 @@ static int start_init(struct linux_sandbox *sb, struct halo_err *e)
 	}
 	close(f->go_w);
 	f->go_w = -1;
-	/* The workspace walk, while the child builds its namespaces and mounts. */
-	if ((rc = linux_scan_hand_over(sb->l, &sb->scan, e)) < 0) {
+	/* The CA, then the workspace walk, while the child builds its namespaces. */
+	if ((ca && (rc = launch_ca_make(sb->l, ca_fds, e)) < 0) ||
+	    (rc = linux_scan_hand_over(sb->l, &sb->scan, e)) < 0) {
+		launch_ca_close(ca_fds);
 		kill_and_reap(sb->child);
 		return rc;
 	}
-	if ((rc = watch_child(sb, e)) < 0 || !sb->l->egress_proxy)
+	if ((rc = watch_child(sb, e)) < 0 || !sb->l->egress_proxy) {
+		launch_ca_close(ca_fds);
 		return rc;
+	}
 	/* No listeners means the child failed before making them: it is killed, and
-	 * linux_finish reports the setup step that failed. */
-	if (netns_recv_listeners(f->lsock_r, sb->listeners, &sb->n_listeners, 10000) < 0)
+	 * linux_finish reports the setup step that failed (as it does when the CA files
+	 * cannot be sent: the child, waiting for them, says so). */
+	if (netns_recv_listeners(f->lsock_r, sb->listeners, &sb->n_listeners, 10000) < 0 ||
+	    (ca && launch_ca_send(f->lsock_r, ca_fds) < 0))
 		kill(sb->child, SIGKILL);
+	launch_ca_close(ca_fds);
 	return 0;
 }
 

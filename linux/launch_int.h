@@ -39,6 +39,19 @@ struct launch_ids {
 	gid_t gid;
 };
 
+/* ca_files.c: the run's CA files (TLS termination; l->ca_make set, egress through the
+ * proxy), made by the supervisor after the clone and sent to init over lsock once the
+ * listeners are in: the bundle, the CA alone, the JVM's store (-1 when there is none).
+ * launch_ca_make and launch_ca_send return 0 or -errno (make sets e). */
+#define LAUNCH_CA_FILES 3
+int launch_ca_make(const struct linux_launch *l, int fds[LAUNCH_CA_FILES], struct halo_err *e);
+int launch_ca_send(int sock, const int fds[LAUNCH_CA_FILES]);
+void launch_ca_close(int fds[LAUNCH_CA_FILES]);
+/* In init: receive them (after the listeners went the other way), then write them
+ * onto the sandbox's /run (the mount step that makes it). */
+void linux_ca_receive_or_die(int sock, int report_fd);
+void linux_ca_write_or_die(int report_fd, int run);
+
 /* Signals forwarded from the supervisor to the sandbox and from init to the command. */
 extern const int launch_forwarded_signals[];
 extern const size_t launch_n_forwarded_signals;

@@ -25,6 +25,12 @@
 #define LINUX_CA_CERT_PATH   "/run/halo/ca.pem"
 #define LINUX_CA_JVM_PATH    "/run/halo/ca-truststore.p12"
 
+/* The run's CA as the tools inside read it (PEM; the JVM's PKCS#12 store, or NULL). */
+struct linux_ca_files {
+	const char *cert, *bundle, *jvm;
+	size_t cert_len, bundle_len, jvm_len;
+};
+
 struct linux_launch {
 	const struct halo_policy *policy;
 	const char *workspace; /* absolute, symlinks resolved */
@@ -61,11 +67,12 @@ struct linux_launch {
 	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
 	 * the namespaces: never degraded, never unsandboxed. */
 	bool session;
-	/* The run's CA certificate and trust bundle (PEM), written to LINUX_CA_*_PATH;
-	 * NULL when no host's TLS is terminated. Public material only: the key stays with
-	 * the supervisor's proxy. */
-	const char *ca_cert, *ca_bundle, *ca_jvm;
-	size_t ca_cert_len, ca_bundle_len, ca_jvm_len;
+	/* TLS termination's CA, NULL when no host's TLS is terminated. Called by the
+	 * supervisor once the sandbox's init exists (init is a fork-like copy of the
+	 * supervisor: a key made before the clone would live on in it), it makes the CA
+	 * and fills the public files, which init receives in sealed memfds and writes to
+	 * LINUX_CA_*_PATH. The buffers stay the callee's. 0 or -errno with e set. */
+	int (*ca_make)(struct linux_ca_files *out, struct halo_err *e);
 	/* Called first thing in the sandbox's init (a fork-like copy of the supervisor):
 	 * wipes that copy of secrets only the supervisor needs. Must not allocate or lock
 	 * (other threads of the supervisor may have held locks at the clone). NULL: none. */

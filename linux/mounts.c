@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "linux/launch_int.h"
 #include "linux/mounts_int.h"
 #include "linux/scan_int.h"
 
@@ -114,15 +115,6 @@ static const char node_preload[] =
     "  process.on('warning', (w) => { if (!w || w.code !== 'UNDICI-EHPA') l.call(process, w); "
     "});\n";
 
-static void write_run_file_or_die(int rfd, int run, const char *name, const char *data, size_t len,
-				  const char *where)
-{
-	AUTO_FD fd = openat(run, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
-		linux_die(rfd, MNT_STEP, fd < 0 ? errno : EIO, "write %s", where);
-}
-
 static void write_node_preload_or_die(int rfd, int run)
 {
 	AUTO_FD fd = -1;
@@ -192,17 +184,8 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 		    x->rfd, "tmpfs", run_opts, RW_ATTRS | MOUNT_ATTR_NOEXEC, t, runs[i]);
 		if (i == 0)
 			write_node_preload_or_die(x->rfd, x->run_mnts[0]);
-		if (i == 0 && x->l->ca_bundle) {
-			write_run_file_or_die(x->rfd, x->run_mnts[0], "halo/ca-bundle.pem",
-					      x->l->ca_bundle, x->l->ca_bundle_len,
-					      LINUX_CA_BUNDLE_PATH);
-			write_run_file_or_die(x->rfd, x->run_mnts[0], "halo/ca.pem", x->l->ca_cert,
-					      x->l->ca_cert_len, LINUX_CA_CERT_PATH);
-			if (x->l->ca_jvm)
-				write_run_file_or_die(x->rfd, x->run_mnts[0],
-						      "halo/ca-truststore.p12", x->l->ca_jvm,
-						      x->l->ca_jvm_len, LINUX_CA_JVM_PATH);
-		}
+		if (i == 0) /* the run's CA files, when init received them (ca_files.c) */
+			linux_ca_write_or_die(x->rfd, x->run_mnts[0]);
 	}
 }
 

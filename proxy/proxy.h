@@ -54,21 +54,29 @@ struct proxy_decider {
  * egress.trustedCAs), and the credentials' expanded values. */
 struct proxy_tls;
 
-/* Make it: expand every credential with lookup (the caller's environment; a missing
- * variable is an error naming it), make the CA, load the origin roots. Returns 0, or
- * -errno with e set; -ENOENT for a missing variable. */
+/* Make it in two steps: proxy_tls_prepare expands every credential with lookup (the
+ * caller's environment; a missing variable is an error naming it) and loads the origin
+ * roots; proxy_tls_make_ca makes the keys and the CA. Between the two the launcher
+ * clones the sandbox, so that its init (a fork-like copy of this process) never holds
+ * a key. proxy_tls_new does both at once. Each returns 0, or -errno with e set
+ * (-ENOENT for a missing variable); no certificate is minted before the CA exists. */
+int proxy_tls_prepare(const struct halo_policy *p,
+		      const char *(*lookup)(void *arg, const char *name), void *arg,
+		      struct proxy_tls **out, struct halo_err *e);
+int proxy_tls_make_ca(struct proxy_tls *t, struct halo_err *e);
 int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
 		  void *arg, struct proxy_tls **out, struct halo_err *e);
 void proxy_tls_free(struct proxy_tls *t);
 /* Wipe the credentials' values in place, without freeing or allocating: for a
- * fork-like copy of this process that must not keep them (the sandbox's init). The
- * keys stay in that copy's memory, which the command cannot read (init is not
- * dumpable). */
+ * fork-like copy of this process that must not keep them (the sandbox's init). */
 void proxy_tls_wipe_values(struct proxy_tls *t);
 /* The CA certificate alone (PEM), and the bundle the command trusts: the system roots
  * followed by the CA. Heap copies (free); 0 or -errno with e set. */
 int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
 int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e);
+/* Tests only: SHA-256 of the CA's and the leaf's private scalars (32 bytes, little
+ * endian, as a BIGNUM holds them), to look for the keys in a process's memory. */
+int proxy_tls_key_digests(const struct proxy_tls *t, unsigned char ca[32], unsigned char leaf[32]);
 /* The same roots as a PKCS#12 trust store the JVM reads (-Djavax.net.ssl.trustStore,
  * type PKCS12, this password: the store is public material). DER, heap (free). */
 #define PROXY_TLS_JVM_STORE_PASSWORD "changeit"

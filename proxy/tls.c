@@ -15,6 +15,7 @@
 #ifdef PROXY_TLS
 
 #include <openssl/err.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -190,7 +191,7 @@ static void mem_bios(SSL *ssl)
 
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n)
 {
-	X509 *x = cert_for(t, host);
+	X509 *x = t->ca ? cert_for(t, host) : NULL; /* no CA: proxy_tls_make_ca was not called */
 	SSL *ssl = x ? SSL_new(t->srv) : NULL;
 
 	if (!ssl || SSL_use_certificate(ssl, x) != 1 || SSL_use_PrivateKey(ssl, t->leaf_key) != 1) {
@@ -386,8 +387,9 @@ static int expand_values(struct proxy_tls *t, const char *(*lookup)(void *, cons
 	return 0;
 }
 
-int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
-		  void *arg, struct proxy_tls **out, struct halo_err *e)
+int proxy_tls_prepare(const struct halo_policy *p,
+		      const char *(*lookup)(void *arg, const char *name), void *arg,
+		      struct proxy_tls **out, struct halo_err *e)
 {
 	struct proxy_tls *t = calloc(1, sizeof(*t));
 	int rc;
@@ -400,8 +402,6 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	t->policy = p;
 	rc = expand_values(t, lookup, arg, e);
 	if (rc == 0)
-		rc = make_ca(t, e);
-	if (rc == 0)
 		rc = make_contexts(t, e);
 	if (rc < 0) {
 		if (rc == -ENOMEM && !e->msg[0])
@@ -411,6 +411,27 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	}
 	*out = t;
 	return 0;
+}
+
+int proxy_tls_make_ca(struct proxy_tls *t, struct halo_err *e)
+{
+	if (t->ca_key) {
+		halo_err_set(e, "TLS termination: the run's CA exists already");
+		return -EEXIST;
+	}
+	return make_ca(t, e);
+}
+
+int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, const char *name),
+		  void *arg, struct proxy_tls **out, struct halo_err *e)
+{
+	int rc = proxy_tls_prepare(p, lookup, arg, out, e);
+
+	if (rc == 0 && (rc = proxy_tls_make_ca(*out, e)) < 0) {
+		proxy_tls_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 void proxy_tls_wipe_values(struct proxy_tls *t)
@@ -452,7 +473,7 @@ void proxy_tls_free(struct proxy_tls *t)
 
 int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e)
 {
-	BIO *b = BIO_new(BIO_s_mem());
+	BIO *b = t->ca ? BIO_new(BIO_s_mem()) : NULL; /* no CA before proxy_tls_make_ca */
 	char *data;
 	long n;
 
@@ -466,6 +487,31 @@ int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct 
 	(*pem)[n] = '\0';
 	*len = (size_t)n;
 	BIO_free(b);
+	return 0;
+}
+
+/* For the test that looks for the keys in other processes' memory: the SHA-256 of each
+ * private scalar as 32 little-endian bytes, which is how OpenSSL's BIGNUM holds it on a
+ * little-endian machine (the words, least significant first). The digests say nothing
+ * of the keys. */
+static int scalar_digest(EVP_PKEY *k, unsigned char out[32])
+{
+	BIGNUM *d = NULL;
+	unsigned char le[32];
+	unsigned int n = 32;
+	int ok = k && EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_PRIV_KEY, &d) == 1 &&
+		 BN_bn2lebinpad(d, le, sizeof(le)) == (int)sizeof(le) &&
+		 EVP_Digest(le, sizeof(le), out, &n, EVP_sha256(), NULL) == 1;
+
+	OPENSSL_cleanse(le, sizeof(le));
+	BN_clear_free(d);
+	return ok ? 0 : -EINVAL;
+}
+
+int proxy_tls_key_digests(const struct proxy_tls *t, unsigned char ca[32], unsigned char leaf[32])
+{
+	if (!t || scalar_digest(t->ca_key, ca) < 0 || scalar_digest(t->leaf_key, leaf) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -538,6 +584,20 @@ int proxy_tls_new(const struct halo_policy *p, const char *(*lookup)(void *arg, 
 	return -ENOTSUP;
 }
 
+int proxy_tls_prepare(const struct halo_policy *p,
+		      const char *(*lookup)(void *arg, const char *name), void *arg,
+		      struct proxy_tls **out, struct halo_err *e)
+{
+	return proxy_tls_new(p, lookup, arg, out, e);
+}
+
+int proxy_tls_make_ca(struct proxy_tls *t, struct halo_err *e)
+{
+	(void)t;
+	halo_err_set(e, "no TLS termination in this build");
+	return -ENOTSUP;
+}
+
 void proxy_tls_free(struct proxy_tls *t)
 {
 	(void)t;
@@ -560,6 +620,14 @@ int proxy_tls_ca_pem(const struct proxy_tls *t, char **pem, size_t *len, struct 
 int proxy_tls_bundle(const struct proxy_tls *t, char **pem, size_t *len, struct halo_err *e)
 {
 	return proxy_tls_ca_pem(t, pem, len, e);
+}
+
+int proxy_tls_key_digests(const struct proxy_tls *t, unsigned char ca[32], unsigned char leaf[32])
+{
+	(void)t;
+	(void)ca;
+	(void)leaf;
+	return -ENOTSUP;
 }
 
 #endif

@@ -306,6 +306,43 @@ expect_match "... with the reason in X-Halo-Error" \
 	"X-Halo-Error: TLS to the origin failed: certificate verify failed: (unable to get local issuer certificate|self.signed)" "$out"
 expect "... and the bad origin never saw a request" "0" "$(cat "$W/bad.log" 2>/dev/null | wc -l)"
 
+# ------------------------------------------ the run's keys only in the supervisor
+# Root reads each process's memory from outside (the command cannot: init is not
+# dumpable). The supervisor holds the CA's and the leaf's keys, which also proves the
+# scan finds them; no process inside the sandbox may hold either, its init included
+# (a fork-like copy of the supervisor: the keys must be made after the clone).
+descendants() { # PID: its descendants, parents first
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+if [ "$AS" != root ]; then
+	skip "the run's private keys are only in the supervisor's memory" "reading init's memory needs root"
+else
+	rm -f "$W/keys" "$WS/ready" "$WS/done"
+	HALO_TEST_TLS_KEY_DIGESTS="$W/keys" hr tls.yaml k.audit -- sh -c '
+		curl -sS --max-time 20 -o /dev/null https://secure.test:'"$P"'/echo-keys; : >ready
+		i=0; while [ ! -e done ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done' &
+	hpid=$!
+	for _ in $(seq 150); do [ -e "$WS/ready" ] && break; sleep 0.1; done
+	sup=$(awk '$1 == "pid" {print $2}' "$W/keys" 2>/dev/null)
+	inside=$([ -n "$sup" ] && descendants "$sup")
+	init=""
+	for q in $inside; do
+		[ "$(awk '/^NSpid:/ {print $NF}' /proc/"$q"/status 2>/dev/null)" = 1 ] && init=$q && break
+	done
+	scan=$([ -n "$sup" ] && [ -n "$init" ] && timeout 120 python3 "$IT/key_scan.py" "$W/keys" "$sup" $inside)
+	: >"$WS/done"
+	wait "$hpid"
+	expect "the scan finds the run's keys in the supervisor's memory" \
+		"$sup ca=found leaf=found" "$(grep "^$sup " <<<"$scan")"
+	expect_match "init (pid 1 inside) was scanned" "^$init ca=" "$(grep "^${init:-none} " <<<"$scan")"
+	expect "neither key is in the memory of any process inside, init included" "" \
+		"$(grep -v "^$sup " <<<"$scan" | grep -v -e 'ca=absent leaf=absent$' -e 'unreadable: No such file or directory$')"
+fi
+
 # -------------------------------------------------- no CA for a policy without rules
 out=$(hr main.yaml n.audit -- sh -c 'echo "[${SSL_CERT_FILE-unset}]"; ls /run/halo')
 expect "a policy without credentials or requestRules: no CA, no variables" "[unset]

@@ -175,6 +175,34 @@ START_TEST(ca_material)
 }
 END_TEST
 
+/* In two steps, as a launch makes it: no key and no CA before proxy_tls_make_ca (the
+ * sandbox's init is cloned in between), so no CA material either; the keys once. */
+START_TEST(ca_after_prepare)
+{
+	struct halo_policy *p = fx_policy(POLICY_TERM);
+	struct halo_err e = {{0}};
+	unsigned char ca[32], leaf[32], ca2[32], leaf2[32];
+	char *pem = NULL;
+	size_t pl = 0;
+
+	ck_assert_int_eq(proxy_tls_prepare(p, lookup, NULL, &tls, &e), 0);
+	ck_assert_int_eq(proxy_tls_key_digests(tls, ca, leaf), -EINVAL);
+	ck_assert_int_lt(proxy_tls_ca_pem(tls, &pem, &pl, &e), 0);
+	ck_assert_ptr_null(pem);
+	ck_assert_int_eq(proxy_tls_make_ca(tls, &e), 0);
+	ck_assert_int_eq(proxy_tls_key_digests(tls, ca, leaf), 0);
+	ck_assert(memcmp(ca, leaf, sizeof(ca)) != 0);
+	ck_assert_int_eq(proxy_tls_make_ca(tls, &e), -EEXIST);
+	ck_assert_int_eq(proxy_tls_key_digests(tls, ca2, leaf2), 0);
+	ck_assert(memcmp(ca, ca2, sizeof(ca)) == 0 && memcmp(leaf, leaf2, sizeof(leaf)) == 0);
+	ck_assert_int_eq(proxy_tls_ca_pem(tls, &pem, &pl, &e), 0);
+	free(pem);
+	proxy_tls_free(tls);
+	tls = NULL;
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(missing_variable_named)
 {
 	struct halo_policy *p = fx_policy(
@@ -210,6 +238,7 @@ static Suite *proxy_tls_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, hostile_records, 0, (int)(sizeof(rows) / sizeof(rows[0])));
 	tcase_add_test(tc, ca_material);
+	tcase_add_test(tc, ca_after_prepare);
 	tcase_add_test(tc, missing_variable_named);
 	tcase_add_test(tc, unreadable_trusted_ca_named);
 	suite_add_tcase(s, tc);
