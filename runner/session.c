@@ -123,7 +123,47 @@ int runner_session_path(const char *dir, const char *name, const char *ext, char
 	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
 }
 
-/* 0 and the fd, or -errno: -ECONNREFUSED / -ENOENT when nobody serves it. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+static int same_userns(pid_t pid)
+{
+	char p[64];
+	struct stat a, b;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
+	if (stat("/proc/self/ns/user", &a) < 0 || stat(p, &b) < 0)
+		return -EPERM;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : -EPERM;
+}
+
+int runner_session_peer_ok(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr), plen = sizeof(int);
+	int pidfd = -1, rc;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != geteuid() ||
+	    cr.pid <= 0)
+		return -EPERM;
+	/* A pidfd (where the kernel has one) proves afterwards that the pid still named
+	 * the peer when its namespace was read, not a process that took its number. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &plen) < 0) {
+		if (errno != ENOPROTOOPT && errno != EINVAL)
+			return -EPERM; /* the peer is gone */
+		pidfd = -1;
+	}
+	rc = same_userns(cr.pid);
+	if (rc == 0 && pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		rc = -EPERM;
+	if (pidfd >= 0)
+		close(pidfd);
+	return rc;
+}
+
+/* 0 and the fd, or -errno: -ECONNREFUSED / -ENOENT when nobody serves it, -EPERM when
+ * who serves it is not this user outside every sandbox (runner_session_peer_ok). */
 int runner_session_connect(const char *sock_path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -138,6 +178,10 @@ int runner_session_connect(const char *sock_path)
 		int err = errno;
 		close(fd);
 		return -err;
+	}
+	if (runner_session_peer_ok(fd) < 0) {
+		close(fd);
+		return -EPERM;
 	}
 	return fd;
 }

@@ -228,6 +228,15 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 		close(fd);
 		return -1;
 	}
+	if (lk >= 0 && fd == -EPERM) {
+		fprintf(stderr,
+			"halo-run: session %s: %s is served by a process that is not this user's "
+			"outside every sandbox (another user namespace); refusing to hand it this "
+			"call (halo-run session stop %s removes the socket)\n",
+			id->name, sock, id->name);
+		close(lk);
+		return -1;
+	}
 	if (lk >= 0 && fd != -ECONNREFUSED && fd != -ENOENT) {
 		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-fd));
 		close(lk);
