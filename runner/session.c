@@ -116,6 +116,13 @@ int runner_session_place(char *out, size_t n, struct halo_err *e)
 	return 0;
 }
 
+const char *runner_session_dir_made(char *out, size_t n)
+{
+	struct halo_err e = {{0}};
+
+	return runner_session_place(out, n, &e) == 0 ? out : NULL;
+}
+
 int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n)
 {
 	int w = snprintf(out, n, "%s/%s.%s", dir, name, ext);

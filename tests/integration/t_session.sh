@@ -416,8 +416,9 @@ RC2=$?
 expect "a control socket in the workspace: masked inside, calls go on" "0:0:refused" "$RC:$RC2:$OUT2"
 (cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$X" >/dev/null 2>&1)
 
-# A sandbox that sees the control directory (here $XDG_RUNTIME_DIR in its workspace; a
-# workspace of /tmp shows /tmp/halo-run-UID alike) neither joins a session started
+# A sandbox that would see the control directory (here $XDG_RUNTIME_DIR in its
+# workspace; a workspace of /tmp shows /tmp/halo-run-UID alike) has it masked, and
+# where it is not (a workspace inside it), the peer check holds: it neither joins a session started
 # after it (learning its identity from the refusals, then running a command in the
 # other session's sandbox) nor poses as one (it would get the call's stdio, its
 # environment, and say its exit code).
@@ -468,10 +469,11 @@ try:
 except OSError as e:
     print("refused", e)
 PEOF
+# (A workspace inside the control directory leaves it unmasked: the peer checks hold.)
 YWS=$(mktemp -d /var/tmp/halo-sessy.XXXXXX) || exit 1
 LWS="$LWS $YWS"
 J="${S}j"
-(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 40 "$HALO" -- python3 "$XWS/peer.py" join \
+(cd "$XWS/xdg/halo-run" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 40 "$HALO" -- python3 "$XWS/peer.py" join \
 	"$XWS/xdg/halo-run/$J.sock" "$YWS/joined" >"$TMPDIR/peer_join" 2>&1 </dev/null) &
 PJ=$!
 sleep 1
@@ -480,11 +482,13 @@ wait $PJ
 if [ -e "$YWS/joined" ]; then
 	fail "a sandbox that sees the control directory cannot join a later session" "$(cat "$TMPDIR/peer_join")"
 else
-	expect_match "a sandbox that sees the control directory cannot join a later session" "refused" "$(cat "$TMPDIR/peer_join")"
+	expect_match "a sandbox that sees the control directory cannot join a later session" "refused (closed|.*reset by peer)" "$(cat "$TMPDIR/peer_join")"
 fi
 (cd "$YWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$J" >/dev/null 2>&1)
+OUT=$(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" -- sh -c "ls '$XWS/xdg/halo-run' >/dev/null 2>&1 && echo shown || echo hidden" 2>/dev/null </dev/null)
+expect "the control directory is hidden inside a sandbox that would show it" "hidden" "$OUT"
 F="${S}f"
-(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" -- python3 "$XWS/peer.py" serve \
+(cd "$XWS/xdg/halo-run" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" -- python3 "$XWS/peer.py" serve \
 	"$XWS/xdg/halo-run/$F.sock" >"$TMPDIR/peer_serve" 2>&1 </dev/null) &
 PF=$!
 wait_for 15 test -S "$XWS/xdg/halo-run/$F.sock"
