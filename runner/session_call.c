@@ -451,8 +451,19 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		/* Signals are held from before the command starts: none is lost. */
 		if (hello(fd, &c, &id) == 0) {
 			sfd = signals_fd();
-			if (send_run(fd, l) == 0)
+			int err = send_run(fd, l);
+			if (err == 0)
 				rc = wait_end(o, l, &c, sfd);
+			else if (err == -E2BIG)
+				fprintf(
+				    stderr,
+				    "halo-run: session %s: the command line and environment are "
+				    "over the session protocol's %u bytes; run it without "
+				    "--session\n",
+				    o->session, SESSION_FRAME_MAX);
+			else
+				fprintf(stderr, "halo-run: session %s: sending the call: %s\n",
+					o->session, strerror(-err));
 		}
 		if (sfd >= 0)
 			close(sfd);
