@@ -114,7 +114,7 @@ const char *runner_session_dir_made(char *out, size_t n);
 /* What fixes a session's sandbox: compared at every call (refused when it differs). */
 struct runner_session_id {
 	char name[65];
-	char policy[33]; /* digest of the effective policy (policy_to_json) */
+	char policy[65]; /* SHA-256 of the effective policy (policy_to_json), hex */
 	char *options;	 /* the launch options that shape the sandbox, as text */
 	char workspace[4096];
 	long long idle_seconds;

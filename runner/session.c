@@ -27,18 +27,12 @@
 
 #include "linux/session_proto.h"
 #include "runner/runner_int.h"
+#include "runner/events.h"
 #include "runner/session_int.h"
 
 extern char **environ;
 
 #define SEND_MS 10000
-
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
 
 /* The launch options that shape the sandbox, as text: a call with other ones is a
  * call into another sandbox. The wall-clock limit is the call's own. */
@@ -75,9 +69,8 @@ int runner_session_identity(const char *name, const runner_launch *l, struct run
 	if (!json)
 		return -ENOMEM;
 	snprintf(id->name, sizeof(id->name), "%s", name);
-	snprintf(id->policy, sizeof(id->policy), "%016llx%016llx",
-		 (unsigned long long)fnv1a(json, 0xcbf29ce484222325ULL),
-		 (unsigned long long)fnv1a(json, 0x84222325cbf29ce4ULL));
+	/* A cryptographic digest: two policies that differ never compare equal. */
+	runner_sha256_hex(json, strlen(json), id->policy);
 	free(json);
 	snprintf(id->workspace, sizeof(id->workspace), "%s", l->workspace);
 	id->idle_seconds = idle > 0 ? idle : POLICY_SESSION_IDLE_DEFAULT;
