@@ -4,6 +4,7 @@
  * halo-run's own proxy and never passes HALO_UPSTREAM_PROXY_AUTH. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,13 @@ static int upstream_allowed(const struct halo_policy *p, const struct policy_ups
 	char rule[192];
 
 	if (policy_decide_port(p, u->host.text, strlen(u->host.text), u->port, &d) != 0 || !d.allow)
+		return 0;
+	/* An address the proxy refuses anyway (a cntlm on the host's loopback, a private
+	 * address allowPrivate does not cover) is no way through. A name is judged
+	 * without resolving it: refused. */
+	if (u->host.kind != POLICY_HOST_NAME &&
+	    !policy_addr_permitted(p, u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6,
+				   u->host.addr, NULL))
 		return 0;
 	policy_decision_rule(&d, rule, sizeof(rule));
 	fprintf(stderr,

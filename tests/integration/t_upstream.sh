@@ -121,6 +121,10 @@ chmod a+r "$W/self.yaml"
 OUT=$(hr self.yaml a.audit -- true; echo "rc=$?")
 expect "an upstream that the policy allows as a target refuses the launch (125)" "rc=125" "$OUT"
 expect_match "... naming it" "egress.upstreamProxy 127.0.0.1:$TP is itself allowed \(default allow\)" "$(cat "$W/err")"
+sed "/allowPrivate/d" "$W/self.yaml" >"$W/selfpriv.yaml"
+chmod a+r "$W/selfpriv.yaml"
+OUT=$(hr selfpriv.yaml a.audit -- true; echo "rc=$?")
+expect "... unless the address rule refuses it anyway (loopback, no allowPrivate): it launches" "rc=0" "$OUT"
 printf '  deniedDomains: [denied.test, "127.0.0.1:%s"]\n' "$TP" >>"$W/self.yaml"
 sed -i "/deniedDomains: \[denied.test\]$/d" "$W/self.yaml"
 OUT=$(hr self.yaml a.audit -- true; echo "rc=$?")
