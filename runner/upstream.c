@@ -19,15 +19,27 @@ static int upstream_allowed(const struct halo_policy *p, const struct policy_ups
 {
 	struct policy_decision d;
 	char rule[192];
+	int fam = u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6;
+
+	/* egress.hostPorts forwards the host's loopback port inside: the same way through. */
+	for (size_t i = 0; u->host.kind != POLICY_HOST_NAME && i < p->host_ports.n; i++)
+		if (p->host_ports.items[i] == u->port &&
+		    policy_addr_classify(fam, u->host.addr) == POLICY_ADDR_LOOPBACK) {
+			fprintf(
+			    stderr,
+			    "halo-run: egress.hostPorts[%zu] %u is egress.upstreamProxy's port on "
+			    "the host's loopback: through it the command would reach every host "
+			    "the upstream serves, unchecked; leave it out of hostPorts\n",
+			    i, u->port);
+			return -EPERM;
+		}
 
 	if (policy_decide_port(p, u->host.text, strlen(u->host.text), u->port, &d) != 0 || !d.allow)
 		return 0;
 	/* An address the proxy refuses anyway (a cntlm on the host's loopback, a private
 	 * address allowPrivate does not cover) is no way through. A name is judged
 	 * without resolving it: refused. */
-	if (u->host.kind != POLICY_HOST_NAME &&
-	    !policy_addr_permitted(p, u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6,
-				   u->host.addr, NULL))
+	if (u->host.kind != POLICY_HOST_NAME && !policy_addr_permitted(p, fam, u->host.addr, NULL))
 		return 0;
 	policy_decision_rule(&d, rule, sizeof(rule));
 	fprintf(stderr,

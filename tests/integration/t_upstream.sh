@@ -125,6 +125,11 @@ sed "/allowPrivate/d" "$W/self.yaml" >"$W/selfpriv.yaml"
 chmod a+r "$W/selfpriv.yaml"
 OUT=$(hr selfpriv.yaml a.audit -- true; echo "rc=$?")
 expect "... unless the address rule refuses it anyway (loopback, no allowPrivate): it launches" "rc=0" "$OUT"
+printf '  hostPorts: [%s]\n' "$TP" | cat "$W/up.yaml" - >"$W/hp.yaml"
+chmod a+r "$W/hp.yaml"
+OUT=$(hr hp.yaml a.audit -- true; echo "rc=$?")
+expect "hostPorts forwarding the upstream's loopback port refuses the launch (125)" "rc=125" "$OUT"
+expect_match "... naming it" "egress.hostPorts\[0\] $TP is egress.upstreamProxy's port" "$(cat "$W/err")"
 printf '  deniedDomains: [denied.test, "127.0.0.1:%s"]\n' "$TP" >>"$W/self.yaml"
 sed -i "/deniedDomains: \[denied.test\]$/d" "$W/self.yaml"
 OUT=$(hr self.yaml a.audit -- true; echo "rc=$?")
