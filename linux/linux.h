@@ -44,6 +44,10 @@ struct linux_launch {
 	 * rename), wherever they lie, the workspace and writable roots included. */
 	const char *const *own_outputs;
 	size_t n_own_outputs;
+	/* halo-run's session control directory (runner/session.c), or NULL: hidden inside
+	 * wherever the sandbox would show it (a workspace of /tmp, an $XDG_RUNTIME_DIR in
+	 * the home), so that no command removes, locks or fills what sessions keep there. */
+	const char *session_dir;
 	/* Tool caches (runner/caches): bound read-write like writable roots, but never
 	 * walked (no host tool reads them, and a warm npm cache holds 100k files). */
 	const char *const *cache_binds;

@@ -248,6 +248,21 @@ static int add_own_outputs(const struct linux_launch *l, struct linux_scan *s, s
 	return 0;
 }
 
+/* The session control directory: masked unless it holds a tree the command works in
+ * (its sockets are then masked one by one, and their peers checked). */
+static void add_session_dir(const struct linux_launch *l, struct linux_scan *s)
+{
+	char real[PATH_MAX];
+
+	if (!l->session_dir || !realpath(l->session_dir, real) ||
+	    linux_path_beneath(l->workspace, real))
+		return;
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (linux_path_beneath(s->writable.v[i], real))
+			return;
+	linux_scan_add_mask(s, real);
+}
+
 static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *s)
 {
 	if (l->self_exe)
@@ -439,6 +454,7 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	add_protected_abs(l->policy, s);
 	if ((rc = add_own_outputs(l, s, e)) < 0)
 		return rc;
+	add_session_dir(l, s);
 	linux_scan_carve(l, s);
 	linux_scan_host_sockets(l, s);
 	add_readonly_extra(l, s);

@@ -229,7 +229,10 @@ static void find_missing(struct linux_scan *s)
 int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 {
 	struct linux_paths pins = {0};
-	const struct linux_paths *from[] = {&s->pinned, &s->links, &s->guarded, &s->masked};
+	/* halo-run's binary and policy files in a writable tree too: read-only files whose
+	 * directory could be renamed away and replaced would be the next launch's. */
+	const struct linux_paths *from[] = {&s->pinned, &s->links, &s->guarded, &s->masked,
+					    &s->readonly_extra};
 	int rc = check_dangling(s, e);
 
 	if (rc < 0)
@@ -239,8 +242,8 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 	for (size_t f = 0; f < sizeof(from) / sizeof(from[0]); f++)
 		for (size_t i = 0; i < from[f]->n; i++) {
 			const char *p = from[f]->v[i], *top = tree_of(p, &s->writable);
-			/* Pinned lists hold the thing itself; guards and masks are mount
-			 * points already: only their ancestors. */
+			/* Pinned lists hold the thing itself; guards, masks and read-only
+			 * files are mount points already: only their ancestors. */
 			bool self = f < 2;
 
 			if (!top || (self && linux_paths_beneath_any(p, &s->masked)))

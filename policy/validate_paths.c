@@ -77,6 +77,19 @@ static const char *system_reason(const char *a, const struct policy_vctx *v, cha
 			return buf;
 		}
 	}
+	/* halo-run's own policy directory (policy_discover): what the command wrote there
+	 * would be the next launch's policy. */
+	for (size_t i = 0; i < v->n_homes; i++) {
+		char cfg[POLICY_PATH_MAX];
+		if (snprintf(cfg, sizeof(cfg), "%s/.config/halo", v->homes[i]) < (int)sizeof(cfg) &&
+		    (policy_path_within(cfg, a) || policy_path_within(a, cfg))) {
+			snprintf(buf, n,
+				 "%s halo-run's policy directory %s (the next launch would read a "
+				 "policy the command wrote)",
+				 policy_path_within(a, cfg) ? "is inside" : "contains", cfg);
+			return buf;
+		}
+	}
 	for (size_t i = 0; i < N(home_parents); i++) {
 		if (policy_path_within(home_parents[i], a))
 			return "contains home directories";

@@ -154,8 +154,10 @@ int upstream_judge(const char *head, size_t len, const char *up_text, size_t *he
 	*head_len = h.head_len;
 	if (h.status >= 200 && h.status <= 299)
 		return 0;
-	/* The reason phrase ("HTTP/1.1 407 " is 13 bytes), printable only. */
-	for (size_t i = 13, o = 0; i < h.head_len && head[i] != '\r' && o < sizeof(reason) - 1;
+	/* The reason phrase ("HTTP/1.1 407 " is 13 bytes), printable only, and only the
+	 * status line's: a line without one must not show the next field ("407\r\nX: v"). */
+	for (size_t i = 13, o = 0; h.head_len > 13 && head[12] == ' ' && i < h.head_len &&
+				   head[i] != '\r' && head[i] != '\n' && o < sizeof(reason) - 1;
 	     i++) {
 		reason[o++] = head[i] >= 0x20 && head[i] < 0x7f ? head[i] : '?';
 		reason[o] = '\0';

@@ -327,6 +327,9 @@ int runner_cmd_run(const struct runner_opts *o)
 				   &l.ssh_config_len) == 0)
 		l.ssh_config = ssh_config;
 	l.session = o->session != NULL; /* --dry-run says what a session changes */
+	char session_dir[4200];
+	if (!o->dry_run)
+		l.session_dir = runner_session_dir_made(session_dir, sizeof(session_dir));
 	rc = runner_tls_prepare(o, re.policy, &l);
 	if (rc == 0)
 		rc = linux_environment(o, &re, &l);

@@ -113,10 +113,13 @@ int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's too
  * --session: it joins the named session, starting it first when there is none. */
 int runner_cmd_session(const struct runner_opts *o);
 int runner_session_run(const struct runner_opts *o, const runner_launch *l);
+/* The control directory, made if missing (every launch hides it inside: a session
+ * started later keeps its socket there), or NULL when it is not ours. */
+const char *runner_session_dir_made(char *out, size_t n);
 /* What fixes a session's sandbox: compared at every call (refused when it differs). */
 struct runner_session_id {
 	char name[65];
-	char policy[33]; /* digest of the effective policy (policy_to_json) */
+	char policy[65]; /* SHA-256 of the effective policy (policy_to_json), hex */
 	char *options;	 /* the launch options that shape the sandbox, as text */
 	char workspace[4096];
 	long long idle_seconds;

@@ -28,18 +28,12 @@
 #include "linux/session_proto.h"
 #include "runner/events.h"
 #include "runner/runner_int.h"
+#include "runner/events.h"
 #include "runner/session_int.h"
 
 extern char **environ;
 
 #define SEND_MS 10000
-
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
 
 /* A path as the identity holds it: its directory resolved (a relative name from
  * another directory, or by another way, is the file it names), its last component as
@@ -109,9 +103,8 @@ int runner_session_identity(const char *name, const struct runner_opts *o, const
 	if (!json)
 		return -ENOMEM;
 	snprintf(id->name, sizeof(id->name), "%s", name);
-	snprintf(id->policy, sizeof(id->policy), "%016llx%016llx",
-		 (unsigned long long)fnv1a(json, 0xcbf29ce484222325ULL),
-		 (unsigned long long)fnv1a(json, 0x84222325cbf29ce4ULL));
+	/* A cryptographic digest: two policies that differ never compare equal. */
+	runner_sha256_hex(json, strlen(json), id->policy);
 	free(json);
 	snprintf(id->workspace, sizeof(id->workspace), "%s", l->workspace);
 	id->idle_seconds = idle > 0 ? idle : POLICY_SESSION_IDLE_DEFAULT;
@@ -150,6 +143,13 @@ int runner_session_place(char *out, size_t n, struct halo_err *e)
 	return 0;
 }
 
+const char *runner_session_dir_made(char *out, size_t n)
+{
+	struct halo_err e = {{0}};
+
+	return runner_session_place(out, n, &e) == 0 ? out : NULL;
+}
+
 int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n)
 {
 	int w = snprintf(out, n, "%s/%s.%s", dir, name, ext);
@@ -157,7 +157,47 @@ int runner_session_path(const char *dir, const char *name, const char *ext, char
 	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
 }
 
-/* 0 and the fd, or -errno: -ECONNREFUSED / -ENOENT when nobody serves it. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+static int same_userns(pid_t pid)
+{
+	char p[64];
+	struct stat a, b;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
+	if (stat("/proc/self/ns/user", &a) < 0 || stat(p, &b) < 0)
+		return -EPERM;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : -EPERM;
+}
+
+int runner_session_peer_ok(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr), plen = sizeof(int);
+	int pidfd = -1, rc;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != geteuid() ||
+	    cr.pid <= 0)
+		return -EPERM;
+	/* A pidfd (where the kernel has one) proves afterwards that the pid still named
+	 * the peer when its namespace was read, not a process that took its number. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &plen) < 0) {
+		if (errno != ENOPROTOOPT && errno != EINVAL)
+			return -EPERM; /* the peer is gone */
+		pidfd = -1;
+	}
+	rc = same_userns(cr.pid);
+	if (rc == 0 && pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		rc = -EPERM;
+	if (pidfd >= 0)
+		close(pidfd);
+	return rc;
+}
+
+/* 0 and the fd, or -errno: -ECONNREFUSED / -ENOENT when nobody serves it, -EPERM when
+ * who serves it is not this user outside every sandbox (runner_session_peer_ok). */
 int runner_session_connect(const char *sock_path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -172,6 +212,10 @@ int runner_session_connect(const char *sock_path)
 		int err = errno;
 		close(fd);
 		return -err;
+	}
+	if (runner_session_peer_ok(fd) < 0) {
+		close(fd);
+		return -EPERM;
 	}
 	return fd;
 }

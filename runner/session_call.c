@@ -233,6 +233,15 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 		close(fd);
 		return -1;
 	}
+	if (lk >= 0 && fd == -EPERM) {
+		fprintf(stderr,
+			"halo-run: session %s: %s is served by a process that is not this user's "
+			"outside every sandbox (another user namespace); refusing to hand it this "
+			"call (halo-run session stop %s removes the socket)\n",
+			id->name, sock, id->name);
+		close(lk);
+		return -1;
+	}
 	if (lk >= 0 && fd != -ECONNREFUSED && fd != -ENOENT) {
 		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-fd));
 		close(lk);
@@ -452,8 +461,19 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		/* Signals are held from before the command starts: none is lost. */
 		if (hello(fd, &c, &id) == 0) {
 			sfd = signals_fd();
-			if (send_run(fd, l) == 0)
+			int err = send_run(fd, l);
+			if (err == 0)
 				rc = wait_end(o, l, &c, sfd);
+			else if (err == -E2BIG)
+				fprintf(
+				    stderr,
+				    "halo-run: session %s: the command line and environment are "
+				    "over the session protocol's %u bytes; run it without "
+				    "--session\n",
+				    o->session, SESSION_FRAME_MAX);
+			else
+				fprintf(stderr, "halo-run: session %s: sending the call: %s\n",
+					o->session, strerror(-err));
 		}
 		if (sfd >= 0)
 			close(sfd);

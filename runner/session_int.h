@@ -16,6 +16,13 @@ int runner_session_path(const char *dir, const char *name, const char *ext, char
 /* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
 int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
 			    struct runner_session_id *id);
+/* Is the peer of a connected fd this user, in this user namespace? A sandboxed
+ * process has the same uid (the sandbox maps the caller's ids) but a user namespace
+ * of its own: where the control directory is visible inside (a workspace of /tmp, an
+ * $XDG_RUNTIME_DIR in the home or the workspace), it must neither join a session
+ * started later nor pose as one (it would be handed the call's stdio, environment and
+ * exit code). 0 or -EPERM. */
+int runner_session_peer_ok(int fd);
 /* A connected fd, or -errno (-ECONNREFUSED, -ENOENT: nobody serves that name). */
 int runner_session_connect(const char *sock_path);
 /* The next frame within ms: 1, or -errno (-ETIMEDOUT, -EPIPE at end of stream). */

@@ -32,6 +32,7 @@
 #include "linux/session_proto.h"
 #include "proxy/proxy.h"
 #include "runner/events.h"
+#include "runner/runner_int.h"
 #include "runner/session_int.h"
 
 #define SEND_MS 5000 /* a peer that reads nothing for this long is dropped */
@@ -303,19 +304,18 @@ static void on_client(void *arg, int fd, unsigned events)
 		client_drop(s, c);
 }
 
-/* Same user only; everyone else is closed on before a byte is read. */
+/* Same user, outside every sandbox, only (runner_session_peer_ok); everyone else is
+ * closed on before a byte is read. */
 static void on_accept(void *arg, int fd, unsigned events)
 {
 	struct sup *s = arg;
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
 	struct client *c;
 	int cfd;
 
 	(void)events;
 	while ((cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
-		    cr.uid != geteuid() || s->n == s->cap || !(c = calloc(1, sizeof(*c)))) {
+		if (runner_session_peer_ok(cfd) < 0 || s->n == s->cap ||
+		    !(c = calloc(1, sizeof(*c)))) {
 			close(cfd);
 			continue;
 		}
@@ -557,7 +557,9 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	struct stat audit_st;
 	int audit_fd = -1, logp[2] = {-1, -1}, rc;
 
-	if (fstat(listen_fd, &s.sock_st) < 0 || lstat(sock_path, &s.sock_st) < 0 ||
+	/* listen() again: the credentials a call checks (runner_session_peer_ok) are the
+	 * last listener's, this process's rather than the first call's, which ends. */
+	if (listen(listen_fd, 128) < 0 || lstat(sock_path, &s.sock_st) < 0 ||
 	    !(s.c = calloc(s.cap, sizeof(*s.c)))) {
 		ready_say(&s, 'E', "session: the control socket vanished");
 		return HALO_EXIT_SETUP;

@@ -142,6 +142,20 @@ refused "guard: policy file read-only" p.yaml 'echo "sandbox: {mode: off}" >p.ya
 expect "guard: hooks untouched on the host" no "$([ -e proj/.git/hooks/pre-commit ] && echo yes || echo no)"
 expect "guard: .bashrc untouched" rc "$(cat .bashrc)"
 expect_match "guard: policy file untouched" "mode: workspace-write" "$(cat p.yaml)"
+# A read-only file's directory renamed away and made again would hold the next
+# launch's policy (or halo-run binary): its ancestors in the workspace are pinned.
+mkdir -p pconf && cp p.yaml pconf/p.yaml
+refused "guard: a policy file's directory cannot be renamed away" pconf/p.yaml 'mv pconf pconf.old'
+expect "guard: ... the policy file stays where the next launch reads it" yes "$([ -f pconf/p.yaml ] && [ ! -e pconf.old ] && echo yes || echo no)"
+mkdir -p hbin/sub && cp "$HALO" hbin/sub/halo-run
+OUT=$(timeout -k 2 20 ./hbin/sub/halo-run --policy p.yaml -- sh -c 'mv hbin hbin.old || mv hbin/sub hbin/s2' 2>"$E" </dev/null)
+RC=$?
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 125 ] && [ ! -e hbin.old ] && [ -x hbin/sub/halo-run ]; then
+	ok "guard: the directory of halo-run's binary cannot be renamed away"
+else
+	fail "guard: the directory of halo-run's binary cannot be renamed away" "rc=$RC err=[$(cat "$E")]"
+fi
+rm -rf hbin
 if command -v git >/dev/null; then
 	git init -q repo2 && git -C repo2 config user.email t@t && git -C repo2 config user.name t
 	allowed "guard: git still commits" p.yaml 'cd repo2 && echo a >a && git add a && git commit -qm a'

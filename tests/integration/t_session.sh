@@ -418,6 +418,98 @@ RC2=$?
 expect "a control socket in the workspace: masked inside, calls go on" "0:0:refused" "$RC:$RC2:$OUT2"
 (cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$X" >/dev/null 2>&1)
 
+# A sandbox that would see the control directory (here $XDG_RUNTIME_DIR in its
+# workspace; a workspace of /tmp shows /tmp/halo-run-UID alike) has it masked, and
+# where it is not (a workspace inside it), the peer check holds: it neither joins a session started
+# after it (learning its identity from the refusals, then running a command in the
+# other session's sandbox) nor poses as one (it would get the call's stdio, its
+# environment, and say its exit code).
+cat >"$XWS/peer.py" <<'PEOF'
+import array, os, re, socket, struct, sys, time
+mode, path = sys.argv[1], sys.argv[2]
+def frame(*parts):
+    p = b"".join(x.encode() + b"\0" for x in parts)
+    return struct.pack("<I", len(p)) + p
+def recv(s, fds=None):
+    d = b""
+    while len(d) < 4 or len(d) < 4 + struct.unpack("<I", d[:4])[0]:
+        m, anc, _, _ = s.recvmsg(1 << 20, socket.CMSG_SPACE(16))
+        if not m:
+            raise OSError("closed")
+        for _, _, data in anc:
+            a = array.array("i"); a.frombytes(data[: len(data) - len(data) % 4])
+            if fds is not None: fds += list(a)
+        d += m
+    return d[4:].split(b"\0")[:-1]
+try:
+    if mode == "serve":
+        s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(4); s.settimeout(15)
+        c, _ = s.accept(); c.settimeout(15); fds = []
+        recv(c); c.send(frame("ok")); recv(c, fds)
+        if len(fds) == 3: os.write(fds[1], b"FAKE\n")
+        c.send(frame("exit", "status", str(7 << 8))); time.sleep(0.5)
+        print("served")
+    else:
+        end = time.time() + 15
+        while not os.path.exists(path) and time.time() < end: time.sleep(0.1)
+        name = os.path.basename(path)[:-5]; ws, pol, opt = "/x", "0" * 32, "x"
+        for _ in range(4):
+            s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(path)
+            s.send(frame("hello", "v", "1", "name", name, "policy", pol, "options", opt, "workspace", ws))
+            r = recv(s)
+            if r[0] == b"ok": break
+            why = r[2].decode()
+            m = re.search(r"the session's is (.*), this call's", why)
+            ws = m.group(1) if m else ws
+            m = re.search(r"digest ([0-9a-f]+) at the", why)
+            pol = m.group(1) if m else pol
+            m = re.search(r"the session's are (.*); this call's", why)
+            opt = m.group(1) if m else opt
+        args = ["run", "arg", "sh", "arg", "-c", "arg", "touch " + sys.argv[3], "env", "PATH=/usr/bin:/bin"]
+        s.sendmsg([frame(*args)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        print("joined", recv(s))
+except OSError as e:
+    print("refused", e)
+PEOF
+# (A workspace inside the control directory leaves it unmasked: the peer checks hold.)
+YWS=$(mktemp -d /var/tmp/halo-sessy.XXXXXX) || exit 1
+LWS="$LWS $YWS"
+J="${S}j"
+(cd "$XWS/xdg/halo-run" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 40 "$HALO" -- python3 "$XWS/peer.py" join \
+	"$XWS/xdg/halo-run/$J.sock" "$YWS/joined" >"$TMPDIR/peer_join" 2>&1 </dev/null) &
+PJ=$!
+sleep 1
+(cd "$YWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" --session "$J" -- true >/dev/null 2>&1 </dev/null)
+wait $PJ
+if [ -e "$YWS/joined" ]; then
+	fail "a sandbox that sees the control directory cannot join a later session" "$(cat "$TMPDIR/peer_join")"
+else
+	expect_match "a sandbox that sees the control directory cannot join a later session" "refused (closed|.*(reset by peer|Broken pipe))" "$(cat "$TMPDIR/peer_join")"
+fi
+(cd "$YWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$J" >/dev/null 2>&1)
+OUT=$(cd "$XWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" -- sh -c "ls '$XWS/xdg/halo-run' >/dev/null 2>&1 && echo shown || echo hidden" 2>/dev/null </dev/null)
+expect "the control directory is hidden inside a sandbox that would show it" "hidden" "$OUT"
+F="${S}f"
+(cd "$XWS/xdg/halo-run" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 30 "$HALO" -- python3 "$XWS/peer.py" serve \
+	"$XWS/xdg/halo-run/$F.sock" >"$TMPDIR/peer_serve" 2>&1 </dev/null) &
+PF=$!
+wait_for 15 test -S "$XWS/xdg/halo-run/$F.sock"
+OUT=$(cd "$YWS" && XDG_RUNTIME_DIR="$XWS/xdg" timeout 20 "$HALO" --session "$F" -- echo real 2>"$E" </dev/null)
+RC=$?
+expect "a sandboxed process posing as a session gets no call (125, nothing run)" "125:" "$RC:$OUT"
+expect_match "... and the call says why" "not this user's outside every sandbox" "$(cat "$E")"
+kill "$PF" 2>/dev/null
+wait "$PF" 2>/dev/null
+(cd "$YWS" && XDG_RUNTIME_DIR="$XWS/xdg" "$HALO" session stop "$F" >/dev/null 2>&1)
+
+# A command line over the protocol's frame (1 MiB) is refused with its reason (a fresh
+# launch takes it: ARG_MAX is larger), never a silent 125.
+new_session "${S}b"
+BIG=$(head -c 120000 /dev/zero | tr '\0' a)
+call "${S}b" -- sh -c 'echo $#' x "$BIG" "$BIG" "$BIG" "$BIG" "$BIG" "$BIG" "$BIG" "$BIG" "$BIG"
+expect "a call over the frame limit: 125" "125:" "$RC:$OUT"
+expect_match "... naming the limit" "over the session protocol's" "$ERR"
+
 printf '{"limits": {"sessionIdleSeconds": 0}}\n' >"$TMPDIR/idle0.json"
 OUT=$("$HALO" validate "$TMPDIR/idle0.json" 2>&1)
 expect_match "validation: sessionIdleSeconds must be positive" "limits\.sessionIdleSeconds" "$OUT"

@@ -112,4 +112,26 @@ OUT=$(https_proxy="http://127.0.0.1:$TP" NO_PROXY=origin.test "$HALO" check --po
 expect_match "check: a NO_PROXY name goes direct" "^route: direct \(the caller's NO_PROXY names it" "$OUT"
 OUT=$(cd "$WS" && "$HALO" --dry-run --policy "$W/up.yaml" -- true 2>&1)
 expect_match "--dry-run shows the upstream" "through the upstream proxy http://127.0.0.1:$TP" "$OUT"
+
+# The upstream itself allowed as a target (here by default allow; in life often by
+# "*.corp.example" with allowPrivate, its NO_PROXY naming the same domain): a tunnel to
+# it would be a proxy to every host it serves, none decided. The launch is refused.
+sed -e "s/default: deny/default: allow/" -e "/allowedDomains/d" "$W/up.yaml" >"$W/self.yaml"
+chmod a+r "$W/self.yaml"
+OUT=$(hr self.yaml a.audit -- true; echo "rc=$?")
+expect "an upstream that the policy allows as a target refuses the launch (125)" "rc=125" "$OUT"
+expect_match "... naming it" "egress.upstreamProxy 127.0.0.1:$TP is itself allowed \(default allow\)" "$(cat "$W/err")"
+sed "/allowPrivate/d" "$W/self.yaml" >"$W/selfpriv.yaml"
+chmod a+r "$W/selfpriv.yaml"
+OUT=$(hr selfpriv.yaml a.audit -- true; echo "rc=$?")
+expect "... unless the address rule refuses it anyway (loopback, no allowPrivate): it launches" "rc=0" "$OUT"
+printf '  hostPorts: [%s]\n' "$TP" | cat "$W/up.yaml" - >"$W/hp.yaml"
+chmod a+r "$W/hp.yaml"
+OUT=$(hr hp.yaml a.audit -- true; echo "rc=$?")
+expect "hostPorts forwarding the upstream's loopback port refuses the launch (125)" "rc=125" "$OUT"
+expect_match "... naming it" "egress.hostPorts\[0\] $TP is egress.upstreamProxy's port" "$(cat "$W/err")"
+printf '  deniedDomains: [denied.test, "127.0.0.1:%s"]\n' "$TP" >>"$W/self.yaml"
+sed -i "/deniedDomains: \[denied.test\]$/d" "$W/self.yaml"
+OUT=$(hr self.yaml a.audit -- true; echo "rc=$?")
+expect "... and denied, it launches" "rc=0" "$OUT"
 finish

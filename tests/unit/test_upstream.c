@@ -271,6 +271,12 @@ START_TEST(request_and_judge)
 			ck_assert_uint_eq(
 			    hl, (size_t)(strstr(rows[i].head, "\r\n\r\n") - rows[i].head + 4));
 	}
+	/* No reason phrase: the next field is not shown as one (it goes to the sandbox). */
+	why[0] = '\0';
+	const char *bare = "HTTP/1.1 407\r\nX-Upstream-Secret: s3cret\r\n\r\n";
+	ck_assert_int_eq(upstream_judge(bare, strlen(bare), "up:1", &hl, why, sizeof(why)),
+			 -EPROTO);
+	ck_assert_str_eq(why, "upstream proxy up:1 answered 407");
 }
 END_TEST
 

@@ -41,6 +41,13 @@ static const struct vcase cases[] = {
     {"env home", WR("/work/envhome"), "'/work/envhome' is a home directory", NULL, 1},
     {"env home parent", WR("/work"), "'/work' contains the home directory /work/envhome", NULL, 1},
     {"home neighbour", WR("/home/bob/cache"), NULL},
+    /* halo-run's own policy directory (discovery reads it) */
+    {"config over halo's", WR("~/.config"),
+     "contains halo-run's policy directory /home/alice/.config/halo"},
+    {"halo's config", WR("~/.config/halo"), "halo-run's policy directory"},
+    {"inside halo's config", WR("~/.config/halo/x"), "is inside halo-run's policy directory"},
+    {"env home config", WR("/work/envhome/.config"), "halo-run's policy directory", NULL, 1},
+    {"config neighbour", WR("~/.config/nvim"), NULL},
     {"env home neighbour", WR("/work/envhome/cache"), NULL, NULL, 1},
     /* globs */
     {"glob star", WR("/opt/*"), "'/opt/*': globs are not allowed in writable roots"},
