@@ -159,7 +159,8 @@ static int fx_listen(const char *ip, int *port)
 static int fx_refusing_port(int fds[2])
 {
 	for (int tries = 0; tries < 100; tries++) {
-		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+		struct sockaddr_in6 s6 = {.sin6_family = AF_INET6,
+					  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 		struct sockaddr_in s4 = {.sin_family = AF_INET};
 		socklen_t sl = sizeof(s6);
 
