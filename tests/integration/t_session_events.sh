@@ -21,10 +21,29 @@ egress:
   allowPrivate: [127.0.0.1/32]
 YAML
 chmod -R a+rX "$W"
+# A session serves only callers in its own user namespace (t_session: a sandboxed
+# process must not join one). As a user, egress_lib's wrapper makes a new namespace per
+# call; here every call enters one held namespace with the test's names instead.
+NS_HOLDER=
+if [ "$AS" != root ]; then
+	"${WRAP[@]}" sleep 900 &
+	NS_HOLDER=$!
+	for _ in $(seq 100); do
+		[ "$(cat "/proc/$NS_HOLDER/comm" 2>/dev/null)" = sleep ] && break
+		sleep 0.05
+	done
+	# (A script, not a function: timeout runs it. Joining a mount namespace resets the
+	# directory: keep the caller's.)
+	printf '#!/bin/sh\nexec nsenter -t %s -U -m --preserve-credentials --wd="$PWD" setpriv --inh-caps=-all --ambient-caps=-all -- "$@"\n' \
+		"$NS_HOLDER" >"$W/ns_wrap"
+	chmod 755 "$W/ns_wrap"
+	WRAP=("$W/ns_wrap")
+fi
 S="ev$$"
 SESSIONS=()
 se_cleanup() {
-	for s in "${SESSIONS[@]}"; do "$HALO" session stop "$s" >/dev/null 2>&1; done
+	for s in "${SESSIONS[@]}"; do "${WRAP[@]}" "$HALO" session stop "$s" >/dev/null 2>&1; done
+	[ -z "$NS_HOLDER" ] || kill -KILL "$NS_HOLDER" 2>/dev/null
 	pgrep -f "halo-sev-mark-$$" | xargs -r kill -KILL 2>/dev/null
 	eg_cleanup
 }
@@ -46,6 +65,7 @@ sc() {
 		--policy "$W/dec.yaml" "$@" 2>"$W/err" </dev/null)
 	RC=$?
 	ERR=$(cat "$W/err")
+	[ "$RC" != 125 ] || printf '# call exit 125: %s\n' "$(printf '%s' "$ERR" | head -3 | tr '\n' ' ')"
 }
 # evf FILE TYPE FIELD...: the FIELDs of every TYPE record ("-" absent), ';'-joined;
 # "invalid" when a line lacks the common fields.
@@ -95,7 +115,7 @@ expect "each call's exit: outcome, status, code" "exited 3 3;exited 0 0" "$(evf 
 expect_match "each call's exit: a duration" '^[0-9]+;[0-9]+$' "$(evf "$EV" exit duration_ms)"
 expect "egress records carry the session's name" \
 	"origin.test allow $S;denied-$$.invalid deny $S;origin.test allow $S" "$(evf "$EV" egress host decision session)"
-SUP=$("$HALO" session list | sed -n "s/^  $S  running, supervisor pid \([0-9]*\).*/\1/p")
+SUP=$("${WRAP[@]}" "$HALO" session list | sed -n "s/^  $S  running, supervisor pid \([0-9]*\).*/\1/p")
 expect "every record: the session's name and its supervisor's pid" \
 	"$(for _ in 1 2 3 4 5 6 7; do printf '%s %s;' "$S" "$SUP"; done | sed 's/;$//')" \
 	"$(evf "$EV" '*' session pid)"
@@ -122,7 +142,7 @@ if wait_for 15 pgrep -f "^sh -c sleep 30; : halo-sev-mark-$$-kill" >/dev/null; t
 else
 	fail "a call killed mid-way: its exit record says so" "the call never started"
 fi
-"$HALO" session stop "$S" >/dev/null
+"${WRAP[@]}" "$HALO" session stop "$S" >/dev/null
 expect "the session's end: its last record" "session_end stopped 4" "$(evf "$EV" '*' type reason calls | tr ';' '\n' | tail -1)"
 
 # ------------------------------------------------------------------ what a later call may name
@@ -145,7 +165,7 @@ expect "a later call adding a decider: refused 125" 125 "$RC"
 expect_match "... named" "refused: launch options differ.*decider=" "$ERR"
 sc "$S2" --events "$W/ev2.jsonl" -- no-such-command-e14s
 expect "a command not found: 127, and its exit record" "127:notfound 127" "$RC:$(evf "$W/ev2.jsonl" exit outcome status | tr ';' '\n' | tail -1)"
-"$HALO" session stop "$S2" >/dev/null
+"${WRAP[@]}" "$HALO" session stop "$S2" >/dev/null
 sc "${S}c" --events fd:5 -- true 5>/dev/null
 expect "--events fd:N with --session: refused 125" 125 "$RC"
 expect_match "... named" "--events fd:5: a descriptor is this call's.*use --events FILE with --session" "$ERR"
@@ -177,7 +197,7 @@ expect "... every answer audited as the decider's, in the session's events" \
 	"$(evf "$W/ev4.jsonl" egress host decision rule session)"
 sc "$S3" --events "$W/ev4.jsonl" --decider "$DEC" --decider-timeout 9s -- true
 expect "a later call with another --decider-timeout: refused 125" 125 "$RC"
-"$HALO" session stop "$S3" >/dev/null
+"${WRAP[@]}" "$HALO" session stop "$S3" >/dev/null
 if wait_for 5 gone "^python3 $W/decider.py session"; then
 	ok "the decider dies with session stop"
 else
@@ -186,13 +206,13 @@ fi
 rm -f "$W/q.log"
 sc "$S3" --events "$W/ev4.jsonl" --decider "$DEC" -- sh -c "$(get ask.test)"
 expect "a new session asks again (remembered answers die with the session)" "0:200:ask.test" "$RC:$(trim "$OUT"):$(python3 -c 'import json,sys; print(";".join(q["host"] for q in map(json.loads, open(sys.argv[1]))))' "$W/q.log")"
-"$HALO" session stop "$S3" >/dev/null
+"${WRAP[@]}" "$HALO" session stop "$S3" >/dev/null
 
 # The supervisor killed without a word: its decider dies too (it dies with its parent).
 S5="${S}k"
 SESSIONS+=("$S5")
 sc "$S5" --decider "python3 $W/decider.py allow $W/q5.log" -- true
-SUP=$("$HALO" session list | sed -n "s/^  $S5  running, supervisor pid \([0-9]*\).*/\1/p")
+SUP=$("${WRAP[@]}" "$HALO" session list | sed -n "s/^  $S5  running, supervisor pid \([0-9]*\).*/\1/p")
 if [ -n "$SUP" ] && pgrep -f "^python3 $W/decider.py allow $W/q5.log" >/dev/null; then
 	kill -KILL "$SUP"
 	if wait_for 5 gone "^python3 $W/decider.py allow $W/q5.log"; then
@@ -214,5 +234,5 @@ expect "an exited decider: the default (deny)" "0:403" "$RC:$(trim "$OUT")"
 sc "$S4" --events "$W/ev5.jsonl" --decider "python3 $W/decider.py exit $W/q.log" -- sh -c "$(get ask.test)"
 expect "... in later calls too" "0:403" "$RC:$(trim "$OUT")"
 expect "... one decider record in the session's events" "exited or closed its stdout $S4" "$(evf "$W/ev5.jsonl" decider problem session)"
-"$HALO" session stop "$S4" >/dev/null
+"${WRAP[@]}" "$HALO" session stop "$S4" >/dev/null
 finish
