@@ -100,6 +100,26 @@ else
 	WRAP=(unshare --user --map-current-user --mount --propagation private --keep-caps
 		sh -c "$BIND; exec setpriv --inh-caps=-all --ambient-caps=-all -- \"\$@\"" "$W/etc")
 fi
+# eg_one_ns: from here on every WRAP'd call enters one held user and mount namespace
+# with the test's names, instead of a new one per call (as a user; root's WRAP keeps
+# the caller's user namespace anyway). Sessions need it: a session serves only callers
+# in its own user namespace, so that a sandboxed process can never join one.
+eg_one_ns() {
+	[ "$AS" != root ] || return 0
+	"${WRAP[@]}" sleep 900 &
+	local holder=$!
+	pids+=("$holder")
+	for _ in $(seq 100); do
+		[ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break
+		sleep 0.05
+	done
+	# (A script, not a function: timeout runs it. Joining a mount namespace resets the
+	# directory: keep the caller's.)
+	printf '#!/bin/sh\nexec nsenter -t %s -U -m --preserve-credentials --wd="$PWD" setpriv --inh-caps=-all --ambient-caps=-all -- "$@"\n' \
+		"$holder" >"$W/ns_wrap"
+	chmod 755 "$W/ns_wrap"
+	WRAP=("$W/ns_wrap")
+}
 hr() { # POLICY AUDIT [HALO OPTIONS] -- CMD...: halo-run under the test names, stderr in $HR_ERR
 	local pol=$1 aud=$2
 	shift 2

@@ -21,29 +21,11 @@ egress:
   allowPrivate: [127.0.0.1/32]
 YAML
 chmod -R a+rX "$W"
-# A session serves only callers in its own user namespace (t_session: a sandboxed
-# process must not join one). As a user, egress_lib's wrapper makes a new namespace per
-# call; here every call enters one held namespace with the test's names instead.
-NS_HOLDER=
-if [ "$AS" != root ]; then
-	"${WRAP[@]}" sleep 900 &
-	NS_HOLDER=$!
-	for _ in $(seq 100); do
-		[ "$(cat "/proc/$NS_HOLDER/comm" 2>/dev/null)" = sleep ] && break
-		sleep 0.05
-	done
-	# (A script, not a function: timeout runs it. Joining a mount namespace resets the
-	# directory: keep the caller's.)
-	printf '#!/bin/sh\nexec nsenter -t %s -U -m --preserve-credentials --wd="$PWD" setpriv --inh-caps=-all --ambient-caps=-all -- "$@"\n' \
-		"$NS_HOLDER" >"$W/ns_wrap"
-	chmod 755 "$W/ns_wrap"
-	WRAP=("$W/ns_wrap")
-fi
+eg_one_ns # (sessions serve callers in their own user namespace only)
 S="ev$$"
 SESSIONS=()
 se_cleanup() {
 	for s in "${SESSIONS[@]}"; do "${WRAP[@]}" "$HALO" session stop "$s" >/dev/null 2>&1; done
-	[ -z "$NS_HOLDER" ] || kill -KILL "$NS_HOLDER" 2>/dev/null
 	pgrep -f "halo-sev-mark-$$" | xargs -r kill -KILL 2>/dev/null
 	eg_cleanup
 }

@@ -223,6 +223,7 @@ else
 	skip "node fetch (captured)" "no node with fetch"
 fi
 
+eg_one_ns # (a session serves callers in its own user namespace only)
 # A session: the CA is made when the session starts and lives in its supervisor; calls
 # that join it are terminated by that supervisor.
 out=$(hr tls.yaml a.audit --session tls-t -- "${CURL[@]}" "https://secure.test:$P/echo-s1")
