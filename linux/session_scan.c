@@ -10,8 +10,11 @@
  * again under a reused inode number differs), else the inode and its birth time.
  *
  * Host sockets count too (a gpg-agent or a container engine started after the
- * session is reachable in it otherwise), except halo-run's own index watchers': one
- * starts for every tree halo-run walks, anywhere, and answers only "what changed". */
+ * session is reachable in it otherwise), except halo-run's own: an index watcher's
+ * (one starts for every tree halo-run walks, anywhere, and answers only "what
+ * changed") and a session's control socket (another session may start at any time in
+ * a control directory that lies in the workspace; it serves only callers outside
+ * every sandbox). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,15 +55,22 @@ static void identity(const char *path, const struct statx *sx, char *out, size_t
 		snprintf(out, n, "%llx", (unsigned long long)sx->stx_ino);
 }
 
-static bool watcher_socket(const struct statx *sx, const char *path, const char *index_dir)
+/* A socket of halo-run's own, right in dir: an index watcher's, or a session's control
+ * socket (another session may start at any time; each is masked inside or its peers
+ * checked, see linux/scan.c add_session_dir). */
+static bool own_socket(const struct statx *sx, const char *path, const char *dir)
 {
-	size_t n = strlen(index_dir);
+	size_t n = strlen(dir);
 
-	return S_ISSOCK(sx->stx_mode) && n && strncmp(path, index_dir, n) == 0 && path[n] == '/' &&
+	return S_ISSOCK(sx->stx_mode) && n && strncmp(path, dir, n) == 0 && path[n] == '/' &&
 	       !strchr(path + n + 1, '/');
 }
 
-static int add(char ***v, size_t *n, const char *path, const char *index_dir)
+struct own_dirs {
+	char index[4200], session[4200];
+};
+
+static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own)
 {
 	struct statx sx;
 	char id[160], *s, **g;
@@ -68,7 +78,7 @@ static int add(char ***v, size_t *n, const char *path, const char *index_dir)
 
 	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME | STATX_TYPE, &sx) ==
 	    0) {
-		if (watcher_socket(&sx, path, index_dir))
+		if (own_socket(&sx, path, own->index) || own_socket(&sx, path, own->session))
 			return 0;
 		identity(path, &sx, id, sizeof(id));
 		w = asprintf(&s, "%llu:%s:%s",
@@ -100,7 +110,8 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 {
 	struct linux_scan *s = calloc(1, sizeof(*s));
 	const struct linux_paths *lists[2];
-	char index_dir[4200] = "";
+	struct own_dirs own = {"", ""};
+	char *index_dir = own.index;
 	int rc;
 
 	*out = NULL;
@@ -111,12 +122,18 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 		free(s);
 		return rc;
 	}
+	if (l->session_dir) {
+		char *real = realpath(l->session_dir, NULL);
+		if (real && strlen(real) < sizeof(own.session))
+			strcpy(own.session, real);
+		free(real);
+	}
 	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, index_dir,
-			      sizeof(index_dir)) < 0)
+			      sizeof(own.index)) < 0)
 		index_dir[0] = '\0';
 	else { /* the walk's paths are resolved: compare like with like */
 		char *real = realpath(index_dir, NULL);
-		if (real && strlen(real) < sizeof(index_dir))
+		if (real && strlen(real) < sizeof(own.index))
 			strcpy(index_dir, real);
 		free(real);
 	}
@@ -124,7 +141,7 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 	lists[1] = &s->sanitized;
 	for (size_t k = 0; k < 2 && rc == 0; k++)
 		for (size_t i = 0; i < lists[k]->n && rc == 0; i++)
-			rc = add(out, n, lists[k]->v[i], index_dir);
+			rc = add(out, n, lists[k]->v[i], &own);
 	linux_scan_free(s);
 	free(s);
 	if (rc < 0) {
