@@ -154,8 +154,13 @@ static void from_master(struct session_pty *p)
 static void suspend(struct session_pty *p)
 {
 	set_term(p->in, &p->saved);
-	raise(SIGSTOP); /* continued (fg): raw again */
-	go_raw(p);
+	raise(SIGSTOP);
+	if (tcgetpgrp(p->in) == getpgrp()) {
+		go_raw(p); /* continued in the foreground (fg) */
+		return;
+	}
+	p->raw = false; /* in the background (bg): the terminal is the shell's now */
+	p->in = -1;
 }
 
 /* Keys: the slave's interrupt and quit characters are signals for the command. */
