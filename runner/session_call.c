@@ -302,14 +302,22 @@ static int hello(int fd, struct session_conn *c, const struct runner_session_id 
 	return rc;
 }
 
-/* The command line, the environment runner/env built, and this call's stdio. */
-static int send_run(int fd, const runner_launch *l)
+/* The command line, the environment runner/env built, and this call's stdio (a
+ * terminal among them replaced by the slave of the call's own pty: session_pty.c). */
+static int send_run(int fd, const runner_launch *l, struct session_pty *pty)
 {
 	struct session_buf b = {0};
-	int fds[3];
+	int fds[3], slave, rc;
 
 	for (int i = 0; i < 3; i++)
 		fds[i] = fcntl(i, F_GETFD) >= 0 ? i : open("/dev/null", O_RDWR | O_CLOEXEC);
+	if ((rc = runner_pty_begin(pty, fds, &slave)) < 0) {
+		fprintf(stderr,
+			"halo-run: session: a pseudo-terminal for the call: %s (the session "
+			"is never handed this terminal itself)\n",
+			strerror(-rc));
+		return -EPROTO;
+	}
 	session_buf_begin(&b, SESSION_RUN);
 	if (l->limits.wall_seconds > 0) /* for the session's events: a limit record */
 		session_buf_put_int(&b, SESSION_K_WALL, l->limits.wall_seconds);
@@ -318,7 +326,10 @@ static int send_run(int fd, const runner_launch *l)
 	for (char **e = l->envp; e && *e; e++)
 		if (strchr(*e, '=') && **e != '=')
 			session_buf_put(&b, SESSION_K_ENV, *e);
-	return runner_session_send(fd, &b, fds, 3);
+	rc = runner_session_send(fd, &b, fds, 3);
+	if (slave >= 0)
+		close(slave); /* the session's now; the master sees its holders go */
+	return rc;
 }
 
 static int signals_fd(void)
@@ -366,7 +377,7 @@ static int outcome(const struct runner_opts *o, const struct session_msg *m, boo
 }
 
 static int wait_end(const struct runner_opts *o, const runner_launch *l, struct session_conn *c,
-		    int sfd)
+		    int sfd, struct session_pty *pty)
 {
 	long long wall = l->limits.wall_seconds;
 	uint64_t deadline = wall > 0 ? proxy_now_ms() + (uint64_t)wall * 1000 : 0;
@@ -376,7 +387,8 @@ static int wait_end(const struct runner_opts *o, const runner_launch *l, struct 
 	char why[128];
 
 	for (;;) {
-		struct pollfd p[2] = {{c->fd, POLLIN, 0}, {sfd, POLLIN, 0}};
+		struct pollfd p[4] = {{c->fd, POLLIN, 0}, {sfd, POLLIN, 0}};
+		size_t np = sfd >= 0 ? 2 : 1, nt = runner_pty_poll(pty, p + np);
 		uint64_t now = proxy_now_ms();
 		int ms = deadline ? (now >= deadline ? 0 : (int)(deadline - now)) : -1;
 		struct signalfd_siginfo si;
@@ -389,7 +401,7 @@ static int wait_end(const struct runner_opts *o, const runner_launch *l, struct 
 		}
 		if (rc < 0)
 			goto lost;
-		if (poll(p, sfd >= 0 ? 2 : 1, ms) == 0) {
+		if (poll(p, np + nt, ms) == 0) {
 			if (killed)
 				goto lost;
 			send_simple(c->fd, SESSION_KILL, 0); /* its process group */
@@ -397,8 +409,14 @@ static int wait_end(const struct runner_opts *o, const runner_launch *l, struct 
 			deadline = proxy_now_ms() + KILL_MS;
 			continue;
 		}
-		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == sizeof(si))
+		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGWINCH) /* the slave's size first: read on WINCH */
+				runner_pty_winch(pty);
 			send_simple(c->fd, SESSION_SIGNAL, (int)si.ssi_signo);
+		}
+		int key_sig = runner_pty_pump(pty, p + np, nt);
+		if (key_sig)
+			send_simple(c->fd, SESSION_SIGNAL, key_sig);
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && session_conn_read(c) < 0)
 			goto lost;
 	}
@@ -457,13 +475,16 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 	}
 	if ((fd = connect_or_start(o, l, &id, dir)) >= 0) {
 		int sfd = -1;
+		struct session_pty pty = {.master = -1, .in = -1, .out = -1, .term = -1};
 		session_conn_init(&c, fd);
 		/* Signals are held from before the command starts: none is lost. */
 		if (hello(fd, &c, &id) == 0) {
 			sfd = signals_fd();
-			int err = send_run(fd, l);
+			int err = send_run(fd, l, &pty);
 			if (err == 0)
-				rc = wait_end(o, l, &c, sfd);
+				rc = wait_end(o, l, &c, sfd, &pty);
+			else if (err == -EPROTO)
+				; /* said */
 			else if (err == -E2BIG)
 				fprintf(
 				    stderr,
@@ -475,6 +496,7 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 				fprintf(stderr, "halo-run: session %s: sending the call: %s\n",
 					o->session, strerror(-err));
 		}
+		runner_pty_end(&pty); /* every way out: the terminal as it was */
 		if (sfd >= 0)
 			close(sfd);
 		session_conn_release(&c);

@@ -47,4 +47,27 @@ void runner_session_ev_exit(struct runner_events *ev, const runner_launch *l,
 			    bool call_gone);
 void runner_session_ev_end(struct runner_events *ev, const char *reason, long long calls);
 
+/* session_pty.c: a call's terminal is never handed to the session (see there). */
+#include <poll.h>
+#include <termios.h>
+struct session_pty {
+	int master;  /* -1: none of fds 0-2 is a terminal */
+	int term;    /* the caller's terminal (its settings, its size) */
+	int in, out; /* keys from (-1: none), output to */
+	bool raw, master_gone;
+	struct termios saved;
+	char ib[4096]; /* keys the master has not taken yet */
+	size_t ilen, ioff;
+};
+/* Replace every terminal among fds[0..2] by the slave of a new pty (*slave: close it
+ * once sent) and put the caller's terminal in raw mode. 0 or -errno. */
+int runner_pty_begin(struct session_pty *p, int fds[3], int *slave);
+/* Its poll entries (at most 2), then what they said: a signal the keys asked for, or 0. */
+size_t runner_pty_poll(const struct session_pty *p, struct pollfd *pf);
+int runner_pty_pump(struct session_pty *p, const struct pollfd *pf, size_t n);
+void runner_pty_winch(struct session_pty *p);
+/* The command has exited (or the call ends): its last output, then the master closed
+ * and the caller's terminal as it was. */
+void runner_pty_end(struct session_pty *p);
+
 #endif

@@ -345,6 +345,102 @@ fi
 "$HALO" session stop "$Y" >/dev/null
 if wait_for 5 gone "halo-sess-mark-$$-bg"; then ok "stop ends it"; else fail "stop ends it" "still running"; fi
 
+# ------------------------------------------------------------------ never the caller's terminal
+# A session outlives its calls: a background process handed the caller's terminal
+# would read what the user types at their shell after the call returned (a password).
+# A call on a terminal hands the session a pty of its own instead, relays while its
+# command runs and closes the master after: the process left behind reads nothing.
+# Meanwhile the command sees a terminal (0, 1, 2; the window's size), the slave's line
+# discipline edits the keys, ^C is SIGINT for it (or a key, in raw mode), and the
+# caller's terminal is left as it was (after a timeout too).
+P="${S}q"
+new_session "$P"
+printf 'sleep 1\nread -r x <&3\necho "rc=$? got:$x" >"$1"\n' >"$TMPDIR/pty_bg.sh"
+rm -f "$TMPDIR/pty_leak"
+OUT=$(timeout 90 python3 - "$HALO" "$P" "$TMPDIR" <<'PY' 2>&1
+import fcntl, os, struct, sys, termios, time
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
+halo, name, ws = sys.argv[1:4]
+call = [halo, "--session", name, "--"]
+def cooked(fd):
+    lf = termios.tcgetattr(fd)[3]
+    return "cooked" if lf & termios.ICANON and lf & termios.ECHO else "raw"
+
+# A first call on a pty leaves a process that reads the terminal a second later.
+p = Pty(call + ["sh", "-c", f"exec 3<&0; sh {ws}/pty_bg.sh {ws}/pty_leak >/dev/null 2>&1 & echo started"])
+print("bg-started", p.read_until(b"started", 20), p.status(10))
+os.write(p.fd, b"secret\n")  # the user types at their shell after the call
+time.sleep(2)
+print("leak", open(f"{ws}/pty_leak").read().strip() if os.path.exists(f"{ws}/pty_leak") else "none")
+print("after-call", cooked(p.fd))
+os.close(p.fd)
+
+# Closing the master hangs up the slave, not the processes: one left running (no
+# nohup, its output on the terminal) outlives the call (the slave is nobody's
+# controlling terminal: a session leader's exit would hang up its whole group).
+p = Pty(call + ["sh", "-c", f"sleep 60 & echo $! >{ws}/pty_bgpid; echo started"])
+p.read_until(b"started", 20); p.status(10); os.close(p.fd)
+time.sleep(0.5)
+bg = open(f"{ws}/pty_bgpid").read().strip()
+print("bg-alive", os.system(f"{halo} --session {name} -- kill -0 {bg} </dev/null 2>/dev/null") == 0)
+
+p = Pty(call + ["sh", "-c", "echo ready; read x; echo got:$x"])
+p.read_until(b"ready", 20); time.sleep(0.3)
+os.write(p.fd, b"abc\r")
+p.read_until(b"got:abc", 5)
+print("read", p.status(10), "got:abc" in p.buf.decode(errors="replace"))
+os.close(p.fd)
+
+p = Pty(call + ["sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo tty-0-1-2; stty size; "
+                 "echo ready; exec sleep 30"])
+fcntl.ioctl(p.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+p.read_until(b"ready", 20); time.sleep(0.3)
+print("sees", "tty-0-1-2" in p.buf.decode(), "size" if b"33 111" in p.buf else p.buf)
+os.write(p.fd, b"\x1a")  # ^Z stops the call (the command runs on), the terminal as it was
+pid, st = os.waitpid(p.pid, os.WUNTRACED)
+print("ctrl-z", "stopped" if os.WIFSTOPPED(st) else st, cooked(p.fd))
+os.kill(p.pid, 18)  # SIGCONT (fg): raw again
+time.sleep(0.3)
+print("continued", cooked(p.fd))
+os.write(p.fd, b"\x03")  # the slave's interrupt character: SIGINT for the command
+print("ctrl-c", p.status(10))
+os.close(p.fd)
+
+p = Pty(call + ["python3", "-c", "import os, signal, time; signal.signal(signal.SIGWINCH, lambda *a: "
+                "print('winch', *os.get_terminal_size(), flush=True)); print('ready', flush=True); time.sleep(5)"])
+p.read_until(b"ready", 20); time.sleep(0.3)
+fcntl.ioctl(p.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))  # SIGWINCH to the call
+print("resize", p.read_until(b"winch 100 40", 5), p.buf.count(b"winch"))
+p.status(10)
+os.close(p.fd)
+
+p = Pty(call + ["python3", "-c", "import os, tty; tty.setraw(0); print('ready', flush=True); print('key', os.read(0, 8).hex(), flush=True)"])
+p.read_until(b"ready", 20); time.sleep(0.3)
+os.write(p.fd, b"\x03")
+p.read_until(b"key", 5)
+print("raw-key", p.status(10), "key 03" in p.buf.decode(errors="replace"))
+os.close(p.fd)
+
+p = Pty([halo, "--session", name, "--timeout", "1", "--", "sleep", "30"])
+print("timeout", p.status(20), cooked(p.fd))
+PY
+)
+printf '%s\n' "$OUT" | sed 's/^/# /'
+expect_match "pty: the call leaves a reader in the background" "^bg-started True 0$" "$OUT"
+expect_match "pty: what the user types after the call never reaches the session" "^leak (none|rc=[0-9]+ got:)$" "$OUT"
+expect_match "pty: the caller's terminal is as it was after the call" "^after-call cooked$" "$OUT"
+expect_match "pty: a background process outlives the call (its terminal hung up)" "^bg-alive True$" "$OUT"
+expect_match "pty: the command reads a line the user typed (the slave's line discipline)" "^read 0 True$" "$OUT"
+expect_match "pty: the command sees a terminal on 0, 1 and 2, of the window's size" "^sees True size$" "$OUT"
+expect_match "pty: ^Z stops the call, the terminal as it was" "^ctrl-z stopped cooked$" "$OUT"
+expect_match "pty: continued, the call's terminal raw again" "^continued raw$" "$OUT"
+expect_match "pty: ^C is SIGINT for the command (130)" "^ctrl-c 130$" "$OUT"
+expect_match "pty: a window resize reaches the command, once" "^resize True 1$" "$OUT"
+expect_match "pty: a command in raw mode gets ^C as a key" "^raw-key 0 True$" "$OUT"
+expect_match "pty: the call's timeout leaves the terminal as it was (124)" "^timeout 124 cooked$" "$OUT"
+"$HALO" session stop "$P" >/dev/null
+
 # ------------------------------------------------------------------ list and stop
 OUT=$("$HALO" session list)
 expect_match "list: the session is running" "^  $S  running, supervisor pid [0-9]+" "$OUT"
