@@ -1,6 +1,7 @@
 /* SHA-256 (FIPS 180-4), for the policy digest in --events' start record: a harness
  * that keeps the digest can tell that two runs (or every call of a session) ran under
- * the same effective policy. No crypto library is linked, and this is all it needs. */
+ * the same effective policy. The Linux build links libcrypto (TLS termination), but
+ * the portable and macOS builds link no crypto library, and this is all they need. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
