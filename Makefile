@@ -219,7 +219,7 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 all unit
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
-build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/dns.c) $(wildcard policy/*.h) \
+build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c) $(wildcard policy/*.h) \
 		linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c) $(wildcard hook/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \

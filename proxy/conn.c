@@ -171,6 +171,8 @@ void conn_close(struct conn *c)
 	c->addrs = NULL;
 	free(c->up_head);
 	c->up_head = NULL;
+	free(c->hw);
+	c->hw = NULL;
 	if (c->proto->on_close)
 		c->proto->on_close(c);
 	c->pstate = NULL;
@@ -428,6 +430,8 @@ void conn_on_upstream(void *arg, int fd, unsigned events)
 		upstream_on_event(c, events);
 		break;
 	case CS_HELLO:
+		hello_on_upstream(c, events);
+		break;
 	case CS_TUNNEL:
 		tunnel_on_event(c, &c->u, events);
 		break;

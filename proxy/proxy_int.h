@@ -159,6 +159,7 @@ struct exchange {
 
 struct conn;
 struct listener;
+struct hello_watch;
 
 /* A protocol spoken on a listener, haproxy's style: one table of callbacks per
  * protocol, called by the connection core through c->proto. A protocol drives its
@@ -217,6 +218,7 @@ struct conn {
 	char *up_head;	     /* CS_UPSTREAM: the upstream's answer head so far */
 	size_t up_len;
 	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
+	struct hello_watch *hw; /* CS_HELLO past an allowed ClientHello (conn_hello.c) */
 };
 
 struct listener {
@@ -360,6 +362,9 @@ int upstream_judge(const char *head, size_t len, const char *up_text, size_t *he
  * ClientHello's name against the target, then tunnel_start (or refuse with an alert). */
 void hello_start(struct conn *c);
 void hello_on_client(struct conn *c, unsigned events);
+/* The origin's side in CS_HELLO: its answer to an allowed ClientHello is watched for
+ * a HelloRetryRequest, else (the origin speaking first) it flows as in a tunnel. */
+void hello_on_upstream(struct conn *c, unsigned events);
 
 /* ------------------------------------------------------------ relay.c */
 int side_send(struct conn *c, struct side *s, const void *data, size_t len,

@@ -196,28 +196,59 @@ int proxy_socks_reply(uint8_t rep, uint8_t out[10]);
 enum proxy_tls_result {
 	PROXY_TLS_NEED_MORE = 0,
 	PROXY_TLS_HELLO = 1,   /* a complete, well-formed ClientHello */
-	PROXY_TLS_NOT_TLS = 2, /* the first byte is not a TLS handshake record */
-	PROXY_TLS_ERROR = -1,  /* TLS, but malformed or over the bound: refuse (alert, why) */
+	PROXY_TLS_NOT_TLS = 2, /* the first byte is neither a TLS record type nor SSLv2's form */
+	PROXY_TLS_ERROR = -1,  /* TLS, but not a well-formed ClientHello first (a record
+				* before it, malformed, over the bound): refuse (alert, why) */
 };
 
 struct proxy_tls_hello {
 	bool has_sni;
 	char sni[256]; /* the host_name as sent: 1..255 visible ASCII bytes */
 	bool ech;      /* an encrypted_client_hello extension (0xfe0d): sni is the outer name */
+	bool sslv2;    /* the SSLv2-compatible form (no extensions, so no name) */
 	size_t used;   /* on HELLO: bytes of the records that carried the ClientHello */
 	uint8_t alert; /* on ERROR: the TLS alert description to answer with */
-	char why[128];
+	char why[160]; /* on ERROR: the audit rule ("malformed ClientHello: ...", "tls: ...") */
 };
 
 /* The client's first bytes of a tunnel, as many as have arrived (tls_hello.c). */
 enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
 					    struct proxy_tls_hello *h);
 
-/* One name per tunnel: true when the hello names no host, or names `target` (the
- * canonical host Decide() judged: lower case, no trailing dot, v6 without brackets)
- * after the same normalisation. Else false with "sni mismatch: NAME" in rule. */
+/* "alert", "handshake"... for a TLS record type (0x14..0x18); NULL for another byte. */
+const char *proxy_tls_record_name(uint8_t type);
+
+/* One name per tunnel: true when the hello names `target` (the canonical host
+ * Decide() judged: lower case, no trailing dot, v6 without brackets) after the same
+ * normalisation, or names no host while the target is an IP literal. Else false with
+ * "sni mismatch: NAME" or "tls: ClientHello without SNI ..." in rule. */
 bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
 			   size_t n);
+
+/* Every ClientHello is checked (tls_retry.c). The server's bytes after an allowed
+ * ClientHello, fed as they flow: is its first handshake message a HelloRetryRequest
+ * (a ServerHello whose random is RFC 8446's fixed value)? MORE until its first 38
+ * bytes are in; DONE for any other answer (a ServerHello, not TLS, over the bound):
+ * the watch ends. The result is sticky. */
+enum proxy_tls_srv { PROXY_TLS_SRV_MORE = 0, PROXY_TLS_SRV_HRR = 1, PROXY_TLS_SRV_DONE = 2 };
+#define PROXY_TLS_SRV_WATCH_MAX (PROXY_TLS_HELLO_MAX + 5) /* server bytes read, at most */
+
+struct proxy_tls_srv_scan {
+	uint8_t hdr[5]; /* the current record's header */
+	size_t hdr_len;
+	size_t left; /* bytes of the current record's body still to come */
+	uint8_t hs[38];
+	size_t hs_len; /* the first handshake message's first bytes */
+	size_t seen;
+	enum proxy_tls_srv res;
+};
+enum proxy_tls_srv proxy_tls_srv_feed(struct proxy_tls_srv_scan *s, const uint8_t *p, size_t n);
+
+/* The client's bytes after a HelloRetryRequest: at most one change_cipher_spec record
+ * (RFC 8446 D.4), then a second ClientHello, whole. NOT_TLS never: anything else is an
+ * ERROR naming it. used counts the change_cipher_spec too. */
+enum proxy_tls_result proxy_tls_retry_parse(const uint8_t *buf, size_t len,
+					    struct proxy_tls_hello *h);
 
 /* A fatal TLS alert record (legacy version 3.3) into out[7]; returns 7. */
 int proxy_tls_alert(uint8_t desc, uint8_t out[7]);

@@ -4,8 +4,12 @@
  *
  * Strict and fail closed, like the HTTP parser: whatever two TLS stacks could read
  * differently is refused, so the name checked here is the name the origin reads.
- * - TLS starts with a handshake record (0x16); any other first byte is another
- *   protocol (NOT_TLS) and is not this parser's business.
+ * - A first byte that is a TLS record type (change_cipher_spec 0x14, alert 0x15,
+ *   handshake 0x16, application data 0x17, heartbeat 0x18) or the SSLv2-compatible
+ *   ClientHello form (high bit set, third byte 1: OpenSSL's own test) makes the
+ *   stream TLS. TLS stacks drop a warning alert or a stray record before the
+ *   ClientHello, so whatever precedes the hello is refused, never taken for "not
+ *   TLS" and spliced unread. Any other first byte is another protocol (NOT_TLS).
  * - The ClientHello may span several records and arrive in several reads: records are
  *   reassembled up to PROXY_TLS_HELLO_MAX buffered bytes, then refused. Every record
  *   before the end of the hello is a handshake record with version 3.x and a length of
@@ -35,11 +39,29 @@
 #define ALERT_ILLEGAL_PARAMETER	 47
 #define ALERT_DECODE_ERROR	 50
 
+/* why is the audit rule: a malformed hello, or (tls_refuse) a well-formed stream
+ * the policy refuses. */
 static enum proxy_tls_result fail(struct proxy_tls_hello *h, uint8_t alert, const char *why)
 {
 	h->alert = alert;
-	snprintf(h->why, sizeof(h->why), "%s", why);
+	snprintf(h->why, sizeof(h->why), "malformed ClientHello: %s", why);
 	return PROXY_TLS_ERROR;
+}
+
+static enum proxy_tls_result tls_refuse(struct proxy_tls_hello *h, uint8_t alert, const char *why,
+					const char *what)
+{
+	h->alert = alert;
+	snprintf(h->why, sizeof(h->why), "tls: %s (%s)", why, what);
+	return PROXY_TLS_ERROR;
+}
+
+const char *proxy_tls_record_name(uint8_t type)
+{
+	static const char *const names[] = {"change_cipher_spec", "alert", "handshake",
+					    "application data", "heartbeat"};
+
+	return type >= 0x14 && type <= 0x18 ? names[type - 0x14] : NULL;
 }
 
 static unsigned be16(const uint8_t *p)
@@ -193,8 +215,11 @@ static enum proxy_tls_result reassemble(const uint8_t *buf, size_t len, uint8_t 
 		size_t rl = be16(r + 3);
 
 		if (r[0] != 0x16)
-			return fail(h, ALERT_UNEXPECTED_MESSAGE,
-				    "a record other than handshake before the ClientHello ended");
+			return tls_refuse(
+			    h, ALERT_UNEXPECTED_MESSAGE,
+			    "record other than handshake before the ClientHello ended",
+			    proxy_tls_record_name(r[0]) ? proxy_tls_record_name(r[0])
+							: "not a record type");
 		if (r[1] != 3 || r[2] > 4)
 			return fail(h, ALERT_DECODE_ERROR, "record version is not 3.0-3.4");
 		if (rl == 0)
@@ -231,6 +256,30 @@ static enum proxy_tls_result reassemble(const uint8_t *buf, size_t len, uint8_t 
 		   : PROXY_TLS_NEED_MORE;
 }
 
+/* The SSLv2-compatible ClientHello (RFC 5246 E.2): a two-byte header with the high
+ * bit set, msg_type 1, version 3.x, then three lengths that fill the message. It has
+ * no extensions, so no name: the name rule decides. */
+static enum proxy_tls_result sslv2_hello(const uint8_t *b, size_t len, struct proxy_tls_hello *h)
+{
+	size_t n = ((size_t)(b[0] & 0x7f) << 8 | b[1]) + 2, specs, sid, chal;
+
+	if (len < 11)
+		return PROXY_TLS_NEED_MORE;
+	if (b[3] != 3)
+		return fail(h, ALERT_DECODE_ERROR, "SSLv2-compatible hello version is not 3.x");
+	specs = be16(b + 5), sid = be16(b + 7), chal = be16(b + 9);
+	if (specs == 0 || specs % 3 || (sid != 0 && sid != 16) || chal < 16 || chal > 32 ||
+	    n != 11 + specs + sid + chal)
+		return fail(h, ALERT_DECODE_ERROR, "SSLv2-compatible hello lengths disagree");
+	if (n > PROXY_TLS_HELLO_MAX)
+		return fail(h, PROXY_TLS_ALERT_ACCESS_DENIED, "ClientHello larger than 16 KiB");
+	if (len < n)
+		return PROXY_TLS_NEED_MORE;
+	h->used = n;
+	h->sslv2 = true;
+	return PROXY_TLS_HELLO;
+}
+
 enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
 					    struct proxy_tls_hello *h)
 {
@@ -241,8 +290,16 @@ enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
 	memset(h, 0, sizeof(*h));
 	if (len == 0)
 		return PROXY_TLS_NEED_MORE;
-	if (buf[0] != 0x16)
+	if (buf[0] & 0x80) { /* OpenSSL's test for the SSLv2 form: the third byte is 1 */
+		if (len < 3)
+			return PROXY_TLS_NEED_MORE;
+		return buf[2] == 1 ? sslv2_hello(buf, len, h) : PROXY_TLS_NOT_TLS;
+	}
+	if (!proxy_tls_record_name(buf[0]))
 		return PROXY_TLS_NOT_TLS;
+	if (buf[0] != 0x16)
+		return tls_refuse(h, ALERT_UNEXPECTED_MESSAGE, "record before ClientHello",
+				  proxy_tls_record_name(buf[0]));
 	r = reassemble(buf, len, hs, &hs_len, &used, h);
 	if (r != PROXY_TLS_HELLO)
 		return r;
@@ -259,11 +316,18 @@ enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
 bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
 			   size_t n)
 {
-	struct policy_host sni;
+	struct policy_host sni, t;
 	char why[128];
 
-	if (!h->has_sni)
-		return true; /* nothing names another host: the tunnel goes to the target */
+	if (!h->has_sni) {
+		/* No name: the origin serves its default site, which need not be the
+		 * target's. Only a target given as an address names no site at all. */
+		if (policy_host_parse(target, strlen(target), true, &t, why, sizeof(why)) == 0 &&
+		    t.kind != POLICY_HOST_NAME)
+			return true;
+		snprintf(rule, n, "tls: ClientHello without SNI for a host allowed by name");
+		return false;
+	}
 	if (policy_host_parse(h->sni, strlen(h->sni), true, &sni, why, sizeof(why)) == 0 &&
 	    strcmp(sni.text, target) == 0)
 		return true;

@@ -4,7 +4,8 @@
 # allowed.test; clients INSIDE the sandbox (python ssl, openssl s_client) tunnel to it
 # through halo-run's proxy (CONNECT, and SOCKS5 by name). A ClientHello naming
 # evil.test is refused with a TLS alert and the origin sees a TCP connection with zero
-# bytes ("CONN 0"); the matching name, no name and a non-TLS first flight go through.
+# bytes ("CONN 0"), and so is a ClientHello without a name; the matching name and a
+# non-TLS first flight go through.
 set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1
@@ -89,8 +90,8 @@ expect_match "CONNECT, SNI evil.test: one stderr line" \
 	"^halo-run: egress denied: allowed.test:$T \(sni mismatch: evil.test\)$" "$(cat "$W/err")"
 row "CONNECT, SNI Allowed.Test. (normalised)" connect Allowed.Test. "HTTP/1.1 200 Connection established
 hello over tls Allowed.Test." "TLS sni=Allowed.Test." "connect allowed.test allow allowedDomains[0] allowed.test"
-row "CONNECT, no SNI" connect - "HTTP/1.1 200 Connection established
-hello over tls None" "TLS sni=None" "connect allowed.test allow allowedDomains[0] allowed.test"
+row "CONNECT, no SNI (refused: the origin would pick its default site)" connect - "HTTP/1.1 200 Connection established
+tls error: TLSV1_ALERT_ACCESS_DENIED" "CONN 0" "connect allowed.test deny tls: ClientHello without SNI for a host allowed by name"
 row "SOCKS5 by name, SNI evil.test" socks evil.test "socks 00
 tls error: TLSV1_ALERT_ACCESS_DENIED" "CONN 0" "socks5 allowed.test deny sni mismatch: evil.test"
 row "SOCKS5 by name, matching SNI" socks allowed.test "socks 00

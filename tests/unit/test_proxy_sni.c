@@ -1,9 +1,11 @@
 /* One name per tunnel, in-process on loopback, both poller backends: after CONNECT
  * (and SOCKS5) a ClientHello naming another host gets a TLS alert and never reaches the
  * origin (which sees a TCP connection and zero bytes), in one write or fragmented
- * across records and writes; a matching name (any case, trailing dot), no name and a
- * non-TLS first flight go through unchanged; a server that speaks first is heard while
- * the client's side waits; the refusal is audited and told once per host. */
+ * across records and writes; so are a hello without a name (the target is a name) and
+ * a TLS record before the hello (a warning alert that stacks skip); a matching name
+ * (any case, trailing dot) and a non-TLS first flight go through unchanged; a server
+ * that speaks first is heard while the client's side waits; the refusal is audited
+ * and told once per host. */
 #include "tests/unit/proxy_fixture.h"
 
 /* A minimal ClientHello for `sni` (NULL: no server_name), as records of `frag` bytes. */
@@ -71,6 +73,15 @@ static void expect_alert(int fd)
 
 	ck_assert_uint_eq(cli_recv_all(fd, buf, sizeof(buf)), 7);
 	ck_assert(memcmp(buf, alert_denied, 7) == 0);
+}
+
+static void expect_alert_desc(int fd, uint8_t desc)
+{
+	char buf[64];
+
+	ck_assert_uint_eq(cli_recv_all(fd, buf, sizeof(buf)), 7);
+	ck_assert(memcmp(buf, alert_denied, 6) == 0);
+	ck_assert_int_eq((uint8_t)buf[6], desc);
 }
 
 START_TEST(mismatch_refused_before_any_byte)
@@ -156,16 +167,65 @@ START_TEST(matching_absent_and_plain_pass)
 	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
 	passes(&f, lfd, lport, h, hello("origin.test", 1000, h));
 	passes(&f, lfd, lport, h, hello("ORIGIN.Test.", 9, h));
-	passes(&f, lfd, lport, h, hello(NULL, 1000, h));
 	passes(&f, lfd, lport, "SSH-2.0-x\r\n", 11);
 	usleep(50 * 1000);
 	fx_stop(&f);
 	close(lfd);
 	n = fx_audit(&f, recs, 8);
-	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(n, 3);
 	for (int i = 0; i < n; i++)
 		ck_assert_str_eq(js(recs[i], "decision"), "allow");
 	fx_free_recs(recs, n);
+}
+END_TEST
+
+/* Refused before any byte reaches the origin: the first flight, the audit's rule. */
+static void refused(int backend, int lfd, int lport, const void *first, size_t len,
+		    const char *rule)
+{
+	struct fx_proxy fx, *f = &fx;
+	char head[256], target[64];
+	int fd, ofd;
+	cJSON *recs[4];
+	int n;
+
+	fx_start(f, backend, POLICY_LOOPBACK_OK, NULL);
+	snprintf(target, sizeof(target), "origin.test:%d", lport);
+	fd = cli_connect_via(f, target, head, sizeof(head));
+	ck_assert_str_eq(head, "HTTP/1.1 200 Connection established\r\n\r\n");
+	ofd = origin_accept(lfd);
+	cli_send(fd, first, len);
+	expect_alert_desc(fd, rule[0] == 't' && strstr(rule, "before") ? 10 : 49);
+	ck_assert_uint_eq(origin_drain(ofd), 0);
+	close(ofd);
+	close(fd);
+	usleep(50 * 1000);
+	fx_stop(f);
+	n = fx_audit(f, recs, 4);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(js(recs[0], "decision"), "deny");
+	ck_assert_str_eq(js(recs[0], "rule"), rule);
+	fx_free_recs(recs, n);
+}
+
+/* A warning alert before a hello naming evil.test: Go's, OpenSSL's and GnuTLS's
+ * servers drop the alert and read the hello, so it is TLS and refused; a hello
+ * without a name to a host allowed by name is refused too. */
+START_TEST(record_first_and_no_name_refused)
+{
+	uint8_t h[2048];
+	size_t n;
+	int lport = 0, lfd = fx_listen("127.0.0.1", &lport);
+
+	memcpy(h, "\x15\x03\x01\x00\x02\x01\x5a", 7);
+	n = 7 + hello("evil.test", 1000, h + 7);
+	refused(_i, lfd, lport, h, n, "tls: record before ClientHello (alert)");
+	memcpy(h, "\x14\x03\x03\x00\x01\x01", 6);
+	n = 6 + hello("origin.test", 1000, h + 6);
+	refused(_i, lfd, lport, h, n, "tls: record before ClientHello (change_cipher_spec)");
+	refused(_i, lfd, lport, h, hello(NULL, 1000, h),
+		"tls: ClientHello without SNI for a host allowed by name");
+	close(lfd);
 }
 END_TEST
 
@@ -270,6 +330,7 @@ static Suite *sni_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, mismatch_refused_before_any_byte, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, matching_absent_and_plain_pass, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, record_first_and_no_name_refused, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, server_speaks_first, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, socks5_mismatch_refused, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, oversize_and_stalled, FIRST_BACKEND, END_BACKEND);

@@ -1,7 +1,8 @@
 /* The tunnel's ClientHello check: a table of hostile ClientHellos built byte by byte
  * (fragmented across records and reads, oversize, duplicate server_name, several
- * host_names, broken lengths at every level, non-TLS first bytes), every prefix of a
- * fragmented hello, the name rule (normalisation, IP targets, ECH), and the alert. */
+ * host_names, broken lengths at every level, records before the hello, the SSLv2
+ * form, non-TLS first bytes), every prefix of a fragmented hello, the name rule
+ * (normalisation, IP targets, no name, ECH), and the alert. */
 #include <stdio.h>
 #include <string.h>
 
@@ -285,7 +286,7 @@ static const struct spec specs[] = {
     {"empty handshake record first", S1(A), 1, false, 0, 0, T_ZERO_RECORD, ERR, NULL,
      "empty handshake record"},
     {"ChangeCipherSpec between fragments", S1(E), 1, false, 0, 50, T_CCS_BETWEEN, ERR, NULL,
-     "other than handshake"},
+     "other than handshake before the ClientHello ended (change_cipher_spec)"},
     {"record version 2.0", S1(A), 1, false, 0, 0, T_REC_VERSION, ERR, NULL, "record version"},
     {"record longer than 2^14", S1(A), 1, false, 0, 0, T_REC_TOO_LONG, ERR, NULL, "2^14"},
 };
@@ -387,8 +388,31 @@ static const struct {
     {"one handshake byte", "\x16", 1, MORE},
     {"SSH banner", "SSH-2.0-OpenSSH_9.2\r\n", 21, PROXY_TLS_NOT_TLS},
     {"plain HTTP", "GET / HTTP/1.1\r\n", 16, PROXY_TLS_NOT_TLS},
-    {"SSLv2-style hello", "\x80\x2e\x01\x03\x01", 5, PROXY_TLS_NOT_TLS},
-    {"an alert record first", "\x15\x03\x03\x00\x02\x02\x28", 7, PROXY_TLS_NOT_TLS},
+    /* A first byte of any TLS record type is TLS: what precedes the hello is refused
+     * (stacks drop a warning alert and read the hello behind it). */
+    {"an alert record first", "\x15\x03\x03\x00\x02\x02\x28", 7, ERR},
+    {"a warning alert, then a hello", "\x15\x03\x01\x00\x02\x01\x5a\x16\x03\x01", 10, ERR},
+    {"an alert's first byte alone", "\x15", 1, ERR},
+    {"change_cipher_spec first", "\x14\x03\x03\x00\x01\x01", 6, ERR},
+    {"application data first", "\x17\x03\x03\x00\x01\x00", 6, ERR},
+    {"heartbeat first", "\x18\x03\x03\x00\x01\x01", 6, ERR},
+    {"byte 0x19 (no record type)", "\x19\x03\x03", 3, PROXY_TLS_NOT_TLS},
+    {"byte 0x13 (no record type)", "\x13\x03\x03", 3, PROXY_TLS_NOT_TLS},
+    /* The SSLv2-compatible form: OpenSSL takes high bit + third byte 1 for one. */
+    {"SSLv2 hello, header only", "\x80\x2e\x01\x03\x01", 5, MORE},
+    {"SSLv2 hello, two bytes", "\x80\x2e", 2, MORE},
+    {"SSLv2 hello, whole (3 specs, 16-byte challenge)",
+     "\x80\x1c\x01\x03\x01\x00\x03\x00\x00\x00\x10"
+     "\x00\x00\x2f"
+     "0123456789abcdef",
+     30, OK},
+    {"SSLv2 hello, version 2.0", "\x80\x1c\x01\x00\x02\x00\x03\x00\x00\x00\x10", 11, ERR},
+    {"SSLv2 hello, lengths disagree", "\x80\x1d\x01\x03\x01\x00\x03\x00\x00\x00\x10", 11, ERR},
+    {"SSLv2 hello, cipher specs not triples", "\x80\x1b\x01\x03\x01\x00\x02\x00\x00\x00\x10", 11,
+     ERR},
+    {"SSLv2 hello, challenge of 8", "\x80\x14\x01\x03\x01\x00\x03\x00\x00\x00\x08", 11, ERR},
+    {"SSLv2 hello over 16 KiB", "\xff\xff\x01\x03\x01\x7f\xe6\x00\x00\x00\x10", 11, ERR},
+    {"high bit, third byte 2: not TLS", "\x80\x2e\x02\x03\x01", 5, PROXY_TLS_NOT_TLS},
     {"handshake record, version 9.9", "\x16\x09\x09\x00\x01\x01", 6, ERR},
     {"handshake record of 0 bytes", "\x16\x03\x01\x00\x00", 5, ERR},
 };
@@ -396,10 +420,37 @@ static const struct {
 START_TEST(first_bytes)
 {
 	struct proxy_tls_hello h;
+	enum proxy_tls_result r =
+	    proxy_tls_hello_parse((const uint8_t *)firsts[_i].in, firsts[_i].len, &h);
 
-	ck_assert_msg(proxy_tls_hello_parse((const uint8_t *)firsts[_i].in, firsts[_i].len, &h) ==
-			  firsts[_i].want,
-		      "%s", firsts[_i].name);
+	ck_assert_msg(r == firsts[_i].want, "%s: %d (%s)", firsts[_i].name, r, h.why);
+	if (r == OK) /* the SSLv2 row: no name, its whole length used */
+		ck_assert(h.sslv2 && !h.has_sni && h.used == firsts[_i].len);
+	if (r == ERR)
+		ck_assert(h.alert != 0 && !h.has_sni);
+}
+END_TEST
+
+/* A record before the hello is named in the rule the audit gets. */
+static const struct {
+	const char *in;
+	size_t len;
+	const char *why;
+} before[] = {
+    {"\x15\x03\x01\x00\x02\x01\x5a", 7, "tls: record before ClientHello (alert)"},
+    {"\x14\x03\x03\x00\x01\x01", 6, "tls: record before ClientHello (change_cipher_spec)"},
+    {"\x17\x03\x03\x00\x01\x00", 6, "tls: record before ClientHello (application data)"},
+    {"\x18", 1, "tls: record before ClientHello (heartbeat)"},
+};
+
+START_TEST(record_before_hello)
+{
+	struct proxy_tls_hello h;
+
+	ck_assert_int_eq(proxy_tls_hello_parse((const uint8_t *)before[_i].in, before[_i].len, &h),
+			 ERR);
+	ck_assert_str_eq(h.why, before[_i].why);
+	ck_assert_int_eq(h.alert, 10); /* unexpected_message */
 }
 END_TEST
 
@@ -409,7 +460,7 @@ static const struct {
 } rules[] = {
     {"allowed.test", "allowed.test", true},
     {"allowed.test", "ALLOWED.Test.", true}, /* the normalisation Decide() uses */
-    {"allowed.test", NULL, true},	     /* no name: nothing fronts another */
+    {"allowed.test", NULL, false},	     /* no name: the origin's default site */
     {"allowed.test", "evil.test", false},
     {"allowed.test", "allowed.test..", false}, /* not a valid name: not the same one */
     {"allowed.test", "sub.allowed.test", false},
@@ -418,6 +469,7 @@ static const struct {
     {"192.0.2.1", "evil.test", false}, /* an IP target names no host: any name is another */
     {"192.0.2.1", "192.0.2.1", true},
     {"2001:db8::1", "2001:DB8::1", true},
+    {"2001:db8::1", NULL, true}, /* an address target: no site is named either way */
 };
 
 START_TEST(sni_rule)
@@ -432,11 +484,13 @@ START_TEST(sni_rule)
 	}
 	ok = proxy_tls_sni_allowed(rules[_i].target, &h, rule, sizeof(rule));
 	ck_assert_msg(ok == rules[_i].allowed, "row %d", _i);
-	if (!ok) {
+	if (!ok && rules[_i].sni) {
 		char want[300];
 		snprintf(want, sizeof(want), "sni mismatch: %s", rules[_i].sni);
 		ck_assert_str_eq(rule, want);
 	}
+	if (!ok && !rules[_i].sni)
+		ck_assert_str_eq(rule, "tls: ClientHello without SNI for a host allowed by name");
 }
 END_TEST
 
@@ -458,6 +512,7 @@ static Suite *tls_suite(void)
 	tcase_add_loop_test(tc, hello_prefixes, 0, ROWS(specs));
 	tcase_add_loop_test(tc, error_prefixes, 0, ROWS(specs));
 	tcase_add_loop_test(tc, first_bytes, 0, ROWS(firsts));
+	tcase_add_loop_test(tc, record_before_hello, 0, ROWS(before));
 	tcase_add_loop_test(tc, sni_rule, 0, ROWS(rules));
 	tcase_add_test(tc, bound_edge);
 	tcase_add_test(tc, alert_bytes);
