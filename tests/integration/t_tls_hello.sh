@@ -2,7 +2,8 @@
 # Every ClientHello is checked (issues 31 and 32), against three TLS stacks as origins:
 # Go's crypto/tls (tls_go_origin.go, built here offline; it logs the name it served),
 # OpenSSL (`openssl s_server` hosting good.test and, with -servername/-cert2, evil.test;
-# it prints "Switching server context." when it switches to evil.test) and GnuTLS
+# it prints every ClientHello's name, and "Switching server context." when it switches
+# to evil.test) and GnuTLS
 # (`gnutls-serv`). The in-sandbox client (tls_hello_client.py) shapes its bytes: a
 # warning alert before a ClientHello naming evil.test (the stacks drop the alert and
 # read the hello), the hello cut into 40-byte records or 7-byte TCP segments, no
@@ -79,7 +80,7 @@ else
 	skip "Go crypto/tls origin rows" "no go (golang-go)"
 fi
 OSSL_PORT=44330
-"${IN[@]}" timeout 280 openssl s_server -accept "127.0.0.1:$OSSL_PORT" -cert "$W/good.pem" \
+"${IN[@]}" timeout 280 stdbuf -oL openssl s_server -accept "127.0.0.1:$OSSL_PORT" -cert "$W/good.pem" \
 	-key "$W/good.key" -servername evil.test -cert2 "$W/evil.pem" -key2 "$W/evil.key" \
 	-groups P-384 -www >"$W/ossl.log" 2>&1 </dev/null &
 pids+=($!)
@@ -109,7 +110,14 @@ if [ -n "${GO_PORT:-}" ]; then
 	expect "go origin, directly: a hello behind a warning alert is read and evil.test served" \
 		"served CN=evil.test" "$(sed -n 1p <<<"$out")"
 fi
-switches() { grep -c 'Switching server context' "$W/ossl.log"; }
+# s_server prints each ClientHello's name (line-buffered by stdbuf), and switches to
+# evil.test's certificate for that name.
+switches() { grep -c 'Hostname in TLS extension: "evil.test"' "$W/ossl.log"; }
+s0=$(switches)
+out=$(cd "$WS" && "${IN[@]}" python3 "$WS/thc.py" direct 127.0.0.1 "$OSSL_PORT" plain good.test evil.test 2>&1)
+expect "ossl origin, directly: HelloRetryRequest, then a hello naming evil.test: s_server reads it" \
+	"hrr $((s0 + 1))" "$(sed -n 1p <<<"$out") $(switches)"
+expect_match "... and switches to evil.test's certificate" "Switching server context" "$(cat "$W/ossl.log")"
 
 # thc VIA ORIGIN SHAPE SNI [SNI2]: the client's output in the sandbox, lines joined by |
 thc() {
@@ -132,7 +140,7 @@ for via in connect socks direct; do
 		expect "$r: ... audited as the record before the hello" \
 			"deny tls: record before ClientHello (alert)" "$(rule)"
 		[ "$o" = go ] && expect "$r: ... the Go origin never served evil.test" "$g0" "$(go_served evil.test)"
-		[ "$o" = ossl ] && expect "$r: ... s_server never switched to evil.test" "$s0" "$(switches)"
+		[ "$o" = ossl ] && expect "$r: ... s_server never read evil.test" "$s0" "$(switches)"
 
 		for shape in records segments; do
 			g0=$(go_served good.test)
@@ -163,6 +171,6 @@ for via in connect socks direct; do
 		"^hrr\|tls error: .*ACCESS_DENIED" "$out"
 	expect "$r: ... audited as the changed name" \
 		"deny tls: SNI changed after HelloRetryRequest: evil.test" "$(rule)"
-	expect "$r: ... s_server never switched to evil.test" "$s0" "$(switches)"
+	expect "$r: ... s_server never read evil.test" "$s0" "$(switches)"
 done
 finish
