@@ -495,6 +495,26 @@ int policy_upstream_resolve(const struct halo_policy *p, const struct policy_ups
  * a leading "." or "*." means the same), an IP literal, each with an optional ":PORT". */
 bool policy_upstream_bypass(const struct policy_upstream *u, const struct policy_host *h,
 			    unsigned port);
+
+/* An address as the runner's resolver or getifaddrs() gave it. */
+struct policy_ipaddr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+};
+
+/* Does a dial to `a` reach this host itself: a loopback or unspecified address (a
+ * dial to 0.0.0.0 or :: lands on the host), or one of `own` (the host's interface
+ * addresses, which the caller lists)? IPv4-mapped and -compatible forms compare as
+ * the IPv4 they carry. Pure: the caller resolves and lists; this only compares. */
+bool policy_addr_is_local(const struct policy_ipaddr *a, const struct policy_ipaddr *own,
+			  size_t n_own);
+
+/* Can a command reach the upstream through egress.hostPorts (relayed to the host's
+ * loopback)? When one of the upstream's addresses is local and a hostPorts entry is
+ * its port: that entry's index, and *local the address; else -1. */
+int policy_upstream_host_port(const struct halo_policy *p, const struct policy_upstream *u,
+			      const struct policy_ipaddr *addrs, size_t n_addrs,
+			      const struct policy_ipaddr *own, size_t n_own, size_t *local);
 /* ---------------------------------------------------------------- TLS-level rules
  * (policy/request.c): credentials and request rules, for the hosts whose TLS the proxy
  * terminates. Pure, like Decide(). */
