@@ -96,11 +96,12 @@ int runner_cmd_report(const struct runner_opts *o); /* report_cmd.c: the audit, 
 
 /* report_cmd.c, for CI: refuse --summary-md without --audit (before the launch), and
  * at exit apply --fail-on-deny to *status and write --summary-md from the records the
- * run appended to the audit (from audit_start on). */
+ * run appended to the audit (from audit_start on), through summary_fd (opened before
+ * the launch). -EIO when the report could not be written (said; *status 125). */
 struct proxy;
 int runner_ci_check(const struct runner_opts *o);
-void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
-		      off_t audit_start, int *status);
+int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
+		     off_t audit_start, int summary_fd, int *status);
 
 /* check_request.c: check's request line (egress.requestRules, TLS termination) for a
  * URL target whose host is allowed; returns the final allow. */
