@@ -136,6 +136,7 @@ struct proxy_stats {
 	size_t allowed;
 	unsigned long long bytes_up;
 	unsigned long long bytes_down;
+	size_t audit_lost; /* audit records not written whole (a full disk, a size limit) */
 };
 void proxy_get_stats(const struct proxy *px, struct proxy_stats *st);
 

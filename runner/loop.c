@@ -147,6 +147,21 @@ static void events_end(struct runner_events *ev, const runner_launch *l, struct 
 	runner_events_close(ev);
 }
 
+/* Records the proxy could not write (a full disk, a file-size limit): the audit is
+ * incomplete, and a run must not pass as audited. */
+static int audit_lost(const struct runner_opts *o, const struct proxy *px, struct halo_err *e)
+{
+	struct proxy_stats ps = {0};
+
+	if (px)
+		proxy_get_stats(px, &ps);
+	if (!ps.audit_lost)
+		return 0;
+	halo_err_set(e, "--audit %s: %zu record%s could not be written; the audit is incomplete",
+		     o->audit, ps.audit_lost, ps.audit_lost == 1 ? "" : "s");
+	return -EIO;
+}
+
 /* --summary-md: opened (created) before the launch like the audit, so that the
  * sandbox masks it and the report goes through this descriptor: a command that
  * forges the file, makes it read-only or swaps a parent for a link changes nothing. */
@@ -253,6 +268,10 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);
+	if (rc >= 0 && audit_fd >= 0 && audit_lost(o, px, e) < 0) {
+		*status = HALO_EXIT_SETUP;
+		rc = 1;
+	}
 	if (rc >= 0 && audit_fd >= 0 &&
 	    runner_output_intact("--audit", o->audit, &audit_st, e) < 0) {
 		*status = HALO_EXIT_SETUP;

@@ -167,6 +167,19 @@ mkfifo "$TMPDIR/sumfifo"
 out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md "$TMPDIR/sumfifo" -- sh -c 'echo ran' 2>&1 </dev/null)
 expect "--summary-md a FIFO: 125 before the launch" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
 
+# Audit records the proxy cannot write (the same limit on a full audit file): the
+# audit is incomplete, and the run fails (125) rather than pass as audited.
+head -c 4096 /dev/zero | tr '\0' x >"$TMPDIR/full.jsonl"
+out=$(
+	trap '' XFSZ
+	ulimit -f 2
+	cd "$WS" && timeout 60 "$HALO" --audit "$TMPDIR/full.jsonl" -- sh -c 'curl -s -o /dev/null http://one.invalid/; echo done' </dev/null 2>"$TMPDIR/err"
+	echo "rc=$?"
+)
+expect "--audit that cannot take the run's records: 125" "done rc=125" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+expect_match "... says so" "^halo-run: --audit .*full.jsonl: 1 record could not be written" "$(cat "$TMPDIR/err")"
+rm -f "$TMPDIR/full.jsonl"
+
 # --events FILE: its name moved from inside fails the run as the audit's does.
 rm -rf "$WS/elogs" "$WS/elogs2"
 mkdir -p "$WS/elogs" && chmod a+rwx "$WS/elogs"
