@@ -222,6 +222,22 @@ int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx
 
 void policy_free(struct halo_policy *p);
 
+/* The managed layer (policy/managed.c): an administrator's file, read by the runner
+ * (which decides whether it can be trusted) and handed in as text. */
+struct policy_managed {
+	const char *name; /* its path, for messages and the policy's source */
+	const char *buf;
+	size_t len;
+	char format; /* 'j', 'y', or 0 to guess */
+};
+
+/* Like policy_load, with `m` (NULL: none) as the first layer, alone when n == 0: the
+ * files are layered on top and, together, may only tighten what `m` sets; a loosening
+ * of one of its fields is an error naming the file and the field (-EINVAL). */
+int policy_load_managed(const struct policy_managed *m, const char *const *paths, size_t n,
+			const struct policy_ctx *ctx, struct halo_policy **out,
+			struct policy_diags *d);
+
 /* Render the effective policy (presets expanded) as JSON text; caller frees. */
 char *policy_to_json(const struct halo_policy *p);
 
