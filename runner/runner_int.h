@@ -45,11 +45,24 @@ struct runner_opts {
 };
 
 /* Everything a subcommand needs once the policy is loaded. */
+/* managed.c: /etc/halo/managed.{yaml,json}, read when it exists and can be trusted. */
+#define RUNNER_MANAGED_DIR "/etc/halo"
+struct runner_managed {
+	char path[64]; /* "" when there is none */
+	char *buf;
+	size_t len;
+};
+/* 0 (m->path "" when there is no managed file), or HALO_EXIT_SETUP after saying why
+ * the file cannot be trusted or read. */
+int runner_managed_read(struct runner_managed *m);
+void runner_managed_release(struct runner_managed *m);
+
 struct runner_env {
 	char pw_home[4096];
 	const char *env_home;
 	char workspace[4096];
 	char discovered[4096]; /* the discovered file, "" for embedded */
+	char managed[64];      /* the managed layer's file, "" for none */
 	const char *paths[RUNNER_MAX_POLICIES];
 	size_t n_paths;
 	struct halo_policy *policy;
