@@ -88,6 +88,7 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 	po.log_fd = log_fd;
 	po.quiet = o->quiet;
 	po.upstream = runner_upstream();
+	po.upstream_addrs = runner_upstream_addrs(&po.n_upstream_addrs);
 	po.sigpipe_ignored = true; /* supervisor_settings(), before the proxy starts */
 	po.tls = runner_tls();	   /* NULL unless some host's TLS is terminated */
 	rc = proxy_create(pl, &po, px, &e);

@@ -89,6 +89,9 @@ int runner_cmd_connect(const struct runner_opts *o);
  * (NULL: direct), and one line describing it for check and --dry-run. */
 int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *out);
 const struct policy_upstream *runner_upstream(void);
+/* Its addresses as looked up at launch (none when the lookup failed and nothing
+ * needed them then). */
+const struct policy_ipaddr *runner_upstream_addrs(size_t *n);
 void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,
 			      char *buf, size_t n);
 int runner_cmd_run(const struct runner_opts *o);

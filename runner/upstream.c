@@ -17,6 +17,9 @@ static struct policy_upstream settled;
 
 #define UP_MAX_ADDRS 64
 
+static struct policy_ipaddr settled_addrs[UP_MAX_ADDRS];
+static size_t n_settled_addrs;
+
 /* The addresses the upstream is, and this host's own: what the host-port relay and an
  * allowed target are compared with. Looked up once here, at launch; policy/ compares. */
 struct up_view {
@@ -184,13 +187,16 @@ static int upstream_exposed(const struct halo_policy *p, const struct policy_ups
 
 	for (size_t i = 0; i < p->host_ports.n; i++)
 		listed |= p->host_ports.items[i] == u->port;
-	if (!listed && p->n_cidrs == 0)
-		return 0;
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	rc = up_resolve(u, v, why, sizeof(why));
-	if (rc < 0)
+	/* Kept for the proxy, which refuses a target at one of them on the upstream's port. */
+	n_settled_addrs = v->n_addrs;
+	memcpy(settled_addrs, v->addrs, v->n_addrs * sizeof(v->addrs[0]));
+	if (rc < 0 && !listed && p->n_cidrs == 0)
+		rc = 0; /* not needed now; the proxy looks it up when it dials */
+	else if (rc < 0)
 		fprintf(stderr,
 			"halo-run: %s %s: cannot be looked up (%s), so halo-run cannot tell "
 			"whether egress.%s reaches it; refused\n",
@@ -232,6 +238,12 @@ int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *
 const struct policy_upstream *runner_upstream(void)
 {
 	return settled.on ? &settled : NULL;
+}
+
+const struct policy_ipaddr *runner_upstream_addrs(size_t *n)
+{
+	*n = settled.on ? n_settled_addrs : 0;
+	return settled_addrs;
 }
 
 void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,

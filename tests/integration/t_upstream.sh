@@ -167,6 +167,20 @@ OUT=$(https_proxy="https://127.0.0.1:$TP" hr env.yaml a.audit -- true; echo "rc=
 expect "env: an https:// upstream refuses the launch (125) naming the variable" "rc=125" "$OUT"
 expect_match "... with the reason" "https_proxy: an upstream reached over TLS" "$(cat "$W/err")"
 
+# An allowed name that resolves to the upstream (here origin.test, 127.0.0.1, which
+# allowPrivate covers) on the upstream's port: a tunnel to it is the upstream itself,
+# a proxy behind halo-run's that decides nothing. Refused (403) before anything is
+# sent, through the upstream or (NO_PROXY) directly.
+N=$(grep -c "CONNECT origin.test:$TP" "$W/tp.log" 2>/dev/null)
+OUT=$(hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$TP/")
+expect "a name resolving to the upstream, on its port: 403" 000403 "$OUT"
+expect_match "... the rule names the upstream" "deny address 127.0.0.1 port $TP is the upstream proxy" "$(aud a.audit decision rule)"
+expect "... and the upstream never saw it" "$N" "$(grep -c "CONNECT origin.test:$TP" "$W/tp.log" 2>/dev/null)"
+OUT=$(https_proxy="http://127.0.0.1:$TP" NO_PROXY=origin.test hr env.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$TP/")
+expect "... dialled directly (NO_PROXY): 403 too" 000403 "$OUT"
+OUT=$(HALO_UPSTREAM_PROXY_AUTH=alice:s3cret hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "... another port of the same address still goes through" 200200 "$OUT"
+
 # check and --dry-run show the route.
 OUT=$("$HALO" check --policy "$W/up.yaml" "origin.test:443" 2>&1)
 expect_match "check shows the upstream" "^route: through the upstream proxy http://127.0.0.1:$TP \(from egress.upstreamProxy" "$OUT"
