@@ -409,6 +409,35 @@ START_TEST(upstream_407_and_close)
 }
 END_TEST
 
+/* A target that is the upstream itself on its port (origin.test and 127.0.0.1 both
+ * answer 127.0.0.1, where the fake upstream listens): refused, the upstream never
+ * asked. Another port of the same address goes through. */
+START_TEST(upstream_as_target_refused)
+{
+	struct fx_proxy px;
+	struct fake_up up;
+	char head[2048], target[64];
+	const char *hosts[] = {"origin.test", "127.0.0.1"};
+	int fd;
+
+	fake_up_start(&up, "HTTP/1.1 200 Connection established\r\n\r\n", "");
+	fx_start(&px, FIRST_BACKEND, POLICY_LOOPBACK_OK, up_tweak);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(target, sizeof(target), "%s:%d", hosts[i], up.port);
+		fd = cli_connect_via(&px, target, head, sizeof(head));
+		ck_assert_msg(status_of(head) == 403, "%s: %s", target, head);
+		close(fd);
+	}
+	ck_assert_int_eq(up.accepted, 0);
+	fd = cli_connect_via(&px, "origin.test:22", head, sizeof(head));
+	ck_assert_int_eq(status_of(head), 200);
+	close(fd);
+	fake_up_stop(&up);
+	ck_assert_int_eq(up.accepted, 1);
+	fx_stop(&px);
+}
+END_TEST
+
 /* Which addresses are this host: loopback and unspecified always, mapped and
  * compatible forms as the IPv4 they carry, the listed interface addresses. */
 struct local_row {
@@ -499,6 +528,7 @@ static Suite *upstream_suite(void)
 	tcase_add_test(t, upstream_407_and_close);
 	tcase_add_loop_test(t, local_table, 0, sizeof(local_rows) / sizeof(local_rows[0]));
 	tcase_add_test(t, host_port_exposure);
+	tcase_add_test(t, upstream_as_target_refused);
 	suite_add_tcase(s, t);
 	return s;
 }
