@@ -81,8 +81,12 @@ for who in root nobody; do
 	expect "$W: a later file raising a managed limit: 125" "125:no" "$?:$(ran "$OUT")"
 	expect_match "... limits.cpuSeconds named" "loosens limits.cpuSeconds \(60 → 90\), which the managed policy" "$(cat "$ERR")"
 
-	OUT=$(in_etc "$who" "$HALO" --policy "$T/tight.yaml" -- sh -c 'echo ran')
+	rm -f "$T/ws/ev.jsonl"
+	OUT=$(in_etc "$who" "$HALO" --events ev.jsonl --policy "$T/tight.yaml" -- sh -c 'echo ran')
 	expect "$W: a file that only tightens: it runs" "0:ran" "$?:$(ran "$OUT")"
+	expect "... the events' start record lists the managed layer first" \
+		"builtin:floor /etc/halo/managed.yaml $T/tight.yaml" \
+		"$(python3 -c 'import json,sys; print(" ".join(json.loads(open(sys.argv[1]).readline())["layers"]))' "$T/ws/ev.jsonl" 2>&1)"
 	OUT=$(in_etc "$who" "$HALO" --policy "$T/mem.yaml" -- sh -c 'echo ran')
 	expect "$W: a field the managed file does not set: it runs" "0:ran" "$?:$(ran "$OUT")"
 	OUT=$(in_etc "$who" "$HALO" check evil.example:443)
