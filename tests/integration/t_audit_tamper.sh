@@ -163,6 +163,9 @@ rm -f "$WS/big.md"
 out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md "$TMPDIR/./sum-audit.jsonl" -- sh -c 'echo ran' 2>&1 </dev/null)
 expect "--summary-md the audit file by another spelling: 125, nothing ran" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
 expect_match "... says so" "the same file as --audit" "$out"
+out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md nodir/summary.md -- sh -c 'echo ran' 2>&1 </dev/null)
+expect "--summary-md in a directory that does not exist: 125 before the launch" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+expect_match "... says why" "^halo-run: --summary-md nodir/summary.md: No such file or directory" "$out"
 mkfifo "$TMPDIR/sumfifo"
 out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md "$TMPDIR/sumfifo" -- sh -c 'echo ran' 2>&1 </dev/null)
 expect "--summary-md a FIFO: 125 before the launch" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
