@@ -518,6 +518,9 @@ struct policy_ipaddr {
 	uint8_t addr[16];
 };
 
+/* The same address, IPv4-mapped and -compatible forms as the IPv4 they carry? */
+bool policy_ipaddr_same(const struct policy_ipaddr *a, const struct policy_ipaddr *b);
+
 /* Does a dial to `a` reach this host itself: a loopback or unspecified address (a
  * dial to 0.0.0.0 or :: lands on the host), or one of `own` (the host's interface
  * addresses, which the caller lists)? IPv4-mapped and -compatible forms compare as

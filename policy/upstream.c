@@ -360,25 +360,26 @@ static struct policy_ipaddr unwrap_v4(const struct policy_ipaddr *a)
 	return r;
 }
 
+bool policy_ipaddr_same(const struct policy_ipaddr *a, const struct policy_ipaddr *b)
+{
+	struct policy_ipaddr x = unwrap_v4(a), y = unwrap_v4(b);
+
+	return x.family == y.family && memcmp(x.addr, y.addr, x.family == AF_INET ? 4 : 16) == 0;
+}
+
 bool policy_addr_is_local(const struct policy_ipaddr *a, const struct policy_ipaddr *own,
 			  size_t n_own)
 {
 	enum policy_addr_class c;
-	struct policy_ipaddr x;
 
 	if (a->family != AF_INET && a->family != AF_INET6)
 		return true; /* not understood: assume the worst */
 	c = policy_addr_classify(a->family, a->addr);
 	if (c == POLICY_ADDR_LOOPBACK || c == POLICY_ADDR_UNSPECIFIED)
 		return true;
-	x = unwrap_v4(a);
-	for (size_t i = 0; i < n_own; i++) {
-		struct policy_ipaddr y = unwrap_v4(&own[i]);
-
-		if (x.family == y.family &&
-		    memcmp(x.addr, y.addr, x.family == AF_INET ? 4 : 16) == 0)
+	for (size_t i = 0; i < n_own; i++)
+		if (policy_ipaddr_same(a, &own[i]))
 			return true;
-	}
 	return false;
 }
 

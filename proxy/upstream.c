@@ -82,28 +82,37 @@ void upstream_init(struct proxy *px, const struct policy_upstream *up)
 	memset(enc, 0, sizeof(enc));
 }
 
+/* Is `x` this host: loopback, unspecified, or one of its interface addresses? */
+static bool is_own(const struct policy_ipaddr *x, const struct proxy_addr *ifs, size_t n_if)
+{
+	if (policy_addr_is_local(x, NULL, 0))
+		return true;
+	for (size_t i = 0; i < n_if; i++) {
+		struct policy_ipaddr one = ipa(ifs[i].family, ifs[i].addr);
+
+		if (policy_ipaddr_same(x, &one))
+			return true;
+	}
+	return false;
+}
+
 bool upstream_is_target(struct proxy *px, const struct proxy_addr *a, unsigned port)
 {
-	struct policy_ipaddr t = ipa(a->family, a->addr), own[64];
+	struct policy_ipaddr t = ipa(a->family, a->addr);
 	const struct proxy_addr *ifs;
-	size_t n_if = 0, n_own = 0;
+	size_t n_if = 0;
 	bool up_local = false;
 
 	if (!px->up.on || port != px->up.port)
 		return false;
-	for (size_t i = 0; i < px->n_up_addrs; i++) {
-		/* one of the upstream's addresses: compared as "local to a host of one" */
-		if (t.family == px->up_addrs[i].family &&
-		    memcmp(t.addr, px->up_addrs[i].addr, t.family == AF_INET ? 4 : 16) == 0)
-			return true;
-	}
+	for (size_t i = 0; i < px->n_up_addrs; i++)
+		if (policy_ipaddr_same(&t, &px->up_addrs[i]))
+			return true; /* one of the upstream's addresses */
 	ifs = proxy_own_addrs(px, &n_if);
-	for (size_t i = 0; i < n_if && n_own < 64; i++)
-		own[n_own++] = ipa(ifs[i].family, ifs[i].addr);
 	for (size_t i = 0; i < px->n_up_addrs && !up_local; i++)
-		up_local = policy_addr_is_local(&px->up_addrs[i], own, n_own);
+		up_local = is_own(&px->up_addrs[i], ifs, n_if);
 	/* The upstream on this host: every address of this host is a way to it. */
-	return up_local && policy_addr_is_local(&t, own, n_own);
+	return up_local && is_own(&t, ifs, n_if);
 }
 
 bool upstream_wanted(const struct proxy *px, const struct policy_host *h, unsigned port)

@@ -1,7 +1,12 @@
 /* egress.upstreamProxy at launch: the caller's proxy variables read once (for `env`)
  * and the credentials from $HALO_UPSTREAM_PROXY_AUTH or the caller's URL. The
  * variables never enter the sandbox: runner/env.c rewrites every proxy variable to
- * halo-run's own proxy and never passes HALO_UPSTREAM_PROXY_AUTH. */
+ * halo-run's own proxy and never passes HALO_UPSTREAM_PROXY_AUTH.
+ *
+ * Whether the command could reach the upstream itself (allowed as a target, through
+ * hostPorts, through an address of this host allowPrivate covers) is decided here on
+ * the upstream's looked-up addresses and this host's own (getifaddrs), compared by
+ * policy_addr_is_local; nothing is dialled. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -16,6 +21,7 @@
 static struct policy_upstream settled;
 
 #define UP_MAX_ADDRS 64
+#define UP_MAX_OWN   1024 /* a host with many addresses: none may be missed */
 
 static struct policy_ipaddr settled_addrs[UP_MAX_ADDRS];
 static size_t n_settled_addrs;
@@ -23,13 +29,13 @@ static size_t n_settled_addrs;
 /* The addresses the upstream is, and this host's own: what the host-port relay and an
  * allowed target are compared with. Looked up once here, at launch; policy/ compares. */
 struct up_view {
-	struct policy_ipaddr addrs[UP_MAX_ADDRS], own[UP_MAX_ADDRS + 2];
+	struct policy_ipaddr addrs[UP_MAX_ADDRS], own[UP_MAX_OWN];
 	size_t n_addrs, n_own;
 };
 
-static void push(struct policy_ipaddr *v, size_t *n, int family, const void *addr)
+static void push(struct policy_ipaddr *v, size_t *n, size_t cap, int family, const void *addr)
 {
-	if (*n >= UP_MAX_ADDRS)
+	if (*n >= cap)
 		return;
 	v[*n].family = family;
 	memset(v[*n].addr, 0, sizeof(v[*n].addr));
@@ -43,8 +49,8 @@ static int up_resolve(const struct policy_upstream *u, struct up_view *v, char *
 	int rc;
 
 	if (u->host.kind != POLICY_HOST_NAME) {
-		push(v->addrs, &v->n_addrs, u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6,
-		     u->host.addr);
+		push(v->addrs, &v->n_addrs, UP_MAX_ADDRS,
+		     u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, u->host.addr);
 		return 0;
 	}
 	rc = getaddrinfo(u->host.text, NULL, &hints, &res);
@@ -54,10 +60,10 @@ static int up_resolve(const struct policy_upstream *u, struct up_view *v, char *
 	}
 	for (struct addrinfo *a = res; a; a = a->ai_next)
 		if (a->ai_family == AF_INET)
-			push(v->addrs, &v->n_addrs, AF_INET,
+			push(v->addrs, &v->n_addrs, UP_MAX_ADDRS, AF_INET,
 			     &((struct sockaddr_in *)a->ai_addr)->sin_addr);
 		else if (a->ai_family == AF_INET6)
-			push(v->addrs, &v->n_addrs, AF_INET6,
+			push(v->addrs, &v->n_addrs, UP_MAX_ADDRS, AF_INET6,
 			     &((struct sockaddr_in6 *)a->ai_addr)->sin6_addr);
 	freeaddrinfo(res);
 	return v->n_addrs ? 0 : (snprintf(why, n, "no address"), -EHOSTUNREACH);
@@ -70,16 +76,16 @@ static int up_own(struct up_view *v)
 	static const uint8_t lo4[4] = {127, 0, 0, 1}, lo6[16] = {[15] = 1};
 	struct ifaddrs *ifa = NULL;
 
-	push(v->own, &v->n_own, AF_INET, lo4);
-	push(v->own, &v->n_own, AF_INET6, lo6);
+	push(v->own, &v->n_own, UP_MAX_OWN, AF_INET, lo4);
+	push(v->own, &v->n_own, UP_MAX_OWN, AF_INET6, lo6);
 	if (getifaddrs(&ifa) != 0)
 		return -errno;
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
 		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
-			push(v->own, &v->n_own, AF_INET,
+			push(v->own, &v->n_own, UP_MAX_OWN, AF_INET,
 			     &((struct sockaddr_in *)i->ifa_addr)->sin_addr);
 		else if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET6)
-			push(v->own, &v->n_own, AF_INET6,
+			push(v->own, &v->n_own, UP_MAX_OWN, AF_INET6,
 			     &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr);
 	freeifaddrs(ifa);
 	return 0;
@@ -188,8 +194,10 @@ static int upstream_exposed(const struct halo_policy *p, const struct policy_ups
 	for (size_t i = 0; i < p->host_ports.n; i++)
 		listed |= p->host_ports.items[i] == u->port;
 	v = calloc(1, sizeof(*v));
-	if (!v)
+	if (!v) {
+		fprintf(stderr, "halo-run: out of memory\n");
 		return -ENOMEM;
+	}
 	rc = up_resolve(u, v, why, sizeof(why));
 	/* Kept for the proxy, which refuses a target at one of them on the upstream's port. */
 	n_settled_addrs = v->n_addrs;

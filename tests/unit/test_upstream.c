@@ -493,7 +493,11 @@ START_TEST(host_port_exposure)
 	struct policy_ipaddr far[] = {ipa("10.0.0.7")}, mixed[] = {ipa("10.0.0.7"), ipa("::1")};
 	struct policy_ipaddr own[] = {ipa("192.0.2.2")}, mine[] = {ipa("192.0.2.2")};
 	size_t k = 99;
+	struct policy_ipaddr lo = ipa("127.0.0.1"), lo_m = ipa("::ffff:127.0.0.1"),
+			     lo2 = ipa("127.0.0.2"), lo6 = ipa("::1");
 
+	ck_assert(policy_ipaddr_same(&lo, &lo_m) && policy_ipaddr_same(&lo_m, &lo));
+	ck_assert(!policy_ipaddr_same(&lo, &lo2) && !policy_ipaddr_same(&lo, &lo6));
 	ck_assert_int_eq(policy_upstream_host_port(p, &u, far, 1, own, 1, &k), -1);
 	ck_assert_int_eq(policy_upstream_host_port(p, &u, mixed, 2, own, 1, &k), 1);
 	ck_assert_uint_eq(k, 1); /* any one local answer is enough */
