@@ -14,6 +14,12 @@ struct lctx {
 	const char *name;
 	struct policy_diags *d;
 	int err;
+	/* policy_layer_managed: the managed layer as written (which fields it sets), and
+	 * its name; a loosening of one of its fields is an error, others are not said
+	 * (the ordinary pass reported them). */
+	const struct halo_policy *managed;
+	const char *managed_name;
+	size_t refused;
 };
 
 static void loosens(struct lctx *l, const char *field, const char *fmt, ...)
@@ -27,7 +33,17 @@ static void loosens(struct lctx *l, const char *field, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	policy_diags_add_warning(l->d, "%s: loosens %s (%s)", l->name, field, msg);
+	if (!l->managed) {
+		policy_diags_add_warning(l->d, "%s: loosens %s (%s)", l->name, field, msg);
+		return;
+	}
+	if (!policy_managed_sets(l->managed, field))
+		return;
+	policy_diags_add_error(l->d,
+			       "%s: loosens %s (%s), which the managed policy %s sets: a later "
+			       "layer may only tighten it",
+			       l->name, field, msg, l->managed_name);
+	l->refused++;
 }
 
 /* Strictness order of modes: read-only < workspace-write < off. */
@@ -321,29 +337,74 @@ static void layer_source(struct halo_policy *b, const char *name, struct lctx *l
 	b->source = s;
 }
 
+static int layer_all(struct halo_policy *base, const struct halo_policy *upper, struct lctx *l)
+{
+	layer_mode(base, upper, l);
+	replace_list(&base->writable_roots, &upper->writable_roots, "sandbox.writableRoots", true,
+		     l);
+	union_list(&base->protected_paths, &upper->protected_paths, l);
+	/* Carve-outs union too; finalize reports each one as a loosening. */
+	union_list(&base->allow_read, &upper->allow_read, l);
+	layer_bool(&base->fail_if_unavailable, upper->fail_if_unavailable,
+		   "sandbox.failIfUnavailable", l);
+	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",
+		   l);
+	layer_caches(&base->caches, upper->caches, l);
+	replace_list(&base->unix_sockets, &upper->unix_sockets, "sandbox.unixSockets", true, l);
+	layer_egress(base, upper, l);
+	layer_limits(base, upper, l);
+	replace_list(&base->env_pass, &upper->env_pass, "env.pass", true, l);
+	layer_env_set(base, upper, l);
+	layer_source(base, l->name, l);
+	if (l->err)
+		policy_diags_add_error(l->d, "%s: out of memory while layering", l->name);
+	return l->err;
+}
+
 int policy_layer(struct halo_policy *base, const struct halo_policy *upper, const char *upper_name,
 		 struct policy_diags *d)
 {
 	struct lctx l = {.name = upper_name ? upper_name : "policy", .d = d};
 
-	layer_mode(base, upper, &l);
-	replace_list(&base->writable_roots, &upper->writable_roots, "sandbox.writableRoots", true,
-		     &l);
-	union_list(&base->protected_paths, &upper->protected_paths, &l);
-	/* Carve-outs union too; finalize reports each one as a loosening. */
-	union_list(&base->allow_read, &upper->allow_read, &l);
-	layer_bool(&base->fail_if_unavailable, upper->fail_if_unavailable,
-		   "sandbox.failIfUnavailable", &l);
-	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",
-		   &l);
-	layer_caches(&base->caches, upper->caches, &l);
-	replace_list(&base->unix_sockets, &upper->unix_sockets, "sandbox.unixSockets", true, &l);
-	layer_egress(base, upper, &l);
-	layer_limits(base, upper, &l);
-	replace_list(&base->env_pass, &upper->env_pass, "env.pass", true, &l);
-	layer_env_set(base, upper, &l);
-	layer_source(base, l.name, &l);
-	if (l.err)
-		policy_diags_add_error(d, "%s: out of memory while layering", l.name);
-	return l.err;
+	return layer_all(base, upper, &l);
+}
+
+/* allowRead is a carve-out from the protected paths, which finalize (not layering)
+ * reports; against a managed file that protects paths, each new one is refused. */
+static void managed_carve_outs(const struct halo_policy *m, const struct halo_policy *upper,
+			       struct lctx *l)
+{
+	char q[POLICY_QUOTE_MAX];
+
+	for (size_t i = 0; i < upper->allow_read.n; i++)
+		if (!policy_list_contains(&m->allow_read, upper->allow_read.items[i]))
+			loosens(l, "sandbox.allowRead", "adds %s",
+				policy_quote(upper->allow_read.items[i], q, sizeof(q)));
+}
+
+/* The route the managed file chose: another upstream (or `env`) would take allowed
+ * traffic around the company's proxy. */
+static void managed_upstream(const struct halo_policy *m, const struct halo_policy *upper,
+			     struct lctx *l)
+{
+	if (upper->upstream_proxy &&
+	    (!m->upstream_proxy || strcmp(upper->upstream_proxy, m->upstream_proxy) != 0))
+		loosens(l, "egress.upstreamProxy", "%s → %s",
+			m->upstream_proxy ? m->upstream_proxy : "unset", upper->upstream_proxy);
+}
+
+int policy_layer_managed(struct halo_policy *base, const struct halo_policy *upper,
+			 const char *upper_name, const struct halo_policy *managed,
+			 const char *managed_name, struct policy_diags *d)
+{
+	struct lctx l = {.name = upper_name ? upper_name : "policy",
+			 .d = d,
+			 .managed = managed,
+			 .managed_name = managed_name ? managed_name : "managed"};
+	int rc;
+
+	managed_carve_outs(managed, upper, &l);
+	managed_upstream(managed, upper, &l);
+	rc = layer_all(base, upper, &l);
+	return rc < 0 ? rc : l.refused ? -EPERM : 0;
 }

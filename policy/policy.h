@@ -222,6 +222,22 @@ int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx
 
 void policy_free(struct halo_policy *p);
 
+/* The managed layer (policy/managed.c): an administrator's file, read by the runner
+ * (which decides whether it can be trusted) and handed in as text. */
+struct policy_managed {
+	const char *name; /* its path, for messages and the policy's source */
+	const char *buf;
+	size_t len;
+	char format; /* 'j', 'y', or 0 to guess */
+};
+
+/* Like policy_load, with `m` (NULL: none) as the first layer, alone when n == 0: the
+ * files are layered on top and, together, may only tighten what `m` sets; a loosening
+ * of one of its fields is an error naming the file and the field (-EINVAL). */
+int policy_load_managed(const struct policy_managed *m, const char *const *paths, size_t n,
+			const struct policy_ctx *ctx, struct halo_policy **out,
+			struct policy_diags *d);
+
 /* Render the effective policy (presets expanded) as JSON text; caller frees. */
 char *policy_to_json(const struct halo_policy *p);
 
@@ -495,6 +511,29 @@ int policy_upstream_resolve(const struct halo_policy *p, const struct policy_ups
  * a leading "." or "*." means the same), an IP literal, each with an optional ":PORT". */
 bool policy_upstream_bypass(const struct policy_upstream *u, const struct policy_host *h,
 			    unsigned port);
+
+/* An address as the runner's resolver or getifaddrs() gave it. */
+struct policy_ipaddr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+};
+
+/* The same address, IPv4-mapped and -compatible forms as the IPv4 they carry? */
+bool policy_ipaddr_same(const struct policy_ipaddr *a, const struct policy_ipaddr *b);
+
+/* Does a dial to `a` reach this host itself: a loopback or unspecified address (a
+ * dial to 0.0.0.0 or :: lands on the host), or one of `own` (the host's interface
+ * addresses, which the caller lists)? IPv4-mapped and -compatible forms compare as
+ * the IPv4 they carry. Pure: the caller resolves and lists; this only compares. */
+bool policy_addr_is_local(const struct policy_ipaddr *a, const struct policy_ipaddr *own,
+			  size_t n_own);
+
+/* Can a command reach the upstream through egress.hostPorts (relayed to the host's
+ * loopback)? When one of the upstream's addresses is local and a hostPorts entry is
+ * its port: that entry's index, and *local the address; else -1. */
+int policy_upstream_host_port(const struct halo_policy *p, const struct policy_upstream *u,
+			      const struct policy_ipaddr *addrs, size_t n_addrs,
+			      const struct policy_ipaddr *own, size_t n_own, size_t *local);
 /* ---------------------------------------------------------------- TLS-level rules
  * (policy/request.c): credentials and request rules, for the hosts whose TLS the proxy
  * terminates. Pure, like Decide(). */

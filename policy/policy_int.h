@@ -178,4 +178,13 @@ void policy_req_rules_free(struct halo_policy *p);
 int policy_creds_copy(struct halo_policy *dst, const struct halo_policy *src);
 int policy_req_rules_copy(struct halo_policy *dst, const struct halo_policy *src);
 
+/* managed.c / layer.c: does the managed layer `m` (as written) set `field` (the
+ * name layer.c reports a loosening under)? Unknown fields count as set. */
+bool policy_managed_sets(const struct halo_policy *m, const char *field);
+/* policy_layer, where each loosening of a field `managed` sets is an error (and
+ * -EPERM) and the others are not said. */
+int policy_layer_managed(struct halo_policy *base, const struct halo_policy *upper,
+			 const char *upper_name, const struct halo_policy *managed,
+			 const char *managed_name, struct policy_diags *d);
+
 #endif

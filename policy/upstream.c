@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "policy/policy_int.h"
 
@@ -340,4 +341,64 @@ bool policy_upstream_bypass(const struct policy_upstream *u, const struct policy
 		s += n;
 	}
 	return false;
+}
+
+/* ---------------------------------------------------------------- the host itself */
+
+/* ::ffff:a.b.c.d and ::a.b.c.d are a.b.c.d here: a dual-stack socket reaches it. */
+static struct policy_ipaddr unwrap_v4(const struct policy_ipaddr *a)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff}, compat[12] = {0};
+	struct policy_ipaddr r = *a;
+
+	if (a->family == AF_INET6 &&
+	    (memcmp(a->addr, mapped, 12) == 0 || memcmp(a->addr, compat, 12) == 0)) {
+		r.family = AF_INET;
+		memset(r.addr, 0, sizeof(r.addr));
+		memcpy(r.addr, a->addr + 12, 4);
+	}
+	return r;
+}
+
+bool policy_ipaddr_same(const struct policy_ipaddr *a, const struct policy_ipaddr *b)
+{
+	struct policy_ipaddr x = unwrap_v4(a), y = unwrap_v4(b);
+
+	return x.family == y.family && memcmp(x.addr, y.addr, x.family == AF_INET ? 4 : 16) == 0;
+}
+
+bool policy_addr_is_local(const struct policy_ipaddr *a, const struct policy_ipaddr *own,
+			  size_t n_own)
+{
+	enum policy_addr_class c;
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return true; /* not understood: assume the worst */
+	c = policy_addr_classify(a->family, a->addr);
+	if (c == POLICY_ADDR_LOOPBACK || c == POLICY_ADDR_UNSPECIFIED)
+		return true;
+	for (size_t i = 0; i < n_own; i++)
+		if (policy_ipaddr_same(a, &own[i]))
+			return true;
+	return false;
+}
+
+int policy_upstream_host_port(const struct halo_policy *p, const struct policy_upstream *u,
+			      const struct policy_ipaddr *addrs, size_t n_addrs,
+			      const struct policy_ipaddr *own, size_t n_own, size_t *local)
+{
+	size_t k = 0;
+
+	if (!u->on)
+		return -1;
+	while (k < n_addrs && !policy_addr_is_local(&addrs[k], own, n_own))
+		k++;
+	if (k == n_addrs)
+		return -1;
+	for (size_t i = 0; i < p->host_ports.n; i++)
+		if (p->host_ports.items[i] == u->port) {
+			*local = k;
+			return (int)i;
+		}
+	return -1;
 }

@@ -121,12 +121,21 @@ static bool addr_judge(const struct halo_policy *p, const struct proxy_addr *a,
 
 /* The interface list is refreshed at most every PROXY_IFADDR_REFRESH_MS, when an
  * address is checked: cheap (one netlink dump), and a DHCP renewal is seen soon. */
-bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cls)
+const struct proxy_addr *proxy_own_addrs(struct proxy *px, size_t *n)
 {
 	if (!px->ifaddrs_fixed &&
 	    (px->ifaddrs_at == 0 || proxy_now_ms() - px->ifaddrs_at >= PROXY_IFADDR_REFRESH_MS))
 		ifaddrs_load(px);
-	return addr_judge(px->o.policy, a, px->ifaddrs, px->n_ifaddrs, cls);
+	*n = px->n_ifaddrs;
+	return px->ifaddrs;
+}
+
+bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cls)
+{
+	size_t n;
+	const struct proxy_addr *own = proxy_own_addrs(px, &n);
+
+	return addr_judge(px->o.policy, a, own, n, cls);
 }
 
 int proxy_resolve_check(const struct halo_policy *p, const char *name, struct proxy_resolved *out,

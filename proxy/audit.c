@@ -74,7 +74,8 @@ static void put_time(struct line *l, const struct timespec *ts)
 	putf(l, "\"%s.%03ldZ\"", buf, ts->tv_nsec / 1000000L);
 }
 
-static void write_all(int fd, const char *p, size_t n)
+/* false when the line was not written whole (the caller counts the loss) */
+static bool write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -82,10 +83,11 @@ static void write_all(int fd, const char *p, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return; /* the audit sink is gone: never stall the proxy for it */
+			return false; /* the sink is gone: never stall the proxy for it */
 		p += w;
 		n -= (size_t)w;
 	}
+	return true;
 }
 
 /* clang-format off */
@@ -169,7 +171,8 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 		put(&l, "{\"time\":", 8);
 		put_time(&l, &ex->t0_wall);
 		put(&l, fields, f.len);
-		write_all(px->o.audit_fd, buf, l.len);
+		if (!write_all(px->o.audit_fd, buf, l.len))
+			px->st.audit_lost++; /* the run fails at exit (runner/loop.c) */
 	}
 	if (!audit_events_on(px))
 		return;

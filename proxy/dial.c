@@ -208,6 +208,15 @@ static void check_and_dial(struct conn *c)
 			conn_fail(c, FAIL_ADDR, NULL);
 			return;
 		}
+		if (upstream_is_target(c->px, &c->addrs[i], c->ex.port)) {
+			addr_text(&c->addrs[i], c->ex.addr, sizeof(c->ex.addr));
+			c->ex.cls = "upstream";
+			snprintf(c->ex.rule, sizeof(c->ex.rule),
+				 "address %s port %u is the upstream proxy (egress.upstreamProxy)",
+				 c->ex.addr, c->ex.port);
+			conn_fail(c, FAIL_ADDR, NULL);
+			return;
+		}
 	}
 	if (c->via_up) { /* the audit names the (first) address the name was checked at */
 		addr_text(&c->addrs[0], c->ex.addr, sizeof(c->ex.addr));

@@ -104,6 +104,10 @@ struct proxy_options {
 	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
 	 * !on: every allowed host is dialled directly. Copied. */
 	const struct policy_upstream *upstream;
+	/* Its addresses as looked up at launch (may be none): a target that is one of
+	 * them, or this host when the upstream is, on the upstream's port, is refused. */
+	const struct policy_ipaddr *upstream_addrs;
+	size_t n_upstream_addrs;
 	/* The embedder ignores SIGPIPE (SIG_IGN) before proxy_create and for the proxy's
 	 * whole life: a splice into a closed socket then raises nothing, and the relay
 	 * skips holding SIGPIPE back around every write (relay_splice.c). */
@@ -136,6 +140,7 @@ struct proxy_stats {
 	size_t allowed;
 	unsigned long long bytes_up;
 	unsigned long long bytes_down;
+	size_t audit_lost; /* audit records not written whole (a full disk, a size limit) */
 };
 void proxy_get_stats(const struct proxy *px, struct proxy_stats *st);
 

@@ -278,6 +278,9 @@ struct proxy {
 	struct policy_upstream up; /* egress.upstreamProxy as resolved at launch; off: direct */
 	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
 	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */
+	struct policy_ipaddr
+	    up_addrs[16]; /* the upstream's addresses: launch's, then each lookup's */
+	size_t n_up_addrs;
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -285,6 +288,8 @@ struct proxy {
  * never one of the host's own interface addresses unless allowPrivate covers it.
  * *cls names the class ("loopback", ..., "interface") when refused. */
 bool proxy_addr_ok(struct proxy *px, const struct proxy_addr *a, const char **cls);
+/* This host's interface addresses (refreshed as proxy_addr_ok does). */
+const struct proxy_addr *proxy_own_addrs(struct proxy *px, size_t *n);
 /* Tests: replace the interface-address list (copied; never refreshed afterwards). */
 int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n);
 
@@ -337,6 +342,10 @@ const char *capture_unfake(struct proxy *px, const char *host, size_t *len);
 /* --------------------------------------------------------- upstream.c */
 /* Set up px->up from the options (the Basic header computed once). */
 void upstream_init(struct proxy *px, const struct policy_upstream *up);
+/* Is a target at `a` on `port` the upstream itself (one of its addresses, or this host
+ * when the upstream is on this host, on its port)? Reaching it would be a proxy
+ * behind halo-run's, deciding nothing. */
+bool upstream_is_target(struct proxy *px, const struct proxy_addr *a, unsigned port);
 /* Should this allowed target go through the upstream? (Not when off or NO_PROXY.) */
 bool upstream_wanted(const struct proxy *px, const struct policy_host *h, unsigned port);
 /* The target's addresses passed the check: reach the upstream instead (its name

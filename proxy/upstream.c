@@ -19,7 +19,8 @@
 
 #include "proxy/proxy_int.h"
 
-#define UP_HEAD_MAX 8192
+#define UP_HEAD_MAX    8192
+#define N_UP_ADDRS(px) (sizeof((px)->up_addrs) / sizeof((px)->up_addrs[0]))
 
 static void b64(const unsigned char *in, size_t n, char *out)
 {
@@ -38,6 +39,20 @@ static void b64(const unsigned char *in, size_t n, char *out)
 	out[o] = '\0';
 }
 
+static struct policy_ipaddr ipa(int family, const uint8_t *addr)
+{
+	struct policy_ipaddr r = {.family = family};
+
+	memcpy(r.addr, addr, sizeof(r.addr));
+	return r;
+}
+
+static void up_addrs_add(struct proxy *px, int family, const uint8_t *addr)
+{
+	if (px->n_up_addrs < N_UP_ADDRS(px))
+		px->up_addrs[px->n_up_addrs++] = ipa(family, addr);
+}
+
 void upstream_init(struct proxy *px, const struct policy_upstream *up)
 {
 	char enc[sizeof(px->up.auth) * 4 / 3 + 8];
@@ -48,6 +63,12 @@ void upstream_init(struct proxy *px, const struct policy_upstream *up)
 	if (!up || !up->on)
 		return;
 	px->up = *up;
+	px->n_up_addrs = 0;
+	for (size_t i = 0; i < px->o.n_upstream_addrs; i++)
+		up_addrs_add(px, px->o.upstream_addrs[i].family, px->o.upstream_addrs[i].addr);
+	if (up->host.kind != POLICY_HOST_NAME)
+		up_addrs_add(px, up->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6,
+			     up->host.addr);
 	v6 = up->host.kind == POLICY_HOST_IPV6;
 	snprintf(px->up_text, sizeof(px->up_text), "%s%s%s:%u", v6 ? "[" : "", up->host.text,
 		 v6 ? "]" : "", up->port);
@@ -59,6 +80,39 @@ void upstream_init(struct proxy *px, const struct policy_upstream *up)
 	/* The credentials live on only as the header. */
 	memset(px->up.auth, 0, sizeof(px->up.auth));
 	memset(enc, 0, sizeof(enc));
+}
+
+/* Is `x` this host: loopback, unspecified, or one of its interface addresses? */
+static bool is_own(const struct policy_ipaddr *x, const struct proxy_addr *ifs, size_t n_if)
+{
+	if (policy_addr_is_local(x, NULL, 0))
+		return true;
+	for (size_t i = 0; i < n_if; i++) {
+		struct policy_ipaddr one = ipa(ifs[i].family, ifs[i].addr);
+
+		if (policy_ipaddr_same(x, &one))
+			return true;
+	}
+	return false;
+}
+
+bool upstream_is_target(struct proxy *px, const struct proxy_addr *a, unsigned port)
+{
+	struct policy_ipaddr t = ipa(a->family, a->addr);
+	const struct proxy_addr *ifs;
+	size_t n_if = 0;
+	bool up_local = false;
+
+	if (!px->up.on || port != px->up.port)
+		return false;
+	for (size_t i = 0; i < px->n_up_addrs; i++)
+		if (policy_ipaddr_same(&t, &px->up_addrs[i]))
+			return true; /* one of the upstream's addresses */
+	ifs = proxy_own_addrs(px, &n_if);
+	for (size_t i = 0; i < px->n_up_addrs && !up_local; i++)
+		up_local = is_own(&px->up_addrs[i], ifs, n_if);
+	/* The upstream on this host: every address of this host is a way to it. */
+	return up_local && is_own(&t, ifs, n_if);
 }
 
 bool upstream_wanted(const struct proxy *px, const struct policy_host *h, unsigned port)
@@ -87,6 +141,9 @@ static void on_up_resolved(void *arg, int err, const struct proxy_addr *a, size_
 		upstream_dial_failed(c, err == -ENOENT ? FAIL_DNS_NONAME : FAIL_DNS);
 		return;
 	}
+	c->px->n_up_addrs = 0; /* the target check follows the answers */
+	for (size_t i = 0; i < n; i++)
+		up_addrs_add(c->px, a[i].family, a[i].addr);
 	conn_dial_upstream(c, a, n, c->px->up.port);
 }
 

@@ -239,7 +239,9 @@ int runner_cmd_policy(const struct runner_opts *o)
 		printf("%s\n", json);
 	} else {
 		printf("# source: ");
-		if (re.n_paths == 0)
+		if (re.managed[0]) /* the first layer, which the others may only tighten */
+			printf("managed %s%s", re.managed, re.n_paths ? ", " : "\n");
+		else if (re.n_paths == 0)
 			printf("embedded default\n");
 		for (size_t i = 0; i < re.n_paths; i++)
 			printf("%s%s", re.paths[i], i + 1 < re.n_paths ? " + " : "\n");

@@ -96,6 +96,9 @@ static void print_text(const struct doctor *d, const struct runner_env *re)
 	       getuid() == 0 ? ", root" : "", d->origin);
 	for (size_t i = 0; i < re->n_paths; i++)
 		printf("%s%s", i ? " + " : ": ", re->paths[i]);
+	if (re->managed[0])
+		printf("\nmanaged: %s (the first layer: the others may only tighten it)",
+		       re->managed);
 	printf("\n\n%-18s %-28s %s\n", "LAYER", "THIS MACHINE", "THE POLICY");
 	for (size_t i = 0; i < d->n_layers; i++)
 		printf("%-18s %-28s %s\n", d->layers[i].name, d->layers[i].detail,
@@ -170,6 +173,8 @@ static void print_json(const struct doctor *d, const struct runner_env *re)
 	for (size_t i = 0; i < re->n_paths; i++)
 		cJSON_AddItemToArray(files, cJSON_CreateString(re->paths[i]));
 	cJSON_AddItemToObject(pol, "files", files);
+	if (re->managed[0])
+		cJSON_AddStringToObject(pol, "managed", re->managed);
 	cJSON_AddItemToObject(root, "policy", pol);
 	for (size_t i = 0; i < d->n_layers; i++) {
 		const struct doctor_layer *l = &d->layers[i];

@@ -174,6 +174,8 @@ void doctor_source(struct doctor *d, const struct runner_opts *o, const struct r
 		snprintf(d->origin, sizeof(d->origin), "the machine policy (/etc/halo)");
 	else
 		snprintf(d->origin, sizeof(d->origin), "your own policy (~/.config/halo)");
+	if (re->managed[0])
+		check_file(d, re->managed, "the managed policy");
 	for (size_t i = 0; i < re->n_paths; i++)
 		check_file(d, re->paths[i],
 			   is_machine(re->paths[i]) ? "the machine policy" : "policy file");

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +105,62 @@ int runner_output_not_stdio(const char *opt, const char *name, int fd, struct ha
 	return 0;
 }
 
+/* Every file halo-run writes for a run (--audit, --events FILE, --summary-md) is
+ * opened here, before the launch, so that the sandbox masks it and halo-run writes
+ * through this descriptor whatever becomes of the name. Appending keeps earlier runs'
+ * records; O_NOFOLLOW refuses a planted link; O_NONBLOCK keeps a FIFO with no reader
+ * from hanging the open, and anything but a regular file is refused: a FIFO or a
+ * device would hand the output to whoever reads it, and cannot be masked as a file. */
+int runner_open_output(const char *opt, const char *path, mode_t mode, struct stat *st,
+		       struct halo_err *e)
+{
+	int fd =
+	    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+
+	if (fd < 0) {
+		halo_err_set(e, "%s %s: %s", opt, path,
+			     errno == ELOOP   ? "is a symbolic link (refused)"
+			     : errno == ENXIO ? "is a FIFO or socket (refused: not a regular file)"
+					      : strerror(errno));
+		return -EINVAL;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		halo_err_set(
+		    e, "%s %s: not a regular file (a FIFO, device or socket cannot hold it%s)", opt,
+		    path, strcmp(opt, "--events") == 0 ? "; use fd:N for a pipe" : "");
+		close(fd);
+		return -EINVAL;
+	}
+	if (runner_output_one_link(opt, path, st, e) < 0 ||
+	    runner_output_not_stdio(opt, path, fd, e) < 0) {
+		close(fd);
+		return -EINVAL;
+	}
+	fcntl(fd, F_SETFL, O_APPEND); /* blocking again: records are written whole */
+	return fd;
+}
+
+/* halo-run wrote through its descriptor, so the file is intact whatever happened to
+ * the name; but a reader after the run goes by the name. If it no longer leads to the
+ * file that was opened (a parent directory renamed from inside and a forgery planted
+ * at the old name, or a link to elsewhere), say so: the run fails. */
+int runner_output_intact(const char *opt, const char *path, const struct stat *opened,
+			 struct halo_err *e)
+{
+	struct stat now;
+
+	if (lstat(path, &now) == 0 && now.st_dev == opened->st_dev && now.st_ino == opened->st_ino)
+		return 0;
+	halo_err_set(e,
+		     "%s %s no longer names the %s halo-run wrote (moved or replaced during "
+		     "the run); do not trust what is there now",
+		     opt, path,
+		     strcmp(opt, "--audit") == 0    ? "audit file"
+		     : strcmp(opt, "--events") == 0 ? "events file"
+						    : "report");
+	return -ESTALE;
+}
+
 static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_err *e)
 {
 	const char *num = spec + 3;
@@ -137,31 +194,14 @@ static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_
 	return 0;
 }
 
-/* As the audit file (runner/loop.c open_audit): appended, no symbolic link, a regular
+/* As every output file (runner_open_output): appended, no symbolic link, a regular
  * file only, and masked inside the sandbox as one of halo-run's own outputs. */
 static int open_file_spec(const char *path, struct runner_events *ev, struct halo_err *e)
 {
-	int fd =
-	    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	int fd = runner_open_output("--events", path, 0600, &ev->st, e);
 
-	if (fd < 0) {
-		halo_err_set(e, "--events %s: %s", path,
-			     errno == ELOOP   ? "is a symbolic link (refused)"
-			     : errno == ENXIO ? "is a FIFO or socket (refused: not a regular file)"
-					      : strerror(errno));
-		return -EINVAL;
-	}
-	if (fstat(fd, &ev->st) < 0 || !S_ISREG(ev->st.st_mode)) {
-		halo_err_set(e, "--events %s: not a regular file (use fd:N for a pipe)", path);
-		close(fd);
-		return -EINVAL;
-	}
-	if (runner_output_one_link("--events", path, &ev->st, e) < 0 ||
-	    runner_output_not_stdio("--events", path, fd, e) < 0) {
-		close(fd);
-		return -EINVAL;
-	}
-	fcntl(fd, F_SETFL, O_APPEND);
+	if (fd < 0)
+		return fd;
 	ev->fd = fd;
 	ev->path = path;
 	return 0;

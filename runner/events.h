@@ -55,6 +55,16 @@ int runner_output_one_link(const char *opt, const char *name, const struct stat 
  * same file, pipe or terminal as fd 0, 1 or 2, which the command writes to. */
 int runner_output_not_stdio(const char *opt, const char *name, int fd, struct halo_err *e);
 
+/* Open one of halo-run's output files (opt names it in messages: "--audit",
+ * "--events", "--summary-md"): created with `mode`, appended to, a regular file with
+ * one link, not the command's stdio, never through a symbolic link. The fd, or
+ * -EINVAL with e set. */
+int runner_open_output(const char *opt, const char *path, mode_t mode, struct stat *st,
+		       struct halo_err *e);
+/* Does `path` still name the file opened as `opened`? 0, or -ESTALE with e set. */
+int runner_output_intact(const char *opt, const char *path, const struct stat *opened,
+			 struct halo_err *e);
+
 void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 			 const char *const *layers, size_t n_layers, const char *workspace,
 			 char *const *argv);

@@ -88,6 +88,7 @@ static int discover(struct runner_env *re, struct policy_diags *d)
 int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct runner_env *re)
 {
 	struct policy_diags d = {0};
+	struct runner_managed m;
 	struct policy_ctx ctx;
 	int rc;
 
@@ -112,11 +113,19 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 		policy_diags_free(&d);
 		return HALO_EXIT_SETUP;
 	}
+	if ((rc = runner_managed_read(&m)) != 0) {
+		policy_diags_free(&d);
+		return rc;
+	}
+	snprintf(re->managed, sizeof(re->managed), "%s", m.path);
 	ctx.pw_home = re->pw_home;
 	ctx.env_home = re->env_home;
 	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
 	ctx.is_symlink = path_is_symlink;
-	rc = policy_load(re->paths, re->n_paths, &ctx, &re->policy, &d);
+	rc = policy_load_managed(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0}
+					   : NULL,
+				 re->paths, re->n_paths, &ctx, &re->policy, &d);
+	runner_managed_release(&m);
 	print_diags(&d, o->quiet);
 	policy_diags_free(&d);
 	if (rc < 0) {

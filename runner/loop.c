@@ -48,54 +48,10 @@ static void on_wall_clock(void *arg)
 }
 
 /* The audit file, opened before the launch so that the sandbox can mask it (it is one
- * of halo-run's own outputs, runner/run.c). Appending keeps earlier runs' records;
- * O_NOFOLLOW refuses a planted link; O_NONBLOCK keeps a FIFO with no reader from
- * hanging the open, and anything but a regular file is refused: a FIFO or a device
- * would hand the records to whoever reads it, and cannot be masked as a file. */
+ * of halo-run's own outputs, runner/run.c), by the one opener of output files. */
 int runner_open_audit(const char *path, struct stat *st, struct halo_err *e)
 {
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-	if (fd < 0) {
-		halo_err_set(e, "--audit %s: %s", path,
-			     errno == ELOOP   ? "is a symbolic link (refused)"
-			     : errno == ENXIO ? "is a FIFO or socket (refused: not a regular file)"
-					      : strerror(errno));
-		return -EINVAL;
-	}
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		halo_err_set(e,
-			     "--audit %s: not a regular file (a FIFO, device or socket cannot "
-			     "hold the audit)",
-			     path);
-		close(fd);
-		return -EINVAL;
-	}
-	if (runner_output_one_link("--audit", path, st, e) < 0 ||
-	    runner_output_not_stdio("--audit", path, fd, e) < 0) {
-		close(fd);
-		return -EINVAL;
-	}
-	fcntl(fd, F_SETFL, O_APPEND); /* blocking again: records are written whole */
-	return fd;
-}
-
-/* The supervisor wrote through its fd, so the records are intact whatever happened to
- * the name; but a reader after the run goes by the name. If it no longer leads to the
- * file that was opened (a parent directory renamed from inside and a forgery planted
- * at the old name), say so and fail the run rather than let the forgery be read. */
-static int audit_name_intact(const char *path, const struct stat *opened, struct halo_err *e)
-{
-	struct stat now;
-
-	if (lstat(path, &now) == 0 && now.st_dev == opened->st_dev && now.st_ino == opened->st_ino)
-		return 0;
-	halo_err_set(e,
-		     "--audit %s no longer names the audit file halo-run wrote (moved or replaced "
-		     "during the run); do not trust what is there now",
-		     path);
-	return -ESTALE;
+	return runner_open_output("--audit", path, 0600, st, e);
 }
 
 /* --events ./F --audit F, or fd:N open on the audit file: the string compare in
@@ -132,6 +88,7 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 	po.log_fd = log_fd;
 	po.quiet = o->quiet;
 	po.upstream = runner_upstream();
+	po.upstream_addrs = runner_upstream_addrs(&po.n_upstream_addrs);
 	po.sigpipe_ignored = true; /* supervisor_settings(), before the proxy starts */
 	po.tls = runner_tls();	   /* NULL unless some host's TLS is terminated */
 	rc = proxy_create(pl, &po, px, &e);
@@ -179,20 +136,76 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w)
 		plan_text_free(w);
 }
 
-/* The exit record, and the limits and refusals before it; the events file's name
- * checked as the audit's is. */
+/* The exit record, and the limits and refusals before it. */
 static void events_end(struct runner_events *ev, const runner_launch *l, struct halo_outcome out,
 		       int status, struct halo_err *e)
 {
 	static const struct halo_run_facts none;
-	struct halo_err stale = {{0}};
 
 	if (ev->fd < 0)
 		return;
 	runner_events_finish(ev, &l->limits, out, l->facts ? l->facts : &none, status, e->msg);
-	if (ev->path && audit_name_intact(ev->path, &ev->st, &stale) < 0)
-		fprintf(stderr, "halo-run: %s\n", stale.msg);
 	runner_events_close(ev);
+}
+
+/* Records the proxy could not write (a full disk, a file-size limit): the audit is
+ * incomplete, and a run must not pass as audited. */
+static int audit_lost(const struct runner_opts *o, const struct proxy *px, struct halo_err *e)
+{
+	struct proxy_stats ps = {0};
+
+	if (px)
+		proxy_get_stats(px, &ps);
+	if (!ps.audit_lost)
+		return 0;
+	halo_err_set(e, "--audit %s: %zu record%s could not be written; the audit is incomplete",
+		     o->audit, ps.audit_lost, ps.audit_lost == 1 ? "" : "s");
+	return -EIO;
+}
+
+/* --summary-md: opened (created) before the launch like the audit, so that the
+ * sandbox masks it and the report goes through this descriptor: a command that
+ * forges the file, makes it read-only or swaps a parent for a link changes nothing. */
+struct summary_out {
+	int fd;
+	struct stat st;
+};
+
+static int open_summary(const struct runner_opts *o, int audit_fd, int events_fd,
+			struct summary_out *sum, struct halo_err *e)
+{
+	sum->fd = runner_open_output("--summary-md", o->summary_md, 0644, &sum->st, e);
+	if (sum->fd < 0)
+		return sum->fd;
+	if (same_file(sum->fd, audit_fd) || same_file(sum->fd, events_fd)) {
+		halo_err_set(e, "--summary-md %s: the same file as --%s", o->summary_md,
+			     same_file(sum->fd, audit_fd) ? "audit" : "events");
+		close(sum->fd);
+		sum->fd = -1;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The events file and the summary, by name, after the run: each moved or replaced
+ * one is said and fails the run, as the audit does. */
+static int others_intact(const struct runner_opts *o, const struct runner_events *ev,
+			 const struct summary_out *sum)
+{
+	struct halo_err stale = {{0}};
+	int rc = 0;
+
+	if (ev->fd >= 0 && ev->path &&
+	    runner_output_intact("--events", ev->path, &ev->st, &stale) < 0) {
+		fprintf(stderr, "halo-run: %s\n", stale.msg);
+		rc = -ESTALE;
+	}
+	if (sum->fd >= 0 &&
+	    runner_output_intact("--summary-md", o->summary_md, &sum->st, &stale) < 0) {
+		fprintf(stderr, "halo-run: %s\n", stale.msg);
+		rc = -ESTALE;
+	}
+	return rc;
 }
 
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
@@ -202,6 +215,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	struct proxy *px = NULL;
 	struct halo_outcome outcome = halo_outcome_of(HALO_OUTCOME_SETUP, 0);
 	struct stat audit_st;
+	struct summary_out sum = {.fd = -1};
 	int audit_fd = -1;
 	int rc;
 
@@ -218,6 +232,11 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		runner_events_close(&st.ev);
 		close(audit_fd);
 		return -EINVAL;
+	}
+	if (o->summary_md && (rc = open_summary(o, audit_fd, st.ev.fd, &sum, e)) < 0) {
+		runner_events_close(&st.ev);
+		close(audit_fd);
+		return rc;
 	}
 	runner_events_start(&st.ev, l->policy, l->policy_files, l->n_policy_files, l->workspace,
 			    l->argv);
@@ -250,12 +269,22 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);
-	if (rc >= 0 && audit_fd >= 0 && audit_name_intact(o->audit, &audit_st, e) < 0) {
+	if (rc >= 0 && audit_fd >= 0 && audit_lost(o, px, e) < 0) {
 		*status = HALO_EXIT_SETUP;
 		rc = 1;
 	}
-	if (rc >= 0)
-		runner_ci_finish(o, px, audit_fd, audit_fd >= 0 ? audit_st.st_size : 0, status);
+	if (rc >= 0 && audit_fd >= 0 &&
+	    runner_output_intact("--audit", o->audit, &audit_st, e) < 0) {
+		*status = HALO_EXIT_SETUP;
+		rc = 1;
+	}
+	if (rc >= 0 && runner_ci_finish(o, px, audit_fd, audit_fd >= 0 ? audit_st.st_size : 0,
+					sum.fd, status) < 0)
+		rc = 1; /* said why; *status is HALO_EXIT_SETUP */
+	if (rc >= 0 && others_intact(o, &st.ev, &sum) < 0) {
+		*status = HALO_EXIT_SETUP;
+		rc = 1;
+	}
 out:
 	/* The proxy first: the connections it still holds are closed and recorded (audit
 	 * and egress events) before the exit record, not written to a closed fd after. */
@@ -266,5 +295,7 @@ out:
 	proxy_poller_free(st.pl);
 	if (audit_fd >= 0)
 		close(audit_fd);
+	if (sum.fd >= 0)
+		close(sum.fd);
 	return rc;
 }

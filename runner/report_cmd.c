@@ -154,34 +154,34 @@ static int read_run_records(struct report *rp, const char *path, int audit_fd, o
 	return rc;
 }
 
-static void write_summary(const struct runner_opts *o, struct report *rp)
+/* Through the descriptor opened before the launch (runner/loop.c): the name may lead
+ * elsewhere by now, the file cannot. Every failure (a full disk, a file-size limit)
+ * is said and fails the run: a CI job must not pass without the report it asked for. */
+static int write_summary(const struct runner_opts *o, int fd, struct report *rp)
 {
-	int fd = open(o->summary_md,
-		      O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
-	struct stat st;
-	FILE *out;
+	int dfd = dup(fd), err = 0;
+	FILE *out = dfd >= 0 ? fdopen(dfd, "a") : NULL;
 
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
-		fd = -1;
-		errno = EINVAL;
+	if (!out) {
+		err = errno;
+		if (dfd >= 0)
+			close(dfd);
+	} else {
+		if (report_print(rp, REPORT_MARKDOWN, false, out) < 0 || fflush(out) != 0)
+			err = errno ? errno : EIO;
+		if (fclose(out) != 0 && !err)
+			err = errno ? errno : EIO;
 	}
-	if (fd < 0 || !(out = fdopen(fd, "a"))) {
-		fprintf(stderr, "halo-run: --summary-md %s: %s\n", o->summary_md,
-			errno == ELOOP			    ? "is a symbolic link (refused)"
-			: errno == EINVAL || errno == ENXIO ? "not a regular file (refused)"
-							    : strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	if (report_print(rp, REPORT_MARKDOWN, false, out) < 0)
-		fprintf(stderr, "halo-run: --summary-md %s: could not write it\n", o->summary_md);
-	fclose(out);
+	if (!err)
+		return 0;
+	fprintf(stderr,
+		"halo-run: --summary-md %s: could not write the report: %s; exit status %d\n",
+		o->summary_md, strerror(err), HALO_EXIT_SETUP);
+	return -EIO;
 }
 
-void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
-		      off_t audit_start, int *status)
+int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
+		     off_t audit_start, int summary_fd, int *status)
 {
 	struct proxy_stats ps = {0};
 	struct report rp;
@@ -195,8 +195,8 @@ void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int a
 		*status = HALO_EXIT_DENIED;
 		failed = true;
 	}
-	if (!o->summary_md || audit_fd < 0)
-		return;
+	if (!o->summary_md || audit_fd < 0 || summary_fd < 0)
+		return 0;
 	report_init(&rp);
 	command_line(o, rp.command, sizeof(rp.command));
 	rp.exit_status = *status;
@@ -207,6 +207,10 @@ void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int a
 			"halo-run: --summary-md: cannot read this run's records from %s: %s\n",
 			o->audit, strerror(-rc));
 	report_sort(&rp);
-	write_summary(o, &rp);
+	errno = 0;
+	rc = write_summary(o, summary_fd, &rp);
 	report_free(&rp);
+	if (rc < 0)
+		*status = HALO_EXIT_SETUP;
+	return rc;
 }

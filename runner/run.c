@@ -262,7 +262,8 @@ int runner_cmd_run(const struct runner_opts *o)
 	struct runner_env re;
 	runner_launch l;
 	struct halo_run_facts facts = {0};
-	const char *own_outputs[2]; /* halo-run's own output files: --audit, --events */
+	/* halo-run's own output files: --audit, --summary-md, --events */
+	const char *own_outputs[3];
 	struct plan_text warnings = {0};
 	char self[4096], events_file[4096];
 	struct halo_err e = {{0}};
@@ -289,12 +290,21 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.pw_home = re.pw_home;
 	l.env_home = re.env_home;
 	l.self_exe = self;
-	l.policy_files = re.paths;
-	l.n_policy_files = re.n_paths;
+	/* The layers in order, the managed file first (the events' start record). */
+	const char *layers[RUNNER_MAX_POLICIES + 1];
+	size_t n_layers = 0;
+	if (re.managed[0])
+		layers[n_layers++] = re.managed;
+	for (size_t i = 0; i < re.n_paths; i++)
+		layers[n_layers++] = re.paths[i];
+	l.policy_files = layers;
+	l.n_policy_files = n_layers;
 	l.own_outputs = own_outputs;
 	l.n_own_outputs = 0;
 	if (o->audit) /* opened (created) by runner_supervise before the launch */
 		own_outputs[l.n_own_outputs++] = o->audit;
+	if (o->summary_md) /* the same */
+		own_outputs[l.n_own_outputs++] = o->summary_md;
 	if (o->events && strncmp(o->events, "fd:", 3) != 0) /* also opened by runner_supervise */
 		own_outputs[l.n_own_outputs++] = o->events;
 	else if ((rc = runner_events_fd_file(o->events, events_file, sizeof(events_file), &e)) <

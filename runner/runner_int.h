@@ -45,11 +45,24 @@ struct runner_opts {
 };
 
 /* Everything a subcommand needs once the policy is loaded. */
+/* managed.c: /etc/halo/managed.{yaml,json}, read when it exists and can be trusted. */
+#define RUNNER_MANAGED_DIR "/etc/halo"
+struct runner_managed {
+	char path[64]; /* "" when there is none */
+	char *buf;
+	size_t len;
+};
+/* 0 (m->path "" when there is no managed file), or HALO_EXIT_SETUP after saying why
+ * the file cannot be trusted or read. */
+int runner_managed_read(struct runner_managed *m);
+void runner_managed_release(struct runner_managed *m);
+
 struct runner_env {
 	char pw_home[4096];
 	const char *env_home;
 	char workspace[4096];
 	char discovered[4096]; /* the discovered file, "" for embedded */
+	char managed[64];      /* the managed layer's file, "" for none */
 	const char *paths[RUNNER_MAX_POLICIES];
 	size_t n_paths;
 	struct halo_policy *policy;
@@ -76,6 +89,9 @@ int runner_cmd_connect(const struct runner_opts *o);
  * (NULL: direct), and one line describing it for check and --dry-run. */
 int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *out);
 const struct policy_upstream *runner_upstream(void);
+/* Its addresses as looked up at launch (none when the lookup failed and nothing
+ * needed them then). */
+const struct policy_ipaddr *runner_upstream_addrs(size_t *n);
 void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,
 			      char *buf, size_t n);
 int runner_cmd_run(const struct runner_opts *o);
@@ -96,11 +112,12 @@ int runner_cmd_report(const struct runner_opts *o); /* report_cmd.c: the audit, 
 
 /* report_cmd.c, for CI: refuse --summary-md without --audit (before the launch), and
  * at exit apply --fail-on-deny to *status and write --summary-md from the records the
- * run appended to the audit (from audit_start on). */
+ * run appended to the audit (from audit_start on), through summary_fd (opened before
+ * the launch). -EIO when the report could not be written (said; *status 125). */
 struct proxy;
 int runner_ci_check(const struct runner_opts *o);
-void runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
-		      off_t audit_start, int *status);
+int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
+		     off_t audit_start, int summary_fd, int *status);
 
 /* check_request.c: check's request line (egress.requestRules, TLS termination) for a
  * URL target whose host is allowed; returns the final allow. */

@@ -105,4 +105,95 @@ for bad in "FIFO:$TMPDIR/fifo:FIFO" "device:/dev/null:not a regular file" "direc
 	expect_match "--audit a $name: clear error" "^halo-run: --audit $path: .*$msg" "$out"
 	[[ "$out" == *ran* ]] && fail "--audit a $name: the command did not run" "$out"
 done
+
+# --summary-md is one of halo-run's own outputs too: opened before the launch, masked
+# inside, written through that descriptor. A forgery from inside, a chmod 444, a parent
+# swapped for a link to elsewhere: none reaches the report; a report that cannot be
+# written fails the run (125), never a silent 0.
+SA="$TMPDIR/sum-audit.jsonl"
+sum_run() { # SUMMARY SCRIPT: run SCRIPT in the workspace with --summary-md SUMMARY
+	rm -f "$SA"
+	(cd "$WS" && timeout -k 5 60 "$HALO" --audit "$SA" --summary-md "$1" -- sh -c "$2" </dev/null) 2>"$TMPDIR/err"
+}
+rm -f "$WS/summary.md"
+out=$(sum_run summary.md 'echo "**0 denied**, all clear (forged)" >>summary.md 2>/dev/null && echo "append: yes"
+echo forged >summary.md.new && { mv summary.md.new summary.md 2>/dev/null && echo "replace: yes"; rm -f summary.md.new; }
+curl -s -o /dev/null http://one.invalid/; echo done')
+expect "--summary-md forged from inside: rc 0, every forgery refused" "0:done" "$?:$out"
+expect "... no forged line in the report" "" "$(grep -e '^forged' -e '^\*\*0 denied\*\*, all clear' "$WS/summary.md")"
+expect_match "... the real report: 1 denied" '^\*\*1 denied\*\*' "$(cat "$WS/summary.md")"
+
+rm -f "$WS/summary.md"
+: >"$WS/summary.md"
+chmod 644 "$WS/summary.md"
+out=$(sum_run summary.md 'chmod 444 summary.md 2>/dev/null && echo "chmod: yes"; echo done')
+expect "--summary-md made read-only from inside: rc 0, the chmod refused" "0:done" "$?:$out"
+expect "... its mode unchanged" "644" "$(stat -c %a "$WS/summary.md")"
+expect_match "... and the report written" '^\*\*0 denied\*\*' "$(cat "$WS/summary.md")"
+
+ELSE="$TMPDIR/elsewhere"
+rm -rf "$WS/out" "$WS/out.old" "$ELSE"
+mkdir -p "$WS/out" "$ELSE"
+chmod a+rwx "$WS/out" "$ELSE"
+out=$(sum_run out/summary.md "mv out out.old 2>/dev/null && ln -s '$ELSE' out && echo swapped; echo done")
+rc=$?
+expect "--summary-md, parent swapped for a link: nothing written elsewhere" "" "$(ls -A "$ELSE")"
+if [ -d "$WS/out.old" ]; then
+	expect "... the run fails" "125" "$rc"
+	expect_match "... says so" "--summary-md out/summary.md no longer names the report" "$(cat "$TMPDIR/err")"
+	expect_match "... the report is in the file halo-run opened" '^\*\*0 denied\*\*' "$(cat "$WS/out.old/summary.md")"
+else
+	expect "... parent rename refused inside (ancestors pinned): rc 0" "0:done" "$rc:$out"
+fi
+rm -rf "$WS/out" "$WS/out.old"
+
+# A report that cannot be written (a file-size limit; SIGXFSZ ignored, so write()
+# says EFBIG): the run fails and says so.
+head -c 4096 /dev/zero | tr '\0' x >"$WS/big.md"
+out=$(
+	trap '' XFSZ
+	ulimit -f 2
+	sum_run big.md 'echo done'
+	echo "rc=$?"
+)
+expect "--summary-md that cannot be written: 125" "done rc=125" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+expect_match "... says why" "^halo-run: --summary-md big.md: could not write the report: File too large" "$(cat "$TMPDIR/err")"
+rm -f "$WS/big.md"
+
+out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md "$TMPDIR/./sum-audit.jsonl" -- sh -c 'echo ran' 2>&1 </dev/null)
+expect "--summary-md the audit file by another spelling: 125, nothing ran" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+expect_match "... says so" "the same file as --audit" "$out"
+out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md nodir/summary.md -- sh -c 'echo ran' 2>&1 </dev/null)
+expect "--summary-md in a directory that does not exist: 125 before the launch" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+expect_match "... says why" "^halo-run: --summary-md nodir/summary.md: No such file or directory" "$out"
+mkfifo "$TMPDIR/sumfifo"
+out=$(cd "$WS" && timeout 20 "$HALO" --audit "$SA" --summary-md "$TMPDIR/sumfifo" -- sh -c 'echo ran' 2>&1 </dev/null)
+expect "--summary-md a FIFO: 125 before the launch" "125:no" "$?:$(grep -qx ran <<<"$out" && echo ran || echo no)"
+
+# Audit records the proxy cannot write (the same limit on a full audit file): the
+# audit is incomplete, and the run fails (125) rather than pass as audited.
+head -c 4096 /dev/zero | tr '\0' x >"$TMPDIR/full.jsonl"
+out=$(
+	trap '' XFSZ
+	ulimit -f 2
+	cd "$WS" && timeout 60 "$HALO" --audit "$TMPDIR/full.jsonl" -- sh -c 'curl -s -o /dev/null http://one.invalid/; echo done' </dev/null 2>"$TMPDIR/err"
+	echo "rc=$?"
+)
+expect "--audit that cannot take the run's records: 125" "done rc=125" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+expect_match "... says so" "^halo-run: --audit .*full.jsonl: 1 record could not be written" "$(cat "$TMPDIR/err")"
+rm -f "$TMPDIR/full.jsonl"
+
+# --events FILE: its name moved from inside fails the run as the audit's does.
+rm -rf "$WS/elogs" "$WS/elogs2"
+mkdir -p "$WS/elogs" && chmod a+rwx "$WS/elogs"
+(cd "$WS" && timeout 60 "$HALO" --events elogs/ev.jsonl -- sh -c \
+	'mv elogs elogs2 && mkdir elogs && echo "{\"forged\":1}" >elogs/ev.jsonl' </dev/null) 2>"$TMPDIR/err"
+rc=$?
+if [ -d "$WS/elogs2" ]; then
+	expect "--events, parent renamed from inside: the run fails" 125 "$rc"
+	expect_match "... says so" "--events elogs/ev.jsonl no longer names the events file" "$(cat "$TMPDIR/err")"
+else
+	ok "--events parent rename refused inside (ancestors pinned)"
+fi
+rm -rf "$WS/elogs" "$WS/elogs2"
 finish

@@ -12,6 +12,68 @@ set -u
 cd "$TMPDIR" || exit 1
 . "$IT/egress_lib.sh"
 
+# The upstream on this host, by any name, with its port in hostPorts: the host-port
+# relay would hand the command the upstream itself. Refused at launch (125), whatever
+# spells it: localhost, localhost., 0.0.0.0, a test name for 127.0.0.2, the host's own
+# interface address, the caller's proxy variables for `env`. Nothing is dialled: the
+# addresses are compared, never probed, and no upstream needs to run for these rows.
+UP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "10.0.0.7 farproxy.test" >>"$W/etc/hosts" # never dialled: the command is sh -c
+hp_policy() { # FILE UPSTREAM: deny by default, hostPorts on $UP
+	printf 'egress:\n  default: deny\n  allowedDomains: [origin.test]\n  hostPorts: [%s]\n  upstreamProxy: %s\n' \
+		"$UP" "$2" >"$W/$1"
+	chmod a+r "$W/$1"
+}
+one_line() { tr '\n' ' ' <<<"$1" | sed 's/ $//'; }
+OWN=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -v -e '^$' -e '^fe80' | head -1)
+for row in "localhost|http://localhost:$UP" "localhost.|http://localhost.:$UP" \
+	"0.0.0.0|http://0.0.0.0:$UP" "[::]|http://[::]:$UP" "a name for 127.0.0.2|http://two.test:$UP" \
+	"[::1]|http://[::1]:$UP" "own address|"; do
+	name=${row%%|*} url=${row#*|}
+	if [ "$name" = "own address" ]; then
+		if [ -z "$OWN" ]; then
+			skip "hostPorts on the upstream's port, upstream $name" "this host lists no interface address"
+			continue
+		fi
+		case $OWN in *:*) url="http://[$OWN]:$UP" ;; *) url="http://$OWN:$UP" ;; esac
+	fi
+	hp_policy hpl.yaml "$url"
+	OUT=$(hr hpl.yaml a.audit -- sh -c 'echo ran'; echo "rc=$?")
+	expect "hostPorts on the upstream's port, upstream $name: 125, nothing ran" "rc=125" "$OUT"
+	expect_match "... names the hostPorts entry and says why" \
+		"egress.hostPorts\[0\] $UP is egress.upstreamProxy's port, and the upstream .* is this host" "$(cat "$W/err")"
+done
+hp_policy hpenv.yaml env
+for var in https_proxy HTTPS_PROXY http_proxy HTTP_PROXY; do
+	for host in localhost 0.0.0.0; do
+		OUT=$(
+			export "$var=http://$host:$UP"
+			hr hpenv.yaml a.audit -- sh -c 'echo ran'
+			echo "rc=$?"
+		)
+		expect "env: the caller's $var=http://$host:$UP, hostPorts on its port: 125" "rc=125" "$OUT"
+		expect_match "... names the variable" "egress.hostPorts\[0\] $UP is $var's port" "$(cat "$W/err")"
+	done
+done
+hp_policy hpfar.yaml "http://farproxy.test:$UP"
+OUT=$(hr hpfar.yaml a.audit -- sh -c 'echo ran'; echo "rc=$?")
+expect "an upstream elsewhere (10.0.0.7), hostPorts on its port: it launches" "ran rc=0" "$(one_line "$OUT")"
+hp_policy hpnx.yaml "http://nosuch.test:$UP"
+OUT=$(hr hpnx.yaml a.audit -- sh -c 'echo ran'; echo "rc=$?")
+expect "an upstream name that does not resolve, hostPorts on its port: 125" "rc=125" "$OUT"
+expect_match "... says it cannot be looked up" "egress.upstreamProxy nosuch.test: cannot be looked up" "$(cat "$W/err")"
+hp_policy hpother.yaml "http://localhost:$UP"
+sed -i "s/hostPorts: \[$UP\]/hostPorts: [$((UP == 65535 ? UP - 1 : UP + 1))]/" "$W/hpother.yaml"
+OUT=$(hr hpother.yaml a.audit -- sh -c 'echo ran'; echo "rc=$?")
+expect "hostPorts on another port than the local upstream's: it launches" "ran rc=0" "$(one_line "$OUT")"
+# An allowed target that is this host on the upstream's port, dialled because
+# allowPrivate covers it: the same way through, whatever the upstream's own spelling.
+printf 'egress:\n  default: deny\n  allowedDomains: ["127.0.0.1"]\n  allowPrivate: [127.0.0.1/32]\n  upstreamProxy: http://0.0.0.0:%s\n' "$UP" >"$W/hptarget.yaml"
+chmod a+r "$W/hptarget.yaml"
+OUT=$(hr hptarget.yaml a.audit -- sh -c 'echo ran'; echo "rc=$?")
+expect "upstream 0.0.0.0, 127.0.0.1 an allowed target that allowPrivate covers: 125" "rc=125" "$OUT"
+expect_match "... names the target and the rule" "127.0.0.1:$UP is an allowed target \(allowedDomains\[0\] 127.0.0.1\)" "$(cat "$W/err")"
+
 if ! command -v tinyproxy >/dev/null; then
 	skip "upstream proxy rows" "tinyproxy is not installed (make deps-bench)"
 	finish
@@ -104,6 +166,20 @@ expect "HALO_UPSTREAM_PROXY_AUTH is never passed into the sandbox" 0 "$(grep -c 
 OUT=$(https_proxy="https://127.0.0.1:$TP" hr env.yaml a.audit -- true; echo "rc=$?")
 expect "env: an https:// upstream refuses the launch (125) naming the variable" "rc=125" "$OUT"
 expect_match "... with the reason" "https_proxy: an upstream reached over TLS" "$(cat "$W/err")"
+
+# An allowed name that resolves to the upstream (here origin.test, 127.0.0.1, which
+# allowPrivate covers) on the upstream's port: a tunnel to it is the upstream itself,
+# a proxy behind halo-run's that decides nothing. Refused (403) before anything is
+# sent, through the upstream or (NO_PROXY) directly.
+N=$(grep -c "CONNECT origin.test:$TP" "$W/tp.log" 2>/dev/null)
+OUT=$(hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$TP/")
+expect "a name resolving to the upstream, on its port: 403" 000403 "$OUT"
+expect_match "... the rule names the upstream" "deny address 127.0.0.1 port $TP is the upstream proxy" "$(aud a.audit decision rule)"
+expect "... and the upstream never saw it" "$N" "$(grep -c "CONNECT origin.test:$TP" "$W/tp.log" 2>/dev/null)"
+OUT=$(https_proxy="http://127.0.0.1:$TP" NO_PROXY=origin.test hr env.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$TP/")
+expect "... dialled directly (NO_PROXY): 403 too" 000403 "$OUT"
+OUT=$(HALO_UPSTREAM_PROXY_AUTH=alice:s3cret hr up.yaml a.audit -- "${C[@]}" -p -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "... another port of the same address still goes through" 200200 "$OUT"
 
 # check and --dry-run show the route.
 OUT=$("$HALO" check --policy "$W/up.yaml" "origin.test:443" 2>&1)

@@ -3,6 +3,8 @@
  * through a scripted fake upstream on loopback (credentials sent, bytes that follow
  * the upstream's head delivered after halo-run's own answer, 407 and a closed
  * upstream answered 502 naming the upstream, denied names never sent). */
+#include <arpa/inet.h>
+
 #include "tests/unit/proxy_fixture.h"
 
 struct url_row {
@@ -407,6 +409,113 @@ START_TEST(upstream_407_and_close)
 }
 END_TEST
 
+/* A target that is the upstream itself on its port (origin.test and 127.0.0.1 both
+ * answer 127.0.0.1, where the fake upstream listens): refused, the upstream never
+ * asked. Another port of the same address goes through. */
+START_TEST(upstream_as_target_refused)
+{
+	struct fx_proxy px;
+	struct fake_up up;
+	char head[2048], target[64];
+	const char *hosts[] = {"origin.test", "127.0.0.1"};
+	int fd;
+
+	fake_up_start(&up, "HTTP/1.1 200 Connection established\r\n\r\n", "");
+	fx_start(&px, FIRST_BACKEND, POLICY_LOOPBACK_OK, up_tweak);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(target, sizeof(target), "%s:%d", hosts[i], up.port);
+		fd = cli_connect_via(&px, target, head, sizeof(head));
+		ck_assert_msg(status_of(head) == 403, "%s: %s", target, head);
+		close(fd);
+	}
+	ck_assert_int_eq(up.accepted, 0);
+	fd = cli_connect_via(&px, "origin.test:22", head, sizeof(head));
+	ck_assert_int_eq(status_of(head), 200);
+	close(fd);
+	fake_up_stop(&up);
+	ck_assert_int_eq(up.accepted, 1);
+	fx_stop(&px);
+}
+END_TEST
+
+/* Which addresses are this host: loopback and unspecified always, mapped and
+ * compatible forms as the IPv4 they carry, the listed interface addresses. */
+struct local_row {
+	const char *addr;
+	bool local;
+};
+static const struct local_row local_rows[] = {
+    {"127.0.0.1", true},
+    {"127.9.8.7", true},
+    {"0.0.0.0", true},
+    {"0.1.2.3", true},
+    {"::1", true},
+    {"::", true},
+    {"::ffff:127.0.0.1", true},
+    {"::ffff:0.0.0.0", true},
+    {"192.0.2.2", true},
+    {"::ffff:192.0.2.2", true},
+    {"fd00::2", true},
+    {"192.0.2.3", false},
+    {"10.0.0.7", false},
+    {"fd00::3", false},
+    {"8.8.8.8", false},
+    {"2001:db8::1", false},
+};
+
+static struct policy_ipaddr ipa(const char *text)
+{
+	struct policy_ipaddr a = {.family = strchr(text, ':') ? AF_INET6 : AF_INET};
+
+	ck_assert_int_eq(inet_pton(a.family, text, a.addr), 1);
+	return a;
+}
+
+START_TEST(local_table)
+{
+	const struct local_row *r = &local_rows[_i];
+	struct policy_ipaddr own[] = {ipa("192.0.2.2"), ipa("fd00::2")};
+	struct policy_ipaddr a = ipa(r->addr);
+
+	ck_assert_msg(policy_addr_is_local(&a, own, 2) == r->local, "%s", r->addr);
+	struct policy_ipaddr odd = {.family = 12345};
+	ck_assert(policy_addr_is_local(&odd, NULL, 0)); /* not understood: the worst */
+}
+END_TEST
+
+/* The hostPorts entry that exposes the upstream, and only when its port is listed. */
+START_TEST(host_port_exposure)
+{
+	struct halo_policy *p = fx_policy("egress:\n  default: deny\n  allowedDomains: [a.test]\n"
+					  "  hostPorts: [4873, 8888]\n"
+					  "  upstreamProxy: http://localhost:8888\n");
+	struct policy_upstream u = {.on = true, .port = 8888};
+	struct policy_ipaddr far[] = {ipa("10.0.0.7")}, mixed[] = {ipa("10.0.0.7"), ipa("::1")};
+	struct policy_ipaddr own[] = {ipa("192.0.2.2")}, mine[] = {ipa("192.0.2.2")};
+	size_t k = 99;
+	struct policy_ipaddr lo = ipa("127.0.0.1"), lo_m = ipa("::ffff:127.0.0.1"),
+			     lo2 = ipa("127.0.0.2"), lo6 = ipa("::1");
+
+	ck_assert(policy_ipaddr_same(&lo, &lo_m) && policy_ipaddr_same(&lo_m, &lo));
+	ck_assert(!policy_ipaddr_same(&lo, &lo2) && !policy_ipaddr_same(&lo, &lo6));
+	ck_assert_int_eq(policy_upstream_host_port(p, &u, far, 1, own, 1, &k), -1);
+	ck_assert_int_eq(policy_upstream_host_port(p, &u, mixed, 2, own, 1, &k), 1);
+	ck_assert_uint_eq(k, 1); /* any one local answer is enough */
+	ck_assert_int_eq(policy_upstream_host_port(p, &u, mine, 1, own, 1, &k), 1);
+	u.port = 3128; /* not listed */
+	ck_assert_int_eq(policy_upstream_host_port(p, &u, mixed, 2, own, 1, &k), -1);
+	u.port = 4873;
+	ck_assert_int_eq(policy_upstream_host_port(p, &u, mine, 1, own, 1, &k), 0);
+	u.on = false;
+	ck_assert_int_eq(policy_upstream_host_port(p, &u, mine, 1, own, 1, &k), -1);
+	ck_assert_int_eq(
+	    policy_upstream_host_port(p, &(struct policy_upstream){.on = true, .port = 4873}, NULL,
+				      0, own, 1, &k),
+	    -1); /* no address: nothing to compare (the runner refuses first) */
+	policy_free(p);
+}
+END_TEST
+
 static Suite *upstream_suite(void)
 {
 	Suite *s = suite_create("upstream");
@@ -421,6 +530,9 @@ static Suite *upstream_suite(void)
 	tcase_add_test(t, request_and_judge);
 	tcase_add_test(t, exchange_through_upstream);
 	tcase_add_test(t, upstream_407_and_close);
+	tcase_add_loop_test(t, local_table, 0, sizeof(local_rows) / sizeof(local_rows[0]));
+	tcase_add_test(t, host_port_exposure);
+	tcase_add_test(t, upstream_as_target_refused);
 	suite_add_tcase(s, t);
 	return s;
 }
