@@ -182,6 +182,57 @@ expect "after clear: the next launch walks afresh, .env masked" "0 " "$RC $OUT"
 "$HALO" index bogus >/dev/null 2>&1
 expect "index: an unknown verb is a usage error (125)" 125 "$?"
 
+# ------------------------------------------------------------------ another view of the tree
+# (issue 31) A watcher vouches for the tree as its own mount namespace shows it: an
+# asker in another one (where a directory may be a bind mount of anything) stats every
+# directory itself, both ways round; in its own namespace a bind mount added or removed
+# under the tree is seen. Root in `unshare -m`, the user in `unshare -Urm` (the same
+# user's launches, in a namespace where it may mount); the host's mounts never change.
+V=$TMPDIR/vw
+mkdir -p "$V/sub" "$V/hid" "$TMPDIR/vsecret" "$TMPDIR/vempty"
+echo secret >"$TMPDIR/vsecret/.env"
+echo hidden >"$V/hid/.env"
+if [ "$AS" = root ]; then NS=(unshare -m --propagation private); else NS=(unshare -Urm); fi
+watcher_of() { ps -eo pid,args | awk -v d="$IDX_DIR" -v t="$1" '$2 == "halo-run-index-watch" && $4 == d && $5 == t {print $1}' | head -1; }
+# The launches that leave a watcher of $V answering for the index they wrote: the
+# first starts it, the next (after the ctime granularity) rewrites the index once.
+WARM='h=$0; cd "$1" && "$h" -- true && sleep 4 && "$h" -- true && sleep 1 && "$h" -- true'
+if ! "${NS[@]}" true 2>/dev/null; then
+	skip "another view of the tree" "no ${NS[*]} here"
+else
+	sh -c "$WARM" "$HALO" "$V" 2>"$E"
+	for i in $(seq 1 20); do [ -n "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	expect "another view: the plain view's watcher runs" yes "$([ -n "$(watcher_of "$V")" ] && echo yes || echo no)"
+	OUT=$(cd "$V" && "${NS[@]}" sh -c 'mount --bind "$1" sub && exec "$2" -- sh -c "cat sub/.env 2>/dev/null; echo ran"' \
+		sh "$TMPDIR/vsecret" "$HALO" 2>"$E")
+	expect "another mount namespace, a .env bind-mounted in: masked (not vouched for by the plain view's watcher)" \
+		ran "$OUT"
+	"$HALO" index stop "$V" >/dev/null 2>&1
+	for i in $(seq 1 30); do [ -z "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	# The other way round: the watcher starts where a mount hides hid/.env.
+	"${NS[@]}" sh -c 'mount --bind "$1" "$2/hid" && sh -c "$3" "$4" "$2"' sh "$TMPDIR/vempty" "$V" "$WARM" "$HALO" 2>"$E"
+	for i in $(seq 1 20); do [ -n "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	expect "another view: a watcher runs in the namespace that hides hid/.env" yes \
+		"$([ -n "$(watcher_of "$V")" ] && echo yes || echo no)"
+	OUT=$(cd "$V" && "$HALO" -- sh -c 'cat hid/.env 2>/dev/null; echo ran' 2>"$E")
+	expect "the plain view, asking a watcher whose mount hid its .env: masked" ran "$OUT"
+	"$HALO" index stop "$V" >/dev/null 2>&1
+	for i in $(seq 1 30); do [ -z "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	# One namespace: its watcher sees the mounts made there.
+	OUT=$("${NS[@]}" sh -c '
+		h=$1 v=$2 secret=$3 empty=$4
+		mount --bind "$empty" "$v/hid" && sh -c "$5" "$h" "$v" || exit 1
+		for i in $(seq 1 20); do [ -S "$(ls "$6"/*.sock 2>/dev/null | head -1)" ] && break; sleep 0.1; done
+		mount --bind "$secret" "$v/sub" || exit 1
+		a=$(cd "$v" && "$h" -- sh -c "cat sub/.env 2>/dev/null; echo ran")
+		umount "$v/sub" "$v/hid" || exit 1
+		b=$(cd "$v" && "$h" -- sh -c "cat hid/.env 2>/dev/null; echo ran")
+		echo "added:$a removed:$b"' sh "$HALO" "$V" "$TMPDIR/vsecret" "$TMPDIR/vempty" "$WARM" "$IDX_DIR" 2>"$E")
+	expect "one namespace: a bind mount added under the watched tree, removed: masked both times" \
+		"added:ran removed:ran" "$OUT"
+	"$HALO" index stop "$V" >/dev/null 2>&1
+fi
+
 # ------------------------------------------------------------------ a large workspace
 # 250,000 entries (hard links: quick to make, no disk blocks), once more than the
 # refusal bound. Skipped when /var/tmp is short of inodes or space.
