@@ -86,6 +86,10 @@ struct linux_scan {
 	/* sandbox.unixSockets that exist as sockets on the host: left reachable, shown
 	 * at their path even beneath a fresh /run or a mask. */
 	struct linux_paths sockets_open;
+	/* Directories of a walked tree the walk could not list (no read or no search
+	 * permission, or the listing failed): masked whole (they are in masked too),
+	 * each said in a warning. */
+	struct linux_paths unlisted;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
 	/* What a truncated walk did not cover and why (malloc'd), or NULL. */

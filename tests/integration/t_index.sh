@@ -182,6 +182,58 @@ expect "after clear: the next launch walks afresh, .env masked" "0 " "$RC $OUT"
 "$HALO" index bogus >/dev/null 2>&1
 expect "index: an unknown verb is a usage error (125)" 125 "$?"
 
+# ------------------------------------------------------------------ a directory the walk cannot list
+# (issue 29) The command makes app traversable but not listable (0311) and rw listable
+# but not searchable (0600): as the user, the walk cannot see what they hold, so each is
+# masked whole, said on stderr, and shown by --dry-run, on every later launch, with
+# the index and its watcher, with the index alone (ctime), and without any index. Root's
+# walk lists them anyway: their .env files masked one by one, no warning.
+U=$TMPDIR/uw
+BADNAME=$(printf 'bad\033[31mname')
+mkdir -p "$U/app" "$U/rw/deep" "$U/$BADNAME"
+echo secret-app >"$U/app/.env"
+echo secret-rw >"$U/rw/deep/.env.x"
+echo secret-bad >"$U/$BADNAME/.env"
+OUT=$(cd "$U" && "$HALO" -- sh -c 'chmod 0311 app "$1" && chmod 0600 rw && echo done' sh "$BADNAME" 2>"$E")
+expect "unlistable: the command chmods app 0311, rw 0600" done "$OUT"
+bad=
+for mode in watcher ctime none; do
+	case $mode in
+	watcher) envs=() ;;
+	ctime) envs=(HALO_RUN_INDEX_WATCH=0) ;;
+	none) envs=(XDG_STATE_HOME=$U/.state) ;;
+	esac
+	for i in 1 2 3; do
+		OUT=$(cd "$U" && env "${envs[@]}" timeout -k 2 30 "$HALO" -- sh -c \
+			'cat app/.env rw/deep/.env.x "$1/.env" 2>/dev/null; echo ran' sh "$BADNAME" 2>"$E")
+		ERR=$(cat "$E")
+		[ "$OUT" = ran ] || bad="$bad [$mode launch $i: read: $OUT]"
+		nwarn=$(grep -c 'cannot list this directory' <<<"$ERR")
+		if [ "$AS" = root ]; then
+			[ "$nwarn" = 0 ] || bad="$bad [$mode launch $i: root warned: $ERR]"
+		elif [ "$nwarn" != 3 ] || ! grep -q "$U/app: the workspace scan cannot list" <<<"$ERR"; then
+			bad="$bad [$mode launch $i: warnings: $ERR]"
+		fi
+	done
+	[ "$mode" = watcher ] && sleep 4 # the index's records age: the next launches replay
+done
+expect "unlistable: nothing in them read, three launches each with the watcher, the index alone, no index" "" "$bad"
+if [ "$AS" = user ]; then
+	expect_match "unlistable: the name in the warning is escaped" 'bad\\x1b\[31mname: the workspace scan' "$ERR"
+	expect "unlistable: no terminal escape reaches stderr" 0 "$(grep -c $'\033' <<<"$ERR")"
+	OUT=$(cd "$U" && "$HALO" --dry-run -- true 2>/dev/null)
+	expect_match "unlistable: --dry-run shows app masked whole" "^  $U/app  \\(cannot be listed: masked whole\\)$" "$OUT"
+	expect_match "unlistable: --dry-run shows rw masked whole" "^  $U/rw  \\(cannot be listed: masked whole\\)$" "$OUT"
+else
+	OUT=$(cd "$U" && "$HALO" --dry-run -- true 2>/dev/null)
+	expect_match "unlistable to a user, not to root: --dry-run masks app/.env itself" "^  $U/app/\\.env$" "$OUT"
+fi
+chmod 0755 "$U/app" "$U/rw" "$U/$BADNAME"
+OUT=$(cd "$U" && "$HALO" -- sh -c 'ls rw; cat app/.env 2>/dev/null; echo ran' 2>"$E")
+expect "listable again: walked, the files beside .env visible, .env masked" "deep
+ran" "$OUT"
+expect "listable again: no warning" "" "$(grep 'cannot list' "$E")"
+
 # ------------------------------------------------------------------ another view of the tree
 # (issue 31) A watcher vouches for the tree as its own mount namespace shows it: an
 # asker in another one (where a directory may be a bind mount of anything) stats every
