@@ -36,6 +36,9 @@ struct linux_test_hooks {
 	/* scan_sockets.c: the kernel's list of bound unix sockets (a test's fixture).
 	 * Default (and NULL): /proc/net/unix. */
 	const char *proc_net_unix;
+	/* mounts.c: masks whose last name is this are not mounted (a sandbox made to
+	 * leak, for the check that must notice: tests/helpers/it_leaky.c). NULL: none. */
+	const char *unmasked_name;
 };
 const struct linux_test_hooks *linux_test_hooks(void);
 void linux_test_hooks_set(const struct linux_test_hooks *h);

@@ -43,6 +43,7 @@ struct linux_scan_index {
 	char dir[PATH_MAX];
 	char why_not[PATH_MAX + 128]; /* why no index was used or kept, "" when it was */
 	int64_t racy_from;	      /* a directory whose ctime is at or after this (s) is RACY */
+	bool keep_nothing; /* HALO_RUN_INDEX=ro: read and asked, never written, none started */
 	struct linux_scan_tree_index *t;
 	size_t n;
 };
