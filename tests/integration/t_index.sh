@@ -259,6 +259,21 @@ else
 		sh "$TMPDIR/vsecret" "$HALO" 2>"$E")
 	expect "another mount namespace, a .env bind-mounted in: masked (not vouched for by the plain view's watcher)" \
 		ran "$OUT"
+	# The watcher's own answer, asked as a launch asks (its token: the index file's
+	# checksum): "ok" in its namespace, "unknown" (1) from another one, whatever the
+	# asking side checks.
+	if command -v python3 >/dev/null; then
+		vkey=$(printf '%016x-%016x' "$(stat -c %d "$V")" "$(stat -c %i "$V")")
+		ASK='import socket, struct, sys
+tok = open(sys.argv[1], "rb").read(64)[56:64]
+s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[2])
+s.sendall(struct.pack("=II", 0x68697731, 1) + tok)
+r = s.recv(16)
+print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
+		a=$(python3 -c "$ASK" "$IDX_DIR/$vkey.idx" "$IDX_DIR/$vkey.sock" 2>&1)
+		b=$("${NS[@]}" python3 -c "$ASK" "$IDX_DIR/$vkey.idx" "$IDX_DIR/$vkey.sock" 2>&1)
+		expect "the watcher answers its own namespace (0), another one 'unknown' (1)" "0 1" "$a $b"
+	fi
 	"$HALO" index stop "$V" >/dev/null 2>&1
 	for i in $(seq 1 30); do [ -z "$(watcher_of "$V")" ] && break; sleep 0.1; done
 	# The other way round: the watcher starts where a mount hides hid/.env.
