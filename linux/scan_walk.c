@@ -144,14 +144,17 @@ static void on_unlisted(struct linux_scan_ctx *c, size_t len)
 
 /* May the walk look up names in the directory (search permission)? Listing it needs
  * only read permission; its entries then cannot be opened or stat'ed. The mode bits
- * of one's own directory answer without a system call; root passes by its
- * capabilities. */
+ * of one's own directory answer without a system call; root searches every directory
+ * (CAP_DAC_READ_SEARCH; where it lacks it, in a user namespace, the entries that
+ * cannot be opened are masked one by one: descend). */
 static bool searchable(int fd, const struct stat *st)
 {
 	uid_t me = geteuid();
 
+	if (me == 0)
+		return true;
 	if (st->st_uid == me)
-		return me == 0 || (st->st_mode & S_IXUSR);
+		return st->st_mode & S_IXUSR;
 	return faccessat(fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0;
 }
 
