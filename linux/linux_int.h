@@ -36,6 +36,9 @@ struct linux_test_hooks {
 	/* scan_sockets.c: the kernel's list of bound unix sockets (a test's fixture).
 	 * Default (and NULL): /proc/net/unix. */
 	const char *proc_net_unix;
+	/* mounts.c: masks whose last name is this are not mounted (a sandbox made to
+	 * leak, for the check that must notice: tests/helpers/it_leaky.c). NULL: none. */
+	const char *unmasked_name;
 };
 const struct linux_test_hooks *linux_test_hooks(void);
 void linux_test_hooks_set(const struct linux_test_hooks *h);
@@ -86,6 +89,10 @@ struct linux_scan {
 	/* sandbox.unixSockets that exist as sockets on the host: left reachable, shown
 	 * at their path even beneath a fresh /run or a mask. */
 	struct linux_paths sockets_open;
+	/* Directories of a walked tree the walk could not list (no read or no search
+	 * permission, or the listing failed): masked whole (they are in masked too),
+	 * each said in a warning. */
+	struct linux_paths unlisted;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
 	/* What a truncated walk did not cover and why (malloc'd), or NULL. */

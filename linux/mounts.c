@@ -298,6 +298,12 @@ static void do_mask(struct exec *x, const struct plan_step *st)
 	masks_ready_or_die(x);
 	if (i >= x->s->masked.n || strcmp(x->s->masked.v[i], st->path) != 0)
 		linux_die(x->rfd, MNT_STEP, EINVAL, "mask %s: not the scan's", st->path);
+	const char *leak = linux_test_hooks()->unmasked_name, *base = strrchr(st->path, '/');
+	if (leak && base && strcmp(base + 1, leak) == 0) {
+		if (x->repl[i] >= 0)
+			close(x->repl[i]);
+		return;
+	}
 	AUTO_FD fd = open_target_or_die(x, st->path);
 	int src = x->repl[i] >= 0 ? x->repl[i] : mnt_is_dir(fd) > 0 ? x->mask_dir : x->mask_file;
 

@@ -427,6 +427,44 @@ static int check_masks(const struct linux_launch *l, const struct linux_scan *s,
 	return 0;
 }
 
+/* A path for a message: its name comes from the command (a directory it made), so
+ * control bytes, backslashes and non-ASCII bytes are shown as \xNN, never sent to a
+ * terminal. */
+static const char *printable(const char *path, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)path; *p && o + 5 < n; p++)
+		if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+			o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
+		else
+			out[o++] = (char)*p;
+	out[o] = '\0';
+	return out;
+}
+
+static bool not_masked(const char *path, void *arg)
+{
+	const struct linux_paths *masked = arg;
+
+	return !bsearch(&path, masked->v, masked->n, sizeof(*masked->v), path_cmp);
+}
+
+/* The directories masked whole because the walk could not list them (not those
+ * beneath another mask): one warning each. */
+static void say_unlisted(const struct linux_launch *l, struct linux_scan *s)
+{
+	char shown[4 * PATH_MAX + 1];
+
+	normalise(&s->unlisted, not_masked, &s->masked);
+	for (size_t i = 0; l->warnings && i < s->unlisted.n; i++)
+		plan_text_add(l->warnings,
+			      "WARNING: %s: the workspace scan cannot list this directory (no "
+			      "read or search permission), so it is masked whole: nothing in it "
+			      "is reachable inside the sandbox",
+			      printable(s->unlisted.v[i], shown, sizeof(shown)));
+}
+
 /* What the walk found, made final: masks that the sandbox shows at all, none over a
  * tree the command works in; guards only where the command could write. */
 static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
@@ -437,6 +475,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	if ((rc = linux_scan_check_carves(s, e)) < 0)
 		return rc;
 	normalise(&s->masked, unreachable, &b);
+	say_unlisted(l, s);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
 	normalise(&s->guarded, not_guardable, s);
@@ -606,6 +645,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);
+	linux_paths_free(&s->unlisted);
 	free(s->uncovered);
 	s->uncovered = NULL;
 	linux_scan_index_free(s->index);

@@ -88,7 +88,8 @@ static int open_dir(const struct linux_launch *l, const struct linux_scan *s,
 		snprintf(ix->why_not, sizeof(ix->why_not), "no home directory to keep it in");
 		return -ENOENT;
 	}
-	make_dirs(path, keep);
+	if (!ix->keep_nothing) /* HALO_RUN_INDEX=ro: not even the directory */
+		make_dirs(path, keep);
 	if (!realpath(path, real)) {
 		snprintf(ix->why_not, sizeof(ix->why_not), "%s: %s", path, strerror(errno));
 		return -errno;
@@ -245,16 +246,24 @@ static void open_tree(struct linux_scan_index *ix, struct linux_scan_tree_index 
 void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of)
 {
-	struct linux_scan_index *ix = calloc(1, sizeof(*ix));
+	const char *mode = getenv("HALO_RUN_INDEX");
+	struct linux_scan_index *ix;
 	struct timespec now;
 
 	c->ix = NULL;
+	/* HALO_RUN_INDEX=0: a walk of its own, no index read or kept (halo-run verify's
+	 * own view of what a workspace holds); =ro: the index and its watcher used as by
+	 * any launch, nothing written and no watcher started (verify's launches). */
+	if (mode && strcmp(mode, "0") == 0)
+		return;
+	ix = calloc(1, sizeof(*ix));
 	if (!ix || !(ix->t = calloc(c->n_roots, sizeof(*ix->t)))) {
 		free(ix);
 		return;
 	}
 	ix->n = c->n_roots;
 	ix->dirfd = -1;
+	ix->keep_nothing = mode && strcmp(mode, "ro") == 0;
 	const char *w = getenv("HALO_RUN_INDEX_WATCH");
 	if (w && strcmp(w, "0") == 0)
 		linux_scan_watch_enabled = false;
@@ -328,7 +337,7 @@ static void store_tree(struct linux_scan_index *ix, struct linux_scan_tree_index
 
 void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers)
 {
-	if (!ix || ix->dirfd < 0 || truncated)
+	if (!ix || ix->dirfd < 0 || truncated || ix->keep_nothing)
 		return;
 	for (size_t i = 0; i < ix->n; i++) {
 		struct linux_scan_tree_index *t = &ix->t[i];

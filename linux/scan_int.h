@@ -43,6 +43,7 @@ struct linux_scan_index {
 	char dir[PATH_MAX];
 	char why_not[PATH_MAX + 128]; /* why no index was used or kept, "" when it was */
 	int64_t racy_from;	      /* a directory whose ctime is at or after this (s) is RACY */
+	bool keep_nothing; /* HALO_RUN_INDEX=ro: read and asked, never written, none started */
 	struct linux_scan_tree_index *t;
 	size_t n;
 };
@@ -184,6 +185,9 @@ struct linux_watch_reply {
 /* false: no watcher is asked nor started (tests; HALO_RUN_INDEX_WATCH=0). */
 extern bool linux_scan_watch_enabled;
 void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_index *t);
+/* Does process pid see the file tree as this one does (same mount namespace, same
+ * root)? A watcher vouches only for its own view: both ends check. */
+bool linux_scan_same_view(pid_t pid);
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t);
 /* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT). */

@@ -303,6 +303,7 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		merge(&c->s->gitdirs, &p.found[i].gitdirs);
 		merge(&c->s->dangling, &p.found[i].dangling); /* pairs stay in step */
 		merge(&c->s->dangling_at, &p.found[i].dangling_at);
+		merge(&c->s->unlisted, &p.found[i].unlisted);
 		c->taken += p.helper_ctx[i]->taken;
 		free(p.helper_ctx[i]);
 	}

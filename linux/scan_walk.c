@@ -127,6 +127,37 @@ static void on_protected(struct linux_scan_ctx *c, unsigned char type)
 		linux_paths_add(&c->s->masked, c->path);
 }
 
+/* A directory of a writable tree the walk cannot list (or whose entries it cannot
+ * reach): what it holds is unknown, and its owner (the command, often) can make it
+ * readable again with a chmod, so it is masked whole and said (s->unlisted). The top
+ * of a tree cannot be masked without hiding the tree: not covered. */
+static void on_unlisted(struct linux_scan_ctx *c, size_t len)
+{
+	c->path[len] = '\0';
+	if (len <= c->root_len) {
+		linux_scan_uncovered(c, len ? c->path : "/", "it cannot be listed");
+		return;
+	}
+	linux_paths_add(&c->s->masked, c->path);
+	linux_paths_add(&c->s->unlisted, c->path);
+}
+
+/* May the walk look up names in the directory (search permission)? Listing it needs
+ * only read permission; its entries then cannot be opened or stat'ed. The mode bits
+ * of one's own directory answer without a system call; root searches every directory
+ * (CAP_DAC_READ_SEARCH; where it lacks it, in a user namespace, the entries that
+ * cannot be opened are masked one by one: descend). */
+static bool searchable(int fd, const struct stat *st)
+{
+	uid_t me = geteuid();
+
+	if (me == 0)
+		return true;
+	if (st->st_uid == me)
+		return st->st_mode & S_IXUSR;
+	return faccessat(fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0;
+}
+
 /* A .git that is a symlink: git follows it, so guard what it leads to, and pin the
  * link (linux_scan_add_guard records it). */
 static void on_git_link(struct linux_scan_ctx *c, const char *worktree)
@@ -193,9 +224,14 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 	/* O_PATH: a directory the index replays is never read, only stat'ed (and an
 	 * O_PATH open costs less); linux_scan_walk_dir opens it for reading if needed. */
 	fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* Gone since it was listed: nothing we can list is there. */
-	if (fd < 0)
+	/* Gone since it was listed (or no longer a directory): nothing to list there.
+	 * Unreachable (EACCES: an ACL, or a directory that lost its search permission
+	 * since the index listed it): masked whole. */
+	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+			on_unlisted(c, len);
 		return;
+	}
 	if (fstat(fd, &st) < 0 || (st.st_dev != dev && is_pseudo_fs(fd))) {
 		close(fd);
 		return;
@@ -473,12 +509,18 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	char *buf = malloc(DIR_BUF_SIZE);
 	unsigned bare = 0;
 	size_t total = 0;
-	ssize_t n;
+	ssize_t n = 0;
 	int lfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct linux_index_out rec = {0}, *out = NULL;
 
-	/* Unreadable (EACCES): nothing we can list is there. */
-	if (lfd < 0) {
+	/* Gone since it was opened: nothing to list there. Unreadable (EACCES), or
+	 * readable but not searchable: masked whole, never recorded in the index (the
+	 * next launch tries again). */
+	if (lfd < 0 || (st && !searchable(fd, st))) {
+		if (lfd >= 0 || errno != ENOENT)
+			on_unlisted(c, len);
+		if (lfd >= 0)
+			close(lfd);
 		free(buf);
 		return;
 	}
@@ -494,6 +536,13 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 		total += batch_entries(buf, (size_t)n);
 		if (!walk_batch(c, fd, buf, (size_t)n, len, depth, dev, &bare, out))
 			break;
+	}
+	/* A listing that failed part way (EIO, ...): what follows is unknown, and the
+	 * partial record is not kept. */
+	if (n < 0 && !linux_scan_stopped(c)) {
+		on_unlisted(c, len);
+		linux_index_out_free(&rec);
+		out = NULL;
 	}
 	free(buf);
 	record_end(c, out, lfd, st, total, bare);

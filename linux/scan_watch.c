@@ -18,6 +18,10 @@
  * event). While it does, it answers nobody: a launch waits LINUX_WATCH_TIMEOUT_MS at
  * most, then stats every directory itself.
  *
+ * What it vouches for holds in its own mount namespace only: an asker in another one
+ * (where a directory of the tree may be a bind mount of anything, and whose mounts
+ * this watcher never hears of) is answered "unknown", and stats every directory.
+ *
  * Only the caller's own uid may ask (SO_PEERCRED); the socket and a lock file (one
  * watcher per tree) lie in the index directory, mode 0700, outside the sandbox's
  * reach (the host's pathname sockets are masked inside it anyway). */
@@ -237,8 +241,11 @@ static void answer(struct watcher *w, int fd, uint64_t token)
 		w->stop = !rebuild(w);
 }
 
-/* The asker is the caller's uid in the caller's network namespace: a sandboxed
- * command (same uid, its own namespace) is refused even if it reached the socket. */
+/* The asker is the caller's uid in the caller's network namespace (a sandboxed
+ * command, same uid, its own namespace, is refused even if it reached the socket),
+ * and sees the tree as this watcher does: in another mount namespace a directory of
+ * the tree may be a bind mount of anything, and this watcher's wake-up on a mount
+ * sees only its own namespace. */
 static bool same_asker(const struct ucred *cr)
 {
 	char mine[64], theirs[64], path[64];
@@ -250,6 +257,25 @@ static bool same_asker(const struct ucred *cr)
 	a = readlink("/proc/self/ns/net", mine, sizeof(mine));
 	b = readlink(path, theirs, sizeof(theirs));
 	return a > 0 && a == b && memcmp(mine, theirs, (size_t)a) == 0;
+}
+
+/* "Unknown", to an asker that may see the tree otherwise: it stats every directory
+ * itself. Nothing here changed, so nothing is re-verified. */
+static void answer_unknown(int fd)
+{
+	struct linux_watch_reply r = {LINUX_WATCH_MAGIC, LINUX_WATCH_UNKNOWN, 0, 0};
+
+	send_all(fd, &r, sizeof(r));
+}
+
+/* A mount made since the last wake-up (the loop may not have seen it yet when the
+ * question came): every watch checked against the file again before answering. */
+static void mounts_settled(struct watcher *w)
+{
+	struct pollfd p = {w->mfd, POLLPRI, 0};
+
+	if (w->mfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
+		w->stop = !rebuild(w);
 }
 
 static void serve(struct watcher *w)
@@ -267,6 +293,12 @@ static void serve(struct watcher *w)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && same_asker(&cr) &&
 	    recv(fd, &m, sizeof(m), MSG_WAITALL) == (ssize_t)sizeof(m) &&
 	    m.magic == LINUX_WATCH_MAGIC && m.op == LINUX_WATCH_SYNC) {
+		if (!linux_scan_same_view(cr.pid)) {
+			answer_unknown(fd);
+			close(fd);
+			return;
+		}
+		mounts_settled(w);
 		drain(w);
 		if (!w->stop)
 			answer(w, fd, m.token);

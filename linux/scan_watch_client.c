@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -48,6 +49,27 @@ static bool take_dirty(struct linux_scan_tree_index *t, char *list, size_t bytes
 	return p == end;
 }
 
+/* The same mount namespace and the same root: the tree's paths lead to the same
+ * directories, mounts included. (pid is a peer blocked on our socket, alive.) */
+bool linux_scan_same_view(pid_t pid)
+{
+	static const char *const what[] = {"ns/mnt", "root"};
+	char path[64];
+	struct stat a, b;
+
+	if (pid <= 0)
+		return false;
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/self/%s", what[i]);
+		if (stat(path, &a) < 0)
+			return false;
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what[i]);
+		if (stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			return false;
+	}
+	return true;
+}
+
 static int connect_watcher(const struct linux_scan_index *ix, const struct linux_scan_tree_index *t)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -69,6 +91,12 @@ static int connect_watcher(const struct linux_scan_index *ix, const struct linux
 		close(fd);
 		return -1;
 	}
+	/* A watcher in another mount namespace (or one from before it checked this
+	 * itself) vouches for another view of the tree: not asked, and none started. */
+	if (!linux_scan_same_view(cr.pid)) {
+		close(fd);
+		return -2;
+	}
 	return fd;
 }
 
@@ -82,7 +110,7 @@ void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_i
 	if (!linux_scan_watch_enabled || !t->usable || ix->dirfd < 0)
 		return;
 	if ((fd = connect_watcher(ix, t)) < 0) {
-		t->no_watcher = true;
+		t->no_watcher = fd == -1;
 		return;
 	}
 	if (t->in.n == 0 || send(fd, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m) ||

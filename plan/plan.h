@@ -53,6 +53,9 @@ enum plan_op {
 #define PLAN_F_PATTERN 2u
 /* The rule covers the whole tree beneath the path (a subpath), not the path alone. */
 #define PLAN_F_TREE 4u
+/* A mask over a directory the workspace scan could not list (no read or search
+ * permission): masked whole because what it holds is unknown. */
+#define PLAN_F_UNLISTED 8u
 
 struct plan_step {
 	enum plan_op op;
@@ -192,6 +195,7 @@ struct plan_fs_in {
 	/* The walk's findings: known only once it ran (plan_fs_late). */
 	struct plan_paths masked, carved, carved_src, sanitized, guarded, readonly, pinned, missing,
 	    sockets;
+	struct plan_paths unlisted; /* masks over directories the walk could not list */
 	char *const *sanitized_data;
 	const size_t *sanitized_len;
 	/* The sandbox has its own network namespace with halo-run's DNS stub: name

@@ -232,7 +232,16 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 			s->len = in->ssh_config_len;
 		}
 	}
-	add_list(p, PLAN_MASK, &in->masked, "protected path: no read, no write, no replace", NULL);
+	for (size_t i = 0; i < in->masked.n; i++) {
+		bool unl = in->unlisted.n && listed(&in->unlisted, in->masked.v[i]);
+		struct plan_step *s = plan_step_add(
+		    p, PLAN_MASK, unl ? PLAN_F_UNLISTED : 0, in->masked.v[i], NULL,
+		    unl ? "the workspace scan cannot list it (no read or search permission): "
+			  "masked whole"
+			: "protected path: no read, no write, no replace");
+		if (s && unl)
+			s->origin = "workspace-scan";
+	}
 	add_list(p, PLAN_SOCKET, &in->sockets, "sandbox.unixSockets: host socket reachable",
 		 "sandbox.unixSockets");
 	plan_step_add(p, PLAN_SEAL, 0, "/run", NULL, "read-only once populated");

@@ -38,8 +38,10 @@ static void print_group(const struct halo_plan *p, const struct group *g, FILE *
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
 		if (s->op == g->op)
-			fprintf(out, "  %s%s%s\n", s->path, s->src ? " <- " : "",
-				s->src ? s->src : "");
+			fprintf(out, "  %s%s%s%s\n", s->path, s->src ? " <- " : "",
+				s->src ? s->src : "",
+				s->flags & PLAN_F_UNLISTED ? "  (cannot be listed: masked whole)"
+							   : "");
 	}
 }
 

@@ -37,13 +37,6 @@ extern char **environ;
 #define RUN_SECONDS	300   /* the whole probe run, at most */
 #define RUN_TIMEOUT_ARG "240" /* --timeout given to the launch when the policy has none */
 #define RUNNER_NAME	"halo-verify-runner"
-#define MAX_MESSAGES	20
-
-struct run {
-	int status;		      /* halo-run's exit status, -1 unknown */
-	char *messages[MAX_MESSAGES]; /* the launcher's stderr lines worth showing */
-	size_t n_messages;
-};
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -200,13 +193,13 @@ static void release_resources(struct verify *v)
 
 /* halo-run's own binary, copied into the workspace: wherever it is installed (a
  * directory the sandbox replaces, such as /tmp, included), the copy is reachable. */
-static int copy_self(const struct verify *v, char *dst, size_t n)
+static int copy_self(const char *dir, char *dst, size_t n)
 {
 	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
 	struct stat st;
 	off_t off = 0;
 
-	snprintf(dst, n, "%s/" RUNNER_NAME, v->ws);
+	snprintf(dst, n, "%s/" RUNNER_NAME, dir);
 	if (in < 0 || fstat(in, &st) < 0) {
 		if (in >= 0)
 			close(in);
@@ -229,6 +222,9 @@ static int copy_self(const struct verify *v, char *dst, size_t n)
 
 /* ---------------------------------------------------------------- the run */
 
+/* The caller's environment, the planted secret (last: ours to free) and
+ * HALO_RUN_INDEX=ro: the launches use an index as any launch does, but leave none
+ * behind and start no watcher. */
 static char **build_env(const struct verify *v)
 {
 	size_t n = 0, k = 0;
@@ -236,20 +232,22 @@ static char **build_env(const struct verify *v)
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 2, sizeof(char *));
+	env = calloc(n + 3, sizeof(char *));
 	if (!env || asprintf(&entry, "HALO_VERIFY_SECRET=%s", v->secret) < 0) {
 		free(env);
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "HALO_VERIFY_SECRET=", 19) != 0)
+		if (strncmp(environ[i], "HALO_VERIFY_SECRET=", 19) != 0 &&
+		    strncmp(environ[i], "HALO_RUN_INDEX=", 15) != 0)
 			env[k++] = environ[i];
+	env[k++] = "HALO_RUN_INDEX=ro";
 	env[k++] = entry;
 	return env;
 }
 
-static char **build_argv(const struct runner_opts *o, const struct verify *v, const char *self,
-			 const char *runner)
+static char **build_argv(const struct runner_opts *o, const struct verify *v,
+			 const struct launch_of *at, const char *self, const char *runner)
 {
 	char **argv = calloc(2 * o->n_policies + v->n + 16, sizeof(char *));
 	size_t k = 0;
@@ -258,7 +256,7 @@ static char **build_argv(const struct runner_opts *o, const struct verify *v, co
 		return NULL;
 	argv[k++] = (char *)self;
 	argv[k++] = "--workspace";
-	argv[k++] = (char *)v->ws;
+	argv[k++] = (char *)at->ws;
 	for (size_t i = 0; i < o->n_policies; i++) {
 		argv[k++] = "--policy";
 		argv[k++] = (char *)o->policies[i];
@@ -271,20 +269,20 @@ static char **build_argv(const struct runner_opts *o, const struct verify *v, co
 	argv[k++] = (char *)runner;
 	argv[k++] = "__probe";
 	argv[k++] = PROBE_TOKEN;
-	for (size_t i = 0; i < v->n; i++)
+	for (size_t i = at->from; i < at->to; i++)
 		if (v->rows[i].spec)
 			argv[k++] = v->rows[i].spec;
 	return argv;
 }
 
 /* "INDEX RESULT" lines into the rows that have a spec, in order. */
-static void take_results(struct verify *v, char *out)
+static void take_results(struct verify *v, const struct launch_of *at, char *out)
 {
 	size_t *of = calloc(v->n + 1, sizeof(size_t)), n_specs = 0;
 
 	if (!of)
 		return;
-	for (size_t i = 0; i < v->n; i++)
+	for (size_t i = at->from; i < at->to; i++)
 		if (v->rows[i].spec)
 			of[n_specs++] = i;
 	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
@@ -309,7 +307,7 @@ static void take_messages(struct run *run, int fd)
 		return;
 	buf[len] = '\0';
 	for (char *save = NULL, *line = strtok_r(buf, "\n", &save);
-	     line && run->n_messages < MAX_MESSAGES; line = strtok_r(NULL, "\n", &save))
+	     line && run->n_messages < VERIFY_MAX_MESSAGES; line = strtok_r(NULL, "\n", &save))
 		if (!strstr(line, "egress denied"))
 			run->messages[run->n_messages++] = strdup(line);
 }
@@ -359,7 +357,8 @@ static void spawn_child(char **argv, char **envp, int out_w, int err_fd)
 	_exit(HALO_EXIT_NOEXEC);
 }
 
-static int run_probes(const struct runner_opts *o, struct verify *v, struct run *run)
+int verify_run_probes(const struct runner_opts *o, struct verify *v, const struct launch_of *at,
+		      struct run *run)
 {
 	char self[4096], runner[4200], *out = NULL, **argv, **envp;
 	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -367,10 +366,10 @@ static int run_probes(const struct runner_opts *o, struct verify *v, struct run 
 	pid_t pid;
 
 	run->status = -1;
-	if (sn <= 0 || copy_self(v, runner, sizeof(runner)) < 0)
+	if (sn <= 0 || copy_self(at->runner_dir, runner, sizeof(runner)) < 0)
 		return -1;
 	self[sn] = '\0';
-	argv = build_argv(o, v, self, runner);
+	argv = build_argv(o, v, at, self, runner);
 	envp = build_env(v);
 	err_fd = memfd_create("halo-verify-stderr", MFD_CLOEXEC);
 	if (!argv || !envp || err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -393,7 +392,7 @@ static int run_probes(const struct runner_opts *o, struct verify *v, struct run 
 	}
 	close(pipefd[0]);
 	if (out)
-		take_results(v, out);
+		take_results(v, at, out);
 	take_messages(run, err_fd);
 	close(err_fd);
 	free(out);
@@ -424,7 +423,10 @@ static void print_text(const struct verify *v, const struct run *run, const char
 	size_t c[3];
 
 	count(v, c);
-	printf("halo-run verify\npolicy: %s\nworkspace (temporary): %s\n\n", source, v->ws);
+	printf("halo-run verify\npolicy: %s\nworkspace (temporary): %s\n", source, v->ws);
+	if (v->real_ws[0])
+		printf("workspace checked: %s\n", v->real_ws);
+	printf("\n");
 	int w = 5;
 
 	/* As wide as the longest probe (paths can be long), within reason. */
@@ -458,6 +460,8 @@ static void print_json(const struct verify *v, const struct run *run, const char
 	count(v, c);
 	cJSON_AddStringToObject(root, "policy", source);
 	cJSON_AddStringToObject(root, "workspace", v->ws);
+	if (v->real_ws[0])
+		cJSON_AddStringToObject(root, "workspace_checked", v->real_ws);
 	cJSON_AddNumberToObject(root, "launch_status", run->status);
 	for (size_t i = 0; i < v->n; i++) {
 		cJSON *r = cJSON_CreateObject();
@@ -484,12 +488,10 @@ static void print_json(const struct verify *v, const struct run *run, const char
 
 /* ---------------------------------------------------------------- the command */
 
-/* The launch itself is the first row: the probes mean nothing if it did not run. */
-static int launch_row(struct verify *v, const struct run *run)
+/* A launch is the first row of its probes: they mean nothing if it did not run. */
+int verify_launch_row(struct verify *v, const struct run *run, size_t at, const char *what)
 {
-	struct vrow *r = verify_add(v, V_SKIP, "exit 0", NULL,
-				    "launch halo-run with the probe "
-				    "runner as the command");
+	struct vrow *r = verify_add(v, V_SKIP, "exit 0", NULL, "%s", what);
 
 	if (!r)
 		return -ENOMEM;
@@ -501,10 +503,9 @@ static int launch_row(struct verify *v, const struct run *run)
 		r->res = R_FAIL;
 	}
 	r->check = V_EXACT;
-	/* Shown first. */
 	struct vrow launch = *r;
-	memmove(v->rows + 1, v->rows, (v->n - 1) * sizeof(*r));
-	v->rows[0] = launch;
+	memmove(v->rows + at + 1, v->rows + at, (v->n - 1 - at) * sizeof(*r));
+	v->rows[at] = launch;
 	return 0;
 }
 
@@ -552,10 +553,14 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 			strerror(errno));
 		return HALO_EXIT_SETUP;
 	}
-	if (run_probes(o, v, run) < 0)
+	size_t n_own = v->n;
+	if (verify_run_probes(o, v, &(struct launch_of){v->ws, v->ws, 0, n_own}, run) < 0)
 		return HALO_EXIT_SETUP;
-	verify_judge(v);
-	if (launch_row(v, run) < 0)
+	verify_judge_rows(v, 0, n_own);
+	if (verify_launch_row(v, run, 0,
+			      "launch halo-run with the probe "
+			      "runner as the command") < 0 ||
+	    verify_check_workspace(o, v, run) < 0)
 		return HALO_EXIT_SETUP;
 	return 0;
 }
@@ -573,6 +578,9 @@ int runner_cmd_verify(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	memset(&v, 0, sizeof(v));
+	/* verify's own walks (the plans) use no index: what they find does not depend on
+	 * what a launch trusts, and nothing is left behind (its launches: build_env). */
+	setenv("HALO_RUN_INDEX", "0", 1);
 	v.self = getpid();
 	v.tcp4 = v.tcp6 = v.udp4 = v.udp6 = v.unix_fd = v.target4 = v.leak_fd = v.shm_id = -1;
 	make_secret(&v);

@@ -10,6 +10,8 @@
 #include "plan/plan.h"
 #include "policy/policy.h"
 
+struct runner_opts;
+
 /* How a row's result is judged. */
 enum vcheck {
 	V_REFUSED,	   /* the attempt failed (any errno, or the probe was killed) */
@@ -46,8 +48,13 @@ struct verify {
 	struct halo_plan plan;
 	const char *home; /* $HOME (or the password database's) */
 	char ws[4096];	  /* the temporary workspace */
-	char secret[80];  /* planted in files and in the environment */
-	char tag[20];	  /* random, in the names of what verify creates */
+	/* The real workspace (verify_ws.c): its rows are rows[ws_from..n) (none when
+	 * ws_from == n), probed by a launch there with a runner in runner_dir. */
+	char real_ws[4096];
+	size_t ws_from;
+	char runner_dir[64];
+	char secret[80]; /* planted in files and in the environment */
+	char tag[20];	 /* random, in the names of what verify creates */
 	pid_t self;
 	unsigned long long netns_ino;
 	unsigned long long pidns_ino;
@@ -73,9 +80,36 @@ struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *ex
  * workspace and the secret). Returns 0 or -ENOMEM. */
 int verify_plan(struct verify *v);
 
-/* Judge every row from its raw answer and the host-side evidence; removes what the
+/* One launch of the probe runner: its exit status and what it said. */
+#define VERIFY_MAX_MESSAGES 20
+struct run {
+	int status;			     /* halo-run's exit status, -1 unknown */
+	char *messages[VERIFY_MAX_MESSAGES]; /* the launcher's stderr lines worth showing */
+	size_t n_messages;
+};
+/* Which rows a launch probes (rows[from..to)), in which workspace, with the probe
+ * runner copied into runner_dir. */
+struct launch_of {
+	const char *ws, *runner_dir;
+	size_t from, to;
+};
+/* verify.c: run that launch, its answers into the rows (0, or -1 said on stderr); the
+ * row of the launch itself, inserted at rows[at] (0 or -ENOMEM). */
+int verify_run_probes(const struct runner_opts *o, struct verify *v, const struct launch_of *at,
+		      struct run *run);
+int verify_launch_row(struct verify *v, const struct run *run, size_t at, const char *what);
+
+/* The rows of the real workspace (verify_ws.c): every protected file and guard
+ * target a fresh walk finds there. 0 (rows to probe), 1 (a row says why there is
+ * nothing to launch), -ENOMEM. */
+int verify_plan_workspace(const struct runner_opts *o, struct verify *v);
+/* All of it: rows, launch, judgement, its launch row; its messages join run's. 0, or
+ * -1 (said on stderr). */
+int verify_check_workspace(const struct runner_opts *o, struct verify *v, struct run *run);
+
+/* Judge rows [from, to) from their raw answer and the host-side evidence; removes what the
  * probes created on the host. Rows without an answer fail. */
-void verify_judge(struct verify *v);
+void verify_judge_rows(struct verify *v, size_t from, size_t to);
 
 /* Add one row (printf-style probe text). Returns the row, or NULL on ENOMEM. */
 struct vrow *verify_add(struct verify *v, enum vcheck check, const char *expected, const char *spec,

@@ -182,6 +182,124 @@ expect "after clear: the next launch walks afresh, .env masked" "0 " "$RC $OUT"
 "$HALO" index bogus >/dev/null 2>&1
 expect "index: an unknown verb is a usage error (125)" 125 "$?"
 
+# ------------------------------------------------------------------ a directory the walk cannot list
+# (issue 29) The command makes app traversable but not listable (0311) and rw listable
+# but not searchable (0600): as the user, the walk cannot see what they hold, so each is
+# masked whole, said on stderr, and shown by --dry-run, on every later launch, with
+# the index and its watcher, with the index alone (ctime), and without any index. Root's
+# walk lists them anyway: their .env files masked one by one, no warning.
+U=$TMPDIR/uw
+BADNAME=$(printf 'bad\033[31mname')
+mkdir -p "$U/app" "$U/rw/deep" "$U/$BADNAME"
+echo secret-app >"$U/app/.env"
+echo secret-rw >"$U/rw/deep/.env.x"
+echo secret-bad >"$U/$BADNAME/.env"
+OUT=$(cd "$U" && "$HALO" -- sh -c 'chmod 0311 app "$1" && chmod 0600 rw && echo done' sh "$BADNAME" 2>"$E")
+expect "unlistable: the command chmods app 0311, rw 0600" done "$OUT"
+bad=
+for mode in watcher ctime none; do
+	case $mode in
+	watcher) envs=() ;;
+	ctime) envs=(HALO_RUN_INDEX_WATCH=0) ;;
+	none) envs=(XDG_STATE_HOME=$U/.state) ;;
+	esac
+	for i in 1 2 3; do
+		OUT=$(cd "$U" && env "${envs[@]}" timeout -k 2 30 "$HALO" -- sh -c \
+			'cat app/.env rw/deep/.env.x "$1/.env" 2>/dev/null; echo ran' sh "$BADNAME" 2>"$E")
+		ERR=$(cat "$E")
+		[ "$OUT" = ran ] || bad="$bad [$mode launch $i: read: $OUT]"
+		nwarn=$(grep -c 'cannot list this directory' <<<"$ERR")
+		if [ "$AS" = root ]; then
+			[ "$nwarn" = 0 ] || bad="$bad [$mode launch $i: root warned: $ERR]"
+		elif [ "$nwarn" != 3 ] || ! grep -q "$U/app: the workspace scan cannot list" <<<"$ERR"; then
+			bad="$bad [$mode launch $i: warnings: $ERR]"
+		fi
+	done
+	[ "$mode" = watcher ] && sleep 4 # the index's records age: the next launches replay
+done
+expect "unlistable: nothing in them read, three launches each with the watcher, the index alone, no index" "" "$bad"
+if [ "$AS" = user ]; then
+	expect_match "unlistable: the name in the warning is escaped" 'bad\\x1b\[31mname: the workspace scan' "$ERR"
+	expect "unlistable: no terminal escape reaches stderr" 0 "$(grep -c $'\033' <<<"$ERR")"
+	OUT=$(cd "$U" && "$HALO" --dry-run -- true 2>/dev/null)
+	expect_match "unlistable: --dry-run shows app masked whole" "^  $U/app  \\(cannot be listed: masked whole\\)$" "$OUT"
+	expect_match "unlistable: --dry-run shows rw masked whole" "^  $U/rw  \\(cannot be listed: masked whole\\)$" "$OUT"
+else
+	OUT=$(cd "$U" && "$HALO" --dry-run -- true 2>/dev/null)
+	expect_match "unlistable to a user, not to root: --dry-run masks app/.env itself" "^  $U/app/\\.env$" "$OUT"
+fi
+chmod 0755 "$U/app" "$U/rw" "$U/$BADNAME"
+OUT=$(cd "$U" && "$HALO" -- sh -c 'ls rw; cat app/.env 2>/dev/null; echo ran' 2>"$E")
+expect "listable again: walked, the files beside .env visible, .env masked" "deep
+ran" "$OUT"
+expect "listable again: no warning" "" "$(grep 'cannot list' "$E")"
+
+# ------------------------------------------------------------------ another view of the tree
+# (issue 31) A watcher vouches for the tree as its own mount namespace shows it: an
+# asker in another one (where a directory may be a bind mount of anything) stats every
+# directory itself, both ways round; in its own namespace a bind mount added or removed
+# under the tree is seen. Root in `unshare -m`, the user in `unshare -Urm` (the same
+# user's launches, in a namespace where it may mount); the host's mounts never change.
+V=$TMPDIR/vw
+mkdir -p "$V/sub" "$V/hid" "$TMPDIR/vsecret" "$TMPDIR/vempty"
+echo secret >"$TMPDIR/vsecret/.env"
+echo hidden >"$V/hid/.env"
+if [ "$AS" = root ]; then NS=(unshare -m --propagation private); else NS=(unshare -Urm); fi
+watcher_of() { ps -eo pid,args | awk -v d="$IDX_DIR" -v t="$1" '$2 == "halo-run-index-watch" && $4 == d && $5 == t {print $1}' | head -1; }
+# The launches that leave a watcher of $V answering for the index they wrote: the
+# first starts it, the next (after the ctime granularity) rewrites the index once.
+WARM='h=$0; cd "$1" && "$h" -- true && sleep 4 && "$h" -- true && sleep 1 && "$h" -- true'
+if ! "${NS[@]}" true 2>/dev/null; then
+	skip "another view of the tree" "no ${NS[*]} here"
+else
+	sh -c "$WARM" "$HALO" "$V" 2>"$E"
+	for i in $(seq 1 20); do [ -n "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	expect "another view: the plain view's watcher runs" yes "$([ -n "$(watcher_of "$V")" ] && echo yes || echo no)"
+	OUT=$(cd "$V" && "${NS[@]}" sh -c 'mount --bind "$1" sub && exec "$2" -- sh -c "cat sub/.env 2>/dev/null; echo ran"' \
+		sh "$TMPDIR/vsecret" "$HALO" 2>"$E")
+	expect "another mount namespace, a .env bind-mounted in: masked (not vouched for by the plain view's watcher)" \
+		ran "$OUT"
+	# The watcher's own answer, asked as a launch asks (its token: the index file's
+	# checksum): "ok" in its namespace, "unknown" (1) from another one, whatever the
+	# asking side checks.
+	if command -v python3 >/dev/null; then
+		vkey=$(printf '%016x-%016x' "$(stat -c %d "$V")" "$(stat -c %i "$V")")
+		ASK='import socket, struct, sys
+tok = open(sys.argv[1], "rb").read(64)[56:64]
+s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[2])
+s.sendall(struct.pack("=II", 0x68697731, 1) + tok)
+r = s.recv(16)
+print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
+		a=$(python3 -c "$ASK" "$IDX_DIR/$vkey.idx" "$IDX_DIR/$vkey.sock" 2>&1)
+		b=$("${NS[@]}" python3 -c "$ASK" "$IDX_DIR/$vkey.idx" "$IDX_DIR/$vkey.sock" 2>&1)
+		expect "the watcher answers its own namespace (0), another one 'unknown' (1)" "0 1" "$a $b"
+	fi
+	"$HALO" index stop "$V" >/dev/null 2>&1
+	for i in $(seq 1 30); do [ -z "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	# The other way round: the watcher starts where a mount hides hid/.env.
+	"${NS[@]}" sh -c 'mount --bind "$1" "$2/hid" && sh -c "$3" "$4" "$2"' sh "$TMPDIR/vempty" "$V" "$WARM" "$HALO" 2>"$E"
+	for i in $(seq 1 20); do [ -n "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	expect "another view: a watcher runs in the namespace that hides hid/.env" yes \
+		"$([ -n "$(watcher_of "$V")" ] && echo yes || echo no)"
+	OUT=$(cd "$V" && "$HALO" -- sh -c 'cat hid/.env 2>/dev/null; echo ran' 2>"$E")
+	expect "the plain view, asking a watcher whose mount hid its .env: masked" ran "$OUT"
+	"$HALO" index stop "$V" >/dev/null 2>&1
+	for i in $(seq 1 30); do [ -z "$(watcher_of "$V")" ] && break; sleep 0.1; done
+	# One namespace: its watcher sees the mounts made there.
+	OUT=$("${NS[@]}" sh -c '
+		h=$1 v=$2 secret=$3 empty=$4
+		mount --bind "$empty" "$v/hid" && sh -c "$5" "$h" "$v" || exit 1
+		for i in $(seq 1 20); do [ -S "$(ls "$6"/*.sock 2>/dev/null | head -1)" ] && break; sleep 0.1; done
+		mount --bind "$secret" "$v/sub" || exit 1
+		a=$(cd "$v" && "$h" -- sh -c "cat sub/.env 2>/dev/null; echo ran")
+		umount "$v/sub" "$v/hid" || exit 1
+		b=$(cd "$v" && "$h" -- sh -c "cat hid/.env 2>/dev/null; echo ran")
+		echo "added:$a removed:$b"' sh "$HALO" "$V" "$TMPDIR/vsecret" "$TMPDIR/vempty" "$WARM" "$IDX_DIR" 2>"$E")
+	expect "one namespace: a bind mount added under the watched tree, removed: masked both times" \
+		"added:ran removed:ran" "$OUT"
+	"$HALO" index stop "$V" >/dev/null 2>&1
+fi
+
 # ------------------------------------------------------------------ a large workspace
 # 250,000 entries (hard links: quick to make, no disk blocks), once more than the
 # refusal bound. Skipped when /var/tmp is short of inodes or space.

@@ -258,6 +258,29 @@ HALO_SESS_LEAK=1 call "$L" --policy "$P" -- sh -c 'echo "${HALO_SESS_LEAK:-unset
 expect "joined call: the caller's other variables stay out" "unset" "$OUT"
 CALLDIR=
 
+# ------------------------------------------------------------------ a directory made unlistable
+# (issue 29) A call makes app traversable but not listable (chmod 0311); a .env the host
+# writes there afterwards is one the next call's re-check cannot see as the user (the
+# directory is masked whole by a fresh launch, which the session's mounts do not hold)
+# and sees as root (a new protected file): refused either way, never read.
+CALLDIR=$(mktemp -d /var/tmp/halo-sess-unl.XXXXXX) || exit 1
+LWS="$LWS $CALLDIR"
+mkdir -p "$CALLDIR/app"
+U="${S}u"
+new_session "$U"
+call "$U" -- sh -c 'chmod 0311 app && echo done'
+expect "unlistable in a session: the call chmods app 0311" "0:done" "$RC:$OUT"
+printf 'UNLSECRET\n' >"$CALLDIR/app/.env"
+call "$U" -- sh -c 'cat app/.env; echo rc=$?'
+expect "unlistable in a session: the next call refused (125)" 125 "$RC"
+if grep -q UNLSECRET <<<"$OUT"; then fail "unlistable in a session: the .env written later unread" "read"; else ok "unlistable in a session: the .env written later unread"; fi
+if [ "$AS" = user ]; then
+	expect_match "unlistable in a session: the refusal names the directory" "protected file appeared.*first: $CALLDIR/app\)" "$ERR"
+fi
+chmod 0755 "$CALLDIR/app"
+"$HALO" session stop "$U" >/dev/null 2>&1
+CALLDIR=
+
 # The session's limits hold in every call (rlimits are set per call, before exec).
 R="${S}r"
 new_session "$R"

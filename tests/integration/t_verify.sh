@@ -97,6 +97,61 @@ run "$HALO" verify --policy "$TMPDIR/ro.yaml"
 expect "read-only policy: exit 0, no FAIL" "0 0" "$RC $(count FAIL)"
 expect "read-only: the workspace refuses a new file" PASS "$(result "create a file in the read-only workspace")"
 
+# ---------------------------------------------------------------- the real workspace
+# (issue 31) Besides its own workspace, verify checks the one a launch would use
+# (--workspace DIR, else the current directory): every protected file and guard target
+# a fresh walk finds there, probed from inside a launch there. It leaves no index, no
+# watcher and no runner behind. A launcher made to leave one mask out (a test helper:
+# tests/helpers/it_leaky.c) is caught, naming the file; a plain one passes.
+RW=$TMPDIR/realws
+STATE=$(mktemp -d /var/tmp/h31-verify-state.XXXXXX) || exit 1
+trap 'rm -rf "$KEYS" "$STATE"' EXIT
+mkdir -p "$RW/sub"
+printf '%s\n' "$SECRET" >"$RW/.env"
+printf '%s\n' "$SECRET" >"$RW/sub/.env.leak"
+git init -q "$RW" 2>/dev/null || mkdir -p "$RW/.git/hooks" "$RW/.git/objects" "$RW/.git/refs"
+[ -f "$RW/.git/HEAD" ] || echo 'ref: refs/heads/main' >"$RW/.git/HEAD"
+[ -f "$RW/.git/config" ] || printf '[core]\n\tbare = false\n' >"$RW/.git/config"
+watchers() { ps -eo args | awk -v d="$STATE" '$1 == "halo-run-index-watch" && index($3, d) == 1' | wc -l; }
+left() { echo "idx=$(find "$STATE" -name '*.idx' | wc -l) watchers=$(watchers) runners=$(find /var/tmp -maxdepth 1 -name "halo-verify-runner.*" -user "$(id -u)" | wc -l) probes=$(find "$RW" -name 'halo-verify.*' | wc -l)"; }
+runners0=$(find /var/tmp -maxdepth 1 -name "halo-verify-runner.*" -user "$(id -u)" | wc -l)
+XDG_STATE_HOME=$STATE run "$HALO" verify --workspace "$RW"
+expect "workspace: exit 0" 0 "$RC"
+expect "workspace: named" "workspace checked: $RW" "$(grep '^workspace checked:' <<<"$OUT")"
+for p in "launch halo-run in the workspace" "workspace: read protected ./.env " \
+	"workspace: read protected ./sub/.env.leak" "workspace: append to guarded ./.git/config" \
+	"workspace: new file in guarded ./.git/hooks"; do
+	expect "workspace: $p ... PASS" PASS "$(result "$p")"
+done
+expect "workspace: nothing left behind (no index, watcher, runner or probe file)" \
+	"idx=0 watchers=0 runners=$runners0 probes=0" "$(left)"
+expect "workspace: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
+OUT=$(cd "$RW" && XDG_STATE_HOME=$STATE timeout -k 2 120 "$HALO" verify 2>"$E" </dev/null)
+expect "workspace: the current directory by default" "workspace checked: $RW" "$(grep '^workspace checked:' <<<"$OUT")"
+# With an index and its watcher already there (a launch made them): used, not changed.
+(cd "$RW" && XDG_STATE_HOME=$STATE "$HALO" -- true 2>/dev/null)
+for i in $(seq 1 20); do [ "$(watchers)" -ge 1 ] && break; sleep 0.1; done
+idx_before=$(find "$STATE" -name '*.idx' -exec stat -c '%n %i' {} + | sort)
+XDG_STATE_HOME=$STATE run "$HALO" verify --workspace "$RW"
+expect "workspace, with an index and its watcher: exit 0" 0 "$RC"
+expect "workspace: the index files untouched" "$idx_before" "$(find "$STATE" -name '*.idx' -exec stat -c '%n %i' {} + | sort)"
+expect "workspace: no other watcher started" 1 "$(watchers)"
+rm -rf "$STATE/halo-run" # its socket gone: the watcher exits
+if [ -x "$HELPERS/it_leaky" ]; then
+	HALO_TEST_LEAK_NAME=.env.leak XDG_STATE_HOME=$STATE run "$HELPERS/it_leaky" verify --workspace "$RW"
+	expect "leaky launcher: exit 1" 1 "$RC"
+	expect "leaky launcher: the file it leaves readable FAILs, named" FAIL "$(result "workspace: read protected ./sub/.env.leak")"
+	expect "leaky launcher: the other files still PASS" PASS "$(result "workspace: read protected ./.env ")"
+	expect_match "leaky launcher: the summary says NOT enforced" "^verify: [0-9]+ passed, 1 failed.*NOT fully enforced" "$OUT"
+	expect "leaky launcher: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
+	mkdir -p "$TMPDIR/plainws" && printf 'x\n' >"$TMPDIR/plainws/.env"
+	HALO_TEST_LEAK_NAME=.env.leak XDG_STATE_HOME=$STATE run "$HELPERS/it_leaky" verify --workspace "$TMPDIR/plainws"
+	expect "leaky launcher, a workspace without that file: exit 0" 0 "$RC"
+	expect "leaky launcher: nothing left behind" "idx=0 watchers=0 runners=$runners0 probes=0" "$(left)"
+else
+	fail "leaky launcher" "helper it_leaky missing"
+fi
+
 # ---------------------------------------------------------------- weakened: FAILs
 printf 'sandbox: {mode: "off"}\n' >"$TMPDIR/off.yaml"
 run "$HALO" verify --policy "$TMPDIR/off.yaml"
@@ -136,7 +191,7 @@ for way in "${ways[@]}"; do
 	run "${pre[@]}" "$HALO" verify
 	expect "$way, default policy: exit 1" 1 "$RC"
 	expect "$way, default: the launch row fails with 125" "exit 125 FAIL" \
-		"$(awk 'index($0, "launch halo-run") == 1 { print $(NF-2), $(NF-1), $NF }' <<<"$OUT")"
+		"$(awk 'index($0, "launch halo-run with the probe runner") == 1 { print $(NF-2), $(NF-1), $NF }' <<<"$OUT")"
 	expect_match "$way, default: the launcher's reason is shown" "max_user_namespaces" "$OUT"
 	unset -n pre
 done

@@ -3,6 +3,7 @@
  * never followed, the bounds, host sockets, and the 20k-file timing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,74 @@ START_TEST(paths_grow)
 	linux_paths_free(&l);
 	ck_assert_uint_eq(l.n, 0);
 	ck_assert_ptr_null(l.v);
+}
+END_TEST
+
+/* As uid 65534 (forked from root): directories the walk cannot list, one way or the
+ * other, are masked whole and said once each, their names escaped. What fails is
+ * printed and the child exits 1. */
+static int unlistable_as_user(void)
+{
+	struct plan_text w = {0};
+	char path[PATH_MAX], cmd[PATH_MAX + 64];
+	const char *want = "ws/app ws/bad\033name ws/other ws/rw";
+	bool ok = true;
+
+	snprintf(cmd, sizeof(cmd), "chown -R 65534:65534 '%s/ws' '%s/home'", root, root);
+	if (system(cmd) != 0 || chmod(root, 0755) < 0)
+		return 1;
+	const char *modes[][2] = {{"ws/app", "311"}, {"ws/rw", "600"}, {"ws/bad\033name", "311"}};
+	for (size_t i = 0; i < 3; i++) {
+		p(path, modes[i][0]);
+		chmod(path, (mode_t)strtoul(modes[i][1], NULL, 8));
+	}
+	p(path, "ws/other"); /* root's, 0700: not ours to list */
+	if (chown(path, 0, 0) < 0 || chmod(path, 0700) < 0 || setgroups(0, NULL) < 0 ||
+	    setgid(65534) < 0 || setuid(65534) < 0)
+		return 1;
+	launch.warnings = &w;
+	if (linux_scan(&launch, &scan, &err) != 0)
+		return printf("linux_scan: %s\n", err.msg), 1;
+	if (strcmp(rel_list(&scan.unlisted), want) != 0)
+		ok = !printf("unlisted: [%s]\n", rel_list(&scan.unlisted));
+	if (strcmp(rel_list(&scan.masked), "ws/app ws/bad\033name ws/ok/.env ws/other ws/rw") != 0)
+		ok = !printf("masked: [%s]\n", rel_list(&scan.masked));
+	if (strstr(rel_list(&scan.masked), "ws/app/.env") ||
+	    strstr(rel_list(&scan.masked), "ws/rw/"))
+		ok = !printf("masked beneath: [%s]\n", rel_list(&scan.masked));
+	if (w.n != 4 || !strstr(w.v[1], "bad\\x1bname: the workspace scan cannot list") ||
+	    strchr(w.v[1], '\033'))
+		ok = !printf("warnings: %zu [%s]\n", w.n, w.n > 1 ? w.v[1] : "");
+	plan_text_free(&w);
+	launch.warnings = NULL;
+	return ok ? 0 : 1;
+}
+
+START_TEST(unlistable_masked_whole)
+{
+	pid_t pid;
+	int st;
+
+	if (geteuid() != 0)
+		return; /* (t_index.sh covers the user's own launches) */
+	file("ws/app/.env", "A=1");
+	file("ws/rw/deep/.env", "B=1");
+	file("ws/bad\033name/.env", "C=1");
+	file("ws/other/.env", "D=1");
+	file("ws/ok/.env", "E=1");
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		int rc = unlistable_as_user();
+		fflush(NULL);
+		_exit(rc);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the walk as uid 65534 (see above)");
+	/* As root every directory lists: the files themselves are masked, nothing said. */
+	run_scan_ok();
+	ck_assert_str_eq(rel_list(&scan.unlisted), "");
+	ck_assert(strstr(rel_list(&scan.masked), "ws/app/.env ws/bad\033name/.env ws/ok/.env "
+						 "ws/other/.env ws/rw/deep/.env"));
 }
 END_TEST
 
@@ -448,6 +518,7 @@ static Suite *scan_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, paths_grow);
 	tcase_add_test(tc, globs_at_any_depth);
+	tcase_add_test(tc, unlistable_masked_whole);
 	tcase_add_test(tc, guard_finds_repositories);
 	tcase_add_test(tc, guard_off_and_read_only);
 	tcase_add_test(tc, symlinks_never_followed);
