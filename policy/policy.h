@@ -261,6 +261,12 @@ bool policy_floor_carve_ok(const struct policy_floor_entry *f, const char *entry
 int policy_sanitize(enum policy_sanitizer kind, const char *in, size_t len, char **out,
 		    size_t *outlen);
 
+/* Does v (n bytes) look like it holds a secret: a known token prefix (ghp_, xoxb-,
+ * AKIA...), a JWT, a PEM key or a high-entropy run (the rule is in secret.c)? On true,
+ * *what (may be NULL) names the shape, never the value. The one table of token
+ * shapes: the environment and the sanitized settings files both use it. */
+bool policy_secret_like(const char *v, size_t n, const char **what);
+
 /* ---------------------------------------------------------------- system facts */
 
 /* The system directories (policy/sysdirs.c, their one home): trees nothing inside of
