@@ -125,6 +125,11 @@ struct halo_policy {
 	int guard_persistence;		    /* -1 unset (means true), 0, 1 */
 	enum policy_caches caches;
 	struct policy_list unix_sockets; /* host unix sockets left reachable (a loosening) */
+	/* sandbox.macos.allowTrustd: the Seatbelt profile lets the command ask trustd and
+	 * ocspd to evaluate certificates. They run outside the sandbox and fetch the URLs
+	 * a certificate names (intermediates, OCSP, CRLs) past the proxy: an egress path
+	 * Decide() never sees. -1 unset (means false), 0, 1; a loosening, warned. */
+	int macos_allow_trustd;
 
 	enum policy_egress_default egress_default;
 	struct policy_list allowed_domains;
