@@ -395,6 +395,15 @@ bool policy_cidr_match(const struct policy_cidr *c, int family, const uint8_t *a
 bool policy_addr_permitted(const struct halo_policy *p, int family, const uint8_t *addr,
 			   enum policy_addr_class *cls);
 
+/* Would the address rule refuse every connection to this domain-list entry ("host",
+ * "host:port", "*.x", an IP literal)? True for an IP literal policy_addr_permitted()
+ * refuses, and for a name whose addresses are fixed (localhost and every name under
+ * it, localhost.localdomain, ip6-localhost, the cloud metadata names) when none of
+ * them is permitted; *cls (may be NULL) then says why. False for any other name: its
+ * addresses are known only after resolution. */
+bool policy_entry_address_refused(const struct halo_policy *p, const char *entry,
+				  enum policy_addr_class *cls);
+
 /* ---------------------------------------------------------------- Decide */
 
 enum policy_rule {

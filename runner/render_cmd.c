@@ -225,7 +225,7 @@ static void check_one(const struct render_adapter *a, const struct runner_opts *
 	if (h_allow != allow)
 		printf("  differs from halo-run (%s): run the command under halo-run for "
 		       "halo-run's decision\n",
-		       allow ? "allow" : "deny");
+		       allow ? "allow" : "deny, Decide() or the address rule");
 	if (render_policy(a, p, &ro, &out, &e) < 0)
 		printf("  warning: %s\n", e.msg);
 	for (size_t i = 0; i < out.n_w; i++)
