@@ -282,7 +282,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- import */
 
-static const struct render_import_world world = {&pt_ctx, NULL};
+static const struct render_import_world world = {&pt_ctx, NULL, false};
 
 static struct halo_policy *import_text(const char *text, enum render_import_kind k,
 				       enum render_import_kind *got)
