@@ -139,6 +139,39 @@ mkdir -p out3; ln -sf "$TMPDIR/victim" out3/requirements.toml
 run "$HALO" policy render --harness codex --out out3 --policy reference.yaml
 expect "--out refuses to write through a symlink" "125:absent" "$RC:$([ -e victim ] && echo present || echo absent)"
 
+# ------------------------------------------- issue 22: import is never looser than its source
+# A Claude Code denyRead the policy language cannot hold (a glob inside a ~/ path):
+# refused, naming the entry; with --lossy its enclosing directory is protected, and a
+# file under it is unreadable inside the sandbox. The home is under /var/tmp (the
+# sandbox's /tmp is fresh) and is $HOME, which `~` in a policy also means.
+IH=$(mktemp -d /var/tmp/halo-import.XXXXXX) || exit 1
+trap 'rm -rf "$IH"' EXIT
+mkdir -p "$IH/secrets/a"
+echo "IMPORTSECRET pem" >"$IH/secrets/a/x.pem"
+printf '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["~/secrets/**/*.pem"]}}}\n' >pem.json
+run env HOME="$IH" "$HALO" policy import --from claude-code pem.json
+expect "import: a denyRead it cannot hold refuses the import (125), nothing on stdout" "125:" "$RC:$OUT"
+expect_match "import: the refused entry is named" \
+	'^halo-run: import: cannot hold: sandbox.filesystem.denyRead: ~/secrets/\*\*/\*\.pem: ' "$ERR"
+expect_match "import: the refusal points at --lossy" 'looser than its source' "$ERR"
+run env HOME="$IH" "$HALO" policy import --lossy --from claude-code pem.json
+printf '%s\n' "$OUT" >pem.yaml
+expect "import --lossy: exit 0" 0 "$RC"
+expect_match "import --lossy: the enclosing directory is protected" '^    - "~/secrets"$' "$OUT"
+expect_match "import --lossy: the substitution is printed" \
+	'^halo-run: import: substituted \(tighter\): sandbox.filesystem.denyRead: ~/secrets/\*\*/\*\.pem -> ~/secrets ' "$ERR"
+run env HOME="$IH" "$HALO" validate pem.yaml
+expect "import --lossy: the result validates" 0 "$RC"
+run env HOME="$IH" "$HALO" -- cat "$IH/secrets/a/x.pem"
+if [ "$RC" = 0 ] && [ "$OUT" = "IMPORTSECRET pem" ]; then
+	ok "control: without the imported policy the file is readable inside"
+	run env HOME="$IH" "$HALO" --policy pem.yaml -- cat "$IH/secrets/a/x.pem"
+	expect "import --lossy: cat ~/secrets/a/x.pem inside fails" "nonzero:0" \
+		"$([ "$RC" != 0 ] && echo nonzero || echo "zero"):$(grep -c IMPORTSECRET <<<"$OUT")"
+else
+	skip "import --lossy: cat ~/secrets/a/x.pem inside" "the sandbox does not run here (rc $RC: ${ERR:0:120})"
+fi
+
 # ---------------------------------------------------------------- import round trips
 HOSTS="ai.acme.example github.com api.github.com gist.github.com pastebin.com example.org raw.githubusercontent.com codeberg.org x.pastebin.com"
 decisions() { local p=$1 h out; for h in $HOSTS; do out=$("$HALO" check --policy "$p" "$h" 2>/dev/null | head -1); printf '%s;' "${out%% *}"; done; }
