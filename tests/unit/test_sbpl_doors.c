@@ -21,8 +21,10 @@ static struct halo_policy *load(const char *yaml, struct policy_diags *d)
 	struct halo_policy *p = NULL;
 
 	if (policy_parse_buffer("test", yaml, strlen(yaml), 'y', &p, d) != 0 ||
-	    policy_finalize(p, &ctx, d) != 0)
+	    policy_finalize(p, &ctx, d) != 0) {
+		policy_free(p);
 		return NULL;
+	}
 	return p;
 }
 
