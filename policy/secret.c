@@ -9,11 +9,12 @@
  * - a PEM private key header;
  * - a high-entropy run: 32 or more characters of [A-Za-z0-9+=_-] holding an upper-case
  *   letter, a lower-case letter and a digit, with at least 4.3 bits of Shannon entropy
- *   per character. '/', '.', ':' and blanks end a run, so PATH-like values (short path
- *   components) never qualify, and neither do hex digests, UUIDs and Nix store hashes
- *   (no upper case) nor English words and camelCase names (below the entropy bar). The
- *   price: a base64 secret holding '/' is only caught when a piece between its slashes
- *   is itself 32 characters or more. */
+ *   per character, that changes character class (upper, lower, digit, other) at 45 or
+ *   more of every 100 positions, as random text does and names made of words do not. '/', '.', ':'
+ * and blanks end a run, so PATH-like values (short path components) never qualify, and neither do
+ * hex digests, UUIDs and Nix store hashes (no upper case) nor English words and camelCase names
+ * (below the entropy bar). The price: a base64 secret holding '/' is only caught when a piece
+ * between its slashes is itself 32 characters or more. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -134,6 +135,26 @@ static bool pem_key_at(const char *s, size_t n)
 	return false;
 }
 
+static int char_class(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z')	? 0
+	       : (c >= 'a' && c <= 'z') ? 1
+	       : (c >= '0' && c <= '9') ? 2
+					: 3;
+}
+
+/* Random text changes character class (upper, lower, digit, other) at about 6 of 10
+ * positions; names made of words ("Hellenic_Academic_and_Research_Institutions",
+ * "ThisIsALongCamelCaseName2") at about 3 in 10, in their runs of lower case. */
+static bool mixed(const char *s, size_t n)
+{
+	size_t changes = 0;
+
+	for (size_t i = 1; i < n; i++)
+		changes += char_class((unsigned char)s[i]) != char_class((unsigned char)s[i - 1]);
+	return changes * 100 >= (n - 1) * 45;
+}
+
 static bool high_entropy(const char *s, size_t n)
 {
 	unsigned counts[256] = {0};
@@ -150,7 +171,7 @@ static bool high_entropy(const char *s, size_t n)
 		lo |= c >= 'a' && c <= 'z';
 		dig |= c >= '0' && c <= '9';
 	}
-	if (!(up && lo && dig))
+	if (!(up && lo && dig) || !mixed(s, n))
 		return false;
 	/* H = log2(n) - (1/n) * sum(c * log2(c)) */
 	for (size_t c = 0; c < 256; c++)

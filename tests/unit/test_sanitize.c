@@ -169,6 +169,8 @@ START_TEST(secret_like_table)
 	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", /* sha256 */
 	    "a1b2c3d4-e5f6-7890-abcd-ef1234567890",
 	    "ThisIsALongCamelCaseIdentifierName2",
+	    "/etc/ssl/certs/Hellenic_Academic_and_Research_Institutions_ECC_RootCA_2015.pem",
+	    "/etc/ssl/certs/Autoridad_de_Certificacion_Firmaprofesional_CIF_A62634068.pem",
 	    "rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01:cd=40;33;01:"
 	    "or=40;31;01:mi=00:su=37;41:sg=30;43:ca=00:tw=30;42:ow=34;42:st=37;44:ex=01;32",
 	    "https://proxy.golang.org,direct",
