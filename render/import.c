@@ -312,7 +312,7 @@ static bool in_floor(const char *path)
 }
 
 /* Would `path` alone validate as a protected path? The first error in why. */
-static int protect_ok(struct imp *m, const char *path, char *why, size_t n)
+int imp_protect_ok(struct imp *m, const char *path, char *why, size_t n)
 {
 	struct imp one = {.kind = m->kind, .fail = -1, .w = m->w};
 	char *y;
@@ -337,13 +337,13 @@ int imp_protect(struct imp *m, const char *s, const char *field)
 	/* The credential floor is under every policy already. */
 	if (!path[0] || rlist_has(&m->protected, path) || in_floor(path))
 		return 0;
-	if ((ok = protect_ok(m, path, why, sizeof(why))) < 0)
+	if ((ok = imp_protect_ok(m, path, why, sizeof(why))) < 0)
 		return oom(m);
 	if (ok)
 		return rlist_push(&m->protected, path) < 0 ? oom(m) : 0;
 	/* A denied path the policy cannot hold: refused, or its enclosing form. */
 	imp_path_enclosing(path, sub, sizeof(sub));
-	if (sub[0] && strcmp(sub, path) != 0 && (ok = protect_ok(m, sub, why + 300, 300)) < 0)
+	if (sub[0] && strcmp(sub, path) != 0 && (ok = imp_protect_ok(m, sub, why + 300, 300)) < 0)
 		return oom(m);
 	if (!sub[0] || strcmp(sub, path) == 0 || !ok) {
 		imp_lost(m, field, s, why, NULL);
@@ -394,24 +394,6 @@ int imp_writable(struct imp *m, const char *s, const char *field)
 	return m->error ? oom(m) : 0;
 }
 
-/* Read(x), Read(./x), Read(/x): relative to the settings file, which a policy cannot
- * name; the same name pattern everywhere is the nearest tighter form. */
-static int protect_relative(struct imp *m, const char *rule, const char *arg, const char *field)
-{
-	char sub[4200], why[300];
-	int ok = 0;
-
-	imp_path_enclosing(arg, sub, sizeof(sub));
-	if (sub[0] && (ok = protect_ok(m, sub, why, sizeof(why))) < 0)
-		return oom(m);
-	imp_lost(m, field, rule, "a path relative to the settings file has no equivalent",
-		 sub[0] && ok ? sub : NULL);
-	if (m->w->lossy && sub[0] && ok && !rlist_has(&m->protected, sub) &&
-	    rlist_push(&m->protected, sub) < 0)
-		return oom(m);
-	return 0;
-}
-
 /* "Tool(arg)" -> tool and arg; false when the rule has another shape. */
 static bool rule_split(const char *s, char *tool, size_t tn, const char **arg, size_t *alen)
 {
@@ -458,7 +440,7 @@ static int perm(struct imp *m, const char *s, const char *field, bool deny)
 			return imp_protect(m, arg + 1, field);
 		if (arg[0] == '~' || strncmp(arg, "**/", 3) == 0)
 			return imp_protect(m, arg, field);
-		return protect_relative(m, s, arg, field);
+		return imp_protect_relative(m, s, arg, field);
 	}
 	imp_warn(m, field, "%s rules have no equivalent in a halo-run policy; not imported", tool);
 	return 0;

@@ -30,6 +30,11 @@ int imp_deny_lost(struct imp *m, const char *h, const char *label, const char *f
 		  const char *why);
 /* The nearest tighter protected path for `path` into out ("" when none). */
 void imp_path_enclosing(const char *path, char *out, size_t n);
+/* Would `path` alone validate as a protected path? 1, 0 (first error in why), -ENOMEM. */
+int imp_protect_ok(struct imp *m, const char *path, char *why, size_t n);
+/* A Read/Edit/Write rule with a path relative to the settings file: lost, or (--lossy)
+ * the same name pattern everywhere. */
+int imp_protect_relative(struct imp *m, const char *rule, const char *arg, const char *field);
 
 void imp_warn(struct imp *m, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

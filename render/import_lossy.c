@@ -127,3 +127,25 @@ void imp_path_enclosing(const char *path, char *out, size_t n)
 	if (path[0] && !strstr(path, ".."))
 		snprintf(out, n, "%s", path);
 }
+
+/* Read(x), Read(./x), Read(/x): relative to the settings file, which a policy cannot
+ * name; the same name pattern everywhere is the nearest tighter form. */
+int imp_protect_relative(struct imp *m, const char *rule, const char *arg, const char *field)
+{
+	char sub[4200], why[300];
+	int ok = 0;
+
+	imp_path_enclosing(arg, sub, sizeof(sub));
+	if (sub[0] && (ok = imp_protect_ok(m, sub, why, sizeof(why))) < 0) {
+		halo_err_set(m->e, "out of memory");
+		return -ENOMEM;
+	}
+	imp_lost(m, field, rule, "a path relative to the settings file has no equivalent",
+		 sub[0] && ok ? sub : NULL);
+	if (m->w->lossy && sub[0] && ok && !rlist_has(&m->protected, sub) &&
+	    rlist_push(&m->protected, sub) < 0) {
+		halo_err_set(m->e, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
