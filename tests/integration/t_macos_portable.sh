@@ -210,6 +210,17 @@ expect "env: no GITHUB_TOKEN" 0 "$(grep -c '^GITHUB_TOKEN=' <<<"$OUT")"
 expect "env: no AWS secret" 0 "$(grep -c '^AWS_SECRET_ACCESS_KEY=' <<<"$OUT")"
 expect "env: no SSH_AUTH_SOCK" 0 "$(grep -c '^SSH_AUTH_SOCK=' <<<"$OUT")"
 expect "env: HALO_SANDBOX=1" 1 "$(grep -cx 'HALO_SANDBOX=1' <<<"$OUT")"
+# issue 33: the same environment rules as on Linux, with the same warnings
+GHP=ghp_h5abcdefghijklmnopqrstuvwxyz0123456789
+CI=$GHP LC_GH_TOKEN=x GOFLAGS="-mod=mod -toolexec=/tmp/x" sbx "${P[@]}" -- env
+expect "env (macOS): CI holding a token is not passed" 0 "$(grep -c '^CI=' <<<"$OUT")"
+expect "env (macOS): LC_GH_TOKEN is not a locale category" 0 "$(grep -c '^LC_GH_TOKEN=' <<<"$OUT")"
+expect "env (macOS): GOFLAGS keeps only allowed flags" "GOFLAGS=-mod=mod" "$(grep '^GOFLAGS=' <<<"$OUT")"
+expect_match "env (macOS): the warning names CI" "warning: CI: not passed: its value looks like a GitHub token" "$ERR"
+expect "env (macOS): the token is nowhere" 0 "$(grep -c "$GHP" <<<"$OUT$ERR")"
+rm -f "$FAKE_SBX_LOG"
+GITHUB_TOKEN=ghp_x AWS_SECRET_ACCESS_KEY=y SSH_AUTH_SOCK=/tmp/agent \
+	sbx "${P[@]}" -- sh -c 'env; echo "tmp=$TMPDIR"; test -d "$TMPDIR" && touch "$TMPDIR/x" && echo tmp-writable'
 url=$(sed -n 's/^HTTPS_PROXY=//p' <<<"$OUT")
 expect_match "env: proxy URL carries the run's secret" '^http://halo:[0-9a-f]{32}@127\.0\.0\.1:[0-9]+$' "$url"
 port=${url##*:}
