@@ -79,7 +79,12 @@ nomem:
 static int make_profile(struct macos_sandbox *sb, struct halo_err *e)
 {
 	const struct macos_launch *l = sb->l;
+	struct macos_ttys ttys;
+
+	macos_caller_ttys(&ttys); /* the command's stdio: the caller's terminal, if any */
 	struct macos_profile_in in = {
+	    .ttys = ttys.v,
+	    .n_ttys = ttys.n,
 	    .policy = l->policy,
 	    .workspace = l->workspace,
 	    .pw_home = l->pw_home,

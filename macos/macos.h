@@ -10,6 +10,7 @@
 #ifndef HALO_MACOS_H
 #define HALO_MACOS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -51,6 +52,10 @@ struct macos_profile_in {
 	size_t n_policy_files;
 	const char *const *own_outputs; /* halo-run's output files: denied like protected paths */
 	size_t n_own_outputs;
+	/* The caller's own terminal devices (macos_caller_ttys): readable, writable and
+	 * ioctl-able by literal path; every other /dev/ttys* is denied. */
+	const char *const *ttys;
+	size_t n_ttys;
 	/* Symlink resolution of the longest existing prefix (into out, n bytes): NULL
 	 * means macos_path_resolve. Tests pass their own to get stable output. */
 	int (*resolve)(const char *in, char *out, size_t n);
@@ -150,6 +155,15 @@ struct macos_launch {
  * HALO_SANDBOX_EXEC_OVERRIDE (the portable test build; refused at compile time on
  * Apple) honours $HALO_TEST_SANDBOX_EXEC, so the tests can run a fake one. */
 const char *macos_sandbox_exec_path(void);
+
+/* The terminal devices of this process's stdin, stdout and stderr (ttyname), each
+ * once, absolute under /dev/; none when no fd is a terminal. */
+struct macos_ttys {
+	char path[3][PATH_MAX];
+	const char *v[3];
+	size_t n;
+};
+void macos_caller_ttys(struct macos_ttys *t);
 
 /* The running binary's absolute path (the trampoline sandbox-exec runs). */
 int macos_self_exe(char *out, size_t n);

@@ -122,7 +122,12 @@ static int plan_profile(struct halo_plan *p, const struct macos_launch *l, const
 			struct halo_err *e)
 {
 	struct macos_profile prof;
+	struct macos_ttys ttys;
+
+	macos_caller_ttys(&ttys);
 	struct macos_profile_in in = {
+	    .ttys = ttys.v,
+	    .n_ttys = ttys.n,
 	    .policy = l->policy,
 	    .workspace = l->workspace,
 	    .pw_home = l->pw_home,

@@ -189,16 +189,20 @@ static const char *const basics[] = {
     "  (global-name \"com.apple.system.opendirectoryd.membership\")",
     "  (global-name \"com.apple.cfprefsd.daemon\")",
     "  (global-name \"com.apple.cfprefsd.agent\")",
-    "  (global-name \"com.apple.bsd.dirhelper\")",
-    "  (global-name \"com.apple.sysmond\"))",
+    "  (global-name \"com.apple.bsd.dirhelper\"))",
+    /* Terminals the command opens itself (script, tmux, expect) carry the pty
+     * extension; the caller's own terminal is named literally (own_ttys); every other
+     * /dev/ttys* is denied in section 5. */
     "(allow pseudo-tty)",
     "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (literal \"/dev/tty\"))",
-    "(allow file-read* file-write*",
+    "(allow file-read* file-write* file-ioctl",
     "  (require-all (regex #\"^/dev/ttys[0-9]+$\") (extension \"com.apple.sandbox.pty\")))",
-    "(allow file-write-data file-ioctl",
-    "  (require-all (regex #\"^/dev/ttys[0-9]+$\") (vnode-type CHARACTER-DEVICE)))",
+    NULL,
+};
+
+static const char *const reads[] = {
     "",
-    ";; 2. reads: everywhere; the protected paths are denied at the end",
+    ";; 2. reads: everywhere; the protected paths and other terminals are denied at the end",
     "(allow file-read*)",
     NULL,
 };
@@ -209,6 +213,24 @@ static void lines(struct sbpl *b, const char *const *l)
 		sbpl_add(b, *l);
 		sbpl_add(b, "\n");
 	}
+}
+
+/* The caller's own terminal(s), resolved at launch: read, write and ioctl, by literal
+ * path. Never a pattern over /dev/ttys*: with the broad read rule that would let the
+ * command read keystrokes from, and type into, the user's other terminals. */
+static void own_ttys(struct pctx *c)
+{
+	for (size_t i = 0; i < c->in->n_ttys; i++)
+		pctx_spell(c, "TTY", c->in->ttys[i], "the caller's terminal", &c->tty_keys, NULL);
+	if (!c->tty_keys.n)
+		return;
+	sbpl_add(&c->b, "(allow file-read* file-write-data file-ioctl\n  (require-all "
+			"(vnode-type CHARACTER-DEVICE)\n    (require-any");
+	for (size_t i = 0; i < c->tty_keys.n; i++) {
+		sbpl_add(&c->b, "\n      ");
+		sbpl_param_filter(&c->b, "literal", c->tty_keys.v[i]);
+	}
+	sbpl_add(&c->b, ")))\n");
 }
 
 /* ---------------------------------------------------------------- 3. writes */
@@ -317,19 +339,25 @@ static void network(struct pctx *c)
 		sbpl_add(b, "\n;; 4. network: none (no proxy for this run)\n");
 		return;
 	}
-	sbpl_addf(
-	    b,
-	    "\n;; 4. network: only halo-run's proxy on this host's loopback; it decides "
-	    "every host\n"
-	    "(allow network-outbound (remote ip \"localhost:%u\"))\n"
-	    "(allow system-socket (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))\n"
-	    "(allow mach-lookup\n"
-	    "  (global-name \"com.apple.trustd.agent\")\n"
-	    "  (global-name \"com.apple.trustd\")\n"
-	    "  (global-name \"com.apple.ocspd\")\n"
-	    "  (global-name \"com.apple.SystemConfiguration.configd\")\n"
-	    "  (global-name \"com.apple.SystemConfiguration.DNSConfiguration\"))\n",
-	    port);
+	/* No AF_SYSTEM sockets: kernel control sockets list the host's connections, and
+	 * the network here is never open (the proxy decides every host). No trustd or
+	 * ocspd unless the policy opts in: they fetch certificate URLs past the proxy. */
+	sbpl_addf(b,
+		  "\n;; 4. network: only halo-run's proxy on this host's loopback; it decides "
+		  "every host\n"
+		  "(allow network-outbound (remote ip \"localhost:%u\"))\n"
+		  "(allow mach-lookup\n"
+		  "  (global-name \"com.apple.SystemConfiguration.configd\")\n"
+		  "  (global-name \"com.apple.SystemConfiguration.DNSConfiguration\"))\n",
+		  port);
+	if (c->in->policy->macos_allow_trustd == 1)
+		sbpl_add(b, ";; sandbox.macos.allowTrustd: certificate evaluation by trustd and "
+			    "ocspd, which fetch\n;; the URLs a certificate names from outside the "
+			    "sandbox, past the proxy (an egress path)\n"
+			    "(allow mach-lookup\n"
+			    "  (global-name \"com.apple.trustd.agent\")\n"
+			    "  (global-name \"com.apple.trustd\")\n"
+			    "  (global-name \"com.apple.ocspd\"))\n");
 	host_ports(c);
 	unix_sockets(c);
 }
@@ -413,7 +441,7 @@ static void pctx_free(struct pctx *c)
 {
 	struct strs *all[] = {&c->trees,      &c->tree_keys,  &c->prot,	     &c->prot_keys,
 			      &c->ancestors,  &c->regexes,    &c->halo_keys, &c->halo_dir_keys,
-			      &c->allow_keys, &c->socket_keys};
+			      &c->allow_keys, &c->socket_keys, &c->tty_keys};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		pctx_strs_free(all[i]);
@@ -429,12 +457,15 @@ static void build(struct pctx *c)
 	collect(c);
 	collect_ancestors(c);
 	lines(&c->b, basics);
+	own_ttys(c);
+	lines(&c->b, reads);
 	writes(c, guard);
 	network(c);
 	sbpl_add(&c->b, "\n;; 5. always denied: container runtimes, session services, "
 			"persistence targets\n");
 	profile_runtimes(c);
 	profile_denied_services(c);
+	profile_other_ttys(c);
 	profile_persistence(c, guard);
 	protected_paths(c);
 }

@@ -143,6 +143,23 @@ void profile_persistence(struct pctx *c, bool guard)
 	pctx_strs_free(&keys);
 }
 
+/* Every terminal but the caller's own (c->tty_keys) and those the command opened
+ * itself (the pty extension): the broad read rule would otherwise reach them. */
+void profile_other_ttys(struct pctx *c)
+{
+	struct sbpl *b = &c->b;
+
+	sbpl_add(b, "(deny file-read* file-write* file-ioctl (with message \"" MACOS_DENY_MESSAGE
+		    "\")\n  (require-all (regex #\"^/dev/ttys[0-9]+$\")\n    (require-not "
+		    "(extension \"com.apple.sandbox.pty\"))");
+	for (size_t i = 0; i < c->tty_keys.n; i++) {
+		sbpl_add(b, "\n    (require-not ");
+		sbpl_param_filter(b, "literal", c->tty_keys.v[i]);
+		sbpl_add(b, ")");
+	}
+	sbpl_add(b, "))\n");
+}
+
 void profile_denied_services(struct pctx *c)
 {
 	for (const char *const *l = denied_services; *l; l++) {

@@ -25,6 +25,7 @@ struct pctx {
 	struct strs halo_keys;	   /* halo-run's own files: literal */
 	struct strs halo_dir_keys; /* halo-run's config directories: subpath */
 	struct strs socket_keys;   /* sandbox.unixSockets */
+	struct strs tty_keys;	   /* the caller's own terminals */
 };
 
 void pctx_strs_add(struct pctx *c, struct strs *s, const char *v);
@@ -42,6 +43,7 @@ extern const size_t macos_n_guard_git_regexes;
 /* profile_deny.c: section 5. */
 void profile_runtimes(struct pctx *c);
 void profile_denied_services(struct pctx *c);
+void profile_other_ttys(struct pctx *c);
 void profile_persistence(struct pctx *c, bool guard);
 
 #endif

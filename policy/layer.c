@@ -349,6 +349,12 @@ static int layer_all(struct halo_policy *base, const struct halo_policy *upper, 
 		   "sandbox.failIfUnavailable", l);
 	layer_bool(&base->guard_persistence, upper->guard_persistence, "sandbox.guardPersistence",
 		   l);
+	/* unset means false here: turning it on is the loosening */
+	if (upper->macos_allow_trustd >= 0 && base->macos_allow_trustd <= 0 &&
+	    upper->macos_allow_trustd == 1)
+		loosens(l, "sandbox.macos.allowTrustd", "false → true");
+	if (upper->macos_allow_trustd >= 0)
+		base->macos_allow_trustd = upper->macos_allow_trustd;
 	layer_caches(&base->caches, upper->caches, l);
 	replace_list(&base->unix_sockets, &upper->unix_sockets, "sandbox.unixSockets", true, l);
 	layer_egress(base, upper, l);

@@ -43,6 +43,11 @@ struct block {
 
 #define OFF(m) offsetof(struct halo_policy, m)
 
+static const struct field sandbox_macos_fields[] = {
+    {"allowTrustd", F_BOOL, OFF(macos_allow_trustd), NULL},
+};
+static const struct block sandbox_macos_block = {sandbox_macos_fields, N(sandbox_macos_fields)};
+
 static const struct field sandbox_fields[] = {
     {"mode", F_MODE, OFF(mode), NULL},
     {"writableRoots", F_LIST, OFF(writable_roots), NULL},
@@ -52,6 +57,7 @@ static const struct field sandbox_fields[] = {
     {"guardPersistence", F_BOOL, OFF(guard_persistence), NULL},
     {"caches", F_CACHES, OFF(caches), NULL},
     {"unixSockets", F_LIST, OFF(unix_sockets), NULL},
+    {"macos", F_BLOCK, 0, &sandbox_macos_block},
 };
 static const struct field egress_fields[] = {
     {"default", F_DEFAULT, OFF(egress_default), NULL},

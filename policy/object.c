@@ -99,6 +99,7 @@ struct halo_policy *policy_new(void)
 		return NULL;
 	p->fail_if_unavailable = -1;
 	p->guard_persistence = -1;
+	p->macos_allow_trustd = -1;
 	for (size_t i = 0; i < policy_n_limit_fields; i++)
 		*policy_limit_ptr(&p->limits, &policy_limit_fields[i]) = POLICY_LIMIT_UNSET;
 	return p;

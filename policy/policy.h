@@ -125,6 +125,11 @@ struct halo_policy {
 	int guard_persistence;		    /* -1 unset (means true), 0, 1 */
 	enum policy_caches caches;
 	struct policy_list unix_sockets; /* host unix sockets left reachable (a loosening) */
+	/* sandbox.macos.allowTrustd: the Seatbelt profile lets the command ask trustd and
+	 * ocspd to evaluate certificates. They run outside the sandbox and fetch the URLs
+	 * a certificate names (intermediates, OCSP, CRLs) past the proxy: an egress path
+	 * Decide() never sees. -1 unset (means false), 0, 1; a loosening, warned. */
+	int macos_allow_trustd;
 
 	enum policy_egress_default egress_default;
 	struct policy_list allowed_domains;
@@ -277,6 +282,12 @@ bool policy_floor_carve_ok(const struct policy_floor_entry *f, const char *entry
 int policy_sanitize(enum policy_sanitizer kind, const char *in, size_t len, char **out,
 		    size_t *outlen);
 
+/* Does v (n bytes) look like it holds a secret: a known token prefix (ghp_, xoxb-,
+ * AKIA...), a JWT, a PEM key or a high-entropy run (the rule is in secret.c)? On true,
+ * *what (may be NULL) names the shape, never the value. The one table of token
+ * shapes: the environment and the sanitized settings files both use it. */
+bool policy_secret_like(const char *v, size_t n, const char **what);
+
 /* ---------------------------------------------------------------- system facts */
 
 /* The system directories (policy/sysdirs.c, their one home): trees nothing inside of
@@ -399,6 +410,15 @@ bool policy_cidr_match(const struct policy_cidr *c, int family, const uint8_t *a
  * public address, or a special one covered by allowPrivate. */
 bool policy_addr_permitted(const struct halo_policy *p, int family, const uint8_t *addr,
 			   enum policy_addr_class *cls);
+
+/* Would the address rule refuse every connection to this domain-list entry ("host",
+ * "host:port", "*.x", an IP literal)? True for an IP literal policy_addr_permitted()
+ * refuses, and for a name whose addresses are fixed (localhost and every name under
+ * it, localhost.localdomain, ip6-localhost, the cloud metadata names) when none of
+ * them is permitted; *cls (may be NULL) then says why. False for any other name: its
+ * addresses are known only after resolution. */
+bool policy_entry_address_refused(const struct halo_policy *p, const char *entry,
+				  enum policy_addr_class *cls);
 
 /* ---------------------------------------------------------------- Decide */
 

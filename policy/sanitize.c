@@ -11,7 +11,8 @@
  * npm keeps _authToken, _auth, _password, username, email, certfile, keyfile), keys
  * whose name contains auth, token, pass, secret, user, email, cert, key, otp or cred
  * (any case), keys with characters outside [A-Za-z0-9@:/._-[]], lines without '=',
- * and values holding a URL with userinfo (https://user:pw@host/). */
+ * values holding a URL with userinfo (https://user:pw@host/), and values that look
+ * like a token (policy_secret_like: the table the environment uses too). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,7 @@ static void npmrc_line(struct out *o, const char *s, size_t n, bool *stop)
 	/* npm's ini reader cuts a value at an unquoted ';' or '#' (an inline comment,
 	 * which may hold an old token): a value holding either is dropped whole. */
 	if (!npmrc_key_ok(k, kn) || value_has_userinfo(v, vn) || memchr(v, ';', vn) ||
-	    memchr(v, '#', vn))
+	    memchr(v, '#', vn) || policy_secret_like(v, vn, NULL))
 		return;
 	put(o, k, kn);
 	put(o, "=", 1);

@@ -102,6 +102,9 @@ static void add_sandbox(struct jb *j, cJSON *root, const struct halo_policy *p)
 	if (m != POLICY_MODE_OFF)
 		add(j, s, "caches", cJSON_CreateString(policy_caches_name(p->caches)));
 	add_list(j, s, "unixSockets", &p->unix_sockets);
+	if (p->macos_allow_trustd == 1)
+		add(j, add(j, s, "macos", cJSON_CreateObject()), "allowTrustd",
+		    cJSON_CreateBool(true));
 }
 
 static void add_egress(struct jb *j, cJSON *root, const struct halo_policy *p)

@@ -234,6 +234,7 @@ static void check_mode_off(const struct halo_policy *p, const struct policy_vctx
 	    {"sandbox.allowRead", p->allow_read.n > 0},
 	    {"sandbox.caches", p->caches != POLICY_CACHES_UNSET},
 	    {"sandbox.unixSockets", p->unix_sockets.n > 0},
+	    {"sandbox.macos.allowTrustd", p->macos_allow_trustd == 1},
 	};
 
 	if (p->mode != POLICY_MODE_OFF)
@@ -346,6 +347,12 @@ void policy_validate_misc(struct halo_policy *p, const struct policy_vctx *v)
 {
 	check_legacy(p, v);
 	check_mode_off(p, v);
+	if (p->macos_allow_trustd == 1 && p->mode != POLICY_MODE_OFF)
+		policy_diag(v->d, false, v->src, 0, "sandbox.macos.allowTrustd",
+			    "on macOS the command may ask trustd and ocspd to evaluate "
+			    "certificates; they fetch the URLs a certificate names (intermediates, "
+			    "OCSP, CRLs) from outside the sandbox, past the proxy and the audit: "
+			    "an egress path the policy does not decide");
 	check_limits(p, v);
 	check_env(p, v);
 }

@@ -16,6 +16,7 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_GUARD_PERSISTENCE] = "sandbox.guardPersistence",
     [RF_CACHES] = "sandbox.caches",
     [RF_UNIX_SOCKETS] = "sandbox.unixSockets",
+    [RF_MACOS_ALLOW_TRUSTD] = "sandbox.macos.allowTrustd",
     [RF_EGRESS_DEFAULT] = "egress.default",
     [RF_ALLOWED_DOMAINS] = "egress.allowedDomains",
     [RF_PRESETS] = "egress.presets",
@@ -88,6 +89,8 @@ bool render_field_in_force(const struct halo_policy *p, enum render_field f)
 		return on && p->caches != POLICY_CACHES_UNSET;
 	case RF_UNIX_SOCKETS:
 		return p->unix_sockets.n > 0;
+	case RF_MACOS_ALLOW_TRUSTD:
+		return on && p->macos_allow_trustd == 1;
 	case RF_EGRESS_DEFAULT:
 		return on;
 	case RF_ALLOWED_DOMAINS:
@@ -221,16 +224,30 @@ static int push_domain(struct rlist *all, struct rlist *ported, const char *entr
 	return deny ? rlist_push(all, host) : 0;
 }
 
+/* An allowed entry the address rule refuses goes to `refused` and `deny` instead:
+ * halo-run refuses every connection to it, so must every harness. */
+static int push_allowed(const struct halo_policy *p, struct render_view *v, const char *entry)
+{
+	if (!policy_entry_address_refused(p, entry, NULL))
+		return port_of(entry) ? push_domain(&v->allow, &v->allow_port, entry, false)
+				      : rlist_push(&v->allow, entry);
+	if (port_of(entry))
+		return push_domain(&v->allow, &v->allow_port, entry, false);
+	if (rlist_push(&v->refused, entry) < 0)
+		return -ENOMEM;
+	return rlist_push(&v->deny, entry);
+}
+
 static int view_egress(const struct halo_policy *p, struct render_view *v)
 {
 	int rc = 0;
 
 	for (size_t i = 0; i < p->allowed_domains.n && !rc; i++)
-		rc = push_domain(&v->allow, &v->allow_port, p->allowed_domains.items[i], false);
+		rc = push_allowed(p, v, p->allowed_domains.items[i]);
 	for (size_t i = 0; i < p->presets.n && !rc; i++) {
 		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);
 		for (size_t k = 0; pr && k < pr->n && !rc; k++)
-			rc = rlist_push(&v->allow, pr->entries[k].pattern);
+			rc = push_allowed(p, v, pr->entries[k].pattern);
 	}
 	for (size_t i = 0; i < p->denied_domains.n && !rc; i++)
 		rc = push_domain(&v->deny, &v->deny_port, p->denied_domains.items[i], true);
@@ -284,6 +301,7 @@ void render_view_free(struct render_view *v)
 	rlist_free(&v->prot_home);
 	rlist_free(&v->prot_glob);
 	rlist_free(&v->writable);
+	rlist_free(&v->refused);
 }
 
 bool render_view_restricts(const struct render_view *v)

@@ -174,8 +174,10 @@ static char *yaml_of(const struct imp *m, bool header)
 		  mode == POLICY_MODE_READ_ONLY ? &(struct rlist){0} : &m->writable);
 	yaml_list(&b, "protectedPaths", &m->protected);
 	rbuf_printf(&b, "egress:\n  default: %s\n",
-		    m->dflt == POLICY_EGRESS_ALLOW && !m->allowed.n ? "allow" : "deny");
-	yaml_list(&b, "allowedDomains", &m->allowed);
+		    m->dflt == POLICY_EGRESS_ALLOW && !m->allowed.n && !m->deny_all ? "allow"
+										   : "deny");
+	if (!m->deny_all) /* --lossy: a denied entry only "every host" covers */
+		yaml_list(&b, "allowedDomains", &m->allowed);
 	yaml_list(&b, "deniedDomains", &m->denied);
 	if (b.oom) {
 		rbuf_free(&b);
@@ -210,9 +212,16 @@ static int domain(struct imp *m, const char *raw, const char *field, struct rlis
 {
 	char h[POLICY_HOST_MAX + 16], why[160];
 	size_t n = strlen(raw);
+	bool deny = to == &m->denied;
 
-	if (n == 0 || n >= sizeof(h) - 1) {
-		imp_warn(m, field, "an empty or over-long entry; left out");
+	if (n == 0) {
+		imp_warn(m, field, "an empty entry; left out (it names no host)");
+		return 0;
+	}
+	if (n >= sizeof(h) - 1) {
+		if (deny)
+			return imp_deny_lost(m, "*", "(an over-long entry)", field, "over-long");
+		imp_warn(m, field, "an over-long entry; left out");
 		return 0;
 	}
 	for (size_t i = 0; i <= n; i++)
@@ -220,10 +229,14 @@ static int domain(struct imp *m, const char *raw, const char *field, struct rlis
 	if (n > 1 && h[n - 1] == '.')
 		h[n - 1] = 0;
 	if (strcmp(h, "*") == 0) {
+		if (deny)
+			return imp_deny_lost(m, h, h, field, "\"*\" (every host) is not a domain entry");
 		imp_warn(m, field, "\"*\" (every host) is not a domain entry; left out");
 		return 0;
 	}
 	if (policy_pattern_check(h, why, sizeof(why)) < 0) {
+		if (deny)
+			return imp_deny_lost(m, h, h, field, why);
 		imp_warn(m, field, "an entry halo-run cannot hold (%s); left out", why);
 		return 0;
 	}
@@ -298,26 +311,48 @@ static bool in_floor(const char *path)
 	return false;
 }
 
+/* Would `path` alone validate as a protected path? The first error in why. */
+int imp_protect_ok(struct imp *m, const char *path, char *why, size_t n)
+{
+	struct imp one = {.kind = m->kind, .fail = -1, .w = m->w};
+	char *y;
+	int ok;
+
+	if (rlist_push(&one.protected, path) < 0 || !(y = yaml_of(&one, false))) {
+		rlist_free(&one.protected);
+		return -ENOMEM;
+	}
+	ok = validates(m, y, why, n);
+	free(y);
+	rlist_free(&one.protected);
+	return ok ? 1 : 0;
+}
+
 int imp_protect(struct imp *m, const char *s, const char *field)
 {
-	char path[4200], why[600], *y;
-	struct imp one = {.kind = m->kind, .fail = -1, .w = m->w};
+	char path[4200], why[600], sub[4200];
+	int ok;
 
 	path_form(s, path, sizeof(path));
 	/* The credential floor is under every policy already. */
 	if (!path[0] || rlist_has(&m->protected, path) || in_floor(path))
 		return 0;
-	if (rlist_push(&one.protected, path) < 0 || !(y = yaml_of(&one, false))) {
-		rlist_free(&one.protected);
+	if ((ok = imp_protect_ok(m, path, why, sizeof(why))) < 0)
 		return oom(m);
+	if (ok)
+		return rlist_push(&m->protected, path) < 0 ? oom(m) : 0;
+	/* A denied path the policy cannot hold: refused, or its enclosing form. */
+	imp_path_enclosing(path, sub, sizeof(sub));
+	if (sub[0] && strcmp(sub, path) != 0 && (ok = imp_protect_ok(m, sub, why + 300, 300)) < 0)
+		return oom(m);
+	if (!sub[0] || strcmp(sub, path) == 0 || !ok) {
+		imp_lost(m, field, s, why, NULL);
+		return 0;
 	}
-	if (!validates(m, y, why, sizeof(why)))
-		imp_warn(m, field, "an entry halo-run refuses (%s); left out", why);
-	else if (rlist_push(&m->protected, path) < 0)
-		m->error = true;
-	free(y);
-	rlist_free(&one.protected);
-	return m->error ? oom(m) : 0;
+	imp_lost(m, field, s, why, sub);
+	if (m->w->lossy && !rlist_has(&m->protected, sub) && rlist_push(&m->protected, sub) < 0)
+		return oom(m);
+	return 0;
 }
 
 int imp_writable(struct imp *m, const char *s, const char *field)
@@ -380,12 +415,21 @@ static int perm(struct imp *m, const char *s, const char *field, bool deny)
 	size_t n;
 
 	if (!rule_split(s, tool, sizeof(tool), &a, &n) || n >= sizeof(arg)) {
+		/* A bare tool name denies the tool everything. */
+		if (deny && strcmp(s, "WebFetch") == 0)
+			return imp_deny_lost(m, "*", s, field, "WebFetch with no domain denies every host");
+		if (deny && (!strcmp(s, "Read") || !strcmp(s, "Edit") || !strcmp(s, "Write"))) {
+			imp_lost(m, field, s, "denies every path; a policy cannot protect /", NULL);
+			return 0;
+		}
 		imp_warn(m, field, "a rule halo-run has no equivalent for; not imported");
 		return 0;
 	}
 	snprintf(arg, sizeof(arg), "%.*s", (int)n, a);
 	if (strcmp(tool, "WebFetch") == 0 && strncmp(arg, "domain:", 7) == 0)
 		return deny ? imp_deny(m, arg + 7, field) : imp_allow(m, arg + 7, field);
+	if (deny && strcmp(tool, "WebFetch") == 0) /* a URL pattern: its host */
+		return imp_deny_lost(m, arg, arg, field, "WebFetch rules other than domain: name URLs");
 	if (strcmp(tool, "Domain") == 0) /* Copilot's permission rules */
 		return deny ? imp_deny(m, arg, field) : imp_allow(m, arg, field);
 	if (deny && (strcmp(tool, "Read") == 0 || strcmp(tool, "Edit") == 0 ||
@@ -396,9 +440,7 @@ static int perm(struct imp *m, const char *s, const char *field, bool deny)
 			return imp_protect(m, arg + 1, field);
 		if (arg[0] == '~' || strncmp(arg, "**/", 3) == 0)
 			return imp_protect(m, arg, field);
-		imp_warn(m, field, "%s(...) with a relative path has no equivalent; not imported",
-			 tool);
-		return 0;
+		return imp_protect_relative(m, s, arg, field);
 	}
 	imp_warn(m, field, "%s rules have no equivalent in a halo-run policy; not imported", tool);
 	return 0;
@@ -483,6 +525,8 @@ static void imp_free(struct imp *m)
 	rlist_free(&m->allowed);
 	rlist_free(&m->denied);
 	rlist_free(&m->warnings);
+	rlist_free(&m->lost);
+	rlist_free(&m->subst);
 }
 
 int render_import(const char *buf, size_t len, enum render_import_kind kind,
@@ -509,10 +553,19 @@ int render_import(const char *buf, size_t len, enum render_import_kind kind,
 	cJSON_Delete(root);
 	if (rc == 0 && m.error)
 		rc = oom(&m);
-	if (rc == 0 && m.dflt == POLICY_EGRESS_ALLOW && m.allowed.n)
+	if (rc == 0 && m.dflt == POLICY_EGRESS_ALLOW && m.allowed.n && !m.deny_all)
 		imp_warn(&m, "egress.default",
 			 "allow with an allowlist: halo-run refuses the pair; "
 			 "the allowlist wins and other hosts are denied");
+	if (rc == 0 && m.lost.n) {
+		halo_err_set(e,
+			     "%zu deny entr%s the policy cannot hold%s; refused: the policy would "
+			     "be looser than its source",
+			     m.lost.n, m.lost.n == 1 ? "y" : "ies",
+			     w->lossy ? " and no tighter form covers"
+				      : " (--lossy imports the nearest tighter form of each)");
+		rc = -EINVAL;
+	}
 	if (rc == 0 && !(out->yaml = yaml_of(&m, true)))
 		rc = oom(&m);
 	/* The whole policy once more, as `validate` will read it: fail closed. */
@@ -520,11 +573,17 @@ int render_import(const char *buf, size_t len, enum render_import_kind kind,
 		halo_err_set(e, "the imported policy does not validate: %s", why);
 		rc = -EINVAL;
 	}
+	out->lost = m.lost.v;
+	out->n_lost = m.lost.n;
+	memset(&m.lost, 0, sizeof(m.lost));
 	if (rc == 0) {
 		out->kind = kind;
 		out->warnings = m.warnings.v;
 		out->n_warnings = m.warnings.n;
 		memset(&m.warnings, 0, sizeof(m.warnings));
+		out->subst = m.subst.v;
+		out->n_subst = m.subst.n;
+		memset(&m.subst, 0, sizeof(m.subst));
 	} else {
 		free(out->yaml);
 		out->yaml = NULL;
@@ -538,6 +597,12 @@ void render_import_free(struct render_import *r)
 	for (size_t i = 0; i < r->n_warnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
+	for (size_t i = 0; i < r->n_lost; i++)
+		free(r->lost[i]);
+	free(r->lost);
+	for (size_t i = 0; i < r->n_subst; i++)
+		free(r->subst[i]);
+	free(r->subst);
 	free(r->yaml);
 	memset(r, 0, sizeof(*r));
 }

@@ -16,7 +16,25 @@ struct imp {
 	struct halo_err *e;
 	bool error;
 	bool writes_allowed; /* Codex: allowed_sandbox_modes names a writing mode */
+	bool deny_all;	     /* --lossy: a denied entry only "every host" covers */
+	struct rlist lost, subst;
 };
+
+/* A deny entry the policy cannot hold: lost (refusing the import) unless w->lossy and
+ * `tighter` names its substitute, then a substitution. */
+void imp_lost(struct imp *m, const char *field, const char *entry, const char *why,
+	      const char *tighter);
+/* A denied host pattern `h` the grammar cannot hold (`label` names it in messages):
+ * lost, or (--lossy) its enclosing wildcard denied, or every host. 0 or -ENOMEM. */
+int imp_deny_lost(struct imp *m, const char *h, const char *label, const char *field,
+		  const char *why);
+/* The nearest tighter protected path for `path` into out ("" when none). */
+void imp_path_enclosing(const char *path, char *out, size_t n);
+/* Would `path` alone validate as a protected path? 1, 0 (first error in why), -ENOMEM. */
+int imp_protect_ok(struct imp *m, const char *path, char *why, size_t n);
+/* A Read/Edit/Write rule with a path relative to the settings file: lost, or (--lossy)
+ * the same name pattern everywhere. */
+int imp_protect_relative(struct imp *m, const char *rule, const char *arg, const char *field);
 
 void imp_warn(struct imp *m, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

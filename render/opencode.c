@@ -54,6 +54,7 @@ static const char *webfetch(const struct halo_policy *p, const struct render_vie
 {
 	if (v->default_allow && v->deny.n == 0)
 		return "allow";
+	render_warn_refused(p, v, out, "permission.webfetch (denied for every URL)", NULL);
 	if (p->allowed_domains.n)
 		render_warn(out, RF_ALLOWED_DOMAINS,
 			    "permission.webfetch has no per-host patterns: webfetch is denied for "

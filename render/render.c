@@ -125,6 +125,8 @@ static const struct halo_only halo_only[] = {
      "writable to the harness's commands; only halo-run keeps them read-only"},
     {RF_CACHES, "no equivalent: the harness's commands use its own cache handling"},
     {RF_UNIX_SOCKETS, "no managed equivalent; host unix sockets are as the harness leaves them"},
+    {RF_MACOS_ALLOW_TRUSTD, "no managed equivalent: whether the harness's own macOS sandbox "
+			    "lets commands reach trustd is the harness's choice"},
     {RF_ALLOW_PRIVATE, "no equivalent: private-address refusal after resolution is halo-run's "
 		       "proxy; the harness applies its own rule for private addresses"},
     {RF_HOST_PORTS, "no equivalent: host loopback ports are as the harness leaves them"},
@@ -177,10 +179,26 @@ void render_gateway(const struct halo_policy *p, const struct render_view *v,
 		render_warn(out, RF_GATEWAY, "%s: not held by %s", p->gateway, where);
 }
 
+void render_warn_refused(const struct halo_policy *p, const struct render_view *v,
+			 struct render_out *out, const char *allow_list, const char *deny_list)
+{
+	for (size_t i = 0; i < v->refused.n; i++) {
+		enum policy_addr_class c = POLICY_ADDR_RESERVED;
+
+		policy_entry_address_refused(p, v->refused.v[i], &c);
+		render_warn(out, RF_ALLOWED_DOMAINS,
+			    "%s: halo-run refuses its address (%s) without a matching "
+			    "egress.allowPrivate; left out of %s%s%s",
+			    v->refused.v[i], policy_addr_class_name(c), allow_list,
+			    deny_list ? " and denied in " : "", deny_list ? deny_list : "");
+	}
+}
+
 void render_domain_ports(const struct halo_policy *p, const struct render_view *v,
 			 struct render_out *out, const char *allow_list, const char *allow_tail,
 			 const char *deny_list)
 {
+	render_warn_refused(p, v, out, allow_list, deny_list);
 	for (size_t i = 0; i < v->allow_port.n; i++)
 		render_warn(out, RF_ALLOWED_DOMAINS,
 			    "%s: %s hold no port; left out, so the host is refused%s",

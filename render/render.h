@@ -32,6 +32,7 @@ enum render_field {
 	RF_GUARD_PERSISTENCE,
 	RF_CACHES,
 	RF_UNIX_SOCKETS,
+	RF_MACOS_ALLOW_TRUSTD,
 	RF_EGRESS_DEFAULT,
 	RF_ALLOWED_DOMAINS,
 	RF_PRESETS,
@@ -170,6 +171,14 @@ struct render_import {
 	char *yaml;		      /* the policy, YAML */
 	char **warnings;	      /* "FIELD: REASON", what has no equivalent */
 	size_t n_warnings;
+	/* Deny entries the policy language cannot hold ("FIELD: ENTRY: REASON"): without
+	 * --lossy each refuses the import; with it, those that have no tighter form. Set
+	 * on failure too, for the caller to print. */
+	char **lost;
+	size_t n_lost;
+	/* --lossy: "FIELD: ENTRY -> TIGHTER (why)", every substitution made. */
+	char **subst;
+	size_t n_subst;
 };
 
 /* The world the imported policy must validate in: each path is checked by policy/'s
@@ -178,12 +187,17 @@ struct render_import {
 struct render_import_world {
 	const struct policy_ctx *ctx;
 	bool (*exists)(const char *abs);
+	/* An entry the language cannot hold: false refuses the import (never looser than
+	 * the source); true puts its nearest tighter form in its place, and says so. */
+	bool lossy;
 };
 
 /* A harness's settings text (JSON or TOML, `len` bytes, any content) to a halo-run
  * policy that passes validation. 0, or -EINVAL with the reason (naming the line or
- * key) in e. What has no equivalent is a warning; an entry validation refuses is
- * left out with a warning (tighter, never looser). */
+ * key) in e. What has no equivalent is a warning; an allow entry validation refuses is
+ * left out with a warning (tighter); a deny entry the policy cannot hold refuses the
+ * import (out->lost), or with w->lossy becomes its nearest tighter form (out->subst):
+ * never looser than the source. */
 int render_import(const char *buf, size_t len, enum render_import_kind kind,
 		  const struct render_import_world *w, struct render_import *out,
 		  struct halo_err *e);

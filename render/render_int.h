@@ -41,6 +41,10 @@ struct render_view {
 	struct rlist prot_home;	 /* protected paths, floor first: "~/x" or "/abs" */
 	struct rlist prot_glob;	 /* relative name patterns (".env*") */
 	struct rlist writable;	 /* writable roots as written ("~/x" or "/abs") */
+	/* Allowed entries halo-run's address rule refuses (localhost, 10.1.2.3, the
+	 * metadata address... without a matching allowPrivate): left out of `allow` and
+	 * put in `deny`, so no harness allows what halo-run refuses. */
+	struct rlist refused;
 };
 int render_view_build(const struct halo_policy *p, struct render_view *v);
 void render_view_free(struct render_view *v);
@@ -94,6 +98,11 @@ void render_domain_ports(const struct halo_policy *p, const struct render_view *
 			 struct render_out *out, const char *allow_list, const char *allow_tail,
 			 const char *deny_list);
 
+/* One warning per v->refused entry: left out of `allow_list`, denied in `deny_list`
+ * (NULL: the harness has none, so it is only left out). */
+void render_warn_refused(const struct halo_policy *p, const struct render_view *v,
+			 struct render_out *out, const char *allow_list, const char *deny_list);
+
 /* sandbox.mode, failIfUnavailable and the legacy spelling marked, for the harnesses
  * whose managed sandbox holds them. */
 void render_mark_sandbox(const struct halo_policy *p, struct render_out *out);
@@ -140,7 +149,7 @@ void render_warn_cannot(const struct halo_policy *p, struct render_out *out,
 /* The disposition rows every adapter shares: what only halo-run enforces. */
 #define RENDER_DISP_HALO_ONLY                                                                      \
 	[RF_ALLOW_READ] = RD_WARN, [RF_GUARD_PERSISTENCE] = RD_WARN, [RF_CACHES] = RD_WARN,        \
-	[RF_UNIX_SOCKETS] = RD_WARN, [RF_ALLOW_PRIVATE] = RD_WARN, [RF_HOST_PORTS] = RD_WARN,      \
+	[RF_UNIX_SOCKETS] = RD_WARN, [RF_MACOS_ALLOW_TRUSTD] = RD_WARN, [RF_ALLOW_PRIVATE] = RD_WARN, [RF_HOST_PORTS] = RD_WARN,      \
 	[RF_UPSTREAM_PROXY] = RD_WARN, [RF_LIMIT_CPU] = RD_WARN, [RF_LIMIT_MEMORY] = RD_WARN,      \
 	[RF_LIMIT_FSIZE] = RD_WARN, [RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN,       \
 	[RF_LIMIT_WALL] = RD_WARN, [RF_LIMIT_SESSION_IDLE] = RD_WARN, [RF_ENV_PASS] = RD_WARN,     \

@@ -27,7 +27,8 @@ void runner_usage(FILE *out)
 	    "       halo-run policy render --harness NAME [--os linux|macos|windows]\n"
 	    "                [--policy F]... [--out DIR] [--version V]\n"
 	    "                                                 the harness's managed settings\n"
-	    "       halo-run policy import FILE [--from claude-code|srt|codex|cursor|copilot]\n"
+	    "       halo-run policy import FILE [--from claude-code|srt|codex|cursor|copilot] "
+	    "[--lossy]\n"
 	    "                                                 a harness's settings as a policy\n"
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
 	    "fixes\n"
@@ -110,7 +111,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
     FLAG("--resolve", resolve),	     VALUE("--harness", harness),  VALUE("--out", out_dir),
-    VALUE("--version", pin),	     VALUE("--from", from),
+    VALUE("--version", pin),	     VALUE("--from", from),	   FLAG("--lossy", lossy),
     VALUE("--format", format),	     VALUE("--summary-md", summary_md),
     FLAG("--fail-on-deny", fail_on_deny),
     VALUE("--events", events),		     VALUE("--decider", decider),

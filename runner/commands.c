@@ -127,11 +127,20 @@ int runner_cmd_check(const struct runner_opts *o)
 		printf("%s %s\nrule: %s\n", d.allow ? "allow" : "deny", d.host.text, rule);
 	if (d.rule != POLICY_RULE_INVALID_HOST && d.host.kind != POLICY_HOST_NAME && !o->resolve)
 		print_address_class(&d.host);
+	/* What halo-run does end to end: the address rule refuses a literal, or a name
+	 * whose addresses are fixed (localhost...), whatever Decide() said. */
+	enum policy_addr_class cls;
+	bool refused = d.rule != POLICY_RULE_INVALID_HOST &&
+		       policy_entry_address_refused(re.policy, d.host.text, &cls);
+	if (refused && d.host.kind == POLICY_HOST_NAME && !o->resolve)
+		printf("address class: %s (a name with fixed addresses; refused by the proxy "
+		       "unless egress.allowPrivate covers it)\n",
+		       policy_addr_class_name(cls));
 	bool allow = d.allow;
 	if (d.rule != POLICY_RULE_INVALID_HOST)
 		allow = runner_check_request(o, re.policy, d.host.text, target, allow);
 	if (o->harness && d.rule != POLICY_RULE_INVALID_HOST)
-		runner_check_harness(o, re.policy, d.host.text, port, d.allow);
+		runner_check_harness(o, re.policy, d.host.text, port, d.allow && !refused);
 	if (d.allow && re.policy->upstream_proxy && re.policy->mode != POLICY_MODE_OFF)
 		print_route(re.policy, &d.host, port);
 	if (o->resolve && d.rule != POLICY_RULE_INVALID_HOST)

@@ -19,16 +19,29 @@
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 const char *const runner_env_allowlist[] = {
-    "PATH",	      /* how commands are found; a missing one gets DEFAULT_PATH */
-    "HOME",	      /* where tools look for their (read-only, masked) configuration */
-    "USER",	      /* identity only; the same as the mapped uid */
-    "LOGNAME",	      /* POSIX spelling of USER */
-    "SHELL",	      /* the user's shell, for tools that spawn one */
-    "TERM",	      /* terminal capabilities: without it interactive tools misdraw */
-    "COLORTERM",      /* truecolor support, same purpose as TERM */
-    "LANG",	      /* locale: messages, encodings, sorting */
-    "LANGUAGE",	      /* gettext's message-language preference list */
-    "LC_*",	      /* the individual locale categories */
+    "PATH",	 /* how commands are found; a missing one gets DEFAULT_PATH */
+    "HOME",	 /* where tools look for their (read-only, masked) configuration */
+    "USER",	 /* identity only; the same as the mapped uid */
+    "LOGNAME",	 /* POSIX spelling of USER */
+    "SHELL",	 /* the user's shell, for tools that spawn one */
+    "TERM",	 /* terminal capabilities: without it interactive tools misdraw */
+    "COLORTERM", /* truecolor support, same purpose as TERM */
+    "LANG",	 /* locale: messages, encodings, sorting */
+    "LANGUAGE",	 /* gettext's message-language preference list */
+    /* The locale categories glibc knows, by name: "LC_*" let LC_SECRET_TOKEN through. */
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "LC_MONETARY",
+    "LC_MESSAGES",
+    "LC_PAPER",
+    "LC_NAME",
+    "LC_ADDRESS",
+    "LC_TELEPHONE",
+    "LC_MEASUREMENT",
+    "LC_IDENTIFICATION",
     "TZ",	      /* time zone for timestamps */
     "NO_COLOR",	      /* the user's "no colours" preference (no-color.org) */
     "FORCE_COLOR",    /* the opposite request, honoured by node, python and others */
@@ -57,9 +70,12 @@ const char *const runner_env_allowlist[] = {
 };
 
 /* Registry settings: they say where to fetch from, which the proxy still decides.
- * A URL may carry credentials (https://user:token@host/): userinfo is removed from
- * every URL in the value, with a warning naming the variable. A '*' inside a name
- * stands for any registry name (CARGO_REGISTRIES_<NAME>_INDEX). */
+ * A URL may carry credentials: its userinfo (https://user:token@host/), its query
+ * (?token=) and the known path-token forms (Gemfury's /TOKEN/account/) are removed
+ * (env_scrub.c), and GOFLAGS keeps only build-setting flags (no -toolexec), each with
+ * a warning naming the variable. A value that still looks like a token after that is
+ * not passed at all. A '*' inside a name stands for any registry name
+ * (CARGO_REGISTRIES_<NAME>_INDEX). */
 const char *const runner_env_registry[] = {
     "GOPROXY",			   /* Go module proxy list (URLs, "direct", "off") */
     "GOFLAGS",			   /* -mod=, -modcacherw... */
@@ -113,33 +129,6 @@ static bool name_in(const char *const *list, const char *name, size_t len)
 		if (name_match(list[i], name, len))
 			return true;
 	return false;
-}
-
-/* Remove the userinfo of every URL in `v` in place ("https://u:p@h/x" becomes
- * "https://h/x"); URLs may be listed with ',', '|' or blanks between them. Returns
- * whether anything was removed. */
-bool runner_env_strip_userinfo(char *v)
-{
-	bool cut = false;
-	char *p = v;
-
-	while ((p = strstr(p, "://")) != NULL) {
-		/* The authority ends at the next '/' only: a password may hold '?', '#', ',',
-		 * '|' or a blank, and cutting too early would let it through. A '@' in a
-		 * query before any '/' is cut too: losing a URL beats leaking a token. */
-		char *auth = p + 3, *end = auth + strcspn(auth, "/");
-		char *at = NULL;
-
-		for (char *q = auth; q < end; q++)
-			if (*q == '@')
-				at = q;
-		if (at) {
-			memmove(auth, at + 1, strlen(at + 1) + 1);
-			cut = true;
-		}
-		p = auth;
-	}
-	return cut;
 }
 
 /* Length of the name of "NAME=value", or 0 when the entry has no '=' or an empty
@@ -222,26 +211,79 @@ static void buf_remove(struct env_buf *b, const char *name, size_t len)
 	b->n--;
 }
 
+/* A value the default lists would pass that looks like a token (policy_secret_like)
+ * stays out, with a warning naming the variable and the shape, never the value. */
+static bool refuse_secret(const char *name, size_t len, const char *v, struct policy_diags *warn)
+{
+	const char *what;
+
+	if (!policy_secret_like(v, strlen(v), &what))
+		return false;
+	if (warn)
+		policy_diags_add_warning(warn,
+					 "%.*s: not passed: its value looks like %s (name it in "
+					 "env.pass or env.set to pass it on purpose)",
+					 (int)len, name, what);
+	return true;
+}
+
+struct goflag_warn {
+	struct policy_diags *warn;
+	const char *name;
+	size_t len;
+};
+
+static void goflag_dropped(void *arg, const char *label)
+{
+	struct goflag_warn *g = arg;
+
+	if (g->warn)
+		policy_diags_add_warning(g->warn,
+					 "%.*s: %s dropped (only build-setting flags pass: -mod, "
+					 "-trimpath, -tags, -buildvcs, -p, -race, -v...)",
+					 (int)g->len, g->name, label);
+}
+
+/* Cut credentials out of one registry value, a warning for each kind of cut. False
+ * when nothing is left to pass. */
+static bool scrub_registry(const char *name, size_t len, char *v, struct policy_diags *warn)
+{
+	static const struct {
+		bool (*strip)(char *);
+		const char *what;
+	} cuts[] = {
+	    {runner_env_strip_userinfo, "credentials removed from its URL"},
+	    {runner_env_strip_query, "its URL's query removed (tokens ride there)"},
+	    {runner_env_strip_path_tokens, "a token removed from its URL's path"},
+	};
+	struct goflag_warn g = {warn, name, len};
+
+	for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++)
+		if (cuts[k].strip(v) && warn)
+			policy_diags_add_warning(warn, "%.*s: %s (they never enter the sandbox)",
+						 (int)len, name, cuts[k].what);
+	if (len == 7 && memcmp(name, "GOFLAGS", 7) == 0 &&
+	    runner_env_filter_goflags(v, goflag_dropped, &g) > 0 && !v[0])
+		return false;
+	return !refuse_secret(name, len, v, warn);
+}
+
 /* Registry settings from the caller, credentials cut out of their URLs. */
 static int add_registry(struct env_buf *b, char *const *caller, struct policy_diags *warn)
 {
 	for (size_t i = 0; caller && caller[i]; i++) {
 		size_t len = entry_name_len(caller[i]);
 		char *copy;
-		int rc;
+		int rc = 0;
 
 		if (len == 0 || !name_in(runner_env_registry, caller[i], len) ||
-		    slot_of(b, caller[i], len))
+		    slot_of(b, caller[i], len) ||
+		    caller_lookup(caller, caller[i], len) != caller[i])
 			continue;
 		if (!(copy = strdup(caller[i] + len + 1)))
 			return -ENOMEM;
-		if (runner_env_strip_userinfo(copy) && warn)
-			policy_diags_add_warning(
-			    warn,
-			    "%.*s: credentials removed from its URL (they never "
-			    "enter the sandbox)",
-			    (int)len, caller[i]);
-		rc = buf_put(b, caller[i], len, copy);
+		if (scrub_registry(caller[i], len, copy, warn))
+			rc = buf_put(b, caller[i], len, copy);
 		free(copy);
 		if (rc < 0)
 			return rc;
@@ -259,13 +301,17 @@ static int add_vars(struct env_buf *b, const struct policy_kv *v, size_t n)
 	return 0;
 }
 
-static int add_allowlisted(struct env_buf *b, char *const *caller)
+static int add_allowlisted(struct env_buf *b, char *const *caller, struct policy_diags *warn)
 {
 	for (size_t i = 0; caller && caller[i]; i++) {
 		size_t len = entry_name_len(caller[i]);
-		/* The first occurrence wins, as with getenv(). */
+		/* The first occurrence wins, as with getenv(): a refused one is not replaced
+		 * by a later duplicate either. */
 		if (len == 0 || !name_in(runner_env_allowlist, caller[i], len) ||
-		    slot_of(b, caller[i], len))
+		    slot_of(b, caller[i], len) ||
+		    caller_lookup(caller, caller[i], len) != caller[i])
+			continue;
+		if (refuse_secret(caller[i], len, caller[i] + len + 1, warn))
 			continue;
 		if (buf_put(b, caller[i], len, NULL) < 0)
 			return -ENOMEM;
@@ -417,7 +463,7 @@ char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e)
 {
 	const struct halo_policy *p = in->policy;
 	struct env_buf b = {0};
-	int rc = add_allowlisted(&b, in->caller);
+	int rc = add_allowlisted(&b, in->caller, in->warnings);
 
 	if (rc == 0)
 		rc = add_registry(&b, in->caller, in->warnings);

@@ -47,11 +47,20 @@ struct runner_env_in {
 };
 char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e);
 
-/* Cut the userinfo out of every URL in v, in place; true when something was cut. */
+/* Cut the userinfo (everything between "://" and the URL's last '@') out of every URL
+ * in v, in place; true when something was cut. */
 bool runner_env_strip_userinfo(char *v);
+/* Cut the query and fragment of every URL in v; true when something was cut. */
+bool runner_env_strip_query(char *v);
+/* Cut the known path-token segments (Gemfury, Cloudsmith) of every URL in v. */
+bool runner_env_strip_path_tokens(char *v);
+/* Keep in v (space-separated GOFLAGS) only the allowed build-setting flags; `drop` is
+ * called with a printable label ("-toolexec", or "a flag") for each flag removed.
+ * Returns the number removed. */
+int runner_env_filter_goflags(char *v, void (*drop)(void *arg, const char *label), void *arg);
 
-/* The names kept from the caller's environment by default (NULL-terminated). A '*'
- * stands for one or more characters (LC_*). */
+/* The names kept from the caller's environment by default (NULL-terminated), unless
+ * the value looks like a token (policy_secret_like; a warning names the variable). */
 extern const char *const runner_env_allowlist[];
 /* Registry settings kept with their URLs' credentials removed. */
 extern const char *const runner_env_registry[];

@@ -44,7 +44,11 @@ static int print_macos(const struct runner_env *re)
 	snprintf(tmpdir, sizeof(tmpdir), "%s/halo-run.XXXXXX", base);
 	if (macos_self_exe(self, sizeof(self)) < 0)
 		self[0] = '\0';
+	struct macos_ttys ttys;
+	macos_caller_ttys(&ttys); /* as a launch from here would name them */
 	struct macos_profile_in in = {
+	    .ttys = ttys.v,
+	    .n_ttys = ttys.n,
 	    .policy = re->policy,
 	    .workspace = re->workspace,
 	    .pw_home = re->pw_home,
@@ -64,8 +68,8 @@ static int print_macos(const struct runner_env *re)
 		return HALO_EXIT_SETUP;
 	}
 	snprintf(note, sizeof(note),
-		 "policy: %s; workspace: %s; per run: the proxy port (here %u) and TMPDIR (here "
-		 "%s) are chosen at launch",
+		 "policy: %s; workspace: %s; per run: the proxy port (here %u), TMPDIR (here "
+		 "%s) and the caller's terminal (TTY_n) are chosen at launch",
 		 re->policy->source ? re->policy->source : "?", re->workspace, MACOS_EXAMPLE_PORT,
 		 tmpdir);
 	macos_profile_write(&prof, note, stdout);

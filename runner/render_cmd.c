@@ -155,7 +155,7 @@ static bool exists(const char *abs)
 int runner_cmd_policy_import(const struct runner_opts *o)
 {
 	struct policy_ctx ctx = {0};
-	struct render_import_world w = {&ctx, exists};
+	struct render_import_world w = {&ctx, exists, o->lossy};
 	char home[4096];
 	enum render_import_kind kind = RI_GUESS;
 	struct render_import r = {0};
@@ -186,12 +186,18 @@ int runner_cmd_policy_import(const struct runner_opts *o)
 	ctx.env_home = getenv("HOME") && getenv("HOME")[0] == '/' ? getenv("HOME") : NULL;
 	if ((rc = read_input(o->rest[1], &buf, &len)) != 0)
 		return rc;
-	if (render_import(buf, len, kind, &w, &r, &e) < 0) {
+	rc = render_import(buf, len, kind, &w, &r, &e);
+	free(buf);
+	/* Each deny entry the policy cannot hold, named: never printed as "dropped". */
+	for (size_t i = 0; i < r.n_lost; i++)
+		fprintf(stderr, "halo-run: import: cannot hold: %s\n", r.lost[i]);
+	if (rc < 0) {
 		fprintf(stderr, "halo-run: import: %s: %s\n", o->rest[1], e.msg);
-		free(buf);
+		render_import_free(&r);
 		return HALO_EXIT_SETUP;
 	}
-	free(buf);
+	for (size_t i = 0; i < r.n_subst; i++)
+		fprintf(stderr, "halo-run: import: substituted (tighter): %s\n", r.subst[i]);
 	for (size_t i = 0; !o->quiet && i < r.n_warnings; i++)
 		fprintf(stderr, "halo-run: warning: %s: %s\n", render_import_kind_name(r.kind),
 			r.warnings[i]);
@@ -225,7 +231,7 @@ static void check_one(const struct render_adapter *a, const struct runner_opts *
 	if (h_allow != allow)
 		printf("  differs from halo-run (%s): run the command under halo-run for "
 		       "halo-run's decision\n",
-		       allow ? "allow" : "deny");
+		       allow ? "allow" : "deny, Decide() or the address rule");
 	if (render_policy(a, p, &ro, &out, &e) < 0)
 		printf("  warning: %s\n", e.msg);
 	for (size_t i = 0; i < out.n_w; i++)

@@ -14,9 +14,17 @@ extern char **environ;
 /* Tool caches on macOS are per-run, in the run's own TMPDIR (made 0700 and removed at
  * the end): the profile allows writes there, and no host tool reads it. Kept caches,
  * as on Linux, need a writable path in the profile: not yet. */
+/* What the builder needs from the run: the policy, and whether to keep quiet. */
+static struct env_arg {
+	const struct halo_policy *policy;
+	bool quiet;
+} env_arg;
+
 static char **build_env(void *arg, const char *proxy_url, const char *tmpdir, struct halo_err *e)
 {
-	const struct halo_policy *p = arg;
+	const struct env_arg *a = arg;
+	const struct halo_policy *p = a->policy;
+	struct policy_diags d = {0};
 	struct runner_caches c;
 	char root[1024];
 	char **env;
@@ -25,7 +33,8 @@ static char **build_env(void *arg, const char *proxy_url, const char *tmpdir, st
 				   .caller = environ,
 				   .tmpdir = tmpdir,
 				   .proxy = proxy_url != NULL,
-				   .http_url = proxy_url};
+				   .http_url = proxy_url,
+				   .warnings = &d};
 
 	memset(&c, 0, sizeof(c));
 	if (p && p->mode != POLICY_MODE_OFF &&
@@ -37,6 +46,11 @@ static char **build_env(void *arg, const char *proxy_url, const char *tmpdir, st
 	}
 	env = runner_env_build_in(&in, e);
 	runner_caches_release(&c);
+	/* What the environment left out or cut (a token-shaped value, a URL's userinfo),
+	 * named as on Linux. */
+	for (size_t i = 0; !a->quiet && i < d.n_warnings; i++)
+		fprintf(stderr, "halo-run: warning: %s\n", d.warnings[i]);
+	policy_diags_free(&d);
 	return env;
 }
 
@@ -46,7 +60,8 @@ int runner_macos_launch_fill(runner_launch *l, char *self, size_t self_len)
 		self[0] = '\0'; /* the launcher refuses to start without it */
 	l->self_exe = self;
 	l->build_env = build_env;
-	l->build_env_arg = (void *)l->policy;
+	env_arg = (struct env_arg){l->policy, l->quiet};
+	l->build_env_arg = &env_arg;
 	return 0;
 }
 #endif

@@ -32,6 +32,7 @@ struct runner_opts {
 	const char *out_dir; /* policy render --out DIR */
 	const char *pin;     /* policy render --version V: the harness version pinned */
 	const char *from;    /* policy import --from KIND */
+	bool lossy;	     /* policy import --lossy: nearest tighter form, each printed */
 	const char *format;  /* report --format text|markdown|json */
 	const char *summary_md;	     /* run: the markdown report of this run, written at exit */
 	bool fail_on_deny;	     /* run, report: HALO_EXIT_DENIED when something was denied */

@@ -1,6 +1,6 @@
 /* libFuzzer target for `policy import`'s parsers (JSON settings of every harness and
  * the TOML reader): whatever the input, an error with a reason or a policy that
- * loads and validates; the first byte picks the kind. Everything is freed. */
+ * loads and validates; the first byte picks the kind and --lossy. Everything is freed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,8 @@
 #include "tests/fuzz/fuzz_check.h"
 
 static const struct policy_ctx ctx = {"/home/u", "/home/env", "/home/u/ws", NULL};
-static const struct render_import_world world = {&ctx, NULL};
+static const struct render_import_world world = {&ctx, NULL, false};
+static const struct render_import_world lossy = {&ctx, NULL, true};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,7 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	kind = (enum render_import_kind)(data[0] % 6);
-	rc = render_import((const char *)data + 1, size - 1, kind, &world, &r, &e);
+	/* the next bit of the first byte: --lossy (substitutions instead of refusals) */
+	rc = render_import((const char *)data + 1, size - 1, kind, (data[0] / 6) & 1 ? &lossy : &world,
+			   &r, &e);
 	if (rc == 0) {
 		struct policy_diags d = {0};
 		struct halo_policy *p = NULL;

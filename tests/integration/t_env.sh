@@ -47,6 +47,34 @@ expect_match "warning names GOPROXY" "warning: GOPROXY: credentials removed" "$E
 expect_match "warning names PIP_INDEX_URL" "warning: PIP_INDEX_URL: credentials removed" "$ERR"
 expect "the warning never shows the secret" 0 "$(grep -c "$SECRET" <<<"$ERR")"
 
+# ------------------------------------- issue 33: no secret in by name or by value
+GHP=ghp_h5${SECRET//-/}abcdefghijklmnopqrstuvwxyz
+OUT=$(env LC_SECRET_TOKEN=$SECRET LC_GH_TOKEN=$SECRET LC_TIME=C.UTF-8 CI=$GHP TERM=xterm \
+	PIP_INDEX_URL="https://pypi.corp.example/simple/?token=$SECRET" \
+	PIP_EXTRA_INDEX_URL="https://pypi.fury.io/$SECRET/acme/" \
+	YARN_REGISTRY="https://u:pa/$SECRET@r.corp.example/" \
+	GOFLAGS="-mod=mod -toolexec=/tmp/h5-$SECRET -exec=/tmp/x -trimpath" \
+	timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
+ERR=$(cat "$E")
+expect "LC_SECRET_TOKEN absent (not a locale category)" "<unset>" "$(var LC_SECRET_TOKEN)"
+expect "LC_GH_TOKEN absent" "<unset>" "$(var LC_GH_TOKEN)"
+expect "LC_TIME passes" C.UTF-8 "$(var LC_TIME)"
+expect "CI holding a GitHub token is not passed" "<unset>" "$(var CI)"
+expect "TERM beside it passes" xterm "$(var TERM)"
+expect_match "warning names CI and the shape" "warning: CI: not passed: its value looks like a GitHub token" "$ERR"
+expect "PIP_INDEX_URL loses its ?token= query" "https://pypi.corp.example/simple/" "$(var PIP_INDEX_URL)"
+expect "Gemfury path token removed" "https://pypi.fury.io/acme/" "$(var PIP_EXTRA_INDEX_URL)"
+expect "a userinfo holding '/' is cut whole" "https://r.corp.example/" "$(var YARN_REGISTRY)"
+expect "GOFLAGS keeps only allowed flags" "-mod=mod -trimpath" "$(var GOFLAGS)"
+expect_match "warning names GOFLAGS -toolexec" "warning: GOFLAGS: -toolexec dropped" "$ERR"
+expect_match "warning names the query cut" "warning: PIP_INDEX_URL: its URL's query removed" "$ERR"
+expect "issue 33: no secret inside" 0 "$(grep -c "$SECRET" <<<"$OUT")"
+expect "issue 33: no secret in the warnings" 0 "$(grep -c "$SECRET" <<<"$ERR")"
+printf 'env:\n  pass: [CI]\n  set: {T_SET_TOK: "%s"}\n' "$GHP" >tokpol.yaml
+OUT=$(env CI=$GHP timeout -k 2 20 "$HALO" --policy tokpol.yaml -- env 2>"$E" </dev/null)
+expect "env.pass: the policy author's choice passes a token value" "$GHP" "$(var CI)"
+expect "env.set: the policy author's token value is set" "$GHP" "$(var T_SET_TOK)"
+
 # ------------------------------------- Node: no warning from halo-run's settings
 if command -v node >/dev/null; then
 	OUT=$(timeout 20 "$HALO" -- node -e 'process.emitWarning("agent", {code: "UNDICI-EHPA"});

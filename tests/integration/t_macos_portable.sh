@@ -70,6 +70,49 @@ expect_match "profile: the double quote is named" 'contains a double quote' "$ER
 sbx profile --os macos --policy off.yaml
 expect "profile: mode off: exit 0, no profile" "0 0" "$RC $(grep -c '(version 1)' <<<"$OUT")"
 
+# Issue 33: the doors the profile closes. No trustd/ocspd (they fetch certificate URLs
+# past the proxy) unless the policy opts in, with a warning; no sysmond; no AF_SYSTEM
+# sockets; the caller's own terminal by literal path, every other /dev/ttys* denied.
+sbx profile --os macos --policy pol.yaml
+allows=$(sed -n '/^(allow/,/^[(;]/p' <<<"$OUT")
+expect "profile: trustd not allowed by default" 0 "$(grep -c 'com.apple.trustd' <<<"$OUT")"
+expect "profile: ocspd not allowed by default" 0 "$(grep -c 'com.apple.ocspd' <<<"$OUT")"
+expect "profile: no sysmond" 0 "$(grep -c 'sysmond' <<<"$OUT")"
+expect "profile: no AF_SYSTEM sockets" 0 "$(grep -c 'AF_SYSTEM' <<<"$OUT")"
+expect "profile: no write/ioctl rule over every /dev/ttys" 0 \
+	"$(grep -c 'ttys\[0-9\]+\$") (vnode-type' <<<"$OUT")"
+expect_match "profile: other terminals denied" \
+	'^  \(require-all \(regex #"\^/dev/ttys\[0-9\]\+\$"\)$' "$OUT"
+expect "profile: stdin not a terminal: no terminal named" 0 "$(grep -c 'TTY_0' <<<"$OUT")"
+printf 'sandbox:\n  macos: {allowTrustd: true}\n' >trustd.yaml
+sbx profile --os macos --policy trustd.yaml
+expect "profile: allowTrustd: trustd allowed" 1 "$(grep -c '(global-name "com.apple.trustd")' <<<"$OUT")"
+expect_match "profile: allowTrustd: warned as an egress path" \
+	"warning: .*sandbox.macos.allowTrustd: .*an egress path" "$ERR"
+printf 'sandbox:\n  macos: {allowTrustd: "yes"}\n' >trustd_bad.yaml
+sbx profile --os macos --policy trustd_bad.yaml
+expect "profile: allowTrustd not a boolean: refused (125)" 125 "$RC"
+cat >ptyout.py <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
+P = Pty(sys.argv[1:])
+P.drain(10)
+P.status(5)
+sys.stdout.write(P.buf.decode(errors="replace").replace("\r", ""))
+EOF
+if command -v python3 >/dev/null; then
+	OUT=$(timeout -k 2 30 python3 ptyout.py "$HALO" profile --os macos --policy pol.yaml 2>&1 </dev/null)
+	expect_match "profile on a terminal: the caller's terminal is a parameter" \
+		'^;;   -D TTY_0=/dev/pts/[0-9]+$' "$OUT"
+	expect_match "profile on a terminal: allowed by literal path" \
+		'^      \(literal \(param "TTY_0"\)\)\)\)\)$' "$OUT"
+	expect_match "profile on a terminal: carved out of the deny of the others" \
+		'^    \(require-not \(literal \(param "TTY_0"\)\)\)\)\)$' "$OUT"
+else
+	skip "profile on a terminal" "python3 not installed"
+fi
+
 # Only the portable build goes further.
 sbx --dry-run --policy pol.yaml -- true
 if ! grep -q "macOS launcher" <<<"$OUT"; then
@@ -167,6 +210,17 @@ expect "env: no GITHUB_TOKEN" 0 "$(grep -c '^GITHUB_TOKEN=' <<<"$OUT")"
 expect "env: no AWS secret" 0 "$(grep -c '^AWS_SECRET_ACCESS_KEY=' <<<"$OUT")"
 expect "env: no SSH_AUTH_SOCK" 0 "$(grep -c '^SSH_AUTH_SOCK=' <<<"$OUT")"
 expect "env: HALO_SANDBOX=1" 1 "$(grep -cx 'HALO_SANDBOX=1' <<<"$OUT")"
+# issue 33: the same environment rules as on Linux, with the same warnings
+GHP=ghp_h5abcdefghijklmnopqrstuvwxyz0123456789
+CI=$GHP LC_GH_TOKEN=x GOFLAGS="-mod=mod -toolexec=/tmp/x" sbx "${P[@]}" -- env
+expect "env (macOS): CI holding a token is not passed" 0 "$(grep -c '^CI=' <<<"$OUT")"
+expect "env (macOS): LC_GH_TOKEN is not a locale category" 0 "$(grep -c '^LC_GH_TOKEN=' <<<"$OUT")"
+expect "env (macOS): GOFLAGS keeps only allowed flags" "GOFLAGS=-mod=mod" "$(grep '^GOFLAGS=' <<<"$OUT")"
+expect_match "env (macOS): the warning names CI" "warning: CI: not passed: its value looks like a GitHub token" "$ERR"
+expect "env (macOS): the token is nowhere" 0 "$(grep -c "$GHP" <<<"$OUT$ERR")"
+rm -f "$FAKE_SBX_LOG"
+GITHUB_TOKEN=ghp_x AWS_SECRET_ACCESS_KEY=y SSH_AUTH_SOCK=/tmp/agent \
+	sbx "${P[@]}" -- sh -c 'env; echo "tmp=$TMPDIR"; test -d "$TMPDIR" && touch "$TMPDIR/x" && echo tmp-writable'
 url=$(sed -n 's/^HTTPS_PROXY=//p' <<<"$OUT")
 expect_match "env: proxy URL carries the run's secret" '^http://halo:[0-9a-f]{32}@127\.0\.0\.1:[0-9]+$' "$url"
 port=${url##*:}
@@ -303,9 +357,12 @@ elif mode == "intr":
     os.write(P.fd, b"\x03")
     print("status", P.status(10))
 EOF
+rm -f "$FAKE_SBX_LOG"
 out=$(timeout 40 python3 ptydrive.py read "$HALO" "${P[@]}" -- sh -c 'echo ready; read x; echo "got:$x"' 2>&1)
 expect "tty: the command reads the terminal (it has the foreground)" yes "$(sed -n 's/^read //p' <<<"$out")"
 expect "tty: exit 0" 0 "$(sed -n 's/^status //p' <<<"$out")"
+expect_match "tty: the launch named the caller's terminal to sandbox-exec" \
+	'^TTY_0=/dev/pts/[0-9]+$' "$(sed -n '/^== params/,/^== fds/p' "$FAKE_SBX_LOG")"
 out=$(timeout 40 python3 ptydrive.py intr "$HALO" "${P[@]}" -- sh -c 'echo ready; exec sleep 30' 2>&1)
 expect "tty: ^C reaches the command once: 130" 130 "$(sed -n 's/^status //p' <<<"$out")"
 

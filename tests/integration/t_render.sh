@@ -59,6 +59,66 @@ expect "mode off renders no setting" "{
 }" "$OUT"
 expect_match "mode off is a warning for the harness" '^halo-run: warning: claude-code: sandbox.mode: off' "$ERR"
 
+# ------------------------------------------- issue 29: never allow what halo-run refuses
+cat >lit.yaml <<'P'
+egress:
+  allowedDomains: [localhost, 169.254.169.254, 10.1.2.3, "*.localhost", ok.example, 10.20.1.1]
+  allowPrivate: [10.20.0.0/16]
+P
+cat >leak.py <<'PY'
+import json, re, sys
+lit, where = sys.argv[1].replace("\\", ""), sys.argv[2]
+text = sys.stdin.read()
+if re.search(r'^"%s" = "allow"$' % re.escape(lit), text, re.M):
+    print(where, lit)
+for chunk in re.split(r"^# file: .*$", text, flags=re.M):
+    try:
+        doc = json.loads(chunk)
+    except ValueError:
+        continue
+    def walk(o, key=""):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                walk(v, k)
+        elif isinstance(o, list) and key in ("allowedDomains", "allowedHosts", "allow"):
+            if lit in o:
+                print(where, lit)
+    walk(doc)
+PY
+leak=""; nowarn=""; : >leaks.txt
+for h in $HARNESSES; do
+	for os in linux macos windows; do
+		run "$HALO" policy render --harness "$h" --os "$os" --policy lit.yaml
+		[ "$RC" = 0 ] || leak+=" $h/$os:rc=$RC"
+		for lit in localhost 169.254.169.254 10.1.2.3 '\*\.localhost'; do
+			# an allow entry: in an allow list (JSON), or a TOML "= allow" key
+			python3 leak.py "$lit" "$h/$os" <<<"$OUT" >>leaks.txt || true
+			case "$h" in gemini|cursor) ;; *)
+				grep -q "warning: $h: egress.allowedDomains: $lit: halo-run refuses its address" <<<"$ERR" ||
+					nowarn+=" $h/$os/$lit" ;;
+			esac
+		done
+		grep -q '10.20.1.1: halo-run refuses' <<<"$ERR" && leak+=" $h/$os:warned-for-allowPrivate"
+	done
+done
+expect "issue 29: no harness allows localhost, 169.254.169.254, 10.1.2.3, *.localhost" "" \
+	"$(tr '\n' ' ' <leaks.txt)$leak"
+expect "issue 29: a warning names each refused entry, per harness with a domain rule" "" "$nowarn"
+run "$HALO" policy render --harness claude-code --policy lit.yaml
+expect "issue 29: claude-code denies them instead" "localhost 169.254.169.254 10.1.2.3 *.localhost" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["deniedDomains"]))' <<<"$OUT")"
+expect "issue 29: the allowPrivate-covered literal stays allowed" "ok.example 10.20.1.1" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["allowedDomains"]))' <<<"$OUT")"
+run "$HALO" check --policy lit.yaml --harness claude-code localhost
+expect "issue 29: check --harness: claude-code denies localhost as halo-run does" 0 \
+	"$(grep -c 'differs from halo-run' <<<"$OUT")"
+expect_match "issue 29: check names localhost's fixed address class" \
+	'^address class: loopback \(a name with fixed addresses' "$OUT"
+printf 'egress: {default: allow}\n' >open.yaml
+run "$HALO" check --policy open.yaml --harness claude-code 10.9.9.9
+expect_match "issue 29: check --harness says where the harness decides differently" \
+	'^  differs from halo-run \(deny' "$OUT"
+
 # ---------------------------------------------------------------- usage, pins, --out
 expect_rc "unknown harness: 125" 125 "$HALO" policy render --harness vim --policy reference.yaml
 expect_rc "no --harness: 125" 125 "$HALO" policy render --policy reference.yaml
@@ -78,6 +138,39 @@ expect_match "stdout: each Codex file after a '# file:' line" '^# file: managed_
 mkdir -p out3; ln -sf "$TMPDIR/victim" out3/requirements.toml
 run "$HALO" policy render --harness codex --out out3 --policy reference.yaml
 expect "--out refuses to write through a symlink" "125:absent" "$RC:$([ -e victim ] && echo present || echo absent)"
+
+# ------------------------------------------- issue 22: import is never looser than its source
+# A Claude Code denyRead the policy language cannot hold (a glob inside a ~/ path):
+# refused, naming the entry; with --lossy its enclosing directory is protected, and a
+# file under it is unreadable inside the sandbox. The home is under /var/tmp (the
+# sandbox's /tmp is fresh) and is $HOME, which `~` in a policy also means.
+IH=$(mktemp -d /var/tmp/halo-import.XXXXXX) || exit 1
+trap 'rm -rf "$IH"' EXIT
+mkdir -p "$IH/secrets/a"
+echo "IMPORTSECRET pem" >"$IH/secrets/a/x.pem"
+printf '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["~/secrets/**/*.pem"]}}}\n' >pem.json
+run env HOME="$IH" "$HALO" policy import --from claude-code pem.json
+expect "import: a denyRead it cannot hold refuses the import (125), nothing on stdout" "125:" "$RC:$OUT"
+expect_match "import: the refused entry is named" \
+	'^halo-run: import: cannot hold: sandbox.filesystem.denyRead: ~/secrets/\*\*/\*\.pem: ' "$ERR"
+expect_match "import: the refusal points at --lossy" 'looser than its source' "$ERR"
+run env HOME="$IH" "$HALO" policy import --lossy --from claude-code pem.json
+printf '%s\n' "$OUT" >pem.yaml
+expect "import --lossy: exit 0" 0 "$RC"
+expect_match "import --lossy: the enclosing directory is protected" '^    - "~/secrets"$' "$OUT"
+expect_match "import --lossy: the substitution is printed" \
+	'^halo-run: import: substituted \(tighter\): sandbox.filesystem.denyRead: ~/secrets/\*\*/\*\.pem -> ~/secrets ' "$ERR"
+run env HOME="$IH" "$HALO" validate pem.yaml
+expect "import --lossy: the result validates" 0 "$RC"
+run env HOME="$IH" "$HALO" -- cat "$IH/secrets/a/x.pem"
+if [ "$RC" = 0 ] && [ "$OUT" = "IMPORTSECRET pem" ]; then
+	ok "control: without the imported policy the file is readable inside"
+	run env HOME="$IH" "$HALO" --policy pem.yaml -- cat "$IH/secrets/a/x.pem"
+	expect "import --lossy: cat ~/secrets/a/x.pem inside fails" "nonzero:0" \
+		"$([ "$RC" != 0 ] && echo nonzero || echo "zero"):$(grep -c IMPORTSECRET <<<"$OUT")"
+else
+	skip "import --lossy: cat ~/secrets/a/x.pem inside" "the sandbox does not run here (rc $RC: ${ERR:0:120})"
+fi
 
 # ---------------------------------------------------------------- import round trips
 HOSTS="ai.acme.example github.com api.github.com gist.github.com pastebin.com example.org raw.githubusercontent.com codeberg.org x.pastebin.com"

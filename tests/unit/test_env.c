@@ -266,11 +266,13 @@ START_TEST(allowlist_contents)
 	for (; runner_env_allowlist[n]; n++) {
 		ck_assert_str_ne(runner_env_allowlist[n], "SSH_AUTH_SOCK");
 		ck_assert_msg(strncmp(runner_env_allowlist[n], "LD_", 3) != 0, "loader variable");
-		if (strcmp(runner_env_allowlist[n], "LC_*") == 0)
+		ck_assert_msg(!strchr(runner_env_allowlist[n], '*'), "a pattern: %s",
+			      runner_env_allowlist[n]);
+		if (strcmp(runner_env_allowlist[n], "LC_IDENTIFICATION") == 0)
 			has_lc = true;
 	}
 	ck_assert(has_lc);
-	ck_assert_int_eq(n, 31);
+	ck_assert_int_eq(n, 43);
 	for (size_t i = 0; runner_env_registry[i]; i++)
 		ck_assert_msg(!strstr(runner_env_registry[i], "TOKEN") &&
 				  !strstr(runner_env_registry[i], "AUTH"),
@@ -320,7 +322,7 @@ START_TEST(registry_settings_without_credentials)
 			  "CARGO_REGISTRIES_CORP_TOKEN=secret",
 			  "CARGO_REGISTRIES__INDEX=empty-name",
 			  "NPM_TOKEN=secret",
-			  "UV_INDEX_URL=https://pypi.example/simple/@scope",
+			  "UV_INDEX_URL=https://pypi.example/simple/",
 			  NULL};
 	struct halo_err e = {{0}};
 	struct policy_diags d = {0};
@@ -338,8 +340,7 @@ START_TEST(registry_settings_without_credentials)
 	expect_value(env, "CARGO_REGISTRIES_CORP_TOKEN", NULL);
 	expect_value(env, "CARGO_REGISTRIES__INDEX", NULL);
 	expect_value(env, "NPM_TOKEN", NULL);
-	/* '@' in a path is not userinfo */
-	expect_value(env, "UV_INDEX_URL", "https://pypi.example/simple/@scope");
+	expect_value(env, "UV_INDEX_URL", "https://pypi.example/simple/");
 	ck_assert_uint_eq(d.n_warnings, 4);
 	ck_assert(strstr(d.warnings[0], "GOPROXY") != NULL);
 	for (size_t i = 0; i < d.n_warnings; i++)
@@ -360,7 +361,11 @@ START_TEST(strip_userinfo_table)
 	    {"https://u@h", "https://h"},
 	    {"https://u:p@h:8080/x?y#z", "https://h:8080/x?y#z"},
 	    {"https://u:p@ss@h/", "https://h/"},
-	    {"https://h/a@b", "https://h/a@b"},
+	    /* an '@' anywhere in a URL ends a userinfo: losing a path beats a leak */
+	    {"https://h/a@b", "https://b"},
+	    {"https://u:pa/ss@h/", "https://h/"},
+	    {"https://tok/en+x@h/s,https://i/", "https://h/s,https://i/"},
+	    {"sparse+https://a/b@c,git+https://d@e", "sparse+https://c,git+https://e"},
 	    {"https://h?q=a@b", "https://b"},
 	    {"https://u:pa?ss@h/", "https://h/"},
 	    {"https://u:pa ss|x@h/", "https://h/"},
@@ -378,6 +383,160 @@ START_TEST(strip_userinfo_table)
 		ck_assert_msg(strcmp(buf, t[i].out) == 0, "%s -> %s, want %s", t[i].in, buf,
 			      t[i].out);
 	}
+}
+END_TEST
+
+/* Issue 33: LC_* only for the locale categories glibc knows. */
+START_TEST(lc_categories_by_name)
+{
+	char *caller[] = {"LC_ALL=C.UTF-8",	     "LC_IDENTIFICATION=de_DE.UTF-8",
+			  "LC_MEASUREMENT=metric_x", "LC_SECRET_TOKEN=s3cr3t",
+			  "LC_GH_TOKEN=s3cr3t",	     "LC_=x",
+			  "LC_all=x",		     NULL};
+	struct halo_err e = {{0}};
+	char **env = runner_env_build(NULL, caller, "/tmp", &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "LC_ALL", "C.UTF-8");
+	expect_value(env, "LC_IDENTIFICATION", "de_DE.UTF-8");
+	expect_value(env, "LC_MEASUREMENT", "metric_x");
+	expect_value(env, "LC_SECRET_TOKEN", NULL);
+	expect_value(env, "LC_GH_TOKEN", NULL);
+	expect_value(env, "LC_", NULL);
+	expect_value(env, "LC_all", NULL);
+	runner_env_free(env);
+}
+END_TEST
+
+#define GHP "ghp_abcdefghijklmnopqrstuvwxyzABCDEF0123"
+#define JWT "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl"
+#define B64 "Xq7pL2mZ9vB4nR8sT1wY6kD3hF5jG0cAeUoIiQ"
+
+/* Default-passed names holding a token stay out, with a warning naming the variable
+ * and never the value; ordinary values pass; env.pass and env.set still pass one. */
+START_TEST(token_values_refused)
+{
+	char *caller[] = {"CI=" GHP,
+			  "TERM=" JWT,
+			  "TZ=x" B64,
+			  "LANG=AKIAABCDEFGHIJKLMNOP",
+			  "COLUMNS=" GHP,
+			  "COLUMNS=80", /* a later duplicate must not replace the refused one */
+			  "LC_TIME=xoxb-1234567890-abcdefghij",
+			  "PATH=/nix/store/0c0qsyb3m9v0l4xdn8b6bwq1gm9h5jn2-coreutils-9.5/bin:"
+			  "/home/alice/.local/share/JetBrains/Toolbox2024/scripts:/usr/bin",
+			  "HOME=/Users/Alice.Smith-Longname/Projects/ExampleCompany2024",
+			  "SHELL=/opt/homebrew/Cellar/bash/5.2.26/bin/bash",
+			  "USER=0123456789abcdef0123456789abcdef01234567",
+			  "LOGNAME=a1b2c3d4-e5f6-7890-abcd-ef1234567890",
+			  "COLORTERM=truecolor",
+			  "GITHUB_ACTIONS=true",
+			  "BUILDKITE=ThisIsALongCamelCaseIdentifierName2",
+			  "MY_PASSED=" GHP,
+			  NULL};
+	char *pass[] = {"MY_PASSED"};
+	struct policy_kv set[] = {{"T_SET", GHP}};
+	struct halo_policy p;
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+
+	memset(&p, 0, sizeof(p));
+	p.env_pass = (struct policy_list){pass, 1, true};
+	p.env_set = set;
+	p.n_env_set = 1;
+	struct runner_env_in in = {.policy = &p, .caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	for (const char *const *n = (const char *const[]){"CI", "TERM", "TZ", "LANG", "COLUMNS",
+							    "LC_TIME", NULL};
+	     *n; n++)
+		expect_value(env, *n, NULL);
+	expect_value(env, "PATH", caller[7] + 5);
+	expect_value(env, "HOME", caller[8] + 5);
+	expect_value(env, "SHELL", caller[9] + 6);
+	expect_value(env, "USER", caller[10] + 5);
+	expect_value(env, "LOGNAME", caller[11] + 8);
+	expect_value(env, "COLORTERM", "truecolor");
+	expect_value(env, "BUILDKITE", "ThisIsALongCamelCaseIdentifierName2");
+	expect_value(env, "MY_PASSED", GHP);
+	expect_value(env, "T_SET", GHP);
+	ck_assert_uint_eq(d.n_warnings, 6);
+	ck_assert(strstr(d.warnings[0], "CI: not passed: its value looks like a GitHub token"));
+	ck_assert(strstr(d.warnings[1], "TERM: not passed: its value looks like a JWT"));
+	for (size_t i = 0; i < d.n_warnings; i++)
+		ck_assert_msg(!strstr(d.warnings[i], "ghp_") && !strstr(d.warnings[i], "eyJ") &&
+				  !strstr(d.warnings[i], "Xq7p") && !strstr(d.warnings[i], "AKIA"),
+			      "%s", d.warnings[i]);
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
+/* Registry URLs lose tokens in the query and the known path forms; a value still
+ * holding a token is not passed; GOFLAGS keeps only build-setting flags. */
+START_TEST(registry_tokens_and_goflags)
+{
+	char *caller[] = {
+	    "PIP_INDEX_URL=https://pypi.corp.example/simple/?token=T0PSECRET&x=1",
+	    "GOPROXY=https://goproxy.corp.example/?auth=T1PSECRET#frag,direct",
+	    "PIP_EXTRA_INDEX_URL=https://pypi.fury.io/T2PSECRET/acme/ https://pypi.fury.io/acme/",
+	    "npm_config_registry=https://npm-proxy.fury.io:443/T3PSECRET/acme/",
+	    "UV_INDEX_URL=https://dl.cloudsmith.io/T4PSECRET/acme/repo/python/simple/",
+	    "UV_DEFAULT_INDEX=https://dl.cloudsmith.io/public/acme/repo/python/simple/",
+	    "YARN_REGISTRY=https://u:p/T5PSECRET@r.example/",
+	    "UV_EXTRA_INDEX_URL=https://r.example/" GHP "/simple/",
+	    "GOFLAGS=-mod=mod -toolexec=/tmp/evil -trimpath --tags=netgo,osusergo -exec=/x "
+	    "-overlay=/o.json -ldflags=-extld=/x -buildvcs=false -p=4 -race -mod=evil -v=true",
+	    "GONOSUMDB=corp.example/*",
+	    NULL};
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "PIP_INDEX_URL", "https://pypi.corp.example/simple/");
+	expect_value(env, "GOPROXY", "https://goproxy.corp.example/,direct");
+	expect_value(env, "PIP_EXTRA_INDEX_URL",
+		     "https://pypi.fury.io/acme/ https://pypi.fury.io/acme/");
+	expect_value(env, "npm_config_registry", "https://npm-proxy.fury.io:443/acme/");
+	expect_value(env, "UV_INDEX_URL", "https://dl.cloudsmith.io/acme/repo/python/simple/");
+	expect_value(env, "UV_DEFAULT_INDEX",
+		     "https://dl.cloudsmith.io/public/acme/repo/python/simple/");
+	expect_value(env, "YARN_REGISTRY", "https://r.example/");
+	expect_value(env, "UV_EXTRA_INDEX_URL", NULL);
+	expect_value(env, "GOFLAGS", "-mod=mod -trimpath --tags=netgo,osusergo -buildvcs=false "
+				     "-p=4 -race -v=true");
+	expect_value(env, "GONOSUMDB", "corp.example/*");
+	for (size_t i = 0; env[i]; i++)
+		ck_assert_msg(!strstr(env[i], "PSECRET") && !strstr(env[i], "ghp_"), "%s", env[i]);
+	for (size_t i = 0; i < d.n_warnings; i++)
+		ck_assert_msg(!strstr(d.warnings[i], "PSECRET") && !strstr(d.warnings[i], "ghp_") &&
+				  !strstr(d.warnings[i], "/tmp/evil"),
+			      "%s", d.warnings[i]);
+	bool toolexec = false, exec = false, mod = false, uv = false;
+	for (size_t i = 0; i < d.n_warnings; i++) {
+		toolexec |= strstr(d.warnings[i], "GOFLAGS: -toolexec dropped") != NULL;
+		exec |= strstr(d.warnings[i], "GOFLAGS: -exec dropped") != NULL;
+		mod |= strstr(d.warnings[i], "GOFLAGS: -mod dropped") != NULL;
+		uv |= strstr(d.warnings[i], "UV_EXTRA_INDEX_URL: not passed") != NULL;
+	}
+	ck_assert(toolexec && exec && mod && uv);
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
+START_TEST(goflags_only_bad)
+{
+	char *caller[] = {"GOFLAGS=-toolexec=/x", NULL};
+	struct halo_err e = {{0}};
+	char **env = runner_env_build(NULL, caller, "/tmp", &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "GOFLAGS", NULL);
+	runner_env_free(env);
 }
 END_TEST
 
@@ -455,6 +614,10 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, strip_userinfo_table);
 	tcase_add_test(tc, vars_below_pass_and_set);
 	tcase_add_test(tc, proxy_variables_one_way);
+	tcase_add_test(tc, lc_categories_by_name);
+	tcase_add_test(tc, token_values_refused);
+	tcase_add_test(tc, registry_tokens_and_goflags);
+	tcase_add_test(tc, goflags_only_bad);
 	suite_add_tcase(s, tc);
 	return s;
 }

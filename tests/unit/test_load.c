@@ -516,7 +516,7 @@ START_TEST(unknown_keys)
 	    "sandbox:\n  writeableRoots: [/opt/x]\n", 'y',
 	    "t.yaml:2: sandbox: unknown key 'writeableRoots' (known: mode, "
 	    "writableRoots, protectedPaths, allowRead, failIfUnavailable, guardPersistence, "
-	    "caches, unixSockets)");
+	    "caches, unixSockets, macos)");
 	expect_parse_error("{\"egress\": {\"allowDomains\": []}}", 'j',
 			   "t.json: egress: unknown key 'allowDomains' (known: default, "
 			   "allowedDomains, presets, deniedDomains, allowPrivate, hostPorts, "

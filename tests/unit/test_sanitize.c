@@ -56,6 +56,13 @@ static const struct scase cases[] = {
     {"inline comment with a token", "registry=https://r/ ; old _authToken=IC1\n", NULL, "IC1"},
     {"inline hash comment", "registry=https://r/ # _password=IC2\nfetch-retries=2\n",
      "fetch-retries=2", "IC2"},
+    {"token-shaped values (policy_secret_like)",
+     "fetch-retries=ghp_abcdefghijklmnopqrstuvwxyz0123\n"
+     "cache=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig\n"
+     "prefix=Xq7pL2mZ9vB4nR8sT1wY6kD3hF5jG0cAeUoIi\n"
+     "cafile=/etc/ssl/Corp/certs/ca-bundle.pem\n"
+     "ca[]=-----BEGIN RSA PRIVATE KEY-----\n",
+     "cafile=/etc/ssl/Corp/certs/ca-bundle.pem", "ghp_|eyJ|Xq7pL|PRIVATE"},
     {"long line", NULL},
     {"nul byte", "registry=r\0_authToken=x\n", NULL, NULL, -EINVAL, 25},
 };
@@ -129,6 +136,62 @@ START_TEST(limits)
 }
 END_TEST
 
+/* The one table of token shapes: what it catches, and ordinary values it must not. */
+START_TEST(secret_like_table)
+{
+	static const char *const yes[] = {
+	    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+	    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+	    "x=gho_abcdefghijklmnopqrstuvwx",
+	    "glpat-abcdefghij0123456789",
+	    "xoxb-1234567890-abcdefghij",
+	    "AKIAIOSFODNN7EXAMPLE",
+	    "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+	    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+	    "AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
+	    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl",
+	    "-----BEGIN OPENSSH PRIVATE KEY-----",
+	    "Xq7pL2mZ9vB4nR8sT1wY6kD3hF5jG0cAeUoIiQ",
+	    "/home/u/Xq7pL2mZ9vB4nR8sT1wY6kD3hF5jG0cAeUoIiQ/x",
+	};
+	static const char *const no[] = {
+	    "",
+	    "true",
+	    "/usr/local/bin:/usr/bin:/bin:/home/alice/.cargo/bin:/home/alice/go/bin",
+	    "/nix/store/0c0qsyb3m9v0l4xdn8b6bwq1gm9h5jn2-coreutils-9.5/bin",
+	    "/Users/Alice.Smith-Longname/Projects/ExampleCompany2024/node_modules/.bin",
+	    "/Library/Frameworks/Python.framework/Versions/3.12/bin",
+	    "xterm-256color",
+	    "en_US.UTF-8",
+	    "sk_SK.UTF-8",
+	    "America/Argentina/ComodRivadavia",
+	    "0123456789abcdef0123456789abcdef01234567",		       /* sha1 */
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", /* sha256 */
+	    "a1b2c3d4-e5f6-7890-abcd-ef1234567890",
+	    "ThisIsALongCamelCaseIdentifierName2",
+	    "/etc/ssl/certs/Hellenic_Academic_and_Research_Institutions_ECC_RootCA_2015.pem",
+	    "/etc/ssl/certs/Autoridad_de_Certificacion_Firmaprofesional_CIF_A62634068.pem",
+	    "rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01:cd=40;33;01:"
+	    "or=40;31;01:mi=00:su=37;41:sg=30;43:ca=00:tw=30;42:ow=34;42:st=37;44:ex=01;32",
+	    "https://proxy.golang.org,direct",
+	    "-----BEGIN CERTIFICATE-----",
+	    "ghp_short",
+	    "AKIAlower",
+	};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		const char *what = NULL;
+		ck_assert_msg(policy_secret_like(yes[i], strlen(yes[i]), &what), "missed %s",
+			      yes[i]);
+		ck_assert_ptr_nonnull(what);
+	}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!policy_secret_like(no[i], strlen(no[i]), NULL), "false positive %s",
+			      no[i]);
+	ck_assert(!policy_secret_like(NULL, 0, NULL));
+}
+END_TEST
+
 static Suite *sanitize_suite(void)
 {
 	Suite *s = suite_create("sanitize");
@@ -136,6 +199,7 @@ static Suite *sanitize_suite(void)
 
 	tcase_add_loop_test(t, npmrc_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(t, limits);
+	tcase_add_test(t, secret_like_table);
 	suite_add_tcase(s, t);
 	return s;
 }

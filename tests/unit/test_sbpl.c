@@ -47,10 +47,13 @@ static int no_resolve(const char *in, char *out, size_t n)
 
 static const char *const policy_files[] = {"/etc/halo/policy.yaml"};
 
-static int build(const struct halo_policy *p, unsigned port, struct macos_profile *prof,
-		 struct halo_err *e)
+static int build_tty(const struct halo_policy *p, unsigned port, const char *tty,
+		     struct macos_profile *prof, struct halo_err *e)
 {
+	const char *const ttys[] = {tty};
 	struct macos_profile_in in = {
+	    .ttys = ttys,
+	    .n_ttys = tty ? 1 : 0,
 	    .policy = p,
 	    .workspace = WS,
 	    .pw_home = HOME,
@@ -62,6 +65,12 @@ static int build(const struct halo_policy *p, unsigned port, struct macos_profil
 	    .resolve = no_resolve,
 	};
 	return macos_profile_build(&in, prof, e);
+}
+
+static int build(const struct halo_policy *p, unsigned port, struct macos_profile *prof,
+		 struct halo_err *e)
+{
+	return build_tty(p, port, NULL, prof, e);
 }
 
 static int lint(const struct macos_profile *prof, char *why, size_t n)
@@ -80,8 +89,9 @@ static const struct {
 	const char *name;
 	const char *yaml;
 	unsigned port;
+	const char *tty; /* the caller's terminal, or NULL */
 } goldens[] = {
-    {"default", NULL, PORT}, /* the embedded default policy */
+    {"default", NULL, PORT, NULL}, /* the embedded default policy */
     {"roots",
      "sandbox:\n"
      "  mode: workspace-write\n"
@@ -91,22 +101,26 @@ static const struct {
      "  guardPersistence: false\n"
      "egress:\n"
      "  allowedDomains: [example.com]\n",
-     PORT},
+     PORT, NULL},
     {"readonly",
      "sandbox:\n"
      "  mode: read-only\n"
      "  protectedPaths: [~/.aws]\n",
-     0},
+     0, NULL},
     {"carve", /* sandbox.allowRead: reads of the carve-out left out of the deny */
      "sandbox:\n"
      "  protectedPaths: [~/.aws]\n"
      "  allowRead: [~/.aws/config, ~/.ssh/known_hosts]\n",
-     PORT},
+     PORT, NULL},
     {"escaping",
      "sandbox:\n"
      "  protectedPaths: [\"/Users/alice/proj/a.b+c(d){e}^$|y\", \"/Users/alice/x y\",\n"
      "                   \"we.ird+(name)\"]\n",
-     PORT},
+     PORT, NULL},
+    {"doors", /* issue 33: the caller's terminal by name; trustd only on request */
+     "sandbox:\n"
+     "  macos: {allowTrustd: true}\n",
+     PORT, "/dev/ttys004"},
 };
 
 static char *file_text(const char *path)
@@ -213,7 +227,7 @@ START_TEST(golden_profiles)
 	char path[256], why[512];
 	char *got, *want;
 
-	ck_assert_msg(build(p, goldens[_i].port, &prof, &e) == 0, "%s", e.msg);
+	ck_assert_msg(build_tty(p, goldens[_i].port, goldens[_i].tty, &prof, &e) == 0, "%s", e.msg);
 	ck_assert_msg(lint(&prof, why, sizeof(why)) == 0, "%s: %s", goldens[_i].name, why);
 	got = render(&prof);
 	snprintf(path, sizeof(path), GOLDEN_DIR "%s.sb", goldens[_i].name);
@@ -289,7 +303,6 @@ START_TEST(rule_families_present)
 	    "(allow sysctl-read",
 	    "(allow ipc-posix-sem)",
 	    "(allow mach-lookup\n  (global-name \"com.apple.system.opendirectoryd.libinfo\")",
-	    "(global-name \"com.apple.trustd.agent\")",
 	    "(allow file-read*)\n",
 	    "(allow file-write*\n  (require-all\n    (require-any\n      (subpath (param "
 	    "\"WORKSPACE_0\"))",
@@ -326,6 +339,7 @@ START_TEST(dangerous_services_never_allowed)
 	    "appleevent",     "launchservicesd", "pasteboard",	  "windowserver",
 	    "tccd",	      "xpc.launchd",	 "com.docker",	  "OrbStack",
 	    "SecurityServer", "securityd",	 "mDNSResponder", "lsopen",
+	    "sysmond",	      "AF_SYSTEM",
 	};
 	struct halo_policy *p = golden_policy(_i);
 	struct macos_profile prof;
