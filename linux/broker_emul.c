@@ -500,8 +500,8 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 
 long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
 {
-	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args,
-			 BROKER_OP_OPEN_CREATE, 022};
+	struct call c = {
+	    b, req, (pid_t)req->pid, (const uint64_t *)req->data.args, BROKER_OP_OPEN_CREATE, 022};
 	const uint64_t *a = c.a;
 
 	*fd_out = -1;

@@ -37,7 +37,7 @@ struct newname {
 int broker_open_base(struct call *c, int dfd, const char *path);
 /* The new name's parent opened from base, the name checked (pins, git rules). */
 int broker_open_parent(struct call *c, int base, char *path, struct newname *nn);
-void broker_take_umask(struct call *c);	  /* the caller's umask, for a creation */
+void broker_take_umask(struct call *c); /* the caller's umask, for a creation */
 mode_t broker_mode(const struct call *c, int pfd, mode_t mode); /* ... applied in pfd */
 bool broker_still_valid(struct call *c);  /* the caller still waits for this call */
 long broker_R(long rc);			  /* a syscall's result as the caller sees it */

@@ -88,8 +88,8 @@ static void wake(int sig)
 
 /* The child: open, interrupted once a second to see whether its caller still waits
  * (a caller killed meanwhile leaves nobody to answer: the child ends). */
-static void __attribute__((noreturn)) wait_open(struct linux_broker *b, int target, int flags,
-						 bool cloexec)
+static void __attribute__((noreturn))
+wait_open(struct linux_broker *b, int target, int flags, bool cloexec)
 {
 	struct sigaction sa = {.sa_handler = wake}; /* no SA_RESTART: open returns EINTR */
 	sigset_t alrm;
