@@ -131,6 +131,30 @@ else
 	skip "waiting open completes" "cannot take a read lease here"
 fi
 
+# 4b. Whatever waits in the broker, a denial reaches the audit and --fail-on-deny: a
+# background process asks the proxy for a denied host (loopback only: the proxy denies
+# before any lookup) while another open waits on a lease break; the command exits 0.
+printf 'egress:\n  default: deny\n  allowedDomains: [allowed.example]\n' >"$W/deny.yaml"
+rm -f "$W/audit.jsonl"
+if hold_lease "$W/leased"; then
+	out=$(timeout -k 2 20 "$HALO" --policy "$W/deny.yaml" --audit "$W/audit.jsonl" \
+		--fail-on-deny -- bash -c '
+		( : >>leased ) &
+		sleep 0.2
+		( : >x; exec 3<>/dev/tcp/127.0.0.1/3128
+		  printf "CONNECT denied.example:443 HTTP/1.1\r\nHost: denied.example:443\r\n\r\n" >&3
+		  read -r -t 5 line <&3; echo "$line" >answer ) &
+		for i in $(seq 50); do [ -s answer ] && break; sleep 0.1; done
+		exit 0' 2>&1)
+	rc=$?
+	expect "lease held, denied CONNECT: --fail-on-deny fails the run (122)" 122 "$rc"
+	expect_match "lease held, denied CONNECT: the audit records it" '"denied\.example"' \
+		"$(cat "$W/audit.jsonl" 2>/dev/null)"
+	drop_lease
+else
+	skip "denial while a lease wait is pending" "cannot take a read lease here"
+fi
+
 # 5. FIFOs: writers with no reader wait apart; creations go on; beyond the bound of
 # waiting opens the next one fails at once (EAGAIN) instead of waiting.
 rm -f "$W/fifo" "$W/elapsed"
