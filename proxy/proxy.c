@@ -257,7 +257,8 @@ void proxy_drain(struct proxy *px, unsigned ms)
 	while (px->conns) {
 		struct conn *c = px->conns;
 		if (c->ex.open && !c->ex.error)
-			c->ex.error = c->ex.allow ? "proxy stopped" : "the run ended before the decision";
+			c->ex.error =
+			    c->ex.allow ? "proxy stopped" : "the run ended before the decision";
 		conn_close(c);
 	}
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -170,11 +171,22 @@ static int watch(struct loop_state *st, const runner_launch *l)
 	return rc;
 }
 
+void runner_say(const char *fmt, ...)
+{
+	char text[2048], out[4 * sizeof(text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "halo-run: %s\n", policy_printable(text, out, sizeof(out)));
+}
+
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w)
 {
 	for (size_t i = 0; w && i < w->n; i++)
 		if (!o->quiet)
-			fprintf(stderr, "halo-run: %s\n", w->v[i]);
+			runner_say("%s", w->v[i]);
 	if (w)
 		plan_text_free(w);
 }
@@ -191,7 +203,7 @@ static void events_end(struct runner_events *ev, const runner_launch *l, struct 
 		return;
 	runner_events_finish(ev, &l->limits, out, l->facts ? l->facts : &none, status, e->msg);
 	if (ev->path && audit_name_intact(ev->path, &ev->st, &stale) < 0)
-		fprintf(stderr, "halo-run: %s\n", stale.msg);
+		runner_say("%s", stale.msg);
 	runner_events_close(ev);
 }
 

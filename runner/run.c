@@ -103,11 +103,11 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 		return runner_session_run(o, l);
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
-		fprintf(stderr, "halo-run: %s\n", e.msg);
+		runner_say("%s", e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	if (rc > 0 && e.msg[0])
-		fprintf(stderr, "halo-run: %s\n", e.msg);
+		runner_say("%s", e.msg); /* names the broker refused come from inside */
 	return status;
 }
 

@@ -203,6 +203,10 @@ void runner_supervisor_settings(void);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
+/* One line of halo-run's own on stderr, "halo-run: " and the text: names and paths in
+ * it may come from inside the sandbox, so every byte that is not printable ASCII is
+ * escaped (policy_printable) and can neither drive the terminal nor forge a line. */
+void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* profile.c: `halo-run profile --os macos` prints the Seatbelt profile; the hidden
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */

@@ -182,6 +182,28 @@ else
 	fail "70 FIFO writers: at most 64 wait, the rest are refused at once" "$out"
 fi
 
+# 5b. A name chosen inside reaches halo-run's own lines escaped: a hook file named with
+# ESC and a newline that forge a `halo-run: egress denied` line, refused by the git
+# rules and named in halo-run's closing warning. The command's own complaints go to
+# /dev/null: every byte on stderr is halo-run's.
+rm -rf "$W/repo" && mkdir "$W/repo" && git -C "$W/repo" init -q 2>/dev/null
+if [ -d "$W/repo/.git/hooks" ]; then
+	err=$(cd "$W/repo" && timeout -k 2 20 "$HALO" -- bash -c \
+		$'exec 2>/dev/null; : >".git/hooks/x\e[2J\nhalo-run: egress denied: evil.example:443 (forged)"; exit 0' \
+		2>&1 >/dev/null)
+	if grep -q $'\e' <<<"$err"; then
+		fail "hostile hook name: no raw ESC on stderr" "$(od -c <<<"$err" | head -5)"
+	else
+		ok "hostile hook name: no raw ESC on stderr"
+	fi
+	expect "hostile hook name: no forged halo-run line" 0 \
+		"$(grep -c '^halo-run: egress denied' <<<"$err")"
+	expect_match "hostile hook name: named, escaped, in the refusal warning" \
+		'^halo-run: warning: refused 1 change to git hooks .*hooks/x\\x1b\[2J\\x0ahalo-run: egress denied' "$err"
+else
+	skip "hostile hook name rows" "git init failed here"
+fi
+
 # 6. Modes still follow the caller's umask (init's is 0; the broker masks per call).
 out=$(timeout -k 2 20 "$HALO" -- bash -c '
 	umask 027; : >m1; mkdir d1; mkfifo f1

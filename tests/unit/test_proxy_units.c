@@ -445,8 +445,9 @@ START_TEST(hostile_host_text_reported_safely)
 	cJSON_Delete(rec);
 	free(text);
 	text = fx_slurp(log);
-	ck_assert_str_eq(text, "halo-run: egress denied: evil\"\\?[2J??.test:443 (invalid host: "
-			       "?bell)\n");
+	/* escaped as every halo-run line escapes outside text (policy_printable) */
+	ck_assert_str_eq(text, "halo-run: egress denied: evil\"\\\\\\x1b[2J\\xc3\\xa9.test:443 "
+			       "(invalid host: \\x07bell)\n");
 	free(text);
 	fclose(audit);
 	fclose(log);
