@@ -155,8 +155,11 @@ void runner_decider_stop(struct runner_decider *dc);
 int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
 
 void runner_usage(FILE *out);
-/* getppid() as runner_main saw it first (--die-with-parent's race check). */
+/* getppid() as halo-run saw it first, before main (--die-with-parent's race check);
+ * and whether halo-run had already been adopted by a reaper then, its parent gone
+ * before it could look (runner/cli.c says how that is told). */
 pid_t runner_parent_at_start(void);
+bool runner_adopted_at_start(void);
 
 /* The password database's home directory of uid (absolute) into out. Returns 0 or
  * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
