@@ -375,7 +375,9 @@ static void cancel(void *ctx, uint64_t ticket)
 static void exec_decider(const char *command, int in_r, int out_w, pid_t supervisor)
 {
 	(void)supervisor; /* Linux only */
-	if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0)
+	/* Its own process group, which everything it starts stays in unless it leaves on
+	 * purpose (setsid): ended as a whole with the run (runner_decider_stop). */
+	if (setpgid(0, 0) < 0 || dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0)
 		_exit(127);
 #ifdef __linux__
 	/* A supervisor gone between the fork and here never sends the signal. */
@@ -428,6 +430,8 @@ static int spawn(struct runner_decider *dc, const char *command, struct halo_err
 		exec_decider(command, in[0], out[1], self);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (dc->pid > 0)
+		(void)setpgid(dc->pid, dc->pid); /* the child does too: whichever runs first */
 	close(in[0]);
 	close(out[1]);
 	if (dc->pid < 0) {
@@ -506,9 +510,20 @@ void runner_decider_options(struct runner_decider *dc, struct proxy_options *po)
 	po->decider = &dc->ops;
 }
 
+/* Has the decider exited? Told without reaping it: a leader not yet reaped keeps its
+ * process group's number from being reused, so the group can still be killed. */
+static bool exited(pid_t pid)
+{
+	siginfo_t si = {0};
+
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 /* Its stdin closed tells it to end; a decider that does not within 200 ms is killed.
- * Questions still waiting are dropped without an answer: their connections are gone
- * (the proxy is destroyed first). */
+ * Then its process group is killed, whatever it started in the background (`sleep &`)
+ * with it: nothing the decider started outlives the run or the session. Questions
+ * still waiting are dropped without an answer: their connections are gone (the proxy
+ * is destroyed first). */
 void runner_decider_stop(struct runner_decider *dc)
 {
 	struct timespec ms = {0, 10 * 1000000};
@@ -518,10 +533,8 @@ void runner_decider_stop(struct runner_decider *dc)
 		return;
 	/* A decider that exited before the end, its EOF not yet read off the loop (the
 	 * command ended first): said as the loop would have said it. */
-	if (!dc->dead && dc->pid > 0 && waitpid(dc->pid, NULL, WNOHANG) == dc->pid) {
-		dc->pid = 0;
+	if (!dc->dead && dc->pid > 0 && exited(dc->pid))
 		say(dc, T_EXITED, NULL);
-	}
 	while ((q = dc->qs)) {
 		dc->qs = q->next;
 		if (q->t)
@@ -536,16 +549,14 @@ void runner_decider_stop(struct runner_decider *dc)
 		proxy_poller_del(dc->pl, dc->out_fd);
 		close(dc->out_fd);
 	}
-	for (int i = 0; dc->pid > 0 && i < 20; i++) {
-		if (waitpid(dc->pid, NULL, WNOHANG) == dc->pid) {
-			dc->pid = 0;
-			break;
-		}
+	for (int i = 0; dc->pid > 0 && i < 20 && !exited(dc->pid); i++)
 		nanosleep(&ms, NULL);
-	}
 	if (dc->pid > 0) {
-		kill(dc->pid, SIGKILL);
-		waitpid(dc->pid, NULL, 0);
+		kill(-dc->pid, SIGKILL);
+		kill(dc->pid, SIGKILL); /* in case it never made its group (exec failed) */
+		while (waitpid(dc->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		dc->pid = 0;
 	}
 	free(dc->wbuf);
 	free(dc->mem);
