@@ -383,6 +383,12 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 		int t = openat(pfd, last, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 		if (t < 0)
 			return -errno;
+		/* Through a magic link (follow): what it leads to is checked here, as
+		 * do_open checks a file opened at once. */
+		if (follow && linux_broker_git_check_opened(c->b, t) < 0) {
+			close(t);
+			return -EACCES;
+		}
 		return linux_broker_open_waiting(c->b, t, fl & ~(O_CREAT | O_EXCL | O_NOFOLLOW),
 						 cloexec);
 	}
