@@ -25,7 +25,7 @@
 
 /* Enough that a few calls on a slow file system leave others answered; each is a
  * thread of init, so a handful costs almost nothing. */
-#define BROKER_THREADS 4
+#define BROKER_THREADS LINUX_BROKER_THREADS
 
 static pthread_mutex_t waiters_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t waiters[BROKER_MAX_WAITERS];
