@@ -25,7 +25,6 @@ extern char **environ;
  * degraded path, which has no mounts to guard with). */
 static int broker_sock = -1;
 static int broker_child_sock = -1;
-static bool broker_on; /* init runs the broker's threads (sessions' calls too) */
 
 static void write_file_or_die(int rfd, const char *path, const char *text)
 {
@@ -193,7 +192,6 @@ static void broker_socket_or_die(int rfd)
 		linux_die(rfd, "persistence guard", errno, "socketpair for the creation broker");
 	broker_sock = sv[0];
 	broker_child_sock = sv[1];
-	broker_on = true;
 }
 
 /* The git directory rules apply wherever the command can write a tree of the host's. */
@@ -350,14 +348,8 @@ void launch_exec_or_die(const struct launch_exec *x, int rfd)
 {
 	struct halo_err e = {{0}};
 
-	struct rlimits_set lim = *x->limits;
-
 	reset_signals();
-	/* RLIMIT_NPROC counts the tasks of the sandbox's uid, the creation broker's threads
-	 * in init among them: they are halo-run's, so the command's limit makes room. */
-	if (broker_on && lim.processes > 0)
-		lim.processes += LINUX_BROKER_THREADS;
-	if (rlimits_apply(&lim, &e) < 0)
+	if (rlimits_apply(x->limits, &e) < 0)
 		linux_die(rfd, "limits", errno, "%s", e.msg);
 	/* Last before exec: from here on each call that creates a name goes to init (a
 	 * session's calls inherit the spawner's filter instead: the sock is gone). */
