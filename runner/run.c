@@ -87,7 +87,7 @@ static int dry_run(const struct runner_opts *o, runner_launch *l)
 		runner_plan_print(&p, stdout);
 	plan_free(&p);
 	if (rc < 0)
-		fprintf(stderr, "halo-run: %s\n", e.msg[0] ? e.msg : strerror(-rc));
+		runner_say("%s", e.msg[0] ? e.msg : strerror(-rc)); /* may name workspace files */
 	return rc < 0 ? HALO_EXIT_SETUP : 0;
 }
 

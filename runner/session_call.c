@@ -145,7 +145,7 @@ static int protected_now(const struct runner_opts *o, const runner_launch *l,
 			close(afd);
 	}
 	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
-		fprintf(stderr, "halo-run: session %s: %s\n", id->name, e.msg);
+		runner_say("session %s: %s", id->name, e.msg);
 		return -1;
 	}
 	return 0;
@@ -466,7 +466,7 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
-		fprintf(stderr, "halo-run: session: %s\n", e.msg);
+		runner_say("session: %s", e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_session_identity(o->session, o, l, &id) < 0) {
