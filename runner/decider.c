@@ -15,11 +15,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#endif
-
 #include "runner/decider.h"
 #include "runner/runner_int.h"
 
