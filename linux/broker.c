@@ -174,7 +174,8 @@ static void sizes_or_die(struct linux_broker *b, int rfd)
 	    sz.seccomp_notif_resp > sizeof(*b->resp) ? sz.seccomp_notif_resp : sizeof(*b->resp);
 	b->req = calloc(1, b->req_size);
 	b->resp = calloc(1, b->resp_size);
-	if (!b->req || !b->resp)
+	b->notes = calloc(1, sizeof(*b->notes));
+	if (!b->req || !b->resp || !b->notes)
 		linux_die(rfd, STEP, ENOMEM, "seccomp notification buffers");
 }
 
@@ -286,13 +287,16 @@ static void answer_fd(struct linux_broker *b, int fd, bool cloexec)
 
 void linux_broker_send_notes(const struct linux_broker *b, int fd)
 {
-	char buf[sizeof(b->git_why) + 32];
+	char buf[sizeof(b->notes->git_why) + 32];
+	size_t refused = b->notes ? atomic_load(&b->notes->git_refused) : 0;
 	int n;
 	ssize_t w;
 
-	if (b->git_refused == 0)
+	if (refused == 0)
 		return;
-	n = snprintf(buf, sizeof(buf), "%zu %s", b->git_refused, b->git_why);
+	/* A worker still writing the first one: its count stands, its name is unknown. */
+	n = snprintf(buf, sizeof(buf), "%zu %s", refused,
+		     atomic_load(&b->notes->why_ready) ? b->notes->git_why : "?");
 	w = write(fd, buf, (size_t)n + 1);
 	(void)w;
 }

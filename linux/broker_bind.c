@@ -3,11 +3,13 @@
  * the directory it checked, on the caller's own socket (pidfd_getfd). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -42,6 +44,23 @@ static int caller_fd(struct call *c, int fd)
 	got = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
 	close(pfd);
 	return got < 0 ? (errno == EBADF ? -EBADF : -errno) : got;
+}
+
+static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int bind_in(int pfd, int sock, const struct sockaddr_un *u)
+{
+	AUTO_FD cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (cwd < 0 || fchdir(pfd) < 0)
+		return -errno;
+	rc = bind(sock, (const struct sockaddr *)u,
+		  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(u->sun_path) + 1));
+	rc = rc < 0 ? -errno : 0;
+	if (fchdir(cwd) < 0)
+		return -EIO;
+	return rc;
 }
 
 /* bind() makes a name too (a unix socket's), and git takes a socket for objects/ or
@@ -83,15 +102,15 @@ long broker_do_bind(struct call *c, int fd, uint64_t addr, socklen_t len)
 		return -ENAMETOOLONG;
 	memcpy(u.sun_path, nn.last, strlen(nn.last) + 1);
 	broker_take_umask(c);
-	/* Bound by its last name from inside the checked directory: nothing between the
-	 * check and the bind resolves the path again. */
-	AUTO_FD cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cwd < 0 || fchdir(pfd) < 0)
+	/* The socket's file gets the socket inode's mode less the umask (a default ACL
+	 * or not), and init's umask is 0 (broker_pool.c): the caller's goes on the inode. */
+	if (fchmod(sock, 0777 & ~c->umask) < 0)
 		return -errno;
-	rc = bind(sock, (struct sockaddr *)&u,
-		  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(u.sun_path) + 1));
-	rc = rc < 0 ? -errno : 0;
-	if (fchdir(cwd) < 0)
-		return -EIO;
+	/* Bound by its last name from inside the checked directory: nothing between the
+	 * check and the bind resolves the path again. The working directory is shared by
+	 * the worker threads: one bind at a time changes it. */
+	pthread_mutex_lock(&cwd_lock);
+	rc = bind_in(pfd, sock, &u);
+	pthread_mutex_unlock(&cwd_lock);
 	return rc;
 }

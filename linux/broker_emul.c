@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "linux/broker_emul_int.h"
@@ -141,7 +142,8 @@ int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 	return 0;
 }
 
-/* The caller's umask, for calls that create with a mode. */
+/* The caller's umask, for calls that create with a mode (init's own stays 0: its
+ * worker threads share it, broker_pool.c). */
 void broker_take_umask(struct call *c)
 {
 	char p[64], buf[2048];
@@ -158,7 +160,19 @@ void broker_take_umask(struct call *c)
 		if (u)
 			m = (unsigned)strtoul(u + 7, NULL, 8) & 0777;
 	}
-	umask((mode_t)m);
+	c->umask = (mode_t)m;
+}
+
+/* The mode a creation in the directory open at pfd gets, as the kernel would give it
+ * under the caller's umask: a directory with a default ACL ignores the umask. */
+mode_t broker_mode(const struct call *c, int pfd, mode_t mode)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", pfd);
+	if (getxattr(p, "system.posix_acl_default", NULL, 0) > 0)
+		return mode;
+	return mode & ~c->umask;
 }
 
 /* The caller is still waiting for this call (its tid was not reused meanwhile). */
@@ -202,7 +216,7 @@ static long do_mkdir(struct call *c, int dfd, uint64_t path, mode_t mode)
 	if (rc < 0)
 		return rc;
 	broker_take_umask(c);
-	return broker_R(mkdirat(pfd, nn.last, mode));
+	return broker_R(mkdirat(pfd, nn.last, broker_mode(c, pfd, mode)));
 }
 
 static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t dev)
@@ -215,7 +229,7 @@ static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t 
 	if (rc < 0)
 		return rc;
 	broker_take_umask(c);
-	return broker_R(mknodat(pfd, nn.last, mode, dev));
+	return broker_R(mknodat(pfd, nn.last, broker_mode(c, pfd, mode), dev));
 }
 
 static long do_symlink(struct call *c, uint64_t target, int dfd, uint64_t path)
@@ -319,8 +333,9 @@ static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t
 }
 
 /* Would this open block (a FIFO without its other end)? Then the FIFO, held O_PATH,
- * is what a child of init opens, so that one waiting writer does not stall every other
- * call, and so that the name cannot be swapped between the check and the open. */
+ * is what a child of init opens (broker_pool.c), so that one waiting writer does not
+ * stall every other call, and so that the name cannot be swapped between the check
+ * and the open. */
 static int fifo_at(int pfd, const char *last, bool follow)
 {
 	struct stat st;
@@ -342,10 +357,14 @@ static bool in_procfs(int pfd)
 	return fstatfs(pfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
+/* Every open is tried without waiting: one that would wait (a FIFO; a file whose
+ * lease is being broken, EWOULDBLOCK; a device that is busy) is performed by a child
+ * of init, on the file already found, while the workers answer other calls. */
 static long open_final(struct call *c, int pfd, const char *last, int flags, mode_t mode,
 		       bool follow, int *fd_out)
 {
 	int fl = flags | O_CLOEXEC | O_NOCTTY;
+	bool cloexec = (flags & O_CLOEXEC) != 0;
 	int fd;
 
 	if (!follow)
@@ -355,27 +374,30 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 		close(ff);
 		return -EEXIST; /* the name is there: O_EXCL fails as it would */
 	}
-	if (ff >= 0) {
-		pid_t p = fork();
-		if (p < 0) {
-			close(ff);
+	if (ff >= 0)
+		return linux_broker_open_waiting(
+		    c->b, ff, fl & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC), cloexec);
+	fd = openat(pfd, last, fl | O_NONBLOCK, mode);
+	if (fd < 0 && errno == EWOULDBLOCK && !(flags & O_NONBLOCK)) {
+		/* It exists (only an existing file can wait): the wait on what was found. */
+		int t = openat(pfd, last, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+		if (t < 0)
 			return -errno;
+		/* Through a magic link (follow): what it leads to is checked here, as
+		 * do_open checks a file opened at once. */
+		if (follow && linux_broker_git_check_opened(c->b, t) < 0) {
+			close(t);
+			return -EACCES;
 		}
-		if (p == 0) {
-			char self[64];
-			snprintf(self, sizeof(self), "/proc/self/fd/%d", ff);
-			fd = open(self, fl & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC), mode);
-			linux_broker_answer(c->b, fd < 0 ? -errno : (flags & O_CLOEXEC) != 0, fd);
-			_exit(0);
-		}
-		close(ff);
-		return BROKER_ANSWERED;
+		return linux_broker_open_waiting(c->b, t, fl & ~(O_CREAT | O_EXCL | O_NOFOLLOW),
+						 cloexec);
 	}
-	fd = openat(pfd, last, fl, mode);
 	if (fd < 0)
 		return -errno;
+	if (!(flags & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	*fd_out = fd;
-	return (flags & O_CLOEXEC) != 0;
+	return cloexec;
 }
 
 /* The caller's process (its thread group), or -ESRCH. */
@@ -444,14 +466,15 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 		bool magic = in_procfs(pfd);
 		if (magic && !own_procfs(c, pfd))
 			return -EACCES;
+		mode_t m = broker_mode(c, pfd, mode);
 		if (nn.git == BROKER_GIT_EMPTY) {
-			int fd = linux_broker_git_empty(c->b, pfd, nn.last, mode);
+			int fd = linux_broker_git_empty(c->b, pfd, nn.last, m);
 			if (fd < 0)
 				return fd;
 			*fd_out = fd;
 			return (flags & O_CLOEXEC) != 0;
 		}
-		r = open_final(c, pfd, nn.last, flags, mode, magic, fd_out);
+		r = open_final(c, pfd, nn.last, flags, m, magic, fd_out);
 		if (magic && r >= 0 && *fd_out >= 0 &&
 		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {
 			close(*fd_out); /* the file behind the magic link is a guarded one */
@@ -483,8 +506,8 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 
 long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
 {
-	struct call c = {b, req, (pid_t)req->pid, (const uint64_t *)req->data.args,
-			 BROKER_OP_OPEN_CREATE};
+	struct call c = {
+	    b, req, (pid_t)req->pid, (const uint64_t *)req->data.args, BROKER_OP_OPEN_CREATE, 022};
 	const uint64_t *a = c.a;
 
 	*fd_out = -1;

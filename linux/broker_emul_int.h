@@ -13,6 +13,7 @@ struct call {
 	pid_t tid;
 	const uint64_t *a;
 	enum broker_op op; /* for the git rules */
+	mode_t umask;	   /* the caller's (broker_take_umask) */
 };
 
 static inline void broker_close_fd(int *fd)
@@ -36,7 +37,8 @@ struct newname {
 int broker_open_base(struct call *c, int dfd, const char *path);
 /* The new name's parent opened from base, the name checked (pins, git rules). */
 int broker_open_parent(struct call *c, int base, char *path, struct newname *nn);
-void broker_take_umask(struct call *c);	  /* the caller's umask, for a creation */
+void broker_take_umask(struct call *c); /* the caller's umask, for a creation */
+mode_t broker_mode(const struct call *c, int pfd, mode_t mode); /* ... applied in pfd */
 bool broker_still_valid(struct call *c);  /* the caller still waits for this call */
 long broker_R(long rc);			  /* a syscall's result as the caller sees it */
 pid_t broker_caller_tgid(struct call *c); /* the caller's process, or -ESRCH */

@@ -104,10 +104,11 @@ static int refuse(struct linux_broker *b, int dfd, const char *name, const char 
 {
 	char dir[PATH_MAX];
 
-	if (b->git_refused++ == 0) {
+	if (atomic_fetch_add(&b->notes->git_refused, 1) == 0) {
 		dir_path(dfd, dir, sizeof(dir));
-		snprintf(b->git_why, sizeof(b->git_why), "%s/%s: %s", strcmp(dir, "/") ? dir : "",
-			 name, why);
+		snprintf(b->notes->git_why, sizeof(b->notes->git_why), "%s/%s: %s",
+			 strcmp(dir, "/") ? dir : "", name, why);
+		atomic_store(&b->notes->why_ready, true);
 	}
 	return -EACCES;
 }

@@ -14,6 +14,7 @@
 
 #include <limits.h>
 #include <linux/seccomp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -37,9 +38,16 @@ struct linux_broker {
 	size_t req_size, resp_size;
 	bool addfd_send; /* SECCOMP_ADDFD_FLAG_SEND works (5.14+) */
 	/* The git directory rules (broker_git.c) apply: sandbox.guardPersistence in a
-	 * sandbox with writable trees. What they refused: a count and the first one. */
+	 * sandbox with writable trees. */
 	bool guard_git;
-	size_t git_refused;
+	struct broker_notes *notes; /* shared by init and every worker thread */
+};
+
+/* What the git rules refused: a count and the first one, written by whichever worker
+ * thread refused first, read by init's main thread at the end. */
+struct broker_notes {
+	_Atomic size_t git_refused;
+	_Atomic bool why_ready;
 	char git_why[PATH_MAX + 200];
 };
 
@@ -74,6 +82,23 @@ bool linux_broker_receive(struct linux_broker *b, int sock);
 
 /* Init: answer one notification (the listener is readable). */
 void linux_broker_serve(struct linux_broker *b);
+
+/* broker_pool.c. Init, once it holds the listener: the worker threads that answer every
+ * notification from now on, so that init's own loop (reaping, signals, the exit)
+ * never waits on a trapped call. Threads, not processes: init is the command's
+ * ancestor, which Yama's ptrace_scope 1 asks of whoever reads its memory. 0 or -errno
+ * (then init answers nothing and the calls fail: the command reports it). */
+int linux_broker_start(struct linux_broker *b);
+
+/* Init's reaper, for every child it reaps: a process a worker started for an open
+ * that waits (broker_emul.c) frees its slot. */
+void linux_broker_reaped(pid_t pid);
+
+/* A worker thread: hand an open that may wait to a child of init (a FIFO without its
+ * other end, a file whose lease is being broken), at most BROKER_MAX_WAITERS at once.
+ * The child answers the call; BROKER_ANSWERED, or -EAGAIN when every slot is taken. */
+#define BROKER_MAX_WAITERS 64
+long linux_broker_open_waiting(struct linux_broker *b, int target, int flags, bool cloexec);
 
 /* broker_emul.c: perform the call in req for its caller. Returns the syscall's value
  * or -errno; *fd_out >= 0 is a file to install in the caller (the value is then the

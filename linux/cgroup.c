@@ -100,6 +100,9 @@ static bool set_memory_v2(const char *dir, long long bytes)
 	return true;
 }
 
+/* limits.processes is the command's: init and the broker's threads come on top. */
+#define PIDS_OURS (1 + LINUX_BROKER_THREADS)
+
 static int setup_v2(const struct rlimits_set *r, struct linux_cgroup *cg)
 {
 	int rc;
@@ -114,7 +117,7 @@ static int setup_v2(const struct rlimits_set *r, struct linux_cgroup *cg)
 	if (mkdir(cg->path_pids, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	if (r->processes != RLIMITS_UNSET) {
-		if ((rc = write_num(cg->path_pids, "pids.max", r->processes + 1)) < 0) /* + init */
+		if ((rc = write_num(cg->path_pids, "pids.max", r->processes + PIDS_OURS)) < 0)
 			return rc;
 		cg->pids = true;
 	}
@@ -134,7 +137,7 @@ static int setup_v1(const struct rlimits_set *r, struct linux_cgroup *cg)
 	if (r->processes != RLIMITS_UNSET) {
 		if ((rc = v1_base("pids", base, sizeof(base))) < 0 ||
 		    (rc = make_group(cg->path_pids, sizeof(cg->path_pids), base, "pids.max",
-				     r->processes + 1)) < 0)
+				     r->processes + PIDS_OURS)) < 0)
 			return rc;
 		cg->pids = true;
 	}

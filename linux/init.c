@@ -153,34 +153,14 @@ static void report_status_and_exit(struct launch_fds *f, int wstatus, const stru
 	_exit(0);
 }
 
-/* Wait for a signal, answering the creation broker's calls meanwhile. */
-static ssize_t next_signal(int sfd, struct linux_broker *b, struct signalfd_siginfo *si)
-{
-	struct pollfd pf[2] = {{sfd, POLLIN, 0}, {b->listener, POLLIN, 0}};
-
-	while (b->listener >= 0) {
-		if (poll(pf, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (pf[1].revents & POLLIN)
-			linux_broker_serve(b);
-		else if (pf[1].revents & (POLLHUP | POLLERR))
-			b->listener = -1; /* every filtered process is gone */
-		if (pf[0].revents & POLLIN)
-			break;
-	}
-	return read(sfd, si, sizeof(*si));
-}
-
-/* Reap every child; forward signals to the command; exit when the command does. */
+/* Reap every child; forward signals to the command; exit when the command does (its
+ * threads, the broker's, end with it). */
 static void __attribute__((noreturn))
 init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 {
 	for (;;) {
 		struct signalfd_siginfo si;
-		ssize_t n = next_signal(sfd, b, &si);
+		ssize_t n = read(sfd, &si, sizeof(si));
 		int ws;
 		pid_t p;
 
@@ -196,9 +176,11 @@ init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 				kill(cmd, (int)si.ssi_signo);
 			continue;
 		}
-		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+		while ((p = waitpid(-1, &ws, WNOHANG)) > 0) {
 			if (p == cmd)
 				report_status_and_exit(f, ws, b);
+			linux_broker_reaped(p);
+		}
 	}
 }
 
@@ -264,6 +246,14 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 			 : launch_spawn_command_or_die(l, rfd);
 	if (broker_sock >= 0 && !linux_broker_receive(&broker, broker_sock))
 		broker.listener = -1; /* the command ended first; it says why */
+	/* From here on the broker's threads answer the command's calls: this loop
+	 * (reaping, signals, the exit) never waits on one (broker_pool.c). Without them
+	 * every trapped call fails with ENOSYS once init closes the listener: the command
+	 * cannot create past the guard, and says so. */
+	if (broker.listener >= 0 && linux_broker_start(&broker) < 0) {
+		close(broker.listener);
+		broker.listener = -1;
+	}
 	close(rfd);
 	init_loop(cmd, sfd, f, &broker);
 }

@@ -10,6 +10,10 @@
 
 #include "linux/linux.h"
 
+/* The creation broker's worker threads in init (broker_pool.c): tasks of the sandbox
+ * that are halo-run's, not the command's, so the pids cgroup makes room for them. */
+#define LINUX_BROKER_THREADS 4
+
 /* halo-run's setup-failure status (runner/exit.h), the child's reserved _exit code. */
 #define LINUX_SETUP_FAILED HALO_EXIT_SETUP
 

@@ -21,6 +21,10 @@
  *  - unshare is denied whatever its flags (CLONE_FILES/CLONE_FS alone are harmless but
  *    rare, and a blanket rule also covers namespace flags added later); clone is denied
  *    only with a CLONE_NEW* flag, since every fork() and pthread_create() goes through it.
+ *  - fcntl(F_SETLEASE) is EPERM (what a caller that does not own the file gets): a
+ *    lease holds every opener of the file, other processes of the sandbox and
+ *    halo-run's creation broker among them, for the lease-break time (45 s by default).
+ *    F_GETLEASE and every other fcntl stay allowed.
  *  - name_to_handle_at stays allowed: a handle is useless without open_by_handle_at.
  *  - Setuid/setgid bits: chmod, fchmod, fchmodat and fchmodat2 as asked, and also the
  *    calls that create a file with a mode (open, openat, creat, mknod, mknodat) since
@@ -136,6 +140,8 @@ const struct linux_seccomp_row linux_seccomp_table[] = {
      "typing into the terminal of the caller"},
     {"ioctl", -1, EPERM, ONE(LOW32_EQ(1, TIOCLINUX)), " (TIOCLINUX, low 32 bits)",
      "console injection"},
+    {"fcntl", -1, EPERM, ONE(LOW32_EQ(1, F_SETLEASE)), " (F_SETLEASE, low 32 bits)",
+     "a lease makes every other opener of the file wait out the lease-break time"},
     {"chmod", -1, EPERM, ONE(ANY_BIT(1, SETID_BITS)), SETID_WHEN, SETID_WHY},
     {"fchmod", -1, EPERM, ONE(ANY_BIT(1, SETID_BITS)), SETID_WHEN, SETID_WHY},
     {"fchmodat", -1, EPERM, ONE(ANY_BIT(2, SETID_BITS)), SETID_WHEN, SETID_WHY},

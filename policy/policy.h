@@ -25,6 +25,13 @@ struct halo_err {
 
 void halo_err_set(struct halo_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Text from outside (a host name a client sent, a file name the command chose) made
+ * safe for a message line: printable ASCII kept, a backslash doubled, every other byte
+ * (ESC, newline, any control byte, bytes past ASCII) written \xNN, cut with "..." when
+ * out is too small. The one escaper of halo-run's own lines: the proxy's, the
+ * broker's and the scan's warnings, the session's. Returns out. */
+const char *policy_printable(const char *s, char *out, size_t n);
+
 /* ---------------------------------------------------------------- model */
 
 enum policy_mode {

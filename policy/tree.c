@@ -216,22 +216,18 @@ void policy_diag(struct policy_diags *d, bool error, const char *name, unsigned 
 	}
 }
 
-const char *policy_quote(const char *s, char *buf, size_t n)
+/* s escaped into buf from o on, then `tail`; room is kept for "...", the tail and the
+ * NUL (n must hold them). */
+static void escape_into(const char *s, char *buf, size_t o, size_t n, const char *tail)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
+	size_t tl = strlen(tail);
 
-	if (n < 8) {
-		if (n)
-			buf[0] = '\0';
-		return buf;
-	}
-	buf[o++] = '\'';
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		size_t need = (c >= 0x20 && c < 0x7f && c != '\\') ? 1 : (c == '\\' ? 2 : 4);
 
-		if (o + need + 5 > n) { /* room for "...'" and NUL */
+		if (o + need + 3 + tl + 1 > n) {
 			memcpy(buf + o, "...", 3);
 			o += 3;
 			break;
@@ -248,9 +244,30 @@ const char *policy_quote(const char *s, char *buf, size_t n)
 			buf[o++] = hex[c & 15];
 		}
 	}
-	buf[o++] = '\'';
-	buf[o] = '\0';
+	memcpy(buf + o, tail, tl + 1);
+}
+
+const char *policy_quote(const char *s, char *buf, size_t n)
+{
+	if (n < 8) {
+		if (n)
+			buf[0] = '\0';
+		return buf;
+	}
+	buf[0] = '\'';
+	escape_into(s, buf, 1, n, "'");
 	return buf;
+}
+
+const char *policy_printable(const char *s, char *out, size_t n)
+{
+	if (n < 8) {
+		if (n)
+			out[0] = '\0';
+		return out;
+	}
+	escape_into(s, out, 0, n, "");
+	return out;
 }
 
 size_t policy_edit_distance(const char *a, const char *b)

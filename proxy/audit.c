@@ -184,20 +184,18 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 	write_all(px->o.events_fd, buf, l.len);
 }
 
+/* Outside text in a log line: escaped by the one escaper (policy_printable). */
 static void put_printable(struct line *l, const char *s)
 {
-	for (; *s; s++) {
-		char ch = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
-		put(l, &ch, 1);
-	}
+	char esc[4 * 300 + 8];
+
+	policy_printable(s, esc, sizeof(esc));
+	put(l, esc, strlen(esc));
 }
 
 void audit_printable(const char *in, char *out, size_t n)
 {
-	struct line l = {out, n, 0};
-
-	out[0] = '\0';
-	put_printable(&l, in);
+	policy_printable(in, out, n);
 }
 
 static void hostport(const char *host, unsigned port, char *out, size_t n)
@@ -231,10 +229,7 @@ void audit_deny_line(struct proxy *px, const struct exchange *ex)
 	put(&l, "halo-run: egress denied: ", 25);
 	put(&l, hp, strlen(hp));
 	put(&l, " (", 2);
-	for (const char *r = ex->rule; *r; r++) {
-		char ch = (*r >= 0x20 && *r < 0x7f) ? *r : '?';
-		put(&l, &ch, 1);
-	}
+	put_printable(&l, ex->rule);
 	put(&l, ")\n", 2);
 	write_all(px->o.log_fd, buf, l.len);
 }

@@ -207,7 +207,8 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		px->n_lsn = i + 1;
 		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 		px->capture |= o->listeners[i].kind == PROXY_LISTEN_CAPTURE;
-		if (o->listeners[i].kind == PROXY_LISTEN_DNS_UDP)
+		l->dgram = o->listeners[i].kind == PROXY_LISTEN_DNS_UDP;
+		if (l->dgram)
 			rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, proxy_dns_udp_on_event, px);
 		else
 			rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, on_accept, l);
@@ -222,14 +223,43 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 	return 0;
 }
 
+/* What the sandbox's clients left queued when it ended: connections its listeners
+ * had not accepted yet (the loop stops at the exit, which may come first in its
+ * round), and DNS questions. Taken now, so that what they asked is decided, counted
+ * and recorded like anything else: a denial is never lost to the order of events. */
+static void take_queued(struct proxy *px)
+{
+	for (size_t i = 0; i < px->n_lsn; i++) {
+		struct listener *l = &px->lsn[i];
+
+		if (l->dgram)
+			proxy_dns_udp_on_event(px, l->fd, PROXY_EV_IN);
+		else if (!l->paused)
+			on_accept(l, l->fd, PROXY_EV_IN);
+	}
+}
+
 void proxy_drain(struct proxy *px, unsigned ms)
 {
 	uint64_t end = proxy_now_ms() + ms;
 
-	while (px && px->conns) {
+	if (!px)
+		return;
+	take_queued(px);
+	while (px->conns) {
 		uint64_t now = proxy_now_ms();
 		if (now >= end || proxy_poller_run_once(px->pl, (int)(end - now)) < 0)
 			break;
+		take_queued(px);
+	}
+	/* What is still open is closed now, each one recorded (a decision still pending
+	 * counts as a denial), so that --fail-on-deny and the summary that follow see it. */
+	while (px->conns) {
+		struct conn *c = px->conns;
+		if (c->ex.open && !c->ex.error)
+			c->ex.error =
+			    c->ex.allow ? "proxy stopped" : "the run ended before the decision";
+		conn_close(c);
 	}
 }
 

@@ -125,8 +125,9 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 void proxy_destroy(struct proxy *px);
 
 /* Once the sandbox has ended its clients are gone, but their last events may not have
- * been handled yet: let the connections finish (at most `ms`), so that the summary and
- * the audit record how they really ended. */
+ * been handled yet: take what they left queued on the listeners (connections not yet
+ * accepted, DNS questions), let the connections finish (at most `ms`), then close what
+ * is left, so that the counters, the summary and the audit record how each ended. */
 void proxy_drain(struct proxy *px, unsigned ms);
 
 /* The --verbose summary table: one row per host (decision, rule, connections, bytes). */

@@ -228,6 +228,7 @@ struct listener {
 	unsigned port;		       /* HOSTPORT */
 	size_t index;		       /* HOSTPORT */
 	bool paused;
+	bool dgram; /* DNS over UDP: read, not accepted on */
 	struct proxy_timer *resume;
 };
 

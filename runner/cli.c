@@ -246,10 +246,30 @@ static int refuse_privileged_binary(void)
 }
 
 static pid_t parent_at_start;
+static bool adopted_at_start;
+
+/* Recorded before anything else runs (a constructor: before main, before the dynamic
+ * work of option parsing), so that the window in which a parent can die unseen is the
+ * exec itself. A parent that died even before this left halo-run adopted by a reaper
+ * (pid 1 or a subreaper): a child keeps the session its parent gave it, so a session
+ * that is neither its parent's nor its own (setsid) says it was adopted. */
+__attribute__((constructor)) static void record_parent(void)
+{
+	pid_t sid = getsid(0);
+
+	parent_at_start = getppid();
+	adopted_at_start =
+	    parent_at_start > 0 && sid >= 0 && sid != getpid() && getsid(parent_at_start) != sid;
+}
 
 pid_t runner_parent_at_start(void)
 {
 	return parent_at_start;
+}
+
+bool runner_adopted_at_start(void)
+{
+	return adopted_at_start;
 }
 
 int runner_main(int argc, char **argv)
@@ -257,7 +277,6 @@ int runner_main(int argc, char **argv)
 	struct runner_opts o = {0};
 	int rc;
 
-	parent_at_start = getppid();
 	if ((rc = refuse_privileged_binary()) != 0)
 		return rc;
 	if (runner_is_shell(argv[0]))

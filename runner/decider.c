@@ -12,14 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#endif
-
 #include "runner/decider.h"
 #include "runner/runner_int.h"
 
@@ -370,28 +364,6 @@ static void cancel(void *ctx, uint64_t ticket)
 	free(q);
 }
 
-/* The child: the pipes on 0 and 1, stderr kept (the decider's own messages reach the
- * caller), nothing else of the supervisor's, and it dies with halo-run. */
-static void exec_decider(const char *command, int in_r, int out_w, pid_t supervisor)
-{
-	(void)supervisor; /* Linux only */
-	if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0)
-		_exit(127);
-#ifdef __linux__
-	/* A supervisor gone between the fork and here never sends the signal. */
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != supervisor)
-		_exit(127);
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3, ~0U, 0) != 0)
-#endif
-#endif
-		for (int fd = 3; fd < 4096; fd++)
-			close(fd);
-	signal(SIGPIPE, SIG_DFL);
-	execl("/bin/sh", "sh", "-c", command, (char *)NULL);
-	_exit(127);
-}
-
 /* pipe(2) then FD_CLOEXEC: macOS has no pipe2. Only the supervisor's thread forks
  * here, so nothing can leak the fds in between. */
 static int cloexec_pipe(int p[2])
@@ -415,25 +387,20 @@ static int spawn(struct runner_decider *dc, const char *command, struct halo_err
 		close(in[1]);
 		return halo_err_set(e, "--decider: pipe: %s", strerror(-rc)), rc;
 	}
-	/* The supervisor blocks the signals it forwards (signalfd): the child must not
-	 * start with them blocked. */
+	/* The supervisor blocks the signals it forwards (signalfd): the child sets its
+	 * own mask; none of them may reach it in between. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t self = getpid();
-	dc->pid = fork();
-	if (dc->pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		exec_decider(command, in[0], out[1], self);
-	}
+	dc->pid = runner_decider_fork(command, in[0], out[1]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(in[0]);
 	close(out[1]);
 	if (dc->pid < 0) {
+		rc = (int)dc->pid;
+		dc->pid = 0;
 		close(in[1]);
 		close(out[0]);
-		return halo_err_set(e, "--decider: fork: %s", strerror(errno)), -errno;
+		return halo_err_set(e, "--decider: fork: %s", strerror(-rc)), rc;
 	}
 	dc->in_fd = in[1];
 	dc->out_fd = out[0];
@@ -506,22 +473,21 @@ void runner_decider_options(struct runner_decider *dc, struct proxy_options *po)
 	po->decider = &dc->ops;
 }
 
-/* Its stdin closed tells it to end; a decider that does not within 200 ms is killed.
- * Questions still waiting are dropped without an answer: their connections are gone
- * (the proxy is destroyed first). */
+/* Its stdin closed tells it to end; a decider that does not within 200 ms is killed,
+ * and so is everything it started, whatever it did to leave (decider_keeper.c):
+ * nothing the decider started outlives the run or the session. Questions still
+ * waiting are dropped without an answer: their connections are gone (the proxy is
+ * destroyed first). */
 void runner_decider_stop(struct runner_decider *dc)
 {
-	struct timespec ms = {0, 10 * 1000000};
 	struct question *q;
 
 	if (!dc)
 		return;
 	/* A decider that exited before the end, its EOF not yet read off the loop (the
 	 * command ended first): said as the loop would have said it. */
-	if (!dc->dead && dc->pid > 0 && waitpid(dc->pid, NULL, WNOHANG) == dc->pid) {
-		dc->pid = 0;
+	if (!dc->dead && dc->pid > 0 && runner_decider_eof(dc->out_fd))
 		say(dc, T_EXITED, NULL);
-	}
 	while ((q = dc->qs)) {
 		dc->qs = q->next;
 		if (q->t)
@@ -532,21 +498,12 @@ void runner_decider_stop(struct runner_decider *dc)
 		proxy_poller_del(dc->pl, dc->in_fd);
 		close(dc->in_fd);
 	}
-	if (dc->out_fd >= 0) {
+	if (dc->out_fd >= 0)
 		proxy_poller_del(dc->pl, dc->out_fd);
+	runner_decider_end(dc->pid, dc->dead ? -1 : dc->out_fd, 200);
+	dc->pid = 0;
+	if (dc->out_fd >= 0)
 		close(dc->out_fd);
-	}
-	for (int i = 0; dc->pid > 0 && i < 20; i++) {
-		if (waitpid(dc->pid, NULL, WNOHANG) == dc->pid) {
-			dc->pid = 0;
-			break;
-		}
-		nanosleep(&ms, NULL);
-	}
-	if (dc->pid > 0) {
-		kill(dc->pid, SIGKILL);
-		waitpid(dc->pid, NULL, 0);
-	}
 	free(dc->wbuf);
 	free(dc->mem);
 	free(dc);

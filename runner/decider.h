@@ -33,4 +33,14 @@ struct runner_decider_answer {
 int runner_decider_parse_answer(const char *line, size_t len, struct runner_decider_answer *a,
 				char *why, size_t whylen);
 
+/* decider_keeper.c. Start `/bin/sh -c command` as the decider, its stdin and stdout on
+ * in_r and out_w (the caller's ends stay the caller's). The pid to end it by, or -errno. */
+#include <sys/types.h>
+pid_t runner_decider_fork(const char *command, int in_r, int out_w);
+/* Its stdout at EOF (read, non-blocking): it exited or closed its stdout. */
+bool runner_decider_eof(int out_fd);
+/* End it, and everything it started: a decider whose stdout reaches EOF within grace_ms
+ * (its stdin already closed) ended by itself; then what is left is killed. */
+void runner_decider_end(pid_t pid, int out_fd, unsigned grace_ms);
+
 #endif

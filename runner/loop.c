@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -127,11 +128,22 @@ static int watch(struct loop_state *st, const runner_launch *l)
 	return rc;
 }
 
+void runner_say(const char *fmt, ...)
+{
+	char text[2048], out[4 * sizeof(text)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "halo-run: %s\n", policy_printable(text, out, sizeof(out)));
+}
+
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w)
 {
 	for (size_t i = 0; w && i < w->n; i++)
 		if (!o->quiet)
-			fprintf(stderr, "halo-run: %s\n", w->v[i]);
+			runner_say("%s", w->v[i]);
 	if (w)
 		plan_text_free(w);
 }

@@ -87,7 +87,7 @@ static int dry_run(const struct runner_opts *o, runner_launch *l)
 		runner_plan_print(&p, stdout);
 	plan_free(&p);
 	if (rc < 0)
-		fprintf(stderr, "halo-run: %s\n", e.msg[0] ? e.msg : strerror(-rc));
+		runner_say("%s", e.msg[0] ? e.msg : strerror(-rc)); /* may name workspace files */
 	return rc < 0 ? HALO_EXIT_SETUP : 0;
 }
 
@@ -103,11 +103,11 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 		return runner_session_run(o, l);
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
-		fprintf(stderr, "halo-run: %s\n", e.msg);
+		runner_say("%s", e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	if (rc > 0 && e.msg[0])
-		fprintf(stderr, "halo-run: %s\n", e.msg);
+		runner_say("%s", e.msg); /* names the broker refused come from inside */
 	return status;
 }
 
@@ -204,7 +204,9 @@ static void warn_unix_sockets(const struct halo_policy *p)
 /* --die-with-parent, as bubblewrap's: the supervisor gets SIGKILL when its parent dies
  * (the sandbox's init already dies with the supervisor, and with init every process
  * of the sandbox). The parent may have died before the prctl: then getppid() is no
- * longer the parent halo-run started under, and nothing is launched. The signal is
+ * longer the parent halo-run recorded before main, or, when it died even before that,
+ * halo-run was adopted in a session that is not its reaper's (runner/cli.c); either
+ * way nothing is launched. The signal is
  * tied to the parent *thread* that forked halo-run (prctl(2)): a harness that spawns
  * from a thread that later exits ends the run then. */
 static int die_with_parent(const struct runner_opts *o)
@@ -218,6 +220,13 @@ static int die_with_parent(const struct runner_opts *o)
 	}
 	if (getppid() != runner_parent_at_start()) {
 		fprintf(stderr, "halo-run: --die-with-parent: the parent already exited\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (runner_adopted_at_start()) {
+		fprintf(stderr,
+			"halo-run: --die-with-parent: the parent already exited before halo-run "
+			"started (it was adopted by pid %d, in another session); nothing is run\n",
+			(int)getppid());
 		return HALO_EXIT_SETUP;
 	}
 	return 0;

@@ -173,8 +173,11 @@ void runner_decider_stop(struct runner_decider *dc);
 int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
 
 void runner_usage(FILE *out);
-/* getppid() as runner_main saw it first (--die-with-parent's race check). */
+/* getppid() as halo-run saw it first, before main (--die-with-parent's race check);
+ * and whether halo-run had already been adopted by a reaper then, its parent gone
+ * before it could look (runner/cli.c says how that is told). */
 pid_t runner_parent_at_start(void);
+bool runner_adopted_at_start(void);
 
 /* The password database's home directory of uid (absolute) into out. Returns 0 or
  * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
@@ -221,6 +224,10 @@ void runner_supervisor_settings(void);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
+/* One line of halo-run's own on stderr, "halo-run: " and the text: names and paths in
+ * it may come from inside the sandbox, so every byte that is not printable ASCII is
+ * escaped (policy_printable) and can neither drive the terminal nor forge a line. */
+void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* profile.c: `halo-run profile --os macos` prints the Seatbelt profile; the hidden
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */

@@ -81,11 +81,11 @@ static int read_ready(const struct runner_opts *o, int fd, const char *name, con
 			if (line[0] == 'R')
 				return 0;
 			if (line[0] == 'E') {
-				fprintf(stderr, "halo-run: session %s: %s\n", name, line + 2);
+				runner_say("session %s: %s", name, line + 2);
 				return -1;
 			}
 			if (!o->quiet)
-				fprintf(stderr, "halo-run: %s\n", line + 2);
+				runner_say("%s", line + 2);
 		}
 		len = strlen(line);
 		memmove(buf, line, len + 1);
@@ -145,7 +145,7 @@ static int protected_now(const struct runner_opts *o, const runner_launch *l,
 			close(afd);
 	}
 	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
-		fprintf(stderr, "halo-run: session %s: %s\n", id->name, e.msg);
+		runner_say("session %s: %s", id->name, e.msg);
 		return -1;
 	}
 	return 0;
@@ -367,12 +367,12 @@ static int outcome(const struct runner_opts *o, const struct session_msg *m, boo
 	if (m->verb == SESSION_EXIT)
 		return halo_exit_code(halo_outcome_wait((int)m->status));
 	if (m->kind == SESSION_FAIL_EXEC) {
-		fprintf(stderr, "halo-run: %s: %s\n", m->msg ? m->msg : "?",
-			m->err == ENOENT ? "command not found" : strerror((int)m->err));
+		runner_say("%s: %s", m->msg ? m->msg : "?",
+			   m->err == ENOENT ? "command not found" : strerror((int)m->err));
 		return halo_exit_code(halo_outcome_exec((int)m->err));
 	}
-	fprintf(stderr, "halo-run: session %s: the call could not start: %s%s%s\n", o->session,
-		m->msg ? m->msg : "", m->err ? ": " : "", m->err ? strerror((int)m->err) : "");
+	runner_say("session %s: the call could not start: %s%s%s", o->session, m->msg ? m->msg : "",
+		   m->err ? ": " : "", m->err ? strerror((int)m->err) : "");
 	return HALO_EXIT_SETUP;
 }
 
@@ -466,7 +466,7 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
-		fprintf(stderr, "halo-run: session: %s\n", e.msg);
+		runner_say("session: %s", e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_session_identity(o->session, o, l, &id) < 0) {

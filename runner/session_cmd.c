@@ -138,7 +138,7 @@ int runner_cmd_session(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
-		fprintf(stderr, "halo-run: session: %s\n", e.msg);
+		runner_say("session: %s", e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	if (strcmp(verb, "list") == 0)

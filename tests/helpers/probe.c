@@ -168,6 +168,37 @@ static int tmp_name(char *path, size_t n, bool create)
 	return fd;
 }
 
+/* unfiltered: ok (a read lease on a file of our own, released at once) */
+static int p_setlease(void)
+{
+	char path[4096];
+	int fd = tmp_name(path, sizeof(path), true), rc, err;
+
+	if (fd < 0)
+		return SETUP_FAILED;
+	close(fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = fd < 0 ? -1 : fcntl(fd, F_SETLEASE, F_RDLCK);
+	err = errno;
+	if (rc == 0)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	errno = err;
+	return res(rc);
+}
+
+/* allowed: asking which lease a file holds */
+static int p_getlease(void)
+{
+	int fd = open("/", O_RDONLY | O_CLOEXEC);
+	int rc = fcntl(fd, F_GETLEASE);
+
+	close(fd);
+	return res(rc < 0 ? -1 : 0);
+}
+
 enum setid_call { CHMOD, FCHMOD, FCHMODAT, FCHMODAT2, OPEN, OPENAT, CREAT, MKNOD, MKNODAT };
 
 /* unfiltered: ok (a setuid/setgid file without execute bits, removed at once);
@@ -316,6 +347,8 @@ static const struct probe probes[] = {
 	FN(tiocsti),
 	FN(tiocsti_hibits),
 	FN(tioclinux),
+	FN(setlease),
+	FN(getlease),
 	FN(chmod_setuid),
 	FN(fchmod_setgid),
 	FN(fchmodat_setuid),

@@ -151,4 +151,55 @@ expect_match "... and its exit is said" "decider exited" "$(cat "$W/derr")"
 # The decider runs outside the sandbox: its network namespace is the host's.
 OUT=$(cd "$WS" && "$HALO" --decider "readlink /proc/self/ns/net >$W/dec.ns" -- readlink /proc/self/ns/net 2>/dev/null)
 expect "the decider runs outside the sandbox (host network namespace)" "$(readlink /proc/self/ns/net) differs" "$(cat "$W/dec.ns" 2>/dev/null) $([ "$OUT" != "$(cat "$W/dec.ns" 2>/dev/null)" ] && echo differs)"
+# The decider and everything it started end with the run (its own process group): a
+# decider that leaves `sleep 300 &` behind, reading its questions until the run ends,
+# or exiting at once. By pid, after halo-run has returned.
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+for how in reads exits leaves; do
+	rm -f "$W/bg.pid"
+	case $how in
+	reads) d="sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" ;;
+	exits) d="sleep 300 & echo \$! >$W/bg.pid" ;;
+	leaves) d="setsid sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" ;; # own session
+	esac
+	(cd "$WS" && timeout -k 2 30 "$HALO" --decider "$d" -- sh -c 'sleep 0.5' >/dev/null 2>&1)
+	bg=$(cat "$W/bg.pid" 2>/dev/null)
+	if [ -z "$bg" ]; then
+		fail "decider that $how: its background child ended with the run" "no pid written"
+	elif gone "$bg"; then
+		ok "decider that $how: its background child ended with the run"
+	else
+		fail "decider that $how: its background child ended with the run" "pid $bg alive"
+		kill -9 "$bg" 2>/dev/null
+	fi
+done
+# ... and when halo-run itself is killed (SIGKILL): the decider's keeper is told.
+rm -f "$W/bg.pid"
+(cd "$WS" && exec timeout -k 2 30 "$HALO" --decider "setsid sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" -- sleep 20 >/dev/null 2>&1) &
+hp=$!
+for _ in $(seq 50); do [ -s "$W/bg.pid" ] && break; sleep 0.1; done
+bg=$(cat "$W/bg.pid" 2>/dev/null)
+pkill -KILL -P "$hp" -x halo-run 2>/dev/null || kill -9 "$(pgrep -P "$hp")" 2>/dev/null
+wait "$hp" 2>/dev/null
+for _ in $(seq 30); do [ -n "$bg" ] && gone "$bg" && break; sleep 0.1; done
+if [ -n "$bg" ] && gone "$bg"; then
+	ok "halo-run killed: what its decider started ends too"
+else
+	fail "halo-run killed: what its decider started ends too" "pid ${bg:-none} alive"
+	[ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+fi
+# ... and with the session, for a session's decider.
+S="dec$$"
+rm -f "$W/bg.pid"
+(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --decider "sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" -- true >/dev/null 2>&1 </dev/null)
+for _ in $(seq 50); do [ -s "$W/bg.pid" ] && break; sleep 0.1; done
+bg=$(cat "$W/bg.pid" 2>/dev/null)
+"$HALO" session stop "$S" >/dev/null 2>&1
+for _ in $(seq 50); do [ -n "$bg" ] && gone "$bg" && break; sleep 0.1; done
+if [ -n "$bg" ] && gone "$bg"; then
+	ok "a session's decider: its background child ended with the session"
+else
+	fail "a session's decider: its background child ended with the session" "pid ${bg:-none} alive"
+	[ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+fi
 finish

@@ -1,8 +1,8 @@
 #!/bin/bash
 # --die-with-parent (as bubblewrap's): when halo-run's parent dies, the sandboxed
 # command dies too; without it the command runs on. A parent that is gone before
-# halo-run sets the death signal is caught by the getppid() check (see below for the
-# window no check can close). Processes are found
+# halo-run sets the death signal is caught, even one gone before halo-run started
+# (halo-run finds itself adopted). Processes are found
 # by a marker in their command line and ended by pid only.
 set -u
 . "$IT/lib.sh"
@@ -62,10 +62,46 @@ fi
 cleanup "$M2"
 wait_for "$M2" no 5
 
-# Not tested: a parent that dies before halo-run's main() runs. halo-run then never
-# saw its real parent (getppid() already names the reaper), as with bubblewrap; the
-# README says so. A parent dying between main() and the prctl is caught by the
-# getppid() check, a window too short to hit from a script.
+# A parent that is gone before halo-run even starts: a helper forks, its child waits
+# (a pipe handshake) until the parent has exited and the child has been adopted, and
+# only then execs halo-run --die-with-parent. halo-run never saw its parent; it must
+# tell it was adopted and run nothing (bubblewrap runs the command on).
+M3="dwp-$$-c"
+O="$PWD/orphan"
+rm -f "$O.err" "$O.ran"
+if command -v python3 >/dev/null; then
+	python3 - "$HALO" "$O" "$M3" <<'EOF2'
+import os, sys, time
+halo, base, mark = sys.argv[1:4]
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(w)
+    ppid = os.getppid()
+    os.read(r, 1)  # EOF: the parent has exited
+    for _ in range(500):  # ... and this process has been adopted
+        if os.getppid() != ppid:
+            break
+        time.sleep(0.01)
+    fd = os.open(base + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.execv(halo, [halo, "--die-with-parent", "--", "sh", "-c",
+                    "echo ran >%s.ran; sleep 30; : %s" % (base, mark)])
+os._exit(0)
+EOF2
+	for _ in $(seq 100); do
+		{ [ -s "$O.err" ] || [ -e "$O.ran" ]; } && break
+		sleep 0.1
+	done
+	sleep 0.5
+	expect "parent gone before halo-run started: the command does not run" no \
+		"$([ -e "$O.ran" ] && echo yes || echo no)"
+	expect_match "parent gone before halo-run started: halo-run says why" \
+		"^halo-run: --die-with-parent: the parent already exited" "$(cat "$O.err" 2>/dev/null)"
+	cleanup "$M3"
+else
+	skip "parent gone before halo-run started" "python3 is needed for the fork handshake"
+fi
 
 OUT=$(timeout 30 "$HALO" --die-with-parent -- sh -c 'echo ran; exit 4' 2>&1 </dev/null)
 expect "a live parent: the command runs as usual" "4:ran" "$?:$OUT"

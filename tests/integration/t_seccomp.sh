@@ -36,6 +36,7 @@ declare -A want=(
 	[personality]=errno=EPERM [personality_query]=ok
 	[x32_syscall]=killed=SIGSYS
 	[tiocsti]=errno=EPERM [tiocsti_hibits]=errno=EPERM [tioclinux]=errno=EPERM
+	[setlease]=errno=EPERM [getlease]=ok
 	[chmod_setuid]=errno=EPERM [fchmod_setgid]=errno=EPERM [fchmodat_setuid]=errno=EPERM
 	[fchmodat2_setuid]=errno=EPERM [open_setuid]=errno=EPERM [openat_setgid]=errno=EPERM
 	[creat_setuid]=errno=EPERM [mknod_setuid]=errno=EPERM [mknodat_setgid]=errno=EPERM

@@ -445,8 +445,9 @@ START_TEST(hostile_host_text_reported_safely)
 	cJSON_Delete(rec);
 	free(text);
 	text = fx_slurp(log);
-	ck_assert_str_eq(text, "halo-run: egress denied: evil\"\\?[2J??.test:443 (invalid host: "
-			       "?bell)\n");
+	/* escaped as every halo-run line escapes outside text (policy_printable) */
+	ck_assert_str_eq(text, "halo-run: egress denied: evil\"\\\\\\x1b[2J\\xc3\\xa9.test:443 "
+			       "(invalid host: \\x07bell)\n");
 	free(text);
 	fclose(audit);
 	fclose(log);
@@ -528,6 +529,34 @@ START_TEST(unknown_listener_kind_refused)
 }
 END_TEST
 
+/* The sandbox ended with a client still queued on a listener (the loop saw the exit
+ * first and stopped): draining accepts it, so its CONNECT to a denied host is decided,
+ * counted (what --fail-on-deny reads) and recorded in the audit. The client is gone
+ * already, as a killed process's would be. */
+START_TEST(drain_takes_queued_clients)
+{
+	static const char req[] = "CONNECT denied.example:443 HTTP/1.1\r\n"
+				  "Host: denied.example:443\r\n\r\n";
+	struct fx_proxy f;
+	struct proxy_stats st;
+	cJSON *recs[4];
+	int fd, n;
+
+	fx_create(&f, PROXY_POLLER_POLL, "egress: {default: deny}\n", NULL);
+	fd = cli_connect_to("127.0.0.1", f.http_port);
+	ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+	close(fd);
+	proxy_drain(f.px, 500);
+	proxy_get_stats(f.px, &st);
+	ck_assert_uint_eq(st.denied, 1);
+	n = fx_audit(&f, recs, 4);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(js(recs[0], "host"), "denied.example");
+	fx_free_recs(recs, n);
+	fx_destroy(&f);
+}
+END_TEST
+
 static Suite *units_suite(void)
 {
 	Suite *s = suite_create("proxy-units");
@@ -549,6 +578,7 @@ static Suite *units_suite(void)
 	tcase_add_test(tc, summary_caps_hosts);
 	tcase_add_loop_test(tc, protocol_tables_complete, 0, 3);
 	tcase_add_test(tc, unknown_listener_kind_refused);
+	tcase_add_test(tc, drain_takes_queued_clients);
 	suite_add_tcase(s, tc);
 	return s;
 }

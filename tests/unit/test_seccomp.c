@@ -206,6 +206,12 @@ static void check_ioctl_and_personality(void)
 	EXPECT(syscall(SYS_ioctl, -1, 0xdead00000000UL | TIOCSTI, &c), EPERM);
 	EXPECT(syscall(SYS_ioctl, -1, 0xffffffff00000000UL | TIOCLINUX, &c), EPERM);
 	EXPECT(ioctl(-1, TIOCLINUX, &c), EPERM);
+	/* leases: F_SETLEASE refused whatever the fd, the high bits or the lease type */
+	EXPECT(fcntl(-1, F_SETLEASE, F_RDLCK), EPERM);
+	EXPECT(fcntl(-1, F_SETLEASE, F_UNLCK), EPERM);
+	EXPECT(syscall(SYS_fcntl, -1, 0xdead00000000UL | F_SETLEASE, F_WRLCK), EPERM);
+	EXPECT(fcntl(-1, F_GETLEASE), EBADF);
+	EXPECT(fcntl(-1, F_SETFL, 0), EBADF);
 	EXPECT(ioctl(-1, TCGETS, &c), EBADF);
 	EXPECT(ioctl(-1, TIOCSTI + 1, &c), EBADF);
 
