@@ -139,6 +139,11 @@ static void put_fields(const struct proxy *px, struct line *l, const struct exch
 		put(l, ",\"error\":", 9);
 		put_json_str(l, ex->error);
 	}
+	if (ex->code) {
+		put(l, ",\"code\":", 8);
+		put_json_str(l, ex->code);
+		putf(l, ",\"count\":%llu", ex->count);
+	}
 	putf(l, ",\"bytes_up\":%llu,\"bytes_down\":%llu,\"duration_ms\":%llu}\n", ex->up, ex->down,
 	     (unsigned long long)(proxy_now_ms() - ex->t0_ms));
 }

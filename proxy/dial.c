@@ -143,7 +143,7 @@ static void dial_next(struct conn *c)
 				break;
 			continue;
 		}
-		conn_sock_tune(fd);
+		conn_sock_tune(fd, SOCK_UPSTREAM);
 		do
 			rc = connect(fd, (struct sockaddr *)&ss, sl);
 		while (rc < 0 && errno == EINTR);

@@ -34,6 +34,24 @@
 #define PROXY_ACCEPT_PAUSE_MS	100
 #define PROXY_IFADDR_REFRESH_MS 5000
 
+/* Kernel memory a run can make the host hold (issue 33). Without bounds, a command
+ * writing to many tunnels whose origin never reads parks ~9 MiB per tunnel in socket
+ * buffers that autotuning grows, none of it charged to the sandbox's memory limit.
+ * - The sandbox's side (accepted; loopback, so a round trip is microseconds and a
+ *   small window costs no speed): SO_RCVBUF and SO_SNDBUF fixed (the kernel doubles
+ *   the value for its bookkeeping; fixing it turns autotuning off for the socket).
+ * - The origin's side: TCP_NOTSENT_LOWAT, so that at most this much waits unsent;
+ *   the send buffer still autotunes to what is in flight (an upload to a distant
+ *   origin keeps its bandwidth-delay product), and the receive side keeps autotuning
+ *   (a capped window would slow every download from a distant origin; the relay stops
+ *   reading it while the sandbox's side has bytes waiting).
+ * - The sandbox's own sockets: netns/ lowers its namespace's tcp_wmem maximum.
+ * - Pipes: at most PROXY_PIPE_BUDGET of them per run (relay_splice.c).
+ * With a non-reading origin that is ~0.6 MiB per tunnel (README, Limits). */
+#define PROXY_SANDBOX_SOCKBUF  (128 * 1024)
+#define PROXY_UPSTREAM_NOTSENT (128 * 1024)
+#define PROXY_PIPE_BUDGET      (16 * 1024 * 1024)
+
 struct pend {
 	char *buf;
 	size_t off, len, cap; /* bytes [off, off+len) still to write */
@@ -151,7 +169,9 @@ struct exchange {
 	bool terminated;	     /* the proxy terminated this tunnel's TLS (conn_tls.c) */
 	const char *method;	     /* PROTO_HTTPS: the request's method and target */
 	const char *path;
-	char error_buf[200]; /* error, when it is a detail of this exchange */
+	char error_buf[200];	  /* error, when it is a detail of this exchange */
+	const char *code;	  /* a refusal record (refusal.c): its answer, "503"... */
+	unsigned long long count; /* and how many identical refusals it stands for */
 	uint64_t t0_ms;
 	struct timespec t0_wall;
 	unsigned long long up, down;
@@ -191,6 +211,11 @@ struct proto_ops {
 	 * is closed. */
 	int (*busy_answer)(char *buf, size_t cap, const char *why);
 	const char *busy_code;
+	/* What a refusal record calls a connection refused before its request named a
+	 * target (refusal.c), and, optionally, the answer a failure gets ("408"; without
+	 * it "closed"). */
+	enum conn_proto audit_proto;
+	const char *(*fail_code)(enum conn_fail why);
 };
 
 struct conn {
@@ -230,6 +255,22 @@ struct listener {
 };
 
 struct host_entry;
+
+/* refusal.c: one kind of refusal being counted for its once-a-second record. */
+#define REFUSAL_SLOTS 8
+struct refusal_slot {
+	struct proxy *px;
+	bool used;
+	enum conn_proto proto;
+	char host[256];
+	unsigned port;
+	char rule[96];
+	char why[160];
+	char code[8];
+	unsigned long long count; /* refused since the last record of this kind */
+	struct timespec wall;	  /* when the first of them came */
+	struct proxy_timer *t;
+};
 
 /* The protocols (conn_http.c, conn_socks.c, conn_hostport.c). */
 extern const struct proto_ops proxy_proto_http;
@@ -276,6 +317,7 @@ struct proxy {
 	struct policy_upstream up; /* egress.upstreamProxy as resolved at launch; off: direct */
 	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
 	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */
+	struct refusal_slot refusals[REFUSAL_SLOTS];
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -293,7 +335,10 @@ void conn_set_interest(struct conn *c);
 void conn_on_upstream(void *arg, int fd, unsigned events);
 /* A client event while nothing is to be read from it: flush what waits for it. */
 void conn_on_client_flush(struct conn *c, unsigned events);
-void conn_sock_tune(int fd);
+/* TCP_NODELAY (and SO_NOSIGPIPE); the buffer bounds of the sandbox's side or the
+ * origin's (PROXY_SANDBOX_SOCKBUF, PROXY_UPSTREAM_NOTSENT). */
+enum sock_role { SOCK_SANDBOX, SOCK_UPSTREAM };
+void conn_sock_tune(int fd, enum sock_role role);
 void conn_side_drop(struct proxy *px, struct side *s);
 void conn_connect_done(struct conn *c); /* dial.c */
 void conn_touch(struct conn *c);
@@ -468,6 +513,14 @@ void audit_error_line(struct proxy *px, const char *host, unsigned port, const c
 void audit_hostport(const struct exchange *ex, char *out, size_t n);
 /* Printable ASCII only (anything else becomes '?'). */
 void audit_printable(const char *in, char *out, size_t n);
+
+/* ---------------------------------------------------------- refusal.c */
+/* A refusal no decision record covers: one audit record (proto, host as far as it is
+ * known, rule, why, code), identical ones within a second counted into one. */
+void refusal_record(struct proxy *px, enum conn_proto proto, const char *host, unsigned port,
+		    const char *rule, const char *why, const char *code);
+/* Write what is still counted (the proxy is going away). */
+void refusal_flush(struct proxy *px);
 
 /* ---------------------------------------------------------- summary.c */
 void hosts_record(struct proxy *px, const struct exchange *ex);
