@@ -186,6 +186,26 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 	write_all(px->o.events_fd, buf, l.len);
 }
 
+void audit_limit_event(struct proxy *px, const char *key, long long value, const char *evidence)
+{
+	char buf[1024];
+	struct line l = {buf, sizeof(buf), 0};
+	struct timespec now;
+
+	if (!audit_events_on(px))
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	put(&l, "{\"type\":\"limit\",\"ts\":", 21);
+	put_time(&l, &now);
+	put_common(px, &l);
+	put(&l, ",\"limit\":", 9);
+	put_json_str(&l, key);
+	putf(&l, ",\"value\":%lld,\"evidence\":", value);
+	put_json_str(&l, evidence);
+	put(&l, "}\n", 2);
+	write_all(px->o.events_fd, buf, l.len);
+}
+
 static void put_printable(struct line *l, const char *s)
 {
 	for (; *s; s++) {

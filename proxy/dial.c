@@ -307,6 +307,13 @@ static void target_proceed(struct conn *c, const struct policy_decision *d, bool
 		check_and_dial(c);
 		return;
 	}
+	/* A name a wildcard allowed is looked up by the host's resolver: budgeted. */
+	if (d->pattern && d->pattern[0] == '*' &&
+	    (rc = namebudget_charge(c->px, d->host.text, c->ex.rule, sizeof(c->ex.rule))) != 0) {
+		c->ex.allow = rc != -EDQUOT;
+		conn_fail(c, rc == -EDQUOT ? FAIL_DENY : FAIL_OVERLOAD, NULL);
+		return;
+	}
 	c->st = CS_RESOLVING;
 	rc = proxy_resolver_submit(c->px->res, d->host.text, on_resolved, c, &c->job);
 	if (rc) {

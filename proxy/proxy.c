@@ -123,6 +123,10 @@ static void on_accept(void *arg, int lfd, unsigned events)
 
 			snprintf(rule, sizeof(rule), "limits.connections (%zu open)",
 				 px->o.max_conns);
+			if (!px->said_conn_cap) /* --events: once per run */
+				audit_limit_event(px, "connections", (long long)px->o.max_conns,
+						  "connection refused");
+			px->said_conn_cap = true;
 			refuse_one(px, fd, l->proto, rule);
 		} else if (conn_new(px, fd, l) != 0) {
 			refuse_one(px, fd, l->proto, "proxy: out of memory");
@@ -274,6 +278,7 @@ void proxy_destroy(struct proxy *px)
 	if (px->reserve_fd >= 0)
 		close(px->reserve_fd);
 	hosts_free(&px->hosts);
+	namebudget_free(&px->names);
 	proxy_fakeip_free(&px->fake);
 	free(px->ifaddrs);
 	free(px->scratch);

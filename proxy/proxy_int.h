@@ -272,6 +272,16 @@ struct refusal_slot {
 	struct proxy_timer *t;
 };
 
+/* namebudget.c: the names resolved under wildcard rules in this run. */
+struct name_budget {
+	char **slots; /* open addressing, each a strdup'd canonical name */
+	size_t n_slots, n;
+	uint64_t *ring; /* when the last admissions were made, oldest at ring_head */
+	size_t ring_cap, ring_n, ring_head;
+	unsigned long long refused;
+	bool said_total, said_rate; /* the --events "limit" record, once each */
+};
+
 /* The protocols (conn_http.c, conn_socks.c, conn_hostport.c). */
 extern const struct proto_ops proxy_proto_http;
 extern const struct proto_ops proxy_proto_socks5;
@@ -318,6 +328,8 @@ struct proxy {
 	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
 	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */
 	struct refusal_slot refusals[REFUSAL_SLOTS];
+	struct name_budget names;
+	bool said_conn_cap; /* the --events "limit" record of limits.connections */
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -505,6 +517,9 @@ void audit_write(struct proxy *px, const struct exchange *ex);
 bool audit_events_on(const struct proxy *px);
 const char *audit_proto_name(enum conn_proto p); /* "connect", "http", "socks5"... */
 void audit_deny_line(struct proxy *px, const struct exchange *ex);
+/* --events: {"type":"limit","limit":KEY,"value":N,"evidence":WHAT} (a proxy limit
+ * reached, written once per limit by the caller). */
+void audit_limit_event(struct proxy *px, const char *key, long long value, const char *evidence);
 /* "halo-run: egress error: HOST:PORT: WHY (CODE)" once per host per run (once per why
  * when host is ""), on log_fd unless quiet: the answers the proxy gives itself. */
 void audit_error_line(struct proxy *px, const char *host, unsigned port, const char *why,
@@ -513,6 +528,14 @@ void audit_error_line(struct proxy *px, const char *host, unsigned port, const c
 void audit_hostport(const struct exchange *ex, char *out, size_t n);
 /* Printable ASCII only (anything else becomes '?'). */
 void audit_printable(const char *in, char *out, size_t n);
+
+/* ------------------------------------------------------- namebudget.c */
+/* A name a wildcard rule allowed is about to be resolved: 0 (already resolved in this
+ * run, or within limits.wildcardNames and wildcardNamesPerMinute: now counted),
+ * -EDQUOT past a limit (rule then says which, with the count; the first refusal of
+ * each limit is a --events "limit" record), or -ENOMEM. */
+int namebudget_charge(struct proxy *px, const char *name, char *rule, size_t n);
+void namebudget_free(struct name_budget *b);
 
 /* ---------------------------------------------------------- refusal.c */
 /* A refusal no decision record covers: one audit record (proto, host as far as it is
