@@ -41,19 +41,21 @@ void conn_timer_clear(struct conn *c, struct proxy_timer **t)
 
 void conn_sock_tune(int fd, enum sock_role role)
 {
-	int one = 1, sb = PROXY_SANDBOX_SOCKBUF, lowat = PROXY_UPSTREAM_NOTSENT;
+	int one = 1, clamp = PROXY_SANDBOX_WINDOW, lowat = PROXY_NOTSENT_LOWAT;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* Failures keep the kernel's sizes: a bound on memory, never a reason to refuse. */
-	if (role == SOCK_SANDBOX) {
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
-	}
 #ifdef TCP_NOTSENT_LOWAT
-	if (role == SOCK_UPSTREAM)
-		setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
+	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
 #else
 	(void)lowat;
+#endif
+#ifdef TCP_WINDOW_CLAMP
+	if (role == SOCK_SANDBOX)
+		setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof(clamp));
+#else
+	(void)clamp;
+	(void)role;
 #endif
 #ifdef SO_NOSIGPIPE
 	setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));

@@ -37,20 +37,23 @@
 /* Kernel memory a run can make the host hold (issue 33). Without bounds, a command
  * writing to many tunnels whose origin never reads parks ~9 MiB per tunnel in socket
  * buffers that autotuning grows, none of it charged to the sandbox's memory limit.
- * - The sandbox's side (accepted; loopback, so a round trip is microseconds and a
- *   small window costs no speed): SO_RCVBUF and SO_SNDBUF fixed (the kernel doubles
- *   the value for its bookkeeping; fixing it turns autotuning off for the socket).
- * - The origin's side: TCP_NOTSENT_LOWAT, so that at most this much waits unsent;
- *   the send buffer still autotunes to what is in flight (an upload to a distant
- *   origin keeps its bandwidth-delay product), and the receive side keeps autotuning
- *   (a capped window would slow every download from a distant origin; the relay stops
- *   reading it while the sandbox's side has bytes waiting).
- * - The sandbox's own sockets: netns/ lowers its namespace's tcp_wmem maximum.
- * - Pipes: at most PROXY_PIPE_BUDGET of them per run (relay_splice.c).
- * With a non-reading origin that is ~0.6 MiB per tunnel (README, Limits). */
-#define PROXY_SANDBOX_SOCKBUF  (128 * 1024)
-#define PROXY_UPSTREAM_NOTSENT (128 * 1024)
-#define PROXY_PIPE_BUDGET      (16 * 1024 * 1024)
+ * The bounds leave autotuning on (fixed SO_RCVBUF/SO_SNDBUF sizes turn it off, and
+ * measured 40-70% more proxy CPU per GiB on bulk, tests/bench/proxy):
+ * - every socket the proxy owns: TCP_NOTSENT_LOWAT, so that at most this much waits
+ *   unsent in it (what is in flight is bounded by the peer's window: an origin that
+ *   stops reading closes it); a send buffer still grows to an upload's
+ *   bandwidth-delay product;
+ * - the sandbox's side (accepted): TCP_WINDOW_CLAMP, the most the command can have
+ *   written that the proxy has not read; its receive buffer autotunes under it;
+ * - the origin's side receives as autotuning says: a clamped window would slow every
+ *   download from a distant origin, and the relay stops reading it while the
+ *   sandbox's side has bytes waiting;
+ * - the sandbox's own sockets: netns/ lowers its namespace's tcp_wmem maximum;
+ * - pipes: at most PROXY_PIPE_BUDGET of them per run (relay_splice.c).
+ * With a non-reading origin that is ~0.5 MiB per tunnel (README, Limits). */
+#define PROXY_SANDBOX_WINDOW (512 * 1024)
+#define PROXY_NOTSENT_LOWAT  (128 * 1024)
+#define PROXY_PIPE_BUDGET    (16 * 1024 * 1024)
 
 struct pend {
 	char *buf;
@@ -348,7 +351,7 @@ void conn_on_upstream(void *arg, int fd, unsigned events);
 /* A client event while nothing is to be read from it: flush what waits for it. */
 void conn_on_client_flush(struct conn *c, unsigned events);
 /* TCP_NODELAY (and SO_NOSIGPIPE); the buffer bounds of the sandbox's side or the
- * origin's (PROXY_SANDBOX_SOCKBUF, PROXY_UPSTREAM_NOTSENT). */
+ * origin's (PROXY_SANDBOX_WINDOW, PROXY_NOTSENT_LOWAT). */
 enum sock_role { SOCK_SANDBOX, SOCK_UPSTREAM };
 void conn_sock_tune(int fd, enum sock_role role);
 void conn_side_drop(struct proxy *px, struct side *s);
