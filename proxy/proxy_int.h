@@ -8,7 +8,8 @@
  * proxy/http_int.h), conn_socks.c (SOCKS5), conn_hostport.c (egress.hostPorts).
  * Protocols call the core, never the other way round. proxy.c (listeners, accept,
  * lifetime) gives each listener kind its protocol; resp.c frames origin responses;
- * audit.c and summary.c record. */
+ * audit.c and summary.c record, refusal.c records the clients refused before any
+ * decision; namebudget.c budgets the names resolved under wildcard rules. */
 #ifndef HALO_PROXY_INT_H
 #define HALO_PROXY_INT_H
 
