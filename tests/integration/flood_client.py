@@ -1,11 +1,13 @@
 """Run INSIDE the sandbox by t_proxy_bounds.sh: open N connections to HOST:PORT and
 write to all of them for SECONDS, without ever reading; the origin never reads either.
 
-usage: flood_client.py connect|direct N HOST PORT SECONDS
+usage: flood_client.py connect|direct|hold N HOST PORT SECONDS
 
 connect: each connection is a CONNECT tunnel through the proxy at 127.0.0.1:3128.
 direct:  each connection dials HOST:PORT by name, as a client that ignores the proxy
          variables (halo-run's DNS stub and capture take it).
+hold:    CONNECT tunnels as for connect, then neither written nor read for SECONDS
+         (the origin writes: the download direction).
 Prints "open K written BYTES refused R": K connections carried bytes, R were refused
 (answer other than 200, reset or closed). Writes are non-blocking, so a full buffer
 just moves on to the next connection; the loop ends after SECONDS whatever happens.
@@ -49,6 +51,10 @@ for _ in range(n):
     s.setblocking(False)
     socks.append(s)
 print("ready %d" % len(socks), flush=True)
+if mode == "hold":
+    time.sleep(seconds)
+    print("open %d written 0 refused %d" % (len(socks), refused), flush=True)
+    sys.exit(0)
 written, live = 0, set(socks)
 end = time.monotonic() + seconds
 while live and time.monotonic() < end:
