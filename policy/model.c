@@ -336,7 +336,9 @@ static void set_limits(struct mctx *m, const struct pnode *n, const char *path)
 		if (!f) {
 			merr(m, n->key_lines[i], path,
 			     "unknown key %s (known: cpuSeconds, memoryMB, fileSizeMB, openFiles, "
-			     "processes, wallSeconds, sessionIdleSeconds)",
+			     "processes, wallSeconds, sessionIdleSeconds, connections, "
+			     "wildcardNames, "
+			     "wildcardNamesPerMinute)",
 			     policy_quote(n->keys[i], q, sizeof(q)));
 		} else if (v->kind == PN_STR && (v->flags & PN_NUMBERISH)) {
 			merr(m, v->line, sub, "%s is not a plain decimal integer",

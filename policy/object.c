@@ -20,6 +20,9 @@ const struct policy_limit_field policy_limit_fields[] = {
     {"processes", offsetof(struct policy_limits, processes), 4LL * 1024 * 1024},
     {"wallSeconds", offsetof(struct policy_limits, wall_seconds), 31LL * 24 * 3600},
     {"sessionIdleSeconds", offsetof(struct policy_limits, session_idle_seconds), 31LL * 24 * 3600},
+    {"connections", offsetof(struct policy_limits, connections), 65536},
+    {"wildcardNames", offsetof(struct policy_limits, wildcard_names), 1000000},
+    {"wildcardNamesPerMinute", offsetof(struct policy_limits, wildcard_names_per_minute), 1000000},
 };
 const size_t policy_n_limit_fields = N(policy_limit_fields);
 

@@ -92,7 +92,22 @@ struct policy_limits {
 	long long processes;
 	long long wall_seconds;
 	long long session_idle_seconds; /* --session: the supervisor ends after this idle */
+	/* The egress proxy's (issue 33), unset: the defaults below. */
+	long long connections;		     /* open at once, per run */
+	long long wildcard_names;	     /* distinct names resolved under a wildcard rule */
+	long long wildcard_names_per_minute; /* the same, in any one minute */
 };
+
+/* limits.connections when unset: far above what a build keeps open (npm and pip open
+ * 16-50 sockets at a peak, cargo and go fewer), far below the proxy's old 4,096 and
+ * what its socket buffers would hold at that count (README, Limits). */
+#define POLICY_CONNECTIONS_DEFAULT 256
+/* limits.wildcardNames / wildcardNamesPerMinute when unset: a build resolves a handful
+ * of exact hosts (npm ci: registry.npmjs.org; pip: pypi.org, files.pythonhosted.org;
+ * go mod download: proxy.golang.org, sum.golang.org), and under a wildcard a few CDN
+ * or bucket names; hundreds of distinct names under one is data, not a build. */
+#define POLICY_WILDCARD_NAMES_DEFAULT		 256
+#define POLICY_WILDCARD_NAMES_PER_MINUTE_DEFAULT 64
 
 struct policy_cidr {
 	int family; /* AF_INET or AF_INET6 */

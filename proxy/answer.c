@@ -83,6 +83,21 @@ static void exchange_error(struct exchange *ex, enum conn_fail why, const char *
 	ex->error = ex->error_buf;
 }
 
+static void fail_refusal(struct conn *c, enum conn_fail why, const char *detail)
+{
+	const char *reason = detail ? detail : conn_fail_reason(why);
+	const char *code = c->proto->fail_code ? c->proto->fail_code(why) : "closed";
+	char rule[96];
+
+	if (why == FAIL_HEAD_TIMEOUT)
+		snprintf(rule, sizeof(rule), "proxy: head timeout (%u ms)",
+			 c->px->o.head_timeout_ms);
+	else
+		snprintf(rule, sizeof(rule), "proxy: %s", reason ? reason : "refused");
+	refusal_record(c->px, c->proto->audit_proto, "", 0, rule, reason ? reason : "refused",
+		       code);
+}
+
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 {
 	struct exchange *ex = &c->ex;
@@ -98,7 +113,10 @@ void conn_fail(struct conn *c, enum conn_fail why, const char *detail)
 			exchange_error(ex, why, detail);
 		}
 	}
-	/* The record is written now; what follows is only the answer. */
+	/* The record is written now; what follows is only the answer. A failure before
+	 * any decision (a head that timed out) has no record of its own: a refusal one. */
 	conn_exchange_end(c);
+	if (!open)
+		fail_refusal(c, why, detail);
 	c->proto->on_error(c, why, open, detail);
 }

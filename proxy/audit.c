@@ -141,6 +141,11 @@ static void put_fields(const struct proxy *px, struct line *l, const struct exch
 		put(l, ",\"error\":", 9);
 		put_json_str(l, ex->error);
 	}
+	if (ex->code) {
+		put(l, ",\"code\":", 8);
+		put_json_str(l, ex->code);
+		putf(l, ",\"count\":%llu", ex->count);
+	}
 	putf(l, ",\"bytes_up\":%llu,\"bytes_down\":%llu,\"duration_ms\":%llu}\n", ex->up, ex->down,
 	     (unsigned long long)(proxy_now_ms() - ex->t0_ms));
 }
@@ -185,6 +190,26 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 }
 
 /* Outside text in a log line: escaped by the one escaper (policy_printable). */
+void audit_limit_event(struct proxy *px, const char *key, long long value, const char *evidence)
+{
+	char buf[1024];
+	struct line l = {buf, sizeof(buf), 0};
+	struct timespec now;
+
+	if (!audit_events_on(px))
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	put(&l, "{\"type\":\"limit\",\"ts\":", 21);
+	put_time(&l, &now);
+	put_common(px, &l);
+	put(&l, ",\"limit\":", 9);
+	put_json_str(&l, key);
+	putf(&l, ",\"value\":%lld,\"evidence\":", value);
+	put_json_str(&l, evidence);
+	put(&l, "}\n", 2);
+	write_all(px->o.events_fd, buf, l.len);
+}
+
 static void put_printable(struct line *l, const char *s)
 {
 	char esc[4 * 300 + 8];

@@ -39,11 +39,24 @@ void conn_timer_clear(struct conn *c, struct proxy_timer **t)
 
 /* ------------------------------------------------------------------ sockets */
 
-void conn_sock_tune(int fd)
+void conn_sock_tune(int fd, enum sock_role role)
 {
-	int one = 1;
+	int one = 1, clamp = PROXY_SANDBOX_WINDOW, lowat = PROXY_NOTSENT_LOWAT;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Failures keep the kernel's sizes: a bound on memory, never a reason to refuse. */
+#ifdef TCP_NOTSENT_LOWAT
+	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
+#else
+	(void)lowat;
+#endif
+#ifdef TCP_WINDOW_CLAMP
+	if (role == SOCK_SANDBOX)
+		setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof(clamp));
+#else
+	(void)clamp;
+	(void)role;
+#endif
 #ifdef SO_NOSIGPIPE
 	setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
 #endif
@@ -97,7 +110,7 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	c->c.fd = fd;
 	c->u.fd = -1;
 	c->last_io = proxy_now_ms();
-	conn_sock_tune(fd);
+	conn_sock_tune(fd, SOCK_SANDBOX);
 	rc = proxy_poller_add(px->pl, fd, PROXY_EV_IN, on_client, c);
 	if (rc) {
 		free(c);

@@ -114,4 +114,5 @@ const struct proto_ops proxy_proto_captured = {
     .on_request = conn_on_client_flush, /* not reached: on_accept leaves CS_REQUEST */
     .on_connected = captured_connected,
     .on_error = captured_on_error,
+    .audit_proto = PROTO_CAPTURED,
 };

@@ -249,4 +249,5 @@ const struct proto_ops proxy_proto_dns_tcp = {
     .on_connected = dns_tcp_never_dials,
     .on_error = dns_tcp_on_error,
     .on_close = dns_tcp_on_close,
+    .audit_proto = PROTO_DNS,
 };

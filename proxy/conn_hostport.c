@@ -68,4 +68,5 @@ const struct proto_ops proxy_proto_hostport = {
     .on_request = conn_on_client_flush, /* not reached: on_accept leaves CS_REQUEST */
     .on_connected = hostport_connected,
     .on_error = hostport_fail,
+    .audit_proto = PROTO_HOSTPORT,
 };

@@ -45,14 +45,17 @@ static void answer_ssh(struct conn *c, const char *body, const char *deny)
 }
 
 /* Any answer but a denial: X-Halo-Error: why, the one-line body, and the stderr line
- * once per host (host "" when no target is known yet). */
+ * once per host (host "" when no target is known yet). record: no audit record covers
+ * it yet (a head refused before any decision): write a refusal record (refusal.c). */
 static void http_refuse(struct conn *c, int status, const char *body, const char *why,
-			const char *host, unsigned port)
+			const char *host, unsigned port, bool record)
 {
 	char code[8];
 
 	snprintf(code, sizeof(code), "%d", status);
 	audit_error_line(c->px, host, port, why, code);
+	if (record)
+		refusal_record(c->px, PROTO_HTTP, host, port, "proxy: request refused", why, code);
 	answer(c, status, body, NULL, why);
 }
 
@@ -124,7 +127,7 @@ static void start_forward(struct conn *c, struct proxy_http_req *req)
 	if (!head) {
 		fwd_free(f);
 		http_refuse(c, 503, "halo-run proxy: out of memory", "out of memory", req->host,
-			    req->port);
+			    req->port, true);
 		return;
 	}
 	n = proxy_http_rewrite(c->in, req, head, PROXY_HTTP_MAX_HEAD + 512);
@@ -132,7 +135,7 @@ static void start_forward(struct conn *c, struct proxy_http_req *req)
 		free(head);
 		fwd_free(f);
 		http_refuse(c, n == -ENOSPC ? 431 : 400, "halo-run proxy: cannot forward this head",
-			    "cannot forward this head", req->host, req->port);
+			    "cannot forward this head", req->host, req->port, true);
 		return;
 	}
 	fwd_set_head(f, head, (size_t)n);
@@ -177,7 +180,7 @@ void http_parse_pending(struct conn *c)
 	if (r == PROXY_HTTP_NEED_MORE) {
 		if (c->in_len >= IN_MAX) {
 			http_refuse(c, 431, "request head too large", "request head too large", "",
-				    0);
+				    0, true);
 			return;
 		}
 		conn_head_timer_start(c);
@@ -186,13 +189,13 @@ void http_parse_pending(struct conn *c)
 	}
 	if (r == PROXY_HTTP_ERROR) {
 		/* the target is named when the parser got that far */
-		http_refuse(c, req->status, req->why, req->why, req->host, req->port);
+		http_refuse(c, req->status, req->why, req->why, req->host, req->port, true);
 		return;
 	}
 	conn_timer_clear(c, &c->t_head);
 	if (c->px->o.auth_secret && !auth_ok(req->proxy_auth, c->px->o.auth_secret)) {
 		http_refuse(c, 407, "halo-run proxy: proxy authentication required",
-			    "proxy authentication required", "", 0);
+			    "proxy authentication required", "", 0, true);
 		return;
 	}
 	if (req->kind == PROXY_HTTP_FORWARD) {
@@ -311,7 +314,18 @@ static void http_on_error(struct conn *c, enum conn_fail why, bool open, const c
 	} else {
 		snprintf(body, sizeof(body), "halo-run proxy: %s", reason);
 	}
-	http_refuse(c, status_for[why], body, reason, open ? ex->host : "", ex->port);
+	/* not open: conn_fail has written the refusal record */
+	http_refuse(c, status_for[why], body, reason, open ? ex->host : "", ex->port, false);
+}
+
+static const char *http_fail_code(enum conn_fail why)
+{
+	static char codes[FAIL_N][4];
+
+	if ((size_t)why >= FAIL_N)
+		return "closed";
+	snprintf(codes[why], sizeof(codes[why]), "%d", status_for[why]);
+	return codes[why];
 }
 
 static void http_on_close(struct conn *c)
@@ -336,4 +350,6 @@ const struct proto_ops proxy_proto_http = {
     .on_close = http_on_close,
     .busy_answer = http_busy_answer,
     .busy_code = "503",
+    .audit_proto = PROTO_HTTP,
+    .fail_code = http_fail_code,
 };

@@ -162,4 +162,5 @@ const struct proto_ops proxy_proto_socks5 = {
     .on_request = socks_on_request,
     .on_connected = socks_connected,
     .on_error = socks_on_error,
+    .audit_proto = PROTO_SOCKS5,
 };

@@ -143,7 +143,7 @@ static void dial_next(struct conn *c)
 				break;
 			continue;
 		}
-		conn_sock_tune(fd);
+		conn_sock_tune(fd, SOCK_UPSTREAM);
 		do
 			rc = connect(fd, (struct sockaddr *)&ss, sl);
 		while (rc < 0 && errno == EINTR);
@@ -314,6 +314,13 @@ static void target_proceed(struct conn *c, const struct policy_decision *d, bool
 			return;
 		}
 		check_and_dial(c);
+		return;
+	}
+	/* A name a wildcard allowed is looked up by the host's resolver: budgeted. */
+	if (d->pattern && d->pattern[0] == '*' &&
+	    (rc = namebudget_charge(c->px, d->host.text, c->ex.rule, sizeof(c->ex.rule))) != 0) {
+		c->ex.allow = rc != -EDQUOT;
+		conn_fail(c, rc == -EDQUOT ? FAIL_DENY : FAIL_OVERLOAD, NULL);
 		return;
 	}
 	c->st = CS_RESOLVING;

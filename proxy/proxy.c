@@ -8,6 +8,7 @@
  * reserve re-taken, and the listener paused for PROXY_ACCEPT_PAUSE_MS. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -55,17 +56,20 @@ static void pause_listener(struct listener *l)
 }
 
 /* Answer one pending client without keeping it: read what it sent (so the close is
- * not a reset that could destroy the answer), answer, close. */
-static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto)
+ * not a reset that could destroy the answer), answer, close. `rule` names what
+ * refused it, for its audit record (refusal.c). */
+static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto, const char *rule)
 {
 	char busy[512];
 	static const char why[] = "too many open connections, retry later";
 	int n = proto->busy_answer ? proto->busy_answer(busy, sizeof(busy), why) : 0;
+	const char *code = proto->busy_code ? proto->busy_code : "closed";
 	ssize_t w;
 
 	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
 		;
-	audit_error_line(px, "", 0, why, proto->busy_code ? proto->busy_code : "closed");
+	audit_error_line(px, "", 0, why, code);
+	refusal_record(px, proto->audit_proto, "", 0, rule, why, code);
 	if (n > 0) {
 #ifdef MSG_NOSIGNAL
 		w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -91,7 +95,7 @@ static void out_of_fds(struct listener *l)
 		px->reserve_fd = -1;
 		fd = accept_nb(l->fd);
 		if (fd >= 0)
-			refuse_one(px, fd, l->proto);
+			refuse_one(px, fd, l->proto, "proxy: out of file descriptors");
 		px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
 	pause_listener(l);
@@ -114,8 +118,19 @@ static void on_accept(void *arg, int lfd, unsigned events)
 				out_of_fds(l);
 			return;
 		}
-		if (px->st.conns_open >= px->o.max_conns || conn_new(px, fd, l) != 0)
-			refuse_one(px, fd, l->proto);
+		if (px->st.conns_open >= px->o.max_conns) {
+			char rule[64];
+
+			snprintf(rule, sizeof(rule), "limits.connections (%zu open)",
+				 px->o.max_conns);
+			if (!px->said_conn_cap) /* --events: once per run */
+				audit_limit_event(px, "connections", (long long)px->o.max_conns,
+						  "connection refused");
+			px->said_conn_cap = true;
+			refuse_one(px, fd, l->proto, rule);
+		} else if (conn_new(px, fd, l) != 0) {
+			refuse_one(px, fd, l->proto, "proxy: out of memory");
+		}
 	}
 }
 
@@ -145,8 +160,11 @@ static void set_defaults(struct proxy_options *o)
 		o->dns_timeout_ms = 5000;
 	if (!o->connect_timeout_ms)
 		o->connect_timeout_ms = 10000;
+	/* limits.connections, else its default (policy.h says why 256). */
 	if (!o->max_conns)
-		o->max_conns = 4096;
+		o->max_conns = o->policy->limits.connections > 0
+				   ? (size_t)o->policy->limits.connections
+				   : POLICY_CONNECTIONS_DEFAULT;
 }
 
 /* On failure the listener fds stay the caller's: unwatch, do not close. */
@@ -273,6 +291,7 @@ void proxy_destroy(struct proxy *px)
 			c->ex.error = "proxy stopped";
 		conn_close(c);
 	}
+	refusal_flush(px);
 	proxy_timer_cancel(px->pl, px->reap_timer);
 	px->reap_timer = NULL;
 	while (px->reap) {
@@ -289,6 +308,7 @@ void proxy_destroy(struct proxy *px)
 	if (px->reserve_fd >= 0)
 		close(px->reserve_fd);
 	hosts_free(&px->hosts);
+	namebudget_free(&px->names);
 	proxy_fakeip_free(&px->fake);
 	free(px->ifaddrs);
 	free(px->scratch);

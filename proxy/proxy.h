@@ -100,7 +100,7 @@ struct proxy_options {
 	int log_fd;		 /* human lines ("halo-run: egress denied: ..."); -1 = none */
 	bool quiet;		 /* no denial lines on log_fd */
 	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
-	size_t max_conns;	 /* 0 = default (4096) */
+	size_t max_conns;	 /* 0 = the policy's limits.connections, else its default (256) */
 	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
 	 * !on: every allowed host is dialled directly. Copied. */
 	const struct policy_upstream *upstream;

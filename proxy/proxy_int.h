@@ -8,7 +8,8 @@
  * proxy/http_int.h), conn_socks.c (SOCKS5), conn_hostport.c (egress.hostPorts).
  * Protocols call the core, never the other way round. proxy.c (listeners, accept,
  * lifetime) gives each listener kind its protocol; resp.c frames origin responses;
- * audit.c and summary.c record. */
+ * audit.c and summary.c record, refusal.c records the clients refused before any
+ * decision; namebudget.c budgets the names resolved under wildcard rules. */
 #ifndef HALO_PROXY_INT_H
 #define HALO_PROXY_INT_H
 
@@ -33,6 +34,27 @@
 #define PROXY_LINGER_BYTES	(256 * 1024)
 #define PROXY_ACCEPT_PAUSE_MS	100
 #define PROXY_IFADDR_REFRESH_MS 5000
+
+/* Kernel memory a run can make the host hold (issue 33). Without bounds, a command
+ * writing to many tunnels whose origin never reads parks ~9 MiB per tunnel in socket
+ * buffers that autotuning grows, none of it charged to the sandbox's memory limit.
+ * The bounds leave autotuning on (fixed SO_RCVBUF/SO_SNDBUF sizes turn it off, and
+ * measured 40-70% more proxy CPU per GiB on bulk, tests/bench/proxy):
+ * - every socket the proxy owns: TCP_NOTSENT_LOWAT, so that at most this much waits
+ *   unsent in it (what is in flight is bounded by the peer's window: an origin that
+ *   stops reading closes it); a send buffer still grows to an upload's
+ *   bandwidth-delay product;
+ * - the sandbox's side (accepted): TCP_WINDOW_CLAMP, the most the command can have
+ *   written that the proxy has not read; its receive buffer autotunes under it;
+ * - the origin's side receives as autotuning says: a clamped window would slow every
+ *   download from a distant origin, and the relay stops reading it while the
+ *   sandbox's side has bytes waiting;
+ * - the sandbox's own sockets: netns/ lowers its namespace's tcp_wmem maximum;
+ * - pipes: at most PROXY_PIPE_BUDGET of them per run (relay_splice.c).
+ * With a non-reading origin that is ~0.5 MiB per tunnel (README, Limits). */
+#define PROXY_SANDBOX_WINDOW (512 * 1024)
+#define PROXY_NOTSENT_LOWAT  (128 * 1024)
+#define PROXY_PIPE_BUDGET    (16 * 1024 * 1024)
 
 struct pend {
 	char *buf;
@@ -151,7 +173,9 @@ struct exchange {
 	bool terminated;	     /* the proxy terminated this tunnel's TLS (conn_tls.c) */
 	const char *method;	     /* PROTO_HTTPS: the request's method and target */
 	const char *path;
-	char error_buf[200]; /* error, when it is a detail of this exchange */
+	char error_buf[200];	  /* error, when it is a detail of this exchange */
+	const char *code;	  /* a refusal record (refusal.c): its answer, "503"... */
+	unsigned long long count; /* and how many identical refusals it stands for */
 	uint64_t t0_ms;
 	struct timespec t0_wall;
 	unsigned long long up, down;
@@ -192,6 +216,11 @@ struct proto_ops {
 	 * is closed. */
 	int (*busy_answer)(char *buf, size_t cap, const char *why);
 	const char *busy_code;
+	/* What a refusal record calls a connection refused before its request named a
+	 * target (refusal.c), and, optionally, the answer a failure gets ("408"; without
+	 * it "closed"). */
+	enum conn_proto audit_proto;
+	const char *(*fail_code)(enum conn_fail why);
 };
 
 struct conn {
@@ -233,6 +262,32 @@ struct listener {
 };
 
 struct host_entry;
+
+/* refusal.c: one kind of refusal being counted for its once-a-second record. */
+#define REFUSAL_SLOTS 8
+struct refusal_slot {
+	struct proxy *px;
+	bool used;
+	enum conn_proto proto;
+	char host[256];
+	unsigned port;
+	char rule[96];
+	char why[160];
+	char code[8];
+	unsigned long long count; /* refused since the last record of this kind */
+	struct timespec wall;	  /* when the first of them came */
+	struct proxy_timer *t;
+};
+
+/* namebudget.c: the names resolved under wildcard rules in this run. */
+struct name_budget {
+	char **slots; /* open addressing, each a strdup'd canonical name */
+	size_t n_slots, n;
+	uint64_t *ring; /* when the last admissions were made, oldest at ring_head */
+	size_t ring_cap, ring_n, ring_head;
+	unsigned long long refused;
+	bool said_total, said_rate; /* the --events "limit" record, once each */
+};
 
 /* The protocols (conn_http.c, conn_socks.c, conn_hostport.c). */
 extern const struct proto_ops proxy_proto_http;
@@ -282,6 +337,9 @@ struct proxy {
 	struct policy_ipaddr
 	    up_addrs[16]; /* the upstream's addresses: launch's, then each lookup's */
 	size_t n_up_addrs;
+	struct refusal_slot refusals[REFUSAL_SLOTS];
+	struct name_budget names;
+	bool said_conn_cap; /* the --events "limit" record of limits.connections */
 };
 
 /* ------------------------------------------------------------ proxy.c */
@@ -301,7 +359,10 @@ void conn_set_interest(struct conn *c);
 void conn_on_upstream(void *arg, int fd, unsigned events);
 /* A client event while nothing is to be read from it: flush what waits for it. */
 void conn_on_client_flush(struct conn *c, unsigned events);
-void conn_sock_tune(int fd);
+/* TCP_NODELAY (and SO_NOSIGPIPE); the buffer bounds of the sandbox's side or the
+ * origin's (PROXY_SANDBOX_WINDOW, PROXY_NOTSENT_LOWAT). */
+enum sock_role { SOCK_SANDBOX, SOCK_UPSTREAM };
+void conn_sock_tune(int fd, enum sock_role role);
 void conn_side_drop(struct proxy *px, struct side *s);
 void conn_connect_done(struct conn *c); /* dial.c */
 void conn_touch(struct conn *c);
@@ -475,6 +536,9 @@ void audit_write(struct proxy *px, const struct exchange *ex);
 bool audit_events_on(const struct proxy *px);
 const char *audit_proto_name(enum conn_proto p); /* "connect", "http", "socks5"... */
 void audit_deny_line(struct proxy *px, const struct exchange *ex);
+/* --events: {"type":"limit","limit":KEY,"value":N,"evidence":WHAT} (a proxy limit
+ * reached, written once per limit by the caller). */
+void audit_limit_event(struct proxy *px, const char *key, long long value, const char *evidence);
 /* "halo-run: egress error: HOST:PORT: WHY (CODE)" once per host per run (once per why
  * when host is ""), on log_fd unless quiet: the answers the proxy gives itself. */
 void audit_error_line(struct proxy *px, const char *host, unsigned port, const char *why,
@@ -483,6 +547,22 @@ void audit_error_line(struct proxy *px, const char *host, unsigned port, const c
 void audit_hostport(const struct exchange *ex, char *out, size_t n);
 /* Printable ASCII only (anything else becomes '?'). */
 void audit_printable(const char *in, char *out, size_t n);
+
+/* ------------------------------------------------------- namebudget.c */
+/* A name a wildcard rule allowed is about to be resolved: 0 (already resolved in this
+ * run, or within limits.wildcardNames and wildcardNamesPerMinute: now counted),
+ * -EDQUOT past a limit (rule then says which, with the count; the first refusal of
+ * each limit is a --events "limit" record), or -ENOMEM. */
+int namebudget_charge(struct proxy *px, const char *name, char *rule, size_t n);
+void namebudget_free(struct name_budget *b);
+
+/* ---------------------------------------------------------- refusal.c */
+/* A refusal no decision record covers: one audit record (proto, host as far as it is
+ * known, rule, why, code), identical ones within a second counted into one. */
+void refusal_record(struct proxy *px, enum conn_proto proto, const char *host, unsigned port,
+		    const char *rule, const char *why, const char *code);
+/* Write what is still counted (the proxy is going away). */
+void refusal_flush(struct proxy *px);
 
 /* ---------------------------------------------------------- summary.c */
 void hosts_record(struct proxy *px, const struct exchange *ex);

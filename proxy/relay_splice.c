@@ -28,7 +28,12 @@
  * Budget: every pipe page counts against the user's fs.pipe-user-pages-soft, and past
  * it the kernel shrinks the new pipes of every process of that user to two pages, the
  * sandboxed command's included (same uid). The proxy keeps its pipes' total capacity
- * under half of that limit.
+ * under half of that limit, and under PROXY_PIPE_BUDGET: the run's bytes parked in
+ * pipes are kernel memory its memory limit does not cover (issue 33). Past the budget
+ * a direction copies through the scratch buffer, so it holds at most one 64 KiB read
+ * queued (in the supervisor's heap) until its peer has taken it: reading from the
+ * sandbox's side goes on one scratch-full at a time, never stopping every tunnel
+ * because a few others stalled with full pipes.
  *
  * Backpressure: bytes in a pipe are queued toward its side exactly as the userspace
  * queue's are (side_pending); a side is read only while nothing is queued toward its
@@ -73,8 +78,9 @@ static size_t pipe_budget(void)
 		close(fd);
 	}
 	if (soft == 0) /* no soft limit */
-		return SIZE_MAX;
-	return (size_t)soft * (size_t)(page > 0 ? page : 4096) / 2;
+		return PROXY_PIPE_BUDGET;
+	soft = soft * (unsigned long)(page > 0 ? page : 4096) / 2;
+	return soft < PROXY_PIPE_BUDGET ? (size_t)soft : PROXY_PIPE_BUDGET;
 }
 
 /* ------------------------------------------------------------------- pool */

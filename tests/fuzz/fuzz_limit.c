@@ -59,7 +59,14 @@ static void round_trip(const struct rlimits_set *r)
 
 static void as_cli(const char *spec)
 {
-	struct policy_limits pl = {60, 4096, 10, 256, POLICY_LIMIT_UNSET, 900, POLICY_LIMIT_UNSET};
+	struct policy_limits pl = {60,
+				   4096,
+				   10,
+				   256,
+				   POLICY_LIMIT_UNSET,
+				   900,
+				   POLICY_LIMIT_UNSET,
+				   .connections = POLICY_LIMIT_UNSET};
 	struct rlimits_set policy, r;
 	struct halo_err e = {{0}};
 	int rc;

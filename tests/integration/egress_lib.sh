@@ -128,14 +128,24 @@ hr() { # POLICY AUDIT [HALO OPTIONS] -- CMD...: halo-run under the test names, s
 		--audit "$W/$aud" "$@" </dev/null) 2>"${HR_ERR:-$W/err}"
 }
 
-# aud AUDIT [FIELD...]: each record's FIELDs ("-" when absent; default proto host port
-# decision address class), records joined by ';'. Empty when there is none.
+# aud AUDIT [FIELD...]: each decision record's FIELDs ("-" when absent; default proto
+# host port decision address class), records joined by ';'. Empty when there is none.
+# Refusal records (a "code": clients refused before any decision, issue 31) are left
+# out: refusal_codes lists them.
 aud() {
 	python3 - "$W/$1" "${@:2}" <<'EOF'
 import json, os, sys
 path, fields = sys.argv[1], sys.argv[2:] or ["proto", "host", "port", "decision", "address", "class"]
 recs = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
-print(";".join(" ".join(str(r.get(f, "-")) for f in fields) for r in recs))
+print(";".join(" ".join(str(r.get(f, "-")) for f in fields) for r in recs if "code" not in r))
+EOF
+}
+# refusal_codes AUDIT: the "code" of each refusal record (times its count), space-separated.
+refusal_codes() {
+	python3 - "$W/$1" <<'EOF'
+import json, os, sys
+recs = [json.loads(l) for l in open(sys.argv[1])] if os.path.exists(sys.argv[1]) else []
+print(" ".join(" ".join([r["code"]] * r.get("count", 1)) for r in recs if "code" in r))
 EOF
 }
 
@@ -198,6 +208,10 @@ http_rows() {
 			;;
 		esac
 		expect "$name: audit" "$audit" "$(aud row.audit)"
+		# An answer of the proxy's own with no decision behind it is a refusal record.
+		case "${code##* }" in 200 | 403 | EOF) ;; *)
+			[ -n "$audit" ] || expect "$name: refusal record" "${code##* }" "$(refusal_codes row.audit)" ;;
+		esac
 		case " $code " in *" 200 "*) ;; *) expect "$name: origin never connected" "$before" "$(conns)" ;; esac
 	done
 }

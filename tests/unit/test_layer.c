@@ -172,6 +172,11 @@ static const struct loose loosenings[] = {
     /* a session that lives longer keeps its sandbox (and what runs there) longer */
     {"limits: {sessionIdleSeconds: 600}\n", "limits: {sessionIdleSeconds: 3600}\n",
      "loosens limits.sessionIdleSeconds (600 → 3600)"},
+    {"limits: {connections: 64}\n", "limits: {connections: 4096}\n",
+     "up.yaml: loosens limits.connections (64 → 4096)"},
+    {"limits: {wildcardNames: 10, wildcardNamesPerMinute: 5}\n",
+     "limits: {wildcardNamesPerMinute: 50}\n",
+     "up.yaml: loosens limits.wildcardNamesPerMinute (5 → 50)"},
     {"env: {pass: [GOPATH]}\n", "env: {pass: [GOPATH, AWS_SECRET_ACCESS_KEY]}\n",
      "up.yaml: loosens env.pass (adds 'AWS_SECRET_ACCESS_KEY')"},
     /* each host port added opens a host service, whatever the egress default */

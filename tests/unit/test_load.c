@@ -436,9 +436,35 @@ START_TEST(limits_bounds)
 	expect_parse_error(
 	    "limits: {sessionIdle: 60}\n", 'y',
 	    "limits: unknown key 'sessionIdle' (known: cpuSeconds, memoryMB, fileSizeMB, "
-	    "openFiles, processes, wallSeconds, sessionIdleSeconds)");
+	    "openFiles, processes, wallSeconds, sessionIdleSeconds, connections, wildcardNames, "
+	    "wildcardNamesPerMinute)");
 	struct halo_policy *p = expect_parse_ok("limits: {sessionIdleSeconds: 600}\n", 'y');
 	ck_assert_int_eq(p->limits.session_idle_seconds, 600);
+	ck_assert_int_eq(p->limits.connections, POLICY_LIMIT_UNSET);
+	policy_free(p);
+	/* Issue 33: the proxy's limits, validated like the others. */
+	expect_parse_error("limits: {connections: 0}\n", 'y',
+			   "limits.connections: must be a positive integer up to 65536, got 0");
+	expect_parse_error("limits: {connections: 65537}\n", 'y',
+			   "limits.connections: must be a positive integer up to 65536");
+	expect_parse_error("limits: {connections: -5}\n", 'y', "limits.connections: must be");
+	expect_parse_error("limits: {connections: 2.5}\n", 'y',
+			   "limits.connections: expected a positive integer, got 2.5");
+	expect_parse_error("{\"limits\": {\"connections\": \"10\"}}", 'j',
+			   "limits.connections: expected a positive integer, got a string");
+	expect_parse_error("limits: {connections: 0x10}\n", 'y', "limits.connections: '0x10'");
+	expect_parse_error("limits: {wildcardNames: 0}\n", 'y',
+			   "limits.wildcardNames: must be a positive integer up to 1000000, got 0");
+	expect_parse_error(
+	    "limits: {wildcardNamesPerMinute: 1e9}\n", 'y',
+	    "limits.wildcardNamesPerMinute: must be a positive integer up to 1000000");
+	expect_parse_error("limits: {wildcardnames: 5}\n", 'y',
+			   "limits: unknown key 'wildcardnames'");
+	p = expect_parse_ok(
+	    "limits: {connections: 8, wildcardNames: 5, wildcardNamesPerMinute: 3}\n", 'y');
+	ck_assert_int_eq(p->limits.connections, 8);
+	ck_assert_int_eq(p->limits.wildcard_names, 5);
+	ck_assert_int_eq(p->limits.wildcard_names_per_minute, 3);
 	policy_free(p);
 }
 END_TEST

@@ -112,14 +112,18 @@ START_TEST(forward_keepalive_decided_again)
 	fx_stop(&f);
 	http_origin_stop(&o);
 	n = fx_audit(&f, recs, 8);
-	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(n, 4);
 	ck_assert_str_eq(js(recs[0], "proto"), "http");
 	ck_assert_str_eq(js(recs[0], "decision"), "allow");
 	ck_assert_int_eq((int)jnum(recs[0], "bytes_down"), (int)strlen(http_canned[0].resp));
-	ck_assert_str_eq(js(recs[1], "decision"), "allow");
-	ck_assert_str_eq(js(recs[2], "decision"), "deny");
-	ck_assert_str_eq(js(recs[2], "host"), "pastebin.com");
-	ck_assert_int_eq((int)jnum(recs[2], "port"), 80);
+	/* the 400 has a refusal record of its own (issue 31) */
+	ck_assert_str_eq(js(recs[1], "decision"), "deny");
+	ck_assert_str_eq(js(recs[1], "code"), "400");
+	ck_assert_int_eq((int)jnum(recs[1], "count"), 1);
+	ck_assert_str_eq(js(recs[2], "decision"), "allow");
+	ck_assert_str_eq(js(recs[3], "decision"), "deny");
+	ck_assert_str_eq(js(recs[3], "host"), "pastebin.com");
+	ck_assert_int_eq((int)jnum(recs[3], "port"), 80);
 	fx_free_recs(recs, n);
 }
 END_TEST

@@ -249,7 +249,7 @@ START_TEST(many_tunnels_back_to_baseline)
 	pid_t pid;
 
 	raise_nofile(4 * N_TUNNELS + 512);
-	pid = proxy_child(_i, POLICY_LOOPBACK_OK, NULL, 0, &port);
+	pid = proxy_child(_i, POLICY_LOOPBACK_OK "limits: {connections: 4096}\n", NULL, 0, &port);
 	origin_start(&o, ORIGIN_ECHO);
 	snprintf(target, sizeof(target), "127.0.0.1:%d", o.port);
 	/* Warm up once so that one-time allocations are in the baseline. */
@@ -349,6 +349,111 @@ START_TEST(connection_cap_answered_503)
 }
 END_TEST
 
+/* The refusal records (refusal.c) with this code: how many records, and the sum of
+ * their counts (every refusal, however they were grouped). */
+static int refusals(cJSON **recs, int n, const char *code, const char *rule, int *sum)
+{
+	int k = 0;
+
+	*sum = 0;
+	for (int i = 0; i < n; i++) {
+		if (!js(recs[i], "code") || strcmp(js(recs[i], "code"), code) != 0)
+			continue;
+		ck_assert_str_eq(js(recs[i], "decision"), "deny");
+		ck_assert_str_eq(js(recs[i], "proto"), "http");
+		ck_assert_str_eq(js(recs[i], "host"), "");
+		if (rule)
+			ck_assert_str_eq(js(recs[i], "rule"), rule);
+		ck_assert_int_ge((int)jnum(recs[i], "count"), 1);
+		*sum += (int)jnum(recs[i], "count");
+		k++;
+	}
+	return k;
+}
+
+/* Issue 33 and 31: limits.connections caps the run's open connections (default 256),
+ * and every client it turns away is on record: one audit record for the first, then
+ * the flood in records of a second each whose counts add up to every 503 sent. */
+START_TEST(policy_connection_cap_audited)
+{
+	enum { EXTRA = 30 };
+	struct fx_proxy f;
+	struct origin o;
+	char target[64];
+	int a, b, c[EXTRA], sum, nrec;
+	cJSON *recs[64];
+
+	origin_start(&o, ORIGIN_ECHO);
+	fx_start(&f, _i, POLICY_LOOPBACK_OK "limits: {connections: 2}\n", NULL);
+	ck_assert_uint_eq(f.px->o.max_conns, 2);
+	snprintf(target, sizeof(target), "127.0.0.1:%d", o.port);
+	ck_assert_int_eq(connect_status(f.http_port, target, &a), 200);
+	ck_assert_int_eq(connect_status(f.http_port, target, &b), 200);
+	for (int i = 0; i < EXTRA; i++) {
+		ck_assert_int_eq(connect_status(f.http_port, target, &c[i]), 503);
+		close(c[i]);
+	}
+	close(a);
+	close(b);
+	fx_stop(&f);
+	origin_stop(&o);
+	nrec = fx_audit(&f, recs, 64);
+	ck_assert_int_ge(refusals(recs, nrec, "503", "limits.connections (2 open)", &sum), 1);
+	ck_assert_int_eq(sum, EXTRA);
+	/* grouped: fewer records than refusals (they came within a second or two) */
+	ck_assert_int_lt(refusals(recs, nrec, "503", NULL, &sum), EXTRA);
+	fx_free_recs(recs, nrec);
+}
+END_TEST
+
+START_TEST(default_connection_cap)
+{
+	struct fx_proxy f;
+
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	ck_assert_uint_eq(f.px->o.max_conns, POLICY_CONNECTIONS_DEFAULT);
+	ck_assert_uint_eq(POLICY_CONNECTIONS_DEFAULT, 256);
+	fx_stop(&f);
+}
+END_TEST
+
+static void short_head(struct proxy_options *o)
+{
+	o->head_timeout_ms = 300;
+}
+
+/* Issue 31: a head that timed out (408) and a malformed one (400) were answered but
+ * never recorded. */
+START_TEST(head_refusals_audited)
+{
+	struct fx_proxy f;
+	char buf[512];
+	int fd, sum, nrec;
+	cJSON *recs[8];
+
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, short_head);
+	fd = cli_connect(f.http_port);
+	cli_sends(fd, "CONNECT origin.test:443 HTTP/1.1\r\n");
+	cli_recv_all(fd, buf, sizeof(buf));
+	ck_assert_int_eq(status_of(buf), 408);
+	close(fd);
+	fd = cli_connect(f.http_port);
+	cli_sends(fd, "BREW / HTCPCP/1.0\x01\r\n\r\n");
+	cli_recv_all(fd, buf, sizeof(buf));
+	ck_assert_int_eq(status_of(buf), 400);
+	close(fd);
+	fx_stop(&f);
+	nrec = fx_audit(&f, recs, 8);
+	ck_assert_int_eq(nrec, 2);
+	ck_assert_int_eq(refusals(recs, nrec, "408", "proxy: head timeout (300 ms)", &sum), 1);
+	ck_assert_int_eq(sum, 1);
+	ck_assert_str_eq(js(recs[0], "error"), "request head timed out");
+	ck_assert_int_eq(refusals(recs, nrec, "400", "proxy: request refused", &sum), 1);
+	ck_assert_int_eq(sum, 1);
+	fx_free_recs(recs, nrec);
+}
+END_TEST
+
 static void short_idle(struct proxy_options *o)
 {
 	o->idle_timeout_ms = 300;
@@ -399,6 +504,9 @@ static Suite *load_suite(void)
 	tcase_add_loop_test(tc, many_tunnels_back_to_baseline, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, out_of_fds_answered_503, 2 * FIRST_BACKEND, 2 * END_BACKEND);
 	tcase_add_loop_test(tc, connection_cap_answered_503, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, policy_connection_cap_audited, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, default_connection_cap, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, head_refusals_audited, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, idle_tunnel_closed, FIRST_BACKEND, END_BACKEND);
 	suite_add_tcase(s, tc);
 	return s;

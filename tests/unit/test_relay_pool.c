@@ -121,6 +121,30 @@ START_TEST(budget_limits_pipes)
 }
 END_TEST
 
+/* Issue 33: with no budget set, a run owns at most PROXY_PIPE_BUDGET of pipes however
+ * many directions want one (the old default was half the user's pipe pages: 32 MiB
+ * on a stock kernel, each pipe kernel memory outside the sandbox's limit). */
+START_TEST(default_budget_is_the_run_budget)
+{
+	struct proxy *px = bare_proxy();
+	enum { WANT = PROXY_PIPE_BUDGET / RELAY_PIPE_SIZE + 4 };
+	struct side s[WANT];
+	size_t got = 0;
+
+	memset(s, 0, sizeof(s));
+	px->pipes.max_held = WANT;
+	for (size_t i = 0; i < WANT; i++)
+		got += relay_pipe_lend(px, &s[i]);
+	ck_assert_uint_le(px->pipes.bytes, PROXY_PIPE_BUDGET);
+	ck_assert_uint_le(got, PROXY_PIPE_BUDGET / RELAY_PIPE_SIZE);
+	ck_assert_uint_ge(got, 1);
+	for (size_t i = 0; i < WANT; i++)
+		relay_pipe_return(px, &s[i]);
+	relay_pipes_close_idle(px);
+	free(px);
+}
+END_TEST
+
 /* EMFILE: refused, then no new attempt until the back-off has passed. */
 START_TEST(emfile_backs_off)
 {
@@ -327,6 +351,7 @@ static Suite *relay_pool_suite(void)
 	tcase_add_test(tc, lend_cap_reuse_and_close);
 	tcase_add_test(tc, idle_pool_capped);
 	tcase_add_test(tc, budget_limits_pipes);
+	tcase_add_test(tc, default_budget_is_the_run_budget);
 	tcase_add_test(tc, emfile_backs_off);
 	tcase_add_test(tc, flush_to_dead_peer_raises_no_sigpipe);
 	tcase_add_test(tc, flush_to_dead_peer_sigpipe_ignored);

@@ -201,7 +201,8 @@ END_TEST
 
 START_TEST(override_keeps_the_rest)
 {
-	struct policy_limits pl = {60, 4096, 1024, 1024, 512, 900, POLICY_LIMIT_UNSET};
+	struct policy_limits pl = {
+	    60, 4096, 1024, 1024, 512, 900, POLICY_LIMIT_UNSET, .connections = POLICY_LIMIT_UNSET};
 	struct rlimits_set r;
 	struct halo_err e = {{0}};
 
@@ -346,7 +347,14 @@ static const struct tighten_row tighten_rows[] = {
 START_TEST(tighten_only)
 {
 	const struct tighten_row *row = &tighten_rows[_i];
-	struct policy_limits pl = {60, 4096, 10, 256, POLICY_LIMIT_UNSET, 900, POLICY_LIMIT_UNSET};
+	struct policy_limits pl = {60,
+				   4096,
+				   10,
+				   256,
+				   POLICY_LIMIT_UNSET,
+				   900,
+				   POLICY_LIMIT_UNSET,
+				   .connections = POLICY_LIMIT_UNSET};
 	struct rlimits_set policy, r;
 	struct halo_err e = {{0}};
 	int rc = 0;
@@ -374,7 +382,14 @@ END_TEST
 
 START_TEST(tighten_refusal_changes_nothing)
 {
-	struct policy_limits pl = {60, 4096, 10, 256, POLICY_LIMIT_UNSET, 900, POLICY_LIMIT_UNSET};
+	struct policy_limits pl = {60,
+				   4096,
+				   10,
+				   256,
+				   POLICY_LIMIT_UNSET,
+				   900,
+				   POLICY_LIMIT_UNSET,
+				   .connections = POLICY_LIMIT_UNSET};
 	struct rlimits_set policy, r;
 	struct halo_err e = {{0}};
 
@@ -395,11 +410,13 @@ END_TEST
 
 START_TEST(from_policy)
 {
-	struct policy_limits pl = {60, 4096, 1024, 1024, 1024, 900, POLICY_LIMIT_UNSET};
-	struct policy_limits unset = {POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET,
-				      POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET,
-				      POLICY_LIMIT_UNSET};
-	struct policy_limits odd = {0, LLONG_MAX / 2, -5, 0, -1, 0, 0};
+	struct policy_limits pl = {
+	    60, 4096, 1024, 1024, 1024, 900, POLICY_LIMIT_UNSET, .connections = POLICY_LIMIT_UNSET};
+	struct policy_limits unset = {POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET,
+				      POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET,
+				      POLICY_LIMIT_UNSET, POLICY_LIMIT_UNSET,
+				      POLICY_LIMIT_UNSET, .connections = POLICY_LIMIT_UNSET};
+	struct policy_limits odd = {0, LLONG_MAX / 2, -5, 0, -1, 0, 0, .connections = 0};
 	struct rlimits_set r;
 
 	rlimits_from_policy(&pl, &r);
