@@ -35,6 +35,8 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .sanitized_data = s->sanitized_data,
 	    .sanitized_len = s->sanitized_len,
 	    .own_names = l->egress_proxy,
+	    .homes = {l->pw_home, l->env_home},
+	    .caller_path = l->caller_path,
 	    .ssh_config = l->ssh_config,
 	    .ssh_config_len = l->ssh_config_len,
 	};

@@ -17,6 +17,10 @@
 
 /* ---------------------------------------------------------------- filesystem steps */
 
+/* The reason of a guard or refused-creation step of a home's persistence set starts so,
+ * followed by the entry's own reason (policy/homeset.c). */
+#define PLAN_HOME_SET_REASON "home persistence set: "
+
 /* The in-sandbox DNS stub's address (netns/netns.h NETNS_DNS_ADDR). */
 #define PLAN_DNS_STUB "127.0.0.53"
 /* OpenSSH's system-wide client configuration (PLAN_SSH_CONFIG). */
@@ -194,6 +198,10 @@ struct plan_fs_in {
 	    sockets;
 	char *const *sanitized_data;
 	const size_t *sanitized_len;
+	/* The homes and the caller's PATH (any may be NULL): a guarded or refused path of
+	 * a home's persistence set says that entry's reason (policy_home_set_hit). */
+	const char *homes[2];
+	const char *caller_path;
 	/* The sandbox has its own network namespace with halo-run's DNS stub: name
 	 * resolution inside is halo-run's (PLAN_NAMES). */
 	bool own_names;

@@ -196,13 +196,37 @@ static void add_list(struct halo_plan *p, enum plan_op op, const struct plan_pat
 	}
 }
 
+/* A path of a home's persistence set: its entry's reason instead of the list's. */
+static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in, const char *path,
+			       const char *fallback)
+{
+	for (size_t i = 0; i < 2; i++) {
+		const char *why = policy_home_set_hit(in->homes[i], in->caller_path, path, NULL);
+		const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
+		if (r)
+			return r;
+	}
+	return fallback;
+}
+
+/* The guard's lists, each path with its reason. */
+static void add_guard_list(struct halo_plan *p, const struct plan_fs_in *in, enum plan_op op,
+			   const struct plan_paths *l, const char *reason)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct plan_step *s =
+		    plan_step_add(p, op, 0, l->v[i], NULL, home_reason(p, in, l->v[i], reason));
+		if (s)
+			s->origin = "sandbox.guardPersistence";
+	}
+}
+
 int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 {
 	bool guard = in->policy->guard_persistence != 0;
 
 	add_list(p, PLAN_PIN, &in->pinned, "pinned: cannot be renamed, removed or replaced", NULL);
-	add_list(p, PLAN_GUARD, &in->guarded, "persistence guard: read-only",
-		 "sandbox.guardPersistence");
+	add_guard_list(p, in, PLAN_GUARD, &in->guarded, "persistence guard: read-only");
 	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only", NULL);
 	for (size_t i = 0; i < in->carved.n; i++) {
 		const char *src =
@@ -237,8 +261,7 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 		 "sandbox.unixSockets");
 	plan_step_add(p, PLAN_SEAL, 0, "/run", NULL, "read-only once populated");
 	if (guard)
-		add_list(p, PLAN_REFUSE_CREATE, &in->missing,
-			 "missing guard target: its creation refused by the sandbox's init",
-			 "sandbox.guardPersistence");
+		add_guard_list(p, in, PLAN_REFUSE_CREATE, &in->missing,
+			       "missing guard target: its creation refused by the sandbox's init");
 	return plan_ok(p);
 }

@@ -277,6 +277,9 @@ int runner_cmd_run(const struct runner_opts *o)
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
 	warn_unix_sockets(re.policy);
+#ifndef RUNNER_MACOS
+	runner_home_note(o, &re); /* the home set is the Linux launcher's (scan_home.c) */
+#endif
 	{
 		struct policy_upstream up;
 		if ((rc = runner_upstream_settle(re.policy, &up)) != 0)
@@ -288,6 +291,9 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.workspace = re.workspace;
 	l.pw_home = re.pw_home;
 	l.env_home = re.env_home;
+#ifndef RUNNER_MACOS
+	l.caller_path = getenv("PATH");
+#endif
 	l.self_exe = self;
 	l.policy_files = re.paths;
 	l.n_policy_files = re.n_paths;

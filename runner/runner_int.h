@@ -179,6 +179,8 @@ int runner_plan_json(const struct halo_plan *p, FILE *out);
 #ifndef RUNNER_MACOS
 /* doctor_plan.c: the plan of a plain launch of p (the command `true`) in workspace,
  * with the scan and filesystem steps or (with_fs false) without. As linux_plan. */
+/* home_note.c: one stderr line when a writable tree is the home or holds it. */
+void runner_home_note(const struct runner_opts *o, const struct runner_env *re);
 int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
 		   bool with_fs, struct halo_plan *out, struct halo_err *e);
 #endif

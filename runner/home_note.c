@@ -1,0 +1,63 @@
+/* The one line said when the workspace (or a writable root) is the home or holds it:
+ * the home is the command's to change, but its persistence set (policy/homeset.c)
+ * stays read-only and cannot be created; --dry-run lists each entry with its reason. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner_int.h"
+
+/* The writable tree (resolved) that is `home` or holds it, or NULL. */
+static const char *tree_holding(const struct halo_policy *p, const char *ws, const char *home,
+				char *buf, size_t n)
+{
+	char real[PATH_MAX];
+
+	if (!home || home[0] != '/' || !realpath(home, real) || strlen(real) >= n)
+		return NULL;
+	if (p->mode == POLICY_MODE_WORKSPACE_WRITE && policy_home_in_tree(real, ws))
+		return ws;
+	for (size_t i = 0; i < p->writable_abs.n; i++) {
+		char w[PATH_MAX];
+		if (realpath(p->writable_abs.items[i], w) && policy_home_in_tree(real, w)) {
+			snprintf(buf, n, "%s", p->writable_abs.items[i]);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
+{
+	const char *homes[] = {re->pw_home, re->env_home};
+	char buf[PATH_MAX];
+
+	if (re->policy->mode == POLICY_MODE_OFF)
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		const char *tree =
+		    tree_holding(re->policy, re->workspace, homes[i], buf, sizeof(buf));
+
+		if (!tree || (i == 1 && strcmp(homes[1], homes[0]) == 0))
+			continue;
+		if (re->policy->guard_persistence == 0)
+			fprintf(
+			    stderr,
+			    "halo-run: warning: %s is your home (or holds it) and "
+			    "sandbox.guardPersistence is false: the whole home is writable, "
+			    "shell start-up files, git's config and PATH directories included\n",
+			    tree);
+		else if (!o->quiet)
+			fprintf(
+			    stderr,
+			    "halo-run: %s is your home (or holds it): writable, except what runs "
+			    "code later, which stays read-only and cannot be created: shell "
+			    "start-up and logout files, git's global config (~/.gitconfig, "
+			    "~/.config/git), PATH directories under the home, user services and "
+			    "autostart, editor start-up files, tool configs that name programs, "
+			    "agent and IDE directories (--dry-run lists them)\n",
+			    tree);
+		return;
+	}
+}
