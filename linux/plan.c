@@ -22,6 +22,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .policy = l->policy,
 	    .workspace = l->workspace,
 	    .caches = {(char *const *)l->cache_binds, l->n_cache_binds},
+	    .cache_hide = l->cache_hide,
 	    .writable = P(s->writable),
 	    .masked = P(s->masked),
 	    .carved = P(s->carved),

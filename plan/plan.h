@@ -57,6 +57,10 @@ enum plan_op {
 #define PLAN_F_PATTERN 2u
 /* The rule covers the whole tree beneath the path (a subpath), not the path alone. */
 #define PLAN_F_TREE 4u
+/* PLAN_CACHE_BIND: the directory holding it (every workspace's isolated caches) is
+ * covered first by an empty read-only tmpfs holding only this tree's mount point, so
+ * that no other workspace's cache is visible inside. */
+#define PLAN_F_ALONE 8u
 
 struct plan_step {
 	enum plan_op op;
@@ -192,6 +196,9 @@ struct plan_fs_in {
 	const struct halo_policy *policy;
 	const char *workspace;
 	struct plan_paths caches;   /* tool caches as runner named them */
+	/* The directory of every workspace's isolated caches (runner/caches), or NULL: a
+	 * cache tree directly in it is shown alone (PLAN_F_ALONE). */
+	const char *cache_hide;
 	struct plan_paths writable; /* resolved writable trees, nested ones dropped */
 	/* The walk's findings: known only once it ran (plan_fs_late). */
 	struct plan_paths masked, carved, carved_src, sanitized, guarded, readonly, pinned, missing,

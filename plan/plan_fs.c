@@ -71,6 +71,16 @@ static const char *cache_reason(struct halo_plan *p, const struct halo_policy *p
 			policy_caches_name(pol->caches));
 }
 
+/* Is the cache tree w directly in the directory of every workspace's caches? */
+static bool cache_alone(const struct plan_fs_in *in, const char *w)
+{
+	const char *sl = strrchr(w, '/');
+	size_t n = in->cache_hide ? strlen(in->cache_hide) : 0;
+
+	return n > 1 && sl && (size_t)(sl - w) == n && strncmp(w, in->cache_hide, n) == 0 &&
+	       sl[1] != '\0';
+}
+
 /* Every tree: the resolved writable ones (each its own mount), and those the policy
  * or the command line names that a parent already shows (listed, not mounted). */
 static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, struct tree *t)
@@ -84,6 +94,11 @@ static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, st
 		if (strcmp(w, in->workspace) == 0)
 			t[n++] =
 			    (struct tree){w, PLAN_BIND_RW, 0, "workspace, read-write", "workspace"};
+		else if (listed(&in->caches, w) && cache_alone(in, w))
+			t[n++] = (struct tree){w, PLAN_CACHE_BIND, PLAN_F_ALONE,
+					       plan_str(p, "%s; other workspaces' caches hidden",
+							cache_reason(p, pol)),
+					       "sandbox.caches"};
 		else if (listed(&in->caches, w))
 			t[n++] = (struct tree){w, PLAN_CACHE_BIND, 0, cache_reason(p, pol),
 					       "sandbox.caches"};

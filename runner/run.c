@@ -149,6 +149,7 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		fprintf(stderr, "halo-run: %s\n", caches.note);
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;
+	l->cache_hide = caches.hide[0] ? caches.hide : NULL;
 	/* The per-run caches and Node's preload (on the sealed /run) exist only inside the
 	 * namespaces: the environment without them names neither. */
 	if (!caches.per_run)
