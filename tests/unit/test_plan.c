@@ -155,6 +155,79 @@ START_TEST(late_steps)
 }
 END_TEST
 
+/* A home's persistence set: each guarded or refused path says its entry's reason; the
+ * same names elsewhere (a workspace below the home) keep the guard's. */
+START_TEST(home_set_reasons)
+{
+	struct halo_policy *pol = load("sandbox:\n  mode: workspace-write\n");
+	struct halo_plan p;
+	struct plan_fs_in in = {
+	    .policy = pol,
+	    .workspace = "/home/alice",
+	    .guarded = PATHS("/home/alice/.bashrc", "/home/alice/tools", "/home/alice/p/.bashrc"),
+	    .missing = PATHS("/home/alice/.config/git", "/home/alice/.config/systemd/user"),
+	    .homes = {"/home/alice", NULL},
+	    .caller_path = "/usr/bin:/home/alice/tools:relative:/home/alice/../etc",
+	};
+	int rc, tools, sub, git, sd;
+
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_late(&p, &in), 0);
+	rc = at(&p, PLAN_GUARD, "/home/alice/.bashrc");
+	tools = at(&p, PLAN_GUARD, "/home/alice/tools");
+	sub = at(&p, PLAN_GUARD, "/home/alice/p/.bashrc");
+	git = at(&p, PLAN_REFUSE_CREATE, "/home/alice/.config/git");
+	sd = at(&p, PLAN_REFUSE_CREATE, "/home/alice/.config/systemd/user");
+	ck_assert(rc >= 0 && tools >= 0 && sub >= 0 && git >= 0 && sd >= 0);
+	ck_assert_str_eq(p.steps[rc].reason,
+			 PLAN_HOME_SET_REASON "bash runs it at every interactive start");
+	ck_assert_str_eq(p.steps[tools].reason,
+			 PLAN_HOME_SET_REASON "a directory on the caller's PATH");
+	ck_assert_str_eq(p.steps[sub].reason, "persistence guard: read-only");
+	ck_assert_str_eq(p.steps[git].reason, PLAN_HOME_SET_REASON
+			 "git's second global config (config, attributes, hooks)");
+	ck_assert_ptr_nonnull(strstr(p.steps[sd].reason, "user services"));
+	plan_free(&p);
+	policy_free(pol);
+}
+END_TEST
+
+/* The isolated cache directly in the caches directory is shown alone; a cache tree
+ * elsewhere (caches: host) is not. */
+START_TEST(cache_alone)
+{
+	struct halo_policy *pol = load("sandbox:\n  mode: workspace-write\n");
+	struct halo_plan p;
+	struct plan_fs_in in = {
+	    .policy = pol,
+	    .workspace = "/home/alice/proj",
+	    .caches = PATHS("/home/alice/.cache/halo-run/caches/x", "/home/alice/.npm"),
+	    .writable = PATHS("/home/alice/.cache/halo-run/caches/x", "/home/alice/.npm",
+			      "/home/alice/proj"),
+	    .cache_hide = "/home/alice/.cache/halo-run/caches",
+	};
+	int c, npm;
+
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_layout(&p, &in), 0);
+	c = at(&p, PLAN_CACHE_BIND, "/home/alice/.cache/halo-run/caches/x");
+	npm = at(&p, PLAN_CACHE_BIND, "/home/alice/.npm");
+	ck_assert(c > 0 && npm > 0);
+	ck_assert_uint_eq(p.steps[c].flags & PLAN_F_ALONE, PLAN_F_ALONE);
+	ck_assert_uint_eq(p.steps[npm].flags & PLAN_F_ALONE, 0);
+	ck_assert_ptr_nonnull(strstr(p.steps[c].reason, "other workspaces' caches hidden"));
+	plan_free(&p);
+	/* a caches directory that is a prefix of the name only: not alone */
+	in.cache_hide = "/home/alice/.cache/halo-run/cach";
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_layout(&p, &in), 0);
+	c = at(&p, PLAN_CACHE_BIND, "/home/alice/.cache/halo-run/caches/x");
+	ck_assert_uint_eq(p.steps[c].flags & PLAN_F_ALONE, 0);
+	plan_free(&p);
+	policy_free(pol);
+}
+END_TEST
+
 START_TEST(paths)
 {
 	static const struct {
@@ -348,6 +421,8 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, layout_order);
 	tcase_add_test(tc, read_only_workspace);
 	tcase_add_test(tc, late_steps);
+	tcase_add_test(tc, home_set_reasons);
+	tcase_add_test(tc, cache_alone);
 	tcase_add_test(tc, paths);
 	tcase_add_test(tc, text_printer);
 	tcase_add_test(tc, json_printer);
