@@ -71,11 +71,11 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? 0 : 0;
 }
 
-static void remove_workspace(const struct verify *v)
+static void remove_workspace(const char *ws)
 {
 	/* FTW_PHYS: never follow a link out; FTW_MOUNT: never cross into a mount. */
-	if (v->ws[0])
-		nftw(v->ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	if (ws[0])
+		nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 static void hex_random(char *out, size_t n, size_t bytes)
@@ -200,13 +200,13 @@ static void release_resources(struct verify *v)
 
 /* halo-run's own binary, copied into the workspace: wherever it is installed (a
  * directory the sandbox replaces, such as /tmp, included), the copy is reachable. */
-static int copy_self(const struct verify *v, char *dst, size_t n)
+static int copy_self(const char *dir, char *dst, size_t n)
 {
 	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
 	struct stat st;
 	off_t off = 0;
 
-	snprintf(dst, n, "%s/" RUNNER_NAME, v->ws);
+	snprintf(dst, n, "%s/" RUNNER_NAME, dir);
 	if (in < 0 || fstat(in, &st) < 0) {
 		if (in >= 0)
 			close(in);
@@ -229,27 +229,32 @@ static int copy_self(const struct verify *v, char *dst, size_t n)
 
 /* ---------------------------------------------------------------- the run */
 
-static char **build_env(const struct verify *v)
+/* The caller's environment and the secret (last); the home run's HOME is its home. */
+static char **build_env(const struct verify *v, bool home)
 {
 	size_t n = 0, k = 0;
-	char **env, *entry;
+	char **env, *entry, *h = NULL;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 2, sizeof(char *));
-	if (!env || asprintf(&entry, "HALO_VERIFY_SECRET=%s", v->secret) < 0) {
+	env = calloc(n + 3, sizeof(char *));
+	if (!env || asprintf(&entry, "HALO_VERIFY_SECRET=%s", v->secret) < 0 ||
+	    (home && asprintf(&h, "HOME=%s", v->home_ws) < 0)) {
 		free(env);
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "HALO_VERIFY_SECRET=", 19) != 0)
+		if (strncmp(environ[i], "HALO_VERIFY_SECRET=", 19) != 0 &&
+		    !(home && strncmp(environ[i], "HOME=", 5) == 0))
 			env[k++] = environ[i];
+	if (h)
+		env[k++] = h; /* freed with the secret: both ours, both last */
 	env[k++] = entry;
 	return env;
 }
 
 static char **build_argv(const struct runner_opts *o, const struct verify *v, const char *self,
-			 const char *runner)
+			 const char *runner, bool home)
 {
 	char **argv = calloc(2 * o->n_policies + v->n + 16, sizeof(char *));
 	size_t k = 0;
@@ -258,7 +263,7 @@ static char **build_argv(const struct runner_opts *o, const struct verify *v, co
 		return NULL;
 	argv[k++] = (char *)self;
 	argv[k++] = "--workspace";
-	argv[k++] = (char *)v->ws;
+	argv[k++] = (char *)(home ? v->home_ws : v->ws);
 	for (size_t i = 0; i < o->n_policies; i++) {
 		argv[k++] = "--policy";
 		argv[k++] = (char *)o->policies[i];
@@ -272,20 +277,20 @@ static char **build_argv(const struct runner_opts *o, const struct verify *v, co
 	argv[k++] = "__probe";
 	argv[k++] = PROBE_TOKEN;
 	for (size_t i = 0; i < v->n; i++)
-		if (v->rows[i].spec)
+		if (v->rows[i].spec && v->rows[i].home == home)
 			argv[k++] = v->rows[i].spec;
 	return argv;
 }
 
 /* "INDEX RESULT" lines into the rows that have a spec, in order. */
-static void take_results(struct verify *v, char *out)
+static void take_results(struct verify *v, char *out, bool home)
 {
 	size_t *of = calloc(v->n + 1, sizeof(size_t)), n_specs = 0;
 
 	if (!of)
 		return;
 	for (size_t i = 0; i < v->n; i++)
-		if (v->rows[i].spec)
+		if (v->rows[i].spec && v->rows[i].home == home)
 			of[n_specs++] = i;
 	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -359,7 +364,7 @@ static void spawn_child(char **argv, char **envp, int out_w, int err_fd)
 	_exit(HALO_EXIT_NOEXEC);
 }
 
-static int run_probes(const struct runner_opts *o, struct verify *v, struct run *run)
+static int run_probes(const struct runner_opts *o, struct verify *v, struct run *run, bool home)
 {
 	char self[4096], runner[4200], *out = NULL, **argv, **envp;
 	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -367,11 +372,11 @@ static int run_probes(const struct runner_opts *o, struct verify *v, struct run 
 	pid_t pid;
 
 	run->status = -1;
-	if (sn <= 0 || copy_self(v, runner, sizeof(runner)) < 0)
+	if (sn <= 0 || copy_self(home ? v->home_ws : v->ws, runner, sizeof(runner)) < 0)
 		return -1;
 	self[sn] = '\0';
-	argv = build_argv(o, v, self, runner);
-	envp = build_env(v);
+	argv = build_argv(o, v, self, runner, home);
+	envp = build_env(v, home);
 	err_fd = memfd_create("halo-verify-stderr", MFD_CLOEXEC);
 	if (!argv || !envp || err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "halo-run: verify: cannot start the probe run: %s\n",
@@ -393,13 +398,13 @@ static int run_probes(const struct runner_opts *o, struct verify *v, struct run 
 	}
 	close(pipefd[0]);
 	if (out)
-		take_results(v, out);
+		take_results(v, out, home);
 	take_messages(run, err_fd);
 	close(err_fd);
 	free(out);
 	for (size_t k = 0; envp[k]; k++)
-		if (!envp[k + 1])
-			free(envp[k]); /* ours: the planted secret, always last */
+		if (!envp[k + 1] || (home && !envp[k + 2]))
+			free(envp[k]); /* ours: the planted secret last, the home's HOME before */
 	free(envp);
 	free(argv);
 	return pid > 0 ? 0 : -1;
@@ -508,6 +513,26 @@ static int launch_row(struct verify *v, const struct run *run)
 	return 0;
 }
 
+/* The home set's launch: its status is a row of its own (its messages are the
+ * home's one line, said at every such launch). */
+static int home_run(const struct runner_opts *o, struct verify *v)
+{
+	struct run hr = {0};
+	struct vrow *r;
+	int rc = run_probes(o, v, &hr, true);
+
+	for (size_t i = 0; i < hr.n_messages; i++)
+		free(hr.messages[i]);
+	if (rc < 0)
+		return rc;
+	if (!(r = verify_add(v, V_SKIP, "exit 0", NULL, "launch in a temporary home (home set)")))
+		return -ENOMEM;
+	snprintf(r->got, sizeof(r->got), "exit %d", hr.status);
+	snprintf(r->want, sizeof(r->want), "exit 0");
+	r->check = V_EXACT;
+	return 0;
+}
+
 static void verify_free(struct verify *v, struct run *run)
 {
 	for (size_t i = 0; i < v->n; i++) {
@@ -552,7 +577,9 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 			strerror(errno));
 		return HALO_EXIT_SETUP;
 	}
-	if (run_probes(o, v, run) < 0)
+	if (run_probes(o, v, run, false) < 0)
+		return HALO_EXIT_SETUP;
+	if (v->home_ws[0] && home_run(o, v) < 0)
 		return HALO_EXIT_SETUP;
 	verify_judge(v);
 	if (launch_row(v, run) < 0)
@@ -589,7 +616,8 @@ int runner_cmd_verify(const struct runner_opts *o)
 		rc = c[R_FAIL] ? 1 : 0;
 	}
 	release_resources(&v);
-	remove_workspace(&v);
+	remove_workspace(v.ws);
+	remove_workspace(v.home_ws);
 	verify_free(&v, &run);
 	runner_env_release(&re);
 	return rc;

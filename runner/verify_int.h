@@ -34,6 +34,7 @@ struct vrow {
 	char *host_path; /* create rows: the file to look for (and remove) on the host */
 	int host_fd;	 /* a listener of ours: anything arriving there is a FAIL */
 	char got[160];	 /* the runner's raw answer, then the words shown */
+	bool home;	 /* probed by the second launch, in a temporary home (verify_home.c) */
 	enum vres res;
 };
 
@@ -44,10 +45,11 @@ struct verify {
 	/* The plan of the launch verify makes (runner_plan_of, scan included): what is
 	 * writable, which limits hold and how, whether the guard is on. */
 	struct halo_plan plan;
-	const char *home; /* $HOME (or the password database's) */
-	char ws[4096];	  /* the temporary workspace */
-	char secret[80];  /* planted in files and in the environment */
-	char tag[20];	  /* random, in the names of what verify creates */
+	const char *home;   /* $HOME (or the password database's) */
+	char ws[4096];	    /* the temporary workspace */
+	char home_ws[4096]; /* the temporary home of the home set's launch, or "" */
+	char secret[80];    /* planted in files and in the environment */
+	char tag[20];	    /* random, in the names of what verify creates */
 	pid_t self;
 	unsigned long long netns_ino;
 	unsigned long long pidns_ino;
@@ -68,6 +70,10 @@ int verify_plan_syscalls(struct verify *v);
 struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *expected,
 			     const char *probe, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* The home persistence set's rows (verify_home.c): made in a temporary home (home_ws),
+ * probed by a second launch whose workspace and HOME it is. 0 or -errno. */
+int verify_plan_home(struct verify *v);
 
 /* Add every row for this policy and machine (verify.c has set up the sockets, the
  * workspace and the secret). Returns 0 or -ENOMEM. */
