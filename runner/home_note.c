@@ -2,11 +2,22 @@
  * the home is the command's to change, but its persistence set (policy/homeset.c)
  * stays read-only and cannot be created; --dry-run lists each entry with its reason. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runner/runner_int.h"
+
+/* The home's first scan (no index yet) walks every file of it: said after a second. */
+static struct {
+	char msg[PATH_MAX + 300];
+	pthread_t t;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	bool running, done;
+} slow = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
 
 /* The writable tree (resolved) that is `home` or holds it, or NULL. */
 static const char *tree_holding(const struct halo_policy *p, const char *ws, const char *home,
@@ -48,7 +59,14 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 			    "sandbox.guardPersistence is false: the whole home is writable, "
 			    "shell start-up files, git's config and PATH directories included\n",
 			    tree);
-		else if (!o->quiet)
+		if (re->policy->guard_persistence != 0 && !o->quiet)
+			snprintf(
+			    slow.msg, sizeof(slow.msg),
+			    "halo-run: scanning %s for protected files and persistence targets "
+			    "(a large home takes a while the first time; later launches reuse "
+			    "its index)\n",
+			    tree);
+		if (re->policy->guard_persistence != 0 && !o->quiet)
 			fprintf(
 			    stderr,
 			    "halo-run: %s is your home (or holds it): writable, except what runs "
@@ -60,4 +78,39 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 			    tree);
 		return;
 	}
+}
+
+static void *slow_wait(void *arg)
+{
+	struct timespec until;
+	int rc = 0;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	pthread_mutex_lock(&slow.m);
+	while (!slow.done && rc == 0)
+		rc = pthread_cond_timedwait(&slow.c, &slow.m, &until);
+	if (!slow.done)
+		fputs(slow.msg, stderr);
+	pthread_mutex_unlock(&slow.m);
+	return NULL;
+}
+
+void runner_home_scan_begin(void)
+{
+	if (slow.msg[0] && !slow.running)
+		slow.running = pthread_create(&slow.t, NULL, slow_wait, NULL) == 0;
+}
+
+void runner_home_scan_end(void)
+{
+	if (!slow.running)
+		return;
+	pthread_mutex_lock(&slow.m);
+	slow.done = true;
+	pthread_cond_signal(&slow.c);
+	pthread_mutex_unlock(&slow.m);
+	pthread_join(slow.t, NULL);
+	slow.running = false;
 }
