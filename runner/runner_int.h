@@ -179,12 +179,6 @@ int runner_plan_json(const struct halo_plan *p, FILE *out);
 #ifndef RUNNER_MACOS
 /* doctor_plan.c: the plan of a plain launch of p (the command `true`) in workspace,
  * with the scan and filesystem steps or (with_fs false) without. As linux_plan. */
-/* home_note.c: one stderr line when a writable tree is the home or holds it. */
-void runner_home_note(const struct runner_opts *o, const struct runner_env *re);
-/* Around the launch (its scan): when the home is the workspace and the launch takes
- * more than a second (a large home's first scan), one line says what it is doing. */
-void runner_home_scan_begin(void);
-void runner_home_scan_end(void);
 int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
 		   bool with_fs, struct halo_plan *out, struct halo_err *e);
 #endif
@@ -227,6 +221,13 @@ size_t runner_tls_env(struct policy_kv *out, size_t max);
 /* The JVM's trust-store properties for JAVA_TOOL_OPTIONS, or NULL. */
 const char *runner_tls_java_options(void);
 void runner_tls_release(void);
+
+/* home_note.c: one stderr line when a writable tree is the home or holds it. */
+void runner_home_note(const struct runner_opts *o, const struct runner_env *re);
+/* Around the launch (its scan): when the home is the workspace and the launch takes
+ * more than a second (a large home's first scan), one line says what it is doing. */
+void runner_home_scan_begin(void);
+void runner_home_scan_end(void);
 
 #ifdef RUNNER_MACOS
 /* run_macos.c: the macOS half of filling a launch (self path, environment builder). */
