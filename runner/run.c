@@ -279,7 +279,10 @@ int runner_cmd_run(const struct runner_opts *o)
 		goto out;
 	warn_unix_sockets(re.policy);
 #ifndef RUNNER_MACOS
-	runner_home_note(o, &re); /* the home set is the Linux launcher's (scan_home.c) */
+	/* The home set is the Linux launcher's (scan_home.c). Not at a session's calls:
+	 * their output is the command's alone. */
+	if (!o->session)
+		runner_home_note(o, &re);
 #endif
 	{
 		struct policy_upstream up;
