@@ -119,8 +119,15 @@ static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, st
 			t[n++] =
 			    (struct tree){pol->writable_abs.items[i], PLAN_BIND_RW, PLAN_F_SHOWN,
 					  "writable root, read-write", "sandbox.writableRoots"};
+	/* A cache inside a writable tree (the home as the workspace) is shown by it; the
+	 * isolated one still gets its own mount, to stand alone among the others. */
 	for (size_t i = 0; i < in->caches.n; i++)
-		if (!listed(&in->writable, in->caches.v[i]))
+		if (!listed(&in->writable, in->caches.v[i]) && cache_alone(in, in->caches.v[i]))
+			t[n++] = (struct tree){in->caches.v[i], PLAN_CACHE_BIND, PLAN_F_ALONE,
+					       plan_str(p, "%s; other workspaces' caches hidden",
+							cache_reason(p, pol)),
+					       "sandbox.caches"};
+		else if (!listed(&in->writable, in->caches.v[i]))
 			t[n++] = (struct tree){in->caches.v[i], PLAN_CACHE_BIND, PLAN_F_SHOWN,
 					       cache_reason(p, pol), "sandbox.caches"};
 	return n;

@@ -135,6 +135,17 @@ expect_match "hook: Write into a PATH directory under the home is blocked" \
 	"keeps ~/mytools/ls read-only" "$(hook_ev "$H/mytools/ls")"
 expect "hook: Write ~/notes.txt is allowed" "" "$(hook_ev "$H/notes.txt")"
 
+# Another workspace's isolated cache stays out of sight, the home being the workspace
+# or not: the caches directory shows only this workspace's own.
+mkdir -p "$H/w1"
+(cd "$H/w1" && "$HALO" --quiet -- sh -c 'mkdir -p "$GOCACHE" && echo s > "$GOCACHE/other"')
+OUT=$(cd "$H" && "$HALO" --quiet -- sh -c 'cat "$1"/w1-*/go-build/other 2>/dev/null || echo unreadable
+	mkdir -p "$GOCACHE" && echo m > "$GOCACHE/mine" && cat "$GOCACHE/mine"' sh \
+	"$H/.cache/halo-run/caches" 2>/dev/null)
+expect "home workspace: another workspace's cache is unreadable" unreadable "$(sed -n 1p <<<"$OUT")"
+expect "home workspace: its own cache is writable" m "$(sed -n 2p <<<"$OUT")"
+rm -rf "$H/w1"
+
 # guardPersistence: false says the whole home is writable.
 printf 'sandbox: {guardPersistence: false}\n' >"$TMPDIR/noguard.yaml"
 OUT=$(cd "$H" && "$HALO" --policy "$TMPDIR/noguard.yaml" -- true 2>&1)

@@ -217,6 +217,18 @@ START_TEST(cache_alone)
 	ck_assert_uint_eq(p.steps[npm].flags & PLAN_F_ALONE, 0);
 	ck_assert_ptr_nonnull(strstr(p.steps[c].reason, "other workspaces' caches hidden"));
 	plan_free(&p);
+	/* the home as the workspace: the cache lies in it (not a tree of its own), and is
+	 * still mounted, alone */
+	in.workspace = "/home/alice";
+	in.writable = PATHS("/home/alice");
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_layout(&p, &in), 0);
+	c = at(&p, PLAN_CACHE_BIND, "/home/alice/.cache/halo-run/caches/x");
+	npm = at(&p, PLAN_CACHE_BIND, "/home/alice/.npm");
+	ck_assert_uint_eq(p.steps[c].flags, PLAN_F_ALONE);
+	ck_assert(c > at(&p, PLAN_BIND_RW, "/home/alice"));
+	ck_assert_uint_eq(p.steps[npm].flags, PLAN_F_SHOWN);
+	plan_free(&p);
 	/* a caches directory that is a prefix of the name only: not alone */
 	in.cache_hide = "/home/alice/.cache/halo-run/cach";
 	plan_init(&p, "linux");
