@@ -204,7 +204,6 @@ static void pin_or_die(struct broker_pin *pin, const char *p, int rfd)
 	if (p[0] != '/' || len >= sizeof(dir) || len < 2)
 		linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
 	memcpy(dir, p, len + 1);
-	pin->fd = -1;
 	for (char *sl; fd < 0 && (sl = strrchr(dir, '/'));) {
 		const char *name = p + (sl - dir) + 1, *end = strchr(name, '/');
 		size_t nl = end ? (size_t)(end - name) : strlen(name);
@@ -227,10 +226,9 @@ static void pin_or_die(struct broker_pin *pin, const char *p, int rfd)
 		linux_die(rfd, STEP, fd < 0 ? ENOENT : errno, "open a directory of %s", p);
 	pin->dev = st.st_dev;
 	pin->ino = st.st_ino;
-	if (pin->rest)
-		pin->fd = fd; /* kept: the way is walked again at each call */
-	else
-		close(fd);
+	close(fd);
+	if (pin->rest && !(pin->dir = strdup(dir[0] ? dir : "/")))
+		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 }
 
 bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool guard_git,
@@ -277,9 +275,17 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 {
 	char comp[NAME_MAX + 1];
 	const char *next = pin->rest;
-	int cur = pin->fd;
+	int top = open(pin->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), cur = top;
 	bool refused = false;
+	struct stat ts;
 
+	/* The directory is pinned (a mount point): another one there means the tree is
+	 * being rearranged; refuse the names on the way. */
+	if (top < 0 || fstat(top, &ts) < 0 || ts.st_dev != pin->dev || ts.st_ino != pin->ino) {
+		if (top >= 0)
+			close(top);
+		return strcasecmp(name, pin->name) == 0 || strcasestr(pin->rest, name);
+	}
 	memcpy(comp, pin->name, strlen(pin->name) + 1);
 	for (;;) {
 		struct stat cs;
@@ -296,8 +302,7 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 		if (last)
 			break;
 		nx = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (cur != pin->fd)
-			close(cur);
+		close(cur);
 		if ((cur = nx) < 0)
 			return false; /* not made yet: nothing beneath it can be either */
 		k = strcspn(next, "/");
@@ -308,8 +313,7 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 		next += k;
 		next += strspn(next, "/");
 	}
-	if (cur != pin->fd)
-		close(cur);
+	close(cur);
 	return refused;
 }
 

@@ -28,10 +28,11 @@ struct broker_pin {
 	char name[NAME_MAX + 1];
 	/* A home persistence set entry whose directories are missing too: what follows
 	 * name on the way to it ("user" for .config/systemd/user pinned at .config), and
-	 * the directory that exists, held to walk the way again at each call. NULL, -1
-	 * for a plain pin. */
+	 * the path of the directory that exists (dev, ino), opened again at each call to
+	 * walk the way (no descriptor is held: the command inherits init's until exec,
+	 * under its open-files limit). NULL for a plain pin. */
 	char *rest;
-	int fd;
+	char *dir;
 };
 
 struct linux_broker {
