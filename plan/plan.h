@@ -195,7 +195,7 @@ struct plan_paths {
 struct plan_fs_in {
 	const struct halo_policy *policy;
 	const char *workspace;
-	struct plan_paths caches;   /* tool caches as runner named them */
+	struct plan_paths caches; /* tool caches as runner named them */
 	/* The directory of every workspace's isolated caches (runner/caches), or NULL: a
 	 * cache tree directly in it is shown alone (PLAN_F_ALONE). */
 	const char *cache_hide;
