@@ -99,8 +99,10 @@ static void *slow_wait(void *arg)
 
 void runner_home_scan_begin(void)
 {
-	if (slow.msg[0] && !slow.running)
-		slow.running = pthread_create(&slow.t, NULL, slow_wait, NULL) == 0;
+	if (!slow.msg[0] || slow.running)
+		return;
+	slow.done = false;
+	slow.running = pthread_create(&slow.t, NULL, slow_wait, NULL) == 0;
 }
 
 void runner_home_scan_end(void)

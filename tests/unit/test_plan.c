@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/plan.h"
 #include "runner/runner_int.h"
@@ -240,6 +241,72 @@ START_TEST(cache_alone)
 }
 END_TEST
 
+/* runner/home_note.c: the home as the workspace is said in one line; a launch that
+ * takes more than a second (a large home's first scan) says what it is doing, a quick
+ * one does not. stderr is read back from a file. */
+static char *stderr_of(void (*fn)(void *), void *arg)
+{
+	char path[] = "/tmp/halo-test-note.XXXXXX", *buf = calloc(1, 8192);
+	int fd = mkstemp(path), saved = dup(2);
+
+	ck_assert(fd >= 0 && saved >= 0 && buf);
+	fflush(stderr);
+	dup2(fd, 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert(pread(fd, buf, 8191, 0) >= 0);
+	close(fd);
+	unlink(path);
+	return buf;
+}
+
+static void note(void *re)
+{
+	struct runner_opts o = {0};
+	runner_home_note(&o, re);
+}
+
+static void slow_launch(void *ms)
+{
+	runner_home_scan_begin();
+	usleep((useconds_t)(*(int *)ms) * 1000);
+	runner_home_scan_end();
+}
+
+START_TEST(home_note)
+{
+	struct halo_policy *pol = load("sandbox:\n  mode: workspace-write\n");
+	struct runner_env re = {.policy = pol};
+	char dir[] = "/tmp/halo-test-home.XXXXXX", *err;
+	int quick = 10, slow = 1300;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(re.pw_home, sizeof(re.pw_home), "%s", dir);
+	snprintf(re.workspace, sizeof(re.workspace), "%s", dir);
+	err = stderr_of(note, &re);
+	ck_assert_msg(strstr(err, "is your home (or holds it): writable, except what runs"), "%s",
+		      err);
+	ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "one line: %s", err);
+	free(err);
+	err = stderr_of(slow_launch, &quick);
+	ck_assert_str_eq(err, "");
+	free(err);
+	err = stderr_of(slow_launch, &slow);
+	ck_assert_msg(strstr(err, "scanning ") && strstr(err, "later launches reuse its index"),
+		      "%s", err);
+	free(err);
+	/* a workspace below the home: nothing said */
+	snprintf(re.workspace, sizeof(re.workspace), "%s/proj", dir);
+	err = stderr_of(note, &re);
+	ck_assert_str_eq(err, "");
+	free(err);
+	rmdir(dir);
+	policy_free(pol);
+}
+END_TEST
+
 START_TEST(paths)
 {
 	static const struct {
@@ -435,6 +502,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, late_steps);
 	tcase_add_test(tc, home_set_reasons);
 	tcase_add_test(tc, cache_alone);
+	tcase_add_test(tc, home_note);
 	tcase_add_test(tc, paths);
 	tcase_add_test(tc, text_printer);
 	tcase_add_test(tc, json_printer);
