@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -46,37 +45,6 @@ struct run {
 };
 
 /* ---------------------------------------------------------------- set-up */
-
-static int make_workspace(struct verify *v)
-{
-	const char *t = getenv("TMPDIR");
-	struct stat st;
-
-	if (!t || t[0] != '/' || stat(t, &st) < 0 || !S_ISDIR(st.st_mode))
-		t = "/tmp";
-	snprintf(v->ws, sizeof(v->ws), "%s/halo-verify.XXXXXX", t);
-	if (!mkdtemp(v->ws)) {
-		fprintf(stderr, "halo-run: verify: cannot create a workspace in %s: %s\n", t,
-			strerror(errno));
-		v->ws[0] = '\0';
-		return -1;
-	}
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? 0 : 0;
-}
-
-static void remove_workspace(const char *ws)
-{
-	/* FTW_PHYS: never follow a link out; FTW_MOUNT: never cross into a mount. */
-	if (ws[0])
-		nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
 
 static void hex_random(char *out, size_t n, size_t bytes)
 {
@@ -603,7 +571,7 @@ int runner_cmd_verify(const struct runner_opts *o)
 	v.self = getpid();
 	v.tcp4 = v.tcp6 = v.udp4 = v.udp6 = v.unix_fd = v.target4 = v.leak_fd = v.shm_id = -1;
 	make_secret(&v);
-	if (make_workspace(&v) < 0)
+	if (verify_make_workspace(&v) < 0)
 		return HALO_EXIT_SETUP;
 	rc = verify_run(o, &v, &run, &re);
 	if (rc == 0) {
@@ -616,8 +584,8 @@ int runner_cmd_verify(const struct runner_opts *o)
 		rc = c[R_FAIL] ? 1 : 0;
 	}
 	release_resources(&v);
-	remove_workspace(v.ws);
-	remove_workspace(v.home_ws);
+	verify_remove_tree(v.ws);
+	verify_remove_tree(v.home_ws);
 	verify_free(&v, &run);
 	runner_env_release(&re);
 	return rc;

@@ -3,9 +3,10 @@
  * halo-run -- ...` would make it. The home itself is writable (a control), what runs
  * code later is not: an existing start-up file, a PATH directory that exists, and
  * entries that do not exist yet, each created under its own name and looked for on the
- * host. */
+ * host. Also the temporary trees verify makes and removes (its workspace, this home). */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,38 @@
 #include <unistd.h>
 
 #include "runner/verify_int.h"
+
+/* The temporary workspace, in $TMPDIR or /tmp. 0 or -1 (said on stderr). */
+int verify_make_workspace(struct verify *v)
+{
+	const char *t = getenv("TMPDIR");
+	struct stat st;
+
+	if (!t || t[0] != '/' || stat(t, &st) < 0 || !S_ISDIR(st.st_mode))
+		t = "/tmp";
+	snprintf(v->ws, sizeof(v->ws), "%s/halo-verify.XXXXXX", t);
+	if (!mkdtemp(v->ws)) {
+		fprintf(stderr, "halo-run: verify: cannot create a workspace in %s: %s\n", t,
+			strerror(errno));
+		v->ws[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? 0 : 0;
+}
+
+void verify_remove_tree(const char *ws)
+{
+	/* FTW_PHYS: never follow a link out; FTW_MOUNT: never cross into a mount. */
+	if (ws[0])
+		nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
 
 static const struct {
 	const char *kind; /* write: append to what exists; create: make it */

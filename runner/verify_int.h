@@ -71,6 +71,12 @@ struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *ex
 			     const char *probe, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* verify_home.c: the temporary workspace (in $TMPDIR or /tmp; 0 or -1, said on
+ * stderr), and the removal of a tree verify made (never following a link, never
+ * crossing into a mount; "" is nothing). */
+int verify_make_workspace(struct verify *v);
+void verify_remove_tree(const char *ws);
+
 /* The home persistence set's rows (verify_home.c): made in a temporary home (home_ws),
  * probed by a second launch whose workspace and HOME it is. 0 or -errno. */
 int verify_plan_home(struct verify *v);
