@@ -189,6 +189,24 @@ static const char *guard_hit(const struct hook_ctx *c, const char *abs, const ch
 	return NULL;
 }
 
+/* A writable root that is a home or holds it: the home's persistence set stays
+ * read-only, as the sandbox keeps it (policy_home_set_hit, the one list). */
+static const char *home_hit(const struct hook_ctx *c, const char *abs, const char *root,
+			    const char **entry)
+{
+	const char *homes[] = {c->home, c->env_home};
+
+	if (c->policy->guard_persistence == 0)
+		return NULL;
+	for (size_t i = 0; i < 2; i++) {
+		const char *why;
+		if (policy_home_in_tree(homes[i], root) &&
+		    (why = policy_home_set_hit(homes[i], c->path_env, abs, entry)))
+			return why;
+	}
+	return NULL;
+}
+
 static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const char *tool,
 		       const char *path, const char *abs, bool write)
 {
@@ -220,6 +238,11 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 			   "%s %s: the persistence guard keeps %s read-only (it runs code later; "
 			   "sandbox.guardPersistence)",
 			   tool, path, why);
+	else if ((why = home_hit(c, abs, root, &entry)))
+		hook_block(j, HOOK_BLOCK,
+			   "%s %s: the home is the workspace, and its persistence set keeps ~/%s "
+			   "read-only (%s; sandbox.guardPersistence)",
+			   tool, path, entry, why);
 }
 
 void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,

@@ -192,6 +192,46 @@ static int yama_scope(void)
 	return n > 0 ? atoi(buf) : 0;
 }
 
+/* The pin for the missing path p: its nearest directory that exists (in the sandbox's
+ * view), the name to be made there, and what follows on the way (home set entries whose
+ * directories are missing too). */
+static void pin_or_die(struct broker_pin *pin, const char *p, int rfd)
+{
+	char dir[PATH_MAX];
+	size_t len = strlen(p);
+	struct stat st;
+	int fd = -1;
+
+	if (p[0] != '/' || len >= sizeof(dir) || len < 2)
+		linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
+	memcpy(dir, p, len + 1);
+	for (char *sl; fd < 0 && (sl = strrchr(dir, '/'));) {
+		const char *name = p + (sl - dir) + 1, *end = strchr(name, '/');
+		size_t nl = end ? (size_t)(end - name) : strlen(name);
+
+		if (nl == 0 || nl > NAME_MAX)
+			linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
+		*sl = '\0';
+		fd = open(sl == dir ? "/" : dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT)
+			linux_die(rfd, STEP, errno, "open %s to refuse creating %s in it",
+				  sl == dir ? "/" : dir, name);
+		if (fd < 0)
+			continue;
+		memcpy(pin->name, name, nl);
+		pin->name[nl] = '\0';
+		if (end && !(pin->rest = strdup(end + 1)))
+			linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
+	}
+	if (fd < 0 || fstat(fd, &st) < 0)
+		linux_die(rfd, STEP, fd < 0 ? ENOENT : errno, "open a directory of %s", p);
+	pin->dev = st.st_dev;
+	pin->ino = st.st_ino;
+	close(fd);
+	if (pin->rest && !(pin->dir = strdup(dir[0] ? dir : "/")))
+		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
+}
+
 bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool guard_git,
 			      bool required, int rfd)
 {
@@ -219,34 +259,66 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 	}
 	if (!(b->pins = calloc(s->missing.n, sizeof(*b->pins))))
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
-	for (size_t i = 0; i < s->missing.n; i++) {
-		char dir[PATH_MAX];
-		const char *p = s->missing.v[i], *sl = strrchr(p, '/');
-		struct broker_pin *pin = &b->pins[b->n_pins];
-		struct stat st;
-		int fd;
-
-		if (!sl || strlen(sl + 1) > NAME_MAX || (size_t)(sl - p) >= sizeof(dir))
-			linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
-		memcpy(dir, p, (size_t)(sl - p));
-		dir[sl == p ? 1 : sl - p] = '\0';
-		if (sl == p)
-			dir[0] = '/';
-		fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			linux_die(rfd, STEP, errno, "open %s to refuse creating %s in it", dir,
-				  sl + 1);
-		close(fd);
-		pin->dev = st.st_dev;
-		pin->ino = st.st_ino;
-		memcpy(pin->name, sl + 1, strlen(sl + 1) + 1);
-		b->n_pins++;
-	}
+	for (size_t i = 0; i < s->missing.n; i++)
+		pin_or_die(&b->pins[b->n_pins++], s->missing.v[i], rfd);
 	sizes_or_die(b, rfd);
 	return true;
 }
 
-bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name)
+/* A call of op making `name` in the directory st, on the way to a deep pin: walked from
+ * the directory that existed at launch, one name at a time, without following links.
+ * The entry itself is refused; a name before it only when made by symlink, link or
+ * rename (an empty directory or file there holds nothing; what is moved or linked
+ * could). init answers one call at a time, and every rename passes here, so the way
+ * cannot change during the walk. */
+static bool deep_refused(const struct broker_pin *pin, const struct stat *st, const char *name,
+			 enum broker_op op)
+{
+	char comp[NAME_MAX + 1];
+	const char *next = pin->rest;
+	int top = open(pin->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), cur = top;
+	bool refused = false;
+	struct stat ts;
+
+	/* The directory is pinned (a mount point): another one there means the tree is
+	 * being rearranged; refuse the names on the way. */
+	if (top < 0 || fstat(top, &ts) < 0 || ts.st_dev != pin->dev || ts.st_ino != pin->ino) {
+		if (top >= 0)
+			close(top);
+		return strcasecmp(name, pin->name) == 0 || strcasestr(pin->rest, name);
+	}
+	memcpy(comp, pin->name, strlen(pin->name) + 1);
+	for (;;) {
+		struct stat cs;
+		bool last = !*next;
+		size_t k;
+		int nx;
+
+		if (strcasecmp(comp, name) == 0 && fstat(cur, &cs) == 0 &&
+		    cs.st_ino == st->st_ino && cs.st_dev == st->st_dev) {
+			refused = last || op == BROKER_OP_SYMLINK || op == BROKER_OP_LINK ||
+				  op == BROKER_OP_RENAME;
+			break;
+		}
+		if (last)
+			break;
+		nx = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		if ((cur = nx) < 0)
+			return false; /* not made yet: nothing beneath it can be either */
+		k = strcspn(next, "/");
+		if (k > NAME_MAX)
+			break;
+		memcpy(comp, next, k);
+		comp[k] = '\0';
+		next += k;
+		next += strspn(next, "/");
+	}
+	close(cur);
+	return refused;
+}
+
+bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name, enum broker_op op)
 {
 	struct stat st;
 
@@ -255,10 +327,15 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
 	if (fstat(dfd, &st) < 0)
 		return true; /* cannot tell: refuse */
 	/* Case folded: on a case-insensitive file system .VSCODE is .vscode. */
-	for (size_t i = 0; i < b->n_pins; i++)
-		if (b->pins[i].ino == st.st_ino && b->pins[i].dev == st.st_dev &&
-		    strcasecmp(b->pins[i].name, name) == 0)
+	for (size_t i = 0; i < b->n_pins; i++) {
+		const struct broker_pin *pin = &b->pins[i];
+
+		if (pin->rest && deep_refused(pin, &st, name, op))
 			return true;
+		if (!pin->rest && pin->ino == st.st_ino && pin->dev == st.st_dev &&
+		    strcasecmp(pin->name, name) == 0)
+			return true;
+	}
 	return false;
 }
 

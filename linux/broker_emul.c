@@ -133,7 +133,7 @@ int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 	nn->pfd = openat(base, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (nn->pfd < 0)
 		return -errno;
-	if (linux_broker_pinned(c->b, nn->pfd, nn->last))
+	if (linux_broker_pinned(c->b, nn->pfd, nn->last, c->op))
 		return -EACCES;
 	if ((nn->git = linux_broker_git_check(c->b, nn->pfd, nn->last, c->op)) < 0)
 		return nn->git;

@@ -27,6 +27,13 @@ struct broker_pin {
 	dev_t dev;
 	ino_t ino;
 	char name[NAME_MAX + 1];
+	/* A home persistence set entry whose directories are missing too: what follows
+	 * name on the way to it ("user" for .config/systemd/user pinned at .config), and
+	 * the path of the directory that exists (dev, ino), opened again at each call to
+	 * walk the way (no descriptor is held: the command inherits init's until exec,
+	 * under its open-files limit). NULL for a plain pin. */
+	char *rest;
+	char *dir;
 };
 
 struct linux_broker {
@@ -111,8 +118,11 @@ long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *re
  * (>= 0) in the caller, O_CLOEXEC when rc is non-zero. */
 void linux_broker_answer(struct linux_broker *b, long rc, int fd);
 
-/* Is `name` in the directory open at dfd a pinned (missing) guard target? */
-bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name);
+/* Is making `name` (by op) in the directory open at dfd refused by a pin: a missing guard
+ * target, or, for a symlink, link or rename, a name on the way to a missing home set
+ * entry (what is moved or linked there could hold the entry already)? */
+bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name,
+			 enum broker_op op);
 
 /* broker_git.c: the git directory rules for making `name` in the directory open at
  * pfd. BROKER_GIT_OK, BROKER_GIT_CONFIG (a rename onto a git directory's config: let

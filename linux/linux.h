@@ -36,6 +36,7 @@ struct linux_launch {
 	const char *workspace; /* absolute, symlinks resolved */
 	const char *pw_home;
 	const char *env_home;		 /* may equal pw_home or be NULL */
+	const char *caller_path;	 /* the caller's PATH (the home set's PATH dirs), or NULL */
 	const char *self_exe;		 /* absolute path of the running binary (made read-only) */
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;
@@ -52,6 +53,9 @@ struct linux_launch {
 	 * walked (no host tool reads them, and a warm npm cache holds 100k files). */
 	const char *const *cache_binds;
 	size_t n_cache_binds;
+	/* The directory of every workspace's isolated caches (resolved), or NULL: the one
+	 * bound here is shown alone in it (PLAN_F_ALONE). */
+	const char *cache_hide;
 	char *const *argv;
 	char **envp;	    /* built by runner/env (with the proxy variables when egress_proxy) */
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */

@@ -85,6 +85,10 @@ struct linux_scan {
 	 * config.worktree. Nothing can be mounted on a name that does not exist, so the
 	 * sandbox's init refuses their creation (broker.c). */
 	struct linux_paths missing;
+	/* The home persistence set's missing entries (scan_home.c), full paths whose
+	 * directories may be missing too: added to `missing`, where the broker refuses
+	 * their creation and the creation of any link or rename on the way to them. */
+	struct linux_paths home_missing;
 	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
 	 * loop): dangling_at[i] is where the first missing name would be created, or ""
 	 * for a loop. The launch refuses when the command could create it. */

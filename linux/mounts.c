@@ -199,9 +199,38 @@ static void do_seal(struct exec *x, const struct plan_step *st)
 	x->n_run = 0;
 }
 
+/* Every workspace's isolated caches live side by side in one directory, and caches
+ * carry code (a cargo config, a .pth file, a gradle init script): one workspace's run
+ * reading another's would learn its dependencies and secrets-bearing build outputs. The
+ * directory is covered with an empty tmpfs holding only this tree's mount point, made
+ * read-only before the tree lands on it. */
+static void alone_or_die(int rfd, const char *path)
+{
+	static const char *const opts[] = {"mode=0755", "size=16k", NULL};
+	char parent[PATH_MAX];
+	const char *sl = strrchr(path, '/');
+	int fs_ctx = -1;
+
+	if (!sl || sl == path || (size_t)(sl - path) >= sizeof(parent))
+		linux_die(rfd, MNT_STEP, EINVAL, "hide the caches beside %s", path);
+	memcpy(parent, path, (size_t)(sl - path));
+	parent[sl - path] = '\0';
+	AUTO_FD target = mnt_open_or_die(rfd, MNT_NEWROOT, parent, MNT_CREATE_DIR);
+	AUTO_FD fs = mnt_fresh_keep_or_die(rfd, "tmpfs", opts, RW_ATTRS | MOUNT_ATTR_NOEXEC, target,
+					   parent, &fs_ctx);
+	if (mkdirat(fs, sl + 1, 0700) < 0)
+		linux_die(rfd, MNT_STEP, errno, "the mount point of %s", path);
+	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+		linux_die(rfd, MNT_STEP, errno, "make the tmpfs over %s read-only", parent);
+	close(fs_ctx);
+}
+
 /* The host root (see bind_host_root_or_die), or a tree the root does not show. */
 static void do_bind(struct exec *x, const struct plan_step *st)
 {
+	if (st->op == PLAN_CACHE_BIND && (st->flags & PLAN_F_ALONE))
+		alone_or_die(x->rfd, st->path);
 	if (st->op == PLAN_BIND_RO && strcmp(st->path, "/") == 0)
 		bind_host_root_or_die(x->rfd);
 	else

@@ -22,6 +22,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .policy = l->policy,
 	    .workspace = l->workspace,
 	    .caches = {(char *const *)l->cache_binds, l->n_cache_binds},
+	    .cache_hide = l->cache_hide,
 	    .writable = P(s->writable),
 	    .masked = P(s->masked),
 	    .carved = P(s->carved),
@@ -36,6 +37,8 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .sanitized_data = s->sanitized_data,
 	    .sanitized_len = s->sanitized_len,
 	    .own_names = l->egress_proxy,
+	    .homes = {l->pw_home, l->env_home},
+	    .caller_path = l->caller_path,
 	    .ssh_config = l->ssh_config,
 	    .ssh_config_len = l->ssh_config_len,
 	};

@@ -478,6 +478,8 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	say_unlisted(l, s);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
+	if (l->policy->guard_persistence != 0)
+		linux_scan_home_set(l, s);
 	normalise(&s->guarded, not_guardable, s);
 	return linux_scan_pin(l->policy->guard_persistence != 0, s, e);
 }
@@ -642,6 +644,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->links);
 	linux_paths_free(&s->gitdirs);
 	linux_paths_free(&s->missing);
+	linux_paths_free(&s->home_missing);
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);

@@ -212,6 +212,16 @@ bool linux_scan_add_resolved(struct linux_paths *list, const char *path);
  * in out; -ENOENT with the first missing path in out (where a create would happen);
  * -ELOOP past 40 links; other -errno. */
 int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links);
+/* The same; on -ENOENT, tail (tn bytes) also gets what follows the first missing name
+ * ("" when it was the last), as it would be resolved from there. */
+int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_paths *links,
+			    char *tail, size_t tn);
+
+/* scan_home.c: the home persistence set (policy_home_set_each) of each home (pw and
+ * $HOME) that a writable tree is or holds: what exists guarded (and the links on the
+ * way pinned), what is missing into s->home_missing (its nearest existing directory
+ * pinned), a symlink loop on the way refused like the guard's. */
+void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s);
 
 /* A guard target: its real path guarded, every symlink on the way recorded to be
  * pinned; a link that leads nowhere (or, with must_exist, any missing target: a path

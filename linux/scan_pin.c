@@ -46,7 +46,8 @@ static int splice_link(char *rest, size_t cap, const char *target, const char *r
 	return 0;
 }
 
-int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links)
+int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_paths *links,
+			    char *tail, size_t tn)
 {
 	char rest[2 * PATH_MAX], cur[PATH_MAX], target[PATH_MAX];
 	size_t clen = 0;
@@ -82,6 +83,8 @@ int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths
 		if (lstat(cur, &st) < 0) {
 			int err = errno;
 			snprintf(out, n, "%s", cur);
+			if (tail)
+				snprintf(tail, tn, "%s", r + strspn(r, "/"));
 			return -err;
 		}
 		if (!S_ISLNK(st.st_mode)) {
@@ -104,6 +107,11 @@ int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths
 	}
 	snprintf(out, n, "%s", clen ? cur : "/");
 	return 0;
+}
+
+int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links)
+{
+	return linux_scan_resolve_tail(path, out, n, links, NULL, 0);
 }
 
 bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exist)
@@ -223,6 +231,8 @@ static void find_missing(struct linux_scan *s)
 		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
 			add_missing(&s->missing, s->gitdirs.v[i], git_names,
 				    sizeof(git_names) / sizeof(git_names[0]));
+	for (size_t i = 0; i < s->home_missing.n; i++)
+		linux_paths_add(&s->missing, s->home_missing.v[i]);
 	linux_paths_sort_unique(&s->missing);
 }
 

@@ -17,6 +17,10 @@
 
 /* ---------------------------------------------------------------- filesystem steps */
 
+/* The reason of a guard or refused-creation step of a home's persistence set starts so,
+ * followed by the entry's own reason (policy/homeset.c). */
+#define PLAN_HOME_SET_REASON "home persistence set: "
+
 /* The in-sandbox DNS stub's address (netns/netns.h NETNS_DNS_ADDR). */
 #define PLAN_DNS_STUB "127.0.0.53"
 /* OpenSSH's system-wide client configuration (PLAN_SSH_CONFIG). */
@@ -56,6 +60,10 @@ enum plan_op {
 /* A mask over a directory the workspace scan could not list (no read or search
  * permission): masked whole because what it holds is unknown. */
 #define PLAN_F_UNLISTED 8u
+/* PLAN_CACHE_BIND: the directory holding it (every workspace's isolated caches) is
+ * covered first by an empty read-only tmpfs holding only this tree's mount point, so
+ * that no other workspace's cache is visible inside. */
+#define PLAN_F_ALONE 16u
 
 struct plan_step {
 	enum plan_op op;
@@ -190,7 +198,10 @@ struct plan_paths {
 struct plan_fs_in {
 	const struct halo_policy *policy;
 	const char *workspace;
-	struct plan_paths caches;   /* tool caches as runner named them */
+	struct plan_paths caches; /* tool caches as runner named them */
+	/* The directory of every workspace's isolated caches (runner/caches), or NULL: a
+	 * cache tree directly in it is shown alone (PLAN_F_ALONE). */
+	const char *cache_hide;
 	struct plan_paths writable; /* resolved writable trees, nested ones dropped */
 	/* The walk's findings: known only once it ran (plan_fs_late). */
 	struct plan_paths masked, carved, carved_src, sanitized, guarded, readonly, pinned, missing,
@@ -198,6 +209,10 @@ struct plan_fs_in {
 	struct plan_paths unlisted; /* masks over directories the walk could not list */
 	char *const *sanitized_data;
 	const size_t *sanitized_len;
+	/* The homes and the caller's PATH (any may be NULL): a guarded or refused path of
+	 * a home's persistence set says that entry's reason (policy_home_set_hit). */
+	const char *homes[2];
+	const char *caller_path;
 	/* The sandbox has its own network namespace with halo-run's DNS stub: name
 	 * resolution inside is halo-run's (PLAN_NAMES). */
 	bool own_names;

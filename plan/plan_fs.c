@@ -71,6 +71,16 @@ static const char *cache_reason(struct halo_plan *p, const struct halo_policy *p
 			policy_caches_name(pol->caches));
 }
 
+/* Is the cache tree w directly in the directory of every workspace's caches? */
+static bool cache_alone(const struct plan_fs_in *in, const char *w)
+{
+	const char *sl = strrchr(w, '/');
+	size_t n = in->cache_hide ? strlen(in->cache_hide) : 0;
+
+	return n > 1 && sl && (size_t)(sl - w) == n && strncmp(w, in->cache_hide, n) == 0 &&
+	       sl[1] != '\0';
+}
+
 /* Every tree: the resolved writable ones (each its own mount), and those the policy
  * or the command line names that a parent already shows (listed, not mounted). */
 static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, struct tree *t)
@@ -84,6 +94,11 @@ static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, st
 		if (strcmp(w, in->workspace) == 0)
 			t[n++] =
 			    (struct tree){w, PLAN_BIND_RW, 0, "workspace, read-write", "workspace"};
+		else if (listed(&in->caches, w) && cache_alone(in, w))
+			t[n++] = (struct tree){w, PLAN_CACHE_BIND, PLAN_F_ALONE,
+					       plan_str(p, "%s; other workspaces' caches hidden",
+							cache_reason(p, pol)),
+					       "sandbox.caches"};
 		else if (listed(&in->caches, w))
 			t[n++] = (struct tree){w, PLAN_CACHE_BIND, 0, cache_reason(p, pol),
 					       "sandbox.caches"};
@@ -104,8 +119,15 @@ static size_t collect_trees(struct halo_plan *p, const struct plan_fs_in *in, st
 			t[n++] =
 			    (struct tree){pol->writable_abs.items[i], PLAN_BIND_RW, PLAN_F_SHOWN,
 					  "writable root, read-write", "sandbox.writableRoots"};
+	/* A cache inside a writable tree (the home as the workspace) is shown by it; the
+	 * isolated one still gets its own mount, to stand alone among the others. */
 	for (size_t i = 0; i < in->caches.n; i++)
-		if (!listed(&in->writable, in->caches.v[i]))
+		if (!listed(&in->writable, in->caches.v[i]) && cache_alone(in, in->caches.v[i]))
+			t[n++] = (struct tree){in->caches.v[i], PLAN_CACHE_BIND, PLAN_F_ALONE,
+					       plan_str(p, "%s; other workspaces' caches hidden",
+							cache_reason(p, pol)),
+					       "sandbox.caches"};
+		else if (!listed(&in->writable, in->caches.v[i]))
 			t[n++] = (struct tree){in->caches.v[i], PLAN_CACHE_BIND, PLAN_F_SHOWN,
 					       cache_reason(p, pol), "sandbox.caches"};
 	return n;
@@ -196,13 +218,37 @@ static void add_list(struct halo_plan *p, enum plan_op op, const struct plan_pat
 	}
 }
 
+/* A path of a home's persistence set: its entry's reason instead of the list's. */
+static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in, const char *path,
+			       const char *fallback)
+{
+	for (size_t i = 0; i < 2; i++) {
+		const char *why = policy_home_set_hit(in->homes[i], in->caller_path, path, NULL);
+		const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
+		if (r)
+			return r;
+	}
+	return fallback;
+}
+
+/* The guard's lists, each path with its reason. */
+static void add_guard_list(struct halo_plan *p, const struct plan_fs_in *in, enum plan_op op,
+			   const struct plan_paths *l, const char *reason)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct plan_step *s =
+		    plan_step_add(p, op, 0, l->v[i], NULL, home_reason(p, in, l->v[i], reason));
+		if (s)
+			s->origin = "sandbox.guardPersistence";
+	}
+}
+
 int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 {
 	bool guard = in->policy->guard_persistence != 0;
 
 	add_list(p, PLAN_PIN, &in->pinned, "pinned: cannot be renamed, removed or replaced", NULL);
-	add_list(p, PLAN_GUARD, &in->guarded, "persistence guard: read-only",
-		 "sandbox.guardPersistence");
+	add_guard_list(p, in, PLAN_GUARD, &in->guarded, "persistence guard: read-only");
 	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only", NULL);
 	for (size_t i = 0; i < in->carved.n; i++) {
 		const char *src =
@@ -246,8 +292,7 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 		 "sandbox.unixSockets");
 	plan_step_add(p, PLAN_SEAL, 0, "/run", NULL, "read-only once populated");
 	if (guard)
-		add_list(p, PLAN_REFUSE_CREATE, &in->missing,
-			 "missing guard target: its creation refused by the sandbox's init",
-			 "sandbox.guardPersistence");
+		add_guard_list(p, in, PLAN_REFUSE_CREATE, &in->missing,
+			       "missing guard target: its creation refused by the sandbox's init");
 	return plan_ok(p);
 }

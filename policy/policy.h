@@ -332,6 +332,28 @@ const char *policy_os_tree_of(const char *path);
 const char *const *policy_guard_names(size_t *n);
 bool policy_guard_name(const char *name); /* exactly one of them (case-sensitive) */
 
+/* The home persistence set (policy/homeset.c, its one home): what in a home runs code
+ * later on the host (shell start-up and logout files, git's two global configs, PATH
+ * directories, user services and autostart, editor start-up files, tool configs that
+ * name programs, and the guard names above). When a writable tree is the home or holds
+ * it, these stay read-only and cannot be created. Each entry says why. */
+struct policy_home_entry {
+	const char *rel; /* relative to the home, no leading "/" */
+	const char *why;
+};
+const struct policy_home_entry *policy_home_set(size_t *n); /* the fixed table */
+/* Every entry for `home`: the table, the guard names, then each directory of path_env
+ * (the caller's PATH, may be NULL) that lies beneath the home; fn gets it relative to
+ * the home. Stops at fn's first non-zero return and returns it; else 0. */
+int policy_home_set_each(const char *home, const char *path_env,
+			 int (*fn)(const char *rel, const char *why, void *arg), void *arg);
+/* The reason `abs` (absolute, lexically clean) is at or beneath an entry of home's
+ * set, or NULL; *entry (may be NULL) gets abs relative to the home. */
+const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
+				const char **entry);
+/* Is `home` the tree or beneath it (the home set then applies to that tree)? */
+bool policy_home_in_tree(const char *home, const char *tree);
+
 /* ---------------------------------------------------------------- discovery */
 
 /* Where to look when no --policy is given: $HALO_POLICY, /etc/halo/policy.{yaml,json},

@@ -297,6 +297,11 @@ static int plan_isolated(const struct runner_caches_in *in, struct runner_caches
 	if (!(c->binds[c->n_binds] = strdup(c->root)))
 		return -ENOMEM;
 	c->n_binds++;
+	snprintf(c->hide, sizeof(c->hide), "%s", c->root);
+	if (strrchr(c->hide, '/') && strrchr(c->hide, '/') != c->hide)
+		*strrchr(c->hide, '/') = '\0';
+	else
+		c->hide[0] = '\0';
 	if (in->home && !in->dry_run)
 		link_cargo_config(in->home, c->root);
 	return runner_caches_vars(c, c->root);

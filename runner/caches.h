@@ -51,6 +51,9 @@ struct runner_caches {
 	char *binds[RUNNER_CACHE_MAX_BINDS]; /* writable, never walked: root or host dirs */
 	size_t n_binds;
 	char note[640]; /* one line for stderr (per-run and why), or "" */
+	/* isolated: the directory holding every workspace's caches (root's parent), which
+	 * the sandbox hides but for root; "" otherwise. */
+	char hide[4096];
 };
 
 /* The caches base for a home and $XDG_CACHE_HOME (may be NULL; ignored unless

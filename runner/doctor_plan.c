@@ -1,6 +1,7 @@
 /* The plan doctor and verify check against: the one a plain launch of this policy
  * would get on this machine (linux/plan.c), so that what they call "used" or
  * "expected" is what the launcher would do, not worked out again from the policy. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "runner/runner_int.h"
@@ -15,6 +16,7 @@ int runner_plan_of(const struct halo_policy *p, const char *workspace, const cha
 	l.policy = p;
 	l.workspace = workspace;
 	l.pw_home = pw_home;
+	l.caller_path = getenv("PATH");
 	l.argv = argv;
 	l.unsandboxed = p->mode == POLICY_MODE_OFF;
 	l.egress_proxy = !l.unsandboxed;

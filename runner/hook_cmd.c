@@ -110,6 +110,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	    .cwd = ev->cwd ? ev->cwd : re.workspace,
 	    .home = re.pw_home,
 	    .env_home = re.env_home,
+	    .path_env = getenv("PATH"),
 	    .resolve = resolve,
 	};
 	c.guard_names = policy_guard_names(&ng);

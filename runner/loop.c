@@ -252,7 +252,9 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	}
 	runner_events_start(&st.ev, l->policy, l->policy_files, l->n_policy_files, l->workspace,
 			    l->argv);
+	runner_home_scan_begin();
 	rc = runner_launcher.start(l, &st.sb, e);
+	runner_home_scan_end();
 	runner_say_warnings(o, l->warnings);
 	if (rc < 0)
 		goto out;

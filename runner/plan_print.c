@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runner/runner_int.h"
 
@@ -37,9 +38,13 @@ static void print_group(const struct halo_plan *p, const struct group *g, FILE *
 	fprintf(out, "%s (%zu):\n", g->title, n);
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
+		bool home = s->reason && strncmp(s->reason, PLAN_HOME_SET_REASON,
+						 strlen(PLAN_HOME_SET_REASON)) == 0;
 		if (s->op == g->op)
-			fprintf(out, "  %s%s%s%s\n", s->path, s->src ? " <- " : "",
-				s->src ? s->src : "",
+			fprintf(out, "  %s%s%s%s%s%s%s\n", s->path, s->src ? " <- " : "",
+				s->src ? s->src : "", home ? " (home set: " : "",
+				home ? s->reason + strlen(PLAN_HOME_SET_REASON) : "",
+				home ? ")" : "",
 				s->flags & PLAN_F_UNLISTED ? "  (cannot be listed: masked whole)"
 							   : "");
 	}

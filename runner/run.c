@@ -149,6 +149,7 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		fprintf(stderr, "halo-run: %s\n", caches.note);
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;
+	l->cache_hide = caches.hide[0] ? caches.hide : NULL;
 	/* The per-run caches and Node's preload (on the sealed /run) exist only inside the
 	 * namespaces: the environment without them names neither. */
 	if (!caches.per_run)
@@ -287,6 +288,12 @@ int runner_cmd_run(const struct runner_opts *o)
 	    (rc = check_workspace(re.policy, re.workspace)) != 0)
 		goto out;
 	warn_unix_sockets(re.policy);
+#ifndef RUNNER_MACOS
+	/* The home set is the Linux launcher's (scan_home.c). Not at a session's calls:
+	 * their output is the command's alone. */
+	if (!o->session)
+		runner_home_note(o, &re);
+#endif
 	{
 		struct policy_upstream up;
 		if ((rc = runner_upstream_settle(re.policy, &up)) != 0)
@@ -298,6 +305,9 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.workspace = re.workspace;
 	l.pw_home = re.pw_home;
 	l.env_home = re.env_home;
+#ifndef RUNNER_MACOS
+	l.caller_path = getenv("PATH");
+#endif
 	l.self_exe = self;
 	/* The layers in order, the managed file first (the events' start record). */
 	const char *layers[RUNNER_MAX_POLICIES + 1];

@@ -247,6 +247,13 @@ size_t runner_tls_env(struct policy_kv *out, size_t max);
 const char *runner_tls_java_options(void);
 void runner_tls_release(void);
 
+/* home_note.c: one stderr line when a writable tree is the home or holds it. */
+void runner_home_note(const struct runner_opts *o, const struct runner_env *re);
+/* Around the launch (its scan): when the home is the workspace and the launch takes
+ * more than a second (a large home's first scan), one line says what it is doing. */
+void runner_home_scan_begin(void);
+void runner_home_scan_end(void);
+
 #ifdef RUNNER_MACOS
 /* run_macos.c: the macOS half of filling a launch (self path, environment builder). */
 int runner_macos_launch_fill(runner_launch *l, char *self, size_t self_len);

@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,37 +38,6 @@ extern char **environ;
 #define RUNNER_NAME	"halo-verify-runner"
 
 /* ---------------------------------------------------------------- set-up */
-
-static int make_workspace(struct verify *v)
-{
-	const char *t = getenv("TMPDIR");
-	struct stat st;
-
-	if (!t || t[0] != '/' || stat(t, &st) < 0 || !S_ISDIR(st.st_mode))
-		t = "/tmp";
-	snprintf(v->ws, sizeof(v->ws), "%s/halo-verify.XXXXXX", t);
-	if (!mkdtemp(v->ws)) {
-		fprintf(stderr, "halo-run: verify: cannot create a workspace in %s: %s\n", t,
-			strerror(errno));
-		v->ws[0] = '\0';
-		return -1;
-	}
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? 0 : 0;
-}
-
-static void remove_workspace(const struct verify *v)
-{
-	/* FTW_PHYS: never follow a link out; FTW_MOUNT: never cross into a mount. */
-	if (v->ws[0])
-		nftw(v->ws, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
 
 static void hex_random(char *out, size_t n, size_t bytes)
 {
@@ -225,23 +193,27 @@ static int copy_self(const char *dir, char *dst, size_t n)
 /* The caller's environment, the planted secret (last: ours to free) and
  * HALO_RUN_INDEX=ro: the launches use an index as any launch does, but leave none
  * behind and start no watcher. */
-static char **build_env(const struct verify *v)
+static char **build_env(const struct verify *v, bool home)
 {
 	size_t n = 0, k = 0;
-	char **env, *entry;
+	char **env, *entry, *h = NULL;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 3, sizeof(char *));
-	if (!env || asprintf(&entry, "HALO_VERIFY_SECRET=%s", v->secret) < 0) {
+	env = calloc(n + 4, sizeof(char *));
+	if (!env || asprintf(&entry, "HALO_VERIFY_SECRET=%s", v->secret) < 0 ||
+	    (home && asprintf(&h, "HOME=%s", v->home_ws) < 0)) {
 		free(env);
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "HALO_VERIFY_SECRET=", 19) != 0 &&
-		    strncmp(environ[i], "HALO_RUN_INDEX=", 15) != 0)
+		    strncmp(environ[i], "HALO_RUN_INDEX=", 15) != 0 &&
+		    !(home && strncmp(environ[i], "HOME=", 5) == 0))
 			env[k++] = environ[i];
 	env[k++] = "HALO_RUN_INDEX=ro";
+	if (h)
+		env[k++] = h; /* freed with the secret: both ours, both last */
 	env[k++] = entry;
 	return env;
 }
@@ -270,7 +242,7 @@ static char **build_argv(const struct runner_opts *o, const struct verify *v,
 	argv[k++] = "__probe";
 	argv[k++] = PROBE_TOKEN;
 	for (size_t i = at->from; i < at->to; i++)
-		if (v->rows[i].spec)
+		if (v->rows[i].spec && v->rows[i].home == at->home)
 			argv[k++] = v->rows[i].spec;
 	return argv;
 }
@@ -283,7 +255,7 @@ static void take_results(struct verify *v, const struct launch_of *at, char *out
 	if (!of)
 		return;
 	for (size_t i = at->from; i < at->to; i++)
-		if (v->rows[i].spec)
+		if (v->rows[i].spec && v->rows[i].home == at->home)
 			of[n_specs++] = i;
 	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -370,7 +342,7 @@ int verify_run_probes(const struct runner_opts *o, struct verify *v, const struc
 		return -1;
 	self[sn] = '\0';
 	argv = build_argv(o, v, at, self, runner);
-	envp = build_env(v);
+	envp = build_env(v, at->home);
 	err_fd = memfd_create("halo-verify-stderr", MFD_CLOEXEC);
 	if (!argv || !envp || err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "halo-run: verify: cannot start the probe run: %s\n",
@@ -397,8 +369,8 @@ int verify_run_probes(const struct runner_opts *o, struct verify *v, const struc
 	close(err_fd);
 	free(out);
 	for (size_t k = 0; envp[k]; k++)
-		if (!envp[k + 1])
-			free(envp[k]); /* ours: the planted secret, always last */
+		if (!envp[k + 1] || (at->home && !envp[k + 2]))
+			free(envp[k]); /* ours: the planted secret last, the home's HOME before */
 	free(envp);
 	free(argv);
 	return pid > 0 ? 0 : -1;
@@ -509,6 +481,27 @@ int verify_launch_row(struct verify *v, const struct run *run, size_t at, const 
 	return 0;
 }
 
+/* The home set's launch: its status is a row of its own (its messages are the
+ * home's one line, said at every such launch). */
+static int home_run(const struct runner_opts *o, struct verify *v)
+{
+	struct run hr = {0};
+	struct vrow *r;
+	int rc = verify_run_probes(o, v, &(struct launch_of){v->home_ws, v->home_ws, 0, v->n, true},
+				   &hr);
+
+	for (size_t i = 0; i < hr.n_messages; i++)
+		free(hr.messages[i]);
+	if (rc < 0)
+		return rc;
+	if (!(r = verify_add(v, V_SKIP, "exit 0", NULL, "launch in a temporary home (home set)")))
+		return -ENOMEM;
+	snprintf(r->got, sizeof(r->got), "exit %d", hr.status);
+	snprintf(r->want, sizeof(r->want), "exit 0");
+	r->check = V_EXACT;
+	return 0;
+}
+
 static void verify_free(struct verify *v, struct run *run)
 {
 	for (size_t i = 0; i < v->n; i++) {
@@ -553,9 +546,11 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 			strerror(errno));
 		return HALO_EXIT_SETUP;
 	}
-	size_t n_own = v->n;
-	if (verify_run_probes(o, v, &(struct launch_of){v->ws, v->ws, 0, n_own}, run) < 0)
+	if (verify_run_probes(o, v, &(struct launch_of){v->ws, v->ws, 0, v->n, false}, run) < 0)
 		return HALO_EXIT_SETUP;
+	if (v->home_ws[0] && home_run(o, v) < 0)
+		return HALO_EXIT_SETUP;
+	size_t n_own = v->n; /* the home launch's own row included */
 	verify_judge_rows(v, 0, n_own);
 	if (verify_launch_row(v, run, 0,
 			      "launch halo-run with the probe "
@@ -584,7 +579,7 @@ int runner_cmd_verify(const struct runner_opts *o)
 	v.self = getpid();
 	v.tcp4 = v.tcp6 = v.udp4 = v.udp6 = v.unix_fd = v.target4 = v.leak_fd = v.shm_id = -1;
 	make_secret(&v);
-	if (make_workspace(&v) < 0)
+	if (verify_make_workspace(&v) < 0)
 		return HALO_EXIT_SETUP;
 	rc = verify_run(o, &v, &run, &re);
 	if (rc == 0) {
@@ -597,7 +592,8 @@ int runner_cmd_verify(const struct runner_opts *o)
 		rc = c[R_FAIL] ? 1 : 0;
 	}
 	release_resources(&v);
-	remove_workspace(&v);
+	verify_remove_tree(v.ws);
+	verify_remove_tree(v.home_ws);
 	verify_free(&v, &run);
 	runner_env_release(&re);
 	return rc;

@@ -36,6 +36,7 @@ struct vrow {
 	char *host_path; /* create rows: the file to look for (and remove) on the host */
 	int host_fd;	 /* a listener of ours: anything arriving there is a FAIL */
 	char got[160];	 /* the runner's raw answer, then the words shown */
+	bool home;	 /* probed by the second launch, in a temporary home (verify_home.c) */
 	enum vres res;
 };
 
@@ -48,6 +49,7 @@ struct verify {
 	struct halo_plan plan;
 	const char *home; /* $HOME (or the password database's) */
 	char ws[4096];	  /* the temporary workspace */
+	char home_ws[4096]; /* the temporary home of the home set's launch, or "" */
 	/* The real workspace (verify_ws.c): its rows are rows[ws_from..n) (none when
 	 * ws_from == n), probed by a launch there with a runner in runner_dir. */
 	char real_ws[4096];
@@ -76,6 +78,16 @@ struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *ex
 			     const char *probe, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* verify_home.c: the temporary workspace (in $TMPDIR or /tmp; 0 or -1, said on
+ * stderr), and the removal of a tree verify made (never following a link, never
+ * crossing into a mount; "" is nothing). */
+int verify_make_workspace(struct verify *v);
+void verify_remove_tree(const char *ws);
+
+/* The home persistence set's rows (verify_home.c): made in a temporary home (home_ws),
+ * probed by a second launch whose workspace and HOME it is. 0 or -errno. */
+int verify_plan_home(struct verify *v);
+
 /* Add every row for this policy and machine (verify.c has set up the sockets, the
  * workspace and the secret). Returns 0 or -ENOMEM. */
 int verify_plan(struct verify *v);
@@ -92,6 +104,7 @@ struct run {
 struct launch_of {
 	const char *ws, *runner_dir;
 	size_t from, to;
+	bool home; /* the home set's launch: HOME is ws, and only rows[].home are probed */
 };
 /* verify.c: run that launch, its answers into the rows (0, or -1 said on stderr); the
  * row of the launch itself, inserted at rows[at] (0 or -ENOMEM). */

@@ -474,9 +474,9 @@ static int plan_proxy(struct verify *v)
 int verify_plan(struct verify *v)
 {
 	int (*const steps[])(struct verify *) = {
-	    verify_plan_layers, plan_protected,	    plan_globs,
-	    plan_guard,		plan_writes,	    plan_sockets,
-	    plan_proxy,		verify_plan_limits, verify_plan_syscalls};
+	    verify_plan_layers,	  plan_protected,  plan_globs, plan_guard,
+	    plan_writes,	  plan_sockets,	   plan_proxy, verify_plan_limits,
+	    verify_plan_syscalls, verify_plan_home};
 
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
 		if (steps[i](v) < 0)

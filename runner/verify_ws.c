@@ -226,7 +226,7 @@ int verify_check_workspace(const struct runner_opts *o, struct verify *v, struct
 		return -1;
 	}
 	rc = verify_run_probes(
-	    o, v, &(struct launch_of){v->real_ws, v->runner_dir, v->ws_from, v->n}, &ws_run);
+	    o, v, &(struct launch_of){v->real_ws, v->runner_dir, v->ws_from, v->n, false}, &ws_run);
 	runner_dir_remove(v);
 	for (size_t i = 0; i < ws_run.n_messages; i++)
 		if (run->n_messages < VERIFY_MAX_MESSAGES)

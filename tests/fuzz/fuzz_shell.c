@@ -16,6 +16,18 @@ static char *protected_abs[] = {"/home/u/.ssh"};
 static char *globs[] = {".env*"};
 static const char *const guards[] = {".bashrc", ".vscode"};
 
+/* The same policy from a session whose cwd is the home: its persistence set applies
+ * (policy_home_set_hit, with a PATH naming directories under the home). */
+static const struct hook_ctx *home_ctx(const struct hook_ctx *base)
+{
+	static struct hook_ctx c;
+
+	c = *base;
+	c.cwd = "/home/u";
+	c.path_env = "/home/u/.local/bin:/usr/bin:/home/u/../x::rel";
+	return &c;
+}
+
 static const struct hook_ctx *ctx(void)
 {
 	static struct halo_policy p;
@@ -84,6 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_verdict(&v);
 	if (hook_event_parse(in, size, HOOK_HARNESS_ANY, &ev, why, sizeof(why)) == 0) {
 		hook_event_judge(ctx(), &ev, &v);
+		check_verdict(&v);
+		hook_event_judge(home_ctx(ctx()), &ev, &v);
 		check_verdict(&v);
 	} else {
 		CHECK(why[0] != 0);

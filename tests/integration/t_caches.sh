@@ -79,6 +79,19 @@ OUT=$(cd "$TMPDIR/ws2" && HOME=$H timeout 20 "$HALO" -- sh -c 'python3 -c "print
 expect "another workspace: its own caches" no "$(grep -c "^$C" <<<"$OUT" | grep -q '^0$' && echo no || echo yes)"
 expect "another workspace: the planted .pth never runs there" no \
 	"$([ -e "$TMPDIR/ws2/PLANTED-BY-WS" ] && echo yes || echo no)"
+# ...and cannot even be read there: the directory of every workspace's caches shows
+# only the workspace's own (an empty read-only tmpfs beneath it).
+sbx -- sh -c 'mkdir -p "$GOCACHE" && echo cache-secret > "$GOCACHE/other-ws-file" && echo made'
+expect "a file in this workspace's cache" made "$OUT"
+OUT=$(cd "$TMPDIR/ws2" && HOME=$H timeout 20 "$HALO" -- sh -c '
+	cat "$1/go-build/other-ws-file" 2>/dev/null || echo unreadable
+	ls "$2" 2>/dev/null | grep -c .
+	touch "$2/planted" 2>/dev/null && echo planted || echo refused' sh "$C" "$(dirname "$C")" 2>/dev/null)
+expect "another workspace's cache file is unreadable from inside" unreadable "$(sed -n 1p <<<"$OUT")"
+expect "the caches directory shows only this workspace's own" 1 "$(sed -n 2p <<<"$OUT")"
+expect "nothing can be created beside it" refused "$(sed -n 3p <<<"$OUT")"
+OUT=$(cd "$TMPDIR/ws2" && HOME=$H "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run says other workspaces' caches are hidden" "other workspaces' caches hidden" "$OUT"
 printf 'sandbox: {mode: read-only}\n' >"$TMPDIR/ro.yaml"
 sbx --policy "$TMPDIR/ro.yaml" -- sh -c 'echo "$GOCACHE"'
 expect "read-only: per-run caches (nothing outlives the run)" /tmp/halo-cache/go-build "$OUT"

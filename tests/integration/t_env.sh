@@ -84,7 +84,8 @@ if command -v node >/dev/null; then
 	expect "node: the EnvHttpProxyAgent warning (UNDICI-EHPA) is dropped" 0 \
 		"$(grep -c UNDICI-EHPA <<<"$ERR")"
 	expect "node: any other warning still shows" 1 "$(grep -c "H5-OTHER" <<<"$ERR")"
-	OUT=$(timeout 20 "$HALO" -- sh -c '{ echo x >> /run/halo/node-preload.cjs; } 2>/dev/null && echo wrote || echo refused' 2>&1)
+	# --quiet: the workspace is also $HOME here, and halo-run says so on stderr.
+	OUT=$(timeout 20 "$HALO" --quiet -- sh -c '{ echo x >> /run/halo/node-preload.cjs; } 2>/dev/null && echo wrote || echo refused' 2>&1)
 	expect "node: the preload cannot be changed inside" refused "$OUT"
 else
 	skip "Node warning rows" "node not installed"

@@ -317,7 +317,8 @@ world" "$OUT"
 head -c 1048576 /dev/urandom >blob
 timeout 20 "$HALO" -- cat <blob >blob.out 2>"$E"
 expect "1 MiB of binary data through stdin/stdout unchanged" same "$(cmp -s blob blob.out && echo same || echo differ)"
-ERR=$(timeout 20 "$HALO" -- sh -c 'echo to-err >&2; echo to-out' 2>&1 >/dev/null </dev/null)
+# --quiet: the workspace is also $HOME here, and halo-run says so on stderr.
+ERR=$(timeout 20 "$HALO" --quiet -- sh -c 'echo to-err >&2; echo to-out' 2>&1 >/dev/null </dev/null)
 expect "stderr passes through (and stdout stays separate)" to-err "$ERR"
 sbx -- cat
 expect "stdin at EOF: cat ends, exit 0" "0:" "$RC:$OUT"

@@ -74,7 +74,8 @@ expect "pty: interactive bash: typed command runs" yes "$(val typed)"
 expect "pty: interactive bash: ^C stops the foreground job" yes "$(val ctrlc)"
 expect "pty: interactive bash: typed 'exit 5' is halo-run's exact status" 5 "$(val status)"
 
-drive cmd "$HALO" -- sh -c 'test -t 0 && test -t 1 && test -t 2 && echo tty'
+# --quiet: the workspace is also $HOME here, and halo-run says so on stderr.
+drive cmd "$HALO" --quiet -- sh -c 'test -t 0 && test -t 1 && test -t 2 && echo tty'
 expect "pty: non-interactive command sees a tty on 0, 1, 2" "tty" "$(val output)"
 
 # ---------------------------------------------------------------- TIOCSTI

@@ -39,11 +39,19 @@ for p in "launch halo-run with the probe runner" "planted secret HALO_VERIFY_SEC
 	"seccomp: unshare(CLONE_NEWUSER)" "seccomp: mount" "seccomp: ptrace" "seccomp: bpf" \
 	"seccomp: io_uring_setup" "seccomp: keyctl" "seccomp: ioctl(TIOCSTI)" \
 	"seccomp: socket(AF_INET, SOCK_RAW)" "seccomp: socket(AF_PACKET)" "limit: core dumps" \
-	"seccomp: chmod(04600)" "network namespace"; do
+	"seccomp: chmod(04600)" "network namespace" "home as the workspace: create a file there" \
+	"home set: append to ~/.bashrc" "home set: create ~/.bash_aliases" "home set: create ~/.config/git" \
+	"home set: a program in ~/.local/bin" "home set: create ~/.cargo/config.toml" \
+	"launch in a temporary home (home set)"; do
 	expect "default: $p ... PASS" PASS "$(result "$p")"
 done
 expect "default: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
 expect "default: nothing left behind (workspace removed)" 0 "$(find "$TMPDIR" -maxdepth 1 -name 'halo-verify.*' | wc -l)"
+expect "default: nothing left behind (temporary home removed)" 0 "$(find "$TMPDIR" -maxdepth 1 -name 'halo-verify-home.*' | wc -l)"
+printf 'sandbox: {guardPersistence: false}\n' >"$TMPDIR/noguard.yaml"
+run "$HALO" verify --policy "$TMPDIR/noguard.yaml"
+expect_match "guardPersistence false: the home set rows are skipped, saying why" \
+	"^home set: .*guardPersistence: false.*SKIP" "$OUT"
 expect "default: no probe file left on the host" 0 "$(find /etc /var/tmp "$HOME" -maxdepth 1 -name 'halo-verify.*' 2>/dev/null | wc -l)"
 
 run "$HALO" verify --json
@@ -180,6 +188,7 @@ for way in "${ways[@]}"; do
 	expect "$way: no proxy: FAIL" FAIL "$(result "proxy CONNECT to 127.0.0.1")"
 	expect "$way: the host's hostname: FAIL" FAIL "$(result "hostname (uts namespace)")"
 	expect "$way: persistence guard gone: FAIL" FAIL "$(result "persistence: append to .git/hooks/pre-commit")"
+	expect "$way: the home set is gone: FAIL" FAIL "$(result "home set: create ~/.bash_aliases")"
 	expect "$way: seccomp still holds (bpf PASS)" PASS "$(result "seccomp: bpf")"
 	expect "$way: the environment is still clean" PASS "$(result "planted secret HALO_VERIFY_SECRET")"
 	expect_match "$way: the summary says NOT enforced" "^verify: [0-9]+ passed, [1-9][0-9]* failed.*NOT fully enforced" "$OUT"

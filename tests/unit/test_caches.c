@@ -129,6 +129,9 @@ START_TEST(isolated_creates_a_private_root)
 	ck_assert_int_eq(stat(want, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0700);
 	ck_assert_str_eq(c.note, "");
+	/* the directory of every workspace's caches: hidden inside but for this one */
+	snprintf(want, sizeof(want), "%s/.cache/halo-run/caches", home);
+	ck_assert_str_eq(c.hide, want);
 	runner_caches_release(&c);
 	/* again: the existing root is reused */
 	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
@@ -226,6 +229,7 @@ START_TEST(dry_run_creates_nothing)
 
 	ck_assert_int_eq(runner_caches_plan(&in, &c), 0);
 	ck_assert(!c.per_run && c.n_binds == 0 && c.n_vars > 0);
+	ck_assert_str_eq(c.hide, ""); /* nothing bound, nothing to hide it in */
 	ck_assert_msg(strstr(c.note, "created at the first launch") != NULL, "%s", c.note);
 	snprintf(p, sizeof(p), "%s/.cache", home);
 	ck_assert_msg(access(p, F_OK) < 0, "dry run created %s", p);
@@ -242,6 +246,7 @@ START_TEST(host_binds_real_dirs_only)
 	ck_assert_uint_eq(c.n_vars, 0);
 	ck_assert_uint_eq(c.n_binds, 2);
 	ck_assert(strstr(c.binds[0], "/.npm") && strstr(c.binds[1], "/.cargo/registry"));
+	ck_assert_str_eq(c.hide, ""); /* the host's own caches: nothing hidden */
 	runner_caches_release(&c);
 	ck_assert_int_eq(plan(policy(POLICY_CACHES_OFF, NULL), home, &c), 0);
 	ck_assert_uint_eq(c.n_vars + c.n_binds, 0);

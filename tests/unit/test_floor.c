@@ -343,6 +343,100 @@ START_TEST(json_marks_floor)
 }
 END_TEST
 
+/* The home persistence set (policy/homeset.c): every entry the issue names, each with
+ * its reason, all relative and clean; the caller's PATH adds its directories under the
+ * home and nothing else (relative, "..", ".", another home, empty entries). */
+static const char *const home_musts[] = {
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".profile",
+    ".zshenv",
+    ".zprofile",
+    ".zshrc",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
+    ".config/environment.d",
+    ".pam_environment",
+    ".gitconfig",
+    ".config/git",
+    ".local/bin",
+    "bin",
+    ".cargo/bin",
+    "go/bin",
+    ".config/systemd/user",
+    ".config/autostart",
+    ".vimrc",
+    ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    ".cargo/config.toml",
+    ".gradle/init.d",
+    ".config/direnv",
+    ".vscode",
+    ".claude",
+    ".codex",
+    ".idea",
+};
+
+static int collect(const char *rel, const char *why, void *arg)
+{
+	char *buf = arg;
+	ck_assert_msg(why && why[0], "%s has a reason", rel);
+	ck_assert_msg(rel[0] && rel[0] != '/' && !strstr(rel, "..") && !strstr(rel, "//") &&
+			  rel[strlen(rel) - 1] != '/',
+		      "%s is relative and clean", rel);
+	strcat(buf, "|");
+	strcat(buf, rel);
+	return 0;
+}
+
+START_TEST(home_set)
+{
+	static char all[16384];
+	const char *entry = NULL;
+
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each("/home/u",
+					      "/usr/bin:/home/u/mine::rel/bin:/home/u/../x:"
+					      "/home/u/./y:/home/u:/home/uu/bin:/home/u/z/",
+					      collect, all),
+			 0);
+	strcat(all, "|");
+	for (size_t i = 0; i < sizeof(home_musts) / sizeof(home_musts[0]); i++) {
+		char k[128];
+		snprintf(k, sizeof(k), "|%s|", home_musts[i]);
+		ck_assert_msg(strstr(all, k), "%s is in the home set", home_musts[i]);
+	}
+	ck_assert_ptr_nonnull(strstr(all, "|mine|"));
+	ck_assert_ptr_nonnull(strstr(all, "|z|")); /* trailing slash dropped */
+	ck_assert_ptr_null(strstr(all, "rel"));
+	ck_assert_ptr_null(strstr(all, "|x|"));
+	ck_assert_ptr_null(strstr(all, "|y|"));
+	/* hits: at or beneath an entry, case-folded; never the home itself */
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.config/git/config", &entry));
+	ck_assert_str_eq(entry, ".config/git/config");
+	ck_assert_ptr_nonnull(policy_home_set_hit("/home/u/", NULL, "/home/u/.BASHRC", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit("/home/u", "/home/u/mine", "/home/u/mine/ls", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/mine/ls", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/.bashrc.bak", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/uu/.bashrc", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/proj/.config/git", NULL));
+	ck_assert_ptr_null(policy_home_set_hit(NULL, NULL, "/home/u/.bashrc", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("relative", NULL, "relative/.bashrc", NULL));
+	ck_assert(policy_home_in_tree("/home/u", "/home/u"));
+	ck_assert(policy_home_in_tree("/home/u", "/home"));
+	ck_assert(!policy_home_in_tree("/home/u", "/home/u/proj"));
+	ck_assert(!policy_home_in_tree(NULL, "/home"));
+}
+END_TEST
+
 static Suite *floor_suite(void)
 {
 	Suite *s = suite_create("policy_floor");
@@ -358,6 +452,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, workspace_inside_floor);
 	tcase_add_test(t, sanitized_files);
 	tcase_add_test(t, json_marks_floor);
+	tcase_add_test(t, home_set);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -288,6 +288,48 @@ START_TEST(test_path_symlink)
 }
 END_TEST
 
+/* A session whose cwd is the home: the home's persistence set (policy_home_set_hit),
+ * the same judgment as the sandbox's; a workspace below the home is not the home. */
+START_TEST(test_home_set)
+{
+	static const struct {
+		const char *path;
+		int want;
+		const char *reason;
+	} t[] = {
+	    {"/home/alice/.config/git/config", B, "keeps ~/.config/git/config read-only"},
+	    {"~/.config/systemd/user/x.service", B, "user services"},
+	    {"/home/alice/.bash_aliases", B, "Debian's default .bashrc"},
+	    {"/home/alice/.CARGO/config.toml", B, "cargo runs"},
+	    {"/home/alice/tools/ls", B, "caller's PATH"},
+	    {"/home/alice/.local/bin/git", B, "on PATH"},
+	    {"/home/alice/.bashrc", B, "persistence guard"},
+	    {"/home/alice/notes.txt", A, NULL},
+	    {"/home/alice/.config/other/x", A, NULL},
+	    {"/home/alice/.config/gitx", A, NULL},
+	    {"/home/alice/proj/.config/git/config", A, NULL},
+	};
+	struct hook_verdict v;
+
+	ctx.cwd = "/home/alice";
+	ctx.path_env = "/usr/bin:/home/alice/tools";
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hook_check_path(&ctx, "Write", t[i].path, true, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s: got %d (%s)", i, t[i].path,
+			      v.outcome, v.reason);
+		if (t[i].reason)
+			ck_assert_msg(strstr(v.reason, t[i].reason), "[%zu] %s: '%s'", i, t[i].path,
+				      v.reason);
+	}
+	/* reading is not the set's business; a workspace below the home leaves it alone */
+	hook_check_path(&ctx, "Read", "/home/alice/.config/git/config", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_ALLOW);
+	ctx.cwd = "/home/alice/proj";
+	hook_check_path(&ctx, "Write", "/home/alice/proj/tools/ls", true, &v);
+	ck_assert_int_eq(v.outcome, HOOK_ALLOW);
+}
+END_TEST
+
 START_TEST(test_patch_and_urls)
 {
 	struct hook_verdict v;
@@ -477,6 +519,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_harness_names);
 	tcase_add_test(tc, test_reader_shape);
+	tcase_add_test(tc, test_home_set);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/plan.h"
 #include "runner/runner_int.h"
@@ -151,6 +152,157 @@ START_TEST(late_steps)
 	ck_assert_int_eq(plan_fs_late(&p, &in), 0);
 	ck_assert_uint_eq(plan_count(&p, PLAN_REFUSE_CREATE), 0);
 	plan_free(&p);
+	policy_free(pol);
+}
+END_TEST
+
+/* A home's persistence set: each guarded or refused path says its entry's reason; the
+ * same names elsewhere (a workspace below the home) keep the guard's. */
+START_TEST(home_set_reasons)
+{
+	struct halo_policy *pol = load("sandbox:\n  mode: workspace-write\n");
+	struct halo_plan p;
+	struct plan_fs_in in = {
+	    .policy = pol,
+	    .workspace = "/home/alice",
+	    .guarded = PATHS("/home/alice/.bashrc", "/home/alice/tools", "/home/alice/p/.bashrc"),
+	    .missing = PATHS("/home/alice/.config/git", "/home/alice/.config/systemd/user"),
+	    .homes = {"/home/alice", NULL},
+	    .caller_path = "/usr/bin:/home/alice/tools:relative:/home/alice/../etc",
+	};
+	int rc, tools, sub, git, sd;
+
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_late(&p, &in), 0);
+	rc = at(&p, PLAN_GUARD, "/home/alice/.bashrc");
+	tools = at(&p, PLAN_GUARD, "/home/alice/tools");
+	sub = at(&p, PLAN_GUARD, "/home/alice/p/.bashrc");
+	git = at(&p, PLAN_REFUSE_CREATE, "/home/alice/.config/git");
+	sd = at(&p, PLAN_REFUSE_CREATE, "/home/alice/.config/systemd/user");
+	ck_assert(rc >= 0 && tools >= 0 && sub >= 0 && git >= 0 && sd >= 0);
+	ck_assert_str_eq(p.steps[rc].reason,
+			 PLAN_HOME_SET_REASON "bash runs it at every interactive start");
+	ck_assert_str_eq(p.steps[tools].reason,
+			 PLAN_HOME_SET_REASON "a directory on the caller's PATH");
+	ck_assert_str_eq(p.steps[sub].reason, "persistence guard: read-only");
+	ck_assert_str_eq(p.steps[git].reason, PLAN_HOME_SET_REASON
+			 "git's second global config (config, attributes, hooks)");
+	ck_assert_ptr_nonnull(strstr(p.steps[sd].reason, "user services"));
+	plan_free(&p);
+	policy_free(pol);
+}
+END_TEST
+
+/* The isolated cache directly in the caches directory is shown alone; a cache tree
+ * elsewhere (caches: host) is not. */
+START_TEST(cache_alone)
+{
+	struct halo_policy *pol = load("sandbox:\n  mode: workspace-write\n");
+	struct halo_plan p;
+	struct plan_fs_in in = {
+	    .policy = pol,
+	    .workspace = "/home/alice/proj",
+	    .caches = PATHS("/home/alice/.cache/halo-run/caches/x", "/home/alice/.npm"),
+	    .writable = PATHS("/home/alice/.cache/halo-run/caches/x", "/home/alice/.npm",
+			      "/home/alice/proj"),
+	    .cache_hide = "/home/alice/.cache/halo-run/caches",
+	};
+	int c, npm;
+
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_layout(&p, &in), 0);
+	c = at(&p, PLAN_CACHE_BIND, "/home/alice/.cache/halo-run/caches/x");
+	npm = at(&p, PLAN_CACHE_BIND, "/home/alice/.npm");
+	ck_assert(c > 0 && npm > 0);
+	ck_assert_uint_eq(p.steps[c].flags & PLAN_F_ALONE, PLAN_F_ALONE);
+	ck_assert_uint_eq(p.steps[npm].flags & PLAN_F_ALONE, 0);
+	ck_assert_ptr_nonnull(strstr(p.steps[c].reason, "other workspaces' caches hidden"));
+	plan_free(&p);
+	/* the home as the workspace: the cache lies in it (not a tree of its own), and is
+	 * still mounted, alone */
+	in.workspace = "/home/alice";
+	in.writable = PATHS("/home/alice");
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_layout(&p, &in), 0);
+	c = at(&p, PLAN_CACHE_BIND, "/home/alice/.cache/halo-run/caches/x");
+	npm = at(&p, PLAN_CACHE_BIND, "/home/alice/.npm");
+	ck_assert_uint_eq(p.steps[c].flags, PLAN_F_ALONE);
+	ck_assert(c > at(&p, PLAN_BIND_RW, "/home/alice"));
+	ck_assert_uint_eq(p.steps[npm].flags, PLAN_F_SHOWN);
+	plan_free(&p);
+	/* a caches directory that is a prefix of the name only: not alone */
+	in.cache_hide = "/home/alice/.cache/halo-run/cach";
+	plan_init(&p, "linux");
+	ck_assert_int_eq(plan_fs_layout(&p, &in), 0);
+	c = at(&p, PLAN_CACHE_BIND, "/home/alice/.cache/halo-run/caches/x");
+	ck_assert_uint_eq(p.steps[c].flags & PLAN_F_ALONE, 0);
+	plan_free(&p);
+	policy_free(pol);
+}
+END_TEST
+
+/* runner/home_note.c: the home as the workspace is said in one line; a launch that
+ * takes more than a second (a large home's first scan) says what it is doing, a quick
+ * one does not. stderr is read back from a file. */
+static char *stderr_of(void (*fn)(void *), void *arg)
+{
+	char path[] = "/tmp/halo-test-note.XXXXXX", *buf = calloc(1, 8192);
+	int fd = mkstemp(path), saved = dup(2);
+
+	ck_assert(fd >= 0 && saved >= 0 && buf);
+	fflush(stderr);
+	dup2(fd, 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert(pread(fd, buf, 8191, 0) >= 0);
+	close(fd);
+	unlink(path);
+	return buf;
+}
+
+static void note(void *re)
+{
+	struct runner_opts o = {0};
+	runner_home_note(&o, re);
+}
+
+static void slow_launch(void *ms)
+{
+	runner_home_scan_begin();
+	usleep((useconds_t)(*(int *)ms) * 1000);
+	runner_home_scan_end();
+}
+
+START_TEST(home_note)
+{
+	struct halo_policy *pol = load("sandbox:\n  mode: workspace-write\n");
+	struct runner_env re = {.policy = pol};
+	char dir[] = "/tmp/halo-test-home.XXXXXX", *err;
+	int quick = 10, slow = 1300;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(re.pw_home, sizeof(re.pw_home), "%s", dir);
+	snprintf(re.workspace, sizeof(re.workspace), "%s", dir);
+	err = stderr_of(note, &re);
+	ck_assert_msg(strstr(err, "is your home (or holds it): writable, except what runs"), "%s",
+		      err);
+	ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "one line: %s", err);
+	free(err);
+	err = stderr_of(slow_launch, &quick);
+	ck_assert_str_eq(err, "");
+	free(err);
+	err = stderr_of(slow_launch, &slow);
+	ck_assert_msg(strstr(err, "scanning ") && strstr(err, "later launches reuse its index"),
+		      "%s", err);
+	free(err);
+	/* a workspace below the home: nothing said */
+	snprintf(re.workspace, sizeof(re.workspace), "%s/proj", dir);
+	err = stderr_of(note, &re);
+	ck_assert_str_eq(err, "");
+	free(err);
+	rmdir(dir);
 	policy_free(pol);
 }
 END_TEST
@@ -348,6 +500,9 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, layout_order);
 	tcase_add_test(tc, read_only_workspace);
 	tcase_add_test(tc, late_steps);
+	tcase_add_test(tc, home_set_reasons);
+	tcase_add_test(tc, cache_alone);
+	tcase_add_test(tc, home_note);
 	tcase_add_test(tc, paths);
 	tcase_add_test(tc, text_printer);
 	tcase_add_test(tc, json_printer);

@@ -1,0 +1,92 @@
+/* The home persistence set in the launch scan. A workspace that is the home (or holds
+ * it) makes the whole home writable; what in it runs code later on the host (the set
+ * is policy's: policy/homeset.c) stays read-only: each entry that exists is guarded
+ * like a guard name (a read-only bind onto itself), each missing one is handed to the
+ * creation broker, which refuses making it and making a link or a rename on the way to
+ * it (its directories may be missing too: ~/.config/systemd/user in a home without
+ * ~/.config/systemd). The nearest directory that exists is pinned, so it cannot be
+ * renamed away and rebuilt. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linux/scan_int.h"
+
+struct home_walk {
+	struct linux_scan *s;
+	const char *home;
+};
+
+static bool in_writable(const struct linux_scan *s, const char *path)
+{
+	return linux_paths_beneath_any(path, &s->writable) &&
+	       !linux_paths_beneath_any(path, &s->masked);
+}
+
+/* A missing entry: `at` is the first name that does not exist, tail what follows. */
+static void add_missing(struct linux_scan *s, const char *at, const char *tail)
+{
+	char target[PATH_MAX], parent[PATH_MAX];
+	const char *sl = strrchr(at, '/');
+
+	if (!in_writable(s, at) || strstr(tail, "..") ||
+	    snprintf(target, sizeof(target), "%s%s%s", at, *tail ? "/" : "", tail) >=
+		(int)sizeof(target))
+		return;
+	linux_paths_add(&s->home_missing, target);
+	/* Its directory exists: pinned (a mount point cannot be renamed away). */
+	if (sl && sl != at) {
+		snprintf(parent, sizeof(parent), "%.*s", (int)(sl - at), at);
+		if (in_writable(s, parent))
+			linux_paths_add(&s->pinned, parent);
+	}
+}
+
+static int one_entry(const char *rel, const char *why, void *arg)
+{
+	struct home_walk *w = arg;
+	char abs[PATH_MAX], real[PATH_MAX], tail[PATH_MAX];
+	int rc;
+
+	(void)why;
+	if (snprintf(abs, sizeof(abs), "%s/%s", strcmp(w->home, "/") ? w->home : "", rel) >=
+	    (int)sizeof(abs))
+		return 0;
+	tail[0] = '\0';
+	rc = linux_scan_resolve_tail(abs, real, sizeof(real), &w->s->links, tail, sizeof(tail));
+	if (rc == 0)
+		linux_paths_add(&w->s->guarded, real);
+	else if (rc == -ENOENT)
+		add_missing(w->s, real, tail);
+	else if (rc == -ELOOP) {
+		/* A loop on the way: refused by linux_scan_pin when inside a writable tree. */
+		linux_paths_add(&w->s->dangling, abs);
+		linux_paths_add(&w->s->dangling_at, "");
+	}
+	return 0;
+}
+
+void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
+{
+	const char *homes[] = {l->pw_home, l->env_home};
+	char real[PATH_MAX];
+
+	linux_paths_free(&s->home_missing);
+	for (size_t i = 0; i < 2; i++) {
+		const char *h = homes[i];
+		struct home_walk w = {s, h};
+
+		if (!h || h[0] != '/' || (i == 1 && l->pw_home && strcmp(h, l->pw_home) == 0))
+			continue;
+		/* The home as the sandbox sees it: a writable tree that is it or holds it. */
+		if (!realpath(h, real) || !linux_paths_beneath_any(real, &s->writable))
+			continue;
+		policy_home_set_each(h, l->caller_path, one_entry, &w);
+		if (strcmp(real, h) != 0) { /* PATH may name it either way */
+			w.home = real;
+			policy_home_set_each(real, l->caller_path, one_entry, &w);
+		}
+	}
+	linux_paths_sort_unique(&s->home_missing);
+}

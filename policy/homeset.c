@@ -1,0 +1,183 @@
+/* The home persistence set: what in a home runs code later, outside the sandbox, when
+ * the host's next shell, login, git, editor, desktop session or tool starts. When the
+ * home is the workspace (or a writable tree holds it), these stay read-only and cannot
+ * be created; the rest of the home is the command's to change. The one list: the
+ * launch scan (linux/scan_home.c), --dry-run's reasons (plan/), `halo-run hook`'s file
+ * tools (hook/files.c) and `halo-run verify` all take it from here. The guard's own
+ * names (policy/guard.c: agent and IDE directories) belong to it too. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy/policy_int.h"
+
+static const struct policy_home_entry home_set[] = {
+    /* Shells: every start-up and logout file of each. */
+    {".bashrc", "bash runs it at every interactive start"},
+    {".bash_profile", "bash runs it at every login"},
+    {".bash_login", "bash runs it at login when .bash_profile is absent"},
+    {".profile", "login shells (sh, dash, bash) run it"},
+    {".bash_logout", "bash runs it at every logout"},
+    {".bash_aliases", "Debian's default .bashrc sources it"},
+    {".zshenv", "zsh runs it at every start, scripts included"},
+    {".zprofile", "zsh runs it at every login"},
+    {".zshrc", "zsh runs it at every interactive start"},
+    {".zlogin", "zsh runs it at every login"},
+    {".zlogout", "zsh runs it at every logout"},
+    {".config/fish", "fish runs config.fish, conf.d/ and functions/ from it"},
+    {".config/environment.d", "systemd sets the user session's environment from it"},
+    {".pam_environment", "PAM sets the login environment from it"},
+    {".cargo/env", "the start-up lines rustup writes source it"},
+    /* git's global configuration, in both places git reads it. */
+    {".gitconfig", "git's global config (core.pager, aliases, hooks) runs programs"},
+    {".config/git", "git's second global config (config, attributes, hooks)"},
+    /* The usual PATH directories, on PATH or not (a login adds some when they exist). */
+    {".local/bin", "on PATH: a program planted there runs instead of the real one"},
+    {"bin", "on PATH (Debian's .profile adds it when it exists)"},
+    {".cargo/bin", "on PATH: cargo-installed programs"},
+    {"go/bin", "on PATH: go-installed programs"},
+    {".deno/bin", "on PATH: deno-installed programs"},
+    {".bun/bin", "on PATH: bun-installed programs"},
+    {".yarn/bin", "on PATH: yarn's global programs"},
+    {".npm-global/bin", "on PATH: npm's global programs (prefix ~/.npm-global)"},
+    /* User services and autostart. */
+    {".config/systemd/user", "systemd starts user services and timers from it"},
+    {".local/share/systemd/user", "systemd starts user services and timers from it"},
+    {".config/autostart", "the desktop session starts its entries at login"},
+    /* Editors' start-up files. */
+    {".vimrc", "vim runs it at start"},
+    {".exrc", "vi runs it at start"},
+    {".vim", "vim loads plugin/ and ftplugin/ from it at start"},
+    {".config/nvim", "neovim runs init.lua and plugins from it"},
+    {".emacs", "emacs runs it at start"},
+    {".emacs.d", "emacs runs init.el and packages from it"},
+    {".config/emacs", "emacs runs init.el from it"},
+    /* Tool configuration that names programs to run. */
+    {".cargo/config.toml", "cargo runs the runners, linkers and aliases it names"},
+    {".cargo/config", "cargo's older name for config.toml"},
+    {".gradle/init.d", "gradle runs every init script in it"},
+    {".gradle/init.gradle", "gradle runs it before every build"},
+    {".config/direnv", "direnv runs direnvrc and lib/ on every cd"},
+    {".claude.json", "Claude Code starts the MCP servers it names"},
+    {".config/opencode", "OpenCode starts the MCP servers and plugins it names"},
+};
+
+const struct policy_home_entry *policy_home_set(size_t *n)
+{
+	*n = sizeof(home_set) / sizeof(home_set[0]);
+	return home_set;
+}
+
+/* `dir` lexically beneath `home` (not the home itself): its part below the home. */
+static const char *below_home(const char *dir, size_t len, const char *home)
+{
+	size_t hl = strlen(home);
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if (len <= hl + 1 || strncmp(dir, home, hl) != 0 || dir[hl] != '/')
+		return NULL;
+	return dir + hl + 1;
+}
+
+/* A PATH entry that is usable as a relative name: no "." or ".." components, no
+ * empty name, and not longer than out. */
+static bool path_rel(const char *rel, size_t len, char *out, size_t n)
+{
+	size_t k = 0;
+
+	while (len > 0 && rel[len - 1] == '/')
+		len--;
+	if (len == 0 || len >= n)
+		return false;
+	for (size_t i = 0; i < len; i = k + 1) {
+		k = i;
+		while (k < len && rel[k] != '/')
+			k++;
+		if (k == i || (k - i == 1 && rel[i] == '.') ||
+		    (k - i == 2 && rel[i] == '.' && rel[i + 1] == '.'))
+			return false;
+	}
+	memcpy(out, rel, len);
+	out[len] = '\0';
+	return true;
+}
+
+int policy_home_set_each(const char *home, const char *path_env,
+			 int (*fn)(const char *rel, const char *why, void *arg), void *arg)
+{
+	size_t ng;
+	const char *const *g = policy_guard_names(&ng);
+	char rel[POLICY_PATH_MAX];
+	int rc;
+
+	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
+		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0)
+			return rc;
+	for (size_t i = 0; i < ng; i++)
+		if ((rc = fn(g[i],
+			     "the persistence guard's name (agent, IDE or shell "
+			     "configuration)",
+			     arg)) != 0)
+			return rc;
+	for (const char *p = path_env; home && home[0] == '/' && p && *p;) {
+		size_t len = strcspn(p, ":");
+		const char *r = p[0] == '/' ? below_home(p, len, home) : NULL;
+
+		if (r && path_rel(r, len - (size_t)(r - p), rel, sizeof(rel)) &&
+		    (rc = fn(rel, "a directory on the caller's PATH", arg)) != 0)
+			return rc;
+		p += len;
+		p += *p == ':';
+	}
+	return 0;
+}
+
+struct hit {
+	const char *rel;
+	const char *why;
+};
+
+static int hit_one(const char *rel, const char *why, void *arg)
+{
+	struct hit *h = arg;
+	size_t n = strlen(rel);
+
+	/* At or beneath the entry, case-insensitively (a case-folding volume has one). */
+	if (strncasecmp(h->rel, rel, n) == 0 && (h->rel[n] == '\0' || h->rel[n] == '/')) {
+		h->why = why;
+		return 1;
+	}
+	return 0;
+}
+
+const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
+				const char **entry)
+{
+	struct hit h = {NULL, NULL};
+	size_t hl;
+
+	if (!home || home[0] != '/' || !abs)
+		return NULL;
+	hl = strlen(home);
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if (strncasecmp(abs, home, hl) != 0 || abs[hl] != '/')
+		return NULL;
+	h.rel = abs + hl + 1;
+	while (*h.rel == '/')
+		h.rel++;
+	if (!*h.rel)
+		return NULL;
+	policy_home_set_each(home, path_env, hit_one, &h);
+	if (h.why && entry)
+		*entry = h.rel;
+	return h.why;
+}
+
+bool policy_home_in_tree(const char *home, const char *tree)
+{
+	return home && home[0] == '/' && tree && policy_path_within(home, tree);
+}

@@ -1,0 +1,118 @@
+/* The one line said when the workspace (or a writable root) is the home or holds it:
+ * the home is the command's to change, but its persistence set (policy/homeset.c)
+ * stays read-only and cannot be created; --dry-run lists each entry with its reason. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runner/runner_int.h"
+
+/* The home's first scan (no index yet) walks every file of it: said after a second. */
+static struct {
+	char msg[PATH_MAX + 300];
+	pthread_t t;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	bool running, done;
+} slow = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+
+/* The writable tree (resolved) that is `home` or holds it, or NULL. */
+static const char *tree_holding(const struct halo_policy *p, const char *ws, const char *home,
+				char *buf, size_t n)
+{
+	char real[PATH_MAX];
+
+	if (!home || home[0] != '/' || !realpath(home, real) || strlen(real) >= n)
+		return NULL;
+	if (p->mode == POLICY_MODE_WORKSPACE_WRITE && policy_home_in_tree(real, ws))
+		return ws;
+	for (size_t i = 0; i < p->writable_abs.n; i++) {
+		char w[PATH_MAX];
+		if (realpath(p->writable_abs.items[i], w) && policy_home_in_tree(real, w)) {
+			snprintf(buf, n, "%s", p->writable_abs.items[i]);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
+{
+	const char *homes[] = {re->pw_home, re->env_home};
+	char buf[PATH_MAX];
+
+	if (re->policy->mode == POLICY_MODE_OFF)
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		const char *tree =
+		    tree_holding(re->policy, re->workspace, homes[i], buf, sizeof(buf));
+
+		if (!tree || (i == 1 && strcmp(homes[1], homes[0]) == 0))
+			continue;
+		if (re->policy->guard_persistence == 0)
+			fprintf(
+			    stderr,
+			    "halo-run: warning: %s is your home (or holds it) and "
+			    "sandbox.guardPersistence is false: the whole home is writable, "
+			    "shell start-up files, git's config and PATH directories included\n",
+			    tree);
+		if (re->policy->guard_persistence != 0 && !o->quiet)
+			snprintf(
+			    slow.msg, sizeof(slow.msg),
+			    "halo-run: scanning %s for protected files and persistence targets "
+			    "(a large home takes a while the first time; later launches reuse "
+			    "its index)\n",
+			    tree);
+		if (re->policy->guard_persistence != 0 && !o->quiet)
+			fprintf(
+			    stderr,
+			    "halo-run: %s is your home (or holds it): writable, except what runs "
+			    "code later, which stays read-only and cannot be created: shell "
+			    "start-up and logout files, git's global config (~/.gitconfig, "
+			    "~/.config/git), PATH directories under the home, user services and "
+			    "autostart, editor start-up files, tool configs that name programs, "
+			    "agent and IDE directories (--dry-run lists them)\n",
+			    tree);
+		return;
+	}
+}
+
+static void *slow_wait(void *arg)
+{
+	struct timespec until;
+	int rc = 0;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	pthread_mutex_lock(&slow.m);
+	while (!slow.done && rc == 0)
+		rc = pthread_cond_timedwait(&slow.c, &slow.m, &until);
+	if (!slow.done)
+		fputs(slow.msg, stderr);
+	pthread_mutex_unlock(&slow.m);
+	return NULL;
+}
+
+void runner_home_scan_begin(void)
+{
+	if (!slow.msg[0] || slow.running)
+		return;
+	slow.done = false;
+	slow.running = pthread_create(&slow.t, NULL, slow_wait, NULL) == 0;
+}
+
+void runner_home_scan_end(void)
+{
+	if (!slow.running)
+		return;
+	pthread_mutex_lock(&slow.m);
+	slow.done = true;
+	pthread_cond_signal(&slow.c);
+	pthread_mutex_unlock(&slow.m);
+	pthread_join(slow.t, NULL);
+	slow.running = false;
+}

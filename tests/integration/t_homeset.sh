@@ -1,0 +1,154 @@
+#!/bin/bash
+# The home as the workspace (`cd ~ && halo-run -- ...`): the home is writable, but its
+# persistence set stays read-only and cannot be created (shell start-up and logout
+# files, git's two global configs, PATH directories under the home, user services and
+# autostart, editor start-up files, tool configs that name programs). Everything is
+# planted from inside, then checked on the host: nothing created or changed, and the
+# host's own git and login shell, run with this HOME, run nothing planted.
+#
+# The home is the runner's scratch directory (HOME=$TMPDIR, never the real /root); it
+# lies under the host's /tmp and is bound back into the sandbox's private /tmp.
+set -u
+. "$IT/lib.sh"
+H=$HOME
+cd "$H" || exit 1
+E="$TMPDIR/_stderr"
+MARK=/var/tmp/halo-homeset-ran.$$.$AS
+rm -f "$MARK"
+trap 'rm -f "$MARK"' EXIT
+
+# What the home holds before: a Debian-like .bashrc (it sources .bash_aliases), git's
+# first global config, a repository, ~/.config without git/ or systemd/, a PATH dir.
+printf '# rc\n[ -f ~/.bash_aliases ] && . ~/.bash_aliases\n' >.bashrc
+printf '[user]\n\tname = t\n\temail = t@example.invalid\n' >.gitconfig
+mkdir -p .config mytools repo .local/bin .cargo
+git -C repo init -q && git -C repo commit -q --allow-empty -m init || exit 1
+# Files and links only: a missing entry's directories may be made (empty, as mkdir -p
+# of a sibling would), the entry itself never.
+snapshot() { (cd "$H" && find . -path ./.cache -prune -o -path ./.local/state -prune -o \
+	-path ./repo/.git -prune -o -path ./scratch -prune -o ! -type d ! -name _stderr \
+	-printf '%p %s %y\n' | sort); }
+before=$(snapshot)
+
+# Run in the home with the home's PATH dirs on PATH; sets OUT, ERR, RC.
+PATH_IN="$H/mytools:$PATH"
+run_home() {
+	OUT=$(cd "$H" && PATH=$PATH_IN timeout -k 2 60 "$HALO" -- sh -c "$1" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+
+# The planting script: each line tries one way in; failures are expected and ignored.
+PLANT=$(
+	cat <<EOF
+mkdir -p scratch/e/systemd/user scratch/g/git
+echo '[Unit]' > scratch/e/systemd/user/x.service
+printf '[core]\n\tpager = sh -c "touch $MARK; cat"\n[alias]\n\tlg = !touch $MARK\n' > scratch/g/git/config
+mkdir -p ~/.config/git && cp scratch/g/git/config ~/.config/git/config
+mv -T scratch/g/git ~/.config/git
+ln -s ~/scratch/g/git ~/.config/git
+mkdir -p ~/.config/systemd/user && cp scratch/e/systemd/user/x.service ~/.config/systemd/user/
+mv -T scratch/e/systemd ~/.config/systemd
+mv scratch/e/systemd/user ~/.config/systemd/user
+echo "touch $MARK" > ~/.bash_aliases
+echo "touch $MARK" > ~/.profile
+echo "touch $MARK" > ~/.bash_profile
+echo "touch $MARK" >> ~/.bashrc
+printf '[alias]\n\tlg = !touch $MARK\n' >> ~/.gitconfig
+mv ~/.gitconfig ~/gitconfig.old; printf '[alias]\n\tlg = !touch $MARK\n' > ~/.gitconfig
+printf '#!/bin/sh\ntouch $MARK\n' > ~/.local/bin/git; chmod +x ~/.local/bin/git
+mkdir -p ~/.cargo/bin && printf '#!/bin/sh\ntouch $MARK\n' > ~/.cargo/bin/git
+printf '#!/bin/sh\ntouch $MARK\n' > ~/mytools/git; chmod +x ~/mytools/git
+mkdir -p ~/bin && printf '#!/bin/sh\ntouch $MARK\n' > ~/bin/ls
+echo '[build]' > ~/.cargo/config.toml
+mkdir -p ~/.config/fish && echo "touch $MARK" > ~/.config/fish/config.fish
+mkdir -p ~/.config/autostart && echo x > ~/.config/autostart/x.desktop
+echo "set shell=sh" > ~/.vimrc
+mkdir -p ~/.config/nvim && echo x > ~/.config/nvim/init.lua
+mkdir -p ~/.gradle/init.d && echo x > ~/.gradle/init.d/x.gradle
+echo "touch $MARK" > ~/.zshenv
+echo done
+EOF
+)
+
+run_home "$PLANT"
+expect "the planting run itself ran (the home is the workspace)" done "$(tail -n1 <<<"$OUT")"
+expect_match "one line says the home is the workspace and what stays guarded" \
+	"is your home \(or holds it\): writable, except what runs code later" "$ERR"
+expect "that line once" 1 "$(grep -c 'is your home' <<<"$ERR")"
+run_home 'echo work > ~/notes.txt && mkdir -p ~/proj/src && echo y > ~/proj/src/a.c && echo ok'
+expect "the rest of the home is writable" ok "$OUT"
+rm -rf "$H/notes.txt" "$H/proj" "$H/scratch"
+
+after=$(snapshot)
+if [ "$before" = "$after" ]; then
+	ok "nothing of the home set was created or changed on the host"
+else
+	fail "nothing of the home set was created or changed on the host" \
+		"$(diff <(echo "$before") <(echo "$after") | head -20 | tr '\n' ' ')"
+fi
+for f in .config/git .config/systemd/user .bash_aliases .profile .bash_profile .cargo/bin \
+	.cargo/config.toml .config/fish .config/autostart .vimrc .config/nvim .gradle/init.d .zshenv \
+	mytools/git bin .local/bin/git; do
+	expect "absent on the host: ~/$f" absent "$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
+done
+expect ".bashrc unchanged" "$(printf '# rc\n[ -f ~/.bash_aliases ] && . ~/.bash_aliases')" "$(cat "$H/.bashrc")"
+
+# The host's own tools with this HOME run nothing planted.
+HOME=$H git -C "$H/repo" log --oneline >/dev/null 2>&1
+HOME=$H git -C "$H/repo" -c core.pager=cat log -1 >/dev/null 2>&1
+HOME=$H git -C "$H/repo" lg >/dev/null 2>&1
+HOME=$H PATH="$H/.local/bin:$H/mytools:$H/.cargo/bin:$H/bin:$PATH" git --version >/dev/null 2>&1
+HOME=$H bash -l -c true </dev/null >/dev/null 2>&1
+HOME=$H bash -i -c true </dev/null >/dev/null 2>&1
+HOME=$H sh -l -c true </dev/null >/dev/null 2>&1
+expect "the host's git log, git alias, login and interactive shells ran nothing planted" \
+	absent "$([ -e "$MARK" ] && echo present || echo absent)"
+
+# --dry-run lists the set, each with its reason.
+OUT=$(cd "$H" && PATH=$PATH_IN "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run: ~/.config/git refused, with its reason" \
+	"$H/.config/git \(home set: git's second global config" "$OUT"
+expect_match "dry-run: a PATH directory under the home, read-only" \
+	"$H/mytools \(home set: a directory on the caller's PATH\)" "$OUT"
+expect_match "dry-run: .bashrc read-only" "$H/.bashrc \(home set: bash runs it" "$OUT"
+
+# A workspace inside the home is not the home: no line, its own files writable.
+mkdir -p "$H/sub"
+OUT=$(cd "$H/sub" && "$HALO" -- sh -c 'echo x > .bash_aliases && echo ok' 2>"$E")
+expect "a workspace below the home: no home line" 0 "$(grep -c 'is your home' "$E")"
+expect "a workspace below the home: its own .bash_aliases is not the home's" ok "$OUT"
+rm -rf "$H/sub"
+
+# The hook's file tools judge the same set (policy/homeset.c).
+hook_ev() {
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$1" |
+		PATH=$PATH_IN "$HALO" hook 2>&1 >/dev/null
+}
+expect_match "hook: Write ~/.config/git/config is blocked" \
+	"persistence set keeps ~/.config/git/config read-only" "$(hook_ev "$H/.config/git/config")"
+expect_match "hook: Write ~/.config/systemd/user/x.service is blocked" \
+	"keeps ~/.config/systemd/user/x.service read-only" "$(hook_ev "$H/.config/systemd/user/x.service")"
+expect_match "hook: Write into a PATH directory under the home is blocked" \
+	"keeps ~/mytools/ls read-only" "$(hook_ev "$H/mytools/ls")"
+expect "hook: Write ~/notes.txt is allowed" "" "$(hook_ev "$H/notes.txt")"
+
+# Another workspace's isolated cache stays out of sight, the home being the workspace
+# or not: the caches directory shows only this workspace's own.
+mkdir -p "$H/w1"
+(cd "$H/w1" && "$HALO" --quiet -- sh -c 'mkdir -p "$GOCACHE" && echo s > "$GOCACHE/other"')
+OUT=$(cd "$H" && "$HALO" --quiet -- sh -c 'cat "$1"/w1-*/go-build/other 2>/dev/null || echo unreadable
+	mkdir -p "$GOCACHE" && echo m > "$GOCACHE/mine" && cat "$GOCACHE/mine"' sh \
+	"$H/.cache/halo-run/caches" 2>/dev/null)
+expect "home workspace: another workspace's cache is unreadable" unreadable "$(sed -n 1p <<<"$OUT")"
+expect "home workspace: its own cache is writable" m "$(sed -n 2p <<<"$OUT")"
+rm -rf "$H/w1"
+
+# guardPersistence: false says the whole home is writable.
+printf 'sandbox: {guardPersistence: false}\n' >"$TMPDIR/noguard.yaml"
+OUT=$(cd "$H" && "$HALO" --policy "$TMPDIR/noguard.yaml" -- true 2>&1)
+expect_match "guardPersistence false: a warning that the whole home is writable" \
+	"warning: .* sandbox.guardPersistence is false: the whole home is writable" "$OUT"
+finish
