@@ -176,6 +176,10 @@ struct proxy_socks_req {
 	char host[256]; /* domain as sent (not NUL-containing), or the literal as text */
 	uint8_t addr[16];
 	unsigned port;
+	/* On ERROR, when the whole request arrived but its domain was refused: the domain
+	 * with every byte outside visible ASCII (and '\\') written \xHH, cut at 255
+	 * bytes, and port holds DST.PORT, so that the refusal can be audited. Else "". */
+	char shown[256];
 	uint8_t reply; /* on ERROR: the SOCKS5 reply code to send (07 command not
 			* supported, 08 address type not supported, 01 general failure) */
 	char why[128];
