@@ -39,8 +39,9 @@ void proxy_mask_reset(struct proxy_mask *m)
 }
 
 /* The next occurrence of pattern p in w[from..wl). memchr for its first byte, then
- * its last, then the rest: glibc's memmem runs at a fifth of that speed on the
- * bodies that matter (zeros, text without the value) for 8-4096 byte needles. */
+ * its last, then the rest: where that byte is rare (binary bodies, zeros) this runs
+ * at memchr's speed, 30 times glibc's memmem for 8-4096 byte needles. Where it is
+ * frequent (text), memmem's shift table wins: after a few false starts, it takes over. */
 static const char *find(const struct proxy_mask *m, size_t p, const char *w, size_t wl, size_t from)
 {
 	const char *pat = m->pat[p], *s = w + from, *end;
@@ -49,12 +50,13 @@ static const char *find(const struct proxy_mask *m, size_t p, const char *w, siz
 	if (from > wl || wl - from < l)
 		return NULL;
 	end = w + wl - l; /* the last possible start */
-	while (s <= end && (s = memchr(s, pat[0], (size_t)(end - s) + 1))) {
+	for (int miss = 0; s <= end && miss < 16; miss++, s++) {
+		if (!(s = memchr(s, pat[0], (size_t)(end - s) + 1)))
+			return NULL;
 		if (s[l - 1] == pat[l - 1] && memcmp(s + 1, pat + 1, l - 1) == 0)
 			return s;
-		s++;
 	}
-	return NULL;
+	return s <= end ? memmem(s, (size_t)(end - s) + l, pat, l) : NULL;
 }
 
 /* Mask every occurrence in w[0..wl), in place. Returns the furthest end of an
