@@ -30,6 +30,11 @@ static const struct {
     {(const char *const[]){"aaaa"}, 1, "aaaaaaaaaa", "**********"},
     {(const char *const[]){"x"}, 1, "xyx", "*y*"},
     {(const char *const[]){NULL, ""}, 2, "anything", "anything"},
+    /* many false starts of the first byte (the search changes strategy after 16) */
+    {(const char *const[]){"ab"}, 1, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaabaab",
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa**a**"},
+    {tok, 2, "BBBBBBBBBBBBBBBBBBBBBBBBBtttttttttttttttttttttBearer tok-0123456789 t",
+     "BBBBBBBBBBBBBBBBBBBBBBBBBttttttttttttttttttttt********************* t"},
 };
 
 static size_t run(const char *const *pats, size_t np, const char *in, size_t n, size_t cut,
