@@ -259,6 +259,10 @@ expect "audit: the refused TRACE is a denial with its reason" \
 	"https deny TRACE egress.credentials for secure.test: TRACE is refused (the origin would echo the credential back)" \
 	"$(hr tls.yaml t.audit -- "${CURL[@]}" -o /dev/null -X TRACE "https://secure.test:$P/echo"
 		aud t.audit proto decision method rule | tr ';' '\n' | grep '^https')"
+out=$("$HALO" check --policy "$W/tls.yaml" -X TRACE "https://secure.test:$P/echo" 2>&1; echo "rc=$?")
+expect_match "halo-run check -X TRACE: the proxy's answer, from the same function" \
+	"^rule: egress.credentials for secure.test: TRACE is refused \(the origin would echo the credential back\)$" "$out"
+expect_match "halo-run check -X TRACE: exit 1" "^rc=1$" "$out"
 out=$(hr tls.yaml a.audit -- "${CURL[@]}" -X TRACE "https://plain.test:$P/echo-trace" | tr -d '\r')
 expect_match "TRACE to a host without a credential: passed (nothing to leak)" "^TRACE /echo-trace HTTP/1.1$" "$out"
 
