@@ -105,17 +105,19 @@ static void start_request(struct conn *c, const struct proxy_http_req *req)
 	conn_timer_clear(c, &c->t_head);
 	policy_decide_request(c->px->o.policy, c->ex.host, req->method, req->path, &rd);
 	body = rd.applies && rd.allow ? proxy_http_body_refused(req) : NULL;
-	if (body) {
+	why = rd.allow && !body ? proxy_http_upgrade_refused(req) : NULL;
+	if (body || why) { /* refused like a denial, in the audit too */
 		rd.allow = false;
-		snprintf(rd.rule, sizeof(rd.rule), "requestRules for %s: %s", c->ex.host, body);
+		snprintf(rd.rule, sizeof(rd.rule), "%s%s: %s", body ? "requestRules for " : "",
+			 c->ex.host, body ? body : why);
 	}
 	audit_request(c, req, &rd);
-	if (!rd.allow) {
-		deny(c, &rd, body ? 400 : 403);
+	if (why) {
+		refuse(c, 501, why);
 		return;
 	}
-	if ((why = proxy_http_upgrade_refused(req))) {
-		refuse(c, 501, why);
+	if (!rd.allow) {
+		deny(c, &rd, body ? 400 : 403);
 		return;
 	}
 	if (t->u_failed || c->u.fd < 0 || t->u_eof) {

@@ -300,6 +300,10 @@ expect_match "a WebSocket upgrade to a terminated host: 501 naming why" \
 	"^HTTP/1.1 501 .*
 X-Halo-Error: a protocol upgrade \(WebSocket...\) to a host whose TLS the proxy terminates is not supported" "$(grep -e '^HTTP' -e '^X-Halo' <<<"$out")"
 expect "... and the origin never saw it" "0" "$(grep -c ' /ws ' "$W/good.log")"
+expect "... audited as refused, with why" \
+	"https deny GET /ws2 secure.test: a protocol upgrade (WebSocket...) to a host whose TLS the proxy terminates is not supported: its requests are judged one by one" \
+	"$(hr tls.yaml w.audit -- "${CURL[@]}" -o /dev/null -H "Upgrade: websocket" -H "Connection: Upgrade" "https://secure.test:$P/ws2"
+		aud w.audit proto decision method path rule | tr ';' '\n' | grep '^https')"
 
 # ------------------------------------------------------- the token is nowhere inside
 out=$(hr tls.yaml a.audit -- sh -c '
