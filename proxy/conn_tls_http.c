@@ -108,6 +108,7 @@ static void start_request(struct conn *c, const struct proxy_http_req *req)
 	why = rd.allow && !body ? proxy_http_upgrade_refused(req) : NULL;
 	if (body || why) { /* refused like a denial, in the audit too */
 		rd.allow = false;
+		rd.applies = true;
 		snprintf(rd.rule, sizeof(rd.rule), "%s%s: %s", body ? "requestRules for " : "",
 			 c->ex.host, body ? body : why);
 	}
