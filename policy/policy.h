@@ -614,7 +614,8 @@ bool policy_tls_wanted(const struct halo_policy *p);
 
 #define POLICY_REQ_RULE_MAX 320
 struct policy_request_decision {
-	bool applies; /* the host has request rules (else the request is not judged) */
+	bool applies; /* the host has request rules, or the request is judged anyway (a
+		       * TRACE or TRACK to a host with a credential: always refused) */
 	bool allow;
 	size_t index;			/* requestRules[index] when allowed */
 	char rule[POLICY_REQ_RULE_MAX]; /* "requestRules[0] api.github.com GET,HEAD /repos/acme/..."
@@ -626,7 +627,10 @@ struct policy_request_decision {
  * (and of absolute-form forwarding) and by `halo-run check URL -X METHOD`. host is
  * canonical, method as sent, target the request-target as sent ("/path?query"). A path
  * that cannot be judged the way every origin reads it (dot segments, encoded dots,
- * slashes or backslashes, control bytes, not origin-form) matches no rule. 0, or
+ * slashes or backslashes, control bytes, not origin-form; after one decoding, a ';'
+ * or a second layer of escapes of those) matches no rule. TRACE and TRACK to a host
+ * with egress.credentials are refused, rules or not (the echo would carry the
+ * credential). 0, or
  * -EINVAL (NULL arguments). */
 int policy_decide_request(const struct halo_policy *p, const char *host, const char *method,
 			  const char *target, struct policy_request_decision *d);

@@ -4,7 +4,9 @@
  * answer and one reason. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "policy/policy_int.h"
 
@@ -85,6 +87,55 @@ static int hexval(char c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+static bool hex2(const char *s, int *v)
+{
+	int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
+
+	*v = hi * 16 + lo;
+	return hi >= 0 && lo >= 0;
+}
+
+/* Bytes that change a path's meaning once an origin (or a framework behind it)
+ * decodes it: an escape of one of them must never get past the rules. */
+static bool path_special(int v)
+{
+	return v == '.' || v == '/' || v == '\\' || v == ';' || v == '%' || v < 0x20 || v == 0x7f;
+}
+
+/* After one decoding of path[0..n) (whose escapes are all valid): why it is refused,
+ * or NULL. A second layer of escapes (%252e, %25%32%65) would be decoded again by
+ * some origins into the '.', '/', '\\' or ';' the first layer may not carry; a ';'
+ * starts a path parameter that Tomcat, Jetty and Spring strip ("..;", "/admin;x"),
+ * so the origin would serve another path than the rules matched. */
+static const char *decoded_why(const char *path, size_t n)
+{
+	char *d = malloc(n + 3);
+	const char *why = NULL;
+	size_t dl = 0;
+	int v;
+
+	if (!d)
+		return "cannot check the path (out of memory)";
+	for (size_t i = 0; i < n; i++) {
+		if (path[i] == '%' && hex2(path + i + 1, &v)) {
+			d[dl++] = (char)v;
+			i += 2;
+		} else {
+			d[dl++] = path[i];
+		}
+	}
+	d[dl] = d[dl + 1] = '\0';
+	for (size_t i = 0; i < dl && !why; i++) {
+		if (d[i] == ';')
+			why = "a ';' parameter in the path (literal or encoded)";
+		else if (d[i] == '%' && hex2(d + i + 1, &v) && path_special(v))
+			why =
+			    "a double-encoded '.', '/', '\\', ';', '%' or control byte in the path";
+	}
+	free(d);
+	return why;
+}
+
 /* The path part of an origin-form target, if every origin reads it the same way:
  * no control bytes, no backslash, no percent-encoded '.', '/', '\\' or invalid escape,
  * no "." or ".." segment (nor ".;"/"..;" ones, which some servers strip). Else why. */
@@ -120,7 +171,7 @@ static const char *path_of(const char *target, size_t *len)
 		}
 	}
 	*len = n;
-	return NULL;
+	return decoded_why(target, n);
 }
 
 static bool list_has(const struct policy_list *l, const char *s)
@@ -156,6 +207,14 @@ static void rule_text(const struct policy_request_rule *r, size_t i, char *out, 
 		    (size_t)snprintf(out + len, n - len, "%s%s", k ? "," : " ", r->paths.items[k]);
 }
 
+/* TRACE (and IIS's TRACK) answer with the request as the origin received it, the
+ * credential the proxy added included. Methods are case-sensitive, but some servers
+ * read them without case: refused in any case. */
+static bool echo_method(const char *m)
+{
+	return strcasecmp(m, "TRACE") == 0 || strcasecmp(m, "TRACK") == 0;
+}
+
 int policy_decide_request(const struct halo_policy *p, const char *host, const char *method,
 			  const char *target, struct policy_request_decision *d)
 {
@@ -165,6 +224,14 @@ int policy_decide_request(const struct halo_policy *p, const char *host, const c
 	if (!p || !host || !method || !target || !d)
 		return -EINVAL;
 	memset(d, 0, sizeof(*d));
+	if (echo_method(method) && policy_credential_for(p, host, NULL)) {
+		d->applies = true;
+		snprintf(d->rule, sizeof(d->rule),
+			 "egress.credentials for %s: %s is refused (the origin would echo the "
+			 "credential back)",
+			 host, method);
+		return 0;
+	}
 	for (size_t i = 0; i < p->n_req_rules && !d->applies; i++)
 		d->applies = policy_tls_host_match(p->req_rules[i].host, host);
 	if (!d->applies) {

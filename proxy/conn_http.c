@@ -152,15 +152,19 @@ static bool forward_rules_deny(struct conn *c, const struct proxy_http_req *req)
 	struct policy_host h;
 	char why[160];
 
+	const char *body;
+
 	if (policy_host_parse(req->host, strlen(req->host), true, &h, why, sizeof(why)) != 0 ||
-	    policy_decide_request(c->px->o.policy, h.text, req->method, req->path, &rd) != 0 ||
-	    rd.allow)
+	    policy_decide_request(c->px->o.policy, h.text, req->method, req->path, &rd) != 0)
 		return false; /* an unparsable host is denied by conn_target's Decide() */
+	body = rd.applies && rd.allow ? proxy_http_body_refused(req) : NULL;
+	if (rd.allow && !body)
+		return false;
 	conn_exchange_begin(c, PROTO_HTTP, h.text, strlen(h.text), req->port);
 	c->ex.allow = false;
-	snprintf(c->ex.rule, sizeof(c->ex.rule), "%.180s", rd.rule);
+	snprintf(c->ex.rule, sizeof(c->ex.rule), "%.180s", body ? body : rd.rule);
 	c->st = CS_RESOLVING;
-	conn_fail(c, FAIL_DENY, NULL);
+	conn_fail(c, body ? FAIL_BAD_BODY : FAIL_DENY, body);
 	return true;
 }
 

@@ -22,6 +22,17 @@ static void socks_answer(struct conn *c, uint8_t rep)
 	conn_answer_close(c, out, n > 0 ? (size_t)n : 0);
 }
 
+/* A request refused for its name is a refusal like a denied one: one audit record
+ * (the name escaped by the parser) and the denial line, before the reply. */
+static void audit_refused_name(struct conn *c, const struct proxy_socks_req *req)
+{
+	conn_exchange_begin(c, PROTO_SOCKS5, req->shown, strlen(req->shown), req->port);
+	c->ex.allow = false;
+	snprintf(c->ex.rule, sizeof(c->ex.rule), "%.180s", req->why);
+	audit_deny_line(c->px, &c->ex);
+	conn_exchange_end(c);
+}
+
 static void parse(struct conn *c)
 {
 	const uint8_t *in = (const uint8_t *)c->in;
@@ -54,6 +65,8 @@ static void parse(struct conn *c)
 		goto more;
 	case PROXY_SOCKS_ERROR:
 		conn_timer_clear(c, &c->t_head);
+		if (req.shown[0])
+			audit_refused_name(c, &req);
 		socks_answer(c, req.reply);
 		return;
 	case PROXY_SOCKS_OK:

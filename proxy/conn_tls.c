@@ -298,6 +298,10 @@ static void term_on_close(struct conn *c)
 	SSL_free(t->us);
 	free(t->rb);
 	free(t->ckbuf);
+	if (t->mask)
+		OPENSSL_cleanse(t->mask->hold, sizeof(t->mask->hold));
+	free(t->mask);
+	free(t->mbuf);
 	free(t);
 	c->pstate = NULL;
 }
@@ -324,6 +328,22 @@ const struct proto_ops proxy_proto_term = {
     .on_close = term_on_close,
 };
 
+/* A credential's host: its responses are scanned for the credential (TRACE and
+ * friends, echo endpoints, error pages quoting the request). */
+static int mask_new(struct proxy_tls *tls, const char *host, struct term *t)
+{
+	const char *const *pats;
+	size_t n;
+
+	if (!tls_secret_patterns(tls, host, &pats, &n))
+		return 0;
+	t->mask = malloc(sizeof(*t->mask));
+	t->mbuf = malloc(TERM_MBUF);
+	if (!t->mask || !t->mbuf || proxy_mask_init(t->mask, pats, n) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 void term_start(struct conn *c)
 {
 	struct proxy_tls *tls = c->px->o.tls;
@@ -334,9 +354,16 @@ void term_start(struct conn *c)
 		t->cs = tls_server_new(tls, c->ex.host, why, sizeof(why));
 	if (t && t->cs)
 		t->us = tls_client_new(tls, c->ex.host, c->ex.port, why, sizeof(why));
+	if (t && t->us && mask_new(tls, c->ex.host, t) < 0) {
+		SSL_free(t->us);
+		t->us = NULL;
+	}
 	if (!t || !t->us) {
-		if (t)
+		if (t) {
 			SSL_free(t->cs);
+			free(t->mask);
+			free(t->mbuf);
+		}
 		free(t);
 		set_error(c, "TLS termination: %.160s", why);
 		conn_close(c);

@@ -54,7 +54,7 @@ static void audit_request(struct conn *c, const struct proxy_http_req *req,
 	}
 }
 
-static void deny(struct conn *c, const struct policy_request_decision *rd)
+static void deny(struct conn *c, const struct policy_request_decision *rd, int status)
 {
 	char host[260], rule[POLICY_REQ_RULE_MAX], hdr[600], body[700];
 
@@ -62,7 +62,7 @@ static void deny(struct conn *c, const struct policy_request_decision *rd)
 	audit_printable(rd->rule, rule, sizeof(rule));
 	snprintf(hdr, sizeof(hdr), "%s (%s)", host, rule);
 	snprintf(body, sizeof(body), "blocked by egress policy: %s", hdr);
-	term_answer(c, 403, body, hdr, NULL);
+	term_answer(c, status, body, hdr, NULL);
 }
 
 static void refuse(struct conn *c, int status, const char *why)
@@ -99,13 +99,26 @@ static void start_request(struct conn *c, const struct proxy_http_req *req)
 {
 	struct term *t = term_of(c);
 	struct policy_request_decision rd;
+	const char *body, *why;
 	int rc;
 
 	conn_timer_clear(c, &c->t_head);
 	policy_decide_request(c->px->o.policy, c->ex.host, req->method, req->path, &rd);
+	body = rd.applies && rd.allow ? proxy_http_body_refused(req) : NULL;
+	why = rd.allow && !body ? proxy_http_upgrade_refused(req) : NULL;
+	if (body || why) { /* refused like a denial, in the audit too */
+		rd.allow = false;
+		rd.applies = true;
+		snprintf(rd.rule, sizeof(rd.rule), "%s%s: %s", body ? "requestRules for " : "",
+			 c->ex.host, body ? body : why);
+	}
 	audit_request(c, req, &rd);
+	if (why) {
+		refuse(c, 501, why);
+		return;
+	}
 	if (!rd.allow) {
-		deny(c, &rd);
+		deny(c, &rd, body ? 400 : 403);
 		return;
 	}
 	if (t->u_failed || c->u.fd < 0 || t->u_eof) {
@@ -323,6 +336,8 @@ static void on_head(struct conn *c, const struct resp_head *h, bool *progress)
 		return;
 	}
 	if (h->status < 200) { /* 100 Continue, 103 Early Hints: passed on as they are */
+		if (t->mask)
+			proxy_mask_buf(t->mask, t->rb, h->head_len);
 		if (term_send(t->cs, t->rb, h->head_len) < 0) {
 			conn_close(c);
 			return;
@@ -335,9 +350,19 @@ static void on_head(struct conn *c, const struct resp_head *h, bool *progress)
 		refuse(c, 502, "the origin's response framing conflicts with itself");
 		return;
 	}
+	if (t->mask && h->encoded && !nobody) {
+		refuse(c, 502,
+		       "the origin sent a compressed or encoded body to a host with a credential "
+		       "(asked for identity): it cannot be scanned for the credential");
+		return;
+	}
 	t->resp_keep = t->keep && framed && h->minor == 1 && !origin_closes(t->rb, h->head_len);
 	out = malloc(cap);
 	n = out ? resp_rewrite(t->rb, h, t->resp_keep, t->minor, out, cap) : -ENOMEM;
+	if (n > 0 && t->mask) {
+		proxy_mask_buf(t->mask, out, (size_t)n);
+		proxy_mask_reset(t->mask);
+	}
 	if (n < 0 || term_send(t->cs, out, (size_t)n) < 0) {
 		free(out);
 		conn_close(c);
@@ -419,6 +444,73 @@ static int body_take(struct term *t, const char *src, size_t avail, size_t *take
 	return done;
 }
 
+/* ------------------------------------------------- masked bodies (a credential's host) */
+
+/* Masked bytes at o[0..k) to the command; in a chunked body as one chunk of ours
+ * (mbuf has room for the size line before o and the CRLF after). */
+static int emit(struct term *t, char *o, size_t k)
+{
+	char hx[TERM_MASK_PRE];
+	int hl;
+
+	if (!k)
+		return 0;
+	if (!t->rs_chunked)
+		return term_send(t->cs, o, k);
+	hl = snprintf(hx, sizeof(hx), "%zx\r\n", k);
+	memcpy(o - hl, hx, (size_t)hl);
+	memcpy(o + k, "\r\n", 2);
+	return term_send(t->cs, o - hl, k + (size_t)hl + 2);
+}
+
+static int masked_send(struct term *t, const char *data, size_t n)
+{
+	char *o = t->mbuf + TERM_MASK_PRE;
+
+	return emit(t, o, proxy_mask_feed(t->mask, data, n, o));
+}
+
+/* The body ended: what the masker held back, then (chunked) our last chunk. The
+ * origin's trailers are not passed on. */
+static int masked_end(struct term *t)
+{
+	char *o = t->mbuf + TERM_MASK_PRE;
+	int rc = emit(t, o, proxy_mask_flush(t->mask, o));
+
+	return rc == 0 && t->rs_chunked ? term_send(t->cs, "0\r\n\r\n", 5) : rc;
+}
+
+/* body_take() and the send, for a masked body: a chunked one is decoded, masked as
+ * one stream (a value may straddle the origin's chunks) and framed again by us. */
+static int masked_take(struct term *t, const char *src, size_t avail, size_t *take)
+{
+	size_t used = 0;
+	int end;
+
+	if (!t->rs_chunked) {
+		end = body_take(t, src, avail, take);
+		if (end < 0 || (*take && masked_send(t, src, *take) < 0))
+			return -1;
+		return end == 1 && masked_end(t) < 0 ? -1 : end;
+	}
+	while (used < avail) {
+		const char *d;
+		size_t dl;
+		bool done;
+		long k = chunk_scan_data(&t->cks, src + used, avail - used, &done, &d, &dl);
+
+		if (k < 0 || (dl && masked_send(t, d, dl) < 0))
+			return -1;
+		used += (size_t)k;
+		if (done) {
+			*take = used;
+			return masked_end(t) < 0 ? -1 : 1;
+		}
+	}
+	*take = used;
+	return 0;
+}
+
 static void response_body(struct conn *c, bool *progress)
 {
 	struct term *t = term_of(c);
@@ -436,6 +528,10 @@ static void response_body(struct conn *c, bool *progress)
 			if (n == -EAGAIN)
 				return;
 			if (n == 0 && t->rs == RS_EOF) { /* the end of a close-delimited body */
+				if (t->mask && masked_end(t) < 0) {
+					conn_close(c);
+					return;
+				}
 				response_done(c, progress);
 				return;
 			}
@@ -445,8 +541,15 @@ static void response_body(struct conn *c, bool *progress)
 			}
 			avail = (size_t)n;
 		}
-		end = body_take(t, src, avail, &take);
-		if (end < 0 || (take && term_send(t->cs, src, take) < 0)) {
+		if (t->mask) {
+			avail = avail > PIECE ? PIECE : avail; /* mbuf's room */
+			end = masked_take(t, src, avail, &take);
+		} else {
+			end = body_take(t, src, avail, &take);
+			if (end >= 0 && take && term_send(t->cs, src, take) < 0)
+				end = -1;
+		}
+		if (end < 0) {
 			conn_close(c);
 			return;
 		}

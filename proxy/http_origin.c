@@ -42,6 +42,10 @@ static bool connection_named(const struct proxy_http_req *req, const char *name,
 static bool dropped(const struct proxy_http_req *req, const struct proxy_http_field *f,
 		    const char *cred_header)
 {
+	/* A credential's host answers in identity: a compressed body could not be
+	 * scanned for the credential on its way back (conn_tls_http.c masks it). */
+	if (cred_header && ieq(f->name, f->name_len, "accept-encoding"))
+		return true;
 	for (size_t k = 0; k < sizeof(hop_fields) / sizeof(hop_fields[0]); k++)
 		if (ieq(f->name, f->name_len, hop_fields[k]))
 			return true;
@@ -87,11 +91,43 @@ int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
 		rc = rc ?: put(out, outlen, &o, "\r\n", 2);
 	}
 	if (rc == 0 && cred_header && cred_value) {
-		rc = put(out, outlen, &o, cred_header, strlen(cred_header));
+		rc = put(out, outlen, &o, "Accept-Encoding: identity\r\n", 27);
+		rc = rc ?: put(out, outlen, &o, cred_header, strlen(cred_header));
 		rc = rc ?: put(out, outlen, &o, ": ", 2);
 		rc = rc ?: put(out, outlen, &o, cred_value, strlen(cred_value));
 		rc = rc ?: put(out, outlen, &o, "\r\n", 2);
 	}
 	rc = rc ?: put(out, outlen, &o, "\r\n", 2);
 	return rc ? rc : (int)o;
+}
+
+const char *proxy_http_body_refused(const struct proxy_http_req *req)
+{
+	static const char *const bodyless[] = {"GET", "HEAD", "OPTIONS", "DELETE"};
+	static const char *const why[] = {
+	    "a GET request with a body (refused under requestRules: an origin that ignores "
+	    "its length would read the body as another request)",
+	    "a HEAD request with a body (refused under requestRules: an origin that ignores "
+	    "its length would read the body as another request)",
+	    "an OPTIONS request with a body (refused under requestRules: an origin that "
+	    "ignores its length would read the body as another request)",
+	    "a DELETE request with a body (refused under requestRules: an origin that ignores "
+	    "its length would read the body as another request)",
+	};
+
+	if (!req->chunked && req->content_length == 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(bodyless) / sizeof(bodyless[0]); i++)
+		if (strcasecmp(req->method, bodyless[i]) == 0)
+			return why[i];
+	return NULL;
+}
+
+const char *proxy_http_upgrade_refused(const struct proxy_http_req *req)
+{
+	for (size_t i = 0; i < req->n_fields; i++)
+		if (ieq(req->fields[i].name, req->fields[i].name_len, "upgrade"))
+			return "a protocol upgrade (WebSocket...) to a host whose TLS the proxy "
+			       "terminates is not supported: its requests are judged one by one";
+	return NULL;
 }

@@ -510,6 +510,8 @@ struct resp_head {
 	bool has_te;
 	bool chunked;	  /* Transfer-Encoding whose final coding is chunked */
 	bool conflicting; /* both TE and CL, or duplicate CL values disagreeing */
+	bool encoded;	  /* a Content-Encoding other than identity, or a transfer coding
+			   * other than chunked: the body's bytes are not its text */
 };
 
 enum resp_result { RESP_NEED_MORE = 0, RESP_OK = 1, RESP_BAD = -1 };
@@ -529,6 +531,10 @@ struct chunk_scan {
 /* Feed body bytes; returns how many belong to the body (== len unless the end was
  * found), sets *done at the end of the chunked body, -1 on a framing error. */
 long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done);
+/* The same, stopping after the first run of chunk data it meets: *data, *dlen point
+ * at it (dlen 0: the bytes taken held only framing). Returns the bytes taken. */
+long chunk_scan_data(struct chunk_scan *cs, const char *p, size_t len, bool *done,
+		     const char **data, size_t *dlen);
 
 /* ------------------------------------------------------------ audit.c */
 /* The exchange's record to the audit and, as "type":"egress", to --events. */

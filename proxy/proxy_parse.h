@@ -74,12 +74,24 @@ enum proxy_http_result proxy_http_parse_origin(const char *buf, size_t len, cons
 /* The head sent to the origin of a terminated tunnel (http_origin.c): the request
  * line rebuilt, hop-by-hop fields dropped (Connection and the fields it names,
  * Keep-Alive, Proxy-*, TE, Trailer, Upgrade: no protocol switch past the rules), every
- * field named cred_header dropped and, when cred_header is not NULL, "cred_header:
- * cred_value" added. Framing fields kept (the body is re-framed canonically). Returns
+ * field named cred_header dropped and, when cred_header is not NULL, Accept-Encoding
+ * replaced by "identity" (the response is scanned for the credential) and
+ * "cred_header: cred_value" added. Framing fields kept (the body is re-framed canonically). Returns
  * bytes written (NUL-terminated) or -ENOSPC, -EINVAL. */
 int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
 			   const char *cred_header, const char *cred_value, char *out,
 			   size_t outlen);
+
+/* A request asking to switch protocols (an Upgrade field: WebSocket, h2c) inside a
+ * terminated tunnel: refused (501) with this why, since what follows the switch could
+ * not be judged or masked; NULL when it asks for none. */
+const char *proxy_http_upgrade_refused(const struct proxy_http_req *req);
+
+/* A request whose method carries no body (GET, HEAD, OPTIONS, DELETE) that has one
+ * (Content-Length > 0 or chunked): refused to hosts under egress.requestRules, since
+ * an origin that ignores the length would read the body as a second request the
+ * rules never judged. Returns the why (for a 400), or NULL. */
+const char *proxy_http_body_refused(const struct proxy_http_req *req);
 
 /* Rewrite a FORWARD request head for the origin: origin-form request line with the
  * client's HTTP version, hop-by-hop fields dropped (Connection and the fields it names,
@@ -152,6 +164,34 @@ struct proxy_chunked {
 enum proxy_chunk_result proxy_chunked_feed(struct proxy_chunked *ck, const char *in, size_t len,
 					   size_t *used, char *out, size_t *out_len);
 
+/* ------------------------------------------- credential masking (http_mask.c) */
+
+#define PROXY_MASK_MAX_PATS 8
+#define PROXY_MASK_MAX_LEN  4096 /* an expanded credential value is shorter */
+
+/* Overwrites every occurrence of its patterns with '*' (same length) in a stream
+ * given in pieces. The patterns are borrowed: they must outlive the masker. */
+struct proxy_mask {
+	const char *pat[PROXY_MASK_MAX_PATS];
+	size_t len[PROXY_MASK_MAX_PATS];
+	size_t n, keep; /* keep: the longest pattern's length - 1, held back per stream */
+	char hold[PROXY_MASK_MAX_LEN];
+	size_t hold_len, hold_masked; /* held bytes (original), and how many of them to mask */
+	unsigned long long hits;      /* occurrences found (for tests and the summary) */
+};
+
+/* Patterns: NULL and empty ones skipped; -EINVAL for more than 8 or one over 4096. */
+int proxy_mask_init(struct proxy_mask *m, const char *const *pats, size_t n);
+/* A new stream (what is held is dropped: flush first). */
+void proxy_mask_reset(struct proxy_mask *m);
+/* Pass in[0..n) on: writes at most n + m->keep bytes into out (which must not overlap
+ * in) and returns how many; the rest of the input is held back. */
+size_t proxy_mask_feed(struct proxy_mask *m, const char *in, size_t n, char *out);
+/* The end of the stream: the held bytes, masked, into out (at most m->keep). */
+size_t proxy_mask_flush(struct proxy_mask *m, char *out);
+/* A whole buffer at once (a response head), in place. */
+void proxy_mask_buf(struct proxy_mask *m, char *buf, size_t n);
+
 /* ---------------------------------------------------------------- SOCKS5 */
 
 enum proxy_socks_result {
@@ -176,6 +216,10 @@ struct proxy_socks_req {
 	char host[256]; /* domain as sent (not NUL-containing), or the literal as text */
 	uint8_t addr[16];
 	unsigned port;
+	/* On ERROR, when the whole request arrived but its domain was refused: the domain
+	 * with every byte outside visible ASCII (and '\\') written \xHH, cut at 255
+	 * bytes, and port holds DST.PORT, so that the refusal can be audited. Else "". */
+	char shown[256];
 	uint8_t reply; /* on ERROR: the SOCKS5 reply code to send (07 command not
 			* supported, 08 address type not supported, 01 general failure) */
 	char why[128];

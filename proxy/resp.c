@@ -64,6 +64,18 @@ static bool last_is_chunked(const char *v, size_t n)
 	return chunked;
 }
 
+/* Does the list name a coding other than `ok`? */
+static bool any_but(const char *v, size_t n, const char *ok)
+{
+	size_t pos = 0, el;
+	const char *e;
+
+	while (proxy_http_list_next(v, n, &pos, &e, &el))
+		if (!ieq(e, el, ok))
+			return true;
+	return false;
+}
+
 static enum resp_result status_line(const char *p, size_t n, struct resp_head *h)
 {
 	if (n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ')
@@ -105,6 +117,9 @@ static enum resp_result field(const char *p, size_t n, struct resp_head *h)
 	} else if (ieq(p, nl, "transfer-encoding")) {
 		h->has_te = true;
 		h->chunked = last_is_chunked(v, vl);
+		h->encoded |= any_but(v, vl, "chunked");
+	} else if (ieq(p, nl, "content-encoding")) {
+		h->encoded |= any_but(v, vl, "identity");
 	}
 	return RESP_OK;
 }
@@ -274,7 +289,8 @@ static int size_byte(struct chunk_scan *cs, char ch)
 	return 0;
 }
 
-long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done)
+static long scan(struct chunk_scan *cs, const char *p, size_t len, bool *done, const char **data,
+		 size_t *dlen)
 {
 	size_t i = 0;
 
@@ -303,9 +319,14 @@ long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done)
 		case CK_DATA: {
 			size_t take = len - i < cs->left ? len - i : (size_t)cs->left;
 			cs->left -= take;
-			i += take;
 			if (!cs->left)
 				cs->st = CK_DATA_CR;
+			if (data) {
+				*data = p + i;
+				*dlen = take;
+				return (long)(i + take);
+			}
+			i += take;
 			continue;
 		}
 		case CK_DATA_CR:
@@ -339,4 +360,17 @@ long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done)
 		i++;
 	}
 	return (long)len;
+}
+
+long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done)
+{
+	return scan(cs, p, len, done, NULL, NULL);
+}
+
+long chunk_scan_data(struct chunk_scan *cs, const char *p, size_t len, bool *done,
+		     const char **data, size_t *dlen)
+{
+	*data = NULL;
+	*dlen = 0;
+	return scan(cs, p, len, done, data, dlen);
 }

@@ -88,6 +88,27 @@ static enum proxy_socks_result take_domain(const uint8_t *name, size_t n,
 	return PROXY_SOCKS_OK;
 }
 
+/* A refused name as the audit shows it: printable, and nothing in it reads as an
+ * escape the name did not need. */
+static void show_name(const uint8_t *name, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char esc[5];
+		size_t el = 1;
+
+		esc[0] = (char)name[i];
+		if (name[i] <= 0x20 || name[i] >= 0x7f || name[i] == '\\')
+			el = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", name[i]);
+		if (o + el >= cap)
+			break;
+		memcpy(out + o, esc, el);
+		o += el;
+	}
+	out[o] = '\0';
+}
+
 enum proxy_socks_result proxy_socks_request(const uint8_t *buf, size_t len, size_t *used,
 					    struct proxy_socks_req *req)
 {
@@ -115,8 +136,11 @@ enum proxy_socks_result proxy_socks_request(const uint8_t *buf, size_t len, size
 	if (len < off + alen + 2)
 		return PROXY_SOCKS_NEED_MORE;
 	if (req->atyp == PROXY_SOCKS_DOMAIN) {
-		if (take_domain(buf + off, alen, req) != PROXY_SOCKS_OK)
+		if (take_domain(buf + off, alen, req) != PROXY_SOCKS_OK) {
+			show_name(buf + off, alen, req->shown, sizeof(req->shown));
+			req->port = (unsigned)buf[off + alen] << 8 | buf[off + alen + 1];
 			return PROXY_SOCKS_ERROR;
+		}
 	} else {
 		memcpy(req->addr, buf + off, alen);
 		inet_ntop(alen == 4 ? AF_INET : AF_INET6, req->addr, req->host, sizeof(req->host));

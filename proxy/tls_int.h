@@ -21,6 +21,15 @@ struct tls_sess {
 	char host[POLICY_HOST_MAX + 1];
 };
 
+/* The strings a response from a credential's host may never carry inside: the
+ * whole value, and each ${VAR} it expanded that is long enough to be a secret of its
+ * own (a token echoed without its "Bearer "). pat[0] is values[i]; the rest are owned. */
+#define TLS_SECRET_PART_MIN 8
+struct tls_secret {
+	const char *pat[PROXY_MASK_MAX_PATS];
+	size_t n;
+};
+
 struct tls_cert {
 	struct tls_cert *next;
 	X509 *x;
@@ -35,6 +44,7 @@ struct proxy_tls {
 	SSL_CTX *cli;  /* toward origins: system roots + egress.trustedCAs, hostname checked */
 	char **values; /* the credentials' expanded values, parallel to policy->creds */
 	size_t n_values;
+	struct tls_secret *secrets; /* what responses are masked for, parallel to values */
 	struct tls_cert *certs;
 	size_t n_certs;
 	struct tls_sess *sessions;
@@ -42,6 +52,9 @@ struct proxy_tls {
 	unsigned long long serial;
 };
 
+/* The patterns to mask in responses from `host` (none: false). */
+bool tls_secret_patterns(const struct proxy_tls *t, const char *host, const char *const **pats,
+			 size_t *n);
 /* A server-side SSL for the command's tunnel to `host` (canonical), with the host's
  * certificate (minted now or from the cache), on memory BIOs; NULL with why. */
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n);
@@ -98,7 +111,13 @@ struct term {
 	struct chunk_scan cks;
 	bool resp_keep;
 	unsigned requests;
+	struct proxy_mask *mask; /* the host has a credential: responses are masked */
+	char *mbuf;		 /* masked body bytes (with room for chunk framing) */
 };
+
+/* mbuf: a chunk-size line before the data, its CRLF after */
+#define TERM_MASK_PRE 24
+#define TERM_MBUF     (TERM_MASK_PRE + 16384 + PROXY_MASK_MAX_LEN + 2)
 
 static inline struct term *term_of(const struct conn *c)
 {

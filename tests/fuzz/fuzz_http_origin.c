@@ -51,6 +51,10 @@ static void check_head(const char *buf)
 	CHECK(strncmp(out + strlen(req.method) + 1, req.path, strlen(req.path)) == 0);
 	cred = strcasestr(out, "\r\nAuthorization:");
 	CHECK(cred && strcmp(cred, "\r\nAuthorization: Bearer T0KEN\r\n\r\n") == 0);
+	/* one Accept-Encoding, ours: a credential's host answers in identity */
+	line = strcasestr(out, "\r\naccept-encoding:");
+	CHECK(line && strncmp(line, "\r\nAccept-Encoding: identity\r\n", 29) == 0);
+	CHECK(!strcasestr(line + 2, "\r\naccept-encoding:"));
 	for (line = strstr(out, "\r\n"); line && line[2]; line = strstr(line + 2, "\r\n")) {
 		static const char *const hop[] = {
 		    "connection:", "keep-alive:",	   "upgrade:",	       "te:",
@@ -82,6 +86,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (d.allow) { /* the path part, before any query */
 		req.path[strcspn(req.path, "?")] = '\0';
 		CHECK(!strstr(req.path, "/../") && !strcasestr(req.path, "%2e"));
+		CHECK(!strchr(req.path, ';') && !strcasestr(req.path, "%3b") &&
+		      !strcasestr(req.path, "%252e") && !strcasestr(req.path, "%252f"));
+	}
+	if (proxy_http_body_refused(&req))
+		CHECK(req.chunked || req.content_length > 0);
+	if (proxy_http_upgrade_refused(&req)) {
+		bool named = false;
+
+		for (size_t i = 0; i < req.n_fields; i++)
+			named |= req.fields[i].name_len == 7 &&
+				 strncasecmp(req.fields[i].name, "upgrade", 7) == 0;
+		CHECK(named);
 	}
 	return 0;
 }

@@ -53,6 +53,10 @@ static void check_request(const uint8_t *d, size_t size)
 		CHECK(used == 0);
 		CHECK(q.reply == 0x01 || q.reply == 0x07 || q.reply == 0x08);
 		CHECK(q.why[0] != '\0' && strnlen(q.why, sizeof(q.why)) < sizeof(q.why));
+		/* a refused name is shown for the audit: visible ASCII only, bounded */
+		CHECK(strnlen(q.shown, sizeof(q.shown)) < sizeof(q.shown));
+		for (const char *p = q.shown; *p; p++)
+			CHECK(*p > 0x20 && *p < 0x7f);
 	} else {
 		CHECK(r == PROXY_SOCKS_NEED_MORE && used == 0 && size < 5 + 255 + 2);
 	}

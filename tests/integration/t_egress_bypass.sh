@@ -193,8 +193,13 @@ socks domain denied.test        | main   | domain denied.test @O1@  | 02 | | soc
 socks domain 2130706433         | main   | domain 2130706433 @O1@   | 02 | | socks5 2130706433 @O1@ deny - -
 socks domain [origin.test]      | main   | domain [origin.test] @O1@ | 02 | | socks5 [origin.test] @O1@ deny - -
 socks domain origin.test:@O1@   | main   | domain origin.test:@O1@ @O1@ | 02 | | socks5 origin.test:@O1@ @O1@ deny - -
-socks domain non-ASCII          | main   | domain orig\xc3\xafn.test @O1@ | 01 | |
-socks domain with NUL           | main   | domain origin.test\x00.evil @O1@ | 01 | |
+# Names the parser refuses are audited like every other refusal, the name escaped.
+socks domain non-ASCII          | main   | domain orig\xc3\xafn.test @O1@ | 01 | | socks5 orig\xc3\xafn.test @O1@ deny - -
+socks domain with NUL           | main   | domain origin.test\x00.evil @O1@ | 01 | | socks5 origin.test\x00.evil @O1@ deny - -
+socks domain with a space       | main   | domain origin.test\x20x @O1@ | 01 | | socks5 origin.test\x20x @O1@ deny - -
+socks domain with LF            | main   | domain origin.test\nx @O1@ | 01 | | socks5 origin.test\x0ax @O1@ deny - -
+socks domain with CRLF          | main   | domain origin.test\r\nx @O1@ | 01 | | socks5 origin.test\x0d\x0ax @O1@ deny - -
+socks domain with ESC           | main   | domain origin.test\x1b[2J @O1@ | 01 | | socks5 origin.test\x1b[2J @O1@ deny - -
 socks IPv4 127.0.0.1, covered   | main   | v4 127.0.0.1 @O1@        | 00 | hello from 127.0.0.1 | socks5 127.0.0.1 @O1@ allow 127.0.0.1 -
 socks IPv4 127.0.0.1, no allowPrivate | nopriv | v4 127.0.0.1 @O1@ | 02 | | socks5 127.0.0.1 @O1@ deny 127.0.0.1 loopback
 socks IPv4 127.0.0.2, not listed | main  | v4 127.0.0.2 @O2@        | 02 | | socks5 127.0.0.2 @O2@ deny - -
@@ -206,6 +211,16 @@ socks BIND refused              | main   | domain origin.test @O1@ 2 | 07 | |
 socks UDP ASSOCIATE refused     | main   | domain origin.test @O1@ 3 | 07 | |
 socks unknown ATYP              | main   | 5 - @O1@                 | 08 | |
 EOF
+OUT=$(hr main.yaml row.audit -- python3 client.py socks domain 'origin.test\x1b[2J\r\nhalo-run: forged' "$O1")
+expect "socks hostile name: refused" "01" "$OUT"
+expect "socks hostile name: the audit record escapes the name and names the reason" \
+	'socks5 origin.test\x1b[2J\x0d\x0ahalo-run:\x20forged deny SOCKS5 domain name contains a byte outside visible ASCII' \
+	"$(aud row.audit proto host decision rule)"
+if grep -q $'\x1b\|^halo-run: forged' "$W/err" 2>/dev/null; then
+	fail "socks hostile name: no raw control byte or forged line on stderr" "$(cat -v "$W/err" | head -3)"
+else
+	ok "socks hostile name: no raw control byte or forged line on stderr"
+fi
 
 # ---------------- DNS rebinding: allowed names whose answers are loopback/unspecified
 # nopriv.yaml allows every name but has no allowPrivate: the answer alone refuses it.

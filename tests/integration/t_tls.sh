@@ -241,6 +241,70 @@ expect_match "--events: the request recorded with method and path" \
 	'"proto":"https".*"method":"GET","path":"/echo-ev"' "$(cat "$W/ev.jsonl" 2>/dev/null)"
 if grep -q "$TOKEN" "$W/ev.jsonl" 2>/dev/null; then fail "--events never holds the token"; else ok "--events never holds the token"; fi
 
+# ------------------------------------------------- the credential never comes back
+# Origins that echo requests (tls_term_origin.py's echo endpoints) would hand the token
+# to the command: TRACE/TRACK are refused, every other echo is masked byte for byte.
+VSTARS=$(printf '%*s' $((${#TOKEN} + 7)) '' | sed 's/ /\\*/g') # "Bearer " + the token, as a regex
+leaks() { # NAME OUTPUT: the token must not be in it
+	if grep -q "$TOKEN" <<<"$2"; then fail "$1: the token is not in the answer" "$(head -c 300 <<<"$2")"; else ok "$1: the token is not in the answer"; fi
+}
+for m in TRACE TRACK trace; do
+	out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - -X "$m" "https://secure.test:$P/echo-$m" | tr -d '\r')
+	leaks "$m" "$out"
+	expect_match "$m to a host with a credential: 403 naming why" \
+		"^X-Halo-Deny: secure.test \(egress.credentials for secure.test: $m is refused \(the origin would echo the credential back\)\)$" "$out"
+done
+expect "TRACE/TRACK never reached the origin" "0" "$(grep -ci '^trac[ek] ' "$W/good.log")"
+expect "audit: the refused TRACE is a denial with its reason" \
+	"https deny TRACE egress.credentials for secure.test: TRACE is refused (the origin would echo the credential back)" \
+	"$(hr tls.yaml t.audit -- "${CURL[@]}" -o /dev/null -X TRACE "https://secure.test:$P/echo"
+		aud t.audit proto decision method rule | tr ';' '\n' | grep '^https')"
+out=$("$HALO" check --policy "$W/tls.yaml" -X TRACE "https://secure.test:$P/echo" 2>&1; echo "rc=$?")
+expect_match "halo-run check -X TRACE: the proxy's answer, from the same function" \
+	"^rule: egress.credentials for secure.test: TRACE is refused \(the origin would echo the credential back\)$" "$out"
+expect_match "halo-run check -X TRACE: exit 1" "^rc=1$" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -X TRACE "https://plain.test:$P/echo-trace" | tr -d '\r')
+expect_match "TRACE to a host without a credential: passed (nothing to leak)" "^TRACE /echo-trace HTTP/1.1$" "$out"
+
+for ep in reflect reflect-chunked?7 reflect-chunked?1 reflect-eof; do
+	out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - "https://secure.test:$P/$ep" | tr -d '\r')
+	leaks "/$ep" "$out"
+	expect_match "/$ep: the value in the body is masked, length kept" "^Authorization: $VSTARS$" "$out"
+	expect_match "/$ep: ... and in a response header" "^X-Echo-Auth: $VSTARS$" "$out"
+	expect_match "/$ep: the rest is intact" "^Host: secure.test:$P$" "$out"
+done
+# The body's length is the origin's: framing holds, byte for byte.
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -o /dev/null -w '%{size_download}\n' "https://secure.test:$P/reflect")
+expect "/reflect: as many bytes as the origin sent" "$(grep -o 'sent [0-9]* bytes' "$W/good.log" | tail -1 | awk '{print $2}')" "$out"
+# 3 x 16 KiB: the value straddles the proxy's reads and the TLS records.
+rm -f "$WS/big.out"
+hr tls.yaml a.audit -- "${CURL[@]}" -o big.out "https://secure.test:$P/reflect-big?3" >/dev/null
+expect "/reflect-big: 3 x (16380 dots + the value) comes back with the value masked, same length" "ok" \
+	"$(python3 -c "
+import sys
+want = (b'.' * 16380 + b'*' * int(sys.argv[2])) * 3
+got = open(sys.argv[1], 'rb').read()
+print('ok' if got == want else 'got %d bytes, want %d, first difference at %s' % (len(got), len(want),
+      next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))))" \
+		"$WS/big.out" $((${#TOKEN} + 7)) 2>&1)"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" --compressed "https://secure.test:$P/accept-encoding")
+expect "a credential's host is asked for identity, whatever the client accepts" "identity" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - --compressed "https://secure.test:$P/gzip" | tr -d '\r')
+leaks "/gzip" "$out"
+expect_match "a compressed answer from a credential's host: 502 naming why" \
+	"^X-Halo-Error: the origin sent a compressed or encoded body to a host with a credential \(asked for identity\): it cannot be scanned for the credential$" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - -H "Upgrade: websocket" -H "Connection: Upgrade" \
+	-H "Sec-WebSocket-Version: 13" -H "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" \
+	"https://secure.test:$P/ws" | tr -d '\r')
+expect_match "a WebSocket upgrade to a terminated host: 501 naming why" \
+	"^HTTP/1.1 501 .*
+X-Halo-Error: a protocol upgrade \(WebSocket...\) to a host whose TLS the proxy terminates is not supported" "$(grep -e '^HTTP' -e '^X-Halo' <<<"$out")"
+expect "... and the origin never saw it" "0" "$(grep -c ' /ws ' "$W/good.log")"
+expect "... audited as refused, with why" \
+	"https deny GET /ws2 secure.test: a protocol upgrade (WebSocket...) to a host whose TLS the proxy terminates is not supported: its requests are judged one by one" \
+	"$(hr tls.yaml w.audit -- "${CURL[@]}" -o /dev/null -H "Upgrade: websocket" -H "Connection: Upgrade" "https://secure.test:$P/ws2"
+		aud w.audit proto decision method path rule | tr ';' '\n' | grep '^https')"
+
 # ------------------------------------------------------- the token is nowhere inside
 out=$(hr tls.yaml a.audit -- sh -c '
 	env; cat /proc/self/environ; for p in /proc/[0-9]*; do cat $p/environ $p/cmdline; done
@@ -281,6 +345,28 @@ expect "audit: the denied request with method and path" \
 	"https deny POST /repos/acme/x requestRules for api.test: no rule allows POST /repos/acme/x" \
 	"$(hr tls.yaml r.audit -- "${CURL[@]}" -o /dev/null -X POST -d x "https://api.test:$P/repos/acme/x"
 		aud r.audit proto decision method path rule | tr ';' '\n' | grep '^https')"
+expect "requestRules: a double-encoded dot segment is denied" \
+	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\', ';', '%' or control byte in the path)" \
+	"$(code "https://api.test:$P/repos/acme/%252e%252e/other" --path-as-is)"
+expect "requestRules: a double-encoded slash is denied" \
+	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\', ';', '%' or control byte in the path)" \
+	"$(code "https://api.test:$P/repos/acme/x%252f..%252fother" --path-as-is)"
+expect "requestRules: a ';' parameter is denied" \
+	"403 api.test (requestRules for api.test: a ';' parameter in the path (literal or encoded))" \
+	"$(code "https://api.test:$P/repos/acme;x/y" --path-as-is)"
+expect "requestRules: a GET with a body is refused (400)" \
+	"400 api.test (requestRules for api.test: a GET request with a body (refused under requestRules: an origin that ignores its length would read the body as another request))" \
+	"$(code "https://api.test:$P/repos/acme/body-get" -X GET -d 'GET /gists HTTP/1.1')"
+expect "requestRules: a chunked HEAD body is refused (400)" \
+	"400 api.test (requestRules for api.test: a HEAD request with a body (refused under requestRules: an origin that ignores its length would read the body as another request))" \
+	"$(code "https://api.test:$P/repos/acme/body-head" -X HEAD -H 'Transfer-Encoding: chunked' -d x)"
+expect "requestRules: a DELETE with a body to a rules host without methods (plain.test) is refused" \
+	"400 plain.test (requestRules for plain.test: a DELETE request with a body (refused under requestRules: an origin that ignores its length would read the body as another request))" \
+	"$(code "https://plain.test:$P/body-delete" -X DELETE -d x)"
+expect "requestRules: plain http:// forwarding refuses a GET body too" "400 " \
+	"$(code "http://api.test:$P/repos/acme/body-plain" -X GET -d x)"
+expect "the refused bodies never reached the origin" "0" "$(grep -c ' /[a-z/]*body-' "$W/good.log")"
+expect "a GET without a body still passes" "200 " "$(code "https://api.test:$P/repos/acme/x" -H 'Content-Length: 0')"
 out=$(hr tls.yaml r.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o /dev/null \
 	-o /dev/null "https://api.test:$P/repos/acme/one" "https://api.test:$P/gists")
 expect "keep-alive: the second request on the same connection is denied" "200 1

@@ -2,8 +2,16 @@
 """An HTTPS origin on loopback for t_tls.sh: CERT KEY PORTFILE LOG GITROOT.
 
 HTTP/1.1 with keep-alive. The token it expects is in $HALO_TEST_TOKEN of ITS OWN
-environment (never on disk). It never echoes the token back: answers say auth=ok, none
-or other, and how many Authorization fields came.
+environment (never on disk). Its ordinary answers never echo the token back: they say
+auth=ok, none or other, and how many Authorization fields came. The echo endpoints
+below do echo it, on purpose, as careless origins do; the proxy must mask it:
+  TRACE, TRACK      the request head as received (message/http), as Apache does
+  /reflect          the request's fields in the body, Authorization also in X-Echo-Auth
+  /reflect-chunked?N  the same in chunks of N bytes (the value straddles them)
+  /reflect-eof      the same, delimited by the connection's close
+  /reflect-big?R    R times (16380 dots, the Authorization value): straddles reads
+  /gzip             the reflection gzip-compressed, whatever was asked
+  /accept-encoding  the Accept-Encoding received ("-" when none)
   /echo...          "auth=... n_auth=N method=M path=P"
   /redirect         302 to https://plain.test:PORT/echo (another host)
   /repos/...        "repo ok"
@@ -12,6 +20,7 @@ or other, and how many Authorization fields came.
   /npm/NAME         an npm packument (only with the right token, else 401)
   /git/...          git http-backend (smart HTTP), only with the right token (else 401)
 Each request is logged: "METHOD PATH auth=... n_auth=N"."""
+import gzip
 import http.server
 import json
 import os
@@ -97,12 +106,66 @@ class H(http.server.BaseHTTPRequestHandler):
                 for part in (b"one ", b"two ", b"three\n"):
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
                 self.wfile.write(b"0\r\n\r\n")
+        elif self.path.startswith("/reflect"):
+            self.reflect()
+        elif self.path == "/gzip":
+            data = gzip.compress(self.fields())
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif self.path == "/accept-encoding":
+            self.send(200, self.headers.get("Accept-Encoding", "-") + "\n")
         elif self.path == "/upload":
             self.send(200, "got %d bytes\n" % len(body))
         else:
             self.send(404, "no such thing\n")
 
     do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = handle_any
+
+    def fields(self):
+        return "".join("%s: %s\r\n" % (k, v) for k, v in self.headers.items()).encode()
+
+    def echo_head(self):
+        state, n = self.auth()
+        log("%s %s auth=%s n_auth=%d" % (self.command, self.path, state, n))
+        data = ("%s\r\n" % self.requestline).encode() + self.fields()
+        self.send_response(200)
+        self.send_header("Content-Type", "message/http")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_TRACE = do_TRACK = echo_head
+
+    def reflect(self):
+        path, _, arg = self.path.partition("?")
+        auth = self.headers.get("Authorization", "-")
+        if path == "/reflect-big":
+            data = (b"." * 16380 + auth.encode()) * int(arg or "1")
+        else:
+            data = b"reflected:\r\n" + self.fields()
+        log("sent %d bytes" % len(data))
+        self.send_response(200)
+        self.send_header("X-Echo-Auth", auth)
+        if path == "/reflect-chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            n = int(arg or "7")
+            for i in range(0, len(data), n):
+                part = data[i:i + n]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+        elif path == "/reflect-eof":
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
     def git(self, state):
         if state != "ok":

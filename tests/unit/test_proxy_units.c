@@ -172,6 +172,78 @@ START_TEST(chunk_scan_table)
 }
 END_TEST
 
+/* The data of a chunked body, as the masker sees it: the same runs whole or byte by
+ * byte, framing and trailers never among them. */
+static const struct {
+	const char *body, *data;
+} chunk_data_rows[] = {
+    {"5\r\nhello\r\n0\r\n\r\n", "hello"},
+    {"3;x=\"a\"\r\nabc\r\n2\r\nde\r\n0\r\nX-T: secret\r\n\r\n", "abcde"},
+    {"1\r\n\r\r\n1\r\n\n\r\n0\r\n\r\n", "\r\n"},
+    {"0\r\n\r\n", ""},
+};
+
+static void data_of(const char *b, size_t step, char *out)
+{
+	struct chunk_scan cs = {0};
+	size_t len = strlen(b), i = 0, o = 0;
+	bool done = false;
+
+	while (i < len && !done) {
+		size_t avail = step && len - i > step ? step : len - i;
+		const char *d;
+		size_t dl;
+		long k = chunk_scan_data(&cs, b + i, avail, &done, &d, &dl);
+
+		ck_assert_int_ge(k, 0);
+		ck_assert(k > 0 || done);
+		memcpy(out + o, d ? d : "", dl);
+		o += dl;
+		i += (size_t)k;
+	}
+	ck_assert(done);
+	ck_assert_uint_eq(i, len);
+	out[o] = '\0';
+}
+
+START_TEST(chunk_scan_data_table)
+{
+	char out[128];
+
+	data_of(chunk_data_rows[_i].body, 0, out);
+	ck_assert_str_eq(out, chunk_data_rows[_i].data);
+	data_of(chunk_data_rows[_i].body, 1, out);
+	ck_assert_str_eq(out, chunk_data_rows[_i].data);
+	data_of(chunk_data_rows[_i].body, 3, out);
+	ck_assert_str_eq(out, chunk_data_rows[_i].data);
+}
+END_TEST
+
+/* A body whose bytes are not its text cannot be scanned for a credential. */
+START_TEST(resp_parse_encoded)
+{
+	static const struct {
+		const char *head;
+		bool encoded;
+	} rows[] = {
+	    {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 1\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\ncontent-encoding: identity, br\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: deflate\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n\r\n", false},
+	    {"HTTP/1.1 200 OK\r\nContent-Encoding:\r\n\r\n", false},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", false},
+	    {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false},
+	};
+	struct resp_head h;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		ck_assert_int_eq(resp_parse(rows[i].head, strlen(rows[i].head), &h), RESP_OK);
+		ck_assert_msg(h.encoded == rows[i].encoded, "row %zu", i);
+	}
+}
+END_TEST
+
 /* -------------------------------------------------------------- addresses */
 
 static struct proxy_addr addr_of(const char *text)
@@ -569,6 +641,9 @@ static Suite *units_suite(void)
 	tcase_add_loop_test(tc, resp_rewrite_table, 0,
 			    sizeof(rewrite_rows) / sizeof(rewrite_rows[0]));
 	tcase_add_loop_test(tc, chunk_scan_table, 0, sizeof(chunk_rows) / sizeof(chunk_rows[0]));
+	tcase_add_loop_test(tc, chunk_scan_data_table, 0,
+			    sizeof(chunk_data_rows) / sizeof(chunk_data_rows[0]));
+	tcase_add_test(tc, resp_parse_encoded);
 	tcase_add_test(tc, addr_ok_classes_and_own_addresses);
 	tcase_add_test(tc, addr_ok_real_interfaces);
 	tcase_add_test(tc, resolver_cancel_and_late_answers);

@@ -192,6 +192,53 @@ START_TEST(domain_255)
 }
 END_TEST
 
+/* A name refused by the parser is still shown, escaped, with its port: the proxy
+ * audits the refusal with it. */
+static const struct {
+	const uint8_t *in;
+	size_t len;
+	const char *shown;
+	unsigned port;
+} shown_rows[] = {
+    {IN(5, 1, 0, 3, 3, 'a', ' ', 'b', 0, 80), "a\\x20b", 80},
+    {IN(5, 1, 0, 3, 3, 'a', '\n', 'b', 1, 0xbb), "a\\x0ab", 443},
+    {IN(5, 1, 0, 3, 4, 'a', '\r', '\n', 'b', 0, 80), "a\\x0d\\x0ab", 80},
+    {IN(5, 1, 0, 3, 3, 'a', 0x1b, '[', 0, 80), "a\\x1b[", 80},
+    {IN(5, 1, 0, 3, 5, 'a', 0, '.', 'c', 'o', 0, 80), "a\\x00.co", 80},
+    {IN(5, 1, 0, 3, 3, '\\', 0xc3, 0xa4, 0, 80), "\\x5c\\xc3\\xa4", 80},
+};
+
+START_TEST(refused_name_shown)
+{
+	struct proxy_socks_req q;
+	size_t used = 99;
+
+	ck_assert_int_eq(proxy_socks_request(shown_rows[_i].in, shown_rows[_i].len, &used, &q),
+			 ERR);
+	ck_assert_str_eq(q.shown, shown_rows[_i].shown);
+	ck_assert_uint_eq(q.port, shown_rows[_i].port);
+}
+END_TEST
+
+START_TEST(refused_name_shown_cut)
+{
+	uint8_t r[5 + 255 + 2];
+	struct proxy_socks_req q;
+	size_t used;
+
+	memcpy(r, (uint8_t[]){5, 1, 0, 3, 255}, 5);
+	memset(r + 5, '\n', 255);
+	r[260] = 0;
+	r[261] = 80;
+	ck_assert_int_eq(proxy_socks_request(r, sizeof(r), &used, &q), ERR);
+	ck_assert_uint_eq(strlen(q.shown), 252); /* 63 escapes: whole ones only */
+	ck_assert_str_eq(q.shown + 248, "\\x0a");
+	/* a refusal before the name is complete shows nothing */
+	ck_assert_int_eq(proxy_socks_request((const uint8_t[]){5, 2, 0, 3}, 4, &used, &q), ERR);
+	ck_assert_str_eq(q.shown, "");
+}
+END_TEST
+
 START_TEST(reply_bytes)
 {
 	static const uint8_t want[10] = {5, 0x07, 0, 1, 0, 0, 0, 0, 0, 0};
@@ -216,6 +263,8 @@ static Suite *socks5_suite(void)
 	tcase_add_loop_test(tc, request_truncated, 0, ROWS(requests));
 	tcase_add_test(tc, request_addr_bytes);
 	tcase_add_test(tc, domain_255);
+	tcase_add_loop_test(tc, refused_name_shown, 0, ROWS(shown_rows));
+	tcase_add_test(tc, refused_name_shown_cut);
 	tcase_add_test(tc, reply_bytes);
 	suite_add_tcase(s, tc);
 	return s;
