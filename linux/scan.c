@@ -494,6 +494,7 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = add_own_outputs(l, s, e)) < 0)
 		return rc;
 	add_session_dir(l, s);
+	linux_scan_index_shield(l, s);
 	linux_scan_carve(l, s);
 	linux_scan_host_sockets(l, s);
 	add_readonly_extra(l, s);
