@@ -430,7 +430,7 @@ static int check_masks(const struct linux_launch *l, const struct linux_scan *s,
 /* A path for a message: its name comes from the command (a directory it made), so
  * control bytes, backslashes and non-ASCII bytes are shown as \xNN, never sent to a
  * terminal. */
-static const char *printable(const char *path, char *out, size_t n)
+const char *linux_scan_printable(const char *path, char *out, size_t n)
 {
 	size_t o = 0;
 
@@ -462,7 +462,7 @@ static void say_unlisted(const struct linux_launch *l, struct linux_scan *s)
 			      "WARNING: %s: the workspace scan cannot list this directory (no "
 			      "read or search permission), so it is masked whole: nothing in it "
 			      "is reachable inside the sandbox",
-			      printable(s->unlisted.v[i], shown, sizeof(shown)));
+			      linux_scan_printable(s->unlisted.v[i], shown, sizeof(shown)));
 }
 
 /* What the walk found, made final: masks that the sandbox shows at all, none over a
@@ -496,6 +496,7 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = add_own_outputs(l, s, e)) < 0)
 		return rc;
 	add_session_dir(l, s);
+	linux_scan_index_shield(l, s);
 	linux_scan_carve(l, s);
 	linux_scan_host_sockets(l, s);
 	add_readonly_extra(l, s);
@@ -515,6 +516,11 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 static int judge_truncated(const struct linux_launch *l, const struct linux_scan *s,
 			   struct halo_err *e)
 {
+	/* 4 bytes shown per byte at most; the statement is a path and a reason. */
+	char shown[4 * (PATH_MAX + 128) + 1];
+	const char *what =
+	    s->uncovered ? linux_scan_printable(s->uncovered, shown, sizeof(shown)) : NULL;
+
 	if (!s->truncated)
 		return 0;
 	if (l->policy->fail_if_unavailable != 0) {
@@ -523,7 +529,7 @@ static int judge_truncated(const struct linux_launch *l, const struct linux_scan
 				     "the workspace scan cannot cover %s, so protected files there "
 				     "could not be masked; move or rename it, or set "
 				     "sandbox.failIfUnavailable: false to launch without it",
-				     s->uncovered);
+				     what);
 		else
 			halo_err_set(e,
 				     "the workspace scan stopped at %zu entries before covering "
@@ -537,7 +543,7 @@ static int judge_truncated(const struct linux_launch *l, const struct linux_scan
 			      "WARNING: the workspace scan did not cover %s, nor what it would "
 			      "have walked after it (%zu entries covered): protected files there "
 			      "are NOT masked (failIfUnavailable: false)",
-			      s->uncovered, s->entries_scanned);
+			      what, s->entries_scanned);
 	else if (l->warnings)
 		plan_text_add(l->warnings,
 			      "WARNING: the workspace scan stopped after %zu entries: protected "
@@ -554,6 +560,7 @@ static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
 {
 	size_t n = s->masked.n + s->guarded.n + s->pinned.n, best = 0, run = 0;
 	const char *at = NULL;
+	char shown[4 * PATH_MAX + 1];
 
 	if (n <= linux_scan_max_mounts)
 		return 0;
@@ -570,7 +577,8 @@ static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
 		     "the sandbox would need %zu mounts for masks, guards and pins (at most "
 		     "%zu): %zu protected files in the directory of %s alone; name such a "
 		     "directory in sandbox.protectedPaths to mask it whole",
-		     n, linux_scan_max_mounts, best, at ? at : "?");
+		     n, linux_scan_max_mounts, best,
+		     at ? linux_scan_printable(at, shown, sizeof(shown)) : "?");
 	return -E2BIG;
 }
 

@@ -366,3 +366,64 @@ void linux_scan_index_free(struct linux_scan_index *ix)
 	free(ix->t);
 	free(ix);
 }
+
+/* Beneath the workspace or a writable root: the top of that tree, or NULL. */
+static const char *writable_tree(const struct linux_launch *l, const struct linux_scan *s,
+				 const char *real)
+{
+	if (linux_path_beneath(real, l->workspace))
+		return l->workspace;
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (linux_path_beneath(real, s->writable.v[i]))
+			return s->writable.v[i];
+	return NULL;
+}
+
+/* The deepest existing directory on `place`'s way lies in a tree the sandbox writes:
+ * the rest made (0700), so that there is a directory to mask. */
+static bool place_in_writable(const struct linux_launch *l, const struct linux_scan *s,
+			      const char *place)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	size_t n = strlen(place), keep;
+
+	snprintf(path, sizeof(path), "%s", place);
+	while (!realpath(path, real)) {
+		char *sl = strrchr(path, '/');
+		if (errno != ENOENT || !sl || sl == path)
+			return false;
+		*sl = '\0';
+	}
+	if (!writable_tree(l, s, real))
+		return false;
+	if ((keep = strlen(path)) < n) {
+		snprintf(path, sizeof(path), "%s", place);
+		make_dirs(path, keep);
+	}
+	return true;
+}
+
+/* Where a launch keeps its index must be out of every other launch's reach too: a
+ * command whose writable tree holds that place (the home as the workspace, a writable
+ * root above it) could write a record there that leaves a protected file out, and the
+ * next launch in that tree would replay it. Each place a launch of this user may use
+ * (XDG_STATE_HOME's, the home's default, the password database home's default) that
+ * lies in a writable tree is masked whole, its ancestors pinned (linux_scan_pin):
+ * neither read, written, nor moved aside and made afresh. */
+void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
+{
+	const char *homes[] = {l->env_home, l->pw_home};
+	char place[PATH_MAX];
+
+	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, place, sizeof(place)) == 0 &&
+	    place_in_writable(l, s, place))
+		linux_scan_add_mask(s, place);
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		int w =
+		    homes[i] && homes[i][0] == '/' && strcmp(homes[i], "/") != 0
+			? snprintf(place, sizeof(place), "%s/.local/state/halo-run/index", homes[i])
+			: -1;
+		if (w > 0 && (size_t)w < sizeof(place) && place_in_writable(l, s, place))
+			linux_scan_add_mask(s, place);
+	}
+}

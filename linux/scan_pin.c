@@ -174,14 +174,19 @@ static void add_ancestors(struct linux_paths *pins, const char *path, const char
 /* A chain the command could complete: refuse, naming the link and what is missing. */
 static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 {
+	/* Names the command may have made: shown printably. */
+	char shown_what[4 * PATH_MAX + 1], shown_at[4 * PATH_MAX + 1];
+
 	for (size_t i = 0; i < s->dangling.n; i++) {
 		const char *at = s->dangling_at.v[i], *what = s->dangling.v[i];
+		const char *pw = linux_scan_printable(what, shown_what, sizeof(shown_what));
+		const char *pa = linux_scan_printable(at, shown_at, sizeof(shown_at));
 
 		if (at[0] == '\0' && tree_of(what, &s->writable)) {
 			halo_err_set(e,
 				     "persistence guard: %s is a symlink loop inside a writable "
 				     "tree; remove it (its links could be replaced from inside)",
-				     what);
+				     pw);
 			return -ELOOP;
 		}
 		if (at[0] && tree_of(at, &s->writable) &&
@@ -190,7 +195,7 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 				     "persistence guard: %s leads to %s, which does not exist and "
 				     "could be created from inside the sandbox (and run on the "
 				     "host later); create it, or remove what points there",
-				     what, at);
+				     pw, pa);
 			return -EPERM;
 		}
 	}

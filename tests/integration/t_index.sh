@@ -144,6 +144,23 @@ XDG_STATE_HOME=$W/.state run_in 'cat .env'
 expect "index place in the workspace: .env still masked" "" "$OUT"
 expect "index place in the workspace: nothing written there" "" "$(ls -A "$W/.state/halo-run/index" 2>/dev/null)"
 
+# ------------------------------------------------------------------ another launch's place in the workspace
+# A launch whose writable tree holds the place another launch keeps its index in (the
+# home as the workspace, here $STATE itself) uses no index, and its command can touch
+# none there either: a forged record (the .env entry left out, the checksum redone)
+# would have been replayed by the next launch in $W, .env unmasked. Masked whole, its
+# ancestors pinned: neither written, nor moved aside and planted afresh.
+F=$(idx_file)
+sum0=$(cksum <"$F")
+(cd "$STATE" && run_in "echo x >>'$F'; echo x >'$IDX_DIR/planted.idx'; ls '$IDX_DIR' 2>&1; mv '$STATE/halo-run' '$STATE/hr.old' 2>&1; mkdir -p '$IDX_DIR.new' 2>&1; true")
+expect "another launch's index place in its workspace: not written from inside" "$sum0 no" \
+	"$(cksum <"$F") $([ -e "$IDX_DIR/planted.idx" ] && echo yes || echo no)"
+expect "another launch's index place in its workspace: not moved aside from inside" "no yes" \
+	"$([ -e "$STATE/hr.old" ] && echo yes || echo no) $([ -f "$F" ] && echo yes || echo no)"
+expect "another launch's index place in its workspace: its listing hidden" "" \
+	"$(printf '%s\n' "$OUT" | grep -F .idx)"
+rm -rf "$STATE/hr.old" "$IDX_DIR.new"
+
 # ------------------------------------------------------------------ a tree changing during the walk
 mkdir -p "$W/churn"
 (for i in $(seq 1 400); do

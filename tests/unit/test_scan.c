@@ -478,6 +478,39 @@ START_TEST(split_scan_matches)
 }
 END_TEST
 
+/* The refusal and the warning of a walk that did not cover a tree name a directory the
+ * command may have made: its control bytes never reach the caller's terminal. */
+START_TEST(uncovered_named_printably)
+{
+	char rel[PATH_MAX] = "ws";
+	struct plan_text w = {0};
+	struct linux_scan got;
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		strcat(rel, "/x\nhalo-run: all clear\033[2J");
+	mkdirs(rel);
+	linux_scan_max_depth = 2;
+	split_scan(&got, &rc);
+	ck_assert_int_eq(rc, -E2BIG);
+	ck_assert_msg(!strpbrk(err.msg, "\n\033"), "raw control bytes: [%s]", err.msg);
+	ck_assert_ptr_nonnull(strstr(err.msg, "x\\x0ahalo-run: all clear\\x1b[2J"));
+	pol.fail_if_unavailable = 0;
+	launch.warnings = &w;
+	split_scan(&got, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_ge(w.n, 1);
+	for (size_t i = 0; i < w.n; i++)
+		ck_assert_msg(!strpbrk(w.v[i], "\n\033"), "raw control bytes: [%s]", w.v[i]);
+	launch.warnings = NULL;
+	plan_text_free(&w);
+	linux_paths_free(&got.masked);
+	linux_paths_free(&got.guarded);
+	linux_paths_free(&got.pinned);
+	linux_paths_free(&got.missing);
+}
+END_TEST
+
 START_TEST(twenty_thousand_files_fast)
 {
 	char name[PATH_MAX];
@@ -530,6 +563,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, mask_over_workspace_refused);
 	tcase_add_test(tc, parallel_matches_sequential);
 	tcase_add_test(tc, split_scan_matches);
+	tcase_add_test(tc, uncovered_named_printably);
 	tcase_add_test(tc, twenty_thousand_files_fast);
 	suite_add_tcase(s, tc);
 	return s;
