@@ -35,6 +35,9 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_LIMIT_NPROC] = "limits.processes",
     [RF_LIMIT_WALL] = "limits.wallSeconds",
     [RF_LIMIT_SESSION_IDLE] = "limits.sessionIdleSeconds",
+    [RF_LIMIT_CONNECTIONS] = "limits.connections",
+    [RF_LIMIT_WILDCARD_NAMES] = "limits.wildcardNames",
+    [RF_LIMIT_WILDCARD_NAMES_PER_MINUTE] = "limits.wildcardNamesPerMinute",
     [RF_ENV_PASS] = "env.pass",
     [RF_ENV_SET] = "env.set",
     [RF_LEGACY_PERMISSIONS] = "permissions.sandbox",
@@ -63,6 +66,12 @@ static long long limit_of(const struct halo_policy *p, enum render_field f)
 		return p->limits.wall_seconds;
 	case RF_LIMIT_SESSION_IDLE:
 		return p->limits.session_idle_seconds;
+	case RF_LIMIT_CONNECTIONS:
+		return p->limits.connections;
+	case RF_LIMIT_WILDCARD_NAMES:
+		return p->limits.wildcard_names;
+	case RF_LIMIT_WILDCARD_NAMES_PER_MINUTE:
+		return p->limits.wildcard_names_per_minute;
 	default:
 		return POLICY_LIMIT_UNSET;
 	}

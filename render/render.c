@@ -146,6 +146,11 @@ static const struct halo_only halo_only[] = {
     {RF_LIMIT_WALL, "the wall-clock limit is halo-run's; no harness holds it"},
     {RF_LIMIT_SESSION_IDLE, "sessions are halo-run's (--session); no harness holds their idle "
 			    "timeout"},
+    {RF_LIMIT_CONNECTIONS, "the proxy's connection limit is halo-run's; no harness holds it"},
+    {RF_LIMIT_WILDCARD_NAMES, "the budget of names resolved under wildcards is halo-run's "
+			      "proxy's; no harness holds it"},
+    {RF_LIMIT_WILDCARD_NAMES_PER_MINUTE, "the budget of names resolved under wildcards is "
+					 "halo-run's proxy's; no harness holds it"},
     {RF_ENV_PASS, "environment stripping is halo-run's; the harness passes its own environment"},
     {RF_ENV_SET, "environment rules are halo-run's; no harness managed setting sets them"},
 };

@@ -149,12 +149,14 @@ void render_warn_cannot(const struct halo_policy *p, struct render_out *out,
 /* The disposition rows every adapter shares: what only halo-run enforces. */
 #define RENDER_DISP_HALO_ONLY                                                                      \
 	[RF_ALLOW_READ] = RD_WARN, [RF_GUARD_PERSISTENCE] = RD_WARN, [RF_CACHES] = RD_WARN,        \
-	[RF_UNIX_SOCKETS] = RD_WARN, [RF_MACOS_ALLOW_TRUSTD] = RD_WARN, [RF_ALLOW_PRIVATE] = RD_WARN, [RF_HOST_PORTS] = RD_WARN,      \
-	[RF_UPSTREAM_PROXY] = RD_WARN, [RF_LIMIT_CPU] = RD_WARN, [RF_LIMIT_MEMORY] = RD_WARN,      \
-	[RF_LIMIT_FSIZE] = RD_WARN, [RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN,       \
-	[RF_LIMIT_WALL] = RD_WARN, [RF_LIMIT_SESSION_IDLE] = RD_WARN, [RF_ENV_PASS] = RD_WARN,     \
-	[RF_ENV_SET] = RD_WARN, [RF_TRUSTED_CAS] = RD_WARN, [RF_CREDENTIALS] = RD_WARN,            \
-	[RF_REQUEST_RULES] = RD_WARN
+	[RF_UNIX_SOCKETS] = RD_WARN, [RF_MACOS_ALLOW_TRUSTD] = RD_WARN,                            \
+	[RF_ALLOW_PRIVATE] = RD_WARN, [RF_HOST_PORTS] = RD_WARN, [RF_UPSTREAM_PROXY] = RD_WARN,    \
+	[RF_LIMIT_CPU] = RD_WARN, [RF_LIMIT_MEMORY] = RD_WARN, [RF_LIMIT_FSIZE] = RD_WARN,         \
+	[RF_LIMIT_NOFILE] = RD_WARN, [RF_LIMIT_NPROC] = RD_WARN, [RF_LIMIT_WALL] = RD_WARN,        \
+	[RF_LIMIT_SESSION_IDLE] = RD_WARN, [RF_LIMIT_CONNECTIONS] = RD_WARN,                       \
+	[RF_LIMIT_WILDCARD_NAMES] = RD_WARN, [RF_LIMIT_WILDCARD_NAMES_PER_MINUTE] = RD_WARN,       \
+	[RF_ENV_PASS] = RD_WARN, [RF_ENV_SET] = RD_WARN, [RF_TRUSTED_CAS] = RD_WARN,               \
+	[RF_CREDENTIALS] = RD_WARN, [RF_REQUEST_RULES] = RD_WARN
 
 /* The rows every harness whose managed settings hold a sandbox and both domain lists
  * shares (Claude Code, Codex, Copilot); each adds its writable roots, egress default

@@ -14,10 +14,10 @@
 /* A new member of struct halo_policy must be added to render/render.h's field list
  * (and so to every adapter's disposition table) before this compiles again; for a
  * derived member, update the size here after checking it needs no rendering. */
-_Static_assert(sizeof(struct halo_policy) == 568 + 72,
+_Static_assert(sizeof(struct halo_policy) == 568 + 96,
 	       "struct halo_policy changed: add the field to enum render_field (render.h), "
 	       "every adapter's disp table and render_field_in_force, then update this size");
-_Static_assert(RENDER_N_FIELDS == 31, "a field was added: update the full policy below");
+_Static_assert(RENDER_N_FIELDS == 34, "a field was added: update the full policy below");
 
 /* Every field of the schema set. */
 static const char full_yaml[] =
@@ -44,7 +44,8 @@ static const char full_yaml[] =
     "  requestRules: [{host: ai.acme.example, methods: [POST], paths: [\"/v1/*\"]}]\n"
     "gateway: ai.acme.example\n"
     "limits: {cpuSeconds: 60, memoryMB: 4096, fileSizeMB: 1024, openFiles: 1024,\n"
-    "         processes: 1024, wallSeconds: 900, sessionIdleSeconds: 1800}\n"
+    "         processes: 1024, wallSeconds: 900, sessionIdleSeconds: 1800,\n"
+    "         connections: 128, wildcardNames: 100, wildcardNamesPerMinute: 30}\n"
     "env: {pass: [GOPATH], set: {CI: \"true\"}}\n"
     "permissions: {sandbox: workspace-write}\n";
 
