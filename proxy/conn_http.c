@@ -150,9 +150,11 @@ static bool forward_rules_deny(struct conn *c, const struct proxy_http_req *req)
 	char why[160];
 
 	if (policy_host_parse(req->host, strlen(req->host), true, &h, why, sizeof(why)) != 0 ||
-	    policy_decide_request(c->px->o.policy, h.text, req->method, req->path, &rd) != 0 ||
-	    rd.allow)
+	    policy_decide_request(c->px->o.policy, h.text, req->method, req->path, &rd) != 0)
 		return false; /* an unparsable host is denied by conn_target's Decide() */
+	proxy_http_rules_override(req, h.text, &rd);
+	if (rd.allow)
+		return false;
 	conn_exchange_begin(c, PROTO_HTTP, h.text, strlen(h.text), req->port);
 	c->ex.allow = false;
 	snprintf(c->ex.rule, sizeof(c->ex.rule), "%.180s", rd.rule);

@@ -103,6 +103,7 @@ static void start_request(struct conn *c, const struct proxy_http_req *req)
 
 	conn_timer_clear(c, &c->t_head);
 	policy_decide_request(c->px->o.policy, c->ex.host, req->method, req->path, &rd);
+	proxy_http_rules_override(req, c->ex.host, &rd);
 	audit_request(c, req, &rd);
 	if (!rd.allow) {
 		deny(c, &rd);
