@@ -23,6 +23,11 @@ static bool sets_mode(const struct halo_policy *m)
 	(void)m;
 	return true; /* mode off drops every rule the managed file has, whatever it sets */
 }
+/* A default, an allowlist or presets all decide what an unlisted host gets. */
+static bool sets_default(const struct halo_policy *m)
+{
+	return m->egress_default != POLICY_EGRESS_UNSET || m->allowed_domains.set || m->presets.set;
+}
 static bool sets_roots(const struct halo_policy *m)
 {
 	return m->writable_roots.set;
@@ -39,26 +44,24 @@ static bool sets_caches(const struct halo_policy *m)
 {
 	return m->caches != POLICY_CACHES_UNSET;
 }
+/* A managed file that restricts egress also holds the ways around Decide() it does not
+ * name: a host socket (docker's runs anything, with any network), a host port (a local
+ * proxy, an ssh -D) and a private range for an allowed name. Unnamed, none is added. */
 static bool sets_sockets(const struct halo_policy *m)
 {
-	return m->unix_sockets.set;
+	return m->unix_sockets.set || sets_default(m);
 }
 static bool sets_carve_outs(const struct halo_policy *m)
 {
 	return m->protected_paths.n || m->allow_read.set;
 }
-/* A default, an allowlist or presets all decide what an unlisted host gets. */
-static bool sets_default(const struct halo_policy *m)
-{
-	return m->egress_default != POLICY_EGRESS_UNSET || m->allowed_domains.set || m->presets.set;
-}
 static bool sets_private(const struct halo_policy *m)
 {
-	return m->allow_private.set;
+	return m->allow_private.set || sets_default(m);
 }
 static bool sets_ports(const struct halo_policy *m)
 {
-	return m->host_ports.set;
+	return m->host_ports.set || sets_default(m);
 }
 static bool sets_req_rules(const struct halo_policy *m)
 {

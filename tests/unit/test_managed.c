@@ -89,6 +89,20 @@ static const struct managed_row rows[] = {
     {"env: {pass: [GOPATH]}\n",
      {"env: {pass: [GOPATH, AWS_SECRET_ACCESS_KEY]}\n"},
      "loosens env.pass (adds 'AWS_SECRET_ACCESS_KEY')"},
+    /* Ways around the managed egress rules, though the file does not name them: a
+     * host service relayed inside (a local proxy, an ssh -D), a host socket (docker's
+     * runs anything with any network), a private range for an allowed name. */
+    {"egress: {default: deny, allowedDomains: [a.example]}\n",
+     {"egress: {hostPorts: [8118]}\n"},
+     "loosens egress.hostPorts (adds 8118), which the managed policy " M " sets"},
+    {"egress: {allowedDomains: [a.example]}\n",
+     {"sandbox: {unixSockets: [/var/run/docker.sock]}\n"},
+     "loosens sandbox.unixSockets (adds '/var/run/docker.sock')"},
+    {"egress: {default: deny}\n",
+     {"egress: {allowPrivate: [10.0.0.0/8]}\n"},
+     "loosens egress.allowPrivate (adds '10.0.0.0/8')"},
+    {"egress: {deniedDomains: [x.example]}\n", {"egress: {hostPorts: [8118]}\n"}, NULL},
+    {"limits: {cpuSeconds: 60}\n", {"sandbox: {unixSockets: [/run/x.sock]}\n"}, NULL},
     /* Deny lists and protected paths union: nothing a later file writes drops one. */
     {"egress: {deniedDomains: [x.example]}\n", {"egress: {deniedDomains: []}\n"}, NULL},
 };
