@@ -281,6 +281,7 @@ static Suite *managed_suite(void)
 	tcase_add_test(t, managed_alone_and_merged);
 	tcase_add_test(t, managed_fields_known);
 	tcase_add_test(t, managed_file_read_once);
+	tcase_set_timeout(t, 60); /* the 20k-entry file parses slowly under ASan */
 	suite_add_tcase(s, t);
 	return s;
 }
