@@ -23,6 +23,11 @@ static bool sets_mode(const struct halo_policy *m)
 	(void)m;
 	return true; /* mode off drops every rule the managed file has, whatever it sets */
 }
+/* A default, an allowlist or presets all decide what an unlisted host gets. */
+static bool sets_default(const struct halo_policy *m)
+{
+	return m->egress_default != POLICY_EGRESS_UNSET || m->allowed_domains.set || m->presets.set;
+}
 static bool sets_roots(const struct halo_policy *m)
 {
 	return m->writable_roots.set;
@@ -39,26 +44,24 @@ static bool sets_caches(const struct halo_policy *m)
 {
 	return m->caches != POLICY_CACHES_UNSET;
 }
+/* A managed file that restricts egress also holds the ways around Decide() it does not
+ * name: a host socket (docker's runs anything, with any network), a host port (a local
+ * proxy, an ssh -D) and a private range for an allowed name. Unnamed, none is added. */
 static bool sets_sockets(const struct halo_policy *m)
 {
-	return m->unix_sockets.set;
+	return m->unix_sockets.set || sets_default(m);
 }
 static bool sets_carve_outs(const struct halo_policy *m)
 {
 	return m->protected_paths.n || m->allow_read.set;
 }
-/* A default, an allowlist or presets all decide what an unlisted host gets. */
-static bool sets_default(const struct halo_policy *m)
-{
-	return m->egress_default != POLICY_EGRESS_UNSET || m->allowed_domains.set || m->presets.set;
-}
 static bool sets_private(const struct halo_policy *m)
 {
-	return m->allow_private.set;
+	return m->allow_private.set || sets_default(m);
 }
 static bool sets_ports(const struct halo_policy *m)
 {
-	return m->host_ports.set;
+	return m->host_ports.set || sets_default(m);
 }
 static bool sets_req_rules(const struct halo_policy *m)
 {
@@ -121,8 +124,11 @@ static int parse_managed(const struct policy_managed *m, struct halo_policy **ou
 	return policy_parse_buffer(m->name, m->buf, m->len, m->format, out, d);
 }
 
-/* The caller's files together, as one layer: what they add to the managed one. */
-static int combine(const char *const *paths, size_t n, struct halo_policy **out, char **names)
+/* The caller's files together, as one layer: what they add to the managed one. The
+ * layers are the ones already parsed: a file read twice could be rewritten between
+ * the reads, its loose first version run and its tight second version checked. */
+static int combine(struct halo_policy *const *layers, const char *const *paths, size_t n,
+		   struct halo_policy **out, char **names)
 {
 	struct policy_diags scratch = {0};
 	struct halo_policy *c = NULL;
@@ -130,12 +136,7 @@ static int combine(const char *const *paths, size_t n, struct halo_policy **out,
 	int rc = policy_parse_buffer("(none)", "{}", 2, 'j', &c, &scratch);
 
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		struct halo_policy *layer = NULL;
-
-		rc = policy_parse_file(paths[i], &layer, &scratch);
-		if (rc == 0)
-			rc = policy_layer(c, layer, paths[i], &scratch);
-		policy_free(layer);
+		rc = policy_layer(c, layers[i], paths[i], &scratch);
 		len += strlen(paths[i]) + 2;
 	}
 	policy_diags_free(&scratch);
@@ -153,8 +154,8 @@ static int combine(const char *const *paths, size_t n, struct halo_policy **out,
 	return 0;
 }
 
-static int check_against(const struct policy_managed *m, const char *const *paths, size_t n,
-			 struct policy_diags *d)
+static int check_against(const struct policy_managed *m, struct halo_policy *const *layers,
+			 const char *const *paths, size_t n, struct policy_diags *d)
 {
 	struct halo_policy *raw = NULL, *base = NULL, *c = NULL;
 	char *names = NULL;
@@ -166,7 +167,7 @@ static int check_against(const struct policy_managed *m, const char *const *path
 	if (rc == 0)
 		rc = parse_managed(m, &base, d);
 	if (rc == 0)
-		rc = combine(paths, n, &c, &names);
+		rc = combine(layers, paths, n, &c, &names);
 	if (rc == 0)
 		rc = policy_layer_managed(base, c, names, raw, m->name, d);
 	free(names);
@@ -180,7 +181,7 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 			const struct policy_ctx *ctx, struct halo_policy **out,
 			struct policy_diags *d)
 {
-	struct halo_policy *base = NULL;
+	struct halo_policy *base = NULL, **layers;
 	bool failed = false;
 	int rc;
 
@@ -195,20 +196,23 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 		policy_free(base);
 		return -ENOMEM;
 	}
-	/* Every file is read even after a failure, so one run reports every error. */
-	for (size_t i = 0; i < n; i++) {
-		struct halo_policy *layer = NULL;
-
-		if (policy_parse_file(paths[i], &layer, d) < 0) {
-			failed = true;
-			continue;
-		}
-		if (policy_layer(base, layer, paths[i], d) < 0)
-			failed = true;
-		policy_free(layer);
+	layers = calloc(n ? n : 1, sizeof(*layers));
+	if (!layers) {
+		policy_free(base);
+		return -ENOMEM;
 	}
-	if (!failed && check_against(m, paths, n, d) < 0)
+	/* Every file is read (once) even after a failure, so one run reports every error. */
+	for (size_t i = 0; i < n; i++) {
+		if (policy_parse_file(paths[i], &layers[i], d) < 0)
+			failed = true;
+		else if (policy_layer(base, layers[i], paths[i], d) < 0)
+			failed = true;
+	}
+	if (!failed && check_against(m, layers, paths, n, d) < 0)
 		failed = true;
+	for (size_t i = 0; i < n; i++)
+		policy_free(layers[i]);
+	free(layers);
 	if (failed) {
 		policy_free(base);
 		return -EINVAL;

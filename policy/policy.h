@@ -634,6 +634,11 @@ struct policy_request_decision {
  * -EINVAL (NULL arguments). */
 int policy_decide_request(const struct halo_policy *p, const char *host, const char *method,
 			  const char *target, struct policy_request_decision *d);
+/* Is this request field name (not NUL-terminated) one that some origins take as the
+ * method or the path instead of the request line's (X-HTTP-Method-Override,
+ * X-Original-URL...)? A request carrying one to a host with request rules is denied,
+ * and a credential may not set one. */
+bool policy_request_override_field(const char *name, size_t len);
 
 /* The credential for this canonical host (the first entry matching), or NULL. */
 const struct policy_credential *policy_credential_for(const struct halo_policy *p, const char *host,

@@ -215,6 +215,38 @@ static bool echo_method(const char *m)
 	return strcasecmp(m, "TRACE") == 0 || strcasecmp(m, "TRACK") == 0;
 }
 
+/* Fields some origins take as the method or the target instead of the request line's
+ * (method overrides in Google's APIs, Rails and Express middleware; X-Original-URL and
+ * X-Rewrite-URL in IIS, Symfony and Zend): under request rules a checked GET would run
+ * as DELETE, or on a path no rule allows. */
+static const char *const override_fields[] = {
+    "x-http-method-override", "x-http-method", "x-method-override",
+    "x-original-url",	      "x-rewrite-url", NULL,
+};
+
+/* Compared without case, '_' as '-': a server that maps fields to CGI variables
+ * reads X_HTTP_METHOD_OVERRIDE as the same field. */
+static bool field_is(const char *name, size_t len, const char *lower)
+{
+	size_t i = 0;
+
+	for (; i < len && lower[i]; i++) {
+		char c = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] - 'A' + 'a') : name[i];
+
+		if ((c == '_' ? '-' : c) != lower[i])
+			return false;
+	}
+	return i == len && !lower[i];
+}
+
+bool policy_request_override_field(const char *name, size_t len)
+{
+	for (size_t i = 0; name && override_fields[i]; i++)
+		if (field_is(name, len, override_fields[i]))
+			return true;
+	return false;
+}
+
 int policy_decide_request(const struct halo_policy *p, const char *host, const char *method,
 			  const char *target, struct policy_request_decision *d)
 {

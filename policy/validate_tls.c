@@ -93,6 +93,11 @@ static void check_header(const struct policy_vctx *v, const char *field, const c
 			    v, field,
 			    "%s is a field the proxy owns (framing, hop-by-hop or the target)",
 			    policy_quote(h, q, sizeof(q)));
+	if (policy_request_override_field(h, n))
+		policy_verr(v, field,
+			    "%s makes some origins run another method or path than the request "
+			    "line's (what requestRules check)",
+			    policy_quote(h, q, sizeof(q)));
 }
 
 static const char *probe_lookup(void *arg, const char *name)

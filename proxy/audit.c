@@ -186,7 +186,8 @@ void audit_write(struct proxy *px, const struct exchange *ex)
 	put_time(&l, &ex->t0_wall);
 	put_common(px, &l);
 	put(&l, fields, f.len);
-	write_all(px->o.events_fd, buf, l.len);
+	if (!write_all(px->o.events_fd, buf, l.len) && px->o.events_lost)
+		(*px->o.events_lost)++; /* the run fails at exit (runner/loop.c) */
 }
 
 /* Outside text in a log line: escaped by the one escaper (policy_printable). */

@@ -157,6 +157,7 @@ static bool forward_rules_deny(struct conn *c, const struct proxy_http_req *req)
 	if (policy_host_parse(req->host, strlen(req->host), true, &h, why, sizeof(why)) != 0 ||
 	    policy_decide_request(c->px->o.policy, h.text, req->method, req->path, &rd) != 0)
 		return false; /* an unparsable host is denied by conn_target's Decide() */
+	proxy_http_rules_override(req, h.text, &rd);
 	body = rd.applies && rd.allow ? proxy_http_body_refused(req) : NULL;
 	if (rd.allow && !body)
 		return false;

@@ -104,6 +104,7 @@ static void start_request(struct conn *c, const struct proxy_http_req *req)
 
 	conn_timer_clear(c, &c->t_head);
 	policy_decide_request(c->px->o.policy, c->ex.host, req->method, req->path, &rd);
+	proxy_http_rules_override(req, c->ex.host, &rd);
 	body = rd.applies && rd.allow ? proxy_http_body_refused(req) : NULL;
 	why = rd.allow && !body ? proxy_http_upgrade_refused(req) : NULL;
 	if (body || why) { /* refused like a denial, in the audit too */

@@ -2,8 +2,10 @@
  * decoder's trailers (http_chunked.c): tokens, comma lists, one field line. The rules
  * are the strict ones of http.c's header comment: no whitespace before the colon, no
  * control byte in a value, no name that reads as a framing field once '_' is '-'. */
+#include <stdio.h>
 #include <string.h>
 
+#include "policy/policy.h"
 #include "proxy/proxy_parse.h"
 
 /* RFC 9110 tchar. */
@@ -92,4 +94,20 @@ const char *proxy_http_split_field(const char *p, size_t n, struct proxy_http_fi
 			return "control character in a header field value";
 	*f = (struct proxy_http_field){p, nn, v, (size_t)(end - v)};
 	return NULL;
+}
+
+void proxy_http_rules_override(const struct proxy_http_req *req, const char *host,
+			       struct policy_request_decision *d)
+{
+	for (size_t i = 0; d->applies && d->allow && i < req->n_fields; i++) {
+		const struct proxy_http_field *f = &req->fields[i];
+
+		if (!policy_request_override_field(f->name, f->name_len))
+			continue;
+		d->allow = false;
+		snprintf(d->rule, sizeof(d->rule),
+			 "requestRules for %.100s: the %.*s field would let the origin run another "
+			 "method or path than the one checked",
+			 host, (int)f->name_len, f->name);
+	}
 }

@@ -95,6 +95,9 @@ struct proxy_options {
 	/* --events: the same record with "type":"egress" (runner/events.h); 0-2 and -1
 	 * are none (never the command's stdio; a zeroed struct has none). */
 	int events_fd;
+	/* Counts the events records not written whole (NULL: not counted); outlives the
+	 * proxy, whose last records are written by proxy_destroy. */
+	size_t *events_lost;
 	const char *session;		     /* the events' "session" ("" or NULL: none) */
 	const struct proxy_decider *decider; /* NULL: no decider */
 	int log_fd;		 /* human lines ("halo-run: egress denied: ..."); -1 = none */

@@ -117,6 +117,13 @@ bool proxy_http_token(const char *s, size_t n);
  * in the value). */
 const char *proxy_http_split_field(const char *p, size_t n, struct proxy_http_field *f);
 
+/* Under request rules: a request field that would make the origin run another method
+ * or path than the one judged (policy_request_override_field) turns an allowed
+ * decision into a denial naming it. d->applies false: unchanged. */
+struct policy_request_decision;
+void proxy_http_rules_override(const struct proxy_http_req *req, const char *host,
+			       struct policy_request_decision *d);
+
 /* Next element of a comma-separated field value (RFC 9110 5.6.1), optional whitespace
  * trimmed and empty elements skipped; *pos starts at 0. False at the end. */
 bool proxy_http_list_next(const char *v, size_t n, size_t *pos, const char **elem,

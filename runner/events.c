@@ -191,6 +191,7 @@ static int open_fd_spec(const char *spec, struct runner_events *ev, struct halo_
 		return -EINVAL;
 	fcntl((int)n, F_SETFD, FD_CLOEXEC); /* never the command's */
 	ev->fd = (int)n;
+	ev->file = fstat(ev->fd, &ev->st) == 0 && S_ISREG(ev->st.st_mode);
 	return 0;
 }
 
@@ -204,6 +205,7 @@ static int open_file_spec(const char *path, struct runner_events *ev, struct hal
 		return fd;
 	ev->fd = fd;
 	ev->path = path;
+	ev->file = true;
 	return 0;
 }
 
@@ -219,6 +221,15 @@ int runner_events_open(const char *spec, const char *session, struct runner_even
 	if (strncmp(spec, "fd:", 3) == 0)
 		return open_fd_spec(spec, ev, e);
 	return open_file_spec(spec, ev, e);
+}
+
+int runner_events_lost(const struct runner_events *ev, struct halo_err *e)
+{
+	if (!ev->file || !ev->lost)
+		return 0;
+	halo_err_set(e, "--events %s: %zu record%s could not be written; the events are incomplete",
+		     ev->path ? ev->path : "(fd)", ev->lost, ev->lost == 1 ? "" : "s");
+	return -EIO;
 }
 
 void runner_events_close(struct runner_events *ev)
@@ -271,8 +282,10 @@ static void emit(struct runner_events *ev, cJSON *o)
 		ssize_t w = write(ev->fd, s + off, n + 1 - off);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			break; /* the reader went away: the run goes on */
+		if (w <= 0) {
+			ev->lost++; /* a pipe's reader gone: the run goes on; a file's: it fails */
+			break;
+		}
 		off += (size_t)w;
 	}
 	sigaction(SIGPIPE, &old, NULL);

@@ -35,12 +35,17 @@ struct runner_events {
 	const char *session;
 	uint64_t t0_ms;
 	long long call; /* > 0: the session's call the next records are about */
+	bool file;	/* a regular file (FILE, or fd:N on one): a lost record fails the run */
+	size_t lost;	/* records not written whole, here and by the proxy (a full disk) */
 };
 
 /* Parse and open --events (NULL: none, ev->fd = -1). 0, or -EINVAL with e set. */
 int runner_events_open(const char *spec, const char *session, struct runner_events *ev,
 		       struct halo_err *e);
 void runner_events_close(struct runner_events *ev);
+/* After the last record: records a regular file could not take (a full disk, a size
+ * limit) make the events incomplete. 0, or -EIO with e set naming the count. */
+int runner_events_lost(const struct runner_events *ev, struct halo_err *e);
 /* --events fd:N open on a regular file or a named FIFO: its name, absolute, into
  * path (1), to be masked inside like FILE, since the command would otherwise reach it
  * by name. 0 when there is nothing to mask (no fd:N, a pipe(2) or socket, a file no

@@ -83,6 +83,7 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 	po.policy = l->policy;
 	po.audit_fd = audit_fd;
 	po.events_fd = x ? x->events_fd : -1;
+	po.events_lost = x ? x->events_lost : NULL;
 	po.session = x ? x->session : NULL;
 	if (x && x->dc)
 		runner_decider_options(x->dc, &po);
@@ -228,6 +229,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	struct halo_outcome outcome = halo_outcome_of(HALO_OUTCOME_SETUP, 0);
 	struct stat audit_st;
 	struct summary_out sum = {.fd = -1};
+	struct halo_err lost = {{0}};
 	int audit_fd = -1;
 	int rc;
 
@@ -267,7 +269,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc == 0)
 		rc = runner_start_proxy(
 		    o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
-		    &(struct runner_proxy_extra){st.ev.fd, st.ev.session, st.dc}, &px);
+		    &(struct runner_proxy_extra){st.ev.fd, &st.ev.lost, st.ev.session, st.dc}, &px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
 		runner_launcher.kill(st.sb);
@@ -306,6 +308,12 @@ out:
 	runner_decider_stop(st.dc); /* after the proxy: no connection waits on it */
 	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
 		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
+	if (rc >= 0 && runner_events_lost(&st.ev, &lost) < 0) {
+		/* Even the exit record may be among them: only the status can say it. */
+		fprintf(stderr, "halo-run: %s\n", lost.msg);
+		*status = HALO_EXIT_SETUP;
+		rc = 1;
+	}
 	proxy_poller_free(st.pl);
 	if (audit_fd >= 0)
 		close(audit_fd);

@@ -214,6 +214,7 @@ int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
 struct runner_decider;
 struct runner_proxy_extra {
 	int events_fd;
+	size_t *events_lost; /* NULL: not counted */
 	const char *session;
 	struct runner_decider *dc;
 };

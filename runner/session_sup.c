@@ -588,7 +588,9 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	if (rc == 0)
 		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd,
 					s.log_r >= 0 ? logp[1] : STDERR_FILENO,
-					&(struct runner_proxy_extra){s.ev.fd, id->name, s.dc}, &px);
+					&(struct runner_proxy_extra){
+					    .events_fd = s.ev.fd, .session = id->name, .dc = s.dc},
+					&px);
 	if (rc == 0)
 		rc = proxy_poller_run(s.pl, &s.stop);
 	end(&s);

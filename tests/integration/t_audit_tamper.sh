@@ -183,6 +183,20 @@ expect "--audit that cannot take the run's records: 125" "done rc=125" "$(tr '\n
 expect_match "... says so" "^halo-run: --audit .*full.jsonl: 1 record could not be written" "$(cat "$TMPDIR/err")"
 rm -f "$TMPDIR/full.jsonl"
 
+# --events FILE that cannot take the run's records (a full disk; here a size limit
+# on a full file): the events are incomplete, the run fails (125) as the audit's does,
+# rather than pass with the command's status.
+head -c 4096 /dev/zero | tr '\0' x >"$TMPDIR/evfull.jsonl"
+out=$(
+	trap '' XFSZ
+	ulimit -f 2
+	cd "$WS" && timeout 60 "$HALO" --events "$TMPDIR/evfull.jsonl" -- sh -c 'curl -s -o /dev/null http://one.invalid/; echo done' </dev/null 2>"$TMPDIR/err"
+	echo "rc=$?"
+)
+expect "--events that cannot take the run's records: 125" "done rc=125" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+expect_match "... says so" "^halo-run: --events .*evfull.jsonl: [0-9]+ records? could not be written" "$(cat "$TMPDIR/err")"
+rm -f "$TMPDIR/evfull.jsonl"
+
 # --events FILE: its name moved from inside fails the run as the audit's does.
 rm -rf "$WS/elogs" "$WS/elogs2"
 mkdir -p "$WS/elogs" && chmod a+rwx "$WS/elogs"

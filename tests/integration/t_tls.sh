@@ -341,6 +341,14 @@ expect "requestRules: POST /repos/acme/x denied" \
 expect "requestRules: an encoded dot segment is denied" \
 	"403 api.test (requestRules for api.test: an encoded '.', '/', '\\' or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/%2e%2e/other" --path-as-is)"
+# A field some origins take as the method or the path instead of the request line's:
+# the rule checked GET, the origin would run DELETE (or another path).
+for f in "X-HTTP-Method-Override: DELETE" "x-method-override: DELETE" "X-HTTP-Method: PUT" \
+	"X-Original-URL: /admin" "X-Rewrite-URL: /admin"; do
+	expect "requestRules: GET with '$f' denied, the field named" \
+		"403 api.test (requestRules for api.test: the ${f%%:*} field would let the origin run another method or path than the one checked)" \
+		"$(code "https://api.test:$P/repos/acme/x" -H "$f")"
+done
 expect "audit: the denied request with method and path" \
 	"https deny POST /repos/acme/x requestRules for api.test: no rule allows POST /repos/acme/x" \
 	"$(hr tls.yaml r.audit -- "${CURL[@]}" -o /dev/null -X POST -d x "https://api.test:$P/repos/acme/x"
@@ -379,6 +387,9 @@ expect "curl ignoring the proxy: a denied request is denied" \
 expect "plain http:// forwarding obeys the same rules" \
 	"403 api.test (requestRules for api.test: no rule allows GET /gists)" \
 	"$(code "http://api.test:$P/gists")"
+expect "plain http:// forwarding: an allowed GET with X-HTTP-Method-Override denied too" \
+	"403 api.test (requestRules for api.test: the X-HTTP-Method-Override field would let the origin run another method or path than the one checked)" \
+	"$(code "http://api.test:$P/repos/acme/x" -H "X-HTTP-Method-Override: DELETE")"
 out=$(hr tls.yaml a.audit -- "${CURL[@]}" -x socks5h://127.0.0.1:1080 "https://secure.test:$P/echo-socks")
 expect "SOCKS5 to a terminated host: terminated too (credential injected)" \
 	"auth=ok n_auth=1 method=GET path=/echo-socks" "$out"

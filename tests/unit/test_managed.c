@@ -2,6 +2,9 @@
  * managed file, one or two caller's files on top, and either success or the error
  * that names the caller's file, the field and the managed file. */
 #include <errno.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "policy/policy_int.h"
@@ -86,6 +89,20 @@ static const struct managed_row rows[] = {
     {"env: {pass: [GOPATH]}\n",
      {"env: {pass: [GOPATH, AWS_SECRET_ACCESS_KEY]}\n"},
      "loosens env.pass (adds 'AWS_SECRET_ACCESS_KEY')"},
+    /* Ways around the managed egress rules, though the file does not name them: a
+     * host service relayed inside (a local proxy, an ssh -D), a host socket (docker's
+     * runs anything with any network), a private range for an allowed name. */
+    {"egress: {default: deny, allowedDomains: [a.example]}\n",
+     {"egress: {hostPorts: [8118]}\n"},
+     "loosens egress.hostPorts (adds 8118), which the managed policy " M " sets"},
+    {"egress: {allowedDomains: [a.example]}\n",
+     {"sandbox: {unixSockets: [/var/run/docker.sock]}\n"},
+     "loosens sandbox.unixSockets (adds '/var/run/docker.sock')"},
+    {"egress: {default: deny}\n",
+     {"egress: {allowPrivate: [10.0.0.0/8]}\n"},
+     "loosens egress.allowPrivate (adds '10.0.0.0/8')"},
+    {"egress: {deniedDomains: [x.example]}\n", {"egress: {hostPorts: [8118]}\n"}, NULL},
+    {"limits: {cpuSeconds: 60}\n", {"sandbox: {unixSockets: [/run/x.sock]}\n"}, NULL},
     /* Deny lists and protected paths union: nothing a later file writes drops one. */
     {"egress: {deniedDomains: [x.example]}\n", {"egress: {deniedDomains: []}\n"}, NULL},
 };
@@ -193,6 +210,68 @@ START_TEST(managed_fields_known)
 }
 END_TEST
 
+/* Each caller's file is read once: what is checked against the managed file is what
+ * runs. A file rewritten after its first read (a watcher on its close, while a large
+ * second file parses) must not have its tight second version checked while its
+ * loose first version is the policy. */
+START_TEST(managed_file_read_once)
+{
+	static const char text[] = "egress: {default: deny, allowedDomains: [a.example]}\n";
+	struct policy_managed m = {M, text, strlen(text), 'y'};
+	char dir[] = "/tmp/halo-managed-once.XXXXXX", a[80], a2[80], b[80];
+	const char *pv[] = {a, b};
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+	int ready[2], wfd, status = 0;
+	FILE *f;
+	pid_t pid;
+	char c;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.yaml", dir);
+	snprintf(a2, sizeof(a2), "%s/a2.yaml", dir);
+	snprintf(b, sizeof(b), "%s/b.yaml", dir);
+	write_file(a, "egress: {allowedDomains: [a.example, evil.example]}\n");
+	write_file(a2, "egress: {allowedDomains: [a.example]}\n");
+	f = fopen(b, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("egress:\n  deniedDomains:\n", f);
+	for (int i = 0; i < 20000; i++)
+		fprintf(f, "    - d%d.example\n", i);
+	fclose(f);
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) { /* on the first close of a.yaml, put the tight version there */
+		char ev[sizeof(struct inotify_event) + 256];
+
+		alarm(20);
+		wfd = inotify_init1(IN_CLOEXEC);
+		if (wfd < 0 || inotify_add_watch(wfd, a, IN_CLOSE_NOWRITE) < 0)
+			_exit(2);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		if (read(wfd, ev, sizeof(ev)) <= 0)
+			_exit(2);
+		_exit(rename(a2, a) == 0 ? 0 : 2);
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	ck_assert_int_eq(policy_load_managed(&m, pv, 2, &pt_ctx, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(pt_err(&d, "loosens egress.allowedDomains (adds 'evil.example')"), "%s",
+		      pt_dump(&d));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "watcher: %d", status);
+	policy_diags_free(&d);
+	unlink(a);
+	unlink(a2);
+	unlink(b);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *managed_suite(void)
 {
 	Suite *s = suite_create("managed");
@@ -201,6 +280,8 @@ static Suite *managed_suite(void)
 	tcase_add_loop_test(t, managed_table, 0, sizeof(rows) / sizeof(rows[0]));
 	tcase_add_test(t, managed_alone_and_merged);
 	tcase_add_test(t, managed_fields_known);
+	tcase_add_test(t, managed_file_read_once);
+	tcase_set_timeout(t, 60); /* the 20k-entry file parses slowly under ASan */
 	suite_add_tcase(s, t);
 	return s;
 }

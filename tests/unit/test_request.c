@@ -289,6 +289,10 @@ static const struct val_row val_rows[] = {
     {"  credentials: [{host: reg.example, header: \"X:Y\", value: \"${T}\"}]\n",
      "not a header field name", NULL},
     {"  credentials: [{host: reg.example, header: \"\", value: \"${T}\"}]\n", "1 to 64", NULL},
+    {"  credentials: [{host: reg.example, header: X-HTTP-Method-Override, value: \"${T}\"}]\n",
+     "makes some origins run another method or path", NULL},
+    {"  credentials: [{host: reg.example, header: x_original_url, value: \"${T}\"}]\n",
+     "makes some origins run another method or path", NULL},
     {"  credentials: [{host: reg.example, header: Host, value: \"${T}\"}]\n", "the proxy owns",
      NULL},
     {"  credentials: [{host: reg.example, header: content-length, value: \"${T}\"}]\n",
@@ -330,6 +334,27 @@ static const struct val_row val_rows[] = {
     {"  trustedCAs: [\"/etc/ssl/*.pem\"]\n", "an absolute file path", NULL},
     {"  trustedCAs: [/etc/ssl/corp.pem]\n", NULL, "only used for hosts"},
 };
+
+/* The fields that would make an origin run another method or path than the one a
+ * request rule checked: any case, '_' as '-'; near names are not them. */
+START_TEST(override_fields)
+{
+	static const char *const yes[] = {"X-HTTP-Method-Override", "x-http-method",
+					  "X-Method-Override",	    "X-Original-URL",
+					  "x-rewrite-url",	    "X_HTTP_METHOD_OVERRIDE"};
+	static const char *const no[] = {
+	    "X-HTTP-Method-Overrid", "X-HTTP-Method-Override2", "Method", "X-Original", "",
+	    "Authorization"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(policy_request_override_field(yes[i], strlen(yes[i])), "%s", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!policy_request_override_field(no[i], strlen(no[i])), "%s", no[i]);
+	/* The length bounds the name: a prefix of a longer buffer is judged alone. */
+	ck_assert(policy_request_override_field("X-HTTP-Method: GET", 13));
+	ck_assert(!policy_request_override_field("X-HTTP-Method-Override", 8));
+}
+END_TEST
 
 START_TEST(validation_table)
 {
@@ -460,6 +485,7 @@ static Suite *request_suite(void)
 	tcase_add_loop_test(tc, template_table, 0, ROWS(tmpl_rows));
 	tcase_add_test(tc, template_bounds_and_vars);
 	tcase_add_loop_test(tc, validation_table, 0, ROWS(val_rows));
+	tcase_add_test(tc, override_fields);
 	tcase_add_test(tc, env_pass_of_a_credential_refused);
 	tcase_add_test(tc, default_allow_warns_reachable_otherwise);
 	tcase_add_test(tc, mode_off_refuses_them);
