@@ -246,7 +246,7 @@ struct conn {
 	bool via_up;	     /* this target goes through the upstream proxy */
 	char *up_head;	     /* CS_UPSTREAM: the upstream's answer head so far */
 	size_t up_len;
-	void *pstate; /* the protocol's own (HTTP: the forwarded request in flight) */
+	void *pstate;		/* the protocol's own (HTTP: the forwarded request in flight) */
 	struct hello_watch *hw; /* CS_HELLO past an allowed ClientHello (conn_hello.c) */
 };
 
@@ -335,8 +335,8 @@ struct proxy {
 	char up_text[POLICY_HOST_MAX + 10]; /* "host:port" of the upstream, for messages */
 	char up_auth[POLICY_UPSTREAM_AUTH_MAX * 4 / 3 + 40]; /* its Proxy-Authorization line */
 	struct policy_ipaddr
-	    up_addrs[16]; /* the upstream's addresses: launch's, then each lookup's */
-	size_t n_up_addrs;
+	    up_addrs[64];		/* the upstream's addresses: launch's, then each lookup's */
+	size_t n_up_addrs, n_up_launch; /* the first n_up_launch are the launch's */
 	struct refusal_slot refusals[REFUSAL_SLOTS];
 	struct name_budget names;
 	bool said_conn_cap; /* the --events "limit" record of limits.connections */

@@ -47,10 +47,24 @@ static struct policy_ipaddr ipa(int family, const uint8_t *addr)
 	return r;
 }
 
+/* The launch's addresses stay; each lookup's are added once. Past the array, the
+ * oldest looked-up one gives way (a round-robin upstream), never one from the launch. */
 static void up_addrs_add(struct proxy *px, int family, const uint8_t *addr)
 {
-	if (px->n_up_addrs < N_UP_ADDRS(px))
-		px->up_addrs[px->n_up_addrs++] = ipa(family, addr);
+	struct policy_ipaddr a = ipa(family, addr);
+
+	for (size_t i = 0; i < px->n_up_addrs; i++)
+		if (policy_ipaddr_same(&a, &px->up_addrs[i]))
+			return;
+	if (px->n_up_addrs < N_UP_ADDRS(px)) {
+		px->up_addrs[px->n_up_addrs++] = a;
+		return;
+	}
+	if (px->n_up_launch >= N_UP_ADDRS(px))
+		return;
+	memmove(&px->up_addrs[px->n_up_launch], &px->up_addrs[px->n_up_launch + 1],
+		(N_UP_ADDRS(px) - px->n_up_launch - 1) * sizeof(a));
+	px->up_addrs[N_UP_ADDRS(px) - 1] = a;
 }
 
 void upstream_init(struct proxy *px, const struct policy_upstream *up)
@@ -69,6 +83,7 @@ void upstream_init(struct proxy *px, const struct policy_upstream *up)
 	if (up->host.kind != POLICY_HOST_NAME)
 		up_addrs_add(px, up->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6,
 			     up->host.addr);
+	px->n_up_launch = px->n_up_addrs;
 	v6 = up->host.kind == POLICY_HOST_IPV6;
 	snprintf(px->up_text, sizeof(px->up_text), "%s%s%s:%u", v6 ? "[" : "", up->host.text,
 		 v6 ? "]" : "", up->port);
@@ -141,7 +156,6 @@ static void on_up_resolved(void *arg, int err, const struct proxy_addr *a, size_
 		upstream_dial_failed(c, err == -ENOENT ? FAIL_DNS_NONAME : FAIL_DNS);
 		return;
 	}
-	c->px->n_up_addrs = 0; /* the target check follows the answers */
 	for (size_t i = 0; i < n; i++)
 		up_addrs_add(c->px, a[i].family, a[i].addr);
 	conn_dial_upstream(c, a, n, c->px->up.port);

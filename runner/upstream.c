@@ -31,12 +31,16 @@ static size_t n_settled_addrs;
 struct up_view {
 	struct policy_ipaddr addrs[UP_MAX_ADDRS], own[UP_MAX_OWN];
 	size_t n_addrs, n_own;
+	bool overflow; /* an address did not fit: the comparison would miss it */
 };
 
-static void push(struct policy_ipaddr *v, size_t *n, size_t cap, int family, const void *addr)
+static void push(struct policy_ipaddr *v, size_t *n, size_t cap, int family, const void *addr,
+		 bool *overflow)
 {
-	if (*n >= cap)
+	if (*n >= cap) {
+		*overflow = true;
 		return;
+	}
 	v[*n].family = family;
 	memset(v[*n].addr, 0, sizeof(v[*n].addr));
 	memcpy(v[*n].addr, addr, family == AF_INET ? 4 : 16);
@@ -50,7 +54,8 @@ static int up_resolve(const struct policy_upstream *u, struct up_view *v, char *
 
 	if (u->host.kind != POLICY_HOST_NAME) {
 		push(v->addrs, &v->n_addrs, UP_MAX_ADDRS,
-		     u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, u->host.addr);
+		     u->host.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, u->host.addr,
+		     &v->overflow);
 		return 0;
 	}
 	rc = getaddrinfo(u->host.text, NULL, &hints, &res);
@@ -61,10 +66,10 @@ static int up_resolve(const struct policy_upstream *u, struct up_view *v, char *
 	for (struct addrinfo *a = res; a; a = a->ai_next)
 		if (a->ai_family == AF_INET)
 			push(v->addrs, &v->n_addrs, UP_MAX_ADDRS, AF_INET,
-			     &((struct sockaddr_in *)a->ai_addr)->sin_addr);
+			     &((struct sockaddr_in *)a->ai_addr)->sin_addr, &v->overflow);
 		else if (a->ai_family == AF_INET6)
 			push(v->addrs, &v->n_addrs, UP_MAX_ADDRS, AF_INET6,
-			     &((struct sockaddr_in6 *)a->ai_addr)->sin6_addr);
+			     &((struct sockaddr_in6 *)a->ai_addr)->sin6_addr, &v->overflow);
 	freeaddrinfo(res);
 	return v->n_addrs ? 0 : (snprintf(why, n, "no address"), -EHOSTUNREACH);
 }
@@ -76,17 +81,17 @@ static int up_own(struct up_view *v)
 	static const uint8_t lo4[4] = {127, 0, 0, 1}, lo6[16] = {[15] = 1};
 	struct ifaddrs *ifa = NULL;
 
-	push(v->own, &v->n_own, UP_MAX_OWN, AF_INET, lo4);
-	push(v->own, &v->n_own, UP_MAX_OWN, AF_INET6, lo6);
+	push(v->own, &v->n_own, UP_MAX_OWN, AF_INET, lo4, &v->overflow);
+	push(v->own, &v->n_own, UP_MAX_OWN, AF_INET6, lo6, &v->overflow);
 	if (getifaddrs(&ifa) != 0)
 		return -errno;
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
 		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
 			push(v->own, &v->n_own, UP_MAX_OWN, AF_INET,
-			     &((struct sockaddr_in *)i->ifa_addr)->sin_addr);
+			     &((struct sockaddr_in *)i->ifa_addr)->sin_addr, &v->overflow);
 		else if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET6)
 			push(v->own, &v->n_own, UP_MAX_OWN, AF_INET6,
-			     &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr);
+			     &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, &v->overflow);
 	freeifaddrs(ifa);
 	return 0;
 }
@@ -212,6 +217,15 @@ static int upstream_exposed(const struct halo_policy *p, const struct policy_ups
 	else if ((rc = up_own(v)) < 0)
 		fprintf(stderr, "halo-run: this host's addresses (getifaddrs): %s\n",
 			strerror(-rc));
+	else if (v->overflow) {
+		/* A missed address is a way to the upstream nobody compared: refused. */
+		fprintf(stderr,
+			"halo-run: %s %s: more than %d addresses, or this host more than %d: "
+			"halo-run cannot compare them all with egress.%s; refused\n",
+			u->from, u->host.text, UP_MAX_ADDRS, UP_MAX_OWN,
+			listed ? "hostPorts" : "allowPrivate");
+		rc = -E2BIG;
+	}
 	if (rc == 0)
 		rc = upstream_host_port(p, u, v);
 	if (rc == 0)
