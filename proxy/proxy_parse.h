@@ -276,6 +276,14 @@ const char *proxy_tls_record_name(uint8_t type);
 bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
 			   size_t n);
 
+/* A tunnel the proxy splices: proxy_tls_sni_allowed, and no encrypted_client_hello
+ * extension. Under ECH the origin serves the encrypted inner name, which may be any
+ * site behind its keys whatever the outer name is, and its acceptance is hidden from
+ * the proxy; GREASE ECH looks the same and is refused with it. Else false with the
+ * name rule's reason or "tls: encrypted_client_hello (ECH): ..." in rule. */
+bool proxy_tls_splice_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
+			      size_t n);
+
 /* Every ClientHello is checked (tls_retry.c). The server's bytes after an allowed
  * ClientHello, fed as they flow: is its first handshake message a HelloRetryRequest
  * (a ServerHello whose random is RFC 8446's fixed value)? MORE until its first 38

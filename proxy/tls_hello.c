@@ -335,6 +335,20 @@ bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, 
 	return false;
 }
 
+bool proxy_tls_splice_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
+			      size_t n)
+{
+	if (!proxy_tls_sni_allowed(target, h, rule, n))
+		return false;
+	if (h->ech) {
+		snprintf(rule, n,
+			 "tls: encrypted_client_hello (ECH): the origin may serve the encrypted "
+			 "inner name, which cannot be checked");
+		return false;
+	}
+	return true;
+}
+
 int proxy_tls_alert(uint8_t desc, uint8_t out[7])
 {
 	static const uint8_t head[5] = {0x15, 0x03, 0x03, 0x00, 0x02};

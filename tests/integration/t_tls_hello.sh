@@ -7,7 +7,8 @@
 # (`gnutls-serv`). The in-sandbox client (tls_hello_client.py) shapes its bytes: a
 # warning alert before a ClientHello naming evil.test (the stacks drop the alert and
 # read the hello), the hello cut into 40-byte records or 7-byte TCP segments, no
-# name, and after a HelloRetryRequest (s_server -groups P-384, the client offering
+# name, a hello carrying encrypted_client_hello (ECH) with the outer name good.test,
+# and after a HelloRetryRequest (s_server -groups P-384, the client offering
 # X25519 first) a second ClientHello naming evil.test. Through CONNECT, SOCKS5 and the
 # captured path (a plain connection to the name) to a tunnel allowed for good.test.
 #
@@ -152,6 +153,16 @@ for via in connect socks direct; do
 			expect_match "$r: evil.test hello cut into $shape: refused" "^tls error: .*ACCESS_DENIED" "$out"
 			expect "$r: ... audited" "deny sni mismatch: evil.test" "$(rule)"
 		done
+
+		# ECH: an origin with ECH keys serves the encrypted inner name (Go >= 1.24's
+		# crypto/tls, CDNs), whatever the outer one; the proxy cannot read it.
+		b0=$(grep -c '^BAD ' "$W/go.log" 2>/dev/null)
+		out=$(thc "$via" "$o" ech good.test)
+		expect_match "$r: a hello with encrypted_client_hello, outer name good.test: refused" \
+			"^tls error: .*ACCESS_DENIED" "$out"
+		expect "$r: ... audited as ECH" "deny tls: encrypted_client_hello (ECH): the origin may serve the encrypted inner name, which cannot be checked" "$(rule)"
+		[ "$o" = go ] && expect "$r: ... the Go origin never read the hello" "$b0" \
+			"$(grep -c '^BAD ' "$W/go.log" 2>/dev/null)"
 
 		g0=$(go_served -)
 		out=$(thc "$via" "$o" plain -)

@@ -494,6 +494,37 @@ START_TEST(sni_rule)
 }
 END_TEST
 
+/* A spliced tunnel also refuses ECH: an origin holding ECH keys serves the encrypted
+ * inner name (any site behind its keys), which the proxy cannot read, whatever the
+ * outer name says. The name rule comes first, so a mismatch is still named as one. */
+static const struct {
+	const char *target, *sni;
+	bool ech, allowed;
+	const char *rule;
+} splice_rules[] = {
+    {"allowed.test", "allowed.test", false, true, ""},
+    {"allowed.test", "allowed.test", true, false,
+     "tls: encrypted_client_hello (ECH): the origin may serve the encrypted inner name, which "
+     "cannot be checked"},
+    {"allowed.test", "evil.test", true, false, "sni mismatch: evil.test"},
+    {"192.0.2.1", "192.0.2.1", true, false,
+     "tls: encrypted_client_hello (ECH): the origin may serve the encrypted inner name, which "
+     "cannot be checked"},
+};
+
+START_TEST(splice_rule)
+{
+	struct proxy_tls_hello h = {0};
+	char rule[300] = "";
+
+	h.has_sni = true, h.ech = splice_rules[_i].ech;
+	snprintf(h.sni, sizeof(h.sni), "%s", splice_rules[_i].sni);
+	ck_assert_int_eq(proxy_tls_splice_allowed(splice_rules[_i].target, &h, rule, sizeof(rule)),
+			 splice_rules[_i].allowed);
+	ck_assert_str_eq(rule, splice_rules[_i].rule);
+}
+END_TEST
+
 START_TEST(alert_bytes)
 {
 	uint8_t out[7];
@@ -514,6 +545,7 @@ static Suite *tls_suite(void)
 	tcase_add_loop_test(tc, first_bytes, 0, ROWS(firsts));
 	tcase_add_loop_test(tc, record_before_hello, 0, ROWS(before));
 	tcase_add_loop_test(tc, sni_rule, 0, ROWS(rules));
+	tcase_add_loop_test(tc, splice_rule, 0, ROWS(splice_rules));
 	tcase_add_test(tc, bound_edge);
 	tcase_add_test(tc, alert_bytes);
 	suite_add_tcase(s, tc);
