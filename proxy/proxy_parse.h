@@ -255,7 +255,8 @@ enum proxy_tls_result {
 struct proxy_tls_hello {
 	bool has_sni;
 	char sni[256]; /* the host_name as sent: 1..255 visible ASCII bytes */
-	bool ech;      /* an encrypted_client_hello extension (0xfe0d): sni is the outer name */
+	bool ech;      /* encrypted_client_hello (0xfe0d) or ESNI's encrypted_server_name
+			* (0xffce): sni is the outer name */
 	bool sslv2;    /* the SSLv2-compatible form (no extensions, so no name) */
 	size_t used;   /* on HELLO: bytes of the records that carried the ClientHello */
 	uint8_t alert; /* on ERROR: the TLS alert description to answer with */

@@ -32,6 +32,7 @@
 #define HS_CLIENT_HELLO 1
 #define EXT_SERVER_NAME 0
 #define EXT_ECH		0xfe0d
+#define EXT_ESNI	0xffce /* its predecessor (draft-ietf-tls-esni-02..06): the same hole */
 #define SNI_HOST_NAME	0
 
 #define ALERT_UNEXPECTED_MESSAGE 10
@@ -169,7 +170,7 @@ static enum proxy_tls_result extensions(struct rd *body, struct proxy_tls_hello 
 				    type == EXT_SERVER_NAME ? "duplicate server_name extension"
 							    : "duplicate extension");
 		seen[type / 8] |= (uint8_t)(1u << (type % 8));
-		if (type == EXT_ECH)
+		if (type == EXT_ECH || type == EXT_ESNI)
 			h->ech = true;
 		if (type == EXT_SERVER_NAME && server_name(&ext, h) != PROXY_TLS_HELLO)
 			return PROXY_TLS_ERROR;

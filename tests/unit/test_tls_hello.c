@@ -76,6 +76,7 @@ enum tweak {
 	T_SNI_EXT_EMPTY,   /* server_name extension with no body (the server's form) */
 	T_DUP_OTHER,	   /* supported_versions twice */
 	T_HS_HUGE,	   /* handshake length 1 MiB */
+	T_ESNI,		   /* the ech extension as ESNI's encrypted_server_name (0xffce) */
 };
 
 struct spec {
@@ -153,7 +154,8 @@ static void hello_msg(struct buf *m, const struct spec *s)
 	for (int i = 0; i < s->n_sni_ext; i++)
 		ext_server_name(m, s);
 	if (s->ech)
-		put16(m, 0xfe0d), put16(m, 4), putn(m, "\x00\x00\x01\x02", 4);
+		put16(m, s->tweak == T_ESNI ? 0xffce : 0xfe0d), put16(m, 4),
+		    putn(m, "\x00\x00\x01\x02", 4);
 	if (s->pad)
 		put16(m, 21), put16(m, (unsigned)s->pad), putrep(m, 0, s->pad);
 	if (s->tweak == T_EXT_OVERRUN)
@@ -223,6 +225,7 @@ static const struct spec specs[] = {
     {"no server_name", S1(NULL), 0, false, 0, 0, T_NONE, OK, NULL, NULL},
     {"no extensions at all", S1(NULL), 0, false, 0, 0, T_NO_EXTENSIONS, OK, NULL, NULL},
     {"ECH with an outer name", S1(A), 1, true, 0, 0, T_NONE, OK, A, NULL},
+    {"ESNI (0xffce, ECH's predecessor) with a name", S1(A), 1, true, 0, 0, T_ESNI, OK, A, NULL},
     {"fragmented: 1-byte records", S1(A), 1, false, 0, 1, T_NONE, OK, A, NULL},
     {"fragmented: 3-byte records (header split)", S1(A), 1, false, 0, 3, T_NONE, OK, A, NULL},
     {"fragmented: 100-byte records", S1(E), 1, false, 600, 100, T_NONE, OK, E, NULL},
