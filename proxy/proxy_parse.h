@@ -271,9 +271,11 @@ enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
 const char *proxy_tls_record_name(uint8_t type);
 
 /* One name per tunnel: true when the hello names `target` (the canonical host
- * Decide() judged: lower case, no trailing dot, v6 without brackets) after the same
- * normalisation, or names no host while the target is an IP literal. Else false with
- * "sni mismatch: NAME" or "tls: ClientHello without SNI ..." in rule. */
+ * Decide() judged: lower case, no trailing dot, v6 without brackets) but for ASCII
+ * case, or names no host while the target is an IP literal. A name with a trailing
+ * dot is refused (an origin that keeps the dot serves its default site). Else false
+ * with "sni mismatch: NAME", "tls: SNI ends with a dot: ..." or "tls: ClientHello
+ * without SNI ..." in rule. */
 bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
 			   size_t n);
 

@@ -329,6 +329,16 @@ bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, 
 		snprintf(rule, n, "tls: ClientHello without SNI for a host allowed by name");
 		return false;
 	}
+	if (h->sni[strlen(h->sni) - 1] == '.') {
+		/* RFC 6066 names have no trailing dot; an origin that keeps it matches none
+		 * of its names (OpenSSL's servername compare, HAProxy's req.ssl_sni) and
+		 * serves its default site, as for no name at all. */
+		snprintf(rule, n,
+			 "tls: SNI ends with a dot: %.200s (an origin that keeps the dot serves "
+			 "its default site)",
+			 h->sni);
+		return false;
+	}
 	if (policy_host_parse(h->sni, strlen(h->sni), true, &sni, why, sizeof(why)) == 0 &&
 	    strcmp(sni.text, target) == 0)
 		return true;

@@ -462,8 +462,12 @@ static const struct {
 	bool allowed;
 } rules[] = {
     {"allowed.test", "allowed.test", true},
-    {"allowed.test", "ALLOWED.Test.", true}, /* the normalisation Decide() uses */
-    {"allowed.test", NULL, false},	     /* no name: the origin's default site */
+    {"allowed.test", "ALLOWED.Test", true}, /* the case folding Decide() uses */
+    /* RFC 6066 names carry no trailing dot; an origin (OpenSSL's servername match,
+     * HAProxy's req.ssl_sni) that does not strip it serves its default site. */
+    {"allowed.test", "allowed.test.", false},
+    {"allowed.test", "Allowed.Test.", false},
+    {"allowed.test", NULL, false}, /* no name: the origin's default site */
     {"allowed.test", "evil.test", false},
     {"allowed.test", "allowed.test..", false}, /* not a valid name: not the same one */
     {"allowed.test", "sub.allowed.test", false},
@@ -489,7 +493,16 @@ START_TEST(sni_rule)
 	ck_assert_msg(ok == rules[_i].allowed, "row %d", _i);
 	if (!ok && rules[_i].sni) {
 		char want[300];
-		snprintf(want, sizeof(want), "sni mismatch: %s", rules[_i].sni);
+		size_t k = strlen(rules[_i].sni);
+
+		if (rules[_i].sni[k - 1] == '.')
+			snprintf(
+			    want, sizeof(want),
+			    "tls: SNI ends with a dot: %s (an origin that keeps the dot serves "
+			    "its default site)",
+			    rules[_i].sni);
+		else
+			snprintf(want, sizeof(want), "sni mismatch: %s", rules[_i].sni);
 		ck_assert_str_eq(rule, want);
 	}
 	if (!ok && !rules[_i].sni)
