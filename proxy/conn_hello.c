@@ -1,7 +1,8 @@
 /* One name per tunnel: between the CONNECT's 200 (or SOCKS5's success reply) and the
  * first client byte that reaches the origin, the client's first flight is read and,
  * when it is a TLS ClientHello, its server_name is checked against the target Decide()
- * judged (tls_hello.c). No MITM: the bytes are forwarded unchanged once judged.
+ * judged (tls_hello.c); a spliced one carrying ECH is refused (the origin would serve
+ * its hidden inner name). No MITM: the bytes are forwarded unchanged once judged.
  *
  * The origin is dialled before the 200, as before, so a refused or unreachable origin
  * still gets its 502/504 with the reason; a refused hello therefore costs the origin a
@@ -129,8 +130,10 @@ static void hello_ok(struct conn *c, const struct proxy_tls_hello *h)
 
 	if (!proxy_tls_sni_allowed(c->ex.host, h, rule, sizeof(rule)))
 		refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, rule);
-	else if (terminated(c))
+	else if (terminated(c)) /* the proxy's own TLS server ignores ECH: the outer name */
 		start_terminated(c);
+	else if (!proxy_tls_splice_allowed(c->ex.host, h, rule, sizeof(rule)))
+		refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, rule);
 	else
 		watch_start(c, h);
 }
@@ -145,8 +148,8 @@ static void retry_ok(struct conn *c, const struct proxy_tls_hello *h)
 		snprintf(rule, sizeof(rule), "tls: SNI changed after HelloRetryRequest: %.140s",
 			 h->has_sni ? h->sni : "(none)");
 		refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, rule);
-	} else if (!proxy_tls_sni_allowed(c->ex.host, h, rule, sizeof(rule)))
-		refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, rule);
+	} else if (!proxy_tls_splice_allowed(c->ex.host, h, rule, sizeof(rule)))
+		refuse(c, PROXY_TLS_ALERT_ACCESS_DENIED, rule); /* ECH offered only now, too */
 	else
 		pass(c);
 }

@@ -255,7 +255,8 @@ enum proxy_tls_result {
 struct proxy_tls_hello {
 	bool has_sni;
 	char sni[256]; /* the host_name as sent: 1..255 visible ASCII bytes */
-	bool ech;      /* an encrypted_client_hello extension (0xfe0d): sni is the outer name */
+	bool ech;      /* encrypted_client_hello (0xfe0d) or ESNI's encrypted_server_name
+			* (0xffce): sni is the outer name */
 	bool sslv2;    /* the SSLv2-compatible form (no extensions, so no name) */
 	size_t used;   /* on HELLO: bytes of the records that carried the ClientHello */
 	uint8_t alert; /* on ERROR: the TLS alert description to answer with */
@@ -270,11 +271,21 @@ enum proxy_tls_result proxy_tls_hello_parse(const uint8_t *buf, size_t len,
 const char *proxy_tls_record_name(uint8_t type);
 
 /* One name per tunnel: true when the hello names `target` (the canonical host
- * Decide() judged: lower case, no trailing dot, v6 without brackets) after the same
- * normalisation, or names no host while the target is an IP literal. Else false with
- * "sni mismatch: NAME" or "tls: ClientHello without SNI ..." in rule. */
+ * Decide() judged: lower case, no trailing dot, v6 without brackets) but for ASCII
+ * case, or names no host while the target is an IP literal. A name with a trailing
+ * dot is refused (an origin that keeps the dot serves its default site). Else false
+ * with "sni mismatch: NAME", "tls: SNI ends with a dot: ..." or "tls: ClientHello
+ * without SNI ..." in rule. */
 bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
 			   size_t n);
+
+/* A tunnel the proxy splices: proxy_tls_sni_allowed, and no encrypted_client_hello
+ * extension. Under ECH the origin serves the encrypted inner name, which may be any
+ * site behind its keys whatever the outer name is, and its acceptance is hidden from
+ * the proxy; GREASE ECH looks the same and is refused with it. Else false with the
+ * name rule's reason or "tls: encrypted_client_hello (ECH): ..." in rule. */
+bool proxy_tls_splice_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
+			      size_t n);
 
 /* Every ClientHello is checked (tls_retry.c). The server's bytes after an allowed
  * ClientHello, fed as they flow: is its first handshake message a HelloRetryRequest

@@ -32,6 +32,7 @@
 #define HS_CLIENT_HELLO 1
 #define EXT_SERVER_NAME 0
 #define EXT_ECH		0xfe0d
+#define EXT_ESNI	0xffce /* its predecessor (draft-ietf-tls-esni-02..06): the same hole */
 #define SNI_HOST_NAME	0
 
 #define ALERT_UNEXPECTED_MESSAGE 10
@@ -169,7 +170,7 @@ static enum proxy_tls_result extensions(struct rd *body, struct proxy_tls_hello 
 				    type == EXT_SERVER_NAME ? "duplicate server_name extension"
 							    : "duplicate extension");
 		seen[type / 8] |= (uint8_t)(1u << (type % 8));
-		if (type == EXT_ECH)
+		if (type == EXT_ECH || type == EXT_ESNI)
 			h->ech = true;
 		if (type == EXT_SERVER_NAME && server_name(&ext, h) != PROXY_TLS_HELLO)
 			return PROXY_TLS_ERROR;
@@ -328,11 +329,35 @@ bool proxy_tls_sni_allowed(const char *target, const struct proxy_tls_hello *h, 
 		snprintf(rule, n, "tls: ClientHello without SNI for a host allowed by name");
 		return false;
 	}
+	if (h->sni[strlen(h->sni) - 1] == '.') {
+		/* RFC 6066 names have no trailing dot; an origin that keeps it matches none
+		 * of its names (OpenSSL's servername compare, HAProxy's req.ssl_sni) and
+		 * serves its default site, as for no name at all. */
+		snprintf(rule, n,
+			 "tls: SNI ends with a dot: %.200s (an origin that keeps the dot serves "
+			 "its default site)",
+			 h->sni);
+		return false;
+	}
 	if (policy_host_parse(h->sni, strlen(h->sni), true, &sni, why, sizeof(why)) == 0 &&
 	    strcmp(sni.text, target) == 0)
 		return true;
 	snprintf(rule, n, "sni mismatch: %s", h->sni);
 	return false;
+}
+
+bool proxy_tls_splice_allowed(const char *target, const struct proxy_tls_hello *h, char *rule,
+			      size_t n)
+{
+	if (!proxy_tls_sni_allowed(target, h, rule, n))
+		return false;
+	if (h->ech) {
+		snprintf(rule, n,
+			 "tls: encrypted_client_hello (ECH): the origin may serve the encrypted "
+			 "inner name, which cannot be checked");
+		return false;
+	}
+	return true;
 }
 
 int proxy_tls_alert(uint8_t desc, uint8_t out[7])

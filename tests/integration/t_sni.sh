@@ -88,8 +88,10 @@ row "CONNECT, SNI evil.test" connect evil.test "HTTP/1.1 200 Connection establis
 tls error: TLSV1_ALERT_ACCESS_DENIED" "CONN 0" "connect allowed.test deny sni mismatch: evil.test"
 expect_match "CONNECT, SNI evil.test: one stderr line" \
 	"^halo-run: egress denied: allowed.test:$T \(sni mismatch: evil.test\)$" "$(cat "$W/err")"
-row "CONNECT, SNI Allowed.Test. (normalised)" connect Allowed.Test. "HTTP/1.1 200 Connection established
-hello over tls Allowed.Test." "TLS sni=Allowed.Test." "connect allowed.test allow allowedDomains[0] allowed.test"
+row "CONNECT, SNI Allowed.Test (any case)" connect Allowed.Test "HTTP/1.1 200 Connection established
+hello over tls Allowed.Test" "TLS sni=Allowed.Test" "connect allowed.test allow allowedDomains[0] allowed.test"
+row "CONNECT, SNI allowed.test. (refused: an origin that keeps the dot serves its default site)" connect allowed.test. "HTTP/1.1 200 Connection established
+tls error: TLSV1_ALERT_ACCESS_DENIED" "CONN 0" "connect allowed.test deny tls: SNI ends with a dot: allowed.test. (an origin that keeps the dot serves its default site)"
 row "CONNECT, no SNI (refused: the origin would pick its default site)" connect - "HTTP/1.1 200 Connection established
 tls error: TLSV1_ALERT_ACCESS_DENIED" "CONN 0" "connect allowed.test deny tls: ClientHello without SNI for a host allowed by name"
 row "SOCKS5 by name, SNI evil.test" socks evil.test "socks 00

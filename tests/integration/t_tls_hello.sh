@@ -7,9 +7,12 @@
 # (`gnutls-serv`). The in-sandbox client (tls_hello_client.py) shapes its bytes: a
 # warning alert before a ClientHello naming evil.test (the stacks drop the alert and
 # read the hello), the hello cut into 40-byte records or 7-byte TCP segments, no
-# name, and after a HelloRetryRequest (s_server -groups P-384, the client offering
-# X25519 first) a second ClientHello naming evil.test. Through CONNECT, SOCKS5 and the
-# captured path (a plain connection to the name) to a tunnel allowed for good.test.
+# name, a hello carrying encrypted_client_hello (ECH) with the outer name good.test,
+# and after a HelloRetryRequest (s_server -groups P-384, the client offering
+# X25519 first) a second ClientHello naming evil.test; a name with a trailing dot
+# (another s_server, whose default site is evil.test, serves that for good.test.).
+# Through CONNECT, SOCKS5 and the captured path (a plain connection to the name) to a
+# tunnel allowed for good.test.
 #
 # gnutls-serv cannot be told to listen on loopback only, so every origin and every
 # halo-run here lives in a network namespace this script creates (only lo, up): no
@@ -85,6 +88,13 @@ OSSL_PORT=44330
 	-groups P-384 -www >"$W/ossl.log" 2>&1 </dev/null &
 pids+=($!)
 ORIGINS+=(ossl)
+# The same, its default site evil.test: a name it does not match (good.test. with the
+# dot RFC 6066 forbids) gets evil.test's certificate and pages.
+OSSLD_PORT=44332
+"${IN[@]}" timeout 280 openssl s_server -accept "127.0.0.1:$OSSLD_PORT" -cert "$W/evil.pem" \
+	-key "$W/evil.key" -servername good.test -cert2 "$W/good.pem" -key2 "$W/good.key" \
+	-www >"$W/ossld.log" 2>&1 </dev/null &
+pids+=($!)
 if command -v gnutls-serv >/dev/null; then
 	GNU_PORT=44331
 	"${IN[@]}" timeout 280 gnutls-serv -p "$GNU_PORT" --x509certfile "$W/good.pem" \
@@ -94,11 +104,11 @@ if command -v gnutls-serv >/dev/null; then
 else
 	skip "GnuTLS origin rows" "no gnutls-serv (gnutls-bin)"
 fi
-port_of() { case $1 in go) echo "$GO_PORT" ;; ossl) echo "$OSSL_PORT" ;; gnu) echo "$GNU_PORT" ;; esac; }
+port_of() { case $1 in go) echo "$GO_PORT" ;; ossl) echo "$OSSL_PORT" ;; ossld) echo "$OSSLD_PORT" ;; gnu) echo "$GNU_PORT" ;; esac; }
 for _ in $(seq 50); do # s_server and gnutls-serv: listening once a direct hello is served
 	"${IN[@]}" python3 -c 'import socket,sys
 for p in sys.argv[1:]: socket.create_connection(("127.0.0.1", int(p)), timeout=1).close()' \
-		"$OSSL_PORT" ${GNU_PORT:+"$GNU_PORT"} 2>/dev/null && break
+		"$OSSL_PORT" "$OSSLD_PORT" ${GNU_PORT:+"$GNU_PORT"} 2>/dev/null && break
 	sleep 0.1
 done
 
@@ -118,6 +128,10 @@ out=$(cd "$WS" && "${IN[@]}" python3 "$WS/thc.py" direct 127.0.0.1 "$OSSL_PORT" 
 expect "ossl origin, directly: HelloRetryRequest, then a hello naming evil.test: s_server reads it" \
 	"hrr $((s0 + 1))" "$(sed -n 1p <<<"$out") $(switches)"
 expect_match "... and switches to evil.test's certificate" "Switching server context" "$(cat "$W/ossl.log")"
+
+out=$(cd "$WS" && "${IN[@]}" python3 "$WS/thc.py" direct 127.0.0.1 "$OSSLD_PORT" plain good.test. 2>&1)
+expect "s_server defaulting to evil.test, directly: the name good.test. gets evil.test" \
+	"served CN=evil.test" "$(sed -n 1p <<<"$out")"
 
 # thc VIA ORIGIN SHAPE SNI [SNI2]: the client's output in the sandbox, lines joined by |
 thc() {
@@ -153,12 +167,30 @@ for via in connect socks direct; do
 			expect "$r: ... audited" "deny sni mismatch: evil.test" "$(rule)"
 		done
 
+		# ECH: an origin with ECH keys serves the encrypted inner name (Go >= 1.24's
+		# crypto/tls, CDNs), whatever the outer one; the proxy cannot read it.
+		b0=$(grep -c '^BAD ' "$W/go.log" 2>/dev/null)
+		out=$(thc "$via" "$o" ech good.test)
+		expect_match "$r: a hello with encrypted_client_hello, outer name good.test: refused" \
+			"^tls error: .*ACCESS_DENIED" "$out"
+		expect "$r: ... audited as ECH" "deny tls: encrypted_client_hello (ECH): the origin may serve the encrypted inner name, which cannot be checked" "$(rule)"
+		[ "$o" = go ] && expect "$r: ... the Go origin never read the hello" "$b0" \
+			"$(grep -c '^BAD ' "$W/go.log" 2>/dev/null)"
+
 		g0=$(go_served -)
 		out=$(thc "$via" "$o" plain -)
 		expect_match "$r: a hello without a name: refused" "^tls error: .*ACCESS_DENIED" "$out"
 		expect "$r: ... audited" "deny tls: ClientHello without SNI for a host allowed by name" "$(rule)"
 		[ "$o" = go ] && expect "$r: ... the Go origin served no default site" "$g0" "$(go_served -)"
 	done
+
+	# A trailing dot: Decide() ignores it, s_server does not and serves its default.
+	out=$(thc "$via" ossld plain good.test.)
+	expect_match "$via, ossld origin: a hello naming good.test. (trailing dot): refused" \
+		"^tls error: .*ACCESS_DENIED" "$out"
+	expect "$via, ossld origin: ... audited" "deny tls: SNI ends with a dot: good.test. (an origin that keeps the dot serves its default site)" "$(rule)"
+	out=$(thc "$via" ossld plain good.test)
+	expect_match "$via, ossld origin: good.test itself: served" "(^|\|)served CN=good.test" "$out"
 
 	# HelloRetryRequest: s_server takes only P-384, the client offers X25519 first.
 	r="$via, ossl origin"

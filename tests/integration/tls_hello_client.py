@@ -5,7 +5,8 @@ tls_hello_client.py VIA HOST PORT SHAPE SNI [SNI2]
   VIA    connect (HTTP CONNECT at 127.0.0.1:3128), socks (SOCKS5 by name at :1080) or
          direct (a plain connection to HOST: captured inside the sandbox)
   SHAPE  plain | alert (a warning alert record before the ClientHello) | records (the
-         ClientHello re-cut into 40-byte records) | segments (sent 7 bytes at a time)
+         ClientHello re-cut into 40-byte records) | segments (sent 7 bytes at a time) |
+         ech (an encrypted_client_hello extension added; SNI is the outer name)
   SNI    the name in the ClientHello ("-": none); SNI2, when given, replaces the name in
          the second ClientHello after a HelloRetryRequest
 
@@ -97,8 +98,32 @@ def rename(flight, name):
     return out
 
 
+def add_ech(flight):
+    """The flight with an encrypted_client_hello extension (outer form, RFC draft-ietf-
+    tls-esni: HKDF-SHA256/AES-128-GCM, a config id, a 32-byte enc, a payload) appended
+    to its ClientHello: what an ECH client sends, its server_name the outer name."""
+    out = b""
+    for t, body in records(flight):
+        if t == 0x16 and body[0] == 1:
+            m = body[4:]
+            off = 2 + 32
+            off += 1 + m[off]
+            off += 2 + int.from_bytes(m[off:off + 2], "big")
+            off += 1 + m[off]
+            exts = m[off + 2:]
+            val = b"\x00\x00\x01\x00\x01\x07" + (32).to_bytes(2, "big") + bytes(range(32)) + \
+                (48).to_bytes(2, "big") + bytes(48)
+            exts += b"\xfe\x0d" + len(val).to_bytes(2, "big") + val
+            m = m[:off] + len(exts).to_bytes(2, "big") + exts
+            body = b"\x01" + len(m).to_bytes(3, "big") + m
+        out += rec(t, body)
+    return out
+
+
 def send_first(s, data):
-    if shape == "alert":
+    if shape == "ech":
+        s.sendall(add_ech(data))
+    elif shape == "alert":
         s.sendall(WARNING_ALERT + data)
     elif shape == "records":
         s.sendall(recut(data, 40))

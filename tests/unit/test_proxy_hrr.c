@@ -151,6 +151,77 @@ START_TEST(retry_naming_another_host_refused)
 }
 END_TEST
 
+/* hello() with an encrypted_client_hello extension (0xfe0d) appended: sni is then the
+ * outer name, and an origin holding ECH keys serves the hidden inner one. */
+static size_t hello_ech(const char *sni, uint8_t *out)
+{
+	static const uint8_t ech[8] = {0xfe, 0x0d, 0, 4, 0, 0, 1, 2};
+	size_t n = hello(sni, out);
+
+	memcpy(out + n, ech, sizeof(ech));
+	out[4] += 8, out[8] += 8, out[51] += 8; /* record, handshake, extensions */
+	return n + sizeof(ech);
+}
+
+/* A second hello that adds ECH under the same outer name is refused too. */
+START_TEST(retry_adding_ech_refused)
+{
+	struct fx_proxy f;
+	struct flow w;
+	uint8_t next[700], sh[64], buf[64];
+	size_t nn, ns = server_hello(true, sh);
+	int lport = 0, lfd = fx_listen("127.0.0.1", &lport);
+	const char *d;
+
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	nn = hello_ech("origin.test", next);
+	open_flow(&f, lfd, lport, &w, next, nn, sh, ns);
+	ck_assert_uint_eq(cli_recv_all(w.fd, (char *)buf, sizeof(buf)), 7);
+	ck_assert(memcmp(buf, "\x15\x03\x03\x00\x02\x02\x31", 7) == 0);
+	ck_assert_uint_eq(drain(w.ofd), 0);
+	close(w.ofd);
+	close(w.fd);
+	usleep(50 * 1000);
+	fx_stop(&f);
+	close(lfd);
+	ck_assert_str_eq(audit_rule(&f, &d),
+			 "tls: encrypted_client_hello (ECH): the origin may serve the encrypted "
+			 "inner name, which cannot be checked");
+	ck_assert_str_eq(d, "deny");
+}
+END_TEST
+
+/* A first hello with ECH never reaches the origin. */
+START_TEST(first_hello_with_ech_refused)
+{
+	struct fx_proxy f;
+	uint8_t ch[700], buf[64];
+	char head[256], target[64];
+	size_t n = hello_ech("origin.test", ch);
+	int lport = 0, lfd = fx_listen("127.0.0.1", &lport), fd, ofd;
+	const char *d;
+
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	snprintf(target, sizeof(target), "origin.test:%d", lport);
+	fd = cli_connect_via(&f, target, head, sizeof(head));
+	ck_assert_str_eq(head, "HTTP/1.1 200 Connection established\r\n\r\n");
+	ofd = origin_accept(lfd);
+	cli_send(fd, ch, n);
+	ck_assert_uint_eq(cli_recv_all(fd, (char *)buf, sizeof(buf)), 7);
+	ck_assert(memcmp(buf, "\x15\x03\x03\x00\x02\x02\x31", 7) == 0);
+	ck_assert_uint_eq(drain(ofd), 0);
+	close(ofd);
+	close(fd);
+	usleep(50 * 1000);
+	fx_stop(&f);
+	close(lfd);
+	ck_assert_str_eq(audit_rule(&f, &d),
+			 "tls: encrypted_client_hello (ECH): the origin may serve the encrypted "
+			 "inner name, which cannot be checked");
+	ck_assert_str_eq(d, "deny");
+}
+END_TEST
+
 /* After a retry, an alert instead of the second hello is refused and named. */
 START_TEST(retry_other_record_refused)
 {
@@ -243,6 +314,8 @@ static Suite *hrr_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, retry_naming_another_host_refused, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, retry_other_record_refused, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, retry_adding_ech_refused, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, first_hello_with_ech_refused, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, retry_same_name_and_no_retry_pass, FIRST_BACKEND, END_BACKEND);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,8 +2,9 @@
  * (and SOCKS5) a ClientHello naming another host gets a TLS alert and never reaches the
  * origin (which sees a TCP connection and zero bytes), in one write or fragmented
  * across records and writes; so are a hello without a name (the target is a name) and
- * a TLS record before the hello (a warning alert that stacks skip); a matching name
- * (any case, trailing dot) and a non-TLS first flight go through unchanged; a server
+ * a TLS record before the hello (a warning alert that stacks skip), and a name with
+ * a trailing dot (an origin that keeps it serves its default site); a matching name
+ * (any case) and a non-TLS first flight go through unchanged; a server
  * that speaks first is heard while the client's side waits; the refusal is audited
  * and told once per host. */
 #include "tests/unit/proxy_fixture.h"
@@ -166,7 +167,7 @@ START_TEST(matching_absent_and_plain_pass)
 
 	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
 	passes(&f, lfd, lport, h, hello("origin.test", 1000, h));
-	passes(&f, lfd, lport, h, hello("ORIGIN.Test.", 9, h));
+	passes(&f, lfd, lport, h, hello("ORIGIN.Test", 9, h));
 	passes(&f, lfd, lport, "SSH-2.0-x\r\n", 11);
 	usleep(50 * 1000);
 	fx_stop(&f);
@@ -225,6 +226,9 @@ START_TEST(record_first_and_no_name_refused)
 	refused(_i, lfd, lport, h, n, "tls: record before ClientHello (change_cipher_spec)");
 	refused(_i, lfd, lport, h, hello(NULL, 1000, h),
 		"tls: ClientHello without SNI for a host allowed by name");
+	refused(_i, lfd, lport, h, hello("Origin.Test.", 9, h),
+		"tls: SNI ends with a dot: Origin.Test. (an origin that keeps the dot serves its "
+		"default site)");
 	close(lfd);
 }
 END_TEST

@@ -76,6 +76,7 @@ enum tweak {
 	T_SNI_EXT_EMPTY,   /* server_name extension with no body (the server's form) */
 	T_DUP_OTHER,	   /* supported_versions twice */
 	T_HS_HUGE,	   /* handshake length 1 MiB */
+	T_ESNI,		   /* the ech extension as ESNI's encrypted_server_name (0xffce) */
 };
 
 struct spec {
@@ -153,7 +154,8 @@ static void hello_msg(struct buf *m, const struct spec *s)
 	for (int i = 0; i < s->n_sni_ext; i++)
 		ext_server_name(m, s);
 	if (s->ech)
-		put16(m, 0xfe0d), put16(m, 4), putn(m, "\x00\x00\x01\x02", 4);
+		put16(m, s->tweak == T_ESNI ? 0xffce : 0xfe0d), put16(m, 4),
+		    putn(m, "\x00\x00\x01\x02", 4);
 	if (s->pad)
 		put16(m, 21), put16(m, (unsigned)s->pad), putrep(m, 0, s->pad);
 	if (s->tweak == T_EXT_OVERRUN)
@@ -223,6 +225,7 @@ static const struct spec specs[] = {
     {"no server_name", S1(NULL), 0, false, 0, 0, T_NONE, OK, NULL, NULL},
     {"no extensions at all", S1(NULL), 0, false, 0, 0, T_NO_EXTENSIONS, OK, NULL, NULL},
     {"ECH with an outer name", S1(A), 1, true, 0, 0, T_NONE, OK, A, NULL},
+    {"ESNI (0xffce, ECH's predecessor) with a name", S1(A), 1, true, 0, 0, T_ESNI, OK, A, NULL},
     {"fragmented: 1-byte records", S1(A), 1, false, 0, 1, T_NONE, OK, A, NULL},
     {"fragmented: 3-byte records (header split)", S1(A), 1, false, 0, 3, T_NONE, OK, A, NULL},
     {"fragmented: 100-byte records", S1(E), 1, false, 600, 100, T_NONE, OK, E, NULL},
@@ -459,8 +462,12 @@ static const struct {
 	bool allowed;
 } rules[] = {
     {"allowed.test", "allowed.test", true},
-    {"allowed.test", "ALLOWED.Test.", true}, /* the normalisation Decide() uses */
-    {"allowed.test", NULL, false},	     /* no name: the origin's default site */
+    {"allowed.test", "ALLOWED.Test", true}, /* the case folding Decide() uses */
+    /* RFC 6066 names carry no trailing dot; an origin (OpenSSL's servername match,
+     * HAProxy's req.ssl_sni) that does not strip it serves its default site. */
+    {"allowed.test", "allowed.test.", false},
+    {"allowed.test", "Allowed.Test.", false},
+    {"allowed.test", NULL, false}, /* no name: the origin's default site */
     {"allowed.test", "evil.test", false},
     {"allowed.test", "allowed.test..", false}, /* not a valid name: not the same one */
     {"allowed.test", "sub.allowed.test", false},
@@ -486,11 +493,51 @@ START_TEST(sni_rule)
 	ck_assert_msg(ok == rules[_i].allowed, "row %d", _i);
 	if (!ok && rules[_i].sni) {
 		char want[300];
-		snprintf(want, sizeof(want), "sni mismatch: %s", rules[_i].sni);
+		size_t k = strlen(rules[_i].sni);
+
+		if (rules[_i].sni[k - 1] == '.')
+			snprintf(
+			    want, sizeof(want),
+			    "tls: SNI ends with a dot: %s (an origin that keeps the dot serves "
+			    "its default site)",
+			    rules[_i].sni);
+		else
+			snprintf(want, sizeof(want), "sni mismatch: %s", rules[_i].sni);
 		ck_assert_str_eq(rule, want);
 	}
 	if (!ok && !rules[_i].sni)
 		ck_assert_str_eq(rule, "tls: ClientHello without SNI for a host allowed by name");
+}
+END_TEST
+
+/* A spliced tunnel also refuses ECH: an origin holding ECH keys serves the encrypted
+ * inner name (any site behind its keys), which the proxy cannot read, whatever the
+ * outer name says. The name rule comes first, so a mismatch is still named as one. */
+static const struct {
+	const char *target, *sni;
+	bool ech, allowed;
+	const char *rule;
+} splice_rules[] = {
+    {"allowed.test", "allowed.test", false, true, ""},
+    {"allowed.test", "allowed.test", true, false,
+     "tls: encrypted_client_hello (ECH): the origin may serve the encrypted inner name, which "
+     "cannot be checked"},
+    {"allowed.test", "evil.test", true, false, "sni mismatch: evil.test"},
+    {"192.0.2.1", "192.0.2.1", true, false,
+     "tls: encrypted_client_hello (ECH): the origin may serve the encrypted inner name, which "
+     "cannot be checked"},
+};
+
+START_TEST(splice_rule)
+{
+	struct proxy_tls_hello h = {0};
+	char rule[300] = "";
+
+	h.has_sni = true, h.ech = splice_rules[_i].ech;
+	snprintf(h.sni, sizeof(h.sni), "%s", splice_rules[_i].sni);
+	ck_assert_int_eq(proxy_tls_splice_allowed(splice_rules[_i].target, &h, rule, sizeof(rule)),
+			 splice_rules[_i].allowed);
+	ck_assert_str_eq(rule, splice_rules[_i].rule);
 }
 END_TEST
 
@@ -514,6 +561,7 @@ static Suite *tls_suite(void)
 	tcase_add_loop_test(tc, first_bytes, 0, ROWS(firsts));
 	tcase_add_loop_test(tc, record_before_hello, 0, ROWS(before));
 	tcase_add_loop_test(tc, sni_rule, 0, ROWS(rules));
+	tcase_add_loop_test(tc, splice_rule, 0, ROWS(splice_rules));
 	tcase_add_test(tc, bound_edge);
 	tcase_add_test(tc, alert_bytes);
 	suite_add_tcase(s, tc);
