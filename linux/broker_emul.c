@@ -451,6 +451,17 @@ static bool own_procfs(struct call *c, int pfd)
 	return false;
 }
 
+/* The mode an open creates with. O_TMPFILE makes its file IN the directory named, so
+ * that directory's default ACL (or none) decides, not its parent's; a name that is not
+ * a directory there (a symlink the next hop follows) leaves the parent's, unused. */
+static mode_t open_mode(const struct call *c, int pfd, const char *last, int flags, mode_t mode)
+{
+	if ((flags & O_TMPFILE) != O_TMPFILE)
+		return broker_mode(c, pfd, mode);
+	AUTO_FD dir = openat(pfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return broker_mode(c, dir >= 0 ? dir : pfd, mode);
+}
+
 /* open with O_CREAT (or for writing): the name checked at each hop when its last component is a
  * symlink the kernel would follow (and create the target of). */
 static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mode, int *fd_out)
@@ -478,7 +489,7 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 		bool magic = in_procfs(pfd);
 		if (magic && !own_procfs(c, pfd))
 			return -EACCES;
-		mode_t m = broker_mode(c, pfd, mode);
+		mode_t m = open_mode(c, pfd, nn.last, flags, mode);
 		if (nn.git == BROKER_GIT_EMPTY) {
 			int fd = linux_broker_git_empty(c->b, pfd, nn.last, m);
 			if (fd < 0)

@@ -259,4 +259,33 @@ else
 	expect "racing hook and refs/: never both ($tries tries)" 0 "$both"
 fi
 
+# 8. An O_TMPFILE gets the mode the kernel gives it in the directory it is made in,
+# not in that directory's parent: the caller's umask where that directory has no
+# default ACL (even if its parent has one), the ACL where it has one.
+python3 - "$W" <<'EOF' || true
+import os, struct, sys
+w = sys.argv[1]
+def ent(tag, perm): return struct.pack("<HHI", tag, perm, 0xffffffff)
+acl = struct.pack("<I", 2) + ent(1, 7) + ent(4, 7) + ent(0x10, 7) + ent(0x20, 7)
+for d in ("acl1", "acl1/t", "acl2", "acl2/t"):
+    os.makedirs(os.path.join(w, d), exist_ok=True)
+os.setxattr(os.path.join(w, "acl1"), "system.posix_acl_default", acl)
+os.setxattr(os.path.join(w, "acl2/t"), "system.posix_acl_default", acl)
+EOF
+if getfattr_ok=$(python3 -c 'import os,sys; os.getxattr(sys.argv[1], "system.posix_acl_default")' "$W/acl1" 2>&1); then
+	out=$(timeout -k 2 20 "$HALO" -- python3 -c '
+import os
+os.umask(0o077)
+for d in ("acl1/t", "acl2/t"):
+    fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o666)
+    print(d, oct(os.fstat(fd).st_mode & 0o777))
+' 2>&1)
+	expect "O_TMPFILE: umask in a directory without default ACL (its parent has one)" \
+		"acl1/t 0o600" "$(sed -n 1p <<<"$out")"
+	expect "O_TMPFILE: the default ACL of the directory it is made in" \
+		"acl2/t 0o666" "$(sed -n 2p <<<"$out")"
+else
+	skip "O_TMPFILE modes under default ACLs" "no POSIX ACLs here: $getfattr_ok"
+fi
+
 finish
