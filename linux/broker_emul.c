@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,16 @@ int broker_open_base(struct call *c, int dfd, const char *path)
 	return fd;
 }
 
+static pthread_mutex_t judge_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void broker_judge_lock(struct call *c)
+{
+	if (c->judged || !c->b->guard_git)
+		return;
+	pthread_mutex_lock(&judge_lock);
+	c->judged = true;
+}
+
 int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 {
 	size_t n = strlen(path), k;
@@ -133,6 +144,7 @@ int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 	nn->pfd = openat(base, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (nn->pfd < 0)
 		return -errno;
+	broker_judge_lock(c); /* from this check to the end of the call */
 	if (linux_broker_pinned(c->b, nn->pfd, nn->last, c->op))
 		return -EACCES;
 	if ((nn->git = linux_broker_git_check(c->b, nn->pfd, nn->last, c->op)) < 0)
@@ -439,6 +451,17 @@ static bool own_procfs(struct call *c, int pfd)
 	return false;
 }
 
+/* The mode an open creates with. O_TMPFILE makes its file IN the directory named, so
+ * that directory's default ACL (or none) decides, not its parent's; a name that is not
+ * a directory there (a symlink the next hop follows) leaves the parent's, unused. */
+static mode_t open_mode(const struct call *c, int pfd, const char *last, int flags, mode_t mode)
+{
+	if ((flags & O_TMPFILE) != O_TMPFILE)
+		return broker_mode(c, pfd, mode);
+	AUTO_FD dir = openat(pfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return broker_mode(c, dir >= 0 ? dir : pfd, mode);
+}
+
 /* open with O_CREAT (or for writing): the name checked at each hop when its last component is a
  * symlink the kernel would follow (and create the target of). */
 static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mode, int *fd_out)
@@ -466,7 +489,7 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 		bool magic = in_procfs(pfd);
 		if (magic && !own_procfs(c, pfd))
 			return -EACCES;
-		mode_t m = broker_mode(c, pfd, mode);
+		mode_t m = open_mode(c, pfd, nn.last, flags, mode);
 		if (nn.git == BROKER_GIT_EMPTY) {
 			int fd = linux_broker_git_empty(c->b, pfd, nn.last, m);
 			if (fd < 0)
@@ -504,48 +527,59 @@ static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mo
 	}
 }
 
-long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
+static long emulate(struct call *c, int *fd_out)
 {
-	struct call c = {
-	    b, req, (pid_t)req->pid, (const uint64_t *)req->data.args, BROKER_OP_OPEN_CREATE, 022};
-	const uint64_t *a = c.a;
+	const uint64_t *a = c->a;
 
-	*fd_out = -1;
-	switch (req->data.nr) {
+	switch (c->req->data.nr) {
 	case __NR_openat:
-		return do_open(&c, (int)a[0], a[1], (int)a[2], (mode_t)a[3], fd_out);
+		return do_open(c, (int)a[0], a[1], (int)a[2], (mode_t)a[3], fd_out);
 	case __NR_mkdirat:
-		return do_mkdir(&c, (int)a[0], a[1], (mode_t)a[2]);
+		return do_mkdir(c, (int)a[0], a[1], (mode_t)a[2]);
 	case __NR_mknodat:
-		return do_mknod(&c, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
+		return do_mknod(c, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
 	case __NR_symlinkat:
-		return do_symlink(&c, a[0], (int)a[1], a[2]);
+		return do_symlink(c, a[0], (int)a[1], a[2]);
 	case __NR_linkat:
-		return do_link(&c, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
+		return do_link(c, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
 	case __NR_renameat2:
-		return do_rename(&c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
+		return do_rename(c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
 	case __NR_bind:
-		return broker_do_bind(&c, (int)a[0], a[1], (socklen_t)a[2]);
+		return broker_do_bind(c, (int)a[0], a[1], (socklen_t)a[2]);
 #ifdef __NR_open
 	case __NR_open:
-		return do_open(&c, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], fd_out);
+		return do_open(c, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], fd_out);
 	case __NR_creat:
-		return do_open(&c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1],
+		return do_open(c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1],
 			       fd_out);
 	case __NR_mkdir:
-		return do_mkdir(&c, AT_FDCWD, a[0], (mode_t)a[1]);
+		return do_mkdir(c, AT_FDCWD, a[0], (mode_t)a[1]);
 	case __NR_mknod:
-		return do_mknod(&c, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
+		return do_mknod(c, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
 	case __NR_symlink:
-		return do_symlink(&c, a[0], AT_FDCWD, a[1]);
+		return do_symlink(c, a[0], AT_FDCWD, a[1]);
 	case __NR_link:
-		return do_link(&c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+		return do_link(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 	case __NR_rename:
-		return do_rename(&c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+		return do_rename(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 	case __NR_renameat:
-		return do_rename(&c, (int)a[0], a[1], (int)a[2], a[3], 0);
+		return do_rename(c, (int)a[0], a[1], (int)a[2], a[3], 0);
 #endif
 	default:
 		return -ENOSYS; /* the filter sends nothing else */
 	}
+}
+
+long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
+{
+	struct call c = {
+	    b,	 req,  (pid_t)req->pid, (const uint64_t *)req->data.args, BROKER_OP_OPEN_CREATE,
+	    022, false};
+	long rc;
+
+	*fd_out = -1;
+	rc = emulate(&c, fd_out);
+	if (c.judged)
+		pthread_mutex_unlock(&judge_lock);
+	return rc;
 }

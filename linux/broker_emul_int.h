@@ -14,6 +14,7 @@ struct call {
 	const uint64_t *a;
 	enum broker_op op; /* for the git rules */
 	mode_t umask;	   /* the caller's (broker_take_umask) */
+	bool judged;	   /* holds the broker's judgment lock (broker_judge_lock) */
 };
 
 static inline void broker_close_fd(int *fd)
@@ -32,6 +33,17 @@ struct newname {
 	char last[NAME_MAX + 2];
 	int git; /* what the git rules said (BROKER_GIT_OK or BROKER_GIT_CONFIG) */
 };
+
+/* The git rules judge a directory by names other calls make (HEAD, objects, refs,
+ * hooks/...): with several worker threads, a check and the action it allows must not
+ * interleave with another call's, or two calls that each pass alone (make refs/ in a
+ * directory whose hooks/ is empty; make hooks/pre-commit in a directory without
+ * refs/) together leave a git directory with a hook. So from its first check to the
+ * end of the call, a call holds one lock (taken by broker_open_parent, dropped by
+ * linux_broker_emulate). Nothing under it waits: the caller's memory is read before,
+ * an open that waits is handed to a child of init. Taken only with the git rules:
+ * the pins name fixed directories and a missing name, which no other call changes. */
+void broker_judge_lock(struct call *c);
 
 /* The base a path starts from (/, the caller's cwd or its dfd), reopened in init. */
 int broker_open_base(struct call *c, int dfd, const char *path);
