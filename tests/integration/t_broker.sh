@@ -48,7 +48,7 @@ fi
 
 # 1. Inside, F_SETLEASE is refused (the seccomp table), F_GETLEASE still answers.
 echo data >"$W/own"
-out=$(timeout -k 2 20 "$HALO" -- python3 -c '
+out=$(timeout -k 2 20 "$HALO" --quiet -- python3 -c '
 import fcntl, os
 fd = os.open("own", os.O_RDONLY)
 print("get", fcntl.fcntl(fd, fcntl.F_GETLEASE))
@@ -123,7 +123,7 @@ fi
 if hold_lease "$W/leased"; then
 	( sleep 1; kill "$HOLDER" ) &
 	killer=$!
-	out=$(timeout -k 2 20 "$HALO" -- bash -c 'echo new >leased; cat leased' 2>&1)
+	out=$(timeout -k 2 20 "$HALO" --quiet -- bash -c 'echo new >leased; cat leased' 2>&1)
 	wait "$killer"
 	HOLDER=
 	expect "lease released: the waiting open completes and truncates" new "$out"
@@ -207,7 +207,7 @@ else
 fi
 
 # 6. Modes still follow the caller's umask (init's is 0; the broker masks per call).
-out=$(timeout -k 2 20 "$HALO" -- bash -c '
+out=$(timeout -k 2 20 "$HALO" --quiet -- bash -c '
 	umask 027; : >m1; mkdir d1; mkfifo f1
 	umask 077; : >m2; mkdir d2
 	python3 -c "import os, socket; os.umask(0o027); socket.socket(socket.AF_UNIX).bind(\"s1\")"
@@ -273,7 +273,7 @@ os.setxattr(os.path.join(w, "acl1"), "system.posix_acl_default", acl)
 os.setxattr(os.path.join(w, "acl2/t"), "system.posix_acl_default", acl)
 EOF
 if getfattr_ok=$(python3 -c 'import os,sys; os.getxattr(sys.argv[1], "system.posix_acl_default")' "$W/acl1" 2>&1); then
-	out=$(timeout -k 2 20 "$HALO" -- python3 -c '
+	out=$(timeout -k 2 20 "$HALO" --quiet -- python3 -c '
 import os
 os.umask(0o077)
 for d in ("acl1/t", "acl2/t"):
