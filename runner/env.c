@@ -258,6 +258,15 @@ static bool scrub_registry(const char *name, size_t len, char *v, struct policy_
 	};
 	struct goflag_warn g = {warn, name, len};
 
+	if (runner_env_url_ambiguous(v)) {
+		if (warn)
+			policy_diags_add_warning(
+			    warn,
+			    "%.*s: not passed: a URL in it has an ambiguous host "
+			    "(an '@' past its host, or a port that is not digits)",
+			    (int)len, name);
+		return false;
+	}
 	for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++)
 		if (cuts[k].strip(v) && warn)
 			policy_diags_add_warning(warn, "%.*s: %s (they never enter the sandbox)",

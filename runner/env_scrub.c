@@ -37,15 +37,26 @@ static void cut(char *from, char *to)
 	memmove(from, to, strlen(to) + 1);
 }
 
+/* Where the authority starting at `auth` ends: the first '/', '?', '#' or '\\' (which
+ * the WHATWG parser reads as '/'), else the URL's end. */
+static char *authority_end(char *auth, char *end)
+{
+	char *a = auth + strcspn(auth, "/?#\\");
+
+	return a < end ? a : end;
+}
+
 /* Remove the userinfo of every URL in `v` ("https://u:p@h/x" becomes "https://h/x"):
- * everything between "://" and the URL's last '@', whatever it holds ('/' included). An
- * '@' in a path goes with it: registry URLs do not need one. */
+ * everything between "://" and the last '@' of the authority, whatever it holds (',',
+ * '|' or blanks included). An '@' past the authority ("/@scope") is a path's, and a cut
+ * there would point the URL at another host; runner_env_url_ambiguous() refuses the
+ * values where the two readings disagree. */
 bool runner_env_strip_userinfo(char *v)
 {
 	bool any = false;
 
 	for (char *p = v; (p = strstr(p, "://")) != NULL;) {
-		char *auth = p + 3, *end = url_end(auth), *at = NULL;
+		char *auth = p + 3, *end = authority_end(auth, url_end(auth)), *at = NULL;
 
 		for (char *q = auth; q < end; q++)
 			if (*q == '@')
@@ -57,6 +68,48 @@ bool runner_env_strip_userinfo(char *v)
 		p = auth;
 	}
 	return any;
+}
+
+/* A port that is empty or digits; the host:port ends at a list separator. */
+static bool port_ok(const char *hp, const char *end)
+{
+	const char *c, *sep = hp + strcspn(hp, ",| \t\n");
+
+	if (sep < end)
+		end = sep;
+	if (hp < end && *hp == '[') {
+		const char *rb = memchr(hp, ']', (size_t)(end - hp));
+		if (!rb)
+			return false;
+		hp = rb + 1;
+	}
+	c = memchr(hp, ':', (size_t)(end - hp));
+	if (!c)
+		return true;
+	for (c++; c < end; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+bool runner_env_url_ambiguous(const char *v)
+{
+	for (const char *p = v; (p = strstr(p, "://")) != NULL;) {
+		char *auth = (char *)p + 3, *uend = url_end(auth),
+		     *aend = authority_end(auth, uend);
+		const char *hp = auth;
+
+		for (const char *q = auth; q < aend; q++)
+			if (*q == '@')
+				hp = q + 1;
+		if (!port_ok(hp, aend))
+			return true;
+		for (const char *q = aend; q < uend; q++)
+			if (*q == '@' && q[-1] != '/')
+				return true;
+		p = auth;
+	}
+	return false;
 }
 
 /* Remove the query and fragment of every URL ("?token=...", "?auth=..."): registries

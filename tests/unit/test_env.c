@@ -361,14 +361,15 @@ START_TEST(strip_userinfo_table)
 	    {"https://u@h", "https://h"},
 	    {"https://u:p@h:8080/x?y#z", "https://h:8080/x?y#z"},
 	    {"https://u:p@ss@h/", "https://h/"},
-	    /* an '@' anywhere in a URL ends a userinfo: losing a path beats a leak */
-	    {"https://h/a@b", "https://b"},
-	    {"https://u:pa/ss@h/", "https://h/"},
-	    {"https://tok/en+x@h/s,https://i/", "https://h/s,https://i/"},
-	    {"sparse+https://a/b@c,git+https://d@e", "sparse+https://c,git+https://e"},
-	    {"https://h?q=a@b", "https://b"},
-	    {"https://u:pa?ss@h/", "https://h/"},
+	    /* only an '@' inside the authority ends a userinfo: a cut never moves a URL
+	     * to another host (an '@' elsewhere makes the value ambiguous, dropped) */
+	    {"https://h/simple/@scope", "https://h/simple/@scope"},
+	    {"https://u:p@h/simple/@scope/x", "https://h/simple/@scope/x"},
+	    {"sparse+https://a@c,git+https://d@e", "sparse+https://c,git+https://e"},
 	    {"https://u:pa ss|x@h/", "https://h/"},
+	    {"https://u:pa,ss@h:8080/x", "https://h:8080/x"},
+	    {"https://u%40corp:p@h/", "https://h/"},
+	    {"https://u:p@[::1]:8080/", "https://[::1]:8080/"},
 	    {"a://x@h,b://y@i|c://z@j", "a://h,b://i|c://j"},
 	    {"https://@h", "https://h"},
 	    {"://@", "://"},
@@ -386,13 +387,89 @@ START_TEST(strip_userinfo_table)
 }
 END_TEST
 
+/* A URL whose authority cannot be told apart from its path or query (an '@' past the
+ * authority, not opening a path segment; a port that is not digits) is not passed:
+ * parsers disagree on its host, and any cut could point it at another one. */
+START_TEST(url_ambiguous_table)
+{
+	static const struct {
+		const char *in;
+		bool ambiguous;
+	} t[] = {
+	    {"", false},
+	    {"direct", false},
+	    {"https://h/", false},
+	    {"https://u:p@h:8080/x?y#z", false},
+	    {"https://u:p@ss@h/", false},
+	    {"https://h/simple/@scope", false},
+	    {"https://h/@a/@b", false},
+	    {"https://proxy.example:8080,direct", false},
+	    {"https://a.example:443|https://b.example,off", false},
+	    {"https://[::1]:8080/x", false},
+	    {"https://[fe80::1%25eth0]/", false},
+	    {"https://h:/", false},
+	    {"sparse+https://h/index/", false},
+	    {"https://h/a@b", true},
+	    {"https://u:pa/ss@h/", true},
+	    {"https://tok/en+x@h/s,https://i/", true},
+	    {"https://ok.example/,https://a/b@c", true},
+	    {"https://h?q=a@b", true},
+	    {"https://u:pa?ss@h/", true},
+	    {"https://u:pa#ss@h/", true},
+	    {"https://h\\@evil.example/", true},
+	    {"https://u:p@h\\x@y/", true},
+	    {"https://user:secret/", true},
+	    {"https://h:80x/", true},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(runner_env_url_ambiguous(t[i].in) == t[i].ambiguous, "%s: want %d",
+			      t[i].in, t[i].ambiguous);
+}
+END_TEST
+
+/* Issue 33 review: a registry URL with '@' in its path keeps its host (it used to
+ * become https://scope); an ambiguous one is not passed, with a warning. */
+START_TEST(registry_url_keeps_its_host)
+{
+	char *caller[] = {"npm_config_registry=https://npm.corp.example/simple/@scope",
+			  "PIP_INDEX_URL=https://u:p@pypi.corp.example/@team/simple/",
+			  "YARN_REGISTRY=https://npm.corp.example/a@evil.example/",
+			  "UV_INDEX_URL=https://user:pa/ss@pypi.corp.example/simple/", NULL};
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+	bool yarn = false, uv = false;
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "npm_config_registry", "https://npm.corp.example/simple/@scope");
+	expect_value(env, "PIP_INDEX_URL", "https://pypi.corp.example/@team/simple/");
+	expect_value(env, "YARN_REGISTRY", NULL);
+	expect_value(env, "UV_INDEX_URL", NULL);
+	for (size_t i = 0; i < d.n_warnings; i++) {
+		ck_assert_msg(!strstr(d.warnings[i], "pa/ss") && !strstr(d.warnings[i], "evil"),
+			      "%s", d.warnings[i]);
+		yarn |= strstr(d.warnings[i], "YARN_REGISTRY: not passed") != NULL;
+		uv |= strstr(d.warnings[i], "UV_INDEX_URL: not passed") != NULL;
+	}
+	ck_assert(yarn && uv);
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
 /* Issue 33: LC_* only for the locale categories glibc knows. */
 START_TEST(lc_categories_by_name)
 {
-	char *caller[] = {"LC_ALL=C.UTF-8",	     "LC_IDENTIFICATION=de_DE.UTF-8",
-			  "LC_MEASUREMENT=metric_x", "LC_SECRET_TOKEN=s3cr3t",
-			  "LC_GH_TOKEN=s3cr3t",	     "LC_=x",
-			  "LC_all=x",		     NULL};
+	char *caller[] = {"LC_ALL=C.UTF-8",
+			  "LC_IDENTIFICATION=de_DE.UTF-8",
+			  "LC_MEASUREMENT=metric_x",
+			  "LC_SECRET_TOKEN=s3cr3t",
+			  "LC_GH_TOKEN=s3cr3t",
+			  "LC_=x",
+			  "LC_all=x",
+			  NULL};
 	struct halo_err e = {{0}};
 	char **env = runner_env_build(NULL, caller, "/tmp", &e);
 
@@ -444,12 +521,13 @@ START_TEST(token_values_refused)
 	p.env_pass = (struct policy_list){pass, 1, true};
 	p.env_set = set;
 	p.n_env_set = 1;
-	struct runner_env_in in = {.policy = &p, .caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	struct runner_env_in in = {
+	    .policy = &p, .caller = caller, .tmpdir = "/tmp", .warnings = &d};
 	char **env = runner_env_build_in(&in, &e);
 
 	ck_assert_ptr_nonnull(env);
-	for (const char *const *n = (const char *const[]){"CI", "TERM", "TZ", "LANG", "COLUMNS",
-							    "LC_TIME", NULL};
+	for (const char *const *n =
+		 (const char *const[]){"CI", "TERM", "TZ", "LANG", "COLUMNS", "LC_TIME", NULL};
 	     *n; n++)
 		expect_value(env, *n, NULL);
 	expect_value(env, "PATH", caller[7] + 5);
@@ -504,10 +582,11 @@ START_TEST(registry_tokens_and_goflags)
 	expect_value(env, "UV_INDEX_URL", "https://dl.cloudsmith.io/acme/repo/python/simple/");
 	expect_value(env, "UV_DEFAULT_INDEX",
 		     "https://dl.cloudsmith.io/public/acme/repo/python/simple/");
-	expect_value(env, "YARN_REGISTRY", "https://r.example/");
+	expect_value(env, "YARN_REGISTRY", NULL); /* ambiguous: not passed */
 	expect_value(env, "UV_EXTRA_INDEX_URL", NULL);
-	expect_value(env, "GOFLAGS", "-mod=mod -trimpath --tags=netgo,osusergo -buildvcs=false "
-				     "-p=4 -race -v=true");
+	expect_value(env, "GOFLAGS",
+		     "-mod=mod -trimpath --tags=netgo,osusergo -buildvcs=false "
+		     "-p=4 -race -v=true");
 	expect_value(env, "GONOSUMDB", "corp.example/*");
 	for (size_t i = 0; env[i]; i++)
 		ck_assert_msg(!strstr(env[i], "PSECRET") && !strstr(env[i], "ghp_"), "%s", env[i]);
@@ -612,6 +691,8 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, ci_markers_not_tokens);
 	tcase_add_test(tc, registry_settings_without_credentials);
 	tcase_add_test(tc, strip_userinfo_table);
+	tcase_add_test(tc, url_ambiguous_table);
+	tcase_add_test(tc, registry_url_keeps_its_host);
 	tcase_add_test(tc, vars_below_pass_and_set);
 	tcase_add_test(tc, proxy_variables_one_way);
 	tcase_add_test(tc, lc_categories_by_name);
