@@ -109,6 +109,15 @@ expect "issue 29: claude-code denies them instead" "localhost 169.254.169.254 10
 	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["deniedDomains"]))' <<<"$OUT")"
 expect "issue 29: the allowPrivate-covered literal stays allowed" "ok.example 10.20.1.1" \
 	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["allowedDomains"]))' <<<"$OUT")"
+# review of issue 29: a wildcard covering a fixed metadata/loopback name denies that name
+printf 'egress:\n  allowedDomains: ["*.google.internal", "*.localdomain", ok.example]\n' >wild.yaml
+run "$HALO" policy render --harness claude-code --policy wild.yaml
+expect "issue 29 review: claude-code denies the fixed names under allowed wildcards" \
+	"metadata.google.internal localhost.localdomain" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["deniedDomains"]))' <<<"$OUT")"
+run "$HALO" check --policy wild.yaml --harness copilot metadata.google.internal
+expect_match "issue 29 review: check --harness: copilot blocks metadata.google.internal" \
+	"harness copilot: deny" "$OUT"
 run "$HALO" check --policy lit.yaml --harness claude-code localhost
 expect "issue 29: check --harness: claude-code denies localhost as halo-run does" 0 \
 	"$(grep -c 'differs from halo-run' <<<"$OUT")"
