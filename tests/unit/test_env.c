@@ -459,6 +459,29 @@ START_TEST(registry_url_keeps_its_host)
 }
 END_TEST
 
+/* Review of issue 33: a token percent-encoded in a URL (the server decodes it) is
+ * still a token; ordinary escapes (%7E, %40 in a path) pass. */
+START_TEST(percent_encoded_token_refused)
+{
+	char *caller[] = {"UV_INDEX_URL=https://r.example/ghp%5Fabcdefghijklmnopqrstuvwxyz0123/s/",
+			  "PIP_INDEX_URL=https://r.example/%67hp_abcdefghijklmnopqrstuvwxyz0123/",
+			  "UV_DEFAULT_INDEX=https://r.example/%7Ealice/simple/%40scope/",
+			  "npm_config_registry=https://r.example/%zz/%4", NULL};
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "UV_INDEX_URL", NULL);
+	expect_value(env, "PIP_INDEX_URL", NULL);
+	expect_value(env, "UV_DEFAULT_INDEX", "https://r.example/%7Ealice/simple/%40scope/");
+	expect_value(env, "npm_config_registry", "https://r.example/%zz/%4");
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
 /* Issue 33: LC_* only for the locale categories glibc knows. */
 START_TEST(lc_categories_by_name)
 {
@@ -693,6 +716,7 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, strip_userinfo_table);
 	tcase_add_test(tc, url_ambiguous_table);
 	tcase_add_test(tc, registry_url_keeps_its_host);
+	tcase_add_test(tc, percent_encoded_token_refused);
 	tcase_add_test(tc, vars_below_pass_and_set);
 	tcase_add_test(tc, proxy_variables_one_way);
 	tcase_add_test(tc, lc_categories_by_name);
