@@ -162,6 +162,33 @@ static bool listed(const char *const *l, const char *s, size_t n)
 	return false;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* The host as its reader sees it: percent-escapes decoded (WHATWG parsers decode a
+ * host's), one trailing dot dropped. Into out (n bytes); its length. */
+static size_t host_seen(const char *h, size_t hl, char *out, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < hl && w + 1 < n; i++) {
+		int hi = h[i] == '%' && i + 2 < hl ? hex_digit(h[i + 1]) : -1;
+		int lo = hi >= 0 ? hex_digit(h[i + 2]) : -1;
+
+		out[w++] = lo >= 0 ? (char)(hi * 16 + lo) : h[i];
+		i += lo >= 0 ? 2 : 0;
+	}
+	if (w && out[w - 1] == '.')
+		w--;
+	out[w] = '\0';
+	return w;
+}
+
 /* The token segment of one URL (authority at `auth`), removed; true if cut. */
 static bool strip_one_path_token(char *auth, char *end)
 {
@@ -176,10 +203,11 @@ static bool strip_one_path_token(char *auth, char *end)
 	seg_end = seg + strcspn(seg, "/");
 	if (seg_end >= end || seg_end == seg || seg_end + 1 >= end)
 		return false; /* one segment only: the account, not a token */
-	for (size_t i = 0; i < sizeof(path_token_hosts) / sizeof(path_token_hosts[0]); i++) {
-		size_t h = strcspn(auth, ":/");
+	char host[256];
+	size_t h = host_seen(auth, strcspn(auth, ":/"), host, sizeof(host));
 
-		if (!host_is(auth, h, path_token_hosts[i].host) ||
+	for (size_t i = 0; i < sizeof(path_token_hosts) / sizeof(path_token_hosts[0]); i++) {
+		if (!host_is(host, h, path_token_hosts[i].host) ||
 		    listed(path_token_hosts[i].keep, seg, (size_t)(seg_end - seg)))
 			continue;
 		cut(seg, seg_end + 1);

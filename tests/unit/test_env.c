@@ -482,6 +482,32 @@ START_TEST(percent_encoded_token_refused)
 }
 END_TEST
 
+/* Review of issue 33: the path-token hosts are recognised however the host is spelt
+ * (a trailing dot, upper case, percent-escapes that WHATWG parsers decode). */
+START_TEST(path_token_host_spellings)
+{
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+	    {"https://pypi.fury.io./T0K/acme/", "https://pypi.fury.io./acme/"},
+	    {"https://PYPI.FURY.IO/T0K/acme/", "https://PYPI.FURY.IO/acme/"},
+	    {"https://npm.fury%2Eio/T0K/acme/", "https://npm.fury%2Eio/acme/"},
+	    {"https://npm.fury%2eio:443/T0K/acme/", "https://npm.fury%2eio:443/acme/"},
+	    {"https://dl.cloudsmith.io./T0K/o/r/", "https://dl.cloudsmith.io./o/r/"},
+	    {"https://dl.cloudsmith.io./public/o/r/", "https://dl.cloudsmith.io./public/o/r/"},
+	    {"https://fury.io.example/T0K/acme/", "https://fury.io.example/T0K/acme/"},
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", t[i].in);
+		runner_env_strip_path_tokens(buf);
+		ck_assert_msg(strcmp(buf, t[i].out) == 0, "%s -> %s, want %s", t[i].in, buf,
+			      t[i].out);
+	}
+}
+END_TEST
+
 /* Issue 33: LC_* only for the locale categories glibc knows. */
 START_TEST(lc_categories_by_name)
 {
@@ -717,6 +743,7 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, url_ambiguous_table);
 	tcase_add_test(tc, registry_url_keeps_its_host);
 	tcase_add_test(tc, percent_encoded_token_refused);
+	tcase_add_test(tc, path_token_host_spellings);
 	tcase_add_test(tc, vars_below_pass_and_set);
 	tcase_add_test(tc, proxy_variables_one_way);
 	tcase_add_test(tc, lc_categories_by_name);
