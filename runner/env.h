@@ -52,8 +52,9 @@ char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e);
  * when something was cut. */
 bool runner_env_strip_userinfo(char *v);
 /* True when some URL in v has an authority parsers may read differently: an '@' past
- * the authority that does not open a path segment ("/@scope" does), or a port that is
- * not digits. Such a value is not passed: no cut could be sure to keep its host. */
+ * the authority that does not open a path segment ("/@scope" does), a port that is
+ * not digits, or a "://" not after a list separator. Such a value is not passed: no cut could be
+ * sure to keep its host. */
 bool runner_env_url_ambiguous(const char *v);
 /* Cut the query and fragment of every URL in v; true when something was cut. */
 bool runner_env_strip_query(char *v);

@@ -102,7 +102,8 @@ bool runner_env_url_ambiguous(const char *v)
 		for (const char *q = auth; q < aend; q++)
 			if (*q == '@')
 				hp = q + 1;
-		if (!port_ok(hp, aend))
+		/* Another URL glued on without a list separator: a "://" in a password. */
+		if (!port_ok(hp, aend) || (*uend && !strchr(",| \t\n", *uend)))
 			return true;
 		for (const char *q = aend; q < uend; q++)
 			if (*q == '@' && q[-1] != '/')

@@ -420,6 +420,11 @@ START_TEST(url_ambiguous_table)
 	    {"https://u:p@h\\x@y/", true},
 	    {"https://user:secret/", true},
 	    {"https://h:80x/", true},
+	    /* a "://" inside a password: the next URL is glued on, not listed */
+	    {"https://u:a://b@h/", true},
+	    {"https://h/x://y", true},
+	    {"https://a.example/ https://b.example/", false},
+	    {"sparse+https://a/,git+https://b/|https://c/", false},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
