@@ -182,6 +182,14 @@ else
 fi
 
 # ---------------------------------------------------------------- import round trips
+# review of issue 22: a denied host with a port is denied on every port after import
+printf '{"sandbox": {"enabled": true, "allowBypass": false, "userPolicy": {"network": {"blockedHosts": ["pastebin.com:443"]}}}}' >cpport.json
+run "$HALO" policy import --from copilot cpport.json
+printf '%s\n' "$OUT" >cpport.yaml
+expect "import: a blocked host with a port: 0" 0 "$RC"
+expect_match "import: the port-only deny is widened, with a warning" "pastebin.com: denied on every port" "$ERR"
+expect "import: pastebin.com on port 80 is denied too" deny \
+	"$("$HALO" check --policy cpport.yaml http://pastebin.com:80/ 2>/dev/null | head -1 | cut -d' ' -f1)"
 HOSTS="ai.acme.example github.com api.github.com gist.github.com pastebin.com example.org raw.githubusercontent.com codeberg.org x.pastebin.com"
 decisions() { local p=$1 h out; for h in $HOSTS; do out=$("$HALO" check --policy "$p" "$h" 2>/dev/null | head -1); printf '%s;' "${out%% *}"; done; }
 want=$(decisions reference.yaml)
