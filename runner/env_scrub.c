@@ -92,6 +92,22 @@ static bool port_ok(const char *hp, const char *end)
 	return true;
 }
 
+/* An '@' past the authority, inside a segment (Azure Artifacts' "feed@Local" view,
+ * "pkg@1.0"), could have been meant as the end of a userinfo holding a '/', '?' or
+ * '#' when what follows it reads as a host (a '.', ':' or '[' before the next '/',
+ * '?', '#' or separator), or when the authority itself does not (no '.', ':' or '[':
+ * "https://tok/en@h" has the token as its "host"). */
+static bool at_reads_as_userinfo(const char *hp, const char *aend, const char *after,
+				 const char *uend)
+{
+	size_t n = strcspn(after, "/?#\\,| \t\n"), an = (size_t)(aend - hp);
+
+	if (after + n > uend)
+		n = (size_t)(uend - after);
+	return memchr(after, '.', n) || memchr(after, ':', n) || memchr(after, '[', n) ||
+	       !(memchr(hp, '.', an) || memchr(hp, ':', an) || memchr(hp, '[', an));
+}
+
 bool runner_env_url_ambiguous(const char *v)
 {
 	for (const char *p = v; (p = strstr(p, "://")) != NULL;) {
@@ -106,7 +122,8 @@ bool runner_env_url_ambiguous(const char *v)
 		if (!port_ok(hp, aend) || (*uend && !strchr(",| \t\n", *uend)))
 			return true;
 		for (const char *q = aend; q < uend; q++)
-			if (*q == '@' && q[-1] != '/')
+			if (*q == '@' && q[-1] != '/' &&
+			    at_reads_as_userinfo(hp, aend, q + 1, uend))
 				return true;
 		p = auth;
 	}

@@ -57,6 +57,7 @@ OUT=$(env LC_SECRET_TOKEN=$SECRET LC_GH_TOKEN=$SECRET LC_TIME=C.UTF-8 CI=$GHP TE
 	npm_config_registry="https://npm.corp.example/simple/@scope" \
 	UV_INDEX_URL="https://u:p@pypi.corp.example/@team/simple/" \
 	UV_EXTRA_INDEX_URL="https://pypi.fury.io./$SECRET/acme/" \
+	YARN_NPM_REGISTRY_SERVER="https://pkgs.dev.azure.com/acme/_packaging/feed@Local/npm/registry/" \
 	UV_DEFAULT_INDEX="https://r.corp.example/ghp%5F${SECRET//-/}abcdefghijklmnopqrstuvwxyz/simple/" \
 	timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
 ERR=$(cat "$E")
@@ -74,6 +75,8 @@ expect "an '@' in a registry URL's path keeps its host" "https://npm.corp.exampl
 	"$(var npm_config_registry)"
 expect "Gemfury path token removed, trailing-dot host too" "https://pypi.fury.io./acme/" \
 	"$(var UV_EXTRA_INDEX_URL)"
+expect "an Azure Artifacts view (feed@Local) in the path passes" \
+	"https://pkgs.dev.azure.com/acme/_packaging/feed@Local/npm/registry/" "$(var YARN_NPM_REGISTRY_SERVER)"
 expect "a percent-encoded token (ghp%5F...) is not passed" "<unset>" "$(var UV_DEFAULT_INDEX)"
 expect "userinfo cut, '@' in the path kept" "https://pypi.corp.example/@team/simple/" "$(var UV_INDEX_URL)"
 expect "GOFLAGS keeps only allowed flags" "-mod=mod -trimpath" "$(var GOFLAGS)"
