@@ -51,10 +51,11 @@ char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e);
  * which ends at the first '/', '?', '#' or '\\') out of every URL in v, in place; true
  * when something was cut. */
 bool runner_env_strip_userinfo(char *v);
-/* True when some URL in v has an authority parsers may read differently: an '@' past
- * the authority that does not open a path segment ("/@scope" does), a port that is
- * not digits, or a "://" not after a list separator. Such a value is not passed: no cut could be
- * sure to keep its host. */
+/* True when some URL in v has an authority parsers may read differently: a port that
+ * is not digits, an '@' past the authority followed by something host-like (or after
+ * an authority that reads as no host), or a "://" not after a list separator. "/@scope"
+ * and "feed@Local" are not. Such a value is not passed: no cut could be sure to keep
+ * its host. */
 bool runner_env_url_ambiguous(const char *v);
 /* Cut the query and fragment of every URL in v; true when something was cut. */
 bool runner_env_strip_query(char *v);
