@@ -139,10 +139,10 @@ bool runner_env_strip_query(char *v)
 	bool any = false;
 
 	for (char *p = v; (p = strstr(p, "://")) != NULL;) {
-		char *auth = p + 3, *end = url_end(auth);
-		char *q = auth + strcspn(auth, "?#");
+		char *auth = p + 3, *end, *q;
 
-		if (q < end) {
+		/* Every query of the URL: one past a separator ("?a=1,b?token=") too. */
+		while ((q = auth + strcspn(auth, "?#")) < (end = url_end(auth))) {
 			char *stop = q + strcspn(q, ",| \t\n");
 			cut(q, stop < end ? stop : end);
 			any = true;

@@ -618,7 +618,7 @@ START_TEST(registry_tokens_and_goflags)
 {
 	char *caller[] = {
 	    "PIP_INDEX_URL=https://pypi.corp.example/simple/?token=T0PSECRET&x=1",
-	    "GOPROXY=https://goproxy.corp.example/?auth=T1PSECRET#frag,direct",
+	    "GOPROXY=https://goproxy.corp.example/?auth=T1PSECRET#frag,direct?t=T6PSECRET",
 	    "PIP_EXTRA_INDEX_URL=https://pypi.fury.io/T2PSECRET/acme/ https://pypi.fury.io/acme/",
 	    "npm_config_registry=https://npm-proxy.fury.io:443/T3PSECRET/acme/",
 	    "UV_INDEX_URL=https://dl.cloudsmith.io/T4PSECRET/acme/repo/python/simple/",
