@@ -231,6 +231,8 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
 # The decider's answer parser (runner/ code too).
 build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
+# The registry-value scrubbers of the command's environment (runner/ code too).
+build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

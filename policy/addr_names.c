@@ -30,10 +30,9 @@ static const struct fixed_name fixed[] = {
     {"instance-data.ec2.internal", false, {"169.254.169.254", "fd00:ec2::254"}},
 };
 
-static bool under(const char *host, size_t hl, const char *name)
+/* Is host (hl bytes) a name strictly below name (nl bytes)? */
+static bool under(const char *host, size_t hl, const char *name, size_t nl)
 {
-	size_t nl = strlen(name);
-
 	return hl > nl && host[hl - nl - 1] == '.' && memcmp(host + hl - nl, name, nl) == 0;
 }
 
@@ -45,7 +44,7 @@ static const struct fixed_name *fixed_find(const char *host, size_t hl, bool wil
 
 		/* "*.localhost" names only names under localhost: all of them fixed. */
 		if ((!wildcard && exact) ||
-		    (f->subtree && (exact ? wildcard : under(host, hl, f->name))))
+		    (f->subtree && (exact ? wildcard : under(host, hl, f->name, strlen(f->name)))))
 			return f;
 	}
 	return NULL;
@@ -96,4 +95,30 @@ bool policy_entry_address_refused(const struct halo_policy *p, const char *entry
 	}
 	return !policy_addr_permitted(p, h.kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, h.addr,
 				      cls);
+}
+
+const char *policy_wildcard_refused_name(const struct halo_policy *p, const char *entry,
+					 size_t *iter)
+{
+	size_t hl, bl;
+	unsigned port;
+	char why[160];
+	const char *base;
+
+	if (!entry || strncmp(entry, "*.", 2) != 0 ||
+	    policy_pattern_split(entry, &hl, &port, why, sizeof(why)) < 0 || hl <= 2)
+		return NULL;
+	base = entry + 2;
+	bl = hl - 2;
+	for (size_t k = *iter; k < sizeof(fixed) / sizeof(fixed[0]); k++) {
+		const struct fixed_name *f = &fixed[k];
+
+		/* Names under the wildcard's base; "*.localhost" itself is refused whole. */
+		if (under(f->name, strlen(f->name), base, bl) && fixed_refused(p, f, NULL)) {
+			*iter = k + 1;
+			return f->name;
+		}
+	}
+	*iter = sizeof(fixed) / sizeof(fixed[0]);
+	return NULL;
 }

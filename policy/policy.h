@@ -463,6 +463,12 @@ bool policy_addr_permitted(const struct halo_policy *p, int family, const uint8_
  * addresses are known only after resolution. */
 bool policy_entry_address_refused(const struct halo_policy *p, const char *entry,
 				  enum policy_addr_class *cls);
+/* The names with fixed addresses that the wildcard entry "*.x" (or "*.x:port") covers
+ * and the address rule refuses (*.google.internal covers metadata.google.internal),
+ * one per call: *iter starts at 0; NULL when none is left. A rendering keeps the
+ * wildcard and denies each of them, so that no harness allows what halo-run refuses. */
+const char *policy_wildcard_refused_name(const struct halo_policy *p, const char *entry,
+					 size_t *iter);
 
 /* ---------------------------------------------------------------- Decide */
 

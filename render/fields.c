@@ -237,9 +237,19 @@ static int push_domain(struct rlist *all, struct rlist *ported, const char *entr
  * halo-run refuses every connection to it, so must every harness. */
 static int push_allowed(const struct halo_policy *p, struct render_view *v, const char *entry)
 {
-	if (!policy_entry_address_refused(p, entry, NULL))
-		return port_of(entry) ? push_domain(&v->allow, &v->allow_port, entry, false)
-				      : rlist_push(&v->allow, entry);
+	if (!policy_entry_address_refused(p, entry, NULL)) {
+		if (port_of(entry))
+			return push_domain(&v->allow, &v->allow_port, entry, false);
+		/* A wildcard stays, the fixed names it covers that halo-run refuses
+		 * (*.google.internal: metadata.google.internal) are denied. */
+		const char *name;
+		int rc = rlist_push(&v->allow, entry);
+
+		for (size_t it = 0; !rc && (name = policy_wildcard_refused_name(p, entry, &it));)
+			if (!(rc = rlist_push(&v->refused_under, name)))
+				rc = rlist_push(&v->deny, name);
+		return rc;
+	}
 	if (port_of(entry))
 		return push_domain(&v->allow, &v->allow_port, entry, false);
 	if (rlist_push(&v->refused, entry) < 0)
@@ -311,6 +321,7 @@ void render_view_free(struct render_view *v)
 	rlist_free(&v->prot_glob);
 	rlist_free(&v->writable);
 	rlist_free(&v->refused);
+	rlist_free(&v->refused_under);
 }
 
 bool render_view_restricts(const struct render_view *v)

@@ -240,6 +240,15 @@ static int domain(struct imp *m, const char *raw, const char *field, struct rlis
 		imp_warn(m, field, "an entry halo-run cannot hold (%s); left out", why);
 		return 0;
 	}
+	/* No harness names ports: its matcher may take "host:443" for the host alone, so
+	 * a denied one is denied on every port (tighter), never on that port only. */
+	size_t hl;
+	unsigned port = 0;
+	if (deny && policy_pattern_split(h, &hl, &port, why, sizeof(why)) == 0 && port) {
+		h[hl] = 0;
+		imp_warn(m, field, "%s: denied on every port (tighter; the harness names no ports)",
+			 h);
+	}
 	return rlist_push(to, h) < 0 ? oom(m) : 0;
 }
 

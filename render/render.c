@@ -197,6 +197,15 @@ void render_warn_refused(const struct halo_policy *p, const struct render_view *
 			    v->refused.v[i], policy_addr_class_name(c), allow_list,
 			    deny_list ? " and denied in " : "", deny_list ? deny_list : "");
 	}
+	for (size_t i = 0; deny_list && i < v->refused_under.n; i++) {
+		enum policy_addr_class c = POLICY_ADDR_RESERVED;
+
+		policy_entry_address_refused(p, v->refused_under.v[i], &c);
+		render_warn(out, RF_ALLOWED_DOMAINS,
+			    "%s: halo-run refuses its address (%s) without a matching "
+			    "egress.allowPrivate; an allowed wildcard covers it: denied in %s",
+			    v->refused_under.v[i], policy_addr_class_name(c), deny_list);
+	}
 }
 
 void render_domain_ports(const struct halo_policy *p, const struct render_view *v,

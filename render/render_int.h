@@ -45,6 +45,9 @@ struct render_view {
 	 * metadata address... without a matching allowPrivate): left out of `allow` and
 	 * put in `deny`, so no harness allows what halo-run refuses. */
 	struct rlist refused;
+	/* Names with fixed addresses that an allowed wildcard covers and the address
+	 * rule refuses (metadata.google.internal under *.google.internal): in `deny`. */
+	struct rlist refused_under;
 };
 int render_view_build(const struct halo_policy *p, struct render_view *v);
 void render_view_free(struct render_view *v);

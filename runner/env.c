@@ -211,13 +211,50 @@ static void buf_remove(struct env_buf *b, const char *name, size_t len)
 	b->n--;
 }
 
-/* A value the default lists would pass that looks like a token (policy_secret_like)
- * stays out, with a warning naming the variable and the shape, never the value. */
+static int hex_val(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* Does v, its percent-escapes decoded, look like a token? A URL's reader decodes
+ * them ("ghp%5F..." reaches the server as "ghp_..."). False when v has no escape or
+ * the copy cannot be made (v itself was checked already). */
+static bool secret_decoded(const char *v, const char **what)
+{
+	size_t n = strlen(v), w = 0;
+	char *d;
+	bool any = false, r;
+
+	if (!strchr(v, '%') || !(d = malloc(n + 1)))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int hi = v[i] == '%' ? hex_val(v[i + 1]) : -1; /* NUL ends it */
+		int lo = hi >= 0 ? hex_val(v[i + 2]) : -1;
+
+		if (lo >= 0) {
+			d[w++] = (char)(hi * 16 + lo);
+			i += 2;
+			any = true;
+		} else {
+			d[w++] = v[i];
+		}
+	}
+	r = any && policy_secret_like(d, w, what);
+	free(d);
+	return r;
+}
+
+/* A value the default lists would pass that looks like a token (policy_secret_like),
+ * as written or percent-decoded, stays out, with a warning naming the variable and
+ * the shape, never the value. */
 static bool refuse_secret(const char *name, size_t len, const char *v, struct policy_diags *warn)
 {
 	const char *what;
 
-	if (!policy_secret_like(v, strlen(v), &what))
+	if (!policy_secret_like(v, strlen(v), &what) && !secret_decoded(v, &what))
 		return false;
 	if (warn)
 		policy_diags_add_warning(warn,
@@ -258,6 +295,15 @@ static bool scrub_registry(const char *name, size_t len, char *v, struct policy_
 	};
 	struct goflag_warn g = {warn, name, len};
 
+	if (runner_env_url_ambiguous(v)) {
+		if (warn)
+			policy_diags_add_warning(
+			    warn,
+			    "%.*s: not passed: a URL in it has an ambiguous host "
+			    "(an '@' past its host, or a port that is not digits)",
+			    (int)len, name);
+		return false;
+	}
 	for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++)
 		if (cuts[k].strip(v) && warn)
 			policy_diags_add_warning(warn, "%.*s: %s (they never enter the sandbox)",

@@ -47,9 +47,16 @@ struct runner_env_in {
 };
 char **runner_env_build_in(const struct runner_env_in *in, struct halo_err *e);
 
-/* Cut the userinfo (everything between "://" and the URL's last '@') out of every URL
- * in v, in place; true when something was cut. */
+/* Cut the userinfo (everything between "://" and the last '@' of the URL's authority,
+ * which ends at the first '/', '?', '#' or '\\') out of every URL in v, in place; true
+ * when something was cut. */
 bool runner_env_strip_userinfo(char *v);
+/* True when some URL in v has an authority parsers may read differently: a port that
+ * is not digits, an '@' past the authority followed by something host-like (or after
+ * an authority that reads as no host), or a "://" not after a list separator. "/@scope"
+ * and "feed@Local" are not. Such a value is not passed: no cut could be sure to keep
+ * its host. */
+bool runner_env_url_ambiguous(const char *v);
 /* Cut the query and fragment of every URL in v; true when something was cut. */
 bool runner_env_strip_query(char *v);
 /* Cut the known path-token segments (Gemfury, Cloudsmith) of every URL in v. */

@@ -37,15 +37,26 @@ static void cut(char *from, char *to)
 	memmove(from, to, strlen(to) + 1);
 }
 
+/* Where the authority starting at `auth` ends: the first '/', '?', '#' or '\\' (which
+ * the WHATWG parser reads as '/'), else the URL's end. */
+static char *authority_end(char *auth, char *end)
+{
+	char *a = auth + strcspn(auth, "/?#\\");
+
+	return a < end ? a : end;
+}
+
 /* Remove the userinfo of every URL in `v` ("https://u:p@h/x" becomes "https://h/x"):
- * everything between "://" and the URL's last '@', whatever it holds ('/' included). An
- * '@' in a path goes with it: registry URLs do not need one. */
+ * everything between "://" and the last '@' of the authority, whatever it holds (',',
+ * '|' or blanks included). An '@' past the authority ("/@scope") is a path's, and a cut
+ * there would point the URL at another host; runner_env_url_ambiguous() refuses the
+ * values where the two readings disagree. */
 bool runner_env_strip_userinfo(char *v)
 {
 	bool any = false;
 
 	for (char *p = v; (p = strstr(p, "://")) != NULL;) {
-		char *auth = p + 3, *end = url_end(auth), *at = NULL;
+		char *auth = p + 3, *end = authority_end(auth, url_end(auth)), *at = NULL;
 
 		for (char *q = auth; q < end; q++)
 			if (*q == '@')
@@ -59,6 +70,66 @@ bool runner_env_strip_userinfo(char *v)
 	return any;
 }
 
+/* A port that is empty or digits; the host:port ends at a list separator. */
+static bool port_ok(const char *hp, const char *end)
+{
+	const char *c, *sep = hp + strcspn(hp, ",| \t\n");
+
+	if (sep < end)
+		end = sep;
+	if (hp < end && *hp == '[') {
+		const char *rb = memchr(hp, ']', (size_t)(end - hp));
+		if (!rb)
+			return false;
+		hp = rb + 1;
+	}
+	c = memchr(hp, ':', (size_t)(end - hp));
+	if (!c)
+		return true;
+	for (c++; c < end; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+/* An '@' past the authority, inside a segment (Azure Artifacts' "feed@Local" view,
+ * "pkg@1.0"), could have been meant as the end of a userinfo holding a '/', '?' or
+ * '#' when what follows it reads as a host (a '.', ':' or '[' before the next '/',
+ * '?', '#' or separator), or when the authority itself does not (no '.', ':' or '[':
+ * "https://tok/en@h" has the token as its "host"). */
+static bool at_reads_as_userinfo(const char *hp, const char *aend, const char *after,
+				 const char *uend)
+{
+	size_t n = strcspn(after, "/?#\\,| \t\n"), an = (size_t)(aend - hp);
+
+	if (after + n > uend)
+		n = (size_t)(uend - after);
+	return memchr(after, '.', n) || memchr(after, ':', n) || memchr(after, '[', n) ||
+	       !(memchr(hp, '.', an) || memchr(hp, ':', an) || memchr(hp, '[', an));
+}
+
+bool runner_env_url_ambiguous(const char *v)
+{
+	for (const char *p = v; (p = strstr(p, "://")) != NULL;) {
+		char *auth = (char *)p + 3, *uend = url_end(auth),
+		     *aend = authority_end(auth, uend);
+		const char *hp = auth;
+
+		for (const char *q = auth; q < aend; q++)
+			if (*q == '@')
+				hp = q + 1;
+		/* Another URL glued on without a list separator: a "://" in a password. */
+		if (!port_ok(hp, aend) || (*uend && !strchr(",| \t\n", *uend)))
+			return true;
+		for (const char *q = aend; q < uend; q++)
+			if (*q == '@' && q[-1] != '/' &&
+			    at_reads_as_userinfo(hp, aend, q + 1, uend))
+				return true;
+		p = auth;
+	}
+	return false;
+}
+
 /* Remove the query and fragment of every URL ("?token=...", "?auth=..."): registries
  * are addressed by path; a query is where tokens ride. The cut stops at a list
  * separator (',', '|', a blank), so that the rest of a GOPROXY list survives; what a
@@ -68,10 +139,10 @@ bool runner_env_strip_query(char *v)
 	bool any = false;
 
 	for (char *p = v; (p = strstr(p, "://")) != NULL;) {
-		char *auth = p + 3, *end = url_end(auth);
-		char *q = auth + strcspn(auth, "?#");
+		char *auth = p + 3, *end, *q;
 
-		if (q < end) {
+		/* Every query of the URL: one past a separator ("?a=1,b?token=") too. */
+		while ((q = auth + strcspn(auth, "?#")) < (end = url_end(auth))) {
 			char *stop = q + strcspn(q, ",| \t\n");
 			cut(q, stop < end ? stop : end);
 			any = true;
@@ -109,6 +180,33 @@ static bool listed(const char *const *l, const char *s, size_t n)
 	return false;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* The host as its reader sees it: percent-escapes decoded (WHATWG parsers decode a
+ * host's), one trailing dot dropped. Into out (n bytes); its length. */
+static size_t host_seen(const char *h, size_t hl, char *out, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < hl && w + 1 < n; i++) {
+		int hi = h[i] == '%' && i + 2 < hl ? hex_digit(h[i + 1]) : -1;
+		int lo = hi >= 0 ? hex_digit(h[i + 2]) : -1;
+
+		out[w++] = lo >= 0 ? (char)(hi * 16 + lo) : h[i];
+		i += lo >= 0 ? 2 : 0;
+	}
+	if (w && out[w - 1] == '.')
+		w--;
+	out[w] = '\0';
+	return w;
+}
+
 /* The token segment of one URL (authority at `auth`), removed; true if cut. */
 static bool strip_one_path_token(char *auth, char *end)
 {
@@ -123,10 +221,11 @@ static bool strip_one_path_token(char *auth, char *end)
 	seg_end = seg + strcspn(seg, "/");
 	if (seg_end >= end || seg_end == seg || seg_end + 1 >= end)
 		return false; /* one segment only: the account, not a token */
-	for (size_t i = 0; i < sizeof(path_token_hosts) / sizeof(path_token_hosts[0]); i++) {
-		size_t h = strcspn(auth, ":/");
+	char host[256];
+	size_t h = host_seen(auth, strcspn(auth, ":/"), host, sizeof(host));
 
-		if (!host_is(auth, h, path_token_hosts[i].host) ||
+	for (size_t i = 0; i < sizeof(path_token_hosts) / sizeof(path_token_hosts[0]); i++) {
+		if (!host_is(host, h, path_token_hosts[i].host) ||
 		    listed(path_token_hosts[i].keep, seg, (size_t)(seg_end - seg)))
 			continue;
 		cut(seg, seg_end + 1);

@@ -54,6 +54,11 @@ OUT=$(env LC_SECRET_TOKEN=$SECRET LC_GH_TOKEN=$SECRET LC_TIME=C.UTF-8 CI=$GHP TE
 	PIP_EXTRA_INDEX_URL="https://pypi.fury.io/$SECRET/acme/" \
 	YARN_REGISTRY="https://u:pa/$SECRET@r.corp.example/" \
 	GOFLAGS="-mod=mod -toolexec=/tmp/h5-$SECRET -exec=/tmp/x -trimpath" \
+	npm_config_registry="https://npm.corp.example/simple/@scope" \
+	UV_INDEX_URL="https://u:p@pypi.corp.example/@team/simple/" \
+	UV_EXTRA_INDEX_URL="https://pypi.fury.io./$SECRET/acme/" \
+	YARN_NPM_REGISTRY_SERVER="https://pkgs.dev.azure.com/acme/_packaging/feed@Local/npm/registry/" \
+	UV_DEFAULT_INDEX="https://r.corp.example/ghp%5F${SECRET//-/}abcdefghijklmnopqrstuvwxyz/simple/" \
 	timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
 ERR=$(cat "$E")
 expect "LC_SECRET_TOKEN absent (not a locale category)" "<unset>" "$(var LC_SECRET_TOKEN)"
@@ -64,7 +69,16 @@ expect "TERM beside it passes" xterm "$(var TERM)"
 expect_match "warning names CI and the shape" "warning: CI: not passed: its value looks like a GitHub token" "$ERR"
 expect "PIP_INDEX_URL loses its ?token= query" "https://pypi.corp.example/simple/" "$(var PIP_INDEX_URL)"
 expect "Gemfury path token removed" "https://pypi.fury.io/acme/" "$(var PIP_EXTRA_INDEX_URL)"
-expect "a userinfo holding '/' is cut whole" "https://r.corp.example/" "$(var YARN_REGISTRY)"
+expect "a userinfo holding '/' (ambiguous host) is not passed" "<unset>" "$(var YARN_REGISTRY)"
+expect_match "warning names the ambiguous YARN_REGISTRY" "warning: YARN_REGISTRY: not passed: a URL in it has an ambiguous host" "$ERR"
+expect "an '@' in a registry URL's path keeps its host" "https://npm.corp.example/simple/@scope" \
+	"$(var npm_config_registry)"
+expect "Gemfury path token removed, trailing-dot host too" "https://pypi.fury.io./acme/" \
+	"$(var UV_EXTRA_INDEX_URL)"
+expect "an Azure Artifacts view (feed@Local) in the path passes" \
+	"https://pkgs.dev.azure.com/acme/_packaging/feed@Local/npm/registry/" "$(var YARN_NPM_REGISTRY_SERVER)"
+expect "a percent-encoded token (ghp%5F...) is not passed" "<unset>" "$(var UV_DEFAULT_INDEX)"
+expect "userinfo cut, '@' in the path kept" "https://pypi.corp.example/@team/simple/" "$(var UV_INDEX_URL)"
 expect "GOFLAGS keeps only allowed flags" "-mod=mod -trimpath" "$(var GOFLAGS)"
 expect_match "warning names GOFLAGS -toolexec" "warning: GOFLAGS: -toolexec dropped" "$ERR"
 expect_match "warning names the query cut" "warning: PIP_INDEX_URL: its URL's query removed" "$ERR"

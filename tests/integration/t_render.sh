@@ -109,6 +109,15 @@ expect "issue 29: claude-code denies them instead" "localhost 169.254.169.254 10
 	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["deniedDomains"]))' <<<"$OUT")"
 expect "issue 29: the allowPrivate-covered literal stays allowed" "ok.example 10.20.1.1" \
 	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["allowedDomains"]))' <<<"$OUT")"
+# review of issue 29: a wildcard covering a fixed metadata/loopback name denies that name
+printf 'egress:\n  allowedDomains: ["*.google.internal", "*.localdomain", ok.example]\n' >wild.yaml
+run "$HALO" policy render --harness claude-code --policy wild.yaml
+expect "issue 29 review: claude-code denies the fixed names under allowed wildcards" \
+	"metadata.google.internal localhost.localdomain" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["sandbox"]["network"]["deniedDomains"]))' <<<"$OUT")"
+run "$HALO" check --policy wild.yaml --harness copilot metadata.google.internal
+expect_match "issue 29 review: check --harness: copilot blocks metadata.google.internal" \
+	"harness copilot: deny" "$OUT"
 run "$HALO" check --policy lit.yaml --harness claude-code localhost
 expect "issue 29: check --harness: claude-code denies localhost as halo-run does" 0 \
 	"$(grep -c 'differs from halo-run' <<<"$OUT")"
@@ -173,6 +182,14 @@ else
 fi
 
 # ---------------------------------------------------------------- import round trips
+# review of issue 22: a denied host with a port is denied on every port after import
+printf '{"sandbox": {"enabled": true, "allowBypass": false, "userPolicy": {"network": {"blockedHosts": ["pastebin.com:443"]}}}}' >cpport.json
+run "$HALO" policy import --from copilot cpport.json
+printf '%s\n' "$OUT" >cpport.yaml
+expect "import: a blocked host with a port: 0" 0 "$RC"
+expect_match "import: the port-only deny is widened, with a warning" "pastebin.com: denied on every port" "$ERR"
+expect "import: pastebin.com on port 80 is denied too" deny \
+	"$("$HALO" check --policy cpport.yaml http://pastebin.com:80/ 2>/dev/null | head -1 | cut -d' ' -f1)"
 HOSTS="ai.acme.example github.com api.github.com gist.github.com pastebin.com example.org raw.githubusercontent.com codeberg.org x.pastebin.com"
 decisions() { local p=$1 h out; for h in $HOSTS; do out=$("$HALO" check --policy "$p" "$h" 2>/dev/null | head -1); printf '%s;' "${out%% *}"; done; }
 want=$(decisions reference.yaml)

@@ -361,14 +361,15 @@ START_TEST(strip_userinfo_table)
 	    {"https://u@h", "https://h"},
 	    {"https://u:p@h:8080/x?y#z", "https://h:8080/x?y#z"},
 	    {"https://u:p@ss@h/", "https://h/"},
-	    /* an '@' anywhere in a URL ends a userinfo: losing a path beats a leak */
-	    {"https://h/a@b", "https://b"},
-	    {"https://u:pa/ss@h/", "https://h/"},
-	    {"https://tok/en+x@h/s,https://i/", "https://h/s,https://i/"},
-	    {"sparse+https://a/b@c,git+https://d@e", "sparse+https://c,git+https://e"},
-	    {"https://h?q=a@b", "https://b"},
-	    {"https://u:pa?ss@h/", "https://h/"},
+	    /* only an '@' inside the authority ends a userinfo: a cut never moves a URL
+	     * to another host (an '@' elsewhere makes the value ambiguous, dropped) */
+	    {"https://h/simple/@scope", "https://h/simple/@scope"},
+	    {"https://u:p@h/simple/@scope/x", "https://h/simple/@scope/x"},
+	    {"sparse+https://a@c,git+https://d@e", "sparse+https://c,git+https://e"},
 	    {"https://u:pa ss|x@h/", "https://h/"},
+	    {"https://u:pa,ss@h:8080/x", "https://h:8080/x"},
+	    {"https://u%40corp:p@h/", "https://h/"},
+	    {"https://u:p@[::1]:8080/", "https://[::1]:8080/"},
 	    {"a://x@h,b://y@i|c://z@j", "a://h,b://i|c://j"},
 	    {"https://@h", "https://h"},
 	    {"://@", "://"},
@@ -386,13 +387,150 @@ START_TEST(strip_userinfo_table)
 }
 END_TEST
 
+/* A URL whose authority cannot be told apart from its path or query (an '@' past the
+ * authority, not opening a path segment; a port that is not digits) is not passed:
+ * parsers disagree on its host, and any cut could point it at another one. */
+START_TEST(url_ambiguous_table)
+{
+	static const struct {
+		const char *in;
+		bool ambiguous;
+	} t[] = {
+	    {"", false},
+	    {"direct", false},
+	    {"https://h/", false},
+	    {"https://u:p@h:8080/x?y#z", false},
+	    {"https://u:p@ss@h/", false},
+	    {"https://h/simple/@scope", false},
+	    {"https://h/@a/@b", false},
+	    {"https://proxy.example:8080,direct", false},
+	    {"https://a.example:443|https://b.example,off", false},
+	    {"https://[::1]:8080/x", false},
+	    {"https://[fe80::1%25eth0]/", false},
+	    {"https://h:/", false},
+	    {"sparse+https://h/index/", false},
+	    {"https://h/a@b", true}, /* "h" reads as no host: the token may be the "host" */
+	    {"https://pkgs.dev.azure.com/o/_packaging/feed@Local/npm/registry/", false},
+	    {"https://u:p@pkgs.dev.azure.com/o/_packaging/f@Release/pypi/simple/", false},
+	    {"https://r.example/pkg@1.0/x", true},
+	    {"https://r.example/a@b.example/", true},
+	    {"https://r.example/a@b:8080/", true},
+	    {"https://r.example/a@[::1]/", true},
+	    {"https://localhost:4873/a@b/", false},
+	    {"https://u:pa/ss@h/", true},
+	    {"https://tok/en+x@h/s,https://i/", true},
+	    {"https://ok.example/,https://a/b@c", true},
+	    {"https://h?q=a@b", true},
+	    {"https://u:pa?ss@h/", true},
+	    {"https://u:pa#ss@h/", true},
+	    {"https://h\\@evil.example/", true},
+	    {"https://u:p@h\\x@y/", true},
+	    {"https://user:secret/", true},
+	    {"https://h:80x/", true},
+	    /* a "://" inside a password: the next URL is glued on, not listed */
+	    {"https://u:a://b@h/", true},
+	    {"https://h/x://y", true},
+	    {"https://a.example/ https://b.example/", false},
+	    {"sparse+https://a/,git+https://b/|https://c/", false},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(runner_env_url_ambiguous(t[i].in) == t[i].ambiguous, "%s: want %d",
+			      t[i].in, t[i].ambiguous);
+}
+END_TEST
+
+/* Issue 33 review: a registry URL with '@' in its path keeps its host (it used to
+ * become https://scope); an ambiguous one is not passed, with a warning. */
+START_TEST(registry_url_keeps_its_host)
+{
+	char *caller[] = {"npm_config_registry=https://npm.corp.example/simple/@scope",
+			  "PIP_INDEX_URL=https://u:p@pypi.corp.example/@team/simple/",
+			  "YARN_REGISTRY=https://npm.corp.example/a@evil.example/",
+			  "UV_INDEX_URL=https://user:pa/ss@pypi.corp.example/simple/", NULL};
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+	bool yarn = false, uv = false;
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "npm_config_registry", "https://npm.corp.example/simple/@scope");
+	expect_value(env, "PIP_INDEX_URL", "https://pypi.corp.example/@team/simple/");
+	expect_value(env, "YARN_REGISTRY", NULL);
+	expect_value(env, "UV_INDEX_URL", NULL);
+	for (size_t i = 0; i < d.n_warnings; i++) {
+		ck_assert_msg(!strstr(d.warnings[i], "pa/ss") && !strstr(d.warnings[i], "evil"),
+			      "%s", d.warnings[i]);
+		yarn |= strstr(d.warnings[i], "YARN_REGISTRY: not passed") != NULL;
+		uv |= strstr(d.warnings[i], "UV_INDEX_URL: not passed") != NULL;
+	}
+	ck_assert(yarn && uv);
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
+/* Review of issue 33: a token percent-encoded in a URL (the server decodes it) is
+ * still a token; ordinary escapes (%7E, %40 in a path) pass. */
+START_TEST(percent_encoded_token_refused)
+{
+	char *caller[] = {"UV_INDEX_URL=https://r.example/ghp%5Fabcdefghijklmnopqrstuvwxyz0123/s/",
+			  "PIP_INDEX_URL=https://r.example/%67hp_abcdefghijklmnopqrstuvwxyz0123/",
+			  "UV_DEFAULT_INDEX=https://r.example/%7Ealice/simple/%40scope/",
+			  "npm_config_registry=https://r.example/%zz/%4", NULL};
+	struct halo_err e = {{0}};
+	struct policy_diags d = {0};
+	struct runner_env_in in = {.caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	char **env = runner_env_build_in(&in, &e);
+
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "UV_INDEX_URL", NULL);
+	expect_value(env, "PIP_INDEX_URL", NULL);
+	expect_value(env, "UV_DEFAULT_INDEX", "https://r.example/%7Ealice/simple/%40scope/");
+	expect_value(env, "npm_config_registry", "https://r.example/%zz/%4");
+	policy_diags_free(&d);
+	runner_env_free(env);
+}
+END_TEST
+
+/* Review of issue 33: the path-token hosts are recognised however the host is spelt
+ * (a trailing dot, upper case, percent-escapes that WHATWG parsers decode). */
+START_TEST(path_token_host_spellings)
+{
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+	    {"https://pypi.fury.io./T0K/acme/", "https://pypi.fury.io./acme/"},
+	    {"https://PYPI.FURY.IO/T0K/acme/", "https://PYPI.FURY.IO/acme/"},
+	    {"https://npm.fury%2Eio/T0K/acme/", "https://npm.fury%2Eio/acme/"},
+	    {"https://npm.fury%2eio:443/T0K/acme/", "https://npm.fury%2eio:443/acme/"},
+	    {"https://dl.cloudsmith.io./T0K/o/r/", "https://dl.cloudsmith.io./o/r/"},
+	    {"https://dl.cloudsmith.io./public/o/r/", "https://dl.cloudsmith.io./public/o/r/"},
+	    {"https://fury.io.example/T0K/acme/", "https://fury.io.example/T0K/acme/"},
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", t[i].in);
+		runner_env_strip_path_tokens(buf);
+		ck_assert_msg(strcmp(buf, t[i].out) == 0, "%s -> %s, want %s", t[i].in, buf,
+			      t[i].out);
+	}
+}
+END_TEST
+
 /* Issue 33: LC_* only for the locale categories glibc knows. */
 START_TEST(lc_categories_by_name)
 {
-	char *caller[] = {"LC_ALL=C.UTF-8",	     "LC_IDENTIFICATION=de_DE.UTF-8",
-			  "LC_MEASUREMENT=metric_x", "LC_SECRET_TOKEN=s3cr3t",
-			  "LC_GH_TOKEN=s3cr3t",	     "LC_=x",
-			  "LC_all=x",		     NULL};
+	char *caller[] = {"LC_ALL=C.UTF-8",
+			  "LC_IDENTIFICATION=de_DE.UTF-8",
+			  "LC_MEASUREMENT=metric_x",
+			  "LC_SECRET_TOKEN=s3cr3t",
+			  "LC_GH_TOKEN=s3cr3t",
+			  "LC_=x",
+			  "LC_all=x",
+			  NULL};
 	struct halo_err e = {{0}};
 	char **env = runner_env_build(NULL, caller, "/tmp", &e);
 
@@ -444,12 +582,13 @@ START_TEST(token_values_refused)
 	p.env_pass = (struct policy_list){pass, 1, true};
 	p.env_set = set;
 	p.n_env_set = 1;
-	struct runner_env_in in = {.policy = &p, .caller = caller, .tmpdir = "/tmp", .warnings = &d};
+	struct runner_env_in in = {
+	    .policy = &p, .caller = caller, .tmpdir = "/tmp", .warnings = &d};
 	char **env = runner_env_build_in(&in, &e);
 
 	ck_assert_ptr_nonnull(env);
-	for (const char *const *n = (const char *const[]){"CI", "TERM", "TZ", "LANG", "COLUMNS",
-							    "LC_TIME", NULL};
+	for (const char *const *n =
+		 (const char *const[]){"CI", "TERM", "TZ", "LANG", "COLUMNS", "LC_TIME", NULL};
 	     *n; n++)
 		expect_value(env, *n, NULL);
 	expect_value(env, "PATH", caller[7] + 5);
@@ -479,7 +618,7 @@ START_TEST(registry_tokens_and_goflags)
 {
 	char *caller[] = {
 	    "PIP_INDEX_URL=https://pypi.corp.example/simple/?token=T0PSECRET&x=1",
-	    "GOPROXY=https://goproxy.corp.example/?auth=T1PSECRET#frag,direct",
+	    "GOPROXY=https://goproxy.corp.example/?auth=T1PSECRET#frag,direct?t=T6PSECRET",
 	    "PIP_EXTRA_INDEX_URL=https://pypi.fury.io/T2PSECRET/acme/ https://pypi.fury.io/acme/",
 	    "npm_config_registry=https://npm-proxy.fury.io:443/T3PSECRET/acme/",
 	    "UV_INDEX_URL=https://dl.cloudsmith.io/T4PSECRET/acme/repo/python/simple/",
@@ -504,10 +643,11 @@ START_TEST(registry_tokens_and_goflags)
 	expect_value(env, "UV_INDEX_URL", "https://dl.cloudsmith.io/acme/repo/python/simple/");
 	expect_value(env, "UV_DEFAULT_INDEX",
 		     "https://dl.cloudsmith.io/public/acme/repo/python/simple/");
-	expect_value(env, "YARN_REGISTRY", "https://r.example/");
+	expect_value(env, "YARN_REGISTRY", NULL); /* ambiguous: not passed */
 	expect_value(env, "UV_EXTRA_INDEX_URL", NULL);
-	expect_value(env, "GOFLAGS", "-mod=mod -trimpath --tags=netgo,osusergo -buildvcs=false "
-				     "-p=4 -race -v=true");
+	expect_value(env, "GOFLAGS",
+		     "-mod=mod -trimpath --tags=netgo,osusergo -buildvcs=false "
+		     "-p=4 -race -v=true");
 	expect_value(env, "GONOSUMDB", "corp.example/*");
 	for (size_t i = 0; env[i]; i++)
 		ck_assert_msg(!strstr(env[i], "PSECRET") && !strstr(env[i], "ghp_"), "%s", env[i]);
@@ -612,6 +752,10 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, ci_markers_not_tokens);
 	tcase_add_test(tc, registry_settings_without_credentials);
 	tcase_add_test(tc, strip_userinfo_table);
+	tcase_add_test(tc, url_ambiguous_table);
+	tcase_add_test(tc, registry_url_keeps_its_host);
+	tcase_add_test(tc, percent_encoded_token_refused);
+	tcase_add_test(tc, path_token_host_spellings);
 	tcase_add_test(tc, vars_below_pass_and_set);
 	tcase_add_test(tc, proxy_variables_one_way);
 	tcase_add_test(tc, lc_categories_by_name);

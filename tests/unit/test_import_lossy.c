@@ -94,6 +94,16 @@ static const struct source corpus[] = {
      "\"EVIL.org.\"]}}}}",
      V_TREE, L("evil.com", "*.*.bad.com", "evil.org"), L("github.com"), true,
      L("/opt/data/**", "~/secrets/*/x.pem"), false},
+    /* review: a deny entry with a port (no harness names ports; the vendor may match
+     * the host alone) is denied on every port; outbound otherwise open */
+    {"copilot, blocked host with a port", RI_COPILOT,
+     "{\"sandbox\": {\"enabled\": true, \"allowBypass\": false, \"userPolicy\": {\"network\": "
+     "{\"blockedHosts\": [\"x.com:443\", \"pastebin.com:80\"]}}}}",
+     V_TREE, L("x.com:443", "pastebin.com:80"), L(NULL), false, L(NULL), true},
+    {"codex, denied host with a port", RI_CODEX,
+     "[sandbox_workspace_write]\nnetwork_access = true\n\n[experimental_network]\n"
+     "enabled = true\n\n[experimental_network.domains]\n\"evil.com:443\" = \"deny\"\n",
+     V_GLOB, L("evil.com:443"), L(NULL), false, L(NULL), true},
     {"hostile claude-code", RI_CLAUDE_CODE,
      "{\"sandbox\": {\"enabled\": true, \"filesystem\": {\"denyRead\": [\"~/x/{a,b}/**\", "
      "\"/tmp/a[b/**\", \"~/sec rets/**/k\"]}, \"network\": {\"allowedDomains\": "

@@ -151,6 +151,45 @@ START_TEST(every_harness_leaves_refused_out)
 }
 END_TEST
 
+/* Review of issue 29: an allowed wildcard that covers a name with fixed addresses
+ * (*.google.internal covers metadata.google.internal) keeps its meaning for other
+ * names, but that name is denied where the harness has a deny list, with a warning:
+ * halo-run refuses it (metadata address), so no harness may allow it. */
+static const char wild_yaml[] = "egress:\n"
+				"  allowedDomains: [\"*.google.internal\", \"*.ec2.internal\",\n"
+				"                   \"*.goog\", \"*.localdomain\", example.com]\n";
+static const char *const wild_fixed[] = {"metadata.google.internal", "instance-data.ec2.internal",
+					 "metadata.goog", "localhost.localdomain"};
+
+START_TEST(wildcard_over_fixed_name_denied)
+{
+	struct halo_policy *p = load(wild_yaml);
+	const struct render_adapter *a = render_adapter_at((size_t)_i);
+	struct render_opts o = {RENDER_OS_LINUX, NULL};
+	struct render_out out;
+	struct halo_err e = {{0}};
+	char mech[512];
+	bool lists = strcmp(a->name, "gemini") != 0 && strcmp(a->name, "cursor") != 0 &&
+		     strcmp(a->name, "opencode") != 0;
+
+	ck_assert_msg(render_policy(a, p, &o, &out, &e) == 0, "%s: %s", a->name, e.msg);
+	for (size_t i = 0; lists && i < sizeof(wild_fixed) / sizeof(wild_fixed[0]); i++) {
+		ck_assert_msg(!a->explain(p, &o, wild_fixed[i], 0, mech, sizeof(mech)),
+			      "%s allows %s: %s", a->name, wild_fixed[i], mech);
+		ck_assert_msg(warned(&out, wild_fixed[i]), "%s: no warning for %s", a->name,
+			      wild_fixed[i]);
+		if (strcmp(a->name, "claude-code") == 0 || strcmp(a->name, "copilot") == 0)
+			check_file(a->name, &out, wild_fixed[i], false);
+	}
+	/* the wildcard still allows the other names under it */
+	if (lists)
+		ck_assert_msg(a->explain(p, &o, "build.google.internal", 0, mech, sizeof(mech)),
+			      "%s: %s", a->name, mech);
+	render_out_free(&out);
+	policy_free(p);
+}
+END_TEST
+
 /* allowPrivate covering the addresses: rendered as before, no warning. */
 START_TEST(allow_private_keeps_them)
 {
@@ -229,6 +268,7 @@ static Suite *render_addr_suite(void)
 
 	tcase_add_loop_test(tc, every_harness_leaves_refused_out, 0, (int)render_n_adapters());
 	tcase_add_test(tc, allow_private_keeps_them);
+	tcase_add_loop_test(tc, wildcard_over_fixed_name_denied, 0, (int)render_n_adapters());
 	tcase_add_loop_test(tc, entry_address_refused_table, 0,
 			    (int)(sizeof(rows) / sizeof(rows[0])));
 	suite_add_tcase(s, tc);
