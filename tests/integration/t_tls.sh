@@ -293,6 +293,21 @@ out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - --compressed "https://secure.test
 leaks "/gzip" "$out"
 expect_match "a compressed answer from a credential's host: 502 naming why" \
 	"^X-Halo-Error: the origin sent a compressed or encoded body to a host with a credential \(asked for identity\): it cannot be scanned for the credential$" "$out"
+# A byte range of an echo cuts the value where no mask can know it (bytes 20- of
+# "auth=Bearer tok..." is the token without its first 8 bytes): a credential's host is
+# never asked for a range, and a 206 it sends anyway is refused.
+TAIL=${TOKEN:8}
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - -r 20- "https://secure.test:$P/reflect-range" | tr -d '\r')
+if grep -q "$TAIL" <<<"$out"; then fail "Range on an echo: no piece of the token comes back" "$(head -c 300 <<<"$out")"; else ok "Range on an echo: no piece of the token comes back"; fi
+expect_match "Range to a credential's host: dropped, the whole body comes back masked" \
+	"^auth=$VSTARS$" "$out"
+expect "... the origin never saw the Range" "range=-" "$(grep '^range=' "$W/good.log" | tail -1)"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -r 0-3 "https://plain.test:$P/reflect-range")
+expect "Range to a host without a credential: passed" "auth" "$out"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - "https://secure.test:$P/reflect-206?20" | tr -d '\r')
+if grep -q "$TAIL" <<<"$out"; then fail "a 206 nobody asked for: no piece of the token" "$(head -c 300 <<<"$out")"; else ok "a 206 nobody asked for: no piece of the token"; fi
+expect_match "a 206 from a credential's host: 502 naming why" \
+	"^X-Halo-Error: the origin sent a partial body \(206\) to a host with a credential: a piece of the credential cannot be recognised$" "$out"
 out=$(hr tls.yaml a.audit -- "${CURL[@]}" -D - -H "Upgrade: websocket" -H "Connection: Upgrade" \
 	-H "Sec-WebSocket-Version: 13" -H "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" \
 	"https://secure.test:$P/ws" | tr -d '\r')
