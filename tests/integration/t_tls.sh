@@ -353,8 +353,9 @@ expect "requestRules: GET /repos/other denied, X-Halo-Deny names the rule set" \
 expect "requestRules: POST /repos/acme/x denied" \
 	"403 api.test (requestRules for api.test: no rule allows POST /repos/acme/x)" \
 	"$(code "https://api.test:$P/repos/acme/x" -X POST -d x)"
+# (X-Halo-Deny shows the rule printably: its '\' is written '\\', policy_printable)
 expect "requestRules: an encoded dot segment is denied" \
-	"403 api.test (requestRules for api.test: an encoded '.', '/', '\\' or control byte in the path)" \
+	"403 api.test (requestRules for api.test: an encoded '.', '/', '\\\\' or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/%2e%2e/other" --path-as-is)"
 # A field some origins take as the method or the path instead of the request line's:
 # the rule checked GET, the origin would run DELETE (or another path).
@@ -369,10 +370,10 @@ expect "audit: the denied request with method and path" \
 	"$(hr tls.yaml r.audit -- "${CURL[@]}" -o /dev/null -X POST -d x "https://api.test:$P/repos/acme/x"
 		aud r.audit proto decision method path rule | tr ';' '\n' | grep '^https')"
 expect "requestRules: a double-encoded dot segment is denied" \
-	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\', ';', '%' or control byte in the path)" \
+	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%' or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/%252e%252e/other" --path-as-is)"
 expect "requestRules: a double-encoded slash is denied" \
-	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\', ';', '%' or control byte in the path)" \
+	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%' or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/x%252f..%252fother" --path-as-is)"
 expect "requestRules: a ';' parameter is denied" \
 	"403 api.test (requestRules for api.test: a ';' parameter in the path (literal or encoded))" \
