@@ -351,6 +351,12 @@ static void on_head(struct conn *c, const struct resp_head *h, bool *progress)
 		refuse(c, 502, "the origin's response framing conflicts with itself");
 		return;
 	}
+	if (t->mask && h->status == 206) { /* never asked (http_origin.c drops Range) */
+		refuse(c, 502,
+		       "the origin sent a partial body (206) to a host with a credential: a piece "
+		       "of the credential cannot be recognised");
+		return;
+	}
 	if (t->mask && h->encoded && !nobody) {
 		refuse(c, 502,
 		       "the origin sent a compressed or encoded body to a host with a credential "

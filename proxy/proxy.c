@@ -279,6 +279,9 @@ void proxy_drain(struct proxy *px, unsigned ms)
 			    c->ex.allow ? "proxy stopped" : "the run ended before the decision";
 		conn_close(c);
 	}
+	/* The refusals still counted in their second are written now: --summary-md and
+	 * the lost-records check that follow read the audit before proxy_destroy. */
+	refusal_flush(px);
 }
 
 void proxy_destroy(struct proxy *px)

@@ -511,7 +511,8 @@ struct resp_head {
 	bool chunked;	  /* Transfer-Encoding whose final coding is chunked */
 	bool conflicting; /* both TE and CL, or duplicate CL values disagreeing */
 	bool encoded;	  /* a Content-Encoding other than identity, or a transfer coding
-			   * other than chunked: the body's bytes are not its text */
+			   * other than chunked, or chunked twice or not last: the body's
+			   * bytes are not its text */
 };
 
 enum resp_result { RESP_NEED_MORE = 0, RESP_OK = 1, RESP_BAD = -1 };

@@ -64,6 +64,18 @@ static bool last_is_chunked(const char *v, size_t n)
 	return chunked;
 }
 
+/* Is chunked anywhere but once at the very end of the list? Then the client would
+ * take off framing the proxy passed on as body text. */
+static bool chunked_misplaced(const char *v, size_t n)
+{
+	size_t pos = 0, el, count = 0;
+	const char *e;
+
+	while (proxy_http_list_next(v, n, &pos, &e, &el))
+		count += ieq(e, el, "chunked");
+	return count > 1 || (count == 1 && !last_is_chunked(v, n));
+}
+
 /* Does the list name a coding other than `ok`? */
 static bool any_but(const char *v, size_t n, const char *ok)
 {
@@ -115,6 +127,8 @@ static enum resp_result field(const char *p, size_t n, struct resp_head *h)
 		h->has_cl = true;
 		h->cl = x;
 	} else if (ieq(p, nl, "transfer-encoding")) {
+		/* a field after one that ended in chunked: chunked is not last, or twice */
+		h->encoded |= h->chunked || chunked_misplaced(v, vl);
 		h->has_te = true;
 		h->chunked = last_is_chunked(v, vl);
 		h->encoded |= any_but(v, vl, "chunked");

@@ -186,6 +186,7 @@ enum report_line report_parse_line(const char *line, size_t len, struct report_r
 	r->error = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(obj, "error"));
 	r->up = take_count(obj, "bytes_up");
 	r->down = take_count(obj, "bytes_down");
+	r->count = take_count(obj, "count"); /* proxy/refusal.c: N refusals, one record */
 	cJSON_Delete(obj);
 	return REPORT_LINE_OK;
 }
@@ -296,14 +297,15 @@ static void span(char *first, char *last, const char *t)
 int report_add(struct report *rp, const struct report_rec *r)
 {
 	struct report_row *row = row_of(rp, r);
+	unsigned long long n = r->count ? r->count : 1;
 
 	rp->records++;
 	if (r->allow) {
-		rp->allowed++;
-		row->allowed++;
+		rp->allowed = sat_add(rp->allowed, n);
+		row->allowed = sat_add(row->allowed, n);
 	} else {
-		rp->denied++;
-		row->denied++;
+		rp->denied = sat_add(rp->denied, n);
+		row->denied = sat_add(row->denied, n);
 	}
 	row->errors += r->error;
 	row->up = sat_add(row->up, r->up);

@@ -43,6 +43,7 @@ struct report_rec {
 	bool error;		      /* the record carries an error */
 	char command[REPORT_STR_MAX]; /* "" unless the record names one */
 	unsigned long long up, down;
+	unsigned long long count; /* the decisions it stands for: a refusal summary's "count" */
 };
 
 struct report_row {

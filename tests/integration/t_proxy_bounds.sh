@@ -105,6 +105,12 @@ expect "limits.connections 5: 5 open, 3 refused" "open 5 refused 3" "$(sed 's/ w
 got=$(refusals cap.audit 503)
 expect "limits.connections 5: 503 refusal records count 3" "3 limits.connections (5 open)" "$got"
 expect_match "limits.connections 5: the stderr line" "egress error: too many open connections, retry later \(503\)" "$(cat "$W/err")"
+# A run that ends inside the refusals' second: the counts still held are in the audit
+# before --summary-md reads it, and the summary counts each refusal, not each record.
+rm -f "$W/cap.md"
+HR_BOUND=40 hr cap5.yaml capsum.audit --summary-md "$W/cap.md" -- python3 flood.py connect 8 origin.test "$SINK" 0.1 >/dev/null
+expect "run ends within the second: refusal records count 3" "3 limits.connections (5 open)" "$(refusals capsum.audit 503)"
+expect_match "... and --summary-md counts the 3" '\*\*3 denied\*\*' "$(cat "$W/cap.md" 2>/dev/null)"
 kill "$SINK_PID" 2>/dev/null
 
 sink 40

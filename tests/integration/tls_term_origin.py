@@ -24,6 +24,7 @@ import gzip
 import http.server
 import json
 import os
+import re
 import socketserver
 import ssl
 import subprocess
@@ -144,6 +145,8 @@ class H(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "-")
         if path == "/reflect-big":
             data = (b"." * 16380 + auth.encode()) * int(arg or "1")
+        elif path in ("/reflect-range", "/reflect-206"):
+            return self.reflect_range(path, arg, ("auth=%s\n" % auth).encode())
         else:
             data = b"reflected:\r\n" + self.fields()
         log("sent %d bytes" % len(data))
@@ -166,6 +169,25 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+    def reflect_range(self, path, arg, data):
+        """/reflect-range honours "Range: bytes=A-B" (a piece of the echo, as origins
+        serving ranges of any body do); /reflect-206?A sends data[A:] as 206 unasked."""
+        rng = self.headers.get("Range")
+        log("range=%s" % (rng or "-"))
+        m = re.match(r"bytes=(\d+)-(\d*)$", rng or "")
+        if path == "/reflect-206":
+            a, b = int(arg or "0"), len(data) - 1
+        elif m:
+            a = int(m.group(1))
+            b = min(int(m.group(2)), len(data) - 1) if m.group(2) else len(data) - 1
+        else:
+            return self.send(200, data.decode())
+        self.send_response(206)
+        self.send_header("Content-Range", "bytes %d-%d/%d" % (a, b, len(data)))
+        self.send_header("Content-Length", str(b + 1 - a))
+        self.end_headers()
+        self.wfile.write(data[a:b + 1])
 
     def git(self, state):
         if state != "ok":

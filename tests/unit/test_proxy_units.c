@@ -234,6 +234,13 @@ START_TEST(resp_parse_encoded)
 	    {"HTTP/1.1 200 OK\r\nContent-Encoding:\r\n\r\n", false},
 	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", false},
 	    {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false},
+	    /* chunked twice, or not last: the client would undo framing the proxy passed
+	     * as text, joining a value the mask saw cut by size lines */
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+	     true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\ntransfer-encoding: \r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\r\n\r\n", false},
 	};
 	struct resp_head h;
 

@@ -194,6 +194,32 @@ START_TEST(test_long_line)
 END_TEST
 
 /* Past REPORT_ROWS_MAX distinct hosts the rest share one row; nothing is lost. */
+/* A summarised refusal record stands for "count" refusals (proxy/refusal.c): the
+ * report counts each, as the audit says; a record without one is one. */
+START_TEST(test_refusal_count)
+{
+	static const char flood[] =
+	    "{\"proto\":\"http\",\"host\":\"\",\"port\":0,\"decision\":\"deny\","
+	    "\"rule\":\"limits.connections (5 open)\",\"error\":\"too many open connections, "
+	    "retry later\",\"code\":\"503\",\"count\":41}";
+	static const char one[] = "{\"host\":\"a.example\",\"port\":443,\"decision\":\"allow\"}";
+	static const char bad[] = "{\"host\":\"\",\"decision\":\"deny\",\"count\":-3}";
+	struct report rp;
+	struct report_rec r;
+
+	report_init(&rp);
+	ck_assert_int_eq(report_parse_line(flood, strlen(flood), &r), REPORT_LINE_OK);
+	report_add(&rp, &r);
+	ck_assert_int_eq(report_parse_line(one, strlen(one), &r), REPORT_LINE_OK);
+	report_add(&rp, &r);
+	ck_assert_int_eq(report_parse_line(bad, strlen(bad), &r), REPORT_LINE_OK);
+	report_add(&rp, &r);
+	ck_assert_uint_eq(rp.denied, 42);
+	ck_assert_uint_eq(rp.allowed, 1);
+	report_free(&rp);
+}
+END_TEST
+
 START_TEST(test_row_cap)
 {
 	struct report rp;
@@ -275,6 +301,7 @@ static Suite *report_suite(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_loop_test(t, test_lines, 0, sizeof(lines) / sizeof(lines[0]));
 	tcase_add_test(t, test_render_hostile);
+	tcase_add_test(t, test_refusal_count);
 	tcase_add_test(t, test_escape_truncates_whole);
 	tcase_add_test(t, test_long_line);
 	tcase_add_test(t, test_row_cap);
