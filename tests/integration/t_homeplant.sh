@@ -50,6 +50,7 @@ mkdir -p ~/.local/share/dbus-1/services && echo x > ~/.local/share/dbus-1/servic
 mkdir -p ~/.bashrc.d && echo "\$T" > ~/.bashrc.d/x.sh
 mkdir -p ~/.nvm && echo "\$T" > ~/.nvm/nvm.sh
 mkdir -p ~/.oh-my-zsh/custom && echo "\$T" > ~/.oh-my-zsh/custom/x.zsh
+mkdir -p ~/xdg/git && printf '[alias]\n\tlg = !%s\n[core]\n\tpager = %s\n' "\$T" "\$T" > ~/xdg/git/config
 echo "\$T" > ~/.irbrc; echo "\\\\! \$T" > ~/.psqlrc; echo "run-shell '\$T'" > ~/.tmux.conf
 echo "use_askpass = /tmp/x" > ~/.wgetrc
 echo done
@@ -60,7 +61,7 @@ expect "the planting run ran" done "$(tail -n1 <<<"$OUT")"
 for f in ".local/lib/$PY/site-packages" .config/go/env .gdbinit .config/gdb .config/lesskey \
 	.lesskey .inputrc .docker/cli-plugins .mavenrc .ssh/config .npmrc .node_modules \
 	.xsessionrc .xprofile .xinitrc .xsession .local/share/applications .config/mimeapps.list \
-	.local/share/dbus-1/services .bashrc.d .nvm .oh-my-zsh .irbrc .psqlrc \
+	.local/share/dbus-1/services .bashrc.d .nvm .oh-my-zsh xdg/git .irbrc .psqlrc \
 	.tmux.conf .wgetrc; do
 	expect "absent on the host: ~/$f" absent \
 		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
@@ -70,16 +71,34 @@ done
 run_home 'mv ~/.local ~/.local.old; mkdir -p ~/.local/lib/'"$PY"'/site-packages &&
 	echo "import os" > ~/.local/lib/'"$PY"'/site-packages/y.pth;
 	mv ~/.config ~/.config.old; mkdir -p ~/.config/git && echo x > ~/.config/git/config;
-	echo done'
+	mv ~/xdg ~/xdg.old; mkdir -p ~/xdg/git && printf "[alias]\\n\\tlg = !touch '"$MARK"'\\n" > ~/xdg/git/config; echo done'
 expect "the rename run ran" done "$(tail -n1 <<<"$OUT")"
-for f in .local.old .config.old ".local/lib/$PY" .config/git; do
+for f in .local.old .config.old xdg.old ".local/lib/$PY" .config/git xdg/git; do
 	expect "rename trick: absent on the host: ~/$f" absent \
 		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
 done
 
 # The host's tools with this HOME run nothing planted.
 if [ -n "$PY" ]; then HOME=$H python3 -c 'pass' </dev/null >/dev/null 2>&1; fi
+HOME=$H XDG_CONFIG_HOME=$H/xdg git -C "$H/repo" lg >/dev/null 2>&1
+HOME=$H XDG_CONFIG_HOME=$H/xdg git -C "$H/repo" log -1 >/dev/null 2>&1
 HOME=$H bash -i -c true </dev/null >/dev/null 2>&1
-expect "the host's python and bash -i ran nothing planted" absent \
+expect "the host's python, git (XDG config home) and bash -i ran nothing planted" absent \
 	"$([ -e "$MARK" ] && echo present || echo absent)"
+
+# --dry-run and the hook's file tools judge the XDG config home the same way.
+OUT=$(cd "$H" && XDG_CONFIG_HOME="$H/xdg" "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run: \$XDG_CONFIG_HOME/git is in the home set" \
+	"$H/xdg/git \(home set: git's second global config" "$OUT"
+hook_ev() {
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$1" |
+		XDG_CONFIG_HOME="$H/xdg" "$HALO" hook 2>&1 >/dev/null
+}
+expect_match "hook: Write \$XDG_CONFIG_HOME/git/config is blocked" \
+	"persistence set keeps ~/xdg/git/config read-only" "$(hook_ev "$H/xdg/git/config")"
+expect_match "hook: Write into python's user site is blocked" \
+	"keeps ~/.local/lib/x.pth read-only" "$(hook_ev "$H/.local/lib/x.pth")"
+expect "hook: Write ~/xdg/notes is allowed" "" "$(hook_ev "$H/xdg/notes")"
 finish
