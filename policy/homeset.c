@@ -109,6 +109,16 @@ static const struct policy_home_entry home_set[] = {
     {".local/share/applications", "desktop entries: the desktop runs their Exec lines"},
     {".config/mimeapps.list", "picks which desktop entry opens each file type"},
     {".local/share/dbus-1", "D-Bus starts the user services it names on demand"},
+    {".config/dconf", "the desktop's settings: shell extensions, key bindings that run commands"},
+    {".config/plasma-workspace", "KDE sources env/ and runs shutdown/ scripts from it"},
+    /* Data directories whose files run like start-up files. */
+    {".local/share/nvim", "neovim loads plugin/ and packages from its site directory"},
+    {".local/share/fish", "fish runs vendor_conf.d/ and completions from it"},
+    {".local/share/bash-completion", "bash-completion runs its completions at a tab press"},
+    {".bash_completion", "bash-completion sources it in every interactive bash"},
+    {".ipython", "ipython runs profile_default/startup/ at every start"},
+    {".jupyter", "jupyter runs its *_config.py files at start"},
+    {".local/share/jupyter", "jupyter starts the kernels (argv) it names"},
 };
 
 const struct policy_home_entry *policy_home_set(size_t *n)

@@ -53,6 +53,12 @@ mkdir -p ~/.oh-my-zsh/custom && echo "\$T" > ~/.oh-my-zsh/custom/x.zsh
 mkdir -p ~/xdg/git && printf '[alias]\n\tlg = !%s\n[core]\n\tpager = %s\n' "\$T" "\$T" > ~/xdg/git/config
 echo "\$T" > ~/.irbrc; echo "\\\\! \$T" > ~/.psqlrc; echo "run-shell '\$T'" > ~/.tmux.conf
 echo "use_askpass = /tmp/x" > ~/.wgetrc
+mkdir -p ~/.local/share/nvim/site/plugin && echo x > ~/.local/share/nvim/site/plugin/x.vim
+mkdir -p ~/.local/share/fish/vendor_conf.d && echo "\$T" > ~/.local/share/fish/vendor_conf.d/x.fish
+mkdir -p ~/.local/share/bash-completion/completions && echo "\$T" > ~/.local/share/bash-completion/completions/git
+echo "\$T" > ~/.bash_completion
+mkdir -p ~/.ipython/profile_default/startup && echo x > ~/.ipython/profile_default/startup/x.py
+mkdir -p ~/.config/dconf && echo x > ~/.config/dconf/user
 echo done
 EOF
 )
@@ -62,7 +68,8 @@ for f in ".local/lib/$PY/site-packages" .config/go/env .gdbinit .config/gdb .con
 	.lesskey .inputrc .docker/cli-plugins .mavenrc .ssh/config .npmrc .node_modules \
 	.xsessionrc .xprofile .xinitrc .xsession .local/share/applications .config/mimeapps.list \
 	.local/share/dbus-1/services .bashrc.d .nvm .oh-my-zsh xdg/git .irbrc .psqlrc \
-	.tmux.conf .wgetrc; do
+	.tmux.conf .wgetrc .local/share/nvim .local/share/fish .local/share/bash-completion \
+	.bash_completion .ipython .config/dconf; do
 	expect "absent on the host: ~/$f" absent \
 		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
 done
