@@ -93,6 +93,21 @@ HOME=$H bash -i -c true </dev/null >/dev/null 2>&1
 expect "the host's python, git (XDG config home) and bash -i ran nothing planted" absent \
 	"$([ -e "$MARK" ] && echo present || echo absent)"
 
+# Another workspace's isolated cache: the directory of all caches is hidden, and the
+# directories above it cannot be moved aside so that the next launch hides a fresh one
+# and leaves the old one (with every other workspace's cache) in plain sight.
+mkdir -p "$H/w1"
+(cd "$H/w1" && "$HALO" --quiet -- sh -c 'mkdir -p "$GOCACHE" && echo s > "$GOCACHE/other"')
+(cd "$H" && "$HALO" --quiet -- sh -c 'mv ~/.cache/halo-run ~/.cache/hr.old; mv ~/.cache ~/.cache.old;
+	mkdir -p ~/.cache' >/dev/null 2>&1)
+OUT=$(cd "$H" && "$HALO" --quiet -- sh -c 'cat ~/.cache.old/hr.old/caches/w1-*/go-build/other \
+	~/.cache/hr.old/caches/w1-*/go-build/other 2>/dev/null; echo end' 2>/dev/null)
+expect "home workspace: ~/.cache moved aside, another workspace's cache still unreadable" \
+	end "$OUT"
+expect "home workspace: ~/.cache and ~/.cache/halo-run stay where they are" absent \
+	"$([ -e "$H/.cache.old" ] || [ -e "$H/.cache/hr.old" ] && echo present || echo absent)"
+rm -rf "$H/w1"
+
 # --dry-run and the hook's file tools judge the XDG config home the same way.
 OUT=$(cd "$H" && XDG_CONFIG_HOME="$H/xdg" "$HALO" --dry-run -- true 2>/dev/null)
 expect_match "dry-run: \$XDG_CONFIG_HOME/git is in the home set" \
