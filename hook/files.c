@@ -201,7 +201,8 @@ static const char *home_hit(const struct hook_ctx *c, const char *abs, const cha
 	for (size_t i = 0; i < 2; i++) {
 		const char *why;
 		if (policy_home_in_tree(homes[i], root) &&
-		    (why = policy_home_set_hit(homes[i], c->path_env, abs, entry)))
+		    (why =
+			 policy_home_set_hit_xdg(homes[i], c->path_env, c->xdg_config, abs, entry)))
 			return why;
 	}
 	return NULL;

@@ -426,4 +426,23 @@ void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
 		if (w > 0 && (size_t)w < sizeof(place) && place_in_writable(l, s, place))
 			linux_scan_add_mask(s, place);
 	}
+	linux_scan_cache_pin(l, s);
+}
+
+/* The directory of every workspace's caches is hidden (an empty tmpfs) where it is at
+ * launch; a command whose tree holds it (the home as the workspace) could move
+ * ~/.cache or ~/.cache/halo-run aside, and the next launch would hide a fresh one and
+ * leave the old one, every other workspace's cache in it, readable and writable. Its
+ * parent and their ancestors in the tree are pinned (bound onto themselves). */
+void linux_scan_cache_pin(const struct linux_launch *l, struct linux_scan *s)
+{
+	char parent[PATH_MAX];
+	const char *sl = l->cache_hide ? strrchr(l->cache_hide, '/') : NULL;
+
+	if (!sl || sl == l->cache_hide || (size_t)(sl - l->cache_hide) >= sizeof(parent))
+		return;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(sl - l->cache_hide), l->cache_hide);
+	if (linux_paths_beneath_any(parent, &s->writable) &&
+	    !linux_paths_beneath_any(parent, &s->masked))
+		linux_paths_add(&s->pinned, parent);
 }

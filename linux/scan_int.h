@@ -241,6 +241,8 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path);
  * missing guard targets (when `guard`), and the refusal of guard chains the command
  * could complete (-EPERM, e set). */
 int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e);
+/* scan_index_file.c: the caches directory's parent pinned when a writable tree holds it. */
+void linux_scan_cache_pin(const struct linux_launch *l, struct linux_scan *s);
 
 /* scan_sockets.c: mask the host's pathname unix sockets the command could reach by
  * name (bound ones from /proc/net/unix, known places, $SSH_AUTH_SOCK, $DOCKER_HOST),

@@ -213,6 +213,7 @@ struct plan_fs_in {
 	 * a home's persistence set says that entry's reason (policy_home_set_hit). */
 	const char *homes[2];
 	const char *caller_path;
+	const char *caller_xdg_config;
 	/* The sandbox has its own network namespace with halo-run's DNS stub: name
 	 * resolution inside is halo-run's (PLAN_NAMES). */
 	bool own_names;

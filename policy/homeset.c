@@ -62,6 +62,63 @@ static const struct policy_home_entry home_set[] = {
     {".config/direnv", "direnv runs direnvrc and lib/ on every cd"},
     {".claude.json", "Claude Code starts the MCP servers it names"},
     {".config/opencode", "OpenCode starts the MCP servers and plugins it names"},
+    {".config/go/env", "go's settings file: GOFLAGS=-toolexec runs a program per build"},
+    {".gradle/gradle.properties", "gradle starts its JVM with the jvmargs (agents) it names"},
+    {".mavenrc", "mvn sources it at every start"},
+    {".docker/cli-plugins", "docker runs the plugins in it"},
+    {".docker/config.json", "docker runs the credential helpers and plugin dirs it names"},
+    {".npmrc", "npm runs the script-shell and node-options it names"},
+    {".node_modules", "node loads modules from it when a project lacks them"},
+    {".node_libraries", "node loads modules from it when a project lacks them"},
+    {".rustup", "rustup runs the toolchains and overrides it holds"},
+    {".bazelrc", "bazel takes flags (tool paths, startup options) from it"},
+    {".sbt", "sbt loads global plugins and settings from it"},
+    {".config/containers", "podman runs the runtimes and hooks it names"},
+    /* Interpreters and tools that run a start-up file of the user's. */
+    {".local/lib", "python runs .pth files and usercustomize in user site-packages at every start"},
+    {".gdbinit", "gdb runs it at start"},
+    {".config/gdb", "gdb runs gdbinit from it at start"},
+    {".lesskey", "less takes LESSOPEN (a command) from it; git's pager is less"},
+    {".less", "less's compiled lesskey file (LESSOPEN)"},
+    {".config/lesskey", "less takes LESSOPEN (a command) from it; git's pager is less"},
+    {".inputrc", "readline macros type commands into bash at a key press"},
+    {".irbrc", "irb runs it at start"},
+    {".pryrc", "pry runs it at start"},
+    {".psqlrc", "psql runs it at start (\\! runs a shell command)"},
+    {".sqliterc", "sqlite3 runs it at start (.shell runs a command)"},
+    {".tmux.conf", "tmux runs it at start (run-shell)"},
+    {".config/tmux", "tmux runs tmux.conf from it at start (run-shell)"},
+    {".screenrc", "screen runs it at start (exec)"},
+    {".wgetrc", "wget runs the use_askpass program it names"},
+    {".mailcap", "mail and file openers run the commands it names"},
+    {".forward", "the mail system pipes mail to the commands it names"},
+    {".ssh", "ssh runs ProxyCommand/LocalCommand from config; rc and authorized_keys"},
+    /* Shell plug-in managers and version managers the start-up files source. */
+    {".bashrc.d", "Fedora's default .bashrc sources every file in it"},
+    {".nvm", "the start-up lines nvm writes source nvm.sh from it"},
+    {".oh-my-zsh", ".zshrc sources oh-my-zsh and its custom/ plugins from it"},
+    {".sdkman", "the start-up lines sdkman writes source its init script"},
+    {".pyenv", "the start-up lines pyenv writes run it; its shims are on PATH"},
+    {".rbenv", "the start-up lines rbenv writes run it; its shims are on PATH"},
+    {".asdf", "the start-up lines asdf writes source it; its shims are on PATH"},
+    /* The X and desktop session. */
+    {".xsessionrc", "Debian's X session sources it at login"},
+    {".xsession", "the X session runs it at login"},
+    {".xprofile", "display managers source it at login"},
+    {".xinitrc", "startx runs it"},
+    {".local/share/applications", "desktop entries: the desktop runs their Exec lines"},
+    {".config/mimeapps.list", "picks which desktop entry opens each file type"},
+    {".local/share/dbus-1", "D-Bus starts the user services it names on demand"},
+    {".config/dconf", "the desktop's settings: shell extensions, key bindings that run commands"},
+    {".config/plasma-workspace", "KDE sources env/ and runs shutdown/ scripts from it"},
+    /* Data directories whose files run like start-up files. */
+    {".local/share/nvim", "neovim loads plugin/ and packages from its site directory"},
+    {".local/share/fish", "fish runs vendor_conf.d/ and completions from it"},
+    {".local/share/bash-completion", "bash-completion runs its completions at a tab press"},
+    {".bash_completion", "bash-completion sources it in every interactive bash"},
+    {".ipython", "ipython runs profile_default/startup/ at every start"},
+    {".jupyter", "jupyter runs its *_config.py files at start"},
+    {".local/share/jupyter", "jupyter starts the kernels (argv) it names"},
 };
 
 const struct policy_home_entry *policy_home_set(size_t *n)
@@ -105,16 +162,46 @@ static bool path_rel(const char *rel, size_t len, char *out, size_t n)
 	return true;
 }
 
+/* An entry under ~/.config also where $XDG_CONFIG_HOME puts it (git, fish, systemd, go
+ * and the rest read their config there when it is set): `xrel` is that directory
+ * relative to the home. */
+static int xdg_one(const char *xrel, const struct policy_home_entry *h,
+		   int (*fn)(const char *rel, const char *why, void *arg), void *arg)
+{
+	static const char cfg[] = ".config/";
+	char rel[POLICY_PATH_MAX];
+
+	if (!xrel || strncmp(h->rel, cfg, sizeof(cfg) - 1) != 0 || strcmp(xrel, ".config") == 0 ||
+	    snprintf(rel, sizeof(rel), "%s/%s", xrel, h->rel + sizeof(cfg) - 1) >= (int)sizeof(rel))
+		return 0;
+	return fn(rel, h->why, arg);
+}
+
 int policy_home_set_each(const char *home, const char *path_env,
 			 int (*fn)(const char *rel, const char *why, void *arg), void *arg)
 {
+	return policy_home_set_each_xdg(home, path_env, NULL, fn, arg);
+}
+
+int policy_home_set_each_xdg(const char *home, const char *path_env, const char *xdg_config,
+			     int (*fn)(const char *rel, const char *why, void *arg), void *arg)
+{
 	size_t ng;
 	const char *const *g = policy_guard_names(&ng);
-	char rel[POLICY_PATH_MAX];
+	char rel[POLICY_PATH_MAX], xrel[POLICY_PATH_MAX];
+	const char *xr = NULL;
 	int rc;
 
+	if (home && home[0] == '/' && xdg_config && xdg_config[0] == '/') {
+		size_t xl = strlen(xdg_config);
+		const char *r = below_home(xdg_config, xl, home);
+
+		if (r && path_rel(r, xl - (size_t)(r - xdg_config), xrel, sizeof(xrel)))
+			xr = xrel;
+	}
 	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
-		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0)
+		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0 ||
+		    (rc = xdg_one(xr, &home_set[i], fn, arg)) != 0)
 			return rc;
 	for (size_t i = 0; i < ng; i++)
 		if ((rc = fn(g[i],
@@ -156,6 +243,12 @@ static int hit_one(const char *rel, const char *why, void *arg)
 const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
 				const char **entry)
 {
+	return policy_home_set_hit_xdg(home, path_env, NULL, abs, entry);
+}
+
+const char *policy_home_set_hit_xdg(const char *home, const char *path_env, const char *xdg_config,
+				    const char *abs, const char **entry)
+{
 	struct hit h = {NULL, NULL};
 	size_t hl;
 
@@ -171,7 +264,7 @@ const char *policy_home_set_hit(const char *home, const char *path_env, const ch
 		h.rel++;
 	if (!*h.rel)
 		return NULL;
-	policy_home_set_each(home, path_env, hit_one, &h);
+	policy_home_set_each_xdg(home, path_env, xdg_config, hit_one, &h);
 	if (h.why && entry)
 		*entry = h.rel;
 	return h.why;

@@ -111,6 +111,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	    .home = re.pw_home,
 	    .env_home = re.env_home,
 	    .path_env = getenv("PATH"),
+	    .xdg_config = getenv("XDG_CONFIG_HOME"),
 	    .resolve = resolve,
 	};
 	c.guard_names = policy_guard_names(&ng);

@@ -307,6 +307,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.env_home = re.env_home;
 #ifndef RUNNER_MACOS
 	l.caller_path = getenv("PATH");
+	l.caller_xdg_config = getenv("XDG_CONFIG_HOME");
 #endif
 	l.self_exe = self;
 	/* The layers in order, the managed file first (the events' start record). */

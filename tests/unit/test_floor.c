@@ -380,6 +380,21 @@ static const char *const home_musts[] = {
     ".claude",
     ".codex",
     ".idea",
+    /* what the review found missing: each runs code on the host later */
+    ".local/lib",
+    ".config/go/env",
+    ".gdbinit",
+    ".config/lesskey",
+    ".inputrc",
+    ".ssh",
+    ".npmrc",
+    ".docker/cli-plugins",
+    ".mavenrc",
+    ".local/share/applications",
+    ".local/share/dbus-1",
+    ".xsessionrc",
+    ".bashrc.d",
+    ".nvm",
 };
 
 static int collect(const char *rel, const char *why, void *arg)
@@ -437,6 +452,40 @@ START_TEST(home_set)
 }
 END_TEST
 
+/* $XDG_CONFIG_HOME beneath the home: git, fish, systemd... read their ~/.config entries
+ * there instead, so each is an entry there too; outside the home or unclean, nothing. */
+START_TEST(home_set_xdg)
+{
+	static char all[32768];
+	const char *entry = NULL;
+
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, "/home/u/dots/", collect, all),
+			 0);
+	strcat(all, "|");
+	ck_assert_ptr_nonnull(strstr(all, "|dots/git|"));
+	ck_assert_ptr_nonnull(strstr(all, "|dots/systemd/user|"));
+	ck_assert_ptr_nonnull(strstr(all, "|dots/go/env|"));
+	ck_assert_ptr_null(strstr(all, "|dots/.bashrc|"));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg("/home/u", NULL, "/home/u/dots",
+						      "/home/u/dots/git/config", &entry));
+	ck_assert_str_eq(entry, "dots/git/config");
+	ck_assert_ptr_null(
+	    policy_home_set_hit_xdg("/home/u", NULL, "/home/u/dots", "/home/u/dots/notes", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/dots/git/config", NULL));
+	/* outside the home, relative, dot-dot, the home itself: no extra entries */
+	const char *bad[] = {"/etc/xdg", "rel/dots", "/home/u/../x", "/home/u", "/home/uu/c", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		all[0] = '\0';
+		ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, bad[i], collect, all),
+				 0);
+		ck_assert_msg(!strstr(all, "|xdg/") && !strstr(all, "|rel/") &&
+				  !strstr(all, "|x/") && !strstr(all, "|c/") && !strstr(all, "|/"),
+			      "%s adds nothing", bad[i]);
+	}
+}
+END_TEST
+
 static Suite *floor_suite(void)
 {
 	Suite *s = suite_create("policy_floor");
@@ -453,6 +502,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, sanitized_files);
 	tcase_add_test(t, json_marks_floor);
 	tcase_add_test(t, home_set);
+	tcase_add_test(t, home_set_xdg);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,126 @@
+#!/bin/bash
+# The home as the workspace, attacked: from inside a sandbox whose workspace is the home,
+# plant what the host's python, go, gdb, less (git's pager), readline, docker, maven,
+# ssh, npm, X session, desktop, D-Bus, shell plug-in managers and XDG_CONFIG_HOME git
+# would run later; then check on the host that nothing was created and nothing ran.
+# Each entry is in the home persistence set (policy/homeset.c) or the floor.
+#
+# The home is the runner's scratch directory (HOME=$TMPDIR, never the real /root).
+set -u
+. "$IT/lib.sh"
+H=$HOME
+cd "$H" || exit 1
+E="$TMPDIR/_stderr"
+MARK=/var/tmp/halo-homeplant-ran.$$.$AS
+rm -f "$MARK"
+trap 'rm -f "$MARK"' EXIT
+
+# Present before: ~/.config, ~/.local/share, an XDG config home the caller names, a repo.
+mkdir -p .config .local/share .local/lib xdg repo
+git -C repo init -q && git -C repo -c user.name=t -c user.email=t@e.invalid \
+	commit -q --allow-empty -m init || exit 1
+
+run_home() {
+	OUT=$(cd "$H" && XDG_CONFIG_HOME="$H/xdg" timeout -k 2 60 "$HALO" -- sh -c "$1" \
+		2>"$E" </dev/null)
+	RC=$?
+}
+
+PY=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PLANT=$(
+	cat <<EOF
+T="touch $MARK"
+mkdir -p ~/.local/lib/$PY/site-packages && echo "import os; os.system('\$T')" > ~/.local/lib/$PY/site-packages/x.pth
+echo "import os; os.system('\$T')" > ~/.local/lib/$PY/site-packages/usercustomize.py
+mkdir -p ~/.config/go && echo "GOFLAGS=-toolexec=/tmp/x" > ~/.config/go/env
+echo "shell \$T" > ~/.gdbinit
+mkdir -p ~/.config/gdb && echo "shell \$T" > ~/.config/gdb/gdbinit
+printf '#env\nLESSOPEN=|%s %%s\n' "\$T" > ~/.config/lesskey
+printf '#env\nLESSOPEN=|%s %%s\n' "\$T" > ~/.lesskey
+printf '"\\\\C-m": "\$T\\\\n"\n' > ~/.inputrc
+mkdir -p ~/.docker/cli-plugins && echo x > ~/.docker/cli-plugins/docker-x
+echo "\$T" > ~/.mavenrc
+mkdir -p ~/.ssh && echo "Host *\n ProxyCommand \$T" > ~/.ssh/config
+echo "node-options=--require=/tmp/x.js" > ~/.npmrc
+mkdir -p ~/.node_modules && echo x > ~/.node_modules/x.js
+echo "\$T" > ~/.xsessionrc; echo "\$T" > ~/.xprofile; echo "\$T" > ~/.xinitrc; echo "\$T" > ~/.xsession
+mkdir -p ~/.local/share/applications && echo x > ~/.local/share/applications/x.desktop
+echo x > ~/.config/mimeapps.list
+mkdir -p ~/.local/share/dbus-1/services && echo x > ~/.local/share/dbus-1/services/x.service
+mkdir -p ~/.bashrc.d && echo "\$T" > ~/.bashrc.d/x.sh
+mkdir -p ~/.nvm && echo "\$T" > ~/.nvm/nvm.sh
+mkdir -p ~/.oh-my-zsh/custom && echo "\$T" > ~/.oh-my-zsh/custom/x.zsh
+mkdir -p ~/xdg/git && printf '[alias]\n\tlg = !%s\n[core]\n\tpager = %s\n' "\$T" "\$T" > ~/xdg/git/config
+echo "\$T" > ~/.irbrc; echo "\\\\! \$T" > ~/.psqlrc; echo "run-shell '\$T'" > ~/.tmux.conf
+echo "use_askpass = /tmp/x" > ~/.wgetrc
+mkdir -p ~/.local/share/nvim/site/plugin && echo x > ~/.local/share/nvim/site/plugin/x.vim
+mkdir -p ~/.local/share/fish/vendor_conf.d && echo "\$T" > ~/.local/share/fish/vendor_conf.d/x.fish
+mkdir -p ~/.local/share/bash-completion/completions && echo "\$T" > ~/.local/share/bash-completion/completions/git
+echo "\$T" > ~/.bash_completion
+mkdir -p ~/.ipython/profile_default/startup && echo x > ~/.ipython/profile_default/startup/x.py
+mkdir -p ~/.config/dconf && echo x > ~/.config/dconf/user
+echo done
+EOF
+)
+run_home "$PLANT"
+expect "the planting run ran" done "$(tail -n1 <<<"$OUT")"
+for f in ".local/lib/$PY/site-packages" .config/go/env .gdbinit .config/gdb .config/lesskey \
+	.lesskey .inputrc .docker/cli-plugins .mavenrc .ssh/config .npmrc .node_modules \
+	.xsessionrc .xprofile .xinitrc .xsession .local/share/applications .config/mimeapps.list \
+	.local/share/dbus-1/services .bashrc.d .nvm .oh-my-zsh xdg/git .irbrc .psqlrc \
+	.tmux.conf .wgetrc .local/share/nvim .local/share/fish .local/share/bash-completion \
+	.bash_completion .ipython .config/dconf; do
+	expect "absent on the host: ~/$f" absent \
+		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
+done
+
+# Rename tricks: a parent of an entry renamed away and rebuilt.
+run_home 'mv ~/.local ~/.local.old; mkdir -p ~/.local/lib/'"$PY"'/site-packages &&
+	echo "import os" > ~/.local/lib/'"$PY"'/site-packages/y.pth;
+	mv ~/.config ~/.config.old; mkdir -p ~/.config/git && echo x > ~/.config/git/config;
+	mv ~/xdg ~/xdg.old; mkdir -p ~/xdg/git && printf "[alias]\\n\\tlg = !touch '"$MARK"'\\n" > ~/xdg/git/config; echo done'
+expect "the rename run ran" done "$(tail -n1 <<<"$OUT")"
+for f in .local.old .config.old xdg.old ".local/lib/$PY" .config/git xdg/git; do
+	expect "rename trick: absent on the host: ~/$f" absent \
+		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
+done
+
+# The host's tools with this HOME run nothing planted.
+if [ -n "$PY" ]; then HOME=$H python3 -c 'pass' </dev/null >/dev/null 2>&1; fi
+HOME=$H XDG_CONFIG_HOME=$H/xdg git -C "$H/repo" lg >/dev/null 2>&1
+HOME=$H XDG_CONFIG_HOME=$H/xdg git -C "$H/repo" log -1 >/dev/null 2>&1
+HOME=$H bash -i -c true </dev/null >/dev/null 2>&1
+expect "the host's python, git (XDG config home) and bash -i ran nothing planted" absent \
+	"$([ -e "$MARK" ] && echo present || echo absent)"
+
+# Another workspace's isolated cache: the directory of all caches is hidden, and the
+# directories above it cannot be moved aside so that the next launch hides a fresh one
+# and leaves the old one (with every other workspace's cache) in plain sight.
+mkdir -p "$H/w1"
+(cd "$H/w1" && "$HALO" --quiet -- sh -c 'mkdir -p "$GOCACHE" && echo s > "$GOCACHE/other"')
+(cd "$H" && "$HALO" --quiet -- sh -c 'mv ~/.cache/halo-run ~/.cache/hr.old; mv ~/.cache ~/.cache.old;
+	mkdir -p ~/.cache' >/dev/null 2>&1)
+OUT=$(cd "$H" && "$HALO" --quiet -- sh -c 'cat ~/.cache.old/hr.old/caches/w1-*/go-build/other \
+	~/.cache/hr.old/caches/w1-*/go-build/other 2>/dev/null; echo end' 2>/dev/null)
+expect "home workspace: ~/.cache moved aside, another workspace's cache still unreadable" \
+	end "$OUT"
+expect "home workspace: ~/.cache and ~/.cache/halo-run stay where they are" absent \
+	"$([ -e "$H/.cache.old" ] || [ -e "$H/.cache/hr.old" ] && echo present || echo absent)"
+rm -rf "$H/w1"
+
+# --dry-run and the hook's file tools judge the XDG config home the same way.
+OUT=$(cd "$H" && XDG_CONFIG_HOME="$H/xdg" "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run: \$XDG_CONFIG_HOME/git is in the home set" \
+	"$H/xdg/git \(home set: git's second global config" "$OUT"
+hook_ev() {
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$1" |
+		XDG_CONFIG_HOME="$H/xdg" "$HALO" hook 2>&1 >/dev/null
+}
+expect_match "hook: Write \$XDG_CONFIG_HOME/git/config is blocked" \
+	"persistence set keeps ~/xdg/git/config read-only" "$(hook_ev "$H/xdg/git/config")"
+expect_match "hook: Write into python's user site is blocked" \
+	"keeps ~/.local/lib/x.pth read-only" "$(hook_ev "$H/.local/lib/x.pth")"
+expect "hook: Write ~/xdg/notes is allowed" "" "$(hook_ev "$H/xdg/notes")"
+finish
