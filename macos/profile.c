@@ -439,8 +439,8 @@ static void protected_paths(struct pctx *c)
 
 static void pctx_free(struct pctx *c)
 {
-	struct strs *all[] = {&c->trees,      &c->tree_keys,  &c->prot,	     &c->prot_keys,
-			      &c->ancestors,  &c->regexes,    &c->halo_keys, &c->halo_dir_keys,
+	struct strs *all[] = {&c->trees,      &c->tree_keys,   &c->prot,      &c->prot_keys,
+			      &c->ancestors,  &c->regexes,     &c->halo_keys, &c->halo_dir_keys,
 			      &c->allow_keys, &c->socket_keys, &c->tty_keys};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)

@@ -355,8 +355,8 @@ const char *policy_home_set_hit(const char *home, const char *path_env, const ch
  * home, each ~/.config entry is also an entry there. */
 int policy_home_set_each_xdg(const char *home, const char *path_env, const char *xdg_config,
 			     int (*fn)(const char *rel, const char *why, void *arg), void *arg);
-const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
-				    const char *xdg_config, const char *abs, const char **entry);
+const char *policy_home_set_hit_xdg(const char *home, const char *path_env, const char *xdg_config,
+				    const char *abs, const char **entry);
 /* Is `home` the tree or beneath it (the home set then applies to that tree)? */
 bool policy_home_in_tree(const char *home, const char *tree);
 

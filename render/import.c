@@ -175,7 +175,7 @@ static char *yaml_of(const struct imp *m, bool header)
 	yaml_list(&b, "protectedPaths", &m->protected);
 	rbuf_printf(&b, "egress:\n  default: %s\n",
 		    m->dflt == POLICY_EGRESS_ALLOW && !m->allowed.n && !m->deny_all ? "allow"
-										   : "deny");
+										    : "deny");
 	if (!m->deny_all) /* --lossy: a denied entry only "every host" covers */
 		yaml_list(&b, "allowedDomains", &m->allowed);
 	yaml_list(&b, "deniedDomains", &m->denied);
@@ -230,7 +230,8 @@ static int domain(struct imp *m, const char *raw, const char *field, struct rlis
 		h[n - 1] = 0;
 	if (strcmp(h, "*") == 0) {
 		if (deny)
-			return imp_deny_lost(m, h, h, field, "\"*\" (every host) is not a domain entry");
+			return imp_deny_lost(m, h, h, field,
+					     "\"*\" (every host) is not a domain entry");
 		imp_warn(m, field, "\"*\" (every host) is not a domain entry; left out");
 		return 0;
 	}
@@ -426,7 +427,8 @@ static int perm(struct imp *m, const char *s, const char *field, bool deny)
 	if (!rule_split(s, tool, sizeof(tool), &a, &n) || n >= sizeof(arg)) {
 		/* A bare tool name denies the tool everything. */
 		if (deny && strcmp(s, "WebFetch") == 0)
-			return imp_deny_lost(m, "*", s, field, "WebFetch with no domain denies every host");
+			return imp_deny_lost(m, "*", s, field,
+					     "WebFetch with no domain denies every host");
 		if (deny && (!strcmp(s, "Read") || !strcmp(s, "Edit") || !strcmp(s, "Write"))) {
 			imp_lost(m, field, s, "denies every path; a policy cannot protect /", NULL);
 			return 0;
@@ -438,7 +440,8 @@ static int perm(struct imp *m, const char *s, const char *field, bool deny)
 	if (strcmp(tool, "WebFetch") == 0 && strncmp(arg, "domain:", 7) == 0)
 		return deny ? imp_deny(m, arg + 7, field) : imp_allow(m, arg + 7, field);
 	if (deny && strcmp(tool, "WebFetch") == 0) /* a URL pattern: its host */
-		return imp_deny_lost(m, arg, arg, field, "WebFetch rules other than domain: name URLs");
+		return imp_deny_lost(m, arg, arg, field,
+				     "WebFetch rules other than domain: name URLs");
 	if (strcmp(tool, "Domain") == 0) /* Copilot's permission rules */
 		return deny ? imp_deny(m, arg, field) : imp_allow(m, arg, field);
 	if (deny && (strcmp(tool, "Read") == 0 || strcmp(tool, "Edit") == 0 ||

@@ -41,12 +41,11 @@ static void print_group(const struct halo_plan *p, const struct group *g, FILE *
 		bool home = s->reason && strncmp(s->reason, PLAN_HOME_SET_REASON,
 						 strlen(PLAN_HOME_SET_REASON)) == 0;
 		if (s->op == g->op)
-			fprintf(out, "  %s%s%s%s%s%s%s\n", s->path, s->src ? " <- " : "",
-				s->src ? s->src : "", home ? " (home set: " : "",
-				home ? s->reason + strlen(PLAN_HOME_SET_REASON) : "",
-				home ? ")" : "",
-				s->flags & PLAN_F_UNLISTED ? "  (cannot be listed: masked whole)"
-							   : "");
+			fprintf(
+			    out, "  %s%s%s%s%s%s%s\n", s->path, s->src ? " <- " : "",
+			    s->src ? s->src : "", home ? " (home set: " : "",
+			    home ? s->reason + strlen(PLAN_HOME_SET_REASON) : "", home ? ")" : "",
+			    s->flags & PLAN_F_UNLISTED ? "  (cannot be listed: masked whole)" : "");
 	}
 }
 

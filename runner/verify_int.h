@@ -47,8 +47,8 @@ struct verify {
 	/* The plan of the launch verify makes (runner_plan_of, scan included): what is
 	 * writable, which limits hold and how, whether the guard is on. */
 	struct halo_plan plan;
-	const char *home; /* $HOME (or the password database's) */
-	char ws[4096];	  /* the temporary workspace */
+	const char *home;   /* $HOME (or the password database's) */
+	char ws[4096];	    /* the temporary workspace */
 	char home_ws[4096]; /* the temporary home of the home set's launch, or "" */
 	/* The real workspace (verify_ws.c): its rows are rows[ws_from..n) (none when
 	 * ws_from == n), probed by a launch there with a runner in runner_dir. */

@@ -26,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	kind = (enum render_import_kind)(data[0] % 6);
 	/* the next bit of the first byte: --lossy (substitutions instead of refusals) */
-	rc = render_import((const char *)data + 1, size - 1, kind, (data[0] / 6) & 1 ? &lossy : &world,
-			   &r, &e);
+	rc = render_import((const char *)data + 1, size - 1, kind,
+			   (data[0] / 6) & 1 ? &lossy : &world, &r, &e);
 	if (rc == 0) {
 		struct policy_diags d = {0};
 		struct halo_policy *p = NULL;

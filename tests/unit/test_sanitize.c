@@ -165,7 +165,7 @@ START_TEST(secret_like_table)
 	    "en_US.UTF-8",
 	    "sk_SK.UTF-8",
 	    "America/Argentina/ComodRivadavia",
-	    "0123456789abcdef0123456789abcdef01234567",		       /* sha1 */
+	    "0123456789abcdef0123456789abcdef01234567",				/* sha1 */
 	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", /* sha256 */
 	    "a1b2c3d4-e5f6-7890-abcd-ef1234567890",
 	    "ThisIsALongCamelCaseIdentifierName2",

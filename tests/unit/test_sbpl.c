@@ -336,10 +336,9 @@ END_TEST
 START_TEST(dangerous_services_never_allowed)
 {
 	static const char *const never[] = {
-	    "appleevent",     "launchservicesd", "pasteboard",	  "windowserver",
-	    "tccd",	      "xpc.launchd",	 "com.docker",	  "OrbStack",
-	    "SecurityServer", "securityd",	 "mDNSResponder", "lsopen",
-	    "sysmond",	      "AF_SYSTEM",
+	    "appleevent",    "launchservicesd", "pasteboard", "windowserver",	"tccd",
+	    "xpc.launchd",   "com.docker",	"OrbStack",   "SecurityServer", "securityd",
+	    "mDNSResponder", "lsopen",		"sysmond",    "AF_SYSTEM",
 	};
 	struct halo_policy *p = golden_policy(_i);
 	struct macos_profile prof;
