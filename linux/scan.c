@@ -427,22 +427,6 @@ static int check_masks(const struct linux_launch *l, const struct linux_scan *s,
 	return 0;
 }
 
-/* A path for a message: its name comes from the command (a directory it made), so
- * control bytes, backslashes and non-ASCII bytes are shown as \xNN, never sent to a
- * terminal. */
-const char *linux_scan_printable(const char *path, char *out, size_t n)
-{
-	size_t o = 0;
-
-	for (const unsigned char *p = (const unsigned char *)path; *p && o + 5 < n; p++)
-		if (*p < 0x20 || *p >= 0x7f || *p == '\\')
-			o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
-		else
-			out[o++] = (char)*p;
-	out[o] = '\0';
-	return out;
-}
-
 static bool not_masked(const char *path, void *arg)
 {
 	const struct linux_paths *masked = arg;
@@ -462,7 +446,7 @@ static void say_unlisted(const struct linux_launch *l, struct linux_scan *s)
 			      "WARNING: %s: the workspace scan cannot list this directory (no "
 			      "read or search permission), so it is masked whole: nothing in it "
 			      "is reachable inside the sandbox",
-			      linux_scan_printable(s->unlisted.v[i], shown, sizeof(shown)));
+			      policy_printable(s->unlisted.v[i], shown, sizeof(shown)));
 }
 
 /* What the walk found, made final: masks that the sandbox shows at all, none over a
@@ -519,7 +503,7 @@ static int judge_truncated(const struct linux_launch *l, const struct linux_scan
 	/* 4 bytes shown per byte at most; the statement is a path and a reason. */
 	char shown[4 * (PATH_MAX + 128) + 1];
 	const char *what =
-	    s->uncovered ? linux_scan_printable(s->uncovered, shown, sizeof(shown)) : NULL;
+	    s->uncovered ? policy_printable(s->uncovered, shown, sizeof(shown)) : NULL;
 
 	if (!s->truncated)
 		return 0;
@@ -578,7 +562,7 @@ static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
 		     "%zu): %zu protected files in the directory of %s alone; name such a "
 		     "directory in sandbox.protectedPaths to mask it whole",
 		     n, linux_scan_max_mounts, best,
-		     at ? linux_scan_printable(at, shown, sizeof(shown)) : "?");
+		     at ? policy_printable(at, shown, sizeof(shown)) : "?");
 	return -E2BIG;
 }
 

@@ -139,9 +139,6 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
  * valid index exists, its watcher asked; NULL without memory). After it: keep what
  * changed (not when the walk was truncated), and start the watchers that did not
  * answer (a launch; not --dry-run). */
-/* path for a message (a name the command may have made): control bytes, backslashes
- * and non-ASCII bytes as \\xNN. */
-const char *linux_scan_printable(const char *path, char *out, size_t n);
 /* Every place an index may be kept that lies in a writable tree: masked whole. */
 void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s);
 void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,

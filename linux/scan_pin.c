@@ -179,8 +179,8 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 
 	for (size_t i = 0; i < s->dangling.n; i++) {
 		const char *at = s->dangling_at.v[i], *what = s->dangling.v[i];
-		const char *pw = linux_scan_printable(what, shown_what, sizeof(shown_what));
-		const char *pa = linux_scan_printable(at, shown_at, sizeof(shown_at));
+		const char *pw = policy_printable(what, shown_what, sizeof(shown_what));
+		const char *pa = policy_printable(at, shown_at, sizeof(shown_at));
 
 		if (at[0] == '\0' && tree_of(what, &s->writable)) {
 			halo_err_set(e,

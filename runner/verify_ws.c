@@ -52,26 +52,18 @@ static bool shows_something(const struct halo_plan *p, const char *mask)
 	return false;
 }
 
-/* The path relative to the workspace ("./x"), control and non-ASCII bytes as \xNN:
- * names come from the command. */
+/* The path relative to the workspace ("./x"), escaped by the one escaper (names come
+ * from the command). */
 static const char *shown(const struct verify *v, const char *path, char *out, size_t n)
 {
-	size_t o = 0, w = strlen(v->real_ws);
-	const char *p = path;
+	size_t w = strlen(v->real_ws);
 
-	if (beneath(path, v->real_ws) && path[w] == '/') {
-		p = path + w + 1;
-		o = (size_t)snprintf(out, n, "./");
+	if (n > 2 && beneath(path, v->real_ws) && path[w] == '/') {
+		memcpy(out, "./", 2);
+		policy_printable(path + w + 1, out + 2, n - 2);
+		return out;
 	}
-	for (; *p && o + 5 < n; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c < 0x20 || c >= 0x7f || c == '\\')
-			o += (size_t)snprintf(out + o, n - o, "\\x%02x", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return out;
+	return policy_printable(path, out, n);
 }
 
 static struct vrow *fail_row(struct verify *v, const char *expected, const char *got,
