@@ -250,16 +250,15 @@ static bool adopted_at_start;
 
 /* Recorded before anything else runs (a constructor: before main, before the dynamic
  * work of option parsing), so that the window in which a parent can die unseen is the
- * exec itself. A parent that died even before this left halo-run adopted by a reaper
- * (pid 1 or a subreaper): a child keeps the session its parent gave it, so a session
- * that is neither its parent's nor its own (setsid) says it was adopted. */
+ * exec itself. A parent that died even before this left halo-run adopted by a reaper,
+ * told by the session and process group a fork leaves behind (runner/lineage.c). */
 __attribute__((constructor)) static void record_parent(void)
 {
-	pid_t sid = getsid(0);
+	struct runner_lineage l;
 
-	parent_at_start = getppid();
-	adopted_at_start =
-	    parent_at_start > 0 && sid >= 0 && sid != getpid() && getsid(parent_at_start) != sid;
+	runner_lineage_read(&l);
+	parent_at_start = l.parent;
+	adopted_at_start = runner_lineage_adopted(&l);
 }
 
 pid_t runner_parent_at_start(void)

@@ -206,8 +206,8 @@ static void warn_unix_sockets(const struct halo_policy *p)
  * (the sandbox's init already dies with the supervisor, and with init every process
  * of the sandbox). The parent may have died before the prctl: then getppid() is no
  * longer the parent halo-run recorded before main, or, when it died even before that,
- * halo-run was adopted in a session that is not its reaper's (runner/cli.c); either
- * way nothing is launched. The signal is
+ * halo-run was adopted into a session or process group that is not its reaper's
+ * (runner/lineage.c); either way nothing is launched. The signal is
  * tied to the parent *thread* that forked halo-run (prctl(2)): a harness that spawns
  * from a thread that later exits ends the run then. */
 static int die_with_parent(const struct runner_opts *o)
@@ -226,7 +226,8 @@ static int die_with_parent(const struct runner_opts *o)
 	if (runner_adopted_at_start()) {
 		fprintf(stderr,
 			"halo-run: --die-with-parent: the parent already exited before halo-run "
-			"started (it was adopted by pid %d, in another session); nothing is run\n",
+			"started (adopted by pid %d: its session or process group is neither its "
+			"own nor its parent's); nothing is run\n",
 			(int)getppid());
 		return HALO_EXIT_SETUP;
 	}

@@ -179,6 +179,20 @@ void runner_usage(FILE *out);
 pid_t runner_parent_at_start(void);
 bool runner_adopted_at_start(void);
 
+/* What a fork leaves of a process's lineage (runner/lineage.c): ids as getsid/getpgid
+ * read them (-1 when unreadable), and whether a job-control shell could have placed
+ * this process in its group (a controlling terminal, the parent leading the session;
+ * or the group's leader, alive, is the parent's child too). */
+struct runner_lineage {
+	pid_t self, parent, sid, parent_sid, pgid, parent_pgid;
+	bool tty_job;
+	pid_t leader_parent; /* the parent of the group's leader; -1: gone or unread */
+};
+void runner_lineage_read(struct runner_lineage *l);
+/* True when the lineage says the parent that forked this process is gone: a reaper
+ * adopted it (a session, or a process group, that is neither its own nor its parent's). */
+bool runner_lineage_adopted(const struct runner_lineage *l);
+
 /* The password database's home directory of uid (absolute) into out. Returns 0 or
  * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
 int runner_pw_home(uid_t uid, char *out, size_t n);

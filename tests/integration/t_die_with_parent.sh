@@ -68,7 +68,7 @@ wait_for "$M2" no 5
 # tell it was adopted and run nothing (bubblewrap runs the command on).
 M3="dwp-$$-c"
 O="$PWD/orphan"
-rm -f "$O.err" "$O.ran"
+rm -f "$O.err" "$O.ran" "$O.same"
 if command -v python3 >/dev/null; then
 	python3 - "$HALO" "$O" "$M3" <<'EOF2'
 import os, sys, time
@@ -82,6 +82,11 @@ if os.fork() == 0:
         if os.getppid() != ppid:
             break
         time.sleep(0.01)
+    # A reaper that shares this process's session and group leaves nothing to tell
+    # an orphan from a child by (runner/lineage.c): said, so the row is skipped.
+    pp = os.getppid()
+    if os.getsid(0) == os.getsid(pp) and os.getpgrp() == os.getpgid(pp):
+        open(base + ".same", "w").write("pid %d, session %d, group %d" % (pp, os.getsid(0), os.getpgrp()))
     fd = os.open(base + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -94,10 +99,14 @@ EOF2
 		sleep 0.1
 	done
 	sleep 0.5
-	expect "parent gone before halo-run started: the command does not run" no \
-		"$([ -e "$O.ran" ] && echo yes || echo no)"
-	expect_match "parent gone before halo-run started: halo-run says why" \
-		"^halo-run: --die-with-parent: the parent already exited" "$(cat "$O.err" 2>/dev/null)"
+	if [ -e "$O.same" ]; then
+		skip "parent gone before halo-run started" "the orphan's reaper ($(cat "$O.same")) shares its session and process group: nothing tells it from a parent"
+	else
+		expect "parent gone before halo-run started: the command does not run" no \
+			"$([ -e "$O.ran" ] && echo yes || echo no)"
+		expect_match "parent gone before halo-run started: halo-run says why" \
+			"^halo-run: --die-with-parent: the parent already exited" "$(cat "$O.err" 2>/dev/null)"
+	fi
 	cleanup "$M3"
 else
 	skip "parent gone before halo-run started" "python3 is needed for the fork handshake"
