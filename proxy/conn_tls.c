@@ -333,13 +333,14 @@ const struct proto_ops proxy_proto_term = {
 static int mask_new(struct proxy_tls *tls, const char *host, struct term *t)
 {
 	const char *const *pats;
+	const size_t *stems;
 	size_t n;
 
-	if (!tls_secret_patterns(tls, host, &pats, &n))
+	if (!tls_secret_patterns(tls, host, &pats, &stems, &n))
 		return 0;
 	t->mask = malloc(sizeof(*t->mask));
 	t->mbuf = malloc(TERM_MBUF);
-	if (!t->mask || !t->mbuf || proxy_mask_init(t->mask, pats, n) < 0)
+	if (!t->mask || !t->mbuf || proxy_mask_init_stems(t->mask, pats, stems, n) < 0)
 		return -ENOMEM;
 	return 0;
 }

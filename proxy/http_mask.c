@@ -17,6 +17,12 @@
 
 int proxy_mask_init(struct proxy_mask *m, const char *const *pats, size_t n)
 {
+	return proxy_mask_init_stems(m, pats, NULL, n);
+}
+
+int proxy_mask_init_stems(struct proxy_mask *m, const char *const *pats, const size_t *stems,
+			  size_t n)
+{
 	memset(m, 0, sizeof(*m));
 	for (size_t i = 0; i < n; i++) {
 		size_t l = pats[i] ? strlen(pats[i]) : 0;
@@ -26,6 +32,7 @@ int proxy_mask_init(struct proxy_mask *m, const char *const *pats, size_t n)
 		if (l > PROXY_MASK_MAX_LEN || m->n == PROXY_MASK_MAX_PATS)
 			return -EINVAL;
 		m->pat[m->n] = pats[i];
+		m->stem[m->n] = stems && stems[i] && stems[i] < l ? stems[i] : l;
 		m->len[m->n++] = l;
 		if (l - 1 > m->keep)
 			m->keep = l - 1;
@@ -38,14 +45,15 @@ void proxy_mask_reset(struct proxy_mask *m)
 	m->hold_len = m->hold_masked = 0;
 }
 
-/* The next occurrence of pattern p in w[from..wl). memchr for its first byte, then
- * its last, then the rest: where that byte is rare (binary bodies, zeros) this runs
- * at memchr's speed, 30 times glibc's memmem for 8-4096 byte needles. Where it is
- * frequent (text), memmem's shift table wins: after a few false starts, it takes over. */
+/* The next occurrence of pattern p's stem (the whole pattern, unless cut ones are
+ * masked too) in w[from..wl). memchr for its first byte, then its last, then the rest: where that
+ * byte is rare (binary bodies, zeros) this runs at memchr's speed, 30 times glibc's memmem for
+ * 8-4096 byte needles. Where it is frequent (text), memmem's shift table wins: after a few false
+ * starts, it takes over. */
 static const char *find(const struct proxy_mask *m, size_t p, const char *w, size_t wl, size_t from)
 {
 	const char *pat = m->pat[p], *s = w + from, *end;
-	size_t l = m->len[p];
+	size_t l = m->stem[p];
 
 	if (from > wl || wl - from < l)
 		return NULL;
@@ -79,7 +87,9 @@ static size_t mark(struct proxy_mask *m, char *w, size_t wl, size_t limit)
 			}
 		if (bp == m->n)
 			break;
-		e = s + m->len[bp];
+		e = s + m->stem[bp];
+		while (e < wl && e - s < m->len[bp] && w[e] == m->pat[bp][e - s])
+			e++;		 /* a cut occurrence: as far as it agrees */
 		if (pending && s > me) { /* no later search reads before s: write the range */
 			memset(w + ms, '*', me - ms);
 			ms = s;

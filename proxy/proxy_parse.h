@@ -177,10 +177,13 @@ enum proxy_chunk_result proxy_chunked_feed(struct proxy_chunked *ck, const char 
 #define PROXY_MASK_MAX_LEN  4096 /* an expanded credential value is shorter */
 
 /* Overwrites every occurrence of its patterns with '*' (same length) in a stream
- * given in pieces. The patterns are borrowed: they must outlive the masker. */
+ * given in pieces, and every cut one: a pattern's first `stem` bytes or more, as far
+ * as they agree with it (an origin that quotes the request cut at N bytes). The
+ * patterns are borrowed: they must outlive the masker. */
 struct proxy_mask {
 	const char *pat[PROXY_MASK_MAX_PATS];
 	size_t len[PROXY_MASK_MAX_PATS];
+	size_t stem[PROXY_MASK_MAX_PATS]; /* len: whole occurrences only */
 	size_t n, keep; /* keep: the longest pattern's length - 1, held back per stream */
 	char hold[PROXY_MASK_MAX_LEN];
 	size_t hold_len, hold_masked; /* held bytes (original), and how many of them to mask */
@@ -189,6 +192,10 @@ struct proxy_mask {
 
 /* Patterns: NULL and empty ones skipped; -EINVAL for more than 8 or one over 4096. */
 int proxy_mask_init(struct proxy_mask *m, const char *const *pats, size_t n);
+/* The same, with stems[i] the shortest cut of pats[i] that is masked (0, or the
+ * pattern's length or more: whole occurrences only). */
+int proxy_mask_init_stems(struct proxy_mask *m, const char *const *pats, const size_t *stems,
+			  size_t n);
 /* A new stream (what is held is dropped: flush first). */
 void proxy_mask_reset(struct proxy_mask *m);
 /* Pass in[0..n) on: writes at most n + m->keep bytes into out (which must not overlap

@@ -281,13 +281,14 @@ bool tls_credential(const struct proxy_tls *t, const char *host, const char **he
 }
 
 bool tls_secret_patterns(const struct proxy_tls *t, const char *host, const char *const **pats,
-			 size_t *n)
+			 const size_t **stems, size_t *n)
 {
 	size_t i;
 
 	if (!policy_credential_for(t->policy, host, &i) || !t->secrets || !t->values[i])
 		return false;
 	*pats = t->secrets[i].pat;
+	*stems = t->secrets[i].stem;
 	*n = t->secrets[i].n;
 	return true;
 }
@@ -381,6 +382,9 @@ static int secret_parts(struct proxy_tls *t, size_t i, const char *(*lookup)(voi
 	size_t pos = 0;
 	char name[128];
 
+	const char *sp = strrchr(t->values[i], ' ');
+
+	s->stem[s->n] = (sp ? (size_t)(sp - t->values[i]) + 1 : 0) + TLS_SECRET_PART_MIN;
 	s->pat[s->n++] = t->values[i];
 	while (s->n < PROXY_MASK_MAX_PATS &&
 	       policy_credential_next_var(t->policy->creds[i].value, &pos, name, sizeof(name))) {
@@ -390,7 +394,7 @@ static int secret_parts(struct proxy_tls *t, size_t i, const char *(*lookup)(voi
 			continue;
 		if (!(s->pat[s->n] = strdup(v)))
 			return -ENOMEM;
-		s->n++;
+		s->stem[s->n++] = TLS_SECRET_PART_MIN;
 	}
 	return 0;
 }

@@ -23,10 +23,14 @@ struct tls_sess {
 
 /* The strings a response from a credential's host may never carry inside: the
  * whole value, and each ${VAR} it expanded that is long enough to be a secret of its
- * own (a token echoed without its "Bearer "). pat[0] is values[i]; the rest are owned. */
+ * own (a token echoed without its "Bearer "). pat[0] is values[i]; the rest are owned.
+ * A cut occurrence is masked too from TLS_SECRET_PART_MIN bytes of a ${VAR}'s value, and
+ * from that many past the last space of the whole value (its scheme, "Bearer ", is no
+ * secret): an origin that quotes the request cut at N bytes leaks no usable prefix. */
 #define TLS_SECRET_PART_MIN 8
 struct tls_secret {
 	const char *pat[PROXY_MASK_MAX_PATS];
+	size_t stem[PROXY_MASK_MAX_PATS]; /* the shortest cut of pat[k] that is masked */
 	size_t n;
 };
 
@@ -54,7 +58,7 @@ struct proxy_tls {
 
 /* The patterns to mask in responses from `host` (none: false). */
 bool tls_secret_patterns(const struct proxy_tls *t, const char *host, const char *const **pats,
-			 size_t *n);
+			 const size_t **stems, size_t *n);
 /* A server-side SSL for the command's tunnel to `host` (canonical), with the host's
  * certificate (minted now or from the cache), on memory BIOs; NULL with why. */
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n);

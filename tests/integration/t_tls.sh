@@ -273,6 +273,20 @@ for ep in reflect reflect-chunked?7 reflect-chunked?1 reflect-eof; do
 	expect_match "/$ep: ... and in a response header" "^X-Echo-Auth: $VSTARS$" "$out"
 	expect_match "/$ep: the rest is intact" "^Host: secure.test:$P$" "$out"
 done
+# An origin that quotes the request cut at N bytes of the value: a cut of 8 bytes of the
+# token or more is masked too (as far as it agrees), so no usable prefix leaks.
+for n in 15 19 $((${#TOKEN} + 6)); do
+	out=$(hr tls.yaml a.audit -- "${CURL[@]}" "https://secure.test:$P/reflect-cut?$n" | tr -d '\r')
+	if grep -qF "${TOKEN:0:8}" <<<"$out"; then
+		fail "/reflect-cut?$n: no prefix of the token comes back" "$out"
+	else
+		expect_match "/reflect-cut?$n: no prefix of the token comes back, length kept" \
+			"^bad request: Authorization: \*{$n}\.\.\.$" "$out"
+	fi
+done
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" "https://secure.test:$P/reflect-cut?14" | tr -d '\r')
+expect "/reflect-cut?14: a cut under the stem (\"Bearer \" and 7 bytes) is left as it came" \
+	"bad request: Authorization: Bearer ${TOKEN:0:7}..." "$out"
 # The body's length is the origin's: framing holds, byte for byte.
 out=$(hr tls.yaml a.audit -- "${CURL[@]}" -o /dev/null -w '%{size_download}\n' "https://secure.test:$P/reflect")
 expect "/reflect: as many bytes as the origin sent" "$(grep -o 'sent [0-9]* bytes' "$W/good.log" | tail -1 | awk '{print $2}')" "$out"

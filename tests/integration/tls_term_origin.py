@@ -145,6 +145,8 @@ class H(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "-")
         if path == "/reflect-big":
             data = (b"." * 16380 + auth.encode()) * int(arg or "1")
+        elif path == "/reflect-cut":  # an error page quoting the request cut at N bytes
+            data = ("bad request: Authorization: %s" % auth)[:28 + int(arg or "0")].encode() + b"...\n"
         elif path in ("/reflect-range", "/reflect-206"):
             return self.reflect_range(path, arg, ("auth=%s\n" % auth).encode())
         else:

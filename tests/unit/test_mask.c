@@ -80,6 +80,52 @@ START_TEST(mask_table)
 }
 END_TEST
 
+/* Cut occurrences (an origin quoting the request cut at N bytes): from the stem on,
+ * as far as they agree; shorter cuts and other text stay. */
+static const size_t tok_stems[] = {15, 8};
+static const struct {
+	const char *in, *want;
+} cut_rows[] = {
+    {"echo: Bearer tok-01234567", "echo: *******************"},
+    {"echo: Bearer tok-0123", "echo: ***************"},
+    {"echo: Bearer tok-012", "echo: Bearer tok-012"}, /* 14 bytes: under both stems */
+    {"echo: tok-0123...", "echo: ********..."},
+    {"echo: tok-012 and tok-0123456789", "echo: tok-012 and **************"},
+    {"tok-0123Xtok-01234", "********X*********"},
+    {"Bearer tok-0123456789 whole", "********************* whole"},
+    {"Bearer other-token", "Bearer other-token"},
+    {"tok-01234567tok-0123456789", "**************************"},
+};
+
+START_TEST(mask_cut_table)
+{
+	static struct proxy_mask m;
+	static char piece[256 + PROXY_MASK_MAX_LEN];
+	const char *in = cut_rows[_i].in;
+	size_t n = strlen(in);
+	char want[256], out[256];
+
+	mask_ref_stems(tok, tok_stems, 2, in, n, want);
+	ck_assert_msg(memcmp(want, cut_rows[_i].want, n) == 0, "row %d: reference disagrees: %.*s",
+		      _i, (int)n, want);
+	for (size_t step = 1; step <= n; step++) {
+		size_t o = 0;
+
+		ck_assert_int_eq(proxy_mask_init_stems(&m, tok, tok_stems, 2), 0);
+		for (size_t i = 0; i < n; i += step) {
+			size_t w = proxy_mask_feed(&m, in + i, step < n - i ? step : n - i, piece);
+
+			memcpy(out + o, piece, w);
+			o += w;
+		}
+		o += proxy_mask_flush(&m, out + o);
+		ck_assert_uint_eq(o, n);
+		ck_assert_msg(memcmp(out, want, n) == 0, "row %d step %zu: %.*s", _i, step, (int)n,
+			      out);
+	}
+}
+END_TEST
+
 START_TEST(mask_whole_buffer_and_limits)
 {
 	static struct proxy_mask m;
@@ -106,6 +152,7 @@ static Suite *mask_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_loop_test(tc, mask_table, 0, ROWS(rows));
+	tcase_add_loop_test(tc, mask_cut_table, 0, ROWS(cut_rows));
 	tcase_add_test(tc, mask_whole_buffer_and_limits);
 	suite_add_tcase(s, tc);
 	return s;
