@@ -569,14 +569,15 @@ int policy_upstream_parse(const char *url, bool from_env, struct policy_upstream
 
 /* The caller's environment at launch (any member may be NULL). */
 struct policy_upstream_env {
-	const char *https_proxy, *HTTPS_PROXY, *http_proxy, *HTTP_PROXY;
+	const char *https_proxy, *HTTPS_PROXY, *http_proxy, *HTTP_PROXY, *all_proxy, *ALL_PROXY;
 	const char *no_proxy, *NO_PROXY;
 	const char *auth; /* $HALO_UPSTREAM_PROXY_AUTH */
 };
 
 /* The upstream a run uses: off when the policy names none, or names `env` and the
  * caller has no proxy variable; else the policy's URL, or the caller's https_proxy,
- * HTTPS_PROXY, http_proxy, HTTP_PROXY (first set, in that order) with NO_PROXY.
+ * HTTPS_PROXY, http_proxy, HTTP_PROXY, all_proxy, ALL_PROXY (first set, in that order;
+ * ALL_PROXY last, as curl reads it) with NO_PROXY. A socks:// ALL_PROXY is refused.
  * Credentials: $HALO_UPSTREAM_PROXY_AUTH, else the userinfo of the caller's URL.
  * 0 or -EINVAL with why (naming the variable). */
 int policy_upstream_resolve(const struct halo_policy *p, const struct policy_upstream_env *env,

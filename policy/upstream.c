@@ -212,10 +212,9 @@ static const char *first_set(const struct policy_upstream_env *env, const char *
 		const char *name;
 		const char *value;
 	} order[] = {
-	    {"https_proxy", env->https_proxy},
-	    {"HTTPS_PROXY", env->HTTPS_PROXY},
-	    {"http_proxy", env->http_proxy},
-	    {"HTTP_PROXY", env->HTTP_PROXY},
+	    {"https_proxy", env->https_proxy}, {"HTTPS_PROXY", env->HTTPS_PROXY},
+	    {"http_proxy", env->http_proxy},   {"HTTP_PROXY", env->HTTP_PROXY},
+	    {"all_proxy", env->all_proxy},     {"ALL_PROXY", env->ALL_PROXY},
 	};
 
 	for (size_t i = 0; i < N(order); i++)

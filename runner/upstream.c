@@ -241,6 +241,8 @@ int runner_upstream_settle(const struct halo_policy *p, struct policy_upstream *
 	    .HTTPS_PROXY = getenv("HTTPS_PROXY"),
 	    .http_proxy = getenv("http_proxy"),
 	    .HTTP_PROXY = getenv("HTTP_PROXY"),
+	    .all_proxy = getenv("all_proxy"),
+	    .ALL_PROXY = getenv("ALL_PROXY"),
 	    .no_proxy = getenv("no_proxy"),
 	    .NO_PROXY = getenv("NO_PROXY"),
 	    .auth = getenv(POLICY_UPSTREAM_AUTH_ENV),
@@ -278,9 +280,10 @@ void runner_upstream_describe(const struct halo_policy *p, const struct policy_u
 		return;
 	}
 	if (!u->on) {
-		snprintf(buf, n,
-			 "direct (egress.upstreamProxy: env, and the caller sets no "
-			 "https_proxy, HTTPS_PROXY, http_proxy or HTTP_PROXY)");
+		snprintf(
+		    buf, n,
+		    "direct (egress.upstreamProxy: env, and the caller sets no "
+		    "https_proxy, HTTPS_PROXY, http_proxy, HTTP_PROXY, all_proxy or ALL_PROXY)");
 		return;
 	}
 	snprintf(buf, n, "http://%s%s%s:%u (from %s; credentials: %s%s%s)", v6 ? "[" : "",

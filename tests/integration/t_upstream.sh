@@ -161,6 +161,15 @@ OUT=$(https_proxy="http://alice:s3cret@127.0.0.1:$TP" NO_PROXY=.test hr env.yaml
 	curl -s --max-time 10 -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
 expect "env: a NO_PROXY name is dialled directly" "hello from 127.0.0.1" "$OUT"
 expect "... not through the upstream" "$((N + 1)) -" "$(tplog "origin.test:$O1") $(aud a.audit upstream)"
+# ALL_PROXY, as curl reads it: the upstream when no protocol's own variable is set.
+N=$(tplog "origin.test:$O1")
+OUT=$(ALL_PROXY="http://alice:s3cret@127.0.0.1:$TP" https_proxy= HTTPS_PROXY= http_proxy= HTTP_PROXY= NO_PROXY= no_proxy= \
+	hr env.yaml a.audit -- curl -s --max-time 10 -x http://127.0.0.1:3128 "http://origin.test:$O1/hello")
+expect "env: ALL_PROXY alone is the upstream" "hello from 127.0.0.1" "$OUT"
+expect "... tinyproxy saw it" $((N + 1)) "$(tplog "origin.test:$O1")"
+OUT=$(all_proxy="socks5://127.0.0.1:$TP" https_proxy= HTTPS_PROXY= http_proxy= HTTP_PROXY= hr env.yaml a.audit -- true; echo "rc=$?")
+expect "env: a socks5:// all_proxy refuses the launch (125)" "rc=125" "$OUT"
+expect_match "... naming the variable" "all_proxy: a SOCKS upstream is not supported" "$(cat "$W/err")"
 OUT=$(HALO_UPSTREAM_PROXY_AUTH=alice:s3cret hr env.yaml a.audit -- env 2>&1)
 expect "HALO_UPSTREAM_PROXY_AUTH is never passed into the sandbox" 0 "$(grep -c -e HALO_UPSTREAM -e s3cret <<<"$OUT")"
 OUT=$(https_proxy="https://127.0.0.1:$TP" hr env.yaml a.audit -- true; echo "rc=$?")

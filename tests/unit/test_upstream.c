@@ -105,6 +105,10 @@ START_TEST(env_resolution)
 					    .NO_PROXY = "x.example"};
 	struct policy_upstream_env http_only = {.HTTP_PROXY = "http://h:3", .auth = "me:pw"};
 	struct policy_upstream_env bad = {.HTTPS_PROXY = "https://up:2"};
+	struct policy_upstream_env all_only = {.ALL_PROXY = "http://all:4"};
+	struct policy_upstream_env all_last = {.ALL_PROXY = "http://all:4",
+					       .http_proxy = "http://h:3"};
+	struct policy_upstream_env all_socks = {.all_proxy = "socks5://s:1080"};
 
 	ck_assert_int_eq(policy_upstream_resolve(pe, &none, &u, why, sizeof(why)), 0);
 	ck_assert(!u.on); /* env without a variable: direct */
@@ -120,6 +124,15 @@ START_TEST(env_resolution)
 	ck_assert_str_eq(u.auth_from, POLICY_UPSTREAM_AUTH_ENV);
 	ck_assert_int_eq(policy_upstream_resolve(pe, &bad, &u, why, sizeof(why)), -EINVAL);
 	ck_assert_msg(strstr(why, "HTTPS_PROXY: ") && strstr(why, "TLS"), "%s", why);
+	/* ALL_PROXY, as curl reads it: the last resort, never over a protocol's own. */
+	ck_assert_int_eq(policy_upstream_resolve(pe, &all_only, &u, why, sizeof(why)), 0);
+	ck_assert(u.on);
+	ck_assert_str_eq(u.host.text, "all");
+	ck_assert_str_eq(u.from, "ALL_PROXY");
+	ck_assert_int_eq(policy_upstream_resolve(pe, &all_last, &u, why, sizeof(why)), 0);
+	ck_assert_str_eq(u.from, "http_proxy");
+	ck_assert_int_eq(policy_upstream_resolve(pe, &all_socks, &u, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "all_proxy: "), "%s", why);
 	/* A policy URL: the caller's variables are not the route, NO_PROXY unused. */
 	ck_assert_int_eq(policy_upstream_resolve(pu, &lower, &u, why, sizeof(why)), 0);
 	ck_assert_str_eq(u.host.text, "corp");
