@@ -68,6 +68,7 @@ static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto, 
 
 	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
 		;
+	px->st.refused++;
 	audit_error_line(px, "", 0, why, code);
 	refusal_record(px, proto->audit_proto, "", 0, rule, why, code);
 	if (n > 0) {

@@ -141,6 +141,7 @@ struct proxy_stats {
 	size_t conns_open;
 	size_t conns_total;
 	size_t denied;
+	size_t refused; /* turned away before a decision: limits.connections, no fds left */
 	size_t allowed;
 	unsigned long long bytes_up;
 	unsigned long long bytes_down;

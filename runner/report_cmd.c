@@ -194,6 +194,16 @@ int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int au
 		say_denied(ps.denied, "the command exited 0, but the run had");
 		*status = HALO_EXIT_DENIED;
 		failed = true;
+	} else if (o->fail_on_deny && *status == 0 && ps.refused) {
+		/* Turned away before any decision (the connection cap): the command may have
+		 * swallowed it as it swallows a denial, and what it wanted is unknown. */
+		fprintf(stderr,
+			"halo-run: --fail-on-deny: the command exited 0, but the run refused %zu "
+			"egress connection%s at a proxy limit (limits.connections); exit status "
+			"%d\n",
+			ps.refused, ps.refused == 1 ? "" : "s", HALO_EXIT_DENIED);
+		*status = HALO_EXIT_DENIED;
+		failed = true;
 	}
 	if (!o->summary_md || audit_fd < 0 || summary_fd < 0)
 		return 0;

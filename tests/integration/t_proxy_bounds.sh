@@ -111,6 +111,11 @@ rm -f "$W/cap.md"
 HR_BOUND=40 hr cap5.yaml capsum.audit --summary-md "$W/cap.md" -- python3 flood.py connect 8 origin.test "$SINK" 0.1 >/dev/null
 expect "run ends within the second: refusal records count 3" "3 limits.connections (5 open)" "$(refusals capsum.audit 503)"
 expect_match "... and --summary-md counts the 3" '\*\*3 denied\*\*' "$(cat "$W/cap.md" 2>/dev/null)"
+# --fail-on-deny: connections turned away at the cap fail a run whose command exits 0,
+# as denials do (the command swallowed them; what they were for is unknown).
+HR_BOUND=40 hr cap5.yaml capf.audit --fail-on-deny -- sh -c "python3 flood.py connect 8 origin.test $SINK 0.1 >/dev/null; exit 0"
+expect "--fail-on-deny: refusals at limits.connections fail the run (122)" 122 "$?"
+expect_match "... saying why" "^halo-run: --fail-on-deny: the command exited 0, but the run refused 3 egress connections at a proxy limit \(limits.connections\); exit status 122" "$(cat "$W/err")"
 kill "$SINK_PID" 2>/dev/null
 
 sink 40
