@@ -8,6 +8,9 @@
  * (setsid, a double fork), is adopted by the keeper rather than by init. On SIGTERM,
  * sent by runner_decider_end or as its parent-death signal when halo-run itself dies,
  * the keeper kills its children, then those adopted in turn, until none is left.
+ * Below the keeper, where namespaces can be had, the decider lives in a pid namespace
+ * of its own under a small init (own_pid_ns): killing its keeper is then out of its
+ * reach, and the namespace dies whole with that init.
  * Elsewhere (macOS): the decider is the child, in a process group of its own, and the
  * group is killed at the end; a process that leaves the group is not followed. */
 #include <errno.h>
@@ -16,10 +19,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
@@ -81,9 +86,64 @@ static void kill_children(void)
 		;
 }
 
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* The keeper's children in a pid namespace of their own (with a user namespace mapping
+ * only the caller's ids, where the caller is not root). The decider is the same user
+ * as halo-run: as a subreaper's child it could still kill its keeper and leave orphans
+ * to init. In a namespace of its own it sees neither the keeper nor halo-run (no pid of
+ * theirs exists there), cannot kill the namespace's init, and everything in it dies
+ * when that init does. False where namespaces are not to be had (the subreaper then
+ * stays the only net). */
+static bool own_pid_ns(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	if (uid == 0)
+		return unshare(CLONE_NEWPID) == 0;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0)
+		return false;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		return false;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return write_file("/proc/self/setgroups", "deny") == 0 &&
+	       write_file("/proc/self/gid_map", map) == 0;
+}
+
+/* Pid 1 of the decider's namespace: starts the decider and reaps whatever ends there
+ * until nothing is left (a decider may hand its pipes to a child and exit). The keeper
+ * kills it at the end of the run, and the kernel then the rest of the namespace. */
+static void __attribute__((noreturn)) ns_init(const char *command)
+{
+	pid_t d = fork();
+
+	if (d < 0)
+		_exit(127);
+	if (d == 0)
+		exec_decider(command, 0, 1, getppid());
+	close(0);
+	close(1);
+	for (;;)
+		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+			_exit(0);
+}
+
 static void __attribute__((noreturn))
 keeper(const char *command, int in_r, int out_w, pid_t supervisor)
 {
+	bool ns;
+
 	sigset_t term;
 	pid_t d;
 	int sig;
@@ -99,8 +159,11 @@ keeper(const char *command, int in_r, int out_w, pid_t supervisor)
 	 * decider, and the rest closed. */
 	if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || syscall(SYS_close_range, 3, ~0U, 0) != 0)
 		_exit(127);
+	ns = own_pid_ns();
 	if ((d = fork()) < 0)
 		_exit(127);
+	if (d == 0 && ns)
+		ns_init(command);
 	if (d == 0)
 		exec_decider(command, 0, 1, getppid());
 	close(0);

@@ -155,12 +155,17 @@ expect "the decider runs outside the sandbox (host network namespace)" "$(readli
 # decider that leaves `sleep 300 &` behind, reading its questions until the run ends,
 # or exiting at once. By pid, after halo-run has returned.
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
-for how in reads exits leaves; do
+# The decider may live in a pid namespace of its own: the background child writes its
+# pid as this side sees it (the first field of /proc/self/stat, read by the shell).
+BG="sh -c 'read p _ </proc/self/stat; echo \$p >$W/bg.pid; exec sleep 300'"
+for how in reads exits leaves kills; do
 	rm -f "$W/bg.pid"
 	case $how in
-	reads) d="sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" ;;
-	exits) d="sleep 300 & echo \$! >$W/bg.pid" ;;
-	leaves) d="setsid sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" ;; # own session
+	reads) d="$BG & exec cat >/dev/null" ;;
+	exits) d="$BG &" ;;
+	leaves) d="setsid $BG & exec cat >/dev/null" ;; # own session
+	# a double fork into its own session, then kills its keeper (the same user)
+	kills) d="(setsid $BG &); sleep 0.2; kill -9 \$PPID; exec cat >/dev/null" ;;
 	esac
 	(cd "$WS" && timeout -k 2 30 "$HALO" --decider "$d" -- sh -c 'sleep 0.5' >/dev/null 2>&1)
 	bg=$(cat "$W/bg.pid" 2>/dev/null)
@@ -175,7 +180,7 @@ for how in reads exits leaves; do
 done
 # ... and when halo-run itself is killed (SIGKILL): the decider's keeper is told.
 rm -f "$W/bg.pid"
-(cd "$WS" && exec timeout -k 2 30 "$HALO" --decider "setsid sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" -- sleep 20 >/dev/null 2>&1) &
+(cd "$WS" && exec timeout -k 2 30 "$HALO" --decider "setsid $BG & exec cat >/dev/null" -- sleep 20 >/dev/null 2>&1) &
 hp=$!
 for _ in $(seq 50); do [ -s "$W/bg.pid" ] && break; sleep 0.1; done
 bg=$(cat "$W/bg.pid" 2>/dev/null)
@@ -191,7 +196,7 @@ fi
 # ... and with the session, for a session's decider.
 S="dec$$"
 rm -f "$W/bg.pid"
-(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --decider "sleep 300 & echo \$! >$W/bg.pid; exec cat >/dev/null" -- true >/dev/null 2>&1 </dev/null)
+(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --decider "$BG & exec cat >/dev/null" -- true >/dev/null 2>&1 </dev/null)
 for _ in $(seq 50); do [ -s "$W/bg.pid" ] && break; sleep 0.1; done
 bg=$(cat "$W/bg.pid" 2>/dev/null)
 "$HALO" session stop "$S" >/dev/null 2>&1
