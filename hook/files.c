@@ -14,7 +14,7 @@
 
 #include "hook/hook_int.h"
 
-#define PATH_MAX_ 4096
+#define PATH_MAX_ 4096 /* POLICY_PATH_MAX */
 
 static void start(struct hook_verdict *v)
 {
@@ -22,111 +22,40 @@ static void start(struct hook_verdict *v)
 	v->reason[0] = 0;
 }
 
-/* `in` made absolute (cwd, ~) with . and .. removed, lexically. */
-static int lexical(const struct hook_ctx *c, const char *in, char *out, size_t n)
-{
-	char joined[PATH_MAX_ * 2];
-	size_t o = 0;
-
-	if (!*in)
-		return -EINVAL;
-	if (in[0] == '~' && (in[1] == '/' || !in[1]))
-		snprintf(joined, sizeof(joined), "%s/%s", c->home, in + 1);
-	else if (in[0] != '/')
-		snprintf(joined, sizeof(joined), "%s/%s", c->cwd, in);
-	else
-		snprintf(joined, sizeof(joined), "%s", in);
-	for (const char *p = joined; *p;) {
-		while (*p == '/')
-			p++;
-		size_t k = strcspn(p, "/");
-		if (!k)
-			break;
-		if (k == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-		} else if (!(k == 1 && p[0] == '.')) {
-			if (o + k + 2 > n)
-				return -ENAMETOOLONG;
-			out[o++] = '/';
-			memcpy(out + o, p, k);
-			o += k;
-		}
-		p += k;
-	}
-	if (!o)
-		out[o++] = '/';
-	out[o] = 0;
-	return 0;
-}
-
 /* Which rule protects `abs`: the floor entry's reason, or the policy's own entry. */
 static const char *protected_by(const struct hook_ctx *c, const char *abs, bool write,
 				const char **entry)
 {
 	const struct halo_policy *p = c->policy;
+	const char *homes[] = {c->home, c->env_home};
 	const struct policy_floor_entry *fl;
-	char buf[PATH_MAX_];
-	size_t nf;
 
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
 		const char *e = p->protected_abs.items[i];
-		if (!policy_path_within(abs, e))
+		if (!policy_path_beneath(abs, e))
 			continue;
 		bool carved = false;
 		for (size_t k = 0; !write && k < p->allow_read_abs.n; k++)
-			carved |= policy_path_within(abs, p->allow_read_abs.items[k]);
+			carved |= policy_path_beneath(abs, p->allow_read_abs.items[k]);
 		if (carved)
 			continue;
 		*entry = e;
-		fl = policy_floor(&nf);
-		for (size_t k = 0; k < nf; k++) {
-			const char *homes[] = {c->home, c->env_home};
-			for (size_t h = 0; h < 2; h++)
-				if (fl[k].path[0] == '~' && homes[h] &&
-				    (size_t)snprintf(buf, sizeof(buf), "%s%s", homes[h],
-						     fl[k].path + 1) < sizeof(buf) &&
-				    strcmp(buf, e) == 0)
-					return fl[k].reason;
-		}
-		return "sandbox.protectedPaths";
+		fl = policy_floor_entry_of(e, homes, 2);
+		return fl ? fl->reason : "sandbox.protectedPaths";
 	}
 	return NULL;
 }
 
 /* protectedPaths name patterns (".env*", "*.pem", "secrets/"), as the workspace scan
- * matches them: case-insensitively, a name glob against every component, a path glob
- * against every tail of the path. */
+ * matches them (policy_protected_glob_hit). */
 static const char *glob_hit(const struct hook_ctx *c, const char *abs, bool write)
 {
 	const struct halo_policy *p = c->policy;
 
 	for (size_t k = 0; !write && k < p->allow_read_abs.n; k++)
-		if (policy_path_within(abs, p->allow_read_abs.items[k]))
+		if (policy_path_beneath(abs, p->allow_read_abs.items[k]))
 			return NULL;
-	for (size_t i = 0; i < p->protected_globs.n; i++) {
-		char g[512];
-		const char *raw = p->protected_globs.items[i];
-		while (!strncmp(raw, "./", 2) || !strncmp(raw, "**/", 3))
-			raw += raw[0] == '.' ? 2 : 3;
-		snprintf(g, sizeof(g), "%s", raw);
-		for (size_t n = strlen(g); n > 0 && g[n - 1] == '/';)
-			g[--n] = 0;
-		if (!g[0])
-			continue;
-		bool path_glob = strchr(g, '/') != NULL;
-		for (const char *s = abs; s && *s; s = strchr(s, '/')) {
-			s++;
-			char comp[PATH_MAX_];
-			size_t k = strcspn(s, "/");
-			snprintf(comp, sizeof(comp), "%.*s", (int)k, s);
-			if (fnmatch(g, path_glob ? s : comp, FNM_CASEFOLD) == 0)
-				return p->protected_globs.items[i];
-		}
-	}
-	return NULL;
+	return policy_protected_glob_hit(p, abs);
 }
 
 static const char *writable_root(const struct hook_ctx *c, const char *abs)
@@ -135,37 +64,56 @@ static const char *writable_root(const struct hook_ctx *c, const char *abs)
 
 	if (p->mode == POLICY_MODE_READ_ONLY)
 		return NULL;
-	if (c->cwd && policy_path_within(abs, c->cwd))
+	if (c->cwd && policy_path_beneath(abs, c->cwd))
 		return c->cwd;
-	if (c->cwd_real && policy_path_within(abs, c->cwd_real))
+	if (c->cwd_real && policy_path_beneath(abs, c->cwd_real))
 		return c->cwd_real;
 	for (size_t i = 0; i < p->writable_abs.n; i++)
-		if (policy_path_within(abs, p->writable_abs.items[i]))
+		if (policy_path_beneath(abs, p->writable_abs.items[i]))
 			return p->writable_abs.items[i];
-	if (policy_path_within(abs, "/tmp"))
-		return "/tmp";
-	return NULL;
+	return policy_path_scratch(abs);
 }
 
-/* git runs code later from these, in a repository, its submodules and work trees. */
-static bool git_guard(const char *rel)
+struct probe {
+	const struct hook_ctx *c;
+	const char *dir;
+};
+
+static bool probe_holds(void *arg, const char *name)
 {
-	for (const char *g = rel; (g = strcasestr(g, "/.git/")); g += 5) {
-		const char *r = g + 6;
-		if (!strncasecmp(r, "modules/", 8) || !strncasecmp(r, "worktrees/", 10)) {
-			for (const char *q = r; (q = strchr(q, '/')); q++)
-				if (!strncasecmp(q, "/hooks", 6) && (!q[6] || q[6] == '/'))
-					return true;
-			const char *last = strrchr(r, '/') + 1;
-			if (!strcasecmp(last, "config") || !strcasecmp(last, "config.worktree") ||
-			    !strcasecmp(last, "commondir"))
-				return true;
-			continue;
-		}
-		if ((!strncasecmp(r, "hooks", 5) && (!r[5] || r[5] == '/')) ||
-		    !strcasecmp(r, "config") || !strcasecmp(r, "config.worktree") ||
-		    !strcasecmp(r, "commondir"))
+	const struct probe *pr = arg;
+	char p[PATH_MAX_];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(pr->dir, "/") ? pr->dir : "", name) >=
+	    sizeof(p))
+		return true; /* cannot tell: the guarded side */
+	return pr->c->exists(p);
+}
+
+/* git runs code later from a git directory's hooks and config: one named .git, or one
+ * told by what it holds (a bare repository, a linked work tree's or a submodule's git
+ * directory wherever a gitdir: file puts it), and a .git itself (a gitdir: file says
+ * where the hooks come from). policy/gitdir.c is the one rule. */
+static bool git_guard(const struct hook_ctx *c, const char *abs)
+{
+	const char *last = strrchr(abs, '/') + 1;
+	char dir[PATH_MAX_];
+
+	if (policy_git_guard_in_dotgit(abs) || policy_git_dot_name(last, strlen(last)))
+		return true;
+	if (!c->exists)
+		return false;
+	/* Every ancestor, nearest first: a directory holding HEAD and commondir, or
+	 * objects and refs, whose guarded names `abs` is at or beneath. */
+	snprintf(dir, sizeof(dir), "%s", abs);
+	for (char *sl; (sl = strrchr(dir, '/'));) {
+		const char *rel = abs + (sl - dir) + 1;
+		sl == dir ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
+		if (policy_git_guard_rel(rel) &&
+		    policy_gitdir_holds(probe_holds, &(struct probe){c, dir}))
 			return true;
+		if (sl == dir)
+			break;
 	}
 	return false;
 }
@@ -177,13 +125,13 @@ static const char *guard_hit(const struct hook_ctx *c, const char *abs, const ch
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
-	if (git_guard(rel))
-		return ".git hooks and config";
+	if (git_guard(c, abs))
+		return "git hooks and config";
 	for (const char *s = rel; s && *s; s = strchr(s, '/')) {
 		s++;
 		snprintf(comp, sizeof(comp), "%.*s", (int)strcspn(s, "/"), s);
 		for (size_t i = 0; i < c->n_guard_names; i++)
-			if (strcasecmp(comp, c->guard_names[i]) == 0)
+			if (policy_name_eq(comp, c->guard_names[i]))
 				return c->guard_names[i];
 	}
 	return NULL;
@@ -255,7 +203,7 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 	start(v);
 	if (c->policy->mode == POLICY_MODE_OFF)
 		return;
-	if (lexical(c, path, abs, sizeof(abs)) < 0) {
+	if (policy_path_absolute(path, c->cwd, c->home, abs, sizeof(abs)) < 0) {
 		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
 			   path);
 		return;

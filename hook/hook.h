@@ -89,6 +89,9 @@ struct hook_ctx {
 	/* The sandbox's view of a name: the real path of its longest existing prefix with
 	 * the rest appended. Returns 0 or -errno. NULL: lexical only. */
 	int (*resolve)(const char *abs, char *out, size_t n);
+	/* Does the absolute name exist (lstat)? For telling a git directory by what it
+	 * holds (policy_gitdir_holds). NULL: git directories by their .git name only. */
+	bool (*exists)(const char *abs);
 };
 
 enum hook_outcome {

@@ -263,9 +263,10 @@ static void carve_outs(struct pctx *c, bool guard)
 		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
 		sbpl_add(b, ")");
 	}
-	for (size_t i = 0; guard && i < macos_n_guard_git_regexes; i++) {
+	char re[160];
+	for (size_t i = 0; guard && macos_guard_git_regex(i, re, sizeof(re)) == 0; i++) {
 		sbpl_add(b, "\n    (require-not ");
-		sbpl_regex(b, macos_regex_fold, macos_guard_git_regexes[i], "guard regex");
+		sbpl_regex(b, macos_regex_fold, re, "guard regex");
 		sbpl_add(b, ")");
 	}
 }

@@ -229,7 +229,10 @@ static const struct {
     {"/home/alice/.ssh/id_rsa", false, B, "SSH private keys"},
     {"~/.ssh/config", false, B, "protected"},
     {"/home/alice/proj/../.ssh/id_ed25519", false, B, "protected"},
-    {"/home/alice/.SSH/id_rsa", false, B, "protected"},
+    /* The case rule (policy/pathfacts.c): on Linux ~/.SSH is another directory, which
+     * the sandbox does not mask either; on a folding volume it is ~/.ssh. */
+    {"/home/alice/.SSH/id_rsa", false, POLICY_PATH_FOLD ? B : A,
+     POLICY_PATH_FOLD ? "protected" : NULL},
     {"/home/alice/.aws/credentials", false, B, "AWS"},
     {"/home/alice/.aws/config", true, B, "protected"},
     {"/home/alice/secrets/token", false, B, "sandbox.protectedPaths"},
@@ -246,6 +249,16 @@ static const struct {
     {"/home/alice/proj/.claude/settings.json", true, B, ".claude"},
     {"/home/alice/.bashrc", true, B, "writable roots"},
     {"/usr/local/bin/tool", true, B, "writable roots"},
+    /* Linux names are case-sensitive: another directory, outside the workspace. */
+    {"/home/alice/PROJ/x", true, B, "writable roots"},
+    {"/OPT/cache/x", true, B, "writable roots"},
+    {"/home/alice/proj/.GIT/hooks/pre-commit", true, POLICY_PATH_FOLD ? B : A, NULL},
+    {"/dev/shm/x", true, A, NULL},
+    {"/home/alice/proj/sub/.git", true, B, "persistence"},
+    {"/home/alice/proj/.git/worktrees/wt/commondir", true, B, "persistence"},
+    {"/home/alice/proj/.git/modules/a/b/config", true, B, "persistence"},
+    {"/home/alice/proj/.git/HEAD", true, A, NULL},
+    {"/home/alice/proj/hooks/x", true, A, NULL},
     {"", false, C, "empty"},
 };
 
@@ -300,7 +313,8 @@ START_TEST(test_home_set)
 	    {"/home/alice/.config/git/config", B, "keeps ~/.config/git/config read-only"},
 	    {"~/.config/systemd/user/x.service", B, "user services"},
 	    {"/home/alice/.bash_aliases", B, "Debian's default .bashrc"},
-	    {"/home/alice/.CARGO/config.toml", B, "cargo runs"},
+	    {"/home/alice/.CARGO/config.toml", POLICY_PATH_FOLD ? B : A,
+	     POLICY_PATH_FOLD ? "cargo runs" : NULL},
 	    {"/home/alice/tools/ls", B, "caller's PATH"},
 	    {"/home/alice/.local/bin/git", B, "on PATH"},
 	    {"/home/alice/.bashrc", B, "persistence guard"},
