@@ -276,3 +276,141 @@ void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const ch
 		p += n ? n - 1 : 0;
 	}
 }
+
+/* ---------------------------------------------------------------- Grep and Glob */
+
+/* A protected glob or a protected path's names, made concrete ('*' as "" or as "x",
+ * '?' and a bracket as "x"), so that a search glob can be tried against them. */
+static void instantiate(const char *g, bool star_x, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (const char *s = g; *s && o + 2 < n; s++) {
+		if (*s == '*') {
+			if (star_x)
+				out[o++] = 'x';
+		} else if (*s == '?') {
+			out[o++] = 'x';
+		} else if (*s == '[') {
+			const char *e = strchr(s + 1, ']');
+			out[o++] = 'x';
+			s = e ? e : s;
+		} else if (*s != '\\') {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+/* Could the search glob's component `sg` and the protected name pattern `pg` name the
+ * same file? Tried both ways with both instantiations; braces in `sg` count as '*'
+ * (matching more is the safe side). */
+static bool may_meet(const char *sg, const char *pg)
+{
+	char s[512], a[512], b[512];
+	size_t o = 0;
+
+	for (const char *p = sg; *p && o + 2 < sizeof(s); p++) {
+		if (*p == '{') {
+			const char *e = strchr(p, '}');
+			s[o++] = '*';
+			p = e ? e : p + strlen(p) - 1;
+		} else {
+			s[o++] = *p;
+		}
+	}
+	s[o] = 0;
+	for (int x = 0; x < 2; x++) {
+		instantiate(pg, x, a, sizeof(a));
+		instantiate(s, x, b, sizeof(b));
+		if ((a[0] && fnmatch(s, a, FNM_PERIOD | FNM_CASEFOLD) == 0) ||
+		    (b[0] && policy_glob_fnmatch(pg, b)))
+			return true;
+	}
+	return false;
+}
+
+/* The protected name a search glob could reach from `folder`: each component of the
+ * glob against each protected glob and each name on the way to a protected path that
+ * lies beneath the folder. */
+static const char *search_hit(const struct hook_ctx *c, const char *folder, const char *glob)
+{
+	const struct halo_policy *p = c->policy;
+	char comp[512], g[PATH_MAX_];
+
+	for (const char *s = glob; *s; s += strspn(s, "/")) {
+		size_t k = strcspn(s, "/");
+		snprintf(comp, sizeof(comp), "%.*s", (int)k, s);
+		s += k;
+		/* A directory component of only '*'s matches every directory: what the
+		 * search then reads is told by the components after it. */
+		if (!comp[0] || (s[strspn(s, "/")] && !comp[strspn(comp, "*")]))
+			continue;
+		for (size_t i = 0; i < p->protected_globs.n; i++) {
+			if (!policy_glob_normalise(p->protected_globs.items[i], g, sizeof(g)))
+				continue;
+			const char *last = strrchr(g, '/');
+			if (may_meet(comp, last ? last + 1 : g) ||
+			    (last && may_meet(comp, g) /* "secrets/x" as one component */))
+				return p->protected_globs.items[i];
+		}
+		for (size_t i = 0; i < p->protected_abs.n; i++) {
+			const char *e = p->protected_abs.items[i];
+			if (!policy_path_beneath(e, folder) || !strcmp(e, folder))
+				continue;
+			for (const char *r = e + strlen(folder); *r; r += strspn(r, "/")) {
+				size_t n = strcspn(r += strspn(r, "/"), "/");
+				snprintf(g, sizeof(g), "%.*s", (int)n, r);
+				if (n && may_meet(comp, g))
+					return e;
+				r += n;
+			}
+		}
+	}
+	return NULL;
+}
+
+void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
+		       const char *glob, struct hook_verdict *v)
+{
+	struct hook_judge j = {c, v, 0};
+	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_];
+	const char *rest = glob, *why;
+
+	start(v);
+	if (c->policy->mode == POLICY_MODE_OFF || !glob || !*glob)
+		return;
+	if (policy_path_absolute(folder && *folder ? folder : ".", c->cwd, c->home, abs,
+				 sizeof(abs)) < 0) {
+		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
+			   folder ? folder : "");
+		return;
+	}
+	/* The glob's literal leading directories (an absolute glob, "..", "~/") are the
+	 * folder searched: judged as a path, like the folder itself. */
+	size_t lit = 0;
+	for (size_t k = 0; glob[k]; k++) {
+		if (strchr("*?[{\\", glob[k]))
+			break;
+		if (glob[k] == '/')
+			lit = k + 1;
+	}
+	if (lit) {
+		snprintf(sub, sizeof(sub), "%.*s", (int)lit, glob);
+		if (glob[0] != '/' && glob[0] != '~')
+			snprintf(sub, sizeof(sub), "%s/%.*s", abs, (int)lit, glob);
+		hook_check_path(c, tool, sub, false, v);
+		if (v->outcome != HOOK_ALLOW ||
+		    policy_path_absolute(sub, c->cwd, c->home, abs, sizeof(abs)) < 0)
+			return;
+		rest = glob + lit;
+	}
+	why = search_hit(c, abs, rest);
+	if (!why && c->resolve && c->resolve(abs, real, sizeof(real)) == 0 && strcmp(real, abs))
+		why = search_hit(c, real, rest);
+	if (why)
+		hook_block(&j, HOOK_BLOCK,
+			   "%s %s in %s: the pattern could reach %s, which is protected (search "
+			   "it by a narrower pattern)",
+			   tool, glob, abs, why);
+}

@@ -117,6 +117,11 @@ void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const ch
 /* A file tool's path: protected paths, the writable roots, the persistence guard. */
 void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,
 		     struct hook_verdict *v);
+/* A search tool (Grep, Glob) over `folder` (NULL: the cwd) with a file-name glob:
+ * blocked when the glob could reach a protected name or a protected path beneath the
+ * folder (the folder itself goes through hook_check_path). */
+void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
+		       const char *glob, struct hook_verdict *v);
 /* A Codex apply_patch body: every file it adds, updates, deletes or moves to. */
 void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
 		      struct hook_verdict *v);

@@ -278,6 +278,40 @@ START_TEST(test_path_table)
 }
 END_TEST
 
+/* Grep and Glob: a file-name glob that could reach a protected name is blocked. */
+START_TEST(test_search_globs)
+{
+	static const struct {
+		const char *folder, *glob;
+		int want;
+	} t[] = {
+	    {NULL, "**/*.ts", A},
+	    {NULL, "src/**/*.c", A},
+	    {NULL, "*.md", A},
+	    {NULL, ".env*", B},
+	    {NULL, "**/.env", B},
+	    {NULL, ".e*", B},
+	    {NULL, "*.{pem,key}", B},
+	    {NULL, "config/.ENV.local", B},
+	    {"/home/alice", ".ssh/*", B},
+	    {"/home/alice", "**/.ssh/id_*", B},
+	    {"/home/alice", "*/credentials", B},
+	    {"/home/alice", "**/*.go", A},
+	    {NULL, "/home/alice/.ssh/*", B},
+	    {NULL, "../.aws/*", B},
+	    {NULL, "~/.ssh/*", B},
+	    {"/home/alice/proj", "**/*.py", A},
+	};
+	struct hook_verdict v;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hook_check_search(&ctx, "Grep", t[i].folder, t[i].glob, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s in %s: got %d (%s)", i,
+			      t[i].glob, t[i].folder ? t[i].folder : "cwd", v.outcome, v.reason);
+	}
+}
+END_TEST
+
 /* A symlink in the workspace that leads into a protected directory. */
 static int fake_resolve(const char *abs, char *out, size_t n)
 {
@@ -528,6 +562,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_command_table);
 	tcase_add_test(tc, test_path_table);
 	tcase_add_test(tc, test_path_symlink);
+	tcase_add_test(tc, test_search_globs);
 	tcase_add_test(tc, test_patch_and_urls);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);
