@@ -302,30 +302,39 @@ static void instantiate(const char *g, bool star_x, char *out, size_t n)
 	out[o] = 0;
 }
 
-/* Could the search glob's component `sg` and the protected name pattern `pg` name the
- * same file? Tried both ways with both instantiations; braces in `sg` count as '*'
- * (matching more is the safe side). */
-static bool may_meet(const char *sg, const char *pg)
+static bool may_meet_plain(const char *s, const char *pg)
 {
-	char s[512], a[512], b[512];
-	size_t o = 0;
+	char a[512], b[512];
 
-	for (const char *p = sg; *p && o + 2 < sizeof(s); p++) {
-		if (*p == '{') {
-			const char *e = strchr(p, '}');
-			s[o++] = '*';
-			p = e ? e : p + strlen(p) - 1;
-		} else {
-			s[o++] = *p;
-		}
-	}
-	s[o] = 0;
 	for (int x = 0; x < 2; x++) {
 		instantiate(pg, x, a, sizeof(a));
 		instantiate(s, x, b, sizeof(b));
-		if ((a[0] && fnmatch(s, a, FNM_PERIOD | FNM_CASEFOLD) == 0) ||
-		    (b[0] && policy_glob_fnmatch(pg, b)))
+		if ((a[0] && policy_glob_fnmatch(s, a)) || (b[0] && policy_glob_fnmatch(pg, b)))
 			return true;
+	}
+	return false;
+}
+
+/* Could the search glob's component `sg` and the protected name pattern `pg` name the
+ * same file? Tried both ways with both instantiations, each alternative of a brace
+ * ({a,b}, as ripgrep's globs have them) on its own; a brace too deep or unclosed
+ * counts as a match (the safe side). */
+static bool may_meet(const char *sg, const char *pg, unsigned depth)
+{
+	const char *open = strchr(sg, '{'), *close;
+	char alt[512];
+
+	if (!open)
+		return may_meet_plain(sg, pg);
+	if (depth > 4 || !(close = strchr(open, '}')))
+		return true;
+	for (const char *a = open + 1; a <= close;) {
+		size_t k = strcspn(a, ",}");
+		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - sg), sg, (int)k,
+				     a, close + 1) >= sizeof(alt) ||
+		    may_meet(alt, pg, depth + 1))
+			return true;
+		a += k + 1;
 	}
 	return false;
 }
@@ -350,8 +359,8 @@ static const char *search_hit(const struct hook_ctx *c, const char *folder, cons
 			if (!policy_glob_normalise(p->protected_globs.items[i], g, sizeof(g)))
 				continue;
 			const char *last = strrchr(g, '/');
-			if (may_meet(comp, last ? last + 1 : g) ||
-			    (last && may_meet(comp, g) /* "secrets/x" as one component */))
+			if (may_meet(comp, last ? last + 1 : g, 0) ||
+			    (last && may_meet(comp, g, 0) /* "secrets/x" as one component */))
 				return p->protected_globs.items[i];
 		}
 		for (size_t i = 0; i < p->protected_abs.n; i++) {
@@ -361,7 +370,7 @@ static const char *search_hit(const struct hook_ctx *c, const char *folder, cons
 			for (const char *r = e + strlen(folder); *r; r += strspn(r, "/")) {
 				size_t n = strcspn(r += strspn(r, "/"), "/");
 				snprintf(g, sizeof(g), "%.*s", (int)n, r);
-				if (n && may_meet(comp, g))
+				if (n && may_meet(comp, g, 0))
 					return e;
 				r += n;
 			}

@@ -288,6 +288,7 @@ START_TEST(test_search_globs)
 	    {NULL, "**/*.ts", A},
 	    {NULL, "src/**/*.c", A},
 	    {NULL, "*.md", A},
+	    {NULL, "*", B}, /* ripgrep's * matches .env */
 	    {NULL, ".env*", B},
 	    {NULL, "**/.env", B},
 	    {NULL, ".e*", B},
