@@ -82,6 +82,13 @@ if [ $rc = 125 ] && grep -qiE 'namespace|not permitted|unavailable' <<<"$out"; t
 	skip "sandboxed write into a bare repository's hooks" "no sandbox here: $(head -c 200 <<<"$out")"
 else
 	expect "sandboxed write into the bare repository's hooks: refused" "" "$(grep WROTE <<<"$out")"
+	# A linked work tree's git directory, where no .git names it: its commondir says
+	# where hooks and config come from (today's scan knew only bare repositories with
+	# a config, and no commondir).
+	out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet -- sh -c \
+		"echo $TMPDIR/evil >wtgit/commondir && echo WROTE" 2>&1)
+	expect "sandboxed write to a linked git directory's commondir: refused" "" "$(grep WROTE <<<"$out")"
+	expect "the commondir is unchanged" "../srv.git" "$(cat "$ws/wtgit/commondir")"
 	git init -q "$TMPDIR/client" && cd "$TMPDIR/client" &&
 		git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
 		git push -q "$ws/srv.git" HEAD:refs/heads/main 2>/dev/null
