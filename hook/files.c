@@ -101,7 +101,7 @@ static bool git_guard(const struct hook_ctx *c, const char *abs)
 
 	if (policy_git_guard_in_dotgit(abs) || policy_git_dot_name(last, strlen(last)))
 		return true;
-	if (!c->exists || 1) /* SCRATCH: the hook alone back to names only */
+	if (!c->exists)
 		return false;
 	/* Every ancestor, nearest first: a directory holding HEAD and commondir, or
 	 * objects and refs, whose guarded names `abs` is at or beneath. */
