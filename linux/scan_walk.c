@@ -345,7 +345,7 @@ static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t
 					     "a name in it makes a path longer than PATH_MAX");
 			return false;
 		}
-		*bare |= policy_git_entry(name) | (strcmp(name, "config") == 0 ? 16 : 0); /* SCRATCH */
+		*bare |= policy_git_entry(name);
 		if (nothing_to_do(c, name, de->d_type))
 			continue;
 		c->path[len] = '/';
@@ -530,7 +530,7 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	free(buf);
 	record_end(c, out, lfd, st, total, bare);
 	close(lfd);
-	if (policy_git_entries_make_gitdir(bare) && (bare & 16) && c->guard && !linux_scan_stopped(c))
+	if (policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c))
 		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }
 
