@@ -252,6 +252,7 @@ START_TEST(all_agree)
 				printf("disagree: %s says %s may%s be written (want%s)\n",
 				       consumers[k].name, rows[i].rel, got == OK ? "" : " not",
 				       want == OK ? " may" : " may not");
+				fflush(stdout);
 				bad++;
 			}
 		}
