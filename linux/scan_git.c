@@ -255,7 +255,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	 * (missing ones are found later, in scan_pin.c). */
 	size_t ng;
 	const struct policy_git_guard *g = policy_git_guards(&ng);
-	for (size_t i = 0; i < ng && i < 2; i++) /* SCRATCH: hooks and config only */
+	for (size_t i = 0; i < ng; i++)
 		guard_child(c, gitdir, g[i].name);
 	if (join(cfg, sizeof(cfg), gitdir, "config"))
 		parse_config(c, cfg, &r, nest);
