@@ -28,7 +28,7 @@ int macos_guard_git_regex(size_t i, char *out, size_t n)
 		name[o++] = *s;
 	}
 	name[o] = '\0';
-	if ((size_t)snprintf(out, n, "/\\.git/%s%s" /* SCRATCH */, name,
+	if ((size_t)snprintf(out, n, "/\\.git/((modules|worktrees)/.+/)?%s%s", name,
 			     g[i].subtree ? "(/.*)?$" : "$") >= n)
 		return -ENAMETOOLONG;
 	return 0;
