@@ -48,11 +48,7 @@ void pctx_strs_free(struct strs *s)
 
 static bool within(const char *path, const char *dir)
 {
-	size_t k = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, k) == 0 && (path[k] == '\0' || path[k] == '/');
+	return policy_path_beneath(path, dir); /* the path facts' one meaning */
 }
 
 void pctx_spell(struct pctx *c, const char *prefix, const char *path, const char *what,
