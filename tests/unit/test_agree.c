@@ -55,6 +55,10 @@ static const struct row {
     /* Outside the workspace: a case variant of it is another directory on Linux. */
     {"WS/x", NO, OK, H | S},
     {"home/.profile", NO, NO, H | S},
+    /* The host's tool caches: the sandbox's own in the default (isolated) mode. */
+    {"home/.cache/pip/x", NO, NO, H | S},
+    /* A symlink from the workspace into a protected directory of the home. */
+    {"ws/keys/authorized_keys", NO, NO, H | S},
     {"/dev/shm/halo-agree", OK, OK, H | S},
 };
 
@@ -89,6 +93,9 @@ static void make_tree(void)
 	file("ws/secrets/k.pem", "k\n");
 	mkdirs("ws/p/.vscode");
 	mkdirs("WS");
+	mkdirs("home/.cache/pip");
+	mkdirs("home/.ssh");
+	link_to("../home/.ssh", "ws/keys");
 }
 
 static void abs_of(const char *rel, char *out)
