@@ -296,6 +296,41 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 	}
 }
 
+/* Search tools: where the file-name glob is (Claude Code's Glob `pattern` and Grep
+ * `glob`, Gemini CLI's glob `pattern` and search `include`), judged with the folder. */
+static const struct {
+	const char *tool, *glob_key;
+} searches[] = {
+    {"Glob", "pattern"},	{"Grep", "glob"},
+    {"glob", "pattern"},	{"search_file_content", "include"},
+    {"grep_search", "include"},
+};
+
+static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
+			 struct hook_verdict *v)
+{
+	for (size_t k = 0; k < sizeof(searches) / sizeof(searches[0]); k++) {
+		if (strcmp(ev->tool, searches[k].tool) != 0)
+			continue;
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(ev->input, searches[k].glob_key);
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(ev->input, "path");
+		if (!f || cJSON_IsNull(f))
+			f = cJSON_GetObjectItemCaseSensitive(ev->input, "dir_path");
+		if (!g || cJSON_IsNull(g))
+			return;
+		if (!cJSON_IsString(g)) {
+			v->outcome = HOOK_CANNOT;
+			snprintf(v->reason, sizeof(v->reason),
+				 "%s: tool_input.%s has the wrong type", ev->tool,
+				 searches[k].glob_key);
+			return;
+		}
+		hook_check_search(c, ev->tool, cJSON_IsString(f) ? f->valuestring : NULL,
+				  g->valuestring, v);
+		return;
+	}
+}
+
 void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev, struct hook_verdict *v)
 {
 	const struct tool_row *r = ev->row;
@@ -329,6 +364,8 @@ void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev, str
 		snprintf(v->reason, sizeof(v->reason), "%s: tool_input.%s is missing", ev->tool,
 			 r->keys[0]);
 	}
+	if (v->outcome == HOOK_ALLOW)
+		judge_search(c, ev, v);
 }
 
 void hook_event_free(struct hook_event *ev)

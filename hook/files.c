@@ -14,7 +14,7 @@
 
 #include "hook/hook_int.h"
 
-#define PATH_MAX_ 4096
+#define PATH_MAX_ 4096 /* POLICY_PATH_MAX */
 
 static void start(struct hook_verdict *v)
 {
@@ -22,111 +22,40 @@ static void start(struct hook_verdict *v)
 	v->reason[0] = 0;
 }
 
-/* `in` made absolute (cwd, ~) with . and .. removed, lexically. */
-static int lexical(const struct hook_ctx *c, const char *in, char *out, size_t n)
-{
-	char joined[PATH_MAX_ * 2];
-	size_t o = 0;
-
-	if (!*in)
-		return -EINVAL;
-	if (in[0] == '~' && (in[1] == '/' || !in[1]))
-		snprintf(joined, sizeof(joined), "%s/%s", c->home, in + 1);
-	else if (in[0] != '/')
-		snprintf(joined, sizeof(joined), "%s/%s", c->cwd, in);
-	else
-		snprintf(joined, sizeof(joined), "%s", in);
-	for (const char *p = joined; *p;) {
-		while (*p == '/')
-			p++;
-		size_t k = strcspn(p, "/");
-		if (!k)
-			break;
-		if (k == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-		} else if (!(k == 1 && p[0] == '.')) {
-			if (o + k + 2 > n)
-				return -ENAMETOOLONG;
-			out[o++] = '/';
-			memcpy(out + o, p, k);
-			o += k;
-		}
-		p += k;
-	}
-	if (!o)
-		out[o++] = '/';
-	out[o] = 0;
-	return 0;
-}
-
 /* Which rule protects `abs`: the floor entry's reason, or the policy's own entry. */
 static const char *protected_by(const struct hook_ctx *c, const char *abs, bool write,
 				const char **entry)
 {
 	const struct halo_policy *p = c->policy;
+	const char *homes[] = {c->home, c->env_home};
 	const struct policy_floor_entry *fl;
-	char buf[PATH_MAX_];
-	size_t nf;
 
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
 		const char *e = p->protected_abs.items[i];
-		if (!policy_path_within(abs, e))
+		if (!policy_path_beneath(abs, e))
 			continue;
 		bool carved = false;
 		for (size_t k = 0; !write && k < p->allow_read_abs.n; k++)
-			carved |= policy_path_within(abs, p->allow_read_abs.items[k]);
+			carved |= policy_path_beneath(abs, p->allow_read_abs.items[k]);
 		if (carved)
 			continue;
 		*entry = e;
-		fl = policy_floor(&nf);
-		for (size_t k = 0; k < nf; k++) {
-			const char *homes[] = {c->home, c->env_home};
-			for (size_t h = 0; h < 2; h++)
-				if (fl[k].path[0] == '~' && homes[h] &&
-				    (size_t)snprintf(buf, sizeof(buf), "%s%s", homes[h],
-						     fl[k].path + 1) < sizeof(buf) &&
-				    strcmp(buf, e) == 0)
-					return fl[k].reason;
-		}
-		return "sandbox.protectedPaths";
+		fl = policy_floor_entry_of(e, homes, 2);
+		return fl ? fl->reason : "sandbox.protectedPaths";
 	}
 	return NULL;
 }
 
 /* protectedPaths name patterns (".env*", "*.pem", "secrets/"), as the workspace scan
- * matches them: case-insensitively, a name glob against every component, a path glob
- * against every tail of the path. */
+ * matches them (policy_protected_glob_hit). */
 static const char *glob_hit(const struct hook_ctx *c, const char *abs, bool write)
 {
 	const struct halo_policy *p = c->policy;
 
 	for (size_t k = 0; !write && k < p->allow_read_abs.n; k++)
-		if (policy_path_within(abs, p->allow_read_abs.items[k]))
+		if (policy_path_beneath(abs, p->allow_read_abs.items[k]))
 			return NULL;
-	for (size_t i = 0; i < p->protected_globs.n; i++) {
-		char g[512];
-		const char *raw = p->protected_globs.items[i];
-		while (!strncmp(raw, "./", 2) || !strncmp(raw, "**/", 3))
-			raw += raw[0] == '.' ? 2 : 3;
-		snprintf(g, sizeof(g), "%s", raw);
-		for (size_t n = strlen(g); n > 0 && g[n - 1] == '/';)
-			g[--n] = 0;
-		if (!g[0])
-			continue;
-		bool path_glob = strchr(g, '/') != NULL;
-		for (const char *s = abs; s && *s; s = strchr(s, '/')) {
-			s++;
-			char comp[PATH_MAX_];
-			size_t k = strcspn(s, "/");
-			snprintf(comp, sizeof(comp), "%.*s", (int)k, s);
-			if (fnmatch(g, path_glob ? s : comp, FNM_CASEFOLD) == 0)
-				return p->protected_globs.items[i];
-		}
-	}
-	return NULL;
+	return policy_protected_glob_hit(p, abs);
 }
 
 static const char *writable_root(const struct hook_ctx *c, const char *abs)
@@ -135,37 +64,56 @@ static const char *writable_root(const struct hook_ctx *c, const char *abs)
 
 	if (p->mode == POLICY_MODE_READ_ONLY)
 		return NULL;
-	if (c->cwd && policy_path_within(abs, c->cwd))
+	if (c->cwd && policy_path_beneath(abs, c->cwd))
 		return c->cwd;
-	if (c->cwd_real && policy_path_within(abs, c->cwd_real))
+	if (c->cwd_real && policy_path_beneath(abs, c->cwd_real))
 		return c->cwd_real;
 	for (size_t i = 0; i < p->writable_abs.n; i++)
-		if (policy_path_within(abs, p->writable_abs.items[i]))
+		if (policy_path_beneath(abs, p->writable_abs.items[i]))
 			return p->writable_abs.items[i];
-	if (policy_path_within(abs, "/tmp"))
-		return "/tmp";
-	return NULL;
+	return policy_path_scratch(abs);
 }
 
-/* git runs code later from these, in a repository, its submodules and work trees. */
-static bool git_guard(const char *rel)
+struct probe {
+	const struct hook_ctx *c;
+	const char *dir;
+};
+
+static bool probe_holds(void *arg, const char *name)
 {
-	for (const char *g = rel; (g = strcasestr(g, "/.git/")); g += 5) {
-		const char *r = g + 6;
-		if (!strncasecmp(r, "modules/", 8) || !strncasecmp(r, "worktrees/", 10)) {
-			for (const char *q = r; (q = strchr(q, '/')); q++)
-				if (!strncasecmp(q, "/hooks", 6) && (!q[6] || q[6] == '/'))
-					return true;
-			const char *last = strrchr(r, '/') + 1;
-			if (!strcasecmp(last, "config") || !strcasecmp(last, "config.worktree") ||
-			    !strcasecmp(last, "commondir"))
-				return true;
-			continue;
-		}
-		if ((!strncasecmp(r, "hooks", 5) && (!r[5] || r[5] == '/')) ||
-		    !strcasecmp(r, "config") || !strcasecmp(r, "config.worktree") ||
-		    !strcasecmp(r, "commondir"))
+	const struct probe *pr = arg;
+	char p[PATH_MAX_];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", strcmp(pr->dir, "/") ? pr->dir : "", name) >=
+	    sizeof(p))
+		return true; /* cannot tell: the guarded side */
+	return pr->c->exists(p);
+}
+
+/* git runs code later from a git directory's hooks and config: one named .git, or one
+ * told by what it holds (a bare repository, a linked work tree's or a submodule's git
+ * directory wherever a gitdir: file puts it), and a .git itself (a gitdir: file says
+ * where the hooks come from). policy/gitdir.c is the one rule. */
+static bool git_guard(const struct hook_ctx *c, const char *abs)
+{
+	const char *last = strrchr(abs, '/') + 1;
+	char dir[PATH_MAX_];
+
+	if (policy_git_guard_in_dotgit(abs) || policy_git_dot_name(last, strlen(last)))
+		return true;
+	if (!c->exists)
+		return false;
+	/* Every ancestor, nearest first: a directory holding HEAD and commondir, or
+	 * objects and refs, whose guarded names `abs` is at or beneath. */
+	snprintf(dir, sizeof(dir), "%s", abs);
+	for (char *sl; (sl = strrchr(dir, '/'));) {
+		const char *rel = abs + (sl - dir) + 1;
+		sl == dir ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
+		if (policy_git_guard_rel(rel) &&
+		    policy_gitdir_holds(probe_holds, &(struct probe){c, dir}))
 			return true;
+		if (sl == dir)
+			break;
 	}
 	return false;
 }
@@ -177,13 +125,13 @@ static const char *guard_hit(const struct hook_ctx *c, const char *abs, const ch
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
-	if (git_guard(rel))
-		return ".git hooks and config";
+	if (git_guard(c, abs))
+		return "git hooks and config";
 	for (const char *s = rel; s && *s; s = strchr(s, '/')) {
 		s++;
 		snprintf(comp, sizeof(comp), "%.*s", (int)strcspn(s, "/"), s);
 		for (size_t i = 0; i < c->n_guard_names; i++)
-			if (strcasecmp(comp, c->guard_names[i]) == 0)
+			if (policy_name_eq(comp, c->guard_names[i]))
 				return c->guard_names[i];
 	}
 	return NULL;
@@ -255,7 +203,7 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 	start(v);
 	if (c->policy->mode == POLICY_MODE_OFF)
 		return;
-	if (lexical(c, path, abs, sizeof(abs)) < 0) {
+	if (policy_path_absolute(path, c->cwd, c->home, abs, sizeof(abs)) < 0) {
 		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
 			   path);
 		return;
@@ -327,4 +275,151 @@ void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const ch
 		free(u);
 		p += n ? n - 1 : 0;
 	}
+}
+
+/* ---------------------------------------------------------------- Grep and Glob */
+
+/* A protected glob or a protected path's names, made concrete ('*' as "" or as "x",
+ * '?' and a bracket as "x"), so that a search glob can be tried against them. */
+static void instantiate(const char *g, bool star_x, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (const char *s = g; *s && o + 2 < n; s++) {
+		if (*s == '*') {
+			if (star_x)
+				out[o++] = 'x';
+		} else if (*s == '?') {
+			out[o++] = 'x';
+		} else if (*s == '[') {
+			const char *e = strchr(s + 1, ']');
+			out[o++] = 'x';
+			s = e ? e : s;
+		} else if (*s != '\\') {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+static bool may_meet_plain(const char *s, const char *pg)
+{
+	char a[512], b[512];
+
+	for (int x = 0; x < 2; x++) {
+		instantiate(pg, x, a, sizeof(a));
+		instantiate(s, x, b, sizeof(b));
+		if ((a[0] && policy_glob_fnmatch(s, a)) || (b[0] && policy_glob_fnmatch(pg, b)))
+			return true;
+	}
+	return false;
+}
+
+/* Could the search glob's component `sg` and the protected name pattern `pg` name the
+ * same file? Tried both ways with both instantiations, each alternative of a brace
+ * ({a,b}, as ripgrep's globs have them) on its own; a brace too deep or unclosed
+ * counts as a match (the safe side). */
+static bool may_meet(const char *sg, const char *pg, unsigned depth)
+{
+	const char *open = strchr(sg, '{'), *close;
+	char alt[512];
+
+	if (!open)
+		return may_meet_plain(sg, pg);
+	if (depth > 4 || !(close = strchr(open, '}')))
+		return true;
+	for (const char *a = open + 1; a <= close;) {
+		size_t k = strcspn(a, ",}");
+		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - sg), sg, (int)k,
+				     a, close + 1) >= sizeof(alt) ||
+		    may_meet(alt, pg, depth + 1))
+			return true;
+		a += k + 1;
+	}
+	return false;
+}
+
+/* The protected name a search glob could reach from `folder`: each component of the
+ * glob against each protected glob and each name on the way to a protected path that
+ * lies beneath the folder. */
+static const char *search_hit(const struct hook_ctx *c, const char *folder, const char *glob)
+{
+	const struct halo_policy *p = c->policy;
+	char comp[512], g[PATH_MAX_];
+
+	for (const char *s = glob; *s; s += strspn(s, "/")) {
+		size_t k = strcspn(s, "/");
+		snprintf(comp, sizeof(comp), "%.*s", (int)k, s);
+		s += k;
+		/* A directory component of only '*'s matches every directory: what the
+		 * search then reads is told by the components after it. */
+		if (!comp[0] || (s[strspn(s, "/")] && !comp[strspn(comp, "*")]))
+			continue;
+		for (size_t i = 0; i < p->protected_globs.n; i++) {
+			if (!policy_glob_normalise(p->protected_globs.items[i], g, sizeof(g)))
+				continue;
+			const char *last = strrchr(g, '/');
+			if (may_meet(comp, last ? last + 1 : g, 0) ||
+			    (last && may_meet(comp, g, 0) /* "secrets/x" as one component */))
+				return p->protected_globs.items[i];
+		}
+		for (size_t i = 0; i < p->protected_abs.n; i++) {
+			const char *e = p->protected_abs.items[i];
+			if (!policy_path_beneath(e, folder) || !strcmp(e, folder))
+				continue;
+			for (const char *r = e + strlen(folder); *r; r += strspn(r, "/")) {
+				size_t n = strcspn(r += strspn(r, "/"), "/");
+				snprintf(g, sizeof(g), "%.*s", (int)n, r);
+				if (n && may_meet(comp, g, 0))
+					return e;
+				r += n;
+			}
+		}
+	}
+	return NULL;
+}
+
+void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
+		       const char *glob, struct hook_verdict *v)
+{
+	struct hook_judge j = {c, v, 0};
+	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_];
+	const char *rest = glob, *why;
+
+	start(v);
+	if (c->policy->mode == POLICY_MODE_OFF || !glob || !*glob)
+		return;
+	if (policy_path_absolute(folder && *folder ? folder : ".", c->cwd, c->home, abs,
+				 sizeof(abs)) < 0) {
+		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
+			   folder ? folder : "");
+		return;
+	}
+	/* The glob's literal leading directories (an absolute glob, "..", "~/") are the
+	 * folder searched: judged as a path, like the folder itself. */
+	size_t lit = 0;
+	for (size_t k = 0; glob[k]; k++) {
+		if (strchr("*?[{\\", glob[k]))
+			break;
+		if (glob[k] == '/')
+			lit = k + 1;
+	}
+	if (lit) {
+		snprintf(sub, sizeof(sub), "%.*s", (int)lit, glob);
+		if (glob[0] != '/' && glob[0] != '~')
+			snprintf(sub, sizeof(sub), "%s/%.*s", abs, (int)lit, glob);
+		hook_check_path(c, tool, sub, false, v);
+		if (v->outcome != HOOK_ALLOW ||
+		    policy_path_absolute(sub, c->cwd, c->home, abs, sizeof(abs)) < 0)
+			return;
+		rest = glob + lit;
+	}
+	why = search_hit(c, abs, rest);
+	if (!why && c->resolve && c->resolve(abs, real, sizeof(real)) == 0 && strcmp(real, abs))
+		why = search_hit(c, real, rest);
+	if (why)
+		hook_block(&j, HOOK_BLOCK,
+			   "%s %s in %s: the pattern could reach %s, which is protected (search "
+			   "it by a narrower pattern)",
+			   tool, glob, abs, why);
 }

@@ -89,6 +89,9 @@ struct hook_ctx {
 	/* The sandbox's view of a name: the real path of its longest existing prefix with
 	 * the rest appended. Returns 0 or -errno. NULL: lexical only. */
 	int (*resolve)(const char *abs, char *out, size_t n);
+	/* Does the absolute name exist (lstat)? For telling a git directory by what it
+	 * holds (policy_gitdir_holds). NULL: git directories by their .git name only. */
+	bool (*exists)(const char *abs);
 };
 
 enum hook_outcome {
@@ -114,6 +117,11 @@ void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const ch
 /* A file tool's path: protected paths, the writable roots, the persistence guard. */
 void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,
 		     struct hook_verdict *v);
+/* A search tool (Grep, Glob) over `folder` (NULL: the cwd) with a file-name glob:
+ * blocked when the glob could reach a protected name or a protected path beneath the
+ * folder (the folder itself goes through hook_check_path). */
+void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
+		       const char *glob, struct hook_verdict *v);
 /* A Codex apply_patch body: every file it adds, updates, deletes or moves to. */
 void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
 		      struct hook_verdict *v);

@@ -38,7 +38,6 @@
 #define RULE_HOOKS  "hooks"
 #define RULE_CONFIG "config"
 #define RULE_CONFWT "config.worktree"
-static const char *const triggers[] = {"HEAD", "commondir", "objects", "refs"};
 
 static void close_fd(int *fd)
 {
@@ -54,37 +53,52 @@ static bool exists_at(int dfd, const char *name)
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+struct probe {
+	int dfd;
+	const char *plus;
+};
+
 /* Does dfd hold `name`, or is `name` the one being made (plus)? */
-static bool has(int dfd, const char *name, const char *plus)
+static bool has(void *arg, const char *name)
 {
-	return (plus && strcasecmp(plus, name) == 0) || exists_at(dfd, name);
+	const struct probe *p = arg;
+
+	return (p->plus && policy_name_eq(p->plus, name)) || exists_at(p->dfd, name);
 }
 
-/* Is the directory a git directory (with `plus` made in it, when not NULL)? */
+/* Is the directory a git directory (with `plus` made in it, when not NULL)? The one
+ * rule: policy_gitdir_holds. */
 static bool gitdir_like(int dfd, const char *plus)
 {
-	return (has(dfd, "HEAD", plus) && has(dfd, "commondir", plus)) ||
-	       (has(dfd, "objects", plus) && has(dfd, "refs", plus));
+	return policy_gitdir_holds(has, &(struct probe){dfd, plus});
 }
 
 static bool is_trigger(const char *name)
 {
-	for (size_t i = 0; i < sizeof(triggers) / sizeof(triggers[0]); i++)
-		if (strcasecmp(name, triggers[i]) == 0)
-			return true;
-	return false;
+	return policy_git_entry(name) != 0;
 }
 
+static bool is_hooks(const char *name)
+{
+	const struct policy_git_guard *g = policy_git_guard_of(name);
+
+	return g && g->subtree;
+}
+
+/* config and config.worktree: written only by rename. commondir is a trigger (it
+ * makes a git directory with HEAD) and checked as one. */
 static bool is_config(const char *name)
 {
-	return strcasecmp(name, RULE_CONFIG) == 0 || strcasecmp(name, RULE_CONFWT) == 0;
+	const struct policy_git_guard *g = policy_git_guard_of(name);
+
+	return g && !g->subtree && !is_trigger(name);
 }
 
 static bool is_sample(const char *name)
 {
 	size_t n = strlen(name);
 
-	return n > SAMPLE_LEN && strcasecmp(name + n - SAMPLE_LEN, SAMPLE) == 0;
+	return n > SAMPLE_LEN && policy_name_eq(name + n - SAMPLE_LEN, SAMPLE);
 }
 
 /* The path of an open directory, for messages ("?" when it cannot be told). */
@@ -219,10 +233,10 @@ static bool worktree_ok(void *ctx, const char *section, const char *key, const c
 		return false;
 	for (c = real + sl + 1; *c;) {
 		size_t n = strcspn(c, "/");
-		if (n == 4 && strncasecmp(c, ".git", 4) == 0)
+		if (policy_git_dot_name(c, n))
 			return false;
 		for (size_t i = 0; i < ng; i++)
-			if (strlen(guard[i]) == n && strncasecmp(c, guard[i], n) == 0)
+			if (strlen(guard[i]) == n && policy_name_eqn(c, guard[i], n))
 				return false;
 		c += n + (c[n] == '/');
 	}
@@ -310,10 +324,10 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 						 one */
 		return becoming_gitdir(b, pfd);
 	}
-	if (strcasecmp(name, RULE_HOOKS) == 0 || is_config(name)) {
+	if (is_hooks(name) || is_config(name)) {
 		if (!gitdir_like(pfd, NULL))
 			return BROKER_GIT_OK;
-		if (strcasecmp(name, RULE_HOOKS) == 0)
+		if (is_hooks(name))
 			return op == BROKER_OP_MKDIR
 				   ? BROKER_GIT_OK
 				   : refuse(b, pfd, name,

@@ -84,7 +84,7 @@ static const struct {
 	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /* Scratch space that is the sandbox's own (fresh tmpfs): every write right. */
-static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
+/* (policy_scratch_dirs: the one list, which the hook's file tools also take.) */
 /* Devices and terminals: written to, never created in. */
 static const char *const write_only_paths[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
 					       "/dev/pts"};
@@ -218,7 +218,9 @@ static void add_fs_rules_or_die(int rfd, int ruleset, const struct linux_scan *s
 	for (size_t i = 0; i < s->writable.n; i++)
 		if ((rc = add_path_rule(ruleset, s->writable.v[i], p->fs)) < 0)
 			linux_die(rfd, STEP, -rc, "allow writes beneath %s", s->writable.v[i]);
-	for (size_t i = 0; i < sizeof(scratch_dirs) / sizeof(scratch_dirs[0]); i++)
+	size_t n_scratch;
+	const char *const *scratch_dirs = policy_scratch_dirs(&n_scratch);
+	for (size_t i = 0; i < n_scratch; i++)
 		if ((rc = add_path_rule(ruleset, scratch_dirs[i], p->fs)) < 0 && rc != -ENOENT)
 			linux_die(rfd, STEP, -rc, "allow writes beneath %s", scratch_dirs[i]);
 	for (size_t i = 0; i < sizeof(write_only_paths) / sizeof(write_only_paths[0]); i++)

@@ -16,17 +16,9 @@
 
 #include "linux/scan_int.h"
 
-/* The sandbox gets these fresh (mounts.c): a host path beneath them is out of reach
- * unless a tree is bound back in, so there is nothing to mask there. */
-static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev"};
-
 bool linux_path_beneath(const char *path, const char *dir)
 {
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return path[0] == '/';
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+	return policy_path_beneath(path, dir);
 }
 
 bool linux_scan_add_resolved(struct linux_paths *list, const char *path)
@@ -39,12 +31,11 @@ bool linux_scan_add_resolved(struct linux_paths *list, const char *path)
 	return true;
 }
 
+/* The sandbox gets these fresh (mounts.c): a host path beneath them is out of reach
+ * unless a tree is bound back in, so there is nothing to mask there. */
 bool linux_path_in_fresh_dir(const char *path)
 {
-	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
-		if (linux_path_beneath(path, fresh_dirs[i]))
-			return true;
-	return false;
+	return policy_path_in_fresh(path);
 }
 
 bool linux_paths_beneath_any(const char *path, const struct linux_paths *dirs)
@@ -272,26 +263,12 @@ static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *
 }
 
 /* Globs as written may start with "./" or "**\/" (anywhere is already the meaning)
- * or end with "/" (a directory is matched by its name). */
+ * or end with "/" (a directory is matched by its name): policy_glob_normalise. */
 static char *glob_normalise(const char *g)
 {
-	size_t n;
-	char *out;
+	char out[PATH_MAX];
 
-	for (;;) {
-		if (strncmp(g, "./", 2) == 0)
-			g += 2;
-		else if (strncmp(g, "**/", 3) == 0)
-			g += 3;
-		else
-			break;
-	}
-	n = strlen(g);
-	while (n > 0 && g[n - 1] == '/')
-		n--;
-	if (n == 0 || !(out = strndup(g, n)))
-		return NULL;
-	return out;
+	return policy_glob_normalise(g, out, sizeof(out)) ? strdup(out) : NULL;
 }
 
 /* The literal start of a name glob: what a name must begin with for fnmatch to have a
@@ -321,7 +298,7 @@ static int prepare_globs(struct linux_scan_ctx *c, const struct halo_policy *p)
 		char *g = glob_normalise(p->protected_globs.items[i]);
 		if (!g)
 			continue;
-		if (strchr(g, '/')) {
+		if (policy_glob_is_path(g)) {
 			c->path_globs[c->n_path_globs++] = g;
 			continue;
 		}

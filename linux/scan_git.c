@@ -183,11 +183,21 @@ static void parse_config(struct linux_scan_ctx *c, const char *path, struct git_
 	free(buf);
 }
 
+/* Does the directory `ctx` hold `name` (lstat)? */
+static bool dir_holds(void *ctx, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return !join(p, sizeof(p), ctx, name) || lstat(p, &st) == 0;
+}
+
 /* Submodules keep their git directories under <gitdir>/modules/<name>, where a name
- * may contain slashes: a directory holding HEAD is a git directory. */
+ * may contain slashes: a directory that is a git directory by what it holds
+ * (policy_gitdir_holds, the one rule) is one. */
 static void walk_modules(struct linux_scan_ctx *c, const char *dir, unsigned nest)
 {
-	char sub[PATH_MAX], head[PATH_MAX];
+	char sub[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
@@ -201,9 +211,9 @@ static void walk_modules(struct linux_scan_ctx *c, const char *dir, unsigned nes
 		if (linux_scan_take(c, 1) == 0)
 			break;
 		if (!join(sub, sizeof(sub), dir, de->d_name) || lstat(sub, &st) < 0 ||
-		    !S_ISDIR(st.st_mode) || !join(head, sizeof(head), sub, "HEAD"))
+		    !S_ISDIR(st.st_mode))
 			continue;
-		if (lstat(head, &st) == 0)
+		if (policy_gitdir_holds(dir_holds, sub))
 			guard_gitdir(c, sub, NULL, nest + 1);
 		else
 			walk_modules(c, sub, nest + 1);
@@ -241,8 +251,12 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	/* Immovable, so that `mv .git .git-old && git init` cannot start afresh. */
 	linux_paths_add(&c->s->pinned, gitdir);
 	linux_paths_add(&c->s->gitdirs, gitdir);
-	guard_child(c, gitdir, "hooks");
-	guard_child(c, gitdir, "config");
+	/* hooks, config, config.worktree, commondir: policy_git_guards, the one list
+	 * (missing ones are found later, in scan_pin.c). */
+	size_t ng;
+	const struct policy_git_guard *g = policy_git_guards(&ng);
+	for (size_t i = 0; i < ng; i++)
+		guard_child(c, gitdir, g[i].name);
 	if (join(cfg, sizeof(cfg), gitdir, "config"))
 		parse_config(c, cfg, &r, nest);
 	/* A relative hooksPath is relative to the work tree: the one we came from, else

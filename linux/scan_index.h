@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define LINUX_INDEX_MAGIC   "HALOIDX\n"
-#define LINUX_INDEX_VERSION 2			 /* 2: the four-lane checksum */
+#define LINUX_INDEX_VERSION 3 /* 2: the four-lane checksum; 3: BARE is any git dir by content */
 #define LINUX_INDEX_MAX	    (512U * 1024 * 1024) /* bytes of a file we read at all */
 
 /* Record flags. */

@@ -202,11 +202,6 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 	return 0;
 }
 
-/* Names in a git directory that change what runs: hooks, the config, and the two
- * files that move them elsewhere (commondir) or add to the config (config.worktree,
- * read when the config enables it). */
-static const char *const git_names[] = {"hooks", "config", "commondir", "config.worktree"};
-
 static void add_missing(struct linux_paths *out, const char *dir, const char *const *names,
 			size_t n)
 {
@@ -224,8 +219,14 @@ static void add_missing(struct linux_paths *out, const char *dir, const char *co
  * directory inside one (not beneath a mask: nothing can be created there). */
 static void find_missing(struct linux_scan *s)
 {
-	size_t n;
+	size_t n, ng;
 	const char *const *names = linux_scan_guard_names(&n);
+	/* In a git directory: what changes what runs (policy_git_guards, the one list). */
+	const struct policy_git_guard *g = policy_git_guards(&ng);
+	const char *git_names[8];
+
+	for (size_t i = 0; i < ng && i < 8; i++)
+		git_names[i] = g[i].name;
 
 	linux_paths_free(&s->missing);
 	for (size_t i = 0; i < s->writable.n; i++)
@@ -234,8 +235,7 @@ static void find_missing(struct linux_scan *s)
 	for (size_t i = 0; i < s->gitdirs.n; i++)
 		if (tree_of(s->gitdirs.v[i], &s->writable) &&
 		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
-			add_missing(&s->missing, s->gitdirs.v[i], git_names,
-				    sizeof(git_names) / sizeof(git_names[0]));
+			add_missing(&s->missing, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
 	for (size_t i = 0; i < s->home_missing.n; i++)
 		linux_paths_add(&s->missing, s->home_missing.v[i]);
 	linux_paths_sort_unique(&s->missing);

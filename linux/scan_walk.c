@@ -41,8 +41,9 @@ static const unsigned long pseudo_fs[] = {
     BPF_FS_MAGIC,	 PSTOREFS_MAGIC, EFIVARFS_MAGIC,
 };
 
-/* A bare repository shows itself by these entries side by side. */
-enum { BARE_HEAD = 1, BARE_CONFIG = 2, BARE_OBJECTS = 4, BARE_REFS = 8, BARE_ALL = 15 };
+/* A git directory found where no .git names it (a bare repository, a linked work
+ * tree's or submodule's git directory) shows itself by what it holds: the one rule,
+ * policy_git_entries_make_gitdir. */
 
 const char *const *linux_scan_guard_names(size_t *n)
 {
@@ -76,11 +77,11 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
 {
 	for (size_t i = 0; i < c->n_name_globs; i++)
 		if (prefix_may_match(c->name_prefix[i], name) &&
-		    fnmatch(c->name_globs[i], name, FNM_CASEFOLD) == 0)
+		    policy_glob_fnmatch(c->name_globs[i], name))
 			return true;
 	for (size_t i = 0; i < c->n_path_globs; i++)
 		for (const char *r = rel; r; r = strchr(r, '/') ? strchr(r, '/') + 1 : NULL)
-			if (fnmatch(c->path_globs[i], r, FNM_CASEFOLD) == 0)
+			if (policy_glob_fnmatch(c->path_globs[i], r))
 				return true;
 	return false;
 }
@@ -240,24 +241,6 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 		linux_scan_walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
 }
 
-static unsigned bare_flag(const char *name)
-{
-	static const struct {
-		const char *name;
-		unsigned flag;
-	} t[] = {{"HEAD", BARE_HEAD},
-		 {"config", BARE_CONFIG},
-		 {"objects", BARE_OBJECTS},
-		 {"refs", BARE_REFS}};
-
-	if (!strchr("Hcor", name[0]))
-		return 0;
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (strcmp(name, t[i].name) == 0)
-			return t[i].flag;
-	return 0;
-}
-
 /* One entry of the directory at c->path[0..len): c->path holds its full path. Returns
  * whether a rule is about it (the index keeps it), with its type in *type_out. */
 static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned char d_type,
@@ -362,7 +345,7 @@ static bool walk_batch(struct linux_scan_ctx *c, int fd, const char *buf, size_t
 					     "a name in it makes a path longer than PATH_MAX");
 			return false;
 		}
-		*bare |= bare_flag(name);
+		*bare |= policy_git_entry(name);
 		if (nothing_to_do(c, name, de->d_type))
 			continue;
 		c->path[len] = '/';
@@ -485,7 +468,7 @@ static void record_end(struct linux_scan_ctx *c, struct linux_index_out *out, in
 	    (int64_t)before->st_ctim.tv_sec >= c->ix->racy_from ||
 	    (uint64_t)before->st_dev != c->ix->t[c->root_id].key.dev)
 		flags |= LINUX_INDEX_RACY;
-	if (bare == BARE_ALL)
+	if (policy_git_entries_make_gitdir(bare))
 		flags |= LINUX_INDEX_BARE;
 	linux_index_out_end(out, flags, total > UINT32_MAX ? UINT32_MAX : (uint32_t)total);
 	linux_index_out_append(&c->ix->t[c->root_id].out[c->worker], out);
@@ -547,7 +530,7 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	free(buf);
 	record_end(c, out, lfd, st, total, bare);
 	close(lfd);
-	if (bare == BARE_ALL && c->guard && !linux_scan_stopped(c))
+	if (policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c))
 		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }
 

@@ -48,11 +48,7 @@ void pctx_strs_free(struct strs *s)
 
 static bool within(const char *path, const char *dir)
 {
-	size_t k = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, k) == 0 && (path[k] == '\0' || path[k] == '/');
+	return policy_path_beneath(path, dir); /* the path facts' one meaning */
 }
 
 void pctx_spell(struct pctx *c, const char *prefix, const char *path, const char *what,
@@ -263,9 +259,10 @@ static void carve_outs(struct pctx *c, bool guard)
 		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
 		sbpl_add(b, ")");
 	}
-	for (size_t i = 0; guard && i < macos_n_guard_git_regexes; i++) {
+	char re[160];
+	for (size_t i = 0; guard && macos_guard_git_regex(i, re, sizeof(re)) == 0; i++) {
 		sbpl_add(b, "\n    (require-not ");
-		sbpl_regex(b, macos_regex_fold, macos_guard_git_regexes[i], "guard regex");
+		sbpl_regex(b, macos_regex_fold, re, "guard regex");
 		sbpl_add(b, ")");
 	}
 }

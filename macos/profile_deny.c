@@ -2,21 +2,37 @@
  * (their sockets are a root shell on the host), session services, and the
  * persistence targets (halo-run's own files; with the guard, shell start-up files,
  * editor and agent settings, git hooks and config, LaunchAgents). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "macos/profile_int.h"
 
 /* git runs code later through hooks and config, in any repository, its submodules'
- * git dirs and its linked work trees' dirs. Lower case: folded when emitted. */
-const char *const macos_guard_git_regexes[] = {
-    "/\\.git/((modules|worktrees)/.+/)?hooks(/.*)?$",
-    "/\\.git/((modules|worktrees)/.+/)?config(\\.worktree)?$",
-    /* A commondir file moves config and hooks to the directory it names. */
-    "/\\.git/((modules|worktrees)/.+/)?commondir$",
-};
-const size_t macos_n_guard_git_regexes =
-    sizeof(macos_guard_git_regexes) / sizeof(macos_guard_git_regexes[0]);
+ * git dirs and its linked work trees' dirs: one regex per name of policy_git_guards
+ * (the one list; hooks with its subtree). Folded when emitted. A git directory told
+ * only by what it holds (a bare repository) has no name a static profile can match:
+ * a gap of the SBPL rendering, said in the README. */
+int macos_guard_git_regex(size_t i, char *out, size_t n)
+{
+	size_t ng;
+	const struct policy_git_guard *g = policy_git_guards(&ng);
+	char name[64];
+	size_t o = 0;
+
+	if (i >= ng)
+		return -ENOENT;
+	for (const char *s = g[i].name; *s && o + 3 < sizeof(name); s++) {
+		if (*s == '.')
+			name[o++] = '\\';
+		name[o++] = *s;
+	}
+	name[o] = '\0';
+	if ((size_t)snprintf(out, n, "/\\.git/((modules|worktrees)/.+/)?%s%s", name,
+			     g[i].subtree ? "(/.*)?$" : "$") >= n)
+		return -ENAMETOOLONG;
+	return 0;
+}
 
 /* Container runtimes: their sockets are a root shell on the host (or in its VM). */
 static const char *const runtime_literals[] = {
@@ -131,9 +147,10 @@ void profile_persistence(struct pctx *c, bool guard)
 		sbpl_add(b, "\n  ");
 		sbpl_regex(b, macos_glob_regex, guard_names[i], "guard name");
 	}
-	for (size_t i = 0; i < macos_n_guard_git_regexes; i++) {
+	char re[160];
+	for (size_t i = 0; macos_guard_git_regex(i, re, sizeof(re)) == 0; i++) {
 		sbpl_add(b, "\n  ");
-		sbpl_regex(b, macos_regex_fold, macos_guard_git_regexes[i], "guard regex");
+		sbpl_regex(b, macos_regex_fold, re, "guard regex");
 	}
 	for (size_t i = 0; i < keys.n; i++) {
 		sbpl_add(b, "\n  ");

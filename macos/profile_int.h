@@ -37,8 +37,9 @@ void pctx_spell(struct pctx *c, const char *prefix, const char *path, const char
 void pctx_home_path(struct pctx *c, const char *rel, char *out, size_t n);
 
 /* Persistence targets matched as path components, and git's hooks and config. */
-extern const char *const macos_guard_git_regexes[];
-extern const size_t macos_n_guard_git_regexes;
+/* The i-th git guard regex (policy_git_guards), lower case: 0, or -ENOENT past the
+ * last. */
+int macos_guard_git_regex(size_t i, char *out, size_t n);
 
 /* profile_deny.c: section 5. */
 void profile_runtimes(struct pctx *c);

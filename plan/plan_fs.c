@@ -8,25 +8,15 @@
 
 #include "plan/plan.h"
 
-/* The sandbox gets these fresh: a host path beneath them is out of sight unless a
- * tree is bound back in. /var/run goes with /run (usually a symlink to it). */
-static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev"};
-
+/* Beneath, and the directories the sandbox gets fresh: the path facts (policy/). */
 bool plan_path_beneath(const char *path, const char *dir)
 {
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return path[0] == '/';
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+	return policy_path_beneath(path, dir);
 }
 
 bool plan_path_in_fresh(const char *path)
 {
-	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
-		if (plan_path_beneath(path, fresh_dirs[i]))
-			return true;
-	return false;
+	return policy_path_in_fresh(path);
 }
 
 static bool listed(const struct plan_paths *l, const char *path)

@@ -27,7 +27,7 @@ bool policy_guard_name(const char *name)
 	if (name[0] != '.') /* every guard name is a dot file: most names stop here */
 		return false;
 	for (size_t i = 0; i < sizeof(guard_names) / sizeof(guard_names[0]); i++)
-		if (strcmp(name, guard_names[i]) == 0)
+		if (policy_name_eq(name, guard_names[i]))
 			return true;
 	return false;
 }

@@ -232,8 +232,8 @@ static int hit_one(const char *rel, const char *why, void *arg)
 	struct hit *h = arg;
 	size_t n = strlen(rel);
 
-	/* At or beneath the entry, case-insensitively (a case-folding volume has one). */
-	if (strncasecmp(h->rel, rel, n) == 0 && (h->rel[n] == '\0' || h->rel[n] == '/')) {
+	/* At or beneath the entry, by the path facts' case rule. */
+	if (policy_name_eqn(h->rel, rel, n) && (h->rel[n] == '\0' || h->rel[n] == '/')) {
 		h->why = why;
 		return 1;
 	}
@@ -257,7 +257,7 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env, cons
 	hl = strlen(home);
 	while (hl > 1 && home[hl - 1] == '/')
 		hl--;
-	if (strncasecmp(abs, home, hl) != 0 || abs[hl] != '/')
+	if (!policy_name_eqn(abs, home, hl) || abs[hl] != '/')
 		return NULL;
 	h.rel = abs + hl + 1;
 	while (*h.rel == '/')
@@ -272,5 +272,5 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env, cons
 
 bool policy_home_in_tree(const char *home, const char *tree)
 {
-	return home && home[0] == '/' && tree && policy_path_within(home, tree);
+	return home && home[0] == '/' && tree && policy_path_beneath(home, tree);
 }

@@ -330,7 +330,7 @@ const char *policy_os_tree_of(const char *path);
 /* The persistence guard's names (policy/guard.c, their one home): dot files and
  * directories that run code later, kept read-only by linux/ and macos/. */
 const char *const *policy_guard_names(size_t *n);
-bool policy_guard_name(const char *name); /* exactly one of them (case-sensitive) */
+bool policy_guard_name(const char *name); /* exactly one of them (the case rule) */
 
 /* The home persistence set (policy/homeset.c, its one home): what in a home runs code
  * later on the host (shell start-up and logout files, git's two global configs, PATH
@@ -523,8 +523,79 @@ int policy_decide_some_port(const struct halo_policy *p, const char *host, size_
 			    struct policy_decision *d);
 
 /* Is `path` `dir` or beneath it, compared case-insensitively, as validation compares
- * writable roots with protected paths (a case-insensitive volume has one file there). */
+ * writable roots with protected paths (a case-insensitive volume has one file there).
+ * Only for that overlap rule: a concrete path is judged with policy_path_beneath. */
 bool policy_path_within(const char *path, const char *dir);
+
+/* ---------------------------------------------------------------- path facts */
+
+/* policy/pathfacts.c, policy/gitdir.c: the one home of what every consumer (plan, scan,
+ * broker, hook, SBPL rendering, verify) knows about a concrete path. The case rule:
+ * names compare exactly where the file system is case-sensitive (Linux, always), and
+ * ASCII-folded on macOS builds. */
+#ifdef __APPLE__
+#define POLICY_PATH_FOLD 1
+#else
+#define POLICY_PATH_FOLD 0
+#endif
+bool policy_name_eq(const char *a, const char *b);
+bool policy_name_eqn(const char *a, const char *b, size_t n);
+/* Is `path` `dir` or beneath it (both absolute and lexically clean)? */
+bool policy_path_beneath(const char *path, const char *dir);
+/* Remove . and .. lexically from an absolute path (resolve_dotdot false: a .. is an
+ * error). 0, or -EINVAL / -ENAMETOOLONG with *why. */
+int policy_path_normalise(const char *in, bool resolve_dotdot, char *out, size_t n,
+			  const char **why);
+/* `in` made absolute (relative to cwd, ~ and ~/ to home) and lexically clean. 0,
+ * -EINVAL (empty, or no cwd/home to join) or -ENAMETOOLONG. */
+int policy_path_absolute(const char *in, const char *cwd, const char *home, char *out, size_t n);
+/* Beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev)? */
+bool policy_path_in_fresh(const char *path);
+/* The scratch directories every mode may write (/tmp, /dev/shm), and the one `path`
+ * lies beneath, or NULL. */
+const char *const *policy_scratch_dirs(size_t *n);
+const char *policy_path_scratch(const char *path);
+/* Protected globs (".env*", "secrets/x.pem", "keys/" as written; a leading "./" or
+ * "**" + "/" dropped, a trailing "/" dropped: the length, or 0 when nothing is left
+ * or it does not fit), a name glob (no '/') against a name, a path glob against
+ * every tail; matched case-insensitively (matching more is the safe side). */
+size_t policy_glob_normalise(const char *g, char *out, size_t n);
+bool policy_glob_is_path(const char *g);
+bool policy_glob_fnmatch(const char *g, const char *text);
+/* A normalised glob against every component (name glob) or tail (path glob). */
+bool policy_glob_match_path(const char *g, const char *path);
+/* The policy's protected glob that `abs` matches, as written, or NULL. */
+const char *policy_protected_glob_hit(const struct halo_policy *p, const char *abs);
+/* The floor entry whose expansion under one of homes is entry_abs, or NULL. */
+const struct policy_floor_entry *policy_floor_entry_of(const char *entry_abs,
+						       const char *const *homes, size_t n_homes);
+
+/* Git directories (policy/gitdir.c): told by what they hold. */
+enum {
+	POLICY_GIT_HEAD = 1,
+	POLICY_GIT_OBJECTS = 2,
+	POLICY_GIT_REFS = 4,
+	POLICY_GIT_COMMONDIR = 8,
+};
+unsigned policy_git_entry(const char *name);		/* the flag of a name, or 0 */
+bool policy_git_entries_make_gitdir(unsigned held); /* HEAD+commondir or objects+refs */
+/* The entries a directory holds, asked name by name through holds(ctx, name). */
+unsigned policy_git_entries_held(bool (*holds)(void *ctx, const char *name), void *ctx);
+bool policy_gitdir_holds(bool (*holds)(void *ctx, const char *name), void *ctx);
+/* Is name[0..len) ".git" (a directory so named is a git directory whatever it holds)? */
+bool policy_git_dot_name(const char *name, size_t len);
+/* The names in a git directory that run code later; hooks guards its whole subtree. */
+struct policy_git_guard {
+	const char *name;
+	bool subtree;
+};
+const struct policy_git_guard *policy_git_guards(size_t *n);
+const struct policy_git_guard *policy_git_guard_of(const char *name);
+/* Is `rel` (relative to a git directory) guarded: a guard name, or one in a
+ * submodule's or linked work tree's git directory (modules/NAME/..., worktrees/NAME/)? */
+bool policy_git_guard_rel(const char *rel);
+/* The first ".git/<guarded>" in an absolute path (by name), or NULL. */
+const char *policy_git_guard_in_dotgit(const char *path);
 
 /* Is host:port (a parsed host) one of the sandbox's own loopback names with a port
  * listed in egress.hostPorts? Then the connection is relayed to the host's loopback

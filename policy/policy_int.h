@@ -138,10 +138,8 @@ int policy_limit_check(const struct policy_limit_field *f, double v, char *why, 
 /* ------------------------------------------------------------ paths */
 
 bool policy_has_glob(const char *s);
-/* Lexical normalisation of an absolute path: collapse "//" and "/./", drop a trailing
- * slash. ".." is refused (-EINVAL), or resolved lexically when resolve_dotdot. */
-int policy_path_normalise(const char *in, bool resolve_dotdot, char *out, size_t n,
-			  const char **why);
+/* policy_path_normalise: policy.h (path facts). */
+
 /* "~" / "~/x" against home, or an absolute path; then normalised (".." refused). */
 int policy_path_expand(const char *raw, const char *home, char *out, size_t n, const char **why);
 

@@ -24,6 +24,14 @@ static int blocked(const char *what, const char *reason)
 	return HOOK_EXIT_BLOCK;
 }
 
+/* Does the name exist (itself, not what a symlink leads to)? */
+static bool exists(const char *abs)
+{
+	struct stat st;
+
+	return lstat(abs, &st) == 0;
+}
+
 /* The sandbox's view of a name: realpath of the longest prefix that exists, the rest
  * appended as written (a file the tool would create). */
 static int resolve(const char *abs, char *out, size_t n)
@@ -113,6 +121,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	    .path_env = getenv("PATH"),
 	    .xdg_config = getenv("XDG_CONFIG_HOME"),
 	    .resolve = resolve,
+	    .exists = exists,
 	};
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;

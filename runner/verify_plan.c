@@ -65,13 +65,19 @@ struct vrow *verify_add_spec(struct verify *v, enum vcheck check, const char *ex
 	return verify_add(v, check, expected, spec, "%s", probe);
 }
 
+/* The path facts' one meaning (policy_path_beneath), a trailing '/' of dir dropped. */
 static bool beneath(const char *path, const char *dir)
 {
+	char d[PATH_MAX];
 	size_t n = strlen(dir);
 
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+	if (n >= sizeof(d))
+		return false;
+	memcpy(d, dir, n);
+	d[n] = '\0';
+	return policy_path_beneath(path, d);
 }
 
 /* Beneath a tree the plan makes writable (the workspace, a writable root)? */
@@ -169,9 +175,7 @@ static bool shown_inside(const struct verify *v, const char *path)
 		if (strcmp(path, p->sanitize_abs.items[i]) == 0)
 			return true;
 	for (size_t i = 0; i < p->allow_read_abs.n; i++) {
-		size_t n = strlen(p->allow_read_abs.items[i]);
-		if (strncmp(path, p->allow_read_abs.items[i], n) == 0 &&
-		    (path[n] == '\0' || path[n] == '/'))
+		if (policy_path_beneath(path, p->allow_read_abs.items[i]))
 			return true;
 	}
 	return false;

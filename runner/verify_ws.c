@@ -24,9 +24,7 @@
 
 static bool beneath(const char *path, const char *dir)
 {
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+	return policy_path_beneath(path, dir); /* the path facts' one meaning */
 }
 
 /* Walked by the launch: the workspace (read-only too) or a writable root (tool

@@ -1,4 +1,5 @@
-/* libFuzzer target for the hook's shell-grammar reader and judge, and its event reader:
+/* libFuzzer target for the hook's shell-grammar reader and judge, its event reader and
+ * its file tools' judgment of a path or a search glob:
  * any bytes must give a script whose words are consistent (the literal prefix within
  * the text, pipes pointing backwards), or a refusal with a reason; judging must end
  * with a verdict and a one-line reason. Everything is freed (LeakSanitizer watches). */
@@ -103,5 +104,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(why[0] != 0);
 	}
 	hook_event_free(&ev);
+	/* The bytes as a search glob and as a path (the file tools' judgment; braces
+	 * recurse, globs meet protected names). */
+	char *z = strndup(in, size);
+	CHECK(z != NULL);
+	hook_check_search(ctx(), "Glob", NULL, z, &v);
+	check_verdict(&v);
+	hook_check_search(ctx(), "Grep", "/home/u", z, &v);
+	check_verdict(&v);
+	hook_check_path(ctx(), "Write", z, true, &v);
+	check_verdict(&v);
+	free(z);
 	return 0;
 }

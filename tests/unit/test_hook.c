@@ -229,7 +229,10 @@ static const struct {
     {"/home/alice/.ssh/id_rsa", false, B, "SSH private keys"},
     {"~/.ssh/config", false, B, "protected"},
     {"/home/alice/proj/../.ssh/id_ed25519", false, B, "protected"},
-    {"/home/alice/.SSH/id_rsa", false, B, "protected"},
+    /* The case rule (policy/pathfacts.c): on Linux ~/.SSH is another directory, which
+     * the sandbox does not mask either; on a folding volume it is ~/.ssh. */
+    {"/home/alice/.SSH/id_rsa", false, POLICY_PATH_FOLD ? B : A,
+     POLICY_PATH_FOLD ? "protected" : NULL},
     {"/home/alice/.aws/credentials", false, B, "AWS"},
     {"/home/alice/.aws/config", true, B, "protected"},
     {"/home/alice/secrets/token", false, B, "sandbox.protectedPaths"},
@@ -246,6 +249,16 @@ static const struct {
     {"/home/alice/proj/.claude/settings.json", true, B, ".claude"},
     {"/home/alice/.bashrc", true, B, "writable roots"},
     {"/usr/local/bin/tool", true, B, "writable roots"},
+    /* Linux names are case-sensitive: another directory, outside the workspace. */
+    {"/home/alice/PROJ/x", true, B, "writable roots"},
+    {"/OPT/cache/x", true, B, "writable roots"},
+    {"/home/alice/proj/.GIT/hooks/pre-commit", true, POLICY_PATH_FOLD ? B : A, NULL},
+    {"/dev/shm/x", true, A, NULL},
+    {"/home/alice/proj/sub/.git", true, B, "persistence"},
+    {"/home/alice/proj/.git/worktrees/wt/commondir", true, B, "persistence"},
+    {"/home/alice/proj/.git/modules/a/b/config", true, B, "persistence"},
+    {"/home/alice/proj/.git/HEAD", true, A, NULL},
+    {"/home/alice/proj/hooks/x", true, A, NULL},
     {"", false, C, "empty"},
 };
 
@@ -261,6 +274,41 @@ START_TEST(test_path_table)
 		if (paths[i].reason)
 			ck_assert_msg(strstr(v.reason, paths[i].reason), "[%zu] %s: '%s'", i,
 				      paths[i].path, v.reason);
+	}
+}
+END_TEST
+
+/* Grep and Glob: a file-name glob that could reach a protected name is blocked. */
+START_TEST(test_search_globs)
+{
+	static const struct {
+		const char *folder, *glob;
+		int want;
+	} t[] = {
+	    {NULL, "**/*.ts", A},
+	    {NULL, "src/**/*.c", A},
+	    {NULL, "*.md", A},
+	    {NULL, "*", B}, /* ripgrep's * matches .env */
+	    {NULL, ".env*", B},
+	    {NULL, "**/.env", B},
+	    {NULL, ".e*", B},
+	    {NULL, "*.{pem,key}", B},
+	    {NULL, "config/.ENV.local", B},
+	    {"/home/alice", ".ssh/*", B},
+	    {"/home/alice", "**/.ssh/id_*", B},
+	    {"/home/alice", "*/credentials", B},
+	    {"/home/alice", "**/*.go", A},
+	    {NULL, "/home/alice/.ssh/*", B},
+	    {NULL, "../.aws/*", B},
+	    {NULL, "~/.ssh/*", B},
+	    {"/home/alice/proj", "**/*.py", A},
+	};
+	struct hook_verdict v;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hook_check_search(&ctx, "Grep", t[i].folder, t[i].glob, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s in %s: got %d (%s)", i,
+			      t[i].glob, t[i].folder ? t[i].folder : "cwd", v.outcome, v.reason);
 	}
 }
 END_TEST
@@ -300,7 +348,8 @@ START_TEST(test_home_set)
 	    {"/home/alice/.config/git/config", B, "keeps ~/.config/git/config read-only"},
 	    {"~/.config/systemd/user/x.service", B, "user services"},
 	    {"/home/alice/.bash_aliases", B, "Debian's default .bashrc"},
-	    {"/home/alice/.CARGO/config.toml", B, "cargo runs"},
+	    {"/home/alice/.CARGO/config.toml", POLICY_PATH_FOLD ? B : A,
+	     POLICY_PATH_FOLD ? "cargo runs" : NULL},
 	    {"/home/alice/tools/ls", B, "caller's PATH"},
 	    {"/home/alice/.local/bin/git", B, "on PATH"},
 	    {"/home/alice/.bashrc", B, "persistence guard"},
@@ -514,6 +563,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_command_table);
 	tcase_add_test(tc, test_path_table);
 	tcase_add_test(tc, test_path_symlink);
+	tcase_add_test(tc, test_search_globs);
 	tcase_add_test(tc, test_patch_and_urls);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);

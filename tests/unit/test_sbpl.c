@@ -634,13 +634,13 @@ START_TEST(guard_git_regexes)
 	struct halo_policy *p = golden_policy(0);
 	struct macos_profile prof;
 	struct halo_err e = {{0}};
-	char re[2][1024];
+	char re[3][1024];
 	const char *at;
 
 	ck_assert_int_eq(build(p, PORT, &prof, &e), 0);
 	at = strstr(prof.text, "(deny file-write* (with message \"halo-run\")\n  (regex");
 	ck_assert_ptr_nonnull(at);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		at = strstr(at, "#\"/\\.[Gg][Ii][Tt]/");
 		ck_assert_ptr_nonnull(at);
 		const char *end = strstr(at + 2, "\")");
@@ -656,7 +656,8 @@ START_TEST(guard_git_regexes)
 	ck_assert(!ere_match(re[0], "/w/git/hooks"));
 	ck_assert(ere_match(re[1], "/w/.git/config"));
 	ck_assert(ere_match(re[1], "/w/.git/CONFIG"));
-	ck_assert(ere_match(re[1], "/w/.git/worktrees/wt/config.worktree"));
+	ck_assert(ere_match(re[2], "/w/.git/worktrees/wt/config.worktree"));
+	ck_assert(!ere_match(re[1], "/w/.git/config.worktree"));
 	ck_assert(ere_match(re[1], "/w/.git/modules/a/modules/b/config"));
 	ck_assert(!ere_match(re[1], "/w/.git/configx"));
 	ck_assert(!ere_match(re[1], "/w/.git/refs/config/x"));

@@ -1,0 +1,130 @@
+/* Git directories, told by what they hold and by the names in them that run code
+ * later: the one rule the hook's file tools, the Linux scan, the creation broker and
+ * the SBPL rendering share (case per policy/pathfacts.c: exact on Linux).
+ *
+ * A directory is a git directory, as git's is_git_directory() sees it, when it holds
+ * HEAD and commondir (a linked work tree's, or a submodule's that shares one) or
+ * objects and refs (a repository, bare or not, or a common directory). HEAD is not
+ * required for the second form: a directory holding objects/ and refs/ is one HEAD
+ * away from being a repository, so it is treated as one (the guarded side). A
+ * directory named .git is one whatever it holds: git init fills an empty one and keeps
+ * the hooks it finds. In one, hooks/ (all of it), config, config.worktree (read when
+ * the config enables it) and commondir (it moves config and hooks elsewhere) run code
+ * or say where code comes from; so do the same names in the git directories of
+ * submodules (modules/NAME, NAME may hold slashes) and linked work trees
+ * (worktrees/NAME). */
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+
+static const struct {
+	const char *name;
+	unsigned flag;
+} git_entries[] = {
+    {"HEAD", POLICY_GIT_HEAD},
+    {"objects", POLICY_GIT_OBJECTS},
+    {"refs", POLICY_GIT_REFS},
+    {"commondir", POLICY_GIT_COMMONDIR},
+};
+
+/* hooks is a directory: everything beneath it is guarded. */
+static const struct policy_git_guard git_guards[] = {
+    {"hooks", true},
+    {"config", false},
+    {"config.worktree", false},
+    {"commondir", false},
+};
+
+unsigned policy_git_entry(const char *name)
+{
+	for (size_t i = 0; i < sizeof(git_entries) / sizeof(git_entries[0]); i++)
+		if (policy_name_eq(name, git_entries[i].name))
+			return git_entries[i].flag;
+	return 0;
+}
+
+bool policy_git_entries_make_gitdir(unsigned held)
+{
+	return ((held & POLICY_GIT_HEAD) && (held & POLICY_GIT_COMMONDIR)) ||
+	       ((held & POLICY_GIT_OBJECTS) && (held & POLICY_GIT_REFS));
+}
+
+unsigned policy_git_entries_held(bool (*holds)(void *ctx, const char *name), void *ctx)
+{
+	unsigned held = 0;
+
+	for (size_t i = 0; i < sizeof(git_entries) / sizeof(git_entries[0]); i++)
+		if (holds(ctx, git_entries[i].name))
+			held |= git_entries[i].flag;
+	return held;
+}
+
+bool policy_gitdir_holds(bool (*holds)(void *ctx, const char *name), void *ctx)
+{
+	return policy_git_entries_make_gitdir(policy_git_entries_held(holds, ctx));
+}
+
+bool policy_git_dot_name(const char *name, size_t len)
+{
+	return len == 4 && policy_name_eqn(name, ".git", 4);
+}
+
+const struct policy_git_guard *policy_git_guards(size_t *n)
+{
+	*n = sizeof(git_guards) / sizeof(git_guards[0]);
+	return git_guards;
+}
+
+const struct policy_git_guard *policy_git_guard_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(git_guards) / sizeof(git_guards[0]); i++)
+		if (policy_name_eq(name, git_guards[i].name))
+			return &git_guards[i];
+	return NULL;
+}
+
+/* `rel` starts with a guard name as a whole component (hooks/... for hooks). */
+static bool guard_head(const char *rel)
+{
+	size_t k = strcspn(rel, "/");
+
+	for (size_t i = 0; i < sizeof(git_guards) / sizeof(git_guards[0]); i++)
+		if (strlen(git_guards[i].name) == k &&
+		    policy_name_eqn(rel, git_guards[i].name, k) &&
+		    (git_guards[i].subtree || rel[k] == '\0'))
+			return true;
+	return false;
+}
+
+bool policy_git_guard_rel(const char *rel)
+{
+	static const char *const nested[] = {"modules/", "worktrees/"};
+
+	while (*rel == '/')
+		rel++;
+	if (guard_head(rel))
+		return true;
+	for (size_t i = 0; i < 2; i++) {
+		size_t k = strlen(nested[i]);
+		if (!policy_name_eqn(rel, nested[i], k))
+			continue;
+		/* modules/NAME/...: NAME may hold slashes, so every later component may
+		 * start the guarded part. */
+		for (const char *q = rel + k; (q = strchr(q, '/')); q++)
+			if (guard_head(q + 1))
+				return true;
+	}
+	return false;
+}
+
+const char *policy_git_guard_in_dotgit(const char *path)
+{
+	for (const char *s = path; (s = strchr(s, '/'));) {
+		s++;
+		size_t k = strcspn(s, "/");
+		if (policy_git_dot_name(s, k) && s[k] == '/' && policy_git_guard_rel(s + k + 1))
+			return s;
+	}
+	return NULL;
+}

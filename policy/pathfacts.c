@@ -1,0 +1,183 @@
+/* Path facts: the one home of what every consumer (the plan, the Linux scan, the
+ * creation broker, `halo-run hook`'s file tools, the SBPL rendering, verify) needs to
+ * know about a concrete path, so that the hook can never allow what the sandbox
+ * refuses. Pure: what needs the file system (does a directory hold HEAD?) comes in
+ * through the caller's callback.
+ *
+ * The case rule. A concrete path is compared byte for byte where names are
+ * case-sensitive (Linux, always: /var/tmp/ARWS is another directory than
+ * /var/tmp/arws), and ASCII-folded where the file system folds (macOS builds, and the
+ * SBPL rendering, which folds in its regexes whatever builds it). Two deliberate
+ * exceptions, both matching MORE: validation compares writable roots with protected
+ * paths case-insensitively (policy_path_within: a root must not be one spelling away
+ * from a secret), and protected globs match names case-insensitively (a secret called
+ * .ENV is still a secret). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy/policy_int.h"
+
+bool policy_name_eq(const char *a, const char *b)
+{
+	return POLICY_PATH_FOLD ? strcasecmp(a, b) == 0 : strcmp(a, b) == 0;
+}
+
+bool policy_name_eqn(const char *a, const char *b, size_t n)
+{
+	return POLICY_PATH_FOLD ? strncasecmp(a, b, n) == 0 : strncmp(a, b, n) == 0;
+}
+
+bool policy_path_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return policy_name_eqn(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+int policy_path_absolute(const char *in, const char *cwd, const char *home, char *out, size_t n)
+{
+	char joined[POLICY_PATH_MAX * 2 + 2];
+	const char *why;
+	int w;
+
+	if (!*in)
+		return -EINVAL;
+	if (in[0] == '~' && (in[1] == '/' || !in[1]))
+		w = home && home[0] == '/' ? snprintf(joined, sizeof(joined), "%s/%s", home, in + 1)
+					   : -1;
+	else if (in[0] != '/')
+		w = cwd && cwd[0] == '/' ? snprintf(joined, sizeof(joined), "%s/%s", cwd, in) : -1;
+	else
+		w = snprintf(joined, sizeof(joined), "%s", in);
+	if (w < 0)
+		return -EINVAL;
+	if ((size_t)w >= sizeof(joined))
+		return -ENAMETOOLONG;
+	return policy_path_normalise(joined, true, out, n, &why);
+}
+
+/* ---------------------------------------------------------------- the sandbox's own */
+
+/* The sandbox gets these fresh: a host path beneath them is out of sight unless a tree
+ * is bound back in. /var/run goes with /run (usually a symlink to it). */
+static const char *const fresh_dirs[] = {"/tmp", "/run", "/var/run", "/dev"};
+
+bool policy_path_in_fresh(const char *path)
+{
+	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
+		if (policy_path_beneath(path, fresh_dirs[i]))
+			return true;
+	return false;
+}
+
+/* Scratch space every mode may write: the sandbox's own tmpfs at these paths (the
+ * host's are scratch too, which is why the hook lets a file tool write there). */
+static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};
+
+const char *const *policy_scratch_dirs(size_t *n)
+{
+	*n = sizeof(scratch_dirs) / sizeof(scratch_dirs[0]);
+	return scratch_dirs;
+}
+
+const char *policy_path_scratch(const char *path)
+{
+	for (size_t i = 0; i < sizeof(scratch_dirs) / sizeof(scratch_dirs[0]); i++)
+		if (policy_path_beneath(path, scratch_dirs[i]))
+			return scratch_dirs[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- protected globs */
+
+size_t policy_glob_normalise(const char *g, char *out, size_t n)
+{
+	size_t k;
+
+	for (;;) {
+		if (strncmp(g, "./", 2) == 0)
+			g += 2;
+		else if (strncmp(g, "**/", 3) == 0)
+			g += 3;
+		else
+			break;
+	}
+	k = strlen(g);
+	while (k > 0 && g[k - 1] == '/')
+		k--;
+	if (k == 0 || k >= n)
+		return 0;
+	memcpy(out, g, k);
+	out[k] = '\0';
+	return k;
+}
+
+bool policy_glob_is_path(const char *g)
+{
+	return strchr(g, '/') != NULL;
+}
+
+bool policy_glob_fnmatch(const char *g, const char *text)
+{
+	return fnmatch(g, text, FNM_CASEFOLD) == 0;
+}
+
+bool policy_glob_match_path(const char *g, const char *path)
+{
+	bool path_glob = policy_glob_is_path(g);
+	char comp[POLICY_PATH_MAX];
+
+	for (const char *s = path; s && *s; s = strchr(s, '/')) {
+		if (*s == '/')
+			s++;
+		size_t k = strcspn(s, "/");
+		if (path_glob) {
+			if (policy_glob_fnmatch(g, s))
+				return true;
+			continue;
+		}
+		if (k >= sizeof(comp))
+			continue;
+		memcpy(comp, s, k);
+		comp[k] = '\0';
+		if (k && policy_glob_fnmatch(g, comp))
+			return true;
+	}
+	return false;
+}
+
+const char *policy_protected_glob_hit(const struct halo_policy *p, const char *abs)
+{
+	char g[POLICY_PATH_MAX];
+
+	for (size_t i = 0; i < p->protected_globs.n; i++)
+		if (policy_glob_normalise(p->protected_globs.items[i], g, sizeof(g)) &&
+		    policy_glob_match_path(g, abs))
+			return p->protected_globs.items[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- the floor */
+
+const struct policy_floor_entry *policy_floor_entry_of(const char *entry_abs,
+						       const char *const *homes, size_t n_homes)
+{
+	const struct policy_floor_entry *fl;
+	char buf[POLICY_PATH_MAX];
+	size_t nf;
+
+	fl = policy_floor(&nf);
+	for (size_t k = 0; k < nf; k++)
+		for (size_t h = 0; h < n_homes; h++)
+			if (fl[k].path[0] == '~' && homes[h] &&
+			    (size_t)snprintf(buf, sizeof(buf), "%s%s", homes[h], fl[k].path + 1) <
+				sizeof(buf) &&
+			    strcmp(buf, entry_abs) == 0)
+				return &fl[k];
+	return NULL;
+}

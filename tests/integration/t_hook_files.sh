@@ -1,0 +1,110 @@
+#!/bin/bash
+# halo-run hook's file tools judge a path by what it is, with the sandbox's own path
+# facts (policy/pathfacts.c, policy/gitdir.c): a corpus of real Claude Code PreToolUse
+# and Codex apply_patch events (tests/integration/hook_file_events.jsonl), a bare repository
+# end to end (the hook refuses, the sandbox refuses, the host's git push runs no planted
+# hook), Grep/Glob with protected globs, and a case variant of the workspace.
+. "$IT/lib.sh"
+
+# The workspace lies outside /tmp (a scratch directory every file tool may write), as
+# /var/tmp/arws would; .../ARWS beside it is another directory on Linux.
+base=$(mktemp -d /var/tmp/halo-it-hook.XXXXXX) || exit 1
+trap 'rm -rf "$base"' EXIT
+ws=$base/arws
+mkdir -p "$ws/src" "$ws/config" "$ws/.git/hooks" "$HOME/.ssh" "$HOME/.aws" "$base/ARWS"
+echo key >"$HOME/.ssh/id_rsa"
+echo 'int main;' >"$ws/src/main.c"
+echo A=1 >"$ws/.env"
+ln -s "$HOME/.ssh" "$ws/keys"
+if ! command -v git >/dev/null; then
+	skip "hook file tools" "git is not installed"
+	finish
+	exit
+fi
+git init -q --bare "$ws/srv.git"
+ln -s "$ws/srv.git/hooks" "$ws/hk"
+# A linked work tree's git directory where no .git names it, and a gitdir: file.
+mkdir -p "$ws/wtgit" "$ws/sub"
+echo "ref: refs/heads/main" >"$ws/wtgit/HEAD"
+echo "../srv.git" >"$ws/wtgit/commondir"
+echo "gitdir: ../wtgit" >"$ws/sub/.git"
+pol=$TMPDIR/policy.yaml
+printf 'sandbox:\n  mode: workspace-write\n' >"$pol"
+
+# The corpus: every event with its placeholders filled, through the real binary.
+corpus=$IT/hook_file_events.jsonl
+n=0 bad=0
+while IFS= read -r line; do
+	n=$((n + 1))
+	read -r want harness note ev < <(python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+e = json.dumps(r["event"]).replace("@WS@", sys.argv[2]).replace("@HOME@", sys.argv[3])
+print(r["want"], r["harness"], r["note"].replace(" ", "_"), e)' "$line" "$ws" "$HOME")
+	err=$(printf '%s' "$ev" | "$HALO" hook --policy "$pol" --harness "$harness" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		fail "corpus $n ${note//_/ }" "want exit $want, got $rc: $err"
+		bad=$((bad + 1))
+	fi
+done <"$corpus"
+expect "corpus: at least 60 file-tool events" 1 "$((n >= 60))"
+expect "corpus: every event judged as the sandbox would" "0 of $n" "$bad of $n"
+
+# hook NAME WANT_RC TOOL INPUT_JSON [CWD]
+hook() {
+	local ev err rc
+	ev=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","transcript_path":"/tmp/t",
+	"cwd":sys.argv[3],"hook_event_name":"PreToolUse","tool_name":sys.argv[1],
+	"tool_input":json.loads(sys.argv[2])}))' "$3" "$4" "${5:-$ws}")
+	err=$(printf '%s' "$ev" | "$HALO" hook --policy "$pol" 2>&1 >/dev/null)
+	rc=$?
+	expect "$1: exit" "$2" "$rc"
+	[ "$2" = 2 ] && expect_match "$1: says why" 'halo-run: blocked' "$err"
+}
+
+# The bare repository end to end.
+hook "Write a bare repository's hooks/post-receive" 2 Write \
+	"{\"file_path\":\"$ws/srv.git/hooks/post-receive\",\"content\":\"#!/bin/sh\\ntouch $TMPDIR/planted\\n\"}"
+hook "Write it through a symlink" 2 Write "{\"file_path\":\"$ws/hk/post-receive\",\"content\":\"x\"}"
+hook "Write a linked git directory's config.worktree (gitdir: file)" 2 Write \
+	"{\"file_path\":\"$ws/wtgit/config.worktree\",\"content\":\"x\"}"
+hook "Write the gitdir: file itself" 2 Write "{\"file_path\":\"$ws/sub/.git\",\"content\":\"gitdir: /x\"}"
+expect "after the hook refused: nothing planted" "" "$(ls "$ws/srv.git/hooks" | grep -v '\.sample$')"
+# The sandbox refuses the same write (the bare repository has no config here: told by
+# HEAD, objects and refs alone).
+rm -f "$ws/srv.git/config"
+chmod -R a+rwX "$ws" 2>/dev/null
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet -- sh -c \
+	"printf '#!/bin/sh\ntouch $TMPDIR/planted\n' >srv.git/hooks/post-receive && chmod +x srv.git/hooks/post-receive && echo WROTE" 2>&1)
+rc=$?
+if [ $rc = 125 ] && grep -qiE 'namespace|not permitted|unavailable' <<<"$out"; then
+	skip "sandboxed write into a bare repository's hooks" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandboxed write into the bare repository's hooks: refused" "" "$(grep WROTE <<<"$out")"
+	# A linked work tree's git directory, where no .git names it: its commondir says
+	# where hooks and config come from (today's scan knew only bare repositories with
+	# a config, and no commondir).
+	out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet -- sh -c \
+		"echo $TMPDIR/evil >wtgit/commondir && echo WROTE" 2>&1)
+	expect "sandboxed write to a linked git directory's commondir: refused" "" "$(grep WROTE <<<"$out")"
+	expect "the commondir is unchanged" "../srv.git" "$(cat "$ws/wtgit/commondir")"
+	git init -q "$TMPDIR/client" && cd "$TMPDIR/client" &&
+		git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+		git push -q "$ws/srv.git" HEAD:refs/heads/main 2>/dev/null
+	expect "the host's git push runs no planted hook" "no" "$([ -e "$TMPDIR/planted" ] && echo yes || echo no)"
+	cd "$TMPDIR" || exit 1
+fi
+
+# Grep and Glob.
+hook "Grep over the workspace with glob .env*" 2 Grep "{\"pattern\":\"A\",\"path\":\"$ws\",\"glob\":\".env*\"}"
+hook "Glob **/.env*" 2 Glob '{"pattern":"**/.env*"}'
+hook "Grep over the home for .ssh/*" 2 Grep "{\"pattern\":\"BEGIN\",\"path\":\"$HOME\",\"glob\":\".ssh/*\"}"
+hook "Glob **/*.c (control)" 0 Glob '{"pattern":"**/*.c"}'
+hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
+
+# Linux names are case-sensitive: ARWS is not the workspace arws.
+hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
+hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"
+
+finish
