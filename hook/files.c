@@ -143,14 +143,14 @@ static const char *home_hit(const struct hook_ctx *c, const char *abs, const cha
 			    const char **entry)
 {
 	const char *homes[] = {c->home, c->env_home};
+	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data};
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
 	for (size_t i = 0; i < 2; i++) {
 		const char *why;
 		if (policy_home_in_tree(homes[i], root) &&
-		    (why =
-			 policy_home_set_hit_xdg(homes[i], c->path_env, c->xdg_config, abs, entry)))
+		    (why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg, abs, entry)))
 			return why;
 	}
 	return NULL;

@@ -86,6 +86,7 @@ struct hook_ctx {
 	size_t n_guard_names;
 	const char *path_env; /* the caller's PATH: the home set's PATH directories; may be NULL */
 	const char *xdg_config; /* the caller's XDG_CONFIG_HOME (the home set); may be NULL */
+	const char *xdg_data;	/* the caller's XDG_DATA_HOME (the home set); may be NULL */
 	/* The sandbox's view of a name: the real path of its longest existing prefix with
 	 * the rest appended. Returns 0 or -errno. NULL: lexical only. */
 	int (*resolve)(const char *abs, char *out, size_t n);

@@ -40,6 +40,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .homes = {l->pw_home, l->env_home},
 	    .caller_path = l->caller_path,
 	    .caller_xdg_config = l->caller_xdg_config,
+	    .caller_xdg_data = l->caller_xdg_data,
 	    .ssh_config = l->ssh_config,
 	    .ssh_config_len = l->ssh_config_len,
 	};

@@ -70,6 +70,7 @@ static int one_entry(const char *rel, const char *why, void *arg)
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 {
 	const char *homes[] = {l->pw_home, l->env_home};
+	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data};
 	char real[PATH_MAX];
 
 	linux_paths_free(&s->home_missing);
@@ -82,11 +83,10 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 		/* The home as the sandbox sees it: a writable tree that is it or holds it. */
 		if (!realpath(h, real) || !linux_paths_beneath_any(real, &s->writable))
 			continue;
-		policy_home_set_each_xdg(h, l->caller_path, l->caller_xdg_config, one_entry, &w);
+		policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w);
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */
 			w.home = real;
-			policy_home_set_each_xdg(real, l->caller_path, l->caller_xdg_config,
-						 one_entry, &w);
+			policy_home_set_each_xdg(real, l->caller_path, &xdg, one_entry, &w);
 		}
 	}
 	linux_paths_sort_unique(&s->home_missing);

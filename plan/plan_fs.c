@@ -213,8 +213,9 @@ static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in,
 			       const char *fallback)
 {
 	for (size_t i = 0; i < 2; i++) {
-		const char *why = policy_home_set_hit_xdg(in->homes[i], in->caller_path,
-							  in->caller_xdg_config, path, NULL);
+		const struct policy_xdg xdg = {in->caller_xdg_config, in->caller_xdg_data};
+		const char *why =
+		    policy_home_set_hit_xdg(in->homes[i], in->caller_path, &xdg, path, NULL);
 		const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
 		if (r)
 			return r;

@@ -162,19 +162,29 @@ static bool path_rel(const char *rel, size_t len, char *out, size_t n)
 	return true;
 }
 
-/* An entry under ~/.config also where $XDG_CONFIG_HOME puts it (git, fish, systemd, go
- * and the rest read their config there when it is set): `xrel` is that directory
- * relative to the home. */
-static int xdg_one(const char *xrel, const struct policy_home_entry *h,
+/* An entry under ~/.config also where $XDG_CONFIG_HOME puts it, and one under
+ * ~/.local/share where $XDG_DATA_HOME does (git, fish, systemd, neovim, D-Bus and the
+ * rest read there when it is set): xrel[k] is that directory relative to the home. */
+static const char *const xdg_base[2] = {".config", ".local/share"};
+
+static int xdg_one(char xrel[2][POLICY_PATH_MAX], const struct policy_home_entry *h,
 		   int (*fn)(const char *rel, const char *why, void *arg), void *arg)
 {
-	static const char cfg[] = ".config/";
 	char rel[POLICY_PATH_MAX];
 
-	if (!xrel || strncmp(h->rel, cfg, sizeof(cfg) - 1) != 0 || strcmp(xrel, ".config") == 0 ||
-	    snprintf(rel, sizeof(rel), "%s/%s", xrel, h->rel + sizeof(cfg) - 1) >= (int)sizeof(rel))
-		return 0;
-	return fn(rel, h->why, arg);
+	for (int k = 0; k < 2; k++) {
+		size_t bl = strlen(xdg_base[k]);
+		int rc;
+
+		if (!xrel[k][0] || strncmp(h->rel, xdg_base[k], bl) != 0 || h->rel[bl] != '/' ||
+		    strcmp(xrel[k], xdg_base[k]) == 0 ||
+		    snprintf(rel, sizeof(rel), "%s/%s", xrel[k], h->rel + bl + 1) >=
+			(int)sizeof(rel))
+			continue;
+		if ((rc = fn(rel, h->why, arg)) != 0)
+			return rc;
+	}
+	return 0;
 }
 
 int policy_home_set_each(const char *home, const char *path_env,
@@ -183,25 +193,27 @@ int policy_home_set_each(const char *home, const char *path_env,
 	return policy_home_set_each_xdg(home, path_env, NULL, fn, arg);
 }
 
-int policy_home_set_each_xdg(const char *home, const char *path_env, const char *xdg_config,
+int policy_home_set_each_xdg(const char *home, const char *path_env, const struct policy_xdg *xdg,
 			     int (*fn)(const char *rel, const char *why, void *arg), void *arg)
 {
 	size_t ng;
 	const char *const *g = policy_guard_names(&ng);
-	char rel[POLICY_PATH_MAX], xrel[POLICY_PATH_MAX];
-	const char *xr = NULL;
+	char rel[POLICY_PATH_MAX], xrel[2][POLICY_PATH_MAX] = {"", ""};
+	const char *dirs[2] = {xdg ? xdg->config : NULL, xdg ? xdg->data : NULL};
 	int rc;
 
-	if (home && home[0] == '/' && xdg_config && xdg_config[0] == '/') {
-		size_t xl = strlen(xdg_config);
-		const char *r = below_home(xdg_config, xl, home);
+	for (int k = 0; k < 2; k++)
+		if (home && home[0] == '/' && dirs[k] && dirs[k][0] == '/') {
+			size_t xl = strlen(dirs[k]);
+			const char *r = below_home(dirs[k], xl, home);
 
-		if (r && path_rel(r, xl - (size_t)(r - xdg_config), xrel, sizeof(xrel)))
-			xr = xrel;
-	}
+			if (!r ||
+			    !path_rel(r, xl - (size_t)(r - dirs[k]), xrel[k], sizeof(xrel[k])))
+				xrel[k][0] = '\0';
+		}
 	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
 		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0 ||
-		    (rc = xdg_one(xr, &home_set[i], fn, arg)) != 0)
+		    (rc = xdg_one(xrel, &home_set[i], fn, arg)) != 0)
 			return rc;
 	for (size_t i = 0; i < ng; i++)
 		if ((rc = fn(g[i],
@@ -246,8 +258,9 @@ const char *policy_home_set_hit(const char *home, const char *path_env, const ch
 	return policy_home_set_hit_xdg(home, path_env, NULL, abs, entry);
 }
 
-const char *policy_home_set_hit_xdg(const char *home, const char *path_env, const char *xdg_config,
-				    const char *abs, const char **entry)
+const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
+				    const struct policy_xdg *xdg, const char *abs,
+				    const char **entry)
 {
 	struct hit h = {NULL, NULL};
 	size_t hl;
@@ -264,7 +277,7 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env, cons
 		h.rel++;
 	if (!*h.rel)
 		return NULL;
-	policy_home_set_each_xdg(home, path_env, xdg_config, hit_one, &h);
+	policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h);
 	if (h.why && entry)
 		*entry = h.rel;
 	return h.why;

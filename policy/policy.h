@@ -351,12 +351,16 @@ int policy_home_set_each(const char *home, const char *path_env,
  * set, or NULL; *entry (may be NULL) gets abs relative to the home. */
 const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
 				const char **entry);
-/* The same, with the caller's $XDG_CONFIG_HOME (may be NULL): when it lies beneath the
- * home, each ~/.config entry is also an entry there. */
-int policy_home_set_each_xdg(const char *home, const char *path_env, const char *xdg_config,
+/* The caller's $XDG_CONFIG_HOME and $XDG_DATA_HOME (each may be NULL). */
+struct policy_xdg {
+	const char *config, *data;
+};
+/* The same, with the caller's XDG directories (xdg may be NULL): where one lies beneath
+ * the home, each ~/.config (~/.local/share) entry is also an entry there. */
+int policy_home_set_each_xdg(const char *home, const char *path_env, const struct policy_xdg *xdg,
 			     int (*fn)(const char *rel, const char *why, void *arg), void *arg);
-const char *policy_home_set_hit_xdg(const char *home, const char *path_env, const char *xdg_config,
-				    const char *abs, const char **entry);
+const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
+				    const struct policy_xdg *xdg, const char *abs, const char **entry);
 /* Is `home` the tree or beneath it (the home set then applies to that tree)? */
 bool policy_home_in_tree(const char *home, const char *tree);
 

@@ -18,6 +18,7 @@ int runner_plan_of(const struct halo_policy *p, const char *workspace, const cha
 	l.pw_home = pw_home;
 	l.caller_path = getenv("PATH");
 	l.caller_xdg_config = getenv("XDG_CONFIG_HOME");
+	l.caller_xdg_data = getenv("XDG_DATA_HOME");
 	l.argv = argv;
 	l.unsandboxed = p->mode == POLICY_MODE_OFF;
 	l.egress_proxy = !l.unsandboxed;

@@ -120,6 +120,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	    .env_home = re.env_home,
 	    .path_env = getenv("PATH"),
 	    .xdg_config = getenv("XDG_CONFIG_HOME"),
+	    .xdg_data = getenv("XDG_DATA_HOME"),
 	    .resolve = resolve,
 	    .exists = exists,
 	};

@@ -309,6 +309,7 @@ int runner_cmd_run(const struct runner_opts *o)
 #ifndef RUNNER_MACOS
 	l.caller_path = getenv("PATH");
 	l.caller_xdg_config = getenv("XDG_CONFIG_HOME");
+	l.caller_xdg_data = getenv("XDG_DATA_HOME");
 #endif
 	l.self_exe = self;
 	/* The layers in order, the managed file first (the events' start record). */

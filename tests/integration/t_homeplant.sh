@@ -16,12 +16,12 @@ rm -f "$MARK"
 trap 'rm -f "$MARK"' EXIT
 
 # Present before: ~/.config, ~/.local/share, an XDG config home the caller names, a repo.
-mkdir -p .config .local/share .local/lib xdg repo
+mkdir -p .config .local/share .local/lib xdg xdgdata repo
 git -C repo init -q && git -C repo -c user.name=t -c user.email=t@e.invalid \
 	commit -q --allow-empty -m init || exit 1
 
 run_home() {
-	OUT=$(cd "$H" && XDG_CONFIG_HOME="$H/xdg" timeout -k 2 60 "$HALO" -- sh -c "$1" \
+	OUT=$(cd "$H" && XDG_CONFIG_HOME="$H/xdg" XDG_DATA_HOME="$H/xdgdata" timeout -k 2 60 "$HALO" -- sh -c "$1" \
 		2>"$E" </dev/null)
 	RC=$?
 }
@@ -59,6 +59,9 @@ mkdir -p ~/.local/share/bash-completion/completions && echo "\$T" > ~/.local/sha
 echo "\$T" > ~/.bash_completion
 mkdir -p ~/.ipython/profile_default/startup && echo x > ~/.ipython/profile_default/startup/x.py
 mkdir -p ~/.config/dconf && echo x > ~/.config/dconf/user
+mkdir -p ~/xdgdata/systemd/user && echo x > ~/xdgdata/systemd/user/x.service
+mkdir -p ~/xdgdata/nvim/site/plugin && echo x > ~/xdgdata/nvim/site/plugin/x.vim
+echo notes > ~/xdgdata/notes.txt
 echo done
 EOF
 )
@@ -69,10 +72,12 @@ for f in ".local/lib/$PY/site-packages" .config/go/env .gdbinit .config/gdb .con
 	.xsessionrc .xprofile .xinitrc .xsession .local/share/applications .config/mimeapps.list \
 	.local/share/dbus-1/services .bashrc.d .nvm .oh-my-zsh xdg/git .irbrc .psqlrc \
 	.tmux.conf .wgetrc .local/share/nvim .local/share/fish .local/share/bash-completion \
-	.bash_completion .ipython .config/dconf; do
+	.bash_completion .ipython .config/dconf xdgdata/systemd/user xdgdata/nvim; do
 	expect "absent on the host: ~/$f" absent \
 		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
 done
+
+expect "\$XDG_DATA_HOME: an ordinary file there is written" notes "$(cat "$H/xdgdata/notes.txt" 2>/dev/null)"
 
 # Rename tricks: a parent of an entry renamed away and rebuilt.
 run_home 'mv ~/.local ~/.local.old; mkdir -p ~/.local/lib/'"$PY"'/site-packages &&
@@ -116,11 +121,15 @@ hook_ev() {
 	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
 	"hook_event_name":"PreToolUse","tool_name":"Write",
 	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$1" |
-		XDG_CONFIG_HOME="$H/xdg" "$HALO" hook 2>&1 >/dev/null
+		XDG_CONFIG_HOME="$H/xdg" XDG_DATA_HOME="$H/xdgdata" "$HALO" hook 2>&1 >/dev/null
 }
 expect_match "hook: Write \$XDG_CONFIG_HOME/git/config is blocked" \
 	"persistence set keeps ~/xdg/git/config read-only" "$(hook_ev "$H/xdg/git/config")"
 expect_match "hook: Write into python's user site is blocked" \
 	"keeps ~/.local/lib/x.pth read-only" "$(hook_ev "$H/.local/lib/x.pth")"
 expect "hook: Write ~/xdg/notes is allowed" "" "$(hook_ev "$H/xdg/notes")"
+expect_match "hook: Write \$XDG_DATA_HOME/systemd/user/x.service is blocked" \
+	"persistence set keeps ~/xdgdata/systemd/user/x.service read-only" "$(hook_ev "$H/xdgdata/systemd/user/x.service")"
+OUT=$(cd "$H" && XDG_DATA_HOME="$H/xdgdata" "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run: \$XDG_DATA_HOME/systemd/user is in the home set" "$H/xdgdata/systemd/user \(home set: " "$OUT"
 finish

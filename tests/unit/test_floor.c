@@ -463,29 +463,63 @@ START_TEST(home_set_xdg)
 	const char *entry = NULL;
 
 	all[0] = '\0';
-	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, "/home/u/dots/", collect, all),
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL,
+						  &(struct policy_xdg){"/home/u/dots/", NULL},
+						  collect, all),
 			 0);
 	strcat(all, "|");
 	ck_assert_ptr_nonnull(strstr(all, "|dots/git|"));
 	ck_assert_ptr_nonnull(strstr(all, "|dots/systemd/user|"));
 	ck_assert_ptr_nonnull(strstr(all, "|dots/go/env|"));
 	ck_assert_ptr_null(strstr(all, "|dots/.bashrc|"));
-	ck_assert_ptr_nonnull(policy_home_set_hit_xdg("/home/u", NULL, "/home/u/dots",
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg("/home/u", NULL,
+						      &(struct policy_xdg){"/home/u/dots", NULL},
 						      "/home/u/dots/git/config", &entry));
 	ck_assert_str_eq(entry, "dots/git/config");
-	ck_assert_ptr_null(
-	    policy_home_set_hit_xdg("/home/u", NULL, "/home/u/dots", "/home/u/dots/notes", NULL));
+	ck_assert_ptr_null(policy_home_set_hit_xdg("/home/u", NULL,
+						   &(struct policy_xdg){"/home/u/dots", NULL},
+						   "/home/u/dots/notes", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/dots/git/config", NULL));
 	/* outside the home, relative, dot-dot, the home itself: no extra entries */
 	const char *bad[] = {"/etc/xdg", "rel/dots", "/home/u/../x", "/home/u", "/home/uu/c", ""};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		all[0] = '\0';
-		ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, bad[i], collect, all),
+		ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL,
+							  &(struct policy_xdg){bad[i], bad[i]},
+							  collect, all),
 				 0);
 		ck_assert_msg(!strstr(all, "|xdg/") && !strstr(all, "|rel/") &&
 				  !strstr(all, "|x/") && !strstr(all, "|c/") && !strstr(all, "|/"),
 			      "%s adds nothing", bad[i]);
 	}
+}
+END_TEST
+
+/* $XDG_DATA_HOME beneath the home: systemd's user units, neovim's site, fish's
+ * vendor_conf.d, D-Bus services... are read there instead of ~/.local/share. */
+START_TEST(home_set_xdg_data)
+{
+	static char all[32768];
+	const struct policy_xdg both = {"/home/u/cfg", "/home/u/data"};
+	const char *entry = NULL;
+
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &both, collect, all), 0);
+	strcat(all, "|");
+	ck_assert_ptr_nonnull(strstr(all, "|data/systemd/user|"));
+	ck_assert_ptr_nonnull(strstr(all, "|data/nvim|"));
+	ck_assert_ptr_nonnull(strstr(all, "|data/dbus-1|"));
+	ck_assert_ptr_nonnull(strstr(all, "|cfg/git|"));
+	ck_assert_ptr_null(strstr(all, "|data/git|"));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &both, "/home/u/data/systemd/user/x.service", &entry));
+	ck_assert_str_eq(entry, "data/systemd/user/x.service");
+	ck_assert_ptr_null(
+	    policy_home_set_hit_xdg("/home/u", NULL, &both, "/home/u/data/notes.txt", NULL));
+	/* the default place is still an entry, and a data home equal to it adds nothing */
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &(struct policy_xdg){NULL, "/home/u/.local/share"},
+	    "/home/u/.local/share/systemd/user/x.service", NULL));
 }
 END_TEST
 
@@ -506,6 +540,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, json_marks_floor);
 	tcase_add_test(t, home_set);
 	tcase_add_test(t, home_set_xdg);
+	tcase_add_test(t, home_set_xdg_data);
 	suite_add_tcase(s, t);
 	return s;
 }
