@@ -1,0 +1,693 @@
+/* The creation broker's request table (linux/broker_table.c) and its gate
+ * (linux/broker_admit.c), driven for real: for every row of the table, a forked child
+ * installs the production filter and makes the row's call; this process is its
+ * broker (linux_broker_serve) and answers it. Each row is run allowed and refused: a
+ * missing guard target, a name on the way to a deep one, a hook in a git directory,
+ * a bad fd, a bad pointer, an over-long path, a name that changes in the caller's
+ * memory while the call is judged; and each check the table names (procfs, link's
+ * source, RENAME_EXCHANGE) once on its rows. The arguments are placed by the row's
+ * layout, so a row added to the table is driven here too. The generated BPF is run
+ * in a small interpreter: it traps exactly the table's calls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linux/broker_emul_int.h"
+#include "tests/unit/unit.h"
+
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#else
+#define ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* ------------------------------------------------------------ the BPF, interpreted */
+
+/* The instructions broker_bpf_build emits (loads, JEQ, JSET, JA, RET); anything else
+ * fails the test. */
+static unsigned run_bpf(const struct sock_filter *f, long n, const struct seccomp_data *d)
+{
+	uint32_t acc = 0;
+
+	for (long pc = 0; pc < n; pc++) {
+		const struct sock_filter *i = &f[pc];
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			ck_assert_uint_le(i->k + 4, sizeof(*d));
+			memcpy(&acc, (const char *)d + i->k, 4);
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += acc == i->k ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (acc & i->k) ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += i->k;
+			break;
+		case BPF_RET | BPF_K:
+			return i->k;
+		default:
+			ck_abort_msg("unexpected BPF instruction 0x%x at %ld", i->code, pc);
+		}
+	}
+	ck_abort_msg("the filter ran off its end");
+	return 0;
+}
+
+static unsigned filter_says(unsigned arch, int nr, int flag_arg, uint64_t flags)
+{
+	struct sock_filter f[BROKER_BPF_MAX];
+	long n = broker_bpf_build(f, BROKER_BPF_MAX);
+	struct seccomp_data d = {.nr = nr, .arch = arch};
+
+	ck_assert_int_gt(n, 0);
+	if (flag_arg >= 0)
+		d.args[flag_arg] = flags;
+	return run_bpf(f, n, &d);
+}
+
+START_TEST(bpf_traps_the_table)
+{
+	static const int untrapped[] = {__NR_read, __NR_unlinkat, __NR_fchmodat, __NR_close,
+					__NR_openat2};
+
+	for (size_t i = 0; i < broker_n_rows; i++) {
+		const struct broker_row *r = &broker_rows[i];
+		ck_assert_ptr_eq(broker_row_find(ARCH, r->nr), r);
+		ck_assert_ptr_null(broker_row_find(ARCH ^ 1, r->nr));
+		if (r->trap == BROKER_TRAP_ALWAYS) {
+			ck_assert_uint_eq(filter_says(ARCH, r->nr, -1, 0), SECCOMP_RET_USER_NOTIF);
+			continue;
+		}
+		ck_assert_int_ne(r->a.flags, BROKER_NO);
+		ck_assert_uint_eq(filter_says(ARCH, r->nr, r->a.flags, O_RDONLY),
+				  SECCOMP_RET_ALLOW);
+		ck_assert_uint_eq(filter_says(ARCH, r->nr, r->a.flags, O_RDONLY | O_CLOEXEC),
+				  SECCOMP_RET_ALLOW);
+		static const int w[] = {O_CREAT, O_WRONLY, O_RDWR, O_TRUNC};
+		for (size_t k = 0; k < 4; k++)
+			ck_assert_uint_eq(filter_says(ARCH, r->nr, r->a.flags, (uint64_t)w[k]),
+					  SECCOMP_RET_USER_NOTIF);
+		/* Only the low 32 bits are the flags the kernel reads. */
+		ck_assert_uint_eq(filter_says(ARCH, r->nr, r->a.flags, 1ULL << 40),
+				  SECCOMP_RET_ALLOW);
+	}
+	for (size_t i = 0; i < sizeof(untrapped) / sizeof(untrapped[0]); i++)
+		ck_assert_uint_eq(filter_says(ARCH, untrapped[i], -1, 0), SECCOMP_RET_ALLOW);
+	/* Another architecture is the deny list's to kill. */
+	ck_assert_uint_eq(filter_says(ARCH ^ 1, __NR_mkdirat, -1, 0), SECCOMP_RET_ALLOW);
+}
+END_TEST
+
+/* Rows are unique, and every position a row names is a syscall argument. */
+START_TEST(table_is_consistent)
+{
+	for (size_t i = 0; i < broker_n_rows; i++) {
+		const struct broker_row *r = &broker_rows[i];
+		const signed char *pos = (const signed char *)&r->a;
+
+		for (size_t k = 0; k < sizeof(r->a); k++)
+			ck_assert(pos[k] == BROKER_NO || (pos[k] >= 0 && pos[k] < 6));
+		ck_assert_ptr_nonnull(r->emul);
+		ck_assert_msg((r->a.path != BROKER_NO) != (r->a.addr != BROKER_NO),
+			      "%s: one name, by path or by address", r->name);
+		/* Every trapped call makes (or opens for writing) a name: judged. */
+		ck_assert_msg(r->checks & BROKER_CHECK_NEW, "%s: its name unchecked", r->name);
+		ck_assert(!(r->checks & BROKER_CHECK_SOURCE) || r->a.old != BROKER_NO);
+		ck_assert(!(r->checks & BROKER_CHECK_EXCHANGE) || r->op == BROKER_OP_RENAME);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_int_ne(broker_rows[j].nr, r->nr);
+	}
+}
+END_TEST
+
+/* ----------------------------------------------------- the gate's parse, on memory */
+
+/* A fake caller memory: one buffer at a made-up address. */
+struct fake_mem {
+	uint64_t base;
+	const char *buf;
+	size_t n;
+};
+
+static ssize_t fake_read(void *ctx, uint64_t addr, void *out, size_t n)
+{
+	const struct fake_mem *f = ctx;
+
+	if (addr < f->base || addr - f->base >= f->n)
+		return 0;
+	if (n > f->n - (addr - f->base))
+		n = f->n - (addr - f->base);
+	memcpy(out, f->buf + (addr - f->base), n);
+	return (ssize_t)n;
+}
+
+START_TEST(parse_reads_by_layout)
+{
+	static char mem[2 * PATH_MAX];
+	struct fake_mem f = {0x10000, mem, sizeof(mem)};
+	struct broker_mem m = {fake_read, &f};
+	struct seccomp_data d = {.nr = __NR_linkat, .arch = ARCH};
+	struct broker_req r;
+
+	strcpy(mem, "/proc/self/fd/3");
+	strcpy(mem + 100, "new");
+	d.args[0] = 7;
+	d.args[1] = f.base;
+	d.args[2] = (uint64_t)AT_FDCWD;
+	d.args[3] = f.base + 100;
+	d.args[4] = AT_SYMLINK_FOLLOW;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), 0);
+	ck_assert_str_eq(r.old, "/proc/42/fd/3");
+	ck_assert_str_eq(r.path, "new");
+	ck_assert_int_eq(r.odfd, 7);
+	ck_assert_int_eq(r.dfd, AT_FDCWD);
+	ck_assert_int_eq(r.flags, AT_SYMLINK_FOLLOW);
+	/* Unreadable, unterminated within PATH_MAX, NULL; not a trapped call. */
+	d.args[3] = f.base + sizeof(mem);
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -EFAULT);
+	memset(mem + 100, 'a', sizeof(mem) - 100);
+	d.args[3] = f.base + 100;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ENAMETOOLONG);
+	d.args[3] = 0;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -EFAULT);
+	d.nr = __NR_unlinkat;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ENOSYS);
+	d.nr = __NR_mkdirat;
+	d.arch = ARCH ^ 1;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ENOSYS);
+}
+END_TEST
+
+/* A unix address longer than struct sockaddr_un (the old broker copied it past its
+ * buffer), without a path, abstract, and truncated. */
+START_TEST(parse_sockaddr)
+{
+	static struct sockaddr_storage ss;
+	struct fake_mem f = {0x20000, (const char *)&ss, sizeof(ss)};
+	struct broker_mem m = {fake_read, &f};
+	struct seccomp_data d = {.nr = __NR_bind, .arch = ARCH};
+	struct broker_req r;
+
+	ss.ss_family = AF_UNIX;
+	memset((char *)&ss + 2, 'a', sizeof(ss) - 2);
+	d.args[0] = 3;
+	d.args[1] = f.base;
+	d.args[2] = sizeof(ss);
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), -EINVAL);
+	d.args[2] = sizeof(ss) + 1;
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), -EINVAL);
+	d.args[2] = 1;
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), -EINVAL);
+	d.args[2] = sizeof(struct sockaddr_un);
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), 0);
+	ck_assert(r.has_name);
+	ck_assert_uint_eq(strlen(r.path), sizeof(((struct sockaddr_un *)0)->sun_path));
+	d.args[2] = 2;
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), 0);
+	ck_assert(!r.has_name);
+	((struct sockaddr_un *)&ss)->sun_path[0] = '\0';
+	d.args[2] = 20;
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), 0);
+	ck_assert(!r.has_name);
+	d.args[1] = f.base + sizeof(ss) - 4;
+	ck_assert_int_eq(broker_parse(&m, 1, &d, &r), -EFAULT);
+}
+END_TEST
+
+/* --------------------------------------------- the emulation, on a forked caller */
+
+static char dir[PATH_MAX];
+static char long_path[PATH_MAX + 64];
+
+/* What one trapped call is made with. */
+struct args {
+	int dfd, fd;
+	const char *path, *old;
+	uint64_t path_addr; /* when set: instead of path (a bad pointer) */
+	int flags;
+	socklen_t salen;
+};
+
+static void place(const struct broker_row *row, const struct args *in, uint64_t a[6],
+		  struct sockaddr_un *sa)
+{
+	const struct broker_layout *l = &row->a;
+	uint64_t path = in->path_addr ? in->path_addr : (uint64_t)(uintptr_t)in->path;
+
+	memset(a, 0, 6 * sizeof(a[0]));
+	if (l->dfd != BROKER_NO)
+		a[l->dfd] = (uint64_t)(int64_t)in->dfd;
+	if (l->odfd != BROKER_NO)
+		a[l->odfd] = (uint64_t)(int64_t)AT_FDCWD;
+	if (l->path != BROKER_NO)
+		a[l->path] = path;
+	if (l->old != BROKER_NO)
+		a[l->old] = (uintptr_t)in->old;
+	if (l->target != BROKER_NO)
+		a[l->target] = (uintptr_t) "target";
+	if (l->flags != BROKER_NO)
+		a[l->flags] = (uint64_t)in->flags;
+	if (l->mode != BROKER_NO)
+		a[l->mode] = row->op == BROKER_OP_MKNOD ? (S_IFIFO | 0644) : 0755;
+	if (l->fd != BROKER_NO)
+		a[l->fd] = (uint64_t)in->fd;
+	if (l->addr != BROKER_NO) {
+		sa->sun_family = AF_UNIX;
+		snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", in->path);
+		a[l->addr] = in->path_addr ? in->path_addr : (uintptr_t)sa;
+		a[l->len] = in->salen ? in->salen : sizeof(*sa);
+	}
+}
+
+/* The race: a thread of the caller flips the name between an allowed one and the
+ * pinned one while the calls are made (same length, so each read sees one or the
+ * other, or a mix, never a name that was not judged). */
+static char race_name[] = "okay-x";
+static atomic_bool racing;
+
+static void *flipper(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; atomic_load(&racing); i++)
+		memcpy(race_name, (i & 1) ? "pinned" : "okay-x", 6);
+	return NULL;
+}
+
+/* The caller: the filter, then the call (times times; undoing each success when
+ * racing), the last result written to out. */
+static void __attribute__((noreturn))
+caller(const struct broker_row *row, const uint64_t a[6], int sock, int out, int times)
+{
+	long res[2] = {0, 0};
+	pthread_t t;
+
+	umask(022);
+	if (chdir(dir) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(3);
+	linux_broker_install_or_die(sock, -1);
+	if (times > 1) {
+		atomic_store(&racing, true);
+		pthread_create(&t, NULL, flipper, NULL);
+	}
+	for (int i = 0; i < times; i++) {
+		errno = 0;
+		res[0] = syscall(row->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		res[1] = errno;
+		if (times > 1 && res[0] >= 0) {
+			if (row->op == BROKER_OP_OPEN_CREATE)
+				close((int)res[0]);
+			(void)unlinkat(AT_FDCWD, "okay-x", 0);
+			(void)unlinkat(AT_FDCWD, "okay-x", AT_REMOVEDIR);
+		}
+	}
+	if (times > 1) {
+		atomic_store(&racing, false);
+		pthread_join(t, NULL);
+	}
+	if (write(out, res, sizeof(res)) != sizeof(res))
+		_exit(4);
+	_exit(0);
+}
+
+static struct linux_broker broker;
+
+/* The broker for this test: a missing guard target dir/pinned, a deep one
+ * dir/deep/.config/autostart (its way from dir missing), the git rules on. */
+static void broker_up(void)
+{
+	static char p1[PATH_MAX + 32], p2[PATH_MAX + 32];
+	static char *missing[2];
+	struct linux_scan s;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(p1, sizeof(p1), "%s/pinned", dir);
+	snprintf(p2, sizeof(p2), "%s/deep/.config/autostart", dir);
+	missing[0] = p1;
+	missing[1] = p2;
+	s.missing.v = missing;
+	s.missing.n = 2;
+	ck_assert(linux_broker_pins_or_die(&broker, &s, true, true, -1));
+}
+
+/* Run the row's call in a forked caller, answer it here; the caller's rc, or
+ * -errno. */
+static long drive(const struct broker_row *row, const struct args *in, int times)
+{
+	uint64_t a[6];
+	struct sockaddr_un sa;
+	int sv[2], res[2];
+	long out[2] = {-1, EIO};
+	int status;
+	pid_t p;
+
+	memset(&sa, 0, sizeof(sa));
+	place(row, in, a, &sa);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(pipe2(res, O_CLOEXEC), 0);
+	p = fork();
+	ck_assert_int_ge(p, 0);
+	if (p == 0) {
+		close(sv[0]);
+		close(res[0]);
+		caller(row, a, sv[1], res[1], times);
+	}
+	close(sv[1]);
+	close(res[1]);
+	ck_assert_msg(linux_broker_receive(&broker, sv[0]), "%s: no listener", row->name);
+	umask(0); /* as init's: the caller's umask is applied per call */
+	for (int i = 0; i < 20000; i++) {
+		struct pollfd pf = {broker.listener, POLLIN, 0};
+		if (poll(&pf, 1, 100) > 0 && (pf.revents & POLLIN))
+			linux_broker_serve(&broker);
+		else if (pf.revents & (POLLHUP | POLLERR))
+			break;
+	}
+	ck_assert_int_eq(waitpid(p, &status, 0), p);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: caller status %d",
+		      row->name, status);
+	ck_assert_int_eq(read(res[0], out, sizeof(out)), sizeof(out));
+	close(res[0]);
+	close(broker.listener);
+	broker.listener = -1;
+	return out[0] < 0 ? -out[1] : out[0];
+}
+
+static bool exists(const char *name)
+{
+	struct stat st;
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+static void make_file(const char *name)
+{
+	char p[PATH_MAX + 16];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+static void make_dir(const char *name)
+{
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	ck_assert(mkdir(p, 0755) == 0 || errno == EEXIST);
+}
+
+static void remove_any(const char *name)
+{
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (unlink(p) < 0)
+		(void)rmdir(p);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/halo-broker-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	chmod(dir, 0755);
+	make_dir("repo");
+	make_dir("repo/objects");
+	make_dir("repo/refs");
+	make_dir("repo/hooks");
+	make_file("repo/HEAD");
+	make_file("repo/config");
+	make_dir("deep");
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	broker_up();
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* The default arguments for a row making `name` in dir: open for writing with
+ * O_CREAT|O_EXCL, a link or rename of the file "src". */
+static struct args named(const struct broker_row *row, const char *name)
+{
+	struct args in = {.dfd = AT_FDCWD, .fd = -1, .path = name, .old = "src"};
+
+	if (row->a.flags != BROKER_NO && row->op == BROKER_OP_OPEN_CREATE)
+		in.flags = O_CREAT | O_WRONLY | O_EXCL;
+	if (row->a.fd != BROKER_NO)
+		in.fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (row->a.old != BROKER_NO)
+		make_file("src");
+	return in;
+}
+
+static void done(struct args *in)
+{
+	if (in->fd >= 0)
+		close(in->fd);
+}
+
+#define ROW (&broker_rows[_i])
+
+START_TEST(row_allowed)
+{
+	struct args in = named(ROW, "made");
+	long rc = drive(ROW, &in, 1);
+
+	ck_assert_msg(rc >= 0, "%s: %s", ROW->name, strerror((int)-rc));
+	ck_assert_msg(exists("made"), "%s made nothing", ROW->name);
+	if (ROW->op == BROKER_OP_RENAME)
+		ck_assert(!exists("src"));
+	done(&in);
+}
+END_TEST
+
+START_TEST(row_refuses_guard_target)
+{
+	struct args in = named(ROW, "pinned");
+
+	ck_assert_int_eq(drive(ROW, &in, 1), -EACCES);
+	ck_assert(!exists("pinned"));
+	/* Case folded, as on a case-insensitive file system. */
+	in.path = "PINNED";
+	ck_assert_int_eq(drive(ROW, &in, 1), -EACCES);
+	ck_assert(!exists("PINNED"));
+	done(&in);
+}
+END_TEST
+
+/* Under a missing home set entry: the entry itself is refused; a name on its way
+ * only when made by symlink, link or rename (what is moved there could hold it). */
+START_TEST(row_refuses_under_deep_pin)
+{
+	struct args in = named(ROW, "deep/.config");
+	bool moves = ROW->op == BROKER_OP_SYMLINK || ROW->op == BROKER_OP_LINK ||
+		     ROW->op == BROKER_OP_RENAME;
+	long rc = drive(ROW, &in, 1);
+
+	if (moves)
+		ck_assert_msg(rc == -EACCES, "%s: %ld", ROW->name, rc);
+	else
+		ck_assert_msg(rc >= 0, "%s: %ld", ROW->name, rc);
+	ck_assert(exists("deep/.config") != moves);
+	remove_any("deep/.config");
+	make_dir("deep/.config");
+	if (ROW->a.old != BROKER_NO)
+		make_file("src");
+	in.path = "deep/.config/autostart";
+	ck_assert_int_eq(drive(ROW, &in, 1), -EACCES);
+	ck_assert(!exists("deep/.config/autostart"));
+	done(&in);
+}
+END_TEST
+
+START_TEST(row_refuses_git_hook)
+{
+	struct args in = named(ROW, "repo/hooks/pre-commit");
+
+	ck_assert_int_eq(drive(ROW, &in, 1), -EACCES);
+	ck_assert(!exists("repo/hooks/pre-commit"));
+	ck_assert_uint_ge(atomic_load(&broker.notes->git_refused), 1);
+	done(&in);
+}
+END_TEST
+
+/* A directory fd that is not open: EBADF, as the kernel says; rows without a
+ * directory fd get a bad socket (bind) or nothing to test. */
+START_TEST(row_refuses_bad_fd)
+{
+	struct args in = named(ROW, "made");
+
+	if (ROW->a.dfd == BROKER_NO && ROW->a.fd == BROKER_NO) {
+		done(&in);
+		return; /* no fd argument in this call */
+	}
+	if (ROW->a.dfd != BROKER_NO)
+		in.dfd = 999;
+	if (in.fd >= 0) {
+		close(in.fd);
+		in.fd = 999;
+	}
+	ck_assert_int_eq(drive(ROW, &in, 1), -EBADF);
+	ck_assert(!exists("made"));
+	in.fd = -1;
+}
+END_TEST
+
+START_TEST(row_refuses_bad_pointer)
+{
+	struct args in = named(ROW, "made");
+
+	in.path_addr = 8; /* the zero page: never mapped */
+	ck_assert_int_eq(drive(ROW, &in, 1), -EFAULT);
+	in.path_addr = (uint64_t)-4096;
+	ck_assert_int_eq(drive(ROW, &in, 1), -EFAULT);
+	ck_assert(!exists("made"));
+	done(&in);
+}
+END_TEST
+
+/* A path longer than PATH_MAX: ENAMETOOLONG; bind's address longer than a
+ * sockaddr_un: EINVAL (the kernel's answers). */
+START_TEST(row_refuses_long_path)
+{
+	struct args in = named(ROW, long_path);
+	bool sock = ROW->a.addr != BROKER_NO;
+
+	in.salen = sizeof(struct sockaddr_un) + 8;
+	ck_assert_int_eq(drive(ROW, &in, 1), sock ? -EINVAL : -ENAMETOOLONG);
+	done(&in);
+}
+END_TEST
+
+/* The name changes in the caller's memory while calls are judged: the pinned name is
+ * never made (what is checked is the copy that is acted on). Rows that make a fresh
+ * name each time; a link or rename needs a new source per call. */
+START_TEST(row_race_keeps_the_name_judged)
+{
+	struct args in = named(ROW, race_name);
+
+	if (ROW->a.old != BROKER_NO || ROW->a.addr != BROKER_NO) {
+		done(&in);
+		return;
+	}
+	drive(ROW, &in, 200);
+	ck_assert_msg(!exists("pinned"), "%s: the pinned name was made in a race", ROW->name);
+	done(&in);
+}
+END_TEST
+
+/* ------------------------------------------------- the checks the table names */
+
+/* PROCFS: another process's /proc entry is never opened by init for the caller. */
+START_TEST(check_procfs_others)
+{
+	for (size_t i = 0; i < broker_n_rows; i++) {
+		const struct broker_row *r = &broker_rows[i];
+		char p[64];
+
+		if (!(r->checks & BROKER_CHECK_PROCFS))
+			continue;
+		struct args in = named(r, p);
+		snprintf(p, sizeof(p), "/proc/%d/fd/0", (int)getpid());
+		in.flags = O_WRONLY;
+		ck_assert_msg(drive(r, &in, 1) == -EACCES, "%s", r->name);
+	}
+}
+END_TEST
+
+/* SOURCE: a second name for a git directory's config. */
+START_TEST(check_link_source)
+{
+	for (size_t i = 0; i < broker_n_rows; i++) {
+		const struct broker_row *r = &broker_rows[i];
+
+		if (!(r->checks & BROKER_CHECK_SOURCE))
+			continue;
+		struct args in = named(r, "config-copy");
+		in.old = "repo/config";
+		ck_assert_msg(drive(r, &in, 1) == -EACCES, "%s", r->name);
+		ck_assert(!exists("config-copy"));
+	}
+}
+END_TEST
+
+/* EXCHANGE: a git config is never swapped with another file. */
+START_TEST(check_exchange)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < broker_n_rows; i++) {
+		const struct broker_row *r = &broker_rows[i];
+
+		if (!(r->checks & BROKER_CHECK_EXCHANGE) || r->a.flags == BROKER_NO)
+			continue;
+		struct args in = named(r, "other");
+		make_file("other");
+		in.old = "repo/config";
+		in.flags = RENAME_EXCHANGE;
+		ck_assert_msg(drive(r, &in, 1) == -EACCES, "%s", r->name);
+		n++;
+	}
+	ck_assert_uint_ge(n, 1);
+}
+END_TEST
+
+static Suite *broker_suite(void)
+{
+	Suite *s = suite_create("broker");
+	TCase *tt = tcase_create("table");
+	TCase *tr = tcase_create("rows");
+	TCase *tc = tcase_create("checks");
+	int n = (int)broker_n_rows;
+
+	tcase_add_test(tt, bpf_traps_the_table);
+	tcase_add_test(tt, table_is_consistent);
+	tcase_add_test(tt, parse_reads_by_layout);
+	tcase_add_test(tt, parse_sockaddr);
+	tcase_add_checked_fixture(tr, setup, teardown);
+	tcase_set_timeout(tr, 60);
+	tcase_add_loop_test(tr, row_allowed, 0, n);
+	tcase_add_loop_test(tr, row_refuses_guard_target, 0, n);
+	tcase_add_loop_test(tr, row_refuses_under_deep_pin, 0, n);
+	tcase_add_loop_test(tr, row_refuses_git_hook, 0, n);
+	tcase_add_loop_test(tr, row_refuses_bad_fd, 0, n);
+	tcase_add_loop_test(tr, row_refuses_bad_pointer, 0, n);
+	tcase_add_loop_test(tr, row_refuses_long_path, 0, n);
+	tcase_add_loop_test(tr, row_race_keeps_the_name_judged, 0, n);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, check_procfs_others);
+	tcase_add_test(tc, check_link_source);
+	tcase_add_test(tc, check_exchange);
+	suite_add_tcase(s, tt);
+	suite_add_tcase(s, tr);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(broker_suite)
