@@ -99,6 +99,12 @@ static int parse_sockaddr(const struct broker_mem *m, uint64_t addr, uint64_t le
 	return 0;
 }
 
+/* Argument pos of the call, or dflt when the call has none there. */
+static uint64_t arg(const uint64_t *a, signed char pos, uint64_t dflt)
+{
+	return pos == BROKER_NO ? dflt : a[pos];
+}
+
 static void req_init(struct broker_req *r, const struct broker_row *row)
 {
 	r->row = row;
@@ -128,18 +134,12 @@ int broker_parse(const struct broker_mem *m, pid_t tid, const struct seccomp_dat
 	req_init(r, row);
 	if (!row)
 		return -ENOSYS; /* the filter sends nothing else */
-	if (l->dfd != BROKER_NO)
-		r->dfd = (int)a[l->dfd];
-	if (l->odfd != BROKER_NO)
-		r->odfd = (int)a[l->odfd];
-	if (l->flags != BROKER_NO)
-		r->flags = (int)a[l->flags];
-	if (l->mode != BROKER_NO)
-		r->mode = (mode_t)a[l->mode];
-	if (l->dev != BROKER_NO)
-		r->dev = (dev_t)a[l->dev];
-	if (l->fd != BROKER_NO)
-		r->fd = (int)a[l->fd];
+	r->dfd = (int)arg(a, l->dfd, (uint64_t)AT_FDCWD);
+	r->odfd = (int)arg(a, l->odfd, (uint64_t)AT_FDCWD);
+	r->flags = (int)arg(a, l->flags, (uint64_t)row->fixed_flags);
+	r->mode = (mode_t)arg(a, l->mode, 0);
+	r->dev = (dev_t)arg(a, l->dev, 0);
+	r->fd = (int)arg(a, l->fd, (uint64_t)-1);
 	/* The strings in the kernel's order: the existing side (or target) first. */
 	if (l->target != BROKER_NO)
 		rc = read_str(m, a[l->target], r->old, sizeof(r->old));
