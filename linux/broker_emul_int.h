@@ -1,5 +1,6 @@
-/* Internal to the creation broker's emulation (broker_emul.c, broker_bind.c): one
- * trapped call, and the steps every emulated call shares. */
+/* Internal to the creation broker's emulation: the request table (broker_table.c),
+ * the gate every request passes (broker_admit.c), the rows' functions (broker_emul.c,
+ * broker_bind.c) and the steps they share. */
 #ifndef HALO_LINUX_BROKER_EMUL_INT_H
 #define HALO_LINUX_BROKER_EMUL_INT_H
 
