@@ -1,9 +1,8 @@
 /* The creation broker's emulation: each trapped call performed by init on its caller's
- * behalf. The caller's strings are copied once (process_vm_readv), its directory fds
- * and working directory reopened through /proc/<tid>, and the new name is created
- * relative to its parent directory, opened first and checked against the pins: what
- * is checked is what is acted on. Names "/proc/self" and "/proc/thread-self" in a
- * path mean the caller's, as they would for it. */
+ * behalf, once the gate (broker_admit.c) has copied the caller's strings, reopened its
+ * directory fds and working directory through /proc/<tid>, and opened and checked the
+ * new name's parent directory: the rows' functions act on what was checked, relative
+ * to that directory. The steps the gate and the functions share are here too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
