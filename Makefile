@@ -231,6 +231,9 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
 # The decider's answer parser (runner/ code too).
 build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
+# The creation broker's request path (the gate's parse half, with the table and the
+# emulation it dispatches to).
+build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
 build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
 

@@ -3,7 +3,6 @@
  * trapped call is performed by init rather than let through. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -15,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "linux/broker_int.h"
+#include "linux/broker_emul_int.h"
 
 #define STEP "persistence guard"
 
@@ -34,43 +33,10 @@
 #define HALO_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-#if defined(__x86_64__)
-#define BROKER_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define BROKER_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "the creation broker knows no audit arch for this target"
-#endif
-
-/* The low 32 bits of argument i (open flags live there). */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
-#else
-#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i) + 4)
-#endif
-
-#define NOTIFY (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF)
-#define ALLOW  (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-#define IS(nr, t, f)                                                                               \
-	(struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)(nr), (t), (f))
-
-/* Calls that create a name, and opens that create or write (O_CREAT, O_WRONLY, O_RDWR,
- * O_TRUNC: the git rules refuse writing a git directory's config or hooks in place;
- * read-only opens pass untouched); openat2 is refused with ENOSYS by the deny list (its flags are
- * out of seccomp's sight), and other architectures are killed by it. */
-static const int create_calls[] = {
-    __NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind,
-#ifdef __NR_mkdir
-    __NR_mkdir,	  __NR_mknod,	__NR_symlink,	__NR_link,   __NR_rename,    __NR_renameat,
-    __NR_creat,
-#endif
-};
-
 void linux_broker_install_or_die(int sock, int rfd)
 {
-	enum { N_CREATE = sizeof(create_calls) / sizeof(create_calls[0]) };
-	struct sock_filter f[4 + 2 * N_CREATE + 10];
-	size_t n = 0;
+	struct sock_filter f[BROKER_BPF_MAX];
+	long n = broker_bpf_build(f, BROKER_BPF_MAX);
 	char dummy = 0;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -81,35 +47,8 @@ void linux_broker_install_or_die(int sock, int rfd)
 	struct cmsghdr *cm;
 	int lfd;
 
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, arch));
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BROKER_ARCH, 1, 0);
-	f[n++] = ALLOW; /* the deny list kills every other architecture */
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, nr));
-	for (size_t i = 0; i < N_CREATE; i++) {
-		f[n++] = IS(create_calls[i], 0, 1);
-		f[n++] = NOTIFY;
-	}
-	/* openat (and open): to CHECK with the flags loaded, else allowed. */
-#ifdef __NR_open
-	f[n++] = IS(__NR_openat, 0, 2);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 4, 0, 0);
-	f[n++] = IS(__NR_open, 0, 2);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
-#else
-	f[n++] = IS(__NR_openat, 0, 2);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
-#endif
-	f[n++] = ALLOW;
-	/* CHECK */
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
-					      O_CREAT | O_WRONLY | O_RDWR | O_TRUNC, 0, 1);
-	f[n++] = NOTIFY;
-	f[n++] = ALLOW;
+	if (n < 0)
+		linux_die(rfd, STEP, (int)-n, "build the creation broker's filter");
 	struct sock_fprog prog = {(unsigned short)n, f};
 
 	/* Waiting killably once init has the call (5.19+): a signal then cannot make the

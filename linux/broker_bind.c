@@ -16,21 +16,6 @@
 
 #include "linux/broker_emul_int.h"
 
-/* The caller's bytes at addr, n of them (a socket address). */
-static int read_mem(struct call *c, uint64_t addr, void *buf, size_t n)
-{
-	char p[64];
-	int fd;
-	ssize_t k;
-
-	snprintf(p, sizeof(p), "/proc/%d/mem", (int)c->tid);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? -ESRCH : -EPERM;
-	k = pread(fd, buf, n, (off_t)addr);
-	close(fd);
-	return k == (ssize_t)n ? 0 : -EFAULT;
-}
-
 /* The caller's descriptor fd, duplicated into init (the same open socket). */
 static int caller_fd(struct call *c, int fd)
 {
@@ -64,43 +49,22 @@ static int bind_in(int pfd, int sock, const struct sockaddr_un *u)
 }
 
 /* bind() makes a name too (a unix socket's), and git takes a socket for objects/ or
- * refs/: performed here, in the directory checked, like every other creation. */
-long broker_do_bind(struct call *c, int fd, uint64_t addr, socklen_t len)
+ * refs/: performed here, in the directory the gate checked, like every other creation.
+ * An address that names no file is bound as it is. */
+long broker_do_bind(struct call *c, struct broker_req *r, int *fd_out)
 {
-	struct sockaddr_storage ss;
-	struct sockaddr_un *un = (struct sockaddr_un *)&ss, u = {.sun_family = AF_UNIX};
-	char path[sizeof(un->sun_path) + 1];
-	size_t plen = len > offsetof(struct sockaddr_un, sun_path)
-			  ? len - offsetof(struct sockaddr_un, sun_path)
-			  : 0;
-	struct newname nn = {.pfd = -1};
+	struct sockaddr_un u = {.sun_family = AF_UNIX};
 	int rc;
 
-	if (len < sizeof(sa_family_t) || len > sizeof(ss))
-		return -EINVAL;
-	if ((rc = read_mem(c, addr, &ss, len)) < 0)
-		return rc;
-	AUTO_FD sock = caller_fd(c, fd);
+	(void)fd_out;
+	AUTO_FD sock = caller_fd(c, r->fd);
 	if (sock < 0)
 		return sock;
-	if (ss.ss_family != AF_UNIX || plen == 0 || un->sun_path[0] == '\0')
-		return broker_R(
-		    bind(sock, (struct sockaddr *)&ss, len)); /* no name in a directory */
-	memcpy(path, un->sun_path, plen);
-	path[plen] = '\0';
-	c->op = BROKER_OP_MKNOD; /* a socket is a node */
-	AUTO_FD base = broker_open_base(c, AT_FDCWD, path);
-	if (base < 0)
-		return base;
-	rc = broker_open_parent(c, base, path, &nn);
-	AUTO_FD pfd = nn.pfd;
-	if (rc < 0)
-		return rc;
-	if (!broker_still_valid(c))
-		return -ENOENT;
-	if (strlen(nn.last) >= sizeof(u.sun_path))
+	if (!r->has_name)
+		return broker_R(bind(sock, (struct sockaddr *)&r->sa, r->len));
+	if (strlen(r->nn.last) >= sizeof(u.sun_path))
 		return -ENAMETOOLONG;
-	memcpy(u.sun_path, nn.last, strlen(nn.last) + 1);
+	memcpy(u.sun_path, r->nn.last, strlen(r->nn.last) + 1);
 	broker_take_umask(c);
 	/* The socket's file gets the socket inode's mode less the umask (a default ACL
 	 * or not), and init's umask is 0 (broker_pool.c): the caller's goes on the inode. */
@@ -110,7 +74,7 @@ long broker_do_bind(struct call *c, int fd, uint64_t addr, socklen_t len)
 	 * check and the bind resolves the path again. The working directory is shared by
 	 * the worker threads: one bind at a time changes it. */
 	pthread_mutex_lock(&cwd_lock);
-	rc = bind_in(pfd, sock, &u);
+	rc = bind_in(r->nn.pfd, sock, &u);
 	pthread_mutex_unlock(&cwd_lock);
 	return rc;
 }

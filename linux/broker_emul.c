@@ -1,9 +1,8 @@
 /* The creation broker's emulation: each trapped call performed by init on its caller's
- * behalf. The caller's strings are copied once (process_vm_readv), its directory fds
- * and working directory reopened through /proc/<tid>, and the new name is created
- * relative to its parent directory, opened first and checked against the pins: what
- * is checked is what is acted on. Names "/proc/self" and "/proc/thread-self" in a
- * path mean the caller's, as they would for it. */
+ * behalf, once the gate (broker_admit.c) has copied the caller's strings, reopened its
+ * directory fds and working directory through /proc/<tid>, and opened and checked the
+ * new name's parent directory: the rows' functions act on what was checked, relative
+ * to that directory. The steps the gate and the functions share are here too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -24,67 +23,6 @@
 #include "linux/broker_emul_int.h"
 
 #define MAX_FOLLOW 40 /* as the kernel's MAXSYMLINKS */
-
-/* A NUL-terminated string of the caller, page by page (a read that crosses into an
- * unmapped page fails as a whole). Through /proc/<tid>/mem: init runs under the deny
- * list too, which refuses process_vm_readv. */
-static int read_str(struct call *c, uint64_t addr, char *buf, size_t n)
-{
-	char p[64];
-	size_t got = 0;
-	int fd, rc = -ENAMETOOLONG;
-
-	if (addr == 0)
-		return -EFAULT;
-	snprintf(p, sizeof(p), "/proc/%d/mem", (int)c->tid);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == ENOENT ? -ESRCH : -EPERM;
-	while (got < n) {
-		size_t want = 4096 - ((addr + got) & 4095);
-		ssize_t k;
-
-		if (want > n - got)
-			want = n - got;
-		k = pread(fd, buf + got, want, (off_t)(addr + got));
-		if (k <= 0) {
-			rc = -EFAULT;
-			break;
-		}
-		if (memchr(buf + got, '\0', (size_t)k)) {
-			rc = 0;
-			break;
-		}
-		got += (size_t)k;
-	}
-	close(fd);
-	return rc;
-}
-
-/* /proc/self/... and /proc/thread-self/... name the caller, not init. */
-static int own_proc(struct call *c, char *path, size_t n)
-{
-	static const char *const selves[] = {"/proc/self", "/proc/thread-self"};
-	char tmp[PATH_MAX];
-
-	for (size_t i = 0; i < 2; i++) {
-		size_t k = strlen(selves[i]);
-		if (strncmp(path, selves[i], k) != 0 || (path[k] != '/' && path[k] != '\0'))
-			continue;
-		if (snprintf(tmp, sizeof(tmp), "/proc/%d%s", (int)c->tid, path + k) >=
-		    (int)sizeof(tmp))
-			return -ENAMETOOLONG;
-		snprintf(path, n, "%s", tmp);
-		return 0;
-	}
-	return 0;
-}
-
-static int read_path(struct call *c, uint64_t addr, char *buf, size_t n)
-{
-	int rc = read_str(c, addr, buf, n);
-
-	return rc < 0 ? rc : own_proc(c, buf, n);
-}
 
 /* Where a path is resolved from: the root for an absolute one, else the caller's
  * working directory or directory fd, reopened. */
@@ -115,6 +53,13 @@ void broker_judge_lock(struct call *c)
 		return;
 	pthread_mutex_lock(&judge_lock);
 	c->judged = true;
+}
+
+void broker_judge_unlock(struct call *c)
+{
+	if (c->judged)
+		pthread_mutex_unlock(&judge_lock);
+	c->judged = false;
 }
 
 int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
@@ -195,153 +140,52 @@ bool broker_still_valid(struct call *c)
 	return ioctl(c->b->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-/* (dfd, path at addr) → base fd and the new name in nn; 0 or -errno. */
-static int new_name(struct call *c, int dfd, uint64_t addr, int *base, struct newname *nn)
-{
-	char path[PATH_MAX];
-	int rc = read_path(c, addr, path, sizeof(path));
-
-	*base = -1;
-	nn->pfd = -1;
-	if (rc < 0)
-		return rc;
-	if ((*base = broker_open_base(c, dfd, path)) < 0)
-		return *base;
-	if ((rc = broker_open_parent(c, *base, path, nn)) < 0)
-		return rc;
-	return broker_still_valid(c) ? 0 : -ENOENT;
-}
-
 /* A syscall's result as the caller sees it. */
 long broker_R(long rc)
 {
 	return rc < 0 ? -errno : rc;
 }
 
-static long do_mkdir(struct call *c, int dfd, uint64_t path, mode_t mode)
+/* The rows' functions: what the gate (broker_admit.c) opened and judged, acted on. */
+long broker_do_mkdir(struct call *c, struct broker_req *r, int *fd_out)
 {
-	AUTO_FD base = -1;
-	struct newname nn;
-	int rc = (c->op = BROKER_OP_MKDIR, new_name(c, dfd, path, &base, &nn));
-	AUTO_FD pfd = nn.pfd;
-
-	if (rc < 0)
-		return rc;
+	(void)fd_out;
 	broker_take_umask(c);
-	return broker_R(mkdirat(pfd, nn.last, broker_mode(c, pfd, mode)));
+	return broker_R(mkdirat(r->nn.pfd, r->nn.last, broker_mode(c, r->nn.pfd, r->mode)));
 }
 
-static long do_mknod(struct call *c, int dfd, uint64_t path, mode_t mode, dev_t dev)
+long broker_do_mknod(struct call *c, struct broker_req *r, int *fd_out)
 {
-	AUTO_FD base = -1;
-	struct newname nn;
-	int rc = (c->op = BROKER_OP_MKNOD, new_name(c, dfd, path, &base, &nn));
-	AUTO_FD pfd = nn.pfd;
-
-	if (rc < 0)
-		return rc;
+	(void)fd_out;
 	broker_take_umask(c);
-	return broker_R(mknodat(pfd, nn.last, broker_mode(c, pfd, mode), dev));
+	return broker_R(mknodat(r->nn.pfd, r->nn.last, broker_mode(c, r->nn.pfd, r->mode), r->dev));
 }
 
-static long do_symlink(struct call *c, uint64_t target, int dfd, uint64_t path)
+long broker_do_symlink(struct call *c, struct broker_req *r, int *fd_out)
 {
-	char t[PATH_MAX];
-	AUTO_FD base = -1;
-	struct newname nn;
-	int rc = read_str(c, target, t, sizeof(t));
-
-	if (rc < 0)
-		return rc;
-	c->op = BROKER_OP_SYMLINK;
-	rc = new_name(c, dfd, path, &base, &nn);
-	AUTO_FD pfd = nn.pfd;
-	if (rc < 0)
-		return rc;
-	return broker_R(symlinkat(t, pfd, nn.last));
+	(void)c;
+	(void)fd_out;
+	return broker_R(symlinkat(r->old, r->nn.pfd, r->nn.last));
 }
 
-/* The existing side of link and rename: its base and path (not checked: it exists). */
-static int old_side(struct call *c, int dfd, uint64_t addr, char *path, size_t n)
+long broker_do_link(struct call *c, struct broker_req *r, int *fd_out)
 {
-	int rc = read_path(c, addr, path, n);
+	char p[64];
 
-	return rc < 0 ? rc : broker_open_base(c, dfd, path[0] ? path : ".");
+	(void)c;
+	(void)fd_out;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", r->src); /* no capability needed */
+	return broker_R(linkat(AT_FDCWD, p, r->nn.pfd, r->nn.last, AT_SYMLINK_FOLLOW));
 }
 
-static long do_link(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t new, int flags)
+long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
 {
-	char op[PATH_MAX];
-	AUTO_FD obase = old_side(c, odfd, old, op, sizeof(op));
-	AUTO_FD base = -1;
-	struct newname nn;
-	int rc;
-
-	if (obase < 0)
-		return obase;
-	c->op = BROKER_OP_LINK;
-	rc = new_name(c, ndfd, new, &base, &nn);
-	AUTO_FD pfd = nn.pfd;
-	if (rc < 0)
-		return rc;
-	/* AT_EMPTY_PATH links the caller's fd itself (an O_TMPFILE): through its
-	 * /proc entry, which needs no capability. */
-	if ((flags & AT_EMPTY_PATH) && op[0] == '\0') {
-		snprintf(op, sizeof(op), "/proc/%d/fd/%d", (int)c->tid, odfd);
-		flags = AT_SYMLINK_FOLLOW;
-		close(obase);
-		obase = AT_FDCWD;
-	}
-	/* A second name for a git directory's config or hook would write it in place. */
-	AUTO_FD src =
-	    openat(obase, op, O_PATH | O_CLOEXEC | ((flags & AT_SYMLINK_FOLLOW) ? 0 : O_NOFOLLOW));
-	if (src < 0)
-		return -errno;
-	if ((rc = linux_broker_git_check_opened(c->b, src)) < 0)
-		return rc;
-	snprintf(op, sizeof(op), "/proc/self/fd/%d", src); /* no capability needed */
-	return broker_R(linkat(AT_FDCWD, op, pfd, nn.last, AT_SYMLINK_FOLLOW));
-}
-
-/* RENAME_EXCHANGE makes the old name anew too: it is checked as one made. */
-static int exchange_side(struct call *c, int obase, const char *op)
-{
-	char path[PATH_MAX];
-	struct newname on;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s", op);
-	rc = broker_open_parent(c, obase, path, &on);
-	if (on.pfd >= 0)
-		close(on.pfd);
-	if (rc == 0 && on.git == BROKER_GIT_CONFIG)
-		return -EACCES; /* a git config is replaced by rename only, never swapped */
-	return rc;
-}
-
-static long do_rename(struct call *c, int odfd, uint64_t old, int ndfd, uint64_t new,
-		      unsigned flags)
-{
-	char op[PATH_MAX];
-	AUTO_FD obase = old_side(c, odfd, old, op, sizeof(op));
-	AUTO_FD base = -1;
-	struct newname nn;
-	int rc;
-
-	if (obase < 0)
-		return obase;
-	if (op[0] == '\0')
-		return -ENOENT;
-	c->op = BROKER_OP_RENAME;
-	rc = new_name(c, ndfd, new, &base, &nn);
-	AUTO_FD pfd = nn.pfd;
-	if (rc < 0)
-		return rc;
-	if ((flags & RENAME_EXCHANGE) && (rc = exchange_side(c, obase, op)) < 0)
-		return rc;
-	if (nn.git == BROKER_GIT_CONFIG)
-		return linux_broker_git_config_rename(c->b, obase, op, pfd, nn.last, flags);
-	return broker_R(syscall(SYS_renameat2, obase, op, pfd, nn.last, flags));
+	(void)fd_out;
+	if (r->nn.git == BROKER_GIT_CONFIG)
+		return linux_broker_git_config_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last,
+						      (unsigned)r->flags);
+	return broker_R(
+	    syscall(SYS_renameat2, r->obase, r->old, r->nn.pfd, r->nn.last, (unsigned)r->flags));
 }
 
 /* Would this open block (a FIFO without its other end)? Then the FIFO, held O_PATH,
@@ -358,15 +202,6 @@ static int fifo_at(int pfd, const char *last, bool follow)
 		fd = -1;
 	}
 	return fd;
-}
-
-/* A name in /proc/<tid>/fd (or any procfs directory) is a magic link: opened by
- * following it, it reopens what the caller holds, and creates nothing. */
-static bool in_procfs(int pfd)
-{
-	struct statfs sf;
-
-	return fstatfs(pfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 /* Every open is tried without waiting: one that would wait (a FIFO; a file whose
@@ -432,7 +267,7 @@ pid_t broker_caller_tgid(struct call *c)
 /* A procfs directory is opened by init as init: only the caller's own /proc/<pid>
  * (its fd/ magic links, its own files) may be reached through it, never another
  * process's (/proc/1/environ and /proc/1/mem are init's). */
-static bool own_procfs(struct call *c, int pfd)
+bool broker_own_procfs(struct call *c, int pfd)
 {
 	char self[64], path[PATH_MAX], mine[64];
 	pid_t ids[2] = {c->tid, broker_caller_tgid(c)};
@@ -462,124 +297,63 @@ static mode_t open_mode(const struct call *c, int pfd, const char *last, int fla
 	return broker_mode(c, dir >= 0 ? dir : pfd, mode);
 }
 
-/* open with O_CREAT (or for writing): the name checked at each hop when its last component is a
- * symlink the kernel would follow (and create the target of). */
-static long do_open(struct call *c, int dfd, uint64_t addr, int flags, mode_t mode, int *fd_out)
+/* The name is a symlink to follow: its target is the next path, from the root or
+ * from the directory it lies in. */
+static int follow(struct call *c, struct broker_req *r)
 {
-	char path[PATH_MAX];
-	int rc = read_path(c, addr, path, sizeof(path));
-	AUTO_FD base = -1;
+	ssize_t n = readlinkat(r->nn.pfd, r->nn.last, r->path, sizeof(r->path) - 1);
+	int rc;
 
-	if (rc < 0)
+	if (n < 0)
+		return -ELOOP;
+	r->path[n] = '\0';
+	if ((rc = broker_own_proc(c->tid, r->path, sizeof(r->path))) < 0)
 		return rc;
-	if ((base = broker_open_base(c, dfd, path)) < 0)
-		return base;
-	broker_take_umask(c);
-	c->op = (flags & O_CREAT) ? BROKER_OP_OPEN_CREATE : BROKER_OP_OPEN_WRITE;
-	for (int hop = 0;; hop++) {
-		struct newname nn;
-		long r;
+	close(r->base);
+	if (r->path[0] == '/') {
+		r->base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(r->nn.pfd);
+	} else {
+		r->base = r->nn.pfd;
+	}
+	r->nn.pfd = -1;
+	return r->base < 0 ? -errno : 0;
+}
 
-		rc = broker_open_parent(c, base, path, &nn);
-		AUTO_FD pfd = nn.pfd;
-		if (rc < 0)
+/* open with O_CREAT (or for writing): the name checked at each hop when its last
+ * component is a symlink the kernel would follow (and create the target of). */
+long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
+{
+	int flags = r->flags;
+
+	broker_take_umask(c);
+	for (int hop = 0;; hop++) {
+		long rc;
+
+		/* Hop 0 was judged by the gate; each later one is judged the same way. */
+		if (hop > 0 && (rc = broker_admit_name(c, r)) < 0)
 			return rc;
-		if (hop == 0 && !broker_still_valid(c))
-			return -ENOENT;
-		bool magic = in_procfs(pfd);
-		if (magic && !own_procfs(c, pfd))
-			return -EACCES;
-		mode_t m = open_mode(c, pfd, nn.last, flags, mode);
-		if (nn.git == BROKER_GIT_EMPTY) {
-			int fd = linux_broker_git_empty(c->b, pfd, nn.last, m);
+		int pfd = r->nn.pfd;
+		mode_t m = open_mode(c, pfd, r->nn.last, flags, r->mode);
+		if (r->nn.git == BROKER_GIT_EMPTY) {
+			int fd = linux_broker_git_empty(c->b, pfd, r->nn.last, m);
 			if (fd < 0)
 				return fd;
 			*fd_out = fd;
 			return (flags & O_CLOEXEC) != 0;
 		}
-		r = open_final(c, pfd, nn.last, flags, m, magic, fd_out);
-		if (magic && r >= 0 && *fd_out >= 0 &&
+		rc = open_final(c, pfd, r->nn.last, flags, m, r->magic, fd_out);
+		if (r->magic && rc >= 0 && *fd_out >= 0 &&
 		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {
 			close(*fd_out); /* the file behind the magic link is a guarded one */
 			*fd_out = -1;
 			return -EACCES;
 		}
-		if (r != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
-			return r;
+		if (rc != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
+			return rc;
 		if (hop >= MAX_FOLLOW)
 			return -ELOOP;
-		/* The name is a symlink to follow: its target is the next path. */
-		ssize_t n = readlinkat(pfd, nn.last, path, sizeof(path) - 1);
-		if (n < 0)
-			return -ELOOP;
-		path[n] = '\0';
-		if ((rc = own_proc(c, path, sizeof(path))) < 0)
+		if ((rc = follow(c, r)) < 0)
 			return rc;
-		close(base);
-		if (path[0] == '/') {
-			base = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		} else {
-			base = pfd;
-			pfd = -1;
-		}
-		if (base < 0)
-			return -errno;
 	}
-}
-
-static long emulate(struct call *c, int *fd_out)
-{
-	const uint64_t *a = c->a;
-
-	switch (c->req->data.nr) {
-	case __NR_openat:
-		return do_open(c, (int)a[0], a[1], (int)a[2], (mode_t)a[3], fd_out);
-	case __NR_mkdirat:
-		return do_mkdir(c, (int)a[0], a[1], (mode_t)a[2]);
-	case __NR_mknodat:
-		return do_mknod(c, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
-	case __NR_symlinkat:
-		return do_symlink(c, a[0], (int)a[1], a[2]);
-	case __NR_linkat:
-		return do_link(c, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
-	case __NR_renameat2:
-		return do_rename(c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
-	case __NR_bind:
-		return broker_do_bind(c, (int)a[0], a[1], (socklen_t)a[2]);
-#ifdef __NR_open
-	case __NR_open:
-		return do_open(c, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], fd_out);
-	case __NR_creat:
-		return do_open(c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1],
-			       fd_out);
-	case __NR_mkdir:
-		return do_mkdir(c, AT_FDCWD, a[0], (mode_t)a[1]);
-	case __NR_mknod:
-		return do_mknod(c, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
-	case __NR_symlink:
-		return do_symlink(c, a[0], AT_FDCWD, a[1]);
-	case __NR_link:
-		return do_link(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
-	case __NR_rename:
-		return do_rename(c, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
-	case __NR_renameat:
-		return do_rename(c, (int)a[0], a[1], (int)a[2], a[3], 0);
-#endif
-	default:
-		return -ENOSYS; /* the filter sends nothing else */
-	}
-}
-
-long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)
-{
-	struct call c = {
-	    b,	 req,  (pid_t)req->pid, (const uint64_t *)req->data.args, BROKER_OP_OPEN_CREATE,
-	    022, false};
-	long rc;
-
-	*fd_out = -1;
-	rc = emulate(&c, fd_out);
-	if (c.judged)
-		pthread_mutex_unlock(&judge_lock);
-	return rc;
 }

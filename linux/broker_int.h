@@ -107,7 +107,8 @@ void linux_broker_reaped(pid_t pid);
 #define BROKER_MAX_WAITERS 64
 long linux_broker_open_waiting(struct linux_broker *b, int target, int flags, bool cloexec);
 
-/* broker_emul.c: perform the call in req for its caller. Returns the syscall's value
+/* broker_admit.c: perform the call in req for its caller (its row of the table, after
+ * the gate). Returns the syscall's value
  * or -errno; *fd_out >= 0 is a file to install in the caller (the value is then the
  * O_CLOEXEC flag wanted for it); BROKER_ANSWERED when a child of init answers (an
  * open that may block). */

@@ -288,4 +288,19 @@ else
 	skip "O_TMPFILE modes under default ACLs" "no POSIX ACLs here: $getfattr_ok"
 fi
 
+# 9. bind() with a unix address longer than struct sockaddr_un (addrlen 128): EINVAL,
+# as the kernel answers it. The old broker copied the path into a 109-byte buffer of
+# init's (an overrun of 17 bytes chosen by the command) and then answered otherwise.
+out=$(timeout -k 2 20 "$HALO" --quiet -- python3 -c '
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+for n in (128, 111):
+    buf = ctypes.create_string_buffer(b"\x01\x00" + b"s" * (n - 2), n)
+    r = libc.bind(s.fileno(), buf, n)
+    print(n, r, ctypes.get_errno() if r < 0 else 0)
+' 2>&1)
+expect "bind with an over-long unix address: EINVAL" "128 -1 22
+111 -1 22" "$out"
+
 finish
