@@ -194,6 +194,15 @@ int hook_event_parse(const char *json, size_t len, enum hook_harness h, struct h
 		return why_(why, n, "%s", "the event is not a JSON object");
 	if (dup_keys(root, &dup))
 		return why_(why, n, "the event repeats the key \"%.60s\"", dup);
+	const cJSON *sid = cJSON_GetObjectItemCaseSensitive(root, "session_id");
+	const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "hook_event_name");
+	if (sid && (!cJSON_IsString(sid) || !sid->valuestring[0]))
+		return why_(why, n, "%s", "session_id is not a non-empty string");
+	ev->session_id = sid ? sid->valuestring : NULL;
+	if (cJSON_IsString(en) && strcmp(en->valuestring, "SessionEnd") == 0) {
+		ev->session_end = true; /* Claude Code's and Gemini CLI's name */
+		return 0;
+	}
 	const cJSON *tn = cJSON_GetObjectItemCaseSensitive(root, "tool_name");
 	const cJSON *ti = cJSON_GetObjectItemCaseSensitive(root, "tool_input");
 	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(root, "cwd");

@@ -116,7 +116,7 @@ static const struct opt_row opt_table[] = {
     FLAG("--fail-on-deny", fail_on_deny),
     VALUE("--events", events),		     VALUE("--decider", decider),
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
-    VALUE("--session", session),
+    VALUE("--session", session),	     FLAG("--wrap", wrap),	   FLAG("--hook", render_hook),
     VALUE("--method", method),	     VALUE("-X", method),
 };
 /* clang-format on */
