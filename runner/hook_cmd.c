@@ -215,6 +215,11 @@ int runner_cmd_hook(const struct runner_opts *o)
 
 	if (o->harness && hook_harness_parse(o->harness, &h) < 0)
 		return blocked(" (cannot judge)", "--harness takes claude-code, codex or gemini");
+	if (o->wrap && h != HOOK_HARNESS_ANY && h != HOOK_HARNESS_CLAUDE_CODE)
+		return blocked(" (cannot wrap)",
+			       "--wrap answers claude-code events only: the other "
+			       "harnesses cannot take a rewritten input without an "
+			       "allow (see the README)");
 	if (o->n_rest)
 		return blocked(" (cannot judge)",
 			       "hook takes no operands: the event comes on standard input");

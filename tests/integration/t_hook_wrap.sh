@@ -1,0 +1,131 @@
+#!/bin/bash
+# halo-run hook --wrap: the hook as the harness's sandbox backend. Claude Code
+# PreToolUse events for Bash are answered with hookSpecificOutput.updatedInput (and
+# never a permissionDecision) whose command, run through the real bash as the harness
+# runs it, executes the original command in `halo-run --session hook-<session_id>`:
+# two events of one session share /tmp, neither may write /etc, a blocked call is
+# still blocked (exit 2, nothing runs), tricky quoting reaches bash unchanged, a NUL
+# is refused, and SessionEnd stops the session. Runs as root and as uid 65534.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+ws=$TMPDIR/ws
+mkdir -p "$ws"
+pol=$TMPDIR/policy.yaml
+cat >"$pol" <<'EOF'
+sandbox:
+  mode: workspace-write
+egress:
+  allowedDomains: [github.com]
+EOF
+SID="wrap-$$-$RANDOM"
+cleanup() { "$HALO" session stop "hook-$SID" >/dev/null 2>&1; }
+trap cleanup EXIT
+
+# ev SESSION COMMAND [EVENT]: a Claude Code event as it writes them.
+ev() {
+	python3 -c 'import json,sys
+e={"session_id":sys.argv[1],"transcript_path":"/tmp/t.jsonl","cwd":sys.argv[3],
+   "hook_event_name":sys.argv[4],"permission_mode":"default"}
+if sys.argv[4]=="PreToolUse":
+	e.update(tool_name="Bash",tool_use_id="toolu_1",
+	         tool_input={"command":sys.argv[2],"description":"d","timeout":60000})
+else:
+	e["reason"]="exit"
+print(json.dumps(e))' "$1" "$2" "$ws" "${3:-PreToolUse}"
+}
+# answer COMMAND: the hook's stdout for a Bash event of session SID; RC its exit.
+answer() {
+	OUT=$(ev "$SID" "$1" | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>"$TMPDIR/err")
+	RC=$?
+	ERR=$(cat "$TMPDIR/err")
+}
+# field PY_EXPR: one field of the last answer.
+field() { python3 -c 'import json,sys; a=json.loads(sys.stdin.read()); print('"$1"')' <<<"$OUT"; }
+# run_answer: the rewritten command run as the harness does, through bash.
+run_answer() {
+	local cmd
+	cmd=$(python3 -c 'import json,sys; sys.stdout.write(json.loads(sys.stdin.read())["hookSpecificOutput"]["updatedInput"]["command"])' <<<"$OUT")
+	ROUT=$(cd "$ws" && timeout -k 2 30 bash -c "$cmd" 2>"$TMPDIR/rerr" </dev/null)
+	RRC=$?
+	RERR=$(cat "$TMPDIR/rerr")
+}
+
+# The answer's shape, before anything runs (works without a sandbox).
+answer 'echo hi'
+expect "an allowed Bash call: exit 0, nothing on stderr" "0:" "$RC:$ERR"
+expect "the answer names PreToolUse" "PreToolUse" "$(field 'a["hookSpecificOutput"]["hookEventName"]')"
+expect "no permissionDecision (the harness's own permission flow stays)" "False:False" \
+	"$(field '"%s:%s" % ("permissionDecision" in a["hookSpecificOutput"], "decision" in a)')"
+expect "every other input key kept" "d:60000" \
+	"$(field 'a["hookSpecificOutput"]["updatedInput"]["description"]+":"+str(a["hookSpecificOutput"]["updatedInput"]["timeout"])')"
+expect_match "the session is named from session_id, the workspace is cwd" \
+	"'--session' 'hook-$SID' '--workspace' '$ws' '--' 'bash' '-c' 'echo hi'\$" \
+	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
+
+answer 'curl https://evil.test/x'
+expect "a blocked call is still blocked (exit 2, no answer)" "2:" "$RC:$OUT"
+expect_match "its reason" '^halo-run: blocked: curl -> evil.test' "$ERR"
+
+# A NUL cannot reach bash: the JSON escape is refused, nothing is rewritten.
+OUT=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo a\\u0000rm -rf x"}}' \
+	"$SID" "$ws" | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>"$TMPDIR/err")
+RC=$?
+expect "a NUL in the command is refused (exit 2, no answer)" "2:" "$RC:$OUT"
+
+ev "$SID" 'ls' >"$TMPDIR/ev.json" # (refused before stdin is read: no pipe)
+OUT=$("$HALO" hook --wrap --harness codex --policy "$pol" <"$TMPDIR/ev.json" 2>&1)
+expect_match "--wrap for a harness that cannot take a rewritten input is refused" \
+	'--wrap.*claude-code' "$OUT"
+
+if ! "$HALO" -- true 2>/dev/null; then
+	skip "--wrap end to end" "this machine cannot build the sandbox for $AS"
+	finish
+	exit
+fi
+
+# ------------------------------------------------------------ end to end, one session
+answer 'echo kept-$((6*7)) >/tmp/x; touch /etc/halo-wrap-probe && echo wrote-etc; echo first'
+run_answer
+expect "event 1 runs in the sandbox" "0:first" "$RRC:$ROUT"
+expect_match "event 1 cannot touch /etc" "halo-wrap-probe" "$RERR"
+[ -e /etc/halo-wrap-probe ] && fail "nothing reached the host's /etc" || ok "nothing reached the host's /etc"
+[ -e /tmp/x ] && [ "$(cat /tmp/x 2>/dev/null)" = kept-42 ] &&
+	fail "the session's /tmp is its own" "/tmp/x reached the host" || ok "the session's /tmp is its own"
+answer 'cat /tmp/x'
+run_answer
+expect "event 2 (same session_id) reads event 1's /tmp/x" "0:kept-42" "$RRC:$ROUT"
+expect_match "session list shows the session" "hook-$SID +running" "$("$HALO" session list)"
+
+# Quoting: what bash prints for each command run directly, and through the rewrite.
+n=0
+while IFS= read -r -d '' c; do
+	n=$((n + 1))
+	want=$(cd "$ws" && bash -c "$c" 2>&1 </dev/null)
+	answer "$c"
+	run_answer
+	expect "tricky command $n reaches bash unchanged" "$want" "$ROUT"
+done < <(printf '%s\0' \
+	"echo \"it's\" 'a\"b' \$'tab\\there' \\\\ \\'" \
+	$'cat <<\'EOF\'\n$HOME `id` \'quoted\' "dq"\nEOF\necho after' \
+	$'x=1; cat <<EOF\nx is $x\nEOF' \
+	"printf '%s|' a\\ b \"c  d\" \$'e\\nf' ; echo" \
+	"echo '''' \"'\"'\"' \$'\\''" \
+	$'echo one\necho two; echo three' \
+	"echo \$((2+3)) \$(echo sub) \`echo bq\` {a,b}")
+
+# ------------------------------------------------------------ SessionEnd
+OUT=$(ev "$SID" "" SessionEnd | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
+RC=$?
+expect "SessionEnd: exit 0, nothing printed" "0:" "$RC:$OUT"
+list=$("$HALO" session list)
+if grep -q "hook-$SID" <<<"$list"; then
+	fail "SessionEnd stopped the session" "$list"
+else
+	ok "SessionEnd stopped the session (session list shows it gone)"
+fi
+OUT=$(ev "$SID" "" SessionEnd | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
+expect "a second SessionEnd (no session left): exit 0, silent" "0:" "$?:$OUT"
+OUT=$(ev "$SID" "" SessionEnd | "$HALO" hook --harness claude-code --policy "$pol" 2>&1)
+expect_match "SessionEnd without --wrap names where the hook belongs" "SessionEnd is for hook --wrap" "$OUT"
+finish
