@@ -78,6 +78,39 @@ OUT=$("$HALO" hook --wrap --harness codex --policy "$pol" <"$TMPDIR/ev.json" 2>&
 expect_match "--wrap for a harness that cannot take a rewritten input is refused" \
 	'--wrap.*claude-code' "$OUT"
 
+# ------------------------------------------------------------ the settings that install it
+SNIP=$TMPDIR/snippet.json
+"$HALO" policy render --harness claude-code --hook --policy "$pol" >"$SNIP" 2>"$TMPDIR/err"
+expect "policy render --hook: exit 0" 0 "$?"
+expect "the snippet installs PreToolUse (Bash among the tools) and SessionEnd, both hook --wrap" \
+	"Bash:True:True" "$(python3 -c 'import json,sys
+h=json.load(open(sys.argv[1]))["hooks"]; p=h["PreToolUse"][0]; e=h["SessionEnd"][0]
+c=p["hooks"][0]["command"]
+print("%s:%s:%s" % ("Bash" if "Bash" in p["matcher"].split("|") else "-",
+	c.endswith(" hook --wrap --harness claude-code --policy '"'"'%s'"'"'" % sys.argv[2]),
+	e["hooks"][0]["command"] == c))' "$SNIP" "$pol" 2>&1)"
+OUT=$("$HALO" policy render --harness codex --hook --policy "$pol" 2>&1)
+expect_match "render --hook for a harness without a rewrite that keeps its permissions: refused" \
+	'--hook: .*claude-code' "$OUT"
+# Claude Code's own reading of the snippet: it prints nothing but the missing login, and
+# its debug log shows the SessionEnd hook it parsed run with status 0 (a snippet it
+# rejects registers no hook). In a network namespace of its own: no traffic leaves.
+if ! command -v claude >/dev/null; then
+	skip "Claude Code accepts the snippet" "no claude CLI (npm install -g @anthropic-ai/claude-code)"
+elif ! unshare --map-current-user -n true 2>/dev/null; then
+	skip "Claude Code accepts the snippet" "no user and network namespace for $AS to run it offline"
+else
+	mkdir -p "$TMPDIR/chome"
+	mkdir -m 0700 "$TMPDIR/xdg" # its SessionEnd looks for sessions there, not in ours
+	OUT=$(cd "$ws" && HOME=$TMPDIR/chome XDG_RUNTIME_DIR=$TMPDIR/xdg timeout -k 2 90 \
+		unshare --map-current-user -n claude --settings "$SNIP" \
+		--debug-file "$TMPDIR/chome/debug.txt" -p hi </dev/null 2>&1)
+	expect "claude --settings SNIPPET -p hi: only the missing login" "Not logged in · Please run /login" "$OUT"
+	expect_match "Claude Code ran the snippet's SessionEnd hook, status 0" \
+		"SessionEnd:[a-z_]+ \\[.*hook --wrap --harness claude-code.*\\] completed with status 0" \
+		"$(cat "$TMPDIR/chome/debug.txt" 2>/dev/null)"
+fi
+
 if ! "$HALO" -- true 2>/dev/null; then
 	skip "--wrap end to end" "this machine cannot build the sandbox for $AS"
 	finish
@@ -104,7 +137,8 @@ while IFS= read -r -d '' c; do
 	want=$(cd "$ws" && bash -c "$c" 2>&1 </dev/null)
 	answer "$c"
 	run_answer
-	expect "tricky command $n reaches bash unchanged" "$want" "$ROUT"
+	expect "tricky command $n reaches bash unchanged" "0:$want" "$RRC:$ROUT"
+	[ "$RRC:$ROUT" = "0:$want" ] || printf '# its stderr: %s\n' "$(head -c 300 <<<"$RERR")"
 done < <(printf '%s\0' \
 	"echo \"it's\" 'a\"b' \$'tab\\there' \\\\ \\'" \
 	$'cat <<\'EOF\'\n$HOME `id` \'quoted\' "dq"\nEOF\necho after' \
