@@ -63,21 +63,20 @@ static const struct tool_row tools[] = {
 
 int hook_harness_parse(const char *name, enum hook_harness *out)
 {
-	static const struct {
-		const char *name;
-		enum hook_harness h;
-	} names[] = {{"claude-code", HOOK_HARNESS_CLAUDE_CODE},
-		     {"claude", HOOK_HARNESS_CLAUDE_CODE},
-		     {"codex", HOOK_HARNESS_CODEX},
-		     {"gemini", HOOK_HARNESS_GEMINI},
-		     {"gemini-cli", HOOK_HARNESS_GEMINI}};
+	/* The names and aliases are policy/'s harness table; this maps its rows to the
+	 * event shapes read here. */
+	static const enum hook_harness shape[] = {
+	    [POLICY_HARNESS_CLAUDE_CODE] = HOOK_HARNESS_CLAUDE_CODE,
+	    [POLICY_HARNESS_CODEX] = HOOK_HARNESS_CODEX,
+	    [POLICY_HARNESS_GEMINI] = HOOK_HARNESS_GEMINI,
+	};
+	const struct policy_harness *h = policy_harness_find(name, POLICY_HARNESS_HOOK);
 
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		if (strcmp(name, names[k].name) == 0) {
-			*out = names[k].h;
-			return 0;
-		}
-	return -EINVAL;
+	if (!h || (size_t)h->id >= sizeof(shape) / sizeof(shape[0]) ||
+	    shape[h->id] == HOOK_HARNESS_ANY)
+		return -EINVAL;
+	*out = shape[h->id];
+	return 0;
 }
 
 static int why_(char *why, size_t n, const char *fmt, const char *arg)

@@ -127,7 +127,8 @@ enum hook_harness {
 	HOOK_HARNESS_GEMINI,
 };
 
-/* "claude-code", "codex", "gemini": 0, or -EINVAL. */
+/* A name (or alias) of policy/'s harness table supporting POLICY_HARNESS_HOOK: 0, or
+ * -EINVAL. */
 int hook_harness_parse(const char *name, enum hook_harness *out);
 
 struct hook_event {

@@ -207,19 +207,27 @@ int runner_cmd_hook(const struct runner_opts *o)
 {
 	enum hook_harness h = HOOK_HARNESS_ANY;
 	struct hook_event ev;
-	char why[256];
-	const char *cmd;
+	const char *cmd, *wrap_for = o->harness ? o->harness : "claude-code";
+	char why[512], names[200];
 	size_t len = 0;
 	char *in;
 	int rc;
 
-	if (o->harness && hook_harness_parse(o->harness, &h) < 0)
-		return blocked(" (cannot judge)", "--harness takes claude-code, codex or gemini");
-	if (o->wrap && h != HOOK_HARNESS_ANY && h != HOOK_HARNESS_CLAUDE_CODE)
-		return blocked(" (cannot wrap)",
-			       "--wrap answers claude-code events only: the other "
-			       "harnesses cannot take a rewritten input without an "
-			       "allow (see the README)");
+	if (o->harness && hook_harness_parse(o->harness, &h) < 0) {
+		policy_harness_names(POLICY_HARNESS_HOOK, names, sizeof(names));
+		snprintf(why, sizeof(why), "--harness %.40s: expected %s", o->harness, names);
+		return blocked(" (cannot judge)", why);
+	}
+	/* Without --harness, --wrap reads the events of the harness that can take a
+	 * rewritten input (claude-code, the table's only one today). */
+	if (o->wrap && !policy_harness_find(wrap_for, POLICY_HARNESS_WRAP)) {
+		policy_harness_names(POLICY_HARNESS_WRAP, names, sizeof(names));
+		snprintf(why, sizeof(why),
+			 "--wrap: %.40s cannot take a rewritten input without a decision that "
+			 "widens its permissions (README: hook --wrap); --wrap works with %s",
+			 wrap_for, names);
+		return blocked(" (cannot wrap)", why);
+	}
 	if (o->n_rest)
 		return blocked(" (cannot judge)",
 			       "hook takes no operands: the event comes on standard input");

@@ -21,10 +21,10 @@ bool runner_harness_known(const char *name)
 
 static int harness_error(const char *name)
 {
-	fprintf(stderr, "halo-run: unknown harness '%s' (expected", name ? name : "");
-	for (size_t i = 0; i < render_n_adapters(); i++)
-		fprintf(stderr, "%s %s", i ? "," : "", render_adapter_at(i)->name);
-	fprintf(stderr, ")\n");
+	char names[256];
+
+	policy_harness_names(POLICY_HARNESS_RENDER, names, sizeof(names));
+	fprintf(stderr, "halo-run: unknown harness '%s' (expected %s)\n", name ? name : "", names);
 	return HALO_EXIT_SETUP;
 }
 
@@ -205,10 +205,14 @@ int runner_cmd_policy_render(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	if (o->render_hook) {
-		if (strcmp(a->name, "claude-code") == 0)
+		char names[256];
+		if (policy_harness_find(o->harness, POLICY_HARNESS_WRAP))
 			return render_hook(o);
-		fprintf(stderr, "halo-run: --hook: hook --wrap needs a harness whose pre-tool hook "
-				"can replace the tool's input without granting it: claude-code\n");
+		policy_harness_names(POLICY_HARNESS_WRAP, names, sizeof(names));
+		fprintf(stderr,
+			"halo-run: --hook: hook --wrap needs a harness whose pre-tool hook can "
+			"replace the tool's input without granting it: %s\n",
+			names);
 		return HALO_EXIT_SETUP;
 	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0)
@@ -277,16 +281,18 @@ int runner_cmd_policy_import(const struct runner_opts *o)
 	size_t len = 0;
 	int rc;
 
+	char names[256];
+
+	policy_harness_names(POLICY_HARNESS_IMPORT, names, sizeof(names));
 	if (o->n_rest != 2 || o->n_policies) {
-		fprintf(stderr, "halo-run: policy import takes one FILE: policy import FILE "
-				"[--from claude-code|srt|codex|cursor|copilot]\n");
+		fprintf(stderr,
+			"halo-run: policy import takes one FILE: policy import FILE "
+			"[--from KIND] (KIND: %s)\n",
+			names);
 		return HALO_EXIT_SETUP;
 	}
 	if (o->from && render_import_kind_parse(o->from, &kind) < 0) {
-		fprintf(
-		    stderr,
-		    "halo-run: --from %s: expected claude-code, srt, codex, cursor or copilot\n",
-		    o->from);
+		fprintf(stderr, "halo-run: --from %s: expected %s\n", o->from, names);
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_pw_home(getuid(), home, sizeof(home)) < 0) {
@@ -358,7 +364,7 @@ void runner_check_harness(const struct runner_opts *o, const struct halo_policy 
 {
 	for (size_t i = 0; i < render_n_adapters(); i++) {
 		const struct render_adapter *a = render_adapter_at(i);
-		if (strcmp(o->harness, "all") == 0 || strcmp(o->harness, a->name) == 0)
+		if (strcmp(o->harness, "all") == 0 || render_adapter_find(o->harness) == a)
 			check_one(a, o, p, host, port, allow);
 	}
 }
