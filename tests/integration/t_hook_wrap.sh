@@ -49,6 +49,17 @@ run_answer() {
 	ROUT=$(cd "$ws" && timeout -k 2 30 bash -c "$cmd" 2>"$TMPDIR/rerr" </dev/null)
 	RRC=$?
 	RERR=$(cat "$TMPDIR/rerr")
+	# A session refuses every call once a protected file (a unix socket counts) appears
+	# anywhere the sandbox would see it: other work on a shared machine can do that
+	# mid-test. Then the rows below cannot check anything: they say so.
+	if [ "$RRC" = 125 ] && grep -q 'appeared or was replaced since the session started' <<<"$RERR"; then
+		DISTURBED="another process made a protected file appear during the session: $(head -c 200 <<<"$RERR")"
+	fi
+}
+DISTURBED=
+# check NAME WANT GOT: expect, or skip when the session was disturbed.
+check() {
+	if [ -n "$DISTURBED" ]; then skip "$1" "$DISTURBED"; else expect "$@"; fi
 }
 
 # The answer's shape, before anything runs (works without a sandbox).
@@ -120,14 +131,14 @@ fi
 # ------------------------------------------------------------ end to end, one session
 answer 'echo kept-$((6*7)) >/tmp/x; touch /etc/halo-wrap-probe && echo wrote-etc; echo first'
 run_answer
-expect "event 1 runs in the sandbox" "0:first" "$RRC:$ROUT"
-expect_match "event 1 cannot touch /etc" "halo-wrap-probe" "$RERR"
+check "event 1 runs in the sandbox" "0:first" "$RRC:$ROUT"
+[ -n "$DISTURBED" ] || expect_match "event 1 cannot touch /etc" "halo-wrap-probe" "$RERR"
 [ -e /etc/halo-wrap-probe ] && fail "nothing reached the host's /etc" || ok "nothing reached the host's /etc"
 [ -e /tmp/x ] && [ "$(cat /tmp/x 2>/dev/null)" = kept-42 ] &&
 	fail "the session's /tmp is its own" "/tmp/x reached the host" || ok "the session's /tmp is its own"
 answer 'cat /tmp/x'
 run_answer
-expect "event 2 (same session_id) reads event 1's /tmp/x" "0:kept-42" "$RRC:$ROUT"
+check "event 2 (same session_id) reads event 1's /tmp/x" "0:kept-42" "$RRC:$ROUT"
 expect_match "session list shows the session" "hook-$SID +running" "$("$HALO" session list)"
 
 # Quoting: what bash prints for each command run directly, and through the rewrite.
@@ -137,7 +148,7 @@ while IFS= read -r -d '' c; do
 	want=$(cd "$ws" && bash -c "$c" 2>&1 </dev/null)
 	answer "$c"
 	run_answer
-	expect "tricky command $n reaches bash unchanged" "0:$want" "$RRC:$ROUT"
+	check "tricky command $n reaches bash unchanged" "0:$want" "$RRC:$ROUT"
 	[ "$RRC:$ROUT" = "0:$want" ] || printf '# its stderr: %s\n' "$(head -c 300 <<<"$RERR")"
 done < <(printf '%s\0' \
 	"echo \"it's\" 'a\"b' \$'tab\\there' \\\\ \\'" \
