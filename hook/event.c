@@ -61,6 +61,11 @@ static const struct tool_row tools[] = {
     {"web_fetch", TK_FETCH_PROMPT, {"prompt"}, true},
 };
 
+/* Claude Code's rows above, as its settings' matcher: what `policy render --hook`
+ * installs the hook on (test_harness.c checks each name has a row here). */
+const char hook_claude_code_matcher[] =
+    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch";
+
 int hook_harness_parse(const char *name, enum hook_harness *out)
 {
 	/* The names and aliases are policy/'s harness table; this maps its rows to the

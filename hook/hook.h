@@ -131,12 +131,15 @@ enum hook_harness {
  * -EINVAL. */
 int hook_harness_parse(const char *name, enum hook_harness *out);
 
+/* The tools the hook judges in Claude Code, as a settings matcher ("Bash|Read|..."). */
+extern const char hook_claude_code_matcher[];
+
 struct hook_event {
-	void *root;	   /* the parsed JSON (cJSON) */
-	const char *tool;  /* tool_name; NULL for a SessionEnd event */
-	const char *cwd;   /* the event's cwd, NULL when absent */
-	const void *row;   /* the tool's row, NULL for a tool the hook does not judge */
-	const void *input; /* tool_input */
+	void *root;		/* the parsed JSON (cJSON) */
+	const char *tool;	/* tool_name; NULL for a SessionEnd event */
+	const char *cwd;	/* the event's cwd, NULL when absent */
+	const void *row;	/* the tool's row, NULL for a tool the hook does not judge */
+	const void *input;	/* tool_input */
 	const char *session_id; /* the harness's session, NULL when absent */
 	bool session_end;	/* a SessionEnd event: no tool, nothing to judge */
 };
@@ -158,8 +161,7 @@ int hook_shell_quote(const char *s, size_t len, char **out);
 /* "'prefix[0]' ... 'prefix[n-1]' 'CMD'": bash reads back exactly these n+1 words.
  * 0, -EINVAL when CMD holds a NUL (no shell argument can: refused, never cut), or
  * -ENOMEM. *out is malloc'd. */
-int hook_wrap_line(const char *const *prefix, size_t n, const char *cmd, size_t len,
-		   char **out);
+int hook_wrap_line(const char *const *prefix, size_t n, const char *cmd, size_t len, char **out);
 /* The command of a Bash call (Claude Code's shell tool), or NULL. */
 const char *hook_event_command(const struct hook_event *ev);
 /* The PreToolUse answer that runs `line` instead: the event's whole tool_input with its

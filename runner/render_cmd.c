@@ -81,11 +81,6 @@ static int emit(const struct runner_opts *o, const struct render_out *out)
 
 /* ---------------------------------------------------------------- --hook */
 
-/* The tools `halo-run hook` judges in Claude Code (hook/event.c's table); Bash is also
- * rewritten under --wrap. */
-static const char claude_hook_matcher[] =
-    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch";
-
 /* The hook's command line, as the harness's shell will read it: this binary and the
  * policy files by absolute path, each one shell word. NULL after saying why. */
 static char *hook_command(const struct runner_opts *o)
@@ -163,7 +158,8 @@ static int render_hook(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	if ((hooks = cJSON_AddObjectToObject(root, "hooks")) &&
-	    hook_entry(cJSON_AddArrayToObject(hooks, "PreToolUse"), claude_hook_matcher, cmd) &&
+	    hook_entry(cJSON_AddArrayToObject(hooks, "PreToolUse"), hook_claude_code_matcher,
+		       cmd) &&
 	    hook_entry(cJSON_AddArrayToObject(hooks, "SessionEnd"), NULL, cmd))
 		text = cJSON_Print(root);
 	cJSON_Delete(root);

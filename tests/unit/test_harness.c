@@ -3,6 +3,7 @@
  * for a refusal, run through each command's own parser (hook, hook --wrap, render,
  * check --harness, import --from). Then the table against the render adapters and the
  * import kinds both ways, and the message lists. */
+#include <stdio.h>
 #include <string.h>
 
 #include "hook/hook.h"
@@ -171,6 +172,28 @@ START_TEST(message_lists)
 }
 END_TEST
 
+/* Every tool of the matcher `render --hook` installs is one the hook judges. */
+START_TEST(claude_matcher_names_judged_tools)
+{
+	char names[256], *save = NULL;
+
+	snprintf(names, sizeof(names), "%s", hook_claude_code_matcher);
+	for (char *t = strtok_r(names, "|", &save); t; t = strtok_r(NULL, "|", &save)) {
+		char json[256], why[256];
+		struct hook_event ev;
+		int n = snprintf(json, sizeof(json),
+				 "{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"%s\","
+				 "\"tool_input\":{}}",
+				 t);
+		ck_assert_int_eq(hook_event_parse(json, (size_t)n, HOOK_HARNESS_CLAUDE_CODE, &ev,
+						  why, sizeof(why)),
+				 0);
+		ck_assert_msg(ev.row != NULL, "%s: not a tool the hook judges", t);
+		hook_event_free(&ev);
+	}
+}
+END_TEST
+
 static Suite *harness_suite(void)
 {
 	Suite *s = suite_create("harness");
@@ -180,6 +203,7 @@ static Suite *harness_suite(void)
 	tcase_add_test(tc, every_alias_everywhere);
 	tcase_add_test(tc, table_matches_adapters_and_kinds);
 	tcase_add_test(tc, message_lists);
+	tcase_add_test(tc, claude_matcher_names_judged_tools);
 	suite_add_tcase(s, tc);
 	return s;
 }
