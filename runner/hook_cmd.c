@@ -228,6 +228,8 @@ int runner_cmd_hook(const struct runner_opts *o)
 			 wrap_for, names);
 		return blocked(" (cannot wrap)", why);
 	}
+	if (o->wrap && !o->harness)
+		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
 	if (o->n_rest)
 		return blocked(" (cannot judge)",
 			       "hook takes no operands: the event comes on standard input");

@@ -74,6 +74,12 @@ expect_match "the session is named from session_id, the workspace is cwd" \
 	"'--session' 'hook-$SID' '--workspace' '$ws' '--' 'bash' '-c' 'echo hi'\$" \
 	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
 
+# --wrap without --harness reads Claude Code's events: a Gemini CLI shell call is not
+# let through unwrapped.
+OUT=$(python3 -c 'import json; print(json.dumps({"session_id":"g","cwd":"/tmp","hook_event_name":"BeforeTool",
+	"tool_name":"run_shell_command","tool_input":{"command":"ls"}}))' | "$HALO" hook --wrap --policy "$pol" 2>&1)
+expect "--wrap alone: another harness's event is blocked (exit 2)" 2 "$?"
+
 # A session_id that is not a session name: its digest, under another prefix.
 long="odd id/with spaces and a very long tail $(printf 'x%.0s' $(seq 60))"
 OUT=$(ev "$long" 'ls' | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
