@@ -61,23 +61,27 @@ static const struct tool_row tools[] = {
     {"web_fetch", TK_FETCH_PROMPT, {"prompt"}, true},
 };
 
+/* Claude Code's rows above, as its settings' matcher: what `policy render --hook`
+ * installs the hook on (test_harness.c checks each name has a row here). */
+const char hook_claude_code_matcher[] =
+    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch";
+
 int hook_harness_parse(const char *name, enum hook_harness *out)
 {
-	static const struct {
-		const char *name;
-		enum hook_harness h;
-	} names[] = {{"claude-code", HOOK_HARNESS_CLAUDE_CODE},
-		     {"claude", HOOK_HARNESS_CLAUDE_CODE},
-		     {"codex", HOOK_HARNESS_CODEX},
-		     {"gemini", HOOK_HARNESS_GEMINI},
-		     {"gemini-cli", HOOK_HARNESS_GEMINI}};
+	/* The names and aliases are policy/'s harness table; this maps its rows to the
+	 * event shapes read here. */
+	static const enum hook_harness shape[] = {
+	    [POLICY_HARNESS_CLAUDE_CODE] = HOOK_HARNESS_CLAUDE_CODE,
+	    [POLICY_HARNESS_CODEX] = HOOK_HARNESS_CODEX,
+	    [POLICY_HARNESS_GEMINI] = HOOK_HARNESS_GEMINI,
+	};
+	const struct policy_harness *h = policy_harness_find(name, POLICY_HARNESS_HOOK);
 
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		if (strcmp(name, names[k].name) == 0) {
-			*out = names[k].h;
-			return 0;
-		}
-	return -EINVAL;
+	if (!h || (size_t)h->id >= sizeof(shape) / sizeof(shape[0]) ||
+	    shape[h->id] == HOOK_HARNESS_ANY)
+		return -EINVAL;
+	*out = shape[h->id];
+	return 0;
 }
 
 static int why_(char *why, size_t n, const char *fmt, const char *arg)
@@ -194,6 +198,15 @@ int hook_event_parse(const char *json, size_t len, enum hook_harness h, struct h
 		return why_(why, n, "%s", "the event is not a JSON object");
 	if (dup_keys(root, &dup))
 		return why_(why, n, "the event repeats the key \"%.60s\"", dup);
+	const cJSON *sid = cJSON_GetObjectItemCaseSensitive(root, "session_id");
+	const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "hook_event_name");
+	if (sid && (!cJSON_IsString(sid) || !sid->valuestring[0]))
+		return why_(why, n, "%s", "session_id is not a non-empty string");
+	ev->session_id = sid ? sid->valuestring : NULL;
+	if (cJSON_IsString(en) && strcmp(en->valuestring, "SessionEnd") == 0) {
+		ev->session_end = true; /* Claude Code's and Gemini CLI's name */
+		return 0;
+	}
 	const cJSON *tn = cJSON_GetObjectItemCaseSensitive(root, "tool_name");
 	const cJSON *ti = cJSON_GetObjectItemCaseSensitive(root, "tool_input");
 	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(root, "cwd");

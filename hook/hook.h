@@ -136,24 +136,46 @@ enum hook_harness {
 	HOOK_HARNESS_GEMINI,
 };
 
-/* "claude-code", "codex", "gemini": 0, or -EINVAL. */
+/* A name (or alias) of policy/'s harness table supporting POLICY_HARNESS_HOOK: 0, or
+ * -EINVAL. */
 int hook_harness_parse(const char *name, enum hook_harness *out);
 
+/* The tools the hook judges in Claude Code, as a settings matcher ("Bash|Read|..."). */
+extern const char hook_claude_code_matcher[];
+
 struct hook_event {
-	void *root;	   /* the parsed JSON (cJSON) */
-	const char *tool;  /* tool_name */
-	const char *cwd;   /* the event's cwd, NULL when absent */
-	const void *row;   /* the tool's row, NULL for a tool the hook does not judge */
-	const void *input; /* tool_input */
+	void *root;		/* the parsed JSON (cJSON) */
+	const char *tool;	/* tool_name; NULL for a SessionEnd event */
+	const char *cwd;	/* the event's cwd, NULL when absent */
+	const void *row;	/* the tool's row, NULL for a tool the hook does not judge */
+	const void *input;	/* tool_input */
+	const char *session_id; /* the harness's session, NULL when absent */
+	bool session_end;	/* a SessionEnd event: no tool, nothing to judge */
 };
 
 /* Parse one event: valid UTF-8, no NUL, no duplicate keys where the hook reads, the
- * documented shape. Returns 0, or -EINVAL with the reason in why (fail closed). */
+ * documented shape. A SessionEnd event parses too (ev->session_end, no tool).
+ * Returns 0, or -EINVAL with the reason in why (fail closed). */
 int hook_event_parse(const char *json, size_t len, enum hook_harness h, struct hook_event *ev,
 		     char *why, size_t whylen);
 /* Judge a parsed event; c->cwd is the event's (or the caller's fallback). */
 void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev,
 		      struct hook_verdict *v);
 void hook_event_free(struct hook_event *ev);
+
+/* ---------------------------------------------------------------- --wrap (rewrite.c) */
+
+/* s as one single-quoted shell word. 0, -EINVAL (s holds a NUL), -ENOMEM. */
+int hook_shell_quote(const char *s, size_t len, char **out);
+/* "'prefix[0]' ... 'prefix[n-1]' 'CMD'": bash reads back exactly these n+1 words.
+ * 0, -EINVAL when CMD holds a NUL (no shell argument can: refused, never cut), or
+ * -ENOMEM. *out is malloc'd. */
+int hook_wrap_line(const char *const *prefix, size_t n, const char *cmd, size_t len, char **out);
+/* The command of a Bash call (Claude Code's shell tool), or NULL. */
+const char *hook_event_command(const struct hook_event *ev);
+/* The PreToolUse answer that runs `line` instead: the event's whole tool_input with its
+ * command replaced, and no permissionDecision, so the harness's own permission flow
+ * judges the rewritten call. 0 or -ENOMEM; *json is malloc'd. */
+int hook_wrap_answer(const struct hook_event *ev, const char *line, char **json);
 
 #endif

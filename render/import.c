@@ -15,10 +15,13 @@ static const char *const kind_names[] = {
     [RI_CODEX] = "codex", [RI_CURSOR] = "cursor",	    [RI_COPILOT] = "copilot",
 };
 
+/* By a name or alias of policy/'s harness table that supports POLICY_HARNESS_IMPORT. */
 int render_import_kind_parse(const char *s, enum render_import_kind *k)
 {
-	for (size_t i = 1; i < RN(kind_names); i++)
-		if (strcmp(s, kind_names[i]) == 0) {
+	const struct policy_harness *h = policy_harness_find(s, POLICY_HARNESS_IMPORT);
+
+	for (size_t i = 1; h && i < RN(kind_names); i++)
+		if (strcmp(h->name, kind_names[i]) == 0) {
 			*k = (enum render_import_kind)i;
 			return 0;
 		}

@@ -19,10 +19,14 @@ size_t render_n_adapters(void)
 	return RN(adapters);
 }
 
+/* By a name or alias of policy/'s harness table (every adapter's name is a row that
+ * supports POLICY_HARNESS_RENDER; test_harness.c checks both ways). */
 const struct render_adapter *render_adapter_find(const char *name)
 {
-	for (size_t i = 0; i < RN(adapters); i++)
-		if (strcmp(adapters[i]->name, name) == 0)
+	const struct policy_harness *h = policy_harness_find(name, POLICY_HARNESS_RENDER);
+
+	for (size_t i = 0; h && i < RN(adapters); i++)
+		if (strcmp(adapters[i]->name, h->name) == 0)
 			return adapters[i];
 	return NULL;
 }

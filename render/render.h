@@ -126,6 +126,7 @@ struct render_adapter {
 
 size_t render_n_adapters(void);
 const struct render_adapter *render_adapter_at(size_t i); /* NULL past the end */
+/* By a harness name or alias (policy_harness_find); NULL when it has no adapter. */
 const struct render_adapter *render_adapter_find(const char *name);
 int render_os_parse(const char *s, enum render_os *os);
 const char *render_os_name(enum render_os os);
@@ -164,6 +165,7 @@ enum render_import_kind {
 	RI_CURSOR,
 	RI_COPILOT,
 };
+/* A harness name or alias that supports POLICY_HARNESS_IMPORT: 0, or -EINVAL. */
 int render_import_kind_parse(const char *s, enum render_import_kind *k);
 const char *render_import_kind_name(enum render_import_kind k);
 

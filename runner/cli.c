@@ -16,6 +16,13 @@
 
 void runner_usage(FILE *out)
 {
+	char render[200], import[200], hook[200], wrap[200];
+
+	/* Every harness name from its one table (policy/harness.c). */
+	policy_harness_names(POLICY_HARNESS_RENDER, render, sizeof(render));
+	policy_harness_names(POLICY_HARNESS_IMPORT, import, sizeof(import));
+	policy_harness_names(POLICY_HARNESS_HOOK, hook, sizeof(hook));
+	policy_harness_names(POLICY_HARNESS_WRAP, wrap, sizeof(wrap));
 	/* The exit codes from their one home, runner/exit.h. */
 	fprintf(
 	    out,
@@ -25,10 +32,9 @@ void runner_usage(FILE *out)
 	    "       halo-run validate F...                    check policy files\n"
 	    "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
 	    "       halo-run policy render --harness NAME [--os linux|macos|windows]\n"
-	    "                [--policy F]... [--out DIR] [--version V]\n"
+	    "                [--policy F]... [--out DIR] [--version V] [--hook]\n"
 	    "                                                 the harness's managed settings\n"
-	    "       halo-run policy import FILE [--from claude-code|srt|codex|cursor|copilot] "
-	    "[--lossy]\n"
+	    "       halo-run policy import FILE [--from KIND] [--lossy]   KIND: %s\n"
 	    "                                                 a harness's settings as a policy\n"
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
 	    "fixes\n"
@@ -38,9 +44,11 @@ void runner_usage(FILE *out)
 	    "                                                 the workspace's protected files from "
 	    "inside\n"
 	    "       halo-run cache [list | path | clear [TOOL...]]  the sandbox's own tool caches\n"
-	    "       halo-run hook [--policy F]... [--harness H]  judge one agent tool event "
-	    "(stdin);\n"
-	    "                                                exit 0 allow, 2 block\n"
+	    "       halo-run hook [--policy F]... [--harness H] [--wrap]  judge one agent tool "
+	    "event (stdin);\n"
+	    "                                                exit 0 allow, 2 block; --wrap: "
+	    "answer a shell\n"
+	    "                                                call with it run in a session\n"
 	    "       halo-sh [-c CMD [ARG0 ARGS...]]           /bin/sh in the sandbox (a link)\n"
 	    "       halo-bash [-c CMD [ARG0 ARGS...]]         /bin/bash in the sandbox (a link)\n"
 	    "       halo-run connect HOST PORT                inside the sandbox: a tunnel on "
@@ -76,7 +84,8 @@ void runner_usage(FILE *out)
 	    "  --quiet           no warnings and no egress-denied lines on stderr\n"
 	    "  --verbose         an egress summary table at exit\n"
 	    "  --json            JSON output (policy, doctor, verify, --dry-run)\n"
-	    "  --harness NAME    claude-code, codex, copilot, gemini, opencode or cursor\n"
+	    "  --harness NAME    %s\n"
+	    "                    (hook: %s; hook --wrap and render --hook: %s)\n"
 	    "  -X, --method M    check URL: judge the request METHOD URL by egress.requestRules\n"
 	    "  --resolve         check: look the name up and judge its addresses as the proxy\n"
 	    "  -h, --help        this help;  --version  the version\n"
@@ -84,8 +93,9 @@ void runner_usage(FILE *out)
 	    "exit: the command's status, 128+N if it died of signal N; %d timeout,\n"
 	    "%d policy/usage/sandbox error, %d not executable, %d not found;\n"
 	    "%d with --fail-on-deny.\n",
-	    HALO_EXIT_SETUP, HALO_EXIT_TIMEOUT, HALO_EXIT_DENIED, HALO_EXIT_TIMEOUT,
-	    HALO_EXIT_SETUP, HALO_EXIT_NOEXEC, HALO_EXIT_NOTFOUND, HALO_EXIT_DENIED);
+	    import, HALO_EXIT_SETUP, HALO_EXIT_TIMEOUT, HALO_EXIT_DENIED, render, hook, wrap,
+	    HALO_EXIT_TIMEOUT, HALO_EXIT_SETUP, HALO_EXIT_NOEXEC, HALO_EXIT_NOTFOUND,
+	    HALO_EXIT_DENIED);
 }
 
 enum opt_kind { OPT_FLAG, OPT_VALUE };
@@ -116,7 +126,7 @@ static const struct opt_row opt_table[] = {
     FLAG("--fail-on-deny", fail_on_deny),
     VALUE("--events", events),		     VALUE("--decider", decider),
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
-    VALUE("--session", session),
+    VALUE("--session", session),	     FLAG("--wrap", wrap),	   FLAG("--hook", render_hook),
     VALUE("--method", method),	     VALUE("-X", method),
 };
 /* clang-format on */

@@ -88,11 +88,9 @@ int runner_cmd_check(const struct runner_opts *o)
 		return HALO_EXIT_SETUP;
 	}
 	if (o->harness && !runner_harness_known(o->harness)) {
-		fprintf(
-		    stderr,
-		    "halo-run: --harness %s: expected all, claude-code, codex, copilot, gemini, "
-		    "opencode or cursor\n",
-		    o->harness);
+		char names[256];
+		policy_harness_names(POLICY_HARNESS_RENDER, names, sizeof(names));
+		fprintf(stderr, "halo-run: --harness %s: expected all, %s\n", o->harness, names);
 		return HALO_EXIT_SETUP;
 	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hook/hook.h"
+#include "runner/events.h"
 #include "runner/runner_int.h"
 /* The persistence guard's names. Their one home is moving to policy/; until then the
  * macOS profile's copy (built on every platform) is the list both launchers use. */
@@ -136,17 +137,109 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	return blocked(v.outcome == HOOK_CANNOT ? " (cannot judge)" : "", v.reason);
 }
 
+/* ------------------------------------------------------------ --wrap */
+
+/* The session of a harness session: its id when that is already a session name,
+ * else a digest of it (another prefix, so the two forms never meet). */
+static void wrap_session_name(const char *sid, char *out, size_t n)
+{
+	size_t len = strlen(sid);
+	char hex[65];
+
+	if (len <= 59 && strspn(sid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "0123456789._-") == len) {
+		snprintf(out, n, "hook-%s", sid);
+		return;
+	}
+	runner_sha256_hex(sid, len, hex);
+	snprintf(out, n, "hookx-%.40s", hex);
+}
+
+/* Answer an allowed shell call with it rewritten into
+ *   /path/to/halo-run [--policy ABS]... --session hook-ID --workspace CWD -- bash -c CMD
+ * on stdout (exit 0). What cannot be rewritten exactly is blocked: a call that ran
+ * outside the sandbox because the hook could not wrap it would be the bypass. */
+static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd)
+{
+	const char *argv[8 + 2 * RUNNER_MAX_POLICIES];
+	char self[4096], name[80], abs[RUNNER_MAX_POLICIES][4096];
+	char *line = NULL, *json = NULL;
+	size_t n = 0;
+	ssize_t k;
+	int rc;
+
+	if (!ev->session_id || !ev->cwd)
+		return blocked(" (cannot wrap)", "the event has no session_id or no cwd");
+	if ((k = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return blocked(" (cannot wrap)", "cannot tell where halo-run itself is "
+						 "(/proc/self/exe)");
+	self[k] = 0;
+	wrap_session_name(ev->session_id, name, sizeof(name));
+	argv[n++] = self;
+	for (size_t i = 0; i < o->n_policies; i++) {
+		if (!realpath(o->policies[i], abs[i]))
+			return blocked(" (cannot wrap)", "a --policy file cannot be resolved");
+		argv[n++] = "--policy";
+		argv[n++] = abs[i];
+	}
+	argv[n++] = "--session";
+	argv[n++] = name;
+	argv[n++] = "--workspace";
+	argv[n++] = ev->cwd;
+	argv[n++] = "--";
+	argv[n++] = "bash";
+	argv[n++] = "-c";
+	rc = hook_wrap_line(argv, n, cmd, strlen(cmd), &line);
+	if (rc == 0)
+		rc = hook_wrap_answer(ev, line, &json);
+	free(line);
+	if (rc < 0)
+		return blocked(" (cannot wrap)",
+			       rc == -EINVAL ? "the command holds a NUL byte" : "out of memory");
+	puts(json);
+	free(json);
+	return fflush(stdout) == 0 ? HOOK_EXIT_ALLOW
+				   : blocked(" (cannot wrap)", "cannot write the answer");
+}
+
+/* SessionEnd: the harness session is over, and so is its sandbox. */
+static int wrap_session_end(const struct hook_event *ev)
+{
+	char name[80];
+
+	if (!ev->session_id)
+		return 0;
+	wrap_session_name(ev->session_id, name, sizeof(name));
+	return runner_session_stop_quiet(name);
+}
+
 int runner_cmd_hook(const struct runner_opts *o)
 {
 	enum hook_harness h = HOOK_HARNESS_ANY;
 	struct hook_event ev;
-	char why[256];
+	const char *cmd, *wrap_for = o->harness ? o->harness : "claude-code";
+	char why[512], names[200];
 	size_t len = 0;
 	char *in;
 	int rc;
 
-	if (o->harness && hook_harness_parse(o->harness, &h) < 0)
-		return blocked(" (cannot judge)", "--harness takes claude-code, codex or gemini");
+	if (o->harness && hook_harness_parse(o->harness, &h) < 0) {
+		policy_harness_names(POLICY_HARNESS_HOOK, names, sizeof(names));
+		snprintf(why, sizeof(why), "--harness %.40s: expected %s", o->harness, names);
+		return blocked(" (cannot judge)", why);
+	}
+	/* Without --harness, --wrap reads the events of the harness that can take a
+	 * rewritten input (claude-code, the table's only one today). */
+	if (o->wrap && !policy_harness_find(wrap_for, POLICY_HARNESS_WRAP)) {
+		policy_harness_names(POLICY_HARNESS_WRAP, names, sizeof(names));
+		snprintf(why, sizeof(why),
+			 "--wrap: %.40s cannot take a rewritten input without a decision that "
+			 "widens its permissions (README: hook --wrap); --wrap works with %s",
+			 wrap_for, names);
+		return blocked(" (cannot wrap)", why);
+	}
+	if (o->wrap && !o->harness)
+		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
 	if (o->n_rest)
 		return blocked(" (cannot judge)",
 			       "hook takes no operands: the event comes on standard input");
@@ -157,7 +250,15 @@ int runner_cmd_hook(const struct runner_opts *o)
 		free(in);
 		return blocked(" (cannot judge)", why);
 	}
-	rc = judge(o, &ev);
+	if (ev.session_end)
+		rc = o->wrap ? wrap_session_end(&ev)
+			     : blocked(" (cannot judge)",
+				       "the event is SessionEnd: install `halo-run hook` on the "
+				       "pre-tool event (PreToolUse; Gemini CLI: BeforeTool), where "
+				       "a block stops the tool; SessionEnd is for hook --wrap");
+	else if ((rc = judge(o, &ev)) == HOOK_EXIT_ALLOW && o->wrap &&
+		 (cmd = hook_event_command(&ev)))
+		rc = wrap_answer(o, &ev, cmd);
 	hook_event_free(&ev);
 	free(in);
 	return rc;

@@ -38,6 +38,12 @@ int runner_cmd_session(const struct runner_opts *o)
 	fprintf(stderr, "halo-run: session: sessions need Linux namespaces (not on macOS yet)\n");
 	return HALO_EXIT_SETUP;
 }
+int runner_session_stop_quiet(const char *name)
+{
+	(void)name;
+	return 0; /* no sessions here: nothing to stop */
+}
+
 int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 {
 	(void)l;

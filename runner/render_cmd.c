@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "hook/hook.h"
 #include "render/render.h"
 #include "runner/runner_int.h"
 
@@ -18,10 +21,10 @@ bool runner_harness_known(const char *name)
 
 static int harness_error(const char *name)
 {
-	fprintf(stderr, "halo-run: unknown harness '%s' (expected", name ? name : "");
-	for (size_t i = 0; i < render_n_adapters(); i++)
-		fprintf(stderr, "%s %s", i ? "," : "", render_adapter_at(i)->name);
-	fprintf(stderr, ")\n");
+	char names[256];
+
+	policy_harness_names(POLICY_HARNESS_RENDER, names, sizeof(names));
+	fprintf(stderr, "halo-run: unknown harness '%s' (expected %s)\n", name ? name : "", names);
 	return HALO_EXIT_SETUP;
 }
 
@@ -76,6 +79,105 @@ static int emit(const struct runner_opts *o, const struct render_out *out)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- --hook */
+
+/* The hook's command line, as the harness's shell will read it: this binary and the
+ * policy files by absolute path, each one shell word. NULL after saying why. */
+static char *hook_command(const struct runner_opts *o)
+{
+	char self[4096], *q = NULL, *line = NULL;
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (k <= 0) {
+		fprintf(stderr, "halo-run: --hook: cannot tell where halo-run itself is\n");
+		return NULL;
+	}
+	self[k] = 0;
+	if (hook_shell_quote(self, strlen(self), &q) < 0 ||
+	    asprintf(&line, "%s hook --wrap --harness claude-code", q) < 0)
+		line = NULL;
+	free(q);
+	for (size_t i = 0; line && i < o->n_policies; i++) {
+		char abs[4096], *more = NULL;
+		if (!realpath(o->policies[i], abs)) {
+			fprintf(stderr, "halo-run: --policy %s: %s\n", o->policies[i],
+				strerror(errno));
+			free(line);
+			return NULL;
+		}
+		if (hook_shell_quote(abs, strlen(abs), &q) < 0 ||
+		    asprintf(&more, "%s --policy %s", line, q) < 0)
+			more = NULL;
+		free(q);
+		free(line);
+		line = more;
+	}
+	return line;
+}
+
+/* One hooks entry: {"matcher": M, "hooks": [{"type": "command", ...}]}. */
+static bool hook_entry(cJSON *arr, const char *matcher, const char *cmd)
+{
+	cJSON *e = cJSON_CreateObject(), *hooks, *h;
+
+	if (!e || !cJSON_AddItemToArray(arr, e))
+		return cJSON_Delete(e), false;
+	if (matcher && !cJSON_AddStringToObject(e, "matcher", matcher))
+		return false;
+	if (!(hooks = cJSON_AddArrayToObject(e, "hooks")) || !(h = cJSON_CreateObject()) ||
+	    !cJSON_AddItemToArray(hooks, h))
+		return false;
+	return cJSON_AddStringToObject(h, "type", "command") &&
+	       cJSON_AddStringToObject(h, "command", cmd) &&
+	       cJSON_AddNumberToObject(h, "timeout", 10);
+}
+
+/* `policy render --harness claude-code --hook`: the settings snippet that installs
+ * `halo-run hook --wrap` (PreToolUse for the tools it judges, SessionEnd), once the
+ * policy has loaded and validated. */
+static int render_hook(const struct runner_opts *o)
+{
+	cJSON *root = cJSON_CreateObject(), *hooks;
+	struct runner_env re;
+	char *cmd = NULL, *text = NULL;
+	int rc;
+
+	if (o->out_dir) {
+		fprintf(stderr, "halo-run: --hook prints the settings to merge into yours; "
+				"--out is not for it\n");
+		cJSON_Delete(root);
+		return HALO_EXIT_SETUP;
+	}
+	if ((rc = runner_load_policy(o, false, &re)) != 0) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	runner_env_release(&re);
+	if (!(cmd = hook_command(o))) {
+		cJSON_Delete(root);
+		return HALO_EXIT_SETUP;
+	}
+	if ((hooks = cJSON_AddObjectToObject(root, "hooks")) &&
+	    hook_entry(cJSON_AddArrayToObject(hooks, "PreToolUse"), hook_claude_code_matcher,
+		       cmd) &&
+	    hook_entry(cJSON_AddArrayToObject(hooks, "SessionEnd"), NULL, cmd))
+		text = cJSON_Print(root);
+	cJSON_Delete(root);
+	free(cmd);
+	if (!text) {
+		fprintf(stderr, "halo-run: out of memory\n");
+		return HALO_EXIT_SETUP;
+	}
+	printf("%s\n", text);
+	free(text);
+	if (!o->quiet)
+		fprintf(stderr,
+			"halo-run: merge into ~/.claude/settings.json, or managed-settings.json "
+			"with allowManagedHooksOnly; leave Claude Code's own sandbox off for "
+			"Bash (sandboxes do not nest)\n");
+	return 0;
+}
+
 int runner_cmd_policy_render(const struct runner_opts *o)
 {
 	const struct render_adapter *a = o->harness ? render_adapter_find(o->harness) : NULL;
@@ -96,6 +198,17 @@ int runner_cmd_policy_render(const struct runner_opts *o)
 			      HALO_EXIT_SETUP);
 	if (o->os && render_os_parse(o->os, &ro.os) < 0) {
 		fprintf(stderr, "halo-run: --os %s: expected linux, macos or windows\n", o->os);
+		return HALO_EXIT_SETUP;
+	}
+	if (o->render_hook) {
+		char names[256];
+		if (policy_harness_find(o->harness, POLICY_HARNESS_WRAP))
+			return render_hook(o);
+		policy_harness_names(POLICY_HARNESS_WRAP, names, sizeof(names));
+		fprintf(stderr,
+			"halo-run: --hook: hook --wrap needs a harness whose pre-tool hook can "
+			"replace the tool's input without granting it: %s\n",
+			names);
 		return HALO_EXIT_SETUP;
 	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0)
@@ -164,16 +277,18 @@ int runner_cmd_policy_import(const struct runner_opts *o)
 	size_t len = 0;
 	int rc;
 
+	char names[256];
+
+	policy_harness_names(POLICY_HARNESS_IMPORT, names, sizeof(names));
 	if (o->n_rest != 2 || o->n_policies) {
-		fprintf(stderr, "halo-run: policy import takes one FILE: policy import FILE "
-				"[--from claude-code|srt|codex|cursor|copilot]\n");
+		fprintf(stderr,
+			"halo-run: policy import takes one FILE: policy import FILE "
+			"[--from KIND] (KIND: %s)\n",
+			names);
 		return HALO_EXIT_SETUP;
 	}
 	if (o->from && render_import_kind_parse(o->from, &kind) < 0) {
-		fprintf(
-		    stderr,
-		    "halo-run: --from %s: expected claude-code, srt, codex, cursor or copilot\n",
-		    o->from);
+		fprintf(stderr, "halo-run: --from %s: expected %s\n", o->from, names);
 		return HALO_EXIT_SETUP;
 	}
 	if (runner_pw_home(getuid(), home, sizeof(home)) < 0) {
@@ -245,7 +360,7 @@ void runner_check_harness(const struct runner_opts *o, const struct halo_policy 
 {
 	for (size_t i = 0; i < render_n_adapters(); i++) {
 		const struct render_adapter *a = render_adapter_at(i);
-		if (strcmp(o->harness, "all") == 0 || strcmp(o->harness, a->name) == 0)
+		if (strcmp(o->harness, "all") == 0 || render_adapter_find(o->harness) == a)
 			check_one(a, o, p, host, port, allow);
 	}
 }

@@ -41,6 +41,8 @@ struct runner_opts {
 	const char *decider_timeout; /* run: per question (duration), default 5 s */
 	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
 	const char *session;	     /* run: --session NAME (runner/session*.c) */
+	bool wrap;		     /* hook --wrap: answer a shell call with it run in halo-run */
+	bool render_hook;	     /* policy render --hook: the settings that install the hook */
 	char **rest;		     /* command (run) or operands (check, validate) */
 	int n_rest;
 };
@@ -125,6 +127,9 @@ int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int au
 bool runner_check_request(const struct runner_opts *o, const struct halo_policy *p,
 			  const char *host, const char *target, bool allow);
 int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
+/* session_cmd.c: stop the session NAME if it runs, saying nothing on stdout. 0 when it
+ * is gone (or never was), else 1 after a line on stderr. */
+int runner_session_stop_quiet(const char *name);
 
 /* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
  * outlives the first call). runner_session_run replaces the launch of a run with

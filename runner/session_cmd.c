@@ -78,7 +78,7 @@ static int list(const char *dir)
 	return 0;
 }
 
-static int stop(const char *dir, const char *name)
+static int stop(const char *dir, const char *name, bool quiet)
 {
 	char sock[4300];
 	struct session_conn c;
@@ -102,9 +102,12 @@ static int stop(const char *dir, const char *name)
 					unlink(other);
 				close(lfd);
 			}
-			printf("removed the stale socket of %s\n", name);
+			if (!quiet)
+				printf("removed the stale socket of %s\n", name);
 			return 0;
 		}
+		if (quiet)
+			return 0;
 		fprintf(stderr, "halo-run: session: no session %s\n", name);
 		return 1;
 	}
@@ -122,8 +125,21 @@ static int stop(const char *dir, const char *name)
 		fprintf(stderr, "halo-run: session: stop %s: %s\n", name, strerror(-rc));
 		return 1;
 	}
-	printf("stopped %s\n", name);
+	if (!quiet)
+		printf("stopped %s\n", name);
 	return 0;
+}
+
+int runner_session_stop_quiet(const char *name)
+{
+	struct halo_err e = {{0}};
+	char dir[4200];
+
+	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
+		runner_say("session: %s", e.msg);
+		return 1;
+	}
+	return stop(dir, name, true);
 }
 
 int runner_cmd_session(const struct runner_opts *o)
@@ -144,7 +160,7 @@ int runner_cmd_session(const struct runner_opts *o)
 	if (strcmp(verb, "list") == 0)
 		return list(dir);
 	for (int i = 1; i < o->n_rest; i++) {
-		int r = stop(dir, o->rest[i]);
+		int r = stop(dir, o->rest[i], false);
 		rc = rc ? rc : r;
 	}
 	return rc;

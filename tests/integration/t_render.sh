@@ -255,4 +255,22 @@ run "$HALO" check --policy reference.yaml api.github.com --harness codex
 expect "check --harness codex: allow exit code kept" 0 "$RC"
 expect_match "check --harness codex: its mechanism" 'experimental_network\] domains \*\.github\.com = "allow"' "$OUT"
 expect_rc "check --harness unknown: 125" 125 "$HALO" check --policy reference.yaml a.com --harness vim
+
+# ---------------------------------------------------------------- one harness table (issue 30)
+# `hook --harness claude` was accepted while `policy render --harness claude` was refused.
+run "$HALO" policy render --harness claude-code --policy reference.yaml
+want=$OUT
+run "$HALO" policy render --harness claude --policy reference.yaml
+expect "render --harness claude (alias): the claude-code rendering" "0:$want" "$RC:$OUT"
+run "$HALO" check --policy reference.yaml api.github.com --harness gemini-cli
+expect_match "check --harness gemini-cli (alias): the gemini line" '^harness gemini: ' "$OUT"
+run "$HALO" policy render --harness vim --policy reference.yaml
+expect_match "render: the names from the table" \
+	"unknown harness 'vim' \(expected claude-code, codex, copilot, gemini, opencode or cursor\)" "$ERR"
+run "$HALO" check --policy reference.yaml a.com --harness vim
+expect_match "check: the names from the table" 'expected all, claude-code, codex, copilot, gemini, opencode or cursor' "$ERR"
+OUT=$(echo '{}' | "$HALO" hook --harness copilot 2>&1)
+expect_match "hook: the names that have hook events" 'harness copilot: expected claude-code, codex or gemini$' "$OUT"
+run "$HALO" policy import reference.yaml --from gemini
+expect_match "import --from: the names it reads" 'from gemini: expected claude-code, codex, copilot, cursor or srt$' "$ERR"
 finish
