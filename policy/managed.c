@@ -203,9 +203,9 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 	}
 	/* Every file is read (once) even after a failure, so one run reports every error. */
 	for (size_t i = 0; i < n; i++) {
-		if (policy_parse_file(paths[i], &layers[i], d) < 0)
+		if (policy_parse_file_partial(paths[i], &layers[i], d) < 0)
 			failed = true;
-		else if (policy_layer(base, layers[i], paths[i], d) < 0)
+		if (layers[i] && policy_layer(base, layers[i], paths[i], d) < 0)
 			failed = true;
 	}
 	if (!failed && check_against(m, layers, paths, n, d) < 0)
@@ -214,6 +214,8 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 		policy_free(layers[i]);
 	free(layers);
 	if (failed) {
+		if (d)
+			policy_finalize(base, ctx, d); /* its errors too, then refused anyway */
 		policy_free(base);
 		return -EINVAL;
 	}

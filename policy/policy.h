@@ -210,6 +210,10 @@ struct policy_diags {
 	size_t n_errors;
 	char **warnings;
 	size_t n_warnings;
+	/* Set by the loaders (policy_load*) for the time of a file's parse: a file whose
+	 * fields have errors still yields what was read (the bad fields unset), so that
+	 * it is layered and validated too and one run reports every error. */
+	bool keep_partial;
 };
 
 void policy_diags_add_error(struct policy_diags *d, const char *fmt, ...)
