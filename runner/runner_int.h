@@ -243,6 +243,10 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
  * it may come from inside the sandbox, so every byte that is not printable ASCII is
  * escaped (policy_printable) and can neither drive the terminal nor forge a line. */
 void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* runner/limits_said.c: one line for each limit the command hit (cpu, file size,
+ * processes), naming its policy key (runner_limit_key, runner/events.h). */
+void runner_say_limits(const struct rlimits_set *r, struct halo_outcome out,
+		       const struct halo_run_facts *f);
 
 /* profile.c: `halo-run profile --os macos` prints the Seatbelt profile; the hidden
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */
