@@ -356,6 +356,8 @@ int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx
 			failed = true;
 		policy_free(layer);
 	}
+	if (base && ctx && policy_layer_oneoff(base, ctx->oneoff, d) < 0)
+		failed = true;
 	if (failed) {
 		if (base && d)
 			policy_finalize(base, ctx, d); /* its errors too, then refused anyway */

@@ -210,6 +210,16 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 	}
 	if (!failed && check_against(m, layers, paths, n, d) < 0)
 		failed = true;
+	/* Fail closed: whether a flag loosens what the managed layer sets is not worked
+	 * out for one-offs; a policy file says it, and is checked. */
+	if (ctx && policy_oneoff_any(ctx->oneoff)) {
+		policy_diag(d, true, "command line", 0, NULL,
+			    "--allow, --writable, --env and --host-port are refused under the "
+			    "managed policy %s: put them in a policy file (--policy F), which is "
+			    "checked against it",
+			    m->name);
+		failed = true;
+	}
 	for (size_t i = 0; i < n; i++)
 		policy_free(layers[i]);
 	free(layers);

@@ -195,6 +195,20 @@ struct halo_policy {
 };
 
 /* What the pure layer needs to know about the world, supplied by runner/. */
+/* One-off flags of a launch (--allow HOST[:PORT], --writable DIR, --env NAME[=VALUE],
+ * --host-port PORT), each repeatable: a last layer over every file that adds to the
+ * lists below it, reported as a loosening and validated like a file (oneoff.c). */
+struct policy_oneoff {
+	const char *const *allow;
+	size_t n_allow;
+	const char *const *writable; /* absolute or ~/ (the command line resolves ./) */
+	size_t n_writable;
+	const char *const *env; /* NAME: env.pass; NAME=VALUE: env.set */
+	size_t n_env;
+	const char *const *host_ports;
+	size_t n_host_ports;
+};
+
 struct policy_ctx {
 	const char *pw_home;   /* home from the password database; required */
 	const char *env_home;  /* $HOME, may be NULL or equal to pw_home */
@@ -202,6 +216,8 @@ struct policy_ctx {
 	/* Optional window onto the file system (NULL: not checked): is `path` itself a
 	 * symlink? If so, its target in `target`. A writable root that is one is refused. */
 	bool (*is_symlink)(const char *path, char *target, size_t n);
+	/* The loaders (policy_load*): one-off flags layered over every file, or NULL. */
+	const struct policy_oneoff *oneoff;
 };
 
 /* Diagnostics collected while loading and validating: every error, one a line. */

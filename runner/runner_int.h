@@ -14,9 +14,17 @@
 
 #define RUNNER_MAX_POLICIES 16
 
+/* A repeatable one-off flag's values (--allow, --writable, --env, --host-port). */
+#define RUNNER_MAX_ONEOFF 64
+struct runner_multi {
+	const char *v[RUNNER_MAX_ONEOFF];
+	size_t n;
+};
+
 struct runner_opts {
 	const char *policies[RUNNER_MAX_POLICIES];
 	size_t n_policies;
+	struct runner_multi allow, writable, env, host_port; /* policy/oneoff.c */
 	const char *workspace;
 	const char *limit_spec;
 	const char *timeout;
