@@ -253,6 +253,10 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
 void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* runner/limits_said.c: one line for each limit the command hit (cpu, file size,
  * processes), naming its policy key (runner_limit_key, runner/events.h). */
+/* runner/ssh_identity.c: a line for each identity file GIT_SSH_COMMAND names that the
+ * sandbox cannot see (the host's /tmp, a protected path). */
+void runner_ssh_identity_note(char *const *envp, const struct halo_policy *p,
+			      const char *workspace, const char *home);
 void runner_say_limits(const struct rlimits_set *r, struct halo_outcome out,
 		       const struct halo_run_facts *f);
 
