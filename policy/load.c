@@ -326,6 +326,13 @@ int policy_parse_buffer(const char *name, const char *buf, size_t len, char form
 int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx,
 		struct halo_policy **out, struct policy_diags *d)
 {
+	return policy_load_oneoff(paths, n, ctx, NULL, out, d);
+}
+
+int policy_load_oneoff(const char *const *paths, size_t n, const struct policy_ctx *ctx,
+		       const struct policy_oneoff *oneoff, struct halo_policy **out,
+		       struct policy_diags *d)
+{
 	struct halo_policy *base = NULL;
 	bool failed = false;
 	int rc;
@@ -356,7 +363,7 @@ int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx
 			failed = true;
 		policy_free(layer);
 	}
-	if (base && ctx && policy_layer_oneoff(base, ctx->oneoff, d) < 0)
+	if (base && policy_layer_oneoff(base, oneoff, d) < 0)
 		failed = true;
 	if (failed) {
 		if (base && d)

@@ -181,13 +181,20 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 			const struct policy_ctx *ctx, struct halo_policy **out,
 			struct policy_diags *d)
 {
+	return policy_load_with(m, paths, n, ctx, NULL, out, d);
+}
+
+int policy_load_with(const struct policy_managed *m, const char *const *paths, size_t n,
+		     const struct policy_ctx *ctx, const struct policy_oneoff *oneoff,
+		     struct halo_policy **out, struct policy_diags *d)
+{
 	struct halo_policy *base = NULL, **layers;
 	bool failed = false;
 	int rc;
 
 	*out = NULL;
 	if (!m)
-		return policy_load(paths, n, ctx, out, d);
+		return policy_load_oneoff(paths, n, ctx, oneoff, out, d);
 	if (parse_managed(m, &base, d) < 0)
 		return -EINVAL;
 	free(base->source);
@@ -212,7 +219,7 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 		failed = true;
 	/* Fail closed: whether a flag loosens what the managed layer sets is not worked
 	 * out for one-offs; a policy file says it, and is checked. */
-	if (ctx && policy_oneoff_any(ctx->oneoff)) {
+	if (policy_oneoff_any(oneoff)) {
 		policy_diag(d, true, "command line", 0, NULL,
 			    "--allow, --writable, --env and --host-port are refused under the "
 			    "managed policy %s: put them in a policy file (--policy F), which is "

@@ -216,8 +216,6 @@ struct policy_ctx {
 	/* Optional window onto the file system (NULL: not checked): is `path` itself a
 	 * symlink? If so, its target in `target`. A writable root that is one is refused. */
 	bool (*is_symlink)(const char *path, char *target, size_t n);
-	/* The loaders (policy_load*): one-off flags layered over every file, or NULL. */
-	const struct policy_oneoff *oneoff;
 };
 
 /* Diagnostics collected while loading and validating: every error, one a line. */
@@ -284,6 +282,11 @@ struct policy_managed {
 int policy_load_managed(const struct policy_managed *m, const char *const *paths, size_t n,
 			const struct policy_ctx *ctx, struct halo_policy **out,
 			struct policy_diags *d);
+/* The same with one-off flags (NULL: none) as the last layer, over every file;
+ * refused when `m` is given (policy/oneoff.c). */
+int policy_load_with(const struct policy_managed *m, const char *const *paths, size_t n,
+		     const struct policy_ctx *ctx, const struct policy_oneoff *oneoff,
+		     struct halo_policy **out, struct policy_diags *d);
 
 /* Render the effective policy (presets expanded) as JSON text; caller frees. */
 char *policy_to_json(const struct halo_policy *p);

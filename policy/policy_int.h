@@ -187,6 +187,10 @@ int policy_layer_managed(struct halo_policy *base, const struct halo_policy *upp
 			 const char *upper_name, const struct halo_policy *managed,
 			 const char *managed_name, struct policy_diags *d);
 
+/* load.c: policy_load with one-off flags (NULL: none) layered last. */
+int policy_load_oneoff(const char *const *paths, size_t n, const struct policy_ctx *ctx,
+		       const struct policy_oneoff *oneoff, struct halo_policy **out,
+		       struct policy_diags *d);
 /* oneoff.c: anything to layer? The layer itself over `base` (before finalize). */
 bool policy_oneoff_any(const struct policy_oneoff *o);
 int policy_layer_oneoff(struct halo_policy *base, const struct policy_oneoff *o,

@@ -152,10 +152,8 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
 	ctx.is_symlink = path_is_symlink;
 	writable_abs(o, wbuf, sizeof(wbuf), writable);
-	ctx.oneoff = &oneoff;
-	rc = policy_load_managed(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0}
-					   : NULL,
-				 re->paths, re->n_paths, &ctx, &re->policy, &d);
+	rc = policy_load_with(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0} : NULL,
+			      re->paths, re->n_paths, &ctx, &oneoff, &re->policy, &d);
 	runner_managed_release(&m);
 	print_diags(&d, o->quiet);
 	policy_diags_free(&d);

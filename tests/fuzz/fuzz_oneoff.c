@@ -13,7 +13,8 @@
 
 #define MAX_FLAGS 32
 
-static const struct policy_ctx base_ctx = {"/home/u", "/home/env", "/home/u/ws", NULL, NULL};
+static const struct policy_ctx base_ctx = {
+    .pw_home = "/home/u", .env_home = "/home/env", .workspace = "/home/u/ws"};
 
 static void holds(const struct halo_policy *p)
 {
@@ -35,7 +36,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n[4] = {0};
 	char *text, *save = NULL;
 	struct policy_oneoff o;
-	struct policy_ctx ctx = base_ctx;
 	struct policy_diags d = {0};
 	struct halo_policy *p = NULL;
 
@@ -50,8 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		v[k - kinds][n[k - kinds]++] = l + 1;
 	}
 	o = (struct policy_oneoff){v[0], n[0], v[1], n[1], v[2], n[2], v[3], n[3]};
-	ctx.oneoff = &o;
-	if (policy_load(NULL, 0, &ctx, &p, &d) == 0 && policy_oneoff_any(&o))
+	if (policy_load_with(NULL, NULL, 0, &base_ctx, &o, &p, &d) == 0 && policy_oneoff_any(&o))
 		holds(p);
 	policy_free(p);
 	policy_diags_free(&d);

@@ -200,7 +200,6 @@ START_TEST(oneoff_flags)
 	const char *allow[] = {"b.example", "a.example"}, *env[] = {"FOO", "BAR=1"},
 		   *ports[] = {"4873"}, *bad_ports[] = {"65536"}, *wr[] = {"/home/alice/w"};
 	struct policy_oneoff o = {allow, 2, wr, 1, env, 2, ports, 1};
-	struct policy_ctx ctx = pt_ctx;
 	struct policy_managed m = {M, text, strlen(text), 'y'};
 	struct policy_diags d = {0};
 	struct halo_policy *p = NULL;
@@ -211,8 +210,7 @@ START_TEST(oneoff_flags)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	write_file(path, "egress: {default: deny, allowedDomains: [a.example]}\n");
-	ctx.oneoff = &o;
-	ck_assert_msg(policy_load(pv, 1, &ctx, &p, &d) == 0, "%s", pt_dump(&d));
+	ck_assert_msg(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d) == 0, "%s", pt_dump(&d));
 	ck_assert_uint_eq(p->allowed_domains.n, 2);
 	ck_assert(pt_list_has(&p->allowed_domains, "b.example"));
 	ck_assert(pt_list_has(&p->writable_roots, "/home/alice/w"));
@@ -226,12 +224,12 @@ START_TEST(oneoff_flags)
 	policy_free(p);
 	policy_diags_free(&d);
 	o.host_ports = bad_ports;
-	ck_assert_int_eq(policy_load(pv, 1, &ctx, &p, &d), -EINVAL);
+	ck_assert_int_eq(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
 	ck_assert_ptr_null(p);
 	ck_assert(pt_err(&d, "--host-port '65536'"));
 	policy_diags_free(&d);
 	o.host_ports = ports;
-	ck_assert_int_eq(policy_load_managed(&m, pv, 1, &ctx, &p, &d), -EINVAL);
+	ck_assert_int_eq(policy_load_with(&m, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
 	ck_assert_ptr_null(p);
 	ck_assert(pt_err(&d, "refused under the managed policy"));
 	policy_diags_free(&d);

@@ -508,14 +508,14 @@ START_TEST(context_required)
 {
 	struct policy_diags d = {0};
 	struct halo_policy *p = NULL;
-	const struct policy_ctx relative = {"home/alice", NULL, NULL, NULL, NULL};
+	const struct policy_ctx relative = {"home/alice", NULL, NULL, NULL};
 
 	ck_assert_int_eq(policy_parse_buffer("t.yaml", "egress: {}", 10, 'y', &p, &d), 0);
 	ck_assert_int_eq(policy_finalize(p, NULL, &d), -EINVAL);
 	ck_assert(pt_err(&d, "t.yaml: no usable home directory from the password database"));
 	ck_assert_int_eq(policy_finalize(p, &relative, &d), -EINVAL);
 	/* An unusable $HOME is ignored rather than trusted. */
-	const struct policy_ctx weird = {"/home/alice", "relative/home", NULL, NULL, NULL};
+	const struct policy_ctx weird = {"/home/alice", "relative/home", NULL, NULL};
 	policy_diags_free(&d);
 	ck_assert_int_eq(policy_finalize(p, &weird, &d), 0);
 	/* Finalizing twice is harmless. */
