@@ -101,6 +101,10 @@ struct linux_scan {
 	 * permission, or the listing failed): masked whole (they are in masked too),
 	 * each said in a warning. */
 	struct linux_paths unlisted;
+	/* halo-run's own state among the masks (index and session sockets and
+	 * directories, any home's): masked like the rest, but not a finding --dry-run
+	 * lists, nor a file whose appearance refuses a session's call. */
+	struct linux_paths own;
 	size_t entries_scanned;
 	bool truncated; /* the bound was hit: launch refused unless failIfUnavailable false */
 	/* What a truncated walk did not cover and why (malloc'd), or NULL. */

@@ -34,6 +34,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .missing = P(s->missing),
 	    .sockets = P(s->sockets_open),
 	    .unlisted = P(s->unlisted),
+	    .own = P(s->own),
 	    .sanitized_data = s->sanitized_data,
 	    .sanitized_len = s->sanitized_len,
 	    .own_names = l->egress_proxy,

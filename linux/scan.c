@@ -251,7 +251,7 @@ static void add_session_dir(const struct linux_launch *l, struct linux_scan *s)
 	for (size_t i = 0; i < s->writable.n; i++)
 		if (linux_path_beneath(s->writable.v[i], real))
 			return;
-	linux_scan_add_mask(s, real);
+	linux_scan_add_own_mask(s, real);
 }
 
 static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *s)
@@ -618,6 +618,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);
 	linux_paths_free(&s->unlisted);
+	linux_paths_free(&s->own);
 	free(s->uncovered);
 	s->uncovered = NULL;
 	linux_scan_index_free(s->index);

@@ -417,14 +417,14 @@ void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
 
 	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, place, sizeof(place)) == 0 &&
 	    place_in_writable(l, s, place))
-		linux_scan_add_mask(s, place);
+		linux_scan_add_own_mask(s, place);
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
 		int w =
 		    homes[i] && homes[i][0] == '/' && strcmp(homes[i], "/") != 0
 			? snprintf(place, sizeof(place), "%s/.local/state/halo-run/index", homes[i])
 			: -1;
 		if (w > 0 && (size_t)w < sizeof(place) && place_in_writable(l, s, place))
-			linux_scan_add_mask(s, place);
+			linux_scan_add_own_mask(s, place);
 	}
 	linux_scan_cache_pin(l, s);
 }

@@ -233,6 +233,9 @@ bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exis
 /* A protected path: its real path masked, every symlink on the way recorded to be
  * pinned (the link protects as much as its target). True when masked. */
 bool linux_scan_add_mask(struct linux_scan *s, const char *path);
+/* The same for halo-run's own state (an index directory, a session's, a watcher's
+ * socket): also recorded in s->own. */
+bool linux_scan_add_own_mask(struct linux_scan *s, const char *path);
 
 /* After the walk, masks and guards settled: the pinned list (see linux_scan), the
  * missing guard targets (when `guard`), and the refusal of guard chains the command
@@ -249,6 +252,9 @@ void linux_scan_cache_pin(const struct linux_launch *l, struct linux_scan *s);
 #define LINUX_MAX_OPEN_SOCKETS	    128 /* unixSockets, in both home forms */
 #define LINUX_SCAN_MAX_SOCKET_LINES (256 * 1024)
 void linux_scan_host_sockets(const struct linux_launch *l, struct linux_scan *s);
+/* Is the socket at `path` an index watcher's: named as one (.../halo-run/index/NAME.sock)
+ * and served by a process of this uid running this very binary? (One connect.) */
+bool linux_scan_own_socket(const char *path);
 
 /* Sort paths with '/' lowest (a directory right before what is beneath it) and drop
  * duplicates (scan.c). */

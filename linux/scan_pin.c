@@ -143,6 +143,17 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 	return true;
 }
 
+bool linux_scan_add_own_mask(struct linux_scan *s, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+		return false;
+	linux_paths_add(&s->masked, real);
+	linux_paths_add(&s->own, real);
+	return true;
+}
+
 /* The top of the writable tree holding path, or NULL. */
 static const char *tree_of(const char *path, const struct linux_paths *writable)
 {

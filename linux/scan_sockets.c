@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "linux/scan_int.h"
@@ -100,6 +103,73 @@ static int read_bound(struct linux_paths *out)
 	return rc;
 }
 
+/* Named as an index watcher's socket: DIR/halo-run/index/NAME.sock. */
+static bool watcher_name(const char *path)
+{
+	static const char tail[] = "/halo-run/index/";
+	const char *name = strrchr(path, '/');
+	size_t n;
+
+	if (!name || (size_t)(name - path) + 1 < sizeof(tail) - 1)
+		return false;
+	n = strlen(name);
+	return n > 6 && strcmp(name + n - 5, ".sock") == 0 &&
+	       strncmp(name + 1 - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
+}
+
+/* The listener of the socket at `path` (connected through its directory's fd: the
+ * path may be longer than sun_path), or 0. A listening socket accepts the connection
+ * into its backlog at once; the watcher reads EOF and closes. */
+static pid_t listener_of(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval tv = {0, 200 * 1000};
+	const char *name = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct ucred cr = {0};
+	socklen_t cl = sizeof(cr);
+	int dfd, fd;
+	pid_t pid = 0;
+
+	if (snprintf(dir, sizeof(dir), "%.*s", (int)(name - path), path) >= (int)sizeof(dir) ||
+	    (dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	if (snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d%s", dfd, name) <
+		(int)sizeof(a.sun_path) &&
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && cr.uid == geteuid())
+			pid = cr.pid;
+		close(fd);
+	}
+	close(dfd);
+	return pid;
+}
+
+/* The listener runs halo-run: this binary, or another build or version of it (a
+ * package upgrade leaves the old watchers running, their binary "(deleted)"). */
+bool linux_scan_own_socket(const char *path)
+{
+	struct stat self, peer;
+	char exe[64], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	pid_t pid;
+
+	if (!watcher_name(path) || (pid = listener_of(path)) <= 0)
+		return false;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat("/proc/self/exe", &self) == 0 && stat(exe, &peer) == 0 &&
+	    self.st_dev == peer.st_dev && self.st_ino == peer.st_ino)
+		return true;
+	if ((n = readlink(exe, target, sizeof(target) - 1)) <= 0)
+		return false;
+	target[n] = 0;
+	base = strrchr(target, '/');
+	return base && (!strcmp(base, "/halo-run") || !strcmp(base, "/halo-run (deleted)"));
+}
+
 /* Can the command reach `path` by name at all? Inside, its only identity is the
  * caller's uid and gid, and no capability applies to files whose owner is not mapped:
  * a socket behind a directory that uid cannot search (another user's 0700 directory,
@@ -160,7 +230,10 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 			s->sockets_truncated = true;
 			return;
 		}
-		linux_scan_add_mask(s, p);
+		if (!watcher_name(p) || !linux_scan_own_socket(p))
+			linux_scan_add_mask(s, p);
+		else
+			linux_scan_add_own_mask(s, p);
 	}
 }
 

@@ -11,10 +11,11 @@
  *
  * Host sockets count too (a gpg-agent or a container engine started after the
  * session is reachable in it otherwise), except halo-run's own: an index watcher's
- * (one starts for every tree halo-run walks, anywhere, and answers only "what
- * changed") and a session's control socket (another session may start at any time in
- * a control directory that lies in the workspace; it serves only callers outside
- * every sandbox). */
+ * (one starts for every tree halo-run walks, anywhere, under whichever HOME the
+ * launch had, and answers only "what changed"; told by its name and its listener,
+ * this very binary: linux_scan_own_socket) and a session's control socket (another session may
+ * start at any time in a control directory that lies in the workspace; it serves only callers
+ * outside every sandbox). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <sys/sysmacros.h>
 
 #include "linux/linux_int.h"
+#include "linux/scan_int.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -141,7 +143,8 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 	lists[1] = &s->sanitized;
 	for (size_t k = 0; k < 2 && rc == 0; k++)
 		for (size_t i = 0; i < lists[k]->n && rc == 0; i++)
-			rc = add(out, n, lists[k]->v[i], &own);
+			if (!linux_paths_beneath_any(lists[k]->v[i], &s->own))
+				rc = add(out, n, lists[k]->v[i], &own);
 	linux_scan_free(s);
 	free(s);
 	if (rc < 0) {

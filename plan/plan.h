@@ -64,6 +64,10 @@ enum plan_op {
  * covered first by an empty read-only tmpfs holding only this tree's mount point, so
  * that no other workspace's cache is visible inside. */
 #define PLAN_F_ALONE 16u
+/* halo-run's own state (its index and session directories and sockets, and the
+ * directories holding them): enforced like any step, counted but not listed by the
+ * text printer, which lists the user's paths. */
+#define PLAN_F_OWN 32u
 
 struct plan_step {
 	enum plan_op op;
@@ -207,6 +211,7 @@ struct plan_fs_in {
 	struct plan_paths masked, carved, carved_src, sanitized, guarded, readonly, pinned, missing,
 	    sockets;
 	struct plan_paths unlisted; /* masks over directories the walk could not list */
+	struct plan_paths own;	    /* masks of halo-run's own state (PLAN_F_OWN) */
 	char *const *sanitized_data;
 	const size_t *sanitized_len;
 	/* The homes and the caller's PATH (any may be NULL): a guarded or refused path of

@@ -27,6 +27,34 @@ static bool listed(const struct plan_paths *l, const char *path)
 	return false;
 }
 
+/* Is `path` equal to or beneath `dir`? */
+static bool beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0 || !strcmp(dir, "/"));
+}
+
+/* A mask of halo-run's own state, or a pin of a directory holding it that is
+ * halo-run's too (a "halo-run" directory or beneath one: its index place, its caches
+ * directory), never the user's ~/.local or ~/.cache. */
+static bool own_step(const struct plan_fs_in *in, enum plan_op op, const char *path)
+{
+	const char *h = strstr(path, "/halo-run");
+
+	for (size_t i = 0; op == PLAN_MASK && i < in->own.n; i++)
+		if (beneath(path, in->own.v[i]))
+			return true;
+	while (h && h[9] != '/' && h[9] != 0)
+		h = strstr(h + 1, "/halo-run");
+	if (op != PLAN_PIN || !h)
+		return false;
+	for (size_t i = 0; i < in->own.n; i++)
+		if (beneath(in->own.v[i], path))
+			return true;
+	return in->cache_hide && beneath(in->cache_hide, path);
+}
+
 struct tree {
 	const char *path;
 	enum plan_op op;
@@ -239,7 +267,14 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 {
 	bool guard = in->policy->guard_persistence != 0;
 
-	add_list(p, PLAN_PIN, &in->pinned, "pinned: cannot be renamed, removed or replaced", NULL);
+	for (size_t i = 0; i < in->pinned.n; i++) {
+		bool own = own_step(in, PLAN_PIN, in->pinned.v[i]);
+		struct plan_step *s =
+		    plan_step_add(p, PLAN_PIN, own ? PLAN_F_OWN : 0, in->pinned.v[i], NULL,
+				  "pinned: cannot be renamed, removed or replaced");
+		if (s && own)
+			s->origin = "halo-run";
+	}
 	add_guard_list(p, in, PLAN_GUARD, &in->guarded, "persistence guard: read-only");
 	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only", NULL);
 	for (size_t i = 0; i < in->carved.n; i++) {
@@ -272,13 +307,16 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 	}
 	for (size_t i = 0; i < in->masked.n; i++) {
 		bool unl = in->unlisted.n && listed(&in->unlisted, in->masked.v[i]);
+		bool own = own_step(in, PLAN_MASK, in->masked.v[i]);
 		struct plan_step *s = plan_step_add(
-		    p, PLAN_MASK, unl ? PLAN_F_UNLISTED : 0, in->masked.v[i], NULL,
-		    unl ? "the workspace scan cannot list it (no read or search permission): "
-			  "masked whole"
-			: "protected path: no read, no write, no replace");
-		if (s && unl)
-			s->origin = "workspace-scan";
+		    p, PLAN_MASK, (unl ? PLAN_F_UNLISTED : 0) | (own ? PLAN_F_OWN : 0),
+		    in->masked.v[i], NULL,
+		    own	  ? "halo-run's own state (index, sessions): out of the command's reach"
+		    : unl ? "the workspace scan cannot list it (no read or search permission): "
+			    "masked whole"
+			  : "protected path: no read, no write, no replace");
+		if (s && (unl || own))
+			s->origin = own ? "halo-run" : "workspace-scan";
 	}
 	add_list(p, PLAN_SOCKET, &in->sockets, "sandbox.unixSockets: host socket reachable",
 		 "sandbox.unixSockets");

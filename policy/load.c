@@ -280,7 +280,7 @@ static int parse_checked(const char *name, const char *buf, size_t len, char for
 	}
 	rc = policy_model_from_tree(name, root, out, d);
 	pnode_free(root);
-	if (rc < 0)
+	if (!*out)
 		return rc;
 	(*out)->source = strdup(name);
 	if (!(*out)->source) {
@@ -289,7 +289,19 @@ static int parse_checked(const char *name, const char *buf, size_t len, char for
 		policy_diag(d, true, name, 0, NULL, "out of memory");
 		return -ENOMEM;
 	}
-	return 0;
+	return rc; /* < 0 with a partial *out under d->keep_partial */
+}
+
+int policy_parse_file_partial(const char *path, struct halo_policy **out, struct policy_diags *d)
+{
+	int rc;
+
+	if (!d)
+		return policy_parse_file(path, out, d);
+	d->keep_partial = true;
+	rc = policy_parse_file(path, out, d);
+	d->keep_partial = false;
+	return rc;
 }
 
 int policy_parse_buffer(const char *name, const char *buf, size_t len, char format,
@@ -314,6 +326,13 @@ int policy_parse_buffer(const char *name, const char *buf, size_t len, char form
 int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx,
 		struct halo_policy **out, struct policy_diags *d)
 {
+	return policy_load_oneoff(paths, n, ctx, NULL, out, d);
+}
+
+int policy_load_oneoff(const char *const *paths, size_t n, const struct policy_ctx *ctx,
+		       const struct policy_oneoff *oneoff, struct halo_policy **out,
+		       struct policy_diags *d)
+{
 	struct halo_policy *base = NULL;
 	bool failed = false;
 	int rc;
@@ -326,13 +345,15 @@ int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx
 			return -ENOMEM;
 		}
 	}
-	/* Every file is read even after a failure, so one run reports every error. */
+	/* Every file is read even after a failure, and what a file with bad fields still
+	 * says is layered and validated, so one run reports every error. */
 	for (size_t i = 0; i < n; i++) {
 		struct halo_policy *layer = NULL;
 
-		if (policy_parse_file(paths[i], &layer, d) < 0) {
+		if (policy_parse_file_partial(paths[i], &layer, d) < 0) {
 			failed = true;
-			continue;
+			if (!layer)
+				continue;
 		}
 		if (!base) {
 			base = layer;
@@ -342,7 +363,11 @@ int policy_load(const char *const *paths, size_t n, const struct policy_ctx *ctx
 			failed = true;
 		policy_free(layer);
 	}
+	if (base && policy_layer_oneoff(base, oneoff, d) < 0)
+		failed = true;
 	if (failed) {
+		if (base && d)
+			policy_finalize(base, ctx, d); /* its errors too, then refused anyway */
 		policy_free(base);
 		return -EINVAL;
 	}

@@ -181,13 +181,20 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 			const struct policy_ctx *ctx, struct halo_policy **out,
 			struct policy_diags *d)
 {
+	return policy_load_with(m, paths, n, ctx, NULL, out, d);
+}
+
+int policy_load_with(const struct policy_managed *m, const char *const *paths, size_t n,
+		     const struct policy_ctx *ctx, const struct policy_oneoff *oneoff,
+		     struct halo_policy **out, struct policy_diags *d)
+{
 	struct halo_policy *base = NULL, **layers;
 	bool failed = false;
 	int rc;
 
 	*out = NULL;
 	if (!m)
-		return policy_load(paths, n, ctx, out, d);
+		return policy_load_oneoff(paths, n, ctx, oneoff, out, d);
 	if (parse_managed(m, &base, d) < 0)
 		return -EINVAL;
 	free(base->source);
@@ -203,17 +210,29 @@ int policy_load_managed(const struct policy_managed *m, const char *const *paths
 	}
 	/* Every file is read (once) even after a failure, so one run reports every error. */
 	for (size_t i = 0; i < n; i++) {
-		if (policy_parse_file(paths[i], &layers[i], d) < 0)
+		if (policy_parse_file_partial(paths[i], &layers[i], d) < 0)
 			failed = true;
-		else if (policy_layer(base, layers[i], paths[i], d) < 0)
+		if (layers[i] && policy_layer(base, layers[i], paths[i], d) < 0)
 			failed = true;
 	}
 	if (!failed && check_against(m, layers, paths, n, d) < 0)
 		failed = true;
+	/* Fail closed: whether a flag loosens what the managed layer sets is not worked
+	 * out for one-offs; a policy file says it, and is checked. */
+	if (policy_oneoff_any(oneoff)) {
+		policy_diag(d, true, "command line", 0, NULL,
+			    "--allow, --writable, --env and --host-port are refused under the "
+			    "managed policy %s: put them in a policy file (--policy F), which is "
+			    "checked against it",
+			    m->name);
+		failed = true;
+	}
 	for (size_t i = 0; i < n; i++)
 		policy_free(layers[i]);
 	free(layers);
 	if (failed) {
+		if (d)
+			policy_finalize(base, ctx, d); /* its errors too, then refused anyway */
 		policy_free(base);
 		return -EINVAL;
 	}

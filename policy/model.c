@@ -566,7 +566,10 @@ int policy_model_from_tree(const char *name, const struct pnode *root, struct ha
 	}
 	legacy_mode(&m);
 	if (m.errors) {
-		policy_free(m.p);
+		if (d && d->keep_partial) /* for the loaders' diagnostics only */
+			*out = m.p;
+		else
+			policy_free(m.p);
 		return -EINVAL;
 	}
 	*out = m.p;

@@ -195,6 +195,20 @@ struct halo_policy {
 };
 
 /* What the pure layer needs to know about the world, supplied by runner/. */
+/* One-off flags of a launch (--allow HOST[:PORT], --writable DIR, --env NAME[=VALUE],
+ * --host-port PORT), each repeatable: a last layer over every file that adds to the
+ * lists below it, reported as a loosening and validated like a file (oneoff.c). */
+struct policy_oneoff {
+	const char *const *allow;
+	size_t n_allow;
+	const char *const *writable; /* absolute or ~/ (the command line resolves ./) */
+	size_t n_writable;
+	const char *const *env; /* NAME: env.pass; NAME=VALUE: env.set */
+	size_t n_env;
+	const char *const *host_ports;
+	size_t n_host_ports;
+};
+
 struct policy_ctx {
 	const char *pw_home;   /* home from the password database; required */
 	const char *env_home;  /* $HOME, may be NULL or equal to pw_home */
@@ -210,6 +224,10 @@ struct policy_diags {
 	size_t n_errors;
 	char **warnings;
 	size_t n_warnings;
+	/* Set by the loaders (policy_load*) for the time of a file's parse: a file whose
+	 * fields have errors still yields what was read (the bad fields unset), so that
+	 * it is layered and validated too and one run reports every error. */
+	bool keep_partial;
 };
 
 void policy_diags_add_error(struct policy_diags *d, const char *fmt, ...)
@@ -264,6 +282,11 @@ struct policy_managed {
 int policy_load_managed(const struct policy_managed *m, const char *const *paths, size_t n,
 			const struct policy_ctx *ctx, struct halo_policy **out,
 			struct policy_diags *d);
+/* The same with one-off flags (NULL: none) as the last layer, over every file;
+ * refused when `m` is given (policy/oneoff.c). */
+int policy_load_with(const struct policy_managed *m, const char *const *paths, size_t n,
+		     const struct policy_ctx *ctx, const struct policy_oneoff *oneoff,
+		     struct halo_policy **out, struct policy_diags *d);
 
 /* Render the effective policy (presets expanded) as JSON text; caller frees. */
 char *policy_to_json(const struct halo_policy *p);

@@ -185,4 +185,19 @@ int policy_layer_managed(struct halo_policy *base, const struct halo_policy *upp
 			 const char *upper_name, const struct halo_policy *managed,
 			 const char *managed_name, struct policy_diags *d);
 
+/* load.c: policy_load with one-off flags (NULL: none) layered last. */
+int policy_load_oneoff(const char *const *paths, size_t n, const struct policy_ctx *ctx,
+		       const struct policy_oneoff *oneoff, struct halo_policy **out,
+		       struct policy_diags *d);
+/* oneoff.c: anything to layer? The layer itself over `base` (before finalize). */
+bool policy_oneoff_any(const struct policy_oneoff *o);
+int policy_layer_oneoff(struct halo_policy *base, const struct policy_oneoff *o,
+			struct policy_diags *d);
+
+/* policy_parse_file, but a file whose fields have errors still yields what was read
+ * (*out set, the bad fields unset) while failing: the loaders layer and validate it
+ * for its diagnostics, so that one run reports every error (load.c). */
+int policy_parse_file_partial(const char *path, struct halo_policy **out,
+			      struct policy_diags *d);
+
 #endif

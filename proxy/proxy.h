@@ -163,4 +163,9 @@ struct proxy_resolved {
 int proxy_resolve_check(const struct halo_policy *p, const char *name, struct proxy_resolved *out,
 			size_t max, size_t *n);
 
+/* ssh_refuse.c: our SSH identification line and an SSH_MSG_DISCONNECT carrying
+ * `why`, for a refused SSH connection (port 22 here; any port through `halo-run
+ * connect`, ssh's ProxyCommand). Length, or -1 when cap is too small. */
+int proxy_ssh_refusal(const char *why, char *out, size_t cap);
+
 #endif

@@ -299,9 +299,6 @@ extern const struct proto_ops proxy_proto_captured;
 /* conn_dns.c: the stub's UDP socket is read here, not accepted on. */
 void proxy_dns_udp_on_event(void *arg, int fd, unsigned events);
 
-/* ssh_refuse.c: our SSH identification line and an SSH_MSG_DISCONNECT carrying
- * `why`, for a refused connection to port 22. Length, or -1 when cap is too small. */
-int proxy_ssh_refusal(const char *why, char *out, size_t cap);
 
 struct host_table {
 	struct host_entry **buckets;

@@ -58,12 +58,18 @@ void runner_usage(FILE *out)
 	    "       halo-run [OPTIONS] --session NAME -- CMD  run CMD in the named session\n"
 	    "                                                 (started by its first call)\n"
 	    "       halo-run session [list | stop NAME...]    the sessions of this user\n"
+	    "       halo-run index [list | stop [TREE...] | clear [TREE...]]\n"
+	    "                                                 the workspace index and its "
+	    "watchers\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
 	    "\n"
 	    "options:\n"
 	    "  --policy F        policy file (JSON or YAML); repeat to layer\n"
 	    "  --workspace DIR   the writable workspace (default: the current directory)\n"
+	    "  --allow HOST[:PORT]  --writable DIR  --env NAME[=VALUE]  --host-port PORT\n"
+	    "                    one-off additions over every policy file (each repeatable,\n"
+	    "                    validated like a file, each loosening said on stderr)\n"
 	    "  --limit K=V,...   cpu=DUR mem=SIZE fsize=SIZE nofile=N nproc=N wall=DUR; may only\n"
 	    "                    tighten the policy's limits (%d when a value loosens one)\n"
 	    "  --timeout D       wall-clock limit (90, 1m, 1h30m); exit %d when it is hit\n"
@@ -154,11 +160,44 @@ static int take_value(int argc, char **argv, int i, const char *name, const char
 	return 2;
 }
 
+/* Repeatable flags: each use adds one value (the one-off policy layer). */
+static const struct {
+	const char *name;
+	size_t off;
+} multi_table[] = {
+    {"--allow", offsetof(struct runner_opts, allow)},
+    {"--writable", offsetof(struct runner_opts, writable)},
+    {"--env", offsetof(struct runner_opts, env)},
+    {"--host-port", offsetof(struct runner_opts, host_port)},
+};
+
+/* 0 when argv[i] is not one of them, else -(words used) or a usage error (> 0). */
+static int parse_multi(int argc, char **argv, int i, struct runner_opts *o)
+{
+	for (size_t k = 0; k < sizeof(multi_table) / sizeof(multi_table[0]); k++) {
+		const char *name = multi_table[k].name, *v = NULL;
+		struct runner_multi *m = (struct runner_multi *)((char *)o + multi_table[k].off);
+		size_t n = strlen(name);
+		int used;
+		if (strncmp(argv[i], name, n) != 0 || (argv[i][n] && argv[i][n] != '='))
+			continue;
+		if ((used = take_value(argc, argv, i, name, &v)) < 0 || !*v)
+			return usage_error("%s needs a value", name);
+		if (m->n == RUNNER_MAX_ONEOFF)
+			return usage_error("%s given too many times (at most 64)", name);
+		m->v[m->n++] = v;
+		return -used;
+	}
+	return 0;
+}
+
 static int parse_one(int argc, char **argv, int i, struct runner_opts *o)
 {
 	const char *v = NULL;
 	int used;
 
+	if ((used = parse_multi(argc, argv, i, o)) != 0)
+		return used;
 	if (strncmp(argv[i], "--policy", 8) == 0 && (argv[i][8] == 0 || argv[i][8] == '=')) {
 		if ((used = take_value(argc, argv, i, "--policy", &v)) < 0)
 			return usage_error("%s needs a file", argv[i]);

@@ -91,16 +91,40 @@ static const char *field(const char *head, const char *name, char *out, size_t c
 	return NULL;
 }
 
+/* A denial, told in ssh's own protocol on stdout: our identification line and a
+ * disconnect naming the rule, which OpenSSH prints once as "Received disconnect from
+ * ...: halo-run: egress denied: HOST:PORT (RULE)" instead of kex_exchange_identification
+ * failing on a closed pipe. */
+static bool tell_ssh(const char *why)
+{
+	char buf[1024];
+	int n = proxy_ssh_refusal(why, buf, sizeof(buf));
+	struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+
+	if (n <= 0 || write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+		return false;
+	/* Read what ssh sends (its identification, its key exchange) until it hangs up
+	 * on our disconnect, within 5 s: leaving first would fail its writes (EPIPE:
+	 * "Broken pipe") before it reads the reason. */
+	for (int i = 0; i < 50 && poll(&p, 1, 100) >= 0; i++)
+		if ((p.revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    read(STDIN_FILENO, buf, sizeof(buf)) <= 0)
+			break;
+	return true;
+}
+
 static void say_refusal(const char *target, const char *head)
 {
-	char v[600];
+	char v[600], why[1000];
 	int status = (int)strtol(head + 9, NULL, 10);
 
 	/* X-Halo-Deny is "HOST (RULE)": said with the port ssh asked for. */
-	if (field(head, "X-Halo-Deny", v, sizeof(v)))
-		fprintf(stderr, "halo-run: egress denied: %s %s\n", target,
-			strstr(v, " (") ? strstr(v, " (") + 1 : v);
-	else if (field(head, "X-Halo-Error", v, sizeof(v)))
+	if (field(head, "X-Halo-Deny", v, sizeof(v))) {
+		snprintf(why, sizeof(why), "halo-run: egress denied: %s %s", target,
+			 strstr(v, " (") ? strstr(v, " (") + 1 : v);
+		if (!tell_ssh(why))
+			fprintf(stderr, "%s\n", why);
+	} else if (field(head, "X-Halo-Error", v, sizeof(v)))
 		fprintf(stderr, "halo-run: egress error: %s: %s (%d)\n", target, v, status);
 	else
 		fprintf(stderr, "halo-run: egress proxy refused %s (%d)\n", target, status);

@@ -49,6 +49,18 @@ const char *const runner_env_allowlist[] = {
     "CLICOLOR_FORCE", /* its "even when not a tty" form */
     "COLUMNS",	      /* terminal width when the tty cannot be asked */
     "LINES",	      /* terminal height, same */
+    /* The user's editor and pager: `git commit`, `git log`, `crontab -e` and man pages
+     * call them. They name a program, which the sandbox's own rules still confine. */
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "LESS", /* less's default options (-R for colours, -F...) */
+    /* How git runs ssh ("ssh -i KEY -o ..."): inside, ssh still reads the sandbox's
+     * ssh_config (its ProxyCommand through the proxy) and the network namespace has
+     * no other way out; a key it names that the sandbox cannot see is said
+     * (runner/ssh_identity.c). */
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
     /* CI markers: tools switch to non-interactive, reproducible behaviour on them
      * (npm ci's progress, jest's watch mode, pip's prompts). Booleans and build
      * numbers, never the providers' tokens (GITHUB_TOKEN, CI_JOB_TOKEN...). */

@@ -331,7 +331,11 @@ static void limit_record(struct runner_events *ev, const char *which, long long 
 {
 	cJSON *o = record(ev, "limit");
 
+	const char *pkey = runner_limit_key(which, NULL);
+
 	cJSON_AddStringToObject(o, "limit", which);
+	if (pkey)
+		cJSON_AddStringToObject(o, "policy_key", pkey);
 	cJSON_AddNumberToObject(o, "value", (double)value);
 	if (key)
 		cJSON_AddNumberToObject(o, key, (double)count);

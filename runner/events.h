@@ -86,4 +86,8 @@ void runner_events_session_end(struct runner_events *ev, const char *reason, lon
 /* SHA-256 of data as 64 hex digits (sha256.c). */
 void runner_sha256_hex(const void *data, size_t len, char out[65]);
 
+/* The policy key ("limits.cpuSeconds") of a limit as the events name it ("cpu"), its
+ * --limit item in *item; NULL for an unknown name (runner/limits_said.c). */
+const char *runner_limit_key(const char *limit, const char **item);
+
 #endif

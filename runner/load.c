@@ -85,8 +85,37 @@ static int discover(struct runner_env *re, struct policy_diags *d)
 	return 0;
 }
 
+/* --writable ./build is the directory the user sees: made absolute against the
+ * current directory (a policy file's relative root stays an error). */
+static void writable_abs(const struct runner_opts *o, char *buf, size_t n, const char **out)
+{
+	char *cwd = getcwd(NULL, 0);
+	size_t used = 0;
+
+	for (size_t i = 0; i < o->writable.n; i++) {
+		const char *w = o->writable.v[i];
+		int k;
+		out[i] = w;
+		if (w[0] == '/' || w[0] == '~' || !cwd)
+			continue;
+		k = snprintf(buf + used, n - used, "%s/%s", cwd,
+			     w[0] == '.' && w[1] == '/' ? w + 2
+			     : strcmp(w, ".") == 0	? ""
+							: w);
+		if (k < 0 || (size_t)k >= n - used)
+			continue; /* too long: left relative, refused by validation */
+		out[i] = buf + used;
+		used += (size_t)k + 1;
+	}
+	free(cwd);
+}
+
 int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct runner_env *re)
 {
+	static char wbuf[RUNNER_MAX_ONEOFF * 512];
+	const char *writable[RUNNER_MAX_ONEOFF];
+	struct policy_oneoff oneoff = {o->allow.v, o->allow.n, writable,       o->writable.n,
+				       o->env.v,   o->env.n,   o->host_port.v, o->host_port.n};
 	struct policy_diags d = {0};
 	struct runner_managed m;
 	struct policy_ctx ctx;
@@ -122,9 +151,9 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 	ctx.env_home = re->env_home;
 	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
 	ctx.is_symlink = path_is_symlink;
-	rc = policy_load_managed(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0}
-					   : NULL,
-				 re->paths, re->n_paths, &ctx, &re->policy, &d);
+	writable_abs(o, wbuf, sizeof(wbuf), writable);
+	rc = policy_load_with(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0} : NULL,
+			      re->paths, re->n_paths, &ctx, &oneoff, &re->policy, &d);
 	runner_managed_release(&m);
 	print_diags(&d, o->quiet);
 	policy_diags_free(&d);

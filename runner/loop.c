@@ -293,6 +293,8 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		runner_launcher.kill(st.sb);
 	rc = runner_launcher.finish(st.sb, &outcome, e);
 	*status = halo_exit_code(outcome); /* the one mapping, runner/exit.h */
+	if (rc >= 0 && l->facts)
+		runner_say_limits(&l->limits, outcome, l->facts);
 	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);

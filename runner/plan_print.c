@@ -26,9 +26,21 @@ static const struct group {
     {PLAN_READONLY, "halo-run's own files (read-only)", IF_ANY},
 };
 
+/* Steps of `op` that are (own) or are not (!own) halo-run's own state. */
+static size_t count_own(const struct halo_plan *p, enum plan_op op, bool own)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_steps; i++)
+		n += p->steps[i].op == op && !(p->steps[i].flags & PLAN_F_OWN) == !own;
+	return n;
+}
+
+/* The user's paths only: halo-run's own state (its index and session sockets and
+ * directories) is enforced the same but said in one line, never listed. */
 static void print_group(const struct halo_plan *p, const struct group *g, FILE *out)
 {
-	size_t n = plan_count(p, g->op);
+	size_t n = count_own(p, g->op, false), own = count_own(p, g->op, true);
 
 	if ((g->when == IF_GUARD && !p->guard) || (g->when == IF_ANY && !n)) {
 		if (g->op == PLAN_GUARD)
@@ -36,11 +48,13 @@ static void print_group(const struct halo_plan *p, const struct group *g, FILE *
 		return;
 	}
 	fprintf(out, "%s (%zu):\n", g->title, n);
+	if (own)
+		fprintf(out, "  (and %zu of halo-run's own: its index and session state)\n", own);
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
 		bool home = s->reason && strncmp(s->reason, PLAN_HOME_SET_REASON,
 						 strlen(PLAN_HOME_SET_REASON)) == 0;
-		if (s->op == g->op)
+		if (s->op == g->op && !(s->flags & PLAN_F_OWN))
 			fprintf(
 			    out, "  %s%s%s%s%s%s%s\n", s->path, s->src ? " <- " : "",
 			    s->src ? s->src : "", home ? " (home set: " : "",

@@ -175,6 +175,8 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
 		return HALO_EXIT_SETUP;
 	}
+	if (!o->quiet)
+		runner_ssh_identity_note(l->envp, re->policy, re->workspace, home);
 	return 0;
 }
 #endif

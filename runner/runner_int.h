@@ -14,9 +14,17 @@
 
 #define RUNNER_MAX_POLICIES 16
 
+/* A repeatable one-off flag's values (--allow, --writable, --env, --host-port). */
+#define RUNNER_MAX_ONEOFF 64
+struct runner_multi {
+	const char *v[RUNNER_MAX_ONEOFF];
+	size_t n;
+};
+
 struct runner_opts {
 	const char *policies[RUNNER_MAX_POLICIES];
 	size_t n_policies;
+	struct runner_multi allow, writable, env, host_port; /* policy/oneoff.c */
 	const char *workspace;
 	const char *limit_spec;
 	const char *timeout;
@@ -248,6 +256,14 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
  * it may come from inside the sandbox, so every byte that is not printable ASCII is
  * escaped (policy_printable) and can neither drive the terminal nor forge a line. */
 void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* runner/limits_said.c: one line for each limit the command hit (cpu, file size,
+ * processes), naming its policy key (runner_limit_key, runner/events.h). */
+/* runner/ssh_identity.c: a line for each identity file GIT_SSH_COMMAND names that the
+ * sandbox cannot see (the host's /tmp, a protected path). */
+void runner_ssh_identity_note(char *const *envp, const struct halo_policy *p,
+			      const char *workspace, const char *home);
+void runner_say_limits(const struct rlimits_set *r, struct halo_outcome out,
+		       const struct halo_run_facts *f);
 
 /* profile.c: `halo-run profile --os macos` prints the Seatbelt profile; the hidden
  * __exec subcommand is the macOS launcher's trampoline (see macos/exec_child.c). */

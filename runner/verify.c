@@ -268,8 +268,23 @@ static void take_results(struct verify *v, const struct launch_of *at, char *out
 	free(of);
 }
 
-/* The launcher's stderr, minus the proxy's per-request denial lines (the probes ask
- * for denied hosts on purpose). */
+/* What the probes cause on purpose, and so never a message for the user: the proxy's
+ * per-request denials (they ask for denied hosts) and the supervisor's note on
+ * refused git hook and config changes (they try to plant hooks). */
+static const char *const probes_cause[] = {
+    "egress denied",
+    " to git hooks or config (first: ",
+};
+
+static bool caused_by_probes(const char *line)
+{
+	for (size_t i = 0; i < sizeof(probes_cause) / sizeof(probes_cause[0]); i++)
+		if (strstr(line, probes_cause[i]))
+			return true;
+	return false;
+}
+
+/* The launcher's stderr, minus what the probes caused on purpose. */
 static void take_messages(struct run *run, int fd)
 {
 	char buf[8192];
@@ -280,7 +295,7 @@ static void take_messages(struct run *run, int fd)
 	buf[len] = '\0';
 	for (char *save = NULL, *line = strtok_r(buf, "\n", &save);
 	     line && run->n_messages < VERIFY_MAX_MESSAGES; line = strtok_r(NULL, "\n", &save))
-		if (!strstr(line, "egress denied"))
+		if (!caused_by_probes(line))
 			run->messages[run->n_messages++] = strdup(line);
 }
 

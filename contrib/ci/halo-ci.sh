@@ -2,10 +2,11 @@
 # halo-ci.sh: a CI job's build under halo-run, for any CI that runs a shell script.
 #
 #   halo-ci.sh --policy ci/halo.yaml [--timeout 30m] [--audit FILE] [--summary FILE]
-#              [--workspace DIR] -- make test
+#              [--workspace DIR] [--verbose] -- make test
 #
 # 1. `halo-run verify --policy P`: this runner enforces the policy, or the job stops
-#    here (with `halo-run doctor`'s advice) before the build runs;
+#    here (with verify's whole table and `halo-run doctor`'s advice) before the build
+#    runs; when it passes, its summary line (the table too with --verbose);
 # 2. the build: `halo-run --policy P --timeout T --audit A --summary-md S
 #    --fail-on-deny -- CMD`, with the audit OUTSIDE the workspace (default: a fresh
 #    directory under $RUNNER_TEMP, else $TMPDIR, else /tmp) so that
@@ -18,7 +19,7 @@
 set -u
 
 HALO=${HALO_RUN:-halo-run}
-policy='' timeout=30m audit='' summary=${GITHUB_STEP_SUMMARY:-} workspace=$(pwd)
+policy='' timeout=30m audit='' summary=${GITHUB_STEP_SUMMARY:-} workspace=$(pwd) verbose=
 
 die() {
 	echo "halo-ci: $*" >&2
@@ -37,11 +38,15 @@ while [ $# -gt 0 ]; do
 		esac
 		shift 2
 		;;
+	--verbose)
+		verbose=1
+		shift
+		;;
 	--)
 		shift
 		break
 		;;
-	*) die "unknown argument '$1' (halo-ci.sh --policy F [--timeout D] [--audit F] [--summary F] -- CMD...)" ;;
+	*) die "unknown argument '$1' (halo-ci.sh --policy F [--timeout D] [--audit F] [--summary F] [--verbose] -- CMD...)" ;;
 	esac
 done
 [ $# -gt 0 ] || die "no build command (halo-ci.sh --policy F -- CMD...)"
@@ -64,8 +69,17 @@ audit=$adir/$(basename "$audit")
 [ -n "$summary" ] || summary=$adir/summary.md
 
 echo "halo-ci: verify: does this runner enforce $policy?" >&2
-"$HALO" verify --policy "$policy" --workspace "$ws" >&2
+vout=$(mktemp "${TMPDIR:-/tmp}/halo-ci-verify.XXXXXX") || die "cannot make a temporary file"
+"$HALO" verify --policy "$policy" --workspace "$ws" >"$vout" 2>&1
 rc=$?
+# A clean run says its summary (and anything the launch said); the table is for a
+# failure, or --verbose.
+if [ "$rc" != 0 ] || [ -n "$verbose" ]; then
+	cat "$vout" >&2
+else
+	sed -n '/^the launch said:$/,/^$/p; /^verify: /p' "$vout" | sed '/^$/d' >&2
+fi
+rm -f "$vout"
 if [ "$rc" != 0 ]; then
 	echo "halo-ci: this runner cannot enforce the policy; what to change:" >&2
 	"$HALO" doctor --policy "$policy" --workspace "$ws" >&2

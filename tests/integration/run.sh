@@ -45,6 +45,11 @@ mkdir -p "$stage/helpers"
 cp -r "$here" "$stage/it"
 [ -d "$here/../golden" ] && cp -r "$here/../golden" "$stage/golden" # t_render.sh's goldens
 [ -d "$here/../../contrib" ] && cp -r "$here/../../contrib" "$stage/contrib" # t_ci_kit.sh runs contrib/ci
+# t_docs.sh checks the README against the command table and the packaging.
+mkdir -p "$stage/src/runner" "$stage/src/tools"
+cp "$here/../../README.md" "$here/../../Makefile" "$stage/src/" 2>/dev/null
+cp "$here/../../runner/cli.c" "$stage/src/runner/" 2>/dev/null
+cp "$here/../../tools/mkdeb.sh" "$stage/src/tools/" 2>/dev/null
 chmod -R a+rX "$stage"
 
 total_pass=0; total_fail=0; total_skip=0

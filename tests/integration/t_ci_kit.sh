@@ -52,6 +52,15 @@ expect_match "clean build: summary table row" "^\| allow \| \`origin\.test:$O1\`
 expect_match "clean build: summary says 0 denied" '^\*\*0 denied\*\*, 1 allowed' "$(cat "$S" 2>/dev/null)"
 expect_match "clean build: text report in the log" "^allow +origin\.test:$O1 +1 +0 " "$ERR"
 expect_match "clean build: says it passed" "^halo-ci: build passed, no egress denied" "$ERR"
+# Issue 24: a clean run is short (verify's summary line, not its table), and verify's
+# own probes (hooks planted on purpose) never print a warning meant for a build.
+n=$(wc -l <<<"$ERR")
+expect "clean build: at most 20 lines from halo-ci" yes "$([ "$n" -le 20 ] && echo yes || echo "no ($n)")"
+expect "clean build: no verify table" "" "$(grep -E '^PROBE |  PASS$' <<<"$ERR" | head -2)"
+expect "clean build: no warning caused by verify's probes" "" "$(grep -E 'git hooks or config|halo-run: egress denied' <<<"$ERR" | head -2)"
+ci --policy "$W/main.yaml" --timeout 60 --verbose -- true
+expect "--verbose: exit 0" 0 "$RC"
+expect_match "--verbose: verify's table" "^PROBE +EXPECTED +GOT +RESULT" "$ERR"
 
 # ------------------------------------------------------------------ a denial fails the job
 STEP="$W/step-summary.md"

@@ -47,6 +47,14 @@ expect_match "warning names GOPROXY" "warning: GOPROXY: credentials removed" "$E
 expect_match "warning names PIP_INDEX_URL" "warning: PIP_INDEX_URL: credentials removed" "$ERR"
 expect "the warning never shows the secret" 0 "$(grep -c "$SECRET" <<<"$ERR")"
 
+# ------------------------------------------- issue 24: the editor and the pager pass
+OUT=$(env EDITOR=vi VISUAL="code --wait" PAGER=less LESS=-FRX \
+	timeout -k 2 20 "$HALO" -- env 2>"$E" </dev/null)
+expect "EDITOR passes" vi "$(var EDITOR)"
+expect "VISUAL passes, with its arguments" "code --wait" "$(var VISUAL)"
+expect "PAGER passes" less "$(var PAGER)"
+expect "LESS passes" -FRX "$(var LESS)"
+
 # ------------------------------------- issue 33: no secret in by name or by value
 GHP=ghp_h5${SECRET//-/}abcdefghijklmnopqrstuvwxyz
 OUT=$(env LC_SECRET_TOKEN=$SECRET LC_GH_TOKEN=$SECRET LC_TIME=C.UTF-8 CI=$GHP TERM=xterm \

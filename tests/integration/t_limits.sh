@@ -34,6 +34,9 @@ policy p_wall.yaml 'limits: {wallSeconds: 1}'
 sbx --dry-run --limit mem=100M -- true
 if grep -q "memory 100 MiB (.*cgroup" <<<"$OUT"; then MEMCG=yes; else MEMCG=no; fi
 echo "# memory held by: $(grep -o 'memory 100 MiB ([^,;]*' <<<"$OUT")"
+# Processes: a count of refused forks exists only with the pids cgroup.
+sbx --dry-run --limit nproc=20 -- true
+PLAN_LIMITS=$(grep 'processes 20' <<<"$OUT")
 
 for via in limit policy; do
 	case $via in
@@ -46,16 +49,25 @@ for via in limit policy; do
 	# CPU: SIGXCPU at the soft limit; a command that ignores it gets SIGKILL.
 	# (The 20 s bound of sbx would show as 124: CPU seconds, not wall seconds, are
 	# counted, so a loaded machine may take a few more wall seconds.)
-	sbx "${cpu[@]}" -- sh -c 'while :; do :; done'
+	sbx "${cpu[@]}" --events "$TMPDIR/ev-cpu" -- sh -c 'while :; do :; done'
 	expect "cpu ($via): busy loop killed by SIGXCPU (152)" 152 "$RC"
+	expect_match "cpu ($via): halo-run says the CPU-time limit was hit, naming limits.cpuSeconds" \
+		"^halo-run: CPU-time limit hit: the command used its 1 s of CPU time and was killed \(SIGXCPU\) \(limits\.cpuSeconds; --limit cpu=" "$ERR"
+	expect "cpu ($via): said once" 1 "$(grep -c 'limit hit' <<<"$ERR")"
+	expect_match "cpu ($via): one limit event naming the key" '"limit":"cpu","policy_key":"limits.cpuSeconds"' \
+		"$(tr -d ' \t' <"$TMPDIR/ev-cpu" 2>/dev/null)"
+	rm -f "$TMPDIR/ev-cpu"
 	sbx "${cpu[@]}" -- sh -c 'trap "" XCPU; while :; do :; done'
 	expect "cpu ($via): SIGXCPU ignored, then SIGKILL (137)" 137 "$RC"
+	expect_match "cpu ($via): ... the hard limit, said" "^halo-run: CPU-time limit hit: .*SIGKILL.*limits\.cpuSeconds" "$ERR"
 
 	# File size: SIGXFSZ by default; EFBIG when the signal is ignored, and the file
 	# stops exactly at the limit.
 	rm -f big
 	sbx "${fsize[@]}" -- dd if=/dev/zero of=big bs=64K count=32
 	expect "fsize ($via): dd past the limit killed by SIGXFSZ (153)" 153 "$RC"
+	expect_match "fsize ($via): halo-run says the file-size limit was hit, naming limits.fileSizeMB" \
+		"^halo-run: file-size limit hit: a write past 1024 KiB was refused .*\(limits\.fileSizeMB; --limit fsize=" "$ERR"
 	rm -f big
 	sbx "${fsize[@]}" -- sh -c 'trap "" XFSZ; dd if=/dev/zero of=big bs=64K count=32 2>&1; echo "rc=$?"'
 	expect_match "fsize ($via): with SIGXFSZ ignored, write fails with EFBIG" "File too large" "$OUT"
@@ -63,6 +75,7 @@ for via in limit policy; do
 	expect "fsize ($via): the file stops at 1 MiB" 1048576 "$(stat -c %s big 2>/dev/null)"
 	sbx "${fsize[@]}" -- dd if=/dev/zero of=small bs=64K count=8
 	expect "fsize ($via): a file under the limit is written" 0 "$RC"
+	expect "fsize ($via): no limit line under it" "" "$(grep 'limit hit' <<<"$ERR")"
 	rm -f big small
 
 	# Memory: touching more than the limit is stopped (the cgroup's OOM killer, and
@@ -95,6 +108,12 @@ for via in limit policy; do
 	expect "nproc ($via): fork fails with EAGAIN" EAGAIN "$(echo "$OUT" | awk '{print $3}')"
 	expect "nproc ($via): fewer than 20 children fit" yes \
 		"$([ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -lt 20 ] && echo yes || echo "no ($OUT)")"
+	if grep -q 'processes.*pids cgroup' <<<"$PLAN_LIMITS"; then
+		expect_match "nproc ($via): halo-run says the process limit was hit, naming limits.processes" \
+			"^halo-run: process limit hit: the kernel refused [0-9]+ forks?: .*\(limits\.processes; --limit nproc=" "$ERR"
+	else
+		skip "nproc ($via): the process-limit line" "no pids cgroup here: RLIMIT_NPROC keeps no count of refused forks"
+	fi
 
 	# Open files: fds 0-2 are open, so 29 more fit under 32.
 	sbx "${nofile[@]}" -- ./it_sup openmany 100

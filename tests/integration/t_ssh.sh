@@ -94,6 +94,28 @@ expect "... the proxy decided git.test:$PORT (CONNECT)" "connect git.test $PORT 
 OUT=$(hr ssh.yaml a.audit -- sh -c "git clone -q 'ssh://$ME@denied.test:$PORT$S/repo.git' d 2>&1; echo rc=\$?")
 expect_match "a denied host: ssh shows halo-run's reason" "halo-run: egress denied: denied.test:$PORT \(default deny\)" "$OUT"
 expect_match "... and git fails" "rc=128" "$OUT"
+# Issue 24: in ssh's own words (the disconnect halo-run connect sends), once, not a
+# closed pipe.
+expect_match "a denied host: OpenSSH's Received disconnect carries the reason" \
+	"Received disconnect from .*: halo-run: egress denied: denied.test:$PORT \(default deny\)" "$OUT"
+expect "... said once" 1 "$(grep -c "egress denied: denied.test" <<<"$OUT")"
+expect "... no kex_exchange_identification failure" 0 "$(grep -c kex_exchange_identification <<<"$OUT")"
+
+# Issue 24: GIT_SSH_COMMAND from the caller's environment passes (no env.set); a key
+# it names under the host's /tmp (not the workspace) gets a line saying why.
+printf 'egress:\n  default: deny\n  allowedDomains: ["git.test:%s"]\n  allowPrivate: [127.0.0.1/32]\n' \
+	"$PORT" >"$W/plain.yaml"
+chmod a+r "$W/plain.yaml"
+rm -rf "$WS/clone3"
+OUT=$(GIT_SSH_COMMAND="ssh -i $WS/key -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" \
+	hr plain.yaml a.audit -- sh -c "git clone -q '$URL' clone3 && cat clone3/f")
+expect "GIT_SSH_COMMAND from the caller's environment: git clone over ssh" "hello over ssh" "$OUT"
+cp "$WS/key" "$W/key-outside"
+OUT=$(GIT_SSH="/usr/bin/ssh" GIT_SSH_COMMAND="ssh -i $W/key-outside -o BatchMode=yes" \
+	hr plain.yaml a.audit -- sh -c 'echo "$GIT_SSH"')
+expect "GIT_SSH passes" /usr/bin/ssh "$OUT"
+expect_match "an identity file under the host's /tmp: a line says the sandbox cannot see it" \
+	"^halo-run: GIT_SSH_COMMAND names the identity file $W/key-outside, which the sandbox cannot see" "$(cat "$W/err")"
 OUT=$(hr ssh.yaml a.audit -- sh -c "ssh -i $WS/key -o BatchMode=yes -p 1 git.test true 2>&1; echo rc=\$?")
 expect_match "the allowed host on another port: refused (the entry names a port)" \
 	"halo-run: egress denied: git.test:1 \(default deny\).*rc=255" "$(tr '\n' ' ' <<<"$OUT")"

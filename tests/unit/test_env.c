@@ -272,7 +272,7 @@ START_TEST(allowlist_contents)
 			has_lc = true;
 	}
 	ck_assert(has_lc);
-	ck_assert_int_eq(n, 43);
+	ck_assert_int_eq(n, 49);
 	for (size_t i = 0; runner_env_registry[i]; i++)
 		ck_assert_msg(!strstr(runner_env_registry[i], "TOKEN") &&
 				  !strstr(runner_env_registry[i], "AUTH"),

@@ -737,6 +737,37 @@ START_TEST(load_reports_every_file)
 }
 END_TEST
 
+/* Issue 24: a file with a field error is still validated: its type errors and its
+ * validation errors (and a later file's) come out of one run. */
+START_TEST(load_reports_every_stage)
+{
+	const char *ta = "sandbox:\n  bogus: 1\n  writableRoots: [relative]\n"
+			 "egress:\n  allowedDomains: [Upper.example]\nlimits: {cpuSeconds: -1}\n",
+		   *tb = "egress:\n  presets: [nope]\n";
+	const char *a = tmp_file("a.yaml", ta, strlen(ta));
+	char first[128];
+	struct policy_diags d = {0};
+	struct halo_policy *p = (void *)1;
+
+	snprintf(first, sizeof(first), "%s", a);
+	const char *b = tmp_file("b.yaml", tb, strlen(tb));
+	const char *paths[] = {first, b};
+	ck_assert_int_eq(policy_load(paths, 2, &pt_ctx, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert(pt_err(&d, "sandbox: unknown key 'bogus'"));
+	ck_assert(pt_err(&d, "limits.cpuSeconds: must be a positive integer"));
+	ck_assert(pt_err(&d, "sandbox.writableRoots[0]: 'relative' must be an absolute path"));
+	ck_assert(pt_err(&d, "egress.allowedDomains[0]: 'Upper.example': upper case"));
+	ck_assert(pt_err(&d, "egress.presets[0]: unknown preset 'nope'"));
+	policy_diags_free(&d);
+	/* A direct parse never hands out a partial policy. */
+	p = (void *)1;
+	ck_assert_int_eq(policy_parse_file(first, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 START_TEST(to_json_expands_presets)
 {
 	struct policy_diags d = {0};
@@ -785,6 +816,7 @@ static Suite *load_suite(void)
 	TCase *model = tcase_create("model");
 
 	tcase_add_checked_fixture(files, tmp_setup, tmp_teardown);
+	tcase_add_test(files, load_reports_every_stage);
 	tcase_add_test(files, missing_file);
 	tcase_add_test(files, directory);
 	tcase_add_test(files, fifo_does_not_block);

@@ -192,6 +192,51 @@ START_TEST(managed_alone_and_merged)
 }
 END_TEST
 
+/* Issue 24: one-off flags add to the files' lists (a loosening, said), are validated
+ * like them, and are refused outright under a managed policy (fail closed). */
+START_TEST(oneoff_flags)
+{
+	static const char text[] = "egress: {default: deny, allowedDomains: [a.example]}\n";
+	const char *allow[] = {"b.example", "a.example"}, *env[] = {"FOO", "BAR=1"},
+		   *ports[] = {"4873"}, *bad_ports[] = {"65536"}, *wr[] = {"/home/alice/w"};
+	struct policy_oneoff o = {allow, 2, wr, 1, env, 2, ports, 1};
+	struct policy_managed m = {M, text, strlen(text), 'y'};
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+	char path[] = "/tmp/halo-oneoff.XXXXXX";
+	int fd = mkstemp(path);
+	const char *pv[] = {path};
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	write_file(path, "egress: {default: deny, allowedDomains: [a.example]}\n");
+	ck_assert_msg(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d) == 0, "%s", pt_dump(&d));
+	ck_assert_uint_eq(p->allowed_domains.n, 2);
+	ck_assert(pt_list_has(&p->allowed_domains, "b.example"));
+	ck_assert(pt_list_has(&p->writable_roots, "/home/alice/w"));
+	ck_assert(pt_list_has(&p->env_pass, "FOO"));
+	ck_assert_uint_eq(p->n_env_set, 1);
+	ck_assert_uint_eq(p->host_ports.n, 1);
+	ck_assert_ptr_nonnull(strstr(p->source, "command line (--allow b.example"));
+	ck_assert_msg(pt_warn(&d, "command line: loosens egress.allowedDomains (adds 'b.example')"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(!pt_warn(&d, "adds 'a.example'"), "%s", pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+	o.host_ports = bad_ports;
+	ck_assert_int_eq(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert(pt_err(&d, "--host-port '65536'"));
+	policy_diags_free(&d);
+	o.host_ports = ports;
+	ck_assert_int_eq(policy_load_with(&m, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert(pt_err(&d, "refused under the managed policy"));
+	policy_diags_free(&d);
+	unlink(path);
+}
+END_TEST
+
 /* Every field layer.c reports a loosening under is known to the managed table
  * (an unknown one would count as managed: closed, but a silent surprise). */
 START_TEST(managed_fields_known)
@@ -281,6 +326,7 @@ static Suite *managed_suite(void)
 	tcase_add_test(t, managed_alone_and_merged);
 	tcase_add_test(t, managed_fields_known);
 	tcase_add_test(t, managed_file_read_once);
+	tcase_add_test(t, oneoff_flags);
 	tcase_set_timeout(t, 60); /* the 20k-entry file parses slowly under ASan */
 	suite_add_tcase(s, t);
 	return s;

@@ -368,6 +368,46 @@ static void sample(struct halo_plan *p, struct halo_policy *pol, struct plan_fs_
 	ck_assert_int_eq(plan_ok(p), 0);
 }
 
+/* Issue 24: halo-run's own state (an index directory, a watcher's socket, the pins of
+ * the "halo-run" directories holding them) is enforced but counted, not listed; the
+ * user's ~/.local and ~/.cache pins stay listed. */
+START_TEST(own_state_counted_not_listed)
+{
+	struct halo_policy *pol = load("sandbox: {mode: workspace-write}\n");
+	struct plan_fs_in in = {
+	    .policy = pol,
+	    .workspace = "/w",
+	    .writable = PATHS("/w"),
+	    .masked = PATHS("/w/.env", "/w/.local/state/halo-run/index",
+			    "/h2/.local/state/halo-run/index/k.sock"),
+	    .own =
+		PATHS("/w/.local/state/halo-run/index", "/h2/.local/state/halo-run/index/k.sock"),
+	    .pinned = PATHS("/w/.local", "/w/.local/state", "/w/.local/state/halo-run",
+			    "/h2/.local/state/halo-run/index")};
+	struct halo_plan p;
+	char *text = NULL;
+	size_t len = 0, own = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	sample(&p, pol, &in);
+	for (size_t i = 0; i < p.n_steps; i++)
+		own += (p.steps[i].flags & PLAN_F_OWN) != 0;
+	ck_assert_uint_eq(own, 4);
+	runner_plan_print(&p, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text,
+				     "masked protected paths (no read, no write, no replace) "
+				     "(1):\n  (and 2 of halo-run's own: its index and session "
+				     "state)\n  /w/.env\n"));
+	ck_assert_ptr_null(strstr(text, "halo-run/index"));
+	ck_assert_ptr_nonnull(strstr(text, "  /w/.local\n  /w/.local/state\n"));
+	ck_assert_ptr_null(strstr(text, "/w/.local/state/halo-run\n"));
+	free(text);
+	plan_free(&p);
+	policy_free(pol);
+}
+END_TEST
+
 START_TEST(text_printer)
 {
 	struct halo_policy *pol = load("egress:\n  hostPorts: [4873]\n");
@@ -506,6 +546,7 @@ static Suite *plan_suite(void)
 	tcase_add_test(tc, paths);
 	tcase_add_test(tc, text_printer);
 	tcase_add_test(tc, json_printer);
+	tcase_add_test(tc, own_state_counted_not_listed);
 	tcase_add_test(tc, storage);
 	suite_add_tcase(s, tc);
 	return s;

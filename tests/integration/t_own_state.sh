@@ -1,0 +1,60 @@
+#!/bin/bash
+# halo-run's own state (issue 24): the index watchers' sockets and index directories
+# of any home are masked like the rest but are not the user's findings: --dry-run does
+# not list them, and a watcher that another launch starts (a new directory, another
+# HOME, inside a session's workspace) never refuses the session's next call.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+E="$TMPDIR/_stderr"
+S="own$$"
+trap '"$HALO" session stop "$S" >/dev/null 2>&1' EXIT
+WS="$TMPDIR/ws"
+mkdir -p "$WS/other-home/new-dir" "$TMPDIR/home1"
+
+# ------------------------------ a launch under another HOME does not break a session
+call() { # DIR HOME ARGS...
+	local dir=$1 home=$2
+	shift 2
+	OUT=$(cd "$dir" && HOME="$home" timeout -k 2 30 "$HALO" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+call "$WS" "$TMPDIR/home1" --session "$S" -- echo one
+expect "the session starts" "0:one" "$RC:$OUT"
+call "$WS/other-home/new-dir" "$WS/other-home" -- true
+expect "a launch in a new directory under another HOME (in the session's workspace)" 0 "$RC"
+sleep 0.3
+compgen -G "$WS/other-home/.local/state/halo-run/index/*.sock" >/dev/null ||
+	skip "the other launch's watcher" "no index watcher started for it"
+call "$WS" "$TMPDIR/home1" --session "$S" -- echo two
+expect "the session's next call still runs" "0:two" "$RC:$OUT"
+expect "... with no refusal" "" "$(grep -i 'refused' <<<"$ERR")"
+# A host service that does appear after the start is still refused (unchanged).
+if command -v python3 >/dev/null; then
+	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(20)' \
+		"$WS/svc.sock" &
+	SVC=$!
+	for _ in $(seq 1 50); do [ -S "$WS/svc.sock" ] && break; sleep 0.1; done
+	call "$WS" "$TMPDIR/home1" --session "$S" -- echo three
+	expect "a host service's socket that appeared since is still refused" 125 "$RC"
+	kill "$SVC" 2>/dev/null
+	wait "$SVC" 2>/dev/null
+else
+	skip "a new host socket still refused" "no python3"
+fi
+# ------------------------------------------- --dry-run lists no halo-run-internal path
+# The home as the workspace: its index place is masked (shielded), and the other
+# launch's watcher socket (above) is bound in it; neither is a path of the user's.
+(cd "$WS" && HOME="$WS" timeout -k 2 30 "$HALO" -- true </dev/null >/dev/null 2>&1)
+sleep 0.3
+compgen -G "$WS/other-home/.local/state/halo-run/index/*.sock" >/dev/null || skip "a watcher socket to hide" "no index watcher started here"
+PLAN=$(cd "$WS" && HOME="$WS" timeout -k 2 30 "$HALO" --dry-run -- true 2>/dev/null </dev/null)
+expect_match "--dry-run printed a plan" "^masked protected paths" "$PLAN"
+expect "--dry-run lists no index socket or directory of halo-run's" "" \
+	"$(grep -E '/halo-run/index|/\.local/state/halo-run$|/\.cache/halo-run$' <<<"$PLAN" | head -3)"
+expect_match "... and says they are there, in one line" "of halo-run's own: its index and session state" "$PLAN"
+JSON=$(cd "$WS" && HOME="$WS" timeout -k 2 30 "$HALO" --dry-run --json -- true 2>/dev/null </dev/null)
+expect_match "--dry-run --json keeps them, origin halo-run" '"origin":[[:space:]]*"halo-run"' "$JSON"
+
+finish
