@@ -257,10 +257,19 @@ void hook_socat_address(struct hook_judge *j, const struct hook_word *w)
 /* ---------------------------------------------------------------- environment */
 
 static const char *const env_hosts[] = {
-    "npm_config_registry", "NPM_CONFIG_REGISTRY",  "YARN_REGISTRY",
-    "PIP_INDEX_URL",	   "PIP_EXTRA_INDEX_URL",  "PIP_FIND_LINKS",
-    "UV_INDEX_URL",	   "UV_EXTRA_INDEX_URL",   "GOPROXY",
-    "DOCKER_HOST",	   "CARGO_REGISTRY_INDEX", NULL,
+    "npm_config_registry",
+    "NPM_CONFIG_REGISTRY",
+    "YARN_REGISTRY",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "GOPROXY",
+    "DOCKER_HOST",
+    "CARGO_REGISTRY_INDEX",
+    "GH_HOST",
+    NULL,
 };
 static const char *const env_cmds[] = {"GIT_PROXY_COMMAND", "GIT_SSH_COMMAND", NULL};
 
@@ -303,72 +312,4 @@ void hook_net_assign(struct hook_judge *j, const struct hook_word *w)
 		}
 		v = t[e] ? e + 1 : e;
 	}
-}
-
-/* ---------------------------------------------------------------- inline code */
-
-/* python -c CODE, perl -e CODE, node -e CODE ...: the hook cannot run the code, but a
- * URL written in it is a host it means to contact. */
-static const struct {
-	const char *prefix; /* python matches python3 and python3.12 */
-	const char *opts;   /* short options whose value is code */
-	const char *const longs[3];
-} interpreters[] = {
-    {"python", "c", {NULL}},
-    {"pypy", "c", {NULL}},
-    {"perl", "eE", {NULL}},
-    {"ruby", "e", {NULL}},
-    {"node", "ep", {"--eval", "--print", NULL}},
-    {"deno", "", {"eval", NULL}},
-    {"bun", "e", {"--eval", NULL}},
-    {"php", "rR", {NULL}},
-    {"lua", "e", {NULL}},
-};
-
-static void urls_in(struct hook_judge *j, const char *what, const struct hook_word *w, size_t off)
-{
-	const char *t = w->text;
-
-	for (size_t i = off; t[i] && !hook_decided(j); i++) {
-		size_t s = 0;
-		if (!strncasecmp(t + i, "http://", 7))
-			s = 7;
-		else if (!strncasecmp(t + i, "https://", 8))
-			s = 8;
-		if (!s)
-			continue;
-		size_t e = i + s + strcspn(t + i + s, "/?#\"' \t\n)`;,");
-		hook_target(j, what, w, i, e);
-		i = e ? e - 1 : i;
-	}
-}
-
-bool hook_net_inline(struct hook_judge *j, const char *base, const struct hook_word *argv,
-		     size_t argc)
-{
-	for (size_t k = 0; k < sizeof(interpreters) / sizeof(interpreters[0]); k++) {
-		size_t pl = strlen(interpreters[k].prefix);
-		if (strncmp(base, interpreters[k].prefix, pl) != 0 ||
-		    (base[pl] && !strchr("0123456789.", base[pl])))
-			continue;
-		for (size_t i = 1; i < argc; i++) {
-			const char *a = argv[i].text;
-			bool is_long = false;
-			for (size_t l = 0; interpreters[k].longs[l]; l++)
-				is_long |= !strcmp(a, interpreters[k].longs[l]);
-			if (is_long && i + 1 < argc) {
-				urls_in(j, base, &argv[++i], 0);
-			} else if (a[0] == '-' && a[1] && !a[2] &&
-				   strchr(interpreters[k].opts, a[1]) && i + 1 < argc) {
-				urls_in(j, base, &argv[++i], 0); /* -c CODE */
-			} else if (a[0] == '-' && a[1] && strchr(interpreters[k].opts, a[1]) &&
-				   a[2]) {
-				urls_in(j, base, &argv[i], 2); /* -cCODE */
-			} else if (a[0] != '-') {
-				break; /* a script file: its text is not here */
-			}
-		}
-		return true;
-	}
-	return false;
 }

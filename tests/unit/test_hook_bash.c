@@ -83,9 +83,9 @@ START_TEST(test_bash_corpus)
 						  why, sizeof(why)),
 				 0);
 		hook_event_judge(&ctx, &ev, &v);
-		const char *cmd = cJSON_GetObjectItem(cJSON_GetObjectItem(event, "tool_input"),
-						      "command")
-				      ->valuestring;
+		const char *cmd =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(event, "tool_input"), "command")
+			->valuestring;
 		/* Every wrong row is printed, then the test fails once. */
 		if ((int)v.outcome != want_of(want) || !strstr(v.reason, part)) {
 			fprintf(stderr, "line %zu: %s\n  got %d (%s), want %s '%s'\n", n, cmd,
