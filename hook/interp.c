@@ -238,23 +238,36 @@ static void read_lits(struct code *c)
 	}
 }
 
+/* The literal whose [start, end) holds `at`, or NULL: literals are read in order, so
+ * a binary search (code of a megabyte has many identifiers to ask about). */
+static const struct lit *lit_holding(const struct code *c, size_t at)
+{
+	size_t lo = 0, hi = c->n_lits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->lits[mid].end <= at)
+			lo = mid + 1;
+		else if (c->lits[mid].start > at)
+			hi = mid;
+		else
+			return &c->lits[mid];
+	}
+	return NULL;
+}
+
 /* The literal starting at or after `from` (spaces only between), or NULL. */
 static const struct lit *lit_at(const struct code *c, size_t from)
 {
 	while (from < c->n && strchr(" \t\n", c->t[from]))
 		from++;
-	for (size_t k = 0; k < c->n_lits; k++)
-		if (c->lits[k].start == from)
-			return &c->lits[k];
-	return NULL;
+	const struct lit *l = lit_holding(c, from);
+	return l && l->start == from ? l : NULL;
 }
 
 static bool in_lit(const struct code *c, size_t at)
 {
-	for (size_t k = 0; k < c->n_lits; k++)
-		if (at >= c->lits[k].start && at < c->lits[k].end)
-			return true;
-	return false;
+	return lit_holding(c, at) != NULL;
 }
 
 /* A command made of literal words: one is a shell command line, several an argv. */

@@ -116,6 +116,37 @@ void hook_target_word(struct hook_judge *j, const char *what, const struct hook_
 
 static void judge_script(struct hook_judge *j, const struct hook_script *s);
 
+#define MAX_ALIASES 64
+
+/* An alias defined in the command (alias NAME=VALUE): expanded where NAME runs. */
+struct alias {
+	char *name;
+	struct hook_word value; /* owned */
+	bool active;		/* being expanded: a name inside its own value is not */
+};
+
+/* The aliases of the command being judged by hook_check_command on this thread (the
+ * judge's struct is shared with the file tools, which have none). */
+static _Thread_local struct aliases {
+	struct alias a[MAX_ALIASES];
+	size_t n;
+	size_t reread; /* bytes of nested text read again (sh -c, aliases, parallel) */
+} * aliases;
+
+/* Runners repeat text (parallel once per argument, an alias once per use): a budget
+ * keeps one event's judging bounded in time, since a hook that times out lets the
+ * call through in every harness. */
+#define MAX_REREAD (16u * 1024 * 1024)
+
+static bool spend(struct hook_judge *j, size_t bytes)
+{
+	if (!aliases || (aliases->reread += bytes) <= MAX_REREAD)
+		return true;
+	hook_block(j, HOOK_CANNOT, "the command repeats more than %u MiB of text to read",
+		   MAX_REREAD >> 20);
+	return false;
+}
+
 void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_word *w)
 {
 	struct hook_script s;
@@ -130,6 +161,8 @@ void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_w
 			   what, w->text);
 		return;
 	}
+	if (!spend(j, strlen(w->text)))
+		return;
 	rc = hook_shell_parse(w->text, strlen(w->text), j->depth + 1, &s);
 	if (rc) {
 		hook_block(j, HOOK_CANNOT, "%s: cannot read the script: %s", what,
@@ -299,22 +332,6 @@ static const char *const declarers[] = {
 
 static void judge_cmd(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *c);
 
-#define MAX_ALIASES 64
-
-/* An alias defined in the command (alias NAME=VALUE): expanded where NAME runs. */
-struct alias {
-	char *name;
-	struct hook_word value; /* owned */
-	bool active;		/* being expanded: a name inside its own value is not */
-};
-
-/* The aliases of the command being judged by hook_check_command on this thread (the
- * judge's struct is shared with the file tools, which have none). */
-static _Thread_local struct aliases {
-	struct alias a[MAX_ALIASES];
-	size_t n;
-} * aliases;
-
 /* alias NAME=VALUE ...: remembered for the whole command (bash expands an alias on
  * the lines after its definition; judging it everywhere errs towards more). */
 static void collect_aliases(struct hook_judge *j, const struct hook_script *s)
@@ -367,6 +384,8 @@ static bool expand_alias(struct hook_judge *j, const struct hook_script *s,
 			   a->name, a->value.text);
 		return true;
 	}
+	if (!spend(j, strlen(a->value.text) + 1))
+		return true;
 	rc = hook_shell_parse(a->value.text, strlen(a->value.text), j->depth + 1, &sub);
 	if (rc) {
 		hook_block(j, HOOK_CANNOT, "alias %s: cannot read its value: %s", a->name,

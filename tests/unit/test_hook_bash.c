@@ -110,6 +110,42 @@ START_TEST(test_bash_corpus)
 }
 END_TEST
 
+/* Runners repeat text: an alias once per use, parallel once per argument. A command
+ * that would make the judge read more than its budget cannot be judged (blocked) and
+ * ends quickly, since a hook that times out lets the call through. */
+START_TEST(test_reread_budget)
+{
+	static const char *const shapes[] = {"alias a='%s'; ", "parallel 'echo %s {}' :::"};
+	struct halo_policy *pol;
+	struct policy_diags d = {0};
+	struct hook_verdict v;
+	size_t body = 64 * 1024, uses = 300;
+
+	ck_assert_int_eq(pt_load(policy_yaml, &pol, &d), 0);
+	policy_diags_free(&d);
+	struct hook_ctx ctx = {.policy = pol, .cwd = "/home/alice/proj", .home = "/home/alice"};
+	for (size_t k = 0; k < 2; k++) {
+		char *val = malloc(body + 1), *cmd = malloc(2 * body + uses * 4 + 64);
+		memset(val, 'x', body);
+		val[body] = 0;
+		int n = sprintf(cmd, shapes[k], val);
+		for (size_t u = 0; u < uses; u++)
+			n += sprintf(cmd + n, k ? " b" : "a; ");
+		hook_check_command(&ctx, cmd, (size_t)n, &v);
+		ck_assert_msg(v.outcome == HOOK_CANNOT, "[%zu] got %d (%s)", k, v.outcome, v.reason);
+		ck_assert_ptr_nonnull(strstr(v.reason, "MiB of text"));
+		/* the same with a few uses is read whole */
+		n = sprintf(cmd, shapes[k], val);
+		sprintf(cmd + n, k ? " b c" : "a; a");
+		hook_check_command(&ctx, cmd, strlen(cmd), &v);
+		ck_assert_msg(v.outcome == HOOK_ALLOW, "[%zu] got %d (%s)", k, v.outcome, v.reason);
+		free(val);
+		free(cmd);
+	}
+	policy_free(pol);
+}
+END_TEST
+
 static Suite *hook_bash_suite(void)
 {
 	Suite *s = suite_create("hook_bash");
@@ -117,6 +153,7 @@ static Suite *hook_bash_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_bash_corpus);
+	tcase_add_test(tc, test_reread_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }
