@@ -123,6 +123,20 @@ bool hook_net_check(struct hook_judge *j, const char *base, const struct hook_wo
 bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
 		       size_t argc);
+/* How an interpreter's strings and commands are written (interp.c's rows). */
+enum {
+	HOOK_L_PY = 1,	      /* python: exec() runs code, f-strings, triple quotes */
+	HOOK_L_DOLLAR = 2,    /* "…$x…" interpolates (perl, php) */
+	HOOK_L_HASH = 4,      /* "…#{x}…" interpolates (ruby) */
+	HOOK_L_TICK_CMD = 8,  /* `…` runs a command (perl, ruby, php) */
+	HOOK_L_TEMPLATE = 16, /* `…${x}…` is a template string (node) */
+	HOOK_L_AWK = 32,      /* the program is the first operand; | getline, print | */
+};
+
+/* interp_code.c: judge one piece of interpreter code by interp.c's rule. */
+void hook_interp_code(struct hook_judge *j, unsigned flags, const char *what,
+		      const struct hook_word *w);
+
 /* net_tool.c: go get/install/run, docker/podman pull/push/run/login, gh: the hosts
  * their operands name. Returns true when the program was fully judged here. */
 bool hook_tool_check(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
