@@ -171,7 +171,8 @@ static bool docker_val(const char *sub, const char *a)
 
 	if (a[n] == '=')
 		return false;
-	if (!strcmp(a, "-t") && (!strcmp(sub, "run") || !strcmp(sub, "create")))
+	if ((!strcmp(a, "-t") || !strcmp(a, "-i")) &&
+	    (!strcmp(sub, "run") || !strcmp(sub, "create") || !strcmp(sub, "exec")))
 		return false;
 	return in(docker_vals, a, n);
 }
@@ -203,8 +204,9 @@ static void check_docker(struct hook_judge *j, const struct hook_script *s,
 	}
 	if (!sub || hook_decided(j))
 		return;
-	bool run = !strcmp(sub, "run") || !strcmp(sub, "create");
-	bool image = run || !strcmp(sub, "pull") || !strcmp(sub, "push");
+	bool exec = !strcmp(sub, "exec");
+	bool run = !strcmp(sub, "run") || !strcmp(sub, "create") || exec;
+	bool image = (run && !exec) || !strcmp(sub, "pull") || !strcmp(sub, "push");
 	for (i++; i < argc && !hook_decided(j); i++) {
 		const char *a = argv[i].text;
 		if (a[0] == '-' && a[1]) {
@@ -218,8 +220,9 @@ static void check_docker(struct hook_judge *j, const struct hook_script *s,
 		else if (strstr(a, "://"))
 			hook_target_word(j, prog, &argv[i]); /* docker build URL */
 		if (run) {
-			/* docker run IMAGE CMD: the daemon's container does not go through
-			 * the sandbox's proxy, so its command is judged like ours */
+			/* docker run IMAGE CMD, docker exec CONTAINER CMD: the daemon's
+			 * container does not go through the sandbox's proxy, so its
+			 * command is judged like ours */
 			j->depth++;
 			hook_judge_argv(j, s, cmd, argv + i + 1, argc - i - 1, false);
 			j->depth--;

@@ -21,6 +21,7 @@ enum {
 	W_SHELL_STDIN = 512, /* without a command it runs a shell that reads stdin */
 	W_U_ARGV = 1024,     /* with -u USER the operands are the command (runuser) */
 	W_NO_CMD = 2048,     /* its operands are files, never a command (script) */
+	W_SHELL_OPT = 4096,  /* -s/-i/--shell/--login: the command runs through a shell */
 };
 
 struct wrapper {
@@ -88,7 +89,7 @@ static const char *const none[] = {NULL};
  * before the command, and what else is special. find and parallel have their own
  * grammar below. */
 static const struct wrapper wrappers[] = {
-    {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS | W_SHELL_STDIN},
+    {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS | W_SHELL_STDIN | W_SHELL_OPT},
     {"doas", "uC", none, 0, W_SHELL_STDIN},
     {"env", "uCS", env_long, 0, W_ASSIGNS | W_SPLIT_S},
     {"timeout", "ks", timeout_long, 1, 0},
@@ -156,6 +157,7 @@ struct wstate {
 	bool replace; /* xargs -I: one argument per command, not appended */
 	bool text;    /* the command was given as text (-c, -S) */
 	bool user;    /* runuser -u */
+	bool shell;   /* sudo -s / -i: the command is joined into one shell command */
 };
 
 static bool is_text_opt(const struct wrapper *r, const char *a, size_t n)
@@ -176,6 +178,9 @@ static size_t long_opt(struct hook_judge *j, const struct wrapper *r, const stru
 		st->replace = true;
 	if (n == 6 && strncmp(a, "--user", 6) == 0)
 		st->user = true;
+	if ((r->flags & W_SHELL_OPT) &&
+	    ((n == 7 && !strncmp(a, "--shell", 7)) || (n == 7 && !strncmp(a, "--login", 7))))
+		st->shell = true;
 	if (is_text_opt(r, a, n)) {
 		st->text = true;
 		if (eq)
@@ -201,6 +206,8 @@ static size_t short_opts(struct hook_judge *j, const struct wrapper *r,
 			st->replace = true;
 		if (ch == 'u' && (r->flags & W_U_ARGV))
 			st->user = true;
+		if ((ch == 's' || ch == 'i') && (r->flags & W_SHELL_OPT))
+			st->shell = true;
 		if (!strchr(r->vals, ch) && !((r->flags & W_DASH_C) && ch == 'c'))
 			continue;
 		bool attached = a[k + 1] != 0;
@@ -461,7 +468,7 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 		value_text(j, r->name, &argv[*skip], 10);
 		*skip = argc;
 	}
-	if ((r->flags & W_JOIN) && *skip < argc) {
+	if (((r->flags & W_JOIN) || st.shell) && *skip < argc) {
 		judge_joined(j, r->name, argv, *skip, argc);
 		*skip = argc;
 	}
