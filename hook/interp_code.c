@@ -73,6 +73,19 @@ static const char *const dyn_marks[] = {
     NULL,
 };
 
+/* Reflection: a function named at run time may be any of them (getattr(os, "sys" +
+ * "tem"), Kernel.send, call_user_func): the code counts as running commands, with
+ * values made at run time. */
+static const char *const refl_marks[] = {
+    "getattr",	   "__import__",      "importlib",	 "__builtins__",
+    "__dict__",	   "globals()",	      "vars(",		 "eval",
+    "Function(",   "process.binding", "mainModule",	 "send(",
+    "public_send", "__send__",	      "const_get",	 "instance_eval",
+    "class_eval",  "call_user_func",  "->can(",		 "&{",
+    "*{",	   "Reflection",      "create_function", "method(",
+    NULL,
+};
+
 /* Calls that run a command: their arguments must be literals. */
 static const char *const exec_calls[] = {
     "system",	       "popen",	     "Popen",	     "exec",	   "execv",
@@ -205,6 +218,36 @@ static bool in_lit(const struct code *c, size_t at)
 }
 
 /* A command made of literal words: one is a shell command line, several an argv. */
+/* A shell or an interpreter started with nothing to run: it reads the program's
+ * output as its commands (print | "sh", Popen(["bash", "-s"], stdin=PIPE)). The words
+ * after the program are the rest of a command line (one literal) or the argv. */
+static bool feeds_shell(const struct lit **w, size_t n)
+{
+	static const char *const progs[] = {"sh",   "bash", "dash",   "zsh",	 "ksh",	 "mksh",
+					    "ash",  "yash", "python", "python3", "perl", "ruby",
+					    "node", "php",  "lua",    NULL};
+	const char *t = w[0]->text + strspn(w[0]->text, " \t");
+	size_t e = strcspn(t, " \t"), b = e;
+	bool prog = false;
+
+	while (b > 0 && t[b - 1] != '/')
+		b--;
+	for (size_t k = 0; progs[k]; k++)
+		prog |= strlen(progs[k]) == e - b && !strncmp(t + b, progs[k], e - b);
+	if (!prog)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		const char *r = k ? w[k]->text : t + e;
+		for (r += strspn(r, " \t"); *r; r += strspn(r, " \t")) {
+			size_t len = strcspn(r, " \t");
+			if (r[0] != '-' || memchr(r, 'c', len) || memchr(r, 'e', len))
+				return false; /* a script, or -c/-e code: judged as a command */
+			r += len;
+		}
+	}
+	return true;
+}
+
 static void judge_words(struct code *c, const char *call, const struct lit **w, size_t n)
 {
 	char what[64];
@@ -233,8 +276,15 @@ static void judge_words(struct code *c, const char *call, const struct lit **w, 
 			   "%s: the command '%.160s' is built at run time, so what it runs "
 			   "cannot be judged",
 			   what, buf);
+	else if (feeds_shell(w, n))
+		hook_block(c->j, HOOK_CANNOT,
+			   "%s: '%.100s' reads its commands from the program, so what it runs "
+			   "cannot be judged",
+			   what, w[0]->text);
 	else
 		hook_judge_text(c->j, what, &word);
+	if (n > 1 && strpbrk(w[0]->text, " \t") && !hook_decided(c->j))
+		judge_words(c, call, w, 1); /* popen("cmd", "r"): the first is a command too */
 	free(buf);
 }
 
@@ -269,6 +319,8 @@ static void judge_call(struct code *c, const char *call, size_t i)
 		while (i < c->n && strchr(" \t\n[]", c->t[i]))
 			i++;
 		const struct lit *l = lit_at(c, i);
+		if (l && n && !comma)
+			break; /* "cu" "rl": strings joined at run time */
 		if (l && n < 64) {
 			w[n++] = l;
 			i = l->end;
@@ -464,6 +516,59 @@ static void hosts_in(struct code *c)
 	}
 }
 
+/* php's $f("...") and perl's $f->(...): a function held in a variable. */
+static bool variable_call(const struct code *c)
+{
+	for (size_t i = 0; i + 1 < c->n; i++) {
+		if (c->t[i] != '$' || in_lit(c, i))
+			continue;
+		size_t e = i + 1;
+		while (e < c->n && hook_is_name_char(c->t[e]))
+			e++;
+		while (e < c->n && (c->t[e] == ' ' || c->t[e] == '-' || c->t[e] == '>'))
+			e++;
+		if (e > i + 1 && e < c->n && c->t[e] == '(')
+			return true;
+	}
+	return false;
+}
+
+/* perl's open(F, "cmd |"), open(F, "-|", "cmd"), ruby's open("|cmd"): a command. */
+static void pipe_opens(struct code *c)
+{
+	for (size_t k = 0; k < c->n_lits && !hook_decided(c->j); k++) {
+		const char *t = c->lits[k].text;
+		size_t n = strlen(t);
+		while (n && t[n - 1] == ' ')
+			n--;
+		if (!strcmp(t, "-|") || !strcmp(t, "|-")) {
+			size_t e = c->lits[k].end;
+			while (e < c->n && strchr(" \t,", c->t[e]))
+				e++;
+			const struct lit *next =
+			    k + 1 < c->n_lits && c->lits[k + 1].start == e ? &c->lits[k + 1] : NULL;
+			c->exec = true;
+			if (next)
+				judge_words(c, "open", &next, 1);
+			else
+				hook_block(c->j, HOOK_CANNOT,
+					   "%s: a pipe opened to a command built at run time, so "
+					   "what it runs cannot be judged",
+					   c->what);
+		} else if (n > 1 && (t[0] == '|' || t[n - 1] == '|')) {
+			char *cmd = strndup(t + (t[0] == '|'), n - 1);
+			if (!cmd)
+				return (void)hook_block(c->j, HOOK_CANNOT, "out of memory");
+			struct lit l = {cmd, c->lits[k].lit == strlen(t) ? strlen(cmd) : 0, 0, 0,
+					false};
+			const struct lit *p = &l;
+			c->exec = true;
+			judge_words(c, "open", &p, 1);
+			free(cmd);
+		}
+	}
+}
+
 static void judge_code(struct code *c)
 {
 	read_lits(c);
@@ -472,9 +577,13 @@ static void judge_code(struct code *c)
 	if (c->too_many)
 		return (void)hook_block(c->j, HOOK_CANNOT, "%s: more than %d strings in the code",
 					c->what, MAX_LITS);
+	if (has_any(c->t, refl_marks) || ((c->flags & HOOK_L_DOLLAR) && variable_call(c)))
+		c->exec = c->dyn = true;
 	exec_calls_in(c);
-	if (c->flags & (HOOK_L_DOLLAR | HOOK_L_HASH))
+	if (c->flags & (HOOK_L_DOLLAR | HOOK_L_HASH)) {
 		quoted_commands(c);
+		pipe_opens(c);
+	}
 	for (size_t k = 0; k < c->n_lits && !hook_decided(c->j); k++)
 		if (c->lits[k].tick) {
 			const struct lit *p = &c->lits[k];

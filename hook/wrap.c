@@ -83,6 +83,7 @@ static const char *const setpriv_long[] = {"--reuid",
 					   "--landlock-rule",
 					   "--seccomp-filter",
 					   NULL};
+static const char *const chroot_long[] = {"--userspec", "--groups", NULL};
 static const char *const none[] = {NULL};
 
 /* One row per program runner: which options take a value, how many operands stand
@@ -125,7 +126,7 @@ static const struct wrapper wrappers[] = {
     {"taskset", "", none, 1, 0},
     {"unshare", "RwSG", unshare_long, 0, 0},
     {"nsenter", "tSG", nsenter_long, 0, 0},
-    {"chroot", "", none, 1, W_SHELL_STDIN},
+    {"chroot", "", chroot_long, 1, W_SHELL_STDIN},
     {"setpriv", "", setpriv_long, 0, 0},
 };
 
