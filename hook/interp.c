@@ -101,7 +101,8 @@ bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 	for (; i < argc && !hook_decided(j); i++) {
 		const char *a = argv[i].text;
 		size_t n = strcspn(a, "=");
-		if (!hook_word_literal(&argv[i]) || !strcmp(a, "--")) {
+		bool awk_prog = (l->flags & HOOK_L_AWK) && !code && !prog_file;
+		if ((!hook_word_literal(&argv[i]) && !awk_prog) || !strcmp(a, "--")) {
 			file = true; /* a script named by an expansion, or after -- */
 			break;
 		}
