@@ -399,8 +399,10 @@ static bool expand_alias(struct hook_judge *j, const struct hook_script *s,
 		for (size_t i = 0; i + 1 < sub.n && !hook_decided(j); i++)
 			judge_cmd(j, &sub, &sub.cmds[i]);
 		if (all) {
-			memcpy(all, last->words, last->n_words * sizeof(*all));
-			memcpy(all + last->n_words, argv + 1, (argc - 1) * sizeof(*all));
+			if (last->n_words)
+				memcpy(all, last->words, last->n_words * sizeof(*all));
+			if (argc > 1)
+				memcpy(all + last->n_words, argv + 1, (argc - 1) * sizeof(*all));
 			struct hook_cmd merged = *last;
 			merged.words = all;
 			merged.n_words = n;

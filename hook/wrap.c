@@ -348,12 +348,12 @@ static void parallel_one(struct hook_judge *j, const char *cmd, const char *arg)
 static char *shell_quote(const struct hook_word *w)
 {
 	size_t n = strlen(w->text);
-	char *q = malloc(4 * n + 3), *o = q;
+	char *q, *o;
 
-	if (!q)
-		return NULL;
 	if (!hook_word_literal(w))
-		return strcpy(q, "$PARALLEL_ARG"); /* a value the hook cannot know */
+		return strdup("$PARALLEL_ARG"); /* a value the hook cannot know */
+	if (!(q = o = malloc(4 * n + 3)))
+		return NULL;
 	*o++ = '\'';
 	for (const char *c = w->text; *c; c++)
 		o = *c == '\'' ? stpcpy(o, "'\\''") : (*o = *c, o + 1);
