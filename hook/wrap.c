@@ -91,7 +91,7 @@ static const char *const none[] = {NULL};
  * grammar below. */
 static const struct wrapper wrappers[] = {
     {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS | W_SHELL_STDIN | W_SHELL_OPT},
-    {"doas", "uC", none, 0, W_SHELL_STDIN},
+    {"doas", "uC", none, 0, W_SHELL_STDIN | W_SHELL_OPT},
     {"env", "uCS", env_long, 0, W_ASSIGNS | W_SPLIT_S},
     {"timeout", "ks", timeout_long, 1, 0},
     {"nice", "n", nice_long, 0, W_DIGITS},
@@ -475,7 +475,10 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 	}
 	if (st.text || (r->flags & W_NO_CMD) || ((r->flags & W_DASH_C) && !st.user))
 		*skip = argc; /* su [-c TEXT] [USER]: the command, if any, was TEXT */
-	if (*skip >= argc && !st.text && (r->flags & W_SHELL_STDIN))
+	/* sudo and doas start a shell only when asked (-s, -i): sudo -S -v reads a
+	 * password on stdin, not commands */
+	if (*skip >= argc && !st.text && (r->flags & W_SHELL_STDIN) &&
+	    (st.shell || !(r->flags & W_SHELL_OPT)))
 		hook_judge_stdin(j, s, cmd, r->name); /* su <<EOF, chroot DIR <<EOF */
 	return true;
 }
