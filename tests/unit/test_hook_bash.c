@@ -2,7 +2,8 @@
  * one a whole Claude Code PreToolUse event for the Bash tool, with the verdict it must
  * get: program runners hiding a denied host, interpreters' code, aliases, toolchains
  * naming a host, and the ordinary work that must still pass. Every event goes through
- * the same reader the binary uses (hook_event_parse for Claude Code), not a shortcut. */
+ * the same reader the binary uses (hook_event_parse for Claude Code), not a shortcut.
+ * The rows are written in tests/data/hook/bash_corpus.py, which makes the file. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
