@@ -119,7 +119,7 @@ struct code {
 	size_t n;
 	struct lit lits[MAX_LITS];
 	size_t n_lits;
-	bool too_many, net, exec, dyn;
+	bool too_many, oom, net, exec, dyn;
 };
 
 static bool has_any(const char *t, const char *const *marks)
@@ -138,11 +138,17 @@ static size_t read_lit(struct code *c, size_t i)
 	bool triple = (c->flags & HOOK_L_PY) && i + 2 < c->n && t[i + 1] == q && t[i + 2] == q;
 	bool fstr = (c->flags & HOOK_L_PY) && i > 0 && strchr("fF", t[i - 1]);
 	bool interp = q == '"' && (c->flags & (HOOK_L_DOLLAR | HOOK_L_HASH));
-	size_t k = i + (triple ? 3 : 1), o = 0, lit = (size_t)-1;
-	char *out = malloc(c->n - i + 1);
+	size_t k = i + (triple ? 3 : 1), o = 0, lit = (size_t)-1, stop = k;
 
-	if (!out)
+	/* its end first: a buffer the literal's size, not the rest of the code's */
+	while (stop < c->n && !(t[stop] == q && (!triple || (stop + 2 < c->n && t[stop + 1] == q &&
+							     t[stop + 2] == q))))
+		stop += t[stop] == '\\' && stop + 1 < c->n ? 2 : 1;
+	char *out = malloc(stop - k + 1);
+	if (!out) {
+		c->oom = true;
 		return c->n;
+	}
 	for (; k < c->n; k++) {
 		char ch = t[k];
 		if (ch == q && (!triple || (k + 2 < c->n && t[k + 1] == q && t[k + 2] == q)))
@@ -574,6 +580,8 @@ static void judge_code(struct code *c)
 	read_lits(c);
 	c->net = has_any(c->t, net_marks);
 	c->dyn = has_any(c->t, dyn_marks);
+	if (c->oom)
+		return (void)hook_block(c->j, HOOK_CANNOT, "out of memory");
 	if (c->too_many)
 		return (void)hook_block(c->j, HOOK_CANNOT, "%s: more than %d strings in the code",
 					c->what, MAX_LITS);
