@@ -38,6 +38,7 @@ row() {
 		expect "$n: silent" "" "$err"
 	else
 		expect_match "$n: reason" "$re" "$err"
+		expect "$n: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
 	fi
 }
 B='^halo-run: blocked: .*evil\.test'
