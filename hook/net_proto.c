@@ -45,6 +45,43 @@ static void git_repo(struct hook_judge *j, const char *what, const struct hook_w
 	hook_target(j, what, w, hook_strip_user(t, 0, colon), colon);
 }
 
+/* Config keys whose value git runs as a shell command (alias.* only with '!'). */
+static bool git_runs_command(const char *k, const char *value)
+{
+	static const char *const exact[] = {"core.sshcommand",
+					    "core.gitproxy",
+					    "core.pager",
+					    "core.editor",
+					    "core.fsmonitor",
+					    "core.askpass",
+					    "sequence.editor",
+					    "diff.external",
+					    "gpg.program",
+					    "credential.helper",
+					    "uploadpack.packobjectshook",
+					    "sendemail.sendmailcmd",
+					    "web.browser",
+					    NULL};
+	static const char *const suffixes[] = {".clean",    ".smudge",	".process",
+					       ".textconv", ".command", ".driver",
+					       ".program",  ".cmd",	NULL};
+	size_t n = strlen(k);
+
+	if (!strncmp(k, "alias.", 6))
+		return value[0] == '!';
+	if (!strncmp(k, "pager.", 6))
+		return true;
+	for (size_t i = 0; exact[i]; i++)
+		if (!strcmp(k, exact[i]))
+			return true;
+	for (size_t i = 0; suffixes[i]; i++) {
+		size_t sl = strlen(suffixes[i]);
+		if (n > sl && !strcmp(k + n - sl, suffixes[i]) && strchr(k, '.') != k + n - sl)
+			return true; /* filter.X.clean, diff.X.textconv, merge.X.driver */
+	}
+	return false;
+}
+
 /* git -c KEY=VALUE / git config KEY VALUE: the keys that point git elsewhere. */
 static void git_config_kv(struct hook_judge *j, const char *key, size_t kl,
 			  const struct hook_word *w, size_t voff)
@@ -62,8 +99,11 @@ static void git_config_kv(struct hook_judge *j, const char *key, size_t kl,
 	    (n > 8 && strcmp(k + n - 8, ".pushurl") == 0)) {
 		struct hook_word sub = {w->text + voff, w->lit > voff ? w->lit - voff : 0};
 		git_repo(j, "git config", &sub, false);
-	} else if (strcmp(k, "core.sshcommand") == 0 || strcmp(k, "core.gitproxy") == 0) {
-		struct hook_word sub = {w->text + voff, w->lit > voff ? w->lit - voff : 0};
+	} else if (git_runs_command(k, w->text + voff)) {
+		/* git -c alias.x='!curl …' x, core.pager, filters: git runs the value */
+		size_t bang = w->text[voff] == '!' ? 1 : 0;
+		struct hook_word sub = {w->text + voff + bang,
+					w->lit > voff + bang ? w->lit - voff - bang : 0};
 		hook_judge_text(j, "git config", &sub);
 	} else if (strncmp(k, "url.", 4) == 0 && n > 14 &&
 		   (strcmp(k + n - 10, ".insteadof") == 0 ||

