@@ -133,7 +133,8 @@ START_TEST(test_reread_budget)
 		for (size_t u = 0; u < uses; u++)
 			n += sprintf(cmd + n, k ? " b" : "a; ");
 		hook_check_command(&ctx, cmd, (size_t)n, &v);
-		ck_assert_msg(v.outcome == HOOK_CANNOT, "[%zu] got %d (%s)", k, v.outcome, v.reason);
+		ck_assert_msg(v.outcome == HOOK_CANNOT, "[%zu] got %d (%s)", k, v.outcome,
+			      v.reason);
 		ck_assert_ptr_nonnull(strstr(v.reason, "MiB of text"));
 		/* the same with a few uses is read whole */
 		n = sprintf(cmd, shapes[k], val);
