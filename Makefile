@@ -95,7 +95,7 @@ ifneq ($(filter portable macos,$(PLATFORM)),)
 UNIT_SRC  := $(addprefix tests/unit/,test_plan.c test_sbpl.c test_sbpl_paths.c test_env.c test_rlimits.c test_poller.c \
 	test_http.c test_chunked.c test_socks5.c test_proxy.c test_proxy_fwd.c test_proxy_chunked.c \
 	test_proxy_units.c test_proxy_hostport.c test_proxy_sni.c test_tls_hello.c test_tls_retry.c \
-	test_proxy_hrr.c test_hook.c)
+	test_proxy_hrr.c test_hook.c test_hook_bash.c)
 endif
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/helpers/*.c)

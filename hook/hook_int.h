@@ -95,21 +95,52 @@ void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_w
 void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
 		     const struct hook_word *argv, size_t argc, bool from_xargs);
 
-/* wrap.c: is argv[0] a wrapper (sudo, env, timeout, nice, nohup, command, exec, xargs,
- * time, stdbuf ...)? Then *skip is where the command it runs starts, *xargs says that
- * more arguments will come from standard input; returns true. A wrapper with no
- * command (sudo -v) gives *skip == argc. */
-bool hook_wrapper_skip(struct hook_judge *j, const struct hook_word *argv, size_t argc,
+/* wrap.c: is argv[0] a program runner (sudo, env, timeout, nice, find -exec, xargs,
+ * flock, script -c, strace, unshare, parallel ...)? Then *skip is where the command it
+ * runs starts, *xargs says that more arguments will come from standard input; returns
+ * true. Commands given as text (-c TEXT), inside (find -exec) or many (parallel) are
+ * judged here; *skip == argc then, as for a runner with no command (sudo -v). */
+bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
+		       const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc,
 		       size_t *skip, bool *xargs);
+/* judge.c: the script a shell (or su, chroot, an interpreter) reads on its standard
+ * input when given none: a here-document, a here-string, echo/printf piped in. */
+void hook_judge_stdin(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		      const char *what);
+/* The text on a command's standard input when it is written in the command: 1 and *w
+ * (free w->text when *owned), 0 when it comes from elsewhere (a file, a program), -1
+ * when it was blocked (a decoded script). */
+int hook_stdin_text(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		    const char *what, struct hook_word *w, bool *owned);
 
 /* net.c: is argv[0]'s base name a network program? Then check every host it would
  * contact and return true. */
 bool hook_net_check(struct hook_judge *j, const char *base, const struct hook_word *argv,
 		    size_t argc, bool from_xargs);
-/* python -c, perl -e, node -e ...: the URLs written in inline code. Returns true for an
- * interpreter (judged), false otherwise. */
-bool hook_net_inline(struct hook_judge *j, const char *base, const struct hook_word *argv,
-		     size_t argc);
+/* interp.c: python, perl, node, ruby, php, lua, awk: the code they run when it is
+ * written in the command (-c/-e, a here-document, a here-string, echo piped in), read
+ * for hosts and for commands it runs. Returns true for an interpreter (judged). */
+bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
+		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
+		       size_t argc);
+/* How an interpreter's strings and commands are written (interp.c's rows). */
+enum {
+	HOOK_L_PY = 1,	      /* python: exec() runs code, f-strings, triple quotes */
+	HOOK_L_DOLLAR = 2,    /* "…$x…" interpolates (perl, php) */
+	HOOK_L_HASH = 4,      /* "…#{x}…" interpolates (ruby) */
+	HOOK_L_TICK_CMD = 8,  /* `…` runs a command (perl, ruby, php) */
+	HOOK_L_TEMPLATE = 16, /* `…${x}…` is a template string (node) */
+	HOOK_L_AWK = 32,      /* the program is the first operand; | getline, print | */
+};
+
+/* interp_code.c: judge one piece of interpreter code by interp.c's rule. */
+void hook_interp_code(struct hook_judge *j, unsigned flags, const char *what,
+		      const struct hook_word *w);
+
+/* net_tool.c: go get/install/run, docker/podman pull/push/run/login, gh: the hosts
+ * their operands name. Returns true when the program was fully judged here. */
+bool hook_tool_check(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		     const char *base, const struct hook_word *argv, size_t argc);
 /* Environment assignments (NAME=VALUE) that point a client at a host or run a command. */
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w);
 

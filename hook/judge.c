@@ -116,6 +116,37 @@ void hook_target_word(struct hook_judge *j, const char *what, const struct hook_
 
 static void judge_script(struct hook_judge *j, const struct hook_script *s);
 
+#define MAX_ALIASES 64
+
+/* An alias defined in the command (alias NAME=VALUE): expanded where NAME runs. */
+struct alias {
+	char *name;
+	struct hook_word value; /* owned */
+	bool active;		/* being expanded: a name inside its own value is not */
+};
+
+/* The aliases of the command being judged by hook_check_command on this thread (the
+ * judge's struct is shared with the file tools, which have none). */
+static _Thread_local struct aliases {
+	struct alias a[MAX_ALIASES];
+	size_t n;
+	size_t reread; /* bytes of nested text read again (sh -c, aliases, parallel) */
+} * aliases;
+
+/* Runners repeat text (parallel once per argument, an alias once per use): a budget
+ * keeps one event's judging bounded in time, since a hook that times out lets the
+ * call through in every harness. */
+#define MAX_REREAD (16u * 1024 * 1024)
+
+static bool spend(struct hook_judge *j, size_t bytes)
+{
+	if (!aliases || (aliases->reread += bytes) <= MAX_REREAD)
+		return true;
+	hook_block(j, HOOK_CANNOT, "the command repeats more than %u MiB of text to read",
+		   MAX_REREAD >> 20);
+	return false;
+}
+
 void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_word *w)
 {
 	struct hook_script s;
@@ -130,6 +161,8 @@ void hook_judge_text(struct hook_judge *j, const char *what, const struct hook_w
 			   what, w->text);
 		return;
 	}
+	if (!spend(j, strlen(w->text)))
+		return;
 	rc = hook_shell_parse(w->text, strlen(w->text), j->depth + 1, &s);
 	if (rc) {
 		hook_block(j, HOOK_CANNOT, "%s: cannot read the script: %s", what,
@@ -164,54 +197,70 @@ static const char *const decoders[] = {
     "tr",     "perl",	"python", "python3", "ruby",	 "node",    NULL,
 };
 
-/* What feeds a shell's standard input when it was given no script. */
-static void judge_stdin_script(struct hook_judge *j, const struct hook_script *s,
-			       const struct hook_cmd *cmd, const char *sh)
+int hook_stdin_text(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		    const char *what, struct hook_word *w, bool *owned)
 {
+	*owned = false;
 	for (size_t r = cmd->n_redirs; r-- > 0;) {
 		const struct hook_redir *rd = &cmd->redirs[r];
 		if (rd->kind == HOOK_REDIR_HEREDOC || rd->kind == HOOK_REDIR_HERESTRING) {
-			hook_judge_text(j, sh, &rd->target);
-			return;
+			*w = rd->target;
+			return 1;
 		}
 		if (rd->kind == HOOK_REDIR_IN)
-			return; /* sh < file: like sh file, its text is not here */
+			return 0; /* sh < file: like sh file, its text is not here */
 	}
 	if (cmd->pipe_from < 0)
-		return;
+		return 0;
 	const struct hook_cmd *up = &s->cmds[cmd->pipe_from];
 	if (!up->n_words)
-		return;
+		return 0;
 	const char *b = base_name(up->words[0].text);
 	if (in_list(decoders, b)) {
 		hook_block(j, HOOK_BLOCK,
 			   "%s | %s: a decoded script is executed, and the hook cannot see what "
 			   "it would run",
-			   b, sh);
-		return;
+			   b, what);
+		return -1;
 	}
+	if (!strcmp(b, "cat") && up->n_words == 1)
+		return hook_stdin_text(j, s, up, what, w, owned); /* cat <<EOF | python3 */
 	if (strcmp(b, "echo") != 0 && strcmp(b, "printf") != 0)
-		return; /* cat FILE | sh, curl URL | sh: the text comes from elsewhere */
+		return 0; /* cat FILE | sh, curl URL | sh: the text comes from elsewhere */
 	/* echo 'curl evil' | sh: the script is right here. */
 	size_t len = 1;
 	for (size_t i = 1; i < up->n_words; i++)
 		len += strlen(up->words[i].text) + 1;
-	struct hook_word w = {calloc(1, len), 0};
+	*w = (struct hook_word){calloc(1, len), 0};
 	bool lit = true;
-	if (!w.text) {
+	if (!w->text) {
 		hook_block(j, HOOK_CANNOT, "out of memory");
-		return;
+		return -1;
 	}
 	for (size_t i = 1; i < up->n_words; i++) {
 		lit &= hook_word_literal(&up->words[i]);
 		if (up->words[i].text[0] == '-' && i == 1 && b[0] == 'e')
 			continue; /* echo -n / -e */
-		strcat(w.text, up->words[i].text);
-		strcat(w.text, i + 1 < up->n_words ? " " : "");
+		strcat(w->text, up->words[i].text);
+		strcat(w->text, i + 1 < up->n_words ? " " : "");
 	}
-	w.lit = lit && !strchr(w.text, '\\') && !strchr(w.text, '%') ? strlen(w.text) : 0;
-	hook_judge_text(j, sh, &w);
-	free(w.text);
+	/* printf's \n and echo -e's escapes: read as written, one level (a \ or % in
+	 * the text could spell anything, so those stay unverifiable for a shell). */
+	w->lit = lit && !strchr(w->text, '\\') && !strchr(w->text, '%') ? strlen(w->text) : 0;
+	*owned = true;
+	return 1;
+}
+
+void hook_judge_stdin(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		      const char *what)
+{
+	struct hook_word w;
+	bool owned;
+
+	if (hook_stdin_text(j, s, cmd, what, &w, &owned) == 1)
+		hook_judge_text(j, what, &w);
+	if (owned)
+		free(w.text);
 }
 
 /* sh [-opts] [-c TEXT | FILE | (stdin)] */
@@ -246,7 +295,7 @@ static void judge_shell(struct hook_judge *j, const struct hook_script *s,
 		return;
 	}
 	if (i >= argc)
-		judge_stdin_script(j, s, cmd, sh);
+		hook_judge_stdin(j, s, cmd, sh);
 	/* else: sh FILE. Its text is not in the command: the sandbox is the boundary. */
 }
 
@@ -281,6 +330,94 @@ static const char *const declarers[] = {
     "export", "declare", "typeset", "local", "readonly", NULL,
 };
 
+static void judge_cmd(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *c);
+
+/* alias NAME=VALUE ...: remembered for the whole command (bash expands an alias on
+ * the lines after its definition; judging it everywhere errs towards more). */
+static void collect_aliases(struct hook_judge *j, const struct hook_script *s)
+{
+	for (size_t i = 0; aliases && i < s->n && !hook_decided(j); i++) {
+		const struct hook_cmd *c = &s->cmds[i];
+		if (!c->n_words || strcmp(c->words[0].text, "alias"))
+			continue;
+		for (size_t k = 1; k < c->n_words; k++) {
+			const struct hook_word *w = &c->words[k];
+			size_t n = strcspn(w->text, "=");
+			if (!w->text[n] || n == 0 || n >= w->lit)
+				continue;
+			if (aliases->n == MAX_ALIASES) {
+				hook_block(j, HOOK_CANNOT, "more than %d aliases", MAX_ALIASES);
+				return;
+			}
+			struct alias *a = &aliases->a[aliases->n++];
+			a->name = strndup(w->text, n);
+			a->value.text = strdup(w->text + n + 1);
+			a->value.lit = w->lit - n - 1;
+			a->active = false;
+			if (!a->name || !a->value.text)
+				hook_block(j, HOOK_CANNOT, "out of memory");
+		}
+	}
+}
+
+/* NAME ARGS where NAME is an alias: its value read as a command, with ARGS appended
+ * to the last simple command in it, as bash does. Returns true when it was one. */
+static bool expand_alias(struct hook_judge *j, const struct hook_script *s,
+			 const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc)
+{
+	struct alias *a = NULL;
+	struct hook_script sub;
+	int rc;
+
+	(void)s;
+	(void)cmd;
+	for (size_t k = 0; aliases && k < aliases->n && hook_word_literal(&argv[0]); k++)
+		if (!aliases->a[k].active && aliases->a[k].name &&
+		    !strcmp(aliases->a[k].name, argv[0].text))
+			a = &aliases->a[k];
+	if (!a)
+		return false;
+	if (!hook_word_literal(&a->value)) {
+		hook_block(j, HOOK_BLOCK,
+			   "alias %s: its value '%.160s' is built by an expansion, so what it "
+			   "runs cannot be verified",
+			   a->name, a->value.text);
+		return true;
+	}
+	if (!spend(j, strlen(a->value.text) + 1))
+		return true;
+	rc = hook_shell_parse(a->value.text, strlen(a->value.text), j->depth + 1, &sub);
+	if (rc) {
+		hook_block(j, HOOK_CANNOT, "alias %s: cannot read its value: %s", a->name,
+			   rc == -ENOMEM ? "out of memory" : sub.err);
+	} else if (sub.n) {
+		struct hook_cmd *last = &sub.cmds[sub.n - 1];
+		size_t n = last->n_words + argc - 1;
+		struct hook_word *all = calloc(n ? n : 1, sizeof(*all));
+		a->active = true;
+		j->depth++;
+		for (size_t i = 0; i + 1 < sub.n && !hook_decided(j); i++)
+			judge_cmd(j, &sub, &sub.cmds[i]);
+		if (all) {
+			if (last->n_words)
+				memcpy(all, last->words, last->n_words * sizeof(*all));
+			if (argc > 1)
+				memcpy(all + last->n_words, argv + 1, (argc - 1) * sizeof(*all));
+			struct hook_cmd merged = *last;
+			merged.words = all;
+			merged.n_words = n;
+			judge_cmd(j, &sub, &merged);
+		} else {
+			hook_block(j, HOOK_CANNOT, "out of memory");
+		}
+		j->depth--;
+		a->active = false;
+		free(all);
+	}
+	hook_script_free(&sub);
+	return true;
+}
+
 void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
 		     const struct hook_word *argv, size_t argc, bool from_xargs)
 {
@@ -304,7 +441,9 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 			   HOOK_MAX_DEPTH);
 		return;
 	}
-	if (hook_wrapper_skip(j, argv, argc, &skip, &xargs)) {
+	if (expand_alias(j, s, cmd, argv, argc))
+		return;
+	if (hook_wrapper_skip(j, s, cmd, argv, argc, &skip, &xargs)) {
 		j->depth++;
 		hook_judge_argv(j, s, cmd, argv + skip, argc - skip, from_xargs || xargs);
 		j->depth--;
@@ -317,7 +456,8 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 	} else if (in_list(declarers, b)) {
 		for (size_t i = 1; i < argc; i++)
 			hook_net_assign(j, &argv[i]);
-	} else if (!hook_net_inline(j, b, argv, argc)) {
+	} else if (!hook_interp_check(j, s, cmd, b, argv, argc) &&
+		   !hook_tool_check(j, s, cmd, b, argv, argc)) {
 		hook_net_check(j, b, argv, argc, from_xargs);
 	}
 }
@@ -343,27 +483,37 @@ static void judge_redir(struct hook_judge *j, const struct hook_redir *r)
 	}
 }
 
+static void judge_cmd(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *c)
+{
+	for (size_t a = 0; a < c->n_assigns; a++)
+		hook_net_assign(j, &c->assigns[a]);
+	for (size_t r = 0; r < c->n_redirs; r++)
+		judge_redir(j, &c->redirs[r]);
+	hook_judge_argv(j, s, c, c->words, c->n_words, false);
+}
+
 static void judge_script(struct hook_judge *j, const struct hook_script *s)
 {
-	for (size_t i = 0; i < s->n && !hook_decided(j); i++) {
-		const struct hook_cmd *c = &s->cmds[i];
-		for (size_t a = 0; a < c->n_assigns; a++)
-			hook_net_assign(j, &c->assigns[a]);
-		for (size_t r = 0; r < c->n_redirs; r++)
-			judge_redir(j, &c->redirs[r]);
-		hook_judge_argv(j, s, c, c->words, c->n_words, false);
-	}
+	collect_aliases(j, s);
+	for (size_t i = 0; i < s->n && !hook_decided(j); i++)
+		judge_cmd(j, s, &s->cmds[i]);
 }
 
 void hook_check_command(const struct hook_ctx *c, const char *cmd, size_t len,
 			struct hook_verdict *v)
 {
 	struct hook_judge j = {c, v, 0};
+	struct aliases *al = calloc(1, sizeof(*al));
 	struct hook_script s;
 	int rc;
 
 	v->outcome = HOOK_ALLOW;
 	v->reason[0] = 0;
+	if (!al) {
+		hook_block(&j, HOOK_CANNOT, "out of memory");
+		return;
+	}
+	aliases = al;
 	rc = hook_shell_parse(cmd, len, 0, &s);
 	if (rc)
 		hook_block(&j, HOOK_CANNOT, "cannot read the command: %s",
@@ -371,4 +521,10 @@ void hook_check_command(const struct hook_ctx *c, const char *cmd, size_t len,
 	else
 		judge_script(&j, &s);
 	hook_script_free(&s);
+	for (size_t k = 0; k < al->n; k++) {
+		free(al->a[k].name);
+		free(al->a[k].value.text);
+	}
+	free(al);
+	aliases = NULL;
 }

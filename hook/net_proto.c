@@ -45,6 +45,43 @@ static void git_repo(struct hook_judge *j, const char *what, const struct hook_w
 	hook_target(j, what, w, hook_strip_user(t, 0, colon), colon);
 }
 
+/* Config keys whose value git runs as a shell command (alias.* only with '!'). */
+static bool git_runs_command(const char *k, const char *value)
+{
+	static const char *const exact[] = {"core.sshcommand",
+					    "core.gitproxy",
+					    "core.pager",
+					    "core.editor",
+					    "core.fsmonitor",
+					    "core.askpass",
+					    "sequence.editor",
+					    "diff.external",
+					    "gpg.program",
+					    "credential.helper",
+					    "uploadpack.packobjectshook",
+					    "sendemail.sendmailcmd",
+					    "web.browser",
+					    NULL};
+	static const char *const suffixes[] = {".clean",    ".smudge",	".process",
+					       ".textconv", ".command", ".driver",
+					       ".program",  ".cmd",	NULL};
+	size_t n = strlen(k);
+
+	if (!strncmp(k, "alias.", 6))
+		return value[0] == '!';
+	if (!strncmp(k, "pager.", 6))
+		return true;
+	for (size_t i = 0; exact[i]; i++)
+		if (!strcmp(k, exact[i]))
+			return true;
+	for (size_t i = 0; suffixes[i]; i++) {
+		size_t sl = strlen(suffixes[i]);
+		if (n > sl && !strcmp(k + n - sl, suffixes[i]) && strchr(k, '.') != k + n - sl)
+			return true; /* filter.X.clean, diff.X.textconv, merge.X.driver */
+	}
+	return false;
+}
+
 /* git -c KEY=VALUE / git config KEY VALUE: the keys that point git elsewhere. */
 static void git_config_kv(struct hook_judge *j, const char *key, size_t kl,
 			  const struct hook_word *w, size_t voff)
@@ -62,8 +99,11 @@ static void git_config_kv(struct hook_judge *j, const char *key, size_t kl,
 	    (n > 8 && strcmp(k + n - 8, ".pushurl") == 0)) {
 		struct hook_word sub = {w->text + voff, w->lit > voff ? w->lit - voff : 0};
 		git_repo(j, "git config", &sub, false);
-	} else if (strcmp(k, "core.sshcommand") == 0 || strcmp(k, "core.gitproxy") == 0) {
-		struct hook_word sub = {w->text + voff, w->lit > voff ? w->lit - voff : 0};
+	} else if (git_runs_command(k, w->text + voff)) {
+		/* git -c alias.x='!curl …' x, core.pager, filters: git runs the value */
+		size_t bang = w->text[voff] == '!' ? 1 : 0;
+		struct hook_word sub = {w->text + voff + bang,
+					w->lit > voff + bang ? w->lit - voff - bang : 0};
 		hook_judge_text(j, "git config", &sub);
 	} else if (strncmp(k, "url.", 4) == 0 && n > 14 &&
 		   (strcmp(k + n - 10, ".insteadof") == 0 ||
@@ -257,10 +297,19 @@ void hook_socat_address(struct hook_judge *j, const struct hook_word *w)
 /* ---------------------------------------------------------------- environment */
 
 static const char *const env_hosts[] = {
-    "npm_config_registry", "NPM_CONFIG_REGISTRY",  "YARN_REGISTRY",
-    "PIP_INDEX_URL",	   "PIP_EXTRA_INDEX_URL",  "PIP_FIND_LINKS",
-    "UV_INDEX_URL",	   "UV_EXTRA_INDEX_URL",   "GOPROXY",
-    "DOCKER_HOST",	   "CARGO_REGISTRY_INDEX", NULL,
+    "npm_config_registry",
+    "NPM_CONFIG_REGISTRY",
+    "YARN_REGISTRY",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "GOPROXY",
+    "DOCKER_HOST",
+    "CARGO_REGISTRY_INDEX",
+    "GH_HOST",
+    NULL,
 };
 static const char *const env_cmds[] = {"GIT_PROXY_COMMAND", "GIT_SSH_COMMAND", NULL};
 
@@ -303,72 +352,4 @@ void hook_net_assign(struct hook_judge *j, const struct hook_word *w)
 		}
 		v = t[e] ? e + 1 : e;
 	}
-}
-
-/* ---------------------------------------------------------------- inline code */
-
-/* python -c CODE, perl -e CODE, node -e CODE ...: the hook cannot run the code, but a
- * URL written in it is a host it means to contact. */
-static const struct {
-	const char *prefix; /* python matches python3 and python3.12 */
-	const char *opts;   /* short options whose value is code */
-	const char *const longs[3];
-} interpreters[] = {
-    {"python", "c", {NULL}},
-    {"pypy", "c", {NULL}},
-    {"perl", "eE", {NULL}},
-    {"ruby", "e", {NULL}},
-    {"node", "ep", {"--eval", "--print", NULL}},
-    {"deno", "", {"eval", NULL}},
-    {"bun", "e", {"--eval", NULL}},
-    {"php", "rR", {NULL}},
-    {"lua", "e", {NULL}},
-};
-
-static void urls_in(struct hook_judge *j, const char *what, const struct hook_word *w, size_t off)
-{
-	const char *t = w->text;
-
-	for (size_t i = off; t[i] && !hook_decided(j); i++) {
-		size_t s = 0;
-		if (!strncasecmp(t + i, "http://", 7))
-			s = 7;
-		else if (!strncasecmp(t + i, "https://", 8))
-			s = 8;
-		if (!s)
-			continue;
-		size_t e = i + s + strcspn(t + i + s, "/?#\"' \t\n)`;,");
-		hook_target(j, what, w, i, e);
-		i = e ? e - 1 : i;
-	}
-}
-
-bool hook_net_inline(struct hook_judge *j, const char *base, const struct hook_word *argv,
-		     size_t argc)
-{
-	for (size_t k = 0; k < sizeof(interpreters) / sizeof(interpreters[0]); k++) {
-		size_t pl = strlen(interpreters[k].prefix);
-		if (strncmp(base, interpreters[k].prefix, pl) != 0 ||
-		    (base[pl] && !strchr("0123456789.", base[pl])))
-			continue;
-		for (size_t i = 1; i < argc; i++) {
-			const char *a = argv[i].text;
-			bool is_long = false;
-			for (size_t l = 0; interpreters[k].longs[l]; l++)
-				is_long |= !strcmp(a, interpreters[k].longs[l]);
-			if (is_long && i + 1 < argc) {
-				urls_in(j, base, &argv[++i], 0);
-			} else if (a[0] == '-' && a[1] && !a[2] &&
-				   strchr(interpreters[k].opts, a[1]) && i + 1 < argc) {
-				urls_in(j, base, &argv[++i], 0); /* -c CODE */
-			} else if (a[0] == '-' && a[1] && strchr(interpreters[k].opts, a[1]) &&
-				   a[2]) {
-				urls_in(j, base, &argv[i], 2); /* -cCODE */
-			} else if (a[0] != '-') {
-				break; /* a script file: its text is not here */
-			}
-		}
-		return true;
-	}
-	return false;
 }

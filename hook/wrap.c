@@ -3,19 +3,25 @@
  * before the command (assignments, a duration). Tables, not guesses: an option missing
  * here is read as a flag, so the word after it is judged as the command, which errs
  * towards looking at more, never less. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "hook/hook_int.h"
 
 enum {
-	W_ASSIGNS = 1,	 /* NAME=VALUE words may come before the command */
-	W_XARGS = 2,	 /* more arguments come from stdin unless -I/-i/--replace */
-	W_SPLIT_S = 4,	 /* env -S TEXT / --split-string=TEXT: TEXT is a command line */
-	W_PROXY = 8,	 /* routes every connection through a configured proxy */
-	W_JOIN = 16,	 /* the rest is joined into one shell command (watch) */
-	W_DASH_C = 32,	 /* -c TEXT is a shell command (su, runuser) */
-	W_DIGITS = 64,	 /* -NUMBER is a flag (nice -10) */
-	W_OPTIONAL = 128 /* the short options in `opt_attached` take a value only attached */
+	W_ASSIGNS = 1,	     /* NAME=VALUE words may come before the command */
+	W_XARGS = 2,	     /* more arguments come from stdin unless -I/-i/--replace */
+	W_SPLIT_S = 4,	     /* env -S TEXT / --split-string=TEXT: TEXT is a command line */
+	W_PROXY = 8,	     /* routes every connection through a configured proxy */
+	W_JOIN = 16,	     /* the rest is joined into one shell command (watch) */
+	W_DASH_C = 32,	     /* -c TEXT is a shell command (su, runuser, script) */
+	W_DIGITS = 64,	     /* -NUMBER is a flag (nice -10) */
+	W_PERMUTE = 128,     /* options may follow operands (su USER -c TEXT) */
+	W_POS_C = 256,	     /* after the operands, -c TEXT / --command TEXT (flock) */
+	W_SHELL_STDIN = 512, /* without a command it runs a shell that reads stdin */
+	W_U_ARGV = 1024,     /* with -u USER the operands are the command (runuser) */
+	W_NO_CMD = 2048,     /* its operands are files, never a command (script) */
+	W_SHELL_OPT = 4096,  /* -s/-i/--shell/--login: the command runs through a shell */
 };
 
 struct wrapper {
@@ -37,17 +43,59 @@ static const char *const stdbuf_long[] = {"--input", "--output", "--error", NULL
 static const char *const xargs_long[] = {"--max-args",	"--max-procs", "--max-chars",
 					 "--delimiter", "--arg-file",  "--process-slot-var",
 					 NULL};
-static const char *const watch_long[] = {"--interval", NULL};
-static const char *const su_long[] = {"--command", "--group", "--supp-group", "--shell", NULL};
+static const char *const watch_long[] = {"--interval", "--differences", NULL};
+static const char *const su_long[] = {
+    "--command", "--session-command",	    "--group", "--supp-group", "--shell",
+    "--user",	 "--whitelist-environment", NULL};
+static const char *const flock_long[] = {"--timeout", "--wait", "--conflict-exit-code", NULL};
+static const char *const script_long[] = {"--command", "--log-io",	 "--log-in",
+					  "--log-out", "--log-timing",	 "--logging-format",
+					  "--echo",    "--output-limit", NULL};
+static const char *const strace_long[] = {
+    "--output", "--trace",	  "--signal",  "--abbrev",     "--verbose", "--raw",
+    "--read",	"--write",	  "--inject",  "--fault",      "--attach",  "--user",
+    "--env",	"--string-limit", "--columns", "--trace-path", NULL};
+static const char *const ltrace_long[] = {"--output", "--library", "--indent", "--align", NULL};
+static const char *const unshare_long[] = {
+    "--map-user",    "--map-group", "--map-users", "--map-groups",
+    "--propagation", "--setgroups", "--root",	   "--wd",
+    "--setuid",	     "--setgid",    NULL};
+static const char *const nsenter_long[] = {"--target", "--setuid", "--setgid", NULL};
+static const char *const chrt_long[] = {"--sched-runtime", "--sched-period", "--sched-deadline",
+					NULL};
+static const char *const ionice_long[] = {"--class", "--classdata", "--pid",
+					  "--pgid",  "--uid",	    NULL};
+static const char *const setpriv_long[] = {"--reuid",
+					   "--regid",
+					   "--ruid",
+					   "--euid",
+					   "--rgid",
+					   "--egid",
+					   "--groups",
+					   "--inh-caps",
+					   "--ambient-caps",
+					   "--bounding-set",
+					   "--securebits",
+					   "--pdeathsig",
+					   "--selinux-label",
+					   "--apparmor-profile",
+					   "--landlock-access",
+					   "--landlock-rule",
+					   "--seccomp-filter",
+					   NULL};
+static const char *const chroot_long[] = {"--userspec", "--groups", NULL};
 static const char *const none[] = {NULL};
 
+/* One row per program runner: which options take a value, how many operands stand
+ * before the command, and what else is special. find and parallel have their own
+ * grammar below. */
 static const struct wrapper wrappers[] = {
-    {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS},
-    {"doas", "uC", none, 0, 0},
+    {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS | W_SHELL_STDIN | W_SHELL_OPT},
+    {"doas", "uC", none, 0, W_SHELL_STDIN | W_SHELL_OPT},
     {"env", "uCS", env_long, 0, W_ASSIGNS | W_SPLIT_S},
     {"timeout", "ks", timeout_long, 1, 0},
     {"nice", "n", nice_long, 0, W_DIGITS},
-    {"ionice", "cnpPu", none, 0, 0},
+    {"ionice", "cnpPu", ionice_long, 0, 0},
     {"nohup", "", none, 0, 0},
     {"setsid", "", none, 0, 0},
     {"command", "", none, 0, 0},
@@ -62,15 +110,24 @@ static const struct wrapper wrappers[] = {
     {"nocache", "", none, 0, 0},
     {"caffeinate", "tw", none, 0, 0},
     {"busybox", "", none, 0, 0},
-    {"chrt", "T", none, 1, 0},
+    {"chrt", "TPD", chrt_long, 1, 0},
     {"proxychains", "f", none, 0, W_PROXY},
     {"proxychains4", "f", none, 0, W_PROXY},
     {"torsocks", "uPa", none, 0, W_PROXY},
     {"torify", "", none, 0, W_PROXY},
     {"tsocks", "", none, 0, W_PROXY},
     {"watch", "n", watch_long, 0, W_JOIN},
-    {"su", "gGs", su_long, 0, W_DASH_C},
-    {"runuser", "gGsu", su_long, 0, W_DASH_C},
+    {"su", "gGsw", su_long, 0, W_DASH_C | W_PERMUTE | W_SHELL_STDIN},
+    {"runuser", "gGsuw", su_long, 0, W_DASH_C | W_PERMUTE | W_SHELL_STDIN | W_U_ARGV},
+    {"flock", "wE", flock_long, 1, W_POS_C},
+    {"script", "BIOTEom", script_long, 0, W_DASH_C | W_PERMUTE | W_SHELL_STDIN | W_NO_CMD},
+    {"strace", "abeEIoOpPsSuXU", strace_long, 0, 0},
+    {"ltrace", "aADeFlnopsuwx", ltrace_long, 0, 0},
+    {"taskset", "", none, 1, 0},
+    {"unshare", "RwSG", unshare_long, 0, 0},
+    {"nsenter", "tSG", nsenter_long, 0, 0},
+    {"chroot", "", chroot_long, 1, W_SHELL_STDIN},
+    {"setpriv", "", setpriv_long, 0, 0},
 };
 
 static const struct wrapper *find(const char *name)
@@ -97,23 +154,36 @@ static void value_text(struct hook_judge *j, const char *what, const struct hook
 	hook_judge_text(j, what, &v);
 }
 
+struct wstate {
+	bool replace; /* xargs -I: one argument per command, not appended */
+	bool text;    /* the command was given as text (-c, -S) */
+	bool user;    /* runuser -u */
+	bool shell;   /* sudo -s / -i: the command is joined into one shell command */
+};
+
+static bool is_text_opt(const struct wrapper *r, const char *a, size_t n)
+{
+	return ((r->flags & W_SPLIT_S) && n == 14 && strncmp(a, "--split-string", 14) == 0) ||
+	       ((r->flags & W_DASH_C) && ((n == 9 && strncmp(a, "--command", 9) == 0) ||
+					  (n == 17 && strncmp(a, "--session-command", 17) == 0)));
+}
+
 /* One long option; returns how many extra words it used. */
 static size_t long_opt(struct hook_judge *j, const struct wrapper *r, const struct hook_word *argv,
-		       size_t i, size_t argc, bool *replace)
+		       size_t i, size_t argc, struct wstate *st)
 {
 	const char *a = argv[i].text, *eq = strchr(a, '=');
 	size_t n = eq ? (size_t)(eq - a) : strlen(a);
 
 	if (strncmp(a, "--replace", 9) == 0)
-		*replace = true;
-	if ((r->flags & W_SPLIT_S) && n == 14 && strncmp(a, "--split-string", 14) == 0) {
-		if (eq)
-			value_text(j, r->name, &argv[i], n + 1);
-		else if (i + 1 < argc)
-			value_text(j, r->name, &argv[i + 1], 0);
-		return eq ? 0 : 1;
-	}
-	if ((r->flags & W_DASH_C) && n == 9 && strncmp(a, "--command", 9) == 0) {
+		st->replace = true;
+	if (n == 6 && strncmp(a, "--user", 6) == 0)
+		st->user = true;
+	if ((r->flags & W_SHELL_OPT) &&
+	    ((n == 7 && !strncmp(a, "--shell", 7)) || (n == 7 && !strncmp(a, "--login", 7))))
+		st->shell = true;
+	if (is_text_opt(r, a, n)) {
+		st->text = true;
 		if (eq)
 			value_text(j, r->name, &argv[i], n + 1);
 		else if (i + 1 < argc)
@@ -125,7 +195,7 @@ static size_t long_opt(struct hook_judge *j, const struct wrapper *r, const stru
 
 /* A bundle of short options (-sSLo FILE); returns how many extra words it used. */
 static size_t short_opts(struct hook_judge *j, const struct wrapper *r,
-			 const struct hook_word *argv, size_t i, size_t argc, bool *replace)
+			 const struct hook_word *argv, size_t i, size_t argc, struct wstate *st)
 {
 	const char *a = argv[i].text;
 
@@ -134,11 +204,16 @@ static size_t short_opts(struct hook_judge *j, const struct wrapper *r,
 	for (size_t k = 1; a[k]; k++) {
 		char ch = a[k];
 		if (r->flags & W_XARGS && (ch == 'I' || ch == 'i'))
-			*replace = true;
+			st->replace = true;
+		if (ch == 'u' && (r->flags & W_U_ARGV))
+			st->user = true;
+		if ((ch == 's' || ch == 'i') && (r->flags & W_SHELL_OPT))
+			st->shell = true;
 		if (!strchr(r->vals, ch) && !((r->flags & W_DASH_C) && ch == 'c'))
 			continue;
 		bool attached = a[k + 1] != 0;
 		if ((r->flags & W_SPLIT_S && ch == 'S') || (r->flags & W_DASH_C && ch == 'c')) {
+			st->text = true;
 			if (attached)
 				value_text(j, r->name, &argv[i], k + 1);
 			else if (i + 1 < argc)
@@ -159,14 +234,204 @@ static bool is_assign(const struct hook_word *w)
 	return k > 0 && t[k] == '=' && !(t[0] >= '0' && t[0] <= '9') && k < w->lit;
 }
 
-bool hook_wrapper_skip(struct hook_judge *j, const struct hook_word *argv, size_t argc,
+/* A word whose only unquoted specials are replacement strings ({}, {.}, {1}): the
+ * shell passes those as written (a brace expansion needs a comma or ..). */
+static bool literal_or_braces(const struct hook_word *w)
+{
+	const char *rest = w->text + w->lit;
+
+	if (strpbrk(rest, "$`*?[") || strchr(rest, ','))
+		return false;
+	return !strstr(rest, "..");
+}
+
+/* The words [from, to) joined by spaces, as the shell text a runner hands to sh -c.
+ * Non-literal when any word is. NULL when out of memory. */
+static char *join_words(const struct hook_word *argv, size_t from, size_t to, bool *lit)
+{
+	size_t len = 1;
+	char *buf;
+
+	*lit = true;
+	for (size_t k = from; k < to; k++)
+		len += strlen(argv[k].text) + 1, *lit &= literal_or_braces(&argv[k]);
+	if (!(buf = calloc(1, len)))
+		return NULL;
+	for (size_t k = from; k < to; k++)
+		strcat(strcat(buf, argv[k].text), k + 1 < to ? " " : "");
+	return buf;
+}
+
+/* watch 'curl x' and watch curl x: the rest is one shell command. */
+static void judge_joined(struct hook_judge *j, const char *what, const struct hook_word *argv,
+			 size_t from, size_t argc)
+{
+	bool lit;
+	char *buf = join_words(argv, from, argc, &lit);
+
+	if (!buf) {
+		hook_block(j, HOOK_CANNOT, "out of memory");
+		return;
+	}
+	struct hook_word w = {buf, lit ? strlen(buf) : 0};
+	hook_judge_text(j, what, &w);
+	free(buf);
+}
+
+/* find ... -exec CMD ARGS... ; (or +), -execdir, -ok, -okdir: every such command. */
+static void judge_find(struct hook_judge *j, const struct hook_script *s,
+		       const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc)
+{
+	static const char *const acts[] = {"-exec", "-execdir", "-ok", "-okdir", NULL};
+
+	for (size_t i = 1; i < argc && !hook_decided(j); i++) {
+		if (!in(acts, argv[i].text, strlen(argv[i].text)))
+			continue;
+		size_t e = i + 1;
+		while (e < argc && strcmp(argv[e].text, ";") && strcmp(argv[e].text, "+"))
+			e++;
+		j->depth++;
+		hook_judge_argv(j, s, cmd, argv + i + 1, e - i - 1, false);
+		j->depth--;
+		i = e;
+	}
+}
+
+/* GNU parallel [options] [COMMAND] (::: ARGS | :::: FILES)...: the command is shell
+ * text with each argument put in for {} (or appended); without a command every
+ * argument is a command. Arguments that are not here (stdin, files, globs) stand as
+ * an expansion, so a host among them is refused as not literal. */
+static const char *const parallel_vals[] = {"-j",	   "--jobs",	  "-a",
+					    "--arg-file",  "-d",	  "--delimiter",
+					    "-I",	   "-n",	  "--max-args",
+					    "-N",	   "-L",	  "--results",
+					    "--res",	   "--joblog",	  "--tmpdir",
+					    "--workdir",   "--wd",	  "--halt",
+					    "--timeout",   "--delay",	  "--retries",
+					    "-C",	   "--colsep",	  "--basefile",
+					    "--bf",	   "--return",	  "--env",
+					    "--tagstring", "-E",	  "--load",
+					    "--memfree",   "--nice",	  "--block",
+					    "--recstart",  "--recend",	  "--header",
+					    "--sshdelay",  "--termseq",	  "--shebang-wrap",
+					    "-P",	   "--max-procs", NULL};
+
+static void parallel_one(struct hook_judge *j, const char *cmd, const char *arg)
+{
+	size_t n = strlen(cmd), an = strlen(arg), cap = n + 4 * an * 4 + 64;
+	char *out = calloc(1, cap), *o = out;
+	bool put = false;
+
+	if (!out) {
+		hook_block(j, HOOK_CANNOT, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i <= n && (size_t)(o - out) + an + 8 < cap;) {
+		size_t r = i < n && cmd[i] == '{' ? strspn(cmd + i + 1, "0123456789./#%") : 0;
+		if (i < n && cmd[i] == '{' && cmd[i + 1 + r] == '}' && !put) {
+			o = stpcpy(o, arg);
+			put = true;
+			i += r + 2;
+		} else if (i == n) {
+			if (!put)
+				o = stpcpy(stpcpy(o, " "), arg);
+			break;
+		} else {
+			*o++ = cmd[i++];
+		}
+	}
+	struct hook_word w = {out, strlen(out)};
+	hook_judge_text(j, "parallel", &w);
+	free(out);
+}
+
+static char *shell_quote(const struct hook_word *w)
+{
+	size_t n = strlen(w->text);
+	char *q, *o;
+
+	if (!hook_word_literal(w))
+		return strdup("$PARALLEL_ARG"); /* a value the hook cannot know */
+	if (!(q = o = malloc(4 * n + 3)))
+		return NULL;
+	*o++ = '\'';
+	for (const char *c = w->text; *c; c++)
+		o = *c == '\'' ? stpcpy(o, "'\\''") : (*o = *c, o + 1);
+	*o++ = '\'';
+	*o = 0;
+	return q;
+}
+
+static void judge_parallel(struct hook_judge *j, const struct hook_word *argv, size_t argc)
+{
+	size_t i = 1, c0, c1, nargs = 0;
+	bool lit, from_elsewhere = false;
+
+	for (; i < argc && argv[i].text[0] == '-' && argv[i].text[1]; i++) {
+		const char *a = argv[i].text;
+		size_t n = strcspn(a, "=");
+		if (!strncmp(a, "-S", 2) || !strncmp(a, "--sshlogin", 10) || !strcmp(a, "--slf"))
+			return (void)hook_block(j, HOOK_BLOCK,
+						"parallel %s: runs its commands on other hosts "
+						"over ssh, which the hook does not judge",
+						a);
+		if (!strcmp(a, "-a") || !strncmp(a, "--arg-file", 10))
+			from_elsewhere = true;
+		if (!a[n] && in(parallel_vals, a, n))
+			i++;
+	}
+	for (c0 = c1 = i; c1 < argc && strncmp(argv[c1].text, ":::", 3); c1++)
+		;
+	char *cmd = join_words(argv, c0, c1, &lit);
+	if (!cmd)
+		return (void)hook_block(j, HOOK_CANNOT, "out of memory");
+	if (!lit) {
+		struct hook_word w = {cmd, 0};
+		hook_judge_text(j, "parallel", &w); /* blocks: built by an expansion */
+	}
+	for (size_t k = c1; k < argc && !hook_decided(j); k++) {
+		if (!strncmp(argv[k].text, "::::", 4)) {
+			from_elsewhere = true; /* arguments from files */
+			k++;
+			continue;
+		}
+		if (!strncmp(argv[k].text, ":::", 3))
+			continue;
+		nargs++;
+		if (c1 == c0) {
+			hook_judge_text(j, "parallel", &argv[k]); /* ::: 'curl x' 'ls' */
+			continue;
+		}
+		char *q = shell_quote(&argv[k]);
+		if (!q)
+			break;
+		parallel_one(j, cmd, q);
+		free(q);
+	}
+	if (c1 > c0 && (from_elsewhere || c1 >= argc || !nargs))
+		parallel_one(j, cmd, "$PARALLEL_ARG"); /* stdin or files: not known */
+	free(cmd);
+}
+
+bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
+		       const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc,
 		       size_t *skip, bool *xargs)
 {
 	const char *b = strrchr(argv[0].text, '/');
-	const struct wrapper *r = find(b ? b + 1 : argv[0].text);
-	bool replace = false;
+	const char *name = b ? b + 1 : argv[0].text;
+	const struct wrapper *r = find(name);
+	struct wstate st = {0};
 	size_t i = 1;
 
+	*skip = argc;
+	*xargs = false;
+	if (!strcmp(name, "find") || !strcmp(name, "parallel")) {
+		if (name[0] == 'f')
+			judge_find(j, s, cmd, argv, argc);
+		else
+			judge_parallel(j, argv, argc);
+		return true;
+	}
 	if (!r)
 		return false;
 	if (r->flags & W_PROXY) {
@@ -174,44 +439,46 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_word *argv, size_
 			   "%s: every connection goes through the proxy in its configuration "
 			   "file, which the hook cannot see",
 			   r->name);
-		*skip = argc;
 		return true;
 	}
-	for (; i < argc && argv[i].lit >= 2; i++) { /* an option's letters must be literal */
+	for (; i < argc; i++) { /* an option's letters must be literal */
 		const char *a = argv[i].text;
 		if (strcmp(a, "--") == 0) {
 			i++;
 			break;
 		}
-		if (a[0] != '-' || a[1] == 0)
-			break;
-		i += a[1] == '-' ? long_opt(j, r, argv, i, argc, &replace)
-				 : short_opts(j, r, argv, i, argc, &replace);
+		if (argv[i].lit < 2 || a[0] != '-' || a[1] == 0) {
+			if (!(r->flags & W_PERMUTE) || (st.user && !st.text))
+				break;
+			continue; /* su USER, script FILE: options may follow */
+		}
+		i += a[1] == '-' ? long_opt(j, r, argv, i, argc, &st)
+				 : short_opts(j, r, argv, i, argc, &st);
 	}
 	while ((r->flags & W_ASSIGNS) && i < argc && is_assign(&argv[i]))
 		hook_net_assign(j, &argv[i++]);
 	i += r->positionals;
 	*skip = i < argc ? i : argc;
-	*xargs = (r->flags & W_XARGS) && !replace;
-	if ((r->flags & W_JOIN) && *skip < argc) {
-		/* watch 'curl x' and watch curl x: the rest is one shell command. */
-		size_t len = 1;
-		bool lit = true;
-		for (size_t k = *skip; k < argc; k++)
-			len += strlen(argv[k].text) + 1, lit &= hook_word_literal(&argv[k]);
-		char buf[4096];
-		if (len <= sizeof(buf)) {
-			buf[0] = 0;
-			for (size_t k = *skip; k < argc; k++)
-				strcat(strcat(buf, argv[k].text), k + 1 < argc ? " " : "");
-			struct hook_word w = {buf, lit ? strlen(buf) : 0};
-			hook_judge_text(j, r->name, &w);
-		} else {
-			hook_block(j, HOOK_CANNOT, "%s: the command is too long to read", r->name);
-		}
+	*xargs = (r->flags & W_XARGS) && !st.replace;
+	if ((r->flags & W_POS_C) && *skip + 1 < argc &&
+	    (!strcmp(argv[*skip].text, "-c") || !strcmp(argv[*skip].text, "--command"))) {
+		value_text(j, r->name, &argv[*skip + 1], 0); /* flock FILE -c TEXT */
+		*skip = argc;
+	} else if ((r->flags & W_POS_C) && *skip < argc &&
+		   !strncmp(argv[*skip].text, "--command=", 10)) {
+		value_text(j, r->name, &argv[*skip], 10);
 		*skip = argc;
 	}
-	if (r->flags & W_DASH_C)
+	if (((r->flags & W_JOIN) || st.shell) && *skip < argc) {
+		judge_joined(j, r->name, argv, *skip, argc);
+		*skip = argc;
+	}
+	if (st.text || (r->flags & W_NO_CMD) || ((r->flags & W_DASH_C) && !st.user))
 		*skip = argc; /* su [-c TEXT] [USER]: the command, if any, was TEXT */
+	/* sudo and doas start a shell only when asked (-s, -i): sudo -S -v reads a
+	 * password on stdin, not commands */
+	if (*skip >= argc && !st.text && (r->flags & W_SHELL_STDIN) &&
+	    (st.shell || !(r->flags & W_SHELL_OPT)))
+		hook_judge_stdin(j, s, cmd, r->name); /* su <<EOF, chroot DIR <<EOF */
 	return true;
 }

