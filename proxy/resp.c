@@ -162,7 +162,7 @@ struct tokens {
 };
 
 /* The value of the next Connection field at or after the line p (lines end in CRLF,
- * up to end); NULL when there is none. *next: the line after it. */
+ * up to end); NULL when there is none. *next: the LF that ends it. */
 static const char *connection_field(const char *p, const char *end, size_t *vlen, const char **next)
 {
 	while (p < end) {
@@ -173,7 +173,7 @@ static const char *connection_field(const char *p, const char *end, size_t *vlen
 			return NULL;
 		ll = (size_t)(lf - p) - 1;
 		colon = memchr(p, ':', ll);
-		*next = lf + 1;
+		*next = lf;
 		if (colon && proxy_http_ieq(p, (size_t)(colon - p), "connection")) {
 			*vlen = ll - (size_t)(colon + 1 - p);
 			return colon + 1;

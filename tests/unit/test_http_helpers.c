@@ -260,6 +260,35 @@ START_TEST(chunk_line_length_bound)
 }
 END_TEST
 
+/* ------------------------------------------------------------ Connection */
+
+/* Does an origin's head say "Connection: close" (conn_tls_http.c keeps the client's
+ * connection otherwise)? Wherever the field stands, in any case, in a list. */
+START_TEST(connection_names_table)
+{
+	static const struct {
+		const char *head;
+		bool close;
+	} rows[] = {
+	    {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: CLOSE\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nConnection: x-a\r\nConnection: x-b, close\r\n\r\n", true},
+	    {"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\n", false},
+	    {"HTTP/1.1 200 OK\r\nX-Connection: close\r\n\r\n", false},
+	    {"HTTP/1.1 200 OK\r\nConnection: closed\r\n\r\n", false},
+	    {"HTTP/1.1 200 OK\r\n\r\n", false},
+	};
+	struct resp_head h;
+
+	for (int i = 0; i < ROWS(rows); i++) {
+		ck_assert_int_eq(resp_parse(rows[i].head, strlen(rows[i].head), &h), RESP_OK);
+		ck_assert_msg(resp_connection_names(rows[i].head, h.head_len, "close") ==
+				  rows[i].close,
+			      "%s", rows[i].head);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ small helpers */
 
 START_TEST(hexval_every_byte)
@@ -299,6 +328,7 @@ static Suite *helpers_suite(void)
 	tcase_add_loop_test(tc, chunk_line_both_directions, 0, ROWS(size_rows));
 	tcase_add_test(tc, chunk_line_bare_ends);
 	tcase_add_test(tc, chunk_line_length_bound);
+	tcase_add_test(tc, connection_names_table);
 	tcase_add_test(tc, hexval_every_byte);
 	tcase_add_test(tc, ieq_table);
 	suite_add_tcase(s, tc);
