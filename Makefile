@@ -229,6 +229,10 @@ build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rli
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
 # are runner/ code).
 build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+# What origin servers and the upstream proxy send back (proxy/ code outside the
+# shared list: resp.c and upstream_answer.c need proxy_int.h, not the event loop).
+build-fuzz/fuzz_resp: proxy/resp.c
+build-fuzz/fuzz_upstream_answer: proxy/resp.c proxy/upstream_answer.c
 # The decider's answer parser (runner/ code too).
 build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 # The creation broker's request path (the gate's parse half, with the table and the

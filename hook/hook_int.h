@@ -11,13 +11,7 @@
 
 static inline int hook_hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return policy_hexval(c);
 }
 
 static inline bool hook_is_name_char(char c)

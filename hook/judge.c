@@ -35,11 +35,8 @@ bool hook_block(struct hook_judge *j, enum hook_outcome o, const char *fmt, ...)
  * proxy, so neither does the hook ask Decide() about it. */
 static bool is_loopback(const struct policy_host *h)
 {
-	if (h->kind == POLICY_HOST_NAME) {
-		size_t n = strlen(h->text);
-		return strcmp(h->text, "localhost") == 0 ||
-		       (n > 10 && strcmp(h->text + n - 10, ".localhost") == 0);
-	}
+	if (h->kind == POLICY_HOST_NAME)
+		return policy_loopback_name(h->text);
 	return policy_addr_classify(h->kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, h->addr) ==
 	       POLICY_ADDR_LOOPBACK;
 }

@@ -519,6 +519,22 @@ fail:
 	return rc;
 }
 
+void *linux_index_sorted(void *buf, size_t len, size_t *out_len)
+{
+	struct linux_index ix;
+	struct linux_index_out o = {0};
+	char why[128];
+	void *out;
+
+	if (!buf || linux_index_parse_unordered(buf, len, &ix, why, sizeof(why)) < 0)
+		return NULL;
+	linux_index_out_sorted(&o, &ix);
+	out = linux_index_serialize(&ix.key, &o, 1, out_len); /* before ix (key.root) goes */
+	linux_index_out_free(&o);
+	linux_index_free(&ix);
+	return out;
+}
+
 void linux_index_free(struct linux_index *ix)
 {
 	free(ix->dirs);

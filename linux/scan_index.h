@@ -99,6 +99,12 @@ void linux_index_out_free(struct linux_index_out *o);
  * the order linux_index_find_near expects. */
 void linux_index_out_sorted(struct linux_index_out *o, const struct linux_index *ix);
 
+/* The file's bytes in walk order from a file's bytes in any order (as the workers of
+ * a walk wrote them): parsed without the order check (which checks everything else),
+ * sorted, serialised. Takes buf (freed); a malloc'd buffer (*out_len set), or NULL
+ * when buf does not parse or memory ran out. */
+void *linux_index_sorted(void *buf, size_t len, size_t *out_len);
+
 /* The file's bytes: header for key, then the bodies of outs[0..n) in order.
  * Returns a malloc'd buffer (*len set) or NULL. */
 void *linux_index_serialize(const struct linux_index_key *key, const struct linux_index_out *outs,

@@ -290,21 +290,13 @@ static bool write_all(int fd, const char *p, size_t n)
 }
 
 /* The file's bytes, records in walk order (linux_index_find_near): serialised once
- * as the workers left them, parsed back (which checks them), sorted, serialised. */
+ * as the workers left them, then parsed back (which checks them), sorted, serialised
+ * (linux_index_sorted, the path fuzz_scan_index_sorted runs). */
 static void *sorted(struct linux_scan_tree_index *t, size_t *len)
 {
-	struct linux_index ix;
-	struct linux_index_out o = {0};
-	char why[128];
 	void *buf = linux_index_serialize(&t->key, t->out, LINUX_SCAN_WORKERS_MAX, len);
 
-	if (!buf || linux_index_parse_unordered(buf, *len, &ix, why, sizeof(why)) < 0)
-		return NULL;
-	linux_index_out_sorted(&o, &ix);
-	buf = linux_index_serialize(&t->key, &o, 1, len);
-	linux_index_out_free(&o);
-	linux_index_free(&ix);
-	return buf;
+	return buf ? linux_index_sorted(buf, *len, len) : NULL;
 }
 
 /* Atomically: a reader sees the old file or the new one, never a part. No fsync: a

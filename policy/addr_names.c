@@ -30,12 +30,6 @@ static const struct fixed_name fixed[] = {
     {"instance-data.ec2.internal", false, {"169.254.169.254", "fd00:ec2::254"}},
 };
 
-/* Is host (hl bytes) a name strictly below name (nl bytes)? */
-static bool under(const char *host, size_t hl, const char *name, size_t nl)
-{
-	return hl > nl && host[hl - nl - 1] == '.' && memcmp(host + hl - nl, name, nl) == 0;
-}
-
 static const struct fixed_name *fixed_find(const char *host, size_t hl, bool wildcard)
 {
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
@@ -44,10 +38,34 @@ static const struct fixed_name *fixed_find(const char *host, size_t hl, bool wil
 
 		/* "*.localhost" names only names under localhost: all of them fixed. */
 		if ((!wildcard && exact) ||
-		    (f->subtree && (exact ? wildcard : under(host, hl, f->name, strlen(f->name)))))
+		    (f->subtree &&
+		     (exact ? wildcard : policy_name_under(host, hl, f->name, strlen(f->name)))))
 			return f;
 	}
 	return NULL;
+}
+
+/* Every fixed address of the name is loopback. */
+static bool all_loopback(const struct fixed_name *f)
+{
+	for (size_t i = 0; i < 2 && f->addr[i]; i++) {
+		uint8_t a[16];
+		int fam = strchr(f->addr[i], ':') ? AF_INET6 : AF_INET;
+
+		if (inet_pton(fam, f->addr[i], a) != 1 ||
+		    policy_addr_classify(fam, a) != POLICY_ADDR_LOOPBACK)
+			return false;
+	}
+	return true;
+}
+
+/* The loopback names are the rows of the table whose addresses are all loopback, so
+ * that the list lives once. */
+bool policy_loopback_name(const char *name)
+{
+	const struct fixed_name *f = name ? fixed_find(name, strlen(name), false) : NULL;
+
+	return f && all_loopback(f);
 }
 
 /* Refused unless one of the name's fixed addresses is permitted. */
@@ -114,7 +132,8 @@ const char *policy_wildcard_refused_name(const struct halo_policy *p, const char
 		const struct fixed_name *f = &fixed[k];
 
 		/* Names under the wildcard's base; "*.localhost" itself is refused whole. */
-		if (under(f->name, strlen(f->name), base, bl) && fixed_refused(p, f, NULL)) {
+		if (policy_name_under(f->name, strlen(f->name), base, bl) &&
+		    fixed_refused(p, f, NULL)) {
 			*iter = k + 1;
 			return f->name;
 		}

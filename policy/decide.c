@@ -58,7 +58,7 @@ static int add_rule(struct policy_index *ix, const char *pattern, bool deny, siz
 	if (!pattern || policy_pattern_check(pattern, NULL, 0) != 0 ||
 	    policy_pattern_split(pattern, &hl, &port, NULL, 0) != 0)
 		return -EINVAL;
-	wild = strncmp(pattern, "*.", 2) == 0;
+	wild = policy_pattern_wild(pattern) != NULL;
 	if (policy_host_parse(pattern + (wild ? 2 : 0), hl - (wild ? 2 : 0), !wild, &h, NULL, 0) !=
 	    0)
 		return -EINVAL;
@@ -125,11 +125,11 @@ static size_t count_rules(const struct halo_policy *p, size_t *wild)
 	*wild = 0;
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; i < lists[l]->n; i++, n++)
-			*wild += lists[l]->items[i] && strncmp(lists[l]->items[i], "*.", 2) == 0;
+			*wild += policy_pattern_wild(lists[l]->items[i]) != NULL;
 	for (size_t i = 0; i < p->presets.n; i++) {
 		const struct policy_preset *pr = policy_preset_find(p->presets.items[i]);
 		for (size_t k = 0; pr && k < pr->n; k++, n++)
-			*wild += strncmp(pr->entries[k].pattern, "*.", 2) == 0;
+			*wild += policy_pattern_wild(pr->entries[k].pattern) != NULL;
 	}
 	return n;
 }
@@ -344,11 +344,11 @@ int policy_decide_port(const struct halo_policy *p, const char *host, size_t len
 
 int policy_host_port_index(const struct halo_policy *p, const struct policy_host *h, unsigned port)
 {
-	static const char *const loopback[] = {"localhost", "127.0.0.1", "::1"};
-	bool named = false;
+	/* The names of the loopback, and the two addresses the relays listen on. */
+	bool named = h->kind == POLICY_HOST_NAME
+			 ? policy_loopback_name(h->text)
+			 : strcmp(h->text, "127.0.0.1") == 0 || strcmp(h->text, "::1") == 0;
 
-	for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
-		named |= strcmp(h->text, loopback[i]) == 0;
 	for (size_t i = 0; named && port && i < p->host_ports.n; i++)
 		if (p->host_ports.items[i] == port)
 			return (int)i;

@@ -92,3 +92,26 @@ int policy_pattern_check(const char *pattern, char *why, size_t whylen)
 		    why, whylen, "'*' is only allowed as the whole first label ('*.example.com')");
 	return policy_host_parse(pattern, len, true, &h, why, whylen);
 }
+
+/* ------------------------------------------------------------ the "*.x" rule */
+
+const char *policy_pattern_wild(const char *pattern)
+{
+	return pattern && strncmp(pattern, "*.", 2) == 0 ? pattern + 2 : NULL;
+}
+
+bool policy_name_under(const char *host, size_t hl, const char *name, size_t nl)
+{
+	return hl > nl + 1 && host[hl - nl - 1] == '.' && memcmp(host + hl - nl, name, nl) == 0;
+}
+
+bool policy_host_match(const char *pattern, const char *host)
+{
+	const char *wild = policy_pattern_wild(pattern);
+
+	if (!pattern || !host)
+		return false;
+	if (!wild)
+		return strcmp(pattern, host) == 0;
+	return policy_name_under(host, strlen(host), wild, strlen(wild));
+}

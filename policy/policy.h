@@ -455,6 +455,38 @@ int policy_pattern_check(const char *pattern, char *why, size_t whylen);
 int policy_pattern_split(const char *pattern, size_t *host_len, unsigned *port, char *why,
 			 size_t whylen);
 
+/* The one "*.x" rule (pattern.c), for every reader of a host entry: Decide()'s index,
+ * credentials and request rules, the renderings, the names with fixed addresses. An
+ * entry without "*." matches the identical host; "*.x" matches the names strictly
+ * below x (a.x, a.b.x), never x itself. Both sides canonical (lower case, no trailing
+ * dot), without a port; NULL matches nothing. An IP literal never matches a wildcard:
+ * a wildcard's suffix is a name (policy_pattern_check), whose last label is never all
+ * digits, while an IPv4 literal's (and a v4-in-v6 form's) is. */
+bool policy_host_match(const char *pattern, const char *host);
+/* The suffix of a wildcard entry ("*.x" -> "x"), or NULL for any other entry. */
+const char *policy_pattern_wild(const char *pattern);
+/* Is host (hl bytes) a name strictly below name (nl bytes): a label, a dot, then name? */
+bool policy_name_under(const char *host, size_t hl, const char *name, size_t nl);
+
+/* The one loopback-name rule (addr_names.c): the canonical names that mean this
+ * machine's loopback wherever they are resolved: localhost and every name below it
+ * (RFC 6761 6.3), localhost.localdomain, ip6-localhost, ip6-loopback ("localhost." is
+ * "localhost" once canonical). No IP literal: those are classified by address. */
+bool policy_loopback_name(const char *name);
+
+/* A hex digit's value, or -1: the one copy for every parser of %XX escapes, \xHH
+ * escapes and chunk sizes. */
+static inline int policy_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* ---------------------------------------------------------------- addresses */
 
 enum policy_addr_class {
@@ -712,10 +744,6 @@ int policy_upstream_host_port(const struct halo_policy *p, const struct policy_u
 /* ---------------------------------------------------------------- TLS-level rules
  * (policy/request.c): credentials and request rules, for the hosts whose TLS the proxy
  * terminates. Pure, like Decide(). */
-
-/* Does a credential/request-rule host entry (exact, or "*.x": subdomains only, never
- * the apex) match the canonical host? */
-bool policy_tls_host_match(const char *pattern, const char *host);
 
 /* Is this canonical host one whose TLS the proxy terminates (it has a credential or a
  * request rule)? Every other host keeps a plain (spliced) tunnel. */

@@ -10,26 +10,13 @@
 
 #include "policy/policy_int.h"
 
-bool policy_tls_host_match(const char *pattern, const char *host)
-{
-	size_t pl, hl;
-
-	if (!pattern || !host)
-		return false;
-	if (strncmp(pattern, "*.", 2) != 0)
-		return strcmp(pattern, host) == 0;
-	pl = strlen(pattern) - 1; /* ".x" */
-	hl = strlen(host);
-	return hl > pl && strcmp(host + hl - pl, pattern + 1) == 0;
-}
-
 bool policy_tls_terminated(const struct halo_policy *p, const char *host)
 {
 	for (size_t i = 0; i < p->n_creds; i++)
-		if (policy_tls_host_match(p->creds[i].host, host))
+		if (policy_host_match(p->creds[i].host, host))
 			return true;
 	for (size_t i = 0; i < p->n_req_rules; i++)
-		if (policy_tls_host_match(p->req_rules[i].host, host))
+		if (policy_host_match(p->req_rules[i].host, host))
 			return true;
 	return false;
 }
@@ -43,7 +30,7 @@ const struct policy_credential *policy_credential_for(const struct halo_policy *
 						      size_t *index)
 {
 	for (size_t i = 0; i < p->n_creds; i++)
-		if (policy_tls_host_match(p->creds[i].host, host)) {
+		if (policy_host_match(p->creds[i].host, host)) {
 			if (index)
 				*index = i;
 			return &p->creds[i];
@@ -79,17 +66,9 @@ static bool glob_match(const char *pat, const char *s, size_t n)
 	return *pat == '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static bool hex2(const char *s, int *v)
 {
-	int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
+	int hi = policy_hexval(s[0]), lo = hi < 0 ? -1 : policy_hexval(s[1]);
 
 	*v = hi * 16 + lo;
 	return hi >= 0 && lo >= 0;
@@ -151,7 +130,8 @@ static const char *path_of(const char *target, size_t *len)
 		if (i < n && (c <= 0x20 || c >= 0x7f || c == '\\'))
 			return "a control, space, non-ASCII or backslash byte in the path";
 		if (i < n && c == '%') {
-			int hi = hexval(target[i + 1]), lo = hi < 0 ? -1 : hexval(target[i + 2]);
+			int hi = policy_hexval(target[i + 1]),
+			    lo = hi < 0 ? -1 : policy_hexval(target[i + 2]);
 			int v = hi * 16 + lo;
 
 			if (hi < 0 || lo < 0)
@@ -265,7 +245,7 @@ int policy_decide_request(const struct halo_policy *p, const char *host, const c
 		return 0;
 	}
 	for (size_t i = 0; i < p->n_req_rules && !d->applies; i++)
-		d->applies = policy_tls_host_match(p->req_rules[i].host, host);
+		d->applies = policy_host_match(p->req_rules[i].host, host);
 	if (!d->applies) {
 		d->allow = true;
 		snprintf(d->rule, sizeof(d->rule), "no requestRules for %s", host);
@@ -275,7 +255,7 @@ int policy_decide_request(const struct halo_policy *p, const char *host, const c
 	for (size_t i = 0; !bad && i < p->n_req_rules; i++) {
 		const struct policy_request_rule *r = &p->req_rules[i];
 
-		if (policy_tls_host_match(r->host, host) && rule_matches(r, method, target, plen)) {
+		if (policy_host_match(r->host, host) && rule_matches(r, method, target, plen)) {
 			d->allow = true;
 			d->index = i;
 			rule_text(r, i, d->rule, sizeof(d->rule));

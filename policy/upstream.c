@@ -35,17 +35,6 @@ static const struct {
     {"socks", "a SOCKS upstream is not supported; use an HTTP proxy (http://)"},
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decode [s, s+len) into out; NUL and control bytes refused. */
 static int pct_decode(const char *s, size_t len, char *out, size_t cap)
 {
@@ -55,8 +44,8 @@ static int pct_decode(const char *s, size_t len, char *out, size_t cap)
 		unsigned char c = (unsigned char)s[i];
 
 		if (c == '%') {
-			int hi = i + 2 < len ? hexval(s[i + 1]) : -1;
-			int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+			int hi = i + 2 < len ? policy_hexval(s[i + 1]) : -1;
+			int lo = hi >= 0 ? policy_hexval(s[i + 2]) : -1;
 
 			if (lo < 0)
 				return -EINVAL;

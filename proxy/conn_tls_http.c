@@ -274,34 +274,6 @@ void term_requests(struct conn *c, bool *progress)
 
 /* ----------------------------------------------------------------- responses */
 
-static bool ieq(const char *a, size_t an, const char *b)
-{
-	return an == strlen(b) && strncasecmp(a, b, an) == 0;
-}
-
-/* Does the origin's head say "Connection: close"? */
-static bool origin_closes(const char *buf, size_t head_len)
-{
-	const char *p = memchr(buf, '\n', head_len), *end = buf + head_len;
-
-	while (p && ++p < end) {
-		const char *lf = memchr(p, '\n', (size_t)(end - p)), *colon, *e;
-		size_t ll, pos = 0, el;
-
-		if (!lf)
-			break;
-		ll = (size_t)(lf - p) - 1;
-		colon = memchr(p, ':', ll);
-		if (colon && ieq(p, (size_t)(colon - p), "connection"))
-			while (proxy_http_list_next(colon + 1, ll - (size_t)(colon + 1 - p), &pos,
-						    &e, &el))
-				if (ieq(e, el, "close"))
-					return true;
-		p = lf;
-	}
-	return false;
-}
-
 static void rb_consume(struct term *t, size_t n)
 {
 	memmove(t->rb, t->rb + n, t->rb_len - n);
@@ -363,7 +335,8 @@ static void on_head(struct conn *c, const struct resp_head *h, bool *progress)
 		       "(asked for identity): it cannot be scanned for the credential");
 		return;
 	}
-	t->resp_keep = t->keep && framed && h->minor == 1 && !origin_closes(t->rb, h->head_len);
+	t->resp_keep = t->keep && framed && h->minor == 1 &&
+		       !resp_connection_names(t->rb, h->head_len, "close");
 	out = malloc(cap);
 	n = out ? resp_rewrite(t->rb, h, t->resp_keep, t->minor, out, cap) : -ENOMEM;
 	if (n > 0 && t->mask) {

@@ -40,8 +40,6 @@
 
 #include "proxy/proxy_parse.h"
 
-#define CL_MAX (1ULL << 53)
-
 static enum proxy_http_result fail(struct proxy_http_req *req, int status, const char *why)
 {
 	req->status = status;
@@ -52,11 +50,6 @@ static enum proxy_http_result fail(struct proxy_http_req *req, int status, const
 static bool is_visible(unsigned char c)
 {
 	return c > 0x20 && c < 0x7f;
-}
-
-static bool ieq(const char *a, size_t an, const char *b)
-{
-	return an == strlen(b) && strncasecmp(a, b, an) == 0;
 }
 
 /* ------------------------------------------------------------- the head's extent */
@@ -391,26 +384,9 @@ static enum proxy_http_result check_host(const struct proxy_http_field *f,
 static const char *on_content_length(struct facts *fx, const struct proxy_http_field *f,
 				     struct proxy_http_req *req)
 {
-	unsigned long long v = 0;
-
 	if (++fx->n_cl > 1)
 		return "duplicate Content-Length";
-	if (f->value_len == 0)
-		return "Content-Length is not a decimal number";
-	for (size_t i = 0; i < f->value_len; i++) {
-		char c = f->value[i];
-
-		if (c < '0' || c > '9')
-			return "Content-Length is not a decimal number";
-		if (v <= CL_MAX)
-			v = v * 10 + (unsigned)(c - '0');
-	}
-	if (f->value_len > 1 && f->value[0] == '0')
-		return "Content-Length has leading zeros";
-	if (v > CL_MAX)
-		return "Content-Length larger than 2^53";
-	req->content_length = v;
-	return NULL;
+	return proxy_http_content_length(f->value, f->value_len, &req->content_length);
 }
 
 /* Exactly one field, exactly "chunked": a list ("gzip, chunked", "chunked, chunked"),
@@ -428,7 +404,7 @@ static const char *on_transfer_encoding(struct facts *fx, const struct proxy_htt
 		return "duplicate Transfer-Encoding";
 	while (proxy_http_list_next(f->value, f->value_len, &pos, &e, &n)) {
 		count++;
-		last_chunked = ieq(e, n, "chunked");
+		last_chunked = proxy_http_ieq(e, n, "chunked");
 	}
 	if (count == 1 && last_chunked && memchr(f->value, ',', f->value_len) == NULL)
 		return NULL;
@@ -471,12 +447,12 @@ static const char *on_connection(struct facts *fx, const struct proxy_http_field
 	while (proxy_http_list_next(f->value, f->value_len, &pos, &e, &n)) {
 		if (!proxy_http_token(e, n))
 			return "malformed Connection header";
-		if (ieq(e, n, "close"))
+		if (proxy_http_ieq(e, n, "close"))
 			fx->conn_close = true;
-		else if (ieq(e, n, "keep-alive"))
+		else if (proxy_http_ieq(e, n, "keep-alive"))
 			fx->conn_keep_alive = true;
-		else if (ieq(e, n, "host") || ieq(e, n, "content-length") ||
-			 ieq(e, n, "transfer-encoding"))
+		else if (proxy_http_ieq(e, n, "host") || proxy_http_ieq(e, n, "content-length") ||
+			 proxy_http_ieq(e, n, "transfer-encoding"))
 			return "Connection header names an end-to-end field";
 	}
 	return NULL;
@@ -509,7 +485,7 @@ static enum proxy_http_result parse_fields(const char *buf, size_t start,
 			return fail(req, 400, why);
 		req->n_fields++;
 		for (size_t k = 0; k < sizeof(field_handlers) / sizeof(field_handlers[0]); k++)
-			if (ieq(f->name, f->name_len, field_handlers[k].name) &&
+			if (proxy_http_ieq(f->name, f->name_len, field_handlers[k].name) &&
 			    (why = field_handlers[k].fn(fx, f, req)))
 				return fail(req, 400, why);
 		ls = le + 2;

@@ -1,12 +1,40 @@
-/* Field-line grammar shared by the request-head parser (http.c) and the chunked body
- * decoder's trailers (http_chunked.c): tokens, comma lists, one field line. The rules
+/* Field-line grammar shared by the request-head parser (http.c), the chunked body
+ * decoder's trailers (http_chunked.c) and the origin's response heads (resp.c):
+ * names compared without case, Content-Length, tokens, comma lists, one field line. The rules
  * are the strict ones of http.c's header comment: no whitespace before the colon, no
  * control byte in a value, no name that reads as a framing field once '_' is '-'. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "policy/policy.h"
 #include "proxy/proxy_parse.h"
+
+bool proxy_http_ieq(const char *a, size_t an, const char *b)
+{
+	return an == strlen(b) && strncasecmp(a, b, an) == 0;
+}
+
+/* The checks in this order, so that the why names the first thing wrong. */
+const char *proxy_http_content_length(const char *v, size_t n, unsigned long long *out)
+{
+	unsigned long long x = 0;
+
+	if (n == 0)
+		return "Content-Length is not a decimal number";
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return "Content-Length is not a decimal number";
+		if (x <= PROXY_HTTP_SIZE_MAX) /* stops before it could wrap */
+			x = x * 10 + (unsigned)(v[i] - '0');
+	}
+	if (n > 1 && v[0] == '0')
+		return "Content-Length has leading zeros";
+	if (x > PROXY_HTTP_SIZE_MAX)
+		return "Content-Length larger than 2^53";
+	*out = x;
+	return NULL;
+}
 
 /* RFC 9110 tchar. */
 bool proxy_http_tchar(unsigned char c)

@@ -9,11 +9,6 @@
 
 #include "proxy/proxy_parse.h"
 
-static bool ieq(const char *a, size_t an, const char *b)
-{
-	return an == strlen(b) && strncasecmp(a, b, an) == 0;
-}
-
 /* Hop-by-hop: between the client and us. Upgrade goes too, so that no request can
  * switch the connection to a protocol the rules cannot see. */
 static const char *const hop_fields[] = {
@@ -29,8 +24,8 @@ static bool connection_named(const struct proxy_http_req *req, const char *name,
 		size_t pos = 0, el;
 		const char *e;
 
-		if (!ieq(f->name, f->name_len, "connection") &&
-		    !ieq(f->name, f->name_len, "proxy-connection"))
+		if (!proxy_http_ieq(f->name, f->name_len, "connection") &&
+		    !proxy_http_ieq(f->name, f->name_len, "proxy-connection"))
 			continue;
 		while (proxy_http_list_next(f->value, f->value_len, &pos, &e, &el))
 			if (el == nl && strncasecmp(e, name, nl) == 0)
@@ -44,17 +39,17 @@ static bool dropped(const struct proxy_http_req *req, const struct proxy_http_fi
 {
 	/* A credential's host answers in identity: a compressed body could not be
 	 * scanned for the credential on its way back (conn_tls_http.c masks it). */
-	if (cred_header && ieq(f->name, f->name_len, "accept-encoding"))
+	if (cred_header && proxy_http_ieq(f->name, f->name_len, "accept-encoding"))
 		return true;
 	/* Nor in byte ranges: a range of an echo is a piece of the credential that no
 	 * mask recognises (one byte a request would do); the whole body comes back. */
-	if (cred_header &&
-	    (ieq(f->name, f->name_len, "range") || ieq(f->name, f->name_len, "if-range")))
+	if (cred_header && (proxy_http_ieq(f->name, f->name_len, "range") ||
+			    proxy_http_ieq(f->name, f->name_len, "if-range")))
 		return true;
 	for (size_t k = 0; k < sizeof(hop_fields) / sizeof(hop_fields[0]); k++)
-		if (ieq(f->name, f->name_len, hop_fields[k]))
+		if (proxy_http_ieq(f->name, f->name_len, hop_fields[k]))
 			return true;
-	if (cred_header && ieq(f->name, f->name_len, cred_header))
+	if (cred_header && proxy_http_ieq(f->name, f->name_len, cred_header))
 		return true; /* the command's own value is replaced, never merged */
 	return connection_named(req, f->name, f->name_len);
 }
@@ -131,7 +126,7 @@ const char *proxy_http_body_refused(const struct proxy_http_req *req)
 const char *proxy_http_upgrade_refused(const struct proxy_http_req *req)
 {
 	for (size_t i = 0; i < req->n_fields; i++)
-		if (ieq(req->fields[i].name, req->fields[i].name_len, "upgrade"))
+		if (proxy_http_ieq(req->fields[i].name, req->fields[i].name_len, "upgrade"))
 			return "a protocol upgrade (WebSocket...) to a host whose TLS the proxy "
 			       "terminates is not supported: its requests are judged one by one";
 	return NULL;

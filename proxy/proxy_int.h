@@ -521,13 +521,18 @@ enum resp_result resp_parse(const char *buf, size_t len, struct resp_head *h);
 int resp_rewrite(const char *buf, const struct resp_head *h, bool keep, int client_minor, char *out,
 		 size_t outlen);
 
+/* Does one of the head's Connection fields name token (no case)? */
+bool resp_connection_names(const char *buf, size_t head_len, const char *token);
+
+/* An origin's chunked body; zero-initialised to start one. */
 struct chunk_scan {
 	int st;
 	unsigned long long left;
-	unsigned digits;
+	struct proxy_chunk_line line; /* the size line: the grammar of both directions */
 };
 /* Feed body bytes; returns how many belong to the body (== len unless the end was
- * found), sets *done at the end of the chunked body, -1 on a framing error. */
+ * found), sets *done at the end of the chunked body, -1 on a framing error (a size
+ * line proxy_chunk_line_byte refuses, a bare CR or LF in the framing). */
 long chunk_scan(struct chunk_scan *cs, const char *p, size_t len, bool *done);
 /* The same, stopping after the first run of chunk data it meets: *data, *dlen point
  * at it (dlen 0: the bytes taken held only framing). Returns the bytes taken. */

@@ -109,6 +109,19 @@ int proxy_http_rewrite(const char *buf, const struct proxy_http_req *req, char *
 
 /* ------------------------------------------------- field lines (http_field.c) */
 
+/* The largest body size either direction accepts, as Content-Length or as one chunk:
+ * 2^53, the largest integer every JSON reader and every double-based parser on the
+ * way holds exactly. */
+#define PROXY_HTTP_SIZE_MAX (1ULL << 53)
+
+/* a[0..an) equals the NUL-terminated b but for ASCII case. */
+bool proxy_http_ieq(const char *a, size_t an, const char *b);
+/* A Content-Length value v[0..n) (one element, trimmed), for requests and responses
+ * alike: 1*DIGIT without leading zeros, at most PROXY_HTTP_SIZE_MAX. NULL with *out
+ * set, or why ("Content-Length is not a decimal number", "... has leading zeros",
+ * "... larger than 2^53"). */
+const char *proxy_http_content_length(const char *v, size_t n, unsigned long long *out);
+
 bool proxy_http_tchar(unsigned char c); /* RFC 9110 tchar */
 bool proxy_http_token(const char *s, size_t n);
 /* One field line p[0..n) (no CRLF) split into name and trimmed value; NULL, or why
@@ -136,6 +149,31 @@ bool proxy_http_list_next(const char *v, size_t n, size_t *pos, const char **ele
 int proxy_http_error(int status, const char *body_line, const char *deny_header,
 		     const char *error_header, char *out, size_t outlen);
 
+/* ---------------------------------- the chunk-size line (http_chunk_line.c) */
+
+/* One grammar for both directions (the client's request bodies, http_chunked.c; the
+ * origin's response bodies, resp.c): chunk-size is 1 to 16 hex digits, at most
+ * PROXY_HTTP_SIZE_MAX, no sign, no "0x", no whitespace before it nor after it unless an
+ * extension follows; extensions follow RFC 9112 7.1.1 exactly (BWS ";" BWS token
+ * [BWS "=" BWS (token / quoted-string)]); the line, extensions included, is shorter
+ * than PROXY_CHUNK_MAX_LINE; it ends with CRLF (a bare LF, a NUL or any other control
+ * byte is refused). Zero-initialised to start a line. */
+struct proxy_chunk_line {
+	int st;
+	unsigned long long size;
+	unsigned digits;
+	size_t len;
+};
+enum proxy_chunk_line_result {
+	PROXY_CHUNK_LINE_MORE = 0, /* the byte belongs to the line */
+	PROXY_CHUNK_LINE_CR = 1,   /* the CR that ends it: the caller wants the LF next */
+	PROXY_CHUNK_LINE_BAD = -1, /* refused: *why says why */
+};
+/* One byte of the line (before its CR, and the CR itself). On CR, l->size is the
+ * chunk's size; start the next line with a zeroed struct. */
+enum proxy_chunk_line_result proxy_chunk_line_byte(struct proxy_chunk_line *l, unsigned char c,
+						   const char **why);
+
 /* ------------------------------------------- chunked bodies (http_chunked.c) */
 
 #define PROXY_CHUNK_MAX_LINE	      4096 /* a chunk-size line, extensions included */
@@ -153,11 +191,10 @@ enum proxy_chunk_result {
 struct proxy_chunked {
 	int st;
 	bool done, error;
-	unsigned long long size, left; /* the size being read; data left in the chunk */
-	unsigned digits;
-	size_t line;		 /* bytes of the current size line */
-	size_t tbytes, trailers; /* the trailer section so far */
-	size_t tlen;		 /* bytes of the current trailer line */
+	struct proxy_chunk_line sl; /* the current size line */
+	unsigned long long left;    /* data left in the chunk */
+	size_t tbytes, trailers;    /* the trailer section so far */
+	size_t tlen;		    /* bytes of the current trailer line */
 	char tline[PROXY_CHUNK_MAX_TRAILER_BYTES];
 	char tmp[160];
 	char why[200]; /* on ERROR: one line for the answer and the log */

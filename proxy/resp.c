@@ -14,21 +14,8 @@
 
 #include "proxy/proxy_int.h"
 
-#define CL_MAX (1ULL << 53)
-
-static bool ieq(const char *a, size_t an, const char *b)
-{
-	return an == strlen(b) && strncasecmp(a, b, an) == 0;
-}
-
-static bool is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return true;
-	return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-/* Content-Length: digits, or a list of identical digit strings ("5, 5"). */
+/* Content-Length: one value, or a list of identical ones ("5, 5": RFC 9110 8.6 lets a
+ * recipient take it), each read by the grammar requests are read with. */
 static bool parse_cl(const char *v, size_t n, unsigned long long *out)
 {
 	size_t pos = 0, el;
@@ -38,14 +25,7 @@ static bool parse_cl(const char *v, size_t n, unsigned long long *out)
 	while (proxy_http_list_next(v, n, &pos, &e, &el)) {
 		unsigned long long x = 0;
 
-		if (el == 0 || el > 16)
-			return false;
-		for (size_t i = 0; i < el; i++) {
-			if (e[i] < '0' || e[i] > '9')
-				return false;
-			x = x * 10 + (unsigned long long)(e[i] - '0');
-		}
-		if (x > CL_MAX || (any && x != *out))
+		if (proxy_http_content_length(e, el, &x) || (any && x != *out))
 			return false;
 		*out = x;
 		any = true;
@@ -60,7 +40,7 @@ static bool last_is_chunked(const char *v, size_t n)
 	bool chunked = false;
 
 	while (proxy_http_list_next(v, n, &pos, &e, &el))
-		chunked = ieq(e, el, "chunked");
+		chunked = proxy_http_ieq(e, el, "chunked");
 	return chunked;
 }
 
@@ -72,7 +52,7 @@ static bool chunked_misplaced(const char *v, size_t n)
 	const char *e;
 
 	while (proxy_http_list_next(v, n, &pos, &e, &el))
-		count += ieq(e, el, "chunked");
+		count += proxy_http_ieq(e, el, "chunked");
 	return count > 1 || (count == 1 && !last_is_chunked(v, n));
 }
 
@@ -83,7 +63,7 @@ static bool any_but(const char *v, size_t n, const char *ok)
 	const char *e;
 
 	while (proxy_http_list_next(v, n, &pos, &e, &el))
-		if (!ieq(e, el, ok))
+		if (!proxy_http_ieq(e, el, ok))
 			return true;
 	return false;
 }
@@ -112,7 +92,7 @@ static enum resp_result field(const char *p, size_t n, struct resp_head *h)
 		return RESP_BAD;
 	nl = (size_t)(colon - p);
 	for (size_t i = 0; i < nl; i++)
-		if (!is_tchar((unsigned char)p[i]))
+		if (!proxy_http_tchar((unsigned char)p[i]))
 			return RESP_BAD;
 	v = colon + 1;
 	vl = n - nl - 1;
@@ -120,19 +100,19 @@ static enum resp_result field(const char *p, size_t n, struct resp_head *h)
 		v++, vl--;
 	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
 		vl--;
-	if (ieq(p, nl, "content-length")) {
+	if (proxy_http_ieq(p, nl, "content-length")) {
 		unsigned long long x = 0;
 		if (!parse_cl(v, vl, &x) || (h->has_cl && x != h->cl))
 			h->conflicting = true;
 		h->has_cl = true;
 		h->cl = x;
-	} else if (ieq(p, nl, "transfer-encoding")) {
+	} else if (proxy_http_ieq(p, nl, "transfer-encoding")) {
 		/* a field after one that ended in chunked: chunked is not last, or twice */
 		h->encoded |= h->chunked || chunked_misplaced(v, vl);
 		h->has_te = true;
 		h->chunked = last_is_chunked(v, vl);
 		h->encoded |= any_but(v, vl, "chunked");
-	} else if (ieq(p, nl, "content-encoding")) {
+	} else if (proxy_http_ieq(p, nl, "content-encoding")) {
 		h->encoded |= any_but(v, vl, "identity");
 	}
 	return RESP_OK;
@@ -181,28 +161,51 @@ struct tokens {
 	size_t count;
 };
 
-static void connection_tokens(const char *buf, size_t head_len, struct tokens *t)
+/* The value of the next Connection field at or after the line p (lines end in CRLF,
+ * up to end); NULL when there is none. *next: the LF that ends it. */
+static const char *connection_field(const char *p, const char *end, size_t *vlen, const char **next)
 {
-	const char *p = memchr(buf, '\n', head_len), *end = buf + head_len;
-
-	t->count = 0;
-	while (p && ++p < end) {
-		const char *lf = memchr(p, '\n', (size_t)(end - p)), *colon, *e;
-		size_t ll, pos = 0, el;
+	while (p < end) {
+		const char *lf = memchr(p, '\n', (size_t)(end - p)), *colon;
+		size_t ll;
 
 		if (!lf)
-			break;
+			return NULL;
 		ll = (size_t)(lf - p) - 1;
 		colon = memchr(p, ':', ll);
-		if (colon && ieq(p, (size_t)(colon - p), "connection"))
-			while (t->count < 32 &&
-			       proxy_http_list_next(colon + 1, ll - (size_t)(colon + 1 - p), &pos,
-						    &e, &el)) {
-				t->p[t->count] = e;
-				t->n[t->count++] = el;
-			}
-		p = lf;
+		*next = lf;
+		if (colon && proxy_http_ieq(p, (size_t)(colon - p), "connection")) {
+			*vlen = ll - (size_t)(colon + 1 - p);
+			return colon + 1;
+		}
+		p = lf + 1;
 	}
+	return NULL;
+}
+
+static void connection_tokens(const char *buf, size_t head_len, struct tokens *t)
+{
+	const char *p = memchr(buf, '\n', head_len), *end = buf + head_len, *v, *e;
+	size_t vl, pos, el;
+
+	t->count = 0;
+	while (p && (v = connection_field(p + 1, end, &vl, &p)))
+		for (pos = 0; t->count < 32 && proxy_http_list_next(v, vl, &pos, &e, &el);) {
+			t->p[t->count] = e;
+			t->n[t->count++] = el;
+		}
+}
+
+bool resp_connection_names(const char *buf, size_t head_len, const char *token)
+{
+	const char *p = memchr(buf, '\n', head_len), *end = buf + head_len, *v, *e;
+	size_t vl, pos, el;
+
+	while (p && (v = connection_field(p + 1, end, &vl, &p)))
+		for (pos = 0; proxy_http_list_next(v, vl, &pos, &e, &el);)
+			if (proxy_http_ieq(e, el, token))
+				return true;
+	return false;
 }
 
 /* Fields the client must not see from the origin: connection management for the
@@ -213,9 +216,9 @@ static bool drop_field(const struct tokens *t, const char *name, size_t nl, bool
 					  "proxy-authenticate", "upgrade"};
 
 	for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
-		if (ieq(name, nl, hop[k]))
+		if (proxy_http_ieq(name, nl, hop[k]))
 			return true;
-	if (has_te && ieq(name, nl, "content-length"))
+	if (has_te && proxy_http_ieq(name, nl, "content-length"))
 		return true; /* RFC 9112 6.3: Transfer-Encoding overrides it */
 	for (size_t k = 0; k < t->count; k++)
 		if (t->n[k] == nl && strncasecmp(t->p[k], name, nl) == 0)
@@ -256,10 +259,10 @@ int resp_rewrite(const char *buf, const struct resp_head *h, bool keep, int clie
 
 /* ---------------------------------------------------------------- chunked */
 
+/* The size line is read by the grammar client bodies are read with
+ * (http_chunk_line.c); the trailers are relayed as they are, but for their CRLFs. */
 enum {
-	CK_SIZE_START,
-	CK_SIZE,
-	CK_EXT,
+	CK_LINE,
 	CK_SIZE_LF,
 	CK_DATA,
 	CK_DATA_CR,
@@ -269,39 +272,6 @@ enum {
 	CK_TRAILER_LF,
 	CK_FINAL_LF,
 };
-
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-static int size_byte(struct chunk_scan *cs, char ch)
-{
-	int v = hexval(ch);
-
-	if (v >= 0) {
-		if (++cs->digits > 15)
-			return -1;
-		cs->left = cs->left * 16 + (unsigned)v;
-		cs->st = CK_SIZE;
-		return 0;
-	}
-	if (cs->st == CK_SIZE_START)
-		return -1;
-	if (ch == '\r')
-		cs->st = CK_SIZE_LF;
-	else if (ch == ';' || ch == ' ' || ch == '\t')
-		cs->st = CK_EXT;
-	else
-		return -1;
-	return 0;
-}
 
 static long scan(struct chunk_scan *cs, const char *p, size_t len, bool *done, const char **data,
 		 size_t *dlen)
@@ -313,21 +283,22 @@ static long scan(struct chunk_scan *cs, const char *p, size_t len, bool *done, c
 		char ch = p[i];
 
 		switch (cs->st) {
-		case CK_SIZE_START:
-		case CK_SIZE:
-			if (size_byte(cs, ch) != 0)
+		case CK_LINE: {
+			const char *why;
+			enum proxy_chunk_line_result r =
+			    proxy_chunk_line_byte(&cs->line, (unsigned char)ch, &why);
+
+			if (r == PROXY_CHUNK_LINE_BAD)
 				return -1;
-			break;
-		case CK_EXT:
-			if (ch == '\r')
+			if (r == PROXY_CHUNK_LINE_CR)
 				cs->st = CK_SIZE_LF;
-			else if (ch == '\n')
-				return -1;
 			break;
+		}
 		case CK_SIZE_LF:
 			if (ch != '\n')
 				return -1;
-			cs->digits = 0;
+			cs->left = cs->line.size;
+			cs->line = (struct proxy_chunk_line){0};
 			cs->st = cs->left ? CK_DATA : CK_TRAILER_START;
 			break;
 		case CK_DATA: {
@@ -351,7 +322,7 @@ static long scan(struct chunk_scan *cs, const char *p, size_t len, bool *done, c
 		case CK_DATA_LF:
 			if (ch != '\n')
 				return -1;
-			cs->st = CK_SIZE_START;
+			cs->st = CK_LINE;
 			break;
 		case CK_TRAILER_START:
 			cs->st = ch == '\r' ? CK_FINAL_LF : CK_TRAILER_LINE;

@@ -331,24 +331,17 @@ bool render_view_restricts(const struct render_view *v)
 
 /* ---------------------------------------------------------------- matching */
 
-static bool ends_with_label(const char *host, const char *suffix)
-{
-	size_t h = strlen(host), s = strlen(suffix);
-
-	return h > s && host[h - s - 1] == '.' && strcmp(host + h - s, suffix) == 0;
-}
-
+/* halo-run's rule (policy_host_match), and where a vendor reads an entry more widely
+ * than halo-run does, that reading on top of it: never a rule of its own. */
 bool render_host_match(const char *pattern, const char *host, enum rmatch m)
 {
-	if (strncmp(pattern, "*.", 2) == 0) {
-		const char *apex = pattern + 2;
-		if (m == RM_STAR_APEX && strcmp(host, apex) == 0)
-			return true;
-		return ends_with_label(host, apex);
-	}
-	if (strcmp(pattern, host) == 0)
+	const char *apex = policy_pattern_wild(pattern);
+
+	if (policy_host_match(pattern, host))
 		return true;
-	return m == RM_SUBTREE && ends_with_label(host, pattern);
+	if (apex)
+		return m == RM_STAR_APEX && strcmp(host, apex) == 0;
+	return m == RM_SUBTREE && policy_name_under(host, strlen(host), pattern, strlen(pattern));
 }
 
 const char *render_list_match(const struct rlist *l, const char *host, enum rmatch m)

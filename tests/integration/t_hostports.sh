@@ -251,6 +251,20 @@ printf 'egress:\n  hostPorts: [%s]\n' "$P6" >"$W/base.yaml"
 expect_match "a later file adding a port is reported as a loosening" \
 	"loosens egress\.hostPorts \(adds $P4\)" "$(cat "$W/err")"
 
+# ------------------------------------------------ check: the loopback names
+# One loopback-name rule (policy_loopback_name): each loopback name with a listed port
+# is relayed to the host, as `halo-run hook` takes it for the sandbox's own loopback;
+# a name that merely starts with localhost goes through Decide() (default deny).
+for t in "localhost:$P4" "LOCALHOST.:$P4" "ip6-localhost:$P4" "ip6-loopback:$P4" \
+	"localhost.localdomain:$P4" "a.localhost:$P4"; do
+	out=$(timeout 30 "$HALO" check --policy "$W/hp.yaml" "$t" 2>&1 </dev/null)
+	expect_match "check $t: relayed (egress.hostPorts)" \
+		"^0 allow .* rule: egress\.hostPorts\[1\] $P4 " "$(echo "$?" $out)"
+done
+out=$(timeout 30 "$HALO" check --policy "$W/hp.yaml" "localhost.test:$P4" 2>&1 </dev/null)
+expect_match "check localhost.test:$P4: not a loopback name (default deny)" \
+	"^1 deny .*default deny" "$(echo "$?" $out)"
+
 # ------------------------------------------------ no user namespaces (degraded)
 if [ -x "$HELPERS/it_nouserns" ]; then
 	printf 'sandbox: {failIfUnavailable: false}\negress:\n  hostPorts: [%s]\n' "$P4" \

@@ -105,6 +105,12 @@ static const struct {
      true, 1, "HTTP/1.1 200 OK\r\nX-C: 3\r\nContent-Length: 0\r\n\r\n"},
     {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", false, 1,
      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"},
+    /* Connection last, and twice in a row (fuzz_resp found the last one misread) */
+    {"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-A: 1\r\nConnection: x-a\r\n\r\n", true, 1,
+     "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"},
+    {"HTTP/1.1 200 OK\r\nConnection: x-a\r\nConnection: x-b\r\nX-A: 1\r\nX-B: 2\r\n"
+     "Content-Length: 0\r\n\r\n",
+     true, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"},
 };
 
 START_TEST(resp_rewrite_table)

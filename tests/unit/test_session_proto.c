@@ -214,23 +214,89 @@ START_TEST(parse_table)
 }
 END_TEST
 
-/* Every strict prefix of a good payload is refused or parses as a shorter message;
- * never a read past its end (run under ASan in make asan-unit). */
+/* Every strict prefix of a good payload is refused (-EINVAL with a reason, the message
+ * left empty) or parses as a shorter message: one that ends at a NUL, with the full
+ * message's verb, no key the full one lacks, and every value it holds equal to the
+ * full one's (lists as leading parts of the full lists). Never a read past its end
+ * (run under ASan in make asan-unit). */
+static void same_str(const char *part, const char *full, size_t n)
+{
+	if (part)
+		ck_assert_msg(full && strcmp(part, full) == 0, "prefix %zu: '%s'", n, part);
+}
+
+static void same_list(char **part, size_t np, char **full, size_t nf, size_t n)
+{
+	ck_assert_msg(np <= nf, "prefix %zu: %zu entries, the whole has %zu", n, np, nf);
+	for (size_t i = 0; i < np; i++)
+		same_str(part[i], full[i], n);
+}
+
+static void shorter_message(const struct session_msg *m, const struct session_msg *full, size_t n)
+{
+	const long long *pn[] = {&m->id,    &m->sig,  &m->status, &m->err,
+				 &m->calls, &m->idle, &m->pid,	  &m->wall};
+	const long long *fn[] = {&full->id,    &full->sig,  &full->status, &full->err,
+				 &full->calls, &full->idle, &full->pid,	   &full->wall};
+
+	ck_assert_int_eq(m->verb, full->verb);
+	ck_assert_msg((m->have & ~full->have) == 0, "prefix %zu: keys %#x of %#x", n, m->have,
+		      full->have);
+	same_str(m->version, full->version, n);
+	same_str(m->name, full->name, n);
+	same_str(m->policy, full->policy, n);
+	same_str(m->options, full->options, n);
+	same_str(m->workspace, full->workspace, n);
+	same_str(m->why, full->why, n);
+	same_str(m->msg, full->msg, n);
+	same_list(m->arg, m->n_arg, full->arg, full->n_arg, n);
+	same_list(m->env, m->n_env, full->env, full->n_env, n);
+	same_list(m->prot, m->n_prot, full->prot, full->n_prot, n);
+	for (size_t k = 0; k < sizeof(pn) / sizeof(pn[0]); k++)
+		ck_assert_msg(*pn[k] == 0 || *pn[k] == *fn[k], "prefix %zu: number %zu", n, k);
+	if (session_msg_has(m, SESSION_K_KIND))
+		ck_assert_int_eq(m->kind, full->kind);
+}
+
 START_TEST(parse_prefixes)
 {
+	size_t shorter = 0, refused = 0;
+
 	for (int r = 0; r < ROWS(rows); r++) {
+		struct session_msg full;
+		char why[128] = "";
+
 		if (rows[r].rc != 0)
 			continue;
+		ck_assert_int_eq(
+		    session_msg_parse(rows[r].in, rows[r].len, &full, why, sizeof(why)), 0);
 		for (size_t n = 0; n < rows[r].len; n++) {
 			char *copy = malloc(n ? n : 1);
 			struct session_msg m;
-			char why[128];
+			int rc;
+
+			ck_assert_ptr_nonnull(copy);
 			memcpy(copy, rows[r].in, n);
-			if (session_msg_parse(copy, n, &m, why, sizeof(why)) == 0)
+			why[0] = '\0';
+			rc = session_msg_parse(copy, n, &m, why, sizeof(why));
+			if (rc != 0) {
+				ck_assert_int_eq(rc, -EINVAL);
+				ck_assert_msg(why[0] != '\0', "row %d prefix %zu: no reason", r, n);
+				ck_assert(m.have == 0 && !m.arg && !m.env && !m.prot && !m.owned);
+				refused++;
+			} else {
+				ck_assert(n > 0 && copy[n - 1] == '\0');
+				shorter_message(&m, &full, n);
 				session_msg_free(&m);
+				shorter++;
+			}
 			free(copy);
 		}
+		session_msg_free(&full);
 	}
+	/* Both kinds occur: "run\0arg\0sh\0" is a shorter run, "hello\0" lacks keys. */
+	ck_assert_uint_gt(shorter, 0);
+	ck_assert_uint_gt(refused, 0);
 }
 END_TEST
 
