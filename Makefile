@@ -35,6 +35,9 @@ DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git p
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
 DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
+# From the npm registry: the harness CLI whose own validator checks what `policy render
+# --hook` writes (t_hook_wrap.sh; skipped, with the reason, where it is missing).
+NPM_TEST  := @anthropic-ai/claude-code@2.1.197
 DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
 
 PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0 libssl libcrypto
@@ -171,7 +174,12 @@ deps:
 		echo "make deps: installing $$missing"; \
 		own_rc=; if [ ! -e /usr/sbin/policy-rc.d ]; then own_rc=1; printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; fi; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; rc=$$?; \
-		[ -z "$$own_rc" ] || rm -f /usr/sbin/policy-rc.d; exit $$rc; \
+		[ -z "$$own_rc" ] || rm -f /usr/sbin/policy-rc.d; [ $$rc = 0 ] || exit $$rc; \
+	fi; \
+	if ! command -v claude >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "make deps: installing $(NPM_TEST) from npm"; \
+		npm install -g --silent --no-audit --no-fund $(NPM_TEST) >/dev/null 2>&1 || \
+			echo "make deps: npm install $(NPM_TEST) failed; the tests that need it will skip" >&2; \
 	fi
 
 deps-bench: deps
