@@ -59,6 +59,11 @@ struct proxy_tls {
 /* The patterns to mask in responses from `host` (none: false). */
 bool tls_secret_patterns(const struct proxy_tls *t, const char *host, const char *const **pats,
 			 const size_t **stems, size_t *n);
+/* tls_secret.c: each credential's value expanded (with the caller's lookup) and its
+ * masking patterns; and all of it wiped and freed. */
+int tls_values_expand(struct proxy_tls *t, const char *(*lookup)(void *, const char *), void *arg,
+		      struct halo_err *e);
+void tls_values_free(struct proxy_tls *t);
 /* A server-side SSL for the command's tunnel to `host` (canonical), with the host's
  * certificate (minted now or from the cache), on memory BIOs; NULL with why. */
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n);
