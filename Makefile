@@ -228,11 +228,24 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 all unit
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
-build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c) $(wildcard policy/*.h) \
-		linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c) $(wildcard hook/*.h)
+# The code every fuzz target may call, compiled once (instrumented, not linked to the
+# fuzzer's main) into one archive; each target links the members it uses.
+FUZZ_SHARED := $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) \
+	$(wildcard proxy/http*.c) proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c \
+	linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c)
+FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+build-fuzz/obj/%.o: %.c $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  FUZZCC  $<"
+	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+build-fuzz/libfuzzshared.a: $(FUZZ_SHARED:%.c=build-fuzz/obj/%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzzshared.a $(wildcard tests/fuzz/*.h) $(wildcard */*.h)
 	@mkdir -p build-fuzz
-	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)
+	@[ "$(V)" = 1 ] || echo "  FUZZLD  $@"
+	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(filter %.c,$(filter-out $<,$^)) build-fuzz/libfuzzshared.a $(PKG_LIBS)
 
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
 # are runner/ code).
