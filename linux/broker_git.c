@@ -383,16 +383,35 @@ static const struct broker_held_config *held_of(const struct linux_broker *b, in
 	return NULL;
 }
 
-/* Write buf over the held file, whole: one write, then the length. */
-static int write_in_place(int fd, const char *buf, size_t len)
+/* Write buf over the held file (olen bytes long), whole. A shorter one is first
+ * written padded with newlines to the old length, in the same write: between that
+ * write and the truncation a reader sees the new keys and blank lines, never the new
+ * keys followed by the old file's tail read in the new file's last section. */
+static int write_in_place(int fd, const char *buf, size_t len, size_t olen)
 {
-	for (size_t o = 0; o < len;) {
-		ssize_t k = pwrite(fd, buf + o, len - o, (off_t)o);
-		if (k < 0)
-			return -errno;
-		o += (size_t)k;
+	size_t n = len < olen ? olen : len;
+	char *pad = len < olen ? malloc(n) : NULL;
+	const char *out = buf;
+	int rc = 0;
+
+	if (len < olen) {
+		if (!pad)
+			return -ENOMEM;
+		memcpy(pad, buf, len);
+		memset(pad + len, '\n', n - len);
+		out = pad;
 	}
-	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
+	for (size_t o = 0; o < n && rc == 0;) {
+		ssize_t k = pwrite(fd, out + o, n - o, (off_t)o);
+		if (k < 0)
+			rc = -errno;
+		else
+			o += (size_t)k;
+	}
+	free(pad);
+	if (rc == 0 && ftruncate(fd, (off_t)len) < 0)
+		rc = -errno;
+	return rc;
 }
 
 /* A config that existed at launch, replaced by the content of fd: the change keeps
@@ -417,7 +436,7 @@ static int held_take(struct linux_broker *b, const struct broker_held_config *h,
 		rc = linux_gitconf_check_change(old, olen, buf, len, why, sizeof(why), worktree_ok,
 						&dfd);
 	if (rc == 0)
-		rc = write_in_place(h->fd, buf, len);
+		rc = write_in_place(h->fd, buf, len, olen);
 	pthread_mutex_unlock(&held_lock);
 	if (rc == -EACCES || rc == -EINVAL)
 		rc = refuse(b, dfd, name, why);

@@ -42,11 +42,12 @@ git config core.pager "touch '"$MARK"'"; echo "pager=$?"
 git config core.hooksPath /tmp; echo "hookspath=$?"
 git config alias.x "!touch '"$MARK"'"; echo "alias=$?"
 git config --unset alias.hi; echo "unset-kept=$?"
-git config user.name later; echo "after-refusals=$?"'
+git config user.name later; echo "after-refusals=$?"
+git remote add tmp ../nowhere.git && git remote remove tmp; echo "remote-remove=$?"'
 OUT=$(cd w && timeout -k 2 60 "$HALO" --policy "$TMPDIR/plain.yaml" -- sh -c "$CMDS" 2>"$E" </dev/null)
 ERR=$(cat "$E")
 [ -n "${IT_DEBUG:-}" ] && printf "%s\n--\n%s\n" "$OUT" "$ERR" >&2
-for w in config remote-add push-u branch-u checkout-track submodule-add after-refusals; do
+for w in config remote-add push-u branch-u checkout-track submodule-add after-refusals remote-remove; do
 	expect "a repository made before the launch: git $w works" "$w=0" \
 		"$(printf '%s\n' "$OUT" | grep "^$w=")"
 done
@@ -68,6 +69,8 @@ expect "host: the pushed commit is in the bare origin" one \
 	"$(git -C "$TMPDIR/w/origin.git" log -1 --format=%s main 2>&1)"
 expect "host: submodule add recorded sm" "../sub.git s" \
 	"$(git -C "$R" config submodule.sm.url) $(ls "$R/sm" 2>&1)"
+expect "host: a removed remote is gone, the shorter file left with no padding" "0 0" \
+	"$(git -C "$R" config --get-regexp '^remote\.tmp\.' | wc -l) $(grep -c '^$' "$R/.git/config")"
 expect "host: the host's own alias is kept" '!echo hi-from-host' "$(git -C "$R" config alias.hi)"
 expect "host: no key that runs a program was planted" "" \
 	"$(git -C "$R" config --local --list | grep -iE 'pager|hookspath|alias\.x')"
