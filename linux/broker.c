@@ -192,6 +192,8 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 			  yama, s->missing.n ? s->missing.v[0] : "none missing");
 	}
 	b->guard_git = guard_git;
+	if (guard_git)
+		linux_broker_git_hold(b, s);
 	if (s->missing.n == 0) {
 		sizes_or_die(b, rfd);
 		return true;

@@ -21,11 +21,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +40,8 @@
 #define RULE_HOOKS  "hooks"
 #define RULE_CONFIG "config"
 #define RULE_CONFWT "config.worktree"
+#define STR_(x)	    #x
+#define STR(x)	    STR_(x)
 
 static void close_fd(int *fd)
 {
@@ -314,6 +318,133 @@ static int becoming_gitdir(struct linux_broker *b, int dfd)
 	return rc;
 }
 
+/* ------------------------------------------------------------------ held configs */
+
+/* One writer at a time on the held configs (the pool's threads answer in parallel). */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A read-write handle on dir/name beneath the mount that pins it: a non-recursive
+ * clone of the directory's mount holds no mount at name. The file must be the one the
+ * sandbox shows there (st). -errno when it cannot be had (a read-only tree: EROFS). */
+static int open_beneath(const char *dir, const char *name, const struct stat *st)
+{
+	struct stat fs;
+	int tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC), fd;
+
+	if (tree < 0)
+		return -errno;
+	fd = openat(tree, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(tree);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &fs) < 0 || !S_ISREG(fs.st_mode) || fs.st_dev != st->st_dev ||
+	    fs.st_ino != st->st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+void linux_broker_git_hold(struct linux_broker *b, const struct linux_scan *s)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < s->guarded.n && b->n_held < BROKER_HELD_MAX; i++) {
+		const char *p = s->guarded.v[i], *sl = strrchr(p, '/');
+		int fd;
+
+		if (!sl || !is_config(sl + 1) || (size_t)(sl - p) >= sizeof(dir) ||
+		    stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(sl - p), p);
+		AUTO_FD dfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || !gitdir_like(dfd, NULL))
+			continue;
+		if (!b->held && !(b->held = calloc(BROKER_HELD_MAX, sizeof(*b->held))))
+			return;
+		if ((fd = open_beneath(dir[0] ? dir : "/", sl + 1, &st)) < 0)
+			continue;
+		b->held[b->n_held++] = (struct broker_held_config){st.st_dev, st.st_ino, fd};
+	}
+}
+
+/* The held config that is pfd/name, or NULL. */
+static const struct broker_held_config *held_of(const struct linux_broker *b, int pfd,
+						const char *name)
+{
+	struct stat st;
+
+	if (!b->n_held || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	for (size_t i = 0; i < b->n_held; i++)
+		if (b->held[i].dev == st.st_dev && b->held[i].ino == st.st_ino)
+			return &b->held[i];
+	return NULL;
+}
+
+/* Write buf over the held file (olen bytes long), whole. A shorter one is first
+ * written padded with newlines to the old length, in the same write: between that
+ * write and the truncation a reader sees the new keys and blank lines, never the new
+ * keys followed by the old file's tail read in the new file's last section. */
+static int write_in_place(int fd, const char *buf, size_t len, size_t olen)
+{
+	size_t n = len < olen ? olen : len;
+	char *pad = len < olen ? malloc(n) : NULL;
+	const char *out = buf;
+	int rc = 0;
+
+	if (len < olen) {
+		if (!pad)
+			return -ENOMEM;
+		memcpy(pad, buf, len);
+		memset(pad + len, '\n', n - len);
+		out = pad;
+	}
+	for (size_t o = 0; o < n && rc == 0;) {
+		ssize_t k = pwrite(fd, out + o, n - o, (off_t)o);
+		if (k < 0)
+			rc = -errno;
+		else
+			o += (size_t)k;
+	}
+	free(pad);
+	if (rc == 0 && ftruncate(fd, (off_t)len) < 0)
+		rc = -errno;
+	return rc;
+}
+
+/* A config that existed at launch, replaced by the content of fd: the change keeps
+ * every key that runs a program as it was (linux_gitconf_check_change); written in
+ * place, under init's lock, since the pinned name cannot be renamed onto. */
+static int held_take(struct linux_broker *b, const struct broker_held_config *h, int fd, int dfd,
+		     const char *name)
+{
+	char *buf = NULL, *old = NULL,
+	     why[160] = "the config as it is: not a regular file of at most 1 MiB";
+	size_t len = 0, olen = 0;
+	mode_t mode;
+	int rc = slurp(fd, &buf, &len, &mode);
+
+	if (rc == -EINVAL)
+		return refuse(b, dfd, name, "not a regular file of at most 1 MiB");
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&held_lock);
+	rc = slurp(h->fd, &old, &olen, &mode);
+	if (rc == 0)
+		rc = linux_gitconf_check_change(old, olen, buf, len, why, sizeof(why), worktree_ok,
+						&dfd);
+	if (rc == 0)
+		rc = write_in_place(h->fd, buf, len, olen);
+	pthread_mutex_unlock(&held_lock);
+	if (rc == -EACCES || rc == -EINVAL)
+		rc = refuse(b, dfd, name, why);
+	free(buf);
+	free(old);
+	return rc;
+}
+
 int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, enum broker_op op)
 {
 	if (!b->guard_git)
@@ -359,7 +490,13 @@ long linux_broker_git_config_rename(struct linux_broker *b, int obase, const cha
 	AUTO_FD fd = openat(obase, old, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? refuse(b, pfd, name, "a symlink") : -errno;
-	if ((rc = config_take(b, fd, pfd, name)) < 0)
+	const struct broker_held_config *h = held_of(b, pfd, name);
+	rc = h ? held_take(b, h, fd, pfd, name) : config_take(b, fd, pfd, name);
+	if (rc == -EBUSY) /* a config pinned at launch that init holds no handle on */
+		rc = refuse(b, pfd, name,
+			    "pinned at launch and not held (more than " STR(
+				BROKER_HELD_MAX) " repositories, or a read-only tree)");
+	if (rc < 0)
 		return rc;
 	/* The lock file is gone, as after the rename git asked for. */
 	(void)unlinkat(obase, old, 0);

@@ -36,8 +36,19 @@ struct broker_pin {
 	char *dir;
 };
 
+/* The config of a git directory that existed at launch: pinned (a read-only mount
+ * point, which no rename can replace), written in place through init's own handle on
+ * the file beneath the mount, opened before init gave up mounting (broker_git.c). */
+struct broker_held_config {
+	dev_t dev;
+	ino_t ino;
+	int fd; /* read-write, beneath the read-only mount */
+};
+
 struct linux_broker {
 	int listener; /* -1: no broker */
+	struct broker_held_config *held;
+	size_t n_held;
 	struct broker_pin *pins;
 	size_t n_pins;
 	struct seccomp_notif *req;
@@ -139,6 +150,12 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
  * checked, init's own copy installed, old removed. 0 or -errno. */
 long linux_broker_git_config_rename(struct linux_broker *b, int obase, const char *old, int pfd,
 				    const char *name, unsigned flags);
+
+/* Init, after the mounts and before Landlock: a read-write handle on each guarded git
+ * config (config, config.worktree of a git directory) that exists, at most
+ * BROKER_HELD_MAX. Best effort: a config not held is refused (EACCES) when written. */
+#define BROKER_HELD_MAX 256
+void linux_broker_git_hold(struct linux_broker *b, const struct linux_scan *s);
 
 /* A config made empty by init (mode as the caller asked, less its umask), and the
  * descriptor the caller gets instead: an anonymous file, so that what it writes

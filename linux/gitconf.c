@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -133,6 +134,10 @@ struct rd {
 	const char *p, *end;
 	char section[64]; /* lower case */
 	bool has_sub;
+	char sub[256]; /* the subsection as written (escapes decoded) */
+	size_t sub_len;
+	bool sub_long;
+	struct gitconf_held *held; /* not NULL: refused keys recorded here, not refused */
 	char *why;
 	size_t whylen;
 	linux_gitconf_value_fn value_ok;
@@ -166,6 +171,15 @@ static bool keychar(int c)
 	return c != EOF && (isalnum(c) || c == '-');
 }
 
+/* Record one subsection character (an over-long one is noted: never compared short). */
+static void sub_add(struct rd *r, int c)
+{
+	if (r->sub_len + 1 >= sizeof(r->sub))
+		r->sub_long = true;
+	else
+		r->sub[r->sub_len++] = (char)c;
+}
+
 /* After "[": "name]", "name.sub]" (old style, lower-cased) or `name "sub"]`. */
 static int section(struct rd *r)
 {
@@ -173,6 +187,8 @@ static int section(struct rd *r)
 	int c;
 
 	r->has_sub = false;
+	r->sub_len = 0;
+	r->sub_long = false;
 	for (;;) {
 		c = next(r);
 		if (c == ']')
@@ -188,6 +204,7 @@ static int section(struct rd *r)
 					return bad(r, "an unterminated subsection name");
 				if (c == '\\' && ((c = next(r)) == EOF || c == '\n'))
 					return bad(r, "a subsection name broken by a newline");
+				sub_add(r, c);
 			}
 			r->has_sub = true;
 			if (next(r) != ']')
@@ -196,9 +213,11 @@ static int section(struct rd *r)
 		}
 		if (c == '.' && n > 0) {
 			r->has_sub = true; /* [section.sub]: the rest is the subsection */
-			while ((c = next(r)) != ']')
+			while ((c = next(r)) != ']') {
 				if (!keychar(c) && c != '.')
 					return bad(r, "a bad character in a section name");
+				sub_add(r, tolower(c));
+			}
 			break;
 		}
 		if (!keychar(c) || n + 1 >= sizeof(r->section))
@@ -270,11 +289,52 @@ static int value(struct rd *r)
 	return 0;
 }
 
+/* Held mode: a refused key is recorded (section, subsection, key, value, each
+ * length-prefixed so no two entries read alike) for the caller to compare. */
+static int held_put(struct gitconf_held *h, const char *s, size_t n)
+{
+	char len[24];
+	int w = snprintf(len, sizeof(len), "%zu:", n);
+
+	if (h->len + (size_t)w + n > h->cap) {
+		size_t cap = (h->cap + (size_t)w + n) * 2;
+		char *nb = realloc(h->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		h->buf = nb;
+		h->cap = cap;
+	}
+	memcpy(h->buf + h->len, len, (size_t)w);
+	memcpy(h->buf + h->len + (size_t)w, s, n);
+	h->len += (size_t)w + n;
+	return 0;
+}
+
+static int hold(struct rd *r, const char *k, bool has_value)
+{
+	int rc;
+
+	if (r->too_long || r->sub_long)
+		return bad(r, "an over-long value or subsection in a key that runs a program");
+	if ((rc = held_put(r->held, r->section, strlen(r->section))) < 0 ||
+	    (rc = held_put(r->held, r->has_sub ? r->sub : "", r->has_sub ? r->sub_len : 0)) < 0 ||
+	    (rc = held_put(r->held, k, strlen(k))) < 0 ||
+	    (rc = held_put(r->held, has_value ? "=" : "", has_value)) < 0 ||
+	    (rc = held_put(r->held, r->val, has_value ? r->val_len : 0)) < 0)
+		return rc;
+	if (!r->why[0])
+		snprintf(r->why, r->whylen, "%s.%s%s is not allowed", r->section,
+			 r->has_sub ? "<subsection>." : "", k);
+	return 0;
+}
+
 /* A key allowed for some values: its value, decoded, is the caller's to judge. */
 static int judge_value(struct rd *r, const char *k, bool has_value)
 {
 	if (!r->value_ok || !has_value || r->too_long || strlen(r->val) != r->val_len ||
 	    !r->value_ok(r->ctx, r->section, k, r->val)) {
+		if (r->held && !r->too_long && strlen(r->val) == r->val_len)
+			return hold(r, k, has_value);
 		snprintf(r->why, r->whylen, "%s.%s is not allowed with this value", r->section, k);
 		return -EACCES;
 	}
@@ -285,7 +345,7 @@ static int key(struct rd *r, int c)
 {
 	char k[64];
 	size_t n = 0;
-	bool valued;
+	bool valued, refused;
 	int rc;
 
 	while (keychar(c)) {
@@ -298,7 +358,8 @@ static int key(struct rd *r, int c)
 	if (!r->section[0])
 		return bad(r, "a key before any section");
 	valued = linux_gitconf_key_valued(r->section, r->has_sub, k);
-	if (!valued && !linux_gitconf_key_allowed(r->section, r->has_sub, k)) {
+	refused = !valued && !linux_gitconf_key_allowed(r->section, r->has_sub, k);
+	if (refused && !r->held) {
 		snprintf(r->why, r->whylen, "%s.%s%s is not allowed", r->section,
 			 r->has_sub ? "<subsection>." : "", k);
 		return -EACCES;
@@ -306,15 +367,15 @@ static int key(struct rd *r, int c)
 	while (c == ' ' || c == '\t')
 		c = next(r);
 	if (c == '\n' || c == EOF)
-		return valued ? judge_value(r, k, false) : 0;
+		return refused ? hold(r, k, false) : valued ? judge_value(r, k, false) : 0;
 	if (c != '=')
 		return bad(r, "a key followed by neither '=' nor the end of the line");
-	r->keep = valued;
+	r->keep = valued || refused;
 	rc = value(r);
 	r->keep = false;
 	if (rc < 0)
 		return rc;
-	return valued ? judge_value(r, k, true) : 0;
+	return refused ? hold(r, k, true) : valued ? judge_value(r, k, true) : 0;
 }
 
 int linux_gitconf_check(const char *buf, size_t n, char *why, size_t whylen)
@@ -322,25 +383,18 @@ int linux_gitconf_check(const char *buf, size_t n, char *why, size_t whylen)
 	return linux_gitconf_check_values(buf, n, why, whylen, NULL, NULL);
 }
 
-int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whylen,
-			       linux_gitconf_value_fn value_ok, void *ctx)
+/* Read buf as git does; every key judged (or, in held mode, the refused ones held). */
+static int parse(struct rd *r, const char *buf, size_t n)
 {
-	static __thread struct rd r; /* 4 KiB of value: not on a small stack */
-
-	memset(&r, 0, sizeof(r));
-	r.p = buf;
-	r.end = buf + n;
-	r.why = why;
-	r.whylen = whylen;
-	r.value_ok = value_ok;
-	r.ctx = ctx;
 	bool comment = false;
 	int c, rc;
 
-	why[0] = '\0';
+	r->p = buf;
+	r->end = buf + n;
+	r->why[0] = '\0';
 	if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
-		r.p += 3;
-	while ((c = next(&r)) != EOF) {
+		r->p += 3;
+	while ((c = next(r)) != EOF) {
 		if (c == '\n') {
 			comment = false;
 			continue;
@@ -348,7 +402,7 @@ int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whyl
 		if (comment)
 			continue;
 		if (c == '\0')
-			return bad(&r, "a NUL byte");
+			return bad(r, "a NUL byte");
 		if (isspace(c))
 			continue;
 		if (c == '#' || c == ';') {
@@ -356,13 +410,103 @@ int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whyl
 			continue;
 		}
 		if (c == '[')
-			rc = section(&r);
+			rc = section(r);
 		else if (isalpha(c))
-			rc = key(&r, c);
+			rc = key(r, c);
 		else
-			rc = bad(&r, "a line that is neither a section, a key nor a comment");
+			rc = bad(r, "a line that is neither a section, a key nor a comment");
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
+}
+
+static __thread struct rd rd_one; /* 4 KiB of value: not on a small stack */
+
+static struct rd *rd_new(char *why, size_t whylen, linux_gitconf_value_fn value_ok, void *ctx,
+			 struct gitconf_held *held)
+{
+	memset(&rd_one, 0, sizeof(rd_one));
+	rd_one.why = why;
+	rd_one.whylen = whylen;
+	rd_one.value_ok = value_ok;
+	rd_one.ctx = ctx;
+	rd_one.held = held;
+	return &rd_one;
+}
+
+int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whylen,
+			       linux_gitconf_value_fn value_ok, void *ctx)
+{
+	return parse(rd_new(why, whylen, value_ok, ctx, NULL), buf, n);
+}
+
+/* One length-prefixed field at *p (held_put's form); its text in f, length in fl. */
+static bool field(const char **p, const char *end, const char **f, size_t *fl)
+{
+	char *colon;
+	unsigned long long v = strtoull(*p, &colon, 10);
+
+	if (colon >= end || *colon != ':' || v > (size_t)(end - colon - 1))
+		return false;
+	*f = colon + 1;
+	*fl = (size_t)v;
+	*p = *f + *fl;
+	return true;
+}
+
+/* The first entry where the two held lists differ: named in why. */
+static void name_difference(const struct gitconf_held *o, const struct gitconf_held *w, char *why,
+			    size_t whylen)
+{
+	const char *po = o->buf, *pw = w->buf, *eo = o->buf + o->len, *ew = w->buf + w->len;
+	const char *f[5], *g[5];
+	size_t fl[5], gl[5];
+
+	for (;;) {
+		bool ho = po < eo, hw = pw < ew, same = ho && hw;
+		for (int i = 0; i < 5; i++) {
+			if (ho && !field(&po, eo, &f[i], &fl[i]))
+				ho = false;
+			if (hw && !field(&pw, ew, &g[i], &gl[i]))
+				hw = false;
+			same = same && ho && hw && fl[i] == gl[i] && !memcmp(f[i], g[i], fl[i]);
+		}
+		if (same)
+			continue;
+		if (hw)
+			snprintf(why, whylen, "%.*s.%s%.*s is not allowed (only kept as it was)",
+				 (int)gl[0], g[0], gl[1] ? "<subsection>." : "", (int)gl[2], g[2]);
+		else if (ho)
+			snprintf(why, whylen, "%.*s.%s%.*s cannot be removed or moved", (int)fl[0],
+				 f[0], fl[1] ? "<subsection>." : "", (int)fl[2], f[2]);
+		else
+			snprintf(why, whylen, "a key that runs a program was changed");
+		return;
+	}
+}
+
+int linux_gitconf_check_change(const char *old, size_t on, const char *buf, size_t n, char *why,
+			       size_t whylen, linux_gitconf_value_fn value_ok, void *ctx)
+{
+	struct gitconf_held o = {0}, w = {0};
+	char owhy[160];
+	int rc = parse(rd_new(owhy, sizeof(owhy), value_ok, ctx, &o), old, on);
+
+	if (rc < 0) {
+		snprintf(why, whylen,
+			 "the config before the change is not readable as git reads "
+			 "it (%s)",
+			 owhy);
+		rc = rc == -ENOMEM ? rc : -EACCES;
+	} else if ((rc = parse(rd_new(why, whylen, value_ok, ctx, &w), buf, n)) == 0) {
+		why[0] = '\0';
+		if (o.len != w.len || (o.len && memcmp(o.buf, w.buf, o.len))) {
+			name_difference(&o, &w, why, whylen);
+			rc = -EACCES;
+		}
+	}
+	free(o.buf);
+	free(w.buf);
+	return rc;
 }

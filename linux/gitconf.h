@@ -17,6 +17,20 @@ typedef bool (*linux_gitconf_value_fn)(void *ctx, const char *section, const cha
 int linux_gitconf_check_values(const char *buf, size_t n, char *why, size_t whylen,
 			       linux_gitconf_value_fn value_ok, void *ctx);
 
+/* A change to a config that existed before the launch (a repository the command did
+ * not make): every key may be kept as it was, and only allowed keys (or valued ones
+ * value_ok accepts) may be added, changed or removed. The refused keys of both, in
+ * order, with their subsections and values, must be the same. 0, -EACCES (why names
+ * the first difference), -EINVAL (buf not readable as git reads it), -ENOMEM. */
+int linux_gitconf_check_change(const char *old, size_t on, const char *buf, size_t n, char *why,
+			       size_t whylen, linux_gitconf_value_fn value_ok, void *ctx);
+
+/* Held mode's record (gitconf.c): the refused keys of one config, in order. */
+struct gitconf_held {
+	char *buf;
+	size_t len, cap;
+};
+
 /* One key: section and key lower case; has_sub: it has a subsection. Allowed whatever
  * its value; or (valued) allowed for the values the caller accepts. */
 bool linux_gitconf_key_allowed(const char *section, bool has_sub, const char *key);

@@ -1,7 +1,10 @@
 /* libFuzzer target for the check of git configs written inside the sandbox
  * (linux/gitconf.c): whatever the bytes, the check returns 0, -EACCES or -EINVAL with
  * a reason, and a config it accepts cannot hide what follows it: the same bytes with
- * an [alias] section appended are never accepted. */
+ * an [alias] section appended are never accepted. The check of a change to a config
+ * that existed at launch (linux_gitconf_check_change): the same bytes again are a
+ * change it accepts whenever they are readable, and the bytes with the [alias]
+ * section appended never are. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,17 +19,24 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char why[160], *more;
-	int rc = linux_gitconf_check((const char *)data, size, why, sizeof(why));
+	const char *in = (const char *)data;
+	int rc = linux_gitconf_check(in, size, why, sizeof(why));
+	int same = linux_gitconf_check_change(in, size, in, size, why, sizeof(why), NULL, NULL);
 
 	CHECK(rc == 0 || rc == -EACCES || rc == -EINVAL);
+	CHECK(same == 0 || same == -EACCES);
+	CHECK(rc != 0 || same == 0);
+	CHECK(same == 0 ? why[0] == '\0' : why[0] != '\0');
+	rc = linux_gitconf_check(in, size, why, sizeof(why));
 	CHECK(rc == 0 ? why[0] == '\0' : why[0] != '\0');
-	if (rc != 0)
-		return 0;
 	more = malloc(size + sizeof(TAIL));
 	CHECK(more != NULL);
 	memcpy(more, data, size);
 	memcpy(more + size, TAIL, sizeof(TAIL) - 1);
-	CHECK(linux_gitconf_check(more, size + sizeof(TAIL) - 1, why, sizeof(why)) != 0);
+	CHECK(linux_gitconf_check_change(in, size, more, size + sizeof(TAIL) - 1, why, sizeof(why),
+					 NULL, NULL) != 0);
+	if (rc == 0)
+		CHECK(linux_gitconf_check(more, size + sizeof(TAIL) - 1, why, sizeof(why)) != 0);
 	free(more);
 	return 0;
 }

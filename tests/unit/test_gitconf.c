@@ -140,6 +140,54 @@ static int git_refused_keys(const char *buf, size_t n)
 	return refused;
 }
 
+/* A config that existed before the launch: refused keys kept exactly, safe ones free. */
+struct ccase {
+	const char *name, *old, *new;
+	int rc;
+};
+
+#define OLD_PAGER "[core]\n\tpager = less -R\n[alias]\n\tst = !git status\n"
+
+static const struct ccase changes[] = {
+    {"user.email added", "[core]\n\tbare = false\n",
+     "[core]\n\tbare = false\n[user]\n\temail = a@b\n", 0},
+    {"remote added beside a kept alias", OLD_PAGER,
+     OLD_PAGER "[remote \"o\"]\n\turl = /x\n\tfetch = +refs/heads/*:refs/remotes/o/*\n", 0},
+    {"branch upstream set", OLD_PAGER,
+     "[core]\n\tpager = less -R\n[branch \"x\"]\n\tremote = o\n[alias]\n\tst = !git status\n", 0},
+    {"core.pager added", "[core]\n\tbare = false\n", "[core]\n\tbare = false\n\tpager = sh\n",
+     -EACCES},
+    {"core.pager changed", OLD_PAGER, "[core]\n\tpager = sh\n[alias]\n\tst = !git status\n",
+     -EACCES},
+    {"alias added", OLD_PAGER, OLD_PAGER "\tx = !sh\n", -EACCES},
+    {"alias moved to another subsection", "[filter \"a\"]\n\tclean = cat\n",
+     "[filter \"b\"]\n\tclean = cat\n", -EACCES},
+    {"old-style subsection renamed", "[filter.a]\n\tclean = cat\n", "[filter.b]\n\tclean = cat\n",
+     -EACCES},
+    {"refused keys reordered", OLD_PAGER,
+     "[alias]\n\tst = !git status\n[core]\n\tpager = less -R\n", -EACCES},
+    {"refused key removed", OLD_PAGER, "[core]\n\tpager = less -R\n", -EACCES},
+    {"hooksPath added", "", "[core]\n\thooksPath = /tmp\n", -EACCES},
+    {"value spelled with an escape is the same value", "[core]\n\tpager = a\n",
+     "[core]\n\tpager = \"a\"\n", 0},
+    {"a field boundary cannot be forged", "[alias]\n\tx = 1:a\n", "[alias]\n\tx1 = :a\n", -EACCES},
+    {"new config unreadable", "[core]\n", "[core\n", -EINVAL},
+    {"old config unreadable: refused", "[core\n", "[core]\n", -EACCES},
+};
+
+START_TEST(gitconf_change)
+{
+	const struct ccase *c = &changes[_i];
+	char why[160];
+	int rc = linux_gitconf_check_change(c->old, strlen(c->old), c->new, strlen(c->new), why,
+					    sizeof(why), NULL, NULL);
+
+	ck_assert_msg(rc == c->rc, "%s: rc %d, want %d (%s)", c->name, rc, c->rc, why);
+	if (rc == -EACCES)
+		ck_assert_msg(why[0], "%s: no reason", c->name);
+}
+END_TEST
+
 START_TEST(gitconf_table)
 {
 	const struct gcase *c = &cases[_i];
@@ -210,6 +258,7 @@ static Suite *gitconf_suite(void)
 
 	tcase_add_loop_test(t, gitconf_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(t, gitconf_keys);
+	tcase_add_loop_test(t, gitconf_change, 0, (int)(sizeof(changes) / sizeof(changes[0])));
 	tcase_add_test(t, gitconf_values);
 	suite_add_tcase(s, t);
 	return s;
