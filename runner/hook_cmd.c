@@ -202,6 +202,38 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 				   : blocked(" (cannot wrap)", "cannot write the answer");
 }
 
+/* The options the rewritten line does not carry: the call would run without what the
+ * hook was told (a limit, a decider, an audit file, a one-off allow...), so --wrap
+ * refuses them rather than judge with them and drop them. Put them in the policy. */
+static const char *wrap_dropped_option(const struct runner_opts *o)
+{
+	const struct {
+		const char *name;
+		bool set;
+	} rows[] = {
+	    {"--limit", o->limit_spec},
+	    {"--timeout", o->timeout},
+	    {"--audit", o->audit},
+	    {"--events", o->events},
+	    {"--decider", o->decider},
+	    {"--decider-timeout", o->decider_timeout},
+	    {"--allow", o->allow.n > 0},
+	    {"--writable", o->writable.n > 0},
+	    {"--env", o->env.n > 0},
+	    {"--host-port", o->host_port.n > 0},
+	    {"--session", o->session},
+	    {"--workspace", o->workspace},
+	    {"--die-with-parent", o->die_with_parent},
+	    {"--summary-md", o->summary_md},
+	    {"--fail-on-deny", o->fail_on_deny},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].set)
+			return rows[i].name;
+	return NULL;
+}
+
 /* SessionEnd: the harness session is over, and so is its sandbox. */
 static int wrap_session_end(const struct hook_event *ev)
 {
@@ -240,6 +272,14 @@ int runner_cmd_hook(const struct runner_opts *o)
 	}
 	if (o->wrap && !o->harness)
 		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
+	const char *dropped = o->wrap ? wrap_dropped_option(o) : NULL;
+	if (dropped) {
+		snprintf(why, sizeof(why),
+			 "%s: the rewritten call would run without it (hook --wrap carries only "
+			 "--policy); put it in the policy file",
+			 dropped);
+		return blocked(" (cannot wrap)", why);
+	}
 	if (o->n_rest)
 		return blocked(" (cannot judge)",
 			       "hook takes no operands: the event comes on standard input");
@@ -256,9 +296,12 @@ int runner_cmd_hook(const struct runner_opts *o)
 				       "the event is SessionEnd: install `halo-run hook` on the "
 				       "pre-tool event (PreToolUse; Gemini CLI: BeforeTool), where "
 				       "a block stops the tool; SessionEnd is for hook --wrap");
-	else if ((rc = judge(o, &ev)) == HOOK_EXIT_ALLOW && o->wrap &&
-		 (cmd = hook_event_command(&ev)))
-		rc = wrap_answer(o, &ev, cmd);
+	else if ((rc = judge(o, &ev)) == HOOK_EXIT_ALLOW && o->wrap && hook_event_is_shell(&ev))
+		rc = (cmd = hook_event_command(&ev))
+			 ? wrap_answer(o, &ev, cmd)
+			 : blocked(" (cannot wrap)", "the shell call's command is not one string "
+						     "(Bash: tool_input.command): it would run "
+						     "outside the sandbox");
 	hook_event_free(&ev);
 	free(in);
 	return rc;
