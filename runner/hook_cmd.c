@@ -99,7 +99,9 @@ static char *read_stdin(size_t *len, char *why, size_t whylen)
 	return NULL;
 }
 
-static int judge(const struct runner_opts *o, const struct hook_event *ev)
+/* found: the policy file discovery chose when no --policy was given ("" for none). */
+static int judge(const struct runner_opts *o, const struct hook_event *ev, char *found,
+		 size_t found_n)
 {
 	struct runner_opts lo = *o;
 	struct runner_env re;
@@ -130,6 +132,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	if (c.cwd && (cwd_real = realpath(c.cwd, NULL)))
 		c.cwd_real = cwd_real;
 	hook_event_judge(&c, ev, &v);
+	snprintf(found, found_n, "%s", re.discovered);
 	free(cwd_real);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)
@@ -159,7 +162,8 @@ static void wrap_session_name(const char *sid, char *out, size_t n)
  *   /path/to/halo-run [--policy ABS]... --session hook-ID --workspace CWD -- bash -c CMD
  * on stdout (exit 0). What cannot be rewritten exactly is blocked: a call that ran
  * outside the sandbox because the hook could not wrap it would be the bypass. */
-static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd)
+static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd,
+		       const char *found)
 {
 	const char *argv[8 + 2 * RUNNER_MAX_POLICIES];
 	char self[4096], name[80], abs[RUNNER_MAX_POLICIES][4096];
@@ -181,6 +185,15 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 			return blocked(" (cannot wrap)", "a --policy file cannot be resolved");
 		argv[n++] = "--policy";
 		argv[n++] = abs[i];
+	}
+	/* Without --policy, the file the hook judged with (discovery: $HALO_POLICY, /etc,
+	 * ~/.config), by name: the harness's shell could discover another one. */
+	if (!o->n_policies && found[0]) {
+		if (!realpath(found, abs[0]))
+			return blocked(" (cannot wrap)",
+				       "the discovered policy cannot be resolved");
+		argv[n++] = "--policy";
+		argv[n++] = abs[0];
 	}
 	argv[n++] = "--session";
 	argv[n++] = name;
@@ -250,7 +263,7 @@ int runner_cmd_hook(const struct runner_opts *o)
 	enum hook_harness h = HOOK_HARNESS_ANY;
 	struct hook_event ev;
 	const char *cmd, *wrap_for = o->harness ? o->harness : "claude-code";
-	char why[512], names[200];
+	char why[512], names[200], found[4096] = "";
 	size_t len = 0;
 	char *in;
 	int rc;
@@ -296,9 +309,10 @@ int runner_cmd_hook(const struct runner_opts *o)
 				       "the event is SessionEnd: install `halo-run hook` on the "
 				       "pre-tool event (PreToolUse; Gemini CLI: BeforeTool), where "
 				       "a block stops the tool; SessionEnd is for hook --wrap");
-	else if ((rc = judge(o, &ev)) == HOOK_EXIT_ALLOW && o->wrap && hook_event_is_shell(&ev))
+	else if ((rc = judge(o, &ev, found, sizeof(found))) == HOOK_EXIT_ALLOW && o->wrap &&
+		 hook_event_is_shell(&ev))
 		rc = (cmd = hook_event_command(&ev))
-			 ? wrap_answer(o, &ev, cmd)
+			 ? wrap_answer(o, &ev, cmd, found)
 			 : blocked(" (cannot wrap)", "the shell call's command is not one string "
 						     "(Bash: tool_input.command): it would run "
 						     "outside the sandbox");

@@ -161,6 +161,23 @@ c=p["hooks"][0]["command"]
 print("%s:%s:%s" % ("Bash" if "Bash" in p["matcher"].split("|") else "-",
 	c.endswith(" hook --wrap --harness claude-code --policy '"'"'%s'"'"'" % sys.argv[2]),
 	e["hooks"][0]["command"] == c))' "$SNIP" "$pol" 2>&1)"
+# A binary and a policy under paths with a space, a quote and a newline: the snippet's
+# command, read by bash as Claude Code runs it, starts that binary with that policy, and
+# its answer's rewritten line names both, word for word.
+odd=$TMPDIR/$'it\'s a\ndir'
+mkdir -p "$odd" && cp "$HALO" "$odd/halo-run" && cp "$pol" "$odd/p o'l.yaml"
+hcmd=$("$odd/halo-run" policy render --harness claude-code --hook --policy "$odd/p o'l.yaml" 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["hooks"]["PreToolUse"][0]["hooks"][0]["command"])')
+OUT=$(ev "$SID" 'ls' | bash -c "$hcmd" 2>&1)
+expect "odd paths: the snippet's command runs that binary and answers" \
+	"True:True" "$(python3 -c 'import json,sys,shlex
+w=shlex.split(json.loads(sys.stdin.read())["hookSpecificOutput"]["updatedInput"]["command"])
+print("%s:%s" % (w[0]==sys.argv[1]+"/halo-run", w[w.index("--policy")+1]==sys.argv[1]+"/p o'"'"'l.yaml"))' "$odd" <<<"$OUT" 2>&1)"
+# No --policy: the policy the hook judged with ($HALO_POLICY here) is the one the
+# rewritten call names, not whatever the harness's shell environment would find.
+OUT=$(ev "$SID" 'ls' | HALO_POLICY=$pol "$HALO" hook --wrap 2>&1)
+expect_match "no --policy: the rewrite names the policy the hook found (\$HALO_POLICY)" \
+	"'--policy' '$pol' '--session'" "$OUT"
 OUT=$("$HALO" policy render --harness codex --hook --policy "$pol" 2>&1)
 expect_match "render --hook for a harness without a rewrite that keeps its permissions: refused" \
 	'--hook: .*claude-code' "$OUT"
