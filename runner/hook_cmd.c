@@ -218,7 +218,7 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 /* The options the rewritten line does not carry: the call would run without what the
  * hook was told (a limit, a decider, an audit file, a one-off allow...), so --wrap
  * refuses them rather than judge with them and drop them. Put them in the policy. */
-static const char *wrap_dropped_option(const struct runner_opts *o)
+const char *runner_wrap_dropped_option(const struct runner_opts *o)
 {
 	const struct {
 		const char *name;
@@ -285,7 +285,7 @@ int runner_cmd_hook(const struct runner_opts *o)
 	}
 	if (o->wrap && !o->harness)
 		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
-	const char *dropped = o->wrap ? wrap_dropped_option(o) : NULL;
+	const char *dropped = o->wrap ? runner_wrap_dropped_option(o) : NULL;
 	if (dropped) {
 		snprintf(why, sizeof(why),
 			 "%s: the rewritten call would run without it (hook --wrap carries only "

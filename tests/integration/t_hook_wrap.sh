@@ -178,6 +178,10 @@ print("%s:%s" % (w[0]==sys.argv[1]+"/halo-run", w[w.index("--policy")+1]==sys.ar
 OUT=$(ev "$SID" 'ls' | HALO_POLICY=$pol "$HALO" hook --wrap 2>&1)
 expect_match "no --policy: the rewrite names the policy the hook found (\$HALO_POLICY)" \
 	"'--policy' '$pol' '--session'" "$OUT"
+# An option the hook would not carry is refused here too, not left out of the snippet.
+OUT=$("$HALO" policy render --harness claude-code --hook --policy "$pol" --allow b.example 2>"$TMPDIR/err")
+expect "render --hook --allow: refused (125), no snippet" "125:" "$?:$OUT"
+expect_match "render --hook --allow: names the option" '--hook: --allow' "$(cat "$TMPDIR/err")"
 OUT=$("$HALO" policy render --harness codex --hook --policy "$pol" 2>&1)
 expect_match "render --hook for a harness without a rewrite that keeps its permissions: refused" \
 	'--hook: .*claude-code' "$OUT"
