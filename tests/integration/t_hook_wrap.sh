@@ -261,7 +261,8 @@ done < <(printf '%s\0' \
 	"bash -c 'bash -c \"echo \\\$0 \\\"in'\\''ner\\\"\"'" \
 	$'cat <<-"E\'\\\'\'X"\n\tq\'\\\'\'q $x\n\tE\'\\\'\'X' \
 	"echo $(printf "'q'%.0s" $(seq 3000)) | wc -c" \
-	"x=\$(printf '%*s' 60000 '' | tr ' ' \"'\"); echo \${#x}")
+	"x=\$(printf '%*s' 60000 '' | tr ' ' \"'\"); echo \${#x}" \
+	"x=$(head -c 100000 /dev/zero | tr '\0' a); echo \${#x}")
 
 # A session keeps the policy it started with: an event under another policy file (here
 # read-only) is not run under the session's looser one, it is refused (125).
@@ -280,6 +281,15 @@ OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1]+"-
 	"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
 run_answer
 expect "cwd / : the rewritten call refuses to start (125), nothing runs" "125:" "$RRC:$ROUT"
+# A cwd that is gone, or a file: the same.
+: >"$TMPDIR/afile"
+for cwd in "$ws/gone" "$TMPDIR/afile"; do
+	OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1]+"-root","cwd":sys.argv[2],
+	"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo ran"}}))' "$SID" "$cwd" |
+		"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
+	run_answer
+	expect "cwd $cwd: the rewritten call refuses to start (125), nothing runs" "125:" "$RRC:$ROUT"
+done
 # Two first calls of a new harness session at once: one session, both calls run in it.
 SID2="$SID-race"
 OUT=$(ev "$SID2" 'echo $$ >/tmp/mine-$RANDOM; sleep 0.3; ls /tmp | grep -c mine-' |
