@@ -4,6 +4,7 @@
  * hook that failed any other way would fail open. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,39 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o)
 	return NULL;
 }
 
+/* Claude Code runs the original call, unwrapped, when its hook crashes or outlives its
+ * timeout (the rendered settings say 10 s). So under --wrap the hook blocks by itself
+ * first: after WRAP_BUDGET_S, or on a fatal signal. */
+#define WRAP_BUDGET_S 8
+
+static void wrap_give_up(int sig)
+{
+	static const char slow[] = "halo-run: blocked (cannot wrap): the hook took more than "
+				   "8 s; blocked rather than let the harness run the call "
+				   "unwrapped at its timeout\n";
+	static const char crash[] = "halo-run: blocked (cannot wrap): the hook failed (fatal "
+				    "signal); blocked rather than let the call run unwrapped\n";
+	ssize_t w = sig == SIGALRM ? write(STDERR_FILENO, slow, sizeof(slow) - 1)
+				   : write(STDERR_FILENO, crash, sizeof(crash) - 1);
+
+	(void)w;
+	_exit(HOOK_EXIT_BLOCK);
+}
+
+static void wrap_fail_closed(void)
+{
+	static char alt[64 * 1024]; /* a stack overflow still reaches the handler */
+	static const int sigs[] = {SIGALRM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	stack_t st = {.ss_sp = alt, .ss_size = sizeof(alt)};
+	struct sigaction sa = {.sa_handler = wrap_give_up, .sa_flags = SA_ONSTACK};
+
+	sigaltstack(&st, NULL);
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	alarm(WRAP_BUDGET_S);
+}
+
 /* SessionEnd: the harness session is over, and so is its sandbox. */
 static int wrap_session_end(const struct hook_event *ev)
 {
@@ -283,6 +317,8 @@ int runner_cmd_hook(const struct runner_opts *o)
 			 wrap_for, names);
 		return blocked(" (cannot wrap)", why);
 	}
+	if (o->wrap)
+		wrap_fail_closed();
 	if (o->wrap && !o->harness)
 		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
 	const char *dropped = o->wrap ? runner_wrap_dropped_option(o) : NULL;
@@ -303,6 +339,8 @@ int runner_cmd_hook(const struct runner_opts *o)
 		free(in);
 		return blocked(" (cannot judge)", why);
 	}
+	if (ev.session_end && o->wrap)
+		alarm(0); /* nothing runs on a SessionEnd: the stop takes what it takes */
 	if (ev.session_end)
 		rc = o->wrap ? wrap_session_end(&ev)
 			     : blocked(" (cannot judge)",

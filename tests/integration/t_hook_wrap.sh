@@ -144,6 +144,15 @@ OUT=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PreToolUse","tool
 	"$SID" "$ws" | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>"$TMPDIR/err")
 RC=$?
 expect "a NUL in the command is refused (exit 2, no answer)" "2:" "$RC:$OUT"
+# A hook that outlives Claude Code's timeout (10 s in the rendered settings) lets the
+# call run unwrapped: here stdin never ends, and the hook blocks by itself within 8 s.
+t0=$(date +%s)
+OUT=$(timeout -k 1 15 "$HALO" hook --wrap --harness claude-code --policy "$pol" < <(sleep 20) 2>"$TMPDIR/err")
+RC=$?
+t1=$(date +%s)
+expect "a hook still waiting after 8 s blocks by itself (exit 2, no answer, before 10 s)" \
+	"2::1" "$RC:$OUT:$((t1 - t0 < 10))"
+expect_match "its reason" 'more than 8 s' "$(cat "$TMPDIR/err")"
 
 ev "$SID" 'ls' >"$TMPDIR/ev.json" # (refused before stdin is read: no pipe)
 OUT=$("$HALO" hook --wrap --harness codex --policy "$pol" <"$TMPDIR/ev.json" 2>&1)
