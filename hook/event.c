@@ -381,6 +381,13 @@ void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev, str
 		judge_search(c, ev, v);
 }
 
+bool hook_event_is_shell(const struct hook_event *ev)
+{
+	const struct tool_row *r = ev->row;
+
+	return r && r->kind == TK_SHELL;
+}
+
 void hook_event_free(struct hook_event *ev)
 {
 	cJSON_Delete(ev->root);

@@ -173,6 +173,9 @@ int hook_shell_quote(const char *s, size_t len, char **out);
 int hook_wrap_line(const char *const *prefix, size_t n, const char *cmd, size_t len, char **out);
 /* The command of a Bash call (Claude Code's shell tool), or NULL. */
 const char *hook_event_command(const struct hook_event *ev);
+/* Does the event run a shell (any harness's shell tool)? --wrap must then rewrite it or
+ * block it: one it let through unrewritten would run outside the sandbox. */
+bool hook_event_is_shell(const struct hook_event *ev);
 /* The PreToolUse answer that runs `line` instead: the event's whole tool_input with its
  * command replaced, and no permissionDecision, so the harness's own permission flow
  * judges the rewritten call. 0 or -ENOMEM; *json is malloc'd. */

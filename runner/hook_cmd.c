@@ -4,6 +4,7 @@
  * hook that failed any other way would fail open. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,9 @@ static char *read_stdin(size_t *len, char *why, size_t whylen)
 	return NULL;
 }
 
-static int judge(const struct runner_opts *o, const struct hook_event *ev)
+/* found: the policy file discovery chose when no --policy was given ("" for none). */
+static int judge(const struct runner_opts *o, const struct hook_event *ev, char *found,
+		 size_t found_n)
 {
 	struct runner_opts lo = *o;
 	struct runner_env re;
@@ -130,6 +133,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	if (c.cwd && (cwd_real = realpath(c.cwd, NULL)))
 		c.cwd_real = cwd_real;
 	hook_event_judge(&c, ev, &v);
+	snprintf(found, found_n, "%s", re.discovered);
 	free(cwd_real);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)
@@ -159,7 +163,8 @@ static void wrap_session_name(const char *sid, char *out, size_t n)
  *   /path/to/halo-run [--policy ABS]... --session hook-ID --workspace CWD -- bash -c CMD
  * on stdout (exit 0). What cannot be rewritten exactly is blocked: a call that ran
  * outside the sandbox because the hook could not wrap it would be the bypass. */
-static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd)
+static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd,
+		       const char *found)
 {
 	const char *argv[8 + 2 * RUNNER_MAX_POLICIES];
 	char self[4096], name[80], abs[RUNNER_MAX_POLICIES][4096];
@@ -182,6 +187,15 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 		argv[n++] = "--policy";
 		argv[n++] = abs[i];
 	}
+	/* Without --policy, the file the hook judged with (discovery: $HALO_POLICY, /etc,
+	 * ~/.config), by name: the harness's shell could discover another one. */
+	if (!o->n_policies && found[0]) {
+		if (!realpath(found, abs[0]))
+			return blocked(" (cannot wrap)",
+				       "the discovered policy cannot be resolved");
+		argv[n++] = "--policy";
+		argv[n++] = abs[0];
+	}
 	argv[n++] = "--session";
 	argv[n++] = name;
 	argv[n++] = "--workspace";
@@ -202,6 +216,71 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 				   : blocked(" (cannot wrap)", "cannot write the answer");
 }
 
+/* The options the rewritten line does not carry: the call would run without what the
+ * hook was told (a limit, a decider, an audit file, a one-off allow...), so --wrap
+ * refuses them rather than judge with them and drop them. Put them in the policy. */
+const char *runner_wrap_dropped_option(const struct runner_opts *o)
+{
+	const struct {
+		const char *name;
+		bool set;
+	} rows[] = {
+	    {"--limit", o->limit_spec},
+	    {"--timeout", o->timeout},
+	    {"--audit", o->audit},
+	    {"--events", o->events},
+	    {"--decider", o->decider},
+	    {"--decider-timeout", o->decider_timeout},
+	    {"--allow", o->allow.n > 0},
+	    {"--writable", o->writable.n > 0},
+	    {"--env", o->env.n > 0},
+	    {"--host-port", o->host_port.n > 0},
+	    {"--session", o->session},
+	    {"--workspace", o->workspace},
+	    {"--die-with-parent", o->die_with_parent},
+	    {"--summary-md", o->summary_md},
+	    {"--fail-on-deny", o->fail_on_deny},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].set)
+			return rows[i].name;
+	return NULL;
+}
+
+/* Claude Code runs the original call, unwrapped, when its hook crashes or outlives its
+ * timeout (the rendered settings say 10 s). So under --wrap the hook blocks by itself
+ * first: after WRAP_BUDGET_S, or on a fatal signal. */
+#define WRAP_BUDGET_S 8
+
+static void wrap_give_up(int sig)
+{
+	static const char slow[] = "halo-run: blocked (cannot wrap): the hook took more than "
+				   "8 s; blocked rather than let the harness run the call "
+				   "unwrapped at its timeout\n";
+	static const char crash[] = "halo-run: blocked (cannot wrap): the hook failed (fatal "
+				    "signal); blocked rather than let the call run unwrapped\n";
+	ssize_t w = sig == SIGALRM ? write(STDERR_FILENO, slow, sizeof(slow) - 1)
+				   : write(STDERR_FILENO, crash, sizeof(crash) - 1);
+
+	(void)w;
+	_exit(HOOK_EXIT_BLOCK);
+}
+
+static void wrap_fail_closed(void)
+{
+	static char alt[64 * 1024]; /* a stack overflow still reaches the handler */
+	static const int sigs[] = {SIGALRM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	stack_t st = {.ss_sp = alt, .ss_size = sizeof(alt)};
+	struct sigaction sa = {.sa_handler = wrap_give_up, .sa_flags = SA_ONSTACK};
+
+	sigaltstack(&st, NULL);
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	alarm(WRAP_BUDGET_S);
+}
+
 /* SessionEnd: the harness session is over, and so is its sandbox. */
 static int wrap_session_end(const struct hook_event *ev)
 {
@@ -218,7 +297,7 @@ int runner_cmd_hook(const struct runner_opts *o)
 	enum hook_harness h = HOOK_HARNESS_ANY;
 	struct hook_event ev;
 	const char *cmd, *wrap_for = o->harness ? o->harness : "claude-code";
-	char why[512], names[200];
+	char why[512], names[200], found[4096] = "";
 	size_t len = 0;
 	char *in;
 	int rc;
@@ -238,8 +317,18 @@ int runner_cmd_hook(const struct runner_opts *o)
 			 wrap_for, names);
 		return blocked(" (cannot wrap)", why);
 	}
+	if (o->wrap)
+		wrap_fail_closed();
 	if (o->wrap && !o->harness)
 		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
+	const char *dropped = o->wrap ? runner_wrap_dropped_option(o) : NULL;
+	if (dropped) {
+		snprintf(why, sizeof(why),
+			 "%s: the rewritten call would run without it (hook --wrap carries only "
+			 "--policy); put it in the policy file",
+			 dropped);
+		return blocked(" (cannot wrap)", why);
+	}
 	if (o->n_rest)
 		return blocked(" (cannot judge)",
 			       "hook takes no operands: the event comes on standard input");
@@ -250,15 +339,21 @@ int runner_cmd_hook(const struct runner_opts *o)
 		free(in);
 		return blocked(" (cannot judge)", why);
 	}
+	if (ev.session_end && o->wrap)
+		alarm(0); /* nothing runs on a SessionEnd: the stop takes what it takes */
 	if (ev.session_end)
 		rc = o->wrap ? wrap_session_end(&ev)
 			     : blocked(" (cannot judge)",
 				       "the event is SessionEnd: install `halo-run hook` on the "
 				       "pre-tool event (PreToolUse; Gemini CLI: BeforeTool), where "
 				       "a block stops the tool; SessionEnd is for hook --wrap");
-	else if ((rc = judge(o, &ev)) == HOOK_EXIT_ALLOW && o->wrap &&
-		 (cmd = hook_event_command(&ev)))
-		rc = wrap_answer(o, &ev, cmd);
+	else if ((rc = judge(o, &ev, found, sizeof(found))) == HOOK_EXIT_ALLOW && o->wrap &&
+		 hook_event_is_shell(&ev))
+		rc = (cmd = hook_event_command(&ev))
+			 ? wrap_answer(o, &ev, cmd, found)
+			 : blocked(" (cannot wrap)", "the shell call's command is not one string "
+						     "(Bash: tool_input.command): it would run "
+						     "outside the sandbox");
 	hook_event_free(&ev);
 	free(in);
 	return rc;

@@ -148,6 +148,15 @@ static int render_hook(const struct runner_opts *o)
 		cJSON_Delete(root);
 		return HALO_EXIT_SETUP;
 	}
+	const char *dropped = runner_wrap_dropped_option(o);
+	if (dropped) {
+		fprintf(stderr,
+			"halo-run: --hook: %s: the hook would run without it (hook --wrap carries "
+			"only --policy); put it in the policy file\n",
+			dropped);
+		cJSON_Delete(root);
+		return HALO_EXIT_SETUP;
+	}
 	if ((rc = runner_load_policy(o, false, &re)) != 0) {
 		cJSON_Delete(root);
 		return rc;

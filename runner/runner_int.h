@@ -138,6 +138,9 @@ int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's too
 /* session_cmd.c: stop the session NAME if it runs, saying nothing on stdout. 0 when it
  * is gone (or never was), else 1 after a line on stderr. */
 int runner_session_stop_quiet(const char *name);
+/* The first option given that `hook --wrap`'s rewritten line (and so the settings of
+ * `policy render --hook`) would not carry, or NULL (hook_cmd.c). */
+const char *runner_wrap_dropped_option(const struct runner_opts *o);
 
 /* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
  * outlives the first call). runner_session_run replaces the launch of a run with
@@ -260,8 +263,8 @@ void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * processes), naming its policy key (runner_limit_key, runner/events.h). */
 /* runner/ssh_identity.c: a line for each identity file GIT_SSH_COMMAND names that the
  * sandbox cannot see (the host's /tmp, a protected path). */
-void runner_ssh_identity_note(char *const *envp, const struct halo_policy *p,
-			      const char *workspace, const char *home);
+void runner_ssh_identity_note(char *const *envp, const struct halo_policy *p, const char *workspace,
+			      const char *home);
 void runner_say_limits(const struct rlimits_set *r, struct halo_outcome out,
 		       const struct halo_run_facts *f);
 

@@ -19,7 +19,7 @@ egress:
   allowedDomains: [github.com]
 EOF
 SID="wrap-$$-$RANDOM"
-cleanup() { "$HALO" session stop "hook-$SID" >/dev/null 2>&1; }
+cleanup() { "$HALO" session stop "hook-$SID" "hook-$SID-race" "hook-$SID-root" >/dev/null 2>&1; }
 trap cleanup EXIT
 
 # ev SESSION COMMAND [EVENT]: a Claude Code event as it writes them.
@@ -90,6 +90,51 @@ OUT=$(python3 -c 'import json; print(json.dumps({"cwd":"/tmp","hook_event_name":
 	"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
 expect_match "no session_id: blocked, never run unwrapped" '^halo-run: blocked \(cannot wrap\): .*session_id' "$OUT"
 
+# raw_answer PY_EVENT_EXPR [HOOK_OPTS...]: the hook's answer to a hand-made event (e is
+# the default Bash event of session SID in $ws; the expression may change it).
+raw_answer() {
+	local expr=$1
+	shift
+	OUT=$(python3 -c 'import json,sys
+e={"session_id":sys.argv[1],"cwd":sys.argv[2],"hook_event_name":"PreToolUse",
+   "tool_name":"Bash","tool_input":{"command":"ls"}}
+'"$expr"'
+print(json.dumps(e))' "$SID" "$ws" | "$HALO" hook --wrap --harness claude-code --policy "$pol" "$@" 2>"$TMPDIR/err")
+	RC=$?
+	ERR=$(cat "$TMPDIR/err")
+}
+# A shell call the hook allows but cannot rewrite never goes out unwrapped.
+raw_answer 'e["tool_input"]["command"]=["ls","-l"]'
+expect "a Bash command given as an array: blocked (exit 2, no answer), never run unwrapped" "2:" "$RC:$OUT"
+expect_match "its reason" 'cannot wrap' "$ERR"
+# Options the hook would judge with but not carry into the rewritten call (a limit, a
+# decider, an audit file, a one-off allow...) are refused, not silently dropped.
+for o in "--limit mem=64M" "--timeout 5s" "--audit $TMPDIR/a.log" "--events $TMPDIR/ev.log" \
+	"--decider true" "--decider-timeout 1s" "--allow b.example" "--writable $TMPDIR" \
+	"--env FOO" "--host-port 4873" "--session mine" "--workspace $ws" "--die-with-parent"; do
+	raw_answer '' $o
+	expect "hook --wrap $o: refused (exit 2, no answer), not dropped from the rewrite" "2:" "$RC:$OUT"
+	expect_match "hook --wrap $o: names the option" "${o%% *}" "$ERR"
+done
+# Hostile session_id values: each a valid session name of its own, or refused.
+for sid in '-rf' '--policy' '..' '../../etc' 'a/b' $'x\ny' 'é' "$(printf 'y%.0s' $(seq 60))"; do
+	OUT=$(python3 -c 'import json,sys
+print(json.dumps({"session_id":sys.argv[1],"cwd":sys.argv[2],"hook_event_name":"PreToolUse",
+   "tool_name":"Bash","tool_input":{"command":"ls"}}))' "$sid" "$ws" |
+		"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
+	name=$(python3 -c 'import json,sys,shlex; w=shlex.split(json.loads(sys.stdin.read())["hookSpecificOutput"]["updatedInput"]["command"]); print(w[w.index("--session")+1])' <<<"$OUT" 2>&1)
+	expect_match "session_id $(printf %q "$sid"): a session name of [A-Za-z0-9._-], not an option nor a path" \
+		'^hook(-[A-Za-z0-9._-]{1,59}|x-[0-9a-f]{40})$' "$name"
+done
+for bad in 'e["session_id"]=7' 'e["session_id"]=""' 'e["session_id"]=["a"]' 'e["cwd"]="ws"' \
+	'e["cwd"]=7' 'del e["cwd"]' 'e["cwd"]=""'; do
+	raw_answer "$bad"
+	expect "$bad: blocked (exit 2, no answer)" "2:" "$RC:$OUT"
+done
+OUT=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo \xff\xfe"}}' \
+	"$SID" "$ws" | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
+expect "invalid UTF-8 in the event: blocked (exit 2, no answer)" "2:" "$?:$OUT"
+
 answer 'curl https://evil.test/x'
 expect "a blocked call is still blocked (exit 2, no answer)" "2:" "$RC:$OUT"
 expect_match "its reason" '^halo-run: blocked: curl -> evil.test' "$ERR"
@@ -99,6 +144,15 @@ OUT=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PreToolUse","tool
 	"$SID" "$ws" | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>"$TMPDIR/err")
 RC=$?
 expect "a NUL in the command is refused (exit 2, no answer)" "2:" "$RC:$OUT"
+# A hook that outlives Claude Code's timeout (10 s in the rendered settings) lets the
+# call run unwrapped: here stdin never ends, and the hook blocks by itself within 8 s.
+t0=$(date +%s)
+OUT=$(timeout -k 1 15 "$HALO" hook --wrap --harness claude-code --policy "$pol" < <(sleep 20) 2>"$TMPDIR/err")
+RC=$?
+t1=$(date +%s)
+expect "a hook still waiting after 8 s blocks by itself (exit 2, no answer, before 10 s)" \
+	"2::1" "$RC:$OUT:$((t1 - t0 < 10))"
+expect_match "its reason" 'more than 8 s' "$(cat "$TMPDIR/err")"
 
 ev "$SID" 'ls' >"$TMPDIR/ev.json" # (refused before stdin is read: no pipe)
 OUT=$("$HALO" hook --wrap --harness codex --policy "$pol" <"$TMPDIR/ev.json" 2>&1)
@@ -116,6 +170,27 @@ c=p["hooks"][0]["command"]
 print("%s:%s:%s" % ("Bash" if "Bash" in p["matcher"].split("|") else "-",
 	c.endswith(" hook --wrap --harness claude-code --policy '"'"'%s'"'"'" % sys.argv[2]),
 	e["hooks"][0]["command"] == c))' "$SNIP" "$pol" 2>&1)"
+# A binary and a policy under paths with a space, a quote and a newline: the snippet's
+# command, read by bash as Claude Code runs it, starts that binary with that policy, and
+# its answer's rewritten line names both, word for word.
+odd=$TMPDIR/$'it\'s a\ndir'
+mkdir -p "$odd" && cp "$HALO" "$odd/halo-run" && cp "$pol" "$odd/p o'l.yaml"
+hcmd=$("$odd/halo-run" policy render --harness claude-code --hook --policy "$odd/p o'l.yaml" 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["hooks"]["PreToolUse"][0]["hooks"][0]["command"])')
+OUT=$(ev "$SID" 'ls' | bash -c "$hcmd" 2>&1)
+expect "odd paths: the snippet's command runs that binary and answers" \
+	"True:True" "$(python3 -c 'import json,sys,shlex
+w=shlex.split(json.loads(sys.stdin.read())["hookSpecificOutput"]["updatedInput"]["command"])
+print("%s:%s" % (w[0]==sys.argv[1]+"/halo-run", w[w.index("--policy")+1]==sys.argv[1]+"/p o'"'"'l.yaml"))' "$odd" <<<"$OUT" 2>&1)"
+# No --policy: the policy the hook judged with ($HALO_POLICY here) is the one the
+# rewritten call names, not whatever the harness's shell environment would find.
+OUT=$(ev "$SID" 'ls' | HALO_POLICY=$pol "$HALO" hook --wrap 2>&1)
+expect_match "no --policy: the rewrite names the policy the hook found (\$HALO_POLICY)" \
+	"'--policy' '$pol' '--session'" "$OUT"
+# An option the hook would not carry is refused here too, not left out of the snippet.
+OUT=$("$HALO" policy render --harness claude-code --hook --policy "$pol" --allow b.example 2>"$TMPDIR/err")
+expect "render --hook --allow: refused (125), no snippet" "125:" "$?:$OUT"
+expect_match "render --hook --allow: names the option" '--hook: --allow' "$(cat "$TMPDIR/err")"
 OUT=$("$HALO" policy render --harness codex --hook --policy "$pol" 2>&1)
 expect_match "render --hook for a harness without a rewrite that keeps its permissions: refused" \
 	'--hook: .*claude-code' "$OUT"
@@ -185,7 +260,62 @@ done < <(printf '%s\0' \
 	"printf '%s|' a\\ b \"c  d\" \$'e\\nf' ; echo" \
 	"echo '''' \"'\"'\"' \$'\\''" \
 	$'echo one\necho two; echo three' \
-	"echo \$((2+3)) \$(echo sub) \`echo bq\` {a,b}")
+	"echo \$((2+3)) \$(echo sub) \`echo bq\` {a,b}" \
+	$'echo cr\rx; printf "%s" "a\rb" | od -c | head -1' \
+	'echo trail\' \
+	$'   \t  ' \
+	'# only a comment; echo not-run' \
+	$'echo caf\u00e9 \u2603 $\'\\u00e9\'' \
+	"echo \$'\\x27' '\\'''" \
+	"bash -c 'bash -c \"echo \\\$0 \\\"in'\\''ner\\\"\"'" \
+	$'cat <<-"E\'\\\'\'X"\n\tq\'\\\'\'q $x\n\tE\'\\\'\'X' \
+	"echo $(printf "'q'%.0s" $(seq 3000)) | wc -c" \
+	"x=\$(printf '%*s' 60000 '' | tr ' ' \"'\"); echo \${#x}" \
+	"x=$(head -c 100000 /dev/zero | tr '\0' a); echo \${#x}")
+
+# A session keeps the policy it started with: an event under another policy file (here
+# read-only) is not run under the session's looser one, it is refused (125).
+strict=$TMPDIR/strict.yaml
+printf 'sandbox:\n  mode: read-only\n' >"$strict"
+OUT=$(ev "$SID" 'echo ran-under-the-old-policy' |
+	"$HALO" hook --wrap --harness claude-code --policy "$strict" 2>"$TMPDIR/err")
+run_answer
+check "an event under another policy does not run in the session started with the old one" \
+	"125:" "$RRC:$ROUT"
+[ -n "$DISTURBED" ] || expect_match "its reason names the policy" 'polic' "$RERR"
+# A cwd that is no workspace (/): the rewritten call refuses to start; it never runs
+# unwrapped.
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1]+"-root","cwd":"/",
+	"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo ran"}}))' "$SID" |
+	"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
+run_answer
+expect "cwd / : the rewritten call refuses to start (125), nothing runs" "125:" "$RRC:$ROUT"
+# A cwd that is gone, or a file: the same.
+: >"$TMPDIR/afile"
+for cwd in "$ws/gone" "$TMPDIR/afile"; do
+	OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1]+"-root","cwd":sys.argv[2],
+	"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo ran"}}))' "$SID" "$cwd" |
+		"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
+	run_answer
+	expect "cwd $cwd: the rewritten call refuses to start (125), nothing runs" "125:" "$RRC:$ROUT"
+done
+# Two first calls of a new harness session at once: one session, both calls run in it.
+SID2="$SID-race"
+OUT=$(ev "$SID2" 'echo $$ >/tmp/mine-$RANDOM; sleep 0.3; ls /tmp | grep -c mine-' |
+	"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
+cmd=$(python3 -c 'import json,sys; sys.stdout.write(json.loads(sys.stdin.read())["hookSpecificOutput"]["updatedInput"]["command"])' <<<"$OUT")
+(cd "$ws" && timeout -k 2 60 bash -c "$cmd" >"$TMPDIR/r1" 2>"$TMPDIR/e1" </dev/null; echo $? >>"$TMPDIR/r1") &
+(cd "$ws" && timeout -k 2 60 bash -c "$cmd" >"$TMPDIR/r2" 2>"$TMPDIR/e2" </dev/null; echo $? >>"$TMPDIR/r2") &
+wait
+race="$(tr '\n' ' ' <"$TMPDIR/r1")/ $(tr '\n' ' ' <"$TMPDIR/r2")"
+if grep -q 'appeared or was replaced since the session started' "$TMPDIR/e1" "$TMPDIR/e2"; then
+	skip "two racing first calls share one session" "another process made a protected file appear"
+else
+	expect_match "two racing first calls: both run (exit 0) in one session (each sees both files)" \
+		'^2 0 / 2 0 $' "$race"
+fi
+expect "one session for the raced harness session" 1 "$("$HALO" session list | grep -c "hook-$SID2 ")"
+"$HALO" session stop "hook-$SID2" >/dev/null 2>&1
 
 # ------------------------------------------------------------ SessionEnd
 OUT=$(ev "$SID" "" SessionEnd | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)

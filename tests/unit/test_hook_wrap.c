@@ -94,11 +94,19 @@ START_TEST(answer_shape)
 	      "\"tool_input\":{\"file_path\":\"/w/a\"}}",
 	      &ev);
 	ck_assert_ptr_null(hook_event_command(&ev));
+	ck_assert(!hook_event_is_shell(&ev));
 	hook_event_free(&ev);
+	/* ... but it is still a shell call, which --wrap must block rather than let by. */
 	parse("{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
 	      "\"tool_input\":{\"command\":[\"ls\"]}}",
 	      &ev);
 	ck_assert_ptr_null(hook_event_command(&ev));
+	ck_assert(hook_event_is_shell(&ev));
+	hook_event_free(&ev);
+	parse("{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"mcp__x__Bash\","
+	      "\"tool_input\":{\"command\":\"ls\"}}",
+	      &ev);
+	ck_assert(!hook_event_is_shell(&ev));
 	hook_event_free(&ev);
 }
 END_TEST
