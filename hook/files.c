@@ -198,23 +198,83 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 		     struct hook_verdict *v)
 {
 	struct hook_judge j = {c, v, 0};
-	char abs[PATH_MAX_], real[PATH_MAX_];
+	char abs[PATH_MAX_], real[PATH_MAX_], raw[PATH_MAX_ * 2 + 2];
 
 	start(v);
 	if (c->policy->mode == POLICY_MODE_OFF)
 		return;
-	if (policy_path_absolute(path, c->cwd, c->home, abs, sizeof(abs)) < 0) {
+	if (policy_path_join(path, c->cwd, c->home, raw, sizeof(raw)) < 0 ||
+	    policy_path_absolute(path, c->cwd, c->home, abs, sizeof(abs)) < 0) {
 		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
 			   path);
 		return;
 	}
+	/* Judged as written, cleaned ("a/../b" is b to a harness that cleans a name
+	 * first), and as the kernel walks it as written (to one that does not, "link/.."
+	 * is the link target's parent). */
 	judge_form(c, &j, tool, path, abs, write);
 	if (!hook_decided(&j) && c->resolve) {
-		if (c->resolve(abs, real, sizeof(real)) < 0)
+		if (c->resolve(raw, real, sizeof(real)) < 0)
 			hook_block(&j, HOOK_CANNOT, "%s %s: cannot resolve the path", tool, path);
 		else if (strcmp(real, abs) != 0)
 			judge_form(c, &j, tool, path, real, write);
 	}
+}
+
+/* The length of the white space (Rust's char::is_whitespace, what str::trim drops) at
+ * the start of s[0..n), or with `back`, at its end. */
+static size_t white(const char *s, size_t n, bool back)
+{
+	static const unsigned cps[] = {0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000};
+	size_t k = 0;
+
+	while (k < n) {
+		const unsigned char *u = (const unsigned char *)s;
+		size_t at = back ? n - k - 1 : k, len = 1;
+		unsigned cp = u[at];
+		if (back)
+			while (at > 0 && (u[at] & 0xc0) == 0x80 && len < 4)
+				at--, len++;
+		if (u[at] >= 0xc0) {
+			size_t need = u[at] >= 0xf0 ? 4 : u[at] >= 0xe0 ? 3 : 2;
+			if ((back && need != len) || at + need > n)
+				return k;
+			len = need;
+			cp = u[at] & (0x3f >> (need - 1));
+			for (size_t i = 1; i < need; i++)
+				cp = cp << 6 | (u[at + i] & 0x3f);
+		} else if (back && len != 1) {
+			return k;
+		}
+		bool w = (cp >= 0x09 && cp <= 0x0d) || cp == ' ' || (cp >= 0x2000 && cp <= 0x200a);
+		for (size_t i = 0; !w && i < sizeof(cps) / sizeof(cps[0]); i++)
+			w = cp == cps[i];
+		if (!w)
+			return k;
+		k += len;
+	}
+	return k;
+}
+
+/* One header's name, as Codex takes it (the trimmed line's rest) and, for a Move to
+ * that Codex reads untrimmed, as it stands: a name as long as no path can be is
+ * refused, never cut to one that passes. */
+static void patch_name(const struct hook_ctx *c, const char *tool, const char *p, size_t n,
+		       struct hook_verdict *v)
+{
+	char path[PATH_MAX_];
+
+	if (n == 0)
+		return; /* Codex refuses an empty name */
+	if (n >= sizeof(path)) {
+		v->outcome = HOOK_CANNOT;
+		snprintf(v->reason, sizeof(v->reason), "%s: a file name in the patch is too long",
+			 tool);
+		return;
+	}
+	memcpy(path, p, n);
+	path[n] = 0;
+	hook_check_path(c, tool, path, true, v);
 }
 
 void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
@@ -222,26 +282,24 @@ void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *pa
 {
 	static const char *const heads[] = {
 	    "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "};
-	char path[PATH_MAX_];
 
 	start(v);
 	for (const char *l = patch; l && *l && v->outcome == HOOK_ALLOW;) {
-		const char *nl = strchr(l, '\n');
+		const char *s = l, *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
-		for (size_t k = 0; k < 4; k++) {
-			size_t h = strlen(heads[k]);
-			if (len <= h || strncmp(l, heads[k], h) != 0)
-				continue;
-			size_t pl = len - h;
-			while (pl && (l[h + pl - 1] == '\r' || l[h + pl - 1] == ' '))
-				pl--;
-			if (pl >= sizeof(path))
-				pl = sizeof(path) - 1;
-			memcpy(path, l + h, pl);
-			path[pl] = 0;
-			hook_check_path(c, tool, path, true, v);
-		}
 		l = nl ? nl + 1 : NULL;
+		if (len && s[len - 1] == '\r')
+			len--; /* str::lines */
+		size_t lead = white(s, len, false);
+		size_t trail = white(s + lead, len - lead, true);
+		for (size_t k = 0; k < 4 && v->outcome == HOOK_ALLOW; k++) {
+			size_t h = strlen(heads[k]);
+			if (len - lead - trail < h || strncmp(s + lead, heads[k], h) != 0)
+				continue;
+			patch_name(c, tool, s + lead + h, len - lead - trail - h, v);
+			if (v->outcome == HOOK_ALLOW && trail)
+				patch_name(c, tool, s + lead + h, len - lead - h, v);
+		}
 	}
 }
 
@@ -383,7 +441,7 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 		       const char *glob, struct hook_verdict *v)
 {
 	struct hook_judge j = {c, v, 0};
-	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_];
+	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_], abs_raw[PATH_MAX_ * 2];
 	const char *rest = glob, *why;
 
 	start(v);
@@ -414,8 +472,13 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 			return;
 		rest = glob + lit;
 	}
+	/* The folder as the kernel walks it as written (a ".." after a symlink too). */
+	if (policy_path_join(lit ? sub : folder && *folder ? folder : ".", c->cwd, c->home,
+			     abs_raw, sizeof(abs_raw)) < 0)
+		snprintf(abs_raw, sizeof(abs_raw), "%s", abs);
 	why = search_hit(c, abs, rest);
-	if (!why && c->resolve && c->resolve(abs, real, sizeof(real)) == 0 && strcmp(real, abs))
+	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 &&
+	    strcmp(real, abs))
 		why = search_hit(c, real, rest);
 	if (why)
 		hook_block(&j, HOOK_BLOCK,

@@ -86,8 +86,9 @@ struct hook_ctx {
 	size_t n_guard_names;
 	const char *path_env; /* the caller's PATH: the home set's PATH directories; may be NULL */
 	const char *xdg_config; /* the caller's XDG_CONFIG_HOME (the home set); may be NULL */
-	/* The sandbox's view of a name: the real path of its longest existing prefix with
-	 * the rest appended. Returns 0 or -errno. NULL: lexical only. */
+	/* The sandbox's view of an absolute name as written (".." kept): the kernel's
+	 * walk, policy_path_resolve, dangling links followed. Returns 0 or -errno. NULL:
+	 * lexical only. */
 	int (*resolve)(const char *abs, char *out, size_t n);
 	/* Does the absolute name exist (lstat)? For telling a git directory by what it
 	 * holds (policy_gitdir_holds). NULL: git directories by their .git name only. */

@@ -549,6 +549,17 @@ int policy_path_normalise(const char *in, bool resolve_dotdot, char *out, size_t
 /* `in` made absolute (relative to cwd, ~ and ~/ to home) and lexically clean. 0,
  * -EINVAL (empty, or no cwd/home to join) or -ENAMETOOLONG. */
 int policy_path_absolute(const char *in, const char *cwd, const char *home, char *out, size_t n);
+/* The same joined but NOT cleaned: ".." stays for policy_path_resolve, since after a
+ * symlink it means the target's parent, not the link's directory. */
+int policy_path_join(const char *in, const char *cwd, const char *home, char *out, size_t n);
+/* What a name is, asked of the caller (lstat, readlink): 1 a symlink with its target
+ * in buf, 0 anything else that exists, -ENOENT/-ENOTDIR missing, other -errno. */
+typedef int (*policy_link_fn)(void *ctx, const char *abs, char *buf, size_t n);
+/* The kernel's walk of an absolute path: "." dropped, ".." the parent of what has been
+ * resolved so far, every symlink followed (the last one too, dangling or not: a
+ * write through a dangling link creates its target), missing names kept as written
+ * (a tool makes them). 0, -ELOOP (over 40 links), -ENAMETOOLONG, or link()'s error. */
+int policy_path_resolve(const char *in, policy_link_fn link, void *ctx, char *out, size_t n);
 /* Beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev)? */
 bool policy_path_in_fresh(const char *path);
 /* The scratch directories every mode may write (/tmp, /dev/shm), and the one `path`

@@ -32,32 +32,30 @@ static bool exists(const char *abs)
 	return lstat(abs, &st) == 0;
 }
 
-/* The sandbox's view of a name: realpath of the longest prefix that exists, the rest
- * appended as written (a file the tool would create). */
+/* A name as the kernel walks it: a symlink's target, or whether it exists. */
+static int link_of(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct stat st;
+	ssize_t k;
+
+	(void)ctx;
+	if (lstat(abs, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	if ((k = readlink(abs, buf, n)) < 0)
+		return -errno;
+	if ((size_t)k >= n)
+		return -ENAMETOOLONG;
+	buf[k] = 0;
+	return 1;
+}
+
+/* The sandbox's view of a name: the kernel's walk (".." after a symlink, a dangling
+ * last link followed to the file a write would create), missing names as written. */
 static int resolve(const char *abs, char *out, size_t n)
 {
-	char prefix[PATH_MAX], *real;
-	size_t cut = strlen(abs);
-
-	if (cut >= sizeof(prefix))
-		return -ENAMETOOLONG;
-	memcpy(prefix, abs, cut + 1);
-	for (;;) {
-		if ((real = realpath(prefix, NULL)))
-			break;
-		if (errno != ENOENT && errno != ENOTDIR)
-			return -errno;
-		char *slash = strrchr(prefix, '/');
-		if (!slash || slash == prefix) {
-			snprintf(out, n, "%s", abs);
-			return 0;
-		}
-		*slash = 0;
-		cut = (size_t)(slash - prefix);
-	}
-	int w = snprintf(out, n, "%s%s", strcmp(real, "/") ? real : "", abs + cut);
-	free(real);
-	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
+	return policy_path_resolve(abs, link_of, NULL, out, n);
 }
 
 static char *read_stdin(size_t *len, char *why, size_t whylen)

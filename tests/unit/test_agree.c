@@ -59,6 +59,12 @@ static const struct row {
     {"home/.cache/pip/x", NO, NO, H | S},
     /* A symlink from the workspace into a protected directory of the home. */
     {"ws/keys/authorized_keys", NO, NO, H | S},
+    /* A dangling symlink: writing through it creates its target (pathreview). */
+    {"ws/dangle", NO, NO, H | S},
+    {"ws/dangle-in", OK, OK, H | S},
+    /* ".." after a symlink is the target's parent, not the link's directory. */
+    {"ws/up/../x", NO, NO, H | S},
+    {"ws/up/../.ssh/authorized_keys", NO, NO, H | S},
     {"/dev/shm/halo-agree", OK, OK, H | S},
 };
 
@@ -96,6 +102,9 @@ static void make_tree(void)
 	mkdirs("home/.cache/pip");
 	mkdirs("home/.ssh");
 	link_to("../home/.ssh", "ws/keys");
+	link_to("../home/.ssh/authorized_keys", "ws/dangle");
+	link_to("src/made-later.c", "ws/dangle-in");
+	link_to("../home/.cache", "ws/up");
 }
 
 static void abs_of(const char *rel, char *out)
@@ -115,21 +124,27 @@ static bool exists(const char *abs)
 	return lstat(abs, &st) == 0;
 }
 
-/* The real path of the longest existing prefix, the rest appended. */
+static int link_of(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct stat st;
+	ssize_t k;
+
+	(void)ctx;
+	if (lstat(abs, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	if ((k = readlink(abs, buf, n - 1)) < 0)
+		return -errno;
+	buf[k] = '\0';
+	return 1;
+}
+
+/* The kernel's walk: what a write through this name reaches (the hook's and the
+ * sandbox's one view, policy_path_resolve). */
 static int resolve(const char *abs, char *out, size_t n)
 {
-	char pre[PATH_MAX], real[PATH_MAX];
-	size_t cut = strlen(abs);
-
-	snprintf(pre, sizeof(pre), "%s", abs);
-	while (!realpath(pre, real)) {
-		char *sl = strrchr(pre, '/');
-		if (!sl || sl == pre)
-			return snprintf(out, n, "%s", abs) < (int)n ? 0 : -ENAMETOOLONG;
-		*sl = '\0';
-		cut = (size_t)(sl - pre);
-	}
-	return snprintf(out, n, "%s%s", real, abs + cut) < (int)n ? 0 : -ENAMETOOLONG;
+	return policy_path_resolve(abs, link_of, NULL, out, n);
 }
 
 static int hook_says(const char *abs)

@@ -379,6 +379,46 @@ START_TEST(test_home_set)
 }
 END_TEST
 
+/* Codex reads a hunk header from the line trimmed of whitespace at both ends
+ * (Rust's str::trim: tabs, NBSP, U+3000 ...), and "*** Move to: " as it stands: the
+ * hook must see every name Codex would write (pathreview). */
+START_TEST(test_patch_as_codex_reads_it)
+{
+	static const struct {
+		const char *patch;
+		int want;
+	} t[] = {
+	    {"*** Begin Patch\n   *** Add File: /home/alice/.bashrc\n+x\n*** End Patch\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n\t*** Delete File: .git/config\n*** End Patch\n", HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Add File: .bashrc\t\n+x\n*** End Patch\n", HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Add File: .bashrc\xc2\xa0\n+x\n*** End Patch\n", HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Add File: .bashrc\xe3\x80\x80\r\n+x\n*** End Patch\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n\xe3\x80\x80*** Update File: src/a.c\n*** Move to: "
+	     "/etc/cron.d/x\n@@\n-a\n+b\n*** End Patch\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Update File: src/a.c\n  *** Move to: /etc/x \n@@\n-a\n+b\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n *** Add File: src/ok.c\t\n+x\n*** End Patch\n", HOOK_ALLOW},
+	};
+	struct hook_verdict v;
+	char big[5000];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hook_check_patch(&ctx, "apply_patch", t[i].patch, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] got %d (%s)", i, v.outcome,
+			      v.reason);
+	}
+	/* A name longer than any path is not cut to one that passes. */
+	int k = snprintf(big, sizeof(big), "*** Add File: ");
+	memset(big + k, 'a', 4200);
+	memcpy(big + k + 4200, "/../../.bashrc\n", 16);
+	hook_check_patch(&ctx, "apply_patch", big, &v);
+	ck_assert_int_ne(v.outcome, HOOK_ALLOW);
+}
+END_TEST
+
 START_TEST(test_patch_and_urls)
 {
 	struct hook_verdict v;
@@ -565,6 +605,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_path_symlink);
 	tcase_add_test(tc, test_search_globs);
 	tcase_add_test(tc, test_patch_and_urls);
+	tcase_add_test(tc, test_patch_as_codex_reads_it);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_harness_names);
