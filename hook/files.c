@@ -58,15 +58,28 @@ static const char *glob_hit(const struct hook_ctx *c, const char *abs, bool writ
 	return policy_protected_glob_hit(p, abs);
 }
 
+/* The event's cwd is the workspace unless the launcher would refuse it (/, /etc, ...:
+ * policy_workspace_refused), as written, cleaned or resolved. */
+static bool cwd_is_workspace(const struct hook_ctx *c)
+{
+	char norm[PATH_MAX_];
+	const char *why;
+
+	if (!c->cwd || policy_path_normalise(c->cwd, true, norm, sizeof(norm), &why) < 0 ||
+	    policy_workspace_refused(norm))
+		return false;
+	return !c->cwd_real || !policy_workspace_refused(c->cwd_real);
+}
+
 static const char *writable_root(const struct hook_ctx *c, const char *abs)
 {
 	const struct halo_policy *p = c->policy;
 
 	if (p->mode == POLICY_MODE_READ_ONLY)
 		return NULL;
-	if (c->cwd && policy_path_beneath(abs, c->cwd))
+	if (cwd_is_workspace(c) && policy_path_beneath(abs, c->cwd))
 		return c->cwd;
-	if (c->cwd_real && policy_path_beneath(abs, c->cwd_real))
+	if (cwd_is_workspace(c) && c->cwd_real && policy_path_beneath(abs, c->cwd_real))
 		return c->cwd_real;
 	for (size_t i = 0; i < p->writable_abs.n; i++)
 		if (policy_path_beneath(abs, p->writable_abs.items[i]))
@@ -473,12 +486,13 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 		rest = glob + lit;
 	}
 	/* The folder as the kernel walks it as written (a ".." after a symlink too). */
-	if (policy_path_join(lit ? sub : folder && *folder ? folder : ".", c->cwd, c->home,
-			     abs_raw, sizeof(abs_raw)) < 0)
+	if (policy_path_join(lit		 ? sub
+			     : folder && *folder ? folder
+						 : ".",
+			     c->cwd, c->home, abs_raw, sizeof(abs_raw)) < 0)
 		snprintf(abs_raw, sizeof(abs_raw), "%s", abs);
 	why = search_hit(c, abs, rest);
-	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 &&
-	    strcmp(real, abs))
+	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 && strcmp(real, abs))
 		why = search_hit(c, real, rest);
 	if (why)
 		hook_block(&j, HOOK_BLOCK,

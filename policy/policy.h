@@ -326,6 +326,10 @@ const char *policy_system_tree_of(const char *path);
  * whoever asks for it. The Linux scan checks resolved writable roots and tool caches
  * with it (a home, and so its caches, may lie in /var/lib: jenkins). */
 const char *policy_os_tree_of(const char *path);
+/* A workspace the launcher refuses to make writable: "/", "/var" or an operating
+ * system tree itself (/etc, /usr ...). The hook's file tools judge the event's cwd by
+ * it too: a harness run from / gets no writable workspace from the hook either. */
+bool policy_workspace_refused(const char *ws);
 
 /* The persistence guard's names (policy/guard.c, their one home): dot files and
  * directories that run code later, kept read-only by linux/ and macos/. */

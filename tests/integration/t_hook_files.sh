@@ -103,6 +103,43 @@ hook "Grep over the home for .ssh/*" 2 Grep "{\"pattern\":\"BEGIN\",\"path\":\"$
 hook "Glob **/*.c (control)" 0 Glob '{"pattern":"**/*.c"}'
 hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
 
+# Symlinks as the kernel walks them (pathreview): a dangling link is followed to the
+# file a write creates, and ".." after a link is its target's parent, not the link's
+# directory (the old hook judged "$ws/up/../x" as "$ws/x").
+mkdir -p "$base/out/d"
+ln -s "$HOME/.ssh/authorized_keys" "$ws/dangle"
+ln -s "$base/out/new.txt" "$ws/dangle2"
+ln -s "$base/out/d" "$ws/up"
+ln -s "$HOME/.aws" "$ws/up2"
+hook "Write through a dangling link into ~/.ssh" 2 Write "{\"file_path\":\"$ws/dangle\",\"content\":\"k\"}"
+hook "Write through a dangling link out of the workspace" 2 Write \
+	"{\"file_path\":\"dangle2\",\"content\":\"x\"}"
+hook "Write .. after a link (the target's parent)" 2 Write \
+	"{\"file_path\":\"$ws/up/../planted\",\"content\":\"x\"}"
+hook "Read .. after a link into ~/.ssh" 2 Read "{\"file_path\":\"$ws/up2/../.ssh/id_rsa\"}"
+hook "Grep .. after a link into ~/.ssh" 2 Grep "{\"pattern\":\"k\",\"path\":\"up2/../.ssh\"}"
+hook "Write through a link inside the workspace (control)" 0 Write \
+	"{\"file_path\":\"$ws/up/../../arws/src/y.c\",\"content\":\"x\"}"
+# Codex trims a hunk header before reading it; a name after tabs or U+3000 counts.
+hook "apply_patch: an indented Add File header" 2 apply_patch \
+	"{\"command\":\"*** Begin Patch\\n  *** Add File: $HOME/.ssh/authorized_keys\\n+k\\n*** End Patch\\n\"}"
+hook "apply_patch: a name with trailing white space" 2 apply_patch \
+	"{\"command\":\"*** Begin Patch\\n*** Add File: .bashrc\\t\\u3000\\n+x\\n*** End Patch\\n\"}"
+# An event from a cwd the launcher refuses as a workspace gets no workspace here.
+hook "Write /etc from cwd /" 2 Write '{"file_path":"/etc/cron.d/halo-it","content":"x"}' /
+hook "Write /etc from cwd /etc" 2 Write '{"file_path":"cron.d/halo-it","content":"x"}' /etc
+# The sandbox refuses the same writes.
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >dangle2; echo x >up/../planted; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes through links" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a dangling link's target is not made" "no" \
+		"$([ -e "$base/out/new.txt" ] && echo yes || echo no)"
+	expect "sandbox: .. after a link writes nothing there" "no" \
+		"$([ -e "$base/out/planted" ] && echo yes || echo no)"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"

@@ -382,6 +382,37 @@ END_TEST
 /* Codex reads a hunk header from the line trimmed of whitespace at both ends
  * (Rust's str::trim: tabs, NBSP, U+3000 ...), and "*** Move to: " as it stands: the
  * hook must see every name Codex would write (pathreview). */
+/* An event whose cwd is a workspace the launcher refuses (/, /var, /etc ...): the hook
+ * gives it no writable workspace either (pathreview). */
+START_TEST(test_refused_cwd)
+{
+	static const struct {
+		const char *cwd, *path;
+		int want;
+	} t[] = {
+	    {"/", "/etc/cron.d/x", HOOK_BLOCK},
+	    {"/", "/home/alice/proj/x", HOOK_BLOCK},
+	    {"/etc", "/etc/cron.d/x", HOOK_BLOCK},
+	    {"/etc/", "cron.d/x", HOOK_BLOCK},
+	    {"/var", "/var/spool/cron/x", HOOK_BLOCK},
+	    {"/usr", "bin/x", HOOK_BLOCK},
+	    {"/", "/tmp/x", HOOK_ALLOW},
+	    {"/srv/p", "/srv/p/x", HOOK_ALLOW},
+	};
+	struct hook_verdict v;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		ctx.cwd = t[i].cwd;
+		ctx.cwd_real = t[i].cwd;
+		hook_check_path(&ctx, "Write", t[i].path, true, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s in %s: got %d (%s)", i,
+			      t[i].path, t[i].cwd, v.outcome, v.reason);
+	}
+	ctx.cwd = "/home/alice/proj";
+	ctx.cwd_real = NULL;
+}
+END_TEST
+
 START_TEST(test_patch_as_codex_reads_it)
 {
 	static const struct {
@@ -606,6 +637,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_search_globs);
 	tcase_add_test(tc, test_patch_and_urls);
 	tcase_add_test(tc, test_patch_as_codex_reads_it);
+	tcase_add_test(tc, test_refused_cwd);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_harness_names);
