@@ -255,9 +255,17 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 	case TK_SHELL:
 		if (cJSON_IsArray(f) && (line = argv_to_line(f))) {
 			hook_check_command(c, line, strlen(line), v);
+			if (strstr(line, "apply_patch") || strstr(line, "applypatch")) {
+				const cJSON *e;
+				cJSON_ArrayForEach(e, f)
+				    hook_check_shell_patch(c, ev->tool, e->valuestring, v);
+			}
 			free(line);
 		} else if (cJSON_IsString(f)) {
 			hook_check_command(c, f->valuestring, strlen(f->valuestring), v);
+			if (strstr(f->valuestring, "apply_patch") ||
+			    strstr(f->valuestring, "applypatch"))
+				hook_check_shell_patch(c, ev->tool, f->valuestring, v);
 		} else {
 			v->outcome = HOOK_CANNOT;
 			snprintf(v->reason, sizeof(v->reason), "%s: the command is not a string",

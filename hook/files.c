@@ -272,26 +272,30 @@ static size_t white(const char *s, size_t n, bool back)
 /* One header's name, as Codex takes it (the trimmed line's rest) and, for a Move to
  * that Codex reads untrimmed, as it stands: a name as long as no path can be is
  * refused, never cut to one that passes. */
-static void patch_name(const struct hook_ctx *c, const char *tool, const char *p, size_t n,
-		       struct hook_verdict *v)
+static void patch_name(const struct hook_ctx *c, const char *tool, const char *base, const char *p,
+		       size_t n, struct hook_verdict *v)
 {
 	char path[PATH_MAX_];
+	size_t b = base && p[0] != '/' && p[0] != '~' ? strlen(base) + 1 : 0;
 
 	if (n == 0)
 		return; /* Codex refuses an empty name */
-	if (n >= sizeof(path)) {
+	if (b + n >= sizeof(path)) {
 		v->outcome = HOOK_CANNOT;
 		snprintf(v->reason, sizeof(v->reason), "%s: a file name in the patch is too long",
 			 tool);
 		return;
 	}
-	memcpy(path, p, n);
-	path[n] = 0;
+	if (b)
+		snprintf(path, sizeof(path), "%s/", base);
+	memcpy(path + b, p, n);
+	path[b + n] = 0;
 	hook_check_path(c, tool, path, true, v);
 }
 
-void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
-		      struct hook_verdict *v)
+/* Every header of a patch, relative names against `base` (NULL: the cwd). */
+static void check_patch_in(const struct hook_ctx *c, const char *tool, const char *patch,
+			   const char *base, struct hook_verdict *v)
 {
 	static const char *const heads[] = {
 	    "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "};
@@ -309,11 +313,47 @@ void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *pa
 			size_t h = strlen(heads[k]);
 			if (len - lead - trail < h || strncmp(s + lead, heads[k], h) != 0)
 				continue;
-			patch_name(c, tool, s + lead + h, len - lead - trail - h, v);
+			patch_name(c, tool, base, s + lead + h, len - lead - trail - h, v);
 			if (v->outcome == HOOK_ALLOW && trail)
-				patch_name(c, tool, s + lead + h, len - lead - h, v);
+				patch_name(c, tool, base, s + lead + h, len - lead - h, v);
 		}
 	}
+}
+
+void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
+		      struct hook_verdict *v)
+{
+	start(v);
+	check_patch_in(c, tool, patch, NULL, v);
+}
+
+/* Codex takes a shell call for apply_patch and applies it itself, outside the shell
+ * (codex-rs/apply-patch, invocation.rs): argv `apply_patch BODY`, or a script
+ * `[cd DIR &&] apply_patch <<'EOF' ... EOF` (also `applypatch`). Any text naming
+ * either has its headers judged (more than Codex matches: the safe side), relative to
+ * DIR when the script starts with cd. */
+void hook_check_shell_patch(const struct hook_ctx *c, const char *tool, const char *text,
+			    struct hook_verdict *v)
+{
+	char dir[PATH_MAX_];
+	const char *s = text + strspn(text, " \t\n"), *base = NULL;
+
+	if (v->outcome != HOOK_ALLOW || !strstr(text, "*** "))
+		return;
+	if (strncmp(s, "cd", 2) == 0 && (s[2] == ' ' || s[2] == '\t')) {
+		s += 2 + strspn(s + 2, " \t");
+		char q = *s == '\'' || *s == '"' ? *s++ : 0;
+		size_t k = q ? strcspn(s, (char[]){q, 0}) : strcspn(s, " \t\n;&|");
+		if (k >= sizeof(dir)) {
+			v->outcome = HOOK_CANNOT;
+			snprintf(v->reason, sizeof(v->reason),
+				 "%s: the cd before apply_patch is too long", tool);
+			return;
+		}
+		snprintf(dir, sizeof(dir), "%.*s", (int)k, s);
+		base = dir;
+	}
+	check_patch_in(c, tool, text, base, v);
 }
 
 void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,

@@ -126,6 +126,11 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 /* A Codex apply_patch body: every file it adds, updates, deletes or moves to. */
 void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
 		      struct hook_verdict *v);
+/* A shell call Codex would apply as a patch itself (`apply_patch BODY`, or
+ * `[cd DIR &&] apply_patch <<EOF`): its headers judged like hook_check_patch's, when the
+ * verdict so far allows. */
+void hook_check_shell_patch(const struct hook_ctx *c, const char *tool, const char *text,
+			    struct hook_verdict *v);
 
 /* ---------------------------------------------------------------- events */
 

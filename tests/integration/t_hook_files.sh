@@ -125,6 +125,11 @@ hook "apply_patch: an indented Add File header" 2 apply_patch \
 	"{\"command\":\"*** Begin Patch\\n  *** Add File: $HOME/.ssh/authorized_keys\\n+k\\n*** End Patch\\n\"}"
 hook "apply_patch: a name with trailing white space" 2 apply_patch \
 	"{\"command\":\"*** Begin Patch\\n*** Add File: .bashrc\\t\\u3000\\n+x\\n*** End Patch\\n\"}"
+# Codex applies a shell call's apply_patch heredoc itself, outside the (wrapped) shell.
+hook "Bash: cd DIR && apply_patch heredoc into ~/.ssh" 2 Bash \
+	"{\"command\":\"cd $HOME/.ssh && apply_patch <<'EOF'\\n*** Begin Patch\\n*** Add File: authorized_keys\\n+k\\n*** End Patch\\nEOF\\n\"}"
+hook "Bash: apply_patch heredoc in the workspace (control)" 0 Bash \
+	"{\"command\":\"apply_patch <<'EOF'\\n*** Begin Patch\\n*** Add File: src/z.c\\n+k\\n*** End Patch\\nEOF\\n\"}"
 # An event from a cwd the launcher refuses as a workspace gets no workspace here.
 hook "Write /etc from cwd /" 2 Write '{"file_path":"/etc/cron.d/halo-it","content":"x"}' /
 hook "Write /etc from cwd /etc" 2 Write '{"file_path":"cron.d/halo-it","content":"x"}' /etc

@@ -508,6 +508,25 @@ static const struct {
      "evil.test\"]}}",
      0, B},
     {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"a.c\",\".env\"]}}", 0, B},
+    /* Codex applies a shell call's apply_patch heredoc itself, outside the shell
+     * (pathreview): its names are judged like the apply_patch tool's. */
+    {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n*** Begin "
+     "Patch\\n*** Add File: /home/alice/.bashrc\\n+x\\n*** End Patch\\nEOF\\n\"}}",
+     0, B},
+    {"{\"tool_name\":\"shell\",\"tool_input\":{\"command\":[\"bash\",\"-lc\",\"cd /etc && "
+     "applypatch <<'EOF'\\n*** Begin Patch\\n*** Add File: cron.d/x\\n+x\\n*** End "
+     "Patch\\nEOF\\n\"]}}",
+     0, B},
+    {"{\"tool_name\":\"shell\",\"tool_input\":{\"command\":[\"apply_patch\",\"*** Begin "
+     "Patch\\n*** Update File: src/a.c\\n*** Move to: .git/hooks/pre-commit\\n@@\\n-a\\n+b\\n*** "
+     "End Patch\\n\"]}}",
+     0, B},
+    {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"cd src && apply_patch "
+     "<<'EOF'\\n*** Begin Patch\\n*** Add File: ok.c\\n+x\\n*** End Patch\\nEOF\\n\"}}",
+     0, A},
+    {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"cd '../..' && apply_patch "
+     "<<'EOF'\\n*** Begin Patch\\n*** Add File: x\\n+x\\n*** End Patch\\nEOF\\n\"}}",
+     0, B},
     /* hostile */
     {"", -EINVAL, 0},
     {"[]", -EINVAL, 0},
