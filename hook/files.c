@@ -133,13 +133,15 @@ static bool git_guard(const struct hook_ctx *c, const char *abs)
 
 static const char *guard_hit(const struct hook_ctx *c, const char *abs, const char *root)
 {
-	const char *rel = abs + strlen(root);
+	const char *rel = abs + strlen(root), *why;
 	char comp[PATH_MAX_];
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
 	if (git_guard(c, abs))
 		return "git hooks and config";
+	if ((why = hook_git_config_hit(c, abs)))
+		return why;
 	for (const char *s = rel; s && *s; s = strchr(s, '/')) {
 		s++;
 		snprintf(comp, sizeof(comp), "%.*s", (int)strcspn(s, "/"), s);

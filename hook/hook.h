@@ -93,6 +93,10 @@ struct hook_ctx {
 	/* Does the absolute name exist (lstat)? For telling a git directory by what it
 	 * holds (policy_gitdir_holds). NULL: git directories by their .git name only. */
 	bool (*exists)(const char *abs);
+	/* Up to n bytes of a file (a repository's config, a .git file, commondir): the
+	 * length, or -errno. NULL: what a config names (core.hooksPath, include.path) is
+	 * not looked for. */
+	int (*read_file)(const char *abs, char *buf, size_t n);
 };
 
 enum hook_outcome {

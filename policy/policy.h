@@ -611,6 +611,15 @@ const struct policy_git_guard *policy_git_guard_of(const char *name);
 bool policy_git_guard_rel(const char *rel);
 /* The first ".git/<guarded>" in an absolute path (by name), or NULL. */
 const char *policy_git_guard_in_dotgit(const char *path);
+/* What a git config names that runs code or is read as config, as git's grammar
+ * reads it (a key on the section's line, quotes, escapes, comments, "\\" + newline
+ * continuing a value), matching more where it is loose: a section is told by its
+ * name alone ([core "x"] counts as core). cb(ctx, kind, value) for core.hooksPath
+ * (POLICY_GITREF_HOOKS, relative to the work tree), core.worktree and include.path /
+ * includeIf.*.path (relative to the config's directory). */
+enum { POLICY_GITREF_HOOKS = 1, POLICY_GITREF_WORKTREE, POLICY_GITREF_INCLUDE };
+typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
+void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);
 
 /* Is host:port (a parsed host) one of the sandbox's own loopback names with a port
  * listed in egress.hostPorts? Then the connection is relayed to the host's loopback

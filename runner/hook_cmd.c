@@ -3,6 +3,7 @@
  * blocks too (exit 2): the harnesses run the tool on any other non-zero status, so a
  * hook that failed any other way would fail open. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,31 @@ static bool exists(const char *abs)
 	struct stat st;
 
 	return lstat(abs, &st) == 0;
+}
+
+/* A small file as git reads it (a config, a .git file, commondir). */
+static int read_file(const char *abs, char *buf, size_t n)
+{
+	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (int)got;
 }
 
 /* A name as the kernel walks it: a symlink's target, or whether it exists. */
@@ -120,6 +146,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	    .xdg_config = getenv("XDG_CONFIG_HOME"),
 	    .resolve = resolve,
 	    .exists = exists,
+	    .read_file = read_file,
 	};
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;

@@ -125,6 +125,24 @@ hook "apply_patch: an indented Add File header" 2 apply_patch \
 	"{\"command\":\"*** Begin Patch\\n  *** Add File: $HOME/.ssh/authorized_keys\\n+k\\n*** End Patch\\n\"}"
 hook "apply_patch: a name with trailing white space" 2 apply_patch \
 	"{\"command\":\"*** Begin Patch\\n*** Add File: .bashrc\\t\\u3000\\n+x\\n*** End Patch\\n\"}"
+# What a repository's config names (husky's core.hooksPath, include.path), kept
+# read-only by the sandbox's scan: the hook refuses it too (pathreview). The key on the
+# section's line is git's grammar too (the scan's old reader skipped it).
+git init -q "$ws/hprepo" && mkdir -p "$ws/hprepo/.husky/_" && echo x >"$ws/hprepo/shared.cfg" &&
+	printf '[Core] hooksPath = ".husky/_" ; husky\n[include]\n\tpath = ../shared.cfg\n' >>"$ws/hprepo/.git/config"
+expect "git reads the hooksPath" ".husky/_" "$(git -C "$ws/hprepo" config core.hooksPath)"
+hook "Write into core.hooksPath" 2 Write "{\"file_path\":\"$ws/hprepo/.husky/_/pre-commit\",\"content\":\"x\"}"
+hook "Write an include.path file" 2 Edit \
+	"{\"file_path\":\"$ws/hprepo/shared.cfg\",\"old_string\":\"x\",\"new_string\":\"y\"}"
+hook "Write beside the hooksPath (control)" 0 Write "{\"file_path\":\"$ws/hprepo/.husky/x\",\"content\":\"x\"}"
+out=$(cd "$ws/hprepo" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >.husky/_/pre-commit && echo WROTE; echo y >shared.cfg && echo WROTE2; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes into core.hooksPath" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: core.hooksPath stays read-only" "" "$(grep -x WROTE <<<"$out")"
+	expect "sandbox: the include.path file stays read-only" "" "$(grep -x WROTE2 <<<"$out")"
+fi
 # Codex applies a shell call's apply_patch heredoc itself, outside the (wrapped) shell.
 hook "Bash: cd DIR && apply_patch heredoc into ~/.ssh" 2 Bash \
 	"{\"command\":\"cd $HOME/.ssh && apply_patch <<'EOF'\\n*** Begin Patch\\n*** Add File: authorized_keys\\n+k\\n*** End Patch\\nEOF\\n\"}"

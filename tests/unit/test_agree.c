@@ -59,6 +59,11 @@ static const struct row {
     {"home/.cache/pip/x", NO, NO, H | S},
     /* A symlink from the workspace into a protected directory of the home. */
     {"ws/keys/authorized_keys", NO, NO, H | S},
+    /* What the work tree's config names: core.hooksPath and include.path (pathreview). */
+    {"ws/hp/pre-commit", NO, NO, H | S},
+    {"ws/hp/sub/x", NO, NO, H | S},
+    {"ws/inc.cfg", NO, NO, H | S},
+    {"ws/hpx/pre-commit", OK, OK, H | S},
     /* A dangling symlink: writing through it creates its target (pathreview). */
     {"ws/dangle", NO, NO, H | S},
     {"ws/dangle-in", OK, OK, H | S},
@@ -73,7 +78,11 @@ static void make_tree(void)
 	file("ws/src/main.c", "int main;\n");
 	/* A work tree's .git, a real one by what it holds, with a submodule. */
 	file("ws/.git/HEAD", "ref: refs/heads/main\n");
-	file("ws/.git/config", "[core]\n");
+	file("ws/.git/config", "[core]\n\tbare = false\n[Core] HooksPath = \"hp\" ; hooks\n"
+			       "[include]\n\tpath = ../inc.cfg\n");
+	file("ws/hp/pre-commit", "#!/bin/sh\n");
+	file("ws/inc.cfg", "[user]\n");
+	mkdirs("ws/hpx");
 	mkdirs("ws/.git/objects");
 	mkdirs("ws/.git/refs");
 	mkdirs("ws/.git/hooks");
@@ -124,6 +133,31 @@ static bool exists(const char *abs)
 	return lstat(abs, &st) == 0;
 }
 
+/* A small file as git reads it (a config, a .git file, commondir). */
+static int read_file(const char *abs, char *buf, size_t n)
+{
+	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (int)got;
+}
+
 static int link_of(void *ctx, const char *abs, char *buf, size_t n)
 {
 	struct stat st;
@@ -151,7 +185,11 @@ static int hook_says(const char *abs)
 {
 	size_t ng;
 	char home[PATH_MAX];
-	struct hook_ctx c = {.policy = &pol, .cwd = ws, .exists = exists, .resolve = resolve};
+	struct hook_ctx c = {.policy = &pol,
+			     .cwd = ws,
+			     .exists = exists,
+			     .resolve = resolve,
+			     .read_file = read_file};
 	struct hook_verdict v;
 
 	p(home, "home");
