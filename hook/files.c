@@ -103,6 +103,31 @@ static bool probe_holds(void *arg, const char *name)
 	return pr->c->exists(p);
 }
 
+/* Would making `rel`'s first name in `dir` complete a git directory that already
+ * holds hooks or a config (the broker refuses that name: its hooks were never checked)?
+ * HEAD written last, or refs after a hook: the hook sees one write at a time. */
+static bool completes_gitdir(const struct hook_ctx *c, const char *dir, const char *rel)
+{
+	static const char *const held_code[] = {"hooks", "config", "config.worktree"};
+	struct probe pr = {c, dir};
+	char name[64];
+	size_t k = strcspn(rel, "/");
+	unsigned flag, held;
+
+	if (k >= sizeof(name))
+		return false;
+	snprintf(name, sizeof(name), "%.*s", (int)k, rel);
+	if (!(flag = policy_git_entry(name)) || probe_holds(&pr, name))
+		return false;
+	held = policy_git_entries_held(probe_holds, &pr);
+	if (policy_git_entries_make_gitdir(held) || !policy_git_entries_make_gitdir(held | flag))
+		return false;
+	for (size_t i = 0; i < sizeof(held_code) / sizeof(held_code[0]); i++)
+		if (probe_holds(&pr, held_code[i]))
+			return true;
+	return false;
+}
+
 /* git runs code later from a git directory's hooks and config: one named .git, or one
  * told by what it holds (a bare repository, a linked work tree's or a submodule's git
  * directory wherever a gitdir: file puts it), and a .git itself (a gitdir: file says
@@ -117,13 +142,16 @@ static bool git_guard(const struct hook_ctx *c, const char *abs)
 	if (!c->exists)
 		return false;
 	/* Every ancestor, nearest first: a directory holding HEAD and commondir, or
-	 * objects and refs, whose guarded names `abs` is at or beneath. */
+	 * objects and refs, whose guarded names `abs` is at or beneath; or one this name
+	 * would make such a directory while it holds hooks or a config. */
 	snprintf(dir, sizeof(dir), "%s", abs);
 	for (char *sl; (sl = strrchr(dir, '/'));) {
 		const char *rel = abs + (sl - dir) + 1;
 		sl == dir ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
 		if (policy_git_guard_rel(rel) &&
 		    policy_gitdir_holds(probe_holds, &(struct probe){c, dir}))
+			return true;
+		if (completes_gitdir(c, dir, rel))
 			return true;
 		if (sl == dir)
 			break;

@@ -125,6 +125,22 @@ hook "apply_patch: an indented Add File header" 2 apply_patch \
 	"{\"command\":\"*** Begin Patch\\n  *** Add File: $HOME/.ssh/authorized_keys\\n+k\\n*** End Patch\\n\"}"
 hook "apply_patch: a name with trailing white space" 2 apply_patch \
 	"{\"command\":\"*** Begin Patch\\n*** Add File: .bashrc\\t\\u3000\\n+x\\n*** End Patch\\n\"}"
+# A bare repository built one file at a time, its hook first: the write that would
+# make the directory a git directory is refused, as the sandbox's broker refuses it.
+hook "Write a hook into a plain directory (allowed: no repository yet)" 0 Write \
+	"{\"file_path\":\"$ws/store/hooks/post-receive\",\"content\":\"x\"}"
+mkdir -p "$ws/store/hooks" "$ws/store/objects" && echo x >"$ws/store/hooks/post-receive" &&
+	echo 'ref: refs/heads/main' >"$ws/store/HEAD"
+hook "Write refs/ that completes a repository holding a hook" 2 Write \
+	"{\"file_path\":\"$ws/store/refs/heads/main\",\"content\":\"0\"}"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'mkdir store/refs && echo MADE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed completion of a repository" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: refs/ that completes it is refused" "" "$(grep -x MADE <<<"$out")"
+fi
+
 # What a repository's config names (husky's core.hooksPath, include.path), kept
 # read-only by the sandbox's scan: the hook refuses it too (pathreview). The key on the
 # section's line is git's grammar too (the scan's old reader skipped it).

@@ -59,6 +59,12 @@ static const struct row {
     {"home/.cache/pip/x", NO, NO, H | S},
     /* A symlink from the workspace into a protected directory of the home. */
     {"ws/keys/authorized_keys", NO, NO, H | S},
+    /* A directory holding hooks that one more name would make a git directory: the
+     * name that completes it is refused (the broker's rule; pathreview). */
+    {"ws/becoming/refs", NO, NO, H | B},
+    {"ws/becoming/refs/heads/main", NO, NO, H},
+    {"ws/becoming/HEAD", OK, OK, H | B},
+    {"ws/plain/refs/x", OK, OK, H | B},
     /* What the work tree's config names: core.hooksPath and include.path (pathreview). */
     {"ws/hp/pre-commit", NO, NO, H | S},
     {"ws/hp/sub/x", NO, NO, H | S},
@@ -83,6 +89,9 @@ static void make_tree(void)
 	file("ws/hp/pre-commit", "#!/bin/sh\n");
 	file("ws/inc.cfg", "[user]\n");
 	mkdirs("ws/hpx");
+	mkdirs("ws/becoming/objects");
+	file("ws/becoming/hooks/post-receive", "#!/bin/sh\n");
+	mkdirs("ws/plain/objects");
 	mkdirs("ws/.git/objects");
 	mkdirs("ws/.git/refs");
 	mkdirs("ws/.git/hooks");
