@@ -324,9 +324,7 @@ static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(ev->input, "path");
 		if (!f || cJSON_IsNull(f))
 			f = cJSON_GetObjectItemCaseSensitive(ev->input, "dir_path");
-		if (!g || cJSON_IsNull(g))
-			return;
-		if (!cJSON_IsString(g)) {
+		if (g && !cJSON_IsNull(g) && !cJSON_IsString(g)) {
 			v->outcome = HOOK_CANNOT;
 			snprintf(v->reason, sizeof(v->reason),
 				 "%s: tool_input.%s has the wrong type", ev->tool,
@@ -334,7 +332,7 @@ static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
 			return;
 		}
 		hook_check_search(c, ev->tool, cJSON_IsString(f) ? f->valuestring : NULL,
-				  g->valuestring, v);
+				  cJSON_IsString(g) ? g->valuestring : NULL, v);
 		return;
 	}
 }

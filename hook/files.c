@@ -520,16 +520,42 @@ static const char *search_hit(const struct hook_ctx *c, const char *folder, cons
 	return NULL;
 }
 
+/* A protected path beneath the search folder that ripgrep walks into: none of the
+ * names on the way from the folder is hidden (ripgrep, as Claude Code's and Gemini's
+ * search tools run it, skips hidden names, which is why a search over a home holding
+ * ~/.ssh passes; ~/secrets or ~/Library/Keychains would be read). */
+static const char *walked_into(const struct hook_ctx *c, const char *folder)
+{
+	const struct halo_policy *p = c->policy;
+
+	for (size_t i = 0; i < p->protected_abs.n; i++) {
+		const char *e = p->protected_abs.items[i], *r;
+		if (!policy_path_beneath(e, folder) || !strcmp(e, folder) ||
+		    (c->exists && !c->exists(e))) /* ~/Library/Keychains on Linux */
+			continue;
+		for (r = e + strlen(folder); *r == '/';) {
+			r++;
+			if (*r == '.')
+				break;
+			r += strcspn(r, "/");
+		}
+		if (!*r)
+			return e;
+	}
+	return NULL;
+}
+
 void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
 		       const char *glob, struct hook_verdict *v)
 {
 	struct hook_judge j = {c, v, 0};
 	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_], abs_raw[PATH_MAX_ * 2];
-	const char *rest = glob, *why;
+	const char *rest, *why;
 
 	start(v);
-	if (c->policy->mode == POLICY_MODE_OFF || !glob || !*glob)
+	if (c->policy->mode == POLICY_MODE_OFF)
 		return;
+	rest = glob = glob ? glob : ""; /* no file-name glob: the folder alone */
 	if (policy_path_absolute(folder && *folder ? folder : ".", c->cwd, c->home, abs,
 				 sizeof(abs)) < 0) {
 		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
@@ -561,8 +587,10 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 						 : ".",
 			     c->cwd, c->home, abs_raw, sizeof(abs_raw)) < 0)
 		snprintf(abs_raw, sizeof(abs_raw), "%s", abs);
-	why = search_hit(c, abs, rest);
-	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 && strcmp(real, abs))
+	why = walked_into(c, abs);
+	why = why ? why : search_hit(c, abs, rest);
+	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 &&
+	    strcmp(real, abs) && !(why = walked_into(c, real)))
 		why = search_hit(c, real, rest);
 	if (why)
 		hook_block(&j, HOOK_BLOCK,

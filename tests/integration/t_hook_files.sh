@@ -101,6 +101,18 @@ hook "Grep over the workspace with glob .env*" 2 Grep "{\"pattern\":\"A\",\"path
 hook "Glob **/.env*" 2 Glob '{"pattern":"**/.env*"}'
 hook "Grep over the home for .ssh/*" 2 Grep "{\"pattern\":\"BEGIN\",\"path\":\"$HOME\",\"glob\":\".ssh/*\"}"
 hook "Glob **/*.c (control)" 0 Glob '{"pattern":"**/*.c"}'
+# A protected path that is not hidden: ripgrep walks into it, glob or none (pathreview).
+mkdir -p "$HOME/vault" && echo s >"$HOME/vault/token.txt"
+printf 'sandbox:\n  mode: workspace-write\n  protectedPaths: [~/vault]\n' >"$TMPDIR/vault.yaml"
+for tool in Grep Glob; do
+	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"hook_event_name":"PreToolUse",
+	"tool_name":sys.argv[2],"tool_input":{"pattern":"**/*.txt" if sys.argv[2]=="Glob" else "s","path":sys.argv[3]}}))' "$ws" "$tool" "$HOME")
+	printf '%s' "$ev" | "$HALO" hook --policy "$pol" --policy "$TMPDIR/vault.yaml" 2>/dev/null
+	expect "$tool over the home holding ~/vault (not hidden): blocked" 2 "$?"
+done
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":sys.argv[1]}}))' "$ws")
+printf '%s' "$ev" | "$HALO" hook --policy "$pol" --policy "$TMPDIR/vault.yaml" 2>/dev/null
+expect "Grep over the workspace with ~/vault protected (control)" 0 "$?"
 hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
 
 # Symlinks as the kernel walks them (pathreview): a dangling link is followed to the

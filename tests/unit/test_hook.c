@@ -297,7 +297,13 @@ START_TEST(test_search_globs)
 	    {"/home/alice", ".ssh/*", B},
 	    {"/home/alice", "**/.ssh/id_*", B},
 	    {"/home/alice", "*/credentials", B},
-	    {"/home/alice", "**/*.go", A},
+	    /* ~/secrets is not hidden: ripgrep walks into it (pathreview). */
+	    {"/home/alice", "**/*.go", B},
+	    {"/home/alice", NULL, B},
+	    {"/home/alice/secrets/..", NULL, B},
+	    {"/home/alice/.config", "**/*.go", B}, /* ~/.config/gcloud */
+	    {"/home/alice/.cache", "**/*.go", A},
+	    {"/home/alice/proj", NULL, A},
 	    {NULL, "/home/alice/.ssh/*", B},
 	    {NULL, "../.aws/*", B},
 	    {NULL, "~/.ssh/*", B},
@@ -308,7 +314,8 @@ START_TEST(test_search_globs)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		hook_check_search(&ctx, "Grep", t[i].folder, t[i].glob, &v);
 		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s in %s: got %d (%s)", i,
-			      t[i].glob, t[i].folder ? t[i].folder : "cwd", v.outcome, v.reason);
+			      t[i].glob ? t[i].glob : "(none)", t[i].folder ? t[i].folder : "cwd",
+			      v.outcome, v.reason);
 	}
 }
 END_TEST
