@@ -214,6 +214,13 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 			   why);
 		return;
 	}
+	if (!write && (why = policy_path_host_only(abs))) {
+		hook_block(j, HOOK_BLOCK,
+			   "%s %s: %s is out of the sandbox's sight (it has its own %s: a host "
+			   "process's environment, a secret under /run or a disk is not for it)",
+			   tool, path, abs, why);
+		return;
+	}
 	if (!write)
 		return;
 	if (!(root = writable_root(c, abs))) {

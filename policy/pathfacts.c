@@ -142,6 +142,38 @@ bool policy_path_in_fresh(const char *path)
 	return false;
 }
 
+/* The devices the sandbox's minimal /dev holds, readable in and out of it. */
+static const char *const sandbox_devices[] = {"/dev/null",   "/dev/zero",    "/dev/full",
+					      "/dev/random", "/dev/urandom", "/dev/tty"};
+
+/* /proc/self, /proc/thread-self, /proc/<pid>: another pid namespace's in the sandbox. */
+static bool proc_process(const char *path)
+{
+	const char *r = path + 5;
+	size_t k = strcspn(r + 1, "/");
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return false;
+	r++;
+	return (k == 4 && !strncmp(r, "self", 4)) || (k == 11 && !strncmp(r, "thread-self", 11)) ||
+	       (k > 0 && strspn(r, "0123456789") == k);
+}
+
+const char *policy_path_host_only(const char *path)
+{
+	if (proc_process(path))
+		return "/proc";
+	if (policy_path_scratch(path))
+		return NULL;
+	for (size_t i = 0; i < sizeof(sandbox_devices) / sizeof(sandbox_devices[0]); i++)
+		if (strcmp(path, sandbox_devices[i]) == 0)
+			return NULL;
+	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
+		if (strcmp(fresh_dirs[i], "/tmp") != 0 && policy_path_beneath(path, fresh_dirs[i]))
+			return fresh_dirs[i];
+	return NULL;
+}
+
 /* Scratch space every mode may write: the sandbox's own tmpfs at these paths (the
  * host's are scratch too, which is why the hook lets a file tool write there). */
 static const char *const scratch_dirs[] = {"/tmp", "/dev/shm"};

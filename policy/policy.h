@@ -566,6 +566,11 @@ typedef int (*policy_link_fn)(void *ctx, const char *abs, char *buf, size_t n);
 int policy_path_resolve(const char *in, policy_link_fn link, void *ctx, char *out, size_t n);
 /* Beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev)? */
 bool policy_path_in_fresh(const char *path);
+/* Where a host path is out of the sandbox's sight for reading too, the fresh
+ * directory that hides it ("/proc" for a host process's entries: its own pid
+ * namespace), or NULL: the scratch directories and the devices every sandbox has
+ * (/dev/null, /dev/urandom ...) are not. */
+const char *policy_path_host_only(const char *path);
 /* The scratch directories every mode may write (/tmp, /dev/shm), and the one `path`
  * lies beneath, or NULL. */
 const char *const *policy_scratch_dirs(size_t *n);

@@ -191,6 +191,12 @@ else
 		"$([ -e "$base/out/planted" ] && echo yes || echo no)"
 fi
 
+# What the sandbox cannot see, the harness's Read cannot read either: its own process's
+# environment (API keys) through /proc, a service account token under /var/run.
+hook "Read /proc/self/environ" 2 Read '{"file_path":"/proc/self/environ"}'
+hook "Read /var/run/secrets/.../token" 2 Read '{"file_path":"/var/run/secrets/kubernetes.io/serviceaccount/token"}'
+hook "Read /dev/null (control)" 0 Read '{"file_path":"/dev/null"}'
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"
