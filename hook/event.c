@@ -246,6 +246,16 @@ static char *argv_to_line(const cJSON *arr)
 	return out;
 }
 
+/* Gemini's read_many_files takes paths and globs alike: each as a path, and one with
+ * glob characters as a search's file-name glob from the cwd too. */
+static void read_many_one(const struct hook_ctx *c, const char *tool, const char *p,
+			  struct hook_verdict *v)
+{
+	hook_check_path(c, tool, p, false, v);
+	if (v->outcome == HOOK_ALLOW && strpbrk(p, "*?[{"))
+		hook_check_search(c, tool, NULL, p, v);
+}
+
 static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 			const struct tool_row *r, const cJSON *f, struct hook_verdict *v)
 {
@@ -295,7 +305,7 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 					 ev->tool);
 				return;
 			}
-			hook_check_path(c, ev->tool, e->valuestring, false, v);
+			read_many_one(c, ev->tool, e->valuestring, v);
 			if (v->outcome != HOOK_ALLOW)
 				return;
 		}
@@ -361,7 +371,7 @@ void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev, str
 			return;
 		}
 		if (r->kind == TK_READ_MANY && cJSON_IsString(f))
-			hook_check_path(c, ev->tool, f->valuestring, false, v);
+			read_many_one(c, ev->tool, f->valuestring, v);
 		else
 			judge_field(c, ev, r, f, v);
 	}

@@ -196,6 +196,9 @@ fi
 hook "Read /proc/self/environ" 2 Read '{"file_path":"/proc/self/environ"}'
 hook "Read /var/run/secrets/.../token" 2 Read '{"file_path":"/var/run/secrets/kubernetes.io/serviceaccount/token"}'
 hook "Read /dev/null (control)" 0 Read '{"file_path":"/dev/null"}'
+# Gemini's read_many_files takes globs: judged like a search's.
+hook "read_many_files **/*" 2 read_many_files '{"paths":["**/*"]}'
+hook "read_many_files src/*.c (control)" 0 read_many_files '{"paths":["src/*.c"]}'
 
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"

@@ -528,6 +528,13 @@ static const struct {
      "evil.test\"]}}",
      0, B},
     {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"a.c\",\".env\"]}}", 0, B},
+    /* Its paths and include are globs: judged like a search's (pathreview). */
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"**/*\"]}}", 0, B},
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"src/x.c\"],"
+     "\"include\":[\"*.{env,md}\"]}}",
+     0, B},
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"include\":\"~/.s?h/*\"}}", 0, B},
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"src/*.c\",\"*.md\"]}}", 0, A},
     /* Codex applies a shell call's apply_patch heredoc itself, outside the shell
      * (pathreview): its names are judged like the apply_patch tool's. */
     {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n*** Begin "
