@@ -297,6 +297,12 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 		return;
 	case TK_READ_MANY: {
 		const cJSON *e;
+		if (cJSON_GetArraySize(f) > HOOK_MAX_NAMES) {
+			v->outcome = HOOK_CANNOT;
+			snprintf(v->reason, sizeof(v->reason), "%s: more than %u paths (split it)",
+				 ev->tool, HOOK_MAX_NAMES);
+			return;
+		}
 		cJSON_ArrayForEach(e, f)
 		{
 			if (!cJSON_IsString(e)) {

@@ -338,6 +338,8 @@ static void check_patch_in(const struct hook_ctx *c, const char *tool, const cha
 	    "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "};
 
 	start(v);
+	size_t names = 0;
+
 	for (const char *l = patch; l && *l && v->outcome == HOOK_ALLOW;) {
 		const char *s = l, *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
@@ -350,6 +352,13 @@ static void check_patch_in(const struct hook_ctx *c, const char *tool, const cha
 			size_t h = strlen(heads[k]);
 			if (len - lead - trail < h || strncmp(s + lead, heads[k], h) != 0)
 				continue;
+			if (++names > HOOK_MAX_NAMES) {
+				v->outcome = HOOK_CANNOT;
+				snprintf(v->reason, sizeof(v->reason),
+					 "%s: the patch names more than %u files (split it)", tool,
+					 HOOK_MAX_NAMES);
+				return;
+			}
 			patch_name(c, tool, base, s + lead + h, len - lead - trail - h, v);
 			if (v->outcome == HOOK_ALLOW && trail)
 				patch_name(c, tool, base, s + lead + h, len - lead - h, v);

@@ -20,6 +20,9 @@
 #define HOOK_MAX_DEPTH	 16		     /* sh -c / eval / $(...) nesting */
 #define HOOK_MAX_CMDS	 4096		     /* simple commands in one event */
 #define HOOK_MAX_WORDS	 4096		     /* words in one simple command */
+/* File names judged in one event (a patch's headers, read_many_files' paths): each
+ * walks the file system, and a hook that outlasts the harness's timeout fails open. */
+#define HOOK_MAX_NAMES 4096
 
 /* ---------------------------------------------------------------- shell reader */
 

@@ -461,6 +461,17 @@ START_TEST(test_patch_as_codex_reads_it)
 		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] got %d (%s)", i, v.outcome,
 			      v.reason);
 	}
+	/* Many names: judged within the harness's timeout or not at all (a hook that
+	 * times out fails open; pathreview). */
+	size_t cap = (HOOK_MAX_NAMES + 2) * 40 + 64, o = 0;
+	char *many = malloc(cap);
+	ck_assert_ptr_nonnull(many);
+	for (size_t i = 0; i <= HOOK_MAX_NAMES; i++)
+		o += (size_t)snprintf(many + o, cap - o, "*** Add File: src/f%zu.c\n", i);
+	hook_check_patch(&ctx, "apply_patch", many, &v);
+	ck_assert_int_eq(v.outcome, HOOK_CANNOT);
+	ck_assert_ptr_nonnull(strstr(v.reason, "names more than"));
+	free(many);
 	/* A name longer than any path is not cut to one that passes. */
 	int k = snprintf(big, sizeof(big), "*** Add File: ");
 	memset(big + k, 'a', 4200);
