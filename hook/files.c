@@ -259,6 +259,13 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 			   path);
 		return;
 	}
+	if (POLICY_PATH_FOLD && policy_name_folds_to_ascii(path)) {
+		hook_block(&j, HOOK_CANNOT,
+			   "%s %s: a character in it folds to ASCII where names fold (U+017F, "
+			   "U+212A): which file it names is the file system's to say",
+			   tool, path);
+		return;
+	}
 	/* Judged as written, cleaned ("a/../b" is b to a harness that cleans a name
 	 * first), and as the kernel walks it as written (to one that does not, "link/.."
 	 * is the link target's parent). */

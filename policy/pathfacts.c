@@ -30,6 +30,11 @@ bool policy_name_eqn(const char *a, const char *b, size_t n)
 	return POLICY_PATH_FOLD ? strncasecmp(a, b, n) == 0 : strncmp(a, b, n) == 0;
 }
 
+bool policy_name_folds_to_ascii(const char *s)
+{
+	return strstr(s, "\xc5\xbf") || strstr(s, "\xe2\x84\xaa");
+}
+
 bool policy_path_beneath(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

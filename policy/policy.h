@@ -544,6 +544,10 @@ bool policy_path_within(const char *path, const char *dir);
 #endif
 bool policy_name_eq(const char *a, const char *b);
 bool policy_name_eqn(const char *a, const char *b, size_t n);
+/* Does a name hold a character that Unicode case folding makes ASCII (U+017F long s
+ * folds to s, U+212A Kelvin to k)? Where names fold (APFS), ~/.\u017Fsh is ~/.ssh to
+ * the file system but not to a byte compare: the hook refuses such names there. */
+bool policy_name_folds_to_ascii(const char *s);
 /* Is `path` `dir` or beneath it (both absolute and lexically clean)? */
 bool policy_path_beneath(const char *path, const char *dir);
 /* Remove . and .. lexically from an absolute path (resolve_dotdot false: a .. is an

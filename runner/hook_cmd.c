@@ -78,10 +78,33 @@ static int link_of(void *ctx, const char *abs, char *buf, size_t n)
 }
 
 /* The sandbox's view of a name: the kernel's walk (".." after a symlink, a dangling
- * last link followed to the file a write would create), missing names as written. */
+ * last link followed to the file a write would create), missing names as written;
+ * then the existing part's names as the file system spells them (realpath: where
+ * names fold, ~/.SSH and ~/.ssh are one directory, NFD and NFC one name). */
 static int resolve(const char *abs, char *out, size_t n)
 {
-	return policy_path_resolve(abs, link_of, NULL, out, n);
+	char walked[PATH_MAX], probe[PATH_MAX], *real = NULL;
+	size_t cut;
+	int rc = policy_path_resolve(abs, link_of, NULL, walked, sizeof(walked));
+
+	if (rc < 0)
+		return rc;
+	memcpy(probe, walked, strlen(walked) + 1);
+	for (cut = strlen(probe); cut > 0 && !(real = realpath(probe, NULL));) {
+		cut = (size_t)(strrchr(probe, '/') - probe);
+		probe[cut > 0 ? cut : 1] = '\0';
+		if (cut == 0)
+			real = realpath("/", NULL);
+	}
+	if (!real)
+		return snprintf(out, n, "%s", walked) < (int)n ? 0 : -ENAMETOOLONG;
+	int w = snprintf(out, n, "%s%s",
+			 strcmp(real, "/") ? real
+			 : walked[cut]	   ? ""
+					   : "/",
+			 walked + cut);
+	free(real);
+	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
 }
 
 static char *read_stdin(size_t *len, char *why, size_t whylen)

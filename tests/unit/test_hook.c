@@ -404,6 +404,20 @@ END_TEST
  * hook must see every name Codex would write (pathreview). */
 /* An event whose cwd is a workspace the launcher refuses (/, /var, /etc ...): the hook
  * gives it no writable workspace either (pathreview). */
+/* Names APFS folds to ASCII that a byte compare does not (pathreview). */
+START_TEST(test_fold_to_ascii)
+{
+	struct hook_verdict v;
+
+	ck_assert(policy_name_folds_to_ascii("/home/alice/.\xc5\xbfsh/id_rsa"));
+	ck_assert(policy_name_folds_to_ascii("/Users/a/Library/\xe2\x84\xaa"
+					     "eychains/x"));
+	ck_assert(!policy_name_folds_to_ascii("/home/alice/caf\xc3\xa9/x"));
+	hook_check_path(&ctx, "Read", "/home/alice/.\xc5\xbfsh/id_rsa", false, &v);
+	ck_assert_int_eq(v.outcome, POLICY_PATH_FOLD ? HOOK_CANNOT : HOOK_ALLOW);
+}
+END_TEST
+
 START_TEST(test_refused_cwd)
 {
 	static const struct {
@@ -695,6 +709,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_patch_and_urls);
 	tcase_add_test(tc, test_patch_as_codex_reads_it);
 	tcase_add_test(tc, test_refused_cwd);
+	tcase_add_test(tc, test_fold_to_ascii);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_harness_names);
