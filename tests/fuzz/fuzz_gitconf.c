@@ -1,7 +1,9 @@
 /* libFuzzer target for the check of git configs written inside the sandbox
  * (linux/gitconf.c): whatever the bytes, the check returns 0, -EACCES or -EINVAL with
  * a reason, and a config it accepts cannot hide what follows it: the same bytes with
- * an [alias] section appended are never accepted. */
+ * an [alias] section appended are never accepted. The reader of what a config names
+ * (policy_git_config_refs, the scan's and the hook's) cannot be made to miss a
+ * core.hooksPath that follows any bytes either. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,15 +11,38 @@
 #include <string.h>
 
 #include "linux/gitconf.h"
+#include "policy/policy.h"
 #include "tests/fuzz/fuzz_check.h"
 
-#define TAIL "\n[alias]\n\tx = !sh\n"
+#define TAIL  "\n[alias]\n\tx = !sh\n"
+#define HOOKS "\n\n[core]\n\thooksPath = /zz-fuzz\n"
+
+static void last_hooks(void *ctx, int kind, const char *value)
+{
+	if (kind == POLICY_GITREF_HOOKS)
+		snprintf(ctx, 64, "%s", value);
+}
+
+static void refs_cannot_hide(const uint8_t *data, size_t size)
+{
+	char last[64] = "", *more = malloc(size + sizeof(HOOKS));
+
+	CHECK(more != NULL);
+	policy_git_config_refs((const char *)data, size, last_hooks, last);
+	memcpy(more, data, size);
+	memcpy(more + size, HOOKS, sizeof(HOOKS) - 1);
+	last[0] = '\0';
+	policy_git_config_refs(more, size + sizeof(HOOKS) - 1, last_hooks, last);
+	CHECK(strcmp(last, "/zz-fuzz") == 0);
+	free(more);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char why[160], *more;
 	int rc = linux_gitconf_check((const char *)data, size, why, sizeof(why));
 
+	refs_cannot_hide(data, size);
 	CHECK(rc == 0 || rc == -EACCES || rc == -EINVAL);
 	CHECK(rc == 0 ? why[0] == '\0' : why[0] != '\0');
 	if (rc != 0)
