@@ -103,9 +103,36 @@ static const char *repo_hit(const struct hook_ctx *c, const char *abs, const cha
 	return w.hit;
 }
 
+/* The user's global configs and the system's, as the host's git reads them (both
+ * homes; $XDG_CONFIG_HOME or ~/.config): a hooksPath there holds for every repository,
+ * a relative one in each work tree (`worktree`; NULL: absolute ones only). */
+static const char *global_hit(const struct hook_ctx *c, const char *abs, const char *worktree)
+{
+	char cfg[GIT_PATH_MAX + 32];
+	const char *homes[] = {c->home, c->env_home};
+	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0};
+
+	for (size_t i = 0; i < 2 && !w.hit; i++) {
+		if (!homes[i] || homes[i][0] != '/')
+			continue;
+		snprintf(cfg, sizeof(cfg), "%s/.gitconfig", homes[i]);
+		read_config(&w, cfg);
+		snprintf(cfg, sizeof(cfg), "%s/.config/git/config", homes[i]);
+		if (!w.hit)
+			read_config(&w, cfg);
+	}
+	if (!w.hit && c->xdg_config && c->xdg_config[0] == '/') {
+		snprintf(cfg, sizeof(cfg), "%s/git/config", c->xdg_config);
+		read_config(&w, cfg);
+	}
+	if (!w.hit)
+		read_config(&w, "/etc/gitconfig");
+	return w.hit;
+}
+
 const char *hook_git_config_hit(const struct hook_ctx *c, const char *abs)
 {
-	char dir[GIT_PATH_MAX];
+	char dir[GIT_PATH_MAX], dotgit[GIT_PATH_MAX + 8];
 	const char *why;
 
 	if (!c->exists || !c->read_file)
@@ -113,10 +140,12 @@ const char *hook_git_config_hit(const struct hook_ctx *c, const char *abs)
 	snprintf(dir, sizeof(dir), "%s", abs);
 	for (char *sl; (sl = strrchr(dir, '/'));) {
 		sl == dir ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
-		if ((why = repo_hit(c, abs, dir)))
+		snprintf(dotgit, sizeof(dotgit), "%s/.git", strcmp(dir, "/") ? dir : "");
+		if (c->exists(dotgit) &&
+		    ((why = repo_hit(c, abs, dir)) || (why = global_hit(c, abs, dir))))
 			return why;
 		if (sl == dir)
 			break;
 	}
-	return NULL;
+	return global_hit(c, abs, NULL);
 }

@@ -200,6 +200,20 @@ hook "Read /dev/null (control)" 0 Read '{"file_path":"/dev/null"}'
 hook "read_many_files **/*" 2 read_many_files '{"paths":["**/*"]}'
 hook "read_many_files src/*.c (control)" 0 read_many_files '{"paths":["src/*.c"]}'
 
+# A hooksPath from the user's global config: git runs hooks from there in every
+# repository (a relative one in each repository's work tree). Written last: the git
+# commands above must not see it.
+mkdir -p "$ws/ghooks"
+printf '[core]\n\thooksPath = %s\n' "$ws/ghooks" >"$HOME/.gitconfig"
+hook "Write into the global core.hooksPath" 2 Write "{\"file_path\":\"$ws/ghooks/pre-commit\",\"content\":\"x\"}"
+mkdir -p "$HOME/.config/git" && printf '[core]\n\thooksPath = .githooks\n' >"$HOME/.config/git/config"
+rm -f "$HOME/.gitconfig"
+hook "Write into a relative global core.hooksPath in a repository" 2 Write \
+	"{\"file_path\":\"$ws/hprepo/.githooks/pre-commit\",\"content\":\"x\"}"
+hook "Write beside the relative global hooksPath (control)" 0 Write \
+	"{\"file_path\":\"$ws/hprepo/githooks/pre-commit\",\"content\":\"x\"}"
+rm -rf "$HOME/.config/git"
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"
