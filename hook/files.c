@@ -159,6 +159,30 @@ static bool git_guard(const struct hook_ctx *c, const char *abs)
 	return false;
 }
 
+/* A guard name that is a symlink in a directory on the way from the writable root to
+ * `abs`, leading to `abs` or above it (.vscode -> vsc: vsc/tasks.json is what VS Code
+ * reads). The scan keeps such a target read-only; the hook, seeing one name at a time,
+ * looks in the directories the name passes through. */
+static const char *linked_guard(const struct hook_ctx *c, const char *abs, const char *root)
+{
+	char dir[PATH_MAX_], p[PATH_MAX_ * 2], t[PATH_MAX_];
+	size_t at = strlen(root);
+
+	if (!c->exists || !c->resolve)
+		return NULL;
+	for (const char *s = abs + at; s && *s; s = strchr(s + 1, '/')) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(s - abs), abs);
+		for (size_t i = 0; i < c->n_guard_names; i++) {
+			snprintf(p, sizeof(p), "%s/%s", dir, c->guard_names[i]);
+			if (!c->exists(p) || c->resolve(p, t, sizeof(t)) < 0 || !strcmp(t, p))
+				continue;
+			if (policy_path_beneath(abs, t))
+				return c->guard_names[i];
+		}
+	}
+	return NULL;
+}
+
 static const char *guard_hit(const struct hook_ctx *c, const char *abs, const char *root)
 {
 	const char *rel = abs + strlen(root), *why;
@@ -168,7 +192,7 @@ static const char *guard_hit(const struct hook_ctx *c, const char *abs, const ch
 		return NULL;
 	if (git_guard(c, abs))
 		return "git hooks and config";
-	if ((why = hook_git_config_hit(c, abs)))
+	if ((why = hook_git_config_hit(c, abs)) || (why = linked_guard(c, abs, root)))
 		return why;
 	for (const char *s = rel; s && *s; s = strchr(s, '/')) {
 		s++;

@@ -214,6 +214,18 @@ hook "Write beside the relative global hooksPath (control)" 0 Write \
 	"{\"file_path\":\"$ws/hprepo/githooks/pre-commit\",\"content\":\"x\"}"
 rm -rf "$HOME/.config/git"
 
+# A guard name that is a symlink: its target is what VS Code reads, read-only in the
+# sandbox, refused by the hook (pathreview).
+mkdir -p "$ws/lk/vsc" && ln -s vsc "$ws/lk/.vscode"
+hook "Write through a .vscode symlink's target" 2 Write "{\"file_path\":\"$ws/lk/vsc/tasks.json\",\"content\":\"x\"}"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >lk/vsc/tasks.json && echo WROTE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed write to a .vscode symlink's target" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a .vscode symlink's target stays read-only" "" "$(grep -x WROTE <<<"$out")"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"

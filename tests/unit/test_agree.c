@@ -65,6 +65,10 @@ static const struct row {
     {"ws/becoming/refs/heads/main", NO, NO, H},
     {"ws/becoming/HEAD", OK, OK, H | B},
     {"ws/plain/refs/x", OK, OK, H | B},
+    /* A guard name that is a symlink: the sandbox keeps its target read-only
+     * (pathreview). */
+    {"ws/vsc/tasks.json", NO, NO, H | S},
+    {"ws/p/vsc2/tasks.json", NO, NO, H | S},
     /* What the work tree's config names: core.hooksPath and include.path (pathreview). */
     {"ws/hp/pre-commit", NO, NO, H | S},
     {"ws/hp/sub/x", NO, NO, H | S},
@@ -89,6 +93,10 @@ static void make_tree(void)
 	file("ws/hp/pre-commit", "#!/bin/sh\n");
 	file("ws/inc.cfg", "[user]\n");
 	mkdirs("ws/hpx");
+	mkdirs("ws/vsc");
+	link_to("vsc", "ws/.vscode");
+	mkdirs("ws/p/vsc2");
+	link_to("../p/vsc2", "ws/p/.claude");
 	mkdirs("ws/becoming/objects");
 	file("ws/becoming/hooks/post-receive", "#!/bin/sh\n");
 	mkdirs("ws/plain/objects");
