@@ -22,6 +22,14 @@ static void start(struct hook_verdict *v)
 	v->reason[0] = 0;
 }
 
+static bool carved(const struct halo_policy *p, const char *abs)
+{
+	for (size_t k = 0; k < p->allow_read_abs.n; k++)
+		if (policy_path_beneath(abs, p->allow_read_abs.items[k]))
+			return true;
+	return false;
+}
+
 /* Which rule protects `abs`: the floor entry's reason, or the policy's own entry. */
 static const char *protected_by(const struct hook_ctx *c, const char *abs, bool write,
 				const char **entry)
@@ -32,12 +40,20 @@ static const char *protected_by(const struct hook_ctx *c, const char *abs, bool 
 
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
 		const char *e = p->protected_abs.items[i];
-		if (!policy_path_beneath(abs, e))
+		if (!policy_path_beneath(abs, e) || (!write && carved(p, abs)))
 			continue;
-		bool carved = false;
-		for (size_t k = 0; !write && k < p->allow_read_abs.n; k++)
-			carved |= policy_path_beneath(abs, p->allow_read_abs.items[k]);
-		if (carved)
+		*entry = e;
+		fl = policy_floor_entry_of(e, homes, 2);
+		return fl ? fl->reason : "sandbox.protectedPaths";
+	}
+	/* By the name a protected symlink leads to: carve-outs by the entry's own name. */
+	for (size_t i = 0; i < c->n_protected_real; i++) {
+		const char *r = c->protected_real[i], *e = c->protected_of[i];
+		char as[PATH_MAX_ * 2];
+		if (!policy_path_beneath(abs, r))
+			continue;
+		snprintf(as, sizeof(as), "%s%s", e, abs + strlen(strcmp(r, "/") ? r : ""));
+		if (!write && carved(p, as))
 			continue;
 		*entry = e;
 		fl = policy_floor_entry_of(e, homes, 2);

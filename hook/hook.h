@@ -100,6 +100,13 @@ struct hook_ctx {
 	 * length, or -errno. NULL: what a config names (core.hooksPath, include.path) is
 	 * not looked for. */
 	int (*read_file)(const char *abs, char *buf, size_t n);
+	/* Protected paths that are symlinks (or pass through one), resolved: the sandbox
+	 * masks what they lead to, so that is protected by its own name too.
+	 * protected_real[i] is what policy->protected_abs entry protected_of[i] resolves
+	 * to. */
+	const char *const *protected_real;
+	const char *const *protected_of;
+	size_t n_protected_real;
 };
 
 enum hook_outcome {

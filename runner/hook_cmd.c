@@ -107,6 +107,41 @@ static int resolve(const char *abs, char *out, size_t n)
 	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
 }
 
+/* The protected paths that resolve elsewhere (a symlink on the way), once per event. */
+static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
+{
+	char **real = calloc(p->protected_abs.n + 1, sizeof(*real));
+	const char **of = calloc(p->protected_abs.n + 1, sizeof(*of));
+	char buf[PATH_MAX];
+	size_t n = 0;
+
+	if (!real || !of) {
+		free(real);
+		free(of);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->protected_abs.n; i++) {
+		const char *e = p->protected_abs.items[i];
+		if (resolve(e, buf, sizeof(buf)) < 0 || strcmp(buf, e) == 0)
+			continue;
+		if (!(real[n] = strdup(buf)))
+			break;
+		of[n++] = e;
+	}
+	c->protected_real = (const char *const *)real;
+	c->protected_of = of;
+	c->n_protected_real = n;
+	return 0;
+}
+
+static void free_protected(struct hook_ctx *c)
+{
+	for (size_t i = 0; i < c->n_protected_real; i++)
+		free((char *)c->protected_real[i]);
+	free((void *)c->protected_real);
+	free((void *)c->protected_of);
+}
+
 static char *read_stdin(size_t *len, char *why, size_t whylen)
 {
 	size_t cap = 65536, n = 0;
@@ -173,9 +208,14 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	};
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;
+	if (resolve_protected(re.policy, &c) < 0) {
+		runner_env_release(&re);
+		return blocked(" (cannot judge)", "out of memory");
+	}
 	if (c.cwd && (cwd_real = realpath(c.cwd, NULL)))
 		c.cwd_real = cwd_real;
 	hook_event_judge(&c, ev, &v);
+	free_protected(&c);
 	free(cwd_real);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)

@@ -226,6 +226,23 @@ else
 	expect "sandbox: a .vscode symlink's target stays read-only" "" "$(grep -x WROTE <<<"$out")"
 fi
 
+# A protected path that is a symlink: the sandbox masks what it leads to, so the hook
+# refuses that by its own name too (pathreview).
+mkdir -p "$base/realsec" && echo k >"$base/realsec/key" && ln -s realsec "$base/sec"
+printf 'sandbox:\n  mode: workspace-write\n  protectedPaths: [%s]\n' "$base/sec" >"$TMPDIR/sec.yaml"
+for f in sec/key realsec/key; do
+	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Read","tool_input":{"file_path":sys.argv[2]}}))' "$ws" "$base/$f")
+	printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/sec.yaml" 2>/dev/null
+	expect "Read $f (a protected symlink and its target)" 2 "$?"
+done
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$TMPDIR/sec.yaml" -- sh -c \
+	"cat '$base/realsec/key' && echo READ; echo done" 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed read of a protected symlink's target" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a protected symlink's target is masked" "" "$(grep -x READ <<<"$out")"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"

@@ -404,6 +404,30 @@ END_TEST
  * hook must see every name Codex would write (pathreview). */
 /* An event whose cwd is a workspace the launcher refuses (/, /var, /etc ...): the hook
  * gives it no writable workspace either (pathreview). */
+/* A protected path that is a symlink: what it leads to is protected by its own name,
+ * carve-outs mapped through (pathreview). */
+START_TEST(test_protected_symlink)
+{
+	static const char *const real[] = {"/home/alice/dot/aws"};
+	static const char *const of[] = {"/home/alice/.aws"};
+	struct hook_verdict v;
+
+	ctx.protected_real = real;
+	ctx.protected_of = of;
+	ctx.n_protected_real = 1;
+	hook_check_path(&ctx, "Read", "/home/alice/dot/aws/credentials", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_BLOCK);
+	ck_assert_ptr_nonnull(strstr(v.reason, "/home/alice/.aws"));
+	hook_check_path(&ctx, "Read", "/home/alice/dot/aws/config", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_ALLOW);
+	hook_check_path(&ctx, "Write", "/home/alice/dot/aws/config", true, &v);
+	ck_assert_int_eq(v.outcome, HOOK_BLOCK);
+	hook_check_path(&ctx, "Read", "/home/alice/dot/awsx", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_ALLOW);
+	ctx.n_protected_real = 0;
+}
+END_TEST
+
 /* Names APFS folds to ASCII that a byte compare does not (pathreview). */
 START_TEST(test_fold_to_ascii)
 {
@@ -710,6 +734,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_patch_as_codex_reads_it);
 	tcase_add_test(tc, test_refused_cwd);
 	tcase_add_test(tc, test_fold_to_ascii);
+	tcase_add_test(tc, test_protected_symlink);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_harness_names);
