@@ -587,24 +587,32 @@ static const char *search_hit(const struct hook_ctx *c, const char *folder, cons
  * names on the way from the folder is hidden (ripgrep, as Claude Code's and Gemini's
  * search tools run it, skips hidden names, which is why a search over a home holding
  * ~/.ssh passes; ~/secrets or ~/Library/Keychains would be read). */
+static bool walked_to(const struct hook_ctx *c, const char *e, const char *folder)
+{
+	const char *r;
+
+	if (!policy_path_beneath(e, folder) || !strcmp(e, folder) ||
+	    (c->exists && !c->exists(e))) /* ~/Library/Keychains on Linux */
+		return false;
+	for (r = e + strlen(folder); *r == '/';) {
+		r++;
+		if (*r == '.')
+			break;
+		r += strcspn(r, "/");
+	}
+	return !*r;
+}
+
 static const char *walked_into(const struct hook_ctx *c, const char *folder)
 {
 	const struct halo_policy *p = c->policy;
 
-	for (size_t i = 0; i < p->protected_abs.n; i++) {
-		const char *e = p->protected_abs.items[i], *r;
-		if (!policy_path_beneath(e, folder) || !strcmp(e, folder) ||
-		    (c->exists && !c->exists(e))) /* ~/Library/Keychains on Linux */
-			continue;
-		for (r = e + strlen(folder); *r == '/';) {
-			r++;
-			if (*r == '.')
-				break;
-			r += strcspn(r, "/");
-		}
-		if (!*r)
-			return e;
-	}
+	for (size_t i = 0; i < p->protected_abs.n; i++)
+		if (walked_to(c, p->protected_abs.items[i], folder))
+			return p->protected_abs.items[i];
+	for (size_t i = 0; i < c->n_protected_real; i++) /* a protected symlink's target */
+		if (walked_to(c, c->protected_real[i], folder))
+			return c->protected_of[i];
 	return NULL;
 }
 

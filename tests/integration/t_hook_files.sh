@@ -235,6 +235,9 @@ for f in sec/key realsec/key; do
 	printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/sec.yaml" 2>/dev/null
 	expect "Read $f (a protected symlink and its target)" 2 "$?"
 done
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"k","path":sys.argv[2]}}))' "$ws" "$base")
+printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/sec.yaml" 2>/dev/null
+expect "Grep over the folder holding a protected symlink's target" 2 "$?"
 out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$TMPDIR/sec.yaml" -- sh -c \
 	"cat '$base/realsec/key' && echo READ; echo done" 2>&1)
 if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
