@@ -231,10 +231,17 @@ static const char *home_hit(const struct hook_ctx *c, const char *abs, const cha
 		return NULL;
 	for (size_t i = 0; i < 2; i++) {
 		const char *why;
-		if (policy_home_in_tree(homes[i], root) &&
-		    (why =
+		if (!policy_home_in_tree(homes[i], root))
+			continue;
+		if ((why =
 			 policy_home_set_hit_xdg(homes[i], c->path_env, c->xdg_config, abs, entry)))
 			return why;
+		/* by the name an entry that is a symlink leads to */
+		for (size_t k = 0; k < c->n_home_real; k++)
+			if (policy_path_beneath(abs, c->home_real[k]) &&
+			    (why = policy_home_set_hit_xdg(homes[i], c->path_env, c->xdg_config,
+							   c->home_of[k], entry)))
+				return why;
 	}
 	return NULL;
 }

@@ -107,6 +107,12 @@ struct hook_ctx {
 	const char *const *protected_real;
 	const char *const *protected_of;
 	size_t n_protected_real;
+	/* The same for the homes' persistence sets (policy_home_set_each_xdg): an entry
+	 * that is a symlink (~/.vimrc -> dotfiles/vimrc) keeps what it leads to read-only
+	 * in a home workspace. home_of[i] is the entry, absolute. */
+	const char *const *home_real;
+	const char *const *home_of;
+	size_t n_home_real;
 };
 
 enum hook_outcome {

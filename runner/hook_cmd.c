@@ -134,8 +134,65 @@ static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
 	return 0;
 }
 
+struct home_links {
+	const char *home;
+	char **real, **of;
+	size_t n, cap;
+	int err;
+};
+
+static int home_link(const char *rel, const char *why, void *arg)
+{
+	struct home_links *h = arg;
+	char abs[PATH_MAX], buf[PATH_MAX];
+
+	(void)why;
+	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
+	    !exists(abs) || resolve(abs, buf, sizeof(buf)) < 0 || strcmp(abs, buf) == 0)
+		return 0;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		char **r = realloc(h->real, cap * sizeof(*r)), **o;
+		if (r)
+			h->real = r;
+		if (!r || !(o = realloc(h->of, cap * sizeof(*o))))
+			return h->err = -ENOMEM;
+		h->of = o;
+		h->cap = cap;
+	}
+	if (!(h->real[h->n] = strdup(buf)) || !(h->of[h->n] = strdup(abs))) {
+		free(h->real[h->n]);
+		return h->err = -ENOMEM;
+	}
+	h->n++;
+	return 0;
+}
+
+/* The homes' persistence-set entries that are symlinks, resolved once per event. */
+static int resolve_home_links(struct hook_ctx *c)
+{
+	struct home_links h = {0};
+	const char *homes[] = {c->home, c->env_home};
+
+	for (size_t i = 0; i < 2 && !h.err; i++)
+		if (homes[i] && homes[i][0] == '/' &&
+		    (i == 0 || !c->home || strcmp(homes[0], homes[1])))
+			h.home = homes[i], policy_home_set_each_xdg(homes[i], c->path_env,
+								    c->xdg_config, home_link, &h);
+	c->home_real = (const char *const *)h.real;
+	c->home_of = (const char *const *)h.of;
+	c->n_home_real = h.n;
+	return h.err;
+}
+
 static void free_protected(struct hook_ctx *c)
 {
+	for (size_t i = 0; i < c->n_home_real; i++) {
+		free((char *)c->home_real[i]);
+		free((char *)c->home_of[i]);
+	}
+	free((void *)c->home_real);
+	free((void *)c->home_of);
 	for (size_t i = 0; i < c->n_protected_real; i++)
 		free((char *)c->protected_real[i]);
 	free((void *)c->protected_real);
@@ -208,7 +265,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev)
 	};
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;
-	if (resolve_protected(re.policy, &c) < 0) {
+	if (resolve_protected(re.policy, &c) < 0 || resolve_home_links(&c) < 0) {
+		free_protected(&c);
 		runner_env_release(&re);
 		return blocked(" (cannot judge)", "out of memory");
 	}

@@ -246,6 +246,24 @@ else
 	expect "sandbox: a protected symlink's target is masked" "" "$(grep -x READ <<<"$out")"
 fi
 
+# The home as the workspace, its ~/.vimrc a symlink into dotfiles/: the sandbox keeps
+# what the entry leads to read-only, the hook refuses it too (pathreview).
+h2=$base/h2
+mkdir -p "$h2/dotfiles" && echo '" v' >"$h2/dotfiles/vimrc" && ln -s dotfiles/vimrc "$h2/.vimrc"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Edit","tool_input":{"file_path":sys.argv[1]+"/dotfiles/vimrc","old_string":"v","new_string":"w"}}))' "$h2")
+printf '%s' "$ev" | HOME=$h2 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Edit a home-set symlink's target (the home is the workspace)" 2 "$?"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/dotfiles/notes","content":"x"}}))' "$h2")
+printf '%s' "$ev" | HOME=$h2 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write beside it in the home (control)" 0 "$?"
+out=$(cd "$h2" && HOME=$h2 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >>dotfiles/vimrc && echo WROTE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed write to a home-set symlink's target" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a home-set symlink's target stays read-only" "" "$(grep -x WROTE <<<"$out")"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"
