@@ -259,6 +259,16 @@ static char *argv_to_line(const cJSON *arr)
 	return out;
 }
 
+/* Gemini's read_many_files takes paths and globs alike: each as a path, and one with
+ * glob characters as a search's file-name glob from the cwd too. */
+static void read_many_one(const struct hook_ctx *c, const char *tool, const char *p,
+			  struct hook_verdict *v)
+{
+	hook_check_path(c, tool, p, false, v);
+	if (v->outcome == HOOK_ALLOW && strpbrk(p, "*?[{"))
+		hook_check_search(c, tool, NULL, p, v);
+}
+
 static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 			const struct tool_row *r, const cJSON *f, struct hook_verdict *v)
 {
@@ -268,9 +278,17 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 	case TK_SHELL:
 		if (cJSON_IsArray(f) && (line = argv_to_line(f))) {
 			hook_check_command(c, line, strlen(line), v);
+			if (strstr(line, "apply_patch") || strstr(line, "applypatch")) {
+				const cJSON *e;
+				cJSON_ArrayForEach(e, f)
+				    hook_check_shell_patch(c, ev->tool, e->valuestring, v);
+			}
 			free(line);
 		} else if (cJSON_IsString(f)) {
 			hook_check_command(c, f->valuestring, strlen(f->valuestring), v);
+			if (strstr(f->valuestring, "apply_patch") ||
+			    strstr(f->valuestring, "applypatch"))
+				hook_check_shell_patch(c, ev->tool, f->valuestring, v);
 		} else {
 			v->outcome = HOOK_CANNOT;
 			snprintf(v->reason, sizeof(v->reason), "%s: the command is not a string",
@@ -292,6 +310,12 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 		return;
 	case TK_READ_MANY: {
 		const cJSON *e;
+		if (cJSON_GetArraySize(f) > HOOK_MAX_NAMES) {
+			v->outcome = HOOK_CANNOT;
+			snprintf(v->reason, sizeof(v->reason), "%s: more than %u paths (split it)",
+				 ev->tool, HOOK_MAX_NAMES);
+			return;
+		}
 		cJSON_ArrayForEach(e, f)
 		{
 			if (!cJSON_IsString(e)) {
@@ -300,7 +324,7 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 					 ev->tool);
 				return;
 			}
-			hook_check_path(c, ev->tool, e->valuestring, false, v);
+			read_many_one(c, ev->tool, e->valuestring, v);
 			if (v->outcome != HOOK_ALLOW)
 				return;
 		}
@@ -329,9 +353,7 @@ static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(ev->input, "path");
 		if (!f || cJSON_IsNull(f))
 			f = cJSON_GetObjectItemCaseSensitive(ev->input, "dir_path");
-		if (!g || cJSON_IsNull(g))
-			return;
-		if (!cJSON_IsString(g)) {
+		if (g && !cJSON_IsNull(g) && !cJSON_IsString(g)) {
 			v->outcome = HOOK_CANNOT;
 			snprintf(v->reason, sizeof(v->reason),
 				 "%s: tool_input.%s has the wrong type", ev->tool,
@@ -339,7 +361,7 @@ static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
 			return;
 		}
 		hook_check_search(c, ev->tool, cJSON_IsString(f) ? f->valuestring : NULL,
-				  g->valuestring, v);
+				  cJSON_IsString(g) ? g->valuestring : NULL, v);
 		return;
 	}
 }
@@ -368,7 +390,7 @@ void hook_event_judge(const struct hook_ctx *c, const struct hook_event *ev, str
 			return;
 		}
 		if (r->kind == TK_READ_MANY && cJSON_IsString(f))
-			hook_check_path(c, ev->tool, f->valuestring, false, v);
+			read_many_one(c, ev->tool, f->valuestring, v);
 		else
 			judge_field(c, ev, r, f, v);
 	}

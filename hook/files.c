@@ -6,7 +6,6 @@
  * caller's, through hook_ctx), whether or not the file exists yet: a new .env or
  * .git/hooks/pre-commit is refused by its name. */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,14 @@ static void start(struct hook_verdict *v)
 	v->reason[0] = 0;
 }
 
+static bool carved(const struct halo_policy *p, const char *abs)
+{
+	for (size_t k = 0; k < p->allow_read_abs.n; k++)
+		if (policy_path_beneath(abs, p->allow_read_abs.items[k]))
+			return true;
+	return false;
+}
+
 /* Which rule protects `abs`: the floor entry's reason, or the policy's own entry. */
 static const char *protected_by(const struct hook_ctx *c, const char *abs, bool write,
 				const char **entry)
@@ -32,12 +39,20 @@ static const char *protected_by(const struct hook_ctx *c, const char *abs, bool 
 
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
 		const char *e = p->protected_abs.items[i];
-		if (!policy_path_beneath(abs, e))
+		if (!policy_path_beneath(abs, e) || (!write && carved(p, abs)))
 			continue;
-		bool carved = false;
-		for (size_t k = 0; !write && k < p->allow_read_abs.n; k++)
-			carved |= policy_path_beneath(abs, p->allow_read_abs.items[k]);
-		if (carved)
+		*entry = e;
+		fl = policy_floor_entry_of(e, homes, 2);
+		return fl ? fl->reason : "sandbox.protectedPaths";
+	}
+	/* By the name a protected symlink leads to: carve-outs by the entry's own name. */
+	for (size_t i = 0; i < c->n_protected_real; i++) {
+		const char *r = c->protected_real[i], *e = c->protected_of[i];
+		char as[PATH_MAX_ * 2];
+		if (!policy_path_beneath(abs, r))
+			continue;
+		snprintf(as, sizeof(as), "%s%s", e, abs + strlen(strcmp(r, "/") ? r : ""));
+		if (!write && carved(p, as))
 			continue;
 		*entry = e;
 		fl = policy_floor_entry_of(e, homes, 2);
@@ -58,15 +73,28 @@ static const char *glob_hit(const struct hook_ctx *c, const char *abs, bool writ
 	return policy_protected_glob_hit(p, abs);
 }
 
+/* The event's cwd is the workspace unless the launcher would refuse it (/, /etc, ...:
+ * policy_workspace_refused), as written, cleaned or resolved. */
+static bool cwd_is_workspace(const struct hook_ctx *c)
+{
+	char norm[PATH_MAX_];
+	const char *why;
+
+	if (!c->cwd || policy_path_normalise(c->cwd, true, norm, sizeof(norm), &why) < 0 ||
+	    policy_workspace_refused(norm))
+		return false;
+	return !c->cwd_real || !policy_workspace_refused(c->cwd_real);
+}
+
 static const char *writable_root(const struct hook_ctx *c, const char *abs)
 {
 	const struct halo_policy *p = c->policy;
 
 	if (p->mode == POLICY_MODE_READ_ONLY)
 		return NULL;
-	if (c->cwd && policy_path_beneath(abs, c->cwd))
+	if (cwd_is_workspace(c) && policy_path_beneath(abs, c->cwd))
 		return c->cwd;
-	if (c->cwd_real && policy_path_beneath(abs, c->cwd_real))
+	if (cwd_is_workspace(c) && c->cwd_real && policy_path_beneath(abs, c->cwd_real))
 		return c->cwd_real;
 	for (size_t i = 0; i < p->writable_abs.n; i++)
 		if (policy_path_beneath(abs, p->writable_abs.items[i]))
@@ -90,6 +118,31 @@ static bool probe_holds(void *arg, const char *name)
 	return pr->c->exists(p);
 }
 
+/* Would making `rel`'s first name in `dir` complete a git directory that already
+ * holds hooks or a config (the broker refuses that name: its hooks were never checked)?
+ * HEAD written last, or refs after a hook: the hook sees one write at a time. */
+static bool completes_gitdir(const struct hook_ctx *c, const char *dir, const char *rel)
+{
+	static const char *const held_code[] = {"hooks", "config", "config.worktree"};
+	struct probe pr = {c, dir};
+	char name[64];
+	size_t k = strcspn(rel, "/");
+	unsigned flag, held;
+
+	if (k >= sizeof(name))
+		return false;
+	snprintf(name, sizeof(name), "%.*s", (int)k, rel);
+	if (!(flag = policy_git_entry(name)) || probe_holds(&pr, name))
+		return false;
+	held = policy_git_entries_held(probe_holds, &pr);
+	if (policy_git_entries_make_gitdir(held) || !policy_git_entries_make_gitdir(held | flag))
+		return false;
+	for (size_t i = 0; i < sizeof(held_code) / sizeof(held_code[0]); i++)
+		if (probe_holds(&pr, held_code[i]))
+			return true;
+	return false;
+}
+
 /* git runs code later from a git directory's hooks and config: one named .git, or one
  * told by what it holds (a bare repository, a linked work tree's or a submodule's git
  * directory wherever a gitdir: file puts it), and a .git itself (a gitdir: file says
@@ -104,7 +157,8 @@ static bool git_guard(const struct hook_ctx *c, const char *abs)
 	if (!c->exists)
 		return false;
 	/* Every ancestor, nearest first: a directory holding HEAD and commondir, or
-	 * objects and refs, whose guarded names `abs` is at or beneath. */
+	 * objects and refs, whose guarded names `abs` is at or beneath; or one this name
+	 * would make such a directory while it holds hooks or a config. */
 	snprintf(dir, sizeof(dir), "%s", abs);
 	for (char *sl; (sl = strrchr(dir, '/'));) {
 		const char *rel = abs + (sl - dir) + 1;
@@ -112,21 +166,49 @@ static bool git_guard(const struct hook_ctx *c, const char *abs)
 		if (policy_git_guard_rel(rel) &&
 		    policy_gitdir_holds(probe_holds, &(struct probe){c, dir}))
 			return true;
+		if (completes_gitdir(c, dir, rel))
+			return true;
 		if (sl == dir)
 			break;
 	}
 	return false;
 }
 
+/* A guard name that is a symlink in a directory on the way from the writable root to
+ * `abs`, leading to `abs` or above it (.vscode -> vsc: vsc/tasks.json is what VS Code
+ * reads). The scan keeps such a target read-only; the hook, seeing one name at a time,
+ * looks in the directories the name passes through. */
+static const char *linked_guard(const struct hook_ctx *c, const char *abs, const char *root)
+{
+	char dir[PATH_MAX_], p[PATH_MAX_ * 2], t[PATH_MAX_];
+	size_t at = strlen(root);
+
+	if (!c->exists || !c->resolve)
+		return NULL;
+	for (const char *s = abs + at; s && *s; s = strchr(s + 1, '/')) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(s - abs), abs);
+		for (size_t i = 0; i < c->n_guard_names; i++) {
+			snprintf(p, sizeof(p), "%s/%s", dir, c->guard_names[i]);
+			if (!c->exists(p) || c->resolve(p, t, sizeof(t)) < 0 || !strcmp(t, p))
+				continue;
+			if (policy_path_beneath(abs, t))
+				return c->guard_names[i];
+		}
+	}
+	return NULL;
+}
+
 static const char *guard_hit(const struct hook_ctx *c, const char *abs, const char *root)
 {
-	const char *rel = abs + strlen(root);
+	const char *rel = abs + strlen(root), *why;
 	char comp[PATH_MAX_];
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
 	if (git_guard(c, abs))
 		return "git hooks and config";
+	if ((why = hook_git_config_hit(c, abs)) || (why = linked_guard(c, abs, root)))
+		return why;
 	for (const char *s = rel; s && *s; s = strchr(s, '/')) {
 		s++;
 		snprintf(comp, sizeof(comp), "%.*s", (int)strcspn(s, "/"), s);
@@ -149,9 +231,16 @@ static const char *home_hit(const struct hook_ctx *c, const char *abs, const cha
 		return NULL;
 	for (size_t i = 0; i < 2; i++) {
 		const char *why;
-		if (policy_home_in_tree(homes[i], root) &&
-		    (why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg, abs, entry)))
+		if (!policy_home_in_tree(homes[i], root))
+			continue;
+		if ((why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg, abs, entry)))
 			return why;
+		/* by the name an entry that is a symlink leads to */
+		for (size_t k = 0; k < c->n_home_real; k++)
+			if (policy_path_beneath(abs, c->home_real[k]) &&
+			    (why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg,
+							   c->home_of[k], entry)))
+				return why;
 	}
 	return NULL;
 }
@@ -169,6 +258,13 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 	if ((why = glob_hit(c, abs, write))) {
 		hook_block(j, HOOK_BLOCK, "%s %s: it matches the protected pattern %s", tool, path,
 			   why);
+		return;
+	}
+	if (!write && (why = policy_path_host_only(abs))) {
+		hook_block(j, HOOK_BLOCK,
+			   "%s %s: %s is out of the sandbox's sight (it has its own %s: a host "
+			   "process's environment, a secret under /run or a disk is not for it)",
+			   tool, path, abs, why);
 		return;
 	}
 	if (!write)
@@ -198,51 +294,165 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 		     struct hook_verdict *v)
 {
 	struct hook_judge j = {c, v, 0};
-	char abs[PATH_MAX_], real[PATH_MAX_];
+	char abs[PATH_MAX_], real[PATH_MAX_], raw[PATH_MAX_ * 2 + 2];
 
 	start(v);
 	if (c->policy->mode == POLICY_MODE_OFF)
 		return;
-	if (policy_path_absolute(path, c->cwd, c->home, abs, sizeof(abs)) < 0) {
+	if (policy_path_join(path, c->cwd, c->home, raw, sizeof(raw)) < 0 ||
+	    policy_path_absolute(path, c->cwd, c->home, abs, sizeof(abs)) < 0) {
 		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
 			   path);
 		return;
 	}
+	if (POLICY_PATH_FOLD && policy_name_folds_to_ascii(path)) {
+		hook_block(&j, HOOK_CANNOT,
+			   "%s %s: a character in it folds to ASCII where names fold (U+017F, "
+			   "U+212A): which file it names is the file system's to say",
+			   tool, path);
+		return;
+	}
+	/* Judged as written, cleaned ("a/../b" is b to a harness that cleans a name
+	 * first), and as the kernel walks it as written (to one that does not, "link/.."
+	 * is the link target's parent). */
 	judge_form(c, &j, tool, path, abs, write);
 	if (!hook_decided(&j) && c->resolve) {
-		if (c->resolve(abs, real, sizeof(real)) < 0)
+		if (c->resolve(raw, real, sizeof(real)) < 0)
 			hook_block(&j, HOOK_CANNOT, "%s %s: cannot resolve the path", tool, path);
 		else if (strcmp(real, abs) != 0)
 			judge_form(c, &j, tool, path, real, write);
 	}
 }
 
-void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
-		      struct hook_verdict *v)
+/* The length of the white space (Rust's char::is_whitespace, what str::trim drops) at
+ * the start of s[0..n), or with `back`, at its end. */
+static size_t white(const char *s, size_t n, bool back)
+{
+	static const unsigned cps[] = {0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000};
+	size_t k = 0;
+
+	while (k < n) {
+		const unsigned char *u = (const unsigned char *)s;
+		size_t at = back ? n - k - 1 : k, len = 1;
+		unsigned cp = u[at];
+		if (back)
+			while (at > 0 && (u[at] & 0xc0) == 0x80 && len < 4)
+				at--, len++;
+		if (u[at] >= 0xc0) {
+			size_t need = u[at] >= 0xf0 ? 4 : u[at] >= 0xe0 ? 3 : 2;
+			if ((back && need != len) || at + need > n)
+				return k;
+			len = need;
+			cp = u[at] & (0x3f >> (need - 1));
+			for (size_t i = 1; i < need; i++)
+				cp = cp << 6 | (u[at + i] & 0x3f);
+		} else if (back && len != 1) {
+			return k;
+		}
+		bool w = (cp >= 0x09 && cp <= 0x0d) || cp == ' ' || (cp >= 0x2000 && cp <= 0x200a);
+		for (size_t i = 0; !w && i < sizeof(cps) / sizeof(cps[0]); i++)
+			w = cp == cps[i];
+		if (!w)
+			return k;
+		k += len;
+	}
+	return k;
+}
+
+/* One header's name, as Codex takes it (the trimmed line's rest) and, for a Move to
+ * that Codex reads untrimmed, as it stands: a name as long as no path can be is
+ * refused, never cut to one that passes. */
+static void patch_name(const struct hook_ctx *c, const char *tool, const char *base, const char *p,
+		       size_t n, struct hook_verdict *v)
+{
+	char path[PATH_MAX_];
+	size_t b = base && p[0] != '/' && p[0] != '~' ? strlen(base) + 1 : 0;
+
+	if (n == 0)
+		return; /* Codex refuses an empty name */
+	if (b + n >= sizeof(path)) {
+		v->outcome = HOOK_CANNOT;
+		snprintf(v->reason, sizeof(v->reason), "%s: a file name in the patch is too long",
+			 tool);
+		return;
+	}
+	if (b)
+		snprintf(path, sizeof(path), "%s/", base);
+	memcpy(path + b, p, n);
+	path[b + n] = 0;
+	hook_check_path(c, tool, path, true, v);
+}
+
+/* Every header of a patch, relative names against `base` (NULL: the cwd). */
+static void check_patch_in(const struct hook_ctx *c, const char *tool, const char *patch,
+			   const char *base, struct hook_verdict *v)
 {
 	static const char *const heads[] = {
 	    "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "};
-	char path[PATH_MAX_];
 
 	start(v);
+	size_t names = 0;
+
 	for (const char *l = patch; l && *l && v->outcome == HOOK_ALLOW;) {
-		const char *nl = strchr(l, '\n');
+		const char *s = l, *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
-		for (size_t k = 0; k < 4; k++) {
-			size_t h = strlen(heads[k]);
-			if (len <= h || strncmp(l, heads[k], h) != 0)
-				continue;
-			size_t pl = len - h;
-			while (pl && (l[h + pl - 1] == '\r' || l[h + pl - 1] == ' '))
-				pl--;
-			if (pl >= sizeof(path))
-				pl = sizeof(path) - 1;
-			memcpy(path, l + h, pl);
-			path[pl] = 0;
-			hook_check_path(c, tool, path, true, v);
-		}
 		l = nl ? nl + 1 : NULL;
+		if (len && s[len - 1] == '\r')
+			len--; /* str::lines */
+		size_t lead = white(s, len, false);
+		size_t trail = white(s + lead, len - lead, true);
+		for (size_t k = 0; k < 4 && v->outcome == HOOK_ALLOW; k++) {
+			size_t h = strlen(heads[k]);
+			if (len - lead - trail < h || strncmp(s + lead, heads[k], h) != 0)
+				continue;
+			if (++names > HOOK_MAX_NAMES) {
+				v->outcome = HOOK_CANNOT;
+				snprintf(v->reason, sizeof(v->reason),
+					 "%s: the patch names more than %u files (split it)", tool,
+					 HOOK_MAX_NAMES);
+				return;
+			}
+			patch_name(c, tool, base, s + lead + h, len - lead - trail - h, v);
+			if (v->outcome == HOOK_ALLOW && trail)
+				patch_name(c, tool, base, s + lead + h, len - lead - h, v);
+		}
 	}
+}
+
+void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
+		      struct hook_verdict *v)
+{
+	start(v);
+	check_patch_in(c, tool, patch, NULL, v);
+}
+
+/* Codex takes a shell call for apply_patch and applies it itself, outside the shell
+ * (codex-rs/apply-patch, invocation.rs): argv `apply_patch BODY`, or a script
+ * `[cd DIR &&] apply_patch <<'EOF' ... EOF` (also `applypatch`). Any text naming
+ * either has its headers judged (more than Codex matches: the safe side), relative to
+ * DIR when the script starts with cd. */
+void hook_check_shell_patch(const struct hook_ctx *c, const char *tool, const char *text,
+			    struct hook_verdict *v)
+{
+	char dir[PATH_MAX_];
+	const char *s = text + strspn(text, " \t\n"), *base = NULL;
+
+	if (v->outcome != HOOK_ALLOW || !strstr(text, "*** "))
+		return;
+	if (strncmp(s, "cd", 2) == 0 && (s[2] == ' ' || s[2] == '\t')) {
+		s += 2 + strspn(s + 2, " \t");
+		char q = *s == '\'' || *s == '"' ? *s++ : 0;
+		size_t k = q ? strcspn(s, (char[]){q, 0}) : strcspn(s, " \t\n;&|");
+		if (k >= sizeof(dir)) {
+			v->outcome = HOOK_CANNOT;
+			snprintf(v->reason, sizeof(v->reason),
+				 "%s: the cd before apply_patch is too long", tool);
+			return;
+		}
+		snprintf(dir, sizeof(dir), "%.*s", (int)k, s);
+		base = dir;
+	}
+	check_patch_in(c, tool, text, base, v);
 }
 
 void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
@@ -275,151 +485,4 @@ void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const ch
 		free(u);
 		p += n ? n - 1 : 0;
 	}
-}
-
-/* ---------------------------------------------------------------- Grep and Glob */
-
-/* A protected glob or a protected path's names, made concrete ('*' as "" or as "x",
- * '?' and a bracket as "x"), so that a search glob can be tried against them. */
-static void instantiate(const char *g, bool star_x, char *out, size_t n)
-{
-	size_t o = 0;
-
-	for (const char *s = g; *s && o + 2 < n; s++) {
-		if (*s == '*') {
-			if (star_x)
-				out[o++] = 'x';
-		} else if (*s == '?') {
-			out[o++] = 'x';
-		} else if (*s == '[') {
-			const char *e = strchr(s + 1, ']');
-			out[o++] = 'x';
-			s = e ? e : s;
-		} else if (*s != '\\') {
-			out[o++] = *s;
-		}
-	}
-	out[o] = 0;
-}
-
-static bool may_meet_plain(const char *s, const char *pg)
-{
-	char a[512], b[512];
-
-	for (int x = 0; x < 2; x++) {
-		instantiate(pg, x, a, sizeof(a));
-		instantiate(s, x, b, sizeof(b));
-		if ((a[0] && policy_glob_fnmatch(s, a)) || (b[0] && policy_glob_fnmatch(pg, b)))
-			return true;
-	}
-	return false;
-}
-
-/* Could the search glob's component `sg` and the protected name pattern `pg` name the
- * same file? Tried both ways with both instantiations, each alternative of a brace
- * ({a,b}, as ripgrep's globs have them) on its own; a brace too deep or unclosed
- * counts as a match (the safe side). */
-static bool may_meet(const char *sg, const char *pg, unsigned depth)
-{
-	const char *open = strchr(sg, '{'), *close;
-	char alt[512];
-
-	if (!open)
-		return may_meet_plain(sg, pg);
-	if (depth > 4 || !(close = strchr(open, '}')))
-		return true;
-	for (const char *a = open + 1; a <= close;) {
-		size_t k = strcspn(a, ",}");
-		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - sg), sg, (int)k,
-				     a, close + 1) >= sizeof(alt) ||
-		    may_meet(alt, pg, depth + 1))
-			return true;
-		a += k + 1;
-	}
-	return false;
-}
-
-/* The protected name a search glob could reach from `folder`: each component of the
- * glob against each protected glob and each name on the way to a protected path that
- * lies beneath the folder. */
-static const char *search_hit(const struct hook_ctx *c, const char *folder, const char *glob)
-{
-	const struct halo_policy *p = c->policy;
-	char comp[512], g[PATH_MAX_];
-
-	for (const char *s = glob; *s; s += strspn(s, "/")) {
-		size_t k = strcspn(s, "/");
-		snprintf(comp, sizeof(comp), "%.*s", (int)k, s);
-		s += k;
-		/* A directory component of only '*'s matches every directory: what the
-		 * search then reads is told by the components after it. */
-		if (!comp[0] || (s[strspn(s, "/")] && !comp[strspn(comp, "*")]))
-			continue;
-		for (size_t i = 0; i < p->protected_globs.n; i++) {
-			if (!policy_glob_normalise(p->protected_globs.items[i], g, sizeof(g)))
-				continue;
-			const char *last = strrchr(g, '/');
-			if (may_meet(comp, last ? last + 1 : g, 0) ||
-			    (last && may_meet(comp, g, 0) /* "secrets/x" as one component */))
-				return p->protected_globs.items[i];
-		}
-		for (size_t i = 0; i < p->protected_abs.n; i++) {
-			const char *e = p->protected_abs.items[i];
-			if (!policy_path_beneath(e, folder) || !strcmp(e, folder))
-				continue;
-			for (const char *r = e + strlen(folder); *r; r += strspn(r, "/")) {
-				size_t n = strcspn(r += strspn(r, "/"), "/");
-				snprintf(g, sizeof(g), "%.*s", (int)n, r);
-				if (n && may_meet(comp, g, 0))
-					return e;
-				r += n;
-			}
-		}
-	}
-	return NULL;
-}
-
-void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
-		       const char *glob, struct hook_verdict *v)
-{
-	struct hook_judge j = {c, v, 0};
-	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_];
-	const char *rest = glob, *why;
-
-	start(v);
-	if (c->policy->mode == POLICY_MODE_OFF || !glob || !*glob)
-		return;
-	if (policy_path_absolute(folder && *folder ? folder : ".", c->cwd, c->home, abs,
-				 sizeof(abs)) < 0) {
-		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
-			   folder ? folder : "");
-		return;
-	}
-	/* The glob's literal leading directories (an absolute glob, "..", "~/") are the
-	 * folder searched: judged as a path, like the folder itself. */
-	size_t lit = 0;
-	for (size_t k = 0; glob[k]; k++) {
-		if (strchr("*?[{\\", glob[k]))
-			break;
-		if (glob[k] == '/')
-			lit = k + 1;
-	}
-	if (lit) {
-		snprintf(sub, sizeof(sub), "%.*s", (int)lit, glob);
-		if (glob[0] != '/' && glob[0] != '~')
-			snprintf(sub, sizeof(sub), "%s/%.*s", abs, (int)lit, glob);
-		hook_check_path(c, tool, sub, false, v);
-		if (v->outcome != HOOK_ALLOW ||
-		    policy_path_absolute(sub, c->cwd, c->home, abs, sizeof(abs)) < 0)
-			return;
-		rest = glob + lit;
-	}
-	why = search_hit(c, abs, rest);
-	if (!why && c->resolve && c->resolve(abs, real, sizeof(real)) == 0 && strcmp(real, abs))
-		why = search_hit(c, real, rest);
-	if (why)
-		hook_block(&j, HOOK_BLOCK,
-			   "%s %s in %s: the pattern could reach %s, which is protected (search "
-			   "it by a narrower pattern)",
-			   tool, glob, abs, why);
 }

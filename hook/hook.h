@@ -20,6 +20,9 @@
 #define HOOK_MAX_DEPTH	 16		     /* sh -c / eval / $(...) nesting */
 #define HOOK_MAX_CMDS	 4096		     /* simple commands in one event */
 #define HOOK_MAX_WORDS	 4096		     /* words in one simple command */
+/* File names judged in one event (a patch's headers, read_many_files' paths): each
+ * walks the file system, and a hook that outlasts the harness's timeout fails open. */
+#define HOOK_MAX_NAMES 4096
 
 /* ---------------------------------------------------------------- shell reader */
 
@@ -87,12 +90,30 @@ struct hook_ctx {
 	const char *path_env; /* the caller's PATH: the home set's PATH directories; may be NULL */
 	const char *xdg_config; /* the caller's XDG_CONFIG_HOME (the home set); may be NULL */
 	const char *xdg_data;	/* the caller's XDG_DATA_HOME (the home set); may be NULL */
-	/* The sandbox's view of a name: the real path of its longest existing prefix with
-	 * the rest appended. Returns 0 or -errno. NULL: lexical only. */
+	/* The sandbox's view of an absolute name as written (".." kept): the kernel's
+	 * walk, policy_path_resolve, dangling links followed. Returns 0 or -errno. NULL:
+	 * lexical only. */
 	int (*resolve)(const char *abs, char *out, size_t n);
 	/* Does the absolute name exist (lstat)? For telling a git directory by what it
 	 * holds (policy_gitdir_holds). NULL: git directories by their .git name only. */
 	bool (*exists)(const char *abs);
+	/* Up to n bytes of a file (a repository's config, a .git file, commondir): the
+	 * length, or -errno. NULL: what a config names (core.hooksPath, include.path) is
+	 * not looked for. */
+	int (*read_file)(const char *abs, char *buf, size_t n);
+	/* Protected paths that are symlinks (or pass through one), resolved: the sandbox
+	 * masks what they lead to, so that is protected by its own name too.
+	 * protected_real[i] is what policy->protected_abs entry protected_of[i] resolves
+	 * to. */
+	const char *const *protected_real;
+	const char *const *protected_of;
+	size_t n_protected_real;
+	/* The same for the homes' persistence sets (policy_home_set_each_xdg): an entry
+	 * that is a symlink (~/.vimrc -> dotfiles/vimrc) keeps what it leads to read-only
+	 * in a home workspace. home_of[i] is the entry, absolute. */
+	const char *const *home_real;
+	const char *const *home_of;
+	size_t n_home_real;
 };
 
 enum hook_outcome {
@@ -126,6 +147,11 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 /* A Codex apply_patch body: every file it adds, updates, deletes or moves to. */
 void hook_check_patch(const struct hook_ctx *c, const char *tool, const char *patch,
 		      struct hook_verdict *v);
+/* A shell call Codex would apply as a patch itself (`apply_patch BODY`, or
+ * `[cd DIR &&] apply_patch <<EOF`): its headers judged like hook_check_patch's, when the
+ * verdict so far allows. */
+void hook_check_shell_patch(const struct hook_ctx *c, const char *tool, const char *text,
+			    struct hook_verdict *v);
 
 /* ---------------------------------------------------------------- events */
 

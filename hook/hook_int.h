@@ -66,6 +66,9 @@ struct hook_judge {
 
 /* Set a block (the first reason wins; later ones are dropped). Returns true when the
  * verdict is already decided, so loops can stop. */
+/* What a repository config whose work tree holds `abs` names there (core.hooksPath,
+ * include.path: files_git.c), as the reason, or NULL. */
+const char *hook_git_config_hit(const struct hook_ctx *c, const char *abs);
 bool hook_block(struct hook_judge *j, enum hook_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline bool hook_decided(const struct hook_judge *j)

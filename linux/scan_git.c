@@ -94,62 +94,32 @@ static void trim(char **s, char **end)
 	**end = '\0';
 }
 
-/* The value of "key = value": surrounding quotes dropped; escapes are rare in paths
- * and left as written (an unresolvable path only means one guard fewer, and the
- * config that names it is guarded itself). */
-static void config_value(char *v, char *out, size_t n)
-{
-	char *end = v + strlen(v);
-	char *hash;
-
-	trim(&v, &end);
-	if (*v == '"') {
-		char *q = strrchr(v + 1, '"');
-		v++;
-		if (q)
-			*q = '\0';
-	} else if ((hash = strpbrk(v, "#;")) != NULL) {
-		*hash = '\0';
-		end = hash;
-		trim(&v, &end);
-	}
-	snprintf(out, n, "%s", v);
-}
-
-static void lower(char *s)
-{
-	for (; *s; s++)
-		*s = (char)tolower((unsigned char)*s);
-}
-
 static void parse_config(struct linux_scan_ctx *c, const char *path, struct git_config_refs *r,
 			 unsigned nest);
 
-/* One "key = value" line in section `sec`. */
-static void config_entry(struct linux_scan_ctx *c, const char *cfg, const char *sec, char *line,
-			 struct git_config_refs *r, unsigned nest)
-{
-	char *eq = strchr(line, '=');
-	char *kend, value[PATH_MAX], dir[PATH_MAX], inc[PATH_MAX];
+struct config_walk {
+	struct linux_scan_ctx *c;
+	const char *cfg;
+	struct git_config_refs *r;
+	unsigned nest;
+};
 
-	if (!eq)
-		return;
-	*eq = '\0';
-	kend = eq;
-	trim(&line, &kend);
-	lower(line);
-	config_value(eq + 1, value, sizeof(value));
-	if (strcmp(sec, "core") == 0 && strcmp(line, "hookspath") == 0)
-		snprintf(r->hooks_path, sizeof(r->hooks_path), "%s", value);
-	else if (strcmp(sec, "core") == 0 && strcmp(line, "worktree") == 0)
-		snprintf(r->worktree, sizeof(r->worktree), "%s", value);
-	else if ((strcmp(sec, "include") == 0 || strcmp(sec, "includeif") == 0) &&
-		 strcmp(line, "path") == 0 && nest < GIT_MAX_NESTING) {
-		snprintf(dir, sizeof(dir), "%s", cfg);
-		resolve_against(c, dirname(dir), value, inc, sizeof(inc));
+/* One name the config points at (policy_git_config_refs, the hook's reader too). */
+static void config_ref(void *arg, int kind, const char *value)
+{
+	struct config_walk *w = arg;
+	char dir[PATH_MAX], inc[PATH_MAX];
+
+	if (kind == POLICY_GITREF_HOOKS)
+		snprintf(w->r->hooks_path, sizeof(w->r->hooks_path), "%s", value);
+	else if (kind == POLICY_GITREF_WORKTREE)
+		snprintf(w->r->worktree, sizeof(w->r->worktree), "%s", value);
+	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_MAX_NESTING) {
+		snprintf(dir, sizeof(dir), "%s", w->cfg);
+		resolve_against(w->c, dirname(dir), value, inc, sizeof(inc));
 		/* Missing, it is a config the command could write: refused. */
-		if (inc[0] && linux_scan_add_guard(c->s, inc, true))
-			parse_config(c, inc, r, nest + 1);
+		if (inc[0] && linux_scan_add_guard(w->c->s, inc, true))
+			parse_config(w->c, inc, w->r, w->nest + 1);
 	}
 }
 
@@ -158,28 +128,10 @@ static void parse_config(struct linux_scan_ctx *c, const char *path, struct git_
 {
 	size_t len;
 	char *buf = read_small(path, GIT_CONFIG_MAX, &len);
-	char sec[64] = "";
 
 	if (!buf)
 		return;
-	for (char *line = buf, *next; line; line = next) {
-		char *end;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		end = line + strlen(line);
-		trim(&line, &end);
-		if (*line == '#' || *line == ';' || *line == '\0')
-			continue;
-		if (*line == '[') {
-			size_t n = strcspn(line + 1, " \t\"].");
-			snprintf(sec, sizeof(sec), "%.*s", (int)n, line + 1);
-			lower(sec);
-			continue;
-		}
-		config_entry(c, path, sec, line, r, nest);
-	}
+	policy_git_config_refs(buf, len, config_ref, &(struct config_walk){c, path, r, nest});
 	free(buf);
 }
 

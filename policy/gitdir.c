@@ -13,6 +13,7 @@
  * or say where code comes from; so do the same names in the git directories of
  * submodules (modules/NAME, NAME may hold slashes) and linked work trees
  * (worktrees/NAME). */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,4 +128,89 @@ const char *policy_git_guard_in_dotgit(const char *path)
 			return s;
 	}
 	return NULL;
+}
+
+/* ---------------------------------------------------------------- config references */
+
+static size_t line_end(const char *b, size_t i, size_t n)
+{
+	while (i < n && b[i] != '\n')
+		i++;
+	return i;
+}
+
+/* A value from b[i] (after '='): git's parse_value. Returns where it stopped. */
+static size_t config_value(const char *b, size_t i, size_t n, char *out, size_t cap)
+{
+	size_t o = 0, keep = 0;
+	bool q = false;
+
+	while (i < n && (b[i] == ' ' || b[i] == '\t'))
+		i++;
+	for (; i < n && b[i] != '\n'; i++) {
+		char ch = b[i];
+		if (ch == '\\' && i + 1 < n) {
+			ch = b[++i];
+			if (ch == '\n')
+				continue; /* a continued line */
+			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'b' ? '\b' : ch;
+		} else if (ch == '"') {
+			q = !q;
+			keep = o;
+			continue;
+		} else if (!q && (ch == '#' || ch == ';')) {
+			i = line_end(b, i, n);
+			break;
+		}
+		if (o + 1 < cap)
+			out[o++] = ch;
+		if (q || (ch != ' ' && ch != '\t'))
+			keep = o;
+	}
+	out[keep] = '\0';
+	return i;
+}
+
+void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *ctx)
+{
+	char sec[32] = "", key[32], val[POLICY_PATH_MAX];
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)b[i];
+		if (isspace(c)) {
+			i++;
+		} else if (c == '[') {
+			size_t k = 0;
+			for (i++; i < n && !strchr(" \t\"].\n", b[i]); i++)
+				if (k + 1 < sizeof(sec))
+					sec[k++] = (char)tolower((unsigned char)b[i]);
+			sec[k] = '\0';
+			while (i < n && b[i] != ']' && b[i] != '\n')
+				i++;
+			i += i < n && b[i] == ']'; /* a key may follow on this line */
+		} else if (isalpha(c)) {
+			size_t k = 0;
+			for (; i < n && (isalnum((unsigned char)b[i]) || b[i] == '-'); i++)
+				if (k + 1 < sizeof(key))
+					key[k++] = (char)tolower((unsigned char)b[i]);
+			key[k] = '\0';
+			while (i < n && (b[i] == ' ' || b[i] == '\t'))
+				i++;
+			if (i >= n || b[i] != '=')
+				continue; /* a boolean key: no name in it */
+			i = config_value(b, i + 1, n, val, sizeof(val));
+			int kind = !strcmp(sec, "core") && !strcmp(key, "hookspath")
+				       ? POLICY_GITREF_HOOKS
+				   : !strcmp(sec, "core") && !strcmp(key, "worktree")
+				       ? POLICY_GITREF_WORKTREE
+				   : (!strcmp(sec, "include") || !strcmp(sec, "includeif")) &&
+					   !strcmp(key, "path")
+				       ? POLICY_GITREF_INCLUDE
+				       : 0;
+			if (kind && val[0])
+				cb(ctx, kind, val);
+		} else {
+			i = line_end(b, i, n); /* a comment, or what git would refuse */
+		}
+	}
 }

@@ -30,6 +30,11 @@ bool policy_name_eqn(const char *a, const char *b, size_t n)
 	return POLICY_PATH_FOLD ? strncasecmp(a, b, n) == 0 : strncmp(a, b, n) == 0;
 }
 
+bool policy_name_folds_to_ascii(const char *s)
+{
+	return strstr(s, "\xc5\xbf") || strstr(s, "\xe2\x84\xaa");
+}
+
 bool policy_path_beneath(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -39,26 +44,93 @@ bool policy_path_beneath(const char *path, const char *dir)
 	return policy_name_eqn(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-int policy_path_absolute(const char *in, const char *cwd, const char *home, char *out, size_t n)
+int policy_path_join(const char *in, const char *cwd, const char *home, char *out, size_t n)
 {
-	char joined[POLICY_PATH_MAX * 2 + 2];
-	const char *why;
 	int w;
 
 	if (!*in)
 		return -EINVAL;
 	if (in[0] == '~' && (in[1] == '/' || !in[1]))
-		w = home && home[0] == '/' ? snprintf(joined, sizeof(joined), "%s/%s", home, in + 1)
-					   : -1;
+		w = home && home[0] == '/' ? snprintf(out, n, "%s/%s", home, in + 1) : -1;
 	else if (in[0] != '/')
-		w = cwd && cwd[0] == '/' ? snprintf(joined, sizeof(joined), "%s/%s", cwd, in) : -1;
+		w = cwd && cwd[0] == '/' ? snprintf(out, n, "%s/%s", cwd, in) : -1;
 	else
-		w = snprintf(joined, sizeof(joined), "%s", in);
+		w = snprintf(out, n, "%s", in);
 	if (w < 0)
 		return -EINVAL;
-	if ((size_t)w >= sizeof(joined))
+	return (size_t)w >= n ? -ENAMETOOLONG : 0;
+}
+
+int policy_path_absolute(const char *in, const char *cwd, const char *home, char *out, size_t n)
+{
+	char joined[POLICY_PATH_MAX * 2 + 2];
+	const char *why;
+	int rc = policy_path_join(in, cwd, home, joined, sizeof(joined));
+
+	return rc < 0 ? rc : policy_path_normalise(joined, true, out, n, &why);
+}
+
+#define POLICY_MAX_LINKS 40 /* the kernel's MAXSYMLINKS */
+
+/* rest := target + "/" + tail (tail may lie inside rest). */
+static int splice(char *rest, size_t cap, const char *target, const char *tail)
+{
+	size_t t = strlen(target), k = strlen(tail);
+
+	if (t + 1 + k + 1 > cap)
 		return -ENAMETOOLONG;
-	return policy_path_normalise(joined, true, out, n, &why);
+	memmove(rest + t + 1, tail, k + 1);
+	memcpy(rest, target, t);
+	rest[t] = '/';
+	return 0;
+}
+
+int policy_path_resolve(const char *in, policy_link_fn link, void *ctx, char *out, size_t n)
+{
+	char rest[POLICY_PATH_MAX * 2 + 2], target[POLICY_PATH_MAX];
+	size_t o = 0;
+	int links = 0, rc;
+
+	if (in[0] != '/' || n < 2)
+		return -EINVAL;
+	if (snprintf(rest, sizeof(rest), "%s", in) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (char *p = rest; *p;) {
+		size_t k = strcspn(p += strspn(p, "/"), "/"), at = o;
+		if (k == 0 || (k == 1 && p[0] == '.')) {
+			p += k;
+			continue;
+		}
+		if (k == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+			out[o] = '\0';
+			p += k;
+			continue;
+		}
+		if (o + 1 + k + 1 > n)
+			return -ENAMETOOLONG;
+		out[o++] = '/';
+		memcpy(out + o, p, k);
+		out[o += k] = '\0';
+		p += k;
+		rc = link(ctx, out, target, sizeof(target));
+		if (rc == -ENOENT || rc == -ENOTDIR || rc == 0)
+			continue;
+		if (rc < 0)
+			return rc;
+		if (++links > POLICY_MAX_LINKS)
+			return -ELOOP;
+		o = target[0] == '/' ? 0 : at; /* absolute: from /; relative: the link's dir */
+		out[o] = '\0';
+		if ((rc = splice(rest, sizeof(rest), target, p)) < 0)
+			return rc;
+		p = rest;
+	}
+	if (o == 0)
+		out[o++] = '/', out[o] = '\0';
+	return 0;
 }
 
 /* ---------------------------------------------------------------- the sandbox's own */
@@ -73,6 +145,38 @@ bool policy_path_in_fresh(const char *path)
 		if (policy_path_beneath(path, fresh_dirs[i]))
 			return true;
 	return false;
+}
+
+/* The devices the sandbox's minimal /dev holds, readable in and out of it. */
+static const char *const sandbox_devices[] = {"/dev/null",   "/dev/zero",    "/dev/full",
+					      "/dev/random", "/dev/urandom", "/dev/tty"};
+
+/* /proc/self, /proc/thread-self, /proc/<pid>: another pid namespace's in the sandbox. */
+static bool proc_process(const char *path)
+{
+	const char *r = path + 5;
+	size_t k = strcspn(r + 1, "/");
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return false;
+	r++;
+	return (k == 4 && !strncmp(r, "self", 4)) || (k == 11 && !strncmp(r, "thread-self", 11)) ||
+	       (k > 0 && strspn(r, "0123456789") == k);
+}
+
+const char *policy_path_host_only(const char *path)
+{
+	if (proc_process(path))
+		return "/proc";
+	if (policy_path_scratch(path))
+		return NULL;
+	for (size_t i = 0; i < sizeof(sandbox_devices) / sizeof(sandbox_devices[0]); i++)
+		if (strcmp(path, sandbox_devices[i]) == 0)
+			return NULL;
+	for (size_t i = 0; i < sizeof(fresh_dirs) / sizeof(fresh_dirs[0]); i++)
+		if (strcmp(fresh_dirs[i], "/tmp") != 0 && policy_path_beneath(path, fresh_dirs[i]))
+			return fresh_dirs[i];
+	return NULL;
 }
 
 /* Scratch space every mode may write: the sandbox's own tmpfs at these paths (the

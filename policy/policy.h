@@ -349,6 +349,10 @@ const char *policy_system_tree_of(const char *path);
  * whoever asks for it. The Linux scan checks resolved writable roots and tool caches
  * with it (a home, and so its caches, may lie in /var/lib: jenkins). */
 const char *policy_os_tree_of(const char *path);
+/* A workspace the launcher refuses to make writable: "/", "/var" or an operating
+ * system tree itself (/etc, /usr ...). The hook's file tools judge the event's cwd by
+ * it too: a harness run from / gets no writable workspace from the hook either. */
+bool policy_workspace_refused(const char *ws);
 
 /* The persistence guard's names (policy/guard.c, their one home): dot files and
  * directories that run code later, kept read-only by linux/ and macos/. */
@@ -599,6 +603,10 @@ bool policy_path_within(const char *path, const char *dir);
 #endif
 bool policy_name_eq(const char *a, const char *b);
 bool policy_name_eqn(const char *a, const char *b, size_t n);
+/* Does a name hold a character that Unicode case folding makes ASCII (U+017F long s
+ * folds to s, U+212A Kelvin to k)? Where names fold (APFS), ~/.\u017Fsh is ~/.ssh to
+ * the file system but not to a byte compare: the hook refuses such names there. */
+bool policy_name_folds_to_ascii(const char *s);
 /* Is `path` `dir` or beneath it (both absolute and lexically clean)? */
 bool policy_path_beneath(const char *path, const char *dir);
 /* Remove . and .. lexically from an absolute path (resolve_dotdot false: a .. is an
@@ -608,8 +616,24 @@ int policy_path_normalise(const char *in, bool resolve_dotdot, char *out, size_t
 /* `in` made absolute (relative to cwd, ~ and ~/ to home) and lexically clean. 0,
  * -EINVAL (empty, or no cwd/home to join) or -ENAMETOOLONG. */
 int policy_path_absolute(const char *in, const char *cwd, const char *home, char *out, size_t n);
+/* The same joined but NOT cleaned: ".." stays for policy_path_resolve, since after a
+ * symlink it means the target's parent, not the link's directory. */
+int policy_path_join(const char *in, const char *cwd, const char *home, char *out, size_t n);
+/* What a name is, asked of the caller (lstat, readlink): 1 a symlink with its target
+ * in buf, 0 anything else that exists, -ENOENT/-ENOTDIR missing, other -errno. */
+typedef int (*policy_link_fn)(void *ctx, const char *abs, char *buf, size_t n);
+/* The kernel's walk of an absolute path: "." dropped, ".." the parent of what has been
+ * resolved so far, every symlink followed (the last one too, dangling or not: a
+ * write through a dangling link creates its target), missing names kept as written
+ * (a tool makes them). 0, -ELOOP (over 40 links), -ENAMETOOLONG, or link()'s error. */
+int policy_path_resolve(const char *in, policy_link_fn link, void *ctx, char *out, size_t n);
 /* Beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev)? */
 bool policy_path_in_fresh(const char *path);
+/* Where a host path is out of the sandbox's sight for reading too, the fresh
+ * directory that hides it ("/proc" for a host process's entries: its own pid
+ * namespace), or NULL: the scratch directories and the devices every sandbox has
+ * (/dev/null, /dev/urandom ...) are not. */
+const char *policy_path_host_only(const char *path);
 /* The scratch directories every mode may write (/tmp, /dev/shm), and the one `path`
  * lies beneath, or NULL. */
 const char *const *policy_scratch_dirs(size_t *n);
@@ -655,6 +679,15 @@ const struct policy_git_guard *policy_git_guard_of(const char *name);
 bool policy_git_guard_rel(const char *rel);
 /* The first ".git/<guarded>" in an absolute path (by name), or NULL. */
 const char *policy_git_guard_in_dotgit(const char *path);
+/* What a git config names that runs code or is read as config, as git's grammar
+ * reads it (a key on the section's line, quotes, escapes, comments, "\\" + newline
+ * continuing a value), matching more where it is loose: a section is told by its
+ * name alone ([core "x"] counts as core). cb(ctx, kind, value) for core.hooksPath
+ * (POLICY_GITREF_HOOKS, relative to the work tree), core.worktree and include.path /
+ * includeIf.*.path (relative to the config's directory). */
+enum { POLICY_GITREF_HOOKS = 1, POLICY_GITREF_WORKTREE, POLICY_GITREF_INCLUDE };
+typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
+void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);
 
 /* Is host:port (a parsed host) one of the sandbox's own loopback names with a port
  * listed in egress.hostPorts? Then the connection is relayed to the host's loopback

@@ -81,6 +81,13 @@ const char *policy_os_tree_of(const char *path)
 	return NULL;
 }
 
+bool policy_workspace_refused(const char *ws)
+{
+	const char *tree = policy_os_tree_of(ws);
+
+	return strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 || (tree && strcmp(tree, ws) == 0);
+}
+
 const char *policy_system_tree_of(const char *path)
 {
 	for (size_t i = 0; i < N(system_trees); i++)

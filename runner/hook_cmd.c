@@ -3,6 +3,7 @@
  * blocks too (exit 2): the harnesses run the tool on any other non-zero status, so a
  * hook that failed any other way would fail open. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,32 +35,171 @@ static bool exists(const char *abs)
 	return lstat(abs, &st) == 0;
 }
 
-/* The sandbox's view of a name: realpath of the longest prefix that exists, the rest
- * appended as written (a file the tool would create). */
+/* A small file as git reads it (a config, a .git file, commondir). */
+static int read_file(const char *abs, char *buf, size_t n)
+{
+	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (int)got;
+}
+
+/* A name as the kernel walks it: a symlink's target, or whether it exists. */
+static int link_of(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct stat st;
+	ssize_t k;
+
+	(void)ctx;
+	if (lstat(abs, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	if ((k = readlink(abs, buf, n)) < 0)
+		return -errno;
+	if ((size_t)k >= n)
+		return -ENAMETOOLONG;
+	buf[k] = 0;
+	return 1;
+}
+
+/* The sandbox's view of a name: the kernel's walk (".." after a symlink, a dangling
+ * last link followed to the file a write would create), missing names as written;
+ * then the existing part's names as the file system spells them (realpath: where
+ * names fold, ~/.SSH and ~/.ssh are one directory, NFD and NFC one name). */
 static int resolve(const char *abs, char *out, size_t n)
 {
-	char prefix[PATH_MAX], *real;
-	size_t cut = strlen(abs);
+	char walked[PATH_MAX], probe[PATH_MAX], *real = NULL;
+	size_t cut;
+	int rc = policy_path_resolve(abs, link_of, NULL, walked, sizeof(walked));
 
-	if (cut >= sizeof(prefix))
-		return -ENAMETOOLONG;
-	memcpy(prefix, abs, cut + 1);
-	for (;;) {
-		if ((real = realpath(prefix, NULL)))
-			break;
-		if (errno != ENOENT && errno != ENOTDIR)
-			return -errno;
-		char *slash = strrchr(prefix, '/');
-		if (!slash || slash == prefix) {
-			snprintf(out, n, "%s", abs);
-			return 0;
-		}
-		*slash = 0;
-		cut = (size_t)(slash - prefix);
+	if (rc < 0)
+		return rc;
+	memcpy(probe, walked, strlen(walked) + 1);
+	for (cut = strlen(probe); cut > 0 && !(real = realpath(probe, NULL));) {
+		cut = (size_t)(strrchr(probe, '/') - probe);
+		probe[cut > 0 ? cut : 1] = '\0';
+		if (cut == 0)
+			real = realpath("/", NULL);
 	}
-	int w = snprintf(out, n, "%s%s", strcmp(real, "/") ? real : "", abs + cut);
+	if (!real)
+		return snprintf(out, n, "%s", walked) < (int)n ? 0 : -ENAMETOOLONG;
+	int w = snprintf(out, n, "%s%s",
+			 strcmp(real, "/") ? real
+			 : walked[cut]	   ? ""
+					   : "/",
+			 walked + cut);
 	free(real);
 	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
+}
+
+/* The protected paths that resolve elsewhere (a symlink on the way), once per event. */
+static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
+{
+	char **real = calloc(p->protected_abs.n + 1, sizeof(*real));
+	const char **of = calloc(p->protected_abs.n + 1, sizeof(*of));
+	char buf[PATH_MAX];
+	size_t n = 0;
+
+	if (!real || !of) {
+		free(real);
+		free(of);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->protected_abs.n; i++) {
+		const char *e = p->protected_abs.items[i];
+		if (resolve(e, buf, sizeof(buf)) < 0 || strcmp(buf, e) == 0)
+			continue;
+		if (!(real[n] = strdup(buf)))
+			break;
+		of[n++] = e;
+	}
+	c->protected_real = (const char *const *)real;
+	c->protected_of = of;
+	c->n_protected_real = n;
+	return 0;
+}
+
+struct home_links {
+	const char *home;
+	char **real, **of;
+	size_t n, cap;
+	int err;
+};
+
+static int home_link(const char *rel, const char *why, void *arg)
+{
+	struct home_links *h = arg;
+	char abs[PATH_MAX], buf[PATH_MAX];
+
+	(void)why;
+	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
+	    !exists(abs) || resolve(abs, buf, sizeof(buf)) < 0 || strcmp(abs, buf) == 0)
+		return 0;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		char **r = realloc(h->real, cap * sizeof(*r)), **o;
+		if (r)
+			h->real = r;
+		if (!r || !(o = realloc(h->of, cap * sizeof(*o))))
+			return h->err = -ENOMEM;
+		h->of = o;
+		h->cap = cap;
+	}
+	if (!(h->real[h->n] = strdup(buf)) || !(h->of[h->n] = strdup(abs))) {
+		free(h->real[h->n]);
+		return h->err = -ENOMEM;
+	}
+	h->n++;
+	return 0;
+}
+
+/* The homes' persistence-set entries that are symlinks, resolved once per event. */
+static int resolve_home_links(struct hook_ctx *c)
+{
+	struct home_links h = {0};
+	const char *homes[] = {c->home, c->env_home};
+	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data};
+
+	for (size_t i = 0; i < 2 && !h.err; i++)
+		if (homes[i] && homes[i][0] == '/' &&
+		    (i == 0 || !c->home || strcmp(homes[0], homes[1])))
+			h.home = homes[i],
+			policy_home_set_each_xdg(homes[i], c->path_env, &xdg, home_link, &h);
+	c->home_real = (const char *const *)h.real;
+	c->home_of = (const char *const *)h.of;
+	c->n_home_real = h.n;
+	return h.err;
+}
+
+static void free_protected(struct hook_ctx *c)
+{
+	for (size_t i = 0; i < c->n_home_real; i++) {
+		free((char *)c->home_real[i]);
+		free((char *)c->home_of[i]);
+	}
+	free((void *)c->home_real);
+	free((void *)c->home_of);
+	for (size_t i = 0; i < c->n_protected_real; i++)
+		free((char *)c->protected_real[i]);
+	free((void *)c->protected_real);
+	free((void *)c->protected_of);
 }
 
 static char *read_stdin(size_t *len, char *why, size_t whylen)
@@ -127,13 +267,20 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .xdg_data = getenv("XDG_DATA_HOME"),
 	    .resolve = resolve,
 	    .exists = exists,
+	    .read_file = read_file,
 	};
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;
+	if (resolve_protected(re.policy, &c) < 0 || resolve_home_links(&c) < 0) {
+		free_protected(&c);
+		runner_env_release(&re);
+		return blocked(" (cannot judge)", "out of memory");
+	}
 	if (c.cwd && (cwd_real = realpath(c.cwd, NULL)))
 		c.cwd_real = cwd_real;
 	hook_event_judge(&c, ev, &v);
 	snprintf(found, found_n, "%s", re.discovered);
+	free_protected(&c);
 	free(cwd_real);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)

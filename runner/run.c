@@ -47,11 +47,7 @@ static int check_workspace(const struct halo_policy *p, const char *ws)
 {
 	/* The operating system's own trees, "/" and "/var" themselves: a command run from
 	 * /tmp, /opt or /srv (a scratch directory, not a system one) keeps working. */
-	const char *tree = policy_os_tree_of(ws);
-	bool refused =
-	    strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 || (tree && strcmp(tree, ws) == 0);
-
-	if (p->mode != POLICY_MODE_WORKSPACE_WRITE || !refused)
+	if (p->mode != POLICY_MODE_WORKSPACE_WRITE || !policy_workspace_refused(ws))
 		return 0;
 	fprintf(stderr,
 		"halo-run: refusing %s as a writable workspace; cd into a project directory or "

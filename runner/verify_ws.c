@@ -137,10 +137,7 @@ static int add_rows(struct verify *v, const struct halo_plan *p)
  * check there. */
 static bool refused_workspace(const struct halo_policy *p, const char *ws)
 {
-	const char *tree = policy_os_tree_of(ws);
-
-	return p->mode == POLICY_MODE_WORKSPACE_WRITE &&
-	       (strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 || (tree && strcmp(tree, ws) == 0));
+	return p->mode == POLICY_MODE_WORKSPACE_WRITE && policy_workspace_refused(ws);
 }
 
 int verify_plan_workspace(const struct runner_opts *o, struct verify *v)

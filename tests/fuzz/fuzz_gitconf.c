@@ -4,7 +4,9 @@
  * an [alias] section appended are never accepted. The check of a change to a config
  * that existed at launch (linux_gitconf_check_change): the same bytes again are a
  * change it accepts whenever they are readable, and the bytes with the [alias]
- * section appended never are. */
+ * section appended never are. The reader of what a config names
+ * (policy_git_config_refs, the scan's and the hook's) cannot be made to miss a
+ * core.hooksPath that follows any bytes either. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,9 +14,31 @@
 #include <string.h>
 
 #include "linux/gitconf.h"
+#include "policy/policy.h"
 #include "tests/fuzz/fuzz_check.h"
 
-#define TAIL "\n[alias]\n\tx = !sh\n"
+#define TAIL  "\n[alias]\n\tx = !sh\n"
+#define HOOKS "\n\n[core]\n\thooksPath = /zz-fuzz\n"
+
+static void last_hooks(void *ctx, int kind, const char *value)
+{
+	if (kind == POLICY_GITREF_HOOKS)
+		snprintf(ctx, 64, "%s", value);
+}
+
+static void refs_cannot_hide(const uint8_t *data, size_t size)
+{
+	char last[64] = "", *more = malloc(size + sizeof(HOOKS));
+
+	CHECK(more != NULL);
+	policy_git_config_refs((const char *)data, size, last_hooks, last);
+	memcpy(more, data, size);
+	memcpy(more + size, HOOKS, sizeof(HOOKS) - 1);
+	last[0] = '\0';
+	policy_git_config_refs(more, size + sizeof(HOOKS) - 1, last_hooks, last);
+	CHECK(strcmp(last, "/zz-fuzz") == 0);
+	free(more);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = linux_gitconf_check(in, size, why, sizeof(why));
 	int same = linux_gitconf_check_change(in, size, in, size, why, sizeof(why), NULL, NULL);
 
+	refs_cannot_hide(data, size);
 	CHECK(rc == 0 || rc == -EACCES || rc == -EINVAL);
 	CHECK(same == 0 || same == -EACCES);
 	CHECK(rc != 0 || same == 0);

@@ -101,7 +101,168 @@ hook "Grep over the workspace with glob .env*" 2 Grep "{\"pattern\":\"A\",\"path
 hook "Glob **/.env*" 2 Glob '{"pattern":"**/.env*"}'
 hook "Grep over the home for .ssh/*" 2 Grep "{\"pattern\":\"BEGIN\",\"path\":\"$HOME\",\"glob\":\".ssh/*\"}"
 hook "Glob **/*.c (control)" 0 Glob '{"pattern":"**/*.c"}'
+# A protected path that is not hidden: ripgrep walks into it, glob or none (pathreview).
+mkdir -p "$HOME/vault" && echo s >"$HOME/vault/token.txt"
+printf 'sandbox:\n  mode: workspace-write\n  protectedPaths: [~/vault]\n' >"$TMPDIR/vault.yaml"
+for tool in Grep Glob; do
+	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"hook_event_name":"PreToolUse",
+	"tool_name":sys.argv[2],"tool_input":{"pattern":"**/*.txt" if sys.argv[2]=="Glob" else "s","path":sys.argv[3]}}))' "$ws" "$tool" "$HOME")
+	printf '%s' "$ev" | "$HALO" hook --policy "$pol" --policy "$TMPDIR/vault.yaml" 2>/dev/null
+	expect "$tool over the home holding ~/vault (not hidden): blocked" 2 "$?"
+done
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":sys.argv[1]}}))' "$ws")
+printf '%s' "$ev" | "$HALO" hook --policy "$pol" --policy "$TMPDIR/vault.yaml" 2>/dev/null
+expect "Grep over the workspace with ~/vault protected (control)" 0 "$?"
 hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
+
+# Symlinks as the kernel walks them (pathreview): a dangling link is followed to the
+# file a write creates, and ".." after a link is its target's parent, not the link's
+# directory (the old hook judged "$ws/up/../x" as "$ws/x").
+mkdir -p "$base/out/d"
+ln -s "$HOME/.ssh/authorized_keys" "$ws/dangle"
+ln -s "$base/out/new.txt" "$ws/dangle2"
+ln -s "$base/out/d" "$ws/up"
+ln -s "$HOME/.aws" "$ws/up2"
+hook "Write through a dangling link into ~/.ssh" 2 Write "{\"file_path\":\"$ws/dangle\",\"content\":\"k\"}"
+hook "Write through a dangling link out of the workspace" 2 Write \
+	"{\"file_path\":\"dangle2\",\"content\":\"x\"}"
+hook "Write .. after a link (the target's parent)" 2 Write \
+	"{\"file_path\":\"$ws/up/../planted\",\"content\":\"x\"}"
+hook "Read .. after a link into ~/.ssh" 2 Read "{\"file_path\":\"$ws/up2/../.ssh/id_rsa\"}"
+hook "Grep .. after a link into ~/.ssh" 2 Grep "{\"pattern\":\"k\",\"path\":\"up2/../.ssh\"}"
+hook "Write through a link inside the workspace (control)" 0 Write \
+	"{\"file_path\":\"$ws/up/../../arws/src/y.c\",\"content\":\"x\"}"
+# Codex trims a hunk header before reading it; a name after tabs or U+3000 counts.
+hook "apply_patch: an indented Add File header" 2 apply_patch \
+	"{\"command\":\"*** Begin Patch\\n  *** Add File: $HOME/.ssh/authorized_keys\\n+k\\n*** End Patch\\n\"}"
+hook "apply_patch: a name with trailing white space" 2 apply_patch \
+	"{\"command\":\"*** Begin Patch\\n*** Add File: .bashrc\\t\\u3000\\n+x\\n*** End Patch\\n\"}"
+# A bare repository built one file at a time, its hook first: the write that would
+# make the directory a git directory is refused, as the sandbox's broker refuses it.
+hook "Write a hook into a plain directory (allowed: no repository yet)" 0 Write \
+	"{\"file_path\":\"$ws/store/hooks/post-receive\",\"content\":\"x\"}"
+mkdir -p "$ws/store/hooks" "$ws/store/objects" && echo x >"$ws/store/hooks/post-receive" &&
+	echo 'ref: refs/heads/main' >"$ws/store/HEAD"
+hook "Write refs/ that completes a repository holding a hook" 2 Write \
+	"{\"file_path\":\"$ws/store/refs/heads/main\",\"content\":\"0\"}"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'mkdir store/refs && echo MADE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed completion of a repository" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: refs/ that completes it is refused" "" "$(grep -x MADE <<<"$out")"
+fi
+
+# What a repository's config names (husky's core.hooksPath, include.path), kept
+# read-only by the sandbox's scan: the hook refuses it too (pathreview). The key on the
+# section's line is git's grammar too (the scan's old reader skipped it).
+git init -q "$ws/hprepo" && mkdir -p "$ws/hprepo/.husky/_" && echo x >"$ws/hprepo/shared.cfg" &&
+	printf '[Core] hooksPath = ".husky/_" ; husky\n[include]\n\tpath = ../shared.cfg\n' >>"$ws/hprepo/.git/config"
+expect "git reads the hooksPath" ".husky/_" "$(git -C "$ws/hprepo" config core.hooksPath)"
+hook "Write into core.hooksPath" 2 Write "{\"file_path\":\"$ws/hprepo/.husky/_/pre-commit\",\"content\":\"x\"}"
+hook "Write an include.path file" 2 Edit \
+	"{\"file_path\":\"$ws/hprepo/shared.cfg\",\"old_string\":\"x\",\"new_string\":\"y\"}"
+hook "Write beside the hooksPath (control)" 0 Write "{\"file_path\":\"$ws/hprepo/.husky/x\",\"content\":\"x\"}"
+out=$(cd "$ws/hprepo" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >.husky/_/pre-commit && echo WROTE; echo y >shared.cfg && echo WROTE2; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes into core.hooksPath" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: core.hooksPath stays read-only" "" "$(grep -x WROTE <<<"$out")"
+	expect "sandbox: the include.path file stays read-only" "" "$(grep -x WROTE2 <<<"$out")"
+fi
+# Codex applies a shell call's apply_patch heredoc itself, outside the (wrapped) shell.
+hook "Bash: cd DIR && apply_patch heredoc into ~/.ssh" 2 Bash \
+	"{\"command\":\"cd $HOME/.ssh && apply_patch <<'EOF'\\n*** Begin Patch\\n*** Add File: authorized_keys\\n+k\\n*** End Patch\\nEOF\\n\"}"
+hook "Bash: apply_patch heredoc in the workspace (control)" 0 Bash \
+	"{\"command\":\"apply_patch <<'EOF'\\n*** Begin Patch\\n*** Add File: src/z.c\\n+k\\n*** End Patch\\nEOF\\n\"}"
+# An event from a cwd the launcher refuses as a workspace gets no workspace here.
+hook "Write /etc from cwd /" 2 Write '{"file_path":"/etc/cron.d/halo-it","content":"x"}' /
+hook "Write /etc from cwd /etc" 2 Write '{"file_path":"cron.d/halo-it","content":"x"}' /etc
+# The sandbox refuses the same writes.
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >dangle2; echo x >up/../planted; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes through links" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a dangling link's target is not made" "no" \
+		"$([ -e "$base/out/new.txt" ] && echo yes || echo no)"
+	expect "sandbox: .. after a link writes nothing there" "no" \
+		"$([ -e "$base/out/planted" ] && echo yes || echo no)"
+fi
+
+# What the sandbox cannot see, the harness's Read cannot read either: its own process's
+# environment (API keys) through /proc, a service account token under /var/run.
+hook "Read /proc/self/environ" 2 Read '{"file_path":"/proc/self/environ"}'
+hook "Read /var/run/secrets/.../token" 2 Read '{"file_path":"/var/run/secrets/kubernetes.io/serviceaccount/token"}'
+hook "Read /dev/null (control)" 0 Read '{"file_path":"/dev/null"}'
+# Gemini's read_many_files takes globs: judged like a search's.
+hook "read_many_files **/*" 2 read_many_files '{"paths":["**/*"]}'
+hook "read_many_files src/*.c (control)" 0 read_many_files '{"paths":["src/*.c"]}'
+
+# A hooksPath from the user's global config: git runs hooks from there in every
+# repository (a relative one in each repository's work tree). Written last: the git
+# commands above must not see it.
+mkdir -p "$ws/ghooks"
+printf '[core]\n\thooksPath = %s\n' "$ws/ghooks" >"$HOME/.gitconfig"
+hook "Write into the global core.hooksPath" 2 Write "{\"file_path\":\"$ws/ghooks/pre-commit\",\"content\":\"x\"}"
+mkdir -p "$HOME/.config/git" && printf '[core]\n\thooksPath = .githooks\n' >"$HOME/.config/git/config"
+rm -f "$HOME/.gitconfig"
+hook "Write into a relative global core.hooksPath in a repository" 2 Write \
+	"{\"file_path\":\"$ws/hprepo/.githooks/pre-commit\",\"content\":\"x\"}"
+hook "Write beside the relative global hooksPath (control)" 0 Write \
+	"{\"file_path\":\"$ws/hprepo/githooks/pre-commit\",\"content\":\"x\"}"
+rm -rf "$HOME/.config/git"
+
+# A guard name that is a symlink: its target is what VS Code reads, read-only in the
+# sandbox, refused by the hook (pathreview).
+mkdir -p "$ws/lk/vsc" && ln -s vsc "$ws/lk/.vscode"
+hook "Write through a .vscode symlink's target" 2 Write "{\"file_path\":\"$ws/lk/vsc/tasks.json\",\"content\":\"x\"}"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >lk/vsc/tasks.json && echo WROTE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed write to a .vscode symlink's target" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a .vscode symlink's target stays read-only" "" "$(grep -x WROTE <<<"$out")"
+fi
+
+# A protected path that is a symlink: the sandbox masks what it leads to, so the hook
+# refuses that by its own name too (pathreview).
+mkdir -p "$base/realsec" && echo k >"$base/realsec/key" && ln -s realsec "$base/sec"
+printf 'sandbox:\n  mode: workspace-write\n  protectedPaths: [%s]\n' "$base/sec" >"$TMPDIR/sec.yaml"
+for f in sec/key realsec/key; do
+	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Read","tool_input":{"file_path":sys.argv[2]}}))' "$ws" "$base/$f")
+	printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/sec.yaml" 2>/dev/null
+	expect "Read $f (a protected symlink and its target)" 2 "$?"
+done
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"k","path":sys.argv[2]}}))' "$ws" "$base")
+printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/sec.yaml" 2>/dev/null
+expect "Grep over the folder holding a protected symlink's target" 2 "$?"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$TMPDIR/sec.yaml" -- sh -c \
+	"cat '$base/realsec/key' && echo READ; echo done" 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed read of a protected symlink's target" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a protected symlink's target is masked" "" "$(grep -x READ <<<"$out")"
+fi
+
+# The home as the workspace, its ~/.vimrc a symlink into dotfiles/: the sandbox keeps
+# what the entry leads to read-only, the hook refuses it too (pathreview).
+h2=$base/h2
+mkdir -p "$h2/dotfiles" && echo '" v' >"$h2/dotfiles/vimrc" && ln -s dotfiles/vimrc "$h2/.vimrc"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Edit","tool_input":{"file_path":sys.argv[1]+"/dotfiles/vimrc","old_string":"v","new_string":"w"}}))' "$h2")
+printf '%s' "$ev" | HOME=$h2 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Edit a home-set symlink's target (the home is the workspace)" 2 "$?"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/dotfiles/notes","content":"x"}}))' "$h2")
+printf '%s' "$ev" | HOME=$h2 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write beside it in the home (control)" 0 "$?"
+out=$(cd "$h2" && HOME=$h2 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >>dotfiles/vimrc && echo WROTE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed write to a home-set symlink's target" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a home-set symlink's target stays read-only" "" "$(grep -x WROTE <<<"$out")"
+fi
 
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"

@@ -59,6 +59,27 @@ static const struct row {
     {"home/.cache/pip/x", NO, NO, H | S},
     /* A symlink from the workspace into a protected directory of the home. */
     {"ws/keys/authorized_keys", NO, NO, H | S},
+    /* A directory holding hooks that one more name would make a git directory: the
+     * name that completes it is refused (the broker's rule; pathreview). */
+    {"ws/becoming/refs", NO, NO, H | B},
+    {"ws/becoming/refs/heads/main", NO, NO, H},
+    {"ws/becoming/HEAD", OK, OK, H | B},
+    {"ws/plain/refs/x", OK, OK, H | B},
+    /* A guard name that is a symlink: the sandbox keeps its target read-only
+     * (pathreview). */
+    {"ws/vsc/tasks.json", NO, NO, H | S},
+    {"ws/p/vsc2/tasks.json", NO, NO, H | S},
+    /* What the work tree's config names: core.hooksPath and include.path (pathreview). */
+    {"ws/hp/pre-commit", NO, NO, H | S},
+    {"ws/hp/sub/x", NO, NO, H | S},
+    {"ws/inc.cfg", NO, NO, H | S},
+    {"ws/hpx/pre-commit", OK, OK, H | S},
+    /* A dangling symlink: writing through it creates its target (pathreview). */
+    {"ws/dangle", NO, NO, H | S},
+    {"ws/dangle-in", OK, OK, H | S},
+    /* ".." after a symlink is the target's parent, not the link's directory. */
+    {"ws/up/../x", NO, NO, H | S},
+    {"ws/up/../.ssh/authorized_keys", NO, NO, H | S},
     {"/dev/shm/halo-agree", OK, OK, H | S},
 };
 
@@ -67,7 +88,18 @@ static void make_tree(void)
 	file("ws/src/main.c", "int main;\n");
 	/* A work tree's .git, a real one by what it holds, with a submodule. */
 	file("ws/.git/HEAD", "ref: refs/heads/main\n");
-	file("ws/.git/config", "[core]\n");
+	file("ws/.git/config", "[core]\n\tbare = false\n[Core] HooksPath = \"hp\" ; hooks\n"
+			       "[include]\n\tpath = ../inc.cfg\n");
+	file("ws/hp/pre-commit", "#!/bin/sh\n");
+	file("ws/inc.cfg", "[user]\n");
+	mkdirs("ws/hpx");
+	mkdirs("ws/vsc");
+	link_to("vsc", "ws/.vscode");
+	mkdirs("ws/p/vsc2");
+	link_to("../p/vsc2", "ws/p/.claude");
+	mkdirs("ws/becoming/objects");
+	file("ws/becoming/hooks/post-receive", "#!/bin/sh\n");
+	mkdirs("ws/plain/objects");
 	mkdirs("ws/.git/objects");
 	mkdirs("ws/.git/refs");
 	mkdirs("ws/.git/hooks");
@@ -96,6 +128,9 @@ static void make_tree(void)
 	mkdirs("home/.cache/pip");
 	mkdirs("home/.ssh");
 	link_to("../home/.ssh", "ws/keys");
+	link_to("../home/.ssh/authorized_keys", "ws/dangle");
+	link_to("src/made-later.c", "ws/dangle-in");
+	link_to("../home/.cache", "ws/up");
 }
 
 static void abs_of(const char *rel, char *out)
@@ -115,28 +150,63 @@ static bool exists(const char *abs)
 	return lstat(abs, &st) == 0;
 }
 
-/* The real path of the longest existing prefix, the rest appended. */
+/* A small file as git reads it (a config, a .git file, commondir). */
+static int read_file(const char *abs, char *buf, size_t n)
+{
+	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (int)got;
+}
+
+static int link_of(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct stat st;
+	ssize_t k;
+
+	(void)ctx;
+	if (lstat(abs, &st) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	if ((k = readlink(abs, buf, n - 1)) < 0)
+		return -errno;
+	buf[k] = '\0';
+	return 1;
+}
+
+/* The kernel's walk: what a write through this name reaches (the hook's and the
+ * sandbox's one view, policy_path_resolve). */
 static int resolve(const char *abs, char *out, size_t n)
 {
-	char pre[PATH_MAX], real[PATH_MAX];
-	size_t cut = strlen(abs);
-
-	snprintf(pre, sizeof(pre), "%s", abs);
-	while (!realpath(pre, real)) {
-		char *sl = strrchr(pre, '/');
-		if (!sl || sl == pre)
-			return snprintf(out, n, "%s", abs) < (int)n ? 0 : -ENAMETOOLONG;
-		*sl = '\0';
-		cut = (size_t)(sl - pre);
-	}
-	return snprintf(out, n, "%s%s", real, abs + cut) < (int)n ? 0 : -ENAMETOOLONG;
+	return policy_path_resolve(abs, link_of, NULL, out, n);
 }
 
 static int hook_says(const char *abs)
 {
 	size_t ng;
 	char home[PATH_MAX];
-	struct hook_ctx c = {.policy = &pol, .cwd = ws, .exists = exists, .resolve = resolve};
+	struct hook_ctx c = {.policy = &pol,
+			     .cwd = ws,
+			     .exists = exists,
+			     .resolve = resolve,
+			     .read_file = read_file};
 	struct hook_verdict v;
 
 	p(home, "home");

@@ -254,6 +254,19 @@ static const struct {
     {"/OPT/cache/x", true, B, "writable roots"},
     {"/home/alice/proj/.GIT/hooks/pre-commit", true, POLICY_PATH_FOLD ? B : A, NULL},
     {"/dev/shm/x", true, A, NULL},
+    /* What the sandbox cannot see: host processes in /proc, /run, /var/run, /dev beyond
+     * its few devices (pathreview). */
+    {"/proc/self/environ", false, B, "own /proc"},
+    {"/proc/4242/cmdline", false, B, "own /proc"},
+    {"/proc/thread-self/root/home/alice/.bashrc", false, B, "own /proc"},
+    {"/var/run/secrets/kubernetes.io/serviceaccount/token", false, B, "own /var/run"},
+    {"/run/secrets/db_password", false, B, "own /run"},
+    {"/dev/sda", false, B, "own /dev"},
+    {"/dev/null", false, A, NULL},
+    {"/dev/urandom", false, A, NULL},
+    {"/dev/shm/x", false, A, NULL},
+    {"/proc/cpuinfo", false, A, NULL},
+    {"/tmp/x", false, A, NULL},
     {"/home/alice/proj/sub/.git", true, B, "persistence"},
     {"/home/alice/proj/.git/worktrees/wt/commondir", true, B, "persistence"},
     {"/home/alice/proj/.git/modules/a/b/config", true, B, "persistence"},
@@ -297,7 +310,13 @@ START_TEST(test_search_globs)
 	    {"/home/alice", ".ssh/*", B},
 	    {"/home/alice", "**/.ssh/id_*", B},
 	    {"/home/alice", "*/credentials", B},
-	    {"/home/alice", "**/*.go", A},
+	    /* ~/secrets is not hidden: ripgrep walks into it (pathreview). */
+	    {"/home/alice", "**/*.go", B},
+	    {"/home/alice", NULL, B},
+	    {"/home/alice/secrets/..", NULL, B},
+	    {"/home/alice/.config", "**/*.go", B}, /* ~/.config/gcloud */
+	    {"/home/alice/.cache", "**/*.go", A},
+	    {"/home/alice/proj", NULL, A},
 	    {NULL, "/home/alice/.ssh/*", B},
 	    {NULL, "../.aws/*", B},
 	    {NULL, "~/.ssh/*", B},
@@ -308,7 +327,8 @@ START_TEST(test_search_globs)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		hook_check_search(&ctx, "Grep", t[i].folder, t[i].glob, &v);
 		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s in %s: got %d (%s)", i,
-			      t[i].glob, t[i].folder ? t[i].folder : "cwd", v.outcome, v.reason);
+			      t[i].glob ? t[i].glob : "(none)", t[i].folder ? t[i].folder : "cwd",
+			      v.outcome, v.reason);
 	}
 }
 END_TEST
@@ -379,6 +399,126 @@ START_TEST(test_home_set)
 }
 END_TEST
 
+/* Codex reads a hunk header from the line trimmed of whitespace at both ends
+ * (Rust's str::trim: tabs, NBSP, U+3000 ...), and "*** Move to: " as it stands: the
+ * hook must see every name Codex would write (pathreview). */
+/* An event whose cwd is a workspace the launcher refuses (/, /var, /etc ...): the hook
+ * gives it no writable workspace either (pathreview). */
+/* A protected path that is a symlink: what it leads to is protected by its own name,
+ * carve-outs mapped through (pathreview). */
+START_TEST(test_protected_symlink)
+{
+	static const char *const real[] = {"/home/alice/dot/aws"};
+	static const char *const of[] = {"/home/alice/.aws"};
+	struct hook_verdict v;
+
+	ctx.protected_real = real;
+	ctx.protected_of = of;
+	ctx.n_protected_real = 1;
+	hook_check_path(&ctx, "Read", "/home/alice/dot/aws/credentials", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_BLOCK);
+	ck_assert_ptr_nonnull(strstr(v.reason, "/home/alice/.aws"));
+	hook_check_path(&ctx, "Read", "/home/alice/dot/aws/config", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_ALLOW);
+	hook_check_path(&ctx, "Write", "/home/alice/dot/aws/config", true, &v);
+	ck_assert_int_eq(v.outcome, HOOK_BLOCK);
+	hook_check_path(&ctx, "Read", "/home/alice/dot/awsx", false, &v);
+	ck_assert_int_eq(v.outcome, HOOK_ALLOW);
+	ctx.n_protected_real = 0;
+}
+END_TEST
+
+/* Names APFS folds to ASCII that a byte compare does not (pathreview). */
+START_TEST(test_fold_to_ascii)
+{
+	struct hook_verdict v;
+
+	ck_assert(policy_name_folds_to_ascii("/home/alice/.\xc5\xbfsh/id_rsa"));
+	ck_assert(policy_name_folds_to_ascii("/Users/a/Library/\xe2\x84\xaa"
+					     "eychains/x"));
+	ck_assert(!policy_name_folds_to_ascii("/home/alice/caf\xc3\xa9/x"));
+	hook_check_path(&ctx, "Read", "/home/alice/.\xc5\xbfsh/id_rsa", false, &v);
+	ck_assert_int_eq(v.outcome, POLICY_PATH_FOLD ? HOOK_CANNOT : HOOK_ALLOW);
+}
+END_TEST
+
+START_TEST(test_refused_cwd)
+{
+	static const struct {
+		const char *cwd, *path;
+		int want;
+	} t[] = {
+	    {"/", "/etc/cron.d/x", HOOK_BLOCK},
+	    {"/", "/home/alice/proj/x", HOOK_BLOCK},
+	    {"/etc", "/etc/cron.d/x", HOOK_BLOCK},
+	    {"/etc/", "cron.d/x", HOOK_BLOCK},
+	    {"/var", "/var/spool/cron/x", HOOK_BLOCK},
+	    {"/usr", "bin/x", HOOK_BLOCK},
+	    {"/", "/tmp/x", HOOK_ALLOW},
+	    {"/srv/p", "/srv/p/x", HOOK_ALLOW},
+	};
+	struct hook_verdict v;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		ctx.cwd = t[i].cwd;
+		ctx.cwd_real = t[i].cwd;
+		hook_check_path(&ctx, "Write", t[i].path, true, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s in %s: got %d (%s)", i,
+			      t[i].path, t[i].cwd, v.outcome, v.reason);
+	}
+	ctx.cwd = "/home/alice/proj";
+	ctx.cwd_real = NULL;
+}
+END_TEST
+
+START_TEST(test_patch_as_codex_reads_it)
+{
+	static const struct {
+		const char *patch;
+		int want;
+	} t[] = {
+	    {"*** Begin Patch\n   *** Add File: /home/alice/.bashrc\n+x\n*** End Patch\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n\t*** Delete File: .git/config\n*** End Patch\n", HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Add File: .bashrc\t\n+x\n*** End Patch\n", HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Add File: .bashrc\xc2\xa0\n+x\n*** End Patch\n", HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Add File: .bashrc\xe3\x80\x80\r\n+x\n*** End Patch\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n\xe3\x80\x80*** Update File: src/a.c\n*** Move to: "
+	     "/etc/cron.d/x\n@@\n-a\n+b\n*** End Patch\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n*** Update File: src/a.c\n  *** Move to: /etc/x \n@@\n-a\n+b\n",
+	     HOOK_BLOCK},
+	    {"*** Begin Patch\n *** Add File: src/ok.c\t\n+x\n*** End Patch\n", HOOK_ALLOW},
+	};
+	struct hook_verdict v;
+	char big[5000];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hook_check_patch(&ctx, "apply_patch", t[i].patch, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] got %d (%s)", i, v.outcome,
+			      v.reason);
+	}
+	/* Many names: judged within the harness's timeout or not at all (a hook that
+	 * times out fails open; pathreview). */
+	size_t cap = (HOOK_MAX_NAMES + 2) * 40 + 64, o = 0;
+	char *many = malloc(cap);
+	ck_assert_ptr_nonnull(many);
+	for (size_t i = 0; i <= HOOK_MAX_NAMES; i++)
+		o += (size_t)snprintf(many + o, cap - o, "*** Add File: src/f%zu.c\n", i);
+	hook_check_patch(&ctx, "apply_patch", many, &v);
+	ck_assert_int_eq(v.outcome, HOOK_CANNOT);
+	ck_assert_ptr_nonnull(strstr(v.reason, "names more than"));
+	free(many);
+	/* A name longer than any path is not cut to one that passes. */
+	int k = snprintf(big, sizeof(big), "*** Add File: ");
+	memset(big + k, 'a', 4200);
+	memcpy(big + k + 4200, "/../../.bashrc\n", 16);
+	hook_check_patch(&ctx, "apply_patch", big, &v);
+	ck_assert_int_ne(v.outcome, HOOK_ALLOW);
+}
+END_TEST
+
 START_TEST(test_patch_and_urls)
 {
 	struct hook_verdict v;
@@ -437,6 +577,32 @@ static const struct {
      "evil.test\"]}}",
      0, B},
     {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"a.c\",\".env\"]}}", 0, B},
+    /* Its paths and include are globs: judged like a search's (pathreview). */
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"**/*\"]}}", 0, B},
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"src/x.c\"],"
+     "\"include\":[\"*.{env,md}\"]}}",
+     0, B},
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"include\":\"~/.s?h/*\"}}", 0, B},
+    {"{\"tool_name\":\"read_many_files\",\"tool_input\":{\"paths\":[\"src/*.c\",\"*.md\"]}}", 0, A},
+    /* Codex applies a shell call's apply_patch heredoc itself, outside the shell
+     * (pathreview): its names are judged like the apply_patch tool's. */
+    {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"apply_patch <<'EOF'\\n*** Begin "
+     "Patch\\n*** Add File: /home/alice/.bashrc\\n+x\\n*** End Patch\\nEOF\\n\"}}",
+     0, B},
+    {"{\"tool_name\":\"shell\",\"tool_input\":{\"command\":[\"bash\",\"-lc\",\"cd /etc && "
+     "applypatch <<'EOF'\\n*** Begin Patch\\n*** Add File: cron.d/x\\n+x\\n*** End "
+     "Patch\\nEOF\\n\"]}}",
+     0, B},
+    {"{\"tool_name\":\"shell\",\"tool_input\":{\"command\":[\"apply_patch\",\"*** Begin "
+     "Patch\\n*** Update File: src/a.c\\n*** Move to: .git/hooks/pre-commit\\n@@\\n-a\\n+b\\n*** "
+     "End Patch\\n\"]}}",
+     0, B},
+    {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"cd src && apply_patch "
+     "<<'EOF'\\n*** Begin Patch\\n*** Add File: ok.c\\n+x\\n*** End Patch\\nEOF\\n\"}}",
+     0, A},
+    {"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"cd '../..' && apply_patch "
+     "<<'EOF'\\n*** Begin Patch\\n*** Add File: x\\n+x\\n*** End Patch\\nEOF\\n\"}}",
+     0, B},
     /* hostile */
     {"", -EINVAL, 0},
     {"[]", -EINVAL, 0},
@@ -565,6 +731,10 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_path_symlink);
 	tcase_add_test(tc, test_search_globs);
 	tcase_add_test(tc, test_patch_and_urls);
+	tcase_add_test(tc, test_patch_as_codex_reads_it);
+	tcase_add_test(tc, test_refused_cwd);
+	tcase_add_test(tc, test_fold_to_ascii);
+	tcase_add_test(tc, test_protected_symlink);
 	tcase_add_test(tc, test_hostile_events);
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_harness_names);

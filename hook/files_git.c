@@ -1,0 +1,151 @@
+/* What a repository's config names, for the file tools: core.hooksPath (git runs the
+ * hooks found there) and the files include.path reads as config. The launch scan
+ * keeps both read-only in the sandbox (linux/scan_git.c); the hook reads the same
+ * configs with the same reader (policy_git_config_refs) for every repository whose
+ * work tree holds the name judged: a .git directory, or a .git file's gitdir, with its
+ * config.worktree and its common directory's config. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook/hook_int.h"
+
+#define GIT_CONFIG_MAX (256 * 1024) /* as the scan reads */
+#define GIT_NESTING    8
+#define GIT_PATH_MAX   4096 /* POLICY_PATH_MAX */
+
+struct refs_walk {
+	const struct hook_ctx *c;
+	const char *abs, *worktree, *cfg_dir;
+	const char *hit;
+	unsigned nest;
+};
+
+static void read_config(struct refs_walk *w, const char *path);
+
+static void on_ref(void *arg, int kind, const char *value)
+{
+	struct refs_walk *w = arg;
+	char at[GIT_PATH_MAX];
+	const char *base = kind == POLICY_GITREF_HOOKS ? w->worktree : w->cfg_dir;
+
+	if (w->hit || kind == POLICY_GITREF_WORKTREE ||
+	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
+		return;
+	if (policy_path_beneath(w->abs, at))
+		w->hit = kind == POLICY_GITREF_HOOKS ? "the hooks directory core.hooksPath names"
+						     : "a config file include.path names";
+	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_NESTING)
+		read_config(w, at);
+}
+
+static void read_config(struct refs_walk *w, const char *path)
+{
+	char dir[GIT_PATH_MAX], *buf = malloc(GIT_CONFIG_MAX);
+	const char *saved = w->cfg_dir;
+	int n = buf ? w->c->read_file(path, buf, GIT_CONFIG_MAX) : -1;
+
+	if (n <= 0) {
+		if (!buf) /* cannot tell: the guarded side */
+			w->hit = "a repository's config (out of memory reading it)";
+		free(buf);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	w->cfg_dir = dir[0] ? dir : "/";
+	w->nest++;
+	policy_git_config_refs(buf, (size_t)n, on_ref, w);
+	w->nest--;
+	w->cfg_dir = saved;
+	free(buf);
+}
+
+/* "gitdir: X" (a .git file) or "X" (commondir), X relative to `base`. */
+static bool read_pointer(const struct hook_ctx *c, const char *file, const char *prefix,
+			 const char *base, char *out, size_t n)
+{
+	char buf[GIT_PATH_MAX];
+	int k = c->read_file(file, buf, sizeof(buf) - 1);
+	size_t p = strlen(prefix);
+
+	if (k <= 0)
+		return false;
+	buf[k] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (strncmp(buf, prefix, p) != 0)
+		return false;
+	return policy_path_absolute(buf + p + strspn(buf + p, " \t"), base, NULL, out, n) == 0;
+}
+
+static const char *repo_hit(const struct hook_ctx *c, const char *abs, const char *worktree)
+{
+	char dotgit[GIT_PATH_MAX], gitdir[GIT_PATH_MAX], common[GIT_PATH_MAX];
+	char cfg[GIT_PATH_MAX + 32];
+	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0};
+	static const char *const names[] = {"config", "config.worktree"};
+
+	if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/.git",
+			     strcmp(worktree, "/") ? worktree : "") >= sizeof(dotgit) ||
+	    !c->exists(dotgit))
+		return NULL;
+	if (!read_pointer(c, dotgit, "gitdir:", worktree, gitdir, sizeof(gitdir)))
+		snprintf(gitdir, sizeof(gitdir), "%s", dotgit);
+	for (size_t i = 0; i < 2 && !w.hit; i++) {
+		snprintf(cfg, sizeof(cfg), "%s/%s", gitdir, names[i]);
+		read_config(&w, cfg);
+	}
+	snprintf(cfg, sizeof(cfg), "%s/commondir", gitdir);
+	if (!w.hit && read_pointer(c, cfg, "", gitdir, common, sizeof(common))) {
+		snprintf(cfg, sizeof(cfg), "%s/config", common);
+		read_config(&w, cfg);
+	}
+	return w.hit;
+}
+
+/* The user's global configs and the system's, as the host's git reads them (both
+ * homes; $XDG_CONFIG_HOME or ~/.config): a hooksPath there holds for every repository,
+ * a relative one in each work tree (`worktree`; NULL: absolute ones only). */
+static const char *global_hit(const struct hook_ctx *c, const char *abs, const char *worktree)
+{
+	char cfg[GIT_PATH_MAX + 32];
+	const char *homes[] = {c->home, c->env_home};
+	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0};
+
+	for (size_t i = 0; i < 2 && !w.hit; i++) {
+		if (!homes[i] || homes[i][0] != '/')
+			continue;
+		snprintf(cfg, sizeof(cfg), "%s/.gitconfig", homes[i]);
+		read_config(&w, cfg);
+		snprintf(cfg, sizeof(cfg), "%s/.config/git/config", homes[i]);
+		if (!w.hit)
+			read_config(&w, cfg);
+	}
+	if (!w.hit && c->xdg_config && c->xdg_config[0] == '/') {
+		snprintf(cfg, sizeof(cfg), "%s/git/config", c->xdg_config);
+		read_config(&w, cfg);
+	}
+	if (!w.hit)
+		read_config(&w, "/etc/gitconfig");
+	return w.hit;
+}
+
+const char *hook_git_config_hit(const struct hook_ctx *c, const char *abs)
+{
+	char dir[GIT_PATH_MAX], dotgit[GIT_PATH_MAX + 8];
+	const char *why;
+
+	if (!c->exists || !c->read_file)
+		return NULL;
+	snprintf(dir, sizeof(dir), "%s", abs);
+	for (char *sl; (sl = strrchr(dir, '/'));) {
+		sl == dir ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
+		snprintf(dotgit, sizeof(dotgit), "%s/.git", strcmp(dir, "/") ? dir : "");
+		if (c->exists(dotgit) &&
+		    ((why = repo_hit(c, abs, dir)) || (why = global_hit(c, abs, dir))))
+			return why;
+		if (sl == dir)
+			break;
+	}
+	return global_hit(c, abs, NULL);
+}

@@ -1,0 +1,205 @@
+/* Grep and Glob (and read_many_files' globs): a file-name glob that could reach a
+ * protected name or a protected path beneath the folder searched, and a folder that
+ * holds a protected path ripgrep walks into (no hidden name on the way), are blocked;
+ * the folder itself is judged as a path (hook_check_path, files.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "hook/hook_int.h"
+
+#define PATH_MAX_ 4096 /* POLICY_PATH_MAX */
+
+static void start(struct hook_verdict *v)
+{
+	v->outcome = HOOK_ALLOW;
+	v->reason[0] = 0;
+}
+
+/* ---------------------------------------------------------------- Grep and Glob */
+
+/* A protected glob or a protected path's names, made concrete ('*' as "" or as "x",
+ * '?' and a bracket as "x"), so that a search glob can be tried against them. */
+static void instantiate(const char *g, bool star_x, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (const char *s = g; *s && o + 2 < n; s++) {
+		if (*s == '*') {
+			if (star_x)
+				out[o++] = 'x';
+		} else if (*s == '?') {
+			out[o++] = 'x';
+		} else if (*s == '[') {
+			const char *e = strchr(s + 1, ']');
+			out[o++] = 'x';
+			s = e ? e : s;
+		} else if (*s != '\\') {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+static bool may_meet_plain(const char *s, const char *pg)
+{
+	char a[512], b[512];
+
+	for (int x = 0; x < 2; x++) {
+		instantiate(pg, x, a, sizeof(a));
+		instantiate(s, x, b, sizeof(b));
+		if ((a[0] && policy_glob_fnmatch(s, a)) || (b[0] && policy_glob_fnmatch(pg, b)))
+			return true;
+	}
+	return false;
+}
+
+/* Could the search glob's component `sg` and the protected name pattern `pg` name the
+ * same file? Tried both ways with both instantiations, each alternative of a brace
+ * ({a,b}, as ripgrep's globs have them) on its own; a brace too deep or unclosed
+ * counts as a match (the safe side). */
+static bool may_meet(const char *sg, const char *pg, unsigned depth)
+{
+	const char *open = strchr(sg, '{'), *close;
+	char alt[512];
+
+	if (!open)
+		return may_meet_plain(sg, pg);
+	if (depth > 4 || !(close = strchr(open, '}')))
+		return true;
+	for (const char *a = open + 1; a <= close;) {
+		size_t k = strcspn(a, ",}");
+		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - sg), sg, (int)k,
+				     a, close + 1) >= sizeof(alt) ||
+		    may_meet(alt, pg, depth + 1))
+			return true;
+		a += k + 1;
+	}
+	return false;
+}
+
+/* The protected name a search glob could reach from `folder`: each component of the
+ * glob against each protected glob and each name on the way to a protected path that
+ * lies beneath the folder. */
+static const char *search_hit(const struct hook_ctx *c, const char *folder, const char *glob)
+{
+	const struct halo_policy *p = c->policy;
+	char comp[512], g[PATH_MAX_];
+
+	for (const char *s = glob; *s; s += strspn(s, "/")) {
+		size_t k = strcspn(s, "/");
+		snprintf(comp, sizeof(comp), "%.*s", (int)k, s);
+		s += k;
+		/* A directory component of only '*'s matches every directory: what the
+		 * search then reads is told by the components after it. */
+		if (!comp[0] || (s[strspn(s, "/")] && !comp[strspn(comp, "*")]))
+			continue;
+		for (size_t i = 0; i < p->protected_globs.n; i++) {
+			if (!policy_glob_normalise(p->protected_globs.items[i], g, sizeof(g)))
+				continue;
+			const char *last = strrchr(g, '/');
+			if (may_meet(comp, last ? last + 1 : g, 0) ||
+			    (last && may_meet(comp, g, 0) /* "secrets/x" as one component */))
+				return p->protected_globs.items[i];
+		}
+		for (size_t i = 0; i < p->protected_abs.n; i++) {
+			const char *e = p->protected_abs.items[i];
+			if (!policy_path_beneath(e, folder) || !strcmp(e, folder))
+				continue;
+			for (const char *r = e + strlen(folder); *r; r += strspn(r, "/")) {
+				size_t n = strcspn(r += strspn(r, "/"), "/");
+				snprintf(g, sizeof(g), "%.*s", (int)n, r);
+				if (n && may_meet(comp, g, 0))
+					return e;
+				r += n;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* A protected path beneath the search folder that ripgrep walks into: none of the
+ * names on the way from the folder is hidden (ripgrep, as Claude Code's and Gemini's
+ * search tools run it, skips hidden names, which is why a search over a home holding
+ * ~/.ssh passes; ~/secrets or ~/Library/Keychains would be read). */
+static bool walked_to(const struct hook_ctx *c, const char *e, const char *folder)
+{
+	const char *r;
+
+	if (!policy_path_beneath(e, folder) || !strcmp(e, folder) ||
+	    (c->exists && !c->exists(e))) /* ~/Library/Keychains on Linux */
+		return false;
+	for (r = e + strlen(folder); *r == '/';) {
+		r++;
+		if (*r == '.')
+			break;
+		r += strcspn(r, "/");
+	}
+	return !*r;
+}
+
+static const char *walked_into(const struct hook_ctx *c, const char *folder)
+{
+	const struct halo_policy *p = c->policy;
+
+	for (size_t i = 0; i < p->protected_abs.n; i++)
+		if (walked_to(c, p->protected_abs.items[i], folder))
+			return p->protected_abs.items[i];
+	for (size_t i = 0; i < c->n_protected_real; i++) /* a protected symlink's target */
+		if (walked_to(c, c->protected_real[i], folder))
+			return c->protected_of[i];
+	return NULL;
+}
+
+void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
+		       const char *glob, struct hook_verdict *v)
+{
+	struct hook_judge j = {c, v, 0};
+	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_], abs_raw[PATH_MAX_ * 2];
+	const char *rest, *why;
+
+	start(v);
+	if (c->policy->mode == POLICY_MODE_OFF)
+		return;
+	rest = glob = glob ? glob : ""; /* no file-name glob: the folder alone */
+	if (policy_path_absolute(folder && *folder ? folder : ".", c->cwd, c->home, abs,
+				 sizeof(abs)) < 0) {
+		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
+			   folder ? folder : "");
+		return;
+	}
+	/* The glob's literal leading directories (an absolute glob, "..", "~/") are the
+	 * folder searched: judged as a path, like the folder itself. */
+	size_t lit = 0;
+	for (size_t k = 0; glob[k]; k++) {
+		if (strchr("*?[{\\", glob[k]))
+			break;
+		if (glob[k] == '/')
+			lit = k + 1;
+	}
+	if (lit) {
+		snprintf(sub, sizeof(sub), "%.*s", (int)lit, glob);
+		if (glob[0] != '/' && glob[0] != '~')
+			snprintf(sub, sizeof(sub), "%s/%.*s", abs, (int)lit, glob);
+		hook_check_path(c, tool, sub, false, v);
+		if (v->outcome != HOOK_ALLOW ||
+		    policy_path_absolute(sub, c->cwd, c->home, abs, sizeof(abs)) < 0)
+			return;
+		rest = glob + lit;
+	}
+	/* The folder as the kernel walks it as written (a ".." after a symlink too). */
+	if (policy_path_join(lit		 ? sub
+			     : folder && *folder ? folder
+						 : ".",
+			     c->cwd, c->home, abs_raw, sizeof(abs_raw)) < 0)
+		snprintf(abs_raw, sizeof(abs_raw), "%s", abs);
+	why = walked_into(c, abs);
+	why = why ? why : search_hit(c, abs, rest);
+	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 &&
+	    strcmp(real, abs) && !(why = walked_into(c, real)))
+		why = search_hit(c, real, rest);
+	if (why)
+		hook_block(&j, HOOK_BLOCK,
+			   "%s %s in %s: the pattern could reach %s, which is protected (search "
+			   "it by a narrower pattern)",
+			   tool, glob, abs, why);
+}
