@@ -97,6 +97,13 @@ int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
 		rc = rc ?: put(out, outlen, &o, cred_value, strlen(cred_value));
 		rc = rc ?: put(out, outlen, &o, "\r\n", 2);
 	}
+	/* An origin that ignores a body ("CL.0") would read it as the start of its next
+	 * request, and our next head (judged, with the credential) would complete it:
+	 * a request with a body is the connection's last (conn_tls_http.c closes it
+	 * after the response), and an origin that honours this never reads the body as
+	 * a request at all. */
+	if (rc == 0 && (req->chunked || req->content_length))
+		rc = put(out, outlen, &o, "Connection: close\r\n", 19);
 	rc = rc ?: put(out, outlen, &o, "\r\n", 2);
 	return rc ? rc : (int)o;
 }
