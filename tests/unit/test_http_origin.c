@@ -169,12 +169,16 @@ START_TEST(body_ends_the_connection)
 				 "Connection: keep-alive\r\n\r\nGET /",
 				 "Authorization", "Bearer s3cret");
 
-	ck_assert_str_eq(o, "PUT /x HTTP/1.1\r\n" H
-			    "Content-Length: 5\r\nAccept-Encoding: identity\r\n"
-			    "Authorization: Bearer s3cret\r\nConnection: close\r\n\r\n");
+	ck_assert_str_eq(o, "PUT /x HTTP/1.1\r\n" H "Content-Length: 5\r\nConnection: close\r\n"
+			    "Accept-Encoding: identity\r\nAuthorization: Bearer s3cret\r\n\r\n");
 	o = head_for("POST /x HTTP/1.0\r\n" H "Content-Length: 1\r\n\r\n", NULL, NULL);
 	ck_assert_str_eq(o,
 			 "POST /x HTTP/1.0\r\n" H "Content-Length: 1\r\nConnection: close\r\n\r\n");
+	/* the coding is written as the proxy read it: "chunked", whatever its case */
+	o = head_for("POST /x HTTP/1.1\r\n" H "Transfer-Encoding: CHUNKED\r\nX-Stay: 1\r\n\r\n",
+		     NULL, NULL);
+	ck_assert_str_eq(o, "POST /x HTTP/1.1\r\n" H "X-Stay: 1\r\nTransfer-Encoding: chunked\r\n"
+			    "Connection: close\r\n\r\n");
 	/* no body: the connection may be kept */
 	o = head_for("POST /x HTTP/1.1\r\n" H "Content-Length: 0\r\n\r\n", "Authorization", "B");
 	ck_assert_str_eq(o, "POST /x HTTP/1.1\r\n" H
