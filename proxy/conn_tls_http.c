@@ -5,7 +5,9 @@
  * its body follows (Content-Length counted, chunked re-encoded canonically). The
  * response is framed by resp.c's parser so that the connection can be kept for the
  * next request, which is read only once the response has ended; a pipelined request
- * waits in the buffers meanwhile (backpressure, not loss).
+ * waits in the buffers meanwhile (backpressure, not loss). A request with a body is the
+ * connection's last: an origin that ignores the body would read it as the start of a
+ * request that our next head, judged and with the credential, completes.
  *
  * A denied request gets 403 with X-Halo-Deny naming the rule set, and the connection
  * is closed after it (its body, if any, is never read). */
@@ -131,7 +133,7 @@ static void start_request(struct conn *c, const struct proxy_http_req *req)
 		refuse(c, rc == -ENOSPC ? 431 : 502, "cannot forward this head");
 		return;
 	}
-	t->keep = req->keep_alive;
+	t->keep = req->keep_alive && !req->chunked && !req->content_length; /* see http_origin.c */
 	t->minor = req->version_minor;
 	t->head_req = strcmp(req->method, "HEAD") == 0;
 	t->rq_chunked = req->chunked;

@@ -49,6 +49,11 @@ static bool dropped(const struct proxy_http_req *req, const struct proxy_http_fi
 	for (size_t k = 0; k < sizeof(hop_fields) / sizeof(hop_fields[0]); k++)
 		if (proxy_http_ieq(f->name, f->name_len, hop_fields[k]))
 			return true;
+	/* The body is re-encoded (http_chunked.c): its coding is written as we read it,
+	 * never in the command's spelling ("CHUNKED"), which a case-sensitive origin
+	 * would not take for chunked. */
+	if (proxy_http_ieq(f->name, f->name_len, "transfer-encoding"))
+		return true;
 	if (cred_header && proxy_http_ieq(f->name, f->name_len, cred_header))
 		return true; /* the command's own value is replaced, never merged */
 	return connection_named(req, f->name, f->name_len);
@@ -90,6 +95,15 @@ int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
 		rc = rc ?: put(out, outlen, &o, f->value, f->value_len);
 		rc = rc ?: put(out, outlen, &o, "\r\n", 2);
 	}
+	if (rc == 0 && req->chunked)
+		rc = put(out, outlen, &o, "Transfer-Encoding: chunked\r\n", 28);
+	/* An origin that ignores a body ("CL.0") would read it as the start of its next
+	 * request, and our next head (judged, with the credential) would complete it:
+	 * a request with a body is the connection's last (conn_tls_http.c closes it
+	 * after the response), and an origin that honours this never reads the body as
+	 * a request at all. */
+	if (rc == 0 && (req->chunked || req->content_length))
+		rc = put(out, outlen, &o, "Connection: close\r\n", 19);
 	if (rc == 0 && cred_header && cred_value) {
 		rc = put(out, outlen, &o, "Accept-Encoding: identity\r\n", 27);
 		rc = rc ?: put(out, outlen, &o, cred_header, strlen(cred_header));

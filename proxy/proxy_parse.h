@@ -76,7 +76,9 @@ enum proxy_http_result proxy_http_parse_origin(const char *buf, size_t len, cons
  * Keep-Alive, Proxy-*, TE, Trailer, Upgrade: no protocol switch past the rules), every
  * field named cred_header dropped and, when cred_header is not NULL, Accept-Encoding
  * replaced by "identity" (the response is scanned for the credential) and
- * "cred_header: cred_value" added. Framing fields kept (the body is re-framed canonically). Returns
+ * "cred_header: cred_value" added. Content-Length kept, Transfer-Encoding written as
+ * "chunked" (the body is re-framed canonically); a request with a body gets
+ * "Connection: close" (it is the connection's last). Returns
  * bytes written (NUL-terminated) or -ENOSPC, -EINVAL. */
 int proxy_http_origin_head(const char *buf, const struct proxy_http_req *req,
 			   const char *cred_header, const char *cred_value, char *out,

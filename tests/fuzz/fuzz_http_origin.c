@@ -3,7 +3,8 @@
  * accepted head names the tunnel's host, is re-accepted at head_len and waits for more
  * one byte earlier; the origin's head has only CRLF line ends, starts with the method
  * and the path, holds exactly one credential field (ours, last) and no hop-by-hop
- * field; the request decision always answers, with a bounded rule. */
+ * field but our Connection: close after a body, and Transfer-Encoding only as
+ * "chunked"; the request decision always answers, with a bounded rule. */
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -59,8 +60,17 @@ static void check_head(const char *buf)
 		static const char *const hop[] = {
 		    "connection:", "keep-alive:",	   "upgrade:",	       "te:",
 		    "trailer:",	   "proxy-authorization:", "proxy-connection:"};
+		bool body = req.chunked || req.content_length;
+
+		/* the one Connection field is ours, for a request with a body (its last) */
+		if (body && strncmp(line + 2, "Connection: close\r\n", 19) == 0)
+			continue;
 		for (size_t k = 0; k < sizeof(hop) / sizeof(hop[0]); k++)
 			CHECK(strncasecmp(line + 2, hop[k], strlen(hop[k])) != 0);
+		/* the coding as the proxy read it */
+		if (strncasecmp(line + 2, "transfer-encoding:", 18) == 0)
+			CHECK(req.chunked &&
+			      strncmp(line + 2, "Transfer-Encoding: chunked\r\n", 28) == 0);
 	}
 }
 

@@ -471,6 +471,47 @@ else
 		"$(grep -v "^$sup " <<<"$scan" | grep -v -e 'ca=absent leaf=absent$' -e 'unreadable: No such file or directory$')"
 fi
 
+# ------------------------------------- a body the origin ignores, then a judged request
+# tls_term_origin.py never reads a PUT's body (as origins that ignore a body do: "CL.0"):
+# what the command put there is the start of the origin's next request. On a kept
+# connection the proxy's next head (a request the rules allow, with the credential)
+# would complete it: the origin would run the smuggled method and path with the
+# credential, past requestRules. After a request with a body to a host with a
+# credential, the connection is not kept.
+cat >"$W/tlsbody.yaml" <<EOF
+egress:
+  default: deny
+  allowedDomains: [secure.test]
+  allowPrivate: [127.0.0.1/32]
+  trustedCAs: [$W/testca.pem]
+  credentials:
+    - {host: secure.test, header: Authorization, value: "Bearer \${HALO_TEST_TOKEN}"}
+  requestRules:
+    - {host: secure.test, methods: [GET, PUT], paths: ["/echo*"]}
+EOF
+chmod a+r "$W/tlsbody.yaml"
+: >"$W/good.log"
+out=$(hr tlsbody.yaml sb.audit -- python3 -c "
+import http.client, ssl
+c = http.client.HTTPSConnection('secure.test', $P, timeout=20, context=ssl.create_default_context())
+c.request('PUT', '/echo-put', body=b'GET /smuggled-denied HTTP/1.1\r\nX-Pad: ')
+r = c.getresponse(); r.read()
+print(r.status, r.getheader('Connection'))
+try:
+    c.request('GET', '/echo-after')
+    r = c.getresponse(); r.read(); print('second', r.status)
+except (http.client.HTTPException, OSError) as e:
+    print('second', type(e).__name__)
+c.close()
+" 2>&1)
+expect_match "a PUT with a body to a host with a credential: answered, Connection: close" "^200 close$" "$out"
+expect "... the origin never runs a request the rules did not judge, with the credential" "" \
+	"$(grep -v -e '^PUT /echo-put ' -e '^GET /echo-after ' "$W/good.log")"
+out=$(hr tlsbody.yaml sb.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o /dev/null \
+	-o /dev/null "https://secure.test:$P/echo1" "https://secure.test:$P/echo2")
+expect "... requests without a body still share one connection" "200 1
+200 0" "$out"
+
 # -------------------------------------------------- no CA for a policy without rules
 out=$(hr main.yaml n.audit -- sh -c 'echo "[${SSL_CERT_FILE-unset}]"; ls /run/halo')
 expect "a policy without credentials or requestRules: no CA, no variables" "[unset]

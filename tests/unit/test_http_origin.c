@@ -155,7 +155,35 @@ START_TEST(hop_by_hop_dropped)
 			    "Accept-Encoding: identity\r\nX-Api-Key: k\r\n\r\n");
 	/* Framing stays: the body is re-framed canonically but announced as sent. */
 	o = head_for("POST /x HTTP/1.1\r\n" H "Transfer-Encoding: chunked\r\n\r\n", NULL, NULL);
-	ck_assert_str_eq(o, "POST /x HTTP/1.1\r\n" H "Transfer-Encoding: chunked\r\n\r\n");
+	ck_assert_str_eq(o, "POST /x HTTP/1.1\r\n" H
+			    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+}
+END_TEST
+
+/* An origin that ignores a body ("CL.0") reads it as the start of its next request,
+ * which the proxy's next head (judged, with the credential) would complete: a request
+ * with a body is the origin connection's last, and the origin is told so. */
+START_TEST(body_ends_the_connection)
+{
+	const char *o = head_for("PUT /x HTTP/1.1\r\n" H "Content-Length: 5\r\n"
+				 "Connection: keep-alive\r\n\r\nGET /",
+				 "Authorization", "Bearer s3cret");
+
+	ck_assert_str_eq(o, "PUT /x HTTP/1.1\r\n" H "Content-Length: 5\r\nConnection: close\r\n"
+			    "Accept-Encoding: identity\r\nAuthorization: Bearer s3cret\r\n\r\n");
+	o = head_for("POST /x HTTP/1.0\r\n" H "Content-Length: 1\r\n\r\n", NULL, NULL);
+	ck_assert_str_eq(o,
+			 "POST /x HTTP/1.0\r\n" H "Content-Length: 1\r\nConnection: close\r\n\r\n");
+	/* the coding is written as the proxy read it: "chunked", whatever its case */
+	o = head_for("POST /x HTTP/1.1\r\n" H "Transfer-Encoding: CHUNKED\r\nX-Stay: 1\r\n\r\n",
+		     NULL, NULL);
+	ck_assert_str_eq(o, "POST /x HTTP/1.1\r\n" H "X-Stay: 1\r\nTransfer-Encoding: chunked\r\n"
+			    "Connection: close\r\n\r\n");
+	/* no body: the connection may be kept */
+	o = head_for("POST /x HTTP/1.1\r\n" H "Content-Length: 0\r\n\r\n", "Authorization", "B");
+	ck_assert_str_eq(o, "POST /x HTTP/1.1\r\n" H
+			    "Content-Length: 0\r\nAccept-Encoding: identity\r\n"
+			    "Authorization: B\r\n\r\n");
 }
 END_TEST
 
@@ -238,6 +266,7 @@ static Suite *origin_suite(void)
 	tcase_add_test(tc, credential_replaced);
 	tcase_add_test(tc, range_dropped_for_credential);
 	tcase_add_test(tc, hop_by_hop_dropped);
+	tcase_add_test(tc, body_ends_the_connection);
 	tcase_add_test(tc, bounds);
 	tcase_add_loop_test(tc, body_on_bodyless_method, 0, ROWS(body_rows));
 	tcase_add_test(tc, upgrade_refused);
