@@ -124,7 +124,11 @@ else
 Q := @
 endif
 
-$(BUILD)/%.o: %.c $(wildcard */*.h)
+# `make deps all -j4`: nothing is compiled before the packages are in (an order-only
+# prerequisite, there only when deps is asked for on the same command line).
+DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
+
+$(BUILD)/%.o: %.c $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -141,7 +145,7 @@ $(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
 # compiled into linux/seccomp.o (see linux/seccomp_int.h). The generator is not in a
 # module folder, so it never lands in libhalo.a with its own main.
 $(BUILD)/gen/gen_seccomp: tools/gen_seccomp.c $(BUILD)/linux/seccomp_build.o \
-		$(BUILD)/linux/seccomp_table.o linux/seccomp_int.h
+		$(BUILD)/linux/seccomp_table.o linux/seccomp_int.h | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS)
 
@@ -150,12 +154,12 @@ $(BUILD)/gen/seccomp_bpf.h: $(BUILD)/gen/gen_seccomp
 
 $(BUILD)/linux/seccomp.o: $(BUILD)/gen/seccomp_bpf.h
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
 
-$(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a
+$(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS)
@@ -180,13 +184,16 @@ deps-bench: deps
 
 # The whole suite: unit tests, integration tests (as root and as an unprivileged user),
 # the unit tests again under ASan+UBSan, and a short fuzz smoke pass of every target.
+# The builds use every CPU (-j$(nproc)) unless make was given its own -j; the
+# integration scripts run IT_JOBS at a time (tests/integration/run.sh).
+CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 check: deps
-	$(MAKE) all unit
+	$(MAKE) $(CHECK_J) all unit
 	$(MAKE) integration
 	$(MAKE) IT_ONLY="$(V6_SCRIPTS)" integration-v6
-	$(MAKE) asan-unit
-	$(MAKE) fuzz-smoke
-	$(MAKE) check-portable
+	$(MAKE) $(CHECK_J) asan-unit
+	$(MAKE) $(CHECK_J) fuzz-smoke
+	$(MAKE) $(CHECK_J) check-portable
 	@echo "make check: all suites passed"
 
 # The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on
@@ -220,19 +227,33 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 all unit
 	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan SAN=1 integration
 
-build-fuzz/%: tests/fuzz/%.c $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) $(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c) $(wildcard policy/*.h) \
-		linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c) $(wildcard hook/*.h)
+# The code the fuzz targets share is compiled once into build-fuzz/obj/ (instrumented
+# for coverage and ASan+UBSan) and linked into each target: compiled again for each of
+# the 25 targets it cost `make check` minutes on two cores.
+FUZZ_LIB_SRC := $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) \
+	$(wildcard proxy/http*.c proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c) \
+	linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c)
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=build-fuzz/obj/%.o)
+FUZZ_FLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+.SECONDARY: $(FUZZ_LIB_OBJ) # kept between builds: they are what makes the next one quick
+
+build-fuzz/obj/%.o: %.c $(wildcard */*.h) | $(DEPS_FIRST)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CC      $@"
+	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ) $(wildcard policy/*.h) $(wildcard hook/*.h)
 	@mkdir -p build-fuzz
-	$(FUZZCC) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(PKG_LIBS)
+	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
+	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.o,$^) $(PKG_LIBS)
 
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
 # are runner/ code).
-build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+build-fuzz/fuzz_report: build-fuzz/obj/runner/report.o build-fuzz/obj/runner/report_fmt.o tests/unit/report_check.h
 # The decider's answer parser (runner/ code too).
-build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
+build-fuzz/fuzz_decider: build-fuzz/obj/runner/decider_parse.o
 # The registry-value scrubbers of the command's environment (runner/ code too).
-build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
+build-fuzz/fuzz_env_scrub: build-fuzz/obj/runner/env_scrub.o
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \
