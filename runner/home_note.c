@@ -69,8 +69,7 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 			    tree);
 		/* The guard is the default, nothing loosened: said with --verbose and
 		 * --dry-run only (a successful run says nothing). */
-		if (re->policy->guard_persistence != 0 && !o->quiet &&
-		    (o->verbose || o->dry_run))
+		if (re->policy->guard_persistence != 0 && !o->quiet && (o->verbose || o->dry_run))
 			fprintf(
 			    stderr,
 			    "halo-run: %s is your home (or holds it): writable, except what runs "
