@@ -73,7 +73,7 @@ run_one() { # as script: prints the script's block; appends "p f s" to $res/$idx
 	fi
 	out=$(cd "$scratch" && timeout -k 5 300 "${pre[@]}" env HOME="$scratch" PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
 		HALO="$stage/halo-run" HELPERS="$stage/helpers" IT="$stage/it" AS="$as" TMPDIR="$scratch" \
-		XDG_RUNTIME_DIR="$rt" bash "$stage/it/$(basename "$script")" 2>&1)
+		XDG_RUNTIME_DIR="$rt" IT_STRICT_TIMES="${IT_STRICT_TIMES:-}" bash "$stage/it/$(basename "$script")" 2>&1)
 	rc=$?
 	rm -rf "$scratch" "$rt"
 	local p f s secs=", $((SECONDS - t0)) s"
@@ -118,7 +118,7 @@ for script in "$here"/t_*.sh; do
 done
 # The longest first (measured, seconds for both passes on 2 cores), so that the pool
 # does not end waiting on one of them; the rest in name order.
-slow=" t_tls_hello t_session t_index t_egress_bypass t_tls t_capture t_run t_decider t_limits "
+slow=" t_index t_egress_bypass t_recipes t_tls t_wf_npm t_tls_hello t_limits t_render t_wf_pip t_capture t_hook "
 order=() alone=()
 for pass in slow rest; do
 	for i in "${!scripts[@]}"; do
