@@ -110,7 +110,7 @@ FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
-.PHONY: all deps check unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
+.PHONY: all deps check check-overlay unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
 	check-portable deb check-deb
 
 all: $(BIN) helpers
@@ -218,6 +218,13 @@ integration-v6: all
 
 # The scripts that name localhost: `make check` runs them again under that hosts file.
 V6_SCRIPTS ?= t_proxy_harness t_hostports t_wf_hostports t_env
+
+# As in a container or CI runner (/var/tmp on overlayfs, /tmp on tmpfs; root only, in
+# a private mount namespace): the unit tests and the scripts that use the index.
+OVERLAY_SCRIPTS ?= t_index t_leftover t_quiet t_verify t_plan
+check-overlay: all $(UNIT_BIN)
+	@tests/container/overlay.sh tests/run-unit.sh $(UNIT_BIN)
+	@IT_ONLY="$(OVERLAY_SCRIPTS)" tests/container/overlay.sh tests/integration/run.sh $(abspath $(BUILD))
 
 asan-unit:
 	$(MAKE) BUILD=build-asan SAN=1 unit
