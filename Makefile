@@ -113,7 +113,7 @@ FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
-.PHONY: all deps check unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
+.PHONY: all deps check check-overlay unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
 	check-portable deb check-deb
 
 all: $(BIN) helpers
@@ -127,7 +127,11 @@ else
 Q := @
 endif
 
-$(BUILD)/%.o: %.c $(wildcard */*.h)
+# `make deps all -j4`: nothing is compiled before the packages are in (an order-only
+# prerequisite, there only when deps is asked for on the same command line).
+DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
+
+$(BUILD)/%.o: %.c $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -144,7 +148,7 @@ $(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
 # compiled into linux/seccomp.o (see linux/seccomp_int.h). The generator is not in a
 # module folder, so it never lands in libhalo.a with its own main.
 $(BUILD)/gen/gen_seccomp: tools/gen_seccomp.c $(BUILD)/linux/seccomp_build.o \
-		$(BUILD)/linux/seccomp_table.o linux/seccomp_int.h
+		$(BUILD)/linux/seccomp_table.o linux/seccomp_int.h | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS)
 
@@ -153,12 +157,12 @@ $(BUILD)/gen/seccomp_bpf.h: $(BUILD)/gen/gen_seccomp
 
 $(BUILD)/linux/seccomp.o: $(BUILD)/gen/seccomp_bpf.h
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
 
-$(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a
+$(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS)
@@ -188,13 +192,16 @@ deps-bench: deps
 
 # The whole suite: unit tests, integration tests (as root and as an unprivileged user),
 # the unit tests again under ASan+UBSan, and a short fuzz smoke pass of every target.
+# The builds use every CPU (-j$(nproc)) unless make was given its own -j; the
+# integration scripts run IT_JOBS at a time (tests/integration/run.sh).
+CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 check: deps
-	$(MAKE) all unit
+	$(MAKE) $(CHECK_J) all unit
 	$(MAKE) integration
 	$(MAKE) IT_ONLY="$(V6_SCRIPTS)" integration-v6
-	$(MAKE) asan-unit
-	$(MAKE) fuzz-smoke
-	$(MAKE) check-portable
+	$(MAKE) $(CHECK_J) asan-unit
+	$(MAKE) $(CHECK_J) fuzz-smoke
+	$(MAKE) $(CHECK_J) check-portable
 	@echo "make check: all suites passed"
 
 # The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on
@@ -220,6 +227,13 @@ integration-v6: all
 # The scripts that name localhost: `make check` runs them again under that hosts file.
 V6_SCRIPTS ?= t_proxy_harness t_hostports t_wf_hostports t_env
 
+# As in a container or CI runner (/var/tmp on overlayfs, /tmp on tmpfs; root only, in
+# a private mount namespace): the unit tests and the scripts that use the index.
+OVERLAY_SCRIPTS ?= t_index t_leftover t_quiet t_verify t_plan
+check-overlay: all $(UNIT_BIN)
+	@tests/container/overlay.sh tests/run-unit.sh $(UNIT_BIN)
+	@IT_ONLY="$(OVERLAY_SCRIPTS)" tests/container/overlay.sh tests/integration/run.sh $(abspath $(BUILD))
+
 asan-unit:
 	$(MAKE) BUILD=build-asan SAN=1 unit
 
@@ -234,11 +248,13 @@ FUZZ_SHARED := $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) \
 	$(wildcard proxy/http*.c) proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c \
 	linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c)
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
-build-fuzz/obj/%.o: %.c $(wildcard */*.h)
+build-fuzz/obj/%.o: %.c $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  FUZZCC  $<"
 	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
-build-fuzz/libfuzzshared.a: $(FUZZ_SHARED:%.c=build-fuzz/obj/%.o)
+FUZZ_OBJ := $(FUZZ_SHARED:%.c=build-fuzz/obj/%.o)
+.SECONDARY: $(FUZZ_OBJ) # kept between builds: they are what makes the next one quick
+build-fuzz/libfuzzshared.a: $(FUZZ_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzzshared.a $(wildcard tests/fuzz/*.h) $(wildcard */*.h)

@@ -15,7 +15,11 @@
  * from permitted. Then the bounding set and securebits are left as they are (CapBnd
  * stays non-zero in /proc/self/status); in every other case they must go. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <linux/securebits.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -101,16 +105,70 @@ static void clear_sets_or_die(int rfd)
 		linux_die(rfd, STEP, errno, "empty the effective, permitted and inheritable sets");
 }
 
+/* One field of /proc/self/status: "NAME:\t" and 16 hex digits, at a line's start. */
+static int status_field(const char *text, const char *name, uint64_t *out)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char *end;
+		if (strncmp(l, name, n) != 0 || l[n] != ':' || l[n + 1] != '\t')
+			continue;
+		l += n + 2;
+		if (strspn(l, "0123456789abcdef") != 16 || (l[16] != '\n' && l[16] != '\0'))
+			return -EINVAL;
+		*out = strtoull(l, &end, 16);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int linux_caps_parse_status(const char *text, uint64_t *bnd, uint64_t *amb)
+{
+	int rc = status_field(text, "CapBnd", bnd);
+
+	return rc < 0 ? rc : status_field(text, "CapAmb", amb);
+}
+
+/* The bounding and ambient sets in one read (three calls) instead of two calls per
+ * capability. False when the file cannot be read or parsed: the caller asks per
+ * capability instead. */
+static bool sets_from_status(uint64_t *bnd, uint64_t *amb)
+{
+	char buf[8192];
+	size_t n = 0;
+	ssize_t k;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	while (n < sizeof(buf) - 1 && (k = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	buf[n] = '\0';
+	return linux_caps_parse_status(buf, bnd, amb) == 0;
+}
+
 static void verify_or_die(int rfd, int last, bool bounding_kept)
 {
 	_cleanup_cap_ cap_t now = cap_get_proc();
 	_cleanup_cap_ cap_t none = cap_init();
 	bool ambient = CAP_AMBIENT_SUPPORTED();
+	uint64_t bnd, amb;
 
 	if (!now || !none)
 		linux_die(rfd, STEP, errno, "read back the capability sets");
 	if (cap_compare(now, none) != 0)
 		linux_die(rfd, STEP, EPERM, "capabilities remain after dropping them");
+	if (sets_from_status(&bnd, &amb)) {
+		if (!bounding_kept && bnd != 0)
+			linux_die(rfd, STEP, EPERM, "bounding capabilities remain (0x%llx)",
+				  (unsigned long long)bnd);
+		if (amb != 0)
+			linux_die(rfd, STEP, EPERM, "ambient capabilities remain (0x%llx)",
+				  (unsigned long long)amb);
+		last = -1; /* read: no per-capability questions */
+	}
 	for (int c = 0; c <= last; c++) {
 		if (!bounding_kept && cap_get_bound((cap_value_t)c) != 0)
 			linux_die(rfd, STEP, EPERM, "bounding capability %d remains", c);

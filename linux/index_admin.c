@@ -40,11 +40,34 @@ static bool has_ext(const char *name, const char *ext, size_t *base)
 	return true;
 }
 
+/* Why the watcher with this pid runs: the walk time its launch gave it. */
+static long long walk_of(int pid)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || strcmp(buf, LINUX_WATCH_ARGV0) != 0)
+		return -1;
+	buf[n] = '\0';
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+		if (strncmp(p, "walk-us=", 8) == 0)
+			return strtoll(p + 8, NULL, 10);
+	return -1;
+}
+
 /* Does a watcher answer on this socket? (A socket left behind by one that died does
- * not.) Connected through the directory's fd: the path stays short. */
-static bool answers(int dfd, const char *sock)
+ * not.) Connected through the directory's fd: the path stays short. Its pid in *pid. */
+static bool answers(int dfd, const char *sock, int *pid)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	bool ok;
 
@@ -56,6 +79,8 @@ static bool answers(int dfd, const char *sock)
 		return false;
 	}
 	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (ok && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0)
+		*pid = (int)cr.pid;
 	close(fd);
 	return ok;
 }
@@ -80,7 +105,15 @@ static void describe(int dfd, const char *name, size_t base, struct linux_index_
 	}
 	snprintf(sock, sizeof(sock), "%s.sock", in->base);
 	in->watcher = faccessat(dfd, sock, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-	in->running = in->watcher && answers(dfd, sock);
+	in->running = in->watcher && answers(dfd, sock, &in->pid);
+	in->walk_us = in->pid > 0 ? walk_of(in->pid) : -1;
+	in->pays_us = LINUX_WATCH_PAYS_US;
+	/* The file names the top by device and inode: a tree whose path is gone or leads
+	 * to another directory is not the one indexed. */
+	struct stat st;
+	unsigned long long dev, ino;
+	in->tree_gone = in->valid && sscanf(in->base, "%llx-%llx", &dev, &ino) == 2 &&
+			(stat(in->root, &st) < 0 || st.st_dev != dev || st.st_ino != ino);
 }
 
 int linux_index_list(const char *dir, struct linux_index_info **out, size_t *n)

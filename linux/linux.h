@@ -173,13 +173,17 @@ int linux_cgroup_read_self(char *buf, size_t n);
 
 /* The workspace index from outside a launch (index_admin.c, `halo-run index`). */
 struct linux_index_info {
-	char base[40];	 /* the files' common name: DEV-INO of the tree's top */
-	char root[4096]; /* the tree, as its index names it */
-	size_t dirs;	 /* directories in the index */
-	size_t bytes;	 /* the index file's size */
-	bool valid;	 /* the file parses (else it is rebuilt at the next launch) */
-	bool watcher;	 /* a watcher's socket is there */
-	bool running;	 /* ... and a watcher answers on it */
+	char base[40];	   /* the files' common name: DEV-INO of the tree's top */
+	char root[4096];   /* the tree, as its index names it */
+	size_t dirs;	   /* directories in the index */
+	size_t bytes;	   /* the index file's size */
+	bool valid;	   /* the file parses (else it is rebuilt at the next launch) */
+	bool watcher;	   /* a watcher's socket is there */
+	bool running;	   /* ... and a watcher answers on it */
+	bool tree_gone;	   /* the tree is no longer there (its index is of no use) */
+	int pid;	   /* the running watcher's pid (0: unknown) */
+	long long walk_us; /* the walk that started it, in µs (-1: unknown) */
+	long long pays_us; /* a launch starts one only where its walk takes this long */
 };
 /* ${XDG_STATE_HOME:-HOME/.local/state}/halo-run/index. 0 or -errno. */
 int linux_index_place(const char *home, char *out, size_t n);

@@ -166,6 +166,9 @@ void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns,
 
 /* Drop every capability (effective, permitted, inheritable, ambient, bounding). */
 void linux_caps_drop_or_die(int report_fd);
+/* The CapBnd and CapAmb sets from the text of /proc/self/status. 0, -ENOENT (a field
+ * missing) or -EINVAL (not 16 lower-case hex digits). */
+int linux_caps_parse_status(const char *text, uint64_t *bnd, uint64_t *amb);
 
 /* Load the seccomp deny list (the table in seccomp.c). Loaded last, right before exec. */
 void linux_seccomp_apply_or_die(int report_fd);

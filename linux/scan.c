@@ -370,7 +370,13 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	linux_scan_index_free(s->index);
 	linux_scan_index_open(l, s, &c, guard_of);
 	s->index = c.ix;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	linux_scan_walk_roots(&c, guard_of, linux_scan_workers);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (c.ix)
+		c.ix->walk_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
+					   (t1.tv_nsec - t0.tv_nsec) / 1000);
 	linux_scan_index_count(c.ix);
 	for (size_t i = 0; c.ix && i < c.ix->n; i++) {
 		s->dirs_listed += c.ix->t[i].listed;

@@ -267,6 +267,8 @@ void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan
 	const char *w = getenv("HALO_RUN_INDEX_WATCH");
 	if (w && strcmp(w, "0") == 0)
 		linux_scan_watch_enabled = false;
+	if (w && strcmp(w, "1") == 0)
+		linux_scan_watch_forced = true;
 	clock_gettime(CLOCK_REALTIME, &now);
 	ix->racy_from = (int64_t)now.tv_sec - linux_scan_racy_seconds;
 	if (open_dir(l, s, ix) == 0)

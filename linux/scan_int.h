@@ -44,6 +44,7 @@ struct linux_scan_index {
 	char why_not[PATH_MAX + 128]; /* why no index was used or kept, "" when it was */
 	int64_t racy_from;	      /* a directory whose ctime is at or after this (s) is RACY */
 	bool keep_nothing; /* HALO_RUN_INDEX=ro: read and asked, never written, none started */
+	uint64_t walk_us;  /* how long this launch's walk of the trees took */
 	struct linux_scan_tree_index *t;
 	size_t n;
 };
@@ -169,7 +170,17 @@ void linux_scan_index_name(const struct linux_index_key *k, const char *ext, cha
  * written, so that the others need not even be stat'ed. It exits after
  * LINUX_WATCH_IDLE_SECONDS without a question, when its tree or its socket is
  * removed, or when its index file stops being valid. */
-#define LINUX_WATCH_ARGV0	 "halo-run-index-watch"
+#define LINUX_WATCH_ARGV0 "halo-run-index-watch"
+/* A watcher pays only where the walk it saves costs more than asking it: a launch
+ * whose walk replayed an index and still took less than this starts none (a first
+ * walk starts none either; HALO_RUN_INDEX_WATCH=1 starts one anyway, for tests).
+ * Measured (README, "The workspace index"): re-checking an indexed tree without a
+ * watcher costs about 1 ms per thousand directories, asking one a socket round trip;
+ * a watcher is a process of its own. */
+#define LINUX_WATCH_PAYS_US 5000
+/* A watcher checks this often that its tree is still there (removed, unmounted,
+ * replaced): it ends, with the tree's index, within twice that. */
+#define LINUX_WATCH_CHECK_MS	 500
 #define LINUX_WATCH_IDLE_SECONDS 900
 #define LINUX_WATCH_MAGIC	 0x68697731U
 #define LINUX_WATCH_MAX_DIRTY	 16384 /* more changed directories: "unknown" */
@@ -186,6 +197,8 @@ struct linux_watch_reply {
 };
 /* false: no watcher is asked nor started (tests; HALO_RUN_INDEX_WATCH=0). */
 extern bool linux_scan_watch_enabled;
+/* true: one is started whatever the walk took (HALO_RUN_INDEX_WATCH=1). */
+extern bool linux_scan_watch_forced;
 void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_index *t);
 /* Does process pid see the file tree as this one does (same mount namespace, same
  * root)? A watcher vouches only for its own view: both ends check. */

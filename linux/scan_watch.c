@@ -179,7 +179,7 @@ static void on_event(struct watcher *w, const struct inotify_event *ev)
 		w->state[i] |= DIRTY;
 		/* The top removed or moved: nothing left to watch. */
 		if (w->ix.dirs[i].rel[0] == '\0' && (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
-			w->stop = true;
+			w->stop = true; /* (the loop then finds the tree gone) */
 	}
 }
 
@@ -362,17 +362,32 @@ static int64_t now_s(void)
 	return t.tv_sec;
 }
 
+/* The tree is no longer there: removed (its top has no link left, and no event comes
+ * while this process holds it open), or its path leads elsewhere (unmounted, moved,
+ * replaced). */
+static bool tree_gone(const struct watcher *w)
+{
+	struct stat a, b;
+
+	if (fstat(w->rootfd, &a) < 0 || a.st_nlink == 0)
+		return true;
+	if (stat(w->root, &b) < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	return b.st_dev != (dev_t)w->key.dev || b.st_ino != (ino_t)w->key.ino;
+}
+
 void linux_scan_watch_main(const char *dir, const char *root)
 {
 	struct watcher w = {.dirfd = -1, .ifd = -1, .lfd = -1, .mfd = -1, .rootfd = -1};
 	int64_t last = now_s();
+	bool gone = false;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (!setup(&w, dir, root))
 		_exit(1);
 	while (!w.stop && now_s() - last < LINUX_WATCH_IDLE_SECONDS) {
 		struct pollfd p[3] = {{w.ifd, POLLIN, 0}, {w.lfd, POLLIN, 0}, {w.mfd, POLLPRI, 0}};
-		int n = poll(p, w.mfd >= 0 ? 3 : 2, 60 * 1000);
+		int n = poll(p, w.mfd >= 0 ? 3 : 2, LINUX_WATCH_CHECK_MS);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
@@ -386,9 +401,19 @@ void linux_scan_watch_main(const char *dir, const char *root)
 			serve(&w);
 			last = now_s();
 		}
+		if ((gone = tree_gone(&w)))
+			break;
 	}
-	/* Gone: the next launch stats every directory and starts another. */
-	if (fchdir(w.dirfd) == 0)
+	if (w.stop && !gone) /* its top removed or moved, or its socket removed */
+		gone = tree_gone(&w);
+	/* Gone: the next launch stats every directory and starts another. With the tree
+	 * gone, its index goes too: nothing is left for a directory that is no more. */
+	if (fchdir(w.dirfd) == 0) {
 		unlink(w.sock);
+		if (gone) {
+			unlink(w.idx);
+			unlink(w.lock);
+		}
+	}
 	_exit(0);
 }

@@ -16,6 +16,7 @@
 #include "linux/scan_int.h"
 
 bool linux_scan_watch_enabled = true;
+bool linux_scan_watch_forced;
 
 static bool recv_all(int fd, void *p, size_t n)
 {
@@ -131,14 +132,26 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 {
 	/* An option the runner does not know: a binary without the watcher in it (or
 	 * anything else that runs main) refuses it as a usage error, never launches. */
-	char *const argv[] = {(char *)LINUX_WATCH_ARGV0, (char *)"--index-watch", (char *)ix->dir,
-			      (char *)t->root, NULL};
+	char walk[32];
+	char *const argv[] = {(char *)LINUX_WATCH_ARGV0,
+			      (char *)"--index-watch",
+			      (char *)ix->dir,
+			      (char *)t->root,
+			      walk,
+			      NULL};
 	char *const envp[] = {NULL};
 	sigset_t all;
 	pid_t pid;
 
 	if (!linux_scan_watch_enabled || !t->usable || !t->no_watcher || ix->dirfd < 0)
 		return;
+	/* Where the walk is quick, the next launch walks again: no process kept for it.
+	 * Only a walk that replayed an index tells what the next one costs (a first walk
+	 * reads every directory, some 30 times a replay's work). */
+	if ((t->in.n == 0 || ix->walk_us < LINUX_WATCH_PAYS_US) && !linux_scan_watch_forced)
+		return;
+	/* Why it runs, for `halo-run index` (its command line). */
+	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);
 	if ((pid = fork()) < 0)
 		return;
 	if (pid == 0) {
@@ -165,7 +178,7 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 __attribute__((constructor)) static void watch_entry(int argc, char **argv, char **envp)
 {
 	(void)envp;
-	if (argc == 4 && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
+	if (argc == 5 && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
 	    strcmp(argv[1], "--index-watch") == 0)
 		linux_scan_watch_main(argv[2], argv[3]);
 }

@@ -1,6 +1,7 @@
-/* The one line said when the workspace (or a writable root) is the home or holds it:
- * the home is the command's to change, but its persistence set (policy/homeset.c)
- * stays read-only and cannot be created; --dry-run lists each entry with its reason. */
+/* The one line said (with --verbose or --dry-run; a warning whenever the guard is off)
+ * when the workspace (or a writable root) is the home or holds it: the home is the
+ * command's to change, but its persistence set (policy/homeset.c) stays read-only and
+ * cannot be created; --dry-run lists each entry with its reason. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,7 +67,9 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 			    "(a large home takes a while the first time; later launches reuse "
 			    "its index)\n",
 			    tree);
-		if (re->policy->guard_persistence != 0 && !o->quiet)
+		/* The guard is the default, nothing loosened: said with --verbose and
+		 * --dry-run only (a successful run says nothing). */
+		if (re->policy->guard_persistence != 0 && !o->quiet && (o->verbose || o->dry_run))
 			fprintf(
 			    stderr,
 			    "halo-run: %s is your home (or holds it): writable, except what runs "

@@ -1,6 +1,7 @@
 /* `halo-run index [list | stop [TREE...] | clear [TREE...]]`: the workspace index and
  * its watchers (linux/index_admin.c), listed and ended by hand. A watcher also exits by
- * itself after 15 minutes idle; a cleared index is rebuilt by the next launch. */
+ * itself after 15 minutes idle, or within 2 s of its tree's removal (with the tree's
+ * index); a cleared index is rebuilt by the next launch. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,37 @@ static bool wanted(const struct runner_opts *o, const struct linux_index_info *i
 	return false;
 }
 
+/* What exists and why: each tree's index, its watcher and the reason it runs (or
+ * does not), and a tree that is gone (its index is of no use: `clear` removes it). */
+static void print_one(const struct linux_index_info *in)
+{
+	double pays = (double)in->pays_us / 1000;
+
+	printf("  %s  %zu directories, %zu bytes", in->root, in->dirs, in->bytes);
+	if (in->tree_gone)
+		printf(", the tree is gone (`halo-run index clear` removes its index)");
+	if (in->running && in->walk_us >= 0)
+		printf(", watcher running (pid %d: the walk took %.1f ms, a watcher is started "
+		       "at %.0f ms or more)",
+		       in->pid, (double)in->walk_us / 1000, pays);
+	else if (in->running)
+		printf(", watcher running (pid %d)", in->pid);
+	else if (in->watcher)
+		printf(", watcher gone (stale socket)");
+	else
+		printf(", no watcher (a launch starts one only where its walk takes %.0f ms or "
+		       "more; it ends after 15 minutes idle or once the tree is gone)",
+		       pays);
+	printf("\n");
+}
+
 static void print_list(const char *dir, const struct linux_index_info *v, size_t n)
 {
 	printf("index: %s\n", dir);
 	if (n == 0)
 		printf("  (none)\n");
 	for (size_t i = 0; i < n; i++)
-		printf("  %s  %zu directories, %zu bytes%s\n", v[i].root, v[i].dirs, v[i].bytes,
-		       v[i].running   ? ", watcher running"
-		       : v[i].watcher ? ", watcher gone (stale socket)"
-				      : "");
+		print_one(&v[i]);
 }
 
 int runner_cmd_index(const struct runner_opts *o)

@@ -141,7 +141,9 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 		fprintf(stderr, "halo-run: tool caches: out of memory\n");
 		return HALO_EXIT_SETUP;
 	}
-	if (caches.note[0] && !o->quiet)
+	/* Where the caches are is no news on a run that went as planned (issue 25: a
+	 * successful run says nothing): --verbose and --dry-run show it. */
+	if (caches.note[0] && !o->quiet && (o->verbose || o->dry_run))
 		fprintf(stderr, "halo-run: %s\n", caches.note);
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/caches.h"
 #include "runner/doctor.h"
 #include "runner/runner_int.h"
 #include "runner/verify_int.h"
@@ -575,8 +576,35 @@ static int verify_run(const struct runner_opts *o, struct verify *v, struct run 
 	return 0;
 }
 
+/* The tool caches a launch in ws made under the caller's home (caches.c), or "". */
+static void cache_dir_of(const char *ws, char *out, size_t n)
+{
+	char home[4096];
+	const char *h = getenv("HOME");
+
+	if (!h || h[0] != '/') {
+		h = runner_pw_home(geteuid(), home, sizeof(home)) == 0 ? home : NULL;
+	}
+	if (!ws[0] || !h || runner_cache_dir(h, getenv("XDG_CACHE_HOME"), ws, out, n) < 0)
+		out[0] = '\0';
+}
+
+/* Nothing left behind: the caches of verify's own workspace, and of the caller's when
+ * there were none before verify made them (kept: the caller's, when it was there). */
+static void remove_caches(const struct verify *v, const char *kept)
+{
+	char dir[4096];
+
+	cache_dir_of(v->ws, dir, sizeof(dir));
+	verify_remove_tree(dir);
+	cache_dir_of(v->real_ws, dir, sizeof(dir));
+	if (dir[0] && strcmp(dir, kept) != 0)
+		verify_remove_tree(dir);
+}
+
 int runner_cmd_verify(const struct runner_opts *o)
 {
+	char kept[4096] = "";
 	struct verify v;
 	struct run run = {0};
 	struct runner_env re = {0};
@@ -596,6 +624,12 @@ int runner_cmd_verify(const struct runner_opts *o)
 	make_secret(&v);
 	if (verify_make_workspace(&v) < 0)
 		return HALO_EXIT_SETUP;
+	/* The workspace checked, as verify_plan_workspace will resolve it. */
+	char real[4096];
+	if (realpath(o->workspace ? o->workspace : ".", real))
+		cache_dir_of(real, kept, sizeof(kept));
+	if (!kept[0] || access(kept, F_OK) < 0)
+		kept[0] = '\0';
 	rc = verify_run(o, &v, &run, &re);
 	if (rc == 0) {
 		const char *source = v.p->source ? v.p->source : "embedded default";
@@ -607,6 +641,7 @@ int runner_cmd_verify(const struct runner_opts *o)
 		rc = c[R_FAIL] ? 1 : 0;
 	}
 	release_resources(&v);
+	remove_caches(&v, kept);
 	verify_remove_tree(v.ws);
 	verify_remove_tree(v.home_ws);
 	verify_free(&v, &run);

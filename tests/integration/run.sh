@@ -35,7 +35,7 @@ fi
 # The build tree may sit under a directory the unprivileged user cannot enter
 # (/root/...): copy the binaries to a world-readable place for both runs.
 stage=$(mktemp -d /tmp/halo-it.XXXXXX)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage"' EXIT # (and the results, below)
 chmod 755 "$stage"
 cp "$build/halo-run" "$stage/"
 ln -s halo-run "$stage/halo-sh"
@@ -52,46 +52,105 @@ cp "$here/../../runner/cli.c" "$stage/src/runner/" 2>/dev/null
 cp "$here/../../tools/mkdeb.sh" "$stage/src/tools/" 2>/dev/null
 chmod -R a+rX "$stage"
 
-total_pass=0; total_fail=0; total_skip=0
-run_one() { # as script
-	local as=$1 script=$2 out scratch rc
+# Scripts run in parallel, IT_JOBS at a time (default: one per CPU; IT_JOBS=1 is the
+# old one-after-another order). A job is one script, as root and then as uid 65534,
+# in scratch directories of its own; its session control directory is its own too
+# (XDG_RUNTIME_DIR below), so no two scripts share state. A script that cannot share
+# the machine (it measures what others would disturb) says `# it: alone` on a line of
+# its own: it runs after the others, by itself. Each script's lines are printed
+# together, in name order, once it is done: never interleaved.
+jobs=${IT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in '' | *[!0-9]* | 0) echo "run.sh: IT_JOBS must be a positive number, got '$jobs'" >&2; exit 2 ;; esac
+res=$(mktemp -d /tmp/halo-it-res.XXXXXX) || exit 1
+trap 'rm -rf "$stage" "$res"' EXIT
+t_start=$SECONDS
+
+run_one() { # as script: prints the script's block; appends "p f s" to $res/$idx.cnt
+	local as=$1 script=$2 out scratch rt rc t0=$SECONDS
 	scratch=$(mktemp -d /tmp/halo-scratch.XXXXXX)
+	rt=$(mktemp -d /tmp/halo-rt.XXXXXX) # the session control directory's parent
 	chmod 755 "$scratch"
+	chmod 700 "$rt"
 	local -a pre=()
 	if [ "$as" = user ]; then
-		chown 65534:65534 "$scratch"
+		chown 65534:65534 "$scratch" "$rt"
 		pre=(setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env)
 	fi
 	out=$(cd "$scratch" && timeout -k 5 300 "${pre[@]}" env HOME="$scratch" PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
 		HALO="$stage/halo-run" HELPERS="$stage/helpers" IT="$stage/it" AS="$as" TMPDIR="$scratch" \
-		bash "$stage/it/$(basename "$script")" 2>&1)
+		XDG_RUNTIME_DIR="$rt" IT_STRICT_TIMES="${IT_STRICT_TIMES:-}" bash "$stage/it/$(basename "$script")" 2>&1)
 	rc=$?
-	rm -rf "$scratch"
-	local p f s
+	rm -rf "$scratch" "$rt"
+	local p f s secs=", $((SECONDS - t0)) s"
 	p=$(grep -c '^ok - ' <<<"$out")
 	f=$(grep -c '^not ok - ' <<<"$out")
 	s=$(grep -c '^skip - ' <<<"$out") # rows that could not check what they claim here
-	total_skip=$((total_skip + s))
-	[ "$s" -gt 0 ] && s=", $s skipped" || s=""
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; out+=$'\n'"not ok - $(basename "$script") exited $rc"; fi
-	total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+	echo "$p $f $s" >>"$res/$idx.cnt"
+	[ "$s" -gt 0 ] && s=", $s skipped" || s=""
 	if [ "$f" -ne 0 ]; then
-		echo "--- $(basename "$script") as $as: $p passed, $f failed$s"
+		echo "--- $(basename "$script") as $as: $p passed, $f failed$s$secs"
 		grep -v '^ok - ' <<<"$out" | tail -60
 	else
-		echo "--- $(basename "$script") as $as: $p passed$s"
+		echo "--- $(basename "$script") as $as: $p passed$s$secs"
 		grep -E '^(skip - |# )' <<<"$out" # skips and the figures ("# ...")
 	fi
 }
+job() { # idx: one script, as root then as the user; $res/$idx.done when finished
+	local idx=$1
+	{
+		run_one root "${scripts[$idx]}"
+		run_one user "${scripts[$idx]}"
+	} >"$res/$idx.out" 2>&1
+	: >"$res/$idx.done"
+}
+shown=0
+show_done() { # print the finished blocks, in name order, up to the first unfinished one
+	while [ "$shown" -lt "${#scripts[@]}" ] && [ -e "$res/$shown.done" ]; do
+		cat "$res/$shown.out"
+		shown=$((shown + 1))
+	done
+}
 
 # IT_ONLY="t_run t_env" (optional) runs only the named scripts.
+scripts=()
 for script in "$here"/t_*.sh; do
 	[ -e "$script" ] || continue
 	if [ -n "${IT_ONLY:-}" ]; then
 		case " ${IT_ONLY//,/ } " in *" $(basename "$script" .sh) "*) ;; *) continue ;; esac
 	fi
-	run_one root "$script"
-	run_one user "$script"
+	scripts+=("$script")
 done
-echo "integration: $total_pass passed, $total_fail failed, $total_skip skipped"
+# The longest first (measured, seconds for both passes on 2 cores), so that the pool
+# does not end waiting on one of them; the rest in name order.
+slow=" t_index t_egress_bypass t_recipes t_tls t_wf_npm t_tls_hello t_limits t_render t_wf_pip t_capture t_hook "
+order=() alone=()
+for pass in slow rest; do
+	for i in "${!scripts[@]}"; do
+		n=$(basename "${scripts[$i]}" .sh)
+		case "$slow" in *" $n "*) [ $pass = slow ] || continue ;; *) [ $pass = rest ] || continue ;; esac
+		if grep -qx '# it: alone' "${scripts[$i]}"; then alone+=("$i"); else order+=("$i"); fi
+	done
+done
+for idx in "${order[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n
+		show_done
+	done
+	job "$idx" &
+done
+wait
+show_done
+for idx in "${alone[@]}"; do
+	job "$idx"
+	show_done
+done
+
+total_pass=0 total_fail=0 total_skip=0
+for idx in "${!scripts[@]}"; do
+	while read -r p f s; do
+		total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+	done <"$res/$idx.cnt"
+done
+echo "integration: $total_pass passed, $total_fail failed, $total_skip skipped ($((SECONDS - t_start)) s, $jobs at a time)"
 [ "$total_fail" -eq 0 ] && [ "$total_pass" -gt 0 ]

@@ -95,7 +95,9 @@ expect_match "dry-run says other workspaces' caches are hidden" "other workspace
 printf 'sandbox: {mode: read-only}\n' >"$TMPDIR/ro.yaml"
 sbx --policy "$TMPDIR/ro.yaml" -- sh -c 'echo "$GOCACHE"'
 expect "read-only: per-run caches (nothing outlives the run)" /tmp/halo-cache/go-build "$OUT"
-expect_match "read-only: one line says so" "per-run.*read-only" "$ERR"
+expect "read-only: nothing said by default" "" "$ERR"
+sbx --verbose --policy "$TMPDIR/ro.yaml" -- true
+expect_match "read-only, --verbose: one line says so" "per-run.*read-only" "$ERR"
 before_dry=$(ls "$H/.cache/halo-run/caches" | wc -l)
 mkdir -p "$TMPDIR/ws3"
 (cd "$TMPDIR/ws3" && HOME=$H "$HALO" --dry-run -- true >/dev/null 2>&1)
@@ -126,8 +128,10 @@ expect "cache path" "$C" "$(cd "$WS" && HOME=$H "$HALO" cache path)"
 OUT=$(cd "$WS" && HOME=/nonexistent timeout 20 "$HALO" -- sh -c \
 	'mkdir -p "$GOCACHE" && echo "$GOCACHE"' 2>"$E" </dev/null)
 expect "no home: per-run caches in /tmp" /tmp/halo-cache/go-build "$OUT"
-expect_match "no home: one line says so" "tool caches are per-run" "$(cat "$E")"
-expect "no home: exactly one line" 1 "$(grep -c . "$E")"
+expect "no home: nothing said by default" "" "$(cat "$E")"
+OUT=$(cd "$WS" && HOME=/nonexistent timeout 20 "$HALO" --verbose -- true 2>"$E" </dev/null)
+expect_match "no home, --verbose: one line says so" "tool caches are per-run" "$(cat "$E")"
+expect "no home, --verbose: that line once" 1 "$(grep -c 'tool caches' "$E")"
 OUT=$(cd "$WS" && HOME=/nonexistent timeout 20 "$HALO" --quiet -- true 2>&1)
 expect "no home, --quiet: silent" "" "$OUT"
 

@@ -73,9 +73,12 @@ EOF
 
 run_home "$PLANT"
 expect "the planting run itself ran (the home is the workspace)" done "$(tail -n1 <<<"$OUT")"
-expect_match "one line says the home is the workspace and what stays guarded" \
-	"is your home \(or holds it\): writable, except what runs code later" "$ERR"
-expect "that line once" 1 "$(grep -c 'is your home' <<<"$ERR")"
+expect "the home as the workspace: no line of halo-run's (the guard is the default, nothing loosened)" \
+	0 "$(grep -c '^halo-run:' <<<"$ERR")"
+V=$(cd "$H" && timeout -k 2 60 "$HALO" --verbose -- true 2>&1 </dev/null)
+expect_match "--verbose: one line says the home is the workspace and what stays guarded" \
+	"is your home \(or holds it\): writable, except what runs code later" "$V"
+expect "that line once" 1 "$(grep -c 'is your home' <<<"$V")"
 run_home 'echo work > ~/notes.txt && mkdir -p ~/proj/src && echo y > ~/proj/src/a.c && echo ok'
 expect "the rest of the home is writable" ok "$OUT"
 rm -rf "$H/notes.txt" "$H/proj" "$H/scratch"

@@ -26,6 +26,9 @@ cleanup() {
 trap cleanup EXIT
 export XDG_STATE_HOME=$STATE
 IDX_DIR=$STATE/halo-run/index
+# These small trees would get no watcher (a launch starts one only where its walk
+# takes 5 ms or more: see "where a watcher pays" below): started anyway, to test it.
+export HALO_RUN_INDEX_WATCH=1
 
 mkdir -p "$W/src/a/b" "$W/node_modules/pkg/lib/deep/er" "$W/docs"
 echo top >"$W/.env"
@@ -316,6 +319,45 @@ print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
 		"added:ran removed:ran" "$OUT"
 	"$HALO" index stop "$V" >/dev/null 2>&1
 fi
+
+# ------------------------------------------------------------------ where a watcher pays
+# A tree the walk covers in under 5 ms gets no watcher, however often it is launched
+# in; `halo-run index` says why. A watcher ends (zombies aside: its reaper is not
+# ours) within 2 s of its tree's removal, and takes the tree's index with it.
+watcher_of_tree() { ps -eo pid,stat,args | awk -v d="$IDX_DIR" -v t="$1" \
+	'$3 == "halo-run-index-watch" && $5 == d && $6 == t && $2 !~ /^Z/ {print $1}' | head -1; }
+SMALL=$(mktemp -d "$TMPDIR/small.XXXXXX")
+mkdir -p "$SMALL/a/b" "$SMALL/c"
+for i in 1 2 3; do (cd "$SMALL" && env -u HALO_RUN_INDEX_WATCH timeout 30 "$HALO" -- true 2>/dev/null </dev/null); done
+sleep 0.5
+expect "a small tree, three launches: no watcher" "" "$(watcher_of_tree "$SMALL")"
+LIST=$("$HALO" index 2>&1)
+expect_match "index: the small tree listed, and why it has no watcher" \
+	"^  $SMALL  [0-9]+ directories, [0-9]+ bytes, no watcher \(a launch starts one only where its walk takes 5 ms or more" "$LIST"
+GONE=$(mktemp -d "$TMPDIR/gone.XXXXXX")
+mkdir -p "$GONE/x/y" "$GONE/z"
+(cd "$GONE" && timeout 30 "$HALO" -- true 2>/dev/null </dev/null) # forced: a watcher
+for i in $(seq 1 30); do [ -n "$(watcher_of_tree "$GONE")" ] && break; sleep 0.1; done
+GPID=$(watcher_of_tree "$GONE")
+expect "a tree's watcher runs (forced)" yes "$([ -n "$GPID" ] && echo yes || echo no)"
+LIST=$("$HALO" index 2>&1)
+expect_match "index: the watcher, its pid and the walk that started it" \
+	"^  $GONE  .*watcher running \(pid $GPID: the walk took [0-9.]+ ms, a watcher is started at 5 ms or more\)" "$LIST"
+GBASE=$(printf '%016x-%016x' "$(stat -c %d "$GONE")" "$(stat -c %i "$GONE")")
+rm -rf "$GONE"
+t0=$(date +%s%N)
+while [ -n "$(watcher_of_tree "$GONE")" ] && [ $((($(date +%s%N) - t0) / 1000000)) -lt 5000 ]; do sleep 0.05; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect "the tree removed: its watcher ends within 2 s" yes "$([ "$ms" -le 2000 ] && echo yes || echo "no ($ms ms)")"
+expect "... and the tree's index files with it" "" "$(ls "$IDX_DIR" | grep "^$GBASE\.")"
+expect "... index no longer lists it" 0 "$("$HALO" index | grep -c "$GONE")"
+# A tree removed while it had no watcher: listed as gone, cleared on demand.
+(cd "$SMALL" && env -u HALO_RUN_INDEX_WATCH timeout 30 "$HALO" -- true 2>/dev/null </dev/null)
+rm -rf "$SMALL"
+expect_match "index: a removed tree's index says the tree is gone" \
+	"^  $SMALL  .*the tree is gone" "$("$HALO" index)"
+"$HALO" index clear "$SMALL" >/dev/null
+expect "index clear TREE: its index removed" 0 "$("$HALO" index | grep -c "$SMALL")"
 
 # ------------------------------------------------------------------ a large workspace
 # 250,000 entries (hard links: quick to make, no disk blocks), once more than the

@@ -136,8 +136,9 @@ expect "workspace: nothing left behind (no index, watcher, runner or probe file)
 expect "workspace: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
 OUT=$(cd "$RW" && XDG_STATE_HOME=$STATE timeout -k 2 120 "$HALO" verify 2>"$E" </dev/null)
 expect "workspace: the current directory by default" "workspace checked: $RW" "$(grep '^workspace checked:' <<<"$OUT")"
-# With an index and its watcher already there (a launch made them): used, not changed.
-(cd "$RW" && XDG_STATE_HOME=$STATE "$HALO" -- true 2>/dev/null)
+# With an index and its watcher already there (a launch made them; forced: a tree this
+# small gets none otherwise): used, not changed.
+(cd "$RW" && XDG_STATE_HOME=$STATE HALO_RUN_INDEX_WATCH=1 "$HALO" -- true 2>/dev/null)
 for i in $(seq 1 20); do [ "$(watchers)" -ge 1 ] && break; sleep 0.1; done
 idx_before=$(find "$STATE" -name '*.idx' -exec stat -c '%n %i' {} + | sort)
 XDG_STATE_HOME=$STATE run "$HALO" verify --workspace "$RW"

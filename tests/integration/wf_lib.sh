@@ -102,10 +102,15 @@ diag() {
 # faster NAME FIRST_MS FIRST_RC SECOND_MS SECOND_RC: the warm run beat the cold one by
 # 15% at least (the registries answer 200 ms late, as across a network): noise on a
 # loaded machine stays below that, a cache that was not kept does not.
+# That the cache was kept is shown by no_requests (the second run asks the registry
+# nothing); the times are a figure: on a machine shared with other scripts (run.sh's
+# pool) or users, a warm run is not reliably 15% faster. IT_STRICT_TIMES=1 checks it.
 faster() {
 	echo "# $1: first run ${2} ms (exit $3), second run ${4} ms (exit $5)"
 	if [ "$3" != 0 ] || [ "$5" != 0 ]; then
-		fail "$1: second run faster" "a run failed (exits $3, $5)"
+		fail "$1: both runs succeed" "a run failed (exits $3, $5)"
+	elif [ "${IT_STRICT_TIMES:-}" != 1 ]; then
+		ok "$1: both runs succeed (the second's speed is a figure, above)"
 	elif [ $(($4 * 100)) -le $(($2 * 85)) ]; then
 		ok "$1: second run faster (${4} ms against ${2} ms)"
 	else

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "linux/linux_int.h"
@@ -89,10 +90,35 @@ static void rm_rf(const char *path)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
+/* Where the tree lives: the first of these on a file system whose directory ctimes the
+ * index trusts (scan_index_file.c): /var/tmp on a machine, /tmp (tmpfs) in a container
+ * whose / and /var/tmp are overlayfs. None: /var/tmp, and the index tests skip. */
+static bool fixture_index_ok;
+static const char *fixture_base(void)
+{
+	static const char *const bases[] = {"/var/tmp", "/tmp", "/dev/shm"};
+	static const unsigned long trusted[] = {0xEF53,	    /* ext2/3/4 */
+						0x58465342, /* xfs */
+						0x9123683E, /* btrfs */
+						0x01021994, /* tmpfs */
+						0xF2F52010 /* f2fs */};
+	struct statfs sf;
+
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
+		for (size_t k = 0; statfs(bases[i], &sf) == 0 && access(bases[i], W_OK) == 0 &&
+				   k < sizeof(trusted) / sizeof(trusted[0]);
+		     k++)
+			if ((unsigned long)sf.f_type == trusted[k])
+				return fixture_index_ok = true, bases[i];
+	fixture_index_ok = false;
+	return "/var/tmp";
+}
+
 static void setup(void)
 {
-	char tmpl[] = "/var/tmp/halo-scan.XXXXXX";
+	char tmpl[64];
 
+	snprintf(tmpl, sizeof(tmpl), "%s/halo-scan.XXXXXX", fixture_base());
 	ck_assert_ptr_nonnull(mkdtemp(tmpl));
 	char real[PATH_MAX];
 

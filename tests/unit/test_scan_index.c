@@ -327,8 +327,18 @@ static void indexed_tree(void)
 	ck_assert_str_eq(rel_list(&scan.masked), "ws/p1/d4/.env");
 }
 
+/* The index is used only on file systems whose directory ctimes it trusts: where the
+ * fixture found none (scan_fixture.h), these say so and skip. */
+#define NEED_INDEX()                                                                               \
+	do {                                                                                       \
+		if (!fixture_index_ok)                                                             \
+			UNIT_SKIP("the index", "no file system here that the index trusts for "    \
+					       "the test's tree (/var/tmp, /tmp, /dev/shm)");      \
+	} while (0)
+
 START_TEST(index_replays_and_sees_new_files)
 {
+	NEED_INDEX();
 	indexed_tree();
 	/* Planted deep after the index was built (a tick later: ctime is coarse). */
 	usleep(20000);
@@ -366,7 +376,16 @@ START_TEST(index_replays_sockets_links_repos)
 	run_scan_ok();
 	snprintf(masked, sizeof(masked), "%s", rel_list(&scan.masked));
 	snprintf(guarded, sizeof(guarded), "%s", rel_list(&scan.guarded));
-	ck_assert_str_eq(masked, "outside/secret ws/a/agent.sock");
+	/* A tree under /tmp (a container's, scan_fixture.h): the link's target lies in
+	 * the host's /tmp, which the sandbox never shows (its /tmp is its own), so there
+	 * is nothing to mask. The rest is checked as anywhere. */
+	if (strncmp(root, "/tmp/", 5) == 0) {
+		printf("skip - %s: a protected link's target masked: the test's tree is in /tmp, "
+		       "out of the sandbox's sight\n",
+		       __FILE__);
+		ck_assert_str_eq(masked, "ws/a/agent.sock");
+	} else
+		ck_assert_str_eq(masked, "outside/secret ws/a/agent.sock");
 	ck_assert_ptr_nonnull(strstr(guarded, "ws/a/sub/.git/config"));
 	scan_again();
 	ck_assert_uint_eq(scan.dirs_listed, 0);
@@ -377,6 +396,7 @@ END_TEST
 
 START_TEST(index_racy_directories_relisted)
 {
+	NEED_INDEX();
 	char name[64];
 
 	/* Just made: within the ctime granularity, so never replayed. */
@@ -402,6 +422,7 @@ static void expect_rebuilt(void)
 
 START_TEST(index_hostile_files)
 {
+	NEED_INDEX();
 	char f[PATH_MAX], copy[PATH_MAX + 8], cmd[3 * PATH_MAX];
 
 	indexed_tree();
@@ -442,6 +463,7 @@ END_TEST
 
 START_TEST(index_wrong_tree)
 {
+	NEED_INDEX();
 	char f[PATH_MAX], other[PATH_MAX], cmd[3 * PATH_MAX];
 	struct stat st;
 
@@ -465,6 +487,7 @@ END_TEST
 
 START_TEST(index_stale_after_mv)
 {
+	NEED_INDEX();
 	char moved[PATH_MAX], again[PATH_MAX];
 
 	indexed_tree();
@@ -515,6 +538,7 @@ END_TEST
 /* A directory whose entries changed is listed once, then replayed again. */
 START_TEST(index_changed_dir_relisted_once)
 {
+	NEED_INDEX();
 	indexed_tree();
 	usleep(20000);
 	file("ws/p1/d4/g", "");
