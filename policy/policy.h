@@ -216,6 +216,10 @@ struct policy_ctx {
 	/* Optional window onto the file system (NULL: not checked): is `path` itself a
 	 * symlink? If so, its target in `target`. A writable root that is one is refused. */
 	bool (*is_symlink)(const char *path, char *target, size_t n);
+	/* Optional too: `path` with every symlink on the way followed (a missing tail kept
+	 * as written) into `out`; 0 or -errno. A writable root that resolves elsewhere is
+	 * judged there as well: /tmp/link/.config with link -> ~ is ~/.config. */
+	int (*resolve)(const char *path, char *out, size_t n);
 };
 
 /* Diagnostics collected while loading and validating: every error, one a line. */

@@ -1,6 +1,7 @@
 /* Loading the policy for any subcommand: the invoking user's home from the password
  * database, the workspace, discovery when no --policy is given, every diagnostic. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,31 @@ static bool path_is_symlink(const char *path, char *target, size_t n)
 	len = readlink(path, target, n - 1);
 	target[len < 0 ? 0 : len] = '\0';
 	return true;
+}
+
+/* For validation: `path` with every link on the way followed. A missing tail (a
+ * protected path not made yet, a root about to be refused as missing) is kept as
+ * written after the longest prefix that exists. */
+static int path_resolve(const char *path, char *out, size_t n)
+{
+	char head[PATH_MAX], *real;
+	size_t kept;
+	int w;
+
+	if (path[0] != '/' || snprintf(head, sizeof(head), "%s", path) >= (int)sizeof(head))
+		return -EINVAL;
+	while (!(real = realpath(head[0] ? head : "/", NULL))) {
+		char *sl = strrchr(head, '/');
+		if (errno != ENOENT || !sl)
+			return -errno;
+		*sl = '\0';
+	}
+	kept = strlen(head); /* path[kept] is '/' or the end */
+	/* "/" + "/x" would be "//x": the root's own slash is the tail's */
+	bool root = strcmp(real, "/") == 0;
+	w = snprintf(out, n, "%s%s", root ? "" : real, path[kept] ? path + kept : root ? "/" : "");
+	free(real);
+	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
 }
 
 static int lookup_home(struct runner_env *re)
@@ -151,6 +177,7 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 	ctx.env_home = re->env_home;
 	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
 	ctx.is_symlink = path_is_symlink;
+	ctx.resolve = path_resolve;
 	writable_abs(o, wbuf, sizeof(wbuf), writable);
 	rc = policy_load_with(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0} : NULL,
 			      re->paths, re->n_paths, &ctx, &oneoff, &re->policy, &d);

@@ -45,6 +45,17 @@ expect_match "--writable: the loosening said" "loosens sandbox.writableRoots \(a
 OUT=$(cd "$WS" && MYVAR=v1 timeout -k 2 30 "$HALO" --env MYVAR --env OTHER=v2 -- sh -c 'echo "$MYVAR:$OTHER"' 2>"$E" </dev/null)
 expect "--env NAME passes it, --env NAME=VALUE sets it" "v1:v2" "$OUT"
 
+# A root through a linked parent directory is judged by where it leads: the link's
+# name passed every rule, the launcher binds its target (here ~/.config, which holds
+# halo-run's own policy directory: the command would write the next launch's policy).
+mkdir -p "$HOME/.config" && ln -sfn "$HOME" "$TMPDIR/outside/hl"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --writable "$TMPDIR/outside/hl/.config" -- sh -c "mkdir -p '$HOME/.config/halo' && echo wrote" 2>"$E" </dev/null)
+expect "--writable through a linked parent (-> ~/.config): refused, nothing run" "125:" "$?:$OUT"
+expect_match "... named by where it leads" "resolves to .*/\.config, which contains halo-run's policy directory" "$(cat "$E")"
+expect "... halo-run's policy directory not created" no "$([ -e "$HOME/.config/halo" ] && echo yes || echo no)"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --writable "$TMPDIR/outside/hl/outside" -- sh -c "touch '$TMPDIR/outside/g' && echo wrote" 2>"$E" </dev/null)
+expect "--writable through a linked parent to an allowed directory: still writable" wrote "$OUT"
+
 # ---------------------------------------------------------------- --host-port
 PORT_FILE="$TMPDIR/hp.port"
 timeout 60 python3 -c '
