@@ -111,27 +111,33 @@ static int discover(struct runner_env *re, struct policy_diags *d)
 	return 0;
 }
 
-/* --writable ./build is the directory the user sees: made absolute against the
- * current directory (a policy file's relative root stays an error). */
+/* --writable ./build is the directory the user sees: made absolute against `cwd`
+ * (a policy file's relative root stays an error). Absolute and ~ forms as written. */
+int runner_writable_abs(const char *w, const char *cwd, char *out, size_t n)
+{
+	int k;
+
+	if (w[0] == '/' || w[0] == '~' || !cwd)
+		k = snprintf(out, n, "%s", w);
+	else
+		k = snprintf(out, n, "%s/%s", cwd,
+			     w[0] == '.' && w[1] == '/' ? w + 2
+			     : strcmp(w, ".") == 0	? ""
+							: w);
+	return k < 0 || (size_t)k >= n ? -ENAMETOOLONG : 0;
+}
+
 static void writable_abs(const struct runner_opts *o, char *buf, size_t n, const char **out)
 {
 	char *cwd = getcwd(NULL, 0);
 	size_t used = 0;
 
 	for (size_t i = 0; i < o->writable.n; i++) {
-		const char *w = o->writable.v[i];
-		int k;
-		out[i] = w;
-		if (w[0] == '/' || w[0] == '~' || !cwd)
-			continue;
-		k = snprintf(buf + used, n - used, "%s/%s", cwd,
-			     w[0] == '.' && w[1] == '/' ? w + 2
-			     : strcmp(w, ".") == 0	? ""
-							: w);
-		if (k < 0 || (size_t)k >= n - used)
-			continue; /* too long: left relative, refused by validation */
+		out[i] = o->writable.v[i];
+		if (runner_writable_abs(o->writable.v[i], cwd, buf + used, n - used) < 0)
+			continue; /* too long: left as written, refused by validation */
 		out[i] = buf + used;
-		used += (size_t)k + 1;
+		used += strlen(buf + used) + 1;
 	}
 	free(cwd);
 }

@@ -90,6 +90,19 @@ OUT=$(python3 -c 'import json; print(json.dumps({"cwd":"/tmp","hook_event_name":
 	"$HALO" hook --wrap --harness claude-code --policy "$pol" 2>&1)
 expect_match "no session_id: blocked, never run unwrapped" '^halo-run: blocked \(cannot wrap\): .*session_id' "$OUT"
 
+# The one-off flags the hook judged with go into the rewritten call: the Bash call's
+# sandbox holds what the hook allowed (a --writable the file tools may write).
+mkdir -p "$ws/sub"
+OUT=$(ev "$SID" 'echo hi' | (cd "$ws" && "$HALO" hook --wrap --harness claude-code --policy "$pol" \
+	--allow one.test --writable sub --host-port 4873 --env MYVAR) 2>"$TMPDIR/err")
+expect_match "one-off flags carried into the rewritten call (--writable made absolute)" \
+	"'--writable' '$ws/sub' '--allow' 'one.test' '--host-port' '4873' '--env' 'MYVAR' '--session' 'hook-$SID'" \
+	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
+OUT=$(ev "$SID" 'echo hi' | "$HALO" hook --wrap --harness claude-code --policy "$pol" --env MYVAR=s3cr3t-v 2>&1)
+RC=$?
+expect "--env NAME=VALUE: blocked (exit 2), its value never in an answer" "2:0" "$RC:$(grep -c s3cr3t-v <<<"$OUT")"
+expect_match "... with its reason" "blocked \(cannot wrap\): --env NAME=VALUE would put its value" "$OUT"
+
 answer 'curl https://evil.test/x'
 expect "a blocked call is still blocked (exit 2, no answer)" "2:" "$RC:$OUT"
 expect_match "its reason" '^halo-run: blocked: curl -> evil.test' "$ERR"
