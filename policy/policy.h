@@ -223,11 +223,16 @@ struct policy_ctx {
 };
 
 /* Diagnostics collected while loading and validating: every error, one a line. */
+#define POLICY_DIAGS_MAX 100
 struct policy_diags {
 	char **errors;
 	size_t n_errors;
 	char **warnings;
 	size_t n_warnings;
+	/* Errors past POLICY_DIAGS_MAX, only counted: a hostile file's 100 000 errors
+	 * make a bounded report (the first ones, and how many more). Warnings are all
+	 * kept: one of them may be a loosening, which is always said. */
+	size_t n_errors_more;
 	/* Set by the loaders (policy_load*) for the time of a file's parse: a file whose
 	 * fields have errors still yields what was read (the bad fields unset), so that
 	 * it is layered and validated too and one run reports every error. */

@@ -90,6 +90,10 @@ static void print_diags(const struct policy_diags *d, bool quiet)
 	for (size_t i = 0; i < d->n_errors; i++)
 		fprintf(stderr, "halo-run: error: %s\n",
 			d->errors[i] ? d->errors[i] : "out of memory");
+	if (d->n_errors_more)
+		fprintf(stderr,
+			"halo-run: error: %zu more errors not shown (the first %zu are above)\n",
+			d->n_errors_more, d->n_errors);
 	for (size_t i = 0; !quiet && i < d->n_warnings; i++)
 		fprintf(stderr, "halo-run: warning: %s\n",
 			d->warnings[i] ? d->warnings[i] : "out of memory");
