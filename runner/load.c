@@ -198,6 +198,14 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 		fprintf(stderr, "halo-run: the policy is invalid; nothing was run\n");
 		return HALO_EXIT_SETUP;
 	}
+	/* --env NAME passes the caller's value: one that is not set passes nothing, which
+	 * the loosening's line alone would not say. */
+	for (size_t i = 0; !o->quiet && i < o->env.n; i++)
+		if (!strchr(o->env.v[i], '=') && !getenv(o->env.v[i]))
+			fprintf(stderr,
+				"halo-run: warning: --env %.200s: not set in this environment; "
+				"nothing is passed\n",
+				o->env.v[i]);
 	return 0;
 }
 
