@@ -17,10 +17,15 @@ void halo_err_set(struct halo_err *e, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void diags_push(char ***v, size_t *n, const char *fmt, va_list ap)
+static void diags_push(char ***v, size_t *n, size_t *more, const char *fmt, va_list ap)
 {
 	char *s = NULL;
 	char **grown;
+
+	if (more && *n >= POLICY_DIAGS_MAX) {
+		(*more)++;
+		return;
+	}
 
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
@@ -48,7 +53,7 @@ void policy_diags_add_error(struct policy_diags *d, const char *fmt, ...)
 	if (!d)
 		return;
 	va_start(ap, fmt);
-	diags_push(&d->errors, &d->n_errors, fmt, ap);
+	diags_push(&d->errors, &d->n_errors, &d->n_errors_more, fmt, ap);
 	va_end(ap);
 }
 
@@ -59,7 +64,7 @@ void policy_diags_add_warning(struct policy_diags *d, const char *fmt, ...)
 	if (!d)
 		return;
 	va_start(ap, fmt);
-	diags_push(&d->warnings, &d->n_warnings, fmt, ap);
+	diags_push(&d->warnings, &d->n_warnings, NULL, fmt, ap);
 	va_end(ap);
 }
 

@@ -216,14 +216,23 @@ struct policy_ctx {
 	/* Optional window onto the file system (NULL: not checked): is `path` itself a
 	 * symlink? If so, its target in `target`. A writable root that is one is refused. */
 	bool (*is_symlink)(const char *path, char *target, size_t n);
+	/* Optional too: `path` with every symlink on the way followed (a missing tail kept
+	 * as written) into `out`; 0 or -errno. A writable root that resolves elsewhere is
+	 * judged there as well: /tmp/link/.config with link -> ~ is ~/.config. */
+	int (*resolve)(const char *path, char *out, size_t n);
 };
 
 /* Diagnostics collected while loading and validating: every error, one a line. */
+#define POLICY_DIAGS_MAX 100
 struct policy_diags {
 	char **errors;
 	size_t n_errors;
 	char **warnings;
 	size_t n_warnings;
+	/* Errors past POLICY_DIAGS_MAX, only counted: a hostile file's 100 000 errors
+	 * make a bounded report (the first ones, and how many more). Warnings are all
+	 * kept: one of them may be a loosening, which is always said. */
+	size_t n_errors_more;
 	/* Set by the loaders (policy_load*) for the time of a file's parse: a file whose
 	 * fields have errors still yields what was read (the bad fields unset), so that
 	 * it is layered and validated too and one run reports every error. */

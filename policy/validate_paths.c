@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -164,6 +165,48 @@ static const char *symlink_reason(const char *abs, const struct policy_vctx *v, 
 	return buf;
 }
 
+/* Where `abs` leads, every link on the way followed (the launcher binds that
+ * directory), judged by the same rules against the homes and protected paths
+ * resolved the same way: a linked parent (/tmp/link/.config, link -> ~) passed every
+ * rule under its own name. NULL when it leads nowhere else or is allowed there. */
+static const char *resolved_reason(const char *abs, const struct pctx *c, char *buf, size_t n)
+{
+	const struct policy_vctx *v = c->v;
+	struct policy_vctx rv = *v;
+	struct pctx rc = *c;
+	char real[POLICY_PATH_MAX], homes[2][POLICY_PATH_MAX], why_buf[POLICY_PATH_MAX + 200];
+	char(*forms)[POLICY_PATH_MAX] = NULL;
+	const char *why;
+
+	if (!v->ctx->resolve || v->ctx->resolve(abs, real, sizeof(real)) < 0 ||
+	    strcmp(real, abs) == 0)
+		return NULL;
+	for (size_t h = 0; h < v->n_homes && h < 2; h++)
+		if (v->ctx->resolve(v->homes[h], homes[h], sizeof(homes[h])) == 0)
+			rv.homes[h] = homes[h];
+	why = system_reason(real, v, why_buf, sizeof(why_buf));
+	if (!why)
+		why = system_reason(real, &rv, why_buf, sizeof(why_buf));
+	if (!why)
+		why = overlap_reason(real, c, why_buf, sizeof(why_buf));
+	if (!why && c->n_forms && (forms = calloc(c->n_forms, sizeof(*forms))) &&
+	    (rc.forms = calloc(c->n_forms, sizeof(*rc.forms)))) {
+		for (size_t k = 0; k < c->n_forms; k++) {
+			rc.forms[k] = c->forms[k];
+			if (v->ctx->resolve(c->forms[k].abs, forms[k], sizeof(forms[k])) == 0)
+				rc.forms[k].abs = forms[k];
+		}
+		why = overlap_reason(real, &rc, why_buf, sizeof(why_buf));
+		free(rc.forms);
+	} else if (!why && c->n_forms) {
+		why = "cannot be compared with the protected paths (out of memory)";
+	}
+	if (why)
+		snprintf(buf, n, "resolves to %s, which %s", real, why);
+	free(forms);
+	return why ? buf : NULL;
+}
+
 /* sandbox.unixSockets: exact places (absolute or ~/), each a host socket the command
  * may connect to. */
 static void check_unix_socket(struct pctx *c, size_t i)
@@ -229,6 +272,8 @@ static void check_writable(struct pctx *c, size_t i)
 			why = overlap_reason(abs, c, buf, sizeof(buf));
 		if (!why)
 			why = symlink_reason(abs, v, buf, sizeof(buf));
+		if (!why)
+			why = resolved_reason(abs, c, buf, sizeof(buf));
 		if (why) {
 			if (strcmp(abs, raw) != 0)
 				perr(v, "writableRoots", i, "%s (%s) %s", q, abs, why);

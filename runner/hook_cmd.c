@@ -306,14 +306,45 @@ static void wrap_session_name(const char *sid, char *out, size_t n)
 	snprintf(out, n, "hookx-%.40s", hex);
 }
 
+/* The one-off flags the hook judged with, for the rewritten call: the sandbox must
+ * hold what the hook allowed (a --writable the hook let the file tools write, the
+ * Bash call's sandbox refused otherwise). NULL, or why the call cannot be wrapped. */
+static const char *wrap_oneoffs(const struct runner_opts *o, const char **argv, size_t *n)
+{
+	static char wabs[RUNNER_MAX_ONEOFF][4096];
+	const struct runner_multi *verbatim[] = {&o->allow, &o->host_port, &o->env};
+	static const char *const flags[] = {"--allow", "--host-port", "--env"};
+	char *cwd = getcwd(NULL, 0);
+	const char *why = NULL;
+
+	for (size_t i = 0; i < o->writable.n && !why; i++) {
+		if (runner_writable_abs(o->writable.v[i], cwd, wabs[i], sizeof(wabs[i])) < 0)
+			why = "a --writable directory is too long to name";
+		argv[(*n)++] = "--writable";
+		argv[(*n)++] = wabs[i];
+	}
+	free(cwd);
+	for (size_t f = 0; f < 3 && !why; f++)
+		for (size_t i = 0; i < verbatim[f]->n; i++) {
+			if (f == 2 && strchr(verbatim[f]->v[i], '='))
+				return "--env NAME=VALUE would put its value into the rewritten "
+				       "command, which the harness shows and records: set it in a "
+				       "policy file (env.set)";
+			argv[(*n)++] = flags[f];
+			argv[(*n)++] = verbatim[f]->v[i];
+		}
+	return why;
+}
+
 /* Answer an allowed shell call with it rewritten into
- *   /path/to/halo-run [--policy ABS]... --session hook-ID --workspace CWD -- bash -c CMD
+ *   /path/to/halo-run [--policy ABS]... [one-off flags]... --session hook-ID
+ *                     --workspace CWD -- bash -c CMD
  * on stdout (exit 0). What cannot be rewritten exactly is blocked: a call that ran
  * outside the sandbox because the hook could not wrap it would be the bypass. */
 static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd,
 		       const char *found)
 {
-	const char *argv[8 + 2 * RUNNER_MAX_POLICIES];
+	const char *argv[8 + 2 * RUNNER_MAX_POLICIES + 8 * RUNNER_MAX_ONEOFF], *why;
 	char self[4096], name[80], abs[RUNNER_MAX_POLICIES][4096];
 	char *line = NULL, *json = NULL;
 	size_t n = 0;
@@ -343,6 +374,8 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 		argv[n++] = "--policy";
 		argv[n++] = abs[0];
 	}
+	if ((why = wrap_oneoffs(o, argv, &n)))
+		return blocked(" (cannot wrap)", why);
 	argv[n++] = "--session";
 	argv[n++] = name;
 	argv[n++] = "--workspace";
@@ -364,9 +397,11 @@ static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev,
 }
 
 /* The options the rewritten line does not carry: the call would run without what the
- * hook was told (a limit, a decider, an audit file, a one-off allow...), so --wrap
- * refuses them rather than judge with them and drop them. Put them in the policy. */
-const char *runner_wrap_dropped_option(const struct runner_opts *o)
+ * hook was told (a limit, a decider, an audit file...), so --wrap refuses them rather
+ * than judge with them and drop them. Put them in the policy. The one-off flags are
+ * carried by hook --wrap (wrap_oneoffs), not by the rendered settings' command:
+ * `oneoffs_carried` says which asks. */
+const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs_carried)
 {
 	const struct {
 		const char *name;
@@ -378,10 +413,10 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o)
 	    {"--events", o->events},
 	    {"--decider", o->decider},
 	    {"--decider-timeout", o->decider_timeout},
-	    {"--allow", o->allow.n > 0},
-	    {"--writable", o->writable.n > 0},
-	    {"--env", o->env.n > 0},
-	    {"--host-port", o->host_port.n > 0},
+	    {"--allow", !oneoffs_carried && o->allow.n > 0},
+	    {"--writable", !oneoffs_carried && o->writable.n > 0},
+	    {"--env", !oneoffs_carried && o->env.n > 0},
+	    {"--host-port", !oneoffs_carried && o->host_port.n > 0},
 	    {"--session", o->session},
 	    {"--workspace", o->workspace},
 	    {"--die-with-parent", o->die_with_parent},
@@ -468,7 +503,7 @@ int runner_cmd_hook(const struct runner_opts *o)
 		wrap_fail_closed();
 	if (o->wrap && !o->harness)
 		h = HOOK_HARNESS_CLAUDE_CODE; /* another harness's event: refused, not let by */
-	const char *dropped = o->wrap ? runner_wrap_dropped_option(o) : NULL;
+	const char *dropped = o->wrap ? runner_wrap_dropped_option(o, true) : NULL;
 	if (dropped) {
 		snprintf(why, sizeof(why),
 			 "%s: the rewritten call would run without it (hook --wrap carries only "

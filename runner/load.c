@@ -1,6 +1,7 @@
 /* Loading the policy for any subcommand: the invoking user's home from the password
  * database, the workspace, discovery when no --policy is given, every diagnostic. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,31 @@ static bool path_is_symlink(const char *path, char *target, size_t n)
 	len = readlink(path, target, n - 1);
 	target[len < 0 ? 0 : len] = '\0';
 	return true;
+}
+
+/* For validation: `path` with every link on the way followed. A missing tail (a
+ * protected path not made yet, a root about to be refused as missing) is kept as
+ * written after the longest prefix that exists. */
+static int path_resolve(const char *path, char *out, size_t n)
+{
+	char head[PATH_MAX], *real;
+	size_t kept;
+	int w;
+
+	if (path[0] != '/' || snprintf(head, sizeof(head), "%s", path) >= (int)sizeof(head))
+		return -EINVAL;
+	while (!(real = realpath(head[0] ? head : "/", NULL))) {
+		char *sl = strrchr(head, '/');
+		if (errno != ENOENT || !sl)
+			return -errno;
+		*sl = '\0';
+	}
+	kept = strlen(head); /* path[kept] is '/' or the end */
+	/* "/" + "/x" would be "//x": the root's own slash is the tail's */
+	bool root = strcmp(real, "/") == 0;
+	w = snprintf(out, n, "%s%s", root ? "" : real, path[kept] ? path + kept : root ? "/" : "");
+	free(real);
+	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
 }
 
 static int lookup_home(struct runner_env *re)
@@ -64,6 +90,10 @@ static void print_diags(const struct policy_diags *d, bool quiet)
 	for (size_t i = 0; i < d->n_errors; i++)
 		fprintf(stderr, "halo-run: error: %s\n",
 			d->errors[i] ? d->errors[i] : "out of memory");
+	if (d->n_errors_more)
+		fprintf(stderr,
+			"halo-run: error: %zu more errors not shown (the first %zu are above)\n",
+			d->n_errors_more, d->n_errors);
 	for (size_t i = 0; !quiet && i < d->n_warnings; i++)
 		fprintf(stderr, "halo-run: warning: %s\n",
 			d->warnings[i] ? d->warnings[i] : "out of memory");
@@ -85,27 +115,33 @@ static int discover(struct runner_env *re, struct policy_diags *d)
 	return 0;
 }
 
-/* --writable ./build is the directory the user sees: made absolute against the
- * current directory (a policy file's relative root stays an error). */
+/* --writable ./build is the directory the user sees: made absolute against `cwd`
+ * (a policy file's relative root stays an error). Absolute and ~ forms as written. */
+int runner_writable_abs(const char *w, const char *cwd, char *out, size_t n)
+{
+	int k;
+
+	if (w[0] == '/' || w[0] == '~' || !cwd)
+		k = snprintf(out, n, "%s", w);
+	else
+		k = snprintf(out, n, "%s/%s", cwd,
+			     w[0] == '.' && w[1] == '/' ? w + 2
+			     : strcmp(w, ".") == 0	? ""
+							: w);
+	return k < 0 || (size_t)k >= n ? -ENAMETOOLONG : 0;
+}
+
 static void writable_abs(const struct runner_opts *o, char *buf, size_t n, const char **out)
 {
 	char *cwd = getcwd(NULL, 0);
 	size_t used = 0;
 
 	for (size_t i = 0; i < o->writable.n; i++) {
-		const char *w = o->writable.v[i];
-		int k;
-		out[i] = w;
-		if (w[0] == '/' || w[0] == '~' || !cwd)
-			continue;
-		k = snprintf(buf + used, n - used, "%s/%s", cwd,
-			     w[0] == '.' && w[1] == '/' ? w + 2
-			     : strcmp(w, ".") == 0	? ""
-							: w);
-		if (k < 0 || (size_t)k >= n - used)
-			continue; /* too long: left relative, refused by validation */
+		out[i] = o->writable.v[i];
+		if (runner_writable_abs(o->writable.v[i], cwd, buf + used, n - used) < 0)
+			continue; /* too long: left as written, refused by validation */
 		out[i] = buf + used;
-		used += (size_t)k + 1;
+		used += strlen(buf + used) + 1;
 	}
 	free(cwd);
 }
@@ -151,6 +187,7 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 	ctx.env_home = re->env_home;
 	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
 	ctx.is_symlink = path_is_symlink;
+	ctx.resolve = path_resolve;
 	writable_abs(o, wbuf, sizeof(wbuf), writable);
 	rc = policy_load_with(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0} : NULL,
 			      re->paths, re->n_paths, &ctx, &oneoff, &re->policy, &d);
@@ -161,6 +198,14 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 		fprintf(stderr, "halo-run: the policy is invalid; nothing was run\n");
 		return HALO_EXIT_SETUP;
 	}
+	/* --env NAME passes the caller's value: one that is not set passes nothing, which
+	 * the loosening's line alone would not say. */
+	for (size_t i = 0; !o->quiet && i < o->env.n; i++)
+		if (!strchr(o->env.v[i], '=') && !getenv(o->env.v[i]))
+			fprintf(stderr,
+				"halo-run: warning: --env %.200s: not set in this environment; "
+				"nothing is passed\n",
+				o->env.v[i]);
 	return 0;
 }
 

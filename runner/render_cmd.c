@@ -148,7 +148,7 @@ static int render_hook(const struct runner_opts *o)
 		cJSON_Delete(root);
 		return HALO_EXIT_SETUP;
 	}
-	const char *dropped = runner_wrap_dropped_option(o);
+	const char *dropped = runner_wrap_dropped_option(o, false);
 	if (dropped) {
 		fprintf(stderr,
 			"halo-run: --hook: %s: the hook would run without it (hook --wrap carries "

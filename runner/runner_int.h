@@ -86,6 +86,9 @@ int runner_parse(int argc, char **argv, bool stop_at_command, struct runner_opts
 /* Load the policy of --policy files or discovery; prints every error and warning.
  * Returns 0 or HALO_EXIT_SETUP. */
 int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct runner_env *re);
+/* A --writable value as the launch takes it: relative ones made absolute against
+ * `cwd` (load.c); -ENAMETOOLONG when it does not fit. */
+int runner_writable_abs(const char *w, const char *cwd, char *out, size_t n);
 void runner_env_release(struct runner_env *re);
 
 int runner_cmd_check(const struct runner_opts *o);
@@ -140,7 +143,7 @@ int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's too
 int runner_session_stop_quiet(const char *name);
 /* The first option given that `hook --wrap`'s rewritten line (and so the settings of
  * `policy render --hook`) would not carry, or NULL (hook_cmd.c). */
-const char *runner_wrap_dropped_option(const struct runner_opts *o);
+const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs_carried);
 
 /* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
  * outlives the first call). runner_session_run replaces the launch of a run with

@@ -23,7 +23,7 @@ static const char yaml[] = "egress:\n  allowedDomains: [api.example]\n"
 
 static void load_policy(void)
 {
-	struct policy_ctx ctx = {"/home/f", "/home/f", "/home/f/ws", NULL};
+	struct policy_ctx ctx = {"/home/f", "/home/f", "/home/f/ws", NULL, NULL};
 	struct policy_diags d = {0};
 
 	if (pol)

@@ -9,7 +9,7 @@
 #include "render/render.h"
 #include "tests/fuzz/fuzz_check.h"
 
-static const struct policy_ctx ctx = {"/home/u", "/home/env", "/home/u/ws", NULL};
+static const struct policy_ctx ctx = {"/home/u", "/home/env", "/home/u/ws", NULL, NULL};
 static const struct render_import_world world = {&ctx, NULL, false};
 static const struct render_import_world lossy = {&ctx, NULL, true};
 

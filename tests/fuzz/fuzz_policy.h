@@ -12,7 +12,7 @@
 #include "policy/policy.h"
 #include "tests/fuzz/fuzz_check.h"
 
-static const struct policy_ctx fuzz_ctx = {"/home/u", "/home/env", "/home/u/ws", NULL};
+static const struct policy_ctx fuzz_ctx = {"/home/u", "/home/env", "/home/u/ws", NULL, NULL};
 
 /* The rendering says where the default came from, which legitimately changes once
  * the default is written out explicitly; everything else must match. The

@@ -108,10 +108,9 @@ raw_answer 'e["tool_input"]["command"]=["ls","-l"]'
 expect "a Bash command given as an array: blocked (exit 2, no answer), never run unwrapped" "2:" "$RC:$OUT"
 expect_match "its reason" 'cannot wrap' "$ERR"
 # Options the hook would judge with but not carry into the rewritten call (a limit, a
-# decider, an audit file, a one-off allow...) are refused, not silently dropped.
+# decider, an audit file...) are refused, not silently dropped.
 for o in "--limit mem=64M" "--timeout 5s" "--audit $TMPDIR/a.log" "--events $TMPDIR/ev.log" \
-	"--decider true" "--decider-timeout 1s" "--allow b.example" "--writable $TMPDIR" \
-	"--env FOO" "--host-port 4873" "--session mine" "--workspace $ws" "--die-with-parent"; do
+	"--decider true" "--decider-timeout 1s" "--session mine" "--workspace $ws" "--die-with-parent"; do
 	raw_answer '' $o
 	expect "hook --wrap $o: refused (exit 2, no answer), not dropped from the rewrite" "2:" "$RC:$OUT"
 	expect_match "hook --wrap $o: names the option" "${o%% *}" "$ERR"
@@ -134,6 +133,18 @@ done
 OUT=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo \xff\xfe"}}' \
 	"$SID" "$ws" | "$HALO" hook --wrap --harness claude-code --policy "$pol" 2>/dev/null)
 expect "invalid UTF-8 in the event: blocked (exit 2, no answer)" "2:" "$?:$OUT"
+# The one-off flags the hook judged with go into the rewritten call: the Bash call's
+# sandbox holds what the hook allowed (a --writable the file tools may write).
+mkdir -p "$ws/sub"
+OUT=$(ev "$SID" 'echo hi' | (cd "$ws" && "$HALO" hook --wrap --harness claude-code --policy "$pol" \
+	--allow one.test --writable sub --host-port 4873 --env MYVAR) 2>"$TMPDIR/err")
+expect_match "one-off flags carried into the rewritten call (--writable made absolute)" \
+	"'--writable' '$ws/sub' '--allow' 'one.test' '--host-port' '4873' '--env' 'MYVAR' '--session' 'hook-$SID'" \
+	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
+OUT=$(ev "$SID" 'echo hi' | "$HALO" hook --wrap --harness claude-code --policy "$pol" --env MYVAR=s3cr3t-v 2>&1)
+RC=$?
+expect "--env NAME=VALUE: blocked (exit 2), its value never in an answer" "2:0" "$RC:$(grep -c s3cr3t-v <<<"$OUT")"
+expect_match "... with its reason" "blocked \(cannot wrap\): --env NAME=VALUE would put its value" "$OUT"
 
 answer 'curl https://evil.test/x'
 expect "a blocked call is still blocked (exit 2, no answer)" "2:" "$RC:$OUT"

@@ -44,6 +44,29 @@ expect "--writable DIR (relative to the current directory): writable" wrote "$OU
 expect_match "--writable: the loosening said" "loosens sandbox.writableRoots \(adds '$TMPDIR/outside'\)" "$(cat "$E")"
 OUT=$(cd "$WS" && MYVAR=v1 timeout -k 2 30 "$HALO" --env MYVAR --env OTHER=v2 -- sh -c 'echo "$MYVAR:$OTHER"' 2>"$E" </dev/null)
 expect "--env NAME passes it, --env NAME=VALUE sets it" "v1:v2" "$OUT"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --env UNSET_ONEOFF_VAR -- sh -c 'echo "[${UNSET_ONEOFF_VAR-unset}]"' 2>"$E" </dev/null)
+expect "--env NAME of an unset variable: nothing passed" "[unset]" "$OUT"
+expect_match "... and said" "--env UNSET_ONEOFF_VAR: not set in this environment; nothing is passed" "$(cat "$E")"
+
+# A root through a linked parent directory is judged by where it leads: the link's
+# name passed every rule, the launcher binds its target (here ~/.config, which holds
+# halo-run's own policy directory: the command would write the next launch's policy).
+mkdir -p "$HOME/.config" && ln -sfn "$HOME" "$TMPDIR/outside/hl"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --writable "$TMPDIR/outside/hl/.config" -- sh -c "mkdir -p '$HOME/.config/halo' && echo wrote" 2>"$E" </dev/null)
+expect "--writable through a linked parent (-> ~/.config): refused, nothing run" "125:" "$?:$OUT"
+expect_match "... named by where it leads" "resolves to .*/\.config, which contains halo-run's policy directory" "$(cat "$E")"
+expect "... halo-run's policy directory not created" no "$([ -e "$HOME/.config/halo" ] && echo yes || echo no)"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --writable "$TMPDIR/outside/hl/outside" -- sh -c "touch '$TMPDIR/outside/g' && echo wrote" 2>"$E" </dev/null)
+expect "--writable through a linked parent to an allowed directory: still writable" wrote "$OUT"
+
+# A session's policy is fixed at its start: a later call with a one-off is refused,
+# never silently run without it (nor with it), and the refusal names the flags.
+S="oneoff$$"
+(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" -- true </dev/null >/dev/null 2>&1)
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --allow origin.test -- echo ran 2>"$E" </dev/null)
+expect "--session: a later call with --allow is refused, nothing run" "125:" "$?:$OUT"
+expect_match "... naming the one-off flags as the cause" "effective policy differs .*one-off flags: --allow" "$(cat "$E")"
+"$HALO" session stop "$S" >/dev/null 2>&1
 
 # ---------------------------------------------------------------- --host-port
 PORT_FILE="$TMPDIR/hp.port"

@@ -37,4 +37,15 @@ for want in "bad.yaml:4: sandbox: unknown key 'bogusKey'" \
 done
 expect_match "the valid file beside them: valid" "^good.yaml: valid" "$OUT"
 expect "each error on its own line" 0 "$(grep -c 'error: .*error: ' <<<"$OUT")"
+# A hostile file (a 900 kB run of duplicate keys, a list of 50 000 bad entries): one
+# pass, a bounded report (the first errors and a count of the rest), never a crash.
+python3 -c 'print("{\"sandbox\": {" + ",".join("\"mode\":1" for i in range(100000)) + "}}")' >dup.json
+OUT=$(timeout -k 2 30 "$HALO" validate dup.json 2>&1 </dev/null)
+RC=$?
+expect "100 000 duplicate keys: exit 1" 1 "$RC"
+expect "... at most 101 lines of errors" yes "$([ "$(grep -c '^halo-run: error: ' <<<"$OUT")" -le 101 ] && echo yes || echo "no: $(grep -c '^halo-run: error: ' <<<"$OUT")")"
+expect_match "... the rest counted" "^halo-run: error: 99[0-9]{3} more errors not shown" "$OUT"
+python3 -c 'print("egress:\n  deniedDomains: [" + ",".join("U%d" % i for i in range(50000)) + "]")' >many.yaml
+OUT=$(timeout -k 2 30 "$HALO" validate many.yaml 2>&1 </dev/null)
+expect "50 000 bad entries: exit 1, a bounded report" "1:yes" "$?:$([ "$(wc -l <<<"$OUT")" -le 110 ] && echo yes || echo "no: $(wc -l <<<"$OUT") lines")"
 finish

@@ -12,9 +12,11 @@
 #include "tests/unit/unit.h"
 
 /* The standard world: $HOME equals the password database's home. */
-static const struct policy_ctx pt_ctx = {"/home/alice", "/home/alice", "/home/alice/proj", NULL};
+static const struct policy_ctx pt_ctx = {"/home/alice", "/home/alice", "/home/alice/proj", NULL,
+					 NULL};
 /* $HOME elsewhere: rules must hold for both homes. */
-static const struct policy_ctx pt_ctx2 = {"/home/alice", "/work/envhome", "/home/alice/proj", NULL};
+static const struct policy_ctx pt_ctx2 = {"/home/alice", "/work/envhome", "/home/alice/proj", NULL,
+					  NULL};
 
 static inline bool pt_has(char *const *v, size_t n, const char *needle)
 {

@@ -277,7 +277,7 @@ static bool imported_protects(const struct halo_policy *p, const char *abs)
 	return false;
 }
 
-static const struct policy_ctx ctx = {HOME, HOME, WS, NULL};
+static const struct policy_ctx ctx = {HOME, HOME, WS, NULL, NULL};
 
 START_TEST(never_looser_than_the_source)
 {

@@ -768,6 +768,25 @@ START_TEST(load_reports_every_stage)
 }
 END_TEST
 
+/* A hostile file's flood of errors makes a bounded report: the first POLICY_DIAGS_MAX
+ * kept, the rest counted; warnings (a loosening among them) are all kept. */
+START_TEST(diags_errors_bounded)
+{
+	struct policy_diags d = {0};
+
+	for (int i = 0; i < POLICY_DIAGS_MAX + 50; i++) {
+		policy_diags_add_error(&d, "e%d", i);
+		policy_diags_add_warning(&d, "w%d", i);
+	}
+	ck_assert_uint_eq(d.n_errors, POLICY_DIAGS_MAX);
+	ck_assert_uint_eq(d.n_errors_more, 50);
+	ck_assert_str_eq(d.errors[0], "e0");
+	ck_assert_uint_eq(d.n_warnings, POLICY_DIAGS_MAX + 50);
+	policy_diags_free(&d);
+	ck_assert_uint_eq(d.n_errors_more, 0);
+}
+END_TEST
+
 START_TEST(to_json_expands_presets)
 {
 	struct policy_diags d = {0};
@@ -848,6 +867,7 @@ static Suite *load_suite(void)
 	tcase_add_test(model, embedded_default);
 	tcase_add_test(model, load_reports_every_file);
 	tcase_add_test(model, to_json_expands_presets);
+	tcase_add_test(model, diags_errors_bounded);
 	suite_add_tcase(s, files);
 	suite_add_tcase(s, parse);
 	suite_add_tcase(s, model);

@@ -504,18 +504,70 @@ START_TEST(symlinked_writable_root)
 }
 END_TEST
 
+/* A fake file system for the resolved check: /opt/ln -> /home/alice and /opt/sshln ->
+ * /home/alice/.ssh; everything else resolves to itself. */
+static int fake_resolve(const char *path, char *out, size_t n)
+{
+	static const struct {
+		const char *from, *to;
+	} links[] = {{"/opt/ln", "/home/alice"}, {"/opt/sshln", "/home/alice/.ssh"}};
+
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		size_t k = strlen(links[i].from);
+		if (strncmp(path, links[i].from, k) == 0 && (path[k] == '/' || !path[k])) {
+			snprintf(out, n, "%s%s", links[i].to, path + k);
+			return 0;
+		}
+	}
+	snprintf(out, n, "%s", path);
+	return 0;
+}
+
+/* A root through a linked parent directory is judged by where it leads: the link's own
+ * name passed every rule, the launcher binds the directory it resolves to. */
+START_TEST(writable_root_through_linked_parent)
+{
+	struct policy_ctx ctx = pt_ctx;
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ctx.resolve = fake_resolve;
+	ck_assert_int_eq(pt_load_ctx(WR("/opt/ln/.config, /opt/ln/.ssh/x, /opt/sshln/y, "
+					"/opt/ln, /opt/ln/build"),
+				     'y', &ctx, &p, &d),
+			 -EINVAL);
+	ck_assert_msg(pt_err(&d, "sandbox.writableRoots[0]: '/opt/ln/.config' resolves to "
+				 "/home/alice/.config, which contains halo-run's policy directory"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(pt_err(&d,
+			     "sandbox.writableRoots[1]: '/opt/ln/.ssh/x' resolves to "
+			     "/home/alice/.ssh/x, which is inside the credential floor's '~/.ssh'"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(pt_err(&d,
+			     "sandbox.writableRoots[2]: '/opt/sshln/y' resolves to "
+			     "/home/alice/.ssh/y, which is inside the credential floor's '~/.ssh'"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(pt_err(&d, "sandbox.writableRoots[3]: '/opt/ln' resolves to /home/alice, "
+				 "which is a home directory"),
+		      "%s", pt_dump(&d));
+	ck_assert_msg(d.n_errors == 4, "%s", pt_dump(&d)); /* /opt/ln/build is fine */
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 START_TEST(context_required)
 {
 	struct policy_diags d = {0};
 	struct halo_policy *p = NULL;
-	const struct policy_ctx relative = {"home/alice", NULL, NULL, NULL};
+	const struct policy_ctx relative = {"home/alice", NULL, NULL, NULL, NULL};
 
 	ck_assert_int_eq(policy_parse_buffer("t.yaml", "egress: {}", 10, 'y', &p, &d), 0);
 	ck_assert_int_eq(policy_finalize(p, NULL, &d), -EINVAL);
 	ck_assert(pt_err(&d, "t.yaml: no usable home directory from the password database"));
 	ck_assert_int_eq(policy_finalize(p, &relative, &d), -EINVAL);
 	/* An unusable $HOME is ignored rather than trusted. */
-	const struct policy_ctx weird = {"/home/alice", "relative/home", NULL, NULL};
+	const struct policy_ctx weird = {"/home/alice", "relative/home", NULL, NULL, NULL};
 	policy_diags_free(&d);
 	ck_assert_int_eq(policy_finalize(p, &weird, &d), 0);
 	/* Finalizing twice is harmless. */
@@ -553,6 +605,7 @@ static Suite *validate_suite(void)
 	tcase_add_loop_test(t, effective_default, 0, (int)(sizeof(defaults) / sizeof(defaults[0])));
 	tcase_add_test(t, defaults_resolved);
 	tcase_add_test(t, paths_normalised);
+	tcase_add_test(t, writable_root_through_linked_parent);
 	tcase_add_test(t, too_many_roots);
 	tcase_add_test(t, too_many_host_ports);
 	tcase_add_test(t, too_many_sockets);
