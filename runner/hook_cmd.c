@@ -27,88 +27,6 @@ static int blocked(const char *what, const char *reason)
 	return HOOK_EXIT_BLOCK;
 }
 
-/* Does the name exist (itself, not what a symlink leads to)? */
-static bool exists(const char *abs)
-{
-	struct stat st;
-
-	return lstat(abs, &st) == 0;
-}
-
-/* A small file as git reads it (a config, a .git file, commondir). */
-static int read_file(const char *abs, char *buf, size_t n)
-{
-	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	size_t got = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	return (int)got;
-}
-
-/* A name as the kernel walks it: a symlink's target, or whether it exists. */
-static int link_of(void *ctx, const char *abs, char *buf, size_t n)
-{
-	struct stat st;
-	ssize_t k;
-
-	(void)ctx;
-	if (lstat(abs, &st) < 0)
-		return -errno;
-	if (!S_ISLNK(st.st_mode))
-		return 0;
-	if ((k = readlink(abs, buf, n)) < 0)
-		return -errno;
-	if ((size_t)k >= n)
-		return -ENAMETOOLONG;
-	buf[k] = 0;
-	return 1;
-}
-
-/* The sandbox's view of a name: the kernel's walk (".." after a symlink, a dangling
- * last link followed to the file a write would create), missing names as written;
- * then the existing part's names as the file system spells them (realpath: where
- * names fold, ~/.SSH and ~/.ssh are one directory, NFD and NFC one name). */
-static int resolve(const char *abs, char *out, size_t n)
-{
-	char walked[PATH_MAX], probe[PATH_MAX], *real = NULL;
-	size_t cut;
-	int rc = policy_path_resolve(abs, link_of, NULL, walked, sizeof(walked));
-
-	if (rc < 0)
-		return rc;
-	memcpy(probe, walked, strlen(walked) + 1);
-	for (cut = strlen(probe); cut > 0 && !(real = realpath(probe, NULL));) {
-		cut = (size_t)(strrchr(probe, '/') - probe);
-		probe[cut > 0 ? cut : 1] = '\0';
-		if (cut == 0)
-			real = realpath("/", NULL);
-	}
-	if (!real)
-		return snprintf(out, n, "%s", walked) < (int)n ? 0 : -ENAMETOOLONG;
-	int w = snprintf(out, n, "%s%s",
-			 strcmp(real, "/") ? real
-			 : walked[cut]	   ? ""
-					   : "/",
-			 walked + cut);
-	free(real);
-	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
-}
-
 /* The protected paths that resolve elsewhere (a symlink on the way), once per event. */
 static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
 {
@@ -124,7 +42,7 @@ static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
 	}
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
 		const char *e = p->protected_abs.items[i];
-		if (resolve(e, buf, sizeof(buf)) < 0 || strcmp(buf, e) == 0)
+		if (runner_hook_resolve(e, buf, sizeof(buf)) < 0 || strcmp(buf, e) == 0)
 			continue;
 		if (!(real[n] = strdup(buf)))
 			break;
@@ -150,7 +68,8 @@ static int home_link(const char *rel, const char *why, void *arg)
 
 	(void)why;
 	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
-	    !exists(abs) || resolve(abs, buf, sizeof(buf)) < 0 || strcmp(abs, buf) == 0)
+	    !runner_hook_exists(abs) || runner_hook_resolve(abs, buf, sizeof(buf)) < 0 ||
+	    strcmp(abs, buf) == 0)
 		return 0;
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 16;
@@ -265,9 +184,9 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .path_env = getenv("PATH"),
 	    .xdg_config = getenv("XDG_CONFIG_HOME"),
 	    .xdg_data = getenv("XDG_DATA_HOME"),
-	    .resolve = resolve,
-	    .exists = exists,
-	    .read_file = read_file,
+	    .resolve = runner_hook_resolve,
+	    .exists = runner_hook_exists,
+	    .read_file = runner_hook_read_file,
 	};
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;

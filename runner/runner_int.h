@@ -144,6 +144,11 @@ int runner_session_stop_quiet(const char *name);
 /* The first option given that `hook --wrap`'s rewritten line (and so the settings of
  * `policy render --hook`) would not carry, or NULL (hook_cmd.c). */
 const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs_carried);
+/* runner/hook_fs.c: the hook's file-system callbacks (struct hook_ctx's exists,
+ * read_file and resolve). */
+bool runner_hook_exists(const char *abs);
+int runner_hook_read_file(const char *abs, char *buf, size_t n);
+int runner_hook_resolve(const char *abs, char *out, size_t n);
 
 /* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
  * outlives the first call). runner_session_run replaces the launch of a run with

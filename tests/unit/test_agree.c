@@ -17,6 +17,7 @@
 #include "linux/broker_int.h"
 #include "macos/macos.h"
 #include "macos/profile_int.h"
+#include "runner/runner_int.h"
 #include "tests/unit/scan_fixture.h"
 
 enum { H = 1, S = 2, B = 4, M = 8, ALL = H | S | B | M };
@@ -143,70 +144,17 @@ static void abs_of(const char *rel, char *out)
 
 /* ---------------------------------------------------------------- the hook */
 
-static bool exists(const char *abs)
-{
-	struct stat st;
-
-	return lstat(abs, &st) == 0;
-}
-
-/* A small file as git reads it (a config, a .git file, commondir). */
-static int read_file(const char *abs, char *buf, size_t n)
-{
-	int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	size_t got = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	return (int)got;
-}
-
-static int link_of(void *ctx, const char *abs, char *buf, size_t n)
-{
-	struct stat st;
-	ssize_t k;
-
-	(void)ctx;
-	if (lstat(abs, &st) < 0)
-		return -errno;
-	if (!S_ISLNK(st.st_mode))
-		return 0;
-	if ((k = readlink(abs, buf, n - 1)) < 0)
-		return -errno;
-	buf[k] = '\0';
-	return 1;
-}
-
-/* The kernel's walk: what a write through this name reaches (the hook's and the
- * sandbox's one view, policy_path_resolve). */
-static int resolve(const char *abs, char *out, size_t n)
-{
-	return policy_path_resolve(abs, link_of, NULL, out, n);
-}
-
+/* The hook's own file-system callbacks (runner/hook_fs.c), so the hook judged here is
+ * the one `halo-run hook` runs. */
 static int hook_says(const char *abs)
 {
 	size_t ng;
 	char home[PATH_MAX];
 	struct hook_ctx c = {.policy = &pol,
 			     .cwd = ws,
-			     .exists = exists,
-			     .resolve = resolve,
-			     .read_file = read_file};
+			     .exists = runner_hook_exists,
+			     .resolve = runner_hook_resolve,
+			     .read_file = runner_hook_read_file};
 	struct hook_verdict v;
 
 	p(home, "home");
@@ -231,7 +179,7 @@ static int scan_says(const char *abs)
 {
 	char real[PATH_MAX];
 
-	ck_assert_int_eq(resolve(abs, real, sizeof(real)), 0);
+	ck_assert_int_eq(runner_hook_resolve(abs, real, sizeof(real)), 0);
 	if (!linux_path_beneath(real, ws) && !beneath_any(real, &scan.writable) &&
 	    !policy_path_scratch(real))
 		return NO;
@@ -250,7 +198,7 @@ static int broker_says(const char *abs)
 	struct linux_broker b = {.listener = -1, .guard_git = true, .notes = &notes};
 	struct stat st;
 
-	ck_assert_int_eq(resolve(abs, real, sizeof(real)), 0);
+	ck_assert_int_eq(runner_hook_resolve(abs, real, sizeof(real)), 0);
 	snprintf(dir, sizeof(dir), "%s", real);
 	char *sl = strrchr(dir, '/');
 	*sl = '\0';
