@@ -311,7 +311,24 @@ static const char *const env_hosts[] = {
     "GH_HOST",
     NULL,
 };
-static const char *const env_cmds[] = {"GIT_PROXY_COMMAND", "GIT_SSH_COMMAND", NULL};
+/* Variables whose value is a command line some program runs (a pager, an editor, a
+ * prompt hook): judged as shell text like the command itself. */
+static const char *const env_cmds[] = {"GIT_PROXY_COMMAND",
+				       "GIT_SSH_COMMAND",
+				       "GIT_PAGER",
+				       "GIT_EDITOR",
+				       "GIT_SEQUENCE_EDITOR",
+				       "GIT_EXTERNAL_DIFF",
+				       "GIT_ASKPASS",
+				       "SSH_ASKPASS",
+				       "PAGER",
+				       "MANPAGER",
+				       "SYSTEMD_PAGER",
+				       "EDITOR",
+				       "VISUAL",
+				       "PROMPT_COMMAND",
+				       "BROWSER",
+				       NULL};
 
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w)
 {

