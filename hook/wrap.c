@@ -22,6 +22,7 @@ enum {
 	W_U_ARGV = 1024,     /* with -u USER the operands are the command (runuser) */
 	W_NO_CMD = 2048,     /* its operands are files, never a command (script) */
 	W_SHELL_OPT = 4096,  /* -s/-i/--shell/--login: the command runs through a shell */
+	W_OPTS_AFTER = 8192, /* flags may follow the operands (setarch ARCH -R CMD) */
 };
 
 struct wrapper {
@@ -136,6 +137,18 @@ static const char *const bwrap_long2[] = {
     "--bind-data",    "--ro-bind-data", "--symlink",	 "--chmod",
     "--bind-fd",      "--ro-bind-fd",	"--overlay",	 NULL};
 static const char *const valgrind_long[] = {NULL}; /* its options are --opt=value */
+static const char *const fakeroot_long[] = {"--lib", "--faked", NULL};
+static const char *const proot_long[] = {"--rootfs", "--bind",		 "--mount",   "--cwd",
+					 "--qemu",   "--kernel-release", "--verbose", NULL};
+static const char *const numactl_long[] = {
+    "--interleave", "--membind",	"--cpunodebind",	 "--physcpubind",
+    "--preferred",  "--preferred-many", "--weighted-interleave", NULL};
+static const char *const inhibit_long[] = {"--what", "--who", "--why", "--mode", NULL};
+static const char *const prlimit_long[] = {"--pid", "--output", NULL};
+static const char *const xvfb_long[] = {
+    "--error-file", "--auth-file", "--server-num", "--xauth-protocol", "--server-args",
+    "--wait",	    NULL};
+static const char *const at_long[] = {NULL};
 static const char *const none[] = {NULL};
 
 /* Runners whose long options may take two values. */
@@ -194,6 +207,25 @@ static const struct wrapper wrappers[] = {
     {"pkexec", "", pkexec_long, 0, 0},
     {"catchsegv", "", none, 0, 0},
     {"valgrind", "", valgrind_long, 0, 0},
+    {"toybox", "", none, 0, 0},
+    {"fakeroot", "lfsi", fakeroot_long, 0, 0},
+    {"proot", "rbmwqkRS", proot_long, 0, 0},
+    {"numactl", "imNCpPw", numactl_long, 0, 0},
+    {"cgexec", "g", none, 0, 0},
+    {"systemd-inhibit", "", inhibit_long, 0, 0},
+    {"keyctl", "", none, 2, 0}, /* keyctl session NAME CMD */
+    {"setarch", "", none, 1, W_OPTS_AFTER},
+    {"linux32", "", none, 0, 0},
+    {"linux64", "", none, 0, 0},
+    {"i386", "", none, 0, 0},
+    {"x86_64", "", none, 0, 0},
+    {"prlimit", "po", prlimit_long, 0, 0},
+    {"rlwrap", "bCDefgHlMOPqsStwz", none, 0, 0},
+    {"xvfb-run", "efnpsw", xvfb_long, 0, 0},
+    {"entr", "", none, 0, W_SHELL_OPT}, /* entr -s TEXT */
+    /* at and batch read the commands they schedule from stdin (or -f FILE) */
+    {"at", "qftT", at_long, 0, W_NO_CMD | W_SHELL_STDIN},
+    {"batch", "qftT", at_long, 0, W_NO_CMD | W_SHELL_STDIN},
 };
 
 static const struct wrapper *find(const char *name)
@@ -573,6 +605,8 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 	while ((r->flags & W_ASSIGNS) && i < argc && is_assign(&argv[i]))
 		hook_net_assign(j, &argv[i++]);
 	i += r->positionals;
+	while ((r->flags & W_OPTS_AFTER) && i < argc && argv[i].lit > 1 && argv[i].text[0] == '-')
+		i++; /* setarch's flags take no values */
 	*skip = i < argc ? i : argc;
 	*xargs = (r->flags & W_XARGS) && !st.replace;
 	if ((r->flags & W_POS_C) && *skip + 1 < argc &&

