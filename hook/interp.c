@@ -33,7 +33,7 @@ static const struct lang langs[] = {
     {"python", "c", "WXQ", "", "", {NULL}, {NULL}, HOOK_L_PY},
     {"pypy", "c", "WXQ", "", "", {NULL}, {NULL}, HOOK_L_PY},
     {"perl", "eE", "", "MmIxiDdCFV", "0l", {NULL}, {NULL}, HOOK_L_DOLLAR | HOOK_L_TICK_CMD},
-    {"ruby", "e", "rICEF", "KTWx0", "", {NULL}, {NULL}, HOOK_L_HASH | HOOK_L_TICK_CMD},
+    {"ruby", "e", "rICEF", "Kx", "TW0", {NULL}, {NULL}, HOOK_L_HASH | HOOK_L_TICK_CMD},
     {"node",
      "ep",
      "rC",
@@ -140,6 +140,8 @@ bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 			char ch = a[k];
 			bool att = a[k + 1] != 0;
 			if (strchr(l->digits, ch)) { /* perl -l0 -0777: then more options */
+				if (a[k + 1] == ':')
+					break;			  /* ruby -W:no-deprecated */
 				if (ch == '0' && a[k + 1] == 'x') /* -0xHHH */
 					k += 1 + strspn(a + k + 2, "0123456789abcdefABCDEF");
 				else
