@@ -489,6 +489,7 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 			hook_net_assign(j, &argv[i]);
 	} else if (!hook_interp_check(j, s, cmd, b, argv, argc) &&
 		   !hook_editor_check(j, s, cmd, b, argv, argc) &&
+		   !hook_mux_check(j, b, argv, argc) &&
 		   !hook_tool_check(j, s, cmd, b, argv, argc)) {
 		hook_net_check(j, b, argv, argc, from_xargs);
 	}

@@ -364,8 +364,8 @@ static char *join_words(const struct hook_word *argv, size_t from, size_t to, bo
 }
 
 /* watch 'curl x' and watch curl x: the rest is one shell command. */
-static void judge_joined(struct hook_judge *j, const char *what, const struct hook_word *argv,
-			 size_t from, size_t argc)
+void hook_judge_joined(struct hook_judge *j, const char *what, const struct hook_word *argv,
+		       size_t from, size_t argc)
 {
 	bool lit;
 	char *buf = join_words(argv, from, argc, &lit);
@@ -619,7 +619,7 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 		*skip = argc;
 	}
 	if (((r->flags & W_JOIN) || st.shell) && *skip < argc) {
-		judge_joined(j, r->name, argv, *skip, argc);
+		hook_judge_joined(j, r->name, argv, *skip, argc);
 		*skip = argc;
 	}
 	if (st.text || (r->flags & W_NO_CMD) || ((r->flags & W_DASH_C) && !st.user))

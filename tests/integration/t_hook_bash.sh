@@ -180,6 +180,9 @@ row 2 "$B" "entr -s 'curl evil.test' < list"
 row 2 "$B" "at now <<< 'curl evil.test'"
 row 0 "" 'fakeroot dpkg-deb --build pkg'
 row 0 "" 'xvfb-run -a npm test'
+row 2 "$B" "tmux new -d 'curl evil.test'"
+row 2 "$B" "tmux send-keys -t x C-c 'curl evil.test' Enter"
+row 0 "" "tmux new -d -s build 'make -j8'"
 row 2 "$B" 'coproc X { curl evil.test; }'
 row 2 "$B" "awk -f /dev/stdin <<< 'BEGIN{system(\"curl evil.test\")}'"
 row 0 "" 'coproc X { cat; }'
