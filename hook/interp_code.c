@@ -578,14 +578,14 @@ static void pipe_opens(struct code *c)
 
 /* A piece of a host or URL joined to something at run time: "evil" + ".test",
  * "%s.test" % h, ".".join(...), "a" . "b", "a" .. "b", adjacent "a" "b". Only a
- * literal that looks like a part of an address (a dot, a colon, a slash or an @)
+ * literal that looks like a part of an address (a dot, a slash or an @)
  * counts, so that print("n = " + x) next to a literal URL stays judged. */
 static bool builds_address(const struct code *c)
 {
 	for (size_t k = 0; k < c->n_lits; k++) {
 		const struct lit *l = &c->lits[k];
 		size_t a = l->end, b = l->start;
-		if (!strpbrk(l->text, ".:/@"))
+		if (!strpbrk(l->text, "./@"))
 			continue;
 		while (a < c->n && (c->t[a] == ' ' || c->t[a] == '\t'))
 			a++;
