@@ -136,6 +136,16 @@ void hook_interp_code(struct hook_judge *j, unsigned flags, const char *what,
 
 /* net_tool.c: go get/install/run, docker/podman pull/push/run/login, gh: the hosts
  * their operands name. Returns true when the program was fully judged here. */
+/* The words [from, argc) joined by spaces, judged as one shell command (watch). */
+void hook_judge_joined(struct hook_judge *j, const char *what, const struct hook_word *argv,
+		       size_t from, size_t argc);
+/* tmux: the shell commands its subcommands run, and the keys send-keys types. */
+bool hook_mux_check(struct hook_judge *j, const char *base, const struct hook_word *argv,
+		    size_t argc);
+/* vim and friends: -c/--cmd/+ and ex scripts on stdin that run `!TEXT`. */
+bool hook_editor_check(struct hook_judge *j, const struct hook_script *s,
+		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
+		       size_t argc);
 bool hook_tool_check(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
 		     const char *base, const struct hook_word *argv, size_t argc);
 /* Environment assignments (NAME=VALUE) that point a client at a host or run a command. */

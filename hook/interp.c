@@ -23,19 +23,21 @@ struct lang {
 	const char *code;	    /* short options whose value is code */
 	const char *vals;	    /* short options taking a value (attached or next) */
 	const char *rest;	    /* short options whose value is the rest of the word */
+	const char *digits;	    /* short options whose value is the digits after them */
 	const char *const longs[4]; /* long options (or words) whose value is code */
 	const char *const lvals[4]; /* long options taking a value */
 	unsigned flags;
 };
 
 static const struct lang langs[] = {
-    {"python", "c", "WXQ", "", {NULL}, {NULL}, HOOK_L_PY},
-    {"pypy", "c", "WXQ", "", {NULL}, {NULL}, HOOK_L_PY},
-    {"perl", "eE", "", "MmIxi0lDdCFV", {NULL}, {NULL}, HOOK_L_DOLLAR | HOOK_L_TICK_CMD},
-    {"ruby", "e", "rICEF", "KTWx0", {NULL}, {NULL}, HOOK_L_HASH | HOOK_L_TICK_CMD},
+    {"python", "c", "WXQ", "", "", {NULL}, {NULL}, HOOK_L_PY},
+    {"pypy", "c", "WXQ", "", "", {NULL}, {NULL}, HOOK_L_PY},
+    {"perl", "eE", "", "MmIxiDdCFV", "0l", {NULL}, {NULL}, HOOK_L_DOLLAR | HOOK_L_TICK_CMD},
+    {"ruby", "e", "rICEF", "Kx", "TW0", {NULL}, {NULL}, HOOK_L_HASH | HOOK_L_TICK_CMD},
     {"node",
      "ep",
      "rC",
+     "",
      "",
      {"--eval", "--print", NULL},
      {"--require", "--import", "--loader", NULL},
@@ -44,16 +46,18 @@ static const struct lang langs[] = {
      "ep",
      "rC",
      "",
+     "",
      {"--eval", "--print", NULL},
      {"--require", "--import", NULL},
      HOOK_L_TEMPLATE},
-    {"deno", "", "", "", {"eval", NULL}, {NULL}, HOOK_L_TEMPLATE},
-    {"bun", "e", "r", "", {"--eval", "--print", NULL}, {NULL}, HOOK_L_TEMPLATE},
-    {"php", "rBRE", "dcz", "", {NULL}, {NULL}, HOOK_L_DOLLAR | HOOK_L_TICK_CMD},
-    {"lua", "e", "l", "", {NULL}, {NULL}, 0},
+    {"deno", "", "", "", "", {"eval", NULL}, {NULL}, HOOK_L_TEMPLATE},
+    {"bun", "e", "r", "", "", {"--eval", "--print", NULL}, {NULL}, HOOK_L_TEMPLATE},
+    {"php", "rBRE", "dcz", "", "", {NULL}, {NULL}, HOOK_L_DOLLAR | HOOK_L_TICK_CMD},
+    {"lua", "e", "l", "", "", {NULL}, {NULL}, 0},
     {"awk",
      "e",
      "FvfilEW",
+     "",
      "",
      {"--source", NULL},
      {"--file", "--include", "--load", NULL},
@@ -62,11 +66,12 @@ static const struct lang langs[] = {
      "e",
      "FvfilEW",
      "",
+     "",
      {"--source", NULL},
      {"--file", "--include", "--load", NULL},
      HOOK_L_AWK},
-    {"mawk", "", "FvfW", "", {NULL}, {NULL}, HOOK_L_AWK},
-    {"nawk", "", "Fvf", "", {NULL}, {NULL}, HOOK_L_AWK},
+    {"mawk", "", "FvfW", "", "", {NULL}, {NULL}, HOOK_L_AWK},
+    {"nawk", "", "Fvf", "", "", {NULL}, {NULL}, HOOK_L_AWK},
 };
 
 static const struct lang *find_lang(const char *base)
@@ -88,12 +93,18 @@ static bool in(const char *const *l, const char *s, size_t n)
 	return false;
 }
 
+/* awk -f - and -f /dev/stdin: the program is what stdin holds. */
+static bool stdin_name(const char *v)
+{
+	return !strcmp(v, "-") || !strcmp(v, "/dev/stdin") || !strcmp(v, "/dev/fd/0");
+}
+
 bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
 		       size_t argc)
 {
 	const struct lang *l = find_lang(base);
-	bool code = false, file = false, prog_file = false;
+	bool code = false, file = false, prog_file = false, awk_stdin = false;
 	size_t i = 1;
 
 	if (!l)
@@ -128,12 +139,29 @@ bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 		}
 		if (a[1] == '-') {
 			prog_file |= (l->flags & HOOK_L_AWK) && !strncmp(a, "--file", 6);
+			if ((l->flags & HOOK_L_AWK) && !strncmp(a, "--file", 6))
+				awk_stdin |= stdin_name(a[n]	       ? a + n + 1
+							: i + 1 < argc ? argv[i + 1].text
+								       : "");
 			i += !a[n] && in(l->lvals, a, n);
 			continue;
 		}
 		for (size_t k = 1; a[k]; k++) {
 			char ch = a[k];
 			bool att = a[k + 1] != 0;
+			if (strchr(l->digits, ch)) { /* perl -l0 -0777: then more options */
+				if (a[k + 1] == ':')
+					break;			  /* ruby -W:no-deprecated */
+				if (ch == '0' && a[k + 1] == 'x') /* -0xHHH */
+					k += 1 + strspn(a + k + 2, "0123456789abcdefABCDEF");
+				else
+					k += strspn(a + k + 1, "01234567");
+				continue;
+			}
+			/* node -pe CODE: -p prints what -e evaluates; the code is the next word */
+			if (strchr(l->code, ch) && att &&
+			    strspn(a + k + 1, l->code) == strlen(a + k + 1))
+				continue;
 			if (strchr(l->code, ch)) {
 				struct hook_word v = {argv[i].text + k + 1, argv[i].lit - k - 1};
 				if (att)
@@ -154,12 +182,16 @@ bool hook_interp_check(struct hook_judge *j, const struct hook_script *s,
 				break;
 			if (strchr(l->vals, ch)) {
 				prog_file |= (l->flags & HOOK_L_AWK) && (ch == 'f' || ch == 'E');
+				if ((l->flags & HOOK_L_AWK) && (ch == 'f' || ch == 'E'))
+					awk_stdin |= stdin_name(att	       ? a + k + 1
+								: i + 1 < argc ? argv[i + 1].text
+									       : "");
 				i += !att;
 				break;
 			}
 		}
 	}
-	if (!code && !file && !(l->flags & HOOK_L_AWK) && !hook_decided(j)) {
+	if (((!code && !file && !(l->flags & HOOK_L_AWK)) || awk_stdin) && !hook_decided(j)) {
 		struct hook_word w;
 		bool owned;
 		if (hook_stdin_text(j, s, cmd, base, &w, &owned) == 1)

@@ -94,13 +94,13 @@ static const char *const exec_calls[] = {
     "spawnv",	       "spawnl",     "spawnvp",	     "shell_exec", "passthru",
     "proc_open",       "pcntl_exec", "check_output", "check_call", "getoutput",
     "getstatusoutput", "capture2",   "capture2e",    "capture3",   "popen2",
-    "popen3",	       "run",	     "call",	     NULL,
+    "popen3",	       "run",	     "call",	     "execute",	   NULL,
 };
 
 /* Modules whose presence makes run( and call( command calls. */
-static const char *const exec_mods[] = {
-    "subprocess", "child_process", "Open3",	   "os.exec",	"os.spawn",
-    "pty.spawn",  "commands.",	   "Deno.Command", "Bun.spawn", NULL};
+static const char *const exec_mods[] = {"subprocess", "child_process", "Open3",	    "os.exec",
+					"os.spawn",   "pty.spawn",     "commands.", "Deno.Command",
+					"Bun.spawn",  "os.execute",    NULL};
 
 #define MAX_LITS 512
 
@@ -367,7 +367,8 @@ static void exec_calls_in(struct code *c)
 			const char *x = exec_calls[k];
 			if (e - i != strlen(x) || strncmp(c->t + i, x, e - i))
 				continue;
-			if ((!strcmp(x, "run") || !strcmp(x, "call")) && !mods)
+			if ((!strcmp(x, "run") || !strcmp(x, "call") || !strcmp(x, "execute")) &&
+			    !mods)
 				break;
 			size_t a = e;
 			while (a < c->n && c->t[a] == ' ')
@@ -575,6 +576,36 @@ static void pipe_opens(struct code *c)
 	}
 }
 
+/* A piece of a host or URL joined to something at run time: "evil" + ".test",
+ * "%s.test" % h, ".".join(...), "a" . "b", "a" .. "b", adjacent "a" "b". Only a
+ * literal that looks like a part of an address (a dot, a slash or an @)
+ * counts, so that print("n = " + x) next to a literal URL stays judged. */
+static bool builds_address(const struct code *c)
+{
+	for (size_t k = 0; k < c->n_lits; k++) {
+		const struct lit *l = &c->lits[k];
+		size_t a = l->end, b = l->start;
+		if (!strpbrk(l->text, "./@"))
+			continue;
+		while (a < c->n && (c->t[a] == ' ' || c->t[a] == '\t'))
+			a++;
+		while (b > 0 && (c->t[b - 1] == ' ' || c->t[b - 1] == '\t'))
+			b--;
+		const char *n = a < c->n ? c->t + a : "";
+		/* '.' joins in perl and php, ".." in lua; elsewhere it calls a method, and
+		 * only join and format make an address of their parts */
+		bool dot =
+		    n[0] == '.' && ((c->flags & HOOK_L_DOLLAR) || n[1] == '.' ||
+				    !strncmp(n + 1, "join", 4) || !strncmp(n + 1, "format", 6));
+		if ((n[0] && strchr("+%\"'", n[0])) || dot ||
+		    (b > 0 && strchr("+\"'", c->t[b - 1])) ||
+		    (b > 1 && c->t[b - 1] == '.' &&
+		     ((c->flags & HOOK_L_DOLLAR) || c->t[b - 2] == '.')))
+			return true;
+	}
+	return false;
+}
+
 static void judge_code(struct code *c)
 {
 	read_lits(c);
@@ -582,6 +613,8 @@ static void judge_code(struct code *c)
 	c->dyn = has_any(c->t, dyn_marks);
 	if (c->oom)
 		return (void)hook_block(c->j, HOOK_CANNOT, "out of memory");
+	if (c->net && builds_address(c))
+		c->dyn = true;
 	if (c->too_many)
 		return (void)hook_block(c->j, HOOK_CANNOT, "%s: more than %d strings in the code",
 					c->what, MAX_LITS);

@@ -262,7 +262,8 @@ void hook_judge_stdin(struct hook_judge *j, const struct hook_script *s, const s
 
 /* sh [-opts] [-c TEXT | FILE | (stdin)] */
 static void judge_shell(struct hook_judge *j, const struct hook_script *s,
-			const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc)
+			const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc,
+			bool from_xargs)
 {
 	const char *sh = base_name(argv[0].text);
 	bool cmode = false;
@@ -289,6 +290,11 @@ static void judge_shell(struct hook_judge *j, const struct hook_script *s,
 	if (cmode) {
 		if (i < argc)
 			hook_judge_text(j, sh, &argv[i]);
+		else if (from_xargs) /* xargs sh -c: the script is the first word read */
+			hook_block(j, HOOK_BLOCK,
+				   "xargs %s -c: the script comes from standard input, which the "
+				   "hook cannot see",
+				   sh);
 		return;
 	}
 	if (i >= argc)
@@ -318,6 +324,30 @@ static void judge_eval(struct hook_judge *j, const struct hook_word *argv, size_
 	w.lit = lit ? strlen(w.text) : 0;
 	hook_judge_text(j, "eval", &w);
 	free(w.text);
+}
+
+/* trap [-lp] [[ACTION] SIGNAL...]: ACTION runs as a command when the signal comes. */
+static void judge_trap(struct hook_judge *j, const struct hook_word *argv, size_t argc)
+{
+	size_t i = 1;
+
+	if (i < argc && !strcmp(argv[i].text, "--"))
+		i++;
+	else if (i < argc && argv[i].text[0] == '-' && argv[i].text[1])
+		return; /* -l, -p: listing */
+	if (i + 1 < argc && strcmp(argv[i].text, "-") != 0)
+		hook_judge_text(j, "trap", &argv[i]);
+}
+
+/* source FILE / . FILE: a script from standard input is right here. */
+static void judge_source(struct hook_judge *j, const struct hook_script *s,
+			 const struct hook_cmd *cmd, const struct hook_word *argv, size_t argc)
+{
+	static const char *const stdin_names[] = {"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0",
+						  NULL};
+
+	if (argc > 1 && hook_word_literal(&argv[1]) && in_list(stdin_names, argv[1].text))
+		hook_judge_stdin(j, s, cmd, argv[0].text);
 }
 
 static const char *const shells[] = {
@@ -447,13 +477,19 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 		return;
 	}
 	if (in_list(shells, b)) {
-		judge_shell(j, s, cmd, argv, argc);
+		judge_shell(j, s, cmd, argv, argc, from_xargs);
+	} else if (strcmp(b, "trap") == 0) {
+		judge_trap(j, argv, argc);
+	} else if (strcmp(argv[0].text, "source") == 0 || strcmp(argv[0].text, ".") == 0) {
+		judge_source(j, s, cmd, argv, argc);
 	} else if (strcmp(b, "eval") == 0) {
 		judge_eval(j, argv, argc);
 	} else if (in_list(declarers, b)) {
 		for (size_t i = 1; i < argc; i++)
 			hook_net_assign(j, &argv[i]);
 	} else if (!hook_interp_check(j, s, cmd, b, argv, argc) &&
+		   !hook_editor_check(j, s, cmd, b, argv, argc) &&
+		   !hook_mux_check(j, b, argv, argc) &&
 		   !hook_tool_check(j, s, cmd, b, argv, argc)) {
 		hook_net_check(j, b, argv, argc, from_xargs);
 	}

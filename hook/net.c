@@ -154,6 +154,24 @@ static const struct opt ssh_opts[] = {
     {"-W", VH},
     {NULL, 0},
 };
+/* scp -S PROGRAM: the program it runs instead of ssh. */
+static const struct opt scp_opts[] = {
+    {"-J", V | O_LIST},
+    {"-o", V | O_SSHOPT},
+    {"-S", V | O_CMD},
+    {NULL, 0},
+};
+/* Programs that are not network clients but run a command given as an option value:
+ * the value is judged as shell text. */
+static const struct opt tar_opts[] = {
+    {"--to-command", V | O_CMD},	   {"-I", V | O_CMD},
+    {"--use-compress-program", V | O_CMD}, {"-F", V | O_CMD},
+    {"--info-script", V | O_CMD},	   {"--new-volume-script", V | O_CMD},
+    {"--rsh-command", V | O_CMD},	   {NULL, 0},
+};
+static const struct opt man_opts[] = {{"-P", V | O_CMD}, {"--pager", V | O_CMD}, {NULL, 0}};
+static const struct opt zip_opts[] = {
+    {"-TT", V | O_CMD}, {"--unzip-command", V | O_CMD}, {NULL, 0}};
 static const struct opt rsync_opts[] = {
     {"-e", V | O_CMD},
     {"--rsh", V | O_CMD},
@@ -215,6 +233,9 @@ static const char *const n_nc[] = {"nc", "ncat", "netcat", "nc.openbsd", "nc.tra
 static const char *const n_ssh[] = {"ssh", "autossh", "sftp", "mosh", NULL};
 static const char *const n_scp[] = {"scp", "sshfs", NULL};
 static const char *const n_rsync[] = {"rsync", NULL};
+static const char *const n_tar[] = {"tar", "gtar", NULL};
+static const char *const n_man[] = {"man", NULL};
+static const char *const n_zip[] = {"zip", NULL};
 const char *const hook_n_git[] = {"git", NULL};
 static const char *const n_socat[] = {"socat", NULL};
 static const char *const n_dig[] = {"dig", "host", "nslookup", "drill", "kdig", "delv", NULL};
@@ -235,7 +256,7 @@ static const struct prog progs[] = {
     {n_hosts, K_HOSTS, none_opts, "lepcisStwWIbpPQMTuo"},
     {n_nc, K_NC, nc_opts, "IiMmOPpsTVWwXqo"},
     {n_ssh, K_SSH, ssh_opts, "BbcDEeFIiLlmOpQRSwP"},
-    {n_scp, K_SCP, ssh_opts, "cDFiloPSX"},
+    {n_scp, K_SCP, scp_opts, "cDFilPX"},
     {n_rsync, K_RSYNC, rsync_opts, "BfMT"},
     {hook_n_git, K_GIT, none_opts, ""},
     {n_socat, K_SOCAT, none_opts, "btTLW"},
@@ -245,6 +266,9 @@ static const struct prog progs[] = {
     {n_pip, K_PKG, pip_opts, ""},
     {n_npm, K_PKG, npm_opts, ""},
     {n_pkg, K_PKG, none_opts, ""},
+    {n_tar, K_OPTS, tar_opts, "bCfgHKLNTVX"},
+    {n_man, K_OPTS, man_opts, "CMmLpSseEERrW"},
+    {n_zip, K_OPTS, zip_opts, "bntPs"},
 };
 
 /* ---------------------------------------------------------------- targets */

@@ -140,9 +140,9 @@ static const struct opt git_sub[] = {
     {"-b", V},
     {"--branch", V},
     {"-u", V},
-    {"--upload-pack", V},
-    {"--receive-pack", V},
-    {"--exec", V},
+    {"--upload-pack", V | O_CMD},
+    {"--receive-pack", V | O_CMD},
+    {"--exec", V | O_CMD},
     {"--reference", V},
     {"--reference-if-able", V},
     {"--separate-git-dir", V},
@@ -177,9 +177,86 @@ static const struct opt git_sub[] = {
     {NULL, 0},
 };
 
+/* git clone: -u is the upload-pack command. */
+static const struct opt git_clone[] = {
+    {"-o", V},
+    {"--origin", V},
+    {"-b", V},
+    {"--branch", V},
+    {"-u", V | O_CMD},
+    {"--upload-pack", V | O_CMD},
+    {"--reference", V},
+    {"--reference-if-able", V},
+    {"--separate-git-dir", V},
+    {"--depth", V},
+    {"--shallow-since", V},
+    {"--shallow-exclude", V},
+    {"-c", V | O_GITCONF},
+    {"--config", V | O_GITCONF},
+    {"--template", V},
+    {"-j", V},
+    {"--jobs", V},
+    {"--filter", V},
+    {"--bundle-uri", VH},
+    {"--server-option", V},
+    {"--revision", V},
+    {"--ref-format", V},
+    {NULL, 0},
+};
+/* git fetch, pull, push, ls-remote: -u, -f and -m are flags there (--update-head-ok,
+ * --set-upstream, --force, --multiple), so they must not swallow the repository. */
+static const struct opt git_remote[] = {
+    {"-o", V},
+    {"--push-option", V},
+    {"--server-option", V},
+    {"--upload-pack", V | O_CMD},
+    {"--receive-pack", V | O_CMD},
+    {"--exec", V | O_CMD},
+    {"--repo", VH},
+    {"--depth", V},
+    {"--deepen", V},
+    {"--shallow-since", V},
+    {"--shallow-exclude", V},
+    {"-j", V},
+    {"--jobs", V},
+    {"--filter", V},
+    {"--refmap", V},
+    {"--negotiation-tip", V},
+    {"-s", V},
+    {"--strategy", V},
+    {"-X", V},
+    {"--strategy-option", V},
+    {"--sort", V},
+    {"--recurse-submodules-default", V},
+    {NULL, 0},
+};
+
+static bool git_remote_sub(const char *sub)
+{
+	return !strcmp(sub, "fetch") || !strcmp(sub, "pull") || !strcmp(sub, "push") ||
+	       !strcmp(sub, "ls-remote");
+}
+
+/* Operands past the first of fetch/pull/push/ls-remote: every one is a repository
+ * under fetch --multiple; otherwise a refspec, except a URL is still contacted by
+ * nobody but judged anyway (git pull URL1 URL2 is an error, not a way round). */
+static void git_more_repos(struct hook_judge *j, const char *sub, const struct hook_word *argv,
+			   size_t argc, const struct seen *t)
+{
+	bool multiple = false;
+
+	for (size_t k = 0; k < argc && !strcmp(sub, "fetch"); k++)
+		multiple |= !strcmp(argv[k].text, "--multiple") || !strcmp(argv[k].text, "-m");
+	for (size_t k = 1; k < t->n && !hook_decided(j); k++)
+		if (multiple || strstr(t->pos[k]->text, "://"))
+			git_repo(j, "git", t->pos[k], true);
+}
+
 void hook_check_git(struct hook_judge *j, const struct hook_word *argv, size_t argc)
 {
 	static const struct prog gs = {hook_n_git, K_GIT, git_sub, ""};
+	static const struct prog gc = {hook_n_git, K_GIT, git_clone, ""};
+	static const struct prog gr = {hook_n_git, K_GIT, git_remote, ""};
 	struct seen *t = calloc(1, sizeof(*t));
 	size_t i = 1;
 
@@ -210,15 +287,18 @@ void hook_check_git(struct hook_judge *j, const struct hook_word *argv, size_t a
 	if (i >= argc || hook_decided(j))
 		goto out;
 	const char *sub = argv[i].text;
-	hook_walk(j, &gs, argv, i + 1, argc, t);
+	hook_walk(j,
+		  !strcmp(sub, "clone") ? &gc
+		  : git_remote_sub(sub) ? &gr
+					: &gs,
+		  argv, i + 1, argc, t);
 	if (!strcmp(sub, "clone") && t->n)
 		git_repo(j, "git clone", t->pos[0], false);
-	else if ((!strcmp(sub, "fetch") || !strcmp(sub, "pull") || !strcmp(sub, "push") ||
-		  !strcmp(sub, "ls-remote")) &&
-		 t->n)
+	else if (git_remote_sub(sub) && t->n) {
 		git_repo(j, "git", t->pos[0], true);
-	else if (!strcmp(sub, "remote") && t->n >= 3 &&
-		 (!strcmp(t->pos[0]->text, "add") || !strcmp(t->pos[0]->text, "set-url")))
+		git_more_repos(j, sub, argv + i + 1, argc - i - 1, t);
+	} else if (!strcmp(sub, "remote") && t->n >= 3 &&
+		   (!strcmp(t->pos[0]->text, "add") || !strcmp(t->pos[0]->text, "set-url")))
 		git_repo(j, "git remote", t->pos[2], false);
 	else if (!strcmp(sub, "submodule") && t->n >= 2 && !strcmp(t->pos[0]->text, "add"))
 		git_repo(j, "git submodule", t->pos[1], false);
@@ -311,7 +391,24 @@ static const char *const env_hosts[] = {
     "GH_HOST",
     NULL,
 };
-static const char *const env_cmds[] = {"GIT_PROXY_COMMAND", "GIT_SSH_COMMAND", NULL};
+/* Variables whose value is a command line some program runs (a pager, an editor, a
+ * prompt hook): judged as shell text like the command itself. */
+static const char *const env_cmds[] = {"GIT_PROXY_COMMAND",
+				       "GIT_SSH_COMMAND",
+				       "GIT_PAGER",
+				       "GIT_EDITOR",
+				       "GIT_SEQUENCE_EDITOR",
+				       "GIT_EXTERNAL_DIFF",
+				       "GIT_ASKPASS",
+				       "SSH_ASKPASS",
+				       "PAGER",
+				       "MANPAGER",
+				       "SYSTEMD_PAGER",
+				       "EDITOR",
+				       "VISUAL",
+				       "PROMPT_COMMAND",
+				       "BROWSER",
+				       NULL};
 
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w)
 {

@@ -134,6 +134,8 @@ struct pstate {
 	long pipe_src, pipe_outer;
 	unsigned case_level;
 	bool in_pattern, skip_to_do, skip_name;
+	unsigned coproc; /* 1 after `coproc`, 2 after its first word: NAME in
+			  * `coproc NAME { ...; }` names the coprocess */
 };
 
 /* Reserved words in command position. Returns 1 when the token was one (consumed). */
@@ -143,9 +145,16 @@ static int reserved(struct hook_lex *L, struct pstate *p, struct hook_token *t)
 	struct hook_token sub;
 	int rc;
 
+	if (p->coproc == 2 && t->plain && p->cur.c.n_words == 1 && !p->cur.c.n_assigns &&
+	    !strcmp(w, "{")) {
+		p->cur.c.n_words = 0; /* coproc NAME { ...; }: NAME is no command */
+		word_free(&p->cur.c.words[0]);
+	}
+	p->coproc = p->coproc == 1 && !p->cur.c.n_words ? 2 : 0;
 	if (!t->plain || p->cur.c.n_words || p->cur.c.n_assigns)
 		return 0;
 	if (is_flow_word(w)) {
+		p->coproc = !strcmp(w, "coproc");
 		word_free(&t->w);
 		return 1;
 	}

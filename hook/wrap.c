@@ -22,6 +22,7 @@ enum {
 	W_U_ARGV = 1024,     /* with -u USER the operands are the command (runuser) */
 	W_NO_CMD = 2048,     /* its operands are files, never a command (script) */
 	W_SHELL_OPT = 4096,  /* -s/-i/--shell/--login: the command runs through a shell */
+	W_OPTS_AFTER = 8192, /* flags may follow the operands (setarch ARCH -R CMD) */
 };
 
 struct wrapper {
@@ -84,14 +85,84 @@ static const char *const setpriv_long[] = {"--reuid",
 					   "--seccomp-filter",
 					   NULL};
 static const char *const chroot_long[] = {"--userspec", "--groups", NULL};
+static const char *const dbus_long[] = {"--config-file", "--dbus-daemon", NULL};
+static const char *const systemd_run_long[] = {"--unit",
+					       "--property",
+					       "--description",
+					       "--slice",
+					       "--setenv",
+					       "--host",
+					       "--machine",
+					       "--uid",
+					       "--gid",
+					       "--nice",
+					       "--working-directory",
+					       "--service-type",
+					       "--on-active",
+					       "--on-boot",
+					       "--on-startup",
+					       "--on-unit-active",
+					       "--on-unit-inactive",
+					       "--on-calendar",
+					       "--on-clock-change",
+					       "--timer-property",
+					       "--path-property",
+					       "--socket-property",
+					       "--expand-environment",
+					       "--json",
+					       NULL};
+static const char *const ssh_agent_long[] = {NULL};
+static const char *const pkexec_long[] = {"--user", NULL};
+/* bwrap: options with one value, and (below) those with two (--bind SRC DEST). */
+static const char *const bwrap_long[] = {"--args",	  "--argv0",
+					 "--userns",	  "--userns2",
+					 "--pidns",	  "--uid",
+					 "--gid",	  "--hostname",
+					 "--chdir",	  "--unsetenv",
+					 "--lock-file",	  "--sync-fd",
+					 "--remount-ro",  "--exec-label",
+					 "--file-label",  "--proc",
+					 "--dev",	  "--tmpfs",
+					 "--mqueue",	  "--dir",
+					 "--seccomp",	  "--add-seccomp-fd",
+					 "--block-fd",	  "--userns-block-fd",
+					 "--info-fd",	  "--json-status-fd",
+					 "--cap-add",	  "--cap-drop",
+					 "--perms",	  "--size",
+					 "--overlay-src", "--tmp-overlay",
+					 "--ro-overlay",  NULL};
+static const char *const bwrap_long2[] = {
+    "--setenv",	      "--bind",		"--bind-try",	 "--dev-bind",
+    "--dev-bind-try", "--ro-bind",	"--ro-bind-try", "--file",
+    "--bind-data",    "--ro-bind-data", "--symlink",	 "--chmod",
+    "--bind-fd",      "--ro-bind-fd",	"--overlay",	 NULL};
+static const char *const valgrind_long[] = {NULL}; /* its options are --opt=value */
+static const char *const fakeroot_long[] = {"--lib", "--faked", NULL};
+static const char *const proot_long[] = {"--rootfs", "--bind",		 "--mount",   "--cwd",
+					 "--qemu",   "--kernel-release", "--verbose", NULL};
+static const char *const numactl_long[] = {
+    "--interleave", "--membind",	"--cpunodebind",	 "--physcpubind",
+    "--preferred",  "--preferred-many", "--weighted-interleave", NULL};
+static const char *const inhibit_long[] = {"--what", "--who", "--why", "--mode", NULL};
+static const char *const prlimit_long[] = {"--pid", "--output", NULL};
+static const char *const xvfb_long[] = {
+    "--error-file", "--auth-file", "--server-num", "--xauth-protocol", "--server-args",
+    "--wait",	    NULL};
+static const char *const at_long[] = {NULL};
 static const char *const none[] = {NULL};
+
+/* Runners whose long options may take two values. */
+static const struct {
+	const char *name;
+	const char *const *opts;
+} two_vals[] = {{"bwrap", bwrap_long2}};
 
 /* One row per program runner: which options take a value, how many operands stand
  * before the command, and what else is special. find and parallel have their own
  * grammar below. */
 static const struct wrapper wrappers[] = {
     {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS | W_SHELL_STDIN | W_SHELL_OPT},
-    {"doas", "uC", none, 0, W_SHELL_STDIN | W_SHELL_OPT},
+    {"doas", "uCa", none, 0, W_SHELL_STDIN | W_SHELL_OPT},
     {"env", "uCS", env_long, 0, W_ASSIGNS | W_SPLIT_S},
     {"timeout", "ks", timeout_long, 1, 0},
     {"nice", "n", nice_long, 0, W_DIGITS},
@@ -128,6 +199,33 @@ static const struct wrapper wrappers[] = {
     {"nsenter", "tSG", nsenter_long, 0, 0},
     {"chroot", "", chroot_long, 1, W_SHELL_STDIN},
     {"setpriv", "", setpriv_long, 0, 0},
+    {"dbus-run-session", "", dbus_long, 0, 0},
+    {"systemd-run", "pEuHM", systemd_run_long, 0, 0},
+    {"firejail", "", none, 0, 0}, /* its options are --opt=value */
+    {"bwrap", "", bwrap_long, 0, 0},
+    {"ssh-agent", "aEPtO", ssh_agent_long, 0, 0},
+    {"pkexec", "", pkexec_long, 0, 0},
+    {"catchsegv", "", none, 0, 0},
+    {"valgrind", "", valgrind_long, 0, 0},
+    {"toybox", "", none, 0, 0},
+    {"fakeroot", "lfsi", fakeroot_long, 0, 0},
+    {"proot", "rbmwqkRS", proot_long, 0, 0},
+    {"numactl", "imNCpPw", numactl_long, 0, 0},
+    {"cgexec", "g", none, 0, 0},
+    {"systemd-inhibit", "", inhibit_long, 0, 0},
+    {"keyctl", "", none, 2, 0}, /* keyctl session NAME CMD */
+    {"setarch", "", none, 1, W_OPTS_AFTER},
+    {"linux32", "", none, 0, 0},
+    {"linux64", "", none, 0, 0},
+    {"i386", "", none, 0, 0},
+    {"x86_64", "", none, 0, 0},
+    {"prlimit", "po", prlimit_long, 0, 0},
+    {"rlwrap", "bCDefgHlMOPqsStwz", none, 0, 0},
+    {"xvfb-run", "efnpsw", xvfb_long, 0, 0},
+    {"entr", "", none, 0, W_SHELL_OPT}, /* entr -s TEXT */
+    /* at and batch read the commands they schedule from stdin (or -f FILE) */
+    {"at", "qftT", at_long, 0, W_NO_CMD | W_SHELL_STDIN},
+    {"batch", "qftT", at_long, 0, W_NO_CMD | W_SHELL_STDIN},
 };
 
 static const struct wrapper *find(const char *name)
@@ -190,6 +288,9 @@ static size_t long_opt(struct hook_judge *j, const struct wrapper *r, const stru
 			value_text(j, r->name, &argv[i + 1], 0);
 		return eq ? 0 : 1;
 	}
+	for (size_t k = 0; !eq && k < sizeof(two_vals) / sizeof(two_vals[0]); k++)
+		if (!strcmp(two_vals[k].name, r->name) && in(two_vals[k].opts, a, n))
+			return 2;
 	return !eq && in(r->long_vals, a, n) ? 1 : 0;
 }
 
@@ -263,8 +364,8 @@ static char *join_words(const struct hook_word *argv, size_t from, size_t to, bo
 }
 
 /* watch 'curl x' and watch curl x: the rest is one shell command. */
-static void judge_joined(struct hook_judge *j, const char *what, const struct hook_word *argv,
-			 size_t from, size_t argc)
+void hook_judge_joined(struct hook_judge *j, const char *what, const struct hook_word *argv,
+		       size_t from, size_t argc)
 {
 	bool lit;
 	char *buf = join_words(argv, from, argc, &lit);
@@ -294,6 +395,48 @@ static void judge_find(struct hook_judge *j, const struct hook_script *s,
 		hook_judge_argv(j, s, cmd, argv + i + 1, e - i - 1, false);
 		j->depth--;
 		i = e;
+	}
+}
+
+/* gdb [options] [--args PROG ARGS...]: PROG runs under gdb; an -ex command that is
+ * `shell TEXT` or `!TEXT` runs TEXT through a shell. */
+static void gdb_ex(struct hook_judge *j, const struct hook_word *w, size_t off)
+{
+	const char *t = w->text + off;
+	size_t k = strspn(t, " \t");
+
+	if (t[k] == '!')
+		k++;
+	else if (!strncmp(t + k, "shell", 5) && (t[k + 5] == ' ' || t[k + 5] == '\t'))
+		k += 5;
+	else
+		return;
+	value_text(j, "gdb", w, off + k);
+}
+
+static void judge_gdb(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		      const struct hook_word *argv, size_t argc)
+{
+	static const char *const ex[] = {
+	    "-ex",  "--ex",  "-eval-command",	   "--eval-command",
+	    "-iex", "--iex", "-init-eval-command", "--init-eval-command",
+	    NULL};
+
+	for (size_t i = 1; i < argc && !hook_decided(j); i++) {
+		const char *a = argv[i].text, *eq = strchr(a, '=');
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		if (!strcmp(a, "--args")) {
+			j->depth++;
+			hook_judge_argv(j, s, cmd, argv + i + 1, argc - i - 1, false);
+			j->depth--;
+			return;
+		}
+		if (!in(ex, a, n))
+			continue;
+		if (eq)
+			gdb_ex(j, &argv[i], n + 1);
+		else if (i + 1 < argc)
+			gdb_ex(j, &argv[++i], 0);
 	}
 }
 
@@ -425,6 +568,10 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 
 	*skip = argc;
 	*xargs = false;
+	if (!strcmp(name, "gdb")) {
+		judge_gdb(j, s, cmd, argv, argc);
+		return true;
+	}
 	if (!strcmp(name, "find") || !strcmp(name, "parallel")) {
 		if (name[0] == 'f')
 			judge_find(j, s, cmd, argv, argc);
@@ -458,6 +605,8 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 	while ((r->flags & W_ASSIGNS) && i < argc && is_assign(&argv[i]))
 		hook_net_assign(j, &argv[i++]);
 	i += r->positionals;
+	while ((r->flags & W_OPTS_AFTER) && i < argc && argv[i].lit > 1 && argv[i].text[0] == '-')
+		i++; /* setarch's flags take no values */
 	*skip = i < argc ? i : argc;
 	*xargs = (r->flags & W_XARGS) && !st.replace;
 	if ((r->flags & W_POS_C) && *skip + 1 < argc &&
@@ -470,7 +619,7 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 		*skip = argc;
 	}
 	if (((r->flags & W_JOIN) || st.shell) && *skip < argc) {
-		judge_joined(j, r->name, argv, *skip, argc);
+		hook_judge_joined(j, r->name, argv, *skip, argc);
 		*skip = argc;
 	}
 	if (st.text || (r->flags & W_NO_CMD) || ((r->flags & W_DASH_C) && !st.user))
