@@ -22,7 +22,8 @@ call() { # DIR HOME ARGS...
 }
 call "$WS" "$TMPDIR/home1" --session "$S" -- echo one
 expect "the session starts" "0:one" "$RC:$OUT"
-call "$WS/other-home/new-dir" "$WS/other-home" -- true
+# (HALO_RUN_INDEX_WATCH=1: a watcher even for a tree this small, which needs none.)
+HALO_RUN_INDEX_WATCH=1 call "$WS/other-home/new-dir" "$WS/other-home" -- true
 expect "a launch in a new directory under another HOME (in the session's workspace)" 0 "$RC"
 sleep 0.3
 compgen -G "$WS/other-home/.local/state/halo-run/index/*.sock" >/dev/null ||
@@ -46,7 +47,7 @@ fi
 # ------------------------------------------- --dry-run lists no halo-run-internal path
 # The home as the workspace: its index place is masked (shielded), and the other
 # launch's watcher socket (above) is bound in it; neither is a path of the user's.
-(cd "$WS" && HOME="$WS" timeout -k 2 30 "$HALO" -- true </dev/null >/dev/null 2>&1)
+(cd "$WS" && HOME="$WS" HALO_RUN_INDEX_WATCH=1 timeout -k 2 30 "$HALO" -- true </dev/null >/dev/null 2>&1)
 sleep 0.3
 compgen -G "$WS/other-home/.local/state/halo-run/index/*.sock" >/dev/null || skip "a watcher socket to hide" "no index watcher started here"
 PLAN=$(cd "$WS" && HOME="$WS" timeout -k 2 30 "$HALO" --dry-run -- true 2>/dev/null </dev/null)
