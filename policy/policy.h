@@ -359,7 +359,7 @@ const char *policy_system_tree_of(const char *path);
  * with it (a home, and so its caches, may lie in /var/lib: jenkins). */
 const char *policy_os_tree_of(const char *path);
 /* A workspace the launcher refuses to make writable: "/", "/var" or an operating
- * system tree itself (/etc, /usr ...). The hook's file tools judge the event's cwd by
+ * system tree (/etc, /usr ...) or anything inside one. The hook's file tools judge the event's cwd by
  * it too: a harness run from / gets no writable workspace from the hook either. */
 bool policy_workspace_refused(const char *ws);
 

@@ -81,11 +81,13 @@ const char *policy_os_tree_of(const char *path)
 	return NULL;
 }
 
+/* "/", "/var" and the operating system's trees and anything inside them (as
+ * validation refuses a writable root there: `cd /usr/share && halo-run` made
+ * /usr/share writable to a root caller). /tmp, /opt, /srv and /var's scratch places
+ * stay usable. */
 bool policy_workspace_refused(const char *ws)
 {
-	const char *tree = policy_os_tree_of(ws);
-
-	return strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 || (tree && strcmp(tree, ws) == 0);
+	return strcmp(ws, "/") == 0 || strcmp(ws, "/var") == 0 || policy_os_tree_of(ws) != NULL;
 }
 
 const char *policy_system_tree_of(const char *path)

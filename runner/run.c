@@ -45,8 +45,9 @@ static int settle_limits(const struct runner_opts *o, const struct halo_policy *
  * writable. */
 static int check_workspace(const struct halo_policy *p, const char *ws)
 {
-	/* The operating system's own trees, "/" and "/var" themselves: a command run from
-	 * /tmp, /opt or /srv (a scratch directory, not a system one) keeps working. */
+	/* The operating system's own trees and anything in them, "/" and "/var" themselves:
+	 * a command run from /tmp, /opt or /srv (a scratch directory, not a system one)
+	 * keeps working. */
 	if (p->mode != POLICY_MODE_WORKSPACE_WRITE || !policy_workspace_refused(ws))
 		return 0;
 	fprintf(stderr,

@@ -179,6 +179,7 @@ hook "Bash: apply_patch heredoc in the workspace (control)" 0 Bash \
 # An event from a cwd the launcher refuses as a workspace gets no workspace here.
 hook "Write /etc from cwd /" 2 Write '{"file_path":"/etc/cron.d/halo-it","content":"x"}' /
 hook "Write /etc from cwd /etc" 2 Write '{"file_path":"cron.d/halo-it","content":"x"}' /etc
+hook "Write /usr/share from cwd /usr/share (inside an OS tree)" 2 Write '{"file_path":"halo-it","content":"x"}' /usr/share
 # The sandbox refuses the same writes.
 out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
 	'echo x >dangle2; echo x >up/../planted; echo done' 2>&1)

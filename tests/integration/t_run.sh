@@ -344,7 +344,7 @@ expect_match "process_vm_readv of init refused" "^(EPERM|EACCES)$" "$OUT"
 
 # A system directory as the writable workspace would make the host writable: refused
 # (policy's one list of system directories), before anything runs.
-for d in / /etc /usr; do
+for d in / /etc /usr /usr/share /etc/ssl /var; do
 	OUT=$(timeout 20 "$HALO" --workspace "$d" -- true 2>&1)
 	RC=$?
 	expect "workspace $d refused: exit 125" 125 "$RC"

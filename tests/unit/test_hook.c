@@ -448,13 +448,11 @@ START_TEST(test_refused_cwd)
 		const char *cwd, *path;
 		int want;
 	} t[] = {
-	    {"/", "/etc/cron.d/x", HOOK_BLOCK},
-	    {"/", "/home/alice/proj/x", HOOK_BLOCK},
-	    {"/etc", "/etc/cron.d/x", HOOK_BLOCK},
-	    {"/etc/", "cron.d/x", HOOK_BLOCK},
-	    {"/var", "/var/spool/cron/x", HOOK_BLOCK},
-	    {"/usr", "bin/x", HOOK_BLOCK},
-	    {"/", "/tmp/x", HOOK_ALLOW},
+	    {"/", "/etc/cron.d/x", HOOK_BLOCK},		  {"/", "/home/alice/proj/x", HOOK_BLOCK},
+	    {"/etc", "/etc/cron.d/x", HOOK_BLOCK},	  {"/etc/", "cron.d/x", HOOK_BLOCK},
+	    {"/var", "/var/spool/cron/x", HOOK_BLOCK},	  {"/usr", "bin/x", HOOK_BLOCK},
+	    {"/usr/share", "doc/x", HOOK_BLOCK}, /* inside an OS tree, as the launcher */
+	    {"/etc/ssl", "/etc/ssl/certs/x", HOOK_BLOCK}, {"/", "/tmp/x", HOOK_ALLOW},
 	    {"/srv/p", "/srv/p/x", HOOK_ALLOW},
 	};
 	struct hook_verdict v;
