@@ -12,6 +12,7 @@
  * Symlinks are resolved here one component at a time, so that each link met is known:
  * a link protects as much as its target, and a link that leads nowhere would let the
  * command create the target it names. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,72 @@ static void find_missing(struct linux_scan *s)
 	linux_paths_sort_unique(&s->missing);
 }
 
+/* A file with another name (a hard link made before the launch) is only as protected
+ * as that name: a guarded hook written through a link in the workspace changed the
+ * host's hook, and a masked secret read through one showed it. The other names cannot
+ * be found without walking whole file systems, so a guarded or masked file inside a
+ * writable tree that has more than one refuses the launch. Bounded: LINKS_BUDGET
+ * entries at most, LINKS_DEPTH levels below each guarded or masked directory. */
+#define LINKS_BUDGET 8192
+#define LINKS_DEPTH  8
+
+static bool has_other_names(const char *path, unsigned depth, unsigned *budget, struct stat *hit_st,
+			    char *hit, size_t n)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	bool found = false;
+
+	if (*budget == 0 || lstat(path, &st) < 0)
+		return false;
+	(*budget)--;
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		*hit_st = st;
+		snprintf(hit, n, "%s", path);
+		return true;
+	}
+	if (!S_ISDIR(st.st_mode) || depth >= LINKS_DEPTH || !(d = opendir(path)))
+		return false;
+	while (!found && (de = readdir(d))) {
+		char child[PATH_MAX];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >= (int)sizeof(child))
+			continue;
+		found = has_other_names(child, depth + 1, budget, hit_st, hit, n);
+	}
+	closedir(d);
+	return found;
+}
+
+static int check_hard_links(const struct linux_scan *s, struct halo_err *e)
+{
+	const struct linux_paths *lists[] = {&s->guarded, &s->masked};
+	unsigned budget = LINKS_BUDGET;
+	char hit[PATH_MAX], shown[4 * PATH_MAX + 1];
+	struct stat st;
+
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			const char *p = lists[l]->v[i];
+
+			if (!tree_of(p, &s->writable) ||
+			    !has_other_names(p, 0, &budget, &st, hit, sizeof(hit)))
+				continue;
+			halo_err_set(e,
+				     "%s: %s has %lu names (hard links): another of them could %s "
+				     "from inside the sandbox; remove the other links (find its "
+				     "file system with -samefile)",
+				     l == 0 ? "persistence guard" : "protected path",
+				     policy_printable(hit, shown, sizeof(shown)),
+				     (unsigned long)st.st_nlink,
+				     l == 0 ? "change it (and run on the host later)" : "show it");
+			return -EPERM;
+		}
+	return 0;
+}
+
 int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 {
 	struct linux_paths pins = {0};
@@ -261,6 +328,8 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 					    &s->readonly_extra};
 	int rc = check_dangling(s, e);
 
+	if (rc == 0)
+		rc = check_hard_links(s, e);
 	if (rc < 0)
 		return rc;
 	if (guard)

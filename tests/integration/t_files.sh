@@ -232,4 +232,24 @@ expect_rc "validate: valid once it exists" 0 "$HALO" validate missing.yaml
 expect_rc "launch: runs once it exists" 0 timeout 20 "$HALO" --policy missing.yaml -- true
 rmdir "$MISSING"
 
+# ------------------------------------------- hard links made before the launch
+# A guarded hook or a masked secret with another name in the workspace is only as
+# protected as that name: refused (125), nothing run, the file unchanged.
+mkdir -p hl && git -C hl init -q && printf '#!/bin/sh\necho ok\n' >hl/.git/hooks/pre-commit
+ln hl/.git/hooks/pre-commit hl-hook-link
+OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'echo evil >>hl-hook-link; echo ran' 2>"$E" </dev/null)
+expect "hard link to a guarded hook: launch refused (125), nothing run" "125:" "$?:$OUT"
+expect_match "... naming the file and why" "persistence guard: $W/hl/\.git/hooks/pre-commit has 2 names \(hard links\)" "$(cat "$E")"
+expect "... the hook unchanged" "#!/bin/sh|echo ok|" "$(tr '\n' '|' <hl/.git/hooks/pre-commit)"
+rm -f hl-hook-link
+printf 'TOKEN=s3cret\n' >hl/.env
+ln hl/.env hl-env-link
+OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'cat hl-env-link' 2>"$E" </dev/null)
+expect "hard link to a masked .env: launch refused (125), nothing shown" "125:" "$?:$OUT"
+expect_match "... naming it" "protected path: $W/hl/\.env has 2 names \(hard links\)" "$(cat "$E")"
+rm -f hl-env-link
+OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'echo ran' 2>"$E" </dev/null)
+expect "the extra links removed: the launch runs" "0:ran" "$?:$OUT"
+rm -rf hl
+
 finish
