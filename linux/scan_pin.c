@@ -303,7 +303,8 @@ static int check_hard_links(const struct linux_scan *s, struct halo_err *e)
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			const char *p = lists[l]->v[i];
 
-			if (!tree_of(p, &s->writable) ||
+			/* halo-run's own state (an index, a session's sockets) is no user's. */
+			if (!tree_of(p, &s->writable) || linux_paths_beneath_any(p, &s->own) ||
 			    !has_other_names(p, 0, &budget, &st, hit, sizeof(hit)))
 				continue;
 			halo_err_set(e,
