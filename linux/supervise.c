@@ -72,7 +72,8 @@ static bool git_refusals_note(int fd, struct halo_err *e, struct halo_run_facts 
 	snprintf(e->msg + o, sizeof(e->msg) - o,
 		 "%swarning: refused %s change%s to git hooks or config (first: %s); the hooks "
 		 "of a repository and the config keys that run programs stay out of the "
-		 "command's reach, in repositories it creates too",
+		 "command's reach, in repositories that existed at launch and in those it "
+		 "creates",
 		 o ? "; " : "", buf, strcmp(buf, "1") ? "s" : "", sp + 1);
 	return true;
 }
