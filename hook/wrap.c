@@ -1,8 +1,9 @@
 /* Wrappers: programs that run another program. One row each says which of its options
  * take a value (so the value is not mistaken for the command) and what else stands
- * before the command (assignments, a duration). Tables, not guesses: an option missing
- * here is read as a flag, so the word after it is judged as the command, which errs
- * towards looking at more, never less. */
+ * before the command (assignments, a duration). Tables, not guesses, and each row must
+ * be complete: an option missing here is read as a flag, so its value is taken for the
+ * program and the real command becomes an argument (`doas -a style curl ...` hid curl
+ * that way until -a was listed). */
 #include <stdlib.h>
 #include <string.h>
 

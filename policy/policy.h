@@ -359,8 +359,8 @@ const char *policy_system_tree_of(const char *path);
  * with it (a home, and so its caches, may lie in /var/lib: jenkins). */
 const char *policy_os_tree_of(const char *path);
 /* A workspace the launcher refuses to make writable: "/", "/var" or an operating
- * system tree (/etc, /usr ...) or anything inside one. The hook's file tools judge the event's cwd by
- * it too: a harness run from / gets no writable workspace from the hook either. */
+ * system tree (/etc, /usr ...) or anything inside one. The hook's file tools judge the event's cwd
+ * by it too: a harness run from / gets no writable workspace from the hook either. */
 bool policy_workspace_refused(const char *ws);
 
 /* The persistence guard's names (policy/guard.c, their one home): dot files and
@@ -396,7 +396,8 @@ struct policy_xdg {
 int policy_home_set_each_xdg(const char *home, const char *path_env, const struct policy_xdg *xdg,
 			     int (*fn)(const char *rel, const char *why, void *arg), void *arg);
 const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
-				    const struct policy_xdg *xdg, const char *abs, const char **entry);
+				    const struct policy_xdg *xdg, const char *abs,
+				    const char **entry);
 /* Is `home` the tree or beneath it (the home set then applies to that tree)? */
 bool policy_home_in_tree(const char *home, const char *tree);
 
@@ -669,7 +670,7 @@ enum {
 	POLICY_GIT_REFS = 4,
 	POLICY_GIT_COMMONDIR = 8,
 };
-unsigned policy_git_entry(const char *name);		/* the flag of a name, or 0 */
+unsigned policy_git_entry(const char *name);	    /* the flag of a name, or 0 */
 bool policy_git_entries_make_gitdir(unsigned held); /* HEAD+commondir or objects+refs */
 /* The entries a directory holds, asked name by name through holds(ctx, name). */
 unsigned policy_git_entries_held(bool (*holds)(void *ctx, const char *name), void *ctx);
@@ -854,9 +855,10 @@ enum policy_harness_id {
 };
 #define POLICY_HARNESS_RENDER 1u /* policy render, check --harness */
 #define POLICY_HARNESS_HOOK   2u /* halo-run hook reads its pre-tool events */
-#define POLICY_HARNESS_WRAP   4u /* hook --wrap, render --hook: it takes a rewritten input
-				  * without a decision that would widen its permissions */
-#define POLICY_HARNESS_IMPORT 8u /* policy import --from */
+#define POLICY_HARNESS_WRAP                                                                        \
+	4u			      /* hook --wrap, render --hook: it takes a rewritten input    \
+				       * without a decision that would widen its permissions */
+#define POLICY_HARNESS_IMPORT	   8u /* policy import --from */
 #define POLICY_HARNESS_MAX_ALIASES 2
 
 struct policy_harness {

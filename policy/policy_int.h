@@ -197,7 +197,6 @@ int policy_layer_oneoff(struct halo_policy *base, const struct policy_oneoff *o,
 /* policy_parse_file, but a file whose fields have errors still yields what was read
  * (*out set, the bad fields unset) while failing: the loaders layer and validate it
  * for its diagnostics, so that one run reports every error (load.c). */
-int policy_parse_file_partial(const char *path, struct halo_policy **out,
-			      struct policy_diags *d);
+int policy_parse_file_partial(const char *path, struct halo_policy **out, struct policy_diags *d);
 
 #endif

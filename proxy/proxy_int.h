@@ -299,7 +299,6 @@ extern const struct proto_ops proxy_proto_captured;
 /* conn_dns.c: the stub's UDP socket is read here, not accepted on. */
 void proxy_dns_udp_on_event(void *arg, int fd, unsigned events);
 
-
 struct host_table {
 	struct host_entry **buckets;
 	size_t n_buckets, n;

@@ -296,19 +296,13 @@ static int refuse_privileged_binary(void)
 }
 
 static pid_t parent_at_start;
-static bool adopted_at_start;
 
 /* Recorded before anything else runs (a constructor: before main, before the dynamic
  * work of option parsing), so that the window in which a parent can die unseen is the
- * exec itself. A parent that died even before this left halo-run adopted by a reaper,
- * told by the session and process group a fork leaves behind (runner/lineage.c). */
+ * exec itself. Only the parent's pid: every launch pays for this. */
 __attribute__((constructor)) static void record_parent(void)
 {
-	struct runner_lineage l;
-
-	runner_lineage_read(&l);
-	parent_at_start = l.parent;
-	adopted_at_start = runner_lineage_adopted(&l);
+	parent_at_start = getppid();
 }
 
 pid_t runner_parent_at_start(void)
@@ -316,9 +310,16 @@ pid_t runner_parent_at_start(void)
 	return parent_at_start;
 }
 
+/* Asked by --die-with-parent only, after it has checked that getppid() is still the
+ * parent recorded above: the lineage a fork left (runner/lineage.c) is then what it
+ * was at the start, so a parent that died even before the constructor (halo-run
+ * adopted by a reaper) is told the same way. */
 bool runner_adopted_at_start(void)
 {
-	return adopted_at_start;
+	struct runner_lineage l;
+
+	runner_lineage_read(&l);
+	return runner_lineage_adopted(&l);
 }
 
 int runner_main(int argc, char **argv)
