@@ -130,6 +130,8 @@ enum {
 	HOOK_L_AWK = 32,      /* the program is the first operand; | getline, print | */
 };
 
+/* interp_code.c: does a string look like a host name or host:port (not a file name)? */
+bool hook_host_like(const char *t);
 /* interp_code.c: judge one piece of interpreter code by interp.c's rule. */
 void hook_interp_code(struct hook_judge *j, unsigned flags, const char *what,
 		      const struct hook_word *w);
@@ -147,6 +149,11 @@ bool hook_editor_check(struct hook_judge *j, const struct hook_script *s,
 		       const struct hook_cmd *cmd, const char *base, const struct hook_word *argv,
 		       size_t argc);
 bool hook_tool_check(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
+		     const char *base, const struct hook_word *argv, size_t argc);
+/* runs.c: sed (e, s///e), tar (--checkpoint-action=exec, --to-command, -I), make (a
+ * makefile from stdin, --eval), crontab/at/batch (jobs from stdin), screen (commands,
+ * stuff), expect (spawn, exec): the commands they run. True when judged here. */
+bool hook_runs_check(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
 		     const char *base, const struct hook_word *argv, size_t argc);
 /* Environment assignments (NAME=VALUE) that point a client at a host or run a command. */
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w);

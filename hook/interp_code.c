@@ -58,6 +58,22 @@ static const char *const net_marks[] = {
     "require(\"http",
     "require('net",
     "require(\"net",
+    "download.file", /* R */
+    "url(",
+    "socketConnection",
+    "httr",
+    "RCurl",
+    "Downloads", /* julia */
+    "HTTP.",
+    "Sockets",
+    "Invoke-WebRequest", /* PowerShell */
+    "Invoke-RestMethod",
+    "iwr ",
+    "irm ",
+    "WebClient",
+    "HttpClient",
+    "TcpClient",
+    "Start-BitsTransfer",
     NULL,
 };
 
@@ -88,13 +104,15 @@ static const char *const refl_marks[] = {
 
 /* Calls that run a command: their arguments must be literals. */
 static const char *const exec_calls[] = {
-    "system",	       "popen",	     "Popen",	     "exec",	   "execv",
-    "execvp",	       "execl",	     "execlp",	     "execve",	   "execvpe",
-    "execSync",	       "execFile",   "execFileSync", "spawn",	   "spawnSync",
-    "spawnv",	       "spawnl",     "spawnvp",	     "shell_exec", "passthru",
-    "proc_open",       "pcntl_exec", "check_output", "check_call", "getoutput",
-    "getstatusoutput", "capture2",   "capture2e",    "capture3",   "popen2",
-    "popen3",	       "run",	     "call",	     "execute",	   NULL,
+    "system",	    "popen",	       "Popen",	       "exec",
+    "execv",	    "execvp",	       "execl",	       "execlp",
+    "execve",	    "execvpe",	       "execSync",     "execFile",
+    "execFileSync", "spawn",	       "spawnSync",    "spawnv",
+    "spawnl",	    "spawnvp",	       "shell_exec",   "passthru",
+    "proc_open",    "pcntl_exec",      "check_output", "check_call",
+    "getoutput",    "getstatusoutput", "capture2",     "capture2e",
+    "capture3",	    "popen2",	       "popen3",       "run",
+    "call",	    "execute",	       "system2",      NULL,
 };
 
 /* Modules whose presence makes run( and call( command calls. */
@@ -446,7 +464,7 @@ static void awk_pipes(struct code *c)
 	}
 }
 
-static bool host_like(const char *t)
+bool hook_host_like(const char *t)
 {
 	static const char *const exts[] = {
 	    "py",  "js",   "json", "txt", "md",	 "c",	"h",   "ts",  "yaml", "yml",  "toml",
@@ -518,7 +536,7 @@ static void hosts_in(struct code *c)
 				free(h);
 			}
 		}
-		if (c->net && c->lits[k].lit == strlen(l) && host_like(l))
+		if (c->net && c->lits[k].lit == strlen(l) && hook_host_like(l))
 			hook_target_text(c->j, c->what, l);
 	}
 }

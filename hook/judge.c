@@ -194,6 +194,22 @@ static const char *const decoders[] = {
     "tr",     "perl",	"python", "python3", "ruby",	 "node",    NULL,
 };
 
+/* <(cmd): the lexer's word for a process substitution (nothing literal in it). */
+static bool procsub(const struct hook_word *w)
+{
+	return w->lit == 0 && !strcmp(w->text, "/dev/fd/?");
+}
+
+/* sh <(cmd), source <(cmd), sh < <(cmd): the script is what cmd prints when it runs
+ * (kubectl completion bash, or echo of anything): not in the command. */
+static void procsub_block(struct hook_judge *j, const char *what)
+{
+	hook_block(j, HOOK_BLOCK,
+		   "%s <(...): the script is what a process substitution prints at run time, so "
+		   "what it runs cannot be verified",
+		   what);
+}
+
 int hook_stdin_text(struct hook_judge *j, const struct hook_script *s, const struct hook_cmd *cmd,
 		    const char *what, struct hook_word *w, bool *owned)
 {
@@ -203,6 +219,10 @@ int hook_stdin_text(struct hook_judge *j, const struct hook_script *s, const str
 		if (rd->kind == HOOK_REDIR_HEREDOC || rd->kind == HOOK_REDIR_HERESTRING) {
 			*w = rd->target;
 			return 1;
+		}
+		if (rd->kind == HOOK_REDIR_IN && procsub(&rd->target)) {
+			procsub_block(j, what);
+			return -1;
 		}
 		if (rd->kind == HOOK_REDIR_IN)
 			return 0; /* sh < file: like sh file, its text is not here */
@@ -299,6 +319,8 @@ static void judge_shell(struct hook_judge *j, const struct hook_script *s,
 	}
 	if (i >= argc)
 		hook_judge_stdin(j, s, cmd, sh);
+	else if (procsub(&argv[i]))
+		procsub_block(j, sh);
 	/* else: sh FILE. Its text is not in the command: the sandbox is the boundary. */
 }
 
@@ -348,6 +370,8 @@ static void judge_source(struct hook_judge *j, const struct hook_script *s,
 
 	if (argc > 1 && hook_word_literal(&argv[1]) && in_list(stdin_names, argv[1].text))
 		hook_judge_stdin(j, s, cmd, argv[0].text);
+	else if (argc > 1 && procsub(&argv[1]))
+		procsub_block(j, argv[0].text);
 }
 
 static const char *const shells[] = {
@@ -490,7 +514,8 @@ void hook_judge_argv(struct hook_judge *j, const struct hook_script *s, const st
 	} else if (!hook_interp_check(j, s, cmd, b, argv, argc) &&
 		   !hook_editor_check(j, s, cmd, b, argv, argc) &&
 		   !hook_mux_check(j, b, argv, argc) &&
-		   !hook_tool_check(j, s, cmd, b, argv, argc)) {
+		   !hook_tool_check(j, s, cmd, b, argv, argc) &&
+		   !hook_runs_check(j, s, cmd, b, argv, argc)) {
 		hook_net_check(j, b, argv, argc, from_xargs);
 	}
 }
