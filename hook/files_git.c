@@ -19,6 +19,7 @@ struct refs_walk {
 	const char *abs, *worktree, *cfg_dir;
 	const char *hit;
 	unsigned nest;
+	char hooks[GIT_PATH_MAX + 8]; /* the first core.hooksPath, absolute, or "" */
 };
 
 static void read_config(struct refs_walk *w, const char *path);
@@ -32,10 +33,19 @@ static void on_ref(void *arg, int kind, const char *value)
 	if (w->hit || kind == POLICY_GITREF_WORKTREE ||
 	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
 		return;
+	if (kind == POLICY_GITREF_HOOKS && !w->hooks[0])
+		snprintf(w->hooks, sizeof(w->hooks), "%s", at);
 	if (policy_path_beneath(w->abs, at))
 		w->hit = kind == POLICY_GITREF_HOOKS ? "the hooks directory core.hooksPath names"
 						     : "a config file include.path names";
-	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_NESTING)
+	else if (kind == POLICY_GITREF_HOOKS && policy_hooks_dir_sources_parent(at)) {
+		size_t n = strlen(at); /* husky 9: .husky/_ runs the scripts in .husky */
+		while (n > 1 && at[n - 1] == '/')
+			at[--n] = '\0';
+		*strrchr(at, '/') = '\0';
+		if (at[0] && policy_path_beneath(w->abs, at))
+			w->hit = "the scripts a hooksPath ending in /_ (husky) runs";
+	} else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_NESTING)
 		read_config(w, at);
 }
 
@@ -78,11 +88,40 @@ static bool read_pointer(const struct hook_ctx *c, const char *file, const char 
 	return policy_path_absolute(buf + p + strspn(buf + p, " \t"), base, NULL, out, n) == 0;
 }
 
+/* Is abs a file a hook manager's shim in `hooks` runs (policy/hookmgr.c)? Asked only
+ * for names some manager uses, so the hooks are read rarely. */
+static const char *manager_hit(const struct hook_ctx *c, const char *abs, const char *worktree,
+			       const char *hooks)
+{
+	size_t wl = strlen(worktree);
+	const char *rel = abs + wl + (wl > 1);
+	const char *const *names = policy_git_hook_names();
+	char path[GIT_PATH_MAX + 64], cfg[GIT_PATH_MAX];
+	static char buf[16 * 1024];
+
+	if (strncmp(abs, worktree, wl) || (wl > 1 && abs[wl] != '/'))
+		return NULL;
+	for (size_t k = 0; names[k]; k++) {
+		snprintf(path, sizeof(path), "%s/%s", hooks, names[k]);
+		int n = c->read_file(path, buf, sizeof(buf));
+		const struct policy_hook_manager *m =
+		    n > 0 ? policy_hook_manager_of(buf, (size_t)n) : NULL;
+		if (!m)
+			continue;
+		if (policy_hook_manager_file(rel))
+			return "a file the hook manager's shim in the hooks directory runs";
+		size_t cl = policy_hook_manager_config(buf, (size_t)n, cfg, sizeof(cfg));
+		if (cl && !strncmp(rel, cfg, cl) && (rel[cl] == '\0' || rel[cl] == '/'))
+			return "the config pre-commit's hook reads (--config=)";
+	}
+	return NULL;
+}
+
 static const char *repo_hit(const struct hook_ctx *c, const char *abs, const char *worktree)
 {
 	char dotgit[GIT_PATH_MAX], gitdir[GIT_PATH_MAX], common[GIT_PATH_MAX];
 	char cfg[GIT_PATH_MAX + 32];
-	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0};
+	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0, ""};
 	static const char *const names[] = {"config", "config.worktree"};
 
 	if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/.git",
@@ -96,11 +135,14 @@ static const char *repo_hit(const struct hook_ctx *c, const char *abs, const cha
 		read_config(&w, cfg);
 	}
 	snprintf(cfg, sizeof(cfg), "%s/commondir", gitdir);
-	if (!w.hit && read_pointer(c, cfg, "", gitdir, common, sizeof(common))) {
+	bool shared = read_pointer(c, cfg, "", gitdir, common, sizeof(common));
+	if (!w.hit && shared) {
 		snprintf(cfg, sizeof(cfg), "%s/config", common);
 		read_config(&w, cfg);
 	}
-	return w.hit;
+	if (!w.hit && !w.hooks[0]) /* no hooksPath: the hooks of the common directory */
+		snprintf(w.hooks, sizeof(w.hooks), "%s/hooks", shared ? common : gitdir);
+	return w.hit ? w.hit : manager_hit(c, abs, worktree, w.hooks);
 }
 
 /* The user's global configs and the system's, as the host's git reads them (both
@@ -110,7 +152,7 @@ static const char *global_hit(const struct hook_ctx *c, const char *abs, const c
 {
 	char cfg[GIT_PATH_MAX + 32];
 	const char *homes[] = {c->home, c->env_home};
-	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0};
+	struct refs_walk w = {c, abs, worktree, NULL, NULL, 0, ""};
 
 	for (size_t i = 0; i < 2 && !w.hit; i++) {
 		if (!homes[i] || homes[i][0] != '/')

@@ -89,6 +89,9 @@ struct linux_scan {
 	 * directories may be missing too: added to `missing`, where the broker refuses
 	 * their creation and the creation of any link or rename on the way to them. */
 	struct linux_paths home_missing;
+	/* Files a hook manager's shim runs (policy/hookmgr.c) that are missing: added to
+	 * `missing` when inside a writable tree, so they cannot be created. */
+	struct linux_paths hook_missing;
 	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
 	 * loop): dangling_at[i] is where the first missing name would be created, or ""
 	 * for a loop. The launch refuses when the command could create it. */

@@ -620,6 +620,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->gitdirs);
 	linux_paths_free(&s->missing);
 	linux_paths_free(&s->home_missing);
+	linux_paths_free(&s->hook_missing);
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);

@@ -192,6 +192,49 @@ static void guard_commondir(struct linux_scan_ctx *c, const char *gitdir, const 
 		guard_gitdir(c, p, worktree, nest + 1);
 }
 
+/* An existing file is bound read-only; a missing one may not be created (broker.c). */
+static void guard_or_missing(struct linux_scan_ctx *c, const char *p)
+{
+	struct stat st;
+
+	if (lstat(p, &st) < 0 && errno == ENOENT)
+		linux_paths_add(&c->s->hook_missing, p);
+	else
+		linux_scan_add_guard(c->s, p, false);
+}
+
+/* A hook that is a manager's shim runs what the manager's files in the work tree say
+ * (policy/hookmgr.c): those are guarded too, and a missing one may not be created.
+ * Only the hooks that exist are read (a fresh repository has only *.sample). */
+static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const char *worktree)
+{
+	char p[PATH_MAX], cfg[PATH_MAX];
+	const char *const *names = policy_git_hook_names();
+	DIR *d = opendir(hooks);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) && !linux_scan_stopped(c)) {
+		size_t len, k;
+		bool hook = false;
+		for (k = 0; names[k] && !hook; k++)
+			hook = !strcmp(e->d_name, names[k]);
+		char *buf = hook && join(p, sizeof(p), hooks, e->d_name)
+				? read_small(p, 16 * 1024, &len)
+				: NULL;
+		const struct policy_hook_manager *m = buf ? policy_hook_manager_of(buf, len) : NULL;
+		for (k = 0; m && m->files[k]; k++)
+			if (join(p, sizeof(p), worktree, m->files[k]))
+				guard_or_missing(c, p);
+		if (m && policy_hook_manager_config(buf, len, cfg, sizeof(cfg)) &&
+		    join(p, sizeof(p), worktree, cfg))
+			guard_or_missing(c, p);
+		free(buf);
+	}
+	closedir(d);
+}
+
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
 			 unsigned nest)
 {
@@ -217,11 +260,26 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 		resolve_against(c, gitdir, r.worktree, wt, sizeof(wt));
 		worktree = wt[0] ? wt : worktree;
 	}
+	hooks[0] = '\0';
 	if (r.hooks_path[0]) {
 		resolve_against(c, worktree, r.hooks_path, hooks, sizeof(hooks));
 		if (hooks[0])
 			linux_scan_add_guard(c->s, hooks, true);
+		/* husky 9: hooksPath .husky/_ runs the scripts in .husky/ */
+		if (hooks[0] && policy_hooks_dir_sources_parent(hooks)) {
+			char parent[PATH_MAX];
+			size_t n = (size_t)snprintf(parent, sizeof(parent), "%s", hooks);
+			while (n > 1 && parent[n - 1] == '/')
+				parent[--n] = '\0';
+			*strrchr(parent, '/') = '\0';
+			if (parent[0])
+				linux_scan_add_guard(c->s, parent, true);
+		}
+	} else {
+		join(hooks, sizeof(hooks), gitdir, "hooks");
 	}
+	if (hooks[0] && worktree && worktree[0])
+		guard_managers(c, hooks, worktree);
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
 		walk_modules(c, mods, nest);

@@ -250,6 +250,10 @@ static void find_missing(struct linux_scan *s)
 			add_missing(&s->missing, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
 	for (size_t i = 0; i < s->home_missing.n; i++)
 		linux_paths_add(&s->missing, s->home_missing.v[i]);
+	for (size_t i = 0; i < s->hook_missing.n; i++)
+		if (tree_of(s->hook_missing.v[i], &s->writable) &&
+		    !linux_paths_beneath_any(s->hook_missing.v[i], &s->masked))
+			linux_paths_add(&s->missing, s->hook_missing.v[i]);
 	linux_paths_sort_unique(&s->missing);
 }
 

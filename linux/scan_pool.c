@@ -301,6 +301,7 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		merge(&c->s->pinned, &p.found[i].pinned);
 		merge(&c->s->links, &p.found[i].links);
 		merge(&c->s->gitdirs, &p.found[i].gitdirs);
+		merge(&c->s->hook_missing, &p.found[i].hook_missing);
 		merge(&c->s->dangling, &p.found[i].dangling); /* pairs stay in step */
 		merge(&c->s->dangling_at, &p.found[i].dangling_at);
 		merge(&c->s->unlisted, &p.found[i].unlisted);

@@ -698,6 +698,20 @@ const char *policy_git_guard_in_dotgit(const char *path);
 enum { POLICY_GITREF_HOOKS = 1, POLICY_GITREF_WORKTREE, POLICY_GITREF_INCLUDE };
 typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
 void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);
+/* Hook managers (policy/hookmgr.c): a hook whose text holds a manager's marker runs
+ * what the manager's files in the work tree say; they are guarded like hooks. */
+struct policy_hook_manager {
+	const char *name, *marker;
+	const char *const *files; /* relative to the work tree; a directory: all of it */
+};
+const char *const *policy_git_hook_names(void); /* NULL-terminated, githooks(5) */
+const struct policy_hook_manager *policy_hook_manager_of(const char *text, size_t len);
+/* pre-commit's --config=FILE in a shim, when relative and not climbing: its length. */
+size_t policy_hook_manager_config(const char *text, size_t len, char *out, size_t n);
+/* Is `rel` (relative to a work tree) any manager's file, or beneath one? */
+bool policy_hook_manager_file(const char *rel);
+/* A hooksPath ending in "/_" (husky 9): its hooks run the scripts in its parent. */
+bool policy_hooks_dir_sources_parent(const char *dir);
 
 /* Is host:port (a parsed host) one of the sandbox's own loopback names with a port
  * listed in egress.hostPorts? Then the connection is relayed to the host's loopback
