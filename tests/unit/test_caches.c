@@ -69,8 +69,11 @@ START_TEST(vars_per_tool)
 
 	memset(&c, 0, sizeof(c));
 	ck_assert_int_eq(runner_caches_vars(&c, "/r"), 0);
-	ck_assert_uint_eq(c.n_vars, runner_n_cache_tools);
+	ck_assert_uint_eq(c.n_vars, runner_n_cache_tools - 1); /* pnpm: its rc, no variable */
 	ck_assert_str_eq(var(&c, "npm_config_cache"), "/r/npm");
+	/* npm 11 warns "Unknown env config" at every call about any npm_config_ name it
+	 * does not know: pnpm's store-dir is never one of the variables. */
+	ck_assert_ptr_null(var(&c, "npm_config_store_dir"));
 	ck_assert_str_eq(var(&c, "GOCACHE"), "/r/go-build");
 	ck_assert_str_eq(var(&c, "GOPATH"), "/r/go");
 	ck_assert_str_eq(var(&c, "CARGO_HOME"), "/r/cargo");
@@ -282,6 +285,83 @@ START_TEST(cargo_config_linked_never_through_a_link)
 }
 END_TEST
 
+static void read_file(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	size_t got;
+
+	ck_assert_msg(f != NULL, "%s", path);
+	got = fread(buf, 1, n - 1, f);
+	buf[got] = '\0';
+	fclose(f);
+}
+
+/* XDG_CONFIG_HOME: a mirror of ~/.config with pnpm/rc naming the store in the cache;
+ * the host's pnpm rc sanitized; whatever a run planted there gone at the next launch;
+ * nothing made through a planted link; the home as a workspace keeps its own. */
+START_TEST(config_mirror_with_pnpm_rc)
+{
+	struct runner_caches c;
+	char path[PATH_MAX + 64], buf[2 * PATH_MAX], want[2 * PATH_MAX];
+	const char *x;
+	ssize_t n;
+
+	sh("mkdir -p '%s/.config/git' '%s/.config/pnpm' && echo '[user]' > '%s/.config/git/config'"
+	   " && printf 'registry=http://r.test/\n//r.test/:_authToken=SECRET\n' > "
+	   "'%s/.config/pnpm/rc'",
+	   home);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
+	ck_assert_ptr_nonnull(x = var(&c, "XDG_CONFIG_HOME"));
+	snprintf(want, sizeof(want), "%s/config", c.root);
+	ck_assert_str_eq(x, want);
+	snprintf(path, sizeof(path), "%s/git", x);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "%s/.config/git", home);
+	ck_assert_str_eq(buf, want);
+	snprintf(path, sizeof(path), "%s/pnpm/rc", x);
+	read_file(path, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "store-dir=%s/pnpm-store\n", c.root);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "registry=http://r.test/") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "SECRET") == NULL, "%s", buf);
+	/* planted by a run: a config the host has not, a link aimed elsewhere, the rc made
+	 * a directory, pnpm made a link */
+	snprintf(path, sizeof(path), "%s", x);
+	runner_caches_release(&c);
+	sh("cd '%s' && mkdir -p fish && echo evil > fish/config.fish && rm git && "
+	   "ln -s /etc git && rm -rf pnpm/rc && mkdir pnpm/rc",
+	   path);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
+	snprintf(buf, sizeof(buf), "%s/fish", path);
+	ck_assert_msg(access(buf, F_OK) < 0, "a planted entry outlived the launch");
+	snprintf(buf, sizeof(buf), "%s/git", path);
+	n = readlink(buf, want, sizeof(want) - 1);
+	ck_assert_int_gt(n, 0);
+	want[n] = '\0';
+	ck_assert_msg(strstr(want, "/.config/git") != NULL, "%s", want);
+	snprintf(buf, sizeof(buf), "%s/pnpm/rc", path);
+	read_file(buf, want, sizeof(want));
+	ck_assert(strstr(want, "store-dir=") != NULL);
+	runner_caches_release(&c);
+	sh("mkdir -p '%s/elsewhere' && rm -rf '%s/.cache/halo-run/caches/'*/config/pnpm && "
+	   "ln -s '%s/elsewhere' \"$(echo '%s/.cache/halo-run/caches/'*/config)/pnpm\"",
+	   home);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
+	snprintf(buf, sizeof(buf), "%s/elsewhere/rc", home);
+	ck_assert_msg(access(buf, F_OK) < 0, "the rc was written through a planted link");
+	runner_caches_release(&c);
+	/* the home as the workspace: its own ~/.config stays the command's */
+	struct runner_caches_in in = {
+	    .policy = policy(POLICY_CACHES_ISOLATED, NULL), .home = home, .workspace = home};
+	ck_assert_int_eq(runner_caches_plan(&in, &c), 0);
+	ck_assert_ptr_null(var(&c, "XDG_CONFIG_HOME"));
+	ck_assert_str_eq(c.note, "");
+	runner_caches_release(&c);
+}
+END_TEST
+
 static Suite *caches_suite(void)
 {
 	Suite *s = suite_create("caches");
@@ -298,6 +378,7 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, read_only_is_per_run);
 	tcase_add_test(tc, dry_run_creates_nothing);
 	tcase_add_test(tc, cargo_config_linked_never_through_a_link);
+	tcase_add_test(tc, config_mirror_with_pnpm_rc);
 	suite_add_tcase(s, tc);
 	return s;
 }
