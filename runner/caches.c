@@ -21,6 +21,10 @@ const struct runner_cache_tool runner_cache_tools[] = {
      * store-dir is in the pnpm rc of the command's XDG_CONFIG_HOME (caches_config.c). */
     {"pnpm", NULL, "pnpm-store", NULL, ".local/share/pnpm/store"},
     {"yarn", "YARN_CACHE_FOLDER", "yarn", NULL, ".cache/yarn"},
+    /* Yarn 2+: its global cache (enableGlobalCache, the default since 4) is under the
+     * global folder, not YARN_CACHE_FOLDER; Yarn 1 reads it as global-folder (where
+     * `yarn global add` installs). Neither warns about it. */
+    {"yarn", "YARN_GLOBAL_FOLDER", "yarn-berry", NULL, ".yarn/berry"},
     {"pip", "PIP_CACHE_DIR", "pip", NULL, ".cache/pip"},
     /* pip install --user: the sandbox's own user base (the host's ~/.local stays read-only
      * and is not on the sandbox's sys.path). */
@@ -269,28 +273,6 @@ static int per_run(struct runner_caches *c, const char *why, const char *home)
 	return runner_caches_vars(c, NULL);
 }
 
-/* XDG_CONFIG_HOME for pnpm's store (caches_config.c). Without it (no home, the home
- * as the workspace, a directory that could not be made) the run goes on: pnpm then
- * keeps its store where it would without halo-run, and --verbose says why. */
-static int config_var(const struct runner_caches_in *in, struct runner_caches *c)
-{
-	char dir[PATH_MAX];
-	int rc =
-	    runner_caches_config(in->home, in->workspace, c->root, !in->dry_run, dir, sizeof(dir));
-
-	if (rc < 0) {
-		if (rc != -EEXIST)
-			snprintf(c->note, sizeof(c->note),
-				 "tool caches: %.300s/%s: %s (pnpm's store is not in the cache)",
-				 c->root, RUNNER_CACHE_CONFIG_SUB, strerror(-rc));
-		return 0;
-	}
-	if (!(c->vars[c->n_vars].value = strdup(dir)))
-		return -ENOMEM;
-	c->vars[c->n_vars++].key = "XDG_CONFIG_HOME";
-	return 0;
-}
-
 static int plan_isolated(const struct runner_caches_in *in, struct runner_caches *c)
 {
 	char root[PATH_MAX], key[64], why[400] = "";
@@ -330,9 +312,7 @@ static int plan_isolated(const struct runner_caches_in *in, struct runner_caches
 		c->hide[0] = '\0';
 	if (in->home && !in->dry_run)
 		link_cargo_config(in->home, c->root);
-	if ((rc = runner_caches_vars(c, c->root)) < 0)
-		return rc;
-	return config_var(in, c);
+	return runner_caches_vars(c, c->root);
 }
 
 static int plan_host(const char *home, struct runner_caches *c)

@@ -26,7 +26,7 @@
  * root it points at, and the host's own default location (for host mode and docs). */
 struct runner_cache_tool {
 	const char *tool; /* name for `halo-run cache clear TOOL` */
-	const char *var;  /* NULL: set in the tool's own rc file (pnpm: caches_config.c) */
+	const char *var;  /* NULL: set in the tool's own rc (pnpm: caches_config.c) */
 	const char *sub;
 	const char *fmt; /* value format around the path, NULL for the path itself */
 	/* sub is one path component: `cache clear` walks it by descriptor without
@@ -40,9 +40,7 @@ extern const size_t runner_n_cache_tools;
 extern const char *const runner_cache_host_dirs[];
 
 #define RUNNER_CACHE_PER_RUN_ROOT "/tmp/halo-cache"
-/* The command's XDG_CONFIG_HOME below the cache root (caches_config.c). */
-#define RUNNER_CACHE_CONFIG_SUB "config"
-#define RUNNER_CACHE_MAX_BINDS	16
+#define RUNNER_CACHE_MAX_BINDS	  16
 
 struct runner_caches {
 	enum policy_caches mode;
@@ -89,13 +87,21 @@ struct runner_caches_in {
 int runner_caches_plan(const struct runner_caches_in *in, struct runner_caches *c);
 void runner_caches_release(struct runner_caches *c);
 
-/* The command's configuration directory in the cache root (path into out): a mirror
- * of $HOME/.config, one symlink per entry, and pnpm/rc naming pnpm's store-dir in the
- * cache (caches_config.c says why). Rebuilt by descriptor when `create`; only the path
- * otherwise. -EEXIST when $HOME/.config is inside the workspace (kept as it is),
- * -ENOENT without a home, else 0 or -errno. */
-int runner_caches_config(const char *home, const char *workspace, const char *root, bool create,
-			 char *out, size_t n);
+/* The command's XDG_CONFIG_HOME inside (caches_config.c says why): pnpm/rc naming
+ * pnpm's store-dir, and a mirror of $HOME/.config, one symlink per entry. The runner
+ * gathers it, linux/ writes it on the sandbox's /run. */
+struct runner_tool_config {
+	char *rc; /* pnpm/rc's bytes */
+	size_t rc_len;
+	char mirror[4096]; /* $HOME/.config, whose entries are linked ("" without a home) */
+	char *names;	   /* its entries but pnpm, NUL-separated */
+	size_t names_len;
+};
+/* Fill c for pnpm's store at `store` (absolute, as the command sees it). -EEXIST when
+ * $HOME/.config is inside the workspace (kept as it is), else 0 or -errno. */
+int runner_caches_config(const char *home, const char *workspace, const char *store,
+			 struct runner_tool_config *c);
+void runner_tool_config_release(struct runner_tool_config *c);
 
 /* Is `tool` one of the names above (or "all")? */
 bool runner_cache_tool_known(const char *tool);

@@ -285,80 +285,47 @@ START_TEST(cargo_config_linked_never_through_a_link)
 }
 END_TEST
 
-static void read_file(const char *path, char *buf, size_t n)
-{
-	FILE *f = fopen(path, "r");
-	size_t got;
-
-	ck_assert_msg(f != NULL, "%s", path);
-	got = fread(buf, 1, n - 1, f);
-	buf[got] = '\0';
-	fclose(f);
-}
-
-/* XDG_CONFIG_HOME: a mirror of ~/.config with pnpm/rc naming the store in the cache;
- * the host's pnpm rc sanitized; whatever a run planted there gone at the next launch;
- * nothing made through a planted link; the home as a workspace keeps its own. */
+/* The command's XDG_CONFIG_HOME: pnpm/rc naming the store, the host's pnpm rc
+ * sanitized before it; the names of ~/.config to mirror, pnpm's own left out; the home
+ * as a workspace keeps its own; no home: the rc alone. */
 START_TEST(config_mirror_with_pnpm_rc)
 {
-	struct runner_caches c;
-	char path[PATH_MAX + 64], buf[2 * PATH_MAX], want[2 * PATH_MAX];
-	const char *x;
-	ssize_t n;
+	struct runner_tool_config c;
+	char want[PATH_MAX + 64], rc[4096];
+	size_t n = 0;
+	bool git = false, fish = false;
 
-	sh("mkdir -p '%s/.config/git' '%s/.config/pnpm' && echo '[user]' > '%s/.config/git/config'"
-	   " && printf 'registry=http://r.test/\n//r.test/:_authToken=SECRET\n' > "
+	sh("mkdir -p '%s/.config/git' '%s/.config/fish' '%s/.config/pnpm' && "
+	   "printf 'registry=http://r.test/\n//r.test/:_authToken=SECRET\nstore-dir=/x' > "
 	   "'%s/.config/pnpm/rc'",
 	   home);
-	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
-	ck_assert_ptr_nonnull(x = var(&c, "XDG_CONFIG_HOME"));
-	snprintf(want, sizeof(want), "%s/config", c.root);
-	ck_assert_str_eq(x, want);
-	snprintf(path, sizeof(path), "%s/git", x);
-	n = readlink(path, buf, sizeof(buf) - 1);
-	ck_assert_int_gt(n, 0);
-	buf[n] = '\0';
-	snprintf(want, sizeof(want), "%s/.config/git", home);
-	ck_assert_str_eq(buf, want);
-	snprintf(path, sizeof(path), "%s/pnpm/rc", x);
-	read_file(path, buf, sizeof(buf));
-	snprintf(want, sizeof(want), "store-dir=%s/pnpm-store\n", c.root);
-	ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
-	ck_assert_msg(strstr(buf, "registry=http://r.test/") != NULL, "%s", buf);
-	ck_assert_msg(strstr(buf, "SECRET") == NULL, "%s", buf);
-	/* planted by a run: a config the host has not, a link aimed elsewhere, the rc made
-	 * a directory, pnpm made a link */
-	snprintf(path, sizeof(path), "%s", x);
-	runner_caches_release(&c);
-	sh("cd '%s' && mkdir -p fish && echo evil > fish/config.fish && rm git && "
-	   "ln -s /etc git && rm -rf pnpm/rc && mkdir pnpm/rc",
-	   path);
-	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
-	snprintf(buf, sizeof(buf), "%s/fish", path);
-	ck_assert_msg(access(buf, F_OK) < 0, "a planted entry outlived the launch");
-	snprintf(buf, sizeof(buf), "%s/git", path);
-	n = readlink(buf, want, sizeof(want) - 1);
-	ck_assert_int_gt(n, 0);
-	want[n] = '\0';
-	ck_assert_msg(strstr(want, "/.config/git") != NULL, "%s", want);
-	snprintf(buf, sizeof(buf), "%s/pnpm/rc", path);
-	read_file(buf, want, sizeof(want));
-	ck_assert(strstr(want, "store-dir=") != NULL);
-	runner_caches_release(&c);
-	sh("mkdir -p '%s/elsewhere' && rm -rf '%s/.cache/halo-run/caches/'*/config/pnpm && "
-	   "ln -s '%s/elsewhere' \"$(echo '%s/.cache/halo-run/caches/'*/config)/pnpm\"",
-	   home);
-	ck_assert_int_eq(plan(policy(POLICY_CACHES_ISOLATED, NULL), home, &c), 0);
-	snprintf(buf, sizeof(buf), "%s/elsewhere/rc", home);
-	ck_assert_msg(access(buf, F_OK) < 0, "the rc was written through a planted link");
-	runner_caches_release(&c);
+	ck_assert_int_eq(runner_caches_config(home, WS, "/c/pnpm-store", &c), 0);
+	snprintf(want, sizeof(want), "%s/.config", home);
+	ck_assert_str_eq(c.mirror, want);
+	ck_assert_uint_lt(c.rc_len, sizeof(rc));
+	memcpy(rc, c.rc, c.rc_len);
+	rc[c.rc_len] = '\0';
+	ck_assert_msg(strstr(rc, "registry=http://r.test/\n") != NULL, "%s", rc);
+	ck_assert_msg(strstr(rc, "SECRET") == NULL, "%s", rc);
+	/* ours last: ini's last assignment wins */
+	ck_assert_msg(strstr(rc, "\nstore-dir=/c/pnpm-store\n") != NULL &&
+			  strstr(strstr(rc, "store-dir=/c/pnpm-store"), "store-dir=/x") == NULL,
+		      "%s", rc);
+	for (size_t o = 0; o < c.names_len; o += strlen(c.names + o) + 1, n++) {
+		git |= strcmp(c.names + o, "git") == 0;
+		fish |= strcmp(c.names + o, "fish") == 0;
+		ck_assert_str_ne(c.names + o, "pnpm");
+	}
+	ck_assert(git && fish && n == 2);
+	runner_tool_config_release(&c);
 	/* the home as the workspace: its own ~/.config stays the command's */
-	struct runner_caches_in in = {
-	    .policy = policy(POLICY_CACHES_ISOLATED, NULL), .home = home, .workspace = home};
-	ck_assert_int_eq(runner_caches_plan(&in, &c), 0);
-	ck_assert_ptr_null(var(&c, "XDG_CONFIG_HOME"));
-	ck_assert_str_eq(c.note, "");
-	runner_caches_release(&c);
+	ck_assert_int_eq(runner_caches_config(home, home, "/c/pnpm-store", &c), -EEXIST);
+	/* no home (per-run caches): the rc alone */
+	ck_assert_int_eq(runner_caches_config(NULL, WS, "/tmp/halo-cache/pnpm-store", &c), 0);
+	ck_assert_uint_eq(c.names_len, 0);
+	ck_assert_str_eq(c.mirror, "");
+	ck_assert_int_eq(strncmp(c.rc, "# halo-run", 10), 0);
+	runner_tool_config_release(&c);
 }
 END_TEST
 
