@@ -96,6 +96,23 @@ expect "XDG_CONFIG_HOME: the home's git config is read through it" "Host Name" "
 expect "XDG_CONFIG_HOME: read-only inside" "refused refused" "$(grep -c refused "$W/xdg.log" |
 	sed 's/^2$/refused refused/')"
 
+# The home as the workspace keeps its own ~/.config (a new tool's configuration is
+# written there); pnpm's store is still the sandbox's cache, even with pnpm's home
+# (~/.local/share/pnpm) on PATH, which the persistence guard keeps read-only.
+if [ -x "$T/pnpm10/bin/pnpm" ]; then
+	HW=$(mktemp -d /var/tmp/halo-it-homews.XXXXXX)
+	mkdir -p "$HW/.local/share/pnpm" "$HW/.config"
+	OUT=$(cd "$HW" && HOME=$HW PATH="$HW/.local/share/pnpm:$T/pnpm10/bin:$PATH" timeout 60 \
+		"$HALO" -- sh -c 'echo "xdg=${XDG_CONFIG_HOME-unset}"; mkdir "$HOME/.config/newtool" &&
+		echo made; pnpm store path' 2>"$W/hw.err" </dev/null)
+	CW=$(cd "$HW" && HOME=$HW "$HALO" cache path)
+	expect "home as the workspace: XDG_CONFIG_HOME left unset" xdg=unset "$(sed -n 1p <<<"$OUT")"
+	expect "home as the workspace: a new ~/.config entry is written there" made "$(sed -n 2p <<<"$OUT")"
+	expect_match "home as the workspace: pnpm's store is the sandbox's cache" "^$CW/pnpm-store" \
+		"$(sed -n 3p <<<"$OUT")"
+	rm -rf "$HW"
+fi
+
 # What each tool says about halo-run's variables and settings: a command that reads the
 # whole configuration (npm and pnpm print "Unknown ... config" while loading it).
 cfg_row() { # NAME LOG CMD...
