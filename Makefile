@@ -39,7 +39,7 @@ DEB_BENCH := tinyproxy squid
 # --hook` writes (t_hook_wrap.sh; skipped, with the reason, where it is missing).
 NPM_TEST  := @anthropic-ai/claude-code@2.1.197
 # From the npm registry too: the package managers whose own config warnings and caches
-# t_wf_pnpm.sh checks, one prefix each under NODE_TOOLS (about 60 MB; rows skip, with
+# t_wf_pnpm.sh checks, one prefix each under NODE_TOOLS (about 90 MB; rows skip, with
 # the reason, where one is missing). npm 9.2.0 is Debian 12's npm, which conflicts with
 # nodesource's nodejs.
 NODE_TOOLS := /opt/halo-it-node
