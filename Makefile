@@ -38,6 +38,13 @@ DEB_BENCH := tinyproxy squid
 # From the npm registry: the harness CLI whose own validator checks what `policy render
 # --hook` writes (t_hook_wrap.sh; skipped, with the reason, where it is missing).
 NPM_TEST  := @anthropic-ai/claude-code@2.1.197
+# From the npm registry too: the package managers whose own config warnings and caches
+# t_wf_pnpm.sh checks, one prefix each under NODE_TOOLS (about 90 MB; rows skip, with
+# the reason, where one is missing). npm 9.2.0 is Debian 12's npm, which conflicts with
+# nodesource's nodejs.
+NODE_TOOLS := /opt/halo-it-node
+NPM_TOOLS := pnpm8=pnpm@8.15.9 pnpm9=pnpm@9.15.9 pnpm10=pnpm@10.34.9 yarn1=yarn@1.22.22 \
+	yarn4=@yarnpkg/cli-dist@4.18.1 npm9=npm@9.2.0
 DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
 
 PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0 libssl libcrypto
@@ -184,7 +191,14 @@ deps:
 		echo "make deps: installing $(NPM_TEST) from npm"; \
 		npm install -g --silent --no-audit --no-fund $(NPM_TEST) >/dev/null 2>&1 || \
 			echo "make deps: npm install $(NPM_TEST) failed; the tests that need it will skip" >&2; \
-	fi
+	fi; \
+	for t in $(NPM_TOOLS); do \
+		d=$(NODE_TOOLS)/$${t%%=*}; [ -e "$$d/.installed" ] || [ "$$(id -u)" != 0 ] && continue; \
+		echo "make deps: installing $${t#*=} from npm into $$d"; \
+		npm install -g --silent --no-audit --no-fund --prefix "$$d" "$${t#*=}" >/dev/null 2>&1 && \
+			touch "$$d/.installed" || \
+			echo "make deps: npm install $${t#*=} failed; the tests that need it will skip" >&2; \
+	done
 
 deps-bench: deps
 	@apt-get install -y -qq --no-install-recommends $(DEB_BENCH) >/dev/null 2>&1 || \

@@ -19,6 +19,17 @@
 #define LINUX_NODE_PRELOAD_DIR	"/run/halo"
 #define LINUX_NODE_PRELOAD_PATH "/run/halo/node-preload.cjs"
 #define LINUX_NODE_OPTIONS	"--require " LINUX_NODE_PRELOAD_PATH
+/* The command's XDG_CONFIG_HOME (runner/caches_config.c says why), written on the
+ * sandbox's /run by its init: pnpm/rc, and one symlink per name (NUL-separated) to
+ * mirror/NAME. */
+#define LINUX_TOOL_CONFIG_DIR "/run/halo/config"
+struct linux_tool_config {
+	const char *rc;
+	size_t rc_len;
+	const char *mirror;
+	const char *names;
+	size_t names_len;
+};
 /* The run's CA (TLS termination for egress.credentials and requestRules), on the same
  * sealed /run: the bundle (system roots + the CA) and the CA alone. Read-only inside. */
 #define LINUX_CA_BUNDLE_PATH "/run/halo/ca-bundle.pem"
@@ -58,6 +69,8 @@ struct linux_launch {
 	/* The directory of every workspace's isolated caches (resolved), or NULL: the one
 	 * bound here is shown alone in it (PLAN_F_ALONE). */
 	const char *cache_hide;
+	/* LINUX_TOOL_CONFIG_DIR's contents, or NULL: none. */
+	const struct linux_tool_config *tool_config;
 	char *const *argv;
 	char **envp;	    /* built by runner/env (with the proxy variables when egress_proxy) */
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */

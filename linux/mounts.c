@@ -184,6 +184,8 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 		    x->rfd, "tmpfs", run_opts, RW_ATTRS | MOUNT_ATTR_NOEXEC, t, runs[i]);
 		if (i == 0)
 			write_node_preload_or_die(x->rfd, x->run_mnts[0]);
+		if (i == 0 && x->l->tool_config) /* after halo/, which the preload made */
+			mnt_tool_config_or_die(x->rfd, x->run_mnts[0], x->l->tool_config);
 		if (i == 0) /* the run's CA files, when init received them (ca_files.c) */
 			linux_ca_write_or_die(x->rfd, x->run_mnts[0]);
 	}

@@ -23,6 +23,9 @@
 #define MNT_CARVE     "/carve"	 /* mount point of the carve-out tmpfs (mounts_carve.c) */
 #define MNT_SSHCONF   "/sshconf" /* mount point of the ssh_config tmpfs (ssh_config.c) */
 
+/* LINUX_TOOL_CONFIG_DIR under the sandbox's /run (open at `run`), after halo/ exists. */
+void mnt_tool_config_or_die(int rfd, int run, const struct linux_tool_config *c);
+
 enum mnt_create { MNT_NO_CREATE = 0, MNT_CREATE_DIR, MNT_CREATE_FILE };
 
 /* Open `prefix``path` (path absolute, without "." or ".." components) O_PATH, never

@@ -91,7 +91,8 @@ static int cache_list(int fd, const char *root)
 		if (fd >= 0 && tree(fd, t->sub, false, 0, &b) < 0)
 			b = 0;
 		human(b, sz, sizeof(sz));
-		printf("%-8s %-22s %9s  %s/%s\n", t->tool, t->var, b ? sz : "-", root, t->sub);
+		printf("%-8s %-22s %9s  %s/%s\n", t->tool, t->var ? t->var : "store-dir (its rc)",
+		       b ? sz : "-", root, t->sub);
 	}
 	return 0;
 }

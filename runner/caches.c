@@ -17,8 +17,14 @@
  * ccache 4, composer...) follow it. */
 const struct runner_cache_tool runner_cache_tools[] = {
     {"npm", "npm_config_cache", "npm", NULL, ".npm"},
-    {"pnpm", "npm_config_store_dir", "pnpm-store", NULL, ".local/share/pnpm/store"},
+    /* pnpm: no variable (npm_config_store_dir makes npm 11 warn at every call); its
+     * store-dir is in the pnpm rc of the command's XDG_CONFIG_HOME (caches_config.c). */
+    {"pnpm", NULL, "pnpm-store", NULL, ".local/share/pnpm/store"},
     {"yarn", "YARN_CACHE_FOLDER", "yarn", NULL, ".cache/yarn"},
+    /* Yarn 2+: its global cache (enableGlobalCache, the default since 4) is under the
+     * global folder, not YARN_CACHE_FOLDER; Yarn 1 reads it as global-folder (where
+     * `yarn global add` installs). Neither warns about it. */
+    {"yarn", "YARN_GLOBAL_FOLDER", "yarn-berry", NULL, ".yarn/berry"},
     {"pip", "PIP_CACHE_DIR", "pip", NULL, ".cache/pip"},
     /* pip install --user: the sandbox's own user base (the host's ~/.local stays read-only
      * and is not on the sandbox's sys.path). */
@@ -133,6 +139,8 @@ int runner_caches_vars(struct runner_caches *c, const char *root)
 		const struct runner_cache_tool *t = &runner_cache_tools[i];
 		char path[PATH_MAX], *v = NULL;
 
+		if (!t->var)
+			continue;
 		if (!join(path, sizeof(path), root, t->sub))
 			return -ENAMETOOLONG;
 		if ((t->fmt ? asprintf(&v, t->fmt, path) : asprintf(&v, "%s", path)) < 0)

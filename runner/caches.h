@@ -26,7 +26,7 @@
  * root it points at, and the host's own default location (for host mode and docs). */
 struct runner_cache_tool {
 	const char *tool; /* name for `halo-run cache clear TOOL` */
-	const char *var;
+	const char *var;  /* NULL: set in the tool's own rc (pnpm: caches_config.c) */
 	const char *sub;
 	const char *fmt; /* value format around the path, NULL for the path itself */
 	/* sub is one path component: `cache clear` walks it by descriptor without
@@ -86,6 +86,22 @@ struct runner_caches_in {
 };
 int runner_caches_plan(const struct runner_caches_in *in, struct runner_caches *c);
 void runner_caches_release(struct runner_caches *c);
+
+/* The command's XDG_CONFIG_HOME inside (caches_config.c says why): pnpm/rc naming
+ * pnpm's store-dir, and a mirror of $HOME/.config, one symlink per entry. The runner
+ * gathers it, linux/ writes it on the sandbox's /run. */
+struct runner_tool_config {
+	char *rc; /* pnpm/rc's bytes */
+	size_t rc_len;
+	char mirror[4096]; /* $HOME/.config, whose entries are linked ("" without a home) */
+	char *names;	   /* its entries but pnpm, NUL-separated */
+	size_t names_len;
+};
+/* Fill c for pnpm's store at `store` (absolute, as the command sees it). -EEXIST when
+ * $HOME/.config is inside the workspace (kept as it is), else 0 or -errno. */
+int runner_caches_config(const char *home, const char *workspace, const char *store,
+			 struct runner_tool_config *c);
+void runner_tool_config_release(struct runner_tool_config *c);
 
 /* Is `tool` one of the names above (or "all")? */
 bool runner_cache_tool_known(const char *tool);

@@ -110,6 +110,38 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 
 #ifndef RUNNER_MACOS
 static struct runner_caches caches;
+static struct runner_tool_config toolcfg;
+static struct linux_tool_config linux_toolcfg;
+
+/* pnpm's store in the isolated (or per-run) cache, through the pnpm rc of a
+ * configuration directory on the sandbox's /run (runner/caches_config.c): *kv is the
+ * variable that names it (none when caches are not isolated). The home as the
+ * workspace keeps its own ~/.config (a tool's new configuration belongs there), so
+ * there pnpm gets npm_config_store_dir as before, which npm 11 warns about, rather
+ * than its default store (~/.local/share/pnpm, read-only when it is on PATH). */
+static char pnpm_store[sizeof(caches.root) + 16];
+
+static int tool_config(const struct runner_env *re, const char *home, runner_launch *l,
+		       struct policy_kv *kv)
+{
+	int rc;
+
+	kv->key = NULL;
+	if (caches.mode != POLICY_CACHES_ISOLATED || caches.n_vars == 0)
+		return 0;
+	snprintf(pnpm_store, sizeof(pnpm_store), "%s/pnpm-store",
+		 caches.per_run ? RUNNER_CACHE_PER_RUN_ROOT : caches.root);
+	rc = runner_caches_config(home, re->workspace, pnpm_store, &toolcfg);
+	if (rc == -EEXIST)
+		*kv = (struct policy_kv){"npm_config_store_dir", pnpm_store};
+	if (rc < 0)
+		return rc == -ENOMEM ? rc : 0;
+	linux_toolcfg = (struct linux_tool_config){toolcfg.rc, toolcfg.rc_len, toolcfg.mirror,
+						   toolcfg.names, toolcfg.names_len};
+	l->tool_config = &linux_toolcfg;
+	*kv = (struct policy_kv){"XDG_CONFIG_HOME", LINUX_TOOL_CONFIG_DIR};
+	return 0;
+}
 
 static void print_warnings(const struct runner_opts *o, struct policy_diags *d)
 {
@@ -129,8 +161,9 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	struct halo_err e = {{0}};
 	const char *home = re->env_home ? re->env_home : re->pw_home;
 	struct policy_kv
-	    vars[sizeof(caches.vars) / sizeof(caches.vars[0]) + 1 + RUNNER_TLS_ENV_MAX];
+	    vars[sizeof(caches.vars) / sizeof(caches.vars[0]) + 2 + RUNNER_TLS_ENV_MAX];
 	size_t n = 0;
+	struct policy_kv cfg;
 
 	struct runner_caches_in ci = {.policy = re->policy,
 				      .home = home,
@@ -149,6 +182,10 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;
 	l->cache_hide = caches.hide[0] ? caches.hide : NULL;
+	if (tool_config(re, home, l, &cfg) < 0) {
+		fprintf(stderr, "halo-run: tool caches: out of memory\n");
+		return HALO_EXIT_SETUP;
+	}
 	/* The per-run caches and Node's preload (on the sealed /run) exist only inside the
 	 * namespaces: the environment without them names neither. */
 	if (!caches.per_run)
@@ -160,6 +197,8 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	l->envp_direct = runner_env_build_in(&in, &e);
 	for (size_t i = 0; caches.per_run && i < caches.n_vars; i++)
 		vars[n++] = caches.vars[i];
+	if (cfg.key) /* on the sandbox's /run, or the cache (with the per-run ones) */
+		vars[n++] = cfg;
 	if (l->egress_proxy)
 		vars[n++] = (struct policy_kv){"NODE_OPTIONS", LINUX_NODE_OPTIONS};
 	if (l->egress_proxy) /* the run's CA, on the sandbox's /run: inside only */

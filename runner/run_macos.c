@@ -41,6 +41,10 @@ static char **build_env(void *arg, const char *proxy_url, const char *tmpdir, st
 	    (p->caches == POLICY_CACHES_UNSET || p->caches == POLICY_CACHES_ISOLATED) && tmpdir &&
 	    snprintf(root, sizeof(root), "%s/halo-cache", tmpdir) < (int)sizeof(root) &&
 	    runner_caches_vars(&c, root) == 0) {
+		/* pnpm's store: Linux names it in a pnpm rc on the sandbox's /run, which
+		 * macOS has not; here the variable npm 11 warns about is still the way. */
+		if (asprintf(&c.vars[c.n_vars].value, "%s/pnpm-store", root) >= 0)
+			c.vars[c.n_vars++].key = "npm_config_store_dir";
 		in.vars = c.vars;
 		in.n_vars = c.n_vars;
 	}

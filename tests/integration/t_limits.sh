@@ -66,10 +66,14 @@ for via in limit policy; do
 	# File size: SIGXFSZ by default; EFBIG when the signal is ignored, and the file
 	# stops exactly at the limit.
 	rm -f big
-	sbx "${fsize[@]}" -- dd if=/dev/zero of=big bs=64K count=32
+	sbx "${fsize[@]}" --events "$TMPDIR/ev-fsize" -- dd if=/dev/zero of=big bs=64K count=32
 	expect "fsize ($via): dd past the limit killed by SIGXFSZ (153)" 153 "$RC"
 	expect_match "fsize ($via): halo-run says the file-size limit was hit, naming limits.fileSizeMB" \
 		"^halo-run: file-size limit hit: a write past 1024 KiB was refused .*\(limits\.fileSizeMB; --limit fsize=" "$ERR"
+	expect "fsize ($via): said once" 1 "$(grep -c 'limit hit' <<<"$ERR")"
+	expect "fsize ($via): one limit event naming the key" 1 "$(tr -d ' \t' <"$TMPDIR/ev-fsize" 2>/dev/null |
+		grep -c '"limit":"fsize","policy_key":"limits.fileSizeMB"')"
+	rm -f "$TMPDIR/ev-fsize"
 	rm -f big
 	sbx "${fsize[@]}" -- sh -c 'trap "" XFSZ; dd if=/dev/zero of=big bs=64K count=32 2>&1; echo "rc=$?"'
 	expect_match "fsize ($via): with SIGXFSZ ignored, write fails with EFBIG" "File too large" "$OUT"
@@ -105,7 +109,7 @@ for via in limit policy; do
 	# Processes: the fork bomb is bounded. The sandbox holds init and the helper, so
 	# at most 18..19 children fit under 20 (cgroup: pids.max = 25 with init and the
 	# creation broker's 4 threads).
-	sbx "${nproc[@]}" -- ./it_sup forkmany 200
+	sbx "${nproc[@]}" --events "$TMPDIR/ev-nproc" -- ./it_sup forkmany 200
 	n=$(echo "$OUT" | awk '{print $2}')
 	expect "nproc ($via): fork fails with EAGAIN" EAGAIN "$(echo "$OUT" | awk '{print $3}')"
 	expect "nproc ($via): fewer than 20 children fit" yes \
@@ -113,13 +117,21 @@ for via in limit policy; do
 	if grep -q 'processes.*pids cgroup' <<<"$PLAN_LIMITS"; then
 		expect_match "nproc ($via): halo-run says the process limit was hit, naming limits.processes" \
 			"^halo-run: process limit hit: the kernel refused [0-9]+ forks?: .*\(limits\.processes; --limit nproc=" "$ERR"
+		expect "nproc ($via): one limit event naming the key" 1 "$(tr -d ' \t' <"$TMPDIR/ev-nproc" 2>/dev/null |
+			grep -c '"limit":"processes","policy_key":"limits.processes"')"
 	else
 		skip "nproc ($via): the process-limit line" "no pids cgroup here: RLIMIT_NPROC keeps no count of refused forks"
 	fi
+	rm -f "$TMPDIR/ev-nproc"
 
 	# Open files: fds 0-2 are open, so 29 more fit under 32.
-	sbx "${nofile[@]}" -- ./it_sup openmany 100
+	sbx "${nofile[@]}" --events "$TMPDIR/ev-nofile" -- ./it_sup openmany 100
 	expect "nofile ($via): the 33rd descriptor fails with EMFILE" "opened 29 EMFILE" "$OUT"
+	# Nothing in the kernel counts a refused descriptor (README, Limits): halo-run
+	# claims no hit it cannot see, in a line or an event.
+	expect "nofile ($via): no limit line claimed" "" "$(grep 'limit hit' <<<"$ERR")"
+	expect "nofile ($via): no limit event claimed" 0 "$(grep -c '"limit"' "$TMPDIR/ev-nofile" 2>/dev/null)"
+	rm -f "$TMPDIR/ev-nofile"
 
 	# Wall clock.
 	sbx "${wall[@]}" -- sleep 30

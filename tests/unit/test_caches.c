@@ -69,8 +69,11 @@ START_TEST(vars_per_tool)
 
 	memset(&c, 0, sizeof(c));
 	ck_assert_int_eq(runner_caches_vars(&c, "/r"), 0);
-	ck_assert_uint_eq(c.n_vars, runner_n_cache_tools);
+	ck_assert_uint_eq(c.n_vars, runner_n_cache_tools - 1); /* pnpm: its rc, no variable */
 	ck_assert_str_eq(var(&c, "npm_config_cache"), "/r/npm");
+	/* npm 11 warns "Unknown env config" at every call about any npm_config_ name it
+	 * does not know: pnpm's store-dir is never one of the variables. */
+	ck_assert_ptr_null(var(&c, "npm_config_store_dir"));
 	ck_assert_str_eq(var(&c, "GOCACHE"), "/r/go-build");
 	ck_assert_str_eq(var(&c, "GOPATH"), "/r/go");
 	ck_assert_str_eq(var(&c, "CARGO_HOME"), "/r/cargo");
@@ -282,6 +285,50 @@ START_TEST(cargo_config_linked_never_through_a_link)
 }
 END_TEST
 
+/* The command's XDG_CONFIG_HOME: pnpm/rc naming the store, the host's pnpm rc
+ * sanitized before it; the names of ~/.config to mirror, pnpm's own left out; the home
+ * as a workspace keeps its own; no home: the rc alone. */
+START_TEST(config_mirror_with_pnpm_rc)
+{
+	struct runner_tool_config c;
+	char want[PATH_MAX + 64], rc[4096];
+	size_t n = 0;
+	bool git = false, fish = false;
+
+	sh("mkdir -p '%s/.config/git' '%s/.config/fish' '%s/.config/pnpm' && "
+	   "printf 'registry=http://r.test/\n//r.test/:_authToken=SECRET\nstore-dir=/x' > "
+	   "'%s/.config/pnpm/rc'",
+	   home);
+	ck_assert_int_eq(runner_caches_config(home, WS, "/c/pnpm-store", &c), 0);
+	snprintf(want, sizeof(want), "%s/.config", home);
+	ck_assert_str_eq(c.mirror, want);
+	ck_assert_uint_lt(c.rc_len, sizeof(rc));
+	memcpy(rc, c.rc, c.rc_len);
+	rc[c.rc_len] = '\0';
+	ck_assert_msg(strstr(rc, "registry=http://r.test/\n") != NULL, "%s", rc);
+	ck_assert_msg(strstr(rc, "SECRET") == NULL, "%s", rc);
+	/* ours last: ini's last assignment wins */
+	ck_assert_msg(strstr(rc, "\nstore-dir=/c/pnpm-store\n") != NULL &&
+			  strstr(strstr(rc, "store-dir=/c/pnpm-store"), "store-dir=/x") == NULL,
+		      "%s", rc);
+	for (size_t o = 0; o < c.names_len; o += strlen(c.names + o) + 1, n++) {
+		git |= strcmp(c.names + o, "git") == 0;
+		fish |= strcmp(c.names + o, "fish") == 0;
+		ck_assert_str_ne(c.names + o, "pnpm");
+	}
+	ck_assert(git && fish && n == 2);
+	runner_tool_config_release(&c);
+	/* the home as the workspace: its own ~/.config stays the command's */
+	ck_assert_int_eq(runner_caches_config(home, home, "/c/pnpm-store", &c), -EEXIST);
+	/* no home (per-run caches): the rc alone */
+	ck_assert_int_eq(runner_caches_config(NULL, WS, "/tmp/halo-cache/pnpm-store", &c), 0);
+	ck_assert_uint_eq(c.names_len, 0);
+	ck_assert_str_eq(c.mirror, "");
+	ck_assert_int_eq(strncmp(c.rc, "# halo-run", 10), 0);
+	runner_tool_config_release(&c);
+}
+END_TEST
+
 static Suite *caches_suite(void)
 {
 	Suite *s = suite_create("caches");
@@ -298,6 +345,7 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, read_only_is_per_run);
 	tcase_add_test(tc, dry_run_creates_nothing);
 	tcase_add_test(tc, cargo_config_linked_never_through_a_link);
+	tcase_add_test(tc, config_mirror_with_pnpm_rc);
 	suite_add_tcase(s, tc);
 	return s;
 }
