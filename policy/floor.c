@@ -53,6 +53,9 @@ static const struct policy_floor_entry floor_entries[] = {
     {"~/.config/hub", POLICY_FLOOR_SECRET, POLICY_SANITIZE_NONE, NULL, "hub GitHub token"},
     {"~/.npmrc", POLICY_FLOOR_MIXED, POLICY_SANITIZE_NPMRC, NULL,
      "npm registry settings and tokens (shown with the secret entries removed)"},
+    {"~/.config/pnpm/rc", POLICY_FLOOR_MIXED, POLICY_SANITIZE_NPMRC, NULL,
+     "pnpm's own settings, which may hold registry tokens (shown with the secret entries "
+     "removed)"},
     {"~/.yarnrc.yml", POLICY_FLOOR_MIXED, POLICY_SANITIZE_NONE, NULL,
      "Yarn registry settings and tokens"},
     {"~/.pypirc", POLICY_FLOOR_MIXED, POLICY_SANITIZE_NONE, NULL, "PyPI upload passwords"},

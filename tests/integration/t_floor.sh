@@ -36,6 +36,9 @@ done
 printf '[default]\nregion = eu-west-1\n' >"$H/.aws/config"
 printf 'registry=https://npm.acme.example/\n//npm.acme.example/:_authToken=npm_FLOORSECRET\n' \
 	>"$H/.npmrc"
+mkdir -p "$H/.config/pnpm"
+printf 'registry=https://npm.acme.example/\n//npm.acme.example/:_authToken=npm_FLOORSECRET\n' \
+	>"$H/.config/pnpm/rc"
 echo "FLOORSECRET dotenv" >"$W/.env"
 echo "EXAMPLE=1" >"$W/.env.example"
 
@@ -60,10 +63,10 @@ run_in() {
 # One sandbox reads every planted file; each that can be read is named.
 list=""
 for f in "${FILES[@]}"; do list+="'$H/$f' "; done
-run_in "$H" agent.yaml "for f in $list '$H/.npmrc' '$W/.env'; do c=\$(cat \"\$f\" 2>/dev/null) && case \$c in *FLOORSECRET*) echo \"LEAK \$f\";; esac; done; echo done"
+run_in "$H" agent.yaml "for f in $list '$H/.npmrc' '$H/.config/pnpm/rc' '$W/.env'; do c=\$(cat \"\$f\" 2>/dev/null) && case \$c in *FLOORSECRET*) echo \"LEAK \$f\";; esac; done; echo done"
 expect "agent policy runs" 0 "$RC"
 expect_match "the run reached the end" '^done$' "$OUT"
-for f in "${FILES[@]}" .npmrc; do
+for f in "${FILES[@]}" .npmrc .config/pnpm/rc; do
 	if grep -qF "LEAK $H/$f" <<<"$OUT"; then fail "floor: ~/$f unreadable" "read inside"; else ok "floor: ~/$f unreadable"; fi
 done
 if grep -qF "LEAK $W/.env" <<<"$OUT"; then fail "floor: .env unreadable" "read"; else ok "floor: .env unreadable"; fi
@@ -72,6 +75,10 @@ run_in "$H" agent.yaml "ls '$H/.gnupg' '$H/.mozilla' '$H/.kube' 2>/dev/null | gr
 expect "floor: directory stores list empty" 0 "$OUT"
 
 # ------------------------------------------------------------------ sanitized .npmrc
+run_in "$H" agent.yaml "cat '$H/.config/pnpm/rc'"
+expect "pnpm rc: readable as a copy" 0 "$RC"
+expect_match "pnpm rc: registry kept" '^registry=https://npm.acme.example/$' "$OUT"
+if grep -q 'FLOORSECRET\|_authToken' <<<"$OUT"; then fail "pnpm rc: token removed" "$OUT"; else ok "pnpm rc: token removed"; fi
 run_in "$H" agent.yaml "cat '$H/.npmrc'"
 expect "npmrc: readable as a copy" 0 "$RC"
 expect_match "npmrc: registry kept" '^registry=https://npm.acme.example/$' "$OUT"

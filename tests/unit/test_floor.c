@@ -306,16 +306,19 @@ START_TEST(sanitized_files)
 	ck_assert_int_eq(pt_load(AGENT, &p, &d), 0);
 	ck_assert(pt_list_has(&p->sanitize_abs, "/home/alice/.npmrc"));
 	ck_assert_uint_eq(p->sanitize_kind[0], POLICY_SANITIZE_NPMRC);
+	ck_assert(pt_list_has(&p->sanitize_abs, "/home/alice/.config/pnpm/rc"));
 	policy_free(p);
 	/* Protected by the policy itself: masked whole. Carved out: the real file. */
 	ck_assert_int_eq(pt_load("sandbox: {protectedPaths: [~/.npmrc]}\n", &p, &d), 0);
-	ck_assert_uint_eq(p->sanitize_abs.n, 0);
+	ck_assert(!pt_list_has(&p->sanitize_abs, "/home/alice/.npmrc"));
+	ck_assert_uint_eq(p->sanitize_abs.n, 1); /* pnpm's rc */
 	policy_free(p);
 	ck_assert_int_eq(pt_load(AR("~/.npmrc"), &p, &d), 0);
-	ck_assert_uint_eq(p->sanitize_abs.n, 0);
+	ck_assert(!pt_list_has(&p->sanitize_abs, "/home/alice/.npmrc"));
+	ck_assert_uint_eq(p->sanitize_abs.n, 1);
 	policy_free(p);
 	ck_assert_int_eq(pt_load_ctx(AGENT, 'y', &pt_ctx2, &p, &d), 0);
-	ck_assert_uint_eq(p->sanitize_abs.n, 2);
+	ck_assert_uint_eq(p->sanitize_abs.n, 4); /* .npmrc and pnpm's rc, two homes */
 	policy_free(p);
 	policy_diags_free(&d);
 }
