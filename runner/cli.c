@@ -33,7 +33,8 @@ void runner_usage(FILE *out)
 	    "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
 	    "       halo-run policy render --harness NAME [--os linux|macos|windows]\n"
 	    "                [--policy F]... [--out DIR] [--version V] [--hook]\n"
-	    "                                                 the harness's managed settings\n"
+	    "                [--proxy PORT[,SOCKSPORT]]       the harness's managed settings;\n"
+	    "                                                 --proxy: its sandbox's proxy ports\n"
 	    "       halo-run policy import FILE [--from KIND] [--lossy]   KIND: %s\n"
 	    "                                                 a harness's settings as a policy\n"
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
@@ -135,6 +136,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
     VALUE("--session", session),	     FLAG("--wrap", wrap),	   FLAG("--hook", render_hook),
     VALUE("--method", method),	     VALUE("-X", method),
+    VALUE("--proxy", render_proxy),
 };
 /* clang-format on */
 
