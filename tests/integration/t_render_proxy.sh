@@ -124,4 +124,77 @@ json.dump(d, open(sys.argv[2], "w"))' claude.json mutated.json
 fi
 skip "Claude Code's sandbox reaches halo-run proxy on the rendered port" \
 	"needs a logged-in Claude Code whose model runs a Bash call; not possible offline"
+
+# ------------------------------ srt: the sandbox runtime Claude Code's sandbox is
+# srt (@anthropic-ai/sandbox-runtime) runs a command in the same sandbox as Claude Code's
+# Bash tool, from the same keys: the rendered sandbox.network block (ports included) is
+# its settings. halo-run's proxy engine (tests/helpers/proxy_harness, the engine of
+# `halo-run proxy`) listens on the rendered ports; the origin is on 127.0.0.2 (allowed by
+# the policy's allowPrivate), pastebin.com is denied by name before any lookup.
+H="$HELPERS/proxy_harness"
+if ! command -v srt >/dev/null; then
+	skip "srt with the rendered ports reaches halo-run's proxy" "no srt (npm install -g @anthropic-ai/sandbox-runtime)"
+elif ! command -v socat >/dev/null || ! command -v rg >/dev/null || ! command -v bwrap >/dev/null; then
+	skip "srt with the rendered ports reaches halo-run's proxy" "srt needs bwrap, socat and rg (apt-get install bubblewrap socat ripgrep)"
+elif [ ! -x "$H" ]; then
+	fail "proxy_harness helper present" "$H missing"
+else
+	mkdir -p www && echo "hello through halo-run" >www/hello.txt
+	cat >px.yaml <<'P'
+egress:
+  default: deny
+  allowedDomains: [127.0.0.2]
+  deniedDomains: [pastebin.com]
+  allowPrivate: [127.0.0.0/8]
+P
+	cat >origin.py <<'P'
+import http.server, os, socketserver, sys
+os.chdir(sys.argv[1])
+class S(http.server.ThreadingHTTPServer):
+    def server_bind(self): # no getfqdn(): no reverse lookup may leave the machine
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+srv = S(("127.0.0.2", 0), http.server.SimpleHTTPRequestHandler)
+open(sys.argv[2] + ".tmp", "w").write(str(srv.server_address[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+srv.serve_forever()
+P
+	pids=()
+	trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
+	python3 origin.py "$TMPDIR/www" "$TMPDIR/origin.port" 2>origin.err &
+	pids+=($!)
+	"$H" --policy px.yaml --http-port 0 --socks-port 0 --audit audit.jsonl >px.ready 2>px.err &
+	pids+=($!)
+	for _ in $(seq 50); do [ -s origin.port ] && [ -s px.ready ] && break; sleep 0.1; done
+	PH=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' px.ready) PS=$(sed -n 's/.*socks=\([0-9]*\).*/\1/p' px.ready)
+	OP=$(cat origin.port 2>/dev/null)
+	run "$HALO" policy render --harness claude-code --policy px.yaml --proxy "$PH,$PS"
+	python3 -c 'import json,sys
+sb=json.loads(sys.stdin.read())["sandbox"]
+fs=sb["filesystem"]
+json.dump({"network": sb["network"], "filesystem": {"denyRead": fs.get("denyRead", []),
+  "allowWrite": fs.get("allowWrite", []), "denyWrite": fs.get("denyWrite", [])}},
+  open(sys.argv[1], "w"))' srt.json <<<"$OUT"
+	expect "the srt settings carry the rendered ports" "$PH $PS" "$(python3 -c 'import json
+n=json.load(open("srt.json"))["network"]; print(n["httpProxyPort"], n["socksProxyPort"])')"
+	in_srt() { (HOME=$TMPDIR timeout -k 2 60 srt --settings "$TMPDIR/srt.json" -c "$1" </dev/null 2>&1); }
+	last() { tail -1 audit.jsonl 2>/dev/null; }
+	OUT=$(in_srt "curl -s -m 10 http://127.0.0.2:$OP/hello.txt")
+	if grep -q 'bwrap: \|Sandbox dependencies not available\|Operation not permitted' <<<"$OUT" &&
+		! grep -q 'hello through halo-run' <<<"$OUT"; then
+		skip "srt with the rendered ports reaches halo-run's proxy" "srt cannot sandbox as $AS here: $(head -c 200 <<<"$OUT")"
+	else
+		expect "srt, HTTP port: the allowed origin answers through the proxy" "hello through halo-run" "$OUT"
+		expect_match "  and the audit has it, allowed by halo-run's rule" \
+			'"proto":"http","host":"127.0.0.2".*"decision":"allow","rule":"allowedDomains\[0\] 127.0.0.2"' "$(last)"
+		OUT=$(in_srt "curl -s -m 10 -o /dev/null -D - http://pastebin.com/")
+		expect_match "srt, HTTP port: a denied host gets halo-run's 403 and rule" \
+			'X-Halo-Deny: pastebin.com \(deniedDomains\[0\] pastebin.com\)' "$OUT"
+		OUT=$(in_srt "curl -s -m 10 --socks5-hostname localhost:1080 http://127.0.0.2:$OP/hello.txt")
+		expect "srt, SOCKS port: the origin answers through the proxy's SOCKS5" "hello through halo-run" "$OUT"
+		expect_match "  and the audit says socks5" '"proto":"socks5","host":"127.0.0.2".*"decision":"allow"' "$(last)"
+		OUT=$(in_srt "curl -s -m 5 --noproxy '*' http://127.0.0.2:$OP/hello.txt; echo rc=\$?")
+		expect_match "srt: the command's direct connection has no route (only the proxy)" '^rc=(7|6|28)$' "$OUT"
+	fi
+fi
 finish
