@@ -351,5 +351,10 @@ int runner_main(int argc, char **argv)
 		return rc;
 	if (o.n_rest == 0)
 		return usage_error("%s", "no command given (halo-run [OPTIONS] -- CMD [ARGS...])");
+	/* A run always has its own proxy; taking the word for "use that proxy" would run
+	 * the command otherwise than its caller meant. */
+	if (o.render_proxy)
+		return usage_error("%s", "--proxy is for policy render (a harness's proxy ports); "
+					 "a run uses its own proxy");
 	return runner_cmd_run(&o);
 }

@@ -93,6 +93,11 @@ expect_match "--proxy= names the option" '--proxy needs a non-empty value' "$ERR
 run "$HALO" policy render --harness claude-code --policy pol.yaml --proxy 3128 --hook
 expect "--proxy with --hook refused" 125 "$RC"
 expect_match "--proxy with --hook: said why" '--proxy renders .*--hook prints' "$ERR"
+run "$HALO" --proxy 3128 -- true
+expect "a run refuses --proxy (it would not use that proxy)" 125 "$RC"
+expect_match "  saying why" '--proxy is for policy render .*a run uses its own proxy' "$ERR"
+run "$HALO" policy --proxy 3128 --policy pol.yaml
+expect "policy (print) refuses --proxy" 125 "$RC"
 run "$HALO" policy render --harness nosuch --policy pol.yaml --proxy 3128
 expect "--proxy for an unknown harness: the harness error" 125 "$RC"
 
