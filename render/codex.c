@@ -231,8 +231,8 @@ const struct render_adapter render_codex = {
     .render = render,
     .explain = explain,
     .proxy_cannot =
-	"Codex documents no managed key for an outside proxy: its commands' network is off "
-	"(network_access = false) or goes through its own managed proxy ([experimental_network]); "
+	"Codex documents no managed key for an outside proxy: its commands' network is off, "
+	"open (network_access) or held by its own managed proxy ([experimental_network]); "
 	"chaining that proxy to another (allow_upstream_proxy, with HTTPS_PROXY in Codex's "
 	"environment) is described by the codex-network-proxy README only, not by the "
 	"configuration reference; nothing rendered",
