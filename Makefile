@@ -29,15 +29,18 @@ DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev 
 	libnl-3-dev libnl-route-3-dev check libssl-dev
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
-	openssh-server tinyproxy node-ws gnutls-bin
+	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep
 # node-ws: the `ws` WebSocket library (t_capture.sh); it depends on nodejs:any, which
 # nodesource's nodejs satisfies.
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
 DEB_NPM   := npm
 DEB_BENCH := tinyproxy squid
 # From the npm registry: the harness CLI whose own validator checks what `policy render
-# --hook` writes (t_hook_wrap.sh; skipped, with the reason, where it is missing).
-NPM_TEST  := @anthropic-ai/claude-code@2.1.197
+# --hook` and `--proxy` write (t_hook_wrap.sh, t_render_proxy.sh), and srt, the sandbox
+# runtime Claude Code's sandbox is built on, which runs a command with the rendered proxy
+# ports (t_render_proxy.sh; it needs socat and ripgrep); skipped, with the reason, where
+# they are missing.
+NPM_TEST  := @anthropic-ai/claude-code@2.1.197 @anthropic-ai/sandbox-runtime@0.0.78
 # From the npm registry too: the package managers whose own config warnings and caches
 # t_wf_pnpm.sh checks, one prefix each under NODE_TOOLS (about 90 MB; rows skip, with
 # the reason, where one is missing). npm 9.2.0 is Debian 12's npm, which conflicts with
@@ -187,7 +190,7 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; rc=$$?; \
 		[ -z "$$own_rc" ] || rm -f /usr/sbin/policy-rc.d; [ $$rc = 0 ] || exit $$rc; \
 	fi; \
-	if ! command -v claude >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	if { ! command -v claude >/dev/null || ! command -v srt >/dev/null; } && [ "$$(id -u)" = 0 ]; then \
 		echo "make deps: installing $(NPM_TEST) from npm"; \
 		npm install -g --silent --no-audit --no-fund $(NPM_TEST) >/dev/null 2>&1 || \
 			echo "make deps: npm install $(NPM_TEST) failed; the tests that need it will skip" >&2; \

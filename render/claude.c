@@ -28,6 +28,11 @@ static const struct render_key keys[] = {
     {F, "sandbox.network.deniedDomains", SETTINGS},
     /* managed allowlist only: other hosts refused, no prompt */
     {F, "sandbox.network.allowManagedDomainsOnly", SETTINGS},
+    /* --proxy: "bring your own proxy": the sandbox's traffic goes to these localhost
+     * ports instead of Claude Code's own proxies, which then do not start (the
+     * outside proxy does the filtering) */
+    {F, "sandbox.network.httpProxyPort", SETTINGS},
+    {F, "sandbox.network.socksProxyPort", SETTINGS},
     /* Read(...), Edit(...) and WebFetch(domain:...) deny rules: the file and fetch
      * tools follow permission rules, not the sandbox */
     {F, "permissions.deny", "https://code.claude.com/docs/en/iam#tool-specific-permission-rules"},
@@ -114,6 +119,38 @@ static void network(const struct halo_policy *p, const struct render_view *v, cJ
 			    "deniedDomains");
 }
 
+/* --proxy: the ports of the `halo-run proxy` on the host's loopback that Claude
+ * Code's sandbox is bridged to (bubblewrap) or allowed to reach (Seatbelt). */
+static void proxy_ports(const struct render_opts *o, cJSON *net, struct render_out *out)
+{
+	char where[80], socks[48] = "";
+
+	if (!o->proxy_http)
+		return;
+	if (!net || !cJSON_AddNumberToObject(net, "httpProxyPort", o->proxy_http) ||
+	    (o->proxy_socks && !cJSON_AddNumberToObject(net, "socksProxyPort", o->proxy_socks)))
+		out->oom = true;
+	snprintf(where, sizeof(where), "localhost:%u (HTTP)", o->proxy_http);
+	if (o->proxy_socks) {
+		snprintf(where + strlen(where), sizeof(where) - strlen(where),
+			 " and localhost:%u (SOCKS5)", o->proxy_socks);
+		snprintf(socks, sizeof(socks), " --socks 127.0.0.1:%u", o->proxy_socks);
+	}
+	render_mark(out, RF_PROXY);
+	render_warn(out, RF_PROXY,
+		    "Claude Code's sandbox sends its commands' traffic to %s instead of its own "
+		    "proxy, and leaves the filtering to it: run `halo-run proxy --listen "
+		    "127.0.0.1:%u%s` with this policy before starting Claude Code; Claude "
+		    "Code's own traffic and its WebFetch tool do not go through it",
+		    where, o->proxy_http, socks);
+	if (!o->proxy_socks)
+		render_warn(out, RF_PROXY,
+			    "no SOCKS port: Claude Code still starts its own SOCKS proxy for "
+			    "other TCP traffic (ssh, git://), which judges hosts by the rendered "
+			    "allowedDomains, not by halo-run (no rule named, no audit); give "
+			    "--proxy PORT,SOCKSPORT");
+}
+
 static void body(const struct halo_policy *p, const struct render_opts *o,
 		 const struct render_view *v, cJSON *root, struct render_out *out)
 {
@@ -136,6 +173,7 @@ static void body(const struct halo_policy *p, const struct render_opts *o,
 	deny = perm ? cJSON_AddArrayToObject(perm, "deny") : NULL;
 	paths(p, v, sb, deny, out);
 	network(p, v, sb, deny, out);
+	proxy_ports(o, rj_obj(out, sb, "network"), out);
 	render_gateway(p, v, out, "sandbox.network.allowedDomains");
 }
 
@@ -192,6 +230,7 @@ const struct render_adapter render_claude_code = {
 	    [RF_WRITABLE_ROOTS] = RD_KEY,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_KEY,
 	    [RF_EGRESS_DEFAULT] = RD_KEY_WARN,
+	    [RF_PROXY] = RD_KEY_WARN,
 	},
     .render = render,
     .explain = explain,

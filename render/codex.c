@@ -226,7 +226,14 @@ const struct render_adapter render_codex = {
 	    [RF_WRITABLE_ROOTS] = RD_KEY_WARN,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_WARN,
 	    [RF_EGRESS_DEFAULT] = RD_KEY_WARN,
+	    [RF_PROXY] = RD_WARN,
 	},
     .render = render,
     .explain = explain,
+    .proxy_cannot =
+	"Codex documents no managed key for an outside proxy: its commands' network is off, "
+	"open (network_access) or held by its own managed proxy ([experimental_network]); "
+	"chaining that proxy to another (allow_upstream_proxy, with HTTPS_PROXY in Codex's "
+	"environment) is described by the codex-network-proxy README only, not by the "
+	"configuration reference; nothing rendered",
 };

@@ -220,7 +220,11 @@ const struct render_adapter render_copilot = {
 	    [RF_WRITABLE_ROOTS] = RD_KEY,
 	    [RF_FAIL_IF_UNAVAILABLE] = RD_KEY,
 	    [RF_EGRESS_DEFAULT] = RD_KEY,
+	    [RF_PROXY] = RD_WARN,
 	},
     .render = render,
     .explain = explain,
+    .proxy_cannot =
+	"Copilot CLI's sandbox documents no outside proxy (sandbox.userPolicy.network holds "
+	"host lists only); nothing rendered",
 };

@@ -40,4 +40,7 @@ const struct render_adapter render_cursor = {
 	},
     .render = render,
     .explain = explain,
+    .proxy_cannot =
+	"Cursor has no system-wide managed file, and its sandbox.json documents no outside "
+	"proxy; nothing rendered",
 };

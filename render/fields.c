@@ -42,6 +42,7 @@ static const char *const field_names[RENDER_N_FIELDS] = {
     [RF_ENV_SET] = "env.set",
     [RF_LEGACY_PERMISSIONS] = "permissions.sandbox",
     [RF_FLOOR] = "credential floor",
+    [RF_PROXY] = "--proxy",
 };
 
 const char *render_field_name(enum render_field f)
@@ -130,6 +131,8 @@ bool render_field_in_force(const struct halo_policy *p, enum render_field f)
 		return p->legacy_permissions_sandbox != NULL;
 	case RF_FLOOR:
 		return on;
+	case RF_PROXY:
+		return false; /* a render option, not in the policy: render_warn_proxy */
 	default:
 		return limit_of(p, f) != POLICY_LIMIT_UNSET;
 	}

@@ -43,6 +43,35 @@ static const struct render_cannot cannot[] = {
     {RF_GATEWAY, "no per-domain rule in Gemini CLI"},
 };
 
+/* Gemini CLI's proxied sandbox (sandbox.md, "Proxied networking"; sandbox.ts): it
+ * starts the command in GEMINI_SANDBOX_PROXY_COMMAND itself and waits for it on port
+ * 8877, fixed; no settings key names it, and no SOCKS proxy is used. */
+#define GEMINI_PROXY_PORT 8877
+
+static void proxy(const struct render_opts *o, struct render_out *out)
+{
+	char port[96] = "";
+
+	if (!o->proxy_http)
+		return;
+	if (o->proxy_http != GEMINI_PROXY_PORT)
+		snprintf(port, sizeof(port), "port %u cannot be used (Gemini CLI waits on %u); ",
+			 o->proxy_http, GEMINI_PROXY_PORT);
+	render_warn(out, RF_PROXY,
+		    "%sGemini CLI has no settings key for an outside proxy: its sandbox starts "
+		    "the command in the environment variable GEMINI_SANDBOX_PROXY_COMMAND and "
+		    "sends commands' traffic to port %u; on macOS (SEATBELT_PROFILE "
+		    "permissive-proxied) set GEMINI_SANDBOX_PROXY_COMMAND='halo-run proxy "
+		    "--listen 127.0.0.1:%u --policy F' in the environment that starts gemini "
+		    "(never in a project's .gemini/.env); nothing rendered",
+		    port, GEMINI_PROXY_PORT, GEMINI_PROXY_PORT);
+	if (o->proxy_socks)
+		render_warn(out, RF_PROXY,
+			    "SOCKS port %u: Gemini CLI's sandbox uses no SOCKS proxy (only "
+			    "HTTP(S)_PROXY); not used",
+			    o->proxy_socks);
+}
+
 static void body(const struct halo_policy *p, const struct render_opts *o,
 		 const struct render_view *v, cJSON *root, struct render_out *out)
 {
@@ -65,6 +94,7 @@ static void body(const struct halo_policy *p, const struct render_opts *o,
 	if (v->read_only)
 		render_warn(out, RF_MODE, "read-only: Gemini CLI has no read-only setting");
 	render_warn_cannot(p, out, cannot, RN(cannot));
+	proxy(o, out);
 }
 
 static const struct render_json_frame frame = {F, install, NULL, body};
@@ -97,6 +127,7 @@ const struct render_adapter render_gemini = {
 	    [RF_GATEWAY] = RD_WARN,
 	    [RF_LEGACY_PERMISSIONS] = RD_KEY_WARN,
 	    [RF_FLOOR] = RD_WARN,
+	    [RF_PROXY] = RD_WARN,
 	},
     .render = render,
     .explain = explain,

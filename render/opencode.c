@@ -153,7 +153,11 @@ const struct render_adapter render_opencode = {
 	    [RF_GATEWAY] = RD_WARN,
 	    [RF_LEGACY_PERMISSIONS] = RD_WARN,
 	    [RF_FLOOR] = RD_KEY_WARN,
+	    [RF_PROXY] = RD_WARN,
 	},
     .render = render,
     .explain = explain,
+    .proxy_cannot =
+	"OpenCode has no sandbox: its shell commands reach the network directly and no "
+	"setting sends them to a proxy; nothing rendered (run them under halo-run instead)",
 };

@@ -404,6 +404,8 @@ int render_policy(const struct render_adapter *a, const struct halo_policy *p,
 	memset(out, 0, sizeof(*out));
 	out->harness = a->name;
 	rc = a->render(p, o, out, e);
+	if (rc == 0)
+		render_warn_proxy(a, p, o, out);
 	if (rc == 0 && out->oom) {
 		halo_err_set(e, "out of memory");
 		rc = -ENOMEM;

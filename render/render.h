@@ -58,6 +58,7 @@ enum render_field {
 	RF_ENV_SET,
 	RF_LEGACY_PERMISSIONS,
 	RF_FLOOR, /* the built-in credential floor: not a key, but always in force */
+	RF_PROXY, /* `policy render --proxy`: not a policy key; rendered or warned when given */
 	RENDER_N_FIELDS
 };
 const char *render_field_name(enum render_field f); /* "sandbox.mode", ... */
@@ -101,7 +102,14 @@ struct render_out {
 struct render_opts {
 	enum render_os os;
 	const char *version; /* the harness version pinned (Copilot), or NULL */
+	/* --proxy PORT[,SOCKSPORT]: a `halo-run proxy` on the harness's loopback that
+	 * the harness's own sandbox sends its commands' traffic to; 0 when not given. */
+	unsigned proxy_http, proxy_socks;
 };
+
+/* "PORT" or "PORT,SOCKSPORT", each 1-65535 in plain decimal, the two different:
+ * 0, or -EINVAL with the reason in e (naming the part that is wrong). */
+int render_proxy_parse(const char *s, unsigned *http, unsigned *socks, struct halo_err *e);
 
 /* One key an adapter renders, with the vendor documentation it comes from. */
 struct render_key {
@@ -122,6 +130,9 @@ struct render_adapter {
 	 * (NUL-terminated into buf), and whether the rendering allows it. */
 	bool (*explain)(const struct halo_policy *p, const struct render_opts *o, const char *host,
 			unsigned port, char *buf, size_t n);
+	/* Why --proxy cannot be rendered for this harness (the warning's text), for an
+	 * adapter that does not deal with RF_PROXY itself; NULL when it always does. */
+	const char *proxy_cannot;
 };
 
 size_t render_n_adapters(void);

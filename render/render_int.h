@@ -129,6 +129,11 @@ typedef bool (*render_decide_fn)(const struct render_view *v, const char *host, 
 bool render_explain_view(const struct halo_policy *p, const char *title, const char *host,
 			 char *buf, size_t n, render_decide_fn decide);
 
+/* --proxy given and not dealt with by the adapter (nor by sandbox.mode off): one
+ * warning, the adapter's proxy_cannot. Called by render_policy after the adapter. */
+void render_warn_proxy(const struct render_adapter *a, const struct halo_policy *p,
+		       const struct render_opts *o, struct render_out *out);
+
 /* A field a harness cannot hold, and why. */
 struct render_cannot {
 	enum render_field f;

@@ -33,7 +33,8 @@ void runner_usage(FILE *out)
 	    "       halo-run policy [--policy F]... [--json]  print the effective policy\n"
 	    "       halo-run policy render --harness NAME [--os linux|macos|windows]\n"
 	    "                [--policy F]... [--out DIR] [--version V] [--hook]\n"
-	    "                                                 the harness's managed settings\n"
+	    "                [--proxy PORT[,SOCKSPORT]]       the harness's managed settings;\n"
+	    "                                                 --proxy: its sandbox's proxy ports\n"
 	    "       halo-run policy import FILE [--from KIND] [--lossy]   KIND: %s\n"
 	    "                                                 a harness's settings as a policy\n"
 	    "       halo-run doctor [--policy F]... [--json]  what this machine enforces, and "
@@ -135,6 +136,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
     VALUE("--session", session),	     FLAG("--wrap", wrap),	   FLAG("--hook", render_hook),
     VALUE("--method", method),	     VALUE("-X", method),
+    VALUE("--proxy", render_proxy),
 };
 /* clang-format on */
 
@@ -349,5 +351,10 @@ int runner_main(int argc, char **argv)
 		return rc;
 	if (o.n_rest == 0)
 		return usage_error("%s", "no command given (halo-run [OPTIONS] -- CMD [ARGS...])");
+	/* A run always has its own proxy; taking the word for "use that proxy" would run
+	 * the command otherwise than its caller meant. */
+	if (o.render_proxy)
+		return usage_error("%s", "--proxy is for policy render (a harness's proxy ports); "
+					 "a run uses its own proxy");
 	return runner_cmd_run(&o);
 }

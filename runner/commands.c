@@ -227,6 +227,10 @@ int runner_cmd_policy(const struct runner_opts *o)
 
 	if (o->n_rest >= 1 && strcmp(o->rest[0], "render") == 0)
 		return runner_cmd_policy_render(o);
+	if (o->render_proxy) {
+		fprintf(stderr, "halo-run: --proxy is for policy render --harness NAME\n");
+		return HALO_EXIT_SETUP;
+	}
 	if (o->n_rest >= 1 && strcmp(o->rest[0], "import") == 0)
 		return runner_cmd_policy_import(o);
 	if (o->n_rest != 0) {

@@ -190,7 +190,7 @@ static int render_hook(const struct runner_opts *o)
 int runner_cmd_policy_render(const struct runner_opts *o)
 {
 	const struct render_adapter *a = o->harness ? render_adapter_find(o->harness) : NULL;
-	struct render_opts ro = {RENDER_OS_LINUX, o->pin};
+	struct render_opts ro = {.os = RENDER_OS_LINUX, .version = o->pin};
 	struct render_out out;
 	struct runner_env re;
 	struct halo_err e = {{0}};
@@ -207,6 +207,16 @@ int runner_cmd_policy_render(const struct runner_opts *o)
 			      HALO_EXIT_SETUP);
 	if (o->os && render_os_parse(o->os, &ro.os) < 0) {
 		fprintf(stderr, "halo-run: --os %s: expected linux, macos or windows\n", o->os);
+		return HALO_EXIT_SETUP;
+	}
+	if (o->render_proxy && o->render_hook) {
+		fprintf(stderr, "halo-run: --proxy renders the harness's managed settings; "
+				"--hook prints the hook's settings: give one of them\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->render_proxy &&
+	    render_proxy_parse(o->render_proxy, &ro.proxy_http, &ro.proxy_socks, &e) < 0) {
+		fprintf(stderr, "halo-run: %s\n", e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	if (o->render_hook) {
@@ -342,7 +352,7 @@ static bool egress_field(enum render_field f)
 static void check_one(const struct render_adapter *a, const struct runner_opts *o,
 		      const struct halo_policy *p, const char *host, unsigned port, bool allow)
 {
-	struct render_opts ro = {RENDER_OS_LINUX, o->pin};
+	struct render_opts ro = {.os = RENDER_OS_LINUX, .version = o->pin};
 	struct render_out out;
 	struct halo_err e = {{0}};
 	char mech[512];

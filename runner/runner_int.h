@@ -51,6 +51,7 @@ struct runner_opts {
 	const char *session;	     /* run: --session NAME (runner/session*.c) */
 	bool wrap;		     /* hook --wrap: answer a shell call with it run in halo-run */
 	bool render_hook;	     /* policy render --hook: the settings that install the hook */
+	const char *render_proxy;    /* policy render --proxy PORT[,SOCKSPORT] */
 	char **rest;		     /* command (run) or operands (check, validate) */
 	int n_rest;
 };

@@ -2,7 +2,8 @@
 # Build halo-run's Debian package with dpkg-deb (no debhelper needed): `make deb`.
 #   tools/mkdeb.sh BUILD VERSION "LINKS"
 # The tree is `make install DESTDIR=... PREFIX=/usr` (binary, links, man page), plus
-# the README, copyright, changelog and the AppArmor profile (see packaging/). The
+# the README, copyright, changelog, the AppArmor profile and the proxy's systemd units
+# (see packaging/). The
 # Depends line comes from dpkg-shlibdeps when it is there, else from ldd and dpkg -S.
 # Prints the path of the .deb.
 set -eu
@@ -25,6 +26,11 @@ install -d "$doc" "$ROOT/usr/share/halo-run/apparmor"
 install -m 0644 README.md "$doc/README.md"
 install -m 0644 packaging/deb/copyright "$doc/copyright"
 install -m 0644 packaging/apparmor/halo-run "$ROOT/usr/share/halo-run/apparmor/halo-run"
+# halo-run proxy as a service: shipped, never enabled by the package (README,
+# "halo-run proxy: recipes").
+install -d "$ROOT/usr/lib/systemd/system"
+install -m 0644 packaging/systemd/halo-run-proxy.service packaging/systemd/halo-run-proxy.socket \
+	packaging/systemd/halo-run-proxy-socks.socket "$ROOT/usr/lib/systemd/system/"
 install -d "$ROOT/usr/share/lintian/overrides"
 install -m 0644 packaging/deb/lintian-overrides "$ROOT/usr/share/lintian/overrides/halo-run"
 date=$(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")
@@ -52,7 +58,7 @@ fi
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
 sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@MAINTAINER@|$MAINTAINER|" \
 	-e "s|@SIZE@|$size|" -e "s|@DEPENDS@|$depends|" packaging/deb/control.in >"$ROOT/DEBIAN/control"
-install -m 0755 packaging/deb/postinst packaging/deb/postrm "$ROOT/DEBIAN/"
+install -m 0755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm "$ROOT/DEBIAN/"
 (cd "$ROOT" && find usr -type f -exec md5sum {} + | sort -k2) >"$ROOT/DEBIAN/md5sums"
 chmod 0644 "$ROOT/DEBIAN/md5sums"
 find "$ROOT" -type d -exec chmod 0755 {} +

@@ -50,6 +50,10 @@ mkdir -p "$stage/src/runner" "$stage/src/tools"
 cp "$here/../../README.md" "$here/../../Makefile" "$stage/src/" 2>/dev/null
 cp "$here/../../runner/cli.c" "$stage/src/runner/" 2>/dev/null
 cp "$here/../../tools/mkdeb.sh" "$stage/src/tools/" 2>/dev/null
+# t_proxy_units.sh checks halo-run proxy's systemd units and, when one was built, the
+# package that ships them.
+cp -r "$here/../../packaging" "$stage/src/" 2>/dev/null
+cp "$build"/halo-run_*.deb "$stage/src/" 2>/dev/null
 chmod -R a+rX "$stage"
 
 # Scripts run in parallel, IT_JOBS at a time (default: one per CPU; IT_JOBS=1 is the

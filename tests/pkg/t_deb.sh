@@ -9,7 +9,8 @@
 #      root and as an unprivileged user, halo-sh runs, the man page is there, and the
 #      AppArmor profile is where the package keeps it (copied into /etc/apparmor.d
 #      only where the parser knows abi 4.0, which bookworm's does not);
-#   4. apt-get purge leaves no file behind.
+#   4. apt-get purge leaves no file behind; halo-run proxy's units are shipped and
+#      none is enabled.
 # Needs root. Usage: tests/pkg/t_deb.sh BUILD_DIR (with BUILD_DIR/halo-run_*.deb).
 set -u
 BUILD=${1:?usage: t_deb.sh BUILD_DIR}
@@ -40,6 +41,11 @@ check "dpkg-deb: halo-run, halo-sh, man page, profile, README" sh -c \
 	 dpkg-deb -c '$DEB' | grep -q './usr/share/man/man1/halo-run.1.gz' &&
 	 dpkg-deb -c '$DEB' | grep -q './usr/share/halo-run/apparmor/halo-run' &&
 	 dpkg-deb -c '$DEB' | grep -q './usr/share/doc/halo-run/README.md'"
+check "dpkg-deb: halo-run proxy's systemd units, no enable link" sh -c \
+	"dpkg-deb -c '$DEB' | grep -q './usr/lib/systemd/system/halo-run-proxy.service\$' &&
+	 dpkg-deb -c '$DEB' | grep -q './usr/lib/systemd/system/halo-run-proxy.socket\$' &&
+	 dpkg-deb -c '$DEB' | grep -q './usr/lib/systemd/system/halo-run-proxy-socks.socket\$' &&
+	 ! dpkg-deb -c '$DEB' | grep -q '\.wants/'"
 
 # ---------------------------------------------------------------- 2. a clean root
 if [ ! -x "$CACHE/usr/bin/apt-get" ]; then
@@ -77,11 +83,14 @@ t "verify as an unprivileged user (uid 4321)" setpriv --reuid=4321 --regid=4321 
 	sh -c 'cd /home/halo && halo-run verify >/tmp/verify-user.out 2>&1; rc=$?; tail -3 /tmp/verify-user.out; [ $rc = 0 ] && grep -q "^verify: [0-9]* passed, 0 failed" /tmp/verify-user.out'
 echo "# uid 4321: $(grep '^verify: ' /tmp/verify-user.out)"
 t "halo-ci.sh installed" test -x /usr/share/halo-run/halo-ci.sh
+t "proxy units installed, none enabled" sh -c \
+	'test -s /usr/lib/systemd/system/halo-run-proxy.service && test -s /usr/lib/systemd/system/halo-run-proxy.socket &&
+	 ! ls /etc/systemd/system/*.wants/halo-run-proxy* 2>/dev/null | grep -q .'
 t "halo-sh as the user" setpriv --reuid=4321 --regid=4321 --init-groups env HOME=/home/halo \
 	sh -c 'cd /home/halo && [ "$(halo-sh -c "echo in-sandbox")" = in-sandbox ]'
 t "report of an empty audit" sh -c ': >/tmp/e.jsonl && halo-run report /tmp/e.jsonl --format json | grep -q "\"records\":"'
 t "apt-get purge" apt-get purge -y -qq halo-run
-t "purge: nothing left" sh -c '! ls /usr/bin/halo-run /usr/bin/halo-sh /usr/share/halo-run /etc/apparmor.d/halo-run 2>/dev/null | grep -q .'
+t "purge: nothing left" sh -c '! ls /usr/bin/halo-run /usr/bin/halo-sh /usr/share/halo-run /etc/apparmor.d/halo-run /usr/lib/systemd/system/halo-run-proxy* 2>/dev/null | grep -q .'
 EOF
 chmod 0755 "$R/inner.sh"
 

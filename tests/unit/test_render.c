@@ -17,7 +17,7 @@
 _Static_assert(sizeof(struct halo_policy) == 568 + 96,
 	       "struct halo_policy changed: add the field to enum render_field (render.h), "
 	       "every adapter's disp table and render_field_in_force, then update this size");
-_Static_assert(RENDER_N_FIELDS == 34, "a field was added: update the full policy below");
+_Static_assert(RENDER_N_FIELDS == 35, "a field was added: update the full policy below");
 
 /* Every field of the schema set. */
 static const char full_yaml[] =
@@ -125,8 +125,9 @@ START_TEST(fields_cover_the_model)
 		}
 	}
 	/* 28 schema keys (permissions.sandbox is folded into sandbox.mode by to_json),
-	 * plus the floor: every render field is a model field. */
-	ck_assert_uint_eq(seen + 2, RENDER_N_FIELDS);
+	 * plus the floor and --proxy (a render option): every other render field is a
+	 * model field. */
+	ck_assert_uint_eq(seen + 3, RENDER_N_FIELDS);
 	cJSON_Delete(root);
 	free(json);
 	policy_free(p);
@@ -136,7 +137,7 @@ END_TEST
 static void check_dispositions(const struct render_adapter *a, const struct halo_policy *p,
 			       enum render_os os)
 {
-	struct render_opts o = {os, NULL};
+	struct render_opts o = {.os = os, .version = NULL};
 	struct render_out out;
 	struct halo_err e;
 
@@ -224,7 +225,7 @@ START_TEST(no_bypass_and_keys_cited)
 		for (size_t i = 0; i < render_n_adapters(); i++) {
 			const struct render_adapter *a = render_adapter_at(i);
 			for (int os = 0; os < 3; os++) {
-				struct render_opts o = {(enum render_os)os, NULL};
+				struct render_opts o = {.os = (enum render_os)os, .version = NULL};
 				struct render_out out;
 				struct halo_err e;
 				ck_assert_int_eq(render_policy(a, p, &o, &out, &e), 0);
@@ -263,8 +264,9 @@ START_TEST(copilot_pins)
 {
 	struct halo_policy *p = load(full_yaml);
 	const struct render_adapter *a = render_adapter_find("copilot");
-	struct render_opts old = {RENDER_OS_LINUX, "1.0.92"}, ok = {RENDER_OS_LINUX, "1.0.93"};
-	struct render_opts bad = {RENDER_OS_LINUX, "latest"};
+	struct render_opts old = {.os = RENDER_OS_LINUX, .version = "1.0.92"},
+			   ok = {.os = RENDER_OS_LINUX, .version = "1.0.93"};
+	struct render_opts bad = {.os = RENDER_OS_LINUX, .version = "latest"};
 	struct render_out out;
 	struct halo_err e;
 
@@ -332,7 +334,7 @@ static void round_trip(const char *harness, enum render_import_kind want, const 
 		       const char *const *globs)
 {
 	struct halo_policy *p = load(full_yaml), *q;
-	struct render_opts o = {RENDER_OS_LINUX, NULL};
+	struct render_opts o = {.os = RENDER_OS_LINUX, .version = NULL};
 	struct render_out out;
 	struct halo_err e;
 	enum render_import_kind got;

@@ -120,7 +120,7 @@ START_TEST(every_harness_leaves_refused_out)
 	const struct render_adapter *a = render_adapter_at((size_t)_i);
 
 	for (int os = RENDER_OS_LINUX; os <= RENDER_OS_WINDOWS; os++) {
-		struct render_opts o = {(enum render_os)os, NULL};
+		struct render_opts o = {.os = (enum render_os)os, .version = NULL};
 		struct render_out out;
 		struct halo_err e = {{0}};
 		char mech[512];
@@ -165,7 +165,7 @@ START_TEST(wildcard_over_fixed_name_denied)
 {
 	struct halo_policy *p = load(wild_yaml);
 	const struct render_adapter *a = render_adapter_at((size_t)_i);
-	struct render_opts o = {RENDER_OS_LINUX, NULL};
+	struct render_opts o = {.os = RENDER_OS_LINUX, .version = NULL};
 	struct render_out out;
 	struct halo_err e = {{0}};
 	char mech[512];
@@ -198,7 +198,7 @@ START_TEST(allow_private_keeps_them)
 		 "  allowedDomains: [localhost, 169.254.169.254, \"::1\"]\n"
 		 "  allowPrivate: [127.0.0.0/8, 169.254.169.254/32, \"::1/128\"]\n");
 	const struct render_adapter *a = render_adapter_find("claude-code");
-	struct render_opts o = {RENDER_OS_LINUX, NULL};
+	struct render_opts o = {.os = RENDER_OS_LINUX, .version = NULL};
 	struct render_out out;
 	struct halo_err e = {{0}};
 
