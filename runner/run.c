@@ -342,6 +342,9 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.quiet = o->quiet;
 	l.warnings = &warnings;
 	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;
+#ifndef RUNNER_MACOS
+	l.learn = o->learn;
+#endif
 #ifdef RUNNER_MACOS
 	/* The environment is built by the launcher once the proxy's port and secret are
 	 * known (runner/run_macos.c supplies the builder). */

@@ -1,0 +1,215 @@
+/* `halo-run learn`: a run whose default-deny decisions become "allow and record"
+ * (the proxy asks policy_decision_learn), and at its end the input policy plus the
+ * minimal additions (learn/), validated by the loader before it is written, with a
+ * diff against the input on stderr. Everything else is enforced as in a run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "learn/learn.h"
+#include "proxy/proxy.h"
+#include "runner/runner_int.h"
+
+struct runner_learn {
+	struct learn_record rec;
+	struct proxy_learner pl;
+};
+
+static const enum learn_host_kind kinds[] = {
+    [PROXY_LEARN_HOST] = LEARN_HOST_ALLOWED,
+    [PROXY_LEARN_PRIVATE] = LEARN_HOST_PRIVATE,
+    [PROXY_LEARN_DENIED] = LEARN_HOST_DENIED,
+};
+
+static void note(void *ctx, enum proxy_learn_kind k, const char *host, unsigned port,
+		 const char *proto, const char *addr, const char *cls, const char *rule)
+{
+	struct runner_learn *lr = ctx;
+
+	if ((size_t)k < sizeof(kinds) / sizeof(kinds[0]))
+		learn_record_host(&lr->rec, kinds[k], host, port, proto, addr, cls, rule);
+}
+
+struct runner_learn *runner_learn_new(void)
+{
+	struct runner_learn *lr = calloc(1, sizeof(*lr));
+
+	if (!lr)
+		return NULL;
+	learn_record_init(&lr->rec);
+	lr->pl = (struct proxy_learner){note, lr};
+	return lr;
+}
+
+void runner_learn_options(struct runner_learn *lr, struct proxy_options *po)
+{
+	if (lr)
+		po->learner = &lr->pl;
+}
+
+void runner_learn_command(struct runner_learn *lr, char *const *argv)
+{
+	if (lr)
+		learn_record_command(&lr->rec, argv);
+}
+
+void runner_learn_free(struct runner_learn *lr)
+{
+	if (!lr)
+		return;
+	learn_record_free(&lr->rec);
+	free(lr);
+}
+
+struct root_ctx {
+	const struct halo_policy *p;
+	const struct policy_ctx *pc;
+};
+
+/* A root is proposable when the input policy with it added validates: the same
+ * rules as any writableRoots entry (system directories, the home, the floor...). */
+static int root_check(void *arg, const char *root, char *why, size_t n)
+{
+	struct root_ctx *c = arg;
+	struct learn_items one = {&(struct learn_item){(char *)root, (char *)"candidate"}, 1};
+	struct learn_plan pl = {.roots = one};
+	struct learn_record none;
+	struct policy_diags d = {0};
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	learn_record_init(&none);
+	rc = learn_emit(c->p, &none, &pl, &text, &len);
+	if (rc == 0 && (rc = learn_validate(text, len, c->pc, &d)) < 0)
+		snprintf(why, n, "%s", d.n_errors ? d.errors[0] : "invalid");
+	policy_diags_free(&d);
+	free(text);
+	return rc;
+}
+
+static void notes_add(struct learn_plan *pl, const struct learn_record *r)
+{
+	static const char *const fixed[] = {
+	    "connections made straight to the sandbox's own loopback (127.0.0.1:PORT without "
+	    "the proxy) are not seen: a host loopback service is proposed (egress.hostPorts) "
+	    "only when a client asked the proxy for it",
+	    "writes by calls the broker does not perform (unlink, rmdir, rename's source, "
+	    "truncate, chmod, utimes, a descriptor opened before) are not seen",
+	    "env.pass: which variable a tool missed cannot be told from a run; none is proposed",
+	};
+	struct learn_item *g;
+	size_t k = sizeof(fixed) / sizeof(fixed[0]) + 2;
+
+	g = realloc(pl->notes.v, (pl->notes.n + k) * sizeof(*g));
+	if (!g)
+		return;
+	pl->notes.v = g;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		g[pl->notes.n++] = (struct learn_item){strdup(""), strdup(fixed[i])};
+	if (!r->writes_observed)
+		g[pl->notes.n++] = (struct learn_item){
+		    strdup(""), strdup("no write was observed: the broker did not run (a session's "
+				       "calls, sandbox.guardPersistence false, read-only mode, or "
+				       "macOS), so no writable root is proposed")};
+	if (r->writes_cut)
+		g[pl->notes.n++] = (struct learn_item){
+		    strdup(""), strdup("more refused writes than the sandbox keeps (48): the rest "
+				       "are not listed")};
+}
+
+static int write_out(const char *path, const char *text, size_t len)
+{
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)
+		      : STDOUT_FILENO;
+	size_t k = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (k < len) {
+		ssize_t w = write(fd, text + k, len - k);
+		if (w <= 0) {
+			int err = w < 0 ? errno : EIO;
+			if (path)
+				close(fd);
+			return -err;
+		}
+		k += (size_t)w;
+	}
+	if (path && close(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
+			const runner_launch *l)
+{
+	struct policy_ctx pc;
+	struct root_ctx rc_ctx = {l->policy, &pc};
+	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
+	struct learn_plan pl;
+	struct policy_diags d = {0};
+	char *text = NULL, *base = NULL, *diff = NULL;
+	size_t len = 0, blen = 0;
+	int rc;
+
+	if (!lr)
+		return 0;
+	if (l->facts)
+		learn_record_writes_parse(&lr->rec, l->facts->learn_notes,
+					  l->facts->learn_notes_len);
+	runner_policy_ctx(&pc, l->pw_home, l->env_home, l->workspace);
+	if ((rc = learn_propose(l->policy, &lr->rec, &lo, &pl)) < 0) {
+		runner_say("learn: %s", strerror(-rc));
+		return rc;
+	}
+	notes_add(&pl, &lr->rec);
+	rc = learn_emit(l->policy, &lr->rec, &pl, &text, &len);
+	if (rc == 0 && (rc = learn_validate(text, len, &pc, &d)) < 0) {
+		runner_say("learn: the learned policy does not validate; nothing was written:");
+		for (size_t i = 0; i < d.n_errors; i++)
+			runner_say("  %s", d.errors[i]);
+	} else if (rc == 0 && learn_emit_base(l->policy, &base, &blen) == 0 &&
+		   (diff = learn_diff(base, text))) {
+		fprintf(stderr, "halo-run: learn: the changes to the input policy%s\n%s",
+			diff[0] ? ":" : ": none", diff);
+	}
+	if (rc == 0 && (rc = write_out(o->out_dir, text, len)) < 0)
+		runner_say("learn: --out %s: %s", o->out_dir, strerror(-rc));
+	else if (rc == 0 && o->out_dir)
+		runner_say("learn: the learned policy is in %s", o->out_dir);
+	policy_diags_free(&d);
+	learn_plan_free(&pl);
+	free(text);
+	free(base);
+	free(diff);
+	return rc;
+}
+
+int runner_cmd_learn(const struct runner_opts *o)
+{
+	if (o->n_rest == 0) {
+		fprintf(stderr, "halo-run: learn: no command given (halo-run learn [--policy F]... "
+				"[--out FILE] [--session NAME] [--wildcards] -- CMD)\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->dry_run) {
+		fprintf(stderr, "halo-run: learn: --dry-run runs nothing, so learns nothing\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->session && !o->out_dir) {
+		fprintf(stderr, "halo-run: learn --session needs --out FILE: the session's "
+				"supervisor writes it when the session stops\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->decider) {
+		/* The decider answers the hosts no rule names: the very hosts learning is
+		 * about. Both at once would make the output depend on its answers. */
+		fprintf(stderr, "halo-run: learn: --decider cannot be combined with learn\n");
+		return HALO_EXIT_SETUP;
+	}
+	return runner_cmd_run(o);
+}
