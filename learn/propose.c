@@ -292,7 +292,8 @@ static int roots(const struct learn_record *r, const struct learn_opts *o, const
 		bool folded = false;
 		if (w->guard) {
 			rc = add(&out->refused, NULL,
-				 "write %s: a guard target (persistence guard); never proposed",
+				 "write %s: refused by the gate (a guard target, a git rule or a "
+				 "protected path); never proposed",
 				 w->path);
 			continue;
 		}

@@ -1,0 +1,105 @@
+#!/bin/bash
+# halo-run learn (issue 27): a run whose default denials are allowed and recorded, and
+# the policy it writes. A real tool (npm ci) against a loopback registry named
+# npm.test: learning under a policy that allows nothing writes npm.test:PORT, and the
+# learned policy, run as a normal (default deny) run, lets the same command pass while
+# a host the command did not use (other.test) stays denied. An explicit deny stays a
+# deny while learning. A refused write in a directory outside the workspace is
+# proposed as a writable root; one under a floor entry (~/.ssh) is listed as refused,
+# never proposed. The output validates (halo-run validate) and learn exits with the
+# command's status.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+. "$IT/egress_lib.sh"
+. "$IT/wf_lib.sh"
+echo "127.0.0.1 other.test blocked.test" >>"$W/etc/hosts"
+
+cat >"$W/base.yaml" <<'EOF2'
+egress:
+  default: deny
+  deniedDomains: [blocked.test]
+  allowPrivate: [127.0.0.0/8]
+EOF2
+chmod a+r "$W/base.yaml"
+
+# lr POLICY OUT [LEARN OPTIONS] -- CMD...: halo-run learn under the test names; stderr
+# in $W/OUT.err, status in $RC
+lr() {
+	local pol=$1 out=$2
+	shift 2
+	rm -f "$W/$out"
+	(cd "$WS" && timeout -k 5 "${HR_BOUND:-90}" "${WRAP[@]}" "$HALO" learn --policy "$W/$pol" \
+		--out "$W/$out" "$@" </dev/null) >"$W/$out.stdout" 2>"$W/$out.err"
+	RC=$?
+}
+
+# ------------------------------------------------------------ hosts, explicit denies
+start_origin o1 echo 127.0.0.1
+P1=$(wait_port o1)
+lr base.yaml l1.yaml -- sh -c "curl -s -o /dev/null -w '%{http_code} ' http://origin.test:$P1/; curl -s -o /dev/null -w '%{http_code} ' http://blocked.test:$P1/; exit 7"
+expect "learn exits with the command's status" 7 "$RC"
+expect_match "the default-denied host was allowed while learning" "^200 " "$(cat "$W/l1.yaml.stdout")"
+expect_match "an explicit deny stays a deny while learning" " 403 $" "$(cat "$W/l1.yaml.stdout")"
+expect_match "the learned entry names host:port (a port other than 80/443)" "^    - \"origin.test:$P1\"  # http port $P1, 1 connection" "$(cat "$W/l1.yaml" 2>/dev/null)"
+expect_match "the explicit deny is listed as refused, not proposed" "blocked.test:$P1 \(http\): denied by deniedDomains" "$(cat "$W/l1.yaml" 2>/dev/null)"
+if awk '/^  allowedDomains:/{f=1;next} /^  [a-zA-Z]/{f=0} f' "$W/l1.yaml" | grep -q blocked; then
+	fail "the denied host is not in allowedDomains" "$(grep -n blocked "$W/l1.yaml")"
+else ok "the denied host is not in allowedDomains"; fi
+expect_match "the diff on stderr names the addition" "^\+     - \"origin.test:$P1\"" "$(cat "$W/l1.yaml.err")"
+expect_rc "the learned policy validates" 0 "$HALO" validate "$W/l1.yaml"
+
+# ------------------------------------------------------------ npm ci, real tool
+if need npm node; then
+	start_registry npm
+	P=$(wait_port npm)
+	R="http://npm.test:$P"
+	export npm_config_cache="$W/pack-cache" npm_config_update_notifier=false
+	dirs=($(mkpkg wf-p1) $(mkpkg wf-p2))
+	npm_registry "$W/npm.root" "$R" "${dirs[@]}" 2>"$W/pack.err" ||
+		fail "registry tree built" "$(head -c 300 "$W/pack.err")"
+	unset npm_config_cache npm_config_update_notifier
+	npm_project "$WS/ci" '"wf-p1": "1.0.0", "wf-p2": "1.0.0"' "$R"
+	npm_lock "$W/npm.root" "$WS/ci"
+	chmod -R a+rwX "$WS" "$W"
+	NPM='cd ci && rm -rf node_modules && timeout 60 npm ci && node -e "console.log(require(\"wf-p1\"), require(\"wf-p2\"))"'
+	lr base.yaml npm.yaml -- sh -c "$NPM"
+	expect "npm ci under learn passes" 0 "$RC"
+	expect_match "npm: the registry is learned" "\"npm.test:$P\"  # " "$(cat "$W/npm.yaml" 2>/dev/null)"
+	chmod a+r "$W/npm.yaml" 2>/dev/null
+	HR_ERR="$W/npm2.err" hr npm.yaml npm2.audit sh -c "$NPM" >"$W/npm2.out"
+	expect "npm ci under the learned policy (default deny) passes" 0 "$?"
+	HR_ERR="$W/npm3.err" hr npm.yaml npm3.audit curl -s -o /dev/null -w '%{http_code}' "http://other.test:$P/" >"$W/npm3.out"
+	expect "a host npm did not use stays denied under the learned policy" 403 "$(cat "$W/npm3.out")"
+else
+	skip "npm ci learned" "$MISSING is not installed (make deps)"
+fi
+
+# ------------------------------------------------------------ refused writes
+mkdir -p "$HOME/learn-cache" "$HOME/.ssh"
+chmod 777 "$HOME/learn-cache" "$HOME/.ssh"
+lr base.yaml w.yaml -- sh -c "mkdir -p '$HOME/learn-cache/a/b'; echo x >'$HOME/.ssh/planted'; true"
+expect "learn with refused writes exits 0 (the command's status)" 0 "$RC"
+if grep -q 'no write was observed' "$W/w.yaml" 2>/dev/null; then
+	skip "refused writes proposed" "the broker did not run here: $(grep -m1 'no write' "$W/w.yaml")"
+else
+	expect_match "a refused write outside the workspace is proposed as a writable root" \
+		"^    - \"$HOME/learn-cache\"  # a refused write" "$(cat "$W/w.yaml" 2>/dev/null)"
+	expect_match "a refused write under a floor entry is listed as refused" \
+		"write $HOME/.ssh/planted.*(never|not) proposed" "$(cat "$W/w.yaml" 2>/dev/null)"
+	if grep -qE "^    - \"$HOME/.ssh" "$W/w.yaml"; then
+		fail "the floor entry is never proposed" "$(grep -n ssh "$W/w.yaml")"
+	else ok "the floor entry is never proposed"; fi
+	chmod a+r "$W/w.yaml" 2>/dev/null
+	HR_ERR="$W/w2.err" hr w.yaml w2.audit sh -c "mkdir -p '$HOME/learn-cache/a/b' && echo made" >"$W/w2.out"
+	expect "the learned writable root lets the same write pass" made "$(cat "$W/w2.out")"
+fi
+expect_rc "the learned policy with roots validates" 0 "$HALO" validate "$W/w.yaml"
+
+# ------------------------------------------------------------ usage errors
+expect_rc "learn without a command is a usage error" 125 "$HALO" learn
+expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
+for t in pip go cargo git-http git-ssh; do
+	skip "learn row: $t" "not written yet (npm is the real-tool row of this script)"
+done
+finish
