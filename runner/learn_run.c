@@ -211,5 +211,11 @@ int runner_cmd_learn(const struct runner_opts *o)
 		fprintf(stderr, "halo-run: learn: --decider cannot be combined with learn\n");
 		return HALO_EXIT_SETUP;
 	}
-	return runner_cmd_run(o);
+	/* Absolute: a session's supervisor writes it, and compares it at every call. */
+	struct runner_opts c = *o;
+	char abs[4096], cwd[4096];
+	if (o->out_dir && runner_writable_abs(o->out_dir, getcwd(cwd, sizeof(cwd)) ? cwd : "/", abs,
+					      sizeof(abs)) == 0)
+		c.out_dir = abs;
+	return runner_cmd_run(&c);
 }
