@@ -13,26 +13,7 @@ set -u
 cd "$TMPDIR" || exit 1
 . "$IT/egress_lib.sh"
 . "$IT/wf_lib.sh"
-echo "127.0.0.1 other.test blocked.test" >>"$W/etc/hosts"
-
-cat >"$W/base.yaml" <<'EOF2'
-egress:
-  default: deny
-  deniedDomains: [blocked.test]
-  allowPrivate: [127.0.0.0/8]
-EOF2
-chmod a+r "$W/base.yaml"
-
-# lr POLICY OUT [LEARN OPTIONS] -- CMD...: halo-run learn under the test names; stderr
-# in $W/OUT.err, status in $RC
-lr() {
-	local pol=$1 out=$2
-	shift 2
-	rm -f "$W/$out"
-	(cd "$WS" && timeout -k 5 "${HR_BOUND:-90}" "${WRAP[@]}" "$HALO" learn --policy "$W/$pol" \
-		--out "$W/$out" "$@" </dev/null) >"$W/$out.stdout" 2>"$W/$out.err"
-	RC=$?
-}
+. "$IT/learn_lib.sh"
 
 # ------------------------------------------------------------ hosts, explicit denies
 start_origin o1 echo 127.0.0.1
@@ -99,7 +80,4 @@ expect_rc "the learned policy with roots validates" 0 "$HALO" validate "$W/w.yam
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
-for t in pip go cargo git-http git-ssh; do
-	skip "learn row: $t" "not written yet (npm is the real-tool row of this script)"
-done
 finish
