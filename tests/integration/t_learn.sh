@@ -77,6 +77,22 @@ else
 fi
 expect_rc "the learned policy with roots validates" 0 "$HALO" validate "$W/w.yaml"
 
+# ------------------------------------------------------------ a session
+eg_one_ns # a session serves callers of its own user namespace only
+SN=learn$$
+lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://origin.test:$P1/"
+expect "learn --session: the first call learns" "0 200" "$RC $(cat "$W/s.yaml.stdout")"
+lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://other.test:$P1/x"
+expect "learn --session: the second call learns too" "0 200" "$RC $(cat "$W/s.yaml.stdout")"
+(cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" --policy "$W/base.yaml" --session "$SN" -- true) >/dev/null 2>"$W/s.plain.err"
+expect "learn --session: a plain call into the learning session is refused" 125 "$?"
+expect "learn --session: nothing is written before the session stops" no "$([ -e "$W/s.yaml" ] && echo yes || echo no)"
+timeout 30 "${WRAP[@]}" "$HALO" session stop "$SN" >/dev/null 2>&1
+S_OUT=$(cat "$W/s.yaml" 2>/dev/null)
+expect_match "session stop writes both calls' hosts" "\"origin.test:$P1\".*"$'\n'".*\"other.test:$P1\"" "$S_OUT"
+expect "... and lists both calls" 2 "$(grep -c '^#   curl ' <<<"$S_OUT")"
+expect_rc "... and it validates" 0 "$HALO" validate "$W/s.yaml"
+
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
