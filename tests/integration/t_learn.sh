@@ -30,6 +30,26 @@ else ok "the denied host is not in allowedDomains"; fi
 expect_match "the diff on stderr names the addition" "^\+     - \"origin.test:$P1\"" "$(cat "$W/l1.yaml.err")"
 expect_rc "the learned policy validates" 0 "$HALO" validate "$W/l1.yaml"
 
+# ------------------------------------------------------------ SOCKS5 (ALL_PROXY)
+lr base.yaml socks.yaml -- sh -c 'curl -s -x "$ALL_PROXY" -o /dev/null -w "%{http_code}" "http://origin.test:$0/"' "$P1"
+expect "learn: a SOCKS5 client passes (ALL_PROXY)" "0 200" "$RC $(cat "$W/socks.yaml.stdout")"
+expect_match "learn: ... and its host is learned (socks5)" "^    - \"origin.test:$P1\"  # socks5 port $P1" "$(cat "$W/socks.yaml" 2>/dev/null)"
+
+# ------------------------------------------------------------ a client ignoring the proxy
+# Every proxy variable unset: the name goes to halo-run's DNS stub, which answers a name
+# the default denies while learning, and the captured connection is learned by name.
+lr base.yaml cap.yaml -- env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY \
+	-u all_proxy -u ALL_PROXY curl --noproxy '*' -s -o /dev/null -w '%{http_code}' "http://origin.test:$P1/"
+if grep -q "capture could not be set up" "$W/cap.yaml.err"; then
+	skip "learn: a proxy-unaware client (DNS stub, capture)" "capture is unavailable here: $(grep -m1 capture "$W/cap.yaml.err")"
+else
+	expect "learn: a proxy-unaware client reaches the host (DNS stub, capture)" "0 200" "$RC $(cat "$W/cap.yaml.stdout")"
+	expect_match "learn: ... and its host is learned" "^    - \"origin.test:$P1\"  # captured port $P1" "$(cat "$W/cap.yaml" 2>/dev/null)"
+	lr base.yaml cap2.yaml -- env -u http_proxy -u HTTP_PROXY curl --noproxy '*' -s -o /dev/null \
+		-w '%{http_code}' "http://blocked.test:$P1/"
+	expect "learn: an explicitly denied name does not resolve while learning (DNS stub)" "6 000" "$RC $(cat "$W/cap2.yaml.stdout")"
+fi
+
 # ------------------------------------------------------------ npm ci, real tool
 if need npm node; then
 	start_registry npm
