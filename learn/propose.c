@@ -101,6 +101,12 @@ static void uses(const struct learn_record *r, const char *host, const char *by,
 		snprintf(out + k, n - k, "%s", by);
 }
 
+static bool loopback_target(const char *host)
+{
+	return policy_loopback_name(host) || strcmp(host, "127.0.0.1") == 0 ||
+	       strcmp(host, "::1") == 0;
+}
+
 /* The learned names, one entry each: "host" when a default port was used (it covers
  * every port), else "host:port" per port. */
 struct name {
@@ -116,7 +122,8 @@ static size_t names_of(const struct learn_record *r, struct name *v)
 	for (size_t i = 0; i < r->n_hosts; i++) {
 		const struct learn_host *h = &r->hosts[i];
 		size_t j;
-		if (h->kind != LEARN_HOST_ALLOWED)
+		/* the host's loopback is reached through egress.hostPorts (refusals()) */
+		if (h->kind != LEARN_HOST_ALLOWED || loopback_target(h->host))
 			continue;
 		for (j = 0; j < n && strcmp(v[j].host, h->host) != 0; j++)
 			;
@@ -229,13 +236,8 @@ static int domains(const struct halo_policy *p, const struct learn_record *r,
 	return rc;
 }
 
-static bool loopback_target(const char *host)
-{
-	return policy_loopback_name(host) || strcmp(host, "127.0.0.1") == 0 ||
-	       strcmp(host, "::1") == 0;
-}
-
-/* Refused after the decision: a loopback name is a host loopback service (hostPorts);
+/* A loopback target (allowed, or refused as loopback) is a host loopback service:
+ * egress.hostPorts, never an allowedDomains entry. Refused after the decision:
  * any other private address is said, never proposed; a rule's deny stays. */
 static int refusals(const struct learn_record *r, const char *by, struct learn_plan *out)
 {
@@ -245,8 +247,9 @@ static int refusals(const struct learn_record *r, const char *by, struct learn_p
 		const struct learn_host *h = &r->hosts[i];
 		char e[300], port[16];
 		entry(e, sizeof(e), h->host, h->port);
-		if (h->kind == LEARN_HOST_PRIVATE && strcmp(h->cls, "loopback") == 0 &&
-		    loopback_target(h->host)) {
+		if (loopback_target(h->host) &&
+		    (h->kind == LEARN_HOST_ALLOWED ||
+		     (h->kind == LEARN_HOST_PRIVATE && strcmp(h->cls, "loopback") == 0))) {
 			snprintf(port, sizeof(port), "%u", h->port);
 			rc = add(&out->host_ports, port, "%s on the host's loopback, %s port %u%s",
 				 h->host, h->proto, h->port, by);

@@ -35,6 +35,19 @@ lr base.yaml socks.yaml -- sh -c 'curl -s -x "$ALL_PROXY" -o /dev/null -w "%{htt
 expect "learn: a SOCKS5 client passes (ALL_PROXY)" "0 200" "$RC $(cat "$W/socks.yaml.stdout")"
 expect_match "learn: ... and its host is learned (socks5)" "^    - \"origin.test:$P1\"  # socks5 port $P1" "$(cat "$W/socks.yaml" 2>/dev/null)"
 
+# ------------------------------------------------------------ a host loopback service
+# Asked of the proxy (localhost:PORT through HTTP_PROXY) under a policy without
+# allowPrivate: refused as loopback, proposed as egress.hostPorts (not a domain), and
+# with it a client inside reaches the host's service at localhost:PORT directly.
+printf 'egress:\n  default: deny\n' >"$W/nopriv.yaml"
+chmod a+r "$W/nopriv.yaml"
+lr nopriv.yaml hp.yaml -- sh -c 'curl -s --noproxy "" -x "$HTTP_PROXY" -o /dev/null http://localhost:$0/' "$P1"
+expect_match "learn: a host loopback service tried is proposed as hostPorts" "^    - $P1  # localhost on the host's loopback" "$(cat "$W/hp.yaml" 2>/dev/null)"
+if grep -q '"localhost' "$W/hp.yaml" 2>/dev/null; then fail "learn: ... not as an allowedDomains entry" "$(grep -n localhost "$W/hp.yaml" | head -3)"; else ok "learn: ... not as an allowedDomains entry"; fi
+[ -f "$W/hp.yaml" ] && chmod a+r "$W/hp.yaml"
+expect "learn: with it, localhost:PORT inside reaches the host's service" 200 \
+	"$(HR_ERR="$W/hp2.err" hr hp.yaml hp2.audit curl -s -o /dev/null -w '%{http_code}' "http://localhost:$P1/")"
+
 # ------------------------------------------------------------ a client ignoring the proxy
 # Every proxy variable unset: the name goes to halo-run's DNS stub, which answers a name
 # the default denies while learning, and the captured connection is learned by name.

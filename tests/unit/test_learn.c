@@ -72,12 +72,13 @@ START_TEST(propose_table)
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "gitlab.com", 443, "connect", "", "", "");
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "reg.test", 4873, "http", "", "", "");
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "reg.test", 4873, "http", "", "", "");
-	learn_record_host(&r, LEARN_HOST_ALLOWED, "::1", 8080, "http", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "2001:db8::1", 8080, "http", "", "", "");
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "pypi.org", 443, "connect", "", "", "");
 	learn_record_host(&r, LEARN_HOST_PRIVATE, "intra.test", 443, "connect", "10.0.0.1",
 			  "private", "");
 	learn_record_host(&r, LEARN_HOST_PRIVATE, "localhost", 5432, "connect", "127.0.0.1",
 			  "loopback", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "localhost", 4873, "http", "", "", "");
 	learn_record_host(&r, LEARN_HOST_DENIED, "bad.test", 443, "connect", "", "",
 			  "deniedDomains[0] bad.test");
 	learn_record_write(&r, "/opt/cache/x/y", 30, false);
@@ -89,8 +90,9 @@ START_TEST(propose_table)
 	ck_assert(!has(&pl.domains, "github.com")); /* folded into it */
 	ck_assert(has(&pl.domains, "pypi.org"));    /* one name: exact */
 	ck_assert(has(&pl.domains, "reg.test:4873"));
-	ck_assert(has(&pl.domains, "[::1]:8080"));
+	ck_assert(has(&pl.domains, "[2001:db8::1]:8080"));
 	ck_assert(has(&pl.host_ports, "5432"));
+	ck_assert(has(&pl.host_ports, "4873") && !has(&pl.domains, "localhost:4873"));
 	ck_assert(!has(&pl.domains, "intra.test") && !has(&pl.domains, "bad.test"));
 	ck_assert(has(&pl.roots, "/opt/cache"));
 	ck_assert(!has(&pl.roots, "/opt/cache/x"));
