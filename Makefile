@@ -271,6 +271,7 @@ build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h test
 build-fuzz/fuzz_resp: proxy/resp.c
 build-fuzz/fuzz_upstream_answer: proxy/resp.c proxy/upstream_answer.c
 # The decider's answer parser (runner/ code too).
+build-fuzz/fuzz_learn: learn/record.c learn/propose.c learn/emit.c learn/diff.c learn/learn.h
 build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 # The creation broker's request path (the gate's parse half, with the table and the
 # emulation it dispatches to).
