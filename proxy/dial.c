@@ -320,6 +320,8 @@ static void target_proceed(struct conn *c, const struct policy_decision *d, bool
 			return;
 		}
 		learn_note(c, PROXY_LEARN_DENIED);
+	} else if (parsed && d->allow && d->rule == POLICY_RULE_DECIDER) {
+		learn_note(c, PROXY_LEARN_HOST); /* without the decider, the policy must say it */
 	}
 	c->ex.allow = d->allow && parsed;
 	if (!c->ex.allow) {

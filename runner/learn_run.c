@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "runner/events.h"
 
 #include "learn/learn.h"
 #include "proxy/proxy.h"
@@ -16,6 +19,9 @@
 struct runner_learn {
 	struct learn_record rec;
 	struct proxy_learner pl;
+	/* --out, opened before the launch like --audit (one link, no symbolic link,
+	 * masked inside): a name the command planted cannot turn the write elsewhere */
+	int out_fd;
 };
 
 static const enum learn_host_kind kinds[] = {
@@ -33,15 +39,27 @@ static void note(void *ctx, enum proxy_learn_kind k, const char *host, unsigned 
 		learn_record_host(&lr->rec, kinds[k], host, port, proto, addr, cls, rule);
 }
 
-struct runner_learn *runner_learn_new(void)
+int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e)
 {
 	struct runner_learn *lr = calloc(1, sizeof(*lr));
+	struct stat st;
 
-	if (!lr)
-		return NULL;
+	*out = NULL;
+	if (!lr) {
+		halo_err_set(e, "learn: out of memory");
+		return -ENOMEM;
+	}
 	learn_record_init(&lr->rec);
 	lr->pl = (struct proxy_learner){note, lr};
-	return lr;
+	lr->out_fd =
+	    o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &st, e) : STDOUT_FILENO;
+	if (lr->out_fd < 0) {
+		int rc = lr->out_fd;
+		free(lr);
+		return rc;
+	}
+	*out = lr;
+	return 0;
 }
 
 void runner_learn_options(struct runner_learn *lr, struct proxy_options *po)
@@ -61,6 +79,8 @@ void runner_learn_free(struct runner_learn *lr)
 	if (!lr)
 		return;
 	learn_record_free(&lr->rec);
+	if (lr->out_fd > STDERR_FILENO)
+		close(lr->out_fd);
 	free(lr);
 }
 
@@ -121,27 +141,20 @@ static void notes_add(struct learn_plan *pl, const struct learn_record *r)
 				       "are not listed")};
 }
 
-static int write_out(const char *path, const char *text, size_t len)
+/* Through the descriptor opened at launch: emptied first (it is opened to append). */
+static int write_out(int fd, bool file, const char *text, size_t len)
 {
-	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)
-		      : STDOUT_FILENO;
 	size_t k = 0;
 
-	if (fd < 0)
+	if (file && ftruncate(fd, 0) < 0)
 		return -errno;
 	while (k < len) {
 		ssize_t w = write(fd, text + k, len - k);
-		if (w <= 0) {
-			int err = w < 0 ? errno : EIO;
-			if (path)
-				close(fd);
-			return -err;
-		}
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
 		k += (size_t)w;
 	}
-	if (path && close(fd) < 0)
-		return -errno;
-	return 0;
+	return file && fsync(fd) < 0 ? -errno : 0;
 }
 
 int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
@@ -177,7 +190,7 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 		fprintf(stderr, "halo-run: learn: the changes to the input policy%s\n%s",
 			diff[0] ? ":" : ": none", diff);
 	}
-	if (rc == 0 && (rc = write_out(o->out_dir, text, len)) < 0)
+	if (rc == 0 && (rc = write_out(lr->out_fd, o->out_dir != NULL, text, len)) < 0)
 		runner_say("learn: --out %s: %s", o->out_dir, strerror(-rc));
 	else if (rc == 0 && o->out_dir)
 		runner_say("learn: the learned policy is in %s", o->out_dir);
@@ -203,12 +216,6 @@ int runner_cmd_learn(const struct runner_opts *o)
 	if (o->session && !o->out_dir) {
 		fprintf(stderr, "halo-run: learn --session needs --out FILE: the session's "
 				"supervisor writes it when the session stops\n");
-		return HALO_EXIT_SETUP;
-	}
-	if (o->decider) {
-		/* The decider answers the hosts no rule names: the very hosts learning is
-		 * about. Both at once would make the output depend on its answers. */
-		fprintf(stderr, "halo-run: learn: --decider cannot be combined with learn\n");
 		return HALO_EXIT_SETUP;
 	}
 	/* Absolute: a session's supervisor writes it, and compares it at every call. */

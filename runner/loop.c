@@ -266,6 +266,15 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		close(audit_fd);
 		return rc;
 	}
+	if (o->learn && (rc = runner_learn_new(o, &st.lr, e)) < 0) {
+		runner_events_close(&st.ev);
+		if (audit_fd >= 0)
+			close(audit_fd);
+		if (sum.fd >= 0)
+			close(sum.fd);
+		return rc;
+	}
+	runner_learn_command(st.lr, l->argv);
 	runner_events_start(&st.ev, l->policy, l->policy_files, l->n_policy_files, l->workspace,
 			    l->argv);
 	runner_home_scan_begin();
@@ -280,9 +289,6 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		rc = watch(&st, l);
 	if (rc == 0 && o->decider)
 		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
-	if (rc == 0 && o->learn && !(st.lr = runner_learn_new()))
-		rc = -ENOMEM;
-	runner_learn_command(st.lr, l->argv);
 	if (rc == 0)
 		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
 					&(struct runner_proxy_extra){st.ev.fd, &st.ev.lost,

@@ -202,7 +202,11 @@ int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
  * o->learn), the record the proxy feeds, and the output written at the end (0, or
  * -errno after saying why: the run then exits 125). */
 int runner_cmd_learn(const struct runner_opts *o);
-struct runner_learn *runner_learn_new(void);
+struct runner_learn;
+struct proxy_options;
+/* The record, and --out opened (before the launch: it is masked inside). 0, or
+ * -errno with e set. */
+int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e);
 void runner_learn_options(struct runner_learn *lr, struct proxy_options *po);
 void runner_learn_command(struct runner_learn *lr, char *const *argv);
 int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,

@@ -570,6 +570,10 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	s.ev.fd = -1;
 	if (open_outputs(&s, &audit_fd, &audit_st) < 0)
 		return HALO_EXIT_SETUP;
+	if (o->learn && runner_learn_new(o, &s.lr, &e) < 0) {
+		ready_say(&s, 'E', e.msg);
+		return HALO_EXIT_SETUP;
+	}
 	rc = runner_launcher.start(l, &s.sb, &e);
 	for (size_t i = 0; l->warnings && i < l->warnings->n; i++)
 		ready_say(&s, 'W', l->warnings->v[i]);
@@ -588,8 +592,6 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		rc = watch(&s);
 	if (rc == 0)
 		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
-	if (rc == 0 && o->learn && !(s.lr = runner_learn_new()))
-		rc = -ENOMEM;
 	if (rc == 0)
 		rc = runner_start_proxy(
 		    o, l, s.sb, s.pl, audit_fd, s.log_r >= 0 ? logp[1] : STDERR_FILENO,

@@ -16,7 +16,7 @@ chmod a+r "$W/base.yaml"
 lr() {
 	local pol=$1 out=$2
 	shift 2
-	rm -f "$W/$out"
+	[ -n "${LR_KEEP:-}" ] || rm -f "$W/$out" # LR_KEEP: a session's file, opened at its start
 	(cd "$WS" && timeout -k 5 "${HR_BOUND:-90}" "${WRAP[@]}" "$HALO" learn --policy "$W/$pol" \
 		--out "$W/$out" "$@" </dev/null) >"$W/$out.stdout" 2>"$W/$out.err"
 	RC=$?

@@ -115,16 +115,28 @@ eg_one_ns # a session serves callers of its own user namespace only
 SN=learn$$
 lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://origin.test:$P1/"
 expect "learn --session: the first call learns" "0 200" "$RC $(cat "$W/s.yaml.stdout")"
-lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://other.test:$P1/x"
+LR_KEEP=1 lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://other.test:$P1/x"
 expect "learn --session: the second call learns too" "0 200" "$RC $(cat "$W/s.yaml.stdout")"
 (cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" --policy "$W/base.yaml" --session "$SN" -- true) >/dev/null 2>"$W/s.plain.err"
 expect "learn --session: a plain call into the learning session is refused" 125 "$?"
-expect "learn --session: nothing is written before the session stops" no "$([ -e "$W/s.yaml" ] && echo yes || echo no)"
+expect "learn --session: nothing is written before the session stops" 0 "$(stat -c %s "$W/s.yaml" 2>&1)"
 timeout 30 "${WRAP[@]}" "$HALO" session stop "$SN" >/dev/null 2>&1
 S_OUT=$(cat "$W/s.yaml" 2>/dev/null)
 expect_match "session stop writes both calls' hosts" "\"origin.test:$P1\".*"$'\n'".*\"other.test:$P1\"" "$S_OUT"
 expect "... and lists both calls" 2 "$(grep -c '^#   curl ' <<<"$S_OUT")"
 expect_rc "... and it validates" 0 "$HALO" validate "$W/s.yaml"
+
+# ------------------------------------------------------------ the output file
+# Opened before the launch like --audit: masked inside (the command cannot write it),
+# and a name with another hard link (one the command could have planted) is refused.
+(cd "$WS" && timeout 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$WS/own.yaml" \
+	-- sh -c 'echo forged >own.yaml; cat own.yaml; true') >"$W/own.out" 2>"$W/own.err"
+expect "learn --out: the command cannot write the output (masked inside)" "# Learned by" \
+	"$(head -c 12 "$WS/own.yaml" 2>/dev/null)"
+echo "keep" >"$W/victim" && chmod a+rw "$W/victim" && ln -f "$W/victim" "$WS/linked.yaml" 2>/dev/null
+(cd "$WS" && timeout 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$WS/linked.yaml" \
+	-- true) >/dev/null 2>"$W/linked.err"
+expect "learn --out: a file with another hard link is refused" "125 keep" "$? $(cat "$W/victim")"
 
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
