@@ -69,7 +69,7 @@ struct broker_req;
 void broker_learn_note(struct linux_broker *b, const struct broker_req *r, long rc, bool admitted);
 void broker_learn_send(const struct linux_broker *b, int fd);
 
-#define BROKER_LEARN_MAX	 48
+#define BROKER_LEARN_MAX  48
 #define BROKER_LEARN_PATH 1024
 
 /* What the git rules refused: a count and the first one, written by whichever worker

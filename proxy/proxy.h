@@ -52,12 +52,12 @@ struct proxy_decider {
  * decision marked by policy_decision_learn) and every such connection is told here,
  * with what followed that the policy would still refuse: an address outside
  * allowPrivate (addr and cls set; a loopback name refused so may be a host loopback
- * service, egress.hostPorts). proto: "connect", "http", "socks5", "capture"...
+ * service, egress.hostPorts). proto: "connect", "http", "socks5", "captured"...
  * Called on the loop; must not block. */
 enum proxy_learn_kind {
-	PROXY_LEARN_HOST,     /* allowed by learning: a connection to host:port */
-	PROXY_LEARN_PRIVATE,  /* refused after resolution: addr is cls, not in allowPrivate */
-	PROXY_LEARN_DENIED,   /* refused by a rule (an explicit deny, the decider) */
+	PROXY_LEARN_HOST,    /* allowed by learning: a connection to host:port */
+	PROXY_LEARN_PRIVATE, /* refused after resolution: addr is cls, not in allowPrivate */
+	PROXY_LEARN_DENIED,  /* refused by a rule (an explicit deny, the decider) */
 };
 struct proxy_learner {
 	void (*note)(void *ctx, enum proxy_learn_kind k, const char *host, unsigned port,

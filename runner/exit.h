@@ -36,7 +36,7 @@ static inline struct halo_outcome halo_outcome_of(enum halo_outcome_kind kind, i
 /* What the launcher saw of the run beyond its outcome, for --events: the limits the
  * kernel reported hitting and the filesystem refusals it could count. Filled by the
  * launcher's finish when the launch names one (linux_launch.facts); zero otherwise. */
-#define HALO_FACT_PATH 512
+#define HALO_FACT_PATH	512
 #define HALO_FACT_LEARN (64 * 1024)
 struct halo_run_facts {
 	bool timed_out;		       /* the wall-clock limit killed the sandbox */

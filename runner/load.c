@@ -196,8 +196,7 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 		return rc;
 	}
 	snprintf(re->managed, sizeof(re->managed), "%s", m.path);
-	runner_policy_ctx(&ctx, re->pw_home, re->env_home,
-			  re->workspace[0] ? re->workspace : NULL);
+	runner_policy_ctx(&ctx, re->pw_home, re->env_home, re->workspace[0] ? re->workspace : NULL);
 	writable_abs(o, wbuf, sizeof(wbuf), writable);
 	rc = policy_load_with(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0} : NULL,
 			      re->paths, re->n_paths, &ctx, &oneoff, &re->policy, &d);
