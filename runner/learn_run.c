@@ -218,6 +218,13 @@ int runner_cmd_learn(const struct runner_opts *o)
 				"supervisor writes it when the session stops\n");
 		return HALO_EXIT_SETUP;
 	}
+	const char *others[] = {o->audit, o->events, o->summary_md};
+	for (size_t i = 0; o->out_dir && i < sizeof(others) / sizeof(others[0]); i++)
+		if (others[i] && strcmp(others[i], o->out_dir) == 0) {
+			fprintf(stderr, "halo-run: learn: --out names the same file as another "
+					"output (--audit, --events or --summary-md)\n");
+			return HALO_EXIT_SETUP;
+		}
 	/* Absolute: a session's supervisor writes it, and compares it at every call. */
 	struct runner_opts c = *o;
 	char abs[4096], cwd[4096];

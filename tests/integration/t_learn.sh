@@ -141,4 +141,6 @@ expect "learn --out: a file with another hard link is refused" "125 keep" "$? $(
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
+expect_rc "learn --out naming the --audit file is refused" 125 "$HALO" learn --out "$W/same.x" --audit "$W/same.x" -- true
+expect_rc "learn --dry-run is refused (it runs nothing)" 125 "$HALO" learn --dry-run -- true
 finish
