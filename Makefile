@@ -78,11 +78,11 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy plan render rlimits netns proxy linux macos hook runner
+MODULES := policy plan render rlimits netns proxy linux macos hook learn runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy plan render rlimits proxy macos hook runner
+MODULES := policy plan render rlimits proxy macos hook learn runner
 PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.
@@ -288,6 +288,7 @@ build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h test
 build-fuzz/fuzz_resp: proxy/resp.c
 build-fuzz/fuzz_upstream_answer: proxy/resp.c proxy/upstream_answer.c
 # The decider's answer parser (runner/ code too).
+build-fuzz/fuzz_learn: learn/record.c learn/propose.c learn/emit.c learn/diff.c learn/learn.h
 build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 # The creation broker's request path (the gate's parse half, with the table and the
 # emulation it dispatches to).

@@ -310,13 +310,16 @@ void linux_broker_send_notes(const struct linux_broker *b, int fd)
 	int n;
 	ssize_t w;
 
-	if (refused == 0)
+	if (refused == 0) {
+		broker_learn_send(b, fd);
 		return;
+	}
 	/* A worker still writing the first one: its count stands, its name is unknown. */
 	n = snprintf(buf, sizeof(buf), "%zu %s", refused,
 		     atomic_load(&b->notes->why_ready) ? b->notes->git_why : "?");
 	w = write(fd, buf, (size_t)n + 1);
 	(void)w;
+	broker_learn_send(b, fd);
 }
 
 void linux_broker_answer(struct linux_broker *b, long rc, int fd)

@@ -293,8 +293,12 @@ long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *re
 
 	*fd_out = -1;
 	rc = broker_admit(&c, &r);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = r.row->emul(&c, &r, fd_out);
+		broker_learn_note(b, &r, rc, true);
+	} else {
+		broker_learn_note(b, &r, rc, false);
+	}
 	broker_req_release(&r);
 	broker_judge_unlock(&c);
 	return rc;

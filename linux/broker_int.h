@@ -59,7 +59,18 @@ struct linux_broker {
 	 * sandbox with writable trees. */
 	bool guard_git;
 	struct broker_notes *notes; /* shared by init and every worker thread */
+	bool learn;		    /* halo-run learn: refused writes are noted */
 };
+
+/* broker_learn.c: note a trapped call's refusal (rc: the call's result; admitted:
+ * false when the gate refused it, the guard's refusal) for halo-run learn, and send
+ * the notes ("W ERRNO PATH\0", "G ERRNO PATH\0", "T\0" when cut) after the status. */
+struct broker_req;
+void broker_learn_note(struct linux_broker *b, const struct broker_req *r, long rc, bool admitted);
+void broker_learn_send(const struct linux_broker *b, int fd);
+
+#define BROKER_LEARN_MAX  48
+#define BROKER_LEARN_PATH 1024
 
 /* What the git rules refused: a count and the first one, written by whichever worker
  * thread refused first, read by init's main thread at the end. */
@@ -67,6 +78,17 @@ struct broker_notes {
 	_Atomic size_t git_refused;
 	_Atomic bool why_ready;
 	char git_why[PATH_MAX + 200];
+	/* halo-run learn (broker_learn.c): the distinct writes refused, sent after the
+	 * status. Bounded so that everything fits the status pipe's buffer (64 KiB)
+	 * with init gone: the supervisor reads it only once init has exited. */
+	atomic_flag learn_lock;
+	size_t n_learned;
+	bool learn_cut;
+	struct broker_learned {
+		int err;
+		bool guard;
+		char path[BROKER_LEARN_PATH];
+	} learned[BROKER_LEARN_MAX];
 };
 
 /* What a trapped call does to the name it makes (the git rules differ by call). */

@@ -235,6 +235,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	if (linux_broker_pins_or_die(&broker, s, guard_git(l), l->policy->fail_if_unavailable != 0,
 				     rfd))
 		broker_socket_or_die(rfd);
+	broker.learn = l->learn; /* halo-run learn: refused writes noted (broker_learn.c) */
 	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");

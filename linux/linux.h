@@ -81,6 +81,7 @@ struct linux_launch {
 	struct plan_text *warnings;
 	/* Filled by linux_finish when set (runner/exit.h): limits hit, refusals counted. */
 	struct halo_run_facts *facts;
+	bool learn;	   /* halo-run learn: the broker notes refused writes (facts->learn_*) */
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
 	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */

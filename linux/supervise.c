@@ -52,15 +52,43 @@ static int command_status(struct linux_sandbox *sb, int ws, struct halo_outcome 
 /* After the sandbox ended: a setup failure, an exec failure, or the command's status. */
 /* After the status, init sends what the git directory rules refused, if anything
  * (broker_git.c): say so, after whatever else there is to say. */
+/* Everything init wrote after the status (it has exited: the pipe ends), bounded. */
+static size_t read_notes(int fd, char *buf, size_t cap)
+{
+	size_t k = 0;
+	ssize_t n;
+
+	while (k < cap && (n = read(fd, buf + k, cap - k)) > 0)
+		k += (size_t)n;
+	return k;
+}
+
+/* halo-run learn's records, after the git note if there is one (broker_learn.c). */
+static void learn_notes(const char *buf, size_t len, struct halo_run_facts *facts)
+{
+	if (!facts || len > sizeof(facts->learn_notes))
+		return;
+	memcpy(facts->learn_notes, buf, len);
+	facts->learn_notes_len = len;
+}
+
 static bool git_refusals_note(int fd, struct halo_err *e, struct halo_run_facts *facts)
 {
+	static char all[PATH_MAX + 256 + HALO_FACT_LEARN];
 	char buf[PATH_MAX + 256], *sp;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	size_t n = read_notes(fd, all, sizeof(all)), first;
 	size_t o;
 
-	if (n <= 0)
+	if (n == 0)
 		return false;
-	buf[n] = '\0';
+	/* The git note, when there is one, starts with its count. */
+	first = all[0] >= '0' && all[0] <= '9' ? strnlen(all, n) : 0;
+	learn_notes(all + (first ? first + 1 : 0), first ? (first < n ? n - first - 1 : 0) : n,
+		    facts);
+	if (!first || first >= sizeof(buf))
+		return false;
+	memcpy(buf, all, first);
+	buf[first] = '\0';
 	if (!(sp = strchr(buf, ' ')))
 		return false;
 	*sp = '\0';

@@ -360,6 +360,15 @@ bool policy_decision_unmatched(const struct policy_decision *d)
 	return d->rule == POLICY_RULE_DEFAULT;
 }
 
+bool policy_decision_learn(struct policy_decision *d)
+{
+	if (d->rule != POLICY_RULE_DEFAULT || d->allow || !d->host.text[0])
+		return false;
+	d->allow = true;
+	d->rule = POLICY_RULE_LEARNED;
+	return true;
+}
+
 void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
 {
 	const char *pat = d->pattern ? d->pattern : "?";
@@ -382,6 +391,9 @@ void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
 		break;
 	case POLICY_RULE_DECIDER:
 		snprintf(buf, n, "decider");
+		break;
+	case POLICY_RULE_LEARNED:
+		snprintf(buf, n, "learn: default deny, allowed and recorded");
 		break;
 	case POLICY_RULE_DEFAULT:
 	default:

@@ -561,6 +561,9 @@ enum policy_rule {
 	/* Never set by Decide(): the proxy's mark for an answer of the harness's decider
 	 * (--decider), asked only when policy_decision_unmatched(). */
 	POLICY_RULE_DECIDER,
+	/* Never set by Decide(): `halo-run learn`'s mark for a host the default denied,
+	 * allowed and recorded instead (policy_decision_learn). */
+	POLICY_RULE_LEARNED,
 };
 
 struct policy_decision {
@@ -723,6 +726,13 @@ int policy_host_port_index(const struct halo_policy *p, const struct policy_host
  * harness's decider may be asked (DESIGN.md's decision order: deny rule, allowlist,
  * decider, default). False for invalid hosts and mode off. */
 bool policy_decision_unmatched(const struct policy_decision *d);
+
+/* `halo-run learn`: a decision the default denied (no rule named the host, a valid
+ * host, a policy that restricts egress) becomes an allow marked POLICY_RULE_LEARNED,
+ * and true is returned; every other decision (a deny rule, an allow, an invalid host,
+ * a decider's answer) is left as it is and false returned. The one place that says
+ * what learning may widen: explicit denies stay denies. */
+bool policy_decision_learn(struct policy_decision *d);
 
 /* "deniedDomains[0] pastebin.com", "presets[1] vcs: *.github.com", "default deny",
  * "invalid host: <why>". */

@@ -69,6 +69,10 @@ static enum proxy_dns_rcode decide(struct proxy *px, const struct proxy_dns_quer
 		return PROXY_DNS_REFUSED;
 	}
 	rc = policy_decide_some_port(px->o.policy, q->name, strlen(q->name), &d);
+	/* learn: a name the default denies is answered (its connection, captured, is
+	 * decided and recorded by name); a rule's denial stays NXDOMAIN */
+	if (rc == 0 && px->o.learner)
+		policy_decision_learn(&d);
 	if (rc != 0)
 		snprintf(rule, sizeof(rule), "policy error: %s", d.why);
 	else

@@ -192,6 +192,16 @@ void conn_connect_done(struct conn *c)
 	dial_next(c);
 }
 
+/* halo-run learn: tell the learner (no-op when not learning). */
+static void learn_note(struct conn *c, enum proxy_learn_kind k)
+{
+	const struct proxy_learner *ln = c->px->o.learner;
+
+	if (ln)
+		ln->note(ln->ctx, k, c->ex.host, c->ex.port, audit_proto_name(c->ex.proto),
+			 c->ex.addr, c->ex.cls, c->ex.rule);
+}
+
 /* Every answer is checked before the first dial: one refused address refuses the
  * name, so a rebinding answer mixing a public and a private address never gets
  * through on the public one either. */
@@ -205,6 +215,7 @@ static void check_and_dial(struct conn *c)
 			c->ex.cls = cls;
 			snprintf(c->ex.rule, sizeof(c->ex.rule),
 				 "address %s is %s, not in allowPrivate", c->ex.addr, cls);
+			learn_note(c, PROXY_LEARN_PRIVATE);
 			conn_fail(c, FAIL_ADDR, NULL);
 			return;
 		}
@@ -297,6 +308,21 @@ static void target_proceed(struct conn *c, const struct policy_decision *d, bool
 {
 	int rc;
 
+	if (parsed && !d->allow && c->px->o.learner) {
+		struct policy_decision l = *d;
+
+		/* learn: the default's denial only (policy/ says which); a rule's stays */
+		if (policy_decision_learn(&l)) {
+			policy_decision_rule(&l, c->ex.rule, sizeof(c->ex.rule));
+			c->ex.allow = true;
+			learn_note(c, PROXY_LEARN_HOST);
+			target_proceed(c, &l, parsed);
+			return;
+		}
+		learn_note(c, PROXY_LEARN_DENIED);
+	} else if (parsed && d->allow && d->rule == POLICY_RULE_DECIDER) {
+		learn_note(c, PROXY_LEARN_HOST); /* without the decider, the policy must say it */
+	}
 	c->ex.allow = d->allow && parsed;
 	if (!c->ex.allow) {
 		conn_fail(c, FAIL_DENY, NULL);

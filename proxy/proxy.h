@@ -48,6 +48,23 @@ struct proxy_decider {
 	void *ctx;
 };
 
+/* `halo-run learn` (learn/learn.h): hosts the default would deny are allowed (Decide's
+ * decision marked by policy_decision_learn) and every such connection is told here,
+ * with what followed that the policy would still refuse: an address outside
+ * allowPrivate (addr and cls set; a loopback name refused so may be a host loopback
+ * service, egress.hostPorts). proto: "connect", "http", "socks5", "captured"...
+ * Called on the loop; must not block. */
+enum proxy_learn_kind {
+	PROXY_LEARN_HOST,    /* allowed by learning: a connection to host:port */
+	PROXY_LEARN_PRIVATE, /* refused after resolution: addr is cls, not in allowPrivate */
+	PROXY_LEARN_DENIED,  /* refused by a rule (an explicit deny, the decider) */
+};
+struct proxy_learner {
+	void (*note)(void *ctx, enum proxy_learn_kind k, const char *host, unsigned port,
+		     const char *proto, const char *addr, const char *cls, const char *rule);
+	void *ctx;
+};
+
 /* The run's TLS termination (proxy/tls.c), for hosts with egress.credentials or
  * egress.requestRules: a per-run CA whose key lives only in this process, a leaf key,
  * certificates minted per host on demand, the origin-side trust (system roots plus
@@ -100,6 +117,7 @@ struct proxy_options {
 	size_t *events_lost;
 	const char *session;		     /* the events' "session" ("" or NULL: none) */
 	const struct proxy_decider *decider; /* NULL: no decider */
+	const struct proxy_learner *learner; /* NULL: not learning */
 	int log_fd;		 /* human lines ("halo-run: egress denied: ..."); -1 = none */
 	bool quiet;		 /* no denial lines on log_fd */
 	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */

@@ -62,6 +62,12 @@ void runner_usage(FILE *out)
 	    "       halo-run index [list | stop [TREE...] | clear [TREE...]]\n"
 	    "                                                 the workspace index and its "
 	    "watchers\n"
+	    "       halo-run learn [--policy F]... [--out FILE] [--session NAME] [--wildcards] -- "
+	    "CMD\n"
+	    "                                                 run CMD allowing and recording what "
+	    "the\n"
+	    "                                                 default denies; print the policy it "
+	    "needs\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
 	    "\n"
@@ -135,7 +141,7 @@ static const struct opt_row opt_table[] = {
     VALUE("--events", events),		     VALUE("--decider", decider),
     VALUE("--decider-timeout", decider_timeout), FLAG("--die-with-parent", die_with_parent),
     VALUE("--session", session),	     FLAG("--wrap", wrap),	   FLAG("--hook", render_hook),
-    VALUE("--method", method),	     VALUE("-X", method),
+    VALUE("--method", method),	     VALUE("-X", method),	   FLAG("--wildcards", wildcards),
     VALUE("--proxy", render_proxy),
 };
 /* clang-format on */
@@ -347,6 +353,13 @@ int runner_main(int argc, char **argv)
 				return rc;
 			return commands[k].fn(&o);
 		}
+	/* learn takes a command like a run: options stop at the command's first word */
+	if (argc >= 2 && strcmp(argv[1], "learn") == 0) {
+		if ((rc = runner_parse(argc - 2, argv + 2, true, &o)) != 0)
+			return rc;
+		o.learn = true;
+		return runner_cmd_learn(&o);
+	}
 	if ((rc = runner_parse(argc - 1, argv + 1, true, &o)) != 0)
 		return rc;
 	if (o.n_rest == 0)

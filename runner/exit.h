@@ -36,13 +36,18 @@ static inline struct halo_outcome halo_outcome_of(enum halo_outcome_kind kind, i
 /* What the launcher saw of the run beyond its outcome, for --events: the limits the
  * kernel reported hitting and the filesystem refusals it could count. Filled by the
  * launcher's finish when the launch names one (linux_launch.facts); zero otherwise. */
-#define HALO_FACT_PATH 512
+#define HALO_FACT_PATH	512
+#define HALO_FACT_LEARN (64 * 1024)
 struct halo_run_facts {
 	bool timed_out;		       /* the wall-clock limit killed the sandbox */
 	long long oom_kills;	       /* the memory cgroup's OOM killer ended processes */
 	long long pids_max_hits;       /* forks the pids cgroup refused (limits.processes) */
 	long long fs_refusals;	       /* changes the broker refused (git hooks, config) */
 	char fs_first[HALO_FACT_PATH]; /* the first of them, as the broker named it */
+	/* halo-run learn: the broker's notes of refused writes as sent (learn.h's
+	 * learn_record_writes_parse reads them); 0 bytes when there was no broker. */
+	char learn_notes[HALO_FACT_LEARN];
+	size_t learn_notes_len;
 };
 
 /* exec failed with errno err: not found (ENOENT) or not executable (anything else). */

@@ -33,6 +33,19 @@ static bool path_is_symlink(const char *path, char *target, size_t n)
 /* For validation: `path` with every link on the way followed. A missing tail (a
  * protected path not made yet, a root about to be refused as missing) is kept as
  * written after the longest prefix that exists. */
+static int path_resolve(const char *path, char *out, size_t n);
+
+void runner_policy_ctx(struct policy_ctx *ctx, const char *pw_home, const char *env_home,
+		       const char *workspace)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->pw_home = pw_home;
+	ctx->env_home = env_home;
+	ctx->workspace = workspace;
+	ctx->is_symlink = path_is_symlink;
+	ctx->resolve = path_resolve;
+}
+
 static int path_resolve(const char *path, char *out, size_t n)
 {
 	char head[PATH_MAX], *real;
@@ -183,11 +196,7 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 		return rc;
 	}
 	snprintf(re->managed, sizeof(re->managed), "%s", m.path);
-	ctx.pw_home = re->pw_home;
-	ctx.env_home = re->env_home;
-	ctx.workspace = re->workspace[0] ? re->workspace : NULL;
-	ctx.is_symlink = path_is_symlink;
-	ctx.resolve = path_resolve;
+	runner_policy_ctx(&ctx, re->pw_home, re->env_home, re->workspace[0] ? re->workspace : NULL);
 	writable_abs(o, wbuf, sizeof(wbuf), writable);
 	rc = policy_load_with(m.path[0] ? &(struct policy_managed){m.path, m.buf, m.len, 0} : NULL,
 			      re->paths, re->n_paths, &ctx, &oneoff, &re->policy, &d);

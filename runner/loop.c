@@ -20,6 +20,7 @@ struct loop_state {
 	struct proxy_poller *pl;
 	struct runner_events ev;   /* --events */
 	struct runner_decider *dc; /* --decider (decider.c), NULL without */
+	struct runner_learn *lr;   /* halo-run learn (learn_run.c), NULL without */
 	volatile bool stop;
 };
 
@@ -87,6 +88,8 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 	po.session = x ? x->session : NULL;
 	if (x && x->dc)
 		runner_decider_options(x->dc, &po);
+	if (x)
+		runner_learn_options(x->lr, &po);
 	po.log_fd = log_fd;
 	po.quiet = o->quiet;
 	po.upstream = runner_upstream();
@@ -263,6 +266,15 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		close(audit_fd);
 		return rc;
 	}
+	if (o->learn && (rc = runner_learn_new(o, &st.lr, e)) < 0) {
+		runner_events_close(&st.ev);
+		if (audit_fd >= 0)
+			close(audit_fd);
+		if (sum.fd >= 0)
+			close(sum.fd);
+		return rc;
+	}
+	runner_learn_command(st.lr, l->argv);
 	runner_events_start(&st.ev, l->policy, l->policy_files, l->n_policy_files, l->workspace,
 			    l->argv);
 	runner_home_scan_begin();
@@ -278,9 +290,10 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc == 0 && o->decider)
 		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
 	if (rc == 0)
-		rc = runner_start_proxy(
-		    o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
-		    &(struct runner_proxy_extra){st.ev.fd, &st.ev.lost, st.ev.session, st.dc}, &px);
+		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
+					&(struct runner_proxy_extra){st.ev.fd, &st.ev.lost,
+								     st.ev.session, st.dc, st.lr},
+					&px);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
 		runner_launcher.kill(st.sb);
@@ -298,6 +311,11 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	proxy_drain(px, 100);
 	if (px && o->verbose)
 		proxy_summary(px, stderr);
+	/* learn: a policy that cannot be written is the run's failure, said */
+	if (rc >= 0 && st.lr && runner_learn_finish(st.lr, o, l) < 0) {
+		*status = HALO_EXIT_SETUP;
+		rc = 1;
+	}
 	if (rc >= 0 && audit_fd >= 0 && audit_lost(o, px, e) < 0) {
 		*status = HALO_EXIT_SETUP;
 		rc = 1;
@@ -319,6 +337,7 @@ out:
 	 * and egress events) before the exit record, not written to a closed fd after. */
 	proxy_destroy(px);
 	runner_decider_stop(st.dc); /* after the proxy: no connection waits on it */
+	runner_learn_free(st.lr);
 	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
 		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
 	if (rc >= 0 && runner_events_lost(&st.ev, &lost) < 0) {

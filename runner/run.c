@@ -313,8 +313,8 @@ int runner_cmd_run(const struct runner_opts *o)
 	struct runner_env re;
 	runner_launch l;
 	struct halo_run_facts facts = {0};
-	/* halo-run's own output files: --audit, --summary-md, --events */
-	const char *own_outputs[3];
+	/* halo-run's own output files: --audit, --summary-md, --events, learn --out */
+	const char *own_outputs[4];
 	struct plan_text warnings = {0};
 	char self[4096], events_file[4096];
 	struct halo_err e = {{0}};
@@ -367,6 +367,8 @@ int runner_cmd_run(const struct runner_opts *o)
 		own_outputs[l.n_own_outputs++] = o->audit;
 	if (o->summary_md) /* the same */
 		own_outputs[l.n_own_outputs++] = o->summary_md;
+	if (o->learn && o->out_dir) /* learn --out: the same (runner_learn_new) */
+		own_outputs[l.n_own_outputs++] = o->out_dir;
 	if (o->events && strncmp(o->events, "fd:", 3) != 0) /* also opened by runner_supervise */
 		own_outputs[l.n_own_outputs++] = o->events;
 	else if ((rc = runner_events_fd_file(o->events, events_file, sizeof(events_file), &e)) <
@@ -381,6 +383,9 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.quiet = o->quiet;
 	l.warnings = &warnings;
 	l.unsandboxed = re.policy->mode == POLICY_MODE_OFF;
+#ifndef RUNNER_MACOS
+	l.learn = o->learn;
+#endif
 #ifdef RUNNER_MACOS
 	/* The environment is built by the launcher once the proxy's port and secret are
 	 * known (runner/run_macos.c supplies the builder). */

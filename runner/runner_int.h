@@ -49,6 +49,8 @@ struct runner_opts {
 	const char *decider_timeout; /* run: per question (duration), default 5 s */
 	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
 	const char *session;	     /* run: --session NAME (runner/session*.c) */
+	bool learn;		     /* halo-run learn: default denials allowed and recorded */
+	bool wildcards;		     /* learn --wildcards: "*.x" for names below one parent */
 	bool wrap;		     /* hook --wrap: answer a shell call with it run in halo-run */
 	bool render_hook;	     /* policy render --hook: the settings that install the hook */
 	const char *render_proxy;    /* policy render --proxy PORT[,SOCKSPORT] */
@@ -197,6 +199,24 @@ void runner_decider_stop(struct runner_decider *dc);
 /* --decider-timeout (NULL: 5 s) in ms; 0, or -EINVAL with e set. */
 int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
 
+/* learn_run.c: `halo-run learn` (checks its options, then runs as runner_cmd_run with
+ * o->learn), the record the proxy feeds, and the output written at the end (0, or
+ * -errno after saying why: the run then exits 125). */
+int runner_cmd_learn(const struct runner_opts *o);
+struct runner_learn;
+struct proxy_options;
+/* The record, and --out opened (before the launch: it is masked inside). 0, or
+ * -errno with e set. */
+int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e);
+void runner_learn_options(struct runner_learn *lr, struct proxy_options *po);
+void runner_learn_command(struct runner_learn *lr, char *const *argv);
+int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
+			const runner_launch *l);
+void runner_learn_free(struct runner_learn *lr);
+/* load.c: the loader's context (with its file-system callbacks) for another load. */
+void runner_policy_ctx(struct policy_ctx *ctx, const char *pw_home, const char *env_home,
+		       const char *workspace);
+
 void runner_usage(FILE *out);
 /* getppid() as halo-run saw it first, before main (--die-with-parent's race check);
  * and whether halo-run had already been adopted by a reaper then, its parent gone
@@ -251,11 +271,13 @@ int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
 /* What a run adds to its proxy beyond the listeners: the --events fd (-1: none),
  * the events' session name, the --decider (NULL: none). */
 struct runner_decider;
+struct runner_learn;
 struct runner_proxy_extra {
 	int events_fd;
 	size_t *events_lost; /* NULL: not counted */
 	const char *session;
 	struct runner_decider *dc;
+	struct runner_learn *lr; /* halo-run learn (learn_run.c), NULL: not learning */
 };
 int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
 		       struct proxy_poller *pl, int audit_fd, int log_fd,

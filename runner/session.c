@@ -85,6 +85,9 @@ static char *options_text(const struct runner_opts *o, const runner_launch *l)
 	}
 	for (size_t i = 0; i < l->n_cache_binds; i++)
 		fprintf(f, " cache=%s", l->cache_binds[i]);
+	/* halo-run learn: the session's proxy learns for every call, into one file */
+	if (o->learn)
+		path_text(f, o->wildcards ? "learn-wildcards" : "learn", o->out_dir);
 	fclose(f);
 	/* Never empty (the protocol refuses an empty value). */
 	t = s && *s ? s : NULL;

@@ -62,6 +62,7 @@ struct sup {
 	struct session_conn chan;
 	struct runner_events ev;   /* --events: the session's, for every call */
 	struct runner_decider *dc; /* --decider: the session's (NULL: none) */
+	struct runner_learn *lr;   /* halo-run learn --session: every call's (NULL: none) */
 	const char *why_end;	   /* for --events: stopped, idle... */
 	int listen_fd, ready_fd, log_r;
 	struct client **c;
@@ -240,6 +241,7 @@ static int run(struct sup *s, struct client *c, const struct session_msg *m)
 		s->running++;
 		c->ev = (struct runner_session_call){c->id, proxy_now_ms(), m->wall, false};
 		runner_session_ev_start(&s->ev, s->l, &c->ev, m->arg);
+		runner_learn_command(s->lr, m->arg);
 	}
 	for (size_t i = 0; i < nf; i++)
 		close(fds[i]);
@@ -568,6 +570,10 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	s.ev.fd = -1;
 	if (open_outputs(&s, &audit_fd, &audit_st) < 0)
 		return HALO_EXIT_SETUP;
+	if (o->learn && runner_learn_new(o, &s.lr, &e) < 0) {
+		ready_say(&s, 'E', e.msg);
+		return HALO_EXIT_SETUP;
+	}
 	rc = runner_launcher.start(l, &s.sb, &e);
 	for (size_t i = 0; l->warnings && i < l->warnings->n; i++)
 		ready_say(&s, 'W', l->warnings->v[i]);
@@ -587,13 +593,16 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	if (rc == 0)
 		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
 	if (rc == 0)
-		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd,
-					s.log_r >= 0 ? logp[1] : STDERR_FILENO,
-					&(struct runner_proxy_extra){
-					    .events_fd = s.ev.fd, .session = id->name, .dc = s.dc},
-					&px);
+		rc = runner_start_proxy(
+		    o, l, s.sb, s.pl, audit_fd, s.log_r >= 0 ? logp[1] : STDERR_FILENO,
+		    &(struct runner_proxy_extra){
+			.events_fd = s.ev.fd, .session = id->name, .dc = s.dc, .lr = s.lr},
+		    &px);
 	if (rc == 0)
 		rc = proxy_poller_run(s.pl, &s.stop);
+	/* Before the calls are let go: `session stop` returns with the file written. */
+	if (s.lr)
+		runner_learn_finish(s.lr, o, l);
 	end(&s);
 	runner_launcher.kill(s.sb);
 	rc = runner_launcher.finish(s.sb, &out, &e);
@@ -604,6 +613,7 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	proxy_drain(px, 100);
 	proxy_destroy(px);
 	runner_decider_stop(s.dc); /* after the proxy: no connection waits on it */
+	runner_learn_free(s.lr);
 	runner_session_ev_end(&s.ev, s.why_end ? s.why_end : "ended", s.next_id);
 	proxy_poller_free(s.pl);
 	for (int i = 0; i < 2; i++)

@@ -28,32 +28,7 @@ wf_policy cargo.yaml crates.test
 
 # The registry: wfcrate-1.0.0.crate (a .tar.gz), its index line, config.json; the
 # index once as a git repository and once as a sparse tree.
-python3 - "$W/crates.root" "$U" <<'EOF'
-import hashlib, io, json, os, sys, tarfile
-root, url = sys.argv[1:]
-def add(t, name, text):
-    data = text.encode()
-    info = tarfile.TarInfo(name)
-    info.size, info.mode, info.mtime = len(data), 0o644, 1700000000
-    t.addfile(info, io.BytesIO(data))
-buf = io.BytesIO()
-with tarfile.open(fileobj=buf, mode="w:gz") as t:
-    add(t, "wfcrate-1.0.0/Cargo.toml",
-        '[package]\nname = "wfcrate"\nversion = "1.0.0"\nedition = "2018"\n')
-    add(t, "wfcrate-1.0.0/src/lib.rs",
-        'pub fn hello() -> &\'static str { "hello from wfcrate" }\n')
-crate = buf.getvalue()
-dl = os.path.join(root, "dl", "wfcrate", "1.0.0")
-os.makedirs(dl)
-open(os.path.join(dl, "download"), "wb").write(crate)
-line = json.dumps({"name": "wfcrate", "vers": "1.0.0", "deps": [], "features": {},
-                   "cksum": hashlib.sha256(crate).hexdigest(), "yanked": False})
-for kind in ("gitsrc", "sparse"):
-    d = os.path.join(root, kind, "wf", "cr")
-    os.makedirs(d)
-    open(os.path.join(d, "wfcrate"), "w").write(line + "\n")
-    open(os.path.join(root, kind, "config.json"), "w").write(json.dumps({"dl": url + "/dl"}))
-EOF
+cargo_index "$W/crates.root" "$U"
 G=(git -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=master)
 "${G[@]}" -C "$W/crates.root/gitsrc" init -q &&
 	"${G[@]}" -C "$W/crates.root/gitsrc" add -A &&

@@ -278,6 +278,70 @@ func TestServe(t *testing.T) {
 EOF
 }
 
+# pip_index ROOT: a PEP 503 index under ROOT/simple with two wheels, wfpkg 1.0
+# requiring wfdep 1.0 (t_wf_pip.sh, t_learn_tools.sh)
+pip_index() {
+	python3 - "$1" <<'EOF'
+import base64, hashlib, os, sys, zipfile
+root = sys.argv[1]
+def b64(d): return base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+def wheel(name, ver, code, requires=()):
+    di = "%s-%s.dist-info" % (name, ver)
+    meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, ver)
+    meta += "".join("Requires-Dist: %s\n" % r for r in requires)
+    files = {"%s/__init__.py" % name: code, di + "/METADATA": meta,
+             di + "/WHEEL": "Wheel-Version: 1.0\nGenerator: t_wf_pip\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join("%s,sha256=%s,%d\n" % (p, b64(c.encode()), len(c.encode())) for p, c in files.items())
+    files[di + "/RECORD"] = record + di + "/RECORD,,\n"
+    fn = "%s-%s-py3-none-any.whl" % (name, ver)
+    os.makedirs(os.path.join(root, "files"), exist_ok=True)
+    with zipfile.ZipFile(os.path.join(root, "files", fn), "w") as z:
+        for p, c in files.items():
+            z.writestr(p, c)
+    digest = hashlib.sha256(open(os.path.join(root, "files", fn), "rb").read()).hexdigest()
+    d = os.path.join(root, "simple", name)
+    os.makedirs(d)
+    open(os.path.join(d, "index.html"), "w").write(
+        '<!DOCTYPE html><html><body><a href="../../files/%s#sha256=%s">%s</a></body></html>\n' % (fn, digest, fn))
+wheel("wfdep", "1.0", 'VALUE = "wfdep 1.0"\n')
+wheel("wfpkg", "1.0", 'from wfdep import VALUE as DEP\nVALUE = "wfpkg 1.0 + " + DEP\n', ["wfdep>=1.0"])
+open(os.path.join(root, "simple", "index.html"), "w").write(
+    '<!DOCTYPE html><html><body><a href="wfdep/">wfdep</a><a href="wfpkg/">wfpkg</a></body></html>\n')
+EOF
+}
+
+# cargo_index ROOT URL: the crate wfcrate 1.0.0 under ROOT/dl, its index line under
+# ROOT/sparse and ROOT/gitsrc, each with config.json naming URL/dl (t_wf_cargo.sh,
+# t_learn_tools.sh)
+cargo_index() {
+	python3 - "$1" "$2" <<'EOF'
+import hashlib, io, json, os, sys, tarfile
+root, url = sys.argv[1:]
+def add(t, name, text):
+    data = text.encode()
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = len(data), 0o644, 1700000000
+    t.addfile(info, io.BytesIO(data))
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as t:
+    add(t, "wfcrate-1.0.0/Cargo.toml",
+        '[package]\nname = "wfcrate"\nversion = "1.0.0"\nedition = "2018"\n')
+    add(t, "wfcrate-1.0.0/src/lib.rs",
+        'pub fn hello() -> &\'static str { "hello from wfcrate" }\n')
+crate = buf.getvalue()
+dl = os.path.join(root, "dl", "wfcrate", "1.0.0")
+os.makedirs(dl)
+open(os.path.join(dl, "download"), "wb").write(crate)
+line = json.dumps({"name": "wfcrate", "vers": "1.0.0", "deps": [], "features": {},
+                   "cksum": hashlib.sha256(crate).hexdigest(), "yanked": False})
+for kind in ("gitsrc", "sparse"):
+    d = os.path.join(root, kind, "wf", "cr")
+    os.makedirs(d)
+    open(os.path.join(d, "wfcrate"), "w").write(line + "\n")
+    open(os.path.join(root, kind, "config.json"), "w").write(json.dumps({"dl": url + "/dl"}))
+EOF
+}
+
 # need TOOL...: 0 when each is on PATH, else prints nothing and returns 1 (the caller skips)
 need() {
 	local t

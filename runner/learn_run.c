@@ -1,0 +1,235 @@
+/* `halo-run learn`: a run whose default-deny decisions become "allow and record"
+ * (the proxy asks policy_decision_learn), and at its end the input policy plus the
+ * minimal additions (learn/), validated by the loader before it is written, with a
+ * diff against the input on stderr. Everything else is enforced as in a run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner/events.h"
+
+#include "learn/learn.h"
+#include "proxy/proxy.h"
+#include "runner/runner_int.h"
+
+struct runner_learn {
+	struct learn_record rec;
+	struct proxy_learner pl;
+	/* --out, opened before the launch like --audit (one link, no symbolic link,
+	 * masked inside): a name the command planted cannot turn the write elsewhere */
+	int out_fd;
+};
+
+static const enum learn_host_kind kinds[] = {
+    [PROXY_LEARN_HOST] = LEARN_HOST_ALLOWED,
+    [PROXY_LEARN_PRIVATE] = LEARN_HOST_PRIVATE,
+    [PROXY_LEARN_DENIED] = LEARN_HOST_DENIED,
+};
+
+static void note(void *ctx, enum proxy_learn_kind k, const char *host, unsigned port,
+		 const char *proto, const char *addr, const char *cls, const char *rule)
+{
+	struct runner_learn *lr = ctx;
+
+	if ((size_t)k < sizeof(kinds) / sizeof(kinds[0]))
+		learn_record_host(&lr->rec, kinds[k], host, port, proto, addr, cls, rule);
+}
+
+int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e)
+{
+	struct runner_learn *lr = calloc(1, sizeof(*lr));
+	struct stat st;
+
+	*out = NULL;
+	if (!lr) {
+		halo_err_set(e, "learn: out of memory");
+		return -ENOMEM;
+	}
+	learn_record_init(&lr->rec);
+	lr->pl = (struct proxy_learner){note, lr};
+	lr->out_fd =
+	    o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &st, e) : STDOUT_FILENO;
+	if (lr->out_fd < 0) {
+		int rc = lr->out_fd;
+		free(lr);
+		return rc;
+	}
+	*out = lr;
+	return 0;
+}
+
+void runner_learn_options(struct runner_learn *lr, struct proxy_options *po)
+{
+	if (lr)
+		po->learner = &lr->pl;
+}
+
+void runner_learn_command(struct runner_learn *lr, char *const *argv)
+{
+	if (lr)
+		learn_record_command(&lr->rec, argv);
+}
+
+void runner_learn_free(struct runner_learn *lr)
+{
+	if (!lr)
+		return;
+	learn_record_free(&lr->rec);
+	if (lr->out_fd > STDERR_FILENO)
+		close(lr->out_fd);
+	free(lr);
+}
+
+struct root_ctx {
+	const struct halo_policy *p;
+	const struct policy_ctx *pc;
+};
+
+/* A root is proposable when the input policy with it added validates: the same
+ * rules as any writableRoots entry (system directories, the home, the floor...). */
+static int root_check(void *arg, const char *root, char *why, size_t n)
+{
+	struct root_ctx *c = arg;
+	struct learn_items one = {&(struct learn_item){(char *)root, (char *)"candidate"}, 1};
+	struct learn_plan pl = {.roots = one};
+	struct learn_record none;
+	struct policy_diags d = {0};
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	learn_record_init(&none);
+	rc = learn_emit(c->p, &none, &pl, &text, &len);
+	if (rc == 0 && (rc = learn_validate(text, len, c->pc, &d)) < 0)
+		snprintf(why, n, "%s", d.n_errors ? d.errors[0] : "invalid");
+	policy_diags_free(&d);
+	free(text);
+	return rc;
+}
+
+static void notes_add(struct learn_plan *pl, const struct learn_record *r)
+{
+	static const char *const fixed[] = {
+	    "connections made straight to the sandbox's own loopback (127.0.0.1:PORT without "
+	    "the proxy) are not seen: a host loopback service is proposed (egress.hostPorts) "
+	    "only when a client asked the proxy for it",
+	    "writes by calls the broker does not perform (unlink, rmdir, rename's source, "
+	    "truncate, chmod, utimes, a descriptor opened before) are not seen",
+	    "env.pass: which variable a tool missed cannot be told from a run; none is proposed",
+	};
+	struct learn_item *g;
+	size_t k = sizeof(fixed) / sizeof(fixed[0]) + 2;
+
+	g = realloc(pl->notes.v, (pl->notes.n + k) * sizeof(*g));
+	if (!g)
+		return;
+	pl->notes.v = g;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		g[pl->notes.n++] = (struct learn_item){strdup(""), strdup(fixed[i])};
+	if (!r->writes_observed)
+		g[pl->notes.n++] = (struct learn_item){
+		    strdup(""), strdup("no write was observed: the broker did not run (a session's "
+				       "calls, sandbox.guardPersistence false, read-only mode, or "
+				       "macOS), so no writable root is proposed")};
+	if (r->writes_cut)
+		g[pl->notes.n++] = (struct learn_item){
+		    strdup(""), strdup("more refused writes than the sandbox keeps (48): the rest "
+				       "are not listed")};
+}
+
+/* Through the descriptor opened at launch: emptied first (it is opened to append). */
+static int write_out(int fd, bool file, const char *text, size_t len)
+{
+	size_t k = 0;
+
+	if (file && ftruncate(fd, 0) < 0)
+		return -errno;
+	while (k < len) {
+		ssize_t w = write(fd, text + k, len - k);
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		k += (size_t)w;
+	}
+	return file && fsync(fd) < 0 ? -errno : 0;
+}
+
+int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
+			const runner_launch *l)
+{
+	struct policy_ctx pc;
+	struct root_ctx rc_ctx = {l->policy, &pc};
+	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
+	struct learn_plan pl;
+	struct policy_diags d = {0};
+	char *text = NULL, *base = NULL, *diff = NULL;
+	size_t len = 0, blen = 0;
+	int rc;
+
+	if (!lr)
+		return 0;
+	if (l->facts)
+		learn_record_writes_parse(&lr->rec, l->facts->learn_notes,
+					  l->facts->learn_notes_len);
+	runner_policy_ctx(&pc, l->pw_home, l->env_home, l->workspace);
+	if ((rc = learn_propose(l->policy, &lr->rec, &lo, &pl)) < 0) {
+		runner_say("learn: %s", strerror(-rc));
+		return rc;
+	}
+	notes_add(&pl, &lr->rec);
+	rc = learn_emit(l->policy, &lr->rec, &pl, &text, &len);
+	if (rc == 0 && (rc = learn_validate(text, len, &pc, &d)) < 0) {
+		runner_say("learn: the learned policy does not validate; nothing was written:");
+		for (size_t i = 0; i < d.n_errors; i++)
+			runner_say("  %s", d.errors[i]);
+	} else if (rc == 0 && learn_emit_base(l->policy, &base, &blen) == 0 &&
+		   (diff = learn_diff(base, text))) {
+		fprintf(stderr, "halo-run: learn: the changes to the input policy%s\n%s",
+			diff[0] ? ":" : ": none", diff);
+	}
+	if (rc == 0 && (rc = write_out(lr->out_fd, o->out_dir != NULL, text, len)) < 0)
+		runner_say("learn: --out %s: %s", o->out_dir, strerror(-rc));
+	else if (rc == 0 && o->out_dir)
+		runner_say("learn: the learned policy is in %s", o->out_dir);
+	policy_diags_free(&d);
+	learn_plan_free(&pl);
+	free(text);
+	free(base);
+	free(diff);
+	return rc;
+}
+
+int runner_cmd_learn(const struct runner_opts *o)
+{
+	if (o->n_rest == 0) {
+		fprintf(stderr, "halo-run: learn: no command given (halo-run learn [--policy F]... "
+				"[--out FILE] [--session NAME] [--wildcards] -- CMD)\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->dry_run) {
+		fprintf(stderr, "halo-run: learn: --dry-run runs nothing, so learns nothing\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->session && !o->out_dir) {
+		fprintf(stderr, "halo-run: learn --session needs --out FILE: the session's "
+				"supervisor writes it when the session stops\n");
+		return HALO_EXIT_SETUP;
+	}
+	const char *others[] = {o->audit, o->events, o->summary_md};
+	for (size_t i = 0; o->out_dir && i < sizeof(others) / sizeof(others[0]); i++)
+		if (others[i] && strcmp(others[i], o->out_dir) == 0) {
+			fprintf(stderr, "halo-run: learn: --out names the same file as another "
+					"output (--audit, --events or --summary-md)\n");
+			return HALO_EXIT_SETUP;
+		}
+	/* Absolute: a session's supervisor writes it, and compares it at every call. */
+	struct runner_opts c = *o;
+	char abs[4096], cwd[4096];
+	if (o->out_dir && runner_writable_abs(o->out_dir, getcwd(cwd, sizeof(cwd)) ? cwd : "/", abs,
+					      sizeof(abs)) == 0)
+		c.out_dir = abs;
+	return runner_cmd_run(&c);
+}

@@ -1,0 +1,146 @@
+#!/bin/bash
+# halo-run learn (issue 27): a run whose default denials are allowed and recorded, and
+# the policy it writes. A real tool (npm ci) against a loopback registry named
+# npm.test: learning under a policy that allows nothing writes npm.test:PORT, and the
+# learned policy, run as a normal (default deny) run, lets the same command pass while
+# a host the command did not use (other.test) stays denied. An explicit deny stays a
+# deny while learning. A refused write in a directory outside the workspace is
+# proposed as a writable root; one under a floor entry (~/.ssh) is listed as refused,
+# never proposed. The output validates (halo-run validate) and learn exits with the
+# command's status.
+set -u
+. "$IT/lib.sh"
+cd "$TMPDIR" || exit 1
+. "$IT/egress_lib.sh"
+. "$IT/wf_lib.sh"
+. "$IT/learn_lib.sh"
+
+# ------------------------------------------------------------ hosts, explicit denies
+start_origin o1 echo 127.0.0.1
+P1=$(wait_port o1)
+lr base.yaml l1.yaml -- sh -c "curl -s -o /dev/null -w '%{http_code} ' http://origin.test:$P1/; curl -s -o /dev/null -w '%{http_code} ' http://blocked.test:$P1/; exit 7"
+expect "learn exits with the command's status" 7 "$RC"
+expect_match "the default-denied host was allowed while learning" "^200 " "$(cat "$W/l1.yaml.stdout")"
+expect_match "an explicit deny stays a deny while learning" " 403 $" "$(cat "$W/l1.yaml.stdout")"
+expect_match "the learned entry names host:port (a port other than 80/443)" "^    - \"origin.test:$P1\"  # http port $P1, 1 connection" "$(cat "$W/l1.yaml" 2>/dev/null)"
+expect_match "the explicit deny is listed as refused, not proposed" "blocked.test:$P1 \(http\): denied by deniedDomains" "$(cat "$W/l1.yaml" 2>/dev/null)"
+if awk '/^  allowedDomains:/{f=1;next} /^  [a-zA-Z]/{f=0} f' "$W/l1.yaml" | grep -q blocked; then
+	fail "the denied host is not in allowedDomains" "$(grep -n blocked "$W/l1.yaml")"
+else ok "the denied host is not in allowedDomains"; fi
+expect_match "the diff on stderr names the addition" "^\+     - \"origin.test:$P1\"" "$(cat "$W/l1.yaml.err")"
+expect_rc "the learned policy validates" 0 "$HALO" validate "$W/l1.yaml"
+
+# ------------------------------------------------------------ SOCKS5 (ALL_PROXY)
+lr base.yaml socks.yaml -- sh -c 'curl -s -x "$ALL_PROXY" -o /dev/null -w "%{http_code}" "http://origin.test:$0/"' "$P1"
+expect "learn: a SOCKS5 client passes (ALL_PROXY)" "0 200" "$RC $(cat "$W/socks.yaml.stdout")"
+expect_match "learn: ... and its host is learned (socks5)" "^    - \"origin.test:$P1\"  # socks5 port $P1" "$(cat "$W/socks.yaml" 2>/dev/null)"
+
+# ------------------------------------------------------------ a host loopback service
+# Asked of the proxy (localhost:PORT through HTTP_PROXY) under a policy without
+# allowPrivate: refused as loopback, proposed as egress.hostPorts (not a domain), and
+# with it a client inside reaches the host's service at localhost:PORT directly.
+printf 'egress:\n  default: deny\n' >"$W/nopriv.yaml"
+chmod a+r "$W/nopriv.yaml"
+lr nopriv.yaml hp.yaml -- sh -c 'curl -s --noproxy "" -x "$HTTP_PROXY" -o /dev/null http://localhost:$0/' "$P1"
+expect_match "learn: a host loopback service tried is proposed as hostPorts" "^    - $P1  # localhost on the host's loopback" "$(cat "$W/hp.yaml" 2>/dev/null)"
+if grep -q '"localhost' "$W/hp.yaml" 2>/dev/null; then fail "learn: ... not as an allowedDomains entry" "$(grep -n localhost "$W/hp.yaml" | head -3)"; else ok "learn: ... not as an allowedDomains entry"; fi
+[ -f "$W/hp.yaml" ] && chmod a+r "$W/hp.yaml"
+expect "learn: with it, localhost:PORT inside reaches the host's service" 200 \
+	"$(HR_ERR="$W/hp2.err" hr hp.yaml hp2.audit curl -s -o /dev/null -w '%{http_code}' "http://localhost:$P1/")"
+
+# ------------------------------------------------------------ a client ignoring the proxy
+# Every proxy variable unset: the name goes to halo-run's DNS stub, which answers a name
+# the default denies while learning, and the captured connection is learned by name.
+lr base.yaml cap.yaml -- env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY \
+	-u all_proxy -u ALL_PROXY curl --noproxy '*' -s -o /dev/null -w '%{http_code}' "http://origin.test:$P1/"
+if grep -q "capture could not be set up" "$W/cap.yaml.err"; then
+	skip "learn: a proxy-unaware client (DNS stub, capture)" "capture is unavailable here: $(grep -m1 capture "$W/cap.yaml.err")"
+else
+	expect "learn: a proxy-unaware client reaches the host (DNS stub, capture)" "0 200" "$RC $(cat "$W/cap.yaml.stdout")"
+	expect_match "learn: ... and its host is learned" "^    - \"origin.test:$P1\"  # captured port $P1" "$(cat "$W/cap.yaml" 2>/dev/null)"
+	lr base.yaml cap2.yaml -- env -u http_proxy -u HTTP_PROXY curl --noproxy '*' -s -o /dev/null \
+		-w '%{http_code}' "http://blocked.test:$P1/"
+	expect "learn: an explicitly denied name does not resolve while learning (DNS stub)" "6 000" "$RC $(cat "$W/cap2.yaml.stdout")"
+fi
+
+# ------------------------------------------------------------ npm ci, real tool
+if need npm node; then
+	start_registry npm
+	P=$(wait_port npm)
+	R="http://npm.test:$P"
+	export npm_config_cache="$W/pack-cache" npm_config_update_notifier=false
+	dirs=($(mkpkg wf-p1) $(mkpkg wf-p2))
+	npm_registry "$W/npm.root" "$R" "${dirs[@]}" 2>"$W/pack.err" ||
+		fail "registry tree built" "$(head -c 300 "$W/pack.err")"
+	unset npm_config_cache npm_config_update_notifier
+	npm_project "$WS/ci" '"wf-p1": "1.0.0", "wf-p2": "1.0.0"' "$R"
+	npm_lock "$W/npm.root" "$WS/ci"
+	chmod -R a+rwX "$WS" "$W"
+	NPM='cd ci && rm -rf node_modules && timeout 60 npm ci && node -e "console.log(require(\"wf-p1\"), require(\"wf-p2\"))"'
+	lr base.yaml npm.yaml -- sh -c "$NPM"
+	expect "npm ci under learn passes" 0 "$RC"
+	expect_match "npm: the registry is learned" "\"npm.test:$P\"  # " "$(cat "$W/npm.yaml" 2>/dev/null)"
+	chmod a+r "$W/npm.yaml" 2>/dev/null
+	HR_ERR="$W/npm2.err" hr npm.yaml npm2.audit sh -c "$NPM" >"$W/npm2.out"
+	expect "npm ci under the learned policy (default deny) passes" 0 "$?"
+	HR_ERR="$W/npm3.err" hr npm.yaml npm3.audit curl -s -o /dev/null -w '%{http_code}' "http://other.test:$P/" >"$W/npm3.out"
+	expect "a host npm did not use stays denied under the learned policy" 403 "$(cat "$W/npm3.out")"
+else
+	skip "npm ci learned" "$MISSING is not installed (make deps)"
+fi
+
+# ------------------------------------------------------------ refused writes
+mkdir -p "$HOME/learn-cache" "$HOME/.ssh"
+chmod 777 "$HOME/learn-cache" "$HOME/.ssh"
+lr base.yaml w.yaml -- sh -c "mkdir -p '$HOME/learn-cache/a/b'; echo x >'$HOME/.ssh/planted'; true"
+expect "learn with refused writes exits 0 (the command's status)" 0 "$RC"
+if grep -q 'no write was observed' "$W/w.yaml" 2>/dev/null; then
+	skip "refused writes proposed" "the broker did not run here: $(grep -m1 'no write' "$W/w.yaml")"
+else
+	expect_match "a refused write outside the workspace is proposed as a writable root" \
+		"^    - \"$HOME/learn-cache\"  # a refused write" "$(cat "$W/w.yaml" 2>/dev/null)"
+	expect_match "a refused write under a floor entry is listed as refused" \
+		"write $HOME/.ssh/planted.*(never|not) proposed" "$(cat "$W/w.yaml" 2>/dev/null)"
+	if grep -qE "^    - \"$HOME/.ssh" "$W/w.yaml"; then
+		fail "the floor entry is never proposed" "$(grep -n ssh "$W/w.yaml")"
+	else ok "the floor entry is never proposed"; fi
+	chmod a+r "$W/w.yaml" 2>/dev/null
+	HR_ERR="$W/w2.err" hr w.yaml w2.audit sh -c "mkdir -p '$HOME/learn-cache/a/b' && echo made" >"$W/w2.out"
+	expect "the learned writable root lets the same write pass" made "$(cat "$W/w2.out")"
+fi
+expect_rc "the learned policy with roots validates" 0 "$HALO" validate "$W/w.yaml"
+
+# ------------------------------------------------------------ a session
+eg_one_ns # a session serves callers of its own user namespace only
+SN=learn$$
+lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://origin.test:$P1/"
+expect "learn --session: the first call learns" "0 200" "$RC $(cat "$W/s.yaml.stdout")"
+LR_KEEP=1 lr base.yaml s.yaml --session "$SN" -- curl -s -o /dev/null -w '%{http_code}' "http://other.test:$P1/x"
+expect "learn --session: the second call learns too" "0 200" "$RC $(cat "$W/s.yaml.stdout")"
+(cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" --policy "$W/base.yaml" --session "$SN" -- true) >/dev/null 2>"$W/s.plain.err"
+expect "learn --session: a plain call into the learning session is refused" 125 "$?"
+expect "learn --session: nothing is written before the session stops" 0 "$(stat -c %s "$W/s.yaml" 2>&1)"
+timeout 30 "${WRAP[@]}" "$HALO" session stop "$SN" >/dev/null 2>&1
+S_OUT=$(cat "$W/s.yaml" 2>/dev/null)
+expect_match "session stop writes both calls' hosts" "\"origin.test:$P1\".*"$'\n'".*\"other.test:$P1\"" "$S_OUT"
+expect "... and lists both calls" 2 "$(grep -c '^#   curl ' <<<"$S_OUT")"
+expect_rc "... and it validates" 0 "$HALO" validate "$W/s.yaml"
+
+# ------------------------------------------------------------ the output file
+# Opened before the launch like --audit: masked inside (the command cannot write it),
+# and a name with another hard link (one the command could have planted) is refused.
+(cd "$WS" && timeout 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$WS/own.yaml" \
+	-- sh -c 'echo forged >own.yaml; cat own.yaml; true') >"$W/own.out" 2>"$W/own.err"
+expect "learn --out: the command cannot write the output (masked inside)" "# Learned by" \
+	"$(head -c 12 "$WS/own.yaml" 2>/dev/null)"
+echo "keep" >"$W/victim" && chmod a+rw "$W/victim" && ln -f "$W/victim" "$WS/linked.yaml" 2>/dev/null
+(cd "$WS" && timeout 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$WS/linked.yaml" \
+	-- true) >/dev/null 2>"$W/linked.err"
+expect "learn --out: a file with another hard link is refused" "125 keep" "$? $(cat "$W/victim")"
+
+# ------------------------------------------------------------ usage errors
+expect_rc "learn without a command is a usage error" 125 "$HALO" learn
+expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
+expect_rc "learn --out naming the --audit file is refused" 125 "$HALO" learn --out "$W/same.x" --audit "$W/same.x" -- true
+expect_rc "learn --dry-run is refused (it runs nothing)" 125 "$HALO" learn --dry-run -- true
+finish

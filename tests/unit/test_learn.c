@@ -1,0 +1,203 @@
+/* learn/: the record, the proposal (presets, wildcards, ports, refusals, roots), the
+ * YAML text with hostile names and paths (quoted, escaped, loading back as written),
+ * and policy_decision_learn (only the default's denial is widened). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learn/learn.h"
+#include "tests/unit/policy_test.h"
+#include "tests/unit/unit.h"
+
+static struct halo_policy *load(const char *yaml)
+{
+	struct policy_managed m = {"test", yaml, strlen(yaml), 'y'};
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+
+	ck_assert_int_eq(policy_load_managed(&m, NULL, 0, &pt_ctx, &p, &d), 0);
+	policy_diags_free(&d);
+	return p;
+}
+
+static const char *base = "egress:\n  default: deny\n  deniedDomains: [bad.test]\n";
+
+START_TEST(learn_widens_only_the_default)
+{
+	struct halo_policy *p = load(base);
+	struct policy_decision d;
+
+	ck_assert_int_eq(policy_decide_port(p, "new.test", 8, 443, &d), 0);
+	ck_assert(policy_decision_learn(&d));
+	ck_assert(d.allow && d.rule == POLICY_RULE_LEARNED);
+	ck_assert_int_eq(policy_decide_port(p, "bad.test", 8, 443, &d), 0);
+	ck_assert(!policy_decision_learn(&d));
+	ck_assert(!d.allow && d.rule == POLICY_RULE_DENIED);
+	ck_assert_int_eq(policy_decide_port(p, "a..b", 4, 443, &d), 0);
+	ck_assert(!policy_decision_learn(&d) && !d.allow);
+	policy_free(p);
+}
+END_TEST
+
+static bool has(const struct learn_items *it, const char *v)
+{
+	for (size_t i = 0; i < it->n; i++)
+		if (strcmp(it->v[i].value, v) == 0)
+			return true;
+	return false;
+}
+
+static int root_ok(void *ctx, const char *root, char *why, size_t n)
+{
+	(void)ctx;
+	if (strncmp(root, "/usr", 4) == 0) {
+		snprintf(why, n, "system directory");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+START_TEST(propose_table)
+{
+	struct halo_policy *p = load(base);
+	struct learn_record r;
+	struct learn_plan pl;
+	struct learn_opts o = {false, root_ok, NULL};
+	char *argv[] = {"npm", "ci", NULL};
+
+	learn_record_init(&r);
+	learn_record_command(&r, argv);
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "github.com", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "gitlab.com", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "reg.test", 4873, "http", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "reg.test", 4873, "http", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "2001:db8::1", 8080, "http", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "pypi.org", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_PRIVATE, "intra.test", 443, "connect", "10.0.0.1",
+			  "private", "");
+	learn_record_host(&r, LEARN_HOST_PRIVATE, "localhost", 5432, "connect", "127.0.0.1",
+			  "loopback", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "localhost", 4873, "http", "", "", "");
+	learn_record_host(&r, LEARN_HOST_DENIED, "bad.test", 443, "connect", "", "",
+			  "deniedDomains[0] bad.test");
+	learn_record_write(&r, "/opt/cache/x/y", 30, false);
+	learn_record_write(&r, "/opt/cache/x", 30, false);
+	learn_record_write(&r, "/usr/lib/z", 30, false);
+	learn_record_write(&r, "/home/alice/.ssh/k", 13, true);
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(has(&pl.presets, "vcs"));	    /* two names of one preset */
+	ck_assert(!has(&pl.domains, "github.com")); /* folded into it */
+	ck_assert(has(&pl.domains, "pypi.org"));    /* one name: exact */
+	ck_assert(has(&pl.domains, "reg.test:4873"));
+	ck_assert(has(&pl.domains, "[2001:db8::1]:8080"));
+	ck_assert(has(&pl.host_ports, "5432"));
+	ck_assert(has(&pl.host_ports, "4873") && !has(&pl.domains, "localhost:4873"));
+	ck_assert(!has(&pl.domains, "intra.test") && !has(&pl.domains, "bad.test"));
+	ck_assert(has(&pl.roots, "/opt/cache"));
+	ck_assert(!has(&pl.roots, "/opt/cache/x"));
+	ck_assert(!has(&pl.roots, "/usr/lib"));
+	ck_assert_uint_eq(pl.roots.n, 1);
+	ck_assert_uint_ge(pl.refused.n, 4); /* private, deny, /usr, guard */
+	for (size_t i = 0; i < pl.domains.n; i++)
+		if (strcmp(pl.domains.v[i].value, "reg.test:4873") == 0)
+			ck_assert_ptr_nonnull(strstr(pl.domains.v[i].comment, "2 connections"));
+	learn_plan_free(&pl);
+	o.wildcards = true;
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "a.cdn.test", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "b.cdn.test", 443, "connect", "", "", "");
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(has(&pl.domains, "*.cdn.test"));
+	ck_assert(!has(&pl.domains, "a.cdn.test"));
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
+/* Hostile names and paths: nothing escapes its quotes, the text loads, and what loads
+ * is what was learned. */
+START_TEST(emit_hostile)
+{
+	struct halo_policy *p = load(base), *back = NULL;
+	struct learn_record r;
+	struct learn_plan pl = {0};
+	struct learn_opts o = {false, root_ok, NULL};
+	struct policy_diags d = {0};
+	char *argv[] = {"sh", "-c", "echo \"x\"\n# evil: 1\r\x1b[2J'", NULL}, *text = NULL;
+	size_t len = 0;
+
+	learn_record_init(&r);
+	learn_record_command(&r, argv);
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "ok.test", 443, "connect", "", "", "");
+	learn_record_write(&r, "/opt/we\"ird\\ - evil: # x/f", 30, false);
+	learn_record_write(&r, "/opt/bad\xff/f", 30, false);
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert_int_eq(learn_emit(p, &r, &pl, &text, &len), 0);
+	ck_assert_ptr_null(strstr(text, "\n# evil"));
+	ck_assert_ptr_null(strstr(text, "\n- evil"));
+	ck_assert_ptr_null(strchr(text, '\x1b'));
+	ck_assert_ptr_null(strchr(text, '\r'));
+	if (learn_validate(text, len, &pt_ctx, &d) != 0)
+		fprintf(stderr, "%s\n%s\n", text, d.n_errors ? d.errors[0] : "?");
+	ck_assert_uint_eq(d.n_errors, 0);
+	struct policy_managed m = {"t", text, len, 'y'};
+	ck_assert_int_eq(policy_load_managed(&m, NULL, 0, &pt_ctx, &back, &d), 0);
+	ck_assert(pt_list_has(&back->writable_roots, "/opt/we\"ird\\ - evil: # x"));
+	ck_assert(pt_list_has(&back->allowed_domains, "ok.test"));
+	ck_assert(pt_list_has(&back->denied_domains, "bad.test"));
+	ck_assert_uint_eq(back->writable_roots.n, 1); /* not UTF-8: refused, not written */
+	policy_free(back);
+	policy_diags_free(&d);
+	free(text);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
+START_TEST(quote_and_parse)
+{
+	char q[32];
+	struct learn_record r;
+	static const char notes[] = "B\0W 30 /opt/a\0G 13 /x/.git/hooks/h\0W 0 /bad\0W 30 rel\0"
+				    "X 1 /y\0T\0W 30 /cut";
+
+	ck_assert(learn_yaml_quote("a\"b\\c\n", q, sizeof(q)));
+	ck_assert_str_eq(q, "\"a\\\"b\\\\c\\x0a\"");
+	ck_assert(!learn_yaml_quote("\xc0\xaf", q, sizeof(q)));	    /* overlong */
+	ck_assert(!learn_yaml_quote("\xed\xa0\x80", q, sizeof(q))); /* surrogate */
+	ck_assert(learn_yaml_quote("\xc3\xa9", q, sizeof(q)));
+	ck_assert(!learn_yaml_quote("0123456789012345678901234567890", q, sizeof(q)));
+	learn_record_init(&r);
+	ck_assert_uint_eq(learn_record_writes_parse(&r, notes, sizeof(notes) - 1), 2);
+	ck_assert(r.writes_observed && r.writes_cut);
+	ck_assert(r.writes[1].guard && !r.writes[0].guard);
+	learn_record_free(&r);
+}
+END_TEST
+
+START_TEST(diff_lines)
+{
+	char *d = learn_diff("a:\n  b: 1\n", "# head\na:\n  b: 1\n  c: 2  # why\n");
+
+	ck_assert_str_eq(d, "+   c: 2\n");
+	free(d);
+}
+END_TEST
+
+static Suite *learn_suite(void)
+{
+	Suite *s = suite_create("learn");
+	TCase *tc = tcase_create("learn");
+
+	tcase_add_test(tc, learn_widens_only_the_default);
+	tcase_add_test(tc, propose_table);
+	tcase_add_test(tc, emit_hostile);
+	tcase_add_test(tc, quote_and_parse);
+	tcase_add_test(tc, diff_lines);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(learn_suite)
