@@ -6,7 +6,8 @@ Prints one tab-separated record per line:
                                    (after the block's earlier `mkdir` lines, if any)
   POLICY FILE:LINE  EXT INVALID B64  a YAML/JSON block whose top level has a policy key
                                    (INVALID=1 when its first line is `# invalid`)
-  OTHER  FILE:LINE  LANG           a YAML/JSON block that is not a policy
+  OTHER  FILE:LINE  LANG           a YAML/JSON block that is not a policy; the halo-run
+                                   lines of its CI steps (`run:`, `script:`) are CMD records
   LINK   FILE:LINE  TARGET STATE   a relative link; STATE is ok or missing
 A block is not a policy when its fence says so: ```json not-policy (harness settings
 with a top-level "sandbox" or "env" key, for example).
@@ -27,6 +28,21 @@ def load(text, ext):
         return yaml.safe_load(text)
     except Exception:
         return None
+
+
+def ci_scripts(doc):
+    """The shell text of a CI file: GitHub's `run:`, GitLab's `script:` lists."""
+    if isinstance(doc, list):
+        for v in doc:
+            yield from ci_scripts(v)
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in ("run", "script", "before_script", "after_script"):
+                for t in v if isinstance(v, list) else [v]:
+                    if isinstance(t, str):
+                        yield t
+            else:
+                yield from ci_scripts(v)
 
 
 def commands(block, lang):
@@ -89,6 +105,10 @@ def scan(path, rel):
                 print("POLICY\t%s:%d\t%s\t%s\t%s" % (rel, i + 1, lang, invalid, b64))
             else:
                 print("OTHER\t%s:%d\t%s" % (rel, i + 1, lang))
+                for script in ci_scripts(doc):  # a CI file's steps: their halo-run lines
+                    for off, cmd in commands(script.split("\n"), "sh"):
+                        if CMD_RE.match(cmd):
+                            print("CMD\t%s:%d\t%s" % (rel, i + 1, cmd))
         i = j + 1
 
 

@@ -122,7 +122,7 @@ while IFS=$'\t' read -r kind where a b c; do
 		ncmd=$((ncmd + 1))
 		log=$D/run/$ncmd.log
 		: >"$log"
-		(cd "$D/run" && DOC_LOG=$log RUNNER_TEMP=$D/run PATH=$D/bin /usr/bin/timeout -k 2 30 /bin/bash -c "$a" >/dev/null 2>&1)
+		(cd "$D/run" && DOC_LOG=$log RUNNER_TEMP=$D/run HALO_OUT=$D/run GITHUB_STEP_SUMMARY=$D/run/summary.md PATH=$D/bin /usr/bin/timeout -k 2 30 /bin/bash -c "$a" >/dev/null 2>&1)
 		v=$(grep -v '^ok$' "$log" | head -1)
 		if [ ! -s "$log" ]; then
 			fail "$where: $a" "the line never called halo-run"
