@@ -162,6 +162,16 @@ ok "docs: $ncmd halo-run lines, $npol policy blocks, $nlink links checked"
 	"documented by a branch not merged yet (PENDING in t_docs.sh)"
 rm -rf "$D"
 
+# ------------------------------------------------ the front door and the rooms' size
+expect "README.md is at most 300 lines" yes "$([ "$(wc -l <"$SRC/README.md")" -le 300 ] && echo yes)"
+long="" unlinked=""
+for f in "$SRC"/docs/*.md; do
+	[ "$(wc -l <"$f")" -le 400 ] || long+="$(basename "$f") "
+	grep -qF "](docs/$(basename "$f"))" "$SRC/README.md" || unlinked+="$(basename "$f") "
+done
+expect "every docs/*.md is at most 400 lines" "" "$long"
+expect "the README's table links every docs/*.md" "" "$unlinked"
+
 # ------------------------------------------- the man pages, made from the same text
 M=$SRC/man
 if [ ! -s "$M/halo-run.1" ] || [ ! -s "$M/halo-run-policy.5" ]; then
