@@ -4,8 +4,9 @@
 Prints one tab-separated record per line:
   CMD    FILE:LINE  COMMAND        a `halo-run ...` command line of a sh/bash/console block
                                    (after the block's earlier `mkdir` lines, if any)
-  POLICY FILE:LINE  EXT INVALID B64  a YAML/JSON block whose top level has a policy key
-                                   (INVALID=1 when its first line is `# invalid`)
+  POLICY FILE:LINE  EXT INVALID B64 NAME  a YAML/JSON block whose top level has a policy
+                                   key (INVALID=1 when its first line is `# invalid`; NAME
+                                   the file its first line names, `# ci/halo.yaml: ...`, or -)
   OTHER  FILE:LINE  LANG           a YAML/JSON block that is not a policy; the halo-run
                                    lines of its CI steps (`run:`, `script:`) are CMD records
   LINK   FILE:LINE  TARGET STATE   a relative link; STATE is ok or missing
@@ -102,7 +103,9 @@ def scan(path, rel):
             if "not-policy" not in info and isinstance(doc, dict) and POLICY_KEYS & set(doc):
                 invalid = "1" if body and body[0].strip() == "# invalid" else "0"
                 b64 = base64.b64encode(text.encode()).decode()
-                print("POLICY\t%s:%d\t%s\t%s\t%s" % (rel, i + 1, lang, invalid, b64))
+                m = re.match(r"^# ([\w./-]+\.(?:yaml|yml|json))\b", body[0]) if body else None
+                print("POLICY\t%s:%d\t%s\t%s\t%s\t%s" % (rel, i + 1, lang, invalid, b64,
+                                                        os.path.basename(m.group(1)) if m else "-"))
             else:
                 print("OTHER\t%s:%d\t%s" % (rel, i + 1, lang))
                 for script in ci_scripts(doc):  # a CI file's steps: their halo-run lines

@@ -60,8 +60,14 @@ expect "the recipes do name /usr/bin/halo-bash" yes "$([ "$n" -ge 3 ] && echo ye
 # reason) while the command table lacks them, and checked like the others once it has them.
 PENDING=" proxy learn "
 D=$(mktemp -d "${TMPDIR:-/tmp}/docs.XXXXXX")
-mkdir -p "$D/bin" "$D/run" "$D/pol"
+mkdir -p "$D/bin" "$D/run" "$D/pol" "$D/named"
 records=$(python3 "$IT/doc_blocks.py" "$SRC") || fail "doc_blocks.py read the docs" "exit $?"
+# A policy block whose first line names its file (`# ci/halo.yaml: ...`) is the file the
+# lines that name it (`--policy ci/halo.yaml`) get; any other file they name is a
+# stand-in that denies all egress.
+while IFS=$'\t' read -r kind where a b c n; do
+	[ "$kind" = POLICY ] && [ "$b" = 0 ] && [ "$n" != - ] && base64 -d <<<"$c" >"$D/named/$n"
+done <<<"$records"
 # The stand-in `halo-run` each documented line calls (PATH holds nothing else): it
 # checks one invocation and writes its verdict to $DOC_LOG; nothing else on the line runs
 # (but `mkdir` and `sudo`, which runs the rest of its line).
@@ -73,7 +79,11 @@ args=("$@")
 for ((i = 0; i + 1 < ${#args[@]}; i++)); do # a --policy file the reader writes: a stand-in
 	[ "${args[i]}" = --policy ] && [ ! -e "${args[i + 1]}" ] || continue
 	f=$DOC_DIR/pol/$(basename "${args[i + 1]}")
-	case $f in *.json) echo '{"egress": {"default": "deny"}}' >"$f" ;; *) echo 'egress: {default: deny}' >"$f" ;; esac
+	if [ -e "$DOC_DIR/named/${f##*/}" ]; then # a block of the docs names this file
+		f=$DOC_DIR/named/${f##*/}
+	else
+		case $f in *.json) echo '{"egress": {"default": "deny"}}' >"$f" ;; *) echo 'egress: {default: deny}' >"$f" ;; esac
+	fi
 	args[i + 1]=$f
 done
 sub=${args[0]:-}
@@ -102,7 +112,11 @@ case "$sub ${args[1]:-}" in # the ones without side effects or network run for r
 	for ((i = 1; i < ${#args[@]}; i++)); do # files the reader writes
 		[ -e "${args[i]}" ] && continue
 		f=$DOC_DIR/pol/$(basename "${args[i]}")
-		case $f in *.json) echo '{"egress": {"default": "deny"}}' >"$f" ;; *) echo 'egress: {default: deny}' >"$f" ;; esac
+		if [ -e "$DOC_DIR/named/${f##*/}" ]; then
+			f=$DOC_DIR/named/${f##*/}
+		else
+			case $f in *.json) echo '{"egress": {"default": "deny"}}' >"$f" ;; *) echo 'egress: {default: deny}' >"$f" ;; esac
+		fi
 		args[i]=$f
 	done
 	out=$("$DOC_HALO" "${args[@]}" 2>&1) || say "bad: validate exits $?: $(head -c 300 <<<"$out")" ;;
@@ -116,7 +130,7 @@ ln -s "$(command -v mkdir)" "$D/bin/mkdir" # a block's set-up lines (doc_blocks.
 chmod 755 "$D/bin/halo-run" "$D/bin/sudo"
 export DOC_HALO=$HALO DOC_DIR=$D DOC_PATH=$PATH DOC_HELP="$HELP" DOC_SUBS="$names" DOC_PENDING="$PENDING"
 ncmd=0 npol=0 nlink=0 pending=""
-while IFS=$'\t' read -r kind where a b c; do
+while IFS=$'\t' read -r kind where a b c n; do
 	case $kind in
 	CMD)
 		ncmd=$((ncmd + 1))
