@@ -3,7 +3,8 @@
 
 Prints one tab-separated record per line:
   CMD    FILE:LINE  COMMAND        a `halo-run ...` command line of a sh/bash/console block
-                                   (after the block's earlier `mkdir` lines, if any)
+                                   (after the block's earlier `mkdir` lines, if any); in
+                                   `make all && ./build/halo-run ...`, the halo-run part
   POLICY FILE:LINE  EXT INVALID B64 NAME  a YAML/JSON block whose top level has a policy
                                    key (INVALID=1 when its first line is `# invalid`; NAME
                                    the file its first line names, `# ci/halo.yaml: ...`, or -)
@@ -93,6 +94,9 @@ def scan(path, rel):
             for off, cmd in commands(body, lang):
                 if cmd.startswith("mkdir "):
                     setup.append(cmd)
+                k = cmd.find("./build/halo-run ")  # `make ... && ./build/halo-run ...`: its run
+                if k >= 0:
+                    cmd = cmd[k + len("./build/"):]
                 if CMD_RE.match(cmd):
                     cmd = "; ".join(setup + [cmd]) if setup else cmd
                     cmd = re.sub(r"\s*&\s*$", "", cmd)  # a background job: run in the foreground
