@@ -26,10 +26,10 @@ SMOKE_RUNS   ?= 20000
 
 # The one place that names Debian packages: build deps, test deps, bench deps.
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
-	libnl-3-dev libnl-route-3-dev check libssl-dev
+	libnl-3-dev libnl-route-3-dev check libssl-dev python3
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
-	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep
+	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db
 # node-ws: the `ws` WebSocket library (t_capture.sh); it depends on nodejs:any, which
 # nodesource's nodejs satisfies.
 # npm only where no npm is on PATH: Debian's package conflicts with nodesource's nodejs.
@@ -101,6 +101,7 @@ endif
 LIB_SRC := $(filter-out runner/main.c $(PLATFORM_EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BIN     := $(BUILD)/halo-run
+MAN     := $(BUILD)/man/halo-run.1 $(BUILD)/man/halo-run-policy.5
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 ifneq ($(filter portable macos,$(PLATFORM)),)
@@ -123,10 +124,10 @@ FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
-.PHONY: all deps check check-overlay unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
+.PHONY: all deps check check-overlay unit integration integration-v6 asan fuzz fuzz-smoke bench install man format clean helpers \
 	check-portable deb check-deb
 
-all: $(BIN) helpers
+all: $(BIN) helpers $(MAN)
 
 helpers: $(HELP_BIN)
 
@@ -311,20 +312,24 @@ fuzz-smoke: $(FUZZ_BIN)
 bench: all deps-bench
 	@for b in tests/bench/*; do [ -x $$b ] && [ ! -d $$b ] && { echo "== $$b"; $$b $(abspath $(BUILD)) || exit 1; }; done; true
 
-$(BUILD)/halo-run.1: packaging/halo-run.1 runner/cli.c
-	@mkdir -p $(dir $@)
-	sed 's/@VERSION@/$(VERSION)/' $< >$@
+# The man pages, made from the user docs (README.md's usage, options and exit codes;
+# docs/policy.md whole) by tools/mkman.py: no second copy to keep in sync.
+man: $(MAN)
+$(MAN) &: tools/mkman.py README.md docs/policy.md runner/cli.c
+	@mkdir -p $(BUILD)/man
+	$(Q)python3 tools/mkman.py $(VERSION) README.md docs/policy.md $(BUILD)/man
 
-install: $(BIN) $(BUILD)/halo-run.1
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+install: $(BIN) $(MAN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo-run
 	for l in $(HALO_LINKS); do ln -sf halo-run $(DESTDIR)$(PREFIX)/bin/$$l; done
-	install -m 0644 $(BUILD)/halo-run.1 $(DESTDIR)$(MANDIR)/man1/halo-run.1
+	install -m 0644 $(BUILD)/man/halo-run.1 $(DESTDIR)$(MANDIR)/man1/halo-run.1
+	install -m 0644 $(BUILD)/man/halo-run-policy.5 $(DESTDIR)$(MANDIR)/man5/halo-run-policy.5
 	install -d $(DESTDIR)$(PREFIX)/share/halo-run
 	install -m 0755 contrib/ci/halo-ci.sh $(DESTDIR)$(PREFIX)/share/halo-run/halo-ci.sh
 
 # The Debian package (dpkg-deb; see tools/mkdeb.sh and packaging/): $(BUILD)/halo-run_*.deb.
-deb: $(BIN) $(BUILD)/halo-run.1
+deb: $(BIN) $(MAN)
 	@tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
 
 # The package, tested: lintian, then installed with apt-get into a fresh Debian 12

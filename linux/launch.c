@@ -101,7 +101,8 @@ const char *linux_userns_advice(void)
 	return "user namespaces are unavailable to this user. Check: sysctl "
 	       "user.max_user_namespaces (must be > 0); on Ubuntu 23.10+ "
 	       "kernel.apparmor_restrict_unprivileged_userns=1 requires an AppArmor profile "
-	       "granting 'userns,' to the halo-run binary (see README: 'User namespaces'); "
+	       "granting 'userns,' to the halo-run binary (see docs/sandbox.md, 'User namespaces "
+	       "unavailable'); "
 	       "inside a container, the runtime's seccomp profile may block clone(CLONE_NEWUSER). "
 	       "To run with the weaker layers instead, set sandbox.failIfUnavailable: false";
 }

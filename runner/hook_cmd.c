@@ -414,7 +414,7 @@ int runner_cmd_hook(const struct runner_opts *o)
 		policy_harness_names(POLICY_HARNESS_WRAP, names, sizeof(names));
 		snprintf(why, sizeof(why),
 			 "--wrap: %.40s cannot take a rewritten input without a decision that "
-			 "widens its permissions (README: hook --wrap); --wrap works with %s",
+			 "widens its permissions (docs/hook.md, hook --wrap); --wrap works with %s",
 			 wrap_for, names);
 		return blocked(" (cannot wrap)", why);
 	}

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Build halo-run's Debian package with dpkg-deb (no debhelper needed): `make deb`.
 #   tools/mkdeb.sh BUILD VERSION "LINKS"
-# The tree is `make install DESTDIR=... PREFIX=/usr` (binary, links, man page), plus
-# the README, copyright, changelog, the AppArmor profile and the proxy's systemd units
+# The tree is `make install DESTDIR=... PREFIX=/usr` (binary, links, the man pages
+# halo-run(1) and halo-run-policy(5) made from the docs), plus the README and docs/, copyright, changelog, the AppArmor profile and the proxy's systemd units
 # (see packaging/). The
 # Depends line comes from dpkg-shlibdeps when it is there, else from ldd and dpkg -S.
 # Prints the path of the .deb.
@@ -24,6 +24,8 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$ROOT/u
 doc=$ROOT/usr/share/doc/halo-run
 install -d "$doc" "$ROOT/usr/share/halo-run/apparmor"
 install -m 0644 README.md "$doc/README.md"
+install -d "$doc/docs" # the README's links, relative: docs/NAME.md
+install -m 0644 docs/*.md "$doc/docs/"
 install -m 0644 packaging/deb/copyright "$doc/copyright"
 install -m 0644 packaging/apparmor/halo-run "$ROOT/usr/share/halo-run/apparmor/halo-run"
 # halo-run proxy as a service: shipped, never enabled by the package (README,
@@ -37,7 +39,7 @@ date=$(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/nul
 printf 'halo-run (%s) unstable; urgency=medium\n\n  * Built from the halo-run source tree (%s).\n\n -- %s  %s\n' \
 	"$VERSION" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$MAINTAINER" "$date" |
 	gzip -9n >"$doc/changelog.gz"
-gzip -9n "$ROOT/usr/share/man/man1/halo-run.1"
+gzip -9n "$ROOT/usr/share/man/man1/halo-run.1" "$ROOT/usr/share/man/man5/halo-run-policy.5"
 for l in $LINKS; do ln -sf halo-run.1.gz "$ROOT/usr/share/man/man1/$l.1.gz"; done
 
 # Depends: what the dynamic linker needs, as the packages that ship it.

@@ -47,9 +47,11 @@ cp -r "$here" "$stage/it"
 [ -d "$here/../../contrib" ] && cp -r "$here/../../contrib" "$stage/contrib" # t_ci_kit.sh runs contrib/ci
 # t_docs.sh checks the README against the command table and the packaging.
 mkdir -p "$stage/src/runner" "$stage/src/tools"
-cp "$here/../../README.md" "$here/../../Makefile" "$stage/src/" 2>/dev/null
+cp "$here/../../README.md" "$here/../../HACKING.md" "$here/../../Makefile" "$stage/src/" 2>/dev/null
+cp -r "$here/../../docs" "$stage/src/" 2>/dev/null      # t_docs.sh runs every example of docs/
+[ -d "$build/man" ] && cp -r "$build/man" "$stage/src/" # and renders the man pages made from them
 cp "$here/../../runner/cli.c" "$stage/src/runner/" 2>/dev/null
-cp "$here/../../tools/mkdeb.sh" "$stage/src/tools/" 2>/dev/null
+cp "$here/../../tools/mkdeb.sh" "$here/../../tools/mkman.py" "$stage/src/tools/" 2>/dev/null
 # t_proxy_units.sh checks halo-run proxy's systemd units and, when one was built, the
 # package that ships them.
 cp -r "$here/../../packaging" "$stage/src/" 2>/dev/null

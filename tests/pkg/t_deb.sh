@@ -36,9 +36,11 @@ if command -v lintian >/dev/null; then
 else
 	echo "skip: lintian not installed (apt-get install lintian)"
 fi
-check "dpkg-deb: halo-run, halo-sh, man page, profile, README" sh -c \
+check "dpkg-deb: halo-run, halo-sh, man pages, profile, README, docs/" sh -c \
 	"dpkg-deb -c '$DEB' | grep -q ' ./usr/bin/halo-run\$' && dpkg-deb -c '$DEB' | grep -q './usr/bin/halo-sh -> halo-run' &&
 	 dpkg-deb -c '$DEB' | grep -q './usr/share/man/man1/halo-run.1.gz' &&
+	 dpkg-deb -c '$DEB' | grep -q './usr/share/man/man5/halo-run-policy.5.gz' &&
+	 dpkg-deb -c '$DEB' | grep -q './usr/share/doc/halo-run/docs/policy.md' &&
 	 dpkg-deb -c '$DEB' | grep -q './usr/share/halo-run/apparmor/halo-run' &&
 	 dpkg-deb -c '$DEB' | grep -q './usr/share/doc/halo-run/README.md'"
 check "dpkg-deb: halo-run proxy's systemd units, no enable link" sh -c \
@@ -72,7 +74,7 @@ deb=$(ls /tmp/halo-run_*.deb)
 t "apt-get update" apt-get update -qq
 t "apt-get install ./$(basename "$deb")" sh -c "cd /tmp && apt-get install -y -qq --no-install-recommends ./$(basename "$deb")"
 t "halo-run --version" sh -c 'halo-run --version | grep -q "^halo-run "'
-t "man page installed" test -s /usr/share/man/man1/halo-run.1.gz
+t "man pages installed" test -s /usr/share/man/man1/halo-run.1.gz -a -s /usr/share/man/man5/halo-run-policy.5.gz
 t "AppArmor profile kept in /usr/share, not copied without abi 4.0" sh -c \
 	'test -s /usr/share/halo-run/apparmor/halo-run && { test -e /etc/apparmor.d/abi/4.0 || ! test -e /etc/apparmor.d/halo-run; }'
 useradd -m -u 4321 halo >/dev/null 2>&1
