@@ -473,8 +473,14 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 		    b, pfd, name,
 		    "a git directory's config is only written by rename (git's lock file)");
 	}
-	if (!is_sample(name) && in_git_hooks(pfd))
+	if (!is_sample(name) && in_git_hooks(pfd)) {
+		/* A directory that cannot even be searched (a masked one: ~/.ssh in a home
+		 * that is the workspace) refuses the name by itself, as the kernel would:
+		 * no word about git for it. */
+		if (faccessat(pfd, ".", X_OK, AT_EACCESS) < 0 && errno == EACCES)
+			return -EACCES;
 		return refuse(b, pfd, name, "a hook in a git directory (only *.sample names)");
+	}
 	return BROKER_GIT_OK;
 }
 

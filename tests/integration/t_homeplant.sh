@@ -132,4 +132,11 @@ expect_match "hook: Write \$XDG_DATA_HOME/systemd/user/x.service is blocked" \
 	"persistence set keeps ~/xdgdata/systemd/user/x.service read-only" "$(hook_ev "$H/xdgdata/systemd/user/x.service")"
 OUT=$(cd "$H" && XDG_DATA_HOME="$H/xdgdata" "$HALO" --dry-run -- true 2>/dev/null)
 expect_match "dry-run: \$XDG_DATA_HOME/systemd/user is in the home set" "$H/xdgdata/systemd/user \(home set: " "$OUT"
+# A write into a masked floor directory (~/.ssh) is refused as the kernel would refuse
+# it, with no word about git (the broker took the unsearchable mask for a hooks dir).
+mkdir -p "$H/.ssh"
+run_home 'echo x >~/.ssh/new-key; echo "rc=$?"'
+expect "floor dir in the home: the write is refused" "rc=2" "$(grep '^rc=' <<<"$OUT")"
+expect "... and no git-hooks warning is said" "" "$(grep -i 'git hooks\|hook in a git' "$E")"
+expect "... nothing created on the host" no "$([ -e "$H/.ssh/new-key" ] && echo yes || echo no)"
 finish
