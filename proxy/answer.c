@@ -47,6 +47,7 @@ void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host
 	memcpy(ex->host, host, len);
 	ex->host[len] = '\0';
 	ex->port = port;
+	ex->peer = c->peer[0] ? c->peer : NULL;
 	ex->t0_ms = proxy_now_ms();
 	clock_gettime(CLOCK_REALTIME, &ex->t0_wall);
 }
@@ -67,6 +68,16 @@ void conn_exchange_end(struct conn *c)
 	px->st.bytes_down += ex->down;
 	audit_write(px, ex);
 	hosts_record(px, ex);
+}
+
+void conn_refuse_unauthenticated(struct conn *c, enum conn_proto proto, const char *host,
+				 unsigned port)
+{
+	conn_exchange_begin(c, proto, host, strlen(host), port);
+	c->ex.allow = false;
+	snprintf(c->ex.rule, sizeof(c->ex.rule), "%s",
+		 "proxy: client authentication required (no valid token)");
+	conn_exchange_end(c);
 }
 
 /* The record carries what failed: the detail when there is one (copied, since it may

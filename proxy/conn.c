@@ -110,6 +110,9 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	c->c.fd = fd;
 	c->u.fd = -1;
 	c->last_io = proxy_now_ms();
+	c->secret = l->secret;
+	if (px->o.audit_peers)
+		proxy_peer_text(fd, c->peer, sizeof(c->peer));
 	conn_sock_tune(fd, SOCK_SANDBOX);
 	rc = proxy_poller_add(px->pl, fd, PROXY_EV_IN, on_client, c);
 	if (rc) {

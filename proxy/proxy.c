@@ -223,6 +223,7 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		l->proto = proto_of(o->listeners[i].kind);
 		l->port = o->listeners[i].port;
 		l->index = o->listeners[i].index;
+		l->secret = o->listeners[i].secret;
 		px->n_lsn = i + 1;
 		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 		px->capture |= o->listeners[i].kind == PROXY_LISTEN_CAPTURE;
@@ -283,6 +284,23 @@ void proxy_drain(struct proxy *px, unsigned ms)
 	/* The refusals still counted in their second are written now: --summary-md and
 	 * the lost-records check that follow read the audit before proxy_destroy. */
 	refusal_flush(px);
+}
+
+void proxy_set_policy(struct proxy *px, const struct halo_policy *p)
+{
+	if (px && p)
+		px->o.policy = p;
+}
+
+void proxy_close_listeners(struct proxy *px)
+{
+	for (size_t i = 0; px && i < px->n_lsn; i++) {
+		proxy_timer_cancel(px->pl, px->lsn[i].resume);
+		proxy_poller_del(px->pl, px->lsn[i].fd);
+		close(px->lsn[i].fd);
+	}
+	if (px)
+		px->n_lsn = 0;
 }
 
 void proxy_destroy(struct proxy *px)

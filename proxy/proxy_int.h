@@ -174,6 +174,7 @@ struct exchange {
 	const char *method;	     /* PROTO_HTTPS: the request's method and target */
 	const char *path;
 	char error_buf[200];	  /* error, when it is a detail of this exchange */
+	const char *peer;	  /* the client, when the proxy records peers (conn's) */
 	const char *code;	  /* a refusal record (refusal.c): its answer, "503"... */
 	unsigned long long count; /* and how many identical refusals it stands for */
 	uint64_t t0_ms;
@@ -247,6 +248,8 @@ struct conn {
 	char *up_head;	     /* CS_UPSTREAM: the upstream's answer head so far */
 	size_t up_len;
 	void *pstate;		/* the protocol's own (HTTP: the forwarded request in flight) */
+	const char *secret;	/* the client must present it (its listener's); NULL: not */
+	char peer[96];		/* who connected, when o.audit_peers: "addr:port", "unix:uid=..." */
 	struct hello_watch *hw; /* CS_HELLO past an allowed ClientHello (conn_hello.c) */
 };
 
@@ -256,6 +259,7 @@ struct listener {
 	const struct proto_ops *proto; /* what its connections speak (from its kind) */
 	unsigned port;		       /* HOSTPORT */
 	size_t index;		       /* HOSTPORT */
+	const char *secret;	       /* required client credential; NULL: none */
 	bool paused;
 	bool dgram; /* DNS over UDP: read, not accepted on */
 	struct proxy_timer *resume;
@@ -348,6 +352,9 @@ const struct proxy_addr *proxy_own_addrs(struct proxy *px, size_t *n);
 /* Tests: replace the interface-address list (copied; never refreshed afterwards). */
 int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n);
 
+/* peer.c: the client of fd in words ("127.0.0.1:5000", "unix:uid=0,gid=0,pid=7"). */
+void proxy_peer_text(int fd, char *out, size_t n);
+
 /* ----------------------------------------------- conn.c, answer.c, dial.c */
 int conn_new(struct proxy *px, int fd, const struct listener *l);
 void conn_close(struct conn *c);
@@ -376,6 +383,9 @@ void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t
 		 unsigned port);
 /* Forget the decider's question of c, if any (conn_close). */
 void conn_cancel_question(struct conn *c);
+/* A client without the listener's credential: one denial record (peer included). */
+void conn_refuse_unauthenticated(struct conn *c, enum conn_proto proto, const char *host,
+				 unsigned port);
 /* Record a failure, then let the protocol answer it and close after the answer. */
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail);
 /* What failed, in words ("connection refused"); NULL for the denials. */
