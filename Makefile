@@ -77,7 +77,7 @@ PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.
 PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
-	runner/probes*.c runner/index_cmd.c runner/session*.c)
+	runner/probes*.c runner/index_cmd.c runner/session*.c runner/proxy_cmd.c runner/proxy_state.c)
 endif
 ifeq ($(PLATFORM),portable)
 BIN_STATIC_PKGS := yaml-0.1

@@ -52,8 +52,8 @@ bool proxy_secret_equal(const char *given, size_t glen, const char *secret)
 
 	/* Every byte of the secret is looked at whatever was given. */
 	for (size_t i = 0; i < sl; i++)
-		diff |= (unsigned)((unsigned char)(i < glen ? given[i] : 0) ^
-				   (unsigned char)secret[i]);
+		diff |=
+		    (unsigned)((unsigned char)(i < glen ? given[i] : 0) ^ (unsigned char)secret[i]);
 	return diff == 0 && sl > 0;
 }
 
