@@ -147,9 +147,9 @@ void http_parse_pending(struct conn *c)
 	const char *secret = c->secret ? c->secret : c->px->o.auth_secret;
 
 	if (secret && !proxy_auth_basic_ok(req->proxy_auth, secret)) {
-		conn_refuse_unauthenticated(c, req->kind == PROXY_HTTP_FORWARD ? PROTO_HTTP
-									       : PROTO_CONNECT,
-					    req->host, req->port);
+		conn_refuse_unauthenticated(
+		    c, req->kind == PROXY_HTTP_FORWARD ? PROTO_HTTP : PROTO_CONNECT, req->host,
+		    req->port);
 		http_refuse(c, 407, "halo-run proxy: proxy authentication required",
 			    "proxy authentication required", "", 0, false);
 		return;

@@ -1,6 +1,6 @@
 /* The SOCKS5 listener's protocol (proxy_proto_socks5; RFC 1928, no authentication or,
- * on a listener with a secret, username/password (RFC 1929), CONNECT only): greeting, request, then the same Decide → resolve → check → dial path
- * as HTTP, and a tunnel. */
+ * on a listener with a secret, username/password (RFC 1929), CONNECT only): greeting, request, then
+ * the same Decide → resolve → check → dial path as HTTP, and a tunnel. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +67,8 @@ static void parse(struct conn *c)
 	if (c->req_step == SOCKS_GREETING) {
 		/* With a secret only username/password (RFC 1929) is offered. */
 		uint8_t method = c->secret ? 2 : 0;
-		enum proxy_socks_result r = proxy_socks_greeting_method(in, c->in_len, &used, method);
+		enum proxy_socks_result r =
+		    proxy_socks_greeting_method(in, c->in_len, &used, method);
 		const uint8_t chosen[2] = {5, method}, refuse[2] = {5, 0xff};
 
 		if (r == PROXY_SOCKS_NEED_MORE)
