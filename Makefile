@@ -277,6 +277,8 @@ build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
 build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
+# `halo-run proxy`'s client credentials and listen/LISTEN_FDS/token parsers
+build-fuzz/fuzz_proxy_auth: proxy/auth.c runner/proxy_listen.c runner/proxy_cmd.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \
