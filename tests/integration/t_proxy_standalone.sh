@@ -211,12 +211,23 @@ printf 'egress:\n  hostPorts: [4873]\n' >"$W/hp.yaml"
 OUT=$(timeout 20 "$HALO" proxy --policy "$W/hp.yaml" --listen 127.0.0.1:0 </dev/null 2>&1)
 expect_match "egress.hostPorts: refused with the reason" "egress.hostPorts is not applicable" "$OUT"
 
-# A non-loopback listener inside a network namespace made here: an address
-# (10.200.0.1) that exists nowhere else. Clients there, with and without the
-# token. Nothing leaves the namespace (the target is denied before any connect).
+# A token on a loopback listener: required there too, and never forwarded.
 TOK=tok-$RANDOM$RANDOM
 printf '%s\n' "$TOK" >"$W/tok"
 chmod 644 "$W/tok"
+PX_LINES=1 px_start tokl --listen 127.0.0.1:0 --token-file "$W/tok" ||
+	fail "a loopback listener with a token starts" "$(cat "$W/tokl.err")"
+TP=$(port_of tokl http)
+OUT=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:$TP" "http://origin.test:$O1/hello" 2>&1)
+expect "token on loopback: a client without it gets 407" "407" "$OUT"
+OUT=$(curl -sS -m 10 -x "http://u:$TOK@127.0.0.1:$TP" "http://origin.test:$O1/echo" 2>&1)
+expect_match "token on loopback: with it, served" "^origin 127.0.0.1" "$OUT"
+expect "... and the origin never sees Proxy-Authorization" "0" "$(grep -ci proxy-authorization <<<"$OUT")"
+px_stop tokl >/dev/null
+
+# A non-loopback listener inside a network namespace made here: an address
+# (10.200.0.1) that exists nowhere else. Clients there, with and without the
+# token. Nothing leaves the namespace (the target is denied before any connect).
 cat >"$W/remote.sh" <<EOF
 # A dummy interface where the kernel has the module, else the address on this
 # namespace's own lo: either way 10.200.0.1 is not a loopback address to the proxy.
