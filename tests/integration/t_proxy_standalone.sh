@@ -147,6 +147,20 @@ OUT=$(curl -sS -m 10 -o /dev/null -D - -x "http://127.0.0.1:$HP" "http://other.t
 expect_match "not allowed: default deny in X-Halo-Deny" "^X-Halo-Deny: other.test \(default deny\)$" "$OUT"
 OUT=$(curl -sS -m 10 -o /dev/null -D - -x "http://127.0.0.1:$HP" "http://ten.test:$O1/hello" 2>&1 | tr -d '\r')
 expect_match "a name resolving to 10.0.0.1: refused after resolution (403)" "^HTTP/1.1 403" "$OUT"
+OUT=$(timeout 20 python3 - "$HP" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"CONNECT denied.test:22 HTTP/1.1\r\nHost: denied.test:22\r\n\r\n")
+r = b""
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    r += b
+print(r.split(b"\r\n")[0].decode(), "|", b"SSH-2.0-" in r, b"deniedDomains[0]" in r.split(b"\r\n\r\n", 1)[-1])
+EOF
+)
+expect "ssh to a denied host: 403 and the ssh refusal banner naming the rule" "HTTP/1.1 403 Forbidden | True True" "$OUT"
 expect "refusals never reached an origin" "$c0" "$(conns)"
 cat >"$W/tlsc.py" <<'EOF'
 import socket, ssl, sys
