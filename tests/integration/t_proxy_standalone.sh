@@ -9,7 +9,8 @@
 # where (a non-loopback address needs --allow-remote and a token; inside a network
 # namespace made here, a dummy interface's address: clients without the token refused,
 # with it served); SIGHUP with a good and a bad policy, a tunnel keeping its decision;
-# SIGTERM with a tunnel open; a container-style client (its own empty network
+# SIGTERM with a tunnel open; credentials and request rules (TLS terminated, --ca-cert);
+# a container-style client (its own empty network
 # namespace) through the unix socket; systemd socket activation; doctor's listing.
 set -u
 . "$IT/lib.sh"
@@ -44,13 +45,14 @@ egress:
 EOF
 export XDG_RUNTIME_DIR="$W/xdg"
 
-# px_start NAME ARGS...: halo-run proxy under the test names, stderr in $W/NAME.err;
+# px_start NAME ARGS...: halo-run proxy (policy $PX_POLICY, default px.yaml) under the
+# test names, stderr in $W/NAME.err;
 # waits (5 s at most) for its "listening on" lines. The pid in $W/NAME.pid.
 px_start() {
 	local n=$1
 	shift
 	rm -f "$W/$n.err"
-	timeout -k 5 200 "${WRAP[@]}" "$HALO" proxy --policy "$W/px.yaml" "$@" \
+	timeout -k 5 200 "${WRAP[@]}" "$HALO" proxy --policy "${PX_POLICY:-$W/px.yaml}" "$@" \
 		</dev/null 2>"$W/$n.err" &
 	echo $! >"$W/$n.pid"
 	pids+=($!)
@@ -328,6 +330,58 @@ fi
 # --------------------------------------------------------------------- doctor
 OUT=$(timeout 60 "$HALO" doctor --policy "$W/px.yaml" 2>/dev/null)
 expect_match "doctor lists the running proxy" "pid $(px_pid main): http 127.0.0.1:$HP, socks5 127.0.0.1:$SP" "$OUT"
+
+# ------------------------------------------- credentials and request rules (TLS)
+# The proxy terminates TLS for api.test with a CA it makes at start (--ca-cert writes
+# the certificate); the credential comes from the proxy's environment only.
+mkca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=halo test $1" -keyout "$W/$1.key" -out "$W/$1.pem" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+		>/dev/null 2>&1
+}
+mkleaf() {
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
+		-keyout "$W/$2.key" -out "$W/$2.csr" >/dev/null 2>&1 &&
+		openssl x509 -req -in "$W/$2.csr" -CA "$W/$1.pem" -CAkey "$W/$1.key" \
+			-CAcreateserial -days 2 -out "$W/$2.pem" \
+			-extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$3") \
+			>/dev/null 2>&1
+}
+if ! command -v openssl >/dev/null || ! { mkca testca && mkleaf testca api "DNS:api.test"; }; then
+	skip "TLS termination through halo-run proxy" "no openssl, or it could not make certificates"
+else
+	printf '127.0.0.1 api.test\n' >>"$W/etc/hosts"
+	chmod a+r "$W"/*.pem "$W"/*.key
+	CRED="tok$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+	mkdir -p "$W/git"
+	HALO_TEST_TOKEN=$CRED timeout 200 python3 "$IT/tls_term_origin.py" "$W/api.pem" "$W/api.key" \
+		"$W/tlso.port" "$W/tlso.log" "$W/git" 2>>"$W/tlso.err" &
+	pids+=($!)
+	TO=$(wait_port tlso)
+	cat >"$W/tls.yaml" <<EOF
+egress:
+  default: deny
+  allowedDomains: [api.test]
+  allowPrivate: [127.0.0.1/32]
+  trustedCAs: [$W/testca.pem]
+  credentials:
+    - {host: api.test, header: Authorization, value: "Bearer \${HALO_TEST_TOKEN}"}
+  requestRules:
+    - {host: api.test, methods: [GET], paths: ["/echo*"]}
+EOF
+	export HALO_TEST_TOKEN=$CRED
+	PX_POLICY=$W/tls.yaml PX_LINES=1 px_start tls --listen 127.0.0.1:0 --ca-cert "$W/run-ca.pem" \
+		--audit "$W/tls.audit" || fail "proxy with TLS termination starts" "$(cat "$W/tls.err")"
+	unset HALO_TEST_TOKEN
+	TLP=$(port_of tls http)
+	OUT=$(curl -sS -m 10 --cacert "$W/run-ca.pem" -x "http://127.0.0.1:$TLP" "https://api.test:$TO/echo" 2>&1)
+	expect "TLS terminated: the credential is added, the client trusts --ca-cert" "auth=ok n_auth=1 method=GET path=/echo" "$OUT"
+	OUT=$(curl -sS -m 10 --cacert "$W/run-ca.pem" -o /dev/null -D - -x "http://127.0.0.1:$TLP" "https://api.test:$TO/repos/x" 2>&1 | tr -d '\r')
+	expect_match "TLS terminated: a request no rule allows is 403 with the rule" "^X-Halo-Deny: api.test \(requestRules for api.test: no rule allows GET /repos/x\)" "$OUT"
+	expect "the credential is in no file the proxy wrote" "0" "$(cat "$W/tls.err" "$W/tls.audit" "$W/run-ca.pem" | grep -c -- "$CRED")"
+	px_stop tls >/dev/null
+fi
 
 # --------------------------------------------------------------------- SIGHUP
 # A tunnel opened before the reload keeps its decision; new connections get the new one.
