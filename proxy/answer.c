@@ -48,6 +48,7 @@ void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host
 	ex->host[len] = '\0';
 	ex->port = port;
 	ex->peer = c->peer[0] ? c->peer : NULL;
+	c->recorded = true;
 	ex->t0_ms = proxy_now_ms();
 	clock_gettime(CLOCK_REALTIME, &ex->t0_wall);
 }
@@ -105,8 +106,9 @@ static void fail_refusal(struct conn *c, enum conn_fail why, const char *detail)
 			 c->px->o.head_timeout_ms);
 	else
 		snprintf(rule, sizeof(rule), "proxy: %s", reason ? reason : "refused");
-	refusal_record(c->px, c->proto->audit_proto, "", 0, rule, reason ? reason : "refused",
-		       code);
+	c->recorded = true;
+	refusal_record(c->px, c->proto->audit_proto, "", 0, rule, reason ? reason : "refused", code,
+		       c->peer);
 }
 
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail)

@@ -172,6 +172,11 @@ void conn_close(struct conn *c)
 		return;
 	conn_cancel_question(c);
 	conn_exchange_end(c);
+	/* `halo-run proxy` records every client: one that never got as far as a request
+	 * (closed, or cut at shutdown) still leaves its peer in the audit. */
+	if (px->o.audit_peers && !c->recorded)
+		refusal_record(px, c->proto->audit_proto, "", 0, "proxy: no request",
+			       "the connection ended before a request", "closed", c->peer);
 	conn_timer_clear(c, &c->t_head);
 	conn_timer_clear(c, &c->t_step);
 	conn_timer_clear(c, &c->t_idle);

@@ -54,8 +54,11 @@ static void http_refuse(struct conn *c, int status, const char *body, const char
 
 	snprintf(code, sizeof(code), "%d", status);
 	audit_error_line(c->px, host, port, why, code);
-	if (record)
-		refusal_record(c->px, PROTO_HTTP, host, port, "proxy: request refused", why, code);
+	if (record) {
+		c->recorded = true;
+		refusal_record(c->px, PROTO_HTTP, host, port, "proxy: request refused", why, code,
+			       c->peer);
+	}
 	answer(c, status, body, NULL, why);
 }
 

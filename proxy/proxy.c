@@ -64,13 +64,16 @@ static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto, 
 	static const char why[] = "too many open connections, retry later";
 	int n = proto->busy_answer ? proto->busy_answer(busy, sizeof(busy), why) : 0;
 	const char *code = proto->busy_code ? proto->busy_code : "closed";
+	char peer[96] = "";
 	ssize_t w;
 
 	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
 		;
 	px->st.refused++;
 	audit_error_line(px, "", 0, why, code);
-	refusal_record(px, proto->audit_proto, "", 0, rule, why, code);
+	if (px->o.audit_peers)
+		proxy_peer_text(fd, peer, sizeof(peer));
+	refusal_record(px, proto->audit_proto, "", 0, rule, why, code, peer);
 	if (n > 0) {
 #ifdef MSG_NOSIGNAL
 		w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -250,6 +250,7 @@ struct conn {
 	void *pstate;		/* the protocol's own (HTTP: the forwarded request in flight) */
 	const char *secret;	/* the client must present it (its listener's); NULL: not */
 	char peer[96];		/* who connected, when o.audit_peers: "addr:port", "unix:uid=..." */
+	bool recorded;		/* an audit record names this connection (o.audit_peers) */
 	struct hello_watch *hw; /* CS_HELLO past an allowed ClientHello (conn_hello.c) */
 };
 
@@ -278,6 +279,7 @@ struct refusal_slot {
 	char rule[96];
 	char why[160];
 	char code[8];
+	char peer[96];		  /* the client, when o.audit_peers ("": not recorded) */
 	unsigned long long count; /* refused since the last record of this kind */
 	struct timespec wall;	  /* when the first of them came */
 	struct proxy_timer *t;
@@ -576,9 +578,10 @@ void namebudget_free(struct name_budget *b);
 
 /* ---------------------------------------------------------- refusal.c */
 /* A refusal no decision record covers: one audit record (proto, host as far as it is
- * known, rule, why, code), identical ones within a second counted into one. */
+ * known, rule, why, code, the client when peers are recorded), identical ones (same
+ * client too) within a second counted into one. peer: NULL or "" for none. */
 void refusal_record(struct proxy *px, enum conn_proto proto, const char *host, unsigned port,
-		    const char *rule, const char *why, const char *code);
+		    const char *rule, const char *why, const char *code, const char *peer);
 /* Write what is still counted (the proxy is going away). */
 void refusal_flush(struct proxy *px);
 

@@ -72,7 +72,10 @@ px_stop() { # NAME: SIGTERM, wait (8 s at most); prints the exit status
 	p=$(px_pid "$1")
 	[ -n "$p" ] && kill -TERM "$p"
 	wait "$(cat "$W/$1.pid")" 2>/dev/null
-	echo $?
+	local rc=$?
+	# (started in a subshell, it is not this shell's child: wait for it by pid)
+	for _ in $(seq 80); do [ -n "$p" ] && kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	echo $rc
 }
 
 PX_LINES=3 px_start main --listen 127.0.0.1:0 --socks 127.0.0.1:0 --listen "unix:$W/p.sock" \
@@ -190,6 +193,11 @@ tls error: TLSV1_ALERT_ACCESS_DENIED" "$(timeout 20 python3 "$W/tlsc.py" "$HP" a
 expect_match "SNI mismatch: audited" '"host":"allowed.test".*"decision":"deny","rule":"sni mismatch: evil.test"' "$(cat "$W/main.audit")"
 
 # ------------------------------------------------------------------- the audit
+# A client that connects and says nothing is recorded too, with its peer.
+python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close()' "$HP"
+for _ in $(seq 30); do grep -q '"rule":"proxy: no request"' "$W/main.audit" && break; sleep 0.1; done
+expect_match "a connection without a request: one record with its peer" \
+	'"rule":"proxy: no request","error":"the connection ended before a request","code":"closed","count":1,"peer":"127.0.0.1:[0-9]+"' "$(cat "$W/main.audit")"
 OUT=$(python3 - "$W/main.audit" <<'EOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
