@@ -313,6 +313,8 @@ static int shut_down(struct pcmd *s)
 	}
 	runner_proxy_state_remove(s->state_path);
 	proxy_drain(s->px, s->op.drain_ms);
+	if (s->op.ro.verbose)
+		proxy_summary(s->px, stderr);
 	proxy_get_stats(s->px, &st);
 	if (!s->op.ro.quiet)
 		fprintf(stderr,

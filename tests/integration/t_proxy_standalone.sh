@@ -10,6 +10,7 @@
 # namespace made here, a dummy interface's address: clients without the token refused,
 # with it served); SIGHUP with a good and a bad policy, a tunnel keeping its decision;
 # SIGTERM with a tunnel open; credentials and request rules (TLS terminated, --ca-cert);
+# --decider;
 # a container-style client (its own empty network
 # namespace) through the unix socket; systemd socket activation; doctor's listing.
 set -u
@@ -390,6 +391,19 @@ EOF
 	expect "the credential is in no file the proxy wrote" "0" "$(cat "$W/tls.err" "$W/tls.audit" "$W/run-ca.pem" | grep -c -- "$CRED")"
 	px_stop tls >/dev/null
 fi
+
+# --------------------------------------------------------------------- --decider
+printf '127.0.0.1 ask.test\n' >>"$W/etc/hosts"
+cp "$IT/decider.py" "$W/decider.py"
+chmod a+r "$W/decider.py"
+PX_LINES=1 px_start dec --listen 127.0.0.1:0 --audit "$W/dec.audit" \
+	--decider "python3 $W/decider.py allow $W/q.log" || fail "proxy with --decider starts" "$(cat "$W/dec.err")"
+DP=$(port_of dec http)
+expect "--decider: a host no rule matches is asked, and allowed" "hello from 127.0.0.1" \
+	"$(curl -sS -m 15 -x "http://127.0.0.1:$DP" "http://ask.test:$O1/hello" 2>&1)"
+expect_match "--decider: the question named the host" '"host":"ask.test"' "$(cat "$W/q.log" 2>&1)"
+expect_match "--decider: the audit says who decided" '"host":"ask.test".*"decision":"allow","rule":"decider' "$(cat "$W/dec.audit")"
+px_stop dec >/dev/null
 
 # --------------------------------------------------------------------- SIGHUP
 # A tunnel opened before the reload keeps its decision; new connections get the new one.
