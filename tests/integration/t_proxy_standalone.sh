@@ -512,6 +512,18 @@ expect "socket activation: the inherited TCP socket serves" "hello from 127.0.0.
 P=$(pgrep -P "$ACT" | head -n1)
 [ -n "$P" ] && kill -TERM "$P"
 wait "$ACT" 2>/dev/null
+rm -f "$W/act2.err" "$W/act.sock"
+timeout 60 "${WRAP[@]}" python3 "$W/activate.py" unix "$W/act.sock" "$HALO" proxy --policy "$W/px.yaml" \
+	>/dev/null 2>"$W/act2.err" </dev/null &
+ACT=$!
+pids+=($ACT)
+for _ in $(seq 50); do grep -q "listening on" "$W/act2.err" && break; sleep 0.1; done
+expect_match "socket activation: an inherited unix socket is named" "listening on http unix:$W/act.sock" "$(cat "$W/act2.err")"
+expect "socket activation: the inherited unix socket serves" "HTTP/1.1 200 OK | hello from 127.0.0.1" \
+	"$(timeout 20 python3 "$W/ux.py" "$W/act.sock" get origin.test "$O1" 2>&1)"
+P=$(pgrep -P "$ACT" | head -n1)
+[ -n "$P" ] && kill -TERM "$P"
+wait "$ACT" 2>/dev/null
 OUT=$(timeout 60 "${WRAP[@]}" python3 "$W/activate.py" inet 0.0.0.0 "$HALO" proxy --policy "$W/px.yaml" 2>&1 </dev/null)
 expect_match "socket activation: an inherited non-loopback socket needs --allow-remote and a token" "0.0.0.0:[0-9]+ is not a loopback address" "$OUT"
 OUT=$(LISTEN_PID=x LISTEN_FDS=1 timeout 20 "$HALO" proxy --policy "$W/px.yaml" 2>&1 </dev/null)
