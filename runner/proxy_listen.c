@@ -218,6 +218,7 @@ int runner_token_read(const char *file, const char *env_name, char *out, size_t 
 {
 	char buf[RUNNER_PROXY_TOKEN_MAX + 8];
 	struct halo_err why = {{0}};
+	struct stat st;
 	ssize_t got;
 	int fd, rc;
 
@@ -233,6 +234,11 @@ int runner_token_read(const char *file, const char *env_name, char *out, size_t 
 	if (fd < 0)
 		return rc = -errno, halo_err_set(e, "--token-file %s: %s", file, strerror(errno)),
 		       rc;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0044))
+		fprintf(stderr,
+			"halo-run proxy: warning: --token-file %s is readable by other users "
+			"(chmod 600 it)\n",
+			file);
 	got = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (got < 0)
