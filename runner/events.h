@@ -85,8 +85,7 @@ void runner_events_finish(struct runner_events *ev, const struct rlimits_set *li
 void runner_events_session_end(struct runner_events *ev, const char *reason, long long calls);
 
 /* `halo-run proxy`, SIGHUP: the new policy in force (p), or refused (p NULL, why). */
-void runner_events_reload(struct runner_events *ev, const struct halo_policy *p,
-			  const char *error);
+void runner_events_reload(struct runner_events *ev, const struct halo_policy *p, const char *error);
 /* SHA-256 of data as 64 hex digits (sha256.c). */
 void runner_sha256_hex(const void *data, size_t len, char out[65]);
 
