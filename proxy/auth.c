@@ -2,7 +2,7 @@
  * loopback listener, `halo-run proxy` on a non-loopback address): HTTP
  * Proxy-Authorization "Basic base64(user:secret)" (any user name) and SOCKS5's
  * username/password sub-negotiation (RFC 1929) with the secret as password.
- * Pure: parsers of outside input, fuzzed by fuzz_auth. Secrets are compared in time
+ * Pure: parsers of outside input, fuzzed by fuzz_proxy_auth. Secrets are compared in time
  * that depends on the secret's length only, never on where the first difference is. */
 #include <string.h>
 #include <strings.h>

@@ -1,6 +1,7 @@
-/* The SOCKS5 listener's protocol (proxy_proto_socks5; RFC 1928, no authentication or,
- * on a listener with a secret, username/password (RFC 1929), CONNECT only): greeting, request, then
- * the same Decide → resolve → check → dial path as HTTP, and a tunnel. */
+/* The SOCKS5 listener's protocol (proxy_proto_socks5; RFC 1928, CONNECT only; no
+ * authentication, or username/password (RFC 1929) on a listener with a secret):
+ * greeting, request, then the same Decide → resolve → check → dial path as HTTP, and
+ * a tunnel. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
