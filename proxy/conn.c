@@ -111,7 +111,7 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	c->u.fd = -1;
 	c->last_io = proxy_now_ms();
 	c->secret = l->secret;
-	if (px->o.audit_peers)
+	if (px->o.audit_peers && (px->o.audit_fd >= 0 || audit_events_on(px)))
 		proxy_peer_text(fd, c->peer, sizeof(c->peer));
 	conn_sock_tune(fd, SOCK_SANDBOX);
 	rc = proxy_poller_add(px->pl, fd, PROXY_EV_IN, on_client, c);
@@ -174,7 +174,7 @@ void conn_close(struct conn *c)
 	conn_exchange_end(c);
 	/* `halo-run proxy` records every client: one that never got as far as a request
 	 * (closed, or cut at shutdown) still leaves its peer in the audit. */
-	if (px->o.audit_peers && !c->recorded)
+	if (px->o.audit_peers && c->peer[0] && !c->recorded)
 		refusal_record(px, c->proto->audit_proto, "", 0, "proxy: no request",
 			       "the connection ended before a request", "closed", c->peer);
 	conn_timer_clear(c, &c->t_head);

@@ -71,7 +71,7 @@ static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto, 
 		;
 	px->st.refused++;
 	audit_error_line(px, "", 0, why, code);
-	if (px->o.audit_peers)
+	if (px->o.audit_peers && (px->o.audit_fd >= 0 || audit_events_on(px)))
 		proxy_peer_text(fd, peer, sizeof(peer));
 	refusal_record(px, proto->audit_proto, "", 0, rule, why, code, peer);
 	if (n > 0) {
