@@ -144,6 +144,16 @@ rm -rf "$W/clone"
 OUT=$(timeout 60 git -c http.proxy="http://127.0.0.1:$HP" clone -q "http://git.test:$G/cgi-bin/git/demo.git" "$W/clone" 2>&1 && cat "$W/clone/README")
 expect "git clone through --listen" "cloned through halo-run proxy" "$OUT"
 
+# An IPv6 loopback listener.
+if PX_LINES=1 px_start v6 --listen '[::1]:0'; then
+	V6P=$(sed -n 's/.*listening on http \[::1\]:\([0-9]*\).*/\1/p' "$W/v6.err")
+	expect "curl through a [::1] listener" "hello from 127.0.0.1" \
+		"$(curl -sS -m 10 -x "http://[::1]:$V6P" "http://origin.test:$O1/hello" 2>&1)"
+	px_stop v6 >/dev/null
+else
+	skip "IPv6 loopback listener" "$(head -c 200 "$W/v6.err")"
+fi
+
 # ------------------------------------------------------------------- refusals
 c0=$(conns)
 OUT=$(curl -sS -m 10 -o /dev/null -D - -x "http://127.0.0.1:$HP" "http://denied.test:$O1/hello" 2>&1 | tr -d '\r')
