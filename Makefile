@@ -87,7 +87,7 @@ PKGS := libcjson yaml-0.1
 # Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
 # code path has stand-ins in runner/portable.c.
 PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
-	runner/probes*.c runner/index_cmd.c runner/session*.c)
+	runner/probes*.c runner/index_cmd.c runner/session*.c runner/proxy_cmd.c runner/proxy_state.c)
 endif
 ifeq ($(PLATFORM),portable)
 BIN_STATIC_PKGS := yaml-0.1
@@ -296,6 +296,8 @@ build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
 build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
+# `halo-run proxy`'s client credentials and listen/LISTEN_FDS/token parsers
+build-fuzz/fuzz_proxy_auth: proxy/auth.c runner/proxy_listen.c runner/proxy_cmd.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

@@ -47,6 +47,8 @@ void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host
 	memcpy(ex->host, host, len);
 	ex->host[len] = '\0';
 	ex->port = port;
+	ex->peer = c->peer[0] ? c->peer : NULL;
+	c->recorded = true;
 	ex->t0_ms = proxy_now_ms();
 	clock_gettime(CLOCK_REALTIME, &ex->t0_wall);
 }
@@ -67,6 +69,16 @@ void conn_exchange_end(struct conn *c)
 	px->st.bytes_down += ex->down;
 	audit_write(px, ex);
 	hosts_record(px, ex);
+}
+
+void conn_refuse_unauthenticated(struct conn *c, enum conn_proto proto, const char *host,
+				 unsigned port)
+{
+	conn_exchange_begin(c, proto, host, strlen(host), port);
+	c->ex.allow = false;
+	snprintf(c->ex.rule, sizeof(c->ex.rule), "%s",
+		 "proxy: client authentication required (no valid token)");
+	conn_exchange_end(c);
 }
 
 /* The record carries what failed: the detail when there is one (copied, since it may
@@ -94,8 +106,9 @@ static void fail_refusal(struct conn *c, enum conn_fail why, const char *detail)
 			 c->px->o.head_timeout_ms);
 	else
 		snprintf(rule, sizeof(rule), "proxy: %s", reason ? reason : "refused");
-	refusal_record(c->px, c->proto->audit_proto, "", 0, rule, reason ? reason : "refused",
-		       code);
+	c->recorded = true;
+	refusal_record(c->px, c->proto->audit_proto, "", 0, rule, reason ? reason : "refused", code,
+		       c->peer);
 }
 
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail)

@@ -146,6 +146,10 @@ static void put_fields(const struct proxy *px, struct line *l, const struct exch
 		put_json_str(l, ex->code);
 		putf(l, ",\"count\":%llu", ex->count);
 	}
+	if (ex->peer) {
+		put(l, ",\"peer\":", 8);
+		put_json_str(l, ex->peer);
+	}
 	putf(l, ",\"bytes_up\":%llu,\"bytes_down\":%llu,\"duration_ms\":%llu}\n", ex->up, ex->down,
 	     (unsigned long long)(proxy_now_ms() - ex->t0_ms));
 }

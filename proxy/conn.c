@@ -110,6 +110,9 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	c->c.fd = fd;
 	c->u.fd = -1;
 	c->last_io = proxy_now_ms();
+	c->secret = l->secret;
+	if (px->o.audit_peers && (px->o.audit_fd >= 0 || audit_events_on(px)))
+		proxy_peer_text(fd, c->peer, sizeof(c->peer));
 	conn_sock_tune(fd, SOCK_SANDBOX);
 	rc = proxy_poller_add(px->pl, fd, PROXY_EV_IN, on_client, c);
 	if (rc) {
@@ -169,6 +172,11 @@ void conn_close(struct conn *c)
 		return;
 	conn_cancel_question(c);
 	conn_exchange_end(c);
+	/* `halo-run proxy` records every client: one that never got as far as a request
+	 * (closed, or cut at shutdown) still leaves its peer in the audit. */
+	if (px->o.audit_peers && c->peer[0] && !c->recorded)
+		refusal_record(px, c->proto->audit_proto, "", 0, "proxy: no request",
+			       "the connection ended before a request", "closed", c->peer);
 	conn_timer_clear(c, &c->t_head);
 	conn_timer_clear(c, &c->t_step);
 	conn_timer_clear(c, &c->t_idle);

@@ -54,66 +54,15 @@ static void http_refuse(struct conn *c, int status, const char *body, const char
 
 	snprintf(code, sizeof(code), "%d", status);
 	audit_error_line(c->px, host, port, why, code);
-	if (record)
-		refusal_record(c->px, PROTO_HTTP, host, port, "proxy: request refused", why, code);
+	if (record) {
+		c->recorded = true;
+		refusal_record(c->px, PROTO_HTTP, host, port, "proxy: request refused", why, code,
+			       c->peer);
+	}
 	answer(c, status, body, NULL, why);
 }
 
 /* --------------------------------------------------------- Proxy-Authorization */
-
-static int b64val(unsigned char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	return ch == '+' ? 62 : ch == '/' ? 63 : -1;
-}
-
-static size_t b64dec(const char *in, char *out, size_t cap)
-{
-	unsigned acc = 0, bits = 0;
-	size_t o = 0;
-
-	for (; *in && *in != '='; in++) {
-		int v = b64val((unsigned char)*in);
-		if (v < 0 || o + 1 >= cap)
-			return 0;
-		acc = acc << 6 | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)(acc >> bits & 0xff);
-		}
-	}
-	out[o] = '\0';
-	return o;
-}
-
-/* The macOS build, where the listener sits on the host's loopback: "Basic" with
- * any user name and the run's secret as password. Compared in constant time. */
-static bool auth_ok(const char *value, const char *secret)
-{
-	char dec[256];
-	const char *pw;
-	size_t n, pl, sl = strlen(secret);
-	unsigned diff;
-
-	if (strncasecmp(value, "Basic ", 6) != 0)
-		return false;
-	n = b64dec(value + 6, dec, sizeof(dec));
-	pw = n ? memchr(dec, ':', n) : NULL;
-	if (!pw)
-		return false;
-	pw++;
-	pl = strlen(pw);
-	diff = pl != sl;
-	for (size_t i = 0; i < sl; i++)
-		diff |= (unsigned)((i < pl ? pw[i] : 0) ^ secret[i]);
-	return diff == 0;
-}
 
 /* ------------------------------------------------------------------- heads */
 
@@ -198,9 +147,14 @@ void http_parse_pending(struct conn *c)
 		return;
 	}
 	conn_timer_clear(c, &c->t_head);
-	if (c->px->o.auth_secret && !auth_ok(req->proxy_auth, c->px->o.auth_secret)) {
+	const char *secret = c->secret ? c->secret : c->px->o.auth_secret;
+
+	if (secret && !proxy_auth_basic_ok(req->proxy_auth, secret)) {
+		conn_refuse_unauthenticated(
+		    c, req->kind == PROXY_HTTP_FORWARD ? PROTO_HTTP : PROTO_CONNECT, req->host,
+		    req->port);
 		http_refuse(c, 407, "halo-run proxy: proxy authentication required",
-			    "proxy authentication required", "", 0, true);
+			    "proxy authentication required", "", 0, false);
 		return;
 	}
 	if (req->kind == PROXY_HTTP_FORWARD) {

@@ -1,6 +1,7 @@
-/* The SOCKS5 listener's protocol (proxy_proto_socks5; RFC 1928, no authentication,
- * CONNECT only): greeting, request, then the same Decide → resolve → check → dial path
- * as HTTP, and a tunnel. */
+/* The SOCKS5 listener's protocol (proxy_proto_socks5; RFC 1928, CONNECT only; no
+ * authentication, or username/password (RFC 1929) on a listener with a secret):
+ * greeting, request, then the same Decide → resolve → check → dial path as HTTP, and
+ * a tunnel. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #define SOCKS_IN_MAX 600 /* a greeting (≤ 257) and a request (≤ 262) */
 
 /* c->req_step within CS_REQUEST */
-enum { SOCKS_GREETING, SOCKS_REQUEST };
+enum { SOCKS_GREETING, SOCKS_AUTH, SOCKS_REQUEST };
 
 static void socks_answer(struct conn *c, uint8_t rep)
 {
@@ -33,6 +34,31 @@ static void audit_refused_name(struct conn *c, const struct proxy_socks_req *req
 	conn_exchange_end(c);
 }
 
+/* RFC 1929: the password must be the listener's secret; a failure is answered 01 01
+ * and the connection closed (the RFC's "MUST close"), recorded with its peer. */
+static enum proxy_socks_result auth(struct conn *c, const uint8_t *in)
+{
+	static const uint8_t ok[2] = {1, 0}, bad[2] = {1, 1};
+	const uint8_t *pass;
+	size_t used, plen;
+	enum proxy_socks_result r = proxy_socks_userpass(in, c->in_len, &used, &pass, &plen);
+
+	if (r == PROXY_SOCKS_NEED_MORE)
+		return r;
+	if (r == PROXY_SOCKS_ERROR || !proxy_secret_equal((const char *)pass, plen, c->secret)) {
+		conn_refuse_unauthenticated(c, PROTO_SOCKS5, "", 0);
+		conn_answer_close(c, bad, sizeof(bad));
+		return PROXY_SOCKS_ERROR;
+	}
+	conn_in_consume(c, used);
+	c->req_step = SOCKS_REQUEST;
+	if (side_send(c, &c->c, ok, sizeof(ok), NULL) != 0) {
+		conn_close(c);
+		return PROXY_SOCKS_ERROR;
+	}
+	return PROXY_SOCKS_OK;
+}
+
 static void parse(struct conn *c)
 {
 	const uint8_t *in = (const uint8_t *)c->in;
@@ -40,21 +66,40 @@ static void parse(struct conn *c)
 	size_t used = 0;
 
 	if (c->req_step == SOCKS_GREETING) {
-		enum proxy_socks_result r = proxy_socks_greeting(in, c->in_len, &used);
-		static const uint8_t no_auth[2] = {5, 0}, refuse[2] = {5, 0xff};
+		/* With a secret only username/password (RFC 1929) is offered. */
+		uint8_t method = c->secret ? 2 : 0;
+		enum proxy_socks_result r =
+		    proxy_socks_greeting_method(in, c->in_len, &used, method);
+		const uint8_t chosen[2] = {5, method}, refuse[2] = {5, 0xff};
 
 		if (r == PROXY_SOCKS_NEED_MORE)
 			goto more;
-		/* With a secret (macOS) only HTTP can carry it: refuse every method. */
-		if (r == PROXY_SOCKS_ERROR || c->px->o.auth_secret) {
+		/* The macOS run's secret (o.auth_secret) is for HTTP alone: SOCKS5 there
+		 * refuses every method. */
+		if (r == PROXY_SOCKS_ERROR || (!c->secret && c->px->o.auth_secret)) {
+			if (c->secret)
+				conn_refuse_unauthenticated(c, PROTO_SOCKS5, "", 0);
 			conn_answer_close(c, refuse, sizeof(refuse));
 			return;
 		}
 		conn_in_consume(c, used);
-		c->req_step = SOCKS_REQUEST;
-		if (side_send(c, &c->c, no_auth, sizeof(no_auth), NULL) != 0) {
+		c->req_step = c->secret ? SOCKS_AUTH : SOCKS_REQUEST;
+		if (side_send(c, &c->c, chosen, sizeof(chosen), NULL) != 0) {
 			conn_close(c);
 			return;
+		}
+		if (!c->in_len)
+			goto more;
+		in = (const uint8_t *)c->in;
+	}
+	if (c->req_step == SOCKS_AUTH) {
+		switch (auth(c, in)) {
+		case PROXY_SOCKS_NEED_MORE:
+			goto more;
+		case PROXY_SOCKS_ERROR:
+			return;
+		case PROXY_SOCKS_OK:
+			break;
 		}
 		if (!c->in_len)
 			goto more;

@@ -64,13 +64,16 @@ static void refuse_one(struct proxy *px, int fd, const struct proto_ops *proto, 
 	static const char why[] = "too many open connections, retry later";
 	int n = proto->busy_answer ? proto->busy_answer(busy, sizeof(busy), why) : 0;
 	const char *code = proto->busy_code ? proto->busy_code : "closed";
+	char peer[96] = "";
 	ssize_t w;
 
 	while (recv(fd, px->scratch, PROXY_SCRATCH_SIZE, MSG_DONTWAIT) > 0)
 		;
 	px->st.refused++;
 	audit_error_line(px, "", 0, why, code);
-	refusal_record(px, proto->audit_proto, "", 0, rule, why, code);
+	if (px->o.audit_peers && (px->o.audit_fd >= 0 || audit_events_on(px)))
+		proxy_peer_text(fd, peer, sizeof(peer));
+	refusal_record(px, proto->audit_proto, "", 0, rule, why, code, peer);
 	if (n > 0) {
 #ifdef MSG_NOSIGNAL
 		w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -223,6 +226,7 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		l->proto = proto_of(o->listeners[i].kind);
 		l->port = o->listeners[i].port;
 		l->index = o->listeners[i].index;
+		l->secret = o->listeners[i].secret;
 		px->n_lsn = i + 1;
 		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 		px->capture |= o->listeners[i].kind == PROXY_LISTEN_CAPTURE;
@@ -283,6 +287,23 @@ void proxy_drain(struct proxy *px, unsigned ms)
 	/* The refusals still counted in their second are written now: --summary-md and
 	 * the lost-records check that follow read the audit before proxy_destroy. */
 	refusal_flush(px);
+}
+
+void proxy_set_policy(struct proxy *px, const struct halo_policy *p)
+{
+	if (px && p)
+		px->o.policy = p;
+}
+
+void proxy_close_listeners(struct proxy *px)
+{
+	for (size_t i = 0; px && i < px->n_lsn; i++) {
+		proxy_timer_cancel(px->pl, px->lsn[i].resume);
+		proxy_poller_del(px->pl, px->lsn[i].fd);
+		close(px->lsn[i].fd);
+	}
+	if (px)
+		px->n_lsn = 0;
 }
 
 void proxy_destroy(struct proxy *px)

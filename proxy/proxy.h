@@ -29,6 +29,9 @@ struct proxy_listener {
 	enum proxy_listener_kind kind;
 	unsigned port; /* HOSTPORT: the host loopback port every connection goes to */
 	size_t index;  /* HOSTPORT: its position in egress.hostPorts (for the audit) */
+	/* HTTP, SOCKS5: the credential a client must present (Proxy-Authorization Basic,
+	 * SOCKS5 username/password with it as password); NULL: none, or o.auth_secret for HTTP. */
+	const char *secret;
 };
 
 /* HTTP on v4 and v6, SOCKS5, DNS on UDP and TCP, capture, and two per host port. */
@@ -121,6 +124,7 @@ struct proxy_options {
 	int log_fd;		 /* human lines ("halo-run: egress denied: ..."); -1 = none */
 	bool quiet;		 /* no denial lines on log_fd */
 	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
+	bool audit_peers;	 /* every record names its client ("peer"): `halo-run proxy` */
 	size_t max_conns;	 /* 0 = the policy's limits.connections, else its default (256) */
 	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
 	 * !on: every allowed host is dialled directly. Copied. */
@@ -141,6 +145,13 @@ struct proxy;
 /* Create the proxy and register its listeners in `pl`. Returns 0 or -errno. */
 int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct proxy **out,
 		 struct halo_err *e);
+
+/* `halo-run proxy`: decide with this policy from now on (SIGHUP). Connections already
+ * decided keep their decision; p must outlive the proxy (the caller keeps every
+ * policy it has handed over). */
+void proxy_set_policy(struct proxy *px, const struct halo_policy *p);
+/* Stop accepting: every listener is closed (a clean shutdown then drains). */
+void proxy_close_listeners(struct proxy *px);
 
 /* Close every connection and listener, stop the resolver threads, free. */
 void proxy_destroy(struct proxy *px);

@@ -174,6 +174,7 @@ struct exchange {
 	const char *method;	     /* PROTO_HTTPS: the request's method and target */
 	const char *path;
 	char error_buf[200];	  /* error, when it is a detail of this exchange */
+	const char *peer;	  /* the client, when the proxy records peers (conn's) */
 	const char *code;	  /* a refusal record (refusal.c): its answer, "503"... */
 	unsigned long long count; /* and how many identical refusals it stands for */
 	uint64_t t0_ms;
@@ -247,6 +248,9 @@ struct conn {
 	char *up_head;	     /* CS_UPSTREAM: the upstream's answer head so far */
 	size_t up_len;
 	void *pstate;		/* the protocol's own (HTTP: the forwarded request in flight) */
+	const char *secret;	/* the client must present it (its listener's); NULL: not */
+	char peer[96];		/* who connected, when o.audit_peers: "addr:port", "unix:uid=..." */
+	bool recorded;		/* an audit record names this connection (o.audit_peers) */
 	struct hello_watch *hw; /* CS_HELLO past an allowed ClientHello (conn_hello.c) */
 };
 
@@ -256,6 +260,7 @@ struct listener {
 	const struct proto_ops *proto; /* what its connections speak (from its kind) */
 	unsigned port;		       /* HOSTPORT */
 	size_t index;		       /* HOSTPORT */
+	const char *secret;	       /* required client credential; NULL: none */
 	bool paused;
 	bool dgram; /* DNS over UDP: read, not accepted on */
 	struct proxy_timer *resume;
@@ -274,6 +279,7 @@ struct refusal_slot {
 	char rule[96];
 	char why[160];
 	char code[8];
+	char peer[96];		  /* the client, when o.audit_peers ("": not recorded) */
 	unsigned long long count; /* refused since the last record of this kind */
 	struct timespec wall;	  /* when the first of them came */
 	struct proxy_timer *t;
@@ -348,6 +354,9 @@ const struct proxy_addr *proxy_own_addrs(struct proxy *px, size_t *n);
 /* Tests: replace the interface-address list (copied; never refreshed afterwards). */
 int proxy_set_ifaddrs(struct proxy *px, const struct proxy_addr *a, size_t n);
 
+/* peer.c: the client of fd in words ("127.0.0.1:5000", "unix:uid=0,gid=0,pid=7"). */
+void proxy_peer_text(int fd, char *out, size_t n);
+
 /* ----------------------------------------------- conn.c, answer.c, dial.c */
 int conn_new(struct proxy *px, int fd, const struct listener *l);
 void conn_close(struct conn *c);
@@ -376,6 +385,9 @@ void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t
 		 unsigned port);
 /* Forget the decider's question of c, if any (conn_close). */
 void conn_cancel_question(struct conn *c);
+/* A client without the listener's credential: one denial record (peer included). */
+void conn_refuse_unauthenticated(struct conn *c, enum conn_proto proto, const char *host,
+				 unsigned port);
 /* Record a failure, then let the protocol answer it and close after the answer. */
 void conn_fail(struct conn *c, enum conn_fail why, const char *detail);
 /* What failed, in words ("connection refused"); NULL for the denials. */
@@ -566,9 +578,10 @@ void namebudget_free(struct name_budget *b);
 
 /* ---------------------------------------------------------- refusal.c */
 /* A refusal no decision record covers: one audit record (proto, host as far as it is
- * known, rule, why, code), identical ones within a second counted into one. */
+ * known, rule, why, code, the client when peers are recorded), identical ones (same
+ * client too) within a second counted into one. peer: NULL or "" for none. */
 void refusal_record(struct proxy *px, enum conn_proto proto, const char *host, unsigned port,
-		    const char *rule, const char *why, const char *code);
+		    const char *rule, const char *why, const char *code, const char *peer);
 /* Write what is still counted (the proxy is going away). */
 void refusal_flush(struct proxy *px);
 

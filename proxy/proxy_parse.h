@@ -285,6 +285,23 @@ enum proxy_socks_result proxy_socks_request(const uint8_t *buf, size_t len, size
 /* A SOCKS5 reply (VER REP RSV ATYP=1 0.0.0.0:0) into out[10]; returns 10. */
 int proxy_socks_reply(uint8_t rep, uint8_t out[10]);
 
+/* ------------------------------------------------------ client credentials (auth.c) */
+
+#define PROXY_AUTH_MAX 512 /* a decoded Basic credential, user:secret */
+/* Is `secret` (non-empty) exactly the `glen` bytes at given? Constant in the secret's
+ * length. */
+bool proxy_secret_equal(const char *given, size_t glen, const char *secret);
+/* A Proxy-Authorization value: "Basic " base64(user ":" secret), any user name. */
+bool proxy_auth_basic_ok(const char *value, const char *secret);
+/* A SOCKS5 greeting offering `method` (0x00 none, 0x02 username/password): as
+ * proxy_socks_greeting. */
+enum proxy_socks_result proxy_socks_greeting_method(const uint8_t *buf, size_t len, size_t *used,
+						    uint8_t method);
+/* RFC 1929's request: OK with *pass, *plen pointing into buf (1..255 bytes), *used
+ * its length; ERROR for a version other than 1 or an empty name or password. */
+enum proxy_socks_result proxy_socks_userpass(const uint8_t *buf, size_t len, size_t *used,
+					     const uint8_t **pass, size_t *plen);
+
 /* ------------------------------------------------------------------- TLS */
 
 #define PROXY_TLS_HELLO_MAX	      16384 /* bytes buffered for a ClientHello, headers included */

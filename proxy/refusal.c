@@ -31,6 +31,7 @@ static void fill(struct exchange *ex, const struct refusal_slot *s, unsigned lon
 	ex->error = s->why;
 	ex->code = s->code;
 	ex->count = count;
+	ex->peer = s->peer[0] ? s->peer : NULL;
 	ex->t0_ms = proxy_now_ms();
 	ex->t0_wall = s->wall;
 }
@@ -62,21 +63,24 @@ static void window_end(void *arg)
 }
 
 static bool same(const struct refusal_slot *s, enum conn_proto proto, const char *host,
-		 unsigned port, const char *rule, const char *code)
+		 unsigned port, const char *rule, const char *code, const char *peer)
 {
 	return s->used && s->proto == proto && s->port == port && strcmp(s->host, host) == 0 &&
-	       strcmp(s->rule, rule) == 0 && strcmp(s->code, code) == 0;
+	       strcmp(s->rule, rule) == 0 && strcmp(s->code, code) == 0 &&
+	       strcmp(s->peer, peer) == 0;
 }
 
 void refusal_record(struct proxy *px, enum conn_proto proto, const char *host, unsigned port,
-		    const char *rule, const char *why, const char *code)
+		    const char *rule, const char *why, const char *code, const char *peer)
 {
 	struct refusal_slot one, *free_slot = NULL;
 
+	if (!peer)
+		peer = "";
 	for (size_t i = 0; i < REFUSAL_SLOTS; i++) {
 		struct refusal_slot *s = &px->refusals[i];
 
-		if (same(s, proto, host, port, rule, code)) {
+		if (same(s, proto, host, port, rule, code, peer)) {
 			s->count++;
 			return;
 		}
@@ -93,6 +97,7 @@ void refusal_record(struct proxy *px, enum conn_proto proto, const char *host, u
 	snprintf(s->rule, sizeof(s->rule), "%s", rule);
 	snprintf(s->why, sizeof(s->why), "%s", why);
 	snprintf(s->code, sizeof(s->code), "%s", code);
+	snprintf(s->peer, sizeof(s->peer), "%s", peer);
 	clock_gettime(CLOCK_REALTIME, &s->wall);
 	emit(px, s, 1);
 	if (!free_slot)

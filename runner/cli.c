@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "macos/macos.h"
+#include "runner/proxy_cmd.h"
 #include "runner/runner_int.h"
 
 #ifndef HALO_VERSION
@@ -70,6 +71,11 @@ void runner_usage(FILE *out)
 	    "needs\n"
 	    "       halo-run report FILE.jsonl [--format text|markdown|json] [--fail-on-deny]\n"
 	    "                                                 the audit, per host\n"
+	    "       halo-run proxy [--listen ADDR:PORT|unix:PATH]... [--socks ADDR:PORT]...\n"
+	    "                [--policy F]... [--audit F] [--events F] [--decider CMD]\n"
+	    "                [--allow-remote --token-file F|--token-env VAR]\n"
+	    "                                                 the egress proxy alone, no sandbox\n"
+	    "                                                 (halo-run proxy --help)\n"
 	    "\n"
 	    "options:\n"
 	    "  --policy F        policy file (JSON or YAML); repeat to layer\n"
@@ -288,6 +294,23 @@ static const struct {
     {MACOS_EXEC_CHILD_WORD, runner_cmd_exec_child}, /* internal: the macOS trampoline */
 };
 
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} own_line[] = {
+    {"proxy", runner_cmd_proxy}, /* runner/proxy_cmd.c: the proxy alone, no sandbox */
+};
+#ifdef RUNNER_MACOS
+/* Linux only for now (signalfd, the state file): said, not a usage error. */
+int runner_cmd_proxy(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "halo-run proxy: not available on this system yet\n");
+	return HALO_EXIT_SETUP;
+}
+#endif
+
 /* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */
 static int refuse_privileged_binary(void)
 {
@@ -347,6 +370,10 @@ int runner_main(int argc, char **argv)
 		printf("halo-run %s\n", HALO_VERSION);
 		return 0;
 	}
+	/* Subcommands with a command line of their own. */
+	for (size_t k = 0; argc >= 2 && k < sizeof(own_line) / sizeof(own_line[0]); k++)
+		if (strcmp(argv[1], own_line[k].name) == 0)
+			return own_line[k].fn(argc - 2, argv + 2);
 	for (size_t k = 0; argc >= 2 && k < sizeof(commands) / sizeof(commands[0]); k++)
 		if (strcmp(argv[1], commands[k].name) == 0) {
 			if ((rc = runner_parse(argc - 2, argv + 2, false, &o)) != 0)

@@ -15,6 +15,7 @@
 #include "runner/doctor.h"
 #include "runner/doctor_apparmor.h"
 #include "runner/doctor_int.h"
+#include "runner/proxy_cmd.h"
 
 void doctor_add(struct doctor *d, bool problem, const char *harness, const char *fix,
 		const char *fmt, ...)
@@ -237,6 +238,8 @@ int runner_cmd_doctor(const struct runner_opts *o)
 			print_json(&d, &re);
 		else
 			print_text(&d, &re);
+		if (!o->json) /* `halo-run proxy`s running now (their state files) */
+			runner_proxy_state_report(stdout);
 		rc = count(&d, true, false) ? 1 : 0;
 	}
 	for (size_t i = 0; i < d.n_f; i++) {

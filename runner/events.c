@@ -326,6 +326,33 @@ void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 	emit(ev, o);
 }
 
+/* `halo-run proxy`'s SIGHUP: {"type":"reload","ok":true,"policy_digest":...} or
+ * {"type":"reload","ok":false,"error":WHY} (the old policy stays in force). */
+void runner_events_reload(struct runner_events *ev, const struct halo_policy *p, const char *error)
+{
+	char *pj, *line, hex[65], digest[72];
+	cJSON *o;
+
+	if (ev->fd < 0)
+		return;
+	o = record(ev, "reload");
+	cJSON_AddBoolToObject(o, "ok", p != NULL);
+	if (p) {
+		pj = policy_to_json(p);
+		line = pj ? malloc(strlen(pj) + 2) : NULL;
+		if (line)
+			sprintf(line, "%s\n", pj);
+		runner_sha256_hex(line ? line : "", line ? strlen(line) : 0, hex);
+		free(line);
+		free(pj);
+		snprintf(digest, sizeof(digest), "sha256:%s", hex);
+		cJSON_AddStringToObject(o, "policy_digest", digest);
+	} else {
+		cJSON_AddStringToObject(o, "error", error ? error : "");
+	}
+	emit(ev, o);
+}
+
 static void limit_record(struct runner_events *ev, const char *which, long long value,
 			 const char *key, long long count, const char *how)
 {

@@ -9,6 +9,7 @@
  *   fs_denied source, count, first: refusals the broker counted
  *   exit      outcome, status (halo-run's exit code), signal or code, duration_ms
  *   session_end  reason, calls, duration_ms: a session's supervisor ending
+ *   reload    ok, policy_digest or error: `halo-run proxy` re-read its policy (SIGHUP)
  * In a session the session's supervisor writes every record (pid is its own); the
  * start, limit and exit records of a call carry "call" (its number in the session,
  * from 1), egress and decider records do not (the calls share the proxy).
@@ -83,6 +84,8 @@ void runner_events_finish(struct runner_events *ev, const struct rlimits_set *li
  * ran, and its life since runner_events_open. */
 void runner_events_session_end(struct runner_events *ev, const char *reason, long long calls);
 
+/* `halo-run proxy`, SIGHUP: the new policy in force (p), or refused (p NULL, why). */
+void runner_events_reload(struct runner_events *ev, const struct halo_policy *p, const char *error);
 /* SHA-256 of data as 64 hex digits (sha256.c). */
 void runner_sha256_hex(const void *data, size_t len, char out[65]);
 
