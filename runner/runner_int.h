@@ -255,11 +255,31 @@ struct runner_proxy_extra {
 	size_t *events_lost; /* NULL: not counted */
 	const char *session;
 	struct runner_decider *dc;
+	int *explain_fd; /* out: the refusals' log (netns/explain.c), -1 for none; NULL:
+			    closed */
 };
 int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
 		       struct proxy_poller *pl, int audit_fd, int log_fd,
 		       const struct runner_proxy_extra *x, struct proxy **px);
 void runner_supervisor_settings(void);
+
+/* runner/explain.c: refused connections inside the sandbox, explained once per port
+ * or address (a line on log_fd unless quiet, and a "refusal" event). Fill fd, log_fd,
+ * ev, quiet and host_ports; start adds fd to the loop (nothing when fd is -1);
+ * finish reads what is left and closes it. */
+#define RUNNER_EXPLAIN_MAX 64
+struct runner_explain {
+	int fd;
+	int log_fd;
+	struct runner_events *ev;
+	bool quiet;
+	const struct policy_ports *host_ports;
+	struct proxy_poller *pl;
+	size_t n_seen;
+	struct netns_refusal seen[RUNNER_EXPLAIN_MAX];
+};
+int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl);
+void runner_explain_finish(struct runner_explain *x);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);

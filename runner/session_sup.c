@@ -62,6 +62,7 @@ struct sup {
 	struct session_conn chan;
 	struct runner_events ev;   /* --events: the session's, for every call */
 	struct runner_decider *dc; /* --decider: the session's (NULL: none) */
+	struct runner_explain xp;  /* refused connections inside, explained */
 	const char *why_end;	   /* for --events: stopped, idle... */
 	int listen_fd, ready_fd, log_r;
 	struct client **c;
@@ -586,14 +587,24 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		rc = watch(&s);
 	if (rc == 0)
 		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
+	s.xp = (struct runner_explain){.fd = -1,
+				       .log_fd = s.log_r >= 0 ? logp[1] : STDERR_FILENO,
+				       .ev = &s.ev,
+				       .quiet = o->quiet,
+				       .host_ports = &l->policy->host_ports};
 	if (rc == 0)
 		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd,
 					s.log_r >= 0 ? logp[1] : STDERR_FILENO,
-					&(struct runner_proxy_extra){
-					    .events_fd = s.ev.fd, .session = id->name, .dc = s.dc},
+					&(struct runner_proxy_extra){.events_fd = s.ev.fd,
+								     .session = id->name,
+								     .dc = s.dc,
+								     .explain_fd = &s.xp.fd},
 					&px);
 	if (rc == 0)
+		rc = runner_explain_start(&s.xp, s.pl);
+	if (rc == 0)
 		rc = proxy_poller_run(s.pl, &s.stop);
+	runner_explain_finish(&s.xp);
 	end(&s);
 	runner_launcher.kill(s.sb);
 	rc = runner_launcher.finish(s.sb, &out, &e);
