@@ -176,14 +176,23 @@ static bool one_message(const struct nlmsghdr *h, struct netns_refusal *r)
 
 size_t netns_explain_parse(const void *buf, size_t len, struct netns_refusal *out, size_t max)
 {
-	const struct nlmsghdr *h = buf;
-	size_t k = 0;
+	size_t k = 0, off = 0;
 
 	if ((uintptr_t)buf % 4)
 		return 0;
-	for (; k < max && NLMSG_OK(h, len); h = NLMSG_NEXT(h, len))
+	/* Not NLMSG_NEXT: its unsigned length wraps on a last message shorter than its
+	 * alignment. */
+	while (k < max && len - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *h = (const void *)((const uint8_t *)buf + off);
+
+		if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > len - off)
+			break;
 		if (one_message(h, &out[k]))
 			k++;
+		if (NLMSG_ALIGN(h->nlmsg_len) >= len - off)
+			break;
+		off += NLMSG_ALIGN(h->nlmsg_len);
+	}
 	return k;
 }
 
@@ -196,8 +205,7 @@ int netns_explain_read(int fd, struct netns_refusal *out, size_t max)
 		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		/* ENOBUFS: the kernel dropped some (more than the socket holds); go on */
-		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	return (int)netns_explain_parse(buf, (size_t)n, out, max);
 }
 

@@ -83,9 +83,11 @@ struct netns_refusal {
 	uint16_t port;
 };
 
-/* What one read of the log socket holds, at most max refusals (the rest of a batch is
- * dropped: the kernel's rate limit already bounds it). The count (0 when nothing was
- * there) or -errno. Parsing is hostile-input safe: anything malformed is skipped. */
+/* What one datagram of the log socket holds, at most max refusals (the rest of a batch
+ * is dropped: the kernel's rate limit already bounds it). The count (0: a datagram
+ * with nothing to say), -EAGAIN when nothing is queued, -ENOBUFS when the kernel
+ * dropped some (read on), or another -errno. Parsing is hostile-input safe: anything
+ * malformed is skipped. */
 int netns_explain_read(int fd, struct netns_refusal *out, size_t max);
 /* The same, from a buffer (tests, fuzzing). */
 size_t netns_explain_parse(const void *buf, size_t len, struct netns_refusal *out, size_t max);

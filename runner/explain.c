@@ -91,15 +91,14 @@ static void drain(struct runner_explain *x)
 	struct netns_refusal r[32];
 	int n;
 
-	/* Bounded: the kernel logs at most NETNS_EXPLAIN_RATE a second. */
-	for (int round = 0; round < 64 && x->fd >= 0; round++) {
+	/* Bounded: the kernel logs at most NETNS_EXPLAIN_RATE a second (and a burst of
+	 * as many), a datagram each. */
+	for (int round = 0; round < 8 * NETNS_EXPLAIN_RATE && x->fd >= 0; round++) {
 		n = netns_explain_read(x->fd, r, sizeof(r) / sizeof(r[0]));
 		if (n < 0 && n != -ENOBUFS)
 			break;
 		for (int i = 0; i < n; i++)
 			explain_one(x, &r[i]);
-		if (n == 0)
-			break;
 	}
 }
 
