@@ -277,6 +277,8 @@ build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
 build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
+# The refusals' log parser (netns/ code, outside the shared list: Linux only).
+build-fuzz/fuzz_explain: netns/explain.c netns/netns.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \
