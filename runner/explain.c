@@ -56,6 +56,7 @@ static void say(struct runner_explain *x, const char *what, const char *addr, un
 			x->log_fd = -1; /* the reader is gone: the run goes on */
 	}
 	runner_events_refusal(x->ev, what, addr, port, key, line);
+	x->n_said++;
 }
 
 static void explain_one(struct runner_explain *x, const struct netns_refusal *r)
@@ -102,6 +103,14 @@ static void drain(struct runner_explain *x)
 	}
 }
 
+bool runner_explain_poll(struct runner_explain *x)
+{
+	size_t before = x->n_said;
+
+	drain(x);
+	return x->n_said != before;
+}
+
 static void on_readable(void *arg, int fd, unsigned events)
 {
 	(void)fd;
@@ -132,6 +141,12 @@ int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl)
 	(void)x;
 	(void)pl;
 	return 0;
+}
+
+bool runner_explain_poll(struct runner_explain *x)
+{
+	(void)x;
+	return false;
 }
 
 void runner_explain_finish(struct runner_explain *x)

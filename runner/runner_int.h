@@ -275,10 +275,12 @@ struct runner_explain {
 	bool quiet;
 	const struct policy_ports *host_ports;
 	struct proxy_poller *pl;
-	size_t n_seen;
+	size_t n_seen, n_said;
 	struct netns_refusal seen[RUNNER_EXPLAIN_MAX];
 };
 int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl);
+/* Read what the log holds now (a session's call ending); true when a line was said. */
+bool runner_explain_poll(struct runner_explain *x);
 void runner_explain_finish(struct runner_explain *x);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */

@@ -340,6 +340,8 @@ static struct client *by_id(struct sup *s, long long id)
 
 /* From the spawner (inside the sandbox: checked like any peer): ready, and how
  * each call ended, passed on to its caller. */
+static void on_log(void *arg, int fd, unsigned events);
+
 static void spawner_msg(struct sup *s, const struct session_msg *m)
 {
 	struct client *c;
@@ -351,6 +353,9 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 	}
 	if ((m->verb != SESSION_EXIT && m->verb != SESSION_FAILED) || !(c = by_id(s, m->id)))
 		return;
+	/* A refusal logged just before the command ended is this call's to say. */
+	if (runner_explain_poll(&s->xp) && s->log_r >= 0)
+		on_log(s, s->log_r, 0);
 	runner_session_ev_exit(&s->ev, s->l, &c->ev, m, c->left);
 	if (!c->gone) {
 		session_buf_begin(&b, m->verb);

@@ -8,7 +8,8 @@
 #   (ECONNREFUSED), reaching nothing (not even a server of the sandbox's own on that
 #   port), with a line saying egress is decided by host name; UDP keeps its
 #   ENETUNREACH;
-# - a run with nothing refused prints nothing; --quiet prints no line, the event stays.
+# - a run with nothing refused prints nothing; --quiet prints no line, the event stays;
+# - in a session, once per session, to the stderr of the call that was refused.
 #
 # The host's service is egress_origin.py on 127.0.0.1 (a port the kernel picks).
 # IP addresses are TEST-NET-2 (198.51.100.0/24) and 2001:db8::/32, dialled only inside
@@ -21,6 +22,7 @@ W="$TMPDIR/ex"
 mkdir -p "$W/ws"
 pids=()
 cleanup() {
+	"$HALO" session stop "ex$$" >/dev/null 2>&1
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 }
@@ -99,6 +101,19 @@ s = socket.socket(); s.bind((\"127.0.0.1\", $P)); s.listen()
 threading.Thread(target=lambda: s.accept()[0].close(), daemon=True).start()
 c = socket.create_connection((\"127.0.0.1\", $P)); c.recv(1)'"
 expect "the sandbox's own server on P: no line" 0 "$(lines '^halo-run:')"
+
+# ------------------------------------------------ in a session: once per session, said to the call
+S="ex$$"
+scall() {
+	(cd "$W/ws" && timeout -k 5 60 "$HALO" --session "$S" --policy "$W/deny.yaml" -- \
+		sh -c "$C http://localhost:$P/; $C http://198.51.100.7/; true" </dev/null) 2>"$W/err"
+}
+scall
+expect "session, first call: the localhost line and the literal line, to the call's stderr" "1 1" \
+	"$(lines "^$LINE\$") $(lines '^halo-run: 198\.51\.100\.7:80 refused')"
+scall
+expect "session, second call: neither again" 0 "$(lines '^halo-run:')"
+"$HALO" session stop "$S" >/dev/null 2>&1
 
 # ------------------------------------------------ IP literals
 hr -- sh -c 'ip -o link 2>/dev/null | grep -v " lo:" | head -1; ip route 2>/dev/null; true'
