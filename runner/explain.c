@@ -131,7 +131,8 @@ void runner_explain_finish(struct runner_explain *x)
 	if (x->fd < 0)
 		return;
 	drain(x); /* the command may have ended right after its refused connection */
-	proxy_poller_del(x->pl, x->fd);
+	if (x->pl)
+		proxy_poller_del(x->pl, x->fd);
 	close(x->fd);
 	x->fd = -1;
 }
