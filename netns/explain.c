@@ -236,16 +236,20 @@ static bool listens(const char *line, bool v6, unsigned port)
 	       (w[2] == htonl(0xffff) && (w[3] == 0 || w[3] == htonl(INADDR_LOOPBACK)));
 }
 
-int netns_host_listening(uint16_t port)
+int netns_listening(int pid, uint16_t port)
 {
-	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
-	char line[512];
+	static const char *const files[] = {"tcp", "tcp6"};
+	char line[512], path[64];
 	int found = 0, err = 0;
 
 	for (size_t i = 0; i < 2 && !found; i++) {
-		FILE *f = fopen(files[i], "re");
+		FILE *f;
 
-		if (!f) {
+		if (pid > 0)
+			snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, files[i]);
+		else
+			snprintf(path, sizeof(path), "/proc/self/net/%s", files[i]);
+		if (!(f = fopen(path, "re"))) {
 			err = -errno;
 			continue;
 		}

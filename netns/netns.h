@@ -92,10 +92,11 @@ int netns_explain_read(int fd, struct netns_refusal *out, size_t max);
 /* The same, from a buffer (tests, fuzzing). */
 size_t netns_explain_parse(const void *buf, size_t len, struct netns_refusal *out, size_t max);
 
-/* Does the current network namespace have a TCP listener that a connection to
- * 127.0.0.1:port or [::1]:port reaches (bound to loopback or to the wildcard)? 1, 0,
- * or -errno (read from /proc/net/tcp and tcp6: no connection is made). */
-int netns_host_listening(uint16_t port);
+/* Does a network namespace have a TCP listener that a connection to 127.0.0.1:port or
+ * [::1]:port reaches (bound to loopback or to the wildcard)? The namespace of process
+ * pid, or the caller's own for pid 0. 1, 0, or -errno (read from /proc/PID/net/tcp and
+ * tcp6: no connection is made). */
+int netns_listening(int pid, uint16_t port);
 
 /* Pass listeners over a unix socket (SCM_RIGHTS) and receive them on the other side.
  * recv waits at most timeout_ms. Both return 0 or -errno. */

@@ -59,6 +59,41 @@ static void say(struct runner_explain *x, const char *what, const char *addr, un
 	x->n_said++;
 }
 
+static void say_local(struct runner_explain *x, uint16_t port)
+{
+	char line[512];
+
+	/* Said only when a hostPorts entry would make it work: a port nothing on the host
+	 * listens on either is an ordinary refusal. */
+	if (netns_listening(0, port) != 1)
+		return;
+	snprintf(line, sizeof(line),
+		 "localhost:%u has no listener in the sandbox; the host has one - allow it with "
+		 "egress.hostPorts: [%u] or --host-port %u",
+		 port, port, port);
+	say(x, "localhost_port", "127.0.0.1", port, "egress.hostPorts", line);
+}
+
+/* The refusals of localhost ports waiting to be said: a command that polls for its own
+ * server, still starting, is refused too; if the sandbox listens on the port by the
+ * time these are judged, nothing is said. When the sandbox has ended (a run's end),
+ * the refusal was the last word and is said. */
+static void judge_pending(struct runner_explain *x)
+{
+	for (size_t i = 0; i < x->n_pending; i++)
+		if (x->sandbox_pid <= 0 || netns_listening(x->sandbox_pid, x->pending[i]) != 1)
+			say_local(x, x->pending[i]);
+	x->n_pending = 0;
+}
+
+static void on_timer(void *arg)
+{
+	struct runner_explain *x = arg;
+
+	x->timer = NULL;
+	judge_pending(x);
+}
+
 static void explain_one(struct runner_explain *x, const struct netns_refusal *r)
 {
 	char addr[INET6_ADDRSTRLEN], line[512];
@@ -66,16 +101,13 @@ static void explain_one(struct runner_explain *x, const struct netns_refusal *r)
 	if (seen(x, r))
 		return;
 	if (r->kind == NETNS_REFUSED_LOCAL_PORT) {
-		/* Said only when a hostPorts entry would make it work: a port nothing on
-		 * the host listens on either is an ordinary refusal. */
-		if (host_port_allowed(x, r->port) || netns_host_listening(r->port) != 1)
+		if (host_port_allowed(x, r->port) || x->n_pending == RUNNER_EXPLAIN_MAX)
 			return;
-		snprintf(line, sizeof(line),
-			 "localhost:%u has no listener in the sandbox; the host has one - allow "
-			 "it with egress.hostPorts: [%u] or --host-port %u",
-			 r->port, r->port, r->port);
-		say(x, "localhost_port", r->family == AF_INET ? "127.0.0.1" : "::1", r->port,
-		    "egress.hostPorts", line);
+		x->pending[x->n_pending++] = r->port;
+		if (!x->timer && x->pl)
+			x->timer = proxy_timer_add(x->pl, RUNNER_EXPLAIN_WAIT_MS, on_timer, x);
+		if (!x->timer)
+			judge_pending(x);
 		return;
 	}
 	inet_ntop(r->family, r->addr, addr, sizeof(addr));
@@ -108,6 +140,7 @@ bool runner_explain_poll(struct runner_explain *x)
 	size_t before = x->n_said;
 
 	drain(x);
+	judge_pending(x); /* a session's call ends: its refusals are said to it */
 	return x->n_said != before;
 }
 
@@ -118,11 +151,30 @@ static void on_readable(void *arg, int fd, unsigned events)
 	drain(arg);
 }
 
+/* The sandbox's pid 1, from the pidfd the loop watches: its /proc/PID/net shows the
+ * sandbox's own sockets. 0 when unknown. */
+static int pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	int pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if (pidfd < 0 || !(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
 int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl)
 {
 	if (x->fd < 0)
 		return 0;
 	x->pl = pl;
+	x->sandbox_pid = pidfd_pid(x->pidfd);
 	return proxy_poller_add(pl, x->fd, PROXY_EV_IN, on_readable, x);
 }
 
@@ -131,6 +183,10 @@ void runner_explain_finish(struct runner_explain *x)
 	if (x->fd < 0)
 		return;
 	drain(x); /* the command may have ended right after its refused connection */
+	judge_pending(x);
+	if (x->timer)
+		proxy_timer_cancel(x->pl, x->timer);
+	x->timer = NULL;
 	if (x->pl)
 		proxy_poller_del(x->pl, x->fd);
 	close(x->fd);

@@ -284,6 +284,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
 	st.xp = (struct runner_explain){.fd = -1,
 					.log_fd = STDERR_FILENO,
+					.pidfd = runner_launcher.exit_fd(st.sb),
 					.ev = &st.ev,
 					.quiet = o->quiet,
 					.host_ports = &l->policy->host_ports};

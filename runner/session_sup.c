@@ -594,6 +594,7 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
 	s.xp = (struct runner_explain){.fd = -1,
 				       .log_fd = s.log_r >= 0 ? logp[1] : STDERR_FILENO,
+				       .pidfd = runner_launcher.exit_fd(s.sb),
 				       .ev = &s.ev,
 				       .quiet = o->quiet,
 				       .host_ports = &l->policy->host_ports};

@@ -3,7 +3,8 @@
 # or address of a run, on stderr and as a "refusal" event:
 # - localhost:P with no listener inside while the host's loopback has one: a line
 #   naming egress.hostPorts and --host-port (none when the host has no listener either,
-#   none when P is a host port);
+#   none when P is a host port, none when the sandbox listens on P itself by the time
+#   the refusal is judged: a command polling for its own server);
 # - TCP straight to an IP address (not captured by name): refused at once
 #   (ECONNREFUSED), reaching nothing (not even a server of the sandbox's own on that
 #   port), with a line saying egress is decided by host name; UDP keeps its
@@ -93,6 +94,20 @@ printf 'egress:\n  default: deny\n  hostPorts: [%s]\n' "$P" >"$W/hp.yaml"
 OUT=$(cd "$W/ws" && timeout -k 5 60 "$HALO" --policy "$W/hp.yaml" -- \
 	sh -c "curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:$P/hello" </dev/null 2>"$W/err")
 expect "egress.hostPorts: [P]: it works, no line" "hello from 127.0.0.1|0" "$OUT|$(lines 'has no listener')"
+
+# A command that polls for its own server, still starting, on a port the host also
+# listens on: refused at first, then its own; nothing is said (judged 2 s later).
+hr -- python3 -c "
+import socket, time
+c = socket.socket()
+print(c.connect_ex(('127.0.0.1', $P)) != 0)
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $P)); s.listen()
+time.sleep(3)
+print(socket.create_connection(('127.0.0.1', $P)) is not None)" >"$W/out"
+expect "polling for its own server on P (the host's port too): refused, then its own" "True True" \
+	"$(tr '\n' ' ' <"$W/out" | sed 's/ $//')"
+expect "... no line (the sandbox listens on P when the refusal is judged)" 0 "$(lines '^halo-run:')"
 
 # A server of the sandbox's own on a port: nothing refused, nothing said.
 hr -- sh -c "python3 -c '

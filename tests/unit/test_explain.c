@@ -215,11 +215,12 @@ START_TEST(host_listening)
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
 	port = ntohs(a.sin_port);
-	ck_assert_int_eq(netns_host_listening(port), 0); /* bound, not listening */
+	ck_assert_int_eq(netns_listening(0, port), 0); /* bound, not listening */
 	ck_assert_int_eq(listen(fd, 1), 0);
-	ck_assert_int_eq(netns_host_listening(port), 1);
+	ck_assert_int_eq(netns_listening(0, port), 1);
+	ck_assert_int_eq(netns_listening(getpid(), port), 1); /* by pid: the same namespace */
 	close(fd);
-	ck_assert_int_eq(netns_host_listening(port), 0);
+	ck_assert_int_eq(netns_listening(0, port), 0);
 	fd6 = socket(AF_INET6, SOCK_STREAM, 0);
 	if (fd6 < 0)
 		UNIT_SKIP("a listener on ::1", "no IPv6 here");
@@ -229,7 +230,7 @@ START_TEST(host_listening)
 	len = sizeof(a6);
 	ck_assert_int_eq(getsockname(fd6, (struct sockaddr *)&a6, &len), 0);
 	ck_assert_int_eq(listen(fd6, 1), 0);
-	ck_assert_int_eq(netns_host_listening(ntohs(a6.sin6_port)), 1);
+	ck_assert_int_eq(netns_listening(0, ntohs(a6.sin6_port)), 1);
 	close(fd6);
 }
 END_TEST
