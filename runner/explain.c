@@ -52,8 +52,11 @@ static void say(struct runner_explain *x, const char *what, const char *addr, un
 
 	if (x->log_fd >= 0 && !x->quiet) {
 		n = snprintf(buf, sizeof(buf), "halo-run: %s\n", line);
-		if (n > 0 && write(x->log_fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : 0) < 0)
-			x->log_fd = -1; /* the reader is gone: the run goes on */
+		/* A full pipe (a session's, non-blocking) drops the line, as the proxy's;
+		 * a reader gone ends the lines, not the run. */
+		if (n > 0 && write(x->log_fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : 0) < 0 &&
+		    errno == EPIPE)
+			x->log_fd = -1;
 	}
 	runner_events_refusal(x->ev, what, addr, port, key, line);
 	x->n_said++;
