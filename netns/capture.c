@@ -8,7 +8,9 @@
  * Both are plain netlink requests made by the sandbox's init, which holds
  * CAP_NET_ADMIN over its own namespace (as root and unprivileged alike): one
  * RTM_NEWROUTE, and one nf_tables batch (table, nat chain on the output hook, rule).
- * No libnftnl: the batch is five messages, built here attribute by attribute. */
+ * No libnftnl: the batch is five messages, built here attribute by attribute.
+ * The explanations of refused connections (issue 24) are made here too, in a table
+ * of their own, after the capture (below). */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>

@@ -46,12 +46,15 @@ int netns_listen_all(const uint16_t *host_ports, size_t n_host_ports, struct net
 		     size_t *n);
 
 /* The DNS stub's sockets (NETNS_DNS_ADDR port 53, UDP and TCP) and, when `capture`,
- * the capture listener, appended to out (*n counts what is there). 0 or -errno (then
- * nothing of this call is left open). */
+ * the capture listener and (where the kernel has NFLOG) the refusals' log
+ * (NETNS_LISTEN_EXPLAIN, netns_explain_open), appended to out (*n counts what is
+ * there). 0 or -errno (then nothing of this call is left open). */
 int netns_listen_capture(bool capture, struct netns_listener *out, size_t *n);
 
 /* Make the fake range local on lo and redirect TCP to it onto the capture listener
- * (netns/capture.c). 0 or -errno: the kernel refused nf_tables or the route. */
+ * (netns/capture.c), then the explanations' rules (netns_explain_setup, best effort:
+ * not in the result). 0 or -errno: the kernel refused nf_tables or the route. Needs
+ * lo up. */
 int netns_capture_setup(void);
 
 /* Refused connections, explained (issue 24): netns_capture_setup also makes the
