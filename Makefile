@@ -298,6 +298,8 @@ build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
 # `halo-run proxy`'s client credentials and listen/LISTEN_FDS/token parsers
 build-fuzz/fuzz_proxy_auth: proxy/auth.c runner/proxy_listen.c runner/proxy_cmd.h
+# The refusals' log parser (netns/ code, outside the shared list: Linux only).
+build-fuzz/fuzz_explain: netns/explain.c netns/netns.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

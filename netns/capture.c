@@ -8,12 +8,16 @@
  * Both are plain netlink requests made by the sandbox's init, which holds
  * CAP_NET_ADMIN over its own namespace (as root and unprivileged alike): one
  * RTM_NEWROUTE, and one nf_tables batch (table, nat chain on the output hook, rule).
- * No libnftnl: the batch is five messages, built here attribute by attribute. */
+ * No libnftnl: the batch is five messages, built here attribute by attribute.
+ * The explanations of refused connections (issue 24) are made here too, in a table
+ * of their own, after the capture (below). */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/fib_rules.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -30,7 +34,7 @@
 #define FAKE_LEN  15
 
 struct nlbuf {
-	_Alignas(4) uint8_t b[2048];
+	_Alignas(4) uint8_t b[4096]; /* the explanations' batch is the longest */
 	size_t len;
 	int overflow;
 };
@@ -273,9 +277,229 @@ static int add_redirect(uint16_t port)
 	return send_and_ack(NETLINK_NETFILTER, &m, 3);
 }
 
+/* Explanations of refused connections (issue 24): a table of its own, so that a
+ * kernel without inet nat, limit or log keeps the capture. Two chains:
+ * - nat, output, after the capture's chain (consulted once per connection, for the
+ *   first packet only): TCP to an address that is neither loopback nor captured is
+ *   logged (NFLOG, prefix "L") and redirected to port 0 of loopback, where no socket
+ *   can listen: the client gets ECONNREFUSED at once and reaches nothing, not even a
+ *   server of the sandbox's own on 0.0.0.0 of that port.
+ * - filter, output: the reset the kernel answers a SYN to a port with no listener
+ *   (RST|ACK, sequence 0) is logged (prefix "R"). One payload compare per packet,
+ *   nothing more unless a connection is refused.
+ * Both logs are rate-limited in the kernel: the supervisor is never on a hot path. */
+static void meta_is(struct nlbuf *m, uint32_t key, const void *v, size_t n)
+{
+	size_t d, e = expr(m, "meta", &d);
+
+	attr_be32(m, NFTA_META_DREG, NFT_REG_1);
+	attr_be32(m, NFTA_META_KEY, key);
+	expr_end(m, e, d);
+	cmp_eq(m, v, n);
+}
+
+static void payload_load(struct nlbuf *m, uint32_t base, uint32_t off, uint32_t len)
+{
+	size_t d, e = expr(m, "payload", &d);
+
+	attr_be32(m, NFTA_PAYLOAD_DREG, NFT_REG_1);
+	attr_be32(m, NFTA_PAYLOAD_BASE, base);
+	attr_be32(m, NFTA_PAYLOAD_OFFSET, off);
+	attr_be32(m, NFTA_PAYLOAD_LEN, len);
+	expr_end(m, e, d);
+}
+
+static void cmp_op(struct nlbuf *m, uint32_t op, const void *v, size_t n)
+{
+	size_t d, e = expr(m, "cmp", &d);
+
+	attr_be32(m, NFTA_CMP_SREG, NFT_REG_1);
+	attr_be32(m, NFTA_CMP_OP, op);
+	data_value(m, NFTA_CMP_DATA, v, n);
+	expr_end(m, e, d);
+}
+
+static void limit_log(struct nlbuf *m, const char *prefix)
+{
+	uint64_t rate = htobe64(NETNS_EXPLAIN_RATE), unit = htobe64(1);
+	uint16_t group = htons(NETNS_EXPLAIN_GROUP);
+	size_t d, e = expr(m, "limit", &d);
+
+	attr(m, NFTA_LIMIT_RATE, &rate, 8);
+	attr(m, NFTA_LIMIT_UNIT, &unit, 8);
+	attr_be32(m, NFTA_LIMIT_BURST, NETNS_EXPLAIN_RATE);
+	attr_be32(m, NFTA_LIMIT_TYPE, NFT_LIMIT_PKTS);
+	expr_end(m, e, d);
+	e = expr(m, "log", &d);
+	attr(m, NFTA_LOG_GROUP, &group, 2);
+	attr_str(m, NFTA_LOG_PREFIX, prefix);
+	expr_end(m, e, d);
+}
+
+/* meta l4proto tcp meta nfproto F <daddr> != loopback [limit log "L" | redirect :0] */
+static void literal_exprs(struct nlbuf *m, uint8_t nfproto, bool redirect)
+{
+	static const uint8_t lo6[16] = {[15] = 1};
+	static const uint8_t net127 = 127;
+	uint8_t tcp = IPPROTO_TCP;
+	uint16_t zero = 0;
+	size_t d, e, list = nest(m, NFTA_RULE_EXPRESSIONS);
+
+	meta_is(m, NFT_META_L4PROTO, &tcp, 1);
+	meta_is(m, NFT_META_NFPROTO, &nfproto, 1);
+	if (nfproto == NFPROTO_IPV4) {
+		payload_load(m, NFT_PAYLOAD_NETWORK_HEADER, 16, 1); /* 127.0.0.0/8 */
+		cmp_op(m, NFT_CMP_NEQ, &net127, 1);
+	} else {
+		payload_load(m, NFT_PAYLOAD_NETWORK_HEADER, 24, 16); /* ::1 */
+		cmp_op(m, NFT_CMP_NEQ, lo6, 16);
+	}
+	if (!redirect) {
+		limit_log(m, NETNS_EXPLAIN_LITERAL);
+	} else {
+		e = expr(m, "immediate", &d);
+		attr_be32(m, NFTA_IMMEDIATE_DREG, NFT_REG_1);
+		data_value(m, NFTA_IMMEDIATE_DATA, &zero, 2);
+		expr_end(m, e, d);
+		e = expr(m, "redir", &d);
+		attr_be32(m, NFTA_REDIR_REG_PROTO_MIN, NFT_REG_1);
+		attr_be32(m, NFTA_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+		expr_end(m, e, d);
+	}
+	nest_end(m, list);
+}
+
+/* meta l4proto tcp tcp flags & 0x3f == rst|ack tcp sequence 0 limit log "R" */
+static void reset_exprs(struct nlbuf *m)
+{
+	uint8_t tcp = IPPROTO_TCP, mask = 0x3f, rst_ack = 0x14, z = 0;
+	uint32_t zero = 0;
+	size_t d, e, list = nest(m, NFTA_RULE_EXPRESSIONS);
+
+	meta_is(m, NFT_META_L4PROTO, &tcp, 1);
+	payload_load(m, NFT_PAYLOAD_TRANSPORT_HEADER, 13, 1);
+	e = expr(m, "bitwise", &d);
+	attr_be32(m, NFTA_BITWISE_SREG, NFT_REG_1);
+	attr_be32(m, NFTA_BITWISE_DREG, NFT_REG_1);
+	attr_be32(m, NFTA_BITWISE_LEN, 1);
+	data_value(m, NFTA_BITWISE_MASK, &mask, 1);
+	data_value(m, NFTA_BITWISE_XOR, &z, 1);
+	expr_end(m, e, d);
+	cmp_eq(m, &rst_ack, 1);
+	payload_load(m, NFT_PAYLOAD_TRANSPORT_HEADER, 4, 4);
+	cmp_eq(m, &zero, 4);
+	limit_log(m, NETNS_EXPLAIN_RESET);
+	nest_end(m, list);
+}
+
+static void chain_msg(struct nlbuf *m, uint32_t seq, const char *name, const char *type,
+		      int32_t prio)
+{
+	size_t at = nft_msg(m, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWCHAIN,
+			    NLM_F_CREATE | NLM_F_ACK, seq, NFPROTO_INET, 0);
+	size_t hook;
+
+	attr_str(m, NFTA_CHAIN_TABLE, "halo_explain");
+	attr_str(m, NFTA_CHAIN_NAME, name);
+	hook = nest(m, NFTA_CHAIN_HOOK);
+	attr_be32(m, NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_OUT);
+	attr_be32(m, NFTA_HOOK_PRIORITY, (uint32_t)prio);
+	nest_end(m, hook);
+	attr_str(m, NFTA_CHAIN_TYPE, type);
+	msg_end(m, at);
+}
+
+static void rule_msg(struct nlbuf *m, uint32_t seq, const char *chain, int kind)
+{
+	size_t at = nft_msg(m, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWRULE,
+			    NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, seq, NFPROTO_INET, 0);
+
+	attr_str(m, NFTA_RULE_TABLE, "halo_explain");
+	attr_str(m, NFTA_RULE_CHAIN, chain);
+	if (kind < 4)
+		literal_exprs(m, kind & 2 ? NFPROTO_IPV6 : NFPROTO_IPV4, kind & 1);
+	else
+		reset_exprs(m);
+	msg_end(m, at);
+}
+
+static int add_explain_rules(void)
+{
+	struct nlbuf m = {.len = 0};
+	uint32_t seq = 1;
+	size_t at;
+
+	msg_end(&m, nft_msg(&m, NFNL_MSG_BATCH_BEGIN, 0, seq++, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
+	at = nft_msg(&m, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_ACK,
+		     seq++, NFPROTO_INET, 0);
+	attr_str(&m, NFTA_TABLE_NAME, "halo_explain");
+	msg_end(&m, at);
+	chain_msg(&m, seq++, "literal", "nat", -90); /* after the capture's -100 */
+	chain_msg(&m, seq++, "reset", "filter", 0);
+	for (int kind = 0; kind < 4; kind++) /* v4 log, v4 redirect, v6 log, v6 redirect */
+		rule_msg(&m, seq++, "literal", kind);
+	rule_msg(&m, seq++, "reset", 4);
+	msg_end(&m, nft_msg(&m, NFNL_MSG_BATCH_END, 0, seq, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
+	return send_and_ack(NETLINK_NETFILTER, &m, seq - 2);
+}
+
+/* ip [-6] rule add ipproto tcp lookup T pref P; ip [-6] route add local default dev lo
+ * table T [src 127.0.0.1]: without a route a connect() to an address fails with
+ * ENETUNREACH before any packet, and nothing could tell. TCP only: UDP keeps its
+ * ENETUNREACH. The source is loopback (v4: the address itself would be, and the
+ * kernel refuses a source that is not in the local table). */
+static int add_literal_route(int family)
+{
+	struct fib_rule_hdr fr = {.family = (uint8_t)family, .action = FR_ACT_TO_TBL};
+	struct rtmsg rt = {.rtm_family = (uint8_t)family,
+			   .rtm_table = RT_TABLE_UNSPEC,
+			   .rtm_protocol = RTPROT_BOOT,
+			   .rtm_scope = RT_SCOPE_HOST,
+			   .rtm_type = RTN_LOCAL};
+	struct nlbuf m = {.len = 0};
+	uint32_t oif = if_nametoindex("lo"), lo4 = htonl(INADDR_LOOPBACK);
+	uint8_t tcp = IPPROTO_TCP;
+	size_t at;
+	int rc;
+
+	if (!oif)
+		return -ENODEV;
+	at = msg(&m, RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 1, &fr, sizeof(fr));
+	attr(&m, FRA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
+	attr(&m, FRA_PRIORITY, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
+	attr(&m, FRA_IP_PROTO, &tcp, 1);
+	msg_end(&m, at);
+	if ((rc = send_and_ack(NETLINK_ROUTE, &m, 1)) < 0)
+		return rc;
+	m.len = 0;
+	at = msg(&m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 2, &rt, sizeof(rt));
+	attr(&m, RTA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
+	attr(&m, RTA_OIF, &oif, 4);
+	if (family == AF_INET)
+		attr(&m, RTA_PREFSRC, &lo4, 4);
+	msg_end(&m, at);
+	return send_and_ack(NETLINK_ROUTE, &m, 1);
+}
+
+int netns_explain_setup(void)
+{
+	int rc = add_explain_rules();
+
+	if (rc == 0)
+		rc = add_literal_route(AF_INET);
+	if (rc == 0)
+		add_literal_route(AF_INET6); /* a namespace without IPv6 has nothing to route */
+	return rc;
+}
+
 int netns_capture_setup(void)
 {
 	int rc = add_local_route();
 
-	return rc < 0 ? rc : add_redirect(NETNS_CAPTURE_PORT);
+	if (rc == 0)
+		rc = add_redirect(NETNS_CAPTURE_PORT);
+	/* Explanations are a courtesy, the capture is not: without them the capture stays. */
+	if (rc == 0)
+		netns_explain_setup();
+	return rc;
 }

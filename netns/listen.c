@@ -125,6 +125,14 @@ int netns_listen_capture(bool capture, struct netns_listener *out, size_t *n)
 		out[(*n)++] =
 		    (struct netns_listener){fd, table[i].kind, (uint16_t)table[i].port, 0};
 	}
+	/* The refusals' log travels with the capture (the rules are made with it); a
+	 * kernel without NFLOG runs without the explanations, nothing else changes. */
+	if (capture) {
+		int fd = netns_explain_open();
+
+		if (fd >= 0)
+			out[(*n)++] = (struct netns_listener){fd, NETNS_LISTEN_EXPLAIN, 0, 0};
+	}
 	return 0;
 }
 
@@ -218,7 +226,7 @@ int netns_recv_listeners(int sock, struct netns_listener *l, size_t *n, int time
 	}
 	for (size_t i = 0; i < nfd; i++) {
 		memcpy(&l[i].fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-		l[i].kind = w[i].kind <= NETNS_LISTEN_CAPTURE ? (enum netns_listener_kind)w[i].kind
+		l[i].kind = w[i].kind <= NETNS_LISTEN_EXPLAIN ? (enum netns_listener_kind)w[i].kind
 							      : NETNS_LISTEN_HTTP;
 		l[i].port = w[i].port;
 		l[i].index = w[i].index;

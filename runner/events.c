@@ -446,3 +446,19 @@ void runner_events_session_end(struct runner_events *ev, const char *reason, lon
 	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - ev->t0_ms));
 	emit(ev, o);
 }
+
+void runner_events_refusal(struct runner_events *ev, const char *what, const char *addr,
+			   unsigned port, const char *key, const char *message)
+{
+	cJSON *o;
+
+	if (!ev || ev->fd < 0)
+		return;
+	o = record(ev, "refusal");
+	cJSON_AddStringToObject(o, "what", what);
+	cJSON_AddStringToObject(o, "address", addr);
+	cJSON_AddNumberToObject(o, "port", port);
+	cJSON_AddStringToObject(o, "policy_key", key);
+	cJSON_AddStringToObject(o, "message", message);
+	emit(ev, o);
+}

@@ -7,6 +7,8 @@
  *   decider   the decider's troubles (died, garbage, timeout), one line each
  *   limit     limit (wall|memory|processes|cpu|fsize), value, and what showed it
  *   fs_denied source, count, first: refusals the broker counted
+ *   refusal   what (localhost_port|ip_literal), address, port, policy_key, message:
+ *             a connection refused inside the sandbox, explained once per port/address
  *   exit      outcome, status (halo-run's exit code), signal or code, duration_ms
  *   session_end  reason, calls, duration_ms: a session's supervisor ending
  *   reload    ok, policy_digest or error: `halo-run proxy` re-read its policy (SIGHUP)
@@ -79,6 +81,12 @@ void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 void runner_events_finish(struct runner_events *ev, const struct rlimits_set *limits,
 			  struct halo_outcome out, const struct halo_run_facts *f, int status,
 			  const char *error);
+
+/* A refused connection inside the sandbox, explained (runner/explain.c): what
+ * ("localhost_port", "ip_literal"), the address and port, the policy key that would
+ * change it, and the line said. */
+void runner_events_refusal(struct runner_events *ev, const char *what, const char *addr,
+			   unsigned port, const char *key, const char *message);
 
 /* A session's last record: why it ended (stopped, idle, sandbox ended), the calls it
  * ran, and its life since runner_events_open. */

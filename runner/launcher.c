@@ -3,10 +3,11 @@
 
 #ifdef RUNNER_MACOS
 /* The proxy's one listener on the host's loopback, behind the run's secret. */
-static size_t macos_listeners(runner_sandbox *sb, struct proxy_options *po)
+static size_t macos_listeners(runner_sandbox *sb, struct proxy_options *po, int *explain_fd)
 {
 	int fd = macos_sandbox_take_listener(sb, &po->auth_secret);
 
+	*explain_fd = -1; /* no namespace of its own to explain */
 	if (fd < 0)
 		return 0;
 	po->listeners[0].fd = fd;
@@ -26,10 +27,12 @@ const struct runner_launcher runner_launcher = {
     .finish = macos_finish,
 };
 #else
-_Static_assert(NETNS_MAX_LISTENERS <= PROXY_MAX_LISTENERS, "the proxy takes every listener");
+_Static_assert(NETNS_MAX_LISTENERS - 1 <= PROXY_MAX_LISTENERS,
+	       "the proxy takes every listener but the refusals' log");
 
-/* The listeners made inside the sandbox's network namespace. */
-static size_t linux_listeners(runner_sandbox *sb, struct proxy_options *po)
+/* The listeners made inside the sandbox's network namespace; the refusals' log is the
+ * runner's (runner/explain.c). */
+static size_t linux_listeners(runner_sandbox *sb, struct proxy_options *po, int *explain_fd)
 {
 	static const enum proxy_listener_kind kinds[] = {
 	    [NETNS_LISTEN_HTTP] = PROXY_LISTEN_HTTP,
@@ -42,11 +45,20 @@ static size_t linux_listeners(runner_sandbox *sb, struct proxy_options *po)
 	struct netns_listener ls[NETNS_MAX_LISTENERS];
 	size_t n = linux_sandbox_take_listeners(sb, ls);
 
+	*explain_fd = -1;
 	for (size_t i = 0; i < n; i++) {
-		po->listeners[i].fd = ls[i].fd;
-		po->listeners[i].kind = kinds[ls[i].kind];
-		po->listeners[i].port = ls[i].port;
-		po->listeners[i].index = ls[i].index;
+		struct proxy_listener *pl = &po->listeners[po->n_listeners];
+
+		if (ls[i].kind == NETNS_LISTEN_EXPLAIN) {
+			if (*explain_fd >= 0)
+				close(*explain_fd);
+			*explain_fd = ls[i].fd;
+			continue;
+		}
+		pl->fd = ls[i].fd;
+		pl->kind = kinds[ls[i].kind];
+		pl->port = ls[i].port;
+		pl->index = ls[i].index;
 		po->n_listeners++;
 	}
 	return po->n_listeners;

@@ -37,8 +37,9 @@ struct runner_launcher {
 	int (*signal_fd)(const runner_sandbox *sb); /* readable: forward */
 	void (*forward_signals)(runner_sandbox *sb);
 	void (*kill)(runner_sandbox *sb); /* the wall-clock limit */
-	/* The proxy's listeners into po (the caller takes them); how many. */
-	size_t (*listeners)(runner_sandbox *sb, struct proxy_options *po);
+	/* The proxy's listeners into po (the caller takes them); how many. The
+	 * refusals' log (netns/explain.c) into *explain_fd, -1 when there is none. */
+	size_t (*listeners)(runner_sandbox *sb, struct proxy_options *po, int *explain_fd);
 	/* Reap and compute halo-run's exit code; frees sb. */
 	int (*finish)(runner_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
 	/* A session's channel to its spawner (runner/session_sup.c); NULL where the

@@ -21,6 +21,7 @@ struct loop_state {
 	struct runner_events ev;   /* --events */
 	struct runner_decider *dc; /* --decider (decider.c), NULL without */
 	struct runner_learn *lr;   /* halo-run learn (learn_run.c), NULL without */
+	struct runner_explain xp;  /* refused connections inside, explained */
 	volatile bool stop;
 };
 
@@ -74,11 +75,15 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 	struct proxy_options po;
 	struct halo_err e = {{0}};
 	size_t n;
-	int rc;
+	int rc, xfd = -1;
 
 	*px = NULL;
 	memset(&po, 0, sizeof(po));
-	n = runner_launcher.listeners(sb, &po);
+	n = runner_launcher.listeners(sb, &po, &xfd);
+	if (x && x->explain_fd)
+		*x->explain_fd = xfd;
+	else if (xfd >= 0)
+		close(xfd);
 	if (n == 0)
 		return 0;
 	po.policy = l->policy;
@@ -289,13 +294,22 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		rc = watch(&st, l);
 	if (rc == 0 && o->decider)
 		rc = runner_decider_start(o, st.pl, st.ev.fd, st.ev.session, &st.dc, e);
+	st.xp = (struct runner_explain){.fd = -1,
+					.log_fd = STDERR_FILENO,
+					.pidfd = runner_launcher.exit_fd(st.sb),
+					.ev = &st.ev,
+					.quiet = o->quiet,
+					.host_ports = &l->policy->host_ports};
 	if (rc == 0)
 		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
-					&(struct runner_proxy_extra){st.ev.fd, &st.ev.lost,
-								     st.ev.session, st.dc, st.lr},
+					&(struct runner_proxy_extra){st.ev.fd, &st.ev.lost, st.ev.session,
+								     st.dc, st.lr, &st.xp.fd},
 					&px);
+	if (rc == 0)
+		rc = runner_explain_start(&st.xp, st.pl);
 	if (rc < 0) {
 		/* Without its supervisor's loop the sandbox must not run on. */
+		runner_explain_finish(&st.xp);
 		runner_launcher.kill(st.sb);
 		runner_launcher.finish(st.sb, &outcome, e);
 		halo_err_set(e, "could not start the supervisor's event loop: %s", strerror(-rc));
@@ -304,6 +318,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	rc = proxy_poller_run(st.pl, &st.stop);
 	if (rc < 0)
 		runner_launcher.kill(st.sb);
+	runner_explain_finish(&st.xp);
 	rc = runner_launcher.finish(st.sb, &outcome, e);
 	*status = halo_exit_code(outcome); /* the one mapping, runner/exit.h */
 	if (rc >= 0 && l->facts)

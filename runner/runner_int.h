@@ -278,11 +278,38 @@ struct runner_proxy_extra {
 	const char *session;
 	struct runner_decider *dc;
 	struct runner_learn *lr; /* halo-run learn (learn_run.c), NULL: not learning */
+	int *explain_fd; /* out: the refusals' log (netns/explain.c), -1 for none; NULL:
+			    closed */
 };
 int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
 		       struct proxy_poller *pl, int audit_fd, int log_fd,
 		       const struct runner_proxy_extra *x, struct proxy **px);
 void runner_supervisor_settings(void);
+
+/* runner/explain.c: refused connections inside the sandbox, explained once per port
+ * or address (a line on log_fd unless quiet, and a "refusal" event). Fill fd, log_fd,
+ * ev, quiet and host_ports; start adds fd to the loop (nothing when fd is -1);
+ * finish reads what is left and closes it. */
+#define RUNNER_EXPLAIN_MAX     64
+#define RUNNER_EXPLAIN_WAIT_MS 2000 /* a refused localhost port is judged this much later */
+struct runner_explain {
+	int fd;
+	int log_fd;
+	int pidfd; /* the sandbox's (runner_launcher.exit_fd): its own sockets */
+	struct runner_events *ev;
+	bool quiet;
+	const struct policy_ports *host_ports;
+	struct proxy_poller *pl;
+	struct proxy_timer *timer;
+	int sandbox_pid;
+	size_t n_seen, n_said, n_pending;
+	struct netns_refusal seen[RUNNER_EXPLAIN_MAX];
+	uint16_t pending[RUNNER_EXPLAIN_MAX];
+};
+int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl);
+/* Read what the log holds now (a session's call ending); true when a line was said. */
+bool runner_explain_poll(struct runner_explain *x);
+void runner_explain_finish(struct runner_explain *x);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);

@@ -63,6 +63,7 @@ struct sup {
 	struct runner_events ev;   /* --events: the session's, for every call */
 	struct runner_decider *dc; /* --decider: the session's (NULL: none) */
 	struct runner_learn *lr;   /* halo-run learn --session: every call's (NULL: none) */
+	struct runner_explain xp;  /* refused connections inside, explained */
 	const char *why_end;	   /* for --events: stopped, idle... */
 	int listen_fd, ready_fd, log_r;
 	struct client **c;
@@ -341,6 +342,8 @@ static struct client *by_id(struct sup *s, long long id)
 
 /* From the spawner (inside the sandbox: checked like any peer): ready, and how
  * each call ended, passed on to its caller. */
+static void on_log(void *arg, int fd, unsigned events);
+
 static void spawner_msg(struct sup *s, const struct session_msg *m)
 {
 	struct client *c;
@@ -352,6 +355,9 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 	}
 	if ((m->verb != SESSION_EXIT && m->verb != SESSION_FAILED) || !(c = by_id(s, m->id)))
 		return;
+	/* A refusal logged just before the command ended is this call's to say. */
+	if (runner_explain_poll(&s->xp) && s->log_r >= 0)
+		on_log(s, s->log_r, 0);
 	runner_session_ev_exit(&s->ev, s->l, &c->ev, m, c->left);
 	if (!c->gone) {
 		session_buf_begin(&b, m->verb);
@@ -592,17 +598,29 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		rc = watch(&s);
 	if (rc == 0)
 		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
+	s.xp = (struct runner_explain){.fd = -1,
+				       .log_fd = s.log_r >= 0 ? logp[1] : STDERR_FILENO,
+				       .pidfd = runner_launcher.exit_fd(s.sb),
+				       .ev = &s.ev,
+				       .quiet = o->quiet,
+				       .host_ports = &l->policy->host_ports};
 	if (rc == 0)
-		rc = runner_start_proxy(
-		    o, l, s.sb, s.pl, audit_fd, s.log_r >= 0 ? logp[1] : STDERR_FILENO,
-		    &(struct runner_proxy_extra){
-			.events_fd = s.ev.fd, .session = id->name, .dc = s.dc, .lr = s.lr},
-		    &px);
+		rc = runner_start_proxy(o, l, s.sb, s.pl, audit_fd,
+					s.log_r >= 0 ? logp[1] : STDERR_FILENO,
+					&(struct runner_proxy_extra){.events_fd = s.ev.fd,
+								     .session = id->name,
+								     .dc = s.dc,
+								     .lr = s.lr,
+								     .explain_fd = &s.xp.fd},
+					&px);
+	if (rc == 0)
+		rc = runner_explain_start(&s.xp, s.pl);
 	if (rc == 0)
 		rc = proxy_poller_run(s.pl, &s.stop);
 	/* Before the calls are let go: `session stop` returns with the file written. */
 	if (s.lr)
 		runner_learn_finish(s.lr, o, l);
+	runner_explain_finish(&s.xp);
 	end(&s);
 	runner_launcher.kill(s.sb);
 	rc = runner_launcher.finish(s.sb, &out, &e);

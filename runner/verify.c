@@ -270,11 +270,14 @@ static void take_results(struct verify *v, const struct launch_of *at, char *out
 }
 
 /* What the probes cause on purpose, and so never a message for the user: the proxy's
- * per-request denials (they ask for denied hosts) and the supervisor's note on
- * refused git hook and config changes (they try to plant hooks). */
+ * per-request denials (they ask for denied hosts), the supervisor's note on refused
+ * git hook and config changes (they try to plant hooks) and its explanations of
+ * refused connections (they knock on the host's loopback ports, runner/explain.c). */
 static const char *const probes_cause[] = {
     "egress denied",
     " to git hooks or config (first: ",
+    " has no listener in the sandbox; the host has one",
+    " refused: egress is decided by host name",
 };
 
 static bool caused_by_probes(const char *line)

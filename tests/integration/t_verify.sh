@@ -46,6 +46,8 @@ for p in "launch halo-run with the probe runner" "planted secret HALO_VERIFY_SEC
 	expect "default: $p ... PASS" PASS "$(result "$p")"
 done
 expect "default: the secret never appears" 0 "$(grep -c "$SECRET" <<<"$OUT$ERR")"
+expect "default: the probes' refused host ports are not explained as the user's (no hostPorts line)" 0 \
+	"$(grep -c 'has no listener in the sandbox' <<<"$OUT$ERR")"
 expect "default: nothing left behind (workspace removed)" 0 "$(find "$TMPDIR" -maxdepth 1 -name 'halo-verify.*' | wc -l)"
 expect "default: nothing left behind (temporary home removed)" 0 "$(find "$TMPDIR" -maxdepth 1 -name 'halo-verify-home.*' | wc -l)"
 printf 'sandbox: {guardPersistence: false}\n' >"$TMPDIR/noguard.yaml"
