@@ -14,10 +14,13 @@
  * command create the target it names. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "linux/scan_int.h"
@@ -134,11 +137,53 @@ bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exis
 	return false;
 }
 
+/* A name written as its own resolution would be: absolute, no "." or ".." component,
+ * no empty one, no trailing slash. */
+static bool plain_name(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (n < 2 || p[0] != '/' || p[n - 1] == '/' || n >= PATH_MAX)
+		return false;
+	for (const char *c = p; (c = strchr(c, '/')); c++)
+		if (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || !c[2])) ||
+		    (c[1] == '.' && c[2] == '.' && (c[3] == '/' || !c[3])))
+			return false;
+	return true;
+}
+
+/* What the component walk below would conclude for a mask, in one openat2 when the
+ * kernel meets no symlink on the way (most protected paths, existing or not): 0 the
+ * name is its own resolution, -errno it does not resolve (no link met before the
+ * failing component, so none to pin), 1 take the walk (a link on the way: ELOOP, a
+ * name that is not plain, or a kernel or filter without openat2). */
+static int resolve_without_links(const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd;
+
+	if (!plain_name(path))
+		return 1;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ENAMETOOLONG)
+		return -errno;
+	return 1;
+}
+
 bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
+	int rc = resolve_without_links(path);
 
-	if (linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+	if (rc == 0) {
+		linux_paths_add(&s->masked, path);
+		return true;
+	}
+	if (rc < 0 || linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
 		return false;
 	linux_paths_add(&s->masked, real);
 	return true;

@@ -39,27 +39,66 @@ void conn_timer_clear(struct conn *c, struct proxy_timer **t)
 
 /* ------------------------------------------------------------------ sockets */
 
-void conn_sock_tune(int fd, enum sock_role role)
+static int clamp_window(int fd, enum sock_role role)
 {
-	int one = 1, clamp = PROXY_SANDBOX_WINDOW, lowat = PROXY_NOTSENT_LOWAT;
+#ifdef TCP_WINDOW_CLAMP
+	int clamp = PROXY_SANDBOX_WINDOW;
 
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/* Failures keep the kernel's sizes: a bound on memory, never a reason to refuse. */
+	if (role == SOCK_SANDBOX)
+		return setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof(clamp));
+#else
+	(void)fd;
+	(void)role;
+#endif
+	return 0;
+}
+
+/* 0 when every option took (a failure keeps the kernel's sizes: a bound on memory,
+ * never a reason to refuse). */
+int conn_sock_tune(int fd, enum sock_role role)
+{
+	int one = 1, lowat = PROXY_NOTSENT_LOWAT, bad = 0;
+
+	bad |= setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 #ifdef TCP_NOTSENT_LOWAT
-	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
+	bad |= setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
 #else
 	(void)lowat;
 #endif
-#ifdef TCP_WINDOW_CLAMP
-	if (role == SOCK_SANDBOX)
-		setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, sizeof(clamp));
-#else
-	(void)clamp;
-	(void)role;
-#endif
+	bad |= clamp_window(fd, role);
 #ifdef SO_NOSIGPIPE
-	setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
+	bad |= setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
 #endif
+	return bad ? -1 : 0;
+}
+
+/* Linux clones an accepted connection from its listener, with Nagle's setting and the
+ * not-sent low-water mark: set once on the listener (proxy.c), they need no calls per
+ * connection (the window clamp does: the handshake recomputes it). Read back on the
+ * first connection, so that a kernel that copies less has every connection tuned in
+ * full as before. */
+bool conn_sock_inherited(int lfd, int fd)
+{
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	int nodelay = 0, la = 0, lb = -1;
+	socklen_t n = sizeof(nodelay), na = sizeof(la), nb = sizeof(lb);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &n) == 0 && nodelay &&
+	       getsockopt(lfd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &la, &na) == 0 &&
+	       getsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lb, &nb) == 0 && la == lb;
+#else
+	(void)lfd;
+	(void)fd;
+	return false;
+#endif
+}
+
+void conn_sock_tune_accepted(int fd, bool inherited)
+{
+	if (inherited)
+		clamp_window(fd, SOCK_SANDBOX);
+	else
+		conn_sock_tune(fd, SOCK_SANDBOX);
 }
 
 void conn_side_drop(struct proxy *px, struct side *s)
@@ -113,7 +152,7 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	c->secret = l->secret;
 	if (px->o.audit_peers && (px->o.audit_fd >= 0 || audit_events_on(px)))
 		proxy_peer_text(fd, c->peer, sizeof(c->peer));
-	conn_sock_tune(fd, SOCK_SANDBOX);
+	conn_sock_tune_accepted(fd, l->tune == LISTEN_TUNE_INHERITED);
 	rc = proxy_poller_add(px->pl, fd, PROXY_EV_IN, on_client, c);
 	if (rc) {
 		free(c);

@@ -122,6 +122,9 @@ static void on_accept(void *arg, int lfd, unsigned events)
 				out_of_fds(l);
 			return;
 		}
+		if (l->tune == LISTEN_TUNE_CHECK)
+			l->tune =
+			    conn_sock_inherited(lfd, fd) ? LISTEN_TUNE_INHERITED : LISTEN_TUNE_EACH;
 		if (px->st.conns_open >= px->o.max_conns) {
 			char rule[64];
 
@@ -231,6 +234,9 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 		px->capture |= o->listeners[i].kind == PROXY_LISTEN_CAPTURE;
 		l->dgram = o->listeners[i].kind == PROXY_LISTEN_DNS_UDP;
+		/* Its connections' options, set once here (conn_sock_inherited). */
+		l->tune = !l->dgram && conn_sock_tune(l->fd, SOCK_SANDBOX) == 0 ? LISTEN_TUNE_CHECK
+										: LISTEN_TUNE_EACH;
 		if (l->dgram)
 			rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, proxy_dns_udp_on_event, px);
 		else

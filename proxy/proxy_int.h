@@ -263,6 +263,7 @@ struct listener {
 	const char *secret;	       /* required client credential; NULL: none */
 	bool paused;
 	bool dgram; /* DNS over UDP: read, not accepted on */
+	enum { LISTEN_TUNE_EACH, LISTEN_TUNE_CHECK, LISTEN_TUNE_INHERITED } tune;
 	struct proxy_timer *resume;
 };
 
@@ -367,7 +368,11 @@ void conn_on_client_flush(struct conn *c, unsigned events);
 /* TCP_NODELAY (and SO_NOSIGPIPE); the buffer bounds of the sandbox's side or the
  * origin's (PROXY_SANDBOX_WINDOW, PROXY_NOTSENT_LOWAT). */
 enum sock_role { SOCK_SANDBOX, SOCK_UPSTREAM };
-void conn_sock_tune(int fd, enum sock_role role);
+int conn_sock_tune(int fd, enum sock_role role);
+/* Whether fd, accepted on lfd, got lfd's TCP options from the kernel (Linux); an
+ * accepted socket's tuning, in full or only what it did not inherit. */
+bool conn_sock_inherited(int lfd, int fd);
+void conn_sock_tune_accepted(int fd, bool inherited);
 void conn_side_drop(struct proxy *px, struct side *s);
 void conn_connect_done(struct conn *c); /* dial.c */
 void conn_touch(struct conn *c);

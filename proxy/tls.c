@@ -178,7 +178,7 @@ static X509 *cert_for(struct proxy_tls *t, const char *host)
 
 static void mem_bios(SSL *ssl)
 {
-	BIO *r = BIO_new(BIO_s_mem()), *w = BIO_new(BIO_s_mem());
+	BIO *r = BIO_new(BIO_s_mem()), *w = tls_out_bio_new();
 
 	if (!r || !w) {
 		BIO_free(r);

@@ -64,6 +64,9 @@ bool tls_secret_patterns(const struct proxy_tls *t, const char *host, const char
 int tls_values_expand(struct proxy_tls *t, const char *(*lookup)(void *, const char *), void *arg,
 		      struct halo_err *e);
 void tls_values_free(struct proxy_tls *t);
+/* tls_out.c: an SSL's write side, read as a memory BIO is (BIO_get_mem_data,
+ * BIO_reset) without its zeroing passes. */
+BIO *tls_out_bio_new(void);
 /* A server-side SSL for the command's tunnel to `host` (canonical), with the host's
  * certificate (minted now or from the cache), on memory BIOs; NULL with why. */
 SSL *tls_server_new(struct proxy_tls *t, const char *host, char *why, size_t n);

@@ -270,11 +270,12 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 	return fd < 0 ? -1 : fd;
 }
 
-static int hello(int fd, struct session_conn *c, const struct runner_session_id *id)
+/* Hello, sent without waiting for its answer: the run follows it at once (one round
+ * trip less per call), and the supervisor reads the run only after a hello it took
+ * (session_sup.c: a refused hello drops the connection and what came with it). */
+static int hello_send(int fd, const struct runner_session_id *id)
 {
 	struct session_buf b = {0};
-	struct session_msg m;
-	int rc;
 
 	session_buf_begin(&b, SESSION_HELLO);
 	session_buf_put(&b, SESSION_K_V, SESSION_PROTO_VERSION);
@@ -284,9 +285,19 @@ static int hello(int fd, struct session_conn *c, const struct runner_session_id 
 	session_buf_put(&b, SESSION_K_WORKSPACE, id->workspace);
 	for (size_t i = 0; i < id->n_prot; i++)
 		session_buf_put(&b, SESSION_K_PROT, id->prot[i]);
-	if ((rc = runner_session_send(fd, &b, NULL, 0)) < 0 ||
-	    (rc = runner_session_recv(c, &m, HELLO_MS)) < 0) {
-		fprintf(stderr, "halo-run: session %s: no answer: %s\n", id->name, strerror(-rc));
+	return runner_session_send(fd, &b, NULL, 0);
+}
+
+/* The hello's answer, always read first: a refusal is what a call is told, even when
+ * the run it sent along met a closed connection. */
+static int hello_answer(struct session_conn *c, const struct runner_session_id *id, int sent)
+{
+	struct session_msg m;
+	int rc = runner_session_recv(c, &m, HELLO_MS);
+
+	if (rc < 0) {
+		fprintf(stderr, "halo-run: session %s: no answer: %s\n", id->name,
+			strerror(-(sent < 0 ? sent : rc)));
 		return -1;
 	}
 	rc = m.verb == SESSION_OK ? 0 : -1;
@@ -478,24 +489,26 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 		struct session_pty pty = {.master = -1, .in = -1, .out = -1, .term = -1};
 		session_conn_init(&c, fd);
 		/* Signals are held from before the command starts: none is lost. */
-		if (hello(fd, &c, &id) == 0) {
+		int sent = hello_send(fd, &id), err = -EPROTO;
+		if (sent == 0) {
 			sfd = signals_fd();
-			int err = send_run(fd, l, &pty);
-			if (err == 0)
-				rc = wait_end(o, l, &c, sfd, &pty);
-			else if (err == -EPROTO)
-				; /* said */
-			else if (err == -E2BIG)
-				fprintf(
-				    stderr,
-				    "halo-run: session %s: the command line and environment are "
-				    "over the session protocol's %u bytes; run it without "
-				    "--session\n",
-				    o->session, SESSION_FRAME_MAX);
-			else
-				fprintf(stderr, "halo-run: session %s: sending the call: %s\n",
-					o->session, strerror(-err));
+			err = send_run(fd, l, &pty);
 		}
+		if (hello_answer(&c, &id, sent) < 0)
+			; /* said */
+		else if (err == 0)
+			rc = wait_end(o, l, &c, sfd, &pty);
+		else if (err == -EPROTO)
+			; /* said */
+		else if (err == -E2BIG)
+			fprintf(stderr,
+				"halo-run: session %s: the command line and environment are "
+				"over the session protocol's %u bytes; run it without "
+				"--session\n",
+				o->session, SESSION_FRAME_MAX);
+		else
+			fprintf(stderr, "halo-run: session %s: sending the call: %s\n", o->session,
+				strerror(-err));
 		runner_pty_end(&pty); /* every way out: the terminal as it was */
 		if (sfd >= 0)
 			close(sfd);

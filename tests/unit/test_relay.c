@@ -9,6 +9,7 @@
  * both fall back. On Linux the pipe path is asserted to have been taken; the pool's
  * accounting and the SIGPIPE rule are in test_relay_pool.c. */
 #include <dirent.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
@@ -111,6 +112,42 @@ static void expect_pipes_gone(struct fx_proxy *f)
 }
 
 /* ---------------------------------------------------------- exact bytes */
+
+/* Every connection the proxy accepts is tuned (Nagle off, the not-sent low-water mark,
+ * the window clamp), the first by its own calls or the listener's, the rest by what
+ * the listener's options give them (Linux copies them on accept, read back once). */
+START_TEST(accepted_connections_tuned)
+{
+	struct fx_proxy f;
+	struct pat_origin o;
+	int fds[3], n = 0;
+
+	pat_origin_start(&o);
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	for (int i = 0; i < 3; i++)
+		fds[i] = tun_connect(&f, &o);
+	fx_halt(&f);
+	for (struct conn *c = f.px->conns; c; c = c->next, n++) {
+		int v[3] = {-1, -1, -1},
+		    opt[3] = {TCP_NODELAY, TCP_NOTSENT_LOWAT, TCP_WINDOW_CLAMP};
+		for (int k = 0; k < 3; k++) {
+			socklen_t len = sizeof(v[k]);
+			ck_assert_int_eq(getsockopt(c->c.fd, IPPROTO_TCP, opt[k], &v[k], &len), 0);
+		}
+		ck_assert_int_eq(v[0], 1);
+		ck_assert_int_eq(v[1], PROXY_NOTSENT_LOWAT);
+		ck_assert_int_eq(v[2], PROXY_SANDBOX_WINDOW);
+	}
+	ck_assert_int_eq(n, 3);
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	ck_assert_int_eq(f.px->lsn[0].tune, LISTEN_TUNE_INHERITED);
+#endif
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	fx_destroy(&f);
+	pat_origin_stop(&o);
+}
+END_TEST
 
 START_TEST(bulk_download_exact)
 {
@@ -485,6 +522,7 @@ static Suite *relay_suite(void)
 	TCase *tc = tcase_create("bulk");
 
 	tcase_set_timeout(tc, 180);
+	tcase_add_loop_test(tc, accepted_connections_tuned, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_download_exact, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_upload_half_close_exact, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_echo_both_ways_exact, FIRST_BACKEND, END_BACKEND);

@@ -542,6 +542,62 @@ START_TEST(twenty_thousand_files_fast)
 }
 END_TEST
 
+/* A mask is where the component walk (linux_scan_resolve) says, whichever way the name
+ * is written, and the links on the way are recorded for pinning: the one-call path for
+ * names that meet no symlink must agree with the walk on every kind of name. */
+START_TEST(mask_agrees_with_the_walk)
+{
+	static const char *const rel[] = {
+	    "d/plain",
+	    "d/missing",
+	    "d/missing/deeper",
+	    "d/plain/below-a-file",
+	    "d/../d/plain",
+	    "d/./plain",
+	    "d//plain",
+	    "d/plain/",
+	    "ln-d/plain",
+	    "d/ln-file",
+	    "d/ln-nowhere",
+	    "ln-d/missing",
+	    "d/sub/ln-up/plain",
+	    "d/sub/..",
+	    "d/..",
+	    "d/dir",
+	};
+	char a[PATH_MAX], real[PATH_MAX], tgt[PATH_MAX];
+
+	file("d/plain", "x");
+	mkdirs("d/dir");
+	mkdirs("d/sub");
+	p(tgt, "d");
+	link_to(tgt, "ln-d");
+	p(tgt, "d/plain");
+	link_to(tgt, "d/ln-file");
+	p(tgt, "nowhere/x");
+	link_to(tgt, "d/ln-nowhere");
+	link_to("..", "d/sub/ln-up");
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		struct linux_paths want = {0};
+		struct linux_scan s = {0};
+		int rc;
+
+		snprintf(a, sizeof(a), "%s/%s", root, rel[i]);
+		rc = linux_scan_resolve(a, real, sizeof(real), &want);
+		ck_assert_msg(linux_scan_add_mask(&s, a) == (rc == 0), "%s: %d", rel[i], rc);
+		ck_assert_uint_eq(s.masked.n, rc == 0 ? 1 : 0);
+		if (rc == 0)
+			ck_assert_str_eq(s.masked.v[0], real);
+		ck_assert_msg(s.links.n == want.n, "%s: %zu links, the walk %zu", rel[i], s.links.n,
+			      want.n);
+		for (size_t k = 0; k < want.n; k++)
+			ck_assert_str_eq(s.links.v[k], want.v[k]);
+		linux_paths_free(&want);
+		linux_scan_free(&s);
+	}
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
 	Suite *s = suite_create("scan");
@@ -558,6 +614,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, entry_bound_truncates);
 	tcase_add_test(tc, depth_bound_truncates);
 	tcase_add_test(tc, protected_abs_and_sockets);
+	tcase_add_test(tc, mask_agrees_with_the_walk);
 	tcase_add_test(tc, writable_roots);
 	tcase_add_test(tc, readonly_extra_only_in_writable_trees);
 	tcase_add_test(tc, mask_over_workspace_refused);
