@@ -157,7 +157,7 @@ $(BUILD)/gen/seccomp_bpf.h: $(BUILD)/gen/gen_seccomp
 
 $(BUILD)/linux/seccomp.o: $(BUILD)/gen/seccomp_bpf.h
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a tests/unit/unit.h | $(DEPS_FIRST)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a $(wildcard tests/unit/*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
