@@ -9,6 +9,8 @@
 # never touched (the one host trace, an empty mount point in /tmp, is removed).
 # Root only. Used by `make check-container`.
 #   tests/container/root.sh CMD [ARGS...]     (run in the current directory's path)
+# ROOT_SH_BIND="DIR..." binds those host directories in at the same paths (a test's
+# staged binaries and scratch directory, which the fresh /tmp would hide).
 set -eu
 [ "$(id -u)" = 0 ] || { echo "root.sh: needs root (mounts in a private namespace)" >&2; exit 2; }
 [ $# -gt 0 ] || { echo "usage: root.sh CMD [ARGS...]" >&2; exit 2; }
@@ -31,6 +33,10 @@ unshare --mount --propagation private sh -c '
 	# No systemd: its run-time directories, where they exist, are empty.
 	for d in run/systemd run/user; do
 		[ ! -d "$r/$d" ] || mount -t tmpfs -o mode=755 tmpfs "$r/$d"
+	done
+	for d in ${ROOT_SH_BIND:-}; do
+		mkdir -p "$r$d"
+		mount --rbind "$d" "$r$d"
 	done
 	echo "# /: $(stat -f -c %T "$r"), /var/tmp: $(stat -f -c %T "$r/var/tmp"), /tmp: $(stat -f -c %T "$r/tmp"), systemd: $(ls "$r/run/systemd" 2>/dev/null | wc -l) entries"
 	cd "$r"

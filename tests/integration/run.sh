@@ -45,6 +45,7 @@ mkdir -p "$stage/helpers"
 cp -r "$here" "$stage/it"
 [ -d "$here/../golden" ] && cp -r "$here/../golden" "$stage/golden" # t_render.sh's goldens
 [ -d "$here/../../contrib" ] && cp -r "$here/../../contrib" "$stage/contrib" # t_ci_kit.sh runs contrib/ci
+cp -r "$here/../container" "$stage/container" # t_container.sh builds a container's root
 # t_docs.sh checks the README against the command table and the packaging.
 mkdir -p "$stage/src/runner" "$stage/src/tools"
 cp "$here/../../README.md" "$here/../../Makefile" "$stage/src/" 2>/dev/null
