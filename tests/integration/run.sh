@@ -124,7 +124,7 @@ for script in "$here"/t_*.sh; do
 done
 # The longest first (measured, seconds for both passes on 2 cores), so that the pool
 # does not end waiting on one of them; the rest in name order.
-slow=" t_index t_egress_bypass t_recipes t_tls t_wf_npm t_tls_hello t_limits t_render t_wf_pip t_capture t_hook "
+slow=" t_index t_session t_egress_bypass t_recipes t_tls t_wf_npm t_tls_hello t_limits t_render t_wf_pip t_capture t_hook "
 order=() alone=()
 for pass in slow rest; do
 	for i in "${!scripts[@]}"; do
