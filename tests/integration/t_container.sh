@@ -50,6 +50,10 @@ rows() { # WHO (root|user): the rows, run inside the container's root
 			expect "$pfx: no index (overlayfs reports a layer's ctimes)" 0 "$(grep -c "^  $W  " <<<"$LIST")"
 		fi
 		"${as[@]}" env HOME="$H" "$HALO" index stop "$W" >/dev/null 2>&1
+		# The caches live in the home, on tmpfs here: no blocks to count.
+		sbx "$W" -- sh -c 'mkdir -p "$npm_config_cache" && ln -s /nonexistent "$npm_config_cache/l" && echo planted'
+		OUT=$(cd "$W" && "${as[@]}" env HOME="$H" "$HALO" cache clear npm 2>&1)
+		expect_match "$pfx: cache clear says what it cleared (a tmpfs home: no blocks)" "^cleared npm " "$OUT"
 		rm -rf "$W"
 	done
 	sbx / doctor
