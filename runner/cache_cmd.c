@@ -86,12 +86,15 @@ static int cache_list(int fd, const char *root)
 	for (size_t i = 0; i < runner_n_cache_tools; i++) {
 		const struct runner_cache_tool *t = &runner_cache_tools[i];
 		unsigned long long b = 0;
+		struct stat st;
 		char sz[32];
+		/* "-": not there (a cache on tmpfs may be there with no blocks). */
+		bool was = fd >= 0 && fstatat(fd, t->sub, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
 		if (fd >= 0 && tree(fd, t->sub, false, 0, &b) < 0)
 			b = 0;
 		human(b, sz, sizeof(sz));
-		printf("%-8s %-22s %9s  %s/%s\n", t->tool, t->var, b ? sz : "-", root, t->sub);
+		printf("%-8s %-22s %9s  %s/%s\n", t->tool, t->var, was ? sz : "-", root, t->sub);
 	}
 	return 0;
 }

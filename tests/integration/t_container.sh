@@ -52,6 +52,8 @@ rows() { # WHO (root|user): the rows, run inside the container's root
 		"${as[@]}" env HOME="$H" "$HALO" index stop "$W" >/dev/null 2>&1
 		# The caches live in the home, on tmpfs here: no blocks to count.
 		sbx "$W" -- sh -c 'mkdir -p "$npm_config_cache" && ln -s /nonexistent "$npm_config_cache/l" && echo planted'
+		OUT=$(cd "$W" && "${as[@]}" env HOME="$H" "$HALO" cache list 2>&1)
+		expect_match "$pfx: cache list shows the npm cache there (a size, not '-')" "^npm +npm_config_cache +[0-9.]+K " "$OUT"
 		OUT=$(cd "$W" && "${as[@]}" env HOME="$H" "$HALO" cache clear npm 2>&1)
 		expect_match "$pfx: cache clear says what it cleared (a tmpfs home: no blocks)" "^cleared npm " "$OUT"
 		rm -rf "$W"
