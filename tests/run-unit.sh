@@ -8,6 +8,10 @@
 # another). Each binary's output is printed whole, in the order given, never interleaved.
 # Every suite keeps its state in directories of its own (mkdtemp), so none shares any.
 set -u
+# Check's per-test timeouts catch a hung test; several binaries at once (and an ASan
+# build, a loaded machine) make a CPU-bound test slower, not hung: the limits times 3,
+# unless the caller chose.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
 jobs=${UNIT_JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}
 case $jobs in '' | *[!0-9]* | 0) echo "run-unit.sh: UNIT_JOBS must be a positive number, got '$jobs'" >&2; exit 2 ;; esac
 pass=0 fail=0 skip=0 bad=0 nbin=$#
