@@ -81,6 +81,11 @@ if [ "$AS" != root ]; then
 	finish
 	exit
 fi
+if ! unshare -m --propagation private true 2>/dev/null; then
+	skip "halo-run in a container's root file system" "no private mount namespace here (unshare -m refused)"
+	finish
+	exit
+fi
 if ! grep -qw overlay /proc/filesystems && ! modprobe -q overlay 2>/dev/null; then
 	skip "halo-run in a container's root file system" "no overlayfs in this kernel"
 	finish
