@@ -86,13 +86,16 @@ static int cache_list(int fd, const char *root)
 	for (size_t i = 0; i < runner_n_cache_tools; i++) {
 		const struct runner_cache_tool *t = &runner_cache_tools[i];
 		unsigned long long b = 0;
+		struct stat st;
 		char sz[32];
+		/* "-": not there (a cache on tmpfs may be there with no blocks). */
+		bool was = fd >= 0 && fstatat(fd, t->sub, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
 		if (fd >= 0 && tree(fd, t->sub, false, 0, &b) < 0)
 			b = 0;
 		human(b, sz, sizeof(sz));
 		printf("%-8s %-22s %9s  %s/%s\n", t->tool, t->var ? t->var : "store-dir (its rc)",
-		       b ? sz : "-", root, t->sub);
+		       was ? sz : "-", root, t->sub);
 	}
 	return 0;
 }
@@ -116,17 +119,22 @@ static int cache_clear(int fd, const char *root, char **tools, int n)
 		const struct runner_cache_tool *t = &runner_cache_tools[i];
 		bool pick = n == 0;
 		unsigned long long b = 0;
+		struct stat st;
 		int rc;
 
 		for (int k = 0; k < n; k++)
 			pick |= strcmp(tools[k], "all") == 0 || strcmp(tools[k], t->tool) == 0;
 		if (!pick)
 			continue;
+		/* Said whenever there was something, not by its size: a directory on
+		 * tmpfs or an overlay's tmpfs layer (a container's) and a symlink have no
+		 * blocks at all. */
+		bool was = fstatat(fd, t->sub, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		if ((rc = tree(fd, t->sub, true, 0, &b)) < 0) {
 			fprintf(stderr, "halo-run: cache clear: %s/%s: %s\n", root, t->sub,
 				strerror(-rc));
 			bad = 1;
-		} else if (b) {
+		} else if (was) {
 			printf("cleared %s (%s/%s)\n", t->tool, root, t->sub);
 		}
 	}

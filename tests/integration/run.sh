@@ -45,6 +45,7 @@ mkdir -p "$stage/helpers"
 cp -r "$here" "$stage/it"
 [ -d "$here/../golden" ] && cp -r "$here/../golden" "$stage/golden" # t_render.sh's goldens
 [ -d "$here/../../contrib" ] && cp -r "$here/../../contrib" "$stage/contrib" # t_ci_kit.sh runs contrib/ci
+cp -r "$here/../container" "$stage/container" # t_container.sh builds a container's root
 # t_docs.sh checks the README against the command table and the packaging.
 mkdir -p "$stage/src/runner" "$stage/src/tools"
 cp "$here/../../README.md" "$here/../../HACKING.md" "$here/../../Makefile" "$stage/src/" 2>/dev/null
@@ -129,7 +130,7 @@ for script in "$here"/t_*.sh; do
 done
 # The longest first (measured, seconds for both passes on 2 cores), so that the pool
 # does not end waiting on one of them; the rest in name order.
-slow=" t_index t_egress_bypass t_recipes t_tls t_wf_npm t_tls_hello t_limits t_render t_wf_pip t_capture t_hook "
+slow=" t_index t_session t_egress_bypass t_recipes t_tls t_wf_npm t_tls_hello t_limits t_render t_wf_pip t_capture t_hook "
 order=() alone=()
 for pass in slow rest; do
 	for i in "${!scripts[@]}"; do

@@ -8,10 +8,8 @@
 # stop; the idle timeout; the control socket invisible inside; and a joined call still
 # under every layer (a protected file unreadable, no write outside the workspace, no
 # capabilities, no_new_privs, seccomp). Runs as root and as an unprivileged user.
-# it: alone
-# (run.sh: by itself. A session refuses a call when a protected file appeared since
-# it started, and other scripts' index watchers' sockets count as such until issue
-# 24's item 7 makes sessions immune to other launches.)
+# (Once run alone: other scripts' index watchers' sockets refused a session's calls
+# until sessions became immune to other launches (issue 24, item 7; t_own_state).)
 set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1

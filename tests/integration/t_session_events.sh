@@ -8,10 +8,8 @@
 # answers later calls without a question, and it dies when the session is stopped.
 # Names as in t_egress.sh (egress_lib.sh: halo-run in a mount namespace of its own
 # with the test's /etc/hosts), origins on loopback only. Root and unprivileged.
-# it: alone
-# (run.sh: by itself. A session refuses a call when a protected file appeared since
-# it started, and other scripts' index watchers' sockets count as such until issue
-# 24's item 7 makes sessions immune to other launches.)
+# (Once run alone: other scripts' index watchers' sockets refused a session's calls
+# until sessions became immune to other launches (issue 24, item 7; t_own_state).)
 set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1

@@ -8,6 +8,8 @@
 #include <glob.h>
 #include <time.h>
 
+/* Its trees where the index is used (scan_fixture.h). */
+#define SCAN_FIXTURE_INDEX
 #include "tests/unit/scan_fixture.h"
 
 /* A small valid index: the top and a/b, one kept entry. */
