@@ -14,6 +14,7 @@
  * command create the target it names. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,78 @@
 #include "linux/scan_int.h"
 
 #define RESOLVE_MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
+
+/* One name as the kernel answered lstat (and readlink) about it. */
+struct linux_lstat_ent {
+	uint64_t hash;
+	char *path;
+	int err;      /* 0, or the errno of lstat */
+	char *target; /* a symlink's target, or NULL */
+};
+
+static uint64_t path_hash(const char *p)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+/* lstat + readlink of `path`, from the memo or asked once and kept: -errno, 0 for
+ * anything but a symlink, 1 for a symlink (its target in *target, the memo's). */
+static int memo_lstat(struct linux_scan *s, const char *path, const char **target)
+{
+	struct linux_lstat_memo *m = &s->memo;
+	uint64_t h = path_hash(path);
+	struct linux_lstat_ent e = {.hash = h};
+	char buf[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].hash == h && strcmp(m->v[i].path, path) == 0) {
+			*target = m->v[i].target;
+			return m->v[i].err ? -m->v[i].err : m->v[i].target ? 1 : 0;
+		}
+	if (lstat(path, &st) < 0) {
+		e.err = errno;
+	} else if (S_ISLNK(st.st_mode)) {
+		ssize_t tl = readlink(path, buf, sizeof(buf) - 1);
+		if (tl < 0)
+			e.err = errno;
+		else
+			buf[tl] = '\0';
+		if (tl >= 0 && !(e.target = strdup(buf)))
+			return -ENOMEM;
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct linux_lstat_ent *v = realloc(m->v, cap * sizeof(*v));
+		if (!v) {
+			free(e.target);
+			return -ENOMEM;
+		}
+		m->v = v;
+		m->cap = cap;
+	}
+	if (!(e.path = strdup(path))) {
+		free(e.target);
+		return -ENOMEM;
+	}
+	m->v[m->n++] = e;
+	*target = e.target;
+	return e.err ? -e.err : e.target ? 1 : 0;
+}
+
+void linux_scan_memo_free(struct linux_scan *s)
+{
+	for (size_t i = 0; i < s->memo.n; i++) {
+		free(s->memo.v[i].path);
+		free(s->memo.v[i].target);
+	}
+	free(s->memo.v);
+	memset(&s->memo, 0, sizeof(s->memo));
+}
 
 /* Append component r[0..len) to cur (length *clen); false when it does not fit. */
 static bool push_component(char *cur, size_t *clen, const char *r, size_t len)
@@ -47,10 +120,10 @@ static int splice_link(char *rest, size_t cap, const char *target, const char *r
 	return 0;
 }
 
-int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_paths *links,
+int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, size_t n, bool links,
 			    char *tail, size_t tn)
 {
-	char rest[2 * PATH_MAX], cur[PATH_MAX], target[PATH_MAX];
+	char rest[2 * PATH_MAX], cur[PATH_MAX];
 	size_t clen = 0;
 	unsigned hops = 0;
 	char *r = rest;
@@ -60,9 +133,9 @@ int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_
 	memcpy(rest, path, strlen(path) + 1);
 	cur[0] = '\0';
 	while (*r) {
-		struct stat st;
+		const char *target;
 		size_t len;
-		ssize_t tl;
+		int kind;
 
 		while (*r == '/')
 			r++;
@@ -81,24 +154,22 @@ int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_
 		if (!push_component(cur, &clen, r, len))
 			return -ENAMETOOLONG;
 		r += len;
-		if (lstat(cur, &st) < 0) {
-			int err = errno;
+		if ((kind = memo_lstat(s, cur, &target)) < 0) {
+			if (kind == -ENOMEM)
+				return kind;
 			snprintf(out, n, "%s", cur);
 			if (tail)
 				snprintf(tail, tn, "%s", r + strspn(r, "/"));
-			return -err;
+			return kind;
 		}
-		if (!S_ISLNK(st.st_mode)) {
+		if (kind == 0) {
 			clen += 1 + len;
 			continue;
 		}
 		if (++hops > RESOLVE_MAX_LINKS)
 			return -ELOOP;
-		if ((tl = readlink(cur, target, sizeof(target) - 1)) < 0)
-			return -errno;
-		target[tl] = '\0';
 		if (links)
-			linux_paths_add(links, cur);
+			linux_paths_add(&s->links, cur);
 		if (splice_link(rest, sizeof(rest), target, r) < 0)
 			return -ENAMETOOLONG;
 		r = rest;
@@ -110,16 +181,29 @@ int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_
 	return 0;
 }
 
-int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links)
+int linux_scan_resolve(struct linux_scan *s, const char *path, char *out, size_t n, bool links)
 {
-	return linux_scan_resolve_tail(path, out, n, links, NULL, 0);
+	return linux_scan_resolve_tail(s, path, out, n, links, NULL, 0);
+}
+
+bool linux_scan_realpath(struct linux_scan *s, const char *path, char *out)
+{
+	int rc;
+
+	if (path[0] != '/')
+		return realpath(path, out) != NULL;
+	if ((rc = linux_scan_resolve(s, path, out, PATH_MAX, false)) < 0) {
+		errno = -rc;
+		return false;
+	}
+	return true;
 }
 
 bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exist)
 {
 	char real[PATH_MAX];
 	size_t before = s->links.n;
-	int rc = linux_scan_resolve(path, real, sizeof(real), &s->links);
+	int rc = linux_scan_resolve(s, path, real, sizeof(real), true);
 
 	if (rc == 0) {
 		linux_paths_add(&s->guarded, real);
@@ -138,7 +222,7 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
 
-	if (linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+	if (linux_scan_resolve(s, path, real, sizeof(real), true) < 0)
 		return false;
 	linux_paths_add(&s->masked, real);
 	return true;
@@ -148,7 +232,7 @@ bool linux_scan_add_own_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
 
-	if (linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+	if (linux_scan_resolve(s, path, real, sizeof(real), true) < 0)
 		return false;
 	linux_paths_add(&s->masked, real);
 	linux_paths_add(&s->own, real);
@@ -214,17 +298,16 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 	return 0;
 }
 
-static void add_missing(struct linux_paths *out, const char *dir, const char *const *names,
-			size_t n)
+static void add_missing(struct linux_scan *s, const char *dir, const char *const *names, size_t n)
 {
 	char p[PATH_MAX];
-	struct stat st;
+	const char *target;
 
 	for (size_t i = 0; i < n; i++)
 		if (snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") ? dir : "", names[i]) <
 			(int)sizeof(p) &&
-		    lstat(p, &st) < 0 && errno == ENOENT)
-			linux_paths_add(out, p);
+		    memo_lstat(s, p, &target) == -ENOENT)
+			linux_paths_add(&s->missing, p);
 }
 
 /* Guard targets that do not exist: at each writable tree's top and in each git
@@ -243,11 +326,11 @@ static void find_missing(struct linux_scan *s)
 	linux_paths_free(&s->missing);
 	for (size_t i = 0; i < s->writable.n; i++)
 		if (!linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
-			add_missing(&s->missing, s->writable.v[i], names, n);
+			add_missing(s, s->writable.v[i], names, n);
 	for (size_t i = 0; i < s->gitdirs.n; i++)
 		if (tree_of(s->gitdirs.v[i], &s->writable) &&
 		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
-			add_missing(&s->missing, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
+			add_missing(s, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
 	for (size_t i = 0; i < s->home_missing.n; i++)
 		linux_paths_add(&s->missing, s->home_missing.v[i]);
 	linux_paths_sort_unique(&s->missing);
