@@ -324,12 +324,19 @@ void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, con
 		linux_die(rfd, MNT_STEP, -rc, "remount %s", where);
 }
 
-int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where)
+int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
+			  const char *where)
 {
 	struct mount_attr a = {.attr_set = attr_set};
-	int sdir = mnt_is_dir(src), ddir = mnt_is_dir(dst);
 	bool set_early;
 	int tree;
+
+	if (sdir < 0)
+		sdir = mnt_is_dir(src);
+	if (dst == src)
+		ddir = sdir;
+	else if (ddir < 0)
+		ddir = mnt_is_dir(dst);
 
 	if (sdir < 0 || ddir < 0 || sdir != ddir)
 		linux_die(rfd, MNT_STEP,
@@ -353,4 +360,9 @@ int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *wh
 	if (!set_early)
 		mnt_setattr_or_die(rfd, tree, attr_set, true, where);
 	return tree;
+}
+
+int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where)
+{
+	return mnt_bind_typed_or_die(rfd, src, -1, dst, -1, attr_set, where);
 }
