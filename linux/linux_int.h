@@ -125,6 +125,8 @@ struct linux_scan {
 	struct linux_lstat_memo {
 		struct linux_lstat_ent *v;
 		size_t n, cap;
+		struct linux_dir_list *dirs; /* directories asked about often: listed */
+		size_t n_dirs, cap_dirs;
 	} memo;
 };
 

@@ -236,6 +236,9 @@ int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, s
 /* realpath(3) through the same memo (a relative path: realpath itself); out holds
  * PATH_MAX bytes. false with errno set. */
 bool linux_scan_realpath(struct linux_scan *s, const char *path, char *out);
+/* scan_memo.c: lstat + readlink of `path` through s->memo: -errno, 0 for anything but
+ * a symlink, 1 for a symlink (its target in *target, the memo's). */
+int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target);
 /* Forget what s->memo holds (linux_scan_free, and whenever the scan makes a directory). */
 void linux_scan_memo_free(struct linux_scan *s);
 

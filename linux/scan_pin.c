@@ -14,7 +14,6 @@
  * command create the target it names. */
 #include <dirent.h>
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,78 +23,6 @@
 #include "linux/scan_int.h"
 
 #define RESOLVE_MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
-
-/* One name as the kernel answered lstat (and readlink) about it. */
-struct linux_lstat_ent {
-	uint64_t hash;
-	char *path;
-	int err;      /* 0, or the errno of lstat */
-	char *target; /* a symlink's target, or NULL */
-};
-
-static uint64_t path_hash(const char *p)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
-}
-
-/* lstat + readlink of `path`, from the memo or asked once and kept: -errno, 0 for
- * anything but a symlink, 1 for a symlink (its target in *target, the memo's). */
-static int memo_lstat(struct linux_scan *s, const char *path, const char **target)
-{
-	struct linux_lstat_memo *m = &s->memo;
-	uint64_t h = path_hash(path);
-	struct linux_lstat_ent e = {.hash = h};
-	char buf[PATH_MAX];
-	struct stat st;
-
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].hash == h && strcmp(m->v[i].path, path) == 0) {
-			*target = m->v[i].target;
-			return m->v[i].err ? -m->v[i].err : m->v[i].target ? 1 : 0;
-		}
-	if (lstat(path, &st) < 0) {
-		e.err = errno;
-	} else if (S_ISLNK(st.st_mode)) {
-		ssize_t tl = readlink(path, buf, sizeof(buf) - 1);
-		if (tl < 0)
-			e.err = errno;
-		else
-			buf[tl] = '\0';
-		if (tl >= 0 && !(e.target = strdup(buf)))
-			return -ENOMEM;
-	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct linux_lstat_ent *v = realloc(m->v, cap * sizeof(*v));
-		if (!v) {
-			free(e.target);
-			return -ENOMEM;
-		}
-		m->v = v;
-		m->cap = cap;
-	}
-	if (!(e.path = strdup(path))) {
-		free(e.target);
-		return -ENOMEM;
-	}
-	m->v[m->n++] = e;
-	*target = e.target;
-	return e.err ? -e.err : e.target ? 1 : 0;
-}
-
-void linux_scan_memo_free(struct linux_scan *s)
-{
-	for (size_t i = 0; i < s->memo.n; i++) {
-		free(s->memo.v[i].path);
-		free(s->memo.v[i].target);
-	}
-	free(s->memo.v);
-	memset(&s->memo, 0, sizeof(s->memo));
-}
 
 /* Append component r[0..len) to cur (length *clen); false when it does not fit. */
 static bool push_component(char *cur, size_t *clen, const char *r, size_t len)
@@ -154,7 +81,7 @@ int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, s
 		if (!push_component(cur, &clen, r, len))
 			return -ENAMETOOLONG;
 		r += len;
-		if ((kind = memo_lstat(s, cur, &target)) < 0) {
+		if ((kind = linux_scan_memo_lstat(s, cur, &target)) < 0) {
 			if (kind == -ENOMEM)
 				return kind;
 			snprintf(out, n, "%s", cur);
@@ -306,7 +233,7 @@ static void add_missing(struct linux_scan *s, const char *dir, const char *const
 	for (size_t i = 0; i < n; i++)
 		if (snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") ? dir : "", names[i]) <
 			(int)sizeof(p) &&
-		    memo_lstat(s, p, &target) == -ENOENT)
+		    linux_scan_memo_lstat(s, p, &target) == -ENOENT)
 			linux_paths_add(&s->missing, p);
 }
 
