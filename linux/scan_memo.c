@@ -150,7 +150,7 @@ static struct linux_dir_list *dir_of(struct linux_lstat_memo *m, const char *dir
 	}
 	struct linux_dir_list *d = &m->dirs[m->n_dirs];
 	memset(d, 0, sizeof(*d));
-	if (!(d->path = dn ? strndup(dir, dn) : strdup("/")))
+	if (!(d->path = strndup(dir, dn)))
 		return NULL;
 	d->hash = h;
 	m->n_dirs++;
@@ -166,7 +166,7 @@ static bool listed_missing(struct linux_lstat_memo *m, const char *path)
 	struct linux_dir_list *d;
 
 	if (!sl || nl == 0 || nl > NAME_MAX || !ascii(name, nl) ||
-	    !(d = dir_of(m, path, (size_t)(sl - path))))
+	    !(d = sl == path ? dir_of(m, "/", 1) : dir_of(m, path, (size_t)(sl - path))))
 		return false;
 	if (d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
 		list_dir(d);
