@@ -64,7 +64,7 @@ START_TEST(listed_directory_answers_as_lstat)
 	ck_assert_int_eq(symlink(p, strcat(strcpy((char[256]){0}, top), "/link")), 0);
 	/* Enough questions that the directory is listed. */
 	for (int i = 0; i < 12; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof(name), "absent%d", i);
 		ck_assert_int_eq(ask(&s, name, NULL), -ENOENT);
 	}
@@ -85,7 +85,7 @@ START_TEST(forgotten_memo_sees_new_names)
 	struct linux_scan s = {0};
 
 	for (int i = 0; i < 8; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof(name), "gone%d", i);
 		ck_assert_int_eq(ask(&s, name, NULL), -ENOENT);
 	}
