@@ -131,42 +131,60 @@ static int yama_scope(void)
 	return n > 0 ? atoi(buf) : 0;
 }
 
+/* The directory the last pin was made in: the missing guard names at a tree's top all
+ * share it, and each would open and stat it again. */
+struct pin_dir {
+	char path[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+};
+
 /* The pin for the missing path p: its nearest directory that exists (in the sandbox's
  * view), the name to be made there, and what follows on the way (home set entries whose
  * directories are missing too). */
-static void pin_or_die(struct broker_pin *pin, const char *p, int rfd)
+static void pin_or_die(struct broker_pin *pin, const char *p, struct pin_dir *last, int rfd)
 {
 	char dir[PATH_MAX];
 	size_t len = strlen(p);
 	struct stat st;
+	bool found = false, known = false;
 	int fd = -1;
 
 	if (p[0] != '/' || len >= sizeof(dir) || len < 2)
 		linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
 	memcpy(dir, p, len + 1);
-	for (char *sl; fd < 0 && (sl = strrchr(dir, '/'));) {
+	for (char *sl; !found && (sl = strrchr(dir, '/'));) {
 		const char *name = p + (sl - dir) + 1, *end = strchr(name, '/');
 		size_t nl = end ? (size_t)(end - name) : strlen(name);
+		const char *at;
 
 		if (nl == 0 || nl > NAME_MAX)
 			linux_die(rfd, STEP, EINVAL, "bad missing guard target %s", p);
 		*sl = '\0';
-		fd = open(sl == dir ? "/" : dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno != ENOENT)
-			linux_die(rfd, STEP, errno, "open %s to refuse creating %s in it",
-				  sl == dir ? "/" : dir, name);
-		if (fd < 0)
+		at = sl == dir ? "/" : dir;
+		known = last->path[0] && strcmp(at, last->path) == 0;
+		if (!known && (fd = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 &&
+		    errno != ENOENT)
+			linux_die(rfd, STEP, errno, "open %s to refuse creating %s in it", at,
+				  name);
+		if (!known && fd < 0)
 			continue;
+		found = true;
 		memcpy(pin->name, name, nl);
 		pin->name[nl] = '\0';
 		if (end && !(pin->rest = strdup(end + 1)))
 			linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 	}
-	if (fd < 0 || fstat(fd, &st) < 0)
-		linux_die(rfd, STEP, fd < 0 ? ENOENT : errno, "open a directory of %s", p);
-	pin->dev = st.st_dev;
-	pin->ino = st.st_ino;
-	close(fd);
+	if (!found || (!known && fstat(fd, &st) < 0))
+		linux_die(rfd, STEP, !found ? ENOENT : errno, "open a directory of %s", p);
+	if (!known) {
+		close(fd);
+		snprintf(last->path, sizeof(last->path), "%s", dir[0] ? dir : "/");
+		last->dev = st.st_dev;
+		last->ino = st.st_ino;
+	}
+	pin->dev = last->dev;
+	pin->ino = last->ino;
 	if (pin->rest && !(pin->dir = strdup(dir[0] ? dir : "/")))
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 }
@@ -200,8 +218,9 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 	}
 	if (!(b->pins = calloc(s->missing.n, sizeof(*b->pins))))
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
+	struct pin_dir last = {.path = ""};
 	for (size_t i = 0; i < s->missing.n; i++)
-		pin_or_die(&b->pins[b->n_pins++], s->missing.v[i], rfd);
+		pin_or_die(&b->pins[b->n_pins++], s->missing.v[i], &last, rfd);
 	sizes_or_die(b, rfd);
 	return true;
 }

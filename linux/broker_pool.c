@@ -14,6 +14,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,46 @@
 static pthread_mutex_t waiters_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t waiters[BROKER_MAX_WAITERS];
 
+/* Workers start one at a time: a command that makes no trapped call (most short ones)
+ * costs init one thread, not BROKER_THREADS. Whenever the last idle worker takes a
+ * call, it starts the next (up to BROKER_THREADS) before answering, so a call that
+ * waits never leaves the next one without a worker. */
+static atomic_int workers_idle, workers_started;
+static pthread_attr_t worker_attr;
+
+static void *worker(void *arg);
+
+/* One more worker, a copy of `from` with buffers of its own; false when none could
+ * start (the caller goes on answering alone). */
+static bool spawn_worker(const struct linux_broker *from)
+{
+	struct linux_broker *w;
+	pthread_t t;
+
+	if (atomic_fetch_add(&workers_started, 1) >= BROKER_THREADS) {
+		atomic_fetch_sub(&workers_started, 1);
+		return false;
+	}
+	if (!(w = malloc(sizeof(*w))) || (*w = *from, !(w->req = calloc(1, from->req_size))) ||
+	    !(w->resp = calloc(1, from->resp_size))) {
+		if (w)
+			free(w->req);
+		free(w);
+		atomic_fetch_sub(&workers_started, 1);
+		return false;
+	}
+	atomic_fetch_add(&workers_idle, 1);
+	if (pthread_create(&t, &worker_attr, worker, w) != 0) {
+		atomic_fetch_sub(&workers_idle, 1);
+		atomic_fetch_sub(&workers_started, 1);
+		free(w->req);
+		free(w->resp);
+		free(w);
+		return false;
+	}
+	return true;
+}
+
 static void *worker(void *arg)
 {
 	struct linux_broker *b = arg;
@@ -40,36 +82,24 @@ static void *worker(void *arg)
 			continue;
 		if ((pf.revents & (POLLHUP | POLLERR)) && !(pf.revents & POLLIN))
 			return NULL; /* every filtered process is gone */
+		if (atomic_fetch_sub(&workers_idle, 1) == 1)
+			spawn_worker(b);
 		/* Several threads wake for one call: the others wait in RECV for the next. */
 		linux_broker_serve(b);
+		atomic_fetch_add(&workers_idle, 1);
 	}
 }
 
 int linux_broker_start(struct linux_broker *b)
 {
-	pthread_attr_t at;
-	int started = 0, rc = 0;
+	int rc;
 
 	umask(0); /* modes are masked per call, with each caller's umask */
-	if ((rc = pthread_attr_init(&at)) != 0)
+	if ((rc = pthread_attr_init(&worker_attr)) != 0)
 		return -rc;
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	for (int i = 0; i < BROKER_THREADS; i++) {
-		struct linux_broker *w = malloc(sizeof(*w));
-		pthread_t t;
-
-		if (!w || (*w = *b, !(w->req = calloc(1, b->req_size))) ||
-		    !(w->resp = calloc(1, b->resp_size))) {
-			rc = ENOMEM;
-			break;
-		}
-		if ((rc = pthread_create(&t, &at, worker, w)) != 0)
-			break;
-		started++;
-	}
-	pthread_attr_destroy(&at);
-	return started ? 0 : -rc;
+	pthread_attr_setdetachstate(&worker_attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&worker_attr, 256 * 1024);
+	return spawn_worker(b) ? 0 : -ENOMEM;
 }
 
 void linux_broker_reaped(pid_t pid)

@@ -141,21 +141,23 @@ static int add_fd_rule(int ruleset, int fd, uint64_t rights)
 		   : 0;
 }
 
-/* Allow `rights` beneath path (only the file rights when it is not a directory). */
+/* Allow `rights` beneath path (only the file rights when it is not a directory). The
+ * kernel refuses directory rights on anything else (EINVAL): asked with them first and
+ * again without, the common case (a directory, or file rights only) takes no stat. */
 static int add_path_rule(int ruleset, const char *path, uint64_t rights)
 {
-	struct stat st;
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	int rc;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-	} else {
-		if (!S_ISDIR(st.st_mode))
-			rights &= FILE_RIGHTS;
-		rc = add_fd_rule(ruleset, fd, rights);
+	rc = add_fd_rule(ruleset, fd, rights);
+	if (rc == -EINVAL && (rights & ~FILE_RIGHTS) != 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			rc = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			rc = add_fd_rule(ruleset, fd, rights & FILE_RIGHTS);
 	}
 	close(fd);
 	return rc;

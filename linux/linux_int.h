@@ -122,6 +122,15 @@ struct linux_scan {
 	 * writes). */
 	bool late;
 	int late_fd[2];
+	/* What resolving paths met, by path (scan_pin.c): each directory on the way to the
+	 * floor and the home persistence set of both homes is asked of the kernel once per
+	 * scan, not once per entry (a missing ~/.config answers for all its children). */
+	struct linux_lstat_memo {
+		struct linux_lstat_ent *v;
+		size_t n, cap;
+		struct linux_dir_list *dirs; /* directories asked about often: listed */
+		size_t n_dirs, cap_dirs;
+	} memo;
 };
 
 /* The scan's findings as the plan's input (borrowed: s and l outlive the plan). */

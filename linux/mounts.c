@@ -137,7 +137,7 @@ static void bind_tree_or_die(int rfd, const char *path, bool rw)
 	AUTO_FD dst =
 	    mnt_open_or_die(rfd, MNT_NEWROOT, path, dir ? MNT_CREATE_DIR : MNT_CREATE_FILE);
 
-	close(mnt_bind_or_die(rfd, src, dst, rw ? RW_ATTRS : RO_ATTRS, path));
+	close(mnt_bind_typed_or_die(rfd, src, dir, dst, -1, rw ? RW_ATTRS : RO_ATTRS, path));
 }
 
 /* What the executors share while one plan is applied. */
@@ -336,10 +336,12 @@ static void do_mask(struct exec *x, const struct plan_step *st)
 		return;
 	}
 	AUTO_FD fd = open_target_or_die(x, st->path);
-	int src = x->repl[i] >= 0 ? x->repl[i] : mnt_is_dir(fd) > 0 ? x->mask_dir : x->mask_file;
+	int ddir = fd >= 0 ? mnt_is_dir(fd) : -1;
+	int src = x->repl[i] >= 0 ? x->repl[i] : ddir > 0 ? x->mask_dir : x->mask_file;
+	int sdir = x->repl[i] >= 0 ? -1 : ddir > 0 ? 1 : 0;
 
 	if (fd >= 0)
-		close(mnt_bind_or_die(x->rfd, src, fd, RO_ATTRS, st->path));
+		close(mnt_bind_typed_or_die(x->rfd, src, sdir, fd, ddir, RO_ATTRS, st->path));
 	if (x->repl[i] >= 0)
 		close(x->repl[i]);
 }

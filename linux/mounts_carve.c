@@ -40,7 +40,7 @@ static size_t bind_carves_or_die(int rfd, const struct linux_scan *s, const char
 		int dir = mnt_is_dir(src);
 		int dst = mnt_open_or_die(rfd, prefix, c + (ml == 1 ? 0 : ml),
 					  dir > 0 ? MNT_CREATE_DIR : MNT_CREATE_FILE);
-		close(mnt_bind_or_die(rfd, src, dst, RO_ATTRS, c));
+		close(mnt_bind_typed_or_die(rfd, src, dir, dst, -1, RO_ATTRS, c));
 		close(src);
 		close(dst);
 	}

@@ -53,7 +53,8 @@ static void bind_node_or_die(int rfd, int dev, const char *name, bool required)
 	AUTO_FD dst = openat(dev, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (dst < 0)
 		linux_die(rfd, MNT_STEP, errno, "create %s", host);
-	close(mnt_bind_or_die(rfd, src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, host));
+	close(mnt_bind_typed_or_die(rfd, src, 0, dst, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+				    host));
 }
 
 static int subdir_or_die(int rfd, int dev, const char *name)

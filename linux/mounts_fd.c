@@ -49,9 +49,21 @@ static int create_component(int dir, const char *name, enum mnt_create create, b
 	return 0;
 }
 
+/* Why a component could not be opened as a directory: a symlink in the way is ELOOP. */
+static int not_dir_err(int dir, const char *name, int err)
+{
+	struct stat st;
+
+	if (err == ENOTDIR && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return ELOOP;
+	return err;
+}
+
 /* The portable resolution: each component opened relative to its parent with
- * O_NOFOLLOW and checked not to be a symlink; also the only way to create missing
- * mount points. */
+ * O_NOFOLLOW and checked not to be a symlink (O_DIRECTORY where a directory is what
+ * must be there: a link then fails the open itself, no stat needed); also the only way
+ * to create missing mount points. */
 static int open_walk(const char *prefix, const char *path, enum mnt_create create)
 {
 	char comp[256];
@@ -60,6 +72,8 @@ static int open_walk(const char *prefix, const char *path, enum mnt_create creat
 	for (const char *c = path + 1; fd >= 0 && *c;) {
 		size_t n = strcspn(c, "/");
 		bool last = c[n] == '\0';
+		int flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+		bool dir = !last || create == MNT_CREATE_DIR;
 		struct stat st;
 		int next;
 
@@ -70,20 +84,22 @@ static int open_walk(const char *prefix, const char *path, enum mnt_create creat
 		memcpy(comp, c, n);
 		comp[n] = '\0';
 		c += n + !last;
-		next = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (dir)
+			flags |= O_DIRECTORY;
+		next = openat(fd, comp, flags);
 		if (next < 0 && errno == ENOENT && create != MNT_NO_CREATE) {
 			int rc = create_component(fd, comp, create, last);
 			if (rc < 0) {
 				close(fd);
 				return rc;
 			}
-			next = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			next = openat(fd, comp, flags);
 		}
-		int err = errno;
+		int err = next < 0 ? not_dir_err(fd, comp, errno) : 0;
 		close(fd);
 		if (next < 0)
 			return -err;
-		if (fstat(next, &st) < 0 || S_ISLNK(st.st_mode)) {
+		if (!dir && (fstat(next, &st) < 0 || S_ISLNK(st.st_mode))) {
 			close(next);
 			return -ELOOP;
 		}
@@ -324,12 +340,19 @@ void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, con
 		linux_die(rfd, MNT_STEP, -rc, "remount %s", where);
 }
 
-int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where)
+int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
+			  const char *where)
 {
 	struct mount_attr a = {.attr_set = attr_set};
-	int sdir = mnt_is_dir(src), ddir = mnt_is_dir(dst);
 	bool set_early;
 	int tree;
+
+	if (sdir < 0)
+		sdir = mnt_is_dir(src);
+	if (dst == src)
+		ddir = sdir;
+	else if (ddir < 0)
+		ddir = mnt_is_dir(dst);
 
 	if (sdir < 0 || ddir < 0 || sdir != ddir)
 		linux_die(rfd, MNT_STEP,
@@ -353,4 +376,9 @@ int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *wh
 	if (!set_early)
 		mnt_setattr_or_die(rfd, tree, attr_set, true, where);
 	return tree;
+}
+
+int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where)
+{
+	return mnt_bind_typed_or_die(rfd, src, -1, dst, -1, attr_set, where);
 }

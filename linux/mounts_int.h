@@ -58,6 +58,11 @@ int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, 
  * attach it on dst. The types must agree (directory onto directory, else non-directory
  * onto non-directory). Returns the attached mount's fd, or dies. */
 int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where);
+/* The same when the caller's own fstat already told a side's type (sdir, ddir: 1 a
+ * directory, 0 not, -1 unknown: asked here); src == dst is one type. Saves the
+ * kernel a stat per side known: masks, devices and pins are most of the mounts. */
+int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
+			  const char *where);
 
 /* Add attributes to an attached mount (recursive: and every mount beneath it). */
 void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);

@@ -56,18 +56,22 @@ void linux_mounts_proc_or_die(int rfd)
 	 * host's /proc is itself partly covered (inside some containers). */
 	close(mnt_fresh_or_die(rfd, "proc", NULL, PROC_ATTRS, target, "/proc"));
 
+	/* Types as this fresh /proc (and /sys) lay them out, not asked of the kernel: the
+	 * files are files, the directories directories, /dev/null a device; and the kernel
+	 * refuses to attach a file on a directory or the reverse, whatever we said. */
 	AUTO_FD null = mnt_open_or_die(rfd, MNT_OLDROOT, "/dev/null", MNT_NO_CREATE);
 	for (size_t i = 0; i < sizeof(null_files) / sizeof(null_files[0]); i++) {
 		AUTO_FD fd = open_optional_or_die(rfd, null_files[i]);
 		if (fd >= 0)
-			close(mnt_bind_or_die(rfd, null, fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-					      null_files[i]));
+			close(mnt_bind_typed_or_die(rfd, null, 0, fd, 0,
+						    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+						    null_files[i]));
 	}
 	AUTO_FD dir = mnt_open_or_die(rfd, "", MNT_MASK_DIR, MNT_NO_CREATE);
 	for (size_t i = 0; i < sizeof(empty_dirs) / sizeof(empty_dirs[0]); i++) {
 		AUTO_FD fd = open_optional_or_die(rfd, empty_dirs[i]);
 		if (fd >= 0)
-			close(mnt_bind_or_die(rfd, dir, fd, RO_ATTRS, empty_dirs[i]));
+			close(mnt_bind_typed_or_die(rfd, dir, 1, fd, 1, RO_ATTRS, empty_dirs[i]));
 	}
 	for (size_t i = 0; i < sizeof(readonly) / sizeof(readonly[0]); i++) {
 		AUTO_FD fd = open_optional_or_die(rfd, readonly[i]);

@@ -21,11 +21,11 @@ bool linux_path_beneath(const char *path, const char *dir)
 	return policy_path_beneath(path, dir);
 }
 
-bool linux_scan_add_resolved(struct linux_paths *list, const char *path)
+bool linux_scan_add_resolved(struct linux_scan *s, struct linux_paths *list, const char *path)
 {
 	char real[PATH_MAX];
 
-	if (!realpath(path, real))
+	if (!linux_scan_realpath(s, path, real))
 		return false;
 	linux_paths_add(list, real);
 	return true;
@@ -150,7 +150,7 @@ static int add_writable_root(struct linux_scan *s, const char *root, struct halo
 			     root, real);
 		return -ELOOP;
 	}
-	if (!realpath(root, real)) {
+	if (!linux_scan_realpath(s, root, real)) {
 		int err = errno;
 		if (err == ENOENT)
 			halo_err_set(
@@ -205,17 +205,17 @@ static void add_protected_abs(const struct halo_policy *p, struct linux_scan *s)
 
 /* A file that may not exist yet (--dry-run opens nothing): its directory resolved,
  * its name appended. */
-static bool add_resolved_file(struct linux_paths *list, const char *path)
+static bool add_resolved_file(struct linux_scan *s, struct linux_paths *list, const char *path)
 {
 	char dir[PATH_MAX], real[PATH_MAX], full[PATH_MAX];
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 
-	if (linux_scan_add_resolved(list, path))
+	if (linux_scan_add_resolved(s, list, path))
 		return true;
 	if (errno != ENOENT || !*name ||
 	    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
 		     slash ? path : ".") >= (int)sizeof(dir) ||
-	    !realpath(dir, real) ||
+	    !linux_scan_realpath(s, dir, real) ||
 	    snprintf(full, sizeof(full), "%s/%s", strcmp(real, "/") ? real : "", name) >=
 		(int)sizeof(full))
 		return false;
@@ -230,7 +230,7 @@ static bool add_resolved_file(struct linux_paths *list, const char *path)
 static int add_own_outputs(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	for (size_t i = 0; i < l->n_own_outputs; i++)
-		if (!add_resolved_file(&s->masked, l->own_outputs[i])) {
+		if (!add_resolved_file(s, &s->masked, l->own_outputs[i])) {
 			int err = errno ? errno : ENAMETOOLONG;
 			halo_err_set(e, "%s (halo-run's own output): %s", l->own_outputs[i],
 				     strerror(err));
@@ -245,7 +245,7 @@ static void add_session_dir(const struct linux_launch *l, struct linux_scan *s)
 {
 	char real[PATH_MAX];
 
-	if (!l->session_dir || !realpath(l->session_dir, real) ||
+	if (!l->session_dir || !linux_scan_realpath(s, l->session_dir, real) ||
 	    linux_path_beneath(l->workspace, real))
 		return;
 	for (size_t i = 0; i < s->writable.n; i++)
@@ -257,9 +257,9 @@ static void add_session_dir(const struct linux_launch *l, struct linux_scan *s)
 static void add_readonly_extra(const struct linux_launch *l, struct linux_scan *s)
 {
 	if (l->self_exe)
-		linux_scan_add_resolved(&s->readonly_extra, l->self_exe);
+		linux_scan_add_resolved(s, &s->readonly_extra, l->self_exe);
 	for (size_t i = 0; i < l->n_policy_files; i++)
-		linux_scan_add_resolved(&s->readonly_extra, l->policy_files[i]);
+		linux_scan_add_resolved(s, &s->readonly_extra, l->policy_files[i]);
 }
 
 /* Globs as written may start with "./" or "**\/" (anywhere is already the meaning)
@@ -626,6 +626,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->sockets_open);
 	linux_paths_free(&s->unlisted);
 	linux_paths_free(&s->own);
+	linux_scan_memo_free(s);
 	free(s->uncovered);
 	s->uncovered = NULL;
 	linux_scan_index_free(s->index);

@@ -17,7 +17,7 @@
 #include "linux/scan_int.h"
 
 /* Where `path` shows: its parent resolved, its own name kept. */
-static bool shown_at(const char *path, char *out, size_t n)
+static bool shown_at(struct linux_scan *s, const char *path, char *out, size_t n)
 {
 	char parent[PATH_MAX], base[PATH_MAX], real[PATH_MAX];
 
@@ -25,7 +25,7 @@ static bool shown_at(const char *path, char *out, size_t n)
 		return false;
 	snprintf(base, sizeof(base), "%s", basename(parent));
 	snprintf(parent, sizeof(parent), "%s", path);
-	if (!realpath(dirname(parent), real))
+	if (!linux_scan_realpath(s, dirname(parent), real))
 		return false;
 	return snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base) < (int)n;
 }
@@ -38,7 +38,7 @@ static void add_carve_outs(const struct halo_policy *p, struct linux_scan *s)
 		const char *a = p->allow_read_abs.items[i];
 
 		/* Missing: nothing to show (a later creation stays masked). */
-		if (!shown_at(a, name, sizeof(name)) || !realpath(a, src))
+		if (!shown_at(s, a, name, sizeof(name)) || !linux_scan_realpath(s, a, src))
 			continue;
 		linux_paths_add(&s->carved, name);
 		linux_paths_add(&s->carved_src, src);
@@ -85,7 +85,7 @@ static void add_sanitized(const struct halo_policy *p, struct linux_scan *s)
 		char *raw = NULL, *out = NULL;
 		size_t len = 0, out_len = 0;
 
-		if (!realpath(p->sanitize_abs.items[i], real) ||
+		if (!linux_scan_realpath(s, p->sanitize_abs.items[i], real) ||
 		    read_host_file(p->sanitize_abs.items[i], &raw, &len) < 0)
 			continue;
 		if (policy_sanitize((enum policy_sanitizer)p->sanitize_kind[i], raw, len, &out,

@@ -54,7 +54,7 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	    (int)sizeof(abs))
 		return 0;
 	tail[0] = '\0';
-	rc = linux_scan_resolve_tail(abs, real, sizeof(real), &w->s->links, tail, sizeof(tail));
+	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
 	if (rc == 0)
 		linux_paths_add(&w->s->guarded, real);
 	else if (rc == -ENOENT)
@@ -81,7 +81,8 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 		if (!h || h[0] != '/' || (i == 1 && l->pw_home && strcmp(h, l->pw_home) == 0))
 			continue;
 		/* The home as the sandbox sees it: a writable tree that is it or holds it. */
-		if (!realpath(h, real) || !linux_paths_beneath_any(real, &s->writable))
+		if (!linux_scan_realpath(s, h, real) ||
+		    !linux_paths_beneath_any(real, &s->writable))
 			continue;
 		policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w);
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */

@@ -64,19 +64,23 @@ static bool index_base(const struct linux_launch *l, char *out, size_t n, size_t
 }
 
 /* mkdir -p below the first `keep` bytes (the home, or XDG_STATE_HOME's parent, must
- * exist already), mode 0700 as the XDG base directories are. */
-static void make_dirs(char *path, size_t keep)
+ * exist already), mode 0700 as the XDG base directories are. A directory made changes
+ * what the scan's memo of names knows (scan_pin.c): it is forgotten. */
+static void make_dirs(struct linux_scan *s, char *path, size_t keep)
 {
+	bool made = false;
+
 	for (char *p = path + keep; (p = strchr(p + 1, '/')) != NULL;) {
 		*p = '\0';
-		mkdir(path, 0700);
+		made |= mkdir(path, 0700) == 0;
 		*p = '/';
 	}
-	mkdir(path, 0700);
+	made |= mkdir(path, 0700) == 0;
+	if (made)
+		linux_scan_memo_free(s);
 }
 
-static int open_dir(const struct linux_launch *l, const struct linux_scan *s,
-		    struct linux_scan_index *ix)
+static int open_dir(const struct linux_launch *l, struct linux_scan *s, struct linux_scan_index *ix)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 	size_t keep;
@@ -89,8 +93,8 @@ static int open_dir(const struct linux_launch *l, const struct linux_scan *s,
 		return -ENOENT;
 	}
 	if (!ix->keep_nothing) /* HALO_RUN_INDEX=ro: not even the directory */
-		make_dirs(path, keep);
-	if (!realpath(path, real)) {
+		make_dirs(s, path, keep);
+	if (!linux_scan_realpath(s, path, real)) {
 		snprintf(ix->why_not, sizeof(ix->why_not), "%s: %s", path, strerror(errno));
 		return -errno;
 	}
@@ -243,7 +247,7 @@ static void open_tree(struct linux_scan_index *ix, struct linux_scan_tree_index 
 	close(fd);
 }
 
-void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,
+void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of)
 {
 	const char *mode = getenv("HALO_RUN_INDEX");
@@ -375,14 +379,13 @@ static const char *writable_tree(const struct linux_launch *l, const struct linu
 
 /* The deepest existing directory on `place`'s way lies in a tree the sandbox writes:
  * the rest made (0700), so that there is a directory to mask. */
-static bool place_in_writable(const struct linux_launch *l, const struct linux_scan *s,
-			      const char *place)
+static bool place_in_writable(const struct linux_launch *l, struct linux_scan *s, const char *place)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 	size_t n = strlen(place), keep;
 
 	snprintf(path, sizeof(path), "%s", place);
-	while (!realpath(path, real)) {
+	while (!linux_scan_realpath(s, path, real)) {
 		char *sl = strrchr(path, '/');
 		if (errno != ENOENT || !sl || sl == path)
 			return false;
@@ -392,7 +395,7 @@ static bool place_in_writable(const struct linux_launch *l, const struct linux_s
 		return false;
 	if ((keep = strlen(path)) < n) {
 		snprintf(path, sizeof(path), "%s", place);
-		make_dirs(path, keep);
+		make_dirs(s, path, keep);
 	}
 	return true;
 }

@@ -142,7 +142,7 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
  * answer (a launch; not --dry-run). */
 /* Every place an index may be kept that lies in a writable tree: masked whole. */
 void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s);
-void linux_scan_index_open(const struct linux_launch *l, const struct linux_scan *s,
+void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of);
 void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers);
 /* A directory of the tree's index replayed (its record is kept as it is). */
@@ -220,17 +220,27 @@ void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const cha
 
 /* Add `path` to list, or its resolved target when it is a symlink (nothing when the
  * target does not exist). Returns true when something was added. */
-bool linux_scan_add_resolved(struct linux_paths *list, const char *path);
+bool linux_scan_add_resolved(struct linux_scan *s, struct linux_paths *list, const char *path);
 
 /* scan_pin.c. Resolve `path` (absolute) one component at a time, as the kernel would,
- * appending each symlink met (its own absolute path) to `links`. 0 with the real path
- * in out; -ENOENT with the first missing path in out (where a create would happen);
- * -ELOOP past 40 links; other -errno. */
-int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links);
+ * appending each symlink met (its own absolute path) to s->links when `links`. 0 with
+ * the real path in out; -ENOENT with the first missing path in out (where a create
+ * would happen); -ELOOP past 40 links; other -errno. What each component is (missing,
+ * a symlink and its target, anything else) is asked of the kernel once per scan and
+ * kept in s->memo: the scan is one snapshot of the host's names. */
+int linux_scan_resolve(struct linux_scan *s, const char *path, char *out, size_t n, bool links);
 /* The same; on -ENOENT, tail (tn bytes) also gets what follows the first missing name
  * ("" when it was the last), as it would be resolved from there. */
-int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_paths *links,
+int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, size_t n, bool links,
 			    char *tail, size_t tn);
+/* realpath(3) through the same memo (a relative path: realpath itself); out holds
+ * PATH_MAX bytes. false with errno set. */
+bool linux_scan_realpath(struct linux_scan *s, const char *path, char *out);
+/* scan_memo.c: lstat + readlink of `path` through s->memo: -errno, 0 for anything but
+ * a symlink, 1 for a symlink (its target in *target, the memo's). */
+int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target);
+/* Forget what s->memo holds (linux_scan_free, and whenever the scan makes a directory). */
+void linux_scan_memo_free(struct linux_scan *s);
 
 /* scan_home.c: the home persistence set (policy_home_set_each) of each home (pw and
  * $HOME) that a writable tree is or holds: what exists guarded (and the links on the

@@ -50,10 +50,10 @@ static int splice_link(char *rest, size_t cap, const char *target, const char *r
 	return 0;
 }
 
-int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_paths *links,
+int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, size_t n, bool links,
 			    char *tail, size_t tn)
 {
-	char rest[2 * PATH_MAX], cur[PATH_MAX], target[PATH_MAX];
+	char rest[2 * PATH_MAX], cur[PATH_MAX];
 	size_t clen = 0;
 	unsigned hops = 0;
 	char *r = rest;
@@ -63,9 +63,9 @@ int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_
 	memcpy(rest, path, strlen(path) + 1);
 	cur[0] = '\0';
 	while (*r) {
-		struct stat st;
+		const char *target;
 		size_t len;
-		ssize_t tl;
+		int kind;
 
 		while (*r == '/')
 			r++;
@@ -84,24 +84,22 @@ int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_
 		if (!push_component(cur, &clen, r, len))
 			return -ENAMETOOLONG;
 		r += len;
-		if (lstat(cur, &st) < 0) {
-			int err = errno;
+		if ((kind = linux_scan_memo_lstat(s, cur, &target)) < 0) {
+			if (kind == -ENOMEM)
+				return kind;
 			snprintf(out, n, "%s", cur);
 			if (tail)
 				snprintf(tail, tn, "%s", r + strspn(r, "/"));
-			return -err;
+			return kind;
 		}
-		if (!S_ISLNK(st.st_mode)) {
+		if (kind == 0) {
 			clen += 1 + len;
 			continue;
 		}
 		if (++hops > RESOLVE_MAX_LINKS)
 			return -ELOOP;
-		if ((tl = readlink(cur, target, sizeof(target) - 1)) < 0)
-			return -errno;
-		target[tl] = '\0';
 		if (links)
-			linux_paths_add(links, cur);
+			linux_paths_add(&s->links, cur);
 		if (splice_link(rest, sizeof(rest), target, r) < 0)
 			return -ENAMETOOLONG;
 		r = rest;
@@ -113,16 +111,29 @@ int linux_scan_resolve_tail(const char *path, char *out, size_t n, struct linux_
 	return 0;
 }
 
-int linux_scan_resolve(const char *path, char *out, size_t n, struct linux_paths *links)
+int linux_scan_resolve(struct linux_scan *s, const char *path, char *out, size_t n, bool links)
 {
-	return linux_scan_resolve_tail(path, out, n, links, NULL, 0);
+	return linux_scan_resolve_tail(s, path, out, n, links, NULL, 0);
+}
+
+bool linux_scan_realpath(struct linux_scan *s, const char *path, char *out)
+{
+	int rc;
+
+	if (path[0] != '/')
+		return realpath(path, out) != NULL;
+	if ((rc = linux_scan_resolve(s, path, out, PATH_MAX, false)) < 0) {
+		errno = -rc;
+		return false;
+	}
+	return true;
 }
 
 bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exist)
 {
 	char real[PATH_MAX];
 	size_t before = s->links.n;
-	int rc = linux_scan_resolve(path, real, sizeof(real), &s->links);
+	int rc = linux_scan_resolve(s, path, real, sizeof(real), true);
 
 	if (rc == 0) {
 		linux_paths_add(&s->guarded, real);
@@ -183,7 +194,7 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 		linux_paths_add(&s->masked, path);
 		return true;
 	}
-	if (rc < 0 || linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+	if (rc < 0 || linux_scan_resolve(s, path, real, sizeof(real), true) < 0)
 		return false;
 	linux_paths_add(&s->masked, real);
 	return true;
@@ -193,7 +204,7 @@ bool linux_scan_add_own_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
 
-	if (linux_scan_resolve(path, real, sizeof(real), &s->links) < 0)
+	if (linux_scan_resolve(s, path, real, sizeof(real), true) < 0)
 		return false;
 	linux_paths_add(&s->masked, real);
 	linux_paths_add(&s->own, real);
@@ -259,17 +270,16 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 	return 0;
 }
 
-static void add_missing(struct linux_paths *out, const char *dir, const char *const *names,
-			size_t n)
+static void add_missing(struct linux_scan *s, const char *dir, const char *const *names, size_t n)
 {
 	char p[PATH_MAX];
-	struct stat st;
+	const char *target;
 
 	for (size_t i = 0; i < n; i++)
 		if (snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") ? dir : "", names[i]) <
 			(int)sizeof(p) &&
-		    lstat(p, &st) < 0 && errno == ENOENT)
-			linux_paths_add(out, p);
+		    linux_scan_memo_lstat(s, p, &target) == -ENOENT)
+			linux_paths_add(&s->missing, p);
 }
 
 /* Guard targets that do not exist: at each writable tree's top and in each git
@@ -288,11 +298,11 @@ static void find_missing(struct linux_scan *s)
 	linux_paths_free(&s->missing);
 	for (size_t i = 0; i < s->writable.n; i++)
 		if (!linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
-			add_missing(&s->missing, s->writable.v[i], names, n);
+			add_missing(s, s->writable.v[i], names, n);
 	for (size_t i = 0; i < s->gitdirs.n; i++)
 		if (tree_of(s->gitdirs.v[i], &s->writable) &&
 		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
-			add_missing(&s->missing, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
+			add_missing(s, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
 	for (size_t i = 0; i < s->home_missing.n; i++)
 		linux_paths_add(&s->missing, s->home_missing.v[i]);
 	for (size_t i = 0; i < s->hook_missing.n; i++)

@@ -305,6 +305,7 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		merge(&c->s->dangling, &p.found[i].dangling); /* pairs stay in step */
 		merge(&c->s->dangling_at, &p.found[i].dangling_at);
 		merge(&c->s->unlisted, &p.found[i].unlisted);
+		linux_scan_memo_free(&p.found[i]);
 		c->taken += p.helper_ctx[i]->taken;
 		free(p.helper_ctx[i]);
 	}

@@ -244,8 +244,8 @@ static void add_named(const struct halo_policy *p, struct linux_scan *s)
 	struct stat st;
 
 	for (size_t i = 0; i < p->unix_sockets_abs.n; i++)
-		if (linux_scan_resolve(p->unix_sockets_abs.items[i], real, sizeof(real), NULL) ==
-			0 &&
+		if (linux_scan_resolve(s, p->unix_sockets_abs.items[i], real, sizeof(real),
+				       false) == 0 &&
 		    stat(real, &st) == 0 && S_ISSOCK(st.st_mode))
 			linux_paths_add(&s->sockets_open, real);
 	linux_paths_sort_unique(&s->sockets_open);

@@ -166,8 +166,7 @@ static void on_git_link(struct linux_scan_ctx *c, const char *worktree)
 	char real[PATH_MAX];
 	struct stat st;
 
-	if (linux_scan_resolve(c->path, real, sizeof(real), &c->s->links) < 0 ||
-	    stat(real, &st) < 0)
+	if (linux_scan_resolve(c->s, c->path, real, sizeof(real), true) < 0 || stat(real, &st) < 0)
 		return;
 	if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
 		linux_scan_git_repo(c, real, worktree, S_ISREG(st.st_mode));

@@ -1,0 +1,240 @@
+/* The scan's memo of names (struct linux_lstat_memo): what resolving the floor, the home
+ * persistence set of both homes, the guard names and halo-run's own places meets is
+ * asked of the kernel once per scan. The scan is one snapshot of the host's names; a
+ * directory the scan makes itself forgets the memo (linux_scan_memo_free).
+ *
+ * A directory asked about many times (a home: every floor entry and persistence name
+ * is a name in it) is listed once instead, and a name the listing does not hold is
+ * missing without a question. Only where a listing tells exactly what a lookup would:
+ * local file systems whose readdir shows every name (ext4, xfs, btrfs, tmpfs,
+ * overlayfs), a directory the caller may search (else a lookup fails EACCES, not
+ * ENOENT), ASCII names only on both sides, compared without case (a case-folding
+ * directory finds ".SSH" for ".ssh"; a name that is there in any case is asked for). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+/* One name as the kernel answered lstat (and readlink) about it. */
+struct linux_lstat_ent {
+	uint64_t hash;
+	char *path;
+	int err;      /* 0, or the errno of lstat */
+	char *target; /* a symlink's target, or NULL */
+};
+
+/* A directory's names, once it was asked about LIST_AFTER times. */
+struct linux_dir_list {
+	uint64_t hash;
+	char *path;
+	unsigned asked;
+	enum { DIR_COUNTING, DIR_LISTED, DIR_UNUSABLE } state;
+	char *names; /* NUL-separated */
+	size_t len;
+};
+
+#define LIST_AFTER     4     /* a listing costs six calls; a home is asked dozens */
+#define LIST_BUF       32768 /* getdents64 buffer; at most LIST_READS of them */
+#define LIST_READS     2
+#define LIST_NAMES_MAX (64 * 1024)
+
+static uint64_t path_hash(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+	return h;
+}
+
+static bool ascii(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] >= 0x80)
+			return false;
+	return true;
+}
+
+/* File systems whose listing holds every name a lookup finds. */
+static bool listing_exact(long type)
+{
+	static const long ok[] = {0xEF53 /* ext2/3/4 */, 0x58465342 /* xfs */,
+				  0x9123683E /* btrfs */, 0x01021994 /* tmpfs */,
+				  0x794c7630 /* overlayfs */};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (type == ok[i])
+			return true;
+	return false;
+}
+
+/* Read dir's names into d (state LISTED), or mark it UNUSABLE. */
+static void list_dir(struct linux_dir_list *d)
+{
+	char *buf = NULL, *names = NULL;
+	size_t len = 0;
+	struct statfs sf;
+	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool done = false;
+
+	d->state = DIR_UNUSABLE;
+	if (fd < 0 || fstatfs(fd, &sf) < 0 || !listing_exact((long)sf.f_type) ||
+	    faccessat(AT_FDCWD, d->path, X_OK, AT_EACCESS) < 0 || !(buf = malloc(LIST_BUF)) ||
+	    !(names = malloc(LIST_NAMES_MAX)))
+		goto out;
+	for (int r = 0; r < LIST_READS && !done; r++) {
+		long n = syscall(SYS_getdents64, fd, buf, LIST_BUF);
+		if (n < 0)
+			goto out;
+		done = n == 0;
+		for (long o = 0; o < n;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + o);
+			size_t nl = strlen(de->d_name);
+			o += de->d_reclen;
+			if (!ascii(de->d_name, nl) || len + nl + 1 > LIST_NAMES_MAX)
+				goto out;
+			memcpy(names + len, de->d_name, nl + 1);
+			len += nl + 1;
+		}
+	}
+	if (!done) { /* one more read must say the end */
+		long n = syscall(SYS_getdents64, fd, buf, LIST_BUF);
+		if (n != 0)
+			goto out;
+	}
+	d->state = DIR_LISTED;
+	d->names = names;
+	d->len = len;
+	names = NULL;
+out:
+	free(buf);
+	free(names);
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool listed_any_case(const struct linux_dir_list *d, const char *name)
+{
+	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
+		if (strcasecmp(d->names + o, name) == 0)
+			return true;
+	return false;
+}
+
+/* The directory record of `dir` (dn bytes), made when new; NULL without memory. */
+static struct linux_dir_list *dir_of(struct linux_lstat_memo *m, const char *dir, size_t dn)
+{
+	uint64_t h = path_hash(dir, dn);
+
+	for (size_t i = 0; i < m->n_dirs; i++)
+		if (m->dirs[i].hash == h && strlen(m->dirs[i].path) == dn &&
+		    memcmp(m->dirs[i].path, dir, dn) == 0)
+			return &m->dirs[i];
+	if (m->n_dirs == m->cap_dirs) {
+		size_t cap = m->cap_dirs ? 2 * m->cap_dirs : 16;
+		struct linux_dir_list *v = realloc(m->dirs, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		m->dirs = v;
+		m->cap_dirs = cap;
+	}
+	struct linux_dir_list *d = &m->dirs[m->n_dirs];
+	memset(d, 0, sizeof(*d));
+	if (!(d->path = strndup(dir, dn)))
+		return NULL;
+	d->hash = h;
+	m->n_dirs++;
+	return d;
+}
+
+/* Is `path` surely missing by its directory's listing (made on the LIST_AFTER-th
+ * question about that directory)? */
+static bool listed_missing(struct linux_lstat_memo *m, const char *path)
+{
+	const char *sl = strrchr(path, '/'), *name = sl ? sl + 1 : path;
+	size_t nl = strlen(name);
+	struct linux_dir_list *d;
+
+	if (!sl || nl == 0 || nl > NAME_MAX || !ascii(name, nl) ||
+	    !(d = sl == path ? dir_of(m, "/", 1) : dir_of(m, path, (size_t)(sl - path))))
+		return false;
+	if (d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
+		list_dir(d);
+	return d->state == DIR_LISTED && !listed_any_case(d, name);
+}
+
+/* Keep what was learnt about path; -ENOMEM when it cannot be kept. */
+static int keep(struct linux_lstat_memo *m, struct linux_lstat_ent *e, const char *path)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct linux_lstat_ent *v = realloc(m->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	if (!(e->path = strdup(path)))
+		return -ENOMEM;
+	m->v[m->n++] = *e;
+	return 0;
+}
+
+int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target)
+{
+	struct linux_lstat_memo *m = &s->memo;
+	uint64_t h = path_hash(path, strlen(path));
+	struct linux_lstat_ent e = {.hash = h};
+	char buf[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].hash == h && strcmp(m->v[i].path, path) == 0) {
+			*target = m->v[i].target;
+			return m->v[i].err ? -m->v[i].err : m->v[i].target ? 1 : 0;
+		}
+	if (listed_missing(m, path)) {
+		e.err = ENOENT;
+	} else if (lstat(path, &st) < 0) {
+		e.err = errno;
+	} else if (S_ISLNK(st.st_mode)) {
+		ssize_t tl = readlink(path, buf, sizeof(buf) - 1);
+		if (tl < 0)
+			e.err = errno;
+		else
+			buf[tl] = '\0';
+		if (tl >= 0 && !(e.target = strdup(buf)))
+			return -ENOMEM;
+	}
+	if (keep(m, &e, path) < 0) {
+		free(e.target);
+		return -ENOMEM;
+	}
+	*target = e.target;
+	return e.err ? -e.err : e.target ? 1 : 0;
+}
+
+void linux_scan_memo_free(struct linux_scan *s)
+{
+	for (size_t i = 0; i < s->memo.n; i++) {
+		free(s->memo.v[i].path);
+		free(s->memo.v[i].target);
+	}
+	for (size_t i = 0; i < s->memo.n_dirs; i++) {
+		free(s->memo.dirs[i].path);
+		free(s->memo.dirs[i].names);
+	}
+	free(s->memo.v);
+	free(s->memo.dirs);
+	memset(&s->memo, 0, sizeof(s->memo));
+}

@@ -1,0 +1,146 @@
+/* The scan's memo of names (linux/scan_memo.c): each name is asked of the kernel once,
+ * a directory asked about often is listed once, and neither ever answers differently
+ * from lstat: a name that is there (in any case) is found, a symlink keeps its target,
+ * a directory the caller cannot search says EACCES (not "missing"), and the memo
+ * forgotten sees what was made since. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+#include "tests/unit/unit.h"
+
+static char top[64];
+
+static void setup(void)
+{
+	snprintf(top, sizeof(top), "/tmp/halo-memo.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(top));
+	ck_assert_int_eq(chmod(top, 0755), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx %s; rm -rf %s", top, top);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void make(const char *rel, bool dir)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	if (dir)
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+	else
+		ck_assert_int_eq(close(open(p, O_WRONLY | O_CREAT | O_EXCL, 0644)), 0);
+}
+
+/* lstat of top/rel through the memo. */
+static int ask(struct linux_scan *s, const char *rel, const char **target)
+{
+	char p[256];
+	const char *t = NULL;
+
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	return linux_scan_memo_lstat(s, p, target ? target : &t);
+}
+
+START_TEST(listed_directory_answers_as_lstat)
+{
+	struct linux_scan s = {0};
+	const char *t = NULL;
+	char p[256];
+
+	make("present", false);
+	make("Mixed.Case", true);
+	snprintf(p, sizeof(p), "%s/present", top);
+	ck_assert_int_eq(symlink(p, strcat(strcpy((char[256]){0}, top), "/link")), 0);
+	/* Enough questions that the directory is listed. */
+	for (int i = 0; i < 12; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "absent%d", i);
+		ck_assert_int_eq(ask(&s, name, NULL), -ENOENT);
+	}
+	ck_assert_uint_gt(s.memo.n_dirs, 0);
+	ck_assert_int_eq(ask(&s, "present", NULL), 0);
+	ck_assert_int_eq(ask(&s, "Mixed.Case", NULL), 0);
+	ck_assert_int_eq(ask(&s, "mixed.case", NULL), -ENOENT); /* lstat's answer here */
+	ck_assert_int_eq(ask(&s, "link", &t), 1);
+	ck_assert_str_eq(t, p);
+	ck_assert_int_eq(ask(&s, "present/below", NULL), -ENOTDIR);
+	linux_scan_memo_free(&s);
+}
+END_TEST
+
+/* Made after the listing: found once the memo is forgotten (as make_dirs does). */
+START_TEST(forgotten_memo_sees_new_names)
+{
+	struct linux_scan s = {0};
+
+	for (int i = 0; i < 8; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "gone%d", i);
+		ck_assert_int_eq(ask(&s, name, NULL), -ENOENT);
+	}
+	make("late", true);
+	ck_assert_int_eq(ask(&s, "late", NULL), -ENOENT); /* the snapshot */
+	linux_scan_memo_free(&s);
+	ck_assert_int_eq(ask(&s, "late", NULL), 0);
+	linux_scan_memo_free(&s);
+}
+END_TEST
+
+/* A directory the caller may read but not search: lstat of a name in it fails EACCES,
+ * and so does the memo's answer, listed or not. */
+START_TEST(unsearchable_directory_is_not_missing)
+{
+	pid_t pid;
+	int st;
+
+	make("ro", true);
+	make("ro/secret", false);
+	make("ro/other", false);
+	ck_assert_int_eq(chmod(strcat(strcpy((char[256]){0}, top), "/ro"), 0644), 0);
+	if (geteuid() == 0 && (pid = fork()) == 0) {
+		struct linux_scan s = {0};
+		int bad = 0;
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(2);
+		/* Distinct names: the memo asks each once, the listing comes after a few. */
+		for (int i = 0; i < 10; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "ro/absent%d", i);
+			bad += ask(&s, name, NULL) != -EACCES;
+		}
+		bad += ask(&s, "ro/secret", NULL) != -EACCES;
+		_exit(bad ? 1 : 0);
+	} else if (geteuid() == 0) {
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+		return;
+	}
+	UNIT_SKIP("unsearchable directory", "needs root to drop to another uid");
+}
+END_TEST
+
+static Suite *memo_suite(void)
+{
+	Suite *s = suite_create("scan_memo");
+	TCase *tc = tcase_create("scan_memo");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, listed_directory_answers_as_lstat);
+	tcase_add_test(tc, forgotten_memo_sees_new_names);
+	tcase_add_test(tc, unsearchable_directory_is_not_missing);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(memo_suite)
