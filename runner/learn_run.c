@@ -87,10 +87,54 @@ void runner_learn_free(struct runner_learn *lr)
 struct root_ctx {
 	const struct halo_policy *p;
 	const struct policy_ctx *pc;
+	const char *pw_home, *env_home;
 };
 
-/* A root is proposable when the input policy with it added validates: the same
- * rules as any writableRoots entry (system directories, the home, the floor...). */
+/* An entry of a home's persistence set at, above or below root. */
+struct home_hit {
+	const char *home, *root, *rel, *why;
+};
+
+static int holds_entry(const char *rel, const char *why, void *arg)
+{
+	struct home_hit *h = arg;
+	char abs[4096];
+
+	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
+	    !policy_path_beneath(abs, h->root))
+		return 0;
+	h->rel = rel;
+	h->why = why;
+	return 1;
+}
+
+/* Validation accepts a root like ~/.local/bin or ~/.cargo, and a writable root there is
+ * writable in a run: a program planted on the user's PATH (or a start-up file) runs
+ * later outside the sandbox. A write refused there is listed, never proposed. */
+static int home_set_check(const struct root_ctx *c, const char *root, char *why, size_t n)
+{
+	const struct policy_xdg xdg = {getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME")};
+	const char *homes[] = {c->pw_home, c->env_home};
+
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		struct home_hit h = {homes[i], root, NULL, NULL};
+		if (!homes[i] || homes[i][0] != '/')
+			continue;
+		h.why = policy_home_set_hit_xdg(homes[i], getenv("PATH"), &xdg, root, &h.rel);
+		if (!h.why)
+			policy_home_set_each_xdg(homes[i], getenv("PATH"), &xdg, holds_entry, &h);
+		if (h.why) {
+			snprintf(why, n, "it is or holds ~/%s in the home persistence set (%s)",
+				 h.rel ? h.rel : "?", h.why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* A root is proposable when it is clear of the home persistence set and the input
+ * policy with it added validates: the same rules as any writableRoots entry (system
+ * directories, the home, the floor...). */
 static int root_check(void *arg, const char *root, char *why, size_t n)
 {
 	struct root_ctx *c = arg;
@@ -102,6 +146,8 @@ static int root_check(void *arg, const char *root, char *why, size_t n)
 	size_t len = 0;
 	int rc;
 
+	if ((rc = home_set_check(c, root, why, n)) < 0)
+		return rc;
 	learn_record_init(&none);
 	rc = learn_emit(c->p, &none, &pl, &text, &len);
 	if (rc == 0 && (rc = learn_validate(text, len, c->pc, &d)) < 0)
@@ -161,7 +207,7 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 			const runner_launch *l)
 {
 	struct policy_ctx pc;
-	struct root_ctx rc_ctx = {l->policy, &pc};
+	struct root_ctx rc_ctx = {l->policy, &pc, l->pw_home, l->env_home};
 	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
 	struct learn_plan pl;
 	struct policy_diags d = {0};

@@ -110,6 +110,27 @@ else
 fi
 expect_rc "the learned policy with roots validates" 0 "$HALO" validate "$W/w.yaml"
 
+# A refused write on the user's PATH (~/.local/bin) or in a directory holding one
+# (~/.cargo holds ~/.cargo/bin and ~/.cargo/env): validation accepts such a root, and
+# a run under it could plant a program the user runs later outside the sandbox. It is
+# listed as refused, never proposed.
+mkdir -p "$HOME/.local/bin" "$HOME/.cargo"
+chmod 777 "$HOME/.local" "$HOME/.local/bin" "$HOME/.cargo"
+lr base.yaml hs.yaml -- sh -c "echo x >'$HOME/.local/bin/planted'; mkdir '$HOME/.cargo/registry'; true"
+if grep -q 'no write was observed' "$W/hs.yaml" 2>/dev/null; then
+	skip "a home persistence entry is never proposed" "the broker did not run here"
+elif [ ! -s "$W/hs.yaml" ]; then
+	fail "a home persistence entry is never proposed" "no output: $(tail -c 300 "$W/hs.yaml.err")"
+else
+	if grep -qE "^    - \"$HOME/(\.local|\.cargo)" "$W/hs.yaml"; then
+		fail "a PATH directory under the home is never proposed as a writable root" "$(grep -nE '^    - ' "$W/hs.yaml")"
+	else ok "a PATH directory under the home is never proposed as a writable root"; fi
+	expect_match "... it is listed as refused, naming the persistence set" \
+		"write $HOME/.local/bin/planted.*home persistence set" "$(cat "$W/hs.yaml")"
+	expect_match "... and so is a directory holding one (~/.cargo)" \
+		"write $HOME/.cargo/registry.*holds ~/.cargo/" "$(cat "$W/hs.yaml")"
+fi
+
 # ------------------------------------------------------------ a session
 eg_one_ns # a session serves callers of its own user namespace only
 SN=learn$$
