@@ -163,6 +163,16 @@ static int presets_fold(const struct halo_policy *p, struct name *v, size_t n, c
 	return 0;
 }
 
+/* An IP literal (IPv6 has a ':'; a valid name's last label is never all digits, so
+ * such a name is IPv4): no wildcard is ever over one ("*.2.3.4" is no pattern). */
+static bool ip_literal(const char *host)
+{
+	const char *last = strrchr(host, '.');
+
+	last = last ? last + 1 : host;
+	return strchr(host, ':') || (*last && strspn(last, "0123456789") == strlen(last));
+}
+
 /* --wildcards: two names or more strictly below one parent of two labels or more. */
 static int wildcards_fold(struct name *v, size_t n, const char *by, struct learn_plan *out)
 {
@@ -170,7 +180,7 @@ static int wildcards_fold(struct name *v, size_t n, const char *by, struct learn
 		const char *parent = v[i].taken || !v[i].portless ? NULL : strchr(v[i].host, '.');
 		char pat[260];
 		size_t count = 0;
-		if (!parent || !strchr(parent + 1, '.') || strchr(v[i].host, ':'))
+		if (!parent || !strchr(parent + 1, '.') || ip_literal(v[i].host))
 			continue;
 		parent++;
 		for (size_t j = 0; j < n; j++)

@@ -156,6 +156,38 @@ START_TEST(emit_hostile)
 }
 END_TEST
 
+/* --wildcards never folds IP literals: "*.2.3.4" from 1.2.3.4 and 5.2.3.4 is not a
+ * host pattern, and one entry validation refuses would lose the whole output. */
+START_TEST(wildcards_skip_ip_literals)
+{
+	struct halo_policy *p = load(base);
+	struct learn_record r;
+	struct learn_plan pl = {0};
+	struct learn_opts o = {true, root_ok, NULL};
+	struct policy_diags d = {0};
+	char *text = NULL;
+	size_t len = 0;
+
+	learn_record_init(&r);
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "1.2.3.4", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "5.2.3.4", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "9.2.3.4", 8080, "connect", "", "", "");
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	for (size_t i = 0; i < pl.domains.n; i++)
+		ck_assert_msg(pl.domains.v[i].value[0] != '*', "wildcard %s",
+			      pl.domains.v[i].value);
+	ck_assert(has(&pl.domains, "1.2.3.4") && has(&pl.domains, "5.2.3.4"));
+	ck_assert(has(&pl.domains, "9.2.3.4:8080"));
+	ck_assert_int_eq(learn_emit(p, &r, &pl, &text, &len), 0);
+	ck_assert_int_eq(learn_validate(text, len, &pt_ctx, &d), 0);
+	policy_diags_free(&d);
+	free(text);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(quote_and_parse)
 {
 	char q[32];
@@ -194,6 +226,7 @@ static Suite *learn_suite(void)
 	tcase_add_test(tc, learn_widens_only_the_default);
 	tcase_add_test(tc, propose_table);
 	tcase_add_test(tc, emit_hostile);
+	tcase_add_test(tc, wildcards_skip_ip_literals);
 	tcase_add_test(tc, quote_and_parse);
 	tcase_add_test(tc, diff_lines);
 	suite_add_tcase(s, tc);
