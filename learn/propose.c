@@ -115,6 +115,23 @@ struct name {
 	bool taken; /* folded into a preset or a wildcard */
 };
 
+/* Did a learned (host, port, proto) pass the address check at least once? The proxy
+ * records the decision first and then, when every address was outside allowPrivate,
+ * the refusal: a name refused each time is listed as refused (refusals()), never
+ * proposed. */
+static bool passed(const struct learn_record *r, const struct learn_host *h)
+{
+	unsigned long long refused = 0;
+
+	for (size_t i = 0; i < r->n_hosts; i++) {
+		const struct learn_host *x = &r->hosts[i];
+		if (x->kind == LEARN_HOST_PRIVATE && x->port == h->port &&
+		    strcmp(x->host, h->host) == 0 && strcmp(x->proto, h->proto) == 0)
+			refused += x->conns;
+	}
+	return refused < h->conns;
+}
+
 static size_t names_of(const struct learn_record *r, struct name *v)
 {
 	size_t n = 0;
@@ -123,7 +140,7 @@ static size_t names_of(const struct learn_record *r, struct name *v)
 		const struct learn_host *h = &r->hosts[i];
 		size_t j;
 		/* the host's loopback is reached through egress.hostPorts (refusals()) */
-		if (h->kind != LEARN_HOST_ALLOWED || loopback_target(h->host))
+		if (h->kind != LEARN_HOST_ALLOWED || loopback_target(h->host) || !passed(r, h))
 			continue;
 		for (j = 0; j < n && strcmp(v[j].host, h->host) != 0; j++)
 			;
@@ -236,7 +253,8 @@ static int domains(const struct halo_policy *p, const struct learn_record *r,
 		}
 		for (size_t i = 0; rc == 0 && i < r->n_hosts; i++) {
 			const struct learn_host *h = &r->hosts[i];
-			if (h->kind != LEARN_HOST_ALLOWED || strcmp(h->host, v[j].host) != 0)
+			if (h->kind != LEARN_HOST_ALLOWED || strcmp(h->host, v[j].host) != 0 ||
+			    !passed(r, h))
 				continue;
 			entry(e, sizeof(e), h->host, h->port);
 			rc = add(&out->domains, e, "%s", use);

@@ -188,6 +188,38 @@ START_TEST(wildcards_skip_ip_literals)
 }
 END_TEST
 
+/* The proxy records a learned name at its decision, then its refusal when every
+ * address was private: such a name is listed as refused and not proposed (the header
+ * says "not proposed"; an entry that never connected is no use to the command). */
+START_TEST(private_only_name_not_proposed)
+{
+	struct halo_policy *p = load(base);
+	struct learn_record r;
+	struct learn_plan pl = {0};
+	struct learn_opts o = {false, root_ok, NULL};
+
+	learn_record_init(&r);
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "intra.test", 8080, "http", "", "", "");
+	learn_record_host(&r, LEARN_HOST_PRIVATE, "intra.test", 8080, "http", "10.0.0.5", "private",
+			  "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "intra.test", 443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_PRIVATE, "intra.test", 443, "connect", "10.0.0.5",
+			  "private", "");
+	/* one of two connections passed the address check (the answer changed): kept */
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "mixed.test", 8443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "mixed.test", 8443, "connect", "", "", "");
+	learn_record_host(&r, LEARN_HOST_PRIVATE, "mixed.test", 8443, "connect", "10.0.0.6",
+			  "private", "");
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(!has(&pl.domains, "intra.test") && !has(&pl.domains, "intra.test:8080"));
+	ck_assert(has(&pl.domains, "mixed.test:8443"));
+	ck_assert_uint_ge(pl.refused.n, 2);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(quote_and_parse)
 {
 	char q[32];
@@ -227,6 +259,7 @@ static Suite *learn_suite(void)
 	tcase_add_test(tc, propose_table);
 	tcase_add_test(tc, emit_hostile);
 	tcase_add_test(tc, wildcards_skip_ip_literals);
+	tcase_add_test(tc, private_only_name_not_proposed);
 	tcase_add_test(tc, quote_and_parse);
 	tcase_add_test(tc, diff_lines);
 	suite_add_tcase(s, tc);
