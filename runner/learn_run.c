@@ -87,7 +87,7 @@ void runner_learn_free(struct runner_learn *lr)
 struct root_ctx {
 	const struct halo_policy *p;
 	const struct policy_ctx *pc;
-	const char *pw_home, *env_home;
+	const char *pw_home, *env_home, *workspace;
 };
 
 /* An entry of a home's persistence set at, above or below root. */
@@ -148,6 +148,15 @@ static int root_check(void *arg, const char *root, char *why, size_t n)
 
 	if ((rc = home_set_check(c, root, why, n)) < 0)
 		return rc;
+	/* A write refused next to the workspace (../x) would make the workspace's parent
+	 * writable, every sibling project with it: a widening to choose by hand. */
+	if (c->workspace && c->workspace[0] == '/' && policy_path_beneath(c->workspace, root)) {
+		snprintf(why, n,
+			 "it is or holds the workspace %s (every sibling would be "
+			 "writable); add a narrower directory by hand if the command needs one",
+			 c->workspace);
+		return -EINVAL;
+	}
 	learn_record_init(&none);
 	rc = learn_emit(c->p, &none, &pl, &text, &len);
 	if (rc == 0 && (rc = learn_validate(text, len, c->pc, &d)) < 0)
@@ -207,7 +216,7 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 			const runner_launch *l)
 {
 	struct policy_ctx pc;
-	struct root_ctx rc_ctx = {l->policy, &pc, l->pw_home, l->env_home};
+	struct root_ctx rc_ctx = {l->policy, &pc, l->pw_home, l->env_home, l->workspace};
 	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
 	struct learn_plan pl;
 	struct policy_diags d = {0};

@@ -131,6 +131,24 @@ else
 		"write $HOME/.cargo/registry.*holds ~/.cargo/" "$(cat "$W/hs.yaml")"
 fi
 
+# A write refused next to the workspace (../x): proposing its directory would make the
+# workspace's parent writable, every sibling project with it. Listed, never proposed.
+# (The workspace is under the home here: a parent under /tmp is the sandbox's own.)
+mkdir -p "$HOME/proj/ws" && chmod 777 "$HOME/proj" "$HOME/proj/ws"
+(cd "$HOME/proj/ws" && timeout -k 5 90 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" \
+	--out "$W/par.yaml" -- sh -c 'touch ../sibling; true' </dev/null) >/dev/null 2>"$W/par.err"
+if grep -q 'no write was observed' "$W/par.yaml" 2>/dev/null; then
+	skip "the workspace's parent is never proposed" "the broker did not run here"
+elif [ ! -s "$W/par.yaml" ]; then
+	fail "the workspace's parent is never proposed" "no output: $(tail -c 300 "$W/par.err")"
+else
+	if grep -qE "^    - \"$HOME/proj\"" "$W/par.yaml"; then
+		fail "the workspace's parent is never proposed as a writable root" "$(grep -nE '^    - ' "$W/par.yaml")"
+	else ok "the workspace's parent is never proposed as a writable root"; fi
+	expect_match "... it is listed as refused, naming the workspace" \
+		"write $HOME/proj/sibling.*holds the workspace" "$(cat "$W/par.yaml")"
+fi
+
 # ------------------------------------------------------------ a session
 eg_one_ns # a session serves callers of its own user namespace only
 SN=learn$$
