@@ -22,6 +22,7 @@ struct runner_learn {
 	/* --out, opened before the launch like --audit (one link, no symbolic link,
 	 * masked inside): a name the command planted cannot turn the write elsewhere */
 	int out_fd;
+	struct stat out_st; /* what was opened: the name must still lead to it at the end */
 };
 
 static const enum learn_host_kind kinds[] = {
@@ -42,7 +43,6 @@ static void note(void *ctx, enum proxy_learn_kind k, const char *host, unsigned 
 int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e)
 {
 	struct runner_learn *lr = calloc(1, sizeof(*lr));
-	struct stat st;
 
 	*out = NULL;
 	if (!lr) {
@@ -51,8 +51,8 @@ int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, str
 	}
 	learn_record_init(&lr->rec);
 	lr->pl = (struct proxy_learner){note, lr};
-	lr->out_fd =
-	    o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &st, e) : STDOUT_FILENO;
+	lr->out_fd = o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &lr->out_st, e)
+				: STDOUT_FILENO;
 	if (lr->out_fd < 0) {
 		int rc = lr->out_fd;
 		free(lr);
@@ -220,6 +220,7 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
 	struct learn_plan pl;
 	struct policy_diags d = {0};
+	struct halo_err e = {{0}};
 	char *text = NULL, *base = NULL, *diff = NULL;
 	size_t len = 0, blen = 0;
 	int rc;
@@ -247,6 +248,9 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 	}
 	if (rc == 0 && (rc = write_out(lr->out_fd, o->out_dir != NULL, text, len)) < 0)
 		runner_say("learn: --out %s: %s", o->out_dir, strerror(-rc));
+	else if (rc == 0 && o->out_dir &&
+		 (rc = runner_output_intact("--out", o->out_dir, &lr->out_st, &e)) < 0)
+		runner_say("learn: %s", e.msg); /* the name was moved or replaced meanwhile */
 	else if (rc == 0 && o->out_dir)
 		runner_say("learn: the learned policy is in %s", o->out_dir);
 	policy_diags_free(&d);

@@ -177,6 +177,21 @@ echo "keep" >"$W/victim" && chmod a+rw "$W/victim" && ln -f "$W/victim" "$WS/lin
 	-- true) >/dev/null 2>"$W/linked.err"
 expect "learn --out: a file with another hard link is refused" "125 keep" "$? $(cat "$W/victim")"
 
+# The name replaced during the run (by anything on the host: from inside, every
+# ancestor is a mount point and a rename is refused): the file halo-run wrote is no
+# longer what the name shows, so learn fails and says so, like --audit.
+rm -f "$W/race.yaml" "$W/race.old"
+(cd "$WS" && timeout -k 5 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$W/race.yaml" \
+	-- sh -c 'sleep 3' </dev/null) >/dev/null 2>"$W/race.err" &
+RP=$!
+for _ in $(seq 1 40); do [ -e "$W/race.yaml" ] && break; sleep 0.1; done
+sleep 0.5
+mv "$W/race.yaml" "$W/race.old" 2>/dev/null && printf 'egress:\n  default: allow\n' >"$W/race.yaml"
+wait "$RP"
+expect "learn --out: a name replaced during the run fails the run" 125 "$?"
+expect_match "... saying the name no longer leads to the learned policy" \
+	"no longer names the learned policy" "$(cat "$W/race.err")"
+
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
