@@ -334,8 +334,10 @@ static int roots(const struct learn_record *r, const struct learn_opts *o, const
 		if (folded)
 			continue;
 		if (!learn_yaml_quote(dir, why, sizeof(why))) {
-			rc = add(&out->refused, NULL,
-				 "write %s: not proposed: the name is not UTF-8", w->path);
+			rc = add(
+			    &out->refused, NULL,
+			    "write %s: not proposed: the name is not UTF-8, or too long to write",
+			    w->path);
 			continue;
 		}
 		why[0] = '\0';

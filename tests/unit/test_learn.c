@@ -220,6 +220,49 @@ START_TEST(private_only_name_not_proposed)
 }
 END_TEST
 
+/* A name past ASCII is written as escapes: a right-to-left override (U+202E) or a
+ * zero-width space in a learned path would otherwise reorder or hide what a reviewer
+ * reads in the file and the diff. The text loads back as the same bytes. */
+START_TEST(quote_escapes_non_ascii)
+{
+	struct halo_policy *p = load(base), *back = NULL;
+	struct learn_record r;
+	struct learn_plan pl = {0};
+	struct learn_opts o = {false, root_ok, NULL};
+	struct policy_diags d = {0};
+	const char *dir = "/opt/c\xe2\x80\xae"
+			  "exe.\xe2\x80\x8b\xf0\x9f\x98\x80\xc3\xa9";
+	char q[128], *text = NULL, *json = NULL;
+	size_t len = 0;
+
+	ck_assert(learn_yaml_quote(dir, q, sizeof(q)));
+	ck_assert_str_eq(q, "\"/opt/c\\u202Eexe.\\u200B\\U0001F600\\u00E9\"");
+	learn_record_init(&r);
+	learn_record_write(&r,
+			   "/opt/c\xe2\x80\xae"
+			   "exe.\xe2\x80\x8b\xf0\x9f\x98\x80\xc3\xa9/f",
+			   30, false);
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(has(&pl.roots, dir));
+	ck_assert_int_eq(learn_emit(p, &r, &pl, &text, &len), 0);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg((unsigned char)text[i] < 0x80, "raw byte 0x%02x at %zu",
+			      (unsigned char)text[i], i);
+	struct policy_managed m = {"learned", text, len, 'y'};
+	ck_assert_int_eq(policy_load_managed(&m, NULL, 0, &pt_ctx, &back, &d), 0);
+	ck_assert_ptr_nonnull(json = policy_to_json(back));
+	ck_assert_ptr_nonnull(strstr(json, "\xe2\x80\xae"
+					   "exe.\xe2\x80\x8b\xf0\x9f\x98\x80\xc3\xa9"));
+	free(json);
+	policy_diags_free(&d);
+	policy_free(back);
+	free(text);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(quote_and_parse)
 {
 	char q[32];
@@ -260,6 +303,7 @@ static Suite *learn_suite(void)
 	tcase_add_test(tc, emit_hostile);
 	tcase_add_test(tc, wildcards_skip_ip_literals);
 	tcase_add_test(tc, private_only_name_not_proposed);
+	tcase_add_test(tc, quote_escapes_non_ascii);
 	tcase_add_test(tc, quote_and_parse);
 	tcase_add_test(tc, diff_lines);
 	suite_add_tcase(s, tc);
