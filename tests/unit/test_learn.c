@@ -290,6 +290,11 @@ START_TEST(diff_lines)
 
 	ck_assert_str_eq(d, "+   c: 2\n");
 	free(d);
+	/* "  # " inside a quoted value is the value's, not the start of a comment: the
+	 * diff shows the whole value (a reviewer of the diff sees what the file holds) */
+	d = learn_diff("a:\n", "a:\n  - \"/opt/x  # \\\"y\"  # why\n  - \"/opt/z\\\\\"  # w\n");
+	ck_assert_str_eq(d, "+   - \"/opt/x  # \\\"y\"\n+   - \"/opt/z\\\\\"\n");
+	free(d);
 }
 END_TEST
 
