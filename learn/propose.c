@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "learn/learn.h"
 
@@ -190,8 +191,44 @@ static bool ip_literal(const char *host)
 	return strchr(host, ':') || (*last && strspn(last, "0123456789") == strlen(last));
 }
 
-/* --wildcards: two names or more strictly below one parent of two labels or more. */
-static int wildcards_fold(struct name *v, size_t n, const char *by, struct learn_plan *out)
+/* One rule of the list against name: 1 the rule makes it a suffix, -1 an exception
+ * says it is not, 0 the rule is about something else. */
+static int suffix_rule(const char *rule, size_t len, const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	if (len && rule[0] == '!')
+		return len - 1 == strlen(name) && strncasecmp(rule + 1, name, len - 1) == 0 ? -1
+											    : 0;
+	if (len > 2 && rule[0] == '*' && rule[1] == '.')
+		return dot && len - 2 == strlen(dot + 1) &&
+		       strncasecmp(rule + 2, dot + 1, len - 2) == 0;
+	return len == strlen(name) && strncasecmp(rule, name, len) == 0;
+}
+
+bool learn_public_suffix(const char *list, const char *name)
+{
+	bool hit = false;
+
+	if (!list || !name || !*name)
+		return false;
+	for (const char *l = list; *l;) {
+		size_t len = strcspn(l, " \t\r\n");
+		const char *next = l + strcspn(l, "\n");
+		int r = strncmp(l, "//", 2) == 0 ? 0 : suffix_rule(l, len, name);
+		if (r < 0)
+			return false; /* an exception wins over a wildcard */
+		hit |= r > 0;
+		l = *next ? next + 1 : next;
+	}
+	return hit;
+}
+
+/* --wildcards: two names or more strictly below one parent of two labels or more,
+ * when the parent is no public suffix ("*.co.uk", "*.github.io" would let anyone's
+ * names in). */
+static int wildcards_fold(struct name *v, size_t n, const struct learn_opts *o, const char *by,
+			  struct learn_plan *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *parent = v[i].taken || !v[i].portless ? NULL : strchr(v[i].host, '.');
@@ -207,6 +244,16 @@ static int wildcards_fold(struct name *v, size_t n, const char *by, struct learn
 		if (count < 2)
 			continue;
 		snprintf(pat, sizeof(pat), "*.%s", parent);
+		if (!o->suffixes || learn_public_suffix(o->suffixes, parent)) {
+			if (add(&out->refused, pat, "--wildcards: %s not proposed: %s", pat,
+				o->suffixes
+				    ? "a public suffix (anyone can register a name below "
+				      "it); the names stay exact"
+				    : "no public suffix list to tell (Debian's publicsuffix "
+				      "package); the names stay exact") < 0)
+				return -ENOMEM;
+			continue;
+		}
 		for (size_t j = 0; j < n; j++)
 			if (v[j].portless && policy_host_match(pat, v[j].host))
 				v[j].taken = true;
@@ -240,7 +287,7 @@ static int domains(const struct halo_policy *p, const struct learn_record *r,
 	n = names_of(r, v);
 	rc = presets_fold(p, v, n, by, out);
 	if (rc == 0 && o && o->wildcards)
-		rc = wildcards_fold(v, n, by, out);
+		rc = wildcards_fold(v, n, o, by, out);
 	for (size_t j = 0; rc == 0 && j < n; j++) {
 		char e[300], use[700];
 		if (v[j].taken)

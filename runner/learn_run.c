@@ -196,6 +196,30 @@ static void notes_add(struct learn_plan *pl, const struct learn_record *r)
 				       "are not listed")};
 }
 
+/* The Public Suffix List (Debian's publicsuffix) for --wildcards, or NULL (then no
+ * "*.x" is proposed, and the output says why). Bounded: the list is ~250 KB. */
+#define LEARN_PSL     "/usr/share/publicsuffix/public_suffix_list.dat"
+#define LEARN_PSL_MAX (4 << 20)
+
+static char *suffix_list(bool wanted)
+{
+	int fd = wanted ? open(LEARN_PSL, O_RDONLY | O_CLOEXEC) : -1;
+	char *buf = fd >= 0 ? malloc(LEARN_PSL_MAX + 1) : NULL;
+	size_t k = 0;
+	ssize_t n = 0;
+
+	while (buf && k < LEARN_PSL_MAX && (n = read(fd, buf + k, LEARN_PSL_MAX - k)) > 0)
+		k += (size_t)n;
+	if (fd >= 0)
+		close(fd);
+	if (!buf || n < 0 || k == 0 || k == LEARN_PSL_MAX) {
+		free(buf);
+		return NULL;
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
 /* Through the descriptor opened at launch: emptied first (it is opened to append). */
 static int write_out(int fd, bool file, const char *text, size_t len)
 {
@@ -217,7 +241,8 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 {
 	struct policy_ctx pc;
 	struct root_ctx rc_ctx = {l->policy, &pc, l->pw_home, l->env_home, l->workspace};
-	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
+	char *suffixes = suffix_list(o->wildcards);
+	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx, suffixes};
 	struct learn_plan pl;
 	struct policy_diags d = {0};
 	struct halo_err e = {{0}};
@@ -231,7 +256,9 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 		learn_record_writes_parse(&lr->rec, l->facts->learn_notes,
 					  l->facts->learn_notes_len);
 	runner_policy_ctx(&pc, l->pw_home, l->env_home, l->workspace);
-	if ((rc = learn_propose(l->policy, &lr->rec, &lo, &pl)) < 0) {
+	rc = learn_propose(l->policy, &lr->rec, &lo, &pl);
+	free(suffixes);
+	if (rc < 0) {
 		runner_say("learn: %s", strerror(-rc));
 		return rc;
 	}

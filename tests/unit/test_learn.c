@@ -63,7 +63,7 @@ START_TEST(propose_table)
 	struct halo_policy *p = load(base);
 	struct learn_record r;
 	struct learn_plan pl;
-	struct learn_opts o = {false, root_ok, NULL};
+	struct learn_opts o = {false, root_ok, NULL, NULL};
 	char *argv[] = {"npm", "ci", NULL};
 
 	learn_record_init(&r);
@@ -104,6 +104,7 @@ START_TEST(propose_table)
 			ck_assert_ptr_nonnull(strstr(pl.domains.v[i].comment, "2 connections"));
 	learn_plan_free(&pl);
 	o.wildcards = true;
+	o.suffixes = "com\n";
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "a.cdn.test", 443, "connect", "", "", "");
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "b.cdn.test", 443, "connect", "", "", "");
 	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
@@ -122,7 +123,7 @@ START_TEST(emit_hostile)
 	struct halo_policy *p = load(base), *back = NULL;
 	struct learn_record r;
 	struct learn_plan pl = {0};
-	struct learn_opts o = {false, root_ok, NULL};
+	struct learn_opts o = {false, root_ok, NULL, NULL};
 	struct policy_diags d = {0};
 	char *argv[] = {"sh", "-c", "echo \"x\"\n# evil: 1\r\x1b[2J'", NULL}, *text = NULL;
 	size_t len = 0;
@@ -163,7 +164,7 @@ START_TEST(wildcards_skip_ip_literals)
 	struct halo_policy *p = load(base);
 	struct learn_record r;
 	struct learn_plan pl = {0};
-	struct learn_opts o = {true, root_ok, NULL};
+	struct learn_opts o = {true, root_ok, NULL, "com\n"};
 	struct policy_diags d = {0};
 	char *text = NULL;
 	size_t len = 0;
@@ -196,7 +197,7 @@ START_TEST(private_only_name_not_proposed)
 	struct halo_policy *p = load(base);
 	struct learn_record r;
 	struct learn_plan pl = {0};
-	struct learn_opts o = {false, root_ok, NULL};
+	struct learn_opts o = {false, root_ok, NULL, NULL};
 
 	learn_record_init(&r);
 	learn_record_host(&r, LEARN_HOST_ALLOWED, "intra.test", 8080, "http", "", "", "");
@@ -228,7 +229,7 @@ START_TEST(quote_escapes_non_ascii)
 	struct halo_policy *p = load(base), *back = NULL;
 	struct learn_record r;
 	struct learn_plan pl = {0};
-	struct learn_opts o = {false, root_ok, NULL};
+	struct learn_opts o = {false, root_ok, NULL, NULL};
 	struct policy_diags d = {0};
 	const char *dir = "/opt/c\xe2\x80\xae"
 			  "exe.\xe2\x80\x8b\xf0\x9f\x98\x80\xc3\xa9";
@@ -257,6 +258,46 @@ START_TEST(quote_escapes_non_ascii)
 	policy_diags_free(&d);
 	policy_free(back);
 	free(text);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
+/* --wildcards never proposes "*.x" over a public suffix (co.uk, github.io,
+ * s3.amazonaws.com: anyone can register a name below it), and proposes none without
+ * a list to tell. */
+static const char psl[] = "// comment\ncom\nuk\nco.uk\n*.ck\n!www.ck\n"
+			  "// ===BEGIN PRIVATE DOMAINS===\ngithub.io\r\ns3.amazonaws.com\n";
+
+START_TEST(wildcards_public_suffix)
+{
+	struct halo_policy *p = load(base);
+	struct learn_record r;
+	struct learn_plan pl = {0};
+	struct learn_opts o = {true, root_ok, NULL, psl};
+	static const char *const names[] = {"a.co.uk",	 "b.co.uk",   "a.github.io", "b.github.io",
+					    "x.acme.ck", "y.acme.ck", "a.cdn.test",  "b.cdn.test"};
+
+	ck_assert(learn_public_suffix(psl, "co.uk") && learn_public_suffix(psl, "CO.UK"));
+	ck_assert(learn_public_suffix(psl, "github.io") && learn_public_suffix(psl, "acme.ck"));
+	ck_assert(!learn_public_suffix(psl, "www.ck") && !learn_public_suffix(psl, "acme.co.uk"));
+	ck_assert(!learn_public_suffix(psl, "cdn.test") && !learn_public_suffix(psl, "o.uk"));
+	ck_assert(!learn_public_suffix(psl, "") && !learn_public_suffix("", "co.uk"));
+	learn_record_init(&r);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		learn_record_host(&r, LEARN_HOST_ALLOWED, names[i], 443, "connect", "", "", "");
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(!has(&pl.domains, "*.co.uk") && has(&pl.domains, "a.co.uk"));
+	ck_assert(!has(&pl.domains, "*.github.io") && has(&pl.domains, "b.github.io"));
+	ck_assert(!has(&pl.domains, "*.acme.ck") && has(&pl.domains, "x.acme.ck"));
+	ck_assert(has(&pl.domains, "*.cdn.test") && !has(&pl.domains, "a.cdn.test"));
+	ck_assert_uint_ge(pl.refused.n, 3); /* each said */
+	learn_plan_free(&pl);
+	o.suffixes = NULL; /* no list: no wildcard at all, said */
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(!has(&pl.domains, "*.cdn.test") && has(&pl.domains, "a.cdn.test"));
+	ck_assert_uint_ge(pl.refused.n, 1);
 	learn_plan_free(&pl);
 	learn_record_free(&r);
 	policy_free(p);
@@ -309,6 +350,7 @@ static Suite *learn_suite(void)
 	tcase_add_test(tc, wildcards_skip_ip_literals);
 	tcase_add_test(tc, private_only_name_not_proposed);
 	tcase_add_test(tc, quote_escapes_non_ascii);
+	tcase_add_test(tc, wildcards_public_suffix);
 	tcase_add_test(tc, quote_and_parse);
 	tcase_add_test(tc, diff_lines);
 	suite_add_tcase(s, tc);
