@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,17 @@ int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, str
 		int rc = lr->out_fd;
 		free(lr);
 		return rc;
+	}
+	/* Two learns writing one file: the last to end would replace the other's record
+	 * without a word. Held until this run (or session) ends. */
+	if (o->out_dir && flock(lr->out_fd, LOCK_EX | LOCK_NB) < 0) {
+		halo_err_set(e, "--out %s: %s", o->out_dir,
+			     errno == EWOULDBLOCK ? "another halo-run learn (or learning session) "
+						    "is writing it; give each its own --out"
+						  : strerror(errno));
+		close(lr->out_fd);
+		free(lr);
+		return -EBUSY;
 	}
 	*out = lr;
 	return 0;

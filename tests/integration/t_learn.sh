@@ -159,6 +159,11 @@ expect "learn --session: the second call learns too" "0 200" "$RC $(cat "$W/s.ya
 (cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" --policy "$W/base.yaml" --session "$SN" -- true) >/dev/null 2>"$W/s.plain.err"
 expect "learn --session: a plain call into the learning session is refused" 125 "$?"
 expect "learn --session: nothing is written before the session stops" 0 "$(stat -c %s "$W/s.yaml" 2>&1)"
+(cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$W/s.yaml" -- true) \
+	>/dev/null 2>"$W/s.twice.err"
+expect "learn --out: a file another learn (the session) is writing is refused" 125 "$?"
+expect_match "... naming why" "another halo-run learn" "$(cat "$W/s.twice.err")"
+expect "... and the session's file is left alone" 0 "$(stat -c %s "$W/s.yaml" 2>&1)"
 timeout 30 "${WRAP[@]}" "$HALO" session stop "$SN" >/dev/null 2>&1
 S_OUT=$(cat "$W/s.yaml" 2>/dev/null)
 expect_match "session stop writes both calls' hosts" "\"origin.test:$P1\".*"$'\n'".*\"other.test:$P1\"" "$S_OUT"
