@@ -41,6 +41,11 @@ static void note(void *ctx, enum proxy_learn_kind k, const char *host, unsigned 
 		learn_record_host(&lr->rec, kinds[k], host, port, proto, addr, cls, rule);
 }
 
+/* Without --out the learned policy goes to stdout, which then carries it alone: the
+ * command's stdout is sent to stderr (runner_cmd_learn), or what it printed would be
+ * part of the file (an "env: pass: [TOKEN]" block the diff never shows). */
+static int policy_stdout = STDOUT_FILENO;
+
 int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e)
 {
 	struct runner_learn *lr = calloc(1, sizeof(*lr));
@@ -53,7 +58,7 @@ int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, str
 	learn_record_init(&lr->rec);
 	lr->pl = (struct proxy_learner){note, lr};
 	lr->out_fd = o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &lr->out_st, e)
-				: STDOUT_FILENO;
+				: policy_stdout;
 	if (lr->out_fd < 0) {
 		int rc = lr->out_fd;
 		free(lr);
@@ -323,6 +328,15 @@ int runner_cmd_learn(const struct runner_opts *o)
 					"output (--audit, --events or --summary-md)\n");
 			return HALO_EXIT_SETUP;
 		}
+	if (!o->out_dir) {
+		fflush(stdout);
+		policy_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (policy_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "halo-run: learn: stdout: %s (give --out FILE)\n",
+				strerror(errno));
+			return HALO_EXIT_SETUP;
+		}
+	}
 	/* Absolute: a session's supervisor writes it, and compares it at every call. */
 	struct runner_opts c = *o;
 	char abs[4096], cwd[4096];

@@ -197,6 +197,16 @@ expect "learn --out: a name replaced during the run fails the run" 125 "$?"
 expect_match "... saying the name no longer leads to the learned policy" \
 	"no longer names the learned policy" "$(cat "$W/race.err")"
 
+# Without --out the policy goes to stdout: stdout then carries it alone, the command's
+# own stdout going to stderr. Before, a command printing an "env:" block put it in the
+# file (valid YAML, env.pass with a secret's name), and the diff did not show it.
+(cd "$WS" && timeout -k 5 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" \
+	-- sh -c 'printf "env:\n  pass: [GITHUB_TOKEN]\n"' </dev/null) >"$W/so.yaml" 2>"$W/so.err"
+expect "learn to stdout: the command's stdout is not part of the policy" "0 0" \
+	"$? $(grep -v '^#' "$W/so.yaml" | grep -c GITHUB_TOKEN)"
+expect "... stdout starts with the learned policy's header" "# Learned by" "$(head -c 12 "$W/so.yaml")"
+expect_match "... the command's stdout went to stderr" "pass: \[GITHUB_TOKEN\]" "$(cat "$W/so.err")"
+
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
