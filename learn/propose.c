@@ -357,6 +357,26 @@ static void parent_of(const char *path, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)(k ? k : 1), k ? path : "/");
 }
 
+/* A component of dir that the guard keeps read-only in every run (a guard name such as
+ * .vscode or .claude, or a git directory), or NULL: a root there would change nothing
+ * and mislead whoever reads the diff. */
+static const char *guarded_component(const char *dir, char *comp, size_t n)
+{
+	for (const char *p = dir; *p;) {
+		size_t len;
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if (len && len < n) {
+			memcpy(comp, p, len);
+			comp[len] = '\0';
+			if (policy_guard_name(comp) || policy_name_eq(comp, ".git"))
+				return comp;
+		}
+		p += len;
+	}
+	return NULL;
+}
+
 /* The directory each refused write landed in, when validation accepts it as a root;
  * a root below another proposed one is folded into it. */
 static int roots(const struct learn_record *r, const struct learn_opts *o, const char *by,
@@ -385,6 +405,14 @@ static int roots(const struct learn_record *r, const struct learn_opts *o, const
 			    &out->refused, NULL,
 			    "write %s: not proposed: the name is not UTF-8, or too long to write",
 			    w->path);
+			continue;
+		}
+		if (guarded_component(dir, why, sizeof(why))) {
+			rc = add(
+			    &out->refused, NULL,
+			    "write %s (%s): %s is not proposed: %s stays read-only in every run "
+			    "(a guard target or a git directory)",
+			    w->path, strerror(w->err), dir, why);
 			continue;
 		}
 		why[0] = '\0';

@@ -149,6 +149,22 @@ else
 		"write $HOME/proj/sibling.*holds the workspace" "$(cat "$W/par.yaml")"
 fi
 
+# A guard target in the workspace (.vscode, existing at launch: a read-only mount, so
+# the kernel refuses, not the gate): the guard keeps it read-only whatever the roots,
+# so it is listed as refused, never proposed as a root that would change nothing.
+mkdir -p "$WS/.vscode" && chmod 777 "$WS/.vscode"
+lr base.yaml gt.yaml -- sh -c 'echo "{}" >.vscode/tasks.json; true'
+if grep -q 'no write was observed' "$W/gt.yaml" 2>/dev/null; then
+	skip "a guard target is never proposed as a root" "the broker did not run here"
+else
+	if grep -qE '^    - ".*/\.vscode"' "$W/gt.yaml" 2>/dev/null; then
+		fail "a guard target is never proposed as a root" "$(grep -nE '^    - ' "$W/gt.yaml")"
+	else ok "a guard target is never proposed as a root"; fi
+	expect_match "... it is listed as refused" "write $WS/.vscode/tasks.json.*stays read-only in every run" \
+		"$(cat "$W/gt.yaml" 2>/dev/null)"
+fi
+rm -rf "$WS/.vscode"
+
 # ------------------------------------------------------------ a session
 eg_one_ns # a session serves callers of its own user namespace only
 SN=learn$$

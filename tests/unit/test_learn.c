@@ -304,6 +304,31 @@ START_TEST(wildcards_public_suffix)
 }
 END_TEST
 
+/* A write the kernel refused (a read-only mount, not the gate) in a guard target or a
+ * git directory: the guard keeps those read-only whatever the roots, so proposing
+ * one would only mislead. Listed as refused, never proposed. */
+START_TEST(roots_never_guard_targets)
+{
+	struct halo_policy *p = load(base);
+	struct learn_record r;
+	struct learn_plan pl = {0};
+	struct learn_opts o = {false, root_ok, NULL, NULL};
+
+	learn_record_init(&r);
+	learn_record_write(&r, "/ws/.vscode/tasks.json", 30, false);
+	learn_record_write(&r, "/ws/.idea/workspace.xml", 30, false);
+	learn_record_write(&r, "/ws/sub/.git/hooks/post-checkout", 30, false);
+	learn_record_write(&r, "/opt/cache/x", 30, false);
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert_uint_eq(pl.roots.n, 1);
+	ck_assert(has(&pl.roots, "/opt/cache"));
+	ck_assert_uint_ge(pl.refused.n, 3);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(quote_and_parse)
 {
 	char q[32];
@@ -351,6 +376,7 @@ static Suite *learn_suite(void)
 	tcase_add_test(tc, private_only_name_not_proposed);
 	tcase_add_test(tc, quote_escapes_non_ascii);
 	tcase_add_test(tc, wildcards_public_suffix);
+	tcase_add_test(tc, roots_never_guard_targets);
 	tcase_add_test(tc, quote_and_parse);
 	tcase_add_test(tc, diff_lines);
 	suite_add_tcase(s, tc);
