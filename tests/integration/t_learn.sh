@@ -228,4 +228,9 @@ expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
 expect_rc "learn --out naming the --audit file is refused" 125 "$HALO" learn --out "$W/same.x" --audit "$W/same.x" -- true
 expect_rc "learn --dry-run is refused (it runs nothing)" 125 "$HALO" learn --dry-run -- true
+printf 'sandbox:\n  mode: "off"\n' >"$W/off.yaml" && chmod a+r "$W/off.yaml"
+lr off.yaml off.out -- sh -c 'echo ran'
+expect "learn under sandbox.mode off is refused (nothing would be seen), the command not run" \
+	"125 0" "$RC $(grep -c ran "$W/off.out.stdout")"
+expect_match "... naming why" "sandbox.mode is off" "$(cat "$W/off.out.err")"
 finish
