@@ -2,6 +2,7 @@
  * comments aside (the header and the additions' notes are the output's own). A plain
  * longest-common-subsequence table: policies are a few hundred lines; beyond
  * LEARN_DIFF_MAX lines each side is listed whole rather than compared. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,24 @@ struct lines {
 	char *copy;
 };
 
+/* Where a line's trailing comment starts, past any double-quoted scalar (emit.c
+ * escapes '"' and '\\' inside one, so "  # " there is the value's own), or NULL. */
+static char *comment_of(char *line)
+{
+	char *p = line;
+	bool quoted = false;
+
+	for (; *p; p++) {
+		if (quoted && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			quoted = !quoted;
+		else if (!quoted && strncmp(p, "  # ", 4) == 0)
+			return p;
+	}
+	return NULL;
+}
+
 /* The lines of s that are not comments, each with any trailing comment removed. */
 static int split(const char *s, struct lines *l)
 {
@@ -29,7 +48,7 @@ static int split(const char *s, struct lines *l)
 	if (!(l->v = calloc(cap, sizeof(*l->v))))
 		return -1;
 	for (char *line = strtok(l->copy, "\n"); line; line = strtok(NULL, "\n")) {
-		char *hash = strstr(line, "  # ");
+		char *hash = comment_of(line);
 		if (line[strspn(line, " ")] == '#')
 			continue;
 		if (hash)

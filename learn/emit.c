@@ -3,7 +3,7 @@
  * lists, one comment each. Every scalar is double-quoted and escaped, so a host or a
  * path from inside the sandbox can neither end a line nor add a key; comments go
  * through policy_printable. A value that YAML cannot hold (bytes that are not UTF-8)
- * is never written: the plan lists it as refused. */
+ * is never written: the plan lists it as refused; one past ASCII is written escaped. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,6 +81,22 @@ static bool utf8_ok(const unsigned char *s)
 	return true;
 }
 
+/* One code point past ASCII (s is well-formed UTF-8: utf8_ok) as YAML's \\uXXXX or
+ * \\UXXXXXXXX: a learned name is all ASCII on the page, so a right-to-left override
+ * or a zero-width character cannot reorder or hide what a reviewer reads. *p is left
+ * on the code point's last byte. */
+static size_t code_point_escape(const unsigned char **p, char *esc, size_t n)
+{
+	const unsigned char *s = *p;
+	unsigned need = (s[0] >> 5) == 6 ? 1 : (s[0] >> 4) == 14 ? 2 : 3;
+	unsigned long cp = s[0] & (need == 1 ? 0x1f : need == 2 ? 0x0f : 0x07);
+
+	for (unsigned i = 1; i <= need; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	*p = s + need;
+	return (size_t)snprintf(esc, n, cp > 0xffff ? "\\U%08lX" : "\\u%04lX", cp);
+}
+
 bool learn_yaml_quote(const char *s, char *out, size_t n)
 {
 	size_t k = 0;
@@ -89,12 +105,14 @@ bool learn_yaml_quote(const char *s, char *out, size_t n)
 		return false;
 	out[k++] = '"';
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char esc[8];
+		char esc[12];
 		size_t m;
 		if (*p == '"' || *p == '\\')
 			m = (size_t)snprintf(esc, sizeof(esc), "\\%c", *p);
 		else if (*p < 0x20 || *p == 0x7f)
 			m = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", *p);
+		else if (*p >= 0x80)
+			m = code_point_escape(&p, esc, sizeof(esc));
 		else
 			esc[0] = (char)*p, m = 1;
 		if (k + m + 2 > n)

@@ -105,7 +105,14 @@ struct learn_opts {
 	 * or -EINVAL with the validator's reason in why. NULL: no root is proposed. */
 	int (*root_check)(void *ctx, const char *root, char *why, size_t n);
 	void *ctx;
+	/* The Public Suffix List's text (Debian's publicsuffix package): --wildcards never
+	 * proposes "*.x" over a public suffix. NULL: no list, so no wildcard is proposed. */
+	const char *suffixes;
 };
+
+/* Is name a public suffix by list (the Public Suffix List's format: one rule a line,
+ * "*.x" wildcards, "!x" exceptions, "//" comments), compared case-insensitively? */
+bool learn_public_suffix(const char *list, const char *name);
 
 /* The minimal additions to p that the record asks for. 0 or -ENOMEM. */
 int learn_propose(const struct halo_policy *p, const struct learn_record *r,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "learn/learn.h"
 
@@ -115,6 +116,23 @@ struct name {
 	bool taken; /* folded into a preset or a wildcard */
 };
 
+/* Did a learned (host, port, proto) pass the address check at least once? The proxy
+ * records the decision first and then, when every address was outside allowPrivate,
+ * the refusal: a name refused each time is listed as refused (refusals()), never
+ * proposed. */
+static bool passed(const struct learn_record *r, const struct learn_host *h)
+{
+	unsigned long long refused = 0;
+
+	for (size_t i = 0; i < r->n_hosts; i++) {
+		const struct learn_host *x = &r->hosts[i];
+		if (x->kind == LEARN_HOST_PRIVATE && x->port == h->port &&
+		    strcmp(x->host, h->host) == 0 && strcmp(x->proto, h->proto) == 0)
+			refused += x->conns;
+	}
+	return refused < h->conns;
+}
+
 static size_t names_of(const struct learn_record *r, struct name *v)
 {
 	size_t n = 0;
@@ -123,7 +141,7 @@ static size_t names_of(const struct learn_record *r, struct name *v)
 		const struct learn_host *h = &r->hosts[i];
 		size_t j;
 		/* the host's loopback is reached through egress.hostPorts (refusals()) */
-		if (h->kind != LEARN_HOST_ALLOWED || loopback_target(h->host))
+		if (h->kind != LEARN_HOST_ALLOWED || loopback_target(h->host) || !passed(r, h))
 			continue;
 		for (j = 0; j < n && strcmp(v[j].host, h->host) != 0; j++)
 			;
@@ -163,14 +181,60 @@ static int presets_fold(const struct halo_policy *p, struct name *v, size_t n, c
 	return 0;
 }
 
-/* --wildcards: two names or more strictly below one parent of two labels or more. */
-static int wildcards_fold(struct name *v, size_t n, const char *by, struct learn_plan *out)
+/* An IP literal (IPv6 has a ':'; a valid name's last label is never all digits, so
+ * such a name is IPv4): no wildcard is ever over one ("*.2.3.4" is no pattern). */
+static bool ip_literal(const char *host)
+{
+	const char *last = strrchr(host, '.');
+
+	last = last ? last + 1 : host;
+	return strchr(host, ':') || (*last && strspn(last, "0123456789") == strlen(last));
+}
+
+/* One rule of the list against name: 1 the rule makes it a suffix, -1 an exception
+ * says it is not, 0 the rule is about something else. */
+static int suffix_rule(const char *rule, size_t len, const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	if (len && rule[0] == '!')
+		return len - 1 == strlen(name) && strncasecmp(rule + 1, name, len - 1) == 0 ? -1
+											    : 0;
+	if (len > 2 && rule[0] == '*' && rule[1] == '.')
+		return dot && len - 2 == strlen(dot + 1) &&
+		       strncasecmp(rule + 2, dot + 1, len - 2) == 0;
+	return len == strlen(name) && strncasecmp(rule, name, len) == 0;
+}
+
+bool learn_public_suffix(const char *list, const char *name)
+{
+	bool hit = false;
+
+	if (!list || !name || !*name)
+		return false;
+	for (const char *l = list; *l;) {
+		size_t len = strcspn(l, " \t\r\n");
+		const char *next = l + strcspn(l, "\n");
+		int r = strncmp(l, "//", 2) == 0 ? 0 : suffix_rule(l, len, name);
+		if (r < 0)
+			return false; /* an exception wins over a wildcard */
+		hit |= r > 0;
+		l = *next ? next + 1 : next;
+	}
+	return hit;
+}
+
+/* --wildcards: two names or more strictly below one parent of two labels or more,
+ * when the parent is no public suffix ("*.co.uk", "*.github.io" would let anyone's
+ * names in). */
+static int wildcards_fold(struct name *v, size_t n, const struct learn_opts *o, const char *by,
+			  struct learn_plan *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *parent = v[i].taken || !v[i].portless ? NULL : strchr(v[i].host, '.');
 		char pat[260];
 		size_t count = 0;
-		if (!parent || !strchr(parent + 1, '.') || strchr(v[i].host, ':'))
+		if (!parent || !strchr(parent + 1, '.') || ip_literal(v[i].host))
 			continue;
 		parent++;
 		for (size_t j = 0; j < n; j++)
@@ -180,6 +244,16 @@ static int wildcards_fold(struct name *v, size_t n, const char *by, struct learn
 		if (count < 2)
 			continue;
 		snprintf(pat, sizeof(pat), "*.%s", parent);
+		if (!o->suffixes || learn_public_suffix(o->suffixes, parent)) {
+			if (add(&out->refused, pat, "--wildcards: %s not proposed: %s", pat,
+				o->suffixes
+				    ? "a public suffix (anyone can register a name below "
+				      "it); the names stay exact"
+				    : "no public suffix list to tell (Debian's publicsuffix "
+				      "package); the names stay exact") < 0)
+				return -ENOMEM;
+			continue;
+		}
 		for (size_t j = 0; j < n; j++)
 			if (v[j].portless && policy_host_match(pat, v[j].host))
 				v[j].taken = true;
@@ -213,7 +287,7 @@ static int domains(const struct halo_policy *p, const struct learn_record *r,
 	n = names_of(r, v);
 	rc = presets_fold(p, v, n, by, out);
 	if (rc == 0 && o && o->wildcards)
-		rc = wildcards_fold(v, n, by, out);
+		rc = wildcards_fold(v, n, o, by, out);
 	for (size_t j = 0; rc == 0 && j < n; j++) {
 		char e[300], use[700];
 		if (v[j].taken)
@@ -226,7 +300,8 @@ static int domains(const struct halo_policy *p, const struct learn_record *r,
 		}
 		for (size_t i = 0; rc == 0 && i < r->n_hosts; i++) {
 			const struct learn_host *h = &r->hosts[i];
-			if (h->kind != LEARN_HOST_ALLOWED || strcmp(h->host, v[j].host) != 0)
+			if (h->kind != LEARN_HOST_ALLOWED || strcmp(h->host, v[j].host) != 0 ||
+			    !passed(r, h))
 				continue;
 			entry(e, sizeof(e), h->host, h->port);
 			rc = add(&out->domains, e, "%s", use);
@@ -282,6 +357,26 @@ static void parent_of(const char *path, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)(k ? k : 1), k ? path : "/");
 }
 
+/* A component of dir that the guard keeps read-only in every run (a guard name such as
+ * .vscode or .claude, or a git directory), or NULL: a root there would change nothing
+ * and mislead whoever reads the diff. */
+static const char *guarded_component(const char *dir, char *comp, size_t n)
+{
+	for (const char *p = dir; *p;) {
+		size_t len;
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if (len && len < n) {
+			memcpy(comp, p, len);
+			comp[len] = '\0';
+			if (policy_guard_name(comp) || policy_name_eq(comp, ".git"))
+				return comp;
+		}
+		p += len;
+	}
+	return NULL;
+}
+
 /* The directory each refused write landed in, when validation accepts it as a root;
  * a root below another proposed one is folded into it. */
 static int roots(const struct learn_record *r, const struct learn_opts *o, const char *by,
@@ -306,8 +401,18 @@ static int roots(const struct learn_record *r, const struct learn_opts *o, const
 		if (folded)
 			continue;
 		if (!learn_yaml_quote(dir, why, sizeof(why))) {
-			rc = add(&out->refused, NULL,
-				 "write %s: not proposed: the name is not UTF-8", w->path);
+			rc = add(
+			    &out->refused, NULL,
+			    "write %s: not proposed: the name is not UTF-8, or too long to write",
+			    w->path);
+			continue;
+		}
+		if (guarded_component(dir, why, sizeof(why))) {
+			rc = add(
+			    &out->refused, NULL,
+			    "write %s (%s): %s is not proposed: %s stays read-only in every run "
+			    "(a guard target or a git directory)",
+			    w->path, strerror(w->err), dir, why);
 			continue;
 		}
 		why[0] = '\0';

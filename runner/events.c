@@ -157,6 +157,7 @@ int runner_output_intact(const char *opt, const char *path, const struct stat *o
 		     opt, path,
 		     strcmp(opt, "--audit") == 0    ? "audit file"
 		     : strcmp(opt, "--events") == 0 ? "events file"
+		     : strcmp(opt, "--out") == 0    ? "learned policy"
 						    : "report");
 	return -ESTALE;
 }

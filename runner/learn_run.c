@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ struct runner_learn {
 	/* --out, opened before the launch like --audit (one link, no symbolic link,
 	 * masked inside): a name the command planted cannot turn the write elsewhere */
 	int out_fd;
+	struct stat out_st; /* what was opened: the name must still lead to it at the end */
 };
 
 static const enum learn_host_kind kinds[] = {
@@ -39,10 +41,14 @@ static void note(void *ctx, enum proxy_learn_kind k, const char *host, unsigned 
 		learn_record_host(&lr->rec, kinds[k], host, port, proto, addr, cls, rule);
 }
 
+/* Without --out the learned policy goes to stdout, which then carries it alone: the
+ * command's stdout is sent to stderr (runner_cmd_learn), or what it printed would be
+ * part of the file (an "env: pass: [TOKEN]" block the diff never shows). */
+static int policy_stdout = STDOUT_FILENO;
+
 int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e)
 {
 	struct runner_learn *lr = calloc(1, sizeof(*lr));
-	struct stat st;
 
 	*out = NULL;
 	if (!lr) {
@@ -51,12 +57,23 @@ int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, str
 	}
 	learn_record_init(&lr->rec);
 	lr->pl = (struct proxy_learner){note, lr};
-	lr->out_fd =
-	    o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &st, e) : STDOUT_FILENO;
+	lr->out_fd = o->out_dir ? runner_open_output("--out", o->out_dir, 0644, &lr->out_st, e)
+				: policy_stdout;
 	if (lr->out_fd < 0) {
 		int rc = lr->out_fd;
 		free(lr);
 		return rc;
+	}
+	/* Two learns writing one file: the last to end would replace the other's record
+	 * without a word. Held until this run (or session) ends. */
+	if (o->out_dir && flock(lr->out_fd, LOCK_EX | LOCK_NB) < 0) {
+		halo_err_set(e, "--out %s: %s", o->out_dir,
+			     errno == EWOULDBLOCK ? "another halo-run learn (or learning session) "
+						    "is writing it; give each its own --out"
+						  : strerror(errno));
+		close(lr->out_fd);
+		free(lr);
+		return -EBUSY;
 	}
 	*out = lr;
 	return 0;
@@ -87,10 +104,54 @@ void runner_learn_free(struct runner_learn *lr)
 struct root_ctx {
 	const struct halo_policy *p;
 	const struct policy_ctx *pc;
+	const char *pw_home, *env_home, *workspace;
 };
 
-/* A root is proposable when the input policy with it added validates: the same
- * rules as any writableRoots entry (system directories, the home, the floor...). */
+/* An entry of a home's persistence set at, above or below root. */
+struct home_hit {
+	const char *home, *root, *rel, *why;
+};
+
+static int holds_entry(const char *rel, const char *why, void *arg)
+{
+	struct home_hit *h = arg;
+	char abs[4096];
+
+	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
+	    !policy_path_beneath(abs, h->root))
+		return 0;
+	h->rel = rel;
+	h->why = why;
+	return 1;
+}
+
+/* Validation accepts a root like ~/.local/bin or ~/.cargo, and a writable root there is
+ * writable in a run: a program planted on the user's PATH (or a start-up file) runs
+ * later outside the sandbox. A write refused there is listed, never proposed. */
+static int home_set_check(const struct root_ctx *c, const char *root, char *why, size_t n)
+{
+	const struct policy_xdg xdg = {getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME")};
+	const char *homes[] = {c->pw_home, c->env_home};
+
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		struct home_hit h = {homes[i], root, NULL, NULL};
+		if (!homes[i] || homes[i][0] != '/')
+			continue;
+		h.why = policy_home_set_hit_xdg(homes[i], getenv("PATH"), &xdg, root, &h.rel);
+		if (!h.why)
+			policy_home_set_each_xdg(homes[i], getenv("PATH"), &xdg, holds_entry, &h);
+		if (h.why) {
+			snprintf(why, n, "it is or holds ~/%s in the home persistence set (%s)",
+				 h.rel ? h.rel : "?", h.why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* A root is proposable when it is clear of the home persistence set and the input
+ * policy with it added validates: the same rules as any writableRoots entry (system
+ * directories, the home, the floor...). */
 static int root_check(void *arg, const char *root, char *why, size_t n)
 {
 	struct root_ctx *c = arg;
@@ -102,6 +163,17 @@ static int root_check(void *arg, const char *root, char *why, size_t n)
 	size_t len = 0;
 	int rc;
 
+	if ((rc = home_set_check(c, root, why, n)) < 0)
+		return rc;
+	/* A write refused next to the workspace (../x) would make the workspace's parent
+	 * writable, every sibling project with it: a widening to choose by hand. */
+	if (c->workspace && c->workspace[0] == '/' && policy_path_beneath(c->workspace, root)) {
+		snprintf(why, n,
+			 "it is or holds the workspace %s (every sibling would be "
+			 "writable); add a narrower directory by hand if the command needs one",
+			 c->workspace);
+		return -EINVAL;
+	}
 	learn_record_init(&none);
 	rc = learn_emit(c->p, &none, &pl, &text, &len);
 	if (rc == 0 && (rc = learn_validate(text, len, c->pc, &d)) < 0)
@@ -141,6 +213,30 @@ static void notes_add(struct learn_plan *pl, const struct learn_record *r)
 				       "are not listed")};
 }
 
+/* The Public Suffix List (Debian's publicsuffix) for --wildcards, or NULL (then no
+ * "*.x" is proposed, and the output says why). Bounded: the list is ~250 KB. */
+#define LEARN_PSL     "/usr/share/publicsuffix/public_suffix_list.dat"
+#define LEARN_PSL_MAX (4 << 20)
+
+static char *suffix_list(bool wanted)
+{
+	int fd = wanted ? open(LEARN_PSL, O_RDONLY | O_CLOEXEC) : -1;
+	char *buf = fd >= 0 ? malloc(LEARN_PSL_MAX + 1) : NULL;
+	size_t k = 0;
+	ssize_t n = 0;
+
+	while (buf && k < LEARN_PSL_MAX && (n = read(fd, buf + k, LEARN_PSL_MAX - k)) > 0)
+		k += (size_t)n;
+	if (fd >= 0)
+		close(fd);
+	if (!buf || n < 0 || k == 0 || k == LEARN_PSL_MAX) {
+		free(buf);
+		return NULL;
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
 /* Through the descriptor opened at launch: emptied first (it is opened to append). */
 static int write_out(int fd, bool file, const char *text, size_t len)
 {
@@ -161,10 +257,12 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 			const runner_launch *l)
 {
 	struct policy_ctx pc;
-	struct root_ctx rc_ctx = {l->policy, &pc};
-	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx};
+	struct root_ctx rc_ctx = {l->policy, &pc, l->pw_home, l->env_home, l->workspace};
+	char *suffixes = suffix_list(o->wildcards);
+	struct learn_opts lo = {o->wildcards, root_check, &rc_ctx, suffixes};
 	struct learn_plan pl;
 	struct policy_diags d = {0};
+	struct halo_err e = {{0}};
 	char *text = NULL, *base = NULL, *diff = NULL;
 	size_t len = 0, blen = 0;
 	int rc;
@@ -175,7 +273,9 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 		learn_record_writes_parse(&lr->rec, l->facts->learn_notes,
 					  l->facts->learn_notes_len);
 	runner_policy_ctx(&pc, l->pw_home, l->env_home, l->workspace);
-	if ((rc = learn_propose(l->policy, &lr->rec, &lo, &pl)) < 0) {
+	rc = learn_propose(l->policy, &lr->rec, &lo, &pl);
+	free(suffixes);
+	if (rc < 0) {
 		runner_say("learn: %s", strerror(-rc));
 		return rc;
 	}
@@ -192,6 +292,9 @@ int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
 	}
 	if (rc == 0 && (rc = write_out(lr->out_fd, o->out_dir != NULL, text, len)) < 0)
 		runner_say("learn: --out %s: %s", o->out_dir, strerror(-rc));
+	else if (rc == 0 && o->out_dir &&
+		 (rc = runner_output_intact("--out", o->out_dir, &lr->out_st, &e)) < 0)
+		runner_say("learn: %s", e.msg); /* the name was moved or replaced meanwhile */
 	else if (rc == 0 && o->out_dir)
 		runner_say("learn: the learned policy is in %s", o->out_dir);
 	policy_diags_free(&d);
@@ -225,6 +328,15 @@ int runner_cmd_learn(const struct runner_opts *o)
 					"output (--audit, --events or --summary-md)\n");
 			return HALO_EXIT_SETUP;
 		}
+	if (!o->out_dir) {
+		fflush(stdout);
+		policy_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (policy_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "halo-run: learn: stdout: %s (give --out FILE)\n",
+				strerror(errno));
+			return HALO_EXIT_SETUP;
+		}
+	}
 	/* Absolute: a session's supervisor writes it, and compares it at every call. */
 	struct runner_opts c = *o;
 	char abs[4096], cwd[4096];

@@ -271,7 +271,13 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		close(audit_fd);
 		return rc;
 	}
-	if (o->learn && (rc = runner_learn_new(o, &st.lr, e)) < 0) {
+	rc = 0;
+	if (o->learn && l->policy->mode == POLICY_MODE_OFF) { /* no proxy, no broker */
+		halo_err_set(e, "learn: sandbox.mode is off: the command would run unsandboxed, "
+				"so nothing could be learned");
+		rc = -EINVAL;
+	}
+	if (o->learn && (rc < 0 || (rc = runner_learn_new(o, &st.lr, e)) < 0)) {
 		runner_events_close(&st.ev);
 		if (audit_fd >= 0)
 			close(audit_fd);

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct halo_policy *p;
 	struct policy_managed m = {"base", base, sizeof(base) - 1, 'y'};
-	struct learn_opts o = {size % 2 == 0, accept_all, NULL};
+	struct learn_opts o = {size % 2 == 0, accept_all, NULL, "com\nco.uk\n*.ck\n!www.ck\n"};
 	struct policy_diags d = {0};
 	struct learn_record r;
 	struct learn_plan pl;

@@ -110,6 +110,61 @@ else
 fi
 expect_rc "the learned policy with roots validates" 0 "$HALO" validate "$W/w.yaml"
 
+# A refused write on the user's PATH (~/.local/bin) or in a directory holding one
+# (~/.cargo holds ~/.cargo/bin and ~/.cargo/env): validation accepts such a root, and
+# a run under it could plant a program the user runs later outside the sandbox. It is
+# listed as refused, never proposed.
+mkdir -p "$HOME/.local/bin" "$HOME/.cargo"
+chmod 777 "$HOME/.local" "$HOME/.local/bin" "$HOME/.cargo"
+lr base.yaml hs.yaml -- sh -c "echo x >'$HOME/.local/bin/planted'; mkdir '$HOME/.cargo/registry'; true"
+if grep -q 'no write was observed' "$W/hs.yaml" 2>/dev/null; then
+	skip "a home persistence entry is never proposed" "the broker did not run here"
+elif [ ! -s "$W/hs.yaml" ]; then
+	fail "a home persistence entry is never proposed" "no output: $(tail -c 300 "$W/hs.yaml.err")"
+else
+	if grep -qE "^    - \"$HOME/(\.local|\.cargo)" "$W/hs.yaml"; then
+		fail "a PATH directory under the home is never proposed as a writable root" "$(grep -nE '^    - ' "$W/hs.yaml")"
+	else ok "a PATH directory under the home is never proposed as a writable root"; fi
+	expect_match "... it is listed as refused, naming the persistence set" \
+		"write $HOME/.local/bin/planted.*home persistence set" "$(cat "$W/hs.yaml")"
+	expect_match "... and so is a directory holding one (~/.cargo)" \
+		"write $HOME/.cargo/registry.*holds ~/.cargo/" "$(cat "$W/hs.yaml")"
+fi
+
+# A write refused next to the workspace (../x): proposing its directory would make the
+# workspace's parent writable, every sibling project with it. Listed, never proposed.
+# (The workspace is under the home here: a parent under /tmp is the sandbox's own.)
+mkdir -p "$HOME/proj/ws" && chmod 777 "$HOME/proj" "$HOME/proj/ws"
+(cd "$HOME/proj/ws" && timeout -k 5 90 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" \
+	--out "$W/par.yaml" -- sh -c 'touch ../sibling; true' </dev/null) >/dev/null 2>"$W/par.err"
+if grep -q 'no write was observed' "$W/par.yaml" 2>/dev/null; then
+	skip "the workspace's parent is never proposed" "the broker did not run here"
+elif [ ! -s "$W/par.yaml" ]; then
+	fail "the workspace's parent is never proposed" "no output: $(tail -c 300 "$W/par.err")"
+else
+	if grep -qE "^    - \"$HOME/proj\"" "$W/par.yaml"; then
+		fail "the workspace's parent is never proposed as a writable root" "$(grep -nE '^    - ' "$W/par.yaml")"
+	else ok "the workspace's parent is never proposed as a writable root"; fi
+	expect_match "... it is listed as refused, naming the workspace" \
+		"write $HOME/proj/sibling.*holds the workspace" "$(cat "$W/par.yaml")"
+fi
+
+# A guard target in the workspace (.vscode, existing at launch: a read-only mount, so
+# the kernel refuses, not the gate): the guard keeps it read-only whatever the roots,
+# so it is listed as refused, never proposed as a root that would change nothing.
+mkdir -p "$WS/.vscode" && chmod 777 "$WS/.vscode"
+lr base.yaml gt.yaml -- sh -c 'echo "{}" >.vscode/tasks.json; true'
+if grep -q 'no write was observed' "$W/gt.yaml" 2>/dev/null; then
+	skip "a guard target is never proposed as a root" "the broker did not run here"
+else
+	if grep -qE '^    - ".*/\.vscode"' "$W/gt.yaml" 2>/dev/null; then
+		fail "a guard target is never proposed as a root" "$(grep -nE '^    - ' "$W/gt.yaml")"
+	else ok "a guard target is never proposed as a root"; fi
+	expect_match "... it is listed as refused" "write $WS/.vscode/tasks.json.*stays read-only in every run" \
+		"$(cat "$W/gt.yaml" 2>/dev/null)"
+fi
+rm -rf "$WS/.vscode"
+
 # ------------------------------------------------------------ a session
 eg_one_ns # a session serves callers of its own user namespace only
 SN=learn$$
@@ -120,6 +175,11 @@ expect "learn --session: the second call learns too" "0 200" "$RC $(cat "$W/s.ya
 (cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" --policy "$W/base.yaml" --session "$SN" -- true) >/dev/null 2>"$W/s.plain.err"
 expect "learn --session: a plain call into the learning session is refused" 125 "$?"
 expect "learn --session: nothing is written before the session stops" 0 "$(stat -c %s "$W/s.yaml" 2>&1)"
+(cd "$WS" && timeout 30 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$W/s.yaml" -- true) \
+	>/dev/null 2>"$W/s.twice.err"
+expect "learn --out: a file another learn (the session) is writing is refused" 125 "$?"
+expect_match "... naming why" "another halo-run learn" "$(cat "$W/s.twice.err")"
+expect "... and the session's file is left alone" 0 "$(stat -c %s "$W/s.yaml" 2>&1)"
 timeout 30 "${WRAP[@]}" "$HALO" session stop "$SN" >/dev/null 2>&1
 S_OUT=$(cat "$W/s.yaml" 2>/dev/null)
 expect_match "session stop writes both calls' hosts" "\"origin.test:$P1\".*"$'\n'".*\"other.test:$P1\"" "$S_OUT"
@@ -138,9 +198,39 @@ echo "keep" >"$W/victim" && chmod a+rw "$W/victim" && ln -f "$W/victim" "$WS/lin
 	-- true) >/dev/null 2>"$W/linked.err"
 expect "learn --out: a file with another hard link is refused" "125 keep" "$? $(cat "$W/victim")"
 
+# The name replaced during the run (by anything on the host: from inside, every
+# ancestor is a mount point and a rename is refused): the file halo-run wrote is no
+# longer what the name shows, so learn fails and says so, like --audit.
+rm -f "$W/race.yaml" "$W/race.old"
+(cd "$WS" && timeout -k 5 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$W/race.yaml" \
+	-- sh -c 'sleep 3' </dev/null) >/dev/null 2>"$W/race.err" &
+RP=$!
+for _ in $(seq 1 40); do [ -e "$W/race.yaml" ] && break; sleep 0.1; done
+sleep 0.5
+mv "$W/race.yaml" "$W/race.old" 2>/dev/null && printf 'egress:\n  default: allow\n' >"$W/race.yaml"
+wait "$RP"
+expect "learn --out: a name replaced during the run fails the run" 125 "$?"
+expect_match "... saying the name no longer leads to the learned policy" \
+	"no longer names the learned policy" "$(cat "$W/race.err")"
+
+# Without --out the policy goes to stdout: stdout then carries it alone, the command's
+# own stdout going to stderr. Before, a command printing an "env:" block put it in the
+# file (valid YAML, env.pass with a secret's name), and the diff did not show it.
+(cd "$WS" && timeout -k 5 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" \
+	-- sh -c 'printf "env:\n  pass: [GITHUB_TOKEN]\n"' </dev/null) >"$W/so.yaml" 2>"$W/so.err"
+expect "learn to stdout: the command's stdout is not part of the policy" "0 0" \
+	"$? $(grep -v '^#' "$W/so.yaml" | grep -c GITHUB_TOKEN)"
+expect "... stdout starts with the learned policy's header" "# Learned by" "$(head -c 12 "$W/so.yaml")"
+expect_match "... the command's stdout went to stderr" "pass: \[GITHUB_TOKEN\]" "$(cat "$W/so.err")"
+
 # ------------------------------------------------------------ usage errors
 expect_rc "learn without a command is a usage error" 125 "$HALO" learn
 expect_rc "learn --session without --out is refused" 125 "$HALO" learn --session x -- true
 expect_rc "learn --out naming the --audit file is refused" 125 "$HALO" learn --out "$W/same.x" --audit "$W/same.x" -- true
 expect_rc "learn --dry-run is refused (it runs nothing)" 125 "$HALO" learn --dry-run -- true
+printf 'sandbox:\n  mode: "off"\n' >"$W/off.yaml" && chmod a+r "$W/off.yaml"
+lr off.yaml off.out -- sh -c 'echo ran'
+expect "learn under sandbox.mode off is refused (nothing would be seen), the command not run" \
+	"125 0" "$RC $(grep -c ran "$W/off.out.stdout")"
+expect_match "... naming why" "sandbox.mode is off" "$(cat "$W/off.out.err")"
 finish
