@@ -1,6 +1,7 @@
 /* The home persistence set in the launch scan. A workspace that is the home (or holds
- * it) makes the whole home writable; what in it runs code later on the host (the set
- * is policy's: policy/homeset.c) stays read-only: each entry that exists is guarded
+ * it) makes the whole home writable, a writable root or a link can make part of it
+ * writable; what in it runs code later on the host (the set is policy's:
+ * policy/homeset.c) stays read-only wherever it lands in a writable tree: each entry that exists is guarded
  * like a guard name (a read-only bind onto itself), each missing one is handed to the
  * creation broker, which refuses making it and making a link or a rename on the way to
  * it (its directories may be missing too: ~/.config/systemd/user in a home without
@@ -55,7 +56,7 @@ static int one_entry(const char *rel, const char *why, void *arg)
 		return 0;
 	tail[0] = '\0';
 	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
-	if (rc == 0)
+	if (rc == 0 && in_writable(w->s, real))
 		linux_paths_add(&w->s->guarded, real);
 	else if (rc == -ENOENT)
 		add_missing(w->s, real, tail);
@@ -80,9 +81,12 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 
 		if (!h || h[0] != '/' || (i == 1 && l->pw_home && strcmp(h, l->pw_home) == 0))
 			continue;
-		/* The home as the sandbox sees it: a writable tree that is it or holds it. */
-		if (!linux_scan_realpath(s, h, real) ||
-		    !linux_paths_beneath_any(real, &s->writable))
+		/* Every entry is judged where it leads: a writable tree that is the home or
+		 * holds it, one inside it (writableRoots: [~/.cargo], a workspace in the
+		 * home), or one a link in the home leads into (~/.config -> ~/dotfiles/config
+		 * with the dotfiles as the workspace). Only what lands in a writable tree is
+		 * guarded or kept from being made. */
+		if (!linux_scan_realpath(s, h, real) || s->writable.n == 0)
 			continue;
 		policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w);
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */

@@ -132,6 +132,25 @@ expect_match "hook: Write \$XDG_DATA_HOME/systemd/user/x.service is blocked" \
 	"persistence set keeps ~/xdgdata/systemd/user/x.service read-only" "$(hook_ev "$H/xdgdata/systemd/user/x.service")"
 OUT=$(cd "$H" && XDG_DATA_HOME="$H/xdgdata" "$HALO" --dry-run -- true 2>/dev/null)
 expect_match "dry-run: \$XDG_DATA_HOME/systemd/user is in the home set" "$H/xdgdata/systemd/user \(home set: " "$OUT"
+# The set holds wherever a writable tree reaches into the home, not only when the home
+# is the workspace: a writable root inside it (~/.local with ~/.local/bin on PATH), and a
+# link in the home into the workspace (~/.config -> a dotfiles checkout being edited).
+printf 'sandbox:\n  mode: workspace-write\n  writableRoots: [%s/.local]\n' "$H" >"$TMPDIR/local.yaml"
+mkdir -p "$H/.local/bin" "$TMPDIR/lws"
+OUT=$(cd "$TMPDIR/lws" && PATH="$H/.local/bin:$PATH" timeout -k 2 60 "$HALO" --policy "$TMPDIR/local.yaml" -- sh -c \
+	'echo x >~/.local/bin/halo-planted; echo "bin=$?"; mkdir -p ~/.local/share/systemd/user; echo "sd=$?"; echo x >~/.local/fine; echo "ok=$?"' 2>"$E" </dev/null)
+expect_match "writable root ~/.local: a program on PATH cannot be planted" '^bin=[1-9]' "$(grep '^bin=' <<<"$OUT")"
+expect_match "... nor a user service made" '^sd=[1-9]' "$(grep '^sd=' <<<"$OUT")"
+expect "... the rest of the root is writable" "ok=0" "$(grep '^ok=' <<<"$OUT")"
+expect "host: nothing planted on PATH" no "$([ -e "$H/.local/bin/halo-planted" ] && echo yes || echo no)"
+H2=$TMPDIR/h2
+mkdir -p "$H2" "$TMPDIR/dotfiles/config/autostart"
+ln -sfn "$TMPDIR/dotfiles/config" "$H2/.config"
+OUT=$(cd "$TMPDIR/dotfiles" && HOME=$H2 timeout -k 2 60 "$HALO" -- sh -c \
+	'echo x >"$HOME/.config/autostart/halo.desktop"; echo "as=$?"; echo x >README; echo "ok=$?"' 2>"$E" </dev/null)
+expect_match "~/.config linked into the workspace: autostart stays read-only" '^as=[1-9]' "$(grep '^as=' <<<"$OUT")"
+expect "... the workspace is writable" "ok=0" "$(grep '^ok=' <<<"$OUT")"
+expect "host: no autostart entry made" no "$([ -e "$TMPDIR/dotfiles/config/autostart/halo.desktop" ] && echo yes || echo no)"
 # A write into a masked floor directory (~/.ssh) is refused as the kernel would refuse
 # it, with no word about git (the broker took the unsearchable mask for a hooks dir).
 mkdir -p "$H/.ssh"
