@@ -75,16 +75,16 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy plan render rlimits netns proxy linux macos hook runner
+MODULES := policy plan render rlimits netns proxy linux macos hook events report session trust runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy plan render rlimits proxy macos hook runner
+MODULES := policy plan render rlimits proxy macos hook events report runner
 PKGS := libcjson yaml-0.1
-# Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
-# code path has stand-ins in runner/portable.c.
-PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
-	runner/probes*.c runner/index_cmd.c runner/session*.c)
+# Sessions and the trust commands (doctor, verify and their probes) inspect or drive
+# Linux layers: their folders are left out above; the macOS code path has stand-ins
+# in runner/portable.c.
+PLATFORM_EXCLUDE := runner/index_cmd.c
 endif
 ifeq ($(PLATFORM),portable)
 BIN_STATIC_PKGS := yaml-0.1
@@ -278,14 +278,14 @@ build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzzshared.a $(wildcard tests/fuzz/*.
 		$(filter %.c,$(filter-out $<,$^)) build-fuzz/libfuzzshared.a $(PKG_LIBS)
 
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
-# are runner/ code).
-build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+# are report/ code).
+build-fuzz/fuzz_report: report/report.c report/report_fmt.c report/report.h tests/unit/report_check.h
 # What origin servers and the upstream proxy send back (proxy/ code outside the
 # shared list: resp.c and upstream_answer.c need proxy_int.h, not the event loop).
 build-fuzz/fuzz_resp: proxy/resp.c
 build-fuzz/fuzz_upstream_answer: proxy/resp.c proxy/upstream_answer.c
-# The decider's answer parser (runner/ code too).
-build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
+# The decider's answer parser (events/ code).
+build-fuzz/fuzz_decider: events/decider_parse.c events/decider.h
 # The creation broker's request path (the gate's parse half, with the table and the
 # emulation it dispatches to).
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c

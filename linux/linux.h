@@ -11,7 +11,7 @@
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 
 /* A file of halo-run's inside the sandbox, on the sealed (read-only) /run: Node's
  * preload that drops the one warning NODE_USE_ENV_PROXY=1 makes every Node 22 print
@@ -58,7 +58,7 @@ struct linux_launch {
 	 * rename), wherever they lie, the workspace and writable roots included. */
 	const char *const *own_outputs;
 	size_t n_own_outputs;
-	/* halo-run's session control directory (runner/session.c), or NULL: hidden inside
+	/* halo-run's session control directory (session/session.c), or NULL: hidden inside
 	 * wherever the sandbox would show it (a workspace of /tmp, an $XDG_RUNTIME_DIR in
 	 * the home), so that no command removes, locks or fills what sessions keep there. */
 	const char *session_dir;
@@ -79,7 +79,7 @@ struct linux_launch {
 	/* What the launch could not enforce (a degraded start, a missing cgroup), one line
 	 * each without the "halo-run: " prefix: the runner says them. May be NULL. */
 	struct plan_text *warnings;
-	/* Filled by linux_finish when set (runner/exit.h): limits hit, refusals counted. */
+	/* Filled by linux_finish when set (exit/exit.h): limits hit, refusals counted. */
 	struct halo_run_facts *facts;
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
 	bool egress_proxy; /* listeners for halo-run's proxy inside the sandbox's netns */
@@ -145,7 +145,7 @@ void linux_session_protected_free(char **v, size_t n);
 int linux_sandbox_session_fd(const struct linux_sandbox *sb);
 
 /* Reap, release, and say how the run ended in *out (the command's status or signal,
- * the timeout, exec failed: runner/exit.h). Returns 0 when the command ran, 1 when it
+ * the timeout, exec failed: exit/exit.h). Returns 0 when the command ran, 1 when it
  * ended in a way halo-run must explain (message in e), -errno when the sandbox failed
  * during setup (*out: HALO_OUTCOME_SETUP). Frees sb. */
 int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e);

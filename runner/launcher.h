@@ -41,7 +41,7 @@ struct runner_launcher {
 	size_t (*listeners)(runner_sandbox *sb, struct proxy_options *po);
 	/* Reap and compute halo-run's exit code; frees sb. */
 	int (*finish)(runner_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
-	/* A session's channel to its spawner (runner/session_sup.c); NULL where the
+	/* A session's channel to its spawner (session/session_sup.c); NULL where the
 	 * launcher has no sessions (macOS). */
 	int (*session_fd)(const runner_sandbox *sb);
 };

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "proxy/proxy.h"
-#include "runner/events.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
 
 struct loop_state {
@@ -292,7 +292,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 	if (rc < 0)
 		runner_launcher.kill(st.sb);
 	rc = runner_launcher.finish(st.sb, &outcome, e);
-	*status = halo_exit_code(outcome); /* the one mapping, runner/exit.h */
+	*status = halo_exit_code(outcome); /* the one mapping, exit/exit.h */
 	if (rc >= 0 && l->facts)
 		runner_say_limits(&l->limits, outcome, l->facts);
 	proxy_drain(px, 100);

@@ -15,7 +15,7 @@
 #endif
 #include "runner/caches.h"
 #include "runner/env.h"
-#include "runner/events.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
 
 extern char **environ;

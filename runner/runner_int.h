@@ -268,7 +268,7 @@ void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
  * escaped (policy_printable) and can neither drive the terminal nor forge a line. */
 void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* runner/limits_said.c: one line for each limit the command hit (cpu, file size,
- * processes), naming its policy key (runner_limit_key, runner/events.h). */
+ * processes), naming its policy key (runner_limit_key, events/events.h). */
 /* runner/ssh_identity.c: a line for each identity file GIT_SSH_COMMAND names that the
  * sandbox cannot see (the host's /tmp, a protected path). */
 void runner_ssh_identity_note(char *const *envp, const struct halo_policy *p, const char *workspace,

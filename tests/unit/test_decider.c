@@ -3,8 +3,8 @@
  * SHA-256 behind --events' policy digest, against FIPS 180-4's vectors. */
 #include <string.h>
 
-#include "runner/decider.h"
-#include "runner/events.h"
+#include "events/decider.h"
+#include "events/events.h"
 #include "tests/unit/unit.h"
 
 START_TEST(answers)

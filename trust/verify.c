@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "runner/caches.h"
-#include "runner/doctor.h"
+#include "trust/doctor.h"
 #include "runner/runner_int.h"
-#include "runner/verify_int.h"
+#include "trust/verify_int.h"
 
 extern char **environ;
 

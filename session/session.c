@@ -26,10 +26,10 @@
 #include <unistd.h>
 
 #include "linux/session_proto.h"
-#include "runner/events.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
-#include "runner/events.h"
-#include "runner/session_int.h"
+#include "events/events.h"
+#include "session/session_int.h"
 
 extern char **environ;
 

@@ -22,7 +22,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "runner/session_int.h"
+#include "session/session_int.h"
 
 #define DRAIN_QUIET_MS 20  /* the command has exited: its last output is in the master */
 #define DRAIN_TOTAL_MS 500 /* a background writer does not hold the call */

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runner/session_int.h"
+#include "session/session_int.h"
 
 #define HELLO_MS 10000
 #define START_MS 120000 /* a first launch walks the workspace */
@@ -353,7 +353,7 @@ static int send_simple(int fd, enum session_verb v, int sig)
 	return runner_session_send(fd, &b, NULL, 0);
 }
 
-/* How the command ended, as halo-run's exit code (runner/exit.h). */
+/* How the command ended, as halo-run's exit code (exit/exit.h). */
 static int outcome(const struct runner_opts *o, const struct session_msg *m, bool timed_out,
 		   long long wall)
 {

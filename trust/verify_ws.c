@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/doctor.h"
+#include "trust/doctor.h"
 #include "runner/runner_int.h"
-#include "runner/verify_int.h"
+#include "trust/verify_int.h"
 
 #define MAX_WS_ROWS	 512	      /* paths probed in the workspace */
 #define MAX_WS_ARG_BYTES (512 * 1024) /* of their specs together (argv) */

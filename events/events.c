@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "proxy/poller.h"
-#include "runner/events.h"
+#include "events/events.h"
 
 int runner_output_one_link(const char *opt, const char *name, const struct stat *st,
 			   struct halo_err *e)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "proxy/proxy.h"
-#include "runner/report.h"
+#include "report/report.h"
 #include "runner/runner_int.h"
 
 static bool want_colour(int fd)

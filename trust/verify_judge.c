@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/verify_int.h"
+#include "trust/verify_int.h"
 
 static bool refused(const char *got)
 {

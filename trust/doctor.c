@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/doctor.h"
-#include "runner/doctor_apparmor.h"
-#include "runner/doctor_int.h"
+#include "trust/doctor.h"
+#include "trust/doctor_apparmor.h"
+#include "trust/doctor_int.h"
 
 void doctor_add(struct doctor *d, bool problem, const char *harness, const char *fix,
 		const char *fmt, ...)

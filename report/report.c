@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/report.h"
+#include "report/report.h"
 
 /* The length of a valid UTF-8 sequence at s (at most n bytes) and its code point;
  * 0 when the bytes are not one (overlong forms and surrogates included). */

@@ -19,8 +19,8 @@
 
 #include "linux/linux.h"
 #include "rlimits/rlimits.h"
-#include "runner/doctor.h"
-#include "runner/verify_int.h"
+#include "trust/doctor.h"
+#include "trust/verify_int.h"
 
 #define MAX_PROTECTED 12 /* existing protected paths probed */
 #define MAX_GLOBS     8

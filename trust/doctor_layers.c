@@ -20,7 +20,7 @@
 
 #include "linux/linux.h"
 #include "netns/netns.h"
-#include "runner/doctor_int.h"
+#include "trust/doctor_int.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444

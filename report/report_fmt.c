@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/report.h"
+#include "report/report.h"
 
 static const char *decision_word(const struct report_row *r)
 {

@@ -9,8 +9,8 @@
 
 #include "linux/linux.h"
 #include "rlimits/rlimits.h"
-#include "runner/doctor.h"
-#include "runner/verify_int.h"
+#include "trust/doctor.h"
+#include "trust/verify_int.h"
 
 static int value_row(struct verify *v, const char *want, const char *what, const char *fmt,
 		     const char *arg)

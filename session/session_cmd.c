@@ -11,7 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "runner/session_int.h"
+#include "session/session_int.h"
 
 #define ADMIN_MS 10000
 

@@ -26,7 +26,7 @@
 
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 
 struct runner_events {
 	int fd;		  /* -1: no --events */

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runner/events.h"
-#include "runner/session_int.h"
+#include "events/events.h"
+#include "session/session_int.h"
 
 void runner_session_ev_start(struct runner_events *ev, const runner_launch *l,
 			     const struct runner_session_call *c, char *const *argv)

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/verify_int.h"
+#include "trust/verify_int.h"
 
 /* The temporary workspace, in $TMPDIR or /tmp. 0 or -1 (said on stderr). */
 int verify_make_workspace(struct verify *v)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/doctor_int.h"
+#include "trust/doctor_int.h"
 
 static const char *const machine_files[] = {"/etc/halo/policy.yaml", "/etc/halo/policy.json"};
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/doctor_apparmor.h"
-#include "runner/doctor_int.h"
+#include "trust/doctor_apparmor.h"
+#include "trust/doctor_int.h"
 
 #define AA_PROFILE_NAME "halo-run"
 
