@@ -75,11 +75,11 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy plan render rlimits netns proxy linux macos hook events report session trust runner
+MODULES := policy plan render rlimits netns proxy linux macos hook launch opts events report session trust runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy plan render rlimits proxy macos hook events report runner
+MODULES := policy plan render rlimits proxy macos hook launch opts events report runner
 PKGS := libcjson yaml-0.1
 # Sessions and the trust commands (doctor, verify and their probes) inspect or drive
 # Linux layers: their folders are left out above; the macOS code path has stand-ins
@@ -285,7 +285,7 @@ build-fuzz/fuzz_report: report/report.c report/report_fmt.c report/report.h test
 build-fuzz/fuzz_resp: proxy/resp.c
 build-fuzz/fuzz_upstream_answer: proxy/resp.c proxy/upstream_answer.c
 # The decider's answer parser (events/ code).
-build-fuzz/fuzz_decider: events/decider_parse.c events/decider.h
+build-fuzz/fuzz_decider: events/decider_parse.c events/decider_int.h
 # The creation broker's request path (the gate's parse half, with the table and the
 # emulation it dispatches to).
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c

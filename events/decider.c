@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "events/decider.h"
+#include "events/decider_int.h"
 #include "runner/runner_int.h"
 
 #define WBUF_MAX     (64 * 1024) /* questions the decider has not read yet */

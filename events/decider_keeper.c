@@ -29,7 +29,7 @@
 #include <sys/syscall.h>
 #endif
 
-#include "events/decider.h"
+#include "events/decider_int.h"
 #include "runner/runner_int.h"
 
 /* The decider itself: the pipes on 0 and 1, stderr kept (its own messages reach the

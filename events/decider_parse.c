@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "events/decider.h"
+#include "events/decider_int.h"
 
 static int bad(char *why, size_t n, const char *msg)
 {

@@ -1,6 +1,6 @@
 /* The supervisor's one event loop: the proxy's sockets, the sandbox's exit, signals to
  * forward, and the wall-clock limit, all on one poller. The launcher is linux/ or
- * macos/ (runner/launcher.h); the loop is the same. */
+ * macos/ (launch/launch.h); the loop is the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -9,7 +9,7 @@
 #include "linux/linux.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
-#include "runner/launcher.h"
+#include "launch/launch.h"
 #include "runner/runner.h"
 
 #define RUNNER_MAX_POLICIES 16

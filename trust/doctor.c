@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trust/doctor.h"
-#include "trust/doctor_apparmor.h"
+#include "trust/trust.h"
+#include "trust/apparmor_int.h"
 #include "trust/doctor_int.h"
 
 void doctor_add(struct doctor *d, bool problem, const char *harness, const char *fix,

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trust/doctor_apparmor.h"
+#include "trust/apparmor_int.h"
 #include "trust/doctor_int.h"
 
 #define AA_PROFILE_NAME "halo-run"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trust/doctor.h"
+#include "trust/trust.h"
 
 int posture_read(const char *path, char **buf, size_t *len, char *why, size_t whylen)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "render/render.h"
-#include "trust/doctor.h"
+#include "trust/trust.h"
 
 struct scan {
 	posture_toml_hit_fn hit;

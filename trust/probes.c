@@ -37,7 +37,7 @@
 
 #include "linux/linux.h"
 #include "netns/netns.h"
-#include "trust/doctor.h"
+#include "trust/trust.h"
 #include "runner/runner_int.h"
 
 #define NOPATH	      ((uintptr_t) "/nonexistent-halo-verify")

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "trust/doctor.h"
+#include "trust/trust.h"
 
 #define NOPATH	  ((uintptr_t) "/nonexistent-halo-verify")
 #define EMPTY	  ((uintptr_t) "")

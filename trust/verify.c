@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "runner/caches.h"
-#include "trust/doctor.h"
+#include "trust/trust.h"
 #include "runner/runner_int.h"
 #include "trust/verify_int.h"
 

@@ -19,7 +19,7 @@
 
 #include "linux/linux.h"
 #include "rlimits/rlimits.h"
-#include "trust/doctor.h"
+#include "trust/trust.h"
 #include "trust/verify_int.h"
 
 #define MAX_PROTECTED 12 /* existing protected paths probed */

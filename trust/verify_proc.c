@@ -9,7 +9,7 @@
 
 #include "linux/linux.h"
 #include "rlimits/rlimits.h"
-#include "trust/doctor.h"
+#include "trust/trust.h"
 #include "trust/verify_int.h"
 
 static int value_row(struct verify *v, const char *want, const char *what, const char *fmt,

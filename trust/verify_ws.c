@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trust/doctor.h"
+#include "trust/trust.h"
 #include "runner/runner_int.h"
 #include "trust/verify_int.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events/decider.h"
+#include "events/decider_int.h"
 #include "tests/fuzz/fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,7 +3,7 @@
  * SHA-256 behind --events' policy digest, against FIPS 180-4's vectors. */
 #include <string.h>
 
-#include "events/decider.h"
+#include "events/decider_int.h"
 #include "events/events.h"
 #include "tests/unit/unit.h"
 

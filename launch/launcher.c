@@ -1,5 +1,5 @@
 /* The launcher this build drives, as runner's ops table (launcher.h). */
-#include "runner/launcher.h"
+#include "launch/launch.h"
 
 #ifdef RUNNER_MACOS
 /* The proxy's one listener on the host's loopback, behind the run's secret. */
