@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "events/decider_int.h"
-#include "runner/runner_int.h"
+#include "events/events.h"
+#include "opts/opts.h"
+#include "proxy/proxy.h"
 
 #define WBUF_MAX     (64 * 1024) /* questions the decider has not read yet */
 #define REMEMBER_MAX 4096	 /* "remember":"session" entries kept */

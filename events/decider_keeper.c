@@ -30,7 +30,9 @@
 #endif
 
 #include "events/decider_int.h"
-#include "runner/runner_int.h"
+#include "events/events.h"
+#include "opts/opts.h"
+#include "proxy/proxy.h"
 
 /* The decider itself: the pipes on 0 and 1, stderr kept (its own messages reach the
  * caller), nothing else of the supervisor's, and it dies with its parent. */

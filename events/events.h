@@ -90,4 +90,21 @@ void runner_sha256_hex(const void *data, size_t len, char out[65]);
  * --limit item in *item; NULL for an unknown name (runner/limits_said.c). */
 const char *runner_limit_key(const char *limit, const char **item);
 
+struct runner_opts;
+struct proxy_options;
+/* decider.c: --decider's process and its questions on the supervisor's loop. start
+ * after the sandbox (the decider runs outside it); options hands the proxy its ask;
+ * stop after the proxy is destroyed. */
+struct runner_decider;
+struct proxy_poller;
+int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, int events_fd,
+			 const char *session, struct runner_decider **out, struct halo_err *e);
+void runner_decider_options(struct runner_decider *dc, struct proxy_options *po);
+/* Where halo-run's lines about the decider go (default stderr; a session's supervisor
+ * gives the pipe that reaches its running calls). */
+void runner_decider_log_to(struct runner_decider *dc, int fd);
+void runner_decider_stop(struct runner_decider *dc);
+/* --decider-timeout (NULL: 5 s) in ms; 0, or -EINVAL with e set. */
+int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
+
 #endif

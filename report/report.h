@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define REPORT_LINE_MAX 65536 /* bytes of one audit line; longer lines are skipped */
 #define REPORT_ROWS_MAX 4096  /* distinct host:port rows; the rest share one row */
@@ -91,5 +92,18 @@ void report_sort(struct report *rp);
 int report_print(const struct report *rp, enum report_format f, bool colour, FILE *out);
 /* "text", "markdown" (or "md"), "json". Returns 0 or -EINVAL. */
 int report_format_parse(const char *s, enum report_format *f);
+
+/* The subcommand and the CI hooks of a run (report_cmd.c). */
+struct runner_opts;
+int runner_cmd_report(const struct runner_opts *o); /* report_cmd.c: the audit, read */
+
+/* report_cmd.c, for CI: refuse --summary-md without --audit (before the launch), and
+ * at exit apply --fail-on-deny to *status and write --summary-md from the records the
+ * run appended to the audit (from audit_start on), through summary_fd (opened before
+ * the launch). -EIO when the report could not be written (said; *status 125). */
+struct proxy;
+int runner_ci_check(const struct runner_opts *o);
+int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
+		     off_t audit_start, int summary_fd, int *status);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "proxy/proxy.h"
 #include "report/report.h"
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 
 static bool want_colour(int fd)
 {

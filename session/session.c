@@ -27,7 +27,7 @@
 
 #include "linux/session_proto.h"
 #include "events/events.h"
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 #include "events/events.h"
 #include "session/session_int.h"
 

@@ -6,7 +6,27 @@
 #include <stdint.h>
 
 #include "linux/session_proto.h"
-#include "runner/runner_int.h"
+#include "events/events.h"
+#include "runner/run.h"
+#include "session/session.h"
+
+/* What fixes a session's sandbox: compared at every call (refused when it differs). */
+struct runner_session_id {
+	char name[65];
+	char policy[65]; /* SHA-256 of the effective policy (policy_to_json), hex */
+	char *options;	 /* the launch options that shape the sandbox, as text */
+	char workspace[4096];
+	long long idle_seconds;
+	/* The protected files a fresh launch would mask now (linux_session_protected):
+	 * a call may bring none that the session's start did not. */
+	char **prot;
+	size_t n_prot;
+};
+/* The session's supervisor, in the daemon the first call forks: start the sandbox (l
+ * with session set), tell ready_fd, serve calls on listen_fd until stopped or idle.
+ * Returns the daemon's exit status. */
+int runner_session_serve(const struct runner_opts *o, const runner_launch *l, int listen_fd,
+			 int ready_fd, const struct runner_session_id *id, const char *sock_path);
 
 /* The control directory ($XDG_RUNTIME_DIR/halo-run or /tmp/halo-run-UID), made 0700
  * and checked to be this user's alone. 0 or -errno with e set. */

@@ -32,7 +32,7 @@
 #include "linux/session_proto.h"
 #include "proxy/proxy.h"
 #include "events/events.h"
-#include "runner/runner_int.h"
+#include "runner/run.h"
 #include "session/session_int.h"
 
 #define SEND_MS 5000 /* a peer that reads nothing for this long is dropped */

@@ -8,7 +8,11 @@
 #include <stddef.h>
 
 #include "policy/policy.h"
-#include "runner/runner_int.h"
+#include "opts/opts.h"
+#include "linux/linux.h"
+#include "plan/plan.h"
+#include "rlimits/rlimits.h"
+#include "trust/trust.h"
 
 #define DOCTOR_MAX_LAYERS 16
 

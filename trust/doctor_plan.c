@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/runner_int.h"
+#include "opts/opts.h"
+#include "linux/linux.h"
+#include "plan/plan.h"
+#include "rlimits/rlimits.h"
+#include "trust/trust.h"
 
 int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
 		   bool with_fs, struct halo_plan *out, struct halo_err *e)

@@ -37,8 +37,10 @@
 
 #include "linux/linux.h"
 #include "netns/netns.h"
+#include "plan/plan.h"
+#include "rlimits/rlimits.h"
 #include "trust/trust.h"
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 
 #define NOPATH	      ((uintptr_t) "/nonexistent-halo-verify")
 #define EMPTY	      ((uintptr_t) "")

@@ -79,4 +79,18 @@ const struct probe_sys_info *probe_sys_list(size_t *n);
 #define PROBE_SYS_UNKNOWN (-2L)
 long probe_sys_try(const char *name);
 
+/* The trust subcommands (runner/cli.c's table; stand-ins in runner/portable.c for the
+ * macOS code path). */
+struct runner_opts;
+struct halo_plan;
+int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
+int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
+int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
+
+/* doctor_plan.c: the plan of a plain launch of p (the command `true`) in workspace,
+ * with the scan and filesystem steps or (with_fs false) without. As linux_plan
+ * (Linux only). */
+int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
+		   bool with_fs, struct halo_plan *out, struct halo_err *e);
+
 #endif

@@ -28,8 +28,11 @@
 #include <unistd.h>
 
 #include "runner/caches.h"
+#include "linux/linux.h"
+#include "plan/plan.h"
+#include "rlimits/rlimits.h"
 #include "trust/trust.h"
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 #include "trust/verify_int.h"
 
 extern char **environ;

@@ -15,8 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "linux/linux.h"
+#include "plan/plan.h"
+#include "rlimits/rlimits.h"
 #include "trust/trust.h"
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 #include "trust/verify_int.h"
 
 #define MAX_WS_ROWS	 512	      /* paths probed in the workspace */
