@@ -75,11 +75,11 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy plan render rlimits netns proxy linux macos hook launch opts events report session trust runner
+MODULES := policy plan render rlimits netns proxy linux macos hook launch opts env events report session trust runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy plan render rlimits proxy macos hook launch opts events report runner
+MODULES := policy plan render rlimits proxy macos hook launch opts env events report runner
 PKGS := libcjson yaml-0.1
 # Sessions and the trust commands (doctor, verify and their probes) inspect or drive
 # Linux layers: their folders are left out above; the macOS code path has stand-ins
@@ -290,7 +290,7 @@ build-fuzz/fuzz_decider: events/decider_parse.c events/decider_int.h
 # emulation it dispatches to).
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
-build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
+build-fuzz/fuzz_env_scrub: env/env_scrub.c env/env.h
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p tests/fuzz/corpus-$$n; \

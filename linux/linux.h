@@ -19,7 +19,7 @@
 #define LINUX_NODE_PRELOAD_DIR	"/run/halo"
 #define LINUX_NODE_PRELOAD_PATH "/run/halo/node-preload.cjs"
 #define LINUX_NODE_OPTIONS	"--require " LINUX_NODE_PRELOAD_PATH
-/* The command's XDG_CONFIG_HOME (runner/caches_config.c says why), written on the
+/* The command's XDG_CONFIG_HOME (env/caches_config.c says why), written on the
  * sandbox's /run by its init: pnpm/rc, and one symlink per name (NUL-separated) to
  * mirror/NAME. */
 #define LINUX_TOOL_CONFIG_DIR "/run/halo/config"

@@ -67,7 +67,7 @@ struct policy_list {
 /* egress.hostPorts: host loopback ports reachable inside the sandbox. */
 #define POLICY_MAX_HOST_PORTS 64
 /* halo-run's own proxy on the sandbox's loopback (Linux): the environment points the
- * tools at these ports (runner/env.c), hostPorts may not take them (validate.c), and
+ * tools at these ports (env/env.c), hostPorts may not take them (validate.c), and
  * netns/ listens on them (asserted equal in linux/init.c). */
 #define POLICY_PROXY_HTTP_PORT	  3128
 #define POLICY_PROXY_SOCKS_PORT	  1080

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/caches.h"
+#include "env/caches.h"
 #include "linux/linux.h"
 #include "plan/plan.h"
 #include "rlimits/rlimits.h"

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/caches.h"
+#include "env/caches.h"
 #include "tests/unit/unit.h"
 
 static char home[PATH_MAX];

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/env.h"
+#include "env/env.h"
 #include "tests/unit/unit.h"
 
 /* The value of `name` in env, or NULL; also counts how often it appears. */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/env.h"
+#include "env/env.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 

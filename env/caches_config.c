@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/caches.h"
+#include "env/caches.h"
 
 #define PNPM_RC_MAX	 (256 * 1024)
 #define MIRROR_MAX_NAMES 4096

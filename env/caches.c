@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/caches.h"
+#include "env/caches.h"
 
 /* Each tool's own variable, so that it writes where it expects to find its cache on the
  * next run. XDG_CACHE_HOME last: the tools not listed (node-gyp, deno, pnpm's metadata,

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "runner/env.h"
+#include "env/env.h"
 
 static bool is_scheme_char(char c)
 {
