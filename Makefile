@@ -120,7 +120,7 @@ FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
-.PHONY: all deps check check-overlay unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
+.PHONY: all deps check check-includes check-overlay unit integration integration-v6 asan fuzz fuzz-smoke bench install format clean helpers \
 	check-portable deb check-deb
 
 all: $(BIN) helpers
@@ -209,7 +209,7 @@ deps-bench: deps
 # The builds use every CPU (-j$(nproc)) unless make was given its own -j; the
 # integration scripts run IT_JOBS at a time (tests/integration/run.sh).
 CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
-check: deps
+check: deps check-includes
 	$(MAKE) $(CHECK_J) all unit
 	$(MAKE) integration
 	$(MAKE) IT_ONLY="$(V6_SCRIPTS)" integration-v6
@@ -217,6 +217,11 @@ check: deps
 	$(MAKE) $(CHECK_J) fuzz-smoke
 	$(MAKE) $(CHECK_J) check-portable
 	@echo "make check: all suites passed"
+
+# Every `#include "folder/..."` is an arrow HACKING.md's module table allows (and no
+# folder includes another's *_int.h): tools/check_includes.sh reads the table.
+check-includes:
+	@tools/check_includes.sh
 
 # The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on
 # the poll() backend, then the launcher driven through a fake sandbox-exec as root and

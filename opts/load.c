@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 
 static bool file_exists(const char *path)
 {

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 
 static const char *const managed_files[] = {RUNNER_MANAGED_DIR "/managed.yaml",
 					    RUNNER_MANAGED_DIR "/managed.json"};

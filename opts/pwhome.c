@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "runner/runner_int.h"
+#include "opts/opts.h"
 
 #define TEXT_MAX (64 * 1024) /* larger files go through getpwuid(); below malloc's mmap size */
 
