@@ -1,4 +1,4 @@
-/* runner/caches — where the tools' caches live for the command (sandbox.caches).
+/* env/caches — where the tools' caches live for the command (sandbox.caches).
  *
  * isolated (the default): every workspace gets sandbox-only caches, kept across runs, in
  * ${XDG_CACHE_HOME:-$HOME/.cache}/halo-run/caches/<workspace key>, bound writable inside

@@ -1,4 +1,4 @@
-/* runner/env — the command's environment: the caller's environment cleared to an
+/* env/ — the command's environment: the caller's environment cleared to an
  * allowlist, plus env.pass and env.set, plus HALO_SANDBOX=1 and TMPDIR. */
 #ifndef HALO_RUNNER_ENV_H
 #define HALO_RUNNER_ENV_H

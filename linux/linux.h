@@ -62,7 +62,7 @@ struct linux_launch {
 	 * wherever the sandbox would show it (a workspace of /tmp, an $XDG_RUNTIME_DIR in
 	 * the home), so that no command removes, locks or fills what sessions keep there. */
 	const char *session_dir;
-	/* Tool caches (runner/caches): bound read-write like writable roots, but never
+	/* Tool caches (env/caches.c): bound read-write like writable roots, but never
 	 * walked (no host tool reads them, and a warm npm cache holds 100k files). */
 	const char *const *cache_binds;
 	size_t n_cache_binds;
@@ -72,7 +72,7 @@ struct linux_launch {
 	/* LINUX_TOOL_CONFIG_DIR's contents, or NULL: none. */
 	const struct linux_tool_config *tool_config;
 	char *const *argv;
-	char **envp;	    /* built by runner/env (with the proxy variables when egress_proxy) */
+	char **envp;	    /* built by env/ (with the proxy variables when egress_proxy) */
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
@@ -86,7 +86,7 @@ struct linux_launch {
 	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
 	const char *ssh_config;
 	size_t ssh_config_len;
-	/* A session (runner/session*.c): init's child is the spawner, which runs each call
+	/* A session (session/): init's child is the spawner, which runs each call
 	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
 	 * the namespaces: never degraded, never unsandboxed. */
 	bool session;

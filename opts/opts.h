@@ -49,7 +49,7 @@ struct runner_opts {
 	const char *decider;	     /* run: /bin/sh -c command asked about unmatched hosts */
 	const char *decider_timeout; /* run: per question (duration), default 5 s */
 	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
-	const char *session;	     /* run: --session NAME (runner/session*.c) */
+	const char *session;	     /* run: --session NAME (session/) */
 	bool wrap;		     /* hook --wrap: answer a shell call with it run in halo-run */
 	bool render_hook;	     /* policy render --hook: the settings that install the hook */
 	char **rest;		     /* command (run) or operands (check, validate) */

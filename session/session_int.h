@@ -1,4 +1,4 @@
-/* Shared by runner/session*.c: where sessions live, who they are, and frames over
+/* Shared by the files of session/: where sessions live, who they are, and frames over
  * their sockets in the blocking style of a call. */
 #ifndef HALO_RUNNER_SESSION_INT_H
 #define HALO_RUNNER_SESSION_INT_H

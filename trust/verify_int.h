@@ -111,6 +111,11 @@ struct launch_of {
 int verify_run_probes(const struct runner_opts *o, struct verify *v, const struct launch_of *at,
 		      struct run *run);
 int verify_launch_row(struct verify *v, const struct run *run, size_t at, const char *what);
+/* verify_report.c: the table (text, or JSON for --json) under the policy's source,
+ * and the rows counted by result (c[R_PASS], c[R_FAIL], c[R_SKIP]). */
+void verify_print_text(const struct verify *v, const struct run *run, const char *source);
+void verify_print_json(const struct verify *v, const struct run *run, const char *source);
+void verify_count(const struct verify *v, size_t c[3]);
 
 /* The rows of the real workspace (verify_ws.c): every protected file and guard
  * target a fresh walk finds there. 0 (rows to probe), 1 (a row says why there is

@@ -1,4 +1,4 @@
-/* runner/caches: the cache root's location, the variables each tool gets, the plan's
+/* env/caches: the cache root's location, the variables each tool gets, the plan's
  * fall-backs (no home, a root owned by someone else or reached through a link, a root
  * under a protected path), host mode binding only real directories. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* runner/decider_parse: the decider's answers are outside input; everything but the
+/* events/decider_parse: the decider's answers are outside input; everything but the
  * protocol's exact shape is refused (the policy's default then applies). And the
  * SHA-256 behind --events' policy digest, against FIPS 180-4's vectors. */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* runner/env: the allowlist, planted secrets never passing, env.pass and env.set, the
+/* env/env: the allowlist, planted secrets never passing, env.pass and env.set, the
  * order of precedence (caller < pass < set < TMPDIR/HALO_SANDBOX), the PATH default,
  * SSH_AUTH_SOCK never passed, malformed entries ignored. */
 #include <stdio.h>
