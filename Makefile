@@ -221,6 +221,7 @@ check: deps check-includes
 # Every `#include "folder/..."` is an arrow HACKING.md's module table allows (and no
 # folder includes another's *_int.h): tools/check_includes.sh reads the table.
 check-includes:
+	@tools/check_includes.sh --self-test
 	@tools/check_includes.sh
 
 # The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on

@@ -6,7 +6,28 @@
 # `<!-- modules -->` and `<!-- /modules -->` lines, one row per folder:
 #   | `folder/` | what it owns | `a` `b` ... |      (— : nothing)
 # Usage: tools/check_includes.sh [ROOT]   (exit 1 with one line per bad arrow)
+#        tools/check_includes.sh --self-test (a tree with each kind of bad arrow)
 set -eu
+if [ "${1:-}" = --self-test ]; then
+	t=$(mktemp -d) || exit 1
+	trap 'rm -rf "$t"' EXIT
+	mkdir "$t/lo" "$t/hi"
+	printf '%s\n' '<!-- modules -->' '| folder | owns | may include |' '|---|---|---|' \
+		'| `lo/` | the floor | — |' '| `hi/` | above it | `lo/` |' '<!-- /modules -->' >"$t/HACKING.md"
+	printf '#include "lo/lo.h"\n#include "hi/hi_int.h"\n' >"$t/hi/ok.c"
+	: >"$t/lo/lo.h"
+	"$0" "$t" >"$t/out" || { echo "check_includes self-test: a good tree refused:"; cat "$t/out"; exit 1; }
+	printf '#include "hi/hi.h"\n' >"$t/lo/up.c"		# an arrow back up
+	printf '#include "lo/lo_int.h"\n' >"$t/hi/priv.c"	# another folder's private header
+	mkdir "$t/new" && : >"$t/new/n.c"			# a folder the table does not know
+	if "$0" "$t" >"$t/out"; then echo "check_includes self-test: a bad tree passed"; exit 1; fi
+	for want in 'lo/up.c:1: lo/ may not include hi/hi.h' 'hi/priv.c:1: lo/lo_int.h is private to lo/' \
+		'folder new/ is not in'; do
+		grep -qF "$want" "$t/out" || { echo "check_includes self-test: missing \"$want\" in:"; cat "$t/out"; exit 1; }
+	done
+	echo "check_includes self-test: a good tree passes, each bad arrow is named"
+	exit 0
+fi
 root=${1:-.}
 cd "$root"
 table=$(sed -n '/^<!-- modules -->$/,/^<!-- \/modules -->$/p' HACKING.md |
