@@ -80,16 +80,16 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -I. -I$(BUI
 	$(PLATFORM_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
-MODULES := policy plan render rlimits netns proxy linux macos hook learn runner
+MODULES := policy plan render rlimits netns proxy linux macos hook learn launch opts env events report session trust runner
 PLATFORM_CFLAGS :=
 PLATFORM_EXCLUDE :=
 ifneq ($(filter portable macos,$(PLATFORM)),)
-MODULES := policy plan render rlimits proxy macos hook learn runner
+MODULES := policy plan render rlimits proxy macos hook learn launch opts env events report runner
 PKGS := libcjson yaml-0.1
-# Subcommands that inspect Linux layers (doctor, verify and their probes); the macOS
-# code path has stand-ins in runner/portable.c.
-PLATFORM_EXCLUDE := $(wildcard runner/doctor*.c runner/posture*.c runner/verify*.c \
-	runner/probes*.c runner/index_cmd.c runner/session*.c runner/proxy_cmd.c runner/proxy_state.c)
+# Sessions and the trust commands (doctor, verify and their probes) inspect or drive
+# Linux layers: their folders are left out above; the macOS code path has stand-ins
+# in runner/portable.c, as for the index and the standalone proxy.
+PLATFORM_EXCLUDE := runner/index_cmd.c runner/proxy_cmd.c
 endif
 ifeq ($(PLATFORM),portable)
 BIN_STATIC_PKGS := yaml-0.1
@@ -126,7 +126,7 @@ FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 POLICY_SRC := $(wildcard policy/*.c)
 
-.PHONY: all deps check check-builds check-overlay check-container unit unit-bins integration integration-v6 asan fuzz fuzz-smoke bench install man format clean helpers \
+.PHONY: all deps check check-builds check-includes check-overlay check-container unit unit-bins integration integration-v6 asan fuzz fuzz-smoke bench install man format clean helpers \
 	check-portable deb check-deb
 
 all: $(BIN) helpers $(MAN)
@@ -220,7 +220,7 @@ CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || ech
 # launches more than they compute: the integration scripts use about 400 of the 760
 # CPU-seconds that their 380 s on 2 CPUs offer); what the builds print is shown if
 # they fail. Each phase prints its seconds.
-check: deps
+check: deps check-includes
 	@t=$$(date +%s); $(MAKE) $(CHECK_J) all unit-bins || exit 1; echo "make check: build, $$(($$(date +%s) - t)) s"
 	@t=$$(date +%s); mkdir -p $(BUILD); \
 	nice -n 10 $(MAKE) $(CHECK_J) check-builds >$(BUILD)/check-builds.log 2>&1 & b=$$!; \
@@ -237,6 +237,12 @@ check-builds:
 	$(MAKE) BUILD=build-asan SAN=1 unit-bins
 	$(MAKE) $(FUZZ_BIN)
 	$(MAKE) PLATFORM=portable BUILD=$(PORTABLE_BUILD) all unit-bins
+
+# Every `#include "folder/..."` is an arrow HACKING.md's module table allows (and no
+# folder includes another's *_int.h): tools/check_includes.sh reads the table.
+check-includes:
+	@tools/check_includes.sh --self-test
+	@tools/check_includes.sh
 
 # The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on
 # the poll() backend, then the launcher driven through a fake sandbox-exec as root and
@@ -308,20 +314,20 @@ build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzzshared.a $(wildcard tests/fuzz/*.
 		$(filter %.c,$(filter-out $<,$^)) build-fuzz/libfuzzshared.a $(PKG_LIBS)
 
 # The report's reader and renderers, for fuzz_report (outside the shared list: they
-# are runner/ code).
-build-fuzz/fuzz_report: runner/report.c runner/report_fmt.c runner/report.h tests/unit/report_check.h
+# are report/ code).
+build-fuzz/fuzz_report: report/report.c report/report_fmt.c report/report.h tests/unit/report_check.h
 # What origin servers and the upstream proxy send back (proxy/ code outside the
 # shared list: resp.c and upstream_answer.c need proxy_int.h, not the event loop).
 build-fuzz/fuzz_resp: proxy/resp.c
 build-fuzz/fuzz_upstream_answer: proxy/resp.c proxy/upstream_answer.c
-# The decider's answer parser (runner/ code too).
+# The decider's answer parser (events/ code).
 build-fuzz/fuzz_learn: learn/record.c learn/propose.c learn/emit.c learn/diff.c learn/learn.h
-build-fuzz/fuzz_decider: runner/decider_parse.c runner/decider.h
+build-fuzz/fuzz_decider: events/decider_parse.c events/decider_int.h
 # The creation broker's request path (the gate's parse half, with the table and the
 # emulation it dispatches to).
 build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
-build-fuzz/fuzz_env_scrub: runner/env_scrub.c runner/env.h
+build-fuzz/fuzz_env_scrub: env/env_scrub.c env/env.h
 # `halo-run proxy`'s client credentials and listen/LISTEN_FDS/token parsers
 build-fuzz/fuzz_proxy_auth: proxy/auth.c runner/proxy_listen.c runner/proxy_cmd.h
 # The refusals' log parser (netns/ code, outside the shared list: Linux only).

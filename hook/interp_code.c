@@ -7,118 +7,7 @@
 #include <strings.h>
 
 #include "hook/hook_int.h"
-
-/* Network facilities: code that contains one may connect somewhere. */
-static const char *const net_marks[] = {
-    "urlopen",
-    "urllib",
-    "requests.",
-    "httpx",
-    "http.client",
-    "HTTPConnection",
-    "HTTPSConnection",
-    "socket",
-    "aiohttp",
-    "fetch(",
-    "http.get",
-    "https.get",
-    "http.request",
-    "https.request",
-    "net.connect",
-    "createConnection",
-    "tls.connect",
-    "axios",
-    "XMLHttpRequest",
-    "WebSocket",
-    "LWP",
-    "HTTP::Tiny",
-    "IO::Socket",
-    "Net::",
-    "open-uri",
-    "URI.open",
-    "TCPSocket",
-    "UDPSocket",
-    "Socket",
-    "Faraday",
-    "fsockopen",
-    "stream_socket",
-    "curl_init",
-    "file_get_contents",
-    "/inet/",
-    "ftplib",
-    "smtplib",
-    "telnetlib",
-    "paramiko",
-    "dgram",
-    "getaddrinfo",
-    "gethostbyname",
-    "Deno.connect",
-    "Bun.connect",
-    "require('http",
-    "require(\"http",
-    "require('net",
-    "require(\"net",
-    "download.file", /* R */
-    "url(",
-    "socketConnection",
-    "httr",
-    "RCurl",
-    "Downloads", /* julia */
-    "HTTP.",
-    "Sockets",
-    "Invoke-WebRequest", /* PowerShell */
-    "Invoke-RestMethod",
-    "iwr ",
-    "irm ",
-    "WebClient",
-    "HttpClient",
-    "TcpClient",
-    "Start-BitsTransfer",
-    NULL,
-};
-
-/* Values made at run time: with a network or exec facility, the code cannot be judged. */
-static const char *const dyn_marks[] = {
-    "base64",	 "b64decode", "atob(",	      "fromCharCode", "unhexlify",  "fromhex",
-    "decode(",	 "codecs",    "zlib",	      "marshal",      "pickle",	    "rot13",
-    "[::-1]",	 "reverse",   "chr(",	      "pack(",	      "__import__", "getattr(",
-    "importlib", "environ",   "getenv",	      "ENV[",	      "$ENV",	    "process.env",
-    "sys.argv",	 "ARGV",      "process.argv", "$_SERVER",     "$_GET",	    "input(",
-    "stdin",	 "STDIN",     "readline",     "Buffer.from",  "eval",	    "Function(",
-    "compile(",	 "getline <", "$0",	      "ENVIRON",      "<>",	    "gets",
-    NULL,
-};
-
-/* Reflection: a function named at run time may be any of them (getattr(os, "sys" +
- * "tem"), Kernel.send, call_user_func): the code counts as running commands, with
- * values made at run time. */
-static const char *const refl_marks[] = {
-    "getattr",	   "__import__",      "importlib",	 "__builtins__",
-    "__dict__",	   "globals()",	      "vars(",		 "eval",
-    "Function(",   "process.binding", "mainModule",	 "send(",
-    "public_send", "__send__",	      "const_get",	 "instance_eval",
-    "class_eval",  "call_user_func",  "->can(",		 "&{",
-    "*{",	   "Reflection",      "create_function", "method(",
-    NULL,
-};
-
-/* Calls that run a command: their arguments must be literals. */
-static const char *const exec_calls[] = {
-    "system",	    "popen",	       "Popen",	       "exec",
-    "execv",	    "execvp",	       "execl",	       "execlp",
-    "execve",	    "execvpe",	       "execSync",     "execFile",
-    "execFileSync", "spawn",	       "spawnSync",    "spawnv",
-    "spawnl",	    "spawnvp",	       "shell_exec",   "passthru",
-    "proc_open",    "pcntl_exec",      "check_output", "check_call",
-    "getoutput",    "getstatusoutput", "capture2",     "capture2e",
-    "capture3",	    "popen2",	       "popen3",       "run",
-    "call",	    "execute",	       "system2",      NULL,
-};
-
-/* Modules whose presence makes run( and call( command calls. */
-static const char *const exec_mods[] = {"subprocess", "child_process", "Open3",	    "os.exec",
-					"os.spawn",   "pty.spawn",     "commands.", "Deno.Command",
-					"Bun.spawn",  "os.execute",    NULL};
+#include "hook/interp_int.h"
 
 #define MAX_LITS 512
 
@@ -372,7 +261,7 @@ static void judge_call(struct code *c, const char *call, size_t i)
 /* Every call to a command-running function whose name appears outside strings. */
 static void exec_calls_in(struct code *c)
 {
-	bool mods = has_any(c->t, exec_mods);
+	bool mods = has_any(c->t, hook_exec_mods);
 
 	for (size_t i = 0; i < c->n && !hook_decided(c->j); i++) {
 		if (!hook_is_name_char(c->t[i]) || (i && hook_is_name_char(c->t[i - 1])) ||
@@ -381,8 +270,8 @@ static void exec_calls_in(struct code *c)
 		size_t e = i;
 		while (e < c->n && hook_is_name_char(c->t[e]))
 			e++;
-		for (size_t k = 0; exec_calls[k]; k++) {
-			const char *x = exec_calls[k];
+		for (size_t k = 0; hook_exec_calls[k]; k++) {
+			const char *x = hook_exec_calls[k];
 			if (e - i != strlen(x) || strncmp(c->t + i, x, e - i))
 				continue;
 			if ((!strcmp(x, "run") || !strcmp(x, "call") || !strcmp(x, "execute")) &&
@@ -627,8 +516,8 @@ static bool builds_address(const struct code *c)
 static void judge_code(struct code *c)
 {
 	read_lits(c);
-	c->net = has_any(c->t, net_marks);
-	c->dyn = has_any(c->t, dyn_marks);
+	c->net = has_any(c->t, hook_net_marks);
+	c->dyn = has_any(c->t, hook_dyn_marks);
 	if (c->oom)
 		return (void)hook_block(c->j, HOOK_CANNOT, "out of memory");
 	if (c->net && builds_address(c))
@@ -636,7 +525,7 @@ static void judge_code(struct code *c)
 	if (c->too_many)
 		return (void)hook_block(c->j, HOOK_CANNOT, "%s: more than %d strings in the code",
 					c->what, MAX_LITS);
-	if (has_any(c->t, refl_marks) || ((c->flags & HOOK_L_DOLLAR) && variable_call(c)))
+	if (has_any(c->t, hook_refl_marks) || ((c->flags & HOOK_L_DOLLAR) && variable_call(c)))
 		c->exec = c->dyn = true;
 	exec_calls_in(c);
 	if (c->flags & (HOOK_L_DOLLAR | HOOK_L_HASH)) {

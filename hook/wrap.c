@@ -1,241 +1,10 @@
-/* Wrappers: programs that run another program. One row each says which of its options
- * take a value (so the value is not mistaken for the command) and what else stands
- * before the command (assignments, a duration). Tables, not guesses, and each row must
- * be complete: an option missing here is read as a flag, so its value is taken for the
- * program and the real command becomes an argument (`doas -a style curl ...` hid curl
- * that way until -a was listed). */
+/* Wrappers: the judging half. The table of what each wrapper takes is in
+ * wrap_table.c; here its options and operands are walked to the command it runs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hook/hook_int.h"
-
-enum {
-	W_ASSIGNS = 1,	     /* NAME=VALUE words may come before the command */
-	W_XARGS = 2,	     /* more arguments come from stdin unless -I/-i/--replace */
-	W_SPLIT_S = 4,	     /* env -S TEXT / --split-string=TEXT: TEXT is a command line */
-	W_PROXY = 8,	     /* routes every connection through a configured proxy */
-	W_JOIN = 16,	     /* the rest is joined into one shell command (watch) */
-	W_DASH_C = 32,	     /* -c TEXT is a shell command (su, runuser, script) */
-	W_DIGITS = 64,	     /* -NUMBER is a flag (nice -10) */
-	W_PERMUTE = 128,     /* options may follow operands (su USER -c TEXT) */
-	W_POS_C = 256,	     /* after the operands, -c TEXT / --command TEXT (flock) */
-	W_SHELL_STDIN = 512, /* without a command it runs a shell that reads stdin */
-	W_U_ARGV = 1024,     /* with -u USER the operands are the command (runuser) */
-	W_NO_CMD = 2048,     /* its operands are files, never a command (script) */
-	W_SHELL_OPT = 4096,  /* -s/-i/--shell/--login: the command runs through a shell */
-	W_OPTS_AFTER = 8192, /* flags may follow the operands (setarch ARCH -R CMD) */
-};
-
-struct wrapper {
-	const char *name;
-	const char *vals;	      /* short options taking a value */
-	const char *const *long_vals; /* long options taking a value */
-	unsigned positionals;	      /* words between the options and the command */
-	unsigned flags;
-};
-
-static const char *const sudo_long[] = {
-    "--user", "--group", "--close-from", "--chdir",	      "--host", "--prompt",
-    "--role", "--type",	 "--other-user", "--command-timeout", NULL};
-static const char *const env_long[] = {"--unset", "--chdir", "--split-string", NULL};
-static const char *const timeout_long[] = {"--kill-after", "--signal", NULL};
-static const char *const nice_long[] = {"--adjustment", NULL};
-static const char *const time_long[] = {"--format", "--output", NULL};
-static const char *const stdbuf_long[] = {"--input", "--output", "--error", NULL};
-static const char *const xargs_long[] = {"--max-args",	"--max-procs", "--max-chars",
-					 "--delimiter", "--arg-file",  "--process-slot-var",
-					 NULL};
-static const char *const watch_long[] = {"--interval", "--differences", NULL};
-static const char *const su_long[] = {
-    "--command", "--session-command",	    "--group", "--supp-group", "--shell",
-    "--user",	 "--whitelist-environment", NULL};
-static const char *const flock_long[] = {"--timeout", "--wait", "--conflict-exit-code", NULL};
-static const char *const script_long[] = {"--command", "--log-io",	 "--log-in",
-					  "--log-out", "--log-timing",	 "--logging-format",
-					  "--echo",    "--output-limit", NULL};
-static const char *const strace_long[] = {
-    "--output", "--trace",	  "--signal",  "--abbrev",     "--verbose", "--raw",
-    "--read",	"--write",	  "--inject",  "--fault",      "--attach",  "--user",
-    "--env",	"--string-limit", "--columns", "--trace-path", NULL};
-static const char *const ltrace_long[] = {"--output", "--library", "--indent", "--align", NULL};
-static const char *const unshare_long[] = {
-    "--map-user",    "--map-group", "--map-users", "--map-groups",
-    "--propagation", "--setgroups", "--root",	   "--wd",
-    "--setuid",	     "--setgid",    NULL};
-static const char *const nsenter_long[] = {"--target", "--setuid", "--setgid", NULL};
-static const char *const chrt_long[] = {"--sched-runtime", "--sched-period", "--sched-deadline",
-					NULL};
-static const char *const ionice_long[] = {"--class", "--classdata", "--pid",
-					  "--pgid",  "--uid",	    NULL};
-static const char *const setpriv_long[] = {"--reuid",
-					   "--regid",
-					   "--ruid",
-					   "--euid",
-					   "--rgid",
-					   "--egid",
-					   "--groups",
-					   "--inh-caps",
-					   "--ambient-caps",
-					   "--bounding-set",
-					   "--securebits",
-					   "--pdeathsig",
-					   "--selinux-label",
-					   "--apparmor-profile",
-					   "--landlock-access",
-					   "--landlock-rule",
-					   "--seccomp-filter",
-					   NULL};
-static const char *const chroot_long[] = {"--userspec", "--groups", NULL};
-static const char *const dbus_long[] = {"--config-file", "--dbus-daemon", NULL};
-static const char *const systemd_run_long[] = {"--unit",
-					       "--property",
-					       "--description",
-					       "--slice",
-					       "--setenv",
-					       "--host",
-					       "--machine",
-					       "--uid",
-					       "--gid",
-					       "--nice",
-					       "--working-directory",
-					       "--service-type",
-					       "--on-active",
-					       "--on-boot",
-					       "--on-startup",
-					       "--on-unit-active",
-					       "--on-unit-inactive",
-					       "--on-calendar",
-					       "--on-clock-change",
-					       "--timer-property",
-					       "--path-property",
-					       "--socket-property",
-					       "--expand-environment",
-					       "--json",
-					       NULL};
-static const char *const ssh_agent_long[] = {NULL};
-static const char *const pkexec_long[] = {"--user", NULL};
-/* bwrap: options with one value, and (below) those with two (--bind SRC DEST). */
-static const char *const bwrap_long[] = {"--args",	  "--argv0",
-					 "--userns",	  "--userns2",
-					 "--pidns",	  "--uid",
-					 "--gid",	  "--hostname",
-					 "--chdir",	  "--unsetenv",
-					 "--lock-file",	  "--sync-fd",
-					 "--remount-ro",  "--exec-label",
-					 "--file-label",  "--proc",
-					 "--dev",	  "--tmpfs",
-					 "--mqueue",	  "--dir",
-					 "--seccomp",	  "--add-seccomp-fd",
-					 "--block-fd",	  "--userns-block-fd",
-					 "--info-fd",	  "--json-status-fd",
-					 "--cap-add",	  "--cap-drop",
-					 "--perms",	  "--size",
-					 "--overlay-src", "--tmp-overlay",
-					 "--ro-overlay",  NULL};
-static const char *const bwrap_long2[] = {
-    "--setenv",	      "--bind",		"--bind-try",	 "--dev-bind",
-    "--dev-bind-try", "--ro-bind",	"--ro-bind-try", "--file",
-    "--bind-data",    "--ro-bind-data", "--symlink",	 "--chmod",
-    "--bind-fd",      "--ro-bind-fd",	"--overlay",	 NULL};
-static const char *const valgrind_long[] = {NULL}; /* its options are --opt=value */
-static const char *const fakeroot_long[] = {"--lib", "--faked", NULL};
-static const char *const proot_long[] = {"--rootfs", "--bind",		 "--mount",   "--cwd",
-					 "--qemu",   "--kernel-release", "--verbose", NULL};
-static const char *const numactl_long[] = {
-    "--interleave", "--membind",	"--cpunodebind",	 "--physcpubind",
-    "--preferred",  "--preferred-many", "--weighted-interleave", NULL};
-static const char *const inhibit_long[] = {"--what", "--who", "--why", "--mode", NULL};
-static const char *const prlimit_long[] = {"--pid", "--output", NULL};
-static const char *const xvfb_long[] = {
-    "--error-file", "--auth-file", "--server-num", "--xauth-protocol", "--server-args",
-    "--wait",	    NULL};
-static const char *const at_long[] = {NULL};
-static const char *const none[] = {NULL};
-
-/* Runners whose long options may take two values. */
-static const struct {
-	const char *name;
-	const char *const *opts;
-} two_vals[] = {{"bwrap", bwrap_long2}};
-
-/* One row per program runner: which options take a value, how many operands stand
- * before the command, and what else is special. find and parallel have their own
- * grammar below. */
-static const struct wrapper wrappers[] = {
-    {"sudo", "CDghpRrTtUu", sudo_long, 0, W_ASSIGNS | W_SHELL_STDIN | W_SHELL_OPT},
-    {"doas", "uCa", none, 0, W_SHELL_STDIN | W_SHELL_OPT},
-    {"env", "uCS", env_long, 0, W_ASSIGNS | W_SPLIT_S},
-    {"timeout", "ks", timeout_long, 1, 0},
-    {"nice", "n", nice_long, 0, W_DIGITS},
-    {"ionice", "cnpPu", ionice_long, 0, 0},
-    {"nohup", "", none, 0, 0},
-    {"setsid", "", none, 0, 0},
-    {"command", "", none, 0, 0},
-    {"builtin", "", none, 0, 0},
-    {"exec", "a", none, 0, 0},
-    {"xargs", "EILnPsda", xargs_long, 0, W_XARGS},
-    {"time", "fo", time_long, 0, 0},
-    {"stdbuf", "ioe", stdbuf_long, 0, 0},
-    {"sshpass", "pfdP", none, 0, 0},
-    {"unbuffer", "", none, 0, 0},
-    {"chronic", "", none, 0, 0},
-    {"nocache", "", none, 0, 0},
-    {"caffeinate", "tw", none, 0, 0},
-    {"busybox", "", none, 0, 0},
-    {"chrt", "TPD", chrt_long, 1, 0},
-    {"proxychains", "f", none, 0, W_PROXY},
-    {"proxychains4", "f", none, 0, W_PROXY},
-    {"torsocks", "uPa", none, 0, W_PROXY},
-    {"torify", "", none, 0, W_PROXY},
-    {"tsocks", "", none, 0, W_PROXY},
-    {"watch", "n", watch_long, 0, W_JOIN},
-    {"su", "gGsw", su_long, 0, W_DASH_C | W_PERMUTE | W_SHELL_STDIN},
-    {"runuser", "gGsuw", su_long, 0, W_DASH_C | W_PERMUTE | W_SHELL_STDIN | W_U_ARGV},
-    {"flock", "wE", flock_long, 1, W_POS_C},
-    {"script", "BIOTEom", script_long, 0, W_DASH_C | W_PERMUTE | W_SHELL_STDIN | W_NO_CMD},
-    {"strace", "abeEIoOpPsSuXU", strace_long, 0, 0},
-    {"ltrace", "aADeFlnopsuwx", ltrace_long, 0, 0},
-    {"taskset", "", none, 1, 0},
-    {"unshare", "RwSG", unshare_long, 0, 0},
-    {"nsenter", "tSG", nsenter_long, 0, 0},
-    {"chroot", "", chroot_long, 1, W_SHELL_STDIN},
-    {"setpriv", "", setpriv_long, 0, 0},
-    {"dbus-run-session", "", dbus_long, 0, 0},
-    {"systemd-run", "pEuHM", systemd_run_long, 0, 0},
-    {"firejail", "", none, 0, 0}, /* its options are --opt=value */
-    {"bwrap", "", bwrap_long, 0, 0},
-    {"ssh-agent", "aEPtO", ssh_agent_long, 0, 0},
-    {"pkexec", "", pkexec_long, 0, 0},
-    {"catchsegv", "", none, 0, 0},
-    {"valgrind", "", valgrind_long, 0, 0},
-    {"toybox", "", none, 0, 0},
-    {"fakeroot", "lfsi", fakeroot_long, 0, 0},
-    {"proot", "rbmwqkRS", proot_long, 0, 0},
-    {"numactl", "imNCpPw", numactl_long, 0, 0},
-    {"cgexec", "g", none, 0, 0},
-    {"systemd-inhibit", "", inhibit_long, 0, 0},
-    {"keyctl", "", none, 2, 0}, /* keyctl session NAME CMD */
-    {"setarch", "", none, 1, W_OPTS_AFTER},
-    {"linux32", "", none, 0, 0},
-    {"linux64", "", none, 0, 0},
-    {"i386", "", none, 0, 0},
-    {"x86_64", "", none, 0, 0},
-    {"prlimit", "po", prlimit_long, 0, 0},
-    {"rlwrap", "bCDefgHlMOPqsStwz", none, 0, 0},
-    {"xvfb-run", "efnpsw", xvfb_long, 0, 0},
-    {"entr", "", none, 0, W_SHELL_OPT}, /* entr -s TEXT */
-    /* at and batch read the commands they schedule from stdin (or -f FILE) */
-    {"at", "qftT", at_long, 0, W_NO_CMD | W_SHELL_STDIN},
-    {"batch", "qftT", at_long, 0, W_NO_CMD | W_SHELL_STDIN},
-};
-
-static const struct wrapper *find(const char *name)
-{
-	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
-		if (strcmp(wrappers[k].name, name) == 0)
-			return &wrappers[k];
-	return NULL;
-}
+#include "hook/wrap_int.h"
 
 static bool in(const char *const *l, const char *s, size_t n)
 {
@@ -289,9 +58,10 @@ static size_t long_opt(struct hook_judge *j, const struct wrapper *r, const stru
 			value_text(j, r->name, &argv[i + 1], 0);
 		return eq ? 0 : 1;
 	}
-	for (size_t k = 0; !eq && k < sizeof(two_vals) / sizeof(two_vals[0]); k++)
-		if (!strcmp(two_vals[k].name, r->name) && in(two_vals[k].opts, a, n))
-			return 2;
+	const char *const *two = hook_wrapper_two_vals(r->name);
+
+	if (!eq && two && in(two, a, n))
+		return 2;
 	return !eq && in(r->long_vals, a, n) ? 1 : 0;
 }
 
@@ -563,7 +333,7 @@ bool hook_wrapper_skip(struct hook_judge *j, const struct hook_script *s,
 {
 	const char *b = strrchr(argv[0].text, '/');
 	const char *name = b ? b + 1 : argv[0].text;
-	const struct wrapper *r = find(name);
+	const struct wrapper *r = hook_wrapper_find(name);
 	struct wstate st = {0};
 	size_t i = 1;
 

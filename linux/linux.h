@@ -11,7 +11,7 @@
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 
 /* A file of halo-run's inside the sandbox, on the sealed (read-only) /run: Node's
  * preload that drops the one warning NODE_USE_ENV_PROXY=1 makes every Node 22 print
@@ -19,7 +19,7 @@
 #define LINUX_NODE_PRELOAD_DIR	"/run/halo"
 #define LINUX_NODE_PRELOAD_PATH "/run/halo/node-preload.cjs"
 #define LINUX_NODE_OPTIONS	"--require " LINUX_NODE_PRELOAD_PATH
-/* The command's XDG_CONFIG_HOME (runner/caches_config.c says why), written on the
+/* The command's XDG_CONFIG_HOME (env/caches_config.c says why), written on the
  * sandbox's /run by its init: pnpm/rc, and one symlink per name (NUL-separated) to
  * mirror/NAME. */
 #define LINUX_TOOL_CONFIG_DIR "/run/halo/config"
@@ -58,11 +58,11 @@ struct linux_launch {
 	 * rename), wherever they lie, the workspace and writable roots included. */
 	const char *const *own_outputs;
 	size_t n_own_outputs;
-	/* halo-run's session control directory (runner/session.c), or NULL: hidden inside
+	/* halo-run's session control directory (session/session.c), or NULL: hidden inside
 	 * wherever the sandbox would show it (a workspace of /tmp, an $XDG_RUNTIME_DIR in
 	 * the home), so that no command removes, locks or fills what sessions keep there. */
 	const char *session_dir;
-	/* Tool caches (runner/caches): bound read-write like writable roots, but never
+	/* Tool caches (env/caches.c): bound read-write like writable roots, but never
 	 * walked (no host tool reads them, and a warm npm cache holds 100k files). */
 	const char *const *cache_binds;
 	size_t n_cache_binds;
@@ -72,14 +72,14 @@ struct linux_launch {
 	/* LINUX_TOOL_CONFIG_DIR's contents, or NULL: none. */
 	const struct linux_tool_config *tool_config;
 	char *const *argv;
-	char **envp;	    /* built by runner/env (with the proxy variables when egress_proxy) */
+	char **envp;	    /* built by env/ (with the proxy variables when egress_proxy) */
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
 	/* What the launch could not enforce (a degraded start, a missing cgroup), one line
 	 * each without the "halo-run: " prefix: the runner says them. May be NULL. */
 	struct plan_text *warnings;
-	/* Filled by linux_finish when set (runner/exit.h): limits hit, refusals counted. */
+	/* Filled by linux_finish when set (exit/exit.h): limits hit, refusals counted. */
 	struct halo_run_facts *facts;
 	bool learn;	   /* halo-run learn: the broker notes refused writes (facts->learn_*) */
 	bool unsandboxed;  /* sandbox.mode: off — limits, environment, supervision only */
@@ -87,7 +87,7 @@ struct linux_launch {
 	/* The sandbox's /etc/ssh/ssh_config (linux_ssh_config_build), or NULL. */
 	const char *ssh_config;
 	size_t ssh_config_len;
-	/* A session (runner/session*.c): init's child is the spawner, which runs each call
+	/* A session (session/): init's child is the spawner, which runs each call
 	 * it is sent over linux_sandbox_session_fd; argv and envp are then unused. Needs
 	 * the namespaces: never degraded, never unsandboxed. */
 	bool session;
@@ -146,7 +146,7 @@ void linux_session_protected_free(char **v, size_t n);
 int linux_sandbox_session_fd(const struct linux_sandbox *sb);
 
 /* Reap, release, and say how the run ended in *out (the command's status or signal,
- * the timeout, exec failed: runner/exit.h). Returns 0 when the command ran, 1 when it
+ * the timeout, exec failed: exit/exit.h). Returns 0 when the command ran, 1 when it
  * ended in a way halo-run must explain (message in e), -errno when the sandbox failed
  * during setup (*out: HALO_OUTCOME_SETUP). Frees sb. */
 int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e);

@@ -14,7 +14,7 @@
  * that are halo-run's, not the command's, so the pids cgroup makes room for them. */
 #define LINUX_BROKER_THREADS 4
 
-/* halo-run's setup-failure status (runner/exit.h), the child's reserved _exit code. */
+/* halo-run's setup-failure status (exit/exit.h), the child's reserved _exit code. */
 #define LINUX_SETUP_FAILED HALO_EXIT_SETUP
 
 /* Message written to the report pipe; the supervisor prints

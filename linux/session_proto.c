@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "linux/session_proto.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 
 #define V(x)	    (1u << (x))
 #define STR_MAX	    4096 /* a single value: a path, a message */

@@ -5,7 +5,7 @@
  * next fresh launch but not in the running session. Each call walks the workspace
  * as a launch would (the index makes that cheap) and its list, each file with its
  * identity, is compared with the session's: a file the session does not hold is
- * refused (runner/session_sup.c). The identity is the device and the file handle
+ * refused (session/session_sup.c). The identity is the device and the file handle
  * (name_to_handle_at: the inode and its generation, so that a file deleted and made
  * again under a reused inode number differs), else the inode and its birth time.
  *

@@ -18,7 +18,7 @@
 #include "plan/plan.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 
 #define MACOS_SANDBOX_EXEC    "/usr/bin/sandbox-exec"
 #define MACOS_EXAMPLE_PORT    49152 /* shown by `halo-run profile`; a run picks its own */

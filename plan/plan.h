@@ -203,7 +203,7 @@ struct plan_fs_in {
 	const struct halo_policy *policy;
 	const char *workspace;
 	struct plan_paths caches; /* tool caches as runner named them */
-	/* The directory of every workspace's isolated caches (runner/caches), or NULL: a
+	/* The directory of every workspace's isolated caches (env/caches.c), or NULL: a
 	 * cache tree directly in it is shown alone (PLAN_F_ALONE). */
 	const char *cache_hide;
 	struct plan_paths writable; /* resolved writable trees, nested ones dropped */

@@ -1,5 +1,5 @@
 /* What a secret value looks like: the one table of token shapes that the command's
- * environment (runner/env.c) and the sanitized settings files (sanitize.c) share.
+ * environment (env/env.c) and the sanitized settings files (sanitize.c) share.
  *
  * A value is secret-like when it holds, at a token boundary (the value's start or
  * after a character that is not a letter or a digit):

@@ -38,7 +38,7 @@ struct proxy_listener {
 #define PROXY_MAX_LISTENERS (6 + 2 * POLICY_MAX_HOST_PORTS)
 
 /* --decider: a harness's program asked about hosts no rule of the policy matched
- * (runner/decider.c). ask() returns 0 and later calls done(arg, ...) from the loop,
+ * (events/decider.c). ask() returns 0 and later calls done(arg, ...) from the loop,
  * never from inside ask(); or -errno, and the policy's default applies at once.
  * cancel() forgets the question of a connection that closed first. why names what
  * answered ("decider", or the default's reason: "decider timed out"...). */
@@ -112,7 +112,7 @@ struct proxy_options {
 	unsigned connect_timeout_ms; /* default 10000 */
 	unsigned idle_timeout_ms;    /* 0 = no idle limit on tunnels */
 	int audit_fd;		     /* JSON Lines, one record per decision; -1 = none */
-	/* --events: the same record with "type":"egress" (runner/events.h); 0-2 and -1
+	/* --events: the same record with "type":"egress" (events/events.h); 0-2 and -1
 	 * are none (never the command's stdio; a zeroed struct has none). */
 	int events_fd;
 	/* Counts the events records not written whole (NULL: not counted); outlives the

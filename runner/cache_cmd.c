@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/caches.h"
+#include "env/caches.h"
 #include "runner/runner_int.h"
 
 #define MAX_DEPTH 256

@@ -24,7 +24,7 @@ void runner_usage(FILE *out)
 	policy_harness_names(POLICY_HARNESS_IMPORT, import, sizeof(import));
 	policy_harness_names(POLICY_HARNESS_HOOK, hook, sizeof(hook));
 	policy_harness_names(POLICY_HARNESS_WRAP, wrap, sizeof(wrap));
-	/* The exit codes from their one home, runner/exit.h. */
+	/* The exit codes from their one home, exit/exit.h. */
 	fprintf(
 	    out,
 	    "usage: halo-run [OPTIONS] [--] CMD [ARGS...]    run CMD in the sandbox\n"

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/events.h"
-#include "runner/launcher.h"
+#include "events/events.h"
+#include "launch/launch.h"
 #include "runner/runner_int.h"
 
 #ifndef RUNNER_MACOS

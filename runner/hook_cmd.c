@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "hook/hook.h"
-#include "runner/events.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
 /* The persistence guard's names. Their one home is moving to policy/; until then the
  * macOS profile's copy (built on every platform) is the list both launchers use. */

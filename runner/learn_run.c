@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/events.h"
+#include "events/events.h"
 
 #include "learn/learn.h"
 #include "proxy/proxy.h"

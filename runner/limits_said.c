@@ -4,12 +4,12 @@
  * that halo-run's limit stopped the command. What the kernel shows is said: the
  * signal the command died of (SIGXCPU, SIGXFSZ, and SIGKILL with a CPU limit set,
  * which is the hard limit after an ignored SIGXCPU) and the pids cgroup's count of
- * refused forks. The events file gets the same facts (runner/events.c). */
+ * refused forks. The events file gets the same facts (events/events.c). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/events.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
 
 /* The policy key and --limit item of each limit the events and these lines name. */

@@ -1,6 +1,6 @@
 /* The supervisor's one event loop: the proxy's sockets, the sandbox's exit, signals to
  * forward, and the wall-clock limit, all on one poller. The launcher is linux/ or
- * macos/ (runner/launcher.h); the loop is the same. */
+ * macos/ (launch/launch.h); the loop is the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "proxy/proxy.h"
-#include "runner/events.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
 
 struct loop_state {
@@ -135,28 +135,6 @@ static int watch(struct loop_state *st, const runner_launch *l)
 	    !proxy_timer_add(st->pl, (uint64_t)l->limits.wall_seconds * 1000, on_wall_clock, st))
 		rc = -ENOMEM;
 	return rc;
-}
-
-/* A whole line of ours may hold names from inside, some escaped already by the module
- * that made the message (policy_printable: a backslash doubled): here only what could
- * forge a line or drive the terminal (control bytes, DEL, bytes past ASCII) becomes
- * \xNN, so an escaped name is not escaped twice. */
-void runner_say(const char *fmt, ...)
-{
-	char text[2048], out[4 * sizeof(text) + 1];
-	size_t k = 0;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	for (const unsigned char *s = (const unsigned char *)text; *s; s++)
-		if (*s >= 0x20 && *s < 0x7f)
-			out[k++] = (char)*s;
-		else
-			k += (size_t)snprintf(out + k, sizeof(out) - k, "\\x%02x", *s);
-	out[k] = '\0';
-	fprintf(stderr, "halo-run: %s\n", out);
 }
 
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w)
@@ -326,7 +304,7 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		runner_launcher.kill(st.sb);
 	runner_explain_finish(&st.xp);
 	rc = runner_launcher.finish(st.sb, &outcome, e);
-	*status = halo_exit_code(outcome); /* the one mapping, runner/exit.h */
+	*status = halo_exit_code(outcome); /* the one mapping, exit/exit.h */
 	if (rc >= 0 && l->facts)
 		runner_say_limits(&l->limits, outcome, l->facts);
 	proxy_drain(px, 100);

@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #include "proxy/proxy.h"
-#include "runner/events.h"
-#include "runner/exit.h"
+#include "events/events.h"
+#include "exit/exit.h"
 #include "runner/proxy_int.h"
+#include "trust/trust.h"
 
 #define MAX_FDS	    RUNNER_PROXY_MAX_LISTEN
 #define MAX_RELOADS 256 /* every policy handed to the proxy lives until exit */

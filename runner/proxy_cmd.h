@@ -58,12 +58,6 @@ int runner_listen_open(const struct runner_listen_addr *a, struct halo_err *e);
  * not a listening stream socket. */
 int runner_listen_describe(int fd, char *out, size_t n, bool *local, struct halo_err *e);
 
-/* The state file of a running `halo-run proxy` (proxy_state.c): written at start,
- * removed at exit, listed by doctor (live ones only). */
-int runner_proxy_state_write(char *const *listeners, size_t n, char *path, size_t plen);
-void runner_proxy_state_remove(const char *path);
-void runner_proxy_state_report(FILE *out);
-
 int runner_cmd_proxy(int argc, char **argv);
 
 #endif

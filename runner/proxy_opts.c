@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/exit.h"
+#include "exit/exit.h"
 #include "runner/proxy_int.h"
 
 static const char usage[] =

@@ -13,9 +13,9 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
-#include "runner/caches.h"
-#include "runner/env.h"
-#include "runner/events.h"
+#include "env/caches.h"
+#include "env/env.h"
+#include "events/events.h"
 #include "runner/runner_int.h"
 
 extern char **environ;
@@ -114,7 +114,7 @@ static struct runner_tool_config toolcfg;
 static struct linux_tool_config linux_toolcfg;
 
 /* pnpm's store in the isolated (or per-run) cache, through the pnpm rc of a
- * configuration directory on the sandbox's /run (runner/caches_config.c): *kv is the
+ * configuration directory on the sandbox's /run (env/caches_config.c): *kv is the
  * variable that names it (none when caches are not isolated). The home as the
  * workspace keeps its own ~/.config (a tool's new configuration belongs there), so
  * there pnpm gets npm_config_store_dir as before, which npm 11 warns about, rather
@@ -296,7 +296,7 @@ static int check_agent_options(const struct runner_opts *o)
 }
 #ifndef RUNNER_MACOS
 /* The caller's ssh-agent socket, when sandbox.unixSockets lists it: the sandbox's
- * ssh_config names it (SSH_AUTH_SOCK itself is never passed, runner/env.c). */
+ * ssh_config names it (SSH_AUTH_SOCK itself is never passed, env/env.c). */
 static const char *ssh_agent_opted_in(const struct halo_policy *p)
 {
 	const char *agent = getenv("SSH_AUTH_SOCK");

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/caches.h"
-#include "runner/env.h"
+#include "env/caches.h"
+#include "env/env.h"
 #include "runner/runner_int.h"
 
 #ifdef RUNNER_MACOS

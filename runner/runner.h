@@ -3,7 +3,7 @@
 #ifndef HALO_RUNNER_H
 #define HALO_RUNNER_H
 
-#include "runner/exit.h" /* HALO_EXIT_*: halo-run's own exit codes */
+#include "exit/exit.h" /* HALO_EXIT_*: halo-run's own exit codes */
 
 int runner_main(int argc, char **argv);
 

@@ -1,4 +1,5 @@
-/* Internal to runner/: parsed command line and the shared policy loading. */
+/* Internal to runner/: the subcommands' entry points and the run's pieces. The options
+ * and the policy loading every subcommand shares are in opts/opts.h. */
 #ifndef HALO_RUNNER_INT_H
 #define HALO_RUNNER_INT_H
 
@@ -9,90 +10,18 @@
 #include "linux/linux.h"
 #include "policy/policy.h"
 #include "rlimits/rlimits.h"
-#include "runner/launcher.h"
+#include "events/events.h"
+#include "launch/launch.h"
+#include "opts/opts.h"
+#include "report/report.h"
+#include "runner/run.h"
 #include "runner/runner.h"
-
-#define RUNNER_MAX_POLICIES 16
-
-/* A repeatable one-off flag's values (--allow, --writable, --env, --host-port). */
-#define RUNNER_MAX_ONEOFF 64
-struct runner_multi {
-	const char *v[RUNNER_MAX_ONEOFF];
-	size_t n;
-};
-
-struct runner_opts {
-	const char *policies[RUNNER_MAX_POLICIES];
-	size_t n_policies;
-	struct runner_multi allow, writable, env, host_port; /* policy/oneoff.c */
-	const char *workspace;
-	const char *limit_spec;
-	const char *timeout;
-	const char *audit; /* JSON Lines file, one record per egress decision */
-	bool dry_run;
-	bool quiet;
-	bool verbose;
-	bool json;
-	const char *method;  /* check -X METHOD: the request judged by egress.requestRules */
-	bool resolve;	     /* check --resolve: look the name up as the proxy would */
-	const char *os;	     /* profile --os macos|linux; policy render --os linux|macos|windows */
-	const char *harness; /* policy render, check (or all), hook: --harness NAME */
-	const char *out_dir; /* policy render --out DIR */
-	const char *pin;     /* policy render --version V: the harness version pinned */
-	const char *from;    /* policy import --from KIND */
-	bool lossy;	     /* policy import --lossy: nearest tighter form, each printed */
-	const char *format;  /* report --format text|markdown|json */
-	const char *summary_md;	     /* run: the markdown report of this run, written at exit */
-	bool fail_on_deny;	     /* run, report: HALO_EXIT_DENIED when something was denied */
-	const char *events;	     /* run: JSON Lines of events, FILE or fd:N (events.c) */
-	const char *decider;	     /* run: /bin/sh -c command asked about unmatched hosts */
-	const char *decider_timeout; /* run: per question (duration), default 5 s */
-	bool die_with_parent;	     /* run: PR_SET_PDEATHSIG on the supervisor */
-	const char *session;	     /* run: --session NAME (runner/session*.c) */
-	bool learn;		     /* halo-run learn: default denials allowed and recorded */
-	bool wildcards;		     /* learn --wildcards: "*.x" for names below one parent */
-	bool wrap;		     /* hook --wrap: answer a shell call with it run in halo-run */
-	bool render_hook;	     /* policy render --hook: the settings that install the hook */
-	const char *render_proxy;    /* policy render --proxy PORT[,SOCKSPORT] */
-	char **rest;		     /* command (run) or operands (check, validate) */
-	int n_rest;
-};
-
-/* Everything a subcommand needs once the policy is loaded. */
-/* managed.c: /etc/halo/managed.{yaml,json}, read when it exists and can be trusted. */
-#define RUNNER_MANAGED_DIR "/etc/halo"
-struct runner_managed {
-	char path[64]; /* "" when there is none */
-	char *buf;
-	size_t len;
-};
-/* 0 (m->path "" when there is no managed file), or HALO_EXIT_SETUP after saying why
- * the file cannot be trusted or read. */
-int runner_managed_read(struct runner_managed *m);
-void runner_managed_release(struct runner_managed *m);
-
-struct runner_env {
-	char pw_home[4096];
-	const char *env_home;
-	char workspace[4096];
-	char discovered[4096]; /* the discovered file, "" for embedded */
-	char managed[64];      /* the managed layer's file, "" for none */
-	const char *paths[RUNNER_MAX_POLICIES];
-	size_t n_paths;
-	struct halo_policy *policy;
-};
+#include "session/session.h"
+#include "trust/trust.h"
 
 /* Parse argv (after the subcommand word). Returns 0, or HALO_EXIT_SETUP after printing
  * the usage error. */
 int runner_parse(int argc, char **argv, bool stop_at_command, struct runner_opts *o);
-
-/* Load the policy of --policy files or discovery; prints every error and warning.
- * Returns 0 or HALO_EXIT_SETUP. */
-int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct runner_env *re);
-/* A --writable value as the launch takes it: relative ones made absolute against
- * `cwd` (load.c); -ENAMETOOLONG when it does not fit. */
-int runner_writable_abs(const char *w, const char *cwd, char *out, size_t n);
-void runner_env_release(struct runner_env *re);
 
 int runner_cmd_check(const struct runner_opts *o);
 int runner_cmd_validate(const struct runner_opts *o);
@@ -112,9 +41,6 @@ const struct policy_ipaddr *runner_upstream_addrs(size_t *n);
 void runner_upstream_describe(const struct halo_policy *p, const struct policy_upstream *u,
 			      char *buf, size_t n);
 int runner_cmd_run(const struct runner_opts *o);
-int runner_cmd_doctor(const struct runner_opts *o); /* doctor.c */
-int runner_cmd_verify(const struct runner_opts *o); /* verify.c */
-int runner_cmd_probe(const struct runner_opts *o);  /* probes.c: verify's probe runner */
 int runner_cmd_cache(const struct runner_opts *o);
 int runner_cmd_index(const struct runner_opts *o);
 /* index_cmd.c: the workspace index */ /* cache_cmd.c: list and clear caches */
@@ -125,25 +51,11 @@ bool runner_harness_known(const char *name); /* a harness name or "all" */
 void runner_check_harness(const struct runner_opts *o, const struct halo_policy *p,
 			  const char *host, unsigned port, bool allow);
 
-int runner_cmd_report(const struct runner_opts *o); /* report_cmd.c: the audit, read */
-
-/* report_cmd.c, for CI: refuse --summary-md without --audit (before the launch), and
- * at exit apply --fail-on-deny to *status and write --summary-md from the records the
- * run appended to the audit (from audit_start on), through summary_fd (opened before
- * the launch). -EIO when the report could not be written (said; *status 125). */
-struct proxy;
-int runner_ci_check(const struct runner_opts *o);
-int runner_ci_finish(const struct runner_opts *o, const struct proxy *px, int audit_fd,
-		     off_t audit_start, int summary_fd, int *status);
-
 /* check_request.c: check's request line (egress.requestRules, TLS termination) for a
  * URL target whose host is allowed; returns the final allow. */
 bool runner_check_request(const struct runner_opts *o, const struct halo_policy *p,
 			  const char *host, const char *target, bool allow);
 int runner_cmd_hook(const struct runner_opts *o); /* hook_cmd.c: a harness's tool event */
-/* session_cmd.c: stop the session NAME if it runs, saying nothing on stdout. 0 when it
- * is gone (or never was), else 1 after a line on stderr. */
-int runner_session_stop_quiet(const char *name);
 /* The first option given that `hook --wrap`'s rewritten line (and so the settings of
  * `policy render --hook`) would not carry, or NULL (hook_cmd.c). */
 const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs_carried);
@@ -153,69 +65,10 @@ bool runner_hook_exists(const char *abs);
 int runner_hook_read_file(const char *abs, char *buf, size_t n);
 int runner_hook_resolve(const char *abs, char *out, size_t n);
 
-/* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
- * outlives the first call). runner_session_run replaces the launch of a run with
- * --session: it joins the named session, starting it first when there is none. */
-int runner_cmd_session(const struct runner_opts *o);
-int runner_session_run(const struct runner_opts *o, const runner_launch *l);
-/* The control directory, made if missing (every launch hides it inside: a session
- * started later keeps its socket there), or NULL when it is not ours. */
-const char *runner_session_dir_made(char *out, size_t n);
-/* What fixes a session's sandbox: compared at every call (refused when it differs). */
-struct runner_session_id {
-	char name[65];
-	char policy[65]; /* SHA-256 of the effective policy (policy_to_json), hex */
-	char *options;	 /* the launch options that shape the sandbox, as text */
-	char workspace[4096];
-	long long idle_seconds;
-	/* The protected files a fresh launch would mask now (linux_session_protected):
-	 * a call may bring none that the session's start did not. */
-	char **prot;
-	size_t n_prot;
-};
-/* The session's supervisor, in the daemon the first call forks: start the sandbox (l
- * with session set), tell ready_fd, serve calls on listen_fd until stopped or idle.
- * Returns the daemon's exit status. */
-int runner_session_serve(const struct runner_opts *o, const runner_launch *l, int listen_fd,
-			 int ready_fd, const struct runner_session_id *id, const char *sock_path);
-
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */
 bool runner_is_shell(const char *argv0);
 int runner_shell_main(int argc, char **argv);
-
-/* decider.c: --decider's process and its questions on the supervisor's loop. start
- * after the sandbox (the decider runs outside it); options hands the proxy its ask;
- * stop after the proxy is destroyed. */
-struct runner_decider;
-struct proxy_poller;
-int runner_decider_start(const struct runner_opts *o, struct proxy_poller *pl, int events_fd,
-			 const char *session, struct runner_decider **out, struct halo_err *e);
-void runner_decider_options(struct runner_decider *dc, struct proxy_options *po);
-/* Where halo-run's lines about the decider go (default stderr; a session's supervisor
- * gives the pipe that reaches its running calls). */
-void runner_decider_log_to(struct runner_decider *dc, int fd);
-void runner_decider_stop(struct runner_decider *dc);
-/* --decider-timeout (NULL: 5 s) in ms; 0, or -EINVAL with e set. */
-int runner_decider_timeout(const char *spec, unsigned *ms, struct halo_err *e);
-
-/* learn_run.c: `halo-run learn` (checks its options, then runs as runner_cmd_run with
- * o->learn), the record the proxy feeds, and the output written at the end (0, or
- * -errno after saying why: the run then exits 125). */
-int runner_cmd_learn(const struct runner_opts *o);
-struct runner_learn;
-struct proxy_options;
-/* The record, and --out opened (before the launch: it is masked inside). 0, or
- * -errno with e set. */
-int runner_learn_new(const struct runner_opts *o, struct runner_learn **out, struct halo_err *e);
-void runner_learn_options(struct runner_learn *lr, struct proxy_options *po);
-void runner_learn_command(struct runner_learn *lr, char *const *argv);
-int runner_learn_finish(struct runner_learn *lr, const struct runner_opts *o,
-			const runner_launch *l);
-void runner_learn_free(struct runner_learn *lr);
-/* load.c: the loader's context (with its file-system callbacks) for another load. */
-void runner_policy_ctx(struct policy_ctx *ctx, const char *pw_home, const char *env_home,
-		       const char *workspace);
 
 void runner_usage(FILE *out);
 /* getppid() as halo-run saw it first, before main (--die-with-parent's race check);
@@ -238,15 +91,6 @@ void runner_lineage_read(struct runner_lineage *l);
  * adopted it (a session, or a process group, that is neither its own nor its parent's). */
 bool runner_lineage_adopted(const struct runner_lineage *l);
 
-/* The password database's home directory of uid (absolute) into out. Returns 0 or
- * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
-int runner_pw_home(uid_t uid, char *out, size_t n);
-/* Parts of the fast path, for tests: does nsswitch.conf text consult "files" first for
- * passwd, with nothing that could let another source answer? And the home of uid in
- * /etc/passwd text: 0, -ENOENT (absent) or -EINVAL (something glibc may read otherwise). */
-bool runner_passwd_files_first(const char *nsswitch);
-int runner_passwd_home_in(const char *passwd, uid_t uid, char *out, size_t n);
-
 /* Start the sandbox and run the one event loop (proxy, exit, signals, wall clock)
  * until it ends. Returns as linux_finish does. */
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
@@ -256,69 +100,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
  * (0 or -ENOMEM). */
 void runner_plan_print(const struct halo_plan *p, FILE *out);
 int runner_plan_json(const struct halo_plan *p, FILE *out);
-#ifndef RUNNER_MACOS
-/* doctor_plan.c: the plan of a plain launch of p (the command `true`) in workspace,
- * with the scan and filesystem steps or (with_fs false) without. As linux_plan. */
-int runner_plan_of(const struct halo_policy *p, const char *workspace, const char *pw_home,
-		   bool with_fs, struct halo_plan *out, struct halo_err *e);
-#endif
-/* loop.c, shared with the session's supervisor: the --audit file (opened before the
- * launch, so that the sandbox masks it), the proxy on the sandbox's listeners, and
- * the supervisor's process settings (SIGPIPE ignored, the fd limit raised). */
-struct stat;
-struct proxy_poller;
-int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
-/* What a run adds to its proxy beyond the listeners: the --events fd (-1: none),
- * the events' session name, the --decider (NULL: none). */
-struct runner_decider;
-struct runner_learn;
-struct runner_proxy_extra {
-	int events_fd;
-	size_t *events_lost; /* NULL: not counted */
-	const char *session;
-	struct runner_decider *dc;
-	struct runner_learn *lr; /* halo-run learn (learn_run.c), NULL: not learning */
-	int *explain_fd; /* out: the refusals' log (netns/explain.c), -1 for none; NULL:
-			    closed */
-};
-int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
-		       struct proxy_poller *pl, int audit_fd, int log_fd,
-		       const struct runner_proxy_extra *x, struct proxy **px);
-void runner_supervisor_settings(void);
 
-/* runner/explain.c: refused connections inside the sandbox, explained once per port
- * or address (a line on log_fd unless quiet, and a "refusal" event). Fill fd, log_fd,
- * ev, quiet and host_ports; start adds fd to the loop (nothing when fd is -1);
- * finish reads what is left and closes it. */
-#define RUNNER_EXPLAIN_MAX     64
-#define RUNNER_EXPLAIN_WAIT_MS 2000 /* a refused localhost port is judged this much later */
-struct runner_explain {
-	int fd;
-	int log_fd;
-	int pidfd; /* the sandbox's (runner_launcher.exit_fd): its own sockets */
-	struct runner_events *ev;
-	bool quiet;
-	const struct policy_ports *host_ports;
-	struct proxy_poller *pl;
-	struct proxy_timer *timer;
-	int sandbox_pid;
-	size_t n_seen, n_said, n_pending;
-	struct netns_refusal seen[RUNNER_EXPLAIN_MAX];
-	uint16_t pending[RUNNER_EXPLAIN_MAX];
-};
-int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl);
-/* Read what the log holds now (a session's call ending); true when a line was said. */
-bool runner_explain_poll(struct runner_explain *x);
-void runner_explain_finish(struct runner_explain *x);
 
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
-/* One line of halo-run's own on stderr, "halo-run: " and the text: names and paths in
- * it may come from inside the sandbox, so every byte that is not printable ASCII is
- * escaped (policy_printable) and can neither drive the terminal nor forge a line. */
-void runner_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* runner/limits_said.c: one line for each limit the command hit (cpu, file size,
- * processes), naming its policy key (runner_limit_key, runner/events.h). */
+ * processes), naming its policy key (runner_limit_key, events/events.h). */
 /* runner/ssh_identity.c: a line for each identity file GIT_SSH_COMMAND names that the
  * sandbox cannot see (the host's /tmp, a protected path). */
 void runner_ssh_identity_note(char *const *envp, const struct halo_policy *p, const char *workspace,

@@ -1,4 +1,4 @@
-/* GIT_SSH_COMMAND and GIT_SSH pass into the sandbox (runner/env.c), and ssh still goes
+/* GIT_SSH_COMMAND and GIT_SSH pass into the sandbox (env/env.c), and ssh still goes
  * through the sandbox's ssh_config and the proxy. An identity file they name that the
  * sandbox cannot see would fail inside with a bare "no such identity": one line, before
  * the launch, says why and what to do. Not seeing it: beneath /tmp or /run (the

@@ -1,6 +1,6 @@
 /* egress.upstreamProxy at launch: the caller's proxy variables read once (for `env`)
  * and the credentials from $HALO_UPSTREAM_PROXY_AUTH or the caller's URL. The
- * variables never enter the sandbox: runner/env.c rewrites every proxy variable to
+ * variables never enter the sandbox: env/env.c rewrites every proxy variable to
  * halo-run's own proxy and never passes HALO_UPSTREAM_PROXY_AUTH.
  *
  * Whether the command could reach the upstream itself (allowed as a target, through

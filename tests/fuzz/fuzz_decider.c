@@ -1,4 +1,4 @@
-/* libFuzzer target for the decider's answer parser (runner/decider_parse.c): whatever
+/* libFuzzer target for the decider's answer parser (events/decider_parse.c): whatever
  * a harness's program prints, the parser returns 0 with an id in 1..2^53-1 or -EINVAL
  * with a reason and a zeroed answer; an accepted line parses the same again. */
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/decider.h"
+#include "events/decider_int.h"
 #include "tests/fuzz/fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for the registry-value scrubbers (runner/env_scrub.c): no crash or
+/* libFuzzer target for the registry-value scrubbers (env/env_scrub.c): no crash or
  * overrun on any value; each cut only shortens; after one pass nothing is left for a
  * second one (no userinfo, query or path token survives, GOFLAGS keeps only flags it
  * keeps again); the ambiguity check never reads past the value. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/env.h"
+#include "env/env.h"
 #include "tests/fuzz/fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for the egress report's audit reader (runner/report.c): whatever
+/* libFuzzer target for the egress report's audit reader (report/report.c): whatever
  * the audit file holds, reading never fails but on I/O, and every rendering keeps the
  * invariants of tests/unit/report_check.h (printable ASCII only, markdown cells intact,
  * code spans closed, one valid JSON document). */
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "runner/report.h"
+#include "report/report.h"
 #include "tests/unit/report_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

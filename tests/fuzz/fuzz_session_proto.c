@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "linux/session_proto.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 #include "tests/fuzz/fuzz_check.h"
 
 static bool inside(const char *p, const char *buf, size_t n)

@@ -8,7 +8,7 @@
 #
 # The home is under /var/tmp, not /tmp: the sandbox gets a fresh /tmp, so a home there
 # would prove nothing. It is $HOME for halo-run, and `~` in a policy means both the
-# password database's home and $HOME (runner/pwhome.c), so the planted files are the
+# password database's home and $HOME (opts/pwhome.c), so the planted files are the
 # ones the floor names.
 set -u
 . "$IT/lib.sh"

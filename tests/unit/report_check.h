@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/report.h"
+#include "report/report.h"
 
 #define REPORT_MD_CELLS 10 /* and the command column when a record names one */
 

@@ -1,4 +1,4 @@
-/* runner/caches: the cache root's location, the variables each tool gets, the plan's
+/* env/caches: the cache root's location, the variables each tool gets, the plan's
  * fall-backs (no home, a root owned by someone else or reached through a link, a root
  * under a protected path), host mode binding only real directories. */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/caches.h"
+#include "env/caches.h"
 #include "tests/unit/unit.h"
 
 static char home[PATH_MAX];

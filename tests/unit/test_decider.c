@@ -1,10 +1,10 @@
-/* runner/decider_parse: the decider's answers are outside input; everything but the
+/* events/decider_parse: the decider's answers are outside input; everything but the
  * protocol's exact shape is refused (the policy's default then applies). And the
  * SHA-256 behind --events' policy digest, against FIPS 180-4's vectors. */
 #include <string.h>
 
-#include "runner/decider.h"
-#include "runner/events.h"
+#include "events/decider_int.h"
+#include "events/events.h"
 #include "tests/unit/unit.h"
 
 START_TEST(answers)

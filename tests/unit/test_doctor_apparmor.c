@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/doctor_apparmor.h"
+#include "trust/apparmor_int.h"
 #include "tests/unit/unit.h"
 
 struct acase {

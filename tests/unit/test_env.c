@@ -1,10 +1,10 @@
-/* runner/env: the allowlist, planted secrets never passing, env.pass and env.set, the
+/* env/env: the allowlist, planted secrets never passing, env.pass and env.set, the
  * order of precedence (caller < pass < set < TMPDIR/HALO_SANDBOX), the PATH default,
  * SSH_AUTH_SOCK never passed, malformed entries ignored. */
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/env.h"
+#include "env/env.h"
 #include "tests/unit/unit.h"
 
 /* The value of `name` in env, or NULL; also counts how often it appears. */

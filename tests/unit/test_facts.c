@@ -1,11 +1,11 @@
-/* The facts with one home each: halo-run's exit codes (runner/exit.h), the system
+/* The facts with one home each: halo-run's exit codes (exit/exit.h), the system
  * directories (policy/sysdirs.c) and the guard names (policy/guard.c). */
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "policy/policy.h"
-#include "runner/exit.h"
+#include "exit/exit.h"
 #include "tests/unit/unit.h"
 
 static const struct {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/doctor.h"
+#include "trust/trust.h"
 #include "tests/unit/unit.h"
 
 #define SECRET "s3cr3t-h12-planted"

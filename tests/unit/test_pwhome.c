@@ -1,4 +1,4 @@
-/* runner/pwhome: the fast path reads /etc/passwd only when nsswitch.conf lets "files"
+/* opts/pwhome: the fast path reads /etc/passwd only when nsswitch.conf lets "files"
  * answer first and alone, takes the first line with the uid, and hands anything unusual
  * to getpwuid(); on this machine it agrees with getpwuid() for the caller. */
 #include <errno.h>

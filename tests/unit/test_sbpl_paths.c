@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "macos/macos_int.h"
-#include "runner/env.h"
+#include "env/env.h"
 #include "tests/unit/unit.h"
 
 static bool ere_match(const char *re, const char *path)

@@ -1,0 +1,25 @@
+/* session/ — named sessions: a sandbox that outlives its first call, joined by the
+ * later ones (session.c: the call, list and stop; session_call.c: a call; session_sup.c:
+ * the supervisor in the daemon the first call forks; session_cmd.c: the subcommand). */
+#ifndef HALO_SESSION_H
+#define HALO_SESSION_H
+
+#include <stddef.h>
+
+#include "launch/launch.h"
+#include "opts/opts.h"
+
+/* Sessions (session.c: the call, list and stop; session_sup.c: the supervisor that
+ * outlives the first call). runner_session_run replaces the launch of a run with
+ * --session: it joins the named session, starting it first when there is none. */
+int runner_cmd_session(const struct runner_opts *o);
+int runner_session_run(const struct runner_opts *o, const runner_launch *l);
+/* The control directory, made if missing (every launch hides it inside: a session
+ * started later keeps its socket there), or NULL when it is not ours. */
+const char *runner_session_dir_made(char *out, size_t n);
+
+/* session_cmd.c: stop the session NAME if it runs, saying nothing on stdout. 0 when it
+ * is gone (or never was), else 1 after a line on stderr. */
+int runner_session_stop_quiet(const char *name);
+
+#endif

@@ -1,0 +1,520 @@
+/* One call into a session (see session.c): join it, or start it first (the daemon
+ * that keeps the sandbox), then run the command there with this call's stdio, pass
+ * on its signals, hold its wall-clock limit, and exit as its command did. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session/session_int.h"
+
+#define HELLO_MS 10000
+#define START_MS 120000 /* a first launch walks the workspace */
+#define KILL_MS	 5000
+
+static const int forwarded[] = {HALO_FORWARDED_SIGNALS};
+
+/* The daemon keeps nothing of the caller's but what it needs: a harness waiting for
+ * EOF on a pipe it gave the first call must not wait for the session's end. */
+static void daemon_fds(const char *log_path, int a, int b)
+{
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	dup2(nul, 0);
+	dup2(log >= 0 ? log : nul, 1);
+	dup2(log >= 0 ? log : nul, 2);
+	if (lo > 3)
+		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0U);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
+	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
+}
+
+static void __attribute__((noreturn))
+daemon_main(const struct runner_opts *o, const runner_launch *l, const struct runner_session_id *id,
+	    int lfd, int ready_w, const char *sock, const char *log_path)
+{
+	runner_launch sl = *l;
+	sigset_t none;
+
+	setsid(); /* no terminal: its hang-up is not the session's end */
+	if (fork() != 0)
+		_exit(0);
+	daemon_fds(log_path, lfd, ready_w);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	sl.session = true;
+	_exit(runner_session_serve(o, &sl, lfd, ready_w, id, sock));
+}
+
+/* What the daemon says until it is ready: warnings, then ready or why not. */
+static int read_ready(const struct runner_opts *o, int fd, const char *name, const char *log)
+{
+	char buf[16384];
+	size_t len = 0;
+	char *line, *nl;
+
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t n;
+		if (poll(&p, 1, START_MS) <= 0)
+			break;
+		if ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			if (line[0] == 'R')
+				return 0;
+			if (line[0] == 'E') {
+				runner_say("session %s: %s", name, line + 2);
+				return -1;
+			}
+			if (!o->quiet)
+				runner_say("%s", line + 2);
+		}
+		len = strlen(line);
+		memmove(buf, line, len + 1);
+		if (len == sizeof(buf) - 1)
+			break;
+	}
+	fprintf(stderr, "halo-run: session %s: its supervisor ended during setup (see %s)\n", name,
+		log);
+	return -1;
+}
+
+static int listen_on(const char *sock)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old;
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	if (strlen(sock) >= sizeof(a.sun_path)) {
+		close(fd);
+		return -ENAMETOOLONG;
+	}
+	memcpy(a.sun_path, sock, strlen(sock) + 1);
+	unlink(sock); /* stale: nobody answered on it under the lock */
+	old = umask(077);
+	rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (rc < 0 || listen(fd, 128) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* The protected files now (session_scan.c). A first call walks after its socket and
+ * the audit file exist (both are masked inside) and before the supervisor's own walk:
+ * the session's list is never later than the walk its sandbox is built from, so a
+ * file made in between is refused at the next call, never missed. */
+static int protected_now(const struct runner_opts *o, const runner_launch *l,
+			 struct runner_session_id *id)
+{
+	struct halo_err e = {{0}};
+
+	/* The supervisor opens them again, appending (and says what is wrong with them). */
+	const char *own[2] = {o->audit, o->events};
+	for (int i = 0; i < 2; i++) {
+		int afd =
+		    own[i]
+			? open(own[i],
+			       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+			       0600)
+			: -1;
+		if (afd >= 0)
+			close(afd);
+	}
+	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
+		runner_say("session %s: %s", id->name, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int start(const struct runner_opts *o, const runner_launch *l, struct runner_session_id *id,
+		 const char *sock, const char *log)
+{
+	int lfd = listen_on(sock), ready[2], rc;
+	pid_t pid;
+
+	if (lfd < 0) {
+		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-lfd));
+		return -1;
+	}
+	if (protected_now(o, l, id) < 0) {
+		close(lfd);
+		unlink(sock);
+		return -1;
+	}
+	if (pipe2(ready, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "halo-run: session %s: %s\n", id->name, strerror(errno));
+		close(lfd);
+		return -1;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		daemon_main(o, l, id, lfd, ready[1], sock, log);
+	}
+	close(lfd);
+	close(ready[1]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	rc = read_ready(o, ready[0], id->name, log);
+	close(ready[0]);
+	return rc;
+}
+
+/* Still the file at that name? (An ending supervisor removes the lock file, under
+ * the lock: a lock taken on the removed file locks nothing.) */
+static bool lock_current(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int lock_open(const char *path, int how)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, how) == 0 && lock_current(fd, path))
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Join, or start under the lock: concurrent first calls start one session, and a
+ * call never talks to a supervisor that is still starting (the socket accepts from
+ * its bind on, but answers only once the sandbox is up; that may take a first walk of
+ * a large workspace). Joining takes the lock shared, starting exclusive. */
+static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
+			    struct runner_session_id *id, const char *dir)
+{
+	char sock[4300], lock[4300], log[4300];
+	int fd = -ENOENT, lk;
+
+	if (runner_session_path(dir, id->name, "sock", sock, sizeof(sock)) < 0 ||
+	    runner_session_path(dir, id->name, "lock", lock, sizeof(lock)) < 0 ||
+	    runner_session_path(dir, id->name, "log", log, sizeof(log)) < 0) {
+		fprintf(stderr, "halo-run: session %s: the directory's name is too long\n",
+			id->name);
+		return -1;
+	}
+	lk = lock_open(lock, LOCK_SH);
+	if (lk >= 0 && (fd = runner_session_connect(sock)) >= 0) {
+		close(lk);
+		if (protected_now(o, l, id) == 0)
+			return fd;
+		close(fd);
+		return -1;
+	}
+	if (lk >= 0 && fd == -EPERM) {
+		fprintf(stderr,
+			"halo-run: session %s: %s is served by a process that is not this user's "
+			"outside every sandbox (another user namespace); refusing to hand it this "
+			"call (halo-run session stop %s removes the socket)\n",
+			id->name, sock, id->name);
+		close(lk);
+		return -1;
+	}
+	if (lk >= 0 && fd != -ECONNREFUSED && fd != -ENOENT) {
+		fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, sock, strerror(-fd));
+		close(lk);
+		return -1;
+	}
+	if (lk < 0 || flock(lk, LOCK_UN) < 0 || flock(lk, LOCK_EX) < 0 || !lock_current(lk, lock)) {
+		if (lk >= 0)
+			close(lk);
+		/* Unlinked by an ending supervisor meanwhile: once more, on the new file. */
+		if ((lk = lock_open(lock, LOCK_EX)) < 0) {
+			fprintf(stderr, "halo-run: session %s: %s: %s\n", id->name, lock,
+				strerror(errno));
+			return -1;
+		}
+	}
+	if ((fd = runner_session_connect(sock)) >= 0 && protected_now(o, l, id) < 0) {
+		close(fd);
+		fd = -1;
+	} else if (fd < 0) {
+		if (start(o, l, id, sock, log) < 0)
+			fd = -1;
+		else if ((fd = runner_session_connect(sock)) < 0)
+			fprintf(stderr, "halo-run: session %s: %s\n", id->name, strerror(-fd));
+	}
+	close(lk);
+	return fd < 0 ? -1 : fd;
+}
+
+/* Hello, sent without waiting for its answer: the run follows it at once (one round
+ * trip less per call), and the supervisor reads the run only after a hello it took
+ * (session_sup.c: a refused hello drops the connection and what came with it). */
+static int hello_send(int fd, const struct runner_session_id *id)
+{
+	struct session_buf b = {0};
+
+	session_buf_begin(&b, SESSION_HELLO);
+	session_buf_put(&b, SESSION_K_V, SESSION_PROTO_VERSION);
+	session_buf_put(&b, SESSION_K_NAME, id->name);
+	session_buf_put(&b, SESSION_K_POLICY, id->policy);
+	session_buf_put(&b, SESSION_K_OPTIONS, id->options);
+	session_buf_put(&b, SESSION_K_WORKSPACE, id->workspace);
+	for (size_t i = 0; i < id->n_prot; i++)
+		session_buf_put(&b, SESSION_K_PROT, id->prot[i]);
+	return runner_session_send(fd, &b, NULL, 0);
+}
+
+/* The hello's answer, always read first: a refusal is what a call is told, even when
+ * the run it sent along met a closed connection. */
+static int hello_answer(struct session_conn *c, const struct runner_session_id *id, int sent)
+{
+	struct session_msg m;
+	int rc = runner_session_recv(c, &m, HELLO_MS);
+
+	if (rc < 0) {
+		fprintf(stderr, "halo-run: session %s: no answer: %s\n", id->name,
+			strerror(-(sent < 0 ? sent : rc)));
+		return -1;
+	}
+	rc = m.verb == SESSION_OK ? 0 : -1;
+	if (m.verb == SESSION_REFUSED)
+		fprintf(stderr,
+			"halo-run: session %s: refused: %s; stop it (halo-run session stop %s) "
+			"or use another name\n",
+			id->name, m.why, id->name);
+	else if (rc < 0)
+		fprintf(stderr, "halo-run: session %s: unexpected answer '%s'\n", id->name,
+			session_verb_name(m.verb));
+	session_msg_free(&m);
+	return rc;
+}
+
+/* The command line, the environment runner/env built, and this call's stdio (a
+ * terminal among them replaced by the slave of the call's own pty: session_pty.c). */
+static int send_run(int fd, const runner_launch *l, struct session_pty *pty)
+{
+	struct session_buf b = {0};
+	int fds[3], slave, rc;
+
+	for (int i = 0; i < 3; i++)
+		fds[i] = fcntl(i, F_GETFD) >= 0 ? i : open("/dev/null", O_RDWR | O_CLOEXEC);
+	if ((rc = runner_pty_begin(pty, fds, &slave)) < 0) {
+		fprintf(stderr,
+			"halo-run: session: a pseudo-terminal for the call: %s (the session "
+			"is never handed this terminal itself)\n",
+			strerror(-rc));
+		return -EPROTO;
+	}
+	session_buf_begin(&b, SESSION_RUN);
+	if (l->limits.wall_seconds > 0) /* for the session's events: a limit record */
+		session_buf_put_int(&b, SESSION_K_WALL, l->limits.wall_seconds);
+	for (char *const *a = l->argv; *a; a++)
+		session_buf_put(&b, SESSION_K_ARG, *a);
+	for (char **e = l->envp; e && *e; e++)
+		if (strchr(*e, '=') && **e != '=')
+			session_buf_put(&b, SESSION_K_ENV, *e);
+	rc = runner_session_send(fd, &b, fds, 3);
+	if (slave >= 0)
+		close(slave); /* the session's now; the master sees its holders go */
+	return rc;
+}
+
+static int signals_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&set, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int send_simple(int fd, enum session_verb v, int sig)
+{
+	struct session_buf b = {0};
+
+	session_buf_begin(&b, v);
+	if (v == SESSION_SIGNAL)
+		session_buf_put_int(&b, SESSION_K_SIG, sig);
+	return runner_session_send(fd, &b, NULL, 0);
+}
+
+/* How the command ended, as halo-run's exit code (exit/exit.h). */
+static int outcome(const struct runner_opts *o, const struct session_msg *m, bool timed_out,
+		   long long wall)
+{
+	if (timed_out) {
+		fprintf(stderr,
+			"halo-run: wall-clock limit of %lld s reached; the call's command was "
+			"killed\n",
+			wall);
+		return HALO_EXIT_TIMEOUT;
+	}
+	if (m->verb == SESSION_EXIT)
+		return halo_exit_code(halo_outcome_wait((int)m->status));
+	if (m->kind == SESSION_FAIL_EXEC) {
+		runner_say("%s: %s", m->msg ? m->msg : "?",
+			   m->err == ENOENT ? "command not found" : strerror((int)m->err));
+		return halo_exit_code(halo_outcome_exec((int)m->err));
+	}
+	runner_say("session %s: the call could not start: %s%s%s", o->session, m->msg ? m->msg : "",
+		   m->err ? ": " : "", m->err ? strerror((int)m->err) : "");
+	return HALO_EXIT_SETUP;
+}
+
+static int wait_end(const struct runner_opts *o, const runner_launch *l, struct session_conn *c,
+		    int sfd, struct session_pty *pty)
+{
+	long long wall = l->limits.wall_seconds;
+	uint64_t deadline = wall > 0 ? proxy_now_ms() + (uint64_t)wall * 1000 : 0;
+	int rc;
+	bool killed = false;
+	struct session_msg m;
+	char why[128];
+
+	for (;;) {
+		struct pollfd p[4] = {{c->fd, POLLIN, 0}, {sfd, POLLIN, 0}};
+		size_t np = sfd >= 0 ? 2 : 1, nt = runner_pty_poll(pty, p + np);
+		uint64_t now = proxy_now_ms();
+		int ms = deadline ? (now >= deadline ? 0 : (int)(deadline - now)) : -1;
+		struct signalfd_siginfo si;
+
+		if ((rc = session_conn_next(c, &m, why, sizeof(why))) > 0) {
+			if (m.verb == SESSION_EXIT || m.verb == SESSION_FAILED)
+				break;
+			session_msg_free(&m);
+			continue;
+		}
+		if (rc < 0)
+			goto lost;
+		if (poll(p, np + nt, ms) == 0) {
+			if (killed)
+				goto lost;
+			send_simple(c->fd, SESSION_KILL, 0); /* its process group */
+			killed = true;
+			deadline = proxy_now_ms() + KILL_MS;
+			continue;
+		}
+		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGWINCH) /* the slave's size first: read on WINCH */
+				runner_pty_winch(pty);
+			send_simple(c->fd, SESSION_SIGNAL, (int)si.ssi_signo);
+		}
+		int key_sig = runner_pty_pump(pty, p + np, nt);
+		if (key_sig)
+			send_simple(c->fd, SESSION_SIGNAL, key_sig);
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && session_conn_read(c) < 0)
+			goto lost;
+	}
+	rc = outcome(o, &m, killed, wall);
+	session_msg_free(&m);
+	return rc;
+lost:
+	if (killed)
+		return outcome(o, &m, true, wall);
+	fprintf(stderr,
+		"halo-run: session %s ended during the call (stopped, or its sandbox died); the "
+		"command was killed\n",
+		o->session);
+	return halo_exit_code(halo_outcome_of(HALO_OUTCOME_SIGNALED, SIGKILL));
+}
+
+int runner_session_run(const struct runner_opts *o, const runner_launch *l)
+{
+	struct runner_session_id id;
+	struct session_conn c;
+	struct halo_err e = {{0}};
+	char dir[4200];
+	int fd, rc = HALO_EXIT_SETUP;
+
+	if (!session_name_ok(o->session)) {
+		fprintf(stderr,
+			"halo-run: --session '%s': a name is 1 to %d of A-Z a-z 0-9 . _ - "
+			"(not starting with . or -)\n",
+			o->session, SESSION_NAME_MAX);
+		return HALO_EXIT_SETUP;
+	}
+	if (o->summary_md || o->fail_on_deny) {
+		fprintf(stderr, "halo-run: --summary-md and --fail-on-deny report on one run; "
+				"they are not available with --session\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->events && strncmp(o->events, "fd:", 3) == 0) {
+		fprintf(stderr,
+			"halo-run: --events %s: a descriptor is this call's; the session outlives "
+			"it and its supervisor holds the events for every call: use --events "
+			"FILE with --session\n",
+			o->events);
+		return HALO_EXIT_SETUP;
+	}
+	if (l->unsandboxed) {
+		fprintf(stderr, "halo-run: --session needs the sandbox (sandbox.mode is off)\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
+		runner_say("session: %s", e.msg);
+		return HALO_EXIT_SETUP;
+	}
+	if (runner_session_identity(o->session, o, l, &id) < 0) {
+		fprintf(stderr, "halo-run: session: out of memory\n");
+		return HALO_EXIT_SETUP;
+	}
+	if ((fd = connect_or_start(o, l, &id, dir)) >= 0) {
+		int sfd = -1;
+		struct session_pty pty = {.master = -1, .in = -1, .out = -1, .term = -1};
+		session_conn_init(&c, fd);
+		/* Signals are held from before the command starts: none is lost. */
+		int sent = hello_send(fd, &id), err = -EPROTO;
+		if (sent == 0) {
+			sfd = signals_fd();
+			err = send_run(fd, l, &pty);
+		}
+		if (hello_answer(&c, &id, sent) < 0)
+			; /* said */
+		else if (err == 0)
+			rc = wait_end(o, l, &c, sfd, &pty);
+		else if (err == -EPROTO)
+			; /* said */
+		else if (err == -E2BIG)
+			fprintf(stderr,
+				"halo-run: session %s: the command line and environment are "
+				"over the session protocol's %u bytes; run it without "
+				"--session\n",
+				o->session, SESSION_FRAME_MAX);
+		else
+			fprintf(stderr, "halo-run: session %s: sending the call: %s\n", o->session,
+				strerror(-err));
+		runner_pty_end(&pty); /* every way out: the terminal as it was */
+		if (sfd >= 0)
+			close(sfd);
+		session_conn_release(&c);
+	}
+	free(id.options);
+	linux_session_protected_free(id.prot, id.n_prot);
+	return rc;
+}

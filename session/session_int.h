@@ -1,0 +1,93 @@
+/* Shared by the files of session/: where sessions live, who they are, and frames over
+ * their sockets in the blocking style of a call. */
+#ifndef HALO_RUNNER_SESSION_INT_H
+#define HALO_RUNNER_SESSION_INT_H
+
+#include <stdint.h>
+
+#include "linux/session_proto.h"
+#include "events/events.h"
+#include "runner/run.h"
+#include "session/session.h"
+
+/* What fixes a session's sandbox: compared at every call (refused when it differs). */
+struct runner_session_id {
+	char name[65];
+	char policy[65]; /* SHA-256 of the effective policy (policy_to_json), hex */
+	char *options;	 /* the launch options that shape the sandbox, as text */
+	char workspace[4096];
+	long long idle_seconds;
+	/* The protected files a fresh launch would mask now (linux_session_protected):
+	 * a call may bring none that the session's start did not. */
+	char **prot;
+	size_t n_prot;
+};
+/* The session's supervisor, in the daemon the first call forks: start the sandbox (l
+ * with session set), tell ready_fd, serve calls on listen_fd until stopped or idle.
+ * Returns the daemon's exit status. */
+int runner_session_serve(const struct runner_opts *o, const runner_launch *l, int listen_fd,
+			 int ready_fd, const struct runner_session_id *id, const char *sock_path);
+
+/* The control directory ($XDG_RUNTIME_DIR/halo-run or /tmp/halo-run-UID), made 0700
+ * and checked to be this user's alone. 0 or -errno with e set. */
+int runner_session_place(char *out, size_t n, struct halo_err *e);
+/* DIR/NAME.EXT. 0 or -ENAMETOOLONG. */
+int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n);
+/* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
+int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
+			    struct runner_session_id *id);
+/* Is the peer of a connected fd this user, in this user namespace? A sandboxed
+ * process has the same uid (the sandbox maps the caller's ids) but a user namespace
+ * of its own: where the control directory is visible inside (a workspace of /tmp, an
+ * $XDG_RUNTIME_DIR in the home or the workspace), it must neither join a session
+ * started later nor pose as one (it would be handed the call's stdio, environment and
+ * exit code). 0 or -EPERM. */
+int runner_session_peer_ok(int fd);
+/* A connected fd, or -errno (-ECONNREFUSED, -ENOENT: nobody serves that name). */
+int runner_session_connect(const char *sock_path);
+/* The next frame within ms: 1, or -errno (-ETIMEDOUT, -EPIPE at end of stream). */
+int runner_session_recv(struct session_conn *c, struct session_msg *m, int ms);
+/* End b, send it (with fds), free it. 0 or -errno. */
+int runner_session_send(int fd, struct session_buf *b, const int *fds, size_t n);
+
+/* session_events.c: --events in the session's supervisor (see there). */
+struct runner_events;
+struct runner_session_call {
+	long long id;	/* the call's number in the session, from 1 */
+	uint64_t t0_ms; /* when it was run */
+	long long wall; /* its wall-clock limit, s (0: none) */
+	bool timed_out; /* it killed its command at that limit */
+};
+void runner_session_ev_start(struct runner_events *ev, const runner_launch *l,
+			     const struct runner_session_call *c, char *const *argv);
+/* m: the spawner's exit or failed, NULL when the session ends during the call;
+ * call_gone: the call went away first (its command was killed). */
+void runner_session_ev_exit(struct runner_events *ev, const runner_launch *l,
+			    const struct runner_session_call *c, const struct session_msg *m,
+			    bool call_gone);
+void runner_session_ev_end(struct runner_events *ev, const char *reason, long long calls);
+
+/* session_pty.c: a call's terminal is never handed to the session (see there). */
+#include <poll.h>
+#include <termios.h>
+struct session_pty {
+	int master;  /* -1: none of fds 0-2 is a terminal */
+	int term;    /* the caller's terminal (its settings, its size) */
+	int in, out; /* keys from (-1: none), output to */
+	bool raw, master_gone;
+	struct termios saved;
+	char ib[4096]; /* keys the master has not taken yet */
+	size_t ilen, ioff;
+};
+/* Replace every terminal among fds[0..2] by the slave of a new pty (*slave: close it
+ * once sent) and put the caller's terminal in raw mode. 0 or -errno. */
+int runner_pty_begin(struct session_pty *p, int fds[3], int *slave);
+/* Its poll entries (at most 2), then what they said: a signal the keys asked for, or 0. */
+size_t runner_pty_poll(const struct session_pty *p, struct pollfd *pf);
+int runner_pty_pump(struct session_pty *p, const struct pollfd *pf, size_t n);
+void runner_pty_winch(struct session_pty *p);
+/* The command has exited (or the call ends): its last output, then the master closed
+ * and the caller's terminal as it was. */
+void runner_pty_end(struct session_pty *p);
+
+#endif
