@@ -10,22 +10,18 @@
 #include "policy/policy_int.h"
 
 static const char *const precommit_files[] = {".pre-commit-config.yaml", NULL};
-static const char *const lefthook_files[] = {"lefthook.yml",
-					     "lefthook.yaml",
-					     "lefthook.toml",
-					     "lefthook.json",
-					     ".lefthook.yml",
-					     ".lefthook.yaml",
-					     ".lefthook.toml",
-					     ".lefthook.json",
-					     "lefthook-local.yml",
-					     "lefthook-local.yaml",
-					     ".lefthook-local.yml",
-					     ".lefthook-local.yaml",
+/* lefthook 2.x reads a main config and a local one (merged over it), each by any of
+ * these names and formats (checked with lefthook 2.2.2), and runs scripts from its two
+ * source dirs. */
+#define LEFTHOOK_NAMES(base) base ".yml", base ".yaml", base ".json", base ".jsonc", base ".toml"
+static const char *const lefthook_files[] = {LEFTHOOK_NAMES("lefthook"),
+					     LEFTHOOK_NAMES(".lefthook"),
+					     LEFTHOOK_NAMES(".config/lefthook"),
+					     LEFTHOOK_NAMES("lefthook-local"),
+					     LEFTHOOK_NAMES(".lefthook-local"),
+					     LEFTHOOK_NAMES(".config/lefthook-local"),
 					     ".lefthook",
 					     ".lefthook-local",
-					     ".config/lefthook.yml",
-					     ".config/lefthook.yaml",
 					     NULL};
 static const char *const overcommit_files[] = {".overcommit.yml", ".git-hooks", NULL};
 

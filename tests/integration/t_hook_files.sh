@@ -182,17 +182,22 @@ git init -q "$ws/pcrepo" && git init -q "$ws/lhrepo" && git init -q "$ws/plain" 
 	printf '#!/bin/sh\n# lefthook\ncall_lefthook run pre-push "$@"\n' >"$ws/lhrepo/.git/hooks/pre-push" &&
 	mkdir -p "$ws/pcrepo/ci" && echo 'repos: []' >"$ws/pcrepo/.pre-commit-config.yaml" &&
 	echo 'repos: []' >"$ws/pcrepo/ci/pc.yaml" && echo 'pre-push: {}' >"$ws/lhrepo/lefthook.yml" &&
-	echo 'repos: []' >"$ws/plain/.pre-commit-config.yaml"
+	echo 'repos: []' >"$ws/plain/.pre-commit-config.yaml" && mkdir -p "$ws/lhrepo/.config"
 hook "Edit pre-commit's config where its shim is a hook" 2 Edit \
 	"{\"file_path\":\"$ws/pcrepo/.pre-commit-config.yaml\",\"old_string\":\"[]\",\"new_string\":\"[x]\"}"
 hook "Write the --config= file pre-commit's shim names" 2 Write "{\"file_path\":\"$ws/pcrepo/ci/pc.yaml\",\"content\":\"x\"}"
 hook "Write lefthook.yml where lefthook's shim is a hook" 2 Write "{\"file_path\":\"$ws/lhrepo/lefthook.yml\",\"content\":\"x\"}"
 hook "Create lefthook-local.yml where lefthook's shim is a hook" 2 Write "{\"file_path\":\"$ws/lhrepo/lefthook-local.yml\",\"content\":\"x\"}"
+# lefthook 2.x also reads lefthook-local.{toml,json,jsonc} and .config/lefthook-local.*
+hook "Create lefthook-local.toml where lefthook's shim is a hook" 2 Write "{\"file_path\":\"$ws/lhrepo/lefthook-local.toml\",\"content\":\"x\"}"
+hook "Create .config/lefthook-local.yml where lefthook's shim is a hook" 2 Write "{\"file_path\":\"$ws/lhrepo/.config/lefthook-local.yml\",\"content\":\"x\"}"
 hook "Write .pre-commit-config.yaml with no shim installed (control)" 0 Write "{\"file_path\":\"$ws/plain/.pre-commit-config.yaml\",\"content\":\"x\"}"
 out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
 	'echo x >>pcrepo/.pre-commit-config.yaml && echo W1; echo x >pcrepo/ci/pc.yaml && echo W2;
 	 echo x >>lhrepo/lefthook.yml && echo W3; echo x >lhrepo/lefthook-local.yml && echo W4;
 	 mkdir lhrepo/.lefthook && echo W5; echo x >hprepo/.husky/pre-push && echo W6;
+	 echo x >lhrepo/lefthook-local.toml && echo W7; echo x >lhrepo/.lefthook-local.jsonc && echo W8;
+	 mv lhrepo/.config lhrepo/.c2; mkdir -p lhrepo/.config; echo x >lhrepo/.config/lefthook-local.yml && echo W9;
 	 echo x >>plain/.pre-commit-config.yaml && echo CTL; echo done' 2>&1)
 if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
 	skip "sandboxed writes to hook managers' files" "no sandbox here: $(head -c 200 <<<"$out")"
@@ -201,6 +206,8 @@ else
 		"$(grep -xE 'W[0-9]' <<<"$out" | paste -sd' ')"
 	expect "sandbox: without a shim the config is writable (control)" CTL "$(grep -x CTL <<<"$out")"
 	expect "host: lefthook-local.yml was not created" no "$([ -e "$ws/lhrepo/lefthook-local.yml" ] && echo yes || echo no)"
+	expect "host: lefthook's other local configs were not created" "" \
+		"$(cd "$ws/lhrepo" && ls -d lefthook-local.toml .lefthook-local.jsonc .config/lefthook-local.yml .c2/lefthook-local.yml 2>/dev/null)"
 	expect "host: pre-commit's config unchanged" 'repos: []' "$(cat "$ws/pcrepo/.pre-commit-config.yaml")"
 fi
 # Codex applies a shell call's apply_patch heredoc itself, outside the (wrapped) shell.
