@@ -235,6 +235,30 @@ static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const ch
 	closedir(d);
 }
 
+/* The hooksPath of the system's and the user's global configs, as the host's git reads
+ * them (later ones win: /etc/gitconfig, $XDG_CONFIG_HOME/git/config or ~/.config/git/config,
+ * ~/.gitconfig; both homes), into out ("" when none): it holds for every repository
+ * whose own config sets none, a relative one in each work tree. */
+static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
+{
+	struct git_config_refs r = {"", ""};
+	const char *homes[] = {c->home, getenv("HOME")}, *xdg = getenv("XDG_CONFIG_HOME");
+	char cfg[PATH_MAX];
+
+	parse_config(c, "/etc/gitconfig", &r, 0);
+	if (xdg && xdg[0] == '/' && join(cfg, sizeof(cfg), xdg, "git/config"))
+		parse_config(c, cfg, &r, 0);
+	for (size_t i = 0; i < 2; i++)
+		if (homes[i] && homes[i][0] == '/' &&
+		    (i == 0 || !homes[0] || strcmp(homes[0], homes[i]))) {
+			if (!xdg && join(cfg, sizeof(cfg), homes[i], ".config/git/config"))
+				parse_config(c, cfg, &r, 0);
+			if (join(cfg, sizeof(cfg), homes[i], ".gitconfig"))
+				parse_config(c, cfg, &r, 0);
+		}
+	snprintf(out, n, "%s", r.hooks_path);
+}
+
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
 			 unsigned nest)
 {
@@ -261,9 +285,18 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 		worktree = wt[0] ? wt : worktree;
 	}
 	hooks[0] = '\0';
+	bool global = false;
+	if (!r.hooks_path[0]) {
+		global_hooks_path(c, r.hooks_path, sizeof(r.hooks_path));
+		global = r.hooks_path[0] != '\0';
+	}
 	if (r.hooks_path[0]) {
 		resolve_against(c, worktree, r.hooks_path, hooks, sizeof(hooks));
-		if (hooks[0])
+		/* The global one names a directory most repositories lack: it may not be
+		 * created there (the repository's own must exist). */
+		if (hooks[0] && global)
+			guard_or_missing(c, hooks);
+		else if (hooks[0])
 			linux_scan_add_guard(c->s, hooks, true);
 		/* husky 9: hooksPath .husky/_ runs the scripts in .husky/ */
 		if (hooks[0] && policy_hooks_dir_sources_parent(hooks)) {
@@ -311,4 +344,19 @@ void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const cha
 			guard_gitdir(c, real, worktree, 0);
 	}
 	free(buf);
+}
+
+void linux_scan_git_global(struct linux_scan *s, const char *home)
+{
+	struct linux_scan_ctx c = {.s = s, .home = home};
+	char hooks[PATH_MAX], abs[PATH_MAX];
+
+	/* An absolute (or ~/) global hooksPath runs for every repository on the host, one
+	 * in the workspace or not: guarded even where the walk found no repository. */
+	global_hooks_path(&c, hooks, sizeof(hooks));
+	if (hooks[0] == '/' || (hooks[0] == '~' && hooks[1] == '/')) {
+		resolve_against(&c, NULL, hooks, abs, sizeof(abs));
+		if (abs[0])
+			guard_or_missing(&c, abs);
+	}
 }

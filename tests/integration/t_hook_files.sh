@@ -246,12 +246,27 @@ hook "read_many_files src/*.c (control)" 0 read_many_files '{"paths":["src/*.c"]
 mkdir -p "$ws/ghooks"
 printf '[core]\n\thooksPath = %s\n' "$ws/ghooks" >"$HOME/.gitconfig"
 hook "Write into the global core.hooksPath" 2 Write "{\"file_path\":\"$ws/ghooks/pre-commit\",\"content\":\"x\"}"
+# The sandbox holds the same: the global hooksPath is read-only, a relative one cannot
+# be made in a repository (the host's next commit there would run it).
+sbx_global() { # ROW CMD FILE: CMD in the sandbox must leave FILE missing
+	out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c "$2; echo done" 2>&1)
+	if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+		skip "sandbox: $1" "no sandbox here: $(head -c 200 <<<"$out")"
+	else
+		expect "sandbox: $1" no "$([ -e "$3" ] && echo yes || echo no)"
+	fi
+}
+sbx_global "the global core.hooksPath stays read-only" 'echo x >ghooks/pre-commit' "$ws/ghooks/pre-commit"
 mkdir -p "$HOME/.config/git" && printf '[core]\n\thooksPath = .githooks\n' >"$HOME/.config/git/config"
 rm -f "$HOME/.gitconfig"
 hook "Write into a relative global core.hooksPath in a repository" 2 Write \
 	"{\"file_path\":\"$ws/hprepo/.githooks/pre-commit\",\"content\":\"x\"}"
 hook "Write beside the relative global hooksPath (control)" 0 Write \
 	"{\"file_path\":\"$ws/hprepo/githooks/pre-commit\",\"content\":\"x\"}"
+sbx_global "a relative global core.hooksPath cannot be made in a repository" \
+	'mkdir -p plain/.githooks; echo x >plain/.githooks/pre-commit' "$ws/plain/.githooks/pre-commit"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c 'mkdir -p plain/githooks && echo x >plain/githooks/pre-commit && echo CTL' 2>&1)
+expect "sandbox: beside the relative global hooksPath (control)" CTL "$(grep -x CTL <<<"$out")"
 rm -rf "$HOME/.config/git"
 
 # A guard name that is a symlink: its target is what VS Code reads, read-only in the
