@@ -210,6 +210,24 @@ else
 		"$(cd "$ws/lhrepo" && ls -d lefthook-local.toml .lefthook-local.jsonc .config/lefthook-local.yml .c2/lefthook-local.yml 2>/dev/null)"
 	expect "host: pre-commit's config unchanged" 'repos: []' "$(cat "$ws/pcrepo/.pre-commit-config.yaml")"
 fi
+# Open (review-fs): managers' shims run programs from the work tree's node_modules, which
+# stays writable. husky 9's .husky/_/h does `export PATH="node_modules/.bin:$PATH"; sh -e
+# "$s"`, so a planted node_modules/.bin/sh runs at the next commit; lefthook 2.x's shim
+# runs <worktree>/node_modules/lefthook-<os>-<arch>/bin/lefthook by absolute path (and
+# node_modules/@evilmartians/..., node_modules/lefthook/bin/index.js as fallbacks).
+# Guarding them read-only would make `rm -rf node_modules` / `npm ci` fail (EBUSY on a
+# mount point); refusing only the creation needs a broker pin that starts at the work
+# tree, not at the nearest existing directory. Reported as skip until that lands.
+mkdir -p "$ws/hprepo/node_modules/.bin"
+printf 'PATH="node_modules/.bin:$PATH"\nsh -e "$s"\n' >"$ws/hprepo/.husky/_/h" 2>/dev/null || true
+out=$(cd "$ws/hprepo" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo "#!/bin/sh" >node_modules/.bin/sh && echo PLANTED; echo done' 2>&1)
+if grep -qx PLANTED <<<"$out"; then
+	skip "sandbox: husky's node_modules/.bin/sh cannot be planted" "open: node_modules stays writable (see the comment above)"
+else
+	ok "sandbox: husky's node_modules/.bin/sh cannot be planted"
+fi
+rm -rf "$ws/hprepo/node_modules"
 # Codex applies a shell call's apply_patch heredoc itself, outside the (wrapped) shell.
 hook "Bash: cd DIR && apply_patch heredoc into ~/.ssh" 2 Bash \
 	"{\"command\":\"cd $HOME/.ssh && apply_patch <<'EOF'\\n*** Begin Patch\\n*** Add File: authorized_keys\\n+k\\n*** End Patch\\nEOF\\n\"}"
