@@ -94,13 +94,13 @@ static const char *manager_hit(const struct hook_ctx *c, const char *abs, const 
 			       const char *hooks)
 {
 	size_t wl = strlen(worktree);
-	const char *rel = abs + wl + (wl > 1);
+	const char *rel = abs + (strlen(abs) >= wl ? wl + (wl > 1) : 0);
 	const char *const *names = policy_git_hook_names();
 	char path[GIT_PATH_MAX + 64], cfg[GIT_PATH_MAX];
 	static char buf[16 * 1024];
 
-	if (strncmp(abs, worktree, wl) || (wl > 1 && abs[wl] != '/'))
-		return NULL;
+	bool inside = !strncmp(abs, worktree, wl) && (wl <= 1 || abs[wl] == '/');
+
 	for (size_t k = 0; names[k]; k++) {
 		snprintf(path, sizeof(path), "%s/%s", hooks, names[k]);
 		int n = c->read_file(path, buf, sizeof(buf));
@@ -108,10 +108,11 @@ static const char *manager_hit(const struct hook_ctx *c, const char *abs, const 
 		    n > 0 ? policy_hook_manager_of(buf, (size_t)n) : NULL;
 		if (!m)
 			continue;
-		if (policy_hook_manager_file(rel))
+		if (inside && policy_hook_manager_file(rel))
 			return "a file the hook manager's shim in the hooks directory runs";
-		size_t cl = policy_hook_manager_config(buf, (size_t)n, cfg, sizeof(cfg));
-		if (cl && !strncmp(rel, cfg, cl) && (rel[cl] == '\0' || rel[cl] == '/'))
+		if (policy_hook_manager_config(buf, (size_t)n, cfg, sizeof(cfg)) &&
+		    policy_path_absolute(cfg, worktree, NULL, path, sizeof(path)) == 0 &&
+		    policy_path_within(abs, path))
 			return "the config pre-commit's hook reads (--config=)";
 	}
 	return NULL;

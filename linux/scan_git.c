@@ -227,8 +227,9 @@ static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const ch
 		for (k = 0; m && m->files[k]; k++)
 			if (join(p, sizeof(p), worktree, m->files[k]))
 				guard_or_missing(c, p);
+		/* pre-commit runs from the work tree's top: a relative one is there */
 		if (m && policy_hook_manager_config(buf, len, cfg, sizeof(cfg)) &&
-		    join(p, sizeof(p), worktree, cfg))
+		    policy_path_absolute(cfg, worktree, NULL, p, sizeof(p)) == 0)
 			guard_or_missing(c, p);
 		free(buf);
 	}

@@ -79,8 +79,10 @@ size_t policy_hook_manager_config(const char *text, size_t len, char *out, size_
 	k = 0;
 	while (p + k < text + len && !strchr(" \t\r\n\"')`;$|&", p[k]) && p[k])
 		k++;
-	if (k == 0 || k >= n || p[0] == '/' || memmem(p, k, "..", 2))
-		return 0; /* an absolute or climbing config: not a work-tree file */
+	/* Absolute or climbing too: pre-commit reads it wherever it is, and a writable
+	 * tree may hold it (the caller resolves it against the work tree). */
+	if (k == 0 || k >= n)
+		return 0;
 	memcpy(out, p, k);
 	out[k] = '\0';
 	return k;
