@@ -205,10 +205,11 @@ static void guard_or_missing(struct linux_scan_ctx *c, const char *p)
 
 /* A hook that is a manager's shim runs what the manager's files in the work tree say
  * (policy/hookmgr.c): those are guarded too, and a missing one may not be created.
- * Only the hooks that exist are read (a fresh repository has only *.sample). */
+ * Only the hooks that exist are read (a fresh repository has only *.sample). A hook
+ * that is a symlink has its target guarded (without a work tree as well). */
 static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const char *worktree)
 {
-	char p[PATH_MAX], cfg[PATH_MAX];
+	char p[PATH_MAX], cfg[PATH_MAX], real[PATH_MAX];
 	const char *const *names = policy_git_hook_names();
 	DIR *d = opendir(hooks);
 	struct dirent *e;
@@ -218,11 +219,22 @@ static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const ch
 	while ((e = readdir(d)) && !linux_scan_stopped(c)) {
 		size_t len, k;
 		bool hook = false;
+		struct stat st;
 		for (k = 0; names[k] && !hook; k++)
 			hook = !strcmp(e->d_name, names[k]);
-		char *buf = hook && join(p, sizeof(p), hooks, e->d_name)
-				? read_small(p, 16 * 1024, &len)
-				: NULL;
+		if (!hook || !join(p, sizeof(p), hooks, e->d_name) || lstat(p, &st) < 0)
+			continue;
+		/* A hook that is a symlink (ln -s ../../scripts/pre-commit .git/hooks/) runs
+		 * its target: guarded as the hook itself is. The shim is read there too. */
+		if (S_ISLNK(st.st_mode)) {
+			linux_scan_add_guard(c->s, p, false);
+			if (!realpath(p, real))
+				continue;
+			snprintf(p, sizeof(p), "%s", real);
+		}
+		if (!worktree || !worktree[0])
+			continue;
+		char *buf = read_small(p, 16 * 1024, &len);
 		const struct policy_hook_manager *m = buf ? policy_hook_manager_of(buf, len) : NULL;
 		for (k = 0; m && m->files[k]; k++)
 			if (join(p, sizeof(p), worktree, m->files[k]))
@@ -312,7 +324,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	} else {
 		join(hooks, sizeof(hooks), gitdir, "hooks");
 	}
-	if (hooks[0] && worktree && worktree[0])
+	if (hooks[0])
 		guard_managers(c, hooks, worktree);
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
