@@ -88,6 +88,18 @@ static bool read_pointer(const struct hook_ctx *c, const char *file, const char 
 	return policy_path_absolute(buf + p + strspn(buf + p, " \t"), base, NULL, out, n) == 0;
 }
 
+/* Does the hook `hook`, a symbolic link (ln -s ../../scripts/pre-commit), lead to abs?
+ * The sandbox keeps that target read-only (linux/scan_git.c). */
+static bool link_target_is(const struct hook_ctx *c, const char *hook, const char *abs)
+{
+	char real[GIT_PATH_MAX + 64], abs_real[GIT_PATH_MAX + 64];
+
+	if (!c->resolve || c->resolve(hook, real, sizeof(real)) < 0 || !strcmp(real, hook))
+		return false;
+	return !strcmp(real, abs) ||
+	       (c->resolve(abs, abs_real, sizeof(abs_real)) == 0 && !strcmp(real, abs_real));
+}
+
 /* Is abs a file a hook manager's shim in `hooks` runs (policy/hookmgr.c)? Asked only
  * for names some manager uses, so the hooks are read rarely. */
 static const char *manager_hit(const struct hook_ctx *c, const char *abs, const char *worktree,
@@ -103,6 +115,8 @@ static const char *manager_hit(const struct hook_ctx *c, const char *abs, const 
 
 	for (size_t k = 0; names[k]; k++) {
 		snprintf(path, sizeof(path), "%s/%s", hooks, names[k]);
+		if (link_target_is(c, path, abs))
+			return "the target of a hook that is a symbolic link";
 		int n = c->read_file(path, buf, sizeof(buf));
 		const struct policy_hook_manager *m =
 		    n > 0 ? policy_hook_manager_of(buf, (size_t)n) : NULL;
