@@ -99,7 +99,8 @@ struct runner_tool_config {
 };
 /* Fill c for pnpm's store at `store` (absolute, as the command sees it); the host's
  * pnpm rc only where the policy `p` shows it at its own path. -EEXIST when
- * $HOME/.config is inside the workspace (kept as it is), else 0 or -errno. */
+ * $HOME/.config is inside the workspace (kept as it is), -E2BIG when it has more
+ * entries than a mirror holds (kept too), else 0 or -errno. */
 int runner_caches_config(const struct halo_policy *p, const char *home, const char *workspace,
 			 const char *store, struct runner_tool_config *c);
 void runner_tool_config_release(struct runner_tool_config *c);

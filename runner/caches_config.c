@@ -125,7 +125,8 @@ static int make_rc(const struct halo_policy *p, struct runner_tool_config *c, co
 	return 0;
 }
 
-/* The names in host_dir but "pnpm", NUL-separated. A missing directory has none. */
+/* The names in host_dir but "pnpm", NUL-separated. A missing directory has none; more
+ * than MIRROR_MAX_NAMES: -E2BIG (no mirror: the command reads ~/.config itself). */
 static int list_names(struct runner_tool_config *c, const char *host_dir)
 {
 	DIR *d = opendir(host_dir);
@@ -134,13 +135,17 @@ static int list_names(struct runner_tool_config *c, const char *host_dir)
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) != NULL && count < MIRROR_MAX_NAMES) {
+	while ((de = readdir(d)) != NULL) {
 		size_t l = strlen(de->d_name) + 1;
 		char *p;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, "pnpm"))
 			continue;
+		if (count == MIRROR_MAX_NAMES) { /* a partial mirror would hide the rest */
+			closedir(d);
+			return -E2BIG;
+		}
 		if (c->names_len + l > cap) {
 			cap = (cap + l) * 2;
 			if (!(p = realloc(c->names, cap))) {

@@ -387,6 +387,23 @@ START_TEST(config_mirror_follows_the_policy)
 }
 END_TEST
 
+/* More entries than a mirror holds: no mirror at all (-E2BIG; the command reads
+ * ~/.config itself) rather than one that silently lacks some of them. */
+START_TEST(config_mirror_too_many_names)
+{
+	struct runner_tool_config c;
+	struct halo_policy *p = policy(POLICY_CACHES_ISOLATED, NULL);
+
+	sh("mkdir -p '%s/.config/pnpm' && cd '%s/.config' && seq 1 4096 | xargs mkdir", home);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	runner_tool_config_release(&c);
+	sh("mkdir '%s/.config/one-more'", home);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), -E2BIG);
+	ck_assert_ptr_null(c.names);
+	ck_assert_ptr_null(c.rc);
+}
+END_TEST
+
 static Suite *caches_suite(void)
 {
 	Suite *s = suite_create("caches");
@@ -405,6 +422,7 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, cargo_config_linked_never_through_a_link);
 	tcase_add_test(tc, config_mirror_with_pnpm_rc);
 	tcase_add_test(tc, config_mirror_follows_the_policy);
+	tcase_add_test(tc, config_mirror_too_many_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
