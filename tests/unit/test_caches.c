@@ -409,6 +409,7 @@ static Suite *caches_suite(void)
 	Suite *s = suite_create("caches");
 	TCase *tc = tcase_create("caches");
 
+	tcase_set_timeout(tc, 60); /* thousands of names under ASan on a shared machine */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, root_location);
 	tcase_add_test(tc, vars_per_tool);
