@@ -207,7 +207,8 @@ static void guard_or_missing(struct linux_scan_ctx *c, const char *p)
  * (policy/hookmgr.c): those are guarded too, and a missing one may not be created.
  * Only the hooks that exist are read (a fresh repository has only *.sample). A hook
  * that is a symlink has its target guarded (without a work tree as well). */
-static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const char *worktree)
+static void guard_managers(struct linux_scan_ctx *c, const char *gitdir, const char *hooks,
+			   const char *worktree)
 {
 	char p[PATH_MAX], cfg[PATH_MAX], real[PATH_MAX];
 	const char *const *names = policy_git_hook_names();
@@ -240,6 +241,10 @@ static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const ch
 			if (join(p, sizeof(p), worktree, m->files[k]))
 				guard_or_missing(c, p);
 		/* pre-commit runs from the work tree's top: a relative one is there */
+		/* lefthook's remotes (configs it fetched) are read from the git directory */
+		if (m && !strcmp(m->name, "lefthook") &&
+		    join(p, sizeof(p), gitdir, "info/lefthook-remotes"))
+			guard_or_missing(c, p);
 		if (m && policy_hook_manager_config(buf, len, cfg, sizeof(cfg)) &&
 		    policy_path_absolute(cfg, worktree, NULL, p, sizeof(p)) == 0)
 			guard_or_missing(c, p);
@@ -325,7 +330,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 		join(hooks, sizeof(hooks), gitdir, "hooks");
 	}
 	if (hooks[0])
-		guard_managers(c, hooks, worktree);
+		guard_managers(c, gitdir, hooks, worktree);
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
 		walk_modules(c, mods, nest);

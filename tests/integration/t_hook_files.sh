@@ -196,6 +196,7 @@ out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
 	'echo x >>pcrepo/.pre-commit-config.yaml && echo W1; echo x >pcrepo/ci/pc.yaml && echo W2;
 	 echo x >>lhrepo/lefthook.yml && echo W3; echo x >lhrepo/lefthook-local.yml && echo W4;
 	 mkdir lhrepo/.lefthook && echo W5; echo x >hprepo/.husky/pre-push && echo W6;
+	 mkdir -p lhrepo/.git/info/lefthook-remotes/r && echo W10; echo x >lhrepo/.git/info/lefthook-remotes/r/lefthook.yml && echo W11;
 	 echo x >lhrepo/lefthook-local.toml && echo W7; echo x >lhrepo/.lefthook-local.jsonc && echo W8;
 	 mv lhrepo/.config lhrepo/.c2; mkdir -p lhrepo/.config; echo x >lhrepo/.config/lefthook-local.yml && echo W9;
 	 echo x >>plain/.pre-commit-config.yaml && echo CTL; echo done' 2>&1)
