@@ -204,7 +204,7 @@ if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! gre
 	skip "sandboxed writes to hook managers' files" "no sandbox here: $(head -c 200 <<<"$out")"
 else
 	expect "sandbox: hook managers' files stay as they are (none written)" "" \
-		"$(grep -xE 'W[0-9]' <<<"$out" | paste -sd' ')"
+		"$(grep -xE 'W[0-9]+' <<<"$out" | paste -sd' ')"
 	expect "sandbox: without a shim the config is writable (control)" CTL "$(grep -x CTL <<<"$out")"
 	expect "host: lefthook-local.yml was not created" no "$([ -e "$ws/lhrepo/lefthook-local.yml" ] && echo yes || echo no)"
 	expect "host: lefthook's other local configs were not created" "" \
