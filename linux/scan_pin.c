@@ -232,7 +232,7 @@ static void add_missing(struct linux_paths *out, const char *dir, const char *co
  * mkdir .config` would give a fresh directory where the name may be made. */
 static void pin_nearest_dir(struct linux_scan *s, const char *missing)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], real[PATH_MAX];
 	struct stat st;
 	char *sl;
 
@@ -241,8 +241,9 @@ static void pin_nearest_dir(struct linux_scan *s, const char *missing)
 	while ((sl = strrchr(dir, '/')) && sl != dir) {
 		*sl = '\0';
 		if (lstat(dir, &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				linux_paths_add(&s->pinned, dir);
+			/* resolved: a submodule's work tree is reached through ".." */
+			if (S_ISDIR(st.st_mode) && realpath(dir, real))
+				linux_paths_add(&s->pinned, real);
 			return;
 		}
 	}

@@ -242,6 +242,19 @@ else
 	expect "sandbox: a symlinked hook's target and its shim's config stay as they are" "" \
 		"$(grep -xE 'L[0-9]' <<<"$out" | paste -sd' ')"
 fi
+# A submodule's git directory names its work tree through ".." (core.worktree =
+# ../../../sub): a lefthook shim there still launches, and guards that work tree.
+git init -q "$ws/smrepo" && mkdir -p "$ws/smrepo/.git/modules" && git init -q --separate-git-dir "$ws/smrepo/.git/modules/sub" "$ws/smrepo/sub" &&
+	git -C "$ws/smrepo/sub" config core.worktree ../../../sub &&
+	printf '#!/bin/sh\n# lefthook\ncall_lefthook run pre-commit "$@"\n' >"$ws/smrepo/.git/modules/sub/hooks/pre-commit"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >smrepo/sub/lefthook-local.yml && echo S1; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandbox: a submodule's lefthook shim" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a submodule with a lefthook shim launches" done "$(tail -n1 <<<"$out")"
+	expect "sandbox: the submodule's lefthook-local.yml cannot be made" "" "$(grep -x S1 <<<"$out")"
+fi
 # Open (review-fs): managers' shims run programs from the work tree's node_modules, which
 # stays writable. husky 9's .husky/_/h does `export PATH="node_modules/.bin:$PATH"; sh -e
 # "$s"`, so a planted node_modules/.bin/sh runs at the next commit; lefthook 2.x's shim
