@@ -97,10 +97,12 @@ struct runner_tool_config {
 	char *names;	   /* its entries but pnpm, NUL-separated */
 	size_t names_len;
 };
-/* Fill c for pnpm's store at `store` (absolute, as the command sees it). -EEXIST when
- * $HOME/.config is inside the workspace (kept as it is), else 0 or -errno. */
-int runner_caches_config(const char *home, const char *workspace, const char *store,
-			 struct runner_tool_config *c);
+/* Fill c for pnpm's store at `store` (absolute, as the command sees it); the host's
+ * pnpm rc only where the policy `p` shows it at its own path. -EEXIST when
+ * $HOME/.config is inside the workspace (kept as it is), -E2BIG when it has more
+ * entries than a mirror holds (kept too), else 0 or -errno. */
+int runner_caches_config(const struct halo_policy *p, const char *home, const char *workspace,
+			 const char *store, struct runner_tool_config *c);
 void runner_tool_config_release(struct runner_tool_config *c);
 
 /* Is `tool` one of the names above (or "all")? */

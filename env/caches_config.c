@@ -14,10 +14,13 @@
  * there the real ~/.config is writable, and a tool's new configuration belongs there. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "env/caches.h"
 
@@ -32,30 +35,83 @@ static bool join(char *out, size_t n, const char *a, const char *b)
 	return w > 0 && (size_t)w < n;
 }
 
+/* Is `path` (or where it leads) inside a path the policy protects? */
+static bool protected_at(const struct halo_policy *p, const char *path)
+{
+	char real[PATH_MAX];
+	const char *forms[2] = {path, realpath(path, real) ? real : NULL};
+
+	for (size_t f = 0; f < 2 && forms[f]; f++) {
+		if (policy_protected_glob_hit(p, forms[f]))
+			return true;
+		for (size_t i = 0; i < p->protected_abs.n; i++)
+			if (policy_path_within(forms[f], p->protected_abs.items[i]))
+				return true;
+	}
+	return false;
+}
+
+/* The policy shows the host's pnpm rc at its own path as a sanitized copy (the floor)
+ * or as itself (allowRead): only then may the mirror's copy carry its settings. A
+ * policy that protects it (or ~/.config/pnpm) keeps it masked whole, here too. */
+static bool rc_shown(const struct halo_policy *p, const char *rc)
+{
+	bool shown = false;
+
+	for (size_t i = 0; i < p->allow_read_abs.n && !shown; i++)
+		shown = policy_path_within(rc, p->allow_read_abs.items[i]);
+	for (size_t i = 0; i < p->sanitize_abs.n && !shown; i++)
+		shown = strcmp(rc, p->sanitize_abs.items[i]) == 0;
+	return shown && !policy_protected_glob_hit(p, rc);
+}
+
+/* host_dir/pnpm/rc's bytes: pnpm a directory and rc a regular file, neither a symlink
+ * (one could lead into a protected path: the floor's copy refuses them too), bounded. */
+static char *read_rc(const char *host_dir, size_t *n)
+{
+	int d = open(host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pn = -1, fd = -1;
+	struct stat st;
+	char *raw = NULL;
+	ssize_t r = 0;
+
+	*n = 0;
+	if (d >= 0)
+		pn = openat(d, "pnpm", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pn >= 0)
+		fd = openat(pn, "rc", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (raw = malloc(PNPM_RC_MAX + 1)))
+		while (*n <= PNPM_RC_MAX && (r = read(fd, raw + *n, PNPM_RC_MAX + 1 - *n)) > 0)
+			*n += (size_t)r;
+	if (raw && (r < 0 || *n > PNPM_RC_MAX))
+		free(raw), raw = NULL;
+	for (int *f = (int[]){d, pn, fd}, k = 0; k < 3; k++)
+		if (f[k] >= 0)
+			close(f[k]);
+	return raw;
+}
+
 /* The host's pnpm rc, sanitized (secrets and lines not understood dropped), or NULL. */
-static char *host_pnpm_rc(const char *host_dir, size_t *len)
+static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, size_t *len)
 {
 	char path[PATH_MAX], *raw, *out = NULL;
-	FILE *f;
 	size_t n;
 
 	*len = 0;
-	if (!join(path, sizeof(path), host_dir, "pnpm/rc") || !(f = fopen(path, "re")))
+	if (!join(path, sizeof(path), host_dir, "pnpm/rc") || !rc_shown(p, path) ||
+	    !(raw = read_rc(host_dir, &n)))
 		return NULL;
-	raw = malloc(PNPM_RC_MAX + 1);
-	n = raw ? fread(raw, 1, PNPM_RC_MAX + 1, f) : 0;
-	fclose(f);
-	if (raw && n <= PNPM_RC_MAX &&
-	    policy_sanitize(POLICY_SANITIZE_NPMRC, raw, n, &out, len) < 0)
+	if (policy_sanitize(POLICY_SANITIZE_NPMRC, raw, n, &out, len) < 0)
 		out = NULL, *len = 0;
 	free(raw);
 	return out;
 }
 
-static int make_rc(struct runner_tool_config *c, const char *host_dir, const char *store)
+static int make_rc(const struct halo_policy *p, struct runner_tool_config *c, const char *host_dir,
+		   const char *store)
 {
 	size_t hlen = 0;
-	char *host = host_dir ? host_pnpm_rc(host_dir, &hlen) : NULL;
+	char *host = host_dir ? host_pnpm_rc(p, host_dir, &hlen) : NULL;
 	int w = asprintf(
 	    &c->rc, "%.*s%s# halo-run: pnpm's store in the sandbox's tool cache\nstore-dir=%s\n",
 	    (int)hlen, host ? host : "", hlen && host[hlen - 1] != '\n' ? "\n" : "", store);
@@ -69,7 +125,8 @@ static int make_rc(struct runner_tool_config *c, const char *host_dir, const cha
 	return 0;
 }
 
-/* The names in host_dir but "pnpm", NUL-separated. A missing directory has none. */
+/* The names in host_dir but "pnpm", NUL-separated. A missing directory has none; more
+ * than MIRROR_MAX_NAMES: -E2BIG (no mirror: the command reads ~/.config itself). */
 static int list_names(struct runner_tool_config *c, const char *host_dir)
 {
 	DIR *d = opendir(host_dir);
@@ -78,13 +135,17 @@ static int list_names(struct runner_tool_config *c, const char *host_dir)
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) != NULL && count < MIRROR_MAX_NAMES) {
+	while ((de = readdir(d)) != NULL) {
 		size_t l = strlen(de->d_name) + 1;
 		char *p;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, "pnpm"))
 			continue;
+		if (count == MIRROR_MAX_NAMES) { /* a partial mirror would hide the rest */
+			closedir(d);
+			return -E2BIG;
+		}
 		if (c->names_len + l > cap) {
 			cap = (cap + l) * 2;
 			if (!(p = realloc(c->names, cap))) {
@@ -101,8 +162,8 @@ static int list_names(struct runner_tool_config *c, const char *host_dir)
 	return 0;
 }
 
-int runner_caches_config(const char *home, const char *workspace, const char *store,
-			 struct runner_tool_config *c)
+int runner_caches_config(const struct halo_policy *p, const char *home, const char *workspace,
+			 const char *store, struct runner_tool_config *c)
 {
 	bool has_home = home && home[0] == '/';
 	int rc;
@@ -115,8 +176,9 @@ int runner_caches_config(const char *home, const char *workspace, const char *st
 		return -ENAMETOOLONG;
 	if (has_home && workspace && policy_path_within(c->mirror, workspace))
 		return -EEXIST; /* the home as a workspace: its own ~/.config is writable */
-	if ((rc = make_rc(c, has_home ? c->mirror : NULL, store)) < 0 ||
-	    (rc = has_home ? list_names(c, c->mirror) : 0) < 0) {
+	/* A protected ~/.config is not listed: its names are not the command's to read. */
+	if ((rc = make_rc(p, c, has_home ? c->mirror : NULL, store)) < 0 ||
+	    (rc = has_home && !protected_at(p, c->mirror) ? list_names(c, c->mirror) : 0) < 0) {
 		runner_tool_config_release(c);
 		return rc;
 	}

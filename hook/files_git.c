@@ -88,30 +88,45 @@ static bool read_pointer(const struct hook_ctx *c, const char *file, const char 
 	return policy_path_absolute(buf + p + strspn(buf + p, " \t"), base, NULL, out, n) == 0;
 }
 
+/* Does the hook `hook`, a symbolic link (ln -s ../../scripts/pre-commit), lead to abs?
+ * The sandbox keeps that target read-only (linux/scan_git.c). */
+static bool link_target_is(const struct hook_ctx *c, const char *hook, const char *abs)
+{
+	char real[GIT_PATH_MAX + 64], abs_real[GIT_PATH_MAX + 64];
+
+	if (!c->resolve || c->resolve(hook, real, sizeof(real)) < 0 || !strcmp(real, hook))
+		return false;
+	return !strcmp(real, abs) ||
+	       (c->resolve(abs, abs_real, sizeof(abs_real)) == 0 && !strcmp(real, abs_real));
+}
+
 /* Is abs a file a hook manager's shim in `hooks` runs (policy/hookmgr.c)? Asked only
  * for names some manager uses, so the hooks are read rarely. */
 static const char *manager_hit(const struct hook_ctx *c, const char *abs, const char *worktree,
 			       const char *hooks)
 {
 	size_t wl = strlen(worktree);
-	const char *rel = abs + wl + (wl > 1);
+	const char *rel = abs + (strlen(abs) >= wl ? wl + (wl > 1) : 0);
 	const char *const *names = policy_git_hook_names();
 	char path[GIT_PATH_MAX + 64], cfg[GIT_PATH_MAX];
 	static char buf[16 * 1024];
 
-	if (strncmp(abs, worktree, wl) || (wl > 1 && abs[wl] != '/'))
-		return NULL;
+	bool inside = !strncmp(abs, worktree, wl) && (wl <= 1 || abs[wl] == '/');
+
 	for (size_t k = 0; names[k]; k++) {
 		snprintf(path, sizeof(path), "%s/%s", hooks, names[k]);
+		if (link_target_is(c, path, abs))
+			return "the target of a hook that is a symbolic link";
 		int n = c->read_file(path, buf, sizeof(buf));
 		const struct policy_hook_manager *m =
 		    n > 0 ? policy_hook_manager_of(buf, (size_t)n) : NULL;
 		if (!m)
 			continue;
-		if (policy_hook_manager_file(rel))
+		if (inside && policy_hook_manager_file(rel))
 			return "a file the hook manager's shim in the hooks directory runs";
-		size_t cl = policy_hook_manager_config(buf, (size_t)n, cfg, sizeof(cfg));
-		if (cl && !strncmp(rel, cfg, cl) && (rel[cl] == '\0' || rel[cl] == '/'))
+		if (policy_hook_manager_config(buf, (size_t)n, cfg, sizeof(cfg)) &&
+		    policy_path_absolute(cfg, worktree, NULL, path, sizeof(path)) == 0 &&
+		    policy_path_within(abs, path))
 			return "the config pre-commit's hook reads (--config=)";
 	}
 	return NULL;

@@ -445,8 +445,10 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	say_unlisted(l, s);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
-	if (l->policy->guard_persistence != 0)
+	if (l->policy->guard_persistence != 0) {
 		linux_scan_home_set(l, s);
+		linux_scan_git_global(s, l->pw_home);
+	}
 	normalise(&s->guarded, not_guardable, s);
 	return linux_scan_pin(l->policy->guard_persistence != 0, s, e);
 }

@@ -205,10 +205,12 @@ static void guard_or_missing(struct linux_scan_ctx *c, const char *p)
 
 /* A hook that is a manager's shim runs what the manager's files in the work tree say
  * (policy/hookmgr.c): those are guarded too, and a missing one may not be created.
- * Only the hooks that exist are read (a fresh repository has only *.sample). */
-static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const char *worktree)
+ * Only the hooks that exist are read (a fresh repository has only *.sample). A hook
+ * that is a symlink has its target guarded (without a work tree as well). */
+static void guard_managers(struct linux_scan_ctx *c, const char *gitdir, const char *hooks,
+			   const char *worktree)
 {
-	char p[PATH_MAX], cfg[PATH_MAX];
+	char p[PATH_MAX], cfg[PATH_MAX], real[PATH_MAX];
 	const char *const *names = policy_git_hook_names();
 	DIR *d = opendir(hooks);
 	struct dirent *e;
@@ -218,21 +220,61 @@ static void guard_managers(struct linux_scan_ctx *c, const char *hooks, const ch
 	while ((e = readdir(d)) && !linux_scan_stopped(c)) {
 		size_t len, k;
 		bool hook = false;
+		struct stat st;
 		for (k = 0; names[k] && !hook; k++)
 			hook = !strcmp(e->d_name, names[k]);
-		char *buf = hook && join(p, sizeof(p), hooks, e->d_name)
-				? read_small(p, 16 * 1024, &len)
-				: NULL;
+		if (!hook || !join(p, sizeof(p), hooks, e->d_name) || lstat(p, &st) < 0)
+			continue;
+		/* A hook that is a symlink (ln -s ../../scripts/pre-commit .git/hooks/) runs
+		 * its target: guarded as the hook itself is. The shim is read there too. */
+		if (S_ISLNK(st.st_mode)) {
+			linux_scan_add_guard(c->s, p, false);
+			if (!realpath(p, real))
+				continue;
+			snprintf(p, sizeof(p), "%s", real);
+		}
+		if (!worktree || !worktree[0])
+			continue;
+		char *buf = read_small(p, 16 * 1024, &len);
 		const struct policy_hook_manager *m = buf ? policy_hook_manager_of(buf, len) : NULL;
 		for (k = 0; m && m->files[k]; k++)
 			if (join(p, sizeof(p), worktree, m->files[k]))
 				guard_or_missing(c, p);
+		/* pre-commit runs from the work tree's top: a relative one is there */
+		/* lefthook's remotes (configs it fetched) are read from the git directory */
+		if (m && !strcmp(m->name, "lefthook") &&
+		    join(p, sizeof(p), gitdir, "info/lefthook-remotes"))
+			guard_or_missing(c, p);
 		if (m && policy_hook_manager_config(buf, len, cfg, sizeof(cfg)) &&
-		    join(p, sizeof(p), worktree, cfg))
+		    policy_path_absolute(cfg, worktree, NULL, p, sizeof(p)) == 0)
 			guard_or_missing(c, p);
 		free(buf);
 	}
 	closedir(d);
+}
+
+/* The hooksPath of the system's and the user's global configs, as the host's git reads
+ * them (later ones win: /etc/gitconfig, $XDG_CONFIG_HOME/git/config or ~/.config/git/config,
+ * ~/.gitconfig; both homes), into out ("" when none): it holds for every repository
+ * whose own config sets none, a relative one in each work tree. */
+static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
+{
+	struct git_config_refs r = {"", ""};
+	const char *homes[] = {c->home, getenv("HOME")}, *xdg = getenv("XDG_CONFIG_HOME");
+	char cfg[PATH_MAX];
+
+	parse_config(c, "/etc/gitconfig", &r, 0);
+	if (xdg && xdg[0] == '/' && join(cfg, sizeof(cfg), xdg, "git/config"))
+		parse_config(c, cfg, &r, 0);
+	for (size_t i = 0; i < 2; i++)
+		if (homes[i] && homes[i][0] == '/' &&
+		    (i == 0 || !homes[0] || strcmp(homes[0], homes[i]))) {
+			if (!xdg && join(cfg, sizeof(cfg), homes[i], ".config/git/config"))
+				parse_config(c, cfg, &r, 0);
+			if (join(cfg, sizeof(cfg), homes[i], ".gitconfig"))
+				parse_config(c, cfg, &r, 0);
+		}
+	snprintf(out, n, "%s", r.hooks_path);
 }
 
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
@@ -261,9 +303,18 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 		worktree = wt[0] ? wt : worktree;
 	}
 	hooks[0] = '\0';
+	bool global = false;
+	if (!r.hooks_path[0]) {
+		global_hooks_path(c, r.hooks_path, sizeof(r.hooks_path));
+		global = r.hooks_path[0] != '\0';
+	}
 	if (r.hooks_path[0]) {
 		resolve_against(c, worktree, r.hooks_path, hooks, sizeof(hooks));
-		if (hooks[0])
+		/* The global one names a directory most repositories lack: it may not be
+		 * created there (the repository's own must exist). */
+		if (hooks[0] && global)
+			guard_or_missing(c, hooks);
+		else if (hooks[0])
 			linux_scan_add_guard(c->s, hooks, true);
 		/* husky 9: hooksPath .husky/_ runs the scripts in .husky/ */
 		if (hooks[0] && policy_hooks_dir_sources_parent(hooks)) {
@@ -278,8 +329,8 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	} else {
 		join(hooks, sizeof(hooks), gitdir, "hooks");
 	}
-	if (hooks[0] && worktree && worktree[0])
-		guard_managers(c, hooks, worktree);
+	if (hooks[0])
+		guard_managers(c, gitdir, hooks, worktree);
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
 		walk_modules(c, mods, nest);
@@ -311,4 +362,19 @@ void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const cha
 			guard_gitdir(c, real, worktree, 0);
 	}
 	free(buf);
+}
+
+void linux_scan_git_global(struct linux_scan *s, const char *home)
+{
+	struct linux_scan_ctx c = {.s = s, .home = home};
+	char hooks[PATH_MAX], abs[PATH_MAX];
+
+	/* An absolute (or ~/) global hooksPath runs for every repository on the host, one
+	 * in the workspace or not: guarded even where the walk found no repository. */
+	global_hooks_path(&c, hooks, sizeof(hooks));
+	if (hooks[0] == '/' || (hooks[0] == '~' && hooks[1] == '/')) {
+		resolve_against(&c, NULL, hooks, abs, sizeof(abs));
+		if (abs[0])
+			guard_or_missing(&c, abs);
+	}
 }

@@ -215,6 +215,8 @@ const char *const *linux_scan_guard_names(size_t *n);
 /* The repository at `dotgit` (a .git directory, or a .git file pointing at one) whose
  * work tree is `worktree`: guard its hooks and config, the hook directory and
  * included files its config names, and its submodules' git directories. */
+/* The global and system git configs' hooksPath, when absolute (scan_git.c). */
+void linux_scan_git_global(struct linux_scan *s, const char *home);
 void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const char *worktree,
 			 bool is_file);
 

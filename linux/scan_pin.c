@@ -282,6 +282,28 @@ static void add_missing(struct linux_scan *s, const char *dir, const char *const
 			linux_paths_add(&s->missing, p);
 }
 
+/* A missing hook manager's file (.config/lefthook-local.yml) is refused by the name in
+ * its nearest directory that exists: that directory is pinned too, or `mv .config x &&
+ * mkdir .config` would give a fresh directory where the name may be made. */
+static void pin_nearest_dir(struct linux_scan *s, const char *missing)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	char *sl;
+
+	if (snprintf(dir, sizeof(dir), "%s", missing) >= (int)sizeof(dir))
+		return;
+	while ((sl = strrchr(dir, '/')) && sl != dir) {
+		*sl = '\0';
+		if (lstat(dir, &st) == 0) {
+			/* resolved: a submodule's work tree is reached through ".." */
+			if (S_ISDIR(st.st_mode) && realpath(dir, real))
+				linux_paths_add(&s->pinned, real);
+			return;
+		}
+	}
+}
+
 /* Guard targets that do not exist: at each writable tree's top and in each git
  * directory inside one (not beneath a mask: nothing can be created there). */
 static void find_missing(struct linux_scan *s)
@@ -307,8 +329,10 @@ static void find_missing(struct linux_scan *s)
 		linux_paths_add(&s->missing, s->home_missing.v[i]);
 	for (size_t i = 0; i < s->hook_missing.n; i++)
 		if (tree_of(s->hook_missing.v[i], &s->writable) &&
-		    !linux_paths_beneath_any(s->hook_missing.v[i], &s->masked))
+		    !linux_paths_beneath_any(s->hook_missing.v[i], &s->masked)) {
 			linux_paths_add(&s->missing, s->hook_missing.v[i]);
+			pin_nearest_dir(s, s->hook_missing.v[i]);
+		}
 	linux_paths_sort_unique(&s->missing);
 }
 

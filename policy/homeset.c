@@ -74,6 +74,9 @@ static const struct policy_home_entry home_set[] = {
     {".bazelrc", "bazel takes flags (tool paths, startup options) from it"},
     {".sbt", "sbt loads global plugins and settings from it"},
     {".config/containers", "podman runs the runtimes and hooks it names"},
+    {".config/husky",
+     "husky 9's hooks source init.sh from it at every commit, in every repository"},
+    {".huskyrc", "husky 4-8's hooks source it at every commit, in every repository"},
     /* Interpreters and tools that run a start-up file of the user's. */
     {".local/lib", "python runs .pth files and usercustomize in user site-packages at every start"},
     {".gdbinit", "gdb runs it at start"},

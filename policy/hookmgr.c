@@ -10,22 +10,18 @@
 #include "policy/policy_int.h"
 
 static const char *const precommit_files[] = {".pre-commit-config.yaml", NULL};
-static const char *const lefthook_files[] = {"lefthook.yml",
-					     "lefthook.yaml",
-					     "lefthook.toml",
-					     "lefthook.json",
-					     ".lefthook.yml",
-					     ".lefthook.yaml",
-					     ".lefthook.toml",
-					     ".lefthook.json",
-					     "lefthook-local.yml",
-					     "lefthook-local.yaml",
-					     ".lefthook-local.yml",
-					     ".lefthook-local.yaml",
+/* lefthook 2.x reads a main config and a local one (merged over it), each by any of
+ * these names and formats (checked with lefthook 2.2.2), and runs scripts from its two
+ * source dirs. */
+#define LEFTHOOK_NAMES(base) base ".yml", base ".yaml", base ".json", base ".jsonc", base ".toml"
+static const char *const lefthook_files[] = {LEFTHOOK_NAMES("lefthook"),
+					     LEFTHOOK_NAMES(".lefthook"),
+					     LEFTHOOK_NAMES(".config/lefthook"),
+					     LEFTHOOK_NAMES("lefthook-local"),
+					     LEFTHOOK_NAMES(".lefthook-local"),
+					     LEFTHOOK_NAMES(".config/lefthook-local"),
 					     ".lefthook",
 					     ".lefthook-local",
-					     ".config/lefthook.yml",
-					     ".config/lefthook.yaml",
 					     NULL};
 static const char *const overcommit_files[] = {".overcommit.yml", ".git-hooks", NULL};
 
@@ -83,8 +79,10 @@ size_t policy_hook_manager_config(const char *text, size_t len, char *out, size_
 	k = 0;
 	while (p + k < text + len && !strchr(" \t\r\n\"')`;$|&", p[k]) && p[k])
 		k++;
-	if (k == 0 || k >= n || p[0] == '/' || memmem(p, k, "..", 2))
-		return 0; /* an absolute or climbing config: not a work-tree file */
+	/* Absolute or climbing too: pre-commit reads it wherever it is, and a writable
+	 * tree may hold it (the caller resolves it against the work tree). */
+	if (k == 0 || k >= n)
+		return 0;
 	memcpy(out, p, k);
 	out[k] = '\0';
 	return k;

@@ -111,7 +111,8 @@ struct policy_hook_manager {
 };
 const char *const *policy_git_hook_names(void); /* NULL-terminated, githooks(5) */
 const struct policy_hook_manager *policy_hook_manager_of(const char *text, size_t len);
-/* pre-commit's --config=FILE in a shim, when relative and not climbing: its length. */
+/* pre-commit's --config=FILE in a shim, as written (relative to the work tree, or
+ * absolute): its length. */
 size_t policy_hook_manager_config(const char *text, size_t len, char *out, size_t n);
 /* Is `rel` (relative to a work tree) any manager's file, or beneath one? */
 bool policy_hook_manager_file(const char *rel);

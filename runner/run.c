@@ -131,8 +131,8 @@ static int tool_config(const struct runner_env *re, const char *home, runner_lau
 		return 0;
 	snprintf(pnpm_store, sizeof(pnpm_store), "%s/pnpm-store",
 		 caches.per_run ? RUNNER_CACHE_PER_RUN_ROOT : caches.root);
-	rc = runner_caches_config(home, re->workspace, pnpm_store, &toolcfg);
-	if (rc == -EEXIST)
+	rc = runner_caches_config(re->policy, home, re->workspace, pnpm_store, &toolcfg);
+	if (rc == -EEXIST || rc == -E2BIG) /* no mirror: ~/.config as it is */
 		*kv = (struct policy_kv){"npm_config_store_dir", pnpm_store};
 	if (rc < 0)
 		return rc == -ENOMEM ? rc : 0;

@@ -79,6 +79,20 @@ run_in "$H" agent.yaml "cat '$H/.config/pnpm/rc'"
 expect "pnpm rc: readable as a copy" 0 "$RC"
 expect_match "pnpm rc: registry kept" '^registry=https://npm.acme.example/$' "$OUT"
 if grep -q 'FLOORSECRET\|_authToken' <<<"$OUT"; then fail "pnpm rc: token removed" "$OUT"; else ok "pnpm rc: token removed"; fi
+# The command's XDG_CONFIG_HOME mirror (/run/halo/config) shows no more than the
+# original path: a policy that protects ~/.config/pnpm masks the settings there too,
+# and an rc that is a symlink into a protected path gives none of that file.
+run_in "$H" agent.yaml "cat /run/halo/config/pnpm/rc"
+expect_match "pnpm rc mirror: registry kept" '^registry=https://npm.acme.example/$' "$OUT"
+if grep -q 'FLOORSECRET\|_authToken' <<<"$OUT"; then fail "pnpm rc mirror: token removed" "$OUT"; else ok "pnpm rc mirror: token removed"; fi
+printf 'sandbox: {protectedPaths: [~/.config/pnpm]}\n' >pnpm-own.yaml
+run_in "$H" pnpm-own.yaml "cat /run/halo/config/pnpm/rc"
+if grep -q 'npm.acme.example' <<<"$OUT"; then fail "pnpm rc mirror: protected by the policy, no settings" "$OUT"; else ok "pnpm rc mirror: protected by the policy, no settings"; fi
+mv "$H/.config/pnpm/rc" "$H/.config/pnpm/rc.real"
+ln -s "$H/.aws/config" "$H/.config/pnpm/rc"
+run_in "$H" agent.yaml "cat /run/halo/config/pnpm/rc"
+if grep -q 'eu-west-1' <<<"$OUT"; then fail "pnpm rc mirror: a symlink into ~/.aws shows nothing of it" "$OUT"; else ok "pnpm rc mirror: a symlink into ~/.aws shows nothing of it"; fi
+rm "$H/.config/pnpm/rc" && mv "$H/.config/pnpm/rc.real" "$H/.config/pnpm/rc"
 run_in "$H" agent.yaml "cat '$H/.npmrc'"
 expect "npmrc: readable as a copy" 0 "$RC"
 expect_match "npmrc: registry kept" '^registry=https://npm.acme.example/$' "$OUT"

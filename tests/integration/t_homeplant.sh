@@ -59,6 +59,8 @@ mkdir -p ~/.local/share/bash-completion/completions && echo "\$T" > ~/.local/sha
 echo "\$T" > ~/.bash_completion
 mkdir -p ~/.ipython/profile_default/startup && echo x > ~/.ipython/profile_default/startup/x.py
 mkdir -p ~/.config/dconf && echo x > ~/.config/dconf/user
+mkdir -p ~/.config/husky && echo x > ~/.config/husky/init.sh
+echo x > ~/.huskyrc
 mkdir -p ~/xdgdata/systemd/user && echo x > ~/xdgdata/systemd/user/x.service
 mkdir -p ~/xdgdata/nvim/site/plugin && echo x > ~/xdgdata/nvim/site/plugin/x.vim
 echo notes > ~/xdgdata/notes.txt
@@ -72,7 +74,8 @@ for f in ".local/lib/$PY/site-packages" .config/go/env .gdbinit .config/gdb .con
 	.xsessionrc .xprofile .xinitrc .xsession .local/share/applications .config/mimeapps.list \
 	.local/share/dbus-1/services .bashrc.d .nvm .oh-my-zsh xdg/git .irbrc .psqlrc \
 	.tmux.conf .wgetrc .local/share/nvim .local/share/fish .local/share/bash-completion \
-	.bash_completion .ipython .config/dconf xdgdata/systemd/user xdgdata/nvim; do
+	.bash_completion .ipython .config/dconf xdgdata/systemd/user xdgdata/nvim .config/husky \
+	.huskyrc; do
 	expect "absent on the host: ~/$f" absent \
 		"$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
 done

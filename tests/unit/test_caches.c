@@ -291,15 +291,20 @@ END_TEST
 START_TEST(config_mirror_with_pnpm_rc)
 {
 	struct runner_tool_config c;
-	char want[PATH_MAX + 64], rc[4096];
+	char want[PATH_MAX + 64], rc[4096], rcpath[PATH_MAX + 32];
+	char *san[1] = {rcpath};
+	struct halo_policy *p = policy(POLICY_CACHES_ISOLATED, NULL);
 	size_t n = 0;
 	bool git = false, fish = false;
+
+	snprintf(rcpath, sizeof(rcpath), "%s/.config/pnpm/rc", home);
+	p->sanitize_abs = (struct policy_list){san, 1, true}; /* the floor's copy */
 
 	sh("mkdir -p '%s/.config/git' '%s/.config/fish' '%s/.config/pnpm' && "
 	   "printf 'registry=http://r.test/\n//r.test/:_authToken=SECRET\nstore-dir=/x' > "
 	   "'%s/.config/pnpm/rc'",
 	   home);
-	ck_assert_int_eq(runner_caches_config(home, WS, "/c/pnpm-store", &c), 0);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/pnpm-store", &c), 0);
 	snprintf(want, sizeof(want), "%s/.config", home);
 	ck_assert_str_eq(c.mirror, want);
 	ck_assert_uint_lt(c.rc_len, sizeof(rc));
@@ -319,13 +324,83 @@ START_TEST(config_mirror_with_pnpm_rc)
 	ck_assert(git && fish && n == 2);
 	runner_tool_config_release(&c);
 	/* the home as the workspace: its own ~/.config stays the command's */
-	ck_assert_int_eq(runner_caches_config(home, home, "/c/pnpm-store", &c), -EEXIST);
+	ck_assert_int_eq(runner_caches_config(p, home, home, "/c/pnpm-store", &c), -EEXIST);
 	/* no home (per-run caches): the rc alone */
-	ck_assert_int_eq(runner_caches_config(NULL, WS, "/tmp/halo-cache/pnpm-store", &c), 0);
+	ck_assert_int_eq(runner_caches_config(p, NULL, WS, "/tmp/halo-cache/pnpm-store", &c), 0);
 	ck_assert_uint_eq(c.names_len, 0);
 	ck_assert_str_eq(c.mirror, "");
 	ck_assert_int_eq(strncmp(c.rc, "# halo-run", 10), 0);
 	runner_tool_config_release(&c);
+}
+END_TEST
+
+static bool rc_has(const struct runner_tool_config *c, const char *s)
+{
+	return memmem(c->rc, c->rc_len, s, strlen(s)) != NULL;
+}
+
+/* The mirror shows no more than the policy does at the original paths: a pnpm rc the
+ * policy protects (not in the floor's sanitized list), one that is a symlink (it could
+ * lead into a protected path) or under a symlinked ~/.config/pnpm gives no settings;
+ * a protected ~/.config is not listed. */
+START_TEST(config_mirror_follows_the_policy)
+{
+	struct runner_tool_config c;
+	char rcpath[PATH_MAX + 32], cfg[PATH_MAX + 32];
+	char *san[1] = {rcpath}, *prot[1] = {cfg};
+	struct halo_policy *p = policy(POLICY_CACHES_ISOLATED, NULL);
+
+	snprintf(rcpath, sizeof(rcpath), "%s/.config/pnpm/rc", home);
+	snprintf(cfg, sizeof(cfg), "%s/.config", home);
+	sh("mkdir -p '%s/.config/pnpm' '%s/.config/git' '%s/aws' && "
+	   "printf 'registry=http://r.test/\nkeepme=PNPMSETTING\n' > '%s/.config/pnpm/rc'",
+	   home);
+	sh("printf '[default]\nregion=AWSREGION\n' > '%s/aws/config'", home);
+	/* protected by the policy: not in sanitize_abs */
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	ck_assert_msg(!rc_has(&c, "PNPMSETTING"), "%.*s", (int)c.rc_len, c.rc);
+	ck_assert(rc_has(&c, "store-dir=/c/s\n"));
+	runner_tool_config_release(&c);
+	p->sanitize_abs = (struct policy_list){san, 1, true};
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	ck_assert(rc_has(&c, "PNPMSETTING"));
+	ck_assert_uint_gt(c.names_len, 0);
+	runner_tool_config_release(&c);
+	/* rc a symlink into a protected file */
+	sh("rm '%s/.config/pnpm/rc' && ln -s '%s/aws/config' '%s/.config/pnpm/rc'", home);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	ck_assert_msg(!rc_has(&c, "AWSREGION"), "%.*s", (int)c.rc_len, c.rc);
+	runner_tool_config_release(&c);
+	/* ~/.config/pnpm a symlink to a directory holding an rc */
+	sh("rm -rf '%s/.config/pnpm' && mkdir -p '%s/elsewhere' && cp '%s/aws/config' "
+	   "'%s/elsewhere/rc'",
+	   home);
+	sh("ln -s '%s/elsewhere' '%s/.config/pnpm'", home);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	ck_assert_msg(!rc_has(&c, "AWSREGION"), "%.*s", (int)c.rc_len, c.rc);
+	runner_tool_config_release(&c);
+	/* a protected ~/.config: no names */
+	p->protected_abs = (struct policy_list){prot, 1, true};
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	ck_assert_uint_eq(c.names_len, 0);
+	runner_tool_config_release(&c);
+}
+END_TEST
+
+/* More entries than a mirror holds: no mirror at all (-E2BIG; the command reads
+ * ~/.config itself) rather than one that silently lacks some of them. */
+START_TEST(config_mirror_too_many_names)
+{
+	struct runner_tool_config c;
+	struct halo_policy *p = policy(POLICY_CACHES_ISOLATED, NULL);
+
+	sh("mkdir -p '%s/.config/pnpm' && cd '%s/.config' && seq 1 4096 | xargs mkdir", home);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), 0);
+	runner_tool_config_release(&c);
+	sh("mkdir '%s/.config/one-more'", home);
+	ck_assert_int_eq(runner_caches_config(p, home, WS, "/c/s", &c), -E2BIG);
+	ck_assert_ptr_null(c.names);
+	ck_assert_ptr_null(c.rc);
 }
 END_TEST
 
@@ -334,6 +409,7 @@ static Suite *caches_suite(void)
 	Suite *s = suite_create("caches");
 	TCase *tc = tcase_create("caches");
 
+	tcase_set_timeout(tc, 60); /* thousands of names under ASan on a shared machine */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, root_location);
 	tcase_add_test(tc, vars_per_tool);
@@ -346,6 +422,8 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, dry_run_creates_nothing);
 	tcase_add_test(tc, cargo_config_linked_never_through_a_link);
 	tcase_add_test(tc, config_mirror_with_pnpm_rc);
+	tcase_add_test(tc, config_mirror_follows_the_policy);
+	tcase_add_test(tc, config_mirror_too_many_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

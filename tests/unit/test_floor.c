@@ -387,6 +387,8 @@ static const char *const home_musts[] = {
     ".local/lib",
     ".config/go/env",
     ".gdbinit",
+    ".config/husky",
+    ".huskyrc",
     ".config/lesskey",
     ".inputrc",
     ".ssh",

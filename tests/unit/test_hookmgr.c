@@ -1,5 +1,5 @@
 /* Hook managers (policy/hookmgr.c): which shim a hook's text is, the files its manager
- * reads from the work tree, pre-commit's --config= (never absolute or climbing), and
+ * reads from the work tree, pre-commit's --config= (absolute or climbing too), and
  * husky's hooksPath ending in /_. Hostile texts: empty, NUL bytes, a marker cut short,
  * an over-long config value. */
 #include <string.h>
@@ -17,8 +17,8 @@ static const struct {
      "ARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=pre-commit)\n",
      0, "pre-commit", ".pre-commit-config.yaml"},
     {"ARGS=(hook-impl --config=ci/pc.yaml)", 0, "pre-commit", "ci/pc.yaml"},
-    {"ARGS=(hook-impl --config=/etc/pc.yaml)", 0, "pre-commit", ""},
-    {"ARGS=(hook-impl --config=../up/pc.yaml)", 0, "pre-commit", ""},
+    {"ARGS=(hook-impl --config=/etc/pc.yaml)", 0, "pre-commit", "/etc/pc.yaml"},
+    {"ARGS=(hook-impl --config=../up/pc.yaml)", 0, "pre-commit", "../up/pc.yaml"},
     {"ARGS=(hook-impl --config=)", 0, "pre-commit", ""},
     {"#!/bin/sh\ncall_lefthook run \"pre-push\" \"$@\"\n", 0, "lefthook", ""},
     {"#!/usr/bin/env ruby\n# overcommit hook\n", 0, "overcommit", ""},
@@ -62,6 +62,11 @@ static const struct {
     {".pre-commit-config.yaml", true},
     {"lefthook.yml", true},
     {"lefthook-local.yaml", true},
+    {"lefthook-local.toml", true},
+    {".lefthook-local.jsonc", true},
+    {".config/lefthook-local.yml", true},
+    {".config/lefthook.toml", true},
+    {"lefthook.jsonc", true},
     {".lefthook/pre-push/x.sh", true},
     {".lefthook", true},
     {".overcommit.yml", true},
