@@ -240,9 +240,13 @@ check-builds:
 
 # Every `#include "folder/..."` is an arrow HACKING.md's module table allows (and no
 # folder includes another's *_int.h): tools/check_includes.sh reads the table.
+# ... and no source file (tests aside) is over 600 lines: a sign to split it.
 check-includes:
 	@tools/check_includes.sh --self-test
 	@tools/check_includes.sh
+	@big=$$(find $(MODULES) exit -name '*.[ch]' | xargs wc -l | awk '$$2 != "total" && $$1 > 600'); \
+	if [ -n "$$big" ]; then echo "source files over 600 lines:"; echo "$$big"; exit 1; fi; \
+	echo "check-includes: no source file over 600 lines"
 
 # The macOS code path on Linux (PLATFORM=portable): the profile and proxy unit tests on
 # the poll() backend, then the launcher driven through a fake sandbox-exec as root and

@@ -16,11 +16,6 @@
 
 #include "linux/scan_int.h"
 
-bool linux_path_beneath(const char *path, const char *dir)
-{
-	return policy_path_beneath(path, dir);
-}
-
 bool linux_scan_add_resolved(struct linux_scan *s, struct linux_paths *list, const char *path)
 {
 	char real[PATH_MAX];
@@ -31,54 +26,6 @@ bool linux_scan_add_resolved(struct linux_scan *s, struct linux_paths *list, con
 	return true;
 }
 
-/* The sandbox gets these fresh (mounts.c): a host path beneath them is out of reach
- * unless a tree is bound back in, so there is nothing to mask there. */
-bool linux_path_in_fresh_dir(const char *path)
-{
-	return policy_path_in_fresh(path);
-}
-
-bool linux_paths_beneath_any(const char *path, const struct linux_paths *dirs)
-{
-	for (size_t i = 0; i < dirs->n; i++)
-		if (linux_path_beneath(path, dirs->v[i]))
-			return true;
-	return false;
-}
-
-/* Path order with '/' lowest, so that a directory is directly followed by what is
- * beneath it ("/a", "/a/b", "/a-b"): one pass then drops the redundant entries. */
-static int path_key(unsigned char ch)
-{
-	return ch == '\0' ? 0 : ch == '/' ? 1 : ch + 1;
-}
-
-static int path_cmp(const void *a, const void *b)
-{
-	const unsigned char *x = *(const unsigned char *const *)a;
-	const unsigned char *y = *(const unsigned char *const *)b;
-
-	for (; *x && *x == *y; x++, y++)
-		;
-	return path_key(*x) - path_key(*y);
-}
-
-void linux_paths_sort_unique(struct linux_paths *p)
-{
-	size_t k = 0;
-
-	if (p->n > 1)
-		qsort(p->v, p->n, sizeof(*p->v), path_cmp);
-	for (size_t i = 0; i < p->n; i++) {
-		if (k > 0 && strcmp(p->v[i], p->v[k - 1]) == 0) {
-			free(p->v[i]);
-			continue;
-		}
-		p->v[k++] = p->v[i];
-	}
-	p->n = k;
-}
-
 /* Sort, then drop duplicates and entries beneath a kept one (a mask or read-only bind
  * of a directory covers its contents), and entries `drop` says to drop. */
 static void normalise(struct linux_paths *p, bool (*drop)(const char *, void *), void *arg)
@@ -86,7 +33,7 @@ static void normalise(struct linux_paths *p, bool (*drop)(const char *, void *),
 	size_t k = 0;
 
 	if (p->n > 1)
-		qsort(p->v, p->n, sizeof(*p->v), path_cmp);
+		qsort(p->v, p->n, sizeof(*p->v), linux_path_cmp);
 	for (size_t i = 0; i < p->n; i++) {
 		if ((k > 0 && linux_path_beneath(p->v[i], p->v[k - 1])) ||
 		    (drop && drop(p->v[i], arg))) {
@@ -414,7 +361,7 @@ static bool not_masked(const char *path, void *arg)
 {
 	const struct linux_paths *masked = arg;
 
-	return !bsearch(&path, masked->v, masked->n, sizeof(*masked->v), path_cmp);
+	return !bsearch(&path, masked->v, masked->n, sizeof(*masked->v), linux_path_cmp);
 }
 
 /* The directories masked whole because the walk could not list them (not those

@@ -283,6 +283,9 @@ bool linux_scan_own_socket(const char *path);
 
 /* Sort paths with '/' lowest (a directory right before what is beneath it) and drop
  * duplicates (scan.c). */
+/* qsort/bsearch order of paths: '/' sorts lowest, so a directory is followed by
+ * what is beneath it. */
+int linux_path_cmp(const void *a, const void *b);
 void linux_paths_sort_unique(struct linux_paths *p);
 
 /* Is `path` equal to or beneath `dir`? (Both absolute, no trailing slash.) */

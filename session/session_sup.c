@@ -29,319 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "linux/session_proto.h"
-#include "proxy/proxy.h"
-#include "events/events.h"
-#include "runner/run.h"
-#include "session/session_int.h"
+#include "session/sup_int.h"
 
-#define SEND_MS 5000 /* a peer that reads nothing for this long is dropped */
-
-enum { C_NEW, C_JOINED, C_RUNNING };
-
-struct sup;
-struct client {
-	struct session_conn io;
-	struct sup *s;
-	int state;
-	long long id;
-	int err_fd; /* the call's stderr, while it runs: the proxy's lines */
-	bool gone;  /* the call went away; its command is being killed */
-	bool left;  /* ... by itself (not at the session's end): said in --events */
-	struct runner_session_call ev; /* what --events says of it */
-};
-
-struct sup {
-	const struct runner_opts *o;
-	const runner_launch *l;
-	const struct runner_session_id *id;
-	const char *sock_path;
-	struct stat sock_st;
-	runner_sandbox *sb;
-	struct proxy_poller *pl;
-	struct session_conn chan;
-	struct runner_events ev;   /* --events: the session's, for every call */
-	struct runner_decider *dc; /* --decider: the session's (NULL: none) */
-	struct runner_learn *lr;   /* halo-run learn --session: every call's (NULL: none) */
-	struct runner_explain xp;  /* refused connections inside, explained */
-	const char *why_end;	   /* for --events: stopped, idle... */
-	int listen_fd, ready_fd, log_r;
-	struct client **c;
-	size_t n, cap;
-	long long next_id;
-	size_t running;
-	uint64_t last_ms;
-	volatile bool stop;
-};
-
-static void ready_say(struct sup *s, char kind, const char *text)
-{
-	char line[4200];
-	int n = snprintf(line, sizeof(line), "%c %s\n", kind, text);
-	ssize_t w;
-
-	if (s->ready_fd < 0)
-		return;
-	w = write(s->ready_fd, line, n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0);
-	(void)w;
-	if (kind != 'W') {
-		close(s->ready_fd);
-		s->ready_fd = -1;
-	}
-}
-
-static void client_drop(struct sup *s, struct client *c)
-{
-	if (c->io.fd >= 0)
-		proxy_poller_del(s->pl, c->io.fd);
-	if (c->err_fd >= 0)
-		close(c->err_fd);
-	c->err_fd = -1;
-	if (c->state == C_RUNNING && !c->gone) {
-		/* Its command dies with the call (a kill, a crash, a closed terminal). */
-		struct session_buf b = {0};
-		session_buf_begin(&b, SESSION_KILL);
-		session_buf_put_int(&b, SESSION_K_ID, c->id);
-		if (session_buf_end(&b) == 0)
-			session_send(s->chan.fd, &b, NULL, 0, SEND_MS);
-		session_buf_free(&b);
-		c->gone = c->left = true;
-		close(c->io.fd);
-		c->io.fd = -1;
-		return; /* kept until the spawner reports the end */
-	}
-	session_conn_release(&c->io);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->c[i] == c) {
-			s->c[i] = s->c[--s->n];
-			break;
-		}
-	free(c);
-}
-
-static int reply(struct client *c, struct session_buf *b)
-{
-	int rc = session_buf_end(b);
-
-	if (rc == 0)
-		rc = session_send(c->io.fd, b, NULL, 0, SEND_MS);
-	session_buf_free(b);
-	return rc;
-}
-
-static bool held(const struct runner_session_id *id, const char *entry)
-{
-	size_t lo = 0, hi = id->n_prot;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = strcmp(id->prot[mid], entry);
-		if (c == 0)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-/* A protected file the session's mounts do not hold (new, or replaced: another
- * inode): the refusal names it and how many there are. */
-static void protected_changes(const struct sup *s, const struct session_msg *m, char *why, size_t n)
-{
-	const char *first = NULL;
-	size_t count = 0;
-
-	for (size_t i = 0; i < m->n_prot; i++)
-		if (!held(s->id, m->prot[i])) {
-			count++;
-			first = first ? first : m->prot[i];
-		}
-	if (!count)
-		return;
-	first = strchr(strchr(first, ':') + 1, ':') + 1; /* the path (prot_ok's form) */
-	snprintf(why, n,
-		 "%zu protected file%s appeared or %s replaced since the session started "
-		 "(first: %.2000s); a fresh launch masks %s, this session's mounts do not",
-		 count, count == 1 ? "" : "s", count == 1 ? "was" : "were", first,
-		 count == 1 ? "it" : "them");
-}
-
-/* Hello: the same sandbox or a refusal that names what differs. */
-static int hello(struct sup *s, struct client *c, const struct session_msg *m)
-{
-	struct session_buf b = {0};
-	char why[4200];
-
-	why[0] = '\0';
-	if (strcmp(m->name, s->id->name) != 0)
-		snprintf(why, sizeof(why), "this is session %s, not %s", s->id->name, m->name);
-	else if (strcmp(m->workspace, s->id->workspace) != 0)
-		snprintf(why, sizeof(why),
-			 "workspace differs: the session's is %.2000s, this call's %.2000s",
-			 s->id->workspace, m->workspace);
-	else if (strcmp(m->policy, s->id->policy) != 0)
-		snprintf(
-		    why, sizeof(why),
-		    "effective policy differs (digest %s at the session's start, %s now: other "
-		    "policy files, the files changed, or other one-off flags: --allow, "
-		    "--writable, --env, --host-port are fixed at the session's start too)",
-		    s->id->policy, m->policy);
-	else if (strcmp(m->options, s->id->options) != 0)
-		snprintf(why, sizeof(why),
-			 "launch options differ: the session's are %.2000s; this call's %.2000s",
-			 s->id->options, m->options);
-	else
-		protected_changes(s, m, why, sizeof(why));
-	session_buf_begin(&b, why[0] ? SESSION_REFUSED : SESSION_OK);
-	if (why[0])
-		session_buf_put(&b, SESSION_K_WHY, why);
-	c->state = why[0] ? C_NEW : C_JOINED;
-	return reply(c, &b) < 0 || why[0] ? -EPERM : 0;
-}
-
-static int info(struct sup *s, struct client *c)
-{
-	struct session_buf b = {0};
-
-	session_buf_begin(&b, SESSION_INFO);
-	session_buf_put(&b, SESSION_K_WORKSPACE, s->id->workspace);
-	session_buf_put_int(&b, SESSION_K_CALLS, (long long)s->running);
-	session_buf_put_int(&b, SESSION_K_IDLE,
-			    s->running ? 0 : (long long)((proxy_now_ms() - s->last_ms) / 1000));
-	session_buf_put_int(&b, SESSION_K_PID, (long long)getpid());
-	reply(c, &b);
-	return -ECONNRESET; /* answered: done */
-}
-
-/* Run: a new call id, the command line and the three descriptors to the spawner. */
-static int run(struct sup *s, struct client *c, const struct session_msg *m)
-{
-	struct session_buf b = {0};
-	int fds[SESSION_MAX_FDS];
-	size_t nf = session_conn_take_fds(&c->io, fds);
-	int rc = -EPROTO;
-
-	if (nf == SESSION_MAX_FDS) {
-		c->id = ++s->next_id;
-		session_buf_begin(&b, SESSION_RUN);
-		session_buf_put_int(&b, SESSION_K_ID, c->id);
-		for (size_t i = 0; i < m->n_arg; i++)
-			session_buf_put(&b, SESSION_K_ARG, m->arg[i]);
-		for (size_t i = 0; i < m->n_env; i++)
-			session_buf_put(&b, SESSION_K_ENV, m->env[i]);
-		rc = session_buf_end(&b);
-		if (rc == 0)
-			rc = session_send(s->chan.fd, &b, fds, nf, SEND_MS);
-		session_buf_free(&b);
-	}
-	if (rc == 0) {
-		c->state = C_RUNNING;
-		c->err_fd = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
-		s->running++;
-		c->ev = (struct runner_session_call){c->id, proxy_now_ms(), m->wall, false};
-		runner_session_ev_start(&s->ev, s->l, &c->ev, m->arg);
-		runner_learn_command(s->lr, m->arg);
-	}
-	for (size_t i = 0; i < nf; i++)
-		close(fds[i]);
-	return rc;
-}
-
-/* Signal or kill, for this call's command only. */
-static int forward(struct sup *s, struct client *c, const struct session_msg *m)
-{
-	struct session_buf b = {0};
-	int rc;
-
-	/* A call kills its command only at its wall-clock limit (session_call.c). */
-	c->ev.timed_out |= m->verb == SESSION_KILL;
-	session_buf_begin(&b, m->verb);
-	session_buf_put_int(&b, SESSION_K_ID, c->id);
-	if (m->verb == SESSION_SIGNAL)
-		session_buf_put_int(&b, SESSION_K_SIG, m->sig);
-	rc = session_buf_end(&b);
-	if (rc == 0)
-		rc = session_send(s->chan.fd, &b, NULL, 0, SEND_MS);
-	session_buf_free(&b);
-	return rc;
-}
-
-static int client_msg(struct sup *s, struct client *c, const struct session_msg *m)
-{
-	if (c->state == C_NEW && m->verb == SESSION_HELLO)
-		return hello(s, c, m);
-	if (c->state == C_NEW && m->verb == SESSION_INFO)
-		return info(s, c);
-	if (c->state == C_NEW && m->verb == SESSION_STOP) {
-		struct session_buf b = {0};
-		session_buf_begin(&b, SESSION_OK);
-		reply(c, &b);
-		s->why_end = "stopped";
-		s->stop = true; /* its socket closes when the session is gone */
-		return 0;
-	}
-	if (c->state == C_JOINED && m->verb == SESSION_RUN)
-		return run(s, c, m);
-	if (c->state == C_RUNNING && (m->verb == SESSION_SIGNAL || m->verb == SESSION_KILL))
-		return forward(s, c, m);
-	return -EPROTO;
-}
-
-static void on_client(void *arg, int fd, unsigned events)
-{
-	struct client *c = arg;
-	struct sup *s = c->s;
-	struct session_msg m;
-	char why[128];
-	int rc;
-
-	(void)fd;
-	(void)events;
-	rc = session_conn_read(&c->io);
-	while (rc >= 0 && (rc = session_conn_next(&c->io, &m, why, sizeof(why))) > 0) {
-		rc = client_msg(s, c, &m);
-		session_msg_free(&m);
-	}
-	if (rc < 0)
-		client_drop(s, c);
-}
-
-/* Same user, outside every sandbox, only (runner_session_peer_ok); everyone else is
- * closed on before a byte is read. */
-static void on_accept(void *arg, int fd, unsigned events)
-{
-	struct sup *s = arg;
-	struct client *c;
-	int cfd;
-
-	(void)events;
-	while ((cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		if (runner_session_peer_ok(cfd) < 0 || s->n == s->cap ||
-		    !(c = calloc(1, sizeof(*c)))) {
-			close(cfd);
-			continue;
-		}
-		session_conn_init(&c->io, cfd);
-		c->s = s;
-		c->err_fd = -1;
-		s->c[s->n++] = c;
-		if (proxy_poller_add(s->pl, cfd, PROXY_EV_IN, on_client, c) < 0)
-			client_drop(s, c);
-	}
-}
-
-static struct client *by_id(struct sup *s, long long id)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->c[i]->state == C_RUNNING && s->c[i]->id == id)
-			return s->c[i];
-	return NULL;
-}
-
-/* From the spawner (inside the sandbox: checked like any peer): ready, and how
- * each call ended, passed on to its caller. */
 static void on_log(void *arg, int fd, unsigned events);
 
 static void spawner_msg(struct sup *s, const struct session_msg *m)
@@ -350,10 +39,11 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 	struct session_buf b = {0};
 
 	if (m->verb == SESSION_OK) {
-		ready_say(s, 'R', "ready");
+		sup_ready_say(s, 'R', "ready");
 		return;
 	}
-	if ((m->verb != SESSION_EXIT && m->verb != SESSION_FAILED) || !(c = by_id(s, m->id)))
+	if ((m->verb != SESSION_EXIT && m->verb != SESSION_FAILED) ||
+	    !(c = sup_client_by_id(s, m->id)))
 		return;
 	/* A refusal logged just before the command ended is this call's to say. */
 	if (runner_explain_poll(&s->xp) && s->log_r >= 0)
@@ -369,13 +59,13 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 			session_buf_put_int(&b, SESSION_K_ERR, m->err);
 			session_buf_put(&b, SESSION_K_MSG, m->msg ? m->msg : "");
 		}
-		reply(c, &b);
+		sup_reply(c, &b);
 	}
 	c->state = C_JOINED;
 	c->gone = true;
 	s->running--;
 	s->last_ms = proxy_now_ms();
-	client_drop(s, c);
+	sup_client_drop(s, c);
 }
 
 static void on_chan(void *arg, int fd, unsigned events)
@@ -464,7 +154,7 @@ static int watch(struct sup *s)
 	if (rc == 0)
 		rc = proxy_poller_add(s->pl, sfd, PROXY_EV_IN, on_stop, s);
 	if (rc == 0)
-		rc = proxy_poller_add(s->pl, s->listen_fd, PROXY_EV_IN, on_accept, s);
+		rc = proxy_poller_add(s->pl, s->listen_fd, PROXY_EV_IN, sup_on_accept, s);
 	if (rc == 0)
 		rc = proxy_poller_add(s->pl, s->chan.fd, PROXY_EV_IN, on_chan, s);
 	if (rc == 0 && s->log_r >= 0)
@@ -513,7 +203,7 @@ static void end(struct sup *s)
 			runner_session_ev_exit(&s->ev, s->l, &s->c[i]->ev, NULL, s->c[i]->left);
 	while (s->n) {
 		s->c[0]->gone = true;
-		client_drop(s, s->c[0]);
+		sup_client_drop(s, s->c[0]);
 	}
 }
 
@@ -524,11 +214,11 @@ static int open_outputs(struct sup *s, int *audit_fd, struct stat *audit_st)
 	struct halo_err e = {{0}};
 
 	if (s->o->audit && (*audit_fd = runner_open_audit(s->o->audit, audit_st, &e)) < 0) {
-		ready_say(s, 'E', e.msg);
+		sup_ready_say(s, 'E', e.msg);
 		return -1;
 	}
 	if (runner_events_open(s->o->events, s->id->name, &s->ev, &e) < 0) {
-		ready_say(s, 'E', e.msg);
+		sup_ready_say(s, 'E', e.msg);
 		return -1;
 	}
 	return 0;
@@ -570,21 +260,21 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	 * last listener's, this process's rather than the first call's, which ends. */
 	if (listen(listen_fd, 128) < 0 || lstat(sock_path, &s.sock_st) < 0 ||
 	    !(s.c = calloc(s.cap, sizeof(*s.c)))) {
-		ready_say(&s, 'E', "session: the control socket vanished");
+		sup_ready_say(&s, 'E', "session: the control socket vanished");
 		return HALO_EXIT_SETUP;
 	}
 	s.ev.fd = -1;
 	if (open_outputs(&s, &audit_fd, &audit_st) < 0)
 		return HALO_EXIT_SETUP;
 	if (o->learn && runner_learn_new(o, &s.lr, &e) < 0) {
-		ready_say(&s, 'E', e.msg);
+		sup_ready_say(&s, 'E', e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	rc = runner_launcher.start(l, &s.sb, &e);
 	for (size_t i = 0; l->warnings && i < l->warnings->n; i++)
-		ready_say(&s, 'W', l->warnings->v[i]);
+		sup_ready_say(&s, 'W', l->warnings->v[i]);
 	if (rc < 0) {
-		ready_say(&s, 'E', e.msg);
+		sup_ready_say(&s, 'E', e.msg);
 		return HALO_EXIT_SETUP;
 	}
 	runner_supervisor_settings();
@@ -625,7 +315,8 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	runner_launcher.kill(s.sb);
 	rc = runner_launcher.finish(s.sb, &out, &e);
 	if (s.ready_fd >= 0) /* ended before it was ready: why */
-		ready_say(&s, 'E', e.msg[0] ? e.msg : "the session's sandbox ended during setup");
+		sup_ready_say(&s, 'E',
+			      e.msg[0] ? e.msg : "the session's sandbox ended during setup");
 	s.chan.fd = -1; /* the launcher's, closed by finish */
 	session_conn_release(&s.chan);
 	proxy_drain(px, 100);
