@@ -221,7 +221,7 @@ CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || ech
 # CPU-seconds that their 380 s on 2 CPUs offer); what the builds print is shown if
 # they fail. Each phase prints its seconds.
 check: deps check-includes
-	@t=$$(date +%s); $(MAKE) $(CHECK_J) all unit-bins || exit 1; echo "make check: build, $$(($$(date +%s) - t)) s"
+	@t=$$(date +%s); $(MAKE) $(CHECK_J) all unit-bins deb || exit 1; echo "make check: build (and the .deb t_docs looks into), $$(($$(date +%s) - t)) s"
 	@t=$$(date +%s); mkdir -p $(BUILD); \
 	nice -n 10 $(MAKE) $(CHECK_J) check-builds >$(BUILD)/check-builds.log 2>&1 & b=$$!; \
 	$(MAKE) unit && $(MAKE) integration && $(MAKE) IT_ONLY="$(V6_SCRIPTS)" integration-v6; rc=$$?; \
