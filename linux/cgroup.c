@@ -100,8 +100,12 @@ static bool set_memory_v2(const char *dir, long long bytes)
 	return true;
 }
 
-/* limits.processes is the command's: init and the broker's threads come on top. */
-#define PIDS_OURS (1 + LINUX_BROKER_THREADS)
+/* limits.processes is the command's: init and the broker's first thread come on top.
+ * The broker starts its other threads only when calls wait (broker_pool.c); those
+ * count against the same budget, so a command that has used all of it leaves the
+ * broker answering with the threads it has (a thread that cannot start is not an
+ * error there), and the command never gets more than limits.processes. */
+#define PIDS_OURS 2
 
 static int setup_v2(const struct rlimits_set *r, struct linux_cgroup *cg)
 {
