@@ -209,6 +209,20 @@ static void cmp_eq(struct nlbuf *m, const void *v, size_t n)
 	expr_end(m, e, d);
 }
 
+/* redirect to :port (network order; 0: a port where no socket can listen) */
+static void redir_to(struct nlbuf *m, const uint16_t *port)
+{
+	size_t d, e = expr(m, "immediate", &d);
+
+	attr_be32(m, NFTA_IMMEDIATE_DREG, NFT_REG_1);
+	data_value(m, NFTA_IMMEDIATE_DATA, port, 2);
+	expr_end(m, e, d);
+	e = expr(m, "redir", &d);
+	attr_be32(m, NFTA_REDIR_REG_PROTO_MIN, NFT_REG_1);
+	attr_be32(m, NFTA_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+	expr_end(m, e, d);
+}
+
 /* ip daddr & 255.254.0.0 == 198.18.0.0 meta l4proto tcp redirect to :port */
 static void rule_exprs(struct nlbuf *m, uint16_t port)
 {
@@ -236,14 +250,7 @@ static void rule_exprs(struct nlbuf *m, uint16_t port)
 	attr_be32(m, NFTA_META_KEY, NFT_META_L4PROTO);
 	expr_end(m, e, d);
 	cmp_eq(m, &tcp, 1);
-	e = expr(m, "immediate", &d);
-	attr_be32(m, NFTA_IMMEDIATE_DREG, NFT_REG_1);
-	data_value(m, NFTA_IMMEDIATE_DATA, &p, 2);
-	expr_end(m, e, d);
-	e = expr(m, "redir", &d);
-	attr_be32(m, NFTA_REDIR_REG_PROTO_MIN, NFT_REG_1);
-	attr_be32(m, NFTA_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
-	expr_end(m, e, d);
+	redir_to(m, &p);
 	nest_end(m, list);
 }
 
@@ -343,7 +350,7 @@ static void literal_exprs(struct nlbuf *m, uint8_t nfproto, bool redirect)
 	static const uint8_t net127 = 127;
 	uint8_t tcp = IPPROTO_TCP;
 	uint16_t zero = 0;
-	size_t d, e, list = nest(m, NFTA_RULE_EXPRESSIONS);
+	size_t list = nest(m, NFTA_RULE_EXPRESSIONS);
 
 	meta_is(m, NFT_META_L4PROTO, &tcp, 1);
 	meta_is(m, NFT_META_NFPROTO, &nfproto, 1);
@@ -357,14 +364,7 @@ static void literal_exprs(struct nlbuf *m, uint8_t nfproto, bool redirect)
 	if (!redirect) {
 		limit_log(m, NETNS_EXPLAIN_LITERAL);
 	} else {
-		e = expr(m, "immediate", &d);
-		attr_be32(m, NFTA_IMMEDIATE_DREG, NFT_REG_1);
-		data_value(m, NFTA_IMMEDIATE_DATA, &zero, 2);
-		expr_end(m, e, d);
-		e = expr(m, "redir", &d);
-		attr_be32(m, NFTA_REDIR_REG_PROTO_MIN, NFT_REG_1);
-		attr_be32(m, NFTA_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
-		expr_end(m, e, d);
+		redir_to(m, &zero);
 	}
 	nest_end(m, list);
 }
