@@ -293,19 +293,12 @@ static void emit(struct runner_events *ev, cJSON *o)
 	free(s);
 }
 
-void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
-			 const char *const *layers, size_t n_layers, const char *workspace,
-			 char *const *argv)
+/* "policy_digest": the digest of what `halo-run policy --json` prints, newline
+ * included, so that `halo-run policy --policy F --json | sha256sum` gives the same hex. */
+static void add_policy_digest(cJSON *o, const struct halo_policy *p)
 {
-	char *pj, *line, hex[65], digest[72];
-	cJSON *o, *a;
+	char *pj = policy_to_json(p), *line, hex[65], digest[72];
 
-	if (ev->fd < 0)
-		return;
-	o = record(ev, "start");
-	/* The digest of what `halo-run policy --json` prints, newline included, so that
-	 * `halo-run policy --policy F --json | sha256sum` gives the same hex. */
-	pj = policy_to_json(p);
 	line = pj ? malloc(strlen(pj) + 2) : NULL;
 	if (line)
 		sprintf(line, "%s\n", pj);
@@ -314,6 +307,18 @@ void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
 	free(pj);
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
 	cJSON_AddStringToObject(o, "policy_digest", digest);
+}
+
+void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
+			 const char *const *layers, size_t n_layers, const char *workspace,
+			 char *const *argv)
+{
+	cJSON *o, *a;
+
+	if (ev->fd < 0)
+		return;
+	o = record(ev, "start");
+	add_policy_digest(o, p);
 	a = cJSON_AddArrayToObject(o, "layers");
 	cJSON_AddItemToArray(a, cJSON_CreateString("builtin:floor"));
 	if (n_layers == 0)
@@ -331,7 +336,6 @@ void runner_events_start(struct runner_events *ev, const struct halo_policy *p,
  * {"type":"reload","ok":false,"error":WHY} (the old policy stays in force). */
 void runner_events_reload(struct runner_events *ev, const struct halo_policy *p, const char *error)
 {
-	char *pj, *line, hex[65], digest[72];
 	cJSON *o;
 
 	if (ev->fd < 0)
@@ -339,15 +343,7 @@ void runner_events_reload(struct runner_events *ev, const struct halo_policy *p,
 	o = record(ev, "reload");
 	cJSON_AddBoolToObject(o, "ok", p != NULL);
 	if (p) {
-		pj = policy_to_json(p);
-		line = pj ? malloc(strlen(pj) + 2) : NULL;
-		if (line)
-			sprintf(line, "%s\n", pj);
-		runner_sha256_hex(line ? line : "", line ? strlen(line) : 0, hex);
-		free(line);
-		free(pj);
-		snprintf(digest, sizeof(digest), "sha256:%s", hex);
-		cJSON_AddStringToObject(o, "policy_digest", digest);
+		add_policy_digest(o, p);
 	} else {
 		cJSON_AddStringToObject(o, "error", error ? error : "");
 	}
