@@ -45,8 +45,11 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 	if ((m->verb != SESSION_EXIT && m->verb != SESSION_FAILED) ||
 	    !(c = sup_client_by_id(s, m->id)))
 		return;
-	/* A refusal logged just before the command ended is this call's to say. */
-	if (runner_explain_poll(&s->xp) && s->log_r >= 0)
+	/* A refusal logged just before the command ended is this call's to say, and so
+	 * is a line already in the log pipe that the loop has not forwarded yet (the
+	 * spawner's message can come first): both go out before the call is let go. */
+	runner_explain_poll(&s->xp);
+	if (s->log_r >= 0)
 		on_log(s, s->log_r, 0);
 	runner_session_ev_exit(&s->ev, s->l, &c->ev, m, c->left);
 	if (!c->gone) {
