@@ -1,12 +1,12 @@
 /* The home persistence set in the launch scan. A workspace that is the home (or holds
  * it) makes the whole home writable, a writable root or a link can make part of it
  * writable; what in it runs code later on the host (the set is policy's:
- * policy/homeset.c) stays read-only wherever it lands in a writable tree: each entry that exists is guarded
- * like a guard name (a read-only bind onto itself), each missing one is handed to the
- * creation broker, which refuses making it and making a link or a rename on the way to
- * it (its directories may be missing too: ~/.config/systemd/user in a home without
- * ~/.config/systemd). The nearest directory that exists is pinned, so it cannot be
- * renamed away and rebuilt. */
+ * policy/homeset.c) stays read-only wherever it lands in a writable tree: each entry
+ * that exists is guarded like a guard name (a read-only bind onto itself), each
+ * missing one is handed to the creation broker, which refuses making it and making a
+ * link or a rename on the way to it (its directories may be missing too:
+ * ~/.config/systemd/user in a home without ~/.config/systemd). The nearest directory
+ * that exists is pinned, so it cannot be renamed away and rebuilt. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -286,8 +286,12 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 					.host_ports = &l->policy->host_ports};
 	if (rc == 0)
 		rc = runner_start_proxy(o, l, st.sb, st.pl, audit_fd, STDERR_FILENO,
-					&(struct runner_proxy_extra){st.ev.fd, &st.ev.lost, st.ev.session,
-								     st.dc, st.lr, &st.xp.fd},
+					&(struct runner_proxy_extra){.events_fd = st.ev.fd,
+								     .events_lost = &st.ev.lost,
+								     .session = st.ev.session,
+								     .dc = st.dc,
+								     .lr = st.lr,
+								     .explain_fd = &st.xp.fd},
 					&px);
 	if (rc == 0)
 		rc = runner_explain_start(&st.xp, st.pl);

@@ -23,8 +23,8 @@ struct runner_proxy_extra {
 	const char *session;
 	struct runner_decider *dc;
 	struct runner_learn *lr; /* halo-run learn (learn_run.c), NULL: not learning */
-	int *explain_fd; /* out: the refusals' log (netns/explain.c), -1 for none; NULL:
-			    closed */
+	int *explain_fd;	 /* out: the refusals' log (netns/explain.c), -1 for none; NULL:
+				    closed */
 };
 int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runner_sandbox *sb,
 		       struct proxy_poller *pl, int audit_fd, int log_fd,

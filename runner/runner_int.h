@@ -101,7 +101,6 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 void runner_plan_print(const struct halo_plan *p, FILE *out);
 int runner_plan_json(const struct halo_plan *p, FILE *out);
 
-
 /* Say what the launch could not enforce ("halo-run: LINE"), unless --quiet. */
 void runner_say_warnings(const struct runner_opts *o, struct plan_text *w);
 /* runner/limits_said.c: one line for each limit the command hit (cpu, file size,
