@@ -100,17 +100,16 @@ static bool link_target_is(const struct hook_ctx *c, const char *hook, const cha
 	       (c->resolve(abs, abs_real, sizeof(abs_real)) == 0 && !strcmp(real, abs_real));
 }
 
-/* Is abs a file a hook manager's shim in `hooks` runs (policy/hookmgr.c)? Asked only
- * for names some manager uses, so the hooks are read rarely. */
+/* Is abs a file a hook in `hooks` runs: a hook's symlink target, or a file a hook
+ * manager's shim there runs (policy/hookmgr.c)? Each hook that exists is read once per
+ * judged path (a fresh repository has only *.sample names, which are not asked). */
 static const char *manager_hit(const struct hook_ctx *c, const char *abs, const char *worktree,
 			       const char *hooks)
 {
 	size_t wl = strlen(worktree);
 	const char *rel = abs + (strlen(abs) >= wl ? wl + (wl > 1) : 0);
 	const char *const *names = policy_git_hook_names();
-	char path[GIT_PATH_MAX + 64], cfg[GIT_PATH_MAX];
-	static char buf[16 * 1024];
-
+	char path[GIT_PATH_MAX + 64], cfg[GIT_PATH_MAX], buf[16 * 1024];
 	bool inside = !strncmp(abs, worktree, wl) && (wl <= 1 || abs[wl] == '/');
 
 	for (size_t k = 0; names[k]; k++) {

@@ -104,14 +104,29 @@ static void sed_script(struct hook_judge *j, const struct hook_word *w)
 	}
 }
 
-/* sed [-n -E -i ...] (-e SCRIPT | --expression=SCRIPT)... or SCRIPT; -f FILE is a file. */
+/* One sed script: read for e commands when written in the command, else blocked (the
+ * shell builds it, and could build an e command). */
+static void sed_judge(struct hook_judge *j, const struct hook_word *w)
+{
+	if (!hook_word_literal(w))
+		hook_block(j, HOOK_CANNOT,
+			   "sed: the script '%.120s' is built by the shell at run time and could "
+			   "hold an e command; use sed --sandbox",
+			   w->text);
+	else
+		sed_script(j, w);
+}
+
+/* sed [-n -E -i ...] (-e SCRIPT | --expression=SCRIPT)... or SCRIPT; -f FILE is a file.
+ * GNU sed --sandbox refuses e, r and w itself: nothing to judge then. */
 static void check_sed(struct hook_judge *j, const struct hook_word *argv, size_t argc)
 {
-	bool script = false, sandboxed = false;
+	bool script = false;
 	const struct hook_word *first = NULL;
 
 	for (size_t i = 1; i < argc; i++)
-		sandboxed |= !strcmp(argv[i].text, "--sandbox");
+		if (!strcmp(argv[i].text, "--sandbox"))
+			return;
 	for (size_t i = 1; i < argc && !hook_decided(j); i++) {
 		const char *a = argv[i].text;
 		const struct hook_word *s = NULL;
@@ -150,23 +165,10 @@ static void check_sed(struct hook_judge *j, const struct hook_word *argv, size_t
 			continue;
 		script = true;
 		first = NULL;
-		if (!hook_word_literal(s) && !sandboxed)
-			hook_block(j, HOOK_CANNOT,
-				   "sed: the script '%.120s' is built by the shell at run time and "
-				   "could hold an e command; use sed --sandbox",
-				   s->text);
-		else if (!sandboxed)
-			sed_script(j, s);
+		sed_judge(j, s);
 	}
-	if (first && !script && !hook_decided(j) && !sandboxed) {
-		if (!hook_word_literal(first))
-			hook_block(j, HOOK_CANNOT,
-				   "sed: the script '%.120s' is built by the shell at run time and "
-				   "could hold an e command; use sed --sandbox",
-				   first->text);
-		else
-			sed_script(j, first);
-	}
+	if (first && !script && !hook_decided(j))
+		sed_judge(j, first);
 }
 
 /* ---------------------------------------------------------------- tar */

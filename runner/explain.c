@@ -138,13 +138,10 @@ static void drain(struct runner_explain *x)
 	}
 }
 
-bool runner_explain_poll(struct runner_explain *x)
+void runner_explain_poll(struct runner_explain *x)
 {
-	size_t before = x->n_said;
-
 	drain(x);
 	judge_pending(x); /* a session's call ends: its refusals are said to it */
-	return x->n_said != before;
 }
 
 static void on_readable(void *arg, int fd, unsigned events)
@@ -203,10 +200,9 @@ int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl)
 	return 0;
 }
 
-bool runner_explain_poll(struct runner_explain *x)
+void runner_explain_poll(struct runner_explain *x)
 {
 	(void)x;
-	return false;
 }
 
 void runner_explain_finish(struct runner_explain *x)

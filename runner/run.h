@@ -66,8 +66,8 @@ struct runner_explain {
 	uint16_t pending[RUNNER_EXPLAIN_MAX];
 };
 int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl);
-/* Read what the log holds now (a session's call ending); true when a line was said. */
-bool runner_explain_poll(struct runner_explain *x);
+/* Read what the log holds now and judge what waits (a session's call ending). */
+void runner_explain_poll(struct runner_explain *x);
 void runner_explain_finish(struct runner_explain *x);
 
 #endif

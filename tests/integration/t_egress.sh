@@ -16,21 +16,8 @@ cd "$TMPDIR" || exit 1
 . "$IT/egress_lib.sh"
 
 # ---------------------------------------------------------------- origins
-mkdir -p "$W/www/cgi-bin" "$W/repos"
-git init -q "$W/src"
-echo "cloned through the sandbox's proxy" >"$W/src/README"
-git -C "$W/src" add README
-git -C "$W/src" -c user.name=t -c user.email=t@example.invalid commit -q -m init
-git clone -q --bare "$W/src" "$W/repos/demo.git"
-printf '[safe]\n\tdirectory = *\n' >"$W/gitconfig"
-cat >"$W/www/cgi-bin/git" <<EOF
-#!/bin/sh
-# git http-backend behind python's CGI server (which runs it as nobody when root)
-export GIT_PROJECT_ROOT="$W/repos" GIT_HTTP_EXPORT_ALL=1 GIT_CONFIG_GLOBAL="$W/gitconfig"
-exec git http-backend
-EOF
-chmod -R a+rX "$W"
-chmod 755 "$W/www/cgi-bin/git"
+. "$IT/git_http_lib.sh"
+git_http_fixture "$W" "cloned through the sandbox's proxy"
 start_origin o1 echo 127.0.0.1
 start_origin o2 echo 127.0.0.2
 start_origin o6 echo ::1

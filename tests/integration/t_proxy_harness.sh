@@ -25,20 +25,8 @@ trap cleanup EXIT
 # ----------------------------------------------------------------- origins
 echo "hello from 127.0.0.2" >"$W/www/hello.txt"
 echo "hello from 127.0.0.1" >"$W/www1/hello.txt"
-git init -q "$W/src"
-echo "cloned through the proxy" >"$W/src/README"
-git -C "$W/src" add README
-git -C "$W/src" -c user.name=t -c user.email=t@example.invalid commit -q -m init
-git clone -q --bare "$W/src" "$W/repos/demo.git"
-printf '[safe]\n\tdirectory = *\n' >"$W/gitconfig"
-cat >"$W/www/cgi-bin/git" <<EOF
-#!/bin/sh
-# git http-backend behind python's CGI server (which may run it as nobody)
-export GIT_PROJECT_ROOT="$W/repos" GIT_HTTP_EXPORT_ALL=1 GIT_CONFIG_GLOBAL="$W/gitconfig"
-exec git http-backend
-EOF
-chmod -R a+rX "$W"
-chmod 755 "$W/www/cgi-bin/git"
+. "$IT/git_http_lib.sh"
+git_http_fixture "$W" "cloned through the proxy"
 cat >"$W/origin.py" <<'EOF'
 import http.server, os, sys
 root, bind, portfile, log = sys.argv[1:5]

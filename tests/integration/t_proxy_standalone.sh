@@ -19,20 +19,10 @@ cd "$TMPDIR" || exit 1
 . "$IT/egress_lib.sh"
 
 printf '127.0.0.1 allowed.test evil.test\n' >>"$W/etc/hosts"
-mkdir -p "$W/www/cgi-bin" "$W/repos" "$W/xdg"
-git init -q "$W/src"
-echo "cloned through halo-run proxy" >"$W/src/README"
-git -C "$W/src" add README
-git -C "$W/src" -c user.name=t -c user.email=t@example.invalid commit -q -m init
-git clone -q --bare "$W/src" "$W/repos/demo.git"
-printf '[safe]\n\tdirectory = *\n' >"$W/gitconfig"
-cat >"$W/www/cgi-bin/git" <<EOF
-#!/bin/sh
-export GIT_PROJECT_ROOT="$W/repos" GIT_HTTP_EXPORT_ALL=1 GIT_CONFIG_GLOBAL="$W/gitconfig"
-exec git http-backend
-EOF
-chmod -R a+rX "$W"
-chmod 755 "$W/www/cgi-bin/git" "$W/xdg"
+mkdir -p "$W/xdg"
+. "$IT/git_http_lib.sh"
+git_http_fixture "$W" "cloned through halo-run proxy"
+chmod 755 "$W/xdg"
 start_origin o1 echo 127.0.0.1
 start_origin git git 127.0.0.1 "$W/www"
 O1=$(wait_port o1) G=$(wait_port git)
