@@ -4,6 +4,7 @@
 #ifndef HALO_LINUX_INT_H
 #define HALO_LINUX_INT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -92,6 +93,10 @@ struct linux_scan {
 	/* Files a hook manager's shim runs (policy/hookmgr.c) that are missing: added to
 	 * `missing` when inside a writable tree, so they cannot be created. */
 	struct linux_paths hook_missing;
+	/* The global and system git configs' core.hooksPath ("" for none), read once per
+	 * launch (scan_git.c: linux_scan_git_global_hooks). */
+	char git_global_hooks[PATH_MAX];
+	bool git_global_read;
 	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
 	 * loop): dangling_at[i] is where the first missing name would be created, or ""
 	 * for a loop. The launch refuses when the command could create it. */

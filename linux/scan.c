@@ -311,6 +311,8 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	for (size_t i = 0; i < c.n_roots; i++)
 		guard_of[i] = guard && linux_paths_beneath_any(roots[i], &s->writable);
 	c.roots = roots;
+	if (guard) /* read once here, not per repository and worker */
+		linux_scan_git_global_hooks(&c);
 	c.max_entries = linux_scan_max_entries;
 	c.max_depth = linux_scan_max_depth;
 	c.deadline_ns = walk_deadline(l);
@@ -570,6 +572,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->missing);
 	linux_paths_free(&s->home_missing);
 	linux_paths_free(&s->hook_missing);
+	s->git_global_read = false;
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->sockets_open);

@@ -305,7 +305,7 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	hooks[0] = '\0';
 	bool global = false;
 	if (!r.hooks_path[0]) {
-		global_hooks_path(c, r.hooks_path, sizeof(r.hooks_path));
+		snprintf(r.hooks_path, sizeof(r.hooks_path), "%s", linux_scan_git_global_hooks(c));
 		global = r.hooks_path[0] != '\0';
 	}
 	if (r.hooks_path[0]) {
@@ -364,14 +364,25 @@ void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const cha
 	free(buf);
 }
 
+const char *linux_scan_git_global_hooks(struct linux_scan_ctx *c)
+{
+	if (c->global_hooks)
+		return c->global_hooks;
+	if (!c->s->git_global_read) {
+		global_hooks_path(c, c->s->git_global_hooks, sizeof(c->s->git_global_hooks));
+		c->s->git_global_read = true;
+	}
+	return c->global_hooks = c->s->git_global_hooks;
+}
+
 void linux_scan_git_global(struct linux_scan *s, const char *home)
 {
 	struct linux_scan_ctx c = {.s = s, .home = home};
-	char hooks[PATH_MAX], abs[PATH_MAX];
+	char abs[PATH_MAX];
 
 	/* An absolute (or ~/) global hooksPath runs for every repository on the host, one
 	 * in the workspace or not: guarded even where the walk found no repository. */
-	global_hooks_path(&c, hooks, sizeof(hooks));
+	const char *hooks = linux_scan_git_global_hooks(&c);
 	if (hooks[0] == '/' || (hooks[0] == '~' && hooks[1] == '/')) {
 		resolve_against(&c, NULL, hooks, abs, sizeof(abs));
 		if (abs[0])

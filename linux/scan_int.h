@@ -67,8 +67,9 @@ struct linux_scan_ctx {
 	size_t n_path_globs;
 	const char *const *roots; /* every tree walked: a walk skips the others' tops */
 	size_t n_roots;
-	bool guard;	 /* guard persistence targets in the tree being walked */
-	size_t root_len; /* length of the current root in path (for relative paths) */
+	bool guard;		  /* guard persistence targets in the tree being walked */
+	const char *global_hooks; /* linux_scan_git_global_hooks, once read (workers copy it) */
+	size_t root_len;	  /* length of the current root in path (for relative paths) */
 	char path[PATH_MAX];
 	size_t max_entries;
 	unsigned max_depth;
@@ -217,6 +218,8 @@ const char *const *linux_scan_guard_names(size_t *n);
  * included files its config names, and its submodules' git directories. */
 /* The global and system git configs' hooksPath, when absolute (scan_git.c). */
 void linux_scan_git_global(struct linux_scan *s, const char *home);
+/* That hooksPath as written ("" for none), read on first need and kept in c->s. */
+const char *linux_scan_git_global_hooks(struct linux_scan_ctx *c);
 void linux_scan_git_repo(struct linux_scan_ctx *c, const char *dotgit, const char *worktree,
 			 bool is_file);
 
