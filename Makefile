@@ -10,7 +10,7 @@ HALO_LINKS ?= halo-sh halo-bash
 VERSION := $(shell sed -n 's/^\#define HALO_VERSION "\(.*\)"$$/\1/p' runner/cli.c)
 # PLATFORM=portable: the macOS code path (macos/ launcher, the proxy on poll(),
 # self-pipes instead of signalfd and pidfd) built on Linux with nothing Linux-only in
-# it — no linux/, no netns/, no libnl, libseccomp or libcap. A test vehicle only: it
+# it — no linux/, no netns/, no libseccomp or libcap. A test vehicle only: it
 # honours $HALO_TEST_SANDBOX_EXEC (a fake sandbox-exec). See `make check-portable`.
 # PLATFORM=macos (the default on Darwin) is the same code path for a real Mac, without
 # the test override; it has not been run on a Mac yet.
@@ -26,7 +26,7 @@ SMOKE_RUNS   ?= 20000
 
 # The one place that names Debian packages: build deps, test deps, bench deps.
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
-	libnl-3-dev libnl-route-3-dev check libssl-dev python3
+	check libssl-dev python3
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
 	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db publicsuffix
@@ -52,7 +52,7 @@ NPM_TOOLS := pnpm8=pnpm@8.15.9 pnpm9=pnpm@9.15.9 pnpm10=pnpm@10.34.9 yarn1=yarn@
 	yarn4=@yarnpkg/cli-dist@4.18.1 npm9=npm@9.2.0
 DEB_ALL   := $(DEB_BUILD) $(DEB_TEST)
 
-PKGS := libcjson yaml-0.1 libseccomp libcap libnl-3.0 libnl-route-3.0 libssl libcrypto
+PKGS := libcjson yaml-0.1 libseccomp libcap libssl libcrypto
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -60,7 +60,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # the libraries whose -dev packages ship an archive are linked in statically — every
 # shared library costs the launch its loading and relocation. libcjson has no archive.
 # OpenSSL (TLS termination, proxy/tls.c) is linked in statically too.
-BIN_STATIC_PKGS := yaml-0.1 libcap libnl-route-3.0 libnl-3.0 libssl libcrypto
+BIN_STATIC_PKGS := yaml-0.1 libcap libssl libcrypto
 BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
 	$(shell pkg-config --libs libcjson 2>/dev/null) -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)

@@ -42,6 +42,11 @@ struct runner_launcher {
 	size_t (*listeners)(runner_sandbox *sb, struct proxy_options *po, int *explain_fd);
 	/* Reap and compute halo-run's exit code; frees sb. */
 	int (*finish)(runner_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
+	/* Readable when the command's status is in before the sandbox is gone (NULL or
+	 * -1: exit_fd alone); then finish may leave the last reap to reap(), which the
+	 * caller calls last (NULL: nothing to do). */
+	int (*done_fd)(const runner_sandbox *sb);
+	void (*reap)(void);
 	/* A session's channel to its spawner (session/session_sup.c); NULL where the
 	 * launcher has no sessions (macOS). */
 	int (*session_fd)(const runner_sandbox *sb);

@@ -73,6 +73,8 @@ const struct runner_launcher runner_launcher = {
     .kill = linux_sandbox_kill,
     .listeners = linux_listeners,
     .finish = linux_finish,
+    .done_fd = linux_sandbox_done_fd,
+    .reap = linux_reap,
     .session_fd = linux_sandbox_session_fd,
 };
 #endif

@@ -143,12 +143,21 @@ static int init_signals_or_die(int rfd)
 	return fd;
 }
 
+/* The command is done: everything else in the namespace is killed now, before the
+ * status goes out (leaving pid 1 would kill it too, but only once the namespaces are
+ * torn down), and the status pipe is closed once the notes are in, so that the
+ * supervisor can read it all and finish its own work while this process exits (the
+ * teardown of the mounts and namespaces takes a few hundred microseconds); it reaps
+ * init last (linux_finish, linux_reap). */
 static void report_status_and_exit(struct launch_fds *f, int wstatus, const struct linux_broker *b)
 {
-	ssize_t n = write(f->status_w, &wstatus, sizeof(wstatus));
+	ssize_t n;
 
+	kill(-1, SIGKILL); /* pid 1 itself is spared; ESRCH when nothing is left */
+	n = write(f->status_w, &wstatus, sizeof(wstatus));
 	(void)n;
 	linux_broker_send_notes(b, f->status_w);
+	close(f->status_w);
 	/* Leaving pid 1 kills everything else in the namespace: nothing outlives it. */
 	_exit(0);
 }
@@ -229,6 +238,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		hand_over_listeners_or_die(l, f, rfd);
 	else
 		close(f->lsock_w);
+	netns_setup_done();
 	s = linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
 	/* Guard targets missing at launch: their creation refused; git directories' hooks
 	 * and config held, whenever made (broker_int.h, broker_git.c). */

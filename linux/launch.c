@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -364,15 +365,46 @@ int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct
 	return 0;
 }
 
+/* init, its status read, may still be exiting: reaped by linux_reap, the caller's last
+ * step. One at a time (one sandbox per supervisor). */
+static pid_t reap_later = -1;
+
+/* Whether init's whole status is in the pipe: then the outcome needs no wait status,
+ * and the reap can wait for the caller's last step (the namespaces' teardown overlaps
+ * the supervisor's own work). Not with a cgroup (its removal needs init gone), nor
+ * after a kill (the wait status is the outcome). */
+static bool reap_can_wait(const struct linux_sandbox *sb)
+{
+	int queued = 0;
+
+	return sb->via_init && !sb->timed_out && !sb->cg.pids && !sb->cg.memory &&
+	       ioctl(sb->f.status_r, FIONREAD, &queued) == 0 && queued >= (int)sizeof(int);
+}
+
 int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e)
 {
 	int ws = 0, rc;
+	bool later = reap_can_wait(sb) && waitpid(sb->child, &ws, WNOHANG) == 0;
 
-	while (waitpid(sb->child, &ws, 0) < 0 && errno == EINTR)
+	while (!later && waitpid(sb->child, &ws, 0) < 0 && errno == EINTR)
 		;
+	if (later)
+		reap_later = sb->child;
 	rc = launch_outcome(sb, ws, out, e);
 	if (sb->subreaper)
 		kill_descendants();
 	sandbox_free(sb);
 	return rc;
+}
+
+void linux_reap(void)
+{
+	while (reap_later > 0 && waitpid(reap_later, NULL, 0) < 0 && errno == EINTR)
+		;
+	reap_later = -1;
+}
+
+int linux_sandbox_done_fd(const struct linux_sandbox *sb)
+{
+	return sb->via_init ? sb->f.status_r : -1;
 }

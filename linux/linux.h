@@ -150,6 +150,11 @@ int linux_sandbox_session_fd(const struct linux_sandbox *sb);
  * ended in a way halo-run must explain (message in e), -errno when the sandbox failed
  * during setup (*out: HALO_OUTCOME_SETUP). Frees sb. */
 int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
+/* Readable once init has sent the command's status (before its own exit, which the
+ * caller need not wait for: -1 without an init); linux_finish may then leave init's
+ * reap to linux_reap, which the caller calls last. */
+int linux_sandbox_done_fd(const struct linux_sandbox *sb);
+void linux_reap(void);
 
 /* The plan of this launch on this machine (linux/plan.c): the probes (user
  * namespaces, Landlock, the memory cgroup), the scan, and from them the ordered

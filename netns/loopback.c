@@ -2,8 +2,8 @@
  * step even the in-sandbox proxy would be unreachable.
  *
  * One RTM_NEWLINK request naming "lo" with IFF_UP in the change mask, answered by one
- * acknowledgement: the link is not fetched first (libnl only needs the old flags to
- * keep the bits outside the mask, and the mask holds IFF_UP alone).
+ * acknowledgement: the link is not fetched first (the mask holds IFF_UP alone, so
+ * the kernel keeps every other flag as it is).
  *
  * Then, best effort, BIG TCP on this loopback (it is the sandbox's own, in its own
  * namespace; the host's is never touched): GSO and GRO packets up to 512 KiB for IPv4
@@ -15,9 +15,6 @@
  * up with its defaults either way, and nothing else depends on it. */
 #include <errno.h>
 #include <fcntl.h>
-#include <netlink/msg.h>
-#include <netlink/netlink.h>
-#include <netlink/route/link.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -25,31 +22,31 @@
 #include <unistd.h>
 
 #include "netns/netns.h"
+#include "netns/nl_int.h"
 
 /* Newer than some installed headers: the kernel's numbers (uapi/linux/if_link.h). */
 #define NETNS_IFLA_GSO_IPV4_MAX_SIZE 63
 #define NETNS_IFLA_GRO_IPV4_MAX_SIZE 64
 #define NETNS_BIG_TCP_SIZE	     524280 /* GSO_MAX_SIZE: lo's tso_max_size */
 
-static void loopback_big_tcp(struct nl_sock *sk)
+static void loopback_big_tcp(void)
 {
-	static const int attrs[] = {IFLA_GSO_MAX_SIZE, IFLA_GRO_MAX_SIZE,
-				    NETNS_IFLA_GSO_IPV4_MAX_SIZE, NETNS_IFLA_GRO_IPV4_MAX_SIZE};
-	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = (int)if_nametoindex("lo")};
-	struct nl_msg *m;
+	static const uint16_t attrs[] = {IFLA_GSO_MAX_SIZE, IFLA_GRO_MAX_SIZE,
+					 NETNS_IFLA_GSO_IPV4_MAX_SIZE,
+					 NETNS_IFLA_GRO_IPV4_MAX_SIZE};
+	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = (int)netns_nl_lo_index()};
 
 	/* Two tries: all four sizes, then the IPv6 pair alone (a kernel between 5.19 and
 	 * 6.3 may refuse what it does not know). */
 	for (size_t n = 4; n >= 2 && ifi.ifi_index > 0; n -= 2) {
-		m = nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
-		if (!m)
-			return;
-		int bad = nlmsg_append(m, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0;
-		for (size_t i = 0; i < n && !bad; i++)
-			bad = nla_put_u32(m, attrs[i], NETNS_BIG_TCP_SIZE) < 0;
-		bad = bad || nl_send_auto(sk, m) < 0 || nl_wait_for_ack(sk) < 0;
-		nlmsg_free(m);
-		if (!bad)
+		struct netns_nlbuf m = {.len = 0};
+		size_t at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
+		uint32_t size = NETNS_BIG_TCP_SIZE;
+
+		for (size_t i = 0; i < n; i++)
+			netns_nl_attr(&m, attrs[i], &size, sizeof(size));
+		netns_nl_msg_end(&m, at);
+		if (netns_nl_request(NETLINK_ROUTE, &m, 1) == 0)
 			return;
 	}
 }
@@ -91,30 +88,18 @@ static void loopback_tcp_wmem(void)
 
 int netns_loopback_up(void)
 {
-	struct nl_sock *sk = nl_socket_alloc();
-	struct rtnl_link *lo = rtnl_link_alloc(), *change = rtnl_link_alloc();
-	int rc = -NLE_NOMEM;
+	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
+	struct netns_nlbuf m = {.len = 0};
+	/* No index: the kernel finds the link by the name the request carries. */
+	size_t at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
+	int rc;
 
-	if (!sk || !lo || !change)
-		goto out;
-	rc = nl_connect(sk, NETLINK_ROUTE);
-	if (rc < 0)
-		goto out;
-	/* No index: the kernel finds the link by the name the change carries. */
-	rtnl_link_set_name(change, "lo");
-	rtnl_link_set_flags(change, IFF_UP);
-	rc = rtnl_link_change(sk, lo, change, 0);
+	netns_nl_attr_str(&m, IFLA_IFNAME, "lo");
+	netns_nl_msg_end(&m, at);
+	rc = netns_nl_request(NETLINK_ROUTE, &m, 1);
 	if (rc == 0) {
-		loopback_big_tcp(sk);
+		loopback_big_tcp();
 		loopback_tcp_wmem();
 	}
-out:
-	if (change)
-		rtnl_link_put(change);
-	if (lo)
-		rtnl_link_put(lo);
-	if (sk)
-		nl_socket_free(sk);
-	/* libnl errors are its own small negative codes; map to one errno for callers. */
-	return rc < 0 ? -EIO : 0;
+	return rc;
 }

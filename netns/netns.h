@@ -31,11 +31,14 @@ struct netns_listener {
 	uint16_t index; /* NETNS_LISTEN_HOSTPORT: position in egress.hostPorts */
 };
 
-/* Bring "lo" up in the current network namespace through rtnetlink (libnl-route-3),
- * with BIG TCP, and the namespace's tcp_wmem maximum lowered to NETNS_TCP_WMEM_MAX
- * (both best effort). Returns 0 or -errno. */
+/* Bring "lo" up in the current network namespace through rtnetlink, with BIG TCP,
+ * and the namespace's tcp_wmem maximum lowered to NETNS_TCP_WMEM_MAX (both best
+ * effort). Returns 0 or -errno. */
 #define NETNS_TCP_WMEM_MAX (256 * 1024)
 int netns_loopback_up(void);
+/* After the bring-up (loopback, capture, explanations): the netlink sockets it kept
+ * open for its requests are closed (netns/nl.c). */
+void netns_setup_done(void);
 
 /* In the sandbox's namespace: listen on 127.0.0.1:3128 and [::1]:3128 (HTTP),
  * 127.0.0.1:1080 (SOCKS5), and 127.0.0.1:P and [::1]:P for each host port P. [::1]

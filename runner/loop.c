@@ -128,6 +128,10 @@ static int watch(struct loop_state *st, const runner_launch *l)
 	int rc =
 	    proxy_poller_add(st->pl, runner_launcher.exit_fd(st->sb), PROXY_EV_IN, on_exit_fd, st);
 
+	/* The command's status can come before init's exit: the loop ends then. */
+	int done = runner_launcher.done_fd ? runner_launcher.done_fd(st->sb) : -1;
+	if (rc == 0 && done >= 0)
+		rc = proxy_poller_add(st->pl, done, PROXY_EV_IN, on_exit_fd, st);
 	if (rc == 0)
 		rc = proxy_poller_add(st->pl, runner_launcher.signal_fd(st->sb), PROXY_EV_IN,
 				      on_signal_fd, st);
@@ -354,5 +358,7 @@ out:
 		close(audit_fd);
 	if (sum.fd >= 0)
 		close(sum.fd);
+	if (runner_launcher.reap) /* init, once all of the above is done */
+		runner_launcher.reap();
 	return rc;
 }
