@@ -244,6 +244,9 @@ bool linux_scan_realpath(struct linux_scan *s, const char *path, char *out);
 /* scan_memo.c: lstat + readlink of `path` through s->memo: -errno, 0 for anything but
  * a symlink, 1 for a symlink (its target in *target, the memo's). */
 int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target);
+/* Whether the memo's listings show that absolute `path` does not resolve (some
+ * directory on the way, listed, lacks the next name); false when unsure. */
+bool linux_scan_memo_missing(struct linux_scan *s, const char *path);
 /* Forget what s->memo holds (linux_scan_free, and whenever the scan makes a directory). */
 void linux_scan_memo_free(struct linux_scan *s);
 

@@ -190,6 +190,26 @@ static int keep(struct linux_lstat_memo *m, struct linux_lstat_ent *e, const cha
 	return 0;
 }
 
+bool linux_scan_memo_missing(struct linux_scan *s, const char *path)
+{
+	char sub[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sub) || path[0] != '/')
+		return false;
+	/* From the top: the first name a listing lacks ends the question (ENOENT, as a
+	 * lookup would end there). "/" itself is never listed for this. */
+	for (const char *c = strchr(path + 1, '/');; c = strchr(c + 1, '/')) {
+		size_t len = c ? (size_t)(c - path) : n;
+		memcpy(sub, path, len);
+		sub[len] = '\0';
+		if (strchr(sub + 1, '/') && listed_missing(&s->memo, sub))
+			return true;
+		if (!c)
+			return false;
+	}
+}
+
 int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target)
 {
 	struct linux_lstat_memo *m = &s->memo;

@@ -188,7 +188,9 @@ static int resolve_without_links(const char *path)
 bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
-	int rc = resolve_without_links(path);
+	/* Most floor entries do not exist: a home's listing (scan_memo.c) says so for
+	 * all of them at once. */
+	int rc = linux_scan_memo_missing(s, path) ? -ENOENT : resolve_without_links(path);
 
 	if (rc == 0) {
 		linux_paths_add(&s->masked, path);

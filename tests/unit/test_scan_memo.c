@@ -130,6 +130,37 @@ START_TEST(unsearchable_directory_is_not_missing)
 }
 END_TEST
 
+/* linux_scan_memo_missing: a name under a listed directory that lacks it is missing at
+ * every depth below; what is there (in any case), or not yet listed, is never. */
+START_TEST(missing_by_listing_at_any_depth)
+{
+	struct linux_scan s = {0};
+	char p[256];
+
+	make("have", true);
+	make("have/file", false);
+	snprintf(p, sizeof(p), "%s/nothere/deep/x", top);
+	ck_assert(!linux_scan_memo_missing(&s, p)); /* not listed yet: unsure */
+	for (int i = 0; i < 6; i++) {
+		snprintf(p, sizeof(p), "%s/absent%d/below", top, i);
+		linux_scan_memo_missing(&s, p);
+	}
+	snprintf(p, sizeof(p), "%s/nothere/deep/x", top);
+	ck_assert(linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/nothere", top);
+	ck_assert(linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/have", top);
+	ck_assert(!linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/have/file", top);
+	ck_assert(!linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/HAVE/x", top); /* there in another case: asked */
+	ck_assert(!linux_scan_memo_missing(&s, p));
+	ck_assert(!linux_scan_memo_missing(&s, "relative/name"));
+	ck_assert(!linux_scan_memo_missing(&s, "/"));
+	linux_scan_memo_free(&s);
+}
+END_TEST
+
 static Suite *memo_suite(void)
 {
 	Suite *s = suite_create("scan_memo");
@@ -139,6 +170,7 @@ static Suite *memo_suite(void)
 	tcase_add_test(tc, listed_directory_answers_as_lstat);
 	tcase_add_test(tc, forgotten_memo_sees_new_names);
 	tcase_add_test(tc, unsearchable_directory_is_not_missing);
+	tcase_add_test(tc, missing_by_listing_at_any_depth);
 	suite_add_tcase(s, tc);
 	return s;
 }
