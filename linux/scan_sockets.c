@@ -209,17 +209,62 @@ static bool searchable_by_caller(const char *path)
 	return true;
 }
 
+/* The places this user's launches keep their index in (scan_index_file.c): the
+ * XDG_STATE_HOME one and each home's default. */
+#define OWN_INDEX_PLACES 3
+static size_t own_index_places(const struct linux_launch *l, char out[][PATH_MAX])
+{
+	const char *homes[] = {l->env_home, l->pw_home};
+	size_t n = 0;
+
+	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, out[n], PATH_MAX) == 0)
+		n++;
+	for (size_t i = 0; i < 2; i++) {
+		int w = homes[i] && homes[i][0] == '/' && strcmp(homes[i], "/") != 0
+			    ? snprintf(out[n], PATH_MAX, "%s/.local/state/halo-run/index", homes[i])
+			    : -1;
+		if (w > 0 && w < PATH_MAX)
+			n++;
+	}
+	return n;
+}
+
+/* The index watchers' sockets in this user's own index places are not asked who
+ * listens, one connect each (a host with dozens of watchers paid for each at every
+ * launch): the place that holds any is masked whole, once. */
+static bool in_own_index(const char *p, char places[][PATH_MAX], size_t n, bool *hit)
+{
+	for (size_t i = 0; i < n; i++)
+		if (linux_path_beneath(p, places[i]) && strcmp(p, places[i]) != 0) {
+			hit[i] = true;
+			return true;
+		}
+	return false;
+}
+
+static void mask_own_index(struct linux_scan *s, char places[][PATH_MAX], size_t n, const bool *hit)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hit[i] && !linux_paths_beneath_any(places[i], &s->own))
+			linux_scan_add_own_mask(s, places[i]);
+}
+
 /* A socket out of sight inside (beneath a fresh /tmp or /run and no bound tree, or
  * behind a directory the caller's uid cannot search) needs no mask; anything else
  * that is still a socket gets one. */
 static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		       const struct linux_paths *bound)
 {
-	size_t taken = 0;
+	char places[OWN_INDEX_PLACES][PATH_MAX];
+	bool hit[OWN_INDEX_PLACES] = {false};
+	size_t taken = 0, n_places = own_index_places(l, places);
 
 	for (size_t i = 0; i < bound->n; i++) {
 		const char *p = bound->v[i];
 		struct stat st;
+
+		if (watcher_name(p) && in_own_index(p, places, n_places, hit))
+			continue;
 
 		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
 		    !linux_paths_beneath_any(p, &s->writable))
@@ -235,6 +280,7 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		else
 			linux_scan_add_own_mask(s, p);
 	}
+	mask_own_index(s, places, n_places, hit);
 }
 
 /* sandbox.unixSockets: each that is a socket now stays reachable. */

@@ -44,6 +44,33 @@ if command -v python3 >/dev/null; then
 else
 	skip "a new host socket still refused" "no python3"
 fi
+# ------------------------- this user's own index place: one mask, whatever it holds
+# Its watchers' sockets are not probed one by one (a connect each, at every launch):
+# the place that holds any is masked whole, so none is reachable inside. The home is
+# under /var/tmp: shown inside as the host has it (under /tmp it would be out of sight).
+VH=$(mktemp -d /var/tmp/halo-own.XXXXXX)
+trap '"$HALO" session stop "$S" >/dev/null 2>&1; rm -rf "$VH"' EXIT
+mkdir -p "$TMPDIR/ws-own"
+(cd "$TMPDIR/ws-own" && HOME="$VH" HALO_RUN_INDEX_WATCH=1 timeout -k 2 30 "$HALO" -- true </dev/null >/dev/null 2>&1)
+sleep 0.3
+SOCK=$(compgen -G "$VH/.local/state/halo-run/index/*.sock" | head -1)
+probe='import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); print("reached")
+except OSError as e:
+    print("unreachable")'
+if [ -n "$SOCK" ] && command -v python3 >/dev/null &&
+	[ "$(python3 -c "$probe" "$SOCK")" = reached ]; then
+	call "$TMPDIR/ws-own" "$VH" -- python3 -c "$probe" "$SOCK"
+	expect "a live watcher's socket in the caller's index place is unreachable inside" "0:unreachable" "$RC:$OUT"
+	PLAN=$(cd "$TMPDIR/ws-own" && HOME="$VH" timeout -k 2 30 "$HALO" --dry-run --json -- true 2>/dev/null </dev/null)
+	expect "... the place is one mask, not one per socket" "0" \
+		"$(grep -c '/halo-run/index/[^"]*\.sock' <<<"$PLAN")"
+	expect_match "... and the place itself is masked" "${VH//./\\.}/\\.local/state/halo-run/index\"" "$PLAN"
+else
+	skip "the caller's index place masked whole" "no live index watcher to probe (or no python3)"
+fi
 # ------------------------------------------- --dry-run lists no halo-run-internal path
 # The home as the workspace: its index place is masked (shielded), and the other
 # launch's watcher socket (above) is bound in it; neither is a path of the user's.
