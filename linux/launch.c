@@ -282,7 +282,7 @@ static int prepare(struct linux_sandbox *sb, bool may_degrade, struct halo_err *
 	const struct linux_launch *l = sb->l;
 	int rc;
 
-	/* The walk itself comes after the clone (linux_scan_hand_over). */
+	/* The rest of the scan and the walk come after the clone (linux_scan_hand_over). */
 	if (!l->unsandboxed && (rc = linux_scan_begin(l, &sb->scan, e)) < 0)
 		return rc;
 	rc = linux_cgroup_setup(&l->limits, &sb->cg, e);
@@ -339,6 +339,9 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 		return -err;
 	}
 	warn_degraded(l);
+	/* The scan's lists were to follow the clone: Landlock needs them here. */
+	if ((rc = linux_scan_settle_here(l, &sb->scan, e)) < 0)
+		return rc;
 	return start_without_namespaces(sb, true, e);
 }
 

@@ -152,17 +152,22 @@ void linux_scan_free(struct linux_scan *s);
 
 /* The same scan in two halves, so that the walk (most of a large workspace's launch
  * time) runs while the sandbox's init builds its namespaces and mounts:
- *  - linux_scan_begin, before the clone: writable trees (their errors), absolute
- *    protected paths, host sockets, read-only extras; no walk yet.
- *  - linux_scan_hand_over, in the supervisor once the child runs: the walk, the
+ *  - linux_scan_begin, before the clone: the writable trees (their errors) alone,
+ *    what the first mount steps need.
+ *  - linux_scan_hand_over, in the supervisor once the child runs (while it builds
+ *    its namespaces): absolute protected paths, halo-run's own outputs and state,
+ *    carve-outs and sanitized copies, host sockets, read-only extras, the walk, the
  *    checks linux_scan makes (and the truncation refusal unless failIfUnavailable is
- *    false), then the masked and guarded lists are sent to the child. On -errno (e
- *    set) the caller kills the child.
+ *    false); then every list the late mount steps use is sent to the child. On
+ *    -errno (e set) the caller kills the child.
+ *  - linux_scan_settle_here: all of that but the walk, in this process, for a
+ *    launch that found no namespaces to build (Landlock needs the lists).
  *  - linux_scan_receive_or_die, in the child where the mounts need them: returns s
  *    itself when nothing is late, else `late` filled with the final lists (its
- *    writable and readonly_extra alias s's). */
+ *    writable aliases s's). */
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 						   struct linux_scan *late, int report_fd);
 

@@ -402,14 +402,11 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	return linux_scan_pin(l->policy->guard_persistence != 0, s, e);
 }
 
-/* Everything but the walk. */
-static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+/* Everything but the walk, the writable trees known (fill_writable). */
+static int scan_rest(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	int rc;
 
-	memset(s, 0, sizeof(*s));
-	if ((rc = fill_writable(l, s, e)) < 0)
-		return rc;
 	add_protected_abs(l->policy, s);
 	if ((rc = add_own_outputs(l, s, e)) < 0)
 		return rc;
@@ -427,6 +424,17 @@ static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s,
 		return -E2BIG;
 	}
 	return 0;
+}
+
+/* Everything but the walk. */
+static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if ((rc = fill_writable(l, s, e)) < 0)
+		return rc;
+	return scan_rest(l, s, e);
 }
 
 /* A walk that did not cover everything: refused unless the policy accepts it, and
@@ -517,13 +525,13 @@ int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_e
 
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
-	/* What is known already is checked already: a protected path over the workspace
-	 * is refused before any namespace exists, and also when none can be made. */
-	int rc = scan_without_walk(l, s, e);
+	/* Only what the first mount steps need (the writable trees, refused at once when
+	 * they are wrong): the rest runs after the clone, while init builds its
+	 * namespaces (linux_scan_hand_over). */
+	int rc;
 
-	if (rc == 0)
-		rc = settle_walk(l, s, e);
-
+	memset(s, 0, sizeof(*s));
+	rc = fill_writable(l, s, e);
 	if (rc == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->late_fd) < 0) {
 		rc = -errno;
 		halo_err_set(e, "workspace scan: socketpair: %s", strerror(errno));
@@ -536,14 +544,21 @@ int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct 
 	return 0;
 }
 
+int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	int rc = scan_rest(l, s, e);
+
+	return rc < 0 ? rc : settle_walk(l, s, e);
+}
+
 int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	int rc;
 
 	close(s->late_fd[0]);
 	s->late_fd[0] = -1;
-	if ((rc = walk_trees(l, s, e)) == 0 && (rc = settle_walk(l, s, e)) == 0 &&
-	    (rc = check_mount_count(s, e)) == 0)
+	if ((rc = scan_rest(l, s, e)) == 0 && (rc = walk_trees(l, s, e)) == 0 &&
+	    (rc = settle_walk(l, s, e)) == 0 && (rc = check_mount_count(s, e)) == 0)
 		rc = judge_truncated(l, s, e);
 	/* A child that is gone cannot take the lists: it reports why itself. */
 	if (rc == 0)

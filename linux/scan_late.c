@@ -1,9 +1,11 @@
-/* The walk's findings, from the supervisor to the sandbox's init. The supervisor walks
- * the workspace after the clone, while init builds its namespaces and mounts; init
- * needs the lists only for the last mount steps (guards and masks) and reads them
+/* The scan's findings, from the supervisor to the sandbox's init. The supervisor
+ * scans (the floor, its own state, carve-outs, host sockets) and walks the workspace
+ * after the clone, while init builds its namespaces and mounts; init needs the lists
+ * only for the last mount steps (pins, guards, carve-outs, masks) and reads them
  * there. One message on a stream socket (send with MSG_NOSIGNAL: a child that died
- * must not take the supervisor with it): a header, then the masked, the guarded, the
- * pinned and the missing paths, each NUL-terminated. */
+ * must not take the supervisor with it): a header, then the masked, guarded, pinned,
+ * missing, read-only, carved (and their sources), sanitized and open-socket paths,
+ * each NUL-terminated, then each sanitized copy's bytes after its length. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,14 +18,13 @@
 #define STEP	   "workspace scan"
 #define LATE_MAGIC 0x68616c6fU		/* "halo" */
 #define LATE_MAX   (256U * 1024 * 1024) /* sanity bound on the paths' bytes */
+#define LATE_LISTS 9
 
 struct late_header {
 	uint32_t magic;
-	uint32_t n_masked;
-	uint32_t n_guarded;
-	uint32_t n_pinned;
-	uint32_t n_missing;
-	uint32_t bytes; /* of the paths that follow */
+	uint32_t n[LATE_LISTS]; /* paths in each list, in late_lists' order */
+	uint32_t bytes;		/* of the paths that follow */
+	uint32_t data_bytes;	/* of the sanitized copies after them: length, bytes */
 };
 
 static size_t list_bytes(const struct linux_paths *p)
@@ -45,23 +46,49 @@ static char *put_list(char *o, const struct linux_paths *p)
 	return o;
 }
 
+/* The lists in the order they travel (carved_src pairs with carved). */
+static struct linux_paths *late_list(struct linux_scan *s, size_t i)
+{
+	struct linux_paths *v[LATE_LISTS] = {&s->masked,     &s->guarded,	 &s->pinned,
+					     &s->missing,    &s->readonly_extra, &s->carved,
+					     &s->carved_src, &s->sanitized,	 &s->sockets_open};
+	return v[i];
+}
+
+static size_t data_bytes(const struct linux_scan *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->sanitized.n; i++)
+		n += sizeof(uint32_t) + s->sanitized_len[i];
+	return n;
+}
+
 void linux_scan_send(const struct linux_scan *s, int fd)
 {
-	size_t bytes = list_bytes(&s->masked) + list_bytes(&s->guarded) + list_bytes(&s->pinned) +
-		       list_bytes(&s->missing);
-	struct late_header h = {LATE_MAGIC,
-				(uint32_t)s->masked.n,
-				(uint32_t)s->guarded.n,
-				(uint32_t)s->pinned.n,
-				(uint32_t)s->missing.n,
-				(uint32_t)bytes};
+	struct linux_scan *w = (struct linux_scan *)s; /* late_list only reads through it */
+	struct late_header h = {.magic = LATE_MAGIC};
+	size_t bytes = 0, data = data_bytes(s);
 	char *buf, *end;
 
-	if (bytes > LATE_MAX || !(buf = malloc(sizeof(h) + bytes)))
+	for (size_t i = 0; i < LATE_LISTS; i++) {
+		h.n[i] = (uint32_t)late_list(w, i)->n;
+		bytes += list_bytes(late_list(w, i));
+	}
+	if (bytes > LATE_MAX || data > LATE_MAX || !(buf = malloc(sizeof(h) + bytes + data)))
 		return; /* the child reads EOF and stops: never a partial layout */
+	h.bytes = (uint32_t)bytes;
+	h.data_bytes = (uint32_t)data;
 	memcpy(buf, &h, sizeof(h));
-	end = put_list(buf + sizeof(h), &s->masked);
-	end = put_list(put_list(put_list(end, &s->guarded), &s->pinned), &s->missing);
+	end = buf + sizeof(h);
+	for (size_t i = 0; i < LATE_LISTS; i++)
+		end = put_list(end, late_list(w, i));
+	for (size_t i = 0; i < s->sanitized.n; i++) {
+		uint32_t len = (uint32_t)s->sanitized_len[i];
+		memcpy(end, &len, sizeof(len));
+		memcpy(end + sizeof(len), s->sanitized_data[i], len);
+		end += sizeof(len) + len;
+	}
 	for (char *p = buf; p < end;) {
 		ssize_t n = send(fd, p, (size_t)(end - p), MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
@@ -100,6 +127,32 @@ static void take_list_or_die(char **p, const char *end, uint32_t n, struct linux
 	}
 }
 
+/* The sanitized copies' bytes, one per sanitized path. */
+static void take_data_or_die(const char *p, const char *end, struct linux_scan *late, int rfd)
+{
+	size_t n = late->sanitized.n;
+
+	late->sanitized_data = calloc(n ? n : 1, sizeof(*late->sanitized_data));
+	late->sanitized_len = calloc(n ? n : 1, sizeof(*late->sanitized_len));
+	if (!late->sanitized_data || !late->sanitized_len)
+		linux_die(rfd, STEP, ENOMEM, "receive the scan's findings");
+	for (size_t i = 0; i < n; i++) {
+		uint32_t len;
+		if ((size_t)(end - p) < sizeof(len))
+			linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
+		memcpy(&len, p, sizeof(len));
+		p += sizeof(len);
+		if ((size_t)(end - p) < len || !(late->sanitized_data[i] = malloc(len ? len : 1)))
+			linux_die(rfd, STEP, len > (size_t)(end - p) ? EPROTO : ENOMEM,
+				  "receive the scan's sanitized copies");
+		memcpy(late->sanitized_data[i], p, len);
+		late->sanitized_len[i] = len;
+		p += len;
+	}
+	if (p != end)
+		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
+}
+
 const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 						   struct linux_scan *late, int rfd)
 {
@@ -110,30 +163,23 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 		return s;
 	close(s->late_fd[1]);
 	read_all_or_die(s->late_fd[0], &h, sizeof(h), rfd);
-	if (h.magic != LATE_MAGIC || h.bytes > LATE_MAX)
+	if (h.magic != LATE_MAGIC || h.bytes > LATE_MAX || h.data_bytes > LATE_MAX ||
+	    h.n[6] != h.n[5])
 		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
-	buf = malloc(h.bytes ? h.bytes : 1);
+	buf = malloc((size_t)h.bytes + h.data_bytes + 1);
 	if (!buf)
 		linux_die(rfd, STEP, ENOMEM, "receive the scan's findings");
-	read_all_or_die(s->late_fd[0], buf, h.bytes, rfd);
+	read_all_or_die(s->late_fd[0], buf, (size_t)h.bytes + h.data_bytes, rfd);
 	close(s->late_fd[0]);
 	memset(late, 0, sizeof(*late));
 	p = buf;
-	take_list_or_die(&p, buf + h.bytes, h.n_masked, &late->masked, rfd);
-	take_list_or_die(&p, buf + h.bytes, h.n_guarded, &late->guarded, rfd);
-	take_list_or_die(&p, buf + h.bytes, h.n_pinned, &late->pinned, rfd);
-	take_list_or_die(&p, buf + h.bytes, h.n_missing, &late->missing, rfd);
+	for (size_t i = 0; i < LATE_LISTS; i++)
+		take_list_or_die(&p, buf + h.bytes, h.n[i], late_list(late, i), rfd);
 	if (p != buf + h.bytes)
 		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
+	take_data_or_die(p, p + h.data_bytes, late, rfd);
 	free(buf);
 	/* Known before the clone; shared, never freed here (init execs or exits). */
 	late->writable = s->writable;
-	late->readonly_extra = s->readonly_extra;
-	late->carved = s->carved;
-	late->carved_src = s->carved_src;
-	late->sanitized = s->sanitized;
-	late->sanitized_data = s->sanitized_data;
-	late->sanitized_len = s->sanitized_len;
-	late->sockets_open = s->sockets_open;
 	return late;
 }

@@ -430,6 +430,61 @@ static void split_scan(struct linux_scan *got, int *rc)
 	linux_scan_free(&sent);
 }
 
+/* Everything the late mount steps use travels to init after the clone (it is no
+ * longer known to the child by the fork): read-only extras, carve-outs with their
+ * sources, sanitized copies with their bytes, open sockets. */
+START_TEST(split_scan_sends_every_list)
+{
+	static char npmrc[PATH_MAX], aws[PATH_MAX], awscfg[PATH_MAX], self[PATH_MAX];
+	static const char *san[1], *prot[1], *allow[1];
+	static unsigned char kind[1] = {POLICY_SANITIZE_NPMRC};
+	struct linux_scan sent, late;
+	const struct linux_scan *r;
+	int child_end;
+
+	file("home/.npmrc", "registry=https://r.example/\n//r.example/:_authToken=SECRET\n");
+	file("home/.aws/config", "[default]\n");
+	file("home/.aws/credentials", "k");
+	file("ws/bin", "");
+	p(npmrc, "home/.npmrc");
+	p(aws, "home/.aws");
+	p(awscfg, "home/.aws/config");
+	p(self, "ws/bin");
+	san[0] = npmrc;
+	prot[0] = aws;
+	allow[0] = awscfg;
+	pol.sanitize_abs = (struct policy_list){(char **)san, 1, false};
+	pol.sanitize_kind = kind;
+	pol.protected_abs = (struct policy_list){(char **)prot, 1, false};
+	pol.allow_read_abs = (struct policy_list){(char **)allow, 1, false};
+	launch.self_exe = self;
+	ck_assert_int_eq(linux_scan_begin(&launch, &sent, &err), 0);
+	ck_assert_uint_eq(sent.masked.n + sent.sanitized.n + sent.carved.n, 0); /* after */
+	struct linux_scan in_child = sent; /* what the clone sees: nothing but writable */
+	child_end = dup(sent.late_fd[0]);
+	ck_assert_int_eq(linux_scan_hand_over(&launch, &sent, &err), 0);
+	in_child.late_fd[0] = child_end;
+	in_child.late_fd[1] = -1;
+	r = linux_scan_receive_or_die(&in_child, &late, -1);
+	ck_assert_ptr_eq(r, &late);
+	ck_assert_uint_eq(late.sanitized.n, 1);
+	ck_assert_str_eq(late.sanitized.v[0], npmrc);
+	ck_assert_uint_eq(late.sanitized_len[0], sent.sanitized_len[0]);
+	ck_assert(memcmp(late.sanitized_data[0], sent.sanitized_data[0], sent.sanitized_len[0]) ==
+		  0);
+	ck_assert_ptr_null(memmem(late.sanitized_data[0], late.sanitized_len[0], "SECRET", 6));
+	ck_assert_str_eq(rel_list(&late.carved), "home/.aws/config");
+	ck_assert_str_eq(rel_list(&late.carved_src), rel_list(&sent.carved_src));
+	ck_assert_str_eq(rel_list(&late.readonly_extra), "ws/bin");
+	ck_assert_str_eq(rel_list(&late.masked), rel_list(&sent.masked));
+	ck_assert_ptr_nonnull(strstr(rel_list(&late.masked), "home/.aws"));
+	ck_assert_uint_eq(late.sockets_open.n, sent.sockets_open.n);
+	memset(&late.writable, 0, sizeof(late.writable)); /* sent's */
+	linux_scan_free(&late);
+	linux_scan_free(&sent);
+}
+END_TEST
+
 START_TEST(split_scan_matches)
 {
 	char masked[8192], guarded[8192], pinned[8192], missing[8192];
@@ -621,6 +676,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, mask_over_workspace_refused);
 	tcase_add_test(tc, parallel_matches_sequential);
 	tcase_add_test(tc, split_scan_matches);
+	tcase_add_test(tc, split_scan_sends_every_list);
 	tcase_add_test(tc, uncovered_named_printably);
 	tcase_add_test(tc, twenty_thousand_files_fast);
 	suite_add_tcase(s, tc);
