@@ -247,6 +247,12 @@ int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **t
 /* Whether the memo's listings show that absolute `path` does not resolve (some
  * directory on the way, listed, lacks the next name); false when unsure. */
 bool linux_scan_memo_missing(struct linux_scan *s, const char *path);
+/* scan_bounds.c, after the walk: 0, or -E2BIG with e set when a truncated walk is
+ * refused (failIfUnavailable), or the masks, guards and pins need more mounts than
+ * linux_scan_max_mounts (a truncated walk accepted is said in l->warnings). */
+int linux_scan_judge_truncated(const struct linux_launch *l, const struct linux_scan *s,
+			       struct halo_err *e);
+int linux_scan_check_mounts(const struct linux_scan *s, struct halo_err *e);
 /* Forget what s->memo holds (linux_scan_free, and whenever the scan makes a directory). */
 void linux_scan_memo_free(struct linux_scan *s);
 
