@@ -149,8 +149,9 @@ START_TEST(accepted_connections_tuned)
 }
 END_TEST
 
-/* The one connection, the loop stopped, once it is in state st (bounded wait). */
-static struct conn *halted_in(struct fx_proxy *f, enum conn_state st, bool quiet)
+/* The one connection, the loop stopped, once it is resolving with the client's
+ * interest quieted or not (quiet), or (past_ok) has gone past resolving (bounded wait). */
+static struct conn *halted_resolving(struct fx_proxy *f, bool quiet, bool past_ok)
 {
 	for (int t = 0; t < 100; t++) {
 		struct conn *c;
@@ -158,11 +159,13 @@ static struct conn *halted_in(struct fx_proxy *f, enum conn_state st, bool quiet
 		usleep(10 * 1000);
 		fx_halt(f);
 		c = f->px->conns;
-		if (c && c->st == st && c->client_quiet == quiet)
+		if (c && c->st == CS_RESOLVING && c->client_quiet == quiet)
+			return c;
+		if (c && past_ok && c->st != CS_REQUEST && c->st != CS_RESOLVING)
 			return c;
 		fx_resume(f);
 	}
-	ck_abort_msg("the connection never reached state %d (quiet %d)", (int)st, (int)quiet);
+	ck_abort_msg("the connection never got to resolving (quiet %d)", (int)quiet);
 	return NULL;
 }
 
@@ -184,13 +187,18 @@ START_TEST(waiting_client_keeps_interest)
 	fd = cli_connect(f.http_port);
 	snprintf(req, sizeof(req), "CONNECT slow.test:%d HTTP/1.1\r\n\r\n", o.port);
 	cli_sends(fd, req);
-	c = halted_in(&f, CS_RESOLVING, false);
+	c = halted_resolving(&f, false, false);
 	ck_assert_uint_eq(c->c.ev, PROXY_EV_IN);
 	fx_resume(&f);
 	pat_request(fd, 'D', 11, 3 * MiB); /* early: before the 200 */
-	c = halted_in(&f, CS_RESOLVING, true);
-	ck_assert_uint_eq(c->c.ev, 0);
-	ck_assert_uint_eq(c->in_len, 0); /* not read while waiting */
+	c = halted_resolving(&f, true, true);
+	if (c->st == CS_RESOLVING) {
+		ck_assert_uint_eq(c->c.ev, 0);
+		ck_assert_uint_eq(c->in_len, 0); /* not read while waiting */
+	} else { /* a machine so loaded that the 1.5 s lookup ended first */
+		fprintf(stderr, "waiting_client_keeps_interest: resolved before the early "
+				"bytes were seen; their quieting not checked\n");
+	}
 	fx_resume(&f);
 	cli_recv_until(fd, head, sizeof(head), "\r\n\r\n");
 	ck_assert_int_eq(status_of(head), 200);
