@@ -60,7 +60,7 @@ egress:
 EOF
 
 # traced N: N connections (8 at a time) through a traced proxy; strace's table in
-# $W/st.N. 1 when a step failed (the reason on stdout).
+# $W/st.N. 1 when a step failed (the reason in $W/why).
 traced() {
 	local spid hpid port n
 	rm -f "$W/h.$1.out"
@@ -74,25 +74,26 @@ traced() {
 		sleep 0.1
 	done
 	hpid=$(pgrep -P "$spid" | head -1)
+	[ -n "$hpid" ] && pids+=("$hpid")
 	if [ -z "$port" ] || [ -z "$hpid" ]; then
-		echo "the traced proxy did not start: $(head -c 300 "$W/h.$1.err")"
+		echo "the traced proxy did not start: $(head -c 300 "$W/h.$1.err")" >"$W/why"
 		return 1
 	fi
 	if ! timeout 60 "$NET" rate 127.0.0.1 "$port" "$origin" "$1" 8 >"$W/rate.$1" 2>&1; then
-		echo "the rate client failed: $(head -c 300 "$W/rate.$1")"
+		echo "the rate client failed: $(head -c 300 "$W/rate.$1")" >"$W/why"
 		return 1
 	fi
 	kill "$hpid"
 	for ((n = 0; n < 100; n++)); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-	[ -s "$W/st.$1" ] || { echo "no strace table"; return 1; }
+	[ -s "$W/st.$1" ] || { echo "no strace table" >"$W/why"; return 1; }
 }
 
 # calls FILE NAME: the calls of one system call in a strace -c table (0 when absent).
 calls() { awk -v s="$2" '$NF == s { print $4; f = 1 } END { if (!f) print 0 }' "$1"; }
 
 for n in 100 500; do
-	if ! why=$(traced $n); then
-		fail "traced run of $n connections" "$why"
+	if ! traced $n; then
+		fail "traced run of $n connections" "$(cat "$W/why")"
 		finish
 		exit
 	fi
