@@ -29,7 +29,9 @@ DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev 
 	check libssl-dev python3
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
-	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db publicsuffix
+	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db publicsuffix \
+	strace
+# strace: t_proxy_syscalls.sh counts the proxy's system calls per tunnel (skipped without).
 # publicsuffix: the Public Suffix List that `learn --wildcards` reads (without it no
 # "*.x" is proposed).
 # node-ws: the `ws` WebSocket library (t_capture.sh); it depends on nodejs:any, which

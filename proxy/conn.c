@@ -272,6 +272,16 @@ static unsigned want_client(const struct conn *c)
 		return out | (c->proto->fwd_wants_client(c) ? PROXY_EV_IN : 0);
 	case CS_CLOSING:
 		return out ? out : (c->c.wr_shut && !c->c.rd_eof ? PROXY_EV_IN : 0);
+	case CS_RESOLVING:
+	case CS_CONNECTING:
+	case CS_UPSTREAM:
+		/* Not read while the target is reached. A client that waits for our answer
+		 * keeps the read interest it has (nothing fires: no poller change now nor
+		 * at the answer); once it stirs anyway (bytes early, a hang-up), it is
+		 * taken out as for every other protocol. */
+		if (out || !c->proto->client_waits || c->client_quiet || c->c.rd_eof)
+			return out;
+		return c->c.ev & PROXY_EV_IN;
 	default:
 		return out;
 	}
@@ -470,6 +480,7 @@ static void on_client(void *arg, int fd, unsigned events)
 	case CS_RESOLVING:
 	case CS_CONNECTING:
 	case CS_UPSTREAM:
+		c->client_quiet = true; /* want_client: not read until the answer */
 		conn_on_client_flush(c, events);
 		break;
 	case CS_DEAD:
@@ -484,7 +495,7 @@ void conn_on_upstream(void *arg, int fd, unsigned events)
 	(void)fd;
 	switch (c->st) {
 	case CS_CONNECTING:
-		conn_connect_done(c);
+		conn_connect_done(c, events);
 		break;
 	case CS_UPSTREAM:
 		upstream_on_event(c, events);

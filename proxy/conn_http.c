@@ -309,6 +309,7 @@ const struct proto_ops proxy_proto_http = {
     .on_close = http_on_close,
     .busy_answer = http_busy_answer,
     .busy_code = "503",
+    .client_waits = true,
     .audit_proto = PROTO_HTTP,
     .fail_code = http_fail_code,
 };

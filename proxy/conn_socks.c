@@ -221,4 +221,5 @@ const struct proto_ops proxy_proto_socks5 = {
     .on_connected = socks_connected,
     .on_error = socks_on_error,
     .audit_proto = PROTO_SOCKS5,
+    .client_waits = true,
 };

@@ -174,12 +174,28 @@ static void dial_next(struct conn *c)
 	dial_failed(c, fail_for_errno(c->last_connect_err));
 }
 
-void conn_connect_done(struct conn *c)
+/* Linux reports a connecting TCP socket writable only once the handshake is done, and
+ * with EPOLLERR/EPOLLHUP (PROXY_EV_ERR) once it has failed, whose reason stays in
+ * SO_ERROR until read: writable and nothing else is a connection, without asking.
+ * Elsewhere (BSD poll() may say writable with the error pending) the socket is asked
+ * every time. */
+static bool plainly_connected(unsigned events)
+{
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	return (events & (PROXY_EV_OUT | PROXY_EV_ERR)) == PROXY_EV_OUT;
+#else
+	(void)events;
+	return false;
+#endif
+}
+
+void conn_connect_done(struct conn *c, unsigned events)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	if (getsockopt(c->u.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+	if (!plainly_connected(events) &&
+	    getsockopt(c->u.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
 		err = errno;
 	if (err == 0) {
 		connected(c);
@@ -410,6 +426,7 @@ void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t
 	bool parsed;
 
 	host = capture_unfake(c->px, host, &len);
+	c->client_quiet = false; /* a new wait for an answer (want_client) */
 	rc = policy_decide_port(c->px->o.policy, host, len, port, &d);
 	parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
 

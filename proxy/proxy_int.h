@@ -222,6 +222,11 @@ struct proto_ops {
 	 * it "closed"). */
 	enum conn_proto audit_proto;
 	const char *(*fail_code)(enum conn_fail why);
+	/* The client sends nothing between its request and our answer (CONNECT, SOCKS5):
+	 * while the target is reached its read interest stays registered, unread, until
+	 * it fires (conn.c, want_client), instead of a poller del now and an add at the
+	 * answer. */
+	bool client_waits;
 };
 
 struct conn {
@@ -252,6 +257,8 @@ struct conn {
 	char peer[96];		/* who connected, when o.audit_peers: "addr:port", "unix:uid=..." */
 	bool recorded;		/* an audit record names this connection (o.audit_peers) */
 	struct hello_watch *hw; /* CS_HELLO past an allowed ClientHello (conn_hello.c) */
+	bool client_quiet;	/* the client stirred while waiting for the answer: its
+				 * read interest is taken out (proto->client_waits) */
 };
 
 struct listener {
@@ -374,7 +381,7 @@ int conn_sock_tune(int fd, enum sock_role role);
 bool conn_sock_inherited(int lfd, int fd);
 void conn_sock_tune_accepted(int fd, bool inherited);
 void conn_side_drop(struct proxy *px, struct side *s);
-void conn_connect_done(struct conn *c); /* dial.c */
+void conn_connect_done(struct conn *c, unsigned events); /* dial.c */
 void conn_touch(struct conn *c);
 /* Start an exchange for a host Decide() has been asked about. */
 void conn_exchange_begin(struct conn *c, enum conn_proto proto, const char *host, size_t len,

@@ -159,6 +159,11 @@ bool tunnel_settle(struct conn *c)
 {
 	struct side *pairs[2][2] = {{&c->c, &c->u}, {&c->u, &c->c}};
 
+	/* Both ends read to their EOF and nothing left to write: the caller closes both
+	 * sockets now, and close() sends the FIN that a shutdown() would (their receive
+	 * queues are empty, so it is never a reset). */
+	if (c->c.rd_eof && c->u.rd_eof && !side_pending(&c->c) && !side_pending(&c->u))
+		return true;
 	for (int i = 0; i < 2; i++) {
 		struct side *src = pairs[i][0], *dst = pairs[i][1];
 
@@ -167,7 +172,7 @@ bool tunnel_settle(struct conn *c)
 			dst->wr_shut = true;
 		}
 	}
-	return c->c.rd_eof && c->u.rd_eof && !side_pending(&c->c) && !side_pending(&c->u);
+	return false;
 }
 
 static unsigned long long *count_for(struct conn *c, struct side *src)
@@ -176,8 +181,11 @@ static unsigned long long *count_for(struct conn *c, struct side *src)
 }
 
 /* One read from src for dst: through dst's pipe once the direction is bulk and a pipe
- * can be had, else through the scratch buffer. */
-static long tunnel_pump(struct conn *c, struct side *src, struct side *dst)
+ * can be had, else through the scratch buffer. *drained: the copy read got less than
+ * it asked for, so src held no more (a stream read takes all that is queued, up to
+ * its size): another read now would only say EAGAIN, and the level-triggered poller
+ * reports whatever comes later. */
+static long tunnel_pump(struct conn *c, struct side *src, struct side *dst, bool *drained)
 {
 	long r;
 
@@ -189,6 +197,8 @@ static long tunnel_pump(struct conn *c, struct side *src, struct side *dst)
 	r = relay_pump(c, src, dst, NULL, count_for(c, src));
 	if (r == PROXY_SCRATCH_SIZE)
 		dst->bulk = true;
+	else if (r > 0)
+		*drained = true;
 	return r;
 }
 
@@ -212,6 +222,7 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 	struct side *other = s == &c->c ? &c->u : &c->c;
 	bool readable = events & (PROXY_EV_IN | PROXY_EV_ERR);
 	long moved = 0;
+	bool drained = false;
 
 	if (events & (PROXY_EV_OUT | PROXY_EV_ERR)) {
 		if (side_flush(c, s, NULL) != 0) {
@@ -219,12 +230,12 @@ void tunnel_on_event(struct conn *c, struct side *s, unsigned events)
 			return;
 		}
 	}
-	for (int i = 0; readable && i < PUMP_ROUNDS && moved < PUMP_BYTES; i++) {
+	for (int i = 0; readable && !drained && i < PUMP_ROUNDS && moved < PUMP_BYTES; i++) {
 		long r;
 
 		if (s->rd_eof || side_pending(other))
 			break;
-		r = tunnel_pump(c, s, other);
+		r = tunnel_pump(c, s, other, &drained);
 		if (r == -EAGAIN || r == 0)
 			break;
 		if (r < 0) {

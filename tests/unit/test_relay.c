@@ -149,6 +149,69 @@ START_TEST(accepted_connections_tuned)
 }
 END_TEST
 
+/* The one connection, the loop stopped, once it is resolving with the client's
+ * interest quieted or not (quiet), or (past_ok) has gone past resolving (bounded wait). */
+static struct conn *halted_resolving(struct fx_proxy *f, bool quiet, bool past_ok)
+{
+	for (int t = 0; t < 100; t++) {
+		struct conn *c;
+
+		usleep(10 * 1000);
+		fx_halt(f);
+		c = f->px->conns;
+		if (c && c->st == CS_RESOLVING && c->client_quiet == quiet)
+			return c;
+		if (c && past_ok && c->st != CS_REQUEST && c->st != CS_RESOLVING)
+			return c;
+		fx_resume(f);
+	}
+	ck_abort_msg("the connection never got to resolving (quiet %d)", (int)quiet);
+	return NULL;
+}
+
+/* While the target is reached (a name whose lookup takes 1.5 s) a CONNECT client keeps
+ * its registered read interest, unread: no poller change now nor at the answer. Bytes
+ * it sends before the answer take the interest out (the loop never spins on them) and
+ * reach the origin, in order, once the tunnel is up. */
+START_TEST(waiting_client_keeps_interest)
+{
+	struct fx_proxy f;
+	struct pat_origin o;
+	struct conn *c;
+	char req[256], head[512];
+	uint64_t off = 0;
+	int fd;
+
+	pat_origin_start(&o);
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	fd = cli_connect(f.http_port);
+	snprintf(req, sizeof(req), "CONNECT slow.test:%d HTTP/1.1\r\n\r\n", o.port);
+	cli_sends(fd, req);
+	c = halted_resolving(&f, false, false);
+	ck_assert_uint_eq(c->c.ev, PROXY_EV_IN);
+	fx_resume(&f);
+	pat_request(fd, 'D', 11, 3 * MiB); /* early: before the 200 */
+	c = halted_resolving(&f, true, true);
+	if (c->st == CS_RESOLVING) {
+		ck_assert_uint_eq(c->c.ev, 0);
+		ck_assert_uint_eq(c->in_len, 0); /* not read while waiting */
+	} else { /* a machine so loaded that the 1.5 s lookup ended first */
+		fprintf(stderr, "waiting_client_keeps_interest: resolved before the early "
+				"bytes were seen; their quieting not checked\n");
+	}
+	fx_resume(&f);
+	cli_recv_until(fd, head, sizeof(head), "\r\n\r\n");
+	ck_assert_int_eq(status_of(head), 200);
+	expect_download(fd, 11, &off, 3 * MiB);
+	close(fd);
+	wait_audit(&f, 1);
+	fx_halt(&f);
+	ck_assert_ptr_null(f.px->conns);
+	fx_destroy(&f);
+	pat_origin_stop(&o);
+}
+END_TEST
+
 START_TEST(bulk_download_exact)
 {
 	struct fx_proxy f;
@@ -523,6 +586,7 @@ static Suite *relay_suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_loop_test(tc, accepted_connections_tuned, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, waiting_client_keeps_interest, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_download_exact, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_upload_half_close_exact, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_echo_both_ways_exact, FIRST_BACKEND, END_BACKEND);
