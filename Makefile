@@ -100,6 +100,19 @@ endif
 ifeq ($(PLATFORM),macos)
 BIN_LIBS = $(shell pkg-config --libs yaml-0.1 libcjson 2>/dev/null) # Apple's ld: no -Bstatic
 endif
+# OpenSSL on first use (x86-64 Linux; not the ASan build): the binary does not link
+# libssl and libcrypto but calls a trampoline per OpenSSL function, generated from the
+# objects' undefined symbols (tools/gen_ssl_stubs.sh), that proxy/tls_lib.c points at
+# libssl.so.3 when a policy first terminates TLS. Linked in (statically or not), their
+# ~18,500 relocations cost every launch ~100 page faults, TLS or not. Elsewhere, and in
+# the unit tests and fuzz targets, OpenSSL is linked as it was.
+SSL_LAZY := $(if $(and $(filter linux,$(PLATFORM)),$(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),$(if $(filter 1,$(SAN)),,1)),1,)
+SSL_STUBS :=
+ifeq ($(SSL_LAZY),1)
+BIN_STATIC_PKGS := $(filter-out libssl libcrypto,$(BIN_STATIC_PKGS))
+SSL_STUBS := $(BUILD)/gen/ssl_stubs.o
+SSL_LIBDIR = $(shell pkg-config --variable=libdir libssl 2>/dev/null)
+endif
 LIB_SRC := $(filter-out runner/main.c $(PLATFORM_EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BIN     := $(BUILD)/halo-run
@@ -153,9 +166,20 @@ $(BUILD)/libhalo.a: $(LIB_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
+$(BIN): $(BUILD)/runner/main.o $(SSL_STUBS) $(BUILD)/libhalo.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(BIN_LIBS)
 	@for l in $(HALO_LINKS); do ln -sf halo-run $(BUILD)/$$l; done
+
+# The OpenSSL trampolines (SSL_LAZY), from what the objects call: a call added anywhere
+# gets its trampoline with the next build (the script refuses a data symbol).
+$(BUILD)/gen/ssl_stubs.S: tools/gen_ssl_stubs.sh $(BUILD)/runner/main.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  GEN     $@"
+	$(Q)tools/gen_ssl_stubs.sh $@ "$(SSL_LIBDIR)/libssl.so $(SSL_LIBDIR)/libcrypto.so" \
+		$(filter %.o,$^)
+
+$(BUILD)/gen/ssl_stubs.o: $(BUILD)/gen/ssl_stubs.S
+	$(Q)$(CC) -c -o $@ $<
 
 # The seccomp filter, built from the deny table by libseccomp at build time and
 # compiled into linux/seccomp.o (see linux/seccomp_int.h). The generator is not in a
