@@ -26,10 +26,12 @@ SMOKE_RUNS   ?= 20000
 
 # The one place that names Debian packages: build deps, test deps, bench deps.
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
-	libnl-3-dev libnl-route-3-dev check libssl-dev python3
+	libnl-3-dev libnl-route-3-dev check libssl-dev libssl3 python3
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
 	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db publicsuffix
+# libssl3: libssl.so.3, which halo-run loads when a policy first terminates TLS
+# (proxy/tls_lib.c; the .deb depends on it).
 # publicsuffix: the Public Suffix List that `learn --wildcards` reads (without it no
 # "*.x" is proposed).
 # node-ws: the `ws` WebSocket library (t_capture.sh); it depends on nodejs:any, which
@@ -59,7 +61,8 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # The halo-run binary: libseccomp is only used at build time (tools/gen_seccomp), and
 # the libraries whose -dev packages ship an archive are linked in statically — every
 # shared library costs the launch its loading and relocation. libcjson has no archive.
-# OpenSSL (TLS termination, proxy/tls.c) is linked in statically too.
+# OpenSSL (TLS termination, proxy/tls.c) is linked in statically too, except where
+# it is loaded on first use (SSL_LAZY, below).
 BIN_STATIC_PKGS := yaml-0.1 libcap libnl-route-3.0 libnl-3.0 libssl libcrypto
 BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
 	$(shell pkg-config --libs libcjson 2>/dev/null) -pthread
@@ -397,7 +400,7 @@ install: $(BIN) $(MAN)
 
 # The Debian package (dpkg-deb; see tools/mkdeb.sh and packaging/): $(BUILD)/halo-run_*.deb.
 deb: $(BIN) $(MAN)
-	@tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
+	@DEB_DLOPEN="$(if $(SSL_LAZY),$(SSL_LIBDIR)/libssl.so.3)" tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
 
 # The package, tested: lintian, then installed with apt-get into a fresh Debian 12
 # root (debootstrap, minutes and network to the Debian archive) where `halo-run verify`
