@@ -202,6 +202,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a $(wildcard tests/unit/*.h) |
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
 
+# test_tls_lib drives the trampolines' slow path where the build makes them: linked
+# with them (ahead of OpenSSL, which it links too, to check the slots against).
+ifeq ($(SSL_LAZY),1)
+$(BUILD)/tests/test_tls_lib: tests/unit/test_tls_lib.c $(SSL_STUBS) $(BUILD)/libhalo.a | $(DEPS_FIRST)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(SSL_STUBS) $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
+endif
+
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
