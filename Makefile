@@ -173,12 +173,13 @@ $(BIN): $(BUILD)/runner/main.o $(SSL_STUBS) $(BUILD)/libhalo.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(BIN_LIBS)
 	@for l in $(HALO_LINKS); do ln -sf halo-run $(BUILD)/$$l; done
 
-# The OpenSSL trampolines (SSL_LAZY), from what the objects call: a call added anywhere
-# gets its trampoline with the next build (the script refuses a data symbol).
+# The OpenSSL trampolines (SSL_LAZY), from what the objects call: a call added gets its
+# trampoline with the next build. The script refuses a data symbol, and a call from
+# outside the TLS termination's files (proxy/tls*.c, proxy/conn_tls*.c).
 $(BUILD)/gen/ssl_stubs.S: tools/gen_ssl_stubs.sh $(BUILD)/runner/main.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  GEN     $@"
-	$(Q)tools/gen_ssl_stubs.sh $@ "$(SSL_LIBDIR)/libssl.so $(SSL_LIBDIR)/libcrypto.so" \
+	$(Q)SSL_CALLERS='/proxy/(tls|conn_tls)[a-z_]*\.o$$' tools/gen_ssl_stubs.sh $@ "$(SSL_LIBDIR)/libssl.so $(SSL_LIBDIR)/libcrypto.so" \
 		$(filter %.o,$^)
 
 $(BUILD)/gen/ssl_stubs.o: $(BUILD)/gen/ssl_stubs.S

@@ -1,11 +1,14 @@
 #!/bin/sh
 # The halo-run binary's OpenSSL, loaded on first use (x86-64 Linux; see the Makefile's
 # SSL_LAZY and proxy/tls_lib.c): one trampoline per OpenSSL function the objects call.
-#   tools/gen_ssl_stubs.sh OUT.S "LIBSSL.so LIBCRYPTO.so" OBJ...
+#   SSL_CALLERS=REGEX tools/gen_ssl_stubs.sh OUT.S "LIBSSL.so LIBCRYPTO.so" OBJ...
 # The list is read from the objects themselves (nm -u, kept to what the two libraries
 # export and no object defines), so a new OpenSSL call gets its trampoline with the
 # next build: nothing to keep in sync by hand. A data symbol cannot be reached through
-# a trampoline: the script refuses one, naming it.
+# a trampoline: the script refuses one, naming it. So it does an OpenSSL call from an
+# object whose path does not match SSL_CALLERS (the TLS termination's files, which run
+# only after proxy_tls_prepare loaded the library): elsewhere it would load OpenSSL on
+# runs that terminate nothing, or end one where the library is missing.
 #
 # Each trampoline jumps through its slot in halo_ssl_slot. proxy/tls_lib.c fills every
 # slot when it loads libssl.so.3; until then a slot points at a stub that saves the
@@ -33,6 +36,18 @@ bad=$(join "$tmp.und" "$tmp.types" | awk '$2 != "T" { print $1 }' | tr '\n' ' ')
 	echo "gen_ssl_stubs: not functions, so not reachable through a trampoline: $bad" >&2
 	exit 1
 }
+
+for o in "$@"; do
+	case $o in *.o) ;; *) continue ;; esac
+	echo "$o" | grep -qE "${SSL_CALLERS:-.}" && continue
+	calls=$(nm -u "$o" | awk '$1 == "U" { print $2 }' | sort -u | comm -12 - "$tmp.und" | paste -sd' ')
+	[ -z "$calls" ] || {
+		echo "gen_ssl_stubs: $o calls OpenSSL ($calls) outside the TLS termination's files:" \
+			"it would load libssl.so.3 on runs that terminate nothing (HACKING.md," \
+			"\"Call another OpenSSL function\")" >&2
+		exit 1
+	}
+done
 
 awk -v n="$(wc -l <"$tmp.und")" '
 BEGIN {
