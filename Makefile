@@ -26,12 +26,14 @@ SMOKE_RUNS   ?= 20000
 
 # The one place that names Debian packages: build deps, test deps, bench deps.
 DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libcap-dev \
-	check libssl-dev python3
+	check libssl-dev libssl3 python3
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
 	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db publicsuffix \
 	strace
 # strace: t_proxy_syscalls.sh counts the proxy's system calls per tunnel (skipped without).
+# libssl3: libssl.so.3, which halo-run loads when a policy first terminates TLS
+# (proxy/tls_lib.c; the .deb depends on it).
 # publicsuffix: the Public Suffix List that `learn --wildcards` reads (without it no
 # "*.x" is proposed).
 # node-ws: the `ws` WebSocket library (t_capture.sh); it depends on nodejs:any, which
@@ -61,7 +63,8 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # The halo-run binary: libseccomp is only used at build time (tools/gen_seccomp), and
 # the libraries whose -dev packages ship an archive are linked in statically — every
 # shared library costs the launch its loading and relocation. libcjson has no archive.
-# OpenSSL (TLS termination, proxy/tls.c) is linked in statically too.
+# OpenSSL (TLS termination, proxy/tls.c) is linked in statically too, except where
+# it is loaded on first use (SSL_LAZY, below).
 BIN_STATIC_PKGS := yaml-0.1 libcap libssl libcrypto
 BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
 	$(shell pkg-config --libs libcjson 2>/dev/null) -pthread
@@ -101,6 +104,19 @@ PLATFORM_CFLAGS := -DHALO_PORTABLE -DHALO_SANDBOX_EXEC_OVERRIDE
 endif
 ifeq ($(PLATFORM),macos)
 BIN_LIBS = $(shell pkg-config --libs yaml-0.1 libcjson 2>/dev/null) # Apple's ld: no -Bstatic
+endif
+# OpenSSL on first use (x86-64 Linux; not the ASan build): the binary does not link
+# libssl and libcrypto but calls a trampoline per OpenSSL function, generated from the
+# objects' undefined symbols (tools/gen_ssl_stubs.sh), that proxy/tls_lib.c points at
+# libssl.so.3 when a policy first terminates TLS. Linked in (statically or not), their
+# ~18,500 relocations cost every launch ~100 page faults, TLS or not. Elsewhere, and in
+# the unit tests and fuzz targets, OpenSSL is linked as it was.
+SSL_LAZY := $(if $(and $(filter linux,$(PLATFORM)),$(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),$(if $(filter 1,$(SAN)),,1)),1,)
+SSL_STUBS :=
+ifeq ($(SSL_LAZY),1)
+BIN_STATIC_PKGS := $(filter-out libssl libcrypto,$(BIN_STATIC_PKGS))
+SSL_STUBS := $(BUILD)/gen/ssl_stubs.o
+SSL_LIBDIR = $(shell pkg-config --variable=libdir libssl 2>/dev/null)
 endif
 LIB_SRC := $(filter-out runner/main.c $(PLATFORM_EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -155,9 +171,21 @@ $(BUILD)/libhalo.a: $(LIB_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(BIN): $(BUILD)/runner/main.o $(BUILD)/libhalo.a
+$(BIN): $(BUILD)/runner/main.o $(SSL_STUBS) $(BUILD)/libhalo.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(BIN_LIBS)
 	@for l in $(HALO_LINKS); do ln -sf halo-run $(BUILD)/$$l; done
+
+# The OpenSSL trampolines (SSL_LAZY), from what the objects call: a call added gets its
+# trampoline with the next build. The script refuses a data symbol, and a call from
+# outside the TLS termination's files (proxy/tls*.c, proxy/conn_tls*.c).
+$(BUILD)/gen/ssl_stubs.S: tools/gen_ssl_stubs.sh $(BUILD)/runner/main.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  GEN     $@"
+	$(Q)SSL_CALLERS='/proxy/(tls|conn_tls)[a-z_]*\.o$$' tools/gen_ssl_stubs.sh $@ "$(SSL_LIBDIR)/libssl.so $(SSL_LIBDIR)/libcrypto.so" \
+		$(filter %.o,$^)
+
+$(BUILD)/gen/ssl_stubs.o: $(BUILD)/gen/ssl_stubs.S
+	$(Q)$(CC) -c -o $@ $<
 
 # The seccomp filter, built from the deny table by libseccomp at build time and
 # compiled into linux/seccomp.o (see linux/seccomp_int.h). The generator is not in a
@@ -176,6 +204,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhalo.a $(wildcard tests/unit/*.h) |
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
+
+# test_tls_lib drives the trampolines' slow path where the build makes them: linked
+# with them (ahead of OpenSSL, which it links too, to check the slots against).
+ifeq ($(SSL_LAZY),1)
+$(BUILD)/tests/test_tls_lib: tests/unit/test_tls_lib.c $(SSL_STUBS) $(BUILD)/libhalo.a | $(DEPS_FIRST)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CCLD    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(SSL_STUBS) $(BUILD)/libhalo.a $(PKG_LIBS) $(CHECK_LIBS)
+endif
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(BUILD)/libhalo.a | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
@@ -375,7 +412,7 @@ install: $(BIN) $(MAN)
 
 # The Debian package (dpkg-deb; see tools/mkdeb.sh and packaging/): $(BUILD)/halo-run_*.deb.
 deb: $(BIN) $(MAN)
-	@tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
+	@DEB_DLOPEN="$(if $(SSL_LAZY),$(SSL_LIBDIR)/libssl.so.3)" tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
 
 # The package, tested: lintian, then installed with apt-get into a fresh Debian 12
 # root (debootstrap, minutes and network to the Debian archive) where `halo-run verify`

@@ -22,8 +22,6 @@
 
 #ifdef PROXY_TLS
 
-#include <openssl/crypto.h>
-
 #include "proxy/tls_int.h"
 
 #define PIECE	   16384 /* one TLS record of plaintext per read */
@@ -92,7 +90,7 @@ static int send_head(struct conn *c, const struct proxy_http_req *req)
 		hdr = val = NULL;
 	n = proxy_http_origin_head(c->in, req, hdr, val, head, cap);
 	rc = n < 0 ? n : term_send(t->us, head, (size_t)n);
-	OPENSSL_cleanse(head, cap);
+	explicit_bzero(head, cap);
 	free(head);
 	return rc;
 }

@@ -352,10 +352,13 @@ int proxy_tls_prepare(const struct halo_policy *p,
 		      const char *(*lookup)(void *arg, const char *name), void *arg,
 		      struct proxy_tls **out, struct halo_err *e)
 {
-	struct proxy_tls *t = calloc(1, sizeof(*t));
+	struct proxy_tls *t;
 	int rc;
 
 	*out = NULL;
+	if ((rc = proxy_tls_lib_load(e)) < 0) /* the first OpenSSL call of a run */
+		return rc;
+	t = calloc(1, sizeof(*t));
 	if (!t) {
 		halo_err_set(e, "TLS termination: out of memory");
 		return -ENOMEM;

@@ -151,4 +151,10 @@ void term_close_client(struct conn *c);
 void term_requests(struct conn *c, bool *progress);
 void term_responses(struct conn *c, bool *progress);
 
+/* tls_lib.c: OpenSSL loaded on first use where the binary does not link it (the
+ * Makefile's SSL_LAZY); a no-op where it does. 0, or -ENOENT with e naming the
+ * library. proxy_tls_lib_bind is the generated trampolines' slow path. */
+int proxy_tls_lib_load(struct halo_err *e);
+void *proxy_tls_lib_bind(unsigned idx);
+
 #endif

@@ -9,8 +9,6 @@
 
 #ifdef PROXY_TLS
 
-#include <openssl/crypto.h>
-
 #include "proxy/tls_int.h"
 
 bool tls_credential(const struct proxy_tls *t, const char *host, const char **header,
@@ -84,7 +82,7 @@ int tls_values_expand(struct proxy_tls *t, const char *(*lookup)(void *, const c
 			return rc;
 		}
 		t->values[i] = strdup(val);
-		OPENSSL_cleanse(val, sizeof(val));
+		explicit_bzero(val, sizeof(val));
 		if (!t->values[i] || secret_parts(t, i, lookup, arg) < 0)
 			return -ENOMEM;
 	}
@@ -98,7 +96,7 @@ static void wipe_parts(struct proxy_tls *t, bool release)
 		for (size_t k = 1; k < t->secrets[i].n; k++) {
 			char *v = (char *)t->secrets[i].pat[k];
 
-			OPENSSL_cleanse(v, strlen(v));
+			explicit_bzero(v, strlen(v));
 			if (release)
 				free(v);
 		}
@@ -108,7 +106,7 @@ void proxy_tls_wipe_values(struct proxy_tls *t)
 {
 	for (size_t i = 0; t && t->values && i < t->n_values; i++)
 		if (t->values[i])
-			OPENSSL_cleanse(t->values[i], strlen(t->values[i]));
+			explicit_bzero(t->values[i], strlen(t->values[i]));
 	if (t)
 		wipe_parts(t, false);
 }
@@ -119,7 +117,7 @@ void tls_values_free(struct proxy_tls *t)
 	free(t->secrets);
 	for (size_t i = 0; t->values && i < t->n_values; i++) {
 		if (t->values[i])
-			OPENSSL_cleanse(t->values[i], strlen(t->values[i]));
+			explicit_bzero(t->values[i], strlen(t->values[i]));
 		free(t->values[i]);
 	}
 	free(t->values);

@@ -4,7 +4,8 @@
 # The tree is `make install DESTDIR=... PREFIX=/usr` (binary, links, the man pages
 # halo-run(1) and halo-run-policy(5) made from the docs), plus the README and docs/, copyright, changelog, the AppArmor profile and the proxy's systemd units
 # (see packaging/). The
-# Depends line comes from dpkg-shlibdeps when it is there, else from ldd and dpkg -S.
+# Depends line comes from dpkg-shlibdeps when it is there, else from ldd and dpkg -S,
+# plus the libraries in $DEB_DLOPEN (loaded with dlopen: neither tool sees them).
 # Prints the path of the .deb.
 set -eu
 
@@ -56,6 +57,18 @@ if [ -z "$depends" ]; then
 		cut -d: -f1 | sort -u | paste -sd, | sed 's/,/, /g')
 fi
 [ -n "$depends" ] || { echo "mkdeb: could not work out Depends" >&2; exit 1; }
+# ... and what halo-run loads itself on first use ($DEB_DLOPEN: the paths of the
+# libraries, from the Makefile; OpenSSL where the binary does not link it): as the
+# package that ships each, with the version its shlibs file asks for.
+for lib in ${DEB_DLOPEN:-}; do
+	pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1)
+	[ -n "$pkg" ] || { echo "mkdeb: no package ships $lib" >&2; exit 1; }
+	so=$(basename "$lib") # libssl.so.3 -> "libssl 3" in shlibs
+	dep=$(awk -v n="${so%%.so.*}" -v v="${so##*.so.}" '$1 == n && $2 == v {
+		$1 = $2 = ""; sub(/^ +/, ""); print; exit }' \
+		"$(dpkg-query --control-path "$pkg" shlibs 2>/dev/null)" 2>/dev/null)
+	depends="$depends, ${dep:-$pkg}"
+done
 
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
 sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@MAINTAINER@|$MAINTAINER|" \
