@@ -239,8 +239,11 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 			linux_seccomp_apply_or_die(rfd);
 		}
 		/* No network namespace, so no proxy of ours: no variables pointing at one
-		 * (a host service on that port would otherwise get the traffic). */
-		launch_exec_command_or_die(l, l->envp_direct ? l->envp_direct : l->envp, rfd);
+		 * (a host service on that port would otherwise get the traffic). The
+		 * runner builds it for every launch that may come here. */
+		if (!l->envp_direct)
+			linux_die(rfd, "environment", EINVAL, "no environment without the proxy");
+		launch_exec_command_or_die(l, l->envp_direct, rfd);
 	}
 	close_child_ends(f);
 	return watch_child(sb, e);

@@ -194,7 +194,10 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	in.vars = vars;
 	in.n_vars = n;
 	in.warnings = NULL;
-	l->envp_direct = runner_env_build_in(&in, &e);
+	/* Only a launch that may run without the namespaces (sandbox.mode off, or
+	 * failIfUnavailable: false) can use it. */
+	bool direct = re->policy->mode == POLICY_MODE_OFF || re->policy->fail_if_unavailable == 0;
+	l->envp_direct = direct ? runner_env_build_in(&in, &e) : NULL;
 	for (size_t i = 0; caches.per_run && i < caches.n_vars; i++)
 		vars[n++] = caches.vars[i];
 	if (cfg.key) /* on the sandbox's /run, or the cache (with the per-run ones) */
@@ -207,7 +210,7 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	in.proxy = l->egress_proxy;
 	in.java_extra = runner_tls_java_options();
 	in.warnings = &d;
-	l->envp = l->envp_direct ? runner_env_build_in(&in, &e) : NULL;
+	l->envp = !direct || l->envp_direct ? runner_env_build_in(&in, &e) : NULL;
 	print_warnings(o, &d);
 	if (!l->envp) {
 		fprintf(stderr, "halo-run: environment: %s\n", e.msg);
@@ -312,7 +315,9 @@ int runner_cmd_run(const struct runner_opts *o)
 {
 	struct runner_env re;
 	runner_launch l;
-	struct halo_run_facts facts = {0};
+	/* 66 KB (learn's notes): zero pages of its own, not a memset on the stack. One run a
+	 * process. */
+	static struct halo_run_facts facts;
 	/* halo-run's own output files: --audit, --summary-md, --events, learn --out */
 	const char *own_outputs[4];
 	struct plan_text warnings = {0};
