@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -194,51 +193,6 @@ init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 	}
 }
 
-/* The network namespace's bring-up (the loopback, the proxy's listeners handed to the
- * supervisor, the capture and the explanations) and the mount layout touch different
- * parts of the kernel: the first runs on a thread of its own while init builds the
- * second, and ends before pivot_root and before any layer that applies per thread (its
- * one host path, /proc/sys/net, is opened before the mounts move the root: netns_prepare). Not when
- * the run's CA comes back with the listeners: the mount step that makes /run writes it. */
-struct net_job {
-	const struct linux_launch *l;
-	struct launch_fds *f;
-	int rfd;
-};
-
-static void *net_setup(void *arg)
-{
-	const struct net_job *j = arg;
-
-	loopback_up_or_die(j->rfd); /* net: loopback only, no route out */
-	if (j->l->egress_proxy)	    /* ... and halo-run's proxy on it */
-		hand_over_listeners_or_die(j->l, j->f, j->rfd);
-	else
-		close(j->f->lsock_w);
-	netns_setup_done();
-	return NULL;
-}
-
-struct net_thread {
-	pthread_t t;
-	bool running;
-	struct net_job job;
-};
-
-static void net_start(struct net_thread *n)
-{
-	n->running = !(n->job.l->egress_proxy && n->job.l->ca_make) &&
-		     pthread_create(&n->t, NULL, net_setup, &n->job) == 0;
-	if (!n->running) /* here and now, before the mounts */
-		net_setup(&n->job);
-}
-
-static void net_join(struct net_thread *n)
-{
-	if (n->running)
-		pthread_join(n->t, NULL);
-}
-
 static void broker_socket_or_die(int rfd)
 {
 	int sv[2];
@@ -260,7 +214,6 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 {
 	struct linux_broker broker = {.listener = -1};
 	int rfd = f->report_w;
-	struct net_thread net;
 	int sfd;
 	pid_t cmd;
 
@@ -280,12 +233,13 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	map_ids_or_die(ids, rfd);	/* user: caller's ids only */
 	if (sethostname("halo", 4) < 0) /* uts: the host's name stays outside */
 		linux_die(rfd, "uts namespace", errno, "sethostname");
-	net.job = (struct net_job){l, f, rfd};
-	netns_prepare();
-	net_start(&net);			  /* net: loopback, proxy listeners (a thread) */
-	s = linux_mounts_build_or_die(l, s, rfd); /* mount: ro root, masks */
-	net_join(&net);
-	linux_mounts_enter_or_die(l, rfd); /* ... pivot_root */
+	loopback_up_or_die(rfd); /* net: loopback only, no route out */
+	if (l->egress_proxy)	 /* ... and halo-run's proxy on it */
+		hand_over_listeners_or_die(l, f, rfd);
+	else
+		close(f->lsock_w);
+	netns_setup_done();
+	s = linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
 	/* Guard targets missing at launch: their creation refused; git directories' hooks
 	 * and config held, whenever made (broker_int.h, broker_git.c). */
 	if (linux_broker_pins_or_die(&broker, s, guard_git(l), l->policy->fail_if_unavailable != 0,

@@ -177,12 +177,6 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
  * itself, or the late lists received from the supervisor). */
 const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 						   const struct linux_scan *s, int report_fd);
-/* The same in two steps: the layout under the staging root (returns as above), then
- * pivot_root into it (what init runs between the two must not look up host paths
- * after it). */
-const struct linux_scan *linux_mounts_build_or_die(const struct linux_launch *l,
-						   const struct linux_scan *s, int report_fd);
-void linux_mounts_enter_or_die(const struct linux_launch *l, int report_fd);
 
 /* Landlock: the ABI the kernel offers (0 = none). apply: restrict writes to s->writable
  * plus /tmp, /dev/{null,zero,full,tty,pts,shm}; on ABI >= 6 scope abstract unix sockets

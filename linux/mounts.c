@@ -414,7 +414,7 @@ static void pivot_or_die(int rfd, const struct linux_launch *l)
 		linux_die(rfd, MNT_STEP, errno, "chdir into the workspace %s", l->workspace);
 }
 
-const struct linux_scan *linux_mounts_build_or_die(const struct linux_launch *l,
+const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 						   const struct linux_scan *s, int report_fd)
 {
 	static struct linux_scan late; /* init keeps it (the broker's pins) */
@@ -448,18 +448,6 @@ const struct linux_scan *linux_mounts_build_or_die(const struct linux_launch *l,
 		close(x.names_fs);
 	free(x.repl);
 	plan_free(&plan);
-	return s;
-}
-
-void linux_mounts_enter_or_die(const struct linux_launch *l, int report_fd)
-{
-	pivot_or_die(report_fd, l);
-}
-
-const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
-						   const struct linux_scan *s, int report_fd)
-{
-	s = linux_mounts_build_or_die(l, s, report_fd);
-	linux_mounts_enter_or_die(l, report_fd);
+	pivot_or_die(x.rfd, l);
 	return s;
 }

@@ -60,24 +60,13 @@ static void loopback_big_tcp(void)
  * measured no slower (tests/bench/proxy, the sandbox rows; faster if anything). A
  * setsockopt(SO_SNDBUF) of the command's own is bounded by the host's net.core.wmem_max, as
  * everywhere. */
-static int wmem_fd = -1;
-
-void netns_prepare(void)
-{
-	if (wmem_fd < 0)
-		wmem_fd = open("/proc/sys/net/ipv4/tcp_wmem", O_RDWR | O_CLOEXEC);
-}
-
 static void loopback_tcp_wmem(void)
 {
 	char v[96];
 	unsigned long lo = 4096, def = 16384, hi = 0;
-	int fd, n;
+	int fd = open("/proc/sys/net/ipv4/tcp_wmem", O_RDWR | O_CLOEXEC), n;
 	ssize_t got;
 
-	netns_prepare(); /* opened here unless the caller did (before its root moves) */
-	fd = wmem_fd;
-	wmem_fd = -1;
 	if (fd < 0)
 		return; /* a read-only /proc/sys (a container runtime's): the defaults stay */
 	got = read(fd, v, sizeof(v) - 1);

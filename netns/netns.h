@@ -36,10 +36,6 @@ struct netns_listener {
  * effort). Returns 0 or -errno. */
 #define NETNS_TCP_WMEM_MAX (256 * 1024)
 int netns_loopback_up(void);
-/* Before anything moves the caller's root: the one host path the bring-up uses (this
- * namespace's /proc/sys/net/ipv4/tcp_wmem), opened now; netns_loopback_up opens it
- * itself otherwise. */
-void netns_prepare(void);
 /* After the bring-up (loopback, capture, explanations): the netlink sockets it kept
  * open for its requests are closed (netns/nl.c). */
 void netns_setup_done(void);
