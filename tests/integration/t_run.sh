@@ -351,6 +351,18 @@ for d in / /etc /usr /usr/share /etc/ssl /var; do
 	expect_match "workspace $d refused: message" "refusing $d as a writable workspace" "$OUT"
 done
 
+# The sandbox's network namespace: its loopback up, and its TCP send buffers capped at
+# 256 KiB (issue 33; net.ipv4.tcp_wmem is the namespace's own, the host's unchanged).
+HOST_WMEM=$(cat /proc/sys/net/ipv4/tcp_wmem)
+OUT=$("$HALO" -- sh -c 'cat /sys/class/net/lo/flags; cat /proc/sys/net/ipv4/tcp_wmem' 2>&1)
+expect "loopback up inside (IFF_UP in its flags)" 1 "$(($(head -1 <<<"$OUT") & 1))"
+if [ "$(awk '{print $3}' <<<"$HOST_WMEM")" -gt 262144 ]; then
+	expect "tcp_wmem's maximum inside is 256 KiB" 262144 "$(tail -1 <<<"$OUT" | awk '{print $3}')"
+else
+	skip "tcp_wmem's maximum inside is 256 KiB" "the host's is not above it already"
+fi
+expect "... and the host's is unchanged" "$HOST_WMEM" "$(cat /proc/sys/net/ipv4/tcp_wmem)"
+
 # A setuid copy would hand its owner's privilege to whoever runs it: refused.
 if [ "$AS" = root ]; then
 	cp "$HALO" ./halo-suid && chown 65534:65534 ./halo-suid && chmod 4755 ./halo-suid
