@@ -148,6 +148,10 @@ void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r);
  * symlinks) to find glob matches of protected paths and persistence-guard targets.
  * Returns 0 or -errno with e set. */
 int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+/* linux_scan for a session's call (session_scan.c), which walks again at every call:
+ * it also starts the trees' index watchers where its walk took LINUX_WATCH_PAYS_CALL_US
+ * or more (a launch waits for LINUX_WATCH_PAYS_US). */
+int linux_scan_call(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 void linux_scan_free(struct linux_scan *s);
 
 /* The same scan in two halves, so that the walk (most of a large workspace's launch

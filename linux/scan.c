@@ -500,7 +500,8 @@ static int check_mount_count(const struct linux_scan *s, struct halo_err *e)
 	return -E2BIG;
 }
 
-int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+static int scan_all(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e,
+		    uint64_t watch_pays_us)
 {
 	int rc;
 
@@ -509,10 +510,22 @@ int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_e
 		linux_scan_free(s);
 		return rc;
 	}
-	linux_scan_index_store(s->index, s->truncated, false);
+	if (s->index)
+		s->index->pays_us = watch_pays_us;
+	linux_scan_index_store(s->index, s->truncated, watch_pays_us != 0);
 	linux_scan_index_free(s->index);
 	s->index = NULL;
 	return 0;
+}
+
+int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	return scan_all(l, s, e, 0);
+}
+
+int linux_scan_call(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	return scan_all(l, s, e, LINUX_WATCH_PAYS_CALL_US);
 }
 
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
