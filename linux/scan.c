@@ -403,11 +403,13 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 }
 
 /* Everything but the walk. */
-static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e,
+			     bool call)
 {
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	s->call = call;
 	if ((rc = fill_writable(l, s, e)) < 0)
 		return rc;
 	add_protected_abs(l->policy, s);
@@ -505,8 +507,9 @@ static int scan_all(const struct linux_launch *l, struct linux_scan *s, struct h
 {
 	int rc;
 
-	if ((rc = scan_without_walk(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0 ||
-	    (rc = settle_walk(l, s, e)) < 0 || (rc = check_mount_count(s, e)) < 0) {
+	if ((rc = scan_without_walk(l, s, e, watch_pays_us != 0)) < 0 ||
+	    (rc = walk_trees(l, s, e)) < 0 || (rc = settle_walk(l, s, e)) < 0 ||
+	    (rc = check_mount_count(s, e)) < 0) {
 		linux_scan_free(s);
 		return rc;
 	}
@@ -532,7 +535,7 @@ int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct 
 {
 	/* What is known already is checked already: a protected path over the workspace
 	 * is refused before any namespace exists, and also when none can be made. */
-	int rc = scan_without_walk(l, s, e);
+	int rc = scan_without_walk(l, s, e, false);
 
 	if (rc == 0)
 		rc = settle_walk(l, s, e);

@@ -212,10 +212,24 @@ static bool searchable_by_caller(const char *path)
 /* A socket out of sight inside (beneath a fresh /tmp or /run and no bound tree, or
  * behind a directory the caller's uid cannot search) needs no mask; anything else
  * that is still a socket gets one. */
+/* path names an entry right in dir. */
+static bool right_in(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+}
+
 static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		       const struct linux_paths *bound)
 {
 	size_t taken = 0;
+	char index_dir[PATH_MAX];
+
+	/* A session's call connects to none of its own home's watchers (one each). */
+	if (!s->call || linux_index_place(l->env_home ? l->env_home : l->pw_home, index_dir,
+					  sizeof(index_dir)) < 0)
+		index_dir[0] = '\0';
 
 	for (size_t i = 0; i < bound->n; i++) {
 		const char *p = bound->v[i];
@@ -230,7 +244,9 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 			s->sockets_truncated = true;
 			return;
 		}
-		if (!watcher_name(p) || !linux_scan_own_socket(p))
+		if (watcher_name(p) && right_in(p, index_dir))
+			linux_scan_add_own_mask(s, p);
+		else if (!watcher_name(p) || !linux_scan_own_socket(p))
 			linux_scan_add_mask(s, p);
 		else
 			linux_scan_add_own_mask(s, p);
