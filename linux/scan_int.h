@@ -181,8 +181,9 @@ void linux_scan_index_name(const struct linux_index_key *k, const char *ext, cha
  * a watcher is a process of its own. */
 #define LINUX_WATCH_PAYS_US 5000
 /* A session's call walks at every call too, and a whole call should take about a
- * millisecond: a walk of this much already pays for a watcher there. */
-#define LINUX_WATCH_PAYS_CALL_US 1000
+ * millisecond: a walk of this much already pays for a watcher there (measured: 552
+ * directories, 20,000 files, re-checked in 0.6-1.1 ms, asking the watcher 0.3-0.5). */
+#define LINUX_WATCH_PAYS_CALL_US 500
 /* A watcher checks this often that its tree is still there (removed, unmounted,
  * replaced): it ends, with the tree's index, within twice that. */
 #define LINUX_WATCH_CHECK_MS	 500

@@ -32,7 +32,7 @@ static void print_one(const struct linux_index_info *in)
 		printf(", the tree is gone (`halo-run index clear` removes its index)");
 	if (in->running && in->walk_us >= 0)
 		printf(", watcher running (pid %d: the walk took %.1f ms, a watcher is started "
-		       "at %.0f ms or more, by a session's call at %.0f)",
+		       "at %.0f ms or more, by a session's call at %.1f)",
 		       in->pid, (double)in->walk_us / 1000, pays, pays_call);
 	else if (in->running)
 		printf(", watcher running (pid %d)", in->pid);
@@ -40,7 +40,7 @@ static void print_one(const struct linux_index_info *in)
 		printf(", watcher gone (stale socket)");
 	else
 		printf(", no watcher (a launch starts one only where its walk takes %.0f ms or "
-		       "more, a session's call at %.0f; it ends after 15 minutes idle or once the "
+		       "more, a session's call at %.1f; it ends after 15 minutes idle or once the "
 		       "tree is gone)",
 		       pays, pays_call);
 	printf("\n");
