@@ -123,8 +123,7 @@ struct linux_scan {
 	size_t dirs_listed, dirs_replayed; /* by the walk: re-read, and taken from the index */
 	bool sockets_truncated;		   /* more host sockets than masks: the same */
 	/* A session's call (linux_scan_call): its list leaves the sockets of this home's
-	 * index directory out by their place (session_scan.c), so they are taken as
-	 * halo-run's without asking each listener what it is. */
+	 * index directory out by their place (session_scan.c), so its scan skips them. */
 	bool call;
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor

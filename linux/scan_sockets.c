@@ -226,7 +226,9 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 	size_t taken = 0;
 	char index_dir[PATH_MAX];
 
-	/* A session's call connects to none of its own home's watchers (one each). */
+	/* A session's call leaves its own home's watchers out of its list by their place
+	 * (session_scan.c): not even looked at (a stat per directory on the way, a
+	 * connect each, and the index directory listed once a few were asked about). */
 	if (!s->call || linux_index_place(l->env_home ? l->env_home : l->pw_home, index_dir,
 					  sizeof(index_dir)) < 0)
 		index_dir[0] = '\0';
@@ -238,15 +240,15 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
 		    !linux_paths_beneath_any(p, &s->writable))
 			continue;
+		if (watcher_name(p) && right_in(p, index_dir))
+			continue;
 		if (lstat(p, &st) < 0 || !S_ISSOCK(st.st_mode) || !searchable_by_caller(p))
 			continue;
 		if (++taken > LINUX_SCAN_MAX_SOCKETS) {
 			s->sockets_truncated = true;
 			return;
 		}
-		if (watcher_name(p) && right_in(p, index_dir))
-			linux_scan_add_own_mask(s, p);
-		else if (!watcher_name(p) || !linux_scan_own_socket(p))
+		if (!watcher_name(p) || !linux_scan_own_socket(p))
 			linux_scan_add_mask(s, p);
 		else
 			linux_scan_add_own_mask(s, p);
