@@ -21,9 +21,22 @@ static const uint32_t K[64] = {
 
 #define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
+/* The eight working variables stay in registers: each round renames them instead of
+ * shifting an array (a session's call digests its policy, some 7 kB, every time). */
+#define ROUND(A, B, C, D, E, F, G, H, i)                                                           \
+	do {                                                                                       \
+		uint32_t t1 = H + (ROR(E, 6) ^ ROR(E, 11) ^ ROR(E, 25)) + ((E & F) ^ (~E & G)) +   \
+			      K[i] + w[i];                                                         \
+		uint32_t t2 =                                                                      \
+		    (ROR(A, 2) ^ ROR(A, 13) ^ ROR(A, 22)) + ((A & B) ^ (A & C) ^ (B & C));         \
+		D += t1;                                                                           \
+		H = t1 + t2;                                                                       \
+	} while (0)
+
 static void block(uint32_t h[8], const uint8_t *p)
 {
-	uint32_t w[64], v[8], t1, t2;
+	uint32_t w[64];
+	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
 
 	for (int i = 0; i < 16; i++)
 		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
@@ -31,18 +44,24 @@ static void block(uint32_t h[8], const uint8_t *p)
 	for (int i = 16; i < 64; i++)
 		w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) +
 		       w[i - 7] + (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
-	memcpy(v, h, sizeof(v));
-	for (int i = 0; i < 64; i++) {
-		t1 = v[7] + (ROR(v[4], 6) ^ ROR(v[4], 11) ^ ROR(v[4], 25)) +
-		     ((v[4] & v[5]) ^ (~v[4] & v[6])) + K[i] + w[i];
-		t2 = (ROR(v[0], 2) ^ ROR(v[0], 13) ^ ROR(v[0], 22)) +
-		     ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
-		memmove(v + 1, v, 7 * sizeof(v[0]));
-		v[4] += t1;
-		v[0] = t1 + t2;
+	for (int i = 0; i < 64; i += 8) {
+		ROUND(a, b, c, d, e, f, g, k, i);
+		ROUND(k, a, b, c, d, e, f, g, i + 1);
+		ROUND(g, k, a, b, c, d, e, f, i + 2);
+		ROUND(f, g, k, a, b, c, d, e, i + 3);
+		ROUND(e, f, g, k, a, b, c, d, i + 4);
+		ROUND(d, e, f, g, k, a, b, c, i + 5);
+		ROUND(c, d, e, f, g, k, a, b, i + 6);
+		ROUND(b, c, d, e, f, g, k, a, i + 7);
 	}
-	for (int i = 0; i < 8; i++)
-		h[i] += v[i];
+	h[0] += a;
+	h[1] += b;
+	h[2] += c;
+	h[3] += d;
+	h[4] += e;
+	h[5] += f;
+	h[6] += g;
+	h[7] += k;
 }
 
 void runner_sha256_hex(const void *data, size_t len, char out[65])

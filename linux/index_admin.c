@@ -108,6 +108,7 @@ static void describe(int dfd, const char *name, size_t base, struct linux_index_
 	in->running = in->watcher && answers(dfd, sock, &in->pid);
 	in->walk_us = in->pid > 0 ? walk_of(in->pid) : -1;
 	in->pays_us = LINUX_WATCH_PAYS_US;
+	in->call_us = LINUX_WATCH_PAYS_CALL_US;
 	/* The file names the top by device and inode: a tree whose path is gone or leads
 	 * to another directory is not the one indexed. */
 	struct stat st;

@@ -203,6 +203,7 @@ struct linux_index_info {
 	int pid;	   /* the running watcher's pid (0: unknown) */
 	long long walk_us; /* the walk that started it, in µs (-1: unknown) */
 	long long pays_us; /* a launch starts one only where its walk takes this long */
+	long long call_us; /* ... a session's call (it walks at every call) */
 };
 /* ${XDG_STATE_HOME:-HOME/.local/state}/halo-run/index. 0 or -errno. */
 int linux_index_place(const char *home, char *out, size_t n);

@@ -122,6 +122,8 @@ struct linux_scan {
 	struct linux_scan_index *index;
 	size_t dirs_listed, dirs_replayed; /* by the walk: re-read, and taken from the index */
 	bool sockets_truncated;		   /* more host sockets than masks: the same */
+	/* A session's call (linux_scan_call), not a launch. */
+	bool call;
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor
 	 * writes). */
@@ -148,6 +150,10 @@ void linux_plan_limit_values(struct halo_plan *p, const struct rlimits_set *r);
  * symlinks) to find glob matches of protected paths and persistence-guard targets.
  * Returns 0 or -errno with e set. */
 int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+/* linux_scan for a session's call (session_scan.c), which walks again at every call:
+ * it also starts the trees' index watchers where its walk took LINUX_WATCH_PAYS_CALL_US
+ * or more (a launch waits for LINUX_WATCH_PAYS_US). */
+int linux_scan_call(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 void linux_scan_free(struct linux_scan *s);
 
 /* The same scan in two halves, so that the walk (most of a large workspace's launch

@@ -427,29 +427,45 @@ static int scan_rest(const struct linux_launch *l, struct linux_scan *s, struct 
 }
 
 /* Everything but the walk. */
-static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e,
+			     bool call)
 {
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	s->call = call;
 	if ((rc = fill_writable(l, s, e)) < 0)
 		return rc;
 	return scan_rest(l, s, e);
 }
 
-int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+static int scan_all(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e,
+		    uint64_t watch_pays_us)
 {
 	int rc;
 
-	if ((rc = scan_without_walk(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0 ||
-	    (rc = settle_walk(l, s, e)) < 0 || (rc = linux_scan_check_mounts(s, e)) < 0) {
+	if ((rc = scan_without_walk(l, s, e, watch_pays_us != 0)) < 0 ||
+	    (rc = walk_trees(l, s, e)) < 0 || (rc = settle_walk(l, s, e)) < 0 ||
+	    (rc = linux_scan_check_mounts(s, e)) < 0) {
 		linux_scan_free(s);
 		return rc;
 	}
-	linux_scan_index_store(s->index, s->truncated, false);
+	if (s->index)
+		s->index->pays_us = watch_pays_us;
+	linux_scan_index_store(s->index, s->truncated, watch_pays_us != 0);
 	linux_scan_index_free(s->index);
 	s->index = NULL;
 	return 0;
+}
+
+int linux_scan(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	return scan_all(l, s, e, 0);
+}
+
+int linux_scan_call(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
+{
+	return scan_all(l, s, e, LINUX_WATCH_PAYS_CALL_US);
 }
 
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)

@@ -148,7 +148,8 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 	/* Where the walk is quick, the next launch walks again: no process kept for it.
 	 * Only a walk that replayed an index tells what the next one costs (a first walk
 	 * reads every directory, some 30 times a replay's work). */
-	if ((t->in.n == 0 || ix->walk_us < LINUX_WATCH_PAYS_US) && !linux_scan_watch_forced)
+	if ((t->in.n == 0 || ix->walk_us < (ix->pays_us ? ix->pays_us : LINUX_WATCH_PAYS_US)) &&
+	    !linux_scan_watch_forced)
 		return;
 	/* Why it runs, for `halo-run index` (its command line). */
 	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);

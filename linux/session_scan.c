@@ -120,7 +120,7 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 	*n = 0;
 	if (!s)
 		return -ENOMEM;
-	if ((rc = linux_scan(l, s, e)) < 0) {
+	if ((rc = linux_scan_call(l, s, e)) < 0) {
 		free(s);
 		return rc;
 	}

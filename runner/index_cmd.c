@@ -25,23 +25,24 @@ static bool wanted(const struct runner_opts *o, const struct linux_index_info *i
  * does not), and a tree that is gone (its index is of no use: `clear` removes it). */
 static void print_one(const struct linux_index_info *in)
 {
-	double pays = (double)in->pays_us / 1000;
+	double pays = (double)in->pays_us / 1000, pays_call = (double)in->call_us / 1000;
 
 	printf("  %s  %zu directories, %zu bytes", in->root, in->dirs, in->bytes);
 	if (in->tree_gone)
 		printf(", the tree is gone (`halo-run index clear` removes its index)");
 	if (in->running && in->walk_us >= 0)
 		printf(", watcher running (pid %d: the walk took %.1f ms, a watcher is started "
-		       "at %.0f ms or more)",
-		       in->pid, (double)in->walk_us / 1000, pays);
+		       "at %.0f ms or more, by a session's call at %.1f)",
+		       in->pid, (double)in->walk_us / 1000, pays, pays_call);
 	else if (in->running)
 		printf(", watcher running (pid %d)", in->pid);
 	else if (in->watcher)
 		printf(", watcher gone (stale socket)");
 	else
 		printf(", no watcher (a launch starts one only where its walk takes %.0f ms or "
-		       "more; it ends after 15 minutes idle or once the tree is gone)",
-		       pays);
+		       "more, a session's call at %.1f; it ends after 15 minutes idle or once the "
+		       "tree is gone)",
+		       pays, pays_call);
 	printf("\n");
 }
 

@@ -182,6 +182,9 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;
 	l->cache_hide = caches.hide[0] ? caches.hide : NULL;
+	/* What the walk reads is known: a session's call walks while the rest is built. */
+	if (o->session && !o->dry_run)
+		runner_session_prescan(o, l);
 	if (tool_config(re, home, l, &cfg) < 0) {
 		fprintf(stderr, "halo-run: tool caches: out of memory\n");
 		return HALO_EXIT_SETUP;
@@ -417,6 +420,7 @@ int runner_cmd_run(const struct runner_opts *o)
 		rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);
+	runner_session_prescan_drop(); /* before l and the policy go */
 	runner_tls_release();
 	free(ssh_config);
 	runner_env_free(l.envp);

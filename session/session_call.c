@@ -123,15 +123,8 @@ static int listen_on(const char *sock)
 	return fd;
 }
 
-/* The protected files now (session_scan.c). A first call walks after its socket and
- * the audit file exist (both are masked inside) and before the supervisor's own walk:
- * the session's list is never later than the walk its sandbox is built from, so a
- * file made in between is refused at the next call, never missed. */
-static int protected_now(const struct runner_opts *o, const runner_launch *l,
-			 struct runner_session_id *id)
+void runner_session_own_files(const struct runner_opts *o)
 {
-	struct halo_err e = {{0}};
-
 	/* The supervisor opens them again, appending (and says what is wrong with them). */
 	const char *own[2] = {o->audit, o->events};
 	for (int i = 0; i < 2; i++) {
@@ -144,6 +137,22 @@ static int protected_now(const struct runner_opts *o, const runner_launch *l,
 		if (afd >= 0)
 			close(afd);
 	}
+}
+
+/* The protected files now (session_scan.c). A first call walks after its socket and
+ * the audit file exist (both are masked inside) and before the supervisor's own walk:
+ * the session's list is never later than the walk its sandbox is built from, so a
+ * file made in between is refused at the next call, never missed. */
+static int protected_now(const struct runner_opts *o, const runner_launch *l,
+			 struct runner_session_id *id)
+{
+	struct halo_err e = {{0}};
+
+	runner_session_prescan_drop(); /* walked before the session was: not this one */
+	runner_session_own_files(o);
+	linux_session_protected_free(id->prot, id->n_prot);
+	id->prot = NULL;
+	id->n_prot = 0;
 	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
 		runner_say("session %s: %s", id->name, e.msg);
 		return -1;
@@ -228,7 +237,9 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 	lk = lock_open(lock, LOCK_SH);
 	if (lk >= 0 && (fd = runner_session_connect(sock)) >= 0) {
 		close(lk);
-		if (protected_now(o, l, id) == 0)
+		/* The session runs: the walk this call started early (session_prescan.c). */
+		int taken = runner_session_prescan_take(id);
+		if (taken > 0 || (taken == 0 && protected_now(o, l, id) == 0))
 			return fd;
 		close(fd);
 		return -1;
@@ -444,7 +455,42 @@ lost:
 	return halo_exit_code(halo_outcome_of(HALO_OUTCOME_SIGNALED, SIGKILL));
 }
 
-int runner_session_run(const struct runner_opts *o, const runner_launch *l)
+int runner_session_refusal(const struct runner_opts *o, const runner_launch *l, bool say)
+{
+	if (!session_name_ok(o->session)) {
+		if (say)
+			fprintf(stderr,
+				"halo-run: --session '%s': a name is 1 to %d of A-Z a-z 0-9 . _ - "
+				"(not starting with . or -)\n",
+				o->session, SESSION_NAME_MAX);
+		return HALO_EXIT_SETUP;
+	}
+	if (o->summary_md || o->fail_on_deny) {
+		if (say)
+			fprintf(stderr,
+				"halo-run: --summary-md and --fail-on-deny report on one run; "
+				"they are not available with --session\n");
+		return HALO_EXIT_SETUP;
+	}
+	if (o->events && strncmp(o->events, "fd:", 3) == 0) {
+		if (say)
+			fprintf(stderr,
+				"halo-run: --events %s: a descriptor is this call's; the session "
+				"outlives it and its supervisor holds the events for every call: "
+				"use --events FILE with --session\n",
+				o->events);
+		return HALO_EXIT_SETUP;
+	}
+	if (l->unsandboxed) {
+		if (say)
+			fprintf(stderr,
+				"halo-run: --session needs the sandbox (sandbox.mode is off)\n");
+		return HALO_EXIT_SETUP;
+	}
+	return 0;
+}
+
+static int call(const struct runner_opts *o, const runner_launch *l)
 {
 	struct runner_session_id id;
 	struct session_conn c;
@@ -452,30 +498,8 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 	char dir[4200];
 	int fd, rc = HALO_EXIT_SETUP;
 
-	if (!session_name_ok(o->session)) {
-		fprintf(stderr,
-			"halo-run: --session '%s': a name is 1 to %d of A-Z a-z 0-9 . _ - "
-			"(not starting with . or -)\n",
-			o->session, SESSION_NAME_MAX);
+	if (runner_session_refusal(o, l, true) != 0)
 		return HALO_EXIT_SETUP;
-	}
-	if (o->summary_md || o->fail_on_deny) {
-		fprintf(stderr, "halo-run: --summary-md and --fail-on-deny report on one run; "
-				"they are not available with --session\n");
-		return HALO_EXIT_SETUP;
-	}
-	if (o->events && strncmp(o->events, "fd:", 3) == 0) {
-		fprintf(stderr,
-			"halo-run: --events %s: a descriptor is this call's; the session outlives "
-			"it and its supervisor holds the events for every call: use --events "
-			"FILE with --session\n",
-			o->events);
-		return HALO_EXIT_SETUP;
-	}
-	if (l->unsandboxed) {
-		fprintf(stderr, "halo-run: --session needs the sandbox (sandbox.mode is off)\n");
-		return HALO_EXIT_SETUP;
-	}
 	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
 		runner_say("session: %s", e.msg);
 		return HALO_EXIT_SETUP;
@@ -516,5 +540,13 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 	}
 	free(id.options);
 	linux_session_protected_free(id.prot, id.n_prot);
+	return rc;
+}
+
+int runner_session_run(const struct runner_opts *o, const runner_launch *l)
+{
+	int rc = call(o, l);
+
+	runner_session_prescan_drop(); /* not taken: the call ended before it could be */
 	return rc;
 }

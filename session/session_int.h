@@ -33,6 +33,14 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 int runner_session_place(char *out, size_t n, struct halo_err *e);
 /* DIR/NAME.EXT. 0 or -ENAMETOOLONG. */
 int runner_session_path(const char *dir, const char *name, const char *ext, char *out, size_t n);
+/* session_call.c: why this launch cannot be a session's call (said when `say`):
+ * HALO_EXIT_SETUP, or 0. */
+int runner_session_refusal(const struct runner_opts *o, const runner_launch *l, bool say);
+/* Create --audit and --events when missing: the walk leaves them out as halo-run's. */
+void runner_session_own_files(const struct runner_opts *o);
+/* session_prescan.c: the walk runner_session_prescan started, into id->prot (1), or
+ * its error said (-1); 0 when none was started. */
+int runner_session_prescan_take(struct runner_session_id *id);
 /* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
 int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
 			    struct runner_session_id *id);

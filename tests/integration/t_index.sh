@@ -342,7 +342,7 @@ GPID=$(watcher_of_tree "$GONE")
 expect "a tree's watcher runs (forced)" yes "$([ -n "$GPID" ] && echo yes || echo no)"
 LIST=$("$HALO" index 2>&1)
 expect_match "index: the watcher, its pid and the walk that started it" \
-	"^  $GONE  .*watcher running \(pid $GPID: the walk took [0-9.]+ ms, a watcher is started at 5 ms or more\)" "$LIST"
+	"^  $GONE  .*watcher running \(pid $GPID: the walk took [0-9.]+ ms, a watcher is started at 5 ms or more, by a session's call at 0\.5\)" "$LIST"
 GBASE=$(printf '%016x-%016x' "$(stat -c %d "$GONE")" "$(stat -c %i "$GONE")")
 rm -rf "$GONE"
 t0=$(date +%s%N)

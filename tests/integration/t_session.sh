@@ -52,6 +52,11 @@ if ! "$HALO" -- true 2>/dev/null; then
 	exit 0
 fi
 
+# 1000 directories for "a call's walk, watched" below, made now to age meanwhile.
+BIGWS=$(mktemp -d /var/tmp/halo-sess-big.XXXXXX) || exit 1
+LWS=$BIGWS
+mkdir -p "$BIGWS"/n/{00..24}/{00..39}
+
 # ------------------------------------------------------------------ one sandbox, many calls
 new_session "$S"
 call "$S" -- sh -c 'echo kept >/tmp/halo-sess-file; echo first'
@@ -200,7 +205,7 @@ expect "a bad session name: 125" 125 "$RC"
 # ------------------------------------------------------------------ every layer in a joined call
 # In a workspace of its own, outside the others' (whose walk would find its files).
 CALLDIR=$(mktemp -d /var/tmp/halo-sess.XXXXXX) || exit 1
-LWS=$CALLDIR
+LWS="$LWS $CALLDIR"
 printf 'SESSIONSECRET\n' >"$CALLDIR/.env.local"
 P="$TMPDIR/protect.json"
 printf '{"sandbox": {"protectedPaths": [".env*"]}}\n' >"$P"
@@ -281,6 +286,67 @@ if [ "$AS" = user ]; then
 fi
 chmod 0755 "$CALLDIR/app"
 "$HALO" session stop "$U" >/dev/null 2>&1
+CALLDIR=
+
+# ------------------------------------------------------------------ a call's walk, watched
+# (issue 25) Every call walks the workspace again; where that walk takes 0.5 ms or more
+# the call starts the tree's index watcher (a fresh launch waits for 5 ms), which then
+# tells the next calls what changed: a .env planted deep on the host after it started
+# is still refused, and the calls run again once it is gone. (The tree, made at the
+# top, has aged past the index's 3 s racy window: its directories are replayed, in
+# about 1 ms.)
+CALLDIR=$BIGWS
+watcher_of() { ps -eo pid,stat,args | awk -v t="$1" \
+	'$3 == "halo-run-index-watch" && $6 == t && $2 !~ /^Z/ {print $1}' | head -1; }
+has_watcher() { [ -n "$(watcher_of "$CALLDIR")" ]; }
+G="${S}g"
+new_session "$G"
+call "$G" -- true
+expect "a large workspace: the session starts" 0 "$RC"
+# The session's own start may have started one (its walk shares the CPU with the
+# sandbox's set-up): stopped, so that only a call can start the next.
+"$HALO" index stop "$CALLDIR" >/dev/null 2>&1
+wait_for 3 eval '! has_watcher'
+for i in 1 2 3 4 5; do
+	has_watcher && break
+	call "$G" -- true
+	wait_for 1 has_watcher
+done
+expect "a large workspace: a call's walk started the tree's index watcher" yes \
+	"$(has_watcher && echo yes || echo no)"
+call "$G" -- true
+expect "a large workspace, watched: the calls run" 0 "$RC"
+printf 'WATCHSECRET\n' >"$CALLDIR/n/17/33/.env"
+call "$G" -- cat n/17/33/.env
+expect "watched: a .env planted deep after the watcher started: refused 125" 125 "$RC"
+expect_match "watched: ... naming it" "protected file appeared.*n/17/33/\.env" "$ERR"
+if grep -q WATCHSECRET <<<"$OUT"; then fail "watched: the planted .env unread" "read"; else ok "watched: the planted .env unread"; fi
+rm -f "$CALLDIR/n/17/33/.env"
+call "$G" -- true
+expect "watched: the .env gone again, the calls run" 0 "$RC"
+"$HALO" session stop "$G" >/dev/null 2>&1
+"$HALO" index stop "$CALLDIR" >/dev/null 2>&1
+
+# A call's walk that fails (here: a guarded file of a repository given a second name on
+# the host, which the sandbox would see writable) refuses the call and says why, as the
+# walk done at the session's start would.
+CALLDIR=$(mktemp -d /var/tmp/halo-sess-hl.XXXXXX) || exit 1
+LWS="$LWS $CALLDIR"
+mkdir -p "$CALLDIR/.git/objects" "$CALLDIR/.git/refs" "$CALLDIR/.git/hooks"
+printf 'ref: refs/heads/main\n' >"$CALLDIR/.git/HEAD"
+printf '[core]\n\tbare = false\n' >"$CALLDIR/.git/config"
+H="${S}h"
+new_session "$H"
+call "$H" -- true
+expect "a repository workspace: the session starts" 0 "$RC"
+ln "$CALLDIR/.git/config" "$CALLDIR/config-link"
+call "$H" -- sh -c 'echo ran'
+expect "a guarded file hard-linked after the start: the call refused (125), nothing run" "125:" "$RC:$OUT"
+expect_match "... saying why" "hard links" "$ERR"
+rm -f "$CALLDIR/config-link"
+call "$H" -- true
+expect "the second name gone: the calls run" 0 "$RC"
+"$HALO" session stop "$H" >/dev/null 2>&1
 CALLDIR=
 
 # The session's limits hold in every call (rlimits are set per call, before exec).
