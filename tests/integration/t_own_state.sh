@@ -66,7 +66,7 @@ if [ -n "$SOCK" ] && command -v python3 >/dev/null &&
 	expect "a live watcher's socket in the caller's index place is unreachable inside" "0:unreachable" "$RC:$OUT"
 	PLAN=$(cd "$TMPDIR/ws-own" && HOME="$VH" timeout -k 2 30 "$HALO" --dry-run --json -- true 2>/dev/null </dev/null)
 	expect "... the place is one mask, not one per socket" "0" \
-		"$(grep -c '/halo-run/index/[^"]*\.sock' <<<"$PLAN")"
+		"$(grep -c "$VH/\.local/state/halo-run/index/[^\"]*\.sock" <<<"$PLAN")"
 	expect_match "... and the place itself is masked" "${VH//./\\.}/\\.local/state/halo-run/index\"" "$PLAN"
 else
 	skip "the caller's index place masked whole" "no live index watcher to probe (or no python3)"
