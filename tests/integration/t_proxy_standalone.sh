@@ -262,7 +262,7 @@ ip link set lo up || { echo "NETNS-FAILED"; exit 0; }
 "$HALO" proxy --policy "$W/px.yaml" --listen 10.200.0.1:3129 --socks 10.200.0.1:1081 \
 	--allow-remote --token-file "$W/tok" --audit "$W/remote.audit" 2>"$W/remote.err" &
 P=\$!
-for _ in \$(seq 50); do [ "\$(grep -c 'listening on' "$W/remote.err")" -ge 2 ] && break; sleep 0.1; done
+for _ in \$(seq 50); do [ "\$(grep -c 'listening on' "$W/remote.err" 2>/dev/null)" -ge 2 ] 2>/dev/null && break; sleep 0.1; done
 python3 "$W/remote.py" "$TOK"
 kill \$P; wait \$P
 EOF
