@@ -343,10 +343,11 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 			     linux_userns_error(err) ? linux_userns_advice() : "clone failed");
 		return -err;
 	}
-	warn_degraded(l);
-	/* The scan's lists were to follow the clone: Landlock needs them here. */
+	/* The scan's lists were to follow the clone: Landlock needs them here. A launch
+	 * they refuse says only why, not first that it runs with the weaker layers. */
 	if ((rc = linux_scan_settle_here(l, &sb->scan, e)) < 0)
 		return rc;
+	warn_degraded(l);
 	return start_without_namespaces(sb, true, e);
 }
 
