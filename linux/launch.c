@@ -155,24 +155,29 @@ static int start_init(struct linux_sandbox *sb, struct halo_err *e)
 	}
 	close(f->go_w);
 	f->go_w = -1;
-	/* The CA, then the workspace walk, while the child builds its namespaces. */
-	if ((ca && (rc = launch_ca_make(sb->l, ca_fds, e)) < 0) ||
-	    (rc = linux_scan_hand_over(sb->l, &sb->scan, e)) < 0) {
-		launch_ca_close(ca_fds);
+	/* The CA, then the workspace walk, while the child builds its namespaces. With a
+	 * CA the child waits for it (after its listeners) before the mounts that read the
+	 * walk's lists, which can be more than their socket holds: the listeners and the
+	 * CA go first, or both sides would wait on each other for good. No listeners means
+	 * the child failed before making them: it is killed, and linux_finish reports the
+	 * setup step that failed (as it does when the CA files cannot be sent: the child,
+	 * waiting for them, says so). */
+	if (ca && (rc = launch_ca_make(sb->l, ca_fds, e)) < 0) {
 		kill_and_reap(sb->child);
 		return rc;
 	}
-	if ((rc = watch_child(sb, e)) < 0 || !sb->l->egress_proxy) {
-		launch_ca_close(ca_fds);
-		return rc;
-	}
-	/* No listeners means the child failed before making them: it is killed, and
-	 * linux_finish reports the setup step that failed (as it does when the CA files
-	 * cannot be sent: the child, waiting for them, says so). */
-	if (netns_recv_listeners(f->lsock_r, sb->listeners, &sb->n_listeners, 10000) < 0 ||
-	    (ca && launch_ca_send(f->lsock_r, ca_fds) < 0))
+	if (ca && (netns_recv_listeners(f->lsock_r, sb->listeners, &sb->n_listeners, 10000) < 0 ||
+		   launch_ca_send(f->lsock_r, ca_fds) < 0))
 		kill(sb->child, SIGKILL);
 	launch_ca_close(ca_fds);
+	if ((rc = linux_scan_hand_over(sb->l, &sb->scan, e)) < 0) {
+		kill_and_reap(sb->child);
+		return rc;
+	}
+	if ((rc = watch_child(sb, e)) < 0 || !sb->l->egress_proxy || ca)
+		return rc;
+	if (netns_recv_listeners(f->lsock_r, sb->listeners, &sb->n_listeners, 10000) < 0)
+		kill(sb->child, SIGKILL);
 	return 0;
 }
 
@@ -341,10 +346,11 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 			     linux_userns_error(err) ? linux_userns_advice() : "clone failed");
 		return -err;
 	}
-	warn_degraded(l);
-	/* The scan's lists were to follow the clone: Landlock needs them here. */
+	/* The scan's lists were to follow the clone: Landlock needs them here. A launch
+	 * they refuse says only why, not first that it runs with the weaker layers. */
 	if ((rc = linux_scan_settle_here(l, &sb->scan, e)) < 0)
 		return rc;
+	warn_degraded(l);
 	return start_without_namespaces(sb, true, e);
 }
 

@@ -265,6 +265,8 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 
 		if (watcher_name(p) && in_own_index(p, places, n_places, hit))
 			continue;
+		if (taken > LINUX_SCAN_MAX_SOCKETS) /* past the bound: own index places alone */
+			continue;
 
 		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
 		    !linux_paths_beneath_any(p, &s->writable))
@@ -273,7 +275,7 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 			continue;
 		if (++taken > LINUX_SCAN_MAX_SOCKETS) {
 			s->sockets_truncated = true;
-			return;
+			continue;
 		}
 		if (!watcher_name(p) || !linux_scan_own_socket(p))
 			linux_scan_add_mask(s, p);

@@ -75,6 +75,16 @@ for way in "${ways[@]}"; do
 	expect_match "$w, failIfUnavailable: false: stderr says what is not enforced" "NOT enforced" "$ERR"
 	expect_match "$w, failIfUnavailable: false: ... naming the namespaces and masks" \
 		"masking.*(namespace|isolation)|namespace.*mask" "$ERR"
+	# A launch the scan refuses is refused as such, without first saying it runs
+	# with the weaker layers (an allowRead carve-out that is a symlink into ~/.ssh).
+	mkdir -p carveh/.ssh carveh/.aws && : >carveh/.ssh/id_rsa &&
+		ln -sfn ../.ssh/id_rsa carveh/.aws/config
+	printf 'sandbox: {failIfUnavailable: false, allowRead: ["~/.aws/config"]}\n' >degrade_carve.yaml
+	HOME="$TMPDIR/carveh" run_in "$way" --policy degrade_carve.yaml -- echo ran
+	expect "$w, degraded, a scan refusal: exit 125, nothing ran" "125:" "$RC:$OUT"
+	expect_match "$w, degraded, a scan refusal: ... says why" "refusing to launch" "$ERR"
+	expect "$w, degraded, a scan refusal: ... and not that it runs degraded" "" \
+		"$(grep -E 'running with|NOT enforced' <<<"$ERR")"
 	run_in "$way" --quiet --policy degrade.yaml -- echo ran
 	expect "$w, degraded, --quiet: runs" "0:ran" "$RC:$OUT"
 

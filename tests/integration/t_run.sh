@@ -363,6 +363,18 @@ else
 fi
 expect "... and the host's is unchanged" "$HOST_WMEM" "$(cat /proc/sys/net/ipv4/tcp_wmem)"
 
+# The walk's findings travel to init on a socket; with TLS termination init first takes
+# the run's CA (after its listeners), and only then reads them. Findings bigger than
+# the socket holds (long masked and pinned paths) must not leave the supervisor blocked
+# sending them while init waits for the CA: both would wait for good (a hang).
+deep=.
+for i in $(seq -w 0 11); do deep="$deep/big$i$(printf 'x%.0s' $(seq 240))"; done
+mkdir -p "$deep" && for i in $(seq 120); do : >"$deep/.env.$i"; done
+printf 'egress:\n  allowedDomains: [api.example.test]\n  requestRules:\n    - {host: api.example.test, methods: [GET]}\n' >tls_big.yaml
+BOUND=40 sbx --policy tls_big.yaml -- echo ran
+expect "TLS termination, findings larger than their socket: the command runs" "0:ran" "$RC:$OUT"
+rm -rf ./big00x* tls_big.yaml
+
 # A setuid copy would hand its owner's privilege to whoever runs it: refused.
 if [ "$AS" = root ]; then
 	cp "$HALO" ./halo-suid && chown 65534:65534 ./halo-suid && chmod 4755 ./halo-suid

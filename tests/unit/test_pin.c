@@ -231,6 +231,40 @@ START_TEST(too_many_host_sockets_refused)
 }
 END_TEST
 
+/* failIfUnavailable: false accepts more host sockets than masks (said as a gap); the
+ * index place of this user's own watchers, whose sockets are not probed nor counted,
+ * is masked whole all the same. */
+START_TEST(too_many_host_sockets_accepted_own_index_masked)
+{
+	const char **lines = calloc(LINUX_SCAN_MAX_SOCKETS + 2, sizeof(char *));
+	char(*paths)[PATH_MAX] = calloc(LINUX_SCAN_MAX_SOCKETS + 2, PATH_MAX);
+	char rel[64];
+
+	ck_assert(lines && paths);
+	mkdirs("many");
+	/* A home whose index place sorts after the sockets past the bound. */
+	static char zhome[PATH_MAX];
+	p(zhome, "zz-home");
+	launch.env_home = zhome;
+	mkdirs("zz-home/.local/state/halo-run/index");
+	p(paths[0], "zz-home/.local/state/halo-run/index/w.sock");
+	lines[0] = paths[0];
+	for (int i = 1; i <= LINUX_SCAN_MAX_SOCKETS + 1; i++) {
+		snprintf(rel, sizeof(rel), "many/%d", i);
+		unix_socket(rel);
+		p(paths[i], rel);
+		lines[i] = paths[i];
+	}
+	proc_net_unix(lines, LINUX_SCAN_MAX_SOCKETS + 2);
+	pol.fail_if_unavailable = 0;
+	run_scan_ok();
+	ck_assert(scan.sockets_truncated);
+	ck_assert_str_eq(rel_list(&scan.own), "zz-home/.local/state/halo-run/index");
+	free(lines);
+	free(paths);
+}
+END_TEST
+
 static Suite *pin_suite(void)
 {
 	Suite *s = suite_create("pin");
@@ -246,6 +280,7 @@ static Suite *pin_suite(void)
 	tcase_add_test(tc, missing_targets_listed);
 	tcase_add_test(tc, host_sockets_from_proc_net_unix);
 	tcase_add_test(tc, too_many_host_sockets_refused);
+	tcase_add_test(tc, too_many_host_sockets_accepted_own_index_masked);
 	tcase_add_loop_test(tc, unix_line_table, 0,
 			    (int)(sizeof(unix_lines) / sizeof(unix_lines[0])));
 	suite_add_tcase(s, tc);
