@@ -422,6 +422,13 @@ static void split_scan(struct linux_scan *got, int *rc)
 		got->guarded = late.guarded;
 		got->pinned = late.pinned;
 		got->missing = late.missing;
+		/* The rest is late's own but writable, which is sent's. */
+		memset(&late.masked, 0, sizeof(late.masked));
+		memset(&late.guarded, 0, sizeof(late.guarded));
+		memset(&late.pinned, 0, sizeof(late.pinned));
+		memset(&late.missing, 0, sizeof(late.missing));
+		memset(&late.writable, 0, sizeof(late.writable));
+		linux_scan_free(&late);
 	} else {
 		close(child_end);
 	}
