@@ -1,5 +1,6 @@
 /* The launch scan's part for sandbox.allowRead and the floor's sanitized copies, run
- * in the supervisor before the clone. A carve-out shows where its name is (its parent
+ * in the supervisor after the clone, while init builds its namespaces (scan_late.c
+ * sends what it found). A carve-out shows where its name is (its parent
  * resolved, so it lands beneath the resolved mask) and binds what the name resolves
  * to; one that leads into another protected path, or holds one, stops the launch.
  * A sanitized copy is read here, by the supervisor, from the host file itself: a

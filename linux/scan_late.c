@@ -179,7 +179,8 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
 	take_data_or_die(p, p + h.data_bytes, late, rfd);
 	free(buf);
-	/* Known before the clone; shared, never freed here (init execs or exits). */
+	/* The writable trees, known before the clone: shared, never freed here (init
+	 * execs or exits). */
 	late->writable = s->writable;
 	return late;
 }

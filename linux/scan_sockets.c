@@ -3,7 +3,7 @@
  * host socket the command could reach by name is masked, unless the policy names it
  * (sandbox.unixSockets). They are found three ways: the kernel's list of bound
  * sockets in the host's network namespace (/proc/net/unix, read here in the
- * supervisor, before the clone), the well-known places of agents and container
+ * supervisor, which stays in it), the well-known places of agents and container
  * engines (for a socket bound in another network namespace, such as a container's),
  * and the caller's $SSH_AUTH_SOCK and $DOCKER_HOST. Sockets beneath /tmp and /run need
  * nothing: the sandbox gets those fresh. */
