@@ -122,8 +122,6 @@ struct linux_scan {
 	struct linux_scan_index *index;
 	size_t dirs_listed, dirs_replayed; /* by the walk: re-read, and taken from the index */
 	bool sockets_truncated;		   /* more host sockets than masks: the same */
-	/* A session's call (linux_scan_call), not a launch. */
-	bool call;
 	/* linux_scan_begin: the walk is still to come (linux_scan_hand_over) and what it
 	 * finds reaches the sandbox's init through late_fd (0: init reads, 1: supervisor
 	 * writes). */

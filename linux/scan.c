@@ -427,13 +427,11 @@ static int scan_rest(const struct linux_launch *l, struct linux_scan *s, struct 
 }
 
 /* Everything but the walk. */
-static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e,
-			     bool call)
+static int scan_without_walk(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->call = call;
 	if ((rc = fill_writable(l, s, e)) < 0)
 		return rc;
 	return scan_rest(l, s, e);
@@ -444,9 +442,8 @@ static int scan_all(const struct linux_launch *l, struct linux_scan *s, struct h
 {
 	int rc;
 
-	if ((rc = scan_without_walk(l, s, e, watch_pays_us != 0)) < 0 ||
-	    (rc = walk_trees(l, s, e)) < 0 || (rc = settle_walk(l, s, e)) < 0 ||
-	    (rc = linux_scan_check_mounts(s, e)) < 0) {
+	if ((rc = scan_without_walk(l, s, e)) < 0 || (rc = walk_trees(l, s, e)) < 0 ||
+	    (rc = settle_walk(l, s, e)) < 0 || (rc = linux_scan_check_mounts(s, e)) < 0) {
 		linux_scan_free(s);
 		return rc;
 	}

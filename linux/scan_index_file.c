@@ -407,22 +407,31 @@ static bool place_in_writable(const struct linux_launch *l, struct linux_scan *s
  * (XDG_STATE_HOME's, the home's default, the password database home's default) that
  * lies in a writable tree is masked whole, its ancestors pinned (linux_scan_pin):
  * neither read, written, nor moved aside and made afresh. */
-void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
+size_t linux_scan_index_places(const struct linux_launch *l, char out[][PATH_MAX])
 {
 	const char *homes[] = {l->env_home, l->pw_home};
-	char place[PATH_MAX];
+	size_t n = 0;
 
-	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, place, sizeof(place)) == 0 &&
-	    place_in_writable(l, s, place))
-		linux_scan_add_own_mask(s, place);
+	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, out[n], PATH_MAX) == 0)
+		n++;
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
-		int w =
-		    homes[i] && homes[i][0] == '/' && strcmp(homes[i], "/") != 0
-			? snprintf(place, sizeof(place), "%s/.local/state/halo-run/index", homes[i])
-			: -1;
-		if (w > 0 && (size_t)w < sizeof(place) && place_in_writable(l, s, place))
-			linux_scan_add_own_mask(s, place);
+		int w = homes[i] && homes[i][0] == '/' && strcmp(homes[i], "/") != 0
+			    ? snprintf(out[n], PATH_MAX, "%s/.local/state/halo-run/index", homes[i])
+			    : -1;
+		if (w > 0 && w < PATH_MAX)
+			n++;
 	}
+	return n;
+}
+
+void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
+{
+	char places[LINUX_INDEX_PLACES][PATH_MAX];
+	size_t n = linux_scan_index_places(l, places);
+
+	for (size_t i = 0; i < n; i++)
+		if (place_in_writable(l, s, places[i]))
+			linux_scan_add_own_mask(s, places[i]);
 	linux_scan_cache_pin(l, s);
 }
 

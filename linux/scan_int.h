@@ -143,6 +143,11 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
  * changed (not when the walk was truncated), and start the watchers that did not
  * answer (a launch; not --dry-run). */
 /* Every place an index may be kept that lies in a writable tree: masked whole. */
+/* The places a launch of this user may keep its index in (XDG_STATE_HOME's, the
+ * home's default, the password database home's default), at most LINUX_INDEX_PLACES;
+ * how many. */
+#define LINUX_INDEX_PLACES 3
+size_t linux_scan_index_places(const struct linux_launch *l, char out[][PATH_MAX]);
 void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s);
 void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of);

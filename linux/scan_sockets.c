@@ -209,26 +209,6 @@ static bool searchable_by_caller(const char *path)
 	return true;
 }
 
-/* The places this user's launches keep their index in (scan_index_file.c): the
- * XDG_STATE_HOME one and each home's default. */
-#define OWN_INDEX_PLACES 3
-static size_t own_index_places(const struct linux_launch *l, char out[][PATH_MAX])
-{
-	const char *homes[] = {l->env_home, l->pw_home};
-	size_t n = 0;
-
-	if (linux_index_place(l->env_home ? l->env_home : l->pw_home, out[n], PATH_MAX) == 0)
-		n++;
-	for (size_t i = 0; i < 2; i++) {
-		int w = homes[i] && homes[i][0] == '/' && strcmp(homes[i], "/") != 0
-			    ? snprintf(out[n], PATH_MAX, "%s/.local/state/halo-run/index", homes[i])
-			    : -1;
-		if (w > 0 && w < PATH_MAX)
-			n++;
-	}
-	return n;
-}
-
 /* The index watchers' sockets in this user's own index places are not asked who
  * listens, one connect each (a host with dozens of watchers paid for each at every
  * launch): the place that holds any is masked whole, once. */
@@ -255,9 +235,9 @@ static void mask_own_index(struct linux_scan *s, char places[][PATH_MAX], size_t
 static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		       const struct linux_paths *bound)
 {
-	char places[OWN_INDEX_PLACES][PATH_MAX];
-	bool hit[OWN_INDEX_PLACES] = {false};
-	size_t taken = 0, n_places = own_index_places(l, places);
+	char places[LINUX_INDEX_PLACES][PATH_MAX];
+	bool hit[LINUX_INDEX_PLACES] = {false};
+	size_t taken = 0, n_places = linux_scan_index_places(l, places);
 
 	for (size_t i = 0; i < bound->n; i++) {
 		const char *p = bound->v[i];
@@ -267,7 +247,6 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 			continue;
 		if (taken > LINUX_SCAN_MAX_SOCKETS) /* past the bound: own index places alone */
 			continue;
-
 		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
 		    !linux_paths_beneath_any(p, &s->writable))
 			continue;
