@@ -20,88 +20,76 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/securebits.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "linux/linux_int.h"
 
 #define STEP "capabilities"
 
-static void cap_freep(cap_t *c)
-{
-	if (*c)
-		cap_free(*c);
-}
-#define _cleanup_cap_ __attribute__((cleanup(cap_freep)))
+/* The sets straight from the kernel (capget/capset, version 3: two 32-bit words per
+ * set): one call each, where libcap's cap_get_proc()/cap_compare() and its probing of
+ * the last capability made a dozen. */
+struct caps3 {
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+};
 
-/* The kernel's last capability: cap_get_bound() fails past it, whatever this libcap's
- * CAP_LAST_CAP says (the kernel may be newer or older than the headers). The valid
- * numbers are 0..last, so a binary search finds it in six reads. */
-static int last_cap(void)
+static int caps_get(struct caps3 *c)
 {
-	int lo = 0, hi = 63;
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 
-	while (lo < hi) {
-		int mid = (lo + hi + 1) / 2;
-		if (cap_get_bound((cap_value_t)mid) >= 0)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return (int)syscall(SYS_capget, &h, c->d);
 }
 
-/* Does the process hold capability `c` in `flag`? */
-static bool has_cap(cap_flag_t flag, int c)
+static uint64_t caps_word(const struct caps3 *c, size_t field)
 {
-	_cleanup_cap_ cap_t now = cap_get_proc();
-	cap_flag_value_t v = CAP_CLEAR;
+	const __u32 *lo = (const __u32 *)&c->d[0], *hi = (const __u32 *)&c->d[1];
 
-	return now && cap_get_flag(now, (cap_value_t)c, flag, &v) == 0 && v == CAP_SET;
+	return (uint64_t)lo[field] | (uint64_t)hi[field] << 32;
 }
 
-static bool permitted_empty(int last)
-{
-	for (int c = 0; c <= last; c++)
-		if (has_cap(CAP_PERMITTED, c))
-			return false;
-	return true;
-}
+#define CAPS_EFFECTIVE 0 /* offsets in __user_cap_data_struct */
+#define CAPS_PERMITTED 1
 
 /* Dropping a capability that is not in the set succeeds and changes nothing, so there
- * is nothing to read first; verify_or_die reads the result back. */
-static void drop_bounding_or_die(int rfd, int last)
+ * is nothing to read first: the numbers are dropped from 0 up until the kernel says
+ * EINVAL, past its last capability (the kernel may be newer or older than these
+ * headers); verify_or_die reads the result back. */
+static void drop_bounding_or_die(int rfd)
 {
-	for (int c = 0; c <= last; c++)
-		if (cap_drop_bound((cap_value_t)c) < 0)
-			linux_die(rfd, STEP, errno, "drop bounding capability %d", c);
+	for (int c = 0; c < 64; c++) {
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL && c > 0)
+			return;
+		linux_die(rfd, STEP, errno, "drop bounding capability %d", c);
+	}
 }
 
+/* Setting the value they already have is allowed even when locked. */
 static void lock_securebits_or_die(int rfd)
 {
 	unsigned bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 			SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
 			SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
 
-	if ((unsigned)cap_get_secbits() == bits)
-		return;
-	if (cap_set_secbits(bits) < 0)
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
 		linux_die(rfd, STEP, errno, "set securebits 0x%x", bits);
 }
 
 static void clear_sets_or_die(int rfd)
 {
-	_cleanup_cap_ cap_t none = cap_init();
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct caps3 none = {0};
 
 	/* Ambient first: the kernel drops ambient capabilities that leave permitted or
 	 * inheritable anyway, but an explicit clear does not depend on that. EINVAL
 	 * means a kernel without ambient capabilities, which has none to clear. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		linux_die(rfd, STEP, errno, "clear the ambient set");
-	if (!none)
-		linux_die(rfd, STEP, errno, "cap_init");
-	if (cap_set_proc(none) < 0)
+	if (syscall(SYS_capset, &h, none.d) < 0)
 		linux_die(rfd, STEP, errno, "empty the effective, permitted and inheritable sets");
 }
 
@@ -149,48 +137,59 @@ static bool sets_from_status(uint64_t *bnd, uint64_t *amb)
 	return linux_caps_parse_status(buf, bnd, amb) == 0;
 }
 
-static void verify_or_die(int rfd, int last, bool bounding_kept)
+/* The slow way, two calls per capability, where /proc is not there to read. */
+static void sets_from_prctl(uint64_t *bnd, uint64_t *amb)
 {
-	_cleanup_cap_ cap_t now = cap_get_proc();
-	_cleanup_cap_ cap_t none = cap_init();
-	bool ambient = CAP_AMBIENT_SUPPORTED();
+	*bnd = *amb = 0;
+	for (int c = 0; c < 64; c++) {
+		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (b < 0)
+			return; /* past the kernel's last capability */
+		if (b > 0)
+			*bnd |= 1ULL << c;
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) > 0)
+			*amb |= 1ULL << c;
+	}
+}
+
+static void verify_or_die(int rfd, bool bounding_kept)
+{
+	struct caps3 now;
 	uint64_t bnd, amb;
 
-	if (!now || !none)
+	if (caps_get(&now) < 0)
 		linux_die(rfd, STEP, errno, "read back the capability sets");
-	if (cap_compare(now, none) != 0)
-		linux_die(rfd, STEP, EPERM, "capabilities remain after dropping them");
-	if (sets_from_status(&bnd, &amb)) {
-		if (!bounding_kept && bnd != 0)
-			linux_die(rfd, STEP, EPERM, "bounding capabilities remain (0x%llx)",
-				  (unsigned long long)bnd);
-		if (amb != 0)
-			linux_die(rfd, STEP, EPERM, "ambient capabilities remain (0x%llx)",
-				  (unsigned long long)amb);
-		last = -1; /* read: no per-capability questions */
-	}
-	for (int c = 0; c <= last; c++) {
-		if (!bounding_kept && cap_get_bound((cap_value_t)c) != 0)
-			linux_die(rfd, STEP, EPERM, "bounding capability %d remains", c);
-		if (ambient && cap_get_ambient((cap_value_t)c) > 0)
-			linux_die(rfd, STEP, EPERM, "ambient capability %d remains", c);
-	}
+	for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (now.d[i].effective || now.d[i].permitted || now.d[i].inheritable)
+			linux_die(rfd, STEP, EPERM, "capabilities remain after dropping them");
+	if (!sets_from_status(&bnd, &amb))
+		sets_from_prctl(&bnd, &amb);
+	if (!bounding_kept && bnd != 0)
+		linux_die(rfd, STEP, EPERM, "bounding capabilities remain (0x%llx)",
+			  (unsigned long long)bnd);
+	if (amb != 0)
+		linux_die(rfd, STEP, EPERM, "ambient capabilities remain (0x%llx)",
+			  (unsigned long long)amb);
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		linux_die(rfd, STEP, EPERM, "no_new_privs is not set");
 }
 
 void linux_caps_drop_or_die(int report_fd)
 {
-	int last = last_cap();
-	/* See the top comment: only a process without any capability may keep them. */
-	bool keep_bounding = !has_cap(CAP_EFFECTIVE, CAP_SETPCAP) && permitted_empty(last);
+	struct caps3 now;
+	bool keep_bounding;
 
+	if (caps_get(&now) < 0)
+		linux_die(report_fd, STEP, errno, "read the capability sets");
+	/* See the top comment: only a process without any capability may keep them. */
+	keep_bounding = !(caps_word(&now, CAPS_EFFECTIVE) & (1ULL << CAP_SETPCAP)) &&
+			caps_word(&now, CAPS_PERMITTED) == 0;
 	if (!keep_bounding) {
-		drop_bounding_or_die(report_fd, last);
+		drop_bounding_or_die(report_fd);
 		lock_securebits_or_die(report_fd);
 	}
 	clear_sets_or_die(report_fd);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		linux_die(report_fd, STEP, errno, "PR_SET_NO_NEW_PRIVS");
-	verify_or_die(report_fd, last, keep_bounding);
+	verify_or_die(report_fd, keep_bounding);
 }

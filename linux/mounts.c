@@ -88,6 +88,9 @@ static void enter_staging_or_die(int rfd)
 		linux_die(rfd, MNT_STEP, errno, "pivot_root into the staging root");
 	if (chdir("/") < 0)
 		linux_die(rfd, MNT_STEP, errno, "chdir /");
+	/* The mount read-only too, beside its nosuid, nodev and noexec: every mask is a
+	 * clone of it and keeps all four without a call of its own. */
+	mnt_setattr_or_die(rfd, staging, MOUNT_ATTR_RDONLY, false, "the staging root");
 }
 
 /* ---- the new root */
@@ -340,8 +343,11 @@ static void do_mask(struct exec *x, const struct plan_step *st)
 	int src = x->repl[i] >= 0 ? x->repl[i] : ddir > 0 ? x->mask_dir : x->mask_file;
 	int sdir = x->repl[i] >= 0 ? -1 : ddir > 0 ? 1 : 0;
 
+	/* A mask is a clone of the staging root's (read-only, nosuid, nodev, noexec
+	 * already: no attribute call); a replacement gets the attributes. */
 	if (fd >= 0)
-		close(mnt_bind_typed_or_die(x->rfd, src, sdir, fd, ddir, RO_ATTRS, st->path));
+		close(mnt_bind_typed_or_die(x->rfd, src, sdir, fd, ddir,
+					    x->repl[i] >= 0 ? RO_ATTRS : 0, st->path));
 	if (x->repl[i] >= 0)
 		close(x->repl[i]);
 }

@@ -36,35 +36,40 @@ static const struct {
 };
 
 /* Bind the host's node onto an empty file: no nodev here (the node must work), but
- * nosuid and noexec. */
-static void bind_node_or_die(int rfd, int dev, const char *name, bool required)
+ * nosuid and noexec, given to all the nodes at once before /dev is visible to anyone
+ * (linux_mounts_dev_or_die). Five calls a node: the clone (taken by name in the host's
+ * /dev, opened once without following any symlink, and the last component not followed
+ * either: a link there is cloned as a link, and refused as not a device), its type,
+ * the mount point, the attach, the close. */
+static void bind_node_or_die(int rfd, int host_dev, int dev, const char *name, bool required)
 {
-	char host[64];
 	struct stat st;
+	int tree = open_tree(host_dev, name,
+			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 
-	snprintf(host, sizeof(host), "/dev/%s", name);
-	AUTO_FD src = mnt_open(MNT_OLDROOT, host, MNT_NO_CREATE);
-	if (src < 0 && !required)
+	if (tree < 0 && errno == ENOENT && !required)
 		return;
-	if (src < 0 || fstat(src, &st) < 0 || !S_ISCHR(st.st_mode))
-		linux_die(rfd, MNT_STEP, src < 0 ? -src : ENODEV, "the host's %s", host);
-	/* The mount point, created (O_EXCL) in our own fresh tmpfs: the fd that made it
-	 * names it, no need to resolve it again. */
-	AUTO_FD dst = openat(dev, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
-	if (dst < 0)
-		linux_die(rfd, MNT_STEP, errno, "create %s", host);
-	close(mnt_bind_typed_or_die(rfd, src, 0, dst, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-				    host));
+	if (tree < 0 || fstat(tree, &st) < 0 || !S_ISCHR(st.st_mode))
+		linux_die(rfd, MNT_STEP, tree < 0 ? errno : ENODEV, "the host's /dev/%s", name);
+	/* The mount point, created in our own fresh tmpfs; move_mount does not follow a
+	 * symlink at the target's last component. */
+	if (mknodat(dev, name, S_IFREG, 0) < 0)
+		linux_die(rfd, MNT_STEP, errno, "create /dev/%s", name);
+	if (move_mount(tree, "", dev, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		linux_die(rfd, MNT_STEP, errno, "bind /dev/%s: attach", name);
+	close(tree);
 }
 
-static int subdir_or_die(int rfd, int dev, const char *name)
+/* A fresh file system on a new directory of /dev, attached by name. */
+static void subdir_fs_or_die(int rfd, int dev, const char *name, const char *fstype,
+			     const char *const *opts, unsigned attrs)
 {
-	char p[64];
+	char where[64];
 
+	snprintf(where, sizeof(where), "/dev/%s", name);
 	if (mkdirat(dev, name, 0755) < 0)
-		linux_die(rfd, MNT_STEP, errno, "mkdir /dev/%s", name);
-	snprintf(p, sizeof(p), "/dev/%s", name);
-	return mnt_open_or_die(rfd, MNT_NEWROOT, p, MNT_NO_CREATE);
+		linux_die(rfd, MNT_STEP, errno, "mkdir %s", where);
+	mnt_fresh_at_or_die(rfd, fstype, opts, attrs, dev, name, where);
 }
 
 void linux_mounts_dev_or_die(int rfd)
@@ -78,17 +83,17 @@ void linux_mounts_dev_or_die(int rfd)
 	AUTO_FD target = mnt_open_or_die(rfd, MNT_NEWROOT, "/dev", MNT_NO_CREATE);
 	AUTO_FD dev = mnt_fresh_or_die(rfd, "tmpfs", dev_opts,
 				       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, target, "/dev");
+	AUTO_FD host_dev = mnt_open_or_die(rfd, MNT_OLDROOT, "/dev", MNT_NO_CREATE);
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++)
-		bind_node_or_die(rfd, dev, dev_nodes[i].name, dev_nodes[i].required);
+		bind_node_or_die(rfd, host_dev, dev, dev_nodes[i].name, dev_nodes[i].required);
+	/* The nodes' nosuid and noexec, in one call for all of them (and /dev itself,
+	 * which has them already), before pts and shm have their own. */
+	mnt_setattr_or_die(rfd, dev, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true, "/dev");
 	for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
 			linux_die(rfd, MNT_STEP, errno, "symlink /dev/%s", dev_links[i].name);
-	AUTO_FD pts = subdir_or_die(rfd, dev, "pts");
-	close(mnt_fresh_or_die(rfd, "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, pts,
-			       "/dev/pts"));
-	AUTO_FD shm = subdir_or_die(rfd, dev, "shm");
-	close(mnt_fresh_or_die(rfd, "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, shm,
-			       "/dev/shm"));
+	subdir_fs_or_die(rfd, dev, "pts", "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	subdir_fs_or_die(rfd, dev, "shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	/* Populated: no new node names, files or links in /dev itself. */
 	mnt_setattr_or_die(rfd, dev, MOUNT_ATTR_RDONLY, false, "/dev");
 }

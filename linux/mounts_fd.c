@@ -171,8 +171,8 @@ int mnt_is_dir(int fd)
 	return S_ISDIR(st.st_mode) ? 1 : 0;
 }
 
-void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
-			  size_t len, const char *what)
+int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode,
+			      const void *data, size_t len, const char *what)
 {
 	const char *p = data;
 	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -187,7 +187,13 @@ void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const
 			linux_die(rfd, MNT_STEP, w < 0 ? errno : EIO, "%s: write", what);
 		o += (size_t)w;
 	}
-	close(fd);
+	return fd;
+}
+
+void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
+			  size_t len, const char *what)
+{
+	close(mnt_write_new_keep_or_die(rfd, dir, name, mode, data, len, what));
 }
 
 static int fs_option(int fs, const char *opt)
@@ -201,8 +207,9 @@ static int fs_option(int fs, const char *opt)
 	return fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0);
 }
 
-int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-			  int target, const char *where, int *fs_ctx)
+/* The new file system's mount, not yet attached, its context in *fs. */
+static int fresh_detached_or_die(int rfd, const char *fstype, const char *const *opts,
+				 unsigned attrs, const char *where, int *fs_ctx)
 {
 	int fs = fsopen(fstype, FSOPEN_CLOEXEC);
 	int mnt;
@@ -218,13 +225,31 @@ int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, 
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
 	if (mnt < 0)
 		linux_die(rfd, MNT_STEP, errno, "%s on %s: fsmount", fstype, where);
-	if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s on %s: attach", fstype, where);
 	if (fs_ctx)
 		*fs_ctx = fs;
 	else
 		close(fs);
 	return mnt;
+}
+
+int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+			  int target, const char *where, int *fs_ctx)
+{
+	int mnt = fresh_detached_or_die(rfd, fstype, opts, attrs, where, fs_ctx);
+
+	if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: attach", fstype, where);
+	return mnt;
+}
+
+void mnt_fresh_at_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+			 int dir, const char *name, const char *where)
+{
+	int mnt = fresh_detached_or_die(rfd, fstype, opts, attrs, where, NULL);
+
+	if (move_mount(mnt, "", dir, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: attach", fstype, where);
+	close(mnt);
 }
 
 int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
@@ -340,26 +365,35 @@ void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, con
 		linux_die(rfd, MNT_STEP, -rc, "remount %s", where);
 }
 
+/* The kernel refuses to attach a directory on a non-directory or the reverse
+ * (EINVAL); the types are asked only then, to say so plainly. */
+static void attach_or_die(int rfd, int tree, int src, int sdir, int dst, int ddir,
+			  const char *where)
+{
+	int err;
+
+	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+		return;
+	err = errno;
+	if (err == EINVAL) {
+		sdir = sdir < 0 ? mnt_is_dir(src) : sdir;
+		ddir = ddir < 0 ? mnt_is_dir(dst) : ddir;
+		if (sdir >= 0 && ddir >= 0 && sdir != ddir)
+			linux_die(rfd, MNT_STEP, ENOTDIR, "bind %s: source and target changed type",
+				  where);
+	}
+	linux_die(rfd, MNT_STEP, err, "bind %s: attach", where);
+}
+
 int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
 			  const char *where)
 {
 	struct mount_attr a = {.attr_set = attr_set};
-	bool set_early;
+	bool set_early = attr_set == 0; /* 0: the source's own attributes, cloned with it */
 	int tree;
 
-	if (sdir < 0)
-		sdir = mnt_is_dir(src);
-	if (dst == src)
-		ddir = sdir;
-	else if (ddir < 0)
-		ddir = mnt_is_dir(dst);
-
-	if (sdir < 0 || ddir < 0 || sdir != ddir)
-		linux_die(rfd, MNT_STEP,
-			  sdir < 0   ? -sdir
-			  : ddir < 0 ? -ddir
-				     : ENOTDIR,
-			  "bind %s: source and target changed type", where);
+	if (sdir >= 0 && ddir >= 0 && sdir != ddir)
+		linux_die(rfd, MNT_STEP, ENOTDIR, "bind %s: source and target changed type", where);
 	/* A recursive clone: a non-recursive one of a tree holding the host's locked
 	 * mounts is refused, and would reveal what they cover. */
 	tree =
@@ -367,12 +401,12 @@ int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_
 	if (tree < 0)
 		linux_die(rfd, MNT_STEP, errno, "bind %s: clone", where);
 	/* Attributes before attaching: the mount is never visible without them. */
-	set_early = !linux_test_hooks()->force_remount &&
-		    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0;
+	if (!set_early)
+		set_early = !linux_test_hooks()->force_remount &&
+			    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0;
 	if (!set_early && !linux_test_hooks()->force_remount && errno != ENOSYS)
 		linux_die(rfd, MNT_STEP, errno, "bind %s: set attributes", where);
-	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		linux_die(rfd, MNT_STEP, errno, "bind %s: attach", where);
+	attach_or_die(rfd, tree, src, sdir, dst, ddir, where);
 	if (!set_early)
 		mnt_setattr_or_die(rfd, tree, attr_set, true, where);
 	return tree;

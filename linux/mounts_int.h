@@ -46,21 +46,31 @@ int mnt_is_dir(int fd);
  * fd (its root, attached), or dies. */
 /* Create name in dir (O_EXCL, no symlink followed) with mode and write len bytes of
  * data to it; dies naming what ("sanitized copy of X", "X: halo-run's copy"). */
+/* The same, the file's (write) fd returned: a clone of it is the file, no need to
+ * resolve its name again. */
+int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode,
+			      const void *data, size_t len, const char *what);
 void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
 			  size_t len, const char *what);
 int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 		     int target, const char *where);
+/* The same, attached at `name` in the directory `dir` (a directory of a mount of our
+ * own: move_mount does not follow a symlink at the last component), the mount closed. */
+void mnt_fresh_at_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+			 int dir, const char *name, const char *where);
 /* The same, handing the file system's context to *fs_ctx (for a later reconfigure). */
 int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 			  int target, const char *where, int *fs_ctx);
 
 /* Clone the tree at src (recursively), give it attr_set before it is visible, and
  * attach it on dst. The types must agree (directory onto directory, else non-directory
- * onto non-directory). Returns the attached mount's fd, or dies. */
+ * onto non-directory): the kernel refuses anything else, and the types are asked then
+ * to say so. attr_set 0: the clone keeps the attributes of the mount it was cloned
+ * from, for sources that already have the ones wanted (one call less a mount). Returns
+ * the attached mount's fd, or dies. */
 int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *where);
-/* The same when the caller's own fstat already told a side's type (sdir, ddir: 1 a
- * directory, 0 not, -1 unknown: asked here); src == dst is one type. Saves the
- * kernel a stat per side known: masks, devices and pins are most of the mounts. */
+/* The same when the caller knows a side's type (sdir, ddir: 1 a directory, 0 not, -1
+ * unknown); two known types that differ are refused before any mount. */
 int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
 			  const char *where);
 

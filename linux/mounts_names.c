@@ -19,12 +19,18 @@
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
-static void write_file_or_die(int rfd, int dir, const char *name, const struct plan_step *st)
+static int write_file_keep_or_die(int rfd, int dir, const char *name,
+				  const struct plan_step *st)
 {
 	char what[PATH_MAX + 32];
 
 	snprintf(what, sizeof(what), "%s: halo-run's copy", st->path);
-	mnt_write_new_or_die(rfd, dir, name, 0644, st->data, st->len, what);
+	return mnt_write_new_keep_or_die(rfd, dir, name, 0644, st->data, st->len, what);
+}
+
+static void write_file_or_die(int rfd, int dir, const char *name, const struct plan_step *st)
+{
+	close(write_file_keep_or_die(rfd, dir, name, st));
 }
 
 /* The symlink at path, resolved lexically against its directory ("." and ".."
@@ -117,11 +123,8 @@ void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step 
 		return;
 	if (dst < 0)
 		linux_die(rfd, MNT_STEP, -dst, "%s: open without following symlinks", st->path);
-	write_file_or_die(rfd, *fs, base, st);
-	src = openat(*fs, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (src < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s: open halo-run's copy", st->path);
-	close(mnt_bind_or_die(rfd, src, dst, RO_ATTRS, st->path));
+	src = write_file_keep_or_die(rfd, *fs, base, st);
+	close(mnt_bind_typed_or_die(rfd, src, 0, dst, -1, RO_ATTRS, st->path));
 	close(src);
 	close(dst);
 }

@@ -59,19 +59,21 @@ void linux_mounts_proc_or_die(int rfd)
 	/* Types as this fresh /proc (and /sys) lay them out, not asked of the kernel: the
 	 * files are files, the directories directories, /dev/null a device; and the kernel
 	 * refuses to attach a file on a directory or the reverse, whatever we said. */
-	AUTO_FD null = mnt_open_or_die(rfd, MNT_OLDROOT, "/dev/null", MNT_NO_CREATE);
+	/* The sandbox's own /dev/null, already nosuid and noexec (mounts_dev.c): its
+	 * clones keep that, no attribute call each. */
+	AUTO_FD null = mnt_open_or_die(rfd, MNT_NEWROOT, "/dev/null", MNT_NO_CREATE);
 	for (size_t i = 0; i < sizeof(null_files) / sizeof(null_files[0]); i++) {
 		AUTO_FD fd = open_optional_or_die(rfd, null_files[i]);
 		if (fd >= 0)
-			close(mnt_bind_typed_or_die(rfd, null, 0, fd, 0,
-						    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-						    null_files[i]));
+			close(mnt_bind_typed_or_die(rfd, null, 0, fd, 0, 0, null_files[i]));
 	}
+	/* The staging root's empty directory: its mount is read-only, nosuid, nodev and
+	 * noexec already (mounts.c), and so are its clones. */
 	AUTO_FD dir = mnt_open_or_die(rfd, "", MNT_MASK_DIR, MNT_NO_CREATE);
 	for (size_t i = 0; i < sizeof(empty_dirs) / sizeof(empty_dirs[0]); i++) {
 		AUTO_FD fd = open_optional_or_die(rfd, empty_dirs[i]);
 		if (fd >= 0)
-			close(mnt_bind_typed_or_die(rfd, dir, 1, fd, 1, RO_ATTRS, empty_dirs[i]));
+			close(mnt_bind_typed_or_die(rfd, dir, 1, fd, 1, 0, empty_dirs[i]));
 	}
 	for (size_t i = 0; i < sizeof(readonly) / sizeof(readonly[0]); i++) {
 		AUTO_FD fd = open_optional_or_die(rfd, readonly[i]);

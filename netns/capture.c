@@ -354,7 +354,6 @@ static int add_literal_route(int family)
 	uint32_t oif = netns_nl_lo_index(), lo4 = htonl(INADDR_LOOPBACK);
 	uint8_t tcp = IPPROTO_TCP;
 	size_t at;
-	int rc;
 
 	if (!oif)
 		return -ENODEV;
@@ -364,9 +363,7 @@ static int add_literal_route(int family)
 	netns_nl_attr(&m, FRA_PRIORITY, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
 	netns_nl_attr(&m, FRA_IP_PROTO, &tcp, 1);
 	netns_nl_msg_end(&m, at);
-	if ((rc = netns_nl_request(NETLINK_ROUTE, &m, 1)) < 0)
-		return rc;
-	m.len = 0;
+	/* The route in the same send: two messages, two acks. */
 	at = netns_nl_msg(&m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 2, &rt,
 			  sizeof(rt));
 	netns_nl_attr(&m, RTA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
@@ -374,7 +371,7 @@ static int add_literal_route(int family)
 	if (family == AF_INET)
 		netns_nl_attr(&m, RTA_PREFSRC, &lo4, 4);
 	netns_nl_msg_end(&m, at);
-	return netns_nl_request(NETLINK_ROUTE, &m, 1);
+	return netns_nl_request(NETLINK_ROUTE, &m, 2);
 }
 
 int netns_explain_setup(void)
