@@ -60,6 +60,30 @@ static void bind_node_or_die(int rfd, int host_dev, int dev, const char *name, b
 	close(tree);
 }
 
+/* The nodes' nosuid and noexec, in one call for all of them (and /dev itself, which
+ * has them already), before pts and shm have their own. Without mount_setattr (Linux
+ * before 5.12) each node is remounted by itself: a recursive remount goes by the
+ * paths of mountinfo, where the host's /dev under ours has mounts of its own. */
+static void nodes_attrs_or_die(int rfd, int dev)
+{
+	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+	struct mount_attr a = {.attr_set = attrs};
+
+	if (!linux_test_hooks()->force_remount &&
+	    mount_setattr(dev, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0)
+		return;
+	if (!linux_test_hooks()->force_remount && errno != ENOSYS)
+		linux_die(rfd, MNT_STEP, errno, "set attributes on the nodes of /dev");
+	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
+		AUTO_FD node = openat(dev, dev_nodes[i].name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (node < 0 && errno == ENOENT && !dev_nodes[i].required)
+			continue;
+		if (node < 0)
+			linux_die(rfd, MNT_STEP, errno, "open /dev/%s", dev_nodes[i].name);
+		mnt_setattr_or_die(rfd, node, attrs, false, dev_nodes[i].name);
+	}
+}
+
 /* A fresh file system on a new directory of /dev, attached by name. */
 static void subdir_fs_or_die(int rfd, int dev, const char *name, const char *fstype,
 			     const char *const *opts, unsigned attrs)
@@ -86,9 +110,7 @@ void linux_mounts_dev_or_die(int rfd)
 	AUTO_FD host_dev = mnt_open_or_die(rfd, MNT_OLDROOT, "/dev", MNT_NO_CREATE);
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++)
 		bind_node_or_die(rfd, host_dev, dev, dev_nodes[i].name, dev_nodes[i].required);
-	/* The nodes' nosuid and noexec, in one call for all of them (and /dev itself,
-	 * which has them already), before pts and shm have their own. */
-	mnt_setattr_or_die(rfd, dev, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true, "/dev");
+	nodes_attrs_or_die(rfd, dev);
 	for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
 			linux_die(rfd, MNT_STEP, errno, "symlink /dev/%s", dev_links[i].name);
