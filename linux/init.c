@@ -113,28 +113,19 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 	close(f->lsock_w);
 }
 
-static void noop_handler(int sig)
-{
-	(void)sig;
-}
-
-/* pid 1 only receives signals from outside for which it has a handler: install a
- * no-op one, then take them through a signalfd. */
+/* pid 1 drops a signal whose disposition is the default, unless it is blocked: a
+ * blocked signal is always queued (kernel/signal.c, sig_ignored), and the signalfd
+ * takes it from there. No handler is needed, and none has to be undone in the
+ * command. */
 static int init_signals_or_die(int rfd)
 {
 	sigset_t set;
-	struct sigaction sa;
 	int fd;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = noop_handler;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaction(SIGCHLD, &sa, NULL);
-	for (size_t i = 0; i < launch_n_forwarded_signals; i++) {
+	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
 		sigaddset(&set, launch_forwarded_signals[i]);
-		sigaction(launch_forwarded_signals[i], &sa, NULL);
-	}
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		linux_die(rfd, "signals", errno, "sigprocmask");
 	fd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -285,15 +276,12 @@ static void report_exec_failure(int rfd, int err, const char *cmd)
 	_exit(halo_exit_code(halo_outcome_exec(err)));
 }
 
-/* Init's dispositions (no-op handlers, blocked signals) are not the command's. */
+/* Init's blocked signals are not the command's (its dispositions are the defaults). */
 static void reset_signals(void)
 {
 	sigset_t none;
 
 	sigemptyset(&none);
-	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
-		signal(launch_forwarded_signals[i], SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
