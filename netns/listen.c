@@ -36,7 +36,9 @@ static int listen_type(int family, int type, const char *ip, unsigned port)
 		len = sizeof(*a);
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* No SO_REUSEADDR: the namespace is new, no earlier socket holds these ports,
+	 * and nothing inside may share them (a UDP bind with SO_REUSEADDR on both sides
+	 * would). */
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
 	    (type == SOCK_STREAM && listen(fd, 1024) < 0)) {
 		int err = errno;
