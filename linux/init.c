@@ -115,8 +115,8 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 
 /* pid 1 drops a signal whose disposition is the default, unless it is blocked: a
  * blocked signal is always queued (kernel/signal.c, sig_ignored), and the signalfd
- * takes it from there. No handler is needed, and none has to be undone in the
- * command. */
+ * takes it from there. No handler is needed (what the caller ignored is undone in
+ * the command, reset_signals). */
 static int init_signals_or_die(int rfd)
 {
 	sigset_t set;
@@ -276,12 +276,18 @@ static void report_exec_failure(int rfd, int err, const char *cmd)
 	_exit(halo_exit_code(halo_outcome_exec(err)));
 }
 
-/* Init's blocked signals are not the command's (its dispositions are the defaults). */
+/* Init's blocked signals are not the command's, nor what its caller ignored: a
+ * shell's `cmd &` without job control ignores INT and QUIT, nohup HUP, and an ignored
+ * disposition survives fork and exec (init itself takes them all, blocked, from its
+ * signalfd). */
 static void reset_signals(void)
 {
 	sigset_t none;
 
 	sigemptyset(&none);
+	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
+		signal(launch_forwarded_signals[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 

@@ -137,6 +137,9 @@ static void bind_tree_or_die(int rfd, const char *path, bool rw)
 {
 	AUTO_FD src = mnt_open_or_die(rfd, MNT_OLDROOT, path, MNT_NO_CREATE);
 	int dir = mnt_is_dir(src);
+
+	if (dir < 0)
+		linux_die(rfd, MNT_STEP, -dir, "bind %s: stat the source", path);
 	AUTO_FD dst =
 	    mnt_open_or_die(rfd, MNT_NEWROOT, path, dir ? MNT_CREATE_DIR : MNT_CREATE_FILE);
 

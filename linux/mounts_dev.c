@@ -47,10 +47,16 @@ static void bind_node_or_die(int rfd, int host_dev, int dev, const char *name, b
 	int tree = open_tree(host_dev, name,
 			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 
-	if (tree < 0 && errno == ENOENT && !required)
+	int err = tree < 0 ? errno : fstat(tree, &st) < 0 ? errno : !S_ISCHR(st.st_mode) ? ENODEV : 0;
+
+	/* An optional node the host lacks, or has as something else: not made. */
+	if (err && !required) {
+		if (tree >= 0)
+			close(tree);
 		return;
-	if (tree < 0 || fstat(tree, &st) < 0 || !S_ISCHR(st.st_mode))
-		linux_die(rfd, MNT_STEP, tree < 0 ? errno : ENODEV, "the host's /dev/%s", name);
+	}
+	if (err)
+		linux_die(rfd, MNT_STEP, err, "the host's /dev/%s", name);
 	/* The mount point, created in our own fresh tmpfs; move_mount does not follow a
 	 * symlink at the target's last component. */
 	if (mknodat(dev, name, S_IFREG, 0) < 0)

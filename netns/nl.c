@@ -112,7 +112,7 @@ static int open_sock(int proto, int *fd)
 
 static int read_acks(int fd, unsigned acks)
 {
-	_Alignas(4) static uint8_t buf[NL_ACKS_AT_ONCE][4096];
+	_Alignas(4) uint8_t buf[NL_ACKS_AT_ONCE][4096];
 	struct iovec iov[NL_ACKS_AT_ONCE];
 	struct mmsghdr mm[NL_ACKS_AT_ONCE];
 	int rc = 0;

@@ -174,6 +174,57 @@ EOF
 	expect "SIG$s to halo-run: the command dies and halo-run exits $want" "$want" "$got"
 done
 
+# What the caller ignored is not the command's: a script's `halo-run ... &` without job
+# control ignores INT and QUIT, nohup ignores HUP. The command starts with every
+# forwarded signal at its default, and a SIGTERM sent to halo-run still ends it.
+# (timeout(1) sets its own handlers, which exec undoes: the ignoring comes after it.)
+ign_outside=$(timeout -k 2 20 env --ignore-signal=INT --ignore-signal=QUIT \
+	--ignore-signal=HUP --ignore-signal=TERM --ignore-signal=USR1 --ignore-signal=USR2 \
+	--ignore-signal=CHLD "$HALO" -- sh -c 'grep "^SigIgn:" /proc/self/status' 2>"$E" </dev/null)
+expect "a caller's ignored signals: none ignored in the command" "SigIgn:	0000000000000000" \
+	"$ign_outside"
+got=$(python3 - "$HALO" <<'EOF'
+import os, signal, subprocess, sys, time
+halo = sys.argv[1]
+if os.path.exists("ready"): os.unlink("ready")
+def ignore():
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_IGN)
+p = subprocess.Popen([halo, "--", "sh", "-c", ": > ready; exec sleep 30"],
+                     stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ignore)
+end = time.time() + 10
+while not os.path.exists("ready") and time.time() < end:
+    time.sleep(0.05)
+time.sleep(0.1)
+p.send_signal(signal.SIGTERM)
+try:
+    print(p.wait(timeout=10))
+except subprocess.TimeoutExpired:
+    p.kill(); print("hung")
+EOF
+)
+expect "a caller that ignores SIGTERM: SIGTERM to halo-run still ends the command (143)" 143 "$got"
+
+# The host's optional /dev nodes (full, random, tty) that are missing or are not
+# devices (a symlink in a container's /dev) are left out; the launch goes on. Root
+# only: the test's /dev is a tmpfs of its own, in a mount namespace of its own.
+if [ "$AS" = root ] && unshare -m --propagation private true 2>/dev/null; then
+	olddev=$(mktemp -d "${TMPDIR%/*}/olddev.XXXXXX") # outside the workspace
+	OUT=$(timeout -k 2 20 unshare -m --propagation private sh -c '
+		mkdir "$1/olddev" && mount --bind /dev "$1/olddev" &&
+		mount -t tmpfs -o mode=0755 none /dev &&
+		for n in null zero urandom; do : >/dev/$n && mount --bind "$1/olddev/$n" /dev/$n || exit 9; done &&
+		ln -s null /dev/full && shift && exec "$@"' _ "$olddev" \
+		"$HALO" -- sh -c 'for n in null zero urandom full random tty; do [ -c /dev/$n ] && printf "%s " $n; done; true' \
+		2>"$E" </dev/null)
+	RC=$?
+	rmdir "$olddev/olddev" "$olddev" 2>/dev/null
+	expect "host /dev with full a symlink, random and tty missing: the launch runs (0)" 0 "$RC"
+	expect "... and the sandbox's /dev has the required nodes only" "null zero urandom " "$OUT"
+else
+	skip "host /dev with optional nodes missing or symlinked" "needs root and a private mount namespace"
+fi
+
 # sandbox.mode: off is the policy's kill switch for the sandbox, not for supervision:
 # the limits (wall clock included), exit codes and signal forwarding still hold.
 printf 'sandbox: {mode: "off"}\n' >off.yaml
