@@ -181,11 +181,23 @@ int proxy_poller_mod(struct proxy_poller *pl, int fd, unsigned events)
 	return rc;
 }
 
+void proxy_poller_set_ending(struct proxy_poller *pl)
+{
+	if (pl)
+		pl->ending = true;
+}
+
+bool proxy_poller_ending(const struct proxy_poller *pl)
+{
+	return pl && pl->ending;
+}
+
 int proxy_poller_del(struct proxy_poller *pl, int fd)
 {
 	if (!registered(pl, fd))
 		return -ENOENT;
-	pl->ops->del(pl, fd);
+	if (!pl->ending) /* else the exit (or the fd's close) takes it out */
+		pl->ops->del(pl, fd);
 	pl->slots[fd].used = false;
 	pl->slots[fd].cb = NULL;
 	pl->slots[fd].arg = NULL;

@@ -47,6 +47,13 @@ int proxy_poller_run(struct proxy_poller *pl, volatile bool *stop);
 /* One round: wait at most timeout_ms for events, dispatch them and due timers. */
 int proxy_poller_run_once(struct proxy_poller *pl, int timeout_ms);
 
+/* The process exits once the loop's owners have freed what they hold (a run's end):
+ * from now on a delete leaves the kernel's set alone and the poller's own descriptor
+ * is left to the exit, and owners may leave theirs open too (proxy_poller_ending).
+ * Nothing may wait on the poller after it is set. */
+void proxy_poller_set_ending(struct proxy_poller *pl);
+bool proxy_poller_ending(const struct proxy_poller *pl);
+
 /* Monotonic milliseconds. */
 uint64_t proxy_now_ms(void);
 

@@ -45,7 +45,8 @@ static void ep_fini(struct proxy_poller *pl)
 {
 	struct epoll_be *be = pl->be;
 
-	close(be->epfd);
+	if (!pl->ending)
+		close(be->epfd);
 	free(be->evs);
 	free(be);
 }

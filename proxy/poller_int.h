@@ -3,6 +3,7 @@
 #ifndef HALO_PROXY_POLLER_INT_H
 #define HALO_PROXY_POLLER_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,7 +52,8 @@ struct proxy_poller {
 	struct proxy_timer **heap; /* min-heap by (deadline, seq) */
 	size_t n_heap, cap_heap;
 	uint64_t timer_seq;
-	void *be; /* backend state */
+	bool ending; /* proxy_poller_set_ending */
+	void *be;    /* backend state */
 };
 
 /* Grow pl->ready to hold at least n entries. 0 or -ENOMEM. */

@@ -47,7 +47,8 @@ struct shared {
 	unsigned threads, idle, max_threads;
 	unsigned refs;
 	bool shutdown;
-	int rfd, wfd; /* notification: the same eventfd twice, or a pipe */
+	bool keep_fds; /* the process ends: its exit closes them (proxy_poller_ending) */
+	int rfd, wfd;  /* notification: the same eventfd twice, or a pipe */
 };
 
 struct proxy_resolver {
@@ -75,9 +76,11 @@ static void shared_free(struct shared *sh)
 {
 	free_list(sh->q_head);
 	free_list(sh->done);
-	close(sh->rfd);
-	if (sh->wfd != sh->rfd)
-		close(sh->wfd);
+	if (!sh->keep_fds) {
+		close(sh->rfd);
+		if (sh->wfd != sh->rfd)
+			close(sh->wfd);
+	}
 	pthread_cond_destroy(&sh->work);
 	pthread_cond_destroy(&sh->exited);
 	pthread_mutex_destroy(&sh->mu);
@@ -295,6 +298,7 @@ void proxy_resolver_free(struct proxy_resolver *r)
 	proxy_poller_del(r->pl, sh->rfd);
 	pthread_mutex_lock(&sh->mu);
 	sh->shutdown = true;
+	sh->keep_fds = proxy_poller_ending(r->pl);
 	free_list(sh->q_head);
 	sh->q_head = sh->q_tail = NULL;
 	free_list(sh->done);
