@@ -192,8 +192,7 @@ void runner_explain_finish(struct runner_explain *x)
 	x->timer = NULL;
 	if (x->pl)
 		proxy_poller_del(x->pl, x->fd);
-	if (!proxy_poller_ending(x->pl)) /* else the exit closes it */
-		close(x->fd);
+	close(x->fd);
 	x->fd = -1;
 }
 #else
