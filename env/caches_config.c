@@ -35,11 +35,12 @@ static bool join(char *out, size_t n, const char *a, const char *b)
 	return w > 0 && (size_t)w < n;
 }
 
-/* Is `path` (or where it leads) inside a path the policy protects? */
-static bool protected_at(const struct halo_policy *p, const char *path)
+/* Is `path` (or where it leads: the directory open as fd) inside a path the policy
+ * protects? */
+static bool protected_at(const struct halo_policy *p, const char *path, int fd)
 {
 	char real[PATH_MAX];
-	const char *forms[2] = {path, realpath(path, real) ? real : NULL};
+	const char *forms[2] = {path, runner_caches_realpath_fd(fd, path, real) ? real : NULL};
 
 	for (size_t f = 0; f < 2 && forms[f]; f++) {
 		if (policy_protected_glob_hit(p, forms[f]))
@@ -65,11 +66,12 @@ static bool rc_shown(const struct halo_policy *p, const char *rc)
 	return shown && !policy_protected_glob_hit(p, rc);
 }
 
-/* host_dir/pnpm/rc's bytes: pnpm a directory and rc a regular file, neither a symlink
- * (one could lead into a protected path: the floor's copy refuses them too), bounded. */
-static char *read_rc(const char *host_dir, size_t *n)
+/* pnpm/rc's bytes beneath the host directory open as d: pnpm a directory and rc a
+ * regular file, neither a symlink (one could lead into a protected path: the floor's
+ * copy refuses them too), bounded. */
+static char *read_rc(int d, size_t *n)
 {
-	int d = open(host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pn = -1, fd = -1;
+	int pn = -1, fd = -1;
 	struct stat st;
 	char *raw = NULL;
 	ssize_t r = 0;
@@ -85,21 +87,21 @@ static char *read_rc(const char *host_dir, size_t *n)
 			*n += (size_t)r;
 	if (raw && (r < 0 || *n > PNPM_RC_MAX))
 		free(raw), raw = NULL;
-	for (int *f = (int[]){d, pn, fd}, k = 0; k < 3; k++)
+	for (int *f = (int[]){pn, fd}, k = 0; k < 2; k++)
 		if (f[k] >= 0)
 			close(f[k]);
 	return raw;
 }
 
 /* The host's pnpm rc, sanitized (secrets and lines not understood dropped), or NULL. */
-static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, size_t *len)
+static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, int d, size_t *len)
 {
 	char path[PATH_MAX], *raw, *out = NULL;
 	size_t n;
 
 	*len = 0;
 	if (!join(path, sizeof(path), host_dir, "pnpm/rc") || !rc_shown(p, path) ||
-	    !(raw = read_rc(host_dir, &n)))
+	    !(raw = read_rc(d, &n)))
 		return NULL;
 	if (policy_sanitize(POLICY_SANITIZE_NPMRC, raw, n, &out, len) < 0)
 		out = NULL, *len = 0;
@@ -108,10 +110,10 @@ static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, siz
 }
 
 static int make_rc(const struct halo_policy *p, struct runner_tool_config *c, const char *host_dir,
-		   const char *store)
+		   int d, const char *store)
 {
 	size_t hlen = 0;
-	char *host = host_dir ? host_pnpm_rc(p, host_dir, &hlen) : NULL;
+	char *host = host_dir && d >= 0 ? host_pnpm_rc(p, host_dir, d, &hlen) : NULL;
 	int w = asprintf(
 	    &c->rc, "%.*s%s# halo-run: pnpm's store in the sandbox's tool cache\nstore-dir=%s\n",
 	    (int)hlen, host ? host : "", hlen && host[hlen - 1] != '\n' ? "\n" : "", store);
@@ -125,16 +127,18 @@ static int make_rc(const struct halo_policy *p, struct runner_tool_config *c, co
 	return 0;
 }
 
-/* The names in host_dir but "pnpm", NUL-separated. A missing directory has none; more
+/* The names in the host directory open as fd (taken) but "pnpm", NUL-separated. More
  * than MIRROR_MAX_NAMES: -E2BIG (no mirror: the command reads ~/.config itself). */
-static int list_names(struct runner_tool_config *c, const char *host_dir)
+static int list_names(struct runner_tool_config *c, int fd)
 {
-	DIR *d = opendir(host_dir);
+	DIR *d = fdopendir(fd);
 	struct dirent *de;
 	size_t cap = 0, count = 0;
 
-	if (!d)
+	if (!d) {
+		close(fd);
 		return 0;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t l = strlen(de->d_name) + 1;
 		char *p;
@@ -166,7 +170,7 @@ int runner_caches_config(const struct halo_policy *p, const char *home, const ch
 			 const char *store, struct runner_tool_config *c)
 {
 	bool has_home = home && home[0] == '/';
-	int rc;
+	int rc, d;
 
 	memset(c, 0, sizeof(*c));
 	if (!store)
@@ -176,13 +180,20 @@ int runner_caches_config(const struct halo_policy *p, const char *home, const ch
 		return -ENAMETOOLONG;
 	if (has_home && workspace && policy_path_within(c->mirror, workspace))
 		return -EEXIST; /* the home as a workspace: its own ~/.config is writable */
+	/* ~/.config opened once, for the rc, the protection check and the names. A missing
+	 * directory has no rc and no names. */
+	d = has_home ? open(c->mirror, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	/* A protected ~/.config is not listed: its names are not the command's to read. */
-	if ((rc = make_rc(p, c, has_home ? c->mirror : NULL, store)) < 0 ||
-	    (rc = has_home && !protected_at(p, c->mirror) ? list_names(c, c->mirror) : 0) < 0) {
-		runner_tool_config_release(c);
-		return rc;
+	if ((rc = make_rc(p, c, has_home ? c->mirror : NULL, d, store)) == 0 && d >= 0 &&
+	    !protected_at(p, c->mirror, d)) {
+		rc = list_names(c, d); /* takes d */
+		d = -1;
 	}
-	return 0;
+	if (d >= 0)
+		close(d);
+	if (rc < 0)
+		runner_tool_config_release(c);
+	return rc;
 }
 
 void runner_tool_config_release(struct runner_tool_config *c)
