@@ -6,6 +6,7 @@
 #define HALO_PROXY_POLLER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum proxy_poller_backend {
@@ -53,6 +54,11 @@ int proxy_poller_run_once(struct proxy_poller *pl, int timeout_ms);
  * Nothing may wait on the poller after it is set. */
 void proxy_poller_set_ending(struct proxy_poller *pl);
 bool proxy_poller_ending(const struct proxy_poller *pl);
+
+/* Which of fds[0..n) are readable (or hung up) now, by one wait that dispatches
+ * nothing and fires no timer: what else is ready stays so for the next round (level-
+ * triggered). Not from inside a callback. 0, or -errno (then ready[] says nothing). */
+int proxy_poller_peek(struct proxy_poller *pl, const int *fds, size_t n, bool *ready);
 
 /* Monotonic milliseconds. */
 uint64_t proxy_now_ms(void);

@@ -56,6 +56,10 @@ struct proxy_poller {
 	void *be;    /* backend state */
 };
 
+/* The most readiness reports one epoll round takes (its buffer grows to the number of
+ * fds registered, up to this): past it a round may leave some ready fds unreported. */
+#define POLLER_EPOLL_ROUND_MAX 4096
+
 /* Grow pl->ready to hold at least n entries. 0 or -ENOMEM. */
 int poller_ready_reserve(struct proxy_poller *pl, size_t n);
 

@@ -268,9 +268,19 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
  * and recorded like anything else: a denial is never lost to the order of events. */
 static void take_queued(struct proxy *px)
 {
+	int fds[PROXY_MAX_LISTENERS];
+	bool ready[PROXY_MAX_LISTENERS];
+
+	/* Which hold something: one wait, not an accept (or a read) per listener. */
+	for (size_t i = 0; i < px->n_lsn; i++)
+		fds[i] = px->lsn[i].fd;
+	if (proxy_poller_peek(px->pl, fds, px->n_lsn, ready) < 0)
+		memset(ready, 1, sizeof(ready)); /* cannot say: each one tried */
 	for (size_t i = 0; i < px->n_lsn; i++) {
 		struct listener *l = &px->lsn[i];
 
+		if (!ready[i])
+			continue;
 		if (l->dgram)
 			proxy_dns_udp_on_event(px, l->fd, PROXY_EV_IN);
 		else if (!l->paused)

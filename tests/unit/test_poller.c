@@ -381,6 +381,43 @@ START_TEST(ending_leaves_descriptors_to_the_exit)
 END_TEST
 #endif
 
+/* peek: which of the given fds are readable, by one wait that runs no callback and no
+ * timer; what it saw is still reported to the next round (nothing consumed). */
+START_TEST(peek_reports_without_dispatch)
+{
+	struct proxy_poller *pl = mk(_i);
+	struct rec r[3] = {{0}};
+	volatile bool stop = false;
+	int sv[3][2], fds[4];
+	bool ready[4];
+
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]), 0);
+		ck_assert_int_eq(proxy_poller_add(pl, sv[i][0], PROXY_EV_IN, on_fd, &r[i]), 0);
+		fds[i] = sv[i][0];
+	}
+	fds[3] = sv[2][1]; /* not registered: never said ready */
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 0, stop_cb, (void *)&stop));
+	ck_assert_int_eq(write(sv[1][1], "x", 1), 1);
+	close(sv[2][1]); /* hung up: counts as ready */
+	ck_assert_int_eq(proxy_poller_peek(pl, fds, 4, ready), 0);
+	ck_assert(!ready[0] && ready[1] && ready[2] && !ready[3]);
+	ck_assert_int_eq(r[1].calls + r[2].calls, 0);
+	ck_assert(!stop); /* the due timer did not fire */
+	ck_assert_int_eq(proxy_poller_run_once(pl, 0), 0);
+	ck_assert_int_eq(r[1].calls, 1);
+	ck_assert_int_eq(r[2].calls, 1);
+	ck_assert_int_eq(r[0].calls, 0);
+	ck_assert(stop);
+	proxy_poller_free(pl);
+	for (int i = 0; i < 3; i++) {
+		close(sv[i][0]);
+		if (i < 2)
+			close(sv[i][1]);
+	}
+}
+END_TEST
+
 /* Many fds, many heap operations: every fd reported once, every cancelled timer
  * stays silent. */
 struct many {
@@ -460,6 +497,7 @@ static Suite *poller_suite(void)
 	tcase_add_loop_test(tc, timer_rearmed_from_callback, first, PROXY_POLLER_POLL + 1);
 	tcase_add_loop_test(tc, free_with_pending_timers_and_fds, first, PROXY_POLLER_POLL + 1);
 	tcase_add_loop_test(tc, many_fds_and_timers, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, peek_reports_without_dispatch, first, PROXY_POLLER_POLL + 1);
 #if defined(__linux__) && !defined(HALO_PORTABLE)
 	tcase_add_test(tc, ending_leaves_descriptors_to_the_exit);
 #endif

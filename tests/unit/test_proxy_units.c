@@ -627,7 +627,7 @@ START_TEST(drain_takes_queued_clients)
 	cJSON *recs[4];
 	int fd, n;
 
-	fx_create(&f, PROXY_POLLER_POLL, "egress: {default: deny}\n", NULL);
+	fx_create(&f, _i, "egress: {default: deny}\n", NULL);
 	fd = cli_connect_to("127.0.0.1", f.http_port);
 	ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
 	close(fd);
@@ -666,7 +666,8 @@ static Suite *units_suite(void)
 	tcase_add_test(tc, summary_caps_hosts);
 	tcase_add_loop_test(tc, protocol_tables_complete, 0, 3);
 	tcase_add_test(tc, unknown_listener_kind_refused);
-	tcase_add_test(tc, drain_takes_queued_clients);
+	/* both backends: which listeners hold clients is asked of the poller */
+	tcase_add_loop_test(tc, drain_takes_queued_clients, FIRST_BACKEND, END_BACKEND);
 	suite_add_tcase(s, tc);
 	return s;
 }
