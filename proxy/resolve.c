@@ -247,7 +247,7 @@ int proxy_resolver_new(struct proxy_poller *pl, unsigned threads, struct proxy_r
 		free(sh);
 		return -ENOMEM;
 	}
-	/* The notification fd comes with the first lookup (watch_notify): most runs
+	/* The notification fd comes with the first lookup (proxy_resolver_watch): most runs
 	 * never make one, and the launch should not pay for it. */
 	sh->rfd = sh->wfd = -1;
 	pthread_mutex_init(&sh->mu, NULL);
@@ -262,7 +262,7 @@ int proxy_resolver_new(struct proxy_poller *pl, unsigned threads, struct proxy_r
 }
 
 /* Before the first lookup, on the loop's thread (no resolver thread exists yet). */
-static int watch_notify(struct proxy_resolver *r)
+int proxy_resolver_watch(struct proxy_resolver *r)
 {
 	struct shared *sh = r->sh;
 	int rc;
@@ -336,7 +336,7 @@ int proxy_resolver_submit(struct proxy_resolver *r, const char *name, proxy_reso
 	*job = NULL;
 	if (len == 0 || len >= sizeof(j->name))
 		return -EINVAL;
-	if ((rc = watch_notify(r)) < 0)
+	if ((rc = proxy_resolver_watch(r)) < 0)
 		return rc;
 	j = calloc(1, sizeof(*j));
 	if (!j)

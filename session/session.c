@@ -118,13 +118,14 @@ int runner_session_identity(const char *name, const struct runner_opts *o, const
 int runner_session_place(char *out, size_t n, struct halo_err *e)
 {
 	const char *x = getenv("XDG_RUNTIME_DIR");
+	uid_t me = geteuid();
 	struct stat st;
 	int w;
 
-	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == me)
 		w = snprintf(out, n, "%s/halo-run", x);
 	else
-		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)geteuid());
+		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)me);
 	if (w <= 0 || (size_t)w >= n) {
 		halo_err_set(e, "the session directory's name is too long");
 		return -ENAMETOOLONG;
@@ -135,12 +136,11 @@ int runner_session_place(char *out, size_t n, struct halo_err *e)
 	}
 	/* Ours alone: a directory someone else made (or can write) could hand a call a
 	 * socket of theirs. */
-	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
+	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & 077)) {
 		halo_err_set(e,
 			     "%s is not a private directory of this user (mode 0700, owned by "
 			     "uid %u); refusing to keep session sockets there",
-			     out, (unsigned)geteuid());
+			     out, (unsigned)me);
 		return -EPERM;
 	}
 	return 0;
