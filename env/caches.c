@@ -176,15 +176,19 @@ bool runner_caches_realpath_fd(int fd, const char *path, char *real)
 	return realpath(path, real) != NULL;
 }
 
-/* Create `name` beneath dirfd unless it exists; open it without following a link. */
+/* Create `name` beneath dirfd unless it exists; open it without following a link.
+ * Opened first: it exists at every launch but the first. */
 static int open_own_dir(int dirfd, const char *name)
 {
+	const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	struct stat st;
-	int fd;
+	int fd = openat(dirfd, name, flags);
 
-	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(dirfd, name, flags);
+	}
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || st.st_uid != own_uid() || (st.st_mode & 0022)) {
@@ -209,12 +213,15 @@ static int make_root(const char *root, const char *key, char *real, int *rootfd,
 	memcpy(base, root, len - tail);
 	base[len - tail] = '\0';
 	/* The base (~/.cache): create it if the home exists, as any XDG tool would. */
-	if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-		rc = -errno;
-		snprintf(why, whylen, "cannot create %.300s: %s", base, strerror(-rc));
-		return rc;
-	}
 	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdir(base, 0700) < 0 && errno != EEXIST) {
+			rc = -errno;
+			snprintf(why, whylen, "cannot create %.300s: %s", base, strerror(-rc));
+			return rc;
+		}
+		fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(why, whylen, "%.300s: %s", base, strerror(-rc));
