@@ -118,6 +118,16 @@ BIN_STATIC_PKGS := $(filter-out libssl libcrypto,$(BIN_STATIC_PKGS))
 SSL_STUBS := $(BUILD)/gen/ssl_stubs.o
 SSL_LIBDIR = $(shell pkg-config --variable=libdir libssl 2>/dev/null)
 endif
+# libcjson the same way (where OpenSSL is; runner/cjson_lib.c): it has no archive to
+# link in, and most launches read and write no JSON, so the loader need not open, map
+# and relocate it at every exec.
+CJSON_LAZY := $(SSL_LAZY)
+CJSON_STUBS :=
+ifeq ($(CJSON_LAZY),1)
+CJSON_STUBS := $(BUILD)/gen/cjson_stubs.o
+CJSON_LIBDIR = $(shell pkg-config --variable=libdir libcjson 2>/dev/null)
+BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic -pthread
+endif
 LIB_SRC := $(filter-out runner/main.c $(PLATFORM_EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BIN     := $(BUILD)/halo-run
@@ -171,7 +181,7 @@ $(BUILD)/libhalo.a: $(LIB_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(BIN): $(BUILD)/runner/main.o $(SSL_STUBS) $(BUILD)/libhalo.a
+$(BIN): $(BUILD)/runner/main.o $(SSL_STUBS) $(CJSON_STUBS) $(BUILD)/libhalo.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(BIN_LIBS)
 	@for l in $(HALO_LINKS); do ln -sf halo-run $(BUILD)/$$l; done
 
@@ -185,6 +195,16 @@ $(BUILD)/gen/ssl_stubs.S: tools/gen_ssl_stubs.sh $(BUILD)/runner/main.o $(LIB_OB
 		$(filter %.o,$^)
 
 $(BUILD)/gen/ssl_stubs.o: $(BUILD)/gen/ssl_stubs.S
+	$(Q)$(CC) -c -o $@ $<
+
+# The libcjson trampolines (CJSON_LAZY), the same way; any file may call cJSON.
+$(BUILD)/gen/cjson_stubs.S: tools/gen_ssl_stubs.sh $(BUILD)/runner/main.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  GEN     $@"
+	$(Q)STUBS=halo_cjson STUBS_BIND=runner_cjson_lib_bind STUBS_WHAT=libcjson \
+		tools/gen_ssl_stubs.sh $@ "$(CJSON_LIBDIR)/libcjson.so" $(filter %.o,$^)
+
+$(BUILD)/gen/cjson_stubs.o: $(BUILD)/gen/cjson_stubs.S
 	$(Q)$(CC) -c -o $@ $<
 
 # The seccomp filter, built from the deny table by libseccomp at build time and
@@ -412,7 +432,7 @@ install: $(BIN) $(MAN)
 
 # The Debian package (dpkg-deb; see tools/mkdeb.sh and packaging/): $(BUILD)/halo-run_*.deb.
 deb: $(BIN) $(MAN)
-	@DEB_DLOPEN="$(if $(SSL_LAZY),$(SSL_LIBDIR)/libssl.so.3)" tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
+	@DEB_DLOPEN="$(if $(SSL_LAZY),$(SSL_LIBDIR)/libssl.so.3) $(if $(CJSON_LAZY),$(CJSON_LIBDIR)/libcjson.so.1)" tools/mkdeb.sh $(BUILD) $(VERSION) "$(HALO_LINKS)"
 
 # The package, tested: lintian, then installed with apt-get into a fresh Debian 12
 # root (debootstrap, minutes and network to the Debian archive) where `halo-run verify`

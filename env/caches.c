@@ -151,18 +151,47 @@ int runner_caches_vars(struct runner_caches *c, const char *root)
 	return 0;
 }
 
-/* Create `name` beneath dirfd unless it exists; open it without following a link. */
+/* This process's uid, asked once: the launch checks several directories against it. */
+static uid_t own_uid(void)
+{
+	static uid_t uid = (uid_t)-1;
+
+	if (uid == (uid_t)-1)
+		uid = getuid();
+	return uid;
+}
+
+bool runner_caches_realpath_fd(int fd, const char *path, char *real)
+{
+	char self[64];
+	ssize_t n;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = readlink(self, real, PATH_MAX - 1);
+	if (n > 0 && real[0] == '/') {
+		real[n] = '\0';
+		if (!strstr(real, " (deleted)"))
+			return true;
+	}
+	return realpath(path, real) != NULL;
+}
+
+/* Create `name` beneath dirfd unless it exists; open it without following a link.
+ * Opened first: it exists at every launch but the first. */
 static int open_own_dir(int dirfd, const char *name)
 {
+	const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	struct stat st;
-	int fd;
+	int fd = openat(dirfd, name, flags);
 
-	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(dirfd, name, flags);
+	}
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0022)) {
+	if (fstat(fd, &st) < 0 || st.st_uid != own_uid() || (st.st_mode & 0022)) {
 		close(fd);
 		return -EPERM;
 	}
@@ -170,8 +199,10 @@ static int open_own_dir(int dirfd, const char *name)
 }
 
 /* mkdir -p of the cache root. The part above halo-run/ is the user's own (~/.cache may
- * well be a symlink); halo-run/caches itself must be ours, private, and no link. */
-static int make_root(const char *root, const char *key, char *real, char *why, size_t whylen)
+ * well be a symlink); halo-run/caches itself must be ours, private, and no link. On
+ * success *rootfd is the root, open (the caller closes it). */
+static int make_root(const char *root, const char *key, char *real, int *rootfd, char *why,
+		     size_t whylen)
 {
 	char base[PATH_MAX];
 	size_t len = strlen(root), tail = strlen("/halo-run/caches/") + strlen(key);
@@ -182,12 +213,15 @@ static int make_root(const char *root, const char *key, char *real, char *why, s
 	memcpy(base, root, len - tail);
 	base[len - tail] = '\0';
 	/* The base (~/.cache): create it if the home exists, as any XDG tool would. */
-	if (mkdir(base, 0700) < 0 && errno != EEXIST) {
-		rc = -errno;
-		snprintf(why, whylen, "cannot create %.300s: %s", base, strerror(-rc));
-		return rc;
-	}
 	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdir(base, 0700) < 0 && errno != EEXIST) {
+			rc = -errno;
+			snprintf(why, whylen, "cannot create %.300s: %s", base, strerror(-rc));
+			return rc;
+		}
+		fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(why, whylen, "%.300s: %s", base, strerror(-rc));
@@ -206,12 +240,15 @@ static int make_root(const char *root, const char *key, char *real, char *why, s
 		return sub;
 	}
 	rc = faccessat(sub, ".", W_OK, AT_EACCESS) < 0 ? -errno : 0;
-	if (rc == 0 && !realpath(root, real))
+	if (rc == 0 && !runner_caches_realpath_fd(sub, root, real))
 		rc = -errno;
-	close(sub);
-	if (rc < 0)
+	if (rc < 0) {
+		close(sub);
 		snprintf(why, whylen, "%.300s: %s", root, strerror(-rc));
-	return rc;
+		return rc;
+	}
+	*rootfd = sub;
+	return 0;
 }
 
 /* A cache root over or under a protected path would be a way to write into it: the
@@ -232,17 +269,14 @@ static const char *under_protected(const struct halo_policy *p, const char *root
  * written by sandboxed commands, so everything below the root is reached by descriptor
  * without following links: a `cargo` symlink planted there cannot make this create a
  * file anywhere else on the host. */
-static void link_cargo_config(const char *home, const char *root)
+static void link_cargo_config(const char *home, int rfd)
 {
 	static const char *const names[] = {"config.toml", "config"};
 	char from[PATH_MAX], dir[PATH_MAX];
 	struct stat st;
-	int rfd, cfd;
+	int cfd;
 
 	if (!join(dir, sizeof(dir), home, ".cargo"))
-		return;
-	rfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rfd < 0)
 		return;
 	cfd = -1;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -260,7 +294,6 @@ static void link_cargo_config(const char *home, const char *root)
 	}
 	if (cfd >= 0)
 		close(cfd);
-	close(rfd);
 }
 
 static int per_run(struct runner_caches *c, const char *why, const char *home)
@@ -273,7 +306,8 @@ static int per_run(struct runner_caches *c, const char *why, const char *home)
 	return runner_caches_vars(c, NULL);
 }
 
-static int plan_isolated(const struct runner_caches_in *in, struct runner_caches *c)
+/* *rootfd: the root made, still open (the caller closes it). */
+static int plan_isolated_at(const struct runner_caches_in *in, struct runner_caches *c, int *rootfd)
 {
 	char root[PATH_MAX], key[64], why[400] = "";
 	const char *prot;
@@ -288,7 +322,7 @@ static int plan_isolated(const struct runner_caches_in *in, struct runner_caches
 	if (in->dry_run) { /* nothing is created: show where it would be */
 		snprintf(c->root, sizeof(c->root), "%s", root);
 	} else if ((rc = runner_cache_key(in->workspace, key, sizeof(key))) < 0 ||
-		   (rc = make_root(root, key, c->root, why, sizeof(why))) < 0) {
+		   (rc = make_root(root, key, c->root, rootfd, why, sizeof(why))) < 0) {
 		return per_run(c, why[0] ? why : strerror(-rc), in->home);
 	}
 	if ((prot = under_protected(in->policy, c->root)) != NULL) {
@@ -310,9 +344,18 @@ static int plan_isolated(const struct runner_caches_in *in, struct runner_caches
 		*strrchr(c->hide, '/') = '\0';
 	else
 		c->hide[0] = '\0';
-	if (in->home && !in->dry_run)
-		link_cargo_config(in->home, c->root);
+	if (in->home && *rootfd >= 0)
+		link_cargo_config(in->home, *rootfd);
 	return runner_caches_vars(c, c->root);
+}
+
+static int plan_isolated(const struct runner_caches_in *in, struct runner_caches *c)
+{
+	int rootfd = -1, rc = plan_isolated_at(in, c, &rootfd);
+
+	if (rootfd >= 0)
+		close(rootfd);
+	return rc;
 }
 
 static int plan_host(const char *home, struct runner_caches *c)
@@ -325,7 +368,7 @@ static int plan_host(const char *home, struct runner_caches *c)
 		if (!join(path, sizeof(path), home, runner_cache_host_dirs[i]))
 			continue;
 		/* Only real directories of this user: a link could name any tree. */
-		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != own_uid())
 			continue;
 		if (!(c->binds[c->n_binds] = strdup(path)))
 			return -ENOMEM;

@@ -85,6 +85,10 @@ struct runner_caches_in {
 	bool dry_run;
 };
 int runner_caches_plan(const struct runner_caches_in *in, struct runner_caches *c);
+/* The real path of the directory open as fd, named path (out: PATH_MAX bytes): one
+ * readlink of /proc/self/fd rather than realpath's one per component; realpath(path)
+ * where /proc cannot say. */
+bool runner_caches_realpath_fd(int fd, const char *path, char *out);
 void runner_caches_release(struct runner_caches *c);
 
 /* The command's XDG_CONFIG_HOME inside (caches_config.c says why): pnpm/rc naming

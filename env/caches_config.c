@@ -35,11 +35,12 @@ static bool join(char *out, size_t n, const char *a, const char *b)
 	return w > 0 && (size_t)w < n;
 }
 
-/* Is `path` (or where it leads) inside a path the policy protects? */
-static bool protected_at(const struct halo_policy *p, const char *path)
+/* Is `path` (or where it leads: the directory open as fd) inside a path the policy
+ * protects? */
+static bool protected_at(const struct halo_policy *p, const char *path, int fd)
 {
 	char real[PATH_MAX];
-	const char *forms[2] = {path, realpath(path, real) ? real : NULL};
+	const char *forms[2] = {path, runner_caches_realpath_fd(fd, path, real) ? real : NULL};
 
 	for (size_t f = 0; f < 2 && forms[f]; f++) {
 		if (policy_protected_glob_hit(p, forms[f]))
@@ -65,11 +66,12 @@ static bool rc_shown(const struct halo_policy *p, const char *rc)
 	return shown && !policy_protected_glob_hit(p, rc);
 }
 
-/* host_dir/pnpm/rc's bytes: pnpm a directory and rc a regular file, neither a symlink
- * (one could lead into a protected path: the floor's copy refuses them too), bounded. */
-static char *read_rc(const char *host_dir, size_t *n)
+/* pnpm/rc's bytes beneath the host directory open as d: pnpm a directory and rc a
+ * regular file, neither a symlink (one could lead into a protected path: the floor's
+ * copy refuses them too), bounded. */
+static char *read_rc(int d, size_t *n)
 {
-	int d = open(host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), pn = -1, fd = -1;
+	int pn = -1, fd = -1;
 	struct stat st;
 	char *raw = NULL;
 	ssize_t r = 0;
@@ -85,21 +87,21 @@ static char *read_rc(const char *host_dir, size_t *n)
 			*n += (size_t)r;
 	if (raw && (r < 0 || *n > PNPM_RC_MAX))
 		free(raw), raw = NULL;
-	for (int *f = (int[]){d, pn, fd}, k = 0; k < 3; k++)
+	for (int *f = (int[]){pn, fd}, k = 0; k < 2; k++)
 		if (f[k] >= 0)
 			close(f[k]);
 	return raw;
 }
 
 /* The host's pnpm rc, sanitized (secrets and lines not understood dropped), or NULL. */
-static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, size_t *len)
+static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, int d, size_t *len)
 {
 	char path[PATH_MAX], *raw, *out = NULL;
 	size_t n;
 
 	*len = 0;
 	if (!join(path, sizeof(path), host_dir, "pnpm/rc") || !rc_shown(p, path) ||
-	    !(raw = read_rc(host_dir, &n)))
+	    !(raw = read_rc(d, &n)))
 		return NULL;
 	if (policy_sanitize(POLICY_SANITIZE_NPMRC, raw, n, &out, len) < 0)
 		out = NULL, *len = 0;
@@ -108,10 +110,10 @@ static char *host_pnpm_rc(const struct halo_policy *p, const char *host_dir, siz
 }
 
 static int make_rc(const struct halo_policy *p, struct runner_tool_config *c, const char *host_dir,
-		   const char *store)
+		   int d, const char *store)
 {
 	size_t hlen = 0;
-	char *host = host_dir ? host_pnpm_rc(p, host_dir, &hlen) : NULL;
+	char *host = host_dir && d >= 0 ? host_pnpm_rc(p, host_dir, d, &hlen) : NULL;
 	int w = asprintf(
 	    &c->rc, "%.*s%s# halo-run: pnpm's store in the sandbox's tool cache\nstore-dir=%s\n",
 	    (int)hlen, host ? host : "", hlen && host[hlen - 1] != '\n' ? "\n" : "", store);
@@ -125,48 +127,68 @@ static int make_rc(const struct halo_policy *p, struct runner_tool_config *c, co
 	return 0;
 }
 
-/* The names in host_dir but "pnpm", NUL-separated. A missing directory has none; more
- * than MIRROR_MAX_NAMES: -E2BIG (no mirror: the command reads ~/.config itself). */
-static int list_names(struct runner_tool_config *c, const char *host_dir)
+/* One name into the list: 0, or -E2BIG past MIRROR_MAX_NAMES (a partial mirror would
+ * hide the rest), -ENOMEM. */
+static int add_name(struct runner_tool_config *c, const char *name, size_t *cap, size_t *count)
 {
-	DIR *d = opendir(host_dir);
-	struct dirent *de;
-	size_t cap = 0, count = 0;
+	size_t l = strlen(name) + 1;
+	char *p;
 
-	if (!d)
+	if (!strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "pnpm"))
 		return 0;
-	while ((de = readdir(d)) != NULL) {
-		size_t l = strlen(de->d_name) + 1;
-		char *p;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, "pnpm"))
-			continue;
-		if (count == MIRROR_MAX_NAMES) { /* a partial mirror would hide the rest */
-			closedir(d);
-			return -E2BIG;
-		}
-		if (c->names_len + l > cap) {
-			cap = (cap + l) * 2;
-			if (!(p = realloc(c->names, cap))) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			c->names = p;
-		}
-		memcpy(c->names + c->names_len, de->d_name, l);
-		c->names_len += l;
-		count++;
+	if (*count == MIRROR_MAX_NAMES)
+		return -E2BIG;
+	if (c->names_len + l > *cap) {
+		*cap = (*cap + l) * 2;
+		if (!(p = realloc(c->names, *cap)))
+			return -ENOMEM;
+		c->names = p;
 	}
-	closedir(d);
+	memcpy(c->names + c->names_len, name, l);
+	c->names_len += l;
+	(*count)++;
 	return 0;
+}
+
+/* The names in the host directory open as fd (closed here) but "pnpm", NUL-separated.
+ * More than MIRROR_MAX_NAMES: -E2BIG (no mirror: the command reads ~/.config itself). */
+static int list_names(struct runner_tool_config *c, int fd)
+{
+	size_t cap = 0, count = 0;
+	int rc = 0;
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	/* getdents64 on the descriptor itself: fdopendir would add three calls. */
+	_Alignas(8) char buf[8192];
+	ssize_t n;
+
+	while (rc == 0 && (n = getdents64(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; rc == 0 && off < n;) {
+			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+
+			rc = add_name(c, de->d_name, &cap, &count);
+			off += de->d_reclen;
+		}
+	close(fd);
+#else
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		rc = add_name(c, de->d_name, &cap, &count);
+	closedir(d);
+#endif
+	return rc;
 }
 
 int runner_caches_config(const struct halo_policy *p, const char *home, const char *workspace,
 			 const char *store, struct runner_tool_config *c)
 {
 	bool has_home = home && home[0] == '/';
-	int rc;
+	int rc, d;
 
 	memset(c, 0, sizeof(*c));
 	if (!store)
@@ -176,13 +198,20 @@ int runner_caches_config(const struct halo_policy *p, const char *home, const ch
 		return -ENAMETOOLONG;
 	if (has_home && workspace && policy_path_within(c->mirror, workspace))
 		return -EEXIST; /* the home as a workspace: its own ~/.config is writable */
+	/* ~/.config opened once, for the rc, the protection check and the names. A missing
+	 * directory has no rc and no names. */
+	d = has_home ? open(c->mirror, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	/* A protected ~/.config is not listed: its names are not the command's to read. */
-	if ((rc = make_rc(p, c, has_home ? c->mirror : NULL, store)) < 0 ||
-	    (rc = has_home && !protected_at(p, c->mirror) ? list_names(c, c->mirror) : 0) < 0) {
-		runner_tool_config_release(c);
-		return rc;
+	if ((rc = make_rc(p, c, has_home ? c->mirror : NULL, d, store)) == 0 && d >= 0 &&
+	    !protected_at(p, c->mirror, d)) {
+		rc = list_names(c, d); /* takes d */
+		d = -1;
 	}
-	return 0;
+	if (d >= 0)
+		close(d);
+	if (rc < 0)
+		runner_tool_config_release(c);
+	return rc;
 }
 
 void runner_tool_config_release(struct runner_tool_config *c)

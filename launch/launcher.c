@@ -56,6 +56,7 @@ static size_t linux_listeners(runner_sandbox *sb, struct proxy_options *po, int 
 			continue;
 		}
 		pl->fd = ls[i].fd;
+		pl->nonblocking = true; /* netns_listen: SOCK_NONBLOCK */
 		pl->kind = kinds[ls[i].kind];
 		pl->port = ls[i].port;
 		pl->index = ls[i].index;

@@ -108,10 +108,26 @@ const char *linux_userns_advice(void)
 	       "To run with the weaker layers instead, set sandbox.failIfUnavailable: false";
 }
 
-/* Fork-like clone: the child continues here as pid 1 of the new namespaces. */
-static pid_t clone_sandbox(void)
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+/* Fork-like clone: the child continues here as pid 1 of the new namespaces. The
+ * supervisor's pidfd on it comes with the clone (Linux 5.2): no pidfd_open after. A
+ * kernel that refuses the flag (EINVAL) gets the clone without it; one that ignores
+ * it leaves *pidfd at -1, and watch_child opens one. */
+static pid_t clone_sandbox(int *pidfd)
 {
-	return (pid_t)syscall(SYS_clone, SANDBOX_NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	pid_t pid;
+
+	*pidfd = -1;
+	pid = (pid_t)syscall(SYS_clone, SANDBOX_NS_FLAGS | CLONE_PIDFD | SIGCHLD, NULL, pidfd, NULL,
+			     NULL);
+	if (pid < 0 && errno == EINVAL)
+		pid = (pid_t)syscall(SYS_clone, SANDBOX_NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid == 0)
+		*pidfd = -1; /* the parent's, not the child's */
+	return pid;
 }
 
 static void kill_and_reap(pid_t pid)
@@ -121,10 +137,12 @@ static void kill_and_reap(pid_t pid)
 		;
 }
 
-/* The supervisor's hold on the child: a pidfd the event loop watches. */
+/* The supervisor's hold on the child: a pidfd the event loop watches (from the clone,
+ * where it gave one). */
 static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
 {
-	sb->pidfd = (int)syscall(SYS_pidfd_open, sb->child, 0);
+	if (sb->pidfd < 0)
+		sb->pidfd = (int)syscall(SYS_pidfd_open, sb->child, 0);
 	if (sb->pidfd >= 0)
 		return 0;
 	halo_err_set(e, "pidfd_open: %s", strerror(errno));
@@ -335,7 +353,7 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 		return start_without_namespaces(sb, false, e);
 	}
 	sb->via_init = true;
-	sb->child = clone_sandbox();
+	sb->child = clone_sandbox(&sb->pidfd);
 	if (sb->child == 0)
 		linux_init_main(l, &sb->scan, &ids, &sb->f);
 	if (sb->child > 0)

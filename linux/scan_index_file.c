@@ -70,6 +70,14 @@ static void make_dirs(struct linux_scan *s, char *path, size_t keep)
 {
 	bool made = false;
 
+	/* The whole path first: it exists at every launch but the first. Any answer but
+	 * a missing parent is final (the loop below would end the same way). */
+	if (mkdir(path, 0700) == 0) {
+		linux_scan_memo_free(s);
+		return;
+	}
+	if (errno != ENOENT)
+		return;
 	for (char *p = path + keep; (p = strchr(p + 1, '/')) != NULL;) {
 		*p = '\0';
 		made |= mkdir(path, 0700) == 0;

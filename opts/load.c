@@ -146,7 +146,7 @@ int runner_writable_abs(const char *w, const char *cwd, char *out, size_t n)
 
 static void writable_abs(const struct runner_opts *o, char *buf, size_t n, const char **out)
 {
-	char *cwd = getcwd(NULL, 0);
+	char *cwd = o->writable.n ? getcwd(NULL, 0) : NULL; /* none named: not asked */
 	size_t used = 0;
 
 	for (size_t i = 0; i < o->writable.n; i++) {

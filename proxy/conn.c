@@ -72,6 +72,11 @@ int conn_sock_tune(int fd, enum sock_role role)
 	return bad ? -1 : 0;
 }
 
+int conn_sock_tune_listener(int lfd)
+{
+	return conn_sock_tune(lfd, SOCK_UPSTREAM); /* the same options, less the clamp */
+}
+
 /* Linux clones an accepted connection from its listener, with Nagle's setting and the
  * not-sent low-water mark: set once on the listener (proxy.c), they need no calls per
  * connection (the window clamp does: the handshake recomputes it). Read back on the

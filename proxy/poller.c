@@ -181,11 +181,23 @@ int proxy_poller_mod(struct proxy_poller *pl, int fd, unsigned events)
 	return rc;
 }
 
+void proxy_poller_set_ending(struct proxy_poller *pl)
+{
+	if (pl)
+		pl->ending = true;
+}
+
+bool proxy_poller_ending(const struct proxy_poller *pl)
+{
+	return pl && pl->ending;
+}
+
 int proxy_poller_del(struct proxy_poller *pl, int fd)
 {
 	if (!registered(pl, fd))
 		return -ENOENT;
-	pl->ops->del(pl, fd);
+	if (!pl->ending) /* else the exit (or the fd's close) takes it out */
+		pl->ops->del(pl, fd);
 	pl->slots[fd].used = false;
 	pl->slots[fd].cb = NULL;
 	pl->slots[fd].arg = NULL;
@@ -341,6 +353,27 @@ static void dispatch(struct proxy_poller *pl, volatile bool *stop)
 			s->cb(s->arg, r.fd, r.events);
 	}
 	pl->n_ready = 0;
+}
+
+int proxy_poller_peek(struct proxy_poller *pl, const int *fds, size_t n, bool *ready)
+{
+	int rc;
+
+	memset(ready, 0, n * sizeof(*ready));
+	if (pl->backend == PROXY_POLLER_EPOLL && pl->n_used > POLLER_EPOLL_ROUND_MAX)
+		return -E2BIG; /* one round might not report them all */
+	pl->n_ready = 0;
+	rc = pl->ops->wait(pl, 0);
+	for (size_t i = 0; rc >= 0 && i < pl->n_ready; i++) {
+		const struct poller_ready *r = &pl->ready[i];
+
+		if (!(r->events & (PROXY_EV_IN | PROXY_EV_ERR)))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			ready[k] |= fds[k] == r->fd;
+	}
+	pl->n_ready = 0;
+	return rc < 0 ? rc : 0;
 }
 
 int proxy_poller_run_once(struct proxy_poller *pl, int timeout_ms)

@@ -6,6 +6,7 @@
 #define HALO_PROXY_POLLER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum proxy_poller_backend {
@@ -46,6 +47,18 @@ int proxy_poller_run(struct proxy_poller *pl, volatile bool *stop);
 
 /* One round: wait at most timeout_ms for events, dispatch them and due timers. */
 int proxy_poller_run_once(struct proxy_poller *pl, int timeout_ms);
+
+/* The process exits once the loop's owners have freed what they hold (a run's end):
+ * from now on a delete leaves the kernel's set alone and the poller's own descriptor
+ * is left to the exit, and owners may leave theirs open too (proxy_poller_ending).
+ * Nothing may wait on the poller after it is set. */
+void proxy_poller_set_ending(struct proxy_poller *pl);
+bool proxy_poller_ending(const struct proxy_poller *pl);
+
+/* Which of fds[0..n) are readable (or hung up) now, by one wait that dispatches
+ * nothing and fires no timer: what else is ready stays so for the next round (level-
+ * triggered). Not from inside a callback. 0, or -errno (then ready[] says nothing). */
+int proxy_poller_peek(struct proxy_poller *pl, const int *fds, size_t n, bool *ready);
 
 /* Monotonic milliseconds. */
 uint64_t proxy_now_ms(void);

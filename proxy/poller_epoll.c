@@ -45,7 +45,8 @@ static void ep_fini(struct proxy_poller *pl)
 {
 	struct epoll_be *be = pl->be;
 
-	close(be->epfd);
+	if (!pl->ending)
+		close(be->epfd);
 	free(be->evs);
 	free(be);
 }
@@ -92,10 +93,11 @@ static int ep_wait(struct proxy_poller *pl, int timeout_ms)
 	struct epoll_be *be = pl->be;
 	int n;
 
-	/* One slot per registered fd, up to 4096 per round; doubled, never grown one
-	 * by one while connections arrive. */
-	if (be->cap < pl->n_used && be->cap < 4096) {
-		size_t cap = be->cap * 2 < 4096 ? be->cap * 2 : 4096;
+	/* One slot per registered fd, up to POLLER_EPOLL_ROUND_MAX per round; doubled,
+	 * never grown one by one while connections arrive. */
+	if (be->cap < pl->n_used && be->cap < POLLER_EPOLL_ROUND_MAX) {
+		size_t cap =
+		    be->cap * 2 < POLLER_EPOLL_ROUND_MAX ? be->cap * 2 : POLLER_EPOLL_ROUND_MAX;
 		struct epoll_event *e = realloc(be->evs, cap * sizeof(*e));
 		if (e) {
 			be->evs = e;

@@ -3,6 +3,7 @@
 #ifndef HALO_PROXY_POLLER_INT_H
 #define HALO_PROXY_POLLER_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,8 +52,13 @@ struct proxy_poller {
 	struct proxy_timer **heap; /* min-heap by (deadline, seq) */
 	size_t n_heap, cap_heap;
 	uint64_t timer_seq;
-	void *be; /* backend state */
+	bool ending; /* proxy_poller_set_ending */
+	void *be;    /* backend state */
 };
+
+/* The most readiness reports one epoll round takes (its buffer grows to the number of
+ * fds registered, up to this): past it a round may leave some ready fds unreported. */
+#define POLLER_EPOLL_ROUND_MAX 4096
 
 /* Grow pl->ready to hold at least n entries. 0 or -ENOMEM. */
 int poller_ready_reserve(struct proxy_poller *pl, size_t n);

@@ -105,6 +105,16 @@ static void out_of_fds(struct listener *l)
 	pause_listener(l);
 }
 
+/* The listener's tuning as its connections come (struct listener's tune says the
+ * states); fd is the one just accepted. */
+static void tune_step(struct listener *l, int fd)
+{
+	if (l->tune == LISTEN_TUNE_LAZY)
+		l->tune = conn_sock_tune_listener(l->fd) == 0 ? LISTEN_TUNE_FULL : LISTEN_TUNE_EACH;
+	else if (l->tune == LISTEN_TUNE_CHECK)
+		l->tune = conn_sock_inherited(l->fd, fd) ? LISTEN_TUNE_INHERITED : LISTEN_TUNE_EACH;
+}
+
 static void on_accept(void *arg, int lfd, unsigned events)
 {
 	struct listener *l = arg;
@@ -120,11 +130,12 @@ static void on_accept(void *arg, int lfd, unsigned events)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM)
 				out_of_fds(l);
+			else if (l->tune == LISTEN_TUNE_FULL && errno == EAGAIN)
+				l->tune =
+				    LISTEN_TUNE_CHECK; /* all queued before the tuning taken */
 			return;
 		}
-		if (l->tune == LISTEN_TUNE_CHECK)
-			l->tune =
-			    conn_sock_inherited(lfd, fd) ? LISTEN_TUNE_INHERITED : LISTEN_TUNE_EACH;
+		tune_step(l, fd);
 		if (px->st.conns_open >= px->o.max_conns) {
 			char rule[64];
 
@@ -231,12 +242,11 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
 		l->index = o->listeners[i].index;
 		l->secret = o->listeners[i].secret;
 		px->n_lsn = i + 1;
-		fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+		if (!o->listeners[i].nonblocking)
+			fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 		px->capture |= o->listeners[i].kind == PROXY_LISTEN_CAPTURE;
 		l->dgram = o->listeners[i].kind == PROXY_LISTEN_DNS_UDP;
-		/* Its connections' options, set once here (conn_sock_inherited). */
-		l->tune = !l->dgram && conn_sock_tune(l->fd, SOCK_SANDBOX) == 0 ? LISTEN_TUNE_CHECK
-										: LISTEN_TUNE_EACH;
+		l->tune = LISTEN_TUNE_LAZY; /* at its first connection (tune_step) */
 		if (l->dgram)
 			rc = proxy_poller_add(pl, l->fd, PROXY_EV_IN, proxy_dns_udp_on_event, px);
 		else
@@ -258,9 +268,19 @@ int proxy_create(struct proxy_poller *pl, const struct proxy_options *o, struct 
  * and recorded like anything else: a denial is never lost to the order of events. */
 static void take_queued(struct proxy *px)
 {
+	int fds[PROXY_MAX_LISTENERS];
+	bool ready[PROXY_MAX_LISTENERS];
+
+	/* Which hold something: one wait, not an accept (or a read) per listener. */
+	for (size_t i = 0; i < px->n_lsn; i++)
+		fds[i] = px->lsn[i].fd;
+	if (proxy_poller_peek(px->pl, fds, px->n_lsn, ready) < 0)
+		memset(ready, 1, sizeof(ready)); /* cannot say: each one tried */
 	for (size_t i = 0; i < px->n_lsn; i++) {
 		struct listener *l = &px->lsn[i];
 
+		if (!ready[i])
+			continue;
 		if (l->dgram)
 			proxy_dns_udp_on_event(px, l->fd, PROXY_EV_IN);
 		else if (!l->paused)
@@ -330,13 +350,17 @@ void proxy_destroy(struct proxy *px)
 		px->reap = c->next;
 		free(c);
 	}
+	/* At the process's end the listeners and the reserve are left to the exit: no
+	 * client can reach them any more (drained, the sandbox gone). */
+	bool keep = proxy_poller_ending(px->pl);
 	for (size_t i = 0; i < px->n_lsn; i++) {
 		proxy_timer_cancel(px->pl, px->lsn[i].resume);
 		proxy_poller_del(px->pl, px->lsn[i].fd);
-		close(px->lsn[i].fd);
+		if (!keep)
+			close(px->lsn[i].fd);
 	}
 	proxy_resolver_free(px->res);
-	if (px->reserve_fd >= 0)
+	if (px->reserve_fd >= 0 && !keep)
 		close(px->reserve_fd);
 	hosts_free(&px->hosts);
 	namebudget_free(&px->names);

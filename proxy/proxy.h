@@ -25,7 +25,10 @@ enum proxy_listener_kind {
 };
 
 struct proxy_listener {
-	int fd; /* listening, non-blocking; the proxy takes ownership */
+	int fd; /* listening; the proxy takes ownership and makes it non-blocking */
+	/* fd is O_NONBLOCK already (its maker said so, e.g. netns/'s SOCK_NONBLOCK):
+	 * the proxy spares the launch its fcntl calls. */
+	bool nonblocking;
 	enum proxy_listener_kind kind;
 	unsigned port; /* HOSTPORT: the host loopback port every connection goes to */
 	size_t index;  /* HOSTPORT: its position in egress.hostPorts (for the audit) */

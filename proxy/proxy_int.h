@@ -270,7 +270,18 @@ struct listener {
 	const char *secret;	       /* required client credential; NULL: none */
 	bool paused;
 	bool dgram; /* DNS over UDP: read, not accepted on */
-	enum { LISTEN_TUNE_EACH, LISTEN_TUNE_CHECK, LISTEN_TUNE_INHERITED } tune;
+	/* Its connections' TCP options (conn.c): the listener is tuned at its first
+	 * connection (LAZY: a launch whose command never connects makes no calls), every
+	 * connection accepted until its queue was once drained is tuned in full (FULL: it
+	 * may have been cloned before), the next one is read back (CHECK), and from then
+	 * on each gets what the kernel does not copy (INHERITED) or everything (EACH). */
+	enum {
+		LISTEN_TUNE_EACH,
+		LISTEN_TUNE_CHECK,
+		LISTEN_TUNE_INHERITED,
+		LISTEN_TUNE_LAZY,
+		LISTEN_TUNE_FULL
+	} tune;
 	struct proxy_timer *resume;
 };
 
@@ -376,6 +387,9 @@ void conn_on_client_flush(struct conn *c, unsigned events);
  * origin's (PROXY_SANDBOX_WINDOW, PROXY_NOTSENT_LOWAT). */
 enum sock_role { SOCK_SANDBOX, SOCK_UPSTREAM };
 int conn_sock_tune(int fd, enum sock_role role);
+/* A listener's options its connections are cloned with (not the window clamp: the
+ * handshake recomputes it); 0 when every one took. */
+int conn_sock_tune_listener(int lfd);
 /* Whether fd, accepted on lfd, got lfd's TCP options from the kernel (Linux); an
  * accepted socket's tuning, in full or only what it did not inherit. */
 bool conn_sock_inherited(int lfd, int fd);

@@ -47,7 +47,8 @@ struct shared {
 	unsigned threads, idle, max_threads;
 	unsigned refs;
 	bool shutdown;
-	int rfd, wfd; /* notification: the same eventfd twice, or a pipe */
+	bool keep_fds; /* the process ends: its exit closes them (proxy_poller_ending) */
+	int rfd, wfd;  /* notification: the same eventfd twice, or a pipe */
 };
 
 struct proxy_resolver {
@@ -75,9 +76,11 @@ static void shared_free(struct shared *sh)
 {
 	free_list(sh->q_head);
 	free_list(sh->done);
-	close(sh->rfd);
-	if (sh->wfd != sh->rfd)
-		close(sh->wfd);
+	if (!sh->keep_fds && sh->rfd >= 0) {
+		close(sh->rfd);
+		if (sh->wfd != sh->rfd)
+			close(sh->wfd);
+	}
 	pthread_cond_destroy(&sh->work);
 	pthread_cond_destroy(&sh->exited);
 	pthread_mutex_destroy(&sh->mu);
@@ -235,7 +238,6 @@ int proxy_resolver_new(struct proxy_poller *pl, unsigned threads, struct proxy_r
 {
 	struct proxy_resolver *r;
 	struct shared *sh;
-	int rc;
 
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
@@ -245,12 +247,9 @@ int proxy_resolver_new(struct proxy_poller *pl, unsigned threads, struct proxy_r
 		free(sh);
 		return -ENOMEM;
 	}
-	rc = open_notify(sh);
-	if (rc) {
-		free(r);
-		free(sh);
-		return rc;
-	}
+	/* The notification fd comes with the first lookup (proxy_resolver_watch): most runs
+	 * never make one, and the launch should not pay for it. */
+	sh->rfd = sh->wfd = -1;
 	pthread_mutex_init(&sh->mu, NULL);
 	pthread_cond_init(&sh->work, NULL);
 	pthread_cond_init(&sh->exited, NULL);
@@ -258,14 +257,27 @@ int proxy_resolver_new(struct proxy_poller *pl, unsigned threads, struct proxy_r
 	sh->refs = 1;
 	r->pl = pl;
 	r->sh = sh;
-	rc = proxy_poller_add(pl, sh->rfd, PROXY_EV_IN, on_notify, r);
-	if (rc) {
-		shared_free(sh);
-		free(r);
-		return rc;
-	}
 	*out = r;
 	return 0;
+}
+
+/* Before the first lookup, on the loop's thread (no resolver thread exists yet). */
+int proxy_resolver_watch(struct proxy_resolver *r)
+{
+	struct shared *sh = r->sh;
+	int rc;
+
+	if (sh->rfd >= 0)
+		return 0;
+	if ((rc = open_notify(sh)) < 0)
+		return rc;
+	if ((rc = proxy_poller_add(r->pl, sh->rfd, PROXY_EV_IN, on_notify, r)) < 0) {
+		close(sh->rfd);
+		if (sh->wfd != sh->rfd)
+			close(sh->wfd);
+		sh->rfd = sh->wfd = -1;
+	}
+	return rc;
 }
 
 static void wait_threads(struct shared *sh, unsigned ms)
@@ -292,9 +304,11 @@ void proxy_resolver_free(struct proxy_resolver *r)
 	if (!r)
 		return;
 	sh = r->sh;
-	proxy_poller_del(r->pl, sh->rfd);
+	if (sh->rfd >= 0)
+		proxy_poller_del(r->pl, sh->rfd);
 	pthread_mutex_lock(&sh->mu);
 	sh->shutdown = true;
+	sh->keep_fds = proxy_poller_ending(r->pl);
 	free_list(sh->q_head);
 	sh->q_head = sh->q_tail = NULL;
 	free_list(sh->done);
@@ -317,10 +331,13 @@ int proxy_resolver_submit(struct proxy_resolver *r, const char *name, proxy_reso
 	struct shared *sh = r->sh;
 	struct proxy_resolve_job *j;
 	size_t len = strlen(name);
+	int rc;
 
 	*job = NULL;
 	if (len == 0 || len >= sizeof(j->name))
 		return -EINVAL;
+	if ((rc = proxy_resolver_watch(r)) < 0)
+		return rc;
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -329,7 +346,7 @@ int proxy_resolver_submit(struct proxy_resolver *r, const char *name, proxy_reso
 	j->arg = arg;
 	pthread_mutex_lock(&sh->mu);
 	if (sh->idle == 0 && sh->threads < sh->max_threads) {
-		int rc = spawn_locked(sh);
+		rc = spawn_locked(sh);
 		if (rc && sh->threads == 0) {
 			pthread_mutex_unlock(&sh->mu);
 			free(j);

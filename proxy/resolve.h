@@ -41,6 +41,10 @@ int proxy_resolver_new(struct proxy_poller *pl, unsigned threads, struct proxy_r
  * waited for beyond a short grace period: they finish on their own and the last one
  * out frees the shared state. */
 void proxy_resolver_free(struct proxy_resolver *r);
+/* The notification fd is made (and watched) at the first lookup; this makes it now:
+ * for a caller that counts its descriptors across lookups (the unit tests' fixture).
+ * 0 or -errno. */
+int proxy_resolver_watch(struct proxy_resolver *r);
 
 /* Queue a lookup of `name` (a canonical host name, no trailing dot). On success *job
  * identifies it until the callback runs or proxy_resolver_cancel is called; the

@@ -97,6 +97,25 @@ static void on_timer(void *arg)
 	judge_pending(x);
 }
 
+/* The sandbox's pid 1, from the pidfd the loop watches: its /proc/PID/net shows the
+ * sandbox's own sockets. 0 when unknown. Read at the first refused localhost port,
+ * while the sandbox runs, not at the start: most runs never need it. */
+static int pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	int pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if (pidfd < 0 || !(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
 static void explain_one(struct runner_explain *x, const struct netns_refusal *r)
 {
 	char addr[INET6_ADDRSTRLEN], line[512];
@@ -106,6 +125,9 @@ static void explain_one(struct runner_explain *x, const struct netns_refusal *r)
 	if (r->kind == NETNS_REFUSED_LOCAL_PORT) {
 		if (host_port_allowed(x, r->port) || x->n_pending == RUNNER_EXPLAIN_MAX)
 			return;
+		if (!x->pid_read)
+			x->sandbox_pid = pidfd_pid(x->pidfd);
+		x->pid_read = true;
 		x->pending[x->n_pending++] = r->port;
 		if (!x->timer && x->pl)
 			x->timer = proxy_timer_add(x->pl, RUNNER_EXPLAIN_WAIT_MS, on_timer, x);
@@ -151,30 +173,11 @@ static void on_readable(void *arg, int fd, unsigned events)
 	drain(arg);
 }
 
-/* The sandbox's pid 1, from the pidfd the loop watches: its /proc/PID/net shows the
- * sandbox's own sockets. 0 when unknown. */
-static int pidfd_pid(int pidfd)
-{
-	char path[64], line[128];
-	int pid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if (pidfd < 0 || !(f = fopen(path, "re")))
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	fclose(f);
-	return pid > 0 ? pid : 0;
-}
-
 int runner_explain_start(struct runner_explain *x, struct proxy_poller *pl)
 {
 	if (x->fd < 0)
 		return 0;
 	x->pl = pl;
-	x->sandbox_pid = pidfd_pid(x->pidfd);
 	return proxy_poller_add(pl, x->fd, PROXY_EV_IN, on_readable, x);
 }
 

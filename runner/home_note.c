@@ -48,10 +48,12 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 	if (re->policy->mode == POLICY_MODE_OFF)
 		return;
 	for (size_t i = 0; i < 2; i++) {
-		const char *tree =
-		    tree_holding(re->policy, re->workspace, homes[i], buf, sizeof(buf));
+		const char *tree;
 
-		if (!tree || (i == 1 && strcmp(homes[1], homes[0]) == 0))
+		if (i == 1 && homes[1] && homes[0] && strcmp(homes[1], homes[0]) == 0)
+			continue; /* the same home: resolved and said once */
+		tree = tree_holding(re->policy, re->workspace, homes[i], buf, sizeof(buf));
+		if (!tree)
 			continue;
 		if (re->policy->guard_persistence == 0)
 			fprintf(

@@ -340,6 +340,11 @@ int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *s
 		rc = 1;
 	}
 out:
+	/* The process exits after this run (runner_cmd_run returns its status), and no
+	 * loop runs any more: the descriptors the proxy and the poller hold are left to
+	 * the exit, not taken out of the epoll set and closed one by one. What is
+	 * recorded (audit, events, summary) is written as before. */
+	proxy_poller_set_ending(st.pl);
 	/* The proxy first: the connections it still holds are closed and recorded (audit
 	 * and egress events) before the exit record, not written to a closed fd after. */
 	proxy_destroy(px);

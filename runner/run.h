@@ -60,7 +60,8 @@ struct runner_explain {
 	const struct policy_ports *host_ports;
 	struct proxy_poller *pl;
 	struct proxy_timer *timer;
-	int sandbox_pid;
+	int sandbox_pid; /* read from pidfd at the first refused localhost port */
+	bool pid_read;
 	size_t n_seen, n_said, n_pending;
 	struct netns_refusal seen[RUNNER_EXPLAIN_MAX];
 	uint16_t pending[RUNNER_EXPLAIN_MAX];

@@ -118,29 +118,34 @@ int runner_session_identity(const char *name, const struct runner_opts *o, const
 int runner_session_place(char *out, size_t n, struct halo_err *e)
 {
 	const char *x = getenv("XDG_RUNTIME_DIR");
+	uid_t me = geteuid();
 	struct stat st;
 	int w;
 
-	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == me)
 		w = snprintf(out, n, "%s/halo-run", x);
 	else
-		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)geteuid());
+		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)me);
 	if (w <= 0 || (size_t)w >= n) {
 		halo_err_set(e, "the session directory's name is too long");
 		return -ENAMETOOLONG;
 	}
-	if (mkdir(out, 0700) < 0 && errno != EEXIST) {
-		halo_err_set(e, "%s: %s", out, strerror(errno));
-		return -errno;
+	/* Looked at first: it exists at every launch but the first. */
+	bool there = lstat(out, &st) == 0;
+	if (!there) {
+		if (mkdir(out, 0700) < 0 && errno != EEXIST) {
+			halo_err_set(e, "%s: %s", out, strerror(errno));
+			return -errno;
+		}
+		there = lstat(out, &st) == 0;
 	}
 	/* Ours alone: a directory someone else made (or can write) could hand a call a
 	 * socket of theirs. */
-	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
+	if (!there || !S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & 077)) {
 		halo_err_set(e,
 			     "%s is not a private directory of this user (mode 0700, owned by "
 			     "uid %u); refusing to keep session sockets there",
-			     out, (unsigned)geteuid());
+			     out, (unsigned)me);
 		return -EPERM;
 	}
 	return 0;

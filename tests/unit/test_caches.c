@@ -143,6 +143,31 @@ START_TEST(isolated_creates_a_private_root)
 }
 END_TEST
 
+/* ~/.cache may be a link (the part above halo-run/ is the user's own): the root bound
+ * is the real directory, as the kernel names the one opened, and the protected-path
+ * check sees that name. */
+START_TEST(root_named_as_resolved)
+{
+	struct runner_caches c;
+	char want[PATH_MAX + 128], key[64];
+
+	sh("mkdir -p '%s/elsewhere/cache' && ln -s '%s/elsewhere/cache' '%s/.cache'", home);
+	ck_assert_int_eq(runner_cache_key(WS, key, sizeof(key)), 0);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_UNSET, NULL), home, &c), 0);
+	snprintf(want, sizeof(want), "%s/elsewhere/cache/halo-run/caches/%s", home, key);
+	ck_assert(!c.per_run);
+	ck_assert_str_eq(c.root, want);
+	ck_assert_str_eq(c.binds[0], want);
+	runner_caches_release(&c);
+	/* the resolved name is what a protected path is checked against */
+	snprintf(want, sizeof(want), "%s/elsewhere", home);
+	ck_assert_int_eq(plan(policy(POLICY_CACHES_UNSET, want), home, &c), 0);
+	ck_assert(c.per_run);
+	ck_assert_ptr_nonnull(strstr(c.note, "overlaps the protected path"));
+	runner_caches_release(&c);
+}
+END_TEST
+
 START_TEST(isolated_falls_back_to_per_run)
 {
 	struct runner_caches c;
@@ -414,6 +439,7 @@ static Suite *caches_suite(void)
 	tcase_add_test(tc, root_location);
 	tcase_add_test(tc, vars_per_tool);
 	tcase_add_test(tc, isolated_creates_a_private_root);
+	tcase_add_test(tc, root_named_as_resolved);
 	tcase_add_test(tc, isolated_falls_back_to_per_run);
 	tcase_add_test(tc, isolated_other_owner_refused);
 	tcase_add_test(tc, host_binds_real_dirs_only);

@@ -3,6 +3,8 @@
  * quiet fds, timers (order, cancel, re-arm from a callback) and the stop flag. Every
  * test runs once per backend (loop index = enum proxy_poller_backend). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -312,6 +314,110 @@ START_TEST(free_with_pending_timers_and_fds)
 }
 END_TEST
 
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+/* The epoll descriptor of the poller made last: the highest-numbered eventpoll. */
+static int find_epfd(void)
+{
+	char path[64], link[64];
+	int best = -1;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = 0, strstr(link, "eventpoll")))
+			best = fd;
+	}
+	return best;
+}
+
+/* Whether fd is in epfd's set, as the kernel lists it (/proc/self/fdinfo). */
+static bool in_epoll_set(int epfd, int fd)
+{
+	char path[64], line[256], want[32];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+	snprintf(want, sizeof(want), "tfd: %8d ", fd);
+	f = fopen(path, "re");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		found |= strncmp(line, want, strlen(want)) == 0;
+	fclose(f);
+	return found;
+}
+
+/* A run's end (proxy_poller_set_ending): a delete changes the poller's table but makes
+ * no call (the exit takes the fd out), and free leaves the epoll fd to the exit. Before
+ * it, both are done as always. */
+START_TEST(ending_leaves_descriptors_to_the_exit)
+{
+	struct proxy_poller *pl = mk(PROXY_POLLER_EPOLL);
+	struct rec r = {0};
+	int sv[2], epfd = find_epfd();
+
+	ck_assert_int_ge(epfd, 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_fd, &r), 0);
+	ck_assert(in_epoll_set(epfd, sv[0]));
+	ck_assert_int_eq(proxy_poller_del(pl, sv[0]), 0);
+	ck_assert(!in_epoll_set(epfd, sv[0])); /* not ending: taken out */
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_fd, &r), 0);
+	ck_assert(!proxy_poller_ending(pl));
+	proxy_poller_set_ending(pl);
+	ck_assert(proxy_poller_ending(pl));
+	ck_assert_int_eq(proxy_poller_del(pl, sv[0]), 0);
+	ck_assert_int_eq(proxy_poller_del(pl, sv[0]), -ENOENT); /* gone from the table */
+	ck_assert(in_epoll_set(epfd, sv[0]));			/* no call made */
+	proxy_poller_free(pl);
+	ck_assert_int_ge(fcntl(epfd, F_GETFD), 0); /* left open, for the exit */
+	close(epfd);
+	close(sv[0]);
+	close(sv[1]);
+	ck_assert(!proxy_poller_ending(NULL));
+}
+END_TEST
+#endif
+
+/* peek: which of the given fds are readable, by one wait that runs no callback and no
+ * timer; what it saw is still reported to the next round (nothing consumed). */
+START_TEST(peek_reports_without_dispatch)
+{
+	struct proxy_poller *pl = mk(_i);
+	struct rec r[3] = {{0}};
+	volatile bool stop = false;
+	int sv[3][2], fds[4];
+	bool ready[4];
+
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]), 0);
+		ck_assert_int_eq(proxy_poller_add(pl, sv[i][0], PROXY_EV_IN, on_fd, &r[i]), 0);
+		fds[i] = sv[i][0];
+	}
+	fds[3] = sv[2][1]; /* not registered: never said ready */
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 0, stop_cb, (void *)&stop));
+	ck_assert_int_eq(write(sv[1][1], "x", 1), 1);
+	close(sv[2][1]); /* hung up: counts as ready */
+	ck_assert_int_eq(proxy_poller_peek(pl, fds, 4, ready), 0);
+	ck_assert(!ready[0] && ready[1] && ready[2] && !ready[3]);
+	ck_assert_int_eq(r[1].calls + r[2].calls, 0);
+	ck_assert(!stop); /* the due timer did not fire */
+	ck_assert_int_eq(proxy_poller_run_once(pl, 0), 0);
+	ck_assert_int_eq(r[1].calls, 1);
+	ck_assert_int_eq(r[2].calls, 1);
+	ck_assert_int_eq(r[0].calls, 0);
+	ck_assert(stop);
+	proxy_poller_free(pl);
+	for (int i = 0; i < 3; i++) {
+		close(sv[i][0]);
+		if (i < 2)
+			close(sv[i][1]);
+	}
+}
+END_TEST
+
 /* Many fds, many heap operations: every fd reported once, every cancelled timer
  * stays silent. */
 struct many {
@@ -391,6 +497,10 @@ static Suite *poller_suite(void)
 	tcase_add_loop_test(tc, timer_rearmed_from_callback, first, PROXY_POLLER_POLL + 1);
 	tcase_add_loop_test(tc, free_with_pending_timers_and_fds, first, PROXY_POLLER_POLL + 1);
 	tcase_add_loop_test(tc, many_fds_and_timers, first, PROXY_POLLER_POLL + 1);
+	tcase_add_loop_test(tc, peek_reports_without_dispatch, first, PROXY_POLLER_POLL + 1);
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	tcase_add_test(tc, ending_leaves_descriptors_to_the_exit);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -644,6 +644,37 @@ START_TEST(summary_table)
 }
 END_TEST
 
+/* A run's end (the poller set ending): proxy_destroy leaves the listeners and the
+ * reserve fd to the process's exit; a proxy destroyed otherwise (a session's, a test's)
+ * closes them. (The ending poller's own epoll fd is left open too: Check forks each
+ * test.) */
+START_TEST(destroy_at_the_end_leaves_fds)
+{
+	for (int ending = 0; ending < 2; ending++) {
+		struct fx_proxy f;
+		int lfd[2], reserve;
+
+		fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+		fx_halt(&f);
+		lfd[0] = f.px->lsn[0].fd;
+		lfd[1] = f.px->lsn[1].fd;
+		reserve = f.px->reserve_fd;
+		ck_assert_int_ge(reserve, 0);
+		if (ending)
+			proxy_poller_set_ending(f.pl);
+		fx_destroy(&f);
+		for (int i = 0; i < 2; i++)
+			ck_assert_int_eq(fcntl(lfd[i], F_GETFD) >= 0, ending);
+		ck_assert_int_eq(fcntl(reserve, F_GETFD) >= 0, ending);
+		if (ending) {
+			close(lfd[0]);
+			close(lfd[1]);
+			close(reserve);
+		}
+	}
+}
+END_TEST
+
 static Suite *proxy_suite(void)
 {
 	Suite *s = suite_create("proxy");
@@ -651,6 +682,7 @@ static Suite *proxy_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, connect_allowed_tunnel, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, destroy_at_the_end_leaves_fds, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, connect_denied_403, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, quiet_suppresses_denial_line, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, connect_ip_literals, FIRST_BACKEND, END_BACKEND);

@@ -444,6 +444,46 @@ START_TEST(resolver_cancel_and_late_answers)
 }
 END_TEST
 
+static int open_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* A resolver costs the launch nothing until its first lookup: its notification fd is
+ * made (and watched) then, once; the answer still comes through the loop. */
+START_TEST(resolver_notify_at_first_lookup)
+{
+	struct proxy_poller *pl;
+	struct proxy_resolver *r;
+	struct proxy_resolve_job *job;
+	struct answers a = {0};
+	struct ticket t = {.a = &a, .name = "fast-b"};
+	volatile bool stop = false;
+	int before;
+
+	proxy_resolver_set_lookup(slow_hook);
+	ck_assert_int_eq(proxy_poller_new(PROXY_POLLER_POLL, &pl), 0);
+	before = open_fds();
+	ck_assert_int_eq(proxy_resolver_new(pl, 1, &r), 0);
+	ck_assert_int_eq(open_fds(), before);
+	a.stop = &stop;
+	a.want = 1;
+	ck_assert_int_eq(proxy_resolver_submit(r, "fast-b", on_answer, &t, &job), 0);
+	ck_assert_int_gt(open_fds(), before);
+	ck_assert_ptr_nonnull(proxy_timer_add(pl, 3000, stop_after, (void *)&stop));
+	ck_assert_int_eq(proxy_poller_run(pl, &stop), 0);
+	ck_assert_int_eq(a.n, 1);
+	ck_assert_str_eq(a.names[0], "fast-b");
+	proxy_resolver_free(r);
+	proxy_poller_free(pl);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
 /* Teardown while lookups are in flight: free waits a short grace period (enough for
  * the 300 ms one), then leaves the 900 ms one behind; that thread finishes later
  * against live memory and frees it (ASan and LSan watch). */
@@ -627,7 +667,7 @@ START_TEST(drain_takes_queued_clients)
 	cJSON *recs[4];
 	int fd, n;
 
-	fx_create(&f, PROXY_POLLER_POLL, "egress: {default: deny}\n", NULL);
+	fx_create(&f, _i, "egress: {default: deny}\n", NULL);
 	fd = cli_connect_to("127.0.0.1", f.http_port);
 	ck_assert_int_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
 	close(fd);
@@ -660,13 +700,15 @@ static Suite *units_suite(void)
 	tcase_add_test(tc, addr_ok_classes_and_own_addresses);
 	tcase_add_test(tc, addr_ok_real_interfaces);
 	tcase_add_test(tc, resolver_cancel_and_late_answers);
+	tcase_add_test(tc, resolver_notify_at_first_lookup);
 	tcase_add_test(tc, resolver_free_during_slow_lookup);
 	tcase_add_test(tc, system_lookup_hosts_file);
 	tcase_add_test(tc, hostile_host_text_reported_safely);
 	tcase_add_test(tc, summary_caps_hosts);
 	tcase_add_loop_test(tc, protocol_tables_complete, 0, 3);
 	tcase_add_test(tc, unknown_listener_kind_refused);
-	tcase_add_test(tc, drain_takes_queued_clients);
+	/* both backends: which listeners hold clients is asked of the poller */
+	tcase_add_loop_test(tc, drain_takes_queued_clients, FIRST_BACKEND, END_BACKEND);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -149,6 +149,54 @@ START_TEST(accepted_connections_tuned)
 }
 END_TEST
 
+static int tcp_opt(int fd, int opt)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, opt, &v, &len), 0);
+	return v;
+}
+
+/* A launch whose command never connects pays no call for the tuning: the listeners
+ * are untouched until their first connection. Then a burst queued before that first
+ * accept (cloned from the listener before it was tuned) is tuned in full, every one. */
+START_TEST(listener_tuned_at_first_connection)
+{
+	struct fx_proxy f;
+	int fds[5], n = 0;
+
+	fx_create(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	ck_assert_int_eq(f.px->lsn[0].tune, LISTEN_TUNE_LAZY);
+	ck_assert_int_eq(tcp_opt(f.px->lsn[0].fd, TCP_NODELAY), 0);
+	ck_assert_int_eq(f.px->lsn[1].tune, LISTEN_TUNE_LAZY);
+	for (int i = 0; i < 5; i++) /* queued: the loop does not run yet */
+		fds[i] = cli_connect(f.http_port);
+	ck_assert_int_eq(pthread_create(&f.th, NULL, fx_loop, &f), 0);
+	for (int t = 0; t < 500; t++) { /* bounded: 5 s */
+		fx_halt(&f);
+		if (f.px->st.conns_open == 5)
+			break;
+		fx_resume(&f);
+		usleep(10 * 1000);
+	}
+	ck_assert_uint_eq(f.px->st.conns_open, 5);
+	for (struct conn *c = f.px->conns; c; c = c->next, n++) {
+		ck_assert_int_eq(tcp_opt(c->c.fd, TCP_NODELAY), 1);
+		ck_assert_int_eq(tcp_opt(c->c.fd, TCP_NOTSENT_LOWAT), PROXY_NOTSENT_LOWAT);
+		ck_assert_int_eq(tcp_opt(c->c.fd, TCP_WINDOW_CLAMP), PROXY_SANDBOX_WINDOW);
+	}
+	ck_assert_int_eq(n, 5);
+	ck_assert_int_eq(tcp_opt(f.px->lsn[0].fd, TCP_NODELAY), 1);
+	ck_assert_int_eq(tcp_opt(f.px->lsn[0].fd, TCP_NOTSENT_LOWAT), PROXY_NOTSENT_LOWAT);
+	ck_assert_int_eq(f.px->lsn[0].tune, LISTEN_TUNE_CHECK); /* the queue was drained */
+	ck_assert_int_eq(f.px->lsn[1].tune, LISTEN_TUNE_LAZY);	/* SOCKS5: never used */
+	for (int i = 0; i < 5; i++)
+		close(fds[i]);
+	fx_destroy(&f);
+}
+END_TEST
+
 /* The one connection, the loop stopped, once it is resolving with the client's
  * interest quieted or not (quiet), or (past_ok) has gone past resolving (bounded wait). */
 static struct conn *halted_resolving(struct fx_proxy *f, bool quiet, bool past_ok)
@@ -586,6 +634,7 @@ static Suite *relay_suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_loop_test(tc, accepted_connections_tuned, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, listener_tuned_at_first_connection, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, waiting_client_keeps_interest, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_download_exact, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, bulk_upload_half_close_exact, FIRST_BACKEND, END_BACKEND);
