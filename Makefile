@@ -65,7 +65,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # shared library costs the launch its loading and relocation. libcjson has no archive.
 # OpenSSL (TLS termination, proxy/tls.c) is linked in statically too, except where
 # it is loaded on first use (SSL_LAZY, below).
-BIN_STATIC_PKGS := yaml-0.1 libcap libssl libcrypto
+BIN_STATIC_PKGS := yaml-0.1 libssl libcrypto
 BIN_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(BIN_STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic \
 	$(shell pkg-config --libs libcjson 2>/dev/null) -pthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
