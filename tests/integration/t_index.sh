@@ -53,9 +53,12 @@ import os, sys
 root, n = sys.argv[1], int(sys.argv[2])
 os.makedirs(os.path.join(root, "src"))
 count = made = 0
+last = None
 while made < n:
     d = os.path.join(root, "node_modules", f"p{count // 4000:03d}", f"d{count // 40:05d}")
-    os.makedirs(d, exist_ok=True)
+    if d != last:  # (a new directory every 40 links: not a failed mkdir for each)
+        os.makedirs(d, exist_ok=True)
+        last = d
     made += 1 if count % 40 else 3
     src = os.path.join(root, "src", f"s{count // 60000}")
     if count % 60000 == 0:
