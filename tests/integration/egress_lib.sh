@@ -148,6 +148,21 @@ recs = [json.loads(l) for l in open(sys.argv[1])] if os.path.exists(sys.argv[1])
 print(" ".join(" ".join([r["code"]] * r.get("count", 1)) for r in recs if "code" in r))
 EOF
 }
+# aud_row AUDIT: both at once, for the tables' rows (one python3 a row, not two):
+# sets AUD (as aud prints) and REFUSALS (as refusal_codes prints).
+aud_row() {
+	{
+		IFS= read -r AUD
+		IFS= read -r REFUSALS
+	} < <(python3 - "$W/$1" <<'EOF'
+import json, os, sys
+recs = [json.loads(l) for l in open(sys.argv[1])] if os.path.exists(sys.argv[1]) else []
+fields = ["proto", "host", "port", "decision", "address", "class"]
+print(";".join(" ".join(str(r.get(f, "-")) for f in fields) for r in recs if "code" not in r))
+print(" ".join(" ".join([r["code"]] * r.get("count", 1)) for r in recs if "code" in r))
+EOF
+	)
+}
 
 trim() {
 	local s=$1
@@ -207,10 +222,11 @@ http_rows() {
 			else fail "$name: X-Halo-Error" "header [$got], body [$line]"; fi
 			;;
 		esac
-		expect "$name: audit" "$audit" "$(aud row.audit)"
+		aud_row row.audit
+		expect "$name: audit" "$audit" "$AUD"
 		# An answer of the proxy's own with no decision behind it is a refusal record.
 		case "${code##* }" in 200 | 403 | EOF) ;; *)
-			[ -n "$audit" ] || expect "$name: refusal record" "${code##* }" "$(refusal_codes row.audit)" ;;
+			[ -n "$audit" ] || expect "$name: refusal record" "${code##* }" "$REFUSALS" ;;
 		esac
 		case " $code " in *" 200 "*) ;; *) expect "$name: origin never connected" "$before" "$(conns)" ;; esac
 	done

@@ -17,7 +17,9 @@ class Pty:
         self.buf = b""
 
     def read_until(self, pat, secs):
-        """Collect output until `pat` shows up (True) or `secs` pass / EOF (False)."""
+        """Collect output until `pat` (or one of a tuple of them: a prompt, "$ " or
+        root's "# ") shows up (True) or `secs` pass / EOF (False)."""
+        pats = pat if isinstance(pat, tuple) else (pat,)
         end = time.time() + secs
         while time.time() < end:
             r, _, _ = select.select([self.fd], [], [], 0.1)
@@ -30,7 +32,7 @@ class Pty:
             if not d:
                 return False
             self.buf += d
-            if pat in self.buf:
+            if any(p in self.buf for p in pats):
                 return True
         return False
 

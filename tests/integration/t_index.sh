@@ -17,9 +17,11 @@ E=$TMPDIR/_stderr
 # place under the private /tmp would be invisible inside, proving less).
 STATE=$(mktemp -d /var/tmp/halo-it-index.XXXXXX) || exit 1
 BIG=
+BIGMAKE=
 CHURN=
 cleanup() {
 	[ -n "$CHURN" ] && kill "$CHURN" 2>/dev/null
+	[ -n "$BIGMAKE" ] && kill "$BIGMAKE" 2>/dev/null && wait "$BIGMAKE" 2>/dev/null
 	# Removing its socket stops the tree's watcher.
 	rm -rf "$STATE" "$BIG"
 }
@@ -34,7 +36,85 @@ mkdir -p "$W/src/a/b" "$W/node_modules/pkg/lib/deep/er" "$W/docs"
 echo top >"$W/.env"
 echo code >"$W/src/a/b/main.c"
 echo js >"$W/node_modules/pkg/lib/index.js"
+# The trees of the later sections, made now: by the time those run, their directories
+# are past the ctime granularity (below) and their first launch already replays.
+V=$TMPDIR/vw
+mkdir -p "$V/sub" "$V/hid" "$TMPDIR/vsecret" "$TMPDIR/vempty"
+echo secret >"$TMPDIR/vsecret/.env"
+echo hidden >"$V/hid/.env"
+# A large workspace: 250,000 entries (hard links: quick to make, no disk blocks), once
+# more than the refusal bound; made in the background while the sections before its
+# own run (they mostly wait on launches). None when /var/tmp is short of space.
+free_kb=$(df -Pk /var/tmp | awk 'NR==2 {print $4}')
+if [ "${free_kb:-0}" -ge 2000000 ]; then
+	BIG=$(mktemp -d /var/tmp/halo-it-big.XXXXXX)
+	timeout 120 python3 - "$BIG" 250000 <<'EOF' &
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(os.path.join(root, "src"))
+count = made = 0
+last = None
+while made < n:
+    d = os.path.join(root, "node_modules", f"p{count // 4000:03d}", f"d{count // 40:05d}")
+    if d != last:  # (a new directory every 40 links: not a failed mkdir for each)
+        os.makedirs(d, exist_ok=True)
+        last = d
+    made += 1 if count % 40 else 3
+    src = os.path.join(root, "src", f"s{count // 60000}")
+    if count % 60000 == 0:
+        open(src, "w").close()
+    os.link(src, os.path.join(d, f"f{count % 40:02d}.js"))
+    count += 1
+os.makedirs(os.path.join(root, "node_modules/p003/d00150/x"), exist_ok=True)
+open(os.path.join(root, "node_modules/p003/d00150/x/.env"), "w").write("S=1\n")
+EOF
+	BIGMAKE=$!
+fi
 cd "$W" || exit 1
+
+# aged DIR...: wait until no directory under DIR changed within the index's ctime
+# granularity (linux/scan_int.h: a directory whose ctime, in whole seconds, is within 3
+# s of a launch's start is re-listed, never replayed), so the next launch replays it:
+# a poll on the newest ctime, bounded (8 s), instead of a fixed sleep.
+aged() {
+	local n end=$((SECONDS + 8))
+	n=$(find "$@" -type d -printf '%C@\n' 2>/dev/null | sort -n | tail -1)
+	n=${n%.*}
+	while [ "$(date +%s)" -lt $((${n:-0} + 4)) ] && [ $SECONDS -lt $end ]; do sleep 0.1; done
+}
+# The watcher's own answer about an index file, asked as a launch asks (its token: the
+# file's checksum): 0 it vouches for it, 1 "unknown" (python3 -c "$ASK" FILE SOCK).
+ASK='import socket, struct, sys
+tok = open(sys.argv[1], "rb").read(64)[56:64]
+s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[2])
+s.sendall(struct.pack("=II", 0x68697731, 1) + tok)
+r = s.recv(16)
+print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
+export ASK
+# warm.sh HALO TREE IDX_DIR: the launches that leave a watcher of TREE answering for
+# the index they wrote: the first starts it, the next (past the ctime granularity)
+# rewrites the index if the first listed anything within it, then the watcher has read
+# that index (asked, bounded 5 s; a fixed second without python3). Run by sh, also in
+# another mount namespace (the watcher answers its own only).
+cat >"$TMPDIR/warm.sh" <<'EOF'
+h=$1 v=$2 ix=$3
+cd "$v" && "$h" -- true || exit 1
+i=0
+while n=$(find "$v" -type d -printf '%C@\n' 2>/dev/null | sort -n | tail -1) &&
+	[ "$(date +%s)" -lt $((${n%.*} + 4)) ] && [ $i -lt 80 ]; do sleep 0.1; i=$((i + 1)); done
+"$h" -- true || exit 1
+if command -v python3 >/dev/null; then
+	key=$(printf '%016x-%016x' "$(stat -c %d "$v")" "$(stat -c %i "$v")")
+	i=0
+	until [ "$(python3 -c "$ASK" "$ix/$key.idx" "$ix/$key.sock" 2>/dev/null)" = 0 ] || [ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+else
+	sleep 1
+fi
+"$h" -- true
+EOF
 
 # in CMD: run `sh -c CMD` in the sandbox of the default policy; sets OUT ERR RC.
 run_in() {
@@ -68,7 +148,7 @@ expect_match "index: read-only inside the sandbox ($AS)" "Read-only file system|
 # ------------------------------------------------------------------ warm launch
 # Directories changed within the ctime granularity are re-read on the next launch
 # (and it rewrites the index once): let them age.
-sleep 4
+aged "$W"
 run_in 'true'
 id1=$(idx_id)
 run_in 'cat .env'
@@ -177,6 +257,8 @@ for i in 1 2 3 4 5 6; do
 	run_in 'cat .env src/.env.dev 2>/dev/null; true'
 	[ "$RC" -eq 0 ] && [ -z "$OUT" ] || { bad=1; echo "# churn launch $i: rc=$RC out=[$OUT] err=[$ERR]"; }
 done
+# The six launches ran while it churned: no need to let it finish its 400 rounds.
+kill "$CHURN" 2>/dev/null
 wait "$CHURN" 2>/dev/null
 CHURN=
 expect "tree changing during the walk: every launch runs, .env masked" 0 "$bad"
@@ -235,7 +317,7 @@ for mode in watcher ctime none; do
 			bad="$bad [$mode launch $i: warnings: $ERR]"
 		fi
 	done
-	[ "$mode" = watcher ] && sleep 4 # the index's records age: the next launches replay
+	[ "$mode" = watcher ] && aged "$U" # the index's records age: the next launches replay
 done
 expect "unlistable: nothing in them read, three launches each with the watcher, the index alone, no index" "" "$bad"
 if [ "$AS" = user ]; then
@@ -260,19 +342,15 @@ expect "listable again: no warning" "" "$(grep 'cannot list' "$E")"
 # directory itself, both ways round; in its own namespace a bind mount added or removed
 # under the tree is seen. Root in `unshare -m`, the user in `unshare -Urm` (the same
 # user's launches, in a namespace where it may mount); the host's mounts never change.
-V=$TMPDIR/vw
-mkdir -p "$V/sub" "$V/hid" "$TMPDIR/vsecret" "$TMPDIR/vempty"
-echo secret >"$TMPDIR/vsecret/.env"
-echo hidden >"$V/hid/.env"
+# ($V, vsecret and vempty were made at the start.)
 if [ "$AS" = root ]; then NS=(unshare -m --propagation private); else NS=(unshare -Urm); fi
 watcher_of() { ps -eo pid,args | awk -v d="$IDX_DIR" -v t="$1" '$2 == "halo-run-index-watch" && $4 == d && $5 == t {print $1}' | head -1; }
-# The launches that leave a watcher of $V answering for the index they wrote: the
-# first starts it, the next (after the ctime granularity) rewrites the index once.
-WARM='h=$0; cd "$1" && "$h" -- true && sleep 4 && "$h" -- true && sleep 1 && "$h" -- true'
+# The launches that leave a watcher of $V answering for the index they wrote: warm.sh.
+WARM='sh "$2/warm.sh" "$0" "$1" "$3"'
 if ! "${NS[@]}" true 2>/dev/null; then
 	skip "another view of the tree" "no ${NS[*]} here"
 else
-	sh -c "$WARM" "$HALO" "$V" 2>"$E"
+	sh -c "$WARM" "$HALO" "$V" "$TMPDIR" "$IDX_DIR" 2>"$E"
 	for i in $(seq 1 20); do [ -n "$(watcher_of "$V")" ] && break; sleep 0.1; done
 	expect "another view: the plain view's watcher runs" yes "$([ -n "$(watcher_of "$V")" ] && echo yes || echo no)"
 	OUT=$(cd "$V" && "${NS[@]}" sh -c 'mount --bind "$1" sub && exec "$2" -- sh -c "cat sub/.env 2>/dev/null; echo ran"' \
@@ -284,12 +362,6 @@ else
 	# asking side checks.
 	if command -v python3 >/dev/null; then
 		vkey=$(printf '%016x-%016x' "$(stat -c %d "$V")" "$(stat -c %i "$V")")
-		ASK='import socket, struct, sys
-tok = open(sys.argv[1], "rb").read(64)[56:64]
-s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[2])
-s.sendall(struct.pack("=II", 0x68697731, 1) + tok)
-r = s.recv(16)
-print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
 		a=$(python3 -c "$ASK" "$IDX_DIR/$vkey.idx" "$IDX_DIR/$vkey.sock" 2>&1)
 		b=$("${NS[@]}" python3 -c "$ASK" "$IDX_DIR/$vkey.idx" "$IDX_DIR/$vkey.sock" 2>&1)
 		expect "the watcher answers its own namespace (0), another one 'unknown' (1)" "0 1" "$a $b"
@@ -297,7 +369,8 @@ print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
 	"$HALO" index stop "$V" >/dev/null 2>&1
 	for i in $(seq 1 30); do [ -z "$(watcher_of "$V")" ] && break; sleep 0.1; done
 	# The other way round: the watcher starts where a mount hides hid/.env.
-	"${NS[@]}" sh -c 'mount --bind "$1" "$2/hid" && sh -c "$3" "$4" "$2"' sh "$TMPDIR/vempty" "$V" "$WARM" "$HALO" 2>"$E"
+	"${NS[@]}" sh -c 'mount --bind "$1" "$2/hid" && sh -c "$3" "$4" "$2" "$5" "$6"' sh "$TMPDIR/vempty" "$V" "$WARM" "$HALO" \
+		"$TMPDIR" "$IDX_DIR" 2>"$E"
 	for i in $(seq 1 20); do [ -n "$(watcher_of "$V")" ] && break; sleep 0.1; done
 	expect "another view: a watcher runs in the namespace that hides hid/.env" yes \
 		"$([ -n "$(watcher_of "$V")" ] && echo yes || echo no)"
@@ -308,13 +381,13 @@ print(struct.unpack("=IIII", r)[1] if len(r) == 16 else "none")'
 	# One namespace: its watcher sees the mounts made there.
 	OUT=$("${NS[@]}" sh -c '
 		h=$1 v=$2 secret=$3 empty=$4
-		mount --bind "$empty" "$v/hid" && sh -c "$5" "$h" "$v" || exit 1
+		mount --bind "$empty" "$v/hid" && sh -c "$5" "$h" "$v" "$7" "$6" || exit 1
 		for i in $(seq 1 20); do [ -S "$(ls "$6"/*.sock 2>/dev/null | head -1)" ] && break; sleep 0.1; done
 		mount --bind "$secret" "$v/sub" || exit 1
 		a=$(cd "$v" && "$h" -- sh -c "cat sub/.env 2>/dev/null; echo ran")
 		umount "$v/sub" "$v/hid" || exit 1
 		b=$(cd "$v" && "$h" -- sh -c "cat hid/.env 2>/dev/null; echo ran")
-		echo "added:$a removed:$b"' sh "$HALO" "$V" "$TMPDIR/vsecret" "$TMPDIR/vempty" "$WARM" "$IDX_DIR" 2>"$E")
+		echo "added:$a removed:$b"' sh "$HALO" "$V" "$TMPDIR/vsecret" "$TMPDIR/vempty" "$WARM" "$IDX_DIR" "$TMPDIR" 2>"$E")
 	expect "one namespace: a bind mount added under the watched tree, removed: masked both times" \
 		"added:ran removed:ran" "$OUT"
 	"$HALO" index stop "$V" >/dev/null 2>&1
@@ -360,41 +433,33 @@ expect_match "index: a removed tree's index says the tree is gone" \
 expect "index clear TREE: its index removed" 0 "$("$HALO" index | grep -c "$SMALL")"
 
 # ------------------------------------------------------------------ a large workspace
-# 250,000 entries (hard links: quick to make, no disk blocks), once more than the
-# refusal bound. Skipped when /var/tmp is short of inodes or space.
-free_kb=$(df -Pk /var/tmp | awk 'NR==2 {print $4}')
-if [ "${free_kb:-0}" -lt 2000000 ]; then
+# (made in the background since the start)
+if [ -z "$BIG" ]; then
 	echo "skip - $AS: less than 2 GB free in /var/tmp, no large-workspace rows"
 else
-	BIG=$(mktemp -d /var/tmp/halo-it-big.XXXXXX)
-	timeout 120 python3 - "$BIG" 250000 <<'EOF'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-os.makedirs(os.path.join(root, "src"))
-count = made = 0
-while made < n:
-    d = os.path.join(root, "node_modules", f"p{count // 4000:03d}", f"d{count // 40:05d}")
-    os.makedirs(d, exist_ok=True)
-    made += 1 if count % 40 else 3
-    src = os.path.join(root, "src", f"s{count // 60000}")
-    if count % 60000 == 0:
-        open(src, "w").close()
-    os.link(src, os.path.join(d, f"f{count % 40:02d}.js"))
-    count += 1
-os.makedirs(os.path.join(root, "node_modules/p003/d00150/x"), exist_ok=True)
-open(os.path.join(root, "node_modules/p003/d00150/x/.env"), "w").write("S=1\n")
-EOF
+	wait "$BIGMAKE"
+	BIGMAKE=
 	n=$(find "$BIG" | wc -l)
 	echo "# large workspace: $n entries"
+	aged "$BIG" # (long since, but for a machine that made it slowly)
 	t0=$(date +%s%N)
 	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
 	rc=$?
 	t1=$(date +%s%N)
 	expect "large workspace ($n entries): launches, not refused" "0 ran" "$rc $out"
 	expect_match "large workspace: no refusal message" "^$" "$(grep -i 'stopped at' "$E")"
-	sleep 4
+	aged "$BIG"
 	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
-	sleep 1 # the watcher re-reads the index that launch rewrote
+	# the watcher has read the index that launch wrote (a fixed second without python3)
+	bkey=$(printf '%016x-%016x' "$(stat -c %d "$BIG")" "$(stat -c %i "$BIG")")
+	if command -v python3 >/dev/null; then
+		for i in $(seq 1 50); do
+			[ "$(python3 -c "$ASK" "$IDX_DIR/$bkey.idx" "$IDX_DIR/$bkey.sock" 2>/dev/null)" = 0 ] && break
+			sleep 0.1
+		done
+	else
+		sleep 1
+	fi
 	t2=$(date +%s%N)
 	out=$(cd "$BIG" && timeout 120 "$HALO" -- sh -c 'cat node_modules/p003/d00150/x/.env; echo ran' 2>"$E")
 	t3=$(date +%s%N)

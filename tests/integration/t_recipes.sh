@@ -51,7 +51,7 @@ import os, sys
 sys.path.insert(0, os.environ["IT"])
 from ptylib import Pty
 P = Pty([sys.argv[1], "--norc"])
-P.read_until(b"$ ", 10) or P.read_until(b"# ", 1)
+P.read_until((b"$ ", b"# "), 10)  # the prompt (root's is "# ")
 os.write(P.fd, b"a=(x y); case $- in *i*) echo mode-$((${#a[@]}*21));; esac\n")
 print("interactive", "yes" if P.read_until(b"mode-42", 10) else "no")
 os.write(P.fd, b"exit 6\n")
@@ -89,15 +89,23 @@ want6='4:two three:five'
 
 # One harness form over every command: reference (plain bash, no halo-run) against the
 # recipe. The last command prints HALO_SANDBOX: empty outside, 1 inside.
+# A reference is run once per harness argv and command (the same plain bash for a
+# harness's plain and wrapped recipes; OpenCode's and Cursor's argv are one form) and
+# kept: REF[harness|SHELL_QUOTE|command].
+declare -A REF=()
 recipe() { # label harness shell [wrap]
-	local label=$1 h=$2 sh=$3 wrap=${4:-} i ref got bad=0 first=""
+	local label=$1 h=$2 sh=$3 wrap=${4:-} i ref got bad=0 first="" key
 	local -a pre=()
 
 	# Wrapped: the harness (here recipes.py, from the workspace: the sandbox's /tmp is
 	# its own) runs inside halo-run and spawns plain bash there.
 	[ -n "$wrap" ] && pre=("$HALO" --)
 	for i in $(seq 1 $n); do
-		ref=$(cd "$WS" && TMPDIR="$RT" timeout -k 2 60 python3 "$IT/recipes.py" "$h" /bin/bash "$RT/cmd$i" 2>&1; echo "rc=$?")
+		key="${h/#cursor/opencode}|${SHELL_QUOTE:-}|$i"
+		if [ -z "${REF[$key]+set}" ]; then
+			REF[$key]=$(cd "$WS" && TMPDIR="$RT" timeout -k 2 60 python3 "$IT/recipes.py" "$h" /bin/bash "$RT/cmd$i" 2>&1; echo "rc=$?")
+		fi
+		ref=${REF[$key]}
 		got=$(cd "$WS" && TMPDIR="$RT" timeout -k 2 60 "${pre[@]}" python3 "$RT/recipes.py" "$h" "$sh" "$RT/cmd$i" 2>&1; echo "rc=$?")
 		if [ "$i" = "$n" ]; then
 			[ "$got" = $'1\nrc=7' ] || { bad=$((bad + 1)); first=${first:-"cmd$i: got [$got]"}; }

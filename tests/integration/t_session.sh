@@ -462,7 +462,10 @@ def cooked(fd):
 p = Pty(call + ["sh", "-c", f"exec 3<&0; sh {ws}/pty_bg.sh {ws}/pty_leak >/dev/null 2>&1 & echo started"])
 print("bg-started", p.read_until(b"started", 20), p.status(10))
 os.write(p.fd, b"secret\n")  # the user types at their shell after the call
-time.sleep(2)
+for _ in range(40):  # the reader's line once it has read (a second on), or none in 2 s
+    if os.path.exists(f"{ws}/pty_leak") and open(f"{ws}/pty_leak").read().endswith("\n"):
+        break
+    time.sleep(0.05)
 print("leak", open(f"{ws}/pty_leak").read().strip() if os.path.exists(f"{ws}/pty_leak") else "none")
 print("after-call", cooked(p.fd))
 os.close(p.fd)
@@ -498,8 +501,10 @@ os.write(p.fd, b"\x03")  # the slave's interrupt character: SIGINT for the comma
 print("ctrl-c", p.status(10))
 os.close(p.fd)
 
-p = Pty(call + ["python3", "-c", "import os, signal, time; signal.signal(signal.SIGWINCH, lambda *a: "
-                "print('winch', *os.get_terminal_size(), flush=True)); print('ready', flush=True); time.sleep(5)"])
+# (The command waits up to 5 s for its SIGWINCH, then half a second more, and ends.)
+p = Pty(call + ["python3", "-c", "import os, signal, time; n = []; signal.signal(signal.SIGWINCH, lambda *a: "
+                "(n.append(1), print('winch', *os.get_terminal_size(), flush=True))); print('ready', flush=True)\n"
+                "for _ in range(100):\n    if n: break\n    time.sleep(0.05)\ntime.sleep(0.5)"])
 p.read_until(b"ready", 20); time.sleep(0.3)
 fcntl.ioctl(p.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))  # SIGWINCH to the call
 print("resize", p.read_until(b"winch 100 40", 5), p.buf.count(b"winch"))

@@ -68,7 +68,7 @@ sys.path.insert(0, os.environ["IT"])
 from ptylib import Pty
 
 P = Pty([sys.argv[1]])
-P.read_until(b"$ ", 10) or P.read_until(b"# ", 1)
+P.read_until((b"$ ", b"# "), 10)  # the prompt (root's is "# ")
 os.write(P.fd, b"case $- in *i*) echo mode-interactive;; esac; [ -t 0 ] && echo stdin-tty\n")
 print("interactive", "yes" if P.read_until(b"stdin-tty\r\n", 10) and b"mode-interactive" in P.buf else "no")
 os.write(P.fd, b"echo sum-$((6*7)); exit 5\n")
