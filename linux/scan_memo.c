@@ -38,9 +38,11 @@ struct linux_dir_list {
 	uint64_t hash;
 	char *path;
 	unsigned asked;
-	enum { DIR_COUNTING, DIR_LISTED, DIR_UNUSABLE } state;
+	enum { DIR_COUNTING, DIR_LISTED, DIR_UNUSABLE, DIR_ABSENT } state;
 	char *names; /* NUL-separated */
 	size_t len;
+	char **sorted; /* the names in strcasecmp order (NULL without memory: scanned) */
+	size_t n_names;
 };
 
 #define LIST_AFTER     4     /* a listing costs six calls; a home is asked dozens */
@@ -78,7 +80,31 @@ static bool listing_exact(long type)
 	return false;
 }
 
-/* Read dir's names into d (state LISTED), or mark it UNUSABLE. */
+static int case_cmp(const void *a, const void *b)
+{
+	return strcasecmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in order, so that each question is a binary search: a home under /tmp
+ * has every floor entry ask about /tmp (hundreds of names) on the way. */
+static void sort_names(struct linux_dir_list *d)
+{
+	size_t n = 0, i = 0;
+
+	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
+		n++;
+	if (!n || !(d->sorted = malloc(n * sizeof(*d->sorted))))
+		return;
+	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
+		d->sorted[i++] = d->names + o;
+	qsort(d->sorted, n, sizeof(*d->sorted), case_cmp);
+	d->n_names = n;
+}
+
+/* Read dir's names into d (state LISTED), or mark it UNUSABLE, or ABSENT when it does
+ * not exist: a lookup of any name below fails ENOENT as well (a home that is not there,
+ * /nonexistent, is asked about for every floor entry). Not a symlink in its place: the
+ * open refuses it (ELOOP or ENOTDIR, O_NOFOLLOW), and lstat below it is asked. */
 static void list_dir(struct linux_dir_list *d)
 {
 	char *buf = NULL, *names = NULL;
@@ -87,7 +113,7 @@ static void list_dir(struct linux_dir_list *d)
 	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	bool done = false;
 
-	d->state = DIR_UNUSABLE;
+	d->state = fd < 0 && errno == ENOENT ? DIR_ABSENT : DIR_UNUSABLE;
 	if (fd < 0 || fstatfs(fd, &sf) < 0 || !listing_exact((long)sf.f_type) ||
 	    faccessat(AT_FDCWD, d->path, X_OK, AT_EACCESS) < 0 || !(buf = malloc(LIST_BUF)) ||
 	    !(names = malloc(LIST_NAMES_MAX)))
@@ -116,6 +142,7 @@ static void list_dir(struct linux_dir_list *d)
 	d->names = names;
 	d->len = len;
 	names = NULL;
+	sort_names(d);
 out:
 	free(buf);
 	free(names);
@@ -125,6 +152,8 @@ out:
 
 static bool listed_any_case(const struct linux_dir_list *d, const char *name)
 {
+	if (d->sorted)
+		return bsearch(&name, d->sorted, d->n_names, sizeof(*d->sorted), case_cmp) != NULL;
 	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
 		if (strcasecmp(d->names + o, name) == 0)
 			return true;
@@ -170,7 +199,7 @@ static bool listed_missing(struct linux_lstat_memo *m, const char *path)
 		return false;
 	if (d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
 		list_dir(d);
-	return d->state == DIR_LISTED && !listed_any_case(d, name);
+	return d->state == DIR_ABSENT || (d->state == DIR_LISTED && !listed_any_case(d, name));
 }
 
 /* Keep what was learnt about path; -ENOMEM when it cannot be kept. */
@@ -253,6 +282,7 @@ void linux_scan_memo_free(struct linux_scan *s)
 	for (size_t i = 0; i < s->memo.n_dirs; i++) {
 		free(s->memo.dirs[i].path);
 		free(s->memo.dirs[i].names);
+		free(s->memo.dirs[i].sorted);
 	}
 	free(s->memo.v);
 	free(s->memo.dirs);
