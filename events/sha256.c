@@ -11,8 +11,15 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SHA_NI 1
-#include <cpuid.h>
 #include <immintrin.h>
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h> /* glibc 2.33: what ld.so found, no cpuid of our own */
+#endif
+#endif
+#ifndef CPU_FEATURE_ACTIVE
+#include <cpuid.h>
+#endif
 #endif
 
 static const uint32_t K[64] = {
@@ -110,14 +117,22 @@ __attribute__((target("sha,ssse3,sse4.1"))) static void blocks_ni(uint32_t h[8],
 	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(s1, t, 8));	  /* HGFE */
 }
 
+/* Asked once; glibc's answer where it has one (a cpuid instruction costs a trip to the
+ * hypervisor in a virtual machine). */
 static bool have_ni(void)
 {
 	static int have = -1;
-	unsigned a, b, c, d;
 
-	if (have < 0) /* SHA: leaf 7 EBX bit 29; SSSE3, SSE4.1: leaf 1 ECX bits 9, 19 */
+	if (have < 0) {
+#ifdef CPU_FEATURE_ACTIVE
+		have = CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) &&
+		       CPU_FEATURE_ACTIVE(SSE4_1);
+#else
+		unsigned a, b, c, d; /* SHA: leaf 7 EBX bit 29; SSSE3, SSE4.1: leaf 1 ECX 9, 19 */
 		have = __get_cpuid(1, &a, &b, &c, &d) && (c & (1U << 9)) && (c & (1U << 19)) &&
 		       __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1U << 29));
+#endif
+	}
 	return have == 1;
 }
 #endif

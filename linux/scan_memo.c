@@ -41,8 +41,6 @@ struct linux_dir_list {
 	enum { DIR_COUNTING, DIR_LISTED, DIR_UNUSABLE, DIR_ABSENT } state;
 	char *names; /* NUL-separated */
 	size_t len;
-	char **sorted; /* the names in strcasecmp order (NULL without memory: scanned) */
-	size_t n_names;
 };
 
 #define LIST_AFTER     4     /* a listing costs six calls; a home is asked dozens */
@@ -78,27 +76,6 @@ static bool listing_exact(long type)
 		if (type == ok[i])
 			return true;
 	return false;
-}
-
-static int case_cmp(const void *a, const void *b)
-{
-	return strcasecmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in order, so that each question is a binary search: a home under /tmp
- * has every floor entry ask about /tmp (hundreds of names) on the way. */
-static void sort_names(struct linux_dir_list *d)
-{
-	size_t n = 0, i = 0;
-
-	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
-		n++;
-	if (!n || !(d->sorted = malloc(n * sizeof(*d->sorted))))
-		return;
-	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
-		d->sorted[i++] = d->names + o;
-	qsort(d->sorted, n, sizeof(*d->sorted), case_cmp);
-	d->n_names = n;
 }
 
 /* Read dir's names into d (state LISTED), or mark it UNUSABLE, or ABSENT when it does
@@ -142,7 +119,6 @@ static void list_dir(struct linux_dir_list *d)
 	d->names = names;
 	d->len = len;
 	names = NULL;
-	sort_names(d);
 out:
 	free(buf);
 	free(names);
@@ -152,8 +128,6 @@ out:
 
 static bool listed_any_case(const struct linux_dir_list *d, const char *name)
 {
-	if (d->sorted)
-		return bsearch(&name, d->sorted, d->n_names, sizeof(*d->sorted), case_cmp) != NULL;
 	for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
 		if (strcasecmp(d->names + o, name) == 0)
 			return true;
@@ -282,7 +256,6 @@ void linux_scan_memo_free(struct linux_scan *s)
 	for (size_t i = 0; i < s->memo.n_dirs; i++) {
 		free(s->memo.dirs[i].path);
 		free(s->memo.dirs[i].names);
-		free(s->memo.dirs[i].sorted);
 	}
 	free(s->memo.v);
 	free(s->memo.dirs);
