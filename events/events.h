@@ -96,6 +96,8 @@ void runner_events_session_end(struct runner_events *ev, const char *reason, lon
 void runner_events_reload(struct runner_events *ev, const struct halo_policy *p, const char *error);
 /* SHA-256 of data as 64 hex digits (sha256.c). */
 void runner_sha256_hex(const void *data, size_t len, char out[65]);
+/* The same without the CPU's SHA extensions, whatever the CPU (for the tests). */
+void runner_sha256_hex_portable(const void *data, size_t len, char out[65]);
 
 /* The policy key ("limits.cpuSeconds") of a limit as the events name it ("cpu"), its
  * --limit item in *item; NULL for an unknown name (runner/limits_said.c). */

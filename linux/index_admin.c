@@ -109,6 +109,7 @@ static void describe(int dfd, const char *name, size_t base, struct linux_index_
 	in->walk_us = in->pid > 0 ? walk_of(in->pid) : -1;
 	in->pays_us = LINUX_WATCH_PAYS_US;
 	in->call_us = LINUX_WATCH_PAYS_CALL_US;
+	in->min_dir = LINUX_WATCH_MIN_DIRS;
 	/* The file names the top by device and inode: a tree whose path is gone or leads
 	 * to another directory is not the one indexed. */
 	struct stat st;

@@ -204,6 +204,7 @@ struct linux_index_info {
 	long long walk_us; /* the walk that started it, in µs (-1: unknown) */
 	long long pays_us; /* a launch starts one only where its walk takes this long */
 	long long call_us; /* ... a session's call (it walks at every call) */
+	long long min_dir; /* ... and only in a tree of this many directories or more */
 };
 /* ${XDG_STATE_HOME:-HOME/.local/state}/halo-run/index. 0 or -errno. */
 int linux_index_place(const char *home, char *out, size_t n);

@@ -189,6 +189,13 @@ void linux_scan_index_name(const struct linux_index_key *k, const char *ext, cha
  * millisecond: a walk of this much already pays for a watcher there (measured: 552
  * directories, 20,000 files, re-checked in 0.6-1.1 ms, asking the watcher 0.3-0.5). */
 #define LINUX_WATCH_PAYS_CALL_US 500
+/* Nor in a tree of fewer directories than this, however long its walk took: the time is
+ * wall time, and a walk of a handful of directories that the scheduler preempted (a
+ * loaded machine) is no sign of a large tree. Re-listing so few costs less than asking
+ * a watcher, a process of its own that must be woken and scheduled for every launch
+ * (measured on 2 loaded cores: an empty workspace's session calls each waited for the
+ * watcher a walk of 0.85 ms had started). */
+#define LINUX_WATCH_MIN_DIRS 128
 /* A watcher checks this often that its tree is still there (removed, unmounted,
  * replaced): it ends, with the tree's index, within twice that. */
 #define LINUX_WATCH_CHECK_MS	 500
@@ -214,6 +221,10 @@ void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_i
 /* Does process pid see the file tree as this one does (same mount namespace, same
  * root)? A watcher vouches only for its own view: both ends check. */
 bool linux_scan_same_view(pid_t pid);
+/* Would a watcher pay for tree t after this walk (LINUX_WATCH_PAYS_US, _CALL_US,
+ * LINUX_WATCH_MIN_DIRS; always when forced)? */
+bool linux_scan_watch_pays(const struct linux_scan_index *ix,
+			   const struct linux_scan_tree_index *t);
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t);
 /* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT). */

@@ -38,7 +38,7 @@ struct linux_dir_list {
 	uint64_t hash;
 	char *path;
 	unsigned asked;
-	enum { DIR_COUNTING, DIR_LISTED, DIR_UNUSABLE } state;
+	enum { DIR_COUNTING, DIR_LISTED, DIR_UNUSABLE, DIR_ABSENT } state;
 	char *names; /* NUL-separated */
 	size_t len;
 };
@@ -78,7 +78,10 @@ static bool listing_exact(long type)
 	return false;
 }
 
-/* Read dir's names into d (state LISTED), or mark it UNUSABLE. */
+/* Read dir's names into d (state LISTED), or mark it UNUSABLE, or ABSENT when it does
+ * not exist: a lookup of any name below fails ENOENT as well (a home that is not there,
+ * /nonexistent, is asked about for every floor entry). Not a symlink in its place: the
+ * open refuses it (ELOOP or ENOTDIR, O_NOFOLLOW), and lstat below it is asked. */
 static void list_dir(struct linux_dir_list *d)
 {
 	char *buf = NULL, *names = NULL;
@@ -87,7 +90,7 @@ static void list_dir(struct linux_dir_list *d)
 	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	bool done = false;
 
-	d->state = DIR_UNUSABLE;
+	d->state = fd < 0 && errno == ENOENT ? DIR_ABSENT : DIR_UNUSABLE;
 	if (fd < 0 || fstatfs(fd, &sf) < 0 || !listing_exact((long)sf.f_type) ||
 	    faccessat(AT_FDCWD, d->path, X_OK, AT_EACCESS) < 0 || !(buf = malloc(LIST_BUF)) ||
 	    !(names = malloc(LIST_NAMES_MAX)))
@@ -170,7 +173,7 @@ static bool listed_missing(struct linux_lstat_memo *m, const char *path)
 		return false;
 	if (d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
 		list_dir(d);
-	return d->state == DIR_LISTED && !listed_any_case(d, name);
+	return d->state == DIR_ABSENT || (d->state == DIR_LISTED && !listed_any_case(d, name));
 }
 
 /* Keep what was learnt about path; -ENOMEM when it cannot be kept. */

@@ -127,6 +127,13 @@ void linux_scan_watch_sync(struct linux_scan_index *ix, struct linux_scan_tree_i
 	close(fd);
 }
 
+bool linux_scan_watch_pays(const struct linux_scan_index *ix, const struct linux_scan_tree_index *t)
+{
+	return linux_scan_watch_forced ||
+	       (t->in.n >= LINUX_WATCH_MIN_DIRS &&
+		ix->walk_us >= (ix->pays_us ? ix->pays_us : LINUX_WATCH_PAYS_US));
+}
+
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t)
 {
@@ -145,11 +152,10 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 
 	if (!linux_scan_watch_enabled || !t->usable || !t->no_watcher || ix->dirfd < 0)
 		return;
-	/* Where the walk is quick, the next launch walks again: no process kept for it.
-	 * Only a walk that replayed an index tells what the next one costs (a first walk
-	 * reads every directory, some 30 times a replay's work). */
-	if ((t->in.n == 0 || ix->walk_us < (ix->pays_us ? ix->pays_us : LINUX_WATCH_PAYS_US)) &&
-	    !linux_scan_watch_forced)
+	/* Where the walk is quick, or the tree small, the next launch walks again: no
+	 * process kept for it. Only a walk that replayed an index tells what the next one
+	 * costs (a first walk reads every directory, some 30 times a replay's work). */
+	if (!linux_scan_watch_pays(ix, t))
 		return;
 	/* Why it runs, for `halo-run index` (its command line). */
 	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);

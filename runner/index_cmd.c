@@ -40,9 +40,9 @@ static void print_one(const struct linux_index_info *in)
 		printf(", watcher gone (stale socket)");
 	else
 		printf(", no watcher (a launch starts one only where its walk takes %.0f ms or "
-		       "more, a session's call at %.1f; it ends after 15 minutes idle or once the "
-		       "tree is gone)",
-		       pays, pays_call);
+		       "more, a session's call at %.1f, in a tree of %d directories or more; it "
+		       "ends after 15 minutes idle or once the tree is gone)",
+		       pays, pays_call, (int)in->min_dir);
 	printf("\n");
 }
 

@@ -303,7 +303,7 @@ static int check_agent_options(const struct runner_opts *o)
 #ifndef RUNNER_MACOS
 /* The caller's ssh-agent socket, when sandbox.unixSockets lists it: the sandbox's
  * ssh_config names it (SSH_AUTH_SOCK itself is never passed, env/env.c). */
-static const char *ssh_agent_opted_in(const struct halo_policy *p)
+const char *runner_ssh_agent_opted_in(const struct halo_policy *p)
 {
 	const char *agent = getenv("SSH_AUTH_SOCK");
 
@@ -407,9 +407,11 @@ int runner_cmd_run(const struct runner_opts *o)
 #else
 	l.egress_proxy = !l.unsandboxed;
 	char *ssh_config = NULL; /* the sandbox's ssh route (linux/ssh_config.c) */
-	if (l.egress_proxy &&
-	    linux_ssh_config_build(self, l.workspace, ssh_agent_opted_in(re.policy), &ssh_config,
-				   &l.ssh_config_len) == 0)
+	/* Not for a session's call: it joins a sandbox that has one, or starts the session,
+	 * which builds it then (session_call.c). */
+	if (l.egress_proxy && (!o->session || o->dry_run) &&
+	    linux_ssh_config_build(self, l.workspace, runner_ssh_agent_opted_in(re.policy),
+				   &ssh_config, &l.ssh_config_len) == 0)
 		l.ssh_config = ssh_config;
 	l.session = o->session != NULL; /* --dry-run says what a session changes */
 	char session_dir[4200];

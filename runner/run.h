@@ -30,6 +30,10 @@ int runner_start_proxy(const struct runner_opts *o, const runner_launch *l, runn
 		       struct proxy_poller *pl, int audit_fd, int log_fd,
 		       const struct runner_proxy_extra *x, struct proxy **px);
 void runner_supervisor_settings(void);
+/* run.c: the caller's ssh-agent socket when sandbox.unixSockets lists it, else NULL (the
+ * sandbox's ssh_config names it; a session's first call builds that in its daemon). */
+struct halo_policy;
+const char *runner_ssh_agent_opted_in(const struct halo_policy *p);
 
 /* learn_run.c: `halo-run learn` (checks its options, then runs as runner_cmd_run with
  * o->learn), the record the proxy feeds, and the output written at the end (0, or

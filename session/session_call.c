@@ -49,6 +49,7 @@ daemon_main(const struct runner_opts *o, const runner_launch *l, const struct ru
 {
 	runner_launch sl = *l;
 	sigset_t none;
+	char *ssh_config = NULL;
 
 	setsid(); /* no terminal: its hang-up is not the session's end */
 	if (fork() != 0)
@@ -57,6 +58,11 @@ daemon_main(const struct runner_opts *o, const runner_launch *l, const struct ru
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	sl.session = true;
+	/* The sandbox's ssh route, built here: a call that joins never needs it. */
+	if (sl.egress_proxy && !sl.ssh_config &&
+	    linux_ssh_config_build(sl.self_exe, sl.workspace, runner_ssh_agent_opted_in(sl.policy),
+				   &ssh_config, &sl.ssh_config_len) == 0)
+		sl.ssh_config = ssh_config;
 	_exit(runner_session_serve(o, &sl, lfd, ready_w, id, sock));
 }
 
@@ -500,7 +506,10 @@ static int call(const struct runner_opts *o, const runner_launch *l)
 
 	if (runner_session_refusal(o, l, true) != 0)
 		return HALO_EXIT_SETUP;
-	if (runner_session_place(dir, sizeof(dir), &e) < 0) {
+	/* runner/run.c made and checked it already (l->session_dir); else say why not. */
+	if (l->session_dir && strlen(l->session_dir) < sizeof(dir))
+		strcpy(dir, l->session_dir);
+	else if (runner_session_place(dir, sizeof(dir), &e) < 0) {
 		runner_say("session: %s", e.msg);
 		return HALO_EXIT_SETUP;
 	}

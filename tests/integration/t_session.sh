@@ -255,6 +255,30 @@ expect_match "joined call: no_new_privs" "NoNewPrivs:[[:space:]]+1" "$OUT"
 expect_match "joined call: seccomp filtering" "Seccomp:[[:space:]]+2" "$OUT"
 call "$L" --policy "$P" -- sh -c 'unshare -U true 2>/dev/null && echo escaped || echo refused'
 expect "joined call: no new user namespace" "refused" "$OUT"
+# The sandbox's ssh route (linux/ssh_config.c): built by the call that starts the session
+# (in its daemon), not by the calls that join it; the sandbox has it either way. (The
+# binary under test sits in /tmp, which is the sandbox's own: a copy in /var/tmp is
+# one the sandbox can run, so the route is offered.)
+SSHBIN=$(mktemp -d /var/tmp/halo-sess-bin.XXXXXX) || exit 1
+LWS="$LWS $SSHBIN"
+cp "$HALO" "$SSHBIN/halo-run" && chmod 755 "$SSHBIN" "$SSHBIN/halo-run"
+OUT=$(cd "$CALLDIR" && "$SSHBIN/halo-run" --policy "$P" -- head -1 /etc/ssh/ssh_config 2>&1)
+if [[ "$OUT" == "# halo-run: "* ]]; then
+	"$HALO" session stop "$L" >/dev/null
+	HALO_KEPT=$HALO
+	HALO="$SSHBIN/halo-run"
+	call "$L" --policy "$P" -- head -1 /etc/ssh/ssh_config
+	expect_match "first call: the sandbox's ssh_config routes ssh through halo-run" "^# halo-run: " "$OUT"
+	call "$L" --policy "$P" -- head -1 /etc/ssh/ssh_config
+	expect_match "joined call: the sandbox's ssh_config routes ssh through halo-run" "^# halo-run: " "$OUT"
+	OUT=$(cd "$CALLDIR" && "$HALO" --session "$L" --policy "$P" --dry-run -- true 2>&1)
+	expect_match "--dry-run with --session lists the sandbox's ssh_config" "ssh client configuration" "$OUT"
+	"$HALO" session stop "$L" >/dev/null
+	HALO=$HALO_KEPT
+	call "$L" --policy "$P" -- true # the rows below join a running session
+else
+	skip "a session's ssh_config" "a fresh launch offers no ssh route here (no /etc/ssh/ssh_config?): $OUT"
+fi
 call "$L" --policy "$P" -- env
 if grep -q '^HALO_SESS_LEAK=' <<<"$OUT"; then
 	fail "joined call: a clean environment" "a caller's variable leaked"

@@ -600,6 +600,41 @@ START_TEST(mount_bound_names_the_directory)
 }
 END_TEST
 
+/* Where a watcher pays (scan_watch_client.c): a walk as long as the threshold, of a
+ * tree of LINUX_WATCH_MIN_DIRS directories or more. A small tree whose walk was slow
+ * (wall time: preempted on a loaded machine) gets none: asking a process that must be
+ * woken costs it more than listing its few directories again. Forced, always. */
+START_TEST(watcher_pays_only_for_a_large_tree)
+{
+	struct linux_scan_index ix = {.pays_us = LINUX_WATCH_PAYS_CALL_US};
+	struct linux_scan_tree_index t = {0};
+	bool forced = linux_scan_watch_forced;
+
+	linux_scan_watch_forced = false;
+	ix.walk_us = 850; /* an empty workspace's walk, preempted */
+	t.in.n = 1;
+	ck_assert(!linux_scan_watch_pays(&ix, &t));
+	t.in.n = LINUX_WATCH_MIN_DIRS - 1;
+	ck_assert(!linux_scan_watch_pays(&ix, &t));
+	t.in.n = LINUX_WATCH_MIN_DIRS;
+	ck_assert(linux_scan_watch_pays(&ix, &t));
+	t.in.n = 552; /* the bench's 20k files */
+	ix.walk_us = LINUX_WATCH_PAYS_CALL_US - 1;
+	ck_assert(!linux_scan_watch_pays(&ix, &t));
+	ix.walk_us = LINUX_WATCH_PAYS_CALL_US;
+	ck_assert(linux_scan_watch_pays(&ix, &t));
+	ix.pays_us = 0; /* a fresh launch: 5 ms */
+	ck_assert(!linux_scan_watch_pays(&ix, &t));
+	ix.walk_us = LINUX_WATCH_PAYS_US;
+	ck_assert(linux_scan_watch_pays(&ix, &t));
+	t.in.n = 0; /* a first walk: no index replayed */
+	ck_assert(!linux_scan_watch_pays(&ix, &t));
+	linux_scan_watch_forced = true;
+	ck_assert(linux_scan_watch_pays(&ix, &t));
+	linux_scan_watch_forced = forced;
+}
+END_TEST
+
 static Suite *scan_index_suite(void)
 {
 	Suite *s = suite_create("scan_index");
@@ -624,6 +659,7 @@ static Suite *scan_index_suite(void)
 	tcase_add_test(tc, index_changed_dir_relisted_once);
 	tcase_add_test(tc, budget_only_when_the_policy_accepts_it);
 	tcase_add_test(tc, mount_bound_names_the_directory);
+	tcase_add_test(tc, watcher_pays_only_for_a_large_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }

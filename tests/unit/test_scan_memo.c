@@ -161,6 +161,80 @@ START_TEST(missing_by_listing_at_any_depth)
 }
 END_TEST
 
+/* A directory that does not exist (a home like /nonexistent, whose floor entries are
+ * asked dozens of times): once it is asked about often, every name below it is missing
+ * without a lookup, as lstat says. A directory that is a file, or a symlink (dangling
+ * or not), is never taken for one that does not exist: lstat's answer differs. */
+START_TEST(absent_directory_hides_every_name)
+{
+	struct linux_scan s = {0};
+	char p[256], link[256];
+	const char *t = NULL;
+
+	make("file", false);
+	snprintf(link, sizeof(link), "%s/dangling", top);
+	ck_assert_int_eq(symlink("/nonexistent-halo-memo-target", link), 0);
+	for (int i = 0; i < 8; i++) {
+		char name[48];
+		snprintf(name, sizeof(name), "gone/entry%d", i);
+		ck_assert_int_eq(ask(&s, name, NULL), -ENOENT);
+		snprintf(name, sizeof(name), "file/entry%d", i);
+		ck_assert_int_eq(ask(&s, name, NULL), -ENOTDIR);
+		snprintf(name, sizeof(name), "dangling/entry%d", i);
+		ck_assert_int_eq(ask(&s, name, NULL), -ENOENT);
+	}
+	snprintf(p, sizeof(p), "%s/gone/deeper/x", top);
+	ck_assert(linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/gone/entry1", top);
+	ck_assert(linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/file/entry1", top);
+	ck_assert(!linux_scan_memo_missing(&s, p)); /* ENOTDIR, not missing */
+	snprintf(p, sizeof(p), "%s/dangling/entry1", top);
+	ck_assert(!linux_scan_memo_missing(&s, p)); /* a link: asked */
+	/* Made after the snapshot: seen once the memo is forgotten. */
+	make("gone", true);
+	make("gone/entry1", false);
+	ck_assert_int_eq(ask(&s, "gone/entry1", NULL), -ENOENT);
+	linux_scan_memo_free(&s);
+	ck_assert_int_eq(ask(&s, "gone/entry1", &t), 0);
+	linux_scan_memo_free(&s);
+}
+END_TEST
+
+/* A directory of many names (a home under /tmp: every floor entry asks about /tmp on
+ * the way) answers each name by its listing as lstat would, in any case, first and
+ * last of the listing alike. */
+START_TEST(large_listing_answers_every_name)
+{
+	struct linux_scan s = {0};
+	char p[256], r[32];
+
+	make("big", true);
+	for (int i = 0; i < 700; i++) {
+		snprintf(r, sizeof(r), "big/%c%03d", "aBcD"[i % 4], i);
+		make(r, false);
+	}
+	for (int i = 0; i < 6; i++) { /* listed after a few questions */
+		snprintf(r, sizeof(r), "big/none%d", i);
+		ck_assert_int_eq(ask(&s, r, NULL), -ENOENT);
+	}
+	for (int i = 0; i < 700; i++) {
+		char q[256];
+		snprintf(q, sizeof(q), "%s/big/%c%03d/x", top, "aBcD"[i % 4], i);
+		ck_assert_msg(!linux_scan_memo_missing(&s, q), "%s", q); /* there: asked */
+		snprintf(q, sizeof(q), "%s/big/%c%03d/x", top, "AbCd"[i % 4], i);
+		ck_assert_msg(!linux_scan_memo_missing(&s, q), "%s", q); /* another case */
+		snprintf(q, sizeof(q), "%s/big/%c%03dz/x", top, "aBcD"[i % 4], i);
+		ck_assert_msg(linux_scan_memo_missing(&s, q), "%s", q);
+	}
+	snprintf(p, sizeof(p), "%s/big/0/x", top);
+	ck_assert(linux_scan_memo_missing(&s, p));
+	snprintf(p, sizeof(p), "%s/big/zzzz/x", top);
+	ck_assert(linux_scan_memo_missing(&s, p));
+	linux_scan_memo_free(&s);
+}
+END_TEST
+
 static Suite *memo_suite(void)
 {
 	Suite *s = suite_create("scan_memo");
@@ -171,6 +245,8 @@ static Suite *memo_suite(void)
 	tcase_add_test(tc, forgotten_memo_sees_new_names);
 	tcase_add_test(tc, unsearchable_directory_is_not_missing);
 	tcase_add_test(tc, missing_by_listing_at_any_depth);
+	tcase_add_test(tc, absent_directory_hides_every_name);
+	tcase_add_test(tc, large_listing_answers_every_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
