@@ -60,6 +60,7 @@ struct linux_broker {
 	bool guard_git;
 	struct broker_notes *notes; /* shared by init and every worker thread */
 	bool learn;		    /* halo-run learn: refused writes are noted */
+	int receive_from;	    /* the first worker: the socket the listener comes on */
 };
 
 /* broker_learn.c: note a trapped call's refusal (rc: the call's result; admitted:
@@ -129,6 +130,13 @@ void linux_broker_serve(struct linux_broker *b);
  * ancestor, which Yama's ptrace_scope 1 asks of whoever reads its memory. 0 or -errno
  * (then init answers nothing and the calls fail: the command reports it). */
 int linux_broker_start(struct linux_broker *b);
+/* The same before the command's process exists: the first worker is started now and
+ * takes the listener from `sock` itself (it owns sock from here on, and ends when the
+ * command ended before sending it). The thread is there before any of the command's
+ * processes, in the sandbox's pids budget (limit + init + this worker) as planned,
+ * however late init is scheduled. 0, or -errno with sock untouched (the caller
+ * receives and starts as before). */
+int linux_broker_start_before(struct linux_broker *b, int sock);
 
 /* Init's reaper, for every child it reaps: a process a worker started for an open
  * that waits (broker_emul.c) frees its slot. */

@@ -72,11 +72,31 @@ static bool spawn_worker(const struct linux_broker *from)
 	return true;
 }
 
+static void worker_gone(struct linux_broker *b)
+{
+	atomic_fetch_sub(&workers_idle, 1);
+	atomic_fetch_sub(&workers_started, 1);
+	free(b->req);
+	free(b->resp);
+	free(b);
+}
+
 static void *worker(void *arg)
 {
 	struct linux_broker *b = arg;
-	struct pollfd pf = {b->listener, POLLIN, 0};
+	struct pollfd pf;
 
+	if (b->receive_from >= 0) { /* the first worker, started before the command */
+		int sock = b->receive_from;
+
+		b->receive_from = -1;
+		if (!linux_broker_receive(b, sock)) {
+			worker_gone(b); /* the command ended first; it says why */
+			return NULL;
+		}
+		umask(0); /* the command is forked by now: its own umask is its caller's */
+	}
+	pf = (struct pollfd){b->listener, POLLIN, 0};
 	for (;;) {
 		if (poll(&pf, 1, -1) < 0)
 			continue;
@@ -90,16 +110,38 @@ static void *worker(void *arg)
 	}
 }
 
+static int attr_ready(void)
+{
+	int rc;
+
+	if ((rc = pthread_attr_init(&worker_attr)) != 0)
+		return -rc;
+	pthread_attr_setdetachstate(&worker_attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&worker_attr, 256 * 1024);
+	return 0;
+}
+
 int linux_broker_start(struct linux_broker *b)
 {
 	int rc;
 
 	umask(0); /* modes are masked per call, with each caller's umask */
-	if ((rc = pthread_attr_init(&worker_attr)) != 0)
-		return -rc;
-	pthread_attr_setdetachstate(&worker_attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&worker_attr, 256 * 1024);
+	if ((rc = attr_ready()) < 0)
+		return rc;
+	b->receive_from = -1;
 	return spawn_worker(b) ? 0 : -ENOMEM;
+}
+
+int linux_broker_start_before(struct linux_broker *b, int sock)
+{
+	int rc;
+
+	if ((rc = attr_ready()) < 0)
+		return rc;
+	b->receive_from = sock;
+	rc = spawn_worker(b) ? 0 : -ENOMEM;
+	b->receive_from = -1; /* the worker's copy has it */
+	return rc;
 }
 
 void linux_broker_reaped(pid_t pid)
