@@ -71,7 +71,32 @@ void linux_broker_install_or_die(int sock, int rfd)
 	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
 		linux_die(rfd, STEP, errno, "hand the seccomp listener to init");
 	close(lfd);
+	/* Init's word that a worker is there to answer (linux_broker_ack): only then does
+	 * the command run, the worker already counted in the pids budget. */
+	if (linux_broker_await_ack(sock) < 0)
+		linux_die(rfd, STEP, EPIPE, "init did not start the creation broker");
 	close(sock);
+}
+
+int linux_broker_ack(int sock)
+{
+	ssize_t n;
+
+	do
+		n = send(sock, "k", 1, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -errno;
+}
+
+int linux_broker_await_ack(int sock)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = read(sock, &c, 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1 && c == 'k' ? 0 : -EPIPE;
 }
 
 bool linux_broker_receive(struct linux_broker *b, int sock)

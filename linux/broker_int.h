@@ -121,6 +121,12 @@ void linux_broker_install_or_die(int sock, int rfd);
  * before it could send it (it reports why itself). */
 bool linux_broker_receive(struct linux_broker *b, int sock);
 
+/* The command's process waits, after handing the listener over, for init's word
+ * that a worker will answer (sent by the first worker itself, or by init when it
+ * answers alone): 0, or -errno. */
+int linux_broker_ack(int sock);
+int linux_broker_await_ack(int sock);
+
 /* Init: answer one notification (the listener is readable). */
 void linux_broker_serve(struct linux_broker *b);
 
@@ -130,12 +136,13 @@ void linux_broker_serve(struct linux_broker *b);
  * ancestor, which Yama's ptrace_scope 1 asks of whoever reads its memory. 0 or -errno
  * (then init answers nothing and the calls fail: the command reports it). */
 int linux_broker_start(struct linux_broker *b);
-/* The same before the command's process exists: the first worker is started now and
- * takes the listener from `sock` itself (it owns sock from here on, and ends when the
- * command ended before sending it). The thread is there before any of the command's
- * processes, in the sandbox's pids budget (limit + init + this worker) as planned,
- * however late init is scheduled. 0, or -errno with sock untouched (the caller
- * receives and starts as before). */
+/* The same as soon as the command's process exists: the first worker is started now,
+ * sends the command's process its word (linux_broker_ack) and takes the listener
+ * from `sock` itself (it owns sock from here on, and ends when the command ended
+ * before sending it). The command waits for that word before it execs: the thread is
+ * there before any process of the command's own, in the sandbox's pids budget (limit
+ * + init + this worker) as planned, however late init is scheduled. 0, or -errno with
+ * sock untouched (the caller acks, receives and starts as before). */
 int linux_broker_start_before(struct linux_broker *b, int sock);
 
 /* Init's reaper, for every child it reaps: a process a worker started for an open

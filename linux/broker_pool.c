@@ -86,11 +86,11 @@ static void *worker(void *arg)
 	struct linux_broker *b = arg;
 	struct pollfd pf;
 
-	if (b->receive_from >= 0) { /* the first worker, started before the command */
+	if (b->receive_from >= 0) { /* the first worker, started with the command */
 		int sock = b->receive_from;
 
 		b->receive_from = -1;
-		if (!linux_broker_receive(b, sock)) {
+		if (linux_broker_ack(sock) < 0 || !linux_broker_receive(b, sock)) {
 			worker_gone(b); /* the command ended first; it says why */
 			return NULL;
 		}

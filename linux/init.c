@@ -245,14 +245,17 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	linux_landlock_apply_or_die(s, true, NULL, rfd); /* second layer on writes */
 	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
-	/* The broker's first worker before the command: counted in the pids budget
-	 * before any of the command's processes, however late init runs again. */
-	broker_early = broker_sock >= 0 && linux_broker_start_before(&broker, broker_sock) == 0;
 	cmd = l->session ? launch_spawn_session_or_die(l, f->sess_w, rfd)
 			 : launch_spawn_command_or_die(l, rfd);
+	/* The broker's first worker at once, before the command's process goes on past
+	 * handing its listener over (it waits for the worker's word): counted in the
+	 * pids budget before any process of the command's own, however late init runs
+	 * again. Without the thread, init gives the word and answers itself as before. */
+	broker_early = broker_sock >= 0 && linux_broker_start_before(&broker, broker_sock) == 0;
 	if (broker_early)
 		broker_sock = -1; /* the worker's now */
-	else if (broker_sock >= 0 && !linux_broker_receive(&broker, broker_sock))
+	else if (broker_sock >= 0 &&
+		 (linux_broker_ack(broker_sock) < 0 || !linux_broker_receive(&broker, broker_sock)))
 		broker.listener = -1; /* the command ended first; it says why */
 	/* From here on the broker's threads answer the command's calls: this loop
 	 * (reaping, signals, the exit) never waits on one (broker_pool.c). Without them

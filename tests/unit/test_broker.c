@@ -167,6 +167,8 @@ static long drive(const struct broker_row *row, const struct args *in, int times
 	}
 	close(sv[1]);
 	close(res[1]);
+	/* As init: the word that a worker answers, then the listener. */
+	ck_assert_int_eq(linux_broker_ack(sv[0]), 0);
 	ck_assert_msg(linux_broker_receive(&broker, sv[0]), "%s: no listener", row->name);
 	umask(0); /* as init's: the caller's umask is applied per call */
 	for (int i = 0; i < 20000; i++) {
