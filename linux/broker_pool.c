@@ -90,7 +90,12 @@ static void *worker(void *arg)
 		int sock = b->receive_from;
 
 		b->receive_from = -1;
-		if (linux_broker_ack(sock) < 0 || !linux_broker_receive(b, sock)) {
+		if (linux_broker_ack(sock) < 0) {
+			close(sock); /* the command reads EOF and stops, naming why */
+			worker_gone(b);
+			return NULL;
+		}
+		if (!linux_broker_receive(b, sock)) {
 			worker_gone(b); /* the command ended first; it says why */
 			return NULL;
 		}

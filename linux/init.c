@@ -184,6 +184,28 @@ init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 	}
 }
 
+/* No thread could start with the command: init takes the listener itself (the command
+ * sends it before it waits), starts the workers, and only then gives the word, so the
+ * command still goes on with its worker counted. Without workers (or a word that
+ * cannot be given) the socket is closed unanswered: the command reads EOF and stops
+ * before it runs, naming why (linux_broker_install_or_die), rather than run with
+ * every trapped call failing. */
+static void broker_answer_alone(struct linux_broker *b)
+{
+	int take = dup(broker_sock);
+
+	if (take < 0 || !linux_broker_receive(b, take))
+		b->listener = -1; /* the command ended first; it says why */
+	if (b->listener >= 0 && linux_broker_start(b) < 0) {
+		close(b->listener);
+		b->listener = -1;
+	}
+	if (b->listener >= 0)
+		(void)linux_broker_ack(broker_sock);
+	close(broker_sock);
+	broker_sock = -1;
+}
+
 static void broker_socket_or_die(int rfd)
 {
 	int sv[2];
@@ -250,21 +272,12 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	/* The broker's first worker at once, before the command's process goes on past
 	 * handing its listener over (it waits for the worker's word): counted in the
 	 * pids budget before any process of the command's own, however late init runs
-	 * again. Without the thread, init gives the word and answers itself as before. */
+	 * again. Without the thread, init answers alone (broker_answer_alone). */
 	broker_early = broker_sock >= 0 && linux_broker_start_before(&broker, broker_sock) == 0;
 	if (broker_early)
 		broker_sock = -1; /* the worker's now */
-	else if (broker_sock >= 0 &&
-		 (linux_broker_ack(broker_sock) < 0 || !linux_broker_receive(&broker, broker_sock)))
-		broker.listener = -1; /* the command ended first; it says why */
-	/* From here on the broker's threads answer the command's calls: this loop
-	 * (reaping, signals, the exit) never waits on one (broker_pool.c). Without them
-	 * every trapped call fails with ENOSYS once init closes the listener: the command
-	 * cannot create past the guard, and says so. */
-	if (broker.listener >= 0 && linux_broker_start(&broker) < 0) {
-		close(broker.listener);
-		broker.listener = -1;
-	}
+	else if (broker_sock >= 0)
+		broker_answer_alone(&broker);
 	close(rfd);
 	init_loop(cmd, sfd, f, &broker);
 }

