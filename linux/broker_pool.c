@@ -117,12 +117,16 @@ static void *worker(void *arg)
 
 static int attr_ready(void)
 {
+	static bool ready;
 	int rc;
 
+	if (ready)
+		return 0;
 	if ((rc = pthread_attr_init(&worker_attr)) != 0)
 		return -rc;
 	pthread_attr_setdetachstate(&worker_attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&worker_attr, 256 * 1024);
+	ready = true;
 	return 0;
 }
 

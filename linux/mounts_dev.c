@@ -44,10 +44,14 @@ static const struct {
 static void bind_node_or_die(int rfd, int host_dev, int dev, const char *name, bool required)
 {
 	struct stat st;
-	int tree = open_tree(host_dev, name,
-			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	int tree =
+	    open_tree(host_dev, name,
+		      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 
-	int err = tree < 0 ? errno : fstat(tree, &st) < 0 ? errno : !S_ISCHR(st.st_mode) ? ENODEV : 0;
+	int err = tree < 0		 ? errno
+		  : fstat(tree, &st) < 0 ? errno
+		  : !S_ISCHR(st.st_mode) ? ENODEV
+					 : 0;
 
 	/* An optional node the host lacks, or has as something else: not made. */
 	if (err && !required) {
@@ -73,13 +77,9 @@ static void bind_node_or_die(int rfd, int host_dev, int dev, const char *name, b
 static void nodes_attrs_or_die(int rfd, int dev)
 {
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
-	struct mount_attr a = {.attr_set = attrs};
 
-	if (!linux_test_hooks()->force_remount &&
-	    mount_setattr(dev, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0)
+	if (mnt_setattr_try_or_die(rfd, dev, attrs, true, "the nodes of /dev"))
 		return;
-	if (!linux_test_hooks()->force_remount && errno != ENOSYS)
-		linux_die(rfd, MNT_STEP, errno, "set attributes on the nodes of /dev");
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
 		AUTO_FD node = openat(dev, dev_nodes[i].name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (node < 0 && errno == ENOENT && !dev_nodes[i].required)
@@ -120,7 +120,8 @@ void linux_mounts_dev_or_die(int rfd)
 	for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
 			linux_die(rfd, MNT_STEP, errno, "symlink /dev/%s", dev_links[i].name);
-	subdir_fs_or_die(rfd, dev, "pts", "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	subdir_fs_or_die(rfd, dev, "pts", "devpts", pts_opts,
+			 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 	subdir_fs_or_die(rfd, dev, "shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	/* Populated: no new node names, files or links in /dev itself. */
 	mnt_setattr_or_die(rfd, dev, MOUNT_ATTR_RDONLY, false, "/dev");

@@ -171,8 +171,8 @@ int mnt_is_dir(int fd)
 	return S_ISDIR(st.st_mode) ? 1 : 0;
 }
 
-int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode,
-			      const void *data, size_t len, const char *what)
+int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
+			      size_t len, const char *what)
 {
 	const char *p = data;
 	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -337,19 +337,28 @@ static int remount_tree(const char *top, uint64_t attr)
 	return rc;
 }
 
-void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where)
+bool mnt_setattr_try_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where)
 {
 	struct mount_attr a = {.attr_set = attr_set};
+
+	if (linux_test_hooks()->force_remount)
+		return false;
+	if (mount_setattr(mnt, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) ==
+	    0)
+		return true;
+	if (errno != ENOSYS)
+		linux_die(rfd, MNT_STEP, errno, "set attributes on %s", where);
+	return false;
+}
+
+void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where)
+{
 	char self[64], path[PATH_MAX];
 	ssize_t n;
 	int rc;
 
-	if (!linux_test_hooks()->force_remount &&
-	    mount_setattr(mnt, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) ==
-		0)
+	if (mnt_setattr_try_or_die(rfd, mnt, attr_set, recursive, where))
 		return;
-	if (!linux_test_hooks()->force_remount && errno != ENOSYS)
-		linux_die(rfd, MNT_STEP, errno, "set attributes on %s", where);
 	/* The fd names the mount: the host's procfs, still at /oldroot, turns it into
 	 * a path for mount(2). */
 	snprintf(self, sizeof(self), MNT_OLDROOT "/proc/self/fd/%d", mnt);
@@ -388,8 +397,7 @@ static void attach_or_die(int rfd, int tree, int src, int sdir, int dst, int ddi
 int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
 			  const char *where)
 {
-	struct mount_attr a = {.attr_set = attr_set};
-	bool set_early = attr_set == 0; /* 0: the source's own attributes, cloned with it */
+	bool set_early;
 	int tree;
 
 	if (sdir >= 0 && ddir >= 0 && sdir != ddir)
@@ -400,12 +408,9 @@ int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_
 	    open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0)
 		linux_die(rfd, MNT_STEP, errno, "bind %s: clone", where);
-	/* Attributes before attaching: the mount is never visible without them. */
-	if (!set_early)
-		set_early = !linux_test_hooks()->force_remount &&
-			    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0;
-	if (!set_early && !linux_test_hooks()->force_remount && errno != ENOSYS)
-		linux_die(rfd, MNT_STEP, errno, "bind %s: set attributes", where);
+	/* Attributes before attaching: the mount is never visible without them (0: the
+	 * source's own, cloned with it). */
+	set_early = attr_set == 0 || mnt_setattr_try_or_die(rfd, tree, attr_set, true, where);
 	attach_or_die(rfd, tree, src, sdir, dst, ddir, where);
 	if (!set_early)
 		mnt_setattr_or_die(rfd, tree, attr_set, true, where);

@@ -48,8 +48,8 @@ int mnt_is_dir(int fd);
  * data to it; dies naming what ("sanitized copy of X", "X: halo-run's copy"). */
 /* The same, the file's (write) fd returned: a clone of it is the file, no need to
  * resolve its name again. */
-int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode,
-			      const void *data, size_t len, const char *what);
+int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
+			      size_t len, const char *what);
 void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
 			  size_t len, const char *what);
 int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
@@ -74,6 +74,9 @@ int mnt_bind_or_die(int rfd, int src, int dst, uint64_t attr_set, const char *wh
 int mnt_bind_typed_or_die(int rfd, int src, int sdir, int dst, int ddir, uint64_t attr_set,
 			  const char *where);
 
+/* mount_setattr alone: true when set, false when the kernel has none (before 5.12; or
+ * the test hook) and the caller must remount; any other failure dies. */
+bool mnt_setattr_try_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
 /* Add attributes to an attached mount (recursive: and every mount beneath it). */
 void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
 

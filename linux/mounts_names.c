@@ -19,8 +19,7 @@
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
-static int write_file_keep_or_die(int rfd, int dir, const char *name,
-				  const struct plan_step *st)
+static int write_file_keep_or_die(int rfd, int dir, const char *name, const struct plan_step *st)
 {
 	char what[PATH_MAX + 32];
 
