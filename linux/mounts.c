@@ -80,8 +80,7 @@ static void enter_staging_or_die(int rfd)
 	    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target,
 	    "the staging root", &fs_ctx);
 	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0 ||
-	    mkdirat(staging, "carve", 0755) < 0 || mkdirat(staging, "names", 0755) < 0 ||
-	    mkdirat(staging, "sshconf", 0755) < 0)
+	    mkdirat(staging, "carve", 0755) < 0 || mkdirat(staging, "names", 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "prepare the staging root");
 	make_mask_sources_or_die(rfd, staging, fs_ctx);
 	if (fchdir(staging) < 0 || syscall(SYS_pivot_root, ".", "oldroot") < 0)
@@ -156,7 +155,7 @@ struct exec {
 	int *repl; /* per mask: a carve-out or sanitized copy to mount instead, or -1 */
 	size_t n_masks;
 	int mask_dir, mask_file;
-	int names_fs; /* PLAN_NAMES: their tmpfs, once made */
+	int names_fs; /* halo-run's own files (names, ssh_config): their tmpfs, once made */
 	bool sockets_done;
 };
 
@@ -375,7 +374,7 @@ static void do_elsewhere(struct exec *x, const struct plan_step *st)
 /* halo-run's ssh client configuration (ssh_config.c). */
 static void do_ssh_config(struct exec *x, const struct plan_step *st)
 {
-	linux_mounts_ssh_config_or_die(x->rfd, st);
+	linux_mounts_ssh_config_or_die(x->rfd, &x->names_fs, st);
 }
 
 /* clang-format off */

@@ -95,21 +95,32 @@ static void write_under_run_or_die(int rfd, int run, const char *rel, const stru
 	close(dir);
 }
 
-void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step *st)
+/* One small tmpfs on the staging root holds every file halo-run writes for the
+ * sandbox to read (the name files, the ssh_config): only read-only binds of single
+ * files reach the new root, and the tmpfs itself goes with the staging root. Its size
+ * bounds the largest, an ssh_config with the host's appended (ssh_config.c). */
+int linux_mounts_own_files_or_die(int rfd, int *fs)
 {
-	static const char *const opts[] = {"mode=0755", "size=64k", "nr_inodes=64", NULL};
-	const char *base = strrchr(st->path, '/') + 1;
-	char target[MNT_NAME_MAX];
-	int src, dst;
+	static const char *const opts[] = {"mode=0755", "size=320k", "nr_inodes=64", NULL};
 
 	if (*fs < 0) {
 		int at = mnt_open_or_die(rfd, "", MNT_NAMES, MNT_NO_CREATE);
 
 		*fs = mnt_fresh_or_die(rfd, "tmpfs", opts,
 				       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, at,
-				       "halo-run's name files");
+				       "halo-run's own files");
 		close(at);
 	}
+	return *fs;
+}
+
+void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step *st)
+{
+	const char *base = strrchr(st->path, '/') + 1;
+	char target[MNT_NAME_MAX];
+	int src, dst;
+
+	linux_mounts_own_files_or_die(rfd, fs);
 	dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE);
 	if (dst == -ELOOP && link_target(st->path, target, sizeof(target)) == 0) {
 		if (strncmp(target, "/run/", 5) == 0 && run >= 0) {

@@ -5,6 +5,7 @@
  * inside, and the kernel lets uid 0 write most of /proc/sys whatever its
  * capabilities: without a read-only /proc/sys it could change kernel settings. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -39,14 +40,43 @@ static const char *const readonly[] = {
 #define PROC_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 #define RO_ATTRS   (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
-/* Entries differ between kernels: a missing one has nothing to hide. */
-static int open_optional_or_die(int rfd, const char *path)
+/* Paths inside the fresh /proc (and the host's /sys under the read-only root) are
+ * laid out by the kernel, not by anyone the sandbox or the host's users control, and
+ * nothing else runs in this mount namespace yet: they are named by path, one mount(2)
+ * each, where a path under a bound tree needs an fd opened without following links
+ * (mounts_fd.c). A bind keeps its source's attributes: /dev/null's nosuid and noexec
+ * (mounts_dev.c), the staging root's read-only, nosuid, nodev and noexec (mounts.c).
+ * Entries differ between kernels: a missing one has nothing to hide. */
+static void bind_optional_or_die(int rfd, const char *src, const char *path)
 {
-	int fd = mnt_open(MNT_NEWROOT, path, MNT_NO_CREATE);
+	char dst[128];
 
-	if (fd < 0 && fd != -ENOENT)
-		linux_die(rfd, MNT_STEP, -fd, "open %s", path);
-	return fd;
+	snprintf(dst, sizeof(dst), MNT_NEWROOT "%s", path);
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0 && errno != ENOENT)
+		linux_die(rfd, MNT_STEP, errno, "bind over %s", path);
+}
+
+/* Bound onto itself, then read-only with everything beneath it (no other process is
+ * in the namespace to see the moment between). Without mount_setattr (Linux < 5.12),
+ * the fd-based remount of mounts_fd.c. */
+static void readonly_optional_or_die(int rfd, const char *path)
+{
+	struct mount_attr a = {.attr_set = RO_ATTRS};
+	char dst[128];
+
+	snprintf(dst, sizeof(dst), MNT_NEWROOT "%s", path);
+	if (mount(dst, dst, NULL, MS_BIND | MS_REC, NULL) < 0) {
+		if (errno == ENOENT)
+			return;
+		linux_die(rfd, MNT_STEP, errno, "bind %s onto itself", path);
+	}
+	if (!linux_test_hooks()->force_remount &&
+	    mount_setattr(AT_FDCWD, dst, AT_RECURSIVE, &a, sizeof(a)) == 0)
+		return;
+	if (errno != ENOSYS && !linux_test_hooks()->force_remount)
+		linux_die(rfd, MNT_STEP, errno, "make %s read-only", path);
+	AUTO_FD fd = mnt_open_or_die(rfd, MNT_NEWROOT, path, MNT_NO_CREATE);
+	mnt_setattr_or_die(rfd, fd, RO_ATTRS, true, path);
 }
 
 void linux_mounts_proc_or_die(int rfd)
@@ -56,28 +86,12 @@ void linux_mounts_proc_or_die(int rfd)
 	 * host's /proc is itself partly covered (inside some containers). */
 	close(mnt_fresh_or_die(rfd, "proc", NULL, PROC_ATTRS, target, "/proc"));
 
-	/* Types as this fresh /proc (and /sys) lay them out, not asked of the kernel: the
-	 * files are files, the directories directories, /dev/null a device; and the kernel
-	 * refuses to attach a file on a directory or the reverse, whatever we said. */
-	/* The sandbox's own /dev/null, already nosuid and noexec (mounts_dev.c): its
-	 * clones keep that, no attribute call each. */
-	AUTO_FD null = mnt_open_or_die(rfd, MNT_NEWROOT, "/dev/null", MNT_NO_CREATE);
-	for (size_t i = 0; i < sizeof(null_files) / sizeof(null_files[0]); i++) {
-		AUTO_FD fd = open_optional_or_die(rfd, null_files[i]);
-		if (fd >= 0)
-			close(mnt_bind_typed_or_die(rfd, null, 0, fd, 0, 0, null_files[i]));
-	}
-	/* The staging root's empty directory: its mount is read-only, nosuid, nodev and
-	 * noexec already (mounts.c), and so are its clones. */
-	AUTO_FD dir = mnt_open_or_die(rfd, "", MNT_MASK_DIR, MNT_NO_CREATE);
-	for (size_t i = 0; i < sizeof(empty_dirs) / sizeof(empty_dirs[0]); i++) {
-		AUTO_FD fd = open_optional_or_die(rfd, empty_dirs[i]);
-		if (fd >= 0)
-			close(mnt_bind_typed_or_die(rfd, dir, 1, fd, 1, 0, empty_dirs[i]));
-	}
-	for (size_t i = 0; i < sizeof(readonly) / sizeof(readonly[0]); i++) {
-		AUTO_FD fd = open_optional_or_die(rfd, readonly[i]);
-		if (fd >= 0)
-			close(mnt_bind_or_die(rfd, fd, fd, RO_ATTRS, readonly[i]));
-	}
+	/* The kernel refuses to attach a file on a directory or the reverse: the tables
+	 * hold files and directories as this fresh /proc (and /sys) lay them out. */
+	for (size_t i = 0; i < sizeof(null_files) / sizeof(null_files[0]); i++)
+		bind_optional_or_die(rfd, MNT_NEWROOT "/dev/null", null_files[i]);
+	for (size_t i = 0; i < sizeof(empty_dirs) / sizeof(empty_dirs[0]); i++)
+		bind_optional_or_die(rfd, MNT_MASK_DIR, empty_dirs[i]);
+	for (size_t i = 0; i < sizeof(readonly) / sizeof(readonly[0]); i++)
+		readonly_optional_or_die(rfd, readonly[i]);
 }

@@ -88,10 +88,10 @@ int linux_ssh_config_build(const char *self_exe, const char *workspace, const ch
 	return 0;
 }
 
-void linux_mounts_ssh_config_or_die(int rfd, const struct plan_step *st)
+void linux_mounts_ssh_config_or_die(int rfd, int *own_fs, const struct plan_step *st)
 {
-	static const char *const opts[] = {"mode=0755", "size=512k", "nr_inodes=16", NULL};
-	int dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE), fs, fs_ctx = -1, src;
+	int dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE), src;
+	char what[PATH_MAX + 32];
 	struct stat sb;
 
 	/* Replaced since the plan was made (a package upgrade): leave it as it is. */
@@ -101,26 +101,12 @@ void linux_mounts_ssh_config_or_die(int rfd, const struct plan_step *st)
 		close(dst);
 		return;
 	}
-	int at = mnt_open_or_die(rfd, "", MNT_SSHCONF, MNT_NO_CREATE);
-	fs = mnt_fresh_keep_or_die(rfd, "tmpfs", opts,
-				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, at,
-				   "halo-run's ssh_config", &fs_ctx);
-	close(at);
-	{
-		char what[PATH_MAX + 32];
-
-		snprintf(what, sizeof(what), "%s: halo-run's copy", st->path);
-		mnt_write_new_or_die(rfd, fs, "ssh_config", 0444, st->data, st->len, what);
-	}
-	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s: make halo-run's copy read-only", st->path);
-	close(fs_ctx);
-	src = openat(fs, "ssh_config", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (src < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s: open halo-run's copy", st->path);
-	close(mnt_bind_or_die(rfd, src, dst, RO_ATTRS, st->path));
+	/* On the tmpfs of halo-run's own files (mounts_names.c), bound read-only over the
+	 * host's, from the descriptor it was written through. */
+	snprintf(what, sizeof(what), "%s: halo-run's copy", st->path);
+	src = mnt_write_new_keep_or_die(rfd, linux_mounts_own_files_or_die(rfd, own_fs),
+					"ssh_config", 0444, st->data, st->len, what);
+	close(mnt_bind_typed_or_die(rfd, src, 0, dst, 0, RO_ATTRS, st->path));
 	close(src);
-	close(fs);
 	close(dst);
 }

@@ -385,6 +385,11 @@ static void check_layout(void)
 	if (fd >= 0)
 		close(fd);
 	IN(mnt_flags("/sys") & ST_RDONLY, "/sys read-only");
+	IN(access("/proc/bus", F_OK) != 0 || (mnt_flags("/proc/bus") & ST_RDONLY),
+	   "/proc/bus read-only");
+	IN(access("/sys/firmware", F_OK) != 0 || dir_is_empty("/sys/firmware") ||
+	       open_err("/sys/firmware", O_RDONLY | O_DIRECTORY) == EACCES,
+	   "/sys/firmware hidden");
 	/* /dev */
 	IN(open_err("/dev/null", O_WRONLY) == 0, "/dev/null writable");
 	IN(open_err("/dev/urandom", O_RDONLY) == 0, "/dev/urandom readable");
