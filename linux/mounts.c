@@ -46,12 +46,11 @@ static void make_mask_sources_or_die(int rfd, int staging, int fs_ctx)
 {
 	int fd;
 
+	/* Made with mode 000 (a umask only ever takes bits away): no chmod after. */
 	if (mkdirat(staging, "masks", 0755) < 0 || mkdirat(staging, "masks/dir", 0) < 0 ||
 	    (fd = openat(staging, "masks/file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
 		linux_die(rfd, MNT_STEP, errno, "populate the mask file system");
 	close(fd);
-	if (fchmodat(staging, "masks/dir", 0, 0) < 0 || fchmodat(staging, "masks/file", 0, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "chmod the masks");
 	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
 	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
 		linux_die(rfd, MNT_STEP, errno, "make the mask file system read-only");
