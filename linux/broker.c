@@ -156,6 +156,16 @@ static int yama_scope(void)
 	return n > 0 ? atoi(buf) : 0;
 }
 
+bool linux_broker_guard_git(const struct linux_launch *l)
+{
+	return l->policy->guard_persistence != 0 && l->policy->mode != POLICY_MODE_READ_ONLY;
+}
+
+bool linux_broker_expected(const struct linux_launch *l, const struct linux_scan *s)
+{
+	return (s->missing.n > 0 || linux_broker_guard_git(l)) && yama_scope() < 2;
+}
+
 /* The directory the last pin was made in: the missing guard names at a tree's top all
  * share it, and each would open and stat it again. */
 struct pin_dir {
@@ -224,6 +234,7 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 	b->addfd_send = true;
 	if (s->missing.n == 0 && !guard_git)
 		return false;
+	/* linux_broker_expected says the same in the supervisor (the pids budget). */
 	if (yama >= 2) {
 		if (!required)
 			return false; /* failIfUnavailable: false (dry-run and doctor say so) */

@@ -107,6 +107,12 @@ enum broker_op {
  * git rules refused ("N first-refusal"), nothing when they refused nothing. */
 void linux_broker_send_notes(const struct linux_broker *b, int fd);
 
+/* Whether init will run a broker for these lists (the supervisor asks, for the pids
+ * budget; a broker thread that cannot start is init answering alone, still counted). */
+bool linux_broker_expected(const struct linux_launch *l, const struct linux_scan *s);
+/* The git directory rules apply wherever the command can write a tree of the host's. */
+bool linux_broker_guard_git(const struct linux_launch *l);
+
 /* Init, after the mounts: the pins from s->missing (opened in the sandbox's view), and
  * the git directory rules when guard_git. Returns false when there is nothing to do, or when Yama
  * forbids it and it is not `required` (sandbox.failIfUnavailable: false); dies when it is. */

@@ -104,7 +104,9 @@ static bool set_memory_v2(const char *dir, long long bytes)
  * The broker starts its other threads only when calls wait (broker_pool.c); those
  * count against the same budget, so a command that has used all of it leaves the
  * broker answering with the threads it has (a thread that cannot start is not an
- * error there), and the command never gets more than limits.processes. */
+ * error there), and the command never gets more than limits.processes. A launch
+ * without a broker gives its slot back before the command exists
+ * (linux_cgroup_pids_ours). */
 #define PIDS_OURS 2
 
 static int setup_v2(const struct rlimits_set *r, struct linux_cgroup *cg)
@@ -124,6 +126,7 @@ static int setup_v2(const struct rlimits_set *r, struct linux_cgroup *cg)
 		if ((rc = write_num(cg->path_pids, "pids.max", r->processes + PIDS_OURS)) < 0)
 			return rc;
 		cg->pids = true;
+		cg->pids_budget = r->processes;
 	}
 	if (r->memory_bytes != RLIMITS_UNSET && set_memory_v2(cg->path_pids, r->memory_bytes)) {
 		cg->memory = true;
@@ -144,6 +147,7 @@ static int setup_v1(const struct rlimits_set *r, struct linux_cgroup *cg)
 				     r->processes + PIDS_OURS)) < 0)
 			return rc;
 		cg->pids = true;
+		cg->pids_budget = r->processes;
 	}
 	if (r->memory_bytes != RLIMITS_UNSET && v1_base("memory", base, sizeof(base)) == 0 &&
 	    make_group(cg->path_mem, sizeof(cg->path_mem), base, "memory.limit_in_bytes",
@@ -218,6 +222,13 @@ static int attach_one(const char *dir, bool v2, int pid)
 
 	snprintf(num, sizeof(num), "%d", pid);
 	return write_text(dir, v2 ? "cgroup.procs" : "tasks", num);
+}
+
+int linux_cgroup_pids_ours(const struct linux_cgroup *cg, int ours)
+{
+	if (!cg->pids || ours == PIDS_OURS)
+		return 0;
+	return write_num(cg->path_pids, "pids.max", cg->pids_budget + ours);
 }
 
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid)

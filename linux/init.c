@@ -216,12 +216,6 @@ static void broker_socket_or_die(int rfd)
 	broker_child_sock = sv[1];
 }
 
-/* The git directory rules apply wherever the command can write a tree of the host's. */
-static bool guard_git(const struct linux_launch *l)
-{
-	return l->policy->guard_persistence != 0 && l->policy->mode != POLICY_MODE_READ_ONLY;
-}
-
 void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		     const struct launch_ids *ids, struct launch_fds *f)
 {
@@ -256,8 +250,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	s = linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
 	/* Guard targets missing at launch: their creation refused; git directories' hooks
 	 * and config held, whenever made (broker_int.h, broker_git.c). */
-	if (linux_broker_pins_or_die(&broker, s, guard_git(l), l->policy->fail_if_unavailable != 0,
-				     rfd))
+	if (linux_broker_pins_or_die(&broker, s, linux_broker_guard_git(l),
+				     l->policy->fail_if_unavailable != 0, rfd))
 		broker_socket_or_die(rfd);
 	broker.learn = l->learn; /* halo-run learn: refused writes noted (broker_learn.c) */
 	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linux/broker_int.h"
 #include "linux/launch_int.h"
 
 #define SANDBOX_NS_FLAGS                                                                           \
@@ -150,6 +151,17 @@ static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
 	return -EIO;
 }
 
+/* The pids cgroup counts init and the broker's first thread on top of
+ * limits.processes; a launch without a broker (linux_broker_expected, as init will
+ * decide it from the same lists) gives that slot back, while init still waits for the
+ * lists: the command never has one process more than the policy says. */
+static int pids_settle(void *arg, const struct linux_scan *s)
+{
+	const struct linux_sandbox *sb = arg;
+
+	return linux_cgroup_pids_ours(&sb->cg, linux_broker_expected(sb->l, s) ? 2 : 1);
+}
+
 /* The child waits for "go" until it is accounted for in the cgroups; then, with
  * egress through the proxy, it hands over the listeners it made in its namespace, and
  * gets the run's CA files, when some host's TLS is terminated, in return. */
@@ -188,7 +200,7 @@ static int start_init(struct linux_sandbox *sb, struct halo_err *e)
 		   launch_ca_send(f->lsock_r, ca_fds) < 0))
 		kill(sb->child, SIGKILL);
 	launch_ca_close(ca_fds);
-	if ((rc = linux_scan_hand_over(sb->l, &sb->scan, e)) < 0) {
+	if ((rc = linux_scan_hand_over(sb->l, &sb->scan, pids_settle, sb, e)) < 0) {
 		kill_and_reap(sb->child);
 		return rc;
 	}

@@ -162,15 +162,18 @@ void linux_scan_free(struct linux_scan *s);
  *    its namespaces): absolute protected paths, halo-run's own outputs and state,
  *    carve-outs and sanitized copies, host sockets, read-only extras, the walk, the
  *    checks linux_scan makes (and the truncation refusal unless failIfUnavailable is
- *    false); then every list the late mount steps use is sent to the child. On
- *    -errno (e set) the caller kills the child.
+ *    false); then before_send (when given: its -errno stops the launch, e says it
+ *    could not be settled), then every list the late mount steps use is sent to the
+ *    child. On -errno (e set) the caller kills the child.
  *  - linux_scan_settle_here: all of that but the walk, in this process, for a
  *    launch that found no namespaces to build (Landlock needs the lists).
  *  - linux_scan_receive_or_die, in the child where the mounts need them: returns s
  *    itself when nothing is late, else `late` filled with the final lists (its
  *    writable aliases s's). */
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
-int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
+int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
+			 int (*before_send)(void *arg, const struct linux_scan *s), void *arg,
+			 struct halo_err *e);
 int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 						   struct linux_scan *late, int report_fd);
@@ -212,9 +215,13 @@ struct linux_cgroup {
 	char path_mem[LINUX_CGROUP_PATH];
 	bool v2;
 	char mem_desc[LINUX_CGROUP_PATH + 64]; /* what holds memory, for messages */
+	long long pids_budget;		       /* limits.processes, with pids */
 };
 int linux_cgroup_setup(const struct rlimits_set *r, struct linux_cgroup *cg, struct halo_err *e);
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
+/* pids.max as limits.processes plus `ours` (init, and the broker's first thread when
+ * there is a broker), before the command exists. 0 or -errno. */
+int linux_cgroup_pids_ours(const struct linux_cgroup *cg, int ours);
 void linux_cgroup_cleanup(struct linux_cgroup *cg);
 /* How many processes the kernel's OOM killer ended in the memory cgroup (0 without). */
 long long linux_cgroup_oom_kills(const struct linux_cgroup *cg);

@@ -123,6 +123,18 @@ for via in limit policy; do
 		skip "nproc ($via): the process-limit line" "no pids cgroup here: RLIMIT_NPROC keeps no count of refused forks"
 	fi
 	rm -f "$TMPDIR/ev-nproc"
+	# Exactly the policy's count for the command, with the creation broker (the
+	# workspace writable) and without one (read-only: init alone on top).
+	if grep -q 'processes.*pids cgroup' <<<"$PLAN_LIMITS"; then
+		for mode in workspace-write read-only; do
+			policy "p_mode_$mode.yaml" "sandbox: {mode: $mode}"
+			sbx "${nproc[@]}" --policy "p_mode_$mode.yaml" -- ./it_sup forkmany 200
+			expect "nproc ($via, $mode): the command and exactly 19 children" 19 \
+				"$(echo "$OUT" | awk '{print $2}')"
+		done
+	else
+		skip "nproc ($via): the exact count" "no pids cgroup here (RLIMIT_NPROC counts init and the broker too)"
+	fi
 
 	# Open files: fds 0-2 are open, so 29 more fit under 32.
 	sbx "${nofile[@]}" --events "$TMPDIR/ev-nofile" -- ./it_sup openmany 100

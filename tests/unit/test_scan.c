@@ -408,7 +408,7 @@ static void split_scan(struct linux_scan *got, int *rc)
 	ck_assert(sent.late);
 	ck_assert_uint_eq(sent.entries_scanned, 0);
 	child_end = dup(sent.late_fd[0]); /* what the clone would have inherited */
-	*rc = linux_scan_hand_over(&launch, &sent, &err);
+	*rc = linux_scan_hand_over(&launch, &sent, NULL, NULL, &err);
 	ck_assert_int_eq(sent.late_fd[0], -1);
 	ck_assert_int_eq(sent.late_fd[1], -1);
 	memset(got, 0, sizeof(*got));
@@ -469,7 +469,7 @@ START_TEST(split_scan_sends_every_list)
 	ck_assert_uint_eq(sent.masked.n + sent.sanitized.n + sent.carved.n, 0); /* after */
 	struct linux_scan in_child = sent; /* what the clone sees: nothing but writable */
 	child_end = dup(sent.late_fd[0]);
-	ck_assert_int_eq(linux_scan_hand_over(&launch, &sent, &err), 0);
+	ck_assert_int_eq(linux_scan_hand_over(&launch, &sent, NULL, NULL, &err), 0);
 	in_child.late_fd[0] = child_end;
 	in_child.late_fd[1] = -1;
 	r = linux_scan_receive_or_die(&in_child, &late, -1);
