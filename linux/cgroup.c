@@ -104,9 +104,9 @@ static bool set_memory_v2(const char *dir, long long bytes)
  * The broker starts its other threads only when calls wait (broker_pool.c); those
  * count against the same budget, so a command that has used all of it leaves the
  * broker answering with the threads it has (a thread that cannot start is not an
- * error there), and the command never gets more than limits.processes. A launch
- * without a broker gives its slot back before the command exists
- * (linux_cgroup_pids_ours). */
+ * error there), and the command never gets more than limits.processes. The launch
+ * settles the count before the command exists (linux_cgroup_pids_ours): no broker,
+ * no slot for it; a session's spawner, one more; no namespaces, none of ours. */
 #define PIDS_OURS 2
 
 static int setup_v2(const struct rlimits_set *r, struct linux_cgroup *cg)
@@ -226,9 +226,14 @@ static int attach_one(const char *dir, bool v2, int pid)
 
 int linux_cgroup_pids_ours(const struct linux_cgroup *cg, int ours)
 {
+	int rc;
+
 	if (!cg->pids || ours == PIDS_OURS)
 		return 0;
-	return write_num(cg->path_pids, "pids.max", cg->pids_budget + ours);
+	rc = write_num(cg->path_pids, "pids.max", cg->pids_budget + ours);
+	if (rc < 0)
+		errno = -rc;
+	return rc;
 }
 
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid)

@@ -151,15 +151,17 @@ static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
 	return -EIO;
 }
 
-/* The pids cgroup counts init and the broker's first thread on top of
- * limits.processes; a launch without a broker (linux_broker_expected, as init will
- * decide it from the same lists) gives that slot back, while init still waits for the
- * lists: the command never has one process more than the policy says. */
+/* The pids cgroup counts halo-run's own tasks on top of limits.processes: init, a
+ * session's spawner, the broker's first thread where init will run a broker
+ * (linux_broker_expected, as init decides it from the same lists). Settled while init
+ * still waits for the lists: the command never has one process more, nor one fewer,
+ * than the policy says. */
 static int pids_settle(void *arg, const struct linux_scan *s)
 {
 	const struct linux_sandbox *sb = arg;
+	int ours = 1 + (sb->l->session ? 1 : 0) + (linux_broker_expected(sb->l, s) ? 1 : 0);
 
-	return linux_cgroup_pids_ours(&sb->cg, linux_broker_expected(sb->l, s) ? 2 : 1);
+	return linux_cgroup_pids_ours(&sb->cg, ours);
 }
 
 /* The child waits for "go" until it is accounted for in the cgroups; then, with
@@ -248,6 +250,11 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 	struct launch_fds *f = &sb->f;
 	pid_t parent = getpid();
 
+	/* The command alone in the pids cgroup: none of halo-run's tasks on top. */
+	if (linux_cgroup_pids_ours(&sb->cg, 0) < 0) {
+		halo_err_set(e, "could not settle the sandbox's process limit: %s", strerror(errno));
+		return -EPERM;
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sb->subreaper = true;
 	sb->via_init = false;

@@ -219,8 +219,9 @@ struct linux_cgroup {
 };
 int linux_cgroup_setup(const struct rlimits_set *r, struct linux_cgroup *cg, struct halo_err *e);
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
-/* pids.max as limits.processes plus `ours` (init, and the broker's first thread when
- * there is a broker), before the command exists. 0 or -errno. */
+/* pids.max as limits.processes plus `ours` (halo-run's own tasks in the cgroup: init,
+ * a session's spawner, the broker's first thread), before the command exists. 0 or
+ * -errno (errno set too). */
 int linux_cgroup_pids_ours(const struct linux_cgroup *cg, int ours);
 void linux_cgroup_cleanup(struct linux_cgroup *cg);
 /* How many processes the kernel's OOM killer ended in the memory cgroup (0 without). */

@@ -87,7 +87,10 @@ void linux_mounts_proc_or_die(int rfd)
 	close(mnt_fresh_or_die(rfd, "proc", NULL, PROC_ATTRS, target, "/proc"));
 
 	/* The kernel refuses to attach a file on a directory or the reverse: the tables
-	 * hold files and directories as this fresh /proc (and /sys) lay them out. */
+	 * hold files and directories as this fresh /proc (and /sys) lay them out. The
+	 * sources must be there: mount(2)'s ENOENT would not say which side is missing. */
+	if (access(MNT_NEWROOT "/dev/null", F_OK) < 0 || access(MNT_MASK_DIR, F_OK) < 0)
+		linux_die(rfd, MNT_STEP, errno, "the sources of /proc's masks");
 	for (size_t i = 0; i < sizeof(null_files) / sizeof(null_files[0]); i++)
 		bind_optional_or_die(rfd, MNT_NEWROOT "/dev/null", null_files[i]);
 	for (size_t i = 0; i < sizeof(empty_dirs) / sizeof(empty_dirs[0]); i++)

@@ -124,13 +124,21 @@ for via in limit policy; do
 	fi
 	rm -f "$TMPDIR/ev-nproc"
 	# Exactly the policy's count for the command, with the creation broker (the
-	# workspace writable) and without one (read-only: init alone on top).
+	# workspace writable), without one (read-only: init alone on top), with none of
+	# halo-run's tasks in the cgroup (mode off), and in a session (its spawner too).
 	if grep -q 'processes.*pids cgroup' <<<"$PLAN_LIMITS"; then
-		for mode in workspace-write read-only; do
+		for mode in workspace-write read-only off; do
 			policy "p_mode_$mode.yaml" "sandbox: {mode: $mode}"
 			sbx "${nproc[@]}" --policy "p_mode_$mode.yaml" -- ./it_sup forkmany 200
 			expect "nproc ($via, $mode): the command and exactly 19 children" 19 \
 				"$(echo "$OUT" | awk '{print $2}')"
+		done
+		for mode in workspace-write read-only; do
+			sbx "${nproc[@]}" --policy "p_mode_$mode.yaml" --session "lim-$via-$mode" \
+				-- ./it_sup forkmany 200
+			expect "nproc ($via, $mode, session): the call and exactly 19 children" 19 \
+				"$(echo "$OUT" | awk '{print $2}')"
+			"$HALO" session stop "lim-$via-$mode" >/dev/null 2>&1
 		done
 	else
 		skip "nproc ($via): the exact count" "no pids cgroup here (RLIMIT_NPROC counts init and the broker too)"
