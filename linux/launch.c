@@ -252,7 +252,8 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 
 	/* The command alone in the pids cgroup: none of halo-run's tasks on top. */
 	if (linux_cgroup_pids_ours(&sb->cg, 0) < 0) {
-		halo_err_set(e, "could not settle the sandbox's process limit: %s", strerror(errno));
+		halo_err_set(e, "could not settle the sandbox's process limit: %s",
+			     strerror(errno));
 		return -EPERM;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
