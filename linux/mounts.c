@@ -154,7 +154,7 @@ struct exec {
 	int *repl; /* per mask: a carve-out or sanitized copy to mount instead, or -1 */
 	size_t n_masks;
 	int mask_dir, mask_file;
-	int names_fs; /* halo-run's own files (names, ssh_config): their tmpfs, once made */
+	struct mnt_own_files own; /* halo-run's own files (names, ssh_config) */
 	bool sockets_done;
 };
 
@@ -251,7 +251,7 @@ static void do_dev(struct exec *x, const struct plan_step *st)
 
 static void do_names(struct exec *x, const struct plan_step *st)
 {
-	linux_mounts_name_or_die(x->rfd, &x->names_fs, x->n_run ? x->run_mnts[0] : -1, st);
+	linux_mounts_name_or_die(x->rfd, &x->own, x->n_run ? x->run_mnts[0] : -1, st);
 }
 
 static void do_proc(struct exec *x, const struct plan_step *st)
@@ -373,7 +373,7 @@ static void do_elsewhere(struct exec *x, const struct plan_step *st)
 /* halo-run's ssh client configuration (ssh_config.c). */
 static void do_ssh_config(struct exec *x, const struct plan_step *st)
 {
-	linux_mounts_ssh_config_or_die(x->rfd, &x->names_fs, st);
+	linux_mounts_ssh_config_or_die(x->rfd, &x->own, st);
 }
 
 /* clang-format off */
@@ -426,7 +426,7 @@ const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 {
 	static struct linux_scan late; /* init keeps it (the broker's pins) */
 	struct exec x = {
-	    .rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1, .names_fs = -1};
+	    .rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1, .own = {-1, -1}};
 	struct halo_plan plan;
 	struct plan_fs_in in;
 	size_t n_layout;
@@ -451,8 +451,7 @@ const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 		close(x.mask_dir);
 	if (x.mask_file >= 0)
 		close(x.mask_file);
-	if (x.names_fs >= 0)
-		close(x.names_fs);
+	linux_mounts_own_files_seal_or_die(x.rfd, &x.own);
 	free(x.repl);
 	plan_free(&plan);
 	pivot_or_die(x.rfd, l);

@@ -17,10 +17,10 @@
 #define MNT_MASKS     "/masks"	 /* the empty things masks are made of (read-only superblock) */
 #define MNT_MASK_DIR  "/masks/dir"
 #define MNT_MASK_FILE "/masks/file"
-#define MNT_CARVE     "/carve"	 /* mount point of the carve-out tmpfs (mounts_carve.c) */
-#define MNT_NAMES     "/names"	 /* halo-run's own name files (mounts_names.c) */
-#define MNT_NAME_MAX  512	 /* a name file's path or its symlink's target */
-#define MNT_CARVE     "/carve"	 /* mount point of the carve-out tmpfs (mounts_carve.c) */
+#define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
+#define MNT_NAMES     "/names" /* halo-run's own name files (mounts_names.c) */
+#define MNT_NAME_MAX  512      /* a name file's path or its symlink's target */
+#define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
 
 /* LINUX_TOOL_CONFIG_DIR under the sandbox's /run (open at `run`), after halo/ exists. */
 void mnt_tool_config_or_die(int rfd, int run, const struct linux_tool_config *c);
@@ -82,9 +82,16 @@ void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, con
 /* PLAN_NAMES: st's bytes bound read-only over st->path (*fs: the tmpfs they are
  * written on, made at the first call; run: the sandbox's /run, or -1). */
 struct plan_step;
-/* The tmpfs of halo-run's own files at MNT_NAMES, made on first use (*fs). */
-int linux_mounts_own_files_or_die(int rfd, int *fs);
-void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step *st);
+/* The tmpfs of halo-run's own files at MNT_NAMES, made on first use: its mount and its
+ * context (-1 until then); sealed read-only, superblock and all, once every file is in
+ * (linux_mounts_own_files_seal_or_die, before the pivot). */
+struct mnt_own_files {
+	int mnt, ctx;
+};
+int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o);
+void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o);
+void linux_mounts_name_or_die(int rfd, struct mnt_own_files *o, int run,
+			      const struct plan_step *st);
 
 /* For each masked path, what is mounted over it instead of the empty mask (an fd), or
  * -1: carve-outs and sanitized copies (mounts_carve.c). repl has s->masked.n slots. */
@@ -98,7 +105,7 @@ void linux_mounts_sockets_or_die(int rfd, const struct linux_scan *s);
 /* PLAN_SSH_CONFIG: st->data written on a small read-only tmpfs and bound read-only
  * over the host's /etc/ssh/ssh_config (a regular file: anything else is left alone). */
 struct plan_step;
-void linux_mounts_ssh_config_or_die(int rfd, int *own_fs, const struct plan_step *st);
+void linux_mounts_ssh_config_or_die(int rfd, struct mnt_own_files *own, const struct plan_step *st);
 
 /* /dev: a tmpfs holding the host's null zero full random urandom tty, a private
  * devpts, a tmpfs on /dev/shm, the usual symlinks; read-only once populated. */

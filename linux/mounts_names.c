@@ -98,29 +98,45 @@ static void write_under_run_or_die(int rfd, int run, const char *rel, const stru
 /* One small tmpfs on the staging root holds every file halo-run writes for the
  * sandbox to read (the name files, the ssh_config): only read-only binds of single
  * files reach the new root, and the tmpfs itself goes with the staging root. Its size
- * bounds the largest, an ssh_config with the host's appended (ssh_config.c). */
-int linux_mounts_own_files_or_die(int rfd, int *fs)
+ * bounds the largest, an ssh_config with the host's appended (ssh_config.c), with room
+ * for whole pages of the others on a kernel with 64 KiB pages. */
+int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o)
 {
-	static const char *const opts[] = {"mode=0755", "size=320k", "nr_inodes=64", NULL};
+	static const char *const opts[] = {"mode=0755", "size=1m", "nr_inodes=64", NULL};
 
-	if (*fs < 0) {
+	if (o->mnt < 0) {
 		int at = mnt_open_or_die(rfd, "", MNT_NAMES, MNT_NO_CREATE);
 
-		*fs = mnt_fresh_or_die(rfd, "tmpfs", opts,
-				       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, at,
-				       "halo-run's own files");
+		o->mnt = mnt_fresh_keep_or_die(
+		    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		    at, "halo-run's own files", &o->ctx);
 		close(at);
 	}
-	return *fs;
+	return o->mnt;
 }
 
-void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step *st)
+/* Every file written and its write descriptor closed: the superblock read-only too,
+ * so that no mount of it, whatever its own flags, could change a byte. */
+void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o)
+{
+	if (o->ctx >= 0 && (fsconfig(o->ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+			    fsconfig(o->ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0))
+		linux_die(rfd, MNT_STEP, errno, "make halo-run's own files read-only");
+	if (o->ctx >= 0)
+		close(o->ctx);
+	if (o->mnt >= 0)
+		close(o->mnt);
+	o->ctx = o->mnt = -1;
+}
+
+void linux_mounts_name_or_die(int rfd, struct mnt_own_files *o, int run, const struct plan_step *st)
 {
 	const char *base = strrchr(st->path, '/') + 1;
 	char target[MNT_NAME_MAX];
 	int src, dst;
 
-	linux_mounts_own_files_or_die(rfd, fs);
+	int fs = linux_mounts_own_files_or_die(rfd, o);
+
 	dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE);
 	if (dst == -ELOOP && link_target(st->path, target, sizeof(target)) == 0) {
 		if (strncmp(target, "/run/", 5) == 0 && run >= 0) {
@@ -133,7 +149,7 @@ void linux_mounts_name_or_die(int rfd, int *fs, int run, const struct plan_step 
 		return;
 	if (dst < 0)
 		linux_die(rfd, MNT_STEP, -dst, "%s: open without following symlinks", st->path);
-	src = write_file_keep_or_die(rfd, *fs, base, st);
+	src = write_file_keep_or_die(rfd, fs, base, st);
 	close(mnt_bind_typed_or_die(rfd, src, 0, dst, -1, RO_ATTRS, st->path));
 	close(src);
 	close(dst);

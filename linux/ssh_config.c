@@ -88,7 +88,7 @@ int linux_ssh_config_build(const char *self_exe, const char *workspace, const ch
 	return 0;
 }
 
-void linux_mounts_ssh_config_or_die(int rfd, int *own_fs, const struct plan_step *st)
+void linux_mounts_ssh_config_or_die(int rfd, struct mnt_own_files *own, const struct plan_step *st)
 {
 	int dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE), src;
 	char what[PATH_MAX + 32];
@@ -104,8 +104,8 @@ void linux_mounts_ssh_config_or_die(int rfd, int *own_fs, const struct plan_step
 	/* On the tmpfs of halo-run's own files (mounts_names.c), bound read-only over the
 	 * host's, from the descriptor it was written through. */
 	snprintf(what, sizeof(what), "%s: halo-run's copy", st->path);
-	src = mnt_write_new_keep_or_die(rfd, linux_mounts_own_files_or_die(rfd, own_fs),
-					"ssh_config", 0444, st->data, st->len, what);
+	src = mnt_write_new_keep_or_die(rfd, linux_mounts_own_files_or_die(rfd, own), "ssh_config",
+					0444, st->data, st->len, what);
 	close(mnt_bind_typed_or_die(rfd, src, 0, dst, 0, RO_ATTRS, st->path));
 	close(src);
 	close(dst);

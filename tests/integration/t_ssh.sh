@@ -32,6 +32,11 @@ expect "git clone over ssh through the sandbox (the user's key and options)" "he
 [ "$OUT" = "hello over ssh" ] || echo "# sshd: $(tail -3 "$S/sshd.log" | tr '\n' ' ') halo: $(head -c 400 "$W/err")"
 expect "... the proxy decided git.test:$PORT (CONNECT)" "connect git.test $PORT allow allowedDomains[0] git.test:$PORT" \
 	"$(aud a.audit proto host port decision rule)"
+# halo-run's ssh_config and name files: read-only mounts of a file system that is
+# read-only itself (the tmpfs they share is sealed before the command exists).
+OUT=$(hr ssh.yaml a.audit -- sh -c 'grep -E " /etc/(hosts|ssh/ssh_config) " /proc/self/mountinfo')
+expect "the sandbox's /etc/hosts and ssh_config: read-only mounts, read-only superblock" 2 \
+	"$(awk '$6 ~ /^ro(,|$)/ && $NF ~ /^ro(,|$)/' <<<"$OUT" | wc -l)"
 OUT=$(hr ssh.yaml a.audit -- sh -c "git clone -q 'ssh://$ME@denied.test:$PORT$S/repo.git' d 2>&1; echo rc=\$?")
 expect_match "a denied host: ssh shows halo-run's reason" "halo-run: egress denied: denied.test:$PORT \(default deny\)" "$OUT"
 expect_match "... and git fails" "rc=128" "$OUT"
