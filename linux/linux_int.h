@@ -44,6 +44,9 @@ struct linux_test_hooks {
 	/* mounts.c: masks whose last name is this are not mounted (a sandbox made to
 	 * leak, for the check that must notice: tests/helpers/it_leaky.c). NULL: none. */
 	const char *unmasked_name;
+	/* scan_walk.c: called with a directory's path once the walk has opened it for
+	 * listing and before it lists it (a test removes it there). NULL: nothing. */
+	void (*walk_before_list)(const char *path);
 };
 const struct linux_test_hooks *linux_test_hooks(void);
 void linux_test_hooks_set(const struct linux_test_hooks *h);

@@ -514,15 +514,23 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	}
 	if (st)
 		out = record_begin(c, len, st, &rec);
+	if (linux_test_hooks()->walk_before_list) {
+		c->path[len] = '\0';
+		linux_test_hooks()->walk_before_list(c->path);
+	}
 	while (!linux_scan_stopped(c) && (n = getdents64(lfd, buf, DIR_BUF_SIZE)) > 0) {
 		total += batch_entries(buf, (size_t)n);
 		if (!walk_batch(c, fd, buf, (size_t)n, len, depth, dev, &bare, out))
 			break;
 	}
 	/* A listing that failed part way (EIO, ...): what follows is unknown, and the
-	 * partial record is not kept. */
+	 * partial record is not kept. A directory removed while it was listed (a dead
+	 * directory lists as ENOENT) holds nothing, and nothing can be made in it: as
+	 * when it is gone before its open, there is nothing to mask (masking its name
+	 * would fail the launch, the name being gone too). */
 	if (n < 0 && !linux_scan_stopped(c)) {
-		on_unlisted(c, len);
+		if (errno != ENOENT)
+			on_unlisted(c, len);
 		linux_index_out_free(&rec);
 		out = NULL;
 	}

@@ -103,6 +103,32 @@ START_TEST(unlistable_masked_whole)
 }
 END_TEST
 
+/* A directory removed while the walk lists it (a dead directory lists as ENOENT) held
+ * nothing and can hold nothing: neither masked nor said, the scan a success (a mask on
+ * a name that is gone fails the launch: t_index's churn once met exactly that). */
+static char dead_dir[PATH_MAX];
+
+static void remove_dead_dir(const char *path)
+{
+	if (strcmp(path, dead_dir) == 0)
+		ck_assert_int_eq(rmdir(dead_dir), 0);
+}
+
+START_TEST(removed_while_listed_is_gone)
+{
+	file("ws/app/.env", "A=1");
+	mkdirs("ws/gone");
+	p(dead_dir, "ws/gone");
+	linux_test_hooks_set(&(struct linux_test_hooks){.walk_before_list = remove_dead_dir});
+	run_scan_ok();
+	linux_test_hooks_set(NULL);
+	ck_assert_int_eq(access(dead_dir, F_OK), -1);
+	ck_assert_str_eq(rel_list(&scan.unlisted), "");
+	ck_assert(strstr(rel_list(&scan.masked), "ws/app/.env"));
+	ck_assert(!strstr(rel_list(&scan.masked), "ws/gone"));
+}
+END_TEST
+
 START_TEST(globs_at_any_depth)
 {
 	file("ws/.env", "A=1");
@@ -671,6 +697,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, paths_grow);
 	tcase_add_test(tc, globs_at_any_depth);
 	tcase_add_test(tc, unlistable_masked_whole);
+	tcase_add_test(tc, removed_while_listed_is_gone);
 	tcase_add_test(tc, guard_finds_repositories);
 	tcase_add_test(tc, guard_off_and_read_only);
 	tcase_add_test(tc, symlinks_never_followed);
