@@ -220,7 +220,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		     const struct launch_ids *ids, struct launch_fds *f)
 {
 	struct linux_broker broker = {.listener = -1, .receive_from = -1};
-	bool broker_early;
+	bool broker_early, have_broker;
 	int rfd = f->report_w;
 	int sfd;
 	pid_t cmd;
@@ -250,8 +250,16 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	s = linux_mounts_setup_or_die(l, s, rfd); /* mount: ro root, masks, pivot_root */
 	/* Guard targets missing at launch: their creation refused; git directories' hooks
 	 * and config held, whenever made (broker_int.h, broker_git.c). */
-	if (linux_broker_pins_or_die(&broker, s, linux_broker_guard_git(l),
-				     l->policy->fail_if_unavailable != 0, rfd))
+	have_broker = linux_broker_pins_or_die(&broker, s, linux_broker_guard_git(l),
+					       l->policy->fail_if_unavailable != 0, rfd);
+	/* The supervisor set the pids budget for the broker it expected from the same
+	 * lists (launch.c): only Yama's setting, read there and here, can differ. */
+	if (have_broker != s->broker)
+		linux_die(rfd, "persistence guard", EAGAIN,
+			  "kernel.yama.ptrace_scope changed during the launch (the process limit "
+			  "was set %s a creation broker); run the command again",
+			  s->broker ? "with" : "without");
+	if (have_broker)
 		broker_socket_or_die(rfd);
 	broker.learn = l->learn; /* halo-run learn: refused writes noted (broker_learn.c) */
 	/* Not dumpable: the command can neither ptrace init nor open /proc/1/mem. */

@@ -156,10 +156,13 @@ static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
  * (linux_broker_expected, as init decides it from the same lists). Settled while init
  * still waits for the lists: the command never has one process more, nor one fewer,
  * than the policy says. */
-static int pids_settle(void *arg, const struct linux_scan *s)
+static int pids_settle(void *arg, struct linux_scan *s)
 {
 	const struct linux_sandbox *sb = arg;
-	int ours = 1 + (sb->l->session ? 1 : 0) + (linux_broker_expected(sb->l, s) ? 1 : 0);
+	int ours;
+
+	s->broker = linux_broker_expected(sb->l, s); /* sent with the lists: init checks it */
+	ours = 1 + (sb->l->session ? 1 : 0) + (s->broker ? 1 : 0);
 
 	return linux_cgroup_pids_ours(&sb->cg, ours);
 }

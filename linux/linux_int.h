@@ -130,6 +130,9 @@ struct linux_scan {
 	 * writes). */
 	bool late;
 	int late_fd[2];
+	/* The supervisor's word, with the lists, that init will run a creation broker: the
+	 * pids budget was set for it (launch.c); init stops if it decides otherwise. */
+	bool broker;
 	/* What resolving paths met, by path (scan_pin.c): each directory on the way to the
 	 * floor and the home persistence set of both homes is asked of the kernel once per
 	 * scan, not once per entry (a missing ~/.config answers for all its children). */
@@ -175,7 +178,7 @@ void linux_scan_free(struct linux_scan *s);
  *    writable aliases s's). */
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
-			 int (*before_send)(void *arg, const struct linux_scan *s), void *arg,
+			 int (*before_send)(void *arg, struct linux_scan *s), void *arg,
 			 struct halo_err *e);
 int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,

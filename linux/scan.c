@@ -494,7 +494,7 @@ int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, s
 }
 
 int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
-			 int (*before_send)(void *arg, const struct linux_scan *s), void *arg,
+			 int (*before_send)(void *arg, struct linux_scan *s), void *arg,
 			 struct halo_err *e)
 {
 	int rc;

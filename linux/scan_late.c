@@ -25,6 +25,7 @@ struct late_header {
 	uint32_t n[LATE_LISTS]; /* paths in each list, in late_lists' order */
 	uint32_t bytes;		/* of the paths that follow */
 	uint32_t data_bytes;	/* of the sanitized copies after them: length, bytes */
+	uint32_t broker;	/* 1: the supervisor expects a creation broker (s->broker) */
 };
 
 static size_t list_bytes(const struct linux_paths *p)
@@ -79,6 +80,7 @@ void linux_scan_send(const struct linux_scan *s, int fd)
 		return; /* the child reads EOF and stops: never a partial layout */
 	h.bytes = (uint32_t)bytes;
 	h.data_bytes = (uint32_t)data;
+	h.broker = s->broker ? 1 : 0;
 	memcpy(buf, &h, sizeof(h));
 	end = buf + sizeof(h);
 	for (size_t i = 0; i < LATE_LISTS; i++)
@@ -164,7 +166,7 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 	close(s->late_fd[1]);
 	read_all_or_die(s->late_fd[0], &h, sizeof(h), rfd);
 	if (h.magic != LATE_MAGIC || h.bytes > LATE_MAX || h.data_bytes > LATE_MAX ||
-	    h.n[6] != h.n[5])
+	    h.n[6] != h.n[5] || h.broker > 1)
 		linux_die(rfd, STEP, EPROTO, "malformed findings from the supervisor");
 	buf = malloc((size_t)h.bytes + h.data_bytes + 1);
 	if (!buf)
@@ -182,5 +184,6 @@ const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 	/* The writable trees, known before the clone: shared, never freed here (init
 	 * execs or exits). */
 	late->writable = s->writable;
+	late->broker = h.broker != 0;
 	return late;
 }

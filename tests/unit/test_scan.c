@@ -466,8 +466,19 @@ static void split_scan(struct linux_scan *got, int *rc)
 /* Everything the late mount steps use travels to init after the clone (it is no
  * longer known to the child by the fork): read-only extras, carve-outs with their
  * sources, sanitized copies with their bytes, open sockets. */
+/* The supervisor's word that init will run a broker travels with the lists. */
+static int expect_broker(void *arg, struct linux_scan *s)
+{
+	int *called = arg;
+
+	(*called)++;
+	s->broker = true;
+	return 0;
+}
+
 START_TEST(split_scan_sends_every_list)
 {
+	int called = 0;
 	static char npmrc[PATH_MAX], aws[PATH_MAX], awscfg[PATH_MAX], self[PATH_MAX];
 	static const char *san[1], *prot[1], *allow[1];
 	static unsigned char kind[1] = {POLICY_SANITIZE_NPMRC};
@@ -495,7 +506,8 @@ START_TEST(split_scan_sends_every_list)
 	ck_assert_uint_eq(sent.masked.n + sent.sanitized.n + sent.carved.n, 0); /* after */
 	struct linux_scan in_child = sent; /* what the clone sees: nothing but writable */
 	child_end = dup(sent.late_fd[0]);
-	ck_assert_int_eq(linux_scan_hand_over(&launch, &sent, NULL, NULL, &err), 0);
+	ck_assert_int_eq(linux_scan_hand_over(&launch, &sent, expect_broker, &called, &err), 0);
+	ck_assert_int_eq(called, 1);
 	in_child.late_fd[0] = child_end;
 	in_child.late_fd[1] = -1;
 	r = linux_scan_receive_or_die(&in_child, &late, -1);
@@ -512,6 +524,7 @@ START_TEST(split_scan_sends_every_list)
 	ck_assert_str_eq(rel_list(&late.masked), rel_list(&sent.masked));
 	ck_assert_ptr_nonnull(strstr(rel_list(&late.masked), "home/.aws"));
 	ck_assert_uint_eq(late.sockets_open.n, sent.sockets_open.n);
+	ck_assert(late.broker);
 	memset(&late.writable, 0, sizeof(late.writable)); /* sent's */
 	linux_scan_free(&late);
 	linux_scan_free(&sent);
