@@ -150,6 +150,7 @@ struct exec {
 	const struct linux_launch *l;
 	const struct linux_scan *s;
 	int run_mnts[2]; /* /run and /var/run, sealed by PLAN_SEAL */
+	int run_ctx[2];	 /* their file system contexts, to seal the superblocks too */
 	size_t n_run;
 	int *repl; /* per mask: a carve-out or sanitized copy to mount instead, or -1 */
 	size_t n_masks;
@@ -184,8 +185,10 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 			continue;
 		if (t < 0 || fstat(t, &sb) < 0 || !S_ISDIR(sb.st_mode))
 			linux_die(x->rfd, MNT_STEP, t < 0 ? -t : ENOTDIR, "open %s", runs[i]);
-		x->run_mnts[x->n_run++] = mnt_fresh_or_die(
-		    x->rfd, "tmpfs", run_opts, RW_ATTRS | MOUNT_ATTR_NOEXEC, t, runs[i]);
+		x->run_mnts[x->n_run] =
+		    mnt_fresh_keep_or_die(x->rfd, "tmpfs", run_opts, RW_ATTRS | MOUNT_ATTR_NOEXEC,
+					  t, runs[i], &x->run_ctx[x->n_run]);
+		x->n_run++;
 		if (i == 0)
 			write_node_preload_or_die(x->rfd, x->run_mnts[0]);
 		if (i == 0 && x->l->tool_config) /* after halo/, which the preload made */
@@ -195,11 +198,18 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 	}
 }
 
-/* /run stays empty: sealed once any tree under it has its mount point. */
+/* /run stays empty: sealed once any tree under it has its mount point, the mount and
+ * the superblock (what halo-run wrote there, a resolv.conf among them when the host's
+ * is a link into /run, can change through no mount of it). */
 static void do_seal(struct exec *x, const struct plan_step *st)
 {
 	for (size_t i = 0; i < x->n_run; i++) {
 		mnt_setattr_or_die(x->rfd, x->run_mnts[i], MOUNT_ATTR_RDONLY, false, st->path);
+		if (fsconfig(x->run_ctx[i], FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+		    fsconfig(x->run_ctx[i], FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+			linux_die(x->rfd, MNT_STEP, errno, "make %s's file system read-only",
+				  st->path);
+		close(x->run_ctx[i]);
 		close(x->run_mnts[i]);
 	}
 	x->n_run = 0;

@@ -20,7 +20,6 @@
 #define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
 #define MNT_NAMES     "/names" /* halo-run's own name files (mounts_names.c) */
 #define MNT_NAME_MAX  512      /* a name file's path or its symlink's target */
-#define MNT_CARVE     "/carve" /* mount point of the carve-out tmpfs (mounts_carve.c) */
 
 /* LINUX_TOOL_CONFIG_DIR under the sandbox's /run (open at `run`), after halo/ exists. */
 void mnt_tool_config_or_die(int rfd, int run, const struct linux_tool_config *c);

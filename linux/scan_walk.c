@@ -525,11 +525,15 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	}
 	/* A listing that failed part way (EIO, ...): what follows is unknown, and the
 	 * partial record is not kept. A directory removed while it was listed (a dead
-	 * directory lists as ENOENT) holds nothing, and nothing can be made in it: as
-	 * when it is gone before its open, there is nothing to mask (masking its name
-	 * would fail the launch, the name being gone too). */
-	if (n < 0 && !linux_scan_stopped(c)) {
-		if (errno != ENOENT)
+	 * directory lists as ENOENT, and has no link left) holds nothing, and nothing can
+	 * be made in it: as when it is gone before its open, there is nothing to mask
+	 * (masking its name would fail the launch, the name being gone too). An ENOENT
+	 * from a directory still linked (a FUSE or network file system's answer) is
+	 * unknown content: masked whole. */
+	bool failed = n < 0 && !linux_scan_stopped(c);
+	if (failed) {
+		struct stat ls;
+		if (errno != ENOENT || fstat(lfd, &ls) < 0 || ls.st_nlink != 0)
 			on_unlisted(c, len);
 		linux_index_out_free(&rec);
 		out = NULL;
@@ -537,7 +541,7 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	free(buf);
 	record_end(c, out, lfd, st, total, bare);
 	close(lfd);
-	if (policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c))
+	if (!failed && policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c))
 		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }
 

@@ -37,6 +37,9 @@ expect "... the proxy decided git.test:$PORT (CONNECT)" "connect git.test $PORT 
 OUT=$(hr ssh.yaml a.audit -- sh -c 'grep -E " /etc/(hosts|ssh/ssh_config) " /proc/self/mountinfo')
 expect "the sandbox's /etc/hosts and ssh_config: read-only mounts, read-only superblock" 2 \
 	"$(awk '$6 ~ /^ro(,|$)/ && $NF ~ /^ro(,|$)/' <<<"$OUT" | wc -l)"
+OUT=$(hr ssh.yaml a.audit -- sh -c 'grep " /run " /proc/self/mountinfo')
+expect "the sandbox's /run (where a linked resolv.conf is written): read-only superblock" 1 \
+	"$(awk '$5 == "/run" && $6 ~ /^ro(,|$)/ && $NF ~ /^ro(,|$)/' <<<"$OUT" | wc -l)"
 OUT=$(hr ssh.yaml a.audit -- sh -c "git clone -q 'ssh://$ME@denied.test:$PORT$S/repo.git' d 2>&1; echo rc=\$?")
 expect_match "a denied host: ssh shows halo-run's reason" "halo-run: egress denied: denied.test:$PORT \(default deny\)" "$OUT"
 expect_match "... and git fails" "rc=128" "$OUT"
