@@ -226,14 +226,9 @@ static int attach_one(const char *dir, bool v2, int pid)
 
 int linux_cgroup_pids_ours(const struct linux_cgroup *cg, int ours)
 {
-	int rc;
-
 	if (!cg->pids || ours == PIDS_OURS)
 		return 0;
-	rc = write_num(cg->path_pids, "pids.max", cg->pids_budget + ours);
-	if (rc < 0)
-		errno = -rc;
-	return rc;
+	return write_num(cg->path_pids, "pids.max", cg->pids_budget + ours);
 }
 
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid)

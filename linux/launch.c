@@ -156,15 +156,21 @@ static int watch_child(struct linux_sandbox *sb, struct halo_err *e)
  * (linux_broker_expected, as init decides it from the same lists). Settled while init
  * still waits for the lists: the command never has one process more, nor one fewer,
  * than the policy says. */
-static int pids_settle(void *arg, struct linux_scan *s)
+static int settle_pids(const struct linux_sandbox *sb, int ours, struct halo_err *e)
+{
+	int rc = linux_cgroup_pids_ours(&sb->cg, ours);
+
+	if (rc < 0)
+		halo_err_set(e, "could not settle the sandbox's process limit: %s", strerror(-rc));
+	return rc;
+}
+
+static int pids_settle(void *arg, struct linux_scan *s, struct halo_err *e)
 {
 	const struct linux_sandbox *sb = arg;
-	int ours;
 
 	s->broker = linux_broker_expected(sb->l, s); /* sent with the lists: init checks it */
-	ours = 1 + (sb->l->session ? 1 : 0) + (s->broker ? 1 : 0);
-
-	return linux_cgroup_pids_ours(&sb->cg, ours);
+	return settle_pids(sb, 1 + (sb->l->session ? 1 : 0) + (s->broker ? 1 : 0), e);
 }
 
 /* The child waits for "go" until it is accounted for in the cgroups; then, with
@@ -252,13 +258,11 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 	const struct linux_launch *l = sb->l;
 	struct launch_fds *f = &sb->f;
 	pid_t parent = getpid();
+	int rc;
 
 	/* The command alone in the pids cgroup: none of halo-run's tasks on top. */
-	if (linux_cgroup_pids_ours(&sb->cg, 0) < 0) {
-		halo_err_set(e, "could not settle the sandbox's process limit: %s",
-			     strerror(errno));
-		return -EPERM;
-	}
+	if ((rc = settle_pids(sb, 0, e)) < 0)
+		return rc;
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sb->subreaper = true;
 	sb->via_init = false;

@@ -168,8 +168,8 @@ void linux_scan_free(struct linux_scan *s);
  *    its namespaces): absolute protected paths, halo-run's own outputs and state,
  *    carve-outs and sanitized copies, host sockets, read-only extras, the walk, the
  *    checks linux_scan makes (and the truncation refusal unless failIfUnavailable is
- *    false); then before_send (when given: its -errno stops the launch, e says it
- *    could not be settled), then every list the late mount steps use is sent to the
+ *    false); then before_send (when given: its -errno, e set, stops the launch),
+ *    then every list the late mount steps use is sent to the
  *    child. On -errno (e set) the caller kills the child.
  *  - linux_scan_settle_here: all of that but the walk, in this process, for a
  *    launch that found no namespaces to build (Landlock needs the lists).
@@ -178,8 +178,8 @@ void linux_scan_free(struct linux_scan *s);
  *    writable aliases s's). */
 int linux_scan_begin(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
-			 int (*before_send)(void *arg, struct linux_scan *s), void *arg,
-			 struct halo_err *e);
+			 int (*before_send)(void *arg, struct linux_scan *s, struct halo_err *e),
+			 void *arg, struct halo_err *e);
 int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e);
 const struct linux_scan *linux_scan_receive_or_die(const struct linux_scan *s,
 						   struct linux_scan *late, int report_fd);
@@ -227,7 +227,7 @@ int linux_cgroup_setup(const struct rlimits_set *r, struct linux_cgroup *cg, str
 int linux_cgroup_attach(const struct linux_cgroup *cg, int pid);
 /* pids.max as limits.processes plus `ours` (halo-run's own tasks in the cgroup: init,
  * a session's spawner, the broker's first thread), before the command exists. 0 or
- * -errno (errno set too). */
+ * -errno. */
 int linux_cgroup_pids_ours(const struct linux_cgroup *cg, int ours);
 void linux_cgroup_cleanup(struct linux_cgroup *cg);
 /* How many processes the kernel's OOM killer ended in the memory cgroup (0 without). */

@@ -51,9 +51,7 @@ static void make_mask_sources_or_die(int rfd, int staging, int fs_ctx)
 	    (fd = openat(staging, "masks/file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
 		linux_die(rfd, MNT_STEP, errno, "populate the mask file system");
 	close(fd);
-	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "make the mask file system read-only");
+	mnt_seal_or_die(rfd, fs_ctx, "the mask file system");
 }
 
 /* A tmpfs as the staging root, entered with pivot_root: the host root moves to
@@ -204,12 +202,11 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 static void do_seal(struct exec *x, const struct plan_step *st)
 {
 	for (size_t i = 0; i < x->n_run; i++) {
+		char what[PATH_MAX + 16];
+
 		mnt_setattr_or_die(x->rfd, x->run_mnts[i], MOUNT_ATTR_RDONLY, false, st->path);
-		if (fsconfig(x->run_ctx[i], FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-		    fsconfig(x->run_ctx[i], FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-			linux_die(x->rfd, MNT_STEP, errno, "make %s's file system read-only",
-				  st->path);
-		close(x->run_ctx[i]);
+		snprintf(what, sizeof(what), "%s's file system", st->path);
+		mnt_seal_or_die(x->rfd, x->run_ctx[i], what);
 		close(x->run_mnts[i]);
 	}
 	x->n_run = 0;
@@ -223,7 +220,7 @@ static void do_seal(struct exec *x, const struct plan_step *st)
 static void alone_or_die(int rfd, const char *path)
 {
 	static const char *const opts[] = {"mode=0755", "size=16k", NULL};
-	char parent[PATH_MAX];
+	char parent[PATH_MAX], what[PATH_MAX + 16];
 	const char *sl = strrchr(path, '/');
 	int fs_ctx = -1;
 
@@ -236,10 +233,8 @@ static void alone_or_die(int rfd, const char *path)
 					   parent, &fs_ctx);
 	if (mkdirat(fs, sl + 1, 0700) < 0)
 		linux_die(rfd, MNT_STEP, errno, "the mount point of %s", path);
-	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "make the tmpfs over %s read-only", parent);
-	close(fs_ctx);
+	snprintf(what, sizeof(what), "the tmpfs over %s", parent);
+	mnt_seal_or_die(rfd, fs_ctx, what);
 }
 
 /* The host root (see bind_host_root_or_die), or a tree the root does not show. */

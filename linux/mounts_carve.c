@@ -99,9 +99,6 @@ void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl)
 	close(target);
 	for (size_t i = 0; i < s->masked.n; i++)
 		repl[i] = replacement_or_die(rfd, s, i, carve);
-	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-		linux_die(rfd, MNT_STEP, errno, "make the carve-out file system read-only");
-	close(fs_ctx);
+	mnt_seal_or_die(rfd, fs_ctx, "the carve-out file system");
 	close(carve);
 }

@@ -252,6 +252,14 @@ void mnt_fresh_at_or_die(int rfd, const char *fstype, const char *const *opts, u
 	close(mnt);
 }
 
+void mnt_seal_or_die(int rfd, int fs_ctx, const char *where)
+{
+	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+		linux_die(rfd, MNT_STEP, errno, "make %s read-only", where);
+	close(fs_ctx);
+}
+
 int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 		     int target, const char *where)
 {

@@ -57,6 +57,9 @@ int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsig
 void mnt_fresh_at_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 			 int dir, const char *name, const char *where);
 /* The same, handing the file system's context to *fs_ctx (for a later reconfigure). */
+/* A file system made with mnt_fresh_keep_or_die, all written: its superblock made
+ * read-only (no mount of it can change a byte), and its context closed. */
+void mnt_seal_or_die(int rfd, int fs_ctx, const char *where);
 int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 			  int target, const char *where, int *fs_ctx);
 
@@ -78,8 +81,6 @@ bool mnt_setattr_try_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive,
 /* Add attributes to an attached mount (recursive: and every mount beneath it). */
 void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
 
-/* PLAN_NAMES: st's bytes bound read-only over st->path (*fs: the tmpfs they are
- * written on, made at the first call; run: the sandbox's /run, or -1). */
 struct plan_step;
 /* The tmpfs of halo-run's own files at MNT_NAMES, made on first use: its mount and its
  * context (-1 until then); sealed read-only, superblock and all, once every file is in
@@ -89,6 +90,8 @@ struct mnt_own_files {
 };
 int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o);
 void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o);
+/* PLAN_NAMES: st's bytes bound read-only over st->path, written on the tmpfs of
+ * halo-run's own files (run: the sandbox's /run, or -1, for a link into it). */
 void linux_mounts_name_or_die(int rfd, struct mnt_own_files *o, int run,
 			      const struct plan_step *st);
 
@@ -101,9 +104,9 @@ void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl);
  * tmpfs, or on a search-only tmpfs laid over the mask). Before /run is sealed. */
 void linux_mounts_sockets_or_die(int rfd, const struct linux_scan *s);
 
-/* PLAN_SSH_CONFIG: st->data written on a small read-only tmpfs and bound read-only
- * over the host's /etc/ssh/ssh_config (a regular file: anything else is left alone). */
-struct plan_step;
+/* PLAN_SSH_CONFIG: st->data written on the tmpfs of halo-run's own files and bound
+ * read-only over the host's /etc/ssh/ssh_config (a regular file: anything else is left
+ * alone). */
 void linux_mounts_ssh_config_or_die(int rfd, struct mnt_own_files *own, const struct plan_step *st);
 
 /* /dev: a tmpfs holding the host's null zero full random urandom tty, a private

@@ -119,11 +119,8 @@ int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o)
  * so that no mount of it, whatever its own flags, could change a byte. */
 void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o)
 {
-	if (o->ctx >= 0 && (fsconfig(o->ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-			    fsconfig(o->ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0))
-		linux_die(rfd, MNT_STEP, errno, "make halo-run's own files read-only");
 	if (o->ctx >= 0)
-		close(o->ctx);
+		mnt_seal_or_die(rfd, o->ctx, "halo-run's own files");
 	if (o->mnt >= 0)
 		close(o->mnt);
 	o->ctx = o->mnt = -1;
@@ -132,10 +129,8 @@ void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o)
 void linux_mounts_name_or_die(int rfd, struct mnt_own_files *o, int run, const struct plan_step *st)
 {
 	const char *base = strrchr(st->path, '/') + 1;
+	int fs = linux_mounts_own_files_or_die(rfd, o), src, dst;
 	char target[MNT_NAME_MAX];
-	int src, dst;
-
-	int fs = linux_mounts_own_files_or_die(rfd, o);
 
 	dst = mnt_open(MNT_NEWROOT, st->path, MNT_NO_CREATE);
 	if (dst == -ELOOP && link_target(st->path, target, sizeof(target)) == 0) {

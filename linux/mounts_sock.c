@@ -76,10 +76,9 @@ void linux_mounts_sockets_or_die(int rfd, const struct linux_scan *s)
 		close(src);
 	}
 	for (size_t i = 0; i < n_laid; i++) {
-		if (fsconfig(ctx[i], FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
-		    fsconfig(ctx[i], FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
-			linux_die(rfd, MNT_STEP, errno, "make the socket view over %s read-only",
-				  laid[i]);
-		close(ctx[i]);
+		char what[PATH_MAX + 32];
+
+		snprintf(what, sizeof(what), "the socket view over %s", laid[i]);
+		mnt_seal_or_die(rfd, ctx[i], what);
 	}
 }

@@ -494,8 +494,8 @@ int linux_scan_settle_here(const struct linux_launch *l, struct linux_scan *s, s
 }
 
 int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
-			 int (*before_send)(void *arg, struct linux_scan *s), void *arg,
-			 struct halo_err *e)
+			 int (*before_send)(void *arg, struct linux_scan *s, struct halo_err *e),
+			 void *arg, struct halo_err *e)
 {
 	int rc;
 
@@ -504,8 +504,8 @@ int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
 	if ((rc = scan_rest(l, s, e)) == 0 && (rc = walk_trees(l, s, e)) == 0 &&
 	    (rc = settle_walk(l, s, e)) == 0 && (rc = linux_scan_check_mounts(s, e)) == 0)
 		rc = linux_scan_judge_truncated(l, s, e);
-	if (rc == 0 && before_send && (rc = before_send(arg, s)) < 0)
-		halo_err_set(e, "could not settle the sandbox's process limit: %s", strerror(-rc));
+	if (rc == 0 && before_send)
+		rc = before_send(arg, s, e);
 	/* A child that is gone cannot take the lists: it reports why itself. */
 	if (rc == 0)
 		linux_scan_send(s, s->late_fd[1]);
