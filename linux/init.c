@@ -103,8 +103,10 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 			  "listen on " NETNS_DNS_ADDR
 			  ":53 (halo-run's DNS stub) and the capture port");
 	rc = netns_send_listeners(f->lsock_w, ls, n);
+	int fds[sizeof(ls) / sizeof(ls[0])];
 	for (size_t i = 0; i < n; i++)
-		close(ls[i].fd);
+		fds[i] = ls[i].fd;
+	linux_fds_close(fds, n); /* opened one after the other: a call or two for all */
 	if (rc < 0)
 		linux_die(rfd, "network namespace", -rc, "pass the proxy listeners to halo-run");
 	/* The run's CA comes back the same way: made only now, in the supervisor alone. */

@@ -141,10 +141,26 @@ static int add_fd_rule(int ruleset, int fd, uint64_t rights)
 		   : 0;
 }
 
+/* The rules' descriptors, closed together once the rules are in (linux_fds_close: a
+ * few calls for all, where a close each was a third of this step's calls). */
+struct ll_fds {
+	int v[64];
+	size_t n;
+};
+
+static void keep_fd(struct ll_fds *k, int fd)
+{
+	if (k && k->n < sizeof(k->v) / sizeof(k->v[0]))
+		k->v[k->n++] = fd;
+	else
+		close(fd);
+}
+
 /* Allow `rights` beneath path (only the file rights when it is not a directory). The
  * kernel refuses directory rights on anything else (EINVAL): asked with them first and
- * again without, the common case (a directory, or file rights only) takes no stat. */
-static int add_path_rule(int ruleset, const char *path, uint64_t rights)
+ * again without, the common case (a directory, or file rights only) takes no stat. The
+ * descriptor goes to k (NULL: closed now). */
+static int add_path_rule(int ruleset, const char *path, uint64_t rights, struct ll_fds *k)
 {
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	int rc;
@@ -159,7 +175,7 @@ static int add_path_rule(int ruleset, const char *path, uint64_t rights)
 		else if (!S_ISDIR(st.st_mode))
 			rc = add_fd_rule(ruleset, fd, rights & FILE_RIGHTS);
 	}
-	close(fd);
+	keep_fd(k, fd);
 	return rc;
 }
 
@@ -205,7 +221,7 @@ static void add_socket_rules_or_die(int rfd, int ruleset, const struct linux_sca
 		if (rc == -EINVAL) {
 			snprintf(dir, sizeof(dir), "%s", path);
 			*strrchr(dir, '/') = '\0';
-			rc = add_path_rule(ruleset, dir[0] ? dir : "/", p->fs_unix);
+			rc = add_path_rule(ruleset, dir[0] ? dir : "/", p->fs_unix, NULL);
 		}
 		if (rc < 0)
 			linux_die(rfd, STEP, -rc, "allow connecting to %s", path);
@@ -215,21 +231,24 @@ static void add_socket_rules_or_die(int rfd, int ruleset, const struct linux_sca
 static void add_fs_rules_or_die(int rfd, int ruleset, const struct linux_scan *s,
 				const struct ll_plan *p)
 {
+	struct ll_fds k = {.n = 0};
 	int rc;
 
 	for (size_t i = 0; i < s->writable.n; i++)
-		if ((rc = add_path_rule(ruleset, s->writable.v[i], p->fs)) < 0)
+		if ((rc = add_path_rule(ruleset, s->writable.v[i], p->fs, &k)) < 0)
 			linux_die(rfd, STEP, -rc, "allow writes beneath %s", s->writable.v[i]);
 	size_t n_scratch;
 	const char *const *scratch_dirs = policy_scratch_dirs(&n_scratch);
 	for (size_t i = 0; i < n_scratch; i++)
-		if ((rc = add_path_rule(ruleset, scratch_dirs[i], p->fs)) < 0 && rc != -ENOENT)
+		if ((rc = add_path_rule(ruleset, scratch_dirs[i], p->fs, &k)) < 0 && rc != -ENOENT)
 			linux_die(rfd, STEP, -rc, "allow writes beneath %s", scratch_dirs[i]);
 	for (size_t i = 0; i < sizeof(write_only_paths) / sizeof(write_only_paths[0]); i++)
-		if ((rc = add_path_rule(ruleset, write_only_paths[i], p->fs & FILE_RIGHTS)) < 0 &&
+		if ((rc = add_path_rule(ruleset, write_only_paths[i], p->fs & FILE_RIGHTS, &k)) <
+			0 &&
 		    rc != -ENOENT)
 			linux_die(rfd, STEP, -rc, "allow writing %s", write_only_paths[i]);
 	add_stdio_rules(ruleset, p->fs);
+	linux_fds_close(k.v, k.n);
 }
 
 static void restrict_self_or_die(int rfd, int ruleset)

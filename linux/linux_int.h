@@ -59,6 +59,10 @@ struct linux_paths {
 void linux_paths_add(struct linux_paths *p, const char *path);
 void linux_paths_free(struct linux_paths *p);
 
+/* Close the n descriptors of fds (negative ones skipped), a run of consecutive ones
+ * in one close_range(2) (fds.c); fds is sorted in place. */
+void linux_fds_close(int *fds, size_t n);
+
 /* What the launch scan found: the protected paths that exist (absolute and glob
  * matches), and the persistence-guard targets inside writable trees. */
 struct linux_scan {

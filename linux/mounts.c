@@ -42,7 +42,7 @@ static void make_private_or_die(int rfd)
 /* What masks are made of: an empty directory and an empty file, mode 000, on the
  * staging tmpfs, whose superblock is made read-only right away: neither can be listed
  * with content, written, chmod'ed or filled through any mount of it. */
-static void make_mask_sources_or_die(int rfd, int staging, int fs_ctx)
+static void make_mask_sources_or_die(int rfd, int staging)
 {
 	int fd;
 
@@ -51,56 +51,63 @@ static void make_mask_sources_or_die(int rfd, int staging, int fs_ctx)
 	    (fd = openat(staging, "masks/file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
 		linux_die(rfd, MNT_STEP, errno, "populate the mask file system");
 	close(fd);
-	mnt_seal_or_die(rfd, fs_ctx, "the mask file system");
 }
 
 /* A tmpfs as the staging root, entered with pivot_root: the host root moves to
  * /oldroot whole, and even the directory the tmpfs was mounted on is uncovered there.
- * Nothing is written to it after the mask sources: it turns read-only before the
- * pivot (and noexec: nothing on it is run). */
+ * Nothing is written to it after the mask sources: it turns read-only, superblock and
+ * mount, before the pivot (and noexec: nothing on it is run). Mounted by path: the
+ * base is one of root's directories of the host (a plain directory, checked), in a
+ * mount namespace where nothing else runs yet. */
 static void enter_staging_or_die(int rfd)
 {
-	static const char *const opts[] = {"mode=0755", "size=64k", NULL};
+	const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	const char *base = NULL;
-	struct stat st;
-	AUTO_FD fs_ctx = -1;
 
 	for (size_t i = 0; !base && i < sizeof(staging_bases) / sizeof(staging_bases[0]); i++)
-		if (lstat(staging_bases[i], &st) == 0 && S_ISDIR(st.st_mode))
+		if (mnt_plain_dir(staging_bases[i]) == 0)
 			base = staging_bases[i];
 	if (!base)
 		linux_die(rfd, MNT_STEP, ENOENT,
 			  "no directory to build the new root on (tried /tmp, "
 			  "/mnt, /run, /proc)");
-	AUTO_FD target = mnt_open_or_die(rfd, "", base, MNT_NO_CREATE);
-	AUTO_FD staging = mnt_fresh_keep_or_die(
-	    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, target,
-	    "the staging root", &fs_ctx);
+	AUTO_FD staging = mnt_fresh_path_open_or_die(rfd, "tmpfs", "mode=0755,size=64k", flags,
+						     base, "the staging root");
 	if (mkdirat(staging, "oldroot", 0755) < 0 || mkdirat(staging, "newroot", 0755) < 0 ||
 	    mkdirat(staging, "carve", 0755) < 0 || mkdirat(staging, "names", 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "prepare the staging root");
-	make_mask_sources_or_die(rfd, staging, fs_ctx);
+	make_mask_sources_or_die(rfd, staging);
+	/* The mount read-only too, beside its nosuid, nodev and noexec: every mask is a
+	 * clone of it and keeps all four without a call of its own. */
+	mnt_seal_path_or_die(rfd, base, flags, "the staging root");
 	if (fchdir(staging) < 0 || syscall(SYS_pivot_root, ".", "oldroot") < 0)
 		linux_die(rfd, MNT_STEP, errno, "pivot_root into the staging root");
 	if (chdir("/") < 0)
 		linux_die(rfd, MNT_STEP, errno, "chdir /");
-	/* The mount read-only too, beside its nosuid, nodev and noexec: every mask is a
-	 * clone of it and keeps all four without a call of its own. */
-	mnt_setattr_or_die(rfd, staging, MOUNT_ATTR_RDONLY, false, "the staging root");
 }
 
 /* ---- the new root */
 
 /* The host root, recursively, read-only, nosuid and nodev: the command can read the
  * system but change nothing of it, and no setuid binary or device node on a host
- * file system works inside. The attributes are set on the detached copy, so there
- * is no moment where it is attached writable. */
+ * file system works inside. By path: both are the staging root's own directories, and
+ * the copy is attached writable only in this mount namespace, where nothing but init
+ * runs until the layout is done. */
 static void bind_host_root_or_die(int rfd)
 {
-	AUTO_FD src = mnt_open_or_die(rfd, "", MNT_OLDROOT, MNT_NO_CREATE);
-	AUTO_FD dst = mnt_open_or_die(rfd, "", MNT_NEWROOT, MNT_NO_CREATE);
+	struct mount_attr a = {.attr_set = RO_ATTRS};
 
-	close(mnt_bind_or_die(rfd, src, dst, RO_ATTRS, "/ (the host root)"));
+	if (mount(MNT_OLDROOT, MNT_NEWROOT, NULL, MS_BIND | MS_REC, NULL) < 0)
+		linux_die(rfd, MNT_STEP, errno, "bind / (the host root)");
+	/* The test hook that plays a kernel without mount_setattr takes the fallback. */
+	if (!linux_test_hooks()->force_remount) {
+		if (mount_setattr(AT_FDCWD, MNT_NEWROOT, AT_RECURSIVE, &a, sizeof(a)) == 0)
+			return;
+		if (errno != ENOSYS)
+			linux_die(rfd, MNT_STEP, errno, "make / (the host root) read-only");
+	}
+	AUTO_FD fd = mnt_open_or_die(rfd, "", MNT_NEWROOT, MNT_NO_CREATE);
+	mnt_setattr_or_die(rfd, fd, RO_ATTRS, true, "/ (the host root)");
 }
 
 /* Node's preload (see linux.h): only the warning of that one code is dropped; every
@@ -164,14 +171,15 @@ struct exec {
  * connect(), so they are replaced by an empty tmpfs, sealed read-only later. */
 static void do_tmpfs(struct exec *x, const struct plan_step *st)
 {
-	static const char *const tmp_opts[] = {"mode=1777", NULL};
 	static const char *const run_opts[] = {"mode=0755", "size=1m", NULL};
 	static const char *const runs[] = {"/run", "/var/run"};
 	struct stat sb;
 
 	if (strcmp(st->path, "/tmp") == 0) {
-		AUTO_FD tmp = mnt_open_or_die(x->rfd, MNT_NEWROOT, "/tmp", MNT_NO_CREATE);
-		close(mnt_fresh_or_die(x->rfd, "tmpfs", tmp_opts, RW_ATTRS, tmp, "/tmp"));
+		/* By path: the host's /tmp is root's, under the read-only bind of its root. */
+		mnt_plain_dir_or_die(x->rfd, MNT_NEWROOT "/tmp");
+		mnt_fresh_path_or_die(x->rfd, "tmpfs", "mode=1777", MS_NOSUID | MS_NODEV,
+				      MNT_NEWROOT "/tmp", "/tmp");
 		return;
 	}
 	if (strcmp(st->path, "/run") != 0)
@@ -431,7 +439,7 @@ const struct linux_scan *linux_mounts_setup_or_die(const struct linux_launch *l,
 {
 	static struct linux_scan late; /* init keeps it (the broker's pins) */
 	struct exec x = {
-	    .rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1, .own = {-1, -1}};
+	    .rfd = report_fd, .l = l, .s = s, .mask_dir = -1, .mask_file = -1, .own = {-1}};
 	struct halo_plan plan;
 	struct plan_fs_in in;
 	size_t n_layout;

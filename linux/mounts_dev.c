@@ -37,37 +37,28 @@ static const struct {
 
 /* Bind the host's node onto an empty file: no nodev here (the node must work), but
  * nosuid and noexec, given to all the nodes at once before /dev is visible to anyone
- * (linux_mounts_dev_or_die). Five calls a node: the clone (taken by name in the host's
- * /dev, opened once without following any symlink, and the last component not followed
- * either: a link there is cloned as a link, and refused as not a device), its type,
- * the mount point, the attach, the close. */
-static void bind_node_or_die(int rfd, int host_dev, int dev, const char *name, bool required)
+ * (linux_mounts_dev_or_die). By path, three calls a node: the host's node checked (its
+ * last component not followed: a link is refused as not a device; the way to it is
+ * root's, /dev on the host root), the mount point made in our own fresh tmpfs, the
+ * bind. */
+static void bind_node_or_die(int rfd, const char *name, bool required)
 {
+	char src[64], dst[64];
 	struct stat st;
-	int tree =
-	    open_tree(host_dev, name,
-		      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 
-	int err = tree < 0		 ? errno
-		  : fstat(tree, &st) < 0 ? errno
-		  : !S_ISCHR(st.st_mode) ? ENODEV
-					 : 0;
+	snprintf(src, sizeof(src), MNT_OLDROOT "/dev/%s", name);
+	snprintf(dst, sizeof(dst), MNT_NEWROOT "/dev/%s", name);
+	int err = lstat(src, &st) < 0 ? errno : !S_ISCHR(st.st_mode) ? ENODEV : 0;
 
 	/* An optional node the host lacks, or has as something else: not made. */
-	if (err && !required) {
-		if (tree >= 0)
-			close(tree);
+	if (err && !required)
 		return;
-	}
 	if (err)
 		linux_die(rfd, MNT_STEP, err, "the host's /dev/%s", name);
-	/* The mount point, created in our own fresh tmpfs; move_mount does not follow a
-	 * symlink at the target's last component. */
-	if (mknodat(dev, name, S_IFREG, 0) < 0)
+	if (mknodat(AT_FDCWD, dst, S_IFREG, 0) < 0)
 		linux_die(rfd, MNT_STEP, errno, "create /dev/%s", name);
-	if (move_mount(tree, "", dev, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		linux_die(rfd, MNT_STEP, errno, "bind /dev/%s: attach", name);
-	close(tree);
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		linux_die(rfd, MNT_STEP, errno, "bind /dev/%s", name);
 }
 
 /* The nodes' nosuid and noexec, in one call for all of them (and /dev itself, which
@@ -90,39 +81,37 @@ static void nodes_attrs_or_die(int rfd, int dev)
 	}
 }
 
-/* A fresh file system on a new directory of /dev, attached by name. */
+/* A fresh file system on a new directory of our /dev, by path. */
 static void subdir_fs_or_die(int rfd, int dev, const char *name, const char *fstype,
-			     const char *const *opts, unsigned attrs)
+			     const char *data, unsigned long flags)
 {
-	char where[64];
+	char where[64], path[64];
 
 	snprintf(where, sizeof(where), "/dev/%s", name);
+	snprintf(path, sizeof(path), MNT_NEWROOT "/dev/%s", name);
 	if (mkdirat(dev, name, 0755) < 0)
 		linux_die(rfd, MNT_STEP, errno, "mkdir %s", where);
-	mnt_fresh_at_or_die(rfd, fstype, opts, attrs, dev, name, where);
+	mnt_fresh_path_or_die(rfd, fstype, data, flags, path, where);
 }
 
 void linux_mounts_dev_or_die(int rfd)
 {
-	static const char *const dev_opts[] = {"mode=0755", "size=64k", NULL};
 	/* A private instance: ptys of the sandbox only; ptmx usable by everyone inside;
 	 * new ptys not readable by others. (No gid=5: the tty group is not mapped.) */
-	static const char *const pts_opts[] = {"newinstance", "ptmxmode=0666", "mode=0620", NULL};
-	static const char *const shm_opts[] = {"mode=1777", NULL};
+	static const char pts_opts[] = "newinstance,ptmxmode=0666,mode=0620";
 
-	AUTO_FD target = mnt_open_or_die(rfd, MNT_NEWROOT, "/dev", MNT_NO_CREATE);
-	AUTO_FD dev = mnt_fresh_or_die(rfd, "tmpfs", dev_opts,
-				       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, target, "/dev");
-	AUTO_FD host_dev = mnt_open_or_die(rfd, MNT_OLDROOT, "/dev", MNT_NO_CREATE);
+	/* By path: the host root's /dev is root's, under the read-only bind. */
+	mnt_plain_dir_or_die(rfd, MNT_NEWROOT "/dev");
+	AUTO_FD dev = mnt_fresh_path_open_or_die(rfd, "tmpfs", "mode=0755,size=64k",
+						 MS_NOSUID | MS_NOEXEC, MNT_NEWROOT "/dev", "/dev");
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++)
-		bind_node_or_die(rfd, host_dev, dev, dev_nodes[i].name, dev_nodes[i].required);
+		bind_node_or_die(rfd, dev_nodes[i].name, dev_nodes[i].required);
 	nodes_attrs_or_die(rfd, dev);
 	for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
 			linux_die(rfd, MNT_STEP, errno, "symlink /dev/%s", dev_links[i].name);
-	subdir_fs_or_die(rfd, dev, "pts", "devpts", pts_opts,
-			 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-	subdir_fs_or_die(rfd, dev, "shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	subdir_fs_or_die(rfd, dev, "pts", "devpts", pts_opts, MS_NOSUID | MS_NOEXEC);
+	subdir_fs_or_die(rfd, dev, "shm", "tmpfs", "mode=1777", MS_NOSUID | MS_NODEV);
 	/* Populated: no new node names, files or links in /dev itself. */
 	mnt_setattr_or_die(rfd, dev, MOUNT_ATTR_RDONLY, false, "/dev");
 }

@@ -266,6 +266,64 @@ int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsig
 	return mnt_fresh_keep_or_die(rfd, fstype, opts, attrs, target, where, NULL);
 }
 
+/* ---- by path, where nothing else can change the way
+ *
+ * mount(2) by name, for directories laid out by the kernel, by init on a file system
+ * of its own (the staging root), or by root on the host under the read-only bind of
+ * its root (/newroot/tmp, /dev, /proc): never a path a user can write on the way to
+ * (the workspace, the home, a writable root: those go by fd, above). Nothing else runs
+ * in init's new mount namespace and the host's own directories are root's, so what
+ * was checked (mnt_plain_dir) is what is mounted on. One call where the fd API takes
+ * seven to ten (fsopen, an fsconfig per option, create, fsmount, the target's open,
+ * move_mount, the closes). */
+
+int mnt_plain_dir(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+void mnt_plain_dir_or_die(int rfd, const char *path)
+{
+	int rc = mnt_plain_dir(path);
+
+	if (rc < 0)
+		linux_die(rfd, MNT_STEP, -rc, "%s: not a plain directory%s", path,
+			  rc == -ELOOP ? " (a symlink)" : "");
+}
+
+void mnt_fresh_path_or_die(int rfd, const char *fstype, const char *data, unsigned long flags,
+			   const char *path, const char *where)
+{
+	/* "none" as the source, as fsopen(2) names it: mountinfo reads as before. */
+	if (mount("none", path, fstype, flags, data) < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s", fstype, where);
+}
+
+int mnt_fresh_path_open_or_die(int rfd, const char *fstype, const char *data, unsigned long flags,
+			       const char *path, const char *where)
+{
+	int fd;
+
+	mnt_fresh_path_or_die(rfd, fstype, data, flags, path, where);
+	/* The new mount's root, a directory of the new file system: no link to follow. */
+	if ((fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		linux_die(rfd, MNT_STEP, errno, "%s on %s: open its root", fstype, where);
+	return fd;
+}
+
+void mnt_seal_path_or_die(int rfd, const char *path, unsigned long flags, const char *where)
+{
+	/* A remount without MS_BIND reconfigures the superblock (read-only; a tmpfs keeps
+	 * the options it was made with) and sets the mount's own flags: flags repeats
+	 * the ones it has, which this mount, made in our namespace, does not lock. */
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_RDONLY | flags, NULL) < 0)
+		linux_die(rfd, MNT_STEP, errno, "make %s read-only", where);
+}
+
 /* ---- mount_setattr, and the MS_REMOUNT fallback for kernels before 5.12 */
 
 /* Flags a remount must repeat: in a user namespace the ones inherited from the host

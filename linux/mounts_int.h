@@ -63,6 +63,21 @@ void mnt_seal_or_die(int rfd, int fs_ctx, const char *where);
 int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 			  int target, const char *where, int *fs_ctx);
 
+/* By path (mounts_fd.c says where that is safe): 0 when path is a directory and not a
+ * symlink, else -errno (-ELOOP: a symlink). */
+int mnt_plain_dir(const char *path);
+void mnt_plain_dir_or_die(int rfd, const char *path);
+/* A fresh file system mounted on path with mount(2) (data: its options, flags: MS_*);
+ * the _open form returns its root, O_PATH. */
+void mnt_fresh_path_or_die(int rfd, const char *fstype, const char *data, unsigned long flags,
+			   const char *path, const char *where);
+int mnt_fresh_path_open_or_die(int rfd, const char *fstype, const char *data, unsigned long flags,
+			       const char *path, const char *where);
+/* The file system mounted at path (made by mnt_fresh_path_*), all written: its
+ * superblock and its mount read-only in one remount; flags: the mount's MS_NOSUID,
+ * MS_NODEV, MS_NOEXEC, repeated. */
+void mnt_seal_path_or_die(int rfd, const char *path, unsigned long flags, const char *where);
+
 /* Clone the tree at src (recursively), give it attr_set before it is visible, and
  * attach it on dst. The types must agree (directory onto directory, else non-directory
  * onto non-directory): the kernel refuses anything else, and the types are asked then
@@ -86,7 +101,7 @@ struct plan_step;
  * context (-1 until then); sealed read-only, superblock and all, once every file is in
  * (linux_mounts_own_files_seal_or_die, before the pivot). */
 struct mnt_own_files {
-	int mnt, ctx;
+	int mnt; /* the tmpfs's root, -1 until made (it is at MNT_NAMES) */
 };
 int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o);
 void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o);

@@ -100,18 +100,14 @@ static void write_under_run_or_die(int rfd, int run, const char *rel, const stru
  * files reach the new root, and the tmpfs itself goes with the staging root. Its size
  * bounds the largest, an ssh_config with the host's appended (ssh_config.c), with room
  * for whole pages of the others on a kernel with 64 KiB pages. */
+#define OWN_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
 int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o)
 {
-	static const char *const opts[] = {"mode=0755", "size=1m", "nr_inodes=64", NULL};
-
-	if (o->mnt < 0) {
-		int at = mnt_open_or_die(rfd, "", MNT_NAMES, MNT_NO_CREATE);
-
-		o->mnt = mnt_fresh_keep_or_die(
-		    rfd, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-		    at, "halo-run's own files", &o->ctx);
-		close(at);
-	}
+	/* By path: the staging root's own directory (mounts_fd.c). */
+	if (o->mnt < 0)
+		o->mnt = mnt_fresh_path_open_or_die(rfd, "tmpfs", "mode=0755,size=1m,nr_inodes=64",
+						    OWN_FLAGS, MNT_NAMES, "halo-run's own files");
 	return o->mnt;
 }
 
@@ -119,11 +115,11 @@ int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o)
  * so that no mount of it, whatever its own flags, could change a byte. */
 void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o)
 {
-	if (o->ctx >= 0)
-		mnt_seal_or_die(rfd, o->ctx, "halo-run's own files");
-	if (o->mnt >= 0)
+	if (o->mnt >= 0) {
+		mnt_seal_path_or_die(rfd, MNT_NAMES, OWN_FLAGS, "halo-run's own files");
 		close(o->mnt);
-	o->ctx = o->mnt = -1;
+	}
+	o->mnt = -1;
 }
 
 void linux_mounts_name_or_die(int rfd, struct mnt_own_files *o, int run, const struct plan_step *st)

@@ -37,8 +37,7 @@ static const char *const readonly[] = {
     "/proc/sys", "/proc/sysrq-trigger", "/proc/bus", "/proc/fs", "/proc/irq",
 };
 
-#define PROC_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
-#define RO_ATTRS   (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
 /* Paths inside the fresh /proc (and the host's /sys under the read-only root) are
  * laid out by the kernel, not by anyone the sandbox or the host's users control, and
@@ -83,10 +82,12 @@ static void readonly_optional_or_die(int rfd, const char *path)
 
 void linux_mounts_proc_or_die(int rfd)
 {
-	AUTO_FD target = mnt_open_or_die(rfd, MNT_NEWROOT, "/proc", MNT_NO_CREATE);
-	/* Needs the pid namespace to be owned by our user namespace; refused when the
-	 * host's /proc is itself partly covered (inside some containers). */
-	close(mnt_fresh_or_die(rfd, "proc", NULL, PROC_ATTRS, target, "/proc"));
+	/* By path: the host root's /proc is root's, under the read-only bind. Needs the
+	 * pid namespace to be owned by our user namespace; refused when the host's /proc
+	 * is itself partly covered (inside some containers). */
+	mnt_plain_dir_or_die(rfd, MNT_NEWROOT "/proc");
+	mnt_fresh_path_or_die(rfd, "proc", NULL, MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			      MNT_NEWROOT "/proc", "/proc");
 
 	/* The kernel refuses to attach a file on a directory or the reverse: the tables
 	 * hold files and directories as this fresh /proc (and /sys) lay them out. The
