@@ -2,9 +2,10 @@
  * namespaces) before anything of the command runs. What is mounted where, and in
  * which order, is the plan's (plan/plan_fs.c): this file executes its filesystem
  * steps one by one through a table of executors, each saying the threat it answers.
- * Every path comes from the host-side scan and is opened again here without
- * following symlinks (mounts_fd.c); a step that fails stops the launch through the
- * report pipe. */
+ * Every path that comes from the host-side scan is opened again here without
+ * following symlinks (mounts_fd.c); only fixed directories of root's on the host and
+ * of init's own file systems are mounted on by name (mounts_fd.c's table); a step that
+ * fails stops the launch through the report pipe. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -177,7 +178,7 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 
 	if (strcmp(st->path, "/tmp") == 0) {
 		/* By path: the host's /tmp is root's, under the read-only bind of its root. */
-		mnt_plain_dir_or_die(x->rfd, MNT_NEWROOT "/tmp");
+		mnt_plain_dir_or_die(x->rfd, MNT_NEWROOT "/tmp", "/tmp");
 		mnt_fresh_path_or_die(x->rfd, "tmpfs", "mode=1777", MS_NOSUID | MS_NODEV,
 				      MNT_NEWROOT "/tmp", "/tmp");
 		return;

@@ -37,14 +37,14 @@ static const struct {
 
 /* Bind the host's node onto an empty file: no nodev here (the node must work), but
  * nosuid and noexec, given to all the nodes at once before /dev is visible to anyone
- * (linux_mounts_dev_or_die). By path, three calls a node: the host's node checked (its
+ * (linux_mounts_dev_or_die). By path, four calls a node: the host's node checked (its
  * last component not followed: a link is refused as not a device; the way to it is
  * root's, /dev on the host root), the mount point made in our own fresh tmpfs, the
- * bind. */
+ * bind, and what it bound checked to be that node. */
 static void bind_node_or_die(int rfd, const char *name, bool required)
 {
 	char src[64], dst[64];
-	struct stat st;
+	struct stat st, bound;
 
 	snprintf(src, sizeof(src), MNT_OLDROOT "/dev/%s", name);
 	snprintf(dst, sizeof(dst), MNT_NEWROOT "/dev/%s", name);
@@ -59,6 +59,10 @@ static void bind_node_or_die(int rfd, const char *name, bool required)
 		linux_die(rfd, MNT_STEP, errno, "create /dev/%s", name);
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 		linux_die(rfd, MNT_STEP, errno, "bind /dev/%s", name);
+	/* What was bound is what was checked: mount(2) follows a link, so a node swapped
+	 * for one between the two (only the host's root could) is caught here. */
+	if (stat(dst, &bound) < 0 || !S_ISCHR(bound.st_mode) || bound.st_rdev != st.st_rdev)
+		linux_die(rfd, MNT_STEP, ENODEV, "bind /dev/%s: the host's node changed", name);
 }
 
 /* The nodes' nosuid and noexec, in one call for all of them (and /dev itself, which
@@ -101,7 +105,7 @@ void linux_mounts_dev_or_die(int rfd)
 	static const char pts_opts[] = "newinstance,ptmxmode=0666,mode=0620";
 
 	/* By path: the host root's /dev is root's, under the read-only bind. */
-	mnt_plain_dir_or_die(rfd, MNT_NEWROOT "/dev");
+	mnt_plain_dir_or_die(rfd, MNT_NEWROOT "/dev", "/dev");
 	AUTO_FD dev = mnt_fresh_path_open_or_die(rfd, "tmpfs", "mode=0755,size=64k",
 						 MS_NOSUID | MS_NOEXEC, MNT_NEWROOT "/dev", "/dev");
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++)

@@ -275,7 +275,28 @@ int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsig
  * in init's new mount namespace and the host's own directories are root's, so what
  * was checked (mnt_plain_dir) is what is mounted on. One call where the fd API takes
  * seven to ten (fsopen, an fsconfig per option, create, fsmount, the target's open,
- * move_mount, the closes). */
+ * move_mount, the closes). The rule is kept by a table, not by the callers: a path not
+ * in it is refused, so that no plan path (the user's) can ever be mounted by name. */
+static const char *const by_path_ok[] = {
+    "/tmp",
+    "/mnt",
+    "/run",
+    "/proc", /* the staging root's bases */
+    MNT_NEWROOT "/tmp",
+    MNT_NEWROOT "/dev",
+    MNT_NEWROOT "/dev/pts",
+    MNT_NEWROOT "/dev/shm",
+    MNT_NEWROOT "/proc",
+    MNT_NAMES,
+};
+
+static void by_path_or_die(int rfd, const char *path)
+{
+	for (size_t i = 0; i < sizeof(by_path_ok) / sizeof(by_path_ok[0]); i++)
+		if (strcmp(path, by_path_ok[i]) == 0)
+			return;
+	linux_die(rfd, MNT_STEP, EPERM, "%s: not a fixed directory of root's or init's", path);
+}
 
 int mnt_plain_dir(const char *path)
 {
@@ -286,18 +307,19 @@ int mnt_plain_dir(const char *path)
 	return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-void mnt_plain_dir_or_die(int rfd, const char *path)
+void mnt_plain_dir_or_die(int rfd, const char *path, const char *shown)
 {
 	int rc = mnt_plain_dir(path);
 
 	if (rc < 0)
-		linux_die(rfd, MNT_STEP, -rc, "%s: not a plain directory%s", path,
-			  rc == -ELOOP ? " (a symlink)" : "");
+		linux_die(rfd, MNT_STEP, -rc, "cannot mount on %s%s", shown,
+			  rc == -ELOOP ? " (the host's is a symlink)" : "");
 }
 
 void mnt_fresh_path_or_die(int rfd, const char *fstype, const char *data, unsigned long flags,
 			   const char *path, const char *where)
 {
+	by_path_or_die(rfd, path);
 	/* "none" as the source, as fsopen(2) names it: mountinfo reads as before. */
 	if (mount("none", path, fstype, flags, data) < 0)
 		linux_die(rfd, MNT_STEP, errno, "%s on %s", fstype, where);
@@ -317,6 +339,7 @@ int mnt_fresh_path_open_or_die(int rfd, const char *fstype, const char *data, un
 
 void mnt_seal_path_or_die(int rfd, const char *path, unsigned long flags, const char *where)
 {
+	by_path_or_die(rfd, path);
 	/* A remount without MS_BIND reconfigures the superblock (read-only; a tmpfs keeps
 	 * the options it was made with) and sets the mount's own flags: flags repeats
 	 * the ones it has, which this mount, made in our namespace, does not lock. */

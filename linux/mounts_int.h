@@ -63,10 +63,11 @@ void mnt_seal_or_die(int rfd, int fs_ctx, const char *where);
 int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
 			  int target, const char *where, int *fs_ctx);
 
-/* By path (mounts_fd.c says where that is safe): 0 when path is a directory and not a
- * symlink, else -errno (-ELOOP: a symlink). */
+/* By path (mounts_fd.c says where that is safe, and refuses any other path): 0 when
+ * path is a directory and not a symlink, else -errno (-ELOOP: a symlink); the _or_die
+ * form names the directory as the sandbox shows it (shown). */
 int mnt_plain_dir(const char *path);
-void mnt_plain_dir_or_die(int rfd, const char *path);
+void mnt_plain_dir_or_die(int rfd, const char *path, const char *shown);
 /* A fresh file system mounted on path with mount(2) (data: its options, flags: MS_*);
  * the _open form returns its root, O_PATH. */
 void mnt_fresh_path_or_die(int rfd, const char *fstype, const char *data, unsigned long flags,
@@ -97,11 +98,11 @@ bool mnt_setattr_try_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive,
 void mnt_setattr_or_die(int rfd, int mnt, uint64_t attr_set, bool recursive, const char *where);
 
 struct plan_step;
-/* The tmpfs of halo-run's own files at MNT_NAMES, made on first use: its mount and its
- * context (-1 until then); sealed read-only, superblock and all, once every file is in
+/* The tmpfs of halo-run's own files at MNT_NAMES, made on first use (its root, -1
+ * until then); sealed read-only, superblock and all, once every file is in
  * (linux_mounts_own_files_seal_or_die, before the pivot). */
 struct mnt_own_files {
-	int mnt; /* the tmpfs's root, -1 until made (it is at MNT_NAMES) */
+	int mnt;
 };
 int linux_mounts_own_files_or_die(int rfd, struct mnt_own_files *o);
 void linux_mounts_own_files_seal_or_die(int rfd, struct mnt_own_files *o);

@@ -85,7 +85,7 @@ void linux_mounts_proc_or_die(int rfd)
 	/* By path: the host root's /proc is root's, under the read-only bind. Needs the
 	 * pid namespace to be owned by our user namespace; refused when the host's /proc
 	 * is itself partly covered (inside some containers). */
-	mnt_plain_dir_or_die(rfd, MNT_NEWROOT "/proc");
+	mnt_plain_dir_or_die(rfd, MNT_NEWROOT "/proc", "/proc");
 	mnt_fresh_path_or_die(rfd, "proc", NULL, MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			      MNT_NEWROOT "/proc", "/proc");
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -550,6 +551,51 @@ START_TEST(vanished_target_in_workspace_fails_closed)
 }
 END_TEST
 
+/* Mounting by name is for a fixed table of root's and init's directories: any other
+ * path (a plan path, the user's) is refused before anything is mounted, and so is a
+ * seal by name. */
+static void die_by_path(const char *path, bool seal, struct linux_report *rep)
+{
+	int p[2], st;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		/* Should the table ever let it through: a mount in a namespace of its own
+		 * (its mounts slaves, none reaching the host), never on the host's /tmp. */
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(90);
+		if (seal)
+			mnt_seal_path_or_die(p[1], path, MS_NOSUID, "test");
+		else
+			mnt_fresh_path_or_die(p[1], "tmpfs", NULL, MS_NOSUID, path, "test");
+		_exit(0);
+	}
+	close(p[1]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == LINUX_SETUP_FAILED, "status %d", st);
+	ck_assert_int_eq(read(p[0], rep, sizeof(*rep)), (ssize_t)sizeof(*rep));
+	close(p[0]);
+}
+
+START_TEST(by_path_only_fixed_directories)
+{
+	const char *refused[] = {ws, "/newroot/tmp/x", "/newroot", "/tmp/", "/names/../tmp", ""};
+	struct linux_report rep;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		for (int seal = 0; seal < 2; seal++) {
+			die_by_path(refused[i], seal, &rep);
+			ck_assert_int_eq(rep.err, EPERM);
+			ck_assert_msg(strstr(rep.msg, "not a fixed directory"), "%s: %s",
+				      refused[i], rep.msg);
+		}
+}
+END_TEST
+
 static Suite *mounts_suite(void)
 {
 	Suite *s = suite_create("mounts");
@@ -563,6 +609,7 @@ static Suite *mounts_suite(void)
 	tcase_add_test(a, landlock_on_top);
 	tcase_add_test(a, symlink_swapped_in_fails_closed);
 	tcase_add_test(a, vanished_target_in_workspace_fails_closed);
+	tcase_add_test(a, by_path_only_fixed_directories);
 	tcase_add_checked_fixture(b, setup_tmp, teardown);
 	tcase_add_test(b, workspace_under_tmp);
 	tcase_add_checked_fixture(c, setup_read_only, teardown);
