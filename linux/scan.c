@@ -321,8 +321,18 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	s->index = c.ix;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	linux_scan_interrupt_reset();
 	linux_scan_walk_roots(&c, guard_of, linux_scan_workers);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	int sig = linux_scan_interrupted_by();
+	if (sig && !c.err) {
+		const char *ab = sigabbrev_np(sig);
+		halo_err_set(e,
+			     "interrupted by SIG%s during the workspace scan: the command did "
+			     "not start",
+			     ab ? ab : "?");
+		c.err = -EINTR;
+	}
 	if (c.ix)
 		c.ix->walk_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
 					   (t1.tv_nsec - t0.tv_nsec) / 1000);

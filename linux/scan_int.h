@@ -122,6 +122,8 @@ bool linux_scan_stopped(const struct linux_scan_ctx *c);
 /* A bound other than the entry count was hit (depth, path length, memory): the scan is
  * truncated and every worker stops. */
 void linux_scan_truncate(struct linux_scan_ctx *c);
+/* Before a walk: no terminating signal seen yet (linux_scan_interrupted_by). */
+void linux_scan_interrupt_reset(void);
 
 /* The same, saying what was not covered and why (the first such statement is kept in
  * s->uncovered): `path` is left uncovered because `why`. */

@@ -7,7 +7,7 @@
 # back and starts another; HALO_RUN_INDEX_WATCH=0), a garbage index rebuilt and
 # never trusted, no index at all when its place lies in the workspace, launches while
 # the tree changes under the walk, and a 250k-entry workspace that launches instead of
-# being refused (it was, past 200,000 entries).
+# being refused (it was, past 200,000 entries) and whose first walk a TERM ends.
 set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1
@@ -465,6 +465,32 @@ else
 	t3=$(date +%s%N)
 	expect "large workspace: warm launch, .env still masked" "0 ran" "$? $out"
 	echo "# large workspace: first launch $(((t1 - t0) / 1000000)) ms, warm $(((t3 - t2) / 1000000)) ms"
+	# A TERM (or Ctrl-C) during a first walk ends the launch at the walk's next check:
+	# it exits as the signal says, the command never ran (its marker, in the workspace,
+	# not made), no index kept (HALO_RUN_INDEX=0: a full walk every time). Sent a third
+	# of the way into such a launch; one this machine makes too quickly to catch midway
+	# is said, not failed. (TERM, not INT: a script's background job ignores SIGINT.)
+	t4=$(date +%s%N)
+	(cd "$BIG" && HALO_RUN_INDEX=0 timeout 120 "$HALO" -- true) 2>/dev/null
+	walk_ms=$((($(date +%s%N) - t4) / 1000000))
+	if [ "$walk_ms" -lt 45 ]; then
+		skip "a signal during the workspace scan" "a launch that walks all $n entries took only ${walk_ms} ms here"
+	else
+		rm -f "$BIG/ran-marker"
+		(cd "$BIG" && HALO_RUN_INDEX=0 exec "$HALO" -- sh -c 'touch ran-marker') 2>"$E" &
+		pid=$!
+		sleep "$(awk -v m="$walk_ms" 'BEGIN {printf "%.3f", m / 3000}')"
+		t4=$(date +%s%N)
+		kill -TERM "$pid"
+		wait "$pid"
+		rc=$?
+		echo "# a TERM $((walk_ms / 3)) ms into a $walk_ms ms walk: ended $((($(date +%s%N) - t4) / 1000000)) ms after it"
+		expect "a TERM during the workspace scan: exit 143" 143 "$rc"
+		expect_match "a TERM during the workspace scan: said" \
+			"interrupted by SIGTERM during the workspace scan: the command did not start" "$(cat "$E")"
+		expect "a TERM during the workspace scan: the command did not run" no \
+			"$([ -e "$BIG/ran-marker" ] && echo yes || echo no)"
+	fi
 	rm -rf "$BIG"
 	BIG=
 fi

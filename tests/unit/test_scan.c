@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +128,52 @@ START_TEST(removed_while_listed_is_gone)
 	ck_assert_str_eq(rel_list(&scan.unlisted), "");
 	ck_assert(strstr(rel_list(&scan.masked), "ws/app/.env"));
 	ck_assert(!strstr(rel_list(&scan.masked), "ws/gone"));
+}
+END_TEST
+
+/* A terminating signal held blocked (as the supervisor holds it for its loop) ends the
+ * walk at the next check: the scan fails (-EINTR, the signal named), nothing of it is
+ * kept, and linux_scan_interrupted_by says which signal, for the launch's exit code. */
+static int signal_at;
+
+static void signal_midway(const char *path)
+{
+	(void)path;
+	if (--signal_at == 0)
+		kill(getpid(), SIGTERM); /* process-directed, as a terminal's */
+}
+
+START_TEST(held_signal_ends_the_walk)
+{
+	sigset_t term, old;
+	struct halo_err e = {{0}};
+	char d[64];
+	int sig = 0;
+
+	/* Enough directories that every worker passes its next check after the signal. */
+	for (int i = 0; i < 2000; i++) {
+		snprintf(d, sizeof(d), "ws/d%04d", i);
+		mkdirs(d);
+	}
+	file("ws/d1999/.env", "A=1");
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+	signal_at = 3;
+	linux_test_hooks_set(&(struct linux_test_hooks){.walk_before_list = signal_midway});
+	int rc = linux_scan(&launch, &scan, &e);
+	linux_test_hooks_set(NULL);
+	ck_assert_int_eq(sigwait(&term, &sig), 0); /* taken back, then the mask as it was */
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	ck_assert_int_eq(sig, SIGTERM);
+	ck_assert_int_eq(rc, -EINTR);
+	ck_assert_int_eq(linux_scan_interrupted_by(), SIGTERM);
+	ck_assert_msg(strstr(e.msg, "interrupted by SIGTERM during the workspace scan"), "%s",
+		      e.msg);
+	/* A walk with nothing pending is not interrupted, and says so again. */
+	run_scan_ok();
+	ck_assert_int_eq(linux_scan_interrupted_by(), 0);
+	ck_assert(strstr(rel_list(&scan.masked), "ws/d1999/.env"));
 }
 END_TEST
 
@@ -712,6 +760,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(tc, globs_at_any_depth);
 	tcase_add_test(tc, unlistable_masked_whole);
 	tcase_add_test(tc, removed_while_listed_is_gone);
+	tcase_add_test(tc, held_signal_ends_the_walk);
 	tcase_add_test(tc, guard_finds_repositories);
 	tcase_add_test(tc, guard_off_and_read_only);
 	tcase_add_test(tc, symlinks_never_followed);
