@@ -124,6 +124,9 @@ bool linux_scan_stopped(const struct linux_scan_ctx *c);
 void linux_scan_truncate(struct linux_scan_ctx *c);
 /* Before a walk: no terminating signal seen yet (linux_scan_interrupted_by). */
 void linux_scan_interrupt_reset(void);
+/* Is a terminating signal pending (held blocked)? Then the walk stops (truncated),
+ * the signal kept for linux_scan_interrupted_by. Asked once per directory. */
+bool linux_scan_interrupted(struct linux_scan_ctx *c);
 
 /* The same, saying what was not covered and why (the first such statement is kept in
  * s->uncovered): `path` is left uncovered because `why`. */

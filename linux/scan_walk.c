@@ -9,8 +9,6 @@
  * fnmatch. Subdirectories may be handed to another worker (scan_pool.c). */
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/magic.h>
@@ -476,42 +474,6 @@ static void record_end(struct linux_scan_ctx *c, struct linux_index_out *out, in
 	linux_index_out_free(out);
 }
 
-/* A terminating signal the launch holds for its loop (the supervisor blocks them and
- * reads a signalfd once the sandbox runs): pending, it ends the walk and the launch,
- * which exits as the signal says and runs nothing (linux_scan_interrupted_by), rather
- * than make Ctrl-C wait for a large tree's first walk. A signal not blocked is the
- * process's to die of, as ever. sigpending is a system call: asked every 32
- * directories of each worker (a few dozen microseconds apart). */
-static atomic_int interrupted_by;
-
-int linux_scan_interrupted_by(void)
-{
-	return atomic_load(&interrupted_by);
-}
-
-void linux_scan_interrupt_reset(void)
-{
-	atomic_store(&interrupted_by, 0);
-}
-
-static bool interrupted(struct linux_scan_ctx *c)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	static __thread unsigned n;
-	sigset_t p;
-
-	if (++n % 32 != 0 || sigpending(&p) < 0)
-		return false;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigismember(&p, sigs[i]) == 1) {
-			int none = 0;
-			atomic_compare_exchange_strong(&interrupted_by, &none, sigs[i]);
-			linux_scan_truncate(c); /* every worker stops; nothing is kept */
-			return true;
-		}
-	return false;
-}
-
 static bool past_deadline(const struct linux_scan_ctx *c)
 {
 	struct timespec now;
@@ -596,7 +558,7 @@ void linux_scan_walk_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned 
 		close(fd);
 		return;
 	}
-	if (interrupted(c)) {
+	if (linux_scan_interrupted(c)) {
 		close(fd);
 		return;
 	}
