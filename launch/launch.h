@@ -50,6 +50,10 @@ struct runner_launcher {
 	/* A session's channel to its spawner (session/session_sup.c); NULL where the
 	 * launcher has no sessions (macOS). */
 	int (*session_fd)(const runner_sandbox *sb);
+	/* The terminating signal that stopped a failed start before the command ran (a
+	 * Ctrl-C during the workspace walk), 0 otherwise; NULL: none can (macOS). The run
+	 * then ends as that signal says (128 + it), in its exit and its events. */
+	int (*interrupted_by)(void);
 };
 
 extern const struct runner_launcher runner_launcher;

@@ -77,5 +77,6 @@ const struct runner_launcher runner_launcher = {
     .done_fd = linux_sandbox_done_fd,
     .reap = linux_reap,
     .session_fd = linux_sandbox_session_fd,
+    .interrupted_by = linux_scan_interrupted_by,
 };
 #endif

@@ -22,6 +22,8 @@ void linux_fds_close(int *fds, size_t n)
 	static bool no_close_range;
 	size_t i = 0;
 
+	if (n == 0) /* (qsort's array may not be NULL, even empty) */
+		return;
 	qsort(fds, n, sizeof(*fds), cmp_int);
 	while (i < n && fds[i] < 0) /* none there */
 		i++;

@@ -321,11 +321,12 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 	s->index = c.ix;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	linux_scan_interrupt_reset();
 	linux_scan_walk_roots(&c, guard_of, linux_scan_workers);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	int sig = linux_scan_interrupted_by();
+	/* One that came in the walk's last directories, or a walk too small to ask. */
+	int sig = c.signal ? c.signal : linux_scan_pending_signal();
 	if (sig && !c.err) {
+		linux_scan_interrupt_note(sig);
 		const char *ab = sigabbrev_np(sig);
 		halo_err_set(e,
 			     "interrupted by SIG%s during the workspace scan: the command did "

@@ -75,6 +75,7 @@ struct linux_scan_ctx {
 	size_t max_entries;
 	unsigned max_depth;
 	int err;		     /* -errno of a hard error (e set), 0 otherwise */
+	int signal;		     /* the terminating signal that stopped the walk, or 0 */
 	struct linux_scan_index *ix; /* NULL: no index */
 	unsigned worker;	     /* 0 the calling thread, helpers 1.. */
 	unsigned root_id;	     /* the tree being walked: roots[root_id] */
@@ -122,11 +123,13 @@ bool linux_scan_stopped(const struct linux_scan_ctx *c);
 /* A bound other than the entry count was hit (depth, path length, memory): the scan is
  * truncated and every worker stops. */
 void linux_scan_truncate(struct linux_scan_ctx *c);
-/* Before a walk: no terminating signal seen yet (linux_scan_interrupted_by). */
-void linux_scan_interrupt_reset(void);
-/* Is a terminating signal pending (held blocked)? Then the walk stops (truncated),
- * the signal kept for linux_scan_interrupted_by. Asked once per directory. */
+/* Is a terminating signal pending (held blocked, not ignored)? Then the walk stops
+ * (truncated), the signal in c->signal once the walk is done. Asked once per
+ * directory. linux_scan_pending_signal: which one is pending now (0: none). */
 bool linux_scan_interrupted(struct linux_scan_ctx *c);
+int linux_scan_pending_signal(void);
+/* A walk a signal ended: kept for the launch's exit (linux_scan_interrupted_by). */
+void linux_scan_interrupt_note(int sig);
 
 /* The same, saying what was not covered and why (the first such statement is kept in
  * s->uncovered): `path` is left uncovered because `why`. */

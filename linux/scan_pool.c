@@ -46,6 +46,7 @@ struct linux_scan_pool {
 	atomic_size_t entries; /* counted against the bound, by every worker */
 	atomic_bool stop;
 	atomic_bool truncated;
+	atomic_int signal; /* the terminating signal that stopped the walk, or 0 */
 	size_t max_entries;
 	atomic_uint workers; /* allowed, the caller included */
 	atomic_uint helpers; /* started (changed under mu) */
@@ -92,36 +93,48 @@ void linux_scan_uncovered(struct linux_scan_ctx *c, const char *path, const char
  * reads a signalfd once the sandbox runs): pending, it ends the walk and the launch,
  * which exits as the signal says and runs nothing (linux_scan_interrupted_by), rather
  * than make Ctrl-C wait for a large tree's first walk. A signal not blocked is the
- * process's to die of, as ever. sigpending is a system call: asked every 32
- * directories of each worker (a few dozen microseconds apart). */
-static atomic_int interrupted_by;
+ * process's to die of, as ever; one the caller set to be ignored (a script's background
+ * job, nohup) is queued while blocked but stops nothing. sigpending is a system call:
+ * asked every 32 directories of each worker (a few dozen microseconds apart), and once
+ * more when the walk is done (linux_scan_pending_signal), so a late one is not lost.
+ * The pool holds what stopped its walk: a walk's result never depends on another's. */
+static atomic_int interrupted_by; /* the last walk that a signal ended: for the exit */
 
 int linux_scan_interrupted_by(void)
 {
 	return atomic_load(&interrupted_by);
 }
 
-void linux_scan_interrupt_reset(void)
+void linux_scan_interrupt_note(int sig)
 {
-	atomic_store(&interrupted_by, 0);
+	atomic_store(&interrupted_by, sig);
+}
+
+int linux_scan_pending_signal(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	struct sigaction sa;
+	sigset_t p;
+
+	if (sigpending(&p) < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigismember(&p, sigs[i]) == 1 && sigaction(sigs[i], NULL, &sa) == 0 &&
+		    sa.sa_handler != SIG_IGN)
+			return sigs[i];
+	return 0;
 }
 
 bool linux_scan_interrupted(struct linux_scan_ctx *c)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	static __thread unsigned n;
-	sigset_t p;
+	int none = 0, sig;
 
-	if (++n % 32 != 0 || sigpending(&p) < 0)
+	if (++n % 32 != 0 || !(sig = linux_scan_pending_signal()))
 		return false;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigismember(&p, sigs[i]) == 1) {
-			int none = 0;
-			atomic_compare_exchange_strong(&interrupted_by, &none, sigs[i]);
-			linux_scan_truncate(c); /* every worker stops; nothing is kept */
-			return true;
-		}
-	return false;
+	atomic_compare_exchange_strong(&c->pool->signal, &none, sig);
+	linux_scan_truncate(c); /* every worker stops; nothing is kept */
+	return true;
 }
 
 size_t linux_scan_take(struct linux_scan_ctx *c, size_t k)
@@ -357,6 +370,7 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 	c->taken = 0;
 	c->s->entries_scanned = entries < p.max_entries ? entries : p.max_entries;
 	c->s->truncated = atomic_load(&p.truncated);
+	c->signal = atomic_load(&p.signal);
 	free(c->s->uncovered);
 	c->s->uncovered = p.uncovered;
 	c->pool = NULL;

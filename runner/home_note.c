@@ -4,6 +4,7 @@
  * cannot be created; --dry-run lists each entry with its reason. */
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +107,16 @@ void runner_home_scan_begin(void)
 {
 	if (!slow.msg[0] || slow.running)
 		return;
+	sigset_t all, old;
+
 	slow.done = false;
+	/* Signals stay the launch's: a thread that left them open would take a Ctrl-C
+	 * during the walk and die of it, halo-run and all (nothing cleaned up, nothing
+	 * said), before the launch blocks them for its loop and for the walk's own stop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	slow.running = pthread_create(&slow.t, NULL, slow_wait, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void runner_home_scan_end(void)

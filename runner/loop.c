@@ -222,6 +222,21 @@ static int others_intact(const struct runner_opts *o, const struct runner_events
 	return rc;
 }
 
+/* A start that failed: a setup error (125), or a terminating signal that stopped it
+ * before the command ran (a Ctrl-C during the workspace walk: 128 + it). */
+struct halo_outcome runner_start_failed_outcome(void)
+{
+	int sig = runner_launcher.interrupted_by ? runner_launcher.interrupted_by() : 0;
+
+	return sig ? halo_outcome_of(HALO_OUTCOME_SIGNALED, sig)
+		   : halo_outcome_of(HALO_OUTCOME_SETUP, 0);
+}
+
+int runner_start_failed_exit(void)
+{
+	return halo_exit_code(runner_start_failed_outcome());
+}
+
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
 		     struct halo_err *e)
 {
@@ -350,8 +365,8 @@ out:
 	proxy_destroy(px);
 	runner_decider_stop(st.dc); /* after the proxy: no connection waits on it */
 	runner_learn_free(st.lr);
-	events_end(&st.ev, l, rc < 0 ? halo_outcome_of(HALO_OUTCOME_SETUP, 0) : outcome,
-		   rc < 0 ? HALO_EXIT_SETUP : *status, e);
+	events_end(&st.ev, l, rc < 0 ? runner_start_failed_outcome() : outcome,
+		   rc < 0 ? runner_start_failed_exit() : *status, e);
 	if (rc >= 0 && runner_events_lost(&st.ev, &lost) < 0) {
 		/* Even the exit record may be among them: only the status can say it. */
 		fprintf(stderr, "halo-run: %s\n", lost.msg);

@@ -101,13 +101,7 @@ static int launch(const struct runner_opts *o, runner_launch *l)
 	rc = runner_supervise(o, l, &status, &e);
 	if (rc < 0) {
 		runner_say("%s", e.msg);
-#ifndef RUNNER_MACOS
-		/* Ctrl-C (or a TERM) during the walk: the exit a signal gives, not a failure. */
-		if (linux_scan_interrupted_by())
-			return halo_exit_code(
-			    halo_outcome_of(HALO_OUTCOME_SIGNALED, linux_scan_interrupted_by()));
-#endif
-		return HALO_EXIT_SETUP;
+		return runner_start_failed_exit();
 	}
 	if (rc > 0 && e.msg[0])
 		runner_say("%s", e.msg); /* names the broker refused come from inside */

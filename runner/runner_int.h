@@ -93,6 +93,10 @@ bool runner_lineage_adopted(const struct runner_lineage *l);
 
 /* Start the sandbox and run the one event loop (proxy, exit, signals, wall clock)
  * until it ends. Returns as linux_finish does. */
+/* A start that failed: its outcome and exit (125, or 128 + the signal that stopped
+ * it before the command ran: runner_launcher.interrupted_by). */
+struct halo_outcome runner_start_failed_outcome(void);
+int runner_start_failed_exit(void);
 int runner_supervise(const struct runner_opts *o, const runner_launch *l, int *status,
 		     struct halo_err *e);
 

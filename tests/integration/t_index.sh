@@ -477,7 +477,8 @@ else
 		skip "a signal during the workspace scan" "a launch that walks all $n entries took only ${walk_ms} ms here"
 	else
 		rm -f "$BIG/ran-marker"
-		(cd "$BIG" && HALO_RUN_INDEX=0 exec "$HALO" -- sh -c 'touch ran-marker') 2>"$E" &
+		(cd "$BIG" && HALO_RUN_INDEX=0 exec "$HALO" --events "$TMPDIR/ev-term.jsonl" -- \
+			sh -c 'touch ran-marker') 2>"$E" &
 		pid=$!
 		sleep "$(awk -v m="$walk_ms" 'BEGIN {printf "%.3f", m / 3000}')"
 		t4=$(date +%s%N)
@@ -490,6 +491,9 @@ else
 			"interrupted by SIGTERM during the workspace scan: the command did not start" "$(cat "$E")"
 		expect "a TERM during the workspace scan: the command did not run" no \
 			"$([ -e "$BIG/ran-marker" ] && echo yes || echo no)"
+		expect_match "a TERM during the workspace scan: the events' exit record says so" \
+			'"type":"exit".*"outcome":"signaled","status":143,"signal":15' \
+			"$(tail -1 "$TMPDIR/ev-term.jsonl" 2>&1)"
 	fi
 	rm -rf "$BIG"
 	BIG=

@@ -170,10 +170,38 @@ START_TEST(held_signal_ends_the_walk)
 	ck_assert_int_eq(linux_scan_interrupted_by(), SIGTERM);
 	ck_assert_msg(strstr(e.msg, "interrupted by SIGTERM during the workspace scan"), "%s",
 		      e.msg);
-	/* A walk with nothing pending is not interrupted, and says so again. */
+	/* A walk with nothing pending is not interrupted. */
 	run_scan_ok();
-	ck_assert_int_eq(linux_scan_interrupted_by(), 0);
 	ck_assert(strstr(rel_list(&scan.masked), "ws/d1999/.env"));
+	/* One set to be ignored (a script's background job, nohup) stops nothing, though
+	 * it is queued while blocked; found by the check after the walk too (this walk is
+	 * too small for the per-directory one). */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, was;
+	ck_assert_int_eq(sigaction(SIGTERM, &ign, &was), 0);
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+	kill(getpid(), SIGTERM);
+	linux_scan_free(&scan);
+	run_scan_ok();
+	ck_assert_int_eq(sigtimedwait(&term, NULL, &(struct timespec){0, 0}),
+			 SIGTERM); /* drained */
+	ck_assert_int_eq(sigaction(SIGTERM, &was, NULL), 0);
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	/* A late one, not ignored, in a walk too small for the per-directory check (two
+	 * directories left): the check after the walk ends it. */
+	for (int i = 0; i < 1999; i++) {
+		char full[PATH_MAX];
+		snprintf(d, sizeof(d), "ws/d%04d", i);
+		p(full, d);
+		ck_assert_int_eq(rmdir(full), 0);
+	}
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+	kill(getpid(), SIGTERM);
+	memset(&e, 0, sizeof(e));
+	linux_scan_free(&scan);
+	rc = linux_scan(&launch, &scan, &e);
+	ck_assert_int_eq(sigwait(&term, &sig), 0);
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	ck_assert_int_eq(rc, -EINTR);
 }
 END_TEST
 
