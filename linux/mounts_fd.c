@@ -35,6 +35,7 @@ static bool path_is_plain(const char *p)
 	return true;
 }
 
+/* 1 when made here, 0 when it was there already, else -errno. */
 static int create_component(int dir, const char *name, enum mnt_create create, bool last)
 {
 	if (last && create == MNT_CREATE_FILE) {
@@ -42,11 +43,11 @@ static int create_component(int dir, const char *name, enum mnt_create create, b
 		if (fd < 0)
 			return errno == EEXIST ? 0 : -errno;
 		close(fd);
-		return 0;
+		return 1;
 	}
-	if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	if (mkdirat(dir, name, 0755) < 0)
+		return errno == EEXIST ? 0 : -errno;
+	return 1;
 }
 
 /* Why a component could not be opened as a directory: a symlink in the way is ELOOP. */
@@ -63,11 +64,19 @@ static int not_dir_err(int dir, const char *name, int err)
 /* The portable resolution: each component opened relative to its parent with
  * O_NOFOLLOW and checked not to be a symlink (O_DIRECTORY where a directory is what
  * must be there: a link then fails the open itself, no stat needed); also the only way
- * to create missing mount points. */
+ * to create missing mount points. Below a directory made here (empty when made), the
+ * next one is made without asking first whether it is there; it is opened the same way
+ * after (one that appeared meanwhile is EEXIST, then checked like any). The parents'
+ * descriptors are closed together at the end (linux_fds_close). */
+#define WALK_KEEP 32
+
 static int open_walk(const char *prefix, const char *path, enum mnt_create create)
 {
 	char comp[256];
 	int fd = open(prefix[0] ? prefix : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int parents[WALK_KEEP], rc = 0;
+	size_t np = 0;
+	bool made = false;
 
 	for (const char *c = path + 1; fd >= 0 && *c;) {
 		size_t n = strcspn(c, "/");
@@ -75,37 +84,55 @@ static int open_walk(const char *prefix, const char *path, enum mnt_create creat
 		int flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
 		bool dir = !last || create == MNT_CREATE_DIR;
 		struct stat st;
-		int next;
+		int next = -1;
 
 		if (n >= sizeof(comp)) {
-			close(fd);
-			return -ENAMETOOLONG;
+			rc = -ENAMETOOLONG;
+			break;
 		}
 		memcpy(comp, c, n);
 		comp[n] = '\0';
 		c += n + !last;
 		if (dir)
 			flags |= O_DIRECTORY;
-		next = openat(fd, comp, flags);
+		errno = ENOENT;
+		if (!made || create == MNT_NO_CREATE)
+			next = openat(fd, comp, flags);
 		if (next < 0 && errno == ENOENT && create != MNT_NO_CREATE) {
-			int rc = create_component(fd, comp, create, last);
-			if (rc < 0) {
-				close(fd);
-				return rc;
+			int r = create_component(fd, comp, create, last);
+			if (r < 0) {
+				rc = r;
+				break;
 			}
+			made = r == 1;
 			next = openat(fd, comp, flags);
 		}
 		int err = next < 0 ? not_dir_err(fd, comp, errno) : 0;
-		close(fd);
-		if (next < 0)
-			return -err;
+		if (np < WALK_KEEP)
+			parents[np++] = fd;
+		else
+			close(fd);
+		fd = -1;
+		if (next < 0) {
+			rc = -err;
+			break;
+		}
 		if (!dir && (fstat(next, &st) < 0 || S_ISLNK(st.st_mode))) {
 			close(next);
-			return -ELOOP;
+			rc = -ELOOP;
+			break;
 		}
 		fd = next;
 	}
-	return fd < 0 ? -errno : fd;
+	if (fd < 0 && rc == 0)
+		rc = -errno;
+	linux_fds_close(parents, np);
+	if (rc < 0) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 int mnt_open(const char *prefix, const char *path, enum mnt_create create)
