@@ -9,14 +9,16 @@
 # HOME: run.sh's scratch dir is under /tmp, which the sandbox covers with its own
 # tmpfs, so tools would find an empty writable home there and nothing would be kept or
 # at stake. A real home is visible and read-only inside but for the workspace: HOME
-# here is a fresh directory under /var/tmp (removed at exit). A tool that writes its
+# here is a fresh directory under /var/tmp (removed at exit, whatever a tool left in it). A tool that writes its
 # cache under HOME then needs sandbox.caches. The host's cache directories are seeded
 # with one entry each (as a real user's would be) and must hold exactly that entry
 # after the runs.
 HOME=$(mktemp -d /var/tmp/halo-wf-home.XXXXXX) || exit 1
 export HOME
 chmod 755 "$HOME"
-trap 'eg_cleanup; rm -rf "$HOME"' EXIT
+# (chmod first: Go keeps its module cache read-only, and rm -rf as a user cannot empty
+# such a directory: every uid-65534 pass left its home behind in /var/tmp.)
+trap 'eg_cleanup; chmod -R u+w "$HOME" 2>/dev/null; rm -rf "$HOME"' EXIT
 echo "127.0.0.1 npm.test goproxy.test pypi.test crates.test gitwf.test" >>"$W/etc/hosts"
 
 
