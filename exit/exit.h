@@ -84,8 +84,11 @@ static inline int halo_exit_code(struct halo_outcome o)
 }
 
 /* The signals halo-run forwards to the command (both launchers): what a terminal or a
- * job control sends to halo-run reaches the command, and ends it as 128+N. */
-#define HALO_FORWARDED_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH
+ * job control sends to halo-run reaches the command, and ends it as 128+N. The
+ * terminating ones also end a launch that has not started the command yet (a Ctrl-C
+ * during the workspace walk: linux/scan_pool.c). */
+#define HALO_TERMINATING_SIGNALS SIGINT, SIGTERM, SIGHUP, SIGQUIT
+#define HALO_FORWARDED_SIGNALS	 HALO_TERMINATING_SIGNALS, SIGUSR1, SIGUSR2, SIGWINCH
 
 /* halo-run's own outcomes by number, for runner/'s returns and _exit() calls. */
 #define HALO_EXIT_OF(kind) halo_exit_code(halo_outcome_of(kind, 0))

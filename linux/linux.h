@@ -138,7 +138,7 @@ size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_liste
  * show sanitized now, each as "DEV:ID:PATH" (ID: which file, see session_scan.c),
  * sorted. A joined call's list must hold
  * nothing its session's lacks. 0 or -errno with e set. */
-/* The terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that ended the last walk,
+/* The terminating signal (HALO_TERMINATING_SIGNALS) that ended the last walk,
  * pending while the caller held it blocked, or 0: the launch then failed (-EINTR) and
  * exits as that signal says (128 + it), having run nothing. */
 int linux_scan_interrupted_by(void);

@@ -269,28 +269,12 @@ int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, 
 	return mnt;
 }
 
-void mnt_fresh_at_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-			 int dir, const char *name, const char *where)
-{
-	int mnt = fresh_detached_or_die(rfd, fstype, opts, attrs, where, NULL);
-
-	if (move_mount(mnt, "", dir, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		linux_die(rfd, MNT_STEP, errno, "%s on %s: attach", fstype, where);
-	close(mnt);
-}
-
 void mnt_seal_or_die(int rfd, int fs_ctx, const char *where)
 {
 	if (fsconfig(fs_ctx, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
 	    fsconfig(fs_ctx, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
 		linux_die(rfd, MNT_STEP, errno, "make %s read-only", where);
 	close(fs_ctx);
-}
-
-int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-		     int target, const char *where)
-{
-	return mnt_fresh_keep_or_die(rfd, fstype, opts, attrs, target, where, NULL);
 }
 
 /* ---- by path, where nothing else can change the way

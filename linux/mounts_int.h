@@ -39,29 +39,24 @@ int mnt_open_last(const char *prefix, const char *path);
 /* Is fd a directory? (-errno on failure) */
 int mnt_is_dir(int fd);
 
-/* A fresh file system on the target fd: `opts` are "key=value" or "flag" strings
- * (NULL-terminated), attrs are MOUNT_ATTR_* for the new mount. Returns the mount's
- * fd (its root, attached), or dies. */
 /* Create name in dir (O_EXCL, no symlink followed) with mode and write len bytes of
- * data to it; dies naming what ("sanitized copy of X", "X: halo-run's copy"). */
-/* The same, the file's (write) fd returned: a clone of it is the file, no need to
+ * data to it; dies naming what ("sanitized copy of X", "X: halo-run's copy"). The
+ * _keep form returns the file's (write) fd: a clone of it is the file, no need to
  * resolve its name again. */
 int mnt_write_new_keep_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
 			      size_t len, const char *what);
 void mnt_write_new_or_die(int rfd, int dir, const char *name, mode_t mode, const void *data,
 			  size_t len, const char *what);
-int mnt_fresh_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-		     int target, const char *where);
-/* The same, attached at `name` in the directory `dir` (a directory of a mount of our
- * own: move_mount does not follow a symlink at the last component), the mount closed. */
-void mnt_fresh_at_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-			 int dir, const char *name, const char *where);
-/* The same, handing the file system's context to *fs_ctx (for a later reconfigure). */
+
+/* A fresh file system on the target fd: `opts` are "key=value" or "flag" strings
+ * (NULL-terminated), attrs are MOUNT_ATTR_* for the new mount; its context goes to
+ * *fs_ctx (NULL: closed) for a later seal. Returns the mount's fd (its root,
+ * attached), or dies. */
+int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
+			  int target, const char *where, int *fs_ctx);
 /* A file system made with mnt_fresh_keep_or_die, all written: its superblock made
  * read-only (no mount of it can change a byte), and its context closed. */
 void mnt_seal_or_die(int rfd, int fs_ctx, const char *where);
-int mnt_fresh_keep_or_die(int rfd, const char *fstype, const char *const *opts, unsigned attrs,
-			  int target, const char *where, int *fs_ctx);
 
 /* By path (mounts_fd.c says where that is safe, and refuses any other path): 0 when
  * path is a directory and not a symlink, else -errno (-ELOOP: a symlink); the _or_die

@@ -112,7 +112,7 @@ void linux_scan_interrupt_note(int sig)
 
 int linux_scan_pending_signal(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	static const int sigs[] = {HALO_TERMINATING_SIGNALS};
 	struct sigaction sa;
 	sigset_t p;
 
