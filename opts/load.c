@@ -163,8 +163,9 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 {
 	static char wbuf[RUNNER_MAX_ONEOFF * 512];
 	const char *writable[RUNNER_MAX_ONEOFF];
-	struct policy_oneoff oneoff = {o->allow.v, o->allow.n, writable,       o->writable.n,
-				       o->env.v,   o->env.n,   o->host_port.v, o->host_port.n};
+	struct policy_oneoff oneoff = {o->allow.v,     o->allow.n,     writable,
+				       o->writable.n,  o->env.v,       o->env.n,
+				       o->host_port.v, o->host_port.n, o->mode};
 	struct policy_diags d = {0};
 	struct runner_managed m;
 	struct policy_ctx ctx;

@@ -26,6 +26,7 @@ struct runner_opts {
 	const char *policies[RUNNER_MAX_POLICIES];
 	size_t n_policies;
 	struct runner_multi allow, writable, env, host_port; /* policy/oneoff.c */
+	const char *mode; /* --mode: sandbox.mode over every file (policy/oneoff.c) */
 	const char *workspace;
 	const char *limit_spec;
 	const char *timeout;

@@ -221,9 +221,9 @@ int policy_load_with(const struct policy_managed *m, const char *const *paths, s
 	 * out for one-offs; a policy file says it, and is checked. */
 	if (policy_oneoff_any(oneoff)) {
 		policy_diag(d, true, "command line", 0, NULL,
-			    "--allow, --writable, --env and --host-port are refused under the "
-			    "managed policy %s: put them in a policy file (--policy F), which is "
-			    "checked against it",
+			    "--allow, --writable, --env, --host-port and --mode are refused under "
+			    "the managed policy %s: put them in a policy file (--policy F), which "
+			    "is checked against it",
 			    m->name);
 		failed = true;
 	}

@@ -1,7 +1,8 @@
 /* One-off flags (--allow HOST[:PORT], --writable DIR, --env NAME[=VALUE], --host-port
- * PORT), as bubblewrap and srt users expect: one more layer over every file, made of
- * the lists the layers below hold plus the flags' entries, so that it adds where a
- * file layer would replace. Through policy_layer it is reported like any later file
+ * PORT, --mode MODE), as bubblewrap and srt users expect: one more layer over every
+ * file, made of the lists the layers below hold plus the flags' entries, so that it
+ * adds where a file layer would replace (--mode sets sandbox.mode, as a file would). Through
+ * policy_layer it is reported like any later file
  * ("command line: loosens egress.allowedDomains (adds 'x.example')"), under a managed
  * policy it is refused the same way, and policy_finalize validates its entries with
  * the same rules as the files'. */
@@ -14,7 +15,7 @@
 
 bool policy_oneoff_any(const struct policy_oneoff *o)
 {
-	return o && (o->n_allow || o->n_writable || o->n_env || o->n_host_ports);
+	return o && (o->n_allow || o->n_writable || o->n_env || o->n_host_ports || o->mode);
 }
 
 /* `base`'s list (copied) with `add` appended, each once. */
@@ -92,6 +93,11 @@ static int build(const struct halo_policy *base, const struct policy_oneoff *o,
 		rc = grown(&u->writable_roots, &base->writable_roots, o->writable, o->n_writable);
 	if (rc == 0 && o->n_env)
 		rc = env_entries(u, base, o);
+	if (rc == 0 && o->mode && policy_mode_parse(o->mode, &u->mode) < 0) {
+		policy_diag(d, true, "command line", 0, NULL,
+			    "--mode '%.40s': one of read-only, workspace-write, off", o->mode);
+		bad = -EINVAL;
+	}
 	if (rc == 0 && o->n_host_ports) {
 		if ((rc = policy_ports_copy(&u->host_ports, &base->host_ports)) == 0)
 			u->host_ports.set = true;
@@ -135,6 +141,10 @@ static int check_flags(const struct policy_oneoff *o, struct policy_diags *d)
 					    flags[f].flag, f == 2 ? "variable name" : "value");
 				rc = -EINVAL;
 			}
+	if (o->mode && !o->mode[0]) {
+		policy_diag(d, true, "command line", 0, NULL, "--mode: needs a value");
+		rc = -EINVAL;
+	}
 	return rc;
 }
 
@@ -150,7 +160,7 @@ static char *layer_name(const struct policy_oneoff *o)
 		     {"--writable", o->writable, o->n_writable},
 		     {"--env", o->env, o->n_env},
 		     {"--host-port", o->host_ports, o->n_host_ports}};
-	size_t len = sizeof("command line ()");
+	size_t len = sizeof("command line ()") + (o->mode ? sizeof(", --mode ") + 40 : 0);
 	char *s;
 
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
@@ -168,6 +178,9 @@ static char *layer_name(const struct policy_oneoff *o)
 			snprintf(s + strlen(s), len - strlen(s), "%s%s %.*s",
 				 s[strlen(s) - 1] == '(' ? "" : ", ", flags[f].flag, (int)vn, v);
 		}
+	if (o->mode)
+		snprintf(s + strlen(s), len - strlen(s), "%s--mode %.40s",
+			 s[strlen(s) - 1] == '(' ? "" : ", ", o->mode);
 	strcat(s, ")");
 	return s;
 }

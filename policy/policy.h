@@ -196,8 +196,9 @@ struct halo_policy {
 
 /* What the pure layer needs to know about the world, supplied by runner/. */
 /* One-off flags of a launch (--allow HOST[:PORT], --writable DIR, --env NAME[=VALUE],
- * --host-port PORT), each repeatable: a last layer over every file that adds to the
- * lists below it, reported as a loosening and validated like a file (oneoff.c). */
+ * --host-port PORT), each repeatable, and --mode MODE: a last layer over every file
+ * that adds to the lists below it (and sets sandbox.mode), reported as a loosening
+ * and validated like a file (oneoff.c). */
 struct policy_oneoff {
 	const char *const *allow;
 	size_t n_allow;
@@ -207,6 +208,7 @@ struct policy_oneoff {
 	size_t n_env;
 	const char *const *host_ports;
 	size_t n_host_ports;
+	const char *mode; /* sandbox.mode's name, or NULL */
 };
 
 struct policy_ctx {

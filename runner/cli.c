@@ -83,6 +83,8 @@ void runner_usage(FILE *out)
 	    "  --allow HOST[:PORT]  --writable DIR  --env NAME[=VALUE]  --host-port PORT\n"
 	    "                    one-off additions over every policy file (each repeatable,\n"
 	    "                    validated like a file, each loosening said on stderr)\n"
+	    "  --mode MODE       sandbox.mode over every policy file: read-only,\n"
+	    "                    workspace-write or off (a loosening is said on stderr)\n"
 	    "  --limit K=V,...   cpu=DUR mem=SIZE fsize=SIZE nofile=N nproc=N wall=DUR; may only\n"
 	    "                    tighten the policy's limits (%d when a value loosens one)\n"
 	    "  --timeout D       wall-clock limit (90, 1m, 1h30m); exit %d when it is hit\n"
@@ -137,7 +139,7 @@ struct opt_row {
 
 /* clang-format off */
 static const struct opt_row opt_table[] = {
-    VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+    VALUE("--workspace", workspace), VALUE("--mode", mode), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
     FLAG("--resolve", resolve),	     VALUE("--harness", harness),  VALUE("--out", out_dir),

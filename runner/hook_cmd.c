@@ -252,6 +252,10 @@ static const char *wrap_oneoffs(const struct runner_opts *o, const char **argv, 
 			argv[(*n)++] = flags[f];
 			argv[(*n)++] = verbatim[f]->v[i];
 		}
+	if (o->mode && !why) {
+		argv[(*n)++] = "--mode";
+		argv[(*n)++] = o->mode;
+	}
 	return why;
 }
 
@@ -263,7 +267,7 @@ static const char *wrap_oneoffs(const struct runner_opts *o, const char **argv, 
 static int wrap_answer(const struct runner_opts *o, const struct hook_event *ev, const char *cmd,
 		       const char *found)
 {
-	const char *argv[8 + 2 * RUNNER_MAX_POLICIES + 8 * RUNNER_MAX_ONEOFF], *why;
+	const char *argv[10 + 2 * RUNNER_MAX_POLICIES + 8 * RUNNER_MAX_ONEOFF], *why;
 	char self[4096], name[80], abs[RUNNER_MAX_POLICIES][4096];
 	char *line = NULL, *json = NULL;
 	size_t n = 0;
@@ -336,6 +340,7 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs
 	    {"--writable", !oneoffs_carried && o->writable.n > 0},
 	    {"--env", !oneoffs_carried && o->env.n > 0},
 	    {"--host-port", !oneoffs_carried && o->host_port.n > 0},
+	    {"--mode", !oneoffs_carried && o->mode},
 	    {"--session", o->session},
 	    {"--workspace", o->workspace},
 	    {"--die-with-parent", o->die_with_parent},

@@ -128,7 +128,8 @@ static int hello(struct sup *s, struct client *c, const struct session_msg *m)
 		    why, sizeof(why),
 		    "effective policy differs (digest %s at the session's start, %s now: other "
 		    "policy files, the files changed, or other one-off flags: --allow, "
-		    "--writable, --env, --host-port are fixed at the session's start too)",
+		    "--writable, --env, --host-port, --mode are fixed at the session's start "
+		    "too)",
 		    s->id->policy, m->policy);
 	else if (strcmp(m->options, s->id->options) != 0)
 		snprintf(why, sizeof(why),

@@ -129,7 +129,11 @@ scall
 expect "session, first call: the localhost line and the literal line, to the call's stderr" "1 1" \
 	"$(lines "^$LINE\$") $(lines 'halo-run: 198\.51\.100\.7:80 refused')"
 scall
-expect "session, second call: neither again" 0 "$(lines '^halo-run:')"
+# (on a failure, what was said: it failed once under CI's load and never since)
+n=$(lines '^halo-run:')
+if [ "$n" = 0 ]; then ok "session, second call: neither again"; else
+	fail "session, second call: neither again" "want [0] got [$n]: $(grep '^halo-run:' "$W/err" | head -3)"
+fi
 "$HALO" session stop "$S" >/dev/null 2>&1
 
 # ------------------------------------------------ IP literals

@@ -141,6 +141,11 @@ OUT=$(ev "$SID" 'echo hi' | (cd "$ws" && "$HALO" hook --wrap --harness claude-co
 expect_match "one-off flags carried into the rewritten call (--writable made absolute)" \
 	"'--writable' '$ws/sub' '--allow' 'one.test' '--host-port' '4873' '--env' 'MYVAR' '--session' 'hook-$SID'" \
 	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
+OUT=$(ev "$SID" 'echo hi' | (cd "$ws" && "$HALO" hook --wrap --harness claude-code --policy "$pol" \
+	--allow one.test --mode read-only) 2>"$TMPDIR/err")
+expect_match "--mode carried into the rewritten call" \
+	"'--allow' 'one.test' '--mode' 'read-only' '--session' 'hook-$SID'" \
+	"$(field 'a["hookSpecificOutput"]["updatedInput"]["command"]')"
 OUT=$(ev "$SID" 'echo hi' | "$HALO" hook --wrap --harness claude-code --policy "$pol" --env MYVAR=s3cr3t-v 2>&1)
 RC=$?
 expect "--env NAME=VALUE: blocked (exit 2), its value never in an answer" "2:0" "$RC:$(grep -c s3cr3t-v <<<"$OUT")"
@@ -202,6 +207,9 @@ expect_match "no --policy: the rewrite names the policy the hook found (\$HALO_P
 OUT=$("$HALO" policy render --harness claude-code --hook --policy "$pol" --allow b.example 2>"$TMPDIR/err")
 expect "render --hook --allow: refused (125), no snippet" "125:" "$?:$OUT"
 expect_match "render --hook --allow: names the option" '--hook: --allow' "$(cat "$TMPDIR/err")"
+OUT=$("$HALO" policy render --harness claude-code --hook --policy "$pol" --mode read-only 2>"$TMPDIR/err")
+expect "render --hook --mode: refused (125), no snippet" "125:" "$?:$OUT"
+expect_match "render --hook --mode: names the option" '--hook: --mode' "$(cat "$TMPDIR/err")"
 OUT=$("$HALO" policy render --harness codex --hook --policy "$pol" 2>&1)
 expect_match "render --hook for a harness without a rewrite that keeps its permissions: refused" \
 	'--hook: .*claude-code' "$OUT"

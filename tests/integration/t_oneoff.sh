@@ -2,7 +2,7 @@
 # One-off flags (issue 24): --allow HOST[:PORT], --writable DIR, --env NAME[=VALUE],
 # --host-port PORT, each repeatable, layered over every policy file (adding to its
 # lists), validated like a file, each loosening said once on stderr and named in
-# --dry-run's "policy:" line.
+# --dry-run's "policy:" line; and --mode MODE (issue 25), sandbox.mode over every file.
 set -u
 . "$IT/lib.sh"
 cd "$TMPDIR" || exit 1
@@ -66,7 +66,32 @@ S="oneoff$$"
 OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --allow origin.test -- echo ran 2>"$E" </dev/null)
 expect "--session: a later call with --allow is refused, nothing run" "125:" "$?:$OUT"
 expect_match "... naming the one-off flags as the cause" "effective policy differs .*one-off flags: --allow" "$(cat "$E")"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --mode read-only -- echo ran 2>"$E" </dev/null)
+expect "--session: a later call with --mode is refused, nothing run" "125:" "$?:$OUT"
+expect_match "... naming --mode among the causes" "effective policy differs .*--mode are fixed" "$(cat "$E")"
 "$HALO" session stop "$S" >/dev/null 2>&1
+
+# ---------------------------------------------------------------- --mode
+# A read-only run says nothing of its own (issue 25 item 4): only the command's output.
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --mode read-only -- echo hello 2>"$E" </dev/null)
+expect "--mode read-only -- echo hello: hello, and nothing on stderr" "0:hello:" "$?:$OUT:$(cat "$E")"
+rm -f "$WS/ro-made"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --mode read-only -- sh -c '{ echo x >ro-made; } 2>/dev/null && echo wrote || echo refused' 2>"$E" </dev/null)
+expect "--mode read-only: the workspace is read-only, nothing made" "refused:no" \
+	"$OUT:$([ -e "$WS/ro-made" ] && echo yes || echo no)"
+expect "... and said nothing (a tightening)" "" "$(cat "$E")"
+printf 'sandbox:\n  mode: read-only\n' >"$W/ro.yaml"
+chmod a+r "$W/ro.yaml"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --policy "$W/ro.yaml" --mode workspace-write -- sh -c 'echo x >ro-made && echo wrote' 2>"$E" </dev/null)
+expect "--mode workspace-write over a read-only file: the workspace writable" wrote "$OUT"
+expect_match "... the loosening said" "^halo-run: warning: command line: loosens sandbox.mode \(read-only → workspace-write\)" "$(cat "$E")"
+rm -f "$WS/ro-made"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --mode readonly -- echo ran 2>&1 </dev/null)
+expect "--mode readonly (not a mode): 125, nothing run" "125" "$?"
+expect_match "... naming the modes" "--mode 'readonly': one of read-only, workspace-write, off" "$OUT"
+OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --dry-run --mode read-only -- true 2>/dev/null </dev/null)
+expect_match "--dry-run names --mode in its policy line" "^policy: .*command line \(--mode read-only\)" "$OUT"
+expect_match "... and plans the mode" "^mode: read-only" "$OUT"
 
 # ---------------------------------------------------------------- --host-port
 PORT_FILE="$TMPDIR/hp.port"

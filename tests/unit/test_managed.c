@@ -199,7 +199,7 @@ START_TEST(oneoff_flags)
 	static const char text[] = "egress: {default: deny, allowedDomains: [a.example]}\n";
 	const char *allow[] = {"b.example", "a.example"}, *env[] = {"FOO", "BAR=1"},
 		   *ports[] = {"4873"}, *bad_ports[] = {"65536"}, *wr[] = {"/home/alice/w"};
-	struct policy_oneoff o = {allow, 2, wr, 1, env, 2, ports, 1};
+	struct policy_oneoff o = {allow, 2, wr, 1, env, 2, ports, 1, NULL};
 	struct policy_managed m = {M, text, strlen(text), 'y'};
 	struct policy_diags d = {0};
 	struct halo_policy *p = NULL;
@@ -232,6 +232,62 @@ START_TEST(oneoff_flags)
 	ck_assert_int_eq(policy_load_with(&m, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
 	ck_assert_ptr_null(p);
 	ck_assert(pt_err(&d, "refused under the managed policy"));
+	policy_diags_free(&d);
+	unlink(path);
+}
+END_TEST
+
+/* --mode MODE: sets sandbox.mode over every file, as a file layer would; a tightening
+ * is silent, a loosening said, a name that is not a mode refused naming the flag;
+ * under a managed policy refused like every one-off (fail closed: a policy file says
+ * it, and is checked). */
+START_TEST(oneoff_mode)
+{
+	static const char text[] = "egress: {default: deny, allowedDomains: [a.example]}\n";
+	struct policy_oneoff o = {.mode = "read-only"};
+	struct policy_managed m = {M, text, strlen(text), 'y'};
+	struct policy_diags d = {0};
+	struct halo_policy *p = NULL;
+	char path[] = "/tmp/halo-oneoff-mode.XXXXXX";
+	int fd = mkstemp(path);
+	const char *pv[] = {path};
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	write_file(path, "egress: {default: deny}\n");
+	ck_assert_msg(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d) == 0, "%s", pt_dump(&d));
+	ck_assert_int_eq(p->mode, POLICY_MODE_READ_ONLY);
+	ck_assert_ptr_nonnull(strstr(p->source, "command line (--mode read-only)"));
+	ck_assert_msg(!pt_warn(&d, "loosens"), "%s", pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+	/* Over a read-only file: the loosening said, and made. */
+	write_file(path, "sandbox: {mode: read-only}\negress: {default: deny}\n");
+	o.mode = "workspace-write";
+	ck_assert_msg(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d) == 0, "%s", pt_dump(&d));
+	ck_assert_int_eq(p->mode, POLICY_MODE_WORKSPACE_WRITE);
+	ck_assert_msg(
+	    pt_warn(&d, "command line: loosens sandbox.mode (read-only → workspace-write)"), "%s",
+	    pt_dump(&d));
+	policy_free(p);
+	policy_diags_free(&d);
+	/* Not a mode, or empty: refused, nothing loaded. */
+	o.mode = "readonly";
+	ck_assert_int_eq(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(pt_err(&d, "--mode 'readonly': one of read-only, workspace-write, off"), "%s",
+		      pt_dump(&d));
+	policy_diags_free(&d);
+	o.mode = "";
+	ck_assert_int_eq(policy_load_with(NULL, pv, 1, &pt_ctx, &o, &p, &d), -EINVAL);
+	ck_assert_msg(pt_err(&d, "--mode: needs a value"), "%s", pt_dump(&d));
+	policy_diags_free(&d);
+	/* Under a managed policy: refused, as every one-off is. */
+	o.mode = "read-only";
+	ck_assert_int_eq(policy_load_with(&m, NULL, 0, &pt_ctx, &o, &p, &d), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(pt_err(&d, "--host-port and --mode are refused under the managed policy"),
+		      "%s", pt_dump(&d));
 	policy_diags_free(&d);
 	unlink(path);
 }
@@ -327,6 +383,7 @@ static Suite *managed_suite(void)
 	tcase_add_test(t, managed_fields_known);
 	tcase_add_test(t, managed_file_read_once);
 	tcase_add_test(t, oneoff_flags);
+	tcase_add_test(t, oneoff_mode);
 	tcase_set_timeout(t, 60); /* the 20k-entry file parses slowly under ASan */
 	suite_add_tcase(s, t);
 	return s;
