@@ -342,9 +342,14 @@ static void find_missing(struct linux_scan *s)
  * as that name: a guarded hook written through a link in the workspace changed the
  * host's hook, and a masked secret read through one showed it. The other names cannot
  * be found without walking whole file systems, so a guarded or masked file inside a
- * writable tree that has more than one refuses the launch. Bounded: LINKS_BUDGET
- * entries at most, LINKS_DEPTH levels below each guarded or masked directory. */
+ * writable tree that has more than one refuses the launch. Every listed entry is
+ * looked at itself, first; below a guarded or masked directory the look is bounded:
+ * LINKS_DEPTH levels, LINKS_BUDGET entries per directory and LINKS_TOTAL in all. Each
+ * directory has a budget of its own: a directory the command filled with junk (a
+ * masked `.a/.envstore` of 8,200 files, sorting first) once used up a shared budget,
+ * and the `.env` after it, linked to an innocent name, went unchecked. */
 #define LINKS_BUDGET 8192
+#define LINKS_TOTAL  65536
 #define LINKS_DEPTH  8
 
 static bool has_other_names(const char *path, unsigned depth, unsigned *budget, struct stat *hit_st,
@@ -377,30 +382,52 @@ static bool has_other_names(const char *path, unsigned depth, unsigned *budget, 
 	return found;
 }
 
+static bool checked(const struct linux_scan *s, const char *p)
+{
+	/* halo-run's own state (an index, a session's sockets) is no user's. */
+	return tree_of(p, &s->writable) && !linux_paths_beneath_any(p, &s->own);
+}
+
+static int refuse_links(size_t l, const char *hit, const struct stat *st, struct halo_err *e)
+{
+	char shown[4 * PATH_MAX + 1];
+
+	halo_err_set(e,
+		     "%s: %s has %lu names (hard links): another of them could %s from inside "
+		     "the sandbox; remove the other links (find its file system with -samefile)",
+		     l == 0 ? "persistence guard" : "protected path",
+		     policy_printable(hit, shown, sizeof(shown)), (unsigned long)st->st_nlink,
+		     l == 0 ? "change it (and run on the host later)" : "show it");
+	return -EPERM;
+}
+
 static int check_hard_links(const struct linux_scan *s, struct halo_err *e)
 {
 	const struct linux_paths *lists[] = {&s->guarded, &s->masked};
-	unsigned budget = LINKS_BUDGET;
-	char hit[PATH_MAX], shown[4 * PATH_MAX + 1];
+	unsigned total = LINKS_TOTAL;
+	char hit[PATH_MAX];
 	struct stat st;
 
+	/* Each entry itself, whatever the directories below hold. */
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			const char *p = lists[l]->v[i];
+			if (checked(s, p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+			    st.st_nlink > 1)
+				return refuse_links(l, p, &st, e);
+		}
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n && total > 0; i++) {
+			const char *p = lists[l]->v[i];
+			unsigned budget = total < LINKS_BUDGET ? total : LINKS_BUDGET,
+				 left = budget;
 
-			/* halo-run's own state (an index, a session's sockets) is no user's. */
-			if (!tree_of(p, &s->writable) || linux_paths_beneath_any(p, &s->own) ||
-			    !has_other_names(p, 0, &budget, &st, hit, sizeof(hit)))
+			if (!checked(s, p))
 				continue;
-			halo_err_set(e,
-				     "%s: %s has %lu names (hard links): another of them could %s "
-				     "from inside the sandbox; remove the other links (find its "
-				     "file system with -samefile)",
-				     l == 0 ? "persistence guard" : "protected path",
-				     policy_printable(hit, shown, sizeof(shown)),
-				     (unsigned long)st.st_nlink,
-				     l == 0 ? "change it (and run on the host later)" : "show it");
-			return -EPERM;
+			bool found = has_other_names(p, 0, &left, &st, hit, sizeof(hit));
+			total -= budget - left;
+			if (found)
+				return refuse_links(l, hit, &st, e);
 		}
 	return 0;
 }

@@ -247,6 +247,14 @@ ln hl/.env hl-env-link
 OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'cat hl-env-link' 2>"$E" </dev/null)
 expect "hard link to a masked .env: launch refused (125), nothing shown" "125:" "$?:$OUT"
 expect_match "... naming it" "protected path: $W/hl/\.env has 2 names \(hard links\)" "$(cat "$E")"
+# A masked directory the command filled with junk (sorting first) once used up the
+# check's shared budget, and the linked .env after it went unchecked: each entry is
+# looked at itself, each directory has a budget of its own.
+mkdir -p hl/.a/.envstore && (cd hl/.a/.envstore && seq 8300 | sed 's/^/f/' | xargs touch)
+OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'cat hl-env-link' 2>"$E" </dev/null)
+expect "... still refused behind a masked directory of 8,300 entries" "125:" "$?:$OUT"
+expect_match "... naming the .env" "protected path: $W/hl/\.env has 2 names \(hard links\)" "$(cat "$E")"
+rm -rf hl/.a
 rm -f hl-env-link
 OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'echo ran' 2>"$E" </dev/null)
 expect "the extra links removed: the launch runs" "0:ran" "$?:$OUT"
