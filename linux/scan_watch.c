@@ -139,13 +139,16 @@ static bool rebuild(struct watcher *w)
 	linux_index_free(&w->ix);
 	free(w->state);
 	w->state = NULL;
-	if (!buf || linux_scan_index_parse(buf, len, &w->ix, why, sizeof(why)) < 0)
-		return false;
-	if (w->ix.key.dev != w->key.dev || w->ix.key.ino != w->key.ino ||
-	    strcmp(w->ix.key.root, w->root) != 0 || !(w->state = calloc(w->ix.n + 1, 1)))
-		return false;
+	/* No map of watches to records until the new one is made: an event read after a
+	 * failed rebuild (the rest of drain's buffer) once wrote through the freed state. */
 	w->rec_of_wd = NULL;
 	w->n_wd = 0;
+	if (!buf || linux_scan_index_parse(buf, len, &w->ix, why, sizeof(why)) < 0 ||
+	    w->ix.key.dev != w->key.dev || w->ix.key.ino != w->key.ino ||
+	    strcmp(w->ix.key.root, w->root) != 0 || !(w->state = calloc(w->ix.n + 1, 1))) {
+		free(old);
+		return false;
+	}
 	w->unknown = false;
 	for (size_t i = 0; i < w->ix.n; i++)
 		watch_one(w, i);
@@ -159,6 +162,8 @@ static bool rebuild(struct watcher *w)
 
 static void on_event(struct watcher *w, const struct inotify_event *ev)
 {
+	if (w->stop) /* the rest of a buffer read before the stop */
+		return;
 	if (ev->mask & IN_Q_OVERFLOW) {
 		w->unknown = true;
 		return;
@@ -172,7 +177,7 @@ static void on_event(struct watcher *w, const struct inotify_event *ev)
 			w->stop = !rebuild(w);
 		return;
 	}
-	if (ev->wd < 0 || (size_t)ev->wd >= w->n_wd || w->rec_of_wd[ev->wd] == -1)
+	if (!w->state || ev->wd < 0 || (size_t)ev->wd >= w->n_wd || w->rec_of_wd[ev->wd] == -1)
 		return;
 	if (w->rec_of_wd[ev->wd] >= 0) {
 		size_t i = (size_t)w->rec_of_wd[ev->wd];
