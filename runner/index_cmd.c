@@ -3,6 +3,7 @@
  * itself after 15 minutes idle, or within 2 s of its tree's removal (with the tree's
  * index); a cleared index is rebuilt by the next launch. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,12 @@ static bool wanted(const struct runner_opts *o, const struct linux_index_info *i
 static void print_one(const struct linux_index_info *in)
 {
 	double pays = (double)in->pays_us / 1000, pays_call = (double)in->call_us / 1000;
+	char shown[4 * PATH_MAX + 1];
 
-	printf("  %s  %zu directories, %zu bytes", in->root, in->dirs, in->bytes);
+	/* Escaped: a tree's name is anyone's (a newline or a terminal escape in it once
+	 * printed a forged line and hid the real one). */
+	printf("  %s  %zu directories, %zu bytes", policy_printable(in->root, shown, sizeof(shown)),
+	       in->dirs, in->bytes);
 	if (in->tree_gone)
 		printf(", the tree is gone (`halo-run index clear` removes its index)");
 	if (in->running && in->walk_us >= 0)

@@ -538,4 +538,14 @@ fi
 "$HALO" index clear "$X" >/dev/null 2>&1
 rm -rf "$X"
 
+# `halo-run index` escapes a tree's name: a newline in it once printed a forged line.
+N="$TMPDIR/nl
+  forged-line"
+mkdir -p "$N"
+(cd "$N" && "$HALO" -- true) 2>/dev/null
+expect "halo-run index: a tree's newline escaped, no forged line" "0 1" \
+	"$("$HALO" index | grep -c '^  forged-line') $("$HALO" index | grep -c 'nl\\x0a  forged-line')"
+"$HALO" index clear "$N" >/dev/null 2>&1
+rm -rf "$N"
+
 finish
