@@ -240,6 +240,21 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 		linux_scan_walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
 }
 
+/* Another launch's index (a `halo-run/index` directory: XDG_STATE_HOME set per
+ * application, a CI's or an editor's, places it anywhere in the home) is hidden like a
+ * protected directory: a command whose tree holds it could rewrite a record there that
+ * leaves a protected file out, and that launch would replay it (each launch masks only
+ * the places it would use itself: linux_scan_index_shield). */
+static bool index_place(const struct linux_scan_ctx *c, const char *name, size_t len,
+			unsigned char type)
+{
+	static const char parent[] = "/halo-run";
+	size_t k = sizeof(parent) - 1;
+
+	return (type == DT_DIR || type == DT_UNKNOWN) && strcmp(name, "index") == 0 && len >= k &&
+	       memcmp(c->path + len - k, parent, k) == 0;
+}
+
 /* One entry of the directory at c->path[0..len): c->path holds its full path. Returns
  * whether a rule is about it (the index keeps it), with its type in *type_out. */
 static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned char d_type,
@@ -249,7 +264,7 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 	unsigned char type = entry_type(dfd, name, d_type);
 
 	*type_out = type;
-	if (linux_scan_glob_match(c, name, rel)) {
+	if (linux_scan_glob_match(c, name, rel) || index_place(c, name, len, type)) {
 		on_protected(c, type);
 		return true;
 	}

@@ -548,4 +548,20 @@ expect "halo-run index: a tree's newline escaped, no forged line" "0 1" \
 "$HALO" index clear "$N" >/dev/null 2>&1
 rm -rf "$N"
 
+# (review) Another launch's index place in the workspace (an editor's XDG_STATE_HOME
+# under the home, the home the workspace): hidden, so no command rewrites a record there
+# that leaves a protected file out of that launch's view. This launch's own place is
+# halo-run's, not listed among the protected paths.
+F=$TMPDIR/fw
+mkdir -p "$F/app" "$F/st"
+(cd "$F/app" && XDG_STATE_HOME=$F/st "$HALO" -- true) 2>/dev/null
+OUT=$(cd "$F" && "$HALO" -- sh -c 'ls st/halo-run/index >/dev/null 2>&1 && echo listed || echo hidden
+{ echo x >st/halo-run/index/forged; } 2>/dev/null && echo written || echo refused' 2>/dev/null)
+expect "another launch's index place in the workspace: hidden, not written" "hidden refused" "$(echo $OUT)"
+expect "... its index intact" yes "$(ls "$F/st/halo-run/index/"*.idx >/dev/null 2>&1 && [ ! -e "$F/st/halo-run/index/forged" ] && echo yes || echo no)"
+OUT=$(cd "$F" && XDG_STATE_HOME=$F/st "$HALO" --dry-run -- true 2>/dev/null)
+expect "... and a launch's own place not listed as a protected path" 0 \
+	"$(grep -v "halo-run's own" <<<"$OUT" | grep -c "st/halo-run/index")"
+rm -rf "$F"
+
 finish
