@@ -41,9 +41,8 @@ static const unsigned long pseudo_fs[] = {
     BPF_FS_MAGIC,	 PSTOREFS_MAGIC, EFIVARFS_MAGIC,
 };
 
-/* A git directory found where no .git names it (a bare repository, a linked work
- * tree's or submodule's git directory) shows itself by what it holds: the one rule,
- * policy_git_entries_make_gitdir. */
+/* A git directory no .git names (a bare repository, a worktree's or submodule's)
+ * shows itself by what it holds: policy_git_entries_make_gitdir. */
 
 const char *const *linux_scan_guard_names(size_t *n)
 {
@@ -240,11 +239,9 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 		linux_scan_walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
 }
 
-/* Another launch's index (a `halo-run/index` directory: XDG_STATE_HOME set per
- * application, a CI's or an editor's, places it anywhere in the home) is hidden like a
- * protected directory: a command whose tree holds it could rewrite a record there that
- * leaves a protected file out, and that launch would replay it (each launch masks only
- * the places it would use itself: linux_scan_index_shield). */
+/* Another launch's index (XDG_STATE_HOME set per application puts a halo-run/index
+ * anywhere in the home) is hidden like a protected directory: a command could rewrite
+ * a record there that leaves a protected file out of that launch's view. */
 static bool index_place(const struct linux_scan_ctx *c, const char *name, size_t len,
 			unsigned char type)
 {
@@ -275,7 +272,9 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 		return true;
 	}
 	if (name[0] == '.' && strcmp(name, ".git") == 0) {
-		/* Never descend: objects are many and hold no names a glob is about. */
+		/* Its guards, then its names like any directory's: a .git never entered let
+		 * a command link config -> vendor/.git, and a .env written through config/
+		 * went unmasked (git-crypt's keys too). The index keeps the listing. */
 		if (c->guard && (type == DT_DIR || type == DT_REG || type == DT_LNK)) {
 			char worktree[PATH_MAX];
 
@@ -287,6 +286,8 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 				linux_scan_git_repo(c, c->path, len ? worktree : "/",
 						    type == DT_REG);
 		}
+		if (type == DT_DIR)
+			descend(c, dfd, name, elen, depth, dev);
 		return true;
 	}
 	bool kept = type == DT_DIR || type == DT_UNKNOWN;
@@ -556,7 +557,9 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	free(buf);
 	record_end(c, out, lfd, st, total, bare);
 	close(lfd);
-	if (!failed && policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c))
+	/* (a .git directory's own guards were set where its name was met: visit) */
+	if (!failed && policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c) &&
+	    !(len >= 5 && memcmp(c->path + len - 5, "/.git", 5) == 0))
 		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }
 

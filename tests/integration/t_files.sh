@@ -260,4 +260,11 @@ OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'echo ran' 2>"$E" </dev/null)
 expect "the extra links removed: the launch runs" "0:ran" "$?:$OUT"
 rm -rf hl
 
+# (review) A directory named .git that is no git directory was never entered: linked
+# from an innocent name, a .env written through that name later went unmasked.
+mkdir -p gb/vendor/.git && ln -s vendor/.git gb/config && echo 'S=1' >gb/config/.env
+OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'cat gb/config/.env gb/vendor/.git/.env 2>/dev/null; echo ran' 2>"$E" </dev/null)
+expect "a .env inside a plain directory named .git (linked as config/): masked" "0:ran" "$?:$OUT"
+rm -rf gb
+
 finish
