@@ -346,6 +346,7 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 	for (unsigned i = 0; i < atomic_load(&p.helpers); i++) {
 		pthread_join(p.thread[i], NULL);
 		merge(&c->s->masked, &p.found[i].masked);
+		merge(&c->s->own, &p.found[i].own);
 		merge(&c->s->guarded, &p.found[i].guarded);
 		merge(&c->s->pinned, &p.found[i].pinned);
 		merge(&c->s->links, &p.found[i].links);

@@ -239,17 +239,13 @@ static void descend(struct linux_scan_ctx *c, int dfd, const char *name, size_t 
 		linux_scan_walk_dir(c, fd, len, depth + 1, st.st_dev); /* closes fd */
 }
 
-/* Another launch's index (XDG_STATE_HOME set per application puts a halo-run/index
- * anywhere in the home) is hidden like a protected directory: a command could rewrite
- * a record there that leaves a protected file out of that launch's view. */
+/* Another launch's index (XDG_STATE_HOME per application puts a halo-run/index
+ * anywhere in the home) is hidden: a command could rewrite a record there. */
 static bool index_place(const struct linux_scan_ctx *c, const char *name, size_t len,
 			unsigned char type)
 {
-	static const char parent[] = "/halo-run";
-	size_t k = sizeof(parent) - 1;
-
-	return (type == DT_DIR || type == DT_UNKNOWN) && strcmp(name, "index") == 0 && len >= k &&
-	       memcmp(c->path + len - k, parent, k) == 0;
+	return (type == DT_DIR || type == DT_UNKNOWN) && strcmp(name, "index") == 0 && len >= 9 &&
+	       memcmp(c->path + len - 9, "/halo-run", 9) == 0;
 }
 
 /* One entry of the directory at c->path[0..len): c->path holds its full path. Returns
@@ -261,8 +257,12 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 	unsigned char type = entry_type(dfd, name, d_type);
 
 	*type_out = type;
-	if (linux_scan_glob_match(c, name, rel) || index_place(c, name, len, type)) {
+	if (linux_scan_glob_match(c, name, rel)) {
 		on_protected(c, type);
+		return true;
+	}
+	if (index_place(c, name, len, type)) { /* halo-run's own: not the user's finding */
+		linux_paths_add(&c->s->masked, c->path), linux_paths_add(&c->s->own, c->path);
 		return true;
 	}
 	/* A unix socket found in a tree we bind in belongs to a host service: connect()
