@@ -389,3 +389,16 @@ void linux_scan_git_global(struct linux_scan *s, const char *home)
 			guard_or_missing(&c, abs);
 	}
 }
+
+static bool dotgit_holds(void *ctx, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), ".git/%s", name);
+	return faccessat(*(const int *)ctx, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool linux_scan_dotgit_is_gitdir(int dfd)
+{
+	return policy_gitdir_holds(dotgit_holds, &dfd);
+}

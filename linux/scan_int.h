@@ -302,6 +302,9 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path);
 /* The same for halo-run's own state (an index directory, a session's, a watcher's
  * socket): also recorded in s->own. */
 bool linux_scan_add_own_mask(struct linux_scan *s, const char *path);
+/* Does the ".git" in the directory dfd hold what a git directory holds (HEAD and
+ * commondir, or objects and refs)? Its objects and refs are not walked for names. */
+bool linux_scan_dotgit_is_gitdir(int dfd);
 
 /* After the walk, masks and guards settled: the pinned list (see linux_scan), the
  * missing guard targets (when `guard`), and the refusal of guard chains the command

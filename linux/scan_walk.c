@@ -272,9 +272,9 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 		return true;
 	}
 	if (name[0] == '.' && strcmp(name, ".git") == 0) {
-		/* Its guards, then its names like any directory's: a .git never entered let
-		 * a command link config -> vendor/.git, and a .env written through config/
-		 * went unmasked (git-crypt's keys too). The index keeps the listing. */
+		/* Its guards; then, when it is no git directory by what it holds, its names
+		 * like any directory's: a .git never entered let a command link config ->
+		 * vendor/.git, and a .env written through config/ went unmasked. */
 		if (c->guard && (type == DT_DIR || type == DT_REG || type == DT_LNK)) {
 			char worktree[PATH_MAX];
 
@@ -286,7 +286,7 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 				linux_scan_git_repo(c, c->path, len ? worktree : "/",
 						    type == DT_REG);
 		}
-		if (type == DT_DIR)
+		if (type == DT_DIR && !linux_scan_dotgit_is_gitdir(dfd))
 			descend(c, dfd, name, elen, depth, dev);
 		return true;
 	}
@@ -557,9 +557,7 @@ static void list_dir(struct linux_scan_ctx *c, int fd, size_t len, unsigned dept
 	free(buf);
 	record_end(c, out, lfd, st, total, bare);
 	close(lfd);
-	/* (a .git directory's own guards were set where its name was met: visit) */
-	if (!failed && policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c) &&
-	    !(len >= 5 && memcmp(c->path + len - 5, "/.git", 5) == 0))
+	if (!failed && policy_git_entries_make_gitdir(bare) && c->guard && !linux_scan_stopped(c))
 		linux_scan_git_repo(c, len ? c->path : "/", NULL, false);
 }
 

@@ -65,7 +65,7 @@ int runner_cmd_index(const struct runner_opts *o)
 	const char *verb = o->n_rest > 0 ? o->rest[0] : "list";
 	bool list = strcmp(verb, "list") == 0, clear = strcmp(verb, "clear") == 0;
 	struct linux_index_info *v = NULL;
-	char home[4096], dir[4200];
+	char home[4096], dir[4200], shown[4 * PATH_MAX + 1];
 	size_t n = 0, done = 0;
 	int rc;
 
@@ -98,10 +98,11 @@ int runner_cmd_index(const struct runner_opts *o)
 	for (size_t i = 0; i < n; i++) {
 		if (!wanted(o, &v[i]) || (!clear && !v[i].watcher))
 			continue;
+		policy_printable(v[i].root, shown, sizeof(shown));
 		if ((rc = linux_index_end(dir, &v[i], clear)) < 0)
-			fprintf(stderr, "halo-run: index: %s: %s\n", v[i].root, strerror(-rc));
+			fprintf(stderr, "halo-run: index: %s: %s\n", shown, strerror(-rc));
 		else
-			printf("%s %s\n", clear ? "cleared" : "stopped the watcher of", v[i].root);
+			printf("%s %s\n", clear ? "cleared" : "stopped the watcher of", shown);
 		done += rc == 0;
 	}
 	if (done == 0)
