@@ -288,27 +288,6 @@ static int64_t walk_deadline(const struct linux_launch *l)
 }
 
 /* Walk the workspace (globs always; guard when writable) and each writable root. */
-/* The walk hides every `halo-run/index` it meets (scan_walk.c index_place); this
- * launch's own is halo-run's already (linux_scan_index_shield), not a protected path
- * of the user's: not listed twice (nor, in a session, taken at a call for a protected
- * file that appeared). */
-static void drop_own(struct linux_scan *s)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < s->masked.n; i++) {
-		bool own = false;
-		for (size_t j = 0; j < s->own.n && !own; j++)
-			own = strcmp(s->masked.v[i], s->own.v[j]) == 0;
-		/* (an own mask itself stays: it is also in the list of masks) */
-		if (!own && linux_paths_beneath_any(s->masked.v[i], &s->own))
-			free(s->masked.v[i]);
-		else
-			s->masked.v[k++] = s->masked.v[i];
-	}
-	s->masked.n = k;
-}
-
 static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct halo_err *e)
 {
 	struct linux_scan_ctx c = {.s = s, .e = e, .home = l->pw_home};
@@ -359,7 +338,6 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
 		c.ix->walk_us = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL +
 					   (t1.tv_nsec - t0.tv_nsec) / 1000);
 	linux_scan_index_count(c.ix);
-	drop_own(s);
 	for (size_t i = 0; c.ix && i < c.ix->n; i++) {
 		s->dirs_listed += c.ix->t[i].listed;
 		s->dirs_replayed += c.ix->t[i].replayed;

@@ -344,10 +344,10 @@ static void find_missing(struct linux_scan *s)
  * be found without walking whole file systems, so a guarded or masked file inside a
  * writable tree that has more than one refuses the launch. Every listed entry is
  * looked at itself, first; below a guarded or masked directory the look is bounded:
- * LINKS_DEPTH levels, LINKS_BUDGET entries per directory and LINKS_TOTAL in all. Each
- * directory has a budget of its own: a directory the command filled with junk (a
- * masked `.a/.envstore` of 8,200 files, sorting first) once used up a shared budget,
- * and the `.env` after it, linked to an innocent name, went unchecked. */
+ * LINKS_DEPTH levels, LINKS_BUDGET entries below each listed entry and LINKS_TOTAL in
+ * all. Each listed entry has a budget of its own: a directory the command filled with
+ * junk (a masked `.a/.envstore` of 8,200 files, sorting first) once used up a shared
+ * budget, and the `.env` after it, linked to an innocent name, went unchecked. */
 #define LINKS_BUDGET 8192
 #define LINKS_TOTAL  65536
 #define LINKS_DEPTH  8

@@ -262,7 +262,8 @@ static bool visit(struct linux_scan_ctx *c, int dfd, const char *name, unsigned 
 		return true;
 	}
 	if (index_place(c, name, len, type)) { /* halo-run's own: not the user's finding */
-		linux_paths_add(&c->s->masked, c->path), linux_paths_add(&c->s->own, c->path);
+		linux_paths_add(&c->s->masked, c->path);
+		linux_paths_add(&c->s->own, c->path);
 		return true;
 	}
 	/* A unix socket found in a tree we bind in belongs to a host service: connect()

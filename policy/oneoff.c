@@ -1,8 +1,8 @@
 /* One-off flags (--allow HOST[:PORT], --writable DIR, --env NAME[=VALUE], --host-port
  * PORT, --mode MODE), as bubblewrap and srt users expect: one more layer over every
  * file, made of the lists the layers below hold plus the flags' entries, so that it
- * adds where a file layer would replace (--mode sets sandbox.mode, as a file would). Through
- * policy_layer it is reported like any later file
+ * adds where a file layer would replace (--mode sets sandbox.mode, as a file would).
+ * Through policy_layer it is reported like any later file
  * ("command line: loosens egress.allowedDomains (adds 'x.example')"), under a managed
  * policy it is refused the same way, and policy_finalize validates its entries with
  * the same rules as the files'. */
@@ -131,7 +131,8 @@ static int check_flags(const struct policy_oneoff *o, struct policy_diags *d)
 		size_t n;
 	} flags[] = {{"--allow", o->allow, o->n_allow},
 		     {"--writable", o->writable, o->n_writable},
-		     {"--env", o->env, o->n_env}};
+		     {"--env", o->env, o->n_env},
+		     {"--mode", &o->mode, o->mode ? 1 : 0}};
 	int rc = 0;
 
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
@@ -141,10 +142,6 @@ static int check_flags(const struct policy_oneoff *o, struct policy_diags *d)
 					    flags[f].flag, f == 2 ? "variable name" : "value");
 				rc = -EINVAL;
 			}
-	if (o->mode && !o->mode[0]) {
-		policy_diag(d, true, "command line", 0, NULL, "--mode: needs a value");
-		rc = -EINVAL;
-	}
 	return rc;
 }
 
@@ -159,8 +156,9 @@ static char *layer_name(const struct policy_oneoff *o)
 	} flags[] = {{"--allow", o->allow, o->n_allow},
 		     {"--writable", o->writable, o->n_writable},
 		     {"--env", o->env, o->n_env},
-		     {"--host-port", o->host_ports, o->n_host_ports}};
-	size_t len = sizeof("command line ()") + (o->mode ? sizeof(", --mode ") + 40 : 0);
+		     {"--host-port", o->host_ports, o->n_host_ports},
+		     {"--mode", &o->mode, o->mode ? 1 : 0}};
+	size_t len = sizeof("command line ()");
 	char *s;
 
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
@@ -178,9 +176,6 @@ static char *layer_name(const struct policy_oneoff *o)
 			snprintf(s + strlen(s), len - strlen(s), "%s%s %.*s",
 				 s[strlen(s) - 1] == '(' ? "" : ", ", flags[f].flag, (int)vn, v);
 		}
-	if (o->mode)
-		snprintf(s + strlen(s), len - strlen(s), "%s--mode %.40s",
-			 s[strlen(s) - 1] == '(' ? "" : ", ", o->mode);
 	strcat(s, ")");
 	return s;
 }

@@ -139,7 +139,8 @@ struct opt_row {
 
 /* clang-format off */
 static const struct opt_row opt_table[] = {
-    VALUE("--workspace", workspace), VALUE("--mode", mode), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+    VALUE("--workspace", workspace), VALUE("--limit", limit_spec), VALUE("--timeout", timeout),
+    VALUE("--mode", mode),
     VALUE("--audit", audit),	     FLAG("--dry-run", dry_run),   FLAG("--quiet", quiet),
     FLAG("--verbose", verbose),	     FLAG("--json", json),	   VALUE("--os", os),
     FLAG("--resolve", resolve),	     VALUE("--harness", harness),  VALUE("--out", out_dir),
