@@ -27,8 +27,8 @@ const struct runner_launcher runner_launcher = {
     .finish = macos_finish,
 };
 #else
-_Static_assert(NETNS_MAX_LISTENERS - 1 <= PROXY_MAX_LISTENERS,
-	       "the proxy takes every listener but the refusals' log");
+_Static_assert(NETNS_MAX_LISTENERS - 2 <= PROXY_MAX_LISTENERS,
+	       "the proxy takes every listener but the refusals' log and the socket table");
 
 /* The listeners made inside the sandbox's network namespace; the refusals' log is the
  * runner's (runner/explain.c). */

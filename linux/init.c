@@ -102,6 +102,11 @@ static void hand_over_listeners_or_die(const struct linux_launch *l, struct laun
 		linux_die(rfd, "network namespace", -rc,
 			  "listen on " NETNS_DNS_ADDR
 			  ":53 (halo-run's DNS stub) and the capture port");
+	/* A session's supervisor tells the sockets its own commands bind in the workspace
+	 * from a host service's by this namespace's socket table (netns/unix_diag.c).
+	 * Without it those are refused as a host's are: nothing is loosened. */
+	if (l->session && (rc = netns_diag_open()) >= 0)
+		ls[n++] = (struct netns_listener){rc, NETNS_LISTEN_DIAG, 0, 0};
 	rc = netns_send_listeners(f->lsock_w, ls, n);
 	int fds[sizeof(ls) / sizeof(ls[0])];
 	for (size_t i = 0; i < n; i++)

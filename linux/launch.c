@@ -356,6 +356,8 @@ static void sandbox_free(struct linux_sandbox *sb)
 		close(sb->listeners[i].fd);
 	if (sb->pidfd >= 0)
 		close(sb->pidfd);
+	if (sb->diag_fd >= 0)
+		close(sb->diag_fd);
 	fds_close(&sb->f);
 	linux_cgroup_cleanup(&sb->cg);
 	linux_scan_free(&sb->scan);
@@ -412,6 +414,7 @@ int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct
 	sb->own = *l;
 	sb->l = &sb->own;
 	sb->pidfd = -1;
+	sb->diag_fd = -1;
 	memset(&sb->f, -1, sizeof(sb->f));
 	rc = start(sb, e);
 	if (rc < 0) {

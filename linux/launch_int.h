@@ -32,6 +32,7 @@ struct linux_sandbox {
 	bool subreaper; /* no pid namespace: leftovers are ours to kill */
 	struct netns_listener listeners[NETNS_MAX_LISTENERS];
 	size_t n_listeners;
+	int diag_fd; /* a session's: its namespace's socket table (netns/unix_diag.c), or -1 */
 };
 
 struct launch_ids {

@@ -134,17 +134,24 @@ void linux_sandbox_kill(struct linux_sandbox *sb);
  * them (0 when there are none: mode off, or no user namespace). */
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out);
 
-/* A session's protected files (session_scan.c): what a fresh launch would mask or
- * show sanitized now, each as "DEV:ID:PATH" (ID: which file, see session_scan.c),
- * sorted. A joined call's list must hold
- * nothing its session's lacks. 0 or -errno with e set. */
 /* The terminating signal (HALO_TERMINATING_SIGNALS) that ended the last walk,
  * pending while the caller held it blocked, or 0: the launch then failed (-EINTR) and
  * exits as that signal says (128 + it), having run nothing. */
 int linux_scan_interrupted_by(void);
+
+/* A session's protected files (session_scan.c): what a fresh launch would mask or
+ * show sanitized now, each as "DEV:ID:PATH" (ID: which file, see session_scan.c),
+ * sorted. A joined call's list must hold nothing its session's lacks. 0 or -errno with
+ * e set. */
 int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
 			    struct halo_err *e);
 void linux_session_protected_free(char **v, size_t n);
+/* Is entry (one of those "DEV:ID:PATH") a unix socket that the session's own commands
+ * bound, in the namespace whose socket table diag_fd reads (linux_sandbox_diag_fd),
+ * and the very file the entry names? true only when all of it is so, now. */
+bool linux_session_own_socket(int diag_fd, const char *entry);
+/* A session's socket table (netns/unix_diag.c), -1 without one. */
+int linux_sandbox_diag_fd(const struct linux_sandbox *sb);
 
 /* A session's channel to its spawner (linux/session_proto.h frames), -1 without one. */
 int linux_sandbox_session_fd(const struct linux_sandbox *sb);

@@ -26,6 +26,7 @@
 
 #include "linux/linux_int.h"
 #include "linux/scan_int.h"
+#include "netns/netns.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -72,24 +73,61 @@ struct own_dirs {
 	char index[4200], session[4200];
 };
 
+/* path's entry, "DEV:ID:PATH" ("-:-:PATH" when it is not there), in *out (malloc'd);
+ * 0, 1 for one of halo-run's own sockets (no entry), or -ENOMEM. */
+static int entry(const char *path, const struct own_dirs *own, struct statx *sx, char **out)
+{
+	char id[160];
+	int w;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME | STATX_TYPE, sx) ==
+	    0) {
+		if (own && (own_socket(sx, path, own->index) || own_socket(sx, path, own->session)))
+			return 1;
+		identity(path, sx, id, sizeof(id));
+		w = asprintf(out, "%llu:%s:%s",
+			     (unsigned long long)makedev(sx->stx_dev_major, sx->stx_dev_minor), id,
+			     path);
+	} else {
+		sx->stx_mode = 0;
+		w = asprintf(out, "-:-:%s", path);
+	}
+	return w < 0 ? -ENOMEM : 0;
+}
+
+/* The same file still, by a second look: equal entries name one inode (the handle
+ * holds its generation), so nothing was swapped in between. */
+static bool same_entry(const char *path, const char *want, struct statx *sx)
+{
+	char *now = NULL;
+	bool same = entry(path, NULL, sx, &now) == 0 && strcmp(now, want) == 0;
+
+	free(now);
+	return same;
+}
+
+bool linux_session_own_socket(int diag_fd, const char *want)
+{
+	const char *path = strchr(want, ':');
+	struct statx a, b;
+
+	if (diag_fd < 0 || !path || !(path = strchr(path + 1, ':')) || *++path != '/')
+		return false;
+	/* The entry is this file now, a socket; bound in the session's own namespace; and
+	 * still the same file after the kernel was asked. */
+	return same_entry(path, want, &a) && S_ISSOCK(a.stx_mode) &&
+	       netns_unix_bound(diag_fd, a.stx_dev_major, a.stx_dev_minor, a.stx_ino) == 1 &&
+	       same_entry(path, want, &b) && b.stx_ino == a.stx_ino;
+}
+
 static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own)
 {
 	struct statx sx;
-	char id[160], *s, **g;
-	int w;
+	char *s, **g;
+	int rc = entry(path, own, &sx, &s);
 
-	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME | STATX_TYPE, &sx) ==
-	    0) {
-		if (own_socket(&sx, path, own->index) || own_socket(&sx, path, own->session))
-			return 0;
-		identity(path, &sx, id, sizeof(id));
-		w = asprintf(&s, "%llu:%s:%s",
-			     (unsigned long long)makedev(sx.stx_dev_major, sx.stx_dev_minor), id,
-			     path);
-	} else
-		w = asprintf(&s, "-:-:%s", path);
-	if (w < 0)
-		return -ENOMEM;
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (!(g = realloc(*v, (*n + 2) * sizeof(char *)))) {
 		free(s);
 		return -ENOMEM;

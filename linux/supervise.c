@@ -199,12 +199,23 @@ int linux_sandbox_session_fd(const struct linux_sandbox *sb)
 	return sb->f.sess_r;
 }
 
+int linux_sandbox_diag_fd(const struct linux_sandbox *sb)
+{
+	return sb->diag_fd;
+}
+
 size_t linux_sandbox_take_listeners(struct linux_sandbox *sb, struct netns_listener *out)
 {
-	size_t n = sb->n_listeners;
+	size_t n = 0;
 
-	for (size_t i = 0; i < n; i++)
-		out[i] = sb->listeners[i];
+	for (size_t i = 0; i < sb->n_listeners; i++) {
+		if (sb->listeners[i].kind != NETNS_LISTEN_DIAG)
+			out[n++] = sb->listeners[i];
+		else if (sb->diag_fd < 0)
+			sb->diag_fd = sb->listeners[i].fd; /* kept: the session's supervisor asks */
+		else
+			close(sb->listeners[i].fd);
+	}
 	sb->n_listeners = 0;
 	return n;
 }

@@ -12,7 +12,7 @@
 #define NETNS_MAX_HOST_PORTS 64		  /* egress.hostPorts: two listeners each (v4, v6) */
 #define NETNS_CAPTURE_PORT   3129	  /* 127.0.0.1: where captured connections land */
 #define NETNS_DNS_ADDR	     "127.0.0.53" /* the DNS stub (UDP and TCP port 53) */
-#define NETNS_MAX_LISTENERS  (7 + 2 * NETNS_MAX_HOST_PORTS)
+#define NETNS_MAX_LISTENERS  (8 + 2 * NETNS_MAX_HOST_PORTS)
 
 enum netns_listener_kind {
 	NETNS_LISTEN_HTTP = 0,
@@ -22,6 +22,7 @@ enum netns_listener_kind {
 	NETNS_LISTEN_DNS_TCP = 4,
 	NETNS_LISTEN_CAPTURE = 5, /* connections to the fake range, redirected here */
 	NETNS_LISTEN_EXPLAIN = 6, /* not a listener: the refusals' log (netns/explain.c) */
+	NETNS_LISTEN_DIAG = 7,	  /* not a listener: a session's socket table (unix_diag.c) */
 };
 
 struct netns_listener {
@@ -103,6 +104,13 @@ size_t netns_explain_parse(const void *buf, size_t len, struct netns_refusal *ou
  * pid, or the caller's own for pid 0. 1, 0, or -errno (read from /proc/PID/net/tcp and
  * tcp6: no connection is made). */
 int netns_listening(int pid, uint16_t port);
+
+/* The namespace's socket table (netns/unix_diag.c): netns_diag_open, called inside
+ * it, returns a NETLINK_SOCK_DIAG socket or -errno; netns_unix_bound says whether a
+ * unix socket of that namespace is bound to the file (device major:minor, inode): 1,
+ * 0 (an inode over 32 bits is never claimed: the kernel gives only 32), or -errno. */
+int netns_diag_open(void);
+int netns_unix_bound(int fd, unsigned major, unsigned minor, uint64_t ino);
 
 /* Pass listeners over a unix socket (SCM_RIGHTS) and receive them on the other side.
  * recv waits at most timeout_ms. Both return 0 or -errno. */

@@ -332,6 +332,9 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		if (logp[i] >= 0)
 			close(logp[i]);
 	free(s.c);
+	for (size_t i = 0; i < s.n_own_socks; i++)
+		free(s.own_socks[i]);
+	free(s.own_socks);
 	if (audit_fd >= 0)
 		close(audit_fd);
 	return 0;

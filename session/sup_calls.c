@@ -88,25 +88,55 @@ static bool held(const struct runner_session_id *id, const char *entry)
 	return false;
 }
 
+/* A socket the session's own commands bound in the workspace since it started (a dev
+ * server's): no way out, since what answers on it is inside. A fresh launch masks it
+ * like any, not knowing who bound it; a session knows, by its namespace's socket table
+ * (linux_session_own_socket). Once known it is kept, file and all: nothing else can
+ * ever be bound to that inode. Kept up to a bound; past it, refused as before. */
+static bool own_socket(struct sup *s, const char *entry)
+{
+	char **g, *e;
+
+	for (size_t i = 0; i < s->n_own_socks; i++)
+		if (strcmp(s->own_socks[i], entry) == 0)
+			return true;
+	if (s->n_own_socks >= SUP_MAX_OWN_SOCKETS ||
+	    !linux_session_own_socket(linux_sandbox_diag_fd(s->sb), entry))
+		return false;
+	if (!(e = strdup(entry)) ||
+	    !(g = realloc(s->own_socks, (s->n_own_socks + 1) * sizeof(*g)))) {
+		free(e);
+		return false;
+	}
+	s->own_socks = g;
+	s->own_socks[s->n_own_socks++] = e;
+	return true;
+}
+
 /* A protected file the session's mounts do not hold (new, or replaced: another
  * inode): the refusal names it and how many there are. */
-static void protected_changes(const struct sup *s, const struct session_msg *m, char *why, size_t n)
+static void protected_changes(struct sup *s, const struct session_msg *m, char *why, size_t n)
 {
 	const char *first = NULL;
 	size_t count = 0;
+	struct stat st;
 
 	for (size_t i = 0; i < m->n_prot; i++)
-		if (!held(s->id, m->prot[i])) {
+		if (!held(s->id, m->prot[i]) && !own_socket(s, m->prot[i])) {
 			count++;
 			first = first ? first : m->prot[i];
 		}
 	if (!count)
 		return;
 	first = strchr(strchr(first, ':') + 1, ':') + 1; /* the path (prot_ok's form) */
+	bool sock = lstat(first, &st) == 0 && S_ISSOCK(st.st_mode);
 	snprintf(why, n,
 		 "%zu protected file%s appeared or %s replaced since the session started "
-		 "(first: %.2000s); a fresh launch masks %s, this session's mounts do not",
+		 "(first: %.2000s%s); a fresh launch masks %s, this session's mounts do not",
 		 count, count == 1 ? "" : "s", count == 1 ? "was" : "were", first,
+		 sock ? ", a unix socket not bound inside this session: a host service's, or "
+			"left by a command that ended (remove it then)"
+		      : "",
 		 count == 1 ? "it" : "them");
 }
 

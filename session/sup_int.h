@@ -14,7 +14,8 @@
 #include "runner/run.h"
 #include "session/session_int.h"
 
-#define SEND_MS 5000 /* a peer that reads nothing for this long is dropped */
+#define SEND_MS		    5000 /* a peer that reads nothing for this long is dropped */
+#define SUP_MAX_OWN_SOCKETS 4096 /* sockets its own commands bound, kept (sup_calls.c) */
 
 enum { C_NEW, C_JOINED, C_RUNNING };
 
@@ -47,6 +48,8 @@ struct sup {
 	int listen_fd, ready_fd, log_r;
 	struct client **c;
 	size_t n, cap;
+	char **own_socks; /* entries of sockets the session's commands bound (sup_calls.c) */
+	size_t n_own_socks;
 	long long next_id;
 	size_t running;
 	uint64_t last_ms;

@@ -1,0 +1,72 @@
+#!/bin/bash
+# A unix socket that appears in a session's workspace. A host service's is reachable
+# inside (connect() ignores a read-only mount), so a fresh launch masks every socket
+# in the trees it binds, and a session's call refuses one that appeared since the
+# session started. One that the session's own command bound (a dev server in the
+# background) is no way out: calls go on, while it listens and after it ends. A host
+# process's socket, or one left by a command that ended before any call saw it bound,
+# is still refused, and the refusal says it is a socket. Root and unprivileged.
+set -u
+. "$IT/lib.sh"
+WS=$(mktemp -d "$TMPDIR/ws.XXXXXX") || exit 1
+S="sk$$"
+cleanup() {
+	(cd "$WS" && "$HALO" session stop "$S" >/dev/null 2>&1)
+	pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+}
+trap cleanup EXIT
+
+call() { # ARGS...: one bounded call in WS; sets OUT, ERR, RC
+	OUT=$(cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" "$@" 2>"$TMPDIR/err" </dev/null)
+	RC=$?
+	ERR=$(cat "$TMPDIR/err")
+}
+# A listener that stays (a dev server's), in the background of a call or on the host.
+LISTEN="import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+c, _ = s.accept() if len(sys.argv) > 2 else (None, None)
+time.sleep(30)"
+
+if ! (cd "$WS" && "$HALO" -- true 2>/dev/null); then
+	skip "sockets in a session" "this machine cannot build the sandbox for $AS"
+	exit 0
+fi
+call -- true
+expect "the session starts" "0" "$RC${ERR:+ ($ERR)}"
+
+# Bound inside, listening: the next calls run, and reach it (it answers inside).
+call -- sh -c "python3 -c '$LISTEN' dev.sock halo-sock-mark-$$ >/dev/null 2>&1 & \
+	for i in \$(seq 50); do [ -S dev.sock ] && break; sleep 0.1; done"
+[ -S "$WS/dev.sock" ] || fail "the dev server's socket is made" "no $WS/dev.sock"
+call -- python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('dev.sock'); print('reached')"
+expect "a socket the session's command bound: the next call runs and reaches it" "0:reached" "$RC:$OUT${ERR:+ ($ERR)}"
+# Its server ended: the file stays, known as the session's own.
+pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+sleep 0.2
+call -- echo still
+expect "... and after its server ended, calls go on" "0:still" "$RC:$OUT${ERR:+ ($ERR)}"
+
+# Bound by a command that ended before a call saw it: nobody can tell whose it was.
+call -- python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.bind('left.sock')"
+call -- echo next
+expect "a socket left by an ended command: refused" "125" "$RC"
+expect_match "... and the refusal says it is a socket" "left\.sock, a unix socket not bound inside this session" "$ERR"
+rm -f "$WS/left.sock"
+call -- echo next
+expect "... removed, calls go on" "0:next" "$RC:$OUT${ERR:+ ($ERR)}"
+
+# A host service's, listening: refused, and the session's known ones do not let it by.
+python3 -c "$LISTEN" "$WS/host.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$WS/host.sock" ] && break; sleep 0.1; done
+call -- echo next
+expect "a host process's socket in the workspace: refused" "125" "$RC"
+expect_match "... named" "host\.sock" "$ERR"
+# Replaced: the session's own socket unlinked and a host one bound in its place.
+pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+rm -f "$WS/host.sock" "$WS/dev.sock"
+python3 -c "$LISTEN" "$WS/dev.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$WS/dev.sock" ] && break; sleep 0.1; done
+call -- echo next
+expect "a host socket bound where the session's own was: refused" "125" "$RC"
+pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+finish
