@@ -185,6 +185,38 @@ static int resolve_without_links(const char *path)
 	return 1;
 }
 
+/* Where a link with a protected name may lead without its target being masked: the
+ * root, and the system's own directories when others may read the target. Such a
+ * file is no secret (every user reads it, and so does the sandbox, by its own name),
+ * while masking it let one link a command made (.env.x -> /etc/ssl, ~/.npmrc ->
+ * libc.so.6 with the home as the workspace) break TLS or every program in each later
+ * launch. A file there that others cannot read is masked as before. */
+static bool system_readable(const char *real)
+{
+	static const char *const sys[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
+					  "/lib64", "/libx32", "/etc",	"/opt", "/boot",
+					  "/dev",   "/proc",   "/sys"};
+	struct stat st;
+	size_t i = 0;
+
+	if (strcmp(real, "/") == 0)
+		return true;
+	while (i < sizeof(sys) / sizeof(sys[0]) && !linux_path_beneath(real, sys[i]))
+		i++;
+	return i < sizeof(sys) / sizeof(sys[0]) && stat(real, &st) == 0 && (st.st_mode & S_IROTH);
+}
+
+/* A link that leads to a writable tree or above it (.env.self -> .) reveals nothing
+ * the tree does not show; masking there was refused (check_masks), so one link a
+ * command made refused every later launch in that workspace. Not masked. */
+static bool holds_writable(const struct linux_scan *s, const char *real)
+{
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (linux_path_beneath(s->writable.v[i], real))
+			return true;
+	return false;
+}
+
 bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
@@ -196,7 +228,8 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 		linux_paths_add(&s->masked, path);
 		return true;
 	}
-	if (rc < 0 || linux_scan_resolve(s, path, real, sizeof(real), true) < 0)
+	if (rc < 0 || linux_scan_resolve(s, path, real, sizeof(real), true) < 0 ||
+	    system_readable(real) || holds_writable(s, real))
 		return false;
 	linux_paths_add(&s->masked, real);
 	return true;

@@ -267,4 +267,23 @@ OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'cat gb/config/.env gb/vendor/
 expect "a .env inside a plain directory named .git (linked as config/): masked" "0:ran" "$?:$OUT"
 rm -rf gb
 
+# (review) A link with a protected name masked its target wherever it led: one link a
+# command made (.env.ssl -> /etc/ssl) took TLS, or every program, from each later
+# launch. A file of the system's own directories that others may read is no secret:
+# not masked. One they may not read, and a file outside them, still are. A link to the
+# workspace or above it (.env.self -> .) refused every later launch: not masked either.
+LSEC=$(mktemp -d /var/tmp/halo-lsec.XXXXXX) && printf 'K=far\n' >"$LSEC/app.env"
+mkdir -p lk && ln -s /etc/ssl lk/.env.ssl && ln -s /etc/passwd lk/.env && ln -s / lk/.env.root &&
+	ln -s /etc/shadow lk/.env.shadow && ln -s "$LSEC/app.env" lk/.env.far && ln -s . lk/.env.self
+OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml -- sh -c 'test -d /etc/ssl/certs && echo ssl;
+	grep -c "^root:" /etc/passwd; test -x /bin/sh && echo root; cat .env.far 2>/dev/null; echo .' 2>"$E" </dev/null)
+expect "protected links into /etc/ssl, /etc/passwd, / and the workspace itself: none masked, the launch runs" "0:ssl|1|root|.|" "$?:$(tr '\n' '|' <<<"$OUT")"
+OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml --dry-run -- true 2>&1 </dev/null)
+expect_match "... a link's target others cannot read (/etc/shadow) still masked" "^  /etc/shadow$" "$OUT"
+expect_match "... and one outside the system's directories" "^  $LSEC/app\.env$" "$OUT"
+if grep -qE "^  /etc/ssl$|^  /etc/passwd$|^  /$" <<<"$OUT"; then
+	fail "... --dry-run lists none of them" "$(grep -E "^  /etc/ssl$|^  /etc/passwd$|^  /$" <<<"$OUT")"
+else ok "... --dry-run lists none of them"; fi
+rm -rf lk "$LSEC"
+
 finish
