@@ -366,7 +366,7 @@ asan:
 # fuzzer's main) into one archive; each target links the members it uses.
 FUZZ_SHARED := $(POLICY_SRC) $(wildcard render/*.c) $(wildcard rlimits/*.c) \
 	$(wildcard proxy/http*.c) proxy/socks5.c proxy/tls_hello.c proxy/tls_retry.c proxy/dns.c \
-	linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/session_proto.c $(wildcard hook/*.c)
+	linux/unix_line.c linux/gitconf.c linux/scan_index.c linux/scan_index_mac.c linux/session_proto.c $(wildcard hook/*.c)
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
 build-fuzz/obj/%.o: %.c $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)

@@ -4,7 +4,8 @@
  *   header (64 bytes, little-endian as the host writes it; the file never leaves it):
  *     magic[8] "HALOIDX\n", u32 version, u32 header_len (64 + the root's bytes),
  *     u64 dev, u64 ino (of the tree's top), u64 rules, u64 n_dirs, u64 body_len,
- *     u64 checksum (linux_index_checksum of everything after the header's 64 bytes)
+ *     u64 checksum (linux_index_checksum: a MAC under the user's key of everything
+ *     but itself)
  *   root: the tree's absolute path, NUL-terminated
  *   body: n_dirs records: u64 dev, ino, nlink, size; i64 ctime_sec; u32 ctime_nsec,
  *     flags, n_total, n_entries; rel NUL-terminated; n_entries x (u8 type, name NUL)
@@ -32,38 +33,6 @@ uint64_t linux_index_hash(uint64_t h, const void *p, size_t n)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
-}
-
-/* One step of a lane: xor a word in, multiply, fold the high bits down. */
-static inline uint64_t sum_step(uint64_t h, const unsigned char *b)
-{
-	uint64_t w;
-
-	memcpy(&w, b, 8);
-	h = (h ^ w) * 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 29);
-}
-
-/* Four independent lanes of eight bytes: a million-entry index is a few megabytes,
- * read per launch, and one lane's multiply chain would be four times as long. */
-uint64_t linux_index_checksum(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h[4] = {0x9e3779b97f4a7c15ULL ^ n, 0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL,
-			 0x2545f4914f6cdd1dULL};
-	uint64_t w = 0;
-	size_t i = 0;
-
-	for (; i + 32 <= n; i += 32)
-		for (int k = 0; k < 4; k++)
-			h[k] = sum_step(h[k], b + i + 8 * (size_t)k);
-	for (; i + 8 <= n; i += 8)
-		h[0] = sum_step(h[0], b + i);
-	memcpy(&w, b + i, n - i);
-	for (int k = 1; k < 4; k++)
-		h[0] = (h[0] ^ h[k]) * 0xff51afd7ed558ccdULL;
-	h[0] = (h[0] ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h[0] ^ (h[0] >> 32);
 }
 
 static void put(unsigned char *at, const void *v, size_t n)
@@ -203,8 +172,10 @@ void *linux_index_serialize(const struct linux_index_key *key, const struct linu
 	u[2] = key->rules;
 	u[3] = n_dirs;
 	u[4] = body;
-	u[5] = linux_index_checksum(b + HEADER_LEN, rl + body);
+	u[5] = 0;
 	put(b + 16, u, sizeof(u));
+	u[5] = linux_index_checksum(b, off);
+	put(b + 56, &u[5], 8);
 	*len = off;
 	return b;
 }
@@ -439,8 +410,8 @@ static int parse_header(const unsigned char *b, size_t len, struct linux_index *
 		return bad(why, n, "truncated or malformed header");
 	if (u[4] != len - hlen)
 		return bad(why, n, "truncated (its length does not match its header)");
-	if (linux_index_checksum(b + HEADER_LEN, len - HEADER_LEN) != u[5])
-		return bad(why, n, "checksum mismatch");
+	if (linux_index_checksum(b, len) != u[5])
+		return bad(why, n, "checksum mismatch (another key, or not written by halo-run)");
 	if (b[HEADER_LEN] != '/' ||
 	    memchr(b + HEADER_LEN, '\0', hlen - HEADER_LEN) != (const void *)(b + hlen - 1))
 		return bad(why, n, "malformed root path");

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define LINUX_INDEX_MAGIC   "HALOIDX\n"
-#define LINUX_INDEX_VERSION 3 /* 2: the four-lane checksum; 3: BARE is any git dir by content */
+#define LINUX_INDEX_VERSION 4 /* 3: BARE is any git dir by content; 4: the checksum a MAC */
 #define LINUX_INDEX_MAX	    (512U * 1024 * 1024) /* bytes of a file we read at all */
 
 /* Record flags. */
@@ -110,9 +110,14 @@ void *linux_index_sorted(void *buf, size_t len, size_t *out_len);
 void *linux_index_serialize(const struct linux_index_key *key, const struct linux_index_out *outs,
 			    size_t n, size_t *len);
 
-/* 64-bit hash (FNV-1a) to chain over the rules; and the file's checksum. */
+/* 64-bit hash (FNV-1a) to chain over the rules. */
 uint64_t linux_index_hash(uint64_t h, const void *p, size_t n);
 #define LINUX_INDEX_HASH_SEED 0xcbf29ce484222325ULL
-uint64_t linux_index_checksum(const void *p, size_t n);
+/* The file's checksum: SipHash-2-4 under the key last set (all zeros until then) of
+ * the whole file but its checksum field (bytes 56..63); 0 for a file shorter than its
+ * header. linux_index_siphash is the plain function, for its test vectors. */
+void linux_index_set_key(const unsigned char key[16]);
+uint64_t linux_index_checksum(const void *file, size_t len);
+uint64_t linux_index_siphash(const void *p, size_t n);
 
 #endif

@@ -100,6 +100,8 @@ static int open_dir(const struct linux_launch *l, struct linux_scan *s, struct l
 		snprintf(ix->why_not, sizeof(ix->why_not), "no home directory to keep it in");
 		return -ENOENT;
 	}
+	if (!linux_scan_index_key(ix->why_not, sizeof(ix->why_not)))
+		return -EPERM;
 	if (!ix->keep_nothing) /* HALO_RUN_INDEX=ro: not even the directory */
 		make_dirs(s, path, keep);
 	if (!linux_scan_realpath(s, path, real)) {
@@ -169,9 +171,13 @@ void *linux_scan_index_read(int dirfd, const char *name, size_t *len)
 {
 	struct stat st;
 	void *map;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char why[160];
+	int fd;
 
 	*len = 0;
+	if (!linux_scan_index_key(why, sizeof(why))) /* nothing can be believed */
+		return NULL;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
@@ -437,9 +443,20 @@ void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
 	char places[LINUX_INDEX_PLACES][PATH_MAX];
 	size_t n = linux_scan_index_places(l, places);
 
+	char key_dir[80], why[160];
+
 	for (size_t i = 0; i < n; i++)
 		if (place_in_writable(l, s, places[i]))
 			linux_scan_add_own_mask(s, places[i]);
+	/* The key, where a writable tree holds its directory (a writable root that is
+	 * that directory): made before the sandbox runs, then masked, a mount point, so
+	 * that no command reads it, replaces it or removes it to have one of its own made. */
+	linux_scan_index_key_dir(key_dir, sizeof(key_dir));
+	if (writable_tree(l, s, key_dir) && linux_scan_index_key(why, sizeof(why)) &&
+	    strlen(key_dir) + sizeof("/index.key") <= sizeof(key_dir)) {
+		strcat(key_dir, "/index.key");
+		linux_scan_add_own_mask(s, key_dir);
+	}
 	linux_scan_cache_pin(l, s);
 }
 

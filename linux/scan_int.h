@@ -157,6 +157,11 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
 #define LINUX_INDEX_PLACES 3
 size_t linux_scan_index_places(const struct linux_launch *l, char out[][PATH_MAX]);
 void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s);
+/* scan_index_key.c: the user's index key loaded (made at first) and set for
+ * scan_index.c, once per process; false with why set when there is none to trust
+ * (then no index is read or written). Its directory, /tmp/halo-run-UID. */
+bool linux_scan_index_key(char *why, size_t n);
+void linux_scan_index_key_dir(char *out, size_t n);
 void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of);
 void linux_scan_index_store(struct linux_scan_index *ix, bool truncated, bool start_watchers);

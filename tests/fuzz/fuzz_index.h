@@ -23,7 +23,7 @@ static inline void fuzz_index_twice(const uint8_t *data, size_t size,
 		return;
 	memcpy(fixed, data, size);
 	memcpy(fixed + 8, &version, 4); /* after the 8-byte magic */
-	sum = linux_index_checksum(fixed + 64, size - 64);
+	sum = linux_index_checksum(fixed, size);
 	memcpy(fixed + 56, &sum, 8);
 	one(fixed, size);
 	free(fixed);

@@ -222,6 +222,77 @@ expect "symlinked index: not followed, .env masked" "" "$OUT"
 expect "symlinked index: replaced by a file" no "$([ -L "$F" ] && echo yes || echo no)"
 rm -f "$good"
 
+# ------------------------------------------------------------------ a forged listing
+# (review) A command can write an index place no launch masked yet (one it made, that a
+# launch with another XDG_STATE_HOME uses later). The checksum was an unkeyed sum: a
+# listing without the .env record, the sum redone, was replayed and .env shown. It is
+# now a MAC under a key in /tmp/halo-run-UID, which no sandbox sees: a file with its
+# records edited and its checksum redone as the old sum, or as SipHash under a key a
+# command could guess (zeros), is refused, and the tree walked.
+FORGE='import struct, sys
+M = (1 << 64) - 1
+def rotl(x, b): return ((x << b) | (x >> (64 - b))) & M
+def sip(k0, k1, m):
+    v = [0x736f6d6570736575 ^ k0, 0x646f72616e646f6d ^ k1, 0x6c7967656e657261 ^ k0, 0x7465646279746573 ^ k1]
+    def rnd():
+        v[0] = (v[0] + v[1]) & M; v[1] = rotl(v[1], 13) ^ v[0]; v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M; v[3] = rotl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & M; v[3] = rotl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & M; v[1] = rotl(v[1], 17) ^ v[2]; v[2] = rotl(v[2], 32)
+    def word(w):
+        v[3] ^= w; rnd(); rnd(); v[0] ^= w
+    n = len(m) - len(m) % 8
+    for i in range(0, n, 8): word(int.from_bytes(m[i:i + 8], "little"))
+    word(int.from_bytes(m[n:], "little") | ((len(m) & 0xff) << 56))
+    v[2] ^= 0xff
+    for _ in range(4): rnd()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+def oldsum(b):
+    n = len(b); h = [0x9e3779b97f4a7c15 ^ n, 0xbf58476d1ce4e5b9, 0x94d049bb133111eb, 0x2545f4914f6cdd1d]
+    def step(x, w):
+        x = ((x ^ w) * 0xff51afd7ed558ccd) & M; return x ^ (x >> 29)
+    i = 0
+    while i + 32 <= n:
+        for k in range(4): h[k] = step(h[k], int.from_bytes(b[i + 8 * k:i + 8 * k + 8], "little"))
+        i += 32
+    while i + 8 <= n: h[0] = step(h[0], int.from_bytes(b[i:i + 8], "little")); i += 8
+    w = int.from_bytes(b[i:], "little")
+    for k in range(1, 4): h[0] = ((h[0] ^ h[k]) * 0xff51afd7ed558ccd) & M
+    h[0] = ((h[0] ^ w) * 0xc4ceb9fe1a85ec53) & M
+    return h[0] ^ (h[0] >> 32)
+f = sys.argv[1]
+b = bytearray(open(f, "rb").read())
+ver, hlen = struct.unpack_from("<II", b, 8)
+at = hlen
+while at < len(b):  # records: 4 u64, i64, 4 u32, rel, entries (u8 type, name)
+    nent = struct.unpack_from("<I", b, at + 52)[0]
+    r = b.index(0, at + 56); rel = bytes(b[at + 56:r]); e = r + 1
+    for i in range(nent):
+        z = b.index(0, e + 1)
+        if rel == b"" and bytes(b[e + 1:z]) == b".env":
+            del b[e:z + 1]; struct.pack_into("<I", b, at + 52, nent - 1)
+            struct.pack_into("<Q", b, 48, struct.unpack_from("<Q", b, 48)[0] - (z + 1 - e))
+            sumv = oldsum(bytes(b[64:])) if ver <= 3 else sip(0, 0, bytes(b[:56] + b[64:]))
+            struct.pack_into("<Q", b, 56, sumv)
+            open(f + ".new", "wb").write(b); print("forged"); sys.exit(0)
+        e = z + 1
+    at = e
+print("no .env record")'
+rm -f "$IDX_DIR"/*.sock
+aged "$W"
+HALO_RUN_INDEX_WATCH=0 run_in 'true'
+HALO_RUN_INDEX_WATCH=0 run_in 'true'
+F=$(idx_file)
+if ! command -v python3 >/dev/null; then
+	skip "a forged listing" "no python3 to forge one"
+elif [ "$(python3 -c "$FORGE" "$F")" != forged ]; then
+	fail "a forged listing" "no .env record in $F to leave out"
+else
+	chmod 600 "$F.new" && mv "$F.new" "$F"
+	HALO_RUN_INDEX_WATCH=0 run_in 'cat .env'
+	expect "a listing forged without the .env record, its checksum redone without the key: .env masked" "" "$OUT"
+fi
+
 # ------------------------------------------------------------------ its place in the workspace
 XDG_STATE_HOME=$W/.state run_in 'cat .env'
 expect "index place in the workspace: .env still masked" "" "$OUT"

@@ -1,0 +1,131 @@
+/* The user's index key: 16 random bytes that make each index file's checksum a MAC
+ * (scan_index.c), so that a command of the same user cannot write a listing a later
+ * launch believes. It lives in /tmp/halo-run-UID/index.key, by the uid alone: not
+ * where the environment says (a place a command could make before the launch that
+ * reads it, as with the index places), and never inside a sandbox, which gets a /tmp
+ * of its own (/tmp itself is refused as a writable root; a writable root at that
+ * directory gets it masked, linux_scan_index_shield). Made at the first launch that
+ * uses an index, before any sandbox of that launch runs; lost at a reboot with /tmp,
+ * and every index is then walked afresh once. Believed only when the directory and
+ * the file are the user's own and private, the file a regular one of one link and
+ * 16 bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "linux/scan_int.h"
+
+/* The uid outside this user namespace (a launch in `unshare -Ur` is uid 0 in it):
+ * /tmp is the host's, and its halo-run-0 is root's, not ours. The euid itself where
+ * the map is the identity or says nothing of it. */
+static unsigned outer_uid(void)
+{
+	unsigned me = (unsigned)geteuid(), in, out, count;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned r = me;
+
+	if (!f)
+		return me;
+	while (fscanf(f, "%u %u %u", &in, &out, &count) == 3)
+		if (me >= in && me - in < count) {
+			r = out + (me - in);
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+static bool is_private(const char *dir)
+{
+	struct stat st;
+
+	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & 077);
+}
+
+/* Named by the euid where that directory is ours (every launch but a first one, or
+ * one in a user namespace); else by the uid outside the user namespace, made. */
+void linux_scan_index_key_dir(char *out, size_t n)
+{
+	snprintf(out, n, "/tmp/halo-run-%u", (unsigned)geteuid());
+	if (!is_private(out))
+		snprintf(out, n, "/tmp/halo-run-%u", outer_uid());
+}
+
+static bool private_dir(const char *dir)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return false;
+	return is_private(dir);
+}
+
+/* A new key, linked into place only if none is there yet (a launch beside this one
+ * may have made one first: then that one is read). */
+static void make_key(const char *dir, const char *path)
+{
+	unsigned char k[16];
+	char tmp[PATH_MAX];
+	int fd;
+
+	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s/.index.key.%d", dir, (int)getpid());
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, k, sizeof(k)) == (ssize_t)sizeof(k) && fsync(fd) == 0)
+		(void)!link(tmp, path);
+	close(fd);
+	unlink(tmp);
+}
+
+static int read_key(const char *path, unsigned char k[16])
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = -EPERM;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    !(st.st_mode & 077) && st.st_nlink == 1 && st.st_size == 16 && read(fd, k, 16) == 16)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+bool linux_scan_index_key(char *why, size_t n)
+{
+	static int state; /* 0 not tried, 1 set, -1 none */
+	char dir[64], path[96];
+	unsigned char k[16];
+	int rc;
+
+	if (state)
+		return state > 0;
+	linux_scan_index_key_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/index.key", dir);
+	state = -1;
+	if (!private_dir(dir)) {
+		snprintf(why, n, "%s is not a private directory of uid %u: no index key", dir,
+			 (unsigned)geteuid());
+		return false;
+	}
+	if ((rc = read_key(path, k)) == -ENOENT) {
+		make_key(dir, path);
+		rc = read_key(path, k);
+	}
+	if (rc < 0) {
+		snprintf(why, n, "%s: %s", path,
+			 rc == -EPERM ? "not a private 16-byte file of this user" : strerror(-rc));
+		return false;
+	}
+	linux_index_set_key(k);
+	explicit_bzero(k, sizeof(k));
+	state = 1;
+	return true;
+}
