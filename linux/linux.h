@@ -201,6 +201,10 @@ bool linux_cgroup_memory_probe(char *desc, size_t n);
 int linux_cgroup_own_path(const char *proc_cgroup, const char *controller, char *out, size_t n);
 int linux_cgroup_read_self(char *buf, size_t n);
 
+/* The most directories a watcher watches: an eighth of the user's inotify watches, at
+ * most 131072, lowered (never raised) by $HALO_RUN_INDEX_WATCH_MAX. */
+size_t linux_scan_watch_cap(void);
+
 /* The workspace index from outside a launch (index_admin.c, `halo-run index`). */
 struct linux_index_info {
 	char base[40];	   /* the files' common name: DEV-INO of the tree's top */

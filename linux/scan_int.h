@@ -241,7 +241,8 @@ bool linux_scan_watch_pays(const struct linux_scan_index *ix,
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t);
 /* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT). */
-void linux_scan_watch_main(const char *dir, const char *root) __attribute__((noreturn));
+void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs)
+    __attribute__((noreturn));
 
 /* Is `name` a persistence-guard target found by its name (.bashrc, .vscode, ...)? */
 bool linux_scan_guard_name(const char *name);

@@ -58,6 +58,7 @@ struct watcher {
 	int *rec_of_wd;	      /* wd -> record index, -1 none, -2 several */
 	size_t n_wd;
 	bool unknown;
+	size_t max_dirs; /* past it, no watcher (linux_scan_watch_cap) */
 	bool stop;
 };
 
@@ -127,7 +128,8 @@ static void watch_one(struct watcher *w, size_t i)
 	close(fd);
 }
 
-/* (Re)load the index file and watch what it lists. False: nothing valid to watch. */
+/* (Re)load the index file and watch what it lists. False: nothing valid to watch, or
+ * more than w->max_dirs directories (linux_scan_watch_cap). */
 static bool rebuild(struct watcher *w)
 {
 	char why[128];
@@ -145,7 +147,8 @@ static bool rebuild(struct watcher *w)
 	w->n_wd = 0;
 	if (!buf || linux_scan_index_parse(buf, len, &w->ix, why, sizeof(why)) < 0 ||
 	    w->ix.key.dev != w->key.dev || w->ix.key.ino != w->key.ino ||
-	    strcmp(w->ix.key.root, w->root) != 0 || !(w->state = calloc(w->ix.n + 1, 1))) {
+	    strcmp(w->ix.key.root, w->root) != 0 || w->ix.n > w->max_dirs ||
+	    !(w->state = calloc(w->ix.n + 1, 1))) {
 		free(old);
 		return false;
 	}
@@ -356,7 +359,10 @@ static bool setup(struct watcher *w, const char *dir, const char *root)
 		return false;
 	/* The mount table changed: POLLPRI on /proc/self/mountinfo. */
 	w->mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	return rebuild(w);
+	if (rebuild(w))
+		return true;
+	unlinkat(w->dirfd, w->sock, 0); /* nothing to answer for: no stale socket left */
+	return false;
 }
 
 static int64_t now_s(void)
@@ -381,9 +387,10 @@ static bool tree_gone(const struct watcher *w)
 	return b.st_dev != (dev_t)w->key.dev || b.st_ino != (ino_t)w->key.ino;
 }
 
-void linux_scan_watch_main(const char *dir, const char *root)
+void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs)
 {
-	struct watcher w = {.dirfd = -1, .ifd = -1, .lfd = -1, .mfd = -1, .rootfd = -1};
+	struct watcher w = {
+	    .dirfd = -1, .ifd = -1, .lfd = -1, .mfd = -1, .rootfd = -1, .max_dirs = max_dirs};
 	int64_t last = now_s();
 	bool gone = false;
 

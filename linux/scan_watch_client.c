@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -139,17 +140,41 @@ bool linux_scan_watch_pays(const struct linux_scan_index *ix, const struct linux
 		ix->walk_us >= (ix->pays_us ? ix->pays_us : LINUX_WATCH_PAYS_US));
 }
 
+/* A tree a command made of a million directories would otherwise take every inotify
+ * watch the user has, and the editor's and the build tools' own watchers fail
+ * (ENOSPC). A larger tree gets no watcher: each launch stats it itself. */
+size_t linux_scan_watch_cap(void)
+{
+	static size_t cap;
+	unsigned long max = 8192;
+	const char *lower = getenv("HALO_RUN_INDEX_WATCH_MAX");
+	FILE *f;
+
+	if (cap)
+		return cap;
+	if ((f = fopen("/proc/sys/fs/inotify/max_user_watches", "re"))) {
+		if (fscanf(f, "%lu", &max) != 1)
+			max = 8192;
+		fclose(f);
+	}
+	cap = max / 8 < 131072 ? max / 8 : 131072;
+	if (lower && strtoul(lower, NULL, 10) < cap)
+		cap = strtoul(lower, NULL, 10);
+	return cap ? cap : 1;
+}
+
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t)
 {
 	/* An option the runner does not know: a binary without the watcher in it (or
 	 * anything else that runs main) refuses it as a usage error, never launches. */
-	char walk[32];
+	char walk[32], max[40];
 	char *const argv[] = {(char *)LINUX_WATCH_ARGV0,
 			      (char *)"--index-watch",
 			      (char *)ix->dir,
 			      (char *)t->root,
 			      walk,
+			      max,
 			      NULL};
 	char *const envp[] = {NULL};
 	sigset_t all;
@@ -160,8 +185,10 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 	/* Where the walk is quick, or the tree small, the next launch walks again: no
 	 * process kept for it. Only a walk that replayed an index tells what the next one
 	 * costs (a first walk reads every directory, some 30 times a replay's work). */
-	if (!linux_scan_watch_pays(ix, t))
+	if (!linux_scan_watch_pays(ix, t) || t->in.n > linux_scan_watch_cap() ||
+	    t->listed + t->replayed > linux_scan_watch_cap())
 		return;
+	snprintf(max, sizeof(max), "max-dirs=%zu", linux_scan_watch_cap());
 	/* Why it runs, for `halo-run index` (its command line). */
 	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);
 	if ((pid = fork()) < 0)
@@ -189,8 +216,13 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
  * file, which the launch links, so that the watcher is always linked with it.) */
 __attribute__((constructor)) static void watch_entry(int argc, char **argv, char **envp)
 {
+	size_t max = 0;
+
 	(void)envp;
-	if (argc == 5 && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
-	    strcmp(argv[1], "--index-watch") == 0)
-		linux_scan_watch_main(argv[2], argv[3]);
+	if ((argc == 5 || argc == 6) && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
+	    strcmp(argv[1], "--index-watch") == 0) {
+		if (argc < 6 || sscanf(argv[5], "max-dirs=%zu", &max) != 1 || max == 0)
+			max = linux_scan_watch_cap();
+		linux_scan_watch_main(argv[2], argv[3], max);
+	}
 }

@@ -43,6 +43,10 @@ static void print_one(const struct linux_index_info *in)
 		printf(", watcher running (pid %d)", in->pid);
 	else if (in->watcher)
 		printf(", watcher gone (stale socket)");
+	else if (in->dirs > linux_scan_watch_cap())
+		printf(", no watcher (more directories than a watcher takes, %zu: an eighth of "
+		       "fs.inotify.max_user_watches, at most 131072; each launch stats them)",
+		       linux_scan_watch_cap());
 	else
 		printf(", no watcher (a launch starts one only where its walk takes %.0f ms or "
 		       "more, a session's call at %.1f, in a tree of %d directories or more; it "

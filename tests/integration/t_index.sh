@@ -478,6 +478,22 @@ expect "a small tree, three launches: no watcher" "" "$(watcher_of_tree "$SMALL"
 LIST=$("$HALO" index 2>&1)
 expect_match "index: the small tree listed, and why it has no watcher" \
 	"^  $SMALL  [0-9]+ directories, [0-9]+ bytes, no watcher \(a launch starts one only where its walk takes 5 ms or more" "$LIST"
+# (review) A tree a command made of a million directories took a watch for each: every
+# inotify watch of the user, and the editor's own watchers failed. A watcher takes at
+# most an eighth of fs.inotify.max_user_watches (HALO_RUN_INDEX_WATCH_MAX lowers it
+# here): a larger tree gets none, and `halo-run index` says why.
+WIDE=$(mktemp -d "$TMPDIR/wide.XXXXXX")
+mkdir -p "$WIDE"/d{000..299}
+for i in 1 2; do (cd "$WIDE" && HALO_RUN_INDEX_WATCH_MAX=100 timeout 30 "$HALO" -- true 2>/dev/null </dev/null); done
+sleep 0.5
+expect "a tree of 300 directories over a cap of 100: no watcher (forced)" "" "$(watcher_of_tree "$WIDE")"
+LIST=$(HALO_RUN_INDEX_WATCH_MAX=100 "$HALO" index 2>&1)
+expect_match "index: the wide tree has no watcher, and why" 	"^  $WIDE  30[0-9] directories, .*no watcher \(more directories than a watcher takes, 100" "$LIST"
+(cd "$WIDE" && HALO_RUN_INDEX_WATCH_MAX=1000 timeout 30 "$HALO" -- true 2>/dev/null </dev/null)
+for i in $(seq 1 30); do [ -n "$(watcher_of_tree "$WIDE")" ] && break; sleep 0.1; done
+expect "... under a cap of 1000: a watcher" yes "$([ -n "$(watcher_of_tree "$WIDE")" ] && echo yes || echo no)"
+"$HALO" index stop "$WIDE" >/dev/null 2>&1
+rm -rf "$WIDE"
 GONE=$(mktemp -d "$TMPDIR/gone.XXXXXX")
 mkdir -p "$GONE/x/y" "$GONE/z"
 (cd "$GONE" && timeout 30 "$HALO" -- true 2>/dev/null </dev/null) # forced: a watcher
