@@ -391,6 +391,19 @@ static const char *writable_tree(const struct linux_launch *l, const struct linu
 	return NULL;
 }
 
+/* Is a writable tree (or the workspace) /tmp/halo-run-* or beneath one? */
+static bool tmp_tree(const struct linux_launch *l, const struct linux_scan *s)
+{
+	static const char pre[] = "/tmp/halo-run-";
+
+	if (strncmp(l->workspace, pre, sizeof(pre) - 1) == 0)
+		return true;
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (strncmp(s->writable.v[i], pre, sizeof(pre) - 1) == 0)
+			return true;
+	return false;
+}
+
 /* The deepest existing directory on `place`'s way lies in a tree the sandbox writes:
  * the rest made (0700), so that there is a directory to mask. */
 static bool place_in_writable(const struct linux_launch *l, struct linux_scan *s, const char *place)
@@ -451,8 +464,11 @@ void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
 	/* The key, where a writable tree holds its directory (a writable root that is
 	 * that directory): made before the sandbox runs, then masked, a mount point, so
 	 * that no command reads it, replaces it or removes it to have one of its own made. */
-	linux_scan_index_key_dir(key_dir, sizeof(key_dir));
-	if (writable_tree(l, s, key_dir) && linux_scan_index_key(why, sizeof(why)) &&
+	if (!tmp_tree(l, s)) /* the key lies in /tmp: no calls for the usual launch */
+		key_dir[0] = '\0';
+	else
+		linux_scan_index_key_dir(key_dir, sizeof(key_dir));
+	if (key_dir[0] && writable_tree(l, s, key_dir) && linux_scan_index_key(why, sizeof(why)) &&
 	    strlen(key_dir) + sizeof("/index.key") <= sizeof(key_dir)) {
 		strcat(key_dir, "/index.key");
 		linux_scan_add_own_mask(s, key_dir);

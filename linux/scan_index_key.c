@@ -48,7 +48,7 @@ static bool is_private(const char *dir)
 }
 
 /* Named by the euid where that directory is ours (every launch but a first one, or
- * one in a user namespace); else by the uid outside the user namespace, made. */
+ * one in a user namespace); else by the uid outside the user namespace. */
 void linux_scan_index_key_dir(char *out, size_t n)
 {
 	snprintf(out, n, "/tmp/halo-run-%u", (unsigned)geteuid());
@@ -107,9 +107,14 @@ bool linux_scan_index_key(char *why, size_t n)
 
 	if (state)
 		return state > 0;
+	state = -1;
+	/* Most launches: the file is there, and its own checks are enough (the user's,
+	 * private, one link: no one else wrote it or can read it); four calls. */
+	snprintf(path, sizeof(path), "/tmp/halo-run-%u/index.key", (unsigned)geteuid());
+	if (read_key(path, k) == 0)
+		goto set;
 	linux_scan_index_key_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/index.key", dir);
-	state = -1;
 	if (!private_dir(dir)) {
 		snprintf(why, n, "%s is not a private directory of uid %u: no index key", dir,
 			 (unsigned)geteuid());
@@ -124,6 +129,7 @@ bool linux_scan_index_key(char *why, size_t n)
 			 rc == -EPERM ? "not a private 16-byte file of this user" : strerror(-rc));
 		return false;
 	}
+set:
 	linux_index_set_key(k);
 	explicit_bzero(k, sizeof(k));
 	state = 1;
