@@ -147,9 +147,11 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 			    struct halo_err *e);
 void linux_session_protected_free(char **v, size_t n);
 /* Is entry (one of those "DEV:ID:PATH") a unix socket that the session's own commands
- * bound, in the namespace whose socket table diag_fd reads (linux_sandbox_diag_fd),
- * and the very file the entry names? true only when all of it is so, now. */
-bool linux_session_own_socket(int diag_fd, const char *entry);
+ * bound, by the files bound in its namespace (netns_unix_files, read from
+ * linux_sandbox_diag_fd), and the very file the entry names, on a file system whose
+ * inode numbers that table gives whole (ext4)? true only when all of it is so, now. */
+struct netns_unix_files;
+bool linux_session_own_socket(const struct netns_unix_files *bound, const char *entry);
 /* A session's socket table (netns/unix_diag.c), -1 without one. */
 int linux_sandbox_diag_fd(const struct linux_sandbox *sb);
 

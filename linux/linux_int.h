@@ -109,6 +109,10 @@ struct linux_scan {
 	 * for a loop. The launch refuses when the command could create it. */
 	struct linux_paths dangling;
 	struct linux_paths dangling_at;
+	/* Symlinks with a protected name the walk found that lead elsewhere, and the real
+	 * path each masks (pairs in step): a refusal or a warning names the link. */
+	struct linux_paths link_masks;
+	struct linux_paths link_masks_to;
 	/* sandbox.unixSockets that exist as sockets on the host: left reachable, shown
 	 * at their path even beneath a fresh /run or a mask. */
 	struct linux_paths sockets_open;

@@ -353,19 +353,29 @@ static int walk_trees(const struct linux_launch *l, struct linux_scan *s, struct
  * meant to work in: refuse instead of starting in an empty directory. */
 static int check_masks(const struct linux_launch *l, const struct linux_scan *s, struct halo_err *e)
 {
+	const char *link;
+
 	for (size_t i = 0; i < s->masked.n; i++) {
 		const char *m = s->masked.v[i];
 		const char *hit = linux_path_beneath(l->workspace, m) ? l->workspace : NULL;
 		for (size_t j = 0; !hit && j < s->writable.n; j++)
 			if (linux_path_beneath(s->writable.v[j], m))
 				hit = s->writable.v[j];
-		if (hit) {
+		if (hit && (link = linux_scan_link_of(s, m)))
+			halo_err_set(
+			    e,
+			    "%s is a symlink with a protected name that leads to %s, which "
+			    "holds %s (the workspace or a writable root): what it leads to "
+			    "cannot be masked without hiding that tree; remove or rename "
+			    "the link",
+			    link, m, hit);
+		else if (hit)
 			halo_err_set(e,
 				     "protected path %s contains %s (the workspace or a writable "
 				     "root); it cannot be masked without hiding it",
 				     m, hit);
+		if (hit)
 			return -EPERM;
-		}
 	}
 	return 0;
 }
@@ -403,6 +413,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 		return rc;
 	normalise(&s->masked, unreachable, &b);
 	say_unlisted(l, s);
+	linux_scan_say_link_masks(l, s);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
 	if (l->policy->guard_persistence != 0) {
@@ -547,6 +558,8 @@ void linux_scan_free(struct linux_scan *s)
 	s->git_global_read = false;
 	linux_paths_free(&s->dangling);
 	linux_paths_free(&s->dangling_at);
+	linux_paths_free(&s->link_masks);
+	linux_paths_free(&s->link_masks_to);
 	linux_paths_free(&s->sockets_open);
 	linux_paths_free(&s->unlisted);
 	linux_paths_free(&s->own);

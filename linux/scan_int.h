@@ -305,6 +305,14 @@ bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exis
 /* A protected path: its real path masked, every symlink on the way recorded to be
  * pinned (the link protects as much as its target). True when masked. */
 bool linux_scan_add_mask(struct linux_scan *s, const char *path);
+/* The same for a symlink with a protected name that the walk found: when it leads
+ * elsewhere, the pair is kept (s->link_masks, s->link_masks_to) so that a refusal or
+ * a warning about the mask names the link, the thing to remove. */
+bool linux_scan_add_link_mask(struct linux_scan *s, const char *link);
+/* The link of such a pair that masks m, or NULL; and the warning, one per pair whose
+ * target lies in the system's own trees. */
+const char *linux_scan_link_of(const struct linux_scan *s, const char *m);
+void linux_scan_say_link_masks(const struct linux_launch *l, const struct linux_scan *s);
 /* The same for halo-run's own state (an index directory, a session's, a watcher's
  * socket): also recorded in s->own. */
 bool linux_scan_add_own_mask(struct linux_scan *s, const char *path);

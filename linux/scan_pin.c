@@ -185,54 +185,70 @@ static int resolve_without_links(const char *path)
 	return 1;
 }
 
-/* Where a link with a protected name may lead without its target being masked: the
- * root, and the system's own directories when others may read the target. Such a
- * file is no secret (every user reads it, and so does the sandbox, by its own name),
- * while masking it let one link a command made (.env.x -> /etc/ssl, ~/.npmrc ->
- * libc.so.6 with the home as the workspace) break TLS or every program in each later
- * launch. A file there that others cannot read is masked as before. */
-static bool system_readable(const char *real)
+/* The mask, its real path into real (path itself when no link is on the way). */
+static bool add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])
 {
-	static const char *const sys[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
-					  "/lib64", "/libx32", "/etc",	"/opt", "/boot",
-					  "/dev",   "/proc",   "/sys"};
-	struct stat st;
-	size_t i = 0;
-
-	if (strcmp(real, "/") == 0)
-		return true;
-	while (i < sizeof(sys) / sizeof(sys[0]) && !linux_path_beneath(real, sys[i]))
-		i++;
-	return i < sizeof(sys) / sizeof(sys[0]) && stat(real, &st) == 0 && (st.st_mode & S_IROTH);
-}
-
-/* A link that leads to a writable tree or above it (.env.self -> .) reveals nothing
- * the tree does not show; masking there was refused (check_masks), so one link a
- * command made refused every later launch in that workspace. Not masked. */
-static bool holds_writable(const struct linux_scan *s, const char *real)
-{
-	for (size_t i = 0; i < s->writable.n; i++)
-		if (linux_path_beneath(s->writable.v[i], real))
-			return true;
-	return false;
-}
-
-bool linux_scan_add_mask(struct linux_scan *s, const char *path)
-{
-	char real[PATH_MAX];
 	/* Most floor entries do not exist: a home's listing (scan_memo.c) says so for
 	 * all of them at once. */
 	int rc = linux_scan_memo_missing(s, path) ? -ENOENT : resolve_without_links(path);
 
 	if (rc == 0) {
+		snprintf(real, PATH_MAX, "%s", path);
 		linux_paths_add(&s->masked, path);
 		return true;
 	}
-	if (rc < 0 || linux_scan_resolve(s, path, real, sizeof(real), true) < 0 ||
-	    system_readable(real) || holds_writable(s, real))
+	if (rc < 0 || linux_scan_resolve(s, path, real, PATH_MAX, true) < 0)
 		return false;
 	linux_paths_add(&s->masked, real);
 	return true;
+}
+
+bool linux_scan_add_mask(struct linux_scan *s, const char *path)
+{
+	char real[PATH_MAX];
+
+	return add_mask(s, path, real);
+}
+
+bool linux_scan_add_link_mask(struct linux_scan *s, const char *link)
+{
+	char real[PATH_MAX];
+
+	if (!add_mask(s, link, real))
+		return false;
+	if (strcmp(real, link) != 0) {
+		linux_paths_add(&s->link_masks, link); /* pairs kept in step */
+		linux_paths_add(&s->link_masks_to, real);
+	}
+	return true;
+}
+
+/* The walk's symlink with a protected name that masks m, or NULL. */
+const char *linux_scan_link_of(const struct linux_scan *s, const char *m)
+{
+	for (size_t i = 0; i < s->link_masks_to.n && i < s->link_masks.n; i++)
+		if (strcmp(s->link_masks_to.v[i], m) == 0)
+			return s->link_masks.v[i];
+	return NULL;
+}
+
+/* A symlink with a protected name in a writable tree that leads into the system's own
+ * trees masks what it leads to, as any protected link does (its target may be the
+ * user's secret kept there); a command can make one, though (.env.ssl -> /etc/ssl),
+ * and each later launch then lacks that directory. Said at each launch, naming the
+ * link: the mask stays, the user can tell why and remove it. */
+void linux_scan_say_link_masks(const struct linux_launch *l, const struct linux_scan *s)
+{
+	char a[4 * PATH_MAX + 1], b[4 * PATH_MAX + 1];
+
+	for (size_t i = 0; l->warnings && i < s->link_masks.n && i < s->link_masks_to.n; i++)
+		if (policy_system_tree_of(s->link_masks_to.v[i]))
+			plan_text_add(l->warnings,
+				      "WARNING: %s, a symlink with a protected name, leads to %s "
+				      "in the system's own directories: masked there for this "
+				      "run; remove the link if what it leads to is no secret",
+				      policy_printable(s->link_masks.v[i], a, sizeof(a)),
+				      policy_printable(s->link_masks_to.v[i], b, sizeof(b)));
 }
 
 bool linux_scan_add_own_mask(struct linux_scan *s, const char *path)

@@ -355,6 +355,8 @@ void linux_scan_walk_roots(struct linux_scan_ctx *c, const bool *guard_of, unsig
 		merge(&c->s->dangling, &p.found[i].dangling); /* pairs stay in step */
 		merge(&c->s->dangling_at, &p.found[i].dangling_at);
 		merge(&c->s->unlisted, &p.found[i].unlisted);
+		merge(&c->s->link_masks, &p.found[i].link_masks); /* pairs stay in step */
+		merge(&c->s->link_masks_to, &p.found[i].link_masks_to);
 		linux_scan_memo_free(&p.found[i]);
 		c->taken += p.helper_ctx[i]->taken;
 		free(p.helper_ctx[i]);

@@ -122,7 +122,7 @@ static unsigned char entry_type(int dfd, const char *name, unsigned char d_type)
 static void on_protected(struct linux_scan_ctx *c, unsigned char type)
 {
 	if (type == DT_LNK)
-		linux_scan_add_mask(c->s, c->path);
+		linux_scan_add_link_mask(c->s, c->path);
 	else
 		linux_paths_add(&c->s->masked, c->path);
 }

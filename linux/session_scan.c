@@ -23,6 +23,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include "linux/linux_int.h"
 #include "linux/scan_int.h"
@@ -106,17 +108,29 @@ static bool same_entry(const char *path, const char *want, struct statx *sx)
 	return same;
 }
 
-bool linux_session_own_socket(int diag_fd, const char *want)
+/* Where the socket table's 32-bit inode names a file alone: ext2, 3 and 4 have no
+ * larger inode numbers, and their files' device is the superblock's. Elsewhere (XFS
+ * with inode64, btrfs subvolumes, overlayfs) a socket of the sandbox could match a host
+ * socket's inode cut to 32 bits, or never match at all: such a socket is refused. */
+static bool inodes_fit(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && sf.f_type == EXT4_SUPER_MAGIC;
+}
+
+bool linux_session_own_socket(const struct netns_unix_files *bound, const char *want)
 {
 	const char *path = strchr(want, ':');
 	struct statx a, b;
 
-	if (diag_fd < 0 || !path || !(path = strchr(path + 1, ':')) || *++path != '/')
+	if (!bound || !bound->n || !path || !(path = strchr(path + 1, ':')) || *++path != '/')
 		return false;
-	/* The entry is this file now, a socket; bound in the session's own namespace; and
-	 * still the same file after the kernel was asked. */
-	return same_entry(path, want, &a) && S_ISSOCK(a.stx_mode) &&
-	       netns_unix_bound(diag_fd, a.stx_dev_major, a.stx_dev_minor, a.stx_ino) == 1 &&
+	/* The entry is this file now, a socket, on a file system whose inodes the table
+	 * names whole; bound in the session's own namespace; and still the same file
+	 * after that was looked up. */
+	return same_entry(path, want, &a) && S_ISSOCK(a.stx_mode) && inodes_fit(path) &&
+	       netns_unix_files_has(bound, a.stx_dev_major, a.stx_dev_minor, a.stx_ino) &&
 	       same_entry(path, want, &b) && b.stx_ino == a.stx_ino;
 }
 

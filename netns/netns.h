@@ -111,6 +111,18 @@ int netns_listening(int pid, uint16_t port);
  * 0 (an inode over 32 bits is never claimed: the kernel gives only 32), or -errno. */
 int netns_diag_open(void);
 int netns_unix_bound(int fd, unsigned major, unsigned minor, uint64_t ino);
+/* The same for many files: one dump into a sorted set (at most NETNS_UNIX_FILES_MAX
+ * bound sockets, read within budget_ms, else -E2BIG or -ETIMEDOUT and an empty set),
+ * asked with netns_unix_files_has, freed with netns_unix_files_free. */
+#define NETNS_UNIX_FILES_MAX (1u << 20)
+struct netns_unix_files {
+	uint64_t *v;
+	size_t n;
+};
+int netns_unix_files(int fd, struct netns_unix_files *f, int budget_ms);
+bool netns_unix_files_has(const struct netns_unix_files *f, unsigned major, unsigned minor,
+			  uint64_t ino);
+void netns_unix_files_free(struct netns_unix_files *f);
 
 /* Pass listeners over a unix socket (SCM_RIGHTS) and receive them on the other side.
  * recv waits at most timeout_ms. Both return 0 or -errno. */

@@ -9,6 +9,7 @@
  * and handed to the supervisor with the listeners: it answers for that namespace
  * wherever it is used. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -62,57 +63,127 @@ static int ask(int fd, uint32_t seq)
 											   : -errno;
 }
 
-/* One message of the dump: 1 when it is a socket bound to (dev, ino). */
-static int matches(const struct nlmsghdr *h, uint32_t dev, uint32_t ino)
+/* The bound file of one message of the dump, as dev << 32 | ino; false when none. */
+static bool bound_file(const struct nlmsghdr *h, uint64_t *key)
 {
 	const struct unix_diag_msg *m = NLMSG_DATA(h);
 	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
 
 	if (len < 0)
-		return 0;
+		return false;
 	for (const struct rtattr *a = (const void *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		struct unix_diag_vfs v;
 
 		if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < sizeof(v))
 			continue;
 		memcpy(&v, RTA_DATA(a), sizeof(v));
-		if (v.udiag_vfs_dev == dev && v.udiag_vfs_ino == ino)
-			return 1;
+		*key = (uint64_t)v.udiag_vfs_dev << 32 | v.udiag_vfs_ino;
+		return true;
 	}
+	return false;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_key(struct netns_unix_files *f, size_t *cap, uint64_t key)
+{
+	if (f->n == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		uint64_t *v;
+		if (c > NETNS_UNIX_FILES_MAX || !(v = realloc(f->v, c * sizeof(*v))))
+			return -E2BIG;
+		f->v = v;
+		*cap = c;
+	}
+	f->v[f->n++] = key;
 	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int netns_unix_files(int fd, struct netns_unix_files *f, int budget_ms)
+{
+	static uint32_t seq;
+	char buf[32768] __attribute__((aligned(4)));
+	int64_t end = now_ms() + budget_ms;
+	size_t cap = 0;
+	int rc;
+
+	f->v = NULL;
+	f->n = 0;
+	if ((rc = ask(fd, ++seq)) < 0)
+		return rc;
+	/* Read to the end (a dump left half-read is drained by the next ask), within the
+	 * time given: a command that holds a million sockets delays nobody for long. */
+	while (now_ms() < end) {
+		ssize_t got = recv(fd, buf, sizeof(buf), 0);
+		int left = (int)got;
+
+		if (got <= 0) {
+			rc = got == 0 ? -EPROTO : -errno;
+			break;
+		}
+		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			uint64_t key;
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE) {
+				qsort(f->v, f->n, sizeof(*f->v), cmp_u64);
+				return 0;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR)
+				rc = -EPROTO;
+			else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && bound_file(h, &key))
+				rc = add_key(f, &cap, key);
+			if (rc < 0)
+				goto fail;
+		}
+	}
+	if (rc == 0)
+		rc = -ETIMEDOUT;
+fail:
+	netns_unix_files_free(f);
+	return rc;
+}
+
+bool netns_unix_files_has(const struct netns_unix_files *f, unsigned major, unsigned minor,
+			  uint64_t ino)
+{
+	/* The kernel's own device number (major << 20 | minor), and the inode cut to 32
+	 * bits: a larger one cannot be told apart from another, and is not claimed. */
+	uint64_t key = (uint64_t)(major << 20 | (minor & 0xfffff)) << 32 | (ino & 0xffffffffu);
+
+	if (ino > UINT32_MAX || major >= 4096 || minor > 0xfffff || !f->n)
+		return false;
+	return bsearch(&key, f->v, f->n, sizeof(*f->v), cmp_u64) != NULL;
+}
+
+void netns_unix_files_free(struct netns_unix_files *f)
+{
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
 }
 
 int netns_unix_bound(int fd, unsigned major, unsigned minor, uint64_t ino)
 {
-	/* The kernel's own device number (major << 20 | minor), and the inode cut to 32
-	 * bits: a larger one cannot be told apart from another, and is not claimed. */
-	uint32_t dev = (uint32_t)(major << 20 | (minor & 0xfffff));
-	static uint32_t seq;
-	char buf[32768] __attribute__((aligned(4)));
-	int found = 0, rc;
+	struct netns_unix_files f;
+	int rc = netns_unix_files(fd, &f, 2000);
 
-	if (ino > UINT32_MAX || major >= 4096 || minor > 0xfffff)
-		return 0;
-	if ((rc = ask(fd, ++seq)) < 0)
+	if (rc < 0)
 		return rc;
-	for (int round = 0; round < 100000; round++) { /* 32 KB each: millions of sockets */
-		ssize_t got = recv(fd, buf, sizeof(buf), 0);
-		int left = (int)got;
-
-		if (got < 0)
-			return errno == EINTR ? -EINTR : -errno;
-		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-			if (h->nlmsg_seq != seq)
-				continue;
-			if (h->nlmsg_type == NLMSG_DONE)
-				return found;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return -EPROTO;
-			if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && !found)
-				found = matches(h, dev, (uint32_t)ino);
-		}
-		if (got == 0)
-			return -EPROTO;
-	}
-	return -E2BIG;
+	rc = netns_unix_files_has(&f, major, minor, ino);
+	netns_unix_files_free(&f);
+	return rc;
 }

@@ -91,17 +91,42 @@ static bool held(const struct runner_session_id *id, const char *entry)
 /* A socket the session's own commands bound in the workspace since it started (a dev
  * server's): no way out, since what answers on it is inside. A fresh launch masks it
  * like any, not knowing who bound it; a session knows, by its namespace's socket table
- * (linux_session_own_socket). Once known it is kept, file and all: nothing else can
- * ever be bound to that inode. Kept up to a bound; past it, refused as before. */
-static bool own_socket(struct sup *s, const char *entry)
-{
-	char **g, *e;
+ * (linux_session_own_socket): one dump per call, read at most once and only when an
+ * entry is new, within a time budget. Once known a socket is kept, file and all:
+ * nothing else can ever be bound to that inode. Kept up to a bound; past it, and for
+ * a call with more new entries than that, refused as before (a command that left
+ * thousands of dead sockets costs each call one bounded look, no more). */
+#define SOCK_TABLE_MS 1000
 
+struct sock_check {
+	struct netns_unix_files bound;
+	bool read;
+};
+
+static bool known(const struct sup *s, const char *entry)
+{
 	for (size_t i = 0; i < s->n_own_socks; i++)
 		if (strcmp(s->own_socks[i], entry) == 0)
 			return true;
-	if (s->n_own_socks >= SUP_MAX_OWN_SOCKETS ||
-	    !linux_session_own_socket(linux_sandbox_diag_fd(s->sb), entry))
+	return false;
+}
+
+static bool own_socket(struct sup *s, struct sock_check *k, const char *entry)
+{
+	char **g, *e;
+
+	if (known(s, entry))
+		return true;
+	if (s->n_own_socks >= SUP_MAX_OWN_SOCKETS)
+		return false;
+	if (!k->read) {
+		int fd = linux_sandbox_diag_fd(s->sb);
+
+		k->read = true;
+		if (fd < 0 || netns_unix_files(fd, &k->bound, SOCK_TABLE_MS) < 0)
+			return false;
+	}
+	if (!linux_session_own_socket(&k->bound, entry))
 		return false;
 	if (!(e = strdup(entry)) ||
 	    !(g = realloc(s->own_socks, (s->n_own_socks + 1) * sizeof(*g)))) {
@@ -117,15 +142,21 @@ static bool own_socket(struct sup *s, const char *entry)
  * inode): the refusal names it and how many there are. */
 static void protected_changes(struct sup *s, const struct session_msg *m, char *why, size_t n)
 {
+	struct sock_check k = {{NULL, 0}, false};
 	const char *first = NULL;
-	size_t count = 0;
+	size_t count = 0, fresh = 0;
 	struct stat st;
 
 	for (size_t i = 0; i < m->n_prot; i++)
-		if (!held(s->id, m->prot[i]) && !own_socket(s, m->prot[i])) {
+		fresh += !held(s->id, m->prot[i]) && !known(s, m->prot[i]);
+	if (fresh > SUP_MAX_OWN_SOCKETS)
+		k.read = true; /* too many to look at: each refused, no table read */
+	for (size_t i = 0; i < m->n_prot; i++)
+		if (!held(s->id, m->prot[i]) && !own_socket(s, &k, m->prot[i])) {
 			count++;
 			first = first ? first : m->prot[i];
 		}
+	netns_unix_files_free(&k.bound);
 	if (!count)
 		return;
 	first = strchr(strchr(first, ':') + 1, ':') + 1; /* the path (prot_ok's form) */

@@ -267,23 +267,26 @@ OUT=$(timeout 20 "$HALO" --policy p.yaml -- sh -c 'cat gb/config/.env gb/vendor/
 expect "a .env inside a plain directory named .git (linked as config/): masked" "0:ran" "$?:$OUT"
 rm -rf gb
 
-# (review) A link with a protected name masked its target wherever it led: one link a
-# command made (.env.ssl -> /etc/ssl) took TLS, or every program, from each later
-# launch. A file of the system's own directories that others may read is no secret:
-# not masked. One they may not read, and a file outside them, still are. A link to the
-# workspace or above it (.env.self -> .) refused every later launch: not masked either.
+# A link with a protected name masks what it leads to, wherever that is (it may be the
+# user's secret kept elsewhere). A command can make one (.env.ssl -> /etc/ssl), and each
+# later launch then lacks that directory: the launch says so, naming the link, and a
+# link that leads to the workspace or above it refuses the launch naming the link (it
+# named only the target once). (review: exempting such targets exposed secrets the
+# policy or the floor named behind a link, and a .envs -> . a command made let a
+# .envs/.production/... written later go unmasked.)
 LSEC=$(mktemp -d /var/tmp/halo-lsec.XXXXXX) && printf 'K=far\n' >"$LSEC/app.env"
-mkdir -p lk && ln -s /etc/ssl lk/.env.ssl && ln -s /etc/passwd lk/.env && ln -s / lk/.env.root &&
-	ln -s /etc/shadow lk/.env.shadow && ln -s "$LSEC/app.env" lk/.env.far && ln -s . lk/.env.self
-OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml -- sh -c 'test -d /etc/ssl/certs && echo ssl;
-	grep -c "^root:" /etc/passwd; test -x /bin/sh && echo root; cat .env.far 2>/dev/null; echo .' 2>"$E" </dev/null)
-expect "protected links into /etc/ssl, /etc/passwd, / and the workspace itself: none masked, the launch runs" "0:ssl|1|root|.|" "$?:$(tr '\n' '|' <<<"$OUT")"
-OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml --dry-run -- true 2>&1 </dev/null)
-expect_match "... a link's target others cannot read (/etc/shadow) still masked" "^  /etc/shadow$" "$OUT"
-expect_match "... and one outside the system's directories" "^  $LSEC/app\.env$" "$OUT"
-if grep -qE "^  /etc/ssl$|^  /etc/passwd$|^  /$" <<<"$OUT"; then
-	fail "... --dry-run lists none of them" "$(grep -E "^  /etc/ssl$|^  /etc/passwd$|^  /$" <<<"$OUT")"
-else ok "... --dry-run lists none of them"; fi
+mkdir -p lk && ln -s /etc/ssl lk/.env.ssl && ln -s "$LSEC/app.env" lk/.env.far
+OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml -- sh -c 'ls /etc/ssl >/dev/null 2>&1 && echo ssl;
+	cat "$1" .env.far 2>/dev/null; echo ran' sh "$LSEC/app.env" 2>"$E" </dev/null)
+expect "protected links to /etc/ssl and to a file outside: both targets masked" "0:ran" "$?:$OUT"
+expect_match "... the launch names the link into the system's directories" \
+	"WARNING: $W/lk/\.env\.ssl, a symlink with a protected name, leads to /etc/ssl" "$(cat "$E")"
+if grep -q "\.env\.far" "$E"; then fail "... and not the one outside them" "$(cat "$E")"; else ok "... and not the one outside them"; fi
 rm -rf lk "$LSEC"
+mkdir -p lk && ln -s . lk/.envs
+OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml -- sh -c 'echo ran' 2>"$E" </dev/null)
+expect "a protected link to the workspace itself: refused (125), nothing run" "125:" "$?:$OUT"
+expect_match "... naming the link to remove" "$W/lk/\.envs is a symlink with a protected name that leads to $W/lk.*remove or rename the link" "$(cat "$E")"
+rm -rf lk
 
 finish
