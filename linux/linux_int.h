@@ -47,6 +47,9 @@ struct linux_test_hooks {
 	/* scan_walk.c: called with a directory's path once the walk has opened it for
 	 * listing and before it lists it (a test removes it there). NULL: nothing. */
 	void (*walk_before_list)(const char *path);
+	/* scan_index_key.c: where halo-run-UID/index.key is kept. Default (and NULL):
+	 * /tmp. */
+	const char *key_base;
 };
 const struct linux_test_hooks *linux_test_hooks(void);
 void linux_test_hooks_set(const struct linux_test_hooks *h);

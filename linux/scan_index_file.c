@@ -456,7 +456,7 @@ void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
 	char places[LINUX_INDEX_PLACES][PATH_MAX];
 	size_t n = linux_scan_index_places(l, places);
 
-	char key_dir[80], why[160];
+	char key_dir[PATH_MAX], why[PATH_MAX + 64];
 
 	for (size_t i = 0; i < n; i++)
 		if (place_in_writable(l, s, places[i]))

@@ -51,9 +51,11 @@ static bool is_private(const char *dir)
  * one in a user namespace); else by the uid outside the user namespace. */
 void linux_scan_index_key_dir(char *out, size_t n)
 {
-	snprintf(out, n, "/tmp/halo-run-%u", (unsigned)geteuid());
+	const char *base = linux_test_hooks()->key_base;
+
+	snprintf(out, n, "%s/halo-run-%u", base, (unsigned)geteuid());
 	if (!is_private(out))
-		snprintf(out, n, "/tmp/halo-run-%u", outer_uid());
+		snprintf(out, n, "%s/halo-run-%u", base, outer_uid());
 }
 
 static bool private_dir(const char *dir)
@@ -68,12 +70,12 @@ static bool private_dir(const char *dir)
 static void make_key(const char *dir, const char *path)
 {
 	unsigned char k[16];
-	char tmp[PATH_MAX];
+	char tmp[PATH_MAX + 32];
 	int fd;
 
-	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
+	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.index.key.%d", dir, (int)getpid()) >= (int)sizeof(tmp))
 		return;
-	snprintf(tmp, sizeof(tmp), "%s/.index.key.%d", dir, (int)getpid());
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -84,11 +86,23 @@ static void make_key(const char *dir, const char *path)
 	unlink(tmp);
 }
 
-static int read_key(const char *path, unsigned char k[16])
+/* The key in dir, the directory opened without following a link and found the user's
+ * own and private first: in a directory someone else made (another local user can
+ * make /tmp/halo-run-UID first, or a link of that name) a file of ours could be put
+ * there by a rename, a key a command of ours wrote somewhere it knows. */
+static int read_key(const char *dir, unsigned char k[16])
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = -EPERM;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd, rc = -EPERM;
 
+	if (dfd < 0)
+		return -errno;
+	if (fstat(dfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(dfd);
+		return -EPERM;
+	}
+	fd = openat(dfd, "index.key", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
@@ -101,17 +115,17 @@ static int read_key(const char *path, unsigned char k[16])
 bool linux_scan_index_key(char *why, size_t n)
 {
 	static int state; /* 0 not tried, 1 set, -1 none */
-	char dir[64], path[96];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	unsigned char k[16];
 	int rc;
 
 	if (state)
 		return state > 0;
 	state = -1;
-	/* Most launches: the file is there, and its own checks are enough (the user's,
-	 * private, one link: no one else wrote it or can read it); four calls. */
-	snprintf(path, sizeof(path), "/tmp/halo-run-%u/index.key", (unsigned)geteuid());
-	if (read_key(path, k) == 0)
+	/* Most launches: the directory and the key are there (seven calls). */
+	snprintf(dir, sizeof(dir), "%s/halo-run-%u", linux_test_hooks()->key_base,
+		 (unsigned)geteuid());
+	if (read_key(dir, k) == 0)
 		goto set;
 	linux_scan_index_key_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/index.key", dir);
@@ -120,9 +134,9 @@ bool linux_scan_index_key(char *why, size_t n)
 			 (unsigned)geteuid());
 		return false;
 	}
-	if ((rc = read_key(path, k)) == -ENOENT) {
+	if ((rc = read_key(dir, k)) == -ENOENT) {
 		make_key(dir, path);
-		rc = read_key(path, k);
+		rc = read_key(dir, k);
 	}
 	if (rc < 0) {
 		snprintf(why, n, "%s: %s", path,

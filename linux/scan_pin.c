@@ -233,22 +233,33 @@ const char *linux_scan_link_of(const struct linux_scan *s, const char *m)
 }
 
 /* A symlink with a protected name in a writable tree that leads into the system's own
- * trees masks what it leads to, as any protected link does (its target may be the
- * user's secret kept there); a command can make one, though (.env.ssl -> /etc/ssl),
- * and each later launch then lacks that directory. Said at each launch, naming the
+ * trees, or to a directory of the trees the command works in, masks what it leads to,
+ * as any protected link does (its target may be the user's secret kept there); a
+ * command can make one, though (.env.ssl -> /etc/ssl, .env.x -> src), and each later
+ * launch then lacks that directory. Said at each launch, naming the
  * link: the mask stays, the user can tell why and remove it. */
 void linux_scan_say_link_masks(const struct linux_launch *l, const struct linux_scan *s)
 {
 	char a[4 * PATH_MAX + 1], b[4 * PATH_MAX + 1];
+	struct stat st;
 
-	for (size_t i = 0; l->warnings && i < s->link_masks.n && i < s->link_masks_to.n; i++)
-		if (policy_system_tree_of(s->link_masks_to.v[i]))
+	for (size_t i = 0; l->warnings && i < s->link_masks.n && i < s->link_masks_to.n; i++) {
+		const char *to = s->link_masks_to.v[i], *where = NULL;
+
+		if (policy_system_tree_of(to))
+			where = "in the system's own directories";
+		else if ((linux_path_beneath(to, l->workspace) ||
+			  linux_paths_beneath_any(to, &s->writable)) &&
+			 stat(to, &st) == 0 && S_ISDIR(st.st_mode))
+			where = "a directory of a tree the command works in"; /* ln -s src .env.x */
+		if (where)
 			plan_text_add(l->warnings,
 				      "WARNING: %s, a symlink with a protected name, leads to %s "
-				      "in the system's own directories: masked there for this "
-				      "run; remove the link if what it leads to is no secret",
+				      "(%s): masked there for this run; remove the link if what "
+				      "it leads to is no secret",
 				      policy_printable(s->link_masks.v[i], a, sizeof(a)),
-				      policy_printable(s->link_masks_to.v[i], b, sizeof(b)));
+				      policy_printable(to, b, sizeof(b)), where);
+	}
 }
 
 bool linux_scan_add_own_mask(struct linux_scan *s, const char *path)

@@ -331,8 +331,12 @@ static bool listen_on(struct watcher *w)
 	unlink(w->sock);
 	umask(077);
 	w->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	return w->lfd >= 0 && bind(w->lfd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	       fchmodat(w->dirfd, w->sock, 0600, 0) == 0 && listen(w->lfd, 64) == 0;
+	if (w->lfd < 0 || bind(w->lfd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return false;
+	if (fchmodat(w->dirfd, w->sock, 0600, 0) == 0 && listen(w->lfd, 64) == 0)
+		return true;
+	unlinkat(w->dirfd, w->sock, 0); /* bound, never listening: not left stale */
+	return false;
 }
 
 static bool setup(struct watcher *w, const char *dir, const char *root)

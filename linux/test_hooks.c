@@ -7,6 +7,7 @@
 static const struct linux_test_hooks defaults = {
     .force_remount = false,
     .proc_net_unix = "/proc/net/unix",
+    .key_base = "/tmp",
 };
 
 static struct linux_test_hooks current = defaults;
@@ -21,4 +22,6 @@ void linux_test_hooks_set(const struct linux_test_hooks *h)
 	current = h ? *h : defaults;
 	if (!current.proc_net_unix)
 		current.proc_net_unix = defaults.proc_net_unix;
+	if (!current.key_base)
+		current.key_base = defaults.key_base;
 }

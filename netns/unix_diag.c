@@ -139,7 +139,8 @@ int netns_unix_files(int fd, struct netns_unix_files *f, int budget_ms)
 			if (h->nlmsg_seq != seq)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE) {
-				qsort(f->v, f->n, sizeof(*f->v), cmp_u64);
+				if (f->n)
+					qsort(f->v, f->n, sizeof(*f->v), cmp_u64);
 				return 0;
 			}
 			if (h->nlmsg_type == NLMSG_ERROR)

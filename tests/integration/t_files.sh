@@ -283,6 +283,16 @@ expect_match "... the launch names the link into the system's directories" \
 	"WARNING: $W/lk/\.env\.ssl, a symlink with a protected name, leads to /etc/ssl" "$(cat "$E")"
 if grep -q "\.env\.far" "$E"; then fail "... and not the one outside them" "$(cat "$E")"; else ok "... and not the one outside them"; fi
 rm -rf lk "$LSEC"
+# (review) ln -s src .env.build, made by a command: src masked at each later launch, and
+# nothing said. Said now, naming the link; a protected link to a file in the workspace
+# (.env -> config/dev.env, the usual use) is not.
+mkdir -p lk/src lk/config && echo code >lk/src/main.c && echo K=1 >lk/config/dev.env &&
+	ln -s src lk/.env.build && ln -s config/dev.env lk/.env
+OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml -- sh -c 'cat src/main.c config/dev.env 2>/dev/null; echo ran' 2>"$E" </dev/null)
+expect "protected links to a directory and to a file of the workspace: both masked" "0:ran" "$?:$OUT"
+expect_match "... the one to a directory named" "WARNING: $W/lk/\.env\.build, a symlink with a protected name, leads to $W/lk/src \(a directory of a tree the command works in\)" "$(cat "$E")"
+if grep -q "lk/\.env," "$E"; then fail "... the one to a file not" "$(cat "$E")"; else ok "... the one to a file not"; fi
+rm -rf lk
 mkdir -p lk && ln -s . lk/.envs
 OUT=$(cd lk && timeout 20 "$HALO" --policy ../p.yaml -- sh -c 'echo ran' 2>"$E" </dev/null)
 expect "a protected link to the workspace itself: refused (125), nothing run" "125:" "$?:$OUT"

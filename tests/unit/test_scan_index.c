@@ -673,6 +673,87 @@ START_TEST(watcher_pays_only_for_a_large_tree)
 }
 END_TEST
 
+/* The user's index key (scan_index_key.c) under a base of the test's own: made private
+ * (0700 directory, 0600 file of 16 bytes) and read back; refused where the directory
+ * is not the user's private one (another local user made it first, 0777) or is a
+ * symlink to one that holds a key the test knows (review: a rename or a link put a
+ * known key in place, and a forged index was believed). */
+static char key_base[64];
+
+static void key_setup(void)
+{
+	static struct linux_test_hooks h;
+
+	strcpy(key_base, "/tmp/halo-keyt.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(key_base));
+	h.key_base = key_base;
+	linux_test_hooks_set(&h);
+}
+
+static void key_teardown(void)
+{
+	char cmd[128];
+
+	linux_test_hooks_set(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", key_base);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void key_paths(char *dir, char *file)
+{
+	snprintf(dir, 128, "%s/halo-run-%u", key_base, (unsigned)geteuid());
+	snprintf(file, 160, "%s/index.key", dir);
+}
+
+START_TEST(key_made_private)
+{
+	char dir[128], file[160], why[256] = "";
+	struct stat st;
+
+	key_paths(dir, file);
+	ck_assert_msg(linux_scan_index_key(why, sizeof(why)), "%s", why);
+	ck_assert_int_eq(lstat(dir, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(lstat(file, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(st.st_size, 16);
+}
+END_TEST
+
+START_TEST(key_dir_not_private)
+{
+	char dir[128], file[160], why[256] = "";
+	FILE *f;
+
+	key_paths(dir, file);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_ptr_nonnull(f = fopen(file, "w"));
+	fwrite("0123456789abcdef", 1, 16, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(file, 0600), 0);
+	ck_assert_int_eq(chmod(dir, 0777), 0); /* as another user's would be */
+	ck_assert(!linux_scan_index_key(why, sizeof(why)));
+	ck_assert_msg(strstr(why, "not a private directory"), "%s", why);
+}
+END_TEST
+
+START_TEST(key_dir_a_link)
+{
+	char dir[128], file[160], real[160], why[256] = "";
+	FILE *f;
+
+	key_paths(dir, file);
+	snprintf(real, sizeof(real), "%s/elsewhere", key_base);
+	ck_assert_int_eq(mkdir(real, 0700), 0);
+	ck_assert_int_eq(symlink(real, dir), 0);
+	ck_assert_ptr_nonnull(f = fopen(file, "w")); /* through the link */
+	fwrite("0123456789abcdef", 1, 16, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(file, 0600), 0);
+	ck_assert(!linux_scan_index_key(why, sizeof(why)));
+}
+END_TEST
+
 static Suite *scan_index_suite(void)
 {
 	Suite *s = suite_create("scan_index");
@@ -700,6 +781,12 @@ static Suite *scan_index_suite(void)
 	tcase_add_test(tc, mount_bound_names_the_directory);
 	tcase_add_test(tc, watcher_pays_only_for_a_large_tree);
 	suite_add_tcase(s, tc);
+	TCase *key = tcase_create("key");
+	tcase_add_checked_fixture(key, key_setup, key_teardown);
+	tcase_add_test(key, key_made_private);
+	tcase_add_test(key, key_dir_not_private);
+	tcase_add_test(key, key_dir_a_link);
+	suite_add_tcase(s, key);
 	return s;
 }
 
