@@ -451,28 +451,32 @@ size_t linux_scan_index_places(const struct linux_launch *l, char out[][PATH_MAX
 	return n;
 }
 
+/* The key, where a writable tree holds its directory (a writable root that is that
+ * directory): made before the sandbox runs, then masked, a mount point, so that no
+ * command reads it, replaces it or removes it to have one of its own made. Only looked
+ * at where a tree is named /tmp/halo-run-*: no calls for the usual launch. */
+static void mask_key(const struct linux_launch *l, struct linux_scan *s)
+{
+	char key[PATH_MAX + 16], why[PATH_MAX + 64];
+
+	if (!tmp_tree(l, s))
+		return;
+	linux_scan_index_key_dir(key, PATH_MAX);
+	if (writable_tree(l, s, key) && linux_scan_index_key(why, sizeof(why))) {
+		strcat(key, "/index.key");
+		linux_scan_add_own_mask(s, key);
+	}
+}
+
 void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s)
 {
 	char places[LINUX_INDEX_PLACES][PATH_MAX];
 	size_t n = linux_scan_index_places(l, places);
 
-	char key_dir[PATH_MAX], why[PATH_MAX + 64];
-
 	for (size_t i = 0; i < n; i++)
 		if (place_in_writable(l, s, places[i]))
 			linux_scan_add_own_mask(s, places[i]);
-	/* The key, where a writable tree holds its directory (a writable root that is
-	 * that directory): made before the sandbox runs, then masked, a mount point, so
-	 * that no command reads it, replaces it or removes it to have one of its own made. */
-	if (!tmp_tree(l, s)) /* the key lies in /tmp: no calls for the usual launch */
-		key_dir[0] = '\0';
-	else
-		linux_scan_index_key_dir(key_dir, sizeof(key_dir));
-	if (key_dir[0] && writable_tree(l, s, key_dir) && linux_scan_index_key(why, sizeof(why)) &&
-	    strlen(key_dir) + sizeof("/index.key") <= sizeof(key_dir)) {
-		strcat(key_dir, "/index.key");
-		linux_scan_add_own_mask(s, key_dir);
-	}
+	mask_key(l, s);
 	linux_scan_cache_pin(l, s);
 }
 

@@ -185,42 +185,40 @@ static int resolve_without_links(const char *path)
 	return 1;
 }
 
-/* The mask, its real path into real (path itself when no link is on the way). */
-static bool add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])
+/* The mask: 0 masked at path itself, 1 at real (a link on the way), -1 none. */
+static int add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])
 {
 	/* Most floor entries do not exist: a home's listing (scan_memo.c) says so for
 	 * all of them at once. */
 	int rc = linux_scan_memo_missing(s, path) ? -ENOENT : resolve_without_links(path);
 
 	if (rc == 0) {
-		snprintf(real, PATH_MAX, "%s", path);
 		linux_paths_add(&s->masked, path);
-		return true;
+		return 0;
 	}
 	if (rc < 0 || linux_scan_resolve(s, path, real, PATH_MAX, true) < 0)
-		return false;
+		return -1;
 	linux_paths_add(&s->masked, real);
-	return true;
+	return 1;
 }
 
 bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 {
 	char real[PATH_MAX];
 
-	return add_mask(s, path, real);
+	return add_mask(s, path, real) >= 0;
 }
 
 bool linux_scan_add_link_mask(struct linux_scan *s, const char *link)
 {
 	char real[PATH_MAX];
+	int rc = add_mask(s, link, real);
 
-	if (!add_mask(s, link, real))
-		return false;
-	if (strcmp(real, link) != 0) {
+	if (rc == 1 && strcmp(real, link) != 0) {
 		linux_paths_add(&s->link_masks, link); /* pairs kept in step */
 		linux_paths_add(&s->link_masks_to, real);
 	}
-	return true;
+	return rc >= 0;
 }
 
 /* The walk's symlink with a protected name that masks m, or NULL. */

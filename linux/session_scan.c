@@ -122,7 +122,7 @@ static bool inodes_fit(const char *path)
 bool linux_session_own_socket(const struct netns_unix_files *bound, const char *want)
 {
 	const char *path = strchr(want, ':');
-	struct statx a, b;
+	struct statx a, again;
 
 	if (!bound || !bound->n || !path || !(path = strchr(path + 1, ':')) || *++path != '/')
 		return false;
@@ -131,7 +131,7 @@ bool linux_session_own_socket(const struct netns_unix_files *bound, const char *
 	 * after that was looked up. */
 	return same_entry(path, want, &a) && S_ISSOCK(a.stx_mode) && inodes_fit(path) &&
 	       netns_unix_files_has(bound, a.stx_dev_major, a.stx_dev_minor, a.stx_ino) &&
-	       same_entry(path, want, &b) && b.stx_ino == a.stx_ino;
+	       same_entry(path, want, &again);
 }
 
 static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own)

@@ -229,7 +229,7 @@ int netns_recv_listeners(int sock, struct netns_listener *l, size_t *n, int time
 	for (size_t i = 0; i < nfd; i++) {
 		memcpy(&l[i].fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 		l[i].kind = w[i].kind <= NETNS_LISTEN_DIAG ? (enum netns_listener_kind)w[i].kind
-							      : NETNS_LISTEN_HTTP;
+							   : NETNS_LISTEN_HTTP;
 		l[i].port = w[i].port;
 		l[i].index = w[i].index;
 	}

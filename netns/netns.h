@@ -106,14 +106,12 @@ size_t netns_explain_parse(const void *buf, size_t len, struct netns_refusal *ou
 int netns_listening(int pid, uint16_t port);
 
 /* The namespace's socket table (netns/unix_diag.c): netns_diag_open, called inside
- * it, returns a NETLINK_SOCK_DIAG socket or -errno; netns_unix_bound says whether a
- * unix socket of that namespace is bound to the file (device major:minor, inode): 1,
- * 0 (an inode over 32 bits is never claimed: the kernel gives only 32), or -errno. */
+ * it, returns a NETLINK_SOCK_DIAG socket or -errno; netns_unix_files reads the files
+ * its unix sockets are bound to in one dump, into a sorted set (at most
+ * NETNS_UNIX_FILES_MAX, within budget_ms, else -E2BIG or -ETIMEDOUT and an empty set);
+ * netns_unix_files_has asks it for one file (device major:minor, inode: an inode over
+ * 32 bits is never claimed, the kernel gives only 32); netns_unix_files_free. */
 int netns_diag_open(void);
-int netns_unix_bound(int fd, unsigned major, unsigned minor, uint64_t ino);
-/* The same for many files: one dump into a sorted set (at most NETNS_UNIX_FILES_MAX
- * bound sockets, read within budget_ms, else -E2BIG or -ETIMEDOUT and an empty set),
- * asked with netns_unix_files_has, freed with netns_unix_files_free. */
 #define NETNS_UNIX_FILES_MAX (1u << 20)
 struct netns_unix_files {
 	uint64_t *v;

@@ -176,15 +176,3 @@ void netns_unix_files_free(struct netns_unix_files *f)
 	f->v = NULL;
 	f->n = 0;
 }
-
-int netns_unix_bound(int fd, unsigned major, unsigned minor, uint64_t ino)
-{
-	struct netns_unix_files f;
-	int rc = netns_unix_files(fd, &f, 2000);
-
-	if (rc < 0)
-		return rc;
-	rc = netns_unix_files_has(&f, major, minor, ino);
-	netns_unix_files_free(&f);
-	return rc;
-}

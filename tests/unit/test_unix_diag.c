@@ -53,8 +53,15 @@ static int bound(int diag, const char *path)
 {
 	struct stat st;
 
+	struct netns_unix_files f;
+	int rc;
+
 	ck_assert_int_eq(lstat(path, &st), 0);
-	return netns_unix_bound(diag, major(st.st_dev), minor(st.st_dev), st.st_ino);
+	if ((rc = netns_unix_files(diag, &f, 2000)) < 0)
+		return rc;
+	rc = netns_unix_files_has(&f, major(st.st_dev), minor(st.st_dev), st.st_ino);
+	netns_unix_files_free(&f);
+	return rc;
 }
 
 START_TEST(own_namespace)
@@ -78,8 +85,13 @@ START_TEST(own_namespace)
 	ck_assert_int_eq(bound(diag, a), 0); /* the file stays, nothing holds it */
 	ck_assert_int_eq(bound(diag, b), 1);
 	/* what the kernel cannot say in full is never claimed */
-	ck_assert_int_eq(netns_unix_bound(diag, 8, 1, (uint64_t)1 << 33), 0);
-	ck_assert_int_eq(netns_unix_bound(diag, 5000, 1, 12), 0);
+	{
+		struct netns_unix_files tbl;
+		ck_assert_int_eq(netns_unix_files(diag, &tbl, 2000), 0);
+		ck_assert(!netns_unix_files_has(&tbl, 8, 1, (uint64_t)1 << 33));
+		ck_assert(!netns_unix_files_has(&tbl, 5000, 1, 12));
+		netns_unix_files_free(&tbl);
+	}
 	/* many questions on one socket: each answer is its own */
 	for (int i = 0; i < 200; i++)
 		ck_assert_int_eq(bound(diag, b), 1);
