@@ -188,7 +188,8 @@ void linux_scan_index_name(const struct linux_index_key *k, const char *ext, cha
  * keeps inotify watches on every indexed directory, outlives the launch that started
  * it, and tells the next launches which directories changed since the index file was
  * written, so that the others need not even be stat'ed. It exits after
- * LINUX_WATCH_IDLE_SECONDS without a question, when its tree or its socket is
+ * LINUX_WATCH_IDLE_SECONDS without a question it answered (a refused one does not keep
+ * it; HALO_RUN_INDEX_WATCH_IDLE lowers the wait), when its tree or its socket is
  * removed, or when its index file stops being valid. */
 #define LINUX_WATCH_ARGV0 "halo-run-index-watch"
 /* A watcher pays only where the walk it saves costs more than asking it: a launch
@@ -240,8 +241,10 @@ bool linux_scan_watch_pays(const struct linux_scan_index *ix,
 			   const struct linux_scan_tree_index *t);
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t);
-/* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT). */
-void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs)
+/* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT
+ * walk-us=N max-dirs=N idle-s=N); it ends after idle_s seconds without a question it
+ * answered. */
+void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs, unsigned idle_s)
     __attribute__((noreturn));
 
 /* Is `name` a persistence-guard target found by its name (.bashrc, .vscode, ...)? */

@@ -286,8 +286,12 @@ static void mounts_settled(struct watcher *w)
 		w->stop = !rebuild(w);
 }
 
-static void serve(struct watcher *w)
+/* Whether a launch of the caller's, seeing the tree as this watcher does, was
+ * answered: only that keeps the watcher from its idle end (anything else reaching the
+ * socket, refused, must not keep it alive for good). */
+static bool serve(struct watcher *w)
 {
+	bool served = false;
 	struct timeval tv = {0, LINUX_WATCH_TIMEOUT_MS * 1000};
 	struct linux_watch_msg m;
 	struct ucred cr;
@@ -295,7 +299,7 @@ static void serve(struct watcher *w)
 	int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		return false;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && same_asker(&cr) &&
@@ -304,14 +308,15 @@ static void serve(struct watcher *w)
 		if (!linux_scan_same_view(cr.pid)) {
 			answer_unknown(fd);
 			close(fd);
-			return;
+			return false;
 		}
 		mounts_settled(w);
 		drain(w);
-		if (!w->stop)
+		if ((served = !w->stop))
 			answer(w, fd, m.token);
 	}
 	close(fd);
+	return served;
 }
 
 /* The socket, owned through the lock: whoever holds it may replace a stale one. */
@@ -391,7 +396,7 @@ static bool tree_gone(const struct watcher *w)
 	return b.st_dev != (dev_t)w->key.dev || b.st_ino != (ino_t)w->key.ino;
 }
 
-void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs)
+void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs, unsigned idle_s)
 {
 	struct watcher w = {
 	    .dirfd = -1, .ifd = -1, .lfd = -1, .mfd = -1, .rootfd = -1, .max_dirs = max_dirs};
@@ -401,7 +406,7 @@ void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs)
 	signal(SIGPIPE, SIG_IGN);
 	if (!setup(&w, dir, root))
 		_exit(1);
-	while (!w.stop && now_s() - last < LINUX_WATCH_IDLE_SECONDS) {
+	while (!w.stop && now_s() - last < (int64_t)idle_s) {
 		struct pollfd p[3] = {{w.ifd, POLLIN, 0}, {w.lfd, POLLIN, 0}, {w.mfd, POLLPRI, 0}};
 		int n = poll(p, w.mfd >= 0 ? 3 : 2, LINUX_WATCH_CHECK_MS);
 		if (n < 0 && errno != EINTR)
@@ -413,10 +418,8 @@ void linux_scan_watch_main(const char *dir, const char *root, size_t max_dirs)
 		 * than answering "unknown" to the next launch. */
 		if (w.mfd >= 0 && (p[2].revents & (POLLPRI | POLLERR)))
 			w.stop = !rebuild(&w);
-		if (p[1].revents) {
-			serve(&w);
+		if (p[1].revents && serve(&w))
 			last = now_s();
-		}
 		if ((gone = tree_gone(&w)))
 			break;
 	}

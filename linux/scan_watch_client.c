@@ -163,18 +163,29 @@ size_t linux_scan_watch_cap(void)
 	return cap ? cap : 1;
 }
 
+/* How long a watcher waits for a question before it ends: LINUX_WATCH_IDLE_SECONDS,
+ * or less where HALO_RUN_INDEX_WATCH_IDLE says so (tests). */
+static unsigned watch_idle_s(void)
+{
+	const char *lower = getenv("HALO_RUN_INDEX_WATCH_IDLE");
+	unsigned long v = lower ? strtoul(lower, NULL, 10) : 0;
+
+	return v > 0 && v < LINUX_WATCH_IDLE_SECONDS ? (unsigned)v : LINUX_WATCH_IDLE_SECONDS;
+}
+
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t)
 {
 	/* An option the runner does not know: a binary without the watcher in it (or
 	 * anything else that runs main) refuses it as a usage error, never launches. */
-	char walk[32], max[40];
+	char walk[32], max[40], idle[32];
 	char *const argv[] = {(char *)LINUX_WATCH_ARGV0,
 			      (char *)"--index-watch",
 			      (char *)ix->dir,
 			      (char *)t->root,
 			      walk,
 			      max,
+			      idle,
 			      NULL};
 	char *const envp[] = {NULL};
 	sigset_t all;
@@ -189,6 +200,7 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 	    t->listed + t->replayed > linux_scan_watch_cap())
 		return;
 	snprintf(max, sizeof(max), "max-dirs=%zu", linux_scan_watch_cap());
+	snprintf(idle, sizeof(idle), "idle-s=%u", watch_idle_s());
 	/* Why it runs, for `halo-run index` (its command line). */
 	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);
 	if ((pid = fork()) < 0)
@@ -217,12 +229,16 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 __attribute__((constructor)) static void watch_entry(int argc, char **argv, char **envp)
 {
 	size_t max = 0;
+	unsigned idle = 0;
 
 	(void)envp;
-	if ((argc == 5 || argc == 6) && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
+	if (argc >= 5 && argc <= 7 && argv[0] && strcmp(argv[0], LINUX_WATCH_ARGV0) == 0 &&
 	    strcmp(argv[1], "--index-watch") == 0) {
 		if (argc < 6 || sscanf(argv[5], "max-dirs=%zu", &max) != 1 || max == 0)
 			max = linux_scan_watch_cap();
-		linux_scan_watch_main(argv[2], argv[3], max);
+		if (argc < 7 || sscanf(argv[6], "idle-s=%u", &idle) != 1 || idle == 0 ||
+		    idle > LINUX_WATCH_IDLE_SECONDS)
+			idle = LINUX_WATCH_IDLE_SECONDS;
+		linux_scan_watch_main(argv[2], argv[3], max, idle);
 	}
 }
