@@ -239,6 +239,9 @@ bool linux_scan_same_view(pid_t pid);
  * LINUX_WATCH_MIN_DIRS; always when forced)? */
 bool linux_scan_watch_pays(const struct linux_scan_index *ix,
 			   const struct linux_scan_tree_index *t);
+/* The directories this index directory's other running watchers watch (all but the
+ * tree dev/ino's): the cap (linux_scan_watch_cap) is for all of them together. */
+size_t linux_scan_watch_held(const char *dir, uint64_t dev, uint64_t ino);
 void linux_scan_watch_start(const struct linux_scan_index *ix,
 			    const struct linux_scan_tree_index *t);
 /* The watcher's own main (exec'd as LINUX_WATCH_ARGV0 --index-watch INDEX_DIR ROOT

@@ -163,6 +163,24 @@ size_t linux_scan_watch_cap(void)
 	return cap ? cap : 1;
 }
 
+/* The directories the user's other watchers (of this index directory) watch already:
+ * their trees' indexes. Asked only when a watcher is about to start. */
+size_t linux_scan_watch_held(const char *dir, uint64_t dev, uint64_t ino)
+{
+	struct linux_index_info *v = NULL;
+	unsigned long long d, i;
+	size_t n = 0, held = 0;
+
+	if (linux_index_list(dir, &v, &n) < 0)
+		return 0;
+	for (size_t k = 0; k < n; k++)
+		if (v[k].running &&
+		    !(sscanf(v[k].base, "%llx-%llx", &d, &i) == 2 && d == dev && i == ino))
+			held += v[k].dirs;
+	free(v);
+	return held;
+}
+
 /* How long a watcher waits for a question before it ends: LINUX_WATCH_IDLE_SECONDS,
  * or less where HALO_RUN_INDEX_WATCH_IDLE says so (tests). */
 static unsigned watch_idle_s(void)
@@ -196,10 +214,15 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 	/* Where the walk is quick, or the tree small, the next launch walks again: no
 	 * process kept for it. Only a walk that replayed an index tells what the next one
 	 * costs (a first walk reads every directory, some 30 times a replay's work). */
-	if (!linux_scan_watch_pays(ix, t) || t->in.n > linux_scan_watch_cap() ||
-	    t->listed + t->replayed > linux_scan_watch_cap())
+	size_t cap = linux_scan_watch_cap(), dirs = t->listed + t->replayed, held;
+	if (!linux_scan_watch_pays(ix, t) || t->in.n > cap || dirs > cap)
 		return;
-	snprintf(max, sizeof(max), "max-dirs=%zu", linux_scan_watch_cap());
+	/* The cap is the user's, for all their watchers together: eight workspaces each
+	 * just under it would take every inotify watch the user has. */
+	held = linux_scan_watch_held(ix->dir, t->key.dev, t->key.ino);
+	if (held >= cap || dirs > cap - held || t->in.n > cap - held)
+		return;
+	snprintf(max, sizeof(max), "max-dirs=%zu", cap - held);
 	snprintf(idle, sizeof(idle), "idle-s=%u", watch_idle_s());
 	/* Why it runs, for `halo-run index` (its command line). */
 	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);

@@ -24,7 +24,7 @@ static bool wanted(const struct runner_opts *o, const struct linux_index_info *i
 
 /* What exists and why: each tree's index, its watcher and the reason it runs (or
  * does not), and a tree that is gone (its index is of no use: `clear` removes it). */
-static void print_one(const struct linux_index_info *in)
+static void print_one(const struct linux_index_info *in, size_t held)
 {
 	double pays = (double)in->pays_us / 1000, pays_call = (double)in->call_us / 1000;
 	char shown[4 * PATH_MAX + 1];
@@ -47,6 +47,11 @@ static void print_one(const struct linux_index_info *in)
 		printf(", no watcher (more directories than a watcher takes, %zu: an eighth of "
 		       "fs.inotify.max_user_watches, at most 131072; each launch stats them)",
 		       linux_scan_watch_cap());
+	else if (in->dirs + held > linux_scan_watch_cap())
+		printf(", no watcher (the other watchers take %zu of the %zu directories all of "
+		       "the user's watchers may watch together: an eighth of "
+		       "fs.inotify.max_user_watches, at most 131072; each launch stats them)",
+		       held, linux_scan_watch_cap());
 	else
 		printf(", no watcher (a launch starts one only where its walk takes %.0f ms or "
 		       "more, a session's call at %.1f, in a tree of %d directories or more; it "
@@ -60,8 +65,11 @@ static void print_list(const char *dir, const struct linux_index_info *v, size_t
 	printf("index: %s\n", dir);
 	if (n == 0)
 		printf("  (none)\n");
+	size_t held = 0;
 	for (size_t i = 0; i < n; i++)
-		print_one(&v[i]);
+		held += v[i].running ? v[i].dirs : 0;
+	for (size_t i = 0; i < n; i++)
+		print_one(&v[i], held - (v[i].running ? v[i].dirs : 0));
 }
 
 int runner_cmd_index(const struct runner_opts *o)

@@ -509,11 +509,30 @@ sleep 0.5
 expect "a tree of 300 directories over a cap of 100: no watcher (forced)" "" "$(watcher_of_tree "$WIDE")"
 LIST=$(HALO_RUN_INDEX_WATCH_MAX=100 "$HALO" index 2>&1)
 expect_match "index: the wide tree has no watcher, and why" 	"^  $WIDE  30[0-9] directories, .*no watcher \(more directories than a watcher takes, 100" "$LIST"
+"$HALO" index stop >/dev/null 2>&1 # the cap below is the user's: no other watcher counts
+sleep 0.6
 (cd "$WIDE" && HALO_RUN_INDEX_WATCH_MAX=1000 timeout 30 "$HALO" -- true 2>/dev/null </dev/null)
 for i in $(seq 1 30); do [ -n "$(watcher_of_tree "$WIDE")" ] && break; sleep 0.1; done
 expect "... under a cap of 1000: a watcher" yes "$([ -n "$(watcher_of_tree "$WIDE")" ] && echo yes || echo no)"
+# (review) The cap is for all of the user's watchers together: eight workspaces each
+# just under it took every watch all the same.
+WIDE2=$(mktemp -d "$TMPDIR/wide2.XXXXXX")
+mkdir -p "$WIDE2"/d{000..299}
+for i in 1 2; do (cd "$WIDE2" && HALO_RUN_INDEX_WATCH_MAX=500 timeout 30 "$HALO" -- true 2>/dev/null </dev/null); done
+sleep 0.5
+expect "a second tree of 300 directories while 300 are watched, cap 500: no watcher" "" \
+	"$(watcher_of_tree "$WIDE2")"
+LIST=$(HALO_RUN_INDEX_WATCH_MAX=500 "$HALO" index 2>&1)
+expect_match "index: the second tree has no watcher, and why" \
+	"^  $WIDE2  30[0-9] directories, .*no watcher \(the other watchers take 30[0-9] of the 500 " "$LIST"
 "$HALO" index stop "$WIDE" >/dev/null 2>&1
-rm -rf "$WIDE"
+for i in $(seq 1 30); do [ -z "$(watcher_of_tree "$WIDE")" ] && break; sleep 0.1; done
+(cd "$WIDE2" && HALO_RUN_INDEX_WATCH_MAX=500 timeout 30 "$HALO" -- true 2>/dev/null </dev/null)
+for i in $(seq 1 30); do [ -n "$(watcher_of_tree "$WIDE2")" ] && break; sleep 0.1; done
+expect "... the first tree's watcher stopped: the second gets one" yes \
+	"$([ -n "$(watcher_of_tree "$WIDE2")" ] && echo yes || echo no)"
+"$HALO" index stop "$WIDE2" >/dev/null 2>&1
+rm -rf "$WIDE" "$WIDE2"
 GONE=$(mktemp -d "$TMPDIR/gone.XXXXXX")
 mkdir -p "$GONE/x/y" "$GONE/z"
 (cd "$GONE" && timeout 30 "$HALO" -- true 2>/dev/null </dev/null) # forced: a watcher
