@@ -100,6 +100,11 @@ struct linux_scan {
 	 * directories may be missing too: added to `missing`, where the broker refuses
 	 * their creation and the creation of any link or rename on the way to them. */
 	struct linux_paths home_missing;
+	/* The floor's entries and protectedPaths that are missing where they would land in
+	 * a writable tree (scan_home.c): added to `missing` whatever guardPersistence says
+	 * (the floor is no persistence guard: no read, no write, no replace). */
+	struct linux_paths floor_missing;
+	struct linux_paths floor_unmade; /* ... the entries to look at for it (scan.c) */
 	/* Files a hook manager's shim runs (policy/hookmgr.c) that are missing: added to
 	 * `missing` when inside a writable tree, so they cannot be created. */
 	struct linux_paths hook_missing;

@@ -146,8 +146,14 @@ static void add_protected_abs(const struct halo_policy *p, struct linux_scan *s)
 	/* Resolved: a protected path reached through a symlink (or whose parent is one)
 	 * is masked where it really is, which covers every name that leads there; the
 	 * links on the way are pinned (linux_scan_pin). */
-	for (size_t i = 0; i < p->protected_abs.n; i++)
-		linux_scan_add_mask(s, p->protected_abs.items[i]);
+	for (size_t i = 0; i < p->protected_abs.n; i++) {
+		const char *a = p->protected_abs.items[i];
+		int how = linux_scan_add_mask_how(s, a);
+		/* Missing, and a command could make it (scan_home.c): where a link leads
+		 * or, with none on the way, in a writable tree by its name. */
+		if (how == -2 || (how == -1 && linux_paths_beneath_any(a, &s->writable)))
+			linux_paths_add(&s->floor_unmade, a);
+	}
 }
 
 /* A file that may not exist yet (--dry-run opens nothing): its directory resolved,
@@ -416,6 +422,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	linux_scan_say_link_masks(l, s);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
+	linux_scan_protected_missing(l, s);
 	if (l->policy->guard_persistence != 0) {
 		linux_scan_home_set(l, s);
 		linux_scan_git_global(s, l->pw_home);
@@ -554,6 +561,8 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->gitdirs);
 	linux_paths_free(&s->missing);
 	linux_paths_free(&s->home_missing);
+	linux_paths_free(&s->floor_missing);
+	linux_paths_free(&s->floor_unmade);
 	linux_paths_free(&s->hook_missing);
 	s->git_global_read = false;
 	linux_paths_free(&s->dangling);

@@ -26,7 +26,8 @@ static bool in_writable(const struct linux_scan *s, const char *path)
 }
 
 /* A missing entry: `at` is the first name that does not exist, tail what follows. */
-static void add_missing(struct linux_scan *s, const char *at, const char *tail)
+static void add_missing(struct linux_scan *s, struct linux_paths *to, const char *at,
+			const char *tail)
 {
 	char target[PATH_MAX], parent[PATH_MAX];
 	const char *sl = strrchr(at, '/');
@@ -35,7 +36,7 @@ static void add_missing(struct linux_scan *s, const char *at, const char *tail)
 	    snprintf(target, sizeof(target), "%s%s%s", at, *tail ? "/" : "", tail) >=
 		(int)sizeof(target))
 		return;
-	linux_paths_add(&s->home_missing, target);
+	linux_paths_add(to, target);
 	/* Its directory exists: pinned (a mount point cannot be renamed away). */
 	if (sl && sl != at) {
 		snprintf(parent, sizeof(parent), "%.*s", (int)(sl - at), at);
@@ -59,13 +60,35 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	if (rc == 0 && in_writable(w->s, real))
 		linux_paths_add(&w->s->guarded, real);
 	else if (rc == -ENOENT)
-		add_missing(w->s, real, tail);
+		add_missing(w->s, &w->s->home_missing, real, tail);
 	else if (rc == -ELOOP) {
 		/* A loop on the way: refused by linux_scan_pin when inside a writable tree. */
 		linux_paths_add(&w->s->dangling, abs);
 		linux_paths_add(&w->s->dangling_at, "");
 	}
 	return 0;
+}
+
+/* The floor's entries and sandbox.protectedPaths that do not exist, where they would
+ * land in a writable tree (the home as the workspace; a link in the home into it):
+ * masked only where they exist, the command could otherwise make one, a hard link to a
+ * file of its own that the user's next write to ~/.netrc fills in place, or a
+ * ~/.kube/config whose exec plugin the host's kubectl runs. Kept from being made, as
+ * the home set's missing entries are. */
+void linux_scan_protected_missing(const struct linux_launch *l, struct linux_scan *s)
+{
+	const struct linux_paths *p = &s->floor_unmade; /* the candidates (scan.c) */
+	char real[PATH_MAX], tail[PATH_MAX];
+
+	(void)l;
+	linux_paths_free(&s->floor_missing);
+	for (size_t i = 0; s->writable.n > 0 && i < p->n; i++) {
+		tail[0] = '\0';
+		if (linux_scan_resolve_tail(s, p->v[i], real, sizeof(real), true, tail,
+					    sizeof(tail)) == -ENOENT)
+			add_missing(s, &s->floor_missing, real, tail);
+	}
+	linux_paths_sort_unique(&s->floor_missing);
 }
 
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)

@@ -302,6 +302,8 @@ void linux_scan_memo_free(struct linux_scan *s);
  * way pinned), what is missing into s->home_missing (its nearest existing directory
  * pinned), a symlink loop on the way refused like the guard's. */
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s);
+/* ... and the floor's and protectedPaths' missing entries into s->floor_missing. */
+void linux_scan_protected_missing(const struct linux_launch *l, struct linux_scan *s);
 
 /* A guard target: its real path guarded, every symlink on the way recorded to be
  * pinned; a link that leads nowhere (or, with must_exist, any missing target: a path
@@ -310,6 +312,9 @@ bool linux_scan_add_guard(struct linux_scan *s, const char *path, bool must_exis
 
 /* A protected path: its real path masked, every symlink on the way recorded to be
  * pinned (the link protects as much as its target). True when masked. */
+/* linux_scan_add_mask, saying how: 0 masked at path, 1 at what a link on the way
+ * leads to, -1 nothing there (no link on the way), -2 nothing where a link leads. */
+int linux_scan_add_mask_how(struct linux_scan *s, const char *path);
 bool linux_scan_add_mask(struct linux_scan *s, const char *path);
 /* The same for a symlink with a protected name that the walk found: when it leads
  * elsewhere, the pair is kept (s->link_masks, s->link_masks_to) so that a refusal or

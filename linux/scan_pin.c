@@ -185,7 +185,8 @@ static int resolve_without_links(const char *path)
 	return 1;
 }
 
-/* The mask: 0 masked at path itself, 1 at real (a link on the way), -1 none. */
+/* The mask: 0 masked at path itself, 1 at real (a link on the way), -1 none (nothing
+ * there, no link on the way), -2 none (nothing where a link on the way leads). */
 static int add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])
 {
 	/* Most floor entries do not exist: a home's listing (scan_memo.c) says so for
@@ -196,8 +197,10 @@ static int add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])
 		linux_paths_add(&s->masked, path);
 		return 0;
 	}
-	if (rc < 0 || linux_scan_resolve(s, path, real, PATH_MAX, true) < 0)
+	if (rc < 0)
 		return -1;
+	if (linux_scan_resolve(s, path, real, PATH_MAX, true) < 0)
+		return -2;
 	linux_paths_add(&s->masked, real);
 	return 1;
 }
@@ -207,6 +210,13 @@ bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 	char real[PATH_MAX];
 
 	return add_mask(s, path, real) >= 0;
+}
+
+int linux_scan_add_mask_how(struct linux_scan *s, const char *path)
+{
+	char real[PATH_MAX];
+
+	return add_mask(s, path, real);
 }
 
 bool linux_scan_add_link_mask(struct linux_scan *s, const char *link)
@@ -387,6 +397,8 @@ static void find_missing(struct linux_scan *s)
 			add_missing(s, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
 	for (size_t i = 0; i < s->home_missing.n; i++)
 		linux_paths_add(&s->missing, s->home_missing.v[i]);
+	for (size_t i = 0; i < s->floor_missing.n; i++)
+		linux_paths_add(&s->missing, s->floor_missing.v[i]);
 	for (size_t i = 0; i < s->hook_missing.n; i++)
 		if (tree_of(s->hook_missing.v[i], &s->writable) &&
 		    !linux_paths_beneath_any(s->hook_missing.v[i], &s->masked)) {
@@ -503,8 +515,13 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 		rc = check_hard_links(s, e);
 	if (rc < 0)
 		return rc;
-	if (guard)
+	if (guard) {
 		find_missing(s);
+	} else { /* the floor's alone */
+		linux_paths_free(&s->missing);
+		for (size_t i = 0; i < s->floor_missing.n; i++)
+			linux_paths_add(&s->missing, s->floor_missing.v[i]);
+	}
 	for (size_t f = 0; f < sizeof(from) / sizeof(from[0]); f++)
 		for (size_t i = 0; i < from[f]->n; i++) {
 			const char *p = from[f]->v[i], *top = tree_of(p, &s->writable);

@@ -96,6 +96,8 @@ static const struct policy_home_entry home_set[] = {
     {".mailcap", "mail and file openers run the commands it names"},
     {".forward", "the mail system pipes mail to the commands it names"},
     {".ssh", "ssh runs ProxyCommand/LocalCommand from config; rc and authorized_keys"},
+    /* halo-run's own: a policy a sandbox wrote there would be the next launch's. */
+    {".config/halo", "halo-run reads the user's policy from it at every launch"},
     /* Shell plug-in managers and version managers the start-up files source. */
     {".bashrc.d", "Fedora's default .bashrc sources every file in it"},
     {".nvm", "the start-up lines nvm writes source nvm.sh from it"},

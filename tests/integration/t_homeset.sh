@@ -154,4 +154,30 @@ printf 'sandbox: {guardPersistence: false}\n' >"$TMPDIR/noguard.yaml"
 OUT=$(cd "$H" && "$HALO" --policy "$TMPDIR/noguard.yaml" -- true 2>&1)
 expect_match "guardPersistence false: a warning that the whole home is writable" \
 	"warning: .* sandbox.guardPersistence is false: the whole home is writable" "$OUT"
+
+# (review) The floor's entries that do not exist cannot be made from a home workspace
+# either, guardPersistence or not: a hard link to a file of the command's own that the
+# user's next in-place write to ~/.netrc fills (read by a later launch), a ~/.kube/config
+# whose exec plugin the host's kubectl runs. Nor can halo-run's own policy directory:
+# a policy written there would be every later launch's (sandbox.mode: off).
+FLOOR_PLANT='mkdir -p proj && : > proj/leak
+ln proj/leak .netrc; ln proj/leak .git-credentials
+mkdir -p .config/gh && ln proj/leak .config/gh/hosts.yml
+mkdir .kube; mkdir -p .aws && echo "[default]" > .aws/credentials
+mkdir -p .config/halo && printf "sandbox: {mode: \"off\"}\n" > .config/halo/policy.yaml
+echo planted'
+for pol in default noguard; do
+	args=()
+	[ $pol = noguard ] && args=(--policy "$TMPDIR/noguard.yaml")
+	OUT=$(cd "$H" && timeout -k 2 60 "$HALO" "${args[@]}" -- sh -c "$FLOOR_PLANT" 2>/dev/null </dev/null)
+	expect "floor, $pol: the planting run ran" planted "$(tail -n1 <<<"$OUT")"
+	made=$(cd "$H" && ls -d .netrc .git-credentials .config/gh/hosts.yml .kube .aws/credentials \
+		.config/halo/policy.yaml 2>/dev/null | paste -sd' ')
+	want=""
+	[ $pol = noguard ] && want=".config/halo/policy.yaml" # the whole home, the user said
+	expect "floor, $pol: no missing floor entry made from a home workspace" "$want" "$made"
+	rm -rf "$H/.config/halo" "$H/.config/gh" "$H/.aws" "$H/proj"
+done
+expect_match "hook: Write ~/.config/halo/policy.yaml is blocked (halo-run's own policy)" \
+	"keeps ~/.config/halo/policy.yaml read-only" "$(hook_ev "$H/.config/halo/policy.yaml")"
 finish
