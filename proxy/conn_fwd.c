@@ -297,6 +297,10 @@ static void head_bytes(struct conn *c)
 			response_done(c);
 		} else if (f->rh_len) {
 			body_bytes(c, f->rh, f->rh_len);
+			/* Relaying the body can end the connection (the client gone: a
+			 * write refused), and with it f: nothing of it is touched again. */
+			if (c->st == CS_DEAD)
+				return;
 		}
 		break;
 	}

@@ -368,7 +368,8 @@ static void read_resp_head(struct conn *c, bool *progress)
 		conn_close(c);
 		return;
 	}
-	for (int i = 0; i < 8 && t->rs == RS_HEAD && c->st == CS_FORWARD; i++) {
+	/* c->st first: on_head may have ended the connection, and t with it. */
+	for (int i = 0; i < 8 && c->st == CS_FORWARD && t->rs == RS_HEAD; i++) {
 		struct resp_head h;
 		long n;
 

@@ -236,6 +236,14 @@ static void *http_origin_loop(void *arg)
 		for (size_t i = 0; i < sizeof(http_canned) / sizeof(http_canned[0]); i++)
 			if (strcmp(path, http_canned[i].path) == 0)
 				resp = http_canned[i].resp;
+		if (strcmp(path, "/late") == 0) { /* head and body in one write, late */
+			int w = snprintf(dyn, sizeof(dyn),
+					 "HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n");
+			memset(dyn + w, 'B', 4000);
+			dyn[w + 4000] = '\0';
+			usleep(300 * 1000);
+			resp = dyn;
+		}
 		if (strcmp(path, "/post") == 0) {
 			const char *body = strstr(req, "\r\n\r\n") + 4;
 			snprintf(dyn, sizeof(dyn),

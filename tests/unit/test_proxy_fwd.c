@@ -232,6 +232,44 @@ START_TEST(forward_request_body_and_pipelining)
 }
 END_TEST
 
+/* (review) A client that leaves right after its request: the origin's head and body
+ * arrive together, the head's write is taken (the kernel answers it with a reset),
+ * the body's is refused and ends the connection, and the relay of the head went on
+ * with the freed state: a double free that took the supervisor, or `halo-run proxy`
+ * and every client of it, down. The proxy stays up and serves the next client. */
+START_TEST(forward_client_gone_before_response)
+{
+	struct fx_proxy f;
+	struct http_origin o;
+	char req[512], resp[2048];
+	int fd;
+
+	http_origin_start(&o);
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, NULL);
+	for (int round = 0; round < 3; round++) {
+		snprintf(req, sizeof(req),
+			 "GET http://127.0.0.1:%d/late HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n",
+			 o.port, o.port);
+		fd = cli_connect(f.http_port);
+		cli_sends(fd, req);
+		usleep(50 * 1000);
+		close(fd);
+		usleep(400 * 1000); /* the origin answers at 300 ms */
+	}
+	snprintf(req, sizeof(req),
+		 "GET http://127.0.0.1:%d/cl HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", o.port,
+		 o.port);
+	fd = cli_connect(f.http_port);
+	cli_sends(fd, req);
+	cli_recv_all(fd, resp, sizeof(resp));
+	ck_assert_int_eq(status_of(resp), 200);
+	ck_assert_ptr_nonnull(strstr(resp, "hello"));
+	close(fd);
+	fx_stop(&f);
+	http_origin_stop(&o);
+}
+END_TEST
+
 static Suite *fwd_suite(void)
 {
 	Suite *s = suite_create("proxy-forward");
@@ -242,6 +280,7 @@ static Suite *fwd_suite(void)
 	tcase_add_loop_test(tc, forward_keepalive_decided_again, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, forward_response_framing, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, forward_request_body_and_pipelining, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, forward_client_gone_before_response, FIRST_BACKEND, END_BACKEND);
 	suite_add_tcase(s, tc);
 	return s;
 }
