@@ -33,6 +33,9 @@ struct tool_row {
 static const struct tool_row tools[] = {
     /* Claude Code (and Codex, which names its shell Bash in hook events) */
     {"Bash", TK_SHELL, {"command"}, true},
+    /* Claude Code's second shell tool (off unless the service turns it on): its
+     * command runs in bash as Bash's does, so it is judged and wrapped alike. */
+    {"Monitor", TK_SHELL, {"command"}, true},
     {"Read", TK_READ, {"file_path"}, true},
     {"Write", TK_WRITE, {"file_path"}, true},
     {"Edit", TK_WRITE, {"file_path"}, true},
@@ -64,7 +67,7 @@ static const struct tool_row tools[] = {
 /* Claude Code's rows above, as its settings' matcher: what `policy render --hook`
  * installs the hook on (test_harness.c checks each name has a row here). */
 const char hook_claude_code_matcher[] =
-    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch";
+    "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|LS|WebFetch";
 
 int hook_harness_parse(const char *name, enum hook_harness *out)
 {
@@ -360,8 +363,18 @@ static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
 				 searches[k].glob_key);
 			return;
 		}
-		hook_check_search(c, ev->tool, cJSON_IsString(f) ? f->valuestring : NULL,
-				  cJSON_IsString(g) ? g->valuestring : NULL, v);
+		/* Grep's ripgrep file type (`type`: rust, js) with no glob reads only files of
+		 * that type: judged as the glob *.TYPE (ripgrep's own list, *.rs for rust, is
+		 * not looked up; none of its types names a dotfile like .env). */
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev->input, "type");
+		char typed[80];
+		const char *glob = cJSON_IsString(g) ? g->valuestring : NULL;
+		if ((!glob || !*glob) && cJSON_IsString(t) && t->valuestring[0] &&
+		    strlen(t->valuestring) < 64 && !strpbrk(t->valuestring, "*?[{,/ \t")) {
+			snprintf(typed, sizeof(typed), "*.%s", t->valuestring);
+			glob = typed;
+		}
+		hook_check_search(c, ev->tool, cJSON_IsString(f) ? f->valuestring : NULL, glob, v);
 		return;
 	}
 }

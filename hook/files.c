@@ -224,12 +224,12 @@ static const char *guard_hit(const struct hook_ctx *c, const char *abs, const ch
 static const char *home_hit(const struct hook_ctx *c, const char *abs, const char *root,
 			    const char **entry)
 {
-	const char *homes[] = {c->home, c->env_home};
+	const char *homes[] = {c->home, c->env_home, c->home_resolved, c->env_home_resolved};
 	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data};
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		const char *why;
 		if (!policy_home_in_tree(homes[i], root))
 			continue;

@@ -1,7 +1,11 @@
 /* Grep and Glob (and read_many_files' globs): a file-name glob that could reach a
- * protected name or a protected path beneath the folder searched, and a folder that
- * holds a protected path ripgrep walks into (no hidden name on the way), are blocked;
- * the folder itself is judged as a path (hook_check_path, files.c). */
+ * protected name or a protected path beneath the folder searched, a folder that holds
+ * a protected path ripgrep walks into (hidden names too: Claude Code runs it with
+ * --hidden; only version control directories are skipped), and a content search with
+ * no glob over a folder that holds a file a protected glob names, are blocked; the
+ * folder itself is judged as a path (hook_check_path, files.c). */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,10 +121,21 @@ static const char *search_hit(const struct hook_ctx *c, const char *folder, cons
 	return NULL;
 }
 
-/* A protected path beneath the search folder that ripgrep walks into: none of the
- * names on the way from the folder is hidden (ripgrep, as Claude Code's and Gemini's
- * search tools run it, skips hidden names, which is why a search over a home holding
- * ~/.ssh passes; ~/secrets or ~/Library/Keychains would be read). */
+/* The version control directories ripgrep skips as Claude Code runs it (--hidden, and
+ * these excluded): nothing else on the way is skipped, hidden names included. */
+static bool vcs_name(const char *s, size_t n)
+{
+	static const char *const vcs[] = {".git", ".svn", ".hg", ".bzr", ".jj", ".sl"};
+
+	for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++)
+		if (strlen(vcs[i]) == n && strncmp(s, vcs[i], n) == 0)
+			return true;
+	return false;
+}
+
+/* A protected path beneath the search folder that ripgrep walks into: no version
+ * control directory on the way (Claude Code's Grep runs ripgrep with --hidden: a
+ * search over a home reads ~/.ssh and ~/.aws). */
 static bool walked_to(const struct hook_ctx *c, const char *e, const char *folder)
 {
 	const char *r;
@@ -129,10 +144,10 @@ static bool walked_to(const struct hook_ctx *c, const char *e, const char *folde
 	    (c->exists && !c->exists(e))) /* ~/Library/Keychains on Linux */
 		return false;
 	for (r = e + strlen(folder); *r == '/';) {
-		r++;
-		if (*r == '.')
+		size_t n = strcspn(++r, "/");
+		if (vcs_name(r, n))
 			break;
-		r += strcspn(r, "/");
+		r += n;
 	}
 	return !*r;
 }
@@ -150,22 +165,19 @@ static const char *walked_into(const struct hook_ctx *c, const char *folder)
 	return NULL;
 }
 
-void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
-		       const char *glob, struct hook_verdict *v)
+/* One piece of the glob (or none: the folder alone) judged with the folder; true when
+ * it blocked. */
+static bool check_piece(const struct hook_ctx *c, const char *tool, const char *folder,
+			const char *glob, bool contents, struct hook_verdict *v)
 {
 	struct hook_judge j = {c, v, 0};
 	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_], abs_raw[PATH_MAX_ * 2];
-	const char *rest, *why;
+	const char *rest = glob, *why;
 
-	start(v);
-	if (c->policy->mode == POLICY_MODE_OFF)
-		return;
-	rest = glob = glob ? glob : ""; /* no file-name glob: the folder alone */
-	if (policy_path_absolute(folder && *folder ? folder : ".", c->cwd, c->home, abs,
-				 sizeof(abs)) < 0) {
+	if (policy_path_absolute(folder, c->cwd, c->home, abs, sizeof(abs)) < 0) {
 		hook_block(&j, HOOK_CANNOT, "%s: the path '%.200s' is empty or too long", tool,
-			   folder ? folder : "");
-		return;
+			   folder);
+		return true;
 	}
 	/* The glob's literal leading directories (an absolute glob, "..", "~/") are the
 	 * folder searched: judged as a path, like the folder itself. */
@@ -183,23 +195,118 @@ void hook_check_search(const struct hook_ctx *c, const char *tool, const char *f
 		hook_check_path(c, tool, sub, false, v);
 		if (v->outcome != HOOK_ALLOW ||
 		    policy_path_absolute(sub, c->cwd, c->home, abs, sizeof(abs)) < 0)
-			return;
+			return v->outcome != HOOK_ALLOW;
 		rest = glob + lit;
 	}
 	/* The folder as the kernel walks it as written (a ".." after a symlink too). */
-	if (policy_path_join(lit		 ? sub
-			     : folder && *folder ? folder
-						 : ".",
-			     c->cwd, c->home, abs_raw, sizeof(abs_raw)) < 0)
+	if (policy_path_join(lit ? sub : folder, c->cwd, c->home, abs_raw, sizeof(abs_raw)) < 0)
 		snprintf(abs_raw, sizeof(abs_raw), "%s", abs);
 	why = walked_into(c, abs);
 	why = why ? why : search_hit(c, abs, rest);
 	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 &&
 	    strcmp(real, abs) && !(why = walked_into(c, real)))
 		why = search_hit(c, real, rest);
-	if (why)
+	if (why) {
 		hook_block(&j, HOOK_BLOCK,
-			   "%s %s in %s: the pattern could reach %s, which is protected (search "
+			   "%s %s%sin %s: the pattern could reach %s, which is protected (search "
 			   "it by a narrower pattern)",
-			   tool, glob, abs, why);
+			   tool, glob, *glob ? " " : "", abs, why);
+		return true;
+	}
+	/* No file-name pattern: a content search reads every file beneath, hidden ones
+	 * too. A protected file there (.env, found by a bounded walk) would be read. */
+	if (contents && !*rest) {
+		char hit[PATH_MAX_];
+		int rc = c->find_protected ? c->find_protected(c->policy, abs, hit, sizeof(hit))
+					   : -ENOSYS;
+		if (rc == 1)
+			hook_block(
+			    &j, HOOK_BLOCK,
+			    "%s in %s with no glob would read %s, which is protected (give "
+			    "a glob that leaves it out, for example *.ts, or a narrower path)",
+			    tool, abs, hit);
+		else if (rc == -E2BIG)
+			hook_block(&j, HOOK_BLOCK,
+				   "%s in %s with no glob: the folder is too large to check for "
+				   "protected files (.env...) it would read; give a glob, for "
+				   "example *.ts, or a narrower path",
+				   tool, abs);
+		else if (rc < 0)
+			hook_block(&j, HOOK_CANNOT,
+				   "%s in %s with no glob: cannot check the folder for protected "
+				   "files it would read (%s)",
+				   tool, abs, strerror(-rc));
+		return rc != 0;
+	}
+	return false;
+}
+
+/* White space around a path or a glob piece, as the harness trims it before the tool
+ * runs (Claude Code's Grep and Glob pass their path to the hook as written). */
+static void trimmed(const char *s, size_t n, char *out, size_t cap)
+{
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), s);
+}
+
+/* The glob as one pattern and as the pieces Claude Code's Grep gives ripgrep (split
+ * at white space, then a piece without braces at commas: each its own --glob), each
+ * judged; a negated piece ("!x") only leaves files out. A folder or glob with "~"
+ * under both homes (the harness expands $HOME; the password database's is the
+ * sandbox's). */
+static void judge_all(const struct hook_ctx *c, const char *tool, const char *folder,
+		      const char *glob, bool contents, struct hook_verdict *v)
+{
+	char piece[PATH_MAX_];
+	bool positive = false;
+
+	trimmed(glob, strlen(glob), piece, sizeof(piece));
+	if (piece[0] && check_piece(c, tool, folder, piece, false, v))
+		return;
+	for (const char *s = glob; *s;) {
+		size_t n;
+		s += strspn(s, " \t\r\n\v\f");
+		n = strcspn(s, " \t\r\n\v\f");
+		const char *end = s + n;
+		bool braces = memchr(s, '{', n) != NULL;
+		while (s < end) {
+			size_t k = braces ? (size_t)(end - s) : strcspn(s, ",");
+			k = k < (size_t)(end - s) ? k : (size_t)(end - s);
+			trimmed(s, k, piece, sizeof(piece));
+			if (piece[0] && piece[0] != '!') {
+				positive = true;
+				if (check_piece(c, tool, folder, piece, contents, v))
+					return;
+			}
+			s += k + (s + k < end);
+		}
+	}
+	if (!positive) /* no pattern that adds a file: the folder alone */
+		check_piece(c, tool, folder, "", contents, v);
+}
+
+void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
+		       const char *glob, struct hook_verdict *v)
+{
+	char dir[PATH_MAX_];
+	/* Grep and Gemini's searches read what they find; Glob lists names. */
+	bool contents = strcmp(tool, "Glob") != 0 && strcmp(tool, "glob") != 0;
+
+	start(v);
+	if (c->policy->mode == POLICY_MODE_OFF)
+		return;
+	trimmed(folder ? folder : "", folder ? strlen(folder) : 0, dir, sizeof(dir));
+	if (!dir[0])
+		snprintf(dir, sizeof(dir), ".");
+	glob = glob ? glob : "";
+	judge_all(c, tool, dir, glob, contents, v);
+	if (v->outcome == HOOK_ALLOW && c->env_home && c->home && strcmp(c->env_home, c->home) &&
+	    (dir[0] == '~' || strchr(glob, '~'))) {
+		struct hook_ctx h = *c;
+		h.home = c->env_home;
+		judge_all(&h, tool, dir, glob, contents, v);
+	}
 }

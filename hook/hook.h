@@ -81,10 +81,13 @@ void hook_script_free(struct hook_script *s);
 
 struct hook_ctx {
 	const struct halo_policy *policy;
-	const char *cwd;		/* absolute: the event's working directory, the workspace */
-	const char *cwd_real;		/* the same resolved through symbolic links, or NULL */
-	const char *home;		/* pw home */
-	const char *env_home;		/* $HOME, may be NULL */
+	const char *cwd;      /* absolute: the event's working directory, the workspace */
+	const char *cwd_real; /* the same resolved through symbolic links, or NULL */
+	const char *home;     /* pw home */
+	const char *env_home; /* $HOME, may be NULL */
+	/* The two homes resolved through symbolic links where that differs (a $HOME that
+	 * is a link: the sandbox judges the set under both names), or NULL. */
+	const char *home_resolved, *env_home_resolved;
 	const char *const *guard_names; /* persistence-guard names (.bashrc, .vscode, ...) */
 	size_t n_guard_names;
 	const char *path_env; /* the caller's PATH: the home set's PATH directories; may be NULL */
@@ -101,6 +104,12 @@ struct hook_ctx {
 	 * length, or -errno. NULL: what a config names (core.hooksPath, include.path) is
 	 * not looked for. */
 	int (*read_file)(const char *abs, char *buf, size_t n);
+	/* A content search with no file-name glob (Grep) reads every file beneath the
+	 * folder, hidden ones too (ripgrep --hidden, as Claude Code runs it): the first
+	 * name there a protected glob matches, into out: 1 found, 0 none, -E2BIG the
+	 * folder is too large to tell (a bounded walk), -errno. NULL: not looked for
+	 * (such a search is then blocked). */
+	int (*find_protected)(const struct halo_policy *p, const char *folder, char *out, size_t n);
 	/* Protected paths that are symlinks (or pass through one), resolved: the sandbox
 	 * masks what they lead to, so that is protected by its own name too.
 	 * protected_real[i] is what policy->protected_abs entry protected_of[i] resolves

@@ -110,9 +110,23 @@ for tool in Grep Glob; do
 	printf '%s' "$ev" | "$HALO" hook --policy "$pol" --policy "$TMPDIR/vault.yaml" 2>/dev/null
 	expect "$tool over the home holding ~/vault (not hidden): blocked" 2 "$?"
 done
-ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":sys.argv[1]}}))' "$ws")
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":sys.argv[1],"glob":"*.c"}}))' "$ws")
 printf '%s' "$ev" | "$HALO" hook --policy "$pol" --policy "$TMPDIR/vault.yaml" 2>/dev/null
-expect "Grep over the workspace with ~/vault protected (control)" 0 "$?"
+expect "Grep *.c over the workspace with ~/vault protected (control)" 0 "$?"
+# (review) Claude Code's Grep runs ripgrep with --hidden: with no glob it reads the
+# workspace's .env; by a glob it leaves out, or a file type, it does not.
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":sys.argv[1]}}))' "$ws")
+OUT=$(printf '%s' "$ev" | "$HALO" hook --policy "$pol" 2>&1)
+expect "Grep with no glob over a workspace holding .env: blocked" 2 "$?"
+expect_match "... naming the file it would read" "with no glob would read $ws/\\.env" "$OUT"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":" "+sys.argv[1]+" ","glob":"*.c, .env"}}))' "$ws")
+printf '%s' "$ev" | "$HALO" hook --policy "$pol" >/dev/null 2>&1
+expect "Grep glob '*.c, .env' (two ripgrep globs), path with white space: blocked" 2 "$?"
+mkdir -p "$ws/hid/.cfg" && echo k >"$ws/hid/.cfg/.env.local" && echo x >"$ws/hid/a.c"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"k","path":sys.argv[1]+"/hid"}}))' "$ws")
+printf '%s' "$ev" | "$HALO" hook --policy "$pol" >/dev/null 2>&1
+expect "Grep with no glob: a .env under a hidden directory is found (ripgrep --hidden reads it)" 2 "$?"
+rm -rf "$ws/hid"
 hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
 
 # Symlinks as the kernel walks them (pathreview): a dangling link is followed to the

@@ -23,6 +23,18 @@ static const char policy_yaml[] = "sandbox:\n"
 static struct halo_policy *pol;
 static struct hook_ctx ctx;
 
+/* The bounded walk of a content search with no glob (runner/hook_cmd.c), faked: a
+ * folder named withenv holds a .env, one named huge is past the walk's bound. */
+static int fake_find(const struct halo_policy *p, const char *folder, char *out, size_t n)
+{
+	(void)p;
+	if (strstr(folder, "/withenv")) {
+		snprintf(out, n, "%s/.env", folder);
+		return 1;
+	}
+	return strstr(folder, "/huge") ? -E2BIG : 0;
+}
+
 static void setup(void)
 {
 	struct policy_diags d = {0};
@@ -30,7 +42,10 @@ static void setup(void)
 
 	ck_assert_msg(pt_load(policy_yaml, &pol, &d) == 0, "%s", pt_dump(&d));
 	policy_diags_free(&d);
-	ctx = (struct hook_ctx){.policy = pol, .cwd = "/home/alice/proj", .home = "/home/alice"};
+	ctx = (struct hook_ctx){.policy = pol,
+				.cwd = "/home/alice/proj",
+				.home = "/home/alice",
+				.find_protected = fake_find};
 	ctx.guard_names = policy_guard_names(&n);
 	ctx.n_guard_names = n;
 }
@@ -321,6 +336,24 @@ START_TEST(test_search_globs)
 	    {NULL, "../.aws/*", B},
 	    {NULL, "~/.ssh/*", B},
 	    {"/home/alice/proj", "**/*.py", A},
+	    /* (review) Claude Code's Grep runs ripgrep with --hidden: a content search with
+	     * no glob reads a .env beneath the folder, and a hidden ~/.ssh (the walk of
+	     * runner/hook_cmd.c, faked above); past the walk's bound it is blocked too. */
+	    {"/home/alice/withenv", NULL, B},
+	    {"/home/alice/huge", NULL, B},
+	    {"/home/alice/withenv", "*.ts", A},
+	    {"/home/alice/withenv", "!*.md", B}, /* only leaves files out */
+	    {"/home/alice/.cache/..", NULL, B},	 /* the home: ~/.ssh, hidden, is read */
+	    /* ... its glob as the pieces Claude Code gives ripgrep, each a --glob. */
+	    {"/home/alice/proj", "a,.env", B},
+	    {"/home/alice/proj", "*.txt .env", B},
+	    {"/home/alice/proj", "*.txt,.env*", B},
+	    {"/home/alice/proj", "*.{ts,tsx}", A},
+	    {"/home/alice/proj", " *.ts , *.md ", A},
+	    /* ... its path trimmed as Claude Code trims it before the search. */
+	    {" /home/alice/.aws", "x", B},
+	    {"/home/alice/.aws ", NULL, B},
+	    {"  ", "*.ts", A},
 	};
 	struct hook_verdict v;
 
