@@ -176,6 +176,8 @@ int conn_new(struct proxy *px, int fd, const struct listener *l)
 	if (px->conns)
 		px->conns->prev = c;
 	px->conns = c;
+	if (px->o.head_from_accept)
+		conn_head_timer_start(c);
 	px->st.conns_open++;
 	px->st.conns_total++;
 	if (px->st.conns_open > px->peak_open)

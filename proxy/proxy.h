@@ -128,7 +128,11 @@ struct proxy_options {
 	bool quiet;		 /* no denial lines on log_fd */
 	const char *auth_secret; /* required Proxy-Authorization secret (macOS); NULL = none */
 	bool audit_peers;	 /* every record names its client ("peer"): `halo-run proxy` */
-	size_t max_conns;	 /* 0 = the policy's limits.connections, else its default (256) */
+	/* The head timeout runs from the accept, not from the first byte: a client that
+	 * connects and says nothing holds a connection slot no longer (`halo-run proxy`,
+	 * whose slots all its clients share; a sandbox's are its command's alone). */
+	bool head_from_accept;
+	size_t max_conns; /* 0 = the policy's limits.connections, else its default (256) */
 	/* egress.upstreamProxy as resolved at launch (policy_upstream_resolve); NULL or
 	 * !on: every allowed host is dialled directly. Copied. */
 	const struct policy_upstream *upstream;

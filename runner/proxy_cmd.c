@@ -266,6 +266,7 @@ static int start_proxy(struct pcmd *s)
 	po.log_fd = STDERR_FILENO;
 	po.quiet = s->op.ro.quiet;
 	po.audit_peers = true;
+	po.head_from_accept = true; /* a silent client holds no slot for good */
 	po.upstream = runner_upstream();
 	po.upstream_addrs = runner_upstream_addrs(&po.n_upstream_addrs);
 	po.sigpipe_ignored = true; /* runner_supervisor_settings() */

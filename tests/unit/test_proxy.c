@@ -400,6 +400,39 @@ START_TEST(head_timeout_408)
 }
 END_TEST
 
+/* (review) `halo-run proxy`'s clients share its connection slots: one that connects and
+ * never says a word is timed out from the accept (256 silent connections held every
+ * slot, every other client got 503, for good). In a sandbox's supervisor the timer
+ * still starts at the first byte (its slots are its command's alone). */
+static void silent_timeouts(struct proxy_options *o)
+{
+	short_timeouts(o);
+	o->head_from_accept = true;
+}
+
+START_TEST(silent_client_timed_out_from_accept)
+{
+	struct fx_proxy f;
+	char resp[1024];
+	uint64_t t0;
+	int fd;
+
+	fx_start(&f, _i, POLICY_LOOPBACK_OK, silent_timeouts);
+	fd = cli_connect(f.http_port);
+	t0 = proxy_now_ms();
+	cli_recv_all(fd, resp, sizeof(resp)); /* not a byte sent: ends at the timeout */
+	ck_assert_uint_ge(proxy_now_ms() - t0, 250);
+	ck_assert_uint_lt(proxy_now_ms() - t0, 3000);
+	close(fd);
+	fd = cli_connect(f.socks_port);
+	t0 = proxy_now_ms();
+	cli_recv_all(fd, resp, sizeof(resp));
+	ck_assert_uint_lt(proxy_now_ms() - t0, 3000);
+	close(fd);
+	fx_stop(&f);
+}
+END_TEST
+
 START_TEST(half_close_propagated)
 {
 	struct fx_proxy f;
@@ -693,6 +726,7 @@ static Suite *proxy_suite(void)
 	tcase_add_loop_test(tc, connect_timeout_504, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, hanging_first_address_skipped, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, head_timeout_408, FIRST_BACKEND, END_BACKEND);
+	tcase_add_loop_test(tc, silent_client_timed_out_from_accept, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, half_close_propagated, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, socks5_each_atyp, FIRST_BACKEND, END_BACKEND);
 	tcase_add_loop_test(tc, socks5_refused_address_02, FIRST_BACKEND, END_BACKEND);
