@@ -234,6 +234,32 @@ static void lookup_port(const struct policy_index *ix, const char *t, size_t n, 
 	consider(policy_hset_find(&ix->exact, h, kb, m), b);
 }
 
+/* The deprecated IPv4-compatible form (::a.b.c.d; policy/addr.c: it reaches a.b.c.d on
+ * a host that routes ::/96) meets the IPv4 address's deny entries: a denied
+ * 93.184.215.14 stays denied as [::93.184.215.14]. Its allow entries it does not
+ * (an allowed IPv4 is not widened to another spelling): the safe side both ways. */
+static void compat_denied(const struct policy_index *ix, const struct policy_host *host,
+			  unsigned port, struct best *b)
+{
+	static const uint8_t zero[12] = {0};
+	const uint8_t *a = host->addr;
+	struct best v4 = {0};
+	char t[16];
+	uint64_t h = POLICY_HSET_FNV_BASIS;
+	size_t n;
+
+	if (host->kind != POLICY_HOST_IPV6 || memcmp(a, zero, 12) || a[12] == 0)
+		return; /* not it; nor ::, ::1 and the rest of ::0.0.0.0/104 */
+	n = (size_t)snprintf(t, sizeof(t), "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+	for (size_t i = n; i-- > 0;)
+		h = policy_hset_step(h, (unsigned char)t[i]);
+	consider(policy_hset_find(&ix->exact, h, t, n), &v4);
+	if (port && ix->ports)
+		lookup_port(ix, t, n, port, false, &v4);
+	if (v4.deny && (!b->deny || v4.deny->id < b->deny->id))
+		b->deny = v4.deny;
+}
+
 static void lookup(const struct policy_index *ix, const struct policy_host *host, unsigned port,
 		   struct best *b)
 {
@@ -262,6 +288,7 @@ static void lookup(const struct policy_index *ix, const struct policy_host *host
 		consider(policy_hset_find(&ix->wild, sh[j], t + at[j], n - at[j]), b);
 	if (port && ix->ports)
 		lookup_port(ix, t, n, port, suffixes, b);
+	compat_denied(ix, host, port, b);
 }
 
 static void set_rule(const struct policy_index *ix, struct policy_decision *d,

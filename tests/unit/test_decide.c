@@ -244,6 +244,8 @@ static const struct row rows[] = {
     ALW(M, "[::ffff:198.51.100.20]", 9, "::ffff:198.51.100.20"),
     ALW(M, "::ffff:c633:6414", 9, "::ffff:198.51.100.20"),
     DEF(M, "[::198.51.100.10]", false), /* IPv4-compatible is not the IPv4 host */
+    /* (review) ... but its deny entries hold for it: the safe side. */
+    DEN(M, "[::203.0.113.7]", 3, "203.0.113.7"),
     INV(M, "[::ffff:198.51.100.010]", "invalid IPv6 address"),
     /* presets: index is the position in `presets`, pattern the entry */
     PRE(M, "github.com", 0, VCS, "github.com"),
