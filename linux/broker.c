@@ -198,8 +198,10 @@ static void pin_or_die(struct broker_pin *pin, const char *p, struct pin_dir *la
 		*sl = '\0';
 		at = sl == dir ? "/" : dir;
 		known = last->path[0] && strcmp(at, last->path) == 0;
+		/* ENOTDIR: a file where a directory of the path would be (it may be
+		 * swapped for one): the nearest directory above it is the pin. */
 		if (!known && (fd = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 &&
-		    errno != ENOENT)
+		    errno != ENOENT && errno != ENOTDIR)
 			linux_die(rfd, STEP, errno, "open %s to refuse creating %s in it", at,
 				  name);
 		if (!known && fd < 0)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "linux/scan_int.h"
 
@@ -45,6 +46,38 @@ static void add_missing(struct linux_scan *s, struct linux_paths *to, const char
 	}
 }
 
+/* -ENOTDIR: a name on the way is no directory (a file a command made where one would
+ * go: ~/.config/gh as a file, to be swapped for a directory at the next launch). The
+ * entry is missing from that name on: real becomes it, tail what follows. */
+static bool missing_from_file(char *real, char *tail, size_t tn)
+{
+	char rest[PATH_MAX];
+	struct stat st;
+
+	for (char *sl = strchr(real + 1, '/');; sl = strchr(sl + 1, '/')) {
+		if (sl)
+			*sl = '\0';
+		if (lstat(real, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			if (snprintf(rest, sizeof(rest), "%s%s%s", sl ? sl + 1 : "",
+				     sl && *tail ? "/" : "", tail) >= (int)sizeof(rest))
+				return false;
+			snprintf(tail, tn, "%s", rest);
+			return true;
+		}
+		if (!sl)
+			return false;
+		*sl = '/';
+	}
+}
+
+/* A missing entry as resolving found it (-ENOENT, or -ENOTDIR: a file on the way). */
+static void add_unresolved(struct linux_scan *s, struct linux_paths *to, int rc, char *real,
+			   char *tail, size_t tn)
+{
+	if (rc == -ENOENT || (rc == -ENOTDIR && missing_from_file(real, tail, tn)))
+		add_missing(s, to, real, tail);
+}
+
 static int one_entry(const char *rel, const char *why, void *arg)
 {
 	struct home_walk *w = arg;
@@ -59,8 +92,8 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
 	if (rc == 0 && in_writable(w->s, real))
 		linux_paths_add(&w->s->guarded, real);
-	else if (rc == -ENOENT)
-		add_missing(w->s, &w->s->home_missing, real, tail);
+	else if (rc == -ENOENT || rc == -ENOTDIR)
+		add_unresolved(w->s, &w->s->home_missing, rc, real, tail, sizeof(tail));
 	else if (rc == -ELOOP) {
 		/* A loop on the way: refused by linux_scan_pin when inside a writable tree. */
 		linux_paths_add(&w->s->dangling, abs);
@@ -84,9 +117,9 @@ void linux_scan_protected_missing(const struct linux_launch *l, struct linux_sca
 	linux_paths_free(&s->floor_missing);
 	for (size_t i = 0; s->writable.n > 0 && i < p->n; i++) {
 		tail[0] = '\0';
-		if (linux_scan_resolve_tail(s, p->v[i], real, sizeof(real), true, tail,
-					    sizeof(tail)) == -ENOENT)
-			add_missing(s, &s->floor_missing, real, tail);
+		int rc = linux_scan_resolve_tail(s, p->v[i], real, sizeof(real), true, tail,
+						 sizeof(tail));
+		add_unresolved(s, &s->floor_missing, rc, real, tail, sizeof(tail));
 	}
 	linux_paths_sort_unique(&s->floor_missing);
 }

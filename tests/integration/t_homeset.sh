@@ -178,6 +178,15 @@ for pol in default noguard; do
 	expect "floor, $pol: no missing floor entry made from a home workspace" "$want" "$made"
 	rm -rf "$H/.config/halo" "$H/.config/gh" "$H/.aws" "$H/proj"
 done
+# (review) ... nor by way of a file: one launch makes a regular file where a directory of
+# the entry would be (~/.config/gh, ~/.docker), the next swaps it for a directory.
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- sh -c 'mkdir -p .config; : > .config/gh; : > .docker; echo made' 2>/dev/null </dev/null)
+expect "floor: files on the way made" made "$(tail -n1 <<<"$OUT")"
+(cd "$H" && timeout -k 2 60 "$HALO" -- sh -c 'rm -f .config/gh .docker; mkdir .config/gh .docker
+	echo t > .config/gh/hosts.yml; echo "{}" > .docker/config.json' >/dev/null 2>&1 </dev/null)
+made=$(cd "$H" && ls -d .config/gh/hosts.yml .docker/config.json 2>/dev/null | paste -sd' ')
+expect "floor: a file on the way swapped for a directory at the next launch: still not made" "" "$made"
+rm -rf "$H/.config/gh" "$H/.docker"
 expect_match "hook: Write ~/.config/halo/policy.yaml is blocked (halo-run's own policy)" \
 	"keeps ~/.config/halo/policy.yaml read-only" "$(hook_ev "$H/.config/halo/policy.yaml")"
 finish
