@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hook/hook_int.h"
@@ -66,8 +67,9 @@ static bool may_meet(const char *sg, const char *pg, unsigned depth)
 	const char *open = strchr(sg, '{'), *close;
 	char alt[512];
 
-	if (!open)
-		return may_meet_plain(sg, pg);
+	if (!open) /* braces in the protected pattern: its alternatives, each against sg */
+		return strchr(pg, '{') && depth <= 4 ? may_meet(pg, sg, depth + 1)
+						     : may_meet_plain(sg, pg);
 	if (depth > 4 || !(close = strchr(open, '}')))
 		return true;
 	for (const char *a = open + 1; a <= close;) {
@@ -213,29 +215,36 @@ static bool check_piece(const struct hook_ctx *c, const char *tool, const char *
 			   tool, glob, *glob ? " " : "", abs, why);
 		return true;
 	}
-	/* No file-name pattern: a content search reads every file beneath, hidden ones
-	 * too. A protected file there (.env, found by a bounded walk) would be read. */
-	if (contents && !*rest) {
+	/* A content search reads files beneath, hidden ones too: with no file-name pattern
+	 * every one, with one those it names wherever they are, inside a directory a
+	 * protected pattern names too (.envs/.production/.django by .django). A bounded
+	 * walk looks for such a file that exists (runner/hook_walk.c): a pattern that
+	 * meets a protected one only in the middle (*.local and .env*: .env.local) is
+	 * blocked where such a file is there. */
+	if (contents) {
 		char hit[PATH_MAX_];
-		int rc = c->find_protected ? c->find_protected(c->policy, abs, hit, sizeof(hit))
-					   : -ENOSYS;
+		int rc = c->find_protected
+			     ? c->find_protected(c->policy, abs, rest, hit, sizeof(hit))
+			     : -ENOSYS;
 		if (rc == 1)
+			hook_block(&j, HOOK_BLOCK,
+				   "%s %s%sin %s would read %s, which is protected (%s)", tool,
+				   glob, *glob ? " " : "", abs, hit,
+				   *rest ? "search a narrower path or by another pattern"
+					 : "give a glob that leaves it out, for example *.ts, "
+					   "or a narrower path");
+		else if (rc == -E2BIG)
 			hook_block(
 			    &j, HOOK_BLOCK,
-			    "%s in %s with no glob would read %s, which is protected (give "
-			    "a glob that leaves it out, for example *.ts, or a narrower path)",
-			    tool, abs, hit);
-		else if (rc == -E2BIG)
-			hook_block(&j, HOOK_BLOCK,
-				   "%s in %s with no glob: the folder is too large to check for "
-				   "protected files (.env...) it would read; give a glob, for "
-				   "example *.ts, or a narrower path",
-				   tool, abs);
+			    "%s %s%sin %s: the folder is too large to check for protected "
+			    "files (.env...) the search would read; search a narrower path%s",
+			    tool, glob, *glob ? " " : "", abs,
+			    *rest ? "" : " or give a glob, for example *.ts");
 		else if (rc < 0)
 			hook_block(&j, HOOK_CANNOT,
-				   "%s in %s with no glob: cannot check the folder for protected "
-				   "files it would read (%s)",
-				   tool, abs, strerror(-rc));
+				   "%s %s%sin %s: cannot check the folder for protected files the "
+				   "search would read (%s)",
+				   tool, glob, *glob ? " " : "", abs, strerror(-rc));
 		return rc != 0;
 	}
 	return false;

@@ -104,12 +104,14 @@ struct hook_ctx {
 	 * length, or -errno. NULL: what a config names (core.hooksPath, include.path) is
 	 * not looked for. */
 	int (*read_file)(const char *abs, char *buf, size_t n);
-	/* A content search with no file-name glob (Grep) reads every file beneath the
-	 * folder, hidden ones too (ripgrep --hidden, as Claude Code runs it): the first
-	 * name there a protected glob matches, into out: 1 found, 0 none, -E2BIG the
-	 * folder is too large to tell (a bounded walk), -errno. NULL: not looked for
-	 * (such a search is then blocked). */
-	int (*find_protected)(const struct halo_policy *p, const char *folder, char *out, size_t n);
+	/* A content search (Grep) reads files beneath the folder, hidden ones too
+	 * (ripgrep --hidden, as Claude Code runs it): with glob "" every one, else those
+	 * the glob names, anywhere (inside a directory a protected pattern names too).
+	 * The first such file a protected glob matches, or such a directory, into out: 1
+	 * found, 0 none, -E2BIG the folder is too large to tell (a bounded walk), -errno.
+	 * NULL: not looked for (such a search is then blocked). */
+	int (*find_protected)(const struct halo_policy *p, const char *folder, const char *glob,
+			      char *out, size_t n);
 	/* Protected paths that are symlinks (or pass through one), resolved: the sandbox
 	 * masks what they lead to, so that is protected by its own name too.
 	 * protected_real[i] is what policy->protected_abs entry protected_of[i] resolves

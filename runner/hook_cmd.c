@@ -2,7 +2,6 @@
  * 2 to block with one line on stderr. An event or a policy that cannot be judged
  * blocks too (exit 2): the harnesses run the tool on any other non-zero status, so a
  * hook that failed any other way would fail open. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "hook/hook.h"
@@ -161,88 +159,6 @@ static char *read_stdin(size_t *len, char *why, size_t whylen)
 	return NULL;
 }
 
-/* A content search's bounded walk (hook.h, find_protected): what ripgrep as Claude
- * Code runs it reads (hidden names too, version control directories and symbolic
- * links not), until a name a protected glob matches. At most this many entries, and
- * this long: past either, -E2BIG (the search is blocked: fail closed). */
-#define FIND_MAX_ENTRIES 200000
-#define FIND_MAX_MS	 300
-
-static bool vcs_dir(const char *n)
-{
-	return !strcmp(n, ".git") || !strcmp(n, ".svn") || !strcmp(n, ".hg") ||
-	       !strcmp(n, ".bzr") || !strcmp(n, ".jj") || !strcmp(n, ".sl");
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int find_protected(const struct halo_policy *p, const char *folder, char *out, size_t n)
-{
-	char **stack = NULL, *dir;
-	size_t depth = 0, cap = 0, seen = 0;
-	long long until = now_ms() + FIND_MAX_MS;
-	int rc = 0;
-
-	if (!(dir = strdup(folder)))
-		return -ENOMEM;
-	for (;;) {
-		DIR *d = opendir(dir);
-		struct dirent *de;
-		while (d && rc == 0 && (de = readdir(d))) {
-			char abs[PATH_MAX];
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			if (++seen > FIND_MAX_ENTRIES || ((seen & 1023) == 0 && now_ms() > until)) {
-				rc = -E2BIG;
-				break;
-			}
-			if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", strcmp(dir, "/") ? dir : "",
-					     de->d_name) >= sizeof(abs))
-				continue;
-			unsigned char t = de->d_type;
-			struct stat st;
-			if (t == DT_UNKNOWN && lstat(abs, &st) == 0)
-				t = S_ISDIR(st.st_mode)	  ? DT_DIR
-				    : S_ISLNK(st.st_mode) ? DT_LNK
-							  : DT_REG;
-			if (t != DT_LNK && t != DT_DIR && policy_protected_glob_hit(p, abs)) {
-				snprintf(out, n, "%s", abs);
-				rc = 1;
-			} else if (t == DT_DIR && !vcs_dir(de->d_name)) {
-				if (depth == cap) {
-					char **g =
-					    realloc(stack, (cap = cap ? 2 * cap : 64) * sizeof(*g));
-					if (!g) {
-						rc = -ENOMEM;
-						break;
-					}
-					stack = g;
-				}
-				if (!(stack[depth] = strdup(abs)))
-					rc = -ENOMEM;
-				else
-					depth++;
-			}
-		}
-		if (d)
-			closedir(d);
-		free(dir);
-		if (rc != 0 || depth == 0)
-			break;
-		dir = stack[--depth];
-	}
-	while (depth)
-		free(stack[--depth]);
-	free(stack);
-	return rc;
-}
-
 /* found: the policy file discovery chose when no --policy was given ("" for none). */
 static int judge(const struct runner_opts *o, const struct hook_event *ev, char *found,
 		 size_t found_n)
@@ -271,7 +187,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .resolve = runner_hook_resolve,
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,
-	    .find_protected = find_protected,
+	    .find_protected = runner_hook_find_protected,
 	};
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;

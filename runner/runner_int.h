@@ -64,6 +64,9 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs
 bool runner_hook_exists(const char *abs);
 int runner_hook_read_file(const char *abs, char *buf, size_t n);
 int runner_hook_resolve(const char *abs, char *out, size_t n);
+/* hook_walk.c: a content search's bounded walk (hook.h, find_protected). */
+int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
+			       char *out, size_t n);
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */

@@ -118,7 +118,7 @@ expect "Grep *.c over the workspace with ~/vault protected (control)" 0 "$?"
 ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":sys.argv[1]}}))' "$ws")
 OUT=$(printf '%s' "$ev" | "$HALO" hook --policy "$pol" 2>&1)
 expect "Grep with no glob over a workspace holding .env: blocked" 2 "$?"
-expect_match "... naming the file it would read" "with no glob would read $ws/\\.env" "$OUT"
+expect_match "... naming the file it would read" "in $ws would read $ws/\\.env" "$OUT"
 ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"s","path":" "+sys.argv[1]+" ","glob":"*.c, .env"}}))' "$ws")
 printf '%s' "$ev" | "$HALO" hook --policy "$pol" >/dev/null 2>&1
 expect "Grep glob '*.c, .env' (two ripgrep globs), path with white space: blocked" 2 "$?"
@@ -127,6 +127,26 @@ ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name
 printf '%s' "$ev" | "$HALO" hook --policy "$pol" >/dev/null 2>&1
 expect "Grep with no glob: a .env under a hidden directory is found (ripgrep --hidden reads it)" 2 "$?"
 rm -rf "$ws/hid"
+# (second review) A glob that meets a protected pattern only in the middle (*.local and
+# .env*: .env.local), and a file inside a directory a protected pattern names, read by
+# its own name (.envs/.production/.django by .django): blocked where such a file is.
+mkdir -p "$ws/src" "$ws/.envs/.production" && echo k >"$ws/src/.env.local" && echo k >"$ws/.envs/.production/.django"
+grep_ev() { python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Grep","tool_input":{"pattern":"k","path":sys.argv[2],"glob":sys.argv[3]} if sys.argv[3] else {"pattern":"k","path":sys.argv[2]}}))' "$ws" "$1" "$2" |
+	"$HALO" hook --policy "$pol" >/dev/null 2>&1; echo $?; }
+expect "Grep *.local where src/.env.local is: blocked" 2 "$(grep_ev "$ws" '*.local')"
+expect "Grep .django where .envs/.production/.django is: blocked" 2 "$(grep_ev "$ws" .django)"
+expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$ws" '*.c')"
+rm -rf "$ws/src/.env.local" "$ws/.envs"
+# ... and what the repository's .gitignore ignores, ripgrep does not read: not walked.
+gi=$(mktemp -d "$base/gi.XXXXXX")
+mkdir -p "$gi/.git" "$gi/vendor/pkg" "$gi/src" && echo k >"$gi/vendor/pkg/.env" && echo x >"$gi/src/a.c"
+printf '# deps\nvendor/\n' >"$gi/.gitignore"
+expect "Grep with no glob: a .env under a directory .gitignore ignores is not read: allowed" 0 "$(grep_ev "$gi" '')"
+printf 'vendor/\n!vendor/pkg/\n' >"$gi/.gitignore"
+expect "... a .gitignore that negates anything: walked all the same, blocked" 2 "$(grep_ev "$gi" '')"
+rm -f "$gi/.gitignore"
+expect "... no .gitignore line for it: blocked" 2 "$(grep_ev "$gi" '')"
+rm -rf "$gi"
 hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
 
 # Symlinks as the kernel walks them (pathreview): a dangling link is followed to the

@@ -25,11 +25,16 @@ static struct hook_ctx ctx;
 
 /* The bounded walk of a content search with no glob (runner/hook_cmd.c), faked: a
  * folder named withenv holds a .env, one named huge is past the walk's bound. */
-static int fake_find(const struct halo_policy *p, const char *folder, char *out, size_t n)
+static int fake_find(const struct halo_policy *p, const char *folder, const char *glob, char *out,
+		     size_t n)
 {
 	(void)p;
-	if (strstr(folder, "/withenv")) {
-		snprintf(out, n, "%s/.env", folder);
+	if (strstr(folder, "/withenvs")) { /* a protected directory: .envs/ */
+		snprintf(out, n, "%s/.envs", folder);
+		return 1;
+	}
+	if (strstr(folder, "/withenv") && (!*glob || strstr(glob, "local"))) {
+		snprintf(out, n, "%s/.env.local", folder);
 		return 1;
 	}
 	return strstr(folder, "/huge") ? -E2BIG : 0;
@@ -342,6 +347,17 @@ START_TEST(test_search_globs)
 	    {"/home/alice/withenv", NULL, B},
 	    {"/home/alice/huge", NULL, B},
 	    {"/home/alice/withenv", "*.ts", A},
+	    /* (second review) Globs that meet a protected pattern in the middle, and a
+	     * glob reaching into a directory a protected pattern names. */
+	    {"/home/alice/withenv", "*.local", B},
+	    {"/home/alice/withenv", "**/*.local", B},
+	    {"/home/alice/withenv", "*.{c,local}", B},
+	    {"/home/alice/withenv", "*.c", A},
+	    {"/home/alice/proj", "*.local", A}, /* no such file there */
+	    {"/home/alice/proj", "[a-z]*.py", A},
+	    {"/home/alice/withenvs", "*.py", B},
+	    {"/home/alice/withenvs", ".django", B},
+	    {"/home/alice/huge", "*.ts", B},
 	    {"/home/alice/withenv", "!*.md", B}, /* only leaves files out */
 	    {"/home/alice/.cache/..", NULL, B},	 /* the home: ~/.ssh, hidden, is read */
 	    /* ... its glob as the pieces Claude Code gives ripgrep, each a --glob. */
