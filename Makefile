@@ -285,7 +285,7 @@ CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || ech
 check: deps check-includes
 	@t=$$(date +%s); $(MAKE) $(CHECK_J) all unit-bins deb || exit 1; echo "make check: build (and the .deb t_docs looks into), $$(($$(date +%s) - t)) s"
 	@t=$$(date +%s); mkdir -p $(BUILD); \
-	($(MAKE) $(CHECK_J) check-builds && s=$$(date +%s) && nice -n 10 $(MAKE) $(CHECK_J) fuzz-smoke && \
+	(nice -n 10 $(MAKE) $(CHECK_J) check-builds && s=$$(date +%s) && nice -n 10 $(MAKE) $(CHECK_J) fuzz-smoke && \
 		echo "make check: fuzz-smoke (in the background), $$(($$(date +%s) - s)) s") >$(BUILD)/check-builds.log 2>&1 & b=$$!; \
 	$(MAKE) unit && $(MAKE) integration && $(MAKE) IT_ONLY="$(V6_SCRIPTS)" integration-v6; rc=$$?; \
 	wait $$b || { rc=1; tail -40 $(BUILD)/check-builds.log; echo "make check: the builds or fuzz-smoke failed" >&2; }; \

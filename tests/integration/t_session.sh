@@ -617,9 +617,7 @@ fi
 if [ -e "$DIR/$I.sock" ]; then fail "idle: its socket is removed" "still there"; else ok "idle: its socket is removed"; fi
 # A control directory in the workspace itself ($XDG_RUNTIME_DIR there): the socket is
 # masked like any host socket, and the walk of later calls holds it (no refusal).
-# Under the scratch directory in /tmp: other scripts' sandboxes get a /tmp of their own and
-# never see this socket appear (one in /var/tmp refused their sessions' calls).
-XWS=$(mktemp -d "$TMPDIR/sx.XXXXXX") || exit 1
+XWS=$(mktemp -d /var/tmp/halo-sessx.XXXXXX) || exit 1
 LWS="$LWS $XWS"
 mkdir -m 700 "$XWS/xdg"
 X="${S}x"
