@@ -210,13 +210,13 @@ expect "HALO_RUN_INDEX_WATCH=0: no watcher started" "" "$(watcher_pid)"
 # lowers the 15 minutes); a question it refuses, here from another network namespace
 # (as a sandboxed command's would be), does not keep it alive.
 if command -v python3 >/dev/null && unshare -rn true 2>/dev/null; then
-	HALO_RUN_INDEX_WATCH=1 HALO_RUN_INDEX_WATCH_IDLE=3 run_in 'true'
+	HALO_RUN_INDEX_WATCH=1 HALO_RUN_INDEX_WATCH_IDLE=2 run_in 'true'
 	for i in $(seq 1 20); do [ -n "$(watcher_pid)" ] && break; sleep 0.1; done
 	WPID=$(watcher_pid) SOCK=$(ls "$IDX_DIR"/*.sock 2>/dev/null | head -1)
-	expect "watcher (idle 3 s): started" yes "$([ -n "$WPID" ] && [ -S "$SOCK" ] && echo yes || echo no)"
+	expect "watcher (idle 2 s): started" yes "$([ -n "$WPID" ] && [ -S "$SOCK" ] && echo yes || echo no)"
 	refused=$(unshare -rn python3 -c "$ASK" "$(idx_file)" "$SOCK" 2>&1)
 	expect_match "watcher: a question from another network namespace is refused" "none|Errno|reset" "$refused"
-	end=$((SECONDS + 7))
+	end=$((SECONDS + 5))
 	while [ $SECONDS -lt $end ] && kill -0 "$WPID" 2>/dev/null; do
 		unshare -rn python3 -c "$ASK" "$(idx_file)" "$SOCK" >/dev/null 2>&1
 		sleep 0.3
