@@ -363,17 +363,10 @@ static void judge_search(const struct hook_ctx *c, const struct hook_event *ev,
 				 searches[k].glob_key);
 			return;
 		}
-		/* Grep's ripgrep file type (`type`: rust, js) with no glob reads only files of
-		 * that type: judged as the glob *.TYPE (ripgrep's own list, *.rs for rust, is
-		 * not looked up; none of its types names a dotfile like .env). */
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev->input, "type");
-		char typed[80];
+		/* Grep's ripgrep file type (`type`: rust, yaml) is not a glob the hook can read:
+		 * ripgrep's own list decides (yaml reads .env.yml), so a search by type alone is
+		 * judged as one with no glob (any protected file beneath blocks it). */
 		const char *glob = cJSON_IsString(g) ? g->valuestring : NULL;
-		if ((!glob || !*glob) && cJSON_IsString(t) && t->valuestring[0] &&
-		    strlen(t->valuestring) < 64 && !strpbrk(t->valuestring, "*?[{,/ \t")) {
-			snprintf(typed, sizeof(typed), "*.%s", t->valuestring);
-			glob = typed;
-		}
 		hook_check_search(c, ev->tool, cJSON_IsString(f) ? f->valuestring : NULL, glob, v);
 		return;
 	}

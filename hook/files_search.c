@@ -203,10 +203,12 @@ static bool check_piece(const struct hook_ctx *c, const char *tool, const char *
 	/* The folder as the kernel walks it as written (a ".." after a symlink too). */
 	if (policy_path_join(lit ? sub : folder, c->cwd, c->home, abs_raw, sizeof(abs_raw)) < 0)
 		snprintf(abs_raw, sizeof(abs_raw), "%s", abs);
+	/* Where the folder leads, as the kernel walks it as written: the walk below goes
+	 * there (ws/data -> elsewhere; ws/link/.. is the link target's parent). */
+	bool resolved = c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0;
 	why = walked_into(c, abs);
 	why = why ? why : search_hit(c, abs, rest);
-	if (!why && c->resolve && c->resolve(abs_raw, real, sizeof(real)) == 0 &&
-	    strcmp(real, abs) && !(why = walked_into(c, real)))
+	if (!why && resolved && strcmp(real, abs) && !(why = walked_into(c, real)))
 		why = search_hit(c, real, rest);
 	if (why) {
 		hook_block(&j, HOOK_BLOCK,
@@ -223,9 +225,9 @@ static bool check_piece(const struct hook_ctx *c, const char *tool, const char *
 	 * blocked where such a file is there. */
 	if (contents) {
 		char hit[PATH_MAX_];
-		int rc = c->find_protected
-			     ? c->find_protected(c->policy, abs, rest, hit, sizeof(hit))
-			     : -ENOSYS;
+		int rc = c->find_protected ? c->find_protected(c->policy, resolved ? real : abs,
+							       rest, hit, sizeof(hit))
+					   : -ENOSYS;
 		if (rc == 1)
 			hook_block(&j, HOOK_BLOCK,
 				   "%s %s%sin %s would read %s, which is protected (%s)", tool,

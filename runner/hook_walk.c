@@ -1,16 +1,16 @@
 /* A content search's bounded walk, for `halo-run hook` (hook.h, find_protected): what
  * ripgrep as Claude Code runs it reads (hidden names too; version control directories
- * and symbolic links not; what the repository's .gitignore ignores not, as below),
- * until a name a protected glob matches: a file the search reads (every file with no
- * file-name glob; with one, a file it names: by its name wherever it is, .env.local by
- * *.local; one inside a directory a protected glob names, whatever its own name:
- * .envs/.production/.django by .django). At most WALK_MAX_ENTRIES entries and WALK_MAX_MS:
- * past either, -E2BIG (the search is blocked: fail closed).
+ * and symbolic links not), until a file a protected glob matches that the search reads:
+ * every file with no file-name glob; with one, a file it names by its name wherever it
+ * is (.env.local by *.local), or one inside a directory a protected glob names,
+ * whatever its own name (.envs/.production/.django by .django). At most
+ * WALK_MAX_ENTRIES entries and WALK_MAX_MS: past either, -E2BIG (the search is
+ * blocked: fail closed).
  *
- * .gitignore: ripgrep does not descend into what the repository ignores. The walk skips
- * only what is certain to be skipped: the plain names and paths (no wildcard) of the
- * .gitignore at the repository's top, and none at all when that file negates anything
- * ("!..."). Reading less of it only walks more. */
+ * What ripgrep would leave out by .gitignore, .ignore and .rgignore files is walked all
+ * the same: their rules (nested files, negations, a glob that overrides them, where a
+ * repository starts) are ripgrep's to apply, and a walk that skipped what ripgrep reads
+ * would let a search through (a review found eight such layouts). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -23,14 +23,6 @@
 
 #define WALK_MAX_ENTRIES 200000
 #define WALK_MAX_MS	 300
-#define IGNORE_MAX	 64
-
-struct ignores {
-	char top[PATH_MAX];	 /* the repository's top ("" when not in one) */
-	char *names[IGNORE_MAX]; /* at any depth */
-	char *paths[IGNORE_MAX]; /* relative to top */
-	size_t n_names, n_paths;
-};
 
 static bool vcs_dir(const char *n)
 {
@@ -44,96 +36,6 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The repository holding folder: the nearest directory at or above it with a .git. */
-static bool repo_top(const char *folder, char *top, size_t n)
-{
-	char p[PATH_MAX], g[PATH_MAX + 8];
-	struct stat st;
-
-	if (snprintf(p, sizeof(p), "%s", folder) >= (int)sizeof(p))
-		return false;
-	for (;;) {
-		snprintf(g, sizeof(g), "%s/.git", strcmp(p, "/") ? p : "");
-		if (lstat(g, &st) == 0) {
-			snprintf(top, n, "%s", p);
-			return true;
-		}
-		char *sl = strrchr(p, '/');
-		if (!sl || sl == p)
-			return false;
-		*sl = '\0';
-	}
-}
-
-static void ignores_free(struct ignores *ig)
-{
-	for (size_t i = 0; i < ig->n_names; i++)
-		free(ig->names[i]);
-	for (size_t i = 0; i < ig->n_paths; i++)
-		free(ig->paths[i]);
-	ig->n_names = ig->n_paths = 0;
-}
-
-/* One line of the top .gitignore: false when it negates (nothing is skipped then). */
-static bool ignore_line(struct ignores *ig, char *l)
-{
-	size_t n = strcspn(l, "\r\n");
-
-	l[n] = '\0';
-	while (n && l[n - 1] == ' ')
-		l[--n] = '\0';
-	if (l[0] == '!')
-		return false;
-	if (!n || l[0] == '#' || strpbrk(l, "*?[\\"))
-		return true; /* a comment, or a pattern: not skipped (walked) */
-	while (n > 1 && l[n - 1] == '/')
-		l[--n] = '\0';
-	bool anchored = l[0] == '/' || strchr(l + 1, '/');
-	const char *v = l + (l[0] == '/');
-	if (!*v || !strcmp(v, ".") || !strcmp(v, "..") || strstr(v, "/.."))
-		return true;
-	if (anchored && ig->n_paths < IGNORE_MAX)
-		ig->paths[ig->n_paths++] = strdup(v);
-	else if (!anchored && ig->n_names < IGNORE_MAX)
-		ig->names[ig->n_names++] = strdup(v);
-	return true;
-}
-
-static void ignores_read(struct ignores *ig, const char *folder)
-{
-	char p[PATH_MAX + 16], line[1024];
-	FILE *f;
-
-	memset(ig, 0, sizeof(*ig));
-	if (!repo_top(folder, ig->top, sizeof(ig->top)))
-		return;
-	snprintf(p, sizeof(p), "%s/.gitignore", strcmp(ig->top, "/") ? ig->top : "");
-	if (!(f = fopen(p, "re")))
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!ignore_line(ig, line)) {
-			ignores_free(ig);
-			break;
-		}
-	fclose(f);
-}
-
-/* Does the repository's .gitignore certainly ignore directory abs (name its last)? */
-static bool ignored(const struct ignores *ig, const char *abs, const char *name)
-{
-	size_t tl = strlen(ig->top);
-
-	if (!ig->top[0] || strncmp(abs, ig->top, tl) || abs[tl] != '/')
-		return false;
-	for (size_t i = 0; i < ig->n_names; i++)
-		if (ig->names[i] && !strcmp(ig->names[i], name))
-			return true;
-	for (size_t i = 0; i < ig->n_paths; i++)
-		if (ig->paths[i] && !strcmp(ig->paths[i], abs + tl + 1))
-			return true;
-	return false;
 }
 
 static unsigned char type_of(const struct dirent *de, const char *abs)
@@ -150,7 +52,6 @@ static unsigned char type_of(const struct dirent *de, const char *abs)
 struct walk {
 	const struct halo_policy *p;
 	const char *glob; /* the search's file-name glob, "" for none */
-	struct ignores ig;
 	char **stack;
 	size_t depth, cap, seen;
 	long long until;
@@ -226,8 +127,7 @@ static int one_dir(struct walk *w, const char *dir, char *out, size_t n)
 			    policy_protected_glob_hit(w->p, abs)) {
 				snprintf(out, n, "%s", abs);
 				rc = 1;
-			} else if (dir_here && !vcs_dir(de->d_name) &&
-				   !ignored(&w->ig, abs, de->d_name)) {
+			} else if (dir_here && !vcs_dir(de->d_name)) {
 				rc = push(w, abs);
 			}
 		}
@@ -243,7 +143,6 @@ int runner_hook_find_protected(const struct halo_policy *p, const char *folder, 
 	struct walk w = {.p = p, .glob = glob ? glob : "", .until = now_ms() + WALK_MAX_MS};
 	int rc;
 
-	ignores_read(&w.ig, folder);
 	rc = push(&w, folder);
 	while (rc == 0 && w.depth) {
 		char *dir = w.stack[--w.depth];
@@ -253,6 +152,5 @@ int runner_hook_find_protected(const struct halo_policy *p, const char *folder, 
 	while (w.depth)
 		free(w.stack[--w.depth]);
 	free(w.stack);
-	ignores_free(&w.ig);
 	return rc;
 }

@@ -137,16 +137,18 @@ expect "Grep *.local where src/.env.local is: blocked" 2 "$(grep_ev "$ws" '*.loc
 expect "Grep .django where .envs/.production/.django is: blocked" 2 "$(grep_ev "$ws" .django)"
 expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$ws" '*.c')"
 rm -rf "$ws/src/.env.local" "$ws/.envs"
-# ... and what the repository's .gitignore ignores, ripgrep does not read: not walked.
+# (third review) What a .gitignore ignores is walked all the same: ripgrep's rules
+# (.ignore, nested files, a glob that overrides them) decide what it reads, not ours.
 gi=$(mktemp -d "$base/gi.XXXXXX")
-mkdir -p "$gi/.git" "$gi/vendor/pkg" "$gi/src" && echo k >"$gi/vendor/pkg/.env" && echo x >"$gi/src/a.c"
-printf '# deps\nvendor/\n' >"$gi/.gitignore"
-expect "Grep with no glob: a .env under a directory .gitignore ignores is not read: allowed" 0 "$(grep_ev "$gi" '')"
-printf 'vendor/\n!vendor/pkg/\n' >"$gi/.gitignore"
-expect "... a .gitignore that negates anything: walked all the same, blocked" 2 "$(grep_ev "$gi" '')"
-rm -f "$gi/.gitignore"
-expect "... no .gitignore line for it: blocked" 2 "$(grep_ev "$gi" '')"
-rm -rf "$gi"
+mkdir -p "$gi/.git" "$gi/conf.local" "$gi/src" && echo k >"$gi/conf.local/.env.local" && echo x >"$gi/src/a.c"
+printf 'conf.local/\n' >"$gi/.gitignore"
+expect "Grep *.local where .gitignore names conf.local/ (ripgrep's glob overrides it): blocked" 2 "$(grep_ev "$gi" '*.local')"
+expect "Grep with no glob there: blocked" 2 "$(grep_ev "$gi" '')"
+expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$gi" '*.c')"
+# ... and the folder is walked where it leads (a symlink out of the repository).
+mkdir -p "$base/other/vendor" && echo k >"$base/other/vendor/.env" && ln -s "$base/other" "$gi/data"
+expect "Grep with no glob in a folder that is a symlink: walked where it leads, blocked" 2 "$(grep_ev "$gi/data" '')"
+rm -rf "$gi" "$base/other"
 hook "Grep *.c (control)" 0 Grep "{\"pattern\":\"main\",\"path\":\"$ws\",\"glob\":\"*.c\"}"
 
 # Symlinks as the kernel walks them (pathreview): a dangling link is followed to the
