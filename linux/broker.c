@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "linux/broker_emul_int.h"
+#include "linux/scan_int.h"
 
 #define STEP "persistence guard"
 
@@ -226,6 +227,50 @@ static void pin_or_die(struct broker_pin *pin, const char *p, struct pin_dir *la
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 }
 
+/* A home-set or floor entry (missing_deep): kept from its writable tree's top, every
+ * name on the way walked at each call, so that no rename or link puts a directory in
+ * the place of one that existed at launch (another sandbox, whose pins are in its own
+ * mount namespace, can rename that one away). */
+static void deepen_or_die(struct broker_pin *pin, const char *p, const char *top, int rfd)
+{
+	size_t tl = strlen(top);
+	const char *below = p + tl + (strcmp(top, "/") != 0), *end = strchr(below, '/');
+	struct stat st;
+	int fd;
+
+	if (!end || (pin->dir && strcmp(pin->dir, top) == 0))
+		return; /* made right in the top: the plain pin is the whole way */
+	if ((size_t)(end - below) > NAME_MAX ||
+	    (fd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		linux_die(rfd, STEP, errno ? errno : EINVAL, "open %s to keep %s from being made",
+			  top, p);
+	if (fstat(fd, &st) < 0)
+		linux_die(rfd, STEP, errno, "stat %s", top);
+	close(fd);
+	free(pin->rest);
+	free(pin->dir);
+	memcpy(pin->name, below, (size_t)(end - below));
+	pin->name[end - below] = '\0';
+	pin->rest = strdup(end + 1);
+	pin->dir = strdup(top);
+	if (!pin->rest || !pin->dir)
+		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
+	pin->dev = st.st_dev;
+	pin->ino = st.st_ino;
+}
+
+static const char *deep_top(const struct linux_scan *s, const char *p)
+{
+	bool deep = false;
+
+	for (size_t i = 0; i < s->missing_deep.n && !deep; i++)
+		deep = strcmp(s->missing_deep.v[i], p) == 0;
+	for (size_t i = 0; deep && i < s->writable.n; i++)
+		if (linux_path_beneath(p, s->writable.v[i]) && strcmp(p, s->writable.v[i]))
+			return s->writable.v[i];
+	return NULL;
+}
+
 bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool guard_git,
 			      bool required, int rfd)
 {
@@ -257,10 +302,31 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 	if (!(b->pins = calloc(s->missing.n, sizeof(*b->pins))))
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 	struct pin_dir last = {.path = ""};
-	for (size_t i = 0; i < s->missing.n; i++)
-		pin_or_die(&b->pins[b->n_pins++], s->missing.v[i], &last, rfd);
+	for (size_t i = 0; i < s->missing.n; i++) {
+		const char *top = deep_top(s, s->missing.v[i]);
+		pin_or_die(&b->pins[b->n_pins], s->missing.v[i], &last, rfd);
+		if (top)
+			deepen_or_die(&b->pins[b->n_pins], s->missing.v[i], top, rfd);
+		b->n_pins++;
+	}
 	sizes_or_die(b, rfd);
 	return true;
+}
+
+/* Is name one of the pin's names on the way (case folded)? */
+static bool name_on_way(const struct broker_pin *pin, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strcasecmp(name, pin->name) == 0)
+		return true;
+	for (const char *r = pin->rest; *r; r += strspn(r, "/")) {
+		size_t k = strcspn(r, "/");
+		if (k == n && strncasecmp(r, name, n) == 0)
+			return true;
+		r += k;
+	}
+	return false;
 }
 
 /* A call of op making `name` in the directory st, on the way to a deep pin: walked from
@@ -274,10 +340,15 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 {
 	char comp[NAME_MAX + 1];
 	const char *next = pin->rest;
-	int top = open(pin->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), cur = top;
+	int top, cur;
 	bool refused = false;
 	struct stat ts;
 
+	/* Most calls make a name that is none on the way: told without a system call. */
+	if (!name_on_way(pin, name))
+		return false;
+	top = open(pin->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cur = top;
 	/* The directory is pinned (a mount point): another one there means the tree is
 	 * being rearranged; refuse the names on the way. */
 	if (top < 0 || fstat(top, &ts) < 0 || ts.st_dev != pin->dev || ts.st_ino != pin->ino) {

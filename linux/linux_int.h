@@ -105,6 +105,12 @@ struct linux_scan {
 	 * (the floor is no persistence guard: no read, no write, no replace). */
 	struct linux_paths floor_missing;
 	struct linux_paths floor_unmade; /* ... the entries to look at for it (scan.c) */
+	/* The entries of `missing` from home_missing and floor_missing: the broker keeps
+	 * each from its writable tree's top down (every name on the way, existing or not,
+	 * refused to a rename or link), not only from the nearest directory that exists:
+	 * another sandbox, started before that directory was made, can rename it away
+	 * (a pin holds in its own mount namespace only) and put another in its place. */
+	struct linux_paths missing_deep;
 	/* Files a hook manager's shim runs (policy/hookmgr.c) that are missing: added to
 	 * `missing` when inside a writable tree, so they cannot be created. */
 	struct linux_paths hook_missing;

@@ -563,6 +563,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->home_missing);
 	linux_paths_free(&s->floor_missing);
 	linux_paths_free(&s->floor_unmade);
+	linux_paths_free(&s->missing_deep);
 	linux_paths_free(&s->hook_missing);
 	s->git_global_read = false;
 	linux_paths_free(&s->dangling);

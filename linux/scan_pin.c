@@ -374,6 +374,15 @@ static void pin_nearest_dir(struct linux_scan *s, const char *missing)
 	}
 }
 
+/* Home-set and floor entries: missing, and kept from their tree's top (missing_deep). */
+static void add_deep(struct linux_scan *s, const struct linux_paths *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		linux_paths_add(&s->missing, from->v[i]);
+		linux_paths_add(&s->missing_deep, from->v[i]);
+	}
+}
+
 /* Guard targets that do not exist: at each writable tree's top and in each git
  * directory inside one (not beneath a mask: nothing can be created there). */
 static void find_missing(struct linux_scan *s)
@@ -388,6 +397,7 @@ static void find_missing(struct linux_scan *s)
 		git_names[i] = g[i].name;
 
 	linux_paths_free(&s->missing);
+	linux_paths_free(&s->missing_deep);
 	for (size_t i = 0; i < s->writable.n; i++)
 		if (!linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
 			add_missing(s, s->writable.v[i], names, n);
@@ -395,10 +405,8 @@ static void find_missing(struct linux_scan *s)
 		if (tree_of(s->gitdirs.v[i], &s->writable) &&
 		    !linux_paths_beneath_any(s->gitdirs.v[i], &s->masked))
 			add_missing(s, s->gitdirs.v[i], git_names, ng < 8 ? ng : 8);
-	for (size_t i = 0; i < s->home_missing.n; i++)
-		linux_paths_add(&s->missing, s->home_missing.v[i]);
-	for (size_t i = 0; i < s->floor_missing.n; i++)
-		linux_paths_add(&s->missing, s->floor_missing.v[i]);
+	add_deep(s, &s->home_missing);
+	add_deep(s, &s->floor_missing);
 	for (size_t i = 0; i < s->hook_missing.n; i++)
 		if (tree_of(s->hook_missing.v[i], &s->writable) &&
 		    !linux_paths_beneath_any(s->hook_missing.v[i], &s->masked)) {
@@ -519,8 +527,9 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 		find_missing(s);
 	} else { /* the floor's alone */
 		linux_paths_free(&s->missing);
-		for (size_t i = 0; i < s->floor_missing.n; i++)
-			linux_paths_add(&s->missing, s->floor_missing.v[i]);
+		linux_paths_free(&s->missing_deep);
+		add_deep(s, &s->floor_missing);
+		linux_paths_sort_unique(&s->missing);
 	}
 	for (size_t f = 0; f < sizeof(from) / sizeof(from[0]); f++)
 		for (size_t i = 0; i < from[f]->n; i++) {

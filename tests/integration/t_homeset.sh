@@ -187,6 +187,20 @@ expect "floor: files on the way made" made "$(tail -n1 <<<"$OUT")"
 made=$(cd "$H" && ls -d .config/gh/hosts.yml .docker/config.json 2>/dev/null | paste -sd' ')
 expect "floor: a file on the way swapped for a directory at the next launch: still not made" "" "$made"
 rm -rf "$H/.config/gh" "$H/.docker"
+# (third review) Two sessions: S started before ~/.config/gh existed, T after it. S moves
+# gh away (T's pin holds in T's mount namespace only) and fills another directory; T
+# renames that one into the name: refused, every name on the way is kept from the top.
+SS=hs$$s ST=hs$$t
+hs() { (cd "$H" && timeout -k 2 60 "$HALO" --session "$1" -- sh -c "$2" 2>&1 </dev/null); }
+hs "$SS" 'mkdir -p .config && mkdir .config/gh && echo made' >/dev/null
+hs "$ST" 'true' >/dev/null
+hs "$SS" 'mv .config/gh .config/ghx && mkdir .config/ghy && echo t > .config/ghy/hosts.yml' >/dev/null
+OUT=$(hs "$ST" 'mv .config/ghy .config/gh && echo moved')
+expect "floor, two sessions: a directory renamed into a name on the way is refused" "" \
+	"$(ls "$H/.config/gh/hosts.yml" 2>/dev/null)"
+expect_match "... the rename said so" "Permission denied" "$OUT"
+(cd "$H" && "$HALO" session stop "$SS" "$ST" >/dev/null 2>&1)
+rm -rf "$H/.config/gh" "$H/.config/ghx" "$H/.config/ghy"
 expect_match "hook: Write ~/.config/halo/policy.yaml is blocked (halo-run's own policy)" \
 	"keeps ~/.config/halo/policy.yaml read-only" "$(hook_ev "$H/.config/halo/policy.yaml")"
 finish
