@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "linux/broker_emul_int.h"
-#include "linux/scan_int.h"
 
 #define STEP "persistence guard"
 
@@ -266,7 +265,7 @@ static const char *deep_top(const struct linux_scan *s, const char *p)
 	for (size_t i = 0; i < s->missing_deep.n && !deep; i++)
 		deep = strcmp(s->missing_deep.v[i], p) == 0;
 	for (size_t i = 0; deep && i < s->writable.n; i++)
-		if (linux_path_beneath(p, s->writable.v[i]) && strcmp(p, s->writable.v[i]))
+		if (policy_path_beneath(p, s->writable.v[i]) && strcmp(p, s->writable.v[i]))
 			return s->writable.v[i];
 	return NULL;
 }
