@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "hook/hook_int.h"
@@ -58,29 +57,56 @@ static bool may_meet_plain(const char *s, const char *pg)
 	return false;
 }
 
-/* Could the search glob's component `sg` and the protected name pattern `pg` name the
- * same file? Tried both ways with both instantiations, each alternative of a brace
- * ({a,b}, as ripgrep's globs have them) on its own; a brace too deep or unclosed
- * counts as a match (the safe side). */
-static bool may_meet(const char *sg, const char *pg, unsigned depth)
+/* Each alternative of g's first brace ({a,b}, as ripgrep's globs have them), the rest
+ * of g around it, given to fn (with depth + 1): true when fn says so for one, or when
+ * the brace is too deep, unclosed or too long to expand (the safe side). */
+static bool any_alternative(const char *g, const char *open, unsigned depth,
+			    bool (*fn)(const char *alt, const char *arg, unsigned depth),
+			    const char *arg)
 {
-	const char *open = strchr(sg, '{'), *close;
-	char alt[512];
+	const char *close = strchr(open, '}');
+	char alt[1024];
 
-	if (!open) /* braces in the protected pattern: its alternatives, each against sg */
-		return strchr(pg, '{') && depth <= 4 ? may_meet(pg, sg, depth + 1)
-						     : may_meet_plain(sg, pg);
-	if (depth > 4 || !(close = strchr(open, '}')))
+	if (depth > 4 || !close)
 		return true;
 	for (const char *a = open + 1; a <= close;) {
 		size_t k = strcspn(a, ",}");
-		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - sg), sg, (int)k,
-				     a, close + 1) >= sizeof(alt) ||
-		    may_meet(alt, pg, depth + 1))
+		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - g), g, (int)k, a,
+				     close + 1) >= sizeof(alt) ||
+		    fn(alt, arg, depth + 1))
 			return true;
 		a += k + 1;
 	}
 	return false;
+}
+
+/* Could the search glob's component `sg` and the protected name pattern `pg` name the
+ * same file? Tried both ways with both instantiations, each alternative of a brace
+ * on its own (any_alternative). */
+static bool may_meet(const char *sg, const char *pg, unsigned depth)
+{
+	const char *open = strchr(sg, '{');
+
+	if (open)
+		return any_alternative(sg, open, depth, may_meet, pg);
+	/* braces in the protected pattern: its alternatives, each against sg */
+	return strchr(pg, '{') && depth <= 4 ? may_meet(pg, sg, depth + 1) : may_meet_plain(sg, pg);
+}
+
+/* hook_search_reads, at a brace depth. */
+static bool reads_at(const char *glob, const char *name, unsigned depth)
+{
+	const char *open = strchr(glob, '{');
+
+	if (!*glob || strchr(glob, '/'))
+		return true;
+	return open ? any_alternative(glob, open, depth, reads_at, name)
+		    : policy_glob_fnmatch(glob, name);
+}
+
+bool hook_search_reads(const char *glob, const char *name)
+{
+	return reads_at(glob, name, 0);
 }
 
 /* The protected name a search glob could reach from `folder`: each component of the
@@ -133,6 +159,11 @@ static bool vcs_name(const char *s, size_t n)
 		if (strlen(vcs[i]) == n && strncmp(s, vcs[i], n) == 0)
 			return true;
 	return false;
+}
+
+bool hook_search_skips_dir(const char *name)
+{
+	return vcs_name(name, strlen(name));
 }
 
 /* A protected path beneath the search folder that ripgrep walks into: no version

@@ -153,6 +153,12 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 /* A search tool (Grep, Glob) over `folder` (NULL: the cwd) with a file-name glob:
  * blocked when the glob could reach a protected name or a protected path beneath the
  * folder (the folder itself goes through hook_check_path). */
+/* What a content search's walk (find_protected) needs to know of ripgrep as Claude Code
+ * runs it: does the search by glob ("" none) read a file of this name (by name, at any
+ * depth; each alternative of a brace; a glob with '/' read as every file, the safe
+ * side), and is a directory of this name skipped (a version control one)? Pure. */
+bool hook_search_reads(const char *glob, const char *name);
+bool hook_search_skips_dir(const char *name);
 void hook_check_search(const struct hook_ctx *c, const char *tool, const char *folder,
 		       const char *glob, struct hook_verdict *v);
 /* A Codex apply_patch body: every file it adds, updates, deletes or moves to. */

@@ -239,10 +239,10 @@ static void deepen_or_die(struct broker_pin *pin, const char *p, const char *top
 
 	if (!end || (pin->dir && strcmp(pin->dir, top) == 0))
 		return; /* made right in the top: the plain pin is the whole way */
-	if ((size_t)(end - below) > NAME_MAX ||
-	    (fd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		linux_die(rfd, STEP, errno ? errno : EINVAL, "open %s to keep %s from being made",
-			  top, p);
+	if ((size_t)(end - below) > NAME_MAX)
+		linux_die(rfd, STEP, ENAMETOOLONG, "bad missing guard target %s", p);
+	if ((fd = open(top, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		linux_die(rfd, STEP, errno, "open %s to keep %s from being made", top, p);
 	if (fstat(fd, &st) < 0)
 		linux_die(rfd, STEP, errno, "stat %s", top);
 	close(fd);

@@ -422,7 +422,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 	linux_scan_say_link_masks(l, s);
 	if ((rc = check_masks(l, s, e)) < 0)
 		return rc;
-	linux_scan_protected_missing(l, s);
+	linux_scan_protected_missing(s);
 	if (l->policy->guard_persistence != 0) {
 		linux_scan_home_set(l, s);
 		linux_scan_git_global(s, l->pw_home);

@@ -108,12 +108,11 @@ static int one_entry(const char *rel, const char *why, void *arg)
  * file of its own that the user's next write to ~/.netrc fills in place, or a
  * ~/.kube/config whose exec plugin the host's kubectl runs. Kept from being made, as
  * the home set's missing entries are. */
-void linux_scan_protected_missing(const struct linux_launch *l, struct linux_scan *s)
+void linux_scan_protected_missing(struct linux_scan *s)
 {
 	const struct linux_paths *p = &s->floor_unmade; /* the candidates (scan.c) */
 	char real[PATH_MAX], tail[PATH_MAX];
 
-	(void)l;
 	linux_paths_free(&s->floor_missing);
 	for (size_t i = 0; s->writable.n > 0 && i < p->n; i++) {
 		tail[0] = '\0';

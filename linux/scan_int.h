@@ -303,7 +303,7 @@ void linux_scan_memo_free(struct linux_scan *s);
  * pinned), a symlink loop on the way refused like the guard's. */
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s);
 /* ... and the floor's and protectedPaths' missing entries into s->floor_missing. */
-void linux_scan_protected_missing(const struct linux_launch *l, struct linux_scan *s);
+void linux_scan_protected_missing(struct linux_scan *s);
 
 /* A guard target: its real path guarded, every symlink on the way recorded to be
  * pinned; a link that leads nowhere (or, with must_exist, any missing target: a path

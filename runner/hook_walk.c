@@ -19,16 +19,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "hook/hook.h"
 #include "runner/runner_int.h"
 
 #define WALK_MAX_ENTRIES 200000
 #define WALK_MAX_MS	 300
-
-static bool vcs_dir(const char *n)
-{
-	return !strcmp(n, ".git") || !strcmp(n, ".svn") || !strcmp(n, ".hg") ||
-	       !strcmp(n, ".bzr") || !strcmp(n, ".jj") || !strcmp(n, ".sl");
-}
 
 static long long now_ms(void)
 {
@@ -73,37 +68,6 @@ static int push(struct walk *w, const char *abs)
 	return 0;
 }
 
-/* Does a search by glob read a file of this name? Matched by name, as ripgrep matches a
- * glob without '/' at any depth, case folded, each alternative of a brace on its own; a
- * glob with '/', or a brace too deep or unclosed, is taken as reading it (the safe
- * side). */
-static bool read_by_at(const char *glob, const char *name, unsigned depth)
-{
-	const char *open = strchr(glob, '{'), *close;
-	char alt[1024];
-
-	if (!*glob || strchr(glob, '/'))
-		return true;
-	if (!open)
-		return policy_glob_fnmatch(glob, name);
-	if (depth > 4 || !(close = strchr(open, '}')))
-		return true;
-	for (const char *a = open + 1; a <= close;) {
-		size_t k = strcspn(a, ",}");
-		if ((size_t)snprintf(alt, sizeof(alt), "%.*s%.*s%s", (int)(open - glob), glob,
-				     (int)k, a, close + 1) >= sizeof(alt) ||
-		    read_by_at(alt, name, depth + 1))
-			return true;
-		a += k + 1;
-	}
-	return false;
-}
-
-static bool read_by(const char *glob, const char *name)
-{
-	return read_by_at(glob, name, 0);
-}
-
 /* One directory: 1 a protected name found (into out), 0 go on, -errno. */
 static int one_dir(struct walk *w, const char *dir, char *out, size_t n)
 {
@@ -123,11 +87,11 @@ static int one_dir(struct walk *w, const char *dir, char *out, size_t n)
 			bool dir_here = t == DT_DIR;
 			/* abs holds every directory on the way: a file inside .envs/ is
 			 * protected by that, whatever its own name. */
-			if (t != DT_LNK && !dir_here && read_by(w->glob, de->d_name) &&
+			if (t != DT_LNK && !dir_here && hook_search_reads(w->glob, de->d_name) &&
 			    policy_protected_glob_hit(w->p, abs)) {
 				snprintf(out, n, "%s", abs);
 				rc = 1;
-			} else if (dir_here && !vcs_dir(de->d_name)) {
+			} else if (dir_here && !hook_search_skips_dir(de->d_name)) {
 				rc = push(w, abs);
 			}
 		}
