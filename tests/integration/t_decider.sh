@@ -28,20 +28,22 @@ start_origin o1 echo 127.0.0.1
 O1=$(wait_port o1)
 
 dec() { # MODE [HALO OPTIONS] -- HOSTS...: run with the decider; OUT codes, ERR stderr
-	local mode=$1
+	# (DEC_TAG, when set, names the files of a run beside others: q$DEC_TAG.log,
+	# d$DEC_TAG.audit, derr$DEC_TAG.)
+	local mode=$1 t=${DEC_TAG:-}
 	shift
 	local -a opts=()
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	rm -f "$W/q.log"
+	rm -f "$W/q$t.log"
 	local s="" h
 	for h in "$@"; do s="$s curl -s -o /dev/null -w '%{http_code} ' --max-time 15 -x http://127.0.0.1:3128 http://$h:$O1/hello;"; done
 	T0=$(date +%s%N)
-	OUT=$(HR_ERR="$W/derr" hr dec.yaml d.audit --decider "python3 $W/decider.py $mode $W/q.log" "${opts[@]}" -- sh -c "$s")
+	OUT=$(HR_ERR="$W/derr$t" hr dec.yaml "d$t.audit" --decider "python3 $W/decider.py $mode $W/q$t.log" "${opts[@]}" -- sh -c "$s")
 	RC=$?
 	MS=$((($(date +%s%N) - T0) / 1000000))
 	OUT=$(trim "$OUT")
-	ERR=$(cat "$W/derr")
+	ERR=$(cat "$W/derr$t")
 }
 qlog() { # the questions' FIELD values, ';'-joined
 	python3 - "$W/q.log" "$@" <<'PY'
@@ -82,13 +84,32 @@ expect "default allow: the decider's deny refuses the unmatched host; the deny r
 expect "... audited" "decider;deniedDomains[0] denied.test" "$(aud d.audit rule)"
 
 # Hostile deciders: the default (deny) every time, one stderr line per kind of trouble.
+# Each of these runs waits out the 1 s timeout for both of its questions, one after the
+# other: the runs themselves share nothing (each its own decider, audit, question log
+# and stderr, DEC_TAG), so all but "exit" (timed below) run at once and are checked in
+# order after.
+hostile_start() { # MODE: its run, in the background; OUT in $W/hout.MODE
+	(
+		DEC_TAG=.$1
+		dec "$1" --decider-timeout 1s -- ask.test ask2.test
+		printf '%s' "$OUT" >"$W/hout.$1"
+	) &
+	hjob[$1]=$!
+}
 hostile() { # MODE WANT-STDERR NAME
-	dec "$1" --decider-timeout 1s -- ask.test ask2.test
+	if [ -n "${hjob[$1]:-}" ]; then
+		wait "${hjob[$1]}"
+		OUT=$(cat "$W/hout.$1" 2>/dev/null) ERR=$(cat "$W/derr.$1" 2>/dev/null)
+	else
+		DEC_TAG=.$1 dec "$1" --decider-timeout 1s -- ask.test ask2.test
+	fi
 	expect "$3: the default (deny) for both" "403 403" "$OUT"
 	expect_match "$3: said on stderr" "$2" "$ERR"
 	expect "$3: said once" 1 "$(grep -c "halo-run: $2" <<<"$ERR")"
-	expect_match "$3: audited as the default, with why" "default deny \(decider" "$(aud d.audit rule)"
+	expect_match "$3: audited as the default, with why" "default deny \(decider" "$(aud "d.$1.audit" rule)"
 }
+declare -A hjob=()
+for m in garbage huge wrongid hang dupkey; do hostile_start $m; done
 hostile garbage "decider sent a line that is not an answer: not JSON" "garbage answer"
 hostile huge "decider sent a line over 4096 bytes" "a 10000-byte line"
 hostile wrongid "decider answered an id with no question waiting" "wrong ids"
