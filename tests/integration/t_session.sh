@@ -604,10 +604,11 @@ LEFT=$(ls "$DIR" | grep -c "^$T\.")
 expect "a stopped session leaves no file behind" 0 "$LEFT"
 
 # ------------------------------------------------------------------ idle expiry
-printf '{"limits": {"sessionIdleSeconds": 2}}\n' >"$TMPDIR/idle.json"
+# (1 s, the least it takes: a call of 2 s still outlasts it twice over.)
+printf '{"limits": {"sessionIdleSeconds": 1}}\n' >"$TMPDIR/idle.json"
 I="${S}i"
 new_session "$I"
-call "$I" --policy "$TMPDIR/idle.json" -- sh -c 'sleep 3; echo busy'
+call "$I" --policy "$TMPDIR/idle.json" -- sh -c 'sleep 2; echo busy'
 expect "a call longer than the idle timeout is not cut" "0:busy" "$RC:$OUT"
 if wait_for 8 sh -c "! '$HALO' session list | grep -q '^  $I '"; then
 	ok "idle: the session ends by itself after sessionIdleSeconds"
