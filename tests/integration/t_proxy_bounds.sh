@@ -62,8 +62,10 @@ sink() {
 	SINK=$(wait_port sink)
 }
 
-# flood MODE: 100 connections written to for FLOOD_S seconds (hold: the origin writes,
-# the command never reads); the highest TCP memory seen meanwhile, over the level
+# flood MODE: 100 connections written to for FLOOD_S seconds at most (hold: the origin
+# writes, the command never reads); flood.py ends sooner once a second passes with no
+# byte moved, every buffer full: the peak is held by then, and a proxy that kept taking
+# bytes runs the whole FLOOD_S. The highest TCP memory seen meanwhile, over the level
 # before, in MiB (FLOOD_MIB), and the client's line.
 flood() {
 	local base max m out
