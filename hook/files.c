@@ -316,12 +316,23 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 	 * first), and as the kernel walks it as written (to one that does not, "link/.."
 	 * is the link target's parent). */
 	judge_form(c, &j, tool, path, abs, write);
+	bool resolved = false;
 	if (!hook_decided(&j) && c->resolve) {
 		if (c->resolve(raw, real, sizeof(real)) < 0)
 			hook_block(&j, HOOK_CANNOT, "%s %s: cannot resolve the path", tool, path);
-		else if (strcmp(real, abs) != 0)
+		else if ((resolved = true) && strcmp(real, abs) != 0)
 			judge_form(c, &j, tool, path, real, write);
 	}
+	/* What no name tells: the sandbox masks where a protected name's symlink leads
+	 * (an allowRead carve-out in a mask shows read-only). */
+	const char *target = resolved ? real : abs;
+	char mask[PATH_MAX_];
+	if (!hook_decided(&j) && c->masked && (write || !carved(c->policy, target)) &&
+	    c->masked(c->policy, target, mask, sizeof(mask)) == 1)
+		hook_block(&j, HOOK_BLOCK,
+			   "%s %s: the sandbox masks %s (a protected path, or what a protected "
+			   "name links to)",
+			   tool, path, mask);
 }
 
 /* The length of the white space (Rust's char::is_whitespace, what str::trim drops) at

@@ -112,6 +112,11 @@ struct hook_ctx {
 	 * NULL: not looked for (such a search is then blocked). */
 	int (*find_protected)(const struct halo_policy *p, const char *folder, const char *glob,
 			      char *out, size_t n);
+	/* Is abs (resolved) what the sandbox's launch from the workspace masks, or inside
+	 * it? Its scan knows what no name tells: the file a symlink with a protected name
+	 * leads to is masked by its own name too. 1 with the mask in out, 0 no, -errno not
+	 * known (the judgments by name stand). NULL: not asked. */
+	int (*masked)(const struct halo_policy *p, const char *abs, char *out, size_t n);
 	/* Protected paths that are symlinks (or pass through one), resolved: the sandbox
 	 * masks what they lead to, so that is protected by its own name too.
 	 * protected_real[i] is what policy->protected_abs entry protected_of[i] resolves

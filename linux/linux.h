@@ -76,6 +76,10 @@ struct linux_launch {
 	char **envp_direct; /* the same without them: used when the sandbox gets no proxy */
 	struct rlimits_set limits;
 	bool quiet;
+	/* Not 0: the walk stops past this many ms whatever failIfUnavailable says (a
+	 * truncated walk is then refused as that says). `halo-run hook`'s searches: a
+	 * harness that times its hook out runs the tool anyway. */
+	unsigned scan_budget_ms;
 	/* What the launch could not enforce (a degraded start, a missing cgroup), one line
 	 * each without the "halo-run: " prefix: the runner says them. May be NULL. */
 	struct plan_text *warnings;
@@ -146,6 +150,17 @@ int linux_scan_interrupted_by(void);
 int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
 			    struct halo_err *e);
 void linux_session_protected_free(char **v, size_t n);
+/* For `halo-run hook` (runner/hook_walk.c): what a launch from l would mask or show
+ * sanitized (the original a host reader gets), by the launch's own walk (the index
+ * keeps it cheap at any size): v, resolved paths; roots, the trees that walk covered
+ * (nothing is known beneath others). 0, -E2BIG when the walk stopped short, or -errno
+ * with e set; linux_masked_free either way. */
+struct linux_masked {
+	char **v, **roots;
+	size_t n, n_roots;
+};
+int linux_masked_list(const struct linux_launch *l, struct linux_masked *m, struct halo_err *e);
+void linux_masked_free(struct linux_masked *m);
 /* Is entry (one of those "DEV:ID:PATH") a unix socket that the session's own commands
  * bound, by the files bound in its namespace (netns_unix_files, read from
  * linux_sandbox_diag_fd), and the very file the entry names, on a file system whose

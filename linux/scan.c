@@ -285,12 +285,12 @@ size_t linux_scan_max_mounts = LINUX_SCAN_MAX_MOUNTS;
 static int64_t walk_deadline(const struct linux_launch *l)
 {
 	struct timespec now;
+	unsigned ms = l->scan_budget_ms ? l->scan_budget_ms : linux_scan_budget_ms;
 
-	if (l->policy->fail_if_unavailable != 0 || linux_scan_budget_ms == 0)
+	if ((l->policy->fail_if_unavailable != 0 && !l->scan_budget_ms) || ms == 0)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec +
-	       (int64_t)linux_scan_budget_ms * 1000000;
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + (int64_t)ms * 1000000;
 }
 
 /* Walk the workspace (globs always; guard when writable) and each writable root. */

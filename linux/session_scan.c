@@ -210,3 +210,68 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 		qsort(*out, *n, sizeof(char *), cmp);
 	return 0;
 }
+
+static int keep_path(char ***v, size_t *n, const char *path)
+{
+	char *d = strdup(path), **g;
+
+	if (!d || !(g = realloc(*v, (*n + 2) * sizeof(char *)))) {
+		free(d);
+		return -ENOMEM;
+	}
+	*v = g;
+	(*v)[(*n)++] = d;
+	(*v)[*n] = NULL;
+	return 0;
+}
+
+static int keep_all(char ***v, size_t *n, const struct linux_paths *from)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < from->n && rc == 0; i++)
+		rc = keep_path(v, n, from->v[i]);
+	return rc;
+}
+
+void linux_masked_free(struct linux_masked *m)
+{
+	linux_session_protected_free(m->v, m->n);
+	linux_session_protected_free(m->roots, m->n_roots);
+	memset(m, 0, sizeof(*m));
+}
+
+int linux_masked_list(const struct linux_launch *l, struct linux_masked *m, struct halo_err *e)
+{
+	struct linux_scan *s = calloc(1, sizeof(*s));
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (!s)
+		return -ENOMEM;
+	if ((rc = linux_scan_call(l, s, e)) < 0) {
+		free(s);
+		return rc;
+	}
+	/* A walk that stopped short (failIfUnavailable: false lets a launch go on)
+	 * cannot say what is not there. */
+	if (s->truncated)
+		rc = -E2BIG;
+	if (rc == 0)
+		rc = keep_path(&m->roots, &m->n_roots, l->workspace);
+	for (size_t i = 0; i < s->writable.n && rc == 0; i++)
+		if (!linux_paths_beneath_any(s->writable.v[i], &s->unwalked))
+			rc = keep_path(&m->roots, &m->n_roots, s->writable.v[i]);
+	if (rc == 0)
+		rc = keep_all(&m->v, &m->n, &s->masked);
+	if (rc == 0) /* the original a host reader gets is the unsanitized one */
+		rc = keep_all(&m->v, &m->n, &s->sanitized);
+	linux_scan_free(s);
+	free(s);
+	if (rc < 0) {
+		linux_masked_free(m);
+		if (rc == -ENOMEM)
+			halo_err_set(e, "out of memory");
+	}
+	return rc;
+}

@@ -188,6 +188,9 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,
 	    .find_protected = runner_hook_find_protected,
+#ifndef RUNNER_MACOS
+	    .masked = runner_hook_masked,
+#endif
 	};
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;
@@ -206,7 +209,13 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	}
 	if (c.cwd && (cwd_real = realpath(c.cwd, NULL)))
 		c.cwd_real = cwd_real;
+#ifndef RUNNER_MACOS
+	runner_hook_walk_launch(re.workspace, re.pw_home, re.env_home);
+#endif
 	hook_event_judge(&c, ev, &v);
+#ifndef RUNNER_MACOS
+	runner_hook_walk_launch(NULL, NULL, NULL);
+#endif
 	snprintf(found, found_n, "%s", re.discovered);
 	free_protected(&c);
 	free(cwd_real);

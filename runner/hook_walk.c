@@ -13,6 +13,7 @@
  * would let a search through (a review found eight such layouts). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,10 @@
 
 #define WALK_MAX_ENTRIES 200000
 #define WALK_MAX_MS	 300
+/* The launch's walk of a tree no launch has indexed yet: past this, the bounded walk
+ * decides (a harness that times its hook out runs the tool anyway). The next launch
+ * there indexes the whole tree, and later searches are quick. */
+#define SCAN_BUDGET_MS 5000
 
 static long long now_ms(void)
 {
@@ -47,6 +52,7 @@ static unsigned char type_of(const struct dirent *de, const char *abs)
 struct walk {
 	const struct halo_policy *p;
 	const char *glob; /* the search's file-name glob, "" for none */
+	bool any;	  /* inside what the sandbox masks: every file the search reads */
 	char **stack;
 	size_t depth, cap, seen;
 	long long until;
@@ -88,7 +94,7 @@ static int one_dir(struct walk *w, const char *dir, char *out, size_t n)
 			/* abs holds every directory on the way: a file inside .envs/ is
 			 * protected by that, whatever its own name. */
 			if (t != DT_LNK && !dir_here && hook_search_reads(w->glob, de->d_name) &&
-			    policy_protected_glob_hit(w->p, abs)) {
+			    (w->any || policy_protected_glob_hit(w->p, abs))) {
 				snprintf(out, n, "%s", abs);
 				rc = 1;
 			} else if (dir_here && !hook_search_skips_dir(de->d_name)) {
@@ -101,10 +107,11 @@ static int one_dir(struct walk *w, const char *dir, char *out, size_t n)
 	return rc;
 }
 
-int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
-			       char *out, size_t n)
+static int walk_from(const struct halo_policy *p, const char *folder, const char *glob, bool any,
+		     char *out, size_t n)
 {
-	struct walk w = {.p = p, .glob = glob ? glob : "", .until = now_ms() + WALK_MAX_MS};
+	struct walk w = {
+	    .p = p, .glob = glob ? glob : "", .any = any, .until = now_ms() + WALK_MAX_MS};
 	int rc;
 
 	rc = push(&w, folder);
@@ -117,4 +124,135 @@ int runner_hook_find_protected(const struct halo_policy *p, const char *folder, 
 		free(w.stack[--w.depth]);
 	free(w.stack);
 	return rc;
+}
+
+#ifndef RUNNER_MACOS
+/* Where the hook's launch would start (hook_cmd.c sets it around one judgment), and
+ * what that launch masks, asked once (rc: 1 not yet asked, 0 known, -errno). */
+static struct {
+	const char *workspace, *pw_home, *env_home;
+	struct linux_masked m;
+	int rc;
+} from = {.rc = 1};
+
+void runner_hook_walk_launch(const char *workspace, const char *pw_home, const char *env_home)
+{
+	linux_masked_free(&from.m);
+	from.workspace = workspace;
+	from.pw_home = pw_home;
+	from.env_home = env_home;
+	from.rc = 1;
+}
+
+/* What a launch from the hook's workspace masks, or NULL when that is not known (no
+ * workspace, a walk that stopped short). */
+static const struct linux_masked *masked_list(const struct halo_policy *p)
+{
+	struct halo_err e = {{0}};
+
+	if (from.rc == 1 && from.workspace && from.pw_home) {
+		struct linux_launch l = {
+		    .policy = p,
+		    .workspace = from.workspace,
+		    .pw_home = from.pw_home,
+		    .env_home = from.env_home,
+		    .caller_path = getenv("PATH"),
+		    .caller_xdg_config = getenv("XDG_CONFIG_HOME"),
+		    .caller_xdg_data = getenv("XDG_DATA_HOME"),
+		    .quiet = true,
+		    .scan_budget_ms = SCAN_BUDGET_MS,
+		};
+		from.rc = linux_masked_list(&l, &from.m, &e);
+	}
+	return from.rc == 0 ? &from.m : NULL;
+}
+
+static bool in_walked_tree(const struct linux_masked *m, const char *abs)
+{
+	for (size_t i = 0; i < m->n_roots; i++)
+		if (policy_path_beneath(abs, m->roots[i]))
+			return true;
+	return false;
+}
+
+int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, size_t n)
+{
+	const struct linux_masked *m = masked_list(p);
+
+	if (!m)
+		return -ENOENT;
+	for (size_t i = 0; i < m->n; i++)
+		if (policy_path_beneath(abs, m->v[i])) {
+			snprintf(out, n, "%s", m->v[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/* Would the search read m (a path the sandbox masks, beneath folder) or a file in it?
+ * ripgrep does not enter version control directories nor follow symbolic links. 1
+ * found (into out), 0 not, -errno. */
+static int reads_masked(const struct halo_policy *p, const char *folder, const char *glob,
+			const char *m, char *out, size_t n)
+{
+	size_t f = strlen(folder);
+	struct stat st;
+
+	if (lstat(m, &st) < 0 || S_ISLNK(st.st_mode))
+		return 0;
+	for (const char *c = m + f; *c == '/';) { /* each name below the folder */
+		const char *end = strchr(c + 1, '/');
+		char name[NAME_MAX + 1];
+		size_t len = end ? (size_t)(end - c - 1) : strlen(c + 1);
+		if (len > NAME_MAX)
+			return 0;
+		memcpy(name, c + 1, len);
+		name[len] = 0;
+		if ((end || S_ISDIR(st.st_mode)) && hook_search_skips_dir(name))
+			return 0;
+		if (!end)
+			break;
+		c = end;
+	}
+	if (S_ISDIR(st.st_mode))
+		return walk_from(p, m, glob, true, out, n);
+	if (!S_ISREG(st.st_mode) || !hook_search_reads(glob, strrchr(m, '/') + 1))
+		return 0;
+	snprintf(out, n, "%s", m);
+	return 1;
+}
+
+/* In a tree the launch walks: what it masks beneath folder (or folder itself in a
+ * mask), the index keeping that cheap whatever the tree's size. -ENOENT: not known. */
+static int from_scan(const struct halo_policy *p, const char *folder, const char *glob, char *out,
+		     size_t n)
+{
+	const struct linux_masked *m = masked_list(p);
+	int rc = 0;
+
+	if (!m || !in_walked_tree(m, folder))
+		return -ENOENT;
+	for (size_t i = 0; rc == 0 && i < m->n; i++)
+		if (policy_path_beneath(folder, m->v[i])) { /* the folder is in it */
+			snprintf(out, n, "%s", m->v[i]);
+			rc = 1;
+		} else if (policy_path_beneath(m->v[i], folder)) {
+			rc = reads_masked(p, folder, glob, m->v[i], out, n);
+		}
+	return rc;
+}
+#endif
+
+int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
+			       char *out, size_t n)
+{
+#ifndef RUNNER_MACOS
+	/* In a tree the launch walks, what it masks: no bound on the tree's size. */
+	int rc = from_scan(p, folder, glob ? glob : "", out, n);
+
+	if (rc >= 0)
+		return rc;
+#endif
+	/* Elsewhere (or that walk could not tell): a bounded walk of its own. */
+	return walk_from(p, folder, glob, false, out, n);
 }

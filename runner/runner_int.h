@@ -67,6 +67,14 @@ int runner_hook_resolve(const char *abs, char *out, size_t n);
 /* hook_walk.c: a content search's bounded walk (hook.h, find_protected). */
 int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
 			       char *out, size_t n);
+#ifndef RUNNER_MACOS
+/* Where the hook's launch would start (its workspace, resolved, and homes): within the
+ * trees that launch walks, find_protected asks its scan, not a bounded walk. NULL
+ * workspace: none. The strings stay the caller's until the next call. */
+void runner_hook_walk_launch(const char *workspace, const char *pw_home, const char *env_home);
+/* hook.h's masked: what that launch masks (its scan, asked once per judgment). */
+int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, size_t n);
+#endif
 
 /* halo-sh (shell.c): is argv[0] halo-sh? Then runner_shell_main runs /bin/sh with the
  * same arguments under the discovered policy. */

@@ -137,6 +137,34 @@ expect "Grep *.local where src/.env.local is: blocked" 2 "$(grep_ev "$ws" '*.loc
 expect "Grep .django where .envs/.production/.django is: blocked" 2 "$(grep_ev "$ws" .django)"
 expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$ws" '*.c')"
 rm -rf "$ws/src/.env.local" "$ws/.envs"
+# In a tree the launch walks, the hook asks the launch's own scan what it masks
+# (runner/hook_walk.c): a protected name that is a symlink masks where it leads, so
+# that file is refused by its own name too. The old hook judged names only: it let
+# Grep *.txt and Read read data/real.txt, which the sandbox masks.
+mkdir -p "$ws/data" && echo k >"$ws/data/real.txt" && ln -s data/real.txt "$ws/.env.linked"
+expect "Grep *.txt where .env.linked leads to data/real.txt: blocked" 2 "$(grep_ev "$ws" '*.txt')"
+expect "Grep *.txt in data/ itself: blocked" 2 "$(grep_ev "$ws/data" '*.txt')"
+expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$ws" '*.c')"
+hook "Read the file a protected name links to" 2 Read "{\"file_path\":\"data/real.txt\"}"
+hook "Edit it" 2 Edit "{\"file_path\":\"$ws/data/real.txt\",\"old_string\":\"k\",\"new_string\":\"j\"}"
+hook "Read a file beside it (control)" 0 Read "{\"file_path\":\"$ws/src/main.c\"}"
+out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- cat data/real.txt 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q 'Permission denied' <<<"$out"; then
+	skip "sandbox masks data/real.txt" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "the sandbox masks it too (what the hook follows)" "" "$(grep -x k <<<"$out")"
+fi
+rm -rf "$ws/data" "$ws/.env.linked"
+# ... and an allowRead carve-out in a mask stays readable (the sandbox shows it).
+echo '[default]' >"$HOME/.aws/config" && echo k >"$HOME/.aws/credentials"
+printf 'sandbox:\n  mode: workspace-write\n  allowRead: [~/.aws/config]\n' >"$TMPDIR/carve.yaml"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Read","tool_input":{"file_path":sys.argv[2]}}))' "$ws" "$HOME/.aws/config")
+printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/carve.yaml" >/dev/null 2>&1
+expect "Read an allowRead carve-out inside a masked ~/.aws: allowed" 0 "$?"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Read","tool_input":{"file_path":sys.argv[2]}}))' "$ws" "$HOME/.aws/credentials")
+printf '%s' "$ev" | "$HALO" hook --policy "$TMPDIR/carve.yaml" >/dev/null 2>&1
+expect "Read ~/.aws/credentials beside it: blocked" 2 "$?"
+rm -f "$HOME/.aws/config" "$HOME/.aws/credentials" "$TMPDIR/carve.yaml"
 # (third review) What a .gitignore ignores is walked all the same: ripgrep's rules
 # (.ignore, nested files, a glob that overrides them) decide what it reads, not ours.
 gi=$(mktemp -d "$base/gi.XXXXXX")
