@@ -161,9 +161,13 @@ static void report_status_and_exit(struct launch_fds *f, int wstatus, const stru
 }
 
 /* Reap every child; forward signals to the command; exit when the command does (its
- * threads, the broker's, end with it). */
+ * threads, the broker's, end with it). A session's spawner (spawner: cmd is it) shares
+ * its uid and Landlock domain with every call, so a call can stop it (kill -STOP 2):
+ * the --timeout kills and the calls' ends it carries would wait for ever, and with
+ * them the session's idle end. A stopped spawner ends the session (its death ends
+ * init, and the pid namespace with every call). */
 static void __attribute__((noreturn))
-init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
+init_loop(pid_t cmd, bool spawner, int sfd, struct launch_fds *f, struct linux_broker *b)
 {
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -183,7 +187,12 @@ init_loop(pid_t cmd, int sfd, struct launch_fds *f, struct linux_broker *b)
 				kill(cmd, (int)si.ssi_signo);
 			continue;
 		}
-		while ((p = waitpid(-1, &ws, WNOHANG)) > 0) {
+		while ((p = waitpid(-1, &ws, WNOHANG | (spawner ? WUNTRACED : 0))) > 0) {
+			if (WIFSTOPPED(ws)) { /* only asked for with a spawner */
+				if (p == cmd)
+					kill(cmd, SIGKILL);
+				continue;
+			}
 			if (p == cmd)
 				report_status_and_exit(f, ws, b);
 			linux_broker_reaped(p);
@@ -288,7 +297,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	else if (broker_sock >= 0)
 		broker_answer_alone(&broker);
 	close(rfd);
-	init_loop(cmd, sfd, f, &broker);
+	init_loop(cmd, l->session, sfd, f, &broker);
 }
 
 static void report_exec_failure(int rfd, int err, const char *cmd) __attribute__((noreturn));

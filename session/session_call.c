@@ -318,7 +318,9 @@ static int hello_answer(struct session_conn *c, const struct runner_session_id *
 		return -1;
 	}
 	rc = m.verb == SESSION_OK ? 0 : -1;
-	if (m.verb == SESSION_REFUSED)
+	if (m.verb == SESSION_REFUSED && strstr(m.why, SESSION_ENDS_WORDS))
+		fprintf(stderr, "halo-run: session %s: refused: %s\n", id->name, m.why);
+	else if (m.verb == SESSION_REFUSED)
 		fprintf(stderr,
 			"halo-run: session %s: refused: %s; stop it (halo-run session stop %s) "
 			"or use another name\n",

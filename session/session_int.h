@@ -3,6 +3,10 @@
 #ifndef HALO_RUNNER_SESSION_INT_H
 #define HALO_RUNNER_SESSION_INT_H
 
+/* The words a supervisor's refusal holds when it ends the session with it (a protected
+ * file appeared: sup_calls.c); the call then says no "stop it". */
+#define SESSION_ENDS_WORDS "so the session ends"
+
 #include <stdint.h>
 
 #include "linux/session_proto.h"

@@ -91,14 +91,17 @@ static void on_chan(void *arg, int fd, unsigned events)
 	}
 }
 
-/* A line that would block is dropped, never waited for: the call's stderr is the
- * command's too (its flags are not ours to change), and a pipe with room for
- * PIPE_BUF takes a line of the proxy's whole. */
+/* A line that would block is dropped, never waited for: a call's descriptor does not
+ * block (sup_calls.c err_writer: a socket is sent to without waiting, anything else
+ * was opened O_NONBLOCK), and a pipe with room for PIPE_BUF takes a line of the
+ * proxy's whole. */
 static void to_stderr(int fd, const char *p, size_t n)
 {
 	struct pollfd pf = {fd, POLLOUT, 0};
 
-	if (n <= PIPE_BUF && poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT)) {
+	if (n > PIPE_BUF || send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno != ENOTSOCK)
+		return;
+	if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT)) {
 		ssize_t w = write(fd, p, n);
 		(void)w;
 	}

@@ -32,6 +32,25 @@ void sup_ready_say(struct sup *s, char kind, const char *text)
 	}
 }
 
+/* Where the proxy's lines for this call go: the call's stderr, which its command holds
+ * too. A file never blocks; a terminal or a pipe gets an open of its own that does
+ * not block (O_NONBLOCK on a copy of the command's descriptor would change its flags
+ * too, and a blocking write waits for ever on a terminal whose output the command
+ * stopped, tcflow TCOOFF: the whole supervisor with it); a socket is sent to with
+ * MSG_DONTWAIT (session_sup.c). -1: none (the lines are dropped). */
+static int err_writer(int fd)
+{
+	char self[64];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode))
+		return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	return open(self, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
 void sup_client_drop(struct sup *s, struct client *c)
 {
 	if (c->io.fd >= 0)
@@ -138,13 +157,26 @@ static bool own_socket(struct sup *s, struct sock_check *k, const char *entry)
 	return true;
 }
 
+/* The path of a protected entry ("DEV:ID:PATH", prot_ok's form). */
+static const char *prot_path(const char *entry)
+{
+	return strchr(strchr(entry, ':') + 1, ':') + 1;
+}
+
 /* A protected file the session's mounts do not hold (new, or replaced: another
- * inode): the refusal names it and how many there are. */
+ * inode): the refusal names it and how many there are. One that is there and is no
+ * socket ends the session too: the mask a replaced file had is gone (the kernel drops
+ * a mount whose file is unlinked) and a new one never had one, so a process an
+ * earlier call left running reads it now (a dev server reloading .env after an
+ * editor's save); the refusal alone left that open until the idle end. A socket only
+ * refuses (a dead one a session's server left is the usual one; remove it and the
+ * calls go on). */
 static void protected_changes(struct sup *s, const struct session_msg *m, char *why, size_t n)
 {
 	struct sock_check k = {{NULL, 0}, false};
 	const char *first = NULL;
 	size_t count = 0, fresh = 0;
+	bool ends = false;
 	struct stat st;
 
 	for (size_t i = 0; i < m->n_prot; i++)
@@ -155,20 +187,29 @@ static void protected_changes(struct sup *s, const struct session_msg *m, char *
 		if (!held(s->id, m->prot[i]) && !own_socket(s, &k, m->prot[i])) {
 			count++;
 			first = first ? first : m->prot[i];
+			if (lstat(prot_path(m->prot[i]), &st) == 0 && !S_ISSOCK(st.st_mode))
+				ends = true;
 		}
 	netns_unix_files_free(&k.bound);
 	if (!count)
 		return;
-	first = strchr(strchr(first, ':') + 1, ':') + 1; /* the path (prot_ok's form) */
+	first = prot_path(first);
 	bool sock = lstat(first, &st) == 0 && S_ISSOCK(st.st_mode);
 	snprintf(why, n,
 		 "%zu protected file%s appeared or %s replaced since the session started "
-		 "(first: %.2000s%s); a fresh launch masks %s, this session's mounts do not",
+		 "(first: %.2000s%s); a fresh launch masks %s, this session's mounts do not%s",
 		 count, count == 1 ? "" : "s", count == 1 ? "was" : "were", first,
 		 sock ? ", a unix socket not bound inside this session: a host service's, or "
 			"left by a command that ended (remove it then)"
 		      : "",
-		 count == 1 ? "it" : "them");
+		 count == 1 ? "it" : "them",
+		 ends ? ", " SESSION_ENDS_WORDS " (what its commands left running could read "
+			"it): start it again"
+		      : "");
+	if (ends) {
+		s->why_end = s->why_end ? s->why_end : "a protected file appeared or was replaced";
+		s->stop = true;
+	}
 }
 
 /* Hello: the same sandbox or a refusal that names what differs. */
@@ -242,7 +283,7 @@ static int run(struct sup *s, struct client *c, const struct session_msg *m)
 	}
 	if (rc == 0) {
 		c->state = C_RUNNING;
-		c->err_fd = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
+		c->err_fd = err_writer(fds[2]);
 		s->running++;
 		c->ev = (struct runner_session_call){c->id, proxy_now_ms(), m->wall, false};
 		runner_session_ev_start(&s->ev, s->l, &c->ev, m->arg);

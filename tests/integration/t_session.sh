@@ -220,15 +220,34 @@ else
 fi
 # Protected files that appear on the host after the session started, or replace a
 # masked one (the kernel drops a mount whose file is unlinked): a fresh launch masks
-# them; the session refuses the call rather than run without the mask.
+# them; the session refuses the call rather than run without the mask, and ends: what
+# an earlier call left running would read them otherwise (review: a background loop
+# read a .env replaced on the host for as long as the session lived).
+call "$L" --policy "$P" -- sh -c "setsid sleep 299.$$ </dev/null >/dev/null 2>&1 & echo started"
+bg_sleep_alive() { ps -eo args | grep -qx "sleep 299.$$"; }
+expect "a call leaves a process running in the session" "0:started:yes" "$RC:$OUT:$(wait_for 3 bg_sleep_alive && echo yes)"
 printf 'LATESECRET\n' >"$CALLDIR/.env.late"
 call "$L" --policy "$P" -- cat .env.late
 expect "a protected file written after the start: refused 125" 125 "$RC"
 expect_match "a protected file written after the start: named" "protected file appeared.*\.env\.late" "$ERR"
+expect_match "... and the session ends, said" "so the session ends" "$ERR"
 if grep -q LATESECRET <<<"$OUT"; then fail "a protected file written after the start: unread" "read"; else ok "a protected file written after the start: unread"; fi
+session_gone() { ! "$HALO" session list 2>/dev/null | grep -q "^  $1 "; }
+wait_for 5 session_gone "$L"
+expect "the session ended (nothing its calls left running goes on)" "gone:gone" \
+	"$(session_gone "$L" && echo gone):$(wait_for 5 eval '! bg_sleep_alive' && echo gone)"
 rm -f "$CALLDIR/.env.late"
 call "$L" --policy "$P" -- true
-expect "the file gone again: the session takes calls" 0 "$RC"
+expect "the file gone again: a call starts the session afresh" 0 "$RC"
+# (review) A call that stops the session's spawner (its parent, same uid) would hold
+# every --timeout kill and call end the spawner carries, and the idle end with them:
+# init ends the session instead, and the command with it.
+K="${S}k"
+new_session "$K"
+call "$K" -- true
+BOUND=20 call "$K" -- sh -c 'kill -STOP $PPID; sleep 8; echo survived'
+expect "a call that stops the spawner: ended, not run on" "137:" "$RC:$OUT"
+expect "... and the session with it" gone "$(wait_for 5 session_gone "$K" && echo gone)"
 rm -f "$CALLDIR/.env.local"
 printf 'SESSIONSECRET2\n' >"$CALLDIR/.env.local"
 call "$L" --policy "$P" -- cat .env.local
@@ -459,6 +478,44 @@ else
 fi
 "$HALO" session stop "$Y" >/dev/null
 if wait_for 5 gone "halo-sess-mark-$$-bg"; then ok "stop ends it"; else fail "stop ends it" "still running"; fi
+
+# (review) The proxy's refusals go to each running call's stderr. A command that stops
+# its terminal's output (tcflow TCOOFF) and then makes a refused request held the
+# supervisor in a blocking write for as long as the output stayed stopped: no call,
+# no `session list`, no `session stop`. Its lines to a call never block now.
+Z="${S}z"
+new_session "$Z"
+call "$Z" -- true
+OUT=$(timeout 60 python3 - "$HALO" "$Z" "$TMPDIR/tcooff.done" "denied-$$.invalid" <<'PY' 2>&1
+import os, subprocess, sys, time
+sys.path.insert(0, os.environ["IT"])
+from ptylib import Pty
+halo, name, done, host = sys.argv[1:5]
+p = Pty([halo, "--session", name, "--", "python3", "-c", f"""
+import socket, termios, time
+termios.tcflow(2, termios.TCOOFF)
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT {host}:443 HTTP/1.1\\r\\nHost: {host}:443\\r\\n\\r\\n")
+s.recv(100)
+open("{done}", "w").close()
+time.sleep(4)
+termios.tcflow(2, termios.TCOON)
+"""])
+for _ in range(200):
+    if os.path.exists(done): break
+    time.sleep(0.05)
+time.sleep(0.5)  # the refusal's line reaches the supervisor, which writes it
+try:
+    r = subprocess.run([halo, "session", "list"], capture_output=True, timeout=2.5, text=True)
+    print("list", "answered" if f"{name}  running" in r.stdout else r.stdout + r.stderr)
+except subprocess.TimeoutExpired:
+    print("list hung")
+p.status(20)
+PY
+)
+expect_match "a call that stopped its terminal's output: the supervisor still answers" "^list answered$" "$OUT"
+"$HALO" session stop "$Z" >/dev/null 2>&1
+rm -f "$TMPDIR/tcooff.done"
 
 # ------------------------------------------------------------------ never the caller's terminal
 # A session outlives its calls: a background process handed the caller's terminal
