@@ -293,7 +293,7 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,
 		     struct hook_verdict *v)
 {
-	struct hook_judge j = {c, v, 0};
+	struct hook_judge j = {c, v, 0, false};
 	char abs[PATH_MAX_], real[PATH_MAX_], raw[PATH_MAX_ * 2 + 2];
 
 	start(v);
@@ -469,7 +469,7 @@ void hook_check_shell_patch(const struct hook_ctx *c, const char *tool, const ch
 void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 		    struct hook_verdict *v)
 {
-	struct hook_judge j = {c, v, 0};
+	struct hook_judge j = {c, v, 0, true};
 
 	start(v);
 	hook_target_text(&j, tool, url);
@@ -478,7 +478,7 @@ void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const char *text,
 			    struct hook_verdict *v)
 {
-	struct hook_judge j = {c, v, 0};
+	struct hook_judge j = {c, v, 0, true};
 
 	start(v);
 	for (const char *p = text; *p && !hook_decided(&j); p++) {

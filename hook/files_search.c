@@ -203,7 +203,7 @@ static const char *walked_into(const struct hook_ctx *c, const char *folder)
 static bool check_piece(const struct hook_ctx *c, const char *tool, const char *folder,
 			const char *glob, bool contents, struct hook_verdict *v)
 {
-	struct hook_judge j = {c, v, 0};
+	struct hook_judge j = {c, v, 0, false};
 	char abs[PATH_MAX_], sub[PATH_MAX_ * 2], real[PATH_MAX_], abs_raw[PATH_MAX_ * 2];
 	const char *rest = glob, *why;
 

@@ -62,6 +62,9 @@ struct hook_judge {
 	const struct hook_ctx *c;
 	struct hook_verdict *v;
 	unsigned depth;
+	/* The target is reached by the harness's own tool (a fetch), on the host: its
+	 * loopback is the host's, not a sandbox's own. */
+	bool host_side;
 };
 
 /* Set a block (the first reason wins; later ones are dropped). Returns true when the

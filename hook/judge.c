@@ -41,6 +41,18 @@ static bool is_loopback(const struct policy_host *h)
 	       POLICY_ADDR_LOOPBACK;
 }
 
+/* For a tool on the host (a fetch): an address the proxy would refuse after
+ * resolution, or a name whose addresses are fixed and refused (localhost and the
+ * names under it, the cloud metadata names). Its loopback is the host's own. */
+static bool host_address_refused(const struct halo_policy *p, const struct policy_host *h,
+				 enum policy_addr_class *cls)
+{
+	if (h->kind == POLICY_HOST_NAME)
+		return policy_entry_address_refused(p, h->text, cls);
+	return !policy_addr_permitted(p, h->kind == POLICY_HOST_IPV4 ? AF_INET : AF_INET6, h->addr,
+				      cls);
+}
+
 void hook_target_text(struct hook_judge *j, const char *what, const char *text)
 {
 	const struct halo_policy *p = j->c->policy;
@@ -62,7 +74,18 @@ void hook_target_text(struct hook_judge *j, const char *what, const char *text)
 			   what, text, why);
 		return;
 	}
-	if (is_loopback(&h) || policy_host_port_index(p, &h, port) >= 0)
+	if (policy_host_port_index(p, &h, port) >= 0)
+		return;
+	enum policy_addr_class cls = POLICY_ADDR_PUBLIC;
+	if (j->host_side && host_address_refused(p, &h, &cls)) {
+		hook_block(j, HOOK_BLOCK,
+			   "%s -> %s: a %s address, which the proxy refuses (this tool runs on the "
+			   "host, outside the sandbox; egress.hostPorts or allowPrivate would let "
+			   "it)",
+			   what, h.text, policy_addr_class_name(cls));
+		return;
+	}
+	if (!j->host_side && is_loopback(&h))
 		return;
 	/* With the port when the text names one (host:port entries apply then); without,
 	 * only the portless entries, as `halo-run check HOST` does. */
@@ -560,7 +583,7 @@ static void judge_script(struct hook_judge *j, const struct hook_script *s)
 void hook_check_command(const struct hook_ctx *c, const char *cmd, size_t len,
 			struct hook_verdict *v)
 {
-	struct hook_judge j = {c, v, 0};
+	struct hook_judge j = {c, v, 0, false};
 	struct aliases *al = calloc(1, sizeof(*al));
 	struct hook_script s;
 	int rc;

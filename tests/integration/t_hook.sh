@@ -62,6 +62,17 @@ bash_ev "echo 'unterminated" | hook "Bash unreadable command" 2 'cannot judge.*u
 ev WebFetch '{"url":"https://docs.github.com/en/rest","prompt":"x"}' | hook "WebFetch allowed" 0 ""
 ev WebFetch '{"url":"https://pastebin.com/raw/1","prompt":"x"}' | hook "WebFetch denied" 2 \
 	'WebFetch -> pastebin.com: deniedDomains'
+# (review) A fetch tool runs in the harness, on the host: its loopback is the host's
+# (a Docker API, an admin UI), not a sandbox's own, and the proxy refuses it and other
+# private addresses after resolution. The old hook let these by as "own loopback".
+ev WebFetch '{"url":"http://127.0.0.1:2375/containers/json","prompt":"x"}' |
+	hook "WebFetch to the host's loopback" 2 'WebFetch -> 127.0.0.1: a loopback address'
+ev WebFetch '{"url":"http://[::ffff:7f00:1]/","prompt":"x"}' | hook "WebFetch to a mapped loopback" 2 \
+	'a loopback address'
+ev WebFetch '{"url":"http://foo.localhost:8500/v1/kv/","prompt":"x"}' |
+	hook "WebFetch to a name under localhost" 2 'foo.localhost: a loopback address'
+ev WebFetch '{"url":"http://169.254.169.254/latest/meta-data/","prompt":"x"}' |
+	hook "WebFetch to the metadata address" 2 'a metadata address'
 
 ev Read "{\"file_path\":\"$ws/src/main.c\"}" | hook "Read in the workspace" 0 ""
 ev Read "{\"file_path\":\"$HOME/.ssh/id_rsa\"}" | hook "Read ~/.ssh" 2 'protected path'
