@@ -42,6 +42,8 @@ V=$TMPDIR/vw
 mkdir -p "$V/sub" "$V/hid" "$TMPDIR/vsecret" "$TMPDIR/vempty"
 echo secret >"$TMPDIR/vsecret/.env"
 echo hidden >"$V/hid/.env"
+X=$TMPDIR/wx # "a watcher's index cleared under it"
+mkdir -p "$X"/d{1..200}
 # A large workspace: 250,000 entries (hard links: quick to make, no disk blocks), once
 # more than the refusal bound; made in the background while the sections before its
 # own run (they mostly wait on launches). None when /var/tmp is short of space.
@@ -360,7 +362,8 @@ expect "after the churn: the next launch is complete" "0 " "$RC $OUT"
 
 # ------------------------------------------------------------------ halo-run index
 run_in 'true'
-sleep 0.5 # the watcher of this tree binds its socket
+# the watcher of this tree binds its socket
+for i in $(seq 1 30); do [ -n "$(watcher_pid)" ] && ls "$IDX_DIR"/*.sock >/dev/null 2>&1 && break; sleep 0.1; done
 OUT=$("$HALO" index 2>&1)
 expect_match "index list: names the place" "^index: $IDX_DIR" "$OUT"
 expect_match "index list: this workspace, its directories, its watcher answering" \
@@ -512,7 +515,7 @@ expect "a tree of 300 directories over a cap of 100: no watcher (forced)" "" "$(
 LIST=$(HALO_RUN_INDEX_WATCH_MAX=100 "$HALO" index 2>&1)
 expect_match "index: the wide tree has no watcher, and why" 	"^  $WIDE  30[0-9] directories, .*no watcher \(more directories than a watcher takes, 100" "$LIST"
 "$HALO" index stop >/dev/null 2>&1 # the cap below is the user's: no other watcher counts
-sleep 0.6
+for i in $(seq 1 30); do [ -z "$(watcher_pid)" ] && break; sleep 0.1; done
 (cd "$WIDE" && HALO_RUN_INDEX_WATCH_MAX=1000 timeout 30 "$HALO" -- true 2>/dev/null </dev/null)
 for i in $(seq 1 30); do [ -n "$(watcher_of_tree "$WIDE")" ] && break; sleep 0.1; done
 expect "... under a cap of 1000: a watcher" yes "$([ -n "$(watcher_of_tree "$WIDE")" ] && echo yes || echo no)"
@@ -631,8 +634,7 @@ fi
 # the rest of the buffer, read after the failed reload, once wrote through the freed
 # state (SIGSEGV, the socket and lock left behind). The watcher is held with SIGSTOP
 # for that order, and run here as a child to see how it ends.
-X=$TMPDIR/wx
-for i in $(seq 1 200); do mkdir -p "$X/d$i"; done
+# ($X was made at the top: aged by now.)
 aged "$X"
 (cd "$X" && HALO_RUN_INDEX_WATCH=0 "$HALO" -- true)
 aged "$X"
