@@ -184,6 +184,9 @@ long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
 	if (r->nn.git == BROKER_GIT_CONFIG)
 		return linux_broker_git_config_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last,
 						      (unsigned)r->flags);
+	int rc = linux_broker_git_dotgit_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last);
+	if (rc < 0)
+		return rc;
 	return broker_R(
 	    syscall(SYS_renameat2, r->obase, r->old, r->nn.pfd, r->nn.last, (unsigned)r->flags));
 }

@@ -77,6 +77,28 @@ static bool gitdir_like(int dfd, const char *plus)
 	return policy_gitdir_holds(has, &(struct probe){dfd, plus});
 }
 
+/* Is the directory at dfd named .git (its parent's ".git" is this very directory)? Told
+ * by inode, as in_git_hooks does. */
+static bool named_dotgit(int dfd)
+{
+	struct stat self, named;
+
+	AUTO_FD up = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0 || fstat(dfd, &self) < 0)
+		return true; /* cannot tell: guarded */
+	return fstatat(up, ".git", &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       named.st_dev == self.st_dev && named.st_ino == self.st_ino;
+}
+
+/* A git directory, or one named .git before it is one: `git init` run there later (on
+ * the host too) completes it and keeps the hooks/ and config it already holds, which
+ * the host's git would then run (review: mkdir -p proj/.git/hooks, a pre-commit in it,
+ * then git init and commit on the host ran it). */
+static bool git_like(int dfd)
+{
+	return gitdir_like(dfd, NULL) || named_dotgit(dfd);
+}
+
 static bool is_trigger(const char *name)
 {
 	return policy_git_entry(name) != 0;
@@ -144,7 +166,7 @@ static bool in_git_hooks(int dfd)
 	if (fstatat(up, RULE_HOOKS, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    named.st_dev != self.st_dev || named.st_ino != self.st_ino)
 		return false;
-	return gitdir_like(up, NULL);
+	return git_like(up);
 }
 
 /* Read a whole regular file (at most CONFIG_MAX bytes) into a new buffer. */
@@ -455,8 +477,12 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 						 one */
 		return becoming_gitdir(b, pfd);
 	}
+	if (policy_git_dot_name(name, strlen(name)) && op == BROKER_OP_SYMLINK)
+		return refuse(b, pfd, name,
+			      "a .git symlink (git takes where it leads for the repository, hooks "
+			      "and all)");
 	if (is_hooks(name) || is_config(name)) {
-		if (!gitdir_like(pfd, NULL))
+		if (!git_like(pfd))
 			return BROKER_GIT_OK;
 		if (is_hooks(name))
 			return op == BROKER_OP_MKDIR
@@ -542,4 +568,18 @@ int linux_broker_git_check_opened(struct linux_broker *b, int fd)
 		return 0; /* deleted, or renamed since: not in place */
 	int rc = linux_broker_git_check(b, dfd, sl + 1, BROKER_OP_OPEN_WRITE);
 	return rc < 0 ? rc : 0;
+}
+
+int linux_broker_git_dotgit_rename(struct linux_broker *b, int obase, const char *old, int pfd,
+				   const char *name)
+{
+	if (!b->guard_git || !policy_git_dot_name(name, strlen(name)))
+		return 0;
+	AUTO_FD src = openat(obase, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		return errno == ENOTDIR || errno == ELOOP ? 0 : -errno; /* a file: a gitdir: one */
+	/* Named .git from now on: what it holds passes as a directory becoming a git
+	 * directory must (its configs replaced by init's copies). */
+	int rc = becoming_gitdir(b, src);
+	return rc < 0 ? refuse(b, pfd, name, "a directory renamed to .git holding a hook") : 0;
 }

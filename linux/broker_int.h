@@ -189,6 +189,12 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
 	   * the caller writes to a file of its own (linux_broker_git_empty) */
 int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, enum broker_op op);
 
+/* rename(obase/old → pfd/name) of a directory onto the name .git: what it holds must
+ * pass as a directory becoming a git directory's does (hooks only samples, configs on
+ * the allow list, replaced by init's copies). 0 or -errno (refused, noted). */
+int linux_broker_git_dotgit_rename(struct linux_broker *b, int obase, const char *old, int pfd,
+				   const char *name);
+
 /* rename(obase/old → pfd/name) onto a git directory's config: the new content
  * checked, init's own copy installed, old removed. 0 or -errno. */
 long linux_broker_git_config_rename(struct linux_broker *b, int obase, const char *old, int pfd,

@@ -138,6 +138,27 @@ expect "... and keeps what the command set legitimately" "in@example.test https:
 	"$(git -C r6/sub config user.email) $(git -C r6/sub config remote.origin.url)"
 expect "... the pre-staged directory never became a git directory" absent \
 	"$([ -e r6/evil/refs ] && echo present || echo absent)"
+# (review) A directory named .git is taken for a git directory before it is one: the
+# host's `git init` there later completes it and keeps what it holds, and its next
+# commit ran a hook planted by mkdir -p proj/.git/hooks. A directory renamed to .git
+# and a .git symlink are checked the same way.
+new_repo r6b
+R6B_ATTACKS='mkdir -p proj/.git/hooks && printf "#!/bin/sh\ntouch '"$MARK"'\n" > proj/.git/hooks/pre-commit; echo "named=$?"
+chmod +x proj/.git/hooks/pre-commit 2>/dev/null
+mkdir -p st/hooks && printf "#!/bin/sh\ntouch '"$MARK"'\n" > st/hooks/pre-commit && chmod +x st/hooks/pre-commit && mkdir p2 && mv st p2/.git; echo "renamed=$?"
+mkdir -p p3 && ln -s ../st p3/.git; echo "symlink=$?"
+mkdir -p p4/.git/hooks && printf x > p4/.git/hooks/pre-commit.sample; echo "sample=$?"'
+in_ws r6b plain.yaml "$R6B_ATTACKS"
+for w in named renamed symlink; do
+	expect_match "a directory named .git: $w refused" "^$w=[1-9]" "$(printf '%s\n' "$OUT" | grep "^$w=")"
+done
+expect "... a sample hook still made (git init's templates)" "sample=0" "$(printf '%s\n' "$OUT" | grep "^sample=")"
+rm -f "$MARK"
+for d in proj p2; do
+	[ -d "r6b/$d" ] && (cd "r6b/$d" && git init -q . && git_host commit -q --allow-empty -m host >/dev/null 2>&1)
+done
+expect "... the host's git init and commit there run no hook" absent \
+	"$([ -e "$MARK" ] && echo present || echo absent)"
 
 # Found by review: a hard link to the config, a socket that completes a git
 # directory, init's own /proc, lfs transfer agents, core.worktree outside the
