@@ -113,6 +113,9 @@ struct learn_opts {
 /* Is name a public suffix by list (the Public Suffix List's format: one rule a line,
  * "*.x" wildcards, "!x" exceptions, "//" comments), compared case-insensitively? */
 bool learn_public_suffix(const char *list, const char *name);
+/* Is name a public suffix, or does any rule of the list lie below it (s3.amazonaws.com
+ * below amazonaws.com)? A wildcard over name would cover names anyone can register. */
+bool learn_suffix_within(const char *list, const char *name);
 
 /* The minimal additions to p that the record asks for. 0 or -ENOMEM. */
 int learn_propose(const struct halo_policy *p, const struct learn_record *r,

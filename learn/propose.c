@@ -224,9 +224,42 @@ bool learn_public_suffix(const char *list, const char *name)
 	return hit;
 }
 
+bool learn_suffix_within(const char *list, const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (learn_public_suffix(list, name))
+		return true;
+	if (!list || !n)
+		return false;
+	for (const char *l = list; *l;) {
+		size_t len = strcspn(l, " \t\r\n");
+		const char *next = l + strcspn(l, "\n");
+		/* Byte-wise: a rule's other labels may be in Unicode (the list's own form),
+		 * the tail that names name is ASCII either way. Exceptions make nothing. */
+		if (strncmp(l, "//", 2) != 0 && len > n + 1 && l[0] != '!' &&
+		    l[len - n - 1] == '.' && strncasecmp(l + len - n, name, n) == 0)
+			return true;
+		l = *next ? next + 1 : next;
+	}
+	return false;
+}
+
+/* A name with an internationalised label (xn--): the list gives those in Unicode, and
+ * this reader does not convert, so it cannot tell that such a parent is no suffix. */
+static bool idn_name(const char *name)
+{
+	for (const char *p = name; p; p = strchr(p, '.'), p = p ? p + 1 : NULL)
+		if (strncasecmp(p, "xn--", 4) == 0)
+			return true;
+	return false;
+}
+
 /* --wildcards: two names or more strictly below one parent of two labels or more,
- * when the parent is no public suffix ("*.co.uk", "*.github.io" would let anyone's
- * names in). */
+ * when neither the parent nor any name below it is a public suffix ("*.co.uk",
+ * "*.github.io" would let anyone's names in, and "*.amazonaws.com" everyone's S3
+ * bucket below s3.amazonaws.com), nor an internationalised name the list cannot tell
+ * (公司.cn is a suffix; learn sees xn--55qx5d.cn). */
 static int wildcards_fold(struct name *v, size_t n, const struct learn_opts *o, const char *by,
 			  struct learn_plan *out)
 {
@@ -244,13 +277,15 @@ static int wildcards_fold(struct name *v, size_t n, const struct learn_opts *o, 
 		if (count < 2)
 			continue;
 		snprintf(pat, sizeof(pat), "*.%s", parent);
-		if (!o->suffixes || learn_public_suffix(o->suffixes, parent)) {
+		if (!o->suffixes || idn_name(parent) || learn_suffix_within(o->suffixes, parent)) {
 			if (add(&out->refused, pat, "--wildcards: %s not proposed: %s", pat,
-				o->suffixes
-				    ? "a public suffix (anyone can register a name below "
-				      "it); the names stay exact"
-				    : "no public suffix list to tell (Debian's publicsuffix "
-				      "package); the names stay exact") < 0)
+				!o->suffixes ? "no public suffix list to tell (Debian's "
+					       "publicsuffix package); the names stay exact"
+				: idn_name(parent)
+				    ? "an internationalised name, which the public suffix list "
+				      "read here cannot judge; the names stay exact"
+				    : "a public suffix is there or below it (anyone can "
+				      "register a name under it); the names stay exact") < 0)
 				return -ENOMEM;
 			continue;
 		}
@@ -314,20 +349,58 @@ static int domains(const struct halo_policy *p, const struct learn_record *r,
 /* A loopback target (allowed, or refused as loopback) is a host loopback service:
  * egress.hostPorts, never an allowedDomains entry. Refused after the decision:
  * any other private address is said, never proposed; a rule's deny stays. */
-static int refusals(const struct learn_record *r, const char *by, struct learn_plan *out)
+static bool halo_port(unsigned port)
+{
+	return port == POLICY_PROXY_HTTP_PORT || port == POLICY_PROXY_SOCKS_PORT ||
+	       port == POLICY_PROXY_CAPTURE_PORT;
+}
+
+/* A host loopback port: proposed, or refused one by one where validation would refuse
+ * the whole file (halo-run's own ports inside, more than hostPorts takes, one the
+ * policy lists already): what the command asked never costs the rest of the record. */
+static int host_port(const struct halo_policy *p, const struct learn_host *h, const char *by,
+		     struct learn_plan *out)
+{
+	char port[16];
+	size_t have = 0;
+
+	snprintf(port, sizeof(port), "%u", h->port);
+	for (size_t i = 0; i < p->host_ports.n; i++)
+		if (p->host_ports.items[i] == h->port)
+			return 0; /* listed already */
+	for (size_t i = 0; i < out->host_ports.n; i++)
+		have += strcmp(out->host_ports.v[i].value, port) != 0;
+	char said[300];
+	int k = snprintf(said, sizeof(said), "%s port %u:", h->host, h->port);
+	for (size_t i = 0; k > 0 && i < out->refused.n; i++)
+		if (strncmp(out->refused.v[i].comment, said, (size_t)k) == 0)
+			return 0; /* said once */
+	if (halo_port(h->port))
+		return add(&out->refused, NULL,
+			   "%s port %u: halo-run's own proxy port inside the sandbox, which "
+			   "egress.hostPorts cannot forward",
+			   h->host, h->port);
+	if (p->host_ports.n + have >= POLICY_MAX_HOST_PORTS)
+		return add(&out->refused, NULL,
+			   "%s port %u: egress.hostPorts takes at most %d ports; not proposed",
+			   h->host, h->port, POLICY_MAX_HOST_PORTS);
+	return add(&out->host_ports, port, "%s on the host's loopback, %s port %u%s", h->host,
+		   h->proto, h->port, by);
+}
+
+static int refusals(const struct halo_policy *p, const struct learn_record *r, const char *by,
+		    struct learn_plan *out)
 {
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < r->n_hosts; i++) {
 		const struct learn_host *h = &r->hosts[i];
-		char e[300], port[16];
+		char e[300];
 		entry(e, sizeof(e), h->host, h->port);
 		if (loopback_target(h->host) &&
 		    (h->kind == LEARN_HOST_ALLOWED ||
 		     (h->kind == LEARN_HOST_PRIVATE && strcmp(h->cls, "loopback") == 0))) {
-			snprintf(port, sizeof(port), "%u", h->port);
-			rc = add(&out->host_ports, port, "%s on the host's loopback, %s port %u%s",
-				 h->host, h->proto, h->port, by);
+			rc = host_port(p, h, by, out);
 		} else if (h->kind == LEARN_HOST_PRIVATE) {
 			rc =
 			    add(&out->refused, NULL,
@@ -450,7 +523,7 @@ int learn_propose(const struct halo_policy *p, const struct learn_record *r,
 			 strlen(r->commands[0]) > 100 ? "..." : "");
 	rc = domains(p, r, o, by, out);
 	if (rc == 0)
-		rc = refusals(r, by, out);
+		rc = refusals(p, r, by, out);
 	if (rc == 0)
 		rc = roots(r, o, by, out);
 	if (rc)

@@ -58,6 +58,37 @@ static int root_ok(void *ctx, const char *root, char *why, size_t n)
 	return 0;
 }
 
+/* (review) Host ports validation would refuse (halo-run's own, more than hostPorts
+ * takes) are refused one by one: a command asked for them, and the whole learned file
+ * failed validation ("nothing was written"). */
+START_TEST(propose_host_ports_bounded)
+{
+	struct halo_policy *p = load(base);
+	struct learn_record r;
+	struct learn_plan pl;
+	struct learn_opts o = {false, root_ok, NULL, NULL};
+	size_t said = 0;
+
+	learn_record_init(&r);
+	learn_record_host(&r, LEARN_HOST_ALLOWED, "localhost", 3128, "http", "", "", "");
+	for (unsigned port = 20001; port <= 20070; port++)
+		learn_record_host(&r, LEARN_HOST_PRIVATE, "localhost", port, "connect", "127.0.0.1",
+				  "loopback", "");
+	learn_record_host(&r, LEARN_HOST_PRIVATE, "localhost", 20070, "connect", "127.0.0.1",
+			  "loopback", "");
+	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
+	ck_assert(!has(&pl.host_ports, "3128") && has(&pl.host_ports, "20001"));
+	ck_assert_uint_eq(pl.host_ports.n, POLICY_MAX_HOST_PORTS);
+	for (size_t i = 0; i < pl.refused.n; i++)
+		said += strstr(pl.refused.v[i].comment, "port 20070:") != NULL;
+	ck_assert_uint_eq(said, 1); /* once, however often it was asked */
+	ck_assert_uint_eq(pl.refused.n, 1 + 70 - POLICY_MAX_HOST_PORTS);
+	learn_plan_free(&pl);
+	learn_record_free(&r);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(propose_table)
 {
 	struct halo_policy *p = load(base);
@@ -267,7 +298,7 @@ END_TEST
 /* --wildcards never proposes "*.x" over a public suffix (co.uk, github.io,
  * s3.amazonaws.com: anyone can register a name below it), and proposes none without
  * a list to tell. */
-static const char psl[] = "// comment\ncom\nuk\nco.uk\n*.ck\n!www.ck\n"
+static const char psl[] = "// comment\ncom\nuk\nco.uk\n*.ck\n!www.ck\ncn\n公司.cn\n"
 			  "// ===BEGIN PRIVATE DOMAINS===\ngithub.io\r\ns3.amazonaws.com\n";
 
 START_TEST(wildcards_public_suffix)
@@ -276,8 +307,10 @@ START_TEST(wildcards_public_suffix)
 	struct learn_record r;
 	struct learn_plan pl = {0};
 	struct learn_opts o = {true, root_ok, NULL, psl};
-	static const char *const names[] = {"a.co.uk",	 "b.co.uk",   "a.github.io", "b.github.io",
-					    "x.acme.ck", "y.acme.ck", "a.cdn.test",  "b.cdn.test"};
+	static const char *const names[] = {
+	    "a.co.uk",		 "b.co.uk",	     "a.github.io",	"b.github.io",
+	    "x.acme.ck",	 "y.acme.ck",	     "a.cdn.test",	"b.cdn.test",
+	    "sts.amazonaws.com", "s3.amazonaws.com", "a.xn--55qx5d.cn", "b.xn--55qx5d.cn"};
 
 	ck_assert(learn_public_suffix(psl, "co.uk") && learn_public_suffix(psl, "CO.UK"));
 	ck_assert(learn_public_suffix(psl, "github.io") && learn_public_suffix(psl, "acme.ck"));
@@ -292,7 +325,14 @@ START_TEST(wildcards_public_suffix)
 	ck_assert(!has(&pl.domains, "*.github.io") && has(&pl.domains, "b.github.io"));
 	ck_assert(!has(&pl.domains, "*.acme.ck") && has(&pl.domains, "x.acme.ck"));
 	ck_assert(has(&pl.domains, "*.cdn.test") && !has(&pl.domains, "a.cdn.test"));
-	ck_assert_uint_ge(pl.refused.n, 3); /* each said */
+	/* (review) A suffix below the parent (s3.amazonaws.com: anyone's bucket), and an
+	 * internationalised parent the list names in Unicode (公司.cn = xn--55qx5d.cn). */
+	ck_assert(learn_suffix_within(psl, "amazonaws.com") &&
+		  !learn_suffix_within(psl, "cdn.test"));
+	ck_assert(learn_suffix_within(psl, "co.uk") && !learn_suffix_within(psl, "acme.co.uk"));
+	ck_assert(!has(&pl.domains, "*.amazonaws.com") && has(&pl.domains, "s3.amazonaws.com"));
+	ck_assert(!has(&pl.domains, "*.xn--55qx5d.cn") && has(&pl.domains, "a.xn--55qx5d.cn"));
+	ck_assert_uint_ge(pl.refused.n, 5); /* each said */
 	learn_plan_free(&pl);
 	o.suffixes = NULL; /* no list: no wildcard at all, said */
 	ck_assert_int_eq(learn_propose(p, &r, &o, &pl), 0);
@@ -371,6 +411,7 @@ static Suite *learn_suite(void)
 
 	tcase_add_test(tc, learn_widens_only_the_default);
 	tcase_add_test(tc, propose_table);
+	tcase_add_test(tc, propose_host_ports_bounded);
 	tcase_add_test(tc, emit_hostile);
 	tcase_add_test(tc, wildcards_skip_ip_literals);
 	tcase_add_test(tc, private_only_name_not_proposed);
