@@ -201,15 +201,18 @@ expect "learn --out: a file with another hard link is refused" "125 keep" "$? $(
 # The name replaced during the run (by anything on the host: from inside, every
 # ancestor is a mount point and a rename is refused): the file halo-run wrote is no
 # longer what the name shows, so learn fails and says so, like --audit.
-rm -f "$W/race.yaml" "$W/race.old"
+# (The command runs until the name was replaced, $WS/race.moved: 5 s at most.)
+rm -f "$W/race.yaml" "$W/race.old" "$WS/race.moved"
 (cd "$WS" && timeout -k 5 60 "${WRAP[@]}" "$HALO" learn --policy "$W/base.yaml" --out "$W/race.yaml" \
-	-- sh -c 'sleep 3' </dev/null) >/dev/null 2>"$W/race.err" &
+	-- sh -c 'i=0; while [ ! -e race.moved ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done' </dev/null) >/dev/null 2>"$W/race.err" &
 RP=$!
 for _ in $(seq 1 40); do [ -e "$W/race.yaml" ] && break; sleep 0.1; done
 sleep 0.5
 mv "$W/race.yaml" "$W/race.old" 2>/dev/null && printf 'egress:\n  default: allow\n' >"$W/race.yaml"
+: >"$WS/race.moved"
 wait "$RP"
 expect "learn --out: a name replaced during the run fails the run" 125 "$?"
+rm -f "$WS/race.moved"
 expect_match "... saying the name no longer leads to the learned policy" \
 	"no longer names the learned policy" "$(cat "$W/race.err")"
 
