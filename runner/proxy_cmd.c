@@ -21,8 +21,12 @@
 #include "runner/proxy_int.h"
 #include "trust/trust.h"
 
-#define MAX_FDS	    RUNNER_PROXY_MAX_LISTEN
-#define MAX_RELOADS 256 /* every policy handed to the proxy lives until exit */
+#define MAX_FDS RUNNER_PROXY_MAX_LISTEN
+/* The first policy (the TLS termination and the upstream keep pointers into it; a
+ * reload may not change what they use: runner_proxy_policy_swappable) and the one in
+ * force. The proxy decides with the one in force at each step and keeps no pointer
+ * into another, so the one a reload replaces is freed then: reloads are unbounded. */
+#define MAX_POLICIES 2
 
 struct lsn {
 	int fd;
@@ -35,7 +39,7 @@ struct lsn {
 struct pcmd {
 	struct proxy_cmd_opts op;
 	struct runner_env re;
-	struct halo_policy *policies[MAX_RELOADS];
+	struct halo_policy *policies[MAX_POLICIES];
 	size_t n_policies;
 	struct lsn l[2 * MAX_FDS];
 	size_t n_l;
@@ -195,16 +199,16 @@ static void reload(struct pcmd *s)
 	const struct halo_policy *cur = s->policies[s->n_policies - 1];
 
 	fprintf(stderr, "halo-run proxy: SIGHUP: re-reading the policy\n");
-	if (s->n_policies >= MAX_RELOADS) {
-		halo_err_set(&e, "more than %d reloads; restart the proxy", MAX_RELOADS - 1);
-	} else if (runner_load_policy(&s->op.ro, false, &re) != 0) {
+	if (runner_load_policy(&s->op.ro, false, &re) != 0) {
 		halo_err_set(&e, "the policy files do not validate (said above)");
 	} else if (runner_proxy_policy_fits(re.policy, false, &e) < 0 ||
 		   runner_proxy_policy_swappable(cur, re.policy, s->tls != NULL, &e) < 0) {
 		runner_env_release(&re);
 	} else {
-		s->policies[s->n_policies++] = re.policy;
 		proxy_set_policy(s->px, re.policy);
+		if (s->n_policies == MAX_POLICIES) /* no longer in force, nor referenced */
+			policy_free(s->policies[--s->n_policies]);
+		s->policies[s->n_policies++] = re.policy;
 		runner_events_reload(&s->ev, re.policy, NULL);
 		fprintf(stderr, "halo-run proxy: SIGHUP: the new policy is in force for new "
 				"connections (open tunnels keep their decision)\n");

@@ -452,6 +452,32 @@ EOF
 cp "$W/px.good" "$W/px.yaml"
 kill -HUP "$(px_pid main)"
 for _ in $(seq 50); do [ "$(grep -c 'in force for new' "$W/main.err")" -ge 2 ] && break; sleep 0.1; done
+# (review) Every reload kept its policy until exit, and past 255 each one was refused,
+# a tightening too: a service its config management reloads stayed on an old policy.
+# The replaced policy is freed now; 300 reloads, then one that denies origin.test.
+OUT=$(timeout 60 python3 - "$(px_pid main)" "$W/main.err" <<'EOF'
+import os, signal, sys, time
+pid, errf = int(sys.argv[1]), sys.argv[2]
+def count():
+    return open(errf).read().count("in force for new connections")
+n = count()
+for i in range(300):
+    os.kill(pid, signal.SIGHUP)
+    end = time.time() + 5
+    while count() <= n + i and time.time() < end:
+        time.sleep(0.002)
+print(count() - n)
+EOF
+)
+expect "300 reloads in a row: each accepted" 300 "$OUT"
+sed -i 's/deniedDomains: \[denied.test\]/deniedDomains: [denied.test, origin.test]/' "$W/px.yaml"
+kill -HUP "$(px_pid main)"
+for _ in $(seq 50); do [ "$(grep -c 'in force for new' "$W/main.err")" -ge 303 ] && break; sleep 0.1; done
+OUT=$(curl -sS -m 10 -o /dev/null -D - -x "http://127.0.0.1:$HP" "http://origin.test:$O1/hello" 2>&1 | tr -d '\r')
+expect_match "... and the next, a tightening, is in force" "^X-Halo-Deny: origin.test \(deniedDomains\[1\] origin.test\)$" "$OUT"
+cp "$W/px.good" "$W/px.yaml"
+kill -HUP "$(px_pid main)"
+for _ in $(seq 50); do [ "$(grep -c 'in force for new' "$W/main.err")" -ge 304 ] && break; sleep 0.1; done
 
 # ------------------------------------------------------ SIGTERM with a tunnel open
 cat >"$W/hold.py" <<'EOF'
