@@ -13,12 +13,14 @@
  * would let a search through (a review found eight such layouts). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hook/hook.h"
 #include "runner/runner_int.h"
@@ -26,9 +28,12 @@
 #define WALK_MAX_ENTRIES 200000
 #define WALK_MAX_MS	 300
 /* The launch's walk of a tree no launch has indexed yet: past this, the bounded walk
- * decides (a harness that times its hook out runs the tool anyway). The next launch
- * there indexes the whole tree, and later searches are quick. */
-#define SCAN_BUDGET_MS 5000
+ * decides (a harness that times its hook out runs the tool anyway), and the hook does
+ * not try again for SCAN_RETRY_S: every file tool would wait that long otherwise. A
+ * launch there indexes the whole tree (it has no such bound), and later calls are
+ * quick. */
+#define SCAN_BUDGET_MS 2000
+#define SCAN_RETRY_S   600
 
 static long long now_ms(void)
 {
@@ -144,13 +149,58 @@ void runner_hook_walk_launch(const char *workspace, const char *pw_home, const c
 	from.rc = 1;
 }
 
+/* The note that the workspace's walk went past SCAN_BUDGET_MS, in the index's own
+ * directory (the user's alone; masked in every sandbox): hook-bound-<digest of it>. */
+static bool bound_note(char *out, size_t n)
+{
+	char dir[4096], hex[65];
+
+	if (linux_index_place(from.env_home ? from.env_home : from.pw_home, dir, sizeof(dir)) < 0)
+		return false;
+	runner_sha256_hex(from.workspace, strlen(from.workspace), hex);
+	return (size_t)snprintf(out, n, "%s/hook-bound-%.32s", dir, hex) < n;
+}
+
+static bool bound_recently(const char *note)
+{
+	struct stat st;
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return lstat(note, &st) == 0 && S_ISREG(st.st_mode) && now.tv_sec >= st.st_mtim.tv_sec &&
+	       now.tv_sec - st.st_mtim.tv_sec < SCAN_RETRY_S;
+}
+
+static void note_bound(const char *note, bool bound)
+{
+	int fd;
+
+	if (!bound) {
+		unlink(note);
+		return;
+	}
+	fd = open(note, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		futimens(fd, NULL);
+		close(fd);
+	}
+}
+
 /* What a launch from the hook's workspace masks, or NULL when that is not known (no
- * workspace, a walk that stopped short). */
+ * workspace, a walk that stopped short now or lately). */
 static const struct linux_masked *masked_list(const struct halo_policy *p)
 {
 	struct halo_err e = {{0}};
+	char note[4200];
+	const char *knob = getenv("HALO_RUN_HOOK_SCAN_MS"); /* tests: a smaller bound */
+	long ms = knob ? strtol(knob, NULL, 10) : 0;
 
-	if (from.rc == 1 && from.workspace && from.pw_home) {
+	if (from.rc != 1 || !from.workspace || !from.pw_home)
+		return from.rc == 0 ? &from.m : NULL;
+	bool noted = bound_note(note, sizeof(note));
+	if (noted && bound_recently(note))
+		from.rc = -E2BIG;
+	if (from.rc == 1) {
 		struct linux_launch l = {
 		    .policy = p,
 		    .workspace = from.workspace,
@@ -160,9 +210,11 @@ static const struct linux_masked *masked_list(const struct halo_policy *p)
 		    .caller_xdg_config = getenv("XDG_CONFIG_HOME"),
 		    .caller_xdg_data = getenv("XDG_DATA_HOME"),
 		    .quiet = true,
-		    .scan_budget_ms = SCAN_BUDGET_MS,
+		    .scan_budget_ms = ms > 0 && ms < SCAN_BUDGET_MS ? (unsigned)ms : SCAN_BUDGET_MS,
 		};
 		from.rc = linux_masked_list(&l, &from.m, &e);
+		if (noted && (from.rc == 0 || from.rc == -E2BIG))
+			note_bound(note, from.rc == -E2BIG);
 	}
 	return from.rc == 0 ? &from.m : NULL;
 }

@@ -155,6 +155,23 @@ else
 	expect "the sandbox masks it too (what the hook follows)" "" "$(grep -x k <<<"$out")"
 fi
 rm -rf "$ws/data" "$ws/.env.linked"
+# A tree whose first walk goes past the hook's bound (2 s; 1 ms here, by the test knob):
+# the judgment by name stands, and the hook does not walk it again for 10 minutes
+# (every file tool would wait that long): a note in the index's directory says so.
+mkdir -p "$ws/data" && echo k >"$ws/data/real.txt" && ln -s data/real.txt "$ws/.env.linked"
+python3 -c 'import os, sys
+for d in range(200):
+    p = os.path.join(sys.argv[1], "many", "d%03d" % d); os.makedirs(p)
+    for f in range(50): open(os.path.join(p, "f%02d" % f), "w").close()' "$ws"
+sleep 3.2 # past the index's racy window: a fresh directory is listed at every walk
+rd='{"file_path":"data/real.txt"}'
+HALO_RUN_HOOK_SCAN_MS=1 hook "a walk past the bound: judged by name (allowed)" 0 Read "$rd"
+expect "... and noted" 1 "$(ls "$HOME/.local/state/halo-run/index" | grep -c '^hook-bound-')"
+hook "... the next call does not walk again (allowed)" 0 Read "$rd"
+rm -f "$HOME/.local/state/halo-run/index"/hook-bound-*
+hook "the note gone: walked, refused" 2 Read "$rd"
+expect "... and no note left" 0 "$(ls "$HOME/.local/state/halo-run/index" | grep -c '^hook-bound-')"
+rm -rf "$ws/data" "$ws/.env.linked" "$ws/many"
 # ... and an allowRead carve-out in a mask stays readable (the sandbox shows it).
 echo '[default]' >"$HOME/.aws/config" && echo k >"$HOME/.aws/credentials"
 printf 'sandbox:\n  mode: workspace-write\n  allowRead: [~/.aws/config]\n' >"$TMPDIR/carve.yaml"
