@@ -178,9 +178,9 @@ expect "the decider runs outside the sandbox (host network namespace)" "$(readli
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 # The decider may live in a pid namespace of its own: the background child writes its
 # pid as this side sees it (the first field of /proc/self/stat, read by the shell).
-BG="sh -c 'read p _ </proc/self/stat; echo \$p >$W/bg.pid; exec sleep 300'"
+BG="sh -c 'read p _ </proc/self/stat; echo \$p >$WS/bg.pid; exec sleep 300'"
 for how in reads exits leaves kills; do
-	rm -f "$W/bg.pid"
+	rm -f "$WS/bg.pid"
 	case $how in
 	reads) d="$BG & exec cat >/dev/null" ;;
 	exits) d="$BG &" ;;
@@ -188,8 +188,13 @@ for how in reads exits leaves kills; do
 	# a double fork into its own session, then kills its keeper (the same user)
 	kills) d="(setsid $BG &); sleep 0.2; kill -9 \$PPID; exec cat >/dev/null" ;;
 	esac
-	(cd "$WS" && timeout -k 2 30 "$HALO" --decider "$d" -- sh -c 'sleep 0.5' >/dev/null 2>&1)
-	bg=$(cat "$W/bg.pid" 2>/dev/null)
+	# The command lasts until the background child has written its pid (5 s at most:
+	# the workspace is the sandbox's too); half a second more where the decider kills
+	# its keeper 0.2 s on, so that the run ends after that.
+	(cd "$WS" && timeout -k 2 30 "$HALO" --decider "$d" -- sh -c \
+		'i=0; while [ ! -s bg.pid ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done; [ "$1" != kills ] || sleep 0.5' \
+		sh "$how" >/dev/null 2>&1)
+	bg=$(cat "$WS/bg.pid" 2>/dev/null)
 	if [ -z "$bg" ]; then
 		fail "decider that $how: its background child ended with the run" "no pid written"
 	elif gone "$bg"; then
@@ -200,11 +205,11 @@ for how in reads exits leaves kills; do
 	fi
 done
 # ... and when halo-run itself is killed (SIGKILL): the decider's keeper is told.
-rm -f "$W/bg.pid"
+rm -f "$WS/bg.pid"
 (cd "$WS" && exec timeout -k 2 30 "$HALO" --decider "setsid $BG & exec cat >/dev/null" -- sleep 20 >/dev/null 2>&1) &
 hp=$!
-for _ in $(seq 50); do [ -s "$W/bg.pid" ] && break; sleep 0.1; done
-bg=$(cat "$W/bg.pid" 2>/dev/null)
+for _ in $(seq 50); do [ -s "$WS/bg.pid" ] && break; sleep 0.1; done
+bg=$(cat "$WS/bg.pid" 2>/dev/null)
 pkill -KILL -P "$hp" -x halo-run 2>/dev/null || kill -9 "$(pgrep -P "$hp")" 2>/dev/null
 wait "$hp" 2>/dev/null
 for _ in $(seq 30); do [ -n "$bg" ] && gone "$bg" && break; sleep 0.1; done
@@ -216,10 +221,10 @@ else
 fi
 # ... and with the session, for a session's decider.
 S="dec$$"
-rm -f "$W/bg.pid"
+rm -f "$WS/bg.pid"
 (cd "$WS" && timeout -k 2 30 "$HALO" --session "$S" --decider "$BG & exec cat >/dev/null" -- true >/dev/null 2>&1 </dev/null)
-for _ in $(seq 50); do [ -s "$W/bg.pid" ] && break; sleep 0.1; done
-bg=$(cat "$W/bg.pid" 2>/dev/null)
+for _ in $(seq 50); do [ -s "$WS/bg.pid" ] && break; sleep 0.1; done
+bg=$(cat "$WS/bg.pid" 2>/dev/null)
 "$HALO" session stop "$S" >/dev/null 2>&1
 for _ in $(seq 50); do [ -n "$bg" ] && gone "$bg" && break; sleep 0.1; done
 if [ -n "$bg" ] && gone "$bg"; then
