@@ -475,25 +475,29 @@ void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 	hook_target_text(&j, tool, url);
 }
 
+/* Gemini's web_fetch takes the URLs of its prompt as gemini-cli does: the prompt split
+ * at white space, every piece that holds "://" parsed whole (WHATWG: the host of
+ * "http://example.com\"@evil.test/" is evil.test) and fetched. So each such piece is
+ * judged whole; one the target parser cannot read is refused (gemini-cli refuses a
+ * malformed one too). White space only JavaScript splits at (U+00A0...) leaves a
+ * larger piece here, which then fails to parse: refused, never let by. */
 void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const char *text,
 			    struct hook_verdict *v)
 {
+	static const char ws[] = " \t\r\n\f\v";
 	struct hook_judge j = {c, v, 0, true};
 
 	start(v);
-	for (const char *p = text; *p && !hook_decided(&j); p++) {
-		if (strncasecmp(p, "http://", 7) && strncasecmp(p, "https://", 8))
-			continue;
-		size_t n = strcspn(p, " \t\r\n\"'<>`");
-		while (n && strchr(".,;:!?)", p[n - 1]))
-			n--;
+	for (const char *p = text + strspn(text, ws); *p && !hook_decided(&j); p += strspn(p, ws)) {
+		size_t n = strcspn(p, ws);
 		char *u = strndup(p, n);
 		if (!u) {
 			hook_block(&j, HOOK_CANNOT, "out of memory");
 			return;
 		}
-		hook_target_text(&j, tool, u);
+		if (strstr(u, "://"))
+			hook_target_text(&j, tool, u);
 		free(u);
-		p += n ? n - 1 : 0;
+		p += n;
 	}
 }

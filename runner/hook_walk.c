@@ -195,7 +195,12 @@ static const struct linux_masked *masked_list(const struct halo_policy *p)
 	const char *knob = getenv("HALO_RUN_HOOK_SCAN_MS"); /* tests: a smaller bound */
 	long ms = knob ? strtol(knob, NULL, 10) : 0;
 
-	if (from.rc != 1 || !from.workspace || !from.pw_home)
+	/* An operating system tree (/, /usr...) is no workspace a launch writes in: not
+	 * walked (the judgments by name stand). */
+	if (from.rc == 1 &&
+	    (!from.workspace || !from.pw_home || policy_workspace_refused(from.workspace)))
+		from.rc = -ENOENT;
+	if (from.rc != 1)
 		return from.rc == 0 ? &from.m : NULL;
 	bool noted = bound_note(note, sizeof(note));
 	if (noted && bound_recently(note))
@@ -274,16 +279,14 @@ static int reads_masked(const struct halo_policy *p, const char *folder, const c
 	return 1;
 }
 
-/* In a tree the launch walks: what it masks beneath folder (or folder itself in a
- * mask), the index keeping that cheap whatever the tree's size. -ENOENT: not known. */
-static int from_scan(const struct halo_policy *p, const char *folder, const char *glob, char *out,
-		     size_t n)
+/* What the launch masks beneath folder (or folder itself in a mask) that the search
+ * would read, wherever the folder is: a parent of the workspace holds its masks too,
+ * and so does the folder a protected name links into. 1 found, 0 none, -errno. */
+static int masked_read(const struct linux_masked *m, const struct halo_policy *p,
+		       const char *folder, const char *glob, char *out, size_t n)
 {
-	const struct linux_masked *m = masked_list(p);
 	int rc = 0;
 
-	if (!m || !in_walked_tree(m, folder))
-		return -ENOENT;
 	for (size_t i = 0; rc == 0 && i < m->n; i++)
 		if (policy_path_beneath(folder, m->v[i])) { /* the folder is in it */
 			snprintf(out, n, "%s", m->v[i]);
@@ -298,13 +301,17 @@ static int from_scan(const struct halo_policy *p, const char *folder, const char
 int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
 			       char *out, size_t n)
 {
+	glob = glob ? glob : "";
 #ifndef RUNNER_MACOS
-	/* In a tree the launch walks, what it masks: no bound on the tree's size. */
-	int rc = from_scan(p, folder, glob ? glob : "", out, n);
-
-	if (rc >= 0)
-		return rc;
+	/* What the launch masks, known at any size; inside the trees it walks that is all
+	 * there is to know. */
+	const struct linux_masked *m = masked_list(p);
+	if (m) {
+		int rc = masked_read(m, p, folder, glob, out, n);
+		if (rc != 0 || in_walked_tree(m, folder))
+			return rc;
+	}
 #endif
-	/* Elsewhere (or that walk could not tell): a bounded walk of its own. */
+	/* Elsewhere (or that walk could not tell): a bounded walk for protected names. */
 	return walk_from(p, folder, glob, false, out, n);
 }

@@ -90,6 +90,15 @@ ev run_shell_command '{"command":"curl evil.test"}' BeforeTool |
 	hook "Gemini run_shell_command" 2 'curl -> evil.test' --harness gemini
 ev web_fetch '{"prompt":"Summarize https://github.com/a and https://evil.test/b"}' BeforeTool |
 	hook "Gemini web_fetch prompt URLs" 2 'evil.test' --harness gemini
+# (review) gemini-cli splits the prompt at white space and parses each piece holding
+# "://" whole (WHATWG): the host of http://github.com"@evil.test/ is evil.test, and
+# http:evil.test/#:// is a URL too. The old hook cut at quotes and looked for "http://".
+ev web_fetch '{"prompt":"Summarize http://github.com\"@evil.test/x"}' BeforeTool |
+	hook "Gemini web_fetch: a quote before @ (the host is after it)" 2 'evil.test' --harness gemini
+ev web_fetch '{"prompt":"Summarize http:evil.test/#://"}' BeforeTool |
+	hook "Gemini web_fetch: a URL without //" 2 'evil.test' --harness gemini
+ev web_fetch '{"prompt":"Summarize https://github.com/a, then https://github.com/b"}' BeforeTool |
+	hook "Gemini web_fetch: allowed URLs with punctuation after (control)" 0 "" --harness gemini
 ev apply_patch '{"command":"*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch\n"}' |
 	hook "Codex apply_patch into .git/hooks" 2 'persistence guard' --harness codex
 ev Bash '{"command":"ls"}' | hook "Codex Bash" 0 "" --harness codex

@@ -148,6 +148,12 @@ expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$ws" '*.c')"
 hook "Read the file a protected name links to" 2 Read "{\"file_path\":\"data/real.txt\"}"
 hook "Edit it" 2 Edit "{\"file_path\":\"$ws/data/real.txt\",\"old_string\":\"k\",\"new_string\":\"j\"}"
 hook "Read a file beside it (control)" 0 Read "{\"file_path\":\"$ws/src/main.c\"}"
+# ... and from folders the launch does not walk, that hold what it masks: the
+# workspace's parent, the folder a protected name links out into (review).
+mkdir -p "$base/outside" && echo k >"$base/outside/secret.txt" && ln -s "$base/outside/secret.txt" "$ws/.env.out"
+expect "Grep *.txt over the workspace's parent: blocked" 2 "$(grep_ev "$base" '*.txt')"
+expect "Grep over the folder .env.out links into: blocked" 2 "$(grep_ev "$base/outside" '')"
+rm -rf "$base/outside" "$ws/.env.out"
 out=$(cd "$ws" && timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- cat data/real.txt 2>&1)
 if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q 'Permission denied' <<<"$out"; then
 	skip "sandbox masks data/real.txt" "no sandbox here: $(head -c 200 <<<"$out")"
