@@ -471,6 +471,12 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 {
 	if (!b->guard_git)
 		return BROKER_GIT_OK;
+	/* A commondir in a directory named .git makes git take another directory's hooks
+	 * and config for this repository's (git init keeps it); git makes none there. */
+	if (policy_git_entry(name) == POLICY_GIT_COMMONDIR && named_dotgit(pfd))
+		return refuse(b, pfd, name,
+			      "a commondir in a .git directory (git would run what the directory "
+			      "it names holds)");
 	if (is_trigger(name)) {
 		if (gitdir_like(pfd, NULL) || !gitdir_like(pfd, name))
 			return BROKER_GIT_OK; /* already one (its content is held), or not becoming
@@ -573,7 +579,11 @@ int linux_broker_git_check_opened(struct linux_broker *b, int fd)
 int linux_broker_git_dotgit_rename(struct linux_broker *b, int obase, const char *old, int pfd,
 				   const char *name)
 {
-	if (!b->guard_git || !policy_git_dot_name(name, strlen(name)))
+	size_t n = strlen(name);
+
+	while (n > 1 && name[n - 1] == '/')
+		n--; /* ".git/": the name is .git */
+	if (!b->guard_git || !policy_git_dot_name(name, n))
 		return 0;
 	AUTO_FD src = openat(obase, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (src < 0)
