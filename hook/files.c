@@ -475,22 +475,46 @@ void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 	hook_target_text(&j, tool, url);
 }
 
+/* The length of the white space JavaScript's \\s matches at p (gemini-cli splits a
+ * prompt with it), 0 for none: ASCII's, U+00A0, U+1680, U+2000-U+200A, U+2028,
+ * U+2029, U+202F, U+205F, U+3000 and U+FEFF, in UTF-8. */
+static size_t js_space(const unsigned char *p)
+{
+	if (*p && strchr(" \t\r\n\f\v", *p))
+		return 1;
+	if (p[0] == 0xc2 && p[1] == 0xa0)
+		return 2;
+	if ((p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80) ||
+	    (p[0] == 0xe2 && p[1] == 0x80 &&
+	     (p[2] <= 0x8a ? p[2] >= 0x80 : p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf)) ||
+	    (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) ||
+	    (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80) ||
+	    (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf))
+		return 3;
+	return 0;
+}
+
 /* Gemini's web_fetch takes the URLs of its prompt as gemini-cli does: the prompt split
- * at white space, every piece that holds "://" parsed whole (WHATWG: the host of
- * "http://example.com\"@evil.test/" is evil.test) and fetched. So each such piece is
- * judged whole; one the target parser cannot read is refused (gemini-cli refuses a
- * malformed one too). White space only JavaScript splits at (U+00A0...) leaves a
- * larger piece here, which then fails to parse: refused, never let by. */
+ * at white space (JavaScript's, Unicode's included), every piece that holds "://"
+ * parsed whole (WHATWG: the host of "http://example.com\"@evil.test/" is evil.test)
+ * and fetched. So each such piece is judged whole; one the target parser cannot read
+ * is refused (gemini-cli refuses a malformed one too). */
 void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const char *text,
 			    struct hook_verdict *v)
 {
-	static const char ws[] = " \t\r\n\f\v";
 	struct hook_judge j = {c, v, 0, true};
+	const unsigned char *p = (const unsigned char *)text;
 
 	start(v);
-	for (const char *p = text + strspn(text, ws); *p && !hook_decided(&j); p += strspn(p, ws)) {
-		size_t n = strcspn(p, ws);
-		char *u = strndup(p, n);
+	while (*p && !hook_decided(&j)) {
+		size_t w = js_space(p), n = 0;
+		if (w) {
+			p += w;
+			continue;
+		}
+		while (p[n] && !js_space(p + n))
+			n++;
+		char *u = strndup((const char *)p, n);
 		if (!u) {
 			hook_block(&j, HOOK_CANNOT, "out of memory");
 			return;

@@ -483,10 +483,11 @@ int linux_broker_git_check(struct linux_broker *b, int pfd, const char *name, en
 						 one */
 		return becoming_gitdir(b, pfd);
 	}
-	if (policy_git_dot_name(name, strlen(name)) && op == BROKER_OP_SYMLINK)
+	if (policy_git_dot_name(name, strlen(name)) &&
+	    (op == BROKER_OP_SYMLINK || op == BROKER_OP_LINK))
 		return refuse(b, pfd, name,
-			      "a .git symlink (git takes where it leads for the repository, hooks "
-			      "and all)");
+			      "a .git symlink or hard link (git takes where a link leads for the "
+			      "repository, hooks and all)");
 	if (is_hooks(name) || is_config(name)) {
 		if (!git_like(pfd))
 			return BROKER_GIT_OK;
@@ -585,9 +586,18 @@ int linux_broker_git_dotgit_rename(struct linux_broker *b, int obase, const char
 		n--; /* ".git/": the name is .git */
 	if (!b->guard_git || !policy_git_dot_name(name, n))
 		return 0;
+	struct stat st;
+	if (fstatat(obase, old, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		return refuse(b, pfd, name, "a symlink renamed to .git (git takes where it leads)");
 	AUTO_FD src = openat(obase, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0 && errno == ELOOP)
+		return refuse(b, pfd, name, "a symlink renamed to .git (git takes where it leads)");
 	if (src < 0)
-		return errno == ENOTDIR || errno == ELOOP ? 0 : -errno; /* a file: a gitdir: one */
+		return errno == ENOTDIR ? 0 : -errno; /* a file: a gitdir: one */
+	/* A commondir would make git take another directory's hooks (refused when made in
+	 * a directory named .git: not let in by a rename either). */
+	if (exists_at(src, "commondir"))
+		return refuse(b, pfd, name, "a directory holding a commondir renamed to .git");
 	/* Named .git from now on: what it holds passes as a directory becoming a git
 	 * directory must (its configs replaced by init's copies). */
 	int rc = becoming_gitdir(b, src);

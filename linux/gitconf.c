@@ -65,7 +65,13 @@ static const struct gitconf_rule allow[] = {
     {"merge", 0, "*"}, /* merge.<driver>.driver (a program) needs a subsection */
     {"diff", 0, "*"},  /* diff.<driver>.textconv/command likewise */
     {"rebase", 0, "*"},
-    {"gc", 2, "*"},
+    /* Not recentObjectsHook (git 2.42: a command gc runs) nor repackFilterTo (writes
+     * elsewhere). */
+    {"gc", 2,
+     "|aggressivedepth|aggressivewindow|auto|autopacklimit|autodetach|bigpackthreshold|"
+     "writecommitgraph|logexpiry|packrefs|cruftpacks|maxcruftsize|pruneexpire|"
+     "worktreepruneexpire|reflogexpire|reflogexpireunreachable|repackfilter|rerereresolved|"
+     "rerereunresolved|"},
     {"pack", 0, "*"},
     {"index", 0, "*"},
     {"repack", 0, "*"},

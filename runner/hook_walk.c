@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,6 +233,18 @@ static bool in_walked_tree(const struct linux_masked *m, const char *abs)
 	return false;
 }
 
+/* abs is dir or beneath it, letter case aside: Gemini's read_many_files globs an
+ * include that does not exist as written without case (CONFIG/prod.env reads
+ * config/prod.env), and a name that differs only so is never the sandbox's to show. */
+static bool beneath_nocase(const char *abs, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncasecmp(abs, dir, n) == 0 && (abs[n] == '/' || abs[n] == '\0' || n == 1);
+}
+
 int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, size_t n)
 {
 	const struct linux_masked *m = masked_list(p);
@@ -239,7 +252,7 @@ int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, 
 	if (!m)
 		return -ENOENT;
 	for (size_t i = 0; i < m->n; i++)
-		if (policy_path_beneath(abs, m->v[i])) {
+		if (beneath_nocase(abs, m->v[i])) {
 			snprintf(out, n, "%s", m->v[i]);
 			return 1;
 		}

@@ -97,6 +97,8 @@ ev web_fetch '{"prompt":"Summarize http://github.com\"@evil.test/x"}' BeforeTool
 	hook "Gemini web_fetch: a quote before @ (the host is after it)" 2 'evil.test' --harness gemini
 ev web_fetch '{"prompt":"Summarize http:evil.test/#://"}' BeforeTool |
 	hook "Gemini web_fetch: a URL without //" 2 'evil.test' --harness gemini
+ev web_fetch '{"prompt":"Summarize https://github.com/a\u00a0https://evil.test/x"}' BeforeTool |
+	hook "Gemini web_fetch: two URLs joined by U+00A0 (JavaScript splits there)" 2 'evil.test' --harness gemini
 ev web_fetch '{"prompt":"Summarize https://github.com/a, then https://github.com/b"}' BeforeTool |
 	hook "Gemini web_fetch: allowed URLs with punctuation after (control)" 0 "" --harness gemini
 ev apply_patch '{"command":"*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch\n"}' |

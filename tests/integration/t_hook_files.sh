@@ -148,6 +148,13 @@ expect "Grep *.c there (control): allowed" 0 "$(grep_ev "$ws" '*.c')"
 hook "Read the file a protected name links to" 2 Read "{\"file_path\":\"data/real.txt\"}"
 hook "Edit it" 2 Edit "{\"file_path\":\"$ws/data/real.txt\",\"old_string\":\"k\",\"new_string\":\"j\"}"
 hook "Read a file beside it (control)" 0 Read "{\"file_path\":\"$ws/src/main.c\"}"
+# Gemini's read_many_files globs an include that is not there as written without case
+# (review): DATA/real.txt reads data/real.txt.
+for inc in DATA/real.txt data/REAL.txt; do
+	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"hook_event_name":"BeforeTool","tool_name":"read_many_files","tool_input":{"include":[sys.argv[2]]}}))' "$ws" "$inc")
+	printf '%s' "$ev" | "$HALO" hook --harness gemini --policy "$pol" >/dev/null 2>&1
+	expect "read_many_files $inc (a case variant of what the sandbox masks): blocked" 2 "$?"
+done
 # ... and from folders the launch does not walk, that hold what it masks: the
 # workspace's parent, the folder a protected name links out into (review).
 mkdir -p "$base/outside" && echo k >"$base/outside/secret.txt" && ln -s "$base/outside/secret.txt" "$ws/.env.out"

@@ -152,9 +152,12 @@ mkdir -p p5/x/hooks && printf "#!/bin/sh\ntouch '"$MARK"'\n" > p5/x/hooks/pre-co
 import ctypes, os, sys
 r = ctypes.CDLL(None, use_errno=True).syscall(316, -100, b\"p5/.git\", -100, b\"p5/x\", 2)
 sys.exit(0 if r == 0 else 1)"; echo "exchanged=$?"
-mkdir -p ev/hooks p6/.git && printf "#!/bin/sh\ntouch '"$MARK"'\n" > ev/hooks/pre-commit && echo ../../ev > p6/.git/commondir; echo "commondir=$?"'
+mkdir -p ev/hooks p6/.git && printf "#!/bin/sh\ntouch '"$MARK"'\n" > ev/hooks/pre-commit && echo ../../ev > p6/.git/commondir; echo "commondir=$?"
+mkdir -p p7/x && echo "ref: refs/heads/main" > p7/x/HEAD && echo ../../ev > p7/x/commondir && mv p7/x p7/.git; echo "commondir-renamed=$?"
+mkdir -p p8 && ln -s ../ev p8/l && mv -T p8/l p8/.git; echo "link-renamed=$?"
+mkdir -p p9 && ln -s ../ev p9/l && python3 -c "import os; os.link(\"p9/l\", \"p9/.git\", follow_symlinks=False)"; echo "hardlink=$?"'
 in_ws r6b plain.yaml "$R6B_ATTACKS"
-for w in named renamed symlink exchanged commondir; do
+for w in named renamed symlink exchanged commondir commondir-renamed link-renamed hardlink; do
 	if [ "$w" = exchanged ] && [ "$(uname -m)" != x86_64 ]; then
 		skip "a directory named .git: exchanged refused" "renameat2's number is x86-64's here"
 		continue
@@ -163,7 +166,7 @@ for w in named renamed symlink exchanged commondir; do
 done
 expect "... a sample hook still made (git init's templates)" "sample=0" "$(printf '%s\n' "$OUT" | grep "^sample=")"
 rm -f "$MARK"
-for d in proj p2 p5 p6; do
+for d in proj p2 p5 p6 p7 p8 p9; do
 	[ -d "r6b/$d" ] && (cd "r6b/$d" && git init -q . && git_host commit -q --allow-empty -m host >/dev/null 2>&1)
 done
 expect "... the host's git init and commit there run no hook" absent \

@@ -52,6 +52,10 @@ static const struct gcase cases[] = {
     {"hooksPath", "[core]\n\thooksPath = /tmp/h\n", -EACCES},
     {"hooksPath mixed case", "[CoRe]\n\tHOOKSPATH = /tmp/h\n", -EACCES},
     {"fsmonitor", "[core]\n\tfsmonitor = sh -c evil\n", -EACCES},
+    /* (review) git 2.42's gc hook runs a command; gc's other keys stay allowed */
+    {"gc.recentObjectsHook", "[gc]\n\trecentObjectsHook = touch x\n", -EACCES},
+    {"gc.repackFilterTo", "[gc]\n\trepackFilterTo = /tmp/elsewhere\n", -EACCES},
+    {"gc.auto", "[gc]\n\tauto = 1\n\tautoDetach = false\n", 0},
     {"sshCommand", "[core]\nsshcommand=x\n", -EACCES},
     {"pager editor askpass", "[core]\n\tpager = x\n", -EACCES},
     {"key on the header line", "[core] hooksPath = /tmp/h\n", -EACCES},
