@@ -4,10 +4,8 @@
  * config that run programs stay out of the command's reach, because the host's next
  * `git` there would run them.
  *
- * A directory is a git directory, as git's own is_git_directory() sees it, when it
- * holds HEAD and commondir (a linked work tree's) or objects and refs (a repository
- * or a common directory); names are enough here, so this errs on the guarded side.
- * In such a directory:
+ * A directory is a git directory when it holds HEAD and commondir or objects and refs
+ * (git's is_git_directory(); names are enough here), or is named .git. In one:
  *   - hooks/ can only be made empty (mkdir); in it only *.sample names can be made
  *     or opened for writing (git init's templates; git runs none of them);
  *   - config and config.worktree can only be replaced by rename (git's lockfile
@@ -90,10 +88,8 @@ static bool named_dotgit(int dfd)
 	       named.st_dev == self.st_dev && named.st_ino == self.st_ino;
 }
 
-/* A git directory, or one named .git before it is one: `git init` run there later (on
- * the host too) completes it and keeps the hooks/ and config it already holds, which
- * the host's git would then run (review: mkdir -p proj/.git/hooks, a pre-commit in it,
- * then git init and commit on the host ran it). */
+/* A git directory, or one named .git before it is one: a later `git init` (on the
+ * host too) keeps the hooks/ and config it holds, and the host's git runs them. */
 static bool git_like(int dfd)
 {
 	return gitdir_like(dfd, NULL) || named_dotgit(dfd);
@@ -587,19 +583,17 @@ int linux_broker_git_dotgit_rename(struct linux_broker *b, int obase, const char
 	if (!b->guard_git || !policy_git_dot_name(name, n))
 		return 0;
 	struct stat st;
-	if (fstatat(obase, old, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-		return refuse(b, pfd, name, "a symlink renamed to .git (git takes where it leads)");
 	AUTO_FD src = openat(obase, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (src < 0 && errno == ELOOP)
-		return refuse(b, pfd, name, "a symlink renamed to .git (git takes where it leads)");
+	int err = src < 0 ? errno : 0;
+	if (err == ELOOP || (fstatat(obase, old, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			     S_ISLNK(st.st_mode))) /* git takes where it leads */
+		return refuse(b, pfd, name, "a symlink renamed to .git");
 	if (src < 0)
-		return errno == ENOTDIR ? 0 : -errno; /* a file: a gitdir: one */
-	/* A commondir would make git take another directory's hooks (refused when made in
-	 * a directory named .git: not let in by a rename either). */
-	if (exists_at(src, "commondir"))
-		return refuse(b, pfd, name, "a directory holding a commondir renamed to .git");
-	/* Named .git from now on: what it holds passes as a directory becoming a git
-	 * directory must (its configs replaced by init's copies). */
-	int rc = becoming_gitdir(b, src);
-	return rc < 0 ? refuse(b, pfd, name, "a directory renamed to .git holding a hook") : 0;
+		return err == ENOTDIR ? 0 : -err; /* a file: a gitdir: one */
+	/* Named .git from now on: a commondir is refused (made in one, it is too), and what
+	 * it holds passes as a directory becoming a git directory (configs replaced). */
+	if (exists_at(src, "commondir") || becoming_gitdir(b, src) < 0)
+		return refuse(b, pfd, name,
+			      "a directory renamed to .git holding a hook or commondir");
+	return 0;
 }
