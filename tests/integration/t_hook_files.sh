@@ -176,7 +176,6 @@ python3 -c 'import os, sys
 for d in range(200):
     p = os.path.join(sys.argv[1], "many", "d%03d" % d); os.makedirs(p)
     for f in range(50): open(os.path.join(p, "f%02d" % f), "w").close()' "$ws"
-sleep 3.2 # past the index's racy window: a fresh directory is listed at every walk
 rd='{"file_path":"data/real.txt"}'
 HALO_RUN_HOOK_SCAN_MS=1 hook "a walk past the bound: judged by name (allowed)" 0 Read "$rd"
 expect "... and noted" 1 "$(ls "$HOME/.local/state/halo-run/index" | grep -c '^hook-bound-')"
