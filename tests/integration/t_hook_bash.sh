@@ -204,7 +204,8 @@ row 2 "$CJ" "python3 -c 'import socket; socket.create_connection((\"evil\" + \".
 row 2 "$CJ" "perl -MIO::Socket -e 'IO::Socket::INET->new(\"evil\" . \".test:80\")'"
 row 0 "" "python3 -c 'import urllib.request as u; print(u.urlopen(\"https://github.com/x\").status)'"
 
-# Time per event: 1000 events through a fresh process each, one timed at a time.
+# One event, many times, a fresh process each: every run judges it alike (the time per
+# event is tests/bench/hook's figure, not a check here).
 evfile=$TMPDIR/event.json
 bash_ev "sudo nice find . -name '*.c' -exec flock /tmp/l sh -c 'python3 - <<EOF
 import urllib.request
@@ -216,17 +217,11 @@ python3 - "$HALO" "$pol" "$evfile" <<'EOF'
 import subprocess, sys, time
 halo, pol, ev = sys.argv[1:]
 data = open(ev, "rb").read()
-t = []
-for _ in range(1000):
-    t0 = time.perf_counter()
+for _ in range(50):
     r = subprocess.run([halo, "hook", "--policy", pol], input=data)
-    t.append(time.perf_counter() - t0)
     if r.returncode != 0:
-        print("not ok - timing: exit", r.returncode); sys.exit(1)
-t.sort()
-print("# hook (Bash, runners): median %.2f ms, p90 %.2f ms per event (1000 events, one "
-      "process each: halo-run hook --policy policy.yaml < event.json)" % (t[500] * 1e3, t[900] * 1e3))
+        print("not ok - a repeated run: exit", r.returncode); sys.exit(1)
 EOF
-expect "1000 events timed" 0 "$?"
+expect "50 runs of the event: each allowed" 0 "$?"
 
 finish
