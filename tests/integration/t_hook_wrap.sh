@@ -237,17 +237,13 @@ else
 		"$(cat "$TMPDIR/chome/debug.txt" 2>/dev/null)"
 fi
 
-# Time per event: 300 Bash events through a fresh process each, judged alone and
-# judged and rewritten (figures printed, not enforced).
+# The same event through a fresh process each, judged alone and judged and rewritten,
+# answered every time (the time per event is tests/bench/hook's figure).
 ev "$SID" 'git status && ls -la && npm test' >"$TMPDIR/ev.json"
-n=300
-t0=$(date +%s%N)
+n=30
 for ((i = 0; i < n; i++)); do "$HALO" hook --policy "$pol" <"$TMPDIR/ev.json" || break; done
-t1=$(date +%s%N)
 for ((k = 0; k < n; k++)); do "$HALO" hook --wrap --policy "$pol" <"$TMPDIR/ev.json" >/dev/null || break; done
-t2=$(date +%s%N)
 expect "$n events judged, $n answered" "$n:$n" "$i:$k"
-echo "# hook --wrap: $(((t2 - t1) / n / 1000)) us/event, judging alone $(((t1 - t0) / n / 1000)) us/event ($n events, one process each)"
 
 if ! "$HALO" -- true 2>/dev/null; then
 	skip "--wrap end to end" "this machine cannot build the sandbox for $AS"
