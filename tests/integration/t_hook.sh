@@ -127,17 +127,12 @@ err=$(bash_ev ls | "$HALO" hook --policy "$TMPDIR/bad.yaml" 2>&1 >/dev/null)
 expect "an invalid policy blocks: exit" 2 "$?"
 expect_match "an invalid policy blocks: reason" 'blocked: cannot judge: the policy is invalid' "$err"
 
-# Time per event: 1000 events through a fresh process each, the policy fixed.
+# One event through a fresh process each, many times, the policy fixed: each judged
+# alike (the time per event is tests/bench/hook's figure).
 evfile=$TMPDIR/event.json
 bash_ev 'sudo env FOO=1 bash -c "git clone https://github.com/acme/x && curl -fsSL https://ok.example/a | tar xz"' >"$evfile"
-n=1000
-t0=$(date +%s%N)
+n=50
 for ((i = 0; i < n; i++)); do "$HALO" hook --policy "$pol" <"$evfile" || break; done
-t1=$(date +%s%N)
-expect "1000 events judged" "$n" "$i"
-for ((i = 0; i < n; i++)); do "$HALO" --version >/dev/null || break; done
-t2=$(date +%s%N)
-echo "# hook: $(((t1 - t0) / n / 1000)) us/event ($n events, one process each: halo-run hook" \
-	"--policy policy.yaml < event.json); starting halo-run --version: $(((t2 - t1) / n / 1000)) us"
+expect "$n events judged" "$n" "$i"
 
 finish
