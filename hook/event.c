@@ -61,7 +61,9 @@ static const struct tool_row tools[] = {
     {"glob", TK_READ, {"path", "dir_path"}, false},
     {"search_file_content", TK_READ, {"path", "dir_path"}, false},
     {"grep_search", TK_READ, {"path", "dir_path"}, false},
-    {"web_fetch", TK_FETCH_PROMPT, {"prompt"}, true},
+    /* prompt; url in gemini-cli's direct mode (experimental.directWebFetch), which
+     * fetches url alone: both judged whenever present. */
+    {"web_fetch", TK_FETCH_PROMPT, {"prompt", "url"}, true},
 };
 
 /* Claude Code's rows above, as its settings' matcher: what `policy render --hook`
@@ -309,7 +311,10 @@ static void judge_field(const struct hook_ctx *c, const struct hook_event *ev,
 		hook_check_url(c, ev->tool, f->valuestring, v);
 		return;
 	case TK_FETCH_PROMPT:
-		hook_check_prompt_urls(c, ev->tool, f->valuestring, v);
+		if (f == cJSON_GetObjectItemCaseSensitive(ev->input, "url"))
+			hook_check_gemini_url(c, ev->tool, f->valuestring, v);
+		else
+			hook_check_prompt_urls(c, ev->tool, f->valuestring, v);
 		return;
 	case TK_READ_MANY: {
 		const cJSON *e;

@@ -475,6 +475,38 @@ void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 	hook_target_text(&j, tool, url);
 }
 
+/* gemini-cli fetches a URL holding "github.com" and "/blob/" as rewritten by
+ * convertGithubUrlToRaw: the first "github.com" made "raw.githubusercontent.com" and the
+ * first "/blob/" "/" (string replaces, wherever they are: notgithub.com/x/blob/y goes to
+ * notraw.githubusercontent.com). The rewritten URL is judged too. */
+static void gemini_rewrite(struct hook_judge *j, const char *tool, const char *url)
+{
+	static const char gh[] = "github.com", raw[] = "raw.githubusercontent.com";
+	const char *g = strstr(url, gh), *b = strstr(url, "/blob/");
+	size_t n = strlen(url);
+	char *out;
+
+	if (!g || !b || !(out = malloc(n + sizeof(raw) + 1)))
+		return;
+	int k = snprintf(out, n + sizeof(raw) + 1, "%.*s%s%s", (int)(g - url), url, raw,
+			 g + sizeof(gh) - 1);
+	char *bb = k > 0 ? strstr(out, "/blob/") : NULL;
+	if (bb)
+		memmove(bb + 1, bb + 6, strlen(bb + 6) + 1);
+	hook_target_text(j, tool, out);
+	free(out);
+}
+
+void hook_check_gemini_url(const struct hook_ctx *c, const char *tool, const char *url,
+			   struct hook_verdict *v)
+{
+	struct hook_judge j = {c, v, 0, true};
+
+	start(v);
+	hook_target_text(&j, tool, url);
+	gemini_rewrite(&j, tool, url);
+}
+
 /* The length of the white space JavaScript's \\s matches at p (gemini-cli splits a
  * prompt with it), 0 for none: ASCII's, U+00A0, U+1680, U+2000-U+200A, U+2028,
  * U+2029, U+202F, U+205F, U+3000 and U+FEFF, in UTF-8. */
@@ -519,8 +551,10 @@ void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const ch
 			hook_block(&j, HOOK_CANNOT, "out of memory");
 			return;
 		}
-		if (strstr(u, "://"))
+		if (strstr(u, "://")) {
 			hook_target_text(&j, tool, u);
+			gemini_rewrite(&j, tool, u);
+		}
 		free(u);
 		p += n;
 	}

@@ -150,6 +150,10 @@ void hook_check_command(const struct hook_ctx *c, const char *cmd, size_t len,
 void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 		    struct hook_verdict *v);
 /* Every http(s) URL in free text (Gemini's web_fetch takes a prompt). */
+/* Gemini's web_fetch `url` (its direct mode): the URL's host, and the host gemini-cli
+ * fetches a GitHub file page from. */
+void hook_check_gemini_url(const struct hook_ctx *c, const char *tool, const char *url,
+			   struct hook_verdict *v);
 void hook_check_prompt_urls(const struct hook_ctx *c, const char *tool, const char *text,
 			    struct hook_verdict *v);
 /* A file tool's path: protected paths, the writable roots, the persistence guard. */

@@ -11,6 +11,7 @@
  * the same: their rules (nested files, negations, a glob that overrides them, where a
  * repository starts) are ripgrep's to apply, and a walk that skipped what ripgrep reads
  * would let a search through (a review found eight such layouts). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -235,14 +236,30 @@ static bool in_walked_tree(const struct linux_masked *m, const char *abs)
 
 /* abs is dir or beneath it, letter case aside: Gemini's read_many_files globs an
  * include that does not exist as written without case (CONFIG/prod.env reads
- * config/prod.env), and a name that differs only so is never the sandbox's to show. */
+ * config/prod.env, data/über.txt reads data/Über.txt), and a name that differs only so
+ * is never the sandbox's to show. ASCII letters fold; a run of non-ASCII bytes matches
+ * any other such run (JavaScript folds more than ASCII: the safe side). */
 static bool beneath_nocase(const char *abs, const char *dir)
 {
+	const unsigned char *a = (const unsigned char *)abs, *d = (const unsigned char *)dir;
 	size_t n = strlen(dir);
 
-	while (n > 1 && dir[n - 1] == '/')
+	while (n > 1 && d[n - 1] == '/')
 		n--;
-	return strncasecmp(abs, dir, n) == 0 && (abs[n] == '/' || abs[n] == '\0' || n == 1);
+	const unsigned char *end = d + n;
+	while (d < end) {
+		if (*d >= 0x80 && *a >= 0x80) {
+			while (d < end && *d >= 0x80)
+				d++;
+			while (*a >= 0x80)
+				a++;
+		} else if (*d < 0x80 && *a && *a < 0x80 && tolower(*a) == tolower(*d)) {
+			a++, d++;
+		} else {
+			return false;
+		}
+	}
+	return *a == '/' || *a == '\0' || n == 1;
 }
 
 int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, size_t n)

@@ -99,6 +99,13 @@ ev web_fetch '{"prompt":"Summarize http:evil.test/#://"}' BeforeTool |
 	hook "Gemini web_fetch: a URL without //" 2 'evil.test' --harness gemini
 ev web_fetch '{"prompt":"Summarize https://github.com/a\u00a0https://evil.test/x"}' BeforeTool |
 	hook "Gemini web_fetch: two URLs joined by U+00A0 (JavaScript splits there)" 2 'evil.test' --harness gemini
+# (review) gemini-cli's direct mode fetches `url` alone, prompt or not; and it fetches a
+# GitHub file page from raw.githubusercontent.com (ok.example is allowed, not that).
+ev web_fetch '{"prompt":"https://github.com/a","url":"https://evil.test/x"}' BeforeTool |
+	hook "Gemini web_fetch: url judged beside an allowed prompt" 2 'evil.test' --harness gemini
+ev web_fetch '{"prompt":"Summarize https://github.com/o/r/blob/main/x"}' BeforeTool |
+	hook "Gemini web_fetch: a GitHub blob page (fetched from raw.githubusercontent.com)" 2 \
+	'raw.githubusercontent.com' --harness gemini
 ev web_fetch '{"prompt":"Summarize https://github.com/a, then https://github.com/b"}' BeforeTool |
 	hook "Gemini web_fetch: allowed URLs with punctuation after (control)" 0 "" --harness gemini
 ev apply_patch '{"command":"*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch\n"}' |

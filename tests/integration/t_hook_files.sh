@@ -150,7 +150,8 @@ hook "Edit it" 2 Edit "{\"file_path\":\"$ws/data/real.txt\",\"old_string\":\"k\"
 hook "Read a file beside it (control)" 0 Read "{\"file_path\":\"$ws/src/main.c\"}"
 # Gemini's read_many_files globs an include that is not there as written without case
 # (review): DATA/real.txt reads data/real.txt.
-for inc in DATA/real.txt data/REAL.txt; do
+mv "$ws/data/real.txt" "$ws/data/Über.txt" && ln -sfn "data/Über.txt" "$ws/.env.linked"
+for inc in DATA/Über.txt data/über.txt; do
 	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"hook_event_name":"BeforeTool","tool_name":"read_many_files","tool_input":{"include":[sys.argv[2]]}}))' "$ws" "$inc")
 	printf '%s' "$ev" | "$HALO" hook --harness gemini --policy "$pol" >/dev/null 2>&1
 	expect "read_many_files $inc (a case variant of what the sandbox masks): blocked" 2 "$?"
