@@ -5,6 +5,7 @@
  * judged both as written and resolved through symbolic links (the resolution is the
  * caller's, through hook_ctx), whether or not the file exists yet: a new .env or
  * .git/hooks/pre-commit is refused by its name. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,25 +476,30 @@ void hook_check_url(const struct hook_ctx *c, const char *tool, const char *url,
 	hook_target_text(&j, tool, url);
 }
 
-/* gemini-cli fetches a URL holding "github.com" and "/blob/" as rewritten by
- * convertGithubUrlToRaw: the first "github.com" made "raw.githubusercontent.com" and the
- * first "/blob/" "/" (string replaces, wherever they are: notgithub.com/x/blob/y goes to
- * notraw.githubusercontent.com). The rewritten URL is judged too. */
+/* gemini-cli fetches a GitHub file page from raw.githubusercontent.com: it takes the
+ * URL's href (host lower-cased, a backslash a slash), and where that holds "github.com"
+ * and "/blob/" replaces the first of each (convertGithubUrlToRaw: notgithub.com/x/blob/y
+ * goes to notraw.githubusercontent.com; newer versions test the host itself and fetch
+ * raw.githubusercontent.com). Both forms are judged too. */
 static void gemini_rewrite(struct hook_judge *j, const char *tool, const char *url)
 {
 	static const char gh[] = "github.com", raw[] = "raw.githubusercontent.com";
-	const char *g = strstr(url, gh), *b = strstr(url, "/blob/");
 	size_t n = strlen(url);
-	char *out;
+	char *low = malloc(n + sizeof(raw) + 1), *out = malloc(n + sizeof(raw) + 1);
 
-	if (!g || !b || !(out = malloc(n + sizeof(raw) + 1)))
-		return;
-	int k = snprintf(out, n + sizeof(raw) + 1, "%.*s%s%s", (int)(g - url), url, raw,
+	for (size_t i = 0; low && i <= n; i++)
+		low[i] = url[i] == '\\' ? '/' : (char)tolower((unsigned char)url[i]);
+	const char *g = low ? strstr(low, gh) : NULL;
+	if (g && out && strstr(low, "/blob/")) {
+		snprintf(out, n + sizeof(raw) + 1, "%.*s%s%s", (int)(g - low), low, raw,
 			 g + sizeof(gh) - 1);
-	char *bb = k > 0 ? strstr(out, "/blob/") : NULL;
-	if (bb)
-		memmove(bb + 1, bb + 6, strlen(bb + 6) + 1);
-	hook_target_text(j, tool, out);
+		char *bb = strstr(out, "/blob/");
+		if (bb)
+			memmove(bb + 1, bb + 6, strlen(bb + 6) + 1);
+		hook_target_text(j, tool, out);
+		hook_target_text(j, tool, "https://raw.githubusercontent.com/");
+	}
+	free(low);
 	free(out);
 }
 

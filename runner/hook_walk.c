@@ -234,11 +234,36 @@ static bool in_walked_tree(const struct linux_masked *m, const char *abs)
 	return false;
 }
 
+/* One unit of a name compared without case: an ASCII letter folded; U+017F (long s)
+ * and U+212A (Kelvin sign) as s and k, as JavaScript's Unicode case folding takes them
+ * (minimatch's /iu); any other non-ASCII character as one unit that matches any other
+ * (the safe side). */
+static int unit(const unsigned char **p)
+{
+	const unsigned char *c = *p;
+
+	if (*c < 0x80) {
+		*p += *c != 0;
+		return tolower(*c);
+	}
+	if (c[0] == 0xc5 && c[1] == 0xbf) {
+		*p += 2;
+		return 's';
+	}
+	if (c[0] == 0xe2 && c[1] == 0x84 && c[2] == 0xaa) {
+		*p += 3;
+		return 'k';
+	}
+	do
+		(*p)++;
+	while ((**p & 0xc0) == 0x80);
+	return 0x100;
+}
+
 /* abs is dir or beneath it, letter case aside: Gemini's read_many_files globs an
  * include that does not exist as written without case (CONFIG/prod.env reads
  * config/prod.env, data/über.txt reads data/Über.txt), and a name that differs only so
- * is never the sandbox's to show. ASCII letters fold; a run of non-ASCII bytes matches
- * any other such run (JavaScript folds more than ASCII: the safe side). */
+ * is never the sandbox's to show. */
 static bool beneath_nocase(const char *abs, const char *dir)
 {
 	const unsigned char *a = (const unsigned char *)abs, *d = (const unsigned char *)dir;
@@ -247,18 +272,9 @@ static bool beneath_nocase(const char *abs, const char *dir)
 	while (n > 1 && d[n - 1] == '/')
 		n--;
 	const unsigned char *end = d + n;
-	while (d < end) {
-		if (*d >= 0x80 && *a >= 0x80) {
-			while (d < end && *d >= 0x80)
-				d++;
-			while (*a >= 0x80)
-				a++;
-		} else if (*d < 0x80 && *a && *a < 0x80 && tolower(*a) == tolower(*d)) {
-			a++, d++;
-		} else {
+	while (d < end)
+		if (!*a || unit(&a) != unit(&d))
 			return false;
-		}
-	}
 	return *a == '/' || *a == '\0' || n == 1;
 }
 
@@ -303,7 +319,13 @@ static int reads_masked(const struct halo_policy *p, const char *folder, const c
 	}
 	if (S_ISDIR(st.st_mode))
 		return walk_from(p, m, glob, true, out, n);
-	if (!S_ISREG(st.st_mode) || !hook_search_reads(glob, strrchr(m, '/') + 1))
+	/* A glob with non-ASCII letters may match without case beyond what hook/ folds
+	 * (Gemini's read_many_files: ſecret[[:punct:]]txt reads secret.txt): taken as
+	 * reading the file. */
+	bool wide = false;
+	for (const char *g = glob; *g && !wide; g++)
+		wide = (unsigned char)*g >= 0x80;
+	if (!S_ISREG(st.st_mode) || (!wide && !hook_search_reads(glob, strrchr(m, '/') + 1)))
 		return 0;
 	snprintf(out, n, "%s", m);
 	return 1;

@@ -106,6 +106,9 @@ ev web_fetch '{"prompt":"https://github.com/a","url":"https://evil.test/x"}' Bef
 ev web_fetch '{"prompt":"Summarize https://github.com/o/r/blob/main/x"}' BeforeTool |
 	hook "Gemini web_fetch: a GitHub blob page (fetched from raw.githubusercontent.com)" 2 \
 	'raw.githubusercontent.com' --harness gemini
+ev web_fetch '{"prompt":"Summarize https://GitHub.com/o/r\\blob\\main/x"}' BeforeTool |
+	hook "Gemini web_fetch: the same with a capital and backslashes (href form)" 2 \
+	'raw.githubusercontent.com' --harness gemini
 ev web_fetch '{"prompt":"Summarize https://github.com/a, then https://github.com/b"}' BeforeTool |
 	hook "Gemini web_fetch: allowed URLs with punctuation after (control)" 0 "" --harness gemini
 ev apply_patch '{"command":"*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch\n"}' |

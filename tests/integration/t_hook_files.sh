@@ -151,7 +151,9 @@ hook "Read a file beside it (control)" 0 Read "{\"file_path\":\"$ws/src/main.c\"
 # Gemini's read_many_files globs an include that is not there as written without case
 # (review): DATA/real.txt reads data/real.txt.
 mv "$ws/data/real.txt" "$ws/data/Über.txt" && ln -sfn "data/Über.txt" "$ws/.env.linked"
-for inc in DATA/Über.txt data/über.txt; do
+cp "$ws/data/Über.txt" "$ws/data/kit.txt" && ln -sfn "data/kit.txt" "$ws/.env.kit"
+# (K is U+212A, which /iu folds to k: minimatch's POSIX class turns that on.)
+for inc in DATA/Über.txt data/über.txt 'data/Kit[[:punct:]]txt'; do
 	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"hook_event_name":"BeforeTool","tool_name":"read_many_files","tool_input":{"include":[sys.argv[2]]}}))' "$ws" "$inc")
 	printf '%s' "$ev" | "$HALO" hook --harness gemini --policy "$pol" >/dev/null 2>&1
 	expect "read_many_files $inc (a case variant of what the sandbox masks): blocked" 2 "$?"
@@ -168,7 +170,7 @@ if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! gre
 else
 	expect "the sandbox masks it too (what the hook follows)" "" "$(grep -x k <<<"$out")"
 fi
-rm -rf "$ws/data" "$ws/.env.linked"
+rm -rf "$ws/data" "$ws/.env.linked" "$ws/.env.kit"
 # A tree whose first walk goes past the hook's bound (2 s; 1 ms here, by the test knob):
 # the judgment by name stands, and the hook does not walk it again for 10 minutes
 # (every file tool would wait that long): a note in the index's directory says so.
