@@ -262,9 +262,10 @@ static int unit(const unsigned char **p)
 
 /* abs is dir or beneath it, letter case aside: Gemini's read_many_files globs an
  * include that does not exist as written without case (CONFIG/prod.env reads
- * config/prod.env, data/über.txt reads data/Über.txt), and a name that differs only so
- * is never the sandbox's to show. */
-static bool beneath_nocase(const char *abs, const char *dir)
+ * config/prod.env, data/über.txt reads data/Über.txt, DATA/x.txt reads data/x.txt), and a
+ * name that differs only so is never the sandbox's to show. What follows dir in abs
+ * (from its slash, or "" when abs is dir), or NULL. */
+static const char *past_nocase(const char *abs, const char *dir)
 {
 	const unsigned char *a = (const unsigned char *)abs, *d = (const unsigned char *)dir;
 	size_t n = strlen(dir);
@@ -274,8 +275,15 @@ static bool beneath_nocase(const char *abs, const char *dir)
 	const unsigned char *end = d + n;
 	while (d < end)
 		if (!*a || unit(&a) != unit(&d))
-			return false;
-	return *a == '/' || *a == '\0' || n == 1;
+			return NULL;
+	if (n == 1) /* dir is "/": what follows starts at its slash */
+		return (const char *)a - 1;
+	return *a == '/' || *a == '\0' ? (const char *)a : NULL;
+}
+
+static bool beneath_nocase(const char *abs, const char *dir)
+{
+	return past_nocase(abs, dir) != NULL;
 }
 
 int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, size_t n)
@@ -292,18 +300,17 @@ int runner_hook_masked(const struct halo_policy *p, const char *abs, char *out, 
 	return 0;
 }
 
-/* Would the search read m (a path the sandbox masks, beneath folder) or a file in it?
- * ripgrep does not enter version control directories nor follow symbolic links. 1
- * found (into out), 0 not, -errno. */
-static int reads_masked(const struct halo_policy *p, const char *folder, const char *glob,
+/* Would the search read m (a path the sandbox masks, rest its part below the folder)
+ * or a file in it? ripgrep does not enter version control directories nor follow
+ * symbolic links. 1 found (into out), 0 not, -errno. */
+static int reads_masked(const struct halo_policy *p, const char *rest, const char *glob,
 			const char *m, char *out, size_t n)
 {
-	size_t f = strlen(folder);
 	struct stat st;
 
 	if (lstat(m, &st) < 0 || S_ISLNK(st.st_mode))
 		return 0;
-	for (const char *c = m + f; *c == '/';) { /* each name below the folder */
+	for (const char *c = rest; *c == '/';) { /* each name below the folder */
 		const char *end = strchr(c + 1, '/');
 		char name[NAME_MAX + 1];
 		size_t len = end ? (size_t)(end - c - 1) : strlen(c + 1);
@@ -338,13 +345,15 @@ static int masked_read(const struct linux_masked *m, const struct halo_policy *p
 		       const char *folder, const char *glob, char *out, size_t n)
 {
 	int rc = 0;
+	const char *rest;
 
+	/* Without case, as Gemini's read_many_files globs: DATA/x.txt reads data/x.txt. */
 	for (size_t i = 0; rc == 0 && i < m->n; i++)
-		if (policy_path_beneath(folder, m->v[i])) { /* the folder is in it */
+		if (beneath_nocase(folder, m->v[i])) { /* the folder is in it */
 			snprintf(out, n, "%s", m->v[i]);
 			rc = 1;
-		} else if (policy_path_beneath(m->v[i], folder)) {
-			rc = reads_masked(p, folder, glob, m->v[i], out, n);
+		} else if ((rest = past_nocase(m->v[i], folder))) {
+			rc = reads_masked(p, rest, glob, m->v[i], out, n);
 		}
 	return rc;
 }

@@ -153,7 +153,7 @@ hook "Read a file beside it (control)" 0 Read "{\"file_path\":\"$ws/src/main.c\"
 mv "$ws/data/real.txt" "$ws/data/Über.txt" && ln -sfn "data/Über.txt" "$ws/.env.linked"
 cp "$ws/data/Über.txt" "$ws/data/kit.txt" && ln -sfn "data/kit.txt" "$ws/.env.kit"
 # (K is U+212A, which /iu folds to k: minimatch's POSIX class turns that on.)
-for inc in DATA/Über.txt data/über.txt 'data/Kit[[:punct:]]txt'; do
+for inc in DATA/Über.txt data/über.txt 'data/Kit[[:punct:]]txt' 'DATA/*.txt'; do
 	ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"hook_event_name":"BeforeTool","tool_name":"read_many_files","tool_input":{"include":[sys.argv[2]]}}))' "$ws" "$inc")
 	printf '%s' "$ev" | "$HALO" hook --harness gemini --policy "$pol" >/dev/null 2>&1
 	expect "read_many_files $inc (a case variant of what the sandbox masks): blocked" 2 "$?"
