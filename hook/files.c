@@ -319,9 +319,10 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 	judge_form(c, &j, tool, path, abs, write);
 	bool resolved = false;
 	if (!hook_decided(&j) && c->resolve) {
-		if (c->resolve(raw, real, sizeof(real)) < 0)
+		resolved = c->resolve(raw, real, sizeof(real)) == 0;
+		if (!resolved)
 			hook_block(&j, HOOK_CANNOT, "%s %s: cannot resolve the path", tool, path);
-		else if ((resolved = true) && strcmp(real, abs) != 0)
+		else if (strcmp(real, abs) != 0)
 			judge_form(c, &j, tool, path, real, write);
 	}
 	/* What no name tells: the sandbox masks where a protected name's symlink leads

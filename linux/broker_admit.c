@@ -193,7 +193,8 @@ static int open_source(struct call *c, struct broker_req *r)
 	return linux_broker_git_check_opened(c->b, r->src);
 }
 
-/* RENAME_EXCHANGE makes the old name anew too: it is checked as one made. */
+/* RENAME_EXCHANGE makes the old name anew too: it is checked as one made, and what
+ * the new name holds moves there (.git <-> x: checked as a rename onto .git). */
 static int exchange_side(struct call *c, struct broker_req *r)
 {
 	char path[PATH_MAX];
@@ -202,10 +203,12 @@ static int exchange_side(struct call *c, struct broker_req *r)
 
 	snprintf(path, sizeof(path), "%s", r->old);
 	rc = broker_open_parent(c, r->obase, path, &on);
+	if (rc == 0 && on.git == BROKER_GIT_CONFIG)
+		rc = -EACCES; /* a git config is replaced by rename only, never swapped */
+	if (rc == 0)
+		rc = linux_broker_git_dotgit_rename(c->b, r->nn.pfd, r->nn.last, on.pfd, on.last);
 	if (on.pfd >= 0)
 		close(on.pfd);
-	if (rc == 0 && on.git == BROKER_GIT_CONFIG)
-		return -EACCES; /* a git config is replaced by rename only, never swapped */
 	return rc;
 }
 

@@ -184,19 +184,8 @@ long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
 	if (r->nn.git == BROKER_GIT_CONFIG)
 		return linux_broker_git_config_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last,
 						      (unsigned)r->flags);
+	/* (An exchange's other way, onto the old name, is checked with it: exchange_side.) */
 	int rc = linux_broker_git_dotgit_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last);
-	/* An exchange moves what is at the new name to the old one too (.git <-> x). */
-	if (rc == 0 && (r->flags & RENAME_EXCHANGE)) {
-		char last[NAME_MAX + 2];
-		size_t n = strlen(r->old);
-		while (n > 1 && r->old[n - 1] == '/')
-			n--; /* "x/": its name is x */
-		const char *b = r->old + n;
-		while (b > r->old && b[-1] != '/')
-			b--;
-		snprintf(last, sizeof(last), "%.*s", (int)(r->old + n - b), b);
-		rc = linux_broker_git_dotgit_rename(c->b, r->nn.pfd, r->nn.last, r->obase, last);
-	}
 	if (rc < 0)
 		return rc;
 	return broker_R(
