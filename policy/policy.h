@@ -301,6 +301,9 @@ int policy_load_with(const struct policy_managed *m, const char *const *paths, s
 
 /* Render the effective policy (presets expanded) as JSON text; caller frees. */
 char *policy_to_json(const struct halo_policy *p);
+/* The same walk as compact JSON written without libcjson (a session call's identity
+ * compares it); caller frees. */
+char *policy_to_text(const struct halo_policy *p);
 
 /* ---------------------------------------------------------------- credential floor */
 

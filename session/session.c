@@ -99,7 +99,7 @@ static char *options_text(const struct runner_opts *o, const runner_launch *l)
 int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
 			    struct runner_session_id *id)
 {
-	char *json = policy_to_json(l->policy);
+	char *json = policy_to_text(l->policy);
 	long long idle = l->policy->limits.session_idle_seconds;
 
 	memset(id, 0, sizeof(*id));

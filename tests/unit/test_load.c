@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "tests/unit/policy_test.h"
 
 static char tmpdir[64];
@@ -787,6 +789,55 @@ START_TEST(diags_errors_bounded)
 }
 END_TEST
 
+/* policy_to_text (a session call's identity) walks what policy_to_json walks: the
+ * compact text parses to the same tree, quotes, backslashes, control and non-ASCII
+ * characters included; and policies that differ give texts that differ. */
+START_TEST(to_text_matches_to_json)
+{
+	static const char *const docs[] = {
+	    "{}\n",
+	    "egress: {default: deny, presets: [package-registries, vcs, vcs], hostPorts: [4873]}\n"
+	    "sandbox: {writableRoots: [~/c], protectedPaths: [~/.ssh, '.env*', 'a\"b\\\\c'],"
+	    " allowRead: [~/.aws/config]}\n"
+	    "limits: {memoryMB: 100, wallSeconds: 5}\n"
+	    "env: {pass: [GOPATH], set: {A: \"q\\\"u\\\\o\\te\\x01\\u00e9\"}}\n",
+	    "egress:\n  allowedDomains: [a.example]\n  credentials:\n"
+	    "    - {host: a.example, header: Authorization, value: 'Bearer ${TOK}'}\n"
+	    "  requestRules:\n    - {host: a.example, methods: [GET], paths: ['/x/*']}\n",
+	    "egress:\n  allowedDomains: [a.example]\n  credentials:\n"
+	    "    - {host: a.example, header: Authorization, value: 'Bearer ${TOK2}'}\n"
+	    "  requestRules:\n    - {host: a.example, methods: [GET], paths: ['/x/*']}\n",
+	    "sandbox: {mode: read-only}\n",
+	};
+	enum { N = sizeof(docs) / sizeof(docs[0]) };
+	char *seen[N];
+
+	for (size_t i = 0; i < N; i++) {
+		struct policy_diags d = {0};
+		struct halo_policy *p = NULL;
+		char *json, *text;
+		cJSON *a, *b;
+
+		ck_assert_msg(pt_load(docs[i], &p, &d) == 0, "doc %zu", i);
+		ck_assert_ptr_nonnull(json = policy_to_json(p));
+		ck_assert_ptr_nonnull(text = policy_to_text(p));
+		ck_assert_ptr_nonnull(a = cJSON_Parse(json));
+		ck_assert_msg((b = cJSON_Parse(text)) != NULL, "doc %zu: %s", i, text);
+		ck_assert_msg(cJSON_Compare(a, b, true), "doc %zu: %s\nvs %s", i, json, text);
+		for (size_t k = 0; k < i; k++)
+			ck_assert_str_ne(seen[k], text);
+		seen[i] = text;
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+		free(json);
+		policy_free(p);
+		policy_diags_free(&d);
+	}
+	for (size_t i = 0; i < N; i++)
+		free(seen[i]);
+}
+END_TEST
+
 START_TEST(to_json_expands_presets)
 {
 	struct policy_diags d = {0};
@@ -867,6 +918,7 @@ static Suite *load_suite(void)
 	tcase_add_test(model, embedded_default);
 	tcase_add_test(model, load_reports_every_file);
 	tcase_add_test(model, to_json_expands_presets);
+	tcase_add_test(model, to_text_matches_to_json);
 	tcase_add_test(model, diags_errors_bounded);
 	suite_add_tcase(s, files);
 	suite_add_tcase(s, parse);
