@@ -22,20 +22,7 @@ static const char *const verbs[SESSION_N_VERBS] = {
     [SESSION_INFO] = "info",
 };
 
-enum vtype {
-	T_VERSION,
-	T_NAME,
-	T_HEX,
-	T_STR,
-	T_TEXT,
-	T_ABS,
-	T_ARG,
-	T_ENV,
-	T_PROT,
-	T_INT,
-	T_SIG,
-	T_KIND
-};
+enum vtype { T_VERSION, T_NAME, T_HEX, T_STR, T_TEXT, T_ABS, T_ARG, T_ENV, T_INT, T_SIG, T_KIND };
 
 struct key_row {
 	const char *name;
@@ -69,7 +56,6 @@ static const struct key_row keys[SESSION_N_KEYS] = {
     [SESSION_K_CALLS] = {"calls", T_INT, 0, 1LL << 31, V(SESSION_INFO), 0, M(calls)},
     [SESSION_K_IDLE] = {"idle", T_INT, 0, ID_MAX, V(SESSION_INFO), 0, M(idle)},
     [SESSION_K_PID] = {"pid", T_INT, 1, PID_MAX_LIM, V(SESSION_INFO), 0, M(pid)},
-    [SESSION_K_PROT] = {"prot", T_PROT, 0, 0, V(SESSION_HELLO), 0, 0},
     [SESSION_K_WALL] = {"wall", T_INT, 0, 1LL << 40, V(SESSION_RUN), 0, M(wall)},
 };
 /* clang-format on */
@@ -133,24 +119,6 @@ static bool env_ok(const char *s)
 	return eq && eq != s;
 }
 
-/* "DEV:ID:/path" (decimal device, hex identity) or "-:-:/path" (the file went
- * between the walk and its stat). */
-static bool prot_ok(const char *s)
-{
-	static const char *const sets[2] = {"0123456789", "0123456789abcdef"};
-	static const size_t max[2] = {20, 160};
-
-	for (int f = 0; f < 2; f++) {
-		size_t d = strspn(s, sets[f]);
-		if (d == 0 && s[0] == '-')
-			d = 1;
-		if (d == 0 || d > max[f] || s[d] != ':')
-			return false;
-		s += d + 1;
-	}
-	return s[0] == '/' && strlen(s) <= STR_MAX;
-}
-
 static bool hex_ok(const char *s)
 {
 	size_t n = strlen(s);
@@ -181,8 +149,6 @@ static bool value_ok(const struct key_row *r, const char *v, struct session_msg 
 		return ++m->n_arg <= SESSION_LIST_MAX;
 	case T_ENV:
 		return env_ok(v) && ++m->n_env <= SESSION_LIST_MAX;
-	case T_PROT:
-		return prot_ok(v) && ++m->n_prot <= SESSION_LIST_MAX;
 	case T_INT:
 		return parse_int(v, r->min, r->max, (long long *)((char *)m + r->off));
 	case T_SIG:
@@ -221,12 +187,11 @@ static int find_key(const char *k)
 /* The lists, in order, pointing into the payload. */
 static int fill_lists(const char *p, const char *end, struct session_msg *m)
 {
-	size_t a = 0, e = 0, pr = 0;
+	size_t a = 0, e = 0;
 
 	m->arg = calloc(m->n_arg + 1, sizeof(char *));
 	m->env = calloc(m->n_env + 1, sizeof(char *));
-	m->prot = calloc(m->n_prot + 1, sizeof(char *));
-	if (!m->arg || !m->env || !m->prot)
+	if (!m->arg || !m->env)
 		return -ENOMEM;
 	p += strlen(p) + 1; /* the verb */
 	while (p < end) {
@@ -235,8 +200,6 @@ static int fill_lists(const char *p, const char *end, struct session_msg *m)
 			m->arg[a++] = (char *)v;
 		else if (strcmp(k, "env") == 0)
 			m->env[e++] = (char *)v;
-		else if (strcmp(k, "prot") == 0)
-			m->prot[pr++] = (char *)v;
 		p = v + strlen(v) + 1;
 	}
 	return 0;
@@ -259,8 +222,7 @@ static int parse_pairs(const char *p, const char *end, struct session_msg *m, ch
 		if (!(keys[ki].verbs & V(m->verb)))
 			return fail(m, why, why_n, -EINVAL, "key '%s' does not belong here",
 				    keys[ki].name);
-		if ((m->have & (1u << ki)) && keys[ki].type != T_ARG && keys[ki].type != T_ENV &&
-		    keys[ki].type != T_PROT)
+		if ((m->have & (1u << ki)) && keys[ki].type != T_ARG && keys[ki].type != T_ENV)
 			return fail(m, why, why_n, -EINVAL, "key '%s' given twice", keys[ki].name);
 		if (!value_ok(&keys[ki], v, m))
 			return fail(m, why, why_n, -EINVAL, "bad value for '%s'", keys[ki].name);
@@ -301,9 +263,8 @@ void session_msg_free(struct session_msg *m)
 {
 	free(m->arg);
 	free(m->env);
-	free(m->prot);
 	free(m->owned);
-	m->arg = m->env = m->prot = NULL;
+	m->arg = m->env = NULL;
 	m->owned = NULL;
 }
 

@@ -15,7 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SESSION_PROTO_VERSION "1"
+/* 2: the supervisor walks for protected files itself (a hello carries no list; a
+ * supervisor of version 1 would take a call's missing list as "nothing new"). */
+#define SESSION_PROTO_VERSION "2"
 #define SESSION_FRAME_MAX     (1u << 20) /* payload bytes: argv and environment fit */
 #define SESSION_LIST_MAX      8192	 /* arg or env entries in one frame */
 #define SESSION_NAME_MAX      64
@@ -42,8 +44,8 @@ enum session_fail_kind { SESSION_FAIL_EXEC = 1, SESSION_FAIL_SETUP = 2 };
 struct session_msg {
 	enum session_verb verb;
 	const char *version, *name, *policy, *options, *workspace, *why, *msg;
-	char **arg, **env, **prot;
-	size_t n_arg, n_env, n_prot;
+	char **arg, **env;
+	size_t n_arg, n_env;
 	long long id, sig, status, err, calls, idle, pid, wall;
 	enum session_fail_kind kind;
 	unsigned have; /* bit per key present (1u << SESSION_K_...) */
@@ -68,7 +70,6 @@ enum session_key {
 	SESSION_K_CALLS,
 	SESSION_K_IDLE,
 	SESSION_K_PID,
-	SESSION_K_PROT, /* hello: one protected file, "DEV:ID:PATH" (repeated) */
 	SESSION_K_WALL, /* run (call → supervisor): the call's wall-clock limit, s (events) */
 	SESSION_N_KEYS,
 };

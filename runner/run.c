@@ -182,9 +182,6 @@ static int linux_environment(const struct runner_opts *o, const struct runner_en
 	l->cache_binds = (const char *const *)caches.binds;
 	l->n_cache_binds = caches.n_binds;
 	l->cache_hide = caches.hide[0] ? caches.hide : NULL;
-	/* What the walk reads is known: a session's call walks while the rest is built. */
-	if (o->session && !o->dry_run)
-		runner_session_prescan(o, l);
 	if (tool_config(re, home, l, &cfg) < 0) {
 		fprintf(stderr, "halo-run: tool caches: out of memory\n");
 		return HALO_EXIT_SETUP;
@@ -329,6 +326,10 @@ int runner_cmd_run(const struct runner_opts *o)
 	ssize_t n;
 	int rc;
 
+#ifndef RUNNER_MACOS
+	/* A session's call connects first: its supervisor walks meanwhile. */
+	runner_session_early(o);
+#endif
 	if ((rc = runner_load_policy(o, true, &re)) != 0)
 		return rc;
 	memset(&l, 0, sizeof(l));
@@ -422,7 +423,6 @@ int runner_cmd_run(const struct runner_opts *o)
 		rc = linux_environment(o, &re, &l);
 	if (rc == 0)
 		rc = launch(o, &l);
-	runner_session_prescan_drop(); /* before l and the policy go */
 	runner_tls_release();
 	free(ssh_config);
 	runner_env_free(l.envp);

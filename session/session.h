@@ -14,12 +14,11 @@
  * --session: it joins the named session, starting it first when there is none. */
 int runner_cmd_session(const struct runner_opts *o);
 int runner_session_run(const struct runner_opts *o, const runner_launch *l);
-/* A call's walk for protected files, started on a thread as soon as l holds what the
- * walk reads (the policy, the workspace, the homes, the cache binds): taken by
- * runner_session_run. Nothing when this cannot be a session's call. */
-void runner_session_prescan(const struct runner_opts *o, const runner_launch *l);
-/* Joined and freed if not taken: every way out of a launch that started one. */
-void runner_session_prescan_drop(void);
+/* A call's connection to its session, made first thing (before the policy is loaded):
+ * the supervisor starts its walk for protected files on it (session/sup_walk.c) while
+ * the call builds the rest. Nothing when this cannot be a session's call or none runs
+ * (runner_session_run then starts one, or says why not). */
+void runner_session_early(const struct runner_opts *o);
 /* The control directory, made if missing (every launch hides it inside: a session
  * started later keeps its socket there), or NULL when it is not ours. */
 const char *runner_session_dir_made(char *out, size_t n);

@@ -145,16 +145,16 @@ void runner_session_own_files(const struct runner_opts *o)
 	}
 }
 
-/* The protected files now (session_scan.c). A first call walks after its socket and
- * the audit file exist (both are masked inside) and before the supervisor's own walk:
- * the session's list is never later than the walk its sandbox is built from, so a
- * file made in between is refused at the next call, never missed. */
+/* The protected files now (session_scan.c), as the session's list: the first call
+ * walks after its socket and the audit file exist (both are masked inside) and before
+ * the supervisor's own walk: the session's list is never later than the walk its
+ * sandbox is built from, so a file made in between is refused at the next call, never
+ * missed. (Each call after is judged by the supervisor's walk: sup_walk.c.) */
 static int protected_now(const struct runner_opts *o, const runner_launch *l,
 			 struct runner_session_id *id)
 {
 	struct halo_err e = {{0}};
 
-	runner_session_prescan_drop(); /* walked before the session was: not this one */
 	runner_session_own_files(o);
 	linux_session_protected_free(id->prot, id->n_prot);
 	id->prot = NULL;
@@ -223,6 +223,30 @@ static int lock_open(const char *path, int how)
 	return -1;
 }
 
+/* The call's connection, made before the policy is loaded (runner_session_early):
+ * the supervisor starts its walk for protected files when it accepts it, and the walk
+ * runs while this call builds its identity and the command's environment. Joined
+ * under the shared lock as connect_or_start would: a supervisor that is still starting
+ * holds it exclusive. */
+static int early_fd = -1;
+
+void runner_session_early(const struct runner_opts *o)
+{
+	char dir[4200], sock[4300], lock[4300];
+	struct halo_err e = {{0}};
+	int lk;
+
+	if (!o->session || o->dry_run || !session_name_ok(o->session) ||
+	    runner_session_place(dir, sizeof(dir), &e) < 0 ||
+	    runner_session_path(dir, o->session, "sock", sock, sizeof(sock)) < 0 ||
+	    runner_session_path(dir, o->session, "lock", lock, sizeof(lock)) < 0)
+		return;
+	if ((lk = lock_open(lock, LOCK_SH)) < 0)
+		return;
+	early_fd = runner_session_connect(sock); /* -errno: none runs; the call says why */
+	close(lk);
+}
+
 /* Join, or start under the lock: concurrent first calls start one session, and a
  * call never talks to a supervisor that is still starting (the socket accepts from
  * its bind on, but answers only once the sandbox is up; that may take a first walk of
@@ -240,15 +264,15 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 			id->name);
 		return -1;
 	}
+	if (early_fd >= 0) { /* connected first thing (runner_session_early) */
+		fd = early_fd;
+		early_fd = -1;
+		return fd;
+	}
 	lk = lock_open(lock, LOCK_SH);
 	if (lk >= 0 && (fd = runner_session_connect(sock)) >= 0) {
 		close(lk);
-		/* The session runs: the walk this call started early (session_prescan.c). */
-		int taken = runner_session_prescan_take(id);
-		if (taken > 0 || (taken == 0 && protected_now(o, l, id) == 0))
-			return fd;
-		close(fd);
-		return -1;
+		return fd; /* the session runs; its supervisor walks (sup_walk.c) */
 	}
 	if (lk >= 0 && fd == -EPERM) {
 		fprintf(stderr,
@@ -274,10 +298,8 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 			return -1;
 		}
 	}
-	if ((fd = runner_session_connect(sock)) >= 0 && protected_now(o, l, id) < 0) {
-		close(fd);
-		fd = -1;
-	} else if (fd < 0) {
+	/* Started by another call meanwhile: joined as any. */
+	if ((fd = runner_session_connect(sock)) < 0) {
 		if (start(o, l, id, sock, log) < 0)
 			fd = -1;
 		else if ((fd = runner_session_connect(sock)) < 0)
@@ -300,8 +322,6 @@ static int hello_send(int fd, const struct runner_session_id *id)
 	session_buf_put(&b, SESSION_K_POLICY, id->policy);
 	session_buf_put(&b, SESSION_K_OPTIONS, id->options);
 	session_buf_put(&b, SESSION_K_WORKSPACE, id->workspace);
-	for (size_t i = 0; i < id->n_prot; i++)
-		session_buf_put(&b, SESSION_K_PROT, id->prot[i]);
 	return runner_session_send(fd, &b, NULL, 0);
 }
 
@@ -558,6 +578,8 @@ int runner_session_run(const struct runner_opts *o, const runner_launch *l)
 {
 	int rc = call(o, l);
 
-	runner_session_prescan_drop(); /* not taken: the call ended before it could be */
+	if (early_fd >= 0) /* refused before it was used */
+		close(early_fd);
+	early_fd = -1;
 	return rc;
 }

@@ -17,12 +17,13 @@
 /* What fixes a session's sandbox: compared at every call (refused when it differs). */
 struct runner_session_id {
 	char name[65];
-	char policy[65]; /* SHA-256 of the effective policy (policy_to_json), hex */
+	char policy[65]; /* SHA-256 of the effective policy (policy_to_text), hex */
 	char *options;	 /* the launch options that shape the sandbox, as text */
 	char workspace[4096];
 	long long idle_seconds;
-	/* The protected files a fresh launch would mask now (linux_session_protected):
-	 * a call may bring none that the session's start did not. */
+	/* The protected files a fresh launch would mask at the session's start
+	 * (linux_session_protected): a call's walk may find none that this list does not
+	 * hold (session/sup_walk.c, sup_calls.c). */
 	char **prot;
 	size_t n_prot;
 };
@@ -42,9 +43,6 @@ int runner_session_path(const char *dir, const char *name, const char *ext, char
 int runner_session_refusal(const struct runner_opts *o, const runner_launch *l, bool say);
 /* Create --audit and --events when missing: the walk leaves them out as halo-run's. */
 void runner_session_own_files(const struct runner_opts *o);
-/* session_prescan.c: the walk runner_session_prescan started, into id->prot (1), or
- * its error said (-1); 0 when none was started. */
-int runner_session_prescan_take(struct runner_session_id *id);
 /* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
 int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
 			    struct runner_session_id *id);

@@ -293,6 +293,8 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 	if (rc == 0)
 		rc = watch(&s);
 	if (rc == 0)
+		rc = sup_walk_start(&s);
+	if (rc == 0)
 		rc = start_decider(&s, s.log_r >= 0 ? logp[1] : -1, &e);
 	s.xp = (struct runner_explain){.fd = -1,
 				       .log_fd = s.log_r >= 0 ? logp[1] : STDERR_FILENO,
@@ -318,6 +320,7 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		runner_learn_finish(s.lr, o, l);
 	runner_explain_finish(&s.xp);
 	end(&s);
+	sup_walk_stop(&s);
 	runner_launcher.kill(s.sb);
 	rc = runner_launcher.finish(s.sb, &out, &e);
 	if (s.ready_fd >= 0) /* ended before it was ready: why */

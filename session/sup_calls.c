@@ -53,7 +53,7 @@ static int err_writer(int fd)
 
 void sup_client_drop(struct sup *s, struct client *c)
 {
-	if (c->io.fd >= 0)
+	if (c->io.fd >= 0 && !c->waiting)
 		proxy_poller_del(s->pl, c->io.fd);
 	if (c->err_fd >= 0)
 		close(c->err_fd);
@@ -171,7 +171,7 @@ static const char *prot_path(const char *entry)
  * editor's save); the refusal alone left that open until the idle end. A socket only
  * refuses (a dead one a session's server left is the usual one; remove it and the
  * calls go on). */
-static void protected_changes(struct sup *s, const struct session_msg *m, char *why, size_t n)
+static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, char *why, size_t n)
 {
 	struct sock_check k = {{NULL, 0}, false};
 	const char *first = NULL;
@@ -179,15 +179,15 @@ static void protected_changes(struct sup *s, const struct session_msg *m, char *
 	bool ends = false;
 	struct stat st;
 
-	for (size_t i = 0; i < m->n_prot; i++)
-		fresh += !held(s->id, m->prot[i]) && !known(s, m->prot[i]);
+	for (size_t i = 0; i < n_prot; i++)
+		fresh += !held(s->id, prot[i]) && !known(s, prot[i]);
 	if (fresh > SUP_MAX_OWN_SOCKETS)
 		k.read = true; /* too many to look at: each refused, no table read */
-	for (size_t i = 0; i < m->n_prot; i++)
-		if (!held(s->id, m->prot[i]) && !own_socket(s, &k, m->prot[i])) {
+	for (size_t i = 0; i < n_prot; i++)
+		if (!held(s->id, prot[i]) && !own_socket(s, &k, prot[i])) {
 			count++;
-			first = first ? first : m->prot[i];
-			if (lstat(prot_path(m->prot[i]), &st) == 0 && !S_ISSOCK(st.st_mode))
+			first = first ? first : prot[i];
+			if (lstat(prot_path(prot[i]), &st) == 0 && !S_ISSOCK(st.st_mode))
 				ends = true;
 		}
 	netns_unix_files_free(&k.bound);
@@ -212,10 +212,42 @@ static void protected_changes(struct sup *s, const struct session_msg *m, char *
 	}
 }
 
-/* Hello: the same sandbox or a refusal that names what differs. */
-static int hello(struct sup *s, struct client *c, const struct session_msg *m)
+/* The walk a hello waits for, done: why it is refused (why[0] stays 0 when not);
+ * -EAGAIN while the walk runs. */
+static int walked(struct sup *s, struct client *c, char *why, size_t n)
+{
+	char **prot = NULL, err[1024];
+	size_t n_prot = 0;
+	int rc = sup_walk_result(s, c->need, &prot, &n_prot, err, sizeof(err));
+
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc < 0) {
+		snprintf(why, n, "the walk for protected files failed: %s", err);
+		return 0;
+	}
+	protected_changes(s, prot, n_prot, why, n);
+	sup_walk_release(s);
+	return 0;
+}
+
+static int answer(struct client *c, const char *why)
 {
 	struct session_buf b = {0};
+
+	session_buf_begin(&b, why[0] ? SESSION_REFUSED : SESSION_OK);
+	if (why[0])
+		session_buf_put(&b, SESSION_K_WHY, why);
+	c->state = why[0] ? C_NEW : C_JOINED;
+	return sup_reply(c, &b) < 0 || why[0] ? -EPERM : 0;
+}
+
+/* Hello: the same sandbox, and no protected file it does not hold (by a walk that
+ * started after the call connected: sup_walk.c), or a refusal that names what
+ * differs. 1 when the walk is not done yet: the call waits, its descriptor out of the
+ * loop (what it sent after the hello stays unread) until sup_walk_done. */
+static int hello(struct sup *s, struct client *c, const struct session_msg *m)
+{
 	char why[4200];
 
 	why[0] = '\0';
@@ -237,13 +269,13 @@ static int hello(struct sup *s, struct client *c, const struct session_msg *m)
 		snprintf(why, sizeof(why),
 			 "launch options differ: the session's are %.2000s; this call's %.2000s",
 			 s->id->options, m->options);
-	else
-		protected_changes(s, m, why, sizeof(why));
-	session_buf_begin(&b, why[0] ? SESSION_REFUSED : SESSION_OK);
-	if (why[0])
-		session_buf_put(&b, SESSION_K_WHY, why);
-	c->state = why[0] ? C_NEW : C_JOINED;
-	return sup_reply(c, &b) < 0 || why[0] ? -EPERM : 0;
+	else if (walked(s, c, why, sizeof(why)) == -EAGAIN) {
+		if (proxy_poller_del(s->pl, c->io.fd) < 0)
+			return -EIO;
+		c->waiting = true;
+		return 1;
+	}
+	return answer(c, why);
 }
 
 static int info(struct sup *s, struct client *c)
@@ -315,7 +347,7 @@ static int forward(struct sup *s, struct client *c, const struct session_msg *m)
 
 static int client_msg(struct sup *s, struct client *c, const struct session_msg *m)
 {
-	if (c->state == C_NEW && m->verb == SESSION_HELLO)
+	if (c->state == C_NEW && m->verb == SESSION_HELLO && !c->waiting)
 		return hello(s, c, m);
 	if (c->state == C_NEW && m->verb == SESSION_INFO)
 		return info(s, c);
@@ -334,23 +366,56 @@ static int client_msg(struct sup *s, struct client *c, const struct session_msg 
 	return -EPROTO;
 }
 
-static void on_client(void *arg, int fd, unsigned events)
+/* The frames a call sent that are whole, in order; a hello that waits for the walk
+ * stops them there (the rest is read once it is answered). */
+static void pump(struct sup *s, struct client *c, int rc)
 {
-	struct client *c = arg;
-	struct sup *s = c->s;
 	struct session_msg m;
 	char why[128];
-	int rc;
 
-	(void)fd;
-	(void)events;
-	rc = session_conn_read(&c->io);
-	while (rc >= 0 && (rc = session_conn_next(&c->io, &m, why, sizeof(why))) > 0) {
+	while (rc >= 0 && !c->waiting &&
+	       (rc = session_conn_next(&c->io, &m, why, sizeof(why))) > 0) {
 		rc = client_msg(s, c, &m);
 		session_msg_free(&m);
 	}
 	if (rc < 0)
 		sup_client_drop(s, c);
+}
+
+static void on_client(void *arg, int fd, unsigned events)
+{
+	struct client *c = arg;
+
+	(void)fd;
+	(void)events;
+	pump(c->s, c, session_conn_read(&c->io));
+}
+
+void sup_walk_done(void *arg, int fd, unsigned events)
+{
+	struct sup *s = arg;
+
+	(void)fd;
+	(void)events;
+	sup_walk_drain(s);
+	/* Backwards: a call dropped here takes the last one's place, already seen. */
+	for (size_t i = s->n; i-- > 0;) {
+		struct client *c = s->c[i];
+		char why[4200];
+
+		if (!c->waiting)
+			continue;
+		why[0] = '\0';
+		if (walked(s, c, why, sizeof(why)) == -EAGAIN)
+			continue;
+		c->waiting = false;
+		if (answer(c, why) < 0 ||
+		    proxy_poller_add(s->pl, c->io.fd, PROXY_EV_IN, on_client, c) < 0) {
+			sup_client_drop(s, c);
+			continue;
+		}
+		pump(s, c, 0); /* the run it sent along */
+	}
 }
 
 /* Same user, outside every sandbox, only (runner_session_peer_ok); everyone else is
@@ -374,6 +439,8 @@ void sup_on_accept(void *arg, int fd, unsigned events)
 		s->c[s->n++] = c;
 		if (proxy_poller_add(s->pl, cfd, PROXY_EV_IN, on_client, c) < 0)
 			sup_client_drop(s, c);
+		else /* a call: the walk its hello is judged by starts now */
+			c->need = sup_walk_ask(s);
 	}
 }
 

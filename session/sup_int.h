@@ -25,9 +25,11 @@ struct client {
 	struct sup *s;
 	int state;
 	long long id;
-	int err_fd; /* the call's stderr, while it runs: the proxy's lines */
-	bool gone;  /* the call went away; its command is being killed */
-	bool left;  /* ... by itself (not at the session's end): said in --events */
+	int err_fd;    /* the call's stderr, while it runs: the proxy's lines */
+	bool gone;     /* the call went away; its command is being killed */
+	bool left;     /* ... by itself (not at the session's end): said in --events */
+	uint64_t need; /* the walk its hello waits for (sup_walk.c): one after its connect */
+	bool waiting;  /* its hello passed but for that walk: its descriptor is not polled */
 	struct runner_session_call ev; /* what --events says of it */
 };
 
@@ -48,7 +50,8 @@ struct sup {
 	int listen_fd, ready_fd, log_r;
 	struct client **c;
 	size_t n, cap;
-	char **own_socks; /* entries of sockets the session's commands bound (sup_calls.c) */
+	struct sup_walk *walk; /* the protected files' walk for the calls (sup_walk.c) */
+	char **own_socks;      /* entries of sockets the session's commands bound (sup_calls.c) */
 	size_t n_own_socks;
 	long long next_id;
 	size_t running;
@@ -62,5 +65,19 @@ void sup_client_drop(struct sup *s, struct client *c);
 int sup_reply(struct client *c, struct session_buf *b);
 void sup_on_accept(void *arg, int fd, unsigned events);
 struct client *sup_client_by_id(struct sup *s, long long id);
+/* The walk is done: answer the hellos that waited for it (eventfd callback). */
+void sup_walk_done(void *arg, int fd, unsigned events);
+
+/* sup_walk.c: start the walker (and its eventfd on the loop), stop it (joins it). */
+int sup_walk_start(struct sup *s);
+void sup_walk_stop(struct sup *s);
+/* A connect's generation: the first walk to start after this call answers it. */
+uint64_t sup_walk_ask(struct sup *s);
+/* The list for gen: 0 with *prot, *n (valid until sup_walk_release, which must
+ * follow), -EAGAIN while that walk is not done, or the walk's -errno with err set. */
+int sup_walk_result(struct sup *s, uint64_t gen, char ***prot, size_t *n, char *err, size_t err_n);
+void sup_walk_release(struct sup *s);
+/* Read the eventfd empty (before looking at the results). */
+void sup_walk_drain(struct sup *s);
 
 #endif

@@ -66,8 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(m.n_arg <= SESSION_LIST_MAX && m.n_env <= SESSION_LIST_MAX);
 		for (size_t i = 0; i < m.n_arg; i++)
 			CHECK(inside(m.arg[i], buf, size));
-		for (size_t i = 0; i < m.n_prot; i++)
-			CHECK(inside(m.prot[i], buf, size) && strstr(m.prot[i], ":/"));
 		for (size_t i = 0; i < m.n_env; i++)
 			CHECK(inside(m.env[i], buf, size) && strchr(m.env[i], '=') > m.env[i]);
 		if (m.name)

@@ -24,42 +24,42 @@ static const struct {
 	const char *why; /* a piece of the reason, for refusals */
 } rows[] = {
     {P("hello\0v\0"
-       "1\0name\0s1\0policy\0"
+       "2\0name\0s1\0policy\0"
        "0123456789abcdef0123456789abcdef\0options\0x\0"
        "workspace\0/w"),
      0, NULL},
     {P("hello\0v\0"
-       "1\0name\0s1\0policy\0"
+       "2\0name\0s1\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w\0"
        "prot\0"
        "2049:81000000deadbeef:/w/.env\0prot\0-:-:/w/.env.gone"),
-     0, NULL},
+     -EINVAL, "unknown key 'prot'"}, /* version 2: the supervisor walks itself */
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w\0"
        "prot\0/w/.env"),
      -EINVAL, "'prot'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w\0"
        "prot\0"
        "1:2:rel"),
      -EINVAL, "'prot'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w\0"
        "prot\0"
        "1:-2:/x"),
      -EINVAL, "'prot'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w\0"
        "prot\0"
        "1:ABC:/x"),
      -EINVAL, "'prot'"},
     {P("run\0arg\0x\0prot\0"
        "1:2:/x"),
-     -EINVAL, "does not belong"},
+     -EINVAL, "unknown key"},
     {P("ok"), 0, NULL},
     {P("stop"), 0, NULL},
     {P("info"), 0, NULL},
@@ -158,27 +158,31 @@ static const struct {
      -EINVAL, "err"},
     {P("refused\0why\0"), -EINVAL, "why"},
     {P("hello\0v\0"
-       "2\0name\0s\0policy\0"
+       "1\0name\0s\0policy\0"
+       "0123456789abcdef\0options\0x\0workspace\0/w"),
+     -EINVAL, "'v'"}, /* version 1 (a call that walked itself) */
+    {P("hello\0v\0"
+       "3\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w"),
      -EINVAL, "'v'"},
     {P("hello\0v\0"
-       "1\0name\0../x\0policy\0"
+       "2\0name\0../x\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0/w"),
      -EINVAL, "'name'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789ABCDEF\0options\0x\0workspace\0/w"),
      -EINVAL, "'policy'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123\0options\0x\0workspace\0/w"),
      -EINVAL, "'policy'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x\0workspace\0rel"),
      -EINVAL, "'workspace'"},
     {P("hello\0v\0"
-       "1\0name\0s\0policy\0"
+       "2\0name\0s\0policy\0"
        "0123456789abcdef\0options\0x"),
      -EINVAL, "missing key 'workspace'"},
     {P("hello\0name\0s\0policy\0"
@@ -205,8 +209,7 @@ START_TEST(parse_table)
 	if (rows[_i].why)
 		ck_assert_msg(strstr(why, rows[_i].why), "row %d: why '%s'", _i, why);
 	if (rc == 0) {
-		ck_assert(m.arg && m.env && m.prot);
-		ck_assert_ptr_null(m.prot[m.n_prot]);
+		ck_assert(m.arg && m.env);
 		ck_assert_ptr_null(m.arg[m.n_arg]);
 		ck_assert_ptr_null(m.env[m.n_env]);
 	}
@@ -251,7 +254,6 @@ static void shorter_message(const struct session_msg *m, const struct session_ms
 	same_str(m->msg, full->msg, n);
 	same_list(m->arg, m->n_arg, full->arg, full->n_arg, n);
 	same_list(m->env, m->n_env, full->env, full->n_env, n);
-	same_list(m->prot, m->n_prot, full->prot, full->n_prot, n);
 	for (size_t k = 0; k < sizeof(pn) / sizeof(pn[0]); k++)
 		ck_assert_msg(*pn[k] == 0 || *pn[k] == *fn[k], "prefix %zu: number %zu", n, k);
 	if (session_msg_has(m, SESSION_K_KIND))
@@ -282,7 +284,7 @@ START_TEST(parse_prefixes)
 			if (rc != 0) {
 				ck_assert_int_eq(rc, -EINVAL);
 				ck_assert_msg(why[0] != '\0', "row %d prefix %zu: no reason", r, n);
-				ck_assert(m.have == 0 && !m.arg && !m.env && !m.prot && !m.owned);
+				ck_assert(m.have == 0 && !m.arg && !m.env && !m.owned);
 				refused++;
 			} else {
 				ck_assert(n > 0 && copy[n - 1] == '\0');
