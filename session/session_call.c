@@ -333,8 +333,11 @@ static int hello_answer(struct session_conn *c, const struct runner_session_id *
 	int rc = runner_session_recv(c, &m, HELLO_MS);
 
 	if (rc < 0) {
-		fprintf(stderr, "halo-run: session %s: no answer: %s\n", id->name,
-			strerror(-(sent < 0 ? sent : rc)));
+		fprintf(stderr,
+			"halo-run: session %s: no answer: %s (a session started by another "
+			"halo-run version drops a call it cannot read: halo-run session stop "
+			"%s, then call again)\n",
+			id->name, strerror(-(sent < 0 ? sent : rc)), id->name);
 		return -1;
 	}
 	rc = m.verb == SESSION_OK ? 0 : -1;
