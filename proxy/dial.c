@@ -129,6 +129,49 @@ static void connected(struct conn *c)
 		c->proto->on_connected(c);
 }
 
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+static bool loopback(const struct proxy_addr *a)
+{
+	static const uint8_t v6_lo[16] = {[15] = 1};
+	static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	if (a->family == AF_INET)
+		return a->addr[0] == 127;
+	return !memcmp(a->addr, v6_lo, 16) ||
+	       (!memcmp(a->addr, v4_mapped, 12) && a->addr[12] == 127);
+}
+#endif
+
+/* A handshake with a loopback address is done before connect() returns (the kernel
+ * runs the listener's side within the call) although a non-blocking connect still
+ * says EINPROGRESS. Asked once more, connect() gives the outcome now: 0 (connected:
+ * no wait for writability, no poller change from OUT to IN), the failure, or
+ * EALREADY when it is still under way (the poller then waits as for any address).
+ * Linux only: elsewhere a second connect() may say EISCONN, as this code does not
+ * expect. 0: connected; -EINPROGRESS: not yet; else the connection's failure. */
+static int connect_settled(const struct proxy_addr *a, int fd, const struct sockaddr *sa,
+			   socklen_t sl)
+{
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+	int rc;
+
+	if (!loopback(a))
+		return -EINPROGRESS;
+	do
+		rc = connect(fd, sa, sl);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return 0;
+	return errno == EALREADY || errno == EINPROGRESS ? -EINPROGRESS : -errno;
+#else
+	(void)a;
+	(void)fd;
+	(void)sa;
+	(void)sl;
+	return -EINPROGRESS;
+#endif
+}
+
 static void dial_next(struct conn *c)
 {
 	for (; c->cur < c->n_addrs; c->cur++) {
@@ -152,15 +195,29 @@ static void dial_next(struct conn *c)
 			close(fd);
 			continue;
 		}
+		if (rc < 0)
+			rc = connect_settled(&c->addrs[c->cur], fd, (struct sockaddr *)&ss, sl);
+		if (rc < 0 && rc != -EINPROGRESS) {
+			c->last_connect_err = -rc;
+			close(fd);
+			continue;
+		}
 		c->u.fd = fd;
-		if (proxy_poller_add(c->px->pl, fd, PROXY_EV_OUT, conn_on_upstream, c) != 0) {
+		/* Connected already: registered quiet (no epoll call), the protocol's
+		 * answer sets the interest it needs. */
+		if (proxy_poller_add(c->px->pl, fd, rc == 0 ? 0 : PROXY_EV_OUT, conn_on_upstream,
+				     c) != 0) {
 			c->u.fd = -1;
 			close(fd);
 			c->last_connect_err = ENOMEM;
 			break;
 		}
-		c->u.ev = PROXY_EV_OUT;
+		c->u.ev = rc == 0 ? 0 : PROXY_EV_OUT;
 		c->st = CS_CONNECTING;
+		if (rc == 0) {
+			connected(c); /* may close c */
+			return;
+		}
 		c->t_step = proxy_timer_add(c->px->pl, attempt_budget(c), on_connect_timeout, c);
 		if (!c->t_step) {
 			conn_fail(c, FAIL_INTERNAL, NULL);
