@@ -17,6 +17,7 @@
  * start at any time in a control directory that lies in the workspace; it serves only callers
  * outside every sandbox). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,31 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 	if ((rc = linux_scan_call(l, s, e)) < 0) {
 		free(s);
 		return rc;
+	}
+	/* A walk that stopped short cannot say what is not there: a protected file made
+	 * beyond where it stopped would be missed (a fresh launch refuses it the same
+	 * way, or says it runs without those masks: failIfUnavailable false; a session
+	 * that cannot look cannot tell, whatever the policy accepts). */
+	if (s->truncated || s->sockets_truncated) {
+		char shown[4 * (PATH_MAX + 128) + 1];
+		if (s->sockets_truncated)
+			halo_err_set(e,
+				     "it found more than %d host unix sockets to mask; a new one "
+				     "could not be told apart",
+				     LINUX_SCAN_MAX_SOCKETS);
+		else if (s->uncovered)
+			halo_err_set(e,
+				     "it cannot cover %s, so a protected file made there since the "
+				     "session started would be missed; move or rename it, or run "
+				     "without --session",
+				     policy_printable(s->uncovered, shown, sizeof(shown)));
+		else
+			halo_err_set(
+			    e, "it stopped at %zu entries before covering every protected path",
+			    s->entries_scanned);
+		linux_scan_free(s);
+		free(s);
+		return -E2BIG;
 	}
 	if (l->session_dir) {
 		char *real = realpath(l->session_dir, NULL);

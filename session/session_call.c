@@ -160,7 +160,7 @@ static int protected_now(const struct runner_opts *o, const runner_launch *l,
 	id->prot = NULL;
 	id->n_prot = 0;
 	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
-		runner_say("session %s: %s", id->name, e.msg);
+		runner_say("session %s: the walk for protected files failed: %s", id->name, e.msg);
 		return -1;
 	}
 	return 0;
@@ -252,7 +252,7 @@ void runner_session_early(const struct runner_opts *o)
  * its bind on, but answers only once the sandbox is up; that may take a first walk of
  * a large workspace). Joining takes the lock shared, starting exclusive. */
 static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
-			    struct runner_session_id *id, const char *dir)
+			    struct runner_session_id *id, const char *dir, bool *early)
 {
 	char sock[4300], lock[4300], log[4300];
 	int fd = -ENOENT, lk;
@@ -267,6 +267,7 @@ static int connect_or_start(const struct runner_opts *o, const runner_launch *l,
 	if (early_fd >= 0) { /* connected first thing (runner_session_early) */
 		fd = early_fd;
 		early_fd = -1;
+		*early = true;
 		return fd;
 	}
 	lk = lock_open(lock, LOCK_SH);
@@ -327,16 +328,20 @@ static int hello_send(int fd, const struct runner_session_id *id)
 
 /* The hello's answer, always read first: a refusal is what a call is told, even when
  * the run it sent along met a closed connection. */
-static int hello_answer(struct session_conn *c, const struct runner_session_id *id, int sent)
+static int hello_answer(struct session_conn *c, const struct runner_session_id *id, int sent,
+			bool may_retry)
 {
 	struct session_msg m;
 	int rc = runner_session_recv(c, &m, HELLO_MS);
 
+	if (rc < 0 && may_retry && rc != -ETIMEDOUT)
+		return -2; /* closed unanswered: the caller connects again */
 	if (rc < 0) {
 		fprintf(stderr,
-			"halo-run: session %s: no answer: %s (a session started by another "
-			"halo-run version drops a call it cannot read: halo-run session stop "
-			"%s, then call again)\n",
+			"halo-run: session %s: no answer: %s (the session ended meanwhile, has "
+			"too many callers waiting, or was started by another halo-run version, "
+			"which drops a call it cannot read: halo-run session stop %s, then "
+			"call again)\n",
 			id->name, strerror(-(sent < 0 ? sent : rc)), id->name);
 		return -1;
 	}
@@ -521,10 +526,50 @@ int runner_session_refusal(const struct runner_opts *o, const runner_launch *l, 
 	return 0;
 }
 
+#define RETRY (-2)
+
+/* Hello, run and wait on fd: the command's exit code, HALO_EXIT_SETUP (said), or
+ * RETRY when may_retry and the session closed the connection before any answer. */
+static int one_call(const struct runner_opts *o, const runner_launch *l,
+		    const struct runner_session_id *id, int fd, bool may_retry)
+{
+	struct session_conn c;
+	struct session_pty pty = {.master = -1, .in = -1, .out = -1, .term = -1};
+	int sfd = -1, rc = HALO_EXIT_SETUP, answer;
+
+	session_conn_init(&c, fd);
+	/* Signals are held from before the command starts: none is lost. */
+	int sent = hello_send(fd, id), err = -EPROTO;
+	if (sent == 0) {
+		sfd = signals_fd();
+		err = send_run(fd, l, &pty);
+	}
+	if ((answer = hello_answer(&c, id, sent, may_retry)) == -2)
+		rc = RETRY;
+	else if (answer < 0)
+		; /* said */
+	else if (err == 0)
+		rc = wait_end(o, l, &c, sfd, &pty);
+	else if (err == -EPROTO)
+		; /* said */
+	else if (err == -E2BIG)
+		fprintf(stderr,
+			"halo-run: session %s: the command line and environment are over the "
+			"session protocol's %u bytes; run it without --session\n",
+			o->session, SESSION_FRAME_MAX);
+	else
+		fprintf(stderr, "halo-run: session %s: sending the call: %s\n", o->session,
+			strerror(-err));
+	runner_pty_end(&pty); /* every way out: the terminal as it was */
+	if (sfd >= 0)
+		close(sfd);
+	session_conn_release(&c);
+	return rc;
+}
+
 static int call(const struct runner_opts *o, const runner_launch *l)
 {
 	struct runner_session_id id;
-	struct session_conn c;
 	struct halo_err e = {{0}};
 	char dir[4200];
 	int fd, rc = HALO_EXIT_SETUP;
@@ -542,35 +587,17 @@ static int call(const struct runner_opts *o, const runner_launch *l)
 		fprintf(stderr, "halo-run: session: out of memory\n");
 		return HALO_EXIT_SETUP;
 	}
-	if ((fd = connect_or_start(o, l, &id, dir)) >= 0) {
-		int sfd = -1;
-		struct session_pty pty = {.master = -1, .in = -1, .out = -1, .term = -1};
-		session_conn_init(&c, fd);
-		/* Signals are held from before the command starts: none is lost. */
-		int sent = hello_send(fd, &id), err = -EPROTO;
-		if (sent == 0) {
-			sfd = signals_fd();
-			err = send_run(fd, l, &pty);
-		}
-		if (hello_answer(&c, &id, sent) < 0)
-			; /* said */
-		else if (err == 0)
-			rc = wait_end(o, l, &c, sfd, &pty);
-		else if (err == -EPROTO)
-			; /* said */
-		else if (err == -E2BIG)
-			fprintf(stderr,
-				"halo-run: session %s: the command line and environment are "
-				"over the session protocol's %u bytes; run it without "
-				"--session\n",
-				o->session, SESSION_FRAME_MAX);
-		else
-			fprintf(stderr, "halo-run: session %s: sending the call: %s\n", o->session,
-				strerror(-err));
-		runner_pty_end(&pty); /* every way out: the terminal as it was */
-		if (sfd >= 0)
-			close(sfd);
-		session_conn_release(&c);
+	/* A connection made first thing (runner_session_early) that the session closes
+	 * unanswered (it ended meanwhile: stopped, idle, or a protected file appeared)
+	 * is tried once more the ordinary way, which starts a session when none runs.
+	 * Nothing ran: a run is read only after a hello that passed. */
+	for (int attempt = 0; attempt < 2 && rc == HALO_EXIT_SETUP; attempt++) {
+		bool early = false;
+		if ((fd = connect_or_start(o, l, &id, dir, &early)) < 0)
+			break;
+		if ((rc = one_call(o, l, &id, fd, early)) != RETRY)
+			break;
+		rc = HALO_EXIT_SETUP;
 	}
 	free(id.options);
 	linux_session_protected_free(id.prot, id.n_prot);

@@ -144,6 +144,12 @@ static void on_tick(void *arg)
 		s->why_end = s->why_end ? s->why_end : "socket removed";
 		s->stop = true;
 	}
+	/* A connection that says nothing gives its slot back (the slots are bounded: a
+	 * thousand silent ones would lock every call out). */
+	for (size_t i = s->n; i-- > 0;)
+		if (s->c[i]->state == C_NEW && !s->c[i]->waiting &&
+		    proxy_now_ms() - s->c[i]->accept_ms >= SUP_HELLO_MS)
+			sup_client_drop(s, s->c[i]);
 	if (s->running == 0 && proxy_now_ms() - s->last_ms >= idle_ms) {
 		s->why_end = s->why_end ? s->why_end : "idle";
 		s->stop = true;

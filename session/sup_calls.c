@@ -439,8 +439,10 @@ void sup_on_accept(void *arg, int fd, unsigned events)
 		s->c[s->n++] = c;
 		if (proxy_poller_add(s->pl, cfd, PROXY_EV_IN, on_client, c) < 0)
 			sup_client_drop(s, c);
-		else /* a call: the walk its hello is judged by starts now */
+		else { /* a call: the walk its hello is judged by starts now */
 			c->need = sup_walk_ask(s);
+			c->accept_ms = proxy_now_ms();
+		}
 	}
 }
 

@@ -14,8 +14,9 @@
 #include "runner/run.h"
 #include "session/session_int.h"
 
-#define SEND_MS		    5000 /* a peer that reads nothing for this long is dropped */
-#define SUP_MAX_OWN_SOCKETS 4096 /* sockets its own commands bound, kept (sup_calls.c) */
+#define SEND_MS		    5000  /* a peer that reads nothing for this long is dropped */
+#define SUP_MAX_OWN_SOCKETS 4096  /* sockets its own commands bound, kept (sup_calls.c) */
+#define SUP_HELLO_MS	    10000 /* a connection's time to say hello: its slot back then */
 
 enum { C_NEW, C_JOINED, C_RUNNING };
 
@@ -25,11 +26,12 @@ struct client {
 	struct sup *s;
 	int state;
 	long long id;
-	int err_fd;    /* the call's stderr, while it runs: the proxy's lines */
-	bool gone;     /* the call went away; its command is being killed */
-	bool left;     /* ... by itself (not at the session's end): said in --events */
-	uint64_t need; /* the walk its hello waits for (sup_walk.c): one after its connect */
-	bool waiting;  /* its hello passed but for that walk: its descriptor is not polled */
+	int err_fd;	    /* the call's stderr, while it runs: the proxy's lines */
+	bool gone;	    /* the call went away; its command is being killed */
+	bool left;	    /* ... by itself (not at the session's end): said in --events */
+	uint64_t need;	    /* the walk its hello waits for (sup_walk.c): one after its connect */
+	uint64_t accept_ms; /* a connection silent for SUP_HELLO_MS is let go (session_sup.c) */
+	bool waiting;	    /* its hello passed but for that walk: its descriptor is not polled */
 	struct runner_session_call ev; /* what --events says of it */
 };
 

@@ -22,7 +22,10 @@
 #include "session/sup_int.h"
 
 struct sup_walk {
-	const runner_launch *l;
+	/* The session's launch, but for its warnings: the start's are said once, and a
+	 * walk's would pile up there for the session's life (every symlink with a
+	 * protected name, every unlistable directory, at every call). */
+	runner_launch l;
 	pthread_t t;
 	bool started;
 	pthread_mutex_t mu;
@@ -53,7 +56,7 @@ static void *walker(void *arg)
 		char **prot = NULL;
 		size_t n = 0;
 		struct halo_err e = {{0}};
-		int rc = linux_session_protected(w->l, &prot, &n, &e);
+		int rc = linux_session_protected(&w->l, &prot, &n, &e);
 		pthread_mutex_lock(&w->mu);
 		linux_session_protected_free(w->prot, w->n);
 		w->prot = prot;
@@ -76,7 +79,8 @@ int sup_walk_start(struct sup *s)
 
 	if (!w)
 		return -ENOMEM;
-	w->l = s->l;
+	w->l = *s->l;
+	w->l.warnings = NULL;
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);

@@ -45,6 +45,22 @@ call() {
 
 call -- echo first
 expect "the first call starts the session" "0:first" "$RC:$OUT"
+# A connection that never says hello gets its slot back after 10 s (checked at the
+# end): a thousand silent ones would lock every call out.
+[ -n "${XDG_RUNTIME_DIR:-}" ] && SOCK="$XDG_RUNTIME_DIR/halo-run/$S.sock" || SOCK="/tmp/halo-run-$(id -u)/$S.sock"
+timeout 20 python3 - "$SOCK" >"$TMPDIR/silent" 2>&1 <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+t = time.monotonic()
+s.settimeout(15)
+try:
+    b = s.recv(1)
+    print("closed after %.0f s" % (time.monotonic() - t) if b == b"" else "got bytes")
+except socket.timeout:
+    print("still open after 15 s")
+PY
+SILENT=$!
 call -- echo second
 expect "a call whose hello waits for the walk runs" "0:second" "$RC:$OUT"
 
@@ -77,9 +93,28 @@ call -- true
 printf 'LATE\n' >"$WS/.env.mid"
 call -- cat .env.mid
 wait
-expect "a file made while another call's walk runs: refused" 125 "$RC"
-if grep -q LATE <<<"$OUT"; then fail "... unread" "read"; else ok "... unread"; fi
+# Refused (125), or, when the other call was refused first and so ended the session,
+# run in the session started anew, which masks the file: unread either way.
+if [ "$RC" -ne 0 ] && ! grep -q LATE <<<"$OUT"; then
+	ok "a file made while another call's walk runs: refused or masked (rc $RC), unread"
+else
+	fail "a file made while another call's walk runs: refused or masked, unread" "rc=$RC out=$OUT"
+fi
 rm -f "$WS/.env.mid"
+
+# A tree the walk cannot cover (deeper than its bound, made by a command of the
+# session): a protected file made there later would be missed, so the calls are
+# refused, naming it, until it is gone (review: such a walk was taken as whole).
+call -- sh -c 'p=deep; for i in $(seq 80); do p=$p/d; done; mkdir -p $p && echo made'
+expect "a command makes a tree deeper than the walk's bound" "0:made" "$RC:$OUT"
+printf 'DEEP\n' >"$WS/deep/.env.deep"
+call -- cat deep/.env.deep
+expect "... the next call is refused" 125 "$RC"
+expect_match "... saying what the walk cannot cover" "cannot cover $WS/deep" "$ERR"
+if grep -q DEEP <<<"$OUT"; then fail "... unread" "read"; else ok "... unread"; fi
+rm -rf "$WS/deep"
+call -- echo back
+expect "... and calls run again once it is gone" "0:back" "$RC:$OUT"
 
 # A call that goes away while its hello waits costs the session nothing.
 call -- true
@@ -87,4 +122,24 @@ call -- true
 	-- true >/dev/null 2>&1 </dev/null)
 call -- echo after
 expect "a call killed while its hello waited: the next runs" "0:after" "$RC:$OUT"
+
+# The supervisor's memory stays flat over calls whose walks have things to warn about
+# (symlinks with protected names: review, each walk's warnings were kept for the
+# session's life, 35 KB a call here).
+for i in $(seq 150); do ln -s node_modules "$WS/.env.l$i"; done
+call -- true
+SUP=$(cd "$WS" && "$HALO" session list 2>/dev/null | awk -v s="$S" '$1 == s {print $0}' | grep -o 'pid [0-9]*' | grep -o '[0-9]*')
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$SUP/status" 2>/dev/null; }
+for i in $(seq 5); do call -- true; done
+r0=$(rss)
+for i in $(seq 40); do call -- true; done
+r1=$(rss)
+if [ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -lt 600 ]; then
+	ok "40 calls whose walks warn: the supervisor's memory stays flat (${r0} -> ${r1} kB)"
+else
+	fail "40 calls whose walks warn: the supervisor's memory stays flat" "${r0:-?} -> ${r1:-?} kB (pid ${SUP:-?})"
+fi
+rm -f "$WS"/.env.l*
+wait "$SILENT"
+expect_match "a connection that never says hello is closed after 10 s" "closed after 1[0-2] s" "$(cat "$TMPDIR/silent")"
 finish
