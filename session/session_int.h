@@ -41,6 +41,12 @@ int runner_session_path(const char *dir, const char *name, const char *ext, char
 /* session_call.c: why this launch cannot be a session's call (said when `say`):
  * HALO_EXIT_SETUP, or 0. */
 int runner_session_refusal(const struct runner_opts *o, const runner_launch *l, bool say);
+/* session_join.c: a connection to the session (started first when none runs; the
+ * one runner_session_early made, *early then set), or -1 after saying why not. */
+int runner_session_join(const struct runner_opts *o, const runner_launch *l,
+			struct runner_session_id *id, const char *dir, bool *early);
+/* Close runner_session_early's connection if no call took it. */
+void runner_session_early_drop(void);
 /* Create --audit and --events when missing: the walk leaves them out as halo-run's. */
 void runner_session_own_files(const struct runner_opts *o);
 /* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
