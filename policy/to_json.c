@@ -61,7 +61,7 @@ static void text_str(FILE *f, const char *s)
 		size_t run = 0;
 		while (s[run] && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)
 			run++;
-		fwrite_unlocked(s, 1, run, f);
+		fwrite(s, 1, run, f);
 		s += run;
 		if (*s == '"' || *s == '\\')
 			fprintf(f, "\\%c", *s++);
