@@ -1,13 +1,17 @@
 /* What a session must not miss: the files a fresh launch would mask or show as a
- * sanitized copy now. A session's mounts are made once, at its start; a protected
- * file that appears later (a .env written on the host, a ~/.npmrc created, a masked
- * file replaced: the kernel drops a mount whose file is unlinked) is masked by the
- * next fresh launch but not in the running session. Each call walks the workspace
- * as a launch would (the index makes that cheap) and its list, each file with its
- * identity, is compared with the session's: a file the session does not hold is
- * refused (session/session_sup.c). The identity is the device and the file handle
- * (name_to_handle_at: the inode and its generation, so that a file deleted and made
- * again under a reused inode number differs), else the inode and its birth time.
+ * sanitized copy now, and those it would make read-only (the home persistence set:
+ * ~/.bashrc, ~/.gitconfig... where the command could write: an editor's save on the
+ * host replaces the file, the kernel drops the session's read-only mount with the old
+ * one, and the command could write the new one, read by the user's next shell; the
+ * guards in git directories are held by the broker whatever the mounts). A session's mounts are
+ * made once, at its start; a protected file that appears later (a .env written on the host, a
+ * ~/.npmrc created, a masked file replaced: the kernel drops a mount whose file is unlinked) is
+ * masked by the next fresh launch but not in the running session. Each call walks the workspace as
+ * a launch would (the index makes that cheap) and its list, each file with its identity, is
+ * compared with the session's: a file the session does not hold is refused (session/session_sup.c).
+ * The identity is the device and the file handle (name_to_handle_at: the inode and its generation,
+ * so that a file deleted and made again under a reused inode number differs), else the inode and
+ * its birth time.
  *
  * Host sockets count too (a gpg-agent or a container engine started after the
  * session is reachable in it otherwise), except halo-run's own: an index watcher's
@@ -78,7 +82,8 @@ struct own_dirs {
 
 /* path's entry, "DEV:ID:PATH" ("-:-:PATH" when it is not there), in *out (malloc'd);
  * 0, 1 for one of halo-run's own sockets (no entry), or -ENOMEM. */
-static int entry(const char *path, const struct own_dirs *own, struct statx *sx, char **out)
+static int entry(const char *path, const struct own_dirs *own, bool guarded, struct statx *sx,
+		 char **out)
 {
 	char id[160];
 	int w;
@@ -88,6 +93,8 @@ static int entry(const char *path, const struct own_dirs *own, struct statx *sx,
 		if (own && (own_socket(sx, path, own->index) || own_socket(sx, path, own->session)))
 			return 1;
 		identity(path, sx, id, sizeof(id));
+		if (guarded) /* said as such when it changes (session/sup_calls.c) */
+			strcat(id, LINUX_SESSION_GUARDED);
 		w = asprintf(out, "%llu:%s:%s",
 			     (unsigned long long)makedev(sx->stx_dev_major, sx->stx_dev_minor), id,
 			     path);
@@ -103,7 +110,7 @@ static int entry(const char *path, const struct own_dirs *own, struct statx *sx,
 static bool same_entry(const char *path, const char *want, struct statx *sx)
 {
 	char *now = NULL;
-	bool same = entry(path, NULL, sx, &now) == 0 && strcmp(now, want) == 0;
+	bool same = entry(path, NULL, false, sx, &now) == 0 && strcmp(now, want) == 0;
 
 	free(now);
 	return same;
@@ -135,11 +142,11 @@ bool linux_session_own_socket(const struct netns_unix_files *bound, const char *
 	       same_entry(path, want, &again);
 }
 
-static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own)
+static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own, bool guarded)
 {
 	struct statx sx;
 	char *s, **g;
-	int rc = entry(path, own, &sx, &s);
+	int rc = entry(path, own, guarded, &sx, &s);
 
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
@@ -164,7 +171,7 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 			    struct halo_err *e)
 {
 	struct linux_scan *s = calloc(1, sizeof(*s));
-	const struct linux_paths *lists[2];
+	const struct linux_paths *lists[3];
 	struct own_dirs own = {"", ""};
 	char *index_dir = own.index;
 	int rc;
@@ -219,10 +226,12 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 	}
 	lists[0] = &s->masked;
 	lists[1] = &s->sanitized;
-	for (size_t k = 0; k < 2 && rc == 0; k++)
+	lists[2] = &s->guarded;
+	for (size_t k = 0; k < 3 && rc == 0; k++)
 		for (size_t i = 0; i < lists[k]->n && rc == 0; i++)
-			if (!linux_paths_beneath_any(lists[k]->v[i], &s->own))
-				rc = add(out, n, lists[k]->v[i], &own);
+			if (!linux_paths_beneath_any(lists[k]->v[i], &s->own) &&
+			    (k < 2 || !linux_paths_beneath_any(lists[k]->v[i], &s->gitdirs)))
+				rc = add(out, n, lists[k]->v[i], &own, k == 2);
 	linux_scan_free(s);
 	free(s);
 	if (rc < 0) {

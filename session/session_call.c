@@ -19,7 +19,9 @@
 
 #include "session/session_int.h"
 
-#define HELLO_MS 10000
+/* The hello's answer waits for the supervisor's walk for protected files, which in a
+ * large tree without its index takes what a session's first walk does. */
+#define HELLO_MS 120000
 #define KILL_MS	 5000
 
 static const int forwarded[] = {HALO_FORWARDED_SIGNALS};
@@ -50,6 +52,14 @@ static int hello_answer(struct session_conn *c, const struct runner_session_id *
 
 	if (rc < 0 && may_retry && rc != -ETIMEDOUT)
 		return -2; /* closed unanswered: the caller connects again */
+	if (rc == -ETIMEDOUT) {
+		fprintf(stderr,
+			"halo-run: session %s: no answer within %d s: its walk for protected "
+			"files takes that long (a very large tree without its index), or its "
+			"supervisor hangs (halo-run session stop %s)\n",
+			id->name, HELLO_MS / 1000, id->name);
+		return -1;
+	}
 	if (rc < 0) {
 		fprintf(stderr,
 			"halo-run: session %s: no answer: %s (the session ended meanwhile, has "
@@ -60,7 +70,9 @@ static int hello_answer(struct session_conn *c, const struct runner_session_id *
 		return -1;
 	}
 	rc = m.verb == SESSION_OK ? 0 : -1;
-	if (m.verb == SESSION_REFUSED && strstr(m.why, SESSION_ENDS_WORDS))
+	/* Said as it is: stopping the session changes nothing for these. */
+	if (m.verb == SESSION_REFUSED &&
+	    (strstr(m.why, SESSION_ENDS_WORDS) || strstr(m.why, SESSION_WALK_FAILED_WORDS)))
 		fprintf(stderr, "halo-run: session %s: refused: %s\n", id->name, m.why);
 	else if (m.verb == SESSION_REFUSED)
 		fprintf(stderr,

@@ -6,6 +6,9 @@
 /* The words a supervisor's refusal holds when it ends the session with it (a protected
  * file appeared: sup_calls.c); the call then says no "stop it". */
 #define SESSION_ENDS_WORDS "so the session ends"
+/* ... and when its walk for protected files failed (sup_calls.c): a new session's
+ * would fail the same way. */
+#define SESSION_WALK_FAILED_WORDS "the walk for protected files failed"
 
 #include <stdint.h>
 

@@ -151,13 +151,15 @@ static int protected_now(const struct runner_opts *o, const runner_launch *l,
 			 struct runner_session_id *id)
 {
 	struct halo_err e = {{0}};
+	runner_launch quiet = *l; /* its warnings are the launch's to say, once */
 
+	quiet.warnings = NULL;
 	runner_session_own_files(o);
 	linux_session_protected_free(id->prot, id->n_prot);
 	id->prot = NULL;
 	id->n_prot = 0;
-	if (linux_session_protected(l, &id->prot, &id->n_prot, &e) < 0) {
-		runner_say("session %s: the walk for protected files failed: %s", id->name, e.msg);
+	if (linux_session_protected(&quiet, &id->prot, &id->n_prot, &e) < 0) {
+		runner_say("session %s: " SESSION_WALK_FAILED_WORDS ": %s", id->name, e.msg);
 		return -1;
 	}
 	return 0;

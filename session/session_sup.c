@@ -326,8 +326,10 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		runner_learn_finish(s.lr, o, l);
 	runner_explain_finish(&s.xp);
 	end(&s);
-	sup_walk_stop(&s);
 	runner_launcher.kill(s.sb);
+	/* After the kill: a walk under way (a large tree without its index) must not keep
+	 * the sandbox running past `session stop`. */
+	sup_walk_stop(&s);
 	rc = runner_launcher.finish(s.sb, &out, &e);
 	if (s.ready_fd >= 0) /* ended before it was ready: why */
 		sup_ready_say(&s, 'E',

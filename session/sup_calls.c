@@ -176,7 +176,7 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 	struct sock_check k = {{NULL, 0}, false};
 	const char *first = NULL;
 	size_t count = 0, fresh = 0;
-	bool ends = false;
+	bool ends = false, all_guarded = true;
 	struct stat st;
 
 	for (size_t i = 0; i < n_prot; i++)
@@ -187,6 +187,7 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 		if (!held(s->id, prot[i]) && !own_socket(s, &k, prot[i])) {
 			count++;
 			first = first ? first : prot[i];
+			all_guarded &= strstr(prot[i], LINUX_SESSION_GUARDED ":/") != NULL;
 			if (lstat(prot_path(prot[i]), &st) == 0 && !S_ISSOCK(st.st_mode))
 				ends = true;
 		}
@@ -195,17 +196,27 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 		return;
 	first = prot_path(first);
 	bool sock = lstat(first, &st) == 0 && S_ISSOCK(st.st_mode);
+	bool dir = !sock && lstat(first, &st) == 0 && S_ISDIR(st.st_mode);
+	/* A guarded file (read-only inside: ~/.bashrc where the home is writable) that
+	 * the host replaced: the session's read-only mount went with the old one. */
 	snprintf(why, n,
 		 "%zu protected file%s appeared or %s replaced since the session started "
-		 "(first: %.2000s%s); a fresh launch masks %s, this session's mounts do not%s",
+		 "(first: %.2000s%s); a fresh launch %s, this session's mounts do not%s%s",
 		 count, count == 1 ? "" : "s", count == 1 ? "was" : "were", first,
-		 sock ? ", a unix socket not bound inside this session: a host service's, or "
-			"left by a command that ended (remove it then)"
-		      : "",
-		 count == 1 ? "it" : "them",
-		 ends ? ", " SESSION_ENDS_WORDS " (what its commands left running could read "
-			"it): start it again"
-		      : "");
+		 sock && fresh > SUP_MAX_OWN_SOCKETS
+		     ? ", a unix socket: more new ones than the session keeps track of "
+		       "its own commands' (" SUP_MAX_OWN_SOCKETS_TEXT "); stop the session"
+		 : sock ? ", a unix socket not bound inside this session: a host service's, or "
+			  "left by a command that ended (remove it then)"
+		 : dir	? ", a directory: a protected one, or one the walk cannot list (no read "
+			  "or search permission), which a fresh launch masks whole"
+			: "",
+		 all_guarded ? (count == 1 ? "makes it read-only" : "makes them read-only")
+			     : (count == 1 ? "masks it" : "masks them"),
+		 ends ? ", " SESSION_ENDS_WORDS : "",
+		 !ends	       ? ""
+		 : all_guarded ? " (what its commands left running could write it): start it again"
+			       : " (what its commands left running could read it): start it again");
 	if (ends) {
 		s->why_end = s->why_end ? s->why_end : "a protected file appeared or was replaced";
 		s->stop = true;
@@ -223,7 +234,7 @@ static int walked(struct sup *s, struct client *c, char *why, size_t n)
 	if (rc == -EAGAIN)
 		return rc;
 	if (rc < 0) {
-		snprintf(why, n, "the walk for protected files failed: %s", err);
+		snprintf(why, n, SESSION_WALK_FAILED_WORDS ": %s", err);
 		return 0;
 	}
 	protected_changes(s, prot, n_prot, why, n);

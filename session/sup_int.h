@@ -14,9 +14,10 @@
 #include "runner/run.h"
 #include "session/session_int.h"
 
-#define SEND_MS		    5000  /* a peer that reads nothing for this long is dropped */
-#define SUP_MAX_OWN_SOCKETS 4096  /* sockets its own commands bound, kept (sup_calls.c) */
-#define SUP_HELLO_MS	    10000 /* a connection's time to say hello: its slot back then */
+#define SEND_MS			 5000 /* a peer that reads nothing for this long is dropped */
+#define SUP_MAX_OWN_SOCKETS	 4096 /* sockets its own commands bound, kept (sup_calls.c) */
+#define SUP_MAX_OWN_SOCKETS_TEXT "4096"
+#define SUP_HELLO_MS		 10000 /* a connection's time to say hello: its slot back then */
 
 enum { C_NEW, C_JOINED, C_RUNNING };
 

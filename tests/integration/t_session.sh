@@ -325,7 +325,7 @@ call "$U" -- sh -c 'cat app/.env; echo rc=$?'
 expect "unlistable in a session: the next call refused (125)" 125 "$RC"
 if grep -q UNLSECRET <<<"$OUT"; then fail "unlistable in a session: the .env written later unread" "read"; else ok "unlistable in a session: the .env written later unread"; fi
 if [ "$AS" = user ]; then
-	expect_match "unlistable in a session: the refusal names the directory" "protected file appeared.*first: $CALLDIR/app\)" "$ERR"
+	expect_match "unlistable in a session: the refusal names the directory" "protected file appeared.*first: $CALLDIR/app, a directory: .*cannot list" "$ERR"
 fi
 chmod 0755 "$CALLDIR/app"
 "$HALO" session stop "$U" >/dev/null 2>&1

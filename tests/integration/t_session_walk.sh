@@ -140,6 +140,40 @@ else
 	fail "40 calls whose walks warn: the supervisor's memory stays flat" "${r0:-?} -> ${r1:-?} kB (pid ${SUP:-?})"
 fi
 rm -f "$WS"/.env.l*
+# The home as the workspace: ~/.bashrc is read-only inside. An editor's save on the
+# host replaces it (a new file renamed over it) and the kernel drops the session's
+# read-only mount with the old one: the next call is refused and the session ends
+# (review: the command then wrote the new ~/.bashrc, which the user's next shell
+# runs); the call after starts it again with the new file read-only. A host
+# `git config` (git renames config.lock over .git/config) does not end it: the
+# broker holds git's files whatever the mounts.
+HW=$(mktemp -d /var/tmp/halo-sessh.XXXXXX) || exit 1
+H2="${S}h"
+hcall() {
+	OUT=$(cd "$HW" && HOME="$HW" timeout -k 2 30 "$HALO" --session "$H2" "$@" 2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+printf '# rc\n' >"$HW/.bashrc"
+(cd "$HW" && git init -q . 2>/dev/null)
+hcall -- sh -c 'echo evil >>.bashrc 2>/dev/null && echo wrote || echo refused'
+expect "home as workspace: ~/.bashrc read-only in the session" "0:refused" "$RC:$OUT"
+printf '# rc, saved\n' >"$HW/.bashrc.new" && mv "$HW/.bashrc.new" "$HW/.bashrc"
+hcall -- sh -c 'echo evil >>.bashrc && echo wrote'
+expect "... replaced on the host: the next call is refused" 125 "$RC"
+expect_match "... naming it, read-only, and the session ends" \
+	"first: $HW/\.bashrc\); a fresh launch makes it read-only.*so the session ends" "$ERR"
+expect "... nothing written" "# rc, saved" "$(cat "$HW/.bashrc")"
+hcall -- sh -c 'echo evil >>.bashrc 2>/dev/null && echo wrote || echo refused'
+expect "... the next call starts it again, the new file read-only" "0:refused" "$RC:$OUT"
+if command -v git >/dev/null; then
+	(cd "$HW" && git config foo.bar 1)
+	hcall -- sh -c 'echo "[core]" >>.git/config 2>/dev/null && echo wrote || echo refused'
+	expect "a host git config (a rename over .git/config): calls go on, it stays unwritable" \
+		"0:refused" "$RC:$OUT"
+fi
+(cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+rm -rf "$HW"
 wait "$SILENT"
 expect_match "a connection that never says hello is closed after 10 s" "closed after 1[0-2] s" "$(cat "$TMPDIR/silent")"
 finish
