@@ -3,7 +3,9 @@
  * ~/.bashrc, ~/.gitconfig... where the command could write: an editor's save on the
  * host replaces the file, the kernel drops the session's read-only mount with the old
  * one, and the command could write the new one, read by the user's next shell; the
- * guards in git directories are held by the broker whatever the mounts). A session's mounts are
+ * guards in git directories are held by the broker whatever the mounts), and so are
+ * halo-run's binary and policy files in a writable tree (a policy file saved again
+ * on the host was the command's to loosen for the next launch). A session's mounts are
  * made once, at its start; a protected file that appears later (a .env written on the host, a
  * ~/.npmrc created, a masked file replaced: the kernel drops a mount whose file is unlinked) is
  * masked by the next fresh launch but not in the running session. Each call walks the workspace as
@@ -171,7 +173,7 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 			    struct halo_err *e)
 {
 	struct linux_scan *s = calloc(1, sizeof(*s));
-	const struct linux_paths *lists[3];
+	const struct linux_paths *lists[4];
 	struct own_dirs own = {"", ""};
 	char *index_dir = own.index;
 	int rc;
@@ -227,11 +229,12 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 	lists[0] = &s->masked;
 	lists[1] = &s->sanitized;
 	lists[2] = &s->guarded;
-	for (size_t k = 0; k < 3 && rc == 0; k++)
+	lists[3] = &s->readonly_extra; /* halo-run and its policy files in a writable tree */
+	for (size_t k = 0; k < 4 && rc == 0; k++)
 		for (size_t i = 0; i < lists[k]->n && rc == 0; i++)
 			if (!linux_paths_beneath_any(lists[k]->v[i], &s->own) &&
 			    (k < 2 || !linux_paths_beneath_any(lists[k]->v[i], &s->gitdirs)))
-				rc = add(out, n, lists[k]->v[i], &own, k == 2);
+				rc = add(out, n, lists[k]->v[i], &own, k >= 2);
 	linux_scan_free(s);
 	free(s);
 	if (rc < 0) {

@@ -173,6 +173,21 @@ if command -v git >/dev/null; then
 		"0:refused" "$RC:$OUT"
 fi
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+# The policy file in the workspace, read-only inside: saved again on the host (the
+# same policy, a new file), the session's command could loosen it for the next launch.
+printf '{"sandbox": {"protectedPaths": [".env*"]}}\n' >"$HW/pol.json"
+pcall() {
+	OUT=$(cd "$HW" && HOME="$HW" timeout -k 2 30 "$HALO" --session "$H2" --policy pol.json "$@" \
+		2>"$E" </dev/null)
+	RC=$?
+	ERR=$(cat "$E")
+}
+pcall -- true
+cp "$HW/pol.json" "$HW/pol.new" && mv "$HW/pol.new" "$HW/pol.json"
+pcall -- sh -c 'echo "{}" >pol.json && echo wrote'
+expect "the session's policy file saved again on the host: the next call is refused" 125 "$RC"
+expect "... and it is not rewritten" '{"sandbox": {"protectedPaths": [".env*"]}}' "$(cat "$HW/pol.json")"
+(cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
 rm -rf "$HW"
 wait "$SILENT"
 expect_match "a connection that never says hello is closed after 10 s" "closed after 1[0-2] s" "$(cat "$TMPDIR/silent")"
