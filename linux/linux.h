@@ -146,9 +146,10 @@ int linux_scan_interrupted_by(void);
 /* A session's protected files (session_scan.c): what a fresh launch would mask or
  * show sanitized now, and the guarded files it would make read-only outside git
  * directories, each as "DEV:ID:PATH" (ID: which file, see session_scan.c; ending in
- * LINUX_SESSION_GUARDED for a guarded one), sorted. A joined call's list must hold
- * nothing its session's lacks. 0 or -errno with e set. */
+ * LINUX_SESSION_GUARDED for a guarded one, LINUX_SESSION_SOCKET for a socket), sorted. A joined
+ * call's list must hold nothing its session's lacks. 0 or -errno with e set. */
 #define LINUX_SESSION_GUARDED "+ro"
+#define LINUX_SESSION_SOCKET  "+sk" /* ... and in a socket's */
 int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
 			    struct halo_err *e);
 void linux_session_protected_free(char **v, size_t n);

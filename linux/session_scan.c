@@ -97,6 +97,8 @@ static int entry(const char *path, const struct own_dirs *own, bool guarded, str
 		identity(path, sx, id, sizeof(id));
 		if (guarded) /* said as such when it changes (session/sup_calls.c) */
 			strcat(id, LINUX_SESSION_GUARDED);
+		else if (S_ISSOCK(sx->stx_mode)) /* one gone ends nothing (ibid.) */
+			strcat(id, LINUX_SESSION_SOCKET);
 		w = asprintf(out, "%llu:%s:%s",
 			     (unsigned long long)makedev(sx->stx_dev_major, sx->stx_dev_minor), id,
 			     path);

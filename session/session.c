@@ -51,6 +51,37 @@ static void path_text(FILE *f, const char *key, const char *path)
 		fprintf(f, " %s=%s", key, path);
 }
 
+static int home_entry(const char *rel, const char *why, void *arg)
+{
+	(void)why;
+	fprintf(arg, "%s\n", rel);
+	return 0;
+}
+
+/* The home persistence set this call's PATH and XDG directories make (a fresh launch
+ * from this call makes it read-only; the session guards the one its start made), by
+ * its digest: a call whose set differs is a call into another sandbox (review: a
+ * call with ~/tools/bin first in its PATH joined and wrote ~/tools/bin/ls). */
+static void home_set_text(FILE *f, const runner_launch *l)
+{
+	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data};
+	const char *homes[2] = {l->pw_home, l->env_home};
+	char *t = NULL, hex[65];
+	size_t n = 0;
+	FILE *h = open_memstream(&t, &n);
+
+	if (!h)
+		return;
+	for (size_t i = 0; i < 2; i++)
+		if (homes[i] && homes[i][0] == '/')
+			policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, home_entry, h);
+	if (fclose(h) == 0) {
+		runner_sha256_hex(t ? t : "", t ? n : 0, hex);
+		fprintf(f, " home-set-from-PATH-and-XDG=%.16s", hex);
+	}
+	free(t);
+}
+
 /* The launch options that shape the sandbox, as text: a call with other ones is a
  * call into another sandbox. The wall-clock limit is the call's own. The session's
  * supervisor holds the audit, the events file and the decider for all its calls
@@ -85,6 +116,7 @@ static char *options_text(const struct runner_opts *o, const runner_launch *l)
 	}
 	for (size_t i = 0; i < l->n_cache_binds; i++)
 		fprintf(f, " cache=%s", l->cache_binds[i]);
+	home_set_text(f, l);
 	/* halo-run learn: the session's proxy learns for every call, into one file */
 	if (o->learn)
 		path_text(f, o->wildcards ? "learn-wildcards" : "learn", o->out_dir);

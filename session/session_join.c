@@ -270,17 +270,23 @@ int runner_session_join(const struct runner_opts *o, const runner_launch *l,
 		return fd;
 	}
 	lk = lock_open(lock, LOCK_SH);
-	if (lk >= 0 && (fd = runner_session_connect(sock)) >= 0) {
+	/* The early connection found an impostor: said now (a poser may serve one
+	 * connection and go; a second look would find the name free). */
+	if (early_fd == -EPERM)
+		fd = -EPERM;
+	else if (lk >= 0 && (fd = runner_session_connect(sock)) >= 0) {
 		close(lk);
 		return fd; /* the session runs; its supervisor walks (sup_walk.c) */
 	}
-	if (lk >= 0 && fd == -EPERM) {
+	early_fd = -1;
+	if (fd == -EPERM) {
 		fprintf(stderr,
 			"halo-run: session %s: %s is served by a process that is not this user's "
 			"outside every sandbox (another user namespace); refusing to hand it this "
 			"call (halo-run session stop %s removes the socket)\n",
 			id->name, sock, id->name);
-		close(lk);
+		if (lk >= 0)
+			close(lk);
 		return -1;
 	}
 	if (lk >= 0 && fd != -ECONNREFUSED && fd != -ENOENT) {

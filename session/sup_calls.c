@@ -58,6 +58,8 @@ void sup_client_drop(struct sup *s, struct client *c)
 	if (c->err_fd >= 0)
 		close(c->err_fd);
 	c->err_fd = -1;
+	free(c->refuse);
+	c->refuse = NULL;
 	if (c->state == C_RUNNING && !c->gone) {
 		/* Its command dies with the call (a kill, a crash, a closed terminal). */
 		struct session_buf b = {0};
@@ -163,6 +165,39 @@ static const char *prot_path(const char *entry)
 	return strchr(strchr(entry, ':') + 1, ':') + 1;
 }
 
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(prot_path(*(char *const *)a), prot_path(*(char *const *)b));
+}
+
+/* A file the session held at its start (masked, sanitized or read-only; no socket)
+ * whose path the walk no longer finds: removed or moved away on the host, its mount
+ * went with it and the name is the session's commands' to make again (review: after
+ * `rm ~/.bashrc` or `mv ~/.ssh ~/.ssh.old` on the host, the next call wrote
+ * ~/.bashrc and ~/.ssh/config). How many, the first in *first. */
+static size_t gone(const struct sup *s, char *const *prot, size_t n_prot, const char **first)
+{
+	char **paths = n_prot ? malloc(n_prot * sizeof(*paths)) : NULL;
+	size_t count = 0;
+
+	if (n_prot && !paths)
+		return 0; /* out of memory: the entries still present were checked */
+	if (n_prot) {
+		memcpy(paths, prot, n_prot * sizeof(*paths));
+		qsort(paths, n_prot, sizeof(*paths), by_path);
+	}
+	for (size_t i = 0; i < s->id->n_prot; i++) {
+		const char *e = s->id->prot[i];
+		if (e[0] == '-' || strstr(e, LINUX_SESSION_SOCKET ":/") ||
+		    (n_prot && bsearch(&e, paths, n_prot, sizeof(*paths), by_path)))
+			continue;
+		count++;
+		*first = *first ? *first : e;
+	}
+	free(paths);
+	return count;
+}
+
 /* A protected file the session's mounts do not hold (new, or replaced: another
  * inode): the refusal names it and how many there are. One that is there and is no
  * socket ends the session too: the mask a replaced file had is gone (the kernel drops
@@ -192,6 +227,21 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 				ends = true;
 		}
 	netns_unix_files_free(&k.bound);
+	const char *lost = NULL;
+	size_t n_gone = gone(s, prot, n_prot, &lost);
+	if (!count && n_gone) {
+		snprintf(why, n,
+			 "%zu protected file%s %s removed or moved away on the host since the "
+			 "session started (first: %.2000s): the session's mask or read-only mount "
+			 "went with %s, and its commands could make %s again, " SESSION_ENDS_WORDS
+			 ": start it again",
+			 n_gone, n_gone == 1 ? "" : "s", n_gone == 1 ? "was" : "were",
+			 prot_path(lost), n_gone == 1 ? "it" : "them", n_gone == 1 ? "it" : "them");
+		s->why_end = s->why_end ? s->why_end : "a protected file was removed";
+		s->stop = true;
+		return;
+	}
+	ends |= n_gone > 0;
 	if (!count)
 		return;
 	first = prot_path(first);
@@ -242,6 +292,24 @@ static int walked(struct sup *s, struct client *c, char *why, size_t n)
 	return 0;
 }
 
+/* The walk's judgment with the identity's refusal the hello already had (a call with
+ * another policy is still a look at what the session holds: the policy file saved
+ * with other content lost its read-only mount, and a refusal that left the session
+ * running left the file its commands' to write: review). */
+static int judged(struct sup *s, struct client *c, char *why, size_t n)
+{
+	char walk[4200];
+
+	walk[0] = '\0';
+	if (walked(s, c, walk, sizeof(walk)) == -EAGAIN)
+		return -EAGAIN;
+	snprintf(why, n, "%.2000s%s%.2000s", c->refuse ? c->refuse : "",
+		 c->refuse && walk[0] ? "; and " : "", walk);
+	free(c->refuse);
+	c->refuse = NULL;
+	return 0;
+}
+
 static int answer(struct client *c, const char *why)
 {
 	struct session_buf b = {0};
@@ -280,7 +348,9 @@ static int hello(struct sup *s, struct client *c, const struct session_msg *m)
 		snprintf(why, sizeof(why),
 			 "launch options differ: the session's are %.2000s; this call's %.2000s",
 			 s->id->options, m->options);
-	else if (walked(s, c, why, sizeof(why)) == -EAGAIN) {
+	if (why[0] && !(c->refuse = strdup(why)))
+		return answer(c, why); /* out of memory: refused without the walk */
+	if (judged(s, c, why, sizeof(why)) == -EAGAIN) {
 		if (proxy_poller_del(s->pl, c->io.fd) < 0)
 			return -EIO;
 		c->waiting = true;
@@ -417,7 +487,7 @@ void sup_walk_done(void *arg, int fd, unsigned events)
 		if (!c->waiting)
 			continue;
 		why[0] = '\0';
-		if (walked(s, c, why, sizeof(why)) == -EAGAIN)
+		if (judged(s, c, why, sizeof(why)) == -EAGAIN)
 			continue;
 		c->waiting = false;
 		if (answer(c, why) < 0 ||

@@ -32,6 +32,7 @@ struct client {
 	bool left;	    /* ... by itself (not at the session's end): said in --events */
 	uint64_t need;	    /* the walk its hello waits for (sup_walk.c): one after its connect */
 	uint64_t accept_ms; /* a connection silent for SUP_HELLO_MS is let go (session_sup.c) */
+	char *refuse;	    /* its hello's refusal, said once the walk is done (sup_calls.c) */
 	bool waiting;	    /* its hello passed but for that walk: its descriptor is not polled */
 	struct runner_session_call ev; /* what --events says of it */
 };

@@ -187,6 +187,34 @@ cp "$HW/pol.json" "$HW/pol.new" && mv "$HW/pol.new" "$HW/pol.json"
 pcall -- sh -c 'echo "{}" >pol.json && echo wrote'
 expect "the session's policy file saved again on the host: the next call is refused" 125 "$RC"
 expect "... and it is not rewritten" '{"sandbox": {"protectedPaths": [".env*"]}}' "$(cat "$HW/pol.json")"
+# ... saved with other content: refused for the policy, and the session ends too
+# (review: it went on, the new file writable by what its commands left running).
+pcall -- true
+printf '{"sandbox": {"protectedPaths": [".env*", ".npmrc"]}}\n' >"$HW/pol.new" && mv "$HW/pol.new" "$HW/pol.json"
+pcall -- true
+expect_match "another policy and the policy file replaced: refused, and the session ends" \
+	"effective policy differs.*; and 1 protected file appeared.*so the session ends" "$ERR"
+(cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+# A held file removed on the host (rm ~/.bashrc, mv ~/.ssh away): its mount went with
+# it; the next call is refused and the session ends (review: the call wrote
+# ~/.bashrc), and the session started anew keeps the name from being made.
+hcall -- true
+rm -f "$HW/.bashrc"
+hcall -- sh -c 'echo evil >.bashrc && echo wrote'
+expect "a read-only file removed on the host: the next call is refused" 125 "$RC"
+expect_match "... naming it, and the session ends" "removed or moved away.*first: $HW/\.bashrc\).*so the session ends" "$ERR"
+expect "... nothing made" "absent" "$([ -e "$HW/.bashrc" ] && echo present || echo absent)"
+hcall -- sh -c 'echo evil >.bashrc 2>/dev/null && echo wrote || echo refused'
+expect "... the session started anew: the name cannot be made" "0:refused:absent" \
+	"$RC:$OUT:$([ -e "$HW/.bashrc" ] && echo present || echo absent)"
+# A call whose PATH puts a directory under the home (a home persistence entry) that
+# the session's start did not: another sandbox, refused (review: it joined and wrote
+# ~/tools/bin/ls, read-only in a fresh launch from that PATH).
+OUT=$(cd "$HW" && HOME="$HW" PATH="$HW/tools/bin:$PATH" timeout -k 2 30 "$HALO" --session "$H2" \
+	-- sh -c 'mkdir -p tools/bin && echo x >tools/bin/ls && echo wrote' 2>"$E" </dev/null)
+RC=$?
+expect "a call with another home PATH entry: refused" "125:" "$RC:$OUT"
+expect_match "... as other launch options" "launch options differ.*home-set-from-PATH-and-XDG" "$(cat "$E")"
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
 rm -rf "$HW"
 wait "$SILENT"
