@@ -170,6 +170,14 @@ void linux_masked_free(struct linux_masked *m);
  * inode numbers that table gives whole (ext4)? true only when all of it is so, now. */
 struct netns_unix_files;
 bool linux_session_own_socket(const struct netns_unix_files *bound, const char *entry);
+/* The mounts of a session's sandbox as its init sees them, "ID PATH" each, sorted
+ * (session_mounts.c; free with linux_session_protected_free). 0 or -errno. */
+#define LINUX_SESSION_MAX_MOUNTS 100000
+int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n);
+/* The mount point of the first of start's mounts that now lacks (gone, or at another
+ * path), *lost how many; NULL when none is. */
+const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
+				     size_t n_now, size_t *lost);
 /* A session's socket table (netns/unix_diag.c), -1 without one. */
 int linux_sandbox_diag_fd(const struct linux_sandbox *sb);
 

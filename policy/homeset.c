@@ -132,7 +132,8 @@ const struct policy_home_entry *policy_home_set(size_t *n)
 	return home_set;
 }
 
-/* `dir` lexically beneath `home` (not the home itself): its part below the home. */
+/* `dir` lexically beneath `home` (not the home itself): its part below the home
+ * (path_rel drops the slashes and "." components it may start with). */
 static const char *below_home(const char *dir, size_t len, const char *home)
 {
 	size_t hl = strlen(home);
@@ -144,27 +145,31 @@ static const char *below_home(const char *dir, size_t len, const char *home)
 	return dir + hl + 1;
 }
 
-/* A PATH entry that is usable as a relative name: no "." or ".." components, no
- * empty name, and not longer than out. */
+/* A PATH entry as a relative name: empty and "." components dropped (the same
+ * directory to the kernel, whatever links there are: review, $HOME//tools/bin and
+ * $HOME/./tools/bin left ~/tools/bin writable), none ".." (which a link on the way
+ * would make another place), something left, and not longer than out. */
 static bool path_rel(const char *rel, size_t len, char *out, size_t n)
 {
-	size_t k = 0;
+	size_t k = 0, o = 0;
 
-	while (len > 0 && rel[len - 1] == '/')
-		len--;
-	if (len == 0 || len >= n)
-		return false;
 	for (size_t i = 0; i < len; i = k + 1) {
 		k = i;
 		while (k < len && rel[k] != '/')
 			k++;
-		if (k == i || (k - i == 1 && rel[i] == '.') ||
-		    (k - i == 2 && rel[i] == '.' && rel[i + 1] == '.'))
+		if (k == i || (k - i == 1 && rel[i] == '.'))
+			continue;
+		if (k - i == 2 && rel[i] == '.' && rel[i + 1] == '.')
 			return false;
+		if (o + (o > 0) + (k - i) >= n)
+			return false;
+		if (o > 0)
+			out[o++] = '/';
+		memcpy(out + o, rel + i, k - i);
+		o += k - i;
 	}
-	memcpy(out, rel, len);
-	out[len] = '\0';
-	return true;
+	out[o] = '\0';
+	return o > 0;
 }
 
 /* An entry under ~/.config also where $XDG_CONFIG_HOME puts it, and one under

@@ -10,6 +10,7 @@
  * $XDG_RUNTIME_DIR/halo-run, else /tmp/halo-run-UID. Neither is in the sandbox's
  * view (its /run and /tmp are its own), and the host's sockets are masked inside. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -51,35 +52,67 @@ static void path_text(FILE *f, const char *key, const char *path)
 		fprintf(f, " %s=%s", key, path);
 }
 
+struct home_rels {
+	char **v;
+	size_t n;
+	bool oom;
+};
+
 static int home_entry(const char *rel, const char *why, void *arg)
 {
+	struct home_rels *h = arg;
+	char **g = realloc(h->v, (h->n + 1) * sizeof(char *));
+
 	(void)why;
-	fprintf(arg, "%s\n", rel);
+	if (!g || !(g[h->n] = strdup(rel))) {
+		if (g)
+			h->v = g;
+		h->oom = true;
+		return -ENOMEM;
+	}
+	h->v = g;
+	h->n++;
 	return 0;
+}
+
+static int rel_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The home persistence set this call's PATH and XDG directories make (a fresh launch
  * from this call makes it read-only; the session guards the one its start made), by
- * its digest: a call whose set differs is a call into another sandbox (review: a
- * call with ~/tools/bin first in its PATH joined and wrote ~/tools/bin/ls). */
+ * its digest over the entries sorted, each once (the order and repeats of PATH change
+ * nothing guarded): a call whose set differs is a call into another sandbox (review:
+ * a call with ~/tools/bin first in its PATH joined and wrote ~/tools/bin/ls). */
 static void home_set_text(FILE *f, const runner_launch *l)
 {
 	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data};
 	const char *homes[2] = {l->pw_home, l->env_home};
+	struct home_rels h = {NULL, 0, false};
 	char *t = NULL, hex[65];
 	size_t n = 0;
-	FILE *h = open_memstream(&t, &n);
+	FILE *m;
 
-	if (!h)
-		return;
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < 2 && !h.oom; i++)
 		if (homes[i] && homes[i][0] == '/')
-			policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, home_entry, h);
-	if (fclose(h) == 0) {
-		runner_sha256_hex(t ? t : "", t ? n : 0, hex);
-		fprintf(f, " home-set-from-PATH-and-XDG=%.16s", hex);
-	}
-	free(t);
+			policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, home_entry, &h);
+	if (h.n)
+		qsort(h.v, h.n, sizeof(char *), rel_cmp);
+	if (!h.oom && (m = open_memstream(&t, &n))) {
+		for (size_t i = 0; i < h.n; i++)
+			if (i == 0 || strcmp(h.v[i], h.v[i - 1]) != 0)
+				fprintf(m, "%s\n", h.v[i]);
+		if (fclose(m) == 0) {
+			runner_sha256_hex(t ? t : "", t ? n : 0, hex);
+			fprintf(f, " home-set-from-PATH-and-XDG=%.16s", hex);
+		}
+		free(t);
+	} else /* never equal to a session's: refused rather than unchecked */
+		fprintf(f, " home-set-from-PATH-and-XDG=unknown");
+	for (size_t i = 0; i < h.n; i++)
+		free(h.v[i]);
+	free(h.v);
 }
 
 /* The launch options that shape the sandbox, as text: a call with other ones is a
@@ -117,6 +150,11 @@ static char *options_text(const struct runner_opts *o, const runner_launch *l)
 	for (size_t i = 0; i < l->n_cache_binds; i++)
 		fprintf(f, " cache=%s", l->cache_binds[i]);
 	home_set_text(f, l);
+	/* The session keeps its own binary read-only (where it lies in a writable tree),
+	 * not the call's: a call from another halo-run is another launch (review: a copy
+	 * in the workspace joined, and the session's command replaced it). */
+	if (l->self_exe)
+		path_text(f, "self", l->self_exe);
 	/* halo-run learn: the session's proxy learns for every call, into one file */
 	if (o->learn)
 		path_text(f, o->wildcards ? "learn-wildcards" : "learn", o->out_dir);

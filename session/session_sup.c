@@ -39,6 +39,12 @@ static void spawner_msg(struct sup *s, const struct session_msg *m)
 	struct session_buf b = {0};
 
 	if (m->verb == SESSION_OK) {
+		/* Every layer in place: the mounts every call's walk is held to. */
+		if (!s->n_mounts && linux_session_mounts(s->sb, &s->mounts, &s->n_mounts) < 0) {
+			sup_ready_say(s, 'E', "session: its sandbox's mounts cannot be read");
+			s->stop = true;
+			return;
+		}
 		sup_ready_say(s, 'R', "ready");
 		return;
 	}
@@ -346,6 +352,7 @@ int runner_session_serve(const struct runner_opts *o, const runner_launch *l, in
 		if (logp[i] >= 0)
 			close(logp[i]);
 	free(s.c);
+	linux_session_protected_free(s.mounts, s.n_mounts);
 	for (size_t i = 0; i < s.n_own_socks; i++)
 		free(s.own_socks[i]);
 	free(s.own_socks);

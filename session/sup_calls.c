@@ -275,11 +275,39 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 
 /* The walk a hello waits for, done: why it is refused (why[0] stays 0 when not);
  * -EAGAIN while the walk runs. */
+/* The session's mounts as they were when it was ready, all still there at their
+ * paths (linux/session_mounts.c): a mask or read-only mount gone, or moved with its
+ * directory, is a layer the session lost while the files kept their identities. */
+static void mounts_changed(struct sup *s, const struct sup_walked *r, char *why, size_t n)
+{
+	size_t lost = 0;
+	const char *first;
+
+	if (!s->n_mounts)
+		return;
+	if (r->mounts_rc < 0) {
+		snprintf(why, n, "the session's mounts cannot be read: %s",
+			 strerror(-r->mounts_rc));
+		return;
+	}
+	first = linux_session_mount_lost(s->mounts, s->n_mounts, r->mounts, r->n_mounts, &lost);
+	if (!first)
+		return;
+	snprintf(why, n,
+		 "%zu of the session's mounts %s gone or moved (first: %.2000s): the host "
+		 "removed, replaced or moved what %s covered (a directory renamed and made "
+		 "again, a file unlinked and linked back), so a mask or read-only guard a "
+		 "fresh launch has is missing here, " SESSION_ENDS_WORDS ": start it again",
+		 lost, lost == 1 ? "is" : "are", first, lost == 1 ? "it" : "they");
+	s->why_end = s->why_end ? s->why_end : "a mount of the session was lost";
+	s->stop = true;
+}
+
 static int walked(struct sup *s, struct client *c, char *why, size_t n)
 {
-	char **prot = NULL, err[1024];
-	size_t n_prot = 0;
-	int rc = sup_walk_result(s, c->need, &prot, &n_prot, err, sizeof(err));
+	struct sup_walked r;
+	char err[1024];
+	int rc = sup_walk_result(s, c->need, &r, err, sizeof(err));
 
 	if (rc == -EAGAIN)
 		return rc;
@@ -287,7 +315,9 @@ static int walked(struct sup *s, struct client *c, char *why, size_t n)
 		snprintf(why, n, SESSION_WALK_FAILED_WORDS ": %s", err);
 		return 0;
 	}
-	protected_changes(s, prot, n_prot, why, n);
+	protected_changes(s, r.prot, r.n_prot, why, n);
+	if (!why[0])
+		mounts_changed(s, &r, why, n);
 	sup_walk_release(s);
 	return 0;
 }

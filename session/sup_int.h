@@ -55,7 +55,9 @@ struct sup {
 	struct client **c;
 	size_t n, cap;
 	struct sup_walk *walk; /* the protected files' walk for the calls (sup_walk.c) */
-	char **own_socks;      /* entries of sockets the session's commands bound (sup_calls.c) */
+	char **mounts;	       /* the sandbox's mounts when it was ready (linux_session_mounts) */
+	size_t n_mounts;
+	char **own_socks; /* entries of sockets the session's commands bound (sup_calls.c) */
 	size_t n_own_socks;
 	long long next_id;
 	size_t running;
@@ -79,7 +81,14 @@ void sup_walk_stop(struct sup *s);
 uint64_t sup_walk_ask(struct sup *s);
 /* The list for gen: 0 with *prot, *n (valid until sup_walk_release, which must
  * follow), -EAGAIN while that walk is not done, or the walk's -errno with err set. */
-int sup_walk_result(struct sup *s, uint64_t gen, char ***prot, size_t *n, char *err, size_t err_n);
+struct sup_walked {
+	char **prot; /* linux_session_protected's list */
+	size_t n_prot;
+	char **mounts; /* the sandbox's mounts, read after the walk */
+	size_t n_mounts;
+	int mounts_rc; /* their read's: 0 or -errno */
+};
+int sup_walk_result(struct sup *s, uint64_t gen, struct sup_walked *r, char *err, size_t err_n);
 void sup_walk_release(struct sup *s);
 /* Read the eventfd empty (before looking at the results). */
 void sup_walk_drain(struct sup *s);

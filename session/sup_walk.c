@@ -35,6 +35,10 @@ struct sup_walk {
 	uint64_t covered; /* the newest generation the result answers */
 	char **prot;	  /* the result: linux_session_protected's list */
 	size_t n;
+	char **mounts; /* ... and the sandbox's mounts after it (linux_session_mounts) */
+	size_t n_mounts;
+	int mounts_rc;
+	const struct linux_sandbox *sb;
 	int rc;
 	struct halo_err err;
 	int efd; /* written when a walk is done */
@@ -57,10 +61,18 @@ static void *walker(void *arg)
 		size_t n = 0;
 		struct halo_err e = {{0}};
 		int rc = linux_session_protected(&w->l, &prot, &n, &e);
+		/* After the walk: a mount lost before it is seen by this look or the walk. */
+		char **mounts = NULL;
+		size_t n_mounts = 0;
+		int mrc = linux_session_mounts(w->sb, &mounts, &n_mounts);
 		pthread_mutex_lock(&w->mu);
 		linux_session_protected_free(w->prot, w->n);
 		w->prot = prot;
 		w->n = n;
+		linux_session_protected_free(w->mounts, w->n_mounts);
+		w->mounts = mounts;
+		w->n_mounts = n_mounts;
+		w->mounts_rc = mrc;
 		w->rc = rc;
 		w->err = e;
 		w->covered = gen;
@@ -81,6 +93,7 @@ int sup_walk_start(struct sup *s)
 		return -ENOMEM;
 	w->l = *s->l;
 	w->l.warnings = NULL;
+	w->sb = s->sb;
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
@@ -110,7 +123,7 @@ uint64_t sup_walk_ask(struct sup *s)
 	return gen;
 }
 
-int sup_walk_result(struct sup *s, uint64_t gen, char ***prot, size_t *n, char *err, size_t err_n)
+int sup_walk_result(struct sup *s, uint64_t gen, struct sup_walked *r, char *err, size_t err_n)
 {
 	struct sup_walk *w = s->walk;
 	int rc = 0;
@@ -122,8 +135,7 @@ int sup_walk_result(struct sup *s, uint64_t gen, char ***prot, size_t *n, char *
 		rc = w->rc;
 		snprintf(err, err_n, "%s", w->err.msg);
 	} else {
-		*prot = w->prot;
-		*n = w->n;
+		*r = (struct sup_walked){w->prot, w->n, w->mounts, w->n_mounts, w->mounts_rc};
 		/* The loop uses the list; the walker makes a new one and frees this only
 		 * under the lock, which the loop holds until sup_walk_release. */
 		return 0;
@@ -164,6 +176,7 @@ void sup_walk_stop(struct sup *s)
 		close(w->efd);
 	}
 	linux_session_protected_free(w->prot, w->n);
+	linux_session_protected_free(w->mounts, w->n_mounts);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w);

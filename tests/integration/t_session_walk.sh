@@ -207,6 +207,50 @@ expect "... nothing made" "absent" "$([ -e "$HW/.bashrc" ] && echo present || ec
 hcall -- sh -c 'echo evil >.bashrc 2>/dev/null && echo wrote || echo refused'
 expect "... the session started anew: the name cannot be made" "0:refused:absent" \
 	"$RC:$OUT:$([ -e "$HW/.bashrc" ] && echo present || echo absent)"
+# The mounts themselves: a file can keep its identity while the session's mount on
+# it goes (review): a .env unlinked and hard-linked back (a restore from a hard-link
+# backup), ~/.config renamed away, made again and its files moved back. Both refused,
+# the session ended, nothing read.
+(cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+printf 'GHTOKEN\n' >"$HW/.env.hl"
+mkdir -p "$HW/.config/gh" && printf 'oauth_token: GHSECRET\n' >"$HW/.config/gh/hosts.yml"
+hcall -- true
+ln "$HW/.env.hl" "$HW/keep" && rm "$HW/.env.hl" && ln "$HW/keep" "$HW/.env.hl" && rm "$HW/keep"
+hcall -- cat .env.hl
+expect "a masked .env unlinked and linked back: refused" 125 "$RC"
+expect_match "... a mount of the session's gone, the session ends" "mounts? (is|are) gone or moved.*so the session ends" "$ERR"
+if grep -q GHTOKEN <<<"$OUT"; then fail "... unread" "read"; else ok "... unread"; fi
+hcall -- true
+mv "$HW/.config" "$HW/.config.old" && mkdir "$HW/.config" && mv "$HW/.config.old"/* "$HW/.config/" &&
+	rmdir "$HW/.config.old"
+hcall -- cat .config/gh/hosts.yml
+expect "~/.config renamed away, made again, its files moved back: refused" 125 "$RC"
+if grep -q GHSECRET <<<"$OUT"; then fail "... ~/.config/gh/hosts.yml unread" "read"; else ok "... ~/.config/gh/hosts.yml unread"; fi
+hcall -- sh -c 'cat .config/gh/hosts.yml 2>/dev/null || echo masked'
+expect "... the session started anew masks it" "0:masked" "$RC:$OUT"
+rm -f "$HW/.env.hl"
+(cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+hcall -- true
+# A call from another halo-run binary (a copy in the workspace): another launch,
+# refused (review: it joined, and the session's command replaced the copy, which
+# the user's next launch ran).
+mkdir -p "$HW/hb" && cp "$HALO" "$HW/hb/halo-run"
+OUT=$(cd "$HW" && HOME="$HW" timeout -k 2 30 "$HW/hb/halo-run" --session "$H2" -- echo joined \
+	2>"$E" </dev/null)
+RC=$?
+expect "a call from another halo-run binary: refused" "125:" "$RC:$OUT"
+expect_match "... as other launch options (self=)" "launch options differ.*self=$HW/hb/halo-run" "$(cat "$E")"
+rm -rf "$HW/hb"
+# PATH spellings of a directory under the home: $HOME//tools/bin and $HOME/./tools/bin
+# are ~/tools/bin to the shell, read-only in a fresh launch as the plain one is
+# (review: those two were left writable).
+mkdir -p "$HW/tools/bin"
+for sp in "$HW//tools/bin" "$HW/./tools/bin/"; do
+	OUT=$(cd "$HW" && HOME="$HW" PATH="$sp:/usr/bin:/bin" timeout -k 2 30 "$HALO" -- \
+		sh -c 'echo x >tools/bin/ls 2>/dev/null && echo wrote || echo refused' 2>/dev/null </dev/null)
+	expect "a fresh launch with PATH entry $sp: ~/tools/bin read-only" "refused" "$OUT"
+done
+rm -rf "$HW/tools"
 # A call whose PATH puts a directory under the home (a home persistence entry) that
 # the session's start did not: another sandbox, refused (review: it joined and wrote
 # ~/tools/bin/ls, read-only in a fresh launch from that PATH).

@@ -1,0 +1,103 @@
+/* The mounts of a session's sandbox, as its init sees them (/proc/PID/mountinfo):
+ * "ID PATH" each, sorted. A mask or read-only mount a session made at its start can
+ * go while the file it covers keeps its identity, so the walk for protected files
+ * alone cannot tell (review: the host renamed ~/.config away, made it again and moved
+ * the files over: the masks went with the old directory, every file kept its handle;
+ * a file unlinked and hard-linked back the same). A mount that is gone from the list,
+ * or now at another path, is a layer the session no longer has
+ * (session/sup_calls.c ends the session then). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linux/launch_int.h"
+
+static int cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "ID PATH" of one mountinfo line (the mount ID, the mount point as the kernel
+ * escapes it), or NULL. */
+static char *line_entry(const char *line)
+{
+	unsigned long id;
+	int at = 0;
+	char *e = NULL;
+	const char *p = line;
+
+	if (sscanf(line, "%lu %*u %*s %*s %n", &id, &at) < 1 || at <= 0)
+		return NULL;
+	p = line + at;
+	size_t len = strcspn(p, " \n");
+	if (len == 0 || asprintf(&e, "%lu %.*s", id, (int)len, p) < 0)
+		return NULL;
+	return e;
+}
+
+int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, lines = 0;
+	FILE *f;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)sb->child);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		char *e = line_entry(line), **g;
+		if (!e)
+			continue;
+		if (++lines > LINUX_SESSION_MAX_MOUNTS ||
+		    !(g = realloc(*out, (*n + 1) * sizeof(char *)))) {
+			free(e);
+			rc = lines > LINUX_SESSION_MAX_MOUNTS ? -E2BIG : -ENOMEM;
+			break;
+		}
+		*out = g;
+		(*out)[(*n)++] = e;
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0 && *n == 0)
+		rc = -ENOENT; /* init gone: no sandbox to judge */
+	if (rc < 0) {
+		linux_session_protected_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	qsort(*out, *n, sizeof(char *), cmp);
+	return 0;
+}
+
+/* In a git directory named .git: its guards are the broker's, whatever the mounts
+ * (git renames config.lock over config: a host `git config` ends nothing). */
+static bool in_dotgit(const char *entry)
+{
+	const char *p = strstr(entry, "/.git");
+
+	for (; p; p = strstr(p + 1, "/.git"))
+		if (p[5] == '/' || p[5] == '\0')
+			return true;
+	return false;
+}
+
+const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
+				     size_t n_now, size_t *lost)
+{
+	const char *first = NULL;
+
+	*lost = 0;
+	for (size_t i = 0; i < n_start; i++)
+		if (!in_dotgit(start[i]) && !bsearch(&start[i], now, n_now, sizeof(char *), cmp)) {
+			(*lost)++;
+			first = first ? first : start[i];
+		}
+	return first ? strchr(first, ' ') + 1 : NULL;
+}
