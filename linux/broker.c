@@ -371,6 +371,12 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 		if (last)
 			break;
 		nx = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A link on the way (the host's: one made inside by symlink is refused
+		 * above) is followed as the command's path would be (review: the host linked
+		 * ~/.config/systemd to a directory of dotfiles, and the command made
+		 * user/evil.service through it). */
+		if (nx < 0 && (errno == ENOTDIR || errno == ELOOP))
+			nx = openat(cur, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		close(cur);
 		if ((cur = nx) < 0)
 			return false; /* not made yet: nothing beneath it can be either */

@@ -231,6 +231,17 @@ expect "... the session started anew masks it" "0:masked" "$RC:$OUT"
 rm -f "$HW/.env.hl"
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
 hcall -- true
+# A home-set entry missing at the start, reached later through a link the host makes
+# (stow: ~/.config/systemd -> ~/dotfiles/systemd): still not made from inside (review:
+# the broker's walk stopped at the link and let user/evil.service be made).
+(cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+rm -rf "$HW/.config/systemd" && mkdir -p "$HW/dotfiles/systemd"
+hcall -- true
+ln -s "$HW/dotfiles/systemd" "$HW/.config/systemd"
+hcall -- sh -c 'mkdir .config/systemd/user 2>/dev/null && echo made || echo refused'
+expect "a missing home-set entry reached through a host's new link: not made" "refused:absent" \
+	"$OUT:$([ -e "$HW/dotfiles/systemd/user" ] && echo present || echo absent)"
+rm -rf "$HW/.config/systemd" "$HW/dotfiles"
 # A call from another halo-run binary (a copy in the workspace): another launch,
 # refused (review: it joined, and the session's command replaced the copy, which
 # the user's next launch ran).
