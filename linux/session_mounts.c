@@ -25,12 +25,11 @@ static char *line_entry(const char *line)
 {
 	unsigned long id;
 	int at = 0;
-	char *e = NULL;
-	const char *p = line;
+	char *e;
 
 	if (sscanf(line, "%lu %*u %*s %*s %n", &id, &at) < 1 || at <= 0)
 		return NULL;
-	p = line + at;
+	const char *p = line + at;
 	size_t len = strcspn(p, " \n");
 	if (len == 0 || asprintf(&e, "%lu %.*s", id, (int)len, p) < 0)
 		return NULL;

@@ -165,6 +165,9 @@ static const char *prot_path(const char *entry)
 	return strchr(strchr(entry, ':') + 1, ':') + 1;
 }
 
+#define SUP_STR_(x) #x
+#define SUP_STR(x)  SUP_STR_(x)
+
 static int by_path(const void *a, const void *b)
 {
 	return strcmp(prot_path(*(char *const *)a), prot_path(*(char *const *)b));
@@ -255,7 +258,7 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 		 count, count == 1 ? "" : "s", count == 1 ? "was" : "were", first,
 		 sock && fresh > SUP_MAX_OWN_SOCKETS
 		     ? ", a unix socket: more new ones than the session keeps track of "
-		       "its own commands' (" SUP_MAX_OWN_SOCKETS_TEXT "); stop the session"
+		       "its own commands' (" SUP_STR(SUP_MAX_OWN_SOCKETS) "); stop the session"
 		 : sock ? ", a unix socket not bound inside this session: a host service's, or "
 			  "left by a command that ended (remove it then)"
 		 : dir	? ", a directory: a protected one, or one the walk cannot list (no read "
@@ -273,8 +276,6 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 	}
 }
 
-/* The walk a hello waits for, done: why it is refused (why[0] stays 0 when not);
- * -EAGAIN while the walk runs. */
 /* The session's mounts as they were when it was ready, all still there at their
  * paths (linux/session_mounts.c): a mask or read-only mount gone, or moved with its
  * directory, is a layer the session lost while the files kept their identities. */
@@ -303,6 +304,8 @@ static void mounts_changed(struct sup *s, const struct sup_walked *r, char *why,
 	s->stop = true;
 }
 
+/* The walk a hello waits for, done: why it is refused (why[0] stays 0 when not);
+ * -EAGAIN while the walk runs. */
 static int walked(struct sup *s, struct client *c, char *why, size_t n)
 {
 	struct sup_walked r;

@@ -14,10 +14,9 @@
 #include "runner/run.h"
 #include "session/session_int.h"
 
-#define SEND_MS			 5000 /* a peer that reads nothing for this long is dropped */
-#define SUP_MAX_OWN_SOCKETS	 4096 /* sockets its own commands bound, kept (sup_calls.c) */
-#define SUP_MAX_OWN_SOCKETS_TEXT "4096"
-#define SUP_HELLO_MS		 10000 /* a connection's time to say hello: its slot back then */
+#define SEND_MS		    5000  /* a peer that reads nothing for this long is dropped */
+#define SUP_MAX_OWN_SOCKETS 4096  /* sockets its own commands bound, kept (sup_calls.c) */
+#define SUP_HELLO_MS	    10000 /* a connection's time to say hello: its slot back then */
 
 enum { C_NEW, C_JOINED, C_RUNNING };
 
@@ -79,8 +78,8 @@ int sup_walk_start(struct sup *s);
 void sup_walk_stop(struct sup *s);
 /* A connect's generation: the first walk to start after this call answers it. */
 uint64_t sup_walk_ask(struct sup *s);
-/* The list for gen: 0 with *prot, *n (valid until sup_walk_release, which must
- * follow), -EAGAIN while that walk is not done, or the walk's -errno with err set. */
+/* The lists for gen: 0 with *r (valid until sup_walk_release, which must follow),
+ * -EAGAIN while that walk is not done, or the walk's -errno with err set. */
 struct sup_walked {
 	char **prot; /* linux_session_protected's list */
 	size_t n_prot;

@@ -31,18 +31,20 @@ struct sup_walk {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool quit;
-	uint64_t asked;	  /* the last generation a call asked for (one per connect) */
-	uint64_t covered; /* the newest generation the result answers */
-	char **prot;	  /* the result: linux_session_protected's list */
-	size_t n;
-	char **mounts; /* ... and the sandbox's mounts after it (linux_session_mounts) */
-	size_t n_mounts;
-	int mounts_rc;
+	uint64_t asked;	       /* the last generation a call asked for (one per connect) */
+	uint64_t covered;      /* the newest generation the result answers */
+	struct sup_walked res; /* the newest walk's lists */
 	const struct linux_sandbox *sb;
 	int rc;
 	struct halo_err err;
 	int efd; /* written when a walk is done */
 };
+
+static void walked_free(struct sup_walked *r)
+{
+	linux_session_protected_free(r->prot, r->n_prot);
+	linux_session_protected_free(r->mounts, r->n_mounts);
+}
 
 static void *walker(void *arg)
 {
@@ -57,22 +59,14 @@ static void *walker(void *arg)
 		/* Everything asked until now is answered by a walk that starts now. */
 		uint64_t gen = w->asked;
 		pthread_mutex_unlock(&w->mu);
-		char **prot = NULL;
-		size_t n = 0;
+		struct sup_walked r = {0};
 		struct halo_err e = {{0}};
-		int rc = linux_session_protected(&w->l, &prot, &n, &e);
+		int rc = linux_session_protected(&w->l, &r.prot, &r.n_prot, &e);
 		/* After the walk: a mount lost before it is seen by this look or the walk. */
-		char **mounts = NULL;
-		size_t n_mounts = 0;
-		int mrc = linux_session_mounts(w->sb, &mounts, &n_mounts);
+		r.mounts_rc = linux_session_mounts(w->sb, &r.mounts, &r.n_mounts);
 		pthread_mutex_lock(&w->mu);
-		linux_session_protected_free(w->prot, w->n);
-		w->prot = prot;
-		w->n = n;
-		linux_session_protected_free(w->mounts, w->n_mounts);
-		w->mounts = mounts;
-		w->n_mounts = n_mounts;
-		w->mounts_rc = mrc;
+		walked_free(&w->res);
+		w->res = r;
 		w->rc = rc;
 		w->err = e;
 		w->covered = gen;
@@ -135,7 +129,7 @@ int sup_walk_result(struct sup *s, uint64_t gen, struct sup_walked *r, char *err
 		rc = w->rc;
 		snprintf(err, err_n, "%s", w->err.msg);
 	} else {
-		*r = (struct sup_walked){w->prot, w->n, w->mounts, w->n_mounts, w->mounts_rc};
+		*r = w->res;
 		/* The loop uses the list; the walker makes a new one and frees this only
 		 * under the lock, which the loop holds until sup_walk_release. */
 		return 0;
@@ -175,8 +169,7 @@ void sup_walk_stop(struct sup *s)
 			proxy_poller_del(s->pl, w->efd);
 		close(w->efd);
 	}
-	linux_session_protected_free(w->prot, w->n);
-	linux_session_protected_free(w->mounts, w->n_mounts);
+	walked_free(&w->res);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w);
