@@ -33,7 +33,7 @@
 #define HALO_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-void linux_broker_install_or_die(int sock, int rfd)
+void linux_broker_install_or_die(int sock, bool await_ack, int rfd)
 {
 	struct sock_filter f[BROKER_BPF_MAX];
 	long n = broker_bpf_build(f, BROKER_BPF_MAX);
@@ -73,7 +73,7 @@ void linux_broker_install_or_die(int sock, int rfd)
 	close(lfd);
 	/* Init's word that a worker is there to answer (linux_broker_ack): only then does
 	 * the command run, the worker already counted in the pids budget. */
-	if (linux_broker_await_ack(sock) < 0)
+	if (await_ack && linux_broker_await_ack(sock) < 0)
 		linux_die(rfd, STEP, EPIPE, "init did not start the creation broker");
 	close(sock);
 }

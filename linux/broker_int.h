@@ -120,8 +120,9 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 			      bool required, int rfd);
 
 /* The command's process, right before exec: install the filter and hand its listener
- * to init over `sock`. */
-void linux_broker_install_or_die(int sock, int rfd);
+ * to init over `sock`; with await_ack, go on only once init's word says a worker is
+ * there (not after a shared spawn, whose init starts one only once the child execs). */
+void linux_broker_install_or_die(int sock, bool await_ack, int rfd);
 
 /* Init, after the fork: take the listener from `sock`. False when the command ended
  * before it could send it (it reports why itself). */

@@ -25,6 +25,14 @@ extern char **environ;
  * degraded path, which has no mounts to guard with). */
 static int broker_sock = -1;
 static int broker_child_sock = -1;
+/* Set before a shared spawn: the child then hands its listener over without waiting
+ * for a worker's word (broker_take_over_or_die). */
+static bool broker_shared;
+
+struct spawn_arg {
+	const struct linux_launch *l;
+	int rfd;
+};
 
 static void write_file_or_die(int rfd, const char *path, const char *text)
 {
@@ -141,17 +149,23 @@ static int init_signals_or_die(int rfd)
 	return fd;
 }
 
-/* The command is done: everything else in the namespace is killed now, before the
- * status goes out (leaving pid 1 would kill it too, but only once the namespaces are
- * torn down), and the status pipe is closed once the notes are in, so that the
- * supervisor can read it all and finish its own work while this process exits (the
- * teardown of the mounts and namespaces takes a few hundred microseconds); it reaps
- * init last (linux_finish, linux_reap). */
+/* The command is done: everything else in the namespace is killed and reaped now,
+ * before the status goes out (leaving pid 1 would kill it too, but only once the
+ * namespaces are torn down), and the status pipe is closed once the notes are in.
+ * Once the status is out, no process the command started is left: only this one,
+ * exiting. The supervisor then need not wait for the teardown of the mounts and
+ * namespaces (half a millisecond or more, in the kernel, with nothing of the
+ * command's to run); it exits and whoever inherits init reaps it (linux_reap). */
 static void report_status_and_exit(struct launch_fds *f, int wstatus, const struct linux_broker *b)
 {
 	ssize_t n;
 
-	kill(-1, SIGKILL); /* pid 1 itself is spared; ESRCH when nothing is left */
+	/* pid 1 itself is spared; ESRCH when nothing is left. Every process of the
+	 * namespace is init's child by now or becomes one as its parent dies (its own
+	 * subreapers die too): waiting until there are none leaves none running. */
+	if (kill(-1, SIGKILL) == 0)
+		while (waitpid(-1, NULL, __WALL) >= 0 || errno == EINTR)
+			;
 	n = write(f->status_w, &wstatus, sizeof(wstatus));
 	(void)n;
 	linux_broker_send_notes(b, f->status_w);
@@ -232,6 +246,75 @@ static void broker_socket_or_die(int rfd)
 	broker_child_sock = sv[1];
 }
 
+/* Init's copies of the caller's stdin, stdout and stderr go once the command has its
+ * own: a caller that reads the output to its end (`$(halo-run ...)`, a harness's pipe)
+ * gets that end with the command's last process, not with init's teardown, which the
+ * supervisor does not wait for either. /dev/null keeps the three numbers taken. */
+static void release_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	for (int i = 0; i < 3; i++)
+		if (fd < 0 || dup2(fd, i) < 0)
+			close(i);
+	if (fd > 2)
+		close(fd);
+}
+
+static int command_main(void *arg)
+{
+	const struct spawn_arg *a = arg;
+
+	launch_exec_command_or_die(a->l, a->l->envp, a->rfd);
+	return 0; /* not reached: exec or _exit */
+}
+
+/* Without a process limit the command's process can share init's memory until its
+ * exec (CLONE_VM | CLONE_VFORK, as posix_spawn does, on a stack of its own): init's
+ * page tables are neither copied at the fork nor torn down at the exec, a few hundred
+ * microseconds a launch. Init waits meanwhile, so nothing runs on its memory but the
+ * child, which writes none of init's state but environ (init no longer reads it).
+ * The child cannot wait for a broker worker then (init starts it once the child has
+ * gone): with a pids cgroup the command could take the worker's place in the budget
+ * meanwhile, so a process limit keeps the fork and the worker's word first. A session
+ * keeps the fork: its spawner stays. */
+static bool shared_spawn(const struct linux_launch *l)
+{
+	return !l->session && l->limits.processes == RLIMITS_UNSET;
+}
+
+/* After a shared spawn: the listener the command sent before its exec is in the
+ * socket; workers answer it from now on. None could start: the command's trapped
+ * calls were never answered, and the launch stops as it would have before the exec. */
+static void broker_take_over_or_die(struct linux_broker *b, pid_t cmd, int rfd)
+{
+	bool got;
+
+	if (broker_sock < 0)
+		return;
+	got = linux_broker_receive(b, broker_sock); /* closes it */
+	broker_sock = -1;
+	if (!got || linux_broker_start(b) == 0)
+		return; /* or the command ended before handing it over: it says why */
+	kill(cmd, SIGKILL);
+	linux_die(rfd, "persistence guard", EAGAIN, "start the creation broker's worker");
+}
+
+static pid_t spawn_shared_or_die(const struct linux_launch *l, int rfd)
+{
+	struct spawn_arg a = {l, rfd};
+	pid_t pid;
+
+	broker_shared = true;
+	if ((pid = launch_spawn_shared(command_main, &a)) < 0)
+		linux_die(rfd, "spawn", errno, "start the command");
+	if (broker_child_sock >= 0) {
+		close(broker_child_sock);
+		broker_child_sock = -1;
+	}
+	return pid;
+}
+
 void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		     const struct launch_ids *ids, struct launch_fds *f)
 {
@@ -285,6 +368,13 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	linux_landlock_apply_or_die(s, true, NULL, rfd); /* second layer on writes */
 	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
+	if (shared_spawn(l)) {
+		cmd = spawn_shared_or_die(l, rfd);
+		broker_take_over_or_die(&broker, cmd, rfd);
+		release_stdio();
+		close(rfd);
+		init_loop(cmd, false, sfd, f, &broker);
+	}
 	cmd = l->session ? launch_spawn_session_or_die(l, f->sess_w, rfd)
 			 : launch_spawn_command_or_die(l, rfd);
 	/* The broker's first worker at once, before the command's process goes on past
@@ -296,6 +386,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		broker_sock = -1; /* the worker's now */
 	else if (broker_sock >= 0)
 		broker_answer_alone(&broker);
+	release_stdio();
 	close(rfd);
 	init_loop(cmd, l->session, sfd, f, &broker);
 }
@@ -358,7 +449,7 @@ static pid_t spawn_or_die(const struct linux_launch *l, int chan, int rfd)
 			launch_exec_command_or_die(l, l->envp, rfd);
 		reset_signals();
 		if (broker_child_sock >= 0)
-			linux_broker_install_or_die(broker_child_sock, rfd);
+			linux_broker_install_or_die(broker_child_sock, true, rfd);
 		broker_child_sock = -1;
 		close(rfd);
 		linux_session_spawner_main(l, chan);
@@ -399,7 +490,7 @@ void launch_exec_or_die(const struct launch_exec *x, int rfd)
 	/* Last before exec: from here on each call that creates a name goes to init (a
 	 * session's calls inherit the spawner's filter instead: the sock is gone). */
 	if (broker_child_sock >= 0)
-		linux_broker_install_or_die(broker_child_sock, rfd);
+		linux_broker_install_or_die(broker_child_sock, !broker_shared, rfd);
 	close_fds_except(rfd);
 	/* execvp looks PATH up in environ, so the command's own PATH decides. */
 	environ = x->envp;

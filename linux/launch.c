@@ -425,14 +425,14 @@ int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct
 	return 0;
 }
 
-/* init, its status read, may still be exiting: reaped by linux_reap, the caller's last
+/* init, its status read, may still be exiting: left to linux_reap, the caller's last
  * step. One at a time (one sandbox per supervisor). */
 static pid_t reap_later = -1;
 
 /* Whether init's whole status is in the pipe: then the outcome needs no wait status,
- * and the reap can wait for the caller's last step (the namespaces' teardown overlaps
- * the supervisor's own work). Not with a cgroup (its removal needs init gone), nor
- * after a kill (the wait status is the outcome). */
+ * and nothing of the command's is left (init reaped it all before sending it), so
+ * the supervisor need not wait for init's own teardown. Not with a cgroup (its
+ * removal needs init gone), nor after a kill (the wait status is the outcome). */
 static bool reap_can_wait(const struct linux_sandbox *sb)
 {
 	int queued = 0;
@@ -457,10 +457,14 @@ int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo
 	return rc;
 }
 
+/* Not waited for: init reaped every other process before it sent the status, and
+ * what remains is the kernel's teardown of its namespaces. Reaped here if already
+ * done; otherwise whoever inherits it at our exit does (as bubblewrap's monitor
+ * leaves its pid 1). */
 void linux_reap(void)
 {
-	while (reap_later > 0 && waitpid(reap_later, NULL, 0) < 0 && errno == EINTR)
-		;
+	if (reap_later > 0)
+		(void)waitpid(reap_later, NULL, WNOHANG);
 	reap_later = -1;
 }
 

@@ -63,6 +63,9 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 
 /* Fork the command from a process whose layers are in place: rlimits, fds closed,
  * environment, exec. Returns the pid, or dies. Shared by init and the degraded path. */
+/* fn(arg) in a child that shares the caller's memory until it execs or exits, which
+ * the caller waits for (spawn_shared.c). Its pid, or -1 with errno. */
+pid_t launch_spawn_shared(int (*fn)(void *), void *arg);
 pid_t launch_spawn_command_or_die(const struct linux_launch *l, int report_fd);
 
 /* The command's side of launch_spawn_command_or_die, in the calling process: signal

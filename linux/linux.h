@@ -190,8 +190,8 @@ int linux_sandbox_session_fd(const struct linux_sandbox *sb);
  * during setup (*out: HALO_OUTCOME_SETUP). Frees sb. */
 int linux_finish(struct linux_sandbox *sb, struct halo_outcome *out, struct halo_err *e);
 /* Readable once init has sent the command's status (before its own exit, which the
- * caller need not wait for: -1 without an init); linux_finish may then leave init's
- * reap to linux_reap, which the caller calls last. */
+ * caller need not wait for: -1 without an init); linux_finish may then leave init to
+ * linux_reap, which the caller calls last and which does not wait for it. */
 int linux_sandbox_done_fd(const struct linux_sandbox *sb);
 void linux_reap(void);
 

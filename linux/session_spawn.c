@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +24,6 @@
 
 #include "linux/launch_int.h"
 #include "linux/session_proto.h"
-
-extern char **environ;
 
 struct call {
 	long long id;
@@ -85,32 +82,13 @@ static int child(void *arg)
 	return 127; /* not reached */
 }
 
-/* The child shares the spawner's memory until its exec (or its report and exit), as
- * posix_spawn's does, and the spawner waits that long anyway: no copy of its page
- * tables per call, no copy-on-write faults after. The child has a stack of its own,
- * its own descriptor table, signal dispositions and limits (no CLONE_FILES,
- * CLONE_SIGHAND, CLONE_THREAD): what the recipe changes is the child's alone, but for
- * environ, which execvp reads PATH from and which is put back here. */
+/* The child shares the spawner's memory until its exec (launch_spawn_shared): what
+ * the recipe changes is the child's alone. */
 static pid_t spawn(struct spawner *s, const struct session_msg *m, const int *fds, int rfd)
 {
 	struct child_arg a = {s, m, fds, rfd};
-#if defined(__SANITIZE_ADDRESS__)
-	/* AddressSanitizer cannot follow a child on a stack of the caller's memory (it
-	 * reports the child's first noreturn call as an overflow of that stack): its
-	 * build forks, the caller then waits for the exec on the report pipe alone. */
-	pid_t pid = fork();
 
-	if (pid == 0)
-		_exit(child(&a));
-	return pid;
-#else
-	static char stack[256 * 1024] __attribute__((aligned(16)));
-	char **env = environ;
-	pid_t pid = clone(child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-
-	environ = env;
-	return pid;
-#endif
+	return launch_spawn_shared(child, &a);
 }
 
 /* Fork the call; wait for its exec (the report pipe closes) or its report. */

@@ -281,6 +281,23 @@ expect "background process: halo-run does not wait for it" yes "$([ $((t1 - t0))
 expect "no orphan after the command exits" yes "$(wait_for 1 marker_gone "sleep $m" && echo yes || echo no)"
 reap_marker "sleep $m"
 
+# halo-run does not wait for init's own exit (the namespaces' teardown): init kills
+# and reaps the rest before it sends the status. So at the moment halo-run returns,
+# nothing the command started runs any more: not a process that ignores TERM, nor an
+# orphan of an orphan, nor a stopped one, nor one in a session of its own.
+m="1000.$RANDOM$RANDOM"
+sbx -- sh -c "sleep $m & (sleep $m &) ; sh -c 'trap \"\" TERM HUP; sleep $m' & setsid sleep $m & sleep $m & kill -STOP \$!; sleep 0.2; exit 0"
+expect "background processes: gone the moment halo-run returns (no wait)" "" "$(pgrep -f "sleep $m")"
+reap_marker "sleep $m"
+# A process slow to die (512 MB to unmap: milliseconds of exit) still holds its
+# files while it exits: none of it is left once halo-run has returned.
+if command -v python3 >/dev/null; then
+	rm -f held
+	expect "a background process slow to exit: its files closed when halo-run returns" "ready 0 0" \
+		"$(timeout -k 2 90 python3 "$IT/held_after.py" "$HALO" "$PWD/held" 2>&1)"
+	rm -f held
+fi
+
 m="1000.$RANDOM$RANDOM"
 bg_halo -- sh -c "sleep $m & wait"
 if wait_for 10 pgrep -f "sleep $m" >/dev/null; then

@@ -87,6 +87,10 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
+/* As after a shared spawn (linux/init.c): the caller hands its listener over and
+ * goes on without init's word. */
+static bool handover_first;
+
 /* The caller: the filter, then the call (times times; undoing each success when
  * racing), the last result written to out. */
 static void __attribute__((noreturn))
@@ -98,7 +102,7 @@ caller(const struct broker_row *row, const uint64_t a[6], int sock, int out, int
 	umask(022);
 	if (chdir(dir) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(3);
-	linux_broker_install_or_die(sock, -1);
+	linux_broker_install_or_die(sock, !handover_first, -1);
 	if (times > 1) {
 		atomic_store(&racing, true);
 		pthread_create(&t, NULL, flipper, NULL);
@@ -167,8 +171,10 @@ static long drive(const struct broker_row *row, const struct args *in, int times
 	}
 	close(sv[1]);
 	close(res[1]);
-	/* As init: the word that a worker answers, then the listener. */
-	ck_assert_int_eq(linux_broker_ack(sv[0]), 0);
+	/* As init: the word that a worker answers, then the listener (after a shared
+	 * spawn: the listener alone, the caller waiting for no word). */
+	if (!handover_first)
+		ck_assert_int_eq(linux_broker_ack(sv[0]), 0);
 	ck_assert_msg(linux_broker_receive(&broker, sv[0]), "%s: no listener", row->name);
 	umask(0); /* as init's: the caller's umask is applied per call */
 	for (int i = 0; i < 20000; i++) {
@@ -460,6 +466,27 @@ START_TEST(check_exchange)
 }
 END_TEST
 
+/* The hand-over of a shared spawn: the caller goes on without the word, and its
+ * calls are answered all the same (a caller that waited for the word would wait for
+ * good: the case's timeout). */
+START_TEST(check_handover_without_word)
+{
+	const struct broker_row *r = NULL;
+
+	for (size_t i = 0; i < broker_n_rows && !r; i++)
+		if (broker_rows[i].op == BROKER_OP_OPEN_CREATE)
+			r = &broker_rows[i];
+	ck_assert_ptr_nonnull(r);
+	handover_first = true;
+	struct args in = named(r, "made");
+	long rc = drive(r, &in, 1);
+	ck_assert_msg(rc >= 0 && exists("made"), "%s: %ld", r->name, rc);
+	refused(r, &in, "pinned", -EACCES);
+	handover_first = false;
+	done(&in);
+}
+END_TEST
+
 /* Every case of "rows" runs once per row of the table. */
 static const TTest *const *row_cases(size_t *n)
 {
@@ -494,6 +521,7 @@ static Suite *broker_suite(void)
 	tcase_add_test(tc, check_procfs_others);
 	tcase_add_test(tc, check_link_source);
 	tcase_add_test(tc, check_exchange);
+	tcase_add_test(tc, check_handover_without_word);
 	suite_add_tcase(s, tr);
 	suite_add_tcase(s, tc);
 	return s;
