@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/broker_int.h"
@@ -38,6 +39,22 @@ static pid_t waiters[BROKER_MAX_WAITERS];
  * waits never leaves the next one without a worker. */
 static atomic_int workers_idle, workers_started;
 static pthread_attr_t worker_attr;
+
+/* Workers answering a call: init waits for none to be left before it sends the
+ * command's status (linux_broker_wait_done). An idle worker makes nothing: a call
+ * whose process is gone is no longer there to take. */
+static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cond = PTHREAD_COND_INITIALIZER;
+static int workers_busy;
+
+static void busy_add(int d)
+{
+	pthread_mutex_lock(&busy_lock);
+	workers_busy += d;
+	if (workers_busy == 0)
+		pthread_cond_broadcast(&busy_cond);
+	pthread_mutex_unlock(&busy_lock);
+}
 
 static void *worker(void *arg);
 
@@ -107,12 +124,36 @@ static void *worker(void *arg)
 			continue;
 		if ((pf.revents & (POLLHUP | POLLERR)) && !(pf.revents & POLLIN))
 			return NULL; /* every filtered process is gone */
+		busy_add(1);
 		if (atomic_fetch_sub(&workers_idle, 1) == 1)
 			spawn_worker(b);
 		/* Several threads wake for one call: the others wait in RECV for the next. */
 		linux_broker_serve(b);
 		atomic_fetch_add(&workers_idle, 1);
+		busy_add(-1);
 	}
+}
+
+/* Once every process of the command's is reaped, no call of theirs is left to take
+ * (a killed caller's is withdrawn as it dies): only a worker already answering one
+ * could still make a name, after the status is out. Waited for, but not past
+ * timeout_ms (a file system that hangs). */
+void linux_broker_wait_done(int timeout_ms)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += timeout_ms / 1000;
+	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&busy_lock);
+	while (workers_busy > 0 &&
+	       pthread_cond_timedwait(&busy_cond, &busy_lock, &end) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&busy_lock);
 }
 
 static int attr_ready(void)
