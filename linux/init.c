@@ -248,6 +248,41 @@ static void broker_socket_or_die(int rfd)
 	broker_child_sock = sv[1];
 }
 
+/* Init keeps nothing the supervisor held at the clone but its own ends of the launch's
+ * pipes and the walk's socket: not the caller's descriptors beyond 0-2 (a lock file's,
+ * a make jobserver's, a harness's status pipe), nor the supervisor's own (its audit
+ * and events files). halo-run does not wait for init's exit: any of them held here
+ * would outlive halo-run by the teardown's milliseconds (a `flock` after it found the
+ * lock still taken). */
+static void close_inherited(const struct launch_fds *f, const struct linux_scan *s)
+{
+	int keep[8], n = 0;
+	unsigned from = 3;
+	const int mine[] = {f->report_w,
+			    f->status_w,
+			    f->go_r,
+			    f->lsock_w,
+			    f->sess_w,
+			    s->late ? s->late_fd[0] : -1,
+			    s->late ? s->late_fd[1] : -1};
+
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (mine[i] > 2)
+			keep[n++] = mine[i];
+	for (int i = 1; i < n; i++) /* a handful: insertion sort */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0U);
+		from = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0U);
+}
+
 /* Init's copies of the caller's stdin, stdout and stderr go once the command has its
  * own: a caller that reads the output to its end (`$(halo-run ...)`, a harness's pipe)
  * gets that end with the command's last process, not with init's teardown, which the
@@ -335,6 +370,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	close(f->sig_fd);
 	if (f->sess_r >= 0)
 		close(f->sess_r);
+	close_inherited(f, s);
 	/* If the supervisor dies, so does the sandbox (and, as pid 1, all of it). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		linux_die(rfd, "supervision", errno, "PR_SET_PDEATHSIG");

@@ -298,6 +298,30 @@ if command -v python3 >/dev/null; then
 	rm -f held
 fi
 
+# Nor does init hold a descriptor the caller passed beyond 0-2 (a lock's, a jobserver's):
+# it closes all it inherited but its own at once. Looked at in init's descriptor table
+# while the command runs (init is not dumpable: only root reads it).
+if [ "$AS" = root ]; then
+	rm -f fd5.marker
+	(exec 5>"$PWD/fd5.marker" && exec timeout -k 2 20 "$HALO" -- sleep 3 </dev/null >/dev/null 2>&1) &
+	hp=$!
+	sp="" ip="" i=0
+	while [ $i -lt 100 ]; do
+		sp=$(pgrep -P "$hp" -x halo-run | head -1) # under timeout: the supervisor
+		ip=$([ -n "$sp" ] && pgrep -P "$sp" -x halo-run | head -1)
+		[ -n "$ip" ] && [ -n "$(pgrep -P "$ip" -x sleep)" ] && break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	held=$(ls -l "/proc/$ip/fd" 2>/dev/null | grep -c 'fd5\.marker')
+	expect "init holds no descriptor the caller passed (fd 5)" "yes 0" "$([ -n "$ip" ] && echo yes || echo no) $held"
+	kill "$hp" 2>/dev/null
+	wait "$hp" 2>/dev/null
+	rm -f fd5.marker
+else
+	skip "init holds no descriptor the caller passed" "init is not dumpable: its descriptors are root's to read"
+fi
+
 m="1000.$RANDOM$RANDOM"
 bg_halo -- sh -c "sleep $m & wait"
 if wait_for 10 pgrep -f "sleep $m" >/dev/null; then
