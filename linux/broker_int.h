@@ -124,9 +124,9 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
  * there (not after a shared spawn, whose init starts one only once the child execs). */
 void linux_broker_install_or_die(int sock, bool await_ack, int rfd);
 
-/* Init, once every process of the command's is reaped: wait (up to timeout_ms) until
+/* Init, once every process of the command's is reaped: wait (up to timeout_s) until
  * no worker is answering a call, so that none makes a name after the status goes out. */
-void linux_broker_wait_done(int timeout_ms);
+void linux_broker_wait_done(int timeout_s);
 
 /* Init, after the fork: take the listener from `sock`. False when the command ended
  * before it could send it (it reports why itself). */

@@ -137,18 +137,13 @@ static void *worker(void *arg)
 /* Once every process of the command's is reaped, no call of theirs is left to take
  * (a killed caller's is withdrawn as it dies): only a worker already answering one
  * could still make a name, after the status is out. Waited for, but not past
- * timeout_ms (a file system that hangs). */
-void linux_broker_wait_done(int timeout_ms)
+ * timeout_s (a file system that hangs). */
+void linux_broker_wait_done(int timeout_s)
 {
 	struct timespec end;
 
 	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += timeout_ms / 1000;
-	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	end.tv_sec += timeout_s;
 	pthread_mutex_lock(&busy_lock);
 	while (workers_busy > 0 &&
 	       pthread_cond_timedwait(&busy_cond, &busy_lock, &end) != ETIMEDOUT)

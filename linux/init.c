@@ -167,7 +167,7 @@ static void report_status_and_exit(struct launch_fds *f, int wstatus, const stru
 		while (waitpid(-1, NULL, __WALL) >= 0 || errno == EINTR)
 			;
 	/* ... nor a broker worker still making a name for one of them. */
-	linux_broker_wait_done(2000);
+	linux_broker_wait_done(2);
 	n = write(f->status_w, &wstatus, sizeof(wstatus));
 	(void)n;
 	linux_broker_send_notes(b, f->status_w);
