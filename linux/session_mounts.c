@@ -48,6 +48,11 @@ int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n)
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)sb->child);
 	if (!(f = fopen(path, "re")))
 		return -errno;
+	/* procfs gives stdio no block size: 1 KiB reads, each of which has the kernel walk
+	 * the mount list to its place again. One large buffer reads it in one or two. */
+	char *buf = malloc(1 << 16);
+	if (buf)
+		setvbuf(f, buf, _IOFBF, 1 << 16);
 	while (rc == 0 && getline(&line, &cap, f) > 0) {
 		char *e = line_entry(line), **g;
 		if (!e)
@@ -63,6 +68,7 @@ int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n)
 	}
 	free(line);
 	fclose(f);
+	free(buf);
 	if (rc == 0 && *n == 0)
 		rc = -ENOENT; /* init gone: no sandbox to judge */
 	if (rc < 0) {
