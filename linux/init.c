@@ -289,13 +289,10 @@ static void close_inherited(const struct launch_fds *f, const struct linux_scan 
  * supervisor does not wait for either. /dev/null keeps the three numbers taken. */
 static void release_stdio(void)
 {
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	for (int i = 0; i < 3; i++)
-		if (fd < 0 || dup2(fd, i) < 0)
-			close(i);
-	if (fd > 2)
-		close(fd);
+	syscall(SYS_close_range, 0U, 2U, 0U);
+	if (open("/dev/null", O_RDWR) == 0) /* the lowest free: 0, then 1 and 2 */
+		for (int i = 1; i < 3; i++)
+			(void)dup(0);
 }
 
 static int command_main(void *arg)
@@ -363,14 +360,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 
 	if (l->child_scrub)
 		l->child_scrub();
-	close(f->report_r);
-	close(f->status_r);
-	close(f->go_w);
-	close(f->lsock_r);
-	close(f->sig_fd);
-	if (f->sess_r >= 0)
-		close(f->sess_r);
-	close_inherited(f, s);
+	close_inherited(f, s); /* the supervisor's ends of the pipes with the rest */
 	/* If the supervisor dies, so does the sandbox (and, as pid 1, all of it). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		linux_die(rfd, "supervision", errno, "PR_SET_PDEATHSIG");
