@@ -122,8 +122,8 @@ static void *worker(void *arg)
 	for (;;) {
 		if (poll(&pf, 1, -1) < 0)
 			continue;
-		if ((pf.revents & (POLLHUP | POLLERR)) && !(pf.revents & POLLIN))
-			return NULL; /* every filtered process is gone */
+		if ((pf.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(pf.revents & POLLIN))
+			return NULL; /* every filtered process is gone (or the listener is) */
 		busy_add(1);
 		if (atomic_fetch_sub(&workers_idle, 1) == 1)
 			spawn_worker(b);

@@ -1,4 +1,6 @@
 /* Command line: subcommands and options, as tables. */
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +316,22 @@ int runner_cmd_proxy(int argc, char **argv)
 }
 #endif
 
+/* 0, 1 and 2 are always taken, by /dev/null where the caller closed them: otherwise
+ * the first descriptors halo-run opens would get those numbers, and with them what is
+ * meant for the command's stdio, or the sandbox's init would take its own for stdio
+ * (its creation broker's listener, gone with init's stdio: every guarded creation
+ * failed with ENOSYS). One poll asks for all three. */
+static void stdio_taken(void)
+{
+	struct pollfd p[3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};
+
+	if (poll(p, 3, 0) <= 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (p[i].revents & POLLNVAL)
+			(void)open("/dev/null", i == 0 ? O_RDONLY : O_WRONLY); /* the lowest: i */
+}
+
 /* A setuid or file-capability halo-run would hand its privilege to whoever runs it. */
 static int refuse_privileged_binary(void)
 {
@@ -361,6 +379,7 @@ int runner_main(int argc, char **argv)
 	struct runner_opts o = {0};
 	int rc;
 
+	stdio_taken();
 	if ((rc = refuse_privileged_binary()) != 0)
 		return rc;
 	if (runner_is_shell(argv[0]))

@@ -38,69 +38,12 @@ struct sup_walk {
 	int rc;
 	struct halo_err err;
 	int efd; /* written when a walk is done */
-	/* The look at the sandbox's mounts, on a thread of its own beside the walk: asked
-	 * when a walk starts, both after the call connected; the result is whole once
-	 * both are done (a quarter of a millisecond off each call's wait). */
-	pthread_t lt;
-	bool look_started;
-	pthread_cond_t look_cv;	  /* a look asked, or quit */
-	pthread_cond_t looked_cv; /* a look done */
-	uint64_t look_asked, look_done;
-	char **look_mounts;
-	size_t look_n;
-	int look_rc;
 };
 
 static void walked_free(struct sup_walked *r)
 {
 	linux_session_protected_free(r->prot, r->n_prot);
 	linux_session_protected_free(r->mounts, r->n_mounts);
-}
-
-static void *looker(void *arg)
-{
-	struct sup_walk *w = arg;
-
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (!w->quit && w->look_done >= w->look_asked)
-			pthread_cond_wait(&w->look_cv, &w->mu);
-		if (w->quit)
-			break;
-		uint64_t gen = w->look_asked;
-		char **m = NULL;
-		size_t n = 0;
-		pthread_mutex_unlock(&w->mu);
-		int rc = linux_session_mounts(w->sb, &m, &n);
-		pthread_mutex_lock(&w->mu);
-		linux_session_protected_free(w->look_mounts, w->look_n); /* a look not taken */
-		w->look_mounts = m;
-		w->look_n = n;
-		w->look_rc = rc;
-		w->look_done = gen;
-		pthread_cond_broadcast(&w->looked_cv);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* Under mu: the mounts as they are now, looked at since gen was asked (by the looker,
- * or here when it could not start). */
-static void mounts_of(struct sup_walk *w, uint64_t gen, struct sup_walked *r)
-{
-	if (!w->look_started) {
-		pthread_mutex_unlock(&w->mu);
-		r->mounts_rc = linux_session_mounts(w->sb, &r->mounts, &r->n_mounts);
-		pthread_mutex_lock(&w->mu);
-		return;
-	}
-	while (!w->quit && w->look_done < gen)
-		pthread_cond_wait(&w->looked_cv, &w->mu);
-	r->mounts = w->look_mounts;
-	r->n_mounts = w->look_n;
-	r->mounts_rc = w->look_done < gen ? -ECANCELED : w->look_rc;
-	w->look_mounts = NULL;
-	w->look_n = 0;
 }
 
 static void *walker(void *arg)
@@ -113,18 +56,15 @@ static void *walker(void *arg)
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (w->quit)
 			break;
-		/* Everything asked until now is answered by a walk that starts now, and by a
-		 * look at the mounts that starts with it: both begin after every call they
-		 * answer connected, so whatever was lost before then is seen by one of them. */
+		/* Everything asked until now is answered by a walk that starts now. */
 		uint64_t gen = w->asked;
-		w->look_asked = gen;
-		pthread_cond_signal(&w->look_cv);
 		pthread_mutex_unlock(&w->mu);
 		struct sup_walked r = {0};
 		struct halo_err e = {{0}};
 		int rc = linux_session_protected(&w->l, &r.prot, &r.n_prot, &e);
+		/* After the walk: a mount lost before it is seen by this look or the walk. */
+		r.mounts_rc = linux_session_mounts(w->sb, &r.mounts, &r.n_mounts);
 		pthread_mutex_lock(&w->mu);
-		mounts_of(w, gen, &r);
 		walked_free(&w->res);
 		w->res = r;
 		w->rc = rc;
@@ -151,15 +91,12 @@ int sup_walk_start(struct sup *s)
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
-	pthread_cond_init(&w->look_cv, NULL);
-	pthread_cond_init(&w->looked_cv, NULL);
 	s->walk = w;
 	if (w->efd < 0)
 		return -errno;
 	/* Signals stay the loop's (its signalfd). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	w->look_started = pthread_create(&w->lt, NULL, looker, w) == 0;
 	int rc = pthread_create(&w->t, NULL, walker, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
@@ -220,19 +157,13 @@ void sup_walk_stop(struct sup *s)
 
 	if (!w)
 		return;
-	if (w->started || w->look_started) {
+	if (w->started) {
 		pthread_mutex_lock(&w->mu);
 		w->quit = true;
 		pthread_cond_signal(&w->cv);
-		pthread_cond_broadcast(&w->look_cv);
-		pthread_cond_broadcast(&w->looked_cv);
 		pthread_mutex_unlock(&w->mu);
-	}
-	if (w->started)
 		pthread_join(w->t, NULL);
-	if (w->look_started)
-		pthread_join(w->lt, NULL);
-	linux_session_protected_free(w->look_mounts, w->look_n);
+	}
 	if (w->efd >= 0) {
 		if (s->pl)
 			proxy_poller_del(s->pl, w->efd);
@@ -241,8 +172,6 @@ void sup_walk_stop(struct sup *s)
 	walked_free(&w->res);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
-	pthread_cond_destroy(&w->look_cv);
-	pthread_cond_destroy(&w->looked_cv);
 	free(w);
 	s->walk = NULL;
 }
