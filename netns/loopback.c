@@ -18,6 +18,7 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -29,26 +30,34 @@
 #define NETNS_IFLA_GRO_IPV4_MAX_SIZE 64
 #define NETNS_BIG_TCP_SIZE	     524280 /* GSO_MAX_SIZE: lo's tso_max_size */
 
-static void loopback_big_tcp(void)
-{
-	static const uint16_t attrs[] = {IFLA_GSO_MAX_SIZE, IFLA_GRO_MAX_SIZE,
+static const uint16_t big_tcp_attrs[] = {IFLA_GSO_MAX_SIZE, IFLA_GRO_MAX_SIZE,
 					 NETNS_IFLA_GSO_IPV4_MAX_SIZE,
 					 NETNS_IFLA_GRO_IPV4_MAX_SIZE};
-	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = (int)netns_nl_lo_index()};
 
+/* RTM_NEWLINK on lo: up (when `up`), with the first n BIG TCP sizes. */
+static int lo_request(bool up, size_t n)
+{
+	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC,
+				.ifi_index = (int)netns_nl_lo_index(),
+				.ifi_flags = up ? IFF_UP : 0,
+				.ifi_change = up ? IFF_UP : 0};
+	struct netns_nlbuf m = {.len = 0};
+	size_t at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
+	uint32_t size = NETNS_BIG_TCP_SIZE;
+
+	for (size_t i = 0; i < n; i++)
+		netns_nl_attr(&m, big_tcp_attrs[i], &size, sizeof(size));
+	netns_nl_msg_end(&m, at);
+	return netns_nl_request(NETLINK_ROUTE, &m, 1);
+}
+
+static void loopback_big_tcp(void)
+{
 	/* Two tries: all four sizes, then the IPv6 pair alone (a kernel between 5.19 and
 	 * 6.3 may refuse what it does not know). */
-	for (size_t n = 4; n >= 2 && ifi.ifi_index > 0; n -= 2) {
-		struct netns_nlbuf m = {.len = 0};
-		size_t at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
-		uint32_t size = NETNS_BIG_TCP_SIZE;
-
-		for (size_t i = 0; i < n; i++)
-			netns_nl_attr(&m, attrs[i], &size, sizeof(size));
-		netns_nl_msg_end(&m, at);
-		if (netns_nl_request(NETLINK_ROUTE, &m, 1) == 0)
+	for (size_t n = 4; n >= 2 && netns_nl_lo_index() > 0; n -= 2)
+		if (lo_request(false, n) == 0)
 			return;
-	}
 }
 
 /* Then, best effort too, the most a TCP socket of this namespace may autotune its send
@@ -86,14 +95,21 @@ static void loopback_tcp_wmem(void)
 	close(fd);
 }
 
+/* Up and BIG TCP in one request where the kernel takes all four sizes (6.3 and
+ * later); else up alone, by name, and the sizes after, as far as it takes them. */
 int netns_loopback_up(void)
 {
 	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
 	struct netns_nlbuf m = {.len = 0};
-	/* No index: the kernel finds the link by the name the request carries. */
-	size_t at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
+	size_t at;
 	int rc;
 
+	if (netns_nl_lo_index() > 0 && lo_request(true, 4) == 0) {
+		loopback_tcp_wmem();
+		return 0;
+	}
+	/* No index: the kernel finds the link by the name the request carries. */
+	at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
 	netns_nl_attr_str(&m, IFLA_IFNAME, "lo");
 	netns_nl_msg_end(&m, at);
 	rc = netns_nl_request(NETLINK_ROUTE, &m, 1);
