@@ -22,6 +22,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -144,36 +145,34 @@ static void rule_exprs(struct netns_nlbuf *m, uint16_t port)
 	netns_nl_nest_end(m, list);
 }
 
-static int add_redirect(uint16_t port)
+/* The capture's table, chain and rule: three messages, each acknowledged. */
+static unsigned redirect_msgs(struct netns_nlbuf *m, uint32_t *seq, uint16_t port)
 {
 	static const char table[] = "halo", chain[] = "capture";
-	struct netns_nlbuf m = {.len = 0};
 	const uint16_t sub = NFNL_SUBSYS_NFTABLES << 8;
 	size_t at, hook;
 
-	netns_nl_msg_end(&m,
-			 nft_msg(&m, NFNL_MSG_BATCH_BEGIN, 0, 1, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
-	at = nft_msg(&m, sub | NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_ACK, 2, NFPROTO_IPV4, 0);
-	netns_nl_attr_str(&m, NFTA_TABLE_NAME, table);
-	netns_nl_msg_end(&m, at);
-	at = nft_msg(&m, sub | NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_ACK, 3, NFPROTO_IPV4, 0);
-	netns_nl_attr_str(&m, NFTA_CHAIN_TABLE, table);
-	netns_nl_attr_str(&m, NFTA_CHAIN_NAME, chain);
-	hook = netns_nl_nest(&m, NFTA_CHAIN_HOOK);
-	netns_nl_attr_be32(&m, NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_OUT);
-	netns_nl_attr_be32(&m, NFTA_HOOK_PRIORITY, (uint32_t)-100); /* NF_IP_PRI_NAT_DST */
-	netns_nl_nest_end(&m, hook);
-	netns_nl_attr_str(&m, NFTA_CHAIN_TYPE, "nat");
-	netns_nl_msg_end(&m, at);
-	at = nft_msg(&m, sub | NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, 4,
+	at =
+	    nft_msg(m, sub | NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_ACK, (*seq)++, NFPROTO_IPV4, 0);
+	netns_nl_attr_str(m, NFTA_TABLE_NAME, table);
+	netns_nl_msg_end(m, at);
+	at =
+	    nft_msg(m, sub | NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_ACK, (*seq)++, NFPROTO_IPV4, 0);
+	netns_nl_attr_str(m, NFTA_CHAIN_TABLE, table);
+	netns_nl_attr_str(m, NFTA_CHAIN_NAME, chain);
+	hook = netns_nl_nest(m, NFTA_CHAIN_HOOK);
+	netns_nl_attr_be32(m, NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_OUT);
+	netns_nl_attr_be32(m, NFTA_HOOK_PRIORITY, (uint32_t)-100); /* NF_IP_PRI_NAT_DST */
+	netns_nl_nest_end(m, hook);
+	netns_nl_attr_str(m, NFTA_CHAIN_TYPE, "nat");
+	netns_nl_msg_end(m, at);
+	at = nft_msg(m, sub | NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, (*seq)++,
 		     NFPROTO_IPV4, 0);
-	netns_nl_attr_str(&m, NFTA_RULE_TABLE, table);
-	netns_nl_attr_str(&m, NFTA_RULE_CHAIN, chain);
-	rule_exprs(&m, port);
-	netns_nl_msg_end(&m, at);
-	netns_nl_msg_end(&m,
-			 nft_msg(&m, NFNL_MSG_BATCH_END, 0, 5, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
-	return netns_nl_request(NETLINK_NETFILTER, &m, 3);
+	netns_nl_attr_str(m, NFTA_RULE_TABLE, table);
+	netns_nl_attr_str(m, NFTA_RULE_CHAIN, chain);
+	rule_exprs(m, port);
+	netns_nl_msg_end(m, at);
+	return 3;
 }
 
 /* Explanations of refused connections (issue 24): a table of its own, so that a
@@ -315,26 +314,39 @@ static void rule_msg(struct netns_nlbuf *m, uint32_t seq, const char *chain, int
 	netns_nl_msg_end(m, at);
 }
 
-static int add_explain_rules(void)
+/* The explanations' table, its two chains and five rules: eight messages. */
+static unsigned explain_msgs(struct netns_nlbuf *m, uint32_t *seq)
+{
+	size_t at = nft_msg(m, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE,
+			    NLM_F_CREATE | NLM_F_ACK, (*seq)++, NFPROTO_INET, 0);
+
+	netns_nl_attr_str(m, NFTA_TABLE_NAME, "halo_explain");
+	netns_nl_msg_end(m, at);
+	chain_msg(m, (*seq)++, "literal", "nat", -90); /* after the capture's -100 */
+	chain_msg(m, (*seq)++, "reset", "filter", 0);
+	for (int kind = 0; kind < 4; kind++) /* v4 log, v4 redirect, v6 log, v6 redirect */
+		rule_msg(m, (*seq)++, "literal", kind);
+	rule_msg(m, (*seq)++, "reset", 4);
+	return 8;
+}
+
+/* One nf_tables batch (all of it or nothing, the kernel's transaction): the capture's
+ * messages, the explanations', or both. */
+static int nft_batch(bool redirect, bool explain, uint16_t port)
 {
 	struct netns_nlbuf m = {.len = 0};
 	uint32_t seq = 1;
-	size_t at;
+	unsigned acks = 0;
 
 	netns_nl_msg_end(
 	    &m, nft_msg(&m, NFNL_MSG_BATCH_BEGIN, 0, seq++, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
-	at = nft_msg(&m, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_ACK,
-		     seq++, NFPROTO_INET, 0);
-	netns_nl_attr_str(&m, NFTA_TABLE_NAME, "halo_explain");
-	netns_nl_msg_end(&m, at);
-	chain_msg(&m, seq++, "literal", "nat", -90); /* after the capture's -100 */
-	chain_msg(&m, seq++, "reset", "filter", 0);
-	for (int kind = 0; kind < 4; kind++) /* v4 log, v4 redirect, v6 log, v6 redirect */
-		rule_msg(&m, seq++, "literal", kind);
-	rule_msg(&m, seq++, "reset", 4);
+	if (redirect)
+		acks += redirect_msgs(&m, &seq, port);
+	if (explain)
+		acks += explain_msgs(&m, &seq);
 	netns_nl_msg_end(&m,
 			 nft_msg(&m, NFNL_MSG_BATCH_END, 0, seq, AF_UNSPEC, NFNL_SUBSYS_NFTABLES));
-	return netns_nl_request(NETLINK_NETFILTER, &m, seq - 2);
+	return netns_nl_request(NETLINK_NETFILTER, &m, acks);
 }
 
 /* ip [-6] rule add ipproto tcp lookup T pref P; ip [-6] route add local default dev lo
@@ -342,7 +354,7 @@ static int add_explain_rules(void)
  * ENETUNREACH before any packet, and nothing could tell. TCP only: UDP keeps its
  * ENETUNREACH. The source is loopback (v4: the address itself would be, and the
  * kernel refuses a source that is not in the local table). */
-static int add_literal_route(int family)
+static unsigned literal_route_msgs(struct netns_nlbuf *m, int family, uint32_t *seq)
 {
 	struct fib_rule_hdr fr = {.family = (uint8_t)family, .action = FR_ACT_TO_TBL};
 	struct rtmsg rt = {.rtm_family = (uint8_t)family,
@@ -350,49 +362,66 @@ static int add_literal_route(int family)
 			   .rtm_protocol = RTPROT_BOOT,
 			   .rtm_scope = RT_SCOPE_HOST,
 			   .rtm_type = RTN_LOCAL};
-	struct netns_nlbuf m = {.len = 0};
 	uint32_t oif = netns_nl_lo_index(), lo4 = htonl(INADDR_LOOPBACK);
 	uint8_t tcp = IPPROTO_TCP;
 	size_t at;
 
-	if (!oif)
-		return -ENODEV;
-	at = netns_nl_msg(&m, RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 1, &fr,
+	at = netns_nl_msg(m, RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, (*seq)++, &fr,
 			  sizeof(fr));
-	netns_nl_attr(&m, FRA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
-	netns_nl_attr(&m, FRA_PRIORITY, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
-	netns_nl_attr(&m, FRA_IP_PROTO, &tcp, 1);
-	netns_nl_msg_end(&m, at);
-	/* The route in the same send: two messages, two acks. */
-	at = netns_nl_msg(&m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, 2, &rt,
+	netns_nl_attr(m, FRA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
+	netns_nl_attr(m, FRA_PRIORITY, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
+	netns_nl_attr(m, FRA_IP_PROTO, &tcp, 1);
+	netns_nl_msg_end(m, at);
+	at = netns_nl_msg(m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, (*seq)++, &rt,
 			  sizeof(rt));
-	netns_nl_attr(&m, RTA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
-	netns_nl_attr(&m, RTA_OIF, &oif, 4);
+	netns_nl_attr(m, RTA_TABLE, &(uint32_t){NETNS_EXPLAIN_TABLE}, 4);
+	netns_nl_attr(m, RTA_OIF, &oif, 4);
 	if (family == AF_INET)
-		netns_nl_attr(&m, RTA_PREFSRC, &lo4, 4);
-	netns_nl_msg_end(&m, at);
-	return netns_nl_request(NETLINK_ROUTE, &m, 2);
+		netns_nl_attr(m, RTA_PREFSRC, &lo4, 4);
+	netns_nl_msg_end(m, at);
+	return 2;
+}
+
+/* Both families' rules and routes in one send (rtnetlink takes each message on its
+ * own: a namespace without IPv6 still gets the IPv4 pair, and reports the IPv6
+ * pair's error). */
+static int add_literal_routes(void)
+{
+	struct netns_nlbuf m = {.len = 0};
+	uint32_t seq = 1;
+	unsigned acks;
+
+	if (!netns_nl_lo_index())
+		return -ENODEV;
+	acks = literal_route_msgs(&m, AF_INET, &seq);
+	acks += literal_route_msgs(&m, AF_INET6, &seq);
+	return netns_nl_request(NETLINK_ROUTE, &m, acks);
 }
 
 int netns_explain_setup(void)
 {
-	int rc = add_explain_rules();
+	int rc = nft_batch(false, true, 0);
 
 	if (rc == 0)
-		rc = add_literal_route(AF_INET);
-	if (rc == 0)
-		add_literal_route(AF_INET6); /* a namespace without IPv6 has nothing to route */
+		rc = add_literal_routes();
 	return rc;
 }
 
+/* The capture and the explanations in one nf_tables batch, a transaction: a kernel
+ * that refuses the explanations (no inet nat, limit or log) refuses it whole, and gets
+ * the capture alone. Explanations are a courtesy, the capture is not: without them the
+ * capture stays. */
 int netns_capture_setup(void)
 {
 	int rc = add_local_route();
 
-	if (rc == 0)
-		rc = add_redirect(NETNS_CAPTURE_PORT);
-	/* Explanations are a courtesy, the capture is not: without them the capture stays. */
-	if (rc == 0)
+	if (rc < 0)
+		return rc;
+	if (nft_batch(true, true, NETNS_CAPTURE_PORT) == 0) {
+		add_literal_routes();
+		return 0;
+	}
+	if ((rc = nft_batch(true, false, NETNS_CAPTURE_PORT)) == 0)
 		netns_explain_setup();
 	return rc;
 }
