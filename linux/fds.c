@@ -45,3 +45,19 @@ void linux_fds_close(int *fds, size_t n)
 		i = j + 1;
 	}
 }
+
+void linux_fds_close_all_but(int *keep, size_t n)
+{
+	unsigned from = 3;
+
+	if (n > 0)
+		qsort(keep, n, sizeof(*keep), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from) /* none there, or 0-2, or repeated */
+			continue;
+		if ((unsigned)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0U);
+		from = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0U);
+}

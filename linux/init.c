@@ -256,31 +256,15 @@ static void broker_socket_or_die(int rfd)
  * lock still taken). */
 static void close_inherited(const struct launch_fds *f, const struct linux_scan *s)
 {
-	int keep[8], n = 0;
-	unsigned from = 3;
-	const int mine[] = {f->report_w,
-			    f->status_w,
-			    f->go_r,
-			    f->lsock_w,
-			    f->sess_w,
-			    s->late ? s->late_fd[0] : -1,
-			    s->late ? s->late_fd[1] : -1};
+	int mine[] = {f->report_w,
+		      f->status_w,
+		      f->go_r,
+		      f->lsock_w,
+		      f->sess_w,
+		      s->late ? s->late_fd[0] : -1,
+		      s->late ? s->late_fd[1] : -1};
 
-	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (mine[i] > 2)
-			keep[n++] = mine[i];
-	for (int i = 1; i < n; i++) /* a handful: insertion sort */
-		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			int t = keep[j];
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
-	for (int i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0U);
-		from = (unsigned)keep[i] + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0U);
+	linux_fds_close_all_but(mine, sizeof(mine) / sizeof(mine[0]));
 }
 
 /* Init's copies of the caller's stdin, stdout and stderr go once the command has its
@@ -334,7 +318,7 @@ static void broker_take_over_or_die(struct linux_broker *b, pid_t cmd, int rfd)
 	linux_die(rfd, "persistence guard", EAGAIN, "start the creation broker's worker");
 }
 
-static pid_t spawn_shared_or_die(const struct linux_launch *l, int rfd)
+static pid_t spawn_shared_or_die(const struct linux_launch *l, struct linux_broker *b, int rfd)
 {
 	struct spawn_arg a = {l, rfd};
 	pid_t pid;
@@ -346,6 +330,25 @@ static pid_t spawn_shared_or_die(const struct linux_launch *l, int rfd)
 		close(broker_child_sock);
 		broker_child_sock = -1;
 	}
+	broker_take_over_or_die(b, pid, rfd);
+	return pid;
+}
+
+/* The command (or a session's spawner) forked, and the broker's first worker at once,
+ * before the command's process goes on past handing its listener over (it waits for
+ * the worker's word): counted in the pids budget before any process of the command's
+ * own, however late init runs again. Without the thread, init answers alone
+ * (broker_answer_alone). */
+static pid_t spawn_forked_or_die(const struct linux_launch *l, struct launch_fds *f,
+				 struct linux_broker *b, int rfd)
+{
+	pid_t pid = l->session ? launch_spawn_session_or_die(l, f->sess_w, rfd)
+			       : launch_spawn_command_or_die(l, rfd);
+
+	if (broker_sock >= 0 && linux_broker_start_before(b, broker_sock) == 0)
+		broker_sock = -1; /* the worker's now */
+	else if (broker_sock >= 0)
+		broker_answer_alone(b);
 	return pid;
 }
 
@@ -353,7 +356,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		     const struct launch_ids *ids, struct launch_fds *f)
 {
 	struct linux_broker broker = {.listener = -1, .receive_from = -1};
-	bool broker_early, have_broker;
+	bool have_broker;
 	int rfd = f->report_w;
 	int sfd;
 	pid_t cmd;
@@ -396,24 +399,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	linux_landlock_apply_or_die(s, true, NULL, rfd); /* second layer on writes */
 	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
-	if (shared_spawn(l)) {
-		cmd = spawn_shared_or_die(l, rfd);
-		broker_take_over_or_die(&broker, cmd, rfd);
-		release_stdio();
-		close(rfd);
-		init_loop(cmd, false, sfd, f, &broker);
-	}
-	cmd = l->session ? launch_spawn_session_or_die(l, f->sess_w, rfd)
-			 : launch_spawn_command_or_die(l, rfd);
-	/* The broker's first worker at once, before the command's process goes on past
-	 * handing its listener over (it waits for the worker's word): counted in the
-	 * pids budget before any process of the command's own, however late init runs
-	 * again. Without the thread, init answers alone (broker_answer_alone). */
-	broker_early = broker_sock >= 0 && linux_broker_start_before(&broker, broker_sock) == 0;
-	if (broker_early)
-		broker_sock = -1; /* the worker's now */
-	else if (broker_sock >= 0)
-		broker_answer_alone(&broker);
+	cmd = shared_spawn(l) ? spawn_shared_or_die(l, &broker, rfd)
+			      : spawn_forked_or_die(l, f, &broker, rfd);
 	release_stdio();
 	close(rfd);
 	init_loop(cmd, l->session, sfd, f, &broker);
@@ -448,15 +435,6 @@ static void reset_signals(void)
 		signal(launch_forwarded_signals[i], SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-static void close_fds_except(int keep)
-{
-	/* Nothing opened before launch is visible inside, except the report pipe,
-	 * which is CLOEXEC and gone once exec succeeds. */
-	if (keep > 3)
-		syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0U);
-	syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U);
 }
 
 /* Init's one child: the command (body NULL) or a session's spawner. The creation
@@ -519,7 +497,9 @@ void launch_exec_or_die(const struct launch_exec *x, int rfd)
 	 * session's calls inherit the spawner's filter instead: the sock is gone). */
 	if (broker_child_sock >= 0)
 		linux_broker_install_or_die(broker_child_sock, !broker_shared, rfd);
-	close_fds_except(rfd);
+	/* Nothing opened before launch is visible inside, except the report pipe, which
+	 * is CLOEXEC and gone once exec succeeds. */
+	linux_fds_close_all_but(&rfd, 1);
 	/* execvp looks PATH up in environ, so the command's own PATH decides. */
 	environ = x->envp;
 	execvp(x->argv[0], x->argv);

@@ -65,6 +65,9 @@ void linux_paths_free(struct linux_paths *p);
 /* Close the n descriptors of fds (negative ones skipped), a run of consecutive ones
  * in one close_range(2) (fds.c); fds is sorted in place. */
 void linux_fds_close(int *fds, size_t n);
+/* Close every descriptor from 3 up but the n of keep (negative ones skipped): the gaps
+ * between them, each in one close_range(2); keep is sorted in place. */
+void linux_fds_close_all_but(int *keep, size_t n);
 
 /* What the launch scan found: the protected paths that exist (absolute and glob
  * matches), and the persistence-guard targets inside writable trees. */

@@ -96,26 +96,15 @@ static void loopback_tcp_wmem(void)
 }
 
 /* Up and BIG TCP in one request where the kernel takes all four sizes (6.3 and
- * later); else up alone, by name, and the sizes after, as far as it takes them. */
+ * later); else up alone, and the sizes after, as far as it takes them (lo is index 1
+ * in every namespace: netns_nl_lo_index). */
 int netns_loopback_up(void)
 {
-	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
-	struct netns_nlbuf m = {.len = 0};
-	size_t at;
-	int rc;
+	int rc = lo_request(true, 4);
 
-	if (netns_nl_lo_index() > 0 && lo_request(true, 4) == 0) {
-		loopback_tcp_wmem();
-		return 0;
-	}
-	/* No index: the kernel finds the link by the name the request carries. */
-	at = netns_nl_msg(&m, RTM_NEWLINK, NLM_F_ACK, 1, &ifi, sizeof(ifi));
-	netns_nl_attr_str(&m, IFLA_IFNAME, "lo");
-	netns_nl_msg_end(&m, at);
-	rc = netns_nl_request(NETLINK_ROUTE, &m, 1);
-	if (rc == 0) {
+	if (rc < 0 && (rc = lo_request(true, 0)) == 0)
 		loopback_big_tcp();
+	if (rc == 0)
 		loopback_tcp_wmem();
-	}
 	return rc;
 }

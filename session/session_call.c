@@ -2,7 +2,6 @@
  * that keeps the sandbox: session_join.c), then run the command there with this call's stdio, pass
  * on its signals, hold its wall-clock limit, and exit as its command did. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,8 +92,8 @@ static int send_run(int fd, const runner_launch *l, struct session_pty *pty)
 	struct session_buf b = {0};
 	int fds[3], slave, rc;
 
-	for (int i = 0; i < 3; i++)
-		fds[i] = fcntl(i, F_GETFD) >= 0 ? i : open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3; i++) /* open: /dev/null where the caller closed one (cli.c) */
+		fds[i] = i;
 	if ((rc = runner_pty_begin(pty, fds, &slave)) < 0) {
 		fprintf(stderr,
 			"halo-run: session: a pseudo-terminal for the call: %s (the session "
