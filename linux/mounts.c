@@ -151,12 +151,15 @@ static void bind_tree_or_die(int rfd, const char *path, bool rw)
 }
 
 /* What the executors share while one plan is applied. */
+/* /run's tmpfs: nothing set-id, no device, nothing run from it. */
+#define RUN_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
 struct exec {
 	int rfd;
 	const struct linux_launch *l;
 	const struct linux_scan *s;
-	int run_mnts[2]; /* /run and /var/run, sealed by PLAN_SEAL */
-	int run_ctx[2];	 /* their file system contexts, to seal the superblocks too */
+	int run_mnts[2];	 /* /run and /var/run (their roots), sealed by PLAN_SEAL */
+	const char *run_path[2]; /* where they are mounted */
 	size_t n_run;
 	int *repl; /* per mask: a carve-out or sanitized copy to mount instead, or -1 */
 	size_t n_masks;
@@ -172,9 +175,7 @@ struct exec {
  * connect(), so they are replaced by an empty tmpfs, sealed read-only later. */
 static void do_tmpfs(struct exec *x, const struct plan_step *st)
 {
-	static const char *const run_opts[] = {"mode=0755", "size=1m", NULL};
-	static const char *const runs[] = {"/run", "/var/run"};
-	struct stat sb;
+	static const char *const runs[] = {MNT_NEWROOT "/run", MNT_NEWROOT "/var/run"};
 
 	if (strcmp(st->path, "/tmp") == 0) {
 		/* By path: the host's /tmp is root's, under the read-only bind of its root. */
@@ -186,16 +187,17 @@ static void do_tmpfs(struct exec *x, const struct plan_step *st)
 	if (strcmp(st->path, "/run") != 0)
 		linux_die(x->rfd, MNT_STEP, EINVAL, "no fresh file system for %s", st->path);
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		AUTO_FD t = mnt_open(MNT_NEWROOT, runs[i], MNT_NO_CREATE);
-		/* /var/run is usually a symlink to /run: nothing more to cover. */
-		if (t == -ELOOP || t == -ENOENT)
+		const char *shown = runs[i] + strlen(MNT_NEWROOT);
+		int rc = mnt_plain_dir(runs[i]);
+		/* /var/run is usually a symlink to /run: nothing more to cover. By path, as
+		 * /tmp: both are root's, under the read-only bind of the host's root. */
+		if (rc == -ELOOP || rc == -ENOENT)
 			continue;
-		if (t < 0 || fstat(t, &sb) < 0 || !S_ISDIR(sb.st_mode))
-			linux_die(x->rfd, MNT_STEP, t < 0 ? -t : ENOTDIR, "open %s", runs[i]);
-		x->run_mnts[x->n_run] =
-		    mnt_fresh_keep_or_die(x->rfd, "tmpfs", run_opts, RW_ATTRS | MOUNT_ATTR_NOEXEC,
-					  t, runs[i], &x->run_ctx[x->n_run]);
-		x->n_run++;
+		if (rc < 0)
+			linux_die(x->rfd, MNT_STEP, -rc, "open %s", shown);
+		x->run_mnts[x->n_run] = mnt_fresh_path_open_or_die(
+		    x->rfd, "tmpfs", "mode=0755,size=1m", RUN_FLAGS, runs[i], shown);
+		x->run_path[x->n_run++] = runs[i];
 		if (i == 0)
 			write_node_preload_or_die(x->rfd, x->run_mnts[0]);
 		if (i == 0 && x->l->tool_config) /* after halo/, which the preload made */
@@ -213,9 +215,8 @@ static void do_seal(struct exec *x, const struct plan_step *st)
 	for (size_t i = 0; i < x->n_run; i++) {
 		char what[PATH_MAX + 16];
 
-		mnt_setattr_or_die(x->rfd, x->run_mnts[i], MOUNT_ATTR_RDONLY, false, st->path);
 		snprintf(what, sizeof(what), "%s's file system", st->path);
-		mnt_seal_or_die(x->rfd, x->run_ctx[i], what);
+		mnt_seal_path_or_die(x->rfd, x->run_path[i], RUN_FLAGS, what);
 		close(x->run_mnts[i]);
 	}
 	x->n_run = 0;

@@ -78,12 +78,13 @@ static int replacement_or_die(int rfd, const struct linux_scan *s, size_t i, int
 	return mnt_open_or_die(rfd, "", path, MNT_NO_CREATE);
 }
 
+#define CARVE_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
 void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl)
 {
-	char size[48];
-	const char *opts[] = {"mode=0755", size, "nr_inodes=4096", NULL};
+	char opts[96];
 	size_t bytes = 256 * 1024;
-	int fs_ctx = -1, target, carve;
+	int carve;
 
 	for (size_t i = 0; i < s->masked.n; i++)
 		repl[i] = -1;
@@ -91,14 +92,12 @@ void linux_mounts_carve_or_die(int rfd, const struct linux_scan *s, int *repl)
 		return;
 	for (size_t k = 0; k < s->sanitized.n; k++)
 		bytes += s->sanitized_len[k] + 4096;
-	snprintf(size, sizeof(size), "size=%zu", bytes);
-	target = mnt_open_or_die(rfd, "", MNT_CARVE, MNT_NO_CREATE);
-	carve = mnt_fresh_keep_or_die(rfd, "tmpfs", opts,
-				      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-				      target, "the carve-out file system", &fs_ctx);
-	close(target);
+	snprintf(opts, sizeof(opts), "mode=0755,size=%zu,nr_inodes=4096", bytes);
+	/* By path: MNT_CARVE is a directory of init's own staging root. */
+	carve = mnt_fresh_path_open_or_die(rfd, "tmpfs", opts, CARVE_FLAGS, MNT_CARVE,
+					   "the carve-out file system");
 	for (size_t i = 0; i < s->masked.n; i++)
 		repl[i] = replacement_or_die(rfd, s, i, carve);
-	mnt_seal_or_die(rfd, fs_ctx, "the carve-out file system");
+	mnt_seal_path_or_die(rfd, MNT_CARVE, CARVE_FLAGS, "the carve-out file system");
 	close(carve);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "linux/mounts_int.h"
@@ -19,12 +20,14 @@ static void close_fd(int *fd)
 }
 #define AUTO_FD __attribute__((cleanup(close_fd))) int
 
+/* With the numbers Linux gives them (Documentation/admin-guide/devices.txt). */
 static const struct {
 	const char *name;
 	bool required;
+	unsigned major, minor;
 } dev_nodes[] = {
-    {"null", true},    {"zero", true}, {"full", false}, {"random", false},
-    {"urandom", true}, {"tty", false}, /* the controlling terminal, whichever it is */
+    {"null", true, 1, 3},    {"zero", true, 1, 5}, {"full", false, 1, 7}, {"random", false, 1, 8},
+    {"urandom", true, 1, 9}, {"tty", false, 5, 0}, /* the controlling terminal, whichever it is */
 };
 
 static const struct {
@@ -37,32 +40,34 @@ static const struct {
 
 /* Bind the host's node onto an empty file: no nodev here (the node must work), but
  * nosuid and noexec, given to all the nodes at once before /dev is visible to anyone
- * (linux_mounts_dev_or_die). By path, four calls a node: the host's node checked (its
- * last component not followed: a link is refused as not a device; the way to it is
- * root's, /dev on the host root), the mount point made in our own fresh tmpfs, the
- * bind, and what it bound checked to be that node. */
-static void bind_node_or_die(int rfd, const char *name, bool required)
+ * (linux_mounts_dev_or_die). By path, three calls a node: the mount point made in our
+ * own fresh tmpfs, the bind (the way to the host's node is root's, /dev on the host
+ * root), and what it bound checked to be the device of that name, by its number:
+ * mount(2) follows a link, so whatever the host has there, only that device is kept. */
+static void bind_node_or_die(int rfd, size_t i)
 {
+	const char *name = dev_nodes[i].name;
 	char src[64], dst[64];
-	struct stat st, bound;
+	struct stat bound;
+	int err = 0;
 
 	snprintf(src, sizeof(src), MNT_OLDROOT "/dev/%s", name);
 	snprintf(dst, sizeof(dst), MNT_NEWROOT "/dev/%s", name);
-	int err = lstat(src, &st) < 0 ? errno : !S_ISCHR(st.st_mode) ? ENODEV : 0;
-
-	/* An optional node the host lacks, or has as something else: not made. */
-	if (err && !required)
-		return;
-	if (err)
-		linux_die(rfd, MNT_STEP, err, "the host's /dev/%s", name);
 	if (mknodat(AT_FDCWD, dst, S_IFREG, 0) < 0)
 		linux_die(rfd, MNT_STEP, errno, "create /dev/%s", name);
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-		linux_die(rfd, MNT_STEP, errno, "bind /dev/%s", name);
-	/* What was bound is what was checked: mount(2) follows a link, so a node swapped
-	 * for one between the two (only the host's root could) is caught here. */
-	if (stat(dst, &bound) < 0 || !S_ISCHR(bound.st_mode) || bound.st_rdev != st.st_rdev)
-		linux_die(rfd, MNT_STEP, ENODEV, "bind /dev/%s: the host's node changed", name);
+		err = errno;
+	else if (stat(dst, &bound) < 0 || !S_ISCHR(bound.st_mode) ||
+		 bound.st_rdev != makedev(dev_nodes[i].major, dev_nodes[i].minor))
+		err = ENODEV;
+	if (!err)
+		return;
+	if (dev_nodes[i].required)
+		linux_die(rfd, MNT_STEP, err, "the host's /dev/%s", name);
+	/* An optional node the host lacks, or has as something else: not made. */
+	if ((err != ENODEV || umount2(dst, MNT_DETACH) == 0) && unlink(dst) == 0)
+		return;
+	linux_die(rfd, MNT_STEP, errno, "remove /dev/%s (the host's is not that device)", name);
 }
 
 /* The nodes' nosuid and noexec, in one call for all of them (and /dev itself, which
@@ -109,7 +114,7 @@ void linux_mounts_dev_or_die(int rfd)
 	AUTO_FD dev = mnt_fresh_path_open_or_die(rfd, "tmpfs", "mode=0755,size=64k",
 						 MS_NOSUID | MS_NOEXEC, MNT_NEWROOT "/dev", "/dev");
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++)
-		bind_node_or_die(rfd, dev_nodes[i].name, dev_nodes[i].required);
+		bind_node_or_die(rfd, i);
 	nodes_attrs_or_die(rfd, dev);
 	for (size_t i = 0; i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)

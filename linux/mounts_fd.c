@@ -294,11 +294,14 @@ static const char *const by_path_ok[] = {
     "/run",
     "/proc", /* the staging root's bases */
     MNT_NEWROOT "/tmp",
+    MNT_NEWROOT "/run",
+    MNT_NEWROOT "/var/run",
     MNT_NEWROOT "/dev",
     MNT_NEWROOT "/dev/pts",
     MNT_NEWROOT "/dev/shm",
     MNT_NEWROOT "/proc",
     MNT_NAMES,
+    MNT_CARVE,
 };
 
 static void by_path_or_die(int rfd, const char *path)

@@ -261,6 +261,20 @@ static void open_tree(struct linux_scan_index *ix, struct linux_scan_tree_index 
 	close(fd);
 }
 
+/* Trees with no directory below their tops are a listing each to walk: no index (its
+ * key, its directory, its file, a watcher) pays for itself there. st_nlink is 2 for a
+ * directory without subdirectories on ext4, xfs and tmpfs; a file system that counts
+ * otherwise (btrfs says 1) keeps its index, as does a tree that cannot be looked at. */
+static bool all_leaves(const struct linux_scan_ctx *c)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < c->n_roots; i++)
+		if (stat(c->roots[i], &st) < 0 || !S_ISDIR(st.st_mode) || st.st_nlink != 2)
+			return false;
+	return true;
+}
+
 void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 			   struct linux_scan_ctx *c, const bool *guard_of)
 {
@@ -274,6 +288,13 @@ void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 	 * any launch, nothing written and no watcher started (verify's launches). */
 	if (mode && strcmp(mode, "0") == 0)
 		return;
+	const char *w = getenv("HALO_RUN_INDEX_WATCH");
+	if (w && strcmp(w, "0") == 0)
+		linux_scan_watch_enabled = false;
+	if (w && strcmp(w, "1") == 0)
+		linux_scan_watch_forced = true;
+	if (!linux_scan_watch_forced && all_leaves(c))
+		return;
 	ix = calloc(1, sizeof(*ix));
 	if (!ix || !(ix->t = calloc(c->n_roots, sizeof(*ix->t)))) {
 		free(ix);
@@ -282,11 +303,6 @@ void linux_scan_index_open(const struct linux_launch *l, struct linux_scan *s,
 	ix->n = c->n_roots;
 	ix->dirfd = -1;
 	ix->keep_nothing = mode && strcmp(mode, "ro") == 0;
-	const char *w = getenv("HALO_RUN_INDEX_WATCH");
-	if (w && strcmp(w, "0") == 0)
-		linux_scan_watch_enabled = false;
-	if (w && strcmp(w, "1") == 0)
-		linux_scan_watch_forced = true;
 	clock_gettime(CLOCK_REALTIME, &now);
 	ix->racy_from = (int64_t)now.tv_sec - linux_scan_racy_seconds;
 	if (open_dir(l, s, ix) == 0)

@@ -288,6 +288,12 @@ int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **t
 /* Whether the memo's listings show that absolute `path` does not resolve (some
  * directory on the way, listed, lacks the next name); false when unsure. */
 bool linux_scan_memo_missing(struct linux_scan *s, const char *path);
+/* Whether absolute `path` exists with no symlink on the way, learnt in one lookup
+ * (and noted in the memo for every name on it) when the memo knows too few of its
+ * names; false when that cannot be said so (ask one name at a time). */
+bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path);
+/* The same from the listings made so far only: none is made or counted towards. */
+bool linux_scan_memo_known_missing(struct linux_scan *s, const char *path);
 /* scan_bounds.c, after the walk: 0, or -E2BIG with e set when a truncated walk is
  * refused (failIfUnavailable), or the masks, guards and pins need more mounts than
  * linux_scan_max_mounts (a truncated walk accepted is said in l->warnings). */

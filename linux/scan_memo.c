@@ -11,6 +11,7 @@
  * ENOENT), ASCII names only on both sides, compared without case (a case-folding
  * directory finds ".SSH" for ".ssh"; a name that is there in any case is asked for). */
 #include <dirent.h>
+#include <linux/openat2.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -134,15 +135,24 @@ static bool listed_any_case(const struct linux_dir_list *d, const char *name)
 	return false;
 }
 
-/* The directory record of `dir` (dn bytes), made when new; NULL without memory. */
-static struct linux_dir_list *dir_of(struct linux_lstat_memo *m, const char *dir, size_t dn)
+static struct linux_dir_list *dir_find(struct linux_lstat_memo *m, const char *dir, size_t dn,
+				       uint64_t h)
 {
-	uint64_t h = path_hash(dir, dn);
-
 	for (size_t i = 0; i < m->n_dirs; i++)
 		if (m->dirs[i].hash == h && strlen(m->dirs[i].path) == dn &&
 		    memcmp(m->dirs[i].path, dir, dn) == 0)
 			return &m->dirs[i];
+	return NULL;
+}
+
+/* The directory record of `dir` (dn bytes), made when new; NULL without memory. */
+static struct linux_dir_list *dir_of(struct linux_lstat_memo *m, const char *dir, size_t dn)
+{
+	uint64_t h = path_hash(dir, dn);
+	struct linux_dir_list *d = dir_find(m, dir, dn, h);
+
+	if (d)
+		return d;
 	if (m->n_dirs == m->cap_dirs) {
 		size_t cap = m->cap_dirs ? 2 * m->cap_dirs : 16;
 		struct linux_dir_list *v = realloc(m->dirs, cap * sizeof(*v));
@@ -151,7 +161,7 @@ static struct linux_dir_list *dir_of(struct linux_lstat_memo *m, const char *dir
 		m->dirs = v;
 		m->cap_dirs = cap;
 	}
-	struct linux_dir_list *d = &m->dirs[m->n_dirs];
+	d = &m->dirs[m->n_dirs];
 	memset(d, 0, sizeof(*d));
 	if (!(d->path = strndup(dir, dn)))
 		return NULL;
@@ -160,20 +170,34 @@ static struct linux_dir_list *dir_of(struct linux_lstat_memo *m, const char *dir
 	return d;
 }
 
-/* Is `path` surely missing by its directory's listing (made on the LIST_AFTER-th
- * question about that directory)? */
-static bool listed_missing(struct linux_lstat_memo *m, const char *path)
+/* What path's directory listing says of it: 1 surely missing, 0 surely there (in some
+ * case), -1 unknown. Asked (ask), the directory is counted, and listed on its
+ * LIST_AFTER-th question; otherwise only a listing already made answers. */
+static int listed_state(struct linux_lstat_memo *m, const char *path, bool ask)
 {
 	const char *sl = strrchr(path, '/'), *name = sl ? sl + 1 : path;
 	size_t nl = strlen(name);
 	struct linux_dir_list *d;
 
-	if (!sl || nl == 0 || nl > NAME_MAX || !ascii(name, nl) ||
-	    !(d = sl == path ? dir_of(m, "/", 1) : dir_of(m, path, (size_t)(sl - path))))
-		return false;
-	if (d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
+	/* Not "/": its few names are nearly all there, a listing would seldom save one. */
+	if (!sl || sl == path || nl == 0 || nl > NAME_MAX || !ascii(name, nl))
+		return -1;
+	d = ask ? dir_of(m, path, (size_t)(sl - path))
+		: dir_find(m, path, (size_t)(sl - path), path_hash(path, (size_t)(sl - path)));
+	if (!d)
+		return -1;
+	if (ask && d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
 		list_dir(d);
-	return d->state == DIR_ABSENT || (d->state == DIR_LISTED && !listed_any_case(d, name));
+	if (d->state == DIR_ABSENT)
+		return 1;
+	if (d->state != DIR_LISTED)
+		return -1;
+	return listed_any_case(d, name) ? 0 : 1;
+}
+
+static bool listed_missing(struct linux_lstat_memo *m, const char *path)
+{
+	return listed_state(m, path, true) == 1;
 }
 
 /* Keep what was learnt about path; -ENOMEM when it cannot be kept. */
@@ -193,24 +217,103 @@ static int keep(struct linux_lstat_memo *m, struct linux_lstat_ent *e, const cha
 	return 0;
 }
 
-bool linux_scan_memo_missing(struct linux_scan *s, const char *path)
+static bool memo_missing(struct linux_scan *s, const char *path, int rounds)
 {
 	char sub[PATH_MAX];
 	size_t n = strlen(path);
 
 	if (n >= sizeof(sub) || path[0] != '/')
 		return false;
-	/* From the top: the first name a listing lacks ends the question (ENOENT, as a
-	 * lookup would end there). "/" itself is never listed for this. */
-	for (const char *c = strchr(path + 1, '/');; c = strchr(c + 1, '/')) {
-		size_t len = c ? (size_t)(c - path) : n;
-		memcpy(sub, path, len);
-		sub[len] = '\0';
-		if (strchr(sub + 1, '/') && listed_missing(&s->memo, sub))
+	/* From the name up: the first listing that knows the name answers (a lookup
+	 * fails ENOENT wherever a component is missing), in two rounds. First only the
+	 * listings made already, for a missing name (~/Library, once ~ is listed, is not
+	 * opened to learn that its names are missing too). Then the questions that count
+	 * towards new listings, up to the first listed directory: a home deep under
+	 * /var/tmp does not get /var and /var/tmp listed on its way. "/" itself is never
+	 * listed for this. */
+	for (int ask = 0; ask < rounds; ask++) {
+		memcpy(sub, path, n + 1);
+		for (char *sl = strrchr(sub, '/'); sl && sl != sub; sl = strrchr(sub, '/')) {
+			int st = listed_state(&s->memo, sub, ask);
+			if (st == 1)
+				return true;
+			if (st == 0 && ask)
+				return false;
+			if (st == 0)
+				break;
+			*sl = '\0';
+		}
+	}
+	return false;
+}
+
+bool linux_scan_memo_missing(struct linux_scan *s, const char *path)
+{
+	return memo_missing(s, path, 2);
+}
+
+bool linux_scan_memo_known_missing(struct linux_scan *s, const char *path)
+{
+	return memo_missing(s, path, 1);
+}
+
+static struct linux_lstat_ent *memo_find(struct linux_lstat_memo *m, const char *path, size_t n)
+{
+	uint64_t h = path_hash(path, n);
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].hash == h && strncmp(m->v[i].path, path, n) == 0 &&
+		    m->v[i].path[n] == '\0')
+			return &m->v[i];
+	return NULL;
+}
+
+/* A plain absolute path (no empty, "." or ".." component, no trailing '/'). */
+static bool plain(const char *p)
+{
+	if (p[0] != '/' || !p[1])
+		return false;
+	for (const char *c = p + 1;;) {
+		size_t k = strcspn(c, "/");
+		if (k == 0 || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (!c[k])
 			return true;
-		if (!c)
+		c += k + 1;
+	}
+}
+
+bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path)
+{
+	struct linux_lstat_memo *m = &s->memo;
+	size_t n = strlen(path), unknown = 0;
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd;
+
+	if (n >= PATH_MAX || !plain(path))
+		return false;
+	for (size_t k = 1; k <= n; k++)
+		if ((k == n || path[k] == '/') && !memo_find(m, path, k))
+			unknown++;
+	/* One lookup of the whole path, and its close, against one lstat per name. */
+	if (unknown < 3)
+		return false;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		return false; /* a link, a missing name, no openat2: asked one name at a time */
+	close(fd);
+	/* Every name on the way is there and none is a link: what lstat would say. */
+	for (size_t k = 1; k <= n; k++) {
+		struct linux_lstat_ent e = {.hash = path_hash(path, k)};
+		char sub[PATH_MAX];
+		if ((k < n && path[k] != '/') || memo_find(m, path, k))
+			continue;
+		memcpy(sub, path, k);
+		sub[k] = '\0';
+		if (keep(m, &e, sub) < 0)
 			return false;
 	}
+	return true;
 }
 
 int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target)

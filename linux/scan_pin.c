@@ -60,6 +60,10 @@ int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, s
 
 	if (path[0] != '/' || strlen(path) >= sizeof(rest))
 		return -EINVAL;
+	if (linux_scan_memo_plain_path(s, path) && strlen(path) < n) {
+		memcpy(out, path, strlen(path) + 1);
+		return 0;
+	}
 	memcpy(rest, path, strlen(path) + 1);
 	cur[0] = '\0';
 	while (*r) {

@@ -37,10 +37,28 @@ static const char *const host_sockets[] = {
     "/var/run/docker.sock", /* when /var/run is a real directory it is fresh; else no-op */
 };
 
+/* The pattern's part before its first wildcard, up to a '/' (the whole pattern
+ * when it has none): what must exist for anything to match. */
+static void literal_part(const char *pattern, char *out, size_t n)
+{
+	size_t k = strcspn(pattern, "*?[");
+
+	if (pattern[k])
+		while (k > 0 && pattern[k] != '/')
+			k--;
+	snprintf(out, n, "%.*s", (int)k, pattern);
+}
+
 static void add_glob_matches(struct linux_scan *s, const char *pattern)
 {
+	char lit[PATH_MAX];
 	glob_t g;
 
+	/* Most places are not there: the scan's listings made so far (of a home, asked
+	 * about dozens of names) say so without a question; none is made for these. */
+	literal_part(pattern, lit, sizeof(lit));
+	if (lit[0] == '/' && linux_scan_memo_known_missing(s, lit))
+		return;
 	if (glob(pattern, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
 		return;
 	for (size_t i = 0; i < g.gl_pathc; i++)

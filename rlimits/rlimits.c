@@ -491,9 +491,10 @@ static rlim_t min_rlim(rlim_t a, rlim_t b)
 
 static int set_limit(int resource, const char *name, rlim_t soft, rlim_t hard, struct halo_err *e)
 {
-	struct rlimit cur, want;
+	struct rlimit cur = {0, 0}, want;
 
-	if (getrlimit(resource, &cur) < 0) {
+	/* Zero is never above what the host imposes: nothing to read first. */
+	if ((soft != 0 || hard != 0) && getrlimit(resource, &cur) < 0) {
 		int err = errno;
 		halo_err_set(e, "getrlimit(%s): %s", name, strerror(err));
 		errno = err; /* callers may report errno as well as the message */

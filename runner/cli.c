@@ -340,8 +340,16 @@ static int refuse_privileged_binary(void)
 #else
 	bool secure = issetugid() != 0;
 #endif
+#ifdef __linux__
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	if (!secure && getresuid(&ru, &eu, &su) == 0 && getresgid(&rg, &eg, &sg) == 0 && ru == eu &&
+	    rg == eg)
+		return 0;
+#else
 	if (!secure && getuid() == geteuid() && getgid() == getegid())
 		return 0;
+#endif
 	fprintf(stderr, "halo-run: refusing to run setuid, setgid or with file capabilities; "
 			"install it as a plain 0755 binary\n");
 	return HALO_EXIT_SETUP;
