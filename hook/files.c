@@ -243,6 +243,12 @@ static const char *home_hit(const struct hook_ctx *c, const char *abs, const cha
 							   c->home_of[k], entry)))
 				return why;
 	}
+	/* where a PATH entry leads into a home by a link or a ".." */
+	for (size_t k = 0; k < c->n_path_real; k++)
+		if (policy_path_beneath(abs, c->path_real[k])) {
+			*entry = c->path_rel[k];
+			return "a directory on the caller's PATH leads there";
+		}
 	return NULL;
 }
 

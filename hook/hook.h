@@ -130,6 +130,13 @@ struct hook_ctx {
 	const char *const *home_real;
 	const char *const *home_of;
 	size_t n_home_real;
+	/* The caller's PATH entries that lead into a home other than by their names (a
+	 * link outside it, a ".."), where they lead: each stays read-only in a home
+	 * workspace as the sandbox keeps it (linux/scan_home.c). path_rel[i] is path_real[i]
+	 * below its home, for the message. */
+	const char *const *path_real;
+	const char *const *path_rel;
+	size_t n_path_real;
 };
 
 enum hook_outcome {

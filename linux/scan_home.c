@@ -123,8 +123,64 @@ void linux_scan_protected_missing(struct linux_scan *s)
 	linux_paths_sort_unique(&s->floor_missing);
 }
 
+/* Strictly below `dir` (a resolved path). */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/' && path[1];
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* A PATH entry that reaches into a resolved home other than by its name: through a
+ * link (/opt/tools -> ~/tools, /usr/local/bin -> ~/bin) or a ".." (~/a/../tools/bin,
+ * which a link planted at ~/a would send anywhere). policy's set takes the entries
+ * named plainly under the home; these are judged where they lead, as the kernel
+ * resolves them: one that exists is guarded where it lands in a writable tree; one
+ * that does not is kept from being made from its first missing name on, the whole
+ * name and what follows (after a "..", only that first name: nothing beyond it can
+ * be predicted once it exists). */
+static void path_entry(struct linux_scan *s, const char *entry, size_t len,
+		       const char *const *homes, size_t n_homes)
+{
+	char abs[PATH_MAX], real[PATH_MAX], tail[PATH_MAX];
+	int rc;
+
+	if (entry[0] != '/' || len >= sizeof(abs))
+		return;
+	memcpy(abs, entry, len);
+	abs[len] = '\0';
+	tail[0] = '\0';
+	rc = linux_scan_resolve_tail(s, abs, real, sizeof(real), true, tail, sizeof(tail));
+	for (size_t i = 0; i < n_homes; i++) {
+		if (!homes[i] || !under(real, homes[i]))
+			continue;
+		if (rc == 0 && in_writable(s, real))
+			linux_paths_add(&s->guarded, real);
+		else if ((rc == -ENOENT || rc == -ENOTDIR) && strstr(tail, ".."))
+			add_missing(s, &s->home_missing, real, "");
+		else if (rc == -ENOENT || rc == -ENOTDIR)
+			add_unresolved(s, &s->home_missing, rc, real, tail, sizeof(tail));
+		return;
+	}
+}
+
+static void path_entries(struct linux_scan *s, const char *path_env, const char *const *homes,
+			 size_t n_homes)
+{
+	for (const char *p = path_env; p && *p;) {
+		size_t len = strcspn(p, ":");
+		path_entry(s, p, len, homes, n_homes);
+		p += len;
+		p += *p == ':';
+	}
+}
+
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 {
+	char reals[2][PATH_MAX];
+	const char *resolved[2] = {NULL, NULL};
 	const char *homes[] = {l->pw_home, l->env_home};
 	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data};
 	char real[PATH_MAX];
@@ -143,11 +199,13 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 		 * guarded or kept from being made. */
 		if (!linux_scan_realpath(s, h, real) || s->writable.n == 0)
 			continue;
+		resolved[i] = strcpy(reals[i], real);
 		policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w);
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */
 			w.home = real;
 			policy_home_set_each_xdg(real, l->caller_path, &xdg, one_entry, &w);
 		}
 	}
+	path_entries(s, l->caller_path, resolved, 2);
 	linux_paths_sort_unique(&s->home_missing);
 }

@@ -81,14 +81,21 @@ static bool listing_exact(long type)
 
 /* Read dir's names into d (state LISTED), or mark it UNUSABLE, or ABSENT when it does
  * not exist: a lookup of any name below fails ENOENT as well (a home that is not there,
- * /nonexistent, is asked about for every floor entry). Not a symlink in its place: the
- * open refuses it (ELOOP or ENOTDIR, O_NOFOLLOW), and lstat below it is asked. */
+ * /nonexistent, is asked about for every floor entry). Only with no symlink on the
+ * way, in its place included: anything else is asked name by name. */
 static void list_dir(struct linux_dir_list *d)
 {
 	char *buf = NULL, *names = NULL;
 	size_t len = 0;
 	struct statfs sf;
-	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* No symlink anywhere on the way (review 7): a verdict from here is "missing, with
+	 * no link on the way" (add_mask's -1), as resolve_without_links would give it. A
+	 * link to a directory that does not exist yet (~/.vault -> ws/vault) would list as
+	 * absent, and the names below it go unguarded where the link leads. ELOOP, or no
+	 * openat2: unusable, each name asked by itself. */
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, d->path, &how, sizeof(how));
 	bool done = false;
 
 	d->state = fd < 0 && errno == ENOENT ? DIR_ABSENT : DIR_UNUSABLE;

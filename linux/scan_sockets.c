@@ -49,17 +49,43 @@ static void literal_part(const char *pattern, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)k, pattern);
 }
 
-static void add_glob_matches(struct linux_scan *s, const char *pattern)
+/* `home` with glob(3)'s special characters escaped: a home named h[1] is that name,
+ * not a pattern that only matches h1 (review 7: every known place of such a home was
+ * missed). false when it does not fit. */
+static bool escaped(const char *home, char *out, size_t n)
 {
-	char lit[PATH_MAX];
+	size_t o = 0;
+
+	for (const char *c = home; *c; c++) {
+		if (o + 3 > n)
+			return false;
+		if (strchr("*?[]\\", *c))
+			out[o++] = '\\';
+		out[o++] = *c;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* home/rel (rel a pattern of host_sockets without its "~/"), or rel alone without a
+ * home (an absolute pattern). */
+static void add_glob_matches(struct linux_scan *s, const char *home, const char *rel)
+{
+	char lit[PATH_MAX], part[PATH_MAX], esc[PATH_MAX], pattern[2 * PATH_MAX + 2];
 	glob_t g;
 
+	literal_part(rel, part, sizeof(part));
+	if ((home && !escaped(home, esc, sizeof(esc))) ||
+	    snprintf(lit, sizeof(lit), "%s%s%s", home ? home : "", home ? "/" : "", part) >=
+		(int)sizeof(lit) ||
+	    snprintf(pattern, sizeof(pattern), "%s%s%s", home ? esc : "", home ? "/" : "", rel) >=
+		(int)sizeof(pattern))
+		return;
 	/* Most places are not there: the scan's listings made so far (of a home, asked
 	 * about dozens of names) say so without a question; none is made for these. */
-	literal_part(pattern, lit, sizeof(lit));
 	if (lit[0] == '/' && linux_scan_memo_known_missing(s, lit))
 		return;
-	if (glob(pattern, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
 		return;
 	for (size_t i = 0; i < g.gl_pathc; i++)
 		linux_scan_add_mask(s, g.gl_pathv[i]);
@@ -70,18 +96,16 @@ static void add_known_places(const struct linux_launch *l, struct linux_scan *s)
 {
 	const char *homes[] = {l->pw_home, l->env_home};
 	const char *env[] = {"SSH_AUTH_SOCK", "DOCKER_HOST"};
-	char p[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(host_sockets) / sizeof(host_sockets[0]); i++) {
 		const char *t = host_sockets[i];
 		if (t[0] == '/') {
-			add_glob_matches(s, t);
+			add_glob_matches(s, NULL, t);
 			continue;
 		}
 		for (size_t h = 0; h < 2; h++)
-			if (homes[h] && (h == 0 || !homes[0] || strcmp(homes[0], homes[1]) != 0) &&
-			    snprintf(p, sizeof(p), "%s/%s", homes[h], t + 2) < (int)sizeof(p))
-				add_glob_matches(s, p);
+			if (homes[h] && (h == 0 || !homes[0] || strcmp(homes[0], homes[1]) != 0))
+				add_glob_matches(s, homes[h], t + 2);
 	}
 	/* The caller's own agent and container engine, wherever they listen. */
 	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {

@@ -107,6 +107,88 @@ static int resolve_home_links(struct hook_ctx *c)
 	return h.err;
 }
 
+/* Where PATH entry e leads, as the kernel resolves it: the real path, or, where it
+ * stops resolving, the first missing name with what follows it (only that name when a
+ * ".." follows: nothing beyond can be foretold once it exists). */
+static bool path_leads(const char *e, char *out, size_t n)
+{
+	char pre[PATH_MAX], real[PATH_MAX];
+	size_t len = strlen(e);
+
+	if (len >= sizeof(pre))
+		return false;
+	if (realpath(e, real))
+		return snprintf(out, n, "%s", real) < (int)n;
+	for (size_t k = 1; k <= len; k++) {
+		if (k < len && e[k] != '/')
+			continue;
+		memcpy(pre, e, k);
+		pre[k] = '\0';
+		if (realpath(pre, real))
+			continue;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return false;
+		const char *name = strrchr(pre, '/') + 1, *rest = e + k;
+		pre[name - pre - 1] = '\0';
+		if (!realpath(pre[0] ? pre : "/", real))
+			return false;
+		return snprintf(out, n, "%s/%s%s", strcmp(real, "/") ? real : "", name,
+				strstr(rest, "..") ? "" : rest) < (int)n;
+	}
+	return false;
+}
+
+/* The PATH entries that lead into a home (resolved) by a link or a "..", not by name. */
+static int resolve_path_entries(struct hook_ctx *c, const char *const *homes, size_t n_homes)
+{
+	size_t cap = 0;
+	char **real = NULL, **rel = NULL;
+
+	for (const char *p = c->path_env; p && *p;) {
+		size_t len = strcspn(p, ":");
+		char e[PATH_MAX], to[PATH_MAX];
+		bool leads = false;
+		if (p[0] == '/' && len < sizeof(e)) {
+			memcpy(e, p, len);
+			e[len] = '\0';
+			leads = path_leads(e, to, sizeof(to));
+		}
+		if (leads) {
+			for (size_t i = 0; i < n_homes; i++) {
+				size_t hl = homes[i] ? strlen(homes[i]) : 0;
+				if (!hl || strncmp(to, homes[i], hl) != 0 || to[hl] != '/')
+					continue;
+				if (c->n_path_real == cap) {
+					cap = cap ? 2 * cap : 8;
+					char **a = realloc(real, cap * sizeof(*a)), **b;
+					if (a)
+						real = a;
+					if (!a || !(b = realloc(rel, cap * sizeof(*b))))
+						goto oom;
+					rel = b;
+				}
+				if (!(real[c->n_path_real] = strdup(to)))
+					goto oom;
+				rel[c->n_path_real] = real[c->n_path_real] + hl + 1;
+				c->n_path_real++;
+				break;
+			}
+		}
+		p += len;
+		p += *p == ':';
+	}
+	c->path_real = (const char *const *)real;
+	c->path_rel = (const char *const *)rel;
+	return 0;
+oom:
+	for (size_t i = 0; i < c->n_path_real; i++)
+		free(real[i]);
+	free(real);
+	free(rel);
+	c->n_path_real = 0;
+	return -ENOMEM;
+}
+
 static void free_protected(struct hook_ctx *c)
 {
 	for (size_t i = 0; i < c->n_home_real; i++) {
@@ -115,6 +197,10 @@ static void free_protected(struct hook_ctx *c)
 	}
 	free((void *)c->home_real);
 	free((void *)c->home_of);
+	for (size_t i = 0; i < c->n_path_real; i++)
+		free((char *)c->path_real[i]);
+	free((void *)c->path_real);
+	free((void *)c->path_rel);
 	for (size_t i = 0; i < c->n_protected_real; i++)
 		free((char *)c->protected_real[i]);
 	free((void *)c->protected_real);
@@ -200,7 +286,9 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 		c.env_home_resolved = env_real;
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;
-	if (resolve_protected(re.policy, &c) < 0 || resolve_home_links(&c) < 0) {
+	const char *homes_real[] = {home_real, env_real};
+	if (resolve_protected(re.policy, &c) < 0 || resolve_home_links(&c) < 0 ||
+	    resolve_path_entries(&c, homes_real, 2) < 0) {
 		free_protected(&c);
 		free(home_real);
 		free(env_real);

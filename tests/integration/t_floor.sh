@@ -157,4 +157,34 @@ expect_match "policy: floor entries listed" '^#   floor ~/\.git-credentials +sec
 expect_match "policy: sanitized copy named" "sanitized copy: $H/\\.npmrc" "$OUT"
 OUT=$(HOME=$H "$HALO" policy --policy agent.yaml --json 2>&1)
 expect_match "policy --json: floor block" '"floor":' "$OUT"
+
+# Review 7: a socket at a known place (~/.1password/agent.sock) bound in another network
+# namespace (so not in the host's /proc/net/unix), in a home whose name holds glob
+# characters (h[1]): not reachable inside, as in any other home. Before, the known
+# places were globbed with the home pasted in as a pattern, which matched only h1.
+HBT=$(mktemp -d /var/tmp/halo-floor-sock.XXXXXX)
+HB="$HBT/h[1]"
+mkdir -p "$HB/.1password"
+SOCK="$HB/.1password/agent.sock"
+UN=(unshare -n)
+[ "$AS" = user ] && UN=(unshare -rn)
+"${UN[@]}" timeout 20 python3 -c 'import socket,sys,time
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(0.5); t=time.time()
+while time.time()-t<18:
+    try: c,_=s.accept(); c.send(b"AGENT"); c.close()
+    except socket.timeout: pass' "$SOCK" 2>/dev/null &
+SP=$!
+for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+if [ -S "$SOCK" ]; then
+	OUT=$(cd "$TMPDIR" && HOME=$HB timeout -k 2 60 "$HALO" -- python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX)
+try: s.connect(sys.argv[1]); print("reached", s.recv(8))
+except OSError: print("refused")' "$SOCK" 2>&1)
+	expect "a known place's socket, home named h[1], bound in another netns: refused" refused "$OUT"
+else
+	skip "a known place's socket in a home named h[1]" "no socket could be bound in another network namespace here"
+fi
+kill "$SP" 2>/dev/null
+wait "$SP" 2>/dev/null
+rm -rf "$HBT"
 finish

@@ -154,6 +154,18 @@ OUT=$(cd "$TMPDIR/dotfiles" && HOME=$H2 timeout -k 2 60 "$HALO" -- sh -c \
 expect_match "~/.config linked into the workspace: autostart stays read-only" '^as=[1-9]' "$(grep '^as=' <<<"$OUT")"
 expect "... the workspace is writable" "ok=0" "$(grep '^ok=' <<<"$OUT")"
 expect "host: no autostart entry made" no "$([ -e "$TMPDIR/dotfiles/config/autostart/halo.desktop" ] && echo yes || echo no)"
+# Review 7: a link in the home to a workspace directory not made yet (~/.vault ->
+# ws/vault), with five protected paths below it (enough for the scan to list the way
+# there): none of the five can be made through the workspace. Before, the listing of a
+# way through the dangling link said "missing, no link on the way" from the fourth on.
+H3=$TMPDIR/h3
+mkdir -p "$H3" "$TMPDIR/vws"
+ln -sfn "$TMPDIR/vws/vault" "$H3/.vault"
+printf 'sandbox:\n  protectedPaths: ["~/.vault/keys/a", "~/.vault/keys/b", "~/.vault/keys/c", "~/.vault/keys/d", "~/.vault/keys/e"]\n' >"$TMPDIR/vault.yaml"
+OUT=$(cd "$TMPDIR/vws" && HOME=$H3 timeout -k 2 60 "$HALO" --policy "$TMPDIR/vault.yaml" -- sh -c \
+	'mkdir -p vault/keys; for k in a b c d e; do echo k >vault/keys/$k 2>/dev/null && printf "%s " $k; done; echo end' 2>"$E" </dev/null)
+expect "protected paths below a link to a directory not made yet: none made" "end" "$OUT"
+expect "... none on the host" "" "$(ls -A "$TMPDIR/vws/vault/keys" 2>/dev/null)"
 # A write into a masked floor directory (~/.ssh) is refused as the kernel would refuse
 # it, with no word about git (the broker took the unsearchable mask for a hooks dir).
 mkdir -p "$H/.ssh"

@@ -138,6 +138,34 @@ expect_match "hook: Write into a PATH directory under the home is blocked" \
 	"keeps ~/mytools/ls read-only" "$(hook_ev "$H/mytools/ls")"
 expect "hook: Write ~/notes.txt is allowed" "" "$(hook_ev "$H/notes.txt")"
 
+# PATH entries that lead into the home other than by name are judged where they lead,
+# in the sandbox and by the hook: through a link outside the home, through a "..", and
+# through a ".." after a name that does not exist (a link made there would send it
+# anywhere: the name itself cannot be made). Before, all three were writable.
+mkdir -p "$H/ptools/bin" "$H/pa" "$H/ptools2/bin"
+LNK=$(mktemp -d /var/tmp/halo-homeset-link.XXXXXX) && ln -s "$H/ptools/bin" "$LNK/bin"
+PATH_LEAD="$LNK/bin:$H/pa/../ptools2/bin:$H/pnone/../ptools3/bin:$PATH"
+OUT=$(cd "$H" && PATH=$PATH_LEAD timeout -k 2 60 "$HALO" -- sh -c '
+	for d in ptools/bin ptools2/bin; do (echo x >"$d/planted") 2>/dev/null && echo "wrote $d"; done
+	(mkdir pnone) 2>/dev/null && echo "made pnone"; (ln -s /tmp pnone) 2>/dev/null && echo "linked pnone"
+	echo x >pfree.txt && echo done' 2>"$E" </dev/null)
+expect "PATH into the home by a link or a '..': nothing planted, the rest writable" done "$OUT"
+expect "PATH into the home by a link or a '..': nothing on the host" "absent absent absent" \
+	"$(for f in ptools/bin/planted ptools2/bin/planted pnone; do
+		[ -e "$H/$f" ] || [ -L "$H/$f" ] && printf 'present ' || printf 'absent '
+	done | sed 's/ $//')"
+PATH_IN_SAVED=$PATH_IN
+PATH_IN=$PATH_LEAD
+expect_match "hook: Write where a PATH link leads is blocked" \
+	"keeps ~/ptools/bin read-only \(a directory on the caller's PATH leads there" \
+	"$(hook_ev "$H/ptools/bin/ls")"
+expect_match "hook: Write where a PATH '..' leads is blocked" "keeps ~/ptools2/bin read-only" \
+	"$(hook_ev "$H/ptools2/bin/ls")"
+expect_match "hook: Write making the missing name before a PATH '..' is blocked" \
+	"keeps ~/pnone read-only" "$(hook_ev "$H/pnone/x")"
+PATH_IN=$PATH_IN_SAVED
+rm -rf "$LNK" "$H/ptools" "$H/pa" "$H/ptools2" "$H/pfree.txt" "$H/pnone"
+
 # Another workspace's isolated cache stays out of sight, the home being the workspace
 # or not: the caches directory shows only this workspace's own.
 mkdir -p "$H/w1"

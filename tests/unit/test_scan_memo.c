@@ -204,6 +204,32 @@ END_TEST
 /* A directory of many names (a home under /tmp: every floor entry asks about /tmp on
  * the way) answers each name by its listing as lstat would, in any case, first and
  * last of the listing alike. */
+/* Review 7: a link on the way (dangling, or to a directory) is never listed through:
+ * "missing" from the memo means missing with no link on the way (add_mask's -1), and a
+ * name beneath a link to a directory not made yet must go to the full resolution,
+ * which keeps it from being made where the link leads. */
+START_TEST(no_listing_through_a_link)
+{
+	struct linux_scan s = {0};
+	char p[256], link[256], to[256];
+
+	make("real", true);
+	snprintf(link, sizeof(link), "%s/dangling", top);
+	snprintf(to, sizeof(to), "%s/not-yet", top);
+	ck_assert_int_eq(symlink(to, link), 0);
+	snprintf(link, sizeof(link), "%s/tolisted", top);
+	snprintf(to, sizeof(to), "%s/real", top);
+	ck_assert_int_eq(symlink(to, link), 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(p, sizeof(p), "%s/dangling/keys/k%d", top, i);
+		ck_assert_msg(!linux_scan_memo_missing(&s, p), "%s taken for missing", p);
+		snprintf(p, sizeof(p), "%s/tolisted/k%d", top, i);
+		ck_assert_msg(!linux_scan_memo_missing(&s, p), "%s taken for missing", p);
+	}
+	linux_scan_memo_free(&s);
+}
+END_TEST
+
 START_TEST(large_listing_answers_every_name)
 {
 	struct linux_scan s = {0};
@@ -247,6 +273,7 @@ static Suite *memo_suite(void)
 	tcase_add_test(tc, missing_by_listing_at_any_depth);
 	tcase_add_test(tc, absent_directory_hides_every_name);
 	tcase_add_test(tc, large_listing_answers_every_name);
+	tcase_add_test(tc, no_listing_through_a_link);
 	suite_add_tcase(s, tc);
 	return s;
 }
