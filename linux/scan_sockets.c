@@ -277,6 +277,23 @@ static void mask_own_index(struct linux_scan *s, char places[][PATH_MAX], size_t
 			linux_scan_add_own_mask(s, places[i]);
 }
 
+/* A watcher of another index place (another XDG_STATE_HOME of this user's): its
+ * directory is masked whole, as this launch's own places are. Watchers come and go
+ * there (each ends when idle or its tree goes): a mask on each socket went with it,
+ * and a session, finding one of its mounts gone, ended; and the place's index files
+ * (other trees' names) are no more the command's to read than the sockets. */
+static void mask_other_index(struct linux_scan *s, const char *sock)
+{
+	char dir[PATH_MAX];
+	const char *sl = strrchr(sock, '/');
+
+	if (!sl || (size_t)(sl - sock) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(sl - sock), sock);
+	if (!linux_scan_add_own_mask(s, dir))
+		linux_scan_add_own_mask(s, sock);
+}
+
 /* A socket out of sight inside (beneath a fresh /tmp or /run and no bound tree, or
  * behind a directory the caller's uid cannot search) needs no mask; anything else
  * that is still a socket gets one. */
@@ -293,6 +310,8 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 
 		if (watcher_name(p) && in_own_index(p, places, n_places, hit))
 			continue;
+		if (watcher_name(p) && linux_paths_beneath_any(p, &s->own))
+			continue; /* another place, masked whole already (below) */
 		if (taken > LINUX_SCAN_MAX_SOCKETS) /* past the bound: own index places alone */
 			continue;
 		if (linux_path_in_fresh_dir(p) && !linux_path_beneath(p, l->workspace) &&
@@ -307,7 +326,7 @@ static void mask_bound(const struct linux_launch *l, struct linux_scan *s,
 		if (!watcher_name(p) || !linux_scan_own_socket(p))
 			linux_scan_add_mask(s, p);
 		else
-			linux_scan_add_own_mask(s, p);
+			mask_other_index(s, p);
 	}
 	mask_own_index(s, places, n_places, hit);
 }

@@ -784,6 +784,32 @@ call "${S}b" -- sh -c 'echo $#' x "$BIG" "$BIG" "$BIG" "$BIG" "$BIG" "$BIG" "$BI
 expect "a call over the frame limit: 125" "125:" "$RC:$OUT"
 expect_match "... naming the limit" "over the session protocol's" "$ERR"
 
+# Another XDG_STATE_HOME's index watcher (this user's, a place this session does not
+# use): its directory is masked whole, so the watcher ending (idle, its tree gone, index
+# stop) leaves the session's mounts as they were. Before, its socket alone was masked,
+# and the session's next call found that mount gone and ended the session (seen when
+# t_index.sh ran beside a session test).
+OST=$(mktemp -d /var/tmp/halo-sess-ost.XXXXXX)
+OWS=$(mktemp -d /var/tmp/halo-sess-ows.XXXXXX)
+mkdir -p "$OWS/a/b"
+for _ in 1 2; do
+	(cd "$OWS" && XDG_STATE_HOME=$OST HALO_RUN_INDEX_WATCH=1 timeout 30 "$HALO" -- true >/dev/null 2>&1 </dev/null)
+done
+wait_for 10 sh -c "ls '$OST/halo-run/index/'*.sock >/dev/null 2>&1"
+if ls "$OST"/halo-run/index/*.sock >/dev/null 2>&1; then
+	new_session "${S}o"
+	call "${S}o" -- sh -c "ls '$OST/halo-run/index' 2>/dev/null | wc -l"
+	expect "another state home's index place: hidden inside" "0:0" "$RC:$OUT"
+	(cd "$OWS" && XDG_STATE_HOME=$OST "$HALO" index stop "$OWS" >/dev/null 2>&1)
+	wait_for 10 sh -c "! ls '$OST/halo-run/index/'*.sock >/dev/null 2>&1"
+	call "${S}o" -- echo still
+	expect "... its watcher gone: the session goes on" "0:still" "$RC:$OUT"
+else
+	skip "another state home's watcher" "no watcher started here"
+fi
+(cd "$OWS" && XDG_STATE_HOME=$OST "$HALO" index stop >/dev/null 2>&1)
+rm -rf "$OST" "$OWS"
+
 printf '{"limits": {"sessionIdleSeconds": 0}}\n' >"$TMPDIR/idle0.json"
 OUT=$("$HALO" validate "$TMPDIR/idle0.json" 2>&1)
 expect_match "validation: sessionIdleSeconds must be positive" "limits\.sessionIdleSeconds" "$OUT"
