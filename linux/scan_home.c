@@ -26,16 +26,40 @@ static bool in_writable(const struct linux_scan *s, const char *path)
 	       !linux_paths_beneath_any(path, &s->masked);
 }
 
+/* tail without empty and "." components (a PATH entry's "bin/", "x//bin", or what a
+ * link's target leaves): the broker takes plain names only. false on a "..". */
+static bool plain_tail(const char *tail, char *out, size_t n)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (const char *c = tail; *c;) {
+		size_t k = strcspn(c, "/");
+		if (k == 2 && c[0] == '.' && c[1] == '.')
+			return false;
+		if (k > 0 && !(k == 1 && c[0] == '.')) {
+			if (o + (o > 0) + k >= n)
+				return false;
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, c, k);
+			out[o += k] = '\0';
+		}
+		c += k;
+		c += *c == '/';
+	}
+	return true;
+}
+
 /* A missing entry: `at` is the first name that does not exist, tail what follows. */
 static void add_missing(struct linux_scan *s, struct linux_paths *to, const char *at,
 			const char *tail)
 {
-	char target[PATH_MAX], parent[PATH_MAX];
+	char target[PATH_MAX], parent[PATH_MAX], t[PATH_MAX];
 	const char *sl = strrchr(at, '/');
 
-	if (!in_writable(s, at) || strstr(tail, "..") ||
-	    snprintf(target, sizeof(target), "%s%s%s", at, *tail ? "/" : "", tail) >=
-		(int)sizeof(target))
+	if (!in_writable(s, at) || !plain_tail(tail, t, sizeof(t)) ||
+	    snprintf(target, sizeof(target), "%s%s%s", at, *t ? "/" : "", t) >= (int)sizeof(target))
 		return;
 	linux_paths_add(to, target);
 	/* Its directory exists: pinned (a mount point cannot be renamed away). */
@@ -152,6 +176,7 @@ static void path_entry(struct linux_scan *s, const char *entry, size_t len,
 	memcpy(abs, entry, len);
 	abs[len] = '\0';
 	tail[0] = '\0';
+	real[0] = '\0';
 	rc = linux_scan_resolve_tail(s, abs, real, sizeof(real), true, tail, sizeof(tail));
 	for (size_t i = 0; i < n_homes; i++) {
 		if (!homes[i] || !under(real, homes[i]))
@@ -182,8 +207,17 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	char reals[2][PATH_MAX];
 	const char *resolved[2] = {NULL, NULL};
 	const char *homes[] = {l->pw_home, l->env_home};
-	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data};
-	char real[PATH_MAX];
+	char real[PATH_MAX], xr[2][PATH_MAX];
+	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
+
+	/* The XDG directories where they lead (review 8: one named through a link or a
+	 * ".." into the home took its git config, autostart and user services out of
+	 * the set); as named when they do not resolve. */
+	for (int k = 0; k < 2; k++)
+		if (xv[k] && xv[k][0] == '/' &&
+		    linux_scan_resolve(s, xv[k], xr[k], PATH_MAX, true) == 0)
+			xv[k] = xr[k];
+	const struct policy_xdg xdg = {xv[0], xv[1]};
 
 	linux_paths_free(&s->home_missing);
 	for (size_t i = 0; i < 2; i++) {

@@ -290,6 +290,18 @@ static bool plain(const char *p)
 	}
 }
 
+bool linux_scan_memo_no_links(const char *dir)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return plain(dir);
+}
+
 bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path)
 {
 	struct linux_lstat_memo *m = &s->memo;

@@ -80,6 +80,11 @@ int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, s
 		}
 		if (len == 2 && r[0] == '.' && r[1] == '.') {
 			char *sl = strrchr(cur, '/');
+			/* What a ".." leaves: a directory the command could rename and replace
+			 * by a link (review 8: ~/pa/../tools/bin, ~/pa swapped for a link to a
+			 * tree of its own): pinned as a link met is. */
+			if (links && clen)
+				linux_paths_add(&s->pinned, cur);
 			clen = sl ? (size_t)(sl - cur) : 0;
 			cur[clen] = '\0';
 			r += len;

@@ -107,35 +107,48 @@ static int resolve_home_links(struct hook_ctx *c)
 	return h.err;
 }
 
-/* Where PATH entry e leads, as the kernel resolves it: the real path, or, where it
- * stops resolving, the first missing name with what follows it (only that name when a
- * ".." follows: nothing beyond can be foretold once it exists). */
+/* The walk's first name that does not exist (lstat fails), kept as it is met. */
+struct first_missing {
+	char at[PATH_MAX];
+};
+
+static int link_noting_missing(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct first_missing *m = ctx;
+	struct stat st;
+	ssize_t k;
+
+	if (lstat(abs, &st) < 0) {
+		if (!m->at[0] && (errno == ENOENT || errno == ENOTDIR))
+			snprintf(m->at, sizeof(m->at), "%s", abs);
+		return -errno;
+	}
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	if ((k = readlink(abs, buf, n)) < 0)
+		return -errno;
+	if ((size_t)k >= n)
+		return -ENAMETOOLONG;
+	buf[k] = 0;
+	return 1;
+}
+
+/* Where PATH entry e leads, as the kernel walks it, one lstat a name, links followed
+ * (to a place not made yet too: review 8): the resolved path; where it stops, the
+ * first missing name with what follows, or that name alone when the walk goes on from
+ * above it (a ".." after it: nothing beyond can be foretold once it exists). */
 static bool path_leads(const char *e, char *out, size_t n)
 {
-	char pre[PATH_MAX], real[PATH_MAX];
-	size_t len = strlen(e);
+	struct first_missing m = {{0}};
+	char walked[PATH_MAX];
+	size_t ml;
 
-	if (len >= sizeof(pre))
+	if (policy_path_resolve(e, link_noting_missing, &m, walked, sizeof(walked)) < 0)
 		return false;
-	if (realpath(e, real))
-		return snprintf(out, n, "%s", real) < (int)n;
-	for (size_t k = 1; k <= len; k++) {
-		if (k < len && e[k] != '/')
-			continue;
-		memcpy(pre, e, k);
-		pre[k] = '\0';
-		if (realpath(pre, real))
-			continue;
-		if (errno != ENOENT && errno != ENOTDIR)
-			return false;
-		const char *name = strrchr(pre, '/') + 1, *rest = e + k;
-		pre[name - pre - 1] = '\0';
-		if (!realpath(pre[0] ? pre : "/", real))
-			return false;
-		return snprintf(out, n, "%s/%s%s", strcmp(real, "/") ? real : "", name,
-				strstr(rest, "..") ? "" : rest) < (int)n;
-	}
-	return false;
+	ml = strlen(m.at);
+	if (ml && (strncmp(walked, m.at, ml) != 0 || (walked[ml] && walked[ml] != '/')))
+		return snprintf(out, n, "%s", m.at) < (int)n;
+	return snprintf(out, n, "%s", walked) < (int)n;
 }
 
 /* The PATH entries that lead into a home (resolved) by a link or a "..", not by name. */
@@ -278,6 +291,13 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .masked = runner_hook_masked,
 #endif
 	};
+	/* The XDG directories where they lead, as the sandbox judges them. */
+	char *xdg_real[2] = {c.xdg_config ? realpath(c.xdg_config, NULL) : NULL,
+			     c.xdg_data ? realpath(c.xdg_data, NULL) : NULL};
+	if (xdg_real[0])
+		c.xdg_config = xdg_real[0];
+	if (xdg_real[1])
+		c.xdg_data = xdg_real[1];
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;
 	if (home_real && strcmp(home_real, re.pw_home))
@@ -292,6 +312,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 		free_protected(&c);
 		free(home_real);
 		free(env_real);
+		free(xdg_real[0]);
+		free(xdg_real[1]);
 		runner_env_release(&re);
 		return blocked(" (cannot judge)", "out of memory");
 	}
@@ -309,6 +331,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	free(cwd_real);
 	free(home_real);
 	free(env_real);
+	free(xdg_real[0]);
+	free(xdg_real[1]);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)
 		return HOOK_EXIT_ALLOW;

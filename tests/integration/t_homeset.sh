@@ -166,6 +166,32 @@ expect_match "hook: Write making the missing name before a PATH '..' is blocked"
 PATH_IN=$PATH_IN_SAVED
 rm -rf "$LNK" "$H/ptools" "$H/pa" "$H/ptools2" "$H/pfree.txt" "$H/pnone"
 
+# Review 8: what a ".." leaves is pinned (~/pa cannot be swapped for a link that sends
+# ~/pa/../ptools2/bin elsewhere); a PATH entry with a trailing '/' or '//' in a part
+# that does not exist launches (it failed every launch, 125); a PATH link to a place
+# not made yet is refused by the hook as by the sandbox; an XDG_CONFIG_HOME named
+# through a link keeps git's config read-only.
+mkdir -p "$H/pa" "$H/ptools2/bin" "$H/cfgA"
+LNK=$(mktemp -d /var/tmp/halo-homeset-link.XXXXXX)
+ln -s "$H/pnew" "$LNK/nb" && ln -s "$H/cfgA" "$LNK/cfg"
+PATH_IN="$H/pa/../ptools2/bin:$H/pgone/x//bin:$H/pgone2/bin/:$LNK/nb:$PATH"
+OUT=$(cd "$H" && PATH=$PATH_IN XDG_CONFIG_HOME=$LNK/cfg timeout -k 2 60 "$HALO" -- sh -c '
+	(mv pa pa.old && ln -s /tmp pa) 2>/dev/null && echo "swapped pa"
+	(mkdir -p cfgA/git && echo x >cfgA/git/config) 2>/dev/null && echo "wrote cfgA/git/config"
+	echo done' 2>"$E" </dev/null)
+expect "a '..' left pinned, trailing slashes launch, XDG through a link guarded" "0:done" "$?:$OUT"
+expect "... on the host: pa still a directory, no git config" "dir absent" \
+	"$([ -d "$H/pa" ] && [ ! -L "$H/pa" ] && echo dir || echo swapped) $([ -e "$H/cfgA/git/config" ] && echo present || echo absent)"
+expect_match "hook: Write where a PATH link to a place not made yet leads is blocked" \
+	"keeps ~/pnew read-only" "$(hook_ev "$H/pnew/git")"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$H/cfgA/git/config" |
+	PATH=$PATH_IN XDG_CONFIG_HOME=$LNK/cfg "$HALO" hook 2>&1 >/dev/null)
+expect_match "hook: Write git's config where XDG_CONFIG_HOME's link leads is blocked" "git" "$OUT"
+PATH_IN=$PATH_IN_SAVED
+rm -rf "$LNK" "$H/pa" "$H/pa.old" "$H/ptools2" "$H/cfgA" "$H/pnew"
+
 # Another workspace's isolated cache stays out of sight, the home being the workspace
 # or not: the caches directory shows only this workspace's own.
 mkdir -p "$H/w1"
