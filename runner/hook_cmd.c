@@ -115,22 +115,11 @@ struct first_missing {
 static int link_noting_missing(void *ctx, const char *abs, char *buf, size_t n)
 {
 	struct first_missing *m = ctx;
-	struct stat st;
-	ssize_t k;
+	int rc = runner_hook_link_of(NULL, abs, buf, n);
 
-	if (lstat(abs, &st) < 0) {
-		if (!m->at[0] && (errno == ENOENT || errno == ENOTDIR))
-			snprintf(m->at, sizeof(m->at), "%s", abs);
-		return -errno;
-	}
-	if (!S_ISLNK(st.st_mode))
-		return 0;
-	if ((k = readlink(abs, buf, n)) < 0)
-		return -errno;
-	if ((size_t)k >= n)
-		return -ENAMETOOLONG;
-	buf[k] = 0;
-	return 1;
+	if ((rc == -ENOENT || rc == -ENOTDIR) && !m->at[0])
+		snprintf(m->at, sizeof(m->at), "%s", abs);
+	return rc;
 }
 
 /* Where PATH entry e leads, as the kernel walks it, one lstat a name, links followed

@@ -48,7 +48,7 @@ int runner_hook_read_file(const char *abs, char *buf, size_t n)
 }
 
 /* A name as the kernel walks it: a symlink's target, or whether it exists. */
-static int link_of(void *ctx, const char *abs, char *buf, size_t n)
+int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n)
 {
 	struct stat st;
 	ssize_t k;
@@ -74,7 +74,7 @@ int runner_hook_resolve(const char *abs, char *out, size_t n)
 {
 	char walked[PATH_MAX], probe[PATH_MAX], *real = NULL;
 	size_t cut;
-	int rc = policy_path_resolve(abs, link_of, NULL, walked, sizeof(walked));
+	int rc = policy_path_resolve(abs, runner_hook_link_of, NULL, walked, sizeof(walked));
 
 	if (rc < 0)
 		return rc;

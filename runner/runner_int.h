@@ -64,6 +64,9 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs
 bool runner_hook_exists(const char *abs);
 int runner_hook_read_file(const char *abs, char *buf, size_t n);
 int runner_hook_resolve(const char *abs, char *out, size_t n);
+/* policy_link_fn by lstat and readlink (ctx unused): 1 and the target for a symlink, 0
+ * for anything else, -errno when lstat fails. */
+int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n);
 /* hook_walk.c: a content search's bounded walk (hook.h, find_protected). */
 int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
 			       char *out, size_t n);
