@@ -220,38 +220,6 @@ static const char *guard_hit(const struct hook_ctx *c, const char *abs, const ch
 	return NULL;
 }
 
-/* A writable root that is a home or holds it: the home's persistence set stays
- * read-only, as the sandbox keeps it (policy_home_set_hit, the one list). */
-static const char *home_hit(const struct hook_ctx *c, const char *abs, const char *root,
-			    const char **entry)
-{
-	const char *homes[] = {c->home, c->env_home, c->home_resolved, c->env_home_resolved};
-	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data};
-
-	if (c->policy->guard_persistence == 0)
-		return NULL;
-	for (size_t i = 0; i < 4; i++) {
-		const char *why;
-		if (!policy_home_in_tree(homes[i], root))
-			continue;
-		if ((why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg, abs, entry)))
-			return why;
-		/* by the name an entry that is a symlink leads to */
-		for (size_t k = 0; k < c->n_home_real; k++)
-			if (policy_path_beneath(abs, c->home_real[k]) &&
-			    (why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg,
-							   c->home_of[k], entry)))
-				return why;
-	}
-	/* where a PATH entry leads into a home by a link or a ".." */
-	for (size_t k = 0; k < c->n_path_real; k++)
-		if (policy_path_beneath(abs, c->path_real[k])) {
-			*entry = c->path_rel[k];
-			return "a directory on the caller's PATH leads there";
-		}
-	return NULL;
-}
-
 static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const char *tool,
 		       const char *path, const char *abs, bool write)
 {
@@ -290,7 +258,7 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 			   "%s %s: the persistence guard keeps %s read-only (it runs code later; "
 			   "sandbox.guardPersistence)",
 			   tool, path, why);
-	else if ((why = home_hit(c, abs, root, &entry)))
+	else if ((why = hook_home_hit(c, abs, root, &entry)))
 		hook_block(j, HOOK_BLOCK,
 			   "%s %s: the home is the workspace, and its persistence set keeps ~/%s "
 			   "read-only (%s; sandbox.guardPersistence)",

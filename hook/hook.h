@@ -93,6 +93,9 @@ struct hook_ctx {
 	const char *path_env; /* the caller's PATH: the home set's PATH directories; may be NULL */
 	const char *xdg_config; /* the caller's XDG_CONFIG_HOME (the home set); may be NULL */
 	const char *xdg_data;	/* the caller's XDG_DATA_HOME (the home set); may be NULL */
+	/* The same two where they lead (realpath), judged too; NULL when as named. */
+	const char *xdg_config_real;
+	const char *xdg_data_real;
 	/* The sandbox's view of an absolute name as written (".." kept): the kernel's
 	 * walk, policy_path_resolve, dangling links followed. Returns 0 or -errno. NULL:
 	 * lexical only. */

@@ -160,5 +160,9 @@ bool hook_runs_check(struct hook_judge *j, const struct hook_script *s, const st
 		     const char *base, const struct hook_word *argv, size_t argc);
 /* Environment assignments (NAME=VALUE) that point a client at a host or run a command. */
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w);
+/* files_home.c: the reason a write at abs (in writable root `root`) is refused by a
+ * home's persistence set, *entry the entry's name below its home; NULL when none. */
+const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char *root,
+			  const char **entry);
 
 #endif

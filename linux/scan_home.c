@@ -58,7 +58,12 @@ static void add_missing(struct linux_scan *s, struct linux_paths *to, const char
 	char target[PATH_MAX], parent[PATH_MAX], t[PATH_MAX];
 	const char *sl = strrchr(at, '/');
 
-	if (!in_writable(s, at) || !plain_tail(tail, t, sizeof(t)) ||
+	/* After a "..", only the first missing name: nothing beyond it can be foretold
+	 * once it exists (a link made there sends the rest anywhere; review 9:
+	 * ~/.vimrc -> gone/../myvimrc). */
+	if (!plain_tail(tail, t, sizeof(t)))
+		t[0] = '\0';
+	if (!in_writable(s, at) ||
 	    snprintf(target, sizeof(target), "%s%s%s", at, *t ? "/" : "", t) >= (int)sizeof(target))
 		return;
 	linux_paths_add(to, target);
@@ -183,8 +188,6 @@ static void path_entry(struct linux_scan *s, const char *entry, size_t len,
 			continue;
 		if (rc == 0 && in_writable(s, real))
 			linux_paths_add(&s->guarded, real);
-		else if ((rc == -ENOENT || rc == -ENOTDIR) && strstr(tail, ".."))
-			add_missing(s, &s->home_missing, real, "");
 		else if (rc == -ENOENT || rc == -ENOTDIR)
 			add_unresolved(s, &s->home_missing, rc, real, tail, sizeof(tail));
 		return;
@@ -210,14 +213,20 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	char real[PATH_MAX], xr[2][PATH_MAX];
 	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
 
-	/* The XDG directories where they lead (review 8: one named through a link or a
-	 * ".." into the home took its git config, autostart and user services out of
-	 * the set); as named when they do not resolve. */
-	for (int k = 0; k < 2; k++)
+	bool other = false;
+
+	/* The XDG directories as named and where they lead (review 8: one named through
+	 * a link or a ".." into the home took its git config, autostart and user services
+	 * out of the set; review 9: one named in the home that leads out of it must keep
+	 * them too): the set is judged once more with them resolved, when that differs. */
+	for (int k = 0; k < 2; k++) {
+		xr[k][0] = '\0';
 		if (xv[k] && xv[k][0] == '/' &&
 		    linux_scan_resolve(s, xv[k], xr[k], PATH_MAX, true) == 0)
-			xv[k] = xr[k];
+			other |= strcmp(xr[k], xv[k]) != 0;
+	}
 	const struct policy_xdg xdg = {xv[0], xv[1]};
+	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1]};
 
 	linux_paths_free(&s->home_missing);
 	for (size_t i = 0; i < 2; i++) {
@@ -238,6 +247,10 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */
 			w.home = real;
 			policy_home_set_each_xdg(real, l->caller_path, &xdg, one_entry, &w);
+		}
+		if (other) {
+			w.home = real;
+			policy_home_set_each_xdg(real, l->caller_path, &xdg_real, one_entry, &w);
 		}
 	}
 	path_entries(s, l->caller_path, resolved, 2);

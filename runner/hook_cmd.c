@@ -61,16 +61,26 @@ struct home_links {
 	int err;
 };
 
+static int add_link(struct home_links *h, const char *buf, const char *abs);
+
 static int home_link(const char *rel, const char *why, void *arg)
 {
 	struct home_links *h = arg;
 	char abs[PATH_MAX], buf[PATH_MAX];
 
 	(void)why;
+	/* Where the kernel's walk leads, or its first missing name when a ".." follows
+	 * it (~/.vimrc -> gone/../x: ~/gone, as the sandbox keeps it from being made). */
 	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
-	    !runner_hook_exists(abs) || runner_hook_resolve(abs, buf, sizeof(buf)) < 0 ||
+	    !runner_hook_exists(abs) || !runner_hook_path_leads(abs, buf, sizeof(buf)) ||
 	    strcmp(abs, buf) == 0)
 		return 0;
+	return add_link(h, buf, abs);
+}
+
+/* real is where `of` leads. */
+static int add_link(struct home_links *h, const char *buf, const char *abs)
+{
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 16;
 		char **r = realloc(h->real, cap * sizeof(*r)), **o;
@@ -101,43 +111,20 @@ static int resolve_home_links(struct hook_ctx *c)
 		    (i == 0 || !c->home || strcmp(homes[0], homes[1])))
 			h.home = homes[i],
 			policy_home_set_each_xdg(homes[i], c->path_env, &xdg, home_link, &h);
+	/* An XDG directory named in a home that leads elsewhere (review 9): what is
+	 * written where it leads is judged by its name in the home, as the sandbox
+	 * guards it. */
+	const char *xv[] = {c->xdg_config, c->xdg_data};
+	for (size_t k = 0; k < 2 && !h.err; k++) {
+		char to[PATH_MAX];
+		if (xv[k] && xv[k][0] == '/' && runner_hook_path_leads(xv[k], to, sizeof(to)) &&
+		    strcmp(to, xv[k]) != 0)
+			add_link(&h, to, xv[k]);
+	}
 	c->home_real = (const char *const *)h.real;
 	c->home_of = (const char *const *)h.of;
 	c->n_home_real = h.n;
 	return h.err;
-}
-
-/* The walk's first name that does not exist (lstat fails), kept as it is met. */
-struct first_missing {
-	char at[PATH_MAX];
-};
-
-static int link_noting_missing(void *ctx, const char *abs, char *buf, size_t n)
-{
-	struct first_missing *m = ctx;
-	int rc = runner_hook_link_of(NULL, abs, buf, n);
-
-	if ((rc == -ENOENT || rc == -ENOTDIR) && !m->at[0])
-		snprintf(m->at, sizeof(m->at), "%s", abs);
-	return rc;
-}
-
-/* Where PATH entry e leads, as the kernel walks it, one lstat a name, links followed
- * (to a place not made yet too: review 8): the resolved path; where it stops, the
- * first missing name with what follows, or that name alone when the walk goes on from
- * above it (a ".." after it: nothing beyond can be foretold once it exists). */
-static bool path_leads(const char *e, char *out, size_t n)
-{
-	struct first_missing m = {{0}};
-	char walked[PATH_MAX];
-	size_t ml;
-
-	if (policy_path_resolve(e, link_noting_missing, &m, walked, sizeof(walked)) < 0)
-		return false;
-	ml = strlen(m.at);
-	if (ml && (strncmp(walked, m.at, ml) != 0 || (walked[ml] && walked[ml] != '/')))
-		return snprintf(out, n, "%s", m.at) < (int)n;
-	return snprintf(out, n, "%s", walked) < (int)n;
 }
 
 /* The PATH entries that lead into a home (resolved) by a link or a "..", not by name. */
@@ -153,7 +140,7 @@ static int resolve_path_entries(struct hook_ctx *c, const char *const *homes, si
 		if (p[0] == '/' && len < sizeof(e)) {
 			memcpy(e, p, len);
 			e[len] = '\0';
-			leads = path_leads(e, to, sizeof(to));
+			leads = runner_hook_path_leads(e, to, sizeof(to));
 		}
 		if (leads) {
 			for (size_t i = 0; i < n_homes; i++) {
@@ -283,10 +270,10 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	/* The XDG directories where they lead, as the sandbox judges them. */
 	char *xdg_real[2] = {c.xdg_config ? realpath(c.xdg_config, NULL) : NULL,
 			     c.xdg_data ? realpath(c.xdg_data, NULL) : NULL};
-	if (xdg_real[0])
-		c.xdg_config = xdg_real[0];
-	if (xdg_real[1])
-		c.xdg_data = xdg_real[1];
+	if (xdg_real[0] && strcmp(xdg_real[0], c.xdg_config))
+		c.xdg_config_real = xdg_real[0];
+	if (xdg_real[1] && strcmp(xdg_real[1], c.xdg_data))
+		c.xdg_data_real = xdg_real[1];
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;
 	if (home_real && strcmp(home_real, re.pw_home))

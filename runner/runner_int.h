@@ -67,6 +67,10 @@ int runner_hook_resolve(const char *abs, char *out, size_t n);
 /* policy_link_fn by lstat and readlink (ctx unused): 1 and the target for a symlink, 0
  * for anything else, -errno when lstat fails. */
 int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n);
+/* Where absolute `e` leads as the kernel walks it (links followed, to places not made
+ * yet too): the path, or, where the walk goes on from above a missing name (a ".."
+ * after it), that first missing name. */
+bool runner_hook_path_leads(const char *e, char *out, size_t n);
 /* hook_walk.c: a content search's bounded walk (hook.h, find_protected). */
 int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
 			       char *out, size_t n);

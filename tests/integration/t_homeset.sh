@@ -192,6 +192,34 @@ expect_match "hook: Write git's config where XDG_CONFIG_HOME's link leads is blo
 PATH_IN=$PATH_IN_SAVED
 rm -rf "$LNK" "$H/pa" "$H/pa.old" "$H/ptools2" "$H/cfgA" "$H/pnew"
 
+# Review 9: a home-set entry whose link target has a '..' after a missing name
+# (~/.vimrc -> gone/../myvimrc): that name cannot be made, in the sandbox as by the
+# hook; an XDG_CONFIG_HOME named in the home that leads out of it keeps git's config
+# read-only where it leads, in both; and the hook judges a writable root inside the
+# home (writableRoots: [~/.cargo]) as the sandbox does.
+ln -s gone/../myvimrc "$H/.vimrc"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- sh -c '(mkdir gone) 2>/dev/null && echo made; echo done' 2>"$E" </dev/null)
+expect "~/.vimrc -> gone/../myvimrc: gone cannot be made" "done" "$OUT"
+expect_match "hook: ... nor by the harness" "keeps ~/.vimrc" "$(hook_ev "$H/gone/x")"
+rm -f "$H/.vimrc"
+XW=$(mktemp -d /var/tmp/halo-homeset-xw.XXXXXX)
+mkdir -p "$XW/dot/cfg" && ln -s "$XW/dot/cfg" "$H/mycfg"
+OUT=$(cd "$XW" && XDG_CONFIG_HOME=$H/mycfg timeout -k 2 60 "$HALO" -- sh -c '(mkdir -p dot/cfg/git && echo x >dot/cfg/git/config) 2>/dev/null && echo wrote; echo done' 2>"$E" </dev/null)
+expect "XDG_CONFIG_HOME in the home leading out of it: git's config there read-only" "done" "$OUT"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$XW" "$XW/dot/cfg/git/config" |
+	(cd "$XW" && XDG_CONFIG_HOME=$H/mycfg "$HALO" hook 2>&1 >/dev/null))
+expect_match "hook: ... blocked as well" "git" "$OUT"
+printf 'sandbox:\n  writableRoots: ["%s/.cargo"]\n' "$H" >"$TMPDIR/cargo-root.yaml"
+mkdir -p "$H/.cargo"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$XW" "$H/.cargo/config.toml" |
+	(cd "$XW" && "$HALO" hook --policy "$TMPDIR/cargo-root.yaml" 2>&1 >/dev/null))
+expect_match "hook: writableRoots ~/.cargo: its config.toml blocked, as inside" "cargo" "$OUT"
+rm -rf "$XW" "$H/mycfg"
+
 # Another workspace's isolated cache stays out of sight, the home being the workspace
 # or not: the caches directory shows only this workspace's own.
 mkdir -p "$H/w1"
