@@ -92,7 +92,12 @@ struct linux_scan {
 	 * and the ancestors of all of these and of every mask and guard, below the top of
 	 * their writable tree. Sorted parents first. */
 	struct linux_paths pinned;
-	struct linux_paths links;   /* symlinks met resolving guards and masks (to pin) */
+	struct linux_paths links; /* symlinks met resolving guards and masks (to pin) */
+	/* The caches' directory, hidden inside by a tmpfs holding only this workspace's
+	 * own (mounts.c alone_or_die): nothing else below it is seen, so nothing there is
+	 * pinned (review 9: a link of the command's with a '..' through another
+	 * workspace's cache had every later launch fail on a pin it could not open). */
+	char hidden_top[PATH_MAX], hidden_own[PATH_MAX];
 	struct linux_paths gitdirs; /* git directories found in writable trees */
 	/* Guard targets missing at launch, as parent/name: at the top of each writable
 	 * tree every guard name, in each git directory its hooks, config, commondir and

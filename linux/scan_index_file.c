@@ -509,6 +509,14 @@ void linux_scan_cache_pin(const struct linux_launch *l, struct linux_scan *s)
 	if (!sl || sl == l->cache_hide || (size_t)(sl - l->cache_hide) >= sizeof(parent))
 		return;
 	snprintf(parent, sizeof(parent), "%.*s", (int)(sl - l->cache_hide), l->cache_hide);
+	/* Shown inside: the caches' directory holding only the one bound there. */
+	snprintf(s->hidden_top, sizeof(s->hidden_top), "%s", l->cache_hide);
+	for (size_t i = 0; i < l->n_cache_binds; i++) {
+		const char *b = l->cache_binds[i], *bs = strrchr(b, '/');
+		if (bs && (size_t)(bs - b) == strlen(l->cache_hide) &&
+		    strncmp(b, l->cache_hide, (size_t)(bs - b)) == 0)
+			snprintf(s->hidden_own, sizeof(s->hidden_own), "%s", b);
+	}
 	if (linux_paths_beneath_any(parent, &s->writable) &&
 	    !linux_paths_beneath_any(parent, &s->masked))
 		linux_paths_add(&s->pinned, parent);

@@ -519,6 +519,14 @@ static int check_hard_links(const struct linux_scan *s, struct halo_err *e)
 	return 0;
 }
 
+/* Below the caches' directory, but for this workspace's own: out of sight inside. */
+static bool hidden(const struct linux_scan *s, const char *p)
+{
+	return s->hidden_top[0] && linux_path_beneath(p, s->hidden_top) &&
+	       strcmp(p, s->hidden_top) != 0 &&
+	       !(s->hidden_own[0] && linux_path_beneath(p, s->hidden_own));
+}
+
 int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 {
 	struct linux_paths pins = {0};
@@ -547,7 +555,8 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 			 * files are mount points already: only their ancestors. */
 			bool self = f < 2;
 
-			if (!top || (self && linux_paths_beneath_any(p, &s->masked)))
+			if (!top || (self && linux_paths_beneath_any(p, &s->masked)) ||
+			    hidden(s, p))
 				continue;
 			add_ancestors(&pins, p, top, self);
 		}

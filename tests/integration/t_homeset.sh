@@ -219,6 +219,19 @@ OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.
 	(cd "$XW" && "$HALO" hook --policy "$TMPDIR/cargo-root.yaml" 2>&1 >/dev/null))
 expect_match "hook: writableRoots ~/.cargo: its config.toml blocked, as inside" "cargo" "$OUT"
 rm -rf "$XW" "$H/mycfg"
+# Review 9: a link of the command's whose target goes through another workspace's
+# cache (hidden inside) with a '..' pinned nothing the next launch could open, and
+# every later launch in the home failed (125).
+mkdir -p "$H/proj9" && (cd "$H/proj9" && timeout -k 2 60 "$HALO" -- true >/dev/null 2>&1 </dev/null)
+OTHER=$(ls -d "$H"/.cache/halo-run/caches/proj9-* 2>/dev/null | head -1)
+if [ -n "$OTHER" ]; then
+	(cd "$H" && timeout -k 2 60 "$HALO" -- sh -c "ln -s '$OTHER/../none' .env.local" >/dev/null 2>&1 </dev/null)
+	OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- echo next 2>"$E" </dev/null)
+	expect "a protected link through another workspace's hidden cache: the next launch runs" "0:next" "$?:$OUT"
+else
+	skip "a link through another workspace's cache" "no cache made for $H/proj9"
+fi
+rm -rf "$H/.env.local" "$H/proj9"
 
 # Another workspace's isolated cache stays out of sight, the home being the workspace
 # or not: the caches directory shows only this workspace's own.
