@@ -26,45 +26,25 @@ static bool in_writable(const struct linux_scan *s, const char *path)
 	       !linux_paths_beneath_any(path, &s->masked);
 }
 
-/* tail without empty and "." components (a PATH entry's "bin/", "x//bin", or what a
- * link's target leaves): the broker takes plain names only. false on a "..". */
-static bool plain_tail(const char *tail, char *out, size_t n)
-{
-	size_t o = 0;
-
-	out[0] = '\0';
-	for (const char *c = tail; *c;) {
-		size_t k = strcspn(c, "/");
-		if (k == 2 && c[0] == '.' && c[1] == '.')
-			return false;
-		if (k > 0 && !(k == 1 && c[0] == '.')) {
-			if (o + (o > 0) + k >= n)
-				return false;
-			if (o)
-				out[o++] = '/';
-			memcpy(out + o, c, k);
-			out[o += k] = '\0';
-		}
-		c += k;
-		c += *c == '/';
-	}
-	return true;
-}
-
 /* A missing entry: `at` is the first name that does not exist, tail what follows. */
 static void add_missing(struct linux_scan *s, struct linux_paths *to, const char *at,
 			const char *tail)
 {
-	char target[PATH_MAX], parent[PATH_MAX], t[PATH_MAX];
-	const char *sl = strrchr(at, '/');
+	char target[PATH_MAX], parent[PATH_MAX], joined[PATH_MAX + 1], t[PATH_MAX];
+	const char *sl = strrchr(at, '/'), *why;
+	int rc;
 
-	/* After a "..", only the first missing name: nothing beyond it can be foretold
-	 * once it exists (a link made there sends the rest anywhere; review 9:
-	 * ~/.vimrc -> gone/../myvimrc). */
-	if (!plain_tail(tail, t, sizeof(t)))
-		t[0] = '\0';
-	if (!in_writable(s, at) ||
-	    snprintf(target, sizeof(target), "%s%s%s", at, *t ? "/" : "", t) >= (int)sizeof(target))
+	/* The tail without empty and "." names (a PATH entry's "bin/", "x//bin", what a
+	 * link's target leaves): the broker takes plain names only. After a "..", only
+	 * the first missing name: nothing beyond it can be foretold once it exists (a
+	 * link made there sends the rest anywhere; review 9: ~/.vimrc -> gone/../x). */
+	if (snprintf(joined, sizeof(joined), "/%s", tail) >= (int)sizeof(joined))
+		return;
+	rc = policy_path_normalise(joined, false, t, sizeof(t), &why);
+	if (rc == -EINVAL)
+		t[0] = t[1] = '\0';
+	if (rc == -ENAMETOOLONG || !in_writable(s, at) ||
+	    snprintf(target, sizeof(target), "%s%s", at, t[1] ? t : "") >= (int)sizeof(target))
 		return;
 	linux_paths_add(to, target);
 	/* Its directory exists: pinned (a mount point cannot be renamed away). */
@@ -152,16 +132,6 @@ void linux_scan_protected_missing(struct linux_scan *s)
 	linux_paths_sort_unique(&s->floor_missing);
 }
 
-/* Strictly below `dir` (a resolved path). */
-static bool under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return path[0] == '/' && path[1];
-	return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
 /* A PATH entry that reaches into a resolved home other than by its name: through a
  * link (/opt/tools -> ~/tools, /usr/local/bin -> ~/bin) or a ".." (~/a/../tools/bin,
  * which a link planted at ~/a would send anywhere). policy's set takes the entries
@@ -184,7 +154,7 @@ static void path_entry(struct linux_scan *s, const char *entry, size_t len,
 	real[0] = '\0';
 	rc = linux_scan_resolve_tail(s, abs, real, sizeof(real), true, tail, sizeof(tail));
 	for (size_t i = 0; i < n_homes; i++) {
-		if (!homes[i] || !under(real, homes[i]))
+		if (!homes[i] || !linux_path_beneath(real, homes[i]) || !strcmp(real, homes[i]))
 			continue;
 		if (rc == 0 && in_writable(s, real))
 			linux_paths_add(&s->guarded, real);

@@ -292,9 +292,9 @@ bool linux_scan_memo_missing(struct linux_scan *s, const char *path);
  * (and noted in the memo for every name on it) when the memo knows too few of its
  * names; false when that cannot be said so (ask one name at a time). */
 bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path);
-/* Whether `dir` is a directory reached with no symlink on the way (itself included),
- * written plainly (no empty, "." or ".." component). */
-bool linux_scan_memo_no_links(const char *dir);
+/* scan_pin.c: whether `path` exists, written plainly (no empty, "." or ".." name),
+ * with no symlink on the way, itself included: one openat2(RESOLVE_NO_SYMLINKS). */
+bool linux_scan_no_links(const char *path);
 /* The same from the listings made so far only: none is made or counted towards. */
 bool linux_scan_memo_known_missing(struct linux_scan *s, const char *path);
 /* scan_bounds.c, after the walk: 0, or -E2BIG with e set when a truncated walk is

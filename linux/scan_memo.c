@@ -275,41 +275,12 @@ static struct linux_lstat_ent *memo_find(struct linux_lstat_memo *m, const char 
 	return NULL;
 }
 
-/* A plain absolute path (no empty, "." or ".." component, no trailing '/'). */
-static bool plain(const char *p)
-{
-	if (p[0] != '/' || !p[1])
-		return false;
-	for (const char *c = p + 1;;) {
-		size_t k = strcspn(c, "/");
-		if (k == 0 || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-		if (!c[k])
-			return true;
-		c += k + 1;
-	}
-}
-
-bool linux_scan_memo_no_links(const char *dir)
-{
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return plain(dir);
-}
-
 bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path)
 {
 	struct linux_lstat_memo *m = &s->memo;
 	size_t n = strlen(path), unknown = 0;
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
-	int fd;
 
-	if (n >= PATH_MAX || !plain(path))
+	if (n >= PATH_MAX || path[0] != '/')
 		return false;
 	for (size_t k = 1; k <= n; k++)
 		if ((k == n || path[k] == '/') && !memo_find(m, path, k))
@@ -317,10 +288,8 @@ bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path)
 	/* One lookup of the whole path, and its close, against one lstat per name. */
 	if (unknown < 3)
 		return false;
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd < 0)
+	if (!linux_scan_no_links(path))
 		return false; /* a link, a missing name, no openat2: asked one name at a time */
-	close(fd);
 	/* Every name on the way is there and none is a link: what lstat would say. */
 	for (size_t k = 1; k <= n; k++) {
 		struct linux_lstat_ent e = {.hash = path_hash(path, k)};
@@ -343,11 +312,12 @@ int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **t
 	char buf[PATH_MAX];
 	struct stat st;
 
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].hash == h && strcmp(m->v[i].path, path) == 0) {
-			*target = m->v[i].target;
-			return m->v[i].err ? -m->v[i].err : m->v[i].target ? 1 : 0;
-		}
+	const struct linux_lstat_ent *known = memo_find(m, path, strlen(path));
+
+	if (known) {
+		*target = known->target;
+		return known->err ? -known->err : known->target ? 1 : 0;
+	}
 	if (listed_missing(m, path)) {
 		e.err = ENOENT;
 	} else if (lstat(path, &st) < 0) {

@@ -194,6 +194,11 @@ static int resolve_without_links(const char *path)
 	return 1;
 }
 
+bool linux_scan_no_links(const char *path)
+{
+	return resolve_without_links(path) == 0;
+}
+
 /* The mask: 0 masked at path itself, 1 at real (a link on the way), -1 none (nothing
  * there, no link on the way), -2 none (nothing where a link on the way leads). */
 static int add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])

@@ -294,7 +294,7 @@ static void mask_other_index(struct linux_scan *s, const char *sock)
 	 * 8: a command in a tree holding that place could make .../halo-run/index a link
 	 * to a directory of its choosing, with the socket hard-linked there, and have it
 	 * masked whole at every launch): else the socket alone, as before. */
-	if (!linux_scan_memo_no_links(dir) || !linux_scan_add_own_mask(s, dir))
+	if (!linux_scan_no_links(dir) || !linux_scan_add_own_mask(s, dir))
 		linux_scan_add_own_mask(s, sock);
 }
 
