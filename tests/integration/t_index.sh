@@ -215,7 +215,8 @@ expect "HALO_RUN_INDEX_WATCH=0: no watcher started" "" "$(watcher_pid)"
 # (as a sandboxed command's would be), does not keep it alive.
 if command -v python3 >/dev/null && unshare -rn true 2>/dev/null; then
 	HALO_RUN_INDEX_WATCH=1 HALO_RUN_INDEX_WATCH_IDLE=2 run_in 'true'
-	for i in $(seq 1 20); do [ -n "$(watcher_pid)" ] && break; sleep 0.1; done
+	# Its pid shows before its socket is bound: wait for both (missed once in CI).
+	for i in $(seq 1 30); do [ -n "$(watcher_pid)" ] && ls "$IDX_DIR"/*.sock >/dev/null 2>&1 && break; sleep 0.1; done
 	WPID=$(watcher_pid) SOCK=$(ls "$IDX_DIR"/*.sock 2>/dev/null | head -1)
 	expect "watcher (idle 2 s): started" yes "$([ -n "$WPID" ] && [ -S "$SOCK" ] && echo yes || echo no)"
 	refused=$(unshare -rn python3 -c "$ASK" "$(idx_file)" "$SOCK" 2>&1)
