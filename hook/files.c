@@ -260,9 +260,9 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 			   tool, path, why);
 	else if ((why = hook_home_hit(c, abs, root, &entry)))
 		hook_block(j, HOOK_BLOCK,
-			   "%s %s: the home is the workspace, and its persistence set keeps ~/%s "
-			   "read-only (%s; sandbox.guardPersistence)",
-			   tool, path, entry, why);
+			   "%s %s: %s%s is in the home's persistence set, read-only wherever it "
+			   "lands in a writable tree (%s; sandbox.guardPersistence)",
+			   tool, path, entry[0] == '/' ? "" : "~/", entry, why);
 }
 
 void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,

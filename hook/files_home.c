@@ -24,10 +24,19 @@ const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char 
 
 	if (c->policy->guard_persistence == 0)
 		return NULL;
+	const char *homes[] = {c->home, c->env_home, c->home_resolved, c->env_home_resolved};
+
 	if ((why = home_hit_xdg(c, abs, root, entry, &named)) ||
 	    ((c->xdg_config_real || c->xdg_data_real) &&
 	     (why = home_hit_xdg(c, abs, root, entry, &real))))
 		return why;
+	/* an XDG directory beneath no home: its entries wherever it is (named absolute) */
+	if ((why = policy_home_set_hit_xdg_outside(homes, 4, &named, abs)) ||
+	    ((c->xdg_config_real || c->xdg_data_real) &&
+	     (why = policy_home_set_hit_xdg_outside(homes, 4, &real, abs)))) {
+		*entry = abs;
+		return why;
+	}
 	/* where a PATH entry leads into a home by a link or a ".." */
 	for (size_t k = 0; k < c->n_path_real; k++)
 		if (policy_path_beneath(abs, c->path_real[k])) {

@@ -223,6 +223,15 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 			policy_home_set_each_xdg(real, l->caller_path, &xdg_real, one_entry, &w);
 		}
 	}
+	/* An XDG directory beneath no home (or the home itself): its entries there, as
+	 * named and where it leads. */
+	const char *all[] = {homes[0], homes[1], resolved[0], resolved[1]};
+	struct home_walk top = {s, "/"};
+	if (s->writable.n > 0) {
+		policy_home_set_each_xdg_outside(all, 4, &xdg, one_entry, &top);
+		if (other)
+			policy_home_set_each_xdg_outside(all, 4, &xdg_real, one_entry, &top);
+	}
 	path_entries(s, l->caller_path, resolved, 2);
 	linux_paths_sort_unique(&s->home_missing);
 }

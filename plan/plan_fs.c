@@ -248,7 +248,10 @@ static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in,
 		if (r)
 			return r;
 	}
-	return fallback;
+	const struct policy_xdg xdg = {in->caller_xdg_config, in->caller_xdg_data};
+	const char *why = policy_home_set_hit_xdg_outside(in->homes, 2, &xdg, path);
+	const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
+	return r ? r : fallback;
 }
 
 /* The guard's lists, each path with its reason. */

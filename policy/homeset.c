@@ -244,6 +244,42 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
 	return 0;
 }
 
+/* An XDG directory outside every home (XDG_CONFIG_HOME=/data/cfg): git, systemd, the
+ * desktop and the rest read there, so each ~/.config (~/.local/share) entry is an entry
+ * there too (review 9: git's global config, autostart and user services there were
+ * writable from a workspace that held it). fn gets each relative to "/". One beneath a
+ * home is that home's (policy_home_set_each_xdg); one that is a home ($HOME itself)
+ * is taken here. */
+int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
+				     const struct policy_xdg *xdg,
+				     int (*fn)(const char *rel, const char *why, void *arg),
+				     void *arg)
+{
+	const char *dirs[2] = {xdg ? xdg->config : NULL, xdg ? xdg->data : NULL};
+	int rc;
+
+	for (int k = 0; k < 2; k++) {
+		char xrel[2][POLICY_PATH_MAX] = {"", ""};
+		size_t xl;
+		bool in_home = false;
+
+		if (!dirs[k] || dirs[k][0] != '/')
+			continue;
+		xl = strlen(dirs[k]);
+		for (size_t i = 0; i < n_homes && !in_home; i++)
+			in_home =
+			    homes[i] && homes[i][0] == '/' && below_home(dirs[k], xl, homes[i]);
+		/* (a ".." in it: judged as it resolves, by the caller that resolves it) */
+		if (in_home || !path_rel(dirs[k] + 1, xl - 1, xrel[k], sizeof(xrel[k])) ||
+		    !xrel[k][0])
+			continue;
+		for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
+			if ((rc = xdg_one(xrel, &home_set[i], fn, arg)) != 0)
+				return rc;
+	}
+	return 0;
+}
+
 struct hit {
 	const char *rel;
 	const char *why;
@@ -290,6 +326,22 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 	policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h);
 	if (h.why && entry)
 		*entry = h.rel;
+	return h.why;
+}
+
+const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
+					    const struct policy_xdg *xdg, const char *abs)
+{
+	struct hit h = {NULL, NULL};
+
+	if (!abs || abs[0] != '/')
+		return NULL;
+	h.rel = abs;
+	while (*h.rel == '/')
+		h.rel++;
+	if (!*h.rel)
+		return NULL;
+	policy_home_set_each_xdg_outside(homes, n_homes, xdg, hit_one, &h);
 	return h.why;
 }
 

@@ -403,6 +403,16 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
 const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 				    const struct policy_xdg *xdg, const char *abs,
 				    const char **entry);
+/* An XDG directory beneath no home (XDG_CONFIG_HOME=/data/cfg): each ~/.config
+ * (~/.local/share) entry of the set is an entry there too; fn gets each relative to
+ * "/". A directory with a ".." is skipped: its caller judges it as it resolves. */
+int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
+				     const struct policy_xdg *xdg,
+				     int (*fn)(const char *rel, const char *why, void *arg),
+				     void *arg);
+/* The reason `abs` is at or beneath such an entry, or NULL. */
+const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
+					    const struct policy_xdg *xdg, const char *abs);
 /* Is `home` the tree or beneath it (the home set then applies to that tree)? */
 bool policy_home_in_tree(const char *home, const char *tree);
 

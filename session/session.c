@@ -58,13 +58,11 @@ struct home_rels {
 	bool oom;
 };
 
-static int home_entry(const char *rel, const char *why, void *arg)
+static int add_entry(struct home_rels *h, const char *rel, const char *pre)
 {
-	struct home_rels *h = arg;
 	char **g = realloc(h->v, (h->n + 1) * sizeof(char *));
 
-	(void)why;
-	if (!g || !(g[h->n] = strdup(rel))) {
+	if (!g || asprintf(&g[h->n], "%s%s", pre, rel) < 0) {
 		if (g)
 			h->v = g;
 		h->oom = true;
@@ -73,6 +71,19 @@ static int home_entry(const char *rel, const char *why, void *arg)
 	h->v = g;
 	h->n++;
 	return 0;
+}
+
+static int home_entry(const char *rel, const char *why, void *arg)
+{
+	(void)why;
+	return add_entry(arg, rel, "");
+}
+
+/* an XDG directory's entry beneath no home: absolute, never equal to a home's */
+static int outside_entry(const char *rel, const char *why, void *arg)
+{
+	(void)why;
+	return add_entry(arg, rel, "/");
 }
 
 static int rel_cmp(const void *a, const void *b)
@@ -97,6 +108,8 @@ static void home_set_text(FILE *f, const runner_launch *l)
 	for (size_t i = 0; i < 2 && !h.oom; i++)
 		if (homes[i] && homes[i][0] == '/')
 			policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, home_entry, &h);
+	if (!h.oom)
+		policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h);
 	if (h.n)
 		qsort(h.v, h.n, sizeof(char *), rel_cmp);
 	if (!h.oom && (m = open_memstream(&t, &n))) {

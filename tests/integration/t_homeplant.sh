@@ -127,12 +127,12 @@ hook_ev() {
 		XDG_CONFIG_HOME="$H/xdg" XDG_DATA_HOME="$H/xdgdata" "$HALO" hook 2>&1 >/dev/null
 }
 expect_match "hook: Write \$XDG_CONFIG_HOME/git/config is blocked" \
-	"persistence set keeps ~/xdg/git/config read-only" "$(hook_ev "$H/xdg/git/config")"
+	"~/xdg/git/config is in the home.s persistence set" "$(hook_ev "$H/xdg/git/config")"
 expect_match "hook: Write into python's user site is blocked" \
-	"keeps ~/.local/lib/x.pth read-only" "$(hook_ev "$H/.local/lib/x.pth")"
+	"~/.local/lib/x.pth is in the home.s persistence set" "$(hook_ev "$H/.local/lib/x.pth")"
 expect "hook: Write ~/xdg/notes is allowed" "" "$(hook_ev "$H/xdg/notes")"
 expect_match "hook: Write \$XDG_DATA_HOME/systemd/user/x.service is blocked" \
-	"persistence set keeps ~/xdgdata/systemd/user/x.service read-only" "$(hook_ev "$H/xdgdata/systemd/user/x.service")"
+	"~/xdgdata/systemd/user/x.service is in the home.s persistence set" "$(hook_ev "$H/xdgdata/systemd/user/x.service")"
 OUT=$(cd "$H" && XDG_DATA_HOME="$H/xdgdata" "$HALO" --dry-run -- true 2>/dev/null)
 expect_match "dry-run: \$XDG_DATA_HOME/systemd/user is in the home set" "$H/xdgdata/systemd/user \(home set: " "$OUT"
 # The set holds wherever a writable tree reaches into the home, not only when the home
@@ -173,4 +173,40 @@ run_home 'echo x >~/.ssh/new-key; echo "rc=$?"'
 expect "floor dir in the home: the write is refused" "rc=2" "$(grep '^rc=' <<<"$OUT")"
 expect "... and no git-hooks warning is said" "" "$(grep -i 'git hooks\|hook in a git' "$E")"
 expect "... nothing created on the host" no "$([ -e "$H/.ssh/new-key" ] && echo yes || echo no)"
+# Review 9: XDG directories beneath no home (XDG_CONFIG_HOME=/var/tmp/x/cfg), in the
+# workspace: git's global config, user services and desktop entries there are the home
+# set's as much as under ~/.config, named so or through a link in the home; the hook
+# and --dry-run judge them the same way.
+X=$(mktemp -d /var/tmp/halo-xdgout.XXXXXX)
+trap 'rm -f "$MARK"; rm -rf "$X"' EXIT
+mkdir -p "$X/cfg/git" "$X/data" "$X/lcfg"
+echo "[user]" >"$X/cfg/git/config"
+ln -sfn "$X/lcfg" "$H/xdglink"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/cfg" XDG_DATA_HOME="$X/data" timeout -k 2 60 "$HALO" -- sh -c \
+	'echo "[core] fsmonitor=x" >>cfg/git/config; echo "g=$?"
+	mkdir -p cfg/systemd/user 2>/dev/null; echo x >cfg/systemd/user/x.service; echo "s=$?"
+	mkdir -p data/applications 2>/dev/null; echo x >data/applications/x.desktop; echo "d=$?"
+	echo x >cfg/notes; echo "n=$?"' 2>"$E" </dev/null)
+expect_match "XDG config home outside the home: its git config stays read-only" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
+expect_match "... no user service can be made there" '^s=[1-9]' "$(grep '^s=' <<<"$OUT")"
+expect_match "... nor a desktop entry in the XDG data home" '^d=[1-9]' "$(grep '^d=' <<<"$OUT")"
+expect "... the rest of it is writable" "n=0" "$(grep '^n=' <<<"$OUT")"
+expect "host: the git config unchanged, nothing made" "[user] no no" \
+	"$(cat "$X/cfg/git/config") $([ -e "$X/cfg/systemd/user/x.service" ] && echo yes || echo no) $([ -e "$X/data/applications/x.desktop" ] && echo yes || echo no)"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$H/xdglink" timeout -k 2 60 "$HALO" -- sh -c \
+	'mkdir -p lcfg/git 2>/dev/null; echo x >lcfg/git/config; echo "l=$?"' 2>"$E" </dev/null)
+expect_match "XDG config home named in the home, a link out into the workspace: git config not made" \
+	'^l=[1-9]' "$(grep '^l=' <<<"$OUT")"
+xdg_hook() {
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$1" |
+		XDG_CONFIG_HOME="$X/cfg" "$HALO" hook 2>&1 >/dev/null
+}
+expect_match "hook: Write to the XDG config home's git config outside the home is blocked" \
+	"$X/cfg/git/config is in the home.s persistence set" "$(xdg_hook "$X/cfg/git/config")"
+expect "hook: Write $X/cfg/notes is allowed" "" "$(xdg_hook "$X/cfg/notes")"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/cfg" "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run: the XDG config home outside the home: its git dir is in the home set" \
+	"$X/cfg/git \(home set: " "$OUT"
 finish

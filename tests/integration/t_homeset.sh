@@ -131,11 +131,11 @@ hook_ev() {
 		PATH=$PATH_IN "$HALO" hook 2>&1 >/dev/null
 }
 expect_match "hook: Write ~/.config/git/config is blocked" \
-	"persistence set keeps ~/.config/git/config read-only" "$(hook_ev "$H/.config/git/config")"
+	"~/.config/git/config is in the home.s persistence set" "$(hook_ev "$H/.config/git/config")"
 expect_match "hook: Write ~/.config/systemd/user/x.service is blocked" \
-	"keeps ~/.config/systemd/user/x.service read-only" "$(hook_ev "$H/.config/systemd/user/x.service")"
+	"~/.config/systemd/user/x.service is in the home.s persistence set" "$(hook_ev "$H/.config/systemd/user/x.service")"
 expect_match "hook: Write into a PATH directory under the home is blocked" \
-	"keeps ~/mytools/ls read-only" "$(hook_ev "$H/mytools/ls")"
+	"~/mytools/ls is in the home.s persistence set" "$(hook_ev "$H/mytools/ls")"
 expect "hook: Write ~/notes.txt is allowed" "" "$(hook_ev "$H/notes.txt")"
 
 # PATH entries that lead into the home other than by name are judged where they lead,
@@ -157,12 +157,12 @@ expect "PATH into the home by a link or a '..': nothing on the host" "absent abs
 PATH_IN_SAVED=$PATH_IN
 PATH_IN=$PATH_LEAD
 expect_match "hook: Write where a PATH link leads is blocked" \
-	"keeps ~/ptools/bin read-only \(a directory on the caller's PATH leads there" \
+	"~/ptools/bin is in the home.s persistence set, read-only wherever it lands in a writable tree \(a directory on the caller's PATH leads there" \
 	"$(hook_ev "$H/ptools/bin/ls")"
-expect_match "hook: Write where a PATH '..' leads is blocked" "keeps ~/ptools2/bin read-only" \
+expect_match "hook: Write where a PATH '..' leads is blocked" "~/ptools2/bin is in the home.s persistence set" \
 	"$(hook_ev "$H/ptools2/bin/ls")"
 expect_match "hook: Write making the missing name before a PATH '..' is blocked" \
-	"keeps ~/pnone read-only" "$(hook_ev "$H/pnone/x")"
+	"~/pnone is in the home.s persistence set" "$(hook_ev "$H/pnone/x")"
 PATH_IN=$PATH_IN_SAVED
 rm -rf "$LNK" "$H/ptools" "$H/pa" "$H/ptools2" "$H/pfree.txt" "$H/pnone"
 
@@ -183,7 +183,7 @@ expect "a '..' left pinned, trailing slashes launch, XDG through a link guarded"
 expect "... on the host: pa still a directory, no git config" "dir absent" \
 	"$([ -d "$H/pa" ] && [ ! -L "$H/pa" ] && echo dir || echo swapped) $([ -e "$H/cfgA/git/config" ] && echo present || echo absent)"
 expect_match "hook: Write where a PATH link to a place not made yet leads is blocked" \
-	"keeps ~/pnew read-only" "$(hook_ev "$H/pnew/git")"
+	"~/pnew is in the home.s persistence set" "$(hook_ev "$H/pnew/git")"
 OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
 	"hook_event_name":"PreToolUse","tool_name":"Write",
 	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$H/cfgA/git/config" |
@@ -200,7 +200,7 @@ rm -rf "$LNK" "$H/pa" "$H/pa.old" "$H/ptools2" "$H/cfgA" "$H/pnew"
 ln -s gone/../myvimrc "$H/.vimrc"
 OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- sh -c '(mkdir gone) 2>/dev/null && echo made; echo done' 2>"$E" </dev/null)
 expect "~/.vimrc -> gone/../myvimrc: gone cannot be made" "done" "$OUT"
-expect_match "hook: ... nor by the harness" "keeps ~/.vimrc" "$(hook_ev "$H/gone/x")"
+expect_match "hook: ... nor by the harness" "~/.vimrc/x is in the home.s persistence set" "$(hook_ev "$H/gone/x")"
 rm -f "$H/.vimrc"
 XW=$(mktemp -d /var/tmp/halo-homeset-xw.XXXXXX)
 mkdir -p "$XW/dot/cfg" && ln -s "$XW/dot/cfg" "$H/mycfg"
@@ -300,5 +300,5 @@ expect_match "... the rename said so, or the session whose pin moved ended" \
 (cd "$H" && "$HALO" session stop "$SS" "$ST" >/dev/null 2>&1)
 rm -rf "$H/.config/gh" "$H/.config/ghx" "$H/.config/ghy"
 expect_match "hook: Write ~/.config/halo/policy.yaml is blocked (halo-run's own policy)" \
-	"keeps ~/.config/halo/policy.yaml read-only" "$(hook_ev "$H/.config/halo/policy.yaml")"
+	"~/.config/halo/policy.yaml is in the home.s persistence set" "$(hook_ev "$H/.config/halo/policy.yaml")"
 finish

@@ -535,6 +535,43 @@ START_TEST(home_set_xdg_data)
 }
 END_TEST
 
+/* Review 9: XDG directories beneath no home (or the home itself) keep their entries
+ * where they are; hostile values (relative, "/", a "..", beneath a home) add none. */
+START_TEST(home_set_xdg_outside)
+{
+	const char *homes[] = {"/home/u", NULL, "/home/u-real", NULL};
+	const struct policy_xdg out = {"/data//cfg/", "/data/./share"};
+	static char all[32768];
+
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 4, &out, collect, all), 0);
+	strcat(all, "|");
+	ck_assert_ptr_nonnull(strstr(all, "|data/cfg/git|"));
+	ck_assert_ptr_nonnull(strstr(all, "|data/cfg/systemd/user|"));
+	ck_assert_ptr_nonnull(strstr(all, "|data/share/systemd/user|"));
+	ck_assert_ptr_null(strstr(all, "|data/cfg/.bashrc|"));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg_outside(homes, 4, &out, "/data/cfg/git/config"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 4, &out, "/data/cfg/notes"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 4, &out, "/"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 4, &out, "relative/git/config"));
+	/* the home itself as the XDG config home: $HOME/git/config is git's config */
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg_outside(
+	    homes, 4, &(struct policy_xdg){"/home/u", NULL}, "/home/u/git/config"));
+	static const char *const none[] = {
+	    "cfg", "/", "//", "/data/../cfg", "/home/u/cfg", "/home/u-real/x/cfg", ""};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		all[0] = '\0';
+		ck_assert_int_eq(
+		    policy_home_set_each_xdg_outside(
+			homes, 4, &(struct policy_xdg){none[i], none[i]}, collect, all),
+		    0);
+		ck_assert_msg(all[0] == '\0', "%s adds none: %s", none[i], all);
+	}
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 4, NULL, collect, all), 0);
+}
+END_TEST
+
 static Suite *floor_suite(void)
 {
 	Suite *s = suite_create("policy_floor");
@@ -553,6 +590,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, home_set);
 	tcase_add_test(t, home_set_xdg);
 	tcase_add_test(t, home_set_xdg_data);
+	tcase_add_test(t, home_set_xdg_outside);
 	suite_add_tcase(s, t);
 	return s;
 }

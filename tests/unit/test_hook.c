@@ -414,7 +414,8 @@ START_TEST(test_home_set)
 		int want;
 		const char *reason;
 	} t[] = {
-	    {"/home/alice/.config/git/config", B, "keeps ~/.config/git/config read-only"},
+	    {"/home/alice/.config/git/config", B,
+	     "~/.config/git/config is in the home's persistence set"},
 	    {"~/.config/systemd/user/x.service", B, "user services"},
 	    {"/home/alice/.bash_aliases", B, "Debian's default .bashrc"},
 	    {"/home/alice/.CARGO/config.toml", POLICY_PATH_FOLD ? B : A,
