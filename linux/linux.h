@@ -175,9 +175,10 @@ bool linux_session_own_socket(const struct netns_unix_files *bound, const char *
 #define LINUX_SESSION_MAX_MOUNTS 100000
 int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n);
 /* The mount point of the first of start's mounts that now lacks (gone, or at another
- * path), *lost how many; NULL when none is. */
+ * path), *lost how many; NULL when none is. A mask of one of prot's sockets (the
+ * session's protected list) does not count: it goes with its socket. */
 const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
-				     size_t n_now, size_t *lost);
+				     size_t n_now, char *const *prot, size_t n_prot, size_t *lost);
 /* A session's socket table (netns/unix_diag.c), -1 without one. */
 int linux_sandbox_diag_fd(const struct linux_sandbox *sb);
 

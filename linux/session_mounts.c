@@ -93,14 +93,31 @@ static bool in_dotgit(const char *entry)
 	return false;
 }
 
+/* A host socket's mask: gone with the socket when the host removed it (a server that
+ * stopped), which leaves nothing to hide; one bound there again is a new protected
+ * socket, which the call's walk refuses (review 9: a host service restarting ended
+ * every session that had masked its socket). */
+static bool socket_mask(const char *entry, char *const *prot, size_t n_prot)
+{
+	const char *path = strchr(entry, ' ') + 1;
+
+	for (size_t i = 0; i < n_prot; i++) {
+		const char *p = strstr(prot[i], LINUX_SESSION_SOCKET ":/");
+		if (p && strcmp(p + sizeof(LINUX_SESSION_SOCKET), path) == 0)
+			return true;
+	}
+	return false;
+}
+
 const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
-				     size_t n_now, size_t *lost)
+				     size_t n_now, char *const *prot, size_t n_prot, size_t *lost)
 {
 	const char *first = NULL;
 
 	*lost = 0;
 	for (size_t i = 0; i < n_start; i++)
-		if (!in_dotgit(start[i]) && !bsearch(&start[i], now, n_now, sizeof(char *), cmp)) {
+		if (!in_dotgit(start[i]) && !bsearch(&start[i], now, n_now, sizeof(char *), cmp) &&
+		    !socket_mask(start[i], prot, n_prot)) {
 			(*lost)++;
 			first = first ? first : start[i];
 		}

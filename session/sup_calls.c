@@ -291,7 +291,8 @@ static void mounts_changed(struct sup *s, const struct sup_walked *r, char *why,
 			 strerror(-r->mounts_rc));
 		return;
 	}
-	first = linux_session_mount_lost(s->mounts, s->n_mounts, r->mounts, r->n_mounts, &lost);
+	first = linux_session_mount_lost(s->mounts, s->n_mounts, r->mounts, r->n_mounts,
+					 s->id->prot, s->id->n_prot, &lost);
 	if (!first)
 		return;
 	snprintf(why, n,

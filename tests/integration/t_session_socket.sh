@@ -77,6 +77,35 @@ expect "a host socket bound where the session's own was: refused" "125" "$RC"
 pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
 rm -f "$WS/dev.sock"
 
+# Review 9: a host service's socket there at the session's start is masked; when the
+# host removes it (the service stopped), the mask goes with it, and that ends nothing
+# (before, it ended the session: "a mount of the session was lost"). Bound again on the
+# host: refused; removed: calls go on.
+WS2=$(mktemp -d "$TMPDIR/ws2.XXXXXX") || exit 1
+S2="sk2$$"
+trap 'cleanup; (cd "$WS2" && "$HALO" session stop "$S2" >/dev/null 2>&1)' EXIT
+call2() { OUT=$(cd "$WS2" && timeout -k 2 30 "$HALO" --session "$S2" "$@" 2>"$TMPDIR/err" </dev/null); RC=$?; ERR=$(cat "$TMPDIR/err"); }
+python3 -c "$LISTEN" "$WS2/svc.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$WS2/svc.sock" ] && break; sleep 0.1; done
+call2 -- sh -c 'python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"svc.sock\")" 2>/dev/null && echo reached || echo masked'
+expect "a host socket there at the session's start: masked" "0:masked" "$RC:$OUT${ERR:+ ($ERR)}"
+pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+sleep 0.2
+rm -f "$WS2/svc.sock"
+call2 -- echo after
+expect "... removed on the host: the session goes on" "0:after" "$RC:$OUT${ERR:+ ($ERR)}"
+python3 -c "$LISTEN" "$WS2/svc.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$WS2/svc.sock" ] && break; sleep 0.1; done
+call2 -- echo again
+expect "... bound again on the host: refused" "125" "$RC"
+expect_match "... named as a socket" "svc\.sock, a unix socket not bound inside this session" "$ERR"
+pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+sleep 0.2
+rm -f "$WS2/svc.sock"
+call2 -- echo last
+expect "... removed again: calls go on" "0:last" "$RC:$OUT${ERR:+ ($ERR)}"
+(cd "$WS2" && "$HALO" session stop "$S2" >/dev/null 2>&1)
+
 # (review) A command that left many dead sockets and held many more open made each
 # later call read the socket table once per socket: 50 s a call, the supervisor (its
 # proxy, `session list`, `session stop`) stuck meanwhile. One bounded read a call now.
