@@ -41,7 +41,8 @@ const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char 
 	for (size_t k = 0; k < c->n_path_real; k++)
 		if (policy_path_beneath(abs, c->path_real[k])) {
 			*entry = c->path_rel[k];
-			return "a directory on the caller's PATH leads there";
+			return c->path_why ? c->path_why[k]
+					   : "a directory on the caller's PATH leads there";
 		}
 	return NULL;
 }

@@ -136,9 +136,12 @@ struct hook_ctx {
 	/* The caller's PATH entries that lead into a home other than by their names (a
 	 * link outside it, a ".."), where they lead: each stays read-only in a home
 	 * workspace as the sandbox keeps it (linux/scan_home.c). path_rel[i] is path_real[i]
-	 * below its home, for the message. */
+	 * below its home (or absolute, outside every home), for the message; path_why[i]
+	 * its reason. An XDG directory whose way goes on with a ".." past a missing name
+	 * adds that name (the sandbox keeps it from being made). */
 	const char *const *path_real;
 	const char *const *path_rel;
+	const char *const *path_why;
 	size_t n_path_real;
 };
 

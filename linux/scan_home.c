@@ -175,6 +175,37 @@ static void path_entries(struct linux_scan *s, const char *path_env, const char 
 	}
 }
 
+/* An XDG directory where it leads (into out; "" when it cannot be told): one that does
+ * not exist yet, through a link or a ".." (review 9: ~/cfg -> ws/cfg not made yet), as
+ * it would be made; one whose way goes on with a ".." past a missing name cannot be
+ * foretold: that name is kept from being made (add_missing), and out is the name
+ * lexically cleaned (as policy_xdg_leads, the hook's). True when out differs. */
+static bool xdg_resolved(struct linux_scan *s, const char *named, char *out)
+{
+	char tail[PATH_MAX];
+	const char *why;
+	size_t len;
+	int rc;
+
+	out[0] = tail[0] = '\0';
+	if (!named || named[0] != '/')
+		return false;
+	rc = linux_scan_resolve_tail(s, named, out, PATH_MAX, true, tail, sizeof(tail));
+	if (rc == -ENOENT && (strstr(tail, "..") || strstr(out, ".."))) {
+		/* and where it leads once that name is a plain directory (policy_xdg_leads) */
+		add_unresolved(s, &s->home_missing, rc, out, tail, sizeof(tail));
+		if (policy_path_normalise(named, true, out, PATH_MAX, &why) < 0)
+			out[0] = '\0';
+	} else if (rc == -ENOENT && tail[0]) {
+		len = strlen(out);
+		if (snprintf(out + len, PATH_MAX - len, "/%s", tail) >= (int)(PATH_MAX - len))
+			out[0] = '\0';
+	} else if (rc != 0 && rc != -ENOENT) {
+		out[0] = '\0';
+	}
+	return out[0] && strcmp(out, named) != 0;
+}
+
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 {
 	char reals[2][PATH_MAX];
@@ -189,16 +220,12 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	 * a link or a ".." into the home took its git config, autostart and user services
 	 * out of the set; review 9: one named in the home that leads out of it must keep
 	 * them too): the set is judged once more with them resolved, when that differs. */
-	for (int k = 0; k < 2; k++) {
-		xr[k][0] = '\0';
-		if (xv[k] && xv[k][0] == '/' &&
-		    linux_scan_resolve(s, xv[k], xr[k], PATH_MAX, true) == 0)
-			other |= strcmp(xr[k], xv[k]) != 0;
-	}
+	linux_paths_free(&s->home_missing);
+	for (int k = 0; k < 2; k++)
+		other |= xdg_resolved(s, xv[k], xr[k]);
 	const struct policy_xdg xdg = {xv[0], xv[1]};
 	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1]};
 
-	linux_paths_free(&s->home_missing);
 	for (size_t i = 0; i < 2; i++) {
 		const char *h = homes[i];
 		struct home_walk w = {s, h};

@@ -133,6 +133,65 @@ int policy_path_resolve(const char *in, policy_link_fn link, void *ctx, char *ou
 	return 0;
 }
 
+/* The walk's first name that does not exist, kept as it is met. */
+struct first_missing {
+	policy_link_fn link;
+	void *ctx;
+	char at[POLICY_PATH_MAX];
+};
+
+static int link_noting_missing(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct first_missing *m = ctx;
+	int rc = m->link(m->ctx, abs, buf, n);
+
+	if ((rc == -ENOENT || rc == -ENOTDIR) && !m->at[0])
+		snprintf(m->at, sizeof(m->at), "%s", abs);
+	return rc;
+}
+
+int policy_path_leads(const char *in, policy_link_fn link, void *ctx, char *out, size_t n,
+		      bool *stopped)
+{
+	struct first_missing m = {link, ctx, ""};
+	char walked[POLICY_PATH_MAX];
+	size_t ml;
+	int rc = policy_path_resolve(in, link_noting_missing, &m, walked, sizeof(walked));
+
+	if (stopped)
+		*stopped = false;
+	if (rc < 0)
+		return rc;
+	ml = strlen(m.at);
+	if (ml && (strncmp(walked, m.at, ml) != 0 || (walked[ml] && walked[ml] != '/'))) {
+		if (stopped)
+			*stopped = true;
+		return snprintf(out, n, "%s", m.at) < (int)n ? 0 : -ENAMETOOLONG;
+	}
+	return snprintf(out, n, "%s", walked) < (int)n ? 0 : -ENAMETOOLONG;
+}
+
+int policy_xdg_leads(const char *named, policy_link_fn link, void *ctx, char *out, size_t n,
+		     char *cut, size_t cn)
+{
+	bool stopped;
+	const char *why;
+	int rc;
+
+	out[0] = '\0';
+	if (cut && cn)
+		cut[0] = '\0';
+	if (!named || named[0] != '/')
+		return -EINVAL;
+	if ((rc = policy_path_leads(named, link, ctx, out, n, &stopped)) < 0)
+		return rc;
+	if (!stopped)
+		return 0;
+	if (cut && snprintf(cut, cn, "%s", out) >= (int)cn)
+		return -ENAMETOOLONG;
+	return policy_path_normalise(named, true, out, n, &why);
+}
+
 /* ---------------------------------------------------------------- the sandbox's own */
 
 /* The sandbox gets these fresh: a host path beneath them is out of sight unless a tree

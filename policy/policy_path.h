@@ -42,6 +42,18 @@ typedef int (*policy_link_fn)(void *ctx, const char *abs, char *buf, size_t n);
  * write through a dangling link creates its target), missing names kept as written
  * (a tool makes them). 0, -ELOOP (over 40 links), -ENAMETOOLONG, or link()'s error. */
 int policy_path_resolve(const char *in, policy_link_fn link, void *ctx, char *out, size_t n);
+/* Where absolute `in` leads as the kernel walks it (links followed, to places not made
+ * yet too): the resolved path; where the walk goes on from above a missing name (a
+ * ".." after it: nothing beyond can be foretold once it exists), that first missing
+ * name, with *stopped (may be NULL) true. 0 or policy_path_resolve's error. */
+int policy_path_leads(const char *in, policy_link_fn link, void *ctx, char *out, size_t n,
+		      bool *stopped);
+/* An XDG directory where it leads (review 9), as the sandbox, the hook and a session's
+ * digest judge it: policy_path_leads's path; when that stopped at a missing name, that
+ * name in cut (kept from being made) and the name lexically cleaned in out (where it
+ * leads once that name is a plain directory). 0 or -errno. */
+int policy_xdg_leads(const char *named, policy_link_fn link, void *ctx, char *out, size_t n,
+		     char *cut, size_t cn);
 /* Beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev)? */
 bool policy_path_in_fresh(const char *path);
 /* Where a host path is out of the sandbox's sight for reading too, the fresh

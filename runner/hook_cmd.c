@@ -27,175 +27,6 @@ static int blocked(const char *what, const char *reason)
 	return HOOK_EXIT_BLOCK;
 }
 
-/* The protected paths that resolve elsewhere (a symlink on the way), once per event. */
-static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
-{
-	char **real = calloc(p->protected_abs.n + 1, sizeof(*real));
-	const char **of = calloc(p->protected_abs.n + 1, sizeof(*of));
-	char buf[PATH_MAX];
-	size_t n = 0;
-
-	if (!real || !of) {
-		free(real);
-		free(of);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < p->protected_abs.n; i++) {
-		const char *e = p->protected_abs.items[i];
-		if (runner_hook_resolve(e, buf, sizeof(buf)) < 0 || strcmp(buf, e) == 0)
-			continue;
-		if (!(real[n] = strdup(buf)))
-			break;
-		of[n++] = e;
-	}
-	c->protected_real = (const char *const *)real;
-	c->protected_of = of;
-	c->n_protected_real = n;
-	return 0;
-}
-
-struct home_links {
-	const char *home;
-	char **real, **of;
-	size_t n, cap;
-	int err;
-};
-
-static int add_link(struct home_links *h, const char *buf, const char *abs);
-
-static int home_link(const char *rel, const char *why, void *arg)
-{
-	struct home_links *h = arg;
-	char abs[PATH_MAX], buf[PATH_MAX];
-
-	(void)why;
-	/* Where the kernel's walk leads, or its first missing name when a ".." follows
-	 * it (~/.vimrc -> gone/../x: ~/gone, as the sandbox keeps it from being made). */
-	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
-	    !runner_hook_exists(abs) || !runner_hook_path_leads(abs, buf, sizeof(buf)) ||
-	    strcmp(abs, buf) == 0)
-		return 0;
-	return add_link(h, buf, abs);
-}
-
-/* real is where `of` leads. */
-static int add_link(struct home_links *h, const char *buf, const char *abs)
-{
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 16;
-		char **r = realloc(h->real, cap * sizeof(*r)), **o;
-		if (r)
-			h->real = r;
-		if (!r || !(o = realloc(h->of, cap * sizeof(*o))))
-			return h->err = -ENOMEM;
-		h->of = o;
-		h->cap = cap;
-	}
-	if (!(h->real[h->n] = strdup(buf)) || !(h->of[h->n] = strdup(abs))) {
-		free(h->real[h->n]);
-		return h->err = -ENOMEM;
-	}
-	h->n++;
-	return 0;
-}
-
-/* The homes' persistence-set entries that are symlinks, resolved once per event. */
-static int resolve_home_links(struct hook_ctx *c)
-{
-	struct home_links h = {0};
-	const char *homes[] = {c->home, c->env_home};
-	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data};
-
-	for (size_t i = 0; i < 2 && !h.err; i++)
-		if (homes[i] && homes[i][0] == '/' &&
-		    (i == 0 || !c->home || strcmp(homes[0], homes[1])))
-			h.home = homes[i],
-			policy_home_set_each_xdg(homes[i], c->path_env, &xdg, home_link, &h);
-	/* An XDG directory named in a home that leads elsewhere (review 9): what is
-	 * written where it leads is judged by its name in the home, as the sandbox
-	 * guards it. */
-	const char *xv[] = {c->xdg_config, c->xdg_data};
-	for (size_t k = 0; k < 2 && !h.err; k++) {
-		char to[PATH_MAX];
-		if (xv[k] && xv[k][0] == '/' && runner_hook_path_leads(xv[k], to, sizeof(to)) &&
-		    strcmp(to, xv[k]) != 0)
-			add_link(&h, to, xv[k]);
-	}
-	c->home_real = (const char *const *)h.real;
-	c->home_of = (const char *const *)h.of;
-	c->n_home_real = h.n;
-	return h.err;
-}
-
-/* The PATH entries that lead into a home (resolved) by a link or a "..", not by name. */
-static int resolve_path_entries(struct hook_ctx *c, const char *const *homes, size_t n_homes)
-{
-	size_t cap = 0;
-	char **real = NULL, **rel = NULL;
-
-	for (const char *p = c->path_env; p && *p;) {
-		size_t len = strcspn(p, ":");
-		char e[PATH_MAX], to[PATH_MAX];
-		bool leads = false;
-		if (p[0] == '/' && len < sizeof(e)) {
-			memcpy(e, p, len);
-			e[len] = '\0';
-			leads = runner_hook_path_leads(e, to, sizeof(to));
-		}
-		if (leads) {
-			for (size_t i = 0; i < n_homes; i++) {
-				size_t hl = homes[i] ? strlen(homes[i]) : 0;
-				if (!hl || strncmp(to, homes[i], hl) != 0 || to[hl] != '/')
-					continue;
-				if (c->n_path_real == cap) {
-					cap = cap ? 2 * cap : 8;
-					char **a = realloc(real, cap * sizeof(*a)), **b;
-					if (a)
-						real = a;
-					if (!a || !(b = realloc(rel, cap * sizeof(*b))))
-						goto oom;
-					rel = b;
-				}
-				if (!(real[c->n_path_real] = strdup(to)))
-					goto oom;
-				rel[c->n_path_real] = real[c->n_path_real] + hl + 1;
-				c->n_path_real++;
-				break;
-			}
-		}
-		p += len;
-		p += *p == ':';
-	}
-	c->path_real = (const char *const *)real;
-	c->path_rel = (const char *const *)rel;
-	return 0;
-oom:
-	for (size_t i = 0; i < c->n_path_real; i++)
-		free(real[i]);
-	free(real);
-	free(rel);
-	c->n_path_real = 0;
-	return -ENOMEM;
-}
-
-static void free_protected(struct hook_ctx *c)
-{
-	for (size_t i = 0; i < c->n_home_real; i++) {
-		free((char *)c->home_real[i]);
-		free((char *)c->home_of[i]);
-	}
-	free((void *)c->home_real);
-	free((void *)c->home_of);
-	for (size_t i = 0; i < c->n_path_real; i++)
-		free((char *)c->path_real[i]);
-	free((void *)c->path_real);
-	free((void *)c->path_rel);
-	for (size_t i = 0; i < c->n_protected_real; i++)
-		free((char *)c->protected_real[i]);
-	free((void *)c->protected_real);
-	free((void *)c->protected_of);
-}
-
 static char *read_stdin(size_t *len, char *why, size_t whylen)
 {
 	size_t cap = 65536, n = 0;
@@ -267,13 +98,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .masked = runner_hook_masked,
 #endif
 	};
-	/* The XDG directories where they lead, as the sandbox judges them. */
-	char *xdg_real[2] = {c.xdg_config ? realpath(c.xdg_config, NULL) : NULL,
-			     c.xdg_data ? realpath(c.xdg_data, NULL) : NULL};
-	if (xdg_real[0] && strcmp(xdg_real[0], c.xdg_config))
-		c.xdg_config_real = xdg_real[0];
-	if (xdg_real[1] && strcmp(xdg_real[1], c.xdg_data))
-		c.xdg_data_real = xdg_real[1];
+	char *xdg_real[2] = {NULL, NULL};
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;
 	if (home_real && strcmp(home_real, re.pw_home))
@@ -283,9 +108,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	c.guard_names = policy_guard_names(&ng);
 	c.n_guard_names = ng;
 	const char *homes_real[] = {home_real, env_real};
-	if (resolve_protected(re.policy, &c) < 0 || resolve_home_links(&c) < 0 ||
-	    resolve_path_entries(&c, homes_real, 2) < 0) {
-		free_protected(&c);
+	if (runner_hook_resolve_ctx(&c, re.policy, homes_real, xdg_real) < 0) {
+		runner_hook_resolve_free(&c);
 		free(home_real);
 		free(env_real);
 		free(xdg_real[0]);
@@ -303,7 +127,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	runner_hook_walk_launch(NULL, NULL, NULL);
 #endif
 	snprintf(found, found_n, "%s", re.discovered);
-	free_protected(&c);
+	runner_hook_resolve_free(&c);
 	free(cwd_real);
 	free(home_real);
 	free(env_real);

@@ -66,37 +66,13 @@ int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n)
 	return 1;
 }
 
-/* The walk's first name that does not exist (lstat fails), kept as it is met. */
-struct first_missing {
-	char at[PATH_MAX];
-};
-
-static int link_noting_missing(void *ctx, const char *abs, char *buf, size_t n)
-{
-	struct first_missing *m = ctx;
-	int rc = runner_hook_link_of(NULL, abs, buf, n);
-
-	if ((rc == -ENOENT || rc == -ENOTDIR) && !m->at[0])
-		snprintf(m->at, sizeof(m->at), "%s", abs);
-	return rc;
-}
-
 /* Where PATH entry e leads, as the kernel walks it, one lstat a name, links followed
  * (to a place not made yet too: review 8): the resolved path; where it stops, the
  * first missing name with what follows, or that name alone when the walk goes on from
  * above it (a ".." after it: nothing beyond can be foretold once it exists). */
 bool runner_hook_path_leads(const char *e, char *out, size_t n)
 {
-	struct first_missing m = {{0}};
-	char walked[PATH_MAX];
-	size_t ml;
-
-	if (policy_path_resolve(e, link_noting_missing, &m, walked, sizeof(walked)) < 0)
-		return false;
-	ml = strlen(m.at);
-	if (ml && (strncmp(walked, m.at, ml) != 0 || (walked[ml] && walked[ml] != '/')))
-		return snprintf(out, n, "%s", m.at) < (int)n;
-	return snprintf(out, n, "%s", walked) < (int)n;
+	return policy_path_leads(e, runner_hook_link_of, NULL, out, n, NULL) == 0;
 }
 
 /* The sandbox's view of a name: the kernel's walk (".." after a symlink, a dangling

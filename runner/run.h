@@ -12,6 +12,9 @@
  * the supervisor's process settings (SIGPIPE ignored, the fd limit raised). */
 struct stat;
 struct proxy_poller;
+/* runner/hook_fs.c: policy_link_fn by lstat and readlink (ctx unused): 1 and the
+ * target for a symlink, 0 for anything else, -errno when lstat fails. */
+int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n);
 int runner_open_audit(const char *path, struct stat *st, struct halo_err *e);
 /* What a run adds to its proxy beyond the listeners: the --events fd (-1: none),
  * the events' session name, the --decider (NULL: none). */

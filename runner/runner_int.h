@@ -64,9 +64,14 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs
 bool runner_hook_exists(const char *abs);
 int runner_hook_read_file(const char *abs, char *buf, size_t n);
 int runner_hook_resolve(const char *abs, char *out, size_t n);
-/* policy_link_fn by lstat and readlink (ctx unused): 1 and the target for a symlink, 0
- * for anything else, -errno when lstat fails. */
-int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n);
+/* runner_hook_link_of: runner/run.h (a session's digest walks with it too). */
+/* runner/hook_resolve.c: c's resolved lists (protected paths, home-set links, XDG
+ * directories into xdg_real[2], which the caller frees, PATH entries); homes_real[2]
+ * the homes resolved. 0 or -ENOMEM; runner_hook_resolve_free either way. */
+struct hook_ctx;
+int runner_hook_resolve_ctx(struct hook_ctx *c, const struct halo_policy *p,
+			    const char *const *homes_real, char **xdg_real);
+void runner_hook_resolve_free(struct hook_ctx *c);
 /* Where absolute `e` leads as the kernel walks it (links followed, to places not made
  * yet too): the path, or, where the walk goes on from above a missing name (a ".."
  * after it), that first missing name. */

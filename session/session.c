@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,6 +92,59 @@ static int rel_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int resolved_entry(const char *rel, const char *why, void *arg)
+{
+	(void)why;
+	return add_entry(arg, rel, "R:");
+}
+
+/* What a fresh launch adds by where names lead (linux/scan_home.c): the set again for
+ * the homes as they resolve and the XDG directories where they lead (with a missing
+ * name a ".." follows, kept from being made), and each PATH entry that leads into a
+ * resolved home (review 10: a call with ~/x/../tools/bin on its PATH joined a session
+ * started without it, and wrote ~/tools/bin/ls that a fresh launch keeps read-only). */
+static void resolved_entries(const runner_launch *l, struct home_rels *h)
+{
+	const char *homes[2] = {l->pw_home, l->env_home}, *hres[2] = {NULL, NULL};
+	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
+	char hr[2][PATH_MAX], xr[2][PATH_MAX], cut[PATH_MAX], to[PATH_MAX], e[PATH_MAX];
+
+	for (int i = 0; i < 2; i++)
+		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
+			hres[i] = hr[i];
+	for (int k = 0; k < 2 && !h->oom; k++) {
+		if (policy_xdg_leads(xv[k], runner_hook_link_of, NULL, xr[k], PATH_MAX, cut,
+				     sizeof(cut)) < 0)
+			xr[k][0] = '\0';
+		else if (cut[0])
+			add_entry(h, cut, "C:");
+	}
+	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1]};
+	for (int i = 0; i < 2 && !h->oom; i++)
+		if (hres[i])
+			policy_home_set_each_xdg(hres[i], l->caller_path, &xdg, resolved_entry, h);
+	const char *all[4] = {homes[0], homes[1], hres[0], hres[1]};
+	if (!h->oom)
+		policy_home_set_each_xdg_outside(all, 4, &xdg, outside_entry, h);
+	for (const char *p = l->caller_path; p && *p && !h->oom;) {
+		size_t len = strcspn(p, ":");
+		if (p[0] == '/' && len < sizeof(e)) {
+			memcpy(e, p, len);
+			e[len] = '\0';
+			for (int i = 0; i < 2; i++)
+				if (hres[i] &&
+				    policy_path_leads(e, runner_hook_link_of, NULL, to, sizeof(to),
+						      NULL) == 0 &&
+				    policy_path_beneath(to, hres[i]) && strcmp(to, hres[i]) != 0) {
+					add_entry(h, to, "P:");
+					break;
+				}
+		}
+		p += len;
+		p += *p == ':';
+	}
+}
+
 /* The home persistence set this call's PATH and XDG directories make (a fresh launch
  * from this call makes it read-only; the session guards the one its start made), by
  * its digest over the entries sorted, each once (the order and repeats of PATH change
@@ -110,6 +164,8 @@ static void home_set_text(FILE *f, const runner_launch *l)
 			policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, home_entry, &h);
 	if (!h.oom)
 		policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h);
+	if (!h.oom)
+		resolved_entries(l, &h);
 	if (h.n)
 		qsort(h.v, h.n, sizeof(char *), rel_cmp);
 	if (!h.oom && (m = open_memstream(&t, &n))) {

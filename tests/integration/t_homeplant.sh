@@ -209,4 +209,41 @@ expect "hook: Write $X/cfg/notes is allowed" "" "$(xdg_hook "$X/cfg/notes")"
 OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/cfg" "$HALO" --dry-run -- true 2>/dev/null)
 expect_match "dry-run: the XDG config home outside the home: its git dir is in the home set" \
 	"$X/cfg/git \(home set: " "$OUT"
+# Review 10: an XDG directory named through a ".." that does not exist yet: where it
+# leads is judged (sub/../cfg is cfg); one whose way goes on past a missing name (m/..)
+# keeps that name from being made. The hook judges both alike, and a dotfiles link to
+# a directory not made yet (~/.config -> dots/config without git/) or an XDG link to one.
+rm -rf "$X/cfg" "$X/data" "$X/lcfg"
+mkdir -p "$X/sub"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/sub/../cfg" timeout -k 2 60 "$HALO" -- sh -c \
+	'mkdir -p cfg/git 2>/dev/null; echo x >cfg/git/config; echo "g=$?"' 2>"$E" </dev/null)
+expect_match "XDG config home sub/../cfg, cfg not made yet: git config not made" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/m/../cfg2" timeout -k 2 60 "$HALO" -- sh -c \
+	'mkdir m 2>/dev/null; echo "m=$?"; mkdir -p cfg2/git 2>/dev/null; echo x >cfg2/git/config; echo "g=$?"' 2>"$E" </dev/null)
+expect_match "XDG config home m/../cfg2, m missing: m cannot be made" '^m=[1-9]' "$(grep '^m=' <<<"$OUT")"
+expect_match "... nor cfg2's git config" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
+expect "host: nothing made" "no no" "$([ -e "$X/cfg/git/config" ] && echo yes || echo no) $([ -e "$X/cfg2/git/config" ] && echo yes || echo no)"
+xhook() { # XDG FILE: the hook's answer for a Write of FILE with cwd X
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$2" |
+		XDG_CONFIG_HOME="$1" "$HALO" hook 2>&1 >/dev/null
+}
+expect_match "hook: sub/../cfg: Write cfg/git/config blocked" "persistence set" "$(xhook "$X/sub/../cfg" "$X/cfg/git/config")"
+expect_match "hook: m/../cfg2: Write m/x blocked (m cannot be made)" "XDG_CONFIG_HOME leads through it" "$(xhook "$X/m/../cfg2" "$X/m/x")"
+expect_match "hook: m/../cfg2: Write cfg2/git/config blocked" "persistence set" "$(xhook "$X/m/../cfg2" "$X/cfg2/git/config")"
+ln -sfn real "$X/cfglink"
+expect_match "hook: an XDG link to a directory not made yet: Write there blocked" "persistence set" "$(xhook "$X/cfglink" "$X/real/git/config")"
+expect "hook: ... its other files allowed" "" "$(xhook "$X/cfglink" "$X/real/notes")"
+H4=$TMPDIR/h4
+mkdir -p "$H4/dots/config"
+ln -sfn dots/config "$H4/.config"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H4/dots" "$H4/dots/config/git/config" |
+	HOME=$H4 "$HALO" hook 2>&1 >/dev/null)
+expect_match "hook: ~/.config linked to dots/config without git/: Write dots/config/git/config blocked" \
+	"~/.config/git/config is in the home.s persistence set" "$OUT"
+OUT=$(cd "$H4/dots" && HOME=$H4 timeout -k 2 60 "$HALO" -- sh -c 'mkdir -p config/git 2>/dev/null; echo x >config/git/config; echo "g=$?"' 2>"$E" </dev/null)
+expect_match "... as the sandbox refuses it" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
 finish

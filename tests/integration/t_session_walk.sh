@@ -270,8 +270,22 @@ OUT=$(cd "$HW" && HOME="$HW" PATH="$HW/tools/bin:$PATH" timeout -k 2 30 "$HALO" 
 RC=$?
 expect "a call with another home PATH entry: refused" "125:" "$RC:$OUT"
 expect_match "... as other launch options" "launch options differ.*home-set-from-PATH-and-XDG" "$(cat "$E")"
+# Review 10: the same entry named through a ".." (~/x/../tools/bin) or a link, and an
+# XDG directory outside the home named through a "..": a fresh launch guards where
+# they lead, so a call with them is another sandbox too.
+mkdir -p "$HW/x" "$HW/tools/bin" "$TMPDIR/xo/d"
+ln -sfn "$HW/tools" "$TMPDIR/xo/t"
+for v in "PATH=$HW/x/../tools/bin:/usr/bin:/bin" "PATH=$TMPDIR/xo/t/bin:/usr/bin:/bin" \
+	"XDG_CONFIG_HOME=$TMPDIR/xo/d/../cfg"; do
+	OUT=$(cd "$HW" && env HOME="$HW" "$v" timeout -k 2 30 "$HALO" --session "$H2" \
+		-- sh -c 'echo x >tools/bin/ls && echo wrote' 2>"$E" </dev/null)
+	RC=$?
+	expect "a call with $v (where it leads is guarded): refused" "125:" "$RC:$OUT"
+	expect_match "... as other launch options" "launch options differ.*home-set-from-PATH-and-XDG" "$(cat "$E")"
+done
+expect "... and nothing written" "" "$(cat "$HW/tools/bin/ls" 2>/dev/null)"
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
-rm -rf "$HW"
+rm -rf "$HW" "$TMPDIR/xo"
 wait "$SILENT"
 expect_match "a connection that never says hello is closed after 10 s" "closed after 1[0-2] s" "$(cat "$TMPDIR/silent")"
 finish

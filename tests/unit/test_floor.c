@@ -572,6 +572,58 @@ START_TEST(home_set_xdg_outside)
 }
 END_TEST
 
+/* A fake file system for policy_path_leads: directories and links by name. */
+static int fake_link(void *ctx, const char *abs, char *buf, size_t n)
+{
+	static const char *const dirs[] = {"/h", "/h/sub", "/h/dots", "/h/dots/config", "/w"};
+	static const char *const links[][2] = {
+	    {"/h/.config", "dots/config"}, {"/h/l", "/w/real"}, {"/h/loop", "/h/loop"}};
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strcmp(abs, dirs[i]))
+			return 0;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (!strcmp(abs, links[i][0]))
+			return snprintf(buf, n, "%s", links[i][1]) < (int)n ? 1 : -ENAMETOOLONG;
+	return -ENOENT;
+}
+
+/* Review 10: where an XDG directory leads, as the sandbox, the hook and a session's
+ * digest judge it (policy_xdg_leads), hostile spellings included. */
+START_TEST(xdg_leads_table)
+{
+	static const struct {
+		const char *in, *out, *cut;
+		int rc;
+	} t[] = {
+	    {"/h/sub/../cfg", "/h/cfg", "", 0},		     /* a ".." over a directory */
+	    {"/h/m/../cfg2", "/h/cfg2", "/h/m", 0},	     /* past a missing name: cut there */
+	    {"/h/.config/git", "/h/dots/config/git", "", 0}, /* a link, not made below */
+	    {"/h/l/git", "/w/real/git", "", 0},		     /* an absolute link */
+	    {"/h//./sub/", "/h/sub", "", 0},
+	    {"/h/loop/x", "", "", -ELOOP},
+	    {"cfg", "", "", -EINVAL},
+	    {"", "", "", -EINVAL},
+	};
+	char out[256], cut[256];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int rc =
+		    policy_xdg_leads(t[i].in, fake_link, NULL, out, sizeof(out), cut, sizeof(cut));
+		ck_assert_msg(rc == t[i].rc, "%s: rc %d", t[i].in, rc);
+		if (rc == 0) {
+			ck_assert_msg(!strcmp(out, t[i].out), "%s: leads to %s", t[i].in, out);
+			ck_assert_msg(!strcmp(cut, t[i].cut), "%s: cut %s", t[i].in, cut);
+		}
+	}
+	ck_assert_int_eq(policy_xdg_leads(NULL, fake_link, NULL, out, sizeof(out), cut, 4),
+			 -EINVAL);
+	/* too long for out: an error, never a cut-short path */
+	ck_assert_int_eq(policy_xdg_leads("/h/sub/../cfg", fake_link, NULL, out, 4, cut, 4),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
 static Suite *floor_suite(void)
 {
 	Suite *s = suite_create("policy_floor");
@@ -591,6 +643,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, home_set_xdg);
 	tcase_add_test(t, home_set_xdg_data);
 	tcase_add_test(t, home_set_xdg_outside);
+	tcase_add_test(t, xdg_leads_table);
 	suite_add_tcase(s, t);
 	return s;
 }
