@@ -114,6 +114,8 @@ static const struct policy_home_entry home_set[] = {
     {".local/share/applications", "desktop entries: the desktop runs their Exec lines"},
     {".config/mimeapps.list", "picks which desktop entry opens each file type"},
     {".local/share/dbus-1", "D-Bus starts the user services it names on demand"},
+    {".local/share/flatpak/exports",
+     "flatpak puts it on XDG_DATA_DIRS: D-Bus, systemd and the desktop run what it exports"},
     {".config/dconf", "the desktop's settings: shell extensions, key bindings that run commands"},
     {".config/plasma-workspace", "KDE sources env/ and runs shutdown/ scripts from it"},
     /* Data directories whose files run like start-up files. */

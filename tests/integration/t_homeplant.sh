@@ -246,4 +246,9 @@ expect_match "hook: ~/.config linked to dots/config without git/: Write dots/con
 	"~/.config/git/config is in the home.s persistence set" "$OUT"
 OUT=$(cd "$H4/dots" && HOME=$H4 timeout -k 2 60 "$HALO" -- sh -c 'mkdir -p config/git 2>/dev/null; echo x >config/git/config; echo "g=$?"' 2>"$E" </dev/null)
 expect_match "... as the sandbox refuses it" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
+# Review 10: flatpak's exports are on the session's XDG_DATA_DIRS (D-Bus services,
+# desktop entries, user units there run on the host).
+run_home 'mkdir -p ~/.local/share/flatpak/exports/share/dbus-1/services 2>/dev/null; echo "f=$?"'
+expect_match "home workspace: ~/.local/share/flatpak/exports cannot be made" '^f=[1-9]' "$(grep '^f=' <<<"$OUT")"
+expect "host: no flatpak exports made" no "$([ -e "$H/.local/share/flatpak/exports" ] && echo yes || echo no)"
 finish

@@ -397,6 +397,7 @@ static const char *const home_musts[] = {
     ".mavenrc",
     ".local/share/applications",
     ".local/share/dbus-1",
+    ".local/share/flatpak/exports",
     ".xsessionrc",
     ".bashrc.d",
     ".nvm",
