@@ -17,9 +17,11 @@ static const char *home_hit_xdg(const struct hook_ctx *c, const char *abs, const
 const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char *root,
 			  const char **entry)
 {
-	const struct policy_xdg named = {c->xdg_config, c->xdg_data};
-	const struct policy_xdg real = {c->xdg_config_real ? c->xdg_config_real : c->xdg_config,
-					c->xdg_data_real ? c->xdg_data_real : c->xdg_data};
+	const struct policy_xdg named = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
+					 c->xdg_data_dirs};
+	const struct policy_xdg real = {.config =
+					    c->xdg_config_real ? c->xdg_config_real : c->xdg_config,
+					.data = c->xdg_data_real ? c->xdg_data_real : c->xdg_data};
 	const char *why;
 
 	if (c->policy->guard_persistence == 0)

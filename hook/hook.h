@@ -93,7 +93,9 @@ struct hook_ctx {
 	const char *path_env; /* the caller's PATH: the home set's PATH directories; may be NULL */
 	const char *xdg_config; /* the caller's XDG_CONFIG_HOME (the home set); may be NULL */
 	const char *xdg_data;	/* the caller's XDG_DATA_HOME (the home set); may be NULL */
-	/* The same two where they lead (realpath), judged too; NULL when as named. */
+	/* the caller's XDG_CONFIG_DIRS and XDG_DATA_DIRS (colon lists); may be NULL */
+	const char *xdg_config_dirs, *xdg_data_dirs;
+	/* The two homes where they lead (policy_xdg_leads), judged too; NULL when as named. */
 	const char *xdg_config_real;
 	const char *xdg_data_real;
 	/* The sandbox's view of an absolute name as written (".." kept): the kernel's

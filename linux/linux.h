@@ -46,10 +46,12 @@ struct linux_launch {
 	const struct halo_policy *policy;
 	const char *workspace; /* absolute, symlinks resolved */
 	const char *pw_home;
-	const char *env_home;		 /* may equal pw_home or be NULL */
-	const char *caller_path;	 /* the caller's PATH (the home set's PATH dirs), or NULL */
-	const char *caller_xdg_config;	 /* the caller's XDG_CONFIG_HOME (the home set), or NULL */
-	const char *caller_xdg_data;	 /* the caller's XDG_DATA_HOME (the home set), or NULL */
+	const char *env_home;	       /* may equal pw_home or be NULL */
+	const char *caller_path;       /* the caller's PATH (the home set's PATH dirs), or NULL */
+	const char *caller_xdg_config; /* the caller's XDG_CONFIG_HOME (the home set), or NULL */
+	const char *caller_xdg_data;   /* the caller's XDG_DATA_HOME (the home set), or NULL */
+	const char *caller_xdg_config_dirs; /* the caller's XDG_CONFIG_DIRS (a list), or NULL */
+	const char *caller_xdg_data_dirs;   /* the caller's XDG_DATA_DIRS (a list), or NULL */
 	const char *self_exe;		 /* absolute path of the running binary (made read-only) */
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;

@@ -42,6 +42,8 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .caller_path = l->caller_path,
 	    .caller_xdg_config = l->caller_xdg_config,
 	    .caller_xdg_data = l->caller_xdg_data,
+	    .caller_xdg_config_dirs = l->caller_xdg_config_dirs,
+	    .caller_xdg_data_dirs = l->caller_xdg_data_dirs,
 	    .ssh_config = l->ssh_config,
 	    .ssh_config_len = l->ssh_config_len,
 	};

@@ -223,8 +223,10 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	linux_paths_free(&s->home_missing);
 	for (int k = 0; k < 2; k++)
 		other |= xdg_resolved(s, xv[k], xr[k]);
-	const struct policy_xdg xdg = {xv[0], xv[1]};
-	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1]};
+	const struct policy_xdg xdg = {xv[0], xv[1], l->caller_xdg_config_dirs,
+				       l->caller_xdg_data_dirs};
+	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
+					    l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
 
 	for (size_t i = 0; i < 2; i++) {
 		const char *h = homes[i];

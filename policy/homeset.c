@@ -205,28 +205,79 @@ int policy_home_set_each(const char *home, const char *path_env,
 	return policy_home_set_each_xdg(home, path_env, NULL, fn, arg);
 }
 
+/* Each XDG directory xdg names, with its kind k (0: config, 1: data):
+ * $XDG_CONFIG_HOME, $XDG_DATA_HOME, then each absolute entry of $XDG_CONFIG_DIRS and
+ * $XDG_DATA_DIRS (systemd's user units, D-Bus services, desktop entries and autostart
+ * are read from those lists too). */
+static int each_xdg_dir(const struct policy_xdg *xdg,
+			int (*one)(const char *dir, size_t len, int k, void *ctx), void *ctx)
+{
+	const char *single[2] = {xdg->config, xdg->data},
+		   *lists[2] = {xdg->config_dirs, xdg->data_dirs};
+	int rc;
+
+	for (int k = 0; k < 2; k++)
+		if (single[k] && single[k][0] == '/' &&
+		    (rc = one(single[k], strlen(single[k]), k, ctx)))
+			return rc;
+	for (int k = 0; k < 2; k++)
+		for (const char *p = lists[k]; p && *p;) {
+			size_t len = strcspn(p, ":");
+			if (p[0] == '/' && (rc = one(p, len, k, ctx)) != 0)
+				return rc;
+			p += len;
+			p += *p == ':';
+		}
+	return 0;
+}
+
+struct xdg_walk {
+	const char *home;	  /* policy_home_set_each_xdg's */
+	const char *const *homes; /* policy_home_set_each_xdg_outside's */
+	size_t n_homes;
+	int (*fn)(const char *rel, const char *why, void *arg);
+	void *arg;
+};
+
+/* The set's entries under the base of kind k, where xrel (relative) puts them. */
+static int xdg_entries(const char *xrel, int k, const struct xdg_walk *w)
+{
+	char pair[2][POLICY_PATH_MAX] = {"", ""};
+	int rc;
+
+	snprintf(pair[k], sizeof(pair[k]), "%s", xrel);
+	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
+		if ((rc = xdg_one(pair, &home_set[i], w->fn, w->arg)) != 0)
+			return rc;
+	return 0;
+}
+
+/* One beneath the home: its entries relative to the home. */
+static int home_dir_one(const char *dir, size_t len, int k, void *ctx)
+{
+	const struct xdg_walk *w = ctx;
+	const char *r = below_home(dir, len, w->home);
+	char xrel[POLICY_PATH_MAX];
+
+	if (!r || !path_rel(r, len - (size_t)(r - dir), xrel, sizeof(xrel)))
+		return 0;
+	return xdg_entries(xrel, k, w);
+}
+
 int policy_home_set_each_xdg(const char *home, const char *path_env, const struct policy_xdg *xdg,
 			     int (*fn)(const char *rel, const char *why, void *arg), void *arg)
 {
 	size_t ng;
 	const char *const *g = policy_guard_names(&ng);
-	char rel[POLICY_PATH_MAX], xrel[2][POLICY_PATH_MAX] = {"", ""};
-	const char *dirs[2] = {xdg ? xdg->config : NULL, xdg ? xdg->data : NULL};
+	char rel[POLICY_PATH_MAX];
+	const struct xdg_walk w = {home, NULL, 0, fn, arg};
 	int rc;
 
-	for (int k = 0; k < 2; k++)
-		if (home && home[0] == '/' && dirs[k] && dirs[k][0] == '/') {
-			size_t xl = strlen(dirs[k]);
-			const char *r = below_home(dirs[k], xl, home);
-
-			if (!r ||
-			    !path_rel(r, xl - (size_t)(r - dirs[k]), xrel[k], sizeof(xrel[k])))
-				xrel[k][0] = '\0';
-		}
 	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
-		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0 ||
-		    (rc = xdg_one(xrel, &home_set[i], fn, arg)) != 0)
+		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0)
 			return rc;
+	if (xdg && home && home[0] == '/' && (rc = each_xdg_dir(xdg, home_dir_one, (void *)&w)))
+		return rc;
 	for (size_t i = 0; i < ng; i++)
 		if ((rc = fn(g[i],
 			     "the persistence guard's name (agent, IDE or shell "
@@ -252,34 +303,28 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
  * writable from a workspace that held it). fn gets each relative to "/". One beneath a
  * home is that home's (policy_home_set_each_xdg); one that is a home ($HOME itself)
  * is taken here. */
+static int outside_dir_one(const char *dir, size_t len, int k, void *ctx)
+{
+	const struct xdg_walk *w = ctx;
+	char xrel[POLICY_PATH_MAX];
+
+	for (size_t i = 0; i < w->n_homes; i++)
+		if (w->homes[i] && w->homes[i][0] == '/' && below_home(dir, len, w->homes[i]))
+			return 0;
+	/* (a ".." in it: judged as it resolves, by the caller that resolves it) */
+	if (!path_rel(dir + 1, len - 1, xrel, sizeof(xrel)) || !xrel[0])
+		return 0;
+	return xdg_entries(xrel, k, w);
+}
+
 int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 				     const struct policy_xdg *xdg,
 				     int (*fn)(const char *rel, const char *why, void *arg),
 				     void *arg)
 {
-	const char *dirs[2] = {xdg ? xdg->config : NULL, xdg ? xdg->data : NULL};
-	int rc;
+	const struct xdg_walk w = {NULL, homes, n_homes, fn, arg};
 
-	for (int k = 0; k < 2; k++) {
-		char xrel[2][POLICY_PATH_MAX] = {"", ""};
-		size_t xl;
-		bool in_home = false;
-
-		if (!dirs[k] || dirs[k][0] != '/')
-			continue;
-		xl = strlen(dirs[k]);
-		for (size_t i = 0; i < n_homes && !in_home; i++)
-			in_home =
-			    homes[i] && homes[i][0] == '/' && below_home(dirs[k], xl, homes[i]);
-		/* (a ".." in it: judged as it resolves, by the caller that resolves it) */
-		if (in_home || !path_rel(dirs[k] + 1, xl - 1, xrel[k], sizeof(xrel[k])) ||
-		    !xrel[k][0])
-			continue;
-		for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
-			if ((rc = xdg_one(xrel, &home_set[i], fn, arg)) != 0)
-				return rc;
-	}
-	return 0;
+	return xdg ? each_xdg_dir(xdg, outside_dir_one, (void *)&w) : 0;
 }
 
 struct hit {

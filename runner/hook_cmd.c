@@ -90,6 +90,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .path_env = getenv("PATH"),
 	    .xdg_config = getenv("XDG_CONFIG_HOME"),
 	    .xdg_data = getenv("XDG_DATA_HOME"),
+	    .xdg_config_dirs = getenv("XDG_CONFIG_DIRS"),
+	    .xdg_data_dirs = getenv("XDG_DATA_DIRS"),
 	    .resolve = runner_hook_resolve,
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,

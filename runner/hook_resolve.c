@@ -86,7 +86,8 @@ static int resolve_home_links(struct hook_ctx *c)
 {
 	struct home_links h = {0};
 	const char *homes[] = {c->home, c->env_home};
-	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data};
+	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
+				       c->xdg_data_dirs};
 
 	for (size_t i = 0; i < 2 && !h.err; i++)
 		if (homes[i] && homes[i][0] == '/' &&

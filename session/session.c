@@ -119,7 +119,8 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		else if (cut[0])
 			add_entry(h, cut, "C:");
 	}
-	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1]};
+	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
+				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
 	for (int i = 0; i < 2 && !h->oom; i++)
 		if (hres[i])
 			policy_home_set_each_xdg(hres[i], l->caller_path, &xdg, resolved_entry, h);
@@ -152,7 +153,8 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
  * a call with ~/tools/bin first in its PATH joined and wrote ~/tools/bin/ls). */
 static void home_set_text(FILE *f, const runner_launch *l)
 {
-	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data};
+	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data,
+				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
 	const char *homes[2] = {l->pw_home, l->env_home};
 	struct home_rels h = {NULL, 0, false};
 	char *t = NULL, hex[65];

@@ -251,4 +251,18 @@ expect_match "... as the sandbox refuses it" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")
 run_home 'mkdir -p ~/.local/share/flatpak/exports/share/dbus-1/services 2>/dev/null; echo "f=$?"'
 expect_match "home workspace: ~/.local/share/flatpak/exports cannot be made" '^f=[1-9]' "$(grep '^f=' <<<"$OUT")"
 expect "host: no flatpak exports made" no "$([ -e "$H/.local/share/flatpak/exports" ] && echo yes || echo no)"
+# Review 10: $XDG_DATA_DIRS and $XDG_CONFIG_DIRS entries in a writable tree: D-Bus
+# services, user units and autostart entries there run on the host like the homes'.
+mkdir -p "$X/dd" "$X/cd"
+OUT=$(cd "$X" && XDG_DATA_DIRS="/usr/share:$X/dd" XDG_CONFIG_DIRS="$X/cd" timeout -k 2 60 "$HALO" -- sh -c \
+	'mkdir -p dd/dbus-1/services 2>/dev/null; echo x >dd/dbus-1/services/x.service; echo "d=$?"
+	mkdir -p cd/autostart 2>/dev/null; echo x >cd/autostart/x.desktop; echo "a=$?"; echo x >dd/notes; echo "n=$?"' 2>"$E" </dev/null)
+expect_match "XDG_DATA_DIRS entry in the workspace: no D-Bus service made there" '^d=[1-9]' "$(grep '^d=' <<<"$OUT")"
+expect_match "XDG_CONFIG_DIRS entry in the workspace: no autostart entry made there" '^a=[1-9]' "$(grep '^a=' <<<"$OUT")"
+expect "... the rest of them writable" "n=0" "$(grep '^n=' <<<"$OUT")"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$X/dd/dbus-1/services/x.service" |
+	XDG_DATA_DIRS="/usr/share:$X/dd" "$HALO" hook 2>&1 >/dev/null)
+expect_match "hook: Write a D-Bus service into an XDG_DATA_DIRS entry: blocked" "persistence set" "$OUT"
 finish

@@ -476,31 +476,33 @@ START_TEST(home_set_xdg)
 	const char *entry = NULL;
 
 	all[0] = '\0';
-	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL,
-						  &(struct policy_xdg){"/home/u/dots/", NULL},
-						  collect, all),
-			 0);
+	ck_assert_int_eq(
+	    policy_home_set_each_xdg("/home/u", NULL,
+				     &(struct policy_xdg){.config = "/home/u/dots/", .data = NULL},
+				     collect, all),
+	    0);
 	strcat(all, "|");
 	ck_assert_ptr_nonnull(strstr(all, "|dots/git|"));
 	ck_assert_ptr_nonnull(strstr(all, "|dots/systemd/user|"));
 	ck_assert_ptr_nonnull(strstr(all, "|dots/go/env|"));
 	ck_assert_ptr_null(strstr(all, "|dots/.bashrc|"));
-	ck_assert_ptr_nonnull(policy_home_set_hit_xdg("/home/u", NULL,
-						      &(struct policy_xdg){"/home/u/dots", NULL},
-						      "/home/u/dots/git/config", &entry));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &(struct policy_xdg){.config = "/home/u/dots", .data = NULL},
+	    "/home/u/dots/git/config", &entry));
 	ck_assert_str_eq(entry, "dots/git/config");
-	ck_assert_ptr_null(policy_home_set_hit_xdg("/home/u", NULL,
-						   &(struct policy_xdg){"/home/u/dots", NULL},
-						   "/home/u/dots/notes", NULL));
+	ck_assert_ptr_null(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &(struct policy_xdg){.config = "/home/u/dots", .data = NULL},
+	    "/home/u/dots/notes", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/dots/git/config", NULL));
 	/* outside the home, relative, dot-dot, the home itself: no extra entries */
 	const char *bad[] = {"/etc/xdg", "rel/dots", "/home/u/../x", "/home/u", "/home/uu/c", ""};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		all[0] = '\0';
-		ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL,
-							  &(struct policy_xdg){bad[i], bad[i]},
-							  collect, all),
-				 0);
+		ck_assert_int_eq(
+		    policy_home_set_each_xdg("/home/u", NULL,
+					     &(struct policy_xdg){.config = bad[i], .data = bad[i]},
+					     collect, all),
+		    0);
 		ck_assert_msg(!strstr(all, "|xdg/") && !strstr(all, "|rel/") &&
 				  !strstr(all, "|x/") && !strstr(all, "|c/") && !strstr(all, "|/"),
 			      "%s adds nothing", bad[i]);
@@ -513,7 +515,7 @@ END_TEST
 START_TEST(home_set_xdg_data)
 {
 	static char all[32768];
-	const struct policy_xdg both = {"/home/u/cfg", "/home/u/data"};
+	const struct policy_xdg both = {.config = "/home/u/cfg", .data = "/home/u/data"};
 	const char *entry = NULL;
 
 	all[0] = '\0';
@@ -531,7 +533,7 @@ START_TEST(home_set_xdg_data)
 	    policy_home_set_hit_xdg("/home/u", NULL, &both, "/home/u/data/notes.txt", NULL));
 	/* the default place is still an entry, and a data home equal to it adds nothing */
 	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
-	    "/home/u", NULL, &(struct policy_xdg){NULL, "/home/u/.local/share"},
+	    "/home/u", NULL, &(struct policy_xdg){.config = NULL, .data = "/home/u/.local/share"},
 	    "/home/u/.local/share/systemd/user/x.service", NULL));
 }
 END_TEST
@@ -541,7 +543,7 @@ END_TEST
 START_TEST(home_set_xdg_outside)
 {
 	const char *homes[] = {"/home/u", NULL, "/home/u-real", NULL};
-	const struct policy_xdg out = {"/data//cfg/", "/data/./share"};
+	const struct policy_xdg out = {.config = "/data//cfg/", .data = "/data/./share"};
 	static char all[32768];
 
 	all[0] = '\0';
@@ -558,18 +560,59 @@ START_TEST(home_set_xdg_outside)
 	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 4, &out, "relative/git/config"));
 	/* the home itself as the XDG config home: $HOME/git/config is git's config */
 	ck_assert_ptr_nonnull(policy_home_set_hit_xdg_outside(
-	    homes, 4, &(struct policy_xdg){"/home/u", NULL}, "/home/u/git/config"));
+	    homes, 4, &(struct policy_xdg){.config = "/home/u", .data = NULL},
+	    "/home/u/git/config"));
 	static const char *const none[] = {
 	    "cfg", "/", "//", "/data/../cfg", "/home/u/cfg", "/home/u-real/x/cfg", ""};
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
 		all[0] = '\0';
-		ck_assert_int_eq(
-		    policy_home_set_each_xdg_outside(
-			homes, 4, &(struct policy_xdg){none[i], none[i]}, collect, all),
-		    0);
+		ck_assert_int_eq(policy_home_set_each_xdg_outside(
+				     homes, 4,
+				     &(struct policy_xdg){.config = none[i], .data = none[i]},
+				     collect, all),
+				 0);
 		ck_assert_msg(all[0] == '\0', "%s adds none: %s", none[i], all);
 	}
 	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 4, NULL, collect, all), 0);
+}
+END_TEST
+
+/* Review 10: $XDG_CONFIG_DIRS and $XDG_DATA_DIRS are lists whose entries are read like
+ * the XDG homes (systemd user units, D-Bus services, autostart): each absolute entry
+ * counts, beneath a home or outside; relative and empty ones add nothing. */
+START_TEST(home_set_xdg_lists)
+{
+	static char all[65536];
+	const char *homes[] = {"/home/u", NULL};
+	const struct policy_xdg l = {.config_dirs = "/etc/xdg::rel/cd:/home/u/cd",
+				     .data_dirs =
+					 "/home/u/.local/share/flatpak/exports/share:/w/dd:"};
+
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &l, collect, all), 0);
+	strcat(all, "|");
+	ck_assert_ptr_nonnull(strstr(all, "|cd/autostart|"));
+	ck_assert_ptr_nonnull(strstr(all, "|.local/share/flatpak/exports/share/dbus-1|"));
+	ck_assert_ptr_null(strstr(all, "|rel/cd/autostart|"));
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 2, &l, collect, all), 0);
+	strcat(all, "|");
+	ck_assert_ptr_nonnull(strstr(all, "|etc/xdg/autostart|"));
+	ck_assert_ptr_nonnull(strstr(all, "|w/dd/systemd/user|"));
+	ck_assert_ptr_null(strstr(all, "|home/u/cd/autostart|")); /* the home's, not here */
+	ck_assert_ptr_null(strstr(all, "rel/"));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg_outside(homes, 2, &l, "/w/dd/dbus-1/services/x.service"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 2, &l, "/w/dd/notes"));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &l, "/home/u/cd/autostart/x.desktop", NULL));
+	/* a list of separators only, or of one "/": nothing */
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(
+			     homes, 2, &(struct policy_xdg){.config_dirs = ":::", .data_dirs = "/"},
+			     collect, all),
+			 0);
+	ck_assert_str_eq(all, "");
 }
 END_TEST
 
@@ -645,6 +688,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, home_set_xdg_data);
 	tcase_add_test(t, home_set_xdg_outside);
 	tcase_add_test(t, xdg_leads_table);
+	tcase_add_test(t, home_set_xdg_lists);
 	suite_add_tcase(s, t);
 	return s;
 }
