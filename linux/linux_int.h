@@ -131,6 +131,9 @@ struct linux_scan {
 	 * for a loop. The launch refuses when the command could create it. */
 	struct linux_paths dangling;
 	struct linux_paths dangling_at;
+	/* Home-set names (an entry, an XDG directory, a PATH entry) whose way is longer
+	 * than PATH_MAX: they cannot be judged, so the launch refuses (review 11). */
+	struct linux_paths too_long;
 	/* Symlinks with a protected name the walk found that lead elsewhere, and the real
 	 * path each masks (pairs in step): a refusal or a warning names the link. */
 	struct linux_paths link_masks;

@@ -567,6 +567,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->hook_missing);
 	s->git_global_read = false;
 	linux_paths_free(&s->dangling);
+	linux_paths_free(&s->too_long);
 	linux_paths_free(&s->dangling_at);
 	linux_paths_free(&s->link_masks);
 	linux_paths_free(&s->link_masks_to);

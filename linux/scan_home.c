@@ -38,14 +38,19 @@ static void add_missing(struct linux_scan *s, struct linux_paths *to, const char
 	 * link's target leaves): the broker takes plain names only. After a "..", only
 	 * the first missing name: nothing beyond it can be foretold once it exists (a
 	 * link made there sends the rest anywhere; review 9: ~/.vimrc -> gone/../x). */
-	if (snprintf(joined, sizeof(joined), "/%s", tail) >= (int)sizeof(joined))
+	if (!in_writable(s, at))
 		return;
-	rc = policy_path_normalise(joined, false, t, sizeof(t), &why);
+	if (snprintf(joined, sizeof(joined), "/%s", tail) >= (int)sizeof(joined) ||
+	    (rc = policy_path_normalise(joined, false, t, sizeof(t), &why)) == -ENAMETOOLONG) {
+		linux_paths_add(&s->too_long, at);
+		return;
+	}
 	if (rc == -EINVAL)
 		t[0] = t[1] = '\0';
-	if (rc == -ENAMETOOLONG || !in_writable(s, at) ||
-	    snprintf(target, sizeof(target), "%s%s", at, t[1] ? t : "") >= (int)sizeof(target))
+	if (snprintf(target, sizeof(target), "%s%s", at, t[1] ? t : "") >= (int)sizeof(target)) {
+		linux_paths_add(&s->too_long, at);
 		return;
+	}
 	linux_paths_add(to, target);
 	/* Its directory exists: pinned (a mount point cannot be renamed away). */
 	if (sl && sl != at) {
@@ -95,11 +100,15 @@ static int one_entry(const char *rel, const char *why, void *arg)
 
 	(void)why;
 	if (snprintf(abs, sizeof(abs), "%s/%s", strcmp(w->home, "/") ? w->home : "", rel) >=
-	    (int)sizeof(abs))
+	    (int)sizeof(abs)) {
+		linux_paths_add(&w->s->too_long, abs); /* (cut short: for the message) */
 		return 0;
+	}
 	tail[0] = '\0';
 	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
-	if (rc == 0 && in_writable(w->s, real))
+	if (rc == -ENAMETOOLONG) /* where it leads cannot be told (review 11) */
+		linux_paths_add(&w->s->too_long, abs);
+	else if (rc == 0 && in_writable(w->s, real))
 		linux_paths_add(&w->s->guarded, real);
 	else if (rc == -ENOENT || rc == -ENOTDIR)
 		add_unresolved(w->s, &w->s->home_missing, rc, real, tail, sizeof(tail));
@@ -146,13 +155,19 @@ static void path_entry(struct linux_scan *s, const char *entry, size_t len,
 	char abs[PATH_MAX], real[PATH_MAX], tail[PATH_MAX];
 	int rc;
 
-	if (entry[0] != '/' || len >= sizeof(abs))
+	if (entry[0] != '/')
 		return;
+	if (len >= sizeof(abs)) {
+		linux_paths_add(&s->too_long, "a PATH entry");
+		return;
+	}
 	memcpy(abs, entry, len);
 	abs[len] = '\0';
 	tail[0] = '\0';
 	real[0] = '\0';
 	rc = linux_scan_resolve_tail(s, abs, real, sizeof(real), true, tail, sizeof(tail));
+	if (rc == -ENAMETOOLONG)
+		linux_paths_add(&s->too_long, abs);
 	for (size_t i = 0; i < n_homes; i++) {
 		if (!homes[i] || !linux_path_beneath(real, homes[i]) || !strcmp(real, homes[i]))
 			continue;
@@ -191,6 +206,8 @@ static bool xdg_resolved(struct linux_scan *s, const char *named, char *out)
 	if (!named || named[0] != '/')
 		return false;
 	rc = linux_scan_resolve_tail(s, named, out, PATH_MAX, true, tail, sizeof(tail));
+	if (rc == -ENAMETOOLONG)
+		linux_paths_add(&s->too_long, named);
 	if (rc == -ENOENT && (strstr(tail, "..") || strstr(out, ".."))) {
 		/* and where it leads once that name is a plain directory (policy_xdg_leads) */
 		add_unresolved(s, &s->home_missing, rc, out, tail, sizeof(tail));
@@ -204,6 +221,13 @@ static bool xdg_resolved(struct linux_scan *s, const char *named, char *out)
 		out[0] = '\0';
 	}
 	return out[0] && strcmp(out, named) != 0;
+}
+
+/* A walk of the set that an XDG directory made longer than PATH_MAX stopped short. */
+static void walked(struct linux_scan *s, int rc)
+{
+	if (rc == -ENAMETOOLONG)
+		linux_paths_add(&s->too_long, "an XDG directory's entry");
 }
 
 void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
@@ -242,14 +266,16 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 		if (!linux_scan_realpath(s, h, real) || s->writable.n == 0)
 			continue;
 		resolved[i] = strcpy(reals[i], real);
-		policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w);
+		walked(s, policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w));
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */
 			w.home = real;
-			policy_home_set_each_xdg(real, l->caller_path, &xdg, one_entry, &w);
+			walked(s,
+			       policy_home_set_each_xdg(real, l->caller_path, &xdg, one_entry, &w));
 		}
 		if (other) {
 			w.home = real;
-			policy_home_set_each_xdg(real, l->caller_path, &xdg_real, one_entry, &w);
+			walked(s, policy_home_set_each_xdg(real, l->caller_path, &xdg_real,
+							   one_entry, &w));
 		}
 	}
 	/* An XDG directory beneath no home (or the home itself): its entries there, as
@@ -257,9 +283,10 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	const char *all[] = {homes[0], homes[1], resolved[0], resolved[1]};
 	struct home_walk top = {s, "/"};
 	if (s->writable.n > 0) {
-		policy_home_set_each_xdg_outside(all, 4, &xdg, one_entry, &top);
+		walked(s, policy_home_set_each_xdg_outside(all, 4, &xdg, one_entry, &top));
 		if (other)
-			policy_home_set_each_xdg_outside(all, 4, &xdg_real, one_entry, &top);
+			walked(s, policy_home_set_each_xdg_outside(all, 4, &xdg_real, one_entry,
+								   &top));
 	}
 	path_entries(s, l->caller_path, resolved, 2);
 	linux_paths_sort_unique(&s->home_missing);

@@ -329,6 +329,15 @@ static int check_dangling(const struct linux_scan *s, struct halo_err *e)
 	/* Names the command may have made: shown printably. */
 	char shown_what[4 * PATH_MAX + 1], shown_at[4 * PATH_MAX + 1];
 
+	if (s->too_long.n > 0) {
+		halo_err_set(
+		    e,
+		    "persistence guard: %.200s... (the home persistence set's) leads to a "
+		    "path longer than PATH_MAX (%d bytes), which cannot be guarded; shorten "
+		    "the links on its way, or unset what names it",
+		    policy_printable(s->too_long.v[0], shown_what, sizeof(shown_what)), PATH_MAX);
+		return -ENAMETOOLONG;
+	}
 	for (size_t i = 0; i < s->dangling.n; i++) {
 		const char *at = s->dangling_at.v[i], *what = s->dangling.v[i];
 		const char *pw = policy_printable(what, shown_what, sizeof(shown_what));

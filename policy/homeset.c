@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 
@@ -189,10 +190,13 @@ static int xdg_one(char xrel[2][POLICY_PATH_MAX], const struct policy_home_entry
 		int rc;
 
 		if (!xrel[k][0] || strncmp(h->rel, xdg_base[k], bl) != 0 || h->rel[bl] != '/' ||
-		    strcmp(xrel[k], xdg_base[k]) == 0 ||
-		    snprintf(rel, sizeof(rel), "%s/%s", xrel[k], h->rel + bl + 1) >=
-			(int)sizeof(rel))
+		    strcmp(xrel[k], xdg_base[k]) == 0)
 			continue;
+		/* past PATH_MAX: an entry that cannot be judged fails the walk (review 11:
+		 * one left out was writable) */
+		if (snprintf(rel, sizeof(rel), "%s/%s", xrel[k], h->rel + bl + 1) >=
+		    (int)sizeof(rel))
+			return -ENAMETOOLONG;
 		if ((rc = fn(rel, h->why, arg)) != 0)
 			return rc;
 	}
@@ -259,6 +263,8 @@ static int home_dir_one(const char *dir, size_t len, int k, void *ctx)
 	const char *r = below_home(dir, len, w->home);
 	char xrel[POLICY_PATH_MAX];
 
+	if (len >= sizeof(xrel))
+		return -ENAMETOOLONG;
 	if (!r || !path_rel(r, len - (size_t)(r - dir), xrel, sizeof(xrel)))
 		return 0;
 	return xdg_entries(xrel, k, w);
@@ -308,6 +314,8 @@ static int outside_dir_one(const char *dir, size_t len, int k, void *ctx)
 	const struct xdg_walk *w = ctx;
 	char xrel[POLICY_PATH_MAX];
 
+	if (len >= sizeof(xrel))
+		return -ENAMETOOLONG;
 	for (size_t i = 0; i < w->n_homes; i++)
 		if (w->homes[i] && w->homes[i][0] == '/' && below_home(dir, len, w->homes[i]))
 			return 0;
@@ -370,7 +378,8 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 		h.rel++;
 	if (!*h.rel)
 		return NULL;
-	policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h);
+	if (policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h) == -ENAMETOOLONG)
+		h.why = POLICY_HOME_SET_TOO_LONG;
 	if (h.why && entry)
 		*entry = h.rel;
 	return h.why;
@@ -388,7 +397,8 @@ const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_h
 		h.rel++;
 	if (!*h.rel)
 		return NULL;
-	policy_home_set_each_xdg_outside(homes, n_homes, xdg, hit_one, &h);
+	if (policy_home_set_each_xdg_outside(homes, n_homes, xdg, hit_one, &h) == -ENAMETOOLONG)
+		return POLICY_HOME_SET_TOO_LONG;
 	return h.why;
 }
 

@@ -415,6 +415,11 @@ int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 /* The reason `abs` is at or beneath such an entry, or NULL. */
 const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
 					    const struct policy_xdg *xdg, const char *abs);
+/* The reason a hit function gives when an XDG directory makes an entry longer than
+ * PATH_MAX: nothing beneath the home (or it) is judged writable then. The each
+ * functions return -ENAMETOOLONG for it. */
+#define POLICY_HOME_SET_TOO_LONG                                                                   \
+	"an XDG directory makes its entries longer than PATH_MAX: they cannot be judged"
 /* Is `home` the tree or beneath it (the home set then applies to that tree)? */
 bool policy_home_in_tree(const char *home, const char *tree);
 

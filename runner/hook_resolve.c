@@ -154,8 +154,13 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
 	for (int k = 0; k < 2; k++) {
 		char to[PATH_MAX], cut[PATH_MAX];
 		real[k] = NULL;
-		if (policy_xdg_leads(named[k], runner_hook_link_of, NULL, to, sizeof(to), cut,
-				     sizeof(cut)) < 0)
+		int rc = policy_xdg_leads(named[k], runner_hook_link_of, NULL, to, sizeof(to), cut,
+					  sizeof(cut));
+		/* where it leads cannot be told: nothing is judged writable (the sandbox
+		 * refuses the launch) */
+		if (rc == -ENAMETOOLONG && path_add(l, "/", 0, POLICY_HOME_SET_TOO_LONG) < 0)
+			return -ENOMEM;
+		if (rc < 0)
 			continue;
 		if (cut[0] && path_add(l, cut, 0, why[k]) < 0)
 			return -ENOMEM;

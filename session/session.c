@@ -56,7 +56,8 @@ static void path_text(FILE *f, const char *key, const char *path)
 struct home_rels {
 	char **v;
 	size_t n;
-	bool oom;
+	bool oom;		/* or a name too long to judge: the digest is then "unknown" */
+	char pre[PATH_MAX + 8]; /* the home an entry is relative to, and its tag */
 };
 
 static int add_entry(struct home_rels *h, const char *rel, const char *pre)
@@ -74,10 +75,15 @@ static int add_entry(struct home_rels *h, const char *rel, const char *pre)
 	return 0;
 }
 
+/* Each entry with its home (review 11: the passwd home's cfgx/git and $HOME's digested
+ * alike, and a call with XDG_CONFIG_HOME under the other joined a session that guarded
+ * the first). */
 static int home_entry(const char *rel, const char *why, void *arg)
 {
+	struct home_rels *h = arg;
+
 	(void)why;
-	return add_entry(arg, rel, "");
+	return add_entry(h, rel, h->pre);
 }
 
 /* an XDG directory's entry beneath no home: absolute, never equal to a home's */
@@ -92,10 +98,13 @@ static int rel_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int resolved_entry(const char *rel, const char *why, void *arg)
+/* one entry of h->pre's home set; a policy walk's error (a name past PATH_MAX) too */
+static void home_walk(struct home_rels *h, const char *tag, const char *home, const char *path,
+		      const struct policy_xdg *xdg)
 {
-	(void)why;
-	return add_entry(arg, rel, "R:");
+	snprintf(h->pre, sizeof(h->pre), "%s%s/", tag, home);
+	if (policy_home_set_each_xdg(home, path, xdg, home_entry, h) < 0)
+		h->oom = true;
 }
 
 /* What a fresh launch adds by where names lead (linux/scan_home.c): the set again for
@@ -113,30 +122,35 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
 			hres[i] = hr[i];
 	for (int k = 0; k < 2 && !h->oom; k++) {
-		if (policy_xdg_leads(xv[k], runner_hook_link_of, NULL, xr[k], PATH_MAX, cut,
-				     sizeof(cut)) < 0)
+		int rc = policy_xdg_leads(xv[k], runner_hook_link_of, NULL, xr[k], PATH_MAX, cut,
+					  sizeof(cut));
+		if (rc < 0)
 			xr[k][0] = '\0';
-		else if (cut[0])
+		if (rc < 0 && rc != -EINVAL) /* a loop, a name past PATH_MAX: cannot be told */
+			h->oom = true;
+		else if (rc == 0 && cut[0])
 			add_entry(h, cut, "C:");
 	}
 	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
 				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
 	for (int i = 0; i < 2 && !h->oom; i++)
 		if (hres[i])
-			policy_home_set_each_xdg(hres[i], l->caller_path, &xdg, resolved_entry, h);
+			home_walk(h, "R:", hres[i], l->caller_path, &xdg);
 	const char *all[4] = {homes[0], homes[1], hres[0], hres[1]};
-	if (!h->oom)
-		policy_home_set_each_xdg_outside(all, 4, &xdg, outside_entry, h);
+	if (!h->oom && policy_home_set_each_xdg_outside(all, 4, &xdg, outside_entry, h) < 0)
+		h->oom = true;
 	for (const char *p = l->caller_path; p && *p && !h->oom;) {
 		size_t len = strcspn(p, ":");
 		if (p[0] == '/' && len < sizeof(e)) {
 			memcpy(e, p, len);
 			e[len] = '\0';
-			for (int i = 0; i < 2; i++)
-				if (hres[i] &&
-				    policy_path_leads(e, runner_hook_link_of, NULL, to, sizeof(to),
-						      NULL) == 0 &&
-				    policy_path_beneath(to, hres[i]) && strcmp(to, hres[i]) != 0) {
+			int rc =
+			    policy_path_leads(e, runner_hook_link_of, NULL, to, sizeof(to), NULL);
+			if (rc == -ENAMETOOLONG)
+				h->oom = true;
+			for (int i = 0; i < 2 && rc == 0; i++)
+				if (hres[i] && policy_path_beneath(to, hres[i]) &&
+				    strcmp(to, hres[i]) != 0) {
 					add_entry(h, to, "P:");
 					break;
 				}
@@ -156,16 +170,16 @@ static void home_set_text(FILE *f, const runner_launch *l)
 	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data,
 				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
 	const char *homes[2] = {l->pw_home, l->env_home};
-	struct home_rels h = {NULL, 0, false};
+	struct home_rels h = {NULL, 0, false, ""};
 	char *t = NULL, hex[65];
 	size_t n = 0;
 	FILE *m;
 
 	for (size_t i = 0; i < 2 && !h.oom; i++)
 		if (homes[i] && homes[i][0] == '/')
-			policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, home_entry, &h);
-	if (!h.oom)
-		policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h);
+			home_walk(&h, "", homes[i], l->caller_path, &xdg);
+	if (!h.oom && policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h) < 0)
+		h.oom = true;
 	if (!h.oom)
 		resolved_entries(l, &h);
 	if (h.n)

@@ -265,4 +265,35 @@ OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.
 	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$X/dd/dbus-1/services/x.service" |
 	XDG_DATA_DIRS="/usr/share:$X/dd" "$HALO" hook 2>&1 >/dev/null)
 expect_match "hook: Write a D-Bus service into an XDG_DATA_DIRS entry: blocked" "persistence set" "$OUT"
+# Review 11: an XDG directory through a link to a tree whose real path is 4093 bytes:
+# its entries (L/git: 4097) cannot be judged, so the launch refuses (before, they were
+# left out, and git/config was made); the hook blocks the same writes.
+mkdir -p "$X/long"
+python3 - "$X/long" 4093 <<'PY'
+import os, sys
+ws, want = sys.argv[1], int(sys.argv[2])
+left, comps = want - len(ws) - 1, []
+while left > 0:
+    n = min(200, left - (1 if comps else 0))
+    if 0 < left - n - (1 if comps else 0) < 5:
+        n -= 5
+    comps.append("d" * n)
+    left -= n + (1 if len(comps) > 1 else 0)
+fd = cur = os.open(ws, os.O_RDONLY)
+for c in comps:
+    os.mkdir(c, dir_fd=cur)
+    cur = os.open(c, os.O_RDONLY, dir_fd=cur)
+os.symlink("/".join(comps), "L", dir_fd=fd)
+PY
+OUT=$(cd "$X/long" && XDG_CONFIG_HOME="$X/long/L" timeout -k 2 60 "$HALO" -- sh -c 'mkdir L/git; echo "g=$?"' 2>&1 </dev/null)
+RC=$?
+expect "XDG config home leading past PATH_MAX: the launch is refused" "125" "$RC"
+expect_match "... saying why" "longer than PATH_MAX" "$OUT"
+expect "... and nothing made" no "$([ -e "$X/long/L/git" ] && echo yes || echo no)"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X/long" "$X/long/L/git/config" |
+	XDG_CONFIG_HOME="$X/long/L" "$HALO" hook 2>&1 >/dev/null)
+expect_match "hook: a Write there is blocked" "blocked" "$OUT"
+rm -rf "$X/long"
 finish

@@ -106,7 +106,7 @@ rm -f "$WS/.env.mid"
 # session): a protected file made there later would be missed, so the calls are
 # refused, naming it, until it is gone (review: such a walk was taken as whole).
 call -- sh -c 'p=deep; for i in $(seq 80); do p=$p/d; done; mkdir -p $p && echo made'
-expect "a command makes a tree deeper than the walk's bound" "0:made" "$RC:$OUT"
+expect "a command makes a tree deeper than the walk's bound" "0:made" "$RC:$OUT${ERR:+ ($ERR)}"
 printf 'DEEP\n' >"$WS/deep/.env.deep"
 call -- cat deep/.env.deep
 expect "... the next call is refused" 125 "$RC"
@@ -170,7 +170,7 @@ if command -v git >/dev/null; then
 	(cd "$HW" && git config foo.bar 1)
 	hcall -- sh -c 'echo "[core]" >>.git/config 2>/dev/null && echo wrote || echo refused'
 	expect "a host git config (a rename over .git/config): calls go on, it stays unwritable" \
-		"0:refused" "$RC:$OUT"
+		"0:refused" "$RC:$OUT$([ "$RC" = 0 ] || cat "$E")"
 fi
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
 # The policy file in the workspace, read-only inside: saved again on the host (the
@@ -284,6 +284,21 @@ for v in "PATH=$HW/x/../tools/bin:/usr/bin:/bin" "PATH=$TMPDIR/xo/t/bin:/usr/bin
 	expect_match "... as other launch options" "launch options differ.*home-set-from-PATH-and-XDG" "$(cat "$E")"
 done
 expect "... and nothing written" "" "$(cat "$HW/tools/bin/ls" 2>/dev/null)"
+# Review 11: the same name below the passwd home and below $HOME are two entries: a
+# session started with XDG_CONFIG_HOME under one is another sandbox for a call with it
+# under the other (the digest took both as cfgx/git). Root: its passwd home exists.
+PWH=$(getent passwd "$(id -u)" | cut -d: -f6)
+if [ -d "$PWH" ] && [ "$PWH" != "$HW" ]; then
+	(cd "$HW" && HOME="$HW" XDG_CONFIG_HOME="$PWH/cfgx" "$HALO" session stop "$H2" >/dev/null 2>&1)
+	(cd "$HW" && HOME="$HW" XDG_CONFIG_HOME="$PWH/cfgx" timeout -k 2 30 "$HALO" --session "$H2" -- true 2>/dev/null </dev/null)
+	OUT=$(cd "$HW" && HOME="$HW" XDG_CONFIG_HOME="$HW/cfgx" timeout -k 2 30 "$HALO" --session "$H2" \
+		-- sh -c 'mkdir -p cfgx/git && echo x >cfgx/git/config && echo wrote' 2>"$E" </dev/null)
+	RC=$?
+	expect "XDG config home under \$HOME, the session's under the passwd home: refused" "125:" "$RC:$OUT"
+	expect "... nothing written" no "$([ -e "$HW/cfgx/git/config" ] && echo yes || echo no)"
+else
+	skip "XDG under the passwd home vs \$HOME" "no passwd home apart from \$HOME for $AS ($PWH)"
+fi
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
 rm -rf "$HW" "$TMPDIR/xo"
 wait "$SILENT"

@@ -616,6 +616,44 @@ START_TEST(home_set_xdg_lists)
 }
 END_TEST
 
+/* Review 11: an XDG directory whose entries would pass PATH_MAX fails the walk (an
+ * entry left out was writable): the each functions say -ENAMETOOLONG, the hit ones a
+ * reason, so nothing is judged writable. */
+static int collect_none(const char *rel, const char *why, void *arg)
+{
+	(void)rel, (void)why, (void)arg;
+	return 0;
+}
+
+START_TEST(home_set_xdg_too_long)
+{
+	static char dir[5000];
+	const char *homes[] = {"/home/u", NULL};
+
+	dir[0] = '/';
+	memset(dir + 1, 'd', 4080);
+	dir[4081] = '\0';
+	const struct policy_xdg x = {.config = dir};
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 2, &x, collect_none, NULL),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(policy_home_set_hit_xdg_outside(homes, 2, &x, "/elsewhere/x"),
+			 POLICY_HOME_SET_TOO_LONG);
+	memcpy(dir, "/home/u/", 8);
+	memset(dir + 4081, 'd', 9); /* 4090 bytes: ~/<that>/plasma-workspace is past it */
+	dir[4090] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &x, collect_none, NULL),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(policy_home_set_hit_xdg("/home/u", NULL, &x, "/home/u/notes", NULL),
+			 POLICY_HOME_SET_TOO_LONG);
+	/* one past PATH_MAX in a list: the same */
+	memset(dir + 4090, 'd', 410);
+	dir[4500] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(
+			     homes, 2, &(struct policy_xdg){.data_dirs = dir}, collect_none, NULL),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
 /* A fake file system for policy_path_leads: directories and links by name. */
 static int fake_link(void *ctx, const char *abs, char *buf, size_t n)
 {
@@ -689,6 +727,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, home_set_xdg_outside);
 	tcase_add_test(t, xdg_leads_table);
 	tcase_add_test(t, home_set_xdg_lists);
+	tcase_add_test(t, home_set_xdg_too_long);
 	suite_add_tcase(s, t);
 	return s;
 }
