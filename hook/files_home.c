@@ -21,7 +21,11 @@ const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char 
 					 c->xdg_data_dirs};
 	const struct policy_xdg real = {.config =
 					    c->xdg_config_real ? c->xdg_config_real : c->xdg_config,
-					.data = c->xdg_data_real ? c->xdg_data_real : c->xdg_data};
+					.data = c->xdg_data_real ? c->xdg_data_real : c->xdg_data,
+					.config_dirs = c->xdg_config_dirs_real,
+					.data_dirs = c->xdg_data_dirs_real};
+	const bool other = c->xdg_config_real || c->xdg_data_real || c->xdg_config_dirs_real ||
+			   c->xdg_data_dirs_real;
 	const char *why;
 
 	if (c->policy->guard_persistence == 0)
@@ -29,13 +33,11 @@ const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char 
 	const char *homes[] = {c->home, c->env_home, c->home_resolved, c->env_home_resolved};
 
 	if ((why = home_hit_xdg(c, abs, root, entry, &named)) ||
-	    ((c->xdg_config_real || c->xdg_data_real) &&
-	     (why = home_hit_xdg(c, abs, root, entry, &real))))
+	    (other && (why = home_hit_xdg(c, abs, root, entry, &real))))
 		return why;
 	/* an XDG directory beneath no home: its entries wherever it is (named absolute) */
 	if ((why = policy_home_set_hit_xdg_outside(homes, 4, &named, abs)) ||
-	    ((c->xdg_config_real || c->xdg_data_real) &&
-	     (why = policy_home_set_hit_xdg_outside(homes, 4, &real, abs)))) {
+	    (other && (why = policy_home_set_hit_xdg_outside(homes, 4, &real, abs)))) {
 		*entry = abs;
 		return why;
 	}

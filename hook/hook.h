@@ -98,6 +98,8 @@ struct hook_ctx {
 	/* The two homes where they lead (policy_xdg_leads), judged too; NULL when as named. */
 	const char *xdg_config_real;
 	const char *xdg_data_real;
+	/* the two XDG lists with each entry where it leads (policy_xdg_list_leads) */
+	const char *xdg_config_dirs_real, *xdg_data_dirs_real;
 	/* The sandbox's view of an absolute name as written (".." kept): the kernel's
 	 * walk, policy_path_resolve, dangling links followed. Returns 0 or -errno. NULL:
 	 * lexical only. */

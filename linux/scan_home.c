@@ -223,6 +223,37 @@ static bool xdg_resolved(struct linux_scan *s, const char *named, char *out)
 	return out[0] && strcmp(out, named) != 0;
 }
 
+/* An XDG list ($XDG_CONFIG_DIRS, $XDG_DATA_DIRS) with each absolute entry where it
+ * leads (xdg_resolved: links pinned, a missing name a ".." follows kept from being
+ * made): malloc'd, or NULL (none, or out of memory: the named list is judged then).
+ * *other is set when an entry leads elsewhere than named. */
+static char *list_resolved(struct linux_scan *s, const char *list, bool *other)
+{
+	char e[PATH_MAX], out[PATH_MAX];
+	char *r = NULL;
+	size_t n = 0;
+	FILE *m = list ? open_memstream(&r, &n) : NULL;
+
+	for (const char *p = list; m && *p;) {
+		size_t len = strcspn(p, ":");
+		if (p[0] == '/' && len >= sizeof(e))
+			linux_paths_add(&s->too_long, "an XDG list's entry");
+		else if (p[0] == '/') {
+			memcpy(e, p, len);
+			e[len] = '\0';
+			*other |= xdg_resolved(s, e, out);
+			fprintf(m, "%s%s", ftell(m) ? ":" : "", out[0] ? out : e);
+		}
+		p += len;
+		p += *p == ':';
+	}
+	if (m && fclose(m) != 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
 /* A walk of the set that an XDG directory made longer than PATH_MAX stopped short. */
 static void walked(struct linux_scan *s, int rc)
 {
@@ -247,10 +278,14 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	linux_paths_free(&s->home_missing);
 	for (int k = 0; k < 2; k++)
 		other |= xdg_resolved(s, xv[k], xr[k]);
+	/* and each entry of the XDG lists (review 12: one with a ".." was not judged) */
+	char *lists[2] = {list_resolved(s, l->caller_xdg_config_dirs, &other),
+			  list_resolved(s, l->caller_xdg_data_dirs, &other)};
 	const struct policy_xdg xdg = {xv[0], xv[1], l->caller_xdg_config_dirs,
 				       l->caller_xdg_data_dirs};
 	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
-					    l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
+					    lists[0] ? lists[0] : l->caller_xdg_config_dirs,
+					    lists[1] ? lists[1] : l->caller_xdg_data_dirs};
 
 	for (size_t i = 0; i < 2; i++) {
 		const char *h = homes[i];
@@ -290,4 +325,6 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	}
 	path_entries(s, l->caller_path, resolved, 2);
 	linux_paths_sort_unique(&s->home_missing);
+	free(lists[0]);
+	free(lists[1]);
 }

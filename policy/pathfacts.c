@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -190,6 +191,54 @@ int policy_xdg_leads(const char *named, policy_link_fn link, void *ctx, char *ou
 	if (cut && snprintf(cut, cn, "%s", out) >= (int)cn)
 		return -ENAMETOOLONG;
 	return policy_path_normalise(named, true, out, n, &why);
+}
+
+int policy_xdg_list_leads(const char *list, policy_link_fn link, void *ctx, char **out,
+			  int (*cut_fn)(const char *cut, void *arg), void *arg)
+{
+	char e[POLICY_PATH_MAX], to[POLICY_PATH_MAX], cut[POLICY_PATH_MAX];
+	size_t n = 0, cap = 0;
+	char *r = NULL;
+	int err = 0;
+
+	*out = NULL;
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ":"), tl;
+		int rc = -EINVAL;
+		if (p[0] == '/' && len < sizeof(e)) {
+			memcpy(e, p, len);
+			e[len] = '\0';
+			rc = policy_xdg_leads(e, link, ctx, to, sizeof(to), cut, sizeof(cut));
+		} else if (p[0] == '/')
+			rc = -ENAMETOOLONG;
+		p += len;
+		p += *p == ':';
+		if (rc < 0) {
+			err = err ? err : (rc == -EINVAL ? 0 : rc);
+			continue;
+		}
+		if (cut[0] && cut_fn && (rc = cut_fn(cut, arg)) != 0) {
+			free(r);
+			return rc;
+		}
+		tl = strlen(to);
+		if (n + tl + 2 > cap) {
+			char *g = realloc(r, cap = (n + tl + 2) * 2);
+			if (!g) {
+				free(r);
+				return -ENOMEM;
+			}
+			r = g;
+		}
+		memcpy(r + n, to, tl);
+		n += tl;
+		r[n++] = ':';
+		r[n] = '\0';
+	}
+	if (n)
+		r[n - 1] = '\0';
+	*out = r;
+	return err;
 }
 
 /* ---------------------------------------------------------------- the sandbox's own */

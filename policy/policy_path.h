@@ -54,6 +54,13 @@ int policy_path_leads(const char *in, policy_link_fn link, void *ctx, char *out,
  * leads once that name is a plain directory). 0 or -errno. */
 int policy_xdg_leads(const char *named, policy_link_fn link, void *ctx, char *out, size_t n,
 		     char *cut, size_t cn);
+/* The same for each absolute entry of a colon list ($XDG_CONFIG_DIRS, $XDG_DATA_DIRS):
+ * *out (malloc'd, NULL when none) the list of where they lead, each cut to cut_fn
+ * (may be NULL; a non-zero return stops). 0; -ENOMEM; or the first error of an entry
+ * (a loop, past PATH_MAX: *out still holds the others), which the caller fails closed
+ * on. Relative and empty entries are skipped. */
+int policy_xdg_list_leads(const char *list, policy_link_fn link, void *ctx, char **out,
+			  int (*cut_fn)(const char *cut, void *arg), void *arg);
 /* Beneath a directory the sandbox gets fresh (/tmp, /run, /var/run, /dev)? */
 bool policy_path_in_fresh(const char *path);
 /* Where a host path is out of the sandbox's sight for reading too, the fresh

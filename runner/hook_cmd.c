@@ -100,7 +100,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .masked = runner_hook_masked,
 #endif
 	};
-	char *xdg_real[2] = {NULL, NULL};
+	char *xdg_real[4] = {NULL, NULL, NULL, NULL};
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;
 	if (home_real && strcmp(home_real, re.pw_home))
@@ -114,8 +114,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 		runner_hook_resolve_free(&c);
 		free(home_real);
 		free(env_real);
-		free(xdg_real[0]);
-		free(xdg_real[1]);
+		for (int k = 0; k < 4; k++)
+			free(xdg_real[k]);
 		runner_env_release(&re);
 		return blocked(" (cannot judge)", "out of memory");
 	}
@@ -133,8 +133,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	free(cwd_real);
 	free(home_real);
 	free(env_real);
-	free(xdg_real[0]);
-	free(xdg_real[1]);
+	for (int k = 0; k < 4; k++)
+		free(xdg_real[k]);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)
 		return HOOK_EXIT_ALLOW;

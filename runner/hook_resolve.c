@@ -144,6 +144,13 @@ static int path_add(struct path_list *l, const char *to, size_t rel_off, const c
 
 /* The XDG directories where they lead (policy_xdg_leads, as the sandbox judges them),
  * into c; a missing name the way goes on from above with a "..", into l. */
+static int list_cut(const char *cut, void *arg)
+{
+	return path_add(arg, cut, 0,
+			"an XDG list's entry leads through it: it cannot be made, nothing past it "
+			"foretold");
+}
+
 static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
 {
 	const char *named[2] = {c->xdg_config, c->xdg_data};
@@ -169,6 +176,18 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
 	}
 	c->xdg_config_real = real[0];
 	c->xdg_data_real = real[1];
+	/* and each entry of the XDG lists (review 12) */
+	const char *lists[2] = {c->xdg_config_dirs, c->xdg_data_dirs};
+	for (int k = 0; k < 2; k++) {
+		int rc = policy_xdg_list_leads(lists[k], runner_hook_link_of, NULL, &real[2 + k],
+					       list_cut, l);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0 && path_add(l, "/", 0, POLICY_HOME_SET_TOO_LONG) < 0)
+			return -ENOMEM;
+	}
+	c->xdg_config_dirs_real = real[2];
+	c->xdg_data_dirs_real = real[3];
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux/session_proto.h"
@@ -107,47 +108,152 @@ static void home_walk(struct home_rels *h, const char *tag, const char *home, co
 		h->oom = true;
 }
 
+static int cut_entry(const char *cut, void *arg)
+{
+	return add_entry(arg, cut, "C:");
+}
+
+/* lstat and readlink once a name for one digest (entries share their ways). */
+#define MEMO_SLOTS 1024
+struct link_memo {
+	struct {
+		char *path, *target;
+		int rc;
+	} e[MEMO_SLOTS];
+};
+
+static int memo_find(struct link_memo *m, const char *abs, size_t len, size_t *slot)
+{
+	uint32_t hash = 2166136261u;
+
+	for (size_t j = 0; j < len; j++)
+		hash = (hash ^ (unsigned char)abs[j]) * 16777619u;
+	for (size_t k = 0; k < MEMO_SLOTS; k++) {
+		size_t i = (hash + k) % MEMO_SLOTS;
+		*slot = i;
+		if (!m->e[i].path)
+			return 0; /* free: not known */
+		if (strlen(m->e[i].path) == len && strncmp(m->e[i].path, abs, len) == 0)
+			return 1;
+	}
+	*slot = MEMO_SLOTS;
+	return 0;
+}
+
+static int memo_link(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct link_memo *m = ctx;
+	const char *sl = strrchr(abs, '/');
+	size_t i;
+
+	/* beneath a name known missing: missing too, without asking */
+	if (sl && sl > abs && memo_find(m, abs, (size_t)(sl - abs), &i) &&
+	    (m->e[i].rc == -ENOENT || m->e[i].rc == -ENOTDIR))
+		return m->e[i].rc;
+	if (!memo_find(m, abs, strlen(abs), &i)) {
+		int rc = runner_hook_link_of(NULL, abs, buf, n);
+		if (i == MEMO_SLOTS)
+			return rc; /* full: asked anew each time */
+		if (!(m->e[i].path = strdup(abs)) || (rc == 1 && !(m->e[i].target = strdup(buf)))) {
+			free(m->e[i].path);
+			m->e[i].path = NULL;
+			return rc;
+		}
+		m->e[i].rc = rc;
+		return rc;
+	}
+	if (m->e[i].rc == 1 && snprintf(buf, n, "%s", m->e[i].target) >= (int)n)
+		return -ENAMETOOLONG;
+	return m->e[i].rc;
+}
+
+struct lead_walk {
+	struct home_rels *h;
+	struct link_memo *m;
+	const char *home;
+};
+
+/* An entry of the set where it leads, when a link or a ".." sends it elsewhere than its
+ * name (review 12: ~/.config retargeted on the host after the session's start). */
+static int lead_entry(const char *rel, const char *why, void *arg)
+{
+	struct lead_walk *w = arg;
+	char abs[PATH_MAX], to[PATH_MAX];
+	int rc;
+
+	(void)why;
+	if (snprintf(abs, sizeof(abs), "%s/%s", w->home, rel) >= (int)sizeof(abs))
+		return add_entry(w->h, abs, "E:long:");
+	rc = policy_path_leads(abs, memo_link, w->m, to, sizeof(to), NULL);
+	if (rc < 0)
+		return add_entry(w->h, abs, "E:");
+	return strcmp(to, abs) != 0 ? add_entry(w->h, to, "L:") : 0;
+}
+
 /* What a fresh launch adds by where names lead (linux/scan_home.c): the set again for
- * the homes as they resolve and the XDG directories where they lead (with a missing
- * name a ".." follows, kept from being made), and each PATH entry that leads into a
+ * the homes as they resolve, the XDG directories and each entry of the XDG lists
+ * where they lead (with a missing name a ".." follows, kept from being made), each
+ * entry of the set a link sends elsewhere, and each PATH entry that leads into a
  * resolved home (review 10: a call with ~/x/../tools/bin on its PATH joined a session
- * started without it, and wrote ~/tools/bin/ls that a fresh launch keeps read-only). */
+ * started without it, and wrote ~/tools/bin/ls that a fresh launch keeps read-only).
+ * A name that cannot be told (a loop, past PATH_MAX) is an entry of its own. */
 static void resolved_entries(const runner_launch *l, struct home_rels *h)
 {
 	const char *homes[2] = {l->pw_home, l->env_home}, *hres[2] = {NULL, NULL};
 	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
+	const char *xl[2] = {l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
 	char hr[2][PATH_MAX], xr[2][PATH_MAX], cut[PATH_MAX], to[PATH_MAX], e[PATH_MAX];
+	char *lists[2] = {NULL, NULL};
+	struct link_memo *m = calloc(1, sizeof(*m));
 
+	if (!m) {
+		h->oom = true;
+		return;
+	}
 	for (int i = 0; i < 2; i++)
 		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
 			hres[i] = hr[i];
 	for (int k = 0; k < 2 && !h->oom; k++) {
-		int rc = policy_xdg_leads(xv[k], runner_hook_link_of, NULL, xr[k], PATH_MAX, cut,
-					  sizeof(cut));
+		int rc = policy_xdg_leads(xv[k], memo_link, m, xr[k], PATH_MAX, cut, sizeof(cut));
 		if (rc < 0)
 			xr[k][0] = '\0';
-		if (rc < 0 && rc != -EINVAL) /* a loop, a name past PATH_MAX: cannot be told */
-			h->oom = true;
+		if (rc < 0 && rc != -EINVAL)
+			add_entry(h, xv[k], "E:");
 		else if (rc == 0 && cut[0])
 			add_entry(h, cut, "C:");
+		rc = policy_xdg_list_leads(xl[k], memo_link, m, &lists[k], cut_entry, h);
+		if (rc == -ENOMEM)
+			h->oom = true;
+		else if (rc < 0)
+			add_entry(h, xl[k], "E:list:");
 	}
 	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
-				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
+				       lists[0] ? lists[0] : xl[0], lists[1] ? lists[1] : xl[1]};
+	/* (a home that is where it leads, the usual one, adds nothing the named pass lacks
+	 * unless an XDG directory or list leads elsewhere) */
+	bool xdg_other = (xr[0][0] && strcmp(xr[0], xv[0])) || (xr[1][0] && strcmp(xr[1], xv[1])) ||
+			 lists[0] || lists[1];
 	for (int i = 0; i < 2 && !h->oom; i++)
-		if (hres[i])
+		if (hres[i] && (xdg_other || strcmp(hres[i], homes[i]) != 0))
 			home_walk(h, "R:", hres[i], l->caller_path, &xdg);
+	for (int i = 0; i < 2 && !h->oom; i++) {
+		struct lead_walk w = {h, m, homes[i]};
+		if (homes[i] && homes[i][0] == '/' &&
+		    policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, lead_entry, &w) ==
+			-ENAMETOOLONG)
+			add_entry(h, homes[i], "E:long:");
+	}
 	const char *all[4] = {homes[0], homes[1], hres[0], hres[1]};
 	if (!h->oom && policy_home_set_each_xdg_outside(all, 4, &xdg, outside_entry, h) < 0)
-		h->oom = true;
+		add_entry(h, "", "E:long-outside");
 	for (const char *p = l->caller_path; p && *p && !h->oom;) {
 		size_t len = strcspn(p, ":");
 		if (p[0] == '/' && len < sizeof(e)) {
 			memcpy(e, p, len);
 			e[len] = '\0';
-			int rc =
-			    policy_path_leads(e, runner_hook_link_of, NULL, to, sizeof(to), NULL);
-			if (rc == -ENAMETOOLONG)
-				h->oom = true;
+			int rc = policy_path_leads(e, memo_link, m, to, sizeof(to), NULL);
+			if (rc < 0)
+				add_entry(h, e, "E:");
 			for (int i = 0; i < 2 && rc == 0; i++)
 				if (hres[i] && policy_path_beneath(to, hres[i]) &&
 				    strcmp(to, hres[i]) != 0) {
@@ -158,6 +264,13 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		p += len;
 		p += *p == ':';
 	}
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(m->e[i].path);
+		free(m->e[i].target);
+	}
+	free(m);
+	free(lists[0]);
+	free(lists[1]);
 }
 
 /* The home persistence set this call's PATH and XDG directories make (a fresh launch
@@ -193,8 +306,13 @@ static void home_set_text(FILE *f, const runner_launch *l)
 			fprintf(f, " home-set-from-PATH-and-XDG=%.16s", hex);
 		}
 		free(t);
-	} else /* never equal to a session's: refused rather than unchecked */
-		fprintf(f, " home-set-from-PATH-and-XDG=unknown");
+	} else { /* never equal to a session's, nor to another call's: refused rather than
+		  * unchecked (review 12: two "unknown" were equal) */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		fprintf(f, " home-set-from-PATH-and-XDG=unknown-%ld-%lld-%ld", (long)getpid(),
+			(long long)ts.tv_sec, ts.tv_nsec);
+	}
 	for (size_t i = 0; i < h.n; i++)
 		free(h.v[i]);
 	free(h.v);

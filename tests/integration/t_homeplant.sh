@@ -296,4 +296,24 @@ OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.
 	XDG_CONFIG_HOME="$X/long/L" "$HALO" hook 2>&1 >/dev/null)
 expect_match "hook: a Write there is blocked" "blocked" "$OUT"
 rm -rf "$X/long"
+# Review 12: XDG list entries named through a ".." or a link are judged where they lead,
+# by the sandbox and the hook alike.
+mkdir -p "$X/la" "$X/lcfg2"
+ln -sfn "$X/lcfg2" "$TMPDIR/xdglistlink"
+OUT=$(cd "$X" && XDG_CONFIG_DIRS="$X/la/../lcfg" XDG_DATA_DIRS="$X/lb/../ldat" timeout -k 2 60 "$HALO" -- sh -c \
+	'mkdir -p lcfg/autostart 2>/dev/null; echo x >lcfg/autostart/e.desktop; echo "a=$?"; mkdir lb 2>/dev/null; echo "b=$?"' 2>"$E" </dev/null)
+expect_match "XDG_CONFIG_DIRS entry la/../lcfg: no autostart entry made in lcfg" '^a=[1-9]' "$(grep '^a=' <<<"$OUT")"
+expect_match "XDG_DATA_DIRS entry lb/../ldat, lb missing: lb cannot be made" '^b=[1-9]' "$(grep '^b=' <<<"$OUT")"
+lhook() { # VAR=VALUE FILE
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$2" | env "$1" "$HALO" hook 2>&1 >/dev/null
+}
+expect_match "hook: XDG_CONFIG_DIRS la/../lcfg: Write lcfg/autostart blocked" "blocked" \
+	"$(lhook "XDG_CONFIG_DIRS=$X/la/../lcfg" "$X/lcfg/autostart/e.desktop")"
+expect_match "hook: XDG_CONFIG_DIRS a link outside the homes: Write where it leads blocked" "persistence set" \
+	"$(lhook "XDG_CONFIG_DIRS=$TMPDIR/xdglistlink" "$X/lcfg2/autostart/e.desktop")"
+OUT=$(cd "$X" && XDG_CONFIG_DIRS="$TMPDIR/xdglistlink" timeout -k 2 60 "$HALO" -- sh -c \
+	'mkdir -p lcfg2/autostart 2>/dev/null; echo x >lcfg2/autostart/e.desktop; echo "a=$?"' 2>"$E" </dev/null)
+expect_match "... as the sandbox refuses it" '^a=[1-9]' "$(grep '^a=' <<<"$OUT")"
 finish

@@ -239,6 +239,9 @@ rm -rf "$HW/.config/systemd" && mkdir -p "$HW/dotfiles/systemd"
 hcall -- true
 ln -s "$HW/dotfiles/systemd" "$HW/.config/systemd"
 hcall -- sh -c 'mkdir .config/systemd/user 2>/dev/null && echo made || echo refused'
+# (the call is refused as another sandbox now: where the set's entries lead is part of
+# what the session's digest holds; or it runs and the broker refuses the name)
+[ "$RC" = 125 ] && grep -q "launch options differ" <<<"$ERR" && OUT=refused
 expect "a missing home-set entry reached through a host's new link: not made" "refused:absent" \
 	"$OUT:$([ -e "$HW/dotfiles/systemd/user" ] && echo present || echo absent)"
 rm -rf "$HW/.config/systemd" "$HW/dotfiles"
@@ -300,6 +303,27 @@ else
 	skip "XDG under the passwd home vs \$HOME" "no passwd home apart from \$HOME for $AS ($PWH)"
 fi
 (cd "$HW" && HOME="$HW" "$HALO" session stop "$H2" >/dev/null 2>&1)
+# Review 12: an XDG directory that cannot be told (a link loop) made every digest
+# "unknown", so any other difference joined; and a home-set link retargeted on the host
+# after the start (~/.config -> the workspace's dots) joined too. Both are refused now.
+ln -sfn loop2 "$TMPDIR/xo/loop1" 2>/dev/null || { mkdir -p "$TMPDIR/xo"; ln -sfn loop2 "$TMPDIR/xo/loop1"; }
+ln -sfn loop1 "$TMPDIR/xo/loop2"
+mkdir -p "$HW/lcfg"
+(cd "$HW" && HOME="$HW" XDG_CONFIG_HOME="$TMPDIR/xo/loop1" timeout -k 2 30 "$HALO" --session "$H2" -- true 2>/dev/null </dev/null)
+OUT=$(cd "$HW" && HOME="$HW" XDG_CONFIG_HOME="$TMPDIR/xo/loop1" XDG_CONFIG_DIRS="$HW/lcfg" timeout -k 2 30 \
+	"$HALO" --session "$H2" -- sh -c 'mkdir -p lcfg/autostart && echo x >lcfg/autostart/e.desktop && echo wrote' 2>"$E" </dev/null)
+expect "an XDG loop at the start, another XDG_CONFIG_DIRS in the call: refused" "125:" "$?:$OUT"
+(cd "$HW" && HOME="$HW" XDG_CONFIG_HOME="$TMPDIR/xo/loop1" "$HALO" session stop "$H2" >/dev/null 2>&1)
+H3=$TMPDIR/xo/h3
+mkdir -p "$TMPDIR/xo/elsewhere" "$H3/dots"
+ln -sfn "$TMPDIR/xo/elsewhere" "$H3/.config"
+(cd "$H3" && HOME="$H3" timeout -k 2 30 "$HALO" --session "$H2" -- true 2>/dev/null </dev/null)
+ln -sfn "$H3/dots" "$H3/.config.new" && mv -T "$H3/.config.new" "$H3/.config"
+OUT=$(cd "$H3" && HOME="$H3" timeout -k 2 30 "$HALO" --session "$H2" \
+	-- sh -c 'mkdir -p dots/autostart && echo x >dots/autostart/e.desktop && echo wrote' 2>"$E" </dev/null)
+expect "~/.config retargeted into the workspace on the host after the start: refused" "125:" "$?:$OUT"
+expect "... nothing written" no "$([ -e "$H3/dots/autostart/e.desktop" ] && echo yes || echo no)"
+(cd "$H3" && HOME="$H3" "$HALO" session stop "$H2" >/dev/null 2>&1)
 rm -rf "$HW" "$TMPDIR/xo"
 wait "$SILENT"
 expect_match "a connection that never says hello is closed after 10 s" "closed after 1[0-2] s" "$(cat "$TMPDIR/silent")"

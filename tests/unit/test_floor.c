@@ -706,6 +706,37 @@ START_TEST(xdg_leads_table)
 }
 END_TEST
 
+static int count_cut(const char *cut, void *arg)
+{
+	ck_assert_str_eq(cut, "/h/m");
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Review 12: each entry of an XDG list where it leads; cuts said; an entry that cannot
+ * be told is an error the callers fail closed on, the others still listed. */
+START_TEST(xdg_list_leads)
+{
+	char *out = NULL;
+	int cuts = 0;
+
+	ck_assert_int_eq(policy_xdg_list_leads("/h/sub/../cfg::rel:/h/m/../c2:/h/l/x:", fake_link,
+					       NULL, &out, count_cut, &cuts),
+			 0);
+	ck_assert_str_eq(out, "/h/cfg:/h/c2:/w/real/x");
+	ck_assert_int_eq(cuts, 1);
+	free(out);
+	ck_assert_int_eq(
+	    policy_xdg_list_leads("/h/loop/x:/h/sub", fake_link, NULL, &out, NULL, NULL), -ELOOP);
+	ck_assert_str_eq(out, "/h/sub");
+	free(out);
+	ck_assert_int_eq(policy_xdg_list_leads(NULL, fake_link, NULL, &out, NULL, NULL), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(policy_xdg_list_leads(":::", fake_link, NULL, &out, NULL, NULL), 0);
+	ck_assert_ptr_null(out);
+}
+END_TEST
+
 static Suite *floor_suite(void)
 {
 	Suite *s = suite_create("policy_floor");
@@ -728,6 +759,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, xdg_leads_table);
 	tcase_add_test(t, home_set_xdg_lists);
 	tcase_add_test(t, home_set_xdg_too_long);
+	tcase_add_test(t, xdg_list_leads);
 	suite_add_tcase(s, t);
 	return s;
 }
