@@ -291,6 +291,14 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 	 * first), and as the kernel walks it as written (to one that does not, "link/.."
 	 * is the link target's parent). */
 	judge_form(c, &j, tool, path, abs, write);
+	for (size_t k = 0; write && !hook_decided(&j) && k < c->n_pinned_links; k++)
+		if (policy_name_eq(abs, c->pinned_links[k]))
+			hook_block(
+			    &j, HOOK_BLOCK,
+			    "%s %s: %s is a link on the way to the home persistence set (an "
+			    "XDG directory, PATH or a set entry leads through it): the sandbox "
+			    "keeps it in place (sandbox.guardPersistence)",
+			    tool, path, abs);
 	bool resolved = false;
 	if (!hook_decided(&j) && c->resolve) {
 		resolved = c->resolve(raw, real, sizeof(real)) == 0;

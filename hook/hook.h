@@ -143,6 +143,10 @@ struct hook_ctx {
 	 * below its home (or absolute, outside every home), for the message; path_why[i]
 	 * its reason. An XDG directory whose way goes on with a ".." past a missing name
 	 * adds that name (the sandbox keeps it from being made). */
+	/* The symlinks on those ways (the XDG directories and lists, the set's entries,
+	 * PATH entries): the sandbox pins them, so a write or a delete of one is refused. */
+	const char *const *pinned_links;
+	size_t n_pinned_links;
 	const char *const *path_real;
 	const char *const *path_rel;
 	const char *const *path_why;

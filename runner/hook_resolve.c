@@ -36,7 +36,48 @@ static int resolve_protected(const struct halo_policy *p, struct hook_ctx *c)
 	return 0;
 }
 
+/* The symlinks met on the ways judged below: the sandbox pins them (a link on the way
+ * to a guarded name cannot be removed or replaced inside), so the hook refuses a write
+ * or a delete of one too (review 11: the Codex hook let `*** Delete File` remove a link
+ * on an XDG directory's way). */
+struct link_rec {
+	char **v;
+	size_t n, cap;
+	int err;
+};
+
+static int recording_link(void *ctx, const char *abs, char *buf, size_t n)
+{
+	struct link_rec *r = ctx;
+	int rc = runner_hook_link_of(NULL, abs, buf, n);
+
+	if (rc != 1 || r->err)
+		return rc;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i], abs))
+			return rc;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 8;
+		char **g = realloc(r->v, cap * sizeof(*g));
+		if (!g)
+			return r->err = -ENOMEM;
+		r->v = g;
+		r->cap = cap;
+	}
+	if (!(r->v[r->n] = strdup(abs)))
+		return r->err = -ENOMEM;
+	r->n++;
+	return rc;
+}
+
+/* runner_hook_path_leads, recording the links met. */
+static bool leads(struct link_rec *r, const char *e, char *out, size_t n)
+{
+	return policy_path_leads(e, recording_link, r, out, n, NULL) == 0;
+}
+
 struct home_links {
+	struct link_rec *rec;
 	const char *home;
 	char **real, **of;
 	size_t n, cap;
@@ -55,7 +96,7 @@ static int home_link(const char *rel, const char *why, void *arg)
 	 * it (~/.vimrc -> gone/../x: ~/gone, as the sandbox keeps it from being made). */
 	/* (one not made yet too: review 10, ~/.config -> dots/config without git/ yet) */
 	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
-	    !runner_hook_path_leads(abs, buf, sizeof(buf)) || strcmp(abs, buf) == 0)
+	    !leads(h->rec, abs, buf, sizeof(buf)) || strcmp(abs, buf) == 0)
 		return 0;
 	return add_link(h, buf, abs);
 }
@@ -82,9 +123,9 @@ static int add_link(struct home_links *h, const char *buf, const char *abs)
 }
 
 /* The homes' persistence-set entries that are symlinks, resolved once per event. */
-static int resolve_home_links(struct hook_ctx *c)
+static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 {
-	struct home_links h = {0};
+	struct home_links h = {.rec = rec};
 	const char *homes[] = {c->home, c->env_home};
 	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
 				       c->xdg_data_dirs};
@@ -100,7 +141,7 @@ static int resolve_home_links(struct hook_ctx *c)
 	const char *xv[] = {c->xdg_config, c->xdg_data};
 	for (size_t k = 0; k < 2 && !h.err; k++) {
 		char to[PATH_MAX];
-		if (xv[k] && xv[k][0] == '/' && runner_hook_path_leads(xv[k], to, sizeof(to)) &&
+		if (xv[k] && xv[k][0] == '/' && leads(h.rec, xv[k], to, sizeof(to)) &&
 		    strcmp(to, xv[k]) != 0)
 			add_link(&h, to, xv[k]);
 	}
@@ -151,7 +192,7 @@ static int list_cut(const char *cut, void *arg)
 			"foretold");
 }
 
-static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
+static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec *rec, char **real)
 {
 	const char *named[2] = {c->xdg_config, c->xdg_data};
 	static const char *const why[2] = {
@@ -161,7 +202,7 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
 	for (int k = 0; k < 2; k++) {
 		char to[PATH_MAX], cut[PATH_MAX];
 		real[k] = NULL;
-		int rc = policy_xdg_leads(named[k], runner_hook_link_of, NULL, to, sizeof(to), cut,
+		int rc = policy_xdg_leads(named[k], recording_link, rec, to, sizeof(to), cut,
 					  sizeof(cut));
 		/* where it leads cannot be told: nothing is judged writable (the sandbox
 		 * refuses the launch) */
@@ -179,8 +220,8 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
 	/* and each entry of the XDG lists (review 12) */
 	const char *lists[2] = {c->xdg_config_dirs, c->xdg_data_dirs};
 	for (int k = 0; k < 2; k++) {
-		int rc = policy_xdg_list_leads(lists[k], runner_hook_link_of, NULL, &real[2 + k],
-					       list_cut, l);
+		int rc =
+		    policy_xdg_list_leads(lists[k], recording_link, rec, &real[2 + k], list_cut, l);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc < 0 && path_add(l, "/", 0, POLICY_HOME_SET_TOO_LONG) < 0)
@@ -191,20 +232,20 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, char **real)
 	return 0;
 }
 
-static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, const char *const *homes,
-				size_t n_homes)
+static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
+				const char *const *homes, size_t n_homes)
 {
 
 	for (const char *p = c->path_env; p && *p;) {
 		size_t len = strcspn(p, ":");
 		char e[PATH_MAX], to[PATH_MAX];
-		bool leads = false;
+		bool leads_home = false;
 		if (p[0] == '/' && len < sizeof(e)) {
 			memcpy(e, p, len);
 			e[len] = '\0';
-			leads = runner_hook_path_leads(e, to, sizeof(to));
+			leads_home = leads(rec, e, to, sizeof(to));
 		}
-		if (leads) {
+		if (leads_home) {
 			for (size_t i = 0; i < n_homes; i++) {
 				size_t hl = homes[i] ? strlen(homes[i]) : 0;
 				if (!hl || strncmp(to, homes[i], hl) != 0 || to[hl] != '/')
@@ -223,6 +264,9 @@ static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, const c
 
 void runner_hook_resolve_free(struct hook_ctx *c)
 {
+	for (size_t i = 0; i < c->n_pinned_links; i++)
+		free((char *)c->pinned_links[i]);
+	free((void *)c->pinned_links);
 	for (size_t i = 0; i < c->n_home_real; i++) {
 		free((char *)c->home_real[i]);
 		free((char *)c->home_of[i]);
@@ -244,15 +288,20 @@ int runner_hook_resolve_ctx(struct hook_ctx *c, const struct halo_policy *p,
 			    const char *const *homes_real, char **xdg_real)
 {
 	struct path_list pl = {0};
-	int rc = resolve_xdg(c, &pl, xdg_real);
+	struct link_rec rec = {0};
+	int rc = resolve_xdg(c, &pl, &rec, xdg_real);
 
 	if (rc == 0)
-		rc = resolve_path_entries(c, &pl, homes_real, 2);
+		rc = resolve_path_entries(c, &pl, &rec, homes_real, 2);
 	c->path_real = (const char *const *)pl.real;
 	c->path_rel = pl.rel;
 	c->path_why = pl.why;
 	c->n_path_real = pl.n;
-	if (rc < 0 || resolve_protected(p, c) < 0 || resolve_home_links(c) < 0)
+	if (rc == 0 && (resolve_protected(p, c) < 0 || resolve_home_links(c, &rec) < 0))
+		rc = -ENOMEM;
+	c->pinned_links = (const char *const *)rec.v;
+	c->n_pinned_links = rec.n;
+	if (rc < 0 || rec.err)
 		return -ENOMEM;
 	return 0;
 }

@@ -316,4 +316,18 @@ expect_match "hook: XDG_CONFIG_DIRS a link outside the homes: Write where it lea
 OUT=$(cd "$X" && XDG_CONFIG_DIRS="$TMPDIR/xdglistlink" timeout -k 2 60 "$HALO" -- sh -c \
 	'mkdir -p lcfg2/autostart 2>/dev/null; echo x >lcfg2/autostart/e.desktop; echo "a=$?"' 2>"$E" </dev/null)
 expect_match "... as the sandbox refuses it" '^a=[1-9]' "$(grep '^a=' <<<"$OUT")"
+# Review 11: a link on an XDG directory's way is pinned in the sandbox (rm: EBUSY); the
+# hook refuses a write or a delete of it too (Codex's `*** Delete File` removed it).
+mkdir -p "$X/px/y"
+ln -sfn px/y "$X/PL"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/PL/../cfg" timeout -k 2 60 "$HALO" -- sh -c 'rm PL 2>/dev/null; echo "r=$?"' 2>"$E" </dev/null)
+expect_match "a link on the XDG way: the sandbox keeps it" '^r=[1-9]' "$(grep '^r=' <<<"$OUT")"
+expect_match "hook: a Write over that link is blocked" "is a link on the way to the home persistence set" \
+	"$(lhook "XDG_CONFIG_HOME=$X/PL/../cfg" "$X/PL")"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"apply_patch",
+	"tool_input":{"command":"*** Begin Patch\n*** Delete File: PL\n*** End Patch\n"}}))' "$X" |
+	XDG_CONFIG_HOME="$X/PL/../cfg" "$HALO" hook --harness codex 2>&1 >/dev/null)
+expect_match "hook: Codex's apply_patch Delete of it is blocked" "PL is a link on the way" "$OUT"
+expect "hook: a Write beside it allowed" "" "$(lhook "XDG_CONFIG_HOME=$X/PL/../cfg" "$X/px/notes")"
 finish
