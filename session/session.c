@@ -167,6 +167,26 @@ static int memo_link(void *ctx, const char *abs, char *buf, size_t n)
 	return m->e[i].rc;
 }
 
+/* Is a name on abs's way (absolute, clean: a home and a set entry) a symlink? Asked of
+ * the memo one prefix at a time, up to the first missing one. */
+static bool link_on_way(struct link_memo *m, const char *abs)
+{
+	char p[PATH_MAX], buf[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s", abs) >= (int)sizeof(p))
+		return true;
+	for (char *sl = strchr(p + 1, '/');; sl = strchr(sl + 1, '/')) {
+		if (sl)
+			*sl = '\0';
+		int rc = memo_link(m, p, buf, sizeof(buf));
+		if (rc == 1 || (rc < 0 && rc != -ENOENT && rc != -ENOTDIR))
+			return true; /* a link, or cannot tell: the full walk says */
+		if (rc < 0 || !sl)
+			return false;
+		*sl = '/';
+	}
+}
+
 struct lead_walk {
 	struct home_rels *h;
 	struct link_memo *m;
@@ -184,6 +204,8 @@ static int lead_entry(const char *rel, const char *why, void *arg)
 	(void)why;
 	if (snprintf(abs, sizeof(abs), "%s/%s", w->home, rel) >= (int)sizeof(abs))
 		return add_entry(w->h, abs, "E:long:");
+	if (!link_on_way(w->m, abs))
+		return 0; /* (most: it leads where it is named) */
 	rc = policy_path_leads(abs, memo_link, w->m, to, sizeof(to), NULL);
 	if (rc < 0)
 		return add_entry(w->h, abs, "E:");
