@@ -26,6 +26,16 @@ run_home() {
 	RC=$?
 }
 
+# hookw CWD FILE [VAR=VALUE...]: what `halo-run hook` says of a Claude Code Write of FILE
+hookw() {
+	local cwd=$1 file=$2
+	shift 2
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$cwd" "$file" |
+		env "$@" "$HALO" hook 2>&1 >/dev/null
+}
+
 PY=$(python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PLANT=$(
 	cat <<EOF
@@ -197,12 +207,7 @@ OUT=$(cd "$X" && XDG_CONFIG_HOME="$H/xdglink" timeout -k 2 60 "$HALO" -- sh -c \
 	'mkdir -p lcfg/git 2>/dev/null; echo x >lcfg/git/config; echo "l=$?"' 2>"$E" </dev/null)
 expect_match "XDG config home named in the home, a link out into the workspace: git config not made" \
 	'^l=[1-9]' "$(grep '^l=' <<<"$OUT")"
-xdg_hook() {
-	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
-	"hook_event_name":"PreToolUse","tool_name":"Write",
-	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$1" |
-		XDG_CONFIG_HOME="$X/cfg" "$HALO" hook 2>&1 >/dev/null
-}
+xdg_hook() { hookw "$X" "$1" XDG_CONFIG_HOME="$X/cfg"; }
 expect_match "hook: Write to the XDG config home's git config outside the home is blocked" \
 	"$X/cfg/git/config is in the home.s persistence set" "$(xdg_hook "$X/cfg/git/config")"
 expect "hook: Write $X/cfg/notes is allowed" "" "$(xdg_hook "$X/cfg/notes")"
@@ -223,12 +228,7 @@ OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/m/../cfg2" timeout -k 2 60 "$HALO" -- sh -c
 expect_match "XDG config home m/../cfg2, m missing: m cannot be made" '^m=[1-9]' "$(grep '^m=' <<<"$OUT")"
 expect_match "... nor cfg2's git config" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
 expect "host: nothing made" "no no" "$([ -e "$X/cfg/git/config" ] && echo yes || echo no) $([ -e "$X/cfg2/git/config" ] && echo yes || echo no)"
-xhook() { # XDG FILE: the hook's answer for a Write of FILE with cwd X
-	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
-	"hook_event_name":"PreToolUse","tool_name":"Write",
-	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$2" |
-		XDG_CONFIG_HOME="$1" "$HALO" hook 2>&1 >/dev/null
-}
+xhook() { hookw "$X" "$2" XDG_CONFIG_HOME="$1"; } # XDG FILE
 expect_match "hook: sub/../cfg: Write cfg/git/config blocked" "persistence set" "$(xhook "$X/sub/../cfg" "$X/cfg/git/config")"
 expect_match "hook: m/../cfg2: Write m/x blocked (m cannot be made)" "XDG_CONFIG_HOME leads through it" "$(xhook "$X/m/../cfg2" "$X/m/x")"
 expect_match "hook: m/../cfg2: Write cfg2/git/config blocked" "persistence set" "$(xhook "$X/m/../cfg2" "$X/cfg2/git/config")"
@@ -260,10 +260,7 @@ OUT=$(cd "$X" && XDG_DATA_DIRS="/usr/share:$X/dd" XDG_CONFIG_DIRS="$X/cd" timeou
 expect_match "XDG_DATA_DIRS entry in the workspace: no D-Bus service made there" '^d=[1-9]' "$(grep '^d=' <<<"$OUT")"
 expect_match "XDG_CONFIG_DIRS entry in the workspace: no autostart entry made there" '^a=[1-9]' "$(grep '^a=' <<<"$OUT")"
 expect "... the rest of them writable" "n=0" "$(grep '^n=' <<<"$OUT")"
-OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
-	"hook_event_name":"PreToolUse","tool_name":"Write",
-	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$X/dd/dbus-1/services/x.service" |
-	XDG_DATA_DIRS="/usr/share:$X/dd" "$HALO" hook 2>&1 >/dev/null)
+OUT=$(hookw "$X" "$X/dd/dbus-1/services/x.service" XDG_DATA_DIRS="/usr/share:$X/dd")
 expect_match "hook: Write a D-Bus service into an XDG_DATA_DIRS entry: blocked" "persistence set" "$OUT"
 # Review 11: an XDG directory through a link to a tree whose real path is 4093 bytes:
 # its entries (L/git: 4097) cannot be judged, so the launch refuses (before, they were
@@ -290,10 +287,7 @@ RC=$?
 expect "XDG config home leading past PATH_MAX: the launch is refused" "125" "$RC"
 expect_match "... saying why" "longer than PATH_MAX" "$OUT"
 expect "... and nothing made" no "$([ -e "$X/long/L/git" ] && echo yes || echo no)"
-OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
-	"hook_event_name":"PreToolUse","tool_name":"Write",
-	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X/long" "$X/long/L/git/config" |
-	XDG_CONFIG_HOME="$X/long/L" "$HALO" hook 2>&1 >/dev/null)
+OUT=$(hookw "$X/long" "$X/long/L/git/config" XDG_CONFIG_HOME="$X/long/L")
 expect_match "hook: a Write there is blocked" "blocked" "$OUT"
 rm -rf "$X/long"
 # Review 12: XDG list entries named through a ".." or a link are judged where they lead,
@@ -304,11 +298,7 @@ OUT=$(cd "$X" && XDG_CONFIG_DIRS="$X/la/../lcfg" XDG_DATA_DIRS="$X/lb/../ldat" t
 	'mkdir -p lcfg/autostart 2>/dev/null; echo x >lcfg/autostart/e.desktop; echo "a=$?"; mkdir lb 2>/dev/null; echo "b=$?"' 2>"$E" </dev/null)
 expect_match "XDG_CONFIG_DIRS entry la/../lcfg: no autostart entry made in lcfg" '^a=[1-9]' "$(grep '^a=' <<<"$OUT")"
 expect_match "XDG_DATA_DIRS entry lb/../ldat, lb missing: lb cannot be made" '^b=[1-9]' "$(grep '^b=' <<<"$OUT")"
-lhook() { # VAR=VALUE FILE
-	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
-	"hook_event_name":"PreToolUse","tool_name":"Write",
-	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$X" "$2" | env "$1" "$HALO" hook 2>&1 >/dev/null
-}
+lhook() { hookw "$X" "$2" "$1"; } # VAR=VALUE FILE
 expect_match "hook: XDG_CONFIG_DIRS la/../lcfg: Write lcfg/autostart blocked" "blocked" \
 	"$(lhook "XDG_CONFIG_DIRS=$X/la/../lcfg" "$X/lcfg/autostart/e.desktop")"
 expect_match "hook: XDG_CONFIG_DIRS a link outside the homes: Write where it leads blocked" "persistence set" \
