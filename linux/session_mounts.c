@@ -99,7 +99,24 @@ static bool in_dotgit(const char *entry)
  * every session that had masked its socket). */
 static bool socket_mask(const char *entry, char *const *prot, size_t n_prot)
 {
-	const char *path = strchr(entry, ' ') + 1;
+	const char *esc = strchr(entry, ' ') + 1;
+	char path[PATH_MAX];
+	size_t o = 0;
+
+	/* mountinfo escapes space, tab, newline and backslash as \ooo (review 13: a socket
+	 * under "a b" was never matched, and a mask at "a b/.env" matched a socket named
+	 * "a\040b/.env") */
+	for (const char *p = esc; *p; p++) {
+		if (o + 1 >= sizeof(path))
+			return false;
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			path[o++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else
+			path[o++] = *p;
+	}
+	path[o] = '\0';
 
 	for (size_t i = 0; i < n_prot; i++) {
 		const char *p = strstr(prot[i], LINUX_SESSION_SOCKET ":/");

@@ -139,22 +139,39 @@ struct first_missing {
 	policy_link_fn link;
 	void *ctx;
 	char at[POLICY_PATH_MAX];
+	char last[POLICY_PATH_MAX]; /* the name asked last, once one was missing */
+	bool dotdot;		    /* a ".." was walked after the missing name */
 };
+
+/* b is a's child: a, a slash, one name. */
+static bool child_of(const char *b, const char *a)
+{
+	size_t n = strlen(a);
+
+	return strncmp(b, a, n) == 0 && b[n] == '/' && b[n + 1] && !strchr(b + n + 1, '/');
+}
 
 static int link_noting_missing(void *ctx, const char *abs, char *buf, size_t n)
 {
 	struct first_missing *m = ctx;
 	int rc = m->link(m->ctx, abs, buf, n);
 
+	/* Past a missing name nothing is a link, so each name asked is the last one's
+	 * child unless a ".." came between (review 13: ~/m/x/../bin stays beneath ~/m,
+	 * yet once ~/m exists a link made at ~/m/x sends it anywhere). */
+	if (m->at[0] && !child_of(abs, m->last))
+		m->dotdot = true;
 	if ((rc == -ENOENT || rc == -ENOTDIR) && !m->at[0])
 		snprintf(m->at, sizeof(m->at), "%s", abs);
+	if (m->at[0])
+		snprintf(m->last, sizeof(m->last), "%s", abs);
 	return rc;
 }
 
 int policy_path_leads(const char *in, policy_link_fn link, void *ctx, char *out, size_t n,
 		      bool *stopped)
 {
-	struct first_missing m = {link, ctx, ""};
+	struct first_missing m = {link, ctx, "", "", false};
 	char walked[POLICY_PATH_MAX];
 	size_t ml;
 	int rc = policy_path_resolve(in, link_noting_missing, &m, walked, sizeof(walked));
@@ -164,7 +181,8 @@ int policy_path_leads(const char *in, policy_link_fn link, void *ctx, char *out,
 	if (rc < 0)
 		return rc;
 	ml = strlen(m.at);
-	if (ml && (strncmp(walked, m.at, ml) != 0 || (walked[ml] && walked[ml] != '/'))) {
+	/* a ".." after the missing name: between two names asked, or after the last */
+	if (ml && (m.dotdot || strcmp(walked, m.last) != 0)) {
 		if (stopped)
 			*stopped = true;
 		return snprintf(out, n, "%s", m.at) < (int)n ? 0 : -ENAMETOOLONG;

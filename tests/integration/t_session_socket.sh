@@ -106,6 +106,27 @@ call2 -- echo last
 expect "... removed again: calls go on" "0:last" "$RC:$OUT${ERR:+ ($ERR)}"
 (cd "$WS2" && "$HALO" session stop "$S2" >/dev/null 2>&1)
 
+# Review 13: the same for a socket whose path has a space (mountinfo writes it \040); and
+# a mask at "a b/.env" is not taken for the socket named "a\040b/.env": replaced on the
+# host, it still ends the session.
+WS3=$(mktemp -d "$TMPDIR/ws3.XXXXXX") || exit 1
+S3="sk3$$"
+trap 'cleanup; (cd "$WS3" && "$HALO" session stop "$S3" >/dev/null 2>&1)' EXIT
+call3() { OUT=$(cd "$WS3" && timeout -k 2 30 "$HALO" --session "$S3" "$@" 2>"$TMPDIR/err" </dev/null); RC=$?; ERR=$(cat "$TMPDIR/err"); }
+mkdir -p "$WS3/a b" "$WS3/a\\040b"
+echo SECRET=1 >"$WS3/a b/.env"
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WS3/a b/s.sock"
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WS3/a\\040b/.env"
+call3 -- cat "a b/.env"
+expect "a .env under 'a b' is masked" "1" "$RC"
+rm -f "$WS3/a b/s.sock"
+call3 -- echo on
+expect "a socket under 'a b' removed on the host: the session goes on" "0:on" "$RC:$OUT${ERR:+ ($ERR)}"
+ln "$WS3/a b/.env" "$WS3/a b/.env.tmp" && rm "$WS3/a b/.env" && mv "$WS3/a b/.env.tmp" "$WS3/a b/.env"
+call3 -- cat "a b/.env"
+expect "the .env under 'a b' replaced on the host: refused, not read" "125:" "$RC:$OUT"
+(cd "$WS3" && "$HALO" session stop "$S3" >/dev/null 2>&1)
+
 # (review) A command that left many dead sockets and held many more open made each
 # later call read the socket table once per socket: 50 s a call, the supervisor (its
 # proxy, `session list`, `session stop`) stuck meanwhile. One bounded read a call now.

@@ -324,6 +324,24 @@ OUT=$(cd "$H3" && HOME="$H3" timeout -k 2 30 "$HALO" --session "$H2" \
 expect "~/.config retargeted into the workspace on the host after the start: refused" "125:" "$?:$OUT"
 expect "... nothing written" no "$([ -e "$H3/dots/autostart/e.desktop" ] && echo yes || echo no)"
 (cd "$H3" && HOME="$H3" "$HALO" session stop "$H2" >/dev/null 2>&1)
+# Review 13: PATH entry ~/m/x/../bin with ~/m missing: the sandbox keeps ~/m from being
+# made, and so must the hook; once the host makes ~/m/x, a fresh launch guards ~/m/bin:
+# the session's call is another sandbox.
+H4=$TMPDIR/xo/h4
+mkdir -p "$H4"
+HP="$H4/m/x/../bin:/usr/bin:/bin"
+(cd "$H4" && HOME="$H4" PATH="$HP" timeout -k 2 30 "$HALO" --session "$H2" -- true 2>/dev/null </dev/null)
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H4" "$H4/m/x/notes.txt" |
+	HOME="$H4" PATH="$HP" "$HALO" hook 2>&1 >/dev/null)
+expect_match "hook: PATH ~/m/x/../bin, ~/m missing: a Write making ~/m is blocked" "blocked" "$OUT"
+mkdir -p "$H4/m/x"
+OUT=$(cd "$H4" && HOME="$H4" PATH="$HP" timeout -k 2 30 "$HALO" --session "$H2" \
+	-- sh -c 'mkdir -p m/bin && echo x >m/bin/ls && echo wrote' 2>"$E" </dev/null)
+expect "... the host made ~/m/x: the session's call is refused" "125:" "$?:$OUT"
+expect "... nothing planted" no "$([ -e "$H4/m/bin/ls" ] && echo yes || echo no)"
+(cd "$H4" && HOME="$H4" PATH="$HP" "$HALO" session stop "$H2" >/dev/null 2>&1)
 rm -rf "$HW" "$TMPDIR/xo"
 wait "$SILENT"
 expect_match "a connection that never says hello is closed after 10 s" "closed after 1[0-2] s" "$(cat "$TMPDIR/silent")"

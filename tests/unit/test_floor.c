@@ -678,8 +678,10 @@ START_TEST(xdg_leads_table)
 		const char *in, *out, *cut;
 		int rc;
 	} t[] = {
-	    {"/h/sub/../cfg", "/h/cfg", "", 0},		     /* a ".." over a directory */
-	    {"/h/m/../cfg2", "/h/cfg2", "/h/m", 0},	     /* past a missing name: cut there */
+	    {"/h/sub/../cfg", "/h/cfg", "", 0},	      /* a ".." over a directory */
+	    {"/h/m/../cfg2", "/h/cfg2", "/h/m", 0},   /* past a missing name: cut there */
+	    {"/h/m/x/../bin", "/h/m/bin", "/h/m", 0}, /* review 13: beneath it, still cut */
+	    {"/h/m/x/..", "/h/m", "/h/m", 0},
 	    {"/h/.config/git", "/h/dots/config/git", "", 0}, /* a link, not made below */
 	    {"/h/l/git", "/w/real/git", "", 0},		     /* an absolute link */
 	    {"/h//./sub/", "/h/sub", "", 0},
