@@ -265,6 +265,29 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 			   tool, path, entry[0] == '/' ? "" : "~/", entry, why);
 }
 
+/* Is abs one of the links the sandbox pins: by its name, or by its directory where
+ * that leads and its last name (review 14: alias/PL, x/cfg with x a link, deleted a
+ * pinned link the name alone missed). */
+static bool pinned_link(const struct hook_ctx *c, const char *abs)
+{
+	char parent[PATH_MAX_], real[PATH_MAX_], joined[PATH_MAX_ * 2 + 2];
+	const char *sl = strrchr(abs, '/');
+
+	for (size_t k = 0; k < c->n_pinned_links; k++)
+		if (policy_name_eq(abs, c->pinned_links[k]))
+			return true;
+	if (!c->n_pinned_links || !sl || sl == abs || !c->resolve)
+		return false;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(sl - abs), abs);
+	if (c->resolve(parent, real, sizeof(real)) != 0)
+		return true; /* cannot tell: the safe side */
+	snprintf(joined, sizeof(joined), "%s%s", strcmp(real, "/") ? real : "", sl);
+	for (size_t k = 0; k < c->n_pinned_links; k++)
+		if (policy_name_eq(joined, c->pinned_links[k]))
+			return true;
+	return false;
+}
+
 void hook_check_path(const struct hook_ctx *c, const char *tool, const char *path, bool write,
 		     struct hook_verdict *v)
 {
@@ -291,14 +314,12 @@ void hook_check_path(const struct hook_ctx *c, const char *tool, const char *pat
 	 * first), and as the kernel walks it as written (to one that does not, "link/.."
 	 * is the link target's parent). */
 	judge_form(c, &j, tool, path, abs, write);
-	for (size_t k = 0; write && !hook_decided(&j) && k < c->n_pinned_links; k++)
-		if (policy_name_eq(abs, c->pinned_links[k]))
-			hook_block(
-			    &j, HOOK_BLOCK,
-			    "%s %s: %s is a link on the way to the home persistence set (an "
-			    "XDG directory, PATH or a set entry leads through it): the sandbox "
-			    "keeps it in place (sandbox.guardPersistence)",
-			    tool, path, abs);
+	if (write && !hook_decided(&j) && pinned_link(c, abs))
+		hook_block(&j, HOOK_BLOCK,
+			   "%s %s: %s is a link on the way to the home persistence set (an "
+			   "XDG directory, PATH or a set entry leads through it): the sandbox "
+			   "keeps it in place (sandbox.guardPersistence)",
+			   tool, path, abs);
 	bool resolved = false;
 	if (!hook_decided(&j) && c->resolve) {
 		resolved = c->resolve(raw, real, sizeof(real)) == 0;

@@ -208,6 +208,9 @@ static bool xdg_resolved(struct linux_scan *s, const char *named, char *out)
 	rc = linux_scan_resolve_tail(s, named, out, PATH_MAX, true, tail, sizeof(tail));
 	if (rc == -ENAMETOOLONG)
 		linux_paths_add(&s->too_long, named);
+	/* a file on the way (~/f/x/../c, ~/f a file: review 14): missing from that name on */
+	if (rc == -ENOTDIR && missing_from_file(out, tail, sizeof(tail)))
+		rc = -ENOENT;
 	if (rc == -ENOENT && (strstr(tail, "..") || strstr(out, ".."))) {
 		/* and where it leads once that name is a plain directory (policy_xdg_leads) */
 		add_unresolved(s, &s->home_missing, rc, out, tail, sizeof(tail));

@@ -85,12 +85,29 @@ int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n)
  * (git renames config.lock over config: a host `git config` ends nothing). */
 static bool in_dotgit(const char *entry)
 {
-	const char *p = strstr(entry, "/.git");
+	static const char *const guards[] = {"hooks", "config", "config.worktree", "commondir"};
+	const char *last = NULL, *base = strrchr(entry, '/');
 
-	for (; p; p = strstr(p + 1, "/.git"))
+	for (const char *p = strstr(entry, "/.git"); p; p = strstr(p + 1, "/.git"))
 		if (p[5] == '/' || p[5] == '\0')
+			last = p;
+	if (!last || !base)
+		return false;
+	/* the git directory itself, or a guard of one (review 14: a workspace beneath a
+	 * directory named .git had every lost mask excused, its .env's too) */
+	if (last[5] == '\0')
+		return true;
+	for (size_t i = 0; i < sizeof(guards) / sizeof(guards[0]); i++)
+		if (strcmp(base + 1, guards[i]) == 0)
 			return true;
-	return false;
+	/* a submodule's or a linked work tree's git directory: .git/modules/NAME... */
+	const char *rest = last + 6;
+	if (strncmp(rest, "modules/", 8) != 0 && strncmp(rest, "worktrees/", 10) != 0)
+		return false;
+	for (const char *q = rest; (q = strchr(q, '/')); q++)
+		if (q[1] == '.') /* no hidden name (.env) below */
+			return false;
+	return true;
 }
 
 /* A host socket's mask: gone with the socket when the host removed it (a server that

@@ -320,4 +320,17 @@ OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.
 	XDG_CONFIG_HOME="$X/PL/../cfg" "$HALO" hook --harness codex 2>&1 >/dev/null)
 expect_match "hook: Codex's apply_patch Delete of it is blocked" "PL is a link on the way" "$OUT"
 expect "hook: a Write beside it allowed" "" "$(lhook "XDG_CONFIG_HOME=$X/PL/../cfg" "$X/px/notes")"
+# Review 14: the same link by another spelling (alias -> .), and an XDG way through a
+# file and a ".." (~/f/x/../c, f a file: the set there was left out).
+ln -sfn . "$X/alias"
+OUT=$(python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"apply_patch",
+	"tool_input":{"command":"*** Begin Patch\n*** Delete File: alias/PL\n*** End Patch\n"}}))' "$X" |
+	XDG_CONFIG_HOME="$X/PL/../cfg" "$HALO" hook --harness codex 2>&1 >/dev/null)
+expect_match "hook: Codex's Delete of the pinned link as alias/PL is blocked" "is a link on the way" "$OUT"
+echo x >"$X/ff"
+OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/ff/x/../c" timeout -k 2 60 "$HALO" -- sh -c \
+	'rm -f ff; mkdir -p ff/x ff/c/git 2>/dev/null; echo x >ff/c/git/config; echo "g=$?"' 2>"$E" </dev/null)
+expect_match "XDG way through a file and a '..': no git config made there" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
+expect "... nothing on the host" no "$([ -e "$X/ff/c/git/config" ] && echo yes || echo no)"
 finish

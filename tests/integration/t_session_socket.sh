@@ -127,6 +127,20 @@ call3 -- cat "a b/.env"
 expect "the .env under 'a b' replaced on the host: refused, not read" "125:" "$RC:$OUT"
 (cd "$WS3" && "$HALO" session stop "$S3" >/dev/null 2>&1)
 
+# Review 14: a workspace beneath a directory named .git: a lost .env mask still ends the
+# session (any path with "/.git/" in it was excused, as a git directory's guards are).
+WS4=$TMPDIR/dg/.git/ws
+mkdir -p "$WS4"
+S4="sk4$$"
+trap 'cleanup; (cd "$WS4" && "$HALO" session stop "$S4" >/dev/null 2>&1)' EXIT
+echo SECRET=1 >"$WS4/.env"
+OUT=$(cd "$WS4" && timeout -k 2 30 "$HALO" --session "$S4" -- cat .env 2>/dev/null </dev/null)
+expect "a workspace under .git/: its .env masked" "" "$OUT"
+ln "$WS4/.env" "$TMPDIR/dg/keep" && rm "$WS4/.env" && ln "$TMPDIR/dg/keep" "$WS4/.env" && rm "$TMPDIR/dg/keep"
+OUT=$(cd "$WS4" && timeout -k 2 30 "$HALO" --session "$S4" -- cat .env 2>/dev/null </dev/null)
+expect "... replaced on the host: the session's call does not read it" "" "$OUT"
+(cd "$WS4" && "$HALO" session stop "$S4" >/dev/null 2>&1)
+
 # (review) A command that left many dead sockets and held many more open made each
 # later call read the socket table once per socket: 50 s a call, the supervisor (its
 # proxy, `session list`, `session stop`) stuck meanwhile. One bounded read a call now.
