@@ -126,6 +126,23 @@ static const struct policy_home_entry home_set[] = {
     {".bash_completion", "bash-completion sources it in every interactive bash"},
     {".ipython", "ipython runs profile_default/startup/ at every start"},
     {".jupyter", "jupyter runs its *_config.py files at start"},
+    /* Review 15: more that runs at the next login, shell, prompt or interpreter start. */
+    {".config/zsh", "zsh reads its start-up files there when ZDOTDIR names it"},
+    {".config/sway", "sway runs its exec lines at login"},
+    {".config/i3", "i3 runs its exec lines at login"},
+    {".config/hypr", "Hyprland runs its exec lines at login"},
+    {".config/autostart-scripts", "KDE runs the scripts in it at login"},
+    {".config/starship.toml", "starship runs its custom modules' commands at every prompt"},
+    {".config/kitty", "kitty runs the programs its config names"},
+    {".config/wezterm", "wezterm runs its lua config at start"},
+    {".wezterm.lua", "wezterm runs it at start"},
+    {".config/powershell", "pwsh runs its profile at start"},
+    {".Rprofile", "R runs it at every start"},
+    {".julia/config", "julia runs startup.jl at every start"},
+    {".ghci", "ghci runs it at start"},
+    {".yarnrc", "yarn 1 runs the yarn-path it names"},
+    {".config/Code/User", "VS Code's settings and tasks name programs it runs"},
+    {".vscode-server", "VS Code Remote runs its server and extensions from it"},
     {".local/share/jupyter", "jupyter starts the kernels (argv) it names"},
 };
 

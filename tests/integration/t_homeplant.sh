@@ -333,4 +333,9 @@ OUT=$(cd "$X" && XDG_CONFIG_HOME="$X/ff/x/../c" timeout -k 2 60 "$HALO" -- sh -c
 	'rm -f ff; mkdir -p ff/x ff/c/git 2>/dev/null; echo x >ff/c/git/config; echo "g=$?"' 2>"$E" </dev/null)
 expect_match "XDG way through a file and a '..': no git config made there" '^g=[1-9]' "$(grep '^g=' <<<"$OUT")"
 expect "... nothing on the host" no "$([ -e "$X/ff/c/git/config" ] && echo yes || echo no)"
+# Review 15: more that runs at the next login, shell or interpreter start.
+run_home 'for f in .config/zsh/.zshrc .Rprofile .julia/config/startup.jl .config/sway/config \
+	.config/hypr/hyprland.conf .vscode-server/data/x .yarnrc .config/Code/User/tasks.json .ghci; do
+	mkdir -p "$(dirname "$f")" 2>/dev/null; echo x >"$f" 2>/dev/null && echo "W $f"; done; echo end'
+expect "home workspace: zsh's ZDOTDIR files, R, julia, sway, Hyprland, VS Code, yarn, ghci: none made" "end" "$OUT"
 finish
