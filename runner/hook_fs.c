@@ -66,15 +66,6 @@ int runner_hook_link_of(void *ctx, const char *abs, char *buf, size_t n)
 	return 1;
 }
 
-/* Where PATH entry e leads, as the kernel walks it, one lstat a name, links followed
- * (to a place not made yet too: review 8): the resolved path; where it stops, the
- * first missing name with what follows, or that name alone when the walk goes on from
- * above it (a ".." after it: nothing beyond can be foretold once it exists). */
-bool runner_hook_path_leads(const char *e, char *out, size_t n)
-{
-	return policy_path_leads(e, runner_hook_link_of, NULL, out, n, NULL) == 0;
-}
-
 /* The sandbox's view of a name: the kernel's walk (".." after a symlink, a dangling
  * last link followed to the file a write would create), missing names as written;
  * then the existing part's names as the file system spells them (realpath: where

@@ -70,7 +70,8 @@ static int recording_link(void *ctx, const char *abs, char *buf, size_t n)
 	return rc;
 }
 
-/* runner_hook_path_leads, recording the links met. */
+/* Where e leads (policy_path_leads, lstat and readlink a name), recording the links
+ * met. */
 static bool leads(struct link_rec *r, const char *e, char *out, size_t n)
 {
 	return policy_path_leads(e, recording_link, r, out, n, NULL) == 0;

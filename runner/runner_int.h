@@ -72,10 +72,6 @@ struct hook_ctx;
 int runner_hook_resolve_ctx(struct hook_ctx *c, const struct halo_policy *p,
 			    const char *const *homes_real, char **xdg_real);
 void runner_hook_resolve_free(struct hook_ctx *c);
-/* Where absolute `e` leads as the kernel walks it (links followed, to places not made
- * yet too): the path, or, where the walk goes on from above a missing name (a ".."
- * after it), that first missing name. */
-bool runner_hook_path_leads(const char *e, char *out, size_t n);
 /* hook_walk.c: a content search's bounded walk (hook.h, find_protected). */
 int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
 			       char *out, size_t n);
