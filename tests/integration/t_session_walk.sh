@@ -101,6 +101,10 @@ else
 	fail "a file made while another call's walk runs: refused or masked, unread" "rc=$RC out=$OUT"
 fi
 rm -f "$WS/.env.mid"
+# (when the session was started anew above, it held .env.mid: its removal ends that
+# session at the next call; that call is this one, so the rows below start from a
+# session of their own either way)
+call -- true
 
 # A tree the walk cannot cover (deeper than its bound, made by a command of the
 # session): a protected file made there later would be missed, so the calls are
