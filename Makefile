@@ -30,7 +30,8 @@ DEB_BUILD := build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev 
 DEB_TEST  := clang libclang-rt-14-dev util-linux iproute2 procps curl wget git python3 \
 	python3-requests bubblewrap hyperfine golang-go cargo python3-venv openssh-client dnsutils \
 	openssh-server tinyproxy node-ws gnutls-bin socat ripgrep python3-yaml man-db publicsuffix \
-	strace
+	strace zsh
+# zsh: t_zsh.sh runs the host's zsh after a sandbox tried to plant its start-up files.
 # strace: t_proxy_syscalls.sh counts the proxy's system calls per tunnel (skipped without).
 # libssl3: libssl.so.3, which halo-run loads when a policy first terminates TLS
 # (proxy/tls_lib.c; the .deb depends on it).

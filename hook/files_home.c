@@ -18,14 +18,15 @@ const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char 
 			  const char **entry)
 {
 	const struct policy_xdg named = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
-					 c->xdg_data_dirs};
+					 c->xdg_data_dirs, c->zdotdir};
 	const struct policy_xdg real = {.config =
 					    c->xdg_config_real ? c->xdg_config_real : c->xdg_config,
 					.data = c->xdg_data_real ? c->xdg_data_real : c->xdg_data,
 					.config_dirs = c->xdg_config_dirs_real,
-					.data_dirs = c->xdg_data_dirs_real};
+					.data_dirs = c->xdg_data_dirs_real,
+					.zdotdir = c->zdotdir_real ? c->zdotdir_real : c->zdotdir};
 	const bool other = c->xdg_config_real || c->xdg_data_real || c->xdg_config_dirs_real ||
-			   c->xdg_data_dirs_real;
+			   c->xdg_data_dirs_real || c->zdotdir_real;
 	const char *why;
 
 	if (c->policy->guard_persistence == 0)

@@ -95,9 +95,11 @@ struct hook_ctx {
 	const char *xdg_data;	/* the caller's XDG_DATA_HOME (the home set); may be NULL */
 	/* the caller's XDG_CONFIG_DIRS and XDG_DATA_DIRS (colon lists); may be NULL */
 	const char *xdg_config_dirs, *xdg_data_dirs;
+	const char *zdotdir; /* the caller's ZDOTDIR (zsh's start-up files); may be NULL */
 	/* The two homes where they lead (policy_xdg_leads), judged too; NULL when as named. */
 	const char *xdg_config_real;
 	const char *xdg_data_real;
+	const char *zdotdir_real;
 	/* the two XDG lists with each entry where it leads (policy_xdg_list_leads) */
 	const char *xdg_config_dirs_real, *xdg_data_dirs_real;
 	/* The sandbox's view of an absolute name as written (".." kept): the kernel's

@@ -52,6 +52,7 @@ struct linux_launch {
 	const char *caller_xdg_data;   /* the caller's XDG_DATA_HOME (the home set), or NULL */
 	const char *caller_xdg_config_dirs; /* the caller's XDG_CONFIG_DIRS (a list), or NULL */
 	const char *caller_xdg_data_dirs;   /* the caller's XDG_DATA_DIRS (a list), or NULL */
+	const char *caller_zdotdir;	    /* the caller's ZDOTDIR (the home set), or NULL */
 	const char *self_exe;		 /* absolute path of the running binary (made read-only) */
 	const char *const *policy_files; /* made read-only inside */
 	size_t n_policy_files;

@@ -44,6 +44,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .caller_xdg_data = l->caller_xdg_data,
 	    .caller_xdg_config_dirs = l->caller_xdg_config_dirs,
 	    .caller_xdg_data_dirs = l->caller_xdg_data_dirs,
+	    .caller_zdotdir = l->caller_zdotdir,
 	    .ssh_config = l->ssh_config,
 	    .ssh_config_len = l->ssh_config_len,
 	};

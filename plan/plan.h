@@ -221,6 +221,7 @@ struct plan_fs_in {
 	const char *caller_xdg_config;
 	const char *caller_xdg_data; /* the caller's XDG_DATA_HOME, or NULL */
 	const char *caller_xdg_config_dirs, *caller_xdg_data_dirs; /* their lists, or NULL */
+	const char *caller_zdotdir; /* the caller's ZDOTDIR, or NULL */
 	/* The sandbox has its own network namespace with halo-run's DNS stub: name
 	 * resolution inside is halo-run's (PLAN_NAMES). */
 	bool own_names;

@@ -242,8 +242,8 @@ static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in,
 {
 	for (size_t i = 0; i < 2; i++) {
 		const struct policy_xdg xdg = {in->caller_xdg_config, in->caller_xdg_data,
-					       in->caller_xdg_config_dirs,
-					       in->caller_xdg_data_dirs};
+					       in->caller_xdg_config_dirs, in->caller_xdg_data_dirs,
+					       in->caller_zdotdir};
 		const char *why =
 		    policy_home_set_hit_xdg(in->homes[i], in->caller_path, &xdg, path, NULL);
 		const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
@@ -251,7 +251,8 @@ static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in,
 			return r;
 	}
 	const struct policy_xdg xdg = {in->caller_xdg_config, in->caller_xdg_data,
-				       in->caller_xdg_config_dirs, in->caller_xdg_data_dirs};
+				       in->caller_xdg_config_dirs, in->caller_xdg_data_dirs,
+				       in->caller_zdotdir};
 	const char *why = policy_home_set_hit_xdg_outside(in->homes, 2, &xdg, path);
 	const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
 	return r ? r : fallback;

@@ -27,6 +27,15 @@ static const struct policy_home_entry home_set[] = {
     {".zshrc", "zsh runs it at every interactive start"},
     {".zlogin", "zsh runs it at every login"},
     {".zlogout", "zsh runs it at every logout"},
+    /* zsh runs a start-up file's compiled twin instead when it is the newer one, and
+     * compinit sources its dump (review 16). */
+    {".zshenv.zwc", "zsh runs it instead of .zshenv when it is newer"},
+    {".zprofile.zwc", "zsh runs it instead of .zprofile when it is newer"},
+    {".zshrc.zwc", "zsh runs it instead of .zshrc when it is newer"},
+    {".zlogin.zwc", "zsh runs it instead of .zlogin when it is newer"},
+    {".zlogout.zwc", "zsh runs it instead of .zlogout when it is newer"},
+    {".zcompdump", "zsh's compinit sources it at every interactive start"},
+    {".zcompdump.zwc", "zsh's compinit loads it instead of .zcompdump when it is newer"},
     {".config/fish", "fish runs config.fish, conf.d/ and functions/ from it"},
     {".config/environment.d", "systemd sets the user session's environment from it"},
     {".pam_environment", "PAM sets the login environment from it"},
@@ -196,6 +205,7 @@ static bool path_rel(const char *rel, size_t len, char *out, size_t n)
  * ~/.local/share where $XDG_DATA_HOME does (git, fish, systemd, neovim, D-Bus and the
  * rest read there when it is set): xrel[k] is that directory relative to the home. */
 static const char *const xdg_base[2] = {".config", ".local/share"};
+enum { XDG_ZDOTDIR = 2 }; /* each_xdg_dir's kind for $ZDOTDIR */
 
 static int xdg_one(char xrel[2][POLICY_PATH_MAX], const struct policy_home_entry *h,
 		   int (*fn)(const char *rel, const char *why, void *arg), void *arg)
@@ -226,10 +236,10 @@ int policy_home_set_each(const char *home, const char *path_env,
 	return policy_home_set_each_xdg(home, path_env, NULL, fn, arg);
 }
 
-/* Each XDG directory xdg names, with its kind k (0: config, 1: data):
- * $XDG_CONFIG_HOME, $XDG_DATA_HOME, then each absolute entry of $XDG_CONFIG_DIRS and
- * $XDG_DATA_DIRS (systemd's user units, D-Bus services, desktop entries and autostart
- * are read from those lists too). */
+/* Each XDG directory xdg names, with its kind k (0: config, 1: data, XDG_ZDOTDIR):
+ * $XDG_CONFIG_HOME, $XDG_DATA_HOME, $ZDOTDIR, then each absolute entry of
+ * $XDG_CONFIG_DIRS and $XDG_DATA_DIRS (systemd's user units, D-Bus services, desktop
+ * entries and autostart are read from those lists too). */
 static int each_xdg_dir(const struct policy_xdg *xdg,
 			int (*one)(const char *dir, size_t len, int k, void *ctx), void *ctx)
 {
@@ -241,6 +251,9 @@ static int each_xdg_dir(const struct policy_xdg *xdg,
 		if (single[k] && single[k][0] == '/' &&
 		    (rc = one(single[k], strlen(single[k]), k, ctx)))
 			return rc;
+	if (xdg->zdotdir && xdg->zdotdir[0] == '/' &&
+	    (rc = one(xdg->zdotdir, strlen(xdg->zdotdir), XDG_ZDOTDIR, ctx)))
+		return rc;
 	for (int k = 0; k < 2; k++)
 		for (const char *p = lists[k]; p && *p;) {
 			size_t len = strcspn(p, ":");
@@ -260,12 +273,34 @@ struct xdg_walk {
 	void *arg;
 };
 
+/* zsh's start-up files, their compiled twins and compinit's dump: the home's entries
+ * whose name starts with ".z" (the set has no other), which zsh reads from $ZDOTDIR
+ * instead of the home when it is set (review 16: ZDOTDIR=~/dotfiles/zsh left them
+ * writable in a home workspace). */
+static int zdotdir_entries(const char *xrel, const struct xdg_walk *w)
+{
+	char rel[POLICY_PATH_MAX];
+	int rc;
+
+	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++) {
+		if (strncmp(home_set[i].rel, ".z", 2) != 0)
+			continue;
+		if (snprintf(rel, sizeof(rel), "%s/%s", xrel, home_set[i].rel) >= (int)sizeof(rel))
+			return -ENAMETOOLONG;
+		if ((rc = w->fn(rel, home_set[i].why, w->arg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* The set's entries under the base of kind k, where xrel (relative) puts them. */
 static int xdg_entries(const char *xrel, int k, const struct xdg_walk *w)
 {
 	char pair[2][POLICY_PATH_MAX] = {"", ""};
 	int rc;
 
+	if (k == XDG_ZDOTDIR)
+		return zdotdir_entries(xrel, w);
 	snprintf(pair[k], sizeof(pair[k]), "%s", xrel);
 	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
 		if ((rc = xdg_one(pair, &home_set[i], w->fn, w->arg)) != 0)

@@ -392,11 +392,13 @@ int policy_home_set_each(const char *home, const char *path_env,
  * set, or NULL; *entry (may be NULL) gets abs relative to the home. */
 const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
 				const char **entry);
-/* The caller's $XDG_CONFIG_HOME and $XDG_DATA_HOME (each may be NULL), and its
- * $XDG_CONFIG_DIRS and $XDG_DATA_DIRS (colon lists, may be NULL). */
+/* The caller's $XDG_CONFIG_HOME and $XDG_DATA_HOME (each may be NULL), its
+ * $XDG_CONFIG_DIRS and $XDG_DATA_DIRS (colon lists, may be NULL), and its $ZDOTDIR
+ * (zsh's start-up files are read there instead of in the home; may be NULL). */
 struct policy_xdg {
 	const char *config, *data;
 	const char *config_dirs, *data_dirs;
+	const char *zdotdir;
 };
 /* The same, with the caller's XDG directories (xdg may be NULL): where one lies beneath
  * the home, each ~/.config (~/.local/share) entry is also an entry there. */

@@ -92,6 +92,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .xdg_data = getenv("XDG_DATA_HOME"),
 	    .xdg_config_dirs = getenv("XDG_CONFIG_DIRS"),
 	    .xdg_data_dirs = getenv("XDG_DATA_DIRS"),
+	    .zdotdir = getenv("ZDOTDIR"),
 	    .resolve = runner_hook_resolve,
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,
@@ -100,7 +101,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .masked = runner_hook_masked,
 #endif
 	};
-	char *xdg_real[4] = {NULL, NULL, NULL, NULL};
+	char *xdg_real[5] = {NULL, NULL, NULL, NULL, NULL};
 	char *home_real = re.pw_home[0] ? realpath(re.pw_home, NULL) : NULL;
 	char *env_real = re.env_home ? realpath(re.env_home, NULL) : NULL;
 	if (home_real && strcmp(home_real, re.pw_home))
@@ -114,7 +115,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 		runner_hook_resolve_free(&c);
 		free(home_real);
 		free(env_real);
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 5; k++)
 			free(xdg_real[k]);
 		runner_env_release(&re);
 		return blocked(" (cannot judge)", "out of memory");
@@ -133,7 +134,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	free(cwd_real);
 	free(home_real);
 	free(env_real);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		free(xdg_real[k]);
 	runner_env_release(&re);
 	if (v.outcome == HOOK_ALLOW)

@@ -129,7 +129,7 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 	struct home_links h = {.rec = rec};
 	const char *homes[] = {c->home, c->env_home};
 	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
-				       c->xdg_data_dirs};
+				       c->xdg_data_dirs, c->zdotdir};
 
 	for (size_t i = 0; i < 2 && !h.err; i++)
 		if (homes[i] && homes[i][0] == '/' &&
@@ -139,8 +139,8 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 	/* An XDG directory named in a home that leads elsewhere (review 9): what is
 	 * written where it leads is judged by its name in the home, as the sandbox
 	 * guards it. */
-	const char *xv[] = {c->xdg_config, c->xdg_data};
-	for (size_t k = 0; k < 2 && !h.err; k++) {
+	const char *xv[] = {c->xdg_config, c->xdg_data, c->zdotdir};
+	for (size_t k = 0; k < 3 && !h.err; k++) {
 		char to[PATH_MAX];
 		if (xv[k] && xv[k][0] == '/' && leads(h.rec, xv[k], to, sizeof(to)) &&
 		    strcmp(to, xv[k]) != 0)
@@ -195,13 +195,17 @@ static int list_cut(const char *cut, void *arg)
 
 static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec *rec, char **real)
 {
-	const char *named[2] = {c->xdg_config, c->xdg_data};
-	static const char *const why[2] = {
+	/* (real[2] and real[3] are the lists') */
+	const char *named[5] = {c->xdg_config, c->xdg_data, NULL, NULL, c->zdotdir};
+	static const char *const why[5] = {
 	    "$XDG_CONFIG_HOME leads through it: it cannot be made, nothing past it foretold",
-	    "$XDG_DATA_HOME leads through it: it cannot be made, nothing past it foretold"};
+	    "$XDG_DATA_HOME leads through it: it cannot be made, nothing past it foretold", NULL,
+	    NULL, "$ZDOTDIR leads through it: it cannot be made, nothing past it foretold"};
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 5; k++) {
 		char to[PATH_MAX], cut[PATH_MAX];
+		if (!why[k])
+			continue;
 		real[k] = NULL;
 		int rc = policy_xdg_leads(named[k], recording_link, rec, to, sizeof(to), cut,
 					  sizeof(cut));
@@ -218,6 +222,7 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec 
 	}
 	c->xdg_config_real = real[0];
 	c->xdg_data_real = real[1];
+	c->zdotdir_real = real[4];
 	/* and each entry of the XDG lists (review 12) */
 	const char *lists[2] = {c->xdg_config_dirs, c->xdg_data_dirs};
 	for (int k = 0; k < 2; k++) {

@@ -131,7 +131,8 @@ static int holds_entry(const char *rel, const char *why, void *arg)
 static int home_set_check(const struct root_ctx *c, const char *root, char *why, size_t n)
 {
 	const struct policy_xdg xdg = {getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME"),
-				       getenv("XDG_CONFIG_DIRS"), getenv("XDG_DATA_DIRS")};
+				       getenv("XDG_CONFIG_DIRS"), getenv("XDG_DATA_DIRS"),
+				       getenv("ZDOTDIR")};
 	const char *homes[] = {c->pw_home, c->env_home};
 
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {

@@ -66,7 +66,8 @@ int runner_hook_read_file(const char *abs, char *buf, size_t n);
 int runner_hook_resolve(const char *abs, char *out, size_t n);
 /* runner_hook_link_of: runner/run.h (a session's digest walks with it too). */
 /* runner/hook_resolve.c: c's resolved lists (protected paths, home-set links, XDG
- * directories and lists into xdg_real[4], which the caller frees, PATH entries); homes_real[2]
+ * directories, lists and $ZDOTDIR into xdg_real[5], which the caller frees, PATH entries);
+ * homes_real[2]
  * the homes resolved. 0 or -ENOMEM; runner_hook_resolve_free either way. */
 struct hook_ctx;
 int runner_hook_resolve_ctx(struct hook_ctx *c, const struct halo_policy *p,

@@ -222,9 +222,9 @@ static int lead_entry(const char *rel, const char *why, void *arg)
 static void resolved_entries(const runner_launch *l, struct home_rels *h)
 {
 	const char *homes[2] = {l->pw_home, l->env_home}, *hres[2] = {NULL, NULL};
-	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
+	const char *xv[3] = {l->caller_xdg_config, l->caller_xdg_data, l->caller_zdotdir};
 	const char *xl[2] = {l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
-	char hr[2][PATH_MAX], xr[2][PATH_MAX], cut[PATH_MAX], to[PATH_MAX], e[PATH_MAX];
+	char hr[2][PATH_MAX], xr[3][PATH_MAX], cut[PATH_MAX], to[PATH_MAX], e[PATH_MAX];
 	char *lists[2] = {NULL, NULL};
 	struct link_memo *m = calloc(1, sizeof(*m));
 
@@ -235,7 +235,7 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 	for (int i = 0; i < 2; i++)
 		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
 			hres[i] = hr[i];
-	for (int k = 0; k < 2 && !h->oom; k++) {
+	for (int k = 0; k < 3 && !h->oom; k++) {
 		int rc = policy_xdg_leads(xv[k], memo_link, m, xr[k], PATH_MAX, cut, sizeof(cut));
 		if (rc < 0)
 			xr[k][0] = '\0';
@@ -243,6 +243,8 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 			add_entry(h, xv[k], "E:");
 		else if (rc == 0 && cut[0])
 			add_entry(h, cut, "C:");
+		if (k == 2) /* ($ZDOTDIR: no list) */
+			break;
 		rc = policy_xdg_list_leads(xl[k], memo_link, m, &lists[k], cut_entry, h);
 		if (rc == -ENOMEM)
 			h->oom = true;
@@ -250,11 +252,12 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 			add_entry(h, xl[k], "E:list:");
 	}
 	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
-				       lists[0] ? lists[0] : xl[0], lists[1] ? lists[1] : xl[1]};
+				       lists[0] ? lists[0] : xl[0], lists[1] ? lists[1] : xl[1],
+				       xr[2][0] ? xr[2] : xv[2]};
 	/* (a home that is where it leads, the usual one, adds nothing the named pass lacks
 	 * unless an XDG directory or list leads elsewhere) */
 	bool xdg_other = (xr[0][0] && strcmp(xr[0], xv[0])) || (xr[1][0] && strcmp(xr[1], xv[1])) ||
-			 lists[0] || lists[1];
+			 (xr[2][0] && strcmp(xr[2], xv[2])) || lists[0] || lists[1];
 	for (int i = 0; i < 2 && !h->oom; i++)
 		if (hres[i] && (xdg_other || strcmp(hres[i], homes[i]) != 0))
 			home_walk(h, "R:", hres[i], l->caller_path, &xdg);
@@ -303,7 +306,8 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 static void home_set_text(FILE *f, const runner_launch *l)
 {
 	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data,
-				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
+				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs,
+				       l->caller_zdotdir};
 	const char *homes[2] = {l->pw_home, l->env_home};
 	struct home_rels h = {NULL, 0, false, ""};
 	char *t = NULL, hex[65];

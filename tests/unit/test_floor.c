@@ -622,6 +622,52 @@ START_TEST(home_set_xdg_lists)
 }
 END_TEST
 
+/* Review 16: $ZDOTDIR holds zsh's start-up files, their compiled twins and compinit's
+ * dump (the set's ".z" names), beneath a home or outside, and nothing else of the set;
+ * a relative one adds nothing. */
+START_TEST(home_set_zdotdir)
+{
+	static char all[65536];
+	const char *homes[] = {"/home/u", NULL};
+	const struct policy_xdg in = {.zdotdir = "/home/u/dots/zsh"};
+	const struct policy_xdg out = {.zdotdir = "/w/z"};
+	const char *names[] = {".zshenv",     ".zprofile",     ".zshrc",      ".zlogin",
+			       ".zlogout",    ".zshrc.zwc",    ".zshenv.zwc", ".zcompdump",
+			       ".zlogin.zwc", ".zprofile.zwc", ".zlogout.zwc"};
+	char want[256];
+
+	strcpy(all, "|");
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &in, collect, all), 0);
+	strcat(all, "|");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(want, sizeof(want), "|dots/zsh/%s|", names[i]);
+		ck_assert_msg(strstr(all, want), "%s missing", want);
+		snprintf(want, sizeof(want), "|%s|", names[i]); /* the home's own */
+		ck_assert_msg(strstr(all, want), "%s missing", want);
+	}
+	ck_assert_ptr_null(strstr(all, "|dots/zsh/.bashrc|"));
+	ck_assert_ptr_null(strstr(all, "|dots/zsh/.oh-my-zsh|"));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &in, "/home/u/dots/zsh/.zshrc.zwc", NULL));
+	ck_assert_ptr_null(
+	    policy_home_set_hit_xdg("/home/u", NULL, &in, "/home/u/dots/zsh/notes", NULL));
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 2, &in, collect, all), 0);
+	ck_assert_str_eq(all, ""); /* the home's, not here */
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(homes, 2, &out, collect, all), 0);
+	strcat(all, "|");
+	ck_assert_ptr_nonnull(strstr(all, "|w/z/.zshenv|"));
+	ck_assert_ptr_nonnull(strstr(all, "|w/z/.zcompdump|"));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg_outside(homes, 2, &out, "/w/z/.zlogin"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 2, &out, "/w/z/.bashrc"));
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_set_each_xdg_outside(
+			     homes, 2, &(struct policy_xdg){.zdotdir = "rel/z"}, collect, all),
+			 0);
+	ck_assert_str_eq(all, "");
+}
+END_TEST
+
 /* Review 11: an XDG directory whose entries would pass PATH_MAX fails the walk (an
  * entry left out was writable): the each functions say -ENAMETOOLONG, the hit ones a
  * reason, so nothing is judged writable. */
@@ -766,6 +812,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, home_set_xdg_outside);
 	tcase_add_test(t, xdg_leads_table);
 	tcase_add_test(t, home_set_xdg_lists);
+	tcase_add_test(t, home_set_zdotdir);
 	tcase_add_test(t, home_set_xdg_too_long);
 	tcase_add_test(t, xdg_list_leads);
 	suite_add_tcase(s, t);

@@ -1,0 +1,97 @@
+#!/bin/bash
+# zsh's start-up files wherever zsh reads them (review 16): with $ZDOTDIR set, zsh reads
+# .zshenv, .zprofile, .zshrc, .zlogin and .zlogout there instead of in the home, runs a
+# file's compiled twin (.zshrc.zwc) instead when it is the newer one, and compinit
+# sources .zcompdump. A command run in the home, or in a workspace that holds
+# $ZDOTDIR (named, or through a link), can neither change nor create any of them; the
+# hook blocks the harness's own writes there; a session call with another $ZDOTDIR is
+# another sandbox. The host's own zsh, run afterwards with this HOME and ZDOTDIR, runs
+# nothing planted.
+#
+# The home is the runner's scratch directory (HOME=$TMPDIR, never the real /root).
+set -u
+. "$IT/lib.sh"
+H=$HOME
+cd "$H" || exit 1
+E="$TMPDIR/_stderr"
+MARK=/var/tmp/halo-zsh-ran.$$.$AS
+W=$(mktemp -d /var/tmp/halo-zsh-ws.XXXXXX)
+trap 'rm -rf "$MARK" "$W"' EXIT
+rm -f "$MARK"
+
+ZD=$H/dots/zsh
+mkdir -p "$ZD"
+echo 'true # rc' >"$ZD/.zshrc"
+snapshot() { (find "$1" -path "$1/.cache" -prune -o -path "$1/.local/state" -prune -o \
+	! -type d ! -name _stderr -printf '%p %s %y\n' | sort); }
+before=$(snapshot "$H")
+
+# Every way in from inside, one per line; failures are expected and ignored. $1 is the
+# directory zsh reads from, $2 the home.
+plant() {
+	cat <<EOF
+echo "touch $MARK" >> $1/.zshrc
+for f in .zshenv .zprofile .zlogin .zlogout .zshrc.zwc .zshenv.zwc .zcompdump; do echo "touch $MARK" > $1/\$f; done
+mv $1/.zshrc $1/old.zshrc; echo "touch $MARK" > $1/.zshrc
+for f in .zshrc.zwc .zshenv.zwc .zprofile.zwc .zlogin.zwc .zcompdump .zcompdump.zwc; do echo "touch $MARK" > $2/\$f; done
+echo done
+EOF
+}
+
+# 1. The home as the workspace, ZDOTDIR beneath it.
+OUT=$(cd "$H" && ZDOTDIR=$ZD timeout -k 2 60 "$HALO" -- sh -c "$(plant "$ZD" "$H")" 2>"$E" </dev/null)
+expect "home workspace, ZDOTDIR=~/dots/zsh: the planting ran" "0:done" "$?:$OUT"
+expect "... on the host: nothing made or changed there" "$before" "$(snapshot "$H")"
+# The host's zsh as a login and an interactive shell (reads every start-up file there).
+if command -v zsh >/dev/null; then
+	HOME=$H ZDOTDIR=$ZD timeout 20 zsh -l -i -c true </dev/null >/dev/null 2>&1
+	HOME=$H timeout 20 zsh -l -i -c true </dev/null >/dev/null 2>&1
+	expect "... the host's zsh (login, interactive) ran nothing planted" absent \
+		"$([ -e "$MARK" ] && echo present || echo absent)"
+else
+	skip "... the host's zsh ran nothing planted" "zsh is not installed (make deps)"
+fi
+
+# 2. ZDOTDIR outside the home, in the workspace, not made yet: its files cannot be made
+# (the directory itself may be, empty).
+OUT=$(cd "$W" && ZDOTDIR=$W/zdot timeout -k 2 60 "$HALO" -- sh -c \
+	"mkdir -p zdot; $(plant "$W/zdot" "$W/zdot")" 2>"$E" </dev/null)
+expect "ZDOTDIR in a workspace outside the home: the planting ran" "0:done" "$?:$OUT"
+expect "... nothing made there" "" "$(find "$W" ! -type d)"
+
+# 3. ZDOTDIR named in the home through a link into the workspace.
+mkdir -p "$W/zreal" && echo 'true # rc' >"$W/zreal/.zshrc"
+ln -s "$W/zreal" "$H/zlink"
+wbefore=$(snapshot "$W")
+OUT=$(cd "$W" && ZDOTDIR=$H/zlink timeout -k 2 60 "$HALO" -- sh -c "$(plant "$W/zreal" "$W/zreal")" \
+	2>"$E" </dev/null)
+expect "ZDOTDIR through a link into the workspace: the planting ran" "0:done" "$?:$OUT"
+expect "... nothing made or changed where it leads" "$wbefore" "$(snapshot "$W")"
+rm -f "$H/zlink"
+
+# 4. The hook judges the harness's own writes the same way.
+hook_ev() { # CWD FILE ZDOTDIR
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$1" "$2" |
+		(cd "$1" && ZDOTDIR=$3 "$HALO" hook 2>&1 >/dev/null)
+}
+expect_match "hook: Write \$ZDOTDIR/.zshenv (not made yet) is blocked" \
+	"persistence set.*|zsh" "$(hook_ev "$H" "$ZD/.zshenv" "$ZD")"
+expect_match "hook: Write ~/.zshrc.zwc is blocked" "persistence set" \
+	"$(hook_ev "$H" "$H/.zshrc.zwc" "$ZD")"
+expect_match "hook: Write \$ZDOTDIR/.zshrc outside the home is blocked" "zsh" \
+	"$(hook_ev "$W" "$W/zdot/.zshrc" "$W/zdot")"
+expect "hook: Write a plain file beside it is allowed" "" "$(hook_ev "$W" "$W/notes.txt" "$W/zdot")"
+
+# 5. A session call with another ZDOTDIR is a call into another sandbox.
+S=zsh$$
+OUT=$(cd "$H" && ZDOTDIR=$ZD timeout -k 2 60 "$HALO" --session "$S" -- echo started 2>&1 </dev/null)
+expect "session started with ZDOTDIR=~/dots/zsh" started "$OUT"
+OUT=$(cd "$H" && ZDOTDIR=$H/elsewhere timeout -k 2 60 "$HALO" --session "$S" -- echo joined 2>&1 </dev/null)
+expect_match "... a call with ZDOTDIR=~/elsewhere is refused" "other|differ|another" "$OUT"
+OUT=$(cd "$H" && ZDOTDIR=$ZD timeout -k 2 60 "$HALO" --session "$S" -- echo joined 2>&1 </dev/null)
+expect "... a call with the same ZDOTDIR joins" joined "$OUT"
+(cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
+rm -rf "$H/dots"
+finish
