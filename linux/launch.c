@@ -173,6 +173,28 @@ static int pids_settle(void *arg, struct linux_scan *s, struct halo_err *e)
 	return settle_pids(sb, 1 + (sb->l->session ? 1 : 0) + (s->broker ? 1 : 0), e);
 }
 
+/* A session's namespaces, for masking a host socket that appears later
+ * (session_mask.c): held now, while init waits for "go" and can still be looked at
+ * (an unprivileged supervisor may not open them once init is not dumpable). One that
+ * cannot be had leaves that step out: such a socket is refused as before. */
+static void hold_namespaces(struct linux_sandbox *sb)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)sb->child);
+	sb->ns_user_fd = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)sb->child);
+	sb->ns_mnt_fd = open(p, O_RDONLY | O_CLOEXEC);
+	/* the very child still (its pid not taken again meanwhile) */
+	if (sb->pidfd < 0 || syscall(SYS_pidfd_send_signal, sb->pidfd, 0, NULL, 0) < 0) {
+		if (sb->ns_user_fd >= 0)
+			close(sb->ns_user_fd);
+		if (sb->ns_mnt_fd >= 0)
+			close(sb->ns_mnt_fd);
+		sb->ns_user_fd = sb->ns_mnt_fd = -1;
+	}
+}
+
 /* The child waits for "go" until it is accounted for in the cgroups; then, with
  * egress through the proxy, it hands over the listeners it made in its namespace, and
  * gets the run's CA files, when some host's TLS is terminated, in return. */
@@ -184,6 +206,8 @@ static int start_init(struct linux_sandbox *sb, struct halo_err *e)
 	int rc;
 
 	close_child_ends(f);
+	if (sb->l->session)
+		hold_namespaces(sb);
 	if (linux_cgroup_attach(&sb->cg, sb->child) < 0) {
 		halo_err_set(e, "could not place the sandbox in its cgroup: %s", strerror(errno));
 		kill_and_reap(sb->child);
@@ -358,6 +382,10 @@ static void sandbox_free(struct linux_sandbox *sb)
 		close(sb->pidfd);
 	if (sb->diag_fd >= 0)
 		close(sb->diag_fd);
+	if (sb->ns_user_fd >= 0)
+		close(sb->ns_user_fd);
+	if (sb->ns_mnt_fd >= 0)
+		close(sb->ns_mnt_fd);
 	fds_close(&sb->f);
 	linux_cgroup_cleanup(&sb->cg);
 	linux_scan_free(&sb->scan);
@@ -415,6 +443,7 @@ int linux_start(const struct linux_launch *l, struct linux_sandbox **out, struct
 	sb->l = &sb->own;
 	sb->pidfd = -1;
 	sb->diag_fd = -1;
+	sb->ns_user_fd = sb->ns_mnt_fd = -1;
 	memset(&sb->f, -1, sizeof(sb->f));
 	rc = start(sb, e);
 	if (rc < 0) {

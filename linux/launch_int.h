@@ -33,6 +33,9 @@ struct linux_sandbox {
 	struct netns_listener listeners[NETNS_MAX_LISTENERS];
 	size_t n_listeners;
 	int diag_fd; /* a session's: its namespace's socket table (netns/unix_diag.c), or -1 */
+	/* A session's user and mount namespaces, opened while init could still be looked
+	 * at (before it is made not dumpable): session_mask.c joins them. -1 otherwise. */
+	int ns_user_fd, ns_mnt_fd;
 };
 
 struct launch_ids {

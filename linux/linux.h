@@ -182,6 +182,13 @@ int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n)
  * session's protected list) does not count: it goes with its socket. */
 const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
 				     size_t n_now, char *const *prot, size_t n_prot, size_t *lost);
+/* Masks, in the running session's mount namespace, each host socket of entries (a
+ * LINUX_SESSION_SOCKET entry of linux_session_protected, its ID a file handle) that is
+ * still that very file there (session_mask.c); masked[i] says which. The number
+ * masked, or -errno. At most LINUX_SESSION_MASK_MAX a call (the rest: not masked). */
+#define LINUX_SESSION_MASK_MAX 64
+int linux_session_mask_sockets(const struct linux_sandbox *sb, char *const *entries, size_t n,
+			       bool *masked);
 /* A session's socket table (netns/unix_diag.c), -1 without one. */
 int linux_sandbox_diag_fd(const struct linux_sandbox *sb);
 

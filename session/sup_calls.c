@@ -92,7 +92,7 @@ int sup_reply(struct client *c, struct session_buf *b)
 	return rc;
 }
 
-static bool held(const struct runner_session_id *id, const char *entry)
+bool sup_held(const struct runner_session_id *id, const char *entry)
 {
 	size_t lo = 0, hi = id->n_prot;
 
@@ -107,56 +107,6 @@ static bool held(const struct runner_session_id *id, const char *entry)
 			hi = mid;
 	}
 	return false;
-}
-
-/* A socket the session's own commands bound in the workspace since it started (a dev
- * server's): no way out, since what answers on it is inside. A fresh launch masks it
- * like any, not knowing who bound it; a session knows, by its namespace's socket table
- * (linux_session_own_socket): one dump per call, read at most once and only when an
- * entry is new, within a time budget. Once known a socket is kept, file and all:
- * nothing else can ever be bound to that inode. Kept up to a bound; past it, and for
- * a call with more new entries than that, refused as before (a command that left
- * thousands of dead sockets costs each call one bounded look, no more). */
-#define SOCK_TABLE_MS 1000
-
-struct sock_check {
-	struct netns_unix_files bound;
-	bool read;
-};
-
-static bool known(const struct sup *s, const char *entry)
-{
-	for (size_t i = 0; i < s->n_own_socks; i++)
-		if (strcmp(s->own_socks[i], entry) == 0)
-			return true;
-	return false;
-}
-
-static bool own_socket(struct sup *s, struct sock_check *k, const char *entry)
-{
-	char **g, *e;
-
-	if (known(s, entry))
-		return true;
-	if (s->n_own_socks >= SUP_MAX_OWN_SOCKETS)
-		return false;
-	if (!k->read) {
-		int fd = linux_sandbox_diag_fd(s->sb);
-
-		k->read = true;
-		if (fd < 0 || netns_unix_files(fd, &k->bound, SOCK_TABLE_MS) < 0)
-			return false;
-	}
-	if (!linux_session_own_socket(&k->bound, entry))
-		return false;
-	if (!(e = strdup(entry)) ||
-	    !(g = realloc(s->own_socks, (s->n_own_socks + 1) * sizeof(*g)))) {
-		free(e);
-		return false;
-	}
-	s->own_socks = g;
-	s->own_socks[s->n_own_socks++] = e;
-	return true;
 }
 
 /* The path of a protected entry ("DEV:ID:PATH", prot_ok's form). */
@@ -218,11 +168,13 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 	struct stat st;
 
 	for (size_t i = 0; i < n_prot; i++)
-		fresh += !held(s->id, prot[i]) && !known(s, prot[i]);
+		fresh += !sup_held(s->id, prot[i]) && !sup_sock_known(s, prot[i]);
 	if (fresh > SUP_MAX_OWN_SOCKETS)
 		k.read = true; /* too many to look at: each refused, no table read */
+	else if (fresh)	       /* a host's socket: masked in the session now, as at a launch */
+		sup_host_sockets_mask(s, &k, prot, n_prot);
 	for (size_t i = 0; i < n_prot; i++)
-		if (!held(s->id, prot[i]) && !own_socket(s, &k, prot[i])) {
+		if (!sup_held(s->id, prot[i]) && !sup_sock_own(s, &k, prot[i])) {
 			count++;
 			first = first ? first : prot[i];
 			all_guarded &= strstr(prot[i], LINUX_SESSION_GUARDED ":/") != NULL;

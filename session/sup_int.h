@@ -15,7 +15,7 @@
 #include "session/session_int.h"
 
 #define SEND_MS		    5000  /* a peer that reads nothing for this long is dropped */
-#define SUP_MAX_OWN_SOCKETS 4096  /* sockets its own commands bound, kept (sup_calls.c) */
+#define SUP_MAX_OWN_SOCKETS 4096  /* sockets it keeps (sup_socks.c) */
 #define SUP_HELLO_MS	    10000 /* a connection's time to say hello: its slot back then */
 
 enum { C_NEW, C_JOINED, C_RUNNING };
@@ -56,7 +56,7 @@ struct sup {
 	struct sup_walk *walk; /* the protected files' walk for the calls (sup_walk.c) */
 	char **mounts;	       /* the sandbox's mounts when it was ready (linux_session_mounts) */
 	size_t n_mounts;
-	char **own_socks; /* entries of sockets the session's commands bound (sup_calls.c) */
+	char **own_socks; /* sockets its commands bound, host ones it masked (sup_socks.c) */
 	size_t n_own_socks;
 	long long next_id;
 	size_t running;
@@ -72,6 +72,17 @@ void sup_on_accept(void *arg, int fd, unsigned events);
 struct client *sup_client_by_id(struct sup *s, long long id);
 /* The walk is done: answer the hellos that waited for it (eventfd callback). */
 void sup_walk_done(void *arg, int fd, unsigned events);
+
+/* sup_socks.c: the sockets a session keeps. A call's walk's socket table, read once
+ * and only when an entry is new (sup_sock_own). */
+struct sock_check {
+	struct netns_unix_files bound;
+	bool read;
+};
+bool sup_held(const struct runner_session_id *id, const char *entry); /* (sup_calls.c) */
+bool sup_sock_known(const struct sup *s, const char *entry);
+bool sup_sock_own(struct sup *s, struct sock_check *k, const char *entry);
+void sup_host_sockets_mask(struct sup *s, struct sock_check *k, char *const *prot, size_t n_prot);
 
 /* sup_walk.c: start the walker (and its eventfd on the loop), stop it (joins it). */
 int sup_walk_start(struct sup *s);

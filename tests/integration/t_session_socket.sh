@@ -1,11 +1,11 @@
 #!/bin/bash
 # A unix socket that appears in a session's workspace. A host service's is reachable
 # inside (connect() ignores a read-only mount), so a fresh launch masks every socket
-# in the trees it binds, and a session's call refuses one that appeared since the
-# session started. One that the session's own command bound (a dev server in the
-# background) is no way out: calls go on, while it listens and after it ends. A host
-# process's socket, or one left by a command that ended before any call saw it bound,
-# is still refused, and the refusal says it is a socket. Root and unprivileged.
+# in the trees it binds, and a session masks, at the next call, one a host service
+# bound since it started. One that the session's own command bound (a dev server in
+# the background) is no way out: calls go on, while it listens and after it ends. One
+# nobody holds (left by a command that ended before any call saw it bound) is refused,
+# and the refusal says it is a socket. Root and unprivileged.
 set -u
 . "$IT/lib.sh"
 WS=$(mktemp -d "$TMPDIR/ws.XXXXXX") || exit 1
@@ -61,19 +61,32 @@ rm -f "$WS/left.sock"
 call -- echo next
 expect "... removed, calls go on" "0:next" "$RC:$OUT${ERR:+ ($ERR)}"
 
-# A host service's, listening: refused, and the session's known ones do not let it by.
-python3 -c "$LISTEN" "$WS/host.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
+# A host service's, listening (bound in the host's socket table): masked in the session
+# there and then, as a fresh launch masks it, and the call goes on without reaching it
+# (review 9 S4: each call was refused until it was removed). The session's known ones
+# do not let it by. On the host it still answers.
+REACH="import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); print('reached')
+except OSError:
+    print('masked')"
+python3 -c "$LISTEN" "$WS/host.sock" accept halo-sock-mark-$$ >/dev/null 2>&1 &
 for _ in $(seq 50); do [ -S "$WS/host.sock" ] && break; sleep 0.1; done
-call -- echo next
-expect "a host process's socket in the workspace: refused" "125" "$RC"
-expect_match "... named" "host\.sock" "$ERR"
+call -- python3 -c "$REACH" host.sock
+expect "a host service's socket that appeared in the workspace: masked, the call runs" "0:masked" "$RC:$OUT${ERR:+ ($ERR)}"
+call -- python3 -c "$REACH" host.sock
+expect "... and the next call too" "0:masked" "$RC:$OUT${ERR:+ ($ERR)}"
+expect "... while the host still reaches it" reached "$(python3 -c "$REACH" "$WS/host.sock")"
+call -- sh -c 'rm -f host.sock 2>/dev/null; [ -e host.sock ] && echo kept'
+expect "... and the session's command cannot remove the mask" "0:kept" "$RC:$OUT${ERR:+ ($ERR)}"
 # Replaced: the session's own socket unlinked and a host one bound in its place.
 pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
 rm -f "$WS/host.sock" "$WS/dev.sock"
 python3 -c "$LISTEN" "$WS/dev.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
 for _ in $(seq 50); do [ -S "$WS/dev.sock" ] && break; sleep 0.1; done
-call -- echo next
-expect "a host socket bound where the session's own was: refused" "125" "$RC"
+call -- python3 -c "$REACH" dev.sock
+expect "a host socket bound where the session's own was: masked" "0:masked" "$RC:$OUT${ERR:+ ($ERR)}"
 pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
 rm -f "$WS/dev.sock"
 
@@ -96,14 +109,20 @@ call2 -- echo after
 expect "... removed on the host: the session goes on" "0:after" "$RC:$OUT${ERR:+ ($ERR)}"
 python3 -c "$LISTEN" "$WS2/svc.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
 for _ in $(seq 50); do [ -S "$WS2/svc.sock" ] && break; sleep 0.1; done
-call2 -- echo again
-expect "... bound again on the host: refused" "125" "$RC"
-expect_match "... named as a socket" "svc\.sock, a unix socket not bound inside this session" "$ERR"
+call2 -- python3 -c "$REACH" svc.sock
+expect "... bound again on the host: masked, the call runs" "0:masked" "$RC:$OUT${ERR:+ ($ERR)}"
 pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
 sleep 0.2
 rm -f "$WS2/svc.sock"
 call2 -- echo last
 expect "... removed again: calls go on" "0:last" "$RC:$OUT${ERR:+ ($ERR)}"
+# One nobody holds (bound on the host and closed): refused as before, named as a socket
+# (a mask would leave the session's commands unable to remove it and bind there).
+python3 -c "import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$WS2/dead.sock"
+call2 -- echo dead
+expect "a dead socket that appeared: refused" "125" "$RC"
+expect_match "... named as a socket" "dead\.sock, a unix socket not bound inside this session" "$ERR"
+rm -f "$WS2/dead.sock"
 (cd "$WS2" && "$HALO" session stop "$S2" >/dev/null 2>&1)
 
 # Review 13: the same for a socket whose path has a space (mountinfo writes it \040); and
