@@ -14,6 +14,19 @@
 static const char *home_hit_xdg(const struct hook_ctx *c, const char *abs, const char *root,
 				const char **entry, const struct policy_xdg *xdgp);
 
+/* abs named below the k-th link's name when it lies at or below where that leads, or
+ * NULL. Kept until the next call: the message names the entry by a pointer into it. */
+static const char *link_named(const struct hook_ctx *c, size_t k, const char *abs)
+{
+	static __thread char named[PATH_MAX_ * 2 + 2];
+
+	if (!policy_path_beneath(abs, c->home_real[k]) ||
+	    snprintf(named, sizeof(named), "%s%s", c->home_of[k], abs + strlen(c->home_real[k])) >=
+		(int)sizeof(named))
+		return NULL;
+	return named;
+}
+
 const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char *root,
 			  const char **entry)
 {
@@ -41,6 +54,16 @@ const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char 
 	    (other && (why = policy_home_set_hit_xdg_outside(homes, 4, &real, abs)))) {
 		*entry = abs;
 		return why;
+	}
+	/* ... and by its name through an entry of one that is a symlink (review 16:
+	 * $ZDOTDIR/.zlogin -> a workspace file was refused inside, allowed here) */
+	for (size_t k = 0; k < c->n_home_real; k++) {
+		const char *n = link_named(c, k, abs);
+		if (n && ((why = policy_home_set_hit_xdg_outside(homes, 4, &named, n)) ||
+			  (why = policy_home_set_hit_xdg_outside(homes, 4, &real, n)))) {
+			*entry = c->home_of[k];
+			return why;
+		}
 	}
 	/* where a PATH entry leads into a home by a link or a ".." */
 	for (size_t k = 0; k < c->n_path_real; k++)
@@ -72,11 +95,8 @@ static const char *home_hit_xdg(const struct hook_ctx *c, const char *abs, const
 		/* by its name through an entry (or an XDG directory) that is a symlink:
 		 * what lies at or below where it leads, named below it */
 		for (size_t k = 0; k < c->n_home_real; k++) {
-			/* kept: the message names the entry by a pointer into it */
-			static __thread char named[PATH_MAX_ * 2 + 2];
-			if (!policy_path_beneath(abs, c->home_real[k]) ||
-			    snprintf(named, sizeof(named), "%s%s", c->home_of[k],
-				     abs + strlen(c->home_real[k])) >= (int)sizeof(named))
+			const char *named = link_named(c, k, abs);
+			if (!named)
 				continue;
 			if ((why = policy_home_set_hit_xdg(homes[i], c->path_env, &xdg, named,
 							   entry)) ||

@@ -139,6 +139,21 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 	/* An XDG directory named in a home that leads elsewhere (review 9): what is
 	 * written where it leads is judged by its name in the home, as the sandbox
 	 * guards it. */
+	/* An XDG directory or $ZDOTDIR beneath no home: its entries where they lead, named
+	 * and resolved, as the sandbox keeps them (review 16: $ZDOTDIR/.zlogin -> a file
+	 * in the workspace was refused there and allowed here). */
+	const char *all[] = {c->home, c->env_home, c->home_resolved, c->env_home_resolved};
+	const struct policy_xdg real = {
+	    c->xdg_config_real ? c->xdg_config_real : c->xdg_config,
+	    c->xdg_data_real ? c->xdg_data_real : c->xdg_data,
+	    c->xdg_config_dirs_real ? c->xdg_config_dirs_real : c->xdg_config_dirs,
+	    c->xdg_data_dirs_real ? c->xdg_data_dirs_real : c->xdg_data_dirs,
+	    c->zdotdir_real ? c->zdotdir_real : c->zdotdir};
+	h.home = "";
+	if (!h.err)
+		policy_home_set_each_xdg_outside(all, 4, &xdg, home_link, &h);
+	if (!h.err)
+		policy_home_set_each_xdg_outside(all, 4, &real, home_link, &h);
 	const char *xv[] = {c->xdg_config, c->xdg_data, c->zdotdir};
 	for (size_t k = 0; k < 3 && !h.err; k++) {
 		char to[PATH_MAX];

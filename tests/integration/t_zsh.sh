@@ -16,7 +16,7 @@ cd "$H" || exit 1
 E="$TMPDIR/_stderr"
 MARK=/var/tmp/halo-zsh-ran.$$.$AS
 W=$(mktemp -d /var/tmp/halo-zsh-ws.XXXXXX)
-trap 'rm -rf "$MARK" "$W"' EXIT
+trap 'rm -rf "$MARK" "$W" "${D:-}"' EXIT
 rm -f "$MARK"
 
 ZD=$H/dots/zsh
@@ -83,6 +83,16 @@ expect_match "hook: Write ~/.zshrc.zwc is blocked" "persistence set" \
 expect_match "hook: Write \$ZDOTDIR/.zshrc outside the home is blocked" "zsh" \
 	"$(hook_ev "$W" "$W/zdot/.zshrc" "$W/zdot")"
 expect "hook: Write a plain file beside it is allowed" "" "$(hook_ev "$W" "$W/notes.txt" "$W/zdot")"
+# Review 16: $ZDOTDIR outside the home and the workspace, its .zlogin a link to a file
+# (not made yet) in the workspace: the sandbox keeps it from being made, and so does
+# the hook (it judged the outside directory's entries by name only).
+D=$(mktemp -d /var/tmp/halo-zsh-dots.XXXXXX)
+ln -s "$W/zlogin.real" "$D/.zlogin"
+OUT=$(cd "$W" && ZDOTDIR=$D timeout -k 2 60 "$HALO" -- sh -c 'echo x > zlogin.real 2>/dev/null && echo made; echo done' 2>"$E" </dev/null)
+expect "ZDOTDIR outside, .zlogin a link into the workspace: the sandbox keeps it from being made" "done" "$OUT"
+expect_match "hook: ... and the hook blocks it" "\.zlogin is in the home.s persistence set" \
+	"$(hook_ev "$W" "$W/zlogin.real" "$D")"
+rm -rf "$D"
 
 # 5. A session call with another ZDOTDIR is a call into another sandbox.
 S=zsh$$
