@@ -99,6 +99,9 @@ void runner_policy_ctx(struct policy_ctx *ctx, const char *pw_home, const char *
 /* The password database's home directory of uid (absolute) into out. Returns 0 or
  * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
 int runner_pw_home(uid_t uid, char *out, size_t n);
+/* The caller's $ZDOTDIR as zsh will have it: the environment's, or what the system's
+ * zshenv and $ZDOTDIR/.zshenv (the home's) assign (opts/zdotdir.c); NULL when none. */
+const char *runner_zdotdir(void);
 /* Parts of the fast path, for tests: does nsswitch.conf text consult "files" first for
  * passwd, with nothing that could let another source answer? And the home of uid in
  * /etc/passwd text: 0, -ENOENT (absent) or -EINVAL (something glibc may read otherwise). */

@@ -153,6 +153,20 @@ static const struct policy_home_entry home_set[] = {
     {".config/Code/User", "VS Code's settings and tasks name programs it runs"},
     {".vscode-server", "VS Code Remote runs its server and extensions from it"},
     {".local/share/jupyter", "jupyter starts the kernels (argv) it names"},
+    /* Review 16: what zsh's start-up files source from their plug-in managers. */
+    {".p10k.zsh", "powerlevel10k's .zshrc lines source it at every interactive start"},
+    {".zprezto", "prezto's .zshrc lines source it and its modules"},
+    {".zim", "zim's .zshrc lines source its init.zsh and modules"},
+    {".zimrc", "zim builds its init.zsh from the modules it names"},
+    {".zsh_plugins.zsh", "antidote's .zshrc lines source it"},
+    {".zsh_plugins.txt", "antidote builds .zsh_plugins.zsh from the plug-ins it names"},
+    {".antidote", "antidote's .zshrc lines source it"},
+    {".local/share/zinit", "zinit's .zshrc lines source it and its plug-ins"},
+    {".zinit", "zinit's older home: its .zshrc lines source it"},
+    {".antigen", "antigen's .zshrc lines source its plug-ins from it"},
+    {".zplug", "zplug's .zshrc lines source it and its plug-ins"},
+    {".zsh", "where zsh plug-ins are installed by hand and sourced from .zshrc"},
+    {".zfunc", "on zsh's fpath: its functions and completions are autoloaded"},
 };
 
 const struct policy_home_entry *policy_home_set(size_t *n)
@@ -273,17 +287,24 @@ struct xdg_walk {
 	void *arg;
 };
 
-/* zsh's start-up files, their compiled twins and compinit's dump: the home's entries
- * whose name starts with ".z" (the set has no other), which zsh reads from $ZDOTDIR
- * instead of the home when it is set (review 16: ZDOTDIR=~/dotfiles/zsh left them
- * writable in a home workspace). */
+/* zsh's start-up files, their compiled twins, compinit's dump and the plug-in
+ * managers' files that go beside them (prezto, zim, antidote, powerlevel10k write
+ * theirs to ${ZDOTDIR:-$HOME}): the home's entries whose name starts with ".z", and
+ * .p10k.zsh, which zsh reads from $ZDOTDIR instead of the home when it is set (review
+ * 16: ZDOTDIR=~/dotfiles/zsh left them writable in a home workspace). */
+static bool zdotdir_entry(const char *rel)
+{
+	return strncmp(rel, ".z", 2) == 0 || strcmp(rel, ".p10k.zsh") == 0;
+}
+
+/* Those entries where $ZDOTDIR (xrel, relative) puts them. */
 static int zdotdir_entries(const char *xrel, const struct xdg_walk *w)
 {
 	char rel[POLICY_PATH_MAX];
 	int rc;
 
 	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++) {
-		if (strncmp(home_set[i].rel, ".z", 2) != 0)
+		if (!zdotdir_entry(home_set[i].rel))
 			continue;
 		if (snprintf(rel, sizeof(rel), "%s/%s", xrel, home_set[i].rel) >= (int)sizeof(rel))
 			return -ENAMETOOLONG;

@@ -417,6 +417,16 @@ int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 /* The reason `abs` is at or beneath such an entry, or NULL. */
 const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
 					    const struct policy_xdg *xdg, const char *abs);
+/* The $ZDOTDIR a zshenv file's text assigns (policy/zshenv.c): 1 with out set (the
+ * last assignment that starts a command, absolute once ~, $HOME and
+ * $XDG_CONFIG_HOME are expanded), 0 when it assigns none, -EINVAL when the last one
+ * cannot be told (another variable, a command substitution, relative), -ENAMETOOLONG.
+ * env's members may be NULL (unset). */
+struct policy_zshenv_env {
+	const char *home, *xdg_config;
+};
+int policy_zshenv_zdotdir(const char *text, size_t len, const struct policy_zshenv_env *env,
+			  char *out, size_t n);
 /* The reason a hit function gives when an XDG directory makes an entry longer than
  * PATH_MAX: nothing beneath the home (or it) is judged writable then. The each
  * functions return -ENAMETOOLONG for it. */

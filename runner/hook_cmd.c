@@ -92,7 +92,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .xdg_data = getenv("XDG_DATA_HOME"),
 	    .xdg_config_dirs = getenv("XDG_CONFIG_DIRS"),
 	    .xdg_data_dirs = getenv("XDG_DATA_DIRS"),
-	    .zdotdir = getenv("ZDOTDIR"),
+	    .zdotdir = runner_zdotdir(),
 	    .resolve = runner_hook_resolve,
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,

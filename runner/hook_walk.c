@@ -218,7 +218,7 @@ static const struct linux_masked *masked_list(const struct halo_policy *p)
 		    .caller_xdg_data = getenv("XDG_DATA_HOME"),
 		    .caller_xdg_config_dirs = getenv("XDG_CONFIG_DIRS"),
 		    .caller_xdg_data_dirs = getenv("XDG_DATA_DIRS"),
-		    .caller_zdotdir = getenv("ZDOTDIR"),
+		    .caller_zdotdir = runner_zdotdir(),
 		    .quiet = true,
 		    .scan_budget_ms = ms > 0 && ms < SCAN_BUDGET_MS ? (unsigned)ms : SCAN_BUDGET_MS,
 		};

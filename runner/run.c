@@ -361,7 +361,7 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.caller_xdg_data = getenv("XDG_DATA_HOME");
 	l.caller_xdg_config_dirs = getenv("XDG_CONFIG_DIRS");
 	l.caller_xdg_data_dirs = getenv("XDG_DATA_DIRS");
-	l.caller_zdotdir = getenv("ZDOTDIR");
+	l.caller_zdotdir = runner_zdotdir();
 #endif
 	l.self_exe = self;
 	/* The layers in order, the managed file first (the events' start record). */

@@ -25,7 +25,7 @@ int runner_plan_of(const struct halo_policy *p, const char *workspace, const cha
 	l.caller_xdg_data = getenv("XDG_DATA_HOME");
 	l.caller_xdg_config_dirs = getenv("XDG_CONFIG_DIRS");
 	l.caller_xdg_data_dirs = getenv("XDG_DATA_DIRS");
-	l.caller_zdotdir = getenv("ZDOTDIR");
+	l.caller_zdotdir = runner_zdotdir();
 	l.argv = argv;
 	l.unsandboxed = p->mode == POLICY_MODE_OFF;
 	l.egress_proxy = !l.unsandboxed;

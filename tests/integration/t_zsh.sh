@@ -52,6 +52,25 @@ else
 	skip "... the host's zsh ran nothing planted" "zsh is not installed (make deps)"
 fi
 
+# 1b. Review 16: ZDOTDIR set in ~/.zshenv, not in the environment (the usual way): zsh
+# reads the rest there all the same.
+mkdir -p "$H/.zsh" && echo 'true # rc' >"$H/.zsh/.zshrc"
+echo 'export ZDOTDIR="$HOME/.zsh"' >"$H/.zshenv"
+before=$(snapshot "$H")
+OUT=$(cd "$H" && env -u ZDOTDIR timeout -k 2 60 "$HALO" -- sh -c "$(plant "$H/.zsh" "$H")" 2>"$E" </dev/null)
+expect "home workspace, ZDOTDIR set in ~/.zshenv: the planting ran" "0:done" "$?:$OUT"
+expect "... on the host: nothing made or changed in ~/.zsh" "$before" "$(snapshot "$H")"
+expect_match "hook: ... Write ~/.zsh/.zshrc.zwc is blocked" "persistence set" \
+	"$(cd "$H" && python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$H/.zsh/.zshrc.zwc" |
+		env -u ZDOTDIR "$HALO" hook 2>&1 >/dev/null)"
+if command -v zsh >/dev/null; then
+	env -u ZDOTDIR HOME=$H timeout 20 zsh -l -i -c true </dev/null >/dev/null 2>&1
+	expect "... the host's zsh ran nothing planted" absent "$([ -e "$MARK" ] && echo present || echo absent)"
+fi
+rm -rf "$H/.zsh" "$H/.zshenv"
+
 # 2. ZDOTDIR outside the home, in the workspace, not made yet: its files cannot be made
 # (the directory itself may be, empty).
 OUT=$(cd "$W" && ZDOTDIR=$W/zdot timeout -k 2 60 "$HALO" -- sh -c \

@@ -1,0 +1,227 @@
+/* The $ZDOTDIR a zshenv file sets (review 16): many users set it in ~/.zshenv
+ * (ZDOTDIR=$HOME/.zsh) or the system's /etc/zsh/zshenv, not in the environment a
+ * harness starts halo-run with, and zsh then reads .zprofile, .zshrc, .zlogin and
+ * .zlogout there: the home persistence set must hold them there too
+ * (policy/homeset.c, struct policy_xdg's zdotdir).
+ *
+ * A reader of the common spellings, not a shell: each `ZDOTDIR=WORD` that starts a
+ * command (at a line's start or after `export`, `typeset -x`, `declare -x`, `;`, `&&`,
+ * `||`, `{`, `then`...), the last one winning as in straight-line code. WORD may be
+ * quoted in parts ('…' literal, "…" and bare expanded) and use `~`, $HOME, ${HOME},
+ * $XDG_CONFIG_HOME, ${XDG_CONFIG_HOME} and ${XDG_CONFIG_HOME:-DEFAULT} with DEFAULT of
+ * the same kinds. Anything else (another variable, a command substitution, a glob, a
+ * relative result) is a value that cannot be told. Pure: the caller reads the file. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+
+struct out {
+	char *s;
+	size_t n, len;
+	bool bad;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->bad || o->len + n >= o->n) {
+		o->bad = true;
+		return;
+	}
+	memcpy(o->s + o->len, s, n);
+	o->len += n;
+	o->s[o->len] = '\0';
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	if (!s || s[0] != '/') /* unset, or not absolute: the result cannot be told */
+		o->bad = true;
+	else
+		put(o, s, strlen(s));
+}
+
+static bool name_is(const char *p, size_t n, const char *name)
+{
+	return strlen(name) == n && memcmp(p, name, n) == 0;
+}
+
+/* A name's value: HOME or XDG_CONFIG_HOME, as the caller passes them. */
+static bool value_of(const char *p, size_t n, const struct policy_zshenv_env *env, const char **v)
+{
+	if (name_is(p, n, "HOME"))
+		*v = env->home;
+	else if (name_is(p, n, "XDG_CONFIG_HOME"))
+		*v = env->xdg_config;
+	else
+		return false;
+	return true;
+}
+
+static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o,
+		   bool in_default);
+
+/* A $ expansion at p (p[0] == '$'): its length, the value put into o. */
+static size_t dollar(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o)
+{
+	size_t i = 1, s;
+	const char *v;
+
+	if (i < n && p[i] != '{') {
+		for (s = i; i < n && (p[i] == '_' || (p[i] >= 'A' && p[i] <= 'Z') ||
+				      (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9'));
+		     i++)
+			;
+		if (!value_of(p + s, i - s, env, &v))
+			o->bad = true;
+		else
+			put_str(o, v);
+		return i;
+	}
+	for (s = ++i; i < n && p[i] != '}' && p[i] != ':'; i++)
+		;
+	if (i >= n || !value_of(p + s, i - s, env, &v)) {
+		o->bad = true;
+		return n;
+	}
+	if (p[i] == '}') {
+		put_str(o, v);
+		return i + 1;
+	}
+	/* ${NAME:-DEFAULT}: the value when set and not empty, else DEFAULT */
+	if (i + 1 >= n || p[i + 1] != '-') {
+		o->bad = true;
+		return n;
+	}
+	i += 2;
+	if (v && v[0]) {
+		put_str(o, v);
+		struct out skip = {(char[2]){0}, 2, 0, false};
+		i += word(p + i, n - i, env, &skip, true);
+	} else
+		i += word(p + i, n - i, env, o, true);
+	if (i >= n || p[i] != '}') {
+		o->bad = true;
+		return n;
+	}
+	return i + 1;
+}
+
+/* A shell word from p: its length; its value into o (o->bad when it cannot be told).
+ * In a ${...:-DEFAULT} it ends at the closing brace. */
+static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o,
+		   bool in_default)
+{
+	size_t i = 0;
+
+	if (n && p[0] == '~' && (n == 1 || p[1] == '/' || p[1] == '"' || p[1] == ' ')) {
+		put_str(o, env->home);
+		i = 1;
+	}
+	while (i < n) {
+		char c = p[i];
+		if (c == '\'') {
+			const char *e = memchr(p + i + 1, '\'', n - i - 1);
+			if (!e)
+				return o->bad = true, n;
+			put(o, p + i + 1, (size_t)(e - p - i - 1));
+			i = (size_t)(e - p) + 1;
+		} else if (c == '"') {
+			for (i++; i < n && p[i] != '"';) {
+				if (p[i] == '$')
+					i += dollar(p + i, n - i, env, o);
+				else if (p[i] == '`' || p[i] == '\\')
+					return o->bad = true, n;
+				else
+					put(o, p + i++, 1);
+			}
+			if (i >= n)
+				return o->bad = true, n;
+			i++;
+		} else if (c == '$')
+			i += dollar(p + i, n - i, env, o);
+		else if (c == '}' && in_default)
+			break;
+		else if (c == ' ' || c == '\t' || c == ';' || c == '&' || c == '|' || c == ')' ||
+			 c == '}' || c == '\n' || c == '#')
+			break;
+		else if (c == '`' || c == '\\' || c == '*' || c == '?' || c == '[' || c == '(' ||
+			 c == '{' || c == '<' || c == '>' || c == '\0')
+			return o->bad = true, n;
+		else
+			put(o, p + i++, 1);
+	}
+	return i;
+}
+
+/* Does an assignment at p start a command (what is before it on its line)? */
+static bool starts_command(const char *line, const char *p)
+{
+	static const char *const lead[] = {"export", "typeset", "declare", "local", "readonly",
+					   "then",   "else",	"do",	   "&&",    "||",
+					   ";",	     "{",	"!"};
+	const char *q = p;
+
+	while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
+		q--;
+	if (q == line)
+		return true;
+	if (q[-1] == ';' || q[-1] == '{' || q[-1] == '(')
+		return true;
+	/* the word before it (after typeset/declare, its flags: -x, -gx) */
+	const char *w = q;
+	while (w > line && w[-1] != ' ' && w[-1] != '\t')
+		w--;
+	if (w[0] == '-') /* a flag: look at the word before the flags */
+		return starts_command(line, w);
+	for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
+		if (name_is(w, (size_t)(q - w), lead[i]))
+			return true;
+	return false;
+}
+
+int policy_zshenv_zdotdir(const char *text, size_t len, const struct policy_zshenv_env *env,
+			  char *out, size_t n)
+{
+	static const char key[] = "ZDOTDIR=";
+	int rc = 0;
+
+	if (!out || n == 0)
+		return -EINVAL;
+	out[0] = '\0';
+	for (size_t at = 0; text && at < len;) {
+		const char *line = text + at, *nl = memchr(line, '\n', len - at);
+		size_t ll = nl ? (size_t)(nl - line) : len - at;
+
+		at += ll + 1;
+		for (size_t i = 0; i + sizeof(key) - 1 <= ll; i++) {
+			const char *p = line + i;
+			if (p[0] == '#' && (i == 0 || p[-1] == ' ' || p[-1] == '\t'))
+				break; /* a comment to the line's end */
+			if (memcmp(p, key, sizeof(key) - 1) != 0 ||
+			    (i > 0 && p[-1] != ' ' && p[-1] != '\t' && p[-1] != ';' &&
+			     p[-1] != '{' && p[-1] != '(') ||
+			    !starts_command(line, p))
+				continue;
+			char v[POLICY_PATH_MAX];
+			struct out o = {v, sizeof(v), 0, false};
+			v[0] = '\0';
+			size_t w =
+			    word(p + sizeof(key) - 1, ll - i - (sizeof(key) - 1), env, &o, false);
+			if (o.bad || v[0] != '/') {
+				rc = -EINVAL; /* an assignment whose value cannot be told */
+				out[0] = '\0';
+			} else if (strlen(v) < n) {
+				strcpy(out, v);
+				rc = 1;
+			} else {
+				rc = -ENAMETOOLONG;
+				out[0] = '\0';
+			}
+			i += sizeof(key) - 1 + w;
+		}
+	}
+	return rc;
+}
