@@ -171,6 +171,36 @@ void linux_session_protected_free(char **v, size_t n)
 	free(v);
 }
 
+/* A directory named halo-run/index that is not one of this launch's index places:
+ * a fresh launch masks it whole and the walk does not enter it, so the session holds
+ * it as one entry, and one made since its start is a new protected directory (review
+ * 17: a command made halo-run/index in the workspace and linked tmp/sockets to it; the
+ * socket a host server bound there later went into no call's list, and every later
+ * call reached it). This launch's own places are written by halo-run on the host. */
+static int other_index_places(const struct linux_launch *l, const struct linux_scan *s, char ***out,
+			      size_t *n, const struct own_dirs *own)
+{
+	static const char tail[] = "/halo-run/index";
+	char places[4][PATH_MAX], real[PATH_MAX];
+	size_t n_places = linux_scan_index_places(l, places);
+	int rc = 0;
+
+	for (size_t i = 0; i < s->own.n && rc == 0; i++) {
+		const char *p = s->own.v[i];
+		size_t len = strlen(p);
+		bool ours = false;
+
+		if (len < sizeof(tail) || strcmp(p + len - (sizeof(tail) - 1), tail) != 0)
+			continue;
+		for (size_t k = 0; k < n_places && !ours; k++)
+			ours = strcmp(p, places[k]) == 0 ||
+			       (realpath(places[k], real) && strcmp(p, real) == 0);
+		if (!ours)
+			rc = add(out, n, p, own, false);
+	}
+	return rc;
+}
+
 int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
 			    struct halo_err *e)
 {
@@ -237,6 +267,8 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 			if (!linux_paths_beneath_any(lists[k]->v[i], &s->own) &&
 			    (k < 2 || !linux_paths_beneath_any(lists[k]->v[i], &s->gitdirs)))
 				rc = add(out, n, lists[k]->v[i], &own, k >= 2);
+	if (rc == 0)
+		rc = other_index_places(l, s, out, n, &own);
 	linux_scan_free(s);
 	free(s);
 	if (rc < 0) {
