@@ -156,6 +156,16 @@ int linux_scan_interrupted_by(void);
 int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
 			    struct halo_err *e);
 void linux_session_protected_free(char **v, size_t n);
+/* lstat and readlink of absolute names, each asked once, as the launch's scan asks
+ * them (linux/scan_memo.c: a directory asked about often is listed once, and a name
+ * its listing lacks is missing without a question): for a session call's identity,
+ * whose home set asks a hundred names of one home. linux_lstat_memo_link answers as
+ * policy_path_leads's link_of: 1 a symlink (its target in buf), 0 anything else,
+ * -errno (-ENAMETOOLONG: the target does not fit). NULL from new without memory. */
+struct linux_lstat_memo;
+struct linux_lstat_memo *linux_lstat_memo_new(void);
+int linux_lstat_memo_link(struct linux_lstat_memo *m, const char *path, char *buf, size_t n);
+void linux_lstat_memo_free(struct linux_lstat_memo *m);
 /* For `halo-run hook` (runner/hook_walk.c): what a launch from l would mask or show
  * sanitized (the original a host reader gets), by the launch's own walk (the index
  * keeps it cheap at any size): v, resolved paths; roots, the trees that walk covered

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "linux/linux.h"
@@ -174,6 +175,11 @@ struct linux_scan {
 		size_t n, cap;
 		struct linux_dir_list *dirs; /* directories asked about often: listed */
 		size_t n_dirs, cap_dirs;
+		/* v by hash (index + 1, 0 free; a power of two, at most half full): a
+		 * scan asks hundreds of names, each prefix of each entry, and a look
+		 * through v each time was a tenth of a session call's walk */
+		uint32_t *slots;
+		size_t n_slots;
 	} memo;
 };
 

@@ -207,6 +207,34 @@ static bool listed_missing(struct linux_lstat_memo *m, const char *path)
 	return listed_state(m, path, true) == 1;
 }
 
+/* Index entry i (of v) by its hash; false when the index cannot grow (out of memory:
+ * keep fails as when v cannot). */
+static bool index_put(struct linux_lstat_memo *m, size_t i)
+{
+	if (2 * (m->n + 1) > m->n_slots) {
+		size_t n_slots = m->n_slots ? 2 * m->n_slots : 256;
+		uint32_t *g = calloc(n_slots, sizeof(*g));
+		if (!g || i >= UINT32_MAX) {
+			free(g);
+			return false;
+		}
+		free(m->slots);
+		m->slots = g;
+		m->n_slots = n_slots;
+		for (size_t k = 0; k < i; k++) /* (i itself is placed below) */
+			for (size_t j = m->v[k].hash & (n_slots - 1);; j = (j + 1) & (n_slots - 1))
+				if (!g[j]) {
+					g[j] = (uint32_t)k + 1;
+					break;
+				}
+	}
+	for (size_t j = m->v[i].hash & (m->n_slots - 1);; j = (j + 1) & (m->n_slots - 1))
+		if (!m->slots[j]) {
+			m->slots[j] = (uint32_t)i + 1;
+			return true;
+		}
+}
+
 /* Keep what was learnt about path; -ENOMEM when it cannot be kept. */
 static int keep(struct linux_lstat_memo *m, struct linux_lstat_ent *e, const char *path)
 {
@@ -220,7 +248,12 @@ static int keep(struct linux_lstat_memo *m, struct linux_lstat_ent *e, const cha
 	}
 	if (!(e->path = strdup(path)))
 		return -ENOMEM;
-	m->v[m->n++] = *e;
+	m->v[m->n] = *e;
+	if (!index_put(m, m->n)) {
+		free(e->path);
+		return -ENOMEM;
+	}
+	m->n++;
 	return 0;
 }
 
@@ -268,10 +301,12 @@ static struct linux_lstat_ent *memo_find(struct linux_lstat_memo *m, const char 
 {
 	uint64_t h = path_hash(path, n);
 
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].hash == h && strncmp(m->v[i].path, path, n) == 0 &&
-		    m->v[i].path[n] == '\0')
-			return &m->v[i];
+	for (size_t j = m->n_slots ? h & (m->n_slots - 1) : 0; m->n_slots && m->slots[j];
+	     j = (j + 1) & (m->n_slots - 1)) {
+		struct linux_lstat_ent *e = &m->v[m->slots[j] - 1];
+		if (e->hash == h && strncmp(e->path, path, n) == 0 && e->path[n] == '\0')
+			return e;
+	}
 	return NULL;
 }
 
@@ -304,9 +339,8 @@ bool linux_scan_memo_plain_path(struct linux_scan *s, const char *path)
 	return true;
 }
 
-int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target)
+static int memo_lstat(struct linux_lstat_memo *m, const char *path, const char **target)
 {
-	struct linux_lstat_memo *m = &s->memo;
 	uint64_t h = path_hash(path, strlen(path));
 	struct linux_lstat_ent e = {.hash = h};
 	char buf[PATH_MAX];
@@ -339,17 +373,50 @@ int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **t
 	return e.err ? -e.err : e.target ? 1 : 0;
 }
 
+int linux_scan_memo_lstat(struct linux_scan *s, const char *path, const char **target)
+{
+	return memo_lstat(&s->memo, path, target);
+}
+
+static void memo_release(struct linux_lstat_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].path);
+		free(m->v[i].target);
+	}
+	for (size_t i = 0; i < m->n_dirs; i++) {
+		free(m->dirs[i].path);
+		free(m->dirs[i].names);
+	}
+	free(m->v);
+	free(m->dirs);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
 void linux_scan_memo_free(struct linux_scan *s)
 {
-	for (size_t i = 0; i < s->memo.n; i++) {
-		free(s->memo.v[i].path);
-		free(s->memo.v[i].target);
-	}
-	for (size_t i = 0; i < s->memo.n_dirs; i++) {
-		free(s->memo.dirs[i].path);
-		free(s->memo.dirs[i].names);
-	}
-	free(s->memo.v);
-	free(s->memo.dirs);
-	memset(&s->memo, 0, sizeof(s->memo));
+	memo_release(&s->memo);
+}
+
+struct linux_lstat_memo *linux_lstat_memo_new(void)
+{
+	return calloc(1, sizeof(struct linux_lstat_memo));
+}
+
+void linux_lstat_memo_free(struct linux_lstat_memo *m)
+{
+	if (m)
+		memo_release(m);
+	free(m);
+}
+
+int linux_lstat_memo_link(struct linux_lstat_memo *m, const char *path, char *buf, size_t n)
+{
+	const char *target = NULL;
+	int rc = memo_lstat(m, path, &target);
+
+	if (rc == 1 && snprintf(buf, n, "%s", target) >= (int)n)
+		return -ENAMETOOLONG;
+	return rc;
 }

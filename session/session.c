@@ -30,6 +30,7 @@
 
 #include "linux/session_proto.h"
 #include "events/events.h"
+#include "linux/linux.h"
 #include "opts/opts.h"
 #include "events/events.h"
 #include "session/session_int.h"
@@ -116,6 +117,7 @@ static int cut_entry(const char *cut, void *arg)
 /* lstat and readlink once a name for one digest (entries share their ways). */
 #define MEMO_SLOTS 1024
 struct link_memo {
+	struct linux_lstat_memo *lm; /* the kernel's answers (NULL: lstat each name) */
 	struct {
 		char *path, *target;
 		int rc;
@@ -151,7 +153,8 @@ static int memo_link(void *ctx, const char *abs, char *buf, size_t n)
 	    (m->e[i].rc == -ENOENT || m->e[i].rc == -ENOTDIR))
 		return m->e[i].rc;
 	if (!memo_find(m, abs, strlen(abs), &i)) {
-		int rc = runner_hook_link_of(NULL, abs, buf, n);
+		int rc = m->lm ? linux_lstat_memo_link(m->lm, abs, buf, n)
+			       : runner_hook_link_of(NULL, abs, buf, n);
 		if (i == MEMO_SLOTS)
 			return rc; /* full: asked anew each time */
 		if (!(m->e[i].path = strdup(abs)) || (rc == 1 && !(m->e[i].target = strdup(buf)))) {
@@ -232,6 +235,7 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		h->oom = true;
 		return;
 	}
+	m->lm = linux_lstat_memo_new();
 	for (int i = 0; i < 2; i++)
 		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
 			hres[i] = hr[i];
@@ -293,6 +297,7 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		free(m->e[i].path);
 		free(m->e[i].target);
 	}
+	linux_lstat_memo_free(m->lm);
 	free(m);
 	free(lists[0]);
 	free(lists[1]);
