@@ -215,6 +215,14 @@ static int lead_entry(const char *rel, const char *why, void *arg)
 	return strcmp(to, abs) != 0 ? add_entry(w->h, to, "L:") : 0;
 }
 
+/* The passwd home and $HOME are one (the usual case): the second's walks would add the
+ * first's entries again, which the digest takes once (home_set_text), so it is walked
+ * once (as linux/scan_home.c does). */
+static int same_homes(const char *const homes[2])
+{
+	return homes[0] && homes[1] && strcmp(homes[0], homes[1]) == 0;
+}
+
 /* What a fresh launch adds by where names lead (linux/scan_home.c): the set again for
  * the homes as they resolve, the XDG directories and each entry of the XDG lists
  * where they lead (with a missing name a ".." follows, kept from being made), each
@@ -237,7 +245,9 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 	}
 	m->lm = linux_lstat_memo_new();
 	for (int i = 0; i < 2; i++)
-		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
+		if (i == 1 && same_homes(homes))
+			hres[1] = hres[0];
+		else if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
 			hres[i] = hr[i];
 	for (int k = 0; k < 3 && !h->oom; k++) {
 		int rc = policy_xdg_leads(xv[k], memo_link, m, xr[k], PATH_MAX, cut, sizeof(cut));
@@ -262,10 +272,10 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 	 * unless an XDG directory or list leads elsewhere) */
 	bool xdg_other = (xr[0][0] && strcmp(xr[0], xv[0])) || (xr[1][0] && strcmp(xr[1], xv[1])) ||
 			 (xr[2][0] && strcmp(xr[2], xv[2])) || lists[0] || lists[1];
-	for (int i = 0; i < 2 && !h->oom; i++)
+	for (int i = 0; i < 2 - same_homes(homes) && !h->oom; i++)
 		if (hres[i] && (xdg_other || strcmp(hres[i], homes[i]) != 0))
 			home_walk(h, "R:", hres[i], l->caller_path, &xdg);
-	for (int i = 0; i < 2 && !h->oom; i++) {
+	for (int i = 0; i < 2 - same_homes(homes) && !h->oom; i++) {
 		struct lead_walk w = {h, m, homes[i]};
 		if (homes[i] && homes[i][0] == '/' &&
 		    policy_home_set_each_xdg(homes[i], l->caller_path, &xdg, lead_entry, &w) ==
@@ -319,7 +329,7 @@ static void home_set_text(FILE *f, const runner_launch *l)
 	size_t n = 0;
 	FILE *m;
 
-	for (size_t i = 0; i < 2 && !h.oom; i++)
+	for (int i = 0; i < 2 - same_homes(homes) && !h.oom; i++)
 		if (homes[i] && homes[i][0] == '/')
 			home_walk(&h, "", homes[i], l->caller_path, &xdg);
 	if (!h.oom && policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h) < 0)
@@ -473,13 +483,31 @@ int runner_session_path(const char *dir, const char *name, const char *ext, char
 #define SO_PEERPIDFD 77 /* Linux 6.5 */
 #endif
 
+/* This process's user namespace, looked up once: a supervisor checks every call that
+ * connects, and a process changes its namespace only by unshare or setns, which
+ * halo-run does in children of its own (keyed by pid: a fork looks again). */
+static int own_userns(struct stat *a)
+{
+	static struct stat own;
+	static pid_t own_pid;
+	pid_t me = getpid();
+
+	if (own_pid != me) {
+		if (stat("/proc/self/ns/user", &own) < 0)
+			return -1;
+		own_pid = me;
+	}
+	*a = own;
+	return 0;
+}
+
 static int same_userns(pid_t pid)
 {
 	char p[64];
 	struct stat a, b;
 
 	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
-	if (stat("/proc/self/ns/user", &a) < 0 || stat(p, &b) < 0)
+	if (own_userns(&a) < 0 || stat(p, &b) < 0)
 		return -EPERM;
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : -EPERM;
 }
