@@ -153,6 +153,7 @@ int linux_scan_interrupted_by(void);
  * call's list must hold nothing its session's lacks. 0 or -errno with e set. */
 #define LINUX_SESSION_GUARDED "+ro"
 #define LINUX_SESSION_SOCKET  "+sk" /* ... and in a socket's */
+#define LINUX_SESSION_PLACE   "+ix" /* ... and in another index place's, masked whole */
 int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n,
 			    struct halo_err *e);
 void linux_session_protected_free(char **v, size_t n);

@@ -84,7 +84,7 @@ struct own_dirs {
 
 /* path's entry, "DEV:ID:PATH" ("-:-:PATH" when it is not there), in *out (malloc'd);
  * 0, 1 for one of halo-run's own sockets (no entry), or -ENOMEM. */
-static int entry(const char *path, const struct own_dirs *own, bool guarded, struct statx *sx,
+static int entry(const char *path, const struct own_dirs *own, const char *mark, struct statx *sx,
 		 char **out)
 {
 	char id[160];
@@ -95,8 +95,8 @@ static int entry(const char *path, const struct own_dirs *own, bool guarded, str
 		if (own && (own_socket(sx, path, own->index) || own_socket(sx, path, own->session)))
 			return 1;
 		identity(path, sx, id, sizeof(id));
-		if (guarded) /* said as such when it changes (session/sup_calls.c) */
-			strcat(id, LINUX_SESSION_GUARDED);
+		if (mark) /* said as such when it changes (session/sup_calls.c) */
+			strcat(id, mark);
 		else if (S_ISSOCK(sx->stx_mode)) /* one gone ends nothing (ibid.) */
 			strcat(id, LINUX_SESSION_SOCKET);
 		w = asprintf(out, "%llu:%s:%s",
@@ -114,7 +114,7 @@ static int entry(const char *path, const struct own_dirs *own, bool guarded, str
 static bool same_entry(const char *path, const char *want, struct statx *sx)
 {
 	char *now = NULL;
-	bool same = entry(path, NULL, false, sx, &now) == 0 && strcmp(now, want) == 0;
+	bool same = entry(path, NULL, NULL, sx, &now) == 0 && strcmp(now, want) == 0;
 
 	free(now);
 	return same;
@@ -146,11 +146,11 @@ bool linux_session_own_socket(const struct netns_unix_files *bound, const char *
 	       same_entry(path, want, &again);
 }
 
-static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own, bool guarded)
+static int add(char ***v, size_t *n, const char *path, const struct own_dirs *own, const char *mark)
 {
 	struct statx sx;
 	char *s, **g;
-	int rc = entry(path, own, guarded, &sx, &s);
+	int rc = entry(path, own, mark, &sx, &s);
 
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
@@ -190,13 +190,16 @@ static int other_index_places(const struct linux_launch *l, const struct linux_s
 		size_t len = strlen(p);
 		bool ours = false;
 
-		if (len < sizeof(tail) || strcmp(p + len - (sizeof(tail) - 1), tail) != 0)
+		/* (one in a tree the command writes: elsewhere it cannot make one; another
+		 * state home's, its watcher's socket seen, comes and goes with that watcher) */
+		if (len < sizeof(tail) || strcmp(p + len - (sizeof(tail) - 1), tail) != 0 ||
+		    !linux_paths_beneath_any(p, &s->writable))
 			continue;
 		for (size_t k = 0; k < n_places && !ours; k++)
 			ours = strcmp(p, places[k]) == 0 ||
 			       (realpath(places[k], real) && strcmp(p, real) == 0);
 		if (!ours)
-			rc = add(out, n, p, own, false);
+			rc = add(out, n, p, own, LINUX_SESSION_PLACE);
 	}
 	return rc;
 }
@@ -266,7 +269,8 @@ int linux_session_protected(const struct linux_launch *l, char ***out, size_t *n
 		for (size_t i = 0; i < lists[k]->n && rc == 0; i++)
 			if (!linux_paths_beneath_any(lists[k]->v[i], &s->own) &&
 			    (k < 2 || !linux_paths_beneath_any(lists[k]->v[i], &s->gitdirs)))
-				rc = add(out, n, lists[k]->v[i], &own, k >= 2);
+				rc = add(out, n, lists[k]->v[i], &own,
+					 k >= 2 ? LINUX_SESSION_GUARDED : NULL);
 	if (rc == 0)
 		rc = other_index_places(l, s, out, n, &own);
 	linux_scan_free(s);

@@ -142,6 +142,7 @@ static size_t gone(const struct sup *s, char *const *prot, size_t n_prot, const 
 	for (size_t i = 0; i < s->id->n_prot; i++) {
 		const char *e = s->id->prot[i];
 		if (e[0] == '-' || strstr(e, LINUX_SESSION_SOCKET ":/") ||
+		    strstr(e, LINUX_SESSION_PLACE ":/") || /* gone: nothing of it to read */
 		    (n_prot && bsearch(&e, paths, n_prot, sizeof(*paths), by_path)))
 			continue;
 		count++;
