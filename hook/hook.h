@@ -95,7 +95,7 @@ struct hook_ctx {
 	const char *xdg_data;	/* the caller's XDG_DATA_HOME (the home set); may be NULL */
 	/* the caller's XDG_CONFIG_DIRS and XDG_DATA_DIRS (colon lists); may be NULL */
 	const char *xdg_config_dirs, *xdg_data_dirs;
-	const char *zdotdir; /* the caller's ZDOTDIR (zsh's start-up files); may be NULL */
+	const char *zdotdir; /* where ZDOTDIR may be (a colon list, runner_zdotdir); or NULL */
 	/* The two homes where they lead (policy_xdg_leads), judged too; NULL when as named. */
 	const char *xdg_config_real;
 	const char *xdg_data_real;

@@ -269,8 +269,8 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	char reals[2][PATH_MAX];
 	const char *resolved[2] = {NULL, NULL};
 	const char *homes[] = {l->pw_home, l->env_home};
-	char real[PATH_MAX], xr[3][PATH_MAX];
-	const char *xv[3] = {l->caller_xdg_config, l->caller_xdg_data, l->caller_zdotdir};
+	char real[PATH_MAX], xr[2][PATH_MAX];
+	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
 
 	bool other = false;
 
@@ -279,17 +279,19 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	 * out of the set; review 9: one named in the home that leads out of it must keep
 	 * them too): the set is judged once more with them resolved, when that differs. */
 	linux_paths_free(&s->home_missing);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 2; k++)
 		other |= xdg_resolved(s, xv[k], xr[k]);
 	/* and each entry of the XDG lists (review 12: one with a ".." was not judged) */
-	char *lists[2] = {list_resolved(s, l->caller_xdg_config_dirs, &other),
-			  list_resolved(s, l->caller_xdg_data_dirs, &other)};
+	/* and each place $ZDOTDIR may be (review 16) */
+	char *lists[3] = {list_resolved(s, l->caller_xdg_config_dirs, &other),
+			  list_resolved(s, l->caller_xdg_data_dirs, &other),
+			  list_resolved(s, l->caller_zdotdir, &other)};
 	const struct policy_xdg xdg = {xv[0], xv[1], l->caller_xdg_config_dirs,
-				       l->caller_xdg_data_dirs, xv[2]};
+				       l->caller_xdg_data_dirs, l->caller_zdotdir};
 	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
 					    lists[0] ? lists[0] : l->caller_xdg_config_dirs,
 					    lists[1] ? lists[1] : l->caller_xdg_data_dirs,
-					    xr[2][0] ? xr[2] : xv[2]};
+					    lists[2] ? lists[2] : l->caller_zdotdir};
 
 	for (size_t i = 0; i < 2; i++) {
 		const char *h = homes[i];
@@ -331,4 +333,5 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	linux_paths_sort_unique(&s->home_missing);
 	free(lists[0]);
 	free(lists[1]);
+	free(lists[2]);
 }

@@ -99,9 +99,11 @@ void runner_policy_ctx(struct policy_ctx *ctx, const char *pw_home, const char *
 /* The password database's home directory of uid (absolute) into out. Returns 0 or
  * -ENOENT. See pwhome.c for the fast path and when getpwuid() answers instead. */
 int runner_pw_home(uid_t uid, char *out, size_t n);
-/* The caller's $ZDOTDIR as zsh will have it: the environment's, or what the system's
- * zshenv and $ZDOTDIR/.zshenv (the home's) assign (opts/zdotdir.c); NULL when none. */
+/* Where the caller's $ZDOTDIR may be once zsh has started: the environment's and
+ * every directory the system's zshenv and .zshenv assign (opts/zdotdir.c), a colon
+ * list; NULL when none. runner_zdotdir_unknown: one assignment could not be told. */
 const char *runner_zdotdir(void);
+bool runner_zdotdir_unknown(void);
 /* Parts of the fast path, for tests: does nsswitch.conf text consult "files" first for
  * passwd, with nothing that could let another source answer? And the home of uid in
  * /etc/passwd text: 0, -ENOENT (absent) or -EINVAL (something glibc may read otherwise). */

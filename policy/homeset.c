@@ -265,9 +265,13 @@ static int each_xdg_dir(const struct policy_xdg *xdg,
 		if (single[k] && single[k][0] == '/' &&
 		    (rc = one(single[k], strlen(single[k]), k, ctx)))
 			return rc;
-	if (xdg->zdotdir && xdg->zdotdir[0] == '/' &&
-	    (rc = one(xdg->zdotdir, strlen(xdg->zdotdir), XDG_ZDOTDIR, ctx)))
-		return rc;
+	for (const char *p = xdg->zdotdir; p && *p;) { /* every place it may be */
+		size_t len = strcspn(p, ":");
+		if (p[0] == '/' && (rc = one(p, len, XDG_ZDOTDIR, ctx)) != 0)
+			return rc;
+		p += len;
+		p += *p == ':';
+	}
 	for (int k = 0; k < 2; k++)
 		for (const char *p = lists[k]; p && *p;) {
 			size_t len = strcspn(p, ":");

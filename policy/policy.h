@@ -393,12 +393,13 @@ int policy_home_set_each(const char *home, const char *path_env,
 const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
 				const char **entry);
 /* The caller's $XDG_CONFIG_HOME and $XDG_DATA_HOME (each may be NULL), its
- * $XDG_CONFIG_DIRS and $XDG_DATA_DIRS (colon lists, may be NULL), and its $ZDOTDIR
- * (zsh's start-up files are read there instead of in the home; may be NULL). */
+ * $XDG_CONFIG_DIRS and $XDG_DATA_DIRS (colon lists, may be NULL), and where its
+ * $ZDOTDIR may be (zsh's start-up files are read there instead of in the home): the
+ * environment's and what the zshenv files assign, a colon list, may be NULL. */
 struct policy_xdg {
 	const char *config, *data;
 	const char *config_dirs, *data_dirs;
-	const char *zdotdir;
+	const char *zdotdir; /* a colon list: every place zsh may have it (opts/zdotdir.c) */
 };
 /* The same, with the caller's XDG directories (xdg may be NULL): where one lies beneath
  * the home, each ~/.config (~/.local/share) entry is also an entry there. */
@@ -417,16 +418,16 @@ int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 /* The reason `abs` is at or beneath such an entry, or NULL. */
 const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
 					    const struct policy_xdg *xdg, const char *abs);
-/* The $ZDOTDIR a zshenv file's text assigns (policy/zshenv.c): 1 with out set (the
- * last assignment that starts a command, absolute once ~, $HOME and
- * $XDG_CONFIG_HOME are expanded), 0 when it assigns none, -EINVAL when the last one
- * cannot be told (another variable, a command substitution, relative), -ENAMETOOLONG.
- * env's members may be NULL (unset). */
+/* Every $ZDOTDIR a zshenv file's text assigns (policy/zshenv.c), each absolute once
+ * ~, $HOME, $XDG_CONFIG_HOME and $ZDOTDIR (env: the values before it; NULL when
+ * unset) are expanded, into out as a colon list, each once: how many, 0 when none, or
+ * -ENAMETOOLONG (out empty) when they do not fit. *unknown is set when one cannot be
+ * told (another variable, a command substitution, relative). */
 struct policy_zshenv_env {
-	const char *home, *xdg_config;
+	const char *home, *xdg_config, *zdotdir;
 };
-int policy_zshenv_zdotdir(const char *text, size_t len, const struct policy_zshenv_env *env,
-			  char *out, size_t n);
+int policy_zshenv_zdotdirs(const char *text, size_t len, const struct policy_zshenv_env *env,
+			   char *out, size_t n, bool *unknown);
 /* The reason a hit function gives when an XDG directory makes an entry longer than
  * PATH_MAX: nothing beneath the home (or it) is judged writable then. The each
  * functions return -ENAMETOOLONG for it. */

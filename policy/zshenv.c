@@ -6,11 +6,15 @@
  *
  * A reader of the common spellings, not a shell: each `ZDOTDIR=WORD` that starts a
  * command (at a line's start or after `export`, `typeset -x`, `declare -x`, `;`, `&&`,
- * `||`, `{`, `then`...), the last one winning as in straight-line code. WORD may be
- * quoted in parts ('…' literal, "…" and bare expanded) and use `~`, $HOME, ${HOME},
- * $XDG_CONFIG_HOME, ${XDG_CONFIG_HOME} and ${XDG_CONFIG_HOME:-DEFAULT} with DEFAULT of
- * the same kinds. Anything else (another variable, a command substitution, a glob, a
- * relative result) is a value that cannot be told. Pure: the caller reads the file. */
+ * `||`, `{`, `(`, `)`, `then`, `else`...), outside quotes and comments. Every one is
+ * taken, not the last alone: which branch of an if or a case runs is not told here,
+ * and guarding a directory too many costs nothing (review 17: the else branch's was
+ * the only one guarded). WORD may be quoted in parts ('…' literal, "…" and bare
+ * expanded) and use `~`, $HOME, $XDG_CONFIG_HOME and $ZDOTDIR (the value before this
+ * file), each also as ${NAME} and ${NAME:-DEFAULT} with DEFAULT of the same kinds, 8
+ * deep at most. Anything else (another variable, a command substitution, a glob, a
+ * relative result, a ':') is a value that cannot be told: said, so that the caller
+ * can say the guard is short. Pure: the caller reads the file. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,16 +59,21 @@ static bool value_of(const char *p, size_t n, const struct policy_zshenv_env *en
 		*v = env->home;
 	else if (name_is(p, n, "XDG_CONFIG_HOME"))
 		*v = env->xdg_config;
+	else if (name_is(p, n, "ZDOTDIR"))
+		*v = env->zdotdir;
 	else
 		return false;
 	return true;
 }
 
+#define NEST_MAX 8 /* ${A:-${B:-...}} this deep at most: deeper cannot be told */
+
 static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o,
-		   bool in_default);
+		   unsigned depth);
 
 /* A $ expansion at p (p[0] == '$'): its length, the value put into o. */
-static size_t dollar(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o)
+static size_t dollar(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o,
+		     unsigned depth)
 {
 	size_t i = 1, s;
 	const char *v;
@@ -96,12 +105,16 @@ static size_t dollar(const char *p, size_t n, const struct policy_zshenv_env *en
 		return n;
 	}
 	i += 2;
+	if (depth >= NEST_MAX) {
+		o->bad = true;
+		return n;
+	}
 	if (v && v[0]) {
 		put_str(o, v);
 		struct out skip = {(char[2]){0}, 2, 0, false};
-		i += word(p + i, n - i, env, &skip, true);
+		i += word(p + i, n - i, env, &skip, depth + 1);
 	} else
-		i += word(p + i, n - i, env, o, true);
+		i += word(p + i, n - i, env, o, depth + 1);
 	if (i >= n || p[i] != '}') {
 		o->bad = true;
 		return n;
@@ -110,10 +123,12 @@ static size_t dollar(const char *p, size_t n, const struct policy_zshenv_env *en
 }
 
 /* A shell word from p: its length; its value into o (o->bad when it cannot be told).
- * In a ${...:-DEFAULT} it ends at the closing brace. */
+ * In a ${...:-DEFAULT} (depth > 0) it ends at the closing brace. */
 static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env, struct out *o,
-		   bool in_default)
+		   unsigned depth)
 {
+	bool in_default = depth > 0;
+
 	size_t i = 0;
 
 	if (n && p[0] == '~' && (n == 1 || p[1] == '/' || p[1] == '"' || p[1] == ' ')) {
@@ -131,7 +146,7 @@ static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env,
 		} else if (c == '"') {
 			for (i++; i < n && p[i] != '"';) {
 				if (p[i] == '$')
-					i += dollar(p + i, n - i, env, o);
+					i += dollar(p + i, n - i, env, o, depth);
 				else if (p[i] == '`' || p[i] == '\\')
 					return o->bad = true, n;
 				else
@@ -141,7 +156,7 @@ static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env,
 				return o->bad = true, n;
 			i++;
 		} else if (c == '$')
-			i += dollar(p + i, n - i, env, o);
+			i += dollar(p + i, n - i, env, o, depth);
 		else if (c == '}' && in_default)
 			break;
 		else if (c == ' ' || c == '\t' || c == ';' || c == '&' || c == '|' || c == ')' ||
@@ -168,7 +183,7 @@ static bool starts_command(const char *line, const char *p)
 		q--;
 	if (q == line)
 		return true;
-	if (q[-1] == ';' || q[-1] == '{' || q[-1] == '(')
+	if (q[-1] == ';' || q[-1] == '{' || q[-1] == '(' || q[-1] == ')')
 		return true;
 	/* the word before it (after typeset/declare, its flags: -x, -gx) */
 	const char *w = q;
@@ -182,46 +197,90 @@ static bool starts_command(const char *line, const char *p)
 	return false;
 }
 
-int policy_zshenv_zdotdir(const char *text, size_t len, const struct policy_zshenv_env *env,
-			  char *out, size_t n)
+/* The told value v into the list out (once). */
+static int add_dir(char *out, size_t n, const char *v)
+{
+	size_t len = strlen(out), vl = strlen(v);
+
+	for (const char *p = out; *p;) {
+		size_t el = strcspn(p, ":");
+		if (el == vl && memcmp(p, v, vl) == 0)
+			return 0;
+		p += el + (p[el] == ':');
+	}
+	if (len + (len > 0) + vl >= n)
+		return -ENAMETOOLONG;
+	if (len)
+		out[len++] = ':';
+	memcpy(out + len, v, vl + 1);
+	return 1;
+}
+
+/* One line's assignments into out; quotes and comments followed. */
+static int line_zdotdirs(const char *line, size_t ll, const struct policy_zshenv_env *env,
+			 char *out, size_t n, bool *unknown)
 {
 	static const char key[] = "ZDOTDIR=";
+	const size_t kl = sizeof(key) - 1;
+	char quote = 0;
 	int rc = 0;
 
+	for (size_t i = 0; i < ll && rc >= 0; i++) {
+		const char *p = line + i;
+		if (quote) {
+			quote = *p == quote ? 0 : quote;
+			continue;
+		}
+		if (*p == '\\') {
+			i++;
+			continue;
+		}
+		if (*p == '\'' || *p == '"') {
+			quote = *p;
+			continue;
+		}
+		if (*p == '#' && (i == 0 || p[-1] == ' ' || p[-1] == '\t'))
+			break; /* a comment to the line's end */
+		if (i + kl > ll || memcmp(p, key, kl) != 0 ||
+		    (i > 0 && p[-1] != ' ' && p[-1] != '\t' && p[-1] != ';' && p[-1] != '{' &&
+		     p[-1] != '(' && p[-1] != ')') ||
+		    !starts_command(line, p))
+			continue;
+		char v[POLICY_PATH_MAX];
+		struct out o = {v, sizeof(v), 0, false};
+		v[0] = '\0';
+		size_t w = word(p + kl, ll - i - kl, env, &o, 0);
+		if (o.bad || v[0] != '/' || strchr(v, ':'))
+			*unknown = true;
+		else if ((rc = add_dir(out, n, v)) > 0)
+			rc = 0;
+		i += kl + w - 1;
+	}
+	return rc;
+}
+
+int policy_zshenv_zdotdirs(const char *text, size_t len, const struct policy_zshenv_env *env,
+			   char *out, size_t n, bool *unknown)
+{
+	int rc = 0;
+
+	*unknown = false;
 	if (!out || n == 0)
 		return -EINVAL;
 	out[0] = '\0';
-	for (size_t at = 0; text && at < len;) {
+	for (size_t at = 0; text && at < len && rc == 0;) {
 		const char *line = text + at, *nl = memchr(line, '\n', len - at);
 		size_t ll = nl ? (size_t)(nl - line) : len - at;
 
 		at += ll + 1;
-		for (size_t i = 0; i + sizeof(key) - 1 <= ll; i++) {
-			const char *p = line + i;
-			if (p[0] == '#' && (i == 0 || p[-1] == ' ' || p[-1] == '\t'))
-				break; /* a comment to the line's end */
-			if (memcmp(p, key, sizeof(key) - 1) != 0 ||
-			    (i > 0 && p[-1] != ' ' && p[-1] != '\t' && p[-1] != ';' &&
-			     p[-1] != '{' && p[-1] != '(') ||
-			    !starts_command(line, p))
-				continue;
-			char v[POLICY_PATH_MAX];
-			struct out o = {v, sizeof(v), 0, false};
-			v[0] = '\0';
-			size_t w =
-			    word(p + sizeof(key) - 1, ll - i - (sizeof(key) - 1), env, &o, false);
-			if (o.bad || v[0] != '/') {
-				rc = -EINVAL; /* an assignment whose value cannot be told */
-				out[0] = '\0';
-			} else if (strlen(v) < n) {
-				strcpy(out, v);
-				rc = 1;
-			} else {
-				rc = -ENAMETOOLONG;
-				out[0] = '\0';
-			}
-			i += sizeof(key) - 1 + w;
-		}
+		rc = line_zdotdirs(line, ll, env, out, n, unknown);
 	}
-	return rc;
+	if (rc < 0) {
+		out[0] = '\0';
+		return rc;
+	}
+	size_t count = 0;
+	for (const char *p = out; *p; p += strcspn(p, ":"), p += *p == ':')
+		count++;
+	return (int)count;
 }

@@ -82,6 +82,14 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 			    "autostart, editor start-up files, tool configs that name programs, "
 			    "agent and IDE directories (--dry-run lists them)\n",
 			    tree);
+		/* a guard that falls short: said as any degraded layer is (review 17) */
+		if (re->policy->guard_persistence != 0 && runner_zdotdir_unknown())
+			fprintf(stderr,
+				"halo-run: warning: a zshenv file (/etc/zsh/zshenv or .zshenv) sets "
+				"ZDOTDIR in a way halo-run cannot follow: zsh's start-up files "
+				"where it points are not kept read-only in %s; set ZDOTDIR in "
+				"the environment, or name them in sandbox.protectedPaths\n",
+				tree);
 		return;
 	}
 }

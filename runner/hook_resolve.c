@@ -154,8 +154,8 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 		policy_home_set_each_xdg_outside(all, 4, &xdg, home_link, &h);
 	if (!h.err)
 		policy_home_set_each_xdg_outside(all, 4, &real, home_link, &h);
-	const char *xv[] = {c->xdg_config, c->xdg_data, c->zdotdir};
-	for (size_t k = 0; k < 3 && !h.err; k++) {
+	const char *xv[] = {c->xdg_config, c->xdg_data};
+	for (size_t k = 0; k < 2 && !h.err; k++) {
 		char to[PATH_MAX];
 		if (xv[k] && xv[k][0] == '/' && leads(h.rec, xv[k], to, sizeof(to)) &&
 		    strcmp(to, xv[k]) != 0)
@@ -210,17 +210,13 @@ static int list_cut(const char *cut, void *arg)
 
 static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec *rec, char **real)
 {
-	/* (real[2] and real[3] are the lists') */
-	const char *named[5] = {c->xdg_config, c->xdg_data, NULL, NULL, c->zdotdir};
-	static const char *const why[5] = {
+	const char *named[2] = {c->xdg_config, c->xdg_data};
+	static const char *const why[2] = {
 	    "$XDG_CONFIG_HOME leads through it: it cannot be made, nothing past it foretold",
-	    "$XDG_DATA_HOME leads through it: it cannot be made, nothing past it foretold", NULL,
-	    NULL, "$ZDOTDIR leads through it: it cannot be made, nothing past it foretold"};
+	    "$XDG_DATA_HOME leads through it: it cannot be made, nothing past it foretold"};
 
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 2; k++) {
 		char to[PATH_MAX], cut[PATH_MAX];
-		if (!why[k])
-			continue;
 		real[k] = NULL;
 		int rc = policy_xdg_leads(named[k], recording_link, rec, to, sizeof(to), cut,
 					  sizeof(cut));
@@ -237,10 +233,9 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec 
 	}
 	c->xdg_config_real = real[0];
 	c->xdg_data_real = real[1];
-	c->zdotdir_real = real[4];
-	/* and each entry of the XDG lists (review 12) */
-	const char *lists[2] = {c->xdg_config_dirs, c->xdg_data_dirs};
-	for (int k = 0; k < 2; k++) {
+	/* and each entry of the XDG lists (review 12), each place $ZDOTDIR may be */
+	const char *lists[3] = {c->xdg_config_dirs, c->xdg_data_dirs, c->zdotdir};
+	for (int k = 0; k < 3; k++) {
 		int rc =
 		    policy_xdg_list_leads(lists[k], recording_link, rec, &real[2 + k], list_cut, l);
 		if (rc == -ENOMEM)
@@ -250,6 +245,7 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec 
 	}
 	c->xdg_config_dirs_real = real[2];
 	c->xdg_data_dirs_real = real[3];
+	c->zdotdir_real = real[4];
 	return 0;
 }
 

@@ -233,10 +233,11 @@ static int same_homes(const char *const homes[2])
 static void resolved_entries(const runner_launch *l, struct home_rels *h)
 {
 	const char *homes[2] = {l->pw_home, l->env_home}, *hres[2] = {NULL, NULL};
-	const char *xv[3] = {l->caller_xdg_config, l->caller_xdg_data, l->caller_zdotdir};
-	const char *xl[2] = {l->caller_xdg_config_dirs, l->caller_xdg_data_dirs};
-	char hr[2][PATH_MAX], xr[3][PATH_MAX], cut[PATH_MAX], to[PATH_MAX], e[PATH_MAX];
-	char *lists[2] = {NULL, NULL};
+	const char *xv[2] = {l->caller_xdg_config, l->caller_xdg_data};
+	/* (the places $ZDOTDIR may be are a list too) */
+	const char *xl[3] = {l->caller_xdg_config_dirs, l->caller_xdg_data_dirs, l->caller_zdotdir};
+	char hr[2][PATH_MAX], xr[2][PATH_MAX], cut[PATH_MAX], to[PATH_MAX], e[PATH_MAX];
+	char *lists[3] = {NULL, NULL, NULL};
 	struct link_memo *m = calloc(1, sizeof(*m));
 
 	if (!m) {
@@ -250,15 +251,17 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		else if (homes[i] && homes[i][0] == '/' && realpath(homes[i], hr[i]))
 			hres[i] = hr[i];
 	for (int k = 0; k < 3 && !h->oom; k++) {
-		int rc = policy_xdg_leads(xv[k], memo_link, m, xr[k], PATH_MAX, cut, sizeof(cut));
-		if (rc < 0)
-			xr[k][0] = '\0';
-		if (rc < 0 && rc != -EINVAL)
-			add_entry(h, xv[k], "E:");
-		else if (rc == 0 && cut[0])
-			add_entry(h, cut, "C:");
-		if (k == 2) /* ($ZDOTDIR: no list) */
-			break;
+		int rc = 0;
+		if (k < 2) {
+			rc = policy_xdg_leads(xv[k], memo_link, m, xr[k], PATH_MAX, cut,
+					      sizeof(cut));
+			if (rc < 0)
+				xr[k][0] = '\0';
+			if (rc < 0 && rc != -EINVAL)
+				add_entry(h, xv[k], "E:");
+			else if (rc == 0 && cut[0])
+				add_entry(h, cut, "C:");
+		}
 		rc = policy_xdg_list_leads(xl[k], memo_link, m, &lists[k], cut_entry, h);
 		if (rc == -ENOMEM)
 			h->oom = true;
@@ -267,11 +270,11 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 	}
 	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
 				       lists[0] ? lists[0] : xl[0], lists[1] ? lists[1] : xl[1],
-				       xr[2][0] ? xr[2] : xv[2]};
+				       lists[2] ? lists[2] : xl[2]};
 	/* (a home that is where it leads, the usual one, adds nothing the named pass lacks
 	 * unless an XDG directory or list leads elsewhere) */
 	bool xdg_other = (xr[0][0] && strcmp(xr[0], xv[0])) || (xr[1][0] && strcmp(xr[1], xv[1])) ||
-			 (xr[2][0] && strcmp(xr[2], xv[2])) || lists[0] || lists[1];
+			 lists[0] || lists[1] || lists[2];
 	for (int i = 0; i < 2 - same_homes(homes) && !h->oom; i++)
 		if (hres[i] && (xdg_other || strcmp(hres[i], homes[i]) != 0))
 			home_walk(h, "R:", hres[i], l->caller_path, &xdg);
@@ -311,6 +314,7 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 	free(m);
 	free(lists[0]);
 	free(lists[1]);
+	free(lists[2]);
 }
 
 /* The home persistence set this call's PATH and XDG directories make (a fresh launch

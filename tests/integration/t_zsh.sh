@@ -70,6 +70,23 @@ if command -v zsh >/dev/null; then
 	expect "... the host's zsh ran nothing planted" absent "$([ -e "$MARK" ] && echo present || echo absent)"
 fi
 rm -rf "$H/.zsh" "$H/.zshenv"
+# Review 17: ${ZDOTDIR:-...} and both branches of an if are taken; a value that
+# cannot be told is said (a warning), the run goes on.
+mkdir -p "$H/dz" "$H/dold"
+printf '%s\n' 'export ZDOTDIR="${ZDOTDIR:-$HOME/dz}"' \
+	'if [ -d ~/nope ]; then ZDOTDIR=~/nope; else ZDOTDIR=~/dold; fi' >"$H/.zshenv"
+before=$(snapshot "$H")
+OUT=$(cd "$H" && env -u ZDOTDIR timeout -k 2 60 "$HALO" -- sh -c \
+	"$(plant "$H/dz" "$H/dz"); $(plant "$H/dold" "$H/dold")" 2>"$E" </dev/null)
+expect "ZDOTDIR=\${ZDOTDIR:-~/dz}, and an else branch's: the planting ran" "0:done
+done" "$?:$OUT"
+expect "... nothing made or changed in either" "$before" "$(snapshot "$H")"
+expect "... and no warning" "" "$(grep -c 'cannot follow' "$E" | grep -v '^0$')"
+echo 'ZDOTDIR=$(dirname "$0")/zsh' >"$H/.zshenv"
+OUT=$(cd "$H" && env -u ZDOTDIR timeout -k 2 60 "$HALO" -- echo ran 2>"$E" </dev/null)
+expect "a ZDOTDIR that cannot be told: the run goes on" "0:ran" "$?:$OUT"
+expect_match "... with a warning naming what to do" "sets ZDOTDIR in a way halo-run cannot follow.*protectedPaths" "$(cat "$E")"
+rm -rf "$H/dz" "$H/dold" "$H/.zshenv"
 
 # 2. ZDOTDIR outside the home, in the workspace, not made yet: its files cannot be made
 # (the directory itself may be, empty).

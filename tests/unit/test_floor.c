@@ -665,6 +665,12 @@ START_TEST(home_set_zdotdir)
 			     homes, 2, &(struct policy_xdg){.zdotdir = "rel/z"}, collect, all),
 			 0);
 	ck_assert_str_eq(all, "");
+	/* every place it may be (a list: the zshenv files' branches, review 17) */
+	const struct policy_xdg both = {.zdotdir = "/home/u/a:rel:/w/b"};
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &both, "/home/u/a/.zlogin", NULL));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg_outside(homes, 2, &both, "/w/b/.zlogin"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 2, &both, "/rel/.zlogin"));
 }
 END_TEST
 

@@ -1,7 +1,8 @@
-/* policy_zshenv_zdotdir (review 16): the $ZDOTDIR a zshenv file assigns, in the
- * spellings users write, the last one winning; and hostile text (unterminated quotes,
- * command substitutions, other variables, relative values, a value past the buffer,
- * bytes past ASCII, NUL) is "cannot be told" or nothing, never a wrong directory. */
+/* policy_zshenv_zdotdirs (reviews 16, 17): every $ZDOTDIR a zshenv file assigns, in the
+ * spellings users write, each branch's; and hostile text (unterminated quotes, command
+ * substitutions, other variables, relative values, deep nesting, a value past the
+ * buffer, bytes past ASCII, NUL) is "cannot be told" (said) or nothing, never a wrong
+ * directory. */
 #include <errno.h>
 #include <string.h>
 
@@ -12,83 +13,126 @@ static const struct {
 	const char *in;
 	int rc;
 	const char *want;
+	bool unknown;
 } rows[] = {
-    {"ZDOTDIR=$HOME/.zsh\n", 1, "/h/.zsh"},
-    {"export ZDOTDIR=\"$HOME/.config/zsh\"", 1, "/h/.config/zsh"},
-    {"export ZDOTDIR=~/dots/zsh # mine\n", 1, "/h/dots/zsh"},
-    {"ZDOTDIR=${HOME}/z", 1, "/h/z"},
-    {"ZDOTDIR='/opt/zsh dir'", 1, "/opt/zsh dir"},
-    {"ZDOTDIR=\"$HOME\"/.zsh", 1, "/h/.zsh"},
-    {"ZDOTDIR=${XDG_CONFIG_HOME:-$HOME/.config}/zsh", 1, "/x/zsh"},
-    {"typeset -gx ZDOTDIR=/etc/zdot", 1, "/etc/zdot"},
-    {"[[ -d ~/.zsh ]] && export ZDOTDIR=~/.zsh", 1, "/h/.zsh"},
-    {"if true; then ZDOTDIR=/a; fi", 1, "/a"},
-    {"ZDOTDIR=/a\nZDOTDIR=/b\n", 1, "/b"}, /* the last wins */
-    {"ZDOTDIR=/a; export ZDOTDIR", 1, "/a"},
-    {"# ZDOTDIR=/commented\n", 0, ""},
-    {"echo ZDOTDIR=/not-one\n", 0, ""},
-    {"echo \"ZDOTDIR=/quoted\"\n", 0, ""},
-    {"MYZDOTDIR=/other\n", 0, ""},
-    {"", 0, ""},
-    {"ZDOTDIR\n", 0, ""},
-    /* what cannot be told */
-    {"ZDOTDIR=$(dirname $0)", -EINVAL, ""},
-    {"ZDOTDIR=`pwd`", -EINVAL, ""},
-    {"ZDOTDIR=$OTHER/zsh", -EINVAL, ""},
-    {"ZDOTDIR=${0:a:h}", -EINVAL, ""},
-    {"ZDOTDIR=relative/zsh", -EINVAL, ""},
-    {"ZDOTDIR=\"$HOME/unterminated", -EINVAL, ""},
-    {"ZDOTDIR='/unterminated", -EINVAL, ""},
-    {"ZDOTDIR=${HOME", -EINVAL, ""},
-    {"ZDOTDIR=${HOME:+x}", -EINVAL, ""},
-    {"ZDOTDIR=/a/*", -EINVAL, ""},
-    {"ZDOTDIR=\\/a", -EINVAL, ""},
-    {"ZDOTDIR=", -EINVAL, ""},
-    {"ZDOTDIR=/good\nZDOTDIR=$(evil)\n", -EINVAL, ""}, /* the last cannot be told */
-    {"ZDOTDIR=/caf\xc3\xa9", 1, "/caf\xc3\xa9"},
+    {"ZDOTDIR=$HOME/.zsh\n", 1, "/h/.zsh", false},
+    {"export ZDOTDIR=\"$HOME/.config/zsh\"", 1, "/h/.config/zsh", false},
+    {"export ZDOTDIR=~/dots/zsh # mine\n", 1, "/h/dots/zsh", false},
+    {"ZDOTDIR=${HOME}/z", 1, "/h/z", false},
+    {"ZDOTDIR='/opt/zsh dir'", 1, "/opt/zsh dir", false},
+    {"ZDOTDIR=\"$HOME\"/.zsh", 1, "/h/.zsh", false},
+    {"ZDOTDIR=${XDG_CONFIG_HOME:-$HOME/.config}/zsh", 1, "/x/zsh", false},
+    {"typeset -gx ZDOTDIR=/etc/zdot", 1, "/etc/zdot", false},
+    {"[[ -d ~/.zsh ]] && export ZDOTDIR=~/.zsh", 1, "/h/.zsh", false},
+    {"if true; then ZDOTDIR=/a; fi", 1, "/a", false},
+    /* every branch's, each once (review 17: the last alone was taken) */
+    {"ZDOTDIR=/a\nZDOTDIR=/b\nZDOTDIR=/a\n", 2, "/a:/b", false},
+    {"if [[ -d ~/d ]]; then ZDOTDIR=~/d; else ZDOTDIR=~/old; fi", 2, "/h/d:/h/old", false},
+    {"case $TERM in\n  xterm) ZDOTDIR=~/x ;;\n  *) ZDOTDIR=~/dots/zsh ;;\nesac", 2,
+     "/h/x:/h/dots/zsh", false},
+    /* $ZDOTDIR's value before the file */
+    {"export ZDOTDIR=\"${ZDOTDIR:-$HOME/dotfiles/zsh}\"", 1, "/z0", false},
+    {"ZDOTDIR=$ZDOTDIR/inner", 1, "/z0/inner", false},
+    /* a '#' in quotes starts no comment */
+    {"alias note='echo #'; export ZDOTDIR=~/dots/zsh", 1, "/h/dots/zsh", false},
+    {"ZDOTDIR=/a; export ZDOTDIR", 1, "/a", false},
+    {"# ZDOTDIR=/commented\n", 0, "", false},
+    {"echo ZDOTDIR=/not-one\n", 0, "", false},
+    {"echo \"ZDOTDIR=/quoted\"\n", 0, "", false},
+    {"echo 'x' \"ZDOTDIR=/quoted\"\n", 0, "", false},
+    {"MYZDOTDIR=/other\n", 0, "", false},
+    {"", 0, "", false},
+    {"ZDOTDIR\n", 0, "", false},
+    /* what cannot be told: said */
+    {"ZDOTDIR=$(dirname $0)", 0, "", true},
+    {"ZDOTDIR=`pwd`", 0, "", true},
+    {"ZDOTDIR=$OTHER/zsh", 0, "", true},
+    {"ZDOTDIR=${0:a:h}", 0, "", true},
+    {"ZDOTDIR=relative/zsh", 0, "", true},
+    {"ZDOTDIR=\"$HOME/unterminated", 0, "", true},
+    {"ZDOTDIR='/unterminated", 0, "", true},
+    {"ZDOTDIR=${HOME", 0, "", true},
+    {"ZDOTDIR=${HOME:+x}", 0, "", true},
+    {"ZDOTDIR=/a/*", 0, "", true},
+    {"ZDOTDIR=\\/a", 0, "", true},
+    {"ZDOTDIR=", 0, "", true},
+    {"ZDOTDIR=/a:/b", 0, "", true},
+    {"ZDOTDIR=/good\nZDOTDIR=$(evil)\n", 1, "/good", true},
+    {"ZDOTDIR=${HOME:-${HOME:-${HOME:-${HOME:-${HOME:-${HOME:-${HOME:-${HOME:-${HOME:-/x}}}}}}}}}",
+     0, "", true}, /* deeper than 8 */
+    {"ZDOTDIR=/caf\xc3\xa9", 1, "/caf\xc3\xa9", false},
 };
 
 START_TEST(table)
 {
-	const struct policy_zshenv_env env = {"/h", "/x"};
+	const struct policy_zshenv_env env = {"/h", "/x", "/z0"};
 	char out[256] = "junk";
-	int rc = policy_zshenv_zdotdir(rows[_i].in, strlen(rows[_i].in), &env, out, sizeof(out));
+	bool unknown = !rows[_i].unknown;
+	int rc = policy_zshenv_zdotdirs(rows[_i].in, strlen(rows[_i].in), &env, out, sizeof(out),
+					&unknown);
 
 	ck_assert_msg(rc == rows[_i].rc, "%s: rc %d, want %d", rows[_i].in, rc, rows[_i].rc);
 	ck_assert_str_eq(out, rows[_i].want);
+	ck_assert_msg(unknown == rows[_i].unknown, "%s: unknown %d", rows[_i].in, unknown);
 }
 END_TEST
 
 START_TEST(unset_and_bounds)
 {
-	const struct policy_zshenv_env none = {NULL, NULL};
+	const struct policy_zshenv_env none = {NULL, NULL, NULL}, home = {"/h", NULL, NULL};
 	char out[256], small[8], big[600];
 	const char nul[] = "ZDOTDIR=/a\0ZDOTDIR=/b";
+	bool u;
 
-	/* $HOME unset: cannot be told; $XDG_CONFIG_HOME unset takes the default */
-	ck_assert_int_eq(policy_zshenv_zdotdir("ZDOTDIR=$HOME/z", 15, &none, out, sizeof(out)),
-			 -EINVAL);
-	const struct policy_zshenv_env home = {"/h", NULL};
+	/* $HOME unset: cannot be told; $XDG_CONFIG_HOME and $ZDOTDIR unset: the default */
+	ck_assert_int_eq(policy_zshenv_zdotdirs("ZDOTDIR=$HOME/z", 15, &none, out, sizeof(out), &u),
+			 0);
+	ck_assert(u);
 	const char *d = "ZDOTDIR=${XDG_CONFIG_HOME:-$HOME/.config}/zsh";
-	ck_assert_int_eq(policy_zshenv_zdotdir(d, strlen(d), &home, out, sizeof(out)), 1);
+	ck_assert_int_eq(policy_zshenv_zdotdirs(d, strlen(d), &home, out, sizeof(out), &u), 1);
 	ck_assert_str_eq(out, "/h/.config/zsh");
+	d = "ZDOTDIR=${ZDOTDIR:-~/z}";
+	ck_assert_int_eq(policy_zshenv_zdotdirs(d, strlen(d), &home, out, sizeof(out), &u), 1);
+	ck_assert_str_eq(out, "/h/z");
 	/* a relative $HOME is no directory to name */
-	const struct policy_zshenv_env rel = {"h", NULL};
-	ck_assert_int_eq(policy_zshenv_zdotdir("ZDOTDIR=~/z", 11, &rel, out, sizeof(out)), -EINVAL);
+	const struct policy_zshenv_env rel = {"h", NULL, NULL};
+	ck_assert_int_eq(policy_zshenv_zdotdirs("ZDOTDIR=~/z", 11, &rel, out, sizeof(out), &u), 0);
+	ck_assert(u);
 	ck_assert_int_eq(
-	    policy_zshenv_zdotdir("ZDOTDIR=/long/name", 18, &home, small, sizeof(small)),
+	    policy_zshenv_zdotdirs("ZDOTDIR=/long/name", 18, &home, small, sizeof(small), &u),
 	    -ENAMETOOLONG);
 	ck_assert_str_eq(small, "");
 	/* a value longer than the reader's own buffer */
 	memcpy(big, "ZDOTDIR=/", 9);
 	memset(big + 9, 'a', sizeof(big) - 9);
-	ck_assert_int_eq(policy_zshenv_zdotdir(big, sizeof(big), &home, out, sizeof(out)),
+	ck_assert_int_eq(policy_zshenv_zdotdirs(big, sizeof(big), &home, out, sizeof(out), &u),
 			 -ENAMETOOLONG);
 	/* the length is the caller's: a NUL in a value cannot be told */
-	ck_assert_int_eq(policy_zshenv_zdotdir(nul, sizeof(nul) - 1, &home, out, sizeof(out)),
-			 -EINVAL);
-	ck_assert_int_eq(policy_zshenv_zdotdir(NULL, 0, &home, out, sizeof(out)), 0);
-	ck_assert_int_eq(policy_zshenv_zdotdir("x", 1, &home, NULL, 0), -EINVAL);
+	ck_assert_int_eq(policy_zshenv_zdotdirs(nul, sizeof(nul) - 1, &home, out, sizeof(out), &u),
+			 0);
+	ck_assert(u);
+	ck_assert_int_eq(policy_zshenv_zdotdirs(NULL, 0, &home, out, sizeof(out), &u), 0);
+	ck_assert_int_eq(policy_zshenv_zdotdirs("x", 1, &home, NULL, 0, &u), -EINVAL);
+}
+END_TEST
+
+/* Nesting is bounded (review 17: 29,000 levels of ${HOME:-...} overflowed the stack). */
+START_TEST(deep_nesting)
+{
+	enum { N = 100000 };
+	static char text[16 + 9 * N + 3 + N];
+	const struct policy_zshenv_env home = {"/h", NULL, NULL};
+	char out[256];
+	bool u = false;
+	size_t o = 0;
+
+	memcpy(text, "ZDOTDIR=", 8), o = 8;
+	for (int i = 0; i < N; i++)
+		memcpy(text + o, "${HOME:-", 8), o += 8;
+	memcpy(text + o, "/x", 2), o += 2;
+	memset(text + o, '}', N), o += N;
+	ck_assert_int_eq(policy_zshenv_zdotdirs(text, o, &home, out, sizeof(out), &u), 0);
+	ck_assert(u);
 }
 END_TEST
 
@@ -99,6 +143,7 @@ static Suite *zshenv_suite(void)
 
 	tcase_add_loop_test(t, table, 0, (int)(sizeof(rows) / sizeof(rows[0])));
 	tcase_add_test(t, unset_and_bounds);
+	tcase_add_test(t, deep_nesting);
 	suite_add_tcase(s, t);
 	return s;
 }
