@@ -541,6 +541,21 @@ static bool hidden(const struct linux_scan *s, const char *p)
 	       !(s->hidden_own[0] && linux_path_beneath(p, s->hidden_own));
 }
 
+/* What the caches' tmpfs hides is out of sight inside: nothing there to mask or make
+ * read-only (review 17: a host socket in another workspace's caches failed every launch
+ * at the mount layout, ENOENT, and a session said a fresh launch masks it). */
+static void drop_hidden(const struct linux_scan *s, struct linux_paths *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (hidden(s, l->v[i]))
+			free(l->v[i]);
+		else
+			l->v[k++] = l->v[i];
+	l->n = k;
+}
+
 int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 {
 	struct linux_paths pins = {0};
@@ -548,8 +563,11 @@ int linux_scan_pin(bool guard, struct linux_scan *s, struct halo_err *e)
 	 * directory could be renamed away and replaced would be the next launch's. */
 	const struct linux_paths *from[] = {&s->pinned, &s->links, &s->guarded, &s->masked,
 					    &s->readonly_extra};
-	int rc = check_dangling(s, e);
+	int rc;
 
+	drop_hidden(s, &s->masked);
+	drop_hidden(s, &s->guarded);
+	rc = check_dangling(s, e);
 	if (rc == 0)
 		rc = check_hard_links(s, e);
 	if (rc < 0)

@@ -112,10 +112,14 @@ static bool in_dotgit(const char *entry)
 
 /* A host socket's mask: gone with the socket when the host removed it (a server that
  * stopped), which leaves nothing to hide; one bound there again is a new protected
- * socket, which the call's walk refuses (review 9: a host service restarting ended
- * every session that had masked its socket). */
-static bool socket_mask(const char *entry, char *const *prot, size_t n_prot)
+ * socket, which the call's walk masks in turn (review 9: a host service restarting
+ * ended every session that had masked its socket). Another launch's index place,
+ * masked whole, the same: removed on the host, nothing of it is left to read, and one
+ * made again in a writable tree is a new entry, masked at the next call (its watcher
+ * ending, or a test's state home removed, ended sessions that saw it). */
+static bool gone_with_its_file(const char *entry, char *const *prot, size_t n_prot)
 {
+	static const char index_tail[] = "/halo-run/index";
 	const char *esc = strchr(entry, ' ') + 1;
 	char path[PATH_MAX];
 	size_t o = 0;
@@ -135,6 +139,8 @@ static bool socket_mask(const char *entry, char *const *prot, size_t n_prot)
 	}
 	path[o] = '\0';
 
+	if (o >= sizeof(index_tail) && strcmp(path + o - (sizeof(index_tail) - 1), index_tail) == 0)
+		return true;
 	for (size_t i = 0; i < n_prot; i++) {
 		const char *p = strstr(prot[i], LINUX_SESSION_SOCKET ":/");
 		if (p && strcmp(p + sizeof(LINUX_SESSION_SOCKET), path) == 0)
@@ -151,7 +157,7 @@ const char *linux_session_mount_lost(char *const *start, size_t n_start, char *c
 	*lost = 0;
 	for (size_t i = 0; i < n_start; i++)
 		if (!in_dotgit(start[i]) && !bsearch(&start[i], now, n_now, sizeof(char *), cmp) &&
-		    !socket_mask(start[i], prot, n_prot)) {
+		    !gone_with_its_file(start[i], prot, n_prot)) {
 			(*lost)++;
 			first = first ? first : start[i];
 		}

@@ -66,8 +66,10 @@ bool sup_sock_own(struct sup *s, struct sock_check *k, const char *entry)
  * a socket its own commands bound is theirs (sup_sock_own), and one nobody holds (a
  * command's that ended, or bound elsewhere) is refused as before, since a mask over
  * it would leave the session's commands unable to remove it (EBUSY) and bind there
- * again. What cannot be masked (not that file any more, past LINUX_SESSION_MASK_MAX
- * a call, a kernel that refuses) is refused as before too. */
+ * again. A directory named halo-run/index made since (another launch's index place,
+ * or one a command made to hide what goes in it, review 17) is masked whole, as a
+ * fresh launch masks it. What cannot be masked (not that file any more, past
+ * LINUX_SESSION_MASK_MAX a call, a kernel that refuses) is refused as before. */
 void sup_host_sockets_mask(struct sup *s, struct sock_check *k, char *const *prot, size_t n_prot)
 {
 	char *want[LINUX_SESSION_MASK_MAX];
@@ -75,14 +77,22 @@ void sup_host_sockets_mask(struct sup *s, struct sock_check *k, char *const *pro
 	struct netns_unix_files host = {NULL, 0};
 	size_t n = 0;
 	int fd = -1;
+	bool looked = false;
 
 	for (size_t i = 0; i < n_prot && n < LINUX_SESSION_MASK_MAX; i++) {
+		if (strstr(prot[i], LINUX_SESSION_PLACE ":/") && !sup_held(s->id, prot[i]) &&
+		    !sup_sock_known(s, prot[i])) {
+			want[n++] = prot[i];
+			continue;
+		}
 		if (!strstr(prot[i], LINUX_SESSION_SOCKET ":/") || sup_held(s->id, prot[i]) ||
 		    sup_sock_own(s, k, prot[i]))
 			continue;
-		if (fd == -1 && ((fd = netns_diag_open()) < 0 ||
-				 netns_unix_files(fd, &host, SOCK_TABLE_MS) < 0))
-			break;
+		if (!looked) { /* (a table that cannot be read is empty: none masked) */
+			looked = true;
+			if ((fd = netns_diag_open()) >= 0)
+				(void)netns_unix_files(fd, &host, SOCK_TABLE_MS);
+		}
 		if (linux_session_own_socket(&host, prot[i]))
 			want[n++] = prot[i];
 	}
