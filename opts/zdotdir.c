@@ -80,8 +80,10 @@ static void compute(void)
 	assigned("/etc/zshenv");
 	/* .zshenv where each place so far puts it, and the home's (zsh reads the home's
 	 * when $ZDOTDIR is unset, which an if may leave it) */
-	snprintf(dirs, sizeof(dirs), "%s%s%s", home && home[0] == '/' ? home : "",
-		 z.list[0] ? ":" : "", z.list);
+	int w = snprintf(dirs, sizeof(dirs), "%s%s%s", home && home[0] == '/' ? home : "",
+			 z.list[0] ? ":" : "", z.list);
+	if (w < 0 || (size_t)w >= sizeof(dirs)) /* (a home past PATH_MAX: its places alone) */
+		snprintf(dirs, sizeof(dirs), "%s", z.list);
 	for (const char *p = dirs; *p;) {
 		size_t l = strcspn(p, ":");
 		if (p[0] == '/' &&
