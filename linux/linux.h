@@ -190,9 +190,11 @@ bool linux_session_own_socket(const struct netns_unix_files *bound, const char *
 int linux_session_mounts(const struct linux_sandbox *sb, char ***out, size_t *n);
 /* The mount point of the first of start's mounts that now lacks (gone, or at another
  * path), *lost how many; NULL when none is. A mask of one of prot's sockets (the
- * session's protected list) does not count: it goes with its socket. */
-const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
-				     size_t n_now, char *const *prot, size_t n_prot, size_t *lost);
+ * session's protected list) does not count: it goes with its socket; nor one of
+ * another launch's index place (not one of l's own). */
+const char *linux_session_mount_lost(const struct linux_launch *l, char *const *start,
+				     size_t n_start, char *const *now, size_t n_now,
+				     char *const *prot, size_t n_prot, size_t *lost);
 /* Masks, in the running session's mount namespace, each host socket of entries (a
  * LINUX_SESSION_SOCKET entry of linux_session_protected, its ID a file handle) that is
  * still that very file there (session_mask.c); masked[i] says which. The number

@@ -38,7 +38,6 @@
 
 struct target {
 	const char *path;		  /* inside the entry */
-	bool dir;			  /* an index place (+ix), else a socket (+sk) */
 	unsigned char handle[HANDLE_MAX]; /* the walk's file handle */
 	unsigned handle_len;
 	dev_t dev;
@@ -49,9 +48,9 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* "DEV:HEX+sk:PATH" or "DEV:HEX+ix:PATH" (linux_session_protected's socket and index
- * place entries, the ID a file handle) into t; false for any other form (an
- * inode-and-birth-time ID cannot be checked from inside, and is refused as before). */
+/* "DEV:HEX+sk:PATH" (linux_session_protected's socket entry, its ID a file handle)
+ * into t; false for any other form (an inode-and-birth-time ID cannot be checked
+ * from inside, and is refused as before). */
 static bool parse(const char *entry, struct target *t)
 {
 	char *end;
@@ -59,7 +58,6 @@ static bool parse(const char *entry, struct target *t)
 	const char *id = end + 1, *mark = strstr(entry, LINUX_SESSION_SOCKET ":/");
 	size_t hex;
 
-	t->dir = !mark && (mark = strstr(entry, LINUX_SESSION_PLACE ":/")) != NULL;
 	if (*end != ':' || !mark || mark < id)
 		return false;
 	hex = (size_t)(mark - id);
@@ -77,9 +75,8 @@ static bool parse(const char *entry, struct target *t)
 	return true;
 }
 
-/* The masks: an empty file and an empty directory, mode 000, on a tmpfs made
- * read-only once they are there; a detached clone of one per target. -errno when the
- * kernel refuses. */
+/* The mask: an empty file, mode 000, on a tmpfs made read-only once it is there;
+ * a detached clone of it per socket. -errno when the kernel refuses. */
 static int mask_source(void)
 {
 	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC), mnt = -1, fd = -1, src = -1;
@@ -89,8 +86,7 @@ static int mask_source(void)
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
 	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC,
 			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) < 0 ||
-	    (fd = openat(mnt, "mask", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0 ||
-	    mkdirat(mnt, "dmask", 0) < 0)
+	    (fd = openat(mnt, "mask", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)) < 0)
 		goto out;
 	close(fd);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -131,15 +127,12 @@ static int null_clone(void)
 	return c;
 }
 
-/* A detached clone of the mask file (or of /dev/null), or of the mask directory;
- * -errno. */
-static int mask_clone(int src, bool dir)
+/* A detached clone of the mask file, or of /dev/null; -errno. */
+static int mask_clone(int src)
 {
-	int c = src >= 0
-		    ? open_tree(src, dir ? "dmask" : "mask", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
-		    : -1;
+	int c = src >= 0 ? open_tree(src, "mask", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC) : -1;
 
-	return c >= 0 ? c : dir ? -EOPNOTSUPP : null_clone();
+	return c >= 0 ? c : null_clone();
 }
 
 /* The socket at t->path, opened in the session's view without a link on the way, is
@@ -159,13 +152,12 @@ static int mask_one(int src, const struct target *t)
 	if (target < 0)
 		return errno;
 	u.fh.handle_bytes = HANDLE_MAX;
-	if (fstat(target, &st) < 0 || !(t->dir ? S_ISDIR(st.st_mode) : S_ISSOCK(st.st_mode)) ||
-	    st.st_dev != t->dev ||
+	if (fstat(target, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != t->dev ||
 	    name_to_handle_at(target, "", &u.fh, &mnt_id, AT_EMPTY_PATH) < 0 ||
 	    u.fh.handle_bytes != t->handle_len ||
 	    memcmp(u.fh.f_handle, t->handle, t->handle_len) != 0)
 		rc = ESTALE; /* another file than the walk's now */
-	else if ((clone = mask_clone(src, t->dir)) < 0)
+	else if ((clone = mask_clone(src)) < 0)
 		rc = -clone;
 	else {
 		if (move_mount(clone, "", target, "",

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "linux/launch_int.h"
+#include "linux/scan_int.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -115,9 +116,12 @@ static bool in_dotgit(const char *entry)
  * socket, which the call's walk masks in turn (review 9: a host service restarting
  * ended every session that had masked its socket). Another launch's index place,
  * masked whole, the same: removed on the host, nothing of it is left to read, and one
- * made again in a writable tree is a new entry, masked at the next call (its watcher
- * ending, or a test's state home removed, ended sessions that saw it). */
-static bool gone_with_its_file(const char *entry, char *const *prot, size_t n_prot)
+ * made again in a writable tree is a new entry, which ends the session (its watcher
+ * ending, or a test's state home removed, ended sessions that saw it). Not this
+ * launch's own (review 18: re-made by the next launch, it was the session's to read
+ * and write). */
+static bool gone_with_its_file(const struct linux_launch *l, const char *entry, char *const *prot,
+			       size_t n_prot)
 {
 	static const char index_tail[] = "/halo-run/index";
 	const char *esc = strchr(entry, ' ') + 1;
@@ -139,8 +143,16 @@ static bool gone_with_its_file(const char *entry, char *const *prot, size_t n_pr
 	}
 	path[o] = '\0';
 
-	if (o >= sizeof(index_tail) && strcmp(path + o - (sizeof(index_tail) - 1), index_tail) == 0)
+	if (o >= sizeof(index_tail) &&
+	    strcmp(path + o - (sizeof(index_tail) - 1), index_tail) == 0) {
+		char places[LINUX_INDEX_PLACES][PATH_MAX], real[PATH_MAX];
+		size_t n = linux_scan_index_places(l, places);
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(path, places[k]) == 0 ||
+			    (realpath(places[k], real) && strcmp(path, real) == 0))
+				return false;
 		return true;
+	}
 	for (size_t i = 0; i < n_prot; i++) {
 		const char *p = strstr(prot[i], LINUX_SESSION_SOCKET ":/");
 		if (p && strcmp(p + sizeof(LINUX_SESSION_SOCKET), path) == 0)
@@ -149,15 +161,16 @@ static bool gone_with_its_file(const char *entry, char *const *prot, size_t n_pr
 	return false;
 }
 
-const char *linux_session_mount_lost(char *const *start, size_t n_start, char *const *now,
-				     size_t n_now, char *const *prot, size_t n_prot, size_t *lost)
+const char *linux_session_mount_lost(const struct linux_launch *l, char *const *start,
+				     size_t n_start, char *const *now, size_t n_now,
+				     char *const *prot, size_t n_prot, size_t *lost)
 {
 	const char *first = NULL;
 
 	*lost = 0;
 	for (size_t i = 0; i < n_start; i++)
 		if (!in_dotgit(start[i]) && !bsearch(&start[i], now, n_now, sizeof(char *), cmp) &&
-		    !gone_with_its_file(start[i], prot, n_prot)) {
+		    !gone_with_its_file(l, start[i], prot, n_prot)) {
 			(*lost)++;
 			first = first ? first : start[i];
 		}

@@ -181,7 +181,7 @@ static int other_index_places(const struct linux_launch *l, const struct linux_s
 			      size_t *n, const struct own_dirs *own)
 {
 	static const char tail[] = "/halo-run/index";
-	char places[4][PATH_MAX], real[PATH_MAX];
+	char places[LINUX_INDEX_PLACES][PATH_MAX], real[PATH_MAX];
 	size_t n_places = linux_scan_index_places(l, places);
 	int rc = 0;
 

@@ -74,7 +74,10 @@ static void compute(void)
 	char path[4200], dirs[LIST_MAX];
 
 	z.done = true;
-	if (e && e[0] && !strchr(e, ':') && strlen(e) < sizeof(z.list))
+	/* (relative, or with a ':' the list cannot hold: said, review 18) */
+	if (e && e[0] && (e[0] != '/' || strchr(e, ':') || strlen(e) >= sizeof(z.list)))
+		z.unknown = true;
+	else if (e && e[0])
 		strcpy(z.list, e);
 	assigned("/etc/zsh/zshenv"); /* Debian's; /etc/zshenv elsewhere */
 	assigned("/etc/zshenv");

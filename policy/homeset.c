@@ -156,6 +156,7 @@ static const struct policy_home_entry home_set[] = {
     /* Review 16: what zsh's start-up files source from their plug-in managers. */
     {".p10k.zsh", "powerlevel10k's .zshrc lines source it at every interactive start"},
     {".zprezto", "prezto's .zshrc lines source it and its modules"},
+    {".cache/prezto/zcompdump", "prezto's compinit sources it at every interactive start"},
     {".zim", "zim's .zshrc lines source its init.zsh and modules"},
     {".zimrc", "zim builds its init.zsh from the modules it names"},
     {".zsh_plugins.zsh", "antidote's .zshrc lines source it"},

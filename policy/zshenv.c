@@ -175,26 +175,27 @@ static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env,
 static bool starts_command(const char *line, const char *p)
 {
 	static const char *const lead[] = {"export", "typeset", "declare", "local", "readonly",
-					   "then",   "else",	"do",	   "&&",    "||",
-					   ";",	     "{",	"!"};
-	const char *q = p;
+					   "then",   "else",	"do",	   "!"};
 
-	while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
-		q--;
-	if (q == line)
-		return true;
-	if (q[-1] == ';' || q[-1] == '{' || q[-1] == '(' || q[-1] == ')')
-		return true;
-	/* the word before it (after typeset/declare, its flags: -x, -gx) */
-	const char *w = q;
-	while (w > line && w[-1] != ' ' && w[-1] != '\t')
-		w--;
-	if (w[0] == '-') /* a flag: look at the word before the flags */
-		return starts_command(line, w);
-	for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
-		if (name_is(w, (size_t)(q - w), lead[i]))
+	for (const char *q = p;;) { /* (a loop: any number of flags, review 17) */
+		while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q == line || strchr(";{()&|", q[-1]))
 			return true;
-	return false;
+		/* the word before it, from the last ';', '&' or '|' in it (`]];then`,
+		 * `x&&export`); after typeset/declare, their flags (-x, -gx) */
+		const char *w = q;
+		while (w > line && !strchr(" \t;&|", w[-1]))
+			w--;
+		if (w[0] == '-') {
+			q = w;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
+			if (name_is(w, (size_t)(q - w), lead[i]))
+				return true;
+		return false;
+	}
 }
 
 /* The told value v into the list out (once). */
@@ -216,45 +217,118 @@ static int add_dir(char *out, size_t n, const char *v)
 	return 1;
 }
 
+static bool ident(char c)
+{
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c >= '0' && c <= '9');
+}
+
+/* A told value v into out, or *unknown. */
+static int told(const char *v, bool bad, char *out, size_t n, bool *unknown)
+{
+	if (bad || v[0] != '/' || strchr(v, ':')) {
+		*unknown = true;
+		return 0;
+	}
+	int rc = add_dir(out, n, v);
+	return rc > 0 ? 0 : rc;
+}
+
+/* What the ZDOTDIR at p (a whole name, line[0..ll)) is: an assignment (its value told
+ * into out), a read, a name alone after export/typeset/unset, or anything else, which
+ * cannot be told (eval "…", a string, a position not understood: review 18). The
+ * length it spans past the name goes into *skip. */
+static int occurrence(const char *line, size_t ll, size_t i, bool in_dq,
+		      const struct policy_zshenv_env *env, char *out, size_t n, bool *unknown,
+		      size_t *skip)
+{
+	static const char *const alone[] = {"export", "typeset",  "declare",
+					    "local",  "readonly", "unset"};
+	const char *p = line + i, *after = p + 7, *end = line + ll;
+	char v[POLICY_PATH_MAX];
+	struct out o = {v, sizeof(v), 0, false};
+
+	v[0] = '\0';
+	*skip = 0;
+	/* ${ZDOTDIR:=WORD} or ${ZDOTDIR=WORD}: assigns WORD when unset (or empty) */
+	if (i >= 2 && p[-1] == '{' && p[-2] == '$') {
+		size_t k = (size_t)(after - line);
+		if (k < ll &&
+		    (after[0] == '=' || (after[0] == ':' && k + 1 < ll && after[1] == '='))) {
+			size_t at = k + (after[0] == ':' ? 2 : 1);
+			size_t w = word(line + at, ll - at, env, &o, 1);
+			if (at + w >= ll || line[at + w] != '}')
+				o.bad = true;
+			*skip = at + w - i - 7;
+			return told(v, o.bad, out, n, unknown);
+		}
+		return 0; /* a read: ${ZDOTDIR}, ${ZDOTDIR:-…}, ${ZDOTDIR+…} */
+	}
+	if (i >= 1 && p[-1] == '$')
+		return 0; /* a read */
+	/* ZDOTDIR=WORD starting a command (not in a string) */
+	if (after < end && after[0] == '=' && !in_dq && (i == 0 || strchr(" \t;{()&|", p[-1])) &&
+	    starts_command(line, p)) {
+		size_t w = word(after + 1, (size_t)(end - after - 1), env, &o, 0);
+		*skip = 1 + w;
+		return told(v, o.bad, out, n, unknown);
+	}
+	/* export ZDOTDIR (and the like), the name alone */
+	if (!in_dq && (after == end || strchr(" \t;&|)", after[0]))) {
+		const char *q = p;
+		while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		const char *w = q;
+		while (w > line && w[-1] != ' ' && w[-1] != '\t')
+			w--;
+		while (w[0] == '-' && w > line) { /* flags: the word before them */
+			const char *f = w;
+			while (f > line && (f[-1] == ' ' || f[-1] == '\t'))
+				f--;
+			q = f;
+			for (w = f; w > line && w[-1] != ' ' && w[-1] != '\t'; w--)
+				;
+		}
+		for (size_t k = 0; k < sizeof(alone) / sizeof(alone[0]); k++)
+			if ((size_t)(q - w) == strlen(alone[k]) &&
+			    memcmp(w, alone[k], strlen(alone[k])) == 0)
+				return 0;
+	}
+	*unknown = true;
+	return 0;
+}
+
 /* One line's assignments into out; quotes and comments followed. */
 static int line_zdotdirs(const char *line, size_t ll, const struct policy_zshenv_env *env,
 			 char *out, size_t n, bool *unknown)
 {
-	static const char key[] = "ZDOTDIR=";
-	const size_t kl = sizeof(key) - 1;
 	char quote = 0;
 	int rc = 0;
 
 	for (size_t i = 0; i < ll && rc >= 0; i++) {
 		const char *p = line + i;
-		if (quote) {
+		if (quote == '\'' || (quote == '"' && *p == '"')) {
 			quote = *p == quote ? 0 : quote;
+			if (quote == '\'' && i + 7 <= ll && memcmp(p, "ZDOTDIR", 7) == 0)
+				*unknown = true; /* in a literal string: an eval's? */
 			continue;
 		}
 		if (*p == '\\') {
 			i++;
 			continue;
 		}
-		if (*p == '\'' || *p == '"') {
+		if (!quote && (*p == '\'' || *p == '"')) {
 			quote = *p;
 			continue;
 		}
-		if (*p == '#' && (i == 0 || p[-1] == ' ' || p[-1] == '\t'))
+		if (!quote && *p == '#' && (i == 0 || p[-1] == ' ' || p[-1] == '\t'))
 			break; /* a comment to the line's end */
-		if (i + kl > ll || memcmp(p, key, kl) != 0 ||
-		    (i > 0 && p[-1] != ' ' && p[-1] != '\t' && p[-1] != ';' && p[-1] != '{' &&
-		     p[-1] != '(' && p[-1] != ')') ||
-		    !starts_command(line, p))
+		if (i + 7 > ll || memcmp(p, "ZDOTDIR", 7) != 0 || (i > 0 && ident(p[-1])) ||
+		    (i + 7 < ll && ident(p[7])))
 			continue;
-		char v[POLICY_PATH_MAX];
-		struct out o = {v, sizeof(v), 0, false};
-		v[0] = '\0';
-		size_t w = word(p + kl, ll - i - kl, env, &o, 0);
-		if (o.bad || v[0] != '/' || strchr(v, ':'))
-			*unknown = true;
-		else if ((rc = add_dir(out, n, v)) > 0)
-			rc = 0;
-		i += kl + w - 1;
+		size_t skip;
+		rc = occurrence(line, ll, i, quote == '"', env, out, n, unknown, &skip);
+		i += 6 + skip;
 	}
 	return rc;
 }

@@ -85,9 +85,10 @@ void runner_home_note(const struct runner_opts *o, const struct runner_env *re)
 		/* a guard that falls short: said as any degraded layer is (review 17) */
 		if (re->policy->guard_persistence != 0 && runner_zdotdir_unknown())
 			fprintf(stderr,
-				"halo-run: warning: a zshenv file (/etc/zsh/zshenv or .zshenv) sets "
-				"ZDOTDIR in a way halo-run cannot follow: zsh's start-up files "
-				"where it points are not kept read-only in %s; set ZDOTDIR in "
+				"halo-run: warning: ZDOTDIR is set in a way halo-run cannot follow "
+				"(in the environment, relative or with a ':', or in "
+				"/etc/zsh/zshenv or .zshenv): zsh's start-up files where it points "
+				"are not kept read-only in %s; set it to an absolute directory in "
 				"the environment, or name them in sandbox.protectedPaths\n",
 				tree);
 		return;

@@ -183,7 +183,7 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 				ends = true;
 		}
 	netns_unix_files_free(&k.bound);
-	const char *lost = NULL;
+	const char *lost = NULL, *first_entry = first;
 	size_t n_gone = gone(s, prot, n_prot, &lost);
 	if (!count && n_gone) {
 		snprintf(why, n,
@@ -203,6 +203,7 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 	first = prot_path(first);
 	bool sock = lstat(first, &st) == 0 && S_ISSOCK(st.st_mode);
 	bool dir = !sock && lstat(first, &st) == 0 && S_ISDIR(st.st_mode);
+	bool place = first_entry && strstr(first_entry, LINUX_SESSION_PLACE ":/");
 	/* A guarded file (read-only inside: ~/.bashrc where the home is writable) that
 	 * the host replaced: the session's read-only mount went with the old one. */
 	snprintf(why, n,
@@ -212,11 +213,14 @@ static void protected_changes(struct sup *s, char *const *prot, size_t n_prot, c
 		 sock && fresh > SUP_MAX_OWN_SOCKETS
 		     ? ", a unix socket: more new ones than the session keeps track of "
 		       "its own commands' (" SUP_STR(SUP_MAX_OWN_SOCKETS) "); stop the session"
-		 : sock ? ", a unix socket not bound inside this session: a host service's, or "
-			  "left by a command that ended (remove it then)"
-		 : dir	? ", a directory: a protected one, or one the walk cannot list (no read "
-			  "or search permission), which a fresh launch masks whole"
-			: "",
+		 : sock	 ? ", a unix socket not bound inside this session: a host service's, or "
+			   "left by a command that ended (remove it then)"
+		 : place ? ", another halo-run index place (made in a tree the commands write: "
+			   "what goes into it is not looked at, so a fresh launch masks it "
+			   "whole)"
+		 : dir	 ? ", a directory: a protected one, or one the walk cannot list (no read "
+			   "or search permission), which a fresh launch masks whole"
+			 : "",
 		 all_guarded ? (count == 1 ? "makes it read-only" : "makes them read-only")
 			     : (count == 1 ? "masks it" : "masks them"),
 		 ends ? ", " SESSION_ENDS_WORDS : "",
@@ -244,7 +248,7 @@ static void mounts_changed(struct sup *s, const struct sup_walked *r, char *why,
 			 strerror(-r->mounts_rc));
 		return;
 	}
-	first = linux_session_mount_lost(s->mounts, s->n_mounts, r->mounts, r->n_mounts,
+	first = linux_session_mount_lost(s->l, s->mounts, s->n_mounts, r->mounts, r->n_mounts,
 					 s->id->prot, s->id->n_prot, &lost);
 	if (!first)
 		return;

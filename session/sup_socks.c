@@ -66,10 +66,11 @@ bool sup_sock_own(struct sup *s, struct sock_check *k, const char *entry)
  * a socket its own commands bound is theirs (sup_sock_own), and one nobody holds (a
  * command's that ended, or bound elsewhere) is refused as before, since a mask over
  * it would leave the session's commands unable to remove it (EBUSY) and bind there
- * again. A directory named halo-run/index made since (another launch's index place,
- * or one a command made to hide what goes in it, review 17) is masked whole, as a
- * fresh launch masks it. What cannot be masked (not that file any more, past
- * LINUX_SESSION_MASK_MAX a call, a kernel that refuses) is refused as before. */
+ * again. (Not a directory named halo-run/index made since, which a fresh launch masks
+ * whole: a mask laid now leaves a process already in it free to use what the host
+ * puts there later, unseen; review 18. It ends the session.) What cannot be masked
+ * (not that file any more, past LINUX_SESSION_MASK_MAX a call, a kernel that
+ * refuses) is refused as before. */
 void sup_host_sockets_mask(struct sup *s, struct sock_check *k, char *const *prot, size_t n_prot)
 {
 	char *want[LINUX_SESSION_MASK_MAX];
@@ -80,11 +81,6 @@ void sup_host_sockets_mask(struct sup *s, struct sock_check *k, char *const *pro
 	bool looked = false;
 
 	for (size_t i = 0; i < n_prot && n < LINUX_SESSION_MASK_MAX; i++) {
-		if (strstr(prot[i], LINUX_SESSION_PLACE ":/") && !sup_held(s->id, prot[i]) &&
-		    !sup_sock_known(s, prot[i])) {
-			want[n++] = prot[i];
-			continue;
-		}
 		if (!strstr(prot[i], LINUX_SESSION_SOCKET ":/") || sup_held(s->id, prot[i]) ||
 		    sup_sock_own(s, k, prot[i]))
 			continue;

@@ -85,7 +85,21 @@ expect "... and no warning" "" "$(grep -c 'cannot follow' "$E" | grep -v '^0$')"
 echo 'ZDOTDIR=$(dirname "$0")/zsh' >"$H/.zshenv"
 OUT=$(cd "$H" && env -u ZDOTDIR timeout -k 2 60 "$HALO" -- echo ran 2>"$E" </dev/null)
 expect "a ZDOTDIR that cannot be told: the run goes on" "0:ran" "$?:$OUT"
-expect_match "... with a warning naming what to do" "sets ZDOTDIR in a way halo-run cannot follow.*protectedPaths" "$(cat "$E")"
+expect_match "... with a warning naming what to do" "ZDOTDIR is set in a way halo-run cannot follow.*protectedPaths" "$(cat "$E")"
+# Review 18: `: ${ZDOTDIR:=...}` and `;then` spellings assign it too; a relative one in
+# the environment is said.
+mkdir -p "$H/dz2"
+printf '%s\n' ': ${ZDOTDIR:=$HOME/dz2}' 'if [ -d /nonexistent ];then ZDOTDIR=$HOME/dz3; fi' >"$H/.zshenv"
+before=$(snapshot "$H")
+OUT=$(cd "$H" && env -u ZDOTDIR timeout -k 2 60 "$HALO" -- sh -c \
+	"$(plant "$H/dz2" "$H/dz2"); mkdir -p dz3; $(plant "$H/dz3" "$H/dz3")" 2>"$E" </dev/null)
+expect "\${ZDOTDIR:=~/dz2} and a ;then branch's ~/dz3: the planting ran" "0:done
+done" "$?:$OUT"
+expect "... nothing made or changed in either (dz3 itself aside)" "$before" "$(snapshot "$H")"
+rm -f "$H/.zshenv"
+OUT=$(cd "$H" && ZDOTDIR=dz2 timeout -k 2 60 "$HALO" -- echo ran 2>"$E" </dev/null)
+expect_match "a relative ZDOTDIR in the environment: said" "ZDOTDIR is set in a way halo-run cannot follow" "$(cat "$E")"
+rm -rf "$H/dz2" "$H/dz3"
 rm -rf "$H/dz" "$H/dold" "$H/.zshenv"
 
 # 2. ZDOTDIR outside the home, in the workspace, not made yet: its files cannot be made

@@ -36,13 +36,30 @@ static const struct {
     /* a '#' in quotes starts no comment */
     {"alias note='echo #'; export ZDOTDIR=~/dots/zsh", 1, "/h/dots/zsh", false},
     {"ZDOTDIR=/a; export ZDOTDIR", 1, "/a", false},
+    /* review 18: the other ways to assign it, spaces or none */
+    {": ${ZDOTDIR:=$HOME/dots/zsh}", 1, "/h/dots/zsh", false},
+    {": \"${ZDOTDIR:=$HOME/q}\"", 1, "/h/q", false},
+    {"${ZDOTDIR=/x}", 1, "/x", false},
+    {"[[ -d /x ]]&&export ZDOTDIR=/y", 1, "/y", false},
+    {"[[ -d /x ]]||ZDOTDIR=/y2", 1, "/y2", false},
+    {"if [[ -d /x ]];then ZDOTDIR=/z; fi", 1, "/z", false},
+    {"true;ZDOTDIR=/w", 1, "/w", false},
+    /* reads and the name alone are no assignment */
+    {"echo $ZDOTDIR ${ZDOTDIR} ${ZDOTDIR:-/d} \"$ZDOTDIR\"", 0, "", false},
+    {"export ZDOTDIR; typeset -x ZDOTDIR; unset ZDOTDIR", 0, "", false},
+    {"MY_ZDOTDIR_X=1 ZDOTDIRS=2", 0, "", false},
+    /* what is not understood is said */
+    {"eval \"export ZDOTDIR=\\$HOME/dots/zsh\"", 0, "", true},
+    {"eval 'export ZDOTDIR=$HOME/dots/zsh'", 0, "", true},
+    {"source <(echo ZDOTDIR=/e)", 0, "", true},
+    {"${ZDOTDIR:=$(pwd)}", 0, "", true},
     {"# ZDOTDIR=/commented\n", 0, "", false},
-    {"echo ZDOTDIR=/not-one\n", 0, "", false},
-    {"echo \"ZDOTDIR=/quoted\"\n", 0, "", false},
-    {"echo 'x' \"ZDOTDIR=/quoted\"\n", 0, "", false},
+    {"echo ZDOTDIR=/not-one\n", 0, "", true}, /* not understood: said */
+    {"echo \"ZDOTDIR=/quoted\"\n", 0, "", true},
+    {"echo 'x' \"ZDOTDIR=/quoted\"\n", 0, "", true},
     {"MYZDOTDIR=/other\n", 0, "", false},
     {"", 0, "", false},
-    {"ZDOTDIR\n", 0, "", false},
+    {"ZDOTDIR\n", 0, "", true},
     /* what cannot be told: said */
     {"ZDOTDIR=$(dirname $0)", 0, "", true},
     {"ZDOTDIR=`pwd`", 0, "", true},
