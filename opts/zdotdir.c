@@ -1,6 +1,7 @@
-/* Where the caller's $ZDOTDIR may be once zsh has read its zshenv files (review 16):
- * the environment's, and every directory the system's zshenv, then .zshenv in each
- * place so far (the home's when none) assign, as policy_zshenv_zdotdirs reads them.
+/* Where the caller's $ZDOTDIR may be once zsh has started (review 16): the
+ * environment's, and every directory the system's zshenv, then .zshenv, .zprofile,
+ * .zshrc and .zlogin in each place so far (the home's too) assign, as
+ * policy_zshenv_zdotdirs reads them.
  * Many set it in ~/.zshenv rather than in the environment a harness starts halo-run
  * with; zsh then reads its other start-up files there, which the home persistence set
  * must hold. A colon list; computed once a process. */
@@ -68,10 +69,34 @@ static void assigned(const char *path)
 	}
 }
 
+/* .zshenv, .zprofile, .zshrc and .zlogin in dir (zsh honours a new ZDOTDIR at each
+ * start-up stage: one set in .zprofile decides where .zshrc comes from, review 19),
+ * each file once. */
+static void read_dir(const char *dir, size_t len, char done[][4200], size_t *n_done)
+{
+	static const char *const files[] = {".zshenv", ".zprofile", ".zshrc", ".zlogin"};
+	char path[4200];
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		if (snprintf(path, sizeof(path), "%.*s/%s", (int)len, dir, files[f]) >=
+		    (int)sizeof(path))
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < *n_done && !seen; k++)
+			seen = strcmp(done[k], path) == 0;
+		if (seen || *n_done >= 32)
+			continue;
+		strcpy(done[(*n_done)++], path);
+		assigned(path);
+	}
+}
+
 static void compute(void)
 {
+	static char done[32][4200];
 	const char *e = getenv("ZDOTDIR"), *home = getenv("HOME");
-	char path[4200], dirs[LIST_MAX];
+	char dirs[LIST_MAX + 4200];
+	size_t n_done = 0;
 
 	z.done = true;
 	/* (relative, or with a ':' the list cannot hold: said, review 18) */
@@ -81,19 +106,24 @@ static void compute(void)
 		strcpy(z.list, e);
 	assigned("/etc/zsh/zshenv"); /* Debian's; /etc/zshenv elsewhere */
 	assigned("/etc/zshenv");
-	/* .zshenv where each place so far puts it, and the home's (zsh reads the home's
-	 * when $ZDOTDIR is unset, which an if may leave it) */
-	int w = snprintf(dirs, sizeof(dirs), "%s%s%s", home && home[0] == '/' ? home : "",
-			 z.list[0] ? ":" : "", z.list);
-	if (w < 0 || (size_t)w >= sizeof(dirs)) /* (a home past PATH_MAX: its places alone) */
-		snprintf(dirs, sizeof(dirs), "%s", z.list);
-	for (const char *p = dirs; *p;) {
-		size_t l = strcspn(p, ":");
-		if (p[0] == '/' &&
-		    snprintf(path, sizeof(path), "%.*s/.zshenv", (int)l, p) < (int)sizeof(path))
-			assigned(path);
-		p += l;
-		p += *p == ':';
+	/* the start-up files where each place so far puts them, and the home's (zsh reads
+	 * the home's when $ZDOTDIR is unset, which an if may leave it); again while a
+	 * round finds new places, three rounds at most */
+	for (int round = 0; round < 3; round++) {
+		size_t before = strlen(z.list);
+		int w = snprintf(dirs, sizeof(dirs), "%s%s%s", home && home[0] == '/' ? home : "",
+				 z.list[0] ? ":" : "", z.list);
+		if (w < 0 || (size_t)w >= sizeof(dirs)) /* (a home past PATH_MAX: the list) */
+			snprintf(dirs, sizeof(dirs), "%s", z.list);
+		for (const char *p = dirs; *p;) {
+			size_t l = strcspn(p, ":");
+			if (p[0] == '/')
+				read_dir(p, l, done, &n_done);
+			p += l;
+			p += *p == ':';
+		}
+		if (strlen(z.list) == before)
+			break;
 	}
 }
 

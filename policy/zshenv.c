@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/policy_int.h"
@@ -159,8 +160,9 @@ static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env,
 			i += dollar(p + i, n - i, env, o, depth);
 		else if (c == '}' && in_default)
 			break;
+		/* ('#' and '}' within a word are its own: review 19) */
 		else if (c == ' ' || c == '\t' || c == ';' || c == '&' || c == '|' || c == ')' ||
-			 c == '}' || c == '\n' || c == '#')
+			 c == '\n')
 			break;
 		else if (c == '`' || c == '\\' || c == '*' || c == '?' || c == '[' || c == '(' ||
 			 c == '{' || c == '<' || c == '>' || c == '\0')
@@ -234,21 +236,73 @@ static int told(const char *v, bool bad, char *out, size_t n, bool *unknown)
 	return rc > 0 ? 0 : rc;
 }
 
+/* A file's reading: the places found, $XDG_CONFIG_HOME's values (the caller's and
+ * what the file assigns before: review 19), the quote a line leaves open. */
+#define XDG_VALUES 4
+struct scan {
+	const struct policy_zshenv_env *env;
+	char *out;
+	size_t n;
+	bool *unknown;
+	char xdg[XDG_VALUES][POLICY_PATH_MAX];
+	const char *xdgv[XDG_VALUES];
+	size_t n_xdg;
+	char quote;
+};
+
+/* WORD at p told once per value $XDG_CONFIG_HOME may have, each into out. */
+static size_t assigned_word(struct scan *sc, const char *p, size_t n, unsigned depth,
+			    bool closing_brace)
+{
+	size_t w = 0;
+
+	for (size_t k = 0; k < sc->n_xdg; k++) {
+		char v[POLICY_PATH_MAX];
+		struct out o = {v, sizeof(v), 0, false};
+		struct policy_zshenv_env e = *sc->env;
+
+		v[0] = '\0';
+		e.xdg_config = sc->xdgv[k];
+		w = word(p, n, &e, &o, depth);
+		if (closing_brace && (w >= n || p[w] != '}'))
+			o.bad = true;
+		if (told(v, o.bad, sc->out, sc->n, sc->unknown) < 0)
+			return (size_t)-1;
+	}
+	return w;
+}
+
+/* XDG_CONFIG_HOME=WORD starting a command: one more value it may have. */
+static void xdg_assigned(struct scan *sc, const char *p, size_t n)
+{
+	char v[POLICY_PATH_MAX];
+	struct out o = {v, sizeof(v), 0, false};
+
+	v[0] = '\0';
+	word(p, n, sc->env, &o, 0);
+	if (o.bad || v[0] != '/' || sc->n_xdg >= XDG_VALUES) {
+		*sc->unknown = true;
+		return;
+	}
+	for (size_t k = 0; k < sc->n_xdg; k++)
+		if (sc->xdgv[k] && strcmp(sc->xdgv[k], v) == 0)
+			return;
+	strcpy(sc->xdg[sc->n_xdg], v);
+	sc->xdgv[sc->n_xdg] = sc->xdg[sc->n_xdg];
+	sc->n_xdg++;
+}
+
 /* What the ZDOTDIR at p (a whole name, line[0..ll)) is: an assignment (its value told
  * into out), a read, a name alone after export/typeset/unset, or anything else, which
  * cannot be told (eval "…", a string, a position not understood: review 18). The
  * length it spans past the name goes into *skip. */
-static int occurrence(const char *line, size_t ll, size_t i, bool in_dq,
-		      const struct policy_zshenv_env *env, char *out, size_t n, bool *unknown,
+static int occurrence(struct scan *sc, const char *line, size_t ll, size_t i, bool in_dq,
 		      size_t *skip)
 {
 	static const char *const alone[] = {"export", "typeset",  "declare",
 					    "local",  "readonly", "unset"};
 	const char *p = line + i, *after = p + 7, *end = line + ll;
-	char v[POLICY_PATH_MAX];
-	struct out o = {v, sizeof(v), 0, false};
 
-	v[0] = '\0';
 	*skip = 0;
 	/* ${ZDOTDIR:=WORD} or ${ZDOTDIR=WORD}: assigns WORD when unset (or empty) */
 	if (i >= 2 && p[-1] == '{' && p[-2] == '$') {
@@ -256,11 +310,11 @@ static int occurrence(const char *line, size_t ll, size_t i, bool in_dq,
 		if (k < ll &&
 		    (after[0] == '=' || (after[0] == ':' && k + 1 < ll && after[1] == '='))) {
 			size_t at = k + (after[0] == ':' ? 2 : 1);
-			size_t w = word(line + at, ll - at, env, &o, 1);
-			if (at + w >= ll || line[at + w] != '}')
-				o.bad = true;
+			size_t w = assigned_word(sc, line + at, ll - at, 1, true);
+			if (w == (size_t)-1)
+				return -ENAMETOOLONG;
 			*skip = at + w - i - 7;
-			return told(v, o.bad, out, n, unknown);
+			return 0;
 		}
 		return 0; /* a read: ${ZDOTDIR}, ${ZDOTDIR:-…}, ${ZDOTDIR+…} */
 	}
@@ -269,9 +323,11 @@ static int occurrence(const char *line, size_t ll, size_t i, bool in_dq,
 	/* ZDOTDIR=WORD starting a command (not in a string) */
 	if (after < end && after[0] == '=' && !in_dq && (i == 0 || strchr(" \t;{()&|", p[-1])) &&
 	    starts_command(line, p)) {
-		size_t w = word(after + 1, (size_t)(end - after - 1), env, &o, 0);
+		size_t w = assigned_word(sc, after + 1, (size_t)(end - after - 1), 0, false);
+		if (w == (size_t)-1)
+			return -ENAMETOOLONG;
 		*skip = 1 + w;
-		return told(v, o.bad, out, n, unknown);
+		return 0;
 	}
 	/* export ZDOTDIR (and the like), the name alone */
 	if (!in_dq && (after == end || strchr(" \t;&|)", after[0]))) {
@@ -294,15 +350,17 @@ static int occurrence(const char *line, size_t ll, size_t i, bool in_dq,
 			    memcmp(w, alone[k], strlen(alone[k])) == 0)
 				return 0;
 	}
-	*unknown = true;
+	*sc->unknown = true;
 	return 0;
 }
 
-/* One line's assignments into out; quotes and comments followed. */
-static int line_zdotdirs(const char *line, size_t ll, const struct policy_zshenv_env *env,
-			 char *out, size_t n, bool *unknown)
+/* One line's assignments into out; quotes and comments followed, the quote a line
+ * leaves open carried to the next (review 19). */
+static int line_zdotdirs(struct scan *sc, const char *line, size_t ll)
 {
-	char quote = 0;
+	static const char xkey[] = "XDG_CONFIG_HOME=";
+	const size_t xl = sizeof(xkey) - 1;
+	char quote = sc->quote;
 	int rc = 0;
 
 	for (size_t i = 0; i < ll && rc >= 0; i++) {
@@ -310,7 +368,7 @@ static int line_zdotdirs(const char *line, size_t ll, const struct policy_zshenv
 		if (quote == '\'' || (quote == '"' && *p == '"')) {
 			quote = *p == quote ? 0 : quote;
 			if (quote == '\'' && i + 7 <= ll && memcmp(p, "ZDOTDIR", 7) == 0)
-				*unknown = true; /* in a literal string: an eval's? */
+				*sc->unknown = true; /* in a literal string: an eval's? */
 			continue;
 		}
 		if (*p == '\\') {
@@ -323,32 +381,54 @@ static int line_zdotdirs(const char *line, size_t ll, const struct policy_zshenv
 		}
 		if (!quote && *p == '#' && (i == 0 || p[-1] == ' ' || p[-1] == '\t'))
 			break; /* a comment to the line's end */
+		if (!quote && i + xl <= ll && memcmp(p, xkey, xl) == 0 &&
+		    (i == 0 || strchr(" \t;{()&|", p[-1])) && starts_command(line, p)) {
+			xdg_assigned(sc, p + xl, ll - i - xl);
+			continue;
+		}
 		if (i + 7 > ll || memcmp(p, "ZDOTDIR", 7) != 0 || (i > 0 && ident(p[-1])) ||
 		    (i + 7 < ll && ident(p[7])))
 			continue;
 		size_t skip;
-		rc = occurrence(line, ll, i, quote == '"', env, out, n, unknown, &skip);
+		rc = occurrence(sc, line, ll, i, quote == '"', &skip);
 		i += 6 + skip;
 	}
+	sc->quote = quote;
 	return rc;
 }
 
 int policy_zshenv_zdotdirs(const char *text, size_t len, const struct policy_zshenv_env *env,
 			   char *out, size_t n, bool *unknown)
 {
+	struct scan *sc = calloc(1, sizeof(*sc));
+	char *joined = len ? malloc(len) : NULL;
+	size_t jl = 0;
 	int rc = 0;
 
 	*unknown = false;
-	if (!out || n == 0)
-		return -EINVAL;
+	if (!out || n == 0 || !sc || (len && !joined)) {
+		free(sc);
+		free(joined);
+		return !out || n == 0 ? -EINVAL : -ENOMEM;
+	}
 	out[0] = '\0';
-	for (size_t at = 0; text && at < len && rc == 0;) {
-		const char *line = text + at, *nl = memchr(line, '\n', len - at);
-		size_t ll = nl ? (size_t)(nl - line) : len - at;
+	*sc = (struct scan){.env = env, .out = out, .n = n, .unknown = unknown, .n_xdg = 1};
+	sc->xdgv[0] = env->xdg_config;
+	/* a backslash-newline joins two lines into one, as zsh reads them (review 19) */
+	for (size_t i = 0; i < len; i++)
+		if (text[i] == '\\' && i + 1 < len && text[i + 1] == '\n')
+			i++;
+		else
+			joined[jl++] = text[i];
+	for (size_t at = 0; at < jl && rc == 0;) {
+		const char *line = joined + at, *nl = memchr(line, '\n', jl - at);
+		size_t ll = nl ? (size_t)(nl - line) : jl - at;
 
 		at += ll + 1;
-		rc = line_zdotdirs(line, ll, env, out, n, unknown);
+		rc = line_zdotdirs(sc, line, ll);
 	}
+	free(joined);
+	free(sc);
 	if (rc < 0) {
 		out[0] = '\0';
 		return rc;

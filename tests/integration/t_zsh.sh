@@ -96,6 +96,19 @@ OUT=$(cd "$H" && env -u ZDOTDIR timeout -k 2 60 "$HALO" -- sh -c \
 expect "\${ZDOTDIR:=~/dz2} and a ;then branch's ~/dz3: the planting ran" "0:done
 done" "$?:$OUT"
 expect "... nothing made or changed in either (dz3 itself aside)" "$before" "$(snapshot "$H")"
+# Review 19: $XDG_CONFIG_HOME as .zshenv sets it, and a ZDOTDIR that .zprofile sets
+# (zsh reads .zshrc and .zlogin there then).
+mkdir -p "$H/.xdg/zsh" "$H/dp"
+printf '%s\n' 'export XDG_CONFIG_HOME=$HOME/.xdg' \
+	'export ZDOTDIR=${XDG_CONFIG_HOME:-$HOME/.config}/zsh' >"$H/.zshenv"
+echo 'export ZDOTDIR=$HOME/dp' >"$H/.zprofile"
+before=$(snapshot "$H")
+OUT=$(cd "$H" && env -u ZDOTDIR -u XDG_CONFIG_HOME timeout -k 2 60 "$HALO" -- sh -c \
+	"$(plant "$H/.xdg/zsh" "$H/.xdg/zsh"); $(plant "$H/dp" "$H/dp")" 2>"$E" </dev/null)
+expect "XDG_CONFIG_HOME set in .zshenv, ZDOTDIR set in .zprofile: the planting ran" "0:done
+done" "$?:$OUT"
+expect "... nothing made or changed in either" "$before" "$(snapshot "$H")"
+rm -rf "$H/.xdg" "$H/dp" "$H/.zprofile"
 rm -f "$H/.zshenv"
 OUT=$(cd "$H" && ZDOTDIR=dz2 timeout -k 2 60 "$HALO" -- echo ran 2>"$E" </dev/null)
 expect_match "a relative ZDOTDIR in the environment: said" "ZDOTDIR is set in a way halo-run cannot follow" "$(cat "$E")"

@@ -44,6 +44,16 @@ static const struct {
     {"[[ -d /x ]]||ZDOTDIR=/y2", 1, "/y2", false},
     {"if [[ -d /x ]];then ZDOTDIR=/z; fi", 1, "/z", false},
     {"true;ZDOTDIR=/w", 1, "/w", false},
+    /* review 19: $XDG_CONFIG_HOME as the file sets it too, lines joined by a
+     * backslash, '#' and '}' within a word, a quote left open across lines */
+    {"export XDG_CONFIG_HOME=$HOME/.xdg\nexport ZDOTDIR=${XDG_CONFIG_HOME:-$HOME/.config}/zsh", 2,
+     "/x/zsh:/h/.xdg/zsh", false},
+    {"XDG_CONFIG_HOME=$(xdg)\n", 0, "", true},
+    {"export ZDOT\\\nDIR=$HOME/dots", 1, "/h/dots", false},
+    {"ZDOTDIR=$HOME/dots#x", 1, "/h/dots#x", false},
+    {"ZDOTDIR=$HOME/a}b", 1, "/h/a}b", false},
+    {"x='multi\n#' ; export ZDOTDIR=$HOME/dots", 1, "/h/dots", false},
+    {"x='multi\nZDOTDIR=/in-string'", 0, "", true},
     /* reads and the name alone are no assignment */
     {"echo $ZDOTDIR ${ZDOTDIR} ${ZDOTDIR:-/d} \"$ZDOTDIR\"", 0, "", false},
     {"export ZDOTDIR; typeset -x ZDOTDIR; unset ZDOTDIR", 0, "", false},
