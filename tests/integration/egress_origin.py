@@ -139,6 +139,21 @@ if ":" in bind:
 if root:
     os.chdir(root)
 srv = Server((bind, 0), {"echo": Echo, "git": Git, "upload": Upload}[kind])
+# An origin on ::1 alone holds 127.0.0.1 at its port too, bound and never listening
+# (connect refused there): no other process (the other user's pass, a unit test beside
+# it) can take that port on 127.0.0.1 and answer what the tests expect refused there.
+hold = []
+if bind == "::1":
+    for _ in range(50):
+        try:
+            h = socket.socket(socket.AF_INET)
+            h.bind(("127.0.0.1", srv.server_address[1]))
+            hold.append(h)
+            break
+        except OSError:
+            h.close()
+            srv.server_close()
+            srv = Server((bind, 0), {"echo": Echo, "git": Git, "upload": Upload}[kind])
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(portfile + ".tmp", portfile)
