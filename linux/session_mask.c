@@ -25,10 +25,13 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "linux/launch_int.h"
@@ -135,6 +138,19 @@ static int mask_clone(int src)
 	return c >= 0 ? c : null_clone();
 }
 
+/* A mask, here or the launch's: an empty mode-000 file on a read-only tmpfs, which
+ * nothing in the sandbox can make (review 19: the session's command renamed the
+ * directory of a socket masked live, the mask went along, and every later call was
+ * refused: the walk named the socket at its new path, and the helper found the mask
+ * there). Whatever covers the path, the socket is out of reach by it. */
+static bool is_mask(int fd, const struct stat *st)
+{
+	struct statfs sf;
+
+	return S_ISREG(st->st_mode) && st->st_size == 0 && (st->st_mode & 07777) == 0 &&
+	       fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC && (sf.f_flags & ST_RDONLY);
+}
+
 /* The socket at t->path, opened in the session's view without a link on the way, is
  * the walk's inode: bind the mask over it. 0 or an errno value. */
 static int mask_one(int src, const struct target *t)
@@ -152,10 +168,12 @@ static int mask_one(int src, const struct target *t)
 	if (target < 0)
 		return errno;
 	u.fh.handle_bytes = HANDLE_MAX;
-	if (fstat(target, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != t->dev ||
-	    name_to_handle_at(target, "", &u.fh, &mnt_id, AT_EMPTY_PATH) < 0 ||
-	    u.fh.handle_bytes != t->handle_len ||
-	    memcmp(u.fh.f_handle, t->handle, t->handle_len) != 0)
+	if (fstat(target, &st) == 0 && is_mask(target, &st))
+		rc = 0; /* covered already: a mask that moved here with its directory */
+	else if (fstat(target, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != t->dev ||
+		 name_to_handle_at(target, "", &u.fh, &mnt_id, AT_EMPTY_PATH) < 0 ||
+		 u.fh.handle_bytes != t->handle_len ||
+		 memcmp(u.fh.f_handle, t->handle, t->handle_len) != 0)
 		rc = ESTALE; /* another file than the walk's now */
 	else if ((clone = mask_clone(src)) < 0)
 		rc = -clone;

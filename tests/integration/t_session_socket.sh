@@ -143,6 +143,24 @@ expect_match "... naming the index place, and the session ends" "halo-run/index,
 pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
 (cd "$WS5" && "$HALO" session stop "$S5" >/dev/null 2>&1)
 
+# Review 19: a socket masked live whose directory the session's command renames: the
+# mask goes along, the next call runs (each was refused: the walk named the socket at
+# its new path and the helper found the mask there), and it is still out of reach.
+WS6=$(mktemp -d "$TMPDIR/ws6.XXXXXX") || exit 1
+S6="sk6$$"
+mkdir -p "$WS6/d"
+(cd "$WS6" && timeout -k 2 30 "$HALO" --session "$S6" -- true </dev/null >/dev/null 2>&1)
+python3 -c "$LISTEN" "$WS6/d/a.sock" halo-sock-mark-$$ >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$WS6/d/a.sock" ] && break; sleep 0.1; done
+OUT=$(cd "$WS6" && timeout -k 2 30 "$HALO" --session "$S6" -- python3 -c "$REACH" d/a.sock 2>&1 </dev/null)
+expect "a host socket masked live" "0:masked" "$?:$OUT"
+OUT=$(cd "$WS6" && timeout -k 2 30 "$HALO" --session "$S6" -- sh -c 'mv d e && echo moved' 2>&1 </dev/null)
+expect "... its directory renamed inside" "0:moved" "$?:$OUT"
+OUT=$(cd "$WS6" && timeout -k 2 30 "$HALO" --session "$S6" -- python3 -c "$REACH" e/a.sock 2>&1 </dev/null)
+expect "... the next call runs, the socket still out of reach" "0:masked" "$?:$OUT"
+pgrep -f "halo-sock-mark-$$" | xargs -r kill -KILL 2>/dev/null
+(cd "$WS6" && "$HALO" session stop "$S6" >/dev/null 2>&1)
+
 # Review 13: the same for a socket whose path has a space (mountinfo writes it \040); and
 # a mask at "a b/.env" is not taken for the socket named "a\040b/.env": replaced on the
 # host, it still ends the session.
