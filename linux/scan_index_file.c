@@ -467,6 +467,26 @@ size_t linux_scan_index_places(const struct linux_launch *l, char out[][PATH_MAX
 	return n;
 }
 
+bool linux_index_place_named(const char *path)
+{
+	static const char tail[] = "/halo-run/index";
+	size_t len = strlen(path);
+
+	return len >= sizeof(tail) && strcmp(path + len - (sizeof(tail) - 1), tail) == 0;
+}
+
+bool linux_scan_own_index_place(const struct linux_launch *l, const char *path)
+{
+	char places[LINUX_INDEX_PLACES][PATH_MAX], real[PATH_MAX];
+	size_t n = linux_scan_index_places(l, places);
+
+	for (size_t k = 0; k < n; k++)
+		if (strcmp(path, places[k]) == 0 ||
+		    (realpath(places[k], real) && strcmp(path, real) == 0))
+			return true;
+	return false;
+}
+
 /* The key, where a writable tree holds its directory (a writable root that is that
  * directory): made before the sandbox runs, then masked, a mount point, so that no
  * command reads it, replaces it or removes it to have one of its own made. Only looked

@@ -156,6 +156,10 @@ bool linux_scan_glob_match(const struct linux_scan_ctx *c, const char *name, con
  * how many. */
 #define LINUX_INDEX_PLACES 3
 size_t linux_scan_index_places(const struct linux_launch *l, char out[][PATH_MAX]);
+/* Is path (absolute) a directory named halo-run/index: an index place, anyone's? And is
+ * it one of l's own places (as named or resolved)? */
+bool linux_index_place_named(const char *path);
+bool linux_scan_own_index_place(const struct linux_launch *l, const char *path);
 void linux_scan_index_shield(const struct linux_launch *l, struct linux_scan *s);
 /* scan_index_key.c: the user's index key loaded (made at first) and set for
  * scan_index.c, once per process; false with why set when there is none to trust

@@ -123,7 +123,6 @@ static bool in_dotgit(const char *entry)
 static bool gone_with_its_file(const struct linux_launch *l, const char *entry, char *const *prot,
 			       size_t n_prot)
 {
-	static const char index_tail[] = "/halo-run/index";
 	const char *esc = strchr(entry, ' ') + 1;
 	char path[PATH_MAX];
 	size_t o = 0;
@@ -143,16 +142,8 @@ static bool gone_with_its_file(const struct linux_launch *l, const char *entry, 
 	}
 	path[o] = '\0';
 
-	if (o >= sizeof(index_tail) &&
-	    strcmp(path + o - (sizeof(index_tail) - 1), index_tail) == 0) {
-		char places[LINUX_INDEX_PLACES][PATH_MAX], real[PATH_MAX];
-		size_t n = linux_scan_index_places(l, places);
-		for (size_t k = 0; k < n; k++)
-			if (strcmp(path, places[k]) == 0 ||
-			    (realpath(places[k], real) && strcmp(path, real) == 0))
-				return false;
-		return true;
-	}
+	if (linux_index_place_named(path))
+		return !linux_scan_own_index_place(l, path);
 	for (size_t i = 0; i < n_prot; i++) {
 		const char *p = strstr(prot[i], LINUX_SESSION_SOCKET ":/");
 		if (p && strcmp(p + sizeof(LINUX_SESSION_SOCKET), path) == 0)

@@ -180,27 +180,15 @@ void linux_session_protected_free(char **v, size_t n)
 static int other_index_places(const struct linux_launch *l, const struct linux_scan *s, char ***out,
 			      size_t *n, const struct own_dirs *own)
 {
-	static const char tail[] = "/halo-run/index";
-	char places[LINUX_INDEX_PLACES][PATH_MAX], real[PATH_MAX];
-	size_t n_places = linux_scan_index_places(l, places);
 	int rc = 0;
 
-	for (size_t i = 0; i < s->own.n && rc == 0; i++) {
-		const char *p = s->own.v[i];
-		size_t len = strlen(p);
-		bool ours = false;
-
-		/* (one in a tree the command writes: elsewhere it cannot make one; another
-		 * state home's, its watcher's socket seen, comes and goes with that watcher) */
-		if (len < sizeof(tail) || strcmp(p + len - (sizeof(tail) - 1), tail) != 0 ||
-		    !linux_paths_beneath_any(p, &s->writable))
-			continue;
-		for (size_t k = 0; k < n_places && !ours; k++)
-			ours = strcmp(p, places[k]) == 0 ||
-			       (realpath(places[k], real) && strcmp(p, real) == 0);
-		if (!ours)
-			rc = add(out, n, p, own, LINUX_SESSION_PLACE);
-	}
+	/* (one in a tree the command writes: elsewhere it cannot make one; another state
+	 * home's, its watcher's socket seen, comes and goes with that watcher) */
+	for (size_t i = 0; i < s->own.n && rc == 0; i++)
+		if (linux_index_place_named(s->own.v[i]) &&
+		    linux_paths_beneath_any(s->own.v[i], &s->writable) &&
+		    !linux_scan_own_index_place(l, s->own.v[i]))
+			rc = add(out, n, s->own.v[i], own, LINUX_SESSION_PLACE);
 	return rc;
 }
 

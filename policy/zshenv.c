@@ -173,31 +173,41 @@ static size_t word(const char *p, size_t n, const struct policy_zshenv_env *env,
 	return i;
 }
 
+/* The word before p on its line, past the flags of typeset and the like (-x, -gx), and
+ * from the last ';', '&' or '|' in it (`]];then`, `x&&export`): *w its start, the
+ * return its end; NULL when a command starts right there (the line's start, or after
+ * ';', '{', '(', ')', '&' or '|'). A loop: any number of flags (review 17). */
+static const char *word_before(const char *line, const char *p, const char **w)
+{
+	for (const char *q = p;;) {
+		while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q == line || strchr(";{()&|", q[-1]))
+			return NULL;
+		for (*w = q; *w > line && !strchr(" \t;&|", (*w)[-1]); (*w)--)
+			;
+		if ((*w)[0] != '-')
+			return q;
+		q = *w;
+	}
+}
+
+static bool in_table(const char *w, const char *q, const char *const *table, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (name_is(w, (size_t)(q - w), table[i]))
+			return true;
+	return false;
+}
+
 /* Does an assignment at p start a command (what is before it on its line)? */
 static bool starts_command(const char *line, const char *p)
 {
 	static const char *const lead[] = {"export", "typeset", "declare", "local", "readonly",
 					   "then",   "else",	"do",	   "!"};
+	const char *w, *q = word_before(line, p, &w);
 
-	for (const char *q = p;;) { /* (a loop: any number of flags, review 17) */
-		while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
-			q--;
-		if (q == line || strchr(";{()&|", q[-1]))
-			return true;
-		/* the word before it, from the last ';', '&' or '|' in it (`]];then`,
-		 * `x&&export`); after typeset/declare, their flags (-x, -gx) */
-		const char *w = q;
-		while (w > line && !strchr(" \t;&|", w[-1]))
-			w--;
-		if (w[0] == '-') {
-			q = w;
-			continue;
-		}
-		for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
-			if (name_is(w, (size_t)(q - w), lead[i]))
-				return true;
-		return false;
-	}
+	return !q || in_table(w, q, lead, sizeof(lead) / sizeof(lead[0]));
 }
 
 /* The told value v into the list out (once). */
@@ -331,24 +341,9 @@ static int occurrence(struct scan *sc, const char *line, size_t ll, size_t i, bo
 	}
 	/* export ZDOTDIR (and the like), the name alone */
 	if (!in_dq && (after == end || strchr(" \t;&|)", after[0]))) {
-		const char *q = p;
-		while (q > line && (q[-1] == ' ' || q[-1] == '\t'))
-			q--;
-		const char *w = q;
-		while (w > line && w[-1] != ' ' && w[-1] != '\t')
-			w--;
-		while (w[0] == '-' && w > line) { /* flags: the word before them */
-			const char *f = w;
-			while (f > line && (f[-1] == ' ' || f[-1] == '\t'))
-				f--;
-			q = f;
-			for (w = f; w > line && w[-1] != ' ' && w[-1] != '\t'; w--)
-				;
-		}
-		for (size_t k = 0; k < sizeof(alone) / sizeof(alone[0]); k++)
-			if ((size_t)(q - w) == strlen(alone[k]) &&
-			    memcmp(w, alone[k], strlen(alone[k])) == 0)
-				return 0;
+		const char *w, *q = word_before(line, p, &w);
+		if (q && in_table(w, q, alone, sizeof(alone) / sizeof(alone[0])))
+			return 0;
 	}
 	*sc->unknown = true;
 	return 0;
