@@ -181,6 +181,15 @@ int proxy_poller_mod(struct proxy_poller *pl, int fd, unsigned events)
 	return rc;
 }
 
+void proxy_poller_spin_stats(const struct proxy_poller *pl, uint64_t *spun, uint64_t *caught)
+{
+	*spun = *caught = 0;
+#ifdef POLLER_HAVE_EPOLL
+	if (pl->backend == PROXY_POLLER_EPOLL)
+		poller_epoll_spin_stats(pl, spun, caught);
+#endif
+}
+
 void proxy_poller_set_ending(struct proxy_poller *pl)
 {
 	if (pl)

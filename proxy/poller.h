@@ -60,6 +60,10 @@ bool proxy_poller_ending(const struct proxy_poller *pl);
  * triggered). Not from inside a callback. 0, or -errno (then ready[] says nothing). */
 int proxy_poller_peek(struct proxy_poller *pl, const int *fds, size_t n, bool *ready);
 
+/* How many waits polled before sleeping (epoll, a hot loop; poller_epoll.c) and how
+ * many of them the polling answered. Both 0 on the poll backend. */
+void proxy_poller_spin_stats(const struct proxy_poller *pl, uint64_t *spun, uint64_t *caught);
+
 /* Monotonic milliseconds. */
 uint64_t proxy_now_ms(void);
 

@@ -66,6 +66,7 @@ int poller_ready_reserve(struct proxy_poller *pl, size_t n);
 #if defined(__linux__) && !defined(HALO_PORTABLE)
 #define POLLER_HAVE_EPOLL 1
 extern const struct poller_ops poller_epoll_ops;
+void poller_epoll_spin_stats(const struct proxy_poller *pl, uint64_t *spun, uint64_t *caught);
 #endif
 extern const struct poller_ops poller_poll_ops;
 

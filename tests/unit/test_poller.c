@@ -4,8 +4,10 @@
  * test runs once per backend (loop index = enum proxy_poller_backend). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -477,6 +479,99 @@ START_TEST(many_fds_and_timers)
 }
 END_TEST
 
+#if defined(__linux__) && !defined(HALO_PORTABLE)
+/* Polling before sleeping (poller_epoll.c): a loop whose last wait ended quickly polls
+ * first and an answer already there is taken without sleeping; a wait that timed out
+ * makes it cold, and a cold loop sleeps at once (an idle supervisor never polls). */
+static void on_read(void *arg, int fd, unsigned events)
+{
+	char c;
+
+	(void)events;
+	ck_assert_int_eq(read(fd, &c, 1), 1);
+	((struct rec *)arg)->calls++;
+}
+
+/* Rounds: a byte ready before each wait (quick: hot), then one wait that times out. */
+static void spin_rounds(struct proxy_poller *pl, int w, struct rec *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(write(w, "x", 1), 1);
+		ck_assert_int_eq(proxy_poller_run_once(pl, 1000), 0);
+	}
+	ck_assert_int_eq(proxy_poller_run_once(pl, 20), 0); /* nothing: times out, cold */
+	ck_assert_int_eq(r->calls, n);
+}
+
+START_TEST(hot_loop_polls_cold_loop_sleeps)
+{
+	struct proxy_poller *pl = mk(PROXY_POLLER_EPOLL);
+	struct rec r = {0};
+	uint64_t spun, caught, spun2, caught2;
+	cpu_set_t set;
+	int sv[2];
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	if (CPU_COUNT(&set) < 2) {
+		proxy_poller_free(pl);
+		UNIT_SKIP("a hot loop polls",
+			  "one CPU here (the loop never polls: one_cpu_never_polls)");
+	}
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_read, &r), 0);
+	/* Cold at first: a wait that times out never polled. */
+	ck_assert_int_eq(proxy_poller_run_once(pl, 20), 0);
+	proxy_poller_spin_stats(pl, &spun, &caught);
+	ck_assert_int_eq(spun, 0);
+	/* 40 quick rounds: the first is cold, each later one is hot unless this process was
+	 * held off the CPU past 100 us between two clock reads, so some polled, and the
+	 * byte was there each time: every poll in them was answered at once. The timed-out
+	 * wait after them polled too (and found nothing) when the last round was hot. */
+	spin_rounds(pl, sv[1], &r, 40);
+	proxy_poller_spin_stats(pl, &spun, &caught);
+	ck_assert_uint_ge(caught, 1);
+	ck_assert(spun == caught || spun == caught + 1);
+	/* Cold after the timeout: the next empty wait sleeps at once. */
+	ck_assert_int_eq(proxy_poller_run_once(pl, 20), 0);
+	proxy_poller_spin_stats(pl, &spun2, &caught2);
+	ck_assert_uint_eq(spun2, spun);
+	ck_assert_uint_eq(caught2, caught);
+	proxy_poller_free(pl);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(one_cpu_never_polls)
+{
+	struct proxy_poller *pl = mk(PROXY_POLLER_EPOLL);
+	struct rec r = {0};
+	uint64_t spun, caught;
+	cpu_set_t set;
+	int sv[2];
+
+	CPU_ZERO(&set);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++) /* keep the first CPU allowed */
+		if (CPU_ISSET(c, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(c, &set);
+			break;
+		}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0); /* this fork only */
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(proxy_poller_add(pl, sv[0], PROXY_EV_IN, on_read, &r), 0);
+	spin_rounds(pl, sv[1], &r, 40);
+	proxy_poller_spin_stats(pl, &spun, &caught);
+	ck_assert_uint_eq(spun, 0);
+	ck_assert_uint_eq(caught, 0);
+	proxy_poller_free(pl);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+#endif
+
 static Suite *poller_suite(void)
 {
 	Suite *s = suite_create("poller");
@@ -500,6 +595,8 @@ static Suite *poller_suite(void)
 	tcase_add_loop_test(tc, peek_reports_without_dispatch, first, PROXY_POLLER_POLL + 1);
 #if defined(__linux__) && !defined(HALO_PORTABLE)
 	tcase_add_test(tc, ending_leaves_descriptors_to_the_exit);
+	tcase_add_test(tc, hot_loop_polls_cold_loop_sleeps);
+	tcase_add_test(tc, one_cpu_never_polls);
 #endif
 	suite_add_tcase(s, tc);
 	return s;
