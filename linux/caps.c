@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -118,10 +119,16 @@ int linux_caps_parse_status(const char *text, uint64_t *bnd, uint64_t *amb)
 	return rc < 0 ? rc : status_field(text, "CapAmb", amb);
 }
 
+int linux_status_sigign(const char *text, uint64_t *ign)
+{
+	return status_field(text, "SigIgn", ign);
+}
+
 /* The bounding and ambient sets in one read (three calls) instead of two calls per
- * capability. False when the file cannot be read or parsed: the caller asks per
- * capability instead. */
-static bool sets_from_status(uint64_t *bnd, uint64_t *amb)
+ * capability, and the ignored signals from the same text (UINT64_MAX when it does not
+ * say). False when the file cannot be read or parsed: the caller asks per capability
+ * instead. */
+static bool sets_from_status(uint64_t *bnd, uint64_t *amb, uint64_t *ign)
 {
 	char buf[8192];
 	size_t n = 0;
@@ -134,6 +141,8 @@ static bool sets_from_status(uint64_t *bnd, uint64_t *amb)
 		n += (size_t)k;
 	close(fd);
 	buf[n] = '\0';
+	if (linux_status_sigign(buf, ign) < 0)
+		*ign = UINT64_MAX;
 	return linux_caps_parse_status(buf, bnd, amb) == 0;
 }
 
@@ -152,7 +161,7 @@ static void sets_from_prctl(uint64_t *bnd, uint64_t *amb)
 	}
 }
 
-static void verify_or_die(int rfd, bool bounding_kept)
+static void verify_or_die(int rfd, bool bounding_kept, uint64_t *ign)
 {
 	struct caps3 now;
 	uint64_t bnd, amb;
@@ -162,7 +171,8 @@ static void verify_or_die(int rfd, bool bounding_kept)
 	for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
 		if (now.d[i].effective || now.d[i].permitted || now.d[i].inheritable)
 			linux_die(rfd, STEP, EPERM, "capabilities remain after dropping them");
-	if (!sets_from_status(&bnd, &amb))
+	*ign = UINT64_MAX;
+	if (!sets_from_status(&bnd, &amb, ign))
 		sets_from_prctl(&bnd, &amb);
 	if (!bounding_kept && bnd != 0)
 		linux_die(rfd, STEP, EPERM, "bounding capabilities remain (0x%llx)",
@@ -174,10 +184,11 @@ static void verify_or_die(int rfd, bool bounding_kept)
 		linux_die(rfd, STEP, EPERM, "no_new_privs is not set");
 }
 
-void linux_caps_drop_or_die(int report_fd)
+void linux_caps_drop_or_die(int report_fd, uint64_t *sig_ignored)
 {
 	struct caps3 now;
 	bool keep_bounding;
+	uint64_t ign;
 
 	if (caps_get(&now) < 0)
 		linux_die(report_fd, STEP, errno, "read the capability sets");
@@ -191,5 +202,7 @@ void linux_caps_drop_or_die(int report_fd)
 	clear_sets_or_die(report_fd);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		linux_die(report_fd, STEP, errno, "PR_SET_NO_NEW_PRIVS");
-	verify_or_die(report_fd, keep_bounding);
+	verify_or_die(report_fd, keep_bounding, &ign);
+	if (sig_ignored)
+		*sig_ignored = ign;
 }

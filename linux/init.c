@@ -34,6 +34,9 @@ struct spawn_arg {
 	int rfd;
 };
 
+/* The signals init's caller ignored (reset_signals). */
+static uint64_t caller_ignored = UINT64_MAX;
+
 static void write_file_or_die(int rfd, const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -397,7 +400,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 		linux_die(rfd, "init", errno, "PR_SET_DUMPABLE");
 	sfd = init_signals_or_die(rfd);
 	linux_landlock_apply_or_die(s, true, NULL, rfd); /* second layer on writes */
-	linux_caps_drop_or_die(rfd);			 /* no capability, no_new_privs */
+	linux_caps_drop_or_die(rfd, &caller_ignored);	 /* no capability, no_new_privs */
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
 	cmd = shared_spawn(l) ? spawn_shared_or_die(l, &broker, rfd)
 			      : spawn_forked_or_die(l, f, &broker, rfd);
@@ -425,15 +428,21 @@ static void report_exec_failure(int rfd, int err, const char *cmd)
 /* Init's blocked signals are not the command's, nor what its caller ignored: a
  * shell's `cmd &` without job control ignores INT and QUIT, nohup HUP, and an ignored
  * disposition survives fork and exec (init itself takes them all, blocked, from its
- * signalfd). */
+ * signalfd, and installs no handler, which exec would undo anyway). So only those of
+ * them that are ignored are set back: /proc/self/status, read back by the capability
+ * step, says which (caller_ignored; every one of them when it could not say, as in
+ * the launch without namespaces): no call at all in the common case, where eight
+ * were. */
 static void reset_signals(void)
 {
 	sigset_t none;
 
 	sigemptyset(&none);
-	for (size_t i = 0; i < launch_n_forwarded_signals; i++)
-		signal(launch_forwarded_signals[i], SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
+	for (size_t i = 0; i <= launch_n_forwarded_signals; i++) {
+		int sig = i < launch_n_forwarded_signals ? launch_forwarded_signals[i] : SIGCHLD;
+		if (caller_ignored & (1ULL << (sig - 1)))
+			signal(sig, SIG_DFL);
+	}
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 

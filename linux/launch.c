@@ -309,7 +309,7 @@ static int start_without_namespaces(struct linux_sandbox *sb, bool layers, struc
 			linux_die(rfd, "cgroup", errno, "join the sandbox's cgroup");
 		if (layers) {
 			linux_landlock_apply_or_die(&sb->scan, false, &l->policy->host_ports, rfd);
-			linux_caps_drop_or_die(rfd);
+			linux_caps_drop_or_die(rfd, NULL);
 			linux_seccomp_apply_or_die(rfd);
 		}
 		/* No network namespace, so no proxy of ours: no variables pointing at one

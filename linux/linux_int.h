@@ -238,11 +238,15 @@ int linux_landlock_abi(void);
 void linux_landlock_apply_or_die(const struct linux_scan *s, bool in_netns,
 				 const struct policy_ports *host_ports, int report_fd);
 
-/* Drop every capability (effective, permitted, inheritable, ambient, bounding). */
-void linux_caps_drop_or_die(int report_fd);
+/* Drop every capability (effective, permitted, inheritable, ambient, bounding). The
+ * read-back of /proc/self/status also tells which signals this process ignores (bit
+ * n-1 for signal n): *sig_ignored (when not NULL), UINT64_MAX when it did not say. */
+void linux_caps_drop_or_die(int report_fd, uint64_t *sig_ignored);
 /* The CapBnd and CapAmb sets from the text of /proc/self/status. 0, -ENOENT (a field
  * missing) or -EINVAL (not 16 lower-case hex digits). */
 int linux_caps_parse_status(const char *text, uint64_t *bnd, uint64_t *amb);
+/* SigIgn from the same text; same answers. */
+int linux_status_sigign(const char *text, uint64_t *ign);
 
 /* Load the seccomp deny list (the table in seccomp.c). Loaded last, right before exec. */
 void linux_seccomp_apply_or_die(int report_fd);

@@ -42,12 +42,40 @@ START_TEST(parse_table)
 }
 END_TEST
 
+/* The ignored signals from the same text (init's reset_signals): a field it cannot
+ * read says nothing, and every signal is set back. */
+START_TEST(sigign_table)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		uint64_t ign;
+	} t[] = {
+	    {"SigBlk:\t0000000000000000\nSigIgn:\t0000000000001003\nSigCgt:\t0\n", 0, 0x1003},
+	    {"SigIgn:\t0000000000000000", 0, 0},
+	    {"SigIgn:\t000000000000000\n", -EINVAL, 0},
+	    {"SigIgn:\tzzzzzzzzzzzzzzzz\n", -EINVAL, 0},
+	    {"XSigIgn:\t0000000000000000\n", -ENOENT, 0},
+	    {"", -ENOENT, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t ign = 99;
+		int rc = linux_status_sigign(t[i].text, &ign);
+		ck_assert_msg(rc == t[i].rc, "row %zu: rc %d", i, rc);
+		if (rc == 0)
+			ck_assert_msg(ign == t[i].ign, "row %zu: %llx", i, (unsigned long long)ign);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("caps_status");
 	TCase *tc = tcase_create("parse");
 
 	tcase_add_test(tc, parse_table);
+	tcase_add_test(tc, sigign_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -385,6 +385,12 @@ static void check_layout(void)
 	IN(fd < 0 || read(fd, buf, sizeof(buf)) == 0, "/proc/keys masked");
 	if (fd >= 0)
 		close(fd);
+	fd = open("/proc/timer_list", O_RDONLY | O_CLOEXEC); /* each mask, as listed */
+	IN(fd < 0 || read(fd, buf, sizeof(buf)) == 0, "/proc/timer_list masked");
+	if (fd >= 0)
+		close(fd);
+	IN(access("/proc/irq", F_OK) != 0 || (mnt_flags("/proc/irq") & ST_RDONLY),
+	   "/proc/irq read-only");
 	IN(mnt_flags("/sys") & ST_RDONLY, "/sys read-only");
 	IN(access("/proc/bus", F_OK) != 0 || (mnt_flags("/proc/bus") & ST_RDONLY),
 	   "/proc/bus read-only");

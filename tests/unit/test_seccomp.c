@@ -409,7 +409,7 @@ static void caps_in_userns_body(int rfd)
 	status_field("CapEff", eff, sizeof(eff));
 	if (strcmp(eff, "0000000000000000") == 0)
 		report("no capabilities in the new user namespace");
-	linux_caps_drop_or_die(rfd);
+	linux_caps_drop_or_die(rfd, NULL);
 	expect_no_caps();
 	/* NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and their locks, KEEP_CAPS locked */
 	bits = prctl(PR_GET_SECUREBITS);
@@ -428,7 +428,7 @@ END_TEST
 
 static void caps_as_root_body(int rfd)
 {
-	linux_caps_drop_or_die(rfd);
+	linux_caps_drop_or_die(rfd, NULL);
 	expect_no_caps();
 	/* root without capabilities: setuid(1) needs CAP_SETUID */
 	EXPECT(setuid(1), EPERM);
@@ -445,7 +445,7 @@ static void caps_unprivileged_body(int rfd)
 		return;
 	}
 	expect_status("CapPrm", "0000000000000000");
-	linux_caps_drop_or_die(rfd);
+	linux_caps_drop_or_die(rfd, NULL);
 	expect_status("CapEff", "0000000000000000");
 	expect_status("CapPrm", "0000000000000000");
 	expect_status("CapAmb", "0000000000000000");
