@@ -4,6 +4,7 @@
  * configs with the same reader (policy_git_config_refs) for every repository whose
  * work tree holds the name judged: a .git directory, or a .git file's gitdir, with its
  * config.worktree and its common directory's config. */
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +25,12 @@ struct refs_walk {
 
 static void read_config(struct refs_walk *w, const char *path);
 
-static void on_ref(void *arg, int kind, const char *value)
+static void judge_ref(struct refs_walk *w, int kind, const char *value)
 {
-	struct refs_walk *w = arg;
 	char at[GIT_PATH_MAX];
 	const char *base = kind == POLICY_GITREF_HOOKS ? w->worktree : w->cfg_dir;
 
-	if (w->hit || kind == POLICY_GITREF_WORKTREE ||
-	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
+	if (w->hit || policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
 		return;
 	if (kind == POLICY_GITREF_HOOKS && !w->hooks[0])
 		snprintf(w->hooks, sizeof(w->hooks), "%s", at);
@@ -47,6 +46,45 @@ static void on_ref(void *arg, int kind, const char *value)
 			w->hit = "the scripts a hooksPath ending in /_ (husky) runs";
 	} else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_NESTING)
 		read_config(w, at);
+}
+
+/* git expands "~" and "~/x" with $HOME and "~user/x" with that user's home
+ * (interpolate_path); the sandbox guards a "~" value under every home the host's git
+ * may take, $HOME's and the password database's (linux/scan_git.c each_expansion):
+ * judged the same way. */
+static void on_ref(void *arg, int kind, const char *value)
+{
+	struct refs_walk *w = arg;
+	const char *homes[2] = {NULL, NULL}, *rest;
+	char user[256], pwbuf[4096], exp[GIT_PATH_MAX];
+	struct passwd pw, *got = NULL;
+	size_t ul;
+
+	if (kind == POLICY_GITREF_WORKTREE)
+		return;
+	if (value[0] != '~') {
+		judge_ref(w, kind, value);
+		return;
+	}
+	ul = strcspn(value + 1, "/");
+	rest = value[1 + ul] ? value + 2 + ul : "";
+	if (ul == 0) {
+		homes[0] = w->c->env_home;
+		homes[1] = w->c->home;
+	} else if (ul < sizeof(user)) {
+		memcpy(user, value + 1, ul);
+		user[ul] = '\0';
+		if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got)
+			homes[0] = got->pw_dir;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		int n;
+		if (!homes[i] || homes[i][0] != '/')
+			continue;
+		n = snprintf(exp, sizeof(exp), "%s%s%s", homes[i], rest[0] ? "/" : "", rest);
+		if (n > 0 && (size_t)n < sizeof(exp))
+			judge_ref(w, kind, exp);
+	}
 }
 
 static void read_config(struct refs_walk *w, const char *path)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,11 +105,64 @@ struct config_walk {
 	unsigned nest;
 };
 
+typedef void (*expansion_fn)(struct linux_scan_ctx *c, const char *abs, void *arg);
+
+/* A path in a git config as git reads it (interpolate_path): "~" and "~/x" name $HOME,
+ * "~user/x" that user's home, anything else is resolve_against's. A "~" one is taken
+ * with every home the host's git may expand it with, $HOME's (git's own) and the
+ * password database's (a harness, a cron job or a login shell may run git with that
+ * one): each is guarded (review 20: "~/.githooks" was guarded as the password
+ * database's home alone, and a HOME elsewhere had its hooks planted). */
+static void each_expansion(struct linux_scan_ctx *c, const char *base, const char *v,
+			   expansion_fn fn, void *arg)
+{
+	char out[PATH_MAX], user[256], pwbuf[4096];
+	const char *homes[2] = {NULL, NULL}, *rest;
+	struct passwd pw, *got = NULL;
+	size_t ul;
+
+	if (v[0] != '~') {
+		resolve_against(c, base, v, out, sizeof(out));
+		if (out[0])
+			fn(c, out, arg);
+		return;
+	}
+	ul = strcspn(v + 1, "/");
+	rest = v[1 + ul] ? v + 2 + ul : "";
+	if (ul == 0) {
+		homes[0] = getenv("HOME");
+		homes[1] = c->home;
+	} else if (ul < sizeof(user)) {
+		memcpy(user, v + 1, ul);
+		user[ul] = '\0';
+		if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got)
+			homes[0] = got->pw_dir;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		int w;
+		if (!homes[i] || homes[i][0] != '/' ||
+		    (i == 1 && homes[0] && !strcmp(homes[0], homes[1])))
+			continue;
+		w = snprintf(out, sizeof(out), "%s%s%s", homes[i], rest[0] ? "/" : "", rest);
+		if (w > 0 && (size_t)w < sizeof(out))
+			fn(c, out, arg);
+	}
+}
+
+static void include_one(struct linux_scan_ctx *c, const char *inc, void *arg)
+{
+	struct config_walk *w = arg;
+
+	/* Missing, it is a config the command could write: refused. */
+	if (linux_scan_add_guard(c->s, inc, true))
+		parse_config(c, inc, w->r, w->nest + 1);
+}
+
 /* One name the config points at (policy_git_config_refs, the hook's reader too). */
 static void config_ref(void *arg, int kind, const char *value)
 {
 	struct config_walk *w = arg;
-	char dir[PATH_MAX], inc[PATH_MAX];
+	char dir[PATH_MAX];
 
 	if (kind == POLICY_GITREF_HOOKS)
 		snprintf(w->r->hooks_path, sizeof(w->r->hooks_path), "%s", value);
@@ -116,10 +170,7 @@ static void config_ref(void *arg, int kind, const char *value)
 		snprintf(w->r->worktree, sizeof(w->r->worktree), "%s", value);
 	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_MAX_NESTING) {
 		snprintf(dir, sizeof(dir), "%s", w->cfg);
-		resolve_against(w->c, dirname(dir), value, inc, sizeof(inc));
-		/* Missing, it is a config the command could write: refused. */
-		if (inc[0] && linux_scan_add_guard(w->c->s, inc, true))
-			parse_config(w->c, inc, w->r, w->nest + 1);
+		each_expansion(w->c, dirname(dir), value, include_one, w);
 	}
 }
 
@@ -277,6 +328,35 @@ static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
 	snprintf(out, n, "%s", r.hooks_path);
 }
 
+struct hooks_at {
+	const char *gitdir, *worktree;
+	bool global;
+};
+
+/* One place core.hooksPath names (each_expansion: one per home for a "~" one). */
+static void hooks_one(struct linux_scan_ctx *c, const char *hooks, void *arg)
+{
+	const struct hooks_at *h = arg;
+
+	/* The global one names a directory most repositories lack: it may not be
+	 * created there (the repository's own must exist). */
+	if (h->global)
+		guard_or_missing(c, hooks);
+	else
+		linux_scan_add_guard(c->s, hooks, true);
+	/* husky 9: hooksPath .husky/_ runs the scripts in .husky/ */
+	if (policy_hooks_dir_sources_parent(hooks)) {
+		char parent[PATH_MAX];
+		size_t n = (size_t)snprintf(parent, sizeof(parent), "%s", hooks);
+		while (n > 1 && parent[n - 1] == '/')
+			parent[--n] = '\0';
+		*strrchr(parent, '/') = '\0';
+		if (parent[0])
+			linux_scan_add_guard(c->s, parent, true);
+	}
+	guard_managers(c, h->gitdir, hooks, h->worktree);
+}
+
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
 			 unsigned nest)
 {
@@ -309,28 +389,11 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 		global = r.hooks_path[0] != '\0';
 	}
 	if (r.hooks_path[0]) {
-		resolve_against(c, worktree, r.hooks_path, hooks, sizeof(hooks));
-		/* The global one names a directory most repositories lack: it may not be
-		 * created there (the repository's own must exist). */
-		if (hooks[0] && global)
-			guard_or_missing(c, hooks);
-		else if (hooks[0])
-			linux_scan_add_guard(c->s, hooks, true);
-		/* husky 9: hooksPath .husky/_ runs the scripts in .husky/ */
-		if (hooks[0] && policy_hooks_dir_sources_parent(hooks)) {
-			char parent[PATH_MAX];
-			size_t n = (size_t)snprintf(parent, sizeof(parent), "%s", hooks);
-			while (n > 1 && parent[n - 1] == '/')
-				parent[--n] = '\0';
-			*strrchr(parent, '/') = '\0';
-			if (parent[0])
-				linux_scan_add_guard(c->s, parent, true);
-		}
-	} else {
-		join(hooks, sizeof(hooks), gitdir, "hooks");
-	}
-	if (hooks[0])
+		struct hooks_at h = {gitdir, worktree, global};
+		each_expansion(c, worktree, r.hooks_path, hooks_one, &h);
+	} else if (join(hooks, sizeof(hooks), gitdir, "hooks")) {
 		guard_managers(c, gitdir, hooks, worktree);
+	}
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
 		walk_modules(c, mods, nest);
@@ -375,19 +438,21 @@ const char *linux_scan_git_global_hooks(struct linux_scan_ctx *c)
 	return c->global_hooks = c->s->git_global_hooks;
 }
 
+static void global_one(struct linux_scan_ctx *c, const char *abs, void *arg)
+{
+	(void)arg;
+	guard_or_missing(c, abs);
+}
+
 void linux_scan_git_global(struct linux_scan *s, const char *home)
 {
 	struct linux_scan_ctx c = {.s = s, .home = home};
-	char abs[PATH_MAX];
 
 	/* An absolute (or ~/) global hooksPath runs for every repository on the host, one
 	 * in the workspace or not: guarded even where the walk found no repository. */
 	const char *hooks = linux_scan_git_global_hooks(&c);
-	if (hooks[0] == '/' || (hooks[0] == '~' && hooks[1] == '/')) {
-		resolve_against(&c, NULL, hooks, abs, sizeof(abs));
-		if (abs[0])
-			guard_or_missing(&c, abs);
-	}
+	if (hooks[0] == '/' || hooks[0] == '~')
+		each_expansion(&c, NULL, hooks, global_one, NULL);
 }
 
 static bool dotgit_holds(void *ctx, const char *name)

@@ -478,6 +478,30 @@ else
 	expect "sandbox: a home-set symlink's target stays read-only" "" "$(grep -x WROTE <<<"$out")"
 fi
 
+# git expands "~/" in core.hooksPath and include.path with $HOME (review 20): a HOME
+# that is not the password database's (a fake one here; a harness's) has its "~/"
+# hooks directory and included config read-only in the sandbox and refused by the hook.
+h3=$base/h3
+mkdir -p "$h3/repo" && git -C "$h3/repo" init -q && printf '[user]\n' >"$h3/inc.cfg"
+printf '[core]\n\thooksPath = ~/.githooks\n' >"$h3/.gitconfig"
+git -C "$h3/repo" config include.path '~/inc.cfg'
+expect "git expands ~/ in the hooksPath with \$HOME" "$h3/.githooks" \
+	"$(cd "$h3/repo" && HOME=$h3 git rev-parse --git-path hooks)"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/.githooks/pre-commit","content":"x"}}))' "$h3")
+printf '%s' "$ev" | HOME=$h3 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write into a ~/ global core.hooksPath (\$HOME's)" 2 "$?"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1]+"/repo","tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/inc.cfg","content":"x"}}))' "$h3")
+printf '%s' "$ev" | HOME=$h3 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write a config a ~/ include.path names" 2 "$?"
+out=$(cd "$h3" && HOME=$h3 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'mkdir -p .githooks; echo x >.githooks/pre-commit && echo HOOK; echo x >>inc.cfg && echo INC; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes into ~/ git config paths" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a ~/ global core.hooksPath cannot be made" "" "$(grep -x HOOK <<<"$out")"
+	expect "sandbox: a ~/ include.path stays read-only" "" "$(grep -x INC <<<"$out")"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"
