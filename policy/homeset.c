@@ -370,7 +370,12 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
 			return rc;
 	for (const char *p = path_env; home && home[0] == '/' && p && *p;) {
 		size_t len = strcspn(p, ":");
-		const char *r = p[0] == '/' ? below_home(p, len, home) : NULL;
+		/* bash expands a "~/" in a PATH entry with the home when it looks a command
+		 * up (review 20: PATH=~/mybin:... ran a planted ~/mybin/ls); dash and zsh
+		 * take it literally, which this cannot know: guarded under each home. */
+		const char *r = p[0] == '/'				? below_home(p, len, home)
+				: p[0] == '~' && len > 1 && p[1] == '/' ? p + 1
+									: NULL;
 
 		if (r && path_rel(r, len - (size_t)(r - p), rel, sizeof(rel)) &&
 		    (rc = fn(rel, "a directory on the caller's PATH", arg)) != 0)

@@ -430,7 +430,8 @@ START_TEST(home_set)
 	ck_assert_int_eq(policy_home_set_each("/home/u",
 					      "/usr/bin:/home/u/mine::rel/bin:/home/u/../x:"
 					      "/home/u/./y:/home/u:/home/uu/bin:/home/u/z/:"
-					      "/home/u//w//v/:/home/u/./:/home/u/a/../b",
+					      "/home/u//w//v/:/home/u/./:/home/u/a/../b:"
+					      "~/tbin:~:~u/ubin:~/",
 					      collect, all),
 			 0);
 	strcat(all, "|");
@@ -450,6 +451,9 @@ START_TEST(home_set)
 	ck_assert_ptr_null(strstr(all, "|b|"));
 	ck_assert_ptr_null(strstr(all, "|a/../b|"));
 	ck_assert_ptr_null(strstr(all, "||"));
+	/* bash expands "~/" in a PATH entry (review 20): under the home */
+	ck_assert_ptr_nonnull(strstr(all, "|tbin|"));
+	ck_assert_ptr_null(strstr(all, "ubin"));
 	/* hits: at or beneath an entry, by the path facts' case rule (exact on Linux,
 	 * where ~/.BASHRC is another file); never the home itself */
 	ck_assert_ptr_nonnull(
