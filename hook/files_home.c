@@ -30,14 +30,16 @@ static const char *link_named(const struct hook_ctx *c, size_t k, const char *ab
 const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char *root,
 			  const char **entry)
 {
-	const struct policy_xdg named = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
-					 c->xdg_data_dirs, c->zdotdir};
+	const struct policy_xdg named = {c->xdg_config,	     c->xdg_data,
+					 c->xdg_config_dirs, c->xdg_data_dirs,
+					 c->zdotdir,	     policy_caches_host(c->policy)};
 	const struct policy_xdg real = {.config =
 					    c->xdg_config_real ? c->xdg_config_real : c->xdg_config,
 					.data = c->xdg_data_real ? c->xdg_data_real : c->xdg_data,
 					.config_dirs = c->xdg_config_dirs_real,
 					.data_dirs = c->xdg_data_dirs_real,
-					.zdotdir = c->zdotdir_real ? c->zdotdir_real : c->zdotdir};
+					.zdotdir = c->zdotdir_real ? c->zdotdir_real : c->zdotdir,
+					.host_caches = policy_caches_host(c->policy)};
 	const bool other = c->xdg_config_real || c->xdg_data_real || c->xdg_config_dirs_real ||
 			   c->xdg_data_dirs_real || c->zdotdir_real;
 	const char *why;

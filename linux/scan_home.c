@@ -286,12 +286,18 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	char *lists[3] = {list_resolved(s, l->caller_xdg_config_dirs, &other),
 			  list_resolved(s, l->caller_xdg_data_dirs, &other),
 			  list_resolved(s, l->caller_zdotdir, &other)};
-	const struct policy_xdg xdg = {xv[0], xv[1], l->caller_xdg_config_dirs,
-				       l->caller_xdg_data_dirs, l->caller_zdotdir};
-	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
+	const struct policy_xdg xdg = {xv[0],
+				       xv[1],
+				       l->caller_xdg_config_dirs,
+				       l->caller_xdg_data_dirs,
+				       l->caller_zdotdir,
+				       policy_caches_host(l->policy)};
+	const struct policy_xdg xdg_real = {xr[0][0] ? xr[0] : xv[0],
+					    xr[1][0] ? xr[1] : xv[1],
 					    lists[0] ? lists[0] : l->caller_xdg_config_dirs,
 					    lists[1] ? lists[1] : l->caller_xdg_data_dirs,
-					    lists[2] ? lists[2] : l->caller_zdotdir};
+					    lists[2] ? lists[2] : l->caller_zdotdir,
+					    policy_caches_host(l->policy)};
 
 	for (size_t i = 0; i < 2; i++) {
 		const char *h = homes[i];

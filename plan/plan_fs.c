@@ -241,18 +241,18 @@ static const char *home_reason(struct halo_plan *p, const struct plan_fs_in *in,
 			       const char *fallback)
 {
 	for (size_t i = 0; i < 2; i++) {
-		const struct policy_xdg xdg = {in->caller_xdg_config, in->caller_xdg_data,
-					       in->caller_xdg_config_dirs, in->caller_xdg_data_dirs,
-					       in->caller_zdotdir};
+		const struct policy_xdg xdg = {
+		    in->caller_xdg_config,    in->caller_xdg_data, in->caller_xdg_config_dirs,
+		    in->caller_xdg_data_dirs, in->caller_zdotdir,  policy_caches_host(in->policy)};
 		const char *why =
 		    policy_home_set_hit_xdg(in->homes[i], in->caller_path, &xdg, path, NULL);
 		const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
 		if (r)
 			return r;
 	}
-	const struct policy_xdg xdg = {in->caller_xdg_config, in->caller_xdg_data,
+	const struct policy_xdg xdg = {in->caller_xdg_config,	   in->caller_xdg_data,
 				       in->caller_xdg_config_dirs, in->caller_xdg_data_dirs,
-				       in->caller_zdotdir};
+				       in->caller_zdotdir,	   policy_caches_host(in->policy)};
 	const char *why = policy_home_set_hit_xdg_outside(in->homes, 2, &xdg, path);
 	const char *r = why ? plan_str(p, PLAN_HOME_SET_REASON "%s", why) : NULL;
 	return r ? r : fallback;

@@ -170,6 +170,41 @@ static const struct policy_home_entry home_set[] = {
     {".zfunc", "on zsh's fpath: its functions and completions are autoloaded"},
 };
 
+/* The host's own tool caches (review 20: with the home as the workspace, cargo's
+ * unpacked sources, the go module and build caches, maven's and gradle's jars,
+ * pre-commit's hook repositories and npx's packages were writable, and the host's next
+ * build or commit ran what was planted). Under `caches: isolated` (and off) the
+ * command's tools use the sandbox's own (env/caches.c), so these stay read-only, as
+ * docs/caches.md says; `caches: host` binds them writable on purpose
+ * (policy_xdg.host_caches leaves them out). env/caches.c's runner_cache_host_dirs,
+ * with ~/.cache taken by what in it holds code rather than whole: the sandbox's own
+ * caches live beneath it. */
+static const struct policy_home_entry home_caches[] = {
+    {".npm", "npm's cache and npx's packages: the host's npm installs and runs them"},
+    {".cargo/registry", "cargo's crate sources: the host's builds compile them"},
+    {".cargo/git", "cargo's git dependencies: the host's builds compile them"},
+    {"go/pkg/mod", "the go module cache: the host's builds compile it"},
+    {".cache/go-build", "go's build cache: objects the host's go links into programs"},
+    {".m2/repository", "maven's jars: the host's builds run them"},
+    {".gradle/caches", "gradle's jars and plug-ins: the host's builds run them"},
+    {".gradle/wrapper", "the gradle distributions gradlew runs"},
+    {".local/share/pnpm/store", "pnpm's store: linked into the host's node_modules"},
+    {".yarn/berry", "yarn's global cache: the host's installs unpack it"},
+    {".cache/yarn", "yarn 1's cache: the host's installs unpack it"},
+    {".bun/install/cache", "bun's cache: the host's installs unpack it"},
+    {".cache/pip", "pip's wheels: the host's installs unpack them"},
+    {".cache/uv", "uv's cache: the host's environments link it"},
+    {".cache/pypoetry", "poetry's cache and virtualenvs: the host runs them"},
+    {".cache/pre-commit", "pre-commit's hook repositories: the host's commits run them"},
+    {".cache/ccache", "ccache's objects: linked into the host's builds"},
+    {".ccache", "ccache's objects: linked into the host's builds"},
+    {".cache/node-gyp", "node-gyp's headers: compiled into the host's native modules"},
+    {".cache/ms-playwright", "playwright's browsers: the host's tests run them"},
+    {".cache/puppeteer", "puppeteer's browsers: the host's tests run them"},
+    {".cache/deno", "deno's module cache: the host's deno runs it"},
+    {".cache/bazel", "bazel's output base: the host's builds run it"},
+};
+
 const struct policy_home_entry *policy_home_set(size_t *n)
 {
 	*n = sizeof(home_set) / sizeof(home_set[0]);
@@ -359,6 +394,10 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
 
 	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
 		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0)
+			return rc;
+	for (size_t i = 0;
+	     (!xdg || !xdg->host_caches) && i < sizeof(home_caches) / sizeof(home_caches[0]); i++)
+		if ((rc = fn(home_caches[i].rel, home_caches[i].why, arg)) != 0)
 			return rc;
 	if (xdg && home && home[0] == '/' && (rc = each_xdg_dir(xdg, home_dir_one, (void *)&w)))
 		return rc;

@@ -396,10 +396,17 @@ const char *policy_home_set_hit(const char *home, const char *path_env, const ch
  * $XDG_CONFIG_DIRS and $XDG_DATA_DIRS (colon lists, may be NULL), and where its
  * $ZDOTDIR may be (zsh's start-up files are read there instead of in the home): the
  * environment's and what the zshenv files assign, a colon list, may be NULL. */
+/* caches: host: the host's own tool caches are bound writable (env/caches.c). */
+static inline bool policy_caches_host(const struct halo_policy *p)
+{
+	return p && p->caches == POLICY_CACHES_HOST;
+}
+
 struct policy_xdg {
 	const char *config, *data;
 	const char *config_dirs, *data_dirs;
 	const char *zdotdir; /* a colon list: every place zsh may have it (opts/zdotdir.c) */
+	bool host_caches;    /* caches: host: the host's tool caches are not in the set */
 };
 /* The same, with the caller's XDG directories (xdg may be NULL): where one lies beneath
  * the home, each ~/.config (~/.local/share) entry is also an entry there. */

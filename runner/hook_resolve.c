@@ -128,8 +128,9 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 {
 	struct home_links h = {.rec = rec};
 	const char *homes[] = {c->home, c->env_home};
-	const struct policy_xdg xdg = {c->xdg_config, c->xdg_data, c->xdg_config_dirs,
-				       c->xdg_data_dirs, c->zdotdir};
+	const struct policy_xdg xdg = {c->xdg_config,	   c->xdg_data,
+				       c->xdg_config_dirs, c->xdg_data_dirs,
+				       c->zdotdir,	   policy_caches_host(c->policy)};
 
 	for (size_t i = 0; i < 2 && !h.err; i++)
 		if (homes[i] && homes[i][0] == '/' &&
@@ -148,7 +149,8 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 	    c->xdg_data_real ? c->xdg_data_real : c->xdg_data,
 	    c->xdg_config_dirs_real ? c->xdg_config_dirs_real : c->xdg_config_dirs,
 	    c->xdg_data_dirs_real ? c->xdg_data_dirs_real : c->xdg_data_dirs,
-	    c->zdotdir_real ? c->zdotdir_real : c->zdotdir};
+	    c->zdotdir_real ? c->zdotdir_real : c->zdotdir,
+	    policy_caches_host(c->policy)};
 	h.home = "";
 	if (!h.err)
 		policy_home_set_each_xdg_outside(all, 4, &xdg, home_link, &h);

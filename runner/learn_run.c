@@ -132,7 +132,7 @@ static int home_set_check(const struct root_ctx *c, const char *root, char *why,
 {
 	const struct policy_xdg xdg = {getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME"),
 				       getenv("XDG_CONFIG_DIRS"), getenv("XDG_DATA_DIRS"),
-				       runner_zdotdir()};
+				       runner_zdotdir(),	  false};
 	const char *homes[] = {c->pw_home, c->env_home};
 
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {

@@ -268,9 +268,9 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 		else if (rc < 0)
 			add_entry(h, xl[k], "E:list:");
 	}
-	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0], xr[1][0] ? xr[1] : xv[1],
+	const struct policy_xdg xdg = {xr[0][0] ? xr[0] : xv[0],    xr[1][0] ? xr[1] : xv[1],
 				       lists[0] ? lists[0] : xl[0], lists[1] ? lists[1] : xl[1],
-				       lists[2] ? lists[2] : xl[2]};
+				       lists[2] ? lists[2] : xl[2], policy_caches_host(l->policy)};
 	/* (a home that is where it leads, the usual one, adds nothing the named pass lacks
 	 * unless an XDG directory or list leads elsewhere) */
 	bool xdg_other = (xr[0][0] && strcmp(xr[0], xv[0])) || (xr[1][0] && strcmp(xr[1], xv[1])) ||
@@ -324,9 +324,9 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
  * a call with ~/tools/bin first in its PATH joined and wrote ~/tools/bin/ls). */
 static void home_set_text(FILE *f, const runner_launch *l)
 {
-	const struct policy_xdg xdg = {l->caller_xdg_config, l->caller_xdg_data,
+	const struct policy_xdg xdg = {l->caller_xdg_config,	  l->caller_xdg_data,
 				       l->caller_xdg_config_dirs, l->caller_xdg_data_dirs,
-				       l->caller_zdotdir};
+				       l->caller_zdotdir,	  policy_caches_host(l->policy)};
 	const char *homes[2] = {l->pw_home, l->env_home};
 	struct home_rels h = {NULL, 0, false, ""};
 	char *t = NULL, hex[65];

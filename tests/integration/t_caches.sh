@@ -151,6 +151,24 @@ sbx --policy "$TMPDIR/bad.yaml" -- true
 expect "caches: an unknown value: 125" 125 "$RC"
 expect_match "caches: the error names the field" "sandbox.caches: unknown value 'shared'" "$ERR"
 
+# Review 20: with the home as the workspace, the host's own caches stay read-only too
+# (they were writable: cargo's sources, go's module and build caches, maven's jars,
+# pre-commit's hook repositories, npx's packages, which the host's next build runs),
+# and the sandbox's own stay writable; `caches: host` binds them writable on purpose.
+mkdir -p "$H/.cargo/registry/src/x" "$H/.m2/repository/o" "$H/.cache/pre-commit/r" "$H/go/pkg/mod/m"
+home_sbx() { # ARGS...: halo-run with HOME=$H from the home
+	OUT=$(cd "$H" && HOME=$H timeout -k 2 30 "$HALO" "$@" 2>"$E" </dev/null)
+	RC=$?
+}
+home_sbx -- sh -c 'for d in .cargo/registry/src/x .m2/repository/o .cache/pre-commit/r go/pkg/mod/m .npm .cache/go-build; do
+	echo x >"$d/planted" 2>/dev/null && echo "wrote $d"; done; mkdir -p "$GOCACHE" && echo x >"$GOCACHE/f" && echo own'
+expect "home workspace: the host's caches read-only, the sandbox's writable" own "$OUT"
+expect "home workspace: nothing planted in the host's caches" "" \
+	"$(find "$H/.cargo" "$H/.m2" "$H/.cache/pre-commit" "$H/go" "$H/.npm" -name planted)"
+home_sbx --policy "$TMPDIR/host.yaml" -- sh -c 'echo x >.m2/repository/o/planted && echo wrote'
+expect "home workspace, caches: host: the host's caches writable" wrote "$OUT"
+rm -f "$H/.m2/repository/o/planted"
+
 # A home in /var/lib (a CI service account's, like jenkins'): its caches are still
 # bound, only the operating system's own trees are never writable. Root: a private
 # mount namespace with a tmpfs over /var/lib (the real one is never touched).

@@ -421,6 +421,39 @@ static int collect(const char *rel, const char *why, void *arg)
 	return 0;
 }
 
+/* The host's own tool caches are in the set (review 20: writable from a home
+ * workspace, run by the host's next build), but for caches: host, which binds them
+ * writable on purpose. */
+static int collect_caches(const char *rel, const char *why, void *arg)
+{
+	(void)why;
+	*(int *)arg += !strcmp(rel, ".m2/repository") || !strcmp(rel, ".cargo/registry") ||
+		       !strcmp(rel, ".cache/pre-commit") || !strcmp(rel, ".npm") ||
+		       !strcmp(rel, "go/pkg/mod");
+	return 0;
+}
+
+START_TEST(home_set_host_caches)
+{
+	struct policy_xdg xdg = {0};
+	int n = 0;
+
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &xdg, collect_caches, &n), 0);
+	ck_assert_int_eq(n, 5);
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &xdg, "/home/u/.m2/repository/x.jar", NULL));
+	xdg.host_caches = true;
+	n = 0;
+	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &xdg, collect_caches, &n), 0);
+	ck_assert_int_eq(n, 0);
+	ck_assert_ptr_null(
+	    policy_home_set_hit_xdg("/home/u", NULL, &xdg, "/home/u/.m2/repository/x.jar", NULL));
+	/* never the sandbox's own caches, nor ~/.cache whole */
+	ck_assert_ptr_null(policy_home_set_hit(
+	    "/home/u", NULL, "/home/u/.cache/halo-run/caches/ws-1/go-build", NULL));
+}
+END_TEST
+
 START_TEST(home_set)
 {
 	static char all[16384];
@@ -817,6 +850,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, sanitized_files);
 	tcase_add_test(t, json_marks_floor);
 	tcase_add_test(t, home_set);
+	tcase_add_test(t, home_set_host_caches);
 	tcase_add_test(t, home_set_xdg);
 	tcase_add_test(t, home_set_xdg_data);
 	tcase_add_test(t, home_set_xdg_outside);
