@@ -4,7 +4,6 @@
  * configs with the same reader (policy_git_config_refs) for every repository whose
  * work tree holds the name judged: a .git directory, or a .git file's gitdir, with its
  * config.worktree and its common directory's config. */
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +55,7 @@ static void on_ref(void *arg, int kind, const char *value)
 {
 	struct refs_walk *w = arg;
 	const char *homes[2] = {NULL, NULL}, *rest;
-	char user[256], pwbuf[4096], exp[GIT_PATH_MAX];
-	struct passwd pw, *got = NULL;
+	char user[256], uhome[GIT_PATH_MAX], exp[GIT_PATH_MAX];
 	size_t ul;
 
 	if (kind == POLICY_GITREF_WORKTREE)
@@ -74,8 +72,8 @@ static void on_ref(void *arg, int kind, const char *value)
 	} else if (ul < sizeof(user)) {
 		memcpy(user, value + 1, ul);
 		user[ul] = '\0';
-		if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got)
-			homes[0] = got->pw_dir;
+		if (w->c->user_home && w->c->user_home(user, uhome, sizeof(uhome)) == 0)
+			homes[0] = uhome;
 	}
 	for (size_t i = 0; i < 2; i++) {
 		int n;

@@ -113,6 +113,9 @@ struct hook_ctx {
 	 * length, or -errno. NULL: what a config names (core.hooksPath, include.path) is
 	 * not looked for. */
 	int (*read_file)(const char *abs, char *buf, size_t n);
+	/* The home of the user named (git's "~user/" in a config path), into out: 0, or
+	 * -errno. NULL: such a path is not followed. */
+	int (*user_home)(const char *user, char *out, size_t n);
 	/* A content search (Grep) reads files beneath the folder, hidden ones too
 	 * (ripgrep --hidden, as Claude Code runs it): with glob "" every one, else those
 	 * the glob names, anywhere (inside a directory a protected pattern names too).

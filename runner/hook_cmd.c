@@ -96,6 +96,7 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .resolve = runner_hook_resolve,
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,
+	    .user_home = runner_hook_user_home,
 	    .find_protected = runner_hook_find_protected,
 #ifndef RUNNER_MACOS
 	    .masked = runner_hook_masked,

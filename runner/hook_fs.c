@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,4 +95,17 @@ int runner_hook_resolve(const char *abs, char *out, size_t n)
 			 walked + cut);
 	free(real);
 	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
+}
+
+/* A user's home from the password database (git's "~user/" in a config path). */
+int runner_hook_user_home(const char *user, char *out, size_t n)
+{
+	struct passwd pw, *got = NULL;
+	char buf[4096];
+	int w;
+
+	if (getpwnam_r(user, &pw, buf, sizeof(buf), &got) != 0 || !got || !got->pw_dir)
+		return -ENOENT;
+	w = snprintf(out, n, "%s", got->pw_dir);
+	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
 }

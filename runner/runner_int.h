@@ -63,6 +63,7 @@ const char *runner_wrap_dropped_option(const struct runner_opts *o, bool oneoffs
  * read_file and resolve). */
 bool runner_hook_exists(const char *abs);
 int runner_hook_read_file(const char *abs, char *buf, size_t n);
+int runner_hook_user_home(const char *user, char *out, size_t n);
 int runner_hook_resolve(const char *abs, char *out, size_t n);
 /* runner_hook_link_of: runner/run.h (a session's digest walks with it too). */
 /* runner/hook_resolve.c: c's resolved lists (protected paths, home-set links, XDG
