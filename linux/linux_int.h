@@ -114,6 +114,7 @@ struct linux_scan {
 	 * (the floor is no persistence guard: no read, no write, no replace). */
 	struct linux_paths floor_missing;
 	struct linux_paths floor_unmade; /* ... the entries to look at for it (scan.c) */
+	size_t inner_links;		 /* entries scan_links.c looked at, this launch */
 	/* The entries of `missing` from home_missing and floor_missing: the broker keeps
 	 * each from its writable tree's top down (every name on the way, existing or not,
 	 * refused to a rename or link), not only from the nearest directory that exists:

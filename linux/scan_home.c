@@ -92,6 +92,25 @@ static void add_unresolved(struct linux_scan *s, struct linux_paths *to, int rc,
 		add_missing(s, to, real, tail);
 }
 
+/* A link inside an entry that is a directory (scan_links.c): what it leads to is the
+ * entry's, guarded where it lands in a writable tree, kept from being made there when
+ * missing. */
+static void inner_link(struct linux_scan *s, const char *link, int rc, char *real, char *tail,
+		       size_t tn, void *arg)
+{
+	(void)arg;
+	if (rc == -ENAMETOOLONG)
+		linux_paths_add(&s->too_long, link);
+	else if (rc == 0 && in_writable(s, real))
+		linux_paths_add(&s->guarded, real);
+	else if (rc == -ENOENT || rc == -ENOTDIR)
+		add_unresolved(s, &s->home_missing, rc, real, tail, tn);
+	else if (rc == -ELOOP && in_writable(s, link)) {
+		linux_paths_add(&s->dangling, link);
+		linux_paths_add(&s->dangling_at, "");
+	}
+}
+
 static int one_entry(const char *rel, const char *why, void *arg)
 {
 	struct home_walk *w = arg;
@@ -106,6 +125,8 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	}
 	tail[0] = '\0';
 	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
+	if (rc == 0) /* a directory: the links in it lead where the entry's files are */
+		linux_scan_inner_links(w->s, real, inner_link, NULL);
 	if (rc == -ENAMETOOLONG) /* where it leads cannot be told (review 11) */
 		linux_paths_add(&w->s->too_long, abs);
 	else if (rc == 0 && in_writable(w->s, real))

@@ -318,6 +318,14 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s);
 /* ... and the floor's and protectedPaths' missing entries into s->floor_missing. */
 void linux_scan_protected_missing(struct linux_scan *s);
 
+/* Each symlink LINKS_DEPTH levels below the real directory dir (scan_links.c, at most
+ * LINKS_MAX entries a launch): fn gets the link, what resolving it gave (0, or -errno:
+ * linux_scan_resolve_tail's), where it leads and the missing tail. */
+typedef void (*linux_scan_link_fn)(struct linux_scan *s, const char *link, int rc, char *real,
+				   char *tail, size_t tn, void *arg);
+void linux_scan_inner_links(struct linux_scan *s, const char *dir, linux_scan_link_fn fn,
+			    void *arg);
+
 /* A guard target: its real path guarded, every symlink on the way recorded to be
  * pinned; a link that leads nowhere (or, with must_exist, any missing target: a path
  * a git config names) recorded in s->dangling. True when guarded. */

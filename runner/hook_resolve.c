@@ -1,10 +1,12 @@
 /* `halo-run hook`'s view of where names lead, once per event (hook_cmd.c): protected
  * paths, the homes' persistence-set entries, the XDG directories and the PATH entries
  * that resolve elsewhere, judged as the sandbox judges them (linux/scan_home.c). */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hook/hook.h"
 #include "runner/runner_int.h"
@@ -83,23 +85,59 @@ struct home_links {
 	char **real, **of;
 	size_t n, cap;
 	int err;
+	size_t seen; /* entries inner_links looked at, this event */
 };
 
 static int add_link(struct home_links *h, const char *buf, const char *abs);
+
+/* The links inside an entry that is a directory, as the sandbox follows them
+ * (linux/scan_links.c, the same bounds): what each leads to is judged by the link's
+ * name in the entry (review 20: ~/.local/bin/black -> ../share/pipx/.../black was
+ * read-only inside and writable to the harness's Write). */
+#define LINKS_DEPTH 3
+#define LINKS_MAX   4096
+
+static void inner_links(struct home_links *h, const char *dir, int depth, size_t *seen)
+{
+	char path[PATH_MAX], to[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (depth >= LINKS_DEPTH || *seen >= LINKS_MAX || !(d = opendir(dir)))
+		return;
+	while (!h->err && (de = readdir(d)) != NULL && *seen < LINKS_MAX) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		(*seen)++;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+			sizeof(path) ||
+		    lstat(path, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode) && leads(h->rec, path, to, sizeof(to)) && strcmp(to, path))
+			add_link(h, to, path);
+		else if (S_ISDIR(st.st_mode))
+			inner_links(h, path, depth + 1, seen);
+	}
+	closedir(d);
+}
 
 static int home_link(const char *rel, const char *why, void *arg)
 {
 	struct home_links *h = arg;
 	char abs[PATH_MAX], buf[PATH_MAX];
+	struct stat st;
 
 	(void)why;
 	/* Where the kernel's walk leads, or its first missing name when a ".." follows
 	 * it (~/.vimrc -> gone/../x: ~/gone, as the sandbox keeps it from being made). */
 	/* (one not made yet too: review 10, ~/.config -> dots/config without git/ yet) */
 	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
-	    !leads(h->rec, abs, buf, sizeof(buf)) || strcmp(abs, buf) == 0)
+	    !leads(h->rec, abs, buf, sizeof(buf)))
 		return 0;
-	return add_link(h, buf, abs);
+	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+		inner_links(h, buf, 0, &h->seen);
+	return strcmp(abs, buf) == 0 ? h->err : add_link(h, buf, abs);
 }
 
 /* real is where `of` leads. */

@@ -502,6 +502,42 @@ else
 	expect "sandbox: a ~/ include.path stays read-only" "" "$(grep -x INC <<<"$out")"
 fi
 
+# Links inside a guarded or protected directory (review 20): what they lead to takes
+# the directory's rule. ~/.local/bin/tool -> ../share/app/bin/tool (pipx's way) and a
+# dangling one into the home; ~/.ssh/id_x -> ~/dots/ssh/id_x with ~/dots the workspace.
+h4=$base/h4
+mkdir -p "$h4/.local/bin" "$h4/.local/share/app/bin" "$h4/.ssh" "$h4/dots/ssh"
+echo real >"$h4/.local/share/app/bin/tool"
+ln -s ../share/app/bin/tool "$h4/.local/bin/tool"
+ln -s ../../later/t2 "$h4/.local/bin/t2"
+echo SECRET >"$h4/dots/ssh/id_x" && ln -s ../dots/ssh/id_x "$h4/.ssh/id_x"
+hev() { # TOOL CWD FILE: the hook's exit status for TOOL on FILE, HOME=$h4
+	python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[2],"tool_name":sys.argv[1],"tool_input":{"file_path":sys.argv[3],"content":"x"}}))' "$@" |
+		HOME=$h4 "$HALO" hook --policy "$pol" >/dev/null 2>&1
+	echo $?
+}
+expect "hook: Write where a PATH directory's link leads" 2 "$(hev Write "$h4" "$h4/.local/share/app/bin/tool")"
+expect "hook: Write beside it (control)" 0 "$(hev Write "$h4" "$h4/.local/share/app/bin/other")"
+expect "hook: Read where a protected directory's link leads" 2 "$(hev Read "$h4/dots" "$h4/dots/ssh/id_x")"
+out=$(cd "$h4" && HOME=$h4 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >>.local/share/app/bin/tool && echo WROTE; mkdir -p later && echo x >later/t2 && echo MADE;
+	 echo x >.local/share/app/bin/other && echo CTL; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes where a PATH directory's links lead" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: where a PATH directory's link leads stays read-only" "" "$(grep -x WROTE <<<"$out")"
+	expect "sandbox: where a dangling one leads cannot be made" "" "$(grep -x MADE <<<"$out")"
+	expect "sandbox: beside it (control)" CTL "$(grep -x CTL <<<"$out")"
+	expect "host: the program is unchanged" real "$(cat "$h4/.local/share/app/bin/tool")"
+fi
+out=$(cd "$h4/dots" && HOME=$h4 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'cat ssh/id_x 2>/dev/null; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed read where a protected directory's link leads" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: where a protected directory's link leads is masked" "" "$(grep -x SECRET <<<"$out")"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"

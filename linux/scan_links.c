@@ -1,0 +1,76 @@
+/* Links inside what stays read-only or hidden (review 20). A directory of the home
+ * persistence set, or a protected directory, holds its files by name, but a file in it
+ * that is a symlink is read and run where it leads: ~/.local/bin/black ->
+ * ../share/pipx/venvs/black/bin/black (pipx; npm's, bun's and Volta's bins alike), a
+ * stow-managed ~/.config/fish/config.fish -> ~/dotfiles/fish/config.fish, or
+ * ~/.ssh/id_ed25519 -> ~/dotfiles/ssh/id_ed25519. The directory's rule follows the
+ * link: what it leads to is guarded (read-only, or kept from being made when missing)
+ * for the home set (scan_home.c), masked for a protected directory (scan.c).
+ *
+ * Bounded: LINKS_DEPTH levels below each directory and LINKS_MAX entries a launch in
+ * all (a plug-in tree such as ~/.nvm or ~/.vscode-server holds far more; a PATH
+ * directory is read one level deep by every shell, and dotfile managers link near the
+ * top). What lies past the bounds is not looked at (docs/sandbox.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "linux/scan_int.h"
+
+#define LINKS_DEPTH 3
+#define LINKS_MAX   4096
+
+static bool is_type(int dfd, const struct dirent *de, unsigned char want, mode_t mode)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == want;
+	return fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (st.st_mode & S_IFMT) == mode;
+}
+
+static void walk(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn, void *arg)
+{
+	char path[PATH_MAX], real[PATH_MAX], tail[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (depth >= LINKS_DEPTH || s->inner_links >= LINKS_MAX)
+		return;
+	/* O_NOFOLLOW: dir is a real path; a link put in its place since is not followed */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && s->inner_links < LINKS_MAX) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		s->inner_links++;
+		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "",
+			     de->d_name) >= (int)sizeof(path))
+			continue;
+		if (is_type(dirfd(d), de, DT_LNK, S_IFLNK)) {
+			tail[0] = '\0';
+			int rc = linux_scan_resolve_tail(s, path, real, sizeof(real), true, tail,
+							 sizeof(tail));
+			fn(s, path, rc, real, tail, sizeof(tail), arg);
+		} else if (is_type(dirfd(d), de, DT_DIR, S_IFDIR)) {
+			walk(s, path, depth + 1, fn, arg);
+		}
+	}
+	closedir(d);
+}
+
+void linux_scan_inner_links(struct linux_scan *s, const char *dir, linux_scan_link_fn fn, void *arg)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		walk(s, dir, 0, fn, arg);
+}
