@@ -141,38 +141,13 @@ static int fill_writable(const struct linux_launch *l, struct linux_scan *s, str
 	return 0;
 }
 
-/* A protected path masked (how 0 or 1), or one to keep from being made. */
-static void protect_one(struct linux_scan *s, const char *a)
-{
-	int how = linux_scan_add_mask_how(s, a);
-
-	/* Missing, and a command could make it (scan_home.c): where a link leads
-	 * or, with none on the way, in a writable tree by its name. */
-	if (how == -2 || (how == -1 && linux_paths_beneath_any(a, &s->writable)))
-		linux_paths_add(&s->floor_unmade, a);
-}
-
-/* A link inside a protected directory (scan_links.c): what it leads to is as secret as
- * the directory's own files (review 20: ~/.ssh/id_ed25519 -> ~/dotfiles/ssh/... was
- * readable in a dotfiles workspace). */
-static void protected_link(struct linux_scan *s, const char *link, int rc, char *real, char *tail,
-			   size_t tn, void *arg)
-{
-	(void)rc, (void)real, (void)tail, (void)tn, (void)arg;
-	protect_one(s, link);
-}
-
 static void add_protected_abs(const struct halo_policy *p, struct linux_scan *s)
 {
 	/* Resolved: a protected path reached through a symlink (or whose parent is one)
 	 * is masked where it really is, which covers every name that leads there; the
 	 * links on the way are pinned (linux_scan_pin). */
 	for (size_t i = 0; i < p->protected_abs.n; i++) {
-		const char *a = p->protected_abs.items[i];
-		char real[PATH_MAX];
-		protect_one(s, a);
-		if (linux_scan_realpath(s, a, real))
-			linux_scan_inner_links(s, real, protected_link, NULL);
+		linux_scan_protect(s, p->protected_abs.items[i]);
 	}
 }
 

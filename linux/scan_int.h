@@ -326,6 +326,11 @@ typedef void (*linux_scan_link_fn)(struct linux_scan *s, const char *link, int r
 void linux_scan_inner_links(struct linux_scan *s, const char *dir, linux_scan_link_fn fn,
 			    void *arg);
 
+/* A protected path (the floor's, sandbox.protectedPaths): masked where it leads, kept
+ * from being made where missing in a writable tree (s->floor_unmade), and what the
+ * links inside a protected directory lead to as well (scan_links.c). */
+void linux_scan_protect(struct linux_scan *s, const char *path);
+
 /* A guard target: its real path guarded, every symlink on the way recorded to be
  * pinned; a link that leads nowhere (or, with must_exist, any missing target: a path
  * a git config names) recorded in s->dangling. True when guarded. */

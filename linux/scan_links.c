@@ -74,3 +74,33 @@ void linux_scan_inner_links(struct linux_scan *s, const char *dir, linux_scan_li
 	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 		walk(s, dir, 0, fn, arg);
 }
+
+/* A protected path masked (how 0 or 1), or one to keep from being made. */
+static void protect_one(struct linux_scan *s, const char *a)
+{
+	int how = linux_scan_add_mask_how(s, a);
+
+	/* Missing, and a command could make it (scan_home.c): where a link leads
+	 * or, with none on the way, in a writable tree by its name. */
+	if (how == -2 || (how == -1 && linux_paths_beneath_any(a, &s->writable)))
+		linux_paths_add(&s->floor_unmade, a);
+}
+
+/* A link inside a protected directory (scan_links.c): what it leads to is as secret as
+ * the directory's own files (review 20: ~/.ssh/id_ed25519 -> ~/dotfiles/ssh/... was
+ * readable in a dotfiles workspace). */
+static void protected_link(struct linux_scan *s, const char *link, int rc, char *real, char *tail,
+			   size_t tn, void *arg)
+{
+	(void)rc, (void)real, (void)tail, (void)tn, (void)arg;
+	protect_one(s, link);
+}
+
+void linux_scan_protect(struct linux_scan *s, const char *a)
+{
+	char real[PATH_MAX];
+
+	protect_one(s, a);
+	if (linux_scan_realpath(s, a, real))
+		linux_scan_inner_links(s, real, protected_link, NULL);
+}
