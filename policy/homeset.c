@@ -4,7 +4,8 @@
  * be created; the rest of the home is the command's to change. The one list: the
  * launch scan (linux/scan_home.c), --dry-run's reasons (plan/), `halo-run hook`'s file
  * tools (hook/files.c) and `halo-run verify` all take it from here. The guard's own
- * names (policy/guard.c: agent and IDE directories) belong to it too. */
+ * names (policy/guard.c: agent and IDE directories) belong to it too; the table
+ * itself is policy/homeset_table.c. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,203 +14,6 @@
 #include <strings.h>
 
 #include "policy/policy_int.h"
-
-static const struct policy_home_entry home_set[] = {
-    /* Shells: every start-up and logout file of each. */
-    {".bashrc", "bash runs it at every interactive start"},
-    {".bash_profile", "bash runs it at every login"},
-    {".bash_login", "bash runs it at login when .bash_profile is absent"},
-    {".profile", "login shells (sh, dash, bash) run it"},
-    {".bash_logout", "bash runs it at every logout"},
-    {".bash_aliases", "Debian's default .bashrc sources it"},
-    {".zshenv", "zsh runs it at every start, scripts included"},
-    {".zprofile", "zsh runs it at every login"},
-    {".zshrc", "zsh runs it at every interactive start"},
-    {".zlogin", "zsh runs it at every login"},
-    {".zlogout", "zsh runs it at every logout"},
-    /* zsh runs a start-up file's compiled twin instead when it is the newer one, and
-     * compinit sources its dump (review 16). */
-    {".zshenv.zwc", "zsh runs it instead of .zshenv when it is newer"},
-    {".zprofile.zwc", "zsh runs it instead of .zprofile when it is newer"},
-    {".zshrc.zwc", "zsh runs it instead of .zshrc when it is newer"},
-    {".zlogin.zwc", "zsh runs it instead of .zlogin when it is newer"},
-    {".zlogout.zwc", "zsh runs it instead of .zlogout when it is newer"},
-    {".zcompdump", "zsh's compinit sources it at every interactive start"},
-    {".zcompdump.zwc", "zsh's compinit loads it instead of .zcompdump when it is newer"},
-    {".config/fish", "fish runs config.fish, conf.d/ and functions/ from it"},
-    {".config/environment.d", "systemd sets the user session's environment from it"},
-    {".pam_environment", "PAM sets the login environment from it"},
-    {".cargo/env", "the start-up lines rustup writes source it"},
-    /* git's global configuration, in both places git reads it. */
-    {".gitconfig", "git's global config (core.pager, aliases, hooks) runs programs"},
-    {".config/git", "git's second global config (config, attributes, hooks)"},
-    /* The usual PATH directories, on PATH or not (a login adds some when they exist). */
-    {".local/bin", "on PATH: a program planted there runs instead of the real one"},
-    {"bin", "on PATH (Debian's .profile adds it when it exists)"},
-    {".cargo/bin", "on PATH: cargo-installed programs"},
-    {"go/bin", "on PATH: go-installed programs"},
-    {".deno/bin", "on PATH: deno-installed programs"},
-    {".bun/bin", "on PATH: bun-installed programs"},
-    {".yarn/bin", "on PATH: yarn's global programs"},
-    {".npm-global/bin", "on PATH: npm's global programs (prefix ~/.npm-global)"},
-    /* User services and autostart. */
-    {".config/systemd/user", "systemd starts user services and timers from it"},
-    {".local/share/systemd/user", "systemd starts user services and timers from it"},
-    {".config/autostart", "the desktop session starts its entries at login"},
-    /* Editors' start-up files. */
-    {".vimrc", "vim runs it at start"},
-    {".exrc", "vi runs it at start"},
-    {".vim", "vim loads plugin/ and ftplugin/ from it at start"},
-    {".config/nvim", "neovim runs init.lua and plugins from it"},
-    {".emacs", "emacs runs it at start"},
-    {".emacs.d", "emacs runs init.el and packages from it"},
-    {".config/emacs", "emacs runs init.el from it"},
-    /* Tool configuration that names programs to run. */
-    {".cargo/config.toml", "cargo runs the runners, linkers and aliases it names"},
-    {".cargo/config", "cargo's older name for config.toml"},
-    {".gradle/init.d", "gradle runs every init script in it"},
-    {".gradle/init.gradle", "gradle runs it before every build"},
-    {".config/direnv", "direnv runs direnvrc and lib/ on every cd"},
-    {".claude.json", "Claude Code starts the MCP servers it names"},
-    {".config/opencode", "OpenCode starts the MCP servers and plugins it names"},
-    {".config/go/env", "go's settings file: GOFLAGS=-toolexec runs a program per build"},
-    {".gradle/gradle.properties", "gradle starts its JVM with the jvmargs (agents) it names"},
-    {".mavenrc", "mvn sources it at every start"},
-    {".docker/cli-plugins", "docker runs the plugins in it"},
-    {".docker/config.json", "docker runs the credential helpers and plugin dirs it names"},
-    {".npmrc", "npm runs the script-shell and node-options it names"},
-    {".node_modules", "node loads modules from it when a project lacks them"},
-    {".node_libraries", "node loads modules from it when a project lacks them"},
-    {".rustup", "rustup runs the toolchains and overrides it holds"},
-    {".bazelrc", "bazel takes flags (tool paths, startup options) from it"},
-    {".sbt", "sbt loads global plugins and settings from it"},
-    {".config/containers", "podman runs the runtimes and hooks it names"},
-    {".config/husky",
-     "husky 9's hooks source init.sh from it at every commit, in every repository"},
-    {".huskyrc", "husky 4-8's hooks source it at every commit, in every repository"},
-    /* Interpreters and tools that run a start-up file of the user's. */
-    {".local/lib", "python runs .pth files and usercustomize in user site-packages at every start"},
-    {".gdbinit", "gdb runs it at start"},
-    {".config/gdb", "gdb runs gdbinit from it at start"},
-    {".lesskey", "less takes LESSOPEN (a command) from it; git's pager is less"},
-    {".less", "less's compiled lesskey file (LESSOPEN)"},
-    {".config/lesskey", "less takes LESSOPEN (a command) from it; git's pager is less"},
-    {".inputrc", "readline macros type commands into bash at a key press"},
-    {".irbrc", "irb runs it at start"},
-    {".pryrc", "pry runs it at start"},
-    {".psqlrc", "psql runs it at start (\\! runs a shell command)"},
-    {".sqliterc", "sqlite3 runs it at start (.shell runs a command)"},
-    {".tmux.conf", "tmux runs it at start (run-shell)"},
-    {".config/tmux", "tmux runs tmux.conf from it at start (run-shell)"},
-    {".screenrc", "screen runs it at start (exec)"},
-    {".wgetrc", "wget runs the use_askpass program it names"},
-    {".mailcap", "mail and file openers run the commands it names"},
-    {".forward", "the mail system pipes mail to the commands it names"},
-    {".ssh", "ssh runs ProxyCommand/LocalCommand from config; rc and authorized_keys"},
-    /* halo-run's own: a policy a sandbox wrote there would be the next launch's. */
-    {".config/halo", "halo-run reads the user's policy from it at every launch"},
-    /* Shell plug-in managers and version managers the start-up files source. */
-    {".bashrc.d", "Fedora's default .bashrc sources every file in it"},
-    {".nvm", "the start-up lines nvm writes source nvm.sh from it"},
-    {".oh-my-zsh", ".zshrc sources oh-my-zsh and its custom/ plugins from it"},
-    {".sdkman", "the start-up lines sdkman writes source its init script"},
-    {".pyenv", "the start-up lines pyenv writes run it; its shims are on PATH"},
-    {".rbenv", "the start-up lines rbenv writes run it; its shims are on PATH"},
-    {".asdf", "the start-up lines asdf writes source it; its shims are on PATH"},
-    /* The X and desktop session. */
-    {".xsessionrc", "Debian's X session sources it at login"},
-    {".xsession", "the X session runs it at login"},
-    {".xprofile", "display managers source it at login"},
-    {".xinitrc", "startx runs it"},
-    {".local/share/applications", "desktop entries: the desktop runs their Exec lines"},
-    {".config/mimeapps.list", "picks which desktop entry opens each file type"},
-    {".local/share/dbus-1", "D-Bus starts the user services it names on demand"},
-    {".local/share/flatpak/exports",
-     "flatpak puts it on XDG_DATA_DIRS: D-Bus, systemd and the desktop run what it exports"},
-    {".config/dconf", "the desktop's settings: shell extensions, key bindings that run commands"},
-    {".config/plasma-workspace", "KDE sources env/ and runs shutdown/ scripts from it"},
-    /* Data directories whose files run like start-up files. */
-    {".local/share/nvim", "neovim loads plugin/ and packages from its site directory"},
-    {".local/share/fish", "fish runs vendor_conf.d/ and completions from it"},
-    {".local/share/bash-completion", "bash-completion runs its completions at a tab press"},
-    {".bash_completion", "bash-completion sources it in every interactive bash"},
-    {".ipython", "ipython runs profile_default/startup/ at every start"},
-    {".jupyter", "jupyter runs its *_config.py files at start"},
-    /* Review 15: more that runs at the next login, shell, prompt or interpreter start. */
-    {".config/zsh", "zsh reads its start-up files there when ZDOTDIR names it"},
-    {".config/sway", "sway runs its exec lines at login"},
-    {".config/i3", "i3 runs its exec lines at login"},
-    {".config/hypr", "Hyprland runs its exec lines at login"},
-    {".config/autostart-scripts", "KDE runs the scripts in it at login"},
-    {".config/starship.toml", "starship runs its custom modules' commands at every prompt"},
-    {".config/kitty", "kitty runs the programs its config names"},
-    {".config/wezterm", "wezterm runs its lua config at start"},
-    {".wezterm.lua", "wezterm runs it at start"},
-    {".config/powershell", "pwsh runs its profile at start"},
-    {".Rprofile", "R runs it at every start"},
-    {".julia/config", "julia runs startup.jl at every start"},
-    {".ghci", "ghci runs it at start"},
-    {".yarnrc", "yarn 1 runs the yarn-path it names"},
-    {".config/Code/User", "VS Code's settings and tasks name programs it runs"},
-    {".vscode-server", "VS Code Remote runs its server and extensions from it"},
-    {".local/share/jupyter", "jupyter starts the kernels (argv) it names"},
-    /* Review 16: what zsh's start-up files source from their plug-in managers. */
-    {".p10k.zsh", "powerlevel10k's .zshrc lines source it at every interactive start"},
-    {".zprezto", "prezto's .zshrc lines source it and its modules"},
-    {".cache/prezto/zcompdump", "prezto's compinit sources it at every interactive start"},
-    {".zim", "zim's .zshrc lines source its init.zsh and modules"},
-    {".zimrc", "zim builds its init.zsh from the modules it names"},
-    {".zsh_plugins.zsh", "antidote's .zshrc lines source it"},
-    {".zsh_plugins.txt", "antidote builds .zsh_plugins.zsh from the plug-ins it names"},
-    {".antidote", "antidote's .zshrc lines source it"},
-    {".local/share/zinit", "zinit's .zshrc lines source it and its plug-ins"},
-    {".zinit", "zinit's older home: its .zshrc lines source it"},
-    {".antigen", "antigen's .zshrc lines source its plug-ins from it"},
-    {".zplug", "zplug's .zshrc lines source it and its plug-ins"},
-    {".zsh", "where zsh plug-ins are installed by hand and sourced from .zshrc"},
-    {".zfunc", "on zsh's fpath: its functions and completions are autoloaded"},
-};
-
-/* The host's own tool caches (review 20: with the home as the workspace, cargo's
- * unpacked sources, the go module and build caches, maven's and gradle's jars,
- * pre-commit's hook repositories and npx's packages were writable, and the host's next
- * build or commit ran what was planted). Under `caches: isolated` (and off) the
- * command's tools use the sandbox's own (env/caches.c), so these stay read-only, as
- * docs/caches.md says; `caches: host` binds them writable on purpose
- * (policy_xdg.host_caches leaves them out). env/caches.c's runner_cache_host_dirs,
- * with ~/.cache taken by what in it holds code rather than whole: the sandbox's own
- * caches live beneath it. */
-static const struct policy_home_entry home_caches[] = {
-    {".npm", "npm's cache and npx's packages: the host's npm installs and runs them"},
-    {".cargo/registry", "cargo's crate sources: the host's builds compile them"},
-    {".cargo/git", "cargo's git dependencies: the host's builds compile them"},
-    {"go/pkg/mod", "the go module cache: the host's builds compile it"},
-    {".cache/go-build", "go's build cache: objects the host's go links into programs"},
-    {".m2/repository", "maven's jars: the host's builds run them"},
-    {".gradle/caches", "gradle's jars and plug-ins: the host's builds run them"},
-    {".gradle/wrapper", "the gradle distributions gradlew runs"},
-    {".local/share/pnpm/store", "pnpm's store: linked into the host's node_modules"},
-    {".yarn/berry", "yarn's global cache: the host's installs unpack it"},
-    {".cache/yarn", "yarn 1's cache: the host's installs unpack it"},
-    {".bun/install/cache", "bun's cache: the host's installs unpack it"},
-    {".cache/pip", "pip's wheels: the host's installs unpack them"},
-    {".cache/uv", "uv's cache: the host's environments link it"},
-    {".cache/pypoetry", "poetry's cache and virtualenvs: the host runs them"},
-    {".cache/pre-commit", "pre-commit's hook repositories: the host's commits run them"},
-    {".cache/ccache", "ccache's objects: linked into the host's builds"},
-    {".ccache", "ccache's objects: linked into the host's builds"},
-    {".cache/node-gyp", "node-gyp's headers: compiled into the host's native modules"},
-    {".cache/ms-playwright", "playwright's browsers: the host's tests run them"},
-    {".cache/puppeteer", "puppeteer's browsers: the host's tests run them"},
-    {".cache/deno", "deno's module cache: the host's deno runs it"},
-    {".cache/bazel", "bazel's output base: the host's builds run it"},
-};
-
-const struct policy_home_entry *policy_home_set(size_t *n)
-{
-	*n = sizeof(home_set) / sizeof(home_set[0]);
-	return home_set;
-}
 
 /* `dir` lexically beneath `home` (not the home itself): its part below the home
  * (path_rel drops the slashes and "." components it may start with). */
@@ -343,7 +147,10 @@ static int zdotdir_entries(const char *xrel, const struct xdg_walk *w)
 	char rel[POLICY_PATH_MAX];
 	int rc;
 
-	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++) {
+	size_t n;
+	const struct policy_home_entry *home_set = policy_home_set(&n);
+
+	for (size_t i = 0; i < n; i++) {
 		if (!zdotdir_entry(home_set[i].rel))
 			continue;
 		if (snprintf(rel, sizeof(rel), "%s/%s", xrel, home_set[i].rel) >= (int)sizeof(rel))
@@ -358,12 +165,14 @@ static int zdotdir_entries(const char *xrel, const struct xdg_walk *w)
 static int xdg_entries(const char *xrel, int k, const struct xdg_walk *w)
 {
 	char pair[2][POLICY_PATH_MAX] = {"", ""};
+	size_t n;
+	const struct policy_home_entry *home_set = policy_home_set(&n);
 	int rc;
 
 	if (k == XDG_ZDOTDIR)
 		return zdotdir_entries(xrel, w);
 	snprintf(pair[k], sizeof(pair[k]), "%s", xrel);
-	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if ((rc = xdg_one(pair, &home_set[i], w->fn, w->arg)) != 0)
 			return rc;
 	return 0;
@@ -390,14 +199,17 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
 	const char *const *g = policy_guard_names(&ng);
 	char rel[POLICY_PATH_MAX];
 	const struct xdg_walk w = {home, NULL, 0, fn, arg};
+	size_t n;
+	const struct policy_home_entry *home_set = policy_home_set(&n);
 	int rc;
 
-	for (size_t i = 0; i < sizeof(home_set) / sizeof(home_set[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if ((rc = fn(home_set[i].rel, home_set[i].why, arg)) != 0)
 			return rc;
-	for (size_t i = 0;
-	     (!xdg || !xdg->host_caches) && i < sizeof(home_caches) / sizeof(home_caches[0]); i++)
-		if ((rc = fn(home_caches[i].rel, home_caches[i].why, arg)) != 0)
+	size_t nc;
+	const struct policy_home_entry *caches = policy_home_caches(&nc);
+	for (size_t i = 0; (!xdg || !xdg->host_caches) && i < nc; i++)
+		if ((rc = fn(caches[i].rel, caches[i].why, arg)) != 0)
 			return rc;
 	if (xdg && home && home[0] == '/' && (rc = each_xdg_dir(xdg, home_dir_one, (void *)&w)))
 		return rc;

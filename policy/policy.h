@@ -373,16 +373,19 @@ bool policy_workspace_refused(const char *ws);
 const char *const *policy_guard_names(size_t *n);
 bool policy_guard_name(const char *name); /* exactly one of them (the case rule) */
 
-/* The home persistence set (policy/homeset.c, its one home): what in a home runs code
- * later on the host (shell start-up and logout files, git's two global configs, PATH
- * directories, user services and autostart, editor start-up files, tool configs that
- * name programs, and the guard names above). When a writable tree is the home or holds
- * it, these stay read-only and cannot be created. Each entry says why. */
+/* The home persistence set (policy/homeset.c, its table in policy/homeset_table.c):
+ * what in a home runs code later on the host (shell start-up and logout files, git's
+ * two global configs, PATH directories, user services and autostart, editor start-up
+ * files, tool configs that name programs, and the guard names above). When a writable
+ * tree is the home or holds it, these stay read-only and cannot be created. Each entry
+ * says why. */
 struct policy_home_entry {
 	const char *rel; /* relative to the home, no leading "/" */
 	const char *why;
 };
 const struct policy_home_entry *policy_home_set(size_t *n); /* the fixed table */
+/* The host's own tool caches: entries of the set but under caches: host. */
+const struct policy_home_entry *policy_home_caches(size_t *n);
 /* Every entry for `home`: the table, the guard names, then each directory of path_env
  * (the caller's PATH, may be NULL) that lies beneath the home; fn gets it relative to
  * the home. Stops at fn's first non-zero return and returns it; else 0. */

@@ -67,6 +67,18 @@ echo "set shell=sh" > ~/.vimrc
 mkdir -p ~/.config/nvim && echo x > ~/.config/nvim/init.lua
 mkdir -p ~/.gradle/init.d && echo x > ~/.gradle/init.d/x.gradle
 echo "touch $MARK" > ~/.zshenv
+mkdir -p ~/.config/systemd/user.control && cp scratch/e/systemd/user/x.service ~/.config/systemd/user.control/
+printf '[Manager]\nDefaultEnvironment=LD_PRELOAD=/x.so\n' > ~/.config/systemd/user.conf
+mkdir -p ~/.config/user-tmpfiles.d && echo 'f+ %h/.bashrc 0644 - - - touch $MARK' > ~/.config/user-tmpfiles.d/x.conf
+mkdir -p ~/.local/share/user-tmpfiles.d && echo 'f+ %h/.profile 0644 - - - touch $MARK' > ~/.local/share/user-tmpfiles.d/x.conf
+mkdir -p ~/.local/share/direnv/allow && echo "$H/.envrc" > ~/.local/share/direnv/allow/0
+mkdir -p ~/.config/gh && echo 'pager: touch $MARK' > ~/.config/gh/config.yml
+printf '[alias]\nx = !touch $MARK\n' > ~/.hgrc
+echo "touch $MARK" > ~/.tcshrc
+mkdir -p ~/.vscode-oss/extensions/x && echo '{}' > ~/.vscode-oss/extensions/x/package.json
+mkdir -p ~/".config/Code - Insiders/User" && echo '{}' > ~/".config/Code - Insiders/User/tasks.json"
+mkdir -p ~/.config/alacritty && echo '[terminal.shell]' > ~/.config/alacritty/alacritty.toml
+echo 'platform shell touch $MARK' > ~/.lldbinit
 echo done
 EOF
 )
@@ -92,7 +104,10 @@ else
 fi
 for f in .config/git .config/systemd/user .bash_aliases .profile .bash_profile .cargo/bin \
 	.cargo/config.toml .config/fish .config/autostart .vimrc .config/nvim .gradle/init.d .zshenv \
-	mytools/git bin .local/bin/git; do
+	mytools/git bin .local/bin/git .config/systemd/user.control .config/systemd/user.conf \
+	.config/user-tmpfiles.d .local/share/user-tmpfiles.d .local/share/direnv/allow \
+	.config/gh/config.yml .hgrc .tcshrc .vscode-oss ".config/Code - Insiders/User" \
+	.config/alacritty .lldbinit; do
 	expect "absent on the host: ~/$f" absent "$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
 done
 expect ".bashrc unchanged" "$(printf '# rc\n[ -f ~/.bash_aliases ] && . ~/.bash_aliases')" "$(cat "$H/.bashrc")"
@@ -115,6 +130,8 @@ expect_match "dry-run: ~/.config/git refused, with its reason" \
 expect_match "dry-run: a PATH directory under the home, read-only" \
 	"$H/mytools \(home set: a directory on the caller's PATH\)" "$OUT"
 expect_match "dry-run: .bashrc read-only" "$H/.bashrc \(home set: bash runs it" "$OUT"
+expect_match "dry-run: systemd's user-tmpfiles.d, with its reason (review 20)" \
+	"$H/.config/user-tmpfiles.d \(home set: systemd-tmpfiles --user applies it at login" "$OUT"
 
 # A workspace inside the home is not the home: no line, its own files writable.
 mkdir -p "$H/sub"
@@ -137,6 +154,11 @@ expect_match "hook: Write ~/.config/systemd/user/x.service is blocked" \
 expect_match "hook: Write into a PATH directory under the home is blocked" \
 	"~/mytools/ls is in the home.s persistence set" "$(hook_ev "$H/mytools/ls")"
 expect "hook: Write ~/notes.txt is allowed" "" "$(hook_ev "$H/notes.txt")"
+expect_match "hook: Write ~/.config/user-tmpfiles.d/x.conf is blocked (review 20)" \
+	"~/.config/user-tmpfiles.d/x.conf is in the home.s persistence set" \
+	"$(hook_ev "$H/.config/user-tmpfiles.d/x.conf")"
+expect_match "hook: Write ~/.config/gh/config.yml is blocked (review 20)" \
+	"~/.config/gh/config.yml is in the home.s persistence set" "$(hook_ev "$H/.config/gh/config.yml")"
 
 # PATH entries that lead into the home other than by name are judged where they lead,
 # in the sandbox and by the hook: through a link outside the home, through a "..", and

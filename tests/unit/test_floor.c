@@ -407,6 +407,52 @@ static const char *const home_musts[] = {
     ".xsessionrc",
     ".bashrc.d",
     ".nvm",
+    /* review 20: systemd's other user places, other shells, tools, editors, terminals */
+    ".config/systemd/user.control",
+    ".config/systemd/user.conf",
+    ".config/user-tmpfiles.d",
+    ".local/share/user-tmpfiles.d",
+    ".local/share/direnv/allow",
+    ".config/mise",
+    ".config/vim",
+    ".hgrc",
+    ".config/hg",
+    ".config/jj",
+    ".config/gh/config.yml",
+    ".subversion/config",
+    ".tcshrc",
+    ".cshrc",
+    ".login",
+    ".logout",
+    ".kshrc",
+    ".mkshrc",
+    ".config/nushell",
+    ".xonshrc",
+    ".config/xonsh",
+    ".config/elvish",
+    ".elvish",
+    ".config/VSCodium/User",
+    ".config/Code - Insiders/User",
+    ".config/Cursor/User",
+    ".vscode-oss",
+    ".vscode-insiders",
+    ".windsurf",
+    ".cursor",
+    ".config/alacritty",
+    ".alacritty.toml",
+    ".alacritty.yml",
+    ".config/foot",
+    ".config/ghostty",
+    ".config/helix",
+    ".config/zed",
+    ".bunfig.toml",
+    ".Renviron",
+    ".lldbinit",
+    ".pdbrc",
+    ".selected_editor",
+    ".terraformrc",
+    ".config/pipewire",
+    ".config/bat",
 };
 
 static int collect(const char *rel, const char *why, void *arg)
@@ -504,6 +550,25 @@ START_TEST(home_set)
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/proj/.config/git", NULL));
 	ck_assert_ptr_null(policy_home_set_hit(NULL, NULL, "/home/u/.bashrc", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("relative", NULL, "relative/.bashrc", NULL));
+	/* review 20: beneath the new entries; the sibling of gh's config.yml is the
+	 * floor's (hosts.yml), systemd's user.conf is no prefix of another name */
+	ck_assert_ptr_nonnull(policy_home_set_hit(
+	    "/home/u", NULL, "/home/u/.config/systemd/user.control/default.target.wants/x.service",
+	    NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.config/user-tmpfiles.d/x.conf", NULL));
+	ck_assert_ptr_nonnull(policy_home_set_hit(
+	    "/home/u", NULL, "/home/u/.config/Code - Insiders/User/tasks.json", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.vscode-oss/extensions/x/a.js", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.local/share/direnv/allow/0a", NULL));
+	ck_assert_ptr_null(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.config/gh/hosts.yml", NULL));
+	ck_assert_ptr_null(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.config/systemd/user.confx", NULL));
+	ck_assert_ptr_null(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.local/share/direnv/deny/0a", NULL));
 	ck_assert(policy_home_in_tree("/home/u", "/home/u"));
 	ck_assert(policy_home_in_tree("/home/u", "/home"));
 	ck_assert(!policy_home_in_tree("/home/u", "/home/u/proj"));
@@ -528,6 +593,11 @@ START_TEST(home_set_xdg)
 	ck_assert_ptr_nonnull(strstr(all, "|dots/git|"));
 	ck_assert_ptr_nonnull(strstr(all, "|dots/systemd/user|"));
 	ck_assert_ptr_nonnull(strstr(all, "|dots/go/env|"));
+	ck_assert_ptr_nonnull(strstr(all, "|dots/systemd/user.control|"));
+	ck_assert_ptr_nonnull(strstr(all, "|dots/user-tmpfiles.d|"));
+	ck_assert_ptr_nonnull(strstr(all, "|dots/mise|"));
+	ck_assert_ptr_nonnull(strstr(all, "|dots/alacritty.toml|"));
+	ck_assert_ptr_null(strstr(all, "|dots/.alacritty.toml|"));
 	ck_assert_ptr_null(strstr(all, "|dots/.bashrc|"));
 	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
 	    "/home/u", NULL, &(struct policy_xdg){.config = "/home/u/dots", .data = NULL},
@@ -567,6 +637,8 @@ START_TEST(home_set_xdg_data)
 	ck_assert_ptr_nonnull(strstr(all, "|data/systemd/user|"));
 	ck_assert_ptr_nonnull(strstr(all, "|data/nvim|"));
 	ck_assert_ptr_nonnull(strstr(all, "|data/dbus-1|"));
+	ck_assert_ptr_nonnull(strstr(all, "|data/user-tmpfiles.d|"));
+	ck_assert_ptr_nonnull(strstr(all, "|data/direnv/allow|"));
 	ck_assert_ptr_nonnull(strstr(all, "|cfg/git|"));
 	ck_assert_ptr_null(strstr(all, "|data/git|"));
 	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
