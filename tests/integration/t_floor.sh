@@ -28,6 +28,13 @@ FILES=(
 	.m2/settings.xml .gradle/gradle.properties .terraform.d/credentials.tfrc.json
 	.claude/.credentials.json .codex/auth.json .mozilla/firefox/p/cookies.sqlite
 	".config/google-chrome/Default/Cookies" ".config/chromium/Default/Login Data"
+	# review 20: readable inside an ordinary workspace before
+	.config/git/credentials .pip/pip.conf .pgpass .my.cnf .vault-token .config/glab-cli/config.yml
+	.config/rclone/rclone.conf .gem/credentials .config/sops/age/keys.txt
+	.cache/huggingface/token .huggingface/token .config/composer/auth.json .composer/auth.json
+	.pulumi/credentials.json .databrickscfg .s3cfg .boto .config/doctl/config.yaml .oci/config
+	.oci/oci_api_key.pem .local/share/atuin/key .config/hcloud/cli.toml
+	.config/configstore/firebase-tools.json .config/helm/repositories.yaml
 )
 for f in "${FILES[@]}"; do
 	mkdir -p "$H/$(dirname "$f")"
@@ -70,6 +77,12 @@ for f in "${FILES[@]}" .npmrc .config/pnpm/rc; do
 	if grep -qF "LEAK $H/$f" <<<"$OUT"; then fail "floor: ~/$f unreadable" "read inside"; else ok "floor: ~/$f unreadable"; fi
 done
 if grep -qF "LEAK $W/.env" <<<"$OUT"; then fail "floor: .env unreadable" "read"; else ok "floor: .env unreadable"; fi
+# git's XDG credential store is masked inside its read-only-in-a-home directory, and
+# git still reads its global config beside it.
+printf '[user]\n\tname = floortest\n' >"$H/.config/git/config"
+run_in "$H" agent.yaml "git config --global user.name; cat '$H/.config/git/credentials' 2>/dev/null || echo masked"
+expect "floor: ~/.config/git/config read by git beside its masked credentials" "floortest
+masked" "$OUT"
 # The masks are not merely unlisted: the directory stores cannot be listed either.
 run_in "$H" agent.yaml "ls '$H/.gnupg' '$H/.mozilla' '$H/.kube' 2>/dev/null | grep -c . || true"
 expect "floor: directory stores list empty" 0 "$OUT"

@@ -335,7 +335,8 @@ START_TEST(test_search_globs)
 	    {"/home/alice", NULL, B},
 	    {"/home/alice/secrets/..", NULL, B},
 	    {"/home/alice/.config", "**/*.go", B}, /* ~/.config/gcloud */
-	    {"/home/alice/.cache", "**/*.go", A},
+	    {"/home/alice/.cache", "**/*.go", B},  /* ~/.cache/huggingface/token (review 20) */
+	    {"/home/alice/.cache/pip", "**/*.go", A},
 	    {"/home/alice/proj", NULL, A},
 	    {NULL, "/home/alice/.ssh/*", B},
 	    {NULL, "../.aws/*", B},
