@@ -184,6 +184,7 @@ int proxy_poller_mod(struct proxy_poller *pl, int fd, unsigned events)
 void proxy_poller_spin_stats(const struct proxy_poller *pl, uint64_t *spun, uint64_t *caught)
 {
 	*spun = *caught = 0;
+	(void)pl;
 #ifdef POLLER_HAVE_EPOLL
 	if (pl->backend == PROXY_POLLER_EPOLL)
 		poller_epoll_spin_stats(pl, spun, caught);
