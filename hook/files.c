@@ -90,6 +90,7 @@ static bool cwd_is_workspace(const struct hook_ctx *c)
 static const char *writable_root(const struct hook_ctx *c, const char *abs)
 {
 	const struct halo_policy *p = c->policy;
+	const char *root;
 
 	if (p->mode == POLICY_MODE_READ_ONLY)
 		return NULL;
@@ -100,6 +101,8 @@ static const char *writable_root(const struct hook_ctx *c, const char *abs)
 	for (size_t i = 0; i < p->writable_abs.n; i++)
 		if (policy_path_beneath(abs, p->writable_abs.items[i]))
 			return p->writable_abs.items[i];
+	if ((root = hook_own_cache(c, abs))) /* bound writable inside, wherever it lies */
+		return root;
 	return policy_path_scratch(abs);
 }
 
@@ -225,6 +228,8 @@ static void judge_form(const struct hook_ctx *c, struct hook_judge *j, const cha
 {
 	const char *entry = NULL, *why = protected_by(c, abs, write, &entry), *root;
 
+	if (hook_own_hit(c, j, tool, path, abs, write))
+		return;
 	if (why) {
 		hook_block(j, HOOK_BLOCK, "%s %s: %s is a protected path (%s)", tool, path, entry,
 			   why);

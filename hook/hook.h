@@ -156,6 +156,22 @@ struct hook_ctx {
 	const char *const *path_rel;
 	const char *const *path_why;
 	size_t n_path_real;
+	/* halo-run's own files and places, as a launch from cwd keeps them, each as named
+	 * and resolved (runner/hook_own.c gathers them from the launch's own functions).
+	 * own_readonly: the policy files the launch runs under and halo-run itself,
+	 * read-only inside wherever they lie (a command must not widen its own policy),
+	 * own_readonly_what[i] naming it.
+	 * own_hidden: what no sandbox sees (the index key's directory in /tmp, the indexes,
+	 * the session directory), own_hidden_why[i] naming it. cache_all: the directory of
+	 * every workspace's isolated caches, hidden inside (an empty read-only tmpfs) but
+	 * for cache_own, this workspace's, bound writable. NULL / 0: none. */
+	const char *const *own_readonly;
+	const char *const *own_readonly_what; /* "a policy file halo-run runs under", ... */
+	size_t n_own_readonly;
+	const char *const *own_hidden;
+	const char *const *own_hidden_why;
+	size_t n_own_hidden;
+	const char *cache_all[2], *cache_own[2];
 };
 
 enum hook_outcome {

@@ -162,6 +162,12 @@ bool hook_runs_check(struct hook_judge *j, const struct hook_script *s, const st
 void hook_net_assign(struct hook_judge *j, const struct hook_word *w);
 /* files_home.c: the reason a write at abs (in writable root `root`) is refused by a
  * home's persistence set, *entry the entry's name below its home; NULL when none. */
+/* files_own.c: halo-run's own files and places (hook_ctx's own_*, cache_*). A write
+ * or a read there that the sandbox refuses: blocked with the reason (true). And is abs
+ * in this workspace's own caches, bound writable inside: that root, or NULL. */
+bool hook_own_hit(const struct hook_ctx *c, struct hook_judge *j, const char *tool,
+		  const char *path, const char *abs, bool write);
+const char *hook_own_cache(const struct hook_ctx *c, const char *abs);
 const char *hook_home_hit(const struct hook_ctx *c, const char *abs, const char *root,
 			  const char **entry);
 

@@ -4,6 +4,7 @@
 #ifndef HALO_LINUX_H
 #define HALO_LINUX_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -275,6 +276,14 @@ struct linux_index_info {
 };
 /* ${XDG_STATE_HOME:-HOME/.local/state}/halo-run/index. 0 or -errno. */
 int linux_index_place(const char *home, char *out, size_t n);
+/* halo-run's own places that no sandbox sees, for `halo-run hook` (which refuses a
+ * harness's tools there too): the index key's directory, /tmp/halo-run-UID (each
+ * sandbox has a /tmp of its own; a writable root there gets the key masked), and every
+ * place a launch of this user may keep its indexes in (masked where a writable tree
+ * holds it), as named, why[i] saying which. At most LINUX_OWN_PLACES; how many. */
+#define LINUX_OWN_PLACES 5
+size_t linux_own_places(const char *pw_home, const char *env_home, char out[][PATH_MAX],
+			const char **why);
 /* Every tree's index in dir (none when dir does not exist). 0 or -errno. */
 int linux_index_list(const char *dir, struct linux_index_info **out, size_t *n);
 /* Stop its watcher (it exits once its socket is gone) or, with clear, also remove the

@@ -149,3 +149,23 @@ set:
 	state = 1;
 	return true;
 }
+
+size_t linux_own_places(const char *pw_home, const char *env_home, char out[][PATH_MAX],
+			const char **why)
+{
+	struct linux_launch l = {.pw_home = pw_home, .env_home = env_home};
+	size_t n = 0, k;
+
+	snprintf(out[n++], PATH_MAX, "%s/halo-run-%u", linux_test_hooks()->key_base,
+		 (unsigned)geteuid());
+	linux_scan_index_key_dir(out[n], PATH_MAX);
+	if (strcmp(out[n], out[0]) != 0)
+		n++;
+	for (k = 0; k < n; k++)
+		why[k] = "the index key's directory";
+	_Static_assert(LINUX_OWN_PLACES >= 2 + LINUX_INDEX_PLACES, "room for the index places");
+	n += linux_scan_index_places(&l, out + n);
+	for (; k < n; k++)
+		why[k] = "the workspace indexes";
+	return n;
+}

@@ -219,6 +219,17 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
 	return 0;
 }
 
+size_t runner_policy_layers(const struct runner_env *re, const char **out)
+{
+	size_t n = 0;
+
+	if (re->managed[0])
+		out[n++] = re->managed;
+	for (size_t i = 0; i < re->n_paths; i++)
+		out[n++] = re->paths[i];
+	return n;
+}
+
 void runner_env_release(struct runner_env *re)
 {
 	policy_free(re->policy);

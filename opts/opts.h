@@ -91,6 +91,11 @@ int runner_load_policy(const struct runner_opts *o, bool need_workspace, struct 
  * `cwd` (load.c); -ENAMETOOLONG when it does not fit. */
 int runner_writable_abs(const char *w, const char *cwd, char *out, size_t n);
 void runner_env_release(struct runner_env *re);
+/* The policy's files in layer order, the managed file first: what a launch keeps
+ * read-only inside (linux/scan.c, the plan's "policy file: never writable", the macOS
+ * profile) and what `halo-run hook` refuses a harness's tools to write. out holds
+ * RUNNER_MAX_POLICIES + 1; returns how many. */
+size_t runner_policy_layers(const struct runner_env *re, const char **out);
 /* load.c: the loader's context (with its file-system callbacks) for another load. */
 struct policy_ctx;
 void runner_policy_ctx(struct policy_ctx *ctx, const char *pw_home, const char *env_home,

@@ -126,7 +126,12 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 #ifndef RUNNER_MACOS
 	runner_hook_walk_launch(re.workspace, re.pw_home, re.env_home);
 #endif
-	hook_event_judge(&c, ev, &v);
+	struct runner_hook_own own;
+	if (runner_hook_own_ctx(&c, &own, &re) < 0)
+		v = (struct hook_verdict){HOOK_CANNOT, "out of memory"};
+	else
+		hook_event_judge(&c, ev, &v);
+	runner_hook_own_free(&own);
 #ifndef RUNNER_MACOS
 	runner_hook_walk_launch(NULL, NULL, NULL);
 #endif

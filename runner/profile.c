@@ -32,6 +32,7 @@ static int print_macos(const struct runner_env *re)
 	char base[4096], tmpdir[4200], self[4096], note[12800];
 	struct halo_err e = {{0}};
 	struct macos_profile prof;
+	const char *layers[RUNNER_MAX_POLICIES + 1];
 	int rc;
 
 	if (re->policy->mode == POLICY_MODE_OFF) {
@@ -55,8 +56,8 @@ static int print_macos(const struct runner_env *re)
 	    .tmpdir = tmpdir,
 	    .proxy_port = MACOS_EXAMPLE_PORT,
 	    .self_exe = self[0] ? self : NULL,
-	    .policy_files = re->paths,
-	    .n_policy_files = re->n_paths,
+	    .policy_files = layers,
+	    .n_policy_files = runner_policy_layers(re, layers),
 	};
 	rc = macos_profile_build(&in, &prof, &e);
 	if (rc < 0) {

@@ -366,13 +366,8 @@ int runner_cmd_run(const struct runner_opts *o)
 	l.self_exe = self;
 	/* The layers in order, the managed file first (the events' start record). */
 	const char *layers[RUNNER_MAX_POLICIES + 1];
-	size_t n_layers = 0;
-	if (re.managed[0])
-		layers[n_layers++] = re.managed;
-	for (size_t i = 0; i < re.n_paths; i++)
-		layers[n_layers++] = re.paths[i];
 	l.policy_files = layers;
-	l.n_policy_files = n_layers;
+	l.n_policy_files = runner_policy_layers(&re, layers);
 	l.own_outputs = own_outputs;
 	l.n_own_outputs = 0;
 	if (o->audit) /* opened (created) by runner_supervise before the launch */

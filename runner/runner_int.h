@@ -74,6 +74,21 @@ struct hook_ctx;
 int runner_hook_resolve_ctx(struct hook_ctx *c, const struct halo_policy *p,
 			    const char *const *homes_real, char **xdg_real);
 void runner_hook_resolve_free(struct hook_ctx *c);
+/* runner/hook_own.c: c's own_* and cache_* (hook.h), halo-run's own files and places,
+ * from what a launch from re's workspace uses: the policy files (runner_policy_layers)
+ * and halo-run itself, its state (linux_own_places, the session directory), the
+ * caches (runner_caches_plan, nothing made). 0 or -ENOMEM; runner_hook_own_free
+ * either way. */
+#define RUNNER_HOOK_OWN_RO     (2 * (RUNNER_MAX_POLICIES + 2))
+#define RUNNER_HOOK_OWN_HIDDEN 16
+struct runner_hook_own {
+	char *ro[RUNNER_HOOK_OWN_RO], *hidden[RUNNER_HOOK_OWN_HIDDEN], *cache[4];
+	const char *ro_what[RUNNER_HOOK_OWN_RO], *hidden_why[RUNNER_HOOK_OWN_HIDDEN];
+	size_t n_ro, n_hidden;
+};
+int runner_hook_own_ctx(struct hook_ctx *c, struct runner_hook_own *own,
+			const struct runner_env *re);
+void runner_hook_own_free(struct runner_hook_own *own);
 /* hook_walk.c: a content search's bounded walk (hook.h, find_protected). */
 int runner_hook_find_protected(const struct halo_policy *p, const char *folder, const char *glob,
 			       char *out, size_t n);

@@ -435,16 +435,10 @@ int runner_session_identity(const char *name, const struct runner_opts *o, const
 
 int runner_session_place(char *out, size_t n, struct halo_err *e)
 {
-	const char *x = getenv("XDG_RUNTIME_DIR");
 	uid_t me = geteuid();
 	struct stat st;
-	int w;
 
-	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == me)
-		w = snprintf(out, n, "%s/halo-run", x);
-	else
-		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)me);
-	if (w <= 0 || (size_t)w >= n) {
+	if (runner_session_place_name(out, n) < 0) {
 		halo_err_set(e, "the session directory's name is too long");
 		return -ENAMETOOLONG;
 	}

@@ -22,6 +22,10 @@ void runner_session_early(const struct runner_opts *o);
 /* The control directory, made if missing (every launch hides it inside: a session
  * started later keeps its socket there), or NULL when it is not ours. */
 const char *runner_session_dir_made(char *out, size_t n);
+/* session_cmd.c: its name alone, nothing made ($XDG_RUNTIME_DIR/halo-run where that is
+ * the user's directory, else /tmp/halo-run-UID): `halo-run hook` refuses a harness's
+ * tools there as every launch hides it. 0 or -ENAMETOOLONG. */
+int runner_session_place_name(char *out, size_t n);
 
 /* session_cmd.c: stop the session NAME if it runs, saying nothing on stdout. 0 when it
  * is gone (or never was), else 1 after a line on stderr. */

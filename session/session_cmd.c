@@ -9,11 +9,26 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "session/session_int.h"
 
 #define ADMIN_MS 10000
+
+int runner_session_place_name(char *out, size_t n)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	uid_t me = geteuid();
+	struct stat st;
+	int w;
+
+	if (x && x[0] == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == me)
+		w = snprintf(out, n, "%s/halo-run", x);
+	else
+		w = snprintf(out, n, "/tmp/halo-run-%u", (unsigned)me);
+	return w <= 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
+}
 
 /* Ask a live session a question (info or stop); 0 with *m, or -errno. */
 static int ask(int fd, enum session_verb v, struct session_conn *c, struct session_msg *m)

@@ -542,4 +542,105 @@ fi
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"
 
+# halo-run's own files and places (review 20, 6a 6b 8): what the sandbox keeps
+# read-only or out of sight, the hook refuses too. own EV_CWD TOOL PATH [HOOK ARGS...]
+own() {
+	local cwd=$1 tool=$2 path=$3
+	shift 3
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],"hook_event_name":"PreToolUse","tool_name":sys.argv[2],"tool_input":{"file_path":sys.argv[3],"content":"egress: {default: allow}\n","old_string":"deny","new_string":"allow"}}))' "$cwd" "$tool" "$path" |
+		"$HALO" hook "$@" 2>&1 >/dev/null
+}
+sandboxed() { # CWD CMD [HALO ARGS...]: the command's output, or SKIP where no sandbox runs
+	local cwd=$1 cmd=$2 out
+	shift 2
+	out=$(cd "$cwd" && timeout -k 2 30 "$HALO" --quiet "$@" -- sh -c "$cmd; echo done" 2>&1)
+	if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+		echo SKIP
+	else
+		echo "$out"
+	fi
+}
+h3=$base/h3
+mkdir -p "$h3/proj/ci" "$h3/other" "$h3/.config/halo"
+printf 'egress:\n  default: deny\n' >"$h3/proj/ci/halo.yaml"
+cp "$h3/proj/ci/halo.yaml" "$h3/agent.yaml"
+cp "$h3/proj/ci/halo.yaml" "$h3/proj/ci/layer2.yaml"
+cp "$h3/proj/ci/halo.yaml" "$h3/.config/halo/policy.yaml"
+chmod -R a+rwX "$h3" 2>/dev/null
+# 6a: the run's --policy file in the workspace, a layered one, and one in a home
+# workspace (as --policy, and found by discovery in ~/.config/halo).
+err=$(HOME=$h3 own "$h3/proj" Write "$h3/proj/ci/halo.yaml" --policy "$h3/proj/ci/halo.yaml")
+expect "Write the --policy file in the workspace: refused" 2 "$?"
+expect_match "... says it is the policy file" 'a policy file halo-run runs under' "$err"
+HOME=$h3 own "$h3/proj" Edit "$h3/proj/ci/layer2.yaml" --policy "$pol" --policy "$h3/proj/ci/layer2.yaml" >/dev/null
+expect "Edit a layered --policy file: refused" 2 "$?"
+HOME=$h3 own "$h3/proj" Read "$h3/proj/ci/halo.yaml" --policy "$h3/proj/ci/halo.yaml" >/dev/null
+expect "Read the policy file (control)" 0 "$?"
+HOME=$h3 own "$h3/proj" Write "$h3/proj/ci/layer2.yaml" --policy "$h3/proj/ci/halo.yaml" >/dev/null
+expect "Write a policy file the run does not use (control)" 0 "$?"
+(cd "$h3" && HOME=$h3 own "$h3" Edit "$h3/agent.yaml" --policy agent.yaml >/dev/null)
+expect "Edit a relative --policy file in a home workspace: refused" 2 "$?"
+# Found by discovery ($HALO_POLICY) in /tmp: scratch to the hook, but the host's file.
+printf 'egress:\n  default: deny\n' >"$TMPDIR/found.yaml"
+HOME=$h3 HALO_POLICY=$TMPDIR/found.yaml own "$ws" Edit "$TMPDIR/found.yaml" >/dev/null
+expect "Edit the \$HALO_POLICY file in /tmp: refused" 2 "$?"
+HOME=$h3 HALO_POLICY=$TMPDIR/found.yaml own "$ws" Write "$TMPDIR/found2.yaml" >/dev/null
+expect "Write beside it in /tmp (control)" 0 "$?"
+out=$(HOME=$h3 sandboxed "$h3/proj" 'echo x >>ci/halo.yaml && echo WROTE' --policy ci/halo.yaml)
+if [ "$out" = SKIP ]; then
+	skip "sandbox: the policy file stays read-only" "no sandbox here"
+else
+	expect "sandbox: the policy file stays read-only" "" "$(grep -x WROTE <<<"$out")"
+fi
+# 6b: another workspace's caches, the harness in the home; this workspace's own pass.
+(cd "$h3/other" && HOME=$h3 timeout -k 2 30 "$HALO" --quiet -- true >/dev/null 2>&1)
+own_c=$(cd "$h3" && HOME=$h3 "$HALO" cache 2>/dev/null | awk '$1 == "pip" {print $NF; exit}')
+own_c=${own_c%/*}
+oth_c=$(cd "$h3/other" && HOME=$h3 "$HALO" cache 2>/dev/null | awk '$1 == "pip" {print $NF; exit}')
+oth_c=${oth_c%/*}
+expect_match "the two workspaces' caches lie side by side" "^$h3/.cache/halo-run/caches/other-" "$oth_c"
+err=$(HOME=$h3 own "$h3" Write "$oth_c/python-user/lib/python3.11/site-packages/evil.pth" --policy "$pol")
+expect "Write into another workspace's caches from the home: refused" 2 "$?"
+expect_match "... says the sandbox hides them" "hides all but this workspace's own" "$err"
+HOME=$h3 own "$h3" Read "$oth_c/pip/x" --policy "$pol" >/dev/null
+expect "Read another workspace's caches: refused" 2 "$?"
+HOME=$h3 own "$h3" Write "$own_c/pip/x" --policy "$pol" >/dev/null
+expect "Write into the home workspace's own caches (control)" 0 "$?"
+HOME=$h3 own "$h3/other" Write "$oth_c/pip/x" --policy "$pol" >/dev/null
+expect "Write into its own caches from that workspace (control)" 0 "$?"
+if [ -d "$oth_c" ]; then
+	out=$(HOME=$h3 sandboxed "$h3" "mkdir -p $oth_c/pip && echo x >$oth_c/pip/x && echo WROTE" --policy "$pol")
+	if [ "$out" = SKIP ]; then
+		skip "sandbox: another workspace's caches are out of reach" "no sandbox here"
+	else
+		expect "sandbox: another workspace's caches are out of reach" "" "$(grep -x WROTE <<<"$out")"
+	fi
+else
+	skip "sandbox: another workspace's caches are out of reach" "no launch made them here"
+fi
+# 8: halo-run's own state in /tmp (the index key) and the indexes.
+key=/tmp/halo-run-$(id -u)/index.key
+err=$(HOME=$h3 own "$ws" Read "$key" --policy "$pol")
+expect "Read the index key: refused" 2 "$?"
+expect_match "... says it is halo-run's own state" "halo-run's own state" "$err"
+HOME=$h3 own "$ws" Write "$key" --policy "$pol" >/dev/null
+expect "Write the index key: refused" 2 "$?"
+HOME=$h3 own "$ws" Write "/tmp/halo-run-$(id -u)/other" --policy "$pol" >/dev/null
+expect "Write into the index key's directory: refused" 2 "$?"
+err=$(HOME=$h3 XDG_STATE_HOME= own "$h3" Write "$h3/.local/state/halo-run/index/x.idx" --policy "$pol")
+expect "Write into the home's index place (home workspace): refused" 2 "$?"
+expect_match "... as the indexes, without asking the launch's scan" 'the workspace indexes' "$err"
+if [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ]; then
+	HOME=$h3 own "$ws" Write "$XDG_RUNTIME_DIR/halo-run/hook-s.sock" --policy "$pol" >/dev/null
+	expect "Write into the session directory: refused" 2 "$?"
+fi
+HOME=$h3 own "$ws" Write "/tmp/halo-run-x$(id -u)/x" --policy "$pol" >/dev/null
+expect "Write beside it in /tmp (control)" 0 "$?"
+out=$(HOME=$h3 sandboxed "$ws" "cat $key >/dev/null && echo READ" --policy "$pol")
+if [ "$out" = SKIP ]; then
+	skip "sandbox: the index key is out of sight" "no sandbox here"
+else
+	expect "sandbox: the index key is out of sight" "" "$(grep -x READ <<<"$out")"
+fi
+
 finish

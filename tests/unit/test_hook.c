@@ -768,6 +768,82 @@ START_TEST(test_reader_shape)
 }
 END_TEST
 
+/* halo-run's own files and places (review 20, 6a 6b 8), as runner/hook_own.c gathers
+ * them from a launch's functions: the policy files it runs under stay read-only (a
+ * Write would widen its own policy), its state in /tmp (the index key) and the indexes
+ * are neither read nor written, and of the caches' directory only this workspace's own
+ * is there, writable wherever the workspace is. */
+START_TEST(test_own_places)
+{
+	static const char *const ro[] = {"/home/alice/proj/ci/halo.yaml", "/home/alice/agent.yaml",
+					 "/home/alice/proj/bin/halo-run"};
+	static const char *const ro_what[] = {"a policy file halo-run runs under",
+					      "a policy file halo-run runs under",
+					      "halo-run itself"};
+	static const char *const hidden[] = {"/tmp/halo-run-1000",
+					     "/home/alice/.local/state/halo-run/index"};
+	static const char *const hidden_why[] = {"the index key's directory",
+						 "the workspace indexes"};
+	static const char caches[] = "/home/alice/.cache/halo-run/caches";
+	static const struct {
+		const char *cwd, *path;
+		bool write;
+		int want;
+		const char *reason;
+	} t[] = {
+	    {"/home/alice/proj", "ci/halo.yaml", true, B, "a policy file halo-run runs under"},
+	    {"/home/alice/proj", "/home/alice/proj/ci/../ci/halo.yaml", true, B, "read-only"},
+	    {"/home/alice/proj", "ci/halo.yaml", false, A, NULL},
+	    {"/home/alice/proj", "ci/other.yaml", true, A, NULL},
+	    {"/home/alice", "agent.yaml", true, B, "a policy file"},
+	    {"/home/alice", "/tmp/agent.yaml", true, A, NULL},
+	    {"/home/alice/proj", "bin/halo-run", true, B, "halo-run itself"},
+	    {"/home/alice/proj", "/tmp/halo-run-1000/index.key", false, B, "the index key"},
+	    {"/home/alice/proj", "/tmp/halo-run-1000/index.key", true, B, "halo-run's own state"},
+	    {"/home/alice/proj", "/tmp/halo-run-1000", false, B, "own state"},
+	    {"/home/alice/proj", "/tmp/halo-run-10000/x", true, A, NULL},
+	    {"/home/alice", "/home/alice/.local/state/halo-run/index/x.idx", true, B, "indexes"},
+	    {"/home/alice", "/home/alice/.local/state/halo-run/index/x.idx", false, B, "indexes"},
+	    {"/home/alice", "/home/alice/.local/state/other", true, A, NULL},
+	    {"/home/alice", "/home/alice/.cache/halo-run/caches/other-0123/pip/x.pth", true, B,
+	     "hides all but this workspace's own"},
+	    {"/home/alice", "/home/alice/.cache/halo-run/caches/other-0123/x", false, B, "caches"},
+	    {"/home/alice", "/home/alice/.cache/halo-run/caches/new-0123", true, B, "caches"},
+	    {"/home/alice", "/home/alice/.cache/halo-run/caches/alice-77/pip/x", true, A, NULL},
+	    {"/home/alice", "/home/alice/.cache/halo-run/caches/alice-77/pip/x", false, A, NULL},
+	    {"/home/alice", "/home/alice/.cache/halo-run/x", true, A, NULL},
+	    /* the own caches are bound writable inside wherever the workspace is */
+	    {"/home/alice/proj", "/home/alice/.cache/halo-run/caches/alice-77/go/x", true, A, NULL},
+	};
+	struct hook_verdict v;
+
+	ctx.own_readonly = ro;
+	ctx.own_readonly_what = ro_what;
+	ctx.n_own_readonly = 3;
+	ctx.own_hidden = hidden;
+	ctx.own_hidden_why = hidden_why;
+	ctx.n_own_hidden = 2;
+	ctx.cache_all[0] = caches;
+	ctx.cache_own[0] = "/home/alice/.cache/halo-run/caches/alice-77";
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		ctx.cwd = t[i].cwd;
+		hook_check_path(&ctx, t[i].write ? "Write" : "Read", t[i].path, t[i].write, &v);
+		ck_assert_msg((int)v.outcome == t[i].want, "[%zu] %s %s in %s: got %d (%s)", i,
+			      t[i].write ? "Write" : "Read", t[i].path, t[i].cwd, v.outcome,
+			      v.reason);
+		if (t[i].reason)
+			ck_assert_msg(strstr(v.reason, t[i].reason), "[%zu] %s: '%s'", i, t[i].path,
+				      v.reason);
+	}
+	/* Codex's apply_patch goes the same way: an Update or a Delete of the policy. */
+	ctx.cwd = "/home/alice/proj";
+	hook_check_patch(&ctx, "apply_patch",
+			 "*** Begin Patch\n*** Delete File: ci/halo.yaml\n*** End Patch\n", &v);
+	ck_assert_int_eq(v.outcome, HOOK_BLOCK);
+	ck_assert_ptr_nonnull(strstr(v.reason, "policy file"));
+}
+END_TEST
+
 static Suite *hook_suite(void)
 {
 	Suite *s = suite_create("hook");
@@ -789,6 +865,7 @@ static Suite *hook_suite(void)
 	tcase_add_test(tc, test_harness_names);
 	tcase_add_test(tc, test_reader_shape);
 	tcase_add_test(tc, test_home_set);
+	tcase_add_test(tc, test_own_places);
 	suite_add_tcase(s, tc);
 	return s;
 }
