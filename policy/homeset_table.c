@@ -72,6 +72,8 @@ static const struct policy_home_entry home_set[] = {
     {".docker/config.json", "docker runs the credential helpers and plugin dirs it names"},
     {".npmrc", "npm runs the script-shell and node-options it names"},
     {".node_modules", "node loads modules from it when a project lacks them"},
+    {"node_modules", "node's require() looks up the directory tree: every script in the home "
+		     "that a module of its own lacks loads it from here (review 20)"},
     {".node_libraries", "node loads modules from it when a project lacks them"},
     {".rustup", "rustup runs the toolchains and overrides it holds"},
     {".bazelrc", "bazel takes flags (tool paths, startup options) from it"},
@@ -104,6 +106,7 @@ static const struct policy_home_entry home_set[] = {
     /* Shell plug-in managers and version managers the start-up files source. */
     {".bashrc.d", "Fedora's default .bashrc sources every file in it"},
     {".nvm", "the start-up lines nvm writes source nvm.sh from it"},
+    {".volta", "Volta's shims on PATH run the tools installed in it (review 20)"},
     {".oh-my-zsh", ".zshrc sources oh-my-zsh and its custom/ plugins from it"},
     {".sdkman", "the start-up lines sdkman writes source its init script"},
     {".pyenv", "the start-up lines pyenv writes run it; its shims are on PATH"},

@@ -443,6 +443,8 @@ static const char *const home_musts[] = {
     ".xsessionrc",
     ".bashrc.d",
     ".nvm",
+    "node_modules",
+    ".volta",
     /* review 20: systemd's other user places, other shells, tools, editors, terminals */
     ".config/systemd/user.control",
     ".config/systemd/user.conf",
