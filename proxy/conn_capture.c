@@ -36,18 +36,17 @@ static int original_dst(int fd, struct sockaddr_in *dst)
 }
 #endif
 
+/* The one mapping of a fake address back to its name, for every target a client
+ * names (conn_target: CONNECT, SOCKS5, forwarding; http_parse_pending before a
+ * forwarded request's rules are judged): any spelling policy_host_parse() reads as
+ * that IPv4 address (a trailing dot included) is the name. */
 const char *capture_unfake(struct proxy *px, const char *host, size_t *len)
 {
-	char ip[INET_ADDRSTRLEN];
-	struct in_addr a;
+	struct policy_host h;
 	const char *name;
 
-	if (!px->fake.n || *len >= sizeof(ip))
-		return host;
-	memcpy(ip, host, *len);
-	ip[*len] = '\0';
-	if (inet_pton(AF_INET, ip, &a) != 1 ||
-	    !(name = proxy_fakeip_name(&px->fake, (uint8_t *)&a)))
+	if (!px->fake.n || policy_host_parse(host, *len, false, &h, NULL, 0) != 0 ||
+	    h.kind != POLICY_HOST_IPV4 || !(name = proxy_fakeip_name(&px->fake, h.addr)))
 		return host;
 	*len = strlen(name);
 	return name;

@@ -118,6 +118,22 @@ static bool forward_rules_deny(struct conn *c, const struct proxy_http_req *req)
 	return true;
 }
 
+/* A fake address of the DNS stub names its host from here on, before anything judges
+ * the request: the rules below, conn_target's Decide() (which maps CONNECT's, SOCKS5's
+ * and captured targets with the same capture_unfake), the audit, X-Halo-Deny and the
+ * Host field the origin gets (http_rewrite.c writes the target's). */
+static void http_unfake(struct conn *c, struct proxy_http_req *req)
+{
+	size_t len = strlen(req->host);
+	const char *name = capture_unfake(c->px, req->host, &len);
+
+	if (name == req->host || len >= sizeof(req->host))
+		return;
+	memcpy(req->host, name, len);
+	req->host[len] = '\0';
+	req->host_is_v6_literal = false;
+}
+
 void http_parse_pending(struct conn *c)
 {
 	struct proxy_http_req *req = &c->px->req;
@@ -147,6 +163,7 @@ void http_parse_pending(struct conn *c)
 		return;
 	}
 	conn_timer_clear(c, &c->t_head);
+	http_unfake(c, req);
 	const char *secret = c->secret ? c->secret : c->px->o.auth_secret;
 
 	if (secret && !proxy_auth_basic_ok(req->proxy_auth, secret)) {

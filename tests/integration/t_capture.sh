@@ -287,6 +287,34 @@ else
 	skip "dig rows" "dig not installed (dnsutils)"
 fi
 
+# ------------------------------------------------------------ a fake address through the proxy
+# Plain http:// forwarding to the address the stub gave a rules host (review 21): the
+# request is judged, denied and audited as the name, and the origin's Host names it.
+cat >"$W/caprules.yaml" <<EOF2
+egress:
+  default: deny
+  allowedDomains: [origin.test]
+  allowPrivate: [127.0.0.1/32]
+  requestRules: [{host: origin.test, methods: [GET], paths: ["/hello", "/echo/*"]}]
+EOF2
+chmod a+r "$W/caprules.yaml"
+before=$(grep -c '^CONN' "$W/c1.log")
+OUT=$(hr caprules.yaml cr.audit -- sh -c "A=\$(getent hosts origin.test | cut -d' ' -f1); echo \$A
+	for r in 'POST /admin' 'GET /admin' 'GET /echo/x'; do set -- \$r
+	curl -sS -i --max-time 10 -x http://127.0.0.1:3128 -X \$1 http://\$A:$P\$2 | tr -d '\r' |
+		grep -a -i -E '^(HTTP/|X-Halo-Deny|host:)'; done")
+expect_match "the stub's address for origin.test" "^198\.1[89]\." "$OUT"
+expect "forwarding to it: denied as origin.test by its request rules, allowed GET's Host names it" \
+	"HTTP/1.1 403 Forbidden
+X-Halo-Deny: origin.test (requestRules for origin.test: no rule allows POST /admin)
+HTTP/1.1 403 Forbidden
+X-Halo-Deny: origin.test (requestRules for origin.test: no rule allows GET /admin)
+HTTP/1.1 200 OK
+Host: origin.test:$P" "$(sed 1d <<<"$OUT")"
+expect "... the origin saw the allowed request only" "$((before + 1))" "$(grep -c '^CONN' "$W/c1.log")"
+expect "... audited as the name" "http origin.test deny;http origin.test deny;http origin.test allow" \
+	"$(aud cr.audit proto host decision | tr ';' '\n' | grep -v '^dns' | paste -sd';')"
+
 # ------------------------------------------------------------ SSH refused, with the reason
 if command -v ssh >/dev/null; then
 	SSH=(ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null

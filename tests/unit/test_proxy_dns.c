@@ -2,7 +2,8 @@
  * on one connection, lengths out of bounds closing it), answers by policy with stable
  * fake addresses, the fail-closed answer when no capture listener was handed over, a
  * connection to the capture listener that was not redirected (refused, audited), and
- * a fake address sent as a CONNECT target (decided as its name). Loopback only. */
+ * a fake address sent as a CONNECT target or in a forwarded request's URL (decided,
+ * and its request rules judged, as its name). Loopback only. */
 #include "tests/unit/proxy_fixture.h"
 
 #define POLICY_DNS                                                                                 \
@@ -276,6 +277,71 @@ START_TEST(connect_to_fake_address)
 }
 END_TEST
 
+/* Plain http:// forwarding to a fake address is judged as its name before anything
+ * else (review 21): the request rules of the name hold, the denial and the audit name
+ * it, and the origin's Host field is the name the rules were judged for. */
+#define POLICY_DNS_RULES                                                                           \
+	POLICY_DNS "  requestRules: [{host: origin.test, methods: [GET], paths: [\"/ok/*\"]}]\n"
+
+START_TEST(forward_to_fake_address_judged_by_name)
+{
+	struct fx_proxy f;
+	struct http_origin h;
+	uint8_t q[512], a4[4];
+	char ip[32], req[512], buf[2048], last[8192];
+	cJSON *recs[8];
+	int fd, n;
+
+	with_capture = true;
+	http_origin_start(&h);
+	fx_start(&f, FIRST_BACKEND, POLICY_DNS_RULES, add_dns);
+	ck_assert_int_eq(ask_udp(q, query(q, 4, "origin.test", 1), a4), 0);
+	snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a4[0], a4[1], a4[2], a4[3]);
+	static const char *const denied[] = {"POST /admin/x", "GET /admin",
+					     "GET /ok/%c0%ae%c0%ae/x"};
+	for (int i = 0; i < 3; i++) {
+		char method[8], path[64];
+
+		sscanf(denied[i], "%7s %63s", method, path);
+		snprintf(
+		    req, sizeof(req),
+		    "%s http://%s:%d%s HTTP/1.1\r\nHost: %s:%d\r\nContent-Length: %d\r\n\r\n%s",
+		    method, ip, h.port, path, ip, h.port, method[0] == 'P' ? 3 : 0,
+		    method[0] == 'P' ? "x=1" : "");
+		fd = cli_connect(f.http_port);
+		cli_sends(fd, req);
+		cli_recv_until(fd, buf, sizeof(buf), "\r\n\r\n");
+		ck_assert_msg(
+		    status_of(buf) == 403 &&
+			strstr(buf, "X-Halo-Deny: origin.test (requestRules for origin.test"),
+		    "%s: %s", denied[i], buf);
+		close(fd);
+	}
+	snprintf(req, sizeof(req), "GET http://%s:%d/ok/cl HTTP/1.1\r\nHost: %s:%d\r\n\r\n", ip,
+		 h.port, ip, h.port);
+	fd = cli_connect(f.http_port);
+	cli_sends(fd, req);
+	cli_recv_until(fd, buf, sizeof(buf), "\r\n\r\n");
+	ck_assert_msg(status_of(buf) == 404 && !strstr(buf, "X-Halo"), "%s",
+		      buf); /* the origin's */
+	close(fd);
+	fx_stop(&f);
+	http_origin_stop(&h);
+	ck_assert_int_eq(atomic_load(&h.served), 1); /* the denied ones never reached it */
+	http_origin_last(&h, last, sizeof(last));
+	snprintf(req, sizeof(req), "GET /ok/cl HTTP/1.1\r\nHost: origin.test:%d\r\n", h.port);
+	ck_assert_msg(strncmp(last, req, strlen(req)) == 0, "%s", last);
+	n = fx_audit(&f, recs, 8);
+	ck_assert_int_ge(n, 4);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(js(recs[i], "proto"), "http") != 0)
+			continue;
+		ck_assert_str_eq(js(recs[i], "host"), "origin.test");
+	}
+	fx_free_recs(recs, n);
+}
+END_TEST
+
 START_TEST(connect_22_ssh_answer)
 {
 	struct fx_proxy f;
@@ -318,6 +384,7 @@ static Suite *proxy_dns_suite(void)
 	tcase_add_test(tc, no_capture_refused);
 	tcase_add_test(tc, capture_not_redirected);
 	tcase_add_test(tc, connect_to_fake_address);
+	tcase_add_test(tc, forward_to_fake_address_judged_by_name);
 	tcase_add_test(tc, connect_22_ssh_answer);
 	suite_add_tcase(s, tc);
 	return s;
