@@ -75,11 +75,19 @@ static bool hex2(const char *s, int *v)
 }
 
 /* Bytes that change a path's meaning once an origin (or a framework behind it)
- * decodes it: an escape of one of them must never get past the rules. */
+ * decodes it: an escape of one of them must never get past the rules. A byte
+ * 0x80-0xFF is one too: decoded as (lenient) UTF-8 or by a best-fit code page, an
+ * overlong form (%c0%ae, %c0%af, %e0%80%ae) or a fullwidth one (%ef%bc%8e U+FF0E,
+ * %ef%bc%8f U+FF0F) becomes '.' or '/'. Listing those forms would leave the next
+ * normalisation out (NFKC, best-fit), so every escape of a non-ASCII byte is refused. */
 static bool path_special(int v)
 {
-	return v == '.' || v == '/' || v == '\\' || v == ';' || v == '%' || v < 0x20 || v == 0x7f;
+	return v == '.' || v == '/' || v == '\\' || v == ';' || v == '%' || v < 0x20 || v >= 0x7f;
 }
+
+#define WHY_ESCAPED_8BIT                                                                           \
+	"a percent-encoded non-ASCII byte (%80-%FF) in the path (an overlong or fullwidth "        \
+	"'.' or '/' to some origins)"
 
 /* After one decoding of path[0..n) (whose escapes are all valid): why it is refused,
  * or NULL. A second layer of escapes (%252e, %25%32%65) would be decoded again by
@@ -108,15 +116,18 @@ static const char *decoded_why(const char *path, size_t n)
 		if (d[i] == ';')
 			why = "a ';' parameter in the path (literal or encoded)";
 		else if (d[i] == '%' && hex2(d + i + 1, &v) && path_special(v))
-			why =
-			    "a double-encoded '.', '/', '\\', ';', '%' or control byte in the path";
+			why = v >= 0x80
+				  ? "a double-encoded non-ASCII byte (%2580-%25FF) in the path"
+				  : "a double-encoded '.', '/', '\\', ';', '%' or control byte in "
+				    "the path";
 	}
 	free(d);
 	return why;
 }
 
 /* The path part of an origin-form target, if every origin reads it the same way:
- * no control bytes, no backslash, no percent-encoded '.', '/', '\\' or invalid escape,
+ * no control bytes, no backslash, no non-ASCII byte raw or percent-encoded, no
+ * percent-encoded '.', '/', '\\' or invalid escape,
  * no "." or ".." segment (nor ".;"/"..;" ones, which some servers strip). Else why. */
 static const char *path_of(const char *target, size_t *len)
 {
@@ -138,6 +149,8 @@ static const char *path_of(const char *target, size_t *len)
 				return "an invalid percent-escape in the path";
 			if (v == '.' || v == '/' || v == '\\' || v < 0x20 || v == 0x7f)
 				return "an encoded '.', '/', '\\' or control byte in the path";
+			if (v >= 0x80)
+				return WHY_ESCAPED_8BIT;
 		}
 		if (i == n || c == '/') {
 			const char *s = target + seg;

@@ -98,6 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!strstr(req.path, "/../") && !strcasestr(req.path, "%2e"));
 		CHECK(!strchr(req.path, ';') && !strcasestr(req.path, "%3b") &&
 		      !strcasestr(req.path, "%252e") && !strcasestr(req.path, "%252f"));
+		for (const char *e = strchr(req.path, '%'); e; e = strchr(e + 1, '%'))
+			CHECK(!strchr("89abcdefABCDEF", e[1]) || !e[1]); /* no escape >= %80 */
 	}
 	if (proxy_http_body_refused(&req))
 		CHECK(req.chunked || req.content_length > 0);

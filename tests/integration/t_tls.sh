@@ -389,6 +389,17 @@ expect "requestRules: a double-encoded dot segment is denied" \
 expect "requestRules: a double-encoded slash is denied" \
 	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%' or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/x%252f..%252fother" --path-as-is)"
+# Overlong UTF-8 and fullwidth spellings of '.' and '/' (review 21): every escape of
+# a byte %80-%FF is refused, in either layer.
+for pth in "%c0%ae%c0%ae/other" "..%c0%afother" "%ef%bc%8e%ef%bc%8e/other" "caf%C3%A9"; do
+	expect "requestRules: /repos/acme/$pth is denied" \
+		"403 api.test (requestRules for api.test: a percent-encoded non-ASCII byte (%80-%FF) in the path (an overlong or fullwidth '.' or '/' to some origins))" \
+		"$(code "https://api.test:$P/repos/acme/$pth" --path-as-is)"
+done
+expect "requestRules: a double-encoded non-ASCII byte is denied" \
+	"403 api.test (requestRules for api.test: a double-encoded non-ASCII byte (%2580-%25FF) in the path)" \
+	"$(code "https://api.test:$P/repos/acme/%25c0%25ae%25c0%25ae/other" --path-as-is)"
+expect "... none reached the origin" "0" "$(grep -ci -e '%c0' -e '%ef%bc' -e 'caf%c3' "$W/good.log")"
 expect "requestRules: a ';' parameter is denied" \
 	"403 api.test (requestRules for api.test: a ';' parameter in the path (literal or encoded))" \
 	"$(code "https://api.test:$P/repos/acme;x/y" --path-as-is)"

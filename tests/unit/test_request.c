@@ -91,6 +91,22 @@ static const struct req_row req_rows[] = {
     {"api.github.com", "GET", "/repos/acme/x;jsessionid=1", true, false, "';' parameter"},
     {"open.example", "GET", "/a/..%3b/b", true, false, "';' parameter"},
     {"open.example", "GET", "/a/%2e.;/b", true, false, "encoded"},
+    /* escapes of non-ASCII bytes: overlong UTF-8 and fullwidth '.' '/' (review 21), and
+     * every other one, in either layer */
+    {"api.github.com", "GET", "/repos/acme/%c0%ae%c0%ae/other", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/..%c0%afother", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/%C0%AE%C0%AE/other", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/%e0%80%ae%e0%80%ae/x", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/%ef%bc%8e%ef%bc%8e/x", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/..%ef%bc%8fother", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/x%ef%bc%bcy", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/caf%c3%a9", true, false, "(%80-%FF)"},
+    {"api.github.com", "GET", "/repos/acme/x%80", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/x%ff", true, false, "non-ASCII byte"},
+    {"api.github.com", "GET", "/repos/acme/x%7F", true, false, "encoded"},
+    {"api.github.com", "GET", "/repos/acme/%25c0%25ae%25c0%25ae/x", true, false, "double-encoded"},
+    {"api.github.com", "GET", "/repos/acme/x%25ef%25bc%258f", true, false, "double-encoded"},
+    {"api.github.com", "GET", "/repos/acme/x?q=%c3%a9", true, true, "requestRules[0]"},
     /* ...but a '%' that decodes to nothing special, and ';' in the query, are fine */
     {"api.github.com", "GET", "/repos/acme/100%25", true, true, "requestRules[0]"},
     {"api.github.com", "GET", "/repos/acme/100%25off", true, true, "requestRules[0]"},
