@@ -331,6 +331,7 @@ int policy_decide_port(const struct halo_policy *p, const char *host, size_t len
 	d->pattern = NULL;
 	d->preset = NULL;
 	d->why[0] = 0;
+	d->port = port;
 	d->host.kind = POLICY_HOST_NAME;
 	d->host.text[0] = 0;
 	memset(d->host.addr, 0, sizeof(d->host.addr));
@@ -382,6 +383,22 @@ int policy_host_port_index(const struct halo_policy *p, const struct policy_host
 	return -1;
 }
 
+int policy_decide_target(const struct halo_policy *p, const char *host, size_t len, unsigned port,
+			 struct policy_decision *d)
+{
+	int rc = policy_decide_port(p, host, len, port, d), i;
+
+	if (rc != 0 || d->rule == POLICY_RULE_INVALID_HOST || d->rule == POLICY_RULE_MODE_OFF ||
+	    (i = policy_host_port_index(p, &d->host, port)) < 0)
+		return rc;
+	d->allow = true;
+	d->rule = POLICY_RULE_HOST_PORT;
+	d->index = (size_t)i;
+	d->pattern = NULL;
+	d->preset = NULL;
+	return 0;
+}
+
 bool policy_decision_unmatched(const struct policy_decision *d)
 {
 	return d->rule == POLICY_RULE_DEFAULT;
@@ -421,6 +438,9 @@ void policy_decision_rule(const struct policy_decision *d, char *buf, size_t n)
 		break;
 	case POLICY_RULE_LEARNED:
 		snprintf(buf, n, "learn: default deny, allowed and recorded");
+		break;
+	case POLICY_RULE_HOST_PORT:
+		snprintf(buf, n, "egress.hostPorts[%zu] %u", d->index, d->port);
 		break;
 	case POLICY_RULE_DEFAULT:
 	default:

@@ -136,6 +136,9 @@ enum policy_rule {
 	/* Never set by Decide(): `halo-run learn`'s mark for a host the default denied,
 	 * allowed and recorded instead (policy_decision_learn). */
 	POLICY_RULE_LEARNED,
+	/* Set only by policy_decide_target(): egress.hostPorts[index], a loopback name or
+	 * address with a listed port, reached at the host's loopback. */
+	POLICY_RULE_HOST_PORT,
 };
 
 struct policy_decision {
@@ -145,6 +148,7 @@ struct policy_decision {
 	const char *pattern;	 /* matching entry (points into the policy) */
 	const char *preset;	 /* preset name for POLICY_RULE_PRESET */
 	struct policy_host host; /* the parsed host (valid unless RULE_INVALID_HOST) */
+	unsigned port;		 /* the port decided on (0: none) */
 	char why[128];		 /* for RULE_INVALID_HOST */
 };
 
@@ -158,6 +162,15 @@ int policy_decide(const struct halo_policy *p, const char *host, size_t len,
  * only that port. port 0 (not known) matches only entries without a port. */
 int policy_decide_port(const struct halo_policy *p, const char *host, size_t len, unsigned port,
 		       struct policy_decision *d);
+
+/* What a connection to host:port gets, wherever it is asked (`halo-run check`, the
+ * proxy's CONNECT, SOCKS5, forwarding and captured connections): a loopback name or
+ * address with a port egress.hostPorts lists (policy_host_port_index) is allowed with
+ * POLICY_RULE_HOST_PORT, whatever the domain lists say, as the sandbox's forwarding
+ * listener relays it (the proxy dials the host's 127.0.0.1:PORT, then [::1]:PORT,
+ * never anything else); every other target is policy_decide_port()'s. */
+int policy_decide_target(const struct halo_policy *p, const char *host, size_t len, unsigned port,
+			 struct policy_decision *d);
 
 /* The distinct ports named by allow entries (allowedDomains, then the presets), at
  * most max of them (POLICY_MAX_NAMED_PORTS is plenty: ports are few). */

@@ -401,6 +401,16 @@ static void target_proceed(struct conn *c, const struct policy_decision *d, bool
 		conn_fail(c, FAIL_DENY, NULL);
 		return;
 	}
+	if (d->rule == POLICY_RULE_HOST_PORT) {
+		/* As the hostPorts listener (conn_hostport.c): the host's 127.0.0.1, then
+		 * [::1], on the listed port; no address check, never the upstream. */
+		struct proxy_addr lo[2] = {{.family = AF_INET, .addr = {127, 0, 0, 1}},
+					   {.family = AF_INET6, .addr = {[15] = 1}}};
+
+		c->via_up = false; /* a kept connection's last exchange may have used it */
+		conn_dial(c, lo, 2);
+		return;
+	}
 	c->via_up = upstream_wanted(c->px, &d->host, c->ex.port); /* only for an allowed name */
 	c->ex.via_upstream = c->via_up;
 	if (d->host.kind != POLICY_HOST_NAME) {
@@ -447,7 +457,7 @@ static void on_verdict(void *arg, enum proxy_verdict v, const char *why)
 	c->ask_ticket = 0;
 	if (c->st == CS_DEAD)
 		return;
-	if (policy_decide_port(c->px->o.policy, c->ex.host, strlen(c->ex.host), c->ex.port, &d) !=
+	if (policy_decide_target(c->px->o.policy, c->ex.host, strlen(c->ex.host), c->ex.port, &d) !=
 		0 ||
 	    !policy_decision_unmatched(&d)) {
 		snprintf(c->ex.rule, sizeof(c->ex.rule), "policy error: %s", d.why);
@@ -484,7 +494,7 @@ void conn_target(struct conn *c, enum conn_proto proto, const char *host, size_t
 
 	host = capture_unfake(c->px, host, &len);
 	c->client_quiet = false; /* a new wait for an answer (want_client) */
-	rc = policy_decide_port(c->px->o.policy, host, len, port, &d);
+	rc = policy_decide_target(c->px->o.policy, host, len, port, &d);
 	parsed = rc == 0 && d.rule != POLICY_RULE_INVALID_HOST && d.host.text[0];
 
 	c->st = CS_RESOLVING; /* past the request: failures are answered from here on */

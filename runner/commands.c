@@ -102,18 +102,17 @@ int runner_cmd_check(const struct runner_opts *o)
 		runner_env_release(&re);
 		return 1;
 	}
-	int hp = policy_host_port_index(re.policy, &h, port);
-	if (hp >= 0) {
-		/* The proxy never sees these: the sandbox's listener relays to the host. */
-		printf("allow %s%s%s:%u\nrule: egress.hostPorts[%d] %u (relayed to the host's "
-		       "loopback)\n",
+	/* The proxy's one answer for host:port (policy_decide_target): hostPorts first. */
+	policy_decide_target(re.policy, h.text, strlen(h.text), port, &d);
+	policy_decision_rule(&d, rule, sizeof(rule));
+	if (d.rule == POLICY_RULE_HOST_PORT) {
+		/* The sandbox's listener relays it, and the proxy dials the same. */
+		printf("allow %s%s%s:%u\nrule: %s (relayed to the host's loopback)\n",
 		       h.kind == POLICY_HOST_IPV6 ? "[" : "", h.text,
-		       h.kind == POLICY_HOST_IPV6 ? "]" : "", port, hp, port);
+		       h.kind == POLICY_HOST_IPV6 ? "]" : "", port, rule);
 		runner_env_release(&re);
 		return 0;
 	}
-	policy_decide_port(re.policy, h.text, strlen(h.text), port, &d);
-	policy_decision_rule(&d, rule, sizeof(rule));
 	if (d.rule == POLICY_RULE_INVALID_HOST)
 		printf("deny %s\nrule: %s\n", target, rule);
 	else if (port && d.host.kind == POLICY_HOST_IPV6)

@@ -179,11 +179,40 @@ hr hp.yaml a.audit -- "${C[@]}" --noproxy '*' "http://127.0.0.1:$PO/hello" >/dev
 expect "... curl fails to connect (7)" 7 "$?"
 expect "... the host's service saw nothing" "$before" "$(conns other)"
 expect "... no audit record (nothing was relayed)" "" "$(aud a.audit)"
-# Through the proxy the host's loopback stays refused (no allowPrivate): hostPorts
-# opens the forwarding listeners, not the proxy.
+# Through the proxy (a client that ignores NO_PROXY) an unlisted port of the host's
+# loopback stays refused (no allowPrivate), and `check` says the same.
 out=$(hr hp.yaml a.audit -- "${C[@]}" --noproxy '' -x http://127.0.0.1:3128 -o /dev/null -w '%{http_code}' \
-	"http://127.0.0.1:$P4/hello")
-expect "the proxy still refuses the host's loopback (403)" "403" "$out"
+	"http://127.0.0.1:$PO/hello")
+expect "the proxy refuses an unlisted port of the host's loopback (403)" "403" "$out"
+expect "... the host's service saw nothing" "$before" "$(conns other)"
+out=$(timeout 30 "$HALO" check --policy "$W/hp.yaml" "127.0.0.1:$PO" 2>&1 </dev/null)
+expect_match "... check 127.0.0.1:$PO agrees (deny)" "^1 deny 127\.0\.0\.1:$PO rule: default deny" "$(echo "$?" $out)"
+
+# ------------------------------------------------ a listed port through the proxy
+# A client that sends localhost:P to the proxy anyway gets what `check` says (review
+# 21): CONNECT, SOCKS5 and forwarding dial the host's 127.0.0.1:P, then [::1]:P, as
+# the listener does, audited with the request's proto and the hostPorts rule.
+PX=(--noproxy '' -x http://127.0.0.1:3128)
+prow() { # NAME WANT-AUDIT CURL-ARGS...
+	local name=$1 want=$2 out
+	shift 2
+	out=$(hr hp.yaml a.audit -- "${C[@]}" "$@")
+	expect "through the proxy, $name: the host's service answers" "0:$H4" "$?:$out"
+	expect "... audited with the hostPorts rule" "$want" "$(aud a.audit proto host port decision address rule)"
+}
+prow "http://localhost:$P4" "http localhost $P4 allow 127.0.0.1 egress.hostPorts[1] $P4" \
+	"${PX[@]}" "http://localhost:$P4/hello"
+prow "http://127.0.0.1:$P4" "http 127.0.0.1 $P4 allow 127.0.0.1 egress.hostPorts[1] $P4" \
+	"${PX[@]}" "http://127.0.0.1:$P4/hello"
+prow "CONNECT localhost:$P4" "connect localhost $P4 allow 127.0.0.1 egress.hostPorts[1] $P4" \
+	"${PX[@]}" -p "http://localhost:$P4/hello"
+prow "CONNECT [::1]:$P4" "connect ::1 $P4 allow 127.0.0.1 egress.hostPorts[1] $P4" \
+	"${PX[@]}" -p -g "http://[::1]:$P4/hello"
+prow "SOCKS5 localhost:$P4" "socks5 localhost $P4 allow 127.0.0.1 egress.hostPorts[1] $P4" \
+	--noproxy '' --socks5-hostname 127.0.0.1:1080 "http://localhost:$P4/hello"
+out=$(hr hp.yaml a.audit -- "${C[@]}" "${PX[@]}" "http://localhost:$P6/hello")
+expect "through the proxy, a v6-only host service: [::1] after 127.0.0.1 refused" "0:$H6" "$?:$out"
+expect "... audited" "http localhost $P6 allow ::1" "$(aud a.audit proto host port decision address)"
 
 # ------------------------------------------------ nothing listening on the host
 out=$(hr none.yaml n.audit -- sh -c \

@@ -710,6 +710,57 @@ START_TEST(host_port_index)
 }
 END_TEST
 
+/* One answer for check and the proxy (review 21): policy_decide_target gives a listed
+ * loopback port its hostPorts rule, whatever the lists say, and every other target
+ * policy_decide_port's answer. */
+START_TEST(decide_target)
+{
+	static const struct {
+		const char *host;
+		unsigned port;
+		bool allow;
+		const char *rule;
+	} t[] = {
+	    {"localhost", 4873, true, "egress.hostPorts[0] 4873"},
+	    {"LOCALHOST.", 5432, true, "egress.hostPorts[1] 5432"},
+	    {"127.0.0.1", 5432, true, "egress.hostPorts[1] 5432"},
+	    {"::1", 4873, true, "egress.hostPorts[0] 4873"},
+	    {"[::1]", 4873, true, "egress.hostPorts[0] 4873"},
+	    {"a.localhost", 4873, true, "egress.hostPorts[0] 4873"},
+	    {"localhost.localdomain", 4873, true, "egress.hostPorts[0] 4873"},
+	    {"localhost", 4874, false, "deniedDomains[1] localhost"},
+	    {"localhost", 0, false, "deniedDomains[1] localhost"},
+	    {"ip6-localhost", 80, false, "default deny"},
+	    {"127.0.0.2", 4873, false, "default deny"},
+	    {"[::ffff:127.0.0.1]", 4873, false, "default deny"},
+	    {"0.0.0.0", 4873, false, "default deny"},
+	    {"localhost.test", 4873, false, "default deny"},
+	    {"good.test", 4873, true, "allowedDomains[0] good.test"},
+	    {"evil.test", 4873, false, "deniedDomains[0] evil.test"},
+	    {"a..b", 4873, false, "invalid host"},
+	};
+	struct halo_policy *p = NULL;
+	struct policy_diags d = {0};
+	char rule[256];
+
+	ck_assert_int_eq(pt_load("egress: {default: deny, hostPorts: [4873, 5432], allowedDomains: "
+				 "[good.test], deniedDomains: [evil.test, localhost]}\n",
+				 &p, &d),
+			 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct policy_decision dd;
+
+		ck_assert_int_eq(
+		    policy_decide_target(p, t[i].host, strlen(t[i].host), t[i].port, &dd), 0);
+		policy_decision_rule(&dd, rule, sizeof(rule));
+		ck_assert_msg(dd.allow == t[i].allow && strstr(rule, t[i].rule) == rule,
+			      "%s:%u: allow %d rule '%s'", t[i].host, t[i].port, dd.allow, rule);
+	}
+	policy_free(p);
+	policy_diags_free(&d);
+}
+END_TEST
+
 /* host:port entries: a portless entry matches every port, one with a port only that
  * port; deny still wins; the first rule in list order is the one reported. */
 static char *p_denied[] = {"git.acme.example:25", "*.evil.example:443", "[2001:db8::1]:80"};
@@ -780,6 +831,7 @@ static Suite *decide_suite(void)
 	tcase_add_loop_test(tc, rule_text, 0, ROWS(text_rows));
 	tcase_add_test(tc, decided_host);
 	tcase_add_test(tc, host_port_index);
+	tcase_add_test(tc, decide_target);
 	tcase_add_test(tc, deepest_name);
 	tcase_add_test(tc, build_fails_closed);
 	tcase_add_test(tc, many_rules);
