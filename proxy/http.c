@@ -28,7 +28,9 @@
  * - In a CONNECT, Host must name the target: names compared case-insensitively with
  *   one trailing dot ignored (as Decide() compares them), IPv6 literals by address; a
  *   Host without a port only has to agree on the name (clients omit :443), since the
- *   tunnel goes to the target's port.
+ *   tunnel goes to the target's port. Inside a terminated tunnel (origin-form, sent
+ *   to the origin as written, with the credential) a Host ending in a dot is refused,
+ *   as its SNI would be.
  * - A Connection header may not name Host, Content-Length or Transfer-Encoding: dropping them as
  *   hop-by-hop would desynchronise the body framing with the origin.
  */
@@ -366,6 +368,15 @@ static enum proxy_http_result check_host(const struct proxy_http_field *f,
 	}
 	if (req->kind == PROXY_HTTP_FORWARD)
 		return PROXY_HTTP_OK; /* replaced by the target's authority (http_rewrite.c) */
+	size_t hl = strlen(au.host);
+
+	/* The origin of a terminated tunnel gets the Host as written: one with a trailing
+	 * dot may be served by another virtual host, as the SNI's dot is refused (tls:
+	 * SNI ends with a dot). */
+	if (req->kind == PROXY_HTTP_ORIGIN && !au.v6 && hl && au.host[hl - 1] == '.')
+		return fail(req, 400,
+			    "Host header ends with a dot (write the name without it inside a "
+			    "tunnel the proxy terminates)");
 	bool same = au.v6 == req->host_is_v6_literal;
 	if (same && au.v6) {
 		uint8_t t[16];

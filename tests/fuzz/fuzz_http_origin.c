@@ -4,7 +4,8 @@
  * one byte earlier; the origin's head has only CRLF line ends, starts with the method
  * and the path, holds exactly one credential field (ours, last) and no hop-by-hop
  * field but our Connection: close after a body, and Transfer-Encoding only as
- * "chunked"; the request decision always answers, with a bounded rule. */
+ * "chunked"; no Host field ending in a dot is accepted; the request decision always
+ * answers, with a bounded rule, and an allowed path holds no escape of a byte >= 0x80. */
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -88,6 +89,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	CHECK(req.kind == PROXY_HTTP_ORIGIN && strcmp(req.host, "api.example") == 0);
 	CHECK(req.head_len <= size && req.path[0] == '/');
+	for (size_t i = 0; i < req.n_fields; i++) /* no Host ending in a dot reaches the origin */
+		if (req.fields[i].name_len == 4 &&
+		    strncasecmp(req.fields[i].name, "host", 4) == 0) {
+			const char *v = req.fields[i].value;
+			size_t n = req.fields[i].value_len, e = n;
+
+			while (e > 0 && v[e - 1] >= '0' && v[e - 1] <= '9')
+				e--;
+			if (e > 0 && e < n && v[e - 1] == ':')
+				e--; /* before the port */
+			CHECK(e == 0 || v[e - 1] != '.');
+		}
 	CHECK(proxy_http_parse_origin(buf, req.head_len - 1, "api.example", 443, &again) ==
 	      PROXY_HTTP_NEED_MORE);
 	check_head(buf);

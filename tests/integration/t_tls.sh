@@ -131,6 +131,19 @@ out=$(hr tls.yaml a.audit -- "${CURL[@]}" -w '%{http_code} %{num_connects}\n' -o
 expect "curl keep-alive: two requests, one connection" "200 1
 200 0" "$out"
 
+# A Host field ending in a dot in a terminated tunnel (review 21): refused (400) with
+# the reason, as the SNI's dot is, and never sent to the origin with the credential.
+for hv in "secure.test." "SECURE.TEST.:$P"; do
+	out=$(hr tls.yaml a.audit -- "${CURL[@]}" -i -H "Host: $hv" "https://secure.test:$P/echo-dot" |
+		tr -d '\r' | grep -e '^HTTP' -e '^X-Halo' | grep -v ' Connection established$')
+	expect "Host: $hv in a terminated tunnel: 400 with the reason" \
+		"HTTP/1.1 400 Bad Request
+X-Halo-Error: Host header ends with a dot (write the name without it inside a tunnel the proxy terminates)" "$out"
+done
+expect "... it never reached the origin" "0" "$(grep -c ' /echo-dot ' "$W/good.log")"
+out=$(hr tls.yaml a.audit -- "${CURL[@]}" -H "Host: secure.test" "https://secure.test:$P/echo-nodot")
+expect "Host without the dot: the credential is injected" "auth=ok n_auth=1 method=GET path=/echo-nodot" "$out"
+
 # A redirect to another host: followed by the client; the other host gets no token.
 before=$(grep -c 'auth=ok' "$W/good.log")
 out=$(hr tls.yaml a.audit -- "${CURL[@]}" -L "https://secure.test:$P/redirect")

@@ -31,6 +31,11 @@ static const struct bad_row bad_rows[] = {
     {"GET /x HTTP/1.1\r\nHost: evil.example\r\n\r\n", 400, "disagrees"},
     {"GET /x HTTP/1.1\r\nHost: api.example:444\r\n\r\n", 400, "disagrees"},
     {"GET /x HTTP/1.1\r\nHost: api.example.evil\r\n\r\n", 400, "disagrees"},
+    /* a trailing dot would reach the origin as written, with the credential (review 21) */
+    {"GET /x HTTP/1.1\r\nHost: api.example.\r\n\r\n", 400, "ends with a dot"},
+    {"GET /x HTTP/1.1\r\nHost: API.EXAMPLE.:443\r\n\r\n", 400, "ends with a dot"},
+    {"GET /x HTTP/1.0\r\nHost: api.example.\r\n\r\n", 400, "ends with a dot"},
+    {"GET /x HTTP/1.1\r\nHost: api.example..\r\n\r\n", 400, "Host"},
     {"GET /x HTTP/1.1\r\nHost: user@api.example\r\n\r\n", 400, "Host"},
     {"GET /x HTTP/1.1\r\n" H H "\r\n", 400, "duplicate Host"},
     {"GET /x HTTP/1.1\r\n" H "Content-Length: 1\r\nContent-Length: 1\r\n\r\n", 400,
@@ -66,7 +71,7 @@ END_TEST
 
 START_TEST(good_heads)
 {
-	static const char in[] = "POST /repos/acme/x?y=1 HTTP/1.1\r\nHost: API.example.:443\r\n"
+	static const char in[] = "POST /repos/acme/x?y=1 HTTP/1.1\r\nHost: API.example:443\r\n"
 				 "Transfer-Encoding: chunked\r\n\r\nBODY";
 
 	ck_assert_int_eq(proxy_http_parse_origin(in, sizeof(in) - 1, "api.example", 443, &req),
