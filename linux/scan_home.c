@@ -126,7 +126,7 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	tail[0] = '\0';
 	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
 	if (rc == 0) /* a directory: the links in it lead where the entry's files are */
-		linux_scan_inner_links(w->s, real, inner_link, NULL);
+		linux_scan_inner_links(w->s, real, policy_home_links_depth(rel), inner_link, NULL);
 	if (rc == -ENAMETOOLONG) /* where it leads cannot be told (review 11) */
 		linux_paths_add(&w->s->too_long, abs);
 	else if (rc == 0 && in_writable(w->s, real))

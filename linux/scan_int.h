@@ -318,12 +318,12 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s);
 /* ... and the floor's and protectedPaths' missing entries into s->floor_missing. */
 void linux_scan_protected_missing(struct linux_scan *s);
 
-/* Each symlink LINKS_DEPTH levels below the real directory dir (scan_links.c, at most
- * LINKS_MAX entries a launch): fn gets the link, what resolving it gave (0, or -errno:
- * linux_scan_resolve_tail's), where it leads and the missing tail. */
+/* Each symlink up to depth levels below the real directory dir (scan_links.c, at most
+ * LINKS_MAX entries a launch, .git skipped): fn gets the link, what resolving it gave
+ * (0, or -errno: linux_scan_resolve_tail's), where it leads and the missing tail. */
 typedef void (*linux_scan_link_fn)(struct linux_scan *s, const char *link, int rc, char *real,
 				   char *tail, size_t tn, void *arg);
-void linux_scan_inner_links(struct linux_scan *s, const char *dir, linux_scan_link_fn fn,
+void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn,
 			    void *arg);
 
 /* A protected path (the floor's, sandbox.protectedPaths): masked where it leads, kept

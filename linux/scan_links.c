@@ -7,10 +7,10 @@
  * link: what it leads to is guarded (read-only, or kept from being made when missing)
  * for the home set (scan_home.c), masked for a protected directory (scan.c).
  *
- * Bounded: LINKS_DEPTH levels below each directory and LINKS_MAX entries a launch in
- * all (a plug-in tree such as ~/.nvm or ~/.vscode-server holds far more; a PATH
- * directory is read one level deep by every shell, and dotfile managers link near the
- * top). What lies past the bounds is not looked at (docs/sandbox.md). */
+ * Bounded: a home-set directory's own entries, three levels under ~/.config
+ * (policy_home_links_depth), a protected directory three levels, ".git" directories
+ * skipped, LINKS_EACH entries below each directory and LINKS_TOTAL a launch in all. What lies past
+ * the bounds is not looked at (docs/sandbox.md). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +20,8 @@
 
 #include "linux/scan_int.h"
 
-#define LINKS_DEPTH 3
-#define LINKS_MAX   4096
+#define LINKS_EACH  1024  /* entries below each directory looked at */
+#define LINKS_TOTAL 16384 /* ... and in all, a launch */
 
 static bool is_type(int dfd, const struct dirent *de, unsigned char want, mode_t mode)
 {
@@ -33,13 +33,14 @@ static bool is_type(int dfd, const struct dirent *de, unsigned char want, mode_t
 	       (st.st_mode & S_IFMT) == mode;
 }
 
-static void walk(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn, void *arg)
+static void walk(struct linux_scan *s, const char *dir, int depth, int max, size_t *budget,
+		 linux_scan_link_fn fn, void *arg)
 {
 	char path[PATH_MAX], real[PATH_MAX], tail[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
-	if (depth >= LINKS_DEPTH || s->inner_links >= LINKS_MAX)
+	if (depth >= max || *budget == 0 || s->inner_links >= LINKS_TOTAL)
 		return;
 	/* O_NOFOLLOW: dir is a real path; a link put in its place since is not followed */
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -48,10 +49,12 @@ static void walk(struct linux_scan *s, const char *dir, int depth, linux_scan_li
 			close(fd);
 		return;
 	}
-	while ((de = readdir(d)) != NULL && s->inner_links < LINKS_MAX) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	while ((de = readdir(d)) != NULL && *budget > 0 && s->inner_links < LINKS_TOTAL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ".git")) /* a repository's own files: none run by name */
 			continue;
 		s->inner_links++;
+		(*budget)--;
 		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "",
 			     de->d_name) >= (int)sizeof(path))
 			continue;
@@ -61,18 +64,21 @@ static void walk(struct linux_scan *s, const char *dir, int depth, linux_scan_li
 							 sizeof(tail));
 			fn(s, path, rc, real, tail, sizeof(tail), arg);
 		} else if (is_type(dirfd(d), de, DT_DIR, S_IFDIR)) {
-			walk(s, path, depth + 1, fn, arg);
+			walk(s, path, depth + 1, max, budget, fn, arg);
 		}
 	}
 	closedir(d);
 }
 
-void linux_scan_inner_links(struct linux_scan *s, const char *dir, linux_scan_link_fn fn, void *arg)
+void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn,
+			    void *arg)
 {
+	size_t budget = LINKS_EACH; /* each its own (scan_pin.c's lesson: one large
+				     * directory must not leave the next unchecked) */
 	struct stat st;
 
 	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-		walk(s, dir, 0, fn, arg);
+		walk(s, dir, 0, depth, &budget, fn, arg);
 }
 
 /* A protected path masked (how 0 or 1), or one to keep from being made. */
@@ -102,5 +108,5 @@ void linux_scan_protect(struct linux_scan *s, const char *a)
 
 	protect_one(s, a);
 	if (linux_scan_realpath(s, a, real))
-		linux_scan_inner_links(s, real, protected_link, NULL);
+		linux_scan_inner_links(s, real, 3, protected_link, NULL);
 }

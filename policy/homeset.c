@@ -340,3 +340,14 @@ bool policy_home_in_tree(const char *home, const char *tree)
 {
 	return home && home[0] == '/' && tree && policy_path_beneath(home, tree);
 }
+
+/* How deep the links inside an entry that is a directory are followed (linux/
+ * scan_links.c, the hook's runner/hook_resolve.c): a PATH directory is read one level
+ * deep by every shell, and every directory's own entries are what a tool opens by
+ * name; below that, dotfile managers link files deep inside the config directories
+ * (~/.config/nvim/lua/... -> ~/dotfiles/...), while the large trees of the set
+ * (toolchains, plug-in stores, caches) hold links among their own files. */
+int policy_home_links_depth(const char *rel)
+{
+	return strncmp(rel, ".config/", 8) == 0 ? 3 : 1;
+}

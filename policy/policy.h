@@ -384,6 +384,9 @@ struct policy_home_entry {
 	const char *why;
 };
 const struct policy_home_entry *policy_home_set(size_t *n); /* the fixed table */
+/* The levels below an entry of the set that is a directory whose symlinks are
+ * followed (what they lead to is the entry's): 1, or 3 under .config/. */
+int policy_home_links_depth(const char *rel);
 /* The host's own tool caches: entries of the set but under caches: host. */
 const struct policy_home_entry *policy_home_caches(size_t *n);
 /* Every entry for `home`: the table, the guard names, then each directory of path_env

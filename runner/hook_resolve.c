@@ -85,7 +85,7 @@ struct home_links {
 	char **real, **of;
 	size_t n, cap;
 	int err;
-	size_t seen; /* entries inner_links looked at, this event */
+	size_t seen; /* entries inner_links looked at, this event (LINKS_TOTAL) */
 };
 
 static int add_link(struct home_links *h, const char *buf, const char *abs);
@@ -94,22 +94,24 @@ static int add_link(struct home_links *h, const char *buf, const char *abs);
  * (linux/scan_links.c, the same bounds): what each leads to is judged by the link's
  * name in the entry (review 20: ~/.local/bin/black -> ../share/pipx/.../black was
  * read-only inside and writable to the harness's Write). */
-#define LINKS_DEPTH 3
-#define LINKS_MAX   4096
+#define LINKS_EACH  1024 /* linux/scan_links.c's bounds */
+#define LINKS_TOTAL 16384
 
-static void inner_links(struct home_links *h, const char *dir, int depth, size_t *seen)
+static void inner_links(struct home_links *h, const char *dir, int depth, int max, size_t *budget)
 {
 	char path[PATH_MAX], to[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
-	if (depth >= LINKS_DEPTH || *seen >= LINKS_MAX || !(d = opendir(dir)))
+	if (depth >= max || *budget == 0 || h->seen >= LINKS_TOTAL || !(d = opendir(dir)))
 		return;
-	while (!h->err && (de = readdir(d)) != NULL && *seen < LINKS_MAX) {
+	while (!h->err && (de = readdir(d)) != NULL && *budget > 0 && h->seen < LINKS_TOTAL) {
 		struct stat st;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ".git"))
 			continue;
-		(*seen)++;
+		(*budget)--;
+		h->seen++;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
 			sizeof(path) ||
 		    lstat(path, &st) < 0)
@@ -117,7 +119,7 @@ static void inner_links(struct home_links *h, const char *dir, int depth, size_t
 		if (S_ISLNK(st.st_mode) && leads(h->rec, path, to, sizeof(to)) && strcmp(to, path))
 			add_link(h, to, path);
 		else if (S_ISDIR(st.st_mode))
-			inner_links(h, path, depth + 1, seen);
+			inner_links(h, path, depth + 1, max, budget);
 	}
 	closedir(d);
 }
@@ -135,8 +137,9 @@ static int home_link(const char *rel, const char *why, void *arg)
 	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", h->home, rel) >= sizeof(abs) ||
 	    !leads(h->rec, abs, buf, sizeof(buf)))
 		return 0;
+	size_t budget = LINKS_EACH;
 	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
-		inner_links(h, buf, 0, &h->seen);
+		inner_links(h, buf, 0, policy_home_links_depth(rel), &budget);
 	return strcmp(abs, buf) == 0 ? h->err : add_link(h, buf, abs);
 }
 
