@@ -56,24 +56,18 @@ static void on_ref(void *arg, int kind, const char *value)
 	struct refs_walk *w = arg;
 	const char *homes[2] = {NULL, NULL}, *rest;
 	char user[256], uhome[GIT_PATH_MAX], exp[GIT_PATH_MAX];
-	size_t ul;
 
 	if (kind == POLICY_GITREF_WORKTREE)
 		return;
-	if (value[0] != '~') {
-		judge_ref(w, kind, value);
+	if (!policy_git_tilde(value, user, sizeof(user), &rest)) {
+		judge_ref(w, kind, value); /* (a name too long for a user: relative, as the scan) */
 		return;
 	}
-	ul = strcspn(value + 1, "/");
-	rest = value[1 + ul] ? value + 2 + ul : "";
-	if (ul == 0) {
+	if (!user[0]) {
 		homes[0] = w->c->env_home;
 		homes[1] = w->c->home;
-	} else if (ul < sizeof(user)) {
-		memcpy(user, value + 1, ul);
-		user[ul] = '\0';
-		if (w->c->user_home && w->c->user_home(user, uhome, sizeof(uhome)) == 0)
-			homes[0] = uhome;
+	} else if (w->c->user_home && w->c->user_home(user, uhome, sizeof(uhome)) == 0) {
+		homes[0] = uhome;
 	}
 	for (size_t i = 0; i < 2; i++) {
 		int n;

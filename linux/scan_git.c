@@ -119,24 +119,18 @@ static void each_expansion(struct linux_scan_ctx *c, const char *base, const cha
 	char out[PATH_MAX], user[256], pwbuf[4096];
 	const char *homes[2] = {NULL, NULL}, *rest;
 	struct passwd pw, *got = NULL;
-	size_t ul;
 
-	if (v[0] != '~') {
+	if (!policy_git_tilde(v, user, sizeof(user), &rest)) {
 		resolve_against(c, base, v, out, sizeof(out));
 		if (out[0])
 			fn(c, out, arg);
 		return;
 	}
-	ul = strcspn(v + 1, "/");
-	rest = v[1 + ul] ? v + 2 + ul : "";
-	if (ul == 0) {
+	if (!user[0]) {
 		homes[0] = getenv("HOME");
 		homes[1] = c->home;
-	} else if (ul < sizeof(user)) {
-		memcpy(user, v + 1, ul);
-		user[ul] = '\0';
-		if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got)
-			homes[0] = got->pw_dir;
+	} else if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got) {
+		homes[0] = got->pw_dir;
 	}
 	for (size_t i = 0; i < 2; i++) {
 		int w;

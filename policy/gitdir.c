@@ -214,3 +214,18 @@ void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *
 		}
 	}
 }
+
+bool policy_git_tilde(const char *v, char *user, size_t n, const char **rest)
+{
+	size_t ul;
+
+	if (v[0] != '~')
+		return false;
+	ul = strcspn(v + 1, "/");
+	if (ul >= n)
+		return false;
+	memcpy(user, v + 1, ul);
+	user[ul] = '\0';
+	*rest = v[1 + ul] ? v + 2 + ul : "";
+	return true;
+}

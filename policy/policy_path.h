@@ -122,6 +122,11 @@ const char *policy_git_guard_in_dotgit(const char *path);
 enum { POLICY_GITREF_HOOKS = 1, POLICY_GITREF_WORKTREE, POLICY_GITREF_INCLUDE };
 typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
 void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);
+/* A config path's "~" as git expands it (interpolate_path): for "~", "~/x" and "~user/x",
+ * the user's name into user ("" for $HOME's own) and what follows the home into *rest
+ * ("" or "x"): true. False when v starts with no "~" or the name does not fit. The
+ * caller takes "" under every home git may use ($HOME's and the password database's). */
+bool policy_git_tilde(const char *v, char *user, size_t n, const char **rest);
 /* Hook managers (policy/hookmgr.c): a hook whose text holds a manager's marker runs
  * what the manager's files in the work tree say; they are guarded like hooks. */
 struct policy_hook_manager {

@@ -11,6 +11,7 @@
 
 #include "tests/unit/unit.h"
 #include "linux/gitconf.h"
+#include "policy/policy_path.h"
 
 struct gcase {
 	const char *name;
@@ -255,6 +256,43 @@ START_TEST(gitconf_keys)
 }
 END_TEST
 
+/* A config path's "~" as git expands it (policy_git_tilde, the scan's and the hook's). */
+START_TEST(gitconf_tilde)
+{
+	static const struct {
+		const char *v;
+		bool ok;
+		const char *user, *rest;
+	} t[] = {
+	    {"~", true, "", ""},
+	    {"~/", true, "", ""},
+	    {"~/.githooks", true, "", ".githooks"},
+	    {"~bob/hooks/x", true, "bob", "hooks/x"},
+	    {"~bob", true, "bob", ""},
+	    {"~~/x", true, "~", "x"},
+	    {"/abs/~/x", false, NULL, NULL},
+	    {"rel/~x", false, NULL, NULL},
+	    {"", false, NULL, NULL},
+	};
+	char user[16], longv[64];
+	const char *rest;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		bool ok = policy_git_tilde(t[i].v, user, sizeof(user), &rest);
+		ck_assert_msg(ok == t[i].ok, "row %zu (%s)", i, t[i].v);
+		if (ok) {
+			ck_assert_str_eq(user, t[i].user);
+			ck_assert_str_eq(rest, t[i].rest);
+		}
+	}
+	/* a user name that does not fit: not taken as one */
+	memset(longv, 'u', sizeof(longv) - 1);
+	longv[0] = '~';
+	longv[sizeof(longv) - 1] = '\0';
+	ck_assert(!policy_git_tilde(longv, user, sizeof(user), &rest));
+}
+END_TEST
+
 static Suite *gitconf_suite(void)
 {
 	Suite *s = suite_create("gitconf");
@@ -264,6 +302,7 @@ static Suite *gitconf_suite(void)
 	tcase_add_test(t, gitconf_keys);
 	tcase_add_loop_test(t, gitconf_change, 0, (int)(sizeof(changes) / sizeof(changes[0])));
 	tcase_add_test(t, gitconf_values);
+	tcase_add_test(t, gitconf_tilde);
 	suite_add_tcase(s, t);
 	return s;
 }
