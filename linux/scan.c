@@ -422,6 +422,7 @@ static int settle_walk(const struct linux_launch *l, struct linux_scan *s, struc
 		linux_scan_home_set(l, s);
 		linux_scan_git_global(s, l->pw_home);
 	}
+	linux_scan_say_links(l, s);
 	normalise(&s->guarded, not_guardable, s);
 	return linux_scan_pin(l->policy->guard_persistence != 0, s, e);
 }
@@ -546,6 +547,7 @@ int linux_scan_hand_over(const struct linux_launch *l, struct linux_scan *s,
 void linux_scan_free(struct linux_scan *s)
 {
 	linux_paths_free(&s->masked);
+	linux_paths_free(&s->links_unchecked);
 	linux_paths_free(&s->guarded);
 	linux_paths_free(&s->writable);
 	linux_paths_free(&s->readonly_extra);

@@ -326,6 +326,8 @@ typedef void (*linux_scan_link_fn)(struct linux_scan *s, const char *link, int r
 void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn,
 			    void *arg);
 
+/* A line for each directory whose links scan_links.c stopped following at its bounds. */
+void linux_scan_say_links(const struct linux_launch *l, struct linux_scan *s);
 /* A protected path (the floor's, sandbox.protectedPaths): masked where it leads, kept
  * from being made where missing in a writable tree (s->floor_unmade), and what the
  * links inside a protected directory lead to as well (scan_links.c). */

@@ -8,7 +8,7 @@
  * for the home set (scan_home.c), masked for a protected directory (scan.c).
  *
  * Bounded: a home-set directory's own entries, three levels under ~/.config
- * (policy_home_links_depth), a protected directory three levels, ".git" directories
+ * (policy_home_links_depth), a protected directory two, ".git" directories
  * skipped, LINKS_EACH entries below each directory and LINKS_TOTAL a launch in all. What lies past
  * the bounds is not looked at (docs/sandbox.md). */
 #include <dirent.h>
@@ -33,6 +33,13 @@ static bool is_type(int dfd, const struct dirent *de, unsigned char want, mode_t
 	       (st.st_mode & S_IFMT) == mode;
 }
 
+static bool is_dir(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static void walk(struct linux_scan *s, const char *dir, int depth, int max, size_t *budget,
 		 linux_scan_link_fn fn, void *arg)
 {
@@ -49,7 +56,11 @@ static void walk(struct linux_scan *s, const char *dir, int depth, int max, size
 			close(fd);
 		return;
 	}
-	while ((de = readdir(d)) != NULL && *budget > 0 && s->inner_links < LINKS_TOTAL) {
+	while ((de = readdir(d)) != NULL) {
+		if (*budget == 0 || s->inner_links >= LINKS_TOTAL) {
+			*budget = 0; /* stopped here: said (linux_scan_inner_links) */
+			break;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, ".git")) /* a repository's own files: none run by name */
 			continue;
@@ -63,6 +74,10 @@ static void walk(struct linux_scan *s, const char *dir, int depth, int max, size
 			int rc = linux_scan_resolve_tail(s, path, real, sizeof(real), true, tail,
 							 sizeof(tail));
 			fn(s, path, rc, real, tail, sizeof(tail), arg);
+			/* a link to a directory: the links in it too (review 22: ~/.ssh/keys ->
+			 * ~/dotfiles/keys, whose files link on into ~/dotfiles/vault) */
+			if (rc == 0 && is_dir(real))
+				walk(s, real, depth + 1, max, budget, fn, arg);
 		} else if (is_type(dirfd(d), de, DT_DIR, S_IFDIR)) {
 			walk(s, path, depth + 1, max, budget, fn, arg);
 		}
@@ -79,6 +94,8 @@ void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, li
 
 	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 		walk(s, dir, 0, depth, &budget, fn, arg);
+	if (budget == 0 || s->inner_links >= LINKS_TOTAL) /* (a bound met: said) */
+		linux_paths_add(&s->links_unchecked, dir);
 }
 
 /* A protected path masked (how 0 or 1), or one to keep from being made. */
@@ -108,5 +125,20 @@ void linux_scan_protect(struct linux_scan *s, const char *a)
 
 	protect_one(s, a);
 	if (linux_scan_realpath(s, a, real))
-		linux_scan_inner_links(s, real, 3, protected_link, NULL);
+		linux_scan_inner_links(s, real, 2, protected_link, NULL);
+}
+
+void linux_scan_say_links(const struct linux_launch *l, struct linux_scan *s)
+{
+	char shown[4 * PATH_MAX + 1];
+
+	linux_paths_sort_unique(&s->links_unchecked);
+	for (size_t i = 0; l->warnings && i < s->links_unchecked.n; i++)
+		plan_text_add(l->warnings,
+			      "WARNING: %s: more entries than halo-run looks through for symlinks "
+			      "(%d below a protected or home-set directory, %d a launch): a link "
+			      "further in is not followed, and what it leads to keeps the rule of "
+			      "where it is; name that in sandbox.protectedPaths",
+			      policy_printable(s->links_unchecked.v[i], shown, sizeof(shown)),
+			      LINKS_EACH, LINKS_TOTAL);
 }

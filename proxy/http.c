@@ -578,7 +578,9 @@ enum proxy_http_result proxy_http_parse_origin(const char *buf, size_t len, cons
 	    parse_fields(buf, line_len + 2, req, &fx) != PROXY_HTTP_OK ||
 	    check_fields(req, &fx) != PROXY_HTTP_OK)
 		return PROXY_HTTP_ERROR;
-	if (!fx.host && req->version_minor == 1)
+	/* HTTP/1.0 too (review 23): an origin picks its site without one, and the request
+	 * (with the credential) could reach another site than the tunnel's host. */
+	if (!fx.host)
 		return fail(req, 400, "missing Host header");
 	return PROXY_HTTP_OK;
 }

@@ -10,6 +10,7 @@
  * reads as the host is what Decide() judged.
  * A chunked request keeps "Transfer-Encoding: chunked" (added back after the
  * hop-by-hop fields are dropped): its body is re-encoded by proxy_chunked_feed. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,9 +108,19 @@ static void put_host_field(struct out *o, const struct proxy_http_req *req)
 
 	if (req->port != 80)
 		snprintf(port, sizeof(port), ":%u", req->port);
+	char name[sizeof(req->host)];
+	size_t n = strlen(req->host);
+
+	/* The name as the rules judged it (review 23): lower case, no trailing dot; an
+	 * origin routing on Host would otherwise see another spelling than was decided. */
+	while (n > 0 && req->host[n - 1] == '.')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		name[i] = (char)tolower((unsigned char)req->host[i]);
+	name[n] = '\0';
 	put(o, "Host: ");
 	put(o, req->host_is_v6_literal ? "[" : "");
-	put(o, req->host);
+	put(o, name);
 	put(o, req->host_is_v6_literal ? "]" : "");
 	put(o, port);
 	put(o, "\r\n");

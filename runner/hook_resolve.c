@@ -97,9 +97,10 @@ static int add_link(struct home_links *h, const char *buf, const char *abs);
 #define LINKS_EACH  1024 /* linux/scan_links.c's bounds */
 #define LINKS_TOTAL 16384
 
-static void inner_links(struct home_links *h, const char *dir, int depth, int max, size_t *budget)
+static void inner_links(struct home_links *h, const char *dir, const char *named, int depth,
+			int max, size_t *budget)
 {
-	char path[PATH_MAX], to[PATH_MAX];
+	char path[PATH_MAX], name[PATH_MAX], to[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
@@ -114,12 +115,19 @@ static void inner_links(struct home_links *h, const char *dir, int depth, int ma
 		h->seen++;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
 			sizeof(path) ||
+		    (size_t)snprintf(name, sizeof(name), "%s/%s", named, de->d_name) >=
+			sizeof(name) ||
 		    lstat(path, &st) < 0)
 			continue;
-		if (S_ISLNK(st.st_mode) && leads(h->rec, path, to, sizeof(to)) && strcmp(to, path))
-			add_link(h, to, path);
-		else if (S_ISDIR(st.st_mode))
-			inner_links(h, path, depth + 1, max, budget);
+		/* judged by its name through the entry (named), as the sandbox guards it */
+		if (S_ISLNK(st.st_mode) && leads(h->rec, path, to, sizeof(to)) &&
+		    strcmp(to, path)) {
+			add_link(h, to, name);
+			if (stat(to, &st) == 0 && S_ISDIR(st.st_mode)) /* its links too */
+				inner_links(h, to, name, depth + 1, max, budget);
+		} else if (S_ISDIR(st.st_mode)) {
+			inner_links(h, path, name, depth + 1, max, budget);
+		}
 	}
 	closedir(d);
 }
@@ -139,7 +147,7 @@ static int home_link(const char *rel, const char *why, void *arg)
 		return 0;
 	size_t budget = LINKS_EACH;
 	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
-		inner_links(h, buf, 0, policy_home_links_depth(rel), &budget);
+		inner_links(h, buf, abs, 0, policy_home_links_depth(rel), &budget);
 	return strcmp(abs, buf) == 0 ? h->err : add_link(h, buf, abs);
 }
 

@@ -538,6 +538,24 @@ else
 	expect "sandbox: where a protected directory's link leads is masked" "" "$(grep -x SECRET <<<"$out")"
 fi
 
+# A link to a directory inside a protected one: the links in that directory are
+# followed too (review 22: ~/.ssh/keys -> ~/dots/keys, its files linking on into a
+# vault); past the bound (1024 entries below each directory) a line says so.
+mkdir -p "$h4/dots/keys" "$h4/dots/vault" && echo SECRET2 >"$h4/dots/vault/id_y"
+ln -s ../vault/id_y "$h4/dots/keys/id_y" && ln -s ../dots/keys "$h4/.ssh/keys"
+out=$(cd "$h4/dots" && HOME=$h4 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'cat vault/id_y 2>/dev/null; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed read through a linked directory's link" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: what a linked directory's link leads to is masked" "" "$(grep -x SECRET2 <<<"$out")"
+	mkdir -p "$h4/.ssh/many" && (cd "$h4/.ssh/many" && seq -f 'f%g' 1 1100 | xargs touch)
+	out=$(cd "$h4/dots" && HOME=$h4 timeout -k 2 30 "$HALO" --policy "$pol" -- true 2>&1)
+	expect_match "past the links' bound, a line names the directory" \
+		"$h4/.ssh: more entries than halo-run looks through for symlinks" "$out"
+	rm -rf "$h4/.ssh/many"
+fi
+
 # Linux names are case-sensitive: ARWS is not the workspace arws.
 hook "Write to a case variant of the workspace" 2 Write "{\"file_path\":\"$base/ARWS/x\",\"content\":\"x\"}"
 hook "Write to the workspace (control)" 0 Write "{\"file_path\":\"$ws/x\",\"content\":\"x\"}"

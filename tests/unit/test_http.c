@@ -531,7 +531,10 @@ static const struct {
      "Accept: */*\r\n"
      "Connection: close\r\n\r\n"},
     {"GET http://Example.com:8080 HTTP/1.0\r\naccept: */*\r\n\r\n",
-     "GET / HTTP/1.0\r\nHost: Example.com:8080\r\naccept: */*\r\nConnection: close\r\n\r\n"},
+     "GET / HTTP/1.0\r\nHost: example.com:8080\r\naccept: */*\r\nConnection: close\r\n\r\n"},
+    /* the name as the rules judged it (review 23): no trailing dot, lower case */
+    {"GET http://RULES.test.:9105/ok HTTP/1.1\r\nHost: RULES.test.:9105\r\n\r\n",
+     "GET /ok HTTP/1.1\r\nHost: rules.test:9105\r\nConnection: close\r\n\r\n"},
     {"POST http://[::1]/x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
      "POST /x HTTP/1.1\r\nHost: [::1]\r\nContent-Length: 3\r\nConnection: close\r\n\r\n"},
     {"PUT http://example.com/u HTTP/1.1\r\nTransfer-Encoding:  chunked\r\nTE: trailers\r\n"

@@ -81,9 +81,14 @@ START_TEST(good_heads)
 	ck_assert_str_eq(req.method, "POST");
 	ck_assert(req.chunked && req.has_body && req.keep_alive);
 	ck_assert_uint_eq(req.head_len, sizeof(in) - 1 - 4);
+	/* HTTP/1.0 without Host: refused too (review 23: the origin picked its site
+	 * without one, with the credential on the request) */
 	ck_assert_int_eq(
 	    proxy_http_parse_origin("GET / HTTP/1.0\r\n\r\n", 18, "api.example", 443, &req),
-	    PROXY_HTTP_OK); /* HTTP/1.0 without Host */
+	    PROXY_HTTP_ERROR);
+	ck_assert_int_eq(proxy_http_parse_origin("GET / HTTP/1.0\r\nHost: api.example\r\n\r\n", 37,
+						 "api.example", 443, &req),
+			 PROXY_HTTP_OK);
 	ck_assert(!req.keep_alive);
 	ck_assert_int_eq(
 	    proxy_http_parse_origin("GET / HTTP/1.1\r\nHost: api.ex", 28, "api.example", 443, &req),
