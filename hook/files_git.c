@@ -29,13 +29,18 @@ static void judge_ref(struct refs_walk *w, int kind, const char *value)
 	char at[GIT_PATH_MAX];
 	const char *base = kind == POLICY_GITREF_HOOKS ? w->worktree : w->cfg_dir;
 
-	if (w->hit || policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
+	/* (a relative templateDir depends on where git runs: the scan takes none either) */
+	if (w->hit || (kind == POLICY_GITREF_TEMPLATE && value[0] != '/') ||
+	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
 		return;
 	if (kind == POLICY_GITREF_HOOKS && !w->hooks[0])
 		snprintf(w->hooks, sizeof(w->hooks), "%s", at);
 	if (policy_path_beneath(w->abs, at))
 		w->hit = kind == POLICY_GITREF_HOOKS ? "the hooks directory core.hooksPath names"
-						     : "a config file include.path names";
+			 : kind == POLICY_GITREF_TEMPLATE
+			     ? "the template directory init.templateDir names (git init and clone "
+			       "copy its hooks into each new repository)"
+			     : "a config file include.path names";
 	else if (kind == POLICY_GITREF_HOOKS && policy_hooks_dir_sources_parent(at)) {
 		size_t n = strlen(at); /* husky 9: .husky/_ runs the scripts in .husky */
 		while (n > 1 && at[n - 1] == '/')
@@ -213,6 +218,16 @@ static const char *global_hit(const struct hook_ctx *c, const char *abs, const c
 	}
 	if (!w.hit)
 		read_config(&w, "/etc/gitconfig");
+	/* what $GIT_CONFIG_GLOBAL and $GIT_CONFIG_SYSTEM name: git's global and system
+	 * configs instead (the sandbox keeps them read-only: linux/scan_git.c) */
+	const char *env_cfg[2] = {c->git_config_global, c->git_config_system};
+	for (size_t i = 0; i < 2 && !w.hit; i++) {
+		if (!env_cfg[i] || env_cfg[i][0] != '/')
+			continue;
+		if (!strcmp(abs, env_cfg[i]))
+			return "the git config $GIT_CONFIG_GLOBAL or $GIT_CONFIG_SYSTEM names";
+		read_config(&w, env_cfg[i]);
+	}
 	return w.hit;
 }
 

@@ -116,6 +116,9 @@ struct hook_ctx {
 	/* The home of the user named (git's "~user/" in a config path), into out: 0, or
 	 * -errno. NULL: such a path is not followed. */
 	int (*user_home)(const char *user, char *out, size_t n);
+	/* $GIT_CONFIG_GLOBAL, $GIT_CONFIG_SYSTEM (git's global and system configs instead
+	 * of ~/.gitconfig and /etc/gitconfig), or NULL */
+	const char *git_config_global, *git_config_system;
 	/* A content search (Grep) reads files beneath the folder, hidden ones too
 	 * (ripgrep --hidden, as Claude Code runs it): with glob "" every one, else those
 	 * the glob names, anywhere (inside a directory a protected pattern names too).

@@ -24,6 +24,7 @@
 struct git_config_refs {
 	char hooks_path[PATH_MAX]; /* core.hooksPath as written, or "" */
 	char worktree[PATH_MAX];   /* core.worktree as written, or "" */
+	char templ[PATH_MAX];	   /* init.templateDir as written, or "" */
 };
 
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
@@ -162,6 +163,8 @@ static void config_ref(void *arg, int kind, const char *value)
 		snprintf(w->r->hooks_path, sizeof(w->r->hooks_path), "%s", value);
 	else if (kind == POLICY_GITREF_WORKTREE)
 		snprintf(w->r->worktree, sizeof(w->r->worktree), "%s", value);
+	else if (kind == POLICY_GITREF_TEMPLATE)
+		snprintf(w->r->templ, sizeof(w->r->templ), "%s", value);
 	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_MAX_NESTING) {
 		snprintf(dir, sizeof(dir), "%s", w->cfg);
 		each_expansion(w->c, dirname(dir), value, include_one, w);
@@ -302,9 +305,11 @@ static void guard_managers(struct linux_scan_ctx *c, const char *gitdir, const c
  * them (later ones win: /etc/gitconfig, $XDG_CONFIG_HOME/git/config or ~/.config/git/config,
  * ~/.gitconfig; both homes), into out ("" when none): it holds for every repository
  * whose own config sets none, a relative one in each work tree. */
+static const char *const git_config_env[2] = {"GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"};
+
 static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
 {
-	struct git_config_refs r = {"", ""};
+	struct git_config_refs r = {"", "", ""};
 	const char *homes[] = {c->home, getenv("HOME")}, *xdg = getenv("XDG_CONFIG_HOME");
 	char cfg[PATH_MAX];
 
@@ -319,7 +324,14 @@ static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
 			if (join(cfg, sizeof(cfg), homes[i], ".gitconfig"))
 				parse_config(c, cfg, &r, 0);
 		}
+	/* the files $GIT_CONFIG_SYSTEM and $GIT_CONFIG_GLOBAL name instead (git 2.32) */
+	for (size_t i = 0; i < 2; i++) {
+		const char *v = getenv(git_config_env[i]);
+		if (v && v[0] == '/')
+			parse_config(c, v, &r, 0);
+	}
 	snprintf(out, n, "%s", r.hooks_path);
+	snprintf(c->s->git_global_templ, sizeof(c->s->git_global_templ), "%s", r.templ);
 }
 
 struct hooks_at {
@@ -354,7 +366,7 @@ static void hooks_one(struct linux_scan_ctx *c, const char *hooks, void *arg)
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
 			 unsigned nest)
 {
-	struct git_config_refs r = {"", ""};
+	struct git_config_refs r = {"", "", ""};
 	char cfg[PATH_MAX], wt[PATH_MAX], hooks[PATH_MAX], mods[PATH_MAX];
 
 	if (nest > GIT_MAX_NESTING || linux_scan_stopped(c))
@@ -447,6 +459,19 @@ void linux_scan_git_global(struct linux_scan *s, const char *home)
 	const char *hooks = linux_scan_git_global_hooks(&c);
 	if (hooks[0] == '/' || hooks[0] == '~')
 		each_expansion(&c, NULL, hooks, global_one, NULL);
+	/* init.templateDir: git init and clone on the host copy its hooks into each new
+	 * repository and run them (review 22: a home workspace planted post-checkout in
+	 * ~/.git-templates/hooks). A relative one depends on where git runs: not taken. */
+	const char *t = s->git_global_templ;
+	if (t[0] == '/' || t[0] == '~')
+		each_expansion(&c, NULL, t, global_one, NULL);
+	/* The global and system configs $GIT_CONFIG_GLOBAL / $GIT_CONFIG_SYSTEM name are
+	 * what git reads instead of ~/.gitconfig and /etc/gitconfig: read-only as those. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *v = getenv(git_config_env[i]);
+		if (v && v[0] == '/')
+			guard_or_missing(&c, v);
+	}
 }
 
 static bool dotgit_holds(void *ctx, const char *name)

@@ -206,6 +206,8 @@ void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *
 				   : (!strcmp(sec, "include") || !strcmp(sec, "includeif")) &&
 					   !strcmp(key, "path")
 				       ? POLICY_GITREF_INCLUDE
+				   : !strcmp(sec, "init") && !strcmp(key, "templatedir")
+				       ? POLICY_GITREF_TEMPLATE
 				       : 0;
 			if (kind && val[0])
 				cb(ctx, kind, val);

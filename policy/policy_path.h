@@ -119,7 +119,14 @@ const char *policy_git_guard_in_dotgit(const char *path);
  * name alone ([core "x"] counts as core). cb(ctx, kind, value) for core.hooksPath
  * (POLICY_GITREF_HOOKS, relative to the work tree), core.worktree and include.path /
  * includeIf.*.path (relative to the config's directory). */
-enum { POLICY_GITREF_HOOKS = 1, POLICY_GITREF_WORKTREE, POLICY_GITREF_INCLUDE };
+/* init.templateDir (POLICY_GITREF_TEMPLATE): git init and clone copy its hooks into
+ * every new repository. */
+enum {
+	POLICY_GITREF_HOOKS = 1,
+	POLICY_GITREF_WORKTREE,
+	POLICY_GITREF_INCLUDE,
+	POLICY_GITREF_TEMPLATE
+};
 typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
 void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);
 /* A config path's "~" as git expands it (interpolate_path): for "~", "~/x" and "~user/x",

@@ -97,6 +97,8 @@ static int judge(const struct runner_opts *o, const struct hook_event *ev, char 
 	    .exists = runner_hook_exists,
 	    .read_file = runner_hook_read_file,
 	    .user_home = runner_hook_user_home,
+	    .git_config_global = getenv("GIT_CONFIG_GLOBAL"),
+	    .git_config_system = getenv("GIT_CONFIG_SYSTEM"),
 	    .find_protected = runner_hook_find_protected,
 #ifndef RUNNER_MACOS
 	    .masked = runner_hook_masked,

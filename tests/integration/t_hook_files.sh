@@ -502,6 +502,28 @@ else
 	expect "sandbox: a ~/ include.path stays read-only" "" "$(grep -x INC <<<"$out")"
 fi
 
+# The global config's init.templateDir (git init and clone copy its hooks into each new
+# repository) and the file $GIT_CONFIG_GLOBAL names (git's global config instead of
+# ~/.gitconfig) stay read-only, and the hook refuses them (review 22).
+mkdir -p "$h3/.git-templates/hooks" "$h3/dots2" && echo '[user]' >"$h3/dots2/gitconfig"
+printf '[core]\n\thooksPath = ~/.githooks\n[init]\n\ttemplateDir = ~/.git-templates\n' >"$h3/.gitconfig"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/.git-templates/hooks/post-checkout","content":"x"}}))' "$h3")
+printf '%s' "$ev" | HOME=$h3 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write into the global init.templateDir" 2 "$?"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/dots2/gitconfig","content":"x"}}))' "$h3")
+printf '%s' "$ev" | HOME=$h3 GIT_CONFIG_GLOBAL=$h3/dots2/gitconfig "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write the file \$GIT_CONFIG_GLOBAL names" 2 "$?"
+out=$(cd "$h3" && HOME=$h3 GIT_CONFIG_GLOBAL=$h3/dots2/gitconfig timeout -k 2 30 "$HALO" --quiet \
+	--policy "$pol" -- sh -c 'echo x >.git-templates/hooks/post-checkout && echo TPL;
+	echo x >>dots2/gitconfig && echo GCG; echo x >dots2/other && echo CTL; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes into templateDir and GIT_CONFIG_GLOBAL" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: the global init.templateDir stays read-only" "" "$(grep -x TPL <<<"$out")"
+	expect "sandbox: the file \$GIT_CONFIG_GLOBAL names stays read-only" "" "$(grep -x GCG <<<"$out")"
+	expect "sandbox: beside it (control)" CTL "$(grep -x CTL <<<"$out")"
+fi
+
 # Links inside a guarded or protected directory (review 20): what they lead to takes
 # the directory's rule. ~/.local/bin/tool -> ../share/app/bin/tool (pipx's way) and a
 # dangling one into the home; ~/.ssh/id_x -> ~/dots/ssh/id_x with ~/dots the workspace.

@@ -256,6 +256,26 @@ START_TEST(gitconf_keys)
 }
 END_TEST
 
+/* init.templateDir is told (review 22: git init and clone copy its hooks). */
+static void last_ref(void *ctx, int kind, const char *value)
+{
+	char *out = ctx;
+	snprintf(out, 128, "%d:%s", kind, value);
+}
+
+START_TEST(gitconf_template)
+{
+	static const char in[] =
+	    "[user]\n\tname = a\n[INIT]\n\ttemplateDir = \"~/.git-templates\"\n";
+	char got[128] = "";
+	char want[128];
+
+	policy_git_config_refs(in, sizeof(in) - 1, last_ref, got);
+	snprintf(want, sizeof(want), "%d:~/.git-templates", POLICY_GITREF_TEMPLATE);
+	ck_assert_str_eq(got, want);
+}
+END_TEST
+
 /* A config path's "~" as git expands it (policy_git_tilde, the scan's and the hook's). */
 START_TEST(gitconf_tilde)
 {
@@ -303,6 +323,7 @@ static Suite *gitconf_suite(void)
 	tcase_add_loop_test(t, gitconf_change, 0, (int)(sizeof(changes) / sizeof(changes[0])));
 	tcase_add_test(t, gitconf_values);
 	tcase_add_test(t, gitconf_tilde);
+	tcase_add_test(t, gitconf_template);
 	suite_add_tcase(s, t);
 	return s;
 }
