@@ -57,6 +57,7 @@ const char *const runner_cache_host_dirs[] = {
     ".yarn/berry",
     ".ccache",
     ".bun/install/cache",
+    ".nuget/packages",
     NULL,
 };
 

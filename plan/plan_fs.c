@@ -270,6 +270,27 @@ static void add_guard_list(struct halo_plan *p, const struct plan_fs_in *in, enu
 	}
 }
 
+/* caches: host: a host cache beneath a guarded directory (pnpm's store in its home,
+ * ~/.local/share/pnpm, with the home as the workspace) is the cache's, as the set says
+ * (policy_home_set_hit_xdg): bound read-write again from the host's copy, on top of
+ * the guard. */
+static void add_host_caches_in_guards(struct halo_plan *p, const struct plan_fs_in *in)
+{
+	for (size_t i = 0; policy_caches_host(in->policy) && i < in->caches.n; i++)
+		for (size_t j = 0; j < in->guarded.n; j++) {
+			if (strcmp(in->caches.v[i], in->guarded.v[j]) == 0 ||
+			    !beneath(in->caches.v[i], in->guarded.v[j]))
+				continue;
+			struct plan_step *s = plan_step_add(
+			    p, PLAN_CACHE_BIND, 0, in->caches.v[i], NULL,
+			    plan_str(p, "%s; again, on top of the persistence guard of %s",
+				     cache_reason(p, in->policy), in->guarded.v[j]));
+			if (s)
+				s->origin = "sandbox.caches";
+			break;
+		}
+}
+
 int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 {
 	bool guard = in->policy->guard_persistence != 0;
@@ -283,6 +304,7 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 			s->origin = "halo-run";
 	}
 	add_guard_list(p, in, PLAN_GUARD, &in->guarded, "persistence guard: read-only");
+	add_host_caches_in_guards(p, in);
 	add_list(p, PLAN_READONLY, &in->readonly, "halo-run's own file: read-only", NULL);
 	for (size_t i = 0; i < in->carved.n; i++) {
 		const char *src =

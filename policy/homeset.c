@@ -272,19 +272,42 @@ int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 struct hit {
 	const char *rel;
 	const char *why;
+	const char *cache; /* caches: host: the host cache rel lies in, or NULL */
 };
+
+/* `rel` (n long) at or beneath `dir`, by the path facts' case rule. */
+static bool rel_within(const char *rel, const char *dir, size_t n)
+{
+	return policy_name_eqn(rel, dir, n) && (rel[n] == '\0' || rel[n] == '/');
+}
 
 static int hit_one(const char *rel, const char *why, void *arg)
 {
 	struct hit *h = arg;
 	size_t n = strlen(rel);
 
+	/* caches: host: an entry that holds a host cache (pnpm's home holds its store)
+	 * leaves the cache to caches: host, which binds it writable (review 22). */
+	if (h->cache && strlen(h->cache) > n && rel_within(h->cache, rel, n))
+		return 0;
 	/* At or beneath the entry, by the path facts' case rule. */
 	if (policy_name_eqn(h->rel, rel, n) && (h->rel[n] == '\0' || h->rel[n] == '/')) {
 		h->why = why;
 		return 1;
 	}
 	return 0;
+}
+
+/* caches: host: the host cache row rel (relative to the home) lies in, or NULL. */
+static const char *host_cache_of(const struct policy_xdg *xdg, const char *rel)
+{
+	size_t n;
+	const struct policy_home_entry *c = policy_home_caches(&n);
+
+	for (size_t i = 0; xdg && xdg->host_caches && i < n; i++)
+		if (rel_within(rel, c[i].rel, strlen(c[i].rel)))
+			return c[i].rel;
+	return NULL;
 }
 
 const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
@@ -297,7 +320,7 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 				    const struct policy_xdg *xdg, const char *abs,
 				    const char **entry)
 {
-	struct hit h = {NULL, NULL};
+	struct hit h = {NULL, NULL, NULL};
 	size_t hl;
 
 	if (!home || home[0] != '/' || !abs)
@@ -312,6 +335,7 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 		h.rel++;
 	if (!*h.rel)
 		return NULL;
+	h.cache = host_cache_of(xdg, h.rel);
 	if (policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h) == -ENAMETOOLONG)
 		h.why = POLICY_HOME_SET_TOO_LONG;
 	if (h.why && entry)
@@ -322,7 +346,7 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
 					    const struct policy_xdg *xdg, const char *abs)
 {
-	struct hit h = {NULL, NULL};
+	struct hit h = {NULL, NULL, NULL};
 
 	if (!abs || abs[0] != '/')
 		return NULL;

@@ -230,6 +230,41 @@ static const struct policy_home_entry home_set[] = {
     {".config/pipewire", "pipewire loads the modules and runs the programs it names at login"},
     {".config/wireplumber", "wireplumber runs its lua scripts and settings at login"},
     {".config/bat", "bat runs the pager its config names"},
+    /* Review 22: installed tools whose code the host runs (a pipx command's own script
+     * was read-only, the venv it imports from writable: a .pth there ran on the host). */
+    {".local/share/pipx", "pipx's venvs: the commands it puts on PATH import from them"},
+    {".local/pipx", "pipx's older home (before 1.3): the venvs its commands import from"},
+    {".local/share/uv/tools", "uv's tool venvs: the commands uv tool puts on PATH run from them"},
+    {".local/share/uv/python", "uv's Python installations: uv's venvs and tools run them"},
+    {".npm-global/lib", "npm's global packages (prefix ~/.npm-global): its programs run them"},
+    {".bun/install/global", "bun's global packages: the programs in ~/.bun/bin run them"},
+    /* (its store, beneath, is a tool cache: home_caches) */
+    {".local/share/pnpm",
+     "pnpm's home: its global programs (on PATH), packages (global/) and node (nodejs/)"},
+    {".dotnet/tools", "on PATH: dotnet's global tools"},
+    {".local/share/virtualenv", "virtualenv's seed wheels: installed into every new venv"},
+    {".gem/ruby", "user gems (gem install --user-install): the host's ruby loads them"},
+    {".mix/archives", "mix loads every archive in it at every start"},
+    {".ghcup", "ghcup's toolchains (ghc, cabal) and env, which the start-up lines source"},
+    {".opam", "opam's switches and opam-init, which the start-up lines source"},
+    {".elan", "elan's lean toolchains and env, which the start-up lines source"},
+    {".rye", "rye's shims, toolchains and env, which the start-up lines source"},
+    {".atuin/bin", "atuin's program and env, which the start-up lines source"},
+    {".deno/env", "the start-up lines deno's installer writes source it"},
+    {".fzf.bash", "the start-up lines fzf's installer writes source it in bash"},
+    {".fzf.zsh", "the start-up lines fzf's installer writes source it in zsh"},
+    {".local/share/gnome-shell/extensions", "GNOME Shell runs the extensions in it at login"},
+    {".local/share/nautilus-python/extensions", "nautilus runs the python extensions in it"},
+    {".local/share/plasma/plasmoids", "KDE Plasma runs the widgets in it at login"},
+    {".config/JetBrains", "JetBrains IDEs' settings: vmoptions (-javaagent), tools they run"},
+    {".local/share/JetBrains", "JetBrains IDEs load the plug-ins in it at start"},
+    {".cache/JetBrains",
+     "JetBrains IDEs' system directories: the next start runs plugins/action.script"},
+    {".cache/nvim/luac", "neovim's vim.loader runs the compiled lua in it instead of the plug-ins"},
+    {".R/Makevars", "R's package builds run the compilers and flags it names"},
+    {".config/lf", "lf runs lfrc and the previewers and commands it names"},
+    {".config/user-dirs.dirs", "xdg-user-dir and the session's scripts source it (shell)"},
+    {".gradle/init.gradle.kts", "gradle runs it before every build"},
 };
 
 const struct policy_home_entry *policy_home_set(size_t *n)
@@ -271,6 +306,19 @@ static const struct policy_home_entry home_caches[] = {
     {".cache/puppeteer", "puppeteer's browsers: the host's tests run them"},
     {".cache/deno", "deno's module cache: the host's deno runs it"},
     {".cache/bazel", "bazel's output base: the host's builds run it"},
+    /* Review 22: more caches that hold code the host runs. */
+    {".cache/node/corepack", "corepack's package managers: the host's pnpm and yarn run from it"},
+    {".cache/Cypress", "Cypress's app: the host's tests run it"},
+    {".cache/selenium", "selenium-manager's drivers and browsers: the host's tests run them"},
+    {".cache/bazelisk", "bazelisk's bazel downloads: the host's bazel runs them"},
+    {".cache/coursier", "coursier's jars: the host's scala builds and apps run them"},
+    {".nuget/packages", "NuGet's packages: the host's dotnet builds run their targets"},
+    {".cache/pipx", "pipx run's venvs: the host's pipx run runs them"},
+    {".cache/pnpm", "pnpm dlx's packages: the host's pnpm dlx runs them"},
+    {".cache/torch/hub", "torch.hub's repositories: torch.hub.load runs their hubconf.py"},
+    {".cache/composer", "composer's package files: the host's installs unpack them"},
+    {".cache/nix",
+     "nix's fetched flake sources (tarball-cache, gitv3): the host's nix builds them"},
 };
 
 const struct policy_home_entry *policy_home_caches(size_t *n)

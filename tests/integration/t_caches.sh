@@ -168,6 +168,20 @@ expect "home workspace: nothing planted in the host's caches" "" \
 home_sbx --policy "$TMPDIR/host.yaml" -- sh -c 'echo x >.m2/repository/o/planted && echo wrote'
 expect "home workspace, caches: host: the host's caches writable" wrote "$OUT"
 rm -f "$H/.m2/repository/o/planted"
+# Review 22: more caches that hold code the host runs (corepack's package managers,
+# NuGet's packages and their build targets, torch.hub's hubconf.py, nix's fetched
+# sources) were writable from the home; pnpm's home (global packages, on PATH) stays
+# read-only even under caches: host, its store beneath it is the cache's.
+R22=".cache/node/corepack/v1 .nuget/packages/p .cache/torch/hub/r .cache/nix/gitv3 .cache/Cypress/1 .cache/pipx/x"
+for d in $R22 .local/share/pnpm/store/v3 .local/share/pnpm/global/5; do mkdir -p "$H/$d"; done
+home_sbx -- sh -c 'for d in '"$R22"' .local/share/pnpm/store/v3 .local/share/pnpm/global/5; do
+	echo x >"$d/planted" 2>/dev/null && echo "wrote $d"; done; echo done'
+expect "home workspace: review 22's caches and pnpm's home read-only" done "$OUT"
+home_sbx --policy "$TMPDIR/host.yaml" -- sh -c 'for d in '"$R22"' .local/share/pnpm/store/v3 .local/share/pnpm/global/5; do
+	echo x >"$d/planted" 2>/dev/null && echo "wrote $d"; done; echo done'
+expect "home workspace, caches: host: those caches and pnpm's store writable, pnpm's global packages not" \
+	"$(for d in $R22 .local/share/pnpm/store/v3; do echo "wrote $d"; done; echo done)" "$OUT"
+for d in $R22 .local/share/pnpm/store/v3 .local/share/pnpm/global/5; do rm -f "$H/$d/planted"; done
 
 # A home in /var/lib (a CI service account's, like jenkins'): its caches are still
 # bound, only the operating system's own trees are never writable. Root: a private

@@ -35,6 +35,15 @@ FILES=(
 	.pulumi/credentials.json .databrickscfg .s3cfg .boto .config/doctl/config.yaml .oci/config
 	.oci/oci_api_key.pem .local/share/atuin/key .config/hcloud/cli.toml
 	.config/configstore/firebase-tools.json .config/helm/repositories.yaml
+	# review 22: browsers and mail in snaps and flatpaks, chat apps, more CLIs' tokens
+	snap/firefox/common/.mozilla/firefox/p/logins.json .var/app/org.mozilla.firefox/.mozilla/firefox/p/key4.db
+	.thunderbird/p/logins.json .config/vivaldi/Default/Cookies .config/github-copilot/hosts.json
+	.config/github-copilot/apps.json .fly/config.yml .config/containers/auth.json
+	.nuget/NuGet/NuGet.Config .tsh/keys/proxy/user .config/Signal/config.json
+	".config/discord/Local Storage/leveldb/000003.log" .local/share/com.vercel.cli/auth.json
+	.cloudflared/cert.pem .cloudflared/0000-tunnel.json .config/.wrangler/config/default.toml
+	.config/stripe/config.toml .sentryclirc .mc/config.json .config/ngrok/ngrok.yml
+	.bitcoin/wallet.dat .bitcoin/wallets/w/wallet.dat .bunfig.toml
 )
 for f in "${FILES[@]}"; do
 	mkdir -p "$H/$(dirname "$f")"

@@ -22,6 +22,13 @@ trap 'rm -f "$MARK"' EXIT
 printf '# rc\n[ -f ~/.bash_aliases ] && . ~/.bash_aliases\n' >.bashrc
 printf '[user]\n\tname = t\n\temail = t@example.invalid\n' >.gitconfig
 mkdir -p .config mytools repo .local/bin .cargo
+# Review 22: pipx's layout (the command's link read-only, its venv was writable: a .pth
+# planted there ran at the host's next `black`), podman's config beside its logins.
+mkdir -p .local/share/pipx/venvs/black/lib/site-packages/black .config/containers .gem/ruby/3.1.0
+echo 'def main(): pass' >.local/share/pipx/venvs/black/lib/site-packages/black/__init__.py
+ln -s ../share/pipx/venvs/black/bin/black .local/bin/black
+printf '[registries.search]\nregistries = []\n' >.config/containers/registries.conf
+echo 'HOMESETSECRET' >.config/containers/auth.json
 git -C repo init -q && git -C repo commit -q --allow-empty -m init || exit 1
 # Files and links only: a missing entry's directories may be made (empty, as mkdir -p
 # of a sibling would), the entry itself never.
@@ -79,6 +86,18 @@ mkdir -p ~/.vscode-oss/extensions/x && echo '{}' > ~/.vscode-oss/extensions/x/pa
 mkdir -p ~/".config/Code - Insiders/User" && echo '{}' > ~/".config/Code - Insiders/User/tasks.json"
 mkdir -p ~/.config/alacritty && echo '[terminal.shell]' > ~/.config/alacritty/alacritty.toml
 echo 'platform shell touch $MARK' > ~/.lldbinit
+echo 'import os; os.system("touch $MARK")' > ~/.local/share/pipx/venvs/black/lib/site-packages/evil.pth
+echo 'x' >> ~/.local/share/pipx/venvs/black/lib/site-packages/black/__init__.py
+echo 'x' > ~/.config/containers/auth.json
+mkdir -p ~/.gem/ruby/3.1.0/gems/json-9/lib && echo x > ~/.gem/ruby/3.1.0/gems/json-9/lib/json.rb
+mkdir -p ~/.local/share/uv/tools/ruff && echo x > ~/.local/share/uv/tools/ruff/x
+echo "touch $MARK" > ~/.fzf.bash
+mkdir -p ~/.gradle && echo x > ~/.gradle/init.gradle.kts
+mkdir -p ~/.config/JetBrains/Idea && echo '-javaagent:/x.jar' > ~/.config/JetBrains/Idea/idea64.vmoptions
+mkdir -p ~/.local/share/gnome-shell/extensions/x && echo x > ~/.local/share/gnome-shell/extensions/x/extension.js
+mkdir -p ~/.R && echo 'CC=touch $MARK' > ~/.R/Makevars
+mkdir -p ~/.config/lf && echo '\$touch $MARK' > ~/.config/lf/lfrc
+echo 'XDG_DESKTOP_DIR="\$(touch $MARK)"' > ~/.config/user-dirs.dirs
 echo done
 EOF
 )
@@ -107,10 +126,20 @@ for f in .config/git .config/systemd/user .bash_aliases .profile .bash_profile .
 	mytools/git bin .local/bin/git .config/systemd/user.control .config/systemd/user.conf \
 	.config/user-tmpfiles.d .local/share/user-tmpfiles.d .local/share/direnv/allow \
 	.config/gh/config.yml .hgrc .tcshrc .vscode-oss ".config/Code - Insiders/User" \
-	.config/alacritty .lldbinit; do
+	.config/alacritty .lldbinit .local/share/pipx/venvs/black/lib/site-packages/evil.pth \
+	.gem/ruby/3.1.0/gems .local/share/uv/tools .fzf.bash .gradle/init.gradle.kts .config/JetBrains \
+	.local/share/gnome-shell/extensions .R/Makevars .config/lf .config/user-dirs.dirs; do
 	expect "absent on the host: ~/$f" absent "$([ -e "$H/$f" ] || [ -L "$H/$f" ] && echo present || echo absent)"
 done
 expect ".bashrc unchanged" "$(printf '# rc\n[ -f ~/.bash_aliases ] && . ~/.bash_aliases')" "$(cat "$H/.bashrc")"
+
+expect "pipx's venv unchanged (review 22)" "def main(): pass" \
+	"$(cat "$H/.local/share/pipx/venvs/black/lib/site-packages/black/__init__.py")"
+expect "~/.config/containers/auth.json unchanged (review 22)" HOMESETSECRET "$(cat "$H/.config/containers/auth.json")"
+# podman's logins are masked inside its read-only config directory, the rest readable.
+run_home "cat ~/.config/containers/registries.conf; cat ~/.config/containers/auth.json 2>/dev/null || echo masked"
+expect "~/.config/containers: registries.conf readable beside its masked auth.json (review 22)" \
+	"$(printf '[registries.search]\nregistries = []\nmasked')" "$OUT"
 
 # The host's own tools with this HOME run nothing planted.
 HOME=$H git -C "$H/repo" log --oneline >/dev/null 2>&1

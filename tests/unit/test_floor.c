@@ -63,6 +63,35 @@ static const char *const floor_musts[] = {
     "~/.config/hcloud/cli.toml",
     "~/.config/configstore/firebase-tools.json",
     "~/.config/helm/repositories.yaml",
+    /* review 22: browsers and mail in snaps and flatpaks, chat apps, more CLIs' tokens */
+    "~/snap/firefox/common/.mozilla",
+    "~/.var/app/org.mozilla.firefox/.mozilla",
+    "~/.thunderbird",
+    "~/snap/thunderbird/common/.thunderbird",
+    "~/.var/app/org.mozilla.Thunderbird/.thunderbird",
+    "~/.config/vivaldi",
+    "~/.config/Signal",
+    "~/.config/discord",
+    "~/.config/github-copilot",
+    "~/.config/containers/auth.json",
+    "~/.nuget/NuGet/NuGet.Config",
+    "~/.config/NuGet/NuGet.Config",
+    "~/.bunfig.toml",
+    "~/.fly/config.yml",
+    "~/.tsh",
+    "~/.local/share/com.vercel.cli/auth.json",
+    "~/.vercel/auth.json",
+    "~/.now/auth.json",
+    "~/.cloudflared",
+    "~/.config/.wrangler/config",
+    "~/.wrangler/config",
+    "~/.config/stripe/config.toml",
+    "~/.sentryclirc",
+    "~/.mc/config.json",
+    "~/.config/ngrok/ngrok.yml",
+    "~/.ngrok2/ngrok.yml",
+    "~/.bitcoin/wallets",
+    "~/.bitcoin/wallet.dat",
 };
 
 static void assert_floor(const struct halo_policy *p, const char *home)
@@ -491,6 +520,50 @@ static const char *const home_musts[] = {
     ".terraformrc",
     ".config/pipewire",
     ".config/bat",
+    /* review 22: installed tools' code the host runs (pipx's venvs beneath a read-only
+     * ~/.local/bin/black), more start-up files and desktop extensions */
+    ".local/share/pipx",
+    ".local/pipx",
+    ".local/share/uv/tools",
+    ".local/share/uv/python",
+    ".npm-global/lib",
+    ".bun/install/global",
+    ".local/share/pnpm",
+    ".dotnet/tools",
+    ".local/share/virtualenv",
+    ".gem/ruby",
+    ".mix/archives",
+    ".ghcup",
+    ".opam",
+    ".elan",
+    ".rye",
+    ".atuin/bin",
+    ".deno/env",
+    ".fzf.bash",
+    ".fzf.zsh",
+    ".local/share/gnome-shell/extensions",
+    ".local/share/nautilus-python/extensions",
+    ".local/share/plasma/plasmoids",
+    ".config/JetBrains",
+    ".local/share/JetBrains",
+    ".cache/JetBrains",
+    ".cache/nvim/luac",
+    ".R/Makevars",
+    ".config/lf",
+    ".config/user-dirs.dirs",
+    ".gradle/init.gradle.kts",
+    /* review 22: caches holding code the host runs (home_caches, but for caches: host) */
+    ".cache/node/corepack",
+    ".cache/Cypress",
+    ".cache/selenium",
+    ".cache/bazelisk",
+    ".cache/coursier",
+    ".nuget/packages",
+    ".cache/pipx",
+    ".cache/pnpm",
+    ".cache/torch/hub",
+    ".cache/composer",
+    ".cache/nix",
 };
 
 static int collect(const char *rel, const char *why, void *arg)
@@ -513,7 +586,8 @@ static int collect_caches(const char *rel, const char *why, void *arg)
 	(void)why;
 	*(int *)arg += !strcmp(rel, ".m2/repository") || !strcmp(rel, ".cargo/registry") ||
 		       !strcmp(rel, ".cache/pre-commit") || !strcmp(rel, ".npm") ||
-		       !strcmp(rel, "go/pkg/mod");
+		       !strcmp(rel, "go/pkg/mod") || !strcmp(rel, ".cache/node/corepack") ||
+		       !strcmp(rel, ".nuget/packages") || !strcmp(rel, ".cache/torch/hub");
 	return 0;
 }
 
@@ -523,7 +597,13 @@ START_TEST(home_set_host_caches)
 	int n = 0;
 
 	ck_assert_int_eq(policy_home_set_each_xdg("/home/u", NULL, &xdg, collect_caches, &n), 0);
-	ck_assert_int_eq(n, 5);
+	ck_assert_int_eq(n, 8);
+	/* review 22: pnpm's store is a cache in pnpm's home, an entry of the set: read-only
+	 * but for caches: host; the rest of that home (global packages) always */
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &xdg, "/home/u/.local/share/pnpm/store/v3/files/00/x", NULL));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg("/home/u", "/home/u/.local/share/pnpm", &xdg,
+						      "/home/u/.local/share/pnpm/store/x", NULL));
 	ck_assert_ptr_nonnull(
 	    policy_home_set_hit_xdg("/home/u", NULL, &xdg, "/home/u/.m2/repository/x.jar", NULL));
 	xdg.host_caches = true;
@@ -532,6 +612,21 @@ START_TEST(home_set_host_caches)
 	ck_assert_int_eq(n, 0);
 	ck_assert_ptr_null(
 	    policy_home_set_hit_xdg("/home/u", NULL, &xdg, "/home/u/.m2/repository/x.jar", NULL));
+	ck_assert_ptr_null(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &xdg, "/home/u/.local/share/pnpm/store/v3/files/00/x", NULL));
+	ck_assert_ptr_null(policy_home_set_hit_xdg("/home/u", NULL, &xdg,
+						   "/home/u/.local/share/pnpm/store", NULL));
+	/* (its PATH entry too: the store is the cache's, whichever entry holds it) */
+	ck_assert_ptr_null(policy_home_set_hit_xdg("/home/u", "/home/u/.local/share/pnpm", &xdg,
+						   "/home/u/.local/share/pnpm/store/x", NULL));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg(
+	    "/home/u", NULL, &xdg, "/home/u/.local/share/pnpm/global/5/node_modules/x", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &xdg, "/home/u/.local/share/pnpm/tsc", NULL));
+	ck_assert_ptr_nonnull(policy_home_set_hit_xdg("/home/u", NULL, &xdg,
+						      "/home/u/.local/share/pnpm/storex", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &xdg, "/home/u/.cache/nvim/luac/x", NULL));
 	/* never the sandbox's own caches, nor ~/.cache whole */
 	ck_assert_ptr_null(policy_home_set_hit(
 	    "/home/u", NULL, "/home/u/.cache/halo-run/caches/ws-1/go-build", NULL));
