@@ -300,9 +300,22 @@ static int resolve_xdg(struct hook_ctx *c, struct path_list *l, struct link_rec 
 	return 0;
 }
 
+/* to, where a PATH entry leads, beneath a home: listed. 0, or -ENOMEM. */
+static int path_home(struct path_list *l, const char *to, const char *const *homes, size_t n_homes)
+{
+	for (size_t i = 0; i < n_homes; i++) {
+		size_t hl = homes[i] ? strlen(homes[i]) : 0;
+		if (!hl || strncmp(to, homes[i], hl) != 0 || to[hl] != '/')
+			continue;
+		return path_add(l, to, hl + 1, "a directory on the caller's PATH leads there");
+	}
+	return 0;
+}
+
 static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
 				const char *const *homes, size_t n_homes)
 {
+	int rc;
 
 	for (const char *p = c->path_env; p && *p;) {
 		size_t len = strcspn(p, ":");
@@ -313,17 +326,16 @@ static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct 
 			e[len] = '\0';
 			leads_home = leads(rec, e, to, sizeof(to));
 		}
-		if (leads_home) {
-			for (size_t i = 0; i < n_homes; i++) {
-				size_t hl = homes[i] ? strlen(homes[i]) : 0;
-				if (!hl || strncmp(to, homes[i], hl) != 0 || to[hl] != '/')
-					continue;
-				if (path_add(l, to, hl + 1,
-					     "a directory on the caller's PATH leads there") < 0)
-					return -ENOMEM;
-				break;
-			}
-		}
+		/* bash expands "~/": under each home, as the sandbox takes it */
+		for (size_t i = 0; p[0] == '~' && len > 1 && p[1] == '/' && i < n_homes; i++)
+			if (homes[i] &&
+			    snprintf(e, sizeof(e), "%s%.*s", homes[i], (int)len - 1, p + 1) <
+				(int)sizeof(e) &&
+			    leads(rec, e, to, sizeof(to)) &&
+			    (rc = path_home(l, to, homes, n_homes)) < 0)
+				return rc;
+		if (leads_home && (rc = path_home(l, to, homes, n_homes)) < 0)
+			return rc;
 		p += len;
 		p += *p == ':';
 	}

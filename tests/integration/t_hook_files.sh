@@ -560,6 +560,20 @@ else
 	expect "sandbox: where a protected directory's link leads is masked" "" "$(grep -x SECRET <<<"$out")"
 fi
 
+# A PATH entry "~/x/../pbin": bash expands the "~" and the ".." goes where the kernel
+# takes it; the directory stays read-only, and the hook refuses it (review 22).
+mkdir -p "$h4/x" "$h4/pbin"
+out=$(cd "$h4" && HOME=$h4 PATH="~/x/../pbin:/usr/bin:/bin" timeout -k 2 30 "$HALO" --quiet \
+	--policy "$pol" -- /bin/sh -c 'echo x >pbin/c3 && echo WROTE; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed write into a ~/x/../ PATH entry" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: a PATH entry ~/x/../pbin stays read-only" "" "$(grep -x WROTE <<<"$out")"
+fi
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/pbin/c3","content":"x"}}))' "$h4")
+printf '%s' "$ev" | HOME=$h4 PATH="~/x/../pbin:/usr/bin:/bin" "$HALO" hook --policy "$pol" >/dev/null 2>&1
+expect "hook: Write into a PATH entry ~/x/../pbin" 2 "$?"
+
 # A link to a directory inside a protected one: the links in that directory are
 # followed too (review 22: ~/.ssh/keys -> ~/dots/keys, its files linking on into a
 # vault); past the bound (1024 entries below each directory) a line says so.
