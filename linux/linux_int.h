@@ -116,6 +116,7 @@ struct linux_scan {
 	struct linux_paths floor_unmade;    /* ... the entries to look at for it (scan.c) */
 	size_t inner_links;		    /* entries scan_links.c looked at, this launch */
 	struct linux_paths links_unchecked; /* ... directories it stopped in (said) */
+	struct linux_paths home_hardlinks;  /* home-set files with another name (said) */
 	/* The entries of `missing` from home_missing and floor_missing: the broker keeps
 	 * each from its writable tree's top down (every name on the way, existing or not,
 	 * refused to a rename or link), not only from the nearest directory that exists:

@@ -92,6 +92,24 @@ static void add_unresolved(struct linux_scan *s, struct linux_paths *to, int rc,
 		add_missing(s, to, real, tail);
 }
 
+/* A file of the set outside every writable tree that has another name (a hard link)
+ * on the file system of one (review 22: ~/.config/fish/config.fish linked to
+ * ~/dotfiles/fish/config.fish, the dotfiles the workspace): where that name is cannot
+ * be told without walking the file system, so it is said (linux_scan_say_links);
+ * inside a writable tree such a file refuses the launch (scan_pin.c). */
+static void other_names(struct linux_scan *s, const char *real)
+{
+	struct stat st, wt;
+
+	if (lstat(real, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
+		return;
+	for (size_t i = 0; i < s->writable.n; i++)
+		if (stat(s->writable.v[i], &wt) == 0 && wt.st_dev == st.st_dev) {
+			linux_paths_add(&s->home_hardlinks, real);
+			return;
+		}
+}
+
 /* A link inside an entry that is a directory (scan_links.c): what it leads to is the
  * entry's, guarded where it lands in a writable tree, kept from being made there when
  * missing. */
@@ -99,6 +117,12 @@ static void inner_link(struct linux_scan *s, const char *link, int rc, char *rea
 		       size_t tn, void *arg)
 {
 	(void)arg;
+	if (rc == 1) { /* a file in the entry with another name */
+		if (in_writable(s, real))
+			return; /* (the entry's guard refuses it there: scan_pin.c) */
+		other_names(s, real);
+		return;
+	}
 	if (rc == -ENAMETOOLONG)
 		linux_paths_add(&s->too_long, link);
 	else if (rc == 0 && in_writable(s, real))
@@ -131,6 +155,8 @@ static int one_entry(const char *rel, const char *why, void *arg)
 		linux_paths_add(&w->s->too_long, abs);
 	else if (rc == 0 && in_writable(w->s, real))
 		linux_paths_add(&w->s->guarded, real);
+	else if (rc == 0)
+		other_names(w->s, real);
 	else if (rc == -ENOENT || rc == -ENOTDIR)
 		add_unresolved(w->s, &w->s->home_missing, rc, real, tail, sizeof(tail));
 	else if (rc == -ELOOP) {

@@ -319,8 +319,10 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s);
 void linux_scan_protected_missing(struct linux_scan *s);
 
 /* Each symlink up to depth levels below the real directory dir (scan_links.c, at most
- * LINKS_MAX entries a launch, .git skipped): fn gets the link, what resolving it gave
- * (0, or -errno: linux_scan_resolve_tail's), where it leads and the missing tail. */
+ * 1024 entries below it and 16384 a launch, .git skipped): fn gets the link, what
+ * resolving it gave (0, or -errno: linux_scan_resolve_tail's), where it leads and the
+ * missing tail; and each regular file with another name (a hard link) as (path, 1,
+ * path). */
 typedef void (*linux_scan_link_fn)(struct linux_scan *s, const char *link, int rc, char *real,
 				   char *tail, size_t tn, void *arg);
 void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn,

@@ -80,6 +80,13 @@ static void walk(struct linux_scan *s, const char *dir, int depth, int max, size
 				walk(s, real, depth + 1, max, budget, fn, arg);
 		} else if (is_type(dirfd(d), de, DT_DIR, S_IFDIR)) {
 			walk(s, path, depth + 1, max, budget, fn, arg);
+		} else if (is_type(dirfd(d), de, DT_REG, S_IFREG)) {
+			struct stat st; /* a file with another name: fn(..., 1, path, ...) */
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && st.st_nlink > 1) {
+				tail[0] = '\0';
+				fn(s, path, 1, path, tail, sizeof(tail), arg);
+			}
 		}
 	}
 	closedir(d);
@@ -115,8 +122,9 @@ static void protect_one(struct linux_scan *s, const char *a)
 static void protected_link(struct linux_scan *s, const char *link, int rc, char *real, char *tail,
 			   size_t tn, void *arg)
 {
-	(void)rc, (void)real, (void)tail, (void)tn, (void)arg;
-	protect_one(s, link);
+	(void)real, (void)tail, (void)tn, (void)arg;
+	if (rc != 1) /* (a file with other names: the documented limit of protected files) */
+		protect_one(s, link);
 }
 
 void linux_scan_protect(struct linux_scan *s, const char *a)
@@ -131,6 +139,15 @@ void linux_scan_protect(struct linux_scan *s, const char *a)
 void linux_scan_say_links(const struct linux_launch *l, struct linux_scan *s)
 {
 	char shown[4 * PATH_MAX + 1];
+
+	linux_paths_sort_unique(&s->home_hardlinks);
+	for (size_t i = 0; l->warnings && i < s->home_hardlinks.n; i++)
+		plan_text_add(l->warnings,
+			      "WARNING: %s runs code later (the home persistence set) and has "
+			      "another name (a hard link) on the file system of a tree this "
+			      "command writes: through that name the command can change it; "
+			      "find it with `find / -xdev -samefile` and replace one with a copy",
+			      policy_printable(s->home_hardlinks.v[i], shown, sizeof(shown)));
 
 	linux_paths_sort_unique(&s->links_unchecked);
 	for (size_t i = 0; l->warnings && i < s->links_unchecked.n; i++)

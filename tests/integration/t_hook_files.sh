@@ -560,6 +560,15 @@ else
 	expect "sandbox: where a protected directory's link leads is masked" "" "$(grep -x SECRET <<<"$out")"
 fi
 
+# A home-set file with another name (a hard link) that may be in the workspace: said
+# (review 22: ~/.config/fish/config.fish hard-linked from the dotfiles workspace).
+mkdir -p "$h4/.config/fish" "$h4/dots/fish" && echo 'echo hi' >"$h4/dots/fish/config.fish"
+ln "$h4/dots/fish/config.fish" "$h4/.config/fish/config.fish"
+out=$(cd "$h4/dots" && HOME=$h4 timeout -k 2 30 "$HALO" --policy "$pol" -- true 2>&1)
+expect_match "a home-set file with another name on the workspace's file system is said" \
+	"$h4/.config/fish/config.fish runs code later .* has another name" "$out"
+rm -f "$h4/.config/fish/config.fish"
+
 # A PATH entry "~/x/../pbin": bash expands the "~" and the ".." goes where the kernel
 # takes it; the directory stays read-only, and the hook refuses it (review 22).
 mkdir -p "$h4/x" "$h4/pbin"
