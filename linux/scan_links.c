@@ -105,8 +105,9 @@ void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, li
 		linux_paths_add(&s->links_unchecked, dir);
 }
 
-/* A protected path masked (how 0 or 1), or one to keep from being made. */
-static void protect_one(struct linux_scan *s, const char *a)
+/* A protected path masked (how 0 at a, 1 where a link on the way leads), or one to
+ * keep from being made: how. */
+static int protect_one(struct linux_scan *s, const char *a)
 {
 	int how = linux_scan_add_mask_how(s, a);
 
@@ -114,6 +115,7 @@ static void protect_one(struct linux_scan *s, const char *a)
 	 * or, with none on the way, in a writable tree by its name. */
 	if (how == -2 || (how == -1 && linux_paths_beneath_any(a, &s->writable)))
 		linux_paths_add(&s->floor_unmade, a);
+	return how;
 }
 
 /* A link inside a protected directory (scan_links.c): what it leads to is as secret as
@@ -130,9 +132,12 @@ static void protected_link(struct linux_scan *s, const char *link, int rc, char 
 void linux_scan_protect(struct linux_scan *s, const char *a)
 {
 	char real[PATH_MAX];
+	int how = protect_one(s, a);
 
-	protect_one(s, a);
-	if (linux_scan_realpath(s, a, real))
+	/* (most floor entries are missing: nothing more to ask of them) */
+	if (how == 0)
+		linux_scan_inner_links(s, a, 2, protected_link, NULL);
+	else if (how == 1 && linux_scan_realpath(s, a, real))
 		linux_scan_inner_links(s, real, 2, protected_link, NULL);
 }
 

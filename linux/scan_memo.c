@@ -44,7 +44,7 @@ struct linux_dir_list {
 	size_t len;
 };
 
-#define LIST_AFTER     4     /* a listing costs six calls; a home is asked dozens */
+#define LIST_AFTER     2     /* a listing costs six calls; a home is asked dozens */
 #define LIST_BUF       32768 /* getdents64 buffer; at most LIST_READS of them */
 #define LIST_READS     2
 #define LIST_NAMES_MAX (64 * 1024)

@@ -60,7 +60,10 @@ int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, s
 
 	if (path[0] != '/' || strlen(path) >= sizeof(rest))
 		return -EINVAL;
-	if (linux_scan_memo_plain_path(s, path) && strlen(path) < n) {
+	/* (a path the listings already show missing is not looked up whole: resolving it
+	 * name by name below asks them, no system call) */
+	if (!linux_scan_memo_known_missing(s, path) && linux_scan_memo_plain_path(s, path) &&
+	    strlen(path) < n) {
 		memcpy(out, path, strlen(path) + 1);
 		return 0;
 	}
