@@ -97,17 +97,25 @@ static void add_unresolved(struct linux_scan *s, struct linux_paths *to, int rc,
  * ~/dotfiles/fish/config.fish, the dotfiles the workspace): where that name is cannot
  * be told without walking the file system, so it is said (linux_scan_say_links);
  * inside a writable tree such a file refuses the launch (scan_pin.c). */
-static void other_names(struct linux_scan *s, const char *real)
+static bool same_fs_as_writable(const struct linux_scan *s, const char *path)
 {
 	struct stat st, wt;
 
-	if (lstat(real, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
-		return;
+	if (lstat(path, &st) < 0)
+		return false;
 	for (size_t i = 0; i < s->writable.n; i++)
-		if (stat(s->writable.v[i], &wt) == 0 && wt.st_dev == st.st_dev) {
-			linux_paths_add(&s->home_hardlinks, real);
-			return;
-		}
+		if (stat(s->writable.v[i], &wt) == 0 && wt.st_dev == st.st_dev)
+			return true;
+	return false;
+}
+
+static void other_names(struct linux_scan *s, const char *real)
+{
+	struct stat st;
+
+	if (!linux_scan_links_seen(s, real) && lstat(real, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_nlink > 1 && same_fs_as_writable(s, real))
+		linux_paths_add(&s->home_hardlinks, real);
 }
 
 /* A link inside an entry that is a directory (scan_links.c): what it leads to is the
@@ -149,8 +157,17 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	}
 	tail[0] = '\0';
 	rc = linux_scan_resolve_tail(w->s, abs, real, sizeof(real), true, tail, sizeof(tail));
-	if (rc == 0) /* a directory: the links in it lead where the entry's files are */
+	/* A directory: the links in it lead where the entry's files are (not a cache's:
+	 * read-only whole, its links among its own files); its files with another name
+	 * matter only on a writable tree's file system. */
+	if (rc == 0 && !policy_home_cache_entry(rel)) {
+		/* (dotfile managers' territory: the PATH directories and tool trees hold
+		 * many files, each a call; their own entries are what runs) */
+		w->s->links_files =
+		    policy_home_links_depth(rel) > 1 && same_fs_as_writable(w->s, real);
 		linux_scan_inner_links(w->s, real, policy_home_links_depth(rel), inner_link, NULL);
+		w->s->links_files = false;
+	}
 	if (rc == -ENAMETOOLONG) /* where it leads cannot be told (review 11) */
 		linux_paths_add(&w->s->too_long, abs);
 	else if (rc == 0 && in_writable(w->s, real))

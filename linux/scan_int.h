@@ -328,6 +328,8 @@ typedef void (*linux_scan_link_fn)(struct linux_scan *s, const char *link, int r
 void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn,
 			    void *arg);
 
+/* Whether path was walked or checked already this scan (noted if not). */
+bool linux_scan_links_seen(struct linux_scan *s, const char *path);
 /* A line for each directory whose links scan_links.c stopped following at its bounds. */
 void linux_scan_say_links(const struct linux_launch *l, struct linux_scan *s);
 /* A protected path (the floor's, sandbox.protectedPaths): masked where it leads, kept

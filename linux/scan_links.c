@@ -76,11 +76,11 @@ static void walk(struct linux_scan *s, const char *dir, int depth, int max, size
 			fn(s, path, rc, real, tail, sizeof(tail), arg);
 			/* a link to a directory: the links in it too (review 22: ~/.ssh/keys ->
 			 * ~/dotfiles/keys, whose files link on into ~/dotfiles/vault) */
-			if (rc == 0 && is_dir(real))
+			if (rc == 0 && depth + 1 < max && is_dir(real))
 				walk(s, real, depth + 1, max, budget, fn, arg);
 		} else if (is_type(dirfd(d), de, DT_DIR, S_IFDIR)) {
 			walk(s, path, depth + 1, max, budget, fn, arg);
-		} else if (is_type(dirfd(d), de, DT_REG, S_IFREG)) {
+		} else if (s->links_files && is_type(dirfd(d), de, DT_REG, S_IFREG)) {
 			struct stat st; /* a file with another name: fn(..., 1, path, ...) */
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    S_ISREG(st.st_mode) && st.st_nlink > 1) {
@@ -92,6 +92,22 @@ static void walk(struct linux_scan *s, const char *dir, int depth, int max, size
 	closedir(d);
 }
 
+/* Seen already this scan (the home set is walked once per spelling of each home: its
+ * named and resolved forms, and with the XDG directories resolved): true, else noted. */
+static bool seen_before(struct linux_paths *seen, const char *p)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		if (strcmp(seen->v[i], p) == 0)
+			return true;
+	linux_paths_add(seen, p);
+	return false;
+}
+
+bool linux_scan_links_seen(struct linux_scan *s, const char *path)
+{
+	return seen_before(&s->links_seen, path);
+}
+
 void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, linux_scan_link_fn fn,
 			    void *arg)
 {
@@ -99,6 +115,8 @@ void linux_scan_inner_links(struct linux_scan *s, const char *dir, int depth, li
 				     * directory must not leave the next unchecked) */
 	struct stat st;
 
+	if (seen_before(&s->links_seen, dir))
+		return;
 	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 		walk(s, dir, 0, depth, &budget, fn, arg);
 	if (budget == 0 || s->inner_links >= LINKS_TOTAL) /* (a bound met: said) */

@@ -375,3 +375,14 @@ int policy_home_links_depth(const char *rel)
 {
 	return strncmp(rel, ".config/", 8) == 0 ? 3 : 1;
 }
+
+bool policy_home_cache_entry(const char *rel)
+{
+	size_t n;
+	const struct policy_home_entry *c = policy_home_caches(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rel, c[i].rel) == 0)
+			return true;
+	return false;
+}

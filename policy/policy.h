@@ -389,6 +389,8 @@ const struct policy_home_entry *policy_home_set(size_t *n); /* the fixed table *
 int policy_home_links_depth(const char *rel);
 /* The host's own tool caches: entries of the set but under caches: host. */
 const struct policy_home_entry *policy_home_caches(size_t *n);
+/* Is rel one of them (policy_home_caches)? */
+bool policy_home_cache_entry(const char *rel);
 /* Every entry for `home`: the table, the guard names, then each directory of path_env
  * (the caller's PATH, may be NULL) that lies beneath the home; fn gets it relative to
  * the home. Stops at fn's first non-zero return and returns it; else 0. */

@@ -123,7 +123,7 @@ static void inner_links(struct home_links *h, const char *dir, const char *named
 		if (S_ISLNK(st.st_mode) && leads(h->rec, path, to, sizeof(to)) &&
 		    strcmp(to, path)) {
 			add_link(h, to, name);
-			if (stat(to, &st) == 0 && S_ISDIR(st.st_mode)) /* its links too */
+			if (depth + 1 < max && stat(to, &st) == 0 && S_ISDIR(st.st_mode))
 				inner_links(h, to, name, depth + 1, max, budget);
 		} else if (S_ISDIR(st.st_mode)) {
 			inner_links(h, path, name, depth + 1, max, budget);
@@ -146,7 +146,7 @@ static int home_link(const char *rel, const char *why, void *arg)
 	    !leads(h->rec, abs, buf, sizeof(buf)))
 		return 0;
 	size_t budget = LINKS_EACH;
-	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+	if (!policy_home_cache_entry(rel) && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
 		inner_links(h, buf, abs, 0, policy_home_links_depth(rel), &budget);
 	return strcmp(abs, buf) == 0 ? h->err : add_link(h, buf, abs);
 }
