@@ -82,7 +82,22 @@ static bool hex2(const char *s, int *v)
  * normalisation out (NFKC, best-fit), so every escape of a non-ASCII byte is refused. */
 static bool path_special(int v)
 {
-	return v == '.' || v == '/' || v == '\\' || v == ';' || v == '%' || v < 0x20 || v >= 0x7f;
+	return v == '.' || v == '/' || v == '\\' || v == ';' || v == '%' || v <= 0x20 || v >= 0x7f;
+}
+
+/* A segment of dots and spaces, with both: Windows' path normalisation (IIS, .NET)
+ * trims trailing dots and spaces, so "..%20" is ".." there (review 23). */
+static bool dot_space_segment(const char *d, size_t n)
+{
+	bool dot = false, space = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] != '.' && d[i] != ' ')
+			return false;
+		dot |= d[i] == '.';
+		space |= d[i] == ' ';
+	}
+	return dot && space;
 }
 
 #define WHY_ESCAPED_8BIT                                                                           \
@@ -112,14 +127,21 @@ static const char *decoded_why(const char *path, size_t n)
 		}
 	}
 	d[dl] = d[dl + 1] = '\0';
+	for (size_t i = 0, seg = 0; i <= dl && !why; i++)
+		if (i == dl || d[i] == '/') {
+			if (dot_space_segment(d + seg, i - seg))
+				why = "a path segment of dots and encoded spaces (a '.' or '..' "
+				      "segment to servers that trim them)";
+			seg = i + 1;
+		}
 	for (size_t i = 0; i < dl && !why; i++) {
 		if (d[i] == ';')
 			why = "a ';' parameter in the path (literal or encoded)";
 		else if (d[i] == '%' && hex2(d + i + 1, &v) && path_special(v))
 			why = v >= 0x80
 				  ? "a double-encoded non-ASCII byte (%2580-%25FF) in the path"
-				  : "a double-encoded '.', '/', '\\', ';', '%' or control byte in "
-				    "the path";
+				  : "a double-encoded '.', '/', '\\', ';', '%', space or control "
+				    "byte in the path";
 	}
 	free(d);
 	return why;

@@ -107,6 +107,13 @@ static const struct req_row req_rows[] = {
     {"api.github.com", "GET", "/repos/acme/%25c0%25ae%25c0%25ae/x", true, false, "double-encoded"},
     {"api.github.com", "GET", "/repos/acme/x%25ef%25bc%258f", true, false, "double-encoded"},
     {"api.github.com", "GET", "/repos/acme/x?q=%c3%a9", true, true, "requestRules[0]"},
+    /* dots and encoded spaces: ".." to servers that trim them (review 23) */
+    {"api.github.com", "GET", "/repos/acme/..%20/admin", true, false, "dots and encoded spaces"},
+    {"api.github.com", "GET", "/repos/acme/.%20/x", true, false, "dots and encoded spaces"},
+    {"api.github.com", "GET", "/repos/acme/x/..%20%20/y", true, false, "dots and encoded spaces"},
+    {"api.github.com", "GET", "/repos/acme/x/..%2520/y", true, false, "double-encoded"},
+    {"api.github.com", "GET", "/repos/acme/my%20doc", true, true, "requestRules[0]"},
+    {"api.github.com", "GET", "/repos/acme/a.%20b", true, true, "requestRules[0]"},
     /* ...but a '%' that decodes to nothing special, and ';' in the query, are fine */
     {"api.github.com", "GET", "/repos/acme/100%25", true, true, "requestRules[0]"},
     {"api.github.com", "GET", "/repos/acme/100%25off", true, true, "requestRules[0]"},
