@@ -397,10 +397,10 @@ expect "audit: the denied request with method and path" \
 	"$(hr tls.yaml r.audit -- "${CURL[@]}" -o /dev/null -X POST -d x "https://api.test:$P/repos/acme/x"
 		aud r.audit proto decision method path rule | tr ';' '\n' | grep '^https')"
 expect "requestRules: a double-encoded dot segment is denied" \
-	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%' or control byte in the path)" \
+	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%', space or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/%252e%252e/other" --path-as-is)"
 expect "requestRules: a double-encoded slash is denied" \
-	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%' or control byte in the path)" \
+	"403 api.test (requestRules for api.test: a double-encoded '.', '/', '\\\\', ';', '%', space or control byte in the path)" \
 	"$(code "https://api.test:$P/repos/acme/x%252f..%252fother" --path-as-is)"
 # Overlong UTF-8 and fullwidth spellings of '.' and '/' (review 21): every escape of
 # a byte %80-%FF is refused, in either layer.
