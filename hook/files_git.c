@@ -30,7 +30,9 @@ static void judge_ref(struct refs_walk *w, int kind, const char *value)
 	const char *base = kind == POLICY_GITREF_HOOKS ? w->worktree : w->cfg_dir;
 
 	/* (a relative templateDir depends on where git runs: the scan takes none either) */
-	if (w->hit || (kind == POLICY_GITREF_TEMPLATE && value[0] != '/') ||
+	if (w->hit ||
+	    ((kind == POLICY_GITREF_TEMPLATE || kind == POLICY_GITREF_PROGRAM) &&
+	     value[0] != '/') ||
 	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
 		return;
 	if (kind == POLICY_GITREF_HOOKS && !w->hooks[0])
@@ -40,6 +42,9 @@ static void judge_ref(struct refs_walk *w, int kind, const char *value)
 			 : kind == POLICY_GITREF_TEMPLATE
 			     ? "the template directory init.templateDir names (git init and clone "
 			       "copy its hooks into each new repository)"
+			 : kind == POLICY_GITREF_PROGRAM
+			     ? "a program a git config runs (core.fsmonitor, credential.helper, "
+			       "core.sshCommand, gpg.program, a filter or diff driver...)"
 			     : "a config file include.path names";
 	else if (kind == POLICY_GITREF_HOOKS && policy_hooks_dir_sources_parent(at)) {
 		size_t n = strlen(at); /* husky 9: .husky/_ runs the scripts in .husky */

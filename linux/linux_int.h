@@ -118,7 +118,8 @@ struct linux_scan {
 	struct linux_paths links_unchecked; /* ... directories it stopped in (said) */
 	struct linux_paths home_hardlinks;  /* home-set files with another name (said) */
 	bool links_files; /* scan_links.c: report files with other names too (scan_home.c) */
-	struct linux_paths links_seen; /* directories walked and files checked, this scan */
+	struct linux_paths links_seen;	  /* directories walked and files checked, this scan */
+	struct linux_paths linked_stores; /* the homes' caches and hard-linked stores (abs) */
 	/* The entries of `missing` from home_missing and floor_missing: the broker keeps
 	 * each from its writable tree's top down (every name on the way, existing or not,
 	 * refused to a rename or link), not only from the nearest directory that exists:

@@ -144,6 +144,18 @@ static void each_expansion(struct linux_scan_ctx *c, const char *base, const cha
 	}
 }
 
+static void guard_or_missing(struct linux_scan_ctx *c, const char *p);
+
+/* A program a config key runs (core.fsmonitor, credential.helper, core.sshCommand...):
+ * read-only where it lands in a writable tree, kept from being made when missing
+ * (review 24: a global core.fsmonitor naming a workspace script ran at the host's
+ * next git status). */
+static void program_one(struct linux_scan_ctx *c, const char *prog, void *arg)
+{
+	(void)arg;
+	guard_or_missing(c, prog);
+}
+
 static void include_one(struct linux_scan_ctx *c, const char *inc, void *arg)
 {
 	struct config_walk *w = arg;
@@ -165,6 +177,8 @@ static void config_ref(void *arg, int kind, const char *value)
 		snprintf(w->r->worktree, sizeof(w->r->worktree), "%s", value);
 	else if (kind == POLICY_GITREF_TEMPLATE)
 		snprintf(w->r->templ, sizeof(w->r->templ), "%s", value);
+	else if (kind == POLICY_GITREF_PROGRAM) /* an absolute or "~" path (policy) */
+		each_expansion(w->c, NULL, value, program_one, NULL);
 	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_MAX_NESTING) {
 		snprintf(dir, sizeof(dir), "%s", w->cfg);
 		each_expansion(w->c, dirname(dir), value, include_one, w);

@@ -135,12 +135,35 @@ static void inner_link(struct linux_scan *s, const char *link, int rc, char *rea
 		linux_paths_add(&s->too_long, link);
 	else if (rc == 0 && in_writable(s, real))
 		linux_paths_add(&s->guarded, real);
+	else if (rc == 0) /* what it leads to, outside: a twin may be inside (review 24) */
+		other_names(s, real);
 	else if (rc == -ENOENT || rc == -ENOTDIR)
 		add_unresolved(s, &s->home_missing, rc, real, tail, tn);
 	else if (rc == -ELOOP && in_writable(s, link)) {
 		linux_paths_add(&s->dangling, link);
 		linux_paths_add(&s->dangling_at, "");
 	}
+}
+
+/* The home's caches and the stores uv, pnpm and bun hard-link from (policy): their
+ * files have other names by design, in the projects' environments too, so the launch's
+ * hard-link refusal (scan_pin.c) leaves them out; docs/sandbox.md says what that lets
+ * a project's copy change. */
+static void add_linked_stores(struct linux_scan *s, const char *home)
+{
+	const struct policy_home_entry *c;
+	const char *const *st;
+	char abs[PATH_MAX];
+	size_t n;
+
+	c = policy_home_caches(&n);
+	for (size_t i = 0; i < n; i++)
+		if (snprintf(abs, sizeof(abs), "%s/%s", home, c[i].rel) < (int)sizeof(abs))
+			linux_paths_add(&s->linked_stores, abs);
+	st = policy_home_linked_stores(&n);
+	for (size_t i = 0; i < n; i++)
+		if (snprintf(abs, sizeof(abs), "%s/%s", home, st[i]) < (int)sizeof(abs))
+			linux_paths_add(&s->linked_stores, abs);
 }
 
 static int one_entry(const char *rel, const char *why, void *arg)
@@ -391,6 +414,7 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 		if (!linux_scan_realpath(s, h, real) || s->writable.n == 0)
 			continue;
 		resolved[i] = strcpy(reals[i], real);
+		add_linked_stores(s, real);
 		walked(s, policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w));
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */
 			w.home = real;

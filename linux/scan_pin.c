@@ -457,14 +457,14 @@ static void find_missing(struct linux_scan *s)
 #define LINKS_DEPTH  8
 
 static bool has_other_names(const char *path, unsigned depth, unsigned *budget, struct stat *hit_st,
-			    char *hit, size_t n)
+			    char *hit, size_t n, const struct linux_paths *skip)
 {
 	struct stat st;
 	DIR *d;
 	struct dirent *de;
 	bool found = false;
 
-	if (*budget == 0 || lstat(path, &st) < 0)
+	if (*budget == 0 || linux_paths_beneath_any(path, skip) || lstat(path, &st) < 0)
 		return false;
 	(*budget)--;
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
@@ -480,7 +480,7 @@ static bool has_other_names(const char *path, unsigned depth, unsigned *budget, 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >= (int)sizeof(child))
 			continue;
-		found = has_other_names(child, depth + 1, budget, hit_st, hit, n);
+		found = has_other_names(child, depth + 1, budget, hit_st, hit, n, skip);
 	}
 	closedir(d);
 	return found;
@@ -516,8 +516,8 @@ static int check_hard_links(const struct linux_scan *s, struct halo_err *e)
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			const char *p = lists[l]->v[i];
-			if (checked(s, p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			    st.st_nlink > 1)
+			if (checked(s, p) && !linux_paths_beneath_any(p, &s->linked_stores) &&
+			    lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
 				return refuse_links(l, p, &st, e);
 		}
 	for (size_t l = 0; l < 2; l++)
@@ -528,7 +528,8 @@ static int check_hard_links(const struct linux_scan *s, struct halo_err *e)
 
 			if (!checked(s, p))
 				continue;
-			bool found = has_other_names(p, 0, &left, &st, hit, sizeof(hit));
+			bool found =
+			    has_other_names(p, 0, &left, &st, hit, sizeof(hit), &s->linked_stores);
 			total -= budget - left;
 			if (found)
 				return refuse_links(l, hit, &st, e);

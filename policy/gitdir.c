@@ -171,6 +171,44 @@ static size_t config_value(const char *b, size_t i, size_t n, char *out, size_t 
 	return i;
 }
 
+/* Keys whose value is a command git runs by itself (review 24: a global
+ * core.fsmonitor naming a script in the workspace ran at the host's next git status):
+ * section (its name alone: [filter "lfs"] is filter) and key, lower case. */
+static bool git_program_key(const char *sec, const char *key)
+{
+	static const char *const keys[][2] = {
+	    {"core", "fsmonitor"}, {"core", "sshcommand"},
+	    {"core", "editor"},	   {"core", "pager"},
+	    {"core", "askpass"},   {"credential", "helper"},
+	    {"gpg", "program"},	   {"sequence", "editor"},
+	    {"diff", "external"},  {"diff", "command"},
+	    {"diff", "textconv"},  {"merge", "driver"},
+	    {"filter", "clean"},   {"filter", "smudge"},
+	    {"filter", "process"}, {"interactive", "difffilter"},
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(sec, keys[i][0]) && !strcmp(key, keys[i][1]))
+			return true;
+	return false;
+}
+
+/* A command's program, in place: past a leading '!' (a helper or alias run by the
+ * shell) and blanks, up to the first blank; "" unless it names a path (absolute, or
+ * "~"): a bare name is looked up on PATH, which the home set covers. */
+static void program_word(char *v)
+{
+	size_t a = 0, e;
+
+	while (v[a] == '!' || v[a] == ' ' || v[a] == '\t')
+		a++;
+	e = a + strcspn(v + a, " \t");
+	if (v[a] != '/' && v[a] != '~')
+		e = a;
+	memmove(v, v + a, e - a);
+	v[e - a] = '\0';
+}
+
 void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *ctx)
 {
 	char sec[32] = "", key[32], val[POLICY_PATH_MAX];
@@ -208,7 +246,10 @@ void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *
 				       ? POLICY_GITREF_INCLUDE
 				   : !strcmp(sec, "init") && !strcmp(key, "templatedir")
 				       ? POLICY_GITREF_TEMPLATE
-				       : 0;
+				   : git_program_key(sec, key) ? POLICY_GITREF_PROGRAM
+							       : 0;
+			if (kind == POLICY_GITREF_PROGRAM)
+				program_word(val);
 			if (kind && val[0])
 				cb(ctx, kind, val);
 		} else {

@@ -326,3 +326,17 @@ const struct policy_home_entry *policy_home_caches(size_t *n)
 	*n = sizeof(home_caches) / sizeof(home_caches[0]);
 	return home_caches;
 }
+
+/* What uv, pnpm and bun hard-link between their caches, their installed tools and
+ * projects' environments: one file under several names by design (review 24). */
+static const char *const linked_stores[] = {
+    ".local/share/pnpm",
+    ".local/share/uv",
+    ".bun/install",
+};
+
+const char *const *policy_home_linked_stores(size_t *n)
+{
+	*n = sizeof(linked_stores) / sizeof(linked_stores[0]);
+	return linked_stores;
+}

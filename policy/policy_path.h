@@ -121,11 +121,15 @@ const char *policy_git_guard_in_dotgit(const char *path);
  * includeIf.*.path (relative to the config's directory). */
 /* init.templateDir (POLICY_GITREF_TEMPLATE): git init and clone copy its hooks into
  * every new repository. */
+/* POLICY_GITREF_PROGRAM: the program a command-valued key runs (core.fsmonitor,
+ * credential.helper, core.sshCommand, gpg.program, filter drivers...), when it is a
+ * path (absolute or "~"): the value is that path alone. */
 enum {
 	POLICY_GITREF_HOOKS = 1,
 	POLICY_GITREF_WORKTREE,
 	POLICY_GITREF_INCLUDE,
-	POLICY_GITREF_TEMPLATE
+	POLICY_GITREF_TEMPLATE,
+	POLICY_GITREF_PROGRAM
 };
 typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
 void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);

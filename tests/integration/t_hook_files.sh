@@ -524,6 +524,23 @@ else
 	expect "sandbox: beside it (control)" CTL "$(grep -x CTL <<<"$out")"
 fi
 
+# A program the global config runs by itself (core.fsmonitor at every git status),
+# kept in a tree the command writes: read-only, and the hook refuses it (review 24).
+mkdir -p "$h3/tools" && echo 'exit 1' >"$h3/tools/fsmon.sh"
+printf '[core]\n\tfsmonitor = ~/tools/fsmon.sh\n\tsshCommand = %s\n' "$h3/tools/ssh.sh -v" >"$h3/.gitconfig"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/tools/fsmon.sh","content":"x"}}))' "$h3")
+printf '%s' "$ev" | HOME=$h3 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write the script the global core.fsmonitor names" 2 "$?"
+out=$(cd "$h3" && HOME=$h3 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >>tools/fsmon.sh && echo FSM; echo x >tools/ssh.sh && echo SSH; echo x >tools/other && echo CTL; echo done' 2>&1)
+if [ -n "$(grep -iE 'namespace|not permitted|unavailable' <<<"$out")" ] && ! grep -q done <<<"$out"; then
+	skip "sandboxed writes to the programs a git config runs" "no sandbox here: $(head -c 200 <<<"$out")"
+else
+	expect "sandbox: the global core.fsmonitor's script stays read-only" "" "$(grep -x FSM <<<"$out")"
+	expect "sandbox: core.sshCommand's program, missing, cannot be made" "" "$(grep -x SSH <<<"$out")"
+	expect "sandbox: beside them (control)" CTL "$(grep -x CTL <<<"$out")"
+fi
+
 # Links inside a guarded or protected directory (review 20): what they lead to takes
 # the directory's rule. ~/.local/bin/tool -> ../share/app/bin/tool (pipx's way) and a
 # dangling one into the home; ~/.ssh/id_x -> ~/dots/ssh/id_x with ~/dots the workspace.

@@ -276,6 +276,32 @@ START_TEST(gitconf_template)
 }
 END_TEST
 
+/* The programs command-valued keys run, when they are paths (review 24). */
+static void all_programs(void *ctx, int kind, const char *value)
+{
+	char *out = ctx;
+	if (kind == POLICY_GITREF_PROGRAM) {
+		strcat(out, value);
+		strcat(out, "|");
+	}
+}
+
+START_TEST(gitconf_programs)
+{
+	static const char in[] =
+	    "[core]\n\tfsmonitor = /w/tools/fsmon.sh\n\tpager = less -R\n"
+	    "\teditor = \"~/bin/ed.sh\" --wait\n[credential]\n\thelper = store\n"
+	    "\thelper = !~/bin/cred.sh get\n[filter \"lfs\"]\n\tsmudge = git-lfs smudge %f\n"
+	    "\tprocess = /opt/x/filt --p\n[gpg]\n\tprogram = ~alice/gpg.sh\n"
+	    "[user]\n\tname = /not/a/program\n";
+	char got[512] = "";
+
+	policy_git_config_refs(in, sizeof(in) - 1, all_programs, got);
+	ck_assert_str_eq(got,
+			 "/w/tools/fsmon.sh|~/bin/ed.sh|~/bin/cred.sh|/opt/x/filt|~alice/gpg.sh|");
+}
+END_TEST
+
 /* A config path's "~" as git expands it (policy_git_tilde, the scan's and the hook's). */
 START_TEST(gitconf_tilde)
 {
@@ -324,6 +350,7 @@ static Suite *gitconf_suite(void)
 	tcase_add_test(t, gitconf_values);
 	tcase_add_test(t, gitconf_tilde);
 	tcase_add_test(t, gitconf_template);
+	tcase_add_test(t, gitconf_programs);
 	suite_add_tcase(s, t);
 	return s;
 }
