@@ -60,8 +60,7 @@ int linux_scan_resolve_tail(struct linux_scan *s, const char *path, char *out, s
 
 	if (path[0] != '/' || strlen(path) >= sizeof(rest))
 		return -EINVAL;
-	/* (a path the listings already show missing is not looked up whole: resolving it
-	 * name by name below asks them, no system call) */
+	/* (shown missing by the listings: name by name below, asking them, no call) */
 	if (!linux_scan_memo_known_missing(s, path) && linux_scan_memo_plain_path(s, path) &&
 	    strlen(path) < n) {
 		memcpy(out, path, strlen(path) + 1);
@@ -486,9 +485,8 @@ static bool has_other_names(const char *path, unsigned depth, unsigned *budget, 
 	return found;
 }
 
-static bool checked(const struct linux_scan *s, const char *p)
+static bool checked(const struct linux_scan *s, const char *p) /* (halo-run's own: no user's) */
 {
-	/* halo-run's own state (an index, a session's sockets) is no user's. */
 	return tree_of(p, &s->writable) && !linux_paths_beneath_any(p, &s->own);
 }
 
