@@ -223,9 +223,7 @@ static int add_mask(struct linux_scan *s, const char *path, char real[PATH_MAX])
 
 bool linux_scan_add_mask(struct linux_scan *s, const char *path)
 {
-	char real[PATH_MAX];
-
-	return add_mask(s, path, real) >= 0;
+	return linux_scan_add_mask_how(s, path) >= 0;
 }
 
 int linux_scan_add_mask_how(struct linux_scan *s, const char *path)
