@@ -8,6 +8,7 @@
  * ~/.config/systemd/user in a home without ~/.config/systemd). The nearest directory
  * that exists is pinned, so it cannot be renamed away and rebuilt. */
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,25 @@ static void path_entry_at(struct linux_scan *s, char *abs, const char *const *ho
 	}
 }
 
+/* "~user/x": that user's home (bash expands it too; review 24) */
+static void path_entry_user(struct linux_scan *s, const char *entry, size_t len,
+			    const char *const *homes, size_t n_homes)
+{
+	size_t ul = entry[0] == '~' ? strcspn(entry + 1, "/:") : 0;
+	char user[256], pwbuf[4096], abs[PATH_MAX];
+	struct passwd pw, *got = NULL;
+
+	if (ul == 0 || ul >= sizeof(user) || ul + 1 >= len)
+		return;
+	memcpy(user, entry + 1, ul);
+	user[ul] = '\0';
+	if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got &&
+	    got->pw_dir[0] == '/' &&
+	    snprintf(abs, sizeof(abs), "%s%.*s", got->pw_dir, (int)(len - 1 - ul), entry + 1 + ul) <
+		(int)sizeof(abs))
+		path_entry_at(s, abs, homes, n_homes);
+}
+
 /* (bash expands a "~/" entry with the home: review 22, ~/x/../mybin3 ran a planted
  * command; under each home, as policy's set takes the plain ones) */
 static void path_entry(struct linux_scan *s, const char *entry, size_t len,
@@ -278,6 +298,7 @@ static void path_entry(struct linux_scan *s, const char *entry, size_t len,
 		if (homes[i] && snprintf(abs, sizeof(abs), "%s%.*s", homes[i], (int)len - 1,
 					 entry + 1) < (int)sizeof(abs))
 			path_entry_at(s, abs, homes, n_homes);
+	path_entry_user(s, entry, len, homes, n_homes);
 }
 
 static void path_entries(struct linux_scan *s, const char *path_env, const char *const *homes,

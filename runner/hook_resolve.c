@@ -312,6 +312,25 @@ static int path_home(struct path_list *l, const char *to, const char *const *hom
 	return 0;
 }
 
+/* "~user/x" (len long): that user's home, as the sandbox takes it. 0, or -ENOMEM. */
+static int path_user(const struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
+		     const char *p, size_t len, const char *const *homes, size_t n_homes)
+{
+	size_t ul = p[0] == '~' ? strcspn(p + 1, "/:") : 0;
+	char user[256], uh[PATH_MAX], e[PATH_MAX], to[PATH_MAX];
+
+	if (ul == 0 || ul >= sizeof(user) || ul + 1 >= len || !c->user_home)
+		return 0;
+	memcpy(user, p + 1, ul);
+	user[ul] = '\0';
+	if (c->user_home(user, uh, sizeof(uh)) < 0 ||
+	    snprintf(e, sizeof(e), "%s%.*s", uh, (int)(len - 1 - ul), p + 1 + ul) >=
+		(int)sizeof(e) ||
+	    !leads(rec, e, to, sizeof(to)))
+		return 0;
+	return path_home(l, to, homes, n_homes);
+}
+
 static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
 				const char *const *homes, size_t n_homes)
 {
@@ -335,6 +354,8 @@ static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct 
 			    (rc = path_home(l, to, homes, n_homes)) < 0)
 				return rc;
 		if (leads_home && (rc = path_home(l, to, homes, n_homes)) < 0)
+			return rc;
+		if ((rc = path_user(c, l, rec, p, len, homes, n_homes)) < 0)
 			return rc;
 		p += len;
 		p += *p == ':';

@@ -600,6 +600,24 @@ ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1],"tool_name
 printf '%s' "$ev" | HOME=$h4 PATH="~/x/../pbin:/usr/bin:/bin" "$HALO" hook --policy "$pol" >/dev/null 2>&1
 expect "hook: Write into a PATH entry ~/x/../pbin" 2 "$?"
 
+# A PATH entry "~user/x" (bash expands it): that user's home's x, read-only (review 24).
+# Root only: a private mount namespace gives root a home here (a fake passwd bound).
+if [ "$AS" = root ]; then
+	h5=$base/h5 && mkdir -p "$h5/ubin"
+	sed "s#^root:x:0:0:[^:]*:[^:]*:#root:x:0:0:root:$h5:#" /etc/passwd >"$base/passwd.h5"
+	out=$(cd "$h5" && timeout -k 2 30 unshare -m --propagation private sh -c \
+		'mount --bind "$1" /etc/passwd && shift && exec "$@"' sh "$base/passwd.h5" \
+		env HOME="$h5" PATH="~root/ubin:/usr/bin:/bin" "$HALO" --quiet --policy "$pol" -- \
+		/bin/sh -c 'echo x >ubin/ls && echo WROTE; echo done' 2>&1)
+	if ! grep -q done <<<"$out"; then
+		skip "sandboxed write into a ~user/ PATH entry" "no sandbox here: $(head -c 200 <<<"$out")"
+	else
+		expect "sandbox: a PATH entry ~root/ubin stays read-only" "" "$(grep -x WROTE <<<"$out")"
+	fi
+else
+	skip "a PATH entry ~user/x" "needs root (a private mount namespace with a fake passwd)"
+fi
+
 # A link to a directory inside a protected one: the links in that directory are
 # followed too (review 22: ~/.ssh/keys -> ~/dots/keys, its files linking on into a
 # vault); past the bound (1024 entries below each directory) a line says so.
