@@ -195,6 +195,11 @@ static const char *walked_into(const struct hook_ctx *c, const char *folder)
 	for (size_t i = 0; i < c->n_protected_real; i++) /* a protected symlink's target */
 		if (walked_to(c, c->protected_real[i], folder))
 			return c->protected_of[i];
+	/* halo-run's own state no sandbox sees (the index key in /tmp/halo-run-UID: a
+	 * search over /tmp read it) */
+	for (size_t i = 0; i < c->n_own_hidden; i++)
+		if (walked_to(c, c->own_hidden[i], folder))
+			return c->own_hidden[i];
 	return NULL;
 }
 

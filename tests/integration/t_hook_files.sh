@@ -390,6 +390,9 @@ fi
 hook "Read /proc/self/environ" 2 Read '{"file_path":"/proc/self/environ"}'
 hook "Read /var/run/secrets/.../token" 2 Read '{"file_path":"/var/run/secrets/kubernetes.io/serviceaccount/token"}'
 hook "Read /dev/null (control)" 0 Read '{"file_path":"/dev/null"}'
+# A search over /tmp would reach halo-run's own state there (the index key).
+mkdir -p "/tmp/halo-run-$(id -u)" 2>/dev/null
+hook "Grep over /tmp (halo-run's own state below)" 2 Grep '{"pattern":"x","path":"/tmp"}'
 # Gemini's read_many_files takes globs: judged like a search's.
 hook "read_many_files **/*" 2 read_many_files '{"paths":["**/*"]}'
 hook "read_many_files src/*.c (control)" 0 read_many_files '{"paths":["src/*.c"]}'
