@@ -27,12 +27,11 @@ static void read_config(struct refs_walk *w, const char *path);
 static void judge_ref(struct refs_walk *w, int kind, const char *value)
 {
 	char at[GIT_PATH_MAX];
-	const char *base = kind == POLICY_GITREF_HOOKS ? w->worktree : w->cfg_dir;
+	const char *base =
+	    kind == POLICY_GITREF_HOOKS || kind == POLICY_GITREF_PROGRAM ? w->worktree : w->cfg_dir;
 
 	/* (a relative templateDir depends on where git runs: the scan takes none either) */
-	if (w->hit ||
-	    ((kind == POLICY_GITREF_TEMPLATE || kind == POLICY_GITREF_PROGRAM) &&
-	     value[0] != '/') ||
+	if (w->hit || (kind == POLICY_GITREF_TEMPLATE && value[0] != '/') ||
 	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
 		return;
 	if (kind == POLICY_GITREF_HOOKS && !w->hooks[0])

@@ -132,7 +132,8 @@ struct linux_scan {
 	/* The global and system git configs' core.hooksPath ("" for none), read once per
 	 * launch (scan_git.c: linux_scan_git_global_hooks). */
 	char git_global_hooks[PATH_MAX];
-	char git_global_templ[PATH_MAX]; /* ... and their init.templateDir, as written */
+	char git_global_templ[PATH_MAX];   /* ... and their init.templateDir, as written */
+	struct linux_paths git_global_rel; /* ... and the relative programs they name */
 	bool git_global_read;
 	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
 	 * loop): dangling_at[i] is where the first missing name would be created, or ""

@@ -22,9 +22,11 @@
 #define GIT_CONFIG_MAX	(256 * 1024) /* read no more of a config than this */
 
 struct git_config_refs {
-	char hooks_path[PATH_MAX]; /* core.hooksPath as written, or "" */
-	char worktree[PATH_MAX];   /* core.worktree as written, or "" */
-	char templ[PATH_MAX];	   /* init.templateDir as written, or "" */
+	char hooks_path[PATH_MAX];	  /* core.hooksPath as written, or "" */
+	char worktree[PATH_MAX];	  /* core.worktree as written, or "" */
+	char templ[PATH_MAX];		  /* init.templateDir as written, or "" */
+	const char *worktree_at;	  /* where a relative program runs, or NULL (global) */
+	struct linux_paths *rel_programs; /* (global) relative programs, for each work tree */
 };
 
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
@@ -177,8 +179,11 @@ static void config_ref(void *arg, int kind, const char *value)
 		snprintf(w->r->worktree, sizeof(w->r->worktree), "%s", value);
 	else if (kind == POLICY_GITREF_TEMPLATE)
 		snprintf(w->r->templ, sizeof(w->r->templ), "%s", value);
-	else if (kind == POLICY_GITREF_PROGRAM) /* an absolute or "~" path (policy) */
-		each_expansion(w->c, NULL, value, program_one, NULL);
+	else if (kind == POLICY_GITREF_PROGRAM && value[0] != '/' && value[0] != '~' &&
+		 w->r->rel_programs) /* a global config's relative one: in each work tree */
+		linux_paths_add(w->r->rel_programs, value);
+	else if (kind == POLICY_GITREF_PROGRAM) /* git runs it from the work tree's top */
+		each_expansion(w->c, w->r->worktree_at, value, program_one, NULL);
 	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_MAX_NESTING) {
 		snprintf(dir, sizeof(dir), "%s", w->cfg);
 		each_expansion(w->c, dirname(dir), value, include_one, w);
@@ -323,7 +328,7 @@ static const char *const git_config_env[2] = {"GIT_CONFIG_SYSTEM", "GIT_CONFIG_G
 
 static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
 {
-	struct git_config_refs r = {"", "", ""};
+	struct git_config_refs r = {"", "", "", NULL, &c->s->git_global_rel};
 	const char *homes[] = {c->home, getenv("HOME")}, *xdg = getenv("XDG_CONFIG_HOME");
 	char cfg[PATH_MAX];
 
@@ -380,7 +385,7 @@ static void hooks_one(struct linux_scan_ctx *c, const char *hooks, void *arg)
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
 			 unsigned nest)
 {
-	struct git_config_refs r = {"", "", ""};
+	struct git_config_refs r = {"", "", "", worktree, NULL};
 	char cfg[PATH_MAX], wt[PATH_MAX], hooks[PATH_MAX], mods[PATH_MAX];
 
 	if (nest > GIT_MAX_NESTING || linux_scan_stopped(c))
@@ -414,6 +419,11 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	} else if (join(hooks, sizeof(hooks), gitdir, "hooks")) {
 		guard_managers(c, gitdir, hooks, worktree);
 	}
+	/* the global configs' relative programs run in this work tree (read before the
+	 * walk: linux_scan_git_global_hooks, scan.c) */
+	const struct linux_paths *rel = &c->s->git_global_rel;
+	for (size_t i = 0; worktree && i < rel->n; i++)
+		each_expansion(c, worktree, rel->v[i], program_one, NULL);
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
 		walk_modules(c, mods, nest);

@@ -146,21 +146,16 @@ static void inner_link(struct linux_scan *s, const char *link, int rc, char *rea
 	}
 }
 
-/* The home's caches and the stores uv, pnpm and bun hard-link from (policy): their
- * files have other names by design, in the projects' environments too, so the launch's
- * hard-link refusal (scan_pin.c) leaves them out; docs/sandbox.md says what that lets
- * a project's copy change. */
+/* The stores uv, pnpm and bun hard-link from (policy; not the other caches, review
+ * 25): their files have other names by design, in the projects' environments too, so
+ * the launch's hard-link refusal (scan_pin.c) leaves them out; docs/sandbox.md says
+ * what that lets a project's copy change. */
 static void add_linked_stores(struct linux_scan *s, const char *home)
 {
-	const struct policy_home_entry *c;
 	const char *const *st;
 	char abs[PATH_MAX];
 	size_t n;
 
-	c = policy_home_caches(&n);
-	for (size_t i = 0; i < n; i++)
-		if (snprintf(abs, sizeof(abs), "%s/%s", home, c[i].rel) < (int)sizeof(abs))
-			linux_paths_add(&s->linked_stores, abs);
 	st = policy_home_linked_stores(&n);
 	for (size_t i = 0; i < n; i++)
 		if (snprintf(abs, sizeof(abs), "%s/%s", home, st[i]) < (int)sizeof(abs))

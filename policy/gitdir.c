@@ -171,42 +171,84 @@ static size_t config_value(const char *b, size_t i, size_t n, char *out, size_t 
 	return i;
 }
 
-/* Keys whose value is a command git runs by itself (review 24: a global
- * core.fsmonitor naming a script in the workspace ran at the host's next git status):
- * section (its name alone: [filter "lfs"] is filter) and key, lower case. */
+/* Keys whose value is a command git runs by itself or at an ordinary command (review
+ * 24, 25: a global core.fsmonitor naming a workspace script ran at the host's next git
+ * status; nbstripout's filter, pager.log, remote.origin.uploadpack, a '!' alias at
+ * add, log, fetch, st): section (its name alone: [filter "lfs"] is filter) and key,
+ * lower case; "*" any key of the section. */
 static bool git_program_key(const char *sec, const char *key)
 {
 	static const char *const keys[][2] = {
-	    {"core", "fsmonitor"}, {"core", "sshcommand"},
-	    {"core", "editor"},	   {"core", "pager"},
-	    {"core", "askpass"},   {"credential", "helper"},
-	    {"gpg", "program"},	   {"sequence", "editor"},
-	    {"diff", "external"},  {"diff", "command"},
-	    {"diff", "textconv"},  {"merge", "driver"},
-	    {"filter", "clean"},   {"filter", "smudge"},
-	    {"filter", "process"}, {"interactive", "difffilter"},
+	    {"core", "fsmonitor"},
+	    {"core", "sshcommand"},
+	    {"core", "editor"},
+	    {"core", "pager"},
+	    {"core", "askpass"},
+	    {"core", "gitproxy"},
+	    {"core", "alternaterefscommand"},
+	    {"credential", "helper"},
+	    {"gpg", "program"},
+	    {"gpg", "defaultkeycommand"},
+	    {"sequence", "editor"},
+	    {"diff", "external"},
+	    {"diff", "command"},
+	    {"diff", "textconv"},
+	    {"merge", "driver"},
+	    {"filter", "clean"},
+	    {"filter", "smudge"},
+	    {"filter", "process"},
+	    {"interactive", "difffilter"},
+	    {"pager", "*"},
+	    {"alias", "*"},
+	    {"remote", "uploadpack"},
+	    {"remote", "receivepack"},
+	    {"uploadpack", "packobjectshook"},
+	    {"difftool", "cmd"},
+	    {"mergetool", "cmd"},
+	    {"trailer", "command"},
+	    {"trailer", "cmd"},
+	    {"sendemail", "sendmailcmd"},
+	    {"web", "browser"},
+	    {"browser", "cmd"},
+	    {"man", "cmd"},
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(sec, keys[i][0]) && !strcmp(key, keys[i][1]))
+		if (!strcmp(sec, keys[i][0]) &&
+		    (!strcmp(keys[i][1], "*") || !strcmp(key, keys[i][1])))
 			return true;
 	return false;
 }
 
-/* A command's program, in place: past a leading '!' (a helper or alias run by the
- * shell) and blanks, up to the first blank; "" unless it names a path (absolute, or
- * "~"): a bare name is looked up on PATH, which the home set covers. */
-static void program_word(char *v)
+/* Each word of a command value that names a file (the shell runs it: every word
+ * counts, past quotes, a leading '!', NAME=value prefixes and `sh -c '...'`):
+ * absolute, "~...", "$HOME/..." or "${HOME}/..." (as "~/..."), or relative with a '/'
+ * in it (the caller resolves it against the work tree: git runs these there). A bare
+ * name is looked up on PATH, which the home set covers. */
+static void program_words(const char *v, policy_gitref_fn cb, void *ctx)
 {
-	size_t a = 0, e;
+	char w[POLICY_PATH_MAX];
 
-	while (v[a] == '!' || v[a] == ' ' || v[a] == '\t')
-		a++;
-	e = a + strcspn(v + a, " \t");
-	if (v[a] != '/' && v[a] != '~')
-		e = a;
-	memmove(v, v + a, e - a);
-	v[e - a] = '\0';
+	for (size_t i = 0; v[i];) {
+		size_t o = 0;
+		while (v[i] && strchr(" \t'\"!;&|()`", v[i]))
+			i++;
+		while (v[i] && !strchr(" \t'\";&|()`", v[i]))
+			if (o + 1 < sizeof(w))
+				w[o++] = v[i++];
+			else
+				i++;
+		w[o] = '\0';
+		const char *eq = strchr(w, '='), *sl = strchr(w, '/');
+		const char *p = eq && (!sl || eq < sl) ? eq + 1 : w; /* NAME=value */
+		char tilde[POLICY_PATH_MAX];
+		if (!strncmp(p, "$HOME/", 6) || !strncmp(p, "${HOME}/", 8)) {
+			snprintf(tilde, sizeof(tilde), "~/%s", p + (p[1] == '{' ? 8 : 6));
+			p = tilde;
+		}
+		if (p[0] && (p[0] == '/' || p[0] == '~' || strchr(p, '/')))
+			cb(ctx, POLICY_GITREF_PROGRAM, p);
+	}
 }
 
 void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *ctx)
@@ -249,8 +291,8 @@ void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *
 				   : git_program_key(sec, key) ? POLICY_GITREF_PROGRAM
 							       : 0;
 			if (kind == POLICY_GITREF_PROGRAM)
-				program_word(val);
-			if (kind && val[0])
+				program_words(val, cb, ctx);
+			else if (kind && val[0])
 				cb(ctx, kind, val);
 		} else {
 			i = line_end(b, i, n); /* a comment, or what git would refuse */

@@ -332,6 +332,7 @@ const struct policy_home_entry *policy_home_caches(size_t *n)
 static const char *const linked_stores[] = {
     ".local/share/pnpm",
     ".local/share/uv",
+    ".cache/uv",
     ".bun/install",
 };
 

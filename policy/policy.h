@@ -389,8 +389,8 @@ const struct policy_home_entry *policy_home_set(size_t *n); /* the fixed table *
 int policy_home_links_depth(const char *rel);
 /* The host's own tool caches: entries of the set but under caches: host. */
 const struct policy_home_entry *policy_home_caches(size_t *n);
-/* The stores whose files are hard links by design (uv, pnpm, bun): with the caches,
- * not refused for having other names (linux/scan_pin.c), said in docs instead. */
+/* The stores whose files are hard links by design (uv, pnpm, bun): not refused for
+ * having other names (linux/scan_pin.c), said in docs instead. */
 const char *const *policy_home_linked_stores(size_t *n);
 /* Is rel one of them (policy_home_caches)? */
 bool policy_home_cache_entry(const char *rel);

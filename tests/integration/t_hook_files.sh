@@ -525,6 +525,23 @@ if sbx_ok "sandboxed writes to the programs a git config runs"; then
 	expect "sandbox: beside them (control)" CTL "$(grep -x CTL <<<"$out")"
 fi
 
+# Every word of a command-valued key that is a path (review 25): a repository's
+# relative filter (run from the work tree's top) and a quoted interpreter (nbstripout's
+# own install form) stay read-only, and the hook refuses them.
+mkdir -p "$h3/repo/bin" "$h3/repo/.venv/bin" && echo x >"$h3/repo/bin/relfilter" &&
+	echo x >"$h3/repo/.venv/bin/python"
+printf '[filter "rel"]\n\tclean = bin/relfilter\n[filter "nb"]\n\tclean = \\"%s/repo/.venv/bin/python\\" -m nbstripout\n' \
+	"$h3" >>"$h3/repo/.git/config"
+ev=$(python3 -c 'import json,sys; print(json.dumps({"cwd":sys.argv[1]+"/repo","tool_name":"Write","tool_input":{"file_path":sys.argv[1]+"/repo/bin/relfilter","content":"x"}}))' "$h3")
+printf '%s' "$ev" | HOME=$h3 "$HALO" hook --policy "$pol" 2>/dev/null
+expect "Write a repository's relative filter program" 2 "$?"
+out=$(cd "$h3/repo" && HOME=$h3 timeout -k 2 30 "$HALO" --quiet --policy "$pol" -- sh -c \
+	'echo x >>bin/relfilter && echo REL; echo x >>.venv/bin/python && echo PY; echo done' 2>&1)
+if sbx_ok "sandboxed writes to a config's relative and quoted programs"; then
+	expect "sandbox: a repository's relative filter stays read-only" "" "$(grep -x REL <<<"$out")"
+	expect "sandbox: a quoted filter interpreter stays read-only" "" "$(grep -x PY <<<"$out")"
+fi
+
 # Links inside a guarded or protected directory (review 20): what they lead to takes
 # the directory's rule. ~/.local/bin/tool -> ../share/app/bin/tool (pipx's way) and a
 # dangling one into the home; ~/.ssh/id_x -> ~/dots/ssh/id_x with ~/dots the workspace.

@@ -299,6 +299,21 @@ START_TEST(gitconf_programs)
 	policy_git_config_refs(in, sizeof(in) - 1, all_programs, got);
 	ck_assert_str_eq(got,
 			 "/w/tools/fsmon.sh|~/bin/ed.sh|~/bin/cred.sh|/opt/x/filt|~alice/gpg.sh|");
+
+	/* every word the shell runs (review 25): quoted, after NAME=value, inside sh -c,
+	 * $HOME, relative with a '/', and the keys run at add, log, fetch, an alias */
+	static const char more[] =
+	    "[filter \"nb\"]\n\tclean = \\\"/p/.venv/bin/python\\\" -m nbstripout\n"
+	    "[core]\n\tsshCommand = GIT_TRACE=0 /p/bin/sshenv -o x\n"
+	    "[credential]\n\thelper = \"!sh -c '/p/bin/shc get'\"\n"
+	    "[sequence]\n\teditor = $HOME/bin/ed\n[pager]\n\tlog = ${HOME}/bin/pg\n"
+	    "[alias]\n\tst = !bin/alias --x\n\tlg = log --oneline\n"
+	    "[remote \"origin\"]\n\tuploadpack = /p/bin/up\n[filter \"rel\"]\n\tclean = bin/rel\n";
+	got[0] = '\0';
+	policy_git_config_refs(more, sizeof(more) - 1, all_programs, got);
+	ck_assert_str_eq(got,
+			 "/p/.venv/bin/python|/p/bin/sshenv|/p/bin/shc|~/bin/ed|~/bin/pg|bin/alias|"
+			 "/p/bin/up|bin/rel|");
 }
 END_TEST
 
