@@ -27,12 +27,17 @@ static void read_config(struct refs_walk *w, const char *path);
 static void judge_ref(struct refs_walk *w, int kind, const char *value)
 {
 	char at[GIT_PATH_MAX];
-	const char *base =
-	    kind == POLICY_GITREF_HOOKS || kind == POLICY_GITREF_PROGRAM ? w->worktree : w->cfg_dir;
+	const bool prog = kind == POLICY_GITREF_PROGRAM || kind == POLICY_GITREF_PROGRAM_ARG;
+	const char *base = kind == POLICY_GITREF_HOOKS || prog ? w->worktree : w->cfg_dir;
 
 	/* (a relative templateDir depends on where git runs: the scan takes none either) */
 	if (w->hit || (kind == POLICY_GITREF_TEMPLATE && value[0] != '/') ||
 	    policy_path_absolute(value, base, w->c->home, at, sizeof(at)) < 0)
+		return;
+	/* a later word of a command: as the sandbox, only a regular file that exists
+	 * (read_file refuses anything else; a directory an alias names is no program) */
+	char none;
+	if (kind == POLICY_GITREF_PROGRAM_ARG && w->c->read_file(at, &none, 0) < 0)
 		return;
 	if (kind == POLICY_GITREF_HOOKS && !w->hooks[0])
 		snprintf(w->hooks, sizeof(w->hooks), "%s", at);
@@ -41,10 +46,9 @@ static void judge_ref(struct refs_walk *w, int kind, const char *value)
 			 : kind == POLICY_GITREF_TEMPLATE
 			     ? "the template directory init.templateDir names (git init and clone "
 			       "copy its hooks into each new repository)"
-			 : kind == POLICY_GITREF_PROGRAM
-			     ? "a program a git config runs (core.fsmonitor, credential.helper, "
-			       "core.sshCommand, gpg.program, a filter or diff driver...)"
-			     : "a config file include.path names";
+			 : prog ? "a program a git config runs (core.fsmonitor, credential.helper, "
+				  "core.sshCommand, gpg.program, a filter or diff driver...)"
+				: "a config file include.path names";
 	else if (kind == POLICY_GITREF_HOOKS && policy_hooks_dir_sources_parent(at)) {
 		size_t n = strlen(at); /* husky 9: .husky/_ runs the scripts in .husky */
 		while (n > 1 && at[n - 1] == '/')

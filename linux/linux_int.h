@@ -132,8 +132,9 @@ struct linux_scan {
 	/* The global and system git configs' core.hooksPath ("" for none), read once per
 	 * launch (scan_git.c: linux_scan_git_global_hooks). */
 	char git_global_hooks[PATH_MAX];
-	char git_global_templ[PATH_MAX];   /* ... and their init.templateDir, as written */
-	struct linux_paths git_global_rel; /* ... and the relative programs they name */
+	char git_global_templ[PATH_MAX];	/* ... and their init.templateDir, as written */
+	struct linux_paths git_global_rel;	/* ... and the relative programs they name */
+	struct linux_paths git_global_rel_args; /* ... and later relative words of those */
 	bool git_global_read;
 	/* Guard targets reached through a symlink that leads nowhere (dangling, or a
 	 * loop): dangling_at[i] is where the first missing name would be created, or ""

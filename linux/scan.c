@@ -552,6 +552,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->links_seen);
 	linux_paths_free(&s->linked_stores);
 	linux_paths_free(&s->git_global_rel);
+	linux_paths_free(&s->git_global_rel_args);
 	linux_paths_free(&s->guarded);
 	linux_paths_free(&s->writable);
 	linux_paths_free(&s->readonly_extra);

@@ -158,6 +158,18 @@ static void program_one(struct linux_scan_ctx *c, const char *prog, void *arg)
 	guard_or_missing(c, prog);
 }
 
+/* A later word of such a command that is a path (the script `python3 tools/x.py` or
+ * `sh -c '...'` runs, or a mere argument): read-only where it exists as a file; not
+ * kept from being made (an argument such as origin/main is no file to keep). */
+static void program_arg_one(struct linux_scan_ctx *c, const char *word, void *arg)
+{
+	struct stat st;
+
+	(void)arg;
+	if (stat(word, &st) == 0 && S_ISREG(st.st_mode))
+		linux_scan_add_guard(c->s, word, false);
+}
+
 static void include_one(struct linux_scan_ctx *c, const char *inc, void *arg)
 {
 	struct config_walk *w = arg;
@@ -179,11 +191,16 @@ static void config_ref(void *arg, int kind, const char *value)
 		snprintf(w->r->worktree, sizeof(w->r->worktree), "%s", value);
 	else if (kind == POLICY_GITREF_TEMPLATE)
 		snprintf(w->r->templ, sizeof(w->r->templ), "%s", value);
-	else if (kind == POLICY_GITREF_PROGRAM && value[0] != '/' && value[0] != '~' &&
-		 w->r->rel_programs) /* a global config's relative one: in each work tree */
-		linux_paths_add(w->r->rel_programs, value);
-	else if (kind == POLICY_GITREF_PROGRAM) /* git runs it from the work tree's top */
+	else if ((kind == POLICY_GITREF_PROGRAM || kind == POLICY_GITREF_PROGRAM_ARG) &&
+		 value[0] != '/' && value[0] != '~' && w->r->rel_programs) {
+		/* a global config's relative one: in each work tree (guard_gitdir) */
+		linux_paths_add(kind == POLICY_GITREF_PROGRAM ? w->r->rel_programs
+							      : &w->c->s->git_global_rel_args,
+				value);
+	} else if (kind == POLICY_GITREF_PROGRAM) /* git runs it from the work tree's top */
 		each_expansion(w->c, w->r->worktree_at, value, program_one, NULL);
+	else if (kind == POLICY_GITREF_PROGRAM_ARG)
+		each_expansion(w->c, w->r->worktree_at, value, program_arg_one, NULL);
 	else if (kind == POLICY_GITREF_INCLUDE && w->nest < GIT_MAX_NESTING) {
 		snprintf(dir, sizeof(dir), "%s", w->cfg);
 		each_expansion(w->c, dirname(dir), value, include_one, w);
@@ -421,9 +438,11 @@ static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const cha
 	}
 	/* the global configs' relative programs run in this work tree (read before the
 	 * walk: linux_scan_git_global_hooks, scan.c) */
-	const struct linux_paths *rel = &c->s->git_global_rel;
+	const struct linux_paths *rel = &c->s->git_global_rel, *ra = &c->s->git_global_rel_args;
 	for (size_t i = 0; worktree && i < rel->n; i++)
 		each_expansion(c, worktree, rel->v[i], program_one, NULL);
+	for (size_t i = 0; worktree && i < ra->n; i++)
+		each_expansion(c, worktree, ra->v[i], program_arg_one, NULL);
 	guard_commondir(c, gitdir, worktree, nest);
 	if (join(mods, sizeof(mods), gitdir, "modules"))
 		walk_modules(c, mods, nest);

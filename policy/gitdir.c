@@ -221,13 +221,16 @@ static bool git_program_key(const char *sec, const char *key)
 }
 
 /* Each word of a command value that names a file (the shell runs it: every word
- * counts, past quotes, a leading '!', NAME=value prefixes and `sh -c '...'`):
+ * counts, past quotes, a leading '!', NAME=value prefixes and `sh -c '...'`): the
+ * program itself as POLICY_GITREF_PROGRAM, any later word (an interpreter's script,
+ * `sh -c`'s command, or a mere argument) as POLICY_GITREF_PROGRAM_ARG:
  * absolute, "~...", "$HOME/..." or "${HOME}/..." (as "~/..."), or relative with a '/'
  * in it (the caller resolves it against the work tree: git runs these there). A bare
  * name is looked up on PATH, which the home set covers. */
 static void program_words(const char *v, policy_gitref_fn cb, void *ctx)
 {
 	char w[POLICY_PATH_MAX];
+	bool first = true; /* the program itself: the first word that is no NAME=value */
 
 	for (size_t i = 0; v[i];) {
 		size_t o = 0;
@@ -240,14 +243,18 @@ static void program_words(const char *v, policy_gitref_fn cb, void *ctx)
 				i++;
 		w[o] = '\0';
 		const char *eq = strchr(w, '='), *sl = strchr(w, '/');
-		const char *p = eq && (!sl || eq < sl) ? eq + 1 : w; /* NAME=value */
+		const bool assign = eq && (!sl || eq < sl); /* NAME=value */
+		const char *p = assign ? eq + 1 : w;
 		char tilde[POLICY_PATH_MAX];
 		if (!strncmp(p, "$HOME/", 6) || !strncmp(p, "${HOME}/", 8)) {
 			snprintf(tilde, sizeof(tilde), "~/%s", p + (p[1] == '{' ? 8 : 6));
 			p = tilde;
 		}
+		int kind = first && !assign ? POLICY_GITREF_PROGRAM : POLICY_GITREF_PROGRAM_ARG;
 		if (p[0] && (p[0] == '/' || p[0] == '~' || strchr(p, '/')))
-			cb(ctx, POLICY_GITREF_PROGRAM, p);
+			cb(ctx, kind, p);
+		if (w[0] && !assign)
+			first = false;
 	}
 }
 

@@ -123,13 +123,16 @@ const char *policy_git_guard_in_dotgit(const char *path);
  * every new repository. */
 /* POLICY_GITREF_PROGRAM: the program a command-valued key runs (core.fsmonitor,
  * credential.helper, core.sshCommand, gpg.program, filter drivers...), when it is a
- * path (absolute or "~"): the value is that path alone. */
+ * path (absolute, "~", or relative with a '/'): the value is that path alone;
+ * POLICY_GITREF_PROGRAM_ARG: a later word of the command that is a path (a script an
+ * interpreter runs, or just an argument: kept only where it exists). */
 enum {
 	POLICY_GITREF_HOOKS = 1,
 	POLICY_GITREF_WORKTREE,
 	POLICY_GITREF_INCLUDE,
 	POLICY_GITREF_TEMPLATE,
-	POLICY_GITREF_PROGRAM
+	POLICY_GITREF_PROGRAM,
+	POLICY_GITREF_PROGRAM_ARG
 };
 typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
 void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);

@@ -280,7 +280,8 @@ END_TEST
 static void all_programs(void *ctx, int kind, const char *value)
 {
 	char *out = ctx;
-	if (kind == POLICY_GITREF_PROGRAM) {
+	if (kind == POLICY_GITREF_PROGRAM || kind == POLICY_GITREF_PROGRAM_ARG) {
+		strcat(out, kind == POLICY_GITREF_PROGRAM ? "" : "+");
 		strcat(out, value);
 		strcat(out, "|");
 	}
@@ -307,13 +308,13 @@ START_TEST(gitconf_programs)
 	    "[core]\n\tsshCommand = GIT_TRACE=0 /p/bin/sshenv -o x\n"
 	    "[credential]\n\thelper = \"!sh -c '/p/bin/shc get'\"\n"
 	    "[sequence]\n\teditor = $HOME/bin/ed\n[pager]\n\tlog = ${HOME}/bin/pg\n"
-	    "[alias]\n\tst = !bin/alias --x\n\tlg = log --oneline\n"
+	    "[alias]\n\tst = !bin/alias --x\n\tlg = log --oneline\n\trb = !git rebase origin/main\n"
 	    "[remote \"origin\"]\n\tuploadpack = /p/bin/up\n[filter \"rel\"]\n\tclean = bin/rel\n";
 	got[0] = '\0';
 	policy_git_config_refs(more, sizeof(more) - 1, all_programs, got);
-	ck_assert_str_eq(got,
-			 "/p/.venv/bin/python|/p/bin/sshenv|/p/bin/shc|~/bin/ed|~/bin/pg|bin/alias|"
-			 "/p/bin/up|bin/rel|");
+	/* (+: a later word, kept only where it exists; "origin/main" names no program) */
+	ck_assert_str_eq(got, "/p/.venv/bin/python|/p/bin/sshenv|+/p/bin/shc|~/bin/ed|~/bin/pg|"
+			      "bin/alias|+origin/main|/p/bin/up|bin/rel|");
 }
 END_TEST
 
