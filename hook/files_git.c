@@ -72,7 +72,7 @@ static void on_ref(void *arg, int kind, const char *value)
 
 	if (kind == POLICY_GITREF_WORKTREE)
 		return;
-	if (!policy_git_tilde(value, user, sizeof(user), &rest)) {
+	if (!policy_path_tilde(value, user, sizeof(user), &rest)) {
 		judge_ref(w, kind, value); /* (a name too long for a user: relative, as the scan) */
 		return;
 	}

@@ -25,8 +25,8 @@ struct git_config_refs {
 	char hooks_path[PATH_MAX];	  /* core.hooksPath as written, or "" */
 	char worktree[PATH_MAX];	  /* core.worktree as written, or "" */
 	char templ[PATH_MAX];		  /* init.templateDir as written, or "" */
-	const char *worktree_at;	  /* where a relative program runs, or NULL (global) */
-	struct linux_paths *rel_programs; /* (global) relative programs, for each work tree */
+	const char *worktree_at; /* where a relative program runs, or NULL (global) */
+	bool global;		 /* the global configs: relative programs for each work tree */
 };
 
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
@@ -123,7 +123,7 @@ static void each_expansion(struct linux_scan_ctx *c, const char *base, const cha
 	const char *homes[2] = {NULL, NULL}, *rest;
 	struct passwd pw, *got = NULL;
 
-	if (!policy_git_tilde(v, user, sizeof(user), &rest)) {
+	if (!policy_path_tilde(v, user, sizeof(user), &rest)) {
 		resolve_against(c, base, v, out, sizeof(out));
 		if (out[0])
 			fn(c, out, arg);
@@ -148,10 +148,10 @@ static void each_expansion(struct linux_scan_ctx *c, const char *base, const cha
 
 static void guard_or_missing(struct linux_scan_ctx *c, const char *p);
 
-/* A program a config key runs (core.fsmonitor, credential.helper, core.sshCommand...):
- * read-only where it lands in a writable tree, kept from being made when missing
- * (review 24: a global core.fsmonitor naming a workspace script ran at the host's
- * next git status). */
+/* A program a config key runs (core.fsmonitor, credential.helper, core.sshCommand...),
+ * or a place the global configs name (hooksPath, templateDir): read-only where it
+ * lands in a writable tree, kept from being made when missing (review 24: a global
+ * core.fsmonitor naming a workspace script ran at the host's next git status). */
 static void program_one(struct linux_scan_ctx *c, const char *prog, void *arg)
 {
 	(void)arg;
@@ -192,9 +192,9 @@ static void config_ref(void *arg, int kind, const char *value)
 	else if (kind == POLICY_GITREF_TEMPLATE)
 		snprintf(w->r->templ, sizeof(w->r->templ), "%s", value);
 	else if ((kind == POLICY_GITREF_PROGRAM || kind == POLICY_GITREF_PROGRAM_ARG) &&
-		 value[0] != '/' && value[0] != '~' && w->r->rel_programs) {
+		 value[0] != '/' && value[0] != '~' && w->r->global) {
 		/* a global config's relative one: in each work tree (guard_gitdir) */
-		linux_paths_add(kind == POLICY_GITREF_PROGRAM ? w->r->rel_programs
+		linux_paths_add(kind == POLICY_GITREF_PROGRAM ? &w->c->s->git_global_rel
 							      : &w->c->s->git_global_rel_args,
 				value);
 	} else if (kind == POLICY_GITREF_PROGRAM) /* git runs it from the work tree's top */
@@ -345,7 +345,7 @@ static const char *const git_config_env[2] = {"GIT_CONFIG_SYSTEM", "GIT_CONFIG_G
 
 static void global_hooks_path(struct linux_scan_ctx *c, char *out, size_t n)
 {
-	struct git_config_refs r = {"", "", "", NULL, &c->s->git_global_rel};
+	struct git_config_refs r = {"", "", "", NULL, true};
 	const char *homes[] = {c->home, getenv("HOME")}, *xdg = getenv("XDG_CONFIG_HOME");
 	char cfg[PATH_MAX];
 
@@ -402,7 +402,7 @@ static void hooks_one(struct linux_scan_ctx *c, const char *hooks, void *arg)
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
 			 unsigned nest)
 {
-	struct git_config_refs r = {"", "", "", worktree, NULL};
+	struct git_config_refs r = {"", "", "", worktree, false};
 	char cfg[PATH_MAX], wt[PATH_MAX], hooks[PATH_MAX], mods[PATH_MAX];
 
 	if (nest > GIT_MAX_NESTING || linux_scan_stopped(c))
@@ -487,12 +487,6 @@ const char *linux_scan_git_global_hooks(struct linux_scan_ctx *c)
 	return c->global_hooks = c->s->git_global_hooks;
 }
 
-static void global_one(struct linux_scan_ctx *c, const char *abs, void *arg)
-{
-	(void)arg;
-	guard_or_missing(c, abs);
-}
-
 void linux_scan_git_global(struct linux_scan *s, const char *home)
 {
 	struct linux_scan_ctx c = {.s = s, .home = home};
@@ -501,13 +495,13 @@ void linux_scan_git_global(struct linux_scan *s, const char *home)
 	 * in the workspace or not: guarded even where the walk found no repository. */
 	const char *hooks = linux_scan_git_global_hooks(&c);
 	if (hooks[0] == '/' || hooks[0] == '~')
-		each_expansion(&c, NULL, hooks, global_one, NULL);
+		each_expansion(&c, NULL, hooks, program_one, NULL);
 	/* init.templateDir: git init and clone on the host copy its hooks into each new
 	 * repository and run them (review 22: a home workspace planted post-checkout in
 	 * ~/.git-templates/hooks). A relative one depends on where git runs: not taken. */
 	const char *t = s->git_global_templ;
 	if (t[0] == '/' || t[0] == '~')
-		each_expansion(&c, NULL, t, global_one, NULL);
+		each_expansion(&c, NULL, t, program_one, NULL);
 	/* The global and system configs $GIT_CONFIG_GLOBAL / $GIT_CONFIG_SYSTEM name are
 	 * what git reads instead of ~/.gitconfig and /etc/gitconfig: read-only as those. */
 	for (size_t i = 0; i < 2; i++) {

@@ -182,9 +182,9 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	if (rc == 0 && !policy_home_cache_entry(rel)) {
 		/* (dotfile managers' territory: the PATH directories and tool trees hold
 		 * many files, each a call; their own entries are what runs) */
-		w->s->links_files =
-		    policy_home_links_depth(rel) > 1 && same_fs_as_writable(w->s, real);
-		linux_scan_inner_links(w->s, real, policy_home_links_depth(rel), inner_link, NULL);
+		int depth = policy_home_links_depth(rel);
+		w->s->links_files = depth > 1 && same_fs_as_writable(w->s, real);
+		linux_scan_inner_links(w->s, real, depth, inner_link, NULL);
 		w->s->links_files = false;
 	}
 	if (rc == -ENAMETOOLONG) /* where it leads cannot be told (review 11) */
@@ -253,47 +253,36 @@ static void path_entry_at(struct linux_scan *s, char *abs, const char *const *ho
 	}
 }
 
-/* "~user/x": that user's home (bash expands it too; review 24) */
-static void path_entry_user(struct linux_scan *s, const char *entry, size_t len,
-			    const char *const *homes, size_t n_homes)
-{
-	size_t ul = entry[0] == '~' ? strcspn(entry + 1, "/:") : 0;
-	char user[256], pwbuf[4096], abs[PATH_MAX];
-	struct passwd pw, *got = NULL;
-
-	if (ul == 0 || ul >= sizeof(user) || ul + 1 >= len)
-		return;
-	memcpy(user, entry + 1, ul);
-	user[ul] = '\0';
-	if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got &&
-	    got->pw_dir[0] == '/' &&
-	    snprintf(abs, sizeof(abs), "%s%.*s", got->pw_dir, (int)(len - 1 - ul), entry + 1 + ul) <
-		(int)sizeof(abs))
-		path_entry_at(s, abs, homes, n_homes);
-}
-
-/* (bash expands a "~/" entry with the home: review 22, ~/x/../mybin3 ran a planted
- * command; under each home, as policy's set takes the plain ones) */
+/* (bash expands a leading "~" in a PATH entry, "~/x" with the home and "~user/x" with
+ * that user's: review 22, 24; "~/x" under each home, as policy's set takes the plain
+ * ones) */
 static void path_entry(struct linux_scan *s, const char *entry, size_t len,
 		       const char *const *homes, size_t n_homes)
 {
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], named[PATH_MAX], user[256], pwbuf[4096];
+	struct passwd pw, *got = NULL;
+	const char *rest;
 
 	if (len >= sizeof(abs)) {
 		linux_paths_add(&s->too_long, "a PATH entry");
 		return;
 	}
-	if (entry[0] == '/') {
-		memcpy(abs, entry, len);
-		abs[len] = '\0';
-		path_entry_at(s, abs, homes, n_homes);
+	memcpy(named, entry, len);
+	named[len] = '\0';
+	if (named[0] == '/') {
+		path_entry_at(s, named, homes, n_homes);
 		return;
 	}
-	for (size_t i = 0; entry[0] == '~' && len > 1 && entry[1] == '/' && i < n_homes; i++)
-		if (homes[i] && snprintf(abs, sizeof(abs), "%s%.*s", homes[i], (int)len - 1,
-					 entry + 1) < (int)sizeof(abs))
+	if (!policy_path_tilde(named, user, sizeof(user), &rest) || !rest[0])
+		return; /* (the home itself: the documented limit) */
+	for (size_t i = 0; !user[0] && i < n_homes; i++)
+		if (homes[i] &&
+		    snprintf(abs, sizeof(abs), "%s/%s", homes[i], rest) < (int)sizeof(abs))
 			path_entry_at(s, abs, homes, n_homes);
-	path_entry_user(s, entry, len, homes, n_homes);
+	if (user[0] && getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &got) == 0 && got &&
+	    got->pw_dir[0] == '/' &&
+	    snprintf(abs, sizeof(abs), "%s/%s", got->pw_dir, rest) < (int)sizeof(abs))
+		path_entry_at(s, abs, homes, n_homes);
 }
 
 static void path_entries(struct linux_scan *s, const char *path_env, const char *const *homes,

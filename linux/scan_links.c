@@ -9,8 +9,8 @@
  *
  * Bounded: a home-set directory's own entries, three levels under ~/.config
  * (policy_home_links_depth), a protected directory two, ".git" directories
- * skipped, LINKS_EACH entries below each directory and LINKS_TOTAL a launch in all. What lies past
- * the bounds is not looked at (docs/sandbox.md). */
+ * skipped, LINKS_EACH entries below each directory and LINKS_TOTAL a launch in all.
+ * What lies past the bounds is not looked at (docs/sandbox.md). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +20,8 @@
 
 #include "linux/scan_int.h"
 
-#define LINKS_EACH  1024  /* entries below each directory looked at */
-#define LINKS_TOTAL 16384 /* ... and in all, a launch */
+#define LINKS_EACH  POLICY_LINKS_EACH  /* entries below each directory looked at */
+#define LINKS_TOTAL POLICY_LINKS_TOTAL /* ... and in all, a launch */
 
 static bool is_type(int dfd, const struct dirent *de, unsigned char want, mode_t mode)
 {

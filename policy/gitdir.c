@@ -307,7 +307,7 @@ void policy_git_config_refs(const char *b, size_t n, policy_gitref_fn cb, void *
 	}
 }
 
-bool policy_git_tilde(const char *v, char *user, size_t n, const char **rest)
+bool policy_path_tilde(const char *v, char *user, size_t n, const char **rest)
 {
 	size_t ul;
 

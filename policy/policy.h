@@ -387,6 +387,10 @@ const struct policy_home_entry *policy_home_set(size_t *n); /* the fixed table *
 /* The levels below an entry of the set that is a directory whose symlinks are
  * followed (what they lead to is the entry's): 1, or 3 under .config/. */
 int policy_home_links_depth(const char *rel);
+/* ... at most this many entries below each directory, and in all at one launch (or
+ * hook event): the sandbox's walk and the hook's share the bounds. */
+#define POLICY_LINKS_EACH  1024
+#define POLICY_LINKS_TOTAL 16384
 /* The host's own tool caches: entries of the set but under caches: host. */
 const struct policy_home_entry *policy_home_caches(size_t *n);
 /* The stores whose files are hard links by design (uv, pnpm, bun): not refused for

@@ -136,11 +136,12 @@ enum {
 };
 typedef void (*policy_gitref_fn)(void *ctx, int kind, const char *value);
 void policy_git_config_refs(const char *buf, size_t n, policy_gitref_fn cb, void *ctx);
-/* A config path's "~" as git expands it (interpolate_path): for "~", "~/x" and "~user/x",
- * the user's name into user ("" for $HOME's own) and what follows the home into *rest
- * ("" or "x"): true. False when v starts with no "~" or the name does not fit. The
- * caller takes "" under every home git may use ($HOME's and the password database's). */
-bool policy_git_tilde(const char *v, char *user, size_t n, const char **rest);
+/* A leading "~" as git expands it in a config path (interpolate_path) and bash in a
+ * PATH entry: for "~", "~/x" and "~user/x", the user's name into user ("" for $HOME's
+ * own) and what follows the home into *rest ("" or "x"): true. False when v starts with
+ * no "~" or the name does not fit. The caller takes "" under every home the host may
+ * use ($HOME's and the password database's). */
+bool policy_path_tilde(const char *v, char *user, size_t n, const char **rest);
 /* Hook managers (policy/hookmgr.c): a hook whose text holds a manager's marker runs
  * what the manager's files in the work tree say; they are guarded like hooks. */
 struct policy_hook_manager {

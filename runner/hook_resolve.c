@@ -94,8 +94,8 @@ static int add_link(struct home_links *h, const char *buf, const char *abs);
  * (linux/scan_links.c, the same bounds): what each leads to is judged by the link's
  * name in the entry (review 20: ~/.local/bin/black -> ../share/pipx/.../black was
  * read-only inside and writable to the harness's Write). */
-#define LINKS_EACH  1024 /* linux/scan_links.c's bounds */
-#define LINKS_TOTAL 16384
+#define LINKS_EACH  POLICY_LINKS_EACH /* linux/scan_links.c's bounds */
+#define LINKS_TOTAL POLICY_LINKS_TOTAL
 
 static void inner_links(struct home_links *h, const char *dir, const char *named, int depth,
 			int max, size_t *budget)
@@ -312,23 +312,27 @@ static int path_home(struct path_list *l, const char *to, const char *const *hom
 	return 0;
 }
 
-/* "~user/x" (len long): that user's home, as the sandbox takes it. 0, or -ENOMEM. */
-static int path_user(const struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
-		     const char *p, size_t len, const char *const *homes, size_t n_homes)
+/* A PATH entry "~/x" or "~user/x" (bash expands it), as the sandbox takes it
+ * (linux/scan_home.c path_entry): "~/x" under each home, "~user/x" under that user's.
+ * 0, or -ENOMEM. */
+static int path_tilde(const struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
+		      const char *named, const char *const *homes, size_t n_homes)
 {
-	size_t ul = p[0] == '~' ? strcspn(p + 1, "/:") : 0;
 	char user[256], uh[PATH_MAX], e[PATH_MAX], to[PATH_MAX];
+	const char *rest;
+	int rc;
 
-	if (ul == 0 || ul >= sizeof(user) || ul + 1 >= len || !c->user_home)
+	if (!policy_path_tilde(named, user, sizeof(user), &rest) || !rest[0])
 		return 0;
-	memcpy(user, p + 1, ul);
-	user[ul] = '\0';
-	if (c->user_home(user, uh, sizeof(uh)) < 0 ||
-	    snprintf(e, sizeof(e), "%s%.*s", uh, (int)(len - 1 - ul), p + 1 + ul) >=
-		(int)sizeof(e) ||
-	    !leads(rec, e, to, sizeof(to)))
-		return 0;
-	return path_home(l, to, homes, n_homes);
+	for (size_t i = 0; !user[0] && i < n_homes; i++)
+		if (homes[i] && snprintf(e, sizeof(e), "%s/%s", homes[i], rest) < (int)sizeof(e) &&
+		    leads(rec, e, to, sizeof(to)) && (rc = path_home(l, to, homes, n_homes)) < 0)
+			return rc;
+	if (user[0] && c->user_home && c->user_home(user, uh, sizeof(uh)) == 0 &&
+	    snprintf(e, sizeof(e), "%s/%s", uh, rest) < (int)sizeof(e) &&
+	    leads(rec, e, to, sizeof(to)))
+		return path_home(l, to, homes, n_homes);
+	return 0;
 }
 
 static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct link_rec *rec,
@@ -339,24 +343,16 @@ static int resolve_path_entries(struct hook_ctx *c, struct path_list *l, struct 
 	for (const char *p = c->path_env; p && *p;) {
 		size_t len = strcspn(p, ":");
 		char e[PATH_MAX], to[PATH_MAX];
-		bool leads_home = false;
-		if (p[0] == '/' && len < sizeof(e)) {
+
+		if (len < sizeof(e)) {
 			memcpy(e, p, len);
 			e[len] = '\0';
-			leads_home = leads(rec, e, to, sizeof(to));
-		}
-		/* bash expands "~/": under each home, as the sandbox takes it */
-		for (size_t i = 0; p[0] == '~' && len > 1 && p[1] == '/' && i < n_homes; i++)
-			if (homes[i] &&
-			    snprintf(e, sizeof(e), "%s%.*s", homes[i], (int)len - 1, p + 1) <
-				(int)sizeof(e) &&
-			    leads(rec, e, to, sizeof(to)) &&
+			if (e[0] == '/' && leads(rec, e, to, sizeof(to)) &&
 			    (rc = path_home(l, to, homes, n_homes)) < 0)
 				return rc;
-		if (leads_home && (rc = path_home(l, to, homes, n_homes)) < 0)
-			return rc;
-		if ((rc = path_user(c, l, rec, p, len, homes, n_homes)) < 0)
-			return rc;
+			if ((rc = path_tilde(c, l, rec, e, homes, n_homes)) < 0)
+				return rc;
+		}
 		p += len;
 		p += *p == ':';
 	}

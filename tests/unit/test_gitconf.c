@@ -318,7 +318,7 @@ START_TEST(gitconf_programs)
 }
 END_TEST
 
-/* A config path's "~" as git expands it (policy_git_tilde, the scan's and the hook's). */
+/* A config path's "~" as git expands it (policy_path_tilde, the scan's and the hook's). */
 START_TEST(gitconf_tilde)
 {
 	static const struct {
@@ -340,7 +340,7 @@ START_TEST(gitconf_tilde)
 	const char *rest;
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		bool ok = policy_git_tilde(t[i].v, user, sizeof(user), &rest);
+		bool ok = policy_path_tilde(t[i].v, user, sizeof(user), &rest);
 		ck_assert_msg(ok == t[i].ok, "row %zu (%s)", i, t[i].v);
 		if (ok) {
 			ck_assert_str_eq(user, t[i].user);
@@ -351,7 +351,7 @@ START_TEST(gitconf_tilde)
 	memset(longv, 'u', sizeof(longv) - 1);
 	longv[0] = '~';
 	longv[sizeof(longv) - 1] = '\0';
-	ck_assert(!policy_git_tilde(longv, user, sizeof(user), &rest));
+	ck_assert(!policy_path_tilde(longv, user, sizeof(user), &rest));
 }
 END_TEST
 
