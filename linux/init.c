@@ -371,6 +371,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		linux_die(rfd, "supervision", errno, "PR_SET_PDEATHSIG");
 	wait_for_go_or_die(f);		/* placed in the cgroups first */
+	launch_cpus_restore();		/* the caller's CPUs, for the command */
 	map_ids_or_die(ids, rfd);	/* user: caller's ids only */
 	if (sethostname("halo", 4) < 0) /* uts: the host's name stays outside */
 		linux_die(rfd, "uts namespace", errno, "sethostname");

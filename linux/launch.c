@@ -410,7 +410,10 @@ static int start(struct linux_sandbox *sb, struct halo_err *e)
 		return start_without_namespaces(sb, false, e);
 	}
 	sb->via_init = true;
+	launch_cpus_note();
 	sb->child = clone_sandbox(&sb->pidfd);
+	if (sb->child > 0)
+		launch_cpus_place(sb->child); /* before "go": init restores after it */
 	if (sb->child == 0)
 		linux_init_main(l, &sb->scan, &ids, &sb->f);
 	if (sb->child > 0)

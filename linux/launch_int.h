@@ -98,4 +98,10 @@ int launch_outcome(struct linux_sandbox *sb, int child_ws, struct halo_outcome *
 /* Create the signalfd (signals blocked first) used by linux_supervise. */
 int launch_signalfd_open(void);
 
+/* Init on a CPU of its own until its "go" (cpus.c): note the caller's set before the
+ * clone, place the child after it, and restore the set in init once "go" is read. */
+void launch_cpus_note(void);
+void launch_cpus_place(pid_t child);
+void launch_cpus_restore(void);
+
 #endif

@@ -345,4 +345,22 @@ else
 	fi
 fi
 
+
+# CPUs: init starts on a CPU of its own (linux/cpus.c) and gives the caller's set back
+# before the command: the command may run wherever its caller may, no narrower.
+mine=$(grep Cpus_allowed_list /proc/self/status)
+if [ "$(nproc)" -lt 2 ]; then
+	skip "the command runs on the caller's CPUs" "one CPU here: init is never moved"
+else
+	sbx -- grep Cpus_allowed_list /proc/self/status
+	expect "the command runs on the caller's CPUs" "$mine" "$OUT"
+	sbx --limit nproc=50 -- sh -c 'grep Cpus_allowed_list /proc/self/status'
+	expect "the command runs on the caller's CPUs (process limit: forked spawn)" "$mine" "$OUT"
+	OUT=$(timeout -k 2 20 taskset -c 1 "$HALO" -- grep Cpus_allowed_list /proc/self/status 2>"$E" </dev/null)
+	expect "a caller held to CPU 1 keeps the command there" "Cpus_allowed_list:	1" "$OUT"
+	OUT=$(timeout -k 2 20 taskset -c 0,1 "$HALO" -- sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 0.2 & grep Cpus_allowed_list /proc/$!/status' 2>"$E" </dev/null)
+	expect "a caller held to CPUs 0-1: the command and its children keep both" "Cpus_allowed_list:	0-1
+Cpus_allowed_list:	0-1" "$OUT"
+fi
+
 finish
