@@ -5,10 +5,15 @@
  * waiting behind the walk. Init is put on another CPU the caller allows; once it has
  * its "go", which the supervisor writes after this, it takes the caller's whole set back,
  * so the command runs wherever halo-run's caller let it. */
+#include <fcntl.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "linux/launch_int.h"
+#include "linux/linux.h"
 
 static cpu_set_t caller_cpus;
 static bool caller_cpus_known;
@@ -44,4 +49,38 @@ void launch_cpus_restore(void)
 {
 	if (caller_cpus_known)
 		(void)sched_setaffinity(0, sizeof(caller_cpus), &caller_cpus);
+}
+
+int linux_cpu_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int fd, cpu = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The name (field 2) may hold spaces and parentheses: count after its last ')'.
+	 * The CPU last run on is field 39, the 37th after it. */
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (int field = 2; field < 39 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p + 1, "%d", &cpu) == 1 ? cpu : -1;
+}
+
+void linux_thread_keep_off(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	CPU_CLR(cpu, &set);
+	if (CPU_COUNT(&set) > 0)
+		(void)sched_setaffinity(tid, sizeof(set), &set);
 }

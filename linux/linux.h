@@ -290,4 +290,10 @@ int linux_index_list(const char *dir, struct linux_index_info **out, size_t *n);
  * index (the next launch walks the tree afresh). 0 or -errno. */
 int linux_index_end(const char *dir, const struct linux_index_info *in, bool clear);
 
+/* Where a process last ran (the CPU, from /proc/PID/stat), or -1; and a thread of
+ * this process kept off one CPU, on every other this process may use (none other:
+ * left as it is). A session's walk is kept off the calling halo-run's CPU (cpus.c). */
+int linux_cpu_of(pid_t pid);
+void linux_thread_keep_off(pid_t tid, int cpu);
+
 #endif

@@ -490,6 +490,14 @@ void sup_walk_done(void *arg, int fd, unsigned events)
 	}
 }
 
+static pid_t peer_pid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : -1;
+}
+
 /* Same user, outside every sandbox, only (runner_session_peer_ok); everyone else is
  * closed on before a byte is read. */
 void sup_on_accept(void *arg, int fd, unsigned events)
@@ -512,7 +520,7 @@ void sup_on_accept(void *arg, int fd, unsigned events)
 		if (proxy_poller_add(s->pl, cfd, PROXY_EV_IN, on_client, c) < 0)
 			sup_client_drop(s, c);
 		else { /* a call: the walk its hello is judged by starts now */
-			c->need = sup_walk_ask(s);
+			c->need = sup_walk_ask(s, peer_pid(cfd));
 			c->accept_ms = proxy_now_ms();
 		}
 	}

@@ -87,8 +87,9 @@ void sup_host_sockets_mask(struct sup *s, struct sock_check *k, char *const *pro
 /* sup_walk.c: start the walker (and its eventfd on the loop), stop it (joins it). */
 int sup_walk_start(struct sup *s);
 void sup_walk_stop(struct sup *s);
-/* A connect's generation: the first walk to start after this call answers it. */
-uint64_t sup_walk_ask(struct sup *s);
+/* A connect's generation: the first walk to start after this call answers it. The
+ * walker is kept off the CPU of the caller (its pid), which goes on with its own work. */
+uint64_t sup_walk_ask(struct sup *s, pid_t caller);
 /* The lists for gen: 0 with *r (valid until sup_walk_release, which must follow),
  * -EAGAIN while that walk is not done, or the walk's -errno with err set. */
 struct sup_walked {

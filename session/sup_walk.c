@@ -36,6 +36,7 @@ struct sup_walk {
 	struct sup_walked res; /* the newest walk's lists */
 	const struct linux_sandbox *sb;
 	int rc;
+	pid_t tid; /* the walker's (sup_walk_ask places it) */
 	struct halo_err err;
 	int efd; /* written when a walk is done */
 };
@@ -51,6 +52,7 @@ static void *walker(void *arg)
 	struct sup_walk *w = arg;
 
 	pthread_mutex_lock(&w->mu);
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELAXED);
 	for (;;) {
 		while (!w->quit && w->covered >= w->asked)
 			pthread_cond_wait(&w->cv, &w->mu);
@@ -105,11 +107,19 @@ int sup_walk_start(struct sup *s)
 	return proxy_poller_add(s->pl, w->efd, PROXY_EV_IN, sup_walk_done, s);
 }
 
-uint64_t sup_walk_ask(struct sup *s)
+uint64_t sup_walk_ask(struct sup *s, pid_t caller)
 {
 	struct sup_walk *w = s->walk;
 	uint64_t gen;
 
+	/* Woken, the walker would be queued where it last ran, or where this loop runs:
+	 * when that is the calling halo-run's CPU, it waited there behind the call's own
+	 * work (its policy, its environment: half a millisecond) with another CPU idle,
+	 * and the hello's answer waited for it. It is kept off the caller's CPU. */
+	pid_t tid = __atomic_load_n(&w->tid, __ATOMIC_RELAXED);
+
+	if (tid > 0 && caller > 0)
+		linux_thread_keep_off(tid, linux_cpu_of(caller));
 	pthread_mutex_lock(&w->mu);
 	gen = ++w->asked;
 	pthread_cond_signal(&w->cv);
