@@ -189,6 +189,10 @@ struct linux_scan {
 		 * through v each time was a tenth of a session call's walk */
 		uint32_t *slots;
 		size_t n_slots;
+		/* list_dir's getdents buffer and names, made once a scan: a directory's
+		 * 96 KiB each, made and dropped for every one listed, were most of the
+		 * listings' time (the heap grown, its pages faulted in) */
+		char *list_buf;
 	} memo;
 };
 

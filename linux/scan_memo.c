@@ -83,9 +83,9 @@ static bool listing_exact(long type)
  * not exist: a lookup of any name below fails ENOENT as well (a home that is not there,
  * /nonexistent, is asked about for every floor entry). Only with no symlink on the
  * way, in its place included: anything else is asked name by name. */
-static void list_dir(struct linux_dir_list *d)
+static void list_dir(struct linux_lstat_memo *m, struct linux_dir_list *d)
 {
-	char *buf = NULL, *names = NULL;
+	char *buf, *names;
 	size_t len = 0;
 	struct statfs sf;
 	/* No symlink anywhere on the way (review 7): a verdict from here is "missing, with
@@ -99,9 +99,12 @@ static void list_dir(struct linux_dir_list *d)
 	bool done = false;
 
 	d->state = fd < 0 && errno == ENOENT ? DIR_ABSENT : DIR_UNUSABLE;
+	if (!m->list_buf)
+		m->list_buf = malloc(LIST_BUF + LIST_NAMES_MAX);
+	buf = m->list_buf;
+	names = buf ? buf + LIST_BUF : NULL;
 	if (fd < 0 || fstatfs(fd, &sf) < 0 || !listing_exact((long)sf.f_type) ||
-	    faccessat(AT_FDCWD, d->path, X_OK, AT_EACCESS) < 0 || !(buf = malloc(LIST_BUF)) ||
-	    !(names = malloc(LIST_NAMES_MAX)))
+	    faccessat(AT_FDCWD, d->path, X_OK, AT_EACCESS) < 0 || !buf)
 		goto out;
 	for (int r = 0; r < LIST_READS && !done; r++) {
 		long n = syscall(SYS_getdents64, fd, buf, LIST_BUF);
@@ -123,13 +126,14 @@ static void list_dir(struct linux_dir_list *d)
 		if (n != 0)
 			goto out;
 	}
-	d->state = DIR_LISTED;
-	d->names = names;
-	d->len = len;
-	names = NULL;
+	/* (kept as long as they are: a home's few hundred bytes, not the scratch's 64 KiB) */
+	if ((d->names = malloc(len ? len : 1))) {
+		memcpy(d->names, names, len);
+		d->len = len;
+		d->state = DIR_LISTED;
+	} else
+		d->state = DIR_UNUSABLE;
 out:
-	free(buf);
-	free(names);
 	if (fd >= 0)
 		close(fd);
 }
@@ -194,7 +198,7 @@ static int listed_state(struct linux_lstat_memo *m, const char *path, bool ask)
 	if (!d)
 		return -1;
 	if (ask && d->state == DIR_COUNTING && ++d->asked >= LIST_AFTER)
-		list_dir(d);
+		list_dir(m, d);
 	if (d->state == DIR_ABSENT)
 		return 1;
 	if (d->state != DIR_LISTED)
@@ -391,6 +395,7 @@ static void memo_release(struct linux_lstat_memo *m)
 	free(m->v);
 	free(m->dirs);
 	free(m->slots);
+	free(m->list_buf);
 	memset(m, 0, sizeof(*m));
 }
 
