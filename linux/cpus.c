@@ -84,3 +84,11 @@ void linux_thread_keep_off(pid_t tid, int cpu)
 	if (CPU_COUNT(&set) > 0)
 		(void)sched_setaffinity(tid, sizeof(set), &set);
 }
+
+void linux_cpus_as_thread(pid_t tid)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(tid, sizeof(set), &set) == 0)
+		(void)sched_setaffinity(0, sizeof(set), &set);
+}

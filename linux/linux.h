@@ -295,5 +295,8 @@ int linux_index_end(const char *dir, const struct linux_index_info *in, bool cle
  * left as it is). A session's walk is kept off the calling halo-run's CPU (cpus.c). */
 int linux_cpu_of(pid_t pid);
 void linux_thread_keep_off(pid_t tid, int cpu);
+/* The calling thread on the CPUs thread tid may use (a child a walker forks: its
+ * process's main thread's, the pid). */
+void linux_cpus_as_thread(pid_t tid);
 
 #endif

@@ -226,10 +226,15 @@ void linux_scan_watch_start(const struct linux_scan_index *ix,
 	snprintf(idle, sizeof(idle), "idle-s=%u", watch_idle_s());
 	/* Why it runs, for `halo-run index` (its command line). */
 	snprintf(walk, sizeof(walk), "walk-us=%llu", (unsigned long long)ix->walk_us);
+	pid_t self = getpid();
 	if ((pid = fork()) < 0)
 		return;
 	if (pid == 0) {
-		/* Its own session, nothing inherited: it outlives this launch. */
+		/* Its own session, nothing inherited: it outlives this launch. Nor the CPUs
+		 * of the thread that forks it, a session's walker kept off one (review 26:
+		 * a watcher held to one CPU for its life): the process's own, its main
+		 * thread's. */
+		linux_cpus_as_thread(self);
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		setsid();

@@ -508,7 +508,7 @@ void sup_on_accept(void *arg, int fd, unsigned events)
 
 	(void)events;
 	while ((cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		if (runner_session_peer_ok(cfd) < 0 || s->n == s->cap ||
+		if (!s->walk || runner_session_peer_ok(cfd) < 0 || s->n == s->cap ||
 		    !(c = calloc(1, sizeof(*c)))) {
 			close(cfd);
 			continue;

@@ -356,11 +356,14 @@ else
 	expect "the command runs on the caller's CPUs" "$mine" "$OUT"
 	sbx --limit nproc=50 -- sh -c 'grep Cpus_allowed_list /proc/self/status'
 	expect "the command runs on the caller's CPUs (process limit: forked spawn)" "$mine" "$OUT"
-	OUT=$(timeout -k 2 20 taskset -c 1 "$HALO" -- grep Cpus_allowed_list /proc/self/status 2>"$E" </dev/null)
-	expect "a caller held to CPU 1 keeps the command there" "Cpus_allowed_list:	1" "$OUT"
-	OUT=$(timeout -k 2 20 taskset -c 0,1 "$HALO" -- sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 0.2 & grep Cpus_allowed_list /proc/$!/status' 2>"$E" </dev/null)
-	expect "a caller held to CPUs 0-1: the command and its children keep both" "Cpus_allowed_list:	0-1
-Cpus_allowed_list:	0-1" "$OUT"
+	# the first two CPUs this caller may use (review 26: not 0 and 1 in every cpuset)
+	read -r c1 c2 < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[1])')
+	OUT=$(timeout -k 2 20 taskset -c "$c2" "$HALO" -- grep Cpus_allowed_list /proc/self/status 2>"$E" </dev/null)
+	expect "a caller held to one CPU keeps the command there" "Cpus_allowed_list:	$c2" "$OUT"
+	OUT=$(timeout -k 2 20 taskset -c "$c1,$c2" "$HALO" -- sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 0.2 & grep Cpus_allowed_list /proc/$!/status' 2>"$E" </dev/null)
+	want=$(taskset -c "$c1,$c2" grep Cpus_allowed_list /proc/self/status)
+	expect "a caller held to two CPUs: the command and its children keep both" "$want
+$want" "$OUT"
 fi
 
 finish

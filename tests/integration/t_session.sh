@@ -357,6 +357,15 @@ for i in 1 2 3 4 5; do
 done
 expect "a large workspace: a call's walk started the tree's index watcher" yes \
 	"$(has_watcher && echo yes || echo no)"
+# (review 26) made by the session's walker, which is kept off each caller's CPU: the
+# watcher has the process's CPUs, not the walker's (it outlives the session)
+if [ "$(nproc)" -lt 2 ]; then
+	skip "the call's watcher: the session's CPUs" "one CPU here: the walker is never moved"
+else
+	expect "the call's watcher: the session's CPUs, not its walker's" \
+		"$(grep Cpus_allowed_list /proc/self/status)" \
+		"$(grep Cpus_allowed_list "/proc/$(watcher_of "$CALLDIR")/status" 2>&1)"
+fi
 call "$G" -- true
 expect "a large workspace, watched: the calls run" 0 "$RC"
 printf 'WATCHSECRET\n' >"$CALLDIR/n/17/33/.env"
@@ -809,6 +818,42 @@ else
 fi
 (cd "$OWS" && XDG_STATE_HOME=$OST "$HALO" index stop >/dev/null 2>&1)
 rm -rf "$OST" "$OWS"
+
+# (review 26) A call connecting while the session stops, a proxy connection still open
+# (the supervisor drains it): refused, not taken (it asked the stopped walk for a
+# walk: SIGSEGV, and the session's end never written). A second name for the socket
+# outlives its removal, and connects keep coming through the stop (bounded: 4 s).
+R="${S}drain"
+new_session "$R"
+CALLDIR=$TMPDIR
+call "$R" --events "$TMPDIR/r.events" -- true
+call "$R" --events "$TMPDIR/r.events" -- bash -c \
+	'(exec 3<>/dev/tcp/127.0.0.1/3128; sleep 30) >/dev/null 2>&1 & sleep 0.3'
+RSUP=$("$HALO" session list 2>/dev/null | awk -v n="$R" '$1 == n {for (i = 1; i <= NF; i++) if ($i == "pid") print $(i + 1)}' | tr -d ,)
+RSOCK=$(ls "$XDG_RUNTIME_DIR"/halo-run/"$R".sock 2>/dev/null)
+if [ -z "$RSUP" ] || [ -z "$RSOCK" ] || ! ln "$RSOCK" "$TMPDIR/r2.sock" 2>/dev/null; then
+	skip "a call connecting while the session stops" "no supervisor pid or socket found ($RSUP, $RSOCK)"
+else
+	timeout 10 python3 -c '
+import socket, sys, time
+t0 = time.time(); held = []
+while time.time() - t0 < 4:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(sys.argv[1]); held.append(s)
+    except OSError:
+        s.close()
+    held = held[-30:]; time.sleep(0.001)
+' "$TMPDIR/r2.sock" &
+	flood=$!
+	sleep 0.5
+	timeout 10 "$HALO" session stop "$R" >/dev/null 2>&1
+	wait "$flood"
+	wait_for 5 eval "[ ! -d /proc/$RSUP ]"
+	expect "a call connecting while the session stops: the session's end written" session_end \
+		"$(tail -n 1 "$TMPDIR/r.events" | grep -o session_end)"
+	rm -f "$TMPDIR/r2.sock"
+fi
 
 printf '{"limits": {"sessionIdleSeconds": 0}}\n' >"$TMPDIR/idle0.json"
 OUT=$("$HALO" validate "$TMPDIR/idle0.json" 2>&1)
