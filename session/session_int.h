@@ -55,6 +55,9 @@ void runner_session_own_files(const struct runner_opts *o);
 /* The session's identity for this launch (free id->options). 0 or -ENOMEM. */
 int runner_session_identity(const char *name, const struct runner_opts *o, const runner_launch *l,
 			    struct runner_session_id *id);
+/* session_home.c: the identity's home-set part, " home-set-from-PATH-and-XDG=DIGEST"
+ * (an entry per name of the set, and each prefix row by its text). */
+void session_home_set_text(FILE *f, const runner_launch *l);
 /* Is the peer of a connected fd this user, in this user namespace? A sandboxed
  * process has the same uid (the sandbox maps the caller's ids) but a user namespace
  * of its own: where the control directory is visible inside (a workspace of /tmp, an
