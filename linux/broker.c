@@ -163,7 +163,8 @@ bool linux_broker_guard_git(const struct linux_launch *l)
 
 bool linux_broker_expected(const struct linux_launch *l, const struct linux_scan *s)
 {
-	return (s->missing.n > 0 || linux_broker_guard_git(l)) && yama_scope() < 2;
+	return (s->missing.n > 0 || s->home_prefix.n > 0 || linux_broker_guard_git(l)) &&
+	       yama_scope() < 2;
 }
 
 /* The directory the last pin was made in: the missing guard names at a tree's top all
@@ -258,10 +259,8 @@ static void deepen_or_die(struct broker_pin *pin, const char *p, const char *top
 	pin->ino = st.st_ino;
 }
 
-static const char *deep_top(const struct linux_scan *s, const char *p)
+static const char *deep_top(const struct linux_scan *s, const char *p, bool deep)
 {
-	bool deep = false;
-
 	for (size_t i = 0; i < s->missing_deep.n && !deep; i++)
 		deep = strcmp(s->missing_deep.v[i], p) == 0;
 	for (size_t i = 0; deep && i < s->writable.n; i++)
@@ -270,15 +269,28 @@ static const char *deep_top(const struct linux_scan *s, const char *p)
 	return NULL;
 }
 
+/* One pin for p (a prefix row's when prefix): deep when it is a home-set or floor one. */
+static void pin_one_or_die(struct linux_broker *b, const struct linux_scan *s, const char *p,
+			   bool prefix, struct pin_dir *last, int rfd)
+{
+	const char *top = deep_top(s, p, prefix);
+
+	pin_or_die(&b->pins[b->n_pins], p, last, rfd);
+	if (top)
+		deepen_or_die(&b->pins[b->n_pins], p, top, rfd);
+	b->pins[b->n_pins++].prefix = prefix;
+}
+
 bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s, bool guard_git,
 			      bool required, int rfd)
 {
 	int yama = yama_scope();
+	size_t n = s->missing.n + s->home_prefix.n;
 
 	memset(b, 0, sizeof(*b));
 	b->listener = -1;
 	b->addfd_send = true;
-	if (s->missing.n == 0 && !guard_git)
+	if (n == 0 && !guard_git)
 		return false;
 	/* linux_broker_expected says the same in the supervisor (the pids budget). */
 	if (yama >= 2) {
@@ -289,39 +301,51 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 			  "command's paths to refuse creating missing guard targets (%s) or "
 			  "hooks in git directories; set it to 1, or "
 			  "sandbox.failIfUnavailable: false to run without that",
-			  yama, s->missing.n ? s->missing.v[0] : "none missing");
+			  yama,
+			  s->missing.n	     ? s->missing.v[0]
+			  : s->home_prefix.n ? s->home_prefix.v[0]
+					     : "none missing");
 	}
 	b->guard_git = guard_git;
 	if (guard_git)
 		linux_broker_git_hold(b, s);
-	if (s->missing.n == 0) {
+	if (n == 0) {
 		sizes_or_die(b, rfd);
 		return true;
 	}
-	if (!(b->pins = calloc(s->missing.n, sizeof(*b->pins))))
+	if (!(b->pins = calloc(n, sizeof(*b->pins))))
 		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 	struct pin_dir last = {.path = ""};
-	for (size_t i = 0; i < s->missing.n; i++) {
-		const char *top = deep_top(s, s->missing.v[i]);
-		pin_or_die(&b->pins[b->n_pins], s->missing.v[i], &last, rfd);
-		if (top)
-			deepen_or_die(&b->pins[b->n_pins], s->missing.v[i], top, rfd);
-		b->n_pins++;
-	}
+	for (size_t i = 0; i < s->missing.n; i++)
+		pin_one_or_die(b, s, s->missing.v[i], false, &last, rfd);
+	for (size_t i = 0; i < s->home_prefix.n; i++)
+		pin_one_or_die(b, s, s->home_prefix.v[i], true, &last, rfd);
 	sizes_or_die(b, rfd);
 	return true;
+}
+
+/* Is name the way's name comp (k long; the last one when last), case folded? The last
+ * of a prefix pin's way is a prefix (policy_home_prefix_name, the one predicate). */
+static bool way_name(const struct broker_pin *pin, const char *comp, size_t k, bool last,
+		     const char *name)
+{
+	char c[NAME_MAX + 1];
+
+	if (k > NAME_MAX)
+		return false;
+	memcpy(c, comp, k);
+	c[k] = '\0';
+	return last && pin->prefix ? policy_home_prefix_name(name, c) : strcasecmp(name, c) == 0;
 }
 
 /* Is name one of the pin's names on the way (case folded)? */
 static bool name_on_way(const struct broker_pin *pin, const char *name)
 {
-	size_t n = strlen(name);
-
-	if (strcasecmp(name, pin->name) == 0)
+	if (way_name(pin, pin->name, strlen(pin->name), !pin->rest || !*pin->rest, name))
 		return true;
-	for (const char *r = pin->rest; *r; r += strspn(r, "/")) {
+	for (const char *r = pin->rest; r && *r; r += strspn(r, "/")) {
 		size_t k = strcspn(r, "/");
-		if (k == n && strncasecmp(r, name, n) == 0)
+		if (way_name(pin, r, k, !r[k + strspn(r + k, "/")], name))
 			return true;
 		r += k;
 	}
@@ -353,7 +377,8 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 	if (top < 0 || fstat(top, &ts) < 0 || ts.st_dev != pin->dev || ts.st_ino != pin->ino) {
 		if (top >= 0)
 			close(top);
-		return strcasecmp(name, pin->name) == 0 || strcasestr(pin->rest, name);
+		return strcasecmp(name, pin->name) == 0 || strcasestr(pin->rest, name) ||
+		       (pin->prefix && name_on_way(pin, name));
 	}
 	memcpy(comp, pin->name, strlen(pin->name) + 1);
 	for (;;) {
@@ -362,7 +387,7 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 		size_t k;
 		int nx;
 
-		if (strcasecmp(comp, name) == 0 && fstat(cur, &cs) == 0 &&
+		if (way_name(pin, comp, strlen(comp), last, name) && fstat(cur, &cs) == 0 &&
 		    cs.st_ino == st->st_ino && cs.st_dev == st->st_dev) {
 			refused = last || op == BROKER_OP_SYMLINK || op == BROKER_OP_LINK ||
 				  op == BROKER_OP_RENAME;
@@ -407,7 +432,7 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
 		if (pin->rest && deep_refused(pin, &st, name, op))
 			return true;
 		if (!pin->rest && pin->ino == st.st_ino && pin->dev == st.st_dev &&
-		    strcasecmp(pin->name, name) == 0)
+		    way_name(pin, pin->name, strlen(pin->name), true, name))
 			return true;
 	}
 	return false;

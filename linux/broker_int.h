@@ -34,6 +34,9 @@ struct broker_pin {
 	 * under its open-files limit). NULL for a plain pin. */
 	char *rest;
 	char *dir;
+	/* A prefix row of the home set (policy_home_prefixes): the last name of the way
+	 * (rest's, or name when rest is NULL) is a prefix, every name it starts refused. */
+	bool prefix;
 };
 
 /* The config of a git directory that existed at launch: pinned (a read-only mount

@@ -113,6 +113,11 @@ struct linux_scan {
 	 * a writable tree (scan_home.c): added to `missing` whatever guardPersistence says
 	 * (the floor is no persistence guard: no read, no write, no replace). */
 	struct linux_paths floor_missing;
+	/* The home set's prefix rows (policy_home_prefixes) where they land in a writable
+	 * tree, each as dir/prefix (its directories may be missing too): the broker
+	 * refuses making any name there that starts with the prefix, kept from the tree's
+	 * top down as home_missing's entries are. */
+	struct linux_paths home_prefix;
 	struct linux_paths floor_unmade;    /* ... the entries to look at for it (scan.c) */
 	size_t inner_links;		    /* entries scan_links.c looked at, this launch */
 	struct linux_paths links_unchecked; /* ... directories it stopped in (said) */

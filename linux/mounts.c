@@ -410,6 +410,7 @@ static void (*const executors[PLAN_N_OPS])(struct exec *, const struct plan_step
     [PLAN_SOCKET] = do_sockets,
     [PLAN_SEAL] = do_seal,
     [PLAN_REFUSE_CREATE] = do_elsewhere,
+    [PLAN_REFUSE_PREFIX] = do_elsewhere,
 };
 /* clang-format on */
 

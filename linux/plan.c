@@ -32,6 +32,7 @@ void linux_scan_findings(const struct linux_launch *l, const struct linux_scan *
 	    .readonly = P(s->readonly_extra),
 	    .pinned = P(s->pinned),
 	    .missing = P(s->missing),
+	    .prefixes = P(s->home_prefix),
 	    .sockets = P(s->sockets_open),
 	    .unlisted = P(s->unlisted),
 	    .own = P(s->own),

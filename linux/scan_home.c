@@ -203,6 +203,57 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	return 0;
 }
 
+/* A prefix row (policy_home_prefixes) in dir (relative to w->home): each name there
+ * that starts with the prefix is an entry (guarded, its links followed, as one_entry
+ * does), and where the directory lands in a writable tree, dir/prefix goes to the
+ * broker, which refuses making any such name there (from the first missing directory
+ * on when dir is missing too: ~/.cache not made yet). */
+static int one_prefix(const char *dir, const char *prefix, const char *why, void *arg)
+{
+	struct home_walk *w = arg;
+	struct linux_paths names = {0};
+	char abs[PATH_MAX], real[PATH_MAX], tail[PATH_MAX], rel[PATH_MAX];
+	size_t tl;
+	int rc;
+
+	if (snprintf(abs, sizeof(abs), "%s%s%s", strcmp(w->home, "/") ? w->home : "",
+		     dir[0] ? "/" : "", dir) >= (int)sizeof(abs)) {
+		linux_paths_add(&w->s->too_long, abs);
+		return 0;
+	}
+	tail[0] = '\0';
+	rc = linux_scan_resolve_tail(w->s, abs[0] ? abs : "/", real, sizeof(real), true, tail,
+				     sizeof(tail));
+	if (rc == 0 && linux_scan_memo_names(w->s, real, prefix, &names) == 0)
+		for (size_t i = 0; i < names.n; i++)
+			if (snprintf(rel, sizeof(rel), "%s%s%s", dir, dir[0] ? "/" : "",
+				     names.v[i]) < (int)sizeof(rel))
+				one_entry(rel, why, w);
+	linux_paths_free(&names);
+	if (rc == 0 && snprintf(abs, sizeof(abs), "%s/%s", strcmp(real, "/") ? real : "", prefix) <
+			   (int)sizeof(abs))
+		add_missing(w->s, &w->s->home_prefix, abs, "");
+	else if (rc == 0 || rc == -ENAMETOOLONG)
+		linux_paths_add(&w->s->too_long, abs);
+	else if ((rc == -ENOENT || rc == -ENOTDIR) &&
+		 (tl = strlen(tail)) + strlen(prefix) + 2 < sizeof(tail)) {
+		snprintf(tail + tl, sizeof(tail) - tl, "%s%s", tl ? "/" : "", prefix);
+		add_unresolved(w->s, &w->s->home_prefix, rc, real, tail, sizeof(tail));
+	} else if (rc == -ELOOP) {
+		linux_paths_add(&w->s->dangling, abs);
+		linux_paths_add(&w->s->dangling_at, "");
+	}
+	return 0;
+}
+
+/* The set's entries and its prefix rows for one home. */
+static int walk_home(struct home_walk *w, const char *path, const struct policy_xdg *xdg)
+{
+	int rc = policy_home_set_each_xdg(w->home, path, xdg, one_entry, w);
+
+	return rc ? rc : policy_home_prefix_each_xdg(w->home, xdg, one_prefix, w);
+}
+
 /* The floor's entries and sandbox.protectedPaths that do not exist, where they would
  * land in a writable tree (the home as the workspace; a link in the home into it):
  * masked only where they exist, the command could otherwise make one, a hard link to a
@@ -385,6 +436,7 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	 * out of the set; review 9: one named in the home that leads out of it must keep
 	 * them too): the set is judged once more with them resolved, when that differs. */
 	linux_paths_free(&s->home_missing);
+	linux_paths_free(&s->home_prefix);
 	for (int k = 0; k < 2; k++)
 		other |= xdg_resolved(s, xv[k], xr[k]);
 	/* and each entry of the XDG lists (review 12: one with a ".." was not judged) */
@@ -420,16 +472,14 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 			continue;
 		resolved[i] = strcpy(reals[i], real);
 		add_linked_stores(s, real);
-		walked(s, policy_home_set_each_xdg(h, l->caller_path, &xdg, one_entry, &w));
+		walked(s, walk_home(&w, l->caller_path, &xdg));
 		if (strcmp(real, h) != 0) { /* PATH may name it either way */
 			w.home = real;
-			walked(s,
-			       policy_home_set_each_xdg(real, l->caller_path, &xdg, one_entry, &w));
+			walked(s, walk_home(&w, l->caller_path, &xdg));
 		}
 		if (other) {
 			w.home = real;
-			walked(s, policy_home_set_each_xdg(real, l->caller_path, &xdg_real,
-							   one_entry, &w));
+			walked(s, walk_home(&w, l->caller_path, &xdg_real));
 		}
 	}
 	/* An XDG directory beneath no home (or the home itself): its entries there, as
@@ -438,12 +488,17 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	struct home_walk top = {s, "/"};
 	if (s->writable.n > 0) {
 		walked(s, policy_home_set_each_xdg_outside(all, 4, &xdg, one_entry, &top));
-		if (other)
+		walked(s, policy_home_prefix_each_xdg_outside(all, 4, &xdg, one_prefix, &top));
+		if (other) {
 			walked(s, policy_home_set_each_xdg_outside(all, 4, &xdg_real, one_entry,
 								   &top));
+			walked(s, policy_home_prefix_each_xdg_outside(all, 4, &xdg_real, one_prefix,
+								      &top));
+		}
 	}
 	path_entries(s, l->caller_path, resolved, 2);
 	linux_paths_sort_unique(&s->home_missing);
+	linux_paths_sort_unique(&s->home_prefix);
 	free(lists[0]);
 	free(lists[1]);
 	free(lists[2]);

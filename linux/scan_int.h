@@ -307,6 +307,11 @@ bool linux_scan_memo_known_missing(struct linux_scan *s, const char *path);
 int linux_scan_judge_truncated(const struct linux_launch *l, const struct linux_scan *s,
 			       struct halo_err *e);
 int linux_scan_check_mounts(const struct linux_scan *s, struct halo_err *e);
+/* The names in directory `dir` (absolute, resolved) that start with prefix
+ * (policy_home_prefix_name) into out, from the memo's listing (made now when not yet)
+ * or, where the memo cannot list it, from readdir: 0 or -errno. */
+int linux_scan_memo_names(struct linux_scan *s, const char *dir, const char *prefix,
+			  struct linux_paths *out);
 /* Forget what s->memo holds (linux_scan_free, and whenever the scan makes a directory). */
 void linux_scan_memo_free(struct linux_scan *s);
 

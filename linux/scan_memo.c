@@ -206,6 +206,32 @@ static int listed_state(struct linux_lstat_memo *m, const char *path, bool ask)
 	return listed_any_case(d, name) ? 0 : 1;
 }
 
+int linux_scan_memo_names(struct linux_scan *s, const char *dir, const char *prefix,
+			  struct linux_paths *out)
+{
+	struct linux_dir_list *d = dir_of(&s->memo, dir, strlen(dir));
+	struct dirent *de;
+	DIR *dd;
+
+	if (d && d->state == DIR_COUNTING)
+		list_dir(d);
+	if (d && d->state == DIR_LISTED) {
+		for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
+			if (policy_home_prefix_name(d->names + o, prefix))
+				linux_paths_add(out, d->names + o);
+		return 0;
+	}
+	/* (not one the memo can list: names not ASCII, a file system whose listing may
+	 * lack names, one past the memo's bounds) */
+	if (!(dd = opendir(dir)))
+		return -errno;
+	while ((de = readdir(dd)))
+		if (policy_home_prefix_name(de->d_name, prefix))
+			linux_paths_add(out, de->d_name);
+	closedir(dd);
+	return 0;
+}
+
 static bool listed_missing(struct linux_lstat_memo *m, const char *path)
 {
 	return listed_state(m, path, true) == 1;

@@ -28,6 +28,7 @@ static const char *const op_names[PLAN_N_OPS] = {
     [PLAN_SOCKET] = "socket",
     [PLAN_SEAL] = "seal",
     [PLAN_REFUSE_CREATE] = "refuse-create",
+    [PLAN_REFUSE_PREFIX] = "refuse-create-prefix",
 };
 
 const char *plan_op_name(enum plan_op op)

@@ -45,6 +45,7 @@ enum plan_op {
 	PLAN_SOCKET,	    /* sandbox.unixSockets: a host socket left reachable */
 	PLAN_SEAL,	    /* made read-only once populated */
 	PLAN_REFUSE_CREATE, /* a guard target missing at launch: its creation refused */
+	PLAN_REFUSE_PREFIX, /* a home-set prefix row: names it starts refused (path: dir/prefix) */
 	PLAN_N_OPS
 };
 
@@ -210,6 +211,7 @@ struct plan_fs_in {
 	/* The walk's findings: known only once it ran (plan_fs_late). */
 	struct plan_paths masked, carved, carved_src, sanitized, guarded, readonly, pinned, missing,
 	    sockets;
+	struct plan_paths prefixes; /* the home set's prefix rows in writable trees, dir/prefix */
 	struct plan_paths unlisted; /* masks over directories the walk could not list */
 	struct plan_paths own;	    /* masks of halo-run's own state (PLAN_F_OWN) */
 	char *const *sanitized_data;

@@ -263,8 +263,10 @@ static void add_guard_list(struct halo_plan *p, const struct plan_fs_in *in, enu
 			   const struct plan_paths *l, const char *reason)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		struct plan_step *s =
-		    plan_step_add(p, op, 0, l->v[i], NULL, home_reason(p, in, l->v[i], reason));
+		/* (a prefix row by a name it starts: its own reason, not an exact entry's) */
+		const char *named = op == PLAN_REFUSE_PREFIX ? plan_str(p, "%s*", l->v[i]) : NULL;
+		struct plan_step *s = plan_step_add(
+		    p, op, 0, l->v[i], NULL, home_reason(p, in, named ? named : l->v[i], reason));
 		if (s)
 			s->origin = "sandbox.guardPersistence";
 	}
@@ -353,5 +355,9 @@ int plan_fs_late(struct halo_plan *p, const struct plan_fs_in *in)
 	if (guard)
 		add_guard_list(p, in, PLAN_REFUSE_CREATE, &in->missing,
 			       "missing guard target: its creation refused by the sandbox's init");
+	if (guard)
+		add_guard_list(
+		    p, in, PLAN_REFUSE_PREFIX, &in->prefixes,
+		    "every name that starts so: its creation refused by the sandbox's init");
 	return plan_ok(p);
 }

@@ -269,6 +269,91 @@ int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 	return xdg ? each_xdg_dir(xdg, outside_dir_one, (void *)&w) : 0;
 }
 
+bool policy_home_prefix_name(const char *name, const char *prefix)
+{
+	return strncasecmp(name, prefix, strlen(prefix)) == 0;
+}
+
+struct prefix_walk {
+	const char *home;
+	const char *const *homes;
+	size_t n_homes;
+	policy_home_prefix_fn fn;
+	void *arg;
+};
+
+/* The home's rows that go beside zsh's start-up files, where $ZDOTDIR (xrel) puts them. */
+static int prefix_zdotdir(const char *xrel, const struct prefix_walk *w)
+{
+	size_t n;
+	const struct policy_home_prefix *p = policy_home_prefixes(&n);
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if (!p[i].dir[0] && zdotdir_entry(p[i].prefix) &&
+		    (rc = w->fn(xrel, p[i].prefix, p[i].why, w->arg)) != 0)
+			return rc;
+	return 0;
+}
+
+static int prefix_home_dir(const char *dir, size_t len, int k, void *ctx)
+{
+	const struct prefix_walk *w = ctx;
+	const char *r = below_home(dir, len, w->home);
+	char xrel[POLICY_PATH_MAX];
+
+	if (k != XDG_ZDOTDIR)
+		return 0;
+	if (len >= sizeof(xrel))
+		return -ENAMETOOLONG;
+	if (!r || !path_rel(r, len - (size_t)(r - dir), xrel, sizeof(xrel)))
+		return 0;
+	return prefix_zdotdir(xrel, w);
+}
+
+int policy_home_prefix_each_xdg(const char *home, const struct policy_xdg *xdg,
+				policy_home_prefix_fn fn, void *arg)
+{
+	const struct prefix_walk w = {home, NULL, 0, fn, arg};
+	size_t n;
+	const struct policy_home_prefix *p = policy_home_prefixes(&n);
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if ((rc = fn(p[i].dir, p[i].prefix, p[i].why, arg)) != 0)
+			return rc;
+	if (xdg && home && home[0] == '/')
+		return each_xdg_dir(xdg, prefix_home_dir, (void *)&w);
+	return 0;
+}
+
+/* A $ZDOTDIR beneath no home (as outside_dir_one). */
+static int prefix_outside_dir(const char *dir, size_t len, int k, void *ctx)
+{
+	const struct prefix_walk *w = ctx;
+	char xrel[POLICY_PATH_MAX];
+
+	if (k != XDG_ZDOTDIR)
+		return 0;
+	if (len >= sizeof(xrel))
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < w->n_homes; i++)
+		if (w->homes[i] && w->homes[i][0] == '/' && below_home(dir, len, w->homes[i]))
+			return 0;
+	if (!path_rel(dir + 1, len - 1, xrel, sizeof(xrel)) || !xrel[0])
+		return 0;
+	return prefix_zdotdir(xrel, w);
+}
+
+int policy_home_prefix_each_xdg_outside(const char *const *homes, size_t n_homes,
+					const struct policy_xdg *xdg, policy_home_prefix_fn fn,
+					void *arg)
+{
+	const struct prefix_walk w = {NULL, homes, n_homes, fn, arg};
+
+	return xdg ? each_xdg_dir(xdg, prefix_outside_dir, (void *)&w) : 0;
+}
+
 struct hit {
 	const char *rel;
 	const char *why;
@@ -296,6 +381,21 @@ static int hit_one(const char *rel, const char *why, void *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/* At or beneath a name in the row's directory that starts with its prefix. */
+static int hit_prefix(const char *dir, const char *prefix, const char *why, void *arg)
+{
+	struct hit *h = arg;
+	size_t n = strlen(dir);
+	const char *name = h->rel + (n ? n + 1 : 0);
+
+	if (n && (!policy_name_eqn(h->rel, dir, n) || h->rel[n] != '/'))
+		return 0;
+	if (!policy_home_prefix_name(name, prefix))
+		return 0;
+	h->why = why;
+	return 1;
 }
 
 /* caches: host: the host cache row rel (relative to the home) lies in, or NULL. */
@@ -336,7 +436,8 @@ const char *policy_home_set_hit_xdg(const char *home, const char *path_env,
 	if (!*h.rel)
 		return NULL;
 	h.cache = host_cache_of(xdg, h.rel);
-	if (policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h) == -ENAMETOOLONG)
+	if (policy_home_set_each_xdg(home, path_env, xdg, hit_one, &h) == -ENAMETOOLONG ||
+	    (!h.why && policy_home_prefix_each_xdg(home, xdg, hit_prefix, &h) == -ENAMETOOLONG))
 		h.why = POLICY_HOME_SET_TOO_LONG;
 	if (h.why && entry)
 		*entry = h.rel;
@@ -355,7 +456,9 @@ const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_h
 		h.rel++;
 	if (!*h.rel)
 		return NULL;
-	if (policy_home_set_each_xdg_outside(homes, n_homes, xdg, hit_one, &h) == -ENAMETOOLONG)
+	if (policy_home_set_each_xdg_outside(homes, n_homes, xdg, hit_one, &h) == -ENAMETOOLONG ||
+	    (!h.why && policy_home_prefix_each_xdg_outside(homes, n_homes, xdg, hit_prefix, &h) ==
+			   -ENAMETOOLONG))
 		return POLICY_HOME_SET_TOO_LONG;
 	return h.why;
 }

@@ -273,6 +273,25 @@ const struct policy_home_entry *policy_home_set(size_t *n)
 	return home_set;
 }
 
+/* Names the host's zsh sources whose end varies (host, version, user): kept by their
+ * start (policy_home_prefix_name). A prefix is a prefix: .zcompdumpling is kept too,
+ * since ZSH_COMPDUMP can name the dump anything and no tool but compinit makes such a
+ * name. ~/.cache as named, as the table's .cache/ entries are (no $XDG_CACHE_HOME). */
+static const struct policy_home_prefix home_prefixes[] = {
+    {"", ".zcompdump",
+     "zsh's compinit sources the dump at every interactive start, oh-my-zsh's named "
+     ".zcompdump-HOST-VERSION (and its .zwc twin)"},
+    {".cache", "p10k-instant-prompt-",
+     "powerlevel10k's .zshrc lines source p10k-instant-prompt-USER.zsh first thing"},
+    {".cache", "p10k-dump-", "powerlevel10k sources p10k-dump-USER.zsh at every interactive start"},
+};
+
+const struct policy_home_prefix *policy_home_prefixes(size_t *n)
+{
+	*n = sizeof(home_prefixes) / sizeof(home_prefixes[0]);
+	return home_prefixes;
+}
+
 /* The host's own tool caches (review 20: with the home as the workspace, cargo's
  * unpacked sources, the go module and build caches, maven's and gradle's jars,
  * pre-commit's hook repositories and npx's packages were writable, and the host's next

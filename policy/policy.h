@@ -404,7 +404,8 @@ bool policy_home_cache_entry(const char *rel);
 int policy_home_set_each(const char *home, const char *path_env,
 			 int (*fn)(const char *rel, const char *why, void *arg), void *arg);
 /* The reason `abs` (absolute, lexically clean) is at or beneath an entry of home's
- * set, or NULL; *entry (may be NULL) gets abs relative to the home. */
+ * set (a prefix row's name included), or NULL; *entry (may be NULL) gets abs relative to the home.
+ */
 const char *policy_home_set_hit(const char *home, const char *path_env, const char *abs,
 				const char **entry);
 /* The caller's $XDG_CONFIG_HOME and $XDG_DATA_HOME (each may be NULL), its
@@ -440,6 +441,32 @@ int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
 /* The reason `abs` is at or beneath such an entry, or NULL. */
 const char *policy_home_set_hit_xdg_outside(const char *const *homes, size_t n_homes,
 					    const struct policy_xdg *xdg, const char *abs);
+/* Names kept by their start (review: oh-my-zsh's compinit dump is
+ * .zcompdump-HOST-VERSION, powerlevel10k's instant prompt ~/.cache/p10k-instant-
+ * prompt-USER.zsh): in `dir` (relative to the home, "" for the home itself), every name
+ * that starts with `prefix` is an entry of the set, read-only where it exists, and no
+ * such name can be made there. A row of the home ("" dir) whose prefix starts with
+ * ".z" is one in each $ZDOTDIR too, as the table's zsh entries are. */
+struct policy_home_prefix {
+	const char *dir;
+	const char *prefix;
+	const char *why;
+};
+const struct policy_home_prefix *policy_home_prefixes(size_t *n); /* the fixed table */
+/* The one predicate: does the name (one component, or a path whose first component is
+ * judged) start with prefix? ASCII case folded everywhere, the hook's judgment too:
+ * the broker folds, and on a case-folding directory .ZCOMPDUMP-X is the same file. */
+bool policy_home_prefix_name(const char *name, const char *prefix);
+/* Each row for `home`: the table's, then in each $ZDOTDIR beneath the home; fn gets
+ * the directory relative to the home. Stops at fn's first non-zero return. */
+typedef int (*policy_home_prefix_fn)(const char *dir, const char *prefix, const char *why,
+				     void *arg);
+int policy_home_prefix_each_xdg(const char *home, const struct policy_xdg *xdg,
+				policy_home_prefix_fn fn, void *arg);
+/* ... in each $ZDOTDIR beneath no home: dir relative to "/". */
+int policy_home_prefix_each_xdg_outside(const char *const *homes, size_t n_homes,
+					const struct policy_xdg *xdg, policy_home_prefix_fn fn,
+					void *arg);
 /* Every $ZDOTDIR a zshenv file's text assigns (policy/zshenv.c), each absolute once
  * ~, $HOME, $XDG_CONFIG_HOME and $ZDOTDIR (env: the values before it; NULL when
  * unset) are expanded, into out as a colon list, each once: how many, 0 when none, or

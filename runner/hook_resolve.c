@@ -151,6 +151,34 @@ static int home_link(const char *rel, const char *why, void *arg)
 	return strcmp(abs, buf) == 0 ? h->err : add_link(h, buf, abs);
 }
 
+/* A prefix row's directory where it leads (named by it), and each name there that
+ * starts with the prefix as an entry (home_link), as the sandbox finds them at launch
+ * (linux/scan_home.c one_prefix; at most LINKS_EACH of them). */
+static int prefix_link(const char *dir, const char *prefix, const char *why, void *arg)
+{
+	struct home_links *h = arg;
+	char abs[PATH_MAX], to[PATH_MAX], rel[PATH_MAX];
+	struct dirent *de;
+	size_t found = 0;
+	DIR *d;
+
+	if ((size_t)snprintf(abs, sizeof(abs), "%s%s%s", h->home, dir[0] ? "/" : "", dir) >=
+		sizeof(abs) ||
+	    !leads(h->rec, abs, to, sizeof(to)))
+		return 0;
+	if (strcmp(abs, to) != 0 && add_link(h, to, abs) < 0)
+		return h->err;
+	if (!(d = opendir(to)))
+		return 0;
+	while (!h->err && found < LINKS_EACH && (de = readdir(d)) != NULL)
+		if (policy_home_prefix_name(de->d_name, prefix) && ++found &&
+		    (size_t)snprintf(rel, sizeof(rel), "%s%s%s", dir, dir[0] ? "/" : "",
+				     de->d_name) < sizeof(rel))
+			home_link(rel, why, h);
+	closedir(d);
+	return h->err;
+}
+
 /* real is where `of` leads. */
 static int add_link(struct home_links *h, const char *buf, const char *abs)
 {
@@ -183,9 +211,12 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 
 	for (size_t i = 0; i < 2 && !h.err; i++)
 		if (homes[i] && homes[i][0] == '/' &&
-		    (i == 0 || !c->home || strcmp(homes[0], homes[1])))
-			h.home = homes[i],
+		    (i == 0 || !c->home || strcmp(homes[0], homes[1]))) {
+			h.home = homes[i];
 			policy_home_set_each_xdg(homes[i], c->path_env, &xdg, home_link, &h);
+			if (!h.err)
+				policy_home_prefix_each_xdg(homes[i], &xdg, prefix_link, &h);
+		}
 	/* An XDG directory named in a home that leads elsewhere (review 9): what is
 	 * written where it leads is judged by its name in the home, as the sandbox
 	 * guards it. */
@@ -204,7 +235,11 @@ static int resolve_home_links(struct hook_ctx *c, struct link_rec *rec)
 	if (!h.err)
 		policy_home_set_each_xdg_outside(all, 4, &xdg, home_link, &h);
 	if (!h.err)
+		policy_home_prefix_each_xdg_outside(all, 4, &xdg, prefix_link, &h);
+	if (!h.err)
 		policy_home_set_each_xdg_outside(all, 4, &real, home_link, &h);
+	if (!h.err)
+		policy_home_prefix_each_xdg_outside(all, 4, &real, prefix_link, &h);
 	const char *xv[] = {c->xdg_config, c->xdg_data};
 	for (size_t k = 0; k < 2 && !h.err; k++) {
 		char to[PATH_MAX];

@@ -22,6 +22,10 @@ static const struct group {
     {PLAN_PIN, "pinned (bound onto themselves: cannot be renamed, removed or replaced)", ALWAYS},
     {PLAN_REFUSE_CREATE, "missing guard targets (their creation refused by the sandbox's init)",
      IF_GUARD},
+    {PLAN_REFUSE_PREFIX,
+     "names kept by their start (each that exists guarded above; making one refused by the "
+     "sandbox's init)",
+     IF_ANY},
     {PLAN_SOCKET, "host unix sockets left reachable (sandbox.unixSockets)", IF_ANY},
     {PLAN_READONLY, "halo-run's own files (read-only)", IF_ANY},
 };
@@ -56,7 +60,8 @@ static void print_group(const struct halo_plan *p, const struct group *g, FILE *
 						 strlen(PLAN_HOME_SET_REASON)) == 0;
 		if (s->op == g->op && !(s->flags & PLAN_F_OWN))
 			fprintf(
-			    out, "  %s%s%s%s%s%s%s\n", s->path, s->src ? " <- " : "",
+			    out, "  %s%s%s%s%s%s%s%s\n", s->path,
+			    g->op == PLAN_REFUSE_PREFIX ? "*" : "", s->src ? " <- " : "",
 			    s->src ? s->src : "", home ? " (home set: " : "",
 			    home ? s->reason + strlen(PLAN_HOME_SET_REASON) : "", home ? ")" : "",
 			    s->flags & PLAN_F_UNLISTED ? "  (cannot be listed: masked whole)" : "");

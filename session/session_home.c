@@ -60,12 +60,25 @@ static int rel_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A prefix row, by its text (constant: what it matches is found at each launch, and a
+ * name that appears later is a guarded file the session does not hold: refused). */
+static int prefix_entry(const char *dir, const char *prefix, const char *why, void *arg)
+{
+	struct home_rels *h = arg;
+	char rel[PATH_MAX + NAME_MAX + 4];
+
+	(void)why;
+	snprintf(rel, sizeof(rel), "%s%s%s*", dir, dir[0] ? "/" : "", prefix);
+	return add_entry(h, rel, h->pre);
+}
+
 /* one entry of h->pre's home set; a policy walk's error (a name past PATH_MAX) too */
 static void home_walk(struct home_rels *h, const char *tag, const char *home, const char *path,
 		      const struct policy_xdg *xdg)
 {
 	snprintf(h->pre, sizeof(h->pre), "%s%s/", tag, home);
-	if (policy_home_set_each_xdg(home, path, xdg, home_entry, h) < 0)
+	if (policy_home_set_each_xdg(home, path, xdg, home_entry, h) < 0 ||
+	    policy_home_prefix_each_xdg(home, xdg, prefix_entry, h) < 0)
 		h->oom = true;
 }
 
@@ -246,7 +259,9 @@ static void resolved_entries(const runner_launch *l, struct home_rels *h)
 			add_entry(h, homes[i], "E:long:");
 	}
 	const char *all[4] = {homes[0], homes[1], hres[0], hres[1]};
-	if (!h->oom && policy_home_set_each_xdg_outside(all, 4, &xdg, outside_entry, h) < 0)
+	snprintf(h->pre, sizeof(h->pre), "/");
+	if (!h->oom && (policy_home_set_each_xdg_outside(all, 4, &xdg, outside_entry, h) < 0 ||
+			policy_home_prefix_each_xdg_outside(all, 4, &xdg, prefix_entry, h) < 0))
 		add_entry(h, "", "E:long-outside");
 	for (const char *p = l->caller_path; p && *p && !h->oom;) {
 		size_t len = strcspn(p, ":");
@@ -296,7 +311,9 @@ void session_home_set_text(FILE *f, const runner_launch *l)
 	for (int i = 0; i < 2 - same_homes(homes) && !h.oom; i++)
 		if (homes[i] && homes[i][0] == '/')
 			home_walk(&h, "", homes[i], l->caller_path, &xdg);
-	if (!h.oom && policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h) < 0)
+	snprintf(h.pre, sizeof(h.pre), "/");
+	if (!h.oom && (policy_home_set_each_xdg_outside(homes, 2, &xdg, outside_entry, &h) < 0 ||
+		       policy_home_prefix_each_xdg_outside(homes, 2, &xdg, prefix_entry, &h) < 0))
 		h.oom = true;
 	if (!h.oom)
 		resolved_entries(l, &h);

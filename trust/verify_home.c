@@ -60,6 +60,8 @@ static const struct {
     {"create", ".local/bin/halo-verify-tool", "home set: a program in ~/.local/bin"},
     {"create", ".cargo/config.toml", "home set: create ~/.cargo/config.toml"},
     {"create", ".config/autostart", "home set: create ~/.config/autostart"},
+    {"create", ".zcompdump-halo-verify-5.9",
+     "home set: create ~/.zcompdump-HOST-VERSION (by its start)"},
 };
 
 static int make_home(struct verify *v)

@@ -42,6 +42,7 @@ for p in "launch halo-run with the probe runner" "planted secret HALO_VERIFY_SEC
 	"seccomp: chmod(04600)" "network namespace" "home as the workspace: create a file there" \
 	"home set: append to ~/.bashrc" "home set: create ~/.bash_aliases" "home set: create ~/.config/git" \
 	"home set: a program in ~/.local/bin" "home set: create ~/.cargo/config.toml" \
+	"home set: create ~/.zcompdump-HOST-VERSION (by its start)" \
 	"launch in a temporary home (home set)"; do
 	expect "default: $p ... PASS" PASS "$(result "$p")"
 done

@@ -140,10 +140,20 @@ static void broker_up(void)
 	memset(&s, 0, sizeof(s));
 	snprintf(p1, sizeof(p1), "%s/pinned", dir);
 	snprintf(p2, sizeof(p2), "%s/deep/.config/autostart", dir);
+	static char p3[PATH_MAX + 32], p4[PATH_MAX + 32];
+	static char *prefixes[2];
+
 	missing[0] = p1;
 	missing[1] = p2;
 	s.missing.v = missing;
 	s.missing.n = 2;
+	/* the home set's prefix rows: in dir, and beneath a way missing at launch */
+	snprintf(p3, sizeof(p3), "%s/.zcompdump", dir);
+	snprintf(p4, sizeof(p4), "%s/pdeep/.cache/p10k-dump-", dir);
+	prefixes[0] = p3;
+	prefixes[1] = p4;
+	s.home_prefix.v = prefixes;
+	s.home_prefix.n = 2;
 	ck_assert(linux_broker_pins_or_die(&broker, &s, true, true, -1));
 }
 
@@ -243,6 +253,7 @@ static void setup(void)
 	make_file("repo/HEAD");
 	make_file("repo/config");
 	make_dir("deep");
+	make_dir("pdeep");
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	broker_up();
 }
@@ -332,6 +343,24 @@ START_TEST(row_refuses_under_deep_pin)
 	if (ROW->a.old != BROKER_NO)
 		make_file("src");
 	refused(ROW, &in, "deep/.config/autostart", -EACCES);
+	done(&in);
+}
+END_TEST
+
+/* A prefix row (policy_home_prefixes): every name it starts is refused, case folded,
+ * beneath a way made after launch too; a name that merely holds it is made. */
+START_TEST(row_refuses_prefix)
+{
+	struct args in = named(ROW, "x");
+
+	refused(ROW, &in, ".zcompdump-host-5.9", -EACCES);
+	refused(ROW, &in, ".ZCOMPDUMP-X", -EACCES);
+	refused(ROW, &in, ".zcompdumpling", -EACCES);
+	make_dir("pdeep/.cache");
+	refused(ROW, &in, "pdeep/.cache/p10k-dump-u.zsh", -EACCES);
+	refused(ROW, &in, "pdeep/.cache/P10K-DUMP-", -EACCES);
+	in.path = "x.zcompdump";
+	ck_assert_msg(drive(ROW, &in, 1) >= 0 && exists("x.zcompdump"), "%s", ROW->name);
 	done(&in);
 }
 END_TEST
@@ -490,7 +519,7 @@ END_TEST
 /* Every case of "rows" runs once per row of the table. */
 static const TTest *const *row_cases(size_t *n)
 {
-	static const TTest *cases[8];
+	static const TTest *cases[9];
 
 	cases[0] = row_allowed;
 	cases[1] = row_refuses_guard_target;
@@ -500,6 +529,7 @@ static const TTest *const *row_cases(size_t *n)
 	cases[5] = row_refuses_bad_pointer;
 	cases[6] = row_refuses_long_path;
 	cases[7] = row_race_keeps_the_name_judged;
+	cases[8] = row_refuses_prefix;
 	*n = sizeof(cases) / sizeof(cases[0]);
 	return cases;
 }

@@ -916,6 +916,81 @@ START_TEST(home_set_zdotdir)
 }
 END_TEST
 
+/* Names kept by their start (oh-my-zsh's .zcompdump-HOST-VERSION, powerlevel10k's
+ * instant prompt): each name that starts with a row's prefix in its directory, case
+ * folded, and what lies beneath it; the home's ".z" rows in each $ZDOTDIR too. */
+static int collect_prefix(const char *dir, const char *prefix, const char *why, void *arg)
+{
+	char *all = arg;
+
+	ck_assert_ptr_nonnull(why);
+	strcat(all, dir);
+	strcat(all, dir[0] ? "/" : "");
+	strcat(all, prefix);
+	strcat(all, "*|");
+	return 0;
+}
+
+START_TEST(home_set_prefix)
+{
+	static char all[4096];
+	const char *homes[] = {"/home/u", NULL};
+	const struct policy_xdg in = {.zdotdir = "/home/u/dots/zsh"};
+	const struct policy_xdg out = {.zdotdir = "/w/z"};
+	const char *hit[] = {".zcompdump-host-5.9",
+			     ".zcompdump-host-5.9.zwc",
+			     ".ZCOMPDUMP-X",
+			     ".zcompdump",
+			     ".zcompdumpling", /* a prefix is a prefix */
+			     ".zcompdump-x/inside",
+			     ".cache/p10k-instant-prompt-u.zsh",
+			     ".cache/p10k-dump-u.zsh.zwc",
+			     ".cache/P10K-DUMP-"};
+	const char *miss[] = {"x.zcompdump",	     ".zcompdum",
+			      "proj/.zcompdump-x",   ".cache/p10k-x",
+			      "p10k-dump-u.zsh",     ".cache/sub/p10k-dump-u.zsh",
+			      ".cachex/p10k-dump-u", "dots/zsh/.zcompdump-x"};
+	char abs[256];
+
+	ck_assert(policy_home_prefix_name(".zcompdump-h", ".zcompdump"));
+	ck_assert(policy_home_prefix_name(".ZcompDump", ".zcompdump"));
+	ck_assert(!policy_home_prefix_name(".zcompdum", ".zcompdump"));
+	ck_assert(!policy_home_prefix_name("", ".zcompdump"));
+	for (size_t i = 0; i < sizeof(hit) / sizeof(hit[0]); i++) {
+		snprintf(abs, sizeof(abs), "/home/u/%s", hit[i]);
+		ck_assert_msg(policy_home_set_hit("/home/u", NULL, abs, NULL), "%s", abs);
+	}
+	for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) {
+		snprintf(abs, sizeof(abs), "/home/u/%s", miss[i]);
+		ck_assert_msg(!policy_home_set_hit("/home/u", NULL, abs, NULL), "%s", abs);
+	}
+	/* in $ZDOTDIR: the home's zsh rows, not ~/.cache's */
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg("/home/u", NULL, &in, "/home/u/dots/zsh/.zcompdump-h", NULL));
+	ck_assert_ptr_null(policy_home_set_hit_xdg("/home/u", NULL, &in,
+						   "/home/u/dots/zsh/p10k-dump-u.zsh", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit_xdg_outside(homes, 2, &out, "/w/z/.zcompdump-h-5.9"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 2, &out, "/w/z/zcompdump"));
+	ck_assert_ptr_null(policy_home_set_hit_xdg_outside(homes, 2, &in, "/home/u/dots/zsh/.zc"));
+	/* the walks: each row once for the home, the zsh rows once more per $ZDOTDIR */
+	strcpy(all, "|");
+	ck_assert_int_eq(policy_home_prefix_each_xdg("/home/u", NULL, collect_prefix, all), 0);
+	ck_assert_str_eq(all, "|.zcompdump*|.cache/p10k-instant-prompt-*|.cache/p10k-dump-*|");
+	strcpy(all, "|");
+	ck_assert_int_eq(policy_home_prefix_each_xdg("/home/u", &in, collect_prefix, all), 0);
+	ck_assert_ptr_nonnull(strstr(all, "|dots/zsh/.zcompdump*|"));
+	ck_assert_ptr_null(strstr(all, "dots/zsh/.cache"));
+	all[0] = '\0';
+	ck_assert_int_eq(policy_home_prefix_each_xdg_outside(homes, 2, &in, collect_prefix, all),
+			 0);
+	ck_assert_str_eq(all, ""); /* the home's, not here */
+	ck_assert_int_eq(policy_home_prefix_each_xdg_outside(homes, 2, &out, collect_prefix, all),
+			 0);
+	ck_assert_str_eq(all, "w/z/.zcompdump*|");
+}
+END_TEST
+
 /* Review 11: an XDG directory whose entries would pass PATH_MAX fails the walk (an
  * entry left out was writable): the each functions say -ENAMETOOLONG, the hit ones a
  * reason, so nothing is judged writable. */
@@ -1062,6 +1137,7 @@ static Suite *floor_suite(void)
 	tcase_add_test(t, xdg_leads_table);
 	tcase_add_test(t, home_set_xdg_lists);
 	tcase_add_test(t, home_set_zdotdir);
+	tcase_add_test(t, home_set_prefix);
 	tcase_add_test(t, home_set_xdg_too_long);
 	tcase_add_test(t, xdg_list_leads);
 	suite_add_tcase(s, t);

@@ -167,10 +167,11 @@ START_TEST(home_set_reasons)
 	    .workspace = "/home/alice",
 	    .guarded = PATHS("/home/alice/.bashrc", "/home/alice/tools", "/home/alice/p/.bashrc"),
 	    .missing = PATHS("/home/alice/.config/git", "/home/alice/.config/systemd/user"),
+	    .prefixes = PATHS("/home/alice/.zcompdump", "/home/alice/.cache/p10k-dump-"),
 	    .homes = {"/home/alice", NULL},
 	    .caller_path = "/usr/bin:/home/alice/tools:relative:/home/alice/../etc",
 	};
-	int rc, tools, sub, git, sd;
+	int rc, tools, sub, git, sd, zc, p10k;
 
 	plan_init(&p, "linux");
 	ck_assert_int_eq(plan_fs_late(&p, &in), 0);
@@ -188,6 +189,13 @@ START_TEST(home_set_reasons)
 	ck_assert_str_eq(p.steps[git].reason, PLAN_HOME_SET_REASON
 			 "git's second global config (config, attributes, hooks)");
 	ck_assert_ptr_nonnull(strstr(p.steps[sd].reason, "user services"));
+	/* a prefix row: its own step, with its own reason (not the exact .zcompdump's) */
+	zc = at(&p, PLAN_REFUSE_PREFIX, "/home/alice/.zcompdump");
+	p10k = at(&p, PLAN_REFUSE_PREFIX, "/home/alice/.cache/p10k-dump-");
+	ck_assert(zc >= 0 && p10k >= 0);
+	ck_assert_ptr_nonnull(strstr(p.steps[zc].reason, "oh-my-zsh"));
+	ck_assert_ptr_nonnull(strstr(p.steps[p10k].reason, "powerlevel10k"));
+	ck_assert_str_eq(plan_op_name(PLAN_REFUSE_PREFIX), "refuse-create-prefix");
 	plan_free(&p);
 	policy_free(pol);
 }

@@ -1,0 +1,121 @@
+#!/bin/bash
+# Names of the home persistence set kept by their start (policy_home_prefixes): zsh's
+# frameworks source files whose names vary with the host, zsh's version or the user
+# (oh-my-zsh's compinit dump ~/.zcompdump-HOST-VERSION and its .zwc twin, in the home
+# and in $ZDOTDIR; powerlevel10k's ~/.cache/p10k-instant-prompt-USER.zsh and
+# ~/.cache/p10k-dump-USER.zsh). With the home as the workspace, each such name that
+# exists stays read-only and no new one can be made, by any call (open, mv, ln, ln -s,
+# mkdir, mknod), in any case; the hook refuses the harness's own writes there; the rest
+# of the home stays writable. A prefix is a prefix: .zcompdumpling is kept too.
+#
+# The home is the runner's scratch directory (HOME=$TMPDIR, never the real /root).
+set -u
+. "$IT/lib.sh"
+H=$HOME
+cd "$H" || exit 1
+E="$TMPDIR/_stderr"
+HOSTN=$(cat /etc/hostname 2>/dev/null || echo host)
+S=pfx$$
+
+# What the home holds before: this host's dump (as oh-my-zsh names it), p10k's instant
+# prompt, a plain file, a $ZDOTDIR.
+echo '# dump' >"$H/.zcompdump-$HOSTN-5.9"
+mkdir -p "$H/.cache" "$H/dots/zsh"
+echo '# p10k' >"$H/.cache/p10k-instant-prompt-$AS.zsh"
+echo note >"$H/notes.txt"
+cleanup() {
+	(cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
+	rm -rf "$H/dots" "$H/.cache" "$H/notes.txt" "$H/tmpf" "$H/zcompdump-notes" \
+		"$H"/.zcompdump* "$H"/.ZCOMPDUMP*
+}
+trap cleanup EXIT
+
+run_home() {
+	OUT=$(cd "$H" && ZDOTDIR=$H/dots/zsh timeout -k 2 60 "$HALO" -- sh -c "$1" 2>"$E" </dev/null)
+	RC=$?
+}
+
+# Each way in, one a line: "NAME:made" or "NAME:refused".
+PLANT=$(
+	cat <<EOF
+t() { if eval "\$2" 2>/dev/null; then echo "\$1:made"; else echo "\$1:refused"; fi; }
+t append 'echo "touch /tmp/x" >> .zcompdump-$HOSTN-5.9'
+t remove 'rm -f .zcompdump-$HOSTN-5.9'
+t create 'echo x > .zcompdump-$HOSTN-5.10'
+t zwc 'echo x > .zcompdump-$HOSTN-5.9.zwc'
+t case 'echo x > .ZCOMPDUMP-X'
+t mv 'echo x > tmpf && mv tmpf .zcompdump-mv'
+t ln-s 'ln -s notes.txt .zcompdump-lnk'
+t ln 'ln notes.txt .zcompdump-hard'
+t mkdir 'mkdir .zcompdump-dir'
+t mknod 'mknod .zcompdump-fifo p'
+t prefix-is-a-prefix 'echo x > .zcompdumpling'
+t zdotdir 'echo x > dots/zsh/.zcompdump-$HOSTN-5.9'
+t p10k-new 'echo x > .cache/p10k-instant-prompt-other.zsh'
+t p10k-old 'echo x >> .cache/p10k-instant-prompt-$AS.zsh'
+t p10k-dump 'echo x > .cache/p10k-dump-$AS.zsh'
+t p10k-mv 'mkdir -p dots/c && echo x > dots/c/p10k-dump-u.zsh && mv dots/c/p10k-dump-u.zsh .cache/'
+t cache-away 'mv .cache .cache-old'
+t unrelated 'echo x >> notes.txt && echo y > zcompdump-notes && echo z > .cache/other'
+EOF
+)
+run_home "$PLANT"
+expect "the planting run ran (the home is the workspace)" 0 "$RC"
+for way in append remove create zwc case mv ln-s ln mkdir mknod prefix-is-a-prefix zdotdir \
+	p10k-new p10k-old p10k-dump p10k-mv cache-away; do
+	expect "refused inside: $way" "$way:refused" "$(grep "^$way:" <<<"$OUT")"
+done
+expect "the rest of the home stays writable" "unrelated:made" "$(grep '^unrelated:' <<<"$OUT")"
+
+# On the host: nothing made or changed.
+expect "the host's dump unchanged" "# dump" "$(cat "$H/.zcompdump-$HOSTN-5.9")"
+expect "no other .zcompdump* name in the home" ".zcompdump-$HOSTN-5.9" \
+	"$(cd "$H" && ls -A | grep -i '^\.zcompdump' | tr '\n' ' ' | sed 's/ $//')"
+expect "no .zcompdump* in \$ZDOTDIR" "" "$(ls -A "$H/dots/zsh" | grep -i zcompdump)"
+expect "p10k's instant prompt unchanged" "# p10k" "$(cat "$H/.cache/p10k-instant-prompt-$AS.zsh")"
+expect "no other p10k-* name in ~/.cache" "p10k-instant-prompt-$AS.zsh" \
+	"$(ls -A "$H/.cache" | grep -i '^p10k' | tr '\n' ' ' | sed 's/ $//')"
+rm -f "$H/tmpf" "$H/zcompdump-notes" "$H/.cache/other"
+
+# --dry-run says the rows, each with its reason.
+OUT=$(cd "$H" && "$HALO" --dry-run -- true 2>/dev/null)
+expect_match "dry-run: ~/.zcompdump* refused by its start" \
+	"^  $H/\.zcompdump\* \(home set: .*oh-my-zsh" "$OUT"
+expect_match "dry-run: ~/.cache/p10k-instant-prompt-* refused by its start" \
+	"^  $H/\.cache/p10k-instant-prompt-\* \(home set: powerlevel10k" "$OUT"
+expect_match "dry-run: the existing dump guarded" "^  $H/\.zcompdump-$HOSTN-5\.9 \(home set:" "$OUT"
+
+# The hook judges the same names (policy_home_prefix_name, the one predicate).
+hook_ev() {
+	python3 -c 'import json,sys; print(json.dumps({"session_id":"s","cwd":sys.argv[1],
+	"hook_event_name":"PreToolUse","tool_name":"Write",
+	"tool_input":{"file_path":sys.argv[2],"content":"x"}}))' "$H" "$1" |
+		(cd "$H" && ZDOTDIR=$H/dots/zsh "$HALO" hook 2>&1 >/dev/null)
+}
+for f in ".zcompdump-$HOSTN-5.9" .zcompdump-other-5.9 .ZCOMPDUMP-X .zcompdumpling \
+	dots/zsh/.zcompdump-x .cache/p10k-instant-prompt-u.zsh .cache/p10k-dump-u.zsh.zwc; do
+	expect_match "hook: Write ~/$f is blocked" "persistence set" "$(hook_ev "$H/$f")"
+done
+expect "hook: Write ~/zcompdump-notes is allowed" "" "$(hook_ev "$H/zcompdump-notes")"
+expect "hook: Write ~/.cache/other is allowed" "" "$(hook_ev "$H/.cache/other")"
+# An existing name that is a link: what it leads to is the entry's, in both.
+echo data >"$H/dots/dump" && ln -s dots/dump "$H/.zcompdump-lnk"
+expect_match "hook: Write where ~/.zcompdump-lnk leads is blocked" "\.zcompdump-lnk" \
+	"$(hook_ev "$H/dots/dump")"
+run_home '{ echo x >>dots/dump; } 2>/dev/null && echo wrote || echo refused'
+expect "sandbox: where ~/.zcompdump-lnk leads is read-only" refused "$OUT"
+rm -f "$H/.zcompdump-lnk" "$H/dots/dump"
+
+# A session and its calls: one home-set digest (a call joins); a name made on the host
+# since the session started is one the session does not hold: the call is refused.
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c 'echo started; echo s > /tmp/pfx-in' 2>&1 </dev/null)
+expect "session started" started "$OUT"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- cat /tmp/pfx-in 2>&1 </dev/null)
+expect "a call joins the session (same digest)" s "$OUT"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c '{ echo x >.zcompdump-s; } 2>/dev/null && echo made || echo refused' 2>&1 </dev/null)
+expect "in the session: a new .zcompdump* refused" refused "$OUT"
+echo host >"$H/.zcompdump-late"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c 'echo x >> .zcompdump-late && echo wrote' 2>&1 </dev/null)
+expect_match "a dump made on the host later: the session's call is refused" "appeared" "$OUT"
+expect "... and it is unchanged" host "$(cat "$H/.zcompdump-late")"
+finish
