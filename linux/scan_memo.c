@@ -214,7 +214,7 @@ int linux_scan_memo_names(struct linux_scan *s, const char *dir, const char *pre
 	DIR *dd;
 
 	if (d && d->state == DIR_COUNTING)
-		list_dir(d);
+		list_dir(&s->memo, d);
 	if (d && d->state == DIR_LISTED) {
 		for (size_t o = 0; o < d->len; o += strlen(d->names + o) + 1)
 			if (policy_home_prefix_name(d->names + o, prefix))
