@@ -9,6 +9,7 @@
  * host's agent should a mask ever be missing. Refusing it in env.pass at validation
  * time is the policy module's job; here it is simply dropped. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,6 +413,17 @@ static int add_fixed(struct env_buf *b, const char *tmpdir)
 	if (tmpdir) {
 		buf_remove(b, "TMPDIR", 6);
 		if (buf_put(b, "TMPDIR", 6, tmpdir) < 0)
+			return -ENOMEM;
+	}
+	/* oh-my-zsh names zsh's completion dump after the host (.zcompdump-HOST-VERSION),
+	 * which is "halo" inside: a dump never found in the home, which could not be written
+	 * there either (read-only; in a home workspace a home-set name): every interactive
+	 * zsh printed compinit's errors (review 27). It goes to the sandbox's own temporary
+	 * directory (oh-my-zsh takes ZSH_COMPDUMP as it finds it), unless a policy sets it. */
+	if (tmpdir && !slot_of(b, "ZSH_COMPDUMP", 12)) {
+		char dump[PATH_MAX];
+		if (snprintf(dump, sizeof(dump), "%s/.zcompdump", tmpdir) < (int)sizeof(dump) &&
+		    buf_put(b, "ZSH_COMPDUMP", 12, dump) < 0)
 			return -ENOMEM;
 	}
 	buf_remove(b, "HALO_SANDBOX", 12);

@@ -153,6 +153,8 @@ static const struct policy_home_entry home_set[] = {
     {".p10k.zsh", "powerlevel10k's .zshrc lines source it at every interactive start"},
     {".zprezto", "prezto's .zshrc lines source it and its modules"},
     {".cache/prezto/zcompdump", "prezto's compinit sources it at every interactive start"},
+    {".cache/gitstatus",
+     "gitstatus (powerlevel10k's) runs the gitstatusd it finds there at every interactive start"},
     {".zim", "zim's .zshrc lines source its init.zsh and modules"},
     {".zimrc", "zim builds its init.zsh from the modules it names"},
     {".zsh_plugins.zsh", "antidote's .zshrc lines source it"},
@@ -281,9 +283,11 @@ static const struct policy_home_prefix home_prefixes[] = {
     {"", ".zcompdump",
      "zsh's compinit sources the dump at every interactive start, oh-my-zsh's named "
      ".zcompdump-HOST-VERSION (and its .zwc twin)"},
-    {".cache", "p10k-instant-prompt-",
-     "powerlevel10k's .zshrc lines source p10k-instant-prompt-USER.zsh first thing"},
-    {".cache", "p10k-dump-", "powerlevel10k sources p10k-dump-USER.zsh at every interactive start"},
+    /* (review 27: not only the instant prompt and the dump; its prompt cache
+     * p10k-USER/prompt-N has fields the instant prompt expands with (e)) */
+    {".cache", "p10k-",
+     "powerlevel10k sources p10k-instant-prompt-USER.zsh first thing and p10k-dump-USER.zsh, "
+     "and expands the fields of p10k-USER/prompt-N, at every interactive start"},
 };
 
 const struct policy_home_prefix *policy_home_prefixes(size_t *n)

@@ -129,6 +129,8 @@ expect "CI passes by default (a marker, not a secret)" false "$(var CI)"
 
 # --------------------------------------------------------- always set / kept
 expect "HALO_SANDBOX=1" 1 "$(var HALO_SANDBOX)"
+# (review 27) oh-my-zsh's compinit dump in the sandbox's /tmp, not the home's
+expect "ZSH_COMPDUMP in the sandbox's /tmp" /tmp/.zcompdump "$(var ZSH_COMPDUMP)"
 expect "TMPDIR=/tmp (not the caller's $TMPDIR)" /tmp "$(var TMPDIR)"
 expect "PATH is the caller's" "$PATH" "$(var PATH)"
 expect "HOME is the caller's" "$HOME" "$(var HOME)"

@@ -22,6 +22,8 @@ S=pfx$$
 echo '# dump' >"$H/.zcompdump-$HOSTN-5.9"
 mkdir -p "$H/.cache" "$H/dots/zsh"
 echo '# p10k' >"$H/.cache/p10k-instant-prompt-$AS.zsh"
+mkdir -p "$H/.cache/p10k-$AS" # (its prompt cache: fields the instant prompt expands)
+echo '# prompt' >"$H/.cache/p10k-$AS/prompt-14"
 echo note >"$H/notes.txt"
 cleanup() {
 	(cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
@@ -56,13 +58,16 @@ t p10k-old 'echo x >> .cache/p10k-instant-prompt-$AS.zsh'
 t p10k-dump 'echo x > .cache/p10k-dump-$AS.zsh'
 t p10k-mv 'mkdir -p dots/c && echo x > dots/c/p10k-dump-u.zsh && mv dots/c/p10k-dump-u.zsh .cache/'
 t cache-away 'mv .cache .cache-old'
+t p10k-prompt 'echo "\$(touch /tmp/x)" >> .cache/p10k-$AS/prompt-14'
+t p10k-prompt-new 'mkdir .cache/p10k-other && echo x > .cache/p10k-other/prompt-14'
+t gitstatusd 'mkdir -p .cache/gitstatus && echo x > .cache/gitstatus/gitstatusd-linux-x86_64'
 t unrelated 'echo x >> notes.txt && echo y > zcompdump-notes && echo z > .cache/other'
 EOF
 )
 run_home "$PLANT"
 expect "the planting run ran (the home is the workspace)" 0 "$RC"
 for way in append remove create zwc case mv ln-s ln mkdir mknod prefix-is-a-prefix zdotdir \
-	p10k-new p10k-old p10k-dump p10k-mv cache-away; do
+	p10k-new p10k-old p10k-dump p10k-mv cache-away p10k-prompt p10k-prompt-new gitstatusd; do
 	expect "refused inside: $way" "$way:refused" "$(grep "^$way:" <<<"$OUT")"
 done
 expect "the rest of the home stays writable" "unrelated:made" "$(grep '^unrelated:' <<<"$OUT")"
@@ -73,16 +78,18 @@ expect "no other .zcompdump* name in the home" ".zcompdump-$HOSTN-5.9" \
 	"$(cd "$H" && ls -A | grep -i '^\.zcompdump' | tr '\n' ' ' | sed 's/ $//')"
 expect "no .zcompdump* in \$ZDOTDIR" "" "$(ls -A "$H/dots/zsh" | grep -i zcompdump)"
 expect "p10k's instant prompt unchanged" "# p10k" "$(cat "$H/.cache/p10k-instant-prompt-$AS.zsh")"
-expect "no other p10k-* name in ~/.cache" "p10k-instant-prompt-$AS.zsh" \
-	"$(ls -A "$H/.cache" | grep -i '^p10k' | tr '\n' ' ' | sed 's/ $//')"
+expect "p10k's prompt cache unchanged (review 27)" "# prompt" "$(cat "$H/.cache/p10k-$AS/prompt-14")"
+expect "no gitstatus in ~/.cache (review 27)" "" "$(ls -A "$H/.cache" | grep -i gitstatus)"
+expect "no other p10k-* name in ~/.cache" "p10k-instant-prompt-$AS.zsh p10k-$AS" \
+	"$(ls -A "$H/.cache" | grep -i '^p10k' | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')"
 rm -f "$H/tmpf" "$H/zcompdump-notes" "$H/.cache/other"
 
 # --dry-run says the rows, each with its reason.
 OUT=$(cd "$H" && "$HALO" --dry-run -- true 2>/dev/null)
 expect_match "dry-run: ~/.zcompdump* refused by its start" \
 	"^  $H/\.zcompdump\* \(home set: .*oh-my-zsh" "$OUT"
-expect_match "dry-run: ~/.cache/p10k-instant-prompt-* refused by its start" \
-	"^  $H/\.cache/p10k-instant-prompt-\* \(home set: powerlevel10k" "$OUT"
+expect_match "dry-run: ~/.cache/p10k-* refused by its start" \
+	"^  $H/\.cache/p10k-\* \(home set: powerlevel10k" "$OUT"
 expect_match "dry-run: the existing dump guarded" "^  $H/\.zcompdump-$HOSTN-5\.9 \(home set:" "$OUT"
 
 # The hook judges the same names (policy_home_prefix_name, the one predicate).
@@ -118,4 +125,19 @@ echo host >"$H/.zcompdump-late"
 OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c 'echo x >> .zcompdump-late && echo wrote' 2>&1 </dev/null)
 expect_match "a dump made on the host later: the session's call is refused" "appeared" "$OUT"
 expect "... and it is unchanged" host "$(cat "$H/.zcompdump-late")"
+
+# (review 27) oh-my-zsh's compinit names its dump after the host (halo inside), which
+# the home may not hold: it goes to the sandbox's /tmp (ZSH_COMPDUMP), quietly, not
+# refused at every interactive start.
+if command -v zsh >/dev/null; then
+	printf '%s\n' 'ZSH_COMPDUMP="${ZSH_COMPDUMP:-${ZDOTDIR:-$HOME}/.zcompdump-${HOST/.*/}-${ZSH_VERSION}}"' \
+		'autoload -U compinit' 'compinit -u -d "$ZSH_COMPDUMP"' >"$H/.zshrc"
+	OUT=$(cd "$H" && HOME=$H timeout -k 2 60 "$HALO" -- zsh -i -c 'echo "$ZSH_COMPDUMP"; [ -s "$ZSH_COMPDUMP" ] && echo dumped' 2>"$E" </dev/null)
+	expect "oh-my-zsh's compinit in a home workspace: its dump in /tmp" "/tmp/.zcompdump
+dumped" "$OUT"
+	expect "... and nothing on stderr" "" "$(cat "$E")"
+	rm -f "$H/.zshrc"
+else
+	skip "oh-my-zsh's compinit in a home workspace" "no zsh here"
+fi
 finish

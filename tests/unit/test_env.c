@@ -111,6 +111,7 @@ START_TEST(allowlist_only)
 	expect_value(env, "LINES", "40");
 	expect_value(env, "TMPDIR", "/tmp");
 	expect_value(env, "HALO_SANDBOX", "1");
+	expect_value(env, "ZSH_COMPDUMP", "/tmp/.zcompdump");
 	/* planted secrets and loader tricks */
 	expect_value(env, "AWS_SECRET_ACCESS_KEY", NULL);
 	expect_value(env, "AWS_ACCESS_KEY_ID", NULL);
@@ -123,8 +124,8 @@ START_TEST(allowlist_only)
 	expect_value(env, "LC", NULL);
 	expect_value(env, "XDG_RUNTIME_DIR", NULL);
 	expect_value(env, "DISPLAY", NULL);
-	/* 18 allowlisted + TMPDIR + HALO_SANDBOX, nothing else */
-	ck_assert_int_eq(count(env), 20);
+	/* 18 allowlisted + TMPDIR + ZSH_COMPDUMP + HALO_SANDBOX, nothing else */
+	ck_assert_int_eq(count(env), 21);
 	for (size_t i = 0; env[i]; i++) {
 		ck_assert_msg(strstr(env[i], "secret") == NULL, "leak: %s", env[i]);
 		ck_assert_msg(strchr(env[i], '=') > env[i], "malformed: %s", env[i]);
@@ -176,7 +177,7 @@ START_TEST(pass_names_only_what_is_named)
 	expect_value(env, "GITHUB_TOKEN", NULL);
 	expect_value(env, "AWS_SECRET_ACCESS_KEY", NULL);
 	expect_value(env, "LD_PRELOAD", NULL);
-	ck_assert_int_eq(count(env), 22);
+	ck_assert_int_eq(count(env), 23);
 	runner_env_free(env);
 }
 END_TEST
@@ -198,9 +199,10 @@ START_TEST(precedence)
 	expect_value(env, "HALO_SANDBOX", "1");
 	expect_value(env, "SSH_AUTH_SOCK", NULL);
 	expect_value(env, "EMPTY", "");
-	/* HALO_SANDBOX and TMPDIR come last */
+	/* HALO_SANDBOX, ZSH_COMPDUMP (in the sandbox's TMPDIR) and TMPDIR come last */
 	ck_assert_str_eq(env[count(env) - 1], "HALO_SANDBOX=1");
-	ck_assert_str_eq(env[count(env) - 2], "TMPDIR=/tmp/sbx");
+	ck_assert_str_eq(env[count(env) - 2], "ZSH_COMPDUMP=/tmp/sbx/.zcompdump");
+	ck_assert_str_eq(env[count(env) - 3], "TMPDIR=/tmp/sbx");
 	runner_env_free(env);
 }
 END_TEST
@@ -219,7 +221,7 @@ START_TEST(path_default)
 	expect_value(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
 	expect_value(env, "HOME", "/h");
 	expect_value(env, "GITHUB_TOKEN", NULL);
-	ck_assert_int_eq(count(env), 4);
+	ck_assert_int_eq(count(env), 5);
 	runner_env_free(env);
 
 	env = runner_env_build(NULL, empty_path, "/tmp", &e);
@@ -233,7 +235,27 @@ START_TEST(path_default)
 	env = runner_env_build(&p, no_path, NULL, &e);
 	expect_value(env, "PATH", "/policy/bin");
 	expect_value(env, "TMPDIR", NULL);
+	expect_value(env, "ZSH_COMPDUMP", NULL); /* (where TMPDIR is) */
 	expect_value(env, "HALO_SANDBOX", "1");
+	runner_env_free(env);
+}
+END_TEST
+
+/* ZSH_COMPDUMP: the sandbox's own, unless the policy names one (review 27) */
+START_TEST(zsh_compdump_policy_wins)
+{
+	static char *none[] = {NULL};
+	static struct policy_kv set_dump[] = {{"ZSH_COMPDUMP", "/w/.zcompdump-mine"}};
+	struct halo_policy p;
+	struct halo_err e = {{0}};
+	char **env;
+
+	memset(&p, 0, sizeof(p));
+	p.env_set = set_dump;
+	p.n_env_set = 1;
+	env = runner_env_build(&p, none, "/tmp", &e);
+	ck_assert_ptr_nonnull(env);
+	expect_value(env, "ZSH_COMPDUMP", "/w/.zcompdump-mine");
 	runner_env_free(env);
 }
 END_TEST
@@ -245,14 +267,15 @@ START_TEST(empty_and_null_caller)
 	char **env = runner_env_build(NULL, none, "/tmp", &e);
 
 	ck_assert_ptr_nonnull(env);
-	ck_assert_int_eq(count(env), 3);
+	ck_assert_int_eq(count(env), 4);
 	ck_assert_str_eq(env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
 	ck_assert_str_eq(env[1], "TMPDIR=/tmp");
-	ck_assert_str_eq(env[2], "HALO_SANDBOX=1");
+	ck_assert_str_eq(env[2], "ZSH_COMPDUMP=/tmp/.zcompdump");
+	ck_assert_str_eq(env[3], "HALO_SANDBOX=1");
 	runner_env_free(env);
 	env = runner_env_build(NULL, NULL, "/tmp", &e);
 	ck_assert_ptr_nonnull(env);
-	ck_assert_int_eq(count(env), 3);
+	ck_assert_int_eq(count(env), 4);
 	runner_env_free(env);
 	runner_env_free(NULL);
 }
@@ -748,6 +771,7 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, precedence);
 	tcase_add_test(tc, path_default);
 	tcase_add_test(tc, empty_and_null_caller);
+	tcase_add_test(tc, zsh_compdump_policy_wins);
 	tcase_add_test(tc, allowlist_contents);
 	tcase_add_test(tc, ci_markers_not_tokens);
 	tcase_add_test(tc, registry_settings_without_credentials);
