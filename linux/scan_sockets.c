@@ -8,6 +8,7 @@
  * and the caller's $SSH_AUTH_SOCK and $DOCKER_HOST. Sockets beneath /tmp and /run need
  * nothing: the sandbox gets those fresh. */
 #include <errno.h>
+#include <time.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,8 +187,18 @@ static pid_t listener_of(const char *path)
 		(int)sizeof(a.sun_path) &&
 	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) >= 0) {
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && cr.uid == geteuid())
+		int rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+		/* A watcher binds its name before it listens (scan_watch.c: /proc/net/unix
+		 * lists a socket by the name it was bound to): one that is starting refuses
+		 * for that moment, and was taken for another program's socket (masked alone,
+		 * its place's index files left in sight; seen once under a loaded CI). A few
+		 * more tries, 2 ms apart, on a refusal alone. */
+		for (int k = 0; rc < 0 && errno == ECONNREFUSED && k < 3; k++) {
+			nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+			rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+		}
+		if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 &&
+		    cr.uid == geteuid())
 			pid = cr.pid;
 		close(fd);
 	}
