@@ -178,18 +178,25 @@ static int xdg_entries(const char *xrel, int k, const struct xdg_walk *w)
 	return 0;
 }
 
+/* dir (len bytes) relative to home in xrel: 1; 0 when it is not beneath it (or names
+ * nothing there); -ENAMETOOLONG. */
+static int rel_below(const char *dir, size_t len, const char *home, char xrel[POLICY_PATH_MAX])
+{
+	const char *r = below_home(dir, len, home);
+
+	if (len >= POLICY_PATH_MAX)
+		return -ENAMETOOLONG;
+	return r && path_rel(r, len - (size_t)(r - dir), xrel, POLICY_PATH_MAX);
+}
+
 /* One beneath the home: its entries relative to the home. */
 static int home_dir_one(const char *dir, size_t len, int k, void *ctx)
 {
 	const struct xdg_walk *w = ctx;
-	const char *r = below_home(dir, len, w->home);
 	char xrel[POLICY_PATH_MAX];
+	int rc = rel_below(dir, len, w->home, xrel);
 
-	if (len >= sizeof(xrel))
-		return -ENAMETOOLONG;
-	if (!r || !path_rel(r, len - (size_t)(r - dir), xrel, sizeof(xrel)))
-		return 0;
-	return xdg_entries(xrel, k, w);
+	return rc <= 0 ? rc : xdg_entries(xrel, k, w);
 }
 
 int policy_home_set_each_xdg(const char *home, const char *path_env, const struct policy_xdg *xdg,
@@ -299,16 +306,10 @@ static int prefix_zdotdir(const char *xrel, const struct prefix_walk *w)
 static int prefix_home_dir(const char *dir, size_t len, int k, void *ctx)
 {
 	const struct prefix_walk *w = ctx;
-	const char *r = below_home(dir, len, w->home);
 	char xrel[POLICY_PATH_MAX];
+	int rc = k == XDG_ZDOTDIR ? rel_below(dir, len, w->home, xrel) : 0;
 
-	if (k != XDG_ZDOTDIR)
-		return 0;
-	if (len >= sizeof(xrel))
-		return -ENAMETOOLONG;
-	if (!r || !path_rel(r, len - (size_t)(r - dir), xrel, sizeof(xrel)))
-		return 0;
-	return prefix_zdotdir(xrel, w);
+	return rc <= 0 ? rc : prefix_zdotdir(xrel, w);
 }
 
 int policy_home_prefix_each_xdg(const char *home, const struct policy_xdg *xdg,
