@@ -250,20 +250,27 @@ int policy_home_set_each_xdg(const char *home, const char *path_env, const struc
  * writable from a workspace that held it). fn gets each relative to "/". One beneath a
  * home is that home's (policy_home_set_each_xdg); one that is a home ($HOME itself)
  * is taken here. */
+/* dir (len bytes) relative to "/" in xrel when it is beneath none of the homes: 1;
+ * 0 when it is beneath one (or names nothing); -ENAMETOOLONG. */
+static int rel_outside(const char *dir, size_t len, const char *const *homes, size_t n_homes,
+		       char xrel[POLICY_PATH_MAX])
+{
+	if (len >= POLICY_PATH_MAX)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < n_homes; i++)
+		if (homes[i] && homes[i][0] == '/' && below_home(dir, len, homes[i]))
+			return 0;
+	/* (a ".." in it: judged as it resolves, by the caller that resolves it) */
+	return path_rel(dir + 1, len - 1, xrel, POLICY_PATH_MAX) && xrel[0];
+}
+
 static int outside_dir_one(const char *dir, size_t len, int k, void *ctx)
 {
 	const struct xdg_walk *w = ctx;
 	char xrel[POLICY_PATH_MAX];
+	int rc = rel_outside(dir, len, w->homes, w->n_homes, xrel);
 
-	if (len >= sizeof(xrel))
-		return -ENAMETOOLONG;
-	for (size_t i = 0; i < w->n_homes; i++)
-		if (w->homes[i] && w->homes[i][0] == '/' && below_home(dir, len, w->homes[i]))
-			return 0;
-	/* (a ".." in it: judged as it resolves, by the caller that resolves it) */
-	if (!path_rel(dir + 1, len - 1, xrel, sizeof(xrel)) || !xrel[0])
-		return 0;
-	return xdg_entries(xrel, k, w);
+	return rc <= 0 ? rc : xdg_entries(xrel, k, w);
 }
 
 int policy_home_set_each_xdg_outside(const char *const *homes, size_t n_homes,
@@ -333,17 +340,9 @@ static int prefix_outside_dir(const char *dir, size_t len, int k, void *ctx)
 {
 	const struct prefix_walk *w = ctx;
 	char xrel[POLICY_PATH_MAX];
+	int rc = k == XDG_ZDOTDIR ? rel_outside(dir, len, w->homes, w->n_homes, xrel) : 0;
 
-	if (k != XDG_ZDOTDIR)
-		return 0;
-	if (len >= sizeof(xrel))
-		return -ENAMETOOLONG;
-	for (size_t i = 0; i < w->n_homes; i++)
-		if (w->homes[i] && w->homes[i][0] == '/' && below_home(dir, len, w->homes[i]))
-			return 0;
-	if (!path_rel(dir + 1, len - 1, xrel, sizeof(xrel)) || !xrel[0])
-		return 0;
-	return prefix_zdotdir(xrel, w);
+	return rc <= 0 ? rc : prefix_zdotdir(xrel, w);
 }
 
 int policy_home_prefix_each_xdg_outside(const char *const *homes, size_t n_homes,
