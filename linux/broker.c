@@ -290,6 +290,8 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 	memset(b, 0, sizeof(*b));
 	b->listener = -1;
 	b->addfd_send = true;
+	for (size_t i = 0; i < s->guarded.n; i++)
+		linux_paths_add(&b->guarded, s->guarded.v[i]);
 	if (n == 0 && !guard_git)
 		return false;
 	/* linux_broker_expected says the same in the supervisor (the pids budget). */

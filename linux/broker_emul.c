@@ -324,6 +324,37 @@ static int follow(struct call *c, struct broker_req *r)
 	return r->base < 0 ? -errno : 0;
 }
 
+/* A file opened for writing that is, or lies beneath, an entry the sandbox keeps
+ * read-only whose mount is gone: the host renamed another file over it after the
+ * launch (compinit and powerlevel10k rewrite their files so), which detaches the
+ * read-only bind in this namespace too, and the name, or an O_PATH descriptor of it
+ * reopened through /proc/self/fd, was writable (review 27). -EROFS, as the mount
+ * answered. An entry still a mount root is as the launch left it: what opens it for
+ * writing here is init's own way beneath it (git's held configs, broker_git.c). */
+static int guarded_gone(const struct linux_broker *b, int fd)
+{
+	char self[64], path[PATH_MAX];
+	struct statx sx;
+	ssize_t k;
+
+	if (b->guarded.n == 0)
+		return 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0 || path[0] != '/')
+		return 0;
+	path[k] = '\0';
+	for (size_t i = 0; i < b->guarded.n; i++) {
+		const char *e = b->guarded.v[i];
+		if (!policy_path_beneath(path, e))
+			continue;
+		if (statx(AT_FDCWD, e, AT_SYMLINK_NOFOLLOW, 0, &sx) < 0 ||
+		    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+		    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+			return -EROFS;
+	}
+	return 0;
+}
+
 /* open with O_CREAT (or for writing): the name checked at each hop when its last
  * component is a symlink the kernel would follow (and create the target of). */
 long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
@@ -352,6 +383,15 @@ long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
 			close(*fd_out); /* the file behind the magic link is a guarded one */
 			*fd_out = -1;
 			return -EACCES;
+		}
+		long g = rc >= 0 && *fd_out >= 0 &&
+				 ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+			     ? guarded_gone(c->b, *fd_out)
+			     : 0;
+		if (g < 0) {
+			close(*fd_out);
+			*fd_out = -1;
+			return g;
 		}
 		if (rc != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
 			return rc;

@@ -61,6 +61,10 @@ struct linux_broker {
 	/* The git directory rules (broker_git.c) apply: sandbox.guardPersistence in a
 	 * sandbox with writable trees. */
 	bool guard_git;
+	/* The scan's read-only entries (a copy): a write-open of one whose read-only
+	 * mount went (the host renamed another file over it, as zsh's compinit and
+	 * powerlevel10k rewrite theirs) is refused (broker_emul.c). */
+	struct linux_paths guarded;
 	struct broker_notes *notes; /* shared by init and every worker thread */
 	bool learn;		    /* halo-run learn: refused writes are noted */
 	int receive_from;	    /* the first worker: the socket the listener comes on */

@@ -126,6 +126,42 @@ OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c 'echo x >> .zco
 expect_match "a dump made on the host later: the session's call is refused" "appeared" "$OUT"
 expect "... and it is unchanged" host "$(cat "$H/.zcompdump-late")"
 
+# (review 27) A guarded file the host replaces during the run (rename over it, as
+# compinit and powerlevel10k rewrite theirs) loses its read-only mount inside: writing
+# it by name, or through an O_PATH descriptor reopened by /proc/self/fd, is refused
+# still (EROFS), and the host's new file is left as it is.
+echo v1 >"$H/.zshrc"
+echo d1 >"$H/.zcompdump-$HOSTN-5.9"
+cat >"$H/rw.py" <<'PY'
+import os, sys, time
+t0 = time.time()
+while not os.path.exists("replaced") and time.time() - t0 < 10:
+    time.sleep(0.05)
+for p in sys.argv[1:]:
+    for how in ("name", "proc"):
+        try:
+            if how == "name":
+                fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+            else:
+                fd = os.open("/proc/self/fd/%d" % os.open(p, os.O_PATH), os.O_WRONLY | os.O_APPEND)
+            os.write(fd, b"planted\n")
+            print(p, how, "wrote")
+        except OSError:
+            print(p, how, "refused")
+PY
+(sleep 1; for f in .zshrc ".zcompdump-$HOSTN-5.9"; do echo v2 >"$H/$f.tmp" && mv -f "$H/$f.tmp" "$H/$f"; done; touch "$H/replaced") &
+run_home "python3 rw.py .zshrc .zcompdump-$HOSTN-5.9"
+wait
+expect "a guarded file the host replaced: still refused inside, by name and by /proc/self/fd" \
+	".zshrc name refused
+.zshrc proc refused
+.zcompdump-$HOSTN-5.9 name refused
+.zcompdump-$HOSTN-5.9 proc refused" "$OUT"
+expect "... the host's files as the host left them" "v2 v2" \
+	"$(cat "$H/.zshrc" "$H/.zcompdump-$HOSTN-5.9" | tr '\n' ' ' | sed 's/ $//')"
+echo '# dump' >"$H/.zcompdump-$HOSTN-5.9"
+rm -f "$H/rw.py" "$H/replaced" "$H/.zshrc"
+
 # (review 27) oh-my-zsh's compinit names its dump after the host (halo inside), which
 # the home may not hold: it goes to the sandbox's /tmp (ZSH_COMPDUMP), quietly, not
 # refused at every interactive start.
