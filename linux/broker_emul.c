@@ -334,7 +334,6 @@ static int follow(struct call *c, struct broker_req *r)
 static int guarded_gone(const struct linux_broker *b, int fd)
 {
 	char self[64], path[PATH_MAX];
-	struct statx sx;
 	ssize_t k;
 
 	if (b->guarded.n == 0)
@@ -343,16 +342,7 @@ static int guarded_gone(const struct linux_broker *b, int fd)
 	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0 || path[0] != '/')
 		return 0;
 	path[k] = '\0';
-	for (size_t i = 0; i < b->guarded.n; i++) {
-		const char *e = b->guarded.v[i];
-		if (!policy_path_beneath(path, e))
-			continue;
-		if (statx(AT_FDCWD, e, AT_SYMLINK_NOFOLLOW, 0, &sx) < 0 ||
-		    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-		    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
-			return -EROFS;
-	}
-	return 0;
+	return linux_broker_guarded_gone(b, path) ? -EROFS : 0;
 }
 
 /* open with O_CREAT (or for writing): the name checked at each hop when its last

@@ -188,6 +188,8 @@ void linux_broker_answer(struct linux_broker *b, long rc, int fd);
 /* Is making `name` (by op) in the directory open at dfd refused by a pin: a missing guard
  * target, or, for a symlink, link or rename, a name on the way to a missing home set
  * entry (what is moved or linked there could hold the entry already)? */
+/* path is, or lies beneath, a read-only entry whose mount is gone (broker.c). */
+bool linux_broker_guarded_gone(const struct linux_broker *b, const char *path);
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name,
 			 enum broker_op op);
 
