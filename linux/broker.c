@@ -419,19 +419,30 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
 	return refused;
 }
 
-/* Is path, or a directory above it, an entry the sandbox keeps read-only whose mount
- * is gone? The host renamed another file over it after the launch (compinit and
- * powerlevel10k rewrite theirs so), or removed it, which detaches the read-only bind in
- * this namespace too (review 27). An entry still a mount root is as the launch left
- * it (the kernel answers for it; git's held configs are written beneath it by init's
+/* Is the file open at fd (or name in the directory open at fd), or a directory above
+ * it, an entry the sandbox keeps read-only whose mount is gone? The host renamed another file over
+ * it after the launch (compinit and powerlevel10k rewrite theirs so), or removed it, which detaches
+ * the read-only bind in this namespace too (review 27). An entry still a mount root is as the
+ * launch left it (the kernel answers for it; git's held configs are written beneath it by init's
  * own handle). */
-bool linux_broker_guarded_gone(const struct linux_broker *b, const char *path)
+bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char *name)
 {
+	char self[64], at[PATH_MAX], path[PATH_MAX];
 	struct statx sx;
+	ssize_t k;
 
+	if (b->guarded.n == 0)
+		return false;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if ((k = readlink(self, at, sizeof(at) - 1)) <= 0 || at[0] != '/')
+		return false; /* a pipe, a socket, an anonymous file: no name */
+	at[k] = '\0';
+	if (name && snprintf(path, sizeof(path), "%s/%s", strcmp(at, "/") ? at : "", name) >=
+			(int)sizeof(path))
+		return true; /* cannot tell: refuse */
 	for (size_t i = 0; i < b->guarded.n; i++) {
 		const char *e = b->guarded.v[i];
-		if (!policy_path_beneath(path, e))
+		if (!policy_path_beneath(name ? path : at, e))
 			continue;
 		if (statx(AT_FDCWD, e, AT_SYMLINK_NOFOLLOW, 0, &sx) < 0 ||
 		    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
@@ -441,31 +452,13 @@ bool linux_broker_guarded_gone(const struct linux_broker *b, const char *path)
 	return false;
 }
 
-/* ... for a name made in the directory open at dfd. */
-static bool guarded_name_gone(const struct linux_broker *b, int dfd, const char *name)
-{
-	char self[64], dir[PATH_MAX], path[PATH_MAX];
-	ssize_t k;
-
-	if (b->guarded.n == 0)
-		return false;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
-	if ((k = readlink(self, dir, sizeof(dir) - 1)) <= 0 || dir[0] != '/')
-		return false;
-	dir[k] = '\0';
-	if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name) >=
-	    (int)sizeof(path))
-		return true; /* cannot tell: refuse */
-	return linux_broker_guarded_gone(b, path);
-}
-
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name, enum broker_op op)
 {
 	struct stat st;
 
 	/* A read-only entry the host replaced or removed: made again, or renamed onto,
 	 * from inside, it would be the command's (review 27). */
-	if (guarded_name_gone(b, dfd, name))
+	if (linux_broker_guarded_gone(b, dfd, name))
 		return true;
 	if (b->n_pins == 0)
 		return false;

@@ -324,27 +324,6 @@ static int follow(struct call *c, struct broker_req *r)
 	return r->base < 0 ? -errno : 0;
 }
 
-/* A file opened for writing that is, or lies beneath, an entry the sandbox keeps
- * read-only whose mount is gone: the host renamed another file over it after the
- * launch (compinit and powerlevel10k rewrite their files so), which detaches the
- * read-only bind in this namespace too, and the name, or an O_PATH descriptor of it
- * reopened through /proc/self/fd, was writable (review 27). -EROFS, as the mount
- * answered. An entry still a mount root is as the launch left it: what opens it for
- * writing here is init's own way beneath it (git's held configs, broker_git.c). */
-static int guarded_gone(const struct linux_broker *b, int fd)
-{
-	char self[64], path[PATH_MAX];
-	ssize_t k;
-
-	if (b->guarded.n == 0)
-		return 0;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if ((k = readlink(self, path, sizeof(path) - 1)) <= 0 || path[0] != '/')
-		return 0;
-	path[k] = '\0';
-	return linux_broker_guarded_gone(b, path) ? -EROFS : 0;
-}
-
 /* open with O_CREAT (or for writing): the name checked at each hop when its last
  * component is a symlink the kernel would follow (and create the target of). */
 long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
@@ -374,14 +353,15 @@ long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
 			*fd_out = -1;
 			return -EACCES;
 		}
-		long g = rc >= 0 && *fd_out >= 0 &&
-				 ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
-			     ? guarded_gone(c->b, *fd_out)
-			     : 0;
-		if (g < 0) {
+		/* A read-only entry the host replaced (review 27: its bind went with it, and
+		 * the name, or an O_PATH descriptor reopened through /proc/self/fd, was
+		 * writable): EROFS, as the mount answered (broker.c). */
+		if (rc >= 0 && *fd_out >= 0 &&
+		    ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
+		    linux_broker_guarded_gone(c->b, *fd_out, NULL)) {
 			close(*fd_out);
 			*fd_out = -1;
-			return g;
+			return -EROFS;
 		}
 		if (rc != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
 			return rc;

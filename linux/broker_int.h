@@ -188,8 +188,9 @@ void linux_broker_answer(struct linux_broker *b, long rc, int fd);
 /* Is making `name` (by op) in the directory open at dfd refused by a pin: a missing guard
  * target, or, for a symlink, link or rename, a name on the way to a missing home set
  * entry (what is moved or linked there could hold the entry already)? */
-/* path is, or lies beneath, a read-only entry whose mount is gone (broker.c). */
-bool linux_broker_guarded_gone(const struct linux_broker *b, const char *path);
+/* The file open at fd (name NULL), or name in the directory open at fd, is, or lies
+ * beneath, a read-only entry whose mount is gone (broker.c). */
+bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char *name);
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name,
 			 enum broker_op op);
 
