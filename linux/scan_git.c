@@ -22,11 +22,11 @@
 #define GIT_CONFIG_MAX	(256 * 1024) /* read no more of a config than this */
 
 struct git_config_refs {
-	char hooks_path[PATH_MAX];	  /* core.hooksPath as written, or "" */
-	char worktree[PATH_MAX];	  /* core.worktree as written, or "" */
-	char templ[PATH_MAX];		  /* init.templateDir as written, or "" */
-	const char *worktree_at; /* where a relative program runs, or NULL (global) */
-	bool global;		 /* the global configs: relative programs for each work tree */
+	char hooks_path[PATH_MAX]; /* core.hooksPath as written, or "" */
+	char worktree[PATH_MAX];   /* core.worktree as written, or "" */
+	char templ[PATH_MAX];	   /* init.templateDir as written, or "" */
+	const char *worktree_at;   /* where a relative program runs, or NULL (global) */
+	bool global;		   /* the global configs: relative programs for each work tree */
 };
 
 static void guard_gitdir(struct linux_scan_ctx *c, const char *gitdir, const char *worktree,
