@@ -276,6 +276,8 @@ static void pin_one_or_die(struct linux_broker *b, const struct linux_scan *s, c
 	const char *top = deep_top(s, p, prefix);
 
 	pin_or_die(&b->pins[b->n_pins], p, last, rfd);
+	if (!(b->pins[b->n_pins].full = strdup(p)))
+		linux_die(rfd, STEP, ENOMEM, "the missing guard targets");
 	if (top)
 		deepen_or_die(&b->pins[b->n_pins], p, top, rfd);
 	b->pins[b->n_pins++].prefix = prefix;
@@ -312,6 +314,7 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 	if (guard_git)
 		linux_broker_git_hold(b, s);
 	if (n == 0) {
+		linux_broker_home_setup(b);
 		sizes_or_die(b, rfd);
 		return true;
 	}
@@ -322,6 +325,7 @@ bool linux_broker_pins_or_die(struct linux_broker *b, const struct linux_scan *s
 		pin_one_or_die(b, s, s->missing.v[i], false, &last, rfd);
 	for (size_t i = 0; i < s->home_prefix.n; i++)
 		pin_one_or_die(b, s, s->home_prefix.v[i], true, &last, rfd);
+	linux_broker_home_setup(b);
 	sizes_or_die(b, rfd);
 	return true;
 }
@@ -425,24 +429,13 @@ static bool deep_refused(const struct broker_pin *pin, const struct stat *st, co
  * the read-only bind in this namespace too (review 27). An entry still a mount root is as the
  * launch left it (the kernel answers for it; git's held configs are written beneath it by init's
  * own handle). */
-bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char *name)
+bool linux_broker_gone_path(const struct linux_broker *b, const char *path)
 {
-	char self[64], at[PATH_MAX], path[PATH_MAX];
 	struct statx sx;
-	ssize_t k;
 
-	if (b->guarded.n == 0)
-		return false;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if ((k = readlink(self, at, sizeof(at) - 1)) <= 0 || at[0] != '/')
-		return false; /* a pipe, a socket, an anonymous file: no name */
-	at[k] = '\0';
-	if (name && snprintf(path, sizeof(path), "%s/%s", strcmp(at, "/") ? at : "", name) >=
-			(int)sizeof(path))
-		return true; /* cannot tell: refuse */
 	for (size_t i = 0; i < b->guarded.n; i++) {
 		const char *e = b->guarded.v[i];
-		if (!policy_path_beneath(name ? path : at, e))
+		if (!policy_path_beneath(path, e))
 			continue;
 		if (statx(AT_FDCWD, e, AT_SYMLINK_NOFOLLOW, 0, &sx) < 0 ||
 		    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
@@ -452,13 +445,48 @@ bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char 
 	return false;
 }
 
+/* The path of name in the directory open at fd (or of the file open at fd, name NULL):
+ * 0, 1 (no name: a pipe, a socket), or -1 (too long to tell). */
+static int name_path(int fd, const char *name, char *path, size_t n)
+{
+	char at[PATH_MAX];
+
+	int k;
+
+	if (linux_broker_fd_path(fd, at, sizeof(at)) < 0)
+		return 1;
+	if (!name)
+		k = snprintf(path, n, "%s", at);
+	else
+		k = snprintf(path, n, "%s/%s", strcmp(at, "/") ? at : "", name);
+	return k >= (int)n ? -1 : 0;
+}
+
+bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char *name)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (b->guarded.n == 0)
+		return false;
+	rc = name_path(fd, name, path, sizeof(path));
+	return rc < 0 || (rc == 0 && linux_broker_gone_path(b, path));
+}
+
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name, enum broker_op op)
 {
+	char path[PATH_MAX];
 	struct stat st;
+	int rc;
 
+	if (b->guarded.n == 0 && b->n_pins == 0)
+		return false;
 	/* A read-only entry the host replaced or removed: made again, or renamed onto,
-	 * from inside, it would be the command's (review 27). */
-	if (linux_broker_guarded_gone(b, dfd, name))
+	 * from inside, it would be the command's (review 27); and what the host made at
+	 * or beneath a pinned entry during the run (review 28). */
+	if ((rc = name_path(dfd, name, path, sizeof(path))) < 0)
+		return true; /* cannot tell: refuse */
+	if (rc == 0 && (linux_broker_gone_path(b, path) || linux_broker_path_kept(b, path)))
 		return true;
 	if (b->n_pins == 0)
 		return false;

@@ -190,6 +190,12 @@ static int open_source(struct call *c, struct broker_req *r)
 	    openat(base, name, O_PATH | O_CLOEXEC | ((flags & AT_SYMLINK_FOLLOW) ? 0 : O_NOFOLLOW));
 	if (r->src < 0)
 		return -errno;
+	/* (review 28) No second name for a kept file (a replaced entry, one the host made
+	 * where a pin was, a name already a second one), nor for the host's temp file
+	 * beside one: written through it, it would be the entry once renamed over it. */
+	if (linux_broker_source_kept(c->b, r->src) || linux_broker_alias_kept(c->b, r->src) ||
+	    linux_broker_fresh_opened(c->b, c->tid, r->src))
+		return -EACCES;
 	return linux_broker_git_check_opened(c->b, r->src);
 }
 

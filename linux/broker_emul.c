@@ -172,10 +172,12 @@ long broker_do_link(struct call *c, struct broker_req *r, int *fd_out)
 {
 	char p[64];
 
-	(void)c;
 	(void)fd_out;
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", r->src); /* no capability needed */
-	return broker_R(linkat(AT_FDCWD, p, r->nn.pfd, r->nn.last, AT_SYMLINK_FOLLOW));
+	long rc = broker_R(linkat(AT_FDCWD, p, r->nn.pfd, r->nn.last, AT_SYMLINK_FOLLOW));
+	if (rc == 0)
+		linux_broker_note_own_at(c->b, r->nn.pfd, r->nn.last);
+	return rc;
 }
 
 long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
@@ -188,8 +190,18 @@ long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
 	int rc = linux_broker_git_dotgit_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last);
 	if (rc < 0)
 		return rc;
-	return broker_R(
+	/* (review 28) The host's temp file beside a kept entry is not the command's to
+	 * move (renamed to a name of its own, written, and moved back before the host
+	 * renames it over the entry); nor, swapped, what the new name holds. */
+	if (linux_broker_host_fresh_at(c->b, c->tid, r->obase, r->old) ||
+	    ((r->flags & RENAME_EXCHANGE) &&
+	     linux_broker_host_fresh_at(c->b, c->tid, r->nn.pfd, r->nn.last)))
+		return -EACCES;
+	long rr = broker_R(
 	    syscall(SYS_renameat2, r->obase, r->old, r->nn.pfd, r->nn.last, (unsigned)r->flags));
+	if (rr == 0)
+		linux_broker_note_own_at(c->b, r->nn.pfd, r->nn.last);
+	return rr;
 }
 
 /* Would this open block (a FIFO without its other end)? Then the FIFO, held O_PATH,
@@ -346,6 +358,11 @@ long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
 			*fd_out = fd;
 			return (flags & O_CLOEXEC) != 0;
 		}
+		/* An open that makes its file makes it the command's (broker_home.c). */
+		struct stat est;
+		bool made = (flags & O_TMPFILE) == O_TMPFILE ||
+			    ((flags & O_CREAT) && fstatat(pfd, r->nn.last, &est,
+							  r->magic ? 0 : AT_SYMLINK_NOFOLLOW) < 0);
 		rc = open_final(c, pfd, r->nn.last, flags, m, r->magic, fd_out);
 		if (r->magic && rc >= 0 && *fd_out >= 0 &&
 		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {
@@ -363,6 +380,17 @@ long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
 			*fd_out = -1;
 			return -EROFS;
 		}
+		/* (review 28) A second name for a kept file, or a file the host made beside
+		 * one during the run (its temp file, renamed over the entry later). */
+		if (rc >= 0 && *fd_out >= 0 && !made &&
+		    (linux_broker_alias_kept(c->b, *fd_out) ||
+		     linux_broker_fresh_opened(c->b, c->tid, *fd_out))) {
+			close(*fd_out);
+			*fd_out = -1;
+			return -EACCES;
+		}
+		if (rc >= 0 && *fd_out >= 0 && made)
+			linux_broker_note_own_opened(c->b, *fd_out);
 		if (rc != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
 			return rc;
 		if (hop >= MAX_FOLLOW)

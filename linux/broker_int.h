@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "linux/gitconf.h"
 #include "linux/linux_int.h"
@@ -37,6 +38,19 @@ struct broker_pin {
 	/* A prefix row of the home set (policy_home_prefixes): the last name of the way
 	 * (rest's, or name when rest is NULL) is a prefix, every name it starts refused. */
 	bool prefix;
+	/* The missing path as the scan named it (a prefix row's: its directory/prefix):
+	 * what the host makes there during the run is kept too (broker_home.c). */
+	char *full;
+};
+
+/* What the command made or moved beside the home set's kept files (broker_home.c): a
+ * set of inodes, open addressing, ino 0 free. */
+struct broker_own {
+	struct broker_inode {
+		dev_t dev;
+		ino_t ino;
+	} * v;
+	size_t n, cap;
 };
 
 /* The config of a git directory that existed at launch: pinned (a read-only mount
@@ -65,6 +79,14 @@ struct linux_broker {
 	 * mount went (the host renamed another file over it, as zsh's compinit and
 	 * powerlevel10k rewrite theirs) is refused (broker_emul.c). */
 	struct linux_paths guarded;
+	/* broker_home.c (review 28): the directories that hold a kept file or a pin, by
+	 * path, and when the broker started (CLOCK_REALTIME): a file born there after it,
+	 * not the command's own, is the host's (a temp file sed -i or git config renames
+	 * over the entry) and not the command's to write or link. */
+	struct linux_paths home_dirs;
+	struct timespec home_start;
+	struct broker_own *own;
+	struct timespec boot_rt;    /* the boot, CLOCK_REALTIME (process start times) */
 	struct broker_notes *notes; /* shared by init and every worker thread */
 	bool learn;		    /* halo-run learn: refused writes are noted */
 	int receive_from;	    /* the first worker: the socket the listener comes on */
@@ -193,6 +215,43 @@ void linux_broker_answer(struct linux_broker *b, long rc, int fd);
 bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char *name);
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name,
 			 enum broker_op op);
+/* The same for a path (the sandbox's view): is, or lies beneath, a read-only entry
+ * whose mount is gone. */
+bool linux_broker_gone_path(const struct linux_broker *b, const char *path);
+
+/* broker_home.c (review 28): what the host makes, replaces or writes beside the home
+ * set's kept entries during the run stays out of the command's hands. */
+/* Init, after the pins: the directories that hold a kept file or a pin, the start. */
+void linux_broker_home_setup(struct linux_broker *b);
+/* Init, in a session: its calls' spawner (init's child, each call a child of it): a file
+ * the host made before the caller's call started is not judged fresh. Every worker
+ * thread sees it (they copy the broker). */
+void linux_broker_set_spawner(pid_t spawner);
+/* Is path (the sandbox's view) a pinned entry, or beneath one (the host made ~/.local/bin
+ * during the run: git in it is refused as the entry is)? Case folded; a prefix pin's
+ * last name by its start. */
+bool linux_broker_path_kept(const struct linux_broker *b, const char *path);
+/* Is the regular file open at fd, with more than one name, one of the kept files (a
+ * guarded entry, a pinned one the host made, a prefix row's match): a second name made
+ * for it (a link to the host's temp file before it was renamed over the entry) must
+ * not write it. */
+bool linux_broker_alias_kept(const struct linux_broker *b, int fd);
+/* Is the file open at fd (a link's source) where a kept entry is: a read-only one whose
+ * mount is gone, or at or beneath a pinned one? */
+bool linux_broker_source_kept(const struct linux_broker *b, int fd);
+/* Is the regular file open at fd one the host made during the run beside a kept entry
+ * (in a directory that holds one; born after the start, or in a session after the
+ * start of the call of the caller tid; not the command's own)? */
+bool linux_broker_fresh_opened(struct linux_broker *b, pid_t tid, int fd);
+/* The same for the name rel (relative to the directory open at base, or absolute), not
+ * followed: a rename's source. */
+bool linux_broker_host_fresh_at(struct linux_broker *b, pid_t tid, int base, const char *rel);
+/* The command made the file open at fd (an open that created it, an O_TMPFILE), or moved
+ * or linked `name` into the directory open at dfd: its own, when beside a kept entry. */
+void linux_broker_note_own_opened(struct linux_broker *b, int fd);
+void linux_broker_note_own_at(struct linux_broker *b, int dfd, const char *name);
+/* The path of the directory open at fd into buf (n bytes): 0, or -1 (no name). */
+int linux_broker_fd_path(int fd, char *buf, size_t n);
 
 /* broker_git.c: the git directory rules for making `name` in the directory open at
  * pfd. BROKER_GIT_OK, BROKER_GIT_CONFIG (a rename onto a git directory's config: let

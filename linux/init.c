@@ -409,6 +409,8 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	linux_seccomp_apply_or_die(rfd);		 /* deny table, last */
 	cmd = shared_spawn(l) ? spawn_shared_or_die(l, &broker, rfd)
 			      : spawn_forked_or_die(l, f, &broker, rfd);
+	if (l->session) /* each call a child of it: the host's files judged by call */
+		linux_broker_set_spawner(cmd);
 	release_stdio();
 	close(rfd);
 	init_loop(cmd, l->session, sfd, f, &broker);

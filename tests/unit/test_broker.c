@@ -254,6 +254,9 @@ static void setup(void)
 	make_file("repo/config");
 	make_dir("deep");
 	make_dir("pdeep");
+	make_dir("plain");
+	make_file("old"); /* beside the pins, there before the run */
+	usleep(20000);	  /* file times are coarse: a tick or two */
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	broker_up();
 }
@@ -268,17 +271,18 @@ static void teardown(void)
 }
 
 /* The default arguments for a row making `name` in dir: open for writing with
- * O_CREAT|O_EXCL, a link or rename of the file "src". */
+ * O_CREAT|O_EXCL, a link or rename of the file "plain/src" (made by the test, as the
+ * host, during the run: in a directory that holds no kept entry). */
 static struct args named(const struct broker_row *row, const char *name)
 {
-	struct args in = {.dfd = AT_FDCWD, .fd = -1, .path = name, .old = "src"};
+	struct args in = {.dfd = AT_FDCWD, .fd = -1, .path = name, .old = "plain/src"};
 
 	if (row->a.flags != BROKER_NO && row->op == BROKER_OP_OPEN_CREATE)
 		in.flags = O_CREAT | O_WRONLY | O_EXCL;
 	if (row->a.fd != BROKER_NO)
 		in.fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (row->a.old != BROKER_NO)
-		make_file("src");
+		make_file("plain/src");
 	return in;
 }
 
@@ -309,7 +313,7 @@ START_TEST(row_allowed)
 	ck_assert_msg(rc >= 0, "%s: %s", ROW->name, strerror((int)-rc));
 	ck_assert_msg(exists("made"), "%s made nothing", ROW->name);
 	if (ROW->op == BROKER_OP_RENAME)
-		ck_assert(!exists("src"));
+		ck_assert(!exists("plain/src"));
 	done(&in);
 }
 END_TEST
@@ -341,7 +345,7 @@ START_TEST(row_refuses_under_deep_pin)
 	remove_any("deep/.config");
 	make_dir("deep/.config");
 	if (ROW->a.old != BROKER_NO)
-		make_file("src");
+		make_file("plain/src");
 	refused(ROW, &in, "deep/.config/autostart", -EACCES);
 	done(&in);
 }
@@ -516,10 +520,72 @@ START_TEST(check_handover_without_word)
 }
 END_TEST
 
+/* (review 28) A missing entry the host makes during the run: every name beneath it
+ * is refused as the entry is (pipx made ~/.local/bin; the command's git in it). */
+START_TEST(row_refuses_beneath_made_pin)
+{
+	struct args in = named(ROW, "x");
+
+	make_dir("pinned");
+	refused(ROW, &in, "pinned/evil", -EACCES);
+	make_dir("PINNED");
+	make_dir("PINNED/sub");
+	refused(ROW, &in, "PINNED/sub/evil", -EACCES);
+	make_dir(".zcompdump-dir"); /* a prefix row's match, made by the host */
+	refused(ROW, &in, ".zcompdump-dir/evil", -EACCES);
+	done(&in);
+}
+END_TEST
+
+static const struct broker_row *row_of(enum broker_op op)
+{
+	for (size_t i = 0; i < broker_n_rows; i++)
+		if (broker_rows[i].op == op)
+			return &broker_rows[i];
+	return NULL;
+}
+
+/* (review 28) A file the host makes beside a kept entry during the run (sed -i's temp
+ * file, renamed over .bashrc later) is neither written, nor linked, nor moved by the
+ * command; one there before the run is, and so is the command's own. */
+START_TEST(check_host_fresh)
+{
+	const struct broker_row *op = row_of(BROKER_OP_OPEN_CREATE), *ln = row_of(BROKER_OP_LINK),
+				*mv = row_of(BROKER_OP_RENAME);
+	struct args in = {.dfd = AT_FDCWD, .fd = -1, .path = "sedXYZ", .flags = O_WRONLY};
+
+	ck_assert(op && ln && mv);
+	make_file("sedXYZ");
+	ck_assert_int_eq(drive(op, &in, 1), -EACCES);
+	in.flags = O_WRONLY | O_CREAT;
+	ck_assert_int_eq(drive(op, &in, 1), -EACCES);
+	in = (struct args){.dfd = AT_FDCWD, .fd = -1, .path = "alias", .old = "sedXYZ"};
+	ck_assert_int_eq(drive(ln, &in, 1), -EACCES);
+	ck_assert(!exists("alias"));
+	in.path = "mine";
+	ck_assert_int_eq(drive(mv, &in, 1), -EACCES);
+	ck_assert(exists("sedXYZ") && !exists("mine"));
+	/* there before the run: written; the command's own: written, moved, linked */
+	in = (struct args){.dfd = AT_FDCWD, .fd = -1, .path = "old", .flags = O_WRONLY};
+	ck_assert_int_ge(drive(op, &in, 1), 0);
+	in.path = "own";
+	in.flags = O_WRONLY | O_CREAT | O_EXCL;
+	ck_assert_int_ge(drive(op, &in, 1), 0);
+	in.flags = O_WRONLY;
+	ck_assert_int_ge(drive(op, &in, 1), 0);
+	in = (struct args){.dfd = AT_FDCWD, .fd = -1, .path = "own2", .old = "own"};
+	ck_assert_int_eq(drive(ln, &in, 1), 0);
+	in = (struct args){.dfd = AT_FDCWD, .fd = -1, .path = "own3", .old = "own2"};
+	ck_assert_int_eq(drive(mv, &in, 1), 0);
+	in = (struct args){.dfd = AT_FDCWD, .fd = -1, .path = "own3", .flags = O_WRONLY};
+	ck_assert_int_ge(drive(op, &in, 1), 0);
+}
+END_TEST
+
 /* Every case of "rows" runs once per row of the table. */
 static const TTest *const *row_cases(size_t *n)
 {
-	static const TTest *cases[9];
+	static const TTest *cases[10];
 
 	cases[0] = row_allowed;
 	cases[1] = row_refuses_guard_target;
@@ -530,6 +596,7 @@ static const TTest *const *row_cases(size_t *n)
 	cases[6] = row_refuses_long_path;
 	cases[7] = row_race_keeps_the_name_judged;
 	cases[8] = row_refuses_prefix;
+	cases[9] = row_refuses_beneath_made_pin;
 	*n = sizeof(cases) / sizeof(cases[0]);
 	return cases;
 }
@@ -552,6 +619,7 @@ static Suite *broker_suite(void)
 	tcase_add_test(tc, check_link_source);
 	tcase_add_test(tc, check_exchange);
 	tcase_add_test(tc, check_handover_without_word);
+	tcase_add_test(tc, check_host_fresh);
 	suite_add_tcase(s, tr);
 	suite_add_tcase(s, tc);
 	return s;

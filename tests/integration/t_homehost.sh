@@ -1,0 +1,162 @@
+#!/bin/bash
+# The home as the workspace while the host changes its persistence set (review 28).
+# During a run the host replaces entries (zsh's compinit and sed -i rename a temp file
+# over theirs), makes missing ones (pipx makes ~/.local/bin, systemctl --user enable
+# ~/.config/systemd/user) and writes temp files beside them (sed's sedXXXXXX, git's
+# .gitconfig.lock). None of that becomes the command's: no second name for a kept file
+# (a hard link to a replaced entry, or to the host's temp file before the rename), no
+# file made beneath a pinned entry the host made, no descriptor on the host's temp file
+# (opened, reopened through /proc/self/fd, linked, renamed away and back, exchanged).
+# Files that were there at the launch, and the command's own, stay writable.
+#
+# The home is the runner's scratch directory (HOME=$TMPDIR, never the real /root).
+set -u
+. "$IT/lib.sh"
+H=$HOME
+cd "$H" || exit 1
+E="$TMPDIR/_stderr"
+HOSTN=$(cat /etc/hostname 2>/dev/null || echo host)
+S=hh$$
+DUMP=.zcompdump-$HOSTN-5.9
+MADE=".local/bin .config/systemd/user .config/git .cache/gitstatus .cache/p10k-$AS"
+
+cleanup() {
+	(cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
+	rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/.zcompdump* "$H/.zshrc" "$H/.bashrc" \
+		"$H"/sed? "$H"/rc-? "$H/.gitconfig"* "$H"/own* "$H/moved" "$H/d" "$H/notes.txt" \
+		"$H"/host-new* "$H"/step? "$H/rw.py" "$H"/mine* "$H"/a? "$H"/alias* "$H"/between*
+}
+trap cleanup EXIT
+
+touch "$H/_bt"
+if [ "$(stat -c %W "$H/_bt" 2>/dev/null)" = 0 ] || [ -z "$(stat -c %W "$H/_bt" 2>/dev/null)" ]; then
+	rm -f "$H/_bt"
+	skip "review 28: the host's files during a run" "no birth times on $(df -T "$H" | awk 'NR==2{print $2}')"
+	finish
+	exit
+fi
+rm -f "$H/_bt"
+
+echo 'echo v1' >"$H/.zshrc"
+echo '# dump' >"$H/$DUMP"
+echo note >"$H/notes.txt"
+
+cat >"$H/rw.py" <<'PY'
+import ctypes, os, sys, time
+dump, who = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+def wait(name):
+    t0 = time.time()
+    while not os.path.exists(name) and time.time() - t0 < 15:
+        time.sleep(0.02)
+held = []
+def t(name, fn):
+    try:
+        fd = fn()
+        if isinstance(fd, int):
+            held.append(fd)
+        print(name + ":made")
+    except OSError:
+        print(name + ":refused")
+A = os.O_WRONLY | os.O_APPEND
+def put(p):
+    with open(p, "a") as f:
+        f.write("PWNED\n")
+def exchange():
+    open("mine2", "w").close()
+    if libc.renameat2(-100, b"mine2", -100, b"sedE", 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+    return os.open("mine2", A)
+def rename_back():
+    os.rename("sedC", "mine")
+    fd = os.open("mine", A)
+    os.rename("mine", "sedC")
+    return fd
+def own():
+    with open("own.txt", "w") as f: f.write("a\n")
+    put("own.txt")
+    os.link("own.txt", "own2"); put("own2")
+    os.makedirs("d", exist_ok=True); put("d/x"); os.rename("d/x", "moved"); put("moved")
+    os.system("sed -i s/a/A/ own.txt")
+    put("own.txt")
+wait("step1")
+t("link-replaced", lambda: os.link(".zshrc", "a1"))
+t("link-replaced-dump", lambda: os.link(dump, "a2"))
+t("beneath-bin", lambda: put(".local/bin/git"))
+t("beneath-unit", lambda: put(".config/systemd/user/evil.service"))
+t("beneath-gitconfig", lambda: put(".config/git/config"))
+t("beneath-gitstatus", lambda: put(".cache/gitstatus/gitstatusd-linux-x86_64"))
+t("beneath-p10k", lambda: put(".cache/p10k-%s/prompt-99" % who))
+t("link-made", lambda: os.link(".bashrc", "a3"))
+t("write-made", lambda: put(".bashrc"))
+t("temp-link", lambda: (os.link("sedA", "alias"), os.open("alias", A))[1])
+t("temp-open", lambda: os.open("sedB", A))
+t("temp-rename", rename_back)
+t("temp-proc", lambda: os.open("/proc/self/fd/%d" % os.open("sedD", os.O_PATH), A))
+t("temp-exchange", exchange)
+t("lock-open", lambda: os.open(".gitconfig.lock", A))
+t("host-new", lambda: put("host-new.txt"))
+t("own", own)
+t("old", lambda: put("notes.txt"))
+open("done1", "w").close()
+wait("step2")
+for fd in held:
+    os.write(fd, b"PWNED\n")
+PY
+
+(
+	sleep 1
+	mv -f "$H/.zshrc" "$H/.zshrc.old" && echo 'echo v2' >"$H/.zshrc.new" && mv -f "$H/.zshrc.new" "$H/.zshrc"
+	echo '# dump 2' >"$H/$DUMP.new" && mv -f "$H/$DUMP.new" "$H/$DUMP"
+	for d in $MADE; do mkdir -p "$H/$d"; done
+	echo 'echo host' >"$H/.bashrc"
+	for x in A B C D E; do echo "host $x" >"$H/sed$x"; done
+	printf '[user]\n\tname = host\n' >"$H/.gitconfig.lock"
+	echo host >"$H/host-new.txt"
+	touch "$H/step1"
+	for ((i = 0; i < 300; i++)); do [ -e "$H/done1" ] && break; sleep 0.05; done
+	for x in A B C D E; do mv -f "$H/sed$x" "$H/rc-$x" 2>/dev/null; done
+	mv -f "$H/.gitconfig.lock" "$H/.gitconfig"
+	touch "$H/step2"
+) &
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- python3 rw.py "$DUMP" "$AS" 2>"$E" </dev/null)
+RC=$?
+wait
+expect "the run ran (the home is the workspace)" 0 "$RC"
+for way in link-replaced link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
+	beneath-gitstatus beneath-p10k link-made write-made temp-link temp-open temp-rename \
+	temp-proc temp-exchange lock-open host-new; do
+	expect "refused inside: $way" "$way:refused" "$(grep "^$way:" <<<"$OUT")"
+done
+expect "the command's own files stay writable (made, linked, moved in, sed -i)" "own:made" \
+	"$(grep '^own:' <<<"$OUT")"
+expect "a file there at the launch stays writable" "old:made" "$(grep '^old:' <<<"$OUT")"
+expect "... and was written" "note
+PWNED" "$(cat "$H/notes.txt")"
+# On the host: nothing of the command's in what the host made or renamed.
+expect "nothing planted in the host's files" "" \
+	"$(cd "$H" && grep -rl PWNED .zshrc "$DUMP" .bashrc .gitconfig rc-? .local .config .cache host-new.txt 2>/dev/null)"
+expect "the host's renamed temp files are the host's" "host A
+host B
+host C
+host D
+host E" "$(cat "$H"/rc-?)"
+rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/rc-? "$H/.gitconfig"* "$H"/step? "$H/done1" \
+	"$H"/own* "$H/moved" "$H/d" "$H"/mine* "$H"/alias* "$H"/host-new* "$H/.bashrc" "$H/.zshrc.old" "$H"/a?
+
+# A session: a file the host makes in the home between two calls is the next call's
+# to write (it was there when that call started); one made during a call is not, nor
+# for a background process of an earlier call.
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- echo started 2>&1 </dev/null)
+expect "session started" started "$OUT"
+echo host >"$H/between.txt"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c '{ echo call >>between.txt; } 2>/dev/null && echo wrote || echo refused' 2>&1 </dev/null)
+expect "session: a file the host made before the call: written" wrote "$OUT"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c 'while [ ! -e between2.txt ] && [ $((n+=1)) -lt 200 ]; do sleep 0.05; done; { echo call >>between2.txt; } 2>/dev/null && echo wrote || echo refused' 2>&1 </dev/null &
+	sleep 1
+	echo host >"$H/between2.txt"
+	wait)
+expect "session: a file the host made during the call: refused" refused "$OUT"
+expect "... and the host's as it was" host "$(cat "$H/between2.txt")"
+(cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
+finish
