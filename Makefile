@@ -411,7 +411,7 @@ build-fuzz/fuzz_learn: learn/record.c learn/propose.c learn/emit.c learn/diff.c 
 build-fuzz/fuzz_decider: events/decider_parse.c events/decider_int.h
 # The creation broker's request path (the gate's parse half, with the table and the
 # emulation it dispatches to).
-build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c linux/paths.c
+build-fuzz/fuzz_broker: $(wildcard linux/broker*.c linux/broker*.h) linux/die.c linux/paths.c linux/procstat.c
 # The registry-value scrubbers of the command's environment (runner/ code too).
 build-fuzz/fuzz_env_scrub: env/env_scrub.c env/env.h
 # `halo-run proxy`'s client credentials and listen/LISTEN_FDS/token parsers

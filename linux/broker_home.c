@@ -239,21 +239,12 @@ static bool home_dir(const struct linux_broker *b, const char *dir)
 /* The parent and start time (clock ticks since the boot) of process p: 0, or -1. */
 static int proc_stat(pid_t p, pid_t *ppid, unsigned long long *start)
 {
-	char path[64], buf[1024], *e;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (!(e = strrchr(buf, ')'))) /* the name may hold anything: fields follow its last ) */
-		return -1;
+	char buf[1024];
+	const char *e = linux_proc_stat(p, buf, sizeof(buf));
 	int ip;
+
+	if (!e)
+		return -1;
 	if (sscanf(
 		e + 1,
 		" %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",

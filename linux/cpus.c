@@ -53,22 +53,11 @@ void launch_cpus_restore(void)
 
 int linux_cpu_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	int fd, cpu = -1;
-	ssize_t n;
+	char buf[1024];
+	const char *p = linux_proc_stat(pid, buf, sizeof(buf));
+	int cpu = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* The name (field 2) may hold spaces and parentheses: count after its last ')'.
-	 * The CPU last run on is field 39, the 37th after it. */
-	if (!(p = strrchr(buf, ')')))
-		return -1;
+	/* The CPU last run on is field 39, the 37th after the name. */
 	for (int field = 2; field < 39 && p; field++)
 		p = strchr(p + 1, ' ');
 	return p && sscanf(p + 1, "%d", &cpu) == 1 ? cpu : -1;

@@ -63,6 +63,10 @@ struct linux_paths {
 void linux_paths_add(struct linux_paths *p, const char *path);
 void linux_paths_free(struct linux_paths *p);
 
+/* procstat.c: /proc/PID/stat read into buf (n bytes): a pointer to the last ')' of the
+ * process's name, the fields (the third on) after it; NULL when it cannot be read. */
+const char *linux_proc_stat(pid_t pid, char *buf, size_t n);
+
 /* Close the n descriptors of fds (negative ones skipped), a run of consecutive ones
  * in one close_range(2) (fds.c); fds is sorted in place. */
 void linux_fds_close(int *fds, size_t n);
