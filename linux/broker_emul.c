@@ -92,7 +92,9 @@ int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 	broker_judge_lock(c); /* from this check to the end of the call */
 	if (linux_broker_pinned(c->b, nn->pfd, nn->last, c->op))
 		return -EACCES;
-	if ((nn->git = linux_broker_git_check(c->b, nn->pfd, nn->last, c->op)) < 0)
+	/* (a removal is no git directory's concern: rm -rf of a repository) */
+	if (c->op != BROKER_OP_UNLINK &&
+	    (nn->git = linux_broker_git_check(c->b, nn->pfd, nn->last, c->op)) < 0)
 		return nn->git;
 	if (slash)
 		memcpy(nn->last + k, "/", 2);
@@ -158,7 +160,21 @@ long broker_do_mknod(struct call *c, struct broker_req *r, int *fd_out)
 {
 	(void)fd_out;
 	broker_take_umask(c);
-	return broker_R(mknodat(r->nn.pfd, r->nn.last, broker_mode(c, r->nn.pfd, r->mode), r->dev));
+	long rc =
+	    broker_R(mknodat(r->nn.pfd, r->nn.last, broker_mode(c, r->nn.pfd, r->mode), r->dev));
+	if (rc == 0) /* a regular file made so is the command's too */
+		linux_broker_note_own_at(c->b, r->nn.pfd, r->nn.last);
+	return rc;
+}
+
+long broker_do_unlink(struct call *c, struct broker_req *r, int *fd_out)
+{
+	(void)fd_out;
+	/* (review 29) Not the host's temp file beside a kept entry: a file of the
+	 * command's in its place would be what the host renames over the entry. */
+	if (linux_broker_host_fresh_at(c->b, c->tid, r->nn.pfd, r->nn.last))
+		return -EACCES;
+	return broker_R(unlinkat(r->nn.pfd, r->nn.last, r->flags));
 }
 
 long broker_do_symlink(struct call *c, struct broker_req *r, int *fd_out)
@@ -194,9 +210,9 @@ long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
 	 * move (renamed to a name of its own, written, and moved back before the host
 	 * renames it over the entry); nor, swapped, what the new name holds. */
 	if (linux_broker_host_fresh_at(c->b, c->tid, r->obase, r->old) ||
-	    ((r->flags & RENAME_EXCHANGE) &&
-	     linux_broker_host_fresh_at(c->b, c->tid, r->nn.pfd, r->nn.last)))
-		return -EACCES;
+	    linux_broker_host_fresh_at(c->b, c->tid, r->nn.pfd, r->nn.last))
+		return -EACCES; /* (onto it: the host would rename the command's file over the
+				   entry) */
 	long rr = broker_R(
 	    syscall(SYS_renameat2, r->obase, r->old, r->nn.pfd, r->nn.last, (unsigned)r->flags));
 	if (rr == 0)
@@ -266,12 +282,17 @@ static long open_final(struct call *c, int pfd, const char *last, int flags, mod
 /* The caller's process (its thread group), or -ESRCH. */
 pid_t broker_caller_tgid(struct call *c)
 {
+	return linux_broker_tgid(c->tid);
+}
+
+pid_t linux_broker_tgid(pid_t tid)
+{
 	char p[64], buf[2048];
 	const char *t;
 	ssize_t n;
 	int sfd;
 
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
 	if ((sfd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
 		return -ESRCH;
 	n = read(sfd, buf, sizeof(buf) - 1);
@@ -336,6 +357,44 @@ static int follow(struct call *c, struct broker_req *r)
 	return r->base < 0 ? -errno : 0;
 }
 
+/* The open of one hop, and whether it made its file (an O_TMPFILE, an O_CREAT that
+ * found no name): told by O_EXCL first, then, when the name is there, an open of what
+ * is there, judged as such (a name that appears in between is not taken for the
+ * command's). O_TRUNC is left to truncate_opened. */
+static long open_told(struct call *c, struct broker_req *r, int flags, mode_t m, bool *made,
+		      int *fd_out)
+{
+	int fl = flags & ~O_TRUNC, pfd = r->nn.pfd;
+	long rc = -EEXIST;
+
+	*made = (flags & O_TMPFILE) == O_TMPFILE;
+	if (!(flags & O_CREAT))
+		return open_final(c, pfd, r->nn.last, fl, m, r->magic, fd_out);
+	for (int round = 0; round < 4 && rc == -EEXIST; round++) {
+		rc = open_final(c, pfd, r->nn.last, fl | O_EXCL, m, r->magic, fd_out);
+		*made = rc >= 0 && *fd_out >= 0;
+		if (rc != -EEXIST || (flags & O_EXCL))
+			return rc;
+		rc = open_final(c, pfd, r->nn.last, fl & ~O_CREAT, m, r->magic, fd_out);
+		if (rc == -ENOENT) /* removed in between: made after all, or found */
+			rc = -EEXIST;
+	}
+	return rc;
+}
+
+/* An open's O_TRUNC on a regular file, after the checks: through its path, which the
+ * descriptor need not be open for writing for. 0 or -errno. */
+static long truncate_opened(int fd)
+{
+	char p[64];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return 0; /* (a FIFO, a device: O_TRUNC is ignored there) */
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return truncate(p, 0) < 0 ? -errno : 0;
+}
+
 /* open with O_CREAT (or for writing): the name checked at each hop when its last
  * component is a symlink the kernel would follow (and create the target of). */
 long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
@@ -358,12 +417,8 @@ long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
 			*fd_out = fd;
 			return (flags & O_CLOEXEC) != 0;
 		}
-		/* An open that makes its file makes it the command's (broker_home.c). */
-		struct stat est;
-		bool made = (flags & O_TMPFILE) == O_TMPFILE ||
-			    ((flags & O_CREAT) && fstatat(pfd, r->nn.last, &est,
-							  r->magic ? 0 : AT_SYMLINK_NOFOLLOW) < 0);
-		rc = open_final(c, pfd, r->nn.last, flags, m, r->magic, fd_out);
+		bool made;
+		rc = open_told(c, r, flags, m, &made, fd_out);
 		if (r->magic && rc >= 0 && *fd_out >= 0 &&
 		    linux_broker_git_check_opened(c->b, *fd_out) < 0) {
 			close(*fd_out); /* the file behind the magic link is a guarded one */
@@ -391,6 +446,13 @@ long broker_do_open(struct call *c, struct broker_req *r, int *fd_out)
 		}
 		if (rc >= 0 && *fd_out >= 0 && made)
 			linux_broker_note_own_opened(c->b, *fd_out);
+		/* O_TRUNC once the file passed (an open that truncates before it is
+		 * judged would empty a kept one and then refuse it). */
+		if (rc >= 0 && *fd_out >= 0 && (flags & O_TRUNC) &&
+		    (rc = truncate_opened(*fd_out)) < 0) {
+			close(*fd_out);
+			*fd_out = -1;
+		}
 		if (rc != -ELOOP || (flags & (O_NOFOLLOW | O_EXCL)))
 			return rc;
 		if (hop >= MAX_FOLLOW)

@@ -175,5 +175,6 @@ long broker_do_symlink(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_link(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_bind(struct call *c, struct broker_req *r, int *fd_out);
+long broker_do_unlink(struct call *c, struct broker_req *r, int *fd_out);
 
 #endif

@@ -190,23 +190,29 @@ bool linux_broker_alias_kept(const struct linux_broker *b, int fd)
 	return false;
 }
 
-static size_t slot(const struct broker_own *o, dev_t dev, ino_t ino)
+static bool same(const struct broker_inode *a, const struct broker_inode *k)
 {
-	size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ull) ^ (size_t)dev;
+	return a->ino == k->ino && a->dev == k->dev && a->btime_s == k->btime_s &&
+	       a->btime_ns == k->btime_ns;
+}
+
+static size_t slot(const struct broker_own *o, const struct broker_inode *k)
+{
+	size_t h = ((size_t)k->ino * 0x9E3779B97F4A7C15ull) ^ (size_t)k->dev ^ (size_t)k->btime_ns;
 
 	for (h &= o->cap - 1;; h = (h + 1) & (o->cap - 1))
-		if (o->v[h].ino == 0 || (o->v[h].ino == ino && o->v[h].dev == dev))
+		if (o->v[h].ino == 0 || same(&o->v[h], k))
 			return h;
 }
 
-static bool own_has(const struct broker_own *o, dev_t dev, ino_t ino)
+static bool own_has(const struct broker_own *o, const struct broker_inode *k)
 {
-	return o && o->cap && o->v[slot(o, dev, ino)].ino == ino;
+	return o && o->cap && o->v[slot(o, k)].ino != 0;
 }
 
-static void own_add(struct broker_own *o, dev_t dev, ino_t ino)
+static void own_add(struct broker_own *o, const struct broker_inode *k)
 {
-	if (!o || ino == 0 || own_has(o, dev, ino))
+	if (!o || k->ino == 0 || own_has(o, k))
 		return;
 	if (2 * (o->n + 1) > o->cap) { /* grow: at most half full */
 		size_t cap = o->cap ? 2 * o->cap : 64;
@@ -218,12 +224,18 @@ static void own_add(struct broker_own *o, dev_t dev, ino_t ino)
 		}
 		for (size_t i = 0; i < o->cap; i++)
 			if (o->v[i].ino)
-				g.v[slot(&g, o->v[i].dev, o->v[i].ino)] = o->v[i];
+				g.v[slot(&g, &o->v[i])] = o->v[i];
 		free(o->v);
 		*o = (struct broker_own){g.v, o->n, cap};
 	}
-	o->v[slot(o, dev, ino)] = (struct broker_inode){dev, ino};
+	o->v[slot(o, k)] = *k;
 	o->n++;
+}
+
+static struct broker_inode key_of(const struct statx *sx)
+{
+	return (struct broker_inode){makedev(sx->stx_dev_major, sx->stx_dev_minor), sx->stx_ino,
+				     sx->stx_btime.tv_sec, sx->stx_btime.tv_nsec};
 }
 
 static bool home_dir(const struct linux_broker *b, const char *dir)
@@ -255,13 +267,14 @@ static int proc_stat(pid_t p, pid_t *ppid, unsigned long long *start)
 }
 
 /* Since when a file born beside a kept entry is the host's, for the caller tid: the
- * broker's start; in a session, the start of the caller's call (the spawner's child it
- * descends from), when later. A process that left its call (reparented to init) has the
- * session's. */
+ * broker's start; in a session, the start of the caller's call (the spawner's child its
+ * process descends from: a thread's own start is not its process's, review 29; no
+ * process can make itself the spawner's child, CLONE_PARENT being refused), when later.
+ * A process that left its call (reparented to init) has the session's. */
 static struct timespec since(const struct linux_broker *b, pid_t tid)
 {
 	struct timespec t = b->home_start;
-	pid_t sp = spawner_pid, p = tid, pp;
+	pid_t sp = spawner_pid, p = sp > 0 ? linux_broker_tgid(tid) : -1, pp;
 	unsigned long long st;
 	long hz = sysconf(_SC_CLK_TCK);
 
@@ -299,8 +312,10 @@ static bool fresh_file(struct linux_broker *b, pid_t tid, const struct statx *sx
 	if (sx->stx_btime.tv_sec < t.tv_sec ||
 	    (sx->stx_btime.tv_sec == t.tv_sec && sx->stx_btime.tv_nsec < (uint32_t)t.tv_nsec))
 		return false; /* there before the run (the call) */
+	struct broker_inode k = key_of(sx);
+
 	pthread_mutex_lock(&own_lock);
-	own = own_has(b->own, makedev(sx->stx_dev_major, sx->stx_dev_minor), sx->stx_ino);
+	own = own_has(b->own, &k);
 	pthread_mutex_unlock(&own_lock);
 	return !own;
 }
@@ -360,33 +375,35 @@ bool linux_broker_host_fresh_at(struct linux_broker *b, pid_t tid, int base, con
 	return rc == 1;
 }
 
-static void own_stat(struct linux_broker *b, const struct stat *st)
+static void own_statx(struct linux_broker *b, int rc, const struct statx *sx)
 {
-	if (!S_ISREG(st->st_mode))
-		return;
+	struct broker_inode k;
+
+	if (rc < 0 || !S_ISREG(sx->stx_mode) || !(sx->stx_mask & STATX_BTIME))
+		return; /* (no birth time: no file is judged fresh there) */
+	k = key_of(sx);
 	pthread_mutex_lock(&own_lock);
-	own_add(b->own, st->st_dev, st->st_ino);
+	own_add(b->own, &k);
 	pthread_mutex_unlock(&own_lock);
 }
 
 void linux_broker_note_own_opened(struct linux_broker *b, int fd)
 {
 	char p[PATH_MAX], dir[PATH_MAX];
-	struct stat st;
+	struct statx sx;
 
 	if (linux_broker_fd_path(fd, p, sizeof(p)) == 0 && dir_of(p, dir, sizeof(dir)) &&
-	    home_dir(b, dir) && fstat(fd, &st) == 0)
-		own_stat(b, &st);
+	    home_dir(b, dir))
+		own_statx(b, statx(fd, "", AT_EMPTY_PATH, STX_WANT, &sx), &sx);
 }
 
 void linux_broker_note_own_at(struct linux_broker *b, int dfd, const char *name)
 {
 	char dir[PATH_MAX];
-	struct stat st;
+	struct statx sx;
 
-	if (linux_broker_fd_path(dfd, dir, sizeof(dir)) == 0 && home_dir(b, dir) &&
-	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		own_stat(b, &st);
+	if (linux_broker_fd_path(dfd, dir, sizeof(dir)) == 0 && home_dir(b, dir))
+		own_statx(b, statx(dfd, name, AT_SYMLINK_NOFOLLOW, STX_WANT, &sx), &sx);
 }
 
 bool linux_broker_source_kept(const struct linux_broker *b, int fd)

@@ -44,12 +44,17 @@ struct broker_pin {
 };
 
 /* What the command made or moved beside the home set's kept files (broker_home.c): a
- * set of inodes, open addressing, ino 0 free. */
+ * set of files, open addressing, ino 0 free. A file is its inode and its birth time: an
+ * inode number the file system gives again (ext4 hands a freed one to the next file
+ * in the directory: review 29) is another file. */
+struct broker_inode {
+	dev_t dev;
+	ino_t ino;
+	int64_t btime_s;
+	uint32_t btime_ns;
+};
 struct broker_own {
-	struct broker_inode {
-		dev_t dev;
-		ino_t ino;
-	} * v;
+	struct broker_inode *v;
 	size_t n, cap;
 };
 
@@ -130,6 +135,7 @@ enum broker_op {
 	BROKER_OP_SYMLINK,
 	BROKER_OP_LINK,
 	BROKER_OP_RENAME,
+	BROKER_OP_UNLINK, /* a name removed (review 29: the host's temp file is its own) */
 };
 
 /* The note for the supervisor, written to fd after the command's status: what the
@@ -252,6 +258,8 @@ void linux_broker_note_own_opened(struct linux_broker *b, int fd);
 void linux_broker_note_own_at(struct linux_broker *b, int dfd, const char *name);
 /* The path of the directory open at fd into buf (n bytes): 0, or -1 (no name). */
 int linux_broker_fd_path(int fd, char *buf, size_t n);
+/* The process (thread group) of thread tid, or -ESRCH (broker_emul.c). */
+pid_t linux_broker_tgid(pid_t tid);
 
 /* broker_git.c: the git directory rules for making `name` in the directory open at
  * pfd. BROKER_GIT_OK, BROKER_GIT_CONFIG (a rename onto a git directory's config: let

@@ -42,7 +42,9 @@
  * writing a git directory's config or hooks in place); openat2 is refused with ENOSYS
  * by the deny list (its flags are out of seccomp's sight), and other architectures are
  * killed by it. bind makes a unix socket's name (a node: git counts a socket named
- * objects or refs). */
+ * objects or refs). unlink removes one: not the host's temp file beside a kept entry,
+ * which the host renames over the entry by name (broker_home.c; rmdir is not trapped:
+ * what is judged is files). */
 /* clang-format off */
 const struct broker_row broker_rows[] = {
     {"openat", __NR_openat, L(.dfd = 0, .path = 1, .flags = 2, .mode = 3), BROKER_TRAP_WRITE, 0,
@@ -59,6 +61,8 @@ const struct broker_row broker_rows[] = {
      BROKER_TRAP_ALWAYS, 0, BROKER_OP_RENAME, MOVED, broker_do_rename},
     {"bind", __NR_bind, L(.fd = 0, .addr = 1, .len = 2), BROKER_TRAP_ALWAYS, 0,
      BROKER_OP_MKNOD, NEW, broker_do_bind},
+    {"unlinkat", __NR_unlinkat, L(.dfd = 0, .path = 1, .flags = 2), BROKER_TRAP_ALWAYS, 0,
+     BROKER_OP_UNLINK, NEW, broker_do_unlink},
 #ifdef __NR_open
     {"open", __NR_open, L(.path = 0, .flags = 1, .mode = 2), BROKER_TRAP_WRITE, 0,
      BROKER_OP_OPEN_CREATE, OPENED, broker_do_open},
@@ -76,6 +80,8 @@ const struct broker_row broker_rows[] = {
      MOVED, broker_do_rename},
     {"renameat", __NR_renameat, L(.odfd = 0, .old = 1, .dfd = 2, .path = 3), BROKER_TRAP_ALWAYS,
      0, BROKER_OP_RENAME, MOVED, broker_do_rename},
+    {"unlink", __NR_unlink, L(.path = 0), BROKER_TRAP_ALWAYS, 0, BROKER_OP_UNLINK, NEW,
+     broker_do_unlink},
 #endif
 };
 /* clang-format on */

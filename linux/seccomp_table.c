@@ -91,7 +91,9 @@ static const uint64_t socketpair_families_ok[] = {AF_UNIX};
 const struct linux_seccomp_row linux_seccomp_table[] = {
     {"unshare", -1, EPERM, ALWAYS, "", NS_WHY},
     {"setns", -1, EPERM, ALWAYS, "", NS_WHY},
-    {"clone", -1, EPERM, ONE(ANY_BIT(0, CLONE_NEW_ANY)), " (flags with a CLONE_NEW* bit)", NS_WHY},
+    {"clone", -1, EPERM, ONE(ANY_BIT(0, CLONE_NEW_ANY | CLONE_PARENT)),
+     " (flags with a CLONE_NEW* bit or CLONE_PARENT)",
+     "nested namespaces; a sibling of its parent (a session's call is judged by its start)"},
     {"clone3", X86_64(435), ENOSYS, ALWAYS, "",
      "flags unreadable by seccomp; glibc falls back to clone()"},
     {"mount", -1, EPERM, ALWAYS, "", "mounts"},

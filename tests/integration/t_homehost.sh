@@ -24,7 +24,8 @@ cleanup() {
 	(cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
 	rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/.zcompdump* "$H/.zshrc" "$H/.bashrc" \
 		"$H"/sed? "$H"/rc-? "$H/.gitconfig"* "$H"/own* "$H/moved" "$H/d" "$H/notes.txt" \
-		"$H"/host-new* "$H"/step? "$H/rw.py" "$H"/mine* "$H"/a? "$H"/alias* "$H"/between*
+		"$H"/host-new* "$H"/step? "$H/rw.py" "$H"/mine* "$H"/a? "$H"/alias* "$H"/between* \
+		"$H/th.py" "$H/ready0" "$H"/reuse*
 }
 trap cleanup EXIT
 
@@ -79,8 +80,23 @@ def own():
     os.makedirs("d", exist_ok=True); put("d/x"); os.rename("d/x", "moved"); put("moved")
     os.system("sed -i s/a/A/ own.txt")
     put("own.txt")
+# (review 29) inode numbers the command frees here, which ext4 gives the host's next
+for i in range(50):
+    open("reuse%d" % i, "w").close()
+for i in range(50):
+    os.unlink("reuse%d" % i)
+open("ready0", "w").close()
 wait("step1")
+def rename_over():
+    open("mine3", "w").close()
+    fd = os.open("mine3", A)
+    os.rename("mine3", "sedF")
+    return fd
 t("link-replaced", lambda: os.link(".zshrc", "a1"))
+t("trunc-replaced", lambda: os.open(".zshrc", os.O_WRONLY | os.O_TRUNC))
+t("temp-rename-over", rename_over)
+t("temp-unlink", lambda: os.unlink("sedG"))
+t("temp-reused-inode", lambda: os.open("sedH", A))
 t("link-replaced-dump", lambda: os.link(dump, "a2"))
 t("beneath-bin", lambda: put(".local/bin/git"))
 t("beneath-unit", lambda: put(".config/systemd/user/evil.service"))
@@ -105,17 +121,17 @@ for fd in held:
 PY
 
 (
-	sleep 1
+	for ((i = 0; i < 300; i++)); do [ -e "$H/ready0" ] && break; sleep 0.05; done
 	mv -f "$H/.zshrc" "$H/.zshrc.old" && echo 'echo v2' >"$H/.zshrc.new" && mv -f "$H/.zshrc.new" "$H/.zshrc"
 	echo '# dump 2' >"$H/$DUMP.new" && mv -f "$H/$DUMP.new" "$H/$DUMP"
 	for d in $MADE; do mkdir -p "$H/$d"; done
 	echo 'echo host' >"$H/.bashrc"
-	for x in A B C D E; do echo "host $x" >"$H/sed$x"; done
+	for x in A B C D E F G H; do echo "host $x" >"$H/sed$x"; done
 	printf '[user]\n\tname = host\n' >"$H/.gitconfig.lock"
 	echo host >"$H/host-new.txt"
 	touch "$H/step1"
 	for ((i = 0; i < 300; i++)); do [ -e "$H/done1" ] && break; sleep 0.05; done
-	for x in A B C D E; do mv -f "$H/sed$x" "$H/rc-$x" 2>/dev/null; done
+	for x in A B C D E F G H; do mv -f "$H/sed$x" "$H/rc-$x" 2>/dev/null; done
 	mv -f "$H/.gitconfig.lock" "$H/.gitconfig"
 	touch "$H/step2"
 ) &
@@ -123,7 +139,8 @@ OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- python3 rw.py "$DUMP" "$AS" 2>"$E" <
 RC=$?
 wait
 expect "the run ran (the home is the workspace)" 0 "$RC"
-for way in link-replaced link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
+for way in link-replaced trunc-replaced temp-rename-over temp-unlink temp-reused-inode \
+	link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
 	beneath-gitstatus beneath-p10k link-made write-made temp-link temp-open temp-rename \
 	temp-proc temp-exchange lock-open host-new; do
 	expect "refused inside: $way" "$way:refused" "$(grep "^$way:" <<<"$OUT")"
@@ -140,9 +157,14 @@ expect "the host's renamed temp files are the host's" "host A
 host B
 host C
 host D
-host E" "$(cat "$H"/rc-?)"
+host E
+host F
+host G
+host H" "$(cat "$H"/rc-?)"
+expect "the replaced .zshrc as the host wrote it (not emptied by O_TRUNC)" "echo v2" "$(cat "$H/.zshrc")"
 rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/rc-? "$H/.gitconfig"* "$H"/step? "$H/done1" \
-	"$H"/own* "$H/moved" "$H/d" "$H"/mine* "$H"/alias* "$H"/host-new* "$H/.bashrc" "$H/.zshrc.old" "$H"/a?
+	"$H"/own* "$H/moved" "$H/d" "$H"/mine* "$H"/alias* "$H"/host-new* "$H/.bashrc" "$H/.zshrc.old" "$H"/a? \
+	"$H/ready0"
 
 # A session: a file the host makes in the home between two calls is the next call's
 # to write (it was there when that call started); one made during a call is not, nor
@@ -158,5 +180,40 @@ OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- sh -c 'while [ ! -e b
 	wait)
 expect "session: a file the host made during the call: refused" refused "$OUT"
 expect "... and the host's as it was" host "$(cat "$H/between2.txt")"
+# (review 29) A thread started after the host made its file is judged by its process's
+# call, not by its own start.
+cat >"$H/th.py" <<'PY'
+import os, threading, time
+t0 = time.time()
+while not os.path.exists("between3.txt") and time.time() - t0 < 10:
+    time.sleep(0.05)
+def w():
+    try:
+        os.write(os.open("between3.txt", os.O_WRONLY | os.O_APPEND), b"PWNED\n")
+        print("wrote")
+    except OSError:
+        print("refused")
+th = threading.Thread(target=w)
+th.start()
+th.join()
+PY
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- python3 th.py 2>&1 </dev/null &
+	sleep 1
+	echo host >"$H/between3.txt"
+	wait)
+expect "session: a thread started after the host's file: refused" refused "$OUT"
+# ... nor can a process make itself the spawner's child (a call of its own start).
+[ "$(uname -m)" = x86_64 ] && OUT=$(cd "$H" && timeout -k 2 60 "$HALO" --session "$S" -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)  # clone(CLONE_PARENT | SIGCHLD)
+if r == 0:
+    os._exit(0)
+print("clone-parent", r, ctypes.get_errno())' 2>&1 </dev/null)
+if [ "$(uname -m)" = x86_64 ]; then
+	expect "CLONE_PARENT refused (EPERM)" "clone-parent -1 1" "$OUT"
+else
+	skip "CLONE_PARENT refused (EPERM)" "the row's clone number is x86_64's"
+fi
 (cd "$H" && "$HALO" session stop "$S" >/dev/null 2>&1)
 finish
