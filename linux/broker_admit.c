@@ -114,6 +114,7 @@ static void req_init(struct broker_req *r, const struct broker_row *row)
 	r->mode = 0;
 	r->dev = 0;
 	r->len = 0;
+	r->size = 0;
 	r->has_name = false;
 	r->magic = false;
 	r->path[0] = r->old[0] = '\0';
@@ -140,6 +141,7 @@ int broker_parse(const struct broker_mem *m, pid_t tid, const struct seccomp_dat
 	r->mode = (mode_t)arg(a, l->mode, 0);
 	r->dev = (dev_t)arg(a, l->dev, 0);
 	r->fd = (int)arg(a, l->fd, (uint64_t)-1);
+	r->size = (off_t)arg(a, l->size, 0);
 	/* The strings in the kernel's order: the existing side (or target) first. */
 	if (l->target != BROKER_NO)
 		rc = read_str(m, a[l->target], r->old, sizeof(r->old));

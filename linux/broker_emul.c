@@ -93,7 +93,7 @@ int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 	if (linux_broker_pinned(c->b, nn->pfd, nn->last, c->op))
 		return -EACCES;
 	/* (a removal is no git directory's concern: rm -rf of a repository) */
-	if (c->op != BROKER_OP_UNLINK &&
+	if (c->op != BROKER_OP_UNLINK && c->op != BROKER_OP_META &&
 	    (nn->git = linux_broker_git_check(c->b, nn->pfd, nn->last, c->op)) < 0)
 		return nn->git;
 	if (slash)
@@ -165,6 +165,71 @@ long broker_do_mknod(struct call *c, struct broker_req *r, int *fd_out)
 	if (rc == 0) /* a regular file made so is the command's too */
 		linux_broker_note_own_at(c->b, r->nn.pfd, r->nn.last);
 	return rc;
+}
+
+/* The file a truncate or chmod changes in place (held O_PATH, followed as the call
+ * follows it), unless it is kept: a read-only entry the host replaced, at or beneath a
+ * pin, a second name of a kept file, or the host's temp file beside one (review 29:
+ * truncated at a chosen length, or left writable to every local user). fd, or -errno. */
+static int meta_target(struct call *c, int dfd, const char *name, bool follow)
+{
+	int fd = openat(dfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+
+	if (fd < 0)
+		return -errno;
+	if (linux_broker_source_kept(c->b, fd) || linux_broker_alias_kept(c->b, fd) ||
+	    linux_broker_fresh_opened(c->b, c->tid, fd)) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+static long chmod_fd(int fd, mode_t mode)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return broker_R(chmod(p, mode));
+}
+
+long broker_do_truncate(struct call *c, struct broker_req *r, int *fd_out)
+{
+	char p[64];
+	AUTO_FD fd = meta_target(c, r->nn.pfd, r->nn.last, true);
+
+	(void)fd_out;
+	if (fd < 0)
+		return fd;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return broker_R(truncate(p, r->size));
+}
+
+long broker_do_chmod(struct call *c, struct broker_req *r, int *fd_out)
+{
+	(void)fd_out;
+	if (r->flags & ~AT_SYMLINK_NOFOLLOW)
+		return -EINVAL; /* fchmodat2's only flag (fchmodat has none: 0) */
+	AUTO_FD fd = meta_target(c, r->nn.pfd, r->nn.last, !(r->flags & AT_SYMLINK_NOFOLLOW));
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))
+		return -EOPNOTSUPP; /* a symlink's own mode, as the kernel answers */
+	return chmod_fd(fd, r->mode & 07777);
+}
+
+long broker_do_fchmod(struct call *c, struct broker_req *r, int *fd_out)
+{
+	char p[64];
+
+	(void)fd_out;
+	snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)c->tid, r->fd);
+	AUTO_FD fd = meta_target(c, AT_FDCWD, p, true);
+	if (fd == -ENOENT)
+		return -EBADF; /* no such descriptor */
+	return fd < 0 ? fd : chmod_fd(fd, r->mode & 07777);
 }
 
 long broker_do_unlink(struct call *c, struct broker_req *r, int *fd_out)

@@ -54,6 +54,7 @@ struct broker_layout {
 	signed char flags, mode;   /* open flags / link, rename flags; the mode made */
 	signed char dev;	   /* mknod */
 	signed char fd, addr, len; /* bind: the caller's socket and its address */
+	signed char size;	   /* truncate's length */
 };
 
 /* When the filter sends the call to init. */
@@ -62,7 +63,11 @@ enum broker_trap {
 	/* Only with O_CREAT, O_WRONLY, O_RDWR or O_TRUNC in the flags (low 32 bits):
 	 * read-only opens pass untouched. */
 	BROKER_TRAP_WRITE,
+	/* Only with a group or other write bit in the mode (chmod 666 of a kept file the
+	 * host replaced would leave it writable to every local user): review 29. */
+	BROKER_TRAP_MODE,
 };
+#define BROKER_MODE_BITS   0022
 #define BROKER_WRITE_FLAGS (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC)
 
 /* What the gate checks before the row's function runs (a row's `checks`). */
@@ -107,6 +112,7 @@ struct broker_req {
 	mode_t mode;
 	dev_t dev;
 	socklen_t len;
+	off_t size;
 	bool has_name;		    /* false: a bind whose address names no file */
 	bool magic;		    /* the name is in procfs (the caller's own: checked) */
 	char path[PATH_MAX];	    /* the name made (bind: the socket's path) */
@@ -176,5 +182,8 @@ long broker_do_link(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_bind(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_unlink(struct call *c, struct broker_req *r, int *fd_out);
+long broker_do_truncate(struct call *c, struct broker_req *r, int *fd_out);
+long broker_do_chmod(struct call *c, struct broker_req *r, int *fd_out);
+long broker_do_fchmod(struct call *c, struct broker_req *r, int *fd_out);
 
 #endif

@@ -136,6 +136,7 @@ enum broker_op {
 	BROKER_OP_LINK,
 	BROKER_OP_RENAME,
 	BROKER_OP_UNLINK, /* a name removed (review 29: the host's temp file is its own) */
+	BROKER_OP_META,	  /* an existing file truncated, or made writable to others */
 };
 
 /* The note for the supervisor, written to fd after the command's status: what the

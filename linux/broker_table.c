@@ -10,9 +10,11 @@
 #include "linux/broker_emul_int.h"
 
 #if defined(__x86_64__)
-#define BROKER_ARCH AUDIT_ARCH_X86_64
+#define BROKER_ARCH	    AUDIT_ARCH_X86_64
+#define BROKER_NR_FCHMODAT2 452 /* Linux 6.6; glibc 2.36 has no name for it */
 #elif defined(__aarch64__)
-#define BROKER_ARCH AUDIT_ARCH_AARCH64
+#define BROKER_ARCH	    AUDIT_ARCH_AARCH64
+#define BROKER_NR_FCHMODAT2 452
 #else
 #error "the creation broker knows no audit arch for this target"
 #endif
@@ -30,7 +32,8 @@
 	{                                                                                          \
 		.dfd = BROKER_NO, .path = BROKER_NO, .odfd = BROKER_NO, .old = BROKER_NO,          \
 		.target = BROKER_NO, .flags = BROKER_NO, .mode = BROKER_NO, .dev = BROKER_NO,      \
-		.fd = BROKER_NO, .addr = BROKER_NO, .len = BROKER_NO, __VA_ARGS__                  \
+		.fd = BROKER_NO, .addr = BROKER_NO, .len = BROKER_NO, .size = BROKER_NO,           \
+		__VA_ARGS__                                                                        \
 	}
 
 #define NEW    BROKER_CHECK_NEW
@@ -44,7 +47,9 @@
  * killed by it. bind makes a unix socket's name (a node: git counts a socket named
  * objects or refs). unlink removes one: not the host's temp file beside a kept entry,
  * which the host renames over the entry by name (broker_home.c; rmdir is not trapped:
- * what is judged is files). */
+ * what is judged is files). truncate(2) and a chmod giving group or others write
+ * change a file in place, as a write-open would: not a kept one, nor the host's temp
+ * file (review 29). */
 /* clang-format off */
 const struct broker_row broker_rows[] = {
     {"openat", __NR_openat, L(.dfd = 0, .path = 1, .flags = 2, .mode = 3), BROKER_TRAP_WRITE, 0,
@@ -63,6 +68,14 @@ const struct broker_row broker_rows[] = {
      BROKER_OP_MKNOD, NEW, broker_do_bind},
     {"unlinkat", __NR_unlinkat, L(.dfd = 0, .path = 1, .flags = 2), BROKER_TRAP_ALWAYS, 0,
      BROKER_OP_UNLINK, NEW, broker_do_unlink},
+    {"truncate", __NR_truncate, L(.path = 0, .size = 1), BROKER_TRAP_ALWAYS, 0, BROKER_OP_META,
+     NEW, broker_do_truncate},
+    {"fchmodat", __NR_fchmodat, L(.dfd = 0, .path = 1, .mode = 2), BROKER_TRAP_MODE, 0,
+     BROKER_OP_META, NEW, broker_do_chmod},
+    {"fchmodat2", BROKER_NR_FCHMODAT2, L(.dfd = 0, .path = 1, .mode = 2, .flags = 3),
+     BROKER_TRAP_MODE, 0, BROKER_OP_META, NEW, broker_do_chmod},
+    {"fchmod", __NR_fchmod, L(.fd = 0, .mode = 1), BROKER_TRAP_MODE, 0, BROKER_OP_META, 0,
+     broker_do_fchmod},
 #ifdef __NR_open
     {"open", __NR_open, L(.path = 0, .flags = 1, .mode = 2), BROKER_TRAP_WRITE, 0,
      BROKER_OP_OPEN_CREATE, OPENED, broker_do_open},
@@ -82,6 +95,8 @@ const struct broker_row broker_rows[] = {
      0, BROKER_OP_RENAME, MOVED, broker_do_rename},
     {"unlink", __NR_unlink, L(.path = 0), BROKER_TRAP_ALWAYS, 0, BROKER_OP_UNLINK, NEW,
      broker_do_unlink},
+    {"chmod", __NR_chmod, L(.path = 0, .mode = 1), BROKER_TRAP_MODE, 0, BROKER_OP_META, NEW,
+     broker_do_chmod},
 #endif
 };
 /* clang-format on */
@@ -104,7 +119,8 @@ const struct broker_row *broker_row_find(unsigned arch, int nr)
 #define LOAD(off) (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
 
 /* Each row: "is it this call? notify" (2 instructions), or, for a row trapped on its
- * flags, "is it this call? load the flags; any write bit? notify : allow" (5). */
+ * flags (mode), "is it this call? load the flags (mode); any write bit? notify : allow"
+ * (5). */
 long broker_bpf_build(struct sock_filter *f, size_t max)
 {
 	size_t n = 0;
@@ -124,9 +140,10 @@ long broker_bpf_build(struct sock_filter *f, size_t max)
 			continue;
 		}
 		f[n++] = IS(r->nr, 0, 4);
-		f[n++] = LOAD(ARG_LO(r->a.flags));
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
-						      BROKER_WRITE_FLAGS, 0, 1);
+		f[n++] = LOAD(ARG_LO(r->trap == BROKER_TRAP_MODE ? r->a.mode : r->a.flags));
+		f[n++] = (struct sock_filter)BPF_JUMP(
+		    BPF_JMP | BPF_JSET | BPF_K,
+		    r->trap == BROKER_TRAP_MODE ? BROKER_MODE_BITS : BROKER_WRITE_FLAGS, 0, 1);
 		f[n++] = NOTIFY;
 		f[n++] = ALLOW;
 	}

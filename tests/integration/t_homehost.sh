@@ -80,6 +80,8 @@ def own():
     os.makedirs("d", exist_ok=True); put("d/x"); os.rename("d/x", "moved"); put("moved")
     os.system("sed -i s/a/A/ own.txt")
     put("own.txt")
+    os.chmod("own.txt", 0o666)
+    os.truncate("own2", 1)
 # (review 29) inode numbers the command frees here, which ext4 gives the host's next
 for i in range(50):
     open("reuse%d" % i, "w").close()
@@ -97,6 +99,12 @@ t("trunc-replaced", lambda: os.open(".zshrc", os.O_WRONLY | os.O_TRUNC))
 t("temp-rename-over", rename_over)
 t("temp-unlink", lambda: os.unlink("sedG"))
 t("temp-reused-inode", lambda: os.open("sedH", A))
+t("temp-truncate", lambda: os.truncate("sedI", 2))
+t("temp-chmod", lambda: os.chmod("sedJ", 0o666))
+t("temp-fchmod", lambda: os.fchmod(os.open("sedK", os.O_RDONLY), 0o666))
+t("chmod-replaced", lambda: os.chmod(".zshrc", 0o666))
+t("truncate-beneath", lambda: os.truncate(".config/git/config", 3))
+t("chmod-beneath", lambda: os.chmod(".config/git/config", 0o666))
 t("link-replaced-dump", lambda: os.link(dump, "a2"))
 t("beneath-bin", lambda: put(".local/bin/git"))
 t("beneath-unit", lambda: put(".config/systemd/user/evil.service"))
@@ -126,12 +134,13 @@ PY
 	echo '# dump 2' >"$H/$DUMP.new" && mv -f "$H/$DUMP.new" "$H/$DUMP"
 	for d in $MADE; do mkdir -p "$H/$d"; done
 	echo 'echo host' >"$H/.bashrc"
-	for x in A B C D E F G H; do echo "host $x" >"$H/sed$x"; done
+	for x in A B C D E F G H I J K; do echo "host $x" >"$H/sed$x" && chmod 644 "$H/sed$x"; done
+	printf '[user]\n\tname = host\n' >"$H/.config/git/config"
 	printf '[user]\n\tname = host\n' >"$H/.gitconfig.lock"
 	echo host >"$H/host-new.txt"
 	touch "$H/step1"
 	for ((i = 0; i < 300; i++)); do [ -e "$H/done1" ] && break; sleep 0.05; done
-	for x in A B C D E F G H; do mv -f "$H/sed$x" "$H/rc-$x" 2>/dev/null; done
+	for x in A B C D E F G H I J K; do mv -f "$H/sed$x" "$H/rc-$x" 2>/dev/null; done
 	mv -f "$H/.gitconfig.lock" "$H/.gitconfig"
 	touch "$H/step2"
 ) &
@@ -140,6 +149,7 @@ RC=$?
 wait
 expect "the run ran (the home is the workspace)" 0 "$RC"
 for way in link-replaced trunc-replaced temp-rename-over temp-unlink temp-reused-inode \
+	temp-truncate temp-chmod temp-fchmod chmod-replaced truncate-beneath chmod-beneath \
 	link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
 	beneath-gitstatus beneath-p10k link-made write-made temp-link temp-open temp-rename \
 	temp-proc temp-exchange lock-open host-new; do
@@ -160,7 +170,14 @@ host D
 host E
 host F
 host G
-host H" "$(cat "$H"/rc-?)"
+host H
+host I
+host J
+host K" "$(cat "$H"/rc-?)"
+expect "... none left writable to others (chmod)" "644 644 644 644" \
+	"$(stat -c %a "$H/rc-J" "$H/rc-K" "$H/.zshrc" "$H/.config/git/config" | tr '\n' ' ' | sed 's/ $//')"
+expect "... nor cut short (truncate)" "[user]
+	name = host" "$(cat "$H/.config/git/config")"
 expect "the replaced .zshrc as the host wrote it (not emptied by O_TRUNC)" "echo v2" "$(cat "$H/.zshrc")"
 rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/rc-? "$H/.gitconfig"* "$H"/step? "$H/done1" \
 	"$H"/own* "$H/moved" "$H/d" "$H"/mine* "$H"/alias* "$H"/host-new* "$H/.bashrc" "$H/.zshrc.old" "$H"/a? \

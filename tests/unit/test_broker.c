@@ -40,6 +40,8 @@ struct args {
 	uint64_t path_addr; /* when set: instead of path (a bad pointer) */
 	int flags;
 	socklen_t salen;
+	unsigned mode;	/* chmod's (0: the row's default) */
+	long long size; /* truncate's */
 };
 
 static void place(const struct broker_row *row, const struct args *in, uint64_t a[6],
@@ -62,7 +64,11 @@ static void place(const struct broker_row *row, const struct args *in, uint64_t 
 	if (l->flags != BROKER_NO)
 		a[l->flags] = (uint64_t)in->flags;
 	if (l->mode != BROKER_NO)
-		a[l->mode] = row->op == BROKER_OP_MKNOD ? (S_IFIFO | 0644) : 0755;
+		a[l->mode] = in->mode			  ? in->mode
+			     : row->op == BROKER_OP_MKNOD ? (S_IFIFO | 0644)
+							  : 0755;
+	if (l->size != BROKER_NO)
+		a[l->size] = (uint64_t)in->size;
 	if (l->fd != BROKER_NO)
 		a[l->fd] = (uint64_t)in->fd;
 	if (l->addr != BROKER_NO) {
@@ -310,6 +316,8 @@ START_TEST(row_allowed)
 	struct args in = named(ROW, "made");
 	long rc;
 
+	if (ROW->op == BROKER_OP_META)
+		return;			   /* changes a file in place: check_in_place */
 	if (ROW->op == BROKER_OP_UNLINK) { /* removed, as the kernel would */
 		make_file("plain/made");
 		in.path = "plain/made";
@@ -329,6 +337,8 @@ END_TEST
 
 START_TEST(row_refuses_guard_target)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, "pinned");
 
 	refused(ROW, &in, "pinned", -EACCES);
@@ -341,6 +351,8 @@ END_TEST
  * only when made by symlink, link or rename (what is moved there could hold it). */
 START_TEST(row_refuses_under_deep_pin)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	if (ROW->op == BROKER_OP_UNLINK)
 		return; /* makes no name: what a pin keeps is made by none (row_allowed) */
 	struct args in = named(ROW, "deep/.config");
@@ -366,6 +378,8 @@ END_TEST
  * beneath a way made after launch too; a name that merely holds it is made. */
 START_TEST(row_refuses_prefix)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	if (ROW->op == BROKER_OP_UNLINK)
 		return; /* makes no name (a prefix match the host made: check_host_fresh) */
 	struct args in = named(ROW, "x");
@@ -384,6 +398,8 @@ END_TEST
 
 START_TEST(row_refuses_git_hook)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, "x");
 
 	if (ROW->op == BROKER_OP_UNLINK) { /* a removal is no git directory's concern */
@@ -403,6 +419,8 @@ END_TEST
  * directory fd get a bad socket (bind) or nothing to test. */
 START_TEST(row_refuses_bad_fd)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, "made");
 
 	if (ROW->a.dfd == BROKER_NO && ROW->a.fd == BROKER_NO) {
@@ -422,6 +440,8 @@ END_TEST
 
 START_TEST(row_refuses_bad_pointer)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, "made");
 
 	in.path_addr = 8; /* the zero page: never mapped */
@@ -437,6 +457,8 @@ END_TEST
  * sockaddr_un: EINVAL (the kernel's answers). */
 START_TEST(row_refuses_long_path)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, long_path);
 	bool sock = ROW->a.addr != BROKER_NO;
 
@@ -451,6 +473,8 @@ END_TEST
  * name each time; a link or rename needs a new source per call. */
 START_TEST(row_race_keeps_the_name_judged)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, race_name);
 
 	if (ROW->a.old != BROKER_NO || ROW->a.addr != BROKER_NO) {
@@ -544,6 +568,8 @@ END_TEST
  * is refused as the entry is (pipx made ~/.local/bin; the command's git in it). */
 START_TEST(row_refuses_beneath_made_pin)
 {
+	if (ROW->op == BROKER_OP_META)
+		return; /* changes a file in place: check_in_place */
 	struct args in = named(ROW, "x");
 
 	make_dir("pinned");
@@ -623,6 +649,76 @@ START_TEST(check_host_fresh)
 }
 END_TEST
 
+static const struct broker_row *row_named(const char *name)
+{
+	for (size_t i = 0; i < broker_n_rows; i++)
+		if (strcmp(broker_rows[i].name, name) == 0)
+			return &broker_rows[i];
+	return NULL;
+}
+
+static mode_t mode_of(const char *name)
+{
+	char p[PATH_MAX + 16];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	ck_assert_int_eq(stat(p, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/* (review 29) truncate(2), and a chmod giving group or others write, change a file in
+ * place as a write-open would: not the host's temp file beside a kept entry, nor what
+ * the host made where a pin is; a file there before the run, or the command's own, is
+ * changed. A chmod without those bits is not the broker's (the kernel's answer). */
+START_TEST(check_in_place)
+{
+	static const char *const chmods[] = {"fchmodat", "fchmodat2", "chmod"};
+	const struct broker_row *tr = row_named("truncate"), *fc = row_named("fchmod");
+	struct args in = {.dfd = AT_FDCWD, .fd = -1, .path = "sedT", .size = 2};
+	char p[PATH_MAX + 16];
+	struct stat st;
+
+	ck_assert(tr && fc);
+	make_file("sedT");
+	chmod(strcat(strcpy(p, dir), "/sedT"), 0644);
+	ck_assert_int_eq(drive(tr, &in, 1), -EACCES);
+	in.path = "old";
+	ck_assert_int_eq(drive(tr, &in, 1), 0);
+	for (size_t i = 0; i < 3; i++) {
+		const struct broker_row *r = row_named(chmods[i]);
+		if (!r)
+			continue; /* (chmod: x86_64's) */
+		in = (struct args){.dfd = AT_FDCWD, .fd = -1, .path = "sedT", .mode = 0666};
+		long rc = drive(r, &in, 1);
+		if (rc == -ENOSYS && strcmp(r->name, "fchmodat2") == 0)
+			continue; /* a kernel before 6.6 */
+		ck_assert_msg(rc == -EACCES, "%s: %ld", r->name, rc);
+		ck_assert_uint_eq(mode_of("sedT"), 0644);
+		in.mode = 0755; /* not the broker's: the kernel changes it */
+		ck_assert_int_eq(drive(r, &in, 1), 0);
+		ck_assert_uint_eq(mode_of("sedT"), 0755);
+		chmod(p, 0644);
+		in.path = "old";
+		in.mode = 0666;
+		ck_assert_int_eq(drive(r, &in, 1), 0);
+		ck_assert_uint_eq(mode_of("old"), 0666);
+		make_dir("pinned"); /* made by the host where a pin is */
+		in.path = "pinned";
+		in.mode = 0777;
+		ck_assert_int_eq(drive(r, &in, 1), -EACCES);
+	}
+	in = (struct args){.dfd = AT_FDCWD, .path = "x", .mode = 0666};
+	in.fd = open(p, O_RDONLY | O_CLOEXEC); /* the caller's own descriptor of it */
+	ck_assert_int_ge(in.fd, 0);
+	ck_assert_int_eq(drive(fc, &in, 1), -EACCES);
+	ck_assert_uint_eq(mode_of("sedT"), 0644);
+	close(in.fd);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 0); /* made empty by make_file: untouched */
+}
+END_TEST
+
 /* Every case of "rows" runs once per row of the table. */
 static const TTest *const *row_cases(size_t *n)
 {
@@ -661,6 +757,7 @@ static Suite *broker_suite(void)
 	tcase_add_test(tc, check_exchange);
 	tcase_add_test(tc, check_handover_without_word);
 	tcase_add_test(tc, check_host_fresh);
+	tcase_add_test(tc, check_in_place);
 	suite_add_tcase(s, tr);
 	suite_add_tcase(s, tc);
 	return s;
