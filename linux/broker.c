@@ -36,7 +36,7 @@
 void linux_broker_install_or_die(int sock, bool await_ack, int rfd)
 {
 	struct sock_filter f[BROKER_BPF_MAX];
-	long n = broker_bpf_build(f, BROKER_BPF_MAX);
+	long n = broker_bpf_build(f, BROKER_BPF_MAX, linux_broker_home_active());
 	char dummy = 0;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];

@@ -119,6 +119,7 @@ static void req_init(struct broker_req *r, const struct broker_row *row)
 	r->magic = false;
 	r->path[0] = r->old[0] = '\0';
 	r->base = r->obase = r->src = -1;
+	r->on.pfd = -1;
 	r->nn.pfd = -1;
 	r->nn.git = BROKER_GIT_OK;
 	r->nn.last[0] = '\0';
@@ -205,19 +206,34 @@ static int open_source(struct call *c, struct broker_req *r)
  * the new name holds moves there (.git <-> x: checked as a rename onto .git). */
 static int exchange_side(struct call *c, struct broker_req *r)
 {
+	struct newname *on = &r->on;
+	int git;
+
+	if (linux_broker_pinned(c->b, on->pfd, on->last, BROKER_OP_RENAME))
+		return -EACCES;
+	if ((git = linux_broker_git_check(c->b, on->pfd, on->last, BROKER_OP_RENAME)) < 0)
+		return git;
+	if (git == BROKER_GIT_CONFIG)
+		return -EACCES; /* a git config is replaced by rename only, never swapped */
+	return linux_broker_git_dotgit_rename(c->b, r->nn.pfd, r->nn.last, on->pfd, on->last);
+}
+
+/* A rename's existing side: its directory opened once (every check and the rename act
+ * on it). Not a kept name moved away (the host's temp file at a prefix-kept name: its
+ * rename over the entry would fail, the entry lost), nor a replaced read-only entry. */
+static int rename_source(struct call *c, struct broker_req *r)
+{
 	char path[PATH_MAX];
-	struct newname on;
-	int rc;
+	int slash;
 
 	snprintf(path, sizeof(path), "%s", r->old);
-	rc = broker_open_parent(c, r->obase, path, &on);
-	if (rc == 0 && on.git == BROKER_GIT_CONFIG)
-		rc = -EACCES; /* a git config is replaced by rename only, never swapped */
-	if (rc == 0)
-		rc = linux_broker_git_dotgit_rename(c->b, r->nn.pfd, r->nn.last, on.pfd, on.last);
-	if (on.pfd >= 0)
-		close(on.pfd);
-	return rc;
+	if ((slash = broker_split_open(r->obase, path, &r->on)) < 0)
+		return slash;
+	if (linux_broker_name_kept(c->b, r->on.pfd, r->on.last))
+		return -EACCES;
+	if (slash)
+		strcat(r->on.last, "/");
+	return 0;
 }
 
 int broker_admit_name(struct call *c, struct broker_req *r)
@@ -259,6 +275,8 @@ static int admit_parsed(struct call *c, struct broker_req *r)
 		return -ENOENT;
 	if ((row->checks & BROKER_CHECK_SOURCE) && (rc = open_source(c, r)) < 0)
 		return rc;
+	if (row->op == BROKER_OP_RENAME && (rc = rename_source(c, r)) < 0)
+		return rc;
 	if ((row->checks & BROKER_CHECK_EXCHANGE) && (r->flags & RENAME_EXCHANGE))
 		return exchange_side(c, r);
 	return 0;
@@ -282,7 +300,7 @@ int broker_admit(struct call *c, struct broker_req *r)
 
 void broker_req_release(struct broker_req *r)
 {
-	int *fds[] = {&r->base, &r->obase, &r->src, &r->nn.pfd};
+	int *fds[] = {&r->base, &r->obase, &r->src, &r->nn.pfd, &r->on.pfd};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

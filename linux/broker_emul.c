@@ -62,7 +62,9 @@ void broker_judge_unlock(struct call *c)
 	c->judged = false;
 }
 
-int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
+/* path (changed) split into its directory, opened once, and its last name; 1 when it
+ * ended with a slash (put back by the caller once judged), 0, or -errno. */
+int broker_split_open(int base, char *path, struct newname *nn)
 {
 	size_t n = strlen(path), k;
 	bool slash = false;
@@ -89,6 +91,16 @@ int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
 	nn->pfd = openat(base, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (nn->pfd < 0)
 		return -errno;
+	return slash;
+}
+
+int broker_open_parent(struct call *c, int base, char *path, struct newname *nn)
+{
+	int slash = broker_split_open(base, path, nn);
+	size_t k = strlen(nn->last);
+
+	if (slash < 0)
+		return slash;
 	broker_judge_lock(c); /* from this check to the end of the call */
 	if (linux_broker_pinned(c->b, nn->pfd, nn->last, c->op))
 		return -EACCES;
@@ -264,22 +276,36 @@ long broker_do_link(struct call *c, struct broker_req *r, int *fd_out)
 long broker_do_rename(struct call *c, struct broker_req *r, int *fd_out)
 {
 	(void)fd_out;
+	const struct newname *on = &r->on; /* opened once (rename_source) */
+	unsigned fl = (unsigned)r->flags;
+	long rr = -EEXIST;
+
 	if (r->nn.git == BROKER_GIT_CONFIG)
-		return linux_broker_git_config_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last,
-						      (unsigned)r->flags);
+		return linux_broker_git_config_rename(c->b, on->pfd, on->last, r->nn.pfd,
+						      r->nn.last, fl);
 	/* (An exchange's other way, onto the old name, is checked with it: exchange_side.) */
-	int rc = linux_broker_git_dotgit_rename(c->b, r->obase, r->old, r->nn.pfd, r->nn.last);
+	int rc = linux_broker_git_dotgit_rename(c->b, on->pfd, on->last, r->nn.pfd, r->nn.last);
 	if (rc < 0)
 		return rc;
 	/* (review 28) The host's temp file beside a kept entry is not the command's to
 	 * move (renamed to a name of its own, written, and moved back before the host
-	 * renames it over the entry); nor, swapped, what the new name holds. */
-	if (linux_broker_host_fresh_at(c->b, c->tid, r->obase, r->old) ||
-	    linux_broker_host_fresh_at(c->b, c->tid, r->nn.pfd, r->nn.last))
-		return -EACCES; /* (onto it: the host would rename the command's file over the
-				   entry) */
-	long rr = broker_R(
-	    syscall(SYS_renameat2, r->obase, r->old, r->nn.pfd, r->nn.last, (unsigned)r->flags));
+	 * renames it over the entry); nor, swapped, what the new name holds; nor replaced
+	 * (the host would rename the command's file over the entry). A new name absent when
+	 * judged is made so (RENAME_NOREPLACE): one the host makes meanwhile is judged again
+	 * (review 30: the host's lock appeared between the check and the rename). */
+	for (int round = 0; round < 4 && rr == -EEXIST; round++) {
+		struct stat st;
+		bool absent = !(fl & RENAME_EXCHANGE) &&
+			      fstatat(r->nn.pfd, r->nn.last, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+			      errno == ENOENT;
+		if (linux_broker_host_fresh_at(c->b, c->tid, on->pfd, on->last) ||
+		    linux_broker_host_fresh_at(c->b, c->tid, r->nn.pfd, r->nn.last))
+			return -EACCES;
+		rr = broker_R(syscall(SYS_renameat2, on->pfd, on->last, r->nn.pfd, r->nn.last,
+				      fl | (absent ? RENAME_NOREPLACE : 0)));
+		if (!absent || (fl & RENAME_NOREPLACE))
+			break;
+	}
 	if (rr == 0)
 		linux_broker_note_own_at(c->b, r->nn.pfd, r->nn.last);
 	return rr;

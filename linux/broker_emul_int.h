@@ -101,7 +101,9 @@ const struct broker_row *broker_row_find(unsigned arch, int nr);
 /* The filter of the table into f (at most max instructions): the number of
  * instructions, or -ENOSPC. */
 #define BROKER_BPF_MAX 128
-long broker_bpf_build(struct sock_filter *f, size_t max);
+/* home: with the rows only a home workspace needs (unlink, truncate, chmod: the home
+ * set's rules, broker_home.c); without them those calls never leave the kernel. */
+long broker_bpf_build(struct sock_filter *f, size_t max, bool home);
 
 /* A request, as the gate leaves it for the row's function: the arguments decoded by
  * the row's layout, the caller's strings copied once, and the descriptors the gate
@@ -120,6 +122,10 @@ struct broker_req {
 	struct sockaddr_storage sa; /* bind */
 	/* broker_admit */
 	int base, obase, src;
+	/* rename: the existing side's directory, opened once, and its last name: every
+	 * check and the rename itself act on them (review 30: a path resolved again, through
+	 * a /proc/PID/cwd the command moves, was another file each time) */
+	struct newname on;
 	struct newname nn;
 };
 
@@ -165,6 +171,9 @@ void broker_judge_unlock(struct call *c); /* at the end of the call */
 int broker_open_base(struct call *c, int dfd, const char *path);
 /* The new name's parent opened from base, the name checked (pins, git rules). */
 int broker_open_parent(struct call *c, int base, char *path, struct newname *nn);
+/* Its first half: path split, its directory opened once (no check); 1 when it ended
+ * with a slash, 0, or -errno. */
+int broker_split_open(int base, char *path, struct newname *nn);
 int broker_own_proc(pid_t tid, char *path, size_t n); /* /proc/self → the caller's */
 bool broker_own_procfs(struct call *c, int pfd);      /* procfs: the caller's own only */
 void broker_take_umask(struct call *c);		      /* the caller's umask, for a creation */

@@ -32,6 +32,7 @@
 #define OWN_MAX (1u << 20) /* inodes the command made beside kept files */
 
 static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool home_active; /* set by init before the command's fork: inherited */
 static _Atomic int spawner_pid;
 
 void linux_broker_set_spawner(pid_t spawner)
@@ -102,12 +103,44 @@ void linux_broker_home_setup(struct linux_broker *b)
 		if (lstat(b->guarded.v[i], &st) == 0 && S_ISREG(st.st_mode))
 			add_dir_of(b, b->guarded.v[i]);
 	b->own = calloc(1, sizeof(*b->own)); /* none: every fresh file there refused */
+	home_active = b->home_dirs.n > 0;
 }
 
 /* path is top (n long), or lies beneath it; case folded (a pin's names are). */
 static bool at_or_beneath(const char *path, const char *top, size_t n)
 {
 	return strncasecmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+bool linux_broker_home_active(void)
+{
+	return home_active;
+}
+
+static bool in_writable(const char *path, const struct linux_paths *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (policy_path_beneath(path, w->v[i]))
+			return true;
+	return false;
+}
+
+void linux_broker_home_scope(struct linux_broker *b, const char *const *homes, size_t n,
+			     const struct linux_paths *writable)
+{
+	struct linux_paths keep = {0};
+	char real[PATH_MAX];
+
+	for (size_t i = 0; i < b->home_dirs.n; i++)
+		for (size_t k = 0; k < n; k++)
+			if (homes[k] && realpath(homes[k], real) && in_writable(real, writable) &&
+			    at_or_beneath(b->home_dirs.v[i], real, strlen(real))) {
+				linux_paths_add(&keep, b->home_dirs.v[i]);
+				break;
+			}
+	linux_paths_free(&b->home_dirs);
+	b->home_dirs = keep;
+	home_active = keep.n > 0;
 }
 
 static bool beneath_prefix(const char *path, const char *full)
@@ -412,5 +445,16 @@ bool linux_broker_source_kept(const struct linux_broker *b, int fd)
 
 	if (linux_broker_fd_path(fd, p, sizeof(p)) < 0)
 		return false; /* no name: an O_TMPFILE's is " (deleted)", a path still */
+	return linux_broker_gone_path(b, p) || linux_broker_path_kept(b, p);
+}
+
+bool linux_broker_name_kept(const struct linux_broker *b, int dfd, const char *name)
+{
+	char d[PATH_MAX], p[PATH_MAX];
+
+	if (linux_broker_fd_path(dfd, d, sizeof(d)) < 0)
+		return false;
+	if (snprintf(p, sizeof(p), "%s/%s", strcmp(d, "/") ? d : "", name) >= (int)sizeof(p))
+		return true; /* cannot tell: refuse */
 	return linux_broker_gone_path(b, p) || linux_broker_path_kept(b, p);
 }

@@ -230,6 +230,14 @@ bool linux_broker_gone_path(const struct linux_broker *b, const char *path);
  * set's kept entries during the run stays out of the command's hands. */
 /* Init, after the pins: the directories that hold a kept file or a pin, the start. */
 void linux_broker_home_setup(struct linux_broker *b);
+/* ... then only those at or beneath one of the homes (n of them, NULL skipped) that is
+ * itself in one of the writable trees: the rules are the home workspace's; an ordinary
+ * workspace (~/proj) is not judged so (a file the user saves there during a run stays
+ * the command's to rewrite). */
+void linux_broker_home_scope(struct linux_broker *b, const char *const *homes, size_t n,
+			     const struct linux_paths *writable);
+/* Whether any such directory is left (the filter then sends unlink, truncate, chmod). */
+bool linux_broker_home_active(void);
 /* Init, in a session: its calls' spawner (init's child, each call a child of it): a file
  * the host made before the caller's call started is not judged fresh. Every worker
  * thread sees it (they copy the broker). */
@@ -246,6 +254,8 @@ bool linux_broker_alias_kept(const struct linux_broker *b, int fd);
 /* Is the file open at fd (a link's source) where a kept entry is: a read-only one whose
  * mount is gone, or at or beneath a pinned one? */
 bool linux_broker_source_kept(const struct linux_broker *b, int fd);
+/* ... and name in the directory open at dfd (a rename's existing side). */
+bool linux_broker_name_kept(const struct linux_broker *b, int dfd, const char *name);
 /* Is the regular file open at fd one the host made during the run beside a kept entry
  * (in a directory that holds one; born after the start, or in a session after the
  * start of the call of the caller tid; not the command's own)? */

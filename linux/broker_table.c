@@ -121,7 +121,7 @@ const struct broker_row *broker_row_find(unsigned arch, int nr)
 /* Each row: "is it this call? notify" (2 instructions), or, for a row trapped on its
  * flags (mode), "is it this call? load the flags (mode); any write bit? notify : allow"
  * (5). */
-long broker_bpf_build(struct sock_filter *f, size_t max)
+long broker_bpf_build(struct sock_filter *f, size_t max, bool home)
 {
 	size_t n = 0;
 
@@ -134,6 +134,8 @@ long broker_bpf_build(struct sock_filter *f, size_t max)
 	for (size_t i = 0; i < broker_n_rows; i++) {
 		const struct broker_row *r = &broker_rows[i];
 
+		if (!home && (r->op == BROKER_OP_UNLINK || r->op == BROKER_OP_META))
+			continue;
 		if (r->trap == BROKER_TRAP_ALWAYS) {
 			f[n++] = IS(r->nr, 0, 1);
 			f[n++] = NOTIFY;

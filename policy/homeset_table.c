@@ -279,10 +279,26 @@ const struct policy_home_entry *policy_home_set(size_t *n)
  * start (policy_home_prefix_name). A prefix is a prefix: .zcompdumpling is kept too,
  * since ZSH_COMPDUMP can name the dump anything and no tool but compinit makes such a
  * name. ~/.cache as named, as the table's .cache/ entries are (no $XDG_CACHE_HOME). */
+#define BESIDE "a name beside it that a host script writes and renames over it (.bashrc.tmp)"
 static const struct policy_home_prefix home_prefixes[] = {
     {"", ".zcompdump",
      "zsh's compinit sources the dump at every interactive start, oh-my-zsh's named "
      ".zcompdump-HOST-VERSION (and its .zwc twin)"},
+    /* (review 30) A name a host script takes for its temp file is predictable: made by
+     * the command first, the script's `> ~/.bashrc.tmp` writes into the command's own
+     * file and its mv puts that over .bashrc, the command still holding it open. */
+    {"", ".bashrc.", BESIDE},
+    {"", ".bash_profile.", BESIDE},
+    {"", ".bash_login.", BESIDE},
+    {"", ".bash_logout.", BESIDE},
+    {"", ".bash_aliases.", BESIDE},
+    {"", ".profile.", BESIDE},
+    {"", ".zshenv.", BESIDE},
+    {"", ".zprofile.", BESIDE},
+    {"", ".zshrc.", BESIDE},
+    {"", ".zlogin.", BESIDE},
+    {"", ".zlogout.", BESIDE},
+    {"", ".gitconfig.", BESIDE},
     /* (review 27: not only the instant prompt and the dump; its prompt cache
      * p10k-USER/prompt-N has fields the instant prompt expands with (e)) */
     {".cache", "p10k-",

@@ -25,7 +25,7 @@ cleanup() {
 	rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/.zcompdump* "$H/.zshrc" "$H/.bashrc" \
 		"$H"/sed? "$H"/rc-? "$H/.gitconfig"* "$H"/own* "$H/moved" "$H/d" "$H/notes.txt" \
 		"$H"/host-new* "$H"/step? "$H/rw.py" "$H"/mine* "$H"/a? "$H"/alias* "$H"/between* \
-		"$H/th.py" "$H/ready0" "$H"/reuse*
+		"$H/th.py" "$H/ready0" "$H"/reuse* "$H"/.zcompdump* "$H/stolen"
 }
 trap cleanup EXIT
 
@@ -100,6 +100,9 @@ t("temp-rename-over", rename_over)
 t("temp-unlink", lambda: os.unlink("sedG"))
 t("temp-reused-inode", lambda: os.open("sedH", A))
 t("temp-truncate", lambda: os.truncate("sedI", 2))
+t("temp-predictable", lambda: os.open(".bashrc.tmp", A | os.O_CREAT, 0o644))
+t("temp-kept-moved-away", lambda: os.rename(".zcompdump-h.vm.999", "stolen"))
+t("temp-predictable-case", lambda: os.open(".ZSHRC.new", A | os.O_CREAT, 0o644))
 t("temp-chmod", lambda: os.chmod("sedJ", 0o666))
 t("temp-fchmod", lambda: os.fchmod(os.open("sedK", os.O_RDONLY), 0o666))
 t("chmod-replaced", lambda: os.chmod(".zshrc", 0o666))
@@ -136,11 +139,15 @@ PY
 	echo 'echo host' >"$H/.bashrc"
 	for x in A B C D E F G H I J K; do echo "host $x" >"$H/sed$x" && chmod 644 "$H/sed$x"; done
 	printf '[user]\n\tname = host\n' >"$H/.config/git/config"
+	echo 'host Z' >"$H/.zcompdump-h.vm.999"
 	printf '[user]\n\tname = host\n' >"$H/.gitconfig.lock"
 	echo host >"$H/host-new.txt"
 	touch "$H/step1"
 	for ((i = 0; i < 300; i++)); do [ -e "$H/done1" ] && break; sleep 0.05; done
 	for x in A B C D E F G H I J K; do mv -f "$H/sed$x" "$H/rc-$x" 2>/dev/null; done
+	mv -f "$H/.zcompdump-h.vm.999" "$H/.zcompdump-h" # compinit's rename of its dump
+	# (review 30) a script's predictable temp name: the host's own file, not the command's
+	echo 'echo host script' >"$H/.bashrc.tmp" && mv -f "$H/.bashrc.tmp" "$H/.bashrc"
 	mv -f "$H/.gitconfig.lock" "$H/.gitconfig"
 	touch "$H/step2"
 ) &
@@ -150,6 +157,7 @@ wait
 expect "the run ran (the home is the workspace)" 0 "$RC"
 for way in link-replaced trunc-replaced temp-rename-over temp-unlink temp-reused-inode \
 	temp-truncate temp-chmod temp-fchmod chmod-replaced truncate-beneath chmod-beneath \
+	temp-predictable temp-predictable-case temp-kept-moved-away \
 	link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
 	beneath-gitstatus beneath-p10k link-made write-made temp-link temp-open temp-rename \
 	temp-proc temp-exchange lock-open host-new; do
@@ -174,6 +182,8 @@ host H
 host I
 host J
 host K" "$(cat "$H"/rc-?)"
+expect "compinit's temp renamed over its dump: the host's" "host Z" "$(cat "$H/.zcompdump-h")"
+expect "a script's .bashrc.tmp renamed over .bashrc: the host's" "echo host script" "$(cat "$H/.bashrc")"
 expect "... none left writable to others (chmod)" "644 644 644 644" \
 	"$(stat -c %a "$H/rc-J" "$H/rc-K" "$H/.zshrc" "$H/.config/git/config" | tr '\n' ' ' | sed 's/ $//')"
 expect "... nor cut short (truncate)" "[user]
@@ -182,6 +192,16 @@ expect "the replaced .zshrc as the host wrote it (not emptied by O_TRUNC)" "echo
 rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/rc-? "$H/.gitconfig"* "$H"/step? "$H/done1" \
 	"$H"/own* "$H/moved" "$H/d" "$H"/mine* "$H"/alias* "$H"/host-new* "$H/.bashrc" "$H/.zshrc.old" "$H"/a? \
 	"$H/ready0"
+
+# An ordinary workspace (a project inside the home) is not judged so: a file the user
+# saves there during a run (an editor's new inode) stays the command's to rewrite.
+mkdir -p "$H/proj"
+OUT=$(cd "$H/proj" && timeout -k 2 60 "$HALO" -- sh -c 'while [ ! -e saved.txt ] && [ $((n+=1)) -lt 200 ]; do sleep 0.05; done; sed -i s/user/cmd/ saved.txt && echo x >> saved.txt && rm saved.txt && echo ok' 2>&1 </dev/null &
+	sleep 1
+	echo user >"$H/proj/saved.txt"
+	wait)
+expect "an ordinary workspace: a file saved there during the run is the command's" ok "$OUT"
+rm -rf "$H/proj"
 
 # A session: a file the host makes in the home between two calls is the next call's
 # to write (it was there when that call started); one made during a call is not, nor

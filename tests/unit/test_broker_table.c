@@ -55,10 +55,12 @@ static unsigned run_bpf(const struct sock_filter *f, long n, const struct seccom
 	return 0;
 }
 
+static bool filter_home = true; /* the home workspace's filter (every row) */
+
 static unsigned filter_says(unsigned arch, int nr, int flag_arg, uint64_t flags)
 {
 	struct sock_filter f[BROKER_BPF_MAX];
-	long n = broker_bpf_build(f, BROKER_BPF_MAX);
+	long n = broker_bpf_build(f, BROKER_BPF_MAX, filter_home);
 	struct seccomp_data d = {.nr = nr, .arch = arch};
 
 	ck_assert_int_gt(n, 0);
@@ -107,6 +109,23 @@ START_TEST(bpf_traps_the_table)
 	}
 	for (size_t i = 0; i < sizeof(untrapped) / sizeof(untrapped[0]); i++)
 		ck_assert_uint_eq(filter_says(ARCH, untrapped[i], -1, 0), SECCOMP_RET_ALLOW);
+	/* An ordinary workspace's filter: unlink, truncate and chmod never leave the kernel
+	 * (the home set's rules are a home workspace's). */
+	filter_home = false;
+	for (size_t i = 0; i < broker_n_rows; i++) {
+		const struct broker_row *r = &broker_rows[i];
+		bool home_only = r->op == BROKER_OP_UNLINK || r->op == BROKER_OP_META;
+		if (r->trap == BROKER_TRAP_MODE)
+			ck_assert_uint_eq(filter_says(ARCH, r->nr, r->a.mode, 0666),
+					  SECCOMP_RET_ALLOW);
+		else if (r->trap == BROKER_TRAP_WRITE)
+			ck_assert_uint_eq(filter_says(ARCH, r->nr, r->a.flags, O_WRONLY),
+					  SECCOMP_RET_USER_NOTIF);
+		else
+			ck_assert_uint_eq(filter_says(ARCH, r->nr, -1, 0),
+					  home_only ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF);
+	}
+	filter_home = true;
 	/* Another architecture is the deny list's to kill. */
 	ck_assert_uint_eq(filter_says(ARCH ^ 1, __NR_mkdirat, -1, 0), SECCOMP_RET_ALLOW);
 }

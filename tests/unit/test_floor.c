@@ -678,7 +678,12 @@ START_TEST(home_set)
 	    policy_home_set_hit("/home/u", "/home/u/mine", "/home/u/mine/ls", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/mine/ls", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u", NULL));
-	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/.bashrc.bak", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/bashrc.bak", NULL));
+	/* (review 30) a name beside a start-up file, a script's temp file for it */
+	ck_assert_ptr_nonnull(policy_home_set_hit("/home/u", NULL, "/home/u/.bashrc.bak", NULL));
+	ck_assert_ptr_nonnull(
+	    policy_home_set_hit("/home/u", NULL, "/home/u/.GITCONFIG.lock", NULL));
+	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/.bashrcx", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/uu/.bashrc", NULL));
 	ck_assert_ptr_null(policy_home_set_hit("/home/u", NULL, "/home/u/proj/.config/git", NULL));
 	ck_assert_ptr_null(policy_home_set_hit(NULL, NULL, "/home/u/.bashrc", NULL));
@@ -978,7 +983,9 @@ START_TEST(home_set_prefix)
 	/* the walks: each row once for the home, the zsh rows once more per $ZDOTDIR */
 	strcpy(all, "|");
 	ck_assert_int_eq(policy_home_prefix_each_xdg("/home/u", NULL, collect_prefix, all), 0);
-	ck_assert_str_eq(all, "|.zcompdump*|.cache/p10k-*|");
+	ck_assert_str_eq(all, "|.zcompdump*|.bashrc.*|.bash_profile.*|.bash_login.*|.bash_logout.*|"
+			      ".bash_aliases.*|.profile.*|.zshenv.*|.zprofile.*|.zshrc.*|.zlogin.*|"
+			      ".zlogout.*|.gitconfig.*|.cache/p10k-*|");
 	strcpy(all, "|");
 	ck_assert_int_eq(policy_home_prefix_each_xdg("/home/u", &in, collect_prefix, all), 0);
 	ck_assert_ptr_nonnull(strstr(all, "|dots/zsh/.zcompdump*|"));
@@ -989,7 +996,9 @@ START_TEST(home_set_prefix)
 	ck_assert_str_eq(all, ""); /* the home's, not here */
 	ck_assert_int_eq(policy_home_prefix_each_xdg_outside(homes, 2, &out, collect_prefix, all),
 			 0);
-	ck_assert_str_eq(all, "w/z/.zcompdump*|");
+	/* the zsh rows in a $ZDOTDIR outside the homes (.z*: zsh's own names) */
+	ck_assert_str_eq(all, "w/z/.zcompdump*|w/z/.zshenv.*|w/z/.zprofile.*|w/z/.zshrc.*|"
+			      "w/z/.zlogin.*|w/z/.zlogout.*|");
 }
 END_TEST
 
