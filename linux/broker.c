@@ -486,7 +486,8 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
 	 * or beneath a pinned entry during the run (review 28). */
 	if ((rc = name_path(dfd, name, path, sizeof(path))) < 0)
 		return true; /* cannot tell: refuse */
-	if (rc == 0 && (linux_broker_gone_path(b, path) || linux_broker_path_kept(b, path)))
+	if (rc == 0 && (linux_broker_gone_path(b, path) || linux_broker_path_kept(b, path) ||
+			(op != BROKER_OP_UNLINK && linux_broker_beside_kept(b, path))))
 		return true;
 	if (b->n_pins == 0)
 		return false;

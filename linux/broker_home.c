@@ -117,27 +117,26 @@ bool linux_broker_home_active(void)
 	return home_active;
 }
 
-static bool in_writable(const char *path, const struct linux_paths *w)
+static bool listed(const struct linux_paths *l, const char *dir)
 {
-	for (size_t i = 0; i < w->n; i++)
-		if (policy_path_beneath(path, w->v[i]))
+	char d[PATH_MAX];
+
+	for (size_t i = 0; i < l->n; i++)
+		if (dir_of(l->v[i], d, sizeof(d)) && strcmp(d, dir) == 0)
 			return true;
 	return false;
 }
 
-void linux_broker_home_scope(struct linux_broker *b, const char *const *homes, size_t n,
-			     const struct linux_paths *writable)
+void linux_broker_home_scope(struct linux_broker *b, const struct linux_scan *s)
 {
 	struct linux_paths keep = {0};
-	char real[PATH_MAX];
 
-	for (size_t i = 0; i < b->home_dirs.n; i++)
-		for (size_t k = 0; k < n; k++)
-			if (homes[k] && realpath(homes[k], real) && in_writable(real, writable) &&
-			    at_or_beneath(b->home_dirs.v[i], real, strlen(real))) {
-				linux_paths_add(&keep, b->home_dirs.v[i]);
-				break;
-			}
+	for (size_t i = 0; i < b->home_dirs.n; i++) {
+		const char *d = b->home_dirs.v[i];
+		if (listed(&s->home_guarded, d) || listed(&s->missing_deep, d) ||
+		    listed(&s->home_prefix, d))
+			linux_paths_add(&keep, d);
+	}
 	linux_paths_free(&b->home_dirs);
 	b->home_dirs = keep;
 	home_active = keep.n > 0;
@@ -457,4 +456,35 @@ bool linux_broker_name_kept(const struct linux_broker *b, int dfd, const char *n
 	if (snprintf(p, sizeof(p), "%s/%s", strcmp(d, "/") ? d : "", name) >= (int)sizeof(p))
 		return true; /* cannot tell: refuse */
 	return linux_broker_gone_path(b, p) || linux_broker_path_kept(b, p);
+}
+
+/* Is base + "." the start of name (case folded)? */
+static bool named_beside(const char *name, const char *entry)
+{
+	const char *base = strrchr(entry, '/');
+	size_t k;
+
+	base = base ? base + 1 : entry;
+	k = strlen(base);
+	return k > 0 && strncasecmp(name, base, k) == 0 && name[k] == '.';
+}
+
+bool linux_broker_beside_kept(const struct linux_broker *b, const char *path)
+{
+	char dir[PATH_MAX], d[PATH_MAX];
+	const char *name = strrchr(path, '/');
+
+	if (!name || !dir_of(path, dir, sizeof(dir)) || !home_dir(b, dir))
+		return false;
+	name++;
+	for (size_t i = 0; i < b->guarded.n; i++)
+		if (dir_of(b->guarded.v[i], d, sizeof(d)) && strcasecmp(d, dir) == 0 &&
+		    named_beside(name, b->guarded.v[i]))
+			return true;
+	for (size_t i = 0; i < b->n_pins; i++)
+		if (b->pins[i].full && !b->pins[i].prefix &&
+		    dir_of(b->pins[i].full, d, sizeof(d)) && strcasecmp(d, dir) == 0 &&
+		    named_beside(name, b->pins[i].full))
+			return true;
+	return false;
 }

@@ -230,12 +230,13 @@ bool linux_broker_gone_path(const struct linux_broker *b, const char *path);
  * set's kept entries during the run stays out of the command's hands. */
 /* Init, after the pins: the directories that hold a kept file or a pin, the start. */
 void linux_broker_home_setup(struct linux_broker *b);
-/* ... then only those at or beneath one of the homes (n of them, NULL skipped) that is
- * itself in one of the writable trees: the rules are the home workspace's; an ordinary
- * workspace (~/proj) is not judged so (a file the user saves there during a run stays
+/* ... then only the directories of the home set's entries (s->home_guarded, the
+ * missing ones kept from their tree's top, missing_deep, and the prefix rows): the rules
+ * are the home set's, wherever it lands in a writable tree (the home as the workspace,
+ * a dotfiles repository ~/.bashrc leads into); an ordinary workspace's root, which holds
+ * only guard names, is not judged so (a file the user saves there during a run stays
  * the command's to rewrite). */
-void linux_broker_home_scope(struct linux_broker *b, const char *const *homes, size_t n,
-			     const struct linux_paths *writable);
+void linux_broker_home_scope(struct linux_broker *b, const struct linux_scan *s);
 /* Whether any such directory is left (the filter then sends unlink, truncate, chmod). */
 bool linux_broker_home_active(void);
 /* Init, in a session: its calls' spawner (init's child, each call a child of it): a file
@@ -246,6 +247,11 @@ void linux_broker_set_spawner(pid_t spawner);
  * during the run: git in it is refused as the entry is)? Case folded; a prefix pin's
  * last name by its start. */
 bool linux_broker_path_kept(const struct linux_broker *b, const char *path);
+/* Is path (the sandbox's view) a name beside a kept entry, in a directory of the home
+ * set's: the entry's name, a dot, anything (.vimrc.tmp beside .vimrc)? A script's temp
+ * file for the entry, made first by the command (a symlink to a file of its own), would
+ * be what the host renames over it (review 31). */
+bool linux_broker_beside_kept(const struct linux_broker *b, const char *path);
 /* Is the regular file open at fd, with more than one name, one of the kept files (a
  * guarded entry, a pinned one the host made, a prefix row's match): a second name made
  * for it (a link to the host's temp file before it was renamed over the entry) must

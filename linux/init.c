@@ -390,8 +390,7 @@ void linux_init_main(const struct linux_launch *l, const struct linux_scan *s,
 	 * and config held, whenever made (broker_int.h, broker_git.c). */
 	have_broker = linux_broker_pins_or_die(&broker, s, linux_broker_guard_git(l),
 					       l->policy->fail_if_unavailable != 0, rfd);
-	const char *homes[] = {l->pw_home, l->env_home};
-	linux_broker_home_scope(&broker, homes, 2, &s->writable); /* a home workspace's */
+	linux_broker_home_scope(&broker, s); /* the home set's directories only */
 	/* The supervisor set the pids budget for the broker it expected from the same
 	 * lists (launch.c): only Yama's setting, read there and here, can differ. */
 	if (have_broker != s->broker)

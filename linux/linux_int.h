@@ -122,6 +122,10 @@ struct linux_scan {
 	 * refuses making any name there that starts with the prefix, kept from the tree's
 	 * top down as home_missing's entries are. */
 	struct linux_paths home_prefix;
+	/* The home set's entries guarded where they land (also in guarded): the broker's
+	 * host-made-file rules hold in their directories (broker_home.c), wherever the
+	 * workspace is (a dotfiles repository ~/.bashrc leads into). */
+	struct linux_paths home_guarded;
 	struct linux_paths floor_unmade;    /* ... the entries to look at for it (scan.c) */
 	size_t inner_links;		    /* entries scan_links.c looked at, this launch */
 	struct linux_paths links_unchecked; /* ... directories it stopped in (said) */

@@ -564,6 +564,7 @@ void linux_scan_free(struct linux_scan *s)
 	linux_paths_free(&s->missing);
 	linux_paths_free(&s->home_missing);
 	linux_paths_free(&s->home_prefix);
+	linux_paths_free(&s->home_guarded);
 	linux_paths_free(&s->floor_missing);
 	linux_paths_free(&s->floor_unmade);
 	linux_paths_free(&s->missing_deep);

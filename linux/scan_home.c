@@ -189,9 +189,10 @@ static int one_entry(const char *rel, const char *why, void *arg)
 	}
 	if (rc == -ENAMETOOLONG) /* where it leads cannot be told (review 11) */
 		linux_paths_add(&w->s->too_long, abs);
-	else if (rc == 0 && in_writable(w->s, real))
+	else if (rc == 0 && in_writable(w->s, real)) {
 		linux_paths_add(&w->s->guarded, real);
-	else if (rc == 0)
+		linux_paths_add(&w->s->home_guarded, real);
+	} else if (rc == 0)
 		other_names(w->s, real);
 	else if (rc == -ENOENT || rc == -ENOTDIR)
 		add_unresolved(w->s, &w->s->home_missing, rc, real, tail, sizeof(tail));
@@ -437,6 +438,7 @@ void linux_scan_home_set(const struct linux_launch *l, struct linux_scan *s)
 	 * them too): the set is judged once more with them resolved, when that differs. */
 	linux_paths_free(&s->home_missing);
 	linux_paths_free(&s->home_prefix);
+	linux_paths_free(&s->home_guarded);
 	for (int k = 0; k < 2; k++)
 		other |= xdg_resolved(s, xv[k], xr[k]);
 	/* and each entry of the XDG lists (review 12: one with a ".." was not judged) */

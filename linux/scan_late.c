@@ -18,7 +18,7 @@
 #define STEP	   "workspace scan"
 #define LATE_MAGIC 0x68616c6fU		/* "halo" */
 #define LATE_MAX   (256U * 1024 * 1024) /* sanity bound on the paths' bytes */
-#define LATE_LISTS 11
+#define LATE_LISTS 12
 
 struct late_header {
 	uint32_t magic;
@@ -50,10 +50,10 @@ static char *put_list(char *o, const struct linux_paths *p)
 /* The lists in the order they travel (carved_src pairs with carved). */
 static struct linux_paths *late_list(struct linux_scan *s, size_t i)
 {
-	struct linux_paths *v[LATE_LISTS] = {&s->masked,       &s->guarded,	   &s->pinned,
-					     &s->missing,      &s->readonly_extra, &s->carved,
-					     &s->carved_src,   &s->sanitized,	   &s->sockets_open,
-					     &s->missing_deep, &s->home_prefix};
+	struct linux_paths *v[LATE_LISTS] = {
+	    &s->masked,		&s->guarded,	  &s->pinned,	   &s->missing,
+	    &s->readonly_extra, &s->carved,	  &s->carved_src,  &s->sanitized,
+	    &s->sockets_open,	&s->missing_deep, &s->home_prefix, &s->home_guarded};
 	return v[i];
 }
 

@@ -25,7 +25,7 @@ cleanup() {
 	rm -rf "$H/.local" "$H/.config" "$H/.cache" "$H"/.zcompdump* "$H/.zshrc" "$H/.bashrc" \
 		"$H"/sed? "$H"/rc-? "$H/.gitconfig"* "$H"/own* "$H/moved" "$H/d" "$H/notes.txt" \
 		"$H"/host-new* "$H"/step? "$H/rw.py" "$H"/mine* "$H"/a? "$H"/alias* "$H"/between* \
-		"$H/th.py" "$H/ready0" "$H"/reuse* "$H"/.zcompdump* "$H/stolen"
+		"$H/th.py" "$H/ready0" "$H"/reuse* "$H"/.zcompdump* "$H/stolen" "$H"/.vimrc*
 }
 trap cleanup EXIT
 
@@ -41,6 +41,7 @@ rm -f "$H/_bt"
 echo 'echo v1' >"$H/.zshrc"
 echo '# dump' >"$H/$DUMP"
 echo note >"$H/notes.txt"
+echo 'set ai' >"$H/.vimrc"
 
 cat >"$H/rw.py" <<'PY'
 import ctypes, os, sys, time
@@ -102,6 +103,9 @@ t("temp-reused-inode", lambda: os.open("sedH", A))
 t("temp-truncate", lambda: os.truncate("sedI", 2))
 t("temp-predictable", lambda: os.open(".bashrc.tmp", A | os.O_CREAT, 0o644))
 t("temp-kept-moved-away", lambda: os.rename(".zcompdump-h.vm.999", "stolen"))
+t("beside-symlink", lambda: os.symlink("notes.txt", ".vimrc.tmp"))
+t("beside-file", lambda: os.open(".VIMRC.new", A | os.O_CREAT, 0o644))
+t("beside-not", lambda: os.close(os.open(".vimrcx", A | os.O_CREAT, 0o644)))
 t("temp-predictable-case", lambda: os.open(".ZSHRC.new", A | os.O_CREAT, 0o644))
 t("temp-chmod", lambda: os.chmod("sedJ", 0o666))
 t("temp-fchmod", lambda: os.fchmod(os.open("sedK", os.O_RDONLY), 0o666))
@@ -157,7 +161,7 @@ wait
 expect "the run ran (the home is the workspace)" 0 "$RC"
 for way in link-replaced trunc-replaced temp-rename-over temp-unlink temp-reused-inode \
 	temp-truncate temp-chmod temp-fchmod chmod-replaced truncate-beneath chmod-beneath \
-	temp-predictable temp-predictable-case temp-kept-moved-away \
+	temp-predictable temp-predictable-case temp-kept-moved-away beside-symlink beside-file \
 	link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
 	beneath-gitstatus beneath-p10k link-made write-made temp-link temp-open temp-rename \
 	temp-proc temp-exchange lock-open host-new; do
@@ -166,6 +170,8 @@ done
 expect "the command's own files stay writable (made, linked, moved in, sed -i)" "own:made" \
 	"$(grep '^own:' <<<"$OUT")"
 expect "a file there at the launch stays writable" "old:made" "$(grep '^old:' <<<"$OUT")"
+expect "a name that merely starts like an entry is made (.vimrcx)" "beside-not:made" \
+	"$(grep '^beside-not:' <<<"$OUT")"
 expect "... and was written" "note
 PWNED" "$(cat "$H/notes.txt")"
 # On the host: nothing of the command's in what the host made or renamed.
@@ -202,6 +208,17 @@ OUT=$(cd "$H/proj" && timeout -k 2 60 "$HALO" -- sh -c 'while [ ! -e saved.txt ]
 	wait)
 expect "an ordinary workspace: a file saved there during the run is the command's" ok "$OUT"
 rm -rf "$H/proj"
+
+# (review 31) A workspace the home set leads into (a dotfiles repository ~/.bashrc is a
+# link into) is judged as the home is: the host's sed -i temp file beside the real
+# .bashrc is not the command's.
+mkdir -p "$H/dots" && echo 'echo dots' >"$H/dots/bashrc" && ln -sfn dots/bashrc "$H/.bashrc"
+OUT=$(cd "$H/dots" && timeout -k 2 60 "$HALO" -- sh -c 'while [ ! -e sedQ ] && [ $((n+=1)) -lt 200 ]; do sleep 0.05; done; { echo PWNED >>sedQ; } 2>/dev/null && echo wrote || echo refused' 2>&1 </dev/null &
+	sleep 1
+	echo 'echo host' >"$H/dots/sedQ"
+	wait)
+expect "a dotfiles workspace: the host's temp file beside the real .bashrc: refused" refused "$OUT"
+rm -rf "$H/dots" "$H/.bashrc"
 
 # A session: a file the host makes in the home between two calls is the next call's
 # to write (it was there when that call started); one made during a call is not, nor
