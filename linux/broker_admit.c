@@ -10,6 +10,7 @@
 #include <linux/magic.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -115,6 +116,9 @@ static void req_init(struct broker_req *r, const struct broker_row *row)
 	r->dev = 0;
 	r->len = 0;
 	r->size = 0;
+	r->xname[0] = '\0';
+	r->value = NULL;
+	r->vsize = 0;
 	r->has_name = false;
 	r->magic = false;
 	r->path[0] = r->old[0] = '\0';
@@ -123,6 +127,32 @@ static void req_init(struct broker_req *r, const struct broker_row *row)
 	r->nn.pfd = -1;
 	r->nn.git = BROKER_GIT_OK;
 	r->nn.last[0] = '\0';
+}
+
+/* setxattr's name and value, read whole (as the kernel copies them). */
+static int parse_xattr(const struct broker_mem *m, uint64_t name, uint64_t value, uint64_t size,
+		       struct broker_req *r)
+{
+	int rc = read_str(m, name, r->xname, sizeof(r->xname));
+
+	if (rc == -ENAMETOOLONG || (rc == 0 && r->xname[0] == '\0'))
+		return -ERANGE; /* what the kernel says of such a name */
+	if (rc < 0)
+		return rc;
+	if (size > 65536)
+		return -E2BIG; /* XATTR_SIZE_MAX */
+	if (size == 0)
+		return 0;
+	if (!(r->value = malloc(size)))
+		return -ENOMEM;
+	r->vsize = size;
+	for (size_t got = 0; got < size;) {
+		ssize_t k = m->read(m->ctx, value + got, r->value + got, size - got);
+		if (k <= 0)
+			return k < 0 ? (int)k : -EFAULT;
+		got += (size_t)k;
+	}
+	return 0;
 }
 
 int broker_parse(const struct broker_mem *m, pid_t tid, const struct seccomp_data *d,
@@ -154,6 +184,8 @@ int broker_parse(const struct broker_mem *m, pid_t tid, const struct seccomp_dat
 	}
 	if (rc == 0 && l->addr != BROKER_NO)
 		rc = parse_sockaddr(m, a[l->addr], a[l->len], r);
+	if (rc == 0 && l->xname != BROKER_NO)
+		rc = parse_xattr(m, a[l->xname], a[l->value], a[l->vsize], r);
 	return rc;
 }
 
@@ -307,6 +339,8 @@ void broker_req_release(struct broker_req *r)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
+	free(r->value);
+	r->value = NULL;
 }
 
 long linux_broker_emulate(struct linux_broker *b, const struct seccomp_notif *req, int *fd_out)

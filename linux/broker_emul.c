@@ -189,8 +189,12 @@ static int meta_target(struct call *c, int dfd, const char *name, bool follow)
 
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	/* (and a directory that holds kept entries, opened to others: another local user
+	 * could put a file of theirs in an entry's place) */
 	if (linux_broker_source_kept(c->b, fd) || linux_broker_alias_kept(c->b, fd) ||
-	    linux_broker_fresh_opened(c->b, c->tid, fd)) {
+	    linux_broker_fresh_opened(c->b, c->tid, fd) ||
+	    (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && linux_broker_home_dir_fd(c->b, fd))) {
 		close(fd);
 		return -EACCES;
 	}
@@ -242,6 +246,34 @@ long broker_do_fchmod(struct call *c, struct broker_req *r, int *fd_out)
 	if (fd == -ENOENT)
 		return -EBADF; /* no such descriptor */
 	return fd < 0 ? fd : chmod_fd(fd, r->mode & 07777);
+}
+
+long broker_do_setxattr(struct call *c, struct broker_req *r, int *fd_out)
+{
+	char p[64];
+	struct stat st;
+	int fd;
+	long rc;
+
+	(void)fd_out;
+	if (r->row->a.fd != BROKER_NO) { /* fsetxattr: where the caller's descriptor leads */
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)c->tid, r->fd);
+		fd = meta_target(c, AT_FDCWD, p, true);
+		if (fd == -ENOENT)
+			return -EBADF;
+	} else {
+		fd = meta_target(c, r->nn.pfd, r->nn.last, r->row->nr != __NR_lsetxattr);
+	}
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd);
+		return -EPERM; /* (a symlink's own attributes: none a user may set) */
+	}
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	rc = broker_R(setxattr(p, r->xname, r->value, r->vsize, r->flags));
+	close(fd);
+	return rc;
 }
 
 long broker_do_unlink(struct call *c, struct broker_req *r, int *fd_out)

@@ -48,13 +48,14 @@ struct newname {
 #define BROKER_NO (-1)
 
 struct broker_layout {
-	signed char dfd, path;	   /* the name made or opened, and its directory fd */
-	signed char odfd, old;	   /* the existing side of link and rename */
-	signed char target;	   /* a symlink's content (a string, never resolved) */
-	signed char flags, mode;   /* open flags / link, rename flags; the mode made */
-	signed char dev;	   /* mknod */
-	signed char fd, addr, len; /* bind: the caller's socket and its address */
-	signed char size;	   /* truncate's length */
+	signed char dfd, path;		 /* the name made or opened, and its directory fd */
+	signed char odfd, old;		 /* the existing side of link and rename */
+	signed char target;		 /* a symlink's content (a string, never resolved) */
+	signed char flags, mode;	 /* open flags / link, rename flags; the mode made */
+	signed char dev;		 /* mknod */
+	signed char fd, addr, len;	 /* bind: the caller's socket and its address */
+	signed char size;		 /* truncate's length */
+	signed char xname, value, vsize; /* setxattr's name, value and its size */
 };
 
 /* When the filter sends the call to init. */
@@ -100,7 +101,7 @@ const struct broker_row *broker_row_find(unsigned arch, int nr);
 
 /* The filter of the table into f (at most max instructions): the number of
  * instructions, or -ENOSPC. */
-#define BROKER_BPF_MAX 128
+#define BROKER_BPF_MAX 160
 /* home: with the rows only a home workspace needs (unlink, truncate, chmod: the home
  * set's rules, broker_home.c); without them those calls never leave the kernel. */
 long broker_bpf_build(struct sock_filter *f, size_t max, bool home);
@@ -115,6 +116,9 @@ struct broker_req {
 	dev_t dev;
 	socklen_t len;
 	off_t size;
+	char xname[256];      /* setxattr: the attribute's name (XATTR_NAME_MAX + 1) */
+	unsigned char *value; /* ... its value, vsize bytes (heap: broker_req_release) */
+	size_t vsize;
 	bool has_name;		    /* false: a bind whose address names no file */
 	bool magic;		    /* the name is in procfs (the caller's own: checked) */
 	char path[PATH_MAX];	    /* the name made (bind: the socket's path) */
@@ -194,5 +198,6 @@ long broker_do_unlink(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_truncate(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_chmod(struct call *c, struct broker_req *r, int *fd_out);
 long broker_do_fchmod(struct call *c, struct broker_req *r, int *fd_out);
+long broker_do_setxattr(struct call *c, struct broker_req *r, int *fd_out);
 
 #endif

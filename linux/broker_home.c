@@ -488,3 +488,10 @@ bool linux_broker_beside_kept(const struct linux_broker *b, const char *path)
 			return true;
 	return false;
 }
+
+bool linux_broker_home_dir_fd(const struct linux_broker *b, int fd)
+{
+	char p[PATH_MAX];
+
+	return linux_broker_fd_path(fd, p, sizeof(p)) == 0 && home_dir(b, p);
+}

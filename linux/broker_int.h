@@ -252,6 +252,8 @@ bool linux_broker_path_kept(const struct linux_broker *b, const char *path);
  * file for the entry, made first by the command (a symlink to a file of its own), would
  * be what the host renames over it (review 31). */
 bool linux_broker_beside_kept(const struct linux_broker *b, const char *path);
+/* Is the directory open at fd one of those (that hold a kept entry)? */
+bool linux_broker_home_dir_fd(const struct linux_broker *b, int fd);
 /* Is the regular file open at fd, with more than one name, one of the kept files (a
  * guarded entry, a pinned one the host made, a prefix row's match): a second name made
  * for it (a link to the host's temp file before it was renamed over the entry) must

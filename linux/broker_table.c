@@ -33,7 +33,7 @@
 		.dfd = BROKER_NO, .path = BROKER_NO, .odfd = BROKER_NO, .old = BROKER_NO,          \
 		.target = BROKER_NO, .flags = BROKER_NO, .mode = BROKER_NO, .dev = BROKER_NO,      \
 		.fd = BROKER_NO, .addr = BROKER_NO, .len = BROKER_NO, .size = BROKER_NO,           \
-		__VA_ARGS__                                                                        \
+		.xname = BROKER_NO, .value = BROKER_NO, .vsize = BROKER_NO, __VA_ARGS__            \
 	}
 
 #define NEW    BROKER_CHECK_NEW
@@ -76,6 +76,15 @@ const struct broker_row broker_rows[] = {
      BROKER_TRAP_MODE, 0, BROKER_OP_META, NEW, broker_do_chmod},
     {"fchmod", __NR_fchmod, L(.fd = 0, .mode = 1), BROKER_TRAP_MODE, 0, BROKER_OP_META, 0,
      broker_do_fchmod},
+    /* (review 31) an ACL (system.posix_acl_access) is a chmod by other means */
+    {"setxattr", __NR_setxattr,
+     L(.path = 0, .xname = 1, .value = 2, .vsize = 3, .flags = 4), BROKER_TRAP_ALWAYS, 0,
+     BROKER_OP_META, NEW, broker_do_setxattr},
+    {"lsetxattr", __NR_lsetxattr,
+     L(.path = 0, .xname = 1, .value = 2, .vsize = 3, .flags = 4), BROKER_TRAP_ALWAYS, 0,
+     BROKER_OP_META, NEW, broker_do_setxattr},
+    {"fsetxattr", __NR_fsetxattr, L(.fd = 0, .xname = 1, .value = 2, .vsize = 3, .flags = 4),
+     BROKER_TRAP_ALWAYS, 0, BROKER_OP_META, 0, broker_do_setxattr},
 #ifdef __NR_open
     {"open", __NR_open, L(.path = 0, .flags = 1, .mode = 2), BROKER_TRAP_WRITE, 0,
      BROKER_OP_OPEN_CREATE, OPENED, broker_do_open},

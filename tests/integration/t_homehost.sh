@@ -110,6 +110,8 @@ t("temp-predictable-case", lambda: os.open(".ZSHRC.new", A | os.O_CREAT, 0o644))
 t("temp-chmod", lambda: os.chmod("sedJ", 0o666))
 t("temp-fchmod", lambda: os.fchmod(os.open("sedK", os.O_RDONLY), 0o666))
 t("chmod-replaced", lambda: os.chmod(".zshrc", 0o666))
+t("temp-setxattr", lambda: os.setxattr("sedK", "user.halo", b"1"))
+t("home-chmod", lambda: os.chmod(".", 0o777))
 t("truncate-beneath", lambda: os.truncate(".config/git/config", 3))
 t("chmod-beneath", lambda: os.chmod(".config/git/config", 0o666))
 t("link-replaced-dump", lambda: os.link(dump, "a2"))
@@ -161,6 +163,7 @@ wait
 expect "the run ran (the home is the workspace)" 0 "$RC"
 for way in link-replaced trunc-replaced temp-rename-over temp-unlink temp-reused-inode \
 	temp-truncate temp-chmod temp-fchmod chmod-replaced truncate-beneath chmod-beneath \
+	temp-setxattr home-chmod \
 	temp-predictable temp-predictable-case temp-kept-moved-away beside-symlink beside-file \
 	link-replaced-dump beneath-bin beneath-unit beneath-gitconfig \
 	beneath-gitstatus beneath-p10k link-made write-made temp-link temp-open temp-rename \

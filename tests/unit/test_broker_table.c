@@ -208,6 +208,32 @@ START_TEST(parse_reads_by_layout)
 	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -EFAULT);
 	d.nr = __NR_rmdir;
 	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ENOSYS);
+	/* setxattr (review 31): name and value read whole; hostile ones as the kernel says */
+	memset(mem, 0, sizeof(mem));
+	strcpy(mem, "f");
+	strcpy(mem + 100, "user.x");
+	memcpy(mem + 200, "v\0w", 3);
+	d = (struct seccomp_data){.nr = __NR_setxattr, .arch = ARCH};
+	d.args[0] = f.base;
+	d.args[1] = f.base + 100;
+	d.args[2] = f.base + 200;
+	d.args[3] = 3;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), 0);
+	ck_assert(strcmp(r.xname, "user.x") == 0 && r.vsize == 3 &&
+		  memcmp(r.value, "v\0w", 3) == 0);
+	broker_req_release(&r);
+	d.args[3] = 65537; /* past XATTR_SIZE_MAX */
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -E2BIG);
+	d.args[3] = 3;
+	d.args[1] = f.base + 300; /* an empty name */
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ERANGE);
+	memset(mem + 400, 'n', 300); /* a name past XATTR_NAME_MAX */
+	d.args[1] = f.base + 400;
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ERANGE);
+	d.args[1] = f.base + 100;
+	d.args[2] = f.base + sizeof(mem) - 1; /* the value runs off the caller's memory */
+	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -EFAULT);
+	broker_req_release(&r);
 	d.nr = __NR_mkdirat;
 	d.arch = ARCH ^ 1;
 	ck_assert_int_eq(broker_parse(&m, 42, &d, &r), -ENOSYS);
