@@ -473,6 +473,17 @@ bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char 
 	return rc < 0 || (rc == 0 && linux_broker_gone_path(b, path));
 }
 
+/* Does op make the name (not write, remove or change one there: a file beside an entry
+ * that was there at the launch, ~/.tmux.conf.local, stays the user's to edit)? */
+static bool beside_made(enum broker_op op, int dfd, const char *name)
+{
+	struct stat st;
+
+	if (op == BROKER_OP_OPEN_WRITE || op == BROKER_OP_UNLINK || op == BROKER_OP_META)
+		return false;
+	return op != BROKER_OP_OPEN_CREATE || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
 bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name, enum broker_op op)
 {
 	char path[PATH_MAX];
@@ -487,7 +498,7 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
 	if ((rc = name_path(dfd, name, path, sizeof(path))) < 0)
 		return true; /* cannot tell: refuse */
 	if (rc == 0 && (linux_broker_gone_path(b, path) || linux_broker_path_kept(b, path) ||
-			(op != BROKER_OP_UNLINK && linux_broker_beside_kept(b, path))))
+			(beside_made(op, dfd, name) && linux_broker_beside_kept(b, path))))
 		return true;
 	if (b->n_pins == 0)
 		return false;

@@ -117,29 +117,23 @@ bool linux_broker_home_active(void)
 	return home_active;
 }
 
-static bool listed(const struct linux_paths *l, const char *dir)
+static void add_dirs_of(struct linux_broker *b, const struct linux_paths *l)
 {
-	char d[PATH_MAX];
-
 	for (size_t i = 0; i < l->n; i++)
-		if (dir_of(l->v[i], d, sizeof(d)) && strcmp(d, dir) == 0)
-			return true;
-	return false;
+		add_dir_of(b, l->v[i]);
 }
 
 void linux_broker_home_scope(struct linux_broker *b, const struct linux_scan *s)
 {
-	struct linux_paths keep = {0};
-
-	for (size_t i = 0; i < b->home_dirs.n; i++) {
-		const char *d = b->home_dirs.v[i];
-		if (listed(&s->home_guarded, d) || listed(&s->missing_deep, d) ||
-		    listed(&s->home_prefix, d))
-			linux_paths_add(&keep, d);
-	}
 	linux_paths_free(&b->home_dirs);
-	b->home_dirs = keep;
-	home_active = keep.n > 0;
+	add_dirs_of(b, &s->home_guarded);
+	add_dirs_of(b, &s->missing_deep);
+	add_dirs_of(b, &s->home_prefix);
+	for (size_t i = 0; i < s->home_guarded.n; i++)
+		linux_paths_add(&b->home_names, s->home_guarded.v[i]);
+	for (size_t i = 0; i < s->missing_deep.n; i++)
+		linux_paths_add(&b->home_names, s->missing_deep.v[i]);
+	home_active = b->home_dirs.n > 0;
 }
 
 static bool beneath_prefix(const char *path, const char *full)
@@ -477,9 +471,12 @@ bool linux_broker_beside_kept(const struct linux_broker *b, const char *path)
 	if (!name || !dir_of(path, dir, sizeof(dir)) || !home_dir(b, dir))
 		return false;
 	name++;
-	for (size_t i = 0; i < b->guarded.n; i++)
-		if (dir_of(b->guarded.v[i], d, sizeof(d)) && strcasecmp(d, dir) == 0 &&
-		    named_beside(name, b->guarded.v[i]))
+	/* the home set's entries (and the links that name them) when scoped, else what the
+	 * broker guards */
+	const struct linux_paths *l = b->home_names.n ? &b->home_names : &b->guarded;
+	for (size_t i = 0; i < l->n; i++)
+		if (dir_of(l->v[i], d, sizeof(d)) && strcasecmp(d, dir) == 0 &&
+		    named_beside(name, l->v[i]))
 			return true;
 	for (size_t i = 0; i < b->n_pins; i++)
 		if (b->pins[i].full && !b->pins[i].prefix &&

@@ -89,6 +89,7 @@ struct linux_broker {
 	 * not the command's own, is the host's (a temp file sed -i or git config renames
 	 * over the entry) and not the command's to write or link. */
 	struct linux_paths home_dirs;
+	struct linux_paths home_names; /* the entries there, by path (and by a link's name) */
 	struct timespec home_start;
 	struct broker_own *own;
 	struct timespec boot_rt;    /* the boot, CLOCK_REALTIME (process start times) */

@@ -134,9 +134,12 @@ static void inner_link(struct linux_scan *s, const char *link, int rc, char *rea
 	}
 	if (rc == -ENAMETOOLONG)
 		linux_paths_add(&s->too_long, link);
-	else if (rc == 0 && in_writable(s, real))
+	else if (rc == 0 && in_writable(s, real)) {
 		linux_paths_add(&s->guarded, real);
-	else if (rc == 0) /* what it leads to, outside: a twin may be inside (review 24) */
+		linux_paths_add(&s->home_guarded, real); /* (review 32: nvim/init.lua's dir) */
+		if (in_writable(s, link)) /* and the link's own name (.config/nvim/init.lua) */
+			linux_paths_add(&s->home_guarded, link);
+	} else if (rc == 0) /* what it leads to, outside: a twin may be inside (review 24) */
 		other_names(s, real);
 	else if (rc == -ENOENT || rc == -ENOTDIR)
 		add_unresolved(s, &s->home_missing, rc, real, tail, tn);
@@ -201,6 +204,10 @@ static int one_entry(const char *rel, const char *why, void *arg)
 		linux_paths_add(&w->s->dangling, abs);
 		linux_paths_add(&w->s->dangling_at, "");
 	}
+	/* and its own name, a link (~/.vimrc -> dotfiles/vimrc): nothing is made beside
+	 * it either (review 32) */
+	if (rc == 0 && strcmp(abs, real) != 0 && in_writable(w->s, abs))
+		linux_paths_add(&w->s->home_guarded, abs);
 	return 0;
 }
 

@@ -223,6 +223,35 @@ OUT=$(cd "$H/dots" && timeout -k 2 60 "$HALO" -- sh -c 'while [ ! -e sedQ ] && [
 expect "a dotfiles workspace: the host's temp file beside the real .bashrc: refused" refused "$OUT"
 rm -rf "$H/dots" "$H/.bashrc"
 
+# (review 32) An entry that is a link (~/.exrc -> dots2/exrc): nothing made beside its
+# own name either; a file beside an entry that was there at the launch stays editable.
+mkdir -p "$H/dots2" && echo 'set ai' >"$H/dots2/exrc" && ln -sfn dots2/exrc "$H/.exrc"
+echo local >"$H/.vimrc.local"
+OUT=$(cd "$H" && timeout -k 2 60 "$HALO" -- sh -c '
+t() { if eval "$2" 2>/dev/null; then echo "$1:made"; else echo "$1:refused"; fi; }
+t link-beside "ln -s notes.txt .exrc.tmp"
+t link-beside-case "echo x > .EXRC.new"
+t local-append "echo x >> .vimrc.local"
+t local-rewrite "echo y > .vimrc.local"' 2>&1 </dev/null)
+expect "an entry that is a link: nothing made beside its name" "link-beside:refused
+link-beside-case:refused" "$(grep '^link-beside' <<<"$OUT")"
+expect "a file beside an entry, there at the launch: edited" "local-append:made
+local-rewrite:made" "$(grep '^local-' <<<"$OUT")"
+rm -rf "$H/dots2" "$H/.exrc" "$H"/.exrc.* "$H"/.EXRC.* "$H/.vimrc.local"
+# (review 32) A file in a directory entry that is a link into the workspace
+# (~/.config/nvim/init.lua -> dots3/nvim/init.lua): its directory is judged too.
+mkdir -p "$H/dots3/nvim" "$H/.config/nvim" && echo 'x' >"$H/dots3/nvim/init.lua" &&
+	ln -sfn "$H/dots3/nvim/init.lua" "$H/.config/nvim/init.lua"
+OUT=$(cd "$H/dots3" && timeout -k 2 60 "$HALO" -- sh -c 'while [ ! -e nvim/sedN ] && [ $((n+=1)) -lt 200 ]; do sleep 0.05; done
+{ echo PWNED >>nvim/sedN; } 2>/dev/null && echo temp:made || echo temp:refused
+{ ln -s ../x nvim/init.lua.tmp; } 2>/dev/null && echo beside:made || echo beside:refused' 2>&1 </dev/null &
+	sleep 1
+	echo host >"$H/dots3/nvim/sedN"
+	wait)
+expect "a directory entry's file linked into the workspace: its directory judged" "temp:refused
+beside:refused" "$OUT"
+rm -rf "$H/dots3" "$H/.config"
+
 # A session: a file the host makes in the home between two calls is the next call's
 # to write (it was there when that call started); one made during a call is not, nor
 # for a background process of an earlier call.
