@@ -445,12 +445,9 @@ bool linux_broker_gone_path(const struct linux_broker *b, const char *path)
 	return false;
 }
 
-/* The path of name in the directory open at fd (or of the file open at fd, name NULL):
- * 0, 1 (no name: a pipe, a socket), or -1 (too long to tell). */
-static int name_path(int fd, const char *name, char *path, size_t n)
+int linux_broker_name_path(int fd, const char *name, char *path, size_t n)
 {
 	char at[PATH_MAX];
-
 	int k;
 
 	if (linux_broker_fd_path(fd, at, sizeof(at)) < 0)
@@ -469,7 +466,7 @@ bool linux_broker_guarded_gone(const struct linux_broker *b, int fd, const char 
 
 	if (b->guarded.n == 0)
 		return false;
-	rc = name_path(fd, name, path, sizeof(path));
+	rc = linux_broker_name_path(fd, name, path, sizeof(path));
 	return rc < 0 || (rc == 0 && linux_broker_gone_path(b, path));
 }
 
@@ -495,7 +492,7 @@ bool linux_broker_pinned(const struct linux_broker *b, int dfd, const char *name
 	/* A read-only entry the host replaced or removed: made again, or renamed onto,
 	 * from inside, it would be the command's (review 27); and what the host made at
 	 * or beneath a pinned entry during the run (review 28). */
-	if ((rc = name_path(dfd, name, path, sizeof(path))) < 0)
+	if ((rc = linux_broker_name_path(dfd, name, path, sizeof(path))) < 0)
 		return true; /* cannot tell: refuse */
 	if (rc == 0 && (linux_broker_gone_path(b, path) || linux_broker_path_kept(b, path) ||
 			(beside_made(op, dfd, name) && linux_broker_beside_kept(b, path))))

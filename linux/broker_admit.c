@@ -228,7 +228,7 @@ static int open_source(struct call *c, struct broker_req *r)
 	/* (review 28) No second name for a kept file (a replaced entry, one the host made
 	 * where a pin was, a name already a second one), nor for the host's temp file
 	 * beside one: written through it, it would be the entry once renamed over it. */
-	if (linux_broker_source_kept(c->b, r->src) || linux_broker_alias_kept(c->b, r->src) ||
+	if (linux_broker_at_kept(c->b, r->src, NULL) || linux_broker_alias_kept(c->b, r->src) ||
 	    linux_broker_fresh_opened(c->b, c->tid, r->src))
 		return -EACCES;
 	return linux_broker_git_check_opened(c->b, r->src);
@@ -261,7 +261,7 @@ static int rename_source(struct call *c, struct broker_req *r)
 	snprintf(path, sizeof(path), "%s", r->old);
 	if ((slash = broker_split_open(r->obase, path, &r->on)) < 0)
 		return slash;
-	if (linux_broker_name_kept(c->b, r->on.pfd, r->on.last))
+	if (linux_broker_at_kept(c->b, r->on.pfd, r->on.last))
 		return -EACCES;
 	if (slash)
 		strcat(r->on.last, "/");

@@ -192,7 +192,7 @@ static int meta_target(struct call *c, int dfd, const char *name, bool follow)
 	struct stat st;
 	/* (and a directory that holds kept entries, opened to others: another local user
 	 * could put a file of theirs in an entry's place) */
-	if (linux_broker_source_kept(c->b, fd) || linux_broker_alias_kept(c->b, fd) ||
+	if (linux_broker_at_kept(c->b, fd, NULL) || linux_broker_alias_kept(c->b, fd) ||
 	    linux_broker_fresh_opened(c->b, c->tid, fd) ||
 	    (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && linux_broker_home_dir_fd(c->b, fd))) {
 		close(fd);

@@ -82,8 +82,6 @@ static void add_dir_of(struct linux_broker *b, const char *path)
 
 void linux_broker_home_setup(struct linux_broker *b)
 {
-	struct stat st;
-
 	struct timespec bt;
 
 	/* The clock file times are taken from (coarse: a file made in the same tick is
@@ -96,14 +94,7 @@ void linux_broker_home_setup(struct linux_broker *b)
 		b->boot_rt.tv_nsec += 1000000000L;
 		b->boot_rt.tv_sec--;
 	}
-	for (size_t i = 0; i < b->n_pins; i++)
-		if (b->pins[i].full)
-			add_dir_of(b, b->pins[i].full);
-	for (size_t i = 0; i < b->guarded.n; i++)
-		if (lstat(b->guarded.v[i], &st) == 0 && S_ISREG(st.st_mode))
-			add_dir_of(b, b->guarded.v[i]);
 	b->own = calloc(1, sizeof(*b->own)); /* none: every fresh file there refused */
-	home_active = b->home_dirs.n > 0;
 }
 
 /* path is top (n long), or lies beneath it; case folded (a pin's names are). */
@@ -372,33 +363,17 @@ bool linux_broker_fresh_opened(struct linux_broker *b, pid_t tid, int fd)
 	return fresh(b, tid, dir, rc, &sx);
 }
 
-bool linux_broker_host_fresh_at(struct linux_broker *b, pid_t tid, int base, const char *rel)
+bool linux_broker_host_fresh_at(struct linux_broker *b, pid_t tid, int dfd, const char *name)
 {
-	char d[PATH_MAX], dir[PATH_MAX];
-	const char *name = rel, *sl = strrchr(rel, '/');
+	char dir[PATH_MAX];
 	struct statx sx;
-	int dfd = base, rc;
+	size_t k = strlen(name);
 
-	if (sl && sl[1] == '\0')
+	if (k > 0 && name[k - 1] == '/')
 		return false; /* "x/": a directory (files are judged) */
-	if (sl) {
-		if ((size_t)(sl - rel) >= sizeof(d))
-			return true;
-		memcpy(d, rel, (size_t)(sl - rel));
-		d[sl - rel] = '\0';
-		name = sl + 1;
-		dfd = openat(base, d[0] ? d : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			return false; /* the call fails on its own */
-	}
-	rc = linux_broker_fd_path(dfd, dir, sizeof(dir));
-	if (rc == 0) {
-		rc = statx(dfd, name, AT_SYMLINK_NOFOLLOW, STX_WANT, &sx);
-		rc = fresh(b, tid, dir, rc, &sx);
-	}
-	if (dfd != base)
-		close(dfd);
-	return rc == 1;
+	if (linux_broker_fd_path(dfd, dir, sizeof(dir)) < 0)
+		return false;
+	return fresh(b, tid, dir, statx(dfd, name, AT_SYMLINK_NOFOLLOW, STX_WANT, &sx), &sx);
 }
 
 static void own_statx(struct linux_broker *b, int rc, const struct statx *sx)
@@ -432,23 +407,13 @@ void linux_broker_note_own_at(struct linux_broker *b, int dfd, const char *name)
 		own_statx(b, statx(dfd, name, AT_SYMLINK_NOFOLLOW, STX_WANT, &sx), &sx);
 }
 
-bool linux_broker_source_kept(const struct linux_broker *b, int fd)
+bool linux_broker_at_kept(const struct linux_broker *b, int fd, const char *name)
 {
 	char p[PATH_MAX];
+	int rc = linux_broker_name_path(fd, name, p, sizeof(p));
 
-	if (linux_broker_fd_path(fd, p, sizeof(p)) < 0)
-		return false; /* no name: an O_TMPFILE's is " (deleted)", a path still */
-	return linux_broker_gone_path(b, p) || linux_broker_path_kept(b, p);
-}
-
-bool linux_broker_name_kept(const struct linux_broker *b, int dfd, const char *name)
-{
-	char d[PATH_MAX], p[PATH_MAX];
-
-	if (linux_broker_fd_path(dfd, d, sizeof(d)) < 0)
-		return false;
-	if (snprintf(p, sizeof(p), "%s/%s", strcmp(d, "/") ? d : "", name) >= (int)sizeof(p))
-		return true; /* cannot tell: refuse */
+	if (rc != 0) /* too long: cannot tell, refuse; no name (an O_TMPFILE's has one) */
+		return rc < 0;
 	return linux_broker_gone_path(b, p) || linux_broker_path_kept(b, p);
 }
 
@@ -471,9 +436,8 @@ bool linux_broker_beside_kept(const struct linux_broker *b, const char *path)
 	if (!name || !dir_of(path, dir, sizeof(dir)) || !home_dir(b, dir))
 		return false;
 	name++;
-	/* the home set's entries (and the links that name them) when scoped, else what the
-	 * broker guards */
-	const struct linux_paths *l = b->home_names.n ? &b->home_names : &b->guarded;
+	/* the home set's entries (and the links that name them) */
+	const struct linux_paths *l = &b->home_names;
 	for (size_t i = 0; i < l->n; i++)
 		if (dir_of(l->v[i], d, sizeof(d)) && strcasecmp(d, dir) == 0 &&
 		    named_beside(name, l->v[i]))

@@ -229,10 +229,11 @@ bool linux_broker_gone_path(const struct linux_broker *b, const char *path);
 
 /* broker_home.c (review 28): what the host makes, replaces or writes beside the home
  * set's kept entries during the run stays out of the command's hands. */
-/* Init, after the pins: the directories that hold a kept file or a pin, the start. */
+/* Init, after the pins: the start, and the set of the command's own files. */
 void linux_broker_home_setup(struct linux_broker *b);
-/* ... then only the directories of the home set's entries (s->home_guarded, the
- * missing ones kept from their tree's top, missing_deep, and the prefix rows): the rules
+/* ... then the directories the rules hold in: those of the home set's entries
+ * (s->home_guarded, the missing ones kept from their tree's top, missing_deep, and the
+ * prefix rows): the rules
  * are the home set's, wherever it lands in a writable tree (the home as the workspace,
  * a dotfiles repository ~/.bashrc leads into); an ordinary workspace's root, which holds
  * only guard names, is not judged so (a file the user saves there during a run stays
@@ -260,24 +261,26 @@ bool linux_broker_home_dir_fd(const struct linux_broker *b, int fd);
  * for it (a link to the host's temp file before it was renamed over the entry) must
  * not write it. */
 bool linux_broker_alias_kept(const struct linux_broker *b, int fd);
-/* Is the file open at fd (a link's source) where a kept entry is: a read-only one whose
- * mount is gone, or at or beneath a pinned one? */
-bool linux_broker_source_kept(const struct linux_broker *b, int fd);
-/* ... and name in the directory open at dfd (a rename's existing side). */
-bool linux_broker_name_kept(const struct linux_broker *b, int dfd, const char *name);
+/* Is name in the directory open at fd (or the file open at fd, name NULL: a link's
+ * source) where a kept entry is: a read-only one whose mount is gone, or at or beneath
+ * a pinned one? */
+bool linux_broker_at_kept(const struct linux_broker *b, int fd, const char *name);
 /* Is the regular file open at fd one the host made during the run beside a kept entry
  * (in a directory that holds one; born after the start, or in a session after the
  * start of the call of the caller tid; not the command's own)? */
 bool linux_broker_fresh_opened(struct linux_broker *b, pid_t tid, int fd);
-/* The same for the name rel (relative to the directory open at base, or absolute), not
- * followed: a rename's source. */
-bool linux_broker_host_fresh_at(struct linux_broker *b, pid_t tid, int base, const char *rel);
+/* The same for name in the directory open at dfd, not followed (a rename's sides, an
+ * unlink's name); a name ending in '/' is a directory's: not judged. */
+bool linux_broker_host_fresh_at(struct linux_broker *b, pid_t tid, int dfd, const char *name);
 /* The command made the file open at fd (an open that created it, an O_TMPFILE), or moved
  * or linked `name` into the directory open at dfd: its own, when beside a kept entry. */
 void linux_broker_note_own_opened(struct linux_broker *b, int fd);
 void linux_broker_note_own_at(struct linux_broker *b, int dfd, const char *name);
 /* The path of the directory open at fd into buf (n bytes): 0, or -1 (no name). */
 int linux_broker_fd_path(int fd, char *buf, size_t n);
+/* The path of name in the directory open at fd (of the file open at fd, name NULL) into
+ * path (n bytes): 0, 1 (no name: a pipe, a socket), or -1 (too long to tell). */
+int linux_broker_name_path(int fd, const char *name, char *path, size_t n);
 /* The process (thread group) of thread tid, or -ESRCH (broker_emul.c). */
 pid_t linux_broker_tgid(pid_t tid);
 

@@ -167,6 +167,8 @@ static void broker_up(void)
 	s.home_prefix.v = prefixes;
 	s.home_prefix.n = 2;
 	ck_assert(linux_broker_pins_or_die(&broker, &s, true, true, -1));
+	s.missing_deep = s.missing; /* both the home set's: the directories the rules hold in */
+	linux_broker_home_scope(&broker, &s);
 }
 
 /* Run the row's call in a forked caller, answer it here; the caller's rc, or
